@@ -1,0 +1,77 @@
+# interregion: every set-up step the project needs lives here.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := .make
+DELAYD := infra/local/delayd/delayd
+
+# Debian packages the emulated cloud, the measurements and the site tests need.
+DEB_PACKAGES := iperf3 iputils-ping openssh-server openssh-client iproute2 iptables \
+	libnetfilter-queue-dev libmnl-dev pkg-config gcc make procps util-linux \
+	chromium python3-venv
+
+# The default sweep of `make run`: 8 regions on both clouds and five continents.
+RUN_ARGS ?= --backend local --yes
+
+.PHONY: help setup deb venv delayd terraform-check test lint pytest run bench clean
+
+help:
+	@echo "make run    - set up, then sweep the emulated cloud and build the report"
+	@echo "make test   - set up, then run the linters and the test suite (what CI runs)"
+	@echo "make setup  - install everything the project needs (idempotent)"
+	@echo "make bench  - print the benchmark figures"
+
+setup: deb venv delayd terraform-check
+
+deb: $(STAMP)/deb
+$(STAMP)/deb: Makefile
+	@mkdir -p $(STAMP)
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" != 0 ]; then echo "error: missing Debian packages ($$missing): run 'make setup' as root"; exit 1; fi; \
+		echo "installing Debian packages: $$missing"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+	@touch $@
+
+venv: $(STAMP)/venv
+$(STAMP)/venv: pyproject.toml
+	@mkdir -p $(STAMP)
+	test -x $(BIN)/python || python3 -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	@touch $@
+
+delayd: $(DELAYD)
+$(DELAYD): infra/local/delayd/delayd.c infra/local/delayd/Makefile
+	$(MAKE) -C infra/local/delayd
+
+terraform-check:
+	@command -v terraform >/dev/null || { echo "error: terraform is not installed: see https://developer.hashicorp.com/terraform/install (any 1.5+ release)"; exit 1; }
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy orchestrator
+	terraform fmt -check -recursive infra/
+	@if [ -d playbooks ] && ls playbooks/*.yml >/dev/null 2>&1; then $(BIN)/ansible-lint --offline -q playbooks/; fi
+
+# pytest exits 5 when it collects nothing: that is a failure here, said plainly.
+pytest: setup
+	@$(BIN)/pytest -q -ra $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc = 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
+
+test: lint pytest
+
+run: setup
+	$(BIN)/interregion plan --max-regions 8
+
+bench: setup
+	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) $(STAMP)
+	$(MAKE) -C infra/local/delayd clean

@@ -1,0 +1,186 @@
+"""The region catalog: `regions.yaml`, loaded and checked.
+
+A region is named `cloud:id` everywhere (`aws:us-east-1`, `gcp:europe-west1`).
+Loading reports every problem in the file at once, one line each, so a broken
+catalog is fixed in one pass and never reaches the clouds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from difflib import get_close_matches
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from orchestrator import paths
+from orchestrator.errors import UserError
+
+CLOUDS = ("aws", "gcp")
+
+_REGION_REQUIRED = ("cloud", "id", "city", "country", "lat", "lon", "source")
+_REGION_OPTIONAL = ("zone", "opt_in")
+_CLOUD_REQUIRED = ("machine_type",)
+_CLOUD_OPTIONAL = ("vcpus", "memory_gib", "note")
+_TOP_LEVEL = ("clouds", "regions")
+
+
+class CatalogError(UserError):
+    """The catalog file is invalid; the message has one line per problem."""
+
+
+@dataclass(frozen=True)
+class Region:
+    cloud: str
+    id: str
+    city: str
+    country: str  # ISO 3166-1 alpha-2
+    lat: float
+    lon: float
+    source: str
+    zone: str = ""  # GCP: the default zone; empty for AWS
+    opt_in: bool = False  # AWS regions that must be enabled per account
+
+    @property
+    def key(self) -> str:
+        return f"{self.cloud}:{self.id}"
+
+
+@dataclass(frozen=True)
+class Catalog:
+    regions: tuple[Region, ...]
+    machine_types: dict[str, str]  # cloud -> default small machine type
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_key", {r.key: r for r in self.regions})
+
+    def get(self, key: str) -> Region:
+        """The region named `cloud:id`; an unknown name is a one-line error with a hint."""
+        by_key: dict[str, Region] = self._by_key  # type: ignore[attr-defined]
+        if key in by_key:
+            return by_key[key]
+        if ":" not in key:
+            raise UserError(
+                f"region '{key}' has no cloud: write it as cloud:region, e.g. aws:{key}"
+            )
+        hint = get_close_matches(key, by_key, n=1)
+        also = f" (did you mean {hint[0]}?)" if hint else " (see 'interregion regions')"
+        raise UserError(f"unknown region '{key}'{also}")
+
+    def keys(self) -> list[str]:
+        return [r.key for r in self.regions]
+
+    def in_clouds(self, clouds: Iterable[str]) -> list[Region]:
+        wanted = set(clouds)
+        return [r for r in self.regions if r.cloud in wanted]
+
+
+def load_catalog(path: Path = paths.CATALOG) -> Catalog:
+    """Load and validate a catalog file; raise CatalogError listing every problem."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError:
+        raise CatalogError(f"{path}: catalog file not found") from None
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        line = f" line {where.line + 1}" if where else ""
+        raise CatalogError(f"{path}:{line} is not valid YAML: fix the syntax") from None
+    return parse_catalog(data, str(path))
+
+
+def parse_catalog(data: Any, source: str = "catalog") -> Catalog:
+    problems: list[str] = []
+    if not isinstance(data, dict):
+        raise CatalogError(f"{source}: expected a mapping with 'clouds' and 'regions'")
+    for key in data:
+        if key not in _TOP_LEVEL:
+            problems.append(f"{source}: unknown top-level key '{key}'")
+    machine_types = _parse_clouds(data.get("clouds"), source, problems)
+    regions = _parse_regions(data.get("regions"), source, problems)
+    if problems:
+        raise CatalogError("\n".join(problems))
+    return Catalog(regions=tuple(regions), machine_types=machine_types)
+
+
+def _parse_clouds(clouds: Any, source: str, problems: list[str]) -> dict[str, str]:
+    if not isinstance(clouds, dict):
+        problems.append(f"{source}: 'clouds' must map each cloud to its settings")
+        return {}
+    machine_types = {}
+    for cloud, settings in clouds.items():
+        where = f"{source}: clouds.{cloud}"
+        if cloud not in CLOUDS:
+            problems.append(f"{where}: unknown cloud (known: {', '.join(CLOUDS)})")
+            continue
+        if not isinstance(settings, dict):
+            problems.append(f"{where}: expected a mapping")
+            continue
+        for key in settings:
+            if key not in _CLOUD_REQUIRED + _CLOUD_OPTIONAL:
+                problems.append(f"{where}: unknown key '{key}'")
+        for key in _CLOUD_REQUIRED:
+            if not settings.get(key):
+                problems.append(f"{where}: missing '{key}'")
+        machine_types[cloud] = str(settings.get("machine_type", ""))
+    for cloud in CLOUDS:
+        if cloud not in clouds:
+            problems.append(f"{source}: clouds: missing '{cloud}'")
+    return machine_types
+
+
+def _parse_regions(items: Any, source: str, problems: list[str]) -> list[Region]:
+    if not isinstance(items, list):
+        problems.append(f"{source}: 'regions' must be a list")
+        return []
+    regions: list[Region] = []
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        where = f"{source}: regions[{i}]"
+        if not isinstance(item, dict):
+            problems.append(f"{where}: expected a mapping")
+            continue
+        if "cloud" in item and "id" in item:
+            where = f"{source}: {item['cloud']}:{item['id']}"
+        bad = len(problems)
+        for key in item:
+            if key not in _REGION_REQUIRED + _REGION_OPTIONAL:
+                problems.append(f"{where}: unknown key '{key}'")
+        for key in _REGION_REQUIRED:
+            if item.get(key) in (None, ""):
+                problems.append(f"{where}: missing field '{key}'")
+        cloud = item.get("cloud")
+        if cloud is not None and cloud not in CLOUDS:
+            problems.append(f"{where}: unknown cloud '{cloud}' (known: {', '.join(CLOUDS)})")
+        for key, limit in (("lat", 90), ("lon", 180)):
+            value = item.get(key)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                problems.append(f"{where}: {key} must be a number, got {value!r}")
+            elif not -limit <= value <= limit:
+                problems.append(f"{where}: {key} {value} is out of range [-{limit}, {limit}]")
+        if cloud == "gcp" and not item.get("zone"):
+            problems.append(f"{where}: missing field 'zone' (GCP regions need a default zone)")
+        if "opt_in" in item and not isinstance(item["opt_in"], bool):
+            problems.append(f"{where}: opt_in must be true or false")
+        key = f"{cloud}:{item.get('id')}"
+        if key in seen:
+            problems.append(f"{where}: duplicate id '{key}'")
+        seen.add(key)
+        if len(problems) == bad:
+            regions.append(
+                Region(
+                    cloud=str(cloud),
+                    id=str(item["id"]),
+                    city=str(item["city"]),
+                    country=str(item["country"]),
+                    lat=float(item["lat"]),
+                    lon=float(item["lon"]),
+                    source=str(item["source"]),
+                    zone=str(item.get("zone", "")),
+                    opt_in=bool(item.get("opt_in", False)),
+                )
+            )
+    return regions

@@ -1,0 +1,5 @@
+"""CLI commands: cloud."""
+
+import click
+
+COMMANDS: list[click.Command] = []

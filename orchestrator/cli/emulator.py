@@ -1,0 +1,5 @@
+"""CLI commands: emulator."""
+
+import click
+
+COMMANDS: list[click.Command] = []

@@ -1,0 +1,5 @@
+"""CLI commands: plan."""
+
+import click
+
+COMMANDS: list[click.Command] = []

@@ -1,0 +1,5 @@
+"""CLI commands: report."""
+
+import click
+
+COMMANDS: list[click.Command] = []

@@ -1,0 +1,5 @@
+"""CLI commands: sweep."""
+
+import click
+
+COMMANDS: list[click.Command] = []
