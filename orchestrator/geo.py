@@ -1,0 +1,19 @@
+"""Distances between regions: geodesic on the WGS-84 ellipsoid (geopy)."""
+
+from __future__ import annotations
+
+from geopy.distance import geodesic
+
+# Light in fibre covers about 200 km per ms, so the round trip over the straight
+# line costs 1 ms per 100 km: the floor no route can beat.
+FIBRE_KM_PER_RTT_MS = 100.0
+
+
+def distance_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    """Geodesic distance in km between two points given in degrees."""
+    return float(geodesic((lat1, lon1), (lat2, lon2)).km)
+
+
+def fibre_rtt_ms(distance_km: float) -> float:
+    """The lowest round-trip time light in fibre allows over `distance_km`."""
+    return distance_km / FIBRE_KM_PER_RTT_MS
