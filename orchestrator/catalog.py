@@ -7,13 +7,15 @@ catalog is fixed in one pass and never reaches the clouds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.constructor import ConstructorError
 
 from orchestrator import paths
 from orchestrator.errors import UserError
@@ -25,6 +27,7 @@ _REGION_OPTIONAL = ("zone", "opt_in")
 _CLOUD_REQUIRED = ("machine_type",)
 _CLOUD_OPTIONAL = ("vcpus", "memory_gib", "note")
 _TOP_LEVEL = ("clouds", "regions")
+_COUNTRY = re.compile(r"[A-Z]{2}")
 
 
 class CatalogError(UserError):
@@ -62,10 +65,12 @@ class Catalog:
         if key in by_key:
             return by_key[key]
         if ":" not in key:
+            owners = [r.key for r in self.regions if r.id == key.strip().lower()]
+            example = " or ".join(owners) if owners else "aws:us-east-1"
             raise UserError(
-                f"region '{key}' has no cloud: write it as cloud:region, e.g. aws:{key}"
+                f"region '{key}' has no cloud: write it as cloud:region, e.g. {example}"
             )
-        hint = get_close_matches(key, by_key, n=1)
+        hint = get_close_matches(key.strip().lower(), by_key, n=1)
         also = f" (did you mean {hint[0]}?)" if hint else " (see 'interregion regions')"
         raise UserError(f"unknown region '{key}'{also}")
 
@@ -77,16 +82,42 @@ class Catalog:
         return [r for r in self.regions if r.cloud in wanted]
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """A safe loader that refuses a key given twice in one mapping.
+
+    Plain YAML keeps the last value silently, so a region with two `lat:` lines
+    would load with whichever came last.
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        self.flatten_mapping(node)  # resolve `<<` merges first, as the base class does
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, Hashable):
+                if key in seen:
+                    raise ConstructorError(
+                        None, None, f"duplicate key '{key}'", key_node.start_mark
+                    )
+                seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def load_catalog(path: Path = paths.CATALOG) -> Catalog:
     """Load and validate a catalog file; raise CatalogError listing every problem."""
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_StrictLoader)
     except FileNotFoundError:
         raise CatalogError(f"{path}: catalog file not found") from None
+    except UnicodeDecodeError:
+        raise CatalogError(f"{path}: not UTF-8 text: save the catalog as UTF-8") from None
+    except OSError as e:
+        raise CatalogError(f"{path}: cannot read the catalog ({e.strerror})") from None
     except yaml.YAMLError as e:
         where = getattr(e, "problem_mark", None)
-        line = f" line {where.line + 1}" if where else ""
-        raise CatalogError(f"{path}:{line} is not valid YAML: fix the syntax") from None
+        line = f" line {where.line + 1}:" if where else ""
+        problem = " ".join(str(getattr(e, "problem", None) or "syntax error").split())
+        raise CatalogError(f"{path}:{line} not valid YAML ({problem}): fix the file") from None
     return parse_catalog(data, str(path))
 
 
@@ -161,14 +192,25 @@ def _parse_regions(items: Any, source: str, problems: list[str]) -> list[Region]
                 problems.append(f"{where}: {key} must be a number, got {value!r}")
             elif not -limit <= value <= limit:
                 problems.append(f"{where}: {key} {value} is out of range [-{limit}, {limit}]")
-        if cloud == "gcp" and not item.get("zone"):
+        country = item.get("country")
+        if country not in (None, "") and not _COUNTRY.fullmatch(str(country)):
+            problems.append(
+                f"{where}: country {country!r} is not an ISO 3166-1 alpha-2 code like 'US'"
+            )
+        zone = item.get("zone")
+        if cloud == "gcp" and not zone:
             problems.append(f"{where}: missing field 'zone' (GCP regions need a default zone)")
+        elif zone and item.get("id") and not str(zone).startswith(f"{item['id']}-"):
+            problems.append(f"{where}: zone '{zone}' is not in region '{item['id']}'")
         if "opt_in" in item and not isinstance(item["opt_in"], bool):
             problems.append(f"{where}: opt_in must be true or false")
-        key = f"{cloud}:{item.get('id')}"
-        if key in seen:
-            problems.append(f"{where}: duplicate id '{key}'")
-        seen.add(key)
+        elif item.get("opt_in") and cloud == "gcp":
+            problems.append(f"{where}: opt_in applies to AWS regions only: remove it")
+        if cloud is not None and item.get("id") not in (None, ""):
+            key = f"{cloud}:{item['id']}"
+            if key in seen:
+                problems.append(f"{where}: duplicate id '{key}'")
+            seen.add(key)
         if len(problems) == bad:
             regions.append(
                 Region(
