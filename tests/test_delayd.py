@@ -1,0 +1,295 @@
+"""delayd, the NFQUEUE delay program: its unit self-test, its table parser, and
+a real emulation (hub namespace with a bridge, three hosts on veths) that pings
+and runs TCP through it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import statistics
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from orchestrator import paths
+
+DELAYD_DIR = paths.ROOT / "infra" / "local" / "delayd"
+DELAYD = DELAYD_DIR / "delayd"
+SUBNET = "198.19.250"  # inside the 198.18.0.0/15 benchmarking range, rarely used
+HOSTS = {"a": f"{SUBNET}.1", "b": f"{SUBNET}.2", "c": f"{SUBNET}.3"}
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, iptables)")
+
+
+@pytest.fixture(scope="module")
+def delayd() -> Path:
+    """The program, built as `make setup` builds it."""
+    if shutil.which("pkg-config") is None or shutil.which("cc") is None:
+        pytest.skip("no C toolchain: run 'make setup'")
+    subprocess.run(["make", "-s", "-C", str(DELAYD_DIR)], check=True)
+    return DELAYD
+
+
+def run(*args: str, check: bool = True, **kw) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, check=check, capture_output=True, text=True, **kw)
+
+
+def test_builds_without_warnings(tmp_path: Path) -> None:
+    if shutil.which("pkg-config") is None or shutil.which("cc") is None:
+        pytest.skip("no C toolchain: run 'make setup'")
+    flags = run("pkg-config", "--cflags", "--libs", "libnetfilter_queue", "libmnl").stdout.split()
+    out = run(
+        "cc",
+        "-std=gnu11",
+        "-O2",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-pthread",
+        "-o",
+        str(tmp_path / "delayd"),
+        str(DELAYD_DIR / "delayd.c"),
+        *flags,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+
+
+def test_self_test_passes(delayd: Path) -> None:
+    out = run(str(delayd), "--self-test", check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "self-test: ok"
+
+
+def test_check_prints_the_table_normalised(delayd: Path, tmp_path: Path) -> None:
+    table = tmp_path / "table"
+    table.write_text(
+        "# one-way delays\n"
+        "198.19.250.1   198.19.250.2 20000 500 100   # a -> b\n"
+        "\n"
+        "198.19.250.2\t198.19.250.1 19000 0 0\n"
+    )
+    out = run(str(delayd), "--check", "--table", str(table))
+    assert sorted(out.stdout.splitlines()) == [
+        "198.19.250.1 198.19.250.2 20000 500 100",
+        "198.19.250.2 198.19.250.1 19000 0 0",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("198.19.250.1 198.19.250.2 20000\n", "expected 5 fields"),
+        ("198.19.250.1 host-b 20000 0 0\n", "is not an IPv4 address"),
+        ("198.19.250.1 198.19.250.2 -1 0 0\n", "delay_us and jitter_us"),
+        ("198.19.250.1 198.19.250.2 1 0 2000000\n", "loss_ppm"),
+        ("\n198.19.250.1 198.19.250.2 1 0 0\n198.19.250.1 198.19.250.2 2 0 0\n", "appears twice"),
+    ],
+)
+def test_bad_table_is_one_line_naming_the_line(
+    delayd: Path, tmp_path: Path, text: str, problem: str
+) -> None:
+    table = tmp_path / "table"
+    table.write_text(text)
+    out = run(str(delayd), "--check", "--table", str(table), check=False)
+    assert out.returncode == 2
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1
+    line_no = len(text.rstrip("\n").split("\n"))
+    assert lines[0].startswith(f"delayd: error: {table}:{line_no}: ")
+    assert problem in lines[0]
+
+
+def test_missing_table_is_an_error(delayd: Path, tmp_path: Path) -> None:
+    out = run(str(delayd), check=False)
+    assert out.returncode == 2
+    assert out.stderr.strip() == "delayd: error: --table FILE is required"
+    out = run(str(delayd), "--table", str(tmp_path / "absent"), check=False)
+    assert out.returncode == 2
+    assert "cannot open" in out.stderr
+
+
+# ---------------------------------------------------------------- emulation
+
+
+@dataclass
+class Emulation:
+    hub: str
+    hosts: dict[str, str]  # short name -> namespace
+    table: Path
+    log: Path
+    proc: subprocess.Popen[bytes]
+
+    def ns(self, host: str, *cmd: str, **kw) -> subprocess.CompletedProcess[str]:
+        return run("ip", "netns", "exec", self.hosts[host], *cmd, **kw)
+
+    def ping_rtts_ms(self, src: str, dst: str, count: int = 20) -> list[float]:
+        out = self.ns(src, "ping", "-n", "-c", str(count), "-i", "0.2", "-W", "2", HOSTS[dst])
+        return [float(x) for x in re.findall(r"time=([\d.]+) ms", out.stdout)]
+
+
+def _wait_for(path: Path, text: str, proc: subprocess.Popen[bytes], timeout_s: float) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        content = path.read_text() if path.exists() else ""
+        if text in content:
+            return content
+        if proc.poll() is not None:
+            raise AssertionError(f"delayd exited {proc.returncode}: {content}")
+        time.sleep(0.02)
+    raise AssertionError(f"no '{text}' from delayd within {timeout_s} s: {path.read_text()}")
+
+
+def _build_namespaces(hub: str, hosts: dict[str, str]) -> None:
+    run("ip", "netns", "add", hub)
+    run("ip", "-n", hub, "link", "add", "br0", "type", "bridge")
+    run("ip", "-n", hub, "link", "set", "br0", "up")
+    for short, ns in hosts.items():
+        run("ip", "netns", "add", ns)
+        port = f"p{short}"
+        run("ip", "-n", hub, "link", "add", port, "type", "veth", "peer", "eth0", "netns", ns)
+        run("ip", "-n", hub, "link", "set", port, "master", "br0", "up")
+        run("ip", "-n", ns, "addr", "add", f"{HOSTS[short]}/24", "dev", "eth0")
+        run("ip", "-n", ns, "link", "set", "eth0", "up")
+        run("ip", "-n", ns, "link", "set", "lo", "up")
+    # Bridged IPv4 goes through iptables in the hub namespace only.
+    run("ip", "netns", "exec", hub, "sysctl", "-qw", "net.bridge.bridge-nf-call-iptables=1")
+    run(
+        "ip",
+        "netns",
+        "exec",
+        hub,
+        "iptables",
+        "-A",
+        "FORWARD",
+        "-s",
+        f"{SUBNET}.0/24",
+        "-j",
+        "NFQUEUE",
+        "--queue-balance",
+        "0:1",
+    )
+
+
+@pytest.fixture
+def emulation(delayd: Path, tmp_path: Path) -> Iterator[Emulation]:
+    tag = secrets.token_hex(3)
+    hub = f"irtest-dly-{tag}-hub"
+    hosts = {short: f"irtest-dly-{tag}-{short}" for short in HOSTS}
+    table = tmp_path / "delays"
+    a, b = HOSTS["a"], HOSTS["b"]
+    table.write_text(f"{a} {b} 20000 0 0\n{b} {a} 20000 0 0\n")
+    log = tmp_path / "delayd.log"
+    proc = None
+    try:
+        _build_namespaces(hub, hosts)
+        with log.open("wb") as err:
+            proc = subprocess.Popen(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    hub,
+                    str(delayd),
+                    "--table",
+                    str(table),
+                    "--queue-first",
+                    "0",
+                    "--queue-count",
+                    "2",
+                    "--pidfile",
+                    str(tmp_path / "delayd.pid"),
+                ],
+                stderr=err,
+            )
+        _wait_for(log, "delayd: ready queues=0-1 pairs=2\n", proc, 10)
+        yield Emulation(hub, hosts, table, log, proc)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()  # ip netns exec execs delayd: this pid is delayd's
+            proc.wait(10)
+        for ns in [*hosts.values(), hub]:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+@pytest.mark.root
+@needs_root
+def test_ping_rtt_is_the_configured_delay(emulation: Emulation) -> None:
+    rtts = emulation.ping_rtts_ms("a", "b")
+    assert len(rtts) == 20
+    expected_ms = 40.0
+    assert abs(statistics.median(rtts) - expected_ms) <= 0.5 + 0.02 * expected_ms, rtts
+    # Every packet was held: none can come back faster than the delay.
+    assert min(rtts) >= expected_ms - 0.1, rtts
+
+
+@pytest.mark.root
+@needs_root
+def test_pair_not_in_table_is_not_delayed(emulation: Emulation) -> None:
+    rtts = emulation.ping_rtts_ms("a", "c", count=10)
+    assert len(rtts) == 10
+    assert statistics.median(rtts) < 2.0, rtts
+
+
+@pytest.mark.root
+@needs_root
+def test_tcp_through_delayd(emulation: Emulation, tmp_path: Path) -> None:
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", emulation.hosts["b"], "iperf3", "-s", "-1", "-B", HOSTS["b"]],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        out = None
+        for _ in range(50):  # until the server listens
+            out = emulation.ns(
+                "a", "iperf3", "-c", HOSTS["b"], "-t", "2", "--json", check=False, timeout=30
+            )
+            if out.returncode == 0:
+                break
+            time.sleep(0.1)
+        assert out is not None and out.returncode == 0, out and out.stdout[-500:]
+        result = json.loads(out.stdout)
+        received_bps = result["end"]["sum_received"]["bits_per_second"]
+        rtt_ms = result["end"]["streams"][0]["sender"]["mean_rtt"] / 1000
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait(10)
+    assert received_bps > 1e6
+    # TCP's own RTT estimate sees the emulated path (queueing may add to it).
+    assert rtt_ms >= 39.0
+
+
+@pytest.mark.root
+@needs_root
+def test_reload_and_clean_exit(emulation: Emulation) -> None:
+    a, b = HOSTS["a"], HOSTS["b"]
+    emulation.table.write_text(f"{a} {b} 5000 0 0\n{b} {a} 5000 0 0\n{a} {HOSTS['c']} 5000 0 0\n")
+    emulation.proc.send_signal(signal.SIGHUP)
+    _wait_for(emulation.log, "delayd: reloaded pairs=3\n", emulation.proc, 10)
+    rtts = emulation.ping_rtts_ms("a", "b", count=10)
+    assert abs(statistics.median(rtts) - 10.0) <= 0.5 + 0.02 * 10.0, rtts
+    rtts = emulation.ping_rtts_ms("a", "c", count=5)
+    assert 5.0 <= statistics.median(rtts) <= 5.0 + 0.5 + 0.1, rtts
+    # A broken table is refused and the old one kept.
+    emulation.table.write_text("not a table\n")
+    emulation.proc.send_signal(signal.SIGHUP)
+    _wait_for(emulation.log, "reload failed, old table kept", emulation.proc, 10)
+    emulation.proc.send_signal(signal.SIGTERM)
+    assert emulation.proc.wait(10) == 0
+    log = emulation.log.read_text()
+    exit_line = log.splitlines()[-1]
+    assert exit_line.startswith("delayd: exit delayed=")
+    delayed = int(re.search(r"delayed=(\d+)", exit_line).group(1))  # type: ignore[union-attr]
+    assert delayed >= 2 * 10 + 5  # a<->b both ways, a->c one way
+    assert " lost=0 overflow=0 enobufs=0 " in exit_line
