@@ -6,6 +6,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := .make
 DELAYD := infra/local/delayd/delayd
+# checkov lives in its own venv: its pinned dependencies clash with the project's.
+CHECKOV_VENV := .venv-checkov
+CHECKOV_VERSION := 3.3.30
 
 # Debian packages the emulated cloud, the measurements and the site tests need.
 DEB_PACKAGES := iperf3 iputils-ping openssh-server openssh-client iproute2 iptables \
@@ -15,7 +18,7 @@ DEB_PACKAGES := iperf3 iputils-ping openssh-server openssh-client iproute2 iptab
 # The default sweep of `make run`: 8 regions on both clouds and five continents.
 RUN_ARGS ?= --backend local --yes
 
-.PHONY: help setup deb venv delayd terraform-check test lint pytest run bench clean
+.PHONY: help setup deb venv delayd terraform-check checkov test lint pytest run bench clean
 
 help:
 	@echo "make run    - set up, then sweep the emulated cloud and build the report"
@@ -52,11 +55,12 @@ $(DELAYD): infra/local/delayd/delayd.c infra/local/delayd/Makefile
 terraform-check:
 	@command -v terraform >/dev/null || { echo "error: terraform is not installed: see https://developer.hashicorp.com/terraform/install (any 1.5+ release)"; exit 1; }
 
-lint: setup
+lint: setup checkov
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy orchestrator
 	terraform fmt -check -recursive infra/
+	$(CHECKOV_VENV)/bin/checkov --quiet --compact --skip-download --framework terraform -d infra/aws -d infra/gcp -d infra/cloud
 	@if [ -d playbooks ] && ls playbooks/*.yml >/dev/null 2>&1; then $(BIN)/ansible-lint --offline -q playbooks/; fi
 
 # pytest exits 5 when it collects nothing: that is a failure here, said plainly.
@@ -72,6 +76,14 @@ run: setup
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
+# Static checks of the cloud stacks (no account needed); skips are inline, each with its reason.
+checkov: $(STAMP)/checkov
+$(STAMP)/checkov: Makefile
+	@mkdir -p $(STAMP)
+	test -x $(CHECKOV_VENV)/bin/python || python3 -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install -q 'checkov==$(CHECKOV_VERSION)'
+	@touch $@
+
 clean:
-	rm -rf $(VENV) $(STAMP)
+	rm -rf $(VENV) $(CHECKOV_VENV) $(STAMP)
 	$(MAKE) -C infra/local/delayd clean

@@ -1,0 +1,22 @@
+output "hosts" {
+  description = "The host contract shared by all stacks: name cloud:region to how to reach and test the host."
+  value = {
+    for r, inst in aws_instance.this : "aws:${r}" => {
+      name         = "aws:${r}"
+      cloud        = "aws"
+      region       = r
+      address      = aws_eip_association.this[r].public_ip
+      ssh_host     = aws_eip_association.this[r].public_ip
+      ssh_user     = var.ssh_user
+      ssh_port     = 22
+      machine_type = inst.instance_type
+      backend      = "aws"
+      host_key     = var.host_public_key
+    }
+  }
+}
+
+output "addresses" {
+  description = "The reserved public address of each host (name cloud:region to IP), for the other stacks' firewalls."
+  value       = local.own_addresses
+}
