@@ -1,0 +1,39 @@
+"""The emulated cloud: every region a network namespace on this machine.
+
+Public API (what the rest of interregion and the `infra/local` Terraform stack
+use): `up(spec)`, `down(emulation_id)`, `reap()`, `status()`, and
+`LOCAL_MAX_CONCURRENT`, the default number of tests a sweep runs at once on the
+emulated cloud. `python -m orchestrator.emulator up --spec FILE` and
+`... down --id ID` are what the stack's provisioners run.
+"""
+
+from orchestrator.emulator.runtime import (
+    EmulationStatus,
+    down,
+    hosts_of,
+    reap,
+    require_root,
+    reserve_subnet,
+    status,
+    up,
+)
+from orchestrator.emulator.spec import EmulationSpec, HostSpec, PathSpec
+
+# Concurrent rate-capped iperf3 tests the 2-core reference machine carries
+# while RTT and throughput stay within the accuracy bounds (bench/emulator.py).
+LOCAL_MAX_CONCURRENT = 4
+
+__all__ = [
+    "LOCAL_MAX_CONCURRENT",
+    "EmulationSpec",
+    "EmulationStatus",
+    "HostSpec",
+    "PathSpec",
+    "down",
+    "hosts_of",
+    "reap",
+    "require_root",
+    "reserve_subnet",
+    "status",
+    "up",
+]

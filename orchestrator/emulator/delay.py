@@ -1,0 +1,65 @@
+"""WAN delay between hosts: delayd's table and the hub's iptables rules.
+
+The kernel here has no netem, so the hub's FORWARD chain hands host-to-host
+packets to `delayd` (infra/local/delayd) through NFQUEUE; delayd holds each
+verdict until that (source, destination) pair's one-way delay has passed.
+Controller traffic is accepted first and never queued.
+"""
+
+from __future__ import annotations
+
+from orchestrator import paths
+from orchestrator.emulator.spec import EmulationSpec
+
+DELAYD = paths.INFRA / "local" / "delayd" / "delayd"
+QUEUE_FIRST = 0
+QUEUE_COUNT = 2  # one per CPU of the 2-core reference machine
+RT_PRIORITY = 50
+READY_PREFIX = "delayd: ready"
+
+
+def table(spec: EmulationSpec) -> str:
+    """`src_ip dst_ip delay_us jitter_us loss_ppm`, one line per direction."""
+    address = {h.name: h.address for h in spec.hosts}
+    lines = [f"# emulation {spec.id}: one-way delay per direction"]
+    for p in spec.paths:
+        lines.append(f"{address[p.src]} {address[p.dst]} {p.delay_us} {p.jitter_us} {p.loss_ppm}")
+    return "\n".join(lines) + "\n"
+
+
+def iptables_rules(spec: EmulationSpec) -> str:
+    """`iptables-restore` input for the hub (its own namespace, so its own tables)."""
+    ctl = f"{spec.controller_address}/32"
+    last = QUEUE_FIRST + QUEUE_COUNT - 1
+    return "\n".join(
+        [
+            "*filter",
+            ":INPUT ACCEPT [0:0]",
+            ":FORWARD ACCEPT [0:0]",
+            ":OUTPUT ACCEPT [0:0]",
+            f"-A FORWARD -s {ctl} -j ACCEPT",
+            f"-A FORWARD -d {ctl} -j ACCEPT",
+            # Without --queue-bypass: if delayd dies, tests fail loudly instead
+            # of silently measuring an undelayed network.
+            f"-A FORWARD -s {spec.subnet} -d {spec.subnet} "
+            f"-j NFQUEUE --queue-balance {QUEUE_FIRST}:{last}",
+            "COMMIT",
+            "",
+        ]
+    )
+
+
+def command(table_file: str, pid_file: str) -> list[str]:
+    return [
+        str(DELAYD),
+        "--table",
+        table_file,
+        "--queue-first",
+        str(QUEUE_FIRST),
+        "--queue-count",
+        str(QUEUE_COUNT),
+        "--rt-priority",
+        str(RT_PRIORITY),
+        "--pidfile",
+        pid_file,
+    ]

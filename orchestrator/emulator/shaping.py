@@ -1,0 +1,62 @@
+"""Per-host rate caps: HTB on the hub's ports, built with one `tc -batch`.
+
+Host n's ingress cap is HTB on hub port p<n> (packets leaving the hub towards
+the host); its egress cap is HTB on ifb q<n>, to which p<n>'s ingress is
+redirected. Both caps sit in the hub, away from the sender's TCP stack, so a
+host sees them as a network bottleneck with a drop-tail queue (as a cloud VM
+sees its hypervisor's rate limiter), not as a local qdisc that TCP Small Queues
+would throttle against.
+
+Controller traffic (ssh, Ansible) has its own class, so a saturated test link
+never stalls the connection that controls it.
+"""
+
+from __future__ import annotations
+
+from orchestrator.emulator.spec import EmulationSpec
+
+QUEUE_MS = 30.0  # drop-tail queue depth at the link rate (the issue asks for 20-50 ms)
+CONTROL_RATE = "1gbit"
+_QUANTUM_BYTES = 60000  # keeps HTB's quantum sane at both 50 Mbit/s and 1 Gbit/s
+
+
+def queue_bytes(rate_mbit: float, queue_ms: float = QUEUE_MS) -> int:
+    """Bytes the link drains in `queue_ms`, at least a few full-size packets."""
+    return max(int(rate_mbit * 1e6 / 8 * queue_ms / 1000), 4 * 1514)
+
+
+def burst_bytes(rate_mbit: float) -> int:
+    # One 64 KB GSO packet must fit the bucket, or HTB stalls on it.
+    return max(int(rate_mbit * 1e6 / 8 / 1000), 65536 + 1514)
+
+
+def _capped(dev: str, rate_mbit: float, control_match: str) -> list[str]:
+    rate = f"{rate_mbit:g}mbit"
+    burst = burst_bytes(rate_mbit)
+    return [
+        f"qdisc add dev {dev} root handle 1: htb default 10",
+        f"class add dev {dev} parent 1: classid 1:10 htb rate {rate} ceil {rate} "
+        f"burst {burst} cburst {burst} quantum {_QUANTUM_BYTES}",
+        f"qdisc add dev {dev} parent 1:10 handle 10: bfifo limit {queue_bytes(rate_mbit)}",
+        f"class add dev {dev} parent 1: classid 1:20 htb rate {CONTROL_RATE} "
+        f"quantum {_QUANTUM_BYTES}",
+        f"filter add dev {dev} parent 1: protocol ip prio 1 u32 {control_match} flowid 1:20",
+    ]
+
+
+def tc_batch(spec: EmulationSpec) -> str:
+    """The whole hub's shaping, or an empty string when the spec has no cap."""
+    if not spec.rate_mbit:
+        return ""
+    ctl = f"{spec.controller_address}/32"
+    lines = []
+    for i in range(len(spec.hosts)):
+        port, ifb = f"p{i + 1}", f"q{i + 1}"
+        lines += _capped(port, spec.rate_mbit, f"match ip src {ctl}")
+        lines += [
+            f"qdisc add dev {port} handle ffff: ingress",
+            f"filter add dev {port} parent ffff: protocol all prio 1 u32 match u32 0 0 "
+            f"action mirred egress redirect dev {ifb}",
+        ]
+        lines += _capped(ifb, spec.rate_mbit, f"match ip dst {ctl}")
+    return "\n".join(lines) + "\n"
