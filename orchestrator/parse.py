@@ -1,0 +1,143 @@
+"""Tool output -> numbers: pure functions over the text iperf3 and ping printed.
+
+Nothing here runs a tool or reads a file, so every branch is tested on real
+captured outputs (`tests/data/`). A parser never raises on bad output: it
+returns `ok: False` with an `error` that says what was wrong, because one
+broken test must not stop a sweep.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+CORRUPTED = "corrupted output"
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0-100) by linear interpolation between closest ranks.
+
+    The same definition as numpy's default and a spreadsheet's PERCENTILE.INC:
+    rank = q/100 x (n - 1), interpolated between the two neighbours.
+    """
+    if not sorted_values:
+        raise ValueError("percentile of no values")
+    rank = q / 100 * (len(sorted_values) - 1)
+    low = math.floor(rank)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (rank - low)
+
+
+def _failed(error: str, **extra: Any) -> dict[str, Any]:
+    return {"ok": False, "error": error, **extra}
+
+
+# ---- iperf3 ---------------------------------------------------------------------------
+
+
+def parse_iperf3(json_text: str) -> dict[str, Any]:
+    """One `iperf3 -c ... --json [--get-server-output]` document -> a test's throughput figures.
+
+    Throughput is what the receiver got (`throughput_bps`) and what the sender put
+    on the wire (`throughput_sender_bps`). The sender's kernel figures (mean TCP RTT,
+    max congestion window) come from the sending side's streams: the client's own
+    for a forward test, the server's output for a reverse (`-R`) test.
+    """
+    try:
+        doc = json.loads(json_text)
+    except (json.JSONDecodeError, TypeError):
+        return _failed(CORRUPTED)
+    if not isinstance(doc, dict):
+        return _failed(CORRUPTED)
+    if doc.get("error"):
+        return _failed(str(doc["error"]))
+    try:
+        return _iperf3_figures(doc)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return _failed(CORRUPTED)
+
+
+def _iperf3_figures(doc: dict[str, Any]) -> dict[str, Any]:
+    test = doc["start"]["test_start"]
+    reverse = bool(test.get("reverse", 0))
+    end = doc["end"]
+    received = end["sum_received"]
+    sent = end["sum_sent"]
+    if reverse:
+        server = doc.get("server_output_json") or {}
+        sender_streams = [s["sender"] for s in server.get("end", {}).get("streams", [])]
+    else:
+        sender_streams = [s["sender"] for s in end["streams"]]
+    rtts_us = [s["mean_rtt"] for s in sender_streams if s.get("mean_rtt")]
+    cwnds = [s["max_snd_cwnd"] for s in sender_streams if s.get("max_snd_cwnd")]
+    return {
+        "ok": True,
+        "error": "",
+        "reverse": reverse,
+        "throughput_bps": float(received["bits_per_second"]),
+        "throughput_sender_bps": float(sent["bits_per_second"]),
+        "bytes": int(received["bytes"]),
+        "retransmits": int(sent["retransmits"]) if "retransmits" in sent else None,
+        # iperf3 reports RTT in microseconds; several streams: the mean of their means
+        "tcp_rtt_ms": sum(rtts_us) / len(rtts_us) / 1000 if rtts_us else None,
+        "max_cwnd_bytes": max(cwnds) if cwnds else None,
+        "duration_s": float(received["seconds"]),
+        "streams": int(test["num_streams"]),
+    }
+
+
+# ---- ping -----------------------------------------------------------------------------
+
+_SAMPLE = re.compile(r"^\d+ bytes from .*? time=([\d.]+) ms(?!.*DUP!)")
+_COUNTS = re.compile(r"(\d+) packets transmitted, (\d+) received")
+_LOSS = re.compile(r"([\d.]+)% packet loss")
+_SUMMARY = re.compile(r"= ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms")
+_UNREACHABLE = re.compile(r"Destination (Host|Net) Unreachable|Network is unreachable|unknown host")
+
+
+def parse_ping(text: str) -> dict[str, Any]:
+    """iputils `ping` output -> RTT statistics, loss and every sample (ms).
+
+    p50/p90/p99 come from the samples themselves, not from ping's averages.
+    A test where no reply came back is failed, with loss 100 %.
+    """
+    samples = [float(m.group(1)) for line in text.splitlines() if (m := _SAMPLE.match(line))]
+    counts = _COUNTS.search(text)
+    if not counts:
+        unreachable = _UNREACHABLE.search(text)
+        if unreachable:
+            return _failed(f"ping: {unreachable.group(0)}", ping_loss_pct=100.0, samples_ms=[])
+        return _failed(f"ping: {CORRUPTED}", samples_ms=samples)
+    transmitted, received = int(counts.group(1)), int(counts.group(2))
+    loss = _LOSS.search(text)
+    loss_pct = float(loss.group(1)) if loss else 100.0 * (1 - received / max(transmitted, 1))
+    result: dict[str, Any] = {
+        "transmitted": transmitted,
+        "received": received,
+        "ping_loss_pct": loss_pct,
+        "samples_ms": samples,
+    }
+    if received == 0 or not samples:
+        unreachable = _UNREACHABLE.search(text)
+        why = unreachable.group(0) if unreachable else "no reply"
+        return _failed(f"ping: {why} ({loss_pct:g}% loss)", **result)
+    summary = _SUMMARY.search(text)
+    if not summary:
+        return _failed(f"ping: {CORRUPTED}", **result)
+    low, avg, high, mdev = (float(g) for g in summary.groups())
+    ordered = sorted(samples)
+    return {
+        "ok": True,
+        "error": "",
+        **result,
+        "rtt_min_ms": low,
+        "rtt_avg_ms": avg,
+        "rtt_max_ms": high,
+        "rtt_mdev_ms": mdev,
+        "rtt_p50_ms": percentile(ordered, 50),
+        "rtt_p90_ms": percentile(ordered, 90),
+        "rtt_p99_ms": percentile(ordered, 99),
+    }

@@ -1,0 +1,163 @@
+"""Parsers on real captured outputs (tests/data/capture.sh made them)."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from orchestrator.parse import CORRUPTED, parse_iperf3, parse_ping, percentile
+
+DATA = Path(__file__).parent / "data"
+
+
+def read(name: str) -> str:
+    return (DATA / name).read_text()
+
+
+# ---- iperf3 ---------------------------------------------------------------------------
+
+
+def test_iperf3_forward_takes_receiver_sender_and_the_clients_kernel_figures():
+    r = parse_iperf3(read("iperf3_forward.json"))
+    assert r["ok"] and r["error"] == ""
+    assert r["reverse"] is False
+    assert r["throughput_bps"] == pytest.approx(14034474008.782385)  # end.sum_received
+    assert r["throughput_sender_bps"] == pytest.approx(14013752312.903727)  # end.sum_sent
+    assert r["bytes"] == 3509264088
+    assert r["retransmits"] == 805
+    assert r["tcp_rtt_ms"] == pytest.approx(0.411)  # mean_rtt 411 us
+    assert r["max_cwnd_bytes"] == 2574544
+    assert r["duration_s"] == pytest.approx(2.000368)
+    assert r["streams"] == 1
+
+
+def test_iperf3_reverse_takes_rtt_and_cwnd_from_the_server_which_was_the_sender():
+    r = parse_iperf3(read("iperf3_reverse.json"))
+    assert r["ok"] and r["reverse"] is True
+    assert r["throughput_bps"] == pytest.approx(12928750169.60185)
+    assert r["throughput_sender_bps"] == pytest.approx(12945803477.804308)
+    assert r["retransmits"] == 358
+    # the client's own streams hold zeros here: the figures must come from server_output_json
+    assert r["tcp_rtt_ms"] == pytest.approx(0.438)
+    assert r["max_cwnd_bytes"] == 2704864
+
+
+def test_iperf3_several_streams_average_rtt_and_take_the_largest_cwnd():
+    r = parse_iperf3(read("iperf3_two_streams.json"))
+    assert r["ok"] and r["streams"] == 2
+    assert r["tcp_rtt_ms"] == pytest.approx((628 + 627) / 2 / 1000)
+    assert r["max_cwnd_bytes"] == 3075552
+    assert r["bytes"] == 4133224448
+
+
+def test_reverse_without_server_output_still_gives_throughput():
+    import json
+
+    doc = json.loads(read("iperf3_reverse.json"))
+    del doc["server_output_json"]
+    r = parse_iperf3(json.dumps(doc))
+    assert r["ok"] and r["throughput_bps"] == pytest.approx(12928750169.60185)
+    assert r["tcp_rtt_ms"] is None and r["max_cwnd_bytes"] is None
+
+
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        ("iperf3_refused.json", "unable to connect to server: Connection refused"),
+        ("iperf3_busy.json", "the server is busy running a test. try again later"),
+    ],
+)
+def test_iperf3_own_error_becomes_a_failed_test_with_its_message(name, error):
+    r = parse_iperf3(read(name))
+    assert r == {"ok": False, "error": error}
+
+
+@pytest.mark.parametrize("name", ["iperf3_truncated.json", "iperf3_garbage.json"])
+def test_iperf3_damaged_output_is_a_failed_test(name):
+    assert parse_iperf3(read(name)) == {"ok": False, "error": CORRUPTED}
+
+
+@pytest.mark.parametrize("text", ["", "[]", '{"start": {}}', "null"])
+def test_iperf3_valid_json_of_the_wrong_shape_is_corrupted(text):
+    assert parse_iperf3(text)["error"] == CORRUPTED
+
+
+# ---- ping -----------------------------------------------------------------------------
+
+
+def test_ping_success_keeps_every_sample_and_percentiles_come_from_them():
+    r = parse_ping(read("ping_ok.txt"))
+    assert r["ok"]
+    assert r["samples_ms"] == [0.497, 0.051, 0.047, 0.052, 0.014, 0.044, 0.057, 0.022, 0.051, 0.027]
+    assert (r["rtt_min_ms"], r["rtt_avg_ms"], r["rtt_max_ms"], r["rtt_mdev_ms"]) == (
+        0.014,
+        0.086,
+        0.497,
+        0.137,
+    )
+    assert r["ping_loss_pct"] == 0.0
+    # sorted: .014 .022 .027 .044 .047 .051 .051 .052 .057 .497
+    assert r["rtt_p50_ms"] == pytest.approx((0.047 + 0.051) / 2)  # rank 4.5
+    assert r["rtt_p90_ms"] == pytest.approx(0.057 + (0.497 - 0.057) * 0.1)  # rank 8.1
+    assert r["rtt_p99_ms"] == pytest.approx(0.057 + (0.497 - 0.057) * 0.91)  # rank 8.91
+
+
+def test_ping_loss_counts_only_replies():
+    r = parse_ping(read("ping_loss.txt"))
+    assert r["ok"]
+    assert r["ping_loss_pct"] == pytest.approx(33.3333)
+    assert (r["transmitted"], r["received"]) == (12, 8)
+    assert len(r["samples_ms"]) == 8
+    assert r["rtt_min_ms"] == 0.028 and r["rtt_max_ms"] == 0.074
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("ping_all_lost.txt", "ping: no reply (100% loss)"),
+        ("ping_unreachable.txt", "ping: Destination Host Unreachable (100% loss)"),
+        ("ping_no_route.txt", "ping: Network is unreachable"),
+    ],
+)
+def test_ping_without_replies_is_failed_with_full_loss(name, why):
+    r = parse_ping(read(name))
+    assert not r["ok"]
+    assert r["error"] == why
+    assert r["ping_loss_pct"] == 100.0
+    assert r["samples_ms"] == []
+
+
+def test_ping_cut_before_its_statistics_is_corrupted():
+    r = parse_ping(read("ping_truncated.txt"))
+    assert r["ok"] is False and r["error"] == f"ping: {CORRUPTED}"
+    assert len(r["samples_ms"]) == 5  # what arrived is still kept for the raw record
+
+
+def test_duplicate_replies_are_not_samples():
+    text = read("ping_ok.txt").replace(
+        "icmp_seq=2 ttl=64 time=0.051 ms",
+        "icmp_seq=2 ttl=64 time=0.051 ms\n64 bytes from 198.19.251.2: icmp_seq=2 ttl=64 "
+        "time=9.000 ms (DUP!)",
+    )
+    assert 9.0 not in parse_ping(text)["samples_ms"]
+
+
+# ---- percentile -----------------------------------------------------------------------
+
+
+def test_percentile_known_answers():
+    assert percentile([1.0], 99) == 1.0
+    assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
+    assert percentile([10.0, 20.0, 30.0, 40.0, 50.0], 90) == pytest.approx(46.0)
+    assert percentile([10.0, 20.0, 30.0, 40.0, 50.0], 0) == 10.0
+    assert percentile([10.0, 20.0, 30.0, 40.0, 50.0], 100) == 50.0
+    with pytest.raises(ValueError):
+        percentile([], 50)
+
+
+@given(st.lists(st.floats(0, 1e4, allow_nan=False), min_size=1, max_size=50))
+def test_percentiles_are_ordered_and_within_the_samples(values):
+    ordered = sorted(values)
+    p50, p90, p99 = (percentile(ordered, q) for q in (50, 90, 99))
+    assert ordered[0] <= p50 <= p90 <= p99 <= ordered[-1]
