@@ -1,0 +1,292 @@
+"""From a sweep to the variables of the cloud stacks (infra/aws, infra/gcp, infra/cloud).
+
+Pure functions: everything the stacks need is passed in. The variables written
+here are exactly those the stacks declare (tests/test_infra_contract.py).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import os
+import socket
+import urllib.request
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Protocol
+
+from orchestrator import paths
+from orchestrator.catalog import Region
+from orchestrator.clouds import labels
+from orchestrator.errors import UserError
+
+BACKENDS = ("aws", "gcp", "cloud")
+DEFAULT_IPERF3_PORTS = (5201, 5299)
+DEFAULT_AMI_PARAMETER = "/aws/service/debian/release/12/latest/amd64"
+DEFAULT_GCP_IMAGE = "debian-cloud/debian-12"
+AWS_SSH_USER = "admin"  # Debian's AMIs
+GCP_SSH_USER = "interregion"  # created by the guest agent from the ssh-keys metadata
+NETWORK_TIERS = ("PREMIUM", "STANDARD")
+
+# The dead-man switch must outlive the sweep: its estimate, time to provision and
+# prepare, and a margin for retries. Bounds match the stacks' validation.
+TTL_MIN_MINUTES = 30
+TTL_MAX_MINUTES = 2880
+PROVISION_MARGIN_S = 15 * 60
+TTL_FACTOR = 1.5
+
+
+class KeyMaterial(Protocol):
+    """What the stacks need of the sweep's keys (orchestrator.keys.SweepKeys has it)."""
+
+    @property
+    def client_pub(self) -> str: ...
+    @property
+    def host_key(self) -> Path: ...
+    @property
+    def host_pub(self) -> str: ...
+
+
+def stack_dir(backend: str) -> Path:
+    """The Terraform stack of a cloud backend."""
+    if backend not in BACKENDS:
+        raise UserError(f"unknown cloud backend '{backend}': use one of {', '.join(BACKENDS)}")
+    return paths.INFRA / backend
+
+
+def ttl_minutes(estimate_wall_s: float, ttl_override_minutes: int | None = None) -> int:
+    """Minutes the hosts may live: the sweep's estimate plus a margin, or `--ttl`."""
+    if ttl_override_minutes is not None:
+        if not TTL_MIN_MINUTES <= ttl_override_minutes <= TTL_MAX_MINUTES:
+            raise UserError(
+                f"--ttl {ttl_override_minutes} minutes is outside "
+                f"{TTL_MIN_MINUTES}-{TTL_MAX_MINUTES}: pick a value in that range"
+            )
+        return ttl_override_minutes
+    minutes = math.ceil((estimate_wall_s + PROVISION_MARGIN_S) * TTL_FACTOR / 60)
+    return max(TTL_MIN_MINUTES, min(TTL_MAX_MINUTES, minutes))
+
+
+def parse_ttl(text: str) -> int:
+    """`--ttl 90`, `90m`, `2h` or `1d` as minutes."""
+    units = {"m": 1, "h": 60, "d": 1440}
+    raw = text.strip().lower()
+    number, unit = (raw[:-1], raw[-1]) if raw and raw[-1] in units else (raw, "m")
+    try:
+        value = float(number)
+    except ValueError:
+        raise UserError(f"--ttl '{text}' is not a duration: write e.g. 90m, 2h or 1d") from None
+    return math.ceil(value * units[unit])
+
+
+def operator_cidr(given: str | None, detect_url: str = "https://checkip.amazonaws.com") -> str:
+    """The address SSH is opened to: `--operator-cidr` or the detected public address /32."""
+    if given:
+        try:
+            network = ipaddress.ip_network(given, strict=False)
+        except ValueError:
+            raise UserError(
+                f"--operator-cidr '{given}' is not an address block: write e.g. 203.0.113.7/32"
+            ) from None
+        if network.prefixlen == 0:
+            raise UserError("--operator-cidr must not be the whole internet: give your own /32")
+        return str(network)
+    try:
+        with urllib.request.urlopen(detect_url, timeout=10) as response:
+            address = ipaddress.ip_address(response.read().decode().strip())
+    except (OSError, ValueError):
+        raise UserError(
+            f"could not detect your public address from {detect_url}: pass --operator-cidr"
+        ) from None
+    return f"{address}/{address.max_prefixlen}"
+
+
+def default_owner() -> str:
+    """Who the resources belong to: $INTERREGION_OWNER, else user@host."""
+    owner = os.environ.get("INTERREGION_OWNER")
+    if owner:
+        return owner
+    try:
+        user = os.getlogin()
+    except OSError:
+        user = os.environ.get("USER", "unknown")
+    return f"{user}@{socket.gethostname()}"
+
+
+def _machine_type(region: Region, machine_types: Mapping[str, str]) -> str:
+    machine_type = machine_types.get(region.cloud)
+    if not machine_type:
+        raise UserError(
+            f"no machine type for {region.cloud}: set one in regions.yaml or on the CLI"
+        )
+    return machine_type
+
+
+def _only(regions: Sequence[Region], cloud: str) -> list[Region]:
+    return sorted((r for r in regions if r.cloud == cloud), key=lambda r: r.id)
+
+
+def aws_variables(
+    sweep_id: str,
+    regions: Sequence[Region],
+    keys: KeyMaterial,
+    *,
+    machine_types: Mapping[str, str],
+    operator_cidr: str,
+    ttl_minutes: int,
+    owner: str,
+    created: datetime,
+    iperf3_ports: tuple[int, int] = DEFAULT_IPERF3_PORTS,
+    home_region: str = "us-east-1",
+    peer_addresses: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The variables of infra/aws: one host per AWS region in `regions`."""
+    expires = created + timedelta(minutes=ttl_minutes)
+    return {
+        "regions": {
+            r.id: {"machine_type": _machine_type(r, machine_types)} for r in _only(regions, "aws")
+        },
+        "home_region": home_region,
+        "sweep_id": sweep_id,
+        "tags": labels.resource_tags(sweep_id, owner, created, expires),
+        "ttl_minutes": ttl_minutes,
+        "operator_cidr": operator_cidr,
+        "peer_addresses": dict(peer_addresses or {}),
+        "iperf3_ports": {"first": iperf3_ports[0], "last": iperf3_ports[1]},
+        "ssh_user": AWS_SSH_USER,
+        "ssh_public_key": keys.client_pub.strip(),
+        "host_key_file": str(keys.host_key),
+        "host_public_key": keys.host_pub.strip(),
+        "ami_ssm_parameter": DEFAULT_AMI_PARAMETER,
+        "root_volume_gib": 8,
+    }
+
+
+def gcp_variables(
+    sweep_id: str,
+    regions: Sequence[Region],
+    keys: KeyMaterial,
+    *,
+    project: str,
+    machine_types: Mapping[str, str],
+    operator_cidr: str,
+    ttl_minutes: int,
+    owner: str,
+    created: datetime,
+    zones: Mapping[str, str] | None = None,
+    network_tier: str = "PREMIUM",
+    iperf3_ports: tuple[int, int] = DEFAULT_IPERF3_PORTS,
+    peer_addresses: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The variables of infra/gcp: one host per GCP region, in its catalog zone unless
+    preflight chose another (`zones`: region id to zone)."""
+    tier = network_tier.upper()
+    if tier not in NETWORK_TIERS:
+        raise UserError(f"network tier '{network_tier}' is unknown: use premium or standard")
+    if not project:
+        raise UserError("no GCP project: pass --gcp-project or set GOOGLE_CLOUD_PROJECT")
+    expires = created + timedelta(minutes=ttl_minutes)
+    chosen = dict(zones or {})
+    return {
+        "project": project,
+        "regions": {
+            r.id: {
+                "zone": chosen.get(r.id, r.zone),
+                "machine_type": _machine_type(r, machine_types),
+            }
+            for r in _only(regions, "gcp")
+        },
+        "name_prefix": labels.gcp_name_prefix(sweep_id),
+        "labels": labels.gcp_labels(labels.resource_tags(sweep_id, owner, created, expires)),
+        "ttl_minutes": ttl_minutes,
+        "operator_cidr": operator_cidr,
+        "peer_addresses": dict(peer_addresses or {}),
+        "iperf3_ports": {"first": iperf3_ports[0], "last": iperf3_ports[1]},
+        "network_tier": tier,
+        "ssh_user": GCP_SSH_USER,
+        "ssh_public_key": keys.client_pub.strip(),
+        "host_key_file": str(keys.host_key),
+        "host_public_key": keys.host_pub.strip(),
+        "image": DEFAULT_GCP_IMAGE,
+        "boot_disk_gib": 10,
+    }
+
+
+def cloud_variables(aws: Mapping[str, Any], gcp: Mapping[str, Any]) -> dict[str, Any]:
+    """The variables of infra/cloud: both stacks' variables, whose peer addresses the
+    composite stack wires from one cloud to the other."""
+    return {
+        "aws": {k: v for k, v in aws.items() if k != "peer_addresses"},
+        "gcp": {k: v for k, v in gcp.items() if k != "peer_addresses"},
+    }
+
+
+def backend_for(regions: Sequence[Region]) -> str:
+    """The stack a set of regions needs: aws, gcp, or cloud when both clouds are in it."""
+    clouds = {r.cloud for r in regions}
+    if clouds == {"aws"}:
+        return "aws"
+    if clouds == {"gcp"}:
+        return "gcp"
+    if clouds == {"aws", "gcp"}:
+        return "cloud"
+    raise UserError("no regions selected for the clouds: widen the selection")
+
+
+def stack_variables(
+    backend: str,
+    sweep_id: str,
+    regions: Sequence[Region],
+    keys: KeyMaterial,
+    *,
+    machine_types: Mapping[str, str],
+    operator_cidr: str,
+    ttl_minutes: int,
+    owner: str,
+    created: datetime,
+    gcp_project: str = "",
+    gcp_zones: Mapping[str, str] | None = None,
+    network_tier: str = "PREMIUM",
+    iperf3_ports: tuple[int, int] = DEFAULT_IPERF3_PORTS,
+) -> tuple[Path, dict[str, Any]]:
+    """The stack directory and its variables for `--backend aws|gcp|cloud`.
+
+    `cloud` with regions of one cloud only uses that cloud's stack, so no
+    account is needed for a cloud that has no hosts.
+    """
+    if backend == "cloud":
+        backend = backend_for(regions)
+    wanted = {"aws": {"aws"}, "gcp": {"gcp"}, "cloud": {"aws", "gcp"}}[backend]
+    outside = sorted(r.key for r in regions if r.cloud not in wanted)
+    if outside:
+        raise UserError(
+            f"--backend {backend} cannot host {', '.join(outside[:3])}: "
+            "use --backend cloud or select only that cloud's regions"
+        )
+    common: dict[str, Any] = {
+        "machine_types": machine_types,
+        "operator_cidr": operator_cidr,
+        "ttl_minutes": ttl_minutes,
+        "owner": owner,
+        "created": created,
+        "iperf3_ports": iperf3_ports,
+    }
+    aws = gcp = None
+    if "aws" in wanted:
+        aws = aws_variables(sweep_id, regions, keys, **common)
+    if "gcp" in wanted:
+        gcp = gcp_variables(
+            sweep_id,
+            regions,
+            keys,
+            project=gcp_project,
+            zones=gcp_zones,
+            network_tier=network_tier,
+            **common,
+        )
+    if aws is not None and gcp is not None:
+        return stack_dir("cloud"), cloud_variables(aws, gcp)
+    variables = aws if aws is not None else gcp
+    assert variables is not None
+    return stack_dir(backend), variables
