@@ -1,0 +1,233 @@
+"""A dry run: what a sweep would test, in which rounds, how long and at what cost.
+
+Nothing here touches a cloud or the network. The same TestParams object tells
+the measurement engine what one slot runs, and `slot_seconds` is the time model
+both sides agree on.
+
+Time model of one slot (both directions of a region pair):
+  pings x ping interval (one ping run from the source; RTT is symmetric)
+  + per direction: omit + duration of iperf3 (forward, then reverse with -R)
+  + SLOT_MARGIN_S (iperf3 start, TCP and control-connection set-up, jitter).
+A round lasts as long as its slowest slot, plus `round_overhead_s` (handing the
+round to the hosts and collecting the results).
+
+Bytes are an upper bound: each direction sends at the sending VM's published
+maximum egress rate (pricing.yaml) for omit + duration seconds. Streams do not
+raise it: the cap is per VM. Ping traffic is added (84-byte IPv4 packets).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from orchestrator.catalog import Catalog
+from orchestrator.errors import UserError
+from orchestrator.pricing import Pricing, load_pricing
+from orchestrator.schedule import Round, Slot, lower_bound, schedule
+from orchestrator.selection import Pair, Selection, SelectionSpec, select
+
+BACKENDS = ("local", "aws", "gcp", "cloud")
+SLOT_MARGIN_S = 1.0
+ROUND_OVERHEAD_S = 3.0
+# Provisioning, preparing and tearing down, per VM: it is billed too.
+SETUP_S = {"local": 60.0, "aws": 600.0, "gcp": 600.0, "cloud": 600.0}
+PING_PACKET_BYTES = 84  # 56 bytes of data + 8 ICMP + 20 IPv4 header
+IPERF3_MAX_STREAMS = 128
+
+_WINDOW = re.compile(r"^[0-9]+(\.[0-9]+)?[KMG]?$")
+_CONGESTION = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class TestParams:
+    """What one slot runs; the measurement engine reads the same object."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    pings: int = 20
+    ping_interval_s: float = 0.2
+    duration_s: float = 5
+    omit_s: float = 1
+    streams: int = 1
+    window: str | None = None  # iperf3 -w, e.g. "4M"
+    congestion: str | None = None  # iperf3 -C, e.g. "cubic"
+
+    def __post_init__(self) -> None:
+        if self.pings < 1:
+            raise UserError(f"--pings {self.pings}: send at least 1 ping")
+        if self.ping_interval_s <= 0:
+            raise UserError(f"--ping-interval {self.ping_interval_s:g}: must be above 0 s")
+        if self.duration_s <= 0:
+            raise UserError(f"--duration {self.duration_s:g}: must be above 0 s")
+        if self.omit_s < 0:
+            raise UserError(f"--omit {self.omit_s:g}: must be 0 s or more")
+        if not 1 <= self.streams <= IPERF3_MAX_STREAMS:
+            raise UserError(
+                f"--streams {self.streams}: iperf3 runs 1 to {IPERF3_MAX_STREAMS} streams"
+            )
+        if self.window is not None and not _WINDOW.match(self.window):
+            raise UserError(f"--window '{self.window}': write a size like 256K or 4M")
+        if self.congestion is not None and not _CONGESTION.match(self.congestion):
+            raise UserError(
+                f"--congestion '{self.congestion}': write a Linux algorithm name like cubic"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def slot_seconds(params: TestParams, directions: int = 2) -> float:
+    """Expected length of one slot measuring `directions` (1 or 2) directed pairs."""
+    ping_s = params.pings * params.ping_interval_s
+    return ping_s + directions * (params.omit_s + params.duration_s) + SLOT_MARGIN_S
+
+
+def round_seconds(params: TestParams, slots: Sequence[Slot]) -> float:
+    return max((slot_seconds(params, len(slot.pairs)) for slot in slots), default=0.0)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    wall_s: float  # measuring: all rounds, with their overhead
+    setup_s: float  # provisioning, preparing and teardown
+    bytes: float  # upper bound of the traffic all tests send
+    vm_hours: float  # on the cloud, whatever the backend
+    egress_usd: float  # on the cloud, whatever the backend
+    vm_usd: float
+    cloud_cost_usd: float  # what the plan would cost on the clouds
+    cost_usd: float  # what it costs on this backend (0 when emulated)
+    bytes_by_cloud_pair: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(self).items()}
+        out["bytes_by_cloud_pair"] = {k: round(v) for k, v in self.bytes_by_cloud_pair.items()}
+        out["bytes"] = round(self.bytes)
+        return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    selection: Selection
+    rounds: list[Round]
+    lower_bound_rounds: int
+    estimate: Estimate
+    backend: str
+    params: TestParams
+    max_concurrent: int | None = None
+    sequential: bool = False
+    pricing_as_of: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "emulated": self.backend == "local",
+            "params": self.params.to_dict(),
+            "regions": [
+                {
+                    "key": r.key,
+                    "cloud": r.cloud,
+                    "id": r.id,
+                    "city": r.city,
+                    "country": r.country,
+                    "lat": r.lat,
+                    "lon": r.lon,
+                    "opt_in": r.opt_in,
+                }
+                for r in self.selection.regions
+            ],
+            "pairs": [p.to_dict() for p in self.selection.pairs],
+            "rounds": [[p.to_dict() for slot in rnd for p in slot.pairs] for rnd in self.rounds],
+            "round_slots": [[list(slot.regions) for slot in rnd] for rnd in self.rounds],
+            "lower_bound_rounds": self.lower_bound_rounds,
+            "max_concurrent": self.max_concurrent,
+            "sequential": self.sequential,
+            "estimate": self.estimate.to_dict(),
+            "pricing_as_of": self.pricing_as_of,
+        }
+
+
+def make_plan(
+    catalog: Catalog,
+    spec: SelectionSpec,
+    params: TestParams | None = None,
+    backend: str = "local",
+    max_concurrent: int | None = None,
+    sequential: bool = False,
+    round_overhead_s: float = ROUND_OVERHEAD_S,
+    pricing: Pricing | None = None,
+) -> Plan:
+    """Select, schedule and estimate; UserError on any contradiction."""
+    params = params or TestParams()
+    if backend not in BACKENDS:
+        raise UserError(f"--backend '{backend}': expected one of {', '.join(BACKENDS)}")
+    if round_overhead_s < 0:
+        raise UserError(f"round overhead {round_overhead_s:g} s: must be 0 or more")
+    selection = select(catalog, spec)
+    if backend in ("aws", "gcp"):
+        other = [r.key for r in selection.regions if r.cloud != backend]
+        if other:
+            raise UserError(
+                f"--backend {backend} cannot host {other[0]} ({len(other)} such regions): "
+                f"add --clouds {backend} or use --backend cloud"
+            )
+    rounds = schedule(selection.pairs, max_concurrent=max_concurrent, sequential=sequential)
+    bound = lower_bound(selection.pairs, 1 if sequential else max_concurrent)
+    pricing = pricing or load_pricing()
+    estimate = estimate_cost(selection, rounds, params, backend, pricing, round_overhead_s)
+    return Plan(
+        selection=selection,
+        rounds=rounds,
+        lower_bound_rounds=bound,
+        estimate=estimate,
+        backend=backend,
+        params=params,
+        max_concurrent=max_concurrent,
+        sequential=sequential,
+        pricing_as_of=pricing.as_of,
+    )
+
+
+def pair_bytes(pair: Pair, params: TestParams, pricing: Pricing) -> float:
+    """Upper bound of what one directed test sends from src to dst."""
+    rate_bps = pricing.clouds[pair.src.cloud].max_egress_bps
+    iperf_bytes = rate_bps * (params.omit_s + params.duration_s) / 8
+    return iperf_bytes + params.pings * PING_PACKET_BYTES
+
+
+def estimate_cost(
+    selection: Selection,
+    rounds: Sequence[Round],
+    params: TestParams,
+    backend: str,
+    pricing: Pricing,
+    round_overhead_s: float = ROUND_OVERHEAD_S,
+) -> Estimate:
+    wall_s = sum(round_seconds(params, rnd) + round_overhead_s for rnd in rounds)
+    setup_s = SETUP_S[backend]
+    total_bytes = 0.0
+    egress_usd = 0.0
+    by_pair: dict[str, float] = {}
+    for pair in selection.pairs:
+        sent = pair_bytes(pair, params, pricing)
+        total_bytes += sent
+        by_pair[pair.cloud_pair] = by_pair.get(pair.cloud_pair, 0.0) + sent
+        egress_usd += sent / 1e9 * pricing.egress_usd_per_gb(pair.src, pair.dst)
+    # VM-hours and their price are what the clouds would bill, also for a local plan.
+    hours = (wall_s + SETUP_S["cloud" if backend == "local" else backend]) / 3600
+    vm_hours = len(selection.regions) * hours
+    vm_usd = sum(pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in selection.regions)
+    cloud_cost = egress_usd + vm_usd
+    return Estimate(
+        wall_s=wall_s,
+        setup_s=setup_s,
+        bytes=total_bytes,
+        vm_hours=vm_hours,
+        egress_usd=egress_usd,
+        vm_usd=vm_usd,
+        cloud_cost_usd=cloud_cost,
+        cost_usd=0.0 if backend == "local" else cloud_cost,
+        bytes_by_cloud_pair=dict(sorted(by_pair.items())),
+    )
