@@ -226,6 +226,21 @@ def load_public_samples(
     return PublicSamples(tuple(samples), used, skipped, frozenset(unknown))
 
 
+def load_rtt_mdev_ms(data_dir: Path = PUBLIC_DATA) -> list[float]:
+    """Ping's RTT deviation (mdev) of every AWS/GCP pair in the skyplane data
+    that reports one: what the jitter is fitted to."""
+    path = Path(data_dir) / SKYPLANE_CSV
+    if not path.is_file():
+        raise UserError(f"public data file {path} not found: put the shared data beside the repo")
+    with path.open(newline="") as f:
+        return [
+            float(row["mdev_rtt"])
+            for row in csv.DictReader(f)
+            if row["mdev_rtt"]
+            and {row["src_region"].split(":")[0], row["dst_region"].split(":")[0]} <= {"aws", "gcp"}
+        ]
+
+
 # -------------------------------------------------------------- calibration
 
 
@@ -284,6 +299,13 @@ def median_relative_error(model: NetModel, samples: Iterable[Sample]) -> float:
     if not errors:
         raise UserError("no samples to compare the model with")
     return statistics.median(errors)
+
+
+def jitter_from_rtt_mdev_ms(mdev_ms: float) -> float:
+    """The one-way jitter half-width j that gives an RTT deviation of `mdev_ms`:
+    each direction adds U(-j, j) (standard deviation j / sqrt(3)), two add up to
+    j * sqrt(2/3)."""
+    return mdev_ms / math.sqrt(2.0 / 3.0)
 
 
 # ---------------------------------------------------------------- bandwidth

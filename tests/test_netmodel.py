@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 from pathlib import Path
 
 import pytest
@@ -330,3 +331,18 @@ def test_default_bandwidth_is_the_fit_of_the_public_data(
     assert fit.window_bytes == pytest.approx(netmodel.REAL_WINDOW_BYTES, rel=0.01)
     assert 10 < fit.knee_rtt_ms < 40
     assert not math.isnan(fit.knee_rtt_ms)
+
+
+def test_jitter_from_rtt_mdev() -> None:
+    # sqrt(2/3) = 0.8165: an RTT deviation of 0.353 ms needs j = 0.432 ms each way.
+    assert netmodel.jitter_from_rtt_mdev_ms(0.353) == pytest.approx(0.4323, abs=1e-4)
+
+
+@needs_public_data
+def test_default_jitter_is_fitted_to_the_public_ping_deviation() -> None:
+    mdev_ms = netmodel.load_rtt_mdev_ms()
+    assert len(mdev_ms) > 1000
+    assert statistics.median(mdev_ms) == pytest.approx(0.353)
+    assert DEFAULT_MODEL.jitter_ms == pytest.approx(
+        netmodel.jitter_from_rtt_mdev_ms(statistics.median(mdev_ms)), abs=0.005
+    )
