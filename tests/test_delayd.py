@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import paths
+from orchestrator.netmodel import DEFAULT_MODEL, DelayEntry, delay_entry, delay_table_text
 
 DELAYD_DIR = paths.ROOT / "infra" / "local" / "delayd"
 DELAYD = DELAYD_DIR / "delayd"
@@ -107,6 +108,19 @@ def test_bad_table_is_one_line_naming_the_line(
     line_no = len(text.rstrip("\n").split("\n"))
     assert lines[0].startswith(f"delayd: error: {table}:{line_no}: ")
     assert problem in lines[0]
+
+
+def test_reads_the_table_netmodel_writes(delayd: Path, tmp_path: Path) -> None:
+    entries = [
+        delay_entry(DEFAULT_MODEL, HOSTS["a"], HOSTS["b"], 5570.0, cross_cloud=True),
+        delay_entry(DEFAULT_MODEL, HOSTS["b"], HOSTS["a"], 5570.0, cross_cloud=True),
+        DelayEntry(HOSTS["a"], HOSTS["c"], 0),
+    ]
+    table = tmp_path / "table"
+    table.write_text(delay_table_text(entries))
+    out = run(str(delayd), "--check", "--table", str(table))
+    expected = [f"{e.src_ip} {e.dst_ip} {e.delay_us} {e.jitter_us} {e.loss_ppm}" for e in entries]
+    assert sorted(out.stdout.splitlines()) == sorted(expected)
 
 
 def test_missing_table_is_an_error(delayd: Path, tmp_path: Path) -> None:
