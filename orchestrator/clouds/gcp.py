@@ -1,0 +1,265 @@
+"""GCP through google-cloud-compute: regions, zones, quotas, zone fallback, the reaper.
+
+Every call goes through `GcpApi` (one project, one set of credentials, REST
+transport); tests point it at a local HTTP server answering the same JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from google.api_core import exceptions as gexc
+from google.cloud import compute_v1
+
+from orchestrator.clouds.labels import PROJECT
+from orchestrator.clouds.leftovers import Leftover, is_ours
+from orchestrator.errors import UserError
+
+NO_CREDENTIALS = (
+    "no GCP credentials: run 'gcloud auth application-default login' "
+    "or set GOOGLE_APPLICATION_CREDENTIALS, then retry"
+)
+NO_PROJECT = "no GCP project: pass --gcp-project or set GOOGLE_CLOUD_PROJECT"
+NAME_PREFIX = "ir-"  # every GCP resource of the project (labels.gcp_name_prefix)
+_OURS_FILTER = f'labels.project = "{PROJECT}"'
+OPERATION_TIMEOUT_S = 600
+
+_CLIENTS = {
+    "projects": compute_v1.ProjectsClient,
+    "regions": compute_v1.RegionsClient,
+    "zones": compute_v1.ZonesClient,
+    "machine_types": compute_v1.MachineTypesClient,
+    "instances": compute_v1.InstancesClient,
+    "addresses": compute_v1.AddressesClient,
+    "firewalls": compute_v1.FirewallsClient,
+    "subnetworks": compute_v1.SubnetworksClient,
+    "networks": compute_v1.NetworksClient,
+}
+
+
+class GcpApi:
+    """One project and its credentials; clients made on first use."""
+
+    def __init__(
+        self,
+        project: str | None = None,
+        credentials: Any = None,
+        api_endpoint: str | None = None,
+    ) -> None:
+        if credentials is None:
+            import google.auth
+            import google.auth.exceptions
+
+            try:
+                credentials, default_project = google.auth.default()
+            except google.auth.exceptions.DefaultCredentialsError:
+                raise UserError(NO_CREDENTIALS) from None
+            project = project or os.environ.get("GOOGLE_CLOUD_PROJECT") or default_project
+        project = project or os.environ.get("GOOGLE_CLOUD_PROJECT")
+        if not project:
+            raise UserError(NO_PROJECT)
+        self.project = project
+        self._credentials = credentials
+        self._options = {"api_endpoint": api_endpoint} if api_endpoint else None
+        self._clients: dict[str, Any] = {}
+
+    def client(self, kind: str) -> Any:
+        if kind not in self._clients:
+            self._clients[kind] = _CLIENTS[kind](
+                credentials=self._credentials, transport="rest", client_options=self._options
+            )
+        return self._clients[kind]
+
+
+def _call(what: str, fn: Callable[[], Any]) -> Any:
+    """One-line errors for what a user can fix: permissions, a disabled API."""
+    try:
+        return fn()
+    except gexc.Unauthenticated:
+        raise UserError(NO_CREDENTIALS) from None
+    except gexc.PermissionDenied as e:
+        raise UserError(
+            f"GCP denied {what} ({e.message}): grant the role in infra/iam/gcp-role.yaml"
+        ) from None
+
+
+def _last(url: str) -> str:
+    return url.rstrip("/").rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class RegionInfo:
+    name: str
+    status: str  # UP or DOWN
+    zones: tuple[str, ...]
+    quotas: dict[str, tuple[float, float]]  # metric -> (limit, usage)
+
+
+def regions(api: GcpApi) -> dict[str, RegionInfo]:
+    """The project's regions, their zones and regional quotas (CPUS, IN_USE_ADDRESSES...)."""
+    listed = _call("listing regions", lambda: list(api.client("regions").list(project=api.project)))
+    return {
+        r.name: RegionInfo(
+            name=r.name,
+            status=r.status,
+            zones=tuple(sorted(_last(z) for z in r.zones)),
+            quotas={q.metric: (q.limit, q.usage) for q in r.quotas},
+        )
+        for r in listed
+    }
+
+
+def project_quotas(api: GcpApi) -> dict[str, tuple[float, float]]:
+    """Project-wide quotas, e.g. CPUS_ALL_REGIONS: metric -> (limit, usage)."""
+    project = _call("reading the project", lambda: api.client("projects").get(project=api.project))
+    return {q.metric: (q.limit, q.usage) for q in project.quotas}
+
+
+def zone_status(api: GcpApi) -> dict[str, str]:
+    """Zone name -> UP or DOWN."""
+    zones = _call("listing zones", lambda: list(api.client("zones").list(project=api.project)))
+    return {z.name: z.status for z in zones}
+
+
+def machine_type_cpus(api: GcpApi, zone: str, machine_type: str) -> int | None:
+    """vCPUs of a machine type in a zone; None where the zone does not offer it."""
+    try:
+        found = _call(
+            "reading machine types",
+            lambda: api.client("machine_types").get(
+                project=api.project, zone=zone, machine_type=machine_type
+            ),
+        )
+    except gexc.NotFound:
+        return None
+    return int(found.guest_cpus)
+
+
+@dataclass(frozen=True)
+class RegionFacts:
+    """What preflight needs to know of one GCP region, gathered before spending."""
+
+    region: str
+    status: str  # "" if the project has no such region
+    default_zone: str
+    zone: str  # the zone to use: the default, or the first other UP zone offering the type
+    machine_type: str
+    machine_type_cpus: int | None  # None: no UP zone of the region offers the type
+    quotas: dict[str, tuple[float, float]]
+
+
+def region_facts(
+    api: GcpApi,
+    region: str,
+    default_zone: str,
+    machine_type: str,
+    known: dict[str, RegionInfo],
+    zones_up: dict[str, str],
+) -> RegionFacts:
+    info = known.get(region)
+    if info is None or info.status != "UP":
+        status = info.status if info else ""
+        return RegionFacts(region, status, default_zone, "", machine_type, None, {})
+    candidates = [default_zone] if default_zone in info.zones else []
+    candidates += [z for z in info.zones if z != default_zone]
+    for zone in candidates:
+        if zones_up.get(zone) != "UP":
+            continue
+        cpus = machine_type_cpus(api, zone, machine_type)
+        if cpus is not None:
+            return RegionFacts(
+                region, info.status, default_zone, zone, machine_type, cpus, info.quotas
+            )
+    return RegionFacts(region, info.status, default_zone, "", machine_type, None, info.quotas)
+
+
+# --- the reaper ---------------------------------------------------------------
+
+
+def _aggregated(client: Any, api: GcpApi, attribute: str) -> Iterable[tuple[str, Any]]:
+    request = {"project": api.project, "filter": _OURS_FILTER}
+    for scope, scoped in client.aggregated_list(request=request):
+        for item in getattr(scoped, attribute):
+            yield _last(scope), item
+
+
+def _described(item: Any) -> dict[str, str]:
+    """Labels of resources that take none, kept as JSON in their description."""
+    try:
+        tags = json.loads(item.description or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in tags.items()} if isinstance(tags, dict) else {}
+
+
+def find_leftovers(api: GcpApi) -> list[Leftover]:
+    """Every instance, address, firewall rule, subnetwork and network of the project."""
+    found = []
+    for zone, i in _aggregated(api.client("instances"), api, "instances"):
+        if is_ours(dict(i.labels)):
+            found.append(Leftover("gcp", zone, "instance", i.name, i.name, dict(i.labels)))
+    for region, a in _aggregated(api.client("addresses"), api, "addresses"):
+        if is_ours(dict(a.labels)):
+            found.append(Leftover("gcp", region, "address", a.name, a.address, dict(a.labels)))
+    unlabelled = [
+        ("firewall", "global", api.client("firewalls").list(project=api.project)),
+        ("network", "global", api.client("networks").list(project=api.project)),
+    ]
+    for kind, scope, items in unlabelled:
+        for item in items:
+            tags = _described(item)
+            if item.name.startswith(NAME_PREFIX) and is_ours(tags):
+                found.append(Leftover("gcp", scope, kind, item.name, item.name, tags))
+    subnetworks = api.client("subnetworks").aggregated_list(request={"project": api.project})
+    for scope, scoped in subnetworks:
+        for s in scoped.subnetworks:
+            tags = _described(s)
+            if s.name.startswith(NAME_PREFIX) and is_ours(tags):
+                found.append(Leftover("gcp", _last(scope), "subnetwork", s.name, s.name, tags))
+    return found
+
+
+_ORDER = ("instance", "address", "firewall", "subnetwork", "network")
+
+
+def delete_leftovers(
+    api: GcpApi, leftovers: list[Leftover], warn: Callable[[str], None]
+) -> list[Leftover]:
+    """Delete in dependency order; returns what was deleted. Failures are warnings."""
+    p = api.project
+    calls: dict[str, Callable[[Leftover], Any]] = {
+        "instance": lambda x: api.client("instances").delete(
+            project=p, zone=x.region, instance=x.id
+        ),
+        "address": lambda x: api.client("addresses").delete(
+            project=p, region=x.region, address=x.id
+        ),
+        "firewall": lambda x: api.client("firewalls").delete(project=p, firewall=x.id),
+        "subnetwork": lambda x: api.client("subnetworks").delete(
+            project=p, region=x.region, subnetwork=x.id
+        ),
+        "network": lambda x: api.client("networks").delete(project=p, network=x.id),
+    }
+    deleted = []
+    for kind in _ORDER:
+        # Start every deletion of a kind, then wait for all: kinds depend on the
+        # previous one, items of one kind do not.
+        pending = []
+        for x in (x for x in leftovers if x.kind == kind):
+            try:
+                pending.append((x, calls[kind](x)))
+            except gexc.NotFound:
+                deleted.append(x)  # gone already (the dead-man switch got there first)
+            except gexc.GoogleAPICallError as e:
+                warn(f"could not delete {x.describe()}: {e.message}")
+        for x, operation in pending:
+            try:
+                operation.result(timeout=OPERATION_TIMEOUT_S)
+                deleted.append(x)
+            except (gexc.GoogleAPICallError, TimeoutError) as e:
+                warn(f"could not delete {x.describe()}: {e}")
+    return deleted
