@@ -1,5 +1,175 @@
-"""CLI commands: emulator."""
+"""CLI commands: `interregion emulator up/down/status/reap` (the emulated cloud).
+
+`python -m orchestrator.emulator` runs the same group: it is what the
+`infra/local` Terraform stack's provisioners call.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
 
 import click
 
-COMMANDS: list[click.Command] = []
+from orchestrator import emulator as emu
+from orchestrator import paths
+from orchestrator.emulator.spec import EmulationSpec
+
+DEFAULT_ID = "local"
+DEFAULT_KEYS = Path.home() / ".cache" / "interregion" / "emulator"
+
+
+def _utc(epoch: float) -> str:
+    if not epoch:
+        return "-"
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+@click.group("emulator")
+def emulator() -> None:
+    """The emulated cloud: each region a network namespace on this machine.
+
+    Hosts get addresses in 198.18.0.0/15, their own sshd (key-only, root), a
+    rate cap, TCP buffers and per-pair WAN delays from the network model.
+    Needs root.
+
+    \b
+    Example:
+      sudo interregion emulator up --max-regions 8
+      sudo interregion emulator down --id local
+    """
+
+
+@emulator.command("up")
+@click.option("--regions", default="", help="Comma-separated regions (cloud:id) to emulate.")
+@click.option("--max-regions", type=click.IntRange(2, 240), help="Spread N regions over the globe.")
+@click.option("--id", "emulation_id", default=DEFAULT_ID, show_default=True, help="Emulation id.")
+@click.option(
+    "--spec",
+    "spec_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Bring up exactly this spec file (what the infra/local stack runs).",
+)
+@click.option(
+    "--keys-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help=f"Where the SSH keys and known_hosts go [default: {DEFAULT_KEYS}/<id>].",
+)
+@click.option(
+    "--ttl-hours", default=12.0, show_default=True, help="After this, reap may remove it."
+)
+def up_command(
+    regions: str,
+    max_regions: int | None,
+    emulation_id: str,
+    spec_file: Path | None,
+    keys_dir: Path | None,
+    ttl_hours: float,
+) -> None:
+    """Bring an emulated cloud up (first removing leftovers of the same id).
+
+    \b
+    Example:
+      sudo interregion emulator up --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2
+      sudo interregion emulator up --max-regions 12 --id demo
+    """
+    if spec_file is not None:
+        spec = EmulationSpec.load(spec_file)
+        started = time.monotonic()
+        hosts = emu.up(spec)
+        click.echo(
+            f"emulation {spec.id} up: {len(hosts)} hosts in {spec.subnet} "
+            f"({time.monotonic() - started:.1f} s)"
+        )
+        return
+    from orchestrator.catalog import load_catalog
+    from orchestrator.emulator.stack import build_spec
+    from orchestrator.keys import ensure_sweep_keys, write_known_hosts
+    from orchestrator.netmodel import DEFAULT_MODEL
+    from orchestrator.selection import SelectionSpec, select
+
+    emu.require_root()
+    catalog = load_catalog(paths.CATALOG)
+    wanted = tuple(r.strip() for r in regions.split(",") if r.strip())
+    chosen = select(
+        catalog, SelectionSpec(regions=wanted, max_regions=max_regions or (None if wanted else 8))
+    ).regions
+    keys_dir = keys_dir or DEFAULT_KEYS / emulation_id
+    keys = ensure_sweep_keys(keys_dir)
+    expires_at = time.time() + ttl_hours * 3600
+    subnet = emu.reserve_subnet(emulation_id, expires_at=expires_at)
+    spec = build_spec(emulation_id, subnet, chosen, keys, DEFAULT_MODEL, expires_at=expires_at)
+    started = time.monotonic()
+    hosts = emu.up(spec)
+    known_hosts = keys_dir / "known_hosts"
+    write_known_hosts(known_hosts, hosts)
+    click.echo(f"emulation {emulation_id} up in {time.monotonic() - started:.1f} s:")
+    for host in hosts:
+        click.echo(f"  {host.name:32} {host.address}")
+    click.echo(
+        f"log in: ssh -i {keys.client_key} -o UserKnownHostsFile={known_hosts} "
+        f"-o StrictHostKeyChecking=yes root@{hosts[0].address}"
+    )
+    click.echo(f"remove: interregion emulator down --id {emulation_id}")
+
+
+@emulator.command("down")
+@click.option("--id", "emulation_id", required=True, help="Emulation id (see 'status').")
+def down_command(emulation_id: str) -> None:
+    """Tear an emulation down; does nothing if it is not there.
+
+    \b
+    Example:
+      sudo interregion emulator down --id local
+    """
+    removed = emu.down(emulation_id)
+    if removed:
+        click.echo(f"emulation {emulation_id} removed ({len(removed)} objects)")
+    else:
+        click.echo(f"emulation {emulation_id}: nothing to remove")
+
+
+@emulator.command("status")
+def status_command() -> None:
+    """List the emulations on this machine and whether their programs run.
+
+    \b
+    Example:
+      interregion emulator status
+    """
+    rows = emu.status()
+    if not rows:
+        click.echo("no emulations")
+        return
+    click.echo(
+        f"{'id':10} {'phase':9} {'subnet':16} {'hosts':>5} {'sshd':>5} "
+        f"{'delayd':7} {'owner':>7} {'expires (UTC)':16} stale"
+    )
+    for s in rows:
+        delayd = "-" if s.delayd_running is None else ("up" if s.delayd_running else "DOWN")
+        click.echo(
+            f"{s.id:10} {s.phase:9} {s.subnet:16} {s.hosts:5} {s.sshd_running:5} "
+            f"{delayd:7} {s.owner_pid or '-':>7} {_utc(s.expires_at):16} "
+            f"{'yes' if s.stale else 'no'}"
+        )
+
+
+@emulator.command("reap")
+def reap_command() -> None:
+    """Remove what crashed or expired runs left: ir-* namespaces, links, processes, state.
+
+    An emulation is reaped when the process that owns it has ended or, if it
+    has no owner (made through Terraform or 'emulator up'), once it expired.
+
+    \b
+    Example:
+      sudo interregion emulator reap
+    """
+    removed = emu.reap()
+    for item in removed:
+        click.echo(f"removed {item}")
+    click.echo(f"{len(removed)} objects removed")
+
+
+COMMANDS: list[click.Command] = [emulator]

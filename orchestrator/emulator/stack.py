@@ -1,0 +1,171 @@
+"""From selected regions to the `infra/local` stack's variables.
+
+Everything the stack outputs is decided here, before `terraform apply`: the
+emulation id, its /24 (reserved now, so concurrent runs never collide) and each
+host's address. The per-pair delays go to a spec file the stack's provisioner
+hands to `python -m orchestrator.emulator up`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from orchestrator.catalog import Region
+from orchestrator.emulator.runtime import reserve_subnet
+from orchestrator.emulator.spec import (
+    SSH_PORT,
+    SSH_USER,
+    EmulationSpec,
+    HostSpec,
+    PathSpec,
+    host_addresses,
+)
+from orchestrator.errors import UserError
+from orchestrator.geo import distance_km
+from orchestrator.keys import SweepKeys
+from orchestrator.netmodel import DEFAULT_MODEL, NetModel
+
+# RTT between two emulated hosts with a zero delay in delayd's table: veths,
+# bridge, two HTB queues and one NFQUEUE round trip, measured by bench/emulator.py.
+# It is taken off the modelled RTT so the measured RTT matches the model.
+BASELINE_RTT_MS = 0.25
+
+# An emulation made through Terraform outlives the command that made it; after
+# this long without a `down`, `interregion emulator reap` may remove it.
+DEFAULT_TTL_S = 12 * 3600.0
+
+SPEC_FILE = "emulation.json"
+
+
+def emulation_id_for(sweep_id: str) -> str:
+    """A short id (namespace and link names are length-limited) for a sweep id."""
+    plain = re.sub(r"[^a-z0-9]", "", sweep_id.lower())
+    if plain == sweep_id and 0 < len(plain) <= 10:
+        return plain
+    digest = hashlib.sha256(sweep_id.encode()).hexdigest()[:6]
+    return plain[:4] + digest
+
+
+def build_spec(
+    emulation_id: str,
+    subnet: str,
+    regions: Sequence[Region],
+    keys: SweepKeys,
+    model: NetModel,
+    owner_pid: int = 0,
+    expires_at: float = 0.0,
+    baseline_rtt_ms: float = BASELINE_RTT_MS,
+) -> EmulationSpec:
+    """The emulation of `regions` under `model`: one host each, delays for every direction."""
+    addresses = host_addresses(subnet, len(regions))
+    machine_type = f"emulated-{model.rate_mbit:g}mbit"
+    hosts = tuple(
+        HostSpec(r.key, r.cloud, r.id, address, machine_type)
+        for r, address in zip(regions, addresses, strict=True)
+    )
+    paths = []
+    for a in regions:
+        for b in regions:
+            if a.key == b.key:
+                continue
+            km = distance_km(a.lat, a.lon, b.lat, b.lon)
+            cross = a.cloud != b.cloud
+            paths.append(
+                PathSpec(
+                    a.key,
+                    b.key,
+                    model.one_way_delay_us(km, cross, baseline_rtt_ms),
+                    model.jitter_us,
+                    model.loss_ppm,
+                )
+            )
+    return EmulationSpec(
+        id=emulation_id,
+        subnet=subnet,
+        hosts=hosts,
+        client_pub=keys.client_pub,
+        host_key=str(keys.host_key),
+        host_pub=keys.host_pub,
+        paths=tuple(paths),
+        rate_mbit=model.rate_mbit,
+        tcp_buffer_bytes=model.tcp_buffer_bytes,
+        owner_pid=owner_pid,
+        expires_at=expires_at,
+    )
+
+
+def stack_variables(spec: EmulationSpec, spec_file: Path, python: str) -> dict[str, Any]:
+    """infra/local's terraform.tfvars.json for a spec already written to `spec_file`."""
+    text = Path(spec_file).read_text()
+    return {
+        "emulation_id": spec.id,
+        "python": python,
+        "spec_file": str(spec_file),
+        "spec_sha256": hashlib.sha256(text.encode()).hexdigest(),
+        "ssh_user": SSH_USER,
+        "ssh_port": SSH_PORT,
+        "hosts": {
+            h.name: {
+                "cloud": h.cloud,
+                "region": h.region,
+                "address": h.address,
+                "machine_type": h.machine_type,
+                "host_key": spec.host_pub,
+            }
+            for h in spec.hosts
+        },
+    }
+
+
+def local_variables(
+    sweep_id: str,
+    regions: Sequence[Region],
+    keys: SweepKeys,
+    workdir: Path,
+    model: NetModel | None = None,
+    *,
+    python: str = sys.executable,
+    owner_pid: int = 0,
+    ttl_s: float = DEFAULT_TTL_S,
+) -> dict[str, Any]:
+    """Reserve the sweep's subnet, write its spec under `workdir`, return the tfvars.
+
+    `owner_pid`: a process whose end makes the emulation reapable (tests pass
+    their own pid); 0 means the emulation lives until `down` or `ttl_s`.
+    """
+    emulation_id = emulation_id_for(sweep_id)
+    expires_at = time.time() + ttl_s if not owner_pid else 0.0
+    subnet = reserve_subnet(emulation_id, owner_pid=owner_pid, expires_at=expires_at)
+    spec = build_spec(
+        emulation_id, subnet, regions, keys, model or DEFAULT_MODEL, owner_pid, expires_at
+    )
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    spec_file = workdir / SPEC_FILE
+    # Rewriting the same content keeps the file's hash, so Terraform sees no change.
+    previous = spec_file.read_text() if spec_file.exists() else None
+    text = _stable_json(spec, previous)
+    if text != previous:
+        spec_file.write_text(text)
+    return stack_variables(spec, spec_file, python)
+
+
+def _stable_json(spec: EmulationSpec, previous: str | None) -> str:
+    """The spec as JSON; the expiry of an otherwise identical earlier spec is kept,
+    so re-running provisioning does not replace a running emulation."""
+    if previous is not None:
+        try:
+            old = EmulationSpec.from_dict(json.loads(previous))
+        except (UserError, ValueError):
+            return spec.to_json()
+        if old == replace(spec, expires_at=old.expires_at):
+            return previous
+    return spec.to_json()

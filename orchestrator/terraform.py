@@ -1,0 +1,145 @@
+"""The one Terraform driver, for the local, AWS and GCP stacks alike.
+
+Each sweep gets its own working directory per stack: the stack's files are
+copied there, with the variables (`terraform.tfvars.json`) and the state next
+to them. So sweeps never share state, and `destroy` runs against the
+configuration that created the resources even if the stack has changed since.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import UserError
+from orchestrator.hosts import Host, hosts_from_output
+
+TFVARS = "terraform.tfvars.json"
+STATE = "terraform.tfstate"
+# Files of a stack that are per-sweep, never copied from the source folder.
+_NOT_COPIED = re.compile(r"(terraform\.tfstate.*|.*\.tfvars(\.json)?|\.terraform)$")
+# Value context under a source line ("    ├───", "    │ var.x is ...") and the
+# corners of boxed diagnostics carry no message of their own.
+_SKIP = re.compile(r"^(\s+[│├]|[╷╵])")
+_CONTEXT = re.compile(r"^(on \S+ line \d+|\d+:|with |in |This was checked by|\(and \d+ more)")
+
+
+class TerraformStack:
+    """A Terraform stack (`source`) run in a working directory of one sweep."""
+
+    def __init__(self, source: Path, workdir: Path, env: dict[str, str] | None = None):
+        self.source = Path(source)
+        self.workdir = Path(workdir)
+        self.env = {
+            **os.environ,
+            "TF_IN_AUTOMATION": "1",
+            "TF_INPUT": "0",
+            "CHECKPOINT_DISABLE": "1",  # no version check calls home
+            **(env or {}),
+        }
+
+    def apply(self, variables: dict[str, Any]) -> list[Host]:
+        """Write the variables, init, apply; return the hosts the stack outputs."""
+        if not (self.source / "main.tf").exists():
+            raise UserError(f"{self.source} is not a Terraform stack (no main.tf)")
+        self._copy_stack()
+        (self.workdir / TFVARS).write_text(json.dumps(variables, indent=1, sort_keys=True))
+        self._run("init", ["init", "-input=false", "-no-color"])
+        self._run("apply", ["apply", "-input=false", "-no-color", "-auto-approve"])
+        return self.hosts()
+
+    def hosts(self) -> list[Host]:
+        """The hosts of the last apply, from `terraform output -json`."""
+        if not self.applied():
+            raise UserError(f"no Terraform state in {self.workdir}: provision the sweep first")
+        out = self._run("output", ["output", "-json", "-no-color"])
+        try:
+            return hosts_from_output(json.loads(out))
+        except json.JSONDecodeError:
+            raise UserError(f"terraform output in {self.workdir} is not JSON") from None
+
+    def applied(self) -> bool:
+        return (self.workdir / STATE).exists()
+
+    def destroy(self) -> None:
+        """Destroy what the stack made; nothing to do if it was never applied."""
+        if not self.applied():
+            return
+        # The copied configuration may be gone if the folder was cleaned by hand.
+        if not (self.workdir / "main.tf").exists():
+            self._copy_stack()
+        self._run("init", ["init", "-input=false", "-no-color"])
+        self._run("destroy", ["destroy", "-input=false", "-no-color", "-auto-approve"])
+
+    def _copy_stack(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        for path in sorted(self.source.iterdir()):
+            # Top-level files only: subfolders (like infra/local/delayd) are not
+            # Terraform's business.
+            if path.is_file() and not _NOT_COPIED.fullmatch(path.name):
+                shutil.copy2(path, self.workdir / path.name)
+
+    def _run(self, what: str, args: list[str]) -> str:
+        try:
+            result = subprocess.run(
+                ["terraform", f"-chdir={self.workdir}", *args],
+                env=self.env,
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise UserError(
+                "terraform is not installed: see https://developer.hashicorp.com/terraform/install"
+            ) from None
+        (self.workdir / f"terraform-{what}.log").write_text(result.stdout + result.stderr)
+        if result.returncode != 0:
+            raise UserError(f"terraform {what} failed: {summarize_error(result.stderr)}")
+        return result.stdout
+
+
+def summarize_error(stderr: str) -> str:
+    """One line out of Terraform's error output: the error and its most telling detail.
+
+    The detail of a failed provisioner is the last `error: ...` line the
+    command printed (the emulator's own message); otherwise the first paragraph
+    of prose after the source-code context, re-joined where Terraform wrapped it.
+    """
+    lines = [
+        line.removeprefix("│").strip() for line in stderr.splitlines() if not _SKIP.match(line)
+    ]
+    errors = [i for i, line in enumerate(lines) if line.startswith("Error: ")]
+    if not errors:
+        meaningful = [line for line in lines if line and not line.startswith("Warning")]
+        return meaningful[-1] if meaningful else "no error message (see the log in the workdir)"
+    start = errors[0]
+    summary = lines[start][len("Error: ") :].strip()
+    end = errors[1] if len(errors) > 1 else len(lines)
+    body = lines[start + 1 : end]
+    command_output = [line for line in body if line.lower().startswith("error: ")]
+    if command_output:
+        return f"{summary}: {command_output[-1][len('error: ') :]}"
+    for paragraph in _paragraphs(body):
+        if _CONTEXT.match(paragraph[0]):
+            continue
+        detail = " ".join(paragraph)
+        detail = re.sub(r"^Error running command '[^']*': ", "", detail)
+        detail = re.sub(r"\s*Output:\s*$", "", detail)
+        return f"{summary}: {detail}"
+    return summary
+
+
+def _paragraphs(lines: list[str]) -> list[list[str]]:
+    paragraphs: list[list[str]] = [[]]
+    for line in lines:
+        if line:
+            paragraphs[-1].append(line)
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return [p for p in paragraphs if p]

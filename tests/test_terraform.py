@@ -1,0 +1,137 @@
+"""The Terraform driver: error summaries from captured output, and the real
+`infra/local` stack brought up and down through it."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from orchestrator import paths
+from orchestrator.catalog import load_catalog
+from orchestrator.emulator import net, state
+from orchestrator.emulator.stack import SPEC_FILE, emulation_id_for, local_variables
+from orchestrator.errors import UserError
+from orchestrator.keys import ensure_sweep_keys
+from orchestrator.terraform import TerraformStack, summarize_error
+
+DATA = Path(__file__).parent / "data" / "terraform"
+LOCAL_STACK = paths.INFRA / "local"
+
+needs_terraform = pytest.mark.skipif(shutil.which("terraform") is None, reason="no terraform")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces)")
+
+
+@pytest.mark.parametrize(
+    ("capture", "summary"),
+    [
+        (
+            "validation_error.txt",
+            "Invalid value for variable: The emulation id is 1-10 lowercase letters or digits "
+            "(interface names are limited to 15 characters).",
+        ),
+        (
+            "provisioner_error.txt",
+            "local-exec provisioner error: /nonexistent/emulation.json: emulation spec not found",
+        ),
+        (
+            "provisioner_not_found.txt",
+            "local-exec provisioner error: fork/exec /nonexistent/python: "
+            "no such file or directory.",
+        ),
+    ],
+)
+def test_terraform_errors_become_one_line(capture, summary):
+    assert summarize_error((DATA / capture).read_text()) == summary
+
+
+def test_output_without_an_error_block_gives_its_last_line():
+    assert summarize_error("Warning: x\nsomething broke\n\n") == "something broke"
+    assert "no error message" in summarize_error("")
+
+
+def test_destroy_of_a_never_applied_stack_is_a_no_op(tmp_path):
+    stack = TerraformStack(LOCAL_STACK, tmp_path / "never")
+    stack.destroy()
+    assert not (tmp_path / "never").exists()
+    with pytest.raises(UserError, match="provision the sweep first"):
+        stack.hosts()
+
+
+def test_a_folder_without_main_tf_is_refused(tmp_path):
+    with pytest.raises(UserError, match="not a Terraform stack"):
+        TerraformStack(tmp_path, tmp_path / "work").apply({})
+
+
+@needs_terraform
+def test_invalid_variables_fail_in_one_line_before_anything_runs(tmp_path):
+    stack = TerraformStack(LOCAL_STACK, tmp_path / "work")
+    variables = {
+        "emulation_id": "Not-Valid",
+        "python": "/bin/false",
+        "spec_file": "/x.json",
+        "spec_sha256": "0",
+        "hosts": {},
+    }
+    with pytest.raises(UserError) as info:
+        stack.apply(variables)
+    message = str(info.value)
+    assert message.startswith(
+        "terraform apply failed: Invalid value for variable: The emulation id"
+    )
+    assert "\n" not in message
+    # Only the stack's own files were copied: not delayd's sources or binary.
+    assert not (tmp_path / "work" / "delayd").exists()
+    assert (tmp_path / "work" / "main.tf").exists()
+
+
+@needs_terraform
+def test_local_stack_is_formatted_and_valid(tmp_path):
+    work = tmp_path / "validate"
+    shutil.copytree(LOCAL_STACK, work, ignore=shutil.ignore_patterns("delayd"))
+    env = {**os.environ, "TF_IN_AUTOMATION": "1", "CHECKPOINT_DISABLE": "1"}
+    for args in (["fmt", "-check"], ["init", "-backend=false"], ["validate", "-no-color"]):
+        result = subprocess.run(
+            ["terraform", f"-chdir={work}", *args], env=env, capture_output=True, text=True
+        )
+        assert result.returncode == 0, (args, result.stdout, result.stderr)
+
+
+@pytest.mark.root
+@needs_root
+@needs_terraform
+def test_local_stack_up_and_down_through_the_driver(tmp_path):
+    catalog = load_catalog()
+    regions = [catalog.get(k) for k in ("aws:us-east-1", "gcp:europe-west1", "aws:ap-southeast-2")]
+    sweep_id = f"tf-{secrets.token_hex(4)}"
+    emulation_id = emulation_id_for(sweep_id)
+    keys = ensure_sweep_keys(tmp_path / "keys")
+    workdir = tmp_path / "local"
+    stack = TerraformStack(LOCAL_STACK, workdir)
+    try:
+        variables = local_variables(sweep_id, regions, keys, workdir, owner_pid=os.getpid())
+        hosts = stack.apply(variables)
+        assert [h.name for h in hosts] == sorted(r.key for r in regions)
+        assert {h.backend for h in hosts} == {"local"}
+        assert {h.host_key for h in hosts} == {keys.host_pub}
+        spec = json.loads((workdir / SPEC_FILE).read_text())
+        assert {h.address for h in hosts} == {h["address"] for h in spec["hosts"]}
+        namespaces = [n for n in net.netns_list() if net.emulation_of_namespace(n) == emulation_id]
+        assert len(namespaces) == len(regions) + 1
+        # Re-running provisioning with the same inputs changes nothing.
+        again = local_variables(sweep_id, regions, keys, workdir, owner_pid=os.getpid())
+        assert again == variables
+        assert stack.apply(again) == hosts
+        assert "No changes." in (workdir / "terraform-apply.log").read_text()
+        assert stack.hosts() == hosts
+    finally:
+        stack.destroy()
+    assert not [n for n in net.netns_list() if net.emulation_of_namespace(n) == emulation_id]
+    assert net.root_link(emulation_id) not in net.root_links()
+    assert not state.state_dir(emulation_id).exists()
+    stack.destroy()  # again: nothing left, still fine
