@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +39,11 @@ _CLIENTS = {
     "firewalls": compute_v1.FirewallsClient,
     "subnetworks": compute_v1.SubnetworksClient,
     "networks": compute_v1.NetworksClient,
+    "zone_operations": compute_v1.ZoneOperationsClient,
+    "region_operations": compute_v1.RegionOperationsClient,
+    "global_operations": compute_v1.GlobalOperationsClient,
 }
+_DONE = compute_v1.Operation.Status.DONE
 
 
 class GcpApi:
@@ -258,8 +263,33 @@ def delete_leftovers(
                 warn(f"could not delete {x.describe()}: {e.message}")
         for x, operation in pending:
             try:
-                operation.result(timeout=OPERATION_TIMEOUT_S)
+                _finish(api, operation)
                 deleted.append(x)
-            except (gexc.GoogleAPICallError, TimeoutError) as e:
+            except (gexc.GoogleAPICallError, TimeoutError, RuntimeError) as e:
                 warn(f"could not delete {x.describe()}: {e}")
     return deleted
+
+
+def _finish(api: GcpApi, operation: Any, timeout_s: float = OPERATION_TIMEOUT_S) -> None:
+    """Wait for a compute operation through this API's own endpoint; raise on its error.
+
+    (The library's own polling would ignore a custom api_endpoint.)
+    """
+    deadline = time.monotonic() + timeout_s
+    while operation.status != _DONE:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"operation {operation.name} still running after {timeout_s:g} s")
+        if operation.zone:
+            operation = api.client("zone_operations").wait(
+                project=api.project, zone=_last(operation.zone), operation=operation.name
+            )
+        elif operation.region:
+            operation = api.client("region_operations").wait(
+                project=api.project, region=_last(operation.region), operation=operation.name
+            )
+        else:
+            operation = api.client("global_operations").wait(
+                project=api.project, operation=operation.name
+            )
+    if operation.error and operation.error.errors:
+        raise RuntimeError(operation.error.errors[0].message)

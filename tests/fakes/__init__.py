@@ -1,0 +1,1 @@
+"""Stand-ins for what cannot be reached from here: the clouds' APIs."""
