@@ -12,9 +12,11 @@ whose edges are the slots:
   even number of regions, Δ + 1 for an odd number, which is optimal;
 - otherwise each slot is inserted with Δ colours, freeing a colour by swapping
   a two-colour (Kempe) path when no colour is free at both ends. That always
-  works on bipartite graphs (e.g. cross-cloud only) and usually elsewhere; when
-  it gets stuck, Misra-Gries (Vizing fans) colours with Δ + 1, which is
-  guaranteed;
+  works on bipartite graphs (e.g. cross-cloud only) and usually elsewhere; a
+  stuck insertion order is retried shuffled (seeded, so still deterministic),
+  and after KEMPE_ATTEMPTS orders, or at once if the graph is overfull (more
+  slots than Δ rounds can hold), Misra-Gries (Vizing fans) colours with Δ + 1,
+  which is guaranteed;
 - finally rounds are balanced (equitable colouring: swapping alternating paths
   between the largest and smallest round) to at most K slots each.
 
@@ -23,9 +25,10 @@ Everything is deterministic: the same pairs in the same order give the same roun
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from orchestrator.errors import UserError
@@ -287,28 +290,45 @@ def equalise(classes: list[list[Edge]]) -> list[list[Edge]]:
     """Balance matchings so sizes differ by at most one, keeping each a matching.
 
     The union of the largest and the smallest matching is a set of alternating
-    paths and even cycles; some path has one more edge of the larger, and
-    swapping it moves one edge across. (de Werra's equitable edge colouring.)
+    paths and even cycles; a path with one more edge of the larger moves one
+    edge across when its colours are swapped (de Werra's equitable edge
+    colouring). All such paths of the pair are swapped in one go.
     """
     sets = [set(m) for m in classes]
-    while sets:
-        big = max(range(len(sets)), key=lambda i: (len(sets[i]), -i))
-        small = min(range(len(sets)), key=lambda i: (len(sets[i]), i))
-        if len(sets[big]) - len(sets[small]) <= 1:
+    largest = [(-len(m), i) for i, m in enumerate(sets)]
+    smallest = [(len(m), i) for i, m in enumerate(sets)]
+    heapq.heapify(largest)
+    heapq.heapify(smallest)
+    while largest and smallest:
+        size, big = largest[0]
+        if -size != len(sets[big]):
+            heapq.heappop(largest)  # stale entry: the set changed since
+            continue
+        size, small = smallest[0]
+        if size != len(sets[small]):
+            heapq.heappop(smallest)
+            continue
+        a, b = sets[big], sets[small]
+        if len(a) - len(b) <= 1:
             break
-        path = _surplus_path(sets[big], sets[small])
-        for e in path:
-            if e in sets[big]:
-                sets[big].remove(e)
-                sets[small].add(e)
-            else:
-                sets[small].remove(e)
-                sets[big].add(e)
-    return [sorted(s) for s in sets]
+        for path in _surplus_paths(a, b):
+            for e in path:
+                if e in a:
+                    a.remove(e)
+                    b.add(e)
+                else:
+                    b.remove(e)
+                    a.add(e)
+            if len(a) - len(b) <= 1:
+                break
+        for i in (big, small):
+            heapq.heappush(largest, (-len(sets[i]), i))
+            heapq.heappush(smallest, (len(sets[i]), i))
+    return [sorted(m) for m in sets]
 
 
-def _surplus_path(a: set[Edge], b: set[Edge]) -> list[Edge]:
-    """A component of a | b with more edges from a than from b (a path ending in a-edges)."""
+def _surplus_paths(a: set[Edge], b: set[Edge]) -> Iterator[list[Edge]]:
+    """Components of a | b with one edge more from a than from b (paths ending in a-edges)."""
     nbrs: dict[int, list[Edge]] = {}
     for e in sorted(a | b):
         for v in e:
@@ -327,5 +347,4 @@ def _surplus_path(a: set[Edge], b: set[Edge]) -> list[Edge]:
             path.append(e)
             v = e[0] if e[1] == v else e[1]
         if sum(e in a for e in path) > sum(e in b for e in path):
-            return path
-    raise AssertionError("no surplus path: the inputs are not matchings")
+            yield path

@@ -1,5 +1,253 @@
-"""CLI commands: plan."""
+"""CLI commands: plan (a dry run) and regions (the catalog)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
 
 import click
+from rich import box
+from rich.console import Console
+from rich.table import Table
 
-COMMANDS: list[click.Command] = []
+from orchestrator import paths
+from orchestrator.catalog import CLOUDS, load_catalog
+from orchestrator.cli.options import (
+    params_from_options,
+    selection_options,
+    spec_from_options,
+    split_list,
+    test_params_options,
+)
+from orchestrator.errors import UserError
+from orchestrator.plan import BACKENDS, ROUND_OVERHEAD_S, Plan, make_plan, slot_seconds
+from orchestrator.pricing import load_pricing
+
+# Beyond these, the table shows the first rows and points at --json.
+SHOW_PAIRS = 60
+SHOW_ROUNDS = 30
+
+_catalog_option = click.option(
+    "--catalog",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=paths.CATALOG,
+    show_default="regions.yaml",
+    help="Region catalog file.",
+)
+
+
+@click.command()
+@selection_options
+@test_params_options
+@click.option(
+    "--max-concurrent", type=int, default=None, metavar="K", help="At most K tests per round."
+)
+@click.option("--sequential", is_flag=True, help="One test per round.")
+@click.option(
+    "--backend",
+    type=click.Choice(BACKENDS),
+    default="local",
+    show_default=True,
+    help="Where the sweep would run: local = the emulated cloud.",
+)
+@click.option(
+    "--round-overhead",
+    type=float,
+    default=ROUND_OVERHEAD_S,
+    show_default=True,
+    help="Seconds each round adds beyond its slowest test.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@_catalog_option
+@click.option(
+    "--pricing",
+    "pricing_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=paths.PRICING,
+    show_default="infra/pricing.yaml",
+    help="Price list for the estimate.",
+)
+def plan(
+    max_concurrent: int | None,
+    sequential: bool,
+    backend: str,
+    round_overhead: float,
+    as_json: bool,
+    catalog: Path,
+    pricing_path: Path,
+    **options: Any,
+) -> None:
+    """Show what a sweep would test, in which rounds, how long and at what cost.
+
+    A dry run: nothing is created. Distances are geodesic (WGS-84); bytes and
+    egress cost are upper bounds (each VM sending at its published maximum).
+
+    \b
+    Example:
+      interregion plan --max-regions 8
+      interregion plan --cloud-pair aws:gcp --min-km 1000 --max-km 5000 --json
+      interregion plan --pairs aws:us-east-1/gcp:us-east4 --pings 50 --duration 10
+    """
+    if max_concurrent is not None and sequential:
+        raise UserError("--max-concurrent and --sequential both cap a round: give one")
+    result = make_plan(
+        load_catalog(catalog),
+        spec_from_options(**options),
+        params_from_options(**options),
+        backend=backend,
+        max_concurrent=max_concurrent,
+        sequential=sequential,
+        round_overhead_s=round_overhead,
+        pricing=load_pricing(pricing_path),
+    )
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        print_plan(result, _console())
+
+
+def print_plan(result: Plan, console: Console) -> None:
+    selection = result.selection
+    regions = _table(f"{len(selection.regions)} regions")
+    for name in ("region", "city", "country", "lat", "lon"):
+        regions.add_column(name, justify="right" if name in ("lat", "lon") else "left")
+    for r in selection.regions:
+        name = r.key + (" (opt-in)" if r.opt_in else "")
+        regions.add_row(name, r.city, r.country, f"{r.lat:.2f}", f"{r.lon:.2f}")
+    console.print(regions)
+
+    pairs = _table(f"{len(selection.pairs)} directed pairs")
+    for name in ("src", "dst", "cloud pair", "distance km"):
+        pairs.add_column(name, justify="right" if name == "distance km" else "left")
+    for p in selection.pairs[:SHOW_PAIRS]:
+        pairs.add_row(p.src.key, p.dst.key, p.cloud_pair, f"{p.distance_km:,.0f}")
+    console.print(pairs)
+    if len(selection.pairs) > SHOW_PAIRS:
+        console.print(f"... and {len(selection.pairs) - SHOW_PAIRS} more pairs (see --json)")
+
+    cap = "one test per round" if result.sequential else None
+    if result.max_concurrent:
+        cap = f"at most {result.max_concurrent} tests per round"
+    title = f"{len(result.rounds)} rounds (lower bound {result.lower_bound_rounds})"
+    rounds = _table(title + (f", {cap}" if cap else ""))
+    rounds.add_column("round", justify="right")
+    rounds.add_column("tests", justify="right")
+    rounds.add_column("slots (both directions each)")
+    for i, rnd in enumerate(result.rounds[:SHOW_ROUNDS], 1):
+        slots = ", ".join(" <> ".join(slot.regions) for slot in rnd)
+        rounds.add_row(str(i), str(sum(len(s.pairs) for s in rnd)), slots)
+    console.print(rounds)
+    if len(result.rounds) > SHOW_ROUNDS:
+        console.print(f"... and {len(result.rounds) - SHOW_ROUNDS} more rounds (see --json)")
+
+    e = result.estimate
+    params = result.params
+    table = _table(f"estimate ({result.backend} backend)")
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    table.add_row("slot (both directions)", _duration(slot_seconds(params)))
+    table.add_row("measuring, wall time", _duration(e.wall_s))
+    table.add_row("provision + prepare + teardown", _duration(e.setup_s))
+    table.add_row("traffic, at most", _bytes(e.bytes))
+    for cloud_pair, sent in e.bytes_by_cloud_pair.items():
+        table.add_row(f"  {cloud_pair}", _bytes(sent))
+    table.add_row("VM-hours on the cloud", f"{e.vm_hours:,.2f}")
+    table.add_row("cloud: egress, at most", f"${e.egress_usd:,.2f}")
+    table.add_row("cloud: VMs, IPs, disks", f"${e.vm_usd:,.2f}")
+    table.add_row("cloud: total, at most", f"${e.cloud_cost_usd:,.2f}")
+    table.add_row("cost on this backend", f"${e.cost_usd:,.2f}")
+    console.print(table)
+    note = f"list prices as of {result.pricing_as_of} (infra/pricing.yaml)"
+    if result.backend == "local":
+        note = "emulated cloud: costs nothing; the cloud figures show what it would cost; " + note
+    console.print(note)
+
+
+def _console() -> Console:
+    console = Console()
+    # Piped or captured output has no width: do not squeeze region names into 80 columns.
+    return console if console.is_terminal else Console(width=160)
+
+
+def _table(title: str) -> Table:
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+
+
+def _duration(seconds: float) -> str:
+    minutes, s = divmod(round(seconds), 60)
+    hours, m = divmod(minutes, 60)
+    return f"{hours}h{m:02d}m{s:02d}s" if hours else f"{m}m{s:02d}s"
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if n >= size:
+            return f"{n / size:,.1f} {unit}"
+    return f"{n:,.0f} B"
+
+
+@click.group(invoke_without_command=True)
+@click.option(
+    "--cloud",
+    "clouds",
+    default=",".join(CLOUDS),
+    show_default=True,
+    metavar="LIST",
+    help="Clouds to list, comma-separated.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the regions as JSON.")
+@_catalog_option
+@click.pass_context
+def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> None:
+    """List the region catalog (regions.yaml).
+
+    \b
+    Example:
+      interregion regions --cloud aws
+      interregion regions --json
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    wanted = split_list(clouds.lower())
+    for cloud in wanted:
+        if cloud not in CLOUDS:
+            raise UserError(f"--cloud '{cloud}': unknown cloud (known: {', '.join(CLOUDS)})")
+    loaded = load_catalog(catalog)
+    selected = loaded.in_clouds(wanted)
+    if as_json:
+        rows = [
+            {
+                "key": r.key,
+                "cloud": r.cloud,
+                "id": r.id,
+                "city": r.city,
+                "country": r.country,
+                "lat": r.lat,
+                "lon": r.lon,
+                "zone": r.zone,
+                "opt_in": r.opt_in,
+                "machine_type": loaded.machine_types.get(r.cloud, ""),
+                "source": r.source,
+            }
+            for r in selected
+        ]
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = _table(f"{len(selected)} regions")
+    for name in ("region", "city", "country", "lat", "lon", "zone", "opt-in"):
+        table.add_column(name, justify="right" if name in ("lat", "lon") else "left")
+    for r in selected:
+        table.add_row(
+            r.key,
+            r.city,
+            r.country,
+            f"{r.lat:.2f}",
+            f"{r.lon:.2f}",
+            r.zone,
+            "yes" if r.opt_in else "",
+        )
+    _console().print(table)
+
+
+COMMANDS: list[click.Command] = [plan, regions]

@@ -1,0 +1,219 @@
+"""Options shared by plan, sweep and report: the selection and the test parameters.
+
+`selection_options` adds the selection flags to a command and
+`spec_from_options(**kwargs)` turns them into a SelectionSpec (extra keyword
+arguments are ignored, so a command can pass all of its own). Likewise
+`test_params_options` and `params_from_options`. Malformed values are
+one-line UserErrors that show the expected form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from orchestrator.catalog import CLOUDS
+from orchestrator.errors import UserError
+from orchestrator.plan import TestParams
+from orchestrator.selection import SelectionSpec
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+SELECTION_OPTIONS = (
+    "clouds",
+    "regions",
+    "exclude",
+    "no_opt_in",
+    "cloud_pair",
+    "min_km",
+    "max_km",
+    "pairs",
+    "max_regions",
+)
+TEST_PARAMS_OPTIONS = (
+    "pings",
+    "ping_interval",
+    "duration",
+    "omit",
+    "streams",
+    "window",
+    "congestion",
+)
+
+
+def _apply(f: F, options: list[Callable[[F], F]]) -> F:
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def selection_options(f: F) -> F:
+    """Add --clouds, --regions, --exclude, --no-opt-in, --cloud-pair, --min-km,
+    --max-km, --pairs and --max-regions to a click command."""
+    return _apply(
+        f,
+        [
+            click.option(
+                "--clouds",
+                default=",".join(CLOUDS),
+                show_default=True,
+                metavar="LIST",
+                help="Clouds to include, comma-separated.",
+            ),
+            click.option(
+                "--regions",
+                default="",
+                metavar="LIST",
+                help="Only these regions, e.g. aws:us-east-1,gcp:europe-west1.",
+            ),
+            click.option("--exclude", default="", metavar="LIST", help="Leave these regions out."),
+            click.option(
+                "--no-opt-in",
+                is_flag=True,
+                help="Skip AWS opt-in regions (they must be enabled per account).",
+            ),
+            click.option(
+                "--cloud-pair",
+                multiple=True,
+                metavar="SRC:DST",
+                help="Directed cloud pair, repeatable, e.g. aws:gcp. Default: all four.",
+            ),
+            click.option(
+                "--min-km", type=float, default=None, help="Shortest pair distance (inclusive)."
+            ),
+            click.option(
+                "--max-km", type=float, default=None, help="Longest pair distance (inclusive)."
+            ),
+            click.option(
+                "--pairs",
+                default="",
+                metavar="LIST",
+                help="Explicit pairs a/b, comma-separated, e.g. aws:us-east-1/gcp:us-east4 "
+                "(both directions unless --cloud-pair narrows them).",
+            ),
+            click.option(
+                "--max-regions",
+                type=int,
+                default=None,
+                metavar="N",
+                help="At most N regions, spread across the globe (farthest-point sampling).",
+            ),
+        ],
+    )
+
+
+def test_params_options(f: F) -> F:
+    """Add --pings, --ping-interval, --duration, --omit, --streams, --window and
+    --congestion (what each test runs) to a click command."""
+    defaults = TestParams()
+    return _apply(
+        f,
+        [
+            click.option(
+                "--pings",
+                type=int,
+                default=defaults.pings,
+                show_default=True,
+                help="Pings per pair.",
+            ),
+            click.option(
+                "--ping-interval",
+                type=float,
+                default=defaults.ping_interval_s,
+                show_default=True,
+                help="Seconds between pings.",
+            ),
+            click.option(
+                "--duration",
+                type=float,
+                default=defaults.duration_s,
+                show_default=True,
+                help="iperf3 seconds measured per direction.",
+            ),
+            click.option(
+                "--omit",
+                type=float,
+                default=defaults.omit_s,
+                show_default=True,
+                help="iperf3 seconds skipped at the start (TCP slow start).",
+            ),
+            click.option(
+                "--streams",
+                type=int,
+                default=defaults.streams,
+                show_default=True,
+                help="Parallel TCP streams (iperf3 -P).",
+            ),
+            click.option("--window", default=None, help="TCP window (iperf3 -w), e.g. 4M."),
+            click.option(
+                "--congestion", default=None, help="TCP congestion control (iperf3 -C), e.g. cubic."
+            ),
+        ],
+    )
+
+
+def split_list(value: str | None) -> tuple[str, ...]:
+    """'a, b,,c' -> ('a', 'b', 'c')."""
+    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+def parse_cloud_pair(text: str) -> tuple[str, str]:
+    src, sep, dst = text.strip().lower().partition(":")
+    if not sep or not src or not dst or ":" in dst:
+        raise UserError(f"--cloud-pair '{text}': write it as SRC:DST, e.g. aws:gcp")
+    for cloud in (src, dst):
+        if cloud not in CLOUDS:
+            raise UserError(
+                f"--cloud-pair '{text}': unknown cloud '{cloud}' (known: {', '.join(CLOUDS)})"
+            )
+    return (src, dst)
+
+
+def parse_pairs(text: str | None) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for item in split_list(text):
+        a, sep, b = item.partition("/")
+        if not sep or ":" not in a or ":" not in b or "/" in b:
+            raise UserError(
+                f"--pairs '{item}': write each pair as cloud:region/cloud:region, "
+                "e.g. aws:us-east-1/gcp:us-east4"
+            )
+        pairs.append((a.strip(), b.strip()))
+    return tuple(pairs)
+
+
+def spec_from_options(**kwargs: Any) -> SelectionSpec:
+    """A SelectionSpec from the keyword arguments click passes; others are ignored."""
+    clouds = tuple(c.lower() for c in split_list(kwargs.get("clouds") or ",".join(CLOUDS)))
+    for cloud in clouds:
+        if cloud not in CLOUDS:
+            raise UserError(f"--clouds '{cloud}': unknown cloud (known: {', '.join(CLOUDS)})")
+    return SelectionSpec(
+        clouds=tuple(dict.fromkeys(clouds)),
+        regions=split_list(kwargs.get("regions")),
+        exclude=split_list(kwargs.get("exclude")),
+        no_opt_in=bool(kwargs.get("no_opt_in")),
+        cloud_pairs=tuple(
+            dict.fromkeys(parse_cloud_pair(t) for t in kwargs.get("cloud_pair") or ())
+        ),
+        min_km=kwargs.get("min_km"),
+        max_km=kwargs.get("max_km"),
+        pairs=parse_pairs(kwargs.get("pairs")),
+        max_regions=kwargs.get("max_regions"),
+    )
+
+
+def params_from_options(**kwargs: Any) -> TestParams:
+    """TestParams from the keyword arguments click passes; others are ignored."""
+    defaults = TestParams()
+    return TestParams(
+        pings=kwargs.get("pings", defaults.pings),
+        ping_interval_s=kwargs.get("ping_interval", defaults.ping_interval_s),
+        duration_s=kwargs.get("duration", defaults.duration_s),
+        omit_s=kwargs.get("omit", defaults.omit_s),
+        streams=kwargs.get("streams", defaults.streams),
+        window=kwargs.get("window"),
+        congestion=kwargs.get("congestion"),
+    )
