@@ -234,6 +234,25 @@ def backend_for(regions: Sequence[Region]) -> str:
     raise UserError("no regions selected for the clouds: widen the selection")
 
 
+def check_backend(backend: str, regions: Sequence[Region]) -> str:
+    """The stack that will host `regions` on `backend`; regions it cannot host are an error.
+
+    `cloud` with regions of one cloud only resolves to that cloud's stack, so no
+    account is needed for a cloud that has no hosts.
+    """
+    stack_dir(backend)
+    if backend == "cloud":
+        backend = backend_for(regions)
+    wanted = {"aws": {"aws"}, "gcp": {"gcp"}, "cloud": {"aws", "gcp"}}[backend]
+    outside = sorted(r.key for r in regions if r.cloud not in wanted)
+    if outside:
+        raise UserError(
+            f"--backend {backend} cannot host {', '.join(outside[:3])}: "
+            "use --backend cloud or select only that cloud's regions"
+        )
+    return backend
+
+
 def stack_variables(
     backend: str,
     sweep_id: str,
@@ -250,20 +269,9 @@ def stack_variables(
     network_tier: str = "PREMIUM",
     iperf3_ports: tuple[int, int] = DEFAULT_IPERF3_PORTS,
 ) -> tuple[Path, dict[str, Any]]:
-    """The stack directory and its variables for `--backend aws|gcp|cloud`.
-
-    `cloud` with regions of one cloud only uses that cloud's stack, so no
-    account is needed for a cloud that has no hosts.
-    """
-    if backend == "cloud":
-        backend = backend_for(regions)
+    """The stack directory and its variables for `--backend aws|gcp|cloud`."""
+    backend = check_backend(backend, regions)
     wanted = {"aws": {"aws"}, "gcp": {"gcp"}, "cloud": {"aws", "gcp"}}[backend]
-    outside = sorted(r.key for r in regions if r.cloud not in wanted)
-    if outside:
-        raise UserError(
-            f"--backend {backend} cannot host {', '.join(outside[:3])}: "
-            "use --backend cloud or select only that cloud's regions"
-        )
     common: dict[str, Any] = {
         "machine_types": machine_types,
         "operator_cidr": operator_cidr,
