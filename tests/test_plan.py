@@ -1,0 +1,297 @@
+"""Plan: time model, estimate by hand, JSON shape, pricing file, and the CLI."""
+
+import json
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from fixture_regions import CATALOG_DATA, fixture_catalog
+
+from orchestrator import paths
+from orchestrator.catalog import load_catalog
+from orchestrator.cli import main
+from orchestrator.errors import UserError
+from orchestrator.plan import (
+    PING_PACKET_BYTES,
+    ROUND_OVERHEAD_S,
+    SETUP_S,
+    SLOT_MARGIN_S,
+    TestParams,
+    make_plan,
+    slot_seconds,
+)
+from orchestrator.pricing import PricingError, load_pricing, parse_pricing
+from orchestrator.selection import SelectionSpec
+
+CATALOG = fixture_catalog()
+PRICING = load_pricing()
+GIB_PER_GB = 1e9 / 2**30
+
+
+def test_slot_seconds_is_pings_plus_both_directions_plus_margin():
+    assert SLOT_MARGIN_S == 1.0
+    assert slot_seconds(TestParams()) == pytest.approx(20 * 0.2 + 2 * (1 + 5) + 1)
+    assert slot_seconds(TestParams(), directions=1) == pytest.approx(4 + 6 + 1)
+    params = TestParams(pings=50, ping_interval_s=0.5, duration_s=10, omit_s=2)
+    assert slot_seconds(params) == pytest.approx(25 + 24 + 1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"pings": 0}, "--pings 0"),
+        ({"ping_interval_s": 0}, "--ping-interval 0"),
+        ({"duration_s": 0}, "--duration 0"),
+        ({"omit_s": -1}, "--omit -1"),
+        ({"streams": 0}, "--streams 0"),
+        ({"streams": 129}, "1 to 128 streams"),
+        ({"window": "lots"}, "--window 'lots'"),
+        ({"congestion": "Cubic!"}, "--congestion 'Cubic!'"),
+    ],
+)
+def test_bad_test_params_are_one_line_errors(kwargs, message):
+    with pytest.raises(UserError, match=message.replace("(", r"\(")):
+        TestParams(**kwargs)
+
+
+def test_estimate_of_one_cross_cloud_pair_by_hand():
+    spec = SelectionSpec(pairs=(("aws:us-east-1", "gcp:us-east4"),))
+    plan = make_plan(CATALOG, spec, TestParams(), backend="cloud", pricing=PRICING)
+    assert len(plan.rounds) == 1 == plan.lower_bound_rounds
+    e = plan.estimate
+    assert e.wall_s == pytest.approx(17 + ROUND_OVERHEAD_S)
+    # aws sends at most 5 Gbit/s, gcp 1 Gbit/s, for omit + duration = 6 s; plus 20 pings
+    aws_bytes = 5e9 * 6 / 8 + 20 * PING_PACKET_BYTES
+    gcp_bytes = 1e9 * 6 / 8 + 20 * PING_PACKET_BYTES
+    assert e.bytes == pytest.approx(aws_bytes + gcp_bytes)
+    assert e.bytes_by_cloud_pair == pytest.approx({"aws-gcp": aws_bytes, "gcp-aws": gcp_bytes})
+    # cross-cloud is internet egress: AWS $0.09/GB, Google $0.12/GiB
+    egress = aws_bytes / 1e9 * 0.09 + gcp_bytes / 1e9 * 0.12 * GIB_PER_GB
+    assert e.egress_usd == pytest.approx(egress)
+    hours = (20 + SETUP_S["cloud"]) / 3600
+    vm = hours * ((0.0208 + 0.005 + 0.0009) + (0.016751 + 0.005 + 0.0014))
+    assert e.vm_hours == pytest.approx(2 * hours)
+    assert e.vm_usd == pytest.approx(vm)
+    assert e.cost_usd == pytest.approx(egress + vm) == e.cloud_cost_usd
+
+
+def test_local_backend_costs_nothing_but_shows_the_cloud_cost():
+    spec = SelectionSpec(pairs=(("aws:us-east-1", "gcp:us-east4"),))
+    local = make_plan(CATALOG, spec, pricing=PRICING)
+    cloud = make_plan(CATALOG, spec, backend="cloud", pricing=PRICING)
+    assert local.estimate.cost_usd == 0
+    assert local.estimate.cloud_cost_usd == pytest.approx(cloud.estimate.cost_usd)
+    assert local.estimate.setup_s == SETUP_S["local"] < cloud.estimate.setup_s
+    assert local.to_json()["emulated"] is True
+
+
+def test_wall_time_is_rounds_times_slowest_slot_plus_overhead():
+    spec = SelectionSpec(clouds=("aws",))  # 8 regions, full mesh: 7 rounds
+    plan = make_plan(CATALOG, spec, round_overhead_s=2.5, pricing=PRICING)
+    assert len(plan.rounds) == 7 == plan.lower_bound_rounds
+    assert plan.estimate.wall_s == pytest.approx(7 * (17 + 2.5))
+    one_way = make_plan(
+        CATALOG, SelectionSpec(clouds=("aws",), cloud_pairs=(("aws", "aws"),)), pricing=PRICING
+    )
+    assert one_way.estimate.wall_s == plan.estimate.wall_s + 7 * (ROUND_OVERHEAD_S - 2.5)
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "usd_per_gb"),
+    [
+        ("aws:us-east-1", "aws:eu-west-1", 0.02),  # AWS inter-region, default
+        ("aws:ap-southeast-2", "aws:ap-northeast-1", 0.098),  # Sydney's surcharge
+        ("aws:sa-east-1", "gcp:southamerica-east1", 0.15),  # internet from Sao Paulo
+        ("gcp:us-east4", "gcp:us-central1", 0.02 * GIB_PER_GB),  # same continent
+        ("gcp:us-east4", "gcp:europe-west1", 0.05 * GIB_PER_GB),  # NA-Europe pair
+        ("gcp:asia-northeast1", "gcp:australia-southeast1", 0.08 * GIB_PER_GB),
+        ("gcp:europe-west1", "aws:eu-west-1", 0.12 * GIB_PER_GB),  # internet
+    ],
+)
+def test_egress_price_by_source_and_destination_kind(src, dst, usd_per_gb):
+    price = PRICING.egress_usd_per_gb(CATALOG.get(src), CATALOG.get(dst))
+    assert price == pytest.approx(usd_per_gb)
+
+
+def test_every_region_of_the_real_catalog_has_a_pricing_continent():
+    catalog = load_catalog()
+    for region in catalog.regions:
+        PRICING.continent(region)  # raises on a missing country
+    assert PRICING.as_of and set(PRICING.clouds) == {"aws", "gcp"}
+    assert catalog.machine_types == {c: p.machine_type for c, p in PRICING.clouds.items()}
+
+
+def _pricing_doc():
+    return yaml.safe_load(paths.PRICING.read_text())
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.pop("as_of"), "missing 'as_of'"),
+        (
+            lambda d: d["clouds"]["aws"]["egress_usd"]["internet"].update(source="nowhere"),
+            "source 'nowhere' is not under 'sources'",
+        ),
+        (
+            lambda d: d["clouds"]["gcp"].update(instance_usd_per_hour={"value": -1}),
+            "expected a number >= 0",
+        ),
+        (lambda d: d["clouds"]["gcp"].update(egress_unit="TB"), "egress_unit"),
+        (lambda d: d["continents"]["asia"].append("US"), "country US is in two continents"),
+        (
+            lambda d: d["clouds"]["gcp"]["continent_egress_usd"].update(
+                {"north_america-europe": {"value": 0.05, "source": "gcp_vpc_network"}}
+            ),
+            "alphabetical order",
+        ),
+        (lambda d: d["clouds"].pop("gcp"), "clouds: missing 'gcp'"),
+    ],
+)
+def test_pricing_file_problems_are_named(edit, message):
+    doc = _pricing_doc()
+    edit(doc)
+    with pytest.raises(PricingError, match=message):
+        parse_pricing(doc, "pricing.yaml")
+
+
+def test_missing_pricing_country_is_a_clear_error():
+    doc = _pricing_doc()
+    doc["continents"]["africa"].remove("ZA")
+    pricing = parse_pricing(doc)
+    with pytest.raises(UserError, match="country ZA has no continent"):
+        pricing.continent(CATALOG.get("aws:af-south-1"))
+
+
+def test_backend_must_host_every_region():
+    with pytest.raises(UserError, match="--backend aws cannot host gcp:"):
+        make_plan(CATALOG, SelectionSpec(), backend="aws", pricing=PRICING)
+    plan = make_plan(CATALOG, SelectionSpec(clouds=("aws",)), backend="aws", pricing=PRICING)
+    assert plan.estimate.cost_usd > 0
+    with pytest.raises(UserError, match="--backend 'azure'"):
+        make_plan(CATALOG, SelectionSpec(), backend="azure", pricing=PRICING)
+
+
+def test_json_shape():
+    plan = make_plan(CATALOG, SelectionSpec(max_regions=6), max_concurrent=2, pricing=PRICING)
+    doc = json.loads(json.dumps(plan.to_json()))
+    for key in ("regions", "pairs", "rounds", "lower_bound_rounds", "estimate", "params"):
+        assert key in doc
+    assert {"wall_s", "bytes", "cost_usd", "cloud_cost_usd", "vm_hours"} <= set(doc["estimate"])
+    assert len(doc["regions"]) == 6 and len(doc["pairs"]) == 30
+    assert set(doc["pairs"][0]) >= {"src", "dst", "distance_km"}
+    in_rounds = sorted((p["src"], p["dst"]) for rnd in doc["rounds"] for p in rnd)
+    assert in_rounds == sorted((p["src"], p["dst"]) for p in doc["pairs"])
+    assert all(len(slots) <= 2 for slots in doc["round_slots"])
+    assert doc["lower_bound_rounds"] == 8 == len(doc["rounds"])  # ceil(15 slots / 2)
+
+
+# --- the CLI ----------------------------------------------------------------
+
+
+@pytest.fixture
+def catalog_file(tmp_path):
+    path = tmp_path / "regions.yaml"
+    path.write_text(yaml.safe_dump(CATALOG_DATA))
+    return str(path)
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_plan_json(catalog_file):
+    result = run("plan", "--catalog", catalog_file, "--cloud-pair", "aws:gcp", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert len(doc["pairs"]) == 48
+    assert {(p["src"].split(":")[0], p["dst"].split(":")[0]) for p in doc["pairs"]} == {
+        ("aws", "gcp")
+    }
+    assert doc["lower_bound_rounds"] == 8 == len(doc["rounds"])  # bipartite 8 x 6: Δ = 8
+
+
+def test_plan_table(catalog_file):
+    result = run(
+        "plan", "--catalog", catalog_file, "--regions", "aws:us-east-1,gcp:europe-west1",
+        "--pings", "10", "--duration", "2",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "2 regions" in result.output and "2 directed pairs" in result.output
+    assert "1 rounds (lower bound 1)" in result.output
+    assert "6,233" in result.output  # Ashburn - Saint-Ghislain km
+    assert "emulated cloud" in result.output
+
+
+def test_plan_options_reach_the_plan(catalog_file):
+    result = run(
+        "plan", "--catalog", catalog_file, "--clouds", "gcp", "--exclude", "gcp:us-east4",
+        "--min-km", "1000", "--max-km", "12000", "--max-regions", "4", "--streams", "4",
+        "--window", "4M", "--congestion", "cubic", "--omit", "0", "--ping-interval", "0.5",
+        "--sequential", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["params"] == {
+        "pings": 20,
+        "ping_interval_s": 0.5,
+        "duration_s": 5.0,
+        "omit_s": 0.0,
+        "streams": 4,
+        "window": "4M",
+        "congestion": "cubic",
+    }
+    assert all(r["cloud"] == "gcp" and r["key"] != "gcp:us-east4" for r in doc["regions"])
+    assert len(doc["regions"]) <= 4
+    assert all(1000 <= p["distance_km"] <= 12000 for p in doc["pairs"])
+    assert all(len(slots) == 1 for slots in doc["round_slots"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--cloud-pair", "aws-gcp"], "--cloud-pair 'aws-gcp': write it as SRC:DST, e.g. aws:gcp"),
+        (["--cloud-pair", "aws:azure"], "unknown cloud 'azure'"),
+        (["--pairs", "aws:us-east-1-gcp:us-east4"], "write each pair as cloud:region/"),
+        (["--min-km", "5000", "--max-km", "10"], "--min-km 5000 is above --max-km 10"),
+        (["--regions", "aws:mars-1"], "unknown region 'aws:mars-1'"),
+        (["--clouds", "aws,azure"], "--clouds 'azure': unknown cloud"),
+        (["--max-concurrent", "0"], "--max-concurrent 0"),
+        (["--max-concurrent", "2", "--sequential"], "give one"),
+        (["--streams", "0"], "--streams 0"),
+        (["--min-km", "30000"], "no pair is between 30000"),
+    ],
+)
+def test_plan_errors_are_one_line(catalog_file, args, message):
+    result = run("plan", "--catalog", catalog_file, *args)
+    assert result.exit_code == 2
+    assert result.output.startswith("error: ")
+    assert message in result.output
+    assert result.output.count("\n") == 1
+    assert "Traceback" not in result.output
+
+
+def test_plan_with_a_missing_catalog(tmp_path):
+    result = run("plan", "--catalog", str(tmp_path / "none.yaml"))
+    assert result.exit_code == 2 and "catalog file not found" in result.output
+
+
+def test_regions_lists_the_catalog(catalog_file):
+    result = run("regions", "--catalog", catalog_file, "--cloud", "gcp", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert [r["key"] for r in rows] == [r.key for r in CATALOG.regions if r.cloud == "gcp"]
+    assert rows[0]["zone"] and rows[0]["machine_type"] == "e2-small"
+    table = run("regions", "--catalog", catalog_file)
+    assert table.exit_code == 0 and "14 regions" in table.output and "Cape Town" in table.output
+    bad = run("regions", "--catalog", catalog_file, "--cloud", "azure")
+    assert bad.exit_code == 2 and "--cloud 'azure': unknown cloud" in bad.output
+
+
+def test_plan_on_the_real_catalog_default_sample():
+    result = run("plan", "--max-regions", "8", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    clouds = [r["cloud"] for r in doc["regions"]]
+    assert clouds.count("aws") == clouds.count("gcp") == 4
+    assert len(doc["rounds"]) == 7  # full mesh of 8: n - 1
