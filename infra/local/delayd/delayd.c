@@ -922,8 +922,17 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < count; i++)
         pthread_join(ws[i].thread, NULL);
     print_counters(ws, count, "exit");
-    for (unsigned i = 0; i < count; i++)
+    for (unsigned i = 0; i < count; i++) {
         mnl_socket_close(ws[i].nl);
+        mnl_nlmsg_batch_stop(ws[i].batch);
+        close(ws[i].wake_fd);
+        table_free(&ws[i].table);
+        free(ws[i].heap.v);
+        free(ws[i].vbuf);
+        free(ws[i].rbuf);
+    }
+    free(ws);
+    table_free(&shared_table);
     if (pidfile)
         unlink(pidfile);
     return 0;
