@@ -1,5 +1,218 @@
-"""CLI commands: sweep."""
+"""CLI commands: sweep, and its stages run alone on a sweep id
+(provision, prepare, measure, collect, teardown)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
 
 import click
 
-COMMANDS: list[click.Command] = []
+from orchestrator import paths
+from orchestrator import sweep as sweeps
+from orchestrator.catalog import load_catalog
+from orchestrator.cli.options import (
+    params_from_options,
+    selection_options,
+    spec_from_options,
+    test_params_options,
+)
+from orchestrator.errors import UserError
+from orchestrator.plan import BACKENDS, make_plan
+
+DEFAULT_BUDGET_USD = 5.0
+
+
+def _results_option(f: Any) -> Any:
+    return click.option(
+        "--results",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=paths.RESULTS,
+        show_default=True,
+        help="Folder holding the sweeps' results.",
+    )(f)
+
+
+def _sweep_id_option(f: Any) -> Any:
+    return click.option("--sweep", "sweep_id", required=True, metavar="ID", help="Sweep id.")(f)
+
+
+def _local_max_concurrent() -> int:
+    from orchestrator.emulator import LOCAL_MAX_CONCURRENT
+
+    return int(LOCAL_MAX_CONCURRENT)
+
+
+def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
+    if cost_usd <= budget_usd or yes:
+        return
+    if not sys.stdin.isatty():
+        raise UserError(
+            f"estimated cost ${cost_usd:.2f} is above --budget-usd {budget_usd:g}: "
+            "pass --yes to accept it or raise --budget-usd"
+        )
+    if not click.confirm(f"estimated cost ${cost_usd:.2f} is above the budget; go ahead?"):
+        raise UserError("not confirmed: nothing was provisioned")
+
+
+@click.command()
+@selection_options
+@test_params_options
+@click.option(
+    "--backend",
+    type=click.Choice(BACKENDS),
+    default="local",
+    show_default=True,
+    help="Where the hosts run: local = the emulated cloud on this machine.",
+)
+@click.option(
+    "--max-concurrent",
+    type=int,
+    default=None,
+    metavar="K",
+    help="At most K tests at once (default on local: the emulator's LOCAL_MAX_CONCURRENT).",
+)
+@click.option("--sequential", is_flag=True, help="One test at a time.")
+@click.option("--yes", is_flag=True, help="Do not ask, even above the budget.")
+@click.option(
+    "--budget-usd",
+    type=float,
+    default=DEFAULT_BUDGET_USD,
+    show_default=True,
+    help="Ask before provisioning when the estimated cost is above this.",
+)
+@click.option("--resume", "resume_id", metavar="ID", help="Continue a sweep: keep its ok tests.")
+@click.option(
+    "--plan-only", is_flag=True, help="Create the sweep folder and stop (run stages alone)."
+)
+@click.option("--no-report", is_flag=True, help="Do not build the report at the end.")
+@_results_option
+def sweep(**kwargs: Any) -> None:
+    """Measure latency and throughput between the selected regions, keeping every result.
+
+    Stages: plan, provision, prepare, measure (rounds), collect, teardown, report.
+    Teardown always runs, also on errors, Ctrl-C and SIGTERM. Results land in
+    results/<sweep-id>/ (sweep.json, raw/, measurements.csv).
+
+    \b
+    Example:
+      interregion sweep --backend local --yes --max-regions 8
+      interregion sweep --resume 20261122T0130Z-3fa2 --yes
+    """
+    results: Path = kwargs["results"]
+    if kwargs["resume_id"]:
+        run = sweeps.open_sweep(kwargs["resume_id"], results)
+        click.echo(f"resuming sweep {run.id} ({run.backend})", err=True)
+    else:
+        backend = kwargs["backend"]
+        max_concurrent = kwargs["max_concurrent"]
+        if max_concurrent is None and backend == "local" and not kwargs["sequential"]:
+            max_concurrent = _local_max_concurrent()
+        spec = spec_from_options(**kwargs)
+        plan = make_plan(
+            load_catalog(),
+            spec,
+            params_from_options(**kwargs),
+            backend=backend,
+            max_concurrent=max_concurrent,
+            sequential=kwargs["sequential"],
+        )
+        e = plan.estimate
+        click.echo(
+            f"plan: {len(plan.selection.regions)} regions, {len(plan.selection.pairs)} tests, "
+            f"{len(plan.rounds)} rounds (lower bound {plan.lower_bound_rounds}), "
+            f"about {e.wall_s / 60:.1f} min measuring; estimated cost ${e.cost_usd:.2f}"
+            + (f" (on the clouds: ${e.cloud_cost_usd:.2f})" if backend == "local" else ""),
+            err=True,
+        )
+        _confirm_cost(e.cost_usd, kwargs["budget_usd"], kwargs["yes"])
+        run = sweeps.create_sweep(plan, spec, results)
+        click.echo(f"sweep {run.id}: {run.dir}", err=True)
+        if kwargs["plan_only"]:
+            click.echo(run.id)
+            return
+    sweeps.run_sweep(run, build_report=not kwargs["no_report"])
+    rows = run.record.get("rounds", [])
+    failed = sum(r["tests_failed"] for r in rows if r["kind"] != "retry")
+    click.echo(f"sweep {run.id} done: {run.dir / 'measurements.csv'}", err=True)
+    if failed:
+        click.echo(f"{failed} tests failed at first; see the status and error columns", err=True)
+
+
+@click.command()
+@_sweep_id_option
+@_results_option
+def provision(sweep_id: str, results: Path) -> None:
+    """Provision the hosts of a planned sweep (Terraform) and record them in hosts.json.
+
+    The hosts stay up until 'interregion teardown --sweep ID'.
+
+    \b
+    Example:
+      interregion provision --sweep 20261122T0130Z-3fa2
+    """
+    hosts = sweeps.provision(sweeps.open_sweep(sweep_id, results))
+    click.echo(f"{len(hosts)} hosts up")
+
+
+@click.command()
+@_sweep_id_option
+@_results_option
+def prepare(sweep_id: str, results: Path) -> None:
+    """Prepare a provisioned sweep's hosts: SSH, tools, agent, facts (Ansible).
+
+    \b
+    Example:
+      interregion prepare --sweep 20261122T0130Z-3fa2
+    """
+    facts = sweeps.prepare(sweeps.open_sweep(sweep_id, results))
+    click.echo(f"{len(facts)} hosts ready")
+
+
+@click.command()
+@_sweep_id_option
+@click.option("--no-retry", is_flag=True, help="Do not retry failed tests at the end.")
+@_results_option
+def measure(sweep_id: str, no_retry: bool, results: Path) -> None:
+    """Measure the tests of a prepared sweep that have no ok result yet.
+
+    \b
+    Example:
+      interregion measure --sweep 20261122T0130Z-3fa2
+    """
+    run = sweeps.open_sweep(sweep_id, results)
+    sweeps.measure(run, retry=not no_retry)
+    click.echo(str(run.dir / "measurements.csv"))
+
+
+@click.command()
+@_sweep_id_option
+@_results_option
+def collect(sweep_id: str, results: Path) -> None:
+    """Rebuild a sweep's measurements.csv from its raw tool outputs.
+
+    \b
+    Example:
+      interregion collect --sweep 20261122T0130Z-3fa2
+    """
+    rows = sweeps.collect(sweeps.open_sweep(sweep_id, results))
+    click.echo(f"{len(rows)} rows")
+
+
+@click.command()
+@_sweep_id_option
+@_results_option
+def teardown(sweep_id: str, results: Path) -> None:
+    """Destroy a sweep's hosts and close its connections; safe to run any number of times.
+
+    \b
+    Example:
+      interregion teardown --sweep 20261122T0130Z-3fa2
+    """
+    with sweeps.signals_ignored():
+        sweeps.teardown(sweeps.open_sweep(sweep_id, results))
+    click.echo("torn down")
+
+
+COMMANDS: list[click.Command] = [sweep, provision, prepare, measure, collect, teardown]

@@ -1,0 +1,206 @@
+"""From one round's raw agent outputs to measurements.csv rows (pure functions).
+
+A slot is measured by its two hosts: the client (the first directed pair's source)
+pings and runs iperf3 forward and, when both directions are selected, reverse (`-R`);
+the server pings back and serves. So the row of client -> server takes the client's
+pings and the forward test, and the row of server -> client the server's pings and
+the reverse test (whose sender, the server, is in the client's JSON via
+--get-server-output).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from orchestrator.parse import CORRUPTED, parse_iperf3, parse_ping
+
+PING_FIELDS = (
+    "rtt_min_ms",
+    "rtt_avg_ms",
+    "rtt_p50_ms",
+    "rtt_p90_ms",
+    "rtt_p99_ms",
+    "rtt_max_ms",
+    "rtt_mdev_ms",
+    "ping_loss_pct",
+)
+IPERF3_FIELDS = (
+    "throughput_bps",
+    "throughput_sender_bps",
+    "bytes",
+    "retransmits",
+    "tcp_rtt_ms",
+    "max_cwnd_bytes",
+    "duration_s",
+)
+MAX_ERROR_CHARS = 300
+
+
+@dataclass(frozen=True)
+class SlotPlan:
+    """What one slot of a round runs: who is client and server, which directions."""
+
+    client: str  # region key, e.g. "aws:us-east-1"
+    server: str
+    reverse: bool  # also measure server -> client (iperf3 -R)
+    port: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def tests(self) -> list[tuple[str, str]]:
+        both = [(self.client, self.server), (self.server, self.client)]
+        return both if self.reverse else both[:1]
+
+
+@dataclass(frozen=True)
+class RowContext:
+    """What every row of a sweep shares, and the per-host and per-pair constants."""
+
+    sweep_id: str
+    backend: str
+    streams: int
+    machine_types: Mapping[str, str]  # region key -> machine type
+    distances_km: Mapping[tuple[str, str], float]
+
+
+def host_doc(text: str | None) -> tuple[dict[str, Any] | None, str]:
+    """A raw file's text -> (the agent's document, "") or (None, why there is none)."""
+    if text is None:
+        return None, "no result from the host"
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None, f"{CORRUPTED} from the agent"
+    if not isinstance(doc, dict):
+        return None, f"{CORRUPTED} from the agent"
+    if "ansible_event" in doc:
+        return None, f"{doc['ansible_event']}: {doc.get('msg') or 'no message'}"
+    if "agent_version" not in doc:
+        return None, f"{CORRUPTED} from the agent"
+    return doc, ""
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= MAX_ERROR_CHARS else line[: MAX_ERROR_CHARS - 3] + "..."
+
+
+def _server_error(server: dict[str, Any] | None) -> str:
+    """Why the server side could not serve, from its own iperf3 output, if it says."""
+    for run in (server or {}).get("iperf3_server", []):
+        if run.get("rc") not in (0, None):
+            parsed = parse_iperf3(run.get("stdout", ""))
+            return parsed["error"] if parsed["error"] != CORRUPTED else run.get("stderr", "")
+    return ""
+
+
+def _iperf3(client: dict[str, Any], index: int, server: dict[str, Any] | None) -> dict[str, Any]:
+    tests = client.get("iperf3") or []
+    if index >= len(tests):
+        return {"ok": False, "error": f"iperf3 {('forward', 'reverse')[index]} test not run"}
+    test = tests[index]
+    result = parse_iperf3(test.get("run", {}).get("stdout", ""))
+    if not result["ok"]:
+        error = result["error"]
+        if error == CORRUPTED and test.get("run", {}).get("stderr"):
+            error += f" ({test['run']['stderr']})"
+        if test.get("attempts", 1) > 1 and "Connection refused" in error:
+            error = f"iperf3 server never started ({test['attempts']} attempts): {error}"
+        why = _server_error(server)
+        if why:
+            error += f"; server: {why}"
+        result = {**result, "error": f"iperf3: {error}"}
+    return result
+
+
+def _ping(doc: dict[str, Any] | None) -> tuple[dict[str, Any], str]:
+    run = (doc or {}).get("ping") or {}
+    return parse_ping(run.get("stdout", "") + run.get("stderr", "")), run.get("started_utc", "")
+
+
+def slot_rows(
+    round_no: int, slot: SlotPlan, texts: Mapping[str, str | None], ctx: RowContext
+) -> list[dict[str, Any]]:
+    """The rows (one per directed test) of one slot, from its hosts' raw outputs."""
+    docs = {key: host_doc(texts.get(key)) for key in (slot.client, slot.server)}
+    client, client_why = docs[slot.client]
+    server, server_why = docs[slot.server]
+    rows = []
+    for index, (src, dst) in enumerate(slot.tests):
+        errors: list[str] = []
+        measured: dict[str, Any] = {}
+        pinger, pinger_why = docs[src]
+        if pinger is None:
+            errors.append(f"host {src} {pinger_why}")
+            started = ""
+        else:
+            ping, started = _ping(pinger)
+            measured.update({k: ping.get(k) for k in PING_FIELDS})
+            if not ping["ok"]:
+                errors.append(ping["error"])
+        if client is None:
+            if src != slot.client:  # not said already
+                errors.append(f"host {slot.client} {client_why}")
+        else:
+            result = _iperf3(client, index, server)
+            if result["ok"]:
+                measured.update({k: result.get(k) for k in IPERF3_FIELDS})
+            else:
+                if server is None and dst == slot.server:
+                    result["error"] += f"; host {slot.server} {server_why}"
+                errors.append(result["error"])
+        src_cloud, src_region = src.split(":", 1)
+        dst_cloud, dst_region = dst.split(":", 1)
+        rows.append(
+            {
+                "sweep_id": ctx.sweep_id,
+                "started_utc": started or (client or server or {}).get("started_utc", ""),
+                "backend": ctx.backend,
+                "src_cloud": src_cloud,
+                "src_region": src_region,
+                "dst_cloud": dst_cloud,
+                "dst_region": dst_region,
+                "distance_km": round(ctx.distances_km[(src, dst)], 1),
+                **measured,
+                "streams": ctx.streams,
+                "src_machine_type": ctx.machine_types.get(src, ""),
+                "dst_machine_type": ctx.machine_types.get(dst, ""),
+                "round": round_no,
+                "status": "failed" if errors else "ok",
+                "error": _one_line("; ".join(errors)),
+            }
+        )
+    return rows
+
+
+def round_rows(
+    round_no: int, slots: Sequence[SlotPlan], texts: Mapping[str, str | None], ctx: RowContext
+) -> list[dict[str, Any]]:
+    """All rows of one round; `texts` maps region key -> raw text (None: no file)."""
+    return [row for slot in slots for row in slot_rows(round_no, slot, texts, ctx)]
+
+
+def unmeasured_row(src: str, dst: str, ctx: RowContext, why: str) -> dict[str, Any]:
+    """A planned test that never ran (the sweep stopped first): failed, with the reason."""
+    src_cloud, src_region = src.split(":", 1)
+    dst_cloud, dst_region = dst.split(":", 1)
+    return {
+        "sweep_id": ctx.sweep_id,
+        "backend": ctx.backend,
+        "src_cloud": src_cloud,
+        "src_region": src_region,
+        "dst_cloud": dst_cloud,
+        "dst_region": dst_region,
+        "distance_km": round(ctx.distances_km[(src, dst)], 1),
+        "streams": ctx.streams,
+        "src_machine_type": ctx.machine_types.get(src, ""),
+        "dst_machine_type": ctx.machine_types.get(dst, ""),
+        "round": 0,
+        "status": "failed",
+        "error": why,
+    }

@@ -1,0 +1,137 @@
+"""Backend -> the Terraform stack that makes its hosts, and that stack's variables.
+
+`local` is the emulated cloud (infra/local). `aws`, `gcp` and `cloud` go through
+orchestrator.clouds.stacks, which knows the cloud stacks' variables; everything
+after provisioning only sees the host contract, whatever the backend.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from orchestrator import paths
+from orchestrator.catalog import Region
+from orchestrator.errors import UserError
+from orchestrator.keys import SweepKeys
+from orchestrator.terraform import TerraformStack
+
+CLOUD_BACKENDS = ("aws", "gcp", "cloud")
+
+
+@dataclass(frozen=True)
+class StackPlan:
+    source: Path  # the stack folder in infra/
+    workdir: Path  # its per-sweep working copy and state
+    variables: dict[str, Any]
+
+    def stack(self) -> TerraformStack:
+        return TerraformStack(self.source, self.workdir)
+
+
+def workdir_for(state_dir: Path, backend: str) -> Path:
+    return Path(state_dir) / f"tf-{backend}"
+
+
+def local_stack(
+    sweep_id: str, regions: Sequence[Region], keys: SweepKeys, state_dir: Path, owner_pid: int
+) -> StackPlan:
+    from orchestrator.emulator.stack import local_variables
+
+    workdir = workdir_for(state_dir, "local")
+    variables = local_variables(sweep_id, regions, keys, workdir, owner_pid=owner_pid)
+    return StackPlan(paths.INFRA / "local", workdir, variables)
+
+
+def cloud_stack(
+    backend: str,
+    sweep_id: str,
+    regions: Sequence[Region],
+    keys: SweepKeys,
+    state_dir: Path,
+    *,
+    machine_types: dict[str, str],
+    estimate_wall_s: float,
+) -> StackPlan:
+    """The seam to the clouds: variables from orchestrator.clouds.stacks."""
+    try:
+        from orchestrator.clouds import stacks
+    except ImportError:
+        raise UserError(f"--backend {backend} is not available yet: use --backend local") from None
+    source, variables = stacks.stack_variables(
+        backend,
+        sweep_id,
+        regions,
+        keys,
+        machine_types=machine_types,
+        operator_cidr=stacks.operator_cidr(os.environ.get("INTERREGION_OPERATOR_CIDR")),
+        ttl_minutes=stacks.ttl_minutes(estimate_wall_s),
+        owner=stacks.default_owner(),
+        created=datetime.now(UTC),
+        gcp_project=os.environ.get("INTERREGION_GCP_PROJECT", ""),
+    )
+    return StackPlan(Path(source), workdir_for(state_dir, source.name), variables)
+
+
+def stack_plan(
+    backend: str,
+    sweep_id: str,
+    regions: Sequence[Region],
+    keys: SweepKeys,
+    state_dir: Path,
+    *,
+    owner_pid: int = 0,
+    machine_types: dict[str, str] | None = None,
+    estimate_wall_s: float = 0.0,
+) -> StackPlan:
+    if backend == "local":
+        return local_stack(sweep_id, regions, keys, state_dir, owner_pid)
+    if backend in CLOUD_BACKENDS:
+        return cloud_stack(
+            backend,
+            sweep_id,
+            regions,
+            keys,
+            state_dir,
+            machine_types=machine_types or {},
+            estimate_wall_s=estimate_wall_s,
+        )
+    raise UserError(f"--backend '{backend}': expected local, aws, gcp or cloud")
+
+
+def existing_stacks(state_dir: Path) -> list[TerraformStack]:
+    """The stacks a sweep applied (for teardown): every tf-* working copy with state."""
+    found = []
+    for workdir in sorted(Path(state_dir).glob("tf-*")):
+        source = paths.INFRA / workdir.name.removeprefix("tf-")
+        stack = TerraformStack(source, workdir)
+        if stack.applied():
+            found.append(stack)
+    return found
+
+
+def destroy_all(state_dir: Path, sweep_id: str, log: Callable[[str], None]) -> list[str]:
+    """Destroy every stack of the sweep; for the emulated cloud, also make sure the
+    emulation is gone even if Terraform could not run. Returns what it destroyed."""
+    done = []
+    problems = []
+    for stack in existing_stacks(state_dir):
+        try:
+            stack.destroy()
+            done.append(stack.workdir.name)
+        except UserError as e:
+            problems.append(f"{stack.workdir.name}: {e}")
+    if (Path(state_dir) / "tf-local").exists():
+        from orchestrator.emulator import down
+        from orchestrator.emulator.stack import emulation_id_for
+
+        removed = down(emulation_id_for(sweep_id))
+        if removed:
+            log(f"emulation leftovers removed directly: {len(removed)} items")
+    if problems:
+        raise UserError("teardown incomplete: " + "; ".join(problems))
+    return done

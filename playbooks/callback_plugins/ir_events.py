@@ -1,0 +1,65 @@
+"""Ansible stdout callback: one JSON line per event, read by orchestrator.playbook.
+
+The orchestrator turns these into raw files, rows and progress while the
+playbook still runs, so a finished round is on disk before the next starts.
+Enabled only by the orchestrator (ANSIBLE_STDOUT_CALLBACK=ir_events).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from ansible.plugins.callback import CallbackBase
+
+DOCUMENTATION = """
+    name: ir_events
+    type: stdout
+    short_description: one JSON line per task start, host result and the final stats
+    description:
+      - Machine-readable event stream for the interregion orchestrator.
+"""
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "stdout"
+    CALLBACK_NAME = "ir_events"
+
+    def _emit(self, event, **fields):
+        fields["event"] = event
+        fields["time"] = time.time()
+        sys.stdout.write(json.dumps(fields, default=str) + "\n")
+        sys.stdout.flush()
+
+    def _result(self, event, result):
+        r = result._result
+        self._emit(
+            event,
+            host=result._host.get_name(),
+            task=result._task.get_name(),
+            stdout=r.get("stdout", ""),
+            stderr=r.get("stderr", ""),
+            rc=r.get("rc"),
+            msg=str(r.get("msg", "")),
+        )
+
+    def v2_playbook_on_task_start(self, task, is_conditional):
+        self._emit("task", task=task.get_name())
+
+    def v2_runner_on_ok(self, result):
+        self._result("ok", result)
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        self._result("failed", result)
+
+    def v2_runner_on_unreachable(self, result):
+        self._result("unreachable", result)
+
+    def v2_runner_on_skipped(self, result):
+        pass  # a host without a part in a round: nothing to record
+
+    def v2_playbook_on_stats(self, stats):
+        hosts = sorted(stats.processed.keys())
+        self._emit("stats", summary={h: stats.summarize(h) for h in hosts})

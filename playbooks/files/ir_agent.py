@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""interregion test agent: runs one host's whole part of one round, prints ONE JSON document.
+
+Copied to every host by prepare.yml; python3 standard library only (cloud images have
+nothing else). Usage: `python3 ir_agent.py '<part as JSON>'`. The part says the host's
+role in its slot of the round:
+
+- server: pings the peer, then serves two iperf3 tests (forward, then reverse) with
+  `iperf3 -s -1 --json`, each restarted after the previous one ends. The server only
+  listens once its own pings are done, so the client's throughput tests cannot load
+  the link while either side is still measuring idle RTT.
+- client: waits a small random jitter, pings the peer, then runs `iperf3 -c` forward
+  and reverse (`-R`, with the server's output so the sender's TCP figures are there).
+  Connection refused and "server is busy" are retried until a deadline: a server that
+  never starts ends as a failed test carrying iperf3's message.
+
+`python3 ir_agent.py --facts` prints what prepare.yml records about the host instead.
+
+Every tool output is kept verbatim; the orchestrator parses them. The agent never
+exits non-zero for a failed test: one bad test must not stop the round.
+"""
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+
+AGENT_VERSION = 1
+RETRYABLE = ("Connection refused", "server is busy")
+
+
+def utc_now():
+    # not datetime.UTC: cloud images may ship a python3 older than 3.11
+    now = datetime.now(timezone.utc)  # noqa: UP017
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def run(cmd, timeout_s):
+    """Run a tool; its output as received, with timestamps. A timeout is an answer too."""
+    started = utc_now()
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        rc, out, err = done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired as e:
+        rc = -9
+        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout or ""
+        err = f"timed out after {timeout_s:g} s"
+    except OSError as e:
+        rc, out, err = 127, "", str(e)
+    return {
+        "cmd": cmd,
+        "rc": rc,
+        "stdout": out,
+        "stderr": err,
+        "started_utc": started,
+        "ended_utc": utc_now(),
+    }
+
+
+def ping(part):
+    count, interval = part["pings"], part["ping_interval_s"]
+    # no -w: with a deadline ping sends extra probes while replies are in flight (RTT >
+    # interval) and reports them as loss; -W bounds the wait for the last replies instead
+    cmd = [part.get("ping", "ping"), "-n", "-c", str(count), "-i", str(interval), "-W", "2"]
+    cmd.append(part["peer_address"])
+    return run(cmd, count * interval + 10)
+
+
+def iperf3_error(stdout):
+    try:
+        return str(json.loads(stdout).get("error", ""))
+    except (ValueError, AttributeError):
+        return ""
+
+
+def client_test(part, reverse, connect_wait_s):
+    cmd = [part.get("iperf3", "iperf3"), "-c", part["peer_address"], "-p", str(part["port"])]
+    cmd += ["-t", str(part["duration_s"]), "-O", str(part["omit_s"]), "-P", str(part["streams"])]
+    cmd += ["--json", "--get-server-output", "--connect-timeout", "3000"]
+    if part.get("window"):
+        cmd += ["-w", str(part["window"])]
+    if part.get("congestion"):
+        cmd += ["-C", str(part["congestion"])]
+    if reverse:
+        cmd.append("-R")
+    timeout_s = part["omit_s"] + part["duration_s"] + 20
+    give_up = time.monotonic() + connect_wait_s
+    attempts = 0
+    while True:
+        attempts += 1
+        result = run(cmd, timeout_s)
+        error = iperf3_error(result["stdout"])
+        if not any(r in error for r in RETRYABLE) or time.monotonic() > give_up:
+            break
+        time.sleep(0.1)
+    return {"direction": "reverse" if reverse else "forward", "attempts": attempts, "run": result}
+
+
+def client(part):
+    jitter_s = random.uniform(0, part.get("jitter_s", 0.0))
+    time.sleep(jitter_s)
+    pinged = ping(part)
+    tests = [client_test(part, False, part["connect_wait_s"])]
+    if part.get("reverse", True):
+        # a server that did not come up for the forward test will not for the reverse one
+        gave_up = tests[0]["attempts"] > 1 and iperf3_error(tests[0]["run"]["stdout"])
+        tests.append(client_test(part, True, 0 if gave_up else part["connect_wait_s"]))
+    return {"jitter_s": round(jitter_s, 3), "ping": pinged, "iperf3": tests}
+
+
+def server(part):
+    result = {"ping": ping(part), "iperf3_server": []}
+    # the client cannot start before we listen; give it the time its own part needs
+    wait_s = part["connect_wait_s"] + 2 * (part["omit_s"] + part["duration_s"] + 10)
+    give_up = time.monotonic() + wait_s
+    cmd = [part.get("iperf3", "iperf3"), "-s", "-1", "--json", "-p", str(part["port"])]
+    for _test in range(2 if part.get("reverse", True) else 1):
+        left = give_up - time.monotonic()
+        if left <= 0:
+            break
+        served = run(cmd, left)
+        result["iperf3_server"].append(served)
+        if (
+            served["rc"] != 0
+            and served["rc"] != -9
+            and "Address already in use" in (served["stdout"] + served["stderr"])
+        ):
+            break  # the port is taken: retrying cannot help, the client will say so
+        if served["rc"] == -9:
+            served["stderr"] = f"no client test arrived within {wait_s:g} s"
+            break
+    return result
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def first_line(cmd):
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return ((done.stdout or done.stderr).strip().splitlines() or [""])[0]
+
+
+def facts():
+    net = "/proc/sys/net/ipv4/"
+    return {
+        "agent_version": AGENT_VERSION,
+        "kernel": os.uname().release,
+        "iperf3_version": first_line(["iperf3", "--version"]),
+        "ping_version": first_line(["ping", "-V"]),
+        "python_version": sys.version.split()[0],
+        "tcp_congestion_control": read(net + "tcp_congestion_control"),
+        "tcp_available_congestion_control": read(net + "tcp_available_congestion_control"),
+        "tcp_rmem": read(net + "tcp_rmem"),
+        "tcp_wmem": read(net + "tcp_wmem"),
+        "missing_tools": [t for t in ("iperf3", "ping") if not shutil.which(t)],
+    }
+
+
+def main(argv):
+    if argv[1:] == ["--facts"]:
+        sys.stdout.write(json.dumps(facts()) + "\n")
+        return 0
+    part = json.loads(argv[1])
+    doc = {
+        "agent_version": AGENT_VERSION,
+        "host": part["host"],
+        "round": part["round"],
+        "role": part["role"],
+        "peer": part["peer"],
+        "started_utc": utc_now(),
+    }
+    doc.update(client(part) if part["role"] == "client" else server(part))
+    doc["ended_utc"] = utc_now()
+    sys.stdout.write(json.dumps(doc) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
