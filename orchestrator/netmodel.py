@@ -21,7 +21,7 @@ import csv
 import math
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,14 +103,16 @@ class NetModel:
 #  - bandwidth (fit_bandwidth on doit): a small VM's stream reaches 968 Mbit/s
 #    below 10 ms RTT and a window of 2.53 MB beyond 100 ms (knee at 21 ms). The
 #    emulation runs at 50 Mbit/s, scale = 50 / 968 = 0.0517, so its window is
-#    131 kB; TCP here turns 0.72 of tcp_rmem/tcp_wmem max into window (iperf3
-#    through delayd at 40 and 200 ms RTT, kernel 6.18, 64-512 kB buffers gave
-#    0.69-0.75), so the buffer is 131 kB / 0.72 = 182 kB.
+#    131 kB. TCP alone turns 0.59-0.74 of tcp_rmem/tcp_wmem max into window,
+#    depending on the packet rate (iperf3 through the emulator, kernel 6.18:
+#    0.59 at 310 ms RTT, 0.74 at 44 ms), so the emulator clamps each host's
+#    window to buffer x efficiency with a route metric and gives the buffer
+#    2x headroom: efficiency 0.5, buffer 262 kB, window 131 kB at every RTT.
 REAL_CAP_BPS = 968e6
 REAL_WINDOW_BYTES = 2_534_000
 _EMULATED_RATE_MBIT = 50.0
 _SCALE = _EMULATED_RATE_MBIT * 1e6 / REAL_CAP_BPS
-_WINDOW_EFFICIENCY = 0.72
+_WINDOW_EFFICIENCY = 0.5
 
 DEFAULT_MODEL = NetModel(
     base_rtt_ms=1.49,
@@ -154,6 +156,12 @@ class PublicSamples:
     used: Counter[str] = field(default_factory=Counter)  # source -> rows used
     skipped: Counter[str] = field(default_factory=Counter)  # source -> rows skipped
     unknown_regions: frozenset[str] = frozenset()  # regions not in the catalog
+
+    def __iter__(self) -> Iterator[Sample]:
+        return iter(self.samples)
+
+    def __len__(self) -> int:
+        return len(self.samples)
 
 
 def _region_key(cloud: str, region: str) -> str:

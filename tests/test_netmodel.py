@@ -296,7 +296,7 @@ def public() -> netmodel.PublicSamples:
 
 @needs_public_data
 def test_public_data_gives_many_samples(public: netmodel.PublicSamples) -> None:
-    assert len(public.samples) > 1000
+    assert len(public) == len(public.samples) > 1000
     assert public.used["skyplane"] > 4000
     assert public.used["doit"] > 2000
     assert {s.cloud_pair for s in public.samples} == {"aws-aws", "aws-gcp", "gcp-aws", "gcp-gcp"}
@@ -306,7 +306,7 @@ def test_public_data_gives_many_samples(public: netmodel.PublicSamples) -> None:
 def test_default_model_is_the_calibration_of_the_public_data(
     public: netmodel.PublicSamples,
 ) -> None:
-    fit = calibrate(public.samples)
+    fit = calibrate(public)  # the loaded data is a sequence of samples
     for name, value in fit.items():
         assert getattr(DEFAULT_MODEL, name) == pytest.approx(value, abs=0.01), name
     # Routes are longer than the geodesic: above the fibre floor of 10 ms / 1000 km.
