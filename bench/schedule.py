@@ -1,0 +1,125 @@
+"""Rounds the scheduler needs against the lower bound, and how long it takes.
+
+Prints, per case: regions, slots (region pairs, both directions in one slot),
+Δ (the lower bound), rounds, rounds / Δ, and the scheduling time (median of 3;
+the machine is shared, so times are indicative). For comparison, what two
+published approaches need for the same slots:
+- a fixed pool of ceil(2 sqrt(n)) workers taking tests in list order: it does
+  not stop a VM from serving two tests at once, and needs ceil(slots / pool)
+  test-times;
+- greedy grouping: each slot, in list order, goes into the first round where
+  both of its regions are free.
+
+Run: .venv/bin/python bench/schedule.py
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from orchestrator.catalog import Catalog, Region, load_catalog
+from orchestrator.schedule import lower_bound, schedule, slots_of
+from orchestrator.selection import Pair, SelectionSpec, pair_distance_km, select
+
+T = TypeVar("T")
+
+
+def timed(fn: Callable[[], T], repeat: int = 3) -> tuple[T, float]:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return result, statistics.median(times)
+
+
+def greedy_rounds(pairs: Sequence[Pair]) -> int:
+    busy: list[set[str]] = []
+    for slot in slots_of(pairs):
+        a, b = slot.regions
+        for members in busy:
+            if a not in members and b not in members:
+                members.update((a, b))
+                break
+        else:
+            busy.append({a, b})
+    return len(busy)
+
+
+def pool_rounds(pairs: Sequence[Pair], n_regions: int) -> int:
+    return math.ceil(len(slots_of(pairs)) / math.ceil(2 * math.sqrt(n_regions)))
+
+
+def random_regions(n: int, seed: int = 7) -> list[Region]:
+    rng = random.Random(seed)
+    regions = []
+    for i in range(n):
+        # uniform on the sphere, between the polar circles like real regions
+        lat = math.degrees(math.asin(rng.uniform(-0.9, 0.9)))
+        regions.append(
+            Region(
+                ("aws", "gcp")[i % 2], f"rand-{i:03d}", "x", "US", lat, rng.uniform(-180, 180), "x"
+            )
+        )
+    return regions
+
+
+def band_pairs(regions: Sequence[Region], low: float, high: float) -> list[Pair]:
+    return [
+        Pair(a, b, d)
+        for a in regions
+        for b in regions
+        if a.key != b.key and low <= (d := pair_distance_km(a, b)) <= high
+    ]
+
+
+def row(name: str, pairs: Sequence[Pair], max_concurrent: int | None = None) -> None:
+    rounds, seconds = timed(lambda: schedule(pairs, max_concurrent=max_concurrent))
+    n = len({k for p in pairs for k in p.key})
+    slots = len(slots_of(pairs))
+    bound = lower_bound(pairs, max_concurrent)
+    pool, greedy = f"{pool_rounds(pairs, n) / bound:.2f}", f"{greedy_rounds(pairs) / bound:.3f}"
+    if max_concurrent:
+        pool = greedy = "-"  # neither caps the tests per round
+    note = "  odd full mesh: Δ+1 is optimal" if slots == n * (n - 1) // 2 and n % 2 else ""
+    print(
+        f"{name:<34} {n:>4} {slots:>6} {bound:>5} {len(rounds):>6}"
+        f" {len(rounds) / bound:>6.3f} {seconds * 1000:>8.1f} {pool:>6} {greedy:>7}{note}"
+    )
+
+
+def main() -> None:
+    catalog: Catalog = load_catalog()
+    cases: list[tuple[str, SelectionSpec, int | None]] = [
+        ("full catalog", SelectionSpec(), None),
+        ("cross-cloud only", SelectionSpec(cloud_pairs=(("aws", "gcp"), ("gcp", "aws"))), None),
+        ("band 1000-5000 km", SelectionSpec(min_km=1000, max_km=5000), None),
+        ("band 5000-12000 km", SelectionSpec(min_km=5000, max_km=12000), None),
+        ("aws only, no opt-in", SelectionSpec(clouds=("aws",), no_opt_in=True), None),
+        ("full catalog, --max-concurrent 10", SelectionSpec(), 10),
+    ]
+    _, select_s = timed(lambda: select(catalog, SelectionSpec()), repeat=1)
+    print(f"selecting the full catalog (77 regions, geodesic distances): {select_s:.2f} s")
+    print("lower bound = Δ (or ceil(slots / K) with --max-concurrent K)")
+    print(
+        f"{'case':<34} {'n':>4} {'slots':>6} {'bound':>5} {'rounds':>6} {'ratio':>6}"
+        f" {'ms':>8} {'pool':>6} {'greedy':>7}"
+    )
+    for name, spec, k in cases:
+        selection = select(catalog, spec)
+        row(name, selection.pairs, k)
+    regions = random_regions(100)
+    row("100 random regions, full mesh", band_pairs(regions, 0, math.inf))
+    row("100 random regions, 1000-8000 km", band_pairs(regions, 1000, 8000))
+    row("100 random regions, 2000-12000 km", band_pairs(regions, 2000, 12000))
+    print("pool / greedy: what those approaches need, as a multiple of the bound (the pool")
+    print("can go below it only because it lets a VM serve several tests at once)")
+
+
+if __name__ == "__main__":
+    main()
