@@ -202,6 +202,10 @@ def test_tcp_buffers_and_rate_cap_follow_the_model(cloud):
         check=True,
     ).stdout.split()
     assert int(rmem[-1]) == DEFAULT_MODEL.tcp_buffer_bytes
+    route = subprocess.run(
+        ["ip", "-n", ns, "route", "show", spec.subnet], capture_output=True, text=True, check=True
+    ).stdout
+    assert f"window {round(DEFAULT_MODEL.window_bytes)}" in route
     # The two Virginia hosts: short RTT, so the rate cap (not the window) binds.
     server = subprocess.Popen(
         [

@@ -124,6 +124,14 @@ def test_hosts_get_an_address_and_no_default_route():
     assert "route" not in batch
 
 
+def test_a_window_clamp_rides_on_the_subnet_route():
+    batch = net.host_batch(spec_of(2, tcp_window_bytes=131000), 0)
+    assert "addr add 198.18.7.10/24 dev eth0 noprefixroute" in batch
+    assert "route add 198.18.7.0/24 dev eth0 proto kernel scope link src 198.18.7.10 " in batch
+    assert batch.rstrip().endswith("window 131000")
+    assert "default" not in batch
+
+
 def test_tcp_buffers_are_set_per_host_only_when_the_model_says_so():
     assert "net.ipv4.tcp_rmem" not in net.host_sysctls(0)
     values = net.host_sysctls(262144)
@@ -209,6 +217,7 @@ def test_build_spec_applies_the_model_to_every_direction():
     assert len(spec.paths) == 6
     assert spec.rate_mbit == DEFAULT_MODEL.rate_mbit
     assert spec.tcp_buffer_bytes == DEFAULT_MODEL.tcp_buffer_bytes
+    assert spec.tcp_window_bytes == round(DEFAULT_MODEL.window_bytes)
     by_pair = {(p.src, p.dst): p for p in spec.paths}
     a, b = regions[0], regions[1]
     km = distance_km(a.lat, a.lon, b.lat, b.lon)

@@ -63,6 +63,7 @@ class EmulationSpec:
     paths: tuple[PathSpec, ...] = ()
     rate_mbit: float = 0.0  # per-host egress and ingress cap; 0 = uncapped
     tcp_buffer_bytes: int = 0  # tcp_rmem/tcp_wmem max per host; 0 = kernel default
+    tcp_window_bytes: int = 0  # largest TCP window a host advertises; 0 = no clamp
     owner_pid: int = 0  # reap() removes the emulation once this process is gone
     expires_at: float = 0.0  # ... or, without an owner, after this UTC epoch time
 

@@ -97,6 +97,7 @@ def build_spec(
         paths=tuple(paths),
         rate_mbit=model.rate_mbit,
         tcp_buffer_bytes=model.tcp_buffer_bytes,
+        tcp_window_bytes=round(model.window_bytes),
         owner_pid=owner_pid,
         expires_at=expires_at,
     )

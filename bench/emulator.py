@@ -1,0 +1,296 @@
+"""Benchmark of the emulated cloud: prints set-up/teardown time and memory, RTT
+accuracy, single-stream throughput against the model, and concurrent load.
+
+Needs root. The machine may be shared: timing figures are noisy then.
+
+    .venv/bin/python bench/emulator.py                # everything (~3 min)
+    .venv/bin/python bench/emulator.py --only rtt     # one part
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from orchestrator import emulator as emu
+from orchestrator.catalog import Region, load_catalog
+from orchestrator.emulator import net
+from orchestrator.emulator.spec import EmulationSpec
+from orchestrator.emulator.stack import BASELINE_RTT_MS, build_spec
+from orchestrator.geo import distance_km
+from orchestrator.keys import SweepKeys, ensure_sweep_keys
+from orchestrator.netmodel import DEFAULT_MODEL, NetModel
+from orchestrator.selection import farthest_point_sample
+
+PARTS = ("scale", "rtt", "throughput", "concurrent")
+RTT_HOSTS = 12
+DURATION_S = 5  # a sweep's default iperf3 test (plan.TestParams)
+OMIT_S = 1
+
+
+def regions(n: int) -> list[Region]:
+    catalog = load_catalog()
+    return (
+        farthest_point_sample(list(catalog.regions), n)
+        if n < len(catalog.regions)
+        else list(catalog.regions)
+    )
+
+
+def spec_for(emulation_id: str, chosen: Sequence[Region], keys: SweepKeys) -> EmulationSpec:
+    subnet = emu.reserve_subnet(emulation_id, owner_pid=os.getpid())
+    return build_spec(emulation_id, subnet, chosen, keys, DEFAULT_MODEL, owner_pid=os.getpid())
+
+
+def model_rtt_ms(model: NetModel, a: Region, b: Region) -> float:
+    return model.rtt_ms(distance_km(a.lat, a.lon, b.lat, b.lon), a.cloud != b.cloud)
+
+
+def mem_available_kib() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1])
+    return 0
+
+
+def rss_kib(pids: Sequence[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except FileNotFoundError:
+            pass
+    return total
+
+
+def bench_scale(keys: SweepKeys, sizes: Sequence[int]) -> None:
+    print("== set-up and teardown (goal: 77 hosts up < 60 s, down < 10 s)")
+    print(f"{'hosts':>5} {'up_s':>7} {'down_s':>7} {'procs':>5} {'rss_MiB':>8} {'mem_MiB':>8}")
+    for n in sizes:
+        emulation_id = f"bs{n}"
+        spec = spec_for(emulation_id, regions(n), keys)
+        before = mem_available_kib()
+        started = time.monotonic()
+        emu.up(spec)
+        up_s = time.monotonic() - started
+        inodes = [net.netns_inode(ns) for ns in net.namespaces(spec)]
+        pids = list(net.pids_in_netns(i for i in inodes if i))
+        rss = rss_kib(pids)
+        used = before - mem_available_kib()
+        started = time.monotonic()
+        emu.down(emulation_id)
+        down_s = time.monotonic() - started
+        print(f"{n:5} {up_s:7.2f} {down_s:7.2f} {len(pids):5} {rss / 1024:8.1f} {used / 1024:8.1f}")
+    print("  rss = sshd + delayd resident memory; mem = drop of MemAvailable (kernel objects too)")
+
+
+def ping(netns: str, address: str, count: int = 20) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        ["ip", "netns", "exec", netns, "ping", "-n", "-q", "-c", str(count), "-i", "0.2", address],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def ping_verbose(netns: str, address: str, count: int = 20) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        ["ip", "netns", "exec", netns, "ping", "-n", "-c", str(count), "-i", "0.2", address],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def median_rtt(proc: subprocess.Popen[str]) -> float:
+    out, _ = proc.communicate(timeout=120)
+    rtts = [float(x) for x in re.findall(r"time=([\d.]+) ms", out)]
+    return statistics.median(rtts) if rtts else float("nan")
+
+
+def bench_rtt(keys: SweepKeys) -> None:
+    chosen = regions(RTT_HOSTS)
+    spec = spec_for("brtt", chosen, keys)
+    emu.up(spec)
+    try:
+        pairs = [(i, j) for i in range(len(chosen)) for j in range(i + 1, len(chosen))]
+        # All pairs at once: 66 x 5 pings/s is nothing for delayd; 4 s instead of 4 min.
+        procs = {
+            (i, j): ping_verbose(net.host_ns(spec.id, i), spec.hosts[j].address) for i, j in pairs
+        }
+        errors = []
+        within = 0
+        for (i, j), proc in procs.items():
+            measured = median_rtt(proc)
+            expected = model_rtt_ms(DEFAULT_MODEL, chosen[i], chosen[j])
+            err = measured - expected
+            errors.append(err)
+            within += abs(err) <= 0.5 + 0.02 * expected
+        abs_errors = sorted(abs(e) for e in errors)
+        print(
+            f"== RTT accuracy: {len(pairs)} pairs of a {len(chosen)}-host emulation, median of 20"
+        )
+        print(
+            f"  within 0.5 ms + 2% of the model: {within}/{len(pairs)} "
+            f"({100 * within / len(pairs):.0f}%)"
+        )
+        print(
+            f"  measured - model: median {statistics.median(errors):+.3f} ms, "
+            f"max |err| {abs_errors[-1]:.3f} ms, 90th pct |err| "
+            f"{abs_errors[int(0.9 * (len(abs_errors) - 1))]:.3f} ms "
+            f"(baseline subtracted: {BASELINE_RTT_MS} ms)"
+        )
+    finally:
+        emu.down(spec.id)
+
+
+_ports = iter(range(5301, 6000))
+
+
+def iperf3(
+    spec: EmulationSpec, src: int, dst: int, duration_s: float = DURATION_S
+) -> subprocess.Popen[str]:
+    """Start a one-off server in dst and the client in src; the client prints JSON.
+
+    Each test gets its own port, so a server still finishing the previous test
+    on the same host is never in the way.
+    """
+    server_ns, client_ns = net.host_ns(spec.id, dst), net.host_ns(spec.id, src)
+    address, port = spec.hosts[dst].address, str(next(_ports))
+    subprocess.run(
+        ["ip", "netns", "exec", server_ns, "iperf3", "-s", "-1", "-D", "-B", address, "-p", port],
+        check=True,
+    )
+    time.sleep(0.2)
+    return subprocess.Popen(
+        [
+            "ip", "netns", "exec", client_ns, "iperf3", "-c", address, "-p", port,
+            "-t", str(duration_s), "-O", str(OMIT_S), "-J",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+
+
+def received_bps(proc: subprocess.Popen[str]) -> float:
+    out, _ = proc.communicate(timeout=120)
+    try:
+        return float(json.loads(out)["end"]["sum_received"]["bits_per_second"])
+    except (ValueError, KeyError):
+        return float("nan")
+
+
+def bench_throughput(keys: SweepKeys) -> None:
+    """The catalog's shortest and longest pair, and the median pair of a spread set."""
+    catalog = load_catalog()
+    everything = list(catalog.regions)
+    pairs = [(a, b) for a in everything for b in everything if a.key < b.key]
+    rtt = {p: model_rtt_ms(DEFAULT_MODEL, *p) for p in pairs}
+    spread = regions(RTT_HOSTS)
+    spread_pairs = sorted(
+        ((a, b) for a in spread for b in spread if a.key < b.key), key=lambda p: rtt[p]
+    )
+    picks = {
+        "shortest": min(pairs, key=lambda p: rtt[p]),
+        "median": spread_pairs[len(spread_pairs) // 2],
+        "longest": max(pairs, key=lambda p: rtt[p]),
+    }
+    chosen = list(dict.fromkeys(r for pair in picks.values() for r in pair))
+    index = {r.key: i for i, r in enumerate(chosen)}
+    spec = spec_for("btput", chosen, keys)
+    emu.up(spec)
+    m = DEFAULT_MODEL
+    try:
+        print(
+            f"== single-stream iperf3 ({DURATION_S} s, omit {OMIT_S} s) vs model "
+            f"min(rate, window/RTT): rate {m.rate_mbit:g} Mbit/s, window "
+            f"{m.window_bytes / 1000:.0f} kB (buffer {m.tcp_buffer_bytes} B"
+            f" x {m.window_efficiency})"
+        )
+        for label, (a, b) in picks.items():
+            expected = m.expected_throughput_bps(rtt[(a, b)])
+            got = received_bps(iperf3(spec, index[a.key], index[b.key]))
+            window = got / 8 * rtt[(a, b)] / 1000  # the window the stream really had
+            print(
+                f"  {label:8} {a.key} -> {b.key}: RTT {rtt[(a, b)]:.1f} ms, "
+                f"{got / 1e6:.2f} Mbit/s vs {expected / 1e6:.2f} expected "
+                f"({100 * (got / expected - 1):+.1f}%), throughput x RTT {window / 1000:.0f} kB"
+            )
+    finally:
+        emu.down(spec.id)
+
+
+def bench_concurrent(keys: SweepKeys, levels: Sequence[int]) -> None:
+    """K rate-bound tests at once on disjoint short pairs, plus pings on an idle pair."""
+    most = max(levels)
+    catalog = load_catalog()
+    # Hosts in one metro per pair so every test is rate-bound (short RTT).
+    near = [r for r in catalog.regions if r.cloud == "aws"][: 2 * most + 2]
+    spec = spec_for("bconc", near, keys)
+    emu.up(spec)
+    print(
+        f"== concurrent {DEFAULT_MODEL.rate_mbit:g} Mbit/s tests ({DURATION_S} s each) "
+        "and RTT on an idle pair meanwhile"
+    )
+    print(
+        f"{'tests':>5} {'min_Mbit/s':>10} {'mean_Mbit/s':>11} "
+        f"{'worst_vs_model':>14} {'rtt_err_ms':>10}"
+    )
+    try:
+        ping_src, ping_dst = 2 * most, 2 * most + 1
+        expected_rtt = model_rtt_ms(DEFAULT_MODEL, near[ping_src], near[ping_dst])
+        for k in levels:
+            rtts = [model_rtt_ms(DEFAULT_MODEL, near[2 * t], near[2 * t + 1]) for t in range(k)]
+            clients = [iperf3(spec, 2 * t, 2 * t + 1) for t in range(k)]
+            time.sleep(OMIT_S + 0.5)
+            pinger = ping_verbose(net.host_ns(spec.id, ping_src), spec.hosts[ping_dst].address, 15)
+            got = [received_bps(c) for c in clients]
+            rtt_err = median_rtt(pinger) - expected_rtt
+            ratios = [
+                g / DEFAULT_MODEL.expected_throughput_bps(r) for g, r in zip(got, rtts, strict=True)
+            ]
+            print(
+                f"{k:5} {min(got) / 1e6:10.2f} {statistics.mean(got) / 1e6:11.2f} "
+                f"{100 * (min(ratios) - 1):+13.1f}% {rtt_err:+10.3f}"
+            )
+    finally:
+        emu.down(spec.id)
+    print("  accuracy holds while worst_vs_model >= -15% and |rtt_err| <= 0.5 ms + 2%")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=PARTS, action="append")
+    parser.add_argument("--sizes", default="8,46,77")
+    parser.add_argument("--levels", default="1,2,4,6,8")
+    args = parser.parse_args(argv)
+    if os.geteuid() != 0:
+        print("bench/emulator.py: skipped, the emulated cloud needs root")
+        return 0
+    emu.reap()
+    parts = args.only or PARTS
+    print(f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f} (shared machine: noisy)")
+    with tempfile.TemporaryDirectory() as tmp:
+        keys = ensure_sweep_keys(Path(tmp))
+        if "scale" in parts:
+            bench_scale(keys, [int(n) for n in args.sizes.split(",")])
+        if "rtt" in parts:
+            bench_rtt(keys)
+        if "throughput" in parts:
+            bench_throughput(keys)
+        if "concurrent" in parts:
+            bench_concurrent(keys, [int(n) for n in args.levels.split(",")])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
