@@ -304,3 +304,17 @@ def test_terraform_validate_where_providers_can_be_installed(tmp_path):
             ["terraform", "validate", "-no-color"], cwd=work / stack, capture_output=True, text=True
         )
         assert result.returncode == 0, result.stderr
+
+
+def test_aws_security_groups_stay_within_default_quotas(catalog):
+    """60 rules per direction per group, 5 groups per interface (AWS defaults): the
+    peer groups hold 2 ingress rules per peer, and every host of the catalog fits."""
+    main_tf = (paths.INFRA / "aws" / "main.tf").read_text()
+    (per_group,) = re.findall(r"chunklist\(local\.peer_names, (\d+)\)", main_tf)
+    per_group = int(per_group)
+    ingress_per_peer = len(
+        re.findall(r"ingress \{", main_tf.split('"peers"')[1].split("resource ")[0])
+    )
+    assert ingress_per_peer * per_group <= 60
+    groups_per_host = 1 + -(-len(catalog.regions) // per_group)  # ssh + peer groups
+    assert groups_per_host <= 5

@@ -151,7 +151,7 @@ resource "aws_instance" "this" {
   ami                                  = data.aws_ssm_parameter.debian[each.key].insecure_value
   instance_type                        = each.value.machine_type
   key_name                             = aws_key_pair.this[each.key].key_name
-  vpc_security_group_ids               = concat([aws_security_group.ssh[each.key].id], [for k, g in aws_security_group.peers : g.id if g.region == each.key])
+  vpc_security_group_ids               = concat([aws_security_group.ssh[each.key].id], [for k, g in local.peer_groups : aws_security_group.peers[k].id if g.region == each.key])
   instance_initiated_shutdown_behavior = "terminate"
   user_data_base64                     = base64encode(local.cloud_config)
   ebs_optimized                        = true

@@ -5,8 +5,8 @@ output "hosts" {
       name         = "aws:${r}"
       cloud        = "aws"
       region       = r
-      address      = aws_eip_association.this[r].public_ip
-      ssh_host     = aws_eip_association.this[r].public_ip
+      address      = aws_eip.this[r].public_ip
+      ssh_host     = aws_eip.this[r].public_ip
       ssh_user     = var.ssh_user
       ssh_port     = 22
       machine_type = inst.instance_type
@@ -14,6 +14,9 @@ output "hosts" {
       host_key     = var.host_public_key
     }
   }
+
+  # A host is reachable on its address once the address is associated with it.
+  depends_on = [aws_eip_association.this]
 }
 
 output "addresses" {
