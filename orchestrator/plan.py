@@ -11,9 +11,13 @@ Time model of one slot (both directions of a region pair):
 A round lasts as long as its slowest slot, plus `round_overhead_s` (handing the
 round to the hosts and collecting the results).
 
-Bytes are an upper bound: each direction sends at the sending VM's published
-maximum egress rate (pricing.yaml) for omit + duration seconds. Streams do not
-raise it: the cap is per VM. Ping traffic is added (84-byte IPv4 packets).
+Bytes are what the network model expects one stream to carry, times streams,
+for omit + duration seconds per direction: on a cloud the smaller of the VM's
+published egress cap (pricing.yaml) and the window a real small VM reaches over
+that RTT (netmodel.REAL_WINDOW_BYTES / RTT, fitted on public measurements); on
+the emulated cloud the emulator's own cap and window. Ping traffic is added
+(84-byte IPv4 packets). Egress cost is priced on the cloud figure, also for a
+local plan, so a local plan shows what the same sweep would cost for real.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 
 from orchestrator.catalog import Catalog
 from orchestrator.errors import UserError
+from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES
 from orchestrator.pricing import Pricing, load_pricing
 from orchestrator.schedule import Round, Slot, lower_bound, schedule
 from orchestrator.selection import Pair, Selection, SelectionSpec, select
@@ -93,7 +98,7 @@ def round_seconds(params: TestParams, slots: Sequence[Slot]) -> float:
 class Estimate:
     wall_s: float  # measuring: all rounds, with their overhead
     setup_s: float  # provisioning, preparing and teardown
-    bytes: float  # upper bound of the traffic all tests send
+    bytes: float  # traffic all tests are expected to send
     vm_hours: float  # on the cloud, whatever the backend
     egress_usd: float  # on the cloud, whatever the backend
     vm_usd: float
@@ -190,9 +195,15 @@ def make_plan(
     )
 
 
-def pair_bytes(pair: Pair, params: TestParams, pricing: Pricing) -> float:
-    """Upper bound of what one directed test sends from src to dst."""
-    rate_bps = pricing.clouds[pair.src.cloud].max_egress_bps
+def pair_bytes(pair: Pair, params: TestParams, pricing: Pricing, emulated: bool = False) -> float:
+    """What one directed test is expected to send from src to dst."""
+    cross_cloud = pair.src.cloud != pair.dst.cloud
+    rtt_ms = DEFAULT_MODEL.rtt_ms(pair.distance_km, cross_cloud)
+    if emulated:
+        rate_bps = DEFAULT_MODEL.expected_throughput_bps(rtt_ms, params.streams)
+    else:
+        window_bps = params.streams * REAL_WINDOW_BYTES * 8 / (rtt_ms / 1000)
+        rate_bps = min(pricing.clouds[pair.src.cloud].max_egress_bps, window_bps)
     iperf_bytes = rate_bps * (params.omit_s + params.duration_s) / 8
     return iperf_bytes + params.pings * PING_PACKET_BYTES
 
@@ -211,10 +222,13 @@ def estimate_cost(
     egress_usd = 0.0
     by_pair: dict[str, float] = {}
     for pair in selection.pairs:
-        sent = pair_bytes(pair, params, pricing)
+        cloud_bytes = pair_bytes(pair, params, pricing)
+        sent = (
+            pair_bytes(pair, params, pricing, emulated=True) if backend == "local" else cloud_bytes
+        )
         total_bytes += sent
         by_pair[pair.cloud_pair] = by_pair.get(pair.cloud_pair, 0.0) + sent
-        egress_usd += sent / 1e9 * pricing.egress_usd_per_gb(pair.src, pair.dst)
+        egress_usd += cloud_bytes / 1e9 * pricing.egress_usd_per_gb(pair.src, pair.dst)
     # VM-hours and their price are what the clouds would bill, also for a local plan.
     hours = (wall_s + SETUP_S["cloud" if backend == "local" else backend]) / 3600
     vm_hours = len(selection.regions) * hours

@@ -295,3 +295,23 @@ def test_plan_on_the_real_catalog_default_sample():
     clouds = [r["cloud"] for r in doc["regions"]]
     assert clouds.count("aws") == clouds.count("gcp") == 4
     assert len(doc["rounds"]) == 7  # full mesh of 8: n - 1
+
+
+def test_estimate_of_a_long_pair_is_window_limited():
+    spec = SelectionSpec(pairs=(("aws:us-east-1", "aws:ap-southeast-2"),))
+    plan = make_plan(CATALOG, spec, TestParams(), backend="aws", pricing=PRICING)
+    pair = plan.selection.pairs[0]
+    rtt_s = (1.49 + 16.50 * pair.distance_km / 1000) / 1000  # DEFAULT_MODEL by hand
+    rate_bps = 2_534_000 * 8 / rtt_s  # a real small VM's window over that RTT, < 5 Gbit/s
+    one_direction = rate_bps * 6 / 8 + 20 * PING_PACKET_BYTES
+    assert rate_bps < 1e9
+    assert plan.estimate.bytes == pytest.approx(2 * one_direction, rel=1e-6)
+
+
+def test_local_estimate_counts_emulated_bytes_but_prices_the_cloud():
+    spec = SelectionSpec(pairs=(("aws:us-east-1", "aws:ap-southeast-2"),))
+    local = make_plan(CATALOG, spec, TestParams(), backend="local", pricing=PRICING).estimate
+    cloud = make_plan(CATALOG, spec, TestParams(), backend="aws", pricing=PRICING).estimate
+    assert local.cost_usd == 0
+    assert local.bytes < cloud.bytes / 10  # the emulator runs at about 1/19 of a real VM
+    assert local.egress_usd == pytest.approx(cloud.egress_usd)

@@ -149,13 +149,13 @@ def print_plan(result: Plan, console: Console) -> None:
     table.add_row("slot (both directions)", _duration(slot_seconds(params)))
     table.add_row("measuring, wall time", _duration(e.wall_s))
     table.add_row("provision + prepare + teardown", _duration(e.setup_s))
-    table.add_row("traffic, at most", _bytes(e.bytes))
+    table.add_row("traffic, expected", _bytes(e.bytes))
     for cloud_pair, sent in e.bytes_by_cloud_pair.items():
         table.add_row(f"  {cloud_pair}", _bytes(sent))
     table.add_row("VM-hours on the cloud", f"{e.vm_hours:,.2f}")
-    table.add_row("cloud: egress, at most", f"${e.egress_usd:,.2f}")
+    table.add_row("cloud: egress", f"${e.egress_usd:,.2f}")
     table.add_row("cloud: VMs, IPs, disks", f"${e.vm_usd:,.2f}")
-    table.add_row("cloud: total, at most", f"${e.cloud_cost_usd:,.2f}")
+    table.add_row("cloud: total", f"${e.cloud_cost_usd:,.2f}")
     table.add_row("cost on this backend", f"${e.cost_usd:,.2f}")
     console.print(table)
     note = f"list prices as of {result.pricing_as_of} (infra/pricing.yaml)"
