@@ -112,7 +112,7 @@ def read_rows(path: Path) -> list[dict[str, str]]:
         return list(reader)
 
 
-def test_key(row: Mapping[str, Any]) -> tuple[str, str]:
+def pair_key(row: Mapping[str, Any]) -> tuple[str, str]:
     """(src, dst) region keys of a row: the identity of a directed test in a sweep."""
     return (f"{row['src_cloud']}:{row['src_region']}", f"{row['dst_cloud']}:{row['dst_region']}")
 
@@ -122,17 +122,17 @@ def merge_rows(
 ) -> list[dict[str, Any]]:
     """One row per directed test: a newer attempt replaces an older one, except that a
     failed retry never replaces an ok result. Sorted by round, then source and destination."""
-    merged: dict[tuple[str, str], dict[str, Any]] = {test_key(r): dict(r) for r in old}
+    merged: dict[tuple[str, str], dict[str, Any]] = {pair_key(r): dict(r) for r in old}
     for row in new:
-        key = test_key(row)
+        key = pair_key(row)
         if key in merged and merged[key].get("status") == "ok" and row.get("status") != "ok":
             continue
         merged[key] = dict(row)
-    return sorted(merged.values(), key=lambda r: (int(r.get("round") or 0), test_key(r)))
+    return sorted(merged.values(), key=lambda r: (int(r.get("round") or 0), pair_key(r)))
 
 
 def ok_tests(rows: Iterable[Mapping[str, Any]]) -> set[tuple[str, str]]:
-    return {test_key(r) for r in rows if r.get("status") == "ok"}
+    return {pair_key(r) for r in rows if r.get("status") == "ok"}
 
 
 def write_rows(sweep_dir: Path, rows: Iterable[Mapping[str, Any]]) -> None:

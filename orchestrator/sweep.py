@@ -548,7 +548,7 @@ def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = T
 def _fill_unmeasured(sweep: Sweep, hosts: Sequence[Host]) -> None:
     """Planned tests without any row (the play ended early) get a failed row saying so."""
     rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
-    have = {store.test_key(r) for r in rows}
+    have = {store.pair_key(r) for r in rows}
     ctx = row_context(sweep, hosts)
     missing = [
         unmeasured_row(p.src.key, p.dst.key, ctx, "not measured: the play ended before its round")

@@ -1,0 +1,134 @@
+"""The results folder: atomic writes, the CSV contract, merging attempts, loading errors."""
+
+import json
+import os
+import re
+from datetime import UTC, datetime
+
+import pytest
+
+from orchestrator import store
+from orchestrator.errors import UserError
+from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
+
+
+def row(src="aws:us-east-1", dst="gcp:europe-west1", status="ok", round_no=1, **extra):
+    sc, sr = src.split(":")
+    dc, dr = dst.split(":")
+    return {
+        "sweep_id": "s",
+        "src_cloud": sc,
+        "src_region": sr,
+        "dst_cloud": dc,
+        "dst_region": dr,
+        "status": status,
+        "round": round_no,
+        **extra,
+    }
+
+
+def test_sweep_ids_sort_by_time_and_are_unique():
+    a = store.new_sweep_id(datetime(2026, 11, 22, 1, 30, tzinfo=UTC), "3fa2")
+    assert a == "20261122T0130Z-3fa2"
+    ids = {store.new_sweep_id() for _ in range(50)}
+    assert len(ids) > 40  # 4 hex digits: collisions are possible but rare
+    assert all(re.fullmatch(r"\d{8}T\d{4}Z-[0-9a-f]{4}", i) for i in ids)
+    assert store.new_sweep_id(datetime(2026, 1, 1, tzinfo=UTC)) < a
+
+
+def test_atomic_write_replaces_whole_file_and_leaves_no_temporaries(tmp_path):
+    path = tmp_path / "deep" / "f.txt"
+    store.write_atomic(path, "one")
+    store.write_atomic(path, "two")
+    assert path.read_text() == "two"
+    assert os.listdir(path.parent) == ["f.txt"]
+
+
+def test_atomic_write_that_fails_keeps_the_old_version(tmp_path, monkeypatch):
+    path = tmp_path / "measurements.csv"
+    store.write_atomic(path, "old complete content")
+
+    def broken_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError):
+        store.write_atomic(path, "new")
+    assert path.read_text() == "old complete content"
+    assert os.listdir(tmp_path) == ["measurements.csv"]
+
+
+def test_csv_has_exactly_the_contract_columns_and_round_trips(tmp_path):
+    rows = [row(throughput_bps=12345678.123456789, rtt_avg_ms=1.5, retransmits=3, error="")]
+    store.write_rows(tmp_path, rows)
+    text = (tmp_path / store.MEASUREMENTS_FILE).read_text()
+    assert text.splitlines()[0] == ",".join(MEASUREMENT_COLUMNS)
+    back = store.read_rows(tmp_path / store.MEASUREMENTS_FILE)
+    assert back[0]["throughput_bps"] == "12345678.123457"
+    assert back[0]["rtt_avg_ms"] == "1.5"
+    assert back[0]["retransmits"] == "3"
+    assert back[0]["tcp_rtt_ms"] == ""  # missing values are empty, never "None"
+
+
+def test_csv_refuses_columns_outside_the_contract(tmp_path):
+    with pytest.raises(ValueError, match="bitrate"):
+        store.csv_text([row(bitrate=1)])
+
+
+def test_csv_of_another_version_is_a_one_line_error(tmp_path):
+    path = tmp_path / store.MEASUREMENTS_FILE
+    path.write_text("sweep_id,rtt\nx,1\n")
+    with pytest.raises(UserError, match="another version") as e:
+        store.read_rows(path)
+    assert "\n" not in str(e.value)
+
+
+def test_merge_keeps_one_row_per_directed_test_newest_first_but_never_loses_an_ok():
+    first = [row(status="ok"), row("gcp:europe-west1", "aws:us-east-1", status="failed")]
+    retry = [
+        row(status="failed", round_no=5),  # a failed retry must not hide the ok result
+        row("gcp:europe-west1", "aws:us-east-1", status="ok", round_no=5),
+    ]
+    merged = store.merge_rows(first, retry)
+    assert len(merged) == 2
+    by_key = {store.pair_key(r): r for r in merged}
+    assert by_key[("aws:us-east-1", "gcp:europe-west1")]["round"] == 1
+    assert by_key[("gcp:europe-west1", "aws:us-east-1")]["status"] == "ok"
+    assert store.ok_tests(merged) == set(by_key)
+
+
+def test_unknown_sweep_id_is_a_one_line_error_naming_it(tmp_path):
+    with pytest.raises(UserError) as e:
+        store.load_record(tmp_path, "20990101T0000Z-dead")
+    assert "unknown sweep id '20990101T0000Z-dead'" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_results_of_another_format_version_are_refused(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / store.SWEEP_FILE).write_text(
+        json.dumps({"sweep_id": "x", "format_version": RESULTS_FORMAT_VERSION + 1})
+    )
+    with pytest.raises(UserError, match="format version"):
+        store.load_record(tmp_path, "x")
+
+
+def test_damaged_sweep_record_is_a_one_line_error(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / store.SWEEP_FILE).write_text('{"sweep_id": ')
+    with pytest.raises(UserError, match="damaged"):
+        store.load_record(tmp_path, "x")
+
+
+def test_record_round_trip(tmp_path):
+    record = {"sweep_id": "x", "format_version": RESULTS_FORMAT_VERSION, "rounds": [1]}
+    store.save_record(tmp_path, record)
+    assert store.load_record(tmp_path, "x") == record
+
+
+def test_raw_files_are_named_by_round_and_host(tmp_path):
+    path = store.raw_path(tmp_path, 7, "aws:us-east-1")
+    assert path == tmp_path / "raw" / "round-007" / "aws_us-east-1.json"
+    store.write_atomic(path, "{}")
+    assert store.read_raw_round(tmp_path, 7) == {"aws_us-east-1": "{}"}
+    assert store.read_raw_round(tmp_path, 8) == {}

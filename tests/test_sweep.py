@@ -1,0 +1,416 @@
+"""The measurement engine without root: rows from raw outputs, the agent on loopback,
+the round plumbing, progress lines and the CLI's one-line errors."""
+
+import io
+import json
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from orchestrator import paths, store
+from orchestrator import sweep as sweeps
+from orchestrator.cli import main
+from orchestrator.collect import RowContext, SlotPlan, host_doc, round_rows
+from orchestrator.hosts import Host
+from orchestrator.inventory import MAX_CONTROL_DIR_CHARS, control_dir, inventory
+from orchestrator.parse import parse_iperf3
+from orchestrator.plan import TestParams
+from orchestrator.progress import RoundProgress, fmt_duration
+from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
+
+DATA = Path(__file__).parent / "data"
+AGENT = paths.PLAYBOOKS / "files" / "ir_agent.py"
+A, B = "aws:us-east-1", "gcp:europe-west1"
+CTX = RowContext(
+    sweep_id="20261122T0130Z-3fa2",
+    backend="local",
+    streams=1,
+    machine_types={A: "emulated-50mbit", B: "emulated-50mbit"},
+    distances_km={(A, B): 6234.0, (B, A): 6234.0},
+)
+SLOT = SlotPlan(client=A, server=B, reverse=True, port=5201)
+
+
+def read(name):
+    return (DATA / name).read_text()
+
+
+def client_doc(forward="iperf3_forward.json", reverse="iperf3_reverse.json", attempts=1):
+    return {
+        "agent_version": 1,
+        "host": A,
+        "round": 1,
+        "role": "client",
+        "peer": B,
+        "started_utc": "2026-11-22T01:30:00.000Z",
+        "ping": {"stdout": read("ping_ok.txt"), "started_utc": "2026-11-22T01:30:00.100Z"},
+        "iperf3": [
+            {"direction": "forward", "attempts": attempts, "run": {"stdout": read(forward)}},
+            {"direction": "reverse", "attempts": attempts, "run": {"stdout": read(reverse)}},
+        ],
+    }
+
+
+def server_doc(ping="ping_loss.txt", server_runs=None):
+    return {
+        "agent_version": 1,
+        "host": B,
+        "round": 1,
+        "role": "server",
+        "peer": A,
+        "started_utc": "2026-11-22T01:30:00.000Z",
+        "ping": {"stdout": read(ping), "started_utc": "2026-11-22T01:30:00.200Z"},
+        "iperf3_server": server_runs or [{"rc": 0, "stdout": "{}"}],
+    }
+
+
+def rows_for(client, server):
+    texts = {
+        A: client if isinstance(client, str | None) else json.dumps(client),
+        B: server if isinstance(server, str | None) else json.dumps(server),
+    }
+    rows = round_rows(1, [SLOT], texts, CTX)
+    assert all(set(r) <= set(MEASUREMENT_COLUMNS) for r in rows)
+    return {
+        (f"{r['src_cloud']}:{r['src_region']}", f"{r['dst_cloud']}:{r['dst_region']}"): r
+        for r in rows
+    }
+
+
+# ---- rows from raw outputs ------------------------------------------------------------
+
+
+def test_a_slot_gives_both_directions_with_their_own_pings_and_tests():
+    rows = rows_for(client_doc(), server_doc())
+    fwd, rev = rows[(A, B)], rows[(B, A)]
+    assert fwd["status"] == rev["status"] == "ok"
+    assert fwd["error"] == rev["error"] == ""
+    # forward: the client's pings and iperf3 test; reverse: the server's pings, the -R test
+    assert fwd["rtt_max_ms"] == 0.497 and fwd["ping_loss_pct"] == 0.0
+    assert rev["rtt_max_ms"] == 0.074 and rev["ping_loss_pct"] == pytest.approx(33.3333)
+    assert fwd["throughput_bps"] == parse_iperf3(read("iperf3_forward.json"))["throughput_bps"]
+    assert rev["throughput_bps"] == parse_iperf3(read("iperf3_reverse.json"))["throughput_bps"]
+    assert rev["tcp_rtt_ms"] == pytest.approx(0.438)  # the server sent, its figures count
+    assert fwd["started_utc"] == "2026-11-22T01:30:00.100Z"
+    assert rev["started_utc"] == "2026-11-22T01:30:00.200Z"
+    assert fwd["distance_km"] == 6234.0 and fwd["backend"] == "local"
+    assert fwd["src_machine_type"] == "emulated-50mbit" and fwd["streams"] == 1
+    assert fwd["round"] == rev["round"] == 1
+
+
+def test_one_direction_slot_gives_one_row():
+    slot = SlotPlan(client=A, server=B, reverse=False, port=5201)
+    doc = client_doc()
+    doc["iperf3"] = doc["iperf3"][:1]
+    rows = round_rows(3, [slot], {A: json.dumps(doc), B: json.dumps(server_doc())}, CTX)
+    assert [(r["src_region"], r["status"]) for r in rows] == [("us-east-1", "ok")]
+
+
+def test_corrupted_iperf3_output_fails_only_that_test():
+    rows = rows_for(client_doc(forward="iperf3_truncated.json"), server_doc())
+    assert rows[(A, B)]["status"] == "failed"
+    assert rows[(A, B)]["error"] == "iperf3: corrupted output"
+    assert rows[(A, B)]["rtt_avg_ms"] == 0.086  # the pings still count
+    assert rows[(B, A)]["status"] == "ok"
+
+
+def test_corrupted_agent_output_fails_the_hosts_tests():
+    rows = rows_for("garbage\x00{", server_doc())
+    assert {r["status"] for r in rows.values()} == {"failed"}
+    assert rows[(A, B)]["error"] == f"host {A} corrupted output from the agent"
+    assert rows[(B, A)]["rtt_avg_ms"] == 0.056  # B's own pings were fine
+
+
+def test_unreachable_host_fails_only_its_own_tests():
+    gone = json.dumps({"ansible_event": "unreachable", "msg": "ssh: connect: refused"})
+    rows = rows_for(client_doc(), gone)
+    # B's result never arrived: its pings are missing, so B -> A fails; A measured A -> B
+    assert rows[(B, A)]["status"] == "failed"
+    assert rows[(B, A)]["error"] == f"host {B} unreachable: ssh: connect: refused"
+    assert rows[(A, B)]["status"] == "ok"
+    rows = rows_for(gone, server_doc())
+    assert {r["status"] for r in rows.values()} == {"failed"}
+    assert rows[(A, B)]["error"] == f"host {A} unreachable: ssh: connect: refused"
+    assert "\n" not in rows[(B, A)]["error"]
+
+
+def test_server_that_never_starts_says_so_with_iperf3s_words():
+    server_runs = [
+        {
+            "rc": 1,
+            "stdout": json.dumps(
+                {"error": "error - unable to start listener for connections: Address in use"}
+            ),
+        }
+    ]
+    rows = rows_for(
+        client_doc("iperf3_refused.json", "iperf3_refused.json", attempts=31),
+        server_doc(server_runs=server_runs),
+    )
+    error = rows[(A, B)]["error"]
+    assert error.startswith("iperf3: iperf3 server never started (31 attempts): unable to connect")
+    assert "server: error - unable to start listener" in error
+    assert "throughput_bps" not in rows[(A, B)]  # no figures from a test that never ran
+
+
+def test_iperf3_busy_error_is_kept_verbatim():
+    rows = rows_for(client_doc(forward="iperf3_busy.json"), server_doc())
+    assert "the server is busy running a test" in rows[(A, B)]["error"]
+
+
+def test_host_doc_explains_missing_and_wrapped_results():
+    assert host_doc(None) == (None, "no result from the host")
+    assert host_doc("[1]")[1] == "corrupted output from the agent"
+    assert host_doc('{"ansible_event": "failed", "msg": "boom"}') == (None, "failed: boom")
+
+
+# ---- the agent, for real, on loopback -------------------------------------------------
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_agent(part):
+    out = subprocess.run(
+        [sys.executable, str(AGENT), json.dumps(part)], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.fixture
+def part():
+    return {
+        "round": 1,
+        "pings": 3,
+        "ping_interval_s": 0.2,
+        "duration_s": 1,
+        "omit_s": 0,
+        "streams": 1,
+        "connect_wait_s": 3,
+        "jitter_s": 0.1,
+        "peer_address": "127.0.0.1",
+        "port": free_port(),
+        "reverse": True,
+    }
+
+
+def test_agent_pair_on_loopback_produces_rows_that_are_ok(part):
+    texts = {}
+
+    def serve():
+        texts[B] = run_agent({**part, "host": B, "role": "server", "peer": A})
+
+    server = threading.Thread(target=serve)
+    server.start()
+    texts[A] = run_agent({**part, "host": A, "role": "client", "peer": B})
+    server.join(60)
+    rows = round_rows(1, [SLOT], texts, CTX)
+    assert [r["status"] for r in rows] == ["ok", "ok"], [r["error"] for r in rows]
+    assert all(r["throughput_bps"] > 1e6 for r in rows)
+    assert all(r["rtt_avg_ms"] < 5 for r in rows)
+    assert len(json.loads(texts[B])["iperf3_server"]) == 2
+
+
+def test_agent_against_a_server_that_never_starts_fails_with_the_reason(part):
+    part = {**part, "connect_wait_s": 1}
+    texts = {A: run_agent({**part, "host": A, "role": "client", "peer": B})}
+    texts[B] = None  # the server host said nothing
+    rows = round_rows(1, [SLOT], texts, CTX)
+    assert rows[0]["status"] == "failed"
+    assert "iperf3 server never started" in rows[0]["error"]
+    assert "Connection refused" in rows[0]["error"]
+    doc = json.loads(texts[A])
+    assert doc["iperf3"][1]["attempts"] == 1  # no second wait for the reverse test
+
+
+def test_agent_facts_name_the_tools_and_tcp_settings():
+    out = subprocess.run([sys.executable, str(AGENT), "--facts"], capture_output=True, text=True)
+    facts = json.loads(out.stdout)
+    assert facts["iperf3_version"].startswith("iperf 3")
+    assert facts["tcp_congestion_control"]
+    assert len(facts["tcp_rmem"].split()) == 3
+    assert facts["missing_tools"] == []
+
+
+# ---- round plumbing -------------------------------------------------------------------
+
+
+def host(name, address):
+    cloud, region = name.split(":")
+    return Host(name, cloud, region, address, address, "root", 22, "m", "local", "")
+
+
+def test_agent_parts_give_both_ends_their_role_and_peer_address():
+    slots = [SlotPlan(A, B, True, 5203)]
+    hosts = {A: host(A, "198.18.7.2"), B: host(B, "198.18.7.3")}
+    parts = sweeps.agent_parts(3, slots, hosts, TestParams(pings=7, streams=2))
+    assert set(parts) == {"aws_us-east-1", "gcp_europe-west1"}
+    assert parts["aws_us-east-1"]["role"] == "client"
+    assert parts["aws_us-east-1"]["peer_address"] == "198.18.7.3"
+    assert parts["gcp_europe-west1"]["role"] == "server"
+    assert parts["gcp_europe-west1"]["peer_address"] == "198.18.7.2"
+    assert {p["port"] for p in parts.values()} == {5203}
+    assert parts["aws_us-east-1"]["pings"] == 7 and parts["aws_us-east-1"]["streams"] == 2
+
+
+def test_slot_plans_take_client_from_the_first_direction_and_a_new_port_each_round():
+    from orchestrator.catalog import Region
+    from orchestrator.schedule import Slot
+    from orchestrator.selection import Pair
+
+    ra = Region("aws", "us-east-1", "Ashburn", "US", 39.0, -77.5, "test")
+    rb = Region("gcp", "europe-west1", "St. Ghislain", "BE", 50.5, 3.8, "test")
+    both = Slot(regions=(B, A), pairs=(Pair(rb, ra, 6234.0), Pair(ra, rb, 6234.0)))
+    one = Slot(regions=(A, B), pairs=(Pair(ra, rb, 6234.0),))
+    plans = sweeps.slot_plans(1, [both, one])
+    assert plans[0] == SlotPlan(client=B, server=A, reverse=True, port=5201)
+    assert plans[1] == SlotPlan(client=A, server=B, reverse=False, port=5201)
+    ports = {sweeps.slot_plans(n, [one])[0].port for n in range(1, 300)}
+    assert min(ports) == 5201 and max(ports) == 5299  # the cloud firewalls' range
+
+
+def test_inventory_checks_host_keys_and_uses_the_sweeps_key(tmp_path):
+    doc = inventory(
+        [host(A, "198.18.7.2")],
+        client_key=tmp_path / "k",
+        known_hosts=tmp_path / "kh",
+        control_path_dir=tmp_path / "cp",
+        agent_dir="/tmp/x",
+    )
+    v = doc["all"]["vars"]
+    assert "StrictHostKeyChecking=yes" in v["ansible_ssh_common_args"]
+    assert f"UserKnownHostsFile={tmp_path / 'kh'}" in v["ansible_ssh_common_args"]
+    assert v["ansible_ssh_private_key_file"] == str(tmp_path / "k")
+    assert doc["all"]["hosts"]["aws_us-east-1"]["ir_name"] == A
+
+
+def test_control_sockets_fit_a_unix_socket_path(tmp_path):
+    assert control_dir(Path("/r/x/state"), "id") == Path("/r/x/state/cp")
+    deep = Path("/tmp") / ("d" * 80) / "state"
+    chosen = control_dir(deep, "20261122T0130Z-3fa2")
+    assert len(str(chosen)) <= MAX_CONTROL_DIR_CHARS
+    # ssh's temporary suffix (17) and "%h-%p" (<= 21) still fit in 107 bytes
+    assert len(str(chosen)) + 1 + 21 + 17 <= 107
+
+
+def test_plain_progress_prints_one_line_per_round_with_an_eta():
+    out = io.StringIO()
+    now = [0.0]
+    p = RoundProgress(stream=out, live=False, clock=lambda: now[0])
+    p.begin("main", 4, 8)
+    now[0] = 20.0
+    p.round_done(1, 2, 0, 20.0)
+    now[0] = 40.0
+    p.round_done(2, 1, 1, 20.0)
+    p.end()
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "main: 4 rounds, 8 tests"
+    assert lines[1] == "main: round 1/4 (#1) took 20.0s; tests 2/8, 0 failed; ETA 1m00s"
+    assert lines[2] == "main: round 2/4 (#2) took 20.0s; tests 4/8, 1 failed; ETA 40s"
+    assert lines[3] == "main: 2 rounds in 40s; tests 4/8, 1 failed"
+    assert fmt_duration(3725) == "1h02m"
+
+
+# ---- CLI errors: one line each --------------------------------------------------------
+
+
+def one_line_error(result):
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and result.output.strip().endswith(errors[0]), result.output
+    assert "Traceback" not in result.output
+    return errors[0]
+
+
+@pytest.mark.parametrize("command", ["measure", "teardown", "provision", "collect", "prepare"])
+def test_unknown_sweep_id(tmp_path, command):
+    result = CliRunner().invoke(main, [command, "--sweep", "nope", "--results", str(tmp_path)])
+    assert "unknown sweep id 'nope'" in one_line_error(result)
+
+
+def test_resume_of_another_format_version(tmp_path):
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "sweep.json").write_text(
+        json.dumps({"sweep_id": "old", "format_version": RESULTS_FORMAT_VERSION - 1})
+    )
+    result = CliRunner().invoke(main, ["sweep", "--resume", "old", "--results", str(tmp_path)])
+    assert "format version" in one_line_error(result)
+
+
+def test_filters_that_select_nothing(tmp_path):
+    result = CliRunner().invoke(
+        main,
+        [
+            "sweep",
+            "--regions",
+            "aws:us-east-1,aws:us-west-2",
+            "--min-km",
+            "19000",
+            "--yes",
+            "--results",
+            str(tmp_path),
+        ],
+    )
+    one_line_error(result)
+    assert not list(tmp_path.iterdir())  # nothing was created
+
+
+def test_cloud_cost_above_budget_without_a_terminal_asks_for_yes(tmp_path):
+    result = CliRunner().invoke(
+        main,
+        [
+            "sweep",
+            "--backend",
+            "aws",
+            "--clouds",
+            "aws",
+            "--max-regions",
+            "3",
+            "--budget-usd",
+            "0",
+            "--results",
+            str(tmp_path),
+        ],
+    )
+    assert "--budget-usd" in one_line_error(result)
+    assert not list(tmp_path.iterdir())
+
+
+def test_plan_only_creates_a_sweep_the_stages_can_open(tmp_path):
+    result = CliRunner().invoke(
+        main,
+        ["sweep", "--regions", f"{A},{B}", "--plan-only", "--yes", "--results", str(tmp_path)],
+    )
+    assert result.exit_code == 0, result.output
+    sweep_id = result.output.strip().splitlines()[-1]
+    run = sweeps.open_sweep(sweep_id, tmp_path)
+    assert run.record["format_version"] == RESULTS_FORMAT_VERSION
+    assert len(run.planned_pairs()) == 2
+    assert run.record["plan"]["rounds"] and run.record["status"] == "planned"
+    # measuring before provisioning says what to do
+    result = CliRunner().invoke(main, ["measure", "--sweep", sweep_id, "--results", str(tmp_path)])
+    assert "provision" in one_line_error(result)
+
+
+def test_collect_rebuilds_rows_from_raw_alone(tmp_path):
+    result = CliRunner().invoke(
+        main,
+        ["sweep", "--regions", f"{A},{B}", "--plan-only", "--yes", "--results", str(tmp_path)],
+    )
+    run = sweeps.open_sweep(result.output.strip().splitlines()[-1], tmp_path)
+    run.record["rounds"] = [{"round": 1, "kind": "main", "slots": [SLOT.to_dict()]}]
+    run.save()
+    store.write_atomic(store.raw_path(run.dir, 1, A), json.dumps(client_doc()))
+    store.write_atomic(store.raw_path(run.dir, 1, B), json.dumps(server_doc()))
+    rows = sweeps.collect(run)
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert store.read_rows(run.dir / store.MEASUREMENTS_FILE)[0]["sweep_id"] == run.id
