@@ -12,6 +12,7 @@ from moto import mock_aws
 from orchestrator.catalog import Region
 from orchestrator.clouds import aws, preflight, reap
 from orchestrator.clouds.labels import resource_tags
+from orchestrator.clouds.leftovers import Leftover
 from orchestrator.errors import UserError
 
 NOW = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)
@@ -318,3 +319,36 @@ def test_reaper_skips_a_cloud_without_credentials_unless_required(no_aws_config)
     assert report.skipped_clouds == [f"aws: {aws.NO_CREDENTIALS}"]
     with pytest.raises(UserError, match="no AWS credentials"):
         reap.reap(["aws"], now=NOW, required=True, warn=print)
+
+
+def test_leftover_warnings_before_a_sweep(moto_aws):
+    region = "eu-west-1"
+    kwargs = {"now": NOW, "aws_api": lambda: moto_aws, "aws_regions": [region]}
+    assert reap.leftover_warnings(["aws"], print, **kwargs) == []
+    stale = _make_sweep(moto_aws, region, "crashed", NOW - timedelta(hours=9), 2)
+    lines = reap.leftover_warnings(["aws"], print, **kwargs)
+    assert lines[0].startswith("4 expired interregion resources are still on the clouds")
+    assert "run 'interregion reap'" in lines[0]
+    assert len(lines) == 1 + len(stale)
+    assert all(rid in _alive(moto_aws, region)[kind] for kind, rid in stale.items())
+
+
+def test_group_still_in_use_is_retried_then_reported(no_aws_config, monkeypatch):
+    monkeypatch.setattr(aws, "RETRY_DELAY_S", 0)
+    client = boto3.client("ec2", region_name="eu-west-1")
+    api = aws.AwsApi()
+    api.use("ec2", "eu-west-1", client)
+    group = Leftover("aws", "eu-west-1", "security-group", "sg-1", "interregion-x-ssh", {})
+    with Stubber(client) as stub:
+        stub.add_client_error("delete_security_group", "DependencyViolation")
+        stub.add_response("delete_security_group", {}, {"GroupId": "sg-1"})
+        warnings: list[str] = []
+        assert aws.delete_leftovers(api, "eu-west-1", [group], warnings.append) == [group]
+        assert warnings == []
+        for _ in range(6):
+            stub.add_client_error("delete_security_group", "DependencyViolation")
+        assert aws.delete_leftovers(api, "eu-west-1", [group], warnings.append) == []
+        stub.assert_no_pending_responses()
+    (warning,) = warnings
+    assert warning.startswith("could not delete aws eu-west-1 security-group interregion-x-ssh")
+    assert warning.endswith("DependencyViolation")

@@ -234,3 +234,16 @@ def test_regions_sync_lists_what_the_catalog_lacks(fake):
     report = sync.sync(catalog, ["gcp"], gcp_api=lambda: _api(fake))
     assert report.missing == ["gcp:asia-northeast1", "gcp:us-east4"]
     assert report.stale == ["gcp:me-central2"]
+
+
+def test_a_failed_deletion_is_a_warning_and_the_rest_goes_on(fake):
+    old = _sweep(fake, "20261121T2300Z-eeee", NOW - timedelta(hours=4), 2, "europe-west1", 5)
+    address = next(name for kind, name in old if kind == "address")
+    fake.state.fail_deletes.add(("addresses", address))
+    warnings: list[str] = []
+    report = reap.reap(["gcp"], now=NOW, gcp_api=lambda: _api(fake), warn=warnings.append)
+    assert {(x.kind, x.id) for x in report.deleted} == old - {("address", address)}
+    (warning,) = warnings
+    assert warning.startswith("could not delete gcp europe-west1 address 203.0.113.5")
+    assert "already being used" in warning
+    assert address in fake.state.addresses

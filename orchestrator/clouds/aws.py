@@ -25,6 +25,7 @@ VCPU_QUOTA_CODE = "L-1216C47A"
 EIP_QUOTA_CODE = "L-0263D0A3"
 STANDARD_FAMILIES = tuple("acdhimrtz")
 LIVE_STATES = ["pending", "running", "stopping", "stopped"]
+RETRY_DELAY_S = 5.0  # between attempts to delete a group still held by a terminating host
 
 NO_CREDENTIALS = (
     "no AWS credentials: set AWS_PROFILE (see 'aws configure sso') or "
@@ -270,7 +271,6 @@ def _attempt(
     leftover: Leftover,
     warn: Callable[[str], None],
     retries: int = 1,
-    delay_s: float = 5,
 ) -> bool:
     for attempt in range(retries):
         try:
@@ -279,7 +279,7 @@ def _attempt(
         except botocore.exceptions.ClientError as e:
             # A group still attached to a terminating interface: wait and retry.
             if _code(e) == "DependencyViolation" and attempt + 1 < retries:
-                time.sleep(delay_s)
+                time.sleep(RETRY_DELAY_S)
                 continue
             warn(f"could not delete {leftover.describe()}: {_code(e)}")
             return False

@@ -81,13 +81,29 @@ def reap(
     return report
 
 
-def leftover_warnings(clouds: Sequence[str], warn: Warn, **kwargs: object) -> list[str]:
+def leftover_warnings(
+    clouds: Sequence[str],
+    warn: Warn,
+    *,
+    now: datetime | None = None,
+    aws_api: Callable[[], aws.AwsApi] | None = None,
+    gcp_api: Callable[[], gcp.GcpApi] | None = None,
+    aws_regions: Sequence[str] | None = None,
+) -> list[str]:
     """What `sweep` says before provisioning: expired resources still on the clouds.
 
     A dry run; clouds without credentials are quietly skipped here (the sweep's
     own preflight reports them).
     """
-    report = reap(clouds, dry_run=True, warn=warn, **kwargs)  # type: ignore[arg-type]
+    report = reap(
+        clouds,
+        dry_run=True,
+        now=now,
+        aws_api=aws_api,
+        gcp_api=gcp_api,
+        aws_regions=aws_regions,
+        warn=warn,
+    )
     if not report.due:
         return []
     return [

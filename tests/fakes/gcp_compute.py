@@ -36,6 +36,8 @@ class ComputeState:
     subnetworks: dict[str, dict[str, Any]] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path?query)
     operations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # (collection, name) whose deletion fails inside the operation, as in-use resources do
+    fail_deletes: set[tuple[str, str]] = field(default_factory=set)
 
     def link(self, *parts: str) -> str:
         return "/".join([BASE, "projects", self.project, *parts])
@@ -239,6 +241,24 @@ class _Server(ThreadingHTTPServer):
         s.operations[name] = op
         return op
 
+    def _failed_operation(self, target: str, scope: tuple[str, str]) -> dict[str, Any]:
+        op = self._operation(target, scope)
+        op.update(
+            status="DONE",
+            progress=100,
+            httpErrorStatusCode=400,
+            httpErrorMessage="BAD REQUEST",
+            error={
+                "errors": [
+                    {
+                        "code": "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE",
+                        "message": f"The resource '{target}' is already being used",
+                    }
+                ]
+            },
+        )
+        return op
+
     def dispatch(self, method: str, path: str, query: dict[str, str]) -> tuple[int, Any]:
         s = self.state
         parts = path.strip("/").split("/") if path.strip("/") else []
@@ -283,6 +303,8 @@ class _Server(ThreadingHTTPServer):
                 "subnetworks": s.subnetworks,
             }[parts[2]]
             item = table[parts[3]]
+            if (parts[2], parts[3]) in s.fail_deletes:
+                return 200, self._failed_operation(item["selfLink"], (parts[0], parts[1]))
             if parts[2] == "addresses" and any(
                 i["status"] != "TERMINATED"
                 for i in s.instances.values()
