@@ -318,3 +318,39 @@ def test_aws_security_groups_stay_within_default_quotas(catalog):
     assert ingress_per_peer * per_group <= 60
     groups_per_host = 1 + -(-len(catalog.regions) // per_group)  # ssh + peer groups
     assert groups_per_host <= 5
+
+
+@pytest.mark.parametrize(
+    "stack",
+    [
+        "aws",
+        "gcp",
+        pytest.param(
+            "cloud",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="TerraformStack copies a stack's top-level files only, so infra/cloud's "
+                "modules (../aws, ../gcp) are not found from the sweep's working copy; needs "
+                "the driver to resolve local module sources (see the task G report)",
+            ),
+        ),
+    ],
+)
+def test_the_terraform_driver_gets_each_cloud_stack_as_far_as_providers(stack, tmp_path):
+    """Through orchestrator.terraform, as a sweep runs it: configuration and modules load;
+    here it stops where providers must be downloaded (no registry access)."""
+    terraform = pytest.importorskip("orchestrator.terraform")
+    if shutil.which("terraform") is None:
+        pytest.skip("terraform is not installed")
+    from orchestrator.errors import UserError
+
+    runner = terraform.TerraformStack(paths.INFRA / stack, tmp_path / f"tf-{stack}")
+    try:
+        runner.apply({})
+    except UserError as e:
+        message = str(e)
+    else:  # pragma: no cover - empty variables never apply
+        raise AssertionError("apply with no variables succeeded")
+    # past configuration and modules: providers cannot be fetched here, or (where they
+    # can) the empty variables are refused
+    assert "provider" in message.lower() or "variable" in message.lower(), message
