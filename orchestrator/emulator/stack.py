@@ -36,7 +36,7 @@ from orchestrator.netmodel import DEFAULT_MODEL, NetModel
 # RTT between two emulated hosts with a zero delay in delayd's table: veths,
 # bridge, two HTB queues and one NFQUEUE round trip, measured by bench/emulator.py.
 # It is taken off the modelled RTT so the measured RTT matches the model.
-BASELINE_RTT_MS = 0.25
+BASELINE_RTT_MS = 0.2
 
 # An emulation made through Terraform outlives the command that made it; after
 # this long without a `down`, `interregion emulator reap` may remove it.
