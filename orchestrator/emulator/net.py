@@ -129,7 +129,8 @@ def host_sysctls(tcp_buffer_bytes: int) -> dict[str, str]:
 
 
 def sysctl_args(values: dict[str, str]) -> list[str]:
-    return ["sysctl", "-q", "-w", *(f"{k}={v}" for k, v in values.items())]
+    # -e: a kernel booted without IPv6 has no net.ipv6 keys, and needs none.
+    return ["sysctl", "-e", "-q", "-w", *(f"{k}={v}" for k, v in values.items())]
 
 
 # Running things -------------------------------------------------------------

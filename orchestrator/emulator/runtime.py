@@ -7,6 +7,7 @@ namespaces they run in (one pass over /proc), never by name.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import ipaddress
 import json
@@ -51,6 +52,12 @@ def _require_tools(need_delayd: bool) -> None:
             raise UserError(f"{tool} is not installed: run 'make setup'")
     if need_delayd and not os.access(delay.DELAYD, os.X_OK):
         raise UserError(f"{delay.DELAYD} is not built: run 'make setup'")
+    if not Path("/proc/sys/net/bridge").exists():
+        # Bridged packets reach iptables (and delayd) only through br_netfilter.
+        with contextlib.suppress(FileNotFoundError):
+            subprocess.run(["modprobe", "br_netfilter"], capture_output=True, check=False)
+        if not Path("/proc/sys/net/bridge").exists():
+            raise UserError("kernel module br_netfilter is not loaded: run 'modprobe br_netfilter'")
 
 
 # Subnets --------------------------------------------------------------------
