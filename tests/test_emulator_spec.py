@@ -156,7 +156,8 @@ def test_one_tc_batch_caps_both_directions_of_every_host_and_spares_the_controll
         assert any(
             f"dev p{n} parent ffff:" in line and f"redirect dev q{n}" in line for line in lines
         )
-    assert sum("rate 50mbit ceil 50mbit" in line for line in lines) == 6
+    assert shaping.htb_rate_kbit(50.0) == 52279  # 50 Mbit/s of goodput in 1514-byte frames
+    assert sum("rate 52279kbit ceil 52279kbit" in line for line in lines) == 6
     assert sum("match ip src 198.18.7.1/32 flowid 1:20" in line for line in lines) == 3
     assert sum("match ip dst 198.18.7.1/32 flowid 1:20" in line for line in lines) == 3
 

@@ -30,8 +30,19 @@ def burst_bytes(rate_mbit: float) -> int:
     return max(int(rate_mbit * 1e6 / 8 / 1000), 65536 + 1514)
 
 
+# The model's rate is TCP goodput (what iperf3 reports, and what the real-VM
+# figures it is scaled from measured); HTB counts whole frames. A full-size
+# frame of 1514 bytes (Ethernet 14, IP 20, TCP with timestamps 32) carries 1448.
+FRAME_PER_PAYLOAD = 1514 / 1448
+
+
+def htb_rate_kbit(rate_mbit: float) -> int:
+    """The HTB rate that gives `rate_mbit` of TCP goodput with full-size frames."""
+    return round(rate_mbit * 1000 * FRAME_PER_PAYLOAD)
+
+
 def _capped(dev: str, rate_mbit: float, control_match: str) -> list[str]:
-    rate = f"{rate_mbit:g}mbit"
+    rate = f"{htb_rate_kbit(rate_mbit)}kbit"
     burst = burst_bytes(rate_mbit)
     return [
         f"qdisc add dev {dev} root handle 1: htb default 10",

@@ -36,7 +36,8 @@ def read_state(emulation_id: str, root: Path = RUN_ROOT) -> dict[str, Any] | Non
 def write_state(emulation_id: str, data: dict[str, Any], root: Path = RUN_ROOT) -> Path:
     """Write atomically (rename), so a crash never leaves half a state file."""
     directory = state_dir(emulation_id, root)
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # Readable by all (status works without root); keys inside are 0600.
+    directory.mkdir(parents=True, exist_ok=True, mode=0o755)
     tmp = directory / f".{STATE_FILE}.{os.getpid()}"
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
     tmp.replace(directory / STATE_FILE)
