@@ -129,6 +129,12 @@ def parse_ping(text: str) -> dict[str, Any]:
         return _failed(f"ping: {CORRUPTED}", **result)
     low, avg, high, mdev = (float(g) for g in summary.groups())
     ordered = sorted(samples)
+
+    def pct(q: float) -> float:
+        # ping prints samples of 100 ms and more to 1 ms but its summary to 1 us:
+        # a percentile of rounded samples is kept inside the precise min..max
+        return min(max(percentile(ordered, q), low), high)
+
     return {
         "ok": True,
         "error": "",
@@ -137,7 +143,7 @@ def parse_ping(text: str) -> dict[str, Any]:
         "rtt_avg_ms": avg,
         "rtt_max_ms": high,
         "rtt_mdev_ms": mdev,
-        "rtt_p50_ms": percentile(ordered, 50),
-        "rtt_p90_ms": percentile(ordered, 90),
-        "rtt_p99_ms": percentile(ordered, 99),
+        "rtt_p50_ms": pct(50),
+        "rtt_p90_ms": pct(90),
+        "rtt_p99_ms": pct(99),
     }

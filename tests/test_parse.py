@@ -134,6 +134,20 @@ def test_ping_cut_before_its_statistics_is_corrupted():
     assert len(r["samples_ms"]) == 5  # what arrived is still kept for the raw record
 
 
+def test_percentiles_of_coarse_long_samples_stay_within_the_precise_summary():
+    # ping prints "time=258 ms" (1 ms steps from 100 ms on) but min/avg/max to 1 us
+    text = (
+        "PING 198.18.0.3 (198.18.0.3) 56(84) bytes of data.\n"
+        + "".join(f"64 bytes from 198.18.0.3: icmp_seq={i} ttl=64 time=258 ms\n" for i in (1, 2))
+        + "\n--- 198.18.0.3 ping statistics ---\n"
+        "2 packets transmitted, 2 received, 0% packet loss, time 201ms\n"
+        "rtt min/avg/max/mdev = 257.601/257.788/257.976/0.187 ms\n"
+    )
+    r = parse_ping(text)
+    assert r["rtt_p50_ms"] == r["rtt_p99_ms"] == 257.976
+    assert r["samples_ms"] == [258.0, 258.0]
+
+
 def test_duplicate_replies_are_not_samples():
     text = read("ping_ok.txt").replace(
         "icmp_seq=2 ttl=64 time=0.051 ms",

@@ -232,6 +232,23 @@ def test_agent_against_a_server_that_never_starts_fails_with_the_reason(part):
     assert doc["iperf3"][1]["attempts"] == 1  # no second wait for the reverse test
 
 
+def test_agent_server_whose_port_is_taken_reports_iperf3s_error(part):
+    with socket.socket() as squatter:  # bound, never listening: iperf3 cannot bind
+        squatter.bind(("0.0.0.0", part["port"]))
+        doc = json.loads(run_agent({**part, "host": B, "role": "server", "peer": A}))
+    (served,) = doc["iperf3_server"]
+    assert served["rc"] == 1
+    assert "Address already in use" in json.loads(served["stdout"])["error"]
+
+
+def test_agent_server_without_a_client_gives_up_and_says_so(part):
+    part = {**part, "serve_wait_s": 1, "pings": 1}
+    doc = json.loads(run_agent({**part, "host": B, "role": "server", "peer": A}))
+    (served,) = doc["iperf3_server"]
+    assert served["rc"] == -9
+    assert served["stderr"].endswith("no client test arrived within 1 s")
+
+
 def test_agent_facts_name_the_tools_and_tcp_settings():
     out = subprocess.run([sys.executable, str(AGENT), "--facts"], capture_output=True, text=True)
     facts = json.loads(out.stdout)

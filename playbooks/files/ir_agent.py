@@ -6,7 +6,7 @@ nothing else). Usage: `python3 ir_agent.py '<part as JSON>'`. The part says the 
 role in its slot of the round:
 
 - server: pings the peer, then serves two iperf3 tests (forward, then reverse) with
-  `iperf3 -s -1 --json`, each restarted after the previous one ends. The server only
+  one `iperf3 -s --json`, stopped when both results are out. The server only
   listens once its own pings are done, so the client's throughput tests cannot load
   the link while either side is still measuring idle RTT.
 - client: waits a small random jitter, pings the peer, then runs `iperf3 -c` forward
@@ -22,10 +22,12 @@ exits non-zero for a failed test: one bad test must not stop the round.
 
 import json
 import os
+import queue
 import random
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 
@@ -112,27 +114,86 @@ def client(part):
     return {"jitter_s": round(jitter_s, 3), "ping": pinged, "iperf3": tests}
 
 
+def serve(cmd, tests, wait_s):
+    """One iperf3 server for the slot's tests. It listens again as soon as a test ends,
+    so the client's reverse test needs no retry; it is stopped once every test's
+    result is out, or when no client came within `wait_s`."""
+    runs, buf, started = [], "", utc_now()
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        return [{"cmd": cmd, "rc": 127, "stdout": "", "stderr": str(e), "started_utc": started}]
+    lines = queue.Queue()
+
+    def pump():
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.monotonic() + wait_s
+    why = ""
+    while len(runs) < tests:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            why = f"no client test arrived within {wait_s:g} s"
+            break
+        if line is None:
+            why = "iperf3 server exited"
+            break
+        buf += line
+        if line.rstrip() != "}":  # iperf3 closes each JSON document on a line of its own
+            continue
+        try:
+            doc, end = json.JSONDecoder().raw_decode(buf[buf.index("{") :])
+        except ValueError:
+            continue
+        text = buf[buf.index("{") :][:end]
+        failed = isinstance(doc, dict) and bool(doc.get("error"))
+        runs.append(
+            {
+                "cmd": cmd,
+                "rc": 1 if failed else 0,
+                "stdout": text,
+                "stderr": "",
+                "started_utc": started,
+                "ended_utc": utc_now(),
+            }
+        )
+        buf, started = "", utc_now()
+        if failed:
+            break  # e.g. the port is taken: the client will say what it saw
+    proc.terminate()
+    try:
+        proc.wait(timeout=3)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if why:
+        err = proc.stderr.read() if proc.stderr else ""
+        rc = -9 if why.startswith("no client") else proc.returncode
+        runs.append(
+            {
+                "cmd": cmd,
+                "rc": rc,
+                "stdout": buf,
+                "stderr": (err + "\n" + why).strip(),
+                "started_utc": started,
+                "ended_utc": utc_now(),
+            }
+        )
+    return runs
+
+
 def server(part):
-    result = {"ping": ping(part), "iperf3_server": []}
+    result = {"ping": ping(part)}
     # the client cannot start before we listen; give it the time its own part needs
-    wait_s = part["connect_wait_s"] + 2 * (part["omit_s"] + part["duration_s"] + 10)
-    give_up = time.monotonic() + wait_s
-    cmd = [part.get("iperf3", "iperf3"), "-s", "-1", "--json", "-p", str(part["port"])]
-    for _test in range(2 if part.get("reverse", True) else 1):
-        left = give_up - time.monotonic()
-        if left <= 0:
-            break
-        served = run(cmd, left)
-        result["iperf3_server"].append(served)
-        if (
-            served["rc"] != 0
-            and served["rc"] != -9
-            and "Address already in use" in (served["stdout"] + served["stderr"])
-        ):
-            break  # the port is taken: retrying cannot help, the client will say so
-        if served["rc"] == -9:
-            served["stderr"] = f"no client test arrived within {wait_s:g} s"
-            break
+    wait_s = part.get("serve_wait_s") or (
+        part["connect_wait_s"] + 2 * (part["omit_s"] + part["duration_s"] + 10)
+    )
+    cmd = [part.get("iperf3", "iperf3"), "-s", "--json", "-p", str(part["port"])]
+    result["iperf3_server"] = serve(cmd, 2 if part.get("reverse", True) else 1, wait_s)
     return result
 
 

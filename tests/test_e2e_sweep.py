@@ -1,0 +1,113 @@
+"""End to end: `interregion sweep` on the emulated cloud, six regions on both clouds.
+
+Real Terraform (infra/local), real namespaces, sshd, Ansible over SSH, iperf3 and
+ping; the measured figures are checked against the emulator's own model.
+"""
+
+from __future__ import annotations
+
+import pytest
+from e2e_support import SHORT, hosts, leftovers, nothing_left, only_sweep, record, rows, run_cli
+
+from orchestrator import store
+from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+# Two neighbours in Virginia (the shortest pair), Europe, Asia, South America.
+REGIONS = (
+    "aws:us-east-1",
+    "gcp:us-east4",
+    "gcp:europe-west1",
+    "aws:ap-southeast-1",
+    "gcp:asia-northeast1",
+    "aws:sa-east-1",
+)
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    results = tmp_path_factory.mktemp("results")
+    args = ["sweep", "--regions", ",".join(REGIONS), *SHORT, "--yes", "--no-report"]
+    out = run_cli([*args, "--results", str(results)])
+    sweep_dir = only_sweep(results)
+    yield out, sweep_dir
+    # whatever the assertions say, leave nothing behind for the next test
+    if not nothing_left(sweep_dir.name):
+        run_cli(["teardown", "--sweep", sweep_dir.name, "--results", str(results)])
+
+
+def test_sweep_succeeds_and_logs_a_line_per_round(swept):
+    out, sweep_dir = swept
+    assert out.returncode == 0, out.stderr[-3000:]
+    meta = record(sweep_dir)
+    assert [line for line in out.stderr.splitlines() if ": round " in line]
+    assert len([line for line in out.stderr.splitlines() if ": round " in line]) == len(
+        meta["rounds"]
+    )
+
+
+def test_every_directed_test_is_present_and_ok(swept):
+    _, sweep_dir = swept
+    got = rows(sweep_dir)
+    expected = {(a, b) for a in REGIONS for b in REGIONS if a != b}
+    assert set(got) == expected
+    bad = {k: r["error"] for k, r in got.items() if r["status"] != "ok"}
+    assert not bad
+    header = (sweep_dir / store.MEASUREMENTS_FILE).read_text().splitlines()[0]
+    assert tuple(header.split(",")) == MEASUREMENT_COLUMNS
+    for r in got.values():
+        assert r["backend"] == "local"  # emulated results say so
+        assert r["sweep_id"] == sweep_dir.name
+        assert float(r["throughput_bps"]) > 0 and float(r["bytes"]) > 0
+        assert float(r["rtt_min_ms"]) <= float(r["rtt_p50_ms"]) <= float(r["rtt_max_ms"])
+        assert r["streams"] == "1" and r["src_machine_type"]
+
+
+def test_rtt_matches_the_emulators_model(swept):
+    _, sweep_dir = swept
+    for (src, dst), r in rows(sweep_dir).items():
+        model_ms = DEFAULT_MODEL.rtt_ms(float(r["distance_km"]), r["src_cloud"] != r["dst_cloud"])
+        measured = float(r["rtt_p50_ms"])
+        assert abs(measured - model_ms) <= 2 + 0.05 * model_ms, (src, dst, measured, model_ms)
+
+
+def test_throughput_falls_with_distance(swept):
+    _, sweep_dir = swept
+    got = list(rows(sweep_dir).values())
+    shortest = min(got, key=lambda r: float(r["distance_km"]))
+    longest = max(got, key=lambda r: float(r["distance_km"]))
+    assert float(longest["throughput_bps"]) < float(shortest["throughput_bps"])
+
+
+def test_results_folder_follows_the_contract(swept):
+    _, sweep_dir = swept
+    meta = record(sweep_dir)
+    assert meta["format_version"] == RESULTS_FORMAT_VERSION
+    assert meta["status"] == "done" and meta["backend"] == "local" and meta["emulated"]
+    assert meta["params"]["duration_s"] == 2 and meta["params"]["pings"] == 10
+    assert meta["started_utc"] < meta["ended_utc"]
+    for stage in ("provision", "prepare", "measure", "collect", "teardown"):
+        assert meta["stages"][stage]["status"] == "done", stage
+    assert meta["versions"]["interregion"] and meta["versions"]["terraform"]
+    run = meta["measure_runs"][0]
+    assert run["rounds"] == len(meta["rounds"]) and run["wall_s"] > 0
+    assert run["overhead_ratio"] is not None
+    for entry in meta["rounds"]:
+        raw = store.read_raw_round(sweep_dir, entry["round"])
+        assert len(raw) == 2 * len(entry["slots"])  # both ends of every slot, as received
+    facts = hosts(sweep_dir)
+    assert set(facts) == set(REGIONS)
+    import json
+
+    host_facts = json.loads((sweep_dir / store.HOSTS_FILE).read_text())["facts"]
+    assert set(host_facts) == set(REGIONS)
+    for f in host_facts.values():
+        assert f["kernel"] and f["iperf3_version"].startswith("iperf 3")
+        assert f["tcp_congestion_control"] and f["tcp_rmem"]
+
+
+def test_nothing_left_behind(swept):
+    _, sweep_dir = swept
+    assert nothing_left(sweep_dir.name), leftovers(sweep_dir.name)
