@@ -355,3 +355,18 @@ def test_module_entry_point_reports_bad_specs_in_one_line(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().startswith("error: emulation spec is malformed")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_stale_record_never_kills_processes_of_another_emulation(cloud):
+    """Namespace inodes are reused by the kernel: a crashed run's record may name
+    the inode of a namespace that now belongs to someone else."""
+    spec, hosts, _ = cloud
+    stale_id = new_id()
+    taken = {net.host_ns(stale_id, 0): net.netns_inode(net.host_ns(spec.id, 0))}
+    state.write_state(stale_id, {"id": stale_id, "phase": "up", "ns_inodes": taken})
+    try:
+        emu.down(stale_id)
+    finally:
+        state.remove_state(stale_id)
+    (row,) = [s for s in emu.status() if s.id == spec.id]
+    assert row.sshd_running == len(hosts)

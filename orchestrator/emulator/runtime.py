@@ -339,7 +339,10 @@ def _teardown(emulation_id: str, record: dict[str, Any] | None) -> list[str]:
         {ns for ns in net.netns_list() if net.emulation_of_namespace(ns) == emulation_id}
     )
     inodes = {i for i in (net.netns_inode(ns) for ns in names) if i}
-    inodes |= {int(i) for i in (record.get("ns_inodes") or {}).values() if i}
+    # Recorded inodes find processes in a namespace that lost its name; an inode
+    # the kernel has since reused for another named namespace is not ours.
+    others = {net.netns_inode(ns) for ns in net.netns_list() if ns not in names}
+    inodes |= {int(i) for i in (record.get("ns_inodes") or {}).values() if i} - others
     pids = set(net.pids_in_netns(inodes))
     pids |= _pids_from_files(state.state_dir(emulation_id))
     pids.discard(os.getpid())
