@@ -4,6 +4,8 @@ Each sweep gets its own working directory per stack: the stack's files are
 copied there, with the variables (`terraform.tfvars.json`) and the state next
 to them. So sweeps never share state, and `destroy` runs against the
 configuration that created the resources even if the stack has changed since.
+A stack's local modules (`source = "../aws"`) are copied too, in the same
+relative layout, so the copy finds them where the original does.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ STATE = "terraform.tfstate"
 _NOT_COPIED = re.compile(r"(terraform\.tfstate.*|.*\.tfvars(\.json)?|\.terraform)$")
 # Value context under a source line ("    ├───", "    │ var.x is ...") and the
 # corners of boxed diagnostics carry no message of their own.
+_LOCAL_MODULE = re.compile(r'^\s*source\s*=\s*"(\.\.?/[^"]*)"', re.MULTILINE)
 _SKIP = re.compile(r"^(\s+[│├]|[╷╵])")
 _CONTEXT = re.compile(r"^(on \S+ line \d+|\d+:|with |in |This was checked by|\(and \d+ more)")
 
@@ -35,6 +38,7 @@ class TerraformStack:
     def __init__(self, source: Path, workdir: Path, env: dict[str, str] | None = None):
         self.source = Path(source)
         self.workdir = Path(workdir)
+        self.rundir = self._rundir()  # where terraform runs: the copy of `source`
         self.env = {
             **os.environ,
             "TF_IN_AUTOMATION": "1",
@@ -48,7 +52,7 @@ class TerraformStack:
         if not (self.source / "main.tf").exists():
             raise UserError(f"{self.source} is not a Terraform stack (no main.tf)")
         self._copy_stack()
-        (self.workdir / TFVARS).write_text(json.dumps(variables, indent=1, sort_keys=True))
+        (self.rundir / TFVARS).write_text(json.dumps(variables, indent=1, sort_keys=True))
         self._run("init", ["init", "-input=false", "-no-color"])
         self._run("apply", ["apply", "-input=false", "-no-color", "-auto-approve"])
         return self.hosts()
@@ -64,30 +68,43 @@ class TerraformStack:
             raise UserError(f"terraform output in {self.workdir} is not JSON") from None
 
     def applied(self) -> bool:
-        return (self.workdir / STATE).exists()
+        return (self.rundir / STATE).exists()
 
     def destroy(self) -> None:
         """Destroy what the stack made; nothing to do if it was never applied."""
         if not self.applied():
             return
         # The copied configuration may be gone if the folder was cleaned by hand.
-        if not (self.workdir / "main.tf").exists():
+        if not (self.rundir / "main.tf").exists():
             self._copy_stack()
         self._run("init", ["init", "-input=false", "-no-color"])
         self._run("destroy", ["destroy", "-input=false", "-no-color", "-auto-approve"])
 
+    def _rundir(self) -> Path:
+        if self.source.is_dir():
+            dirs = module_dirs(self.source)
+            root = Path(os.path.commonpath(dirs))
+            return self.workdir / self.source.resolve().relative_to(root)
+        # The stack folder is gone: destroy still works from the copy with state.
+        found = sorted(self.workdir.glob(f"**/{STATE}"))
+        return found[0].parent if found else self.workdir
+
     def _copy_stack(self) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        for path in sorted(self.source.iterdir()):
-            # Top-level files only: subfolders (like infra/local/delayd) are not
-            # Terraform's business.
-            if path.is_file() and not _NOT_COPIED.fullmatch(path.name):
-                shutil.copy2(path, self.workdir / path.name)
+        dirs = module_dirs(self.source)
+        root = Path(os.path.commonpath(dirs))
+        for directory in dirs:
+            target = self.workdir / directory.relative_to(root)
+            target.mkdir(parents=True, exist_ok=True)
+            for path in sorted(directory.iterdir()):
+                # Top-level files only: other subfolders (like infra/local/delayd)
+                # are not Terraform's business; local modules are listed in dirs.
+                if path.is_file() and not _NOT_COPIED.fullmatch(path.name):
+                    shutil.copy2(path, target / path.name)
 
     def _run(self, what: str, args: list[str]) -> str:
         try:
             result = subprocess.run(
-                ["terraform", f"-chdir={self.workdir}", *args],
+                ["terraform", f"-chdir={self.rundir}", *args],
                 env=self.env,
                 capture_output=True,
                 text=True,
@@ -102,6 +119,21 @@ class TerraformStack:
         if result.returncode != 0:
             raise UserError(f"terraform {what} failed: {summarize_error(result.stderr)}")
         return result.stdout
+
+
+def module_dirs(source: Path) -> list[Path]:
+    """The stack folder and every local module it uses, recursively (resolved paths)."""
+    found: list[Path] = []
+    todo = [Path(source).resolve()]
+    while todo:
+        directory = todo.pop(0)
+        if directory in found:
+            continue
+        found.append(directory)
+        for tf in sorted(directory.glob("*.tf")):
+            for relative in _LOCAL_MODULE.findall(tf.read_text()):
+                todo.append((directory / relative).resolve())
+    return found
 
 
 def summarize_error(stderr: str) -> str:

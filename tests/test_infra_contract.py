@@ -325,15 +325,7 @@ def test_aws_security_groups_stay_within_default_quotas(catalog):
     [
         "aws",
         "gcp",
-        pytest.param(
-            "cloud",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="TerraformStack copies a stack's top-level files only, so infra/cloud's "
-                "modules (../aws, ../gcp) are not found from the sweep's working copy; needs "
-                "the driver to resolve local module sources (see the task G report)",
-            ),
-        ),
+        "cloud",  # its modules (../aws, ../gcp) are copied in their layout by the driver
     ],
 )
 def test_the_terraform_driver_gets_each_cloud_stack_as_far_as_providers(stack, tmp_path):

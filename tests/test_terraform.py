@@ -135,3 +135,35 @@ def test_local_stack_up_and_down_through_the_driver(tmp_path):
     assert net.root_link(emulation_id) not in net.root_links()
     assert not state.state_dir(emulation_id).exists()
     stack.destroy()  # again: nothing left, still fine
+
+
+@needs_terraform
+def test_local_modules_are_copied_in_their_layout_and_destroy_outlives_the_source(tmp_path):
+    """A stack with `source = "../module"` (as infra/cloud has), applied for real."""
+    source = tmp_path / "stacks" / "top"
+    module = tmp_path / "stacks" / "module"
+    source.mkdir(parents=True)
+    module.mkdir()
+    (source / "main.tf").write_text(
+        'variable "address" {\n  type = string\n}\n\n'
+        'module "one" {\n  source  = "../module"\n  address = var.address\n}\n\n'
+        'output "hosts" {\n  value = module.one.hosts\n}\n'
+    )
+    (module / "main.tf").write_text(
+        'variable "address" {\n  type = string\n}\n\n'
+        'resource "terraform_data" "this" {\n  input = var.address\n}\n\n'
+        'output "hosts" {\n  value = { "aws:x" = { name = "aws:x", cloud = "aws", region = "x",\n'
+        "    address = terraform_data.this.output, ssh_host = terraform_data.this.output,\n"
+        '    ssh_user = "u", ssh_port = 22 } }\n}\n'
+    )
+    stack = TerraformStack(source, tmp_path / "work")
+    assert stack.rundir == tmp_path / "work" / "top"
+    (host,) = stack.apply({"address": "198.18.9.10"})
+    assert host.address == "198.18.9.10" and host.ssh_port == 22
+    assert (tmp_path / "work" / "module" / "main.tf").exists()
+    shutil.rmtree(tmp_path / "stacks")
+    again = TerraformStack(source, tmp_path / "work")
+    assert again.rundir == stack.rundir and again.applied()
+    again.destroy()
+    state_after = json.loads((stack.rundir / "terraform.tfstate").read_text())
+    assert state_after["resources"] == []
