@@ -109,9 +109,10 @@ def _iperf3(client: dict[str, Any], index: int, server: dict[str, Any] | None) -
         error = result["error"]
         if error == CORRUPTED and test.get("run", {}).get("stderr"):
             error += f" ({test['run']['stderr']})"
-        if test.get("attempts", 1) > 1 and "Connection refused" in error:
-            error = f"iperf3 server never started ({test['attempts']} attempts): {error}"
         why = _server_error(server)
+        attempts = test.get("attempts", 1)
+        if "Connection refused" in error and (attempts > 1 or why):
+            error = f"iperf3 server never started ({attempts} attempts): {error}"
         if why:
             error += f"; server: {why}"
         result = {**result, "error": f"iperf3: {error}"}

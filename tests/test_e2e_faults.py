@@ -1,0 +1,185 @@
+"""Faults during real sweeps on the emulated cloud: a host killed mid-sweep, an iperf3
+server that never starts, Ctrl-C in the middle of a round (then --resume)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from e2e_support import (
+    hosts,
+    leftovers,
+    netns_of,
+    nothing_left,
+    only_sweep,
+    record,
+    rows,
+    run_cli,
+    start_cli,
+    wait_for,
+)
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+# Short paths and short tests: faults, not figures, are what these tests look at.
+FAST = ["--pings", "5", "--duration", "1", "--omit", "0.5"]
+FOUR = ("aws:us-east-1", "gcp:us-east4", "aws:eu-west-1", "gcp:europe-west1")
+
+
+def all_tests(regions):
+    return {(a, b) for a in regions for b in regions if a != b}
+
+
+@pytest.fixture
+def results(tmp_path):
+    yield tmp_path
+    for sweep_dir in tmp_path.iterdir():
+        if (sweep_dir / "sweep.json").exists() and not nothing_left(sweep_dir.name):
+            run_cli(["teardown", "--sweep", sweep_dir.name, "--results", str(tmp_path)])
+
+
+def kill_namespace(name: str) -> list[int]:
+    out = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout
+    pids = [int(p) for p in out.split()]
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return pids
+
+
+def test_host_killed_mid_sweep_fails_only_its_tests_which_are_retried(results):
+    victim = "aws:eu-west-1"
+    args = ["sweep", "--regions", ",".join(FOUR), *FAST, "--yes", "--no-report"]
+    proc = start_cli([*args, "--results", str(results)])
+    try:
+        wait_for(lambda: list(results.glob("*/sweep.json")), 60, "the sweep folder", proc)
+        sweep_dir = only_sweep(results)
+        wait_for(lambda: record(sweep_dir)["rounds"], 180, "the first round", proc)
+        address = hosts(sweep_dir)[victim]["address"]
+        assert kill_namespace(netns_of(sweep_dir.name, address))  # sshd and all: the host is gone
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, out[-3000:]  # the sweep goes on
+    meta = record(sweep_dir)
+    first = meta["rounds"][0]
+    before = {(s["client"], s["server"]) for s in first["slots"]}
+    before |= {(b, a) for a, b in before}
+    got = rows(sweep_dir)
+    assert set(got) == all_tests(FOUR)
+    for key, r in got.items():
+        if victim not in key or key in before:
+            assert r["status"] == "ok", (key, r["error"])
+        else:
+            assert r["status"] == "failed", key
+            assert r["error"], key
+    assert any(run["kind"] == "retry" for run in meta["measure_runs"])
+    retried = [r for r in meta["rounds"] if r["kind"] == "retry"]
+    assert retried and all(
+        victim in (s["client"], s["server"]) for r in retried for s in r["slots"]
+    )
+    assert nothing_left(sweep_dir.name), leftovers(sweep_dir.name)
+
+
+def test_iperf3_server_that_never_starts_fails_its_tests_with_the_reason(results):
+    regions = ("aws:us-east-1", "gcp:us-east4", "gcp:europe-west1")
+    args = ["sweep", "--regions", ",".join(regions), *FAST, "--yes", "--plan-only"]
+    out = run_cli([*args, "--results", str(results)])
+    assert out.returncode == 0, out.stderr
+    sweep_id = out.stdout.strip()
+    stage = ["--sweep", sweep_id, "--results", str(results)]
+    assert run_cli(["provision", *stage]).returncode == 0
+    sweep_dir = results / sweep_id
+    victim = "gcp:europe-west1"
+    # Every port a round may use is bound (never listening) in the victim's namespace:
+    # its iperf3 server cannot start, exactly as when another program holds the port.
+    ns = netns_of(sweep_id, hosts(sweep_dir)[victim]["address"])
+    squat = (
+        "import socket, time\n"
+        "held = [socket.socket() for _ in range(99)]\n"
+        "[s.bind(('0.0.0.0', 5201 + i)) for i, s in enumerate(held)]\n"
+        "print('bound', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    squatter = subprocess.Popen(
+        ["ip", "netns", "exec", ns, sys.executable, "-c", squat],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert squatter.stdout.readline().strip() == "bound"
+        assert run_cli(["prepare", *stage]).returncode == 0
+        measured = run_cli(["measure", "--no-retry", *stage])
+        assert measured.returncode == 0, measured.stderr[-3000:]
+    finally:
+        squatter.kill()
+        squatter.wait()
+    meta = record(sweep_dir)
+    slots = [s for r in meta["rounds"] for s in r["slots"]]
+    served_by_victim = [s for s in slots if s["server"] == victim]
+    assert served_by_victim, "the victim must serve at least one slot for this test to mean much"
+    got = rows(sweep_dir)
+    for s in slots:
+        for key in ((s["client"], s["server"]), (s["server"], s["client"])):
+            if s["server"] == victim:
+                assert got[key]["status"] == "failed"
+                assert "iperf3 server never started" in got[key]["error"]
+                assert "Address already in use" in got[key]["error"]
+            else:
+                assert got[key]["status"] == "ok", (key, got[key]["error"])
+    # collect alone rebuilds the same rows from raw/
+    before = rows(sweep_dir)
+    assert run_cli(["collect", *stage]).returncode == 0
+    assert rows(sweep_dir) == before
+    torn = run_cli(["teardown", *stage])
+    assert torn.returncode == 0, torn.stderr
+    assert record(sweep_dir)["stages"]["teardown"]["status"] == "done"
+    assert nothing_left(sweep_id), leftovers(sweep_id)
+    assert run_cli(["teardown", *stage]).returncode == 0  # idempotent
+
+
+def test_ctrl_c_mid_round_keeps_completed_rounds_tears_down_and_resume_finishes(results):
+    args = ["sweep", "--regions", ",".join(FOUR), *FAST, "--yes", "--no-report"]
+    proc = start_cli([*args, "--max-concurrent", "1", "--results", str(results)])
+    try:
+        wait_for(lambda: list(results.glob("*/sweep.json")), 60, "the sweep folder", proc)
+        sweep_dir = only_sweep(results)
+        wait_for(lambda: record(sweep_dir)["rounds"], 180, "the first round", proc)
+        time.sleep(2)  # round 2 has started (a slot lasts over 5 s): interrupt it
+        assert len(record(sweep_dir)["rounds"]) == 1
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out[-3000:]
+    assert "interregion sweep --resume" in out
+    meta = record(sweep_dir)
+    assert meta["status"] == "interrupted"
+    assert meta["stages"]["measure"]["status"] == "interrupted"
+    assert meta["stages"]["teardown"]["status"] == "done"
+    assert nothing_left(sweep_dir.name), leftovers(sweep_dir.name)
+    kept = rows(sweep_dir)
+    done_rounds = {r["round"] for r in meta["rounds"]}
+    assert kept and len(kept) < len(all_tests(FOUR))
+    assert {int(r["round"]) for r in kept.values()} == done_rounds  # exactly the completed rounds
+    assert all(r["status"] == "ok" for r in kept.values())
+
+    args = ["sweep", "--resume", sweep_dir.name, "--yes", "--no-report"]
+    resumed = run_cli([*args, "--results", str(results)])
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    final = rows(sweep_dir)
+    assert set(final) == all_tests(FOUR)
+    assert all(r["status"] == "ok" for r in final.values())
+    for key, r in kept.items():
+        assert final[key] == r  # completed tests are kept, not repeated
+    meta = record(sweep_dir)
+    assert meta["status"] == "done"
+    assert any(run["kind"] == "resume" for run in meta["measure_runs"])
+    assert nothing_left(sweep_dir.name), leftovers(sweep_dir.name)
