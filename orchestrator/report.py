@@ -1,0 +1,469 @@
+"""The report of one or more sweeps: read measurements, summarise, chart.
+
+`build_report(sweep_dir)` is what a sweep calls at its end; `interregion
+report` calls `load_inputs` and `write_report` with the user's choices.
+Reading is one pass of the csv module into columns (analyze.Measurements), so a
+million rows stay well under a gigabyte.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator import analyze, paths
+from orchestrator.catalog import Catalog, Region, load_catalog
+from orchestrator.errors import UserError
+from orchestrator.geo import distance_km
+
+REQUIRED_COLUMNS = ("src_cloud", "src_region", "dst_cloud", "dst_region")
+METRIC_COLUMNS = ("rtt_avg_ms", "throughput_bps")
+EMULATED_BACKENDS = frozenset({"local"})
+
+# Formats for summary.csv and outliers.csv: enough digits to recompute, no noise.
+_FORMATS = {
+    "n": "{:d}",
+    "rtt_distance_r": "{:.4f}",
+    "rtt_intercept_ms": "{:.3f}",
+    "rtt_slope_ms_per_1000km": "{:.4f}",
+    "log_throughput_distance_r": "{:.4f}",
+    "log_throughput_intercept": "{:.5f}",
+    "log_throughput_slope_per_1000km": "{:.6f}",
+    "route_inflation_median": "{:.3f}",
+    "route_inflation": "{:.3f}",
+    "rtt_p50_ms": "{:.3f}",
+    "rtt_p90_ms": "{:.3f}",
+    "throughput_p50_bps": "{:.0f}",
+    "throughput_p90_bps": "{:.0f}",
+    "distance_km": "{:.1f}",
+    "rtt_ms": "{:.3f}",
+    "fit_rtt_ms": "{:.3f}",
+    "excess_ms": "{:.3f}",
+    "robust_z": "{:.2f}",
+}
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """Which measurements a report keeps: the same choices as `plan`'s selection."""
+
+    clouds: tuple[str, ...] = ()  # both ends in these clouds; () = any
+    cloud_pairs: tuple[tuple[str, str], ...] = ()  # directed (src, dst); () = all four
+    regions: tuple[str, ...] = ()  # both ends among these "cloud:id"; () = any
+    exclude: tuple[str, ...] = ()  # neither end among these
+    min_km: float | None = None
+    max_km: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.min_km is not None and self.max_km is not None and self.min_km > self.max_km:
+            raise UserError(
+                f"--min-km {self.min_km:g} is above --max-km {self.max_km:g}: swap them"
+            )
+
+    def keeps(self, src: str, dst: str, km: float) -> bool:
+        src_cloud, dst_cloud = src.split(":", 1)[0], dst.split(":", 1)[0]
+        if self.clouds and (src_cloud not in self.clouds or dst_cloud not in self.clouds):
+            return False
+        if self.cloud_pairs and (src_cloud, dst_cloud) not in self.cloud_pairs:
+            return False
+        if self.regions and (src not in self.regions or dst not in self.regions):
+            return False
+        if src in self.exclude or dst in self.exclude:
+            return False
+        if self.min_km is not None and not km >= self.min_km:
+            return False
+        return not (self.max_km is not None and not km <= self.max_km)
+
+    @property
+    def is_empty(self) -> bool:
+        return self == RowFilter()
+
+
+def filter_from_spec(spec: Any) -> RowFilter:
+    """The RowFilter saying what a selection.SelectionSpec says about pairs."""
+    clouds = tuple(getattr(spec, "clouds", ()) or ())
+    return RowFilter(
+        clouds=clouds if set(clouds) != {"aws", "gcp"} else (),
+        cloud_pairs=tuple((p[0], p[1]) for p in getattr(spec, "cloud_pairs", ()) or ()),
+        regions=tuple(getattr(spec, "regions", ()) or ()),
+        exclude=tuple(getattr(spec, "exclude", ()) or ()),
+        min_km=getattr(spec, "min_km", None),
+        max_km=getattr(spec, "max_km", None),
+    )
+
+
+@dataclass
+class SweepInfo:
+    id: str
+    started_utc: str = ""  # earliest started_utc of its rows
+    backends: set[str] = field(default_factory=set)
+    meta: dict[str, Any] = field(default_factory=dict)  # sweep.json when there is one
+
+    @property
+    def emulated(self) -> bool:
+        return bool(self.backends & EMULATED_BACKENDS)
+
+
+@dataclass
+class Loaded:
+    """Measurements plus what reading them found out."""
+
+    data: analyze.Measurements
+    sweeps: dict[str, SweepInfo]
+    catalog: Catalog
+    rows_read: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)  # reason -> rows
+    unknown_regions: Counter[str] = field(default_factory=Counter)  # region -> rows
+    sources: list[str] = field(default_factory=list)
+
+    @property
+    def emulated(self) -> bool:
+        """True when any row came from the emulated backend."""
+        return any(s.emulated for s in self.sweeps.values())
+
+    @property
+    def all_emulated(self) -> bool:
+        return bool(self.sweeps) and all(s.emulated for s in self.sweeps.values())
+
+
+class _Reader:
+    """Accumulates rows from several CSV files into one set of columns."""
+
+    def __init__(self, catalog: Catalog, row_filter: RowFilter) -> None:
+        self.catalog = catalog
+        self.filter = row_filter
+        self.by_key: dict[str, Region] = {r.key: r for r in catalog.regions}
+        self.region_index: dict[str, int] = {}
+        self.sweep_index: dict[str, int] = {}
+        self.sweeps: dict[str, SweepInfo] = {}
+        self.data = analyze.Measurements(
+            regions=[],
+            sweeps=[],
+            src=array("i"),  # type: ignore[arg-type]
+            dst=array("i"),  # type: ignore[arg-type]
+            sweep=array("i"),  # type: ignore[arg-type]
+            distance_km=array("d"),
+            rtt_ms=array("d"),
+            throughput_bps=array("d"),
+        )
+        self.rows_read = 0
+        self.skipped: Counter[str] = Counter()
+        self.unknown: Counter[str] = Counter()
+        self._distance_cache: dict[tuple[str, str], float] = {}
+        self._keep_cache: dict[tuple[str, str], bool] = {}
+
+    def _region(self, key: str) -> int:
+        i = self.region_index.get(key)
+        if i is None:
+            i = self.region_index[key] = len(self.data.regions)
+            self.data.regions.append(key)
+        return i
+
+    def _sweep(self, sweep_id: str) -> int:
+        i = self.sweep_index.get(sweep_id)
+        if i is None:
+            i = self.sweep_index[sweep_id] = len(self.data.sweeps)
+            self.data.sweeps.append(sweep_id)
+            self.sweeps.setdefault(sweep_id, SweepInfo(sweep_id))
+        return i
+
+    def _distance(self, src: str, dst: str) -> float:
+        km = self._distance_cache.get((src, dst))
+        if km is None:
+            a, b = self.by_key[src], self.by_key[dst]
+            km = self._distance_cache[(src, dst)] = distance_km(a.lat, a.lon, b.lat, b.lon)
+        return km
+
+    def read(self, path: Path, default_sweep: str) -> None:
+        try:
+            handle = path.open(newline="")
+        except OSError as e:
+            raise UserError(f"{path}: cannot read measurements ({e.strerror})") from None
+        with handle:
+            reader = csv.reader(handle)
+            header = next(reader, None)
+            if header is None:
+                raise UserError(f"{path}: empty file: expected a measurements CSV with a header")
+            col = {name.strip(): i for i, name in enumerate(header)}
+            missing = [c for c in REQUIRED_COLUMNS if c not in col]
+            if missing or not any(c in col for c in METRIC_COLUMNS):
+                need = ", ".join(missing) if missing else " or ".join(METRIC_COLUMNS)
+                raise UserError(
+                    f"{path}: missing column(s) {need}: a measurements CSV needs "
+                    f"{', '.join(REQUIRED_COLUMNS)} and rtt_avg_ms and/or throughput_bps"
+                )
+            self._rows(reader, col, default_sweep)
+
+    def _rows(self, reader: Iterable[list[str]], col: dict[str, int], default_sweep: str) -> None:
+        c_sc, c_sr = col["src_cloud"], col["src_region"]
+        c_dc, c_dr = col["dst_cloud"], col["dst_region"]
+        c_rtt, c_thr = col.get("rtt_avg_ms"), col.get("throughput_bps")
+        c_km, c_status = col.get("distance_km"), col.get("status")
+        c_sweep, c_started = col.get("sweep_id"), col.get("started_utc")
+        c_backend = col.get("backend")
+        width = max(col.values()) + 1
+        d = self.data
+        last_sweep, sweep_i = None, -1
+        for row in reader:
+            self.rows_read += 1
+            if len(row) < width:
+                if not any(cell.strip() for cell in row):
+                    self.rows_read -= 1  # a blank line is not a row
+                    continue
+                self.skipped["short row"] += 1
+                continue
+            if c_status is not None and row[c_status] not in ("ok", ""):
+                self.skipped["failed test"] += 1
+                continue
+            src = f"{row[c_sc].strip().lower()}:{row[c_sr].strip()}"
+            dst = f"{row[c_dc].strip().lower()}:{row[c_dr].strip()}"
+            known = True
+            for key in (src, dst):
+                if key not in self.by_key:
+                    self.unknown[key] += 1
+                    known = False
+            if not known:
+                self.skipped["unknown region"] += 1
+                continue
+            rtt = _number(row[c_rtt]) if c_rtt is not None else math.nan
+            thr = _number(row[c_thr]) if c_thr is not None else math.nan
+            if math.isnan(rtt) and math.isnan(thr):
+                self.skipped["no rtt_avg_ms or throughput_bps"] += 1
+                continue
+            km = _number(row[c_km]) if c_km is not None else math.nan
+            if math.isnan(km):
+                km = self._distance(src, dst)
+            if not self.filter.is_empty:
+                keep = self.filter.keeps(src, dst, km)
+                if not keep:
+                    self.skipped["filtered out"] += 1
+                    continue
+            sweep_id = (row[c_sweep].strip() if c_sweep is not None else "") or default_sweep
+            if sweep_id != last_sweep:
+                last_sweep, sweep_i = sweep_id, self._sweep(sweep_id)
+                info = self.sweeps[sweep_id]
+            if c_started is not None:
+                started = row[c_started]
+                if started and (not info.started_utc or started < info.started_utc):
+                    info.started_utc = started
+            if c_backend is not None and row[c_backend] not in info.backends:
+                info.backends.add(row[c_backend])
+            d.src.append(self._region(src))
+            d.dst.append(self._region(dst))
+            d.sweep.append(sweep_i)
+            d.distance_km.append(km)  # type: ignore[attr-defined]
+            d.rtt_ms.append(rtt)  # type: ignore[attr-defined]
+            d.throughput_bps.append(thr)  # type: ignore[attr-defined]
+
+    def result(self, sources: list[str]) -> Loaded:
+        return Loaded(
+            data=self.data,
+            sweeps=self.sweeps,
+            catalog=self.catalog,
+            rows_read=self.rows_read,
+            skipped=self.skipped,
+            unknown_regions=self.unknown,
+            sources=sources,
+        )
+
+
+def _number(text: str) -> float:
+    """A float from a CSV cell; NaN for empty or unparsable cells."""
+    if not text:
+        return math.nan
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def read_sweep_meta(sweep_dir: Path) -> dict[str, Any]:
+    """sweep.json of a results folder, or {} when there is none."""
+    path = sweep_dir / "sweep.json"
+    if not path.exists():
+        return {}
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: unreadable sweep.json ({e}): re-run the sweep") from None
+    return meta if isinstance(meta, dict) else {}
+
+
+def sweep_dirs(results: Path) -> list[Path]:
+    """Folders under `results` holding a measurements.csv, oldest sweep id first."""
+    if not results.is_dir():
+        return []
+    return sorted(p.parent for p in results.glob("*/measurements.csv"))
+
+
+def load_inputs(
+    *,
+    sweep_dirs_: Sequence[Path] = (),
+    input_files: Sequence[Path] = (),
+    catalog: Catalog | None = None,
+    row_filter: RowFilter = RowFilter(),
+) -> Loaded:
+    """Read sweeps' measurements.csv and/or external CSVs into one Loaded."""
+    cat = catalog if catalog is not None else load_catalog(paths.CATALOG)
+    reader = _Reader(cat, row_filter)
+    sources = []
+    for sweep_dir in sweep_dirs_:
+        csv_path = sweep_dir / "measurements.csv"
+        if not csv_path.exists():
+            raise UserError(
+                f"{sweep_dir}: no measurements.csv: is '{sweep_dir.name}' a sweep id? "
+                "(see the folders in results/)"
+            )
+        meta = read_sweep_meta(sweep_dir)
+        reader.read(csv_path, sweep_dir.name)
+        if sweep_dir.name in reader.sweeps:
+            reader.sweeps[sweep_dir.name].meta = meta
+            backend = meta.get("backend")
+            if isinstance(backend, str) and backend:
+                reader.sweeps[sweep_dir.name].backends.add(backend)
+        sources.append(str(csv_path))
+    for path in input_files:
+        reader.read(path, path.stem)
+        sources.append(str(path))
+    return reader.result(sources)
+
+
+# --- writing --------------------------------------------------------------------
+
+
+def format_cell(column: str, value: Any) -> str:
+    """A CSV cell: NaN and None are empty, numbers use the column's format."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return ""
+        fmt = _FORMATS.get(column)
+        return fmt.format(value) if fmt else repr(value)
+    return str(value)
+
+
+def write_csv(path: Path, columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> None:
+    """Write rows atomically (a reader never sees half a file)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(columns)
+        for row in rows:
+            w.writerow([format_cell(c, row.get(c)) for c in columns])
+    os.replace(tmp, path)
+
+
+@dataclass
+class Report:
+    """What write_report produced; the CLI prints from it."""
+
+    out_dir: Path
+    loaded: Loaded
+    summaries: list[analyze.GroupSummary]
+    outliers: list[analyze.PairOutlier]
+    charts: dict[str, Path] = field(default_factory=dict)  # name -> .html
+    pngs: list[Path] = field(default_factory=list)
+    png_skipped: str = ""  # why no PNGs were written, if none were
+
+
+def write_report(
+    loaded: Loaded,
+    out_dir: Path,
+    *,
+    png: bool = True,
+    log: Callable[[str], None] = lambda _msg: None,
+) -> Report:
+    """summary.csv, outliers.csv, report.json and the charts of `loaded` into out_dir."""
+    from orchestrator import charts  # plotly is slow to import; only when charting
+
+    if len(loaded.data) == 0:
+        raise UserError(_nothing_left(loaded))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summaries = analyze.summarize(loaded.data)
+    outliers = analyze.find_outliers(loaded.data, summaries)
+    write_csv(out_dir / "summary.csv", analyze.SUMMARY_COLUMNS, (s.row() for s in summaries))
+    write_csv(
+        out_dir / "outliers.csv",
+        analyze.OUTLIER_COLUMNS,
+        (o.__dict__ for o in outliers),
+    )
+    (out_dir / "report.json").write_text(json.dumps(report_json(loaded, summaries), indent=2))
+    report = Report(out_dir=out_dir, loaded=loaded, summaries=summaries, outliers=outliers)
+    figures = charts.report_figures(loaded, summaries)
+    chart_dir = out_dir / "charts"
+    chart_dir.mkdir(exist_ok=True)
+    for name, fig in figures.items():
+        path = chart_dir / f"{name}.html"
+        # "directory": one plotly.min.js beside the charts, so they open offline.
+        fig.write_html(path, include_plotlyjs="directory", full_html=True)
+        report.charts[name] = path
+    if png:
+        report.pngs, report.png_skipped = charts.write_pngs(figures, chart_dir)
+        if report.png_skipped:
+            log(f"PNG charts skipped: {report.png_skipped}")
+    else:
+        report.png_skipped = "--no-png given"
+    return report
+
+
+def report_json(loaded: Loaded, summaries: Sequence[analyze.GroupSummary]) -> dict[str, Any]:
+    """Machine-readable counts and the summary (NaN as null)."""
+
+    def clean(v: Any) -> Any:
+        return None if isinstance(v, float) and not math.isfinite(v) else v
+
+    return {
+        "sources": loaded.sources,
+        "sweeps": sorted(loaded.sweeps),
+        "emulated": loaded.emulated,
+        "rows_read": loaded.rows_read,
+        "rows_used": len(loaded.data),
+        "rows_skipped": dict(loaded.skipped),
+        "unknown_regions": dict(loaded.unknown_regions),
+        "summary": [{k: clean(v) for k, v in s.row().items()} for s in summaries],
+    }
+
+
+def _nothing_left(loaded: Loaded) -> str:
+    why = ", ".join(f"{n} {reason}" for reason, n in loaded.skipped.most_common())
+    if loaded.rows_read == 0:
+        return "no measurements in the input: run a sweep first or check --input"
+    return (
+        f"none of the {loaded.rows_read} measurements is usable ({why}): "
+        "widen the filters or check the input"
+    )
+
+
+def default_out_dir(sweep_dirs_: Sequence[Path], input_files: Sequence[Path]) -> Path:
+    """results/<id>/report for one sweep, results/all-sweeps/report for several,
+    <input stem>-report beside an external file."""
+    if input_files:
+        first = input_files[0]
+        return first.with_name(f"{first.stem}-report")
+    if len(sweep_dirs_) == 1:
+        return sweep_dirs_[0] / "report"
+    return sweep_dirs_[0].parent / "all-sweeps" / "report"
+
+
+def build_report(
+    sweep_dir: Path,
+    *,
+    out_dir: Path | None = None,
+    catalog: Catalog | None = None,
+    png: bool = True,
+    log: Callable[[str], None] = lambda _msg: None,
+) -> Path:
+    """The report of one finished sweep, under <sweep_dir>/report; returns that folder."""
+    loaded = load_inputs(sweep_dirs_=[sweep_dir], catalog=catalog)
+    out = out_dir if out_dir is not None else sweep_dir / "report"
+    write_report(loaded, out, png=png, log=log)
+    return out
