@@ -56,8 +56,31 @@ def cloud_stack(
     *,
     machine_types: dict[str, str],
     estimate_wall_s: float,
+    log: Callable[[str], None] = print,
 ) -> StackPlan:
-    """The seam to the clouds: variables from orchestrator.clouds.stacks."""
+    """The seam to the clouds: orchestrator.clouds.launch (preflight, then the stack and
+    its variables) when present, else the stack variables alone."""
+    try:
+        from orchestrator.clouds import launch
+    except ImportError:
+        launch = None  # type: ignore[assignment]
+    if launch is not None:
+        source, variables, checked = launch.prepare(
+            backend,
+            sweep_id,
+            regions,
+            keys,
+            machine_types,
+            estimate_wall_s,
+            launch.CloudOptions(),
+            log,
+        )
+        dropped = sorted({r.key for r in regions} - {r.key for r in checked.regions})
+        if dropped:
+            raise UserError(
+                f"preflight cannot host {', '.join(dropped)}: leave them out with --exclude"
+            )
+        return StackPlan(Path(source), workdir_for(state_dir, Path(source).name), variables)
     try:
         from orchestrator.clouds import stacks
     except ImportError:
@@ -87,6 +110,7 @@ def stack_plan(
     owner_pid: int = 0,
     machine_types: dict[str, str] | None = None,
     estimate_wall_s: float = 0.0,
+    log: Callable[[str], None] = print,
 ) -> StackPlan:
     if backend == "local":
         return local_stack(sweep_id, regions, keys, state_dir, owner_pid)
@@ -99,6 +123,7 @@ def stack_plan(
             state_dir,
             machine_types=machine_types or {},
             estimate_wall_s=estimate_wall_s,
+            log=log,
         )
     raise UserError(f"--backend '{backend}': expected local, aws, gcp or cloud")
 

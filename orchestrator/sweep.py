@@ -23,7 +23,7 @@ from types import FrameType
 from typing import Any
 
 from orchestrator import __version__, paths, store
-from orchestrator.catalog import Region
+from orchestrator.catalog import Region, load_catalog
 from orchestrator.collect import RowContext, SlotPlan, round_rows, unmeasured_row
 from orchestrator.errors import UserError
 from orchestrator.hosts import Host
@@ -189,7 +189,7 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
     with sweep.stage("provision"):
         keys = ensure_sweep_keys(sweep.state / "keys")
         regions = list(sweep.regions().values())
-        machine_types = {r["cloud"]: "" for r in sweep.record["plan"]["regions"]}
+        machine_types = {} if sweep.backend == "local" else load_catalog().machine_types
         planned = stack_plan(
             sweep.backend,
             sweep.id,
@@ -199,6 +199,7 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             owner_pid=owner_pid,
             machine_types=machine_types,
             estimate_wall_s=sweep.record["plan"]["estimate"]["wall_s"],
+            log=sweep.log,
         )
         sweep.log(f"provisioning {len(regions)} hosts ({sweep.backend}) with Terraform")
         hosts = planned.stack().apply(planned.variables)

@@ -431,3 +431,23 @@ def test_collect_rebuilds_rows_from_raw_alone(tmp_path):
     rows = sweeps.collect(run)
     assert [r["status"] for r in rows] == ["ok", "ok"]
     assert store.read_rows(run.dir / store.MEASUREMENTS_FILE)[0]["sweep_id"] == run.id
+
+
+def test_cloud_backend_without_credentials_fails_in_one_line_and_still_tears_down(
+    tmp_path, monkeypatch
+):
+    for name in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    args = ["sweep", "--backend", "aws", "--clouds", "aws", "--max-regions", "2", "--yes"]
+    result = CliRunner().invoke(
+        main, [*args, "--no-report", "--results", str(tmp_path / "results")]
+    )
+    one_line_error(result)
+    (sweep_dir,) = (tmp_path / "results").iterdir()
+    meta = json.loads((sweep_dir / "sweep.json").read_text())
+    assert meta["status"] == "failed"
+    assert meta["stages"]["provision"]["status"] == "failed"
+    assert meta["stages"]["teardown"]["status"] == "done"
