@@ -183,3 +183,23 @@ def test_ctrl_c_mid_round_keeps_completed_rounds_tears_down_and_resume_finishes(
     assert meta["status"] == "done"
     assert any(run["kind"] == "resume" for run in meta["measure_runs"])
     assert nothing_left(sweep_dir.name), leftovers(sweep_dir.name)
+
+
+def test_sigterm_tears_down_like_ctrl_c(results):
+    regions = ("aws:us-east-1", "gcp:us-east4", "gcp:europe-west1")
+    args = ["sweep", "--regions", ",".join(regions), *FAST, "--yes", "--no-report"]
+    proc = start_cli([*args, "--results", str(results)])
+    try:
+        wait_for(lambda: list(results.glob("*/hosts.json")), 120, "the hosts", proc)
+        sweep_dir = only_sweep(results)
+        wait_for(lambda: "measure" in record(sweep_dir)["stages"], 120, "measuring", proc)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out[-3000:]
+    meta = record(sweep_dir)
+    assert meta["status"] == "interrupted"
+    assert meta["stages"]["teardown"]["status"] == "done"
+    assert nothing_left(sweep_dir.name), leftovers(sweep_dir.name)

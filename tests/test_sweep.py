@@ -451,3 +451,13 @@ def test_cloud_backend_without_credentials_fails_in_one_line_and_still_tears_dow
     assert meta["status"] == "failed"
     assert meta["stages"]["provision"]["status"] == "failed"
     assert meta["stages"]["teardown"]["status"] == "done"
+
+
+def test_live_progress_bar_runs_and_ends_with_the_summary_line():
+    out = io.StringIO()
+    p = RoundProgress(stream=out, live=True)
+    p.begin("main", 2, 4)
+    p.round_done(1, 2, 0, 1.0)
+    p.round_done(2, 1, 1, 1.0)
+    p.end()
+    assert out.getvalue().rstrip().endswith("tests 4/4, 1 failed")
