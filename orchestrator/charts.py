@@ -141,7 +141,7 @@ def distance_figure(
             pts = [i for i in sample if _finite(values[i])]
             text = [f"{m.regions[m.src[i]]} → {m.regions[m.dst[i]]}" for i in pts]
             fig.add_trace(
-                go.Scattergl(
+                go.Scatter(
                     x=[m.distance_km[i] for i in pts],
                     y=[values[i] for i in pts],
                     mode="markers",

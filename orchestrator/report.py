@@ -51,53 +51,8 @@ _FORMATS = {
 }
 
 
-@dataclass(frozen=True)
-class RowFilter:
-    """Which measurements a report keeps: the same choices as `plan`'s selection."""
-
-    clouds: tuple[str, ...] = ()  # both ends in these clouds; () = any
-    cloud_pairs: tuple[tuple[str, str], ...] = ()  # directed (src, dst); () = all four
-    regions: tuple[str, ...] = ()  # both ends among these "cloud:id"; () = any
-    exclude: tuple[str, ...] = ()  # neither end among these
-    min_km: float | None = None
-    max_km: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.min_km is not None and self.max_km is not None and self.min_km > self.max_km:
-            raise UserError(
-                f"--min-km {self.min_km:g} is above --max-km {self.max_km:g}: swap them"
-            )
-
-    def keeps(self, src: str, dst: str, km: float) -> bool:
-        src_cloud, dst_cloud = src.split(":", 1)[0], dst.split(":", 1)[0]
-        if self.clouds and (src_cloud not in self.clouds or dst_cloud not in self.clouds):
-            return False
-        if self.cloud_pairs and (src_cloud, dst_cloud) not in self.cloud_pairs:
-            return False
-        if self.regions and (src not in self.regions or dst not in self.regions):
-            return False
-        if src in self.exclude or dst in self.exclude:
-            return False
-        if self.min_km is not None and not km >= self.min_km:
-            return False
-        return not (self.max_km is not None and not km <= self.max_km)
-
-    @property
-    def is_empty(self) -> bool:
-        return self == RowFilter()
-
-
-def filter_from_spec(spec: Any) -> RowFilter:
-    """The RowFilter saying what a selection.SelectionSpec says about pairs."""
-    clouds = tuple(getattr(spec, "clouds", ()) or ())
-    return RowFilter(
-        clouds=clouds if set(clouds) != {"aws", "gcp"} else (),
-        cloud_pairs=tuple((p[0], p[1]) for p in getattr(spec, "cloud_pairs", ()) or ()),
-        regions=tuple(getattr(spec, "regions", ()) or ()),
-        exclude=tuple(getattr(spec, "exclude", ()) or ()),
-        min_km=getattr(spec, "min_km", None),
-        max_km=getattr(spec, "max_km", None),
-    )
+# (src "cloud:id", dst "cloud:id", distance_km) -> keep the row? See selection.pair_filter.
+PairPredicate = Callable[[str, str, float], bool]
 
 
 @dataclass
@@ -109,7 +64,7 @@ class SweepInfo:
 
     @property
     def emulated(self) -> bool:
-        return bool(self.backends & EMULATED_BACKENDS)
+        return bool(self.backends & EMULATED_BACKENDS) or self.meta.get("emulated") is True
 
 
 @dataclass
@@ -137,9 +92,9 @@ class Loaded:
 class _Reader:
     """Accumulates rows from several CSV files into one set of columns."""
 
-    def __init__(self, catalog: Catalog, row_filter: RowFilter) -> None:
+    def __init__(self, catalog: Catalog, keep: PairPredicate | None) -> None:
         self.catalog = catalog
-        self.filter = row_filter
+        self.keep = keep
         self.by_key: dict[str, Region] = {r.key: r for r in catalog.regions}
         self.region_index: dict[str, int] = {}
         self.sweep_index: dict[str, int] = {}
@@ -241,11 +196,9 @@ class _Reader:
             km = _number(row[c_km]) if c_km is not None else math.nan
             if math.isnan(km):
                 km = self._distance(src, dst)
-            if not self.filter.is_empty:
-                keep = self.filter.keeps(src, dst, km)
-                if not keep:
-                    self.skipped["filtered out"] += 1
-                    continue
+            if self.keep is not None and not self.keep(src, dst, km):
+                self.skipped["filtered out"] += 1
+                continue
             sweep_id = (row[c_sweep].strip() if c_sweep is not None else "") or default_sweep
             if sweep_id != last_sweep:
                 last_sweep, sweep_i = sweep_id, self._sweep(sweep_id)
@@ -309,11 +262,15 @@ def load_inputs(
     sweep_dirs_: Sequence[Path] = (),
     input_files: Sequence[Path] = (),
     catalog: Catalog | None = None,
-    row_filter: RowFilter = RowFilter(),
+    keep: PairPredicate | None = None,
 ) -> Loaded:
-    """Read sweeps' measurements.csv and/or external CSVs into one Loaded."""
+    """Read sweeps' measurements.csv and/or external CSVs into one Loaded.
+
+    `keep` (e.g. selection.pair_filter(spec)) drops rows before anything is
+    computed; they are counted as "filtered out".
+    """
     cat = catalog if catalog is not None else load_catalog(paths.CATALOG)
-    reader = _Reader(cat, row_filter)
+    reader = _Reader(cat, keep)
     sources = []
     for sweep_dir in sweep_dirs_:
         csv_path = sweep_dir / "measurements.csv"
@@ -325,10 +282,13 @@ def load_inputs(
         meta = read_sweep_meta(sweep_dir)
         reader.read(csv_path, sweep_dir.name)
         if sweep_dir.name in reader.sweeps:
-            reader.sweeps[sweep_dir.name].meta = meta
+            info = reader.sweeps[sweep_dir.name]
+            info.meta = meta
             backend = meta.get("backend")
             if isinstance(backend, str) and backend:
-                reader.sweeps[sweep_dir.name].backends.add(backend)
+                info.backends.add(backend)
+            if isinstance(meta.get("started_utc"), str) and meta["started_utc"]:
+                info.started_utc = meta["started_utc"]
         sources.append(str(csv_path))
     for path in input_files:
         reader.read(path, path.stem)

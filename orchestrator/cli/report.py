@@ -1,5 +1,248 @@
-"""CLI commands: report."""
+"""CLI commands: report, site, publish."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Any
 
 import click
+from rich.console import Console
+from rich.table import Table
 
-COMMANDS: list[click.Command] = []
+from orchestrator import paths
+from orchestrator.cli.options import selection_options, spec_from_options
+from orchestrator.errors import UserError
+
+_RESULTS_OPTION = click.option(
+    "--results",
+    "results_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=paths.RESULTS,
+    show_default=True,
+    help="Folder holding one folder per sweep.",
+)
+
+
+def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]:
+    from orchestrator.report import sweep_dirs
+
+    if all_:
+        found = sweep_dirs(results)
+        if not found:
+            raise UserError(f"no sweeps under {results}: run 'interregion sweep' first")
+        return found
+    chosen = []
+    for sweep_id in sweep:
+        folder = results / sweep_id
+        if not (folder / "measurements.csv").exists():
+            known = [p.name for p in sweep_dirs(results)]
+            hint = f" (latest: {known[-1]})" if known else " (no sweeps yet)"
+            raise UserError(f"no sweep '{sweep_id}' under {results}{hint}")
+        chosen.append(folder)
+    return chosen
+
+
+@click.command()
+@click.option("--sweep", "sweep", multiple=True, metavar="ID", help="Sweep id, repeatable.")
+@click.option("--all", "all_", is_flag=True, help="Every sweep under --results.")
+@click.option(
+    "--input",
+    "input_files",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="An external measurements CSV (src_cloud, src_region, dst_cloud, dst_region and "
+    "rtt_avg_ms and/or throughput_bps), repeatable.",
+)
+@_RESULTS_OPTION
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Output folder. Default: results/<id>/report, results/all-sweeps/report for "
+    "several sweeps, <input>-report beside an --input file.",
+)
+@click.option("--no-png", is_flag=True, help="Skip the PNG copies of the charts.")
+@click.option(
+    "--catalog",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=paths.CATALOG,
+    show_default=True,
+    help="Region catalog (coordinates for distances and maps).",
+)
+@selection_options
+def report(
+    sweep: tuple[str, ...],
+    all_: bool,
+    input_files: tuple[Path, ...],
+    results_dir: Path,
+    out: Path | None,
+    no_png: bool,
+    catalog: Path,
+    **selection: Any,
+) -> None:
+    """Summarise sweeps: statistics per cloud pair, outliers, charts.
+
+    Writes summary.csv, outliers.csv, report.json and charts/ (HTML, and PNG
+    when Chromium is available). The selection options filter the
+    measurements (--max-regions does not apply to a report).
+
+    \b
+    Examples:
+      interregion report --sweep 20261122T0130Z-3fa2
+      interregion report --all --cloud-pair aws:gcp --min-km 1000
+      interregion report --input theirs.csv --out /tmp/theirs-report
+    """
+    from orchestrator.catalog import load_catalog
+    from orchestrator.report import default_out_dir, load_inputs, write_report
+    from orchestrator.selection import pair_filter
+
+    if sum(bool(x) for x in (sweep, all_, input_files)) != 1:
+        raise UserError("say what to report on: one of --sweep ID, --all or --input FILE")
+    if selection.get("max_regions") is not None:
+        raise UserError("--max-regions chooses regions for a sweep: it does not filter a report")
+    dirs = _sweep_dirs(results_dir, sweep, all_) if not input_files else []
+    cat = load_catalog(catalog)
+    spec = spec_from_options(**selection)
+    keep = pair_filter(spec, cat) if spec != type(spec)() else None
+    console = _console()
+    loaded = load_inputs(sweep_dirs_=dirs, input_files=input_files, catalog=cat, keep=keep)
+    out_dir = out if out is not None else default_out_dir(dirs, input_files)
+    result = write_report(loaded, out_dir, png=not no_png, log=console.print)
+    _print_report(console, result)
+
+
+def _console() -> Console:
+    # Without a terminal rich assumes 80 columns, too narrow for the summary.
+    return Console() if sys.stdout.isatty() else Console(width=160)
+
+
+def _cell(value: Any, fmt: str) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "-"
+    return fmt.format(value)
+
+
+def _print_report(console: Console, result: Any) -> None:
+    loaded = result.loaded
+    label = " [bold red](EMULATED)[/]" if loaded.emulated else ""
+    table = Table(title=f"Summary by cloud pair{label}")
+    columns = (
+        ("pair", "cloud_pair", "{}"),
+        ("n", "n", "{:d}"),
+        ("r RTT", "rtt_distance_r", "{:.3f}"),
+        ("RTT ms @0", "rtt_intercept_ms", "{:.1f}"),
+        ("ms/1000km", "rtt_slope_ms_per_1000km", "{:.2f}"),
+        ("r log tput", "log_throughput_distance_r", "{:.3f}"),
+        ("inflation", "route_inflation_median", "{:.2f}"),
+        ("RTT p50", "rtt_p50_ms", "{:.1f}"),
+        ("RTT p90", "rtt_p90_ms", "{:.1f}"),
+        ("Mbit/s p50", "throughput_p50_bps", "{:.1f}"),
+        ("Mbit/s p90", "throughput_p90_bps", "{:.1f}"),
+    )
+    for title, _key, _fmt in columns:
+        table.add_column(title, justify="left" if title == "pair" else "right")
+    for s in result.summaries:
+        row = s.row()
+        cells = []
+        for _title, key, fmt in columns:
+            value = row[key]
+            if key.endswith("_bps") and isinstance(value, float):
+                value = value / 1e6
+            cells.append(_cell(value, fmt))
+        table.add_row(*cells)
+    console.print(table)
+    skipped = ", ".join(f"{n} {why}" for why, n in loaded.skipped.most_common())
+    console.print(
+        f"{len(loaded.data)} of {loaded.rows_read} measurements used"
+        + (f"; skipped: {skipped}" if skipped else "")
+    )
+    if loaded.unknown_regions:
+        names = ", ".join(f"{k} ({n})" for k, n in loaded.unknown_regions.most_common(10))
+        more = len(loaded.unknown_regions) - 10
+        console.print(
+            f"unknown regions (not in the catalog, rows skipped): {names}"
+            + (f" and {more} more" if more > 0 else "")
+        )
+    if result.outliers:
+        console.print(f"{len(result.outliers)} outliers (RTT far above the pair's fit):")
+        for o in result.outliers[:10]:
+            console.print(
+                f"  {o.src} → {o.dst}: {o.rtt_ms:.1f} ms at {o.distance_km:.0f} km, "
+                f"{o.excess_ms:.1f} ms above the fit"
+            )
+    else:
+        console.print("no outliers (no pair's RTT is far above its cloud pair's fit)")
+    console.print(f"report: {result.out_dir}")
+    if result.png_skipped:
+        console.print(f"PNG charts: skipped ({result.png_skipped})")
+
+
+@click.command()
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Folder to write the site into (created if missing).",
+)
+@_RESULTS_OPTION
+@click.option(
+    "--catalog",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=paths.CATALOG,
+    show_default=True,
+    help="Region catalog (coordinates for distances and maps).",
+)
+def site(out: Path, results_dir: Path, catalog: Path) -> None:
+    """Build the static site: latest sweep, a page per sweep, methodology, data.
+
+    The site works offline and from file:// (plotly.js is bundled); emulated
+    results are labelled on every page and chart.
+
+    \b
+    Example:
+      interregion site --out site/ && xdg-open site/index.html
+    """
+    from orchestrator.catalog import load_catalog
+    from orchestrator.site import build_site
+
+    console = _console()
+    index = build_site(out, results_dir, catalog=load_catalog(catalog), log=console.print)
+    console.print(f"site: {index}")
+
+
+@click.command()
+@click.option(
+    "--site",
+    "site_dir",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    required=True,
+    help="The folder 'interregion site' wrote.",
+)
+@click.option(
+    "--to",
+    "target",
+    required=True,
+    metavar="TARGET",
+    help="A folder, s3://bucket/prefix or gs://bucket/prefix.",
+)
+def publish(site_dir: Path, target: str) -> None:
+    """Publish the site: copy or upload every file, the index pages last.
+
+    Readers see the old site until the new index is in place.
+
+    \b
+    Examples:
+      interregion publish --site site/ --to /var/www/interregion
+      interregion publish --site site/ --to s3://my-bucket/interregion
+      interregion publish --site site/ --to gs://my-bucket/interregion
+    """
+    from orchestrator.publish import publish_site
+
+    console = _console()
+    result = publish_site(site_dir, target, log=console.print)
+    console.print(f"published {result.files} files ({result.bytes} bytes) to {target}")
+
+
+COMMANDS: list[click.Command] = [report, site, publish]
