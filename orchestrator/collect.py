@@ -75,7 +75,14 @@ def host_doc(text: str | None) -> tuple[dict[str, Any] | None, str]:
     try:
         doc = json.loads(text)
     except ValueError:
-        return None, f"{CORRUPTED} from the agent"
+        # a login banner or a shell warning around the agent's one-line document
+        lines = [line for line in text.splitlines() if line.lstrip().startswith("{")]
+        try:
+            doc = json.loads(lines[-1]) if lines else None
+        except ValueError:
+            doc = None
+        if doc is None:
+            return None, f"{CORRUPTED} from the agent"
     if not isinstance(doc, dict):
         return None, f"{CORRUPTED} from the agent"
     if "ansible_event" in doc:

@@ -293,6 +293,9 @@ def prepare(sweep: Sweep) -> dict[str, Any]:
         doc["facts"] = facts
         doc["not_ready"] = problems
         store.write_json(sweep.dir / store.HOSTS_FILE, doc)
+        for key, fact in (("iperf3", "iperf3_version"), ("kernel", "kernel")):
+            found = sorted({str(f.get(fact, "")) for f in facts.values()} - {""})
+            sweep.record["versions"][key] = ", ".join(found)
         sweep.record["status"] = "prepared"
     return facts
 

@@ -6,6 +6,8 @@ ping; the measured figures are checked against the emulator's own model.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from e2e_support import SHORT, hosts, leftovers, nothing_left, only_sweep, record, rows, run_cli
 
@@ -91,16 +93,14 @@ def test_results_folder_follows_the_contract(swept):
     for stage in ("provision", "prepare", "measure", "collect", "teardown"):
         assert meta["stages"][stage]["status"] == "done", stage
     assert meta["versions"]["interregion"] and meta["versions"]["terraform"]
+    assert meta["versions"]["iperf3"].startswith("iperf 3") and meta["versions"]["kernel"]
     run = meta["measure_runs"][0]
     assert run["rounds"] == len(meta["rounds"]) and run["wall_s"] > 0
     assert run["overhead_ratio"] is not None
     for entry in meta["rounds"]:
         raw = store.read_raw_round(sweep_dir, entry["round"])
         assert len(raw) == 2 * len(entry["slots"])  # both ends of every slot, as received
-    facts = hosts(sweep_dir)
-    assert set(facts) == set(REGIONS)
-    import json
-
+    assert set(hosts(sweep_dir)) == set(REGIONS)
     host_facts = json.loads((sweep_dir / store.HOSTS_FILE).read_text())["facts"]
     assert set(host_facts) == set(REGIONS)
     for f in host_facts.values():

@@ -163,6 +163,12 @@ def test_iperf3_busy_error_is_kept_verbatim():
     assert "the server is busy running a test" in rows[(A, B)]["error"]
 
 
+def test_agent_document_is_found_behind_a_login_banner():
+    text = "Welcome to a cloud image\r\n" + json.dumps(client_doc()) + "\r\n"
+    doc, why = host_doc(text)
+    assert why == "" and doc["role"] == "client"
+
+
 def test_host_doc_explains_missing_and_wrapped_results():
     assert host_doc(None) == (None, "no result from the host")
     assert host_doc("[1]")[1] == "corrupted output from the agent"
