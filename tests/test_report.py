@@ -1,0 +1,283 @@
+"""Reading measurements, filtering, summary.csv / outliers.csv and the report command."""
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from orchestrator import analyze, report, synthetic
+from orchestrator.catalog import parse_catalog
+from orchestrator.cli import main
+from orchestrator.errors import UserError
+from orchestrator.schema import MEASUREMENT_COLUMNS
+from orchestrator.selection import SelectionSpec, pair_filter
+
+CATALOG = parse_catalog(
+    {
+        "clouds": {"aws": {"machine_type": "t3.small"}, "gcp": {"machine_type": "e2-small"}},
+        "regions": [
+            {"cloud": "aws", "id": "us-east-1", "city": "Ashburn", "country": "US",
+             "lat": 39.04, "lon": -77.49, "source": "t"},
+            {"cloud": "aws", "id": "eu-west-1", "city": "Dublin", "country": "IE",
+             "lat": 53.35, "lon": -6.26, "source": "t"},
+            {"cloud": "aws", "id": "ap-southeast-2", "city": "Sydney", "country": "AU",
+             "lat": -33.87, "lon": 151.21, "source": "t"},
+            {"cloud": "gcp", "id": "us-east4", "city": "Ashburn", "country": "US",
+             "lat": 39.03, "lon": -77.47, "source": "t", "zone": "us-east4-a"},
+            {"cloud": "gcp", "id": "europe-west1", "city": "St. Ghislain", "country": "BE",
+             "lat": 50.45, "lon": 3.82, "source": "t", "zone": "europe-west1-b"},
+            {"cloud": "gcp", "id": "asia-northeast1", "city": "Tokyo", "country": "JP",
+             "lat": 35.68, "lon": 139.69, "source": "t", "zone": "asia-northeast1-a"},
+        ],
+    }
+)  # fmt: skip
+
+
+def _write(path: Path, header: list[str], rows: list[list[str]]) -> Path:
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+def _sweep(results: Path, sweep_id: str, n: int = 120, seed: int = 1, backend="local") -> Path:
+    folder = results / sweep_id
+    rows = synthetic.synthetic_rows(
+        CATALOG.regions, n, sweep_id=sweep_id, seed=seed, backend=backend
+    )
+    synthetic.write_measurements(folder / "measurements.csv", rows)
+    (folder / "sweep.json").write_text(
+        json.dumps({"format_version": 1, "sweep_id": sweep_id, "backend": backend})
+    )
+    return folder
+
+
+def test_minimal_input_gets_distance_from_the_catalog(tmp_path):
+    path = _write(
+        tmp_path / "theirs.csv",
+        ["src_cloud", "src_region", "dst_cloud", "dst_region", "rtt_avg_ms"],
+        [
+            ["aws", "us-east-1", "aws", "eu-west-1", "70.5"],
+            ["AWS", "eu-west-1", "gcp", "europe-west1", "12"],
+        ],
+    )
+    loaded = report.load_inputs(input_files=[path], catalog=CATALOG)
+    m = loaded.data
+    assert len(m) == 2 and loaded.rows_read == 2
+    # Ashburn-Dublin is about 5,470 km (geodesic).
+    assert m.distance_km[0] == pytest.approx(5470, rel=0.01)
+    assert m.rtt_ms[0] == 70.5 and math.isnan(m.throughput_bps[0])
+    assert m.cloud_pair(1) == "aws-gcp"  # cloud names are case-insensitive
+    assert m.sweeps == ["theirs"]  # no sweep_id column: the file's name
+
+
+def test_unknown_regions_are_counted_and_skipped(tmp_path):
+    path = _write(
+        tmp_path / "theirs.csv",
+        ["src_cloud", "src_region", "dst_cloud", "dst_region", "throughput_bps", "distance_km"],
+        [
+            ["aws", "us-east-1", "gcp", "us-east4", "9e8", "2"],
+            ["aws", "mars-north-1", "gcp", "us-east4", "1e6", ""],
+            ["azure", "eastus", "aws", "us-east-1", "1e6", ""],
+            ["aws", "mars-north-1", "gcp", "us-east4", "1e6", ""],
+            ["aws", "us-east-1", "gcp", "us-east4", "", ""],
+        ],
+    )
+    loaded = report.load_inputs(input_files=[path], catalog=CATALOG)
+    assert len(loaded.data) == 1
+    assert loaded.data.distance_km[0] == 2.0  # a given distance is kept
+    assert loaded.skipped["unknown region"] == 3
+    assert loaded.skipped["no rtt_avg_ms or throughput_bps"] == 1
+    assert loaded.unknown_regions == {"aws:mars-north-1": 2, "azure:eastus": 1}
+
+
+def test_missing_columns_are_one_line_errors(tmp_path):
+    no_metric = _write(
+        tmp_path / "a.csv", ["src_cloud", "src_region", "dst_cloud", "dst_region"], []
+    )
+    with pytest.raises(UserError, match="rtt_avg_ms or throughput_bps"):
+        report.load_inputs(input_files=[no_metric], catalog=CATALOG)
+    no_dst = _write(tmp_path / "b.csv", ["src_cloud", "src_region", "dst_cloud", "rtt_avg_ms"], [])
+    with pytest.raises(UserError, match=r"missing column.*dst_region"):
+        report.load_inputs(input_files=[no_dst], catalog=CATALOG)
+    empty = tmp_path / "c.csv"
+    empty.write_text("")
+    with pytest.raises(UserError, match="empty file"):
+        report.load_inputs(input_files=[empty], catalog=CATALOG)
+
+
+def test_failed_tests_are_left_out(tmp_path):
+    folder = tmp_path / "s"
+    rows = list(synthetic.synthetic_rows(CATALOG.regions, 10, sweep_id="s"))
+    rows[3]["status"] = "failed"
+    rows[3]["error"] = "iperf3: connection refused"
+    synthetic.write_measurements(folder / "measurements.csv", iter(rows))
+    loaded = report.load_inputs(sweep_dirs_=[folder], catalog=CATALOG)
+    assert len(loaded.data) == 9 and loaded.skipped["failed test"] == 1
+    assert loaded.emulated  # backend local
+
+
+def test_selection_filters_apply_to_rows(tmp_path):
+    folder = _sweep(tmp_path, "s1", n=30)  # every ordered pair once
+    spec = SelectionSpec(cloud_pairs=(("aws", "gcp"),), min_km=1000.0)
+    loaded = report.load_inputs(
+        sweep_dirs_=[folder], catalog=CATALOG, keep=pair_filter(spec, CATALOG)
+    )
+    m = loaded.data
+    assert len(m) > 0
+    assert all(m.cloud_pair(i) == "aws-gcp" for i in range(len(m)))
+    assert all(m.distance_km[i] >= 1000.0 for i in range(len(m)))
+    # 9 aws->gcp pairs, two under 1000 km: Ashburn-Ashburn, Dublin-St. Ghislain
+    assert len(m) == 7
+    assert loaded.skipped["filtered out"] == 23
+
+
+def test_write_report_files(tmp_path):
+    _sweep(tmp_path, "20261122T0100Z-aaaa", n=300)
+    loaded = report.load_inputs(sweep_dirs_=report.sweep_dirs(tmp_path), catalog=CATALOG)
+    out = tmp_path / "out"
+    result = report.write_report(loaded, out, png=False)
+    with (out / "summary.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert tuple(rows[0]) == analyze.SUMMARY_COLUMNS
+    assert [r["cloud_pair"] for r in rows] == list(analyze.GROUPS)
+    assert int(rows[0]["n"]) == 300
+    # the synthetic RTT is 2 + 16 ms per 1000 km plus noise
+    assert float(rows[0]["rtt_slope_ms_per_1000km"]) == pytest.approx(16.0, rel=0.05)
+    assert float(rows[0]["rtt_distance_r"]) > 0.95
+    with (out / "outliers.csv").open() as f:
+        assert tuple(next(csv.reader(f))) == analyze.OUTLIER_COLUMNS
+    assert json.loads((out / "report.json").read_text())["emulated"] is True
+    expected = {"distance-all", "heatmap-rtt", "heatmap-throughput", "map"}
+    assert expected <= set(result.charts)
+    for pair in ("aws-aws", "aws-gcp", "gcp-aws", "gcp-gcp"):
+        assert f"distance-{pair}" in result.charts
+    html = (out / "charts" / "distance-all.html").read_text()
+    assert "EMULATED" in html
+    assert (out / "charts" / "plotly.min.js").exists()  # opens offline
+    assert "cdn.plot.ly/plotly" not in html
+    assert result.png_skipped == "--no-png given"
+
+
+def test_nan_cells_are_empty_in_csv(tmp_path):
+    path = tmp_path / "x.csv"
+    report.write_csv(path, ["a", "rtt_p50_ms", "n"], [{"a": "x", "rtt_p50_ms": math.nan, "n": 3}])
+    assert path.read_text() == "a,rtt_p50_ms,n\nx,,3\n"
+
+
+def test_nothing_usable_is_a_clear_error(tmp_path):
+    path = _write(
+        tmp_path / "theirs.csv",
+        ["src_cloud", "src_region", "dst_cloud", "dst_region", "rtt_avg_ms"],
+        [["aws", "nowhere-1", "aws", "us-east-1", "5"]],
+    )
+    loaded = report.load_inputs(input_files=[path], catalog=CATALOG)
+    with pytest.raises(UserError, match=r"none of the 1 measurements is usable.*unknown region"):
+        report.write_report(loaded, tmp_path / "out", png=False)
+
+
+def test_build_report_for_a_sweep(tmp_path):
+    folder = _sweep(tmp_path, "20261122T0100Z-bbbb", n=60)
+    out = report.build_report(folder, catalog=CATALOG, png=False)
+    assert out == folder / "report"
+    assert (out / "summary.csv").exists() and (out / "charts" / "map.html").exists()
+
+
+def test_several_sweeps_make_a_time_series(tmp_path):
+    dirs = [_sweep(tmp_path, f"2026112{k}T0000Z-cccc", n=60, seed=k) for k in range(3)]
+    loaded = report.load_inputs(sweep_dirs_=dirs, catalog=CATALOG)
+    assert len(loaded.data.sweeps) == 3
+    result = report.write_report(loaded, tmp_path / "all", png=False)
+    assert "timeseries" in result.charts
+
+
+def test_measurement_columns_are_the_contract():
+    row = next(synthetic.synthetic_rows(CATALOG.regions, 1))
+    assert tuple(row) == MEASUREMENT_COLUMNS
+
+
+# --- the command ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def catalog_file(tmp_path):
+    import yaml
+
+    path = tmp_path / "regions.yaml"
+    regions = [
+        {k: v for k, v in r.__dict__.items() if v not in ("", False)} for r in CATALOG.regions
+    ]
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "clouds": {
+                    "aws": {"machine_type": "t3.small"},
+                    "gcp": {"machine_type": "e2-small"},
+                },
+                "regions": regions,
+            }
+        )
+    )
+    return path
+
+
+def test_report_command(tmp_path, catalog_file):
+    results = tmp_path / "results"
+    _sweep(results, "20261122T0100Z-dddd", n=90)
+    args = ["report", "--sweep", "20261122T0100Z-dddd", "--results", str(results)]
+    args += ["--catalog", str(catalog_file), "--no-png", "--cloud-pair", "aws:gcp"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "EMULATED" in result.output
+    assert "aws-gcp" in result.output
+    assert "filtered out" in result.output
+    out = results / "20261122T0100Z-dddd" / "report"
+    with (out / "summary.csv").open() as f:
+        rows = {r["cloud_pair"]: r for r in csv.DictReader(f)}
+    assert rows["gcp-gcp"]["n"] == "0" and rows["aws-gcp"]["n"] == rows["all"]["n"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "one of --sweep ID, --all or --input FILE"),
+        (["--sweep", "nope"], "no sweep 'nope'"),
+        (["--all", "--sweep", "x"], "one of --sweep ID"),
+        (["--all", "--min-km", "5000", "--max-km", "10"], "above --max-km"),
+        (["--all", "--max-regions", "3"], "does not filter a report"),
+        (["--all", "--cloud-pair", "aws-gcp"], "write it as SRC:DST"),
+    ],
+)
+def test_report_command_errors_are_one_line(tmp_path, catalog_file, args, message):
+    results = tmp_path / "results"
+    _sweep(results, "20261122T0100Z-eeee", n=30)
+    base = ["report", "--results", str(results), "--catalog", str(catalog_file), "--no-png"]
+    result = CliRunner().invoke(main, base + args)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
+
+
+def test_report_command_on_an_input_file(tmp_path, catalog_file):
+    path = _write(
+        tmp_path / "theirs.csv",
+        ["src_cloud", "src_region", "dst_cloud", "dst_region", "rtt_avg_ms"],
+        [
+            ["aws", "us-east-1", "aws", "eu-west-1", "70"],
+            ["aws", "eu-west-1", "aws", "us-east-1", "71"],
+            ["gcp", "asia-northeast1", "aws", "ap-southeast-2", "110"],
+            ["aws", "atlantis-1", "aws", "us-east-1", "71"],
+        ],
+    )
+    args = ["report", "--input", str(path), "--catalog", str(catalog_file), "--no-png"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "aws:atlantis-1 (1)" in result.output
+    assert "3 of 4 measurements used" in result.output
+    assert (tmp_path / "theirs-report" / "summary.csv").exists()
+    summary = json.loads((tmp_path / "theirs-report" / "report.json").read_text())
+    assert summary["emulated"] is False and summary["unknown_regions"] == {"aws:atlantis-1": 1}

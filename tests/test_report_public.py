@@ -1,0 +1,107 @@
+"""The report on real measurements between AWS and GCP regions (public data sets).
+
+The files in shared/data/public are converted to the project's schema the way
+a user would before `interregion report --input`: doit's `bitrate_Bps` is
+bytes moved in ~10 s, so throughput_bps = bitrate_Bps * 8 / 10.
+"""
+
+import csv
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from orchestrator import paths, report
+from orchestrator.catalog import load_catalog
+from orchestrator.cli import main
+
+PUBLIC = paths.ROOT.parent / "shared" / "data" / "public"
+DOIT = PUBLIC / "doit-intercloud-throughput-2022-02.csv"
+SKYPLANE = PUBLIC / "skyplane-latency-2022.csv"
+
+pytestmark = pytest.mark.skipif(
+    not (DOIT.exists() and SKYPLANE.exists()), reason=f"public data not found in {PUBLIC}"
+)
+
+HEADER = ["sweep_id", "started_utc", "backend", "src_cloud", "src_region", "dst_cloud",
+          "dst_region", "rtt_avg_ms", "throughput_bps"]  # fmt: skip
+
+
+def convert_doit(out: Path) -> Path:
+    with DOIT.open(newline="") as f, out.open("w", newline="") as g:
+        w = csv.writer(g)
+        w.writerow(HEADER)
+        for row in csv.DictReader(f):
+            w.writerow(
+                [
+                    f"doit-{row['run_id']}",
+                    row["timestamp"],
+                    "public",
+                    row["from_cloud"].lower(),
+                    row["from_region"],
+                    row["to_cloud"].lower(),
+                    row["to_region"],
+                    row["avgrtt"],
+                    float(row["bitrate_Bps"]) * 8 / 10,
+                ]
+            )
+    return out
+
+
+def _region(name: str) -> tuple[str, str]:
+    cloud, _, region = name.partition(":")
+    if cloud == "gcp" and re.fullmatch(r".*\d-[a-z]", region):
+        region = region[:-2]  # a zone such as us-central1-a names its region
+    return cloud, region
+
+
+def convert_skyplane(out: Path) -> Path:
+    with SKYPLANE.open(newline="") as f, out.open("w", newline="") as g:
+        w = csv.writer(g)
+        w.writerow(HEADER)
+        for row in csv.DictReader(f):
+            (sc, sr), (dc, dr) = _region(row["src_region"]), _region(row["dst_region"])
+            w.writerow(["skyplane-2022", "", "public", sc, sr, dc, dr, row["avg_rtt"], ""])
+    return out
+
+
+def test_report_on_real_doit_data(tmp_path):
+    path = convert_doit(tmp_path / "doit.csv")
+    loaded = report.load_inputs(input_files=[path], catalog=load_catalog())
+    assert len(loaded.data) > 1500
+    assert not loaded.emulated
+    result = report.write_report(loaded, tmp_path / "out", png=False)
+    by = {s.cloud_pair: s.row() for s in result.summaries}
+    # On real clouds RTT grows with distance almost linearly, and throughput of
+    # one window-limited TCP stream falls with it.
+    assert by["all"]["rtt_distance_r"] > 0.85  # 0.88 on this data set
+    assert 10.0 < by["all"]["rtt_slope_ms_per_1000km"] < 25.0
+    assert by["all"]["log_throughput_distance_r"] < -0.5
+    assert 1.0 < by["all"]["route_inflation_median"] < 3.0
+    for pair in ("aws-aws", "aws-gcp", "gcp-aws", "gcp-gcp"):
+        assert by[pair]["n"] > 100
+    # doit used t3.nano / e2-small: tens to hundreds of Mbit/s
+    assert 1e7 < by["all"]["throughput_p50_bps"] < 2e9
+
+
+def test_report_command_on_real_skyplane_data(tmp_path):
+    path = convert_skyplane(tmp_path / "skyplane.csv")
+    result = CliRunner().invoke(main, ["report", "--input", str(path), "--no-png"])
+    assert result.exit_code == 0, result.output
+    # Azure rows are not in the catalog: reported, counted and skipped.
+    assert "unknown regions" in result.output and "azure:" in result.output
+    out = tmp_path / "skyplane-report"
+    with (out / "summary.csv").open() as f:
+        rows = {r["cloud_pair"]: r for r in csv.DictReader(f)}
+    assert int(rows["all"]["n"]) > 4000
+    assert float(rows["all"]["rtt_distance_r"]) > 0.8  # 0.83 on this data set
+    # Cape Town's traffic to Australia and South America goes round by Europe:
+    # the best-known detours in this data set top the outlier list.
+    with (out / "outliers.csv").open() as f:
+        outliers = list(csv.DictReader(f))
+    top = outliers[:5]
+    assert all("af-south-1" in (o["src"] + o["dst"]) for o in top)
+    assert all(float(o["excess_ms"]) > 150 for o in top)
+    assert rows["all"]["throughput_p50_bps"] == ""  # no throughput in this data set
+    assert (out / "charts" / "map.html").exists()
