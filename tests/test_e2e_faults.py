@@ -137,6 +137,24 @@ def test_iperf3_server_that_never_starts_fails_its_tests_with_the_reason(results
     before = rows(sweep_dir)
     assert run_cli(["collect", *stage]).returncode == 0
     assert rows(sweep_dir) == before
+    # a corrupted output (here: cut in half on disk) fails only the tests that need it
+    ok_slot = next(s for s in slots if s["server"] != victim)
+    entry = next(r for r in meta["rounds"] if ok_slot in r["slots"])
+    raw = (
+        sweep_dir
+        / "raw"
+        / f"round-{entry['round']:03d}"
+        / (ok_slot["client"].replace(":", "_") + ".json")
+    )
+    raw.write_text(raw.read_text()[: len(raw.read_text()) // 2])
+    assert run_cli(["collect", *stage]).returncode == 0
+    after = rows(sweep_dir)
+    hit = {(ok_slot["client"], ok_slot["server"]), (ok_slot["server"], ok_slot["client"])}
+    for key, r in after.items():
+        if key in hit:
+            assert r["status"] == "failed" and "corrupted output" in r["error"], key
+        else:
+            assert r == before[key]
     torn = run_cli(["teardown", *stage])
     assert torn.returncode == 0, torn.stderr
     assert record(sweep_dir)["stages"]["teardown"]["status"] == "done"
