@@ -205,6 +205,7 @@ def _head(title: str, prefix: str) -> str:
         "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
         f"<title>{_e(title)} - interregion</title>\n"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>\n"
+        "<link rel='icon' href='data:,'>\n"  # no favicon request
         f"<link rel='stylesheet' href='{prefix}assets/site.css'>\n"
         "</head>\n<body>\n"
         "<header>"

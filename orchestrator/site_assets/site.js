@@ -89,7 +89,9 @@
     charts.forEach(function (c) {
       var data = c.spec.data.map(function (t) {
         var f = filterTrace(t, st);
-        if (f.meta && f.meta.filter === "points") shown += f.x.length;
+        // Counted on the all-pairs chart (each point is there twice: RTT and throughput).
+        if (c.div.id === "chart-distance-all" && f.meta && f.meta.filter === "points" &&
+            f.xaxis !== "x2") shown += f.x.length;
         return f;
       });
       Plotly.react(c.div, data, c.spec.layout, config);
@@ -100,7 +102,7 @@
       rows[i].style.display = pair === "all" || st.pairs[pair] ? "" : "none";
     }
     var out = document.getElementById("filter-status");
-    if (out) out.textContent = shown + " points in the distance charts match the filter";
+    if (out) out.textContent = shown + " of the plotted RTT points match the filter";
     document.body.setAttribute("data-filter-points", String(shown));
   }
 

@@ -1,0 +1,290 @@
+"""The site in a real headless Chromium, driven over the DevTools protocol.
+
+Served from a local HTTP server on 127.0.0.1 (and once from file://): no
+console errors, no request to any other host, the charts rendered, the
+filter works, and a screenshot is saved (path printed; set
+INTERREGION_SCREENSHOTS=DIR to keep them).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import http.server
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator import site, synthetic
+from orchestrator.catalog import load_catalog
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed"),
+    pytest.mark.slow,
+]
+
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1300,1800",
+    "--remote-debugging-address=127.0.0.1",
+    "--remote-debugging-port=0",
+]
+
+
+class Browser:
+    """One Chromium process and a websocket to its first page."""
+
+    def __init__(self, profile: Path) -> None:
+        import websocket
+
+        self.proc = subprocess.Popen(
+            [CHROMIUM or "chromium", *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its helpers share our pid's group: killed together
+        )
+        port_file = profile / "DevToolsActivePort"
+        deadline = time.monotonic() + 30
+        while not (port_file.exists() and port_file.read_text().strip()):
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                self.close()
+                raise RuntimeError("chromium did not open its DevTools port")
+            time.sleep(0.1)
+        port = int(port_file.read_text().split()[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
+            targets = json.load(r)
+        page = next(t for t in targets if t["type"] == "page")
+        self.ws = websocket.create_connection(
+            page["webSocketDebuggerUrl"], timeout=60, suppress_origin=True
+        )
+        self.next_id = 0
+        self.events: list[dict[str, Any]] = []
+        for domain in ("Runtime", "Log", "Network", "Page"):
+            self.call(f"{domain}.enable")
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        self.next_id += 1
+        my_id = self.next_id
+        self.ws.send(json.dumps({"id": my_id, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.ws.recv())
+            if message.get("id") == my_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message.get("result", {})
+            self.events.append(message)
+
+    def evaluate(self, expression: str) -> Any:
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def load(self, url: str, ready: str, timeout_s: float = 60) -> None:
+        self.call("Page.navigate", url=url)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                if self.evaluate(ready):
+                    return
+            except RuntimeError:
+                pass  # the page is between documents
+            time.sleep(0.2)
+        raise AssertionError(f"{url}: not ready after {timeout_s} s ({ready})")
+
+    def errors(self) -> list[str]:
+        found = []
+        for e in self.events:
+            method, params = e.get("method"), e.get("params", {})
+            if method == "Runtime.exceptionThrown":
+                found.append(json.dumps(params["exceptionDetails"])[:300])
+            elif method == "Runtime.consoleAPICalled" and params.get("type") == "error":
+                found.append(json.dumps(params.get("args"))[:300])
+            elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
+                found.append(params["entry"].get("text", "")[:300])
+        return found
+
+    def requested(self) -> list[str]:
+        return [
+            e["params"]["request"]["url"]
+            for e in self.events
+            if e.get("method") == "Network.requestWillBeSent"
+        ]
+
+    def screenshot(self, path: Path) -> Path:
+        data = self.call("Page.captureScreenshot", format="png")["data"]
+        path.write_bytes(base64.b64decode(data))
+        return path
+
+    def close(self) -> None:
+        if getattr(self, "ws", None) is not None:
+            self.ws.close()
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory):
+    """A site of two emulated sweeps over 12 catalog regions, 20k rows in the latest."""
+    root = tmp_path_factory.mktemp("site")
+    catalog = load_catalog()
+    regions = catalog.regions[::6]
+    results = root / "results"
+    for k, n in ((0, 300), (1, 20000)):
+        sweep_id = f"2026112{k + 1}T0000Z-b{k}00"
+        rows = synthetic.synthetic_rows(regions, n, sweep_id=sweep_id, seed=k)
+        synthetic.write_measurements(results / sweep_id / "measurements.csv", rows)
+    site.build_site(root / "site", results, catalog=catalog)
+    return root / "site"
+
+
+@pytest.fixture
+def server(built_site):
+    handler = functools.partial(
+        _QuietHandler, directory=str(built_site)
+    )  # serves only the site folder
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def browser(tmp_path):
+    b = Browser(tmp_path / "profile")
+    yield b
+    b.close()
+
+
+def _keep(path: Path) -> None:
+    target = os.environ.get("INTERREGION_SCREENSHOTS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, Path(target) / path.name)
+    print(f"screenshot: {path}")
+
+
+READY = (
+    "document.body && document.body.getAttribute('data-charts-ready') !== null && "
+    "document.querySelectorAll('.js-plotly-plot').length == "
+    "document.querySelectorAll('div.chart').length"
+)
+
+
+def test_index_renders_without_errors_and_filters(server, browser, tmp_path):
+    browser.load(f"{server}/index.html", READY)
+    time.sleep(1.0)  # let the map's topojson draw
+    charts = browser.evaluate("document.querySelectorAll('div.chart').length")
+    plots = browser.evaluate("document.querySelectorAll('.js-plotly-plot').length")
+    # 5 distance charts, 2 heatmaps, the map, and the time series over two sweeps
+    assert charts == plots == 9
+    svgs = browser.evaluate("document.querySelectorAll('.js-plotly-plot .main-svg').length")
+    assert svgs >= 2 * plots
+    points = browser.evaluate(
+        "document.querySelectorAll('#chart-distance-all .scatterlayer .point').length"
+    )
+    assert points > 1000  # drawn, but downsampled from 2 x 20,000
+    assert points <= 2 * 4000 + 100
+    land = browser.evaluate("document.querySelectorAll('#chart-map .geo .land').length")
+    assert land >= 1  # the bundled world map, not a CDN
+    banner = browser.evaluate("document.querySelector('.emulated-banner').innerText")
+    assert "EMULATED" in banner
+    assert "EMULATED" in browser.evaluate(
+        "document.querySelector('#chart-distance-all .gtitle').textContent"
+    )
+    _keep(browser.screenshot(tmp_path / "site-index.png"))
+
+    before = int(browser.evaluate("document.body.getAttribute('data-filter-points')"))
+    browser.evaluate(
+        """(() => {
+          const f = document.getElementById('filter');
+          f.querySelectorAll('input[name=pair]')
+            .forEach(b => { b.checked = b.value === 'aws-gcp'; });
+          f.elements['min_km'].value = '5000';
+          f.dispatchEvent(new Event('change'));
+        })()"""
+    )
+    after = int(browser.evaluate("document.body.getAttribute('data-filter-points')"))
+    assert 0 < after < before
+    shown = browser.evaluate(
+        """(() => {
+          const gd = document.getElementById('chart-distance-all');
+          return gd.data.filter(t => t.meta && t.meta.filter === 'points' && t.x.length > 0)
+            .map(t => [t.meta.cloud_pair, Math.min(...t.x)]);
+        })()"""
+    )
+    assert shown and all(pair == "aws-gcp" and low >= 5000 for pair, low in shown)
+    hidden = browser.evaluate(
+        "[...document.querySelectorAll('#summary tr[data-pair]')]"
+        ".filter(r => r.style.display === 'none').map(r => r.dataset.pair)"
+    )
+    assert sorted(hidden) == ["aws-aws", "gcp-aws", "gcp-gcp"]
+    routes = browser.evaluate(
+        """(() => {
+          const gd = document.getElementById('chart-map');
+          return gd.data.filter(t => t.meta && t.meta.filter === 'routes')
+            .reduce((n, t) => n + t.lat.length, 0);
+        })()"""
+    )
+    assert routes > 0
+    _keep(browser.screenshot(tmp_path / "site-index-filtered.png"))
+
+    assert browser.errors() == []
+    foreign = [u for u in browser.requested() if not u.startswith((server, "data:"))]
+    assert foreign == []
+
+
+def test_every_page_loads_without_errors(server, browser, built_site):
+    pages = ["methodology.html", "data.html"]
+    pages += [f"sweeps/{p.name}" for p in sorted((built_site / "sweeps").iterdir())]
+    for page in pages:
+        browser.load(f"{server}/{page}", "document.readyState === 'complete'")
+        if page.startswith("sweeps/"):
+            browser.load(f"{server}/{page}", READY)
+        text = browser.evaluate("document.body.innerText")
+        assert "EMULATED" in text, page
+    assert browser.errors() == []
+    foreign = [u for u in browser.requested() if not u.startswith((server, "data:"))]
+    assert foreign == []
+
+
+def test_site_works_from_file_urls(browser, built_site, tmp_path):
+    url = (built_site / "index.html").as_uri()
+    browser.load(url, READY)
+    assert browser.evaluate("document.querySelectorAll('.js-plotly-plot').length") == 9
+    time.sleep(0.5)
+    assert browser.evaluate("document.querySelectorAll('#chart-map .geo .land').length") >= 1
+    assert browser.errors() == []
+    foreign = [u for u in browser.requested() if not u.startswith(("file://", "data:"))]
+    assert foreign == []
+    _keep(browser.screenshot(tmp_path / "site-file-url.png"))
