@@ -1,0 +1,240 @@
+"""Publishing the site: a folder, S3 (moto) and GCS (a local fake of its JSON API)."""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import http.server
+import json
+import threading
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from click.testing import CliRunner
+from moto import mock_aws
+
+from orchestrator import publish
+from orchestrator.cli import main
+from orchestrator.errors import UserError
+
+
+@pytest.fixture
+def site_dir(tmp_path):
+    """A small site in the layout 'interregion site' writes."""
+    root = tmp_path / "site"
+    files = {
+        "index.html": "<html>latest</html>",
+        "methodology.html": "<html>how</html>",
+        "sweeps/s1.html": "<html>s1</html>",
+        "assets/plotly.min.js": "/* plotly */",
+        "assets/site.css": "body{}",
+        "data/s1/measurements.csv": "sweep_id\ns1\n",
+        "data/schema.json": "{}",
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_parse_target():
+    assert publish.parse_target("s3://b/p/q/") == publish.Target("s3", "b", "p/q")
+    assert publish.parse_target("gs://b") == publish.Target("gs", "b", "")
+    assert publish.parse_target("/var/www") == publish.Target("dir", "/var/www")
+    with pytest.raises(UserError, match="no bucket"):
+        publish.parse_target("s3:///x")
+    with pytest.raises(UserError, match="unknown scheme"):
+        publish.parse_target("ftp://host/x")
+
+
+def test_content_types():
+    assert publish.content_type("index.html") == "text/html; charset=utf-8"
+    assert publish.content_type("a/plotly.min.js") == "text/javascript; charset=utf-8"
+    assert publish.content_type("x.csv") == "text/csv; charset=utf-8"
+    assert publish.content_type("schema.json") == "application/json"
+    assert publish.content_type("chart.png") == "image/png"
+    assert publish.content_type("blob.bin") == "application/octet-stream"
+
+
+def test_upload_order_puts_the_index_last(site_dir):
+    order = publish.upload_order(site_dir)
+    assert order[-1] == "index.html"
+    pages = [i for i, name in enumerate(order) if name.endswith(".html")]
+    others = [i for i, name in enumerate(order) if not name.endswith(".html")]
+    assert max(others) < min(pages)  # everything a page links to is there before it
+
+
+def test_publish_to_a_folder(site_dir, tmp_path):
+    dest = tmp_path / "www"
+    (dest / "index.html").parent.mkdir(parents=True)
+    (dest / "index.html").write_text("old")
+    result = publish.publish_site(site_dir, str(dest))
+    assert result.files == 7 and result.order[-1] == "index.html"
+    assert (dest / "index.html").read_text() == "<html>latest</html>"
+    assert (dest / "data/s1/measurements.csv").read_text() == "sweep_id\ns1\n"
+    assert not list(dest.rglob("*.publishing"))
+    with pytest.raises(UserError, match="inside the site folder"):
+        publish.publish_site(site_dir, str(site_dir / "sub"))
+
+
+def test_publish_needs_an_index(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match=r"no index\.html"):
+        publish.publish_site(tmp_path / "empty", str(tmp_path / "www"))
+
+
+@mock_aws
+def test_publish_to_s3(site_dir, monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    s3 = boto3.client("s3", region_name="us-east-1")
+    s3.create_bucket(Bucket="ir-site")
+    calls: list[str] = []
+    real_put = s3.put_object
+
+    def spy(**kwargs: Any) -> Any:
+        calls.append(kwargs["Key"])
+        return real_put(**kwargs)
+
+    monkeypatch.setattr(s3, "put_object", spy)
+    result = publish.publish_site(site_dir, "s3://ir-site/interregion/", s3_client=s3)
+    assert result.files == 7
+    assert calls[-1] == "interregion/index.html"
+    head = s3.head_object(Bucket="ir-site", Key="interregion/index.html")
+    assert head["ContentType"] == "text/html; charset=utf-8"
+    assert head["CacheControl"] == "no-cache"
+    js = s3.head_object(Bucket="ir-site", Key="interregion/assets/plotly.min.js")
+    assert js["ContentType"] == "text/javascript; charset=utf-8"
+    body = s3.get_object(Bucket="ir-site", Key="interregion/data/s1/measurements.csv")
+    assert body["Body"].read() == b"sweep_id\ns1\n"
+    assert body["ContentType"] == "text/csv; charset=utf-8"
+
+
+@mock_aws
+def test_publish_to_a_missing_s3_bucket_is_one_line(site_dir, monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    s3 = boto3.client("s3", region_name="us-east-1")
+    with pytest.raises(UserError, match="s3 bucket 'nope' does not exist"):
+        publish.publish_site(site_dir, "s3://nope/x", s3_client=s3)
+
+
+@mock_aws
+def test_publish_command_to_s3(site_dir, monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="ir-cli")
+    result = CliRunner().invoke(main, ["publish", "--site", str(site_dir), "--to", "s3://ir-cli/p"])
+    assert result.exit_code == 0, result.output
+    assert "published 7 files" in result.output
+    keys = boto3.client("s3", region_name="us-east-1").list_objects_v2(Bucket="ir-cli")
+    assert len(keys["Contents"]) == 7
+
+
+# --- GCS: a local server speaking the part of the JSON API the client uses -------------
+
+
+class FakeGCS(http.server.ThreadingHTTPServer):
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _GCSHandler)
+        self.buckets: dict[str, dict[str, dict[str, Any]]] = {"ir-site": {}}
+        self.uploads: list[str] = []
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _GCSHandler(http.server.BaseHTTPRequestHandler):
+    server: FakeGCS
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _reply(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        url = urllib.parse.urlparse(self.path)
+        parts = url.path.split("/")
+        # /upload/storage/v1/b/<bucket>/o?uploadType=multipart
+        if parts[1:4] != ["upload", "storage", "v1"] or parts[4] != "b":
+            self._reply(404, {"error": {"code": 404, "message": "not found"}})
+            return
+        bucket = urllib.parse.unquote(parts[5])
+        if bucket not in self.server.buckets:
+            self._reply(404, {"error": {"code": 404, "message": "bucket not found"}})
+            return
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        raw = f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode() + body
+        message = email.parser.BytesParser(policy=email.policy.compat32).parsebytes(raw)
+        meta_part, data_part = message.get_payload()
+        meta = json.loads(meta_part.get_payload(decode=True))
+        data = data_part.get_payload(decode=True)
+        name = meta["name"]
+        obj = {
+            "kind": "storage#object",
+            "bucket": bucket,
+            "name": name,
+            "size": str(len(data)),
+            "contentType": meta.get("contentType", str(data_part["Content-Type"])),
+            "cacheControl": meta.get("cacheControl", ""),
+            "data": data,
+        }
+        self.server.buckets[bucket][name] = obj
+        self.server.uploads.append(name)
+        self._reply(200, {k: v for k, v in obj.items() if k != "data"})
+
+
+@pytest.fixture
+def fake_gcs():
+    server = FakeGCS()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _gcs_client(endpoint: str) -> Any:
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import storage
+
+    return storage.Client(
+        project="test",
+        credentials=AnonymousCredentials(),
+        client_options={"api_endpoint": endpoint},
+    )
+
+
+def test_publish_to_gcs(site_dir, fake_gcs):
+    client = _gcs_client(fake_gcs.endpoint)
+    result = publish.publish_site(site_dir, "gs://ir-site/interregion", gcs_client=client)
+    assert result.files == 7
+    assert fake_gcs.uploads[-1] == "interregion/index.html"
+    objects = fake_gcs.buckets["ir-site"]
+    assert set(objects) == {f"interregion/{name}" for name in publish.upload_order(site_dir)}
+    index = objects["interregion/index.html"]
+    assert index["contentType"] == "text/html; charset=utf-8"
+    assert index["cacheControl"] == "no-cache"
+    assert index["data"] == b"<html>latest</html>"
+    assert objects["interregion/data/schema.json"]["contentType"] == "application/json"
+
+
+def test_publish_to_a_missing_gcs_bucket_is_one_line(site_dir, fake_gcs):
+    client = _gcs_client(fake_gcs.endpoint)
+    with pytest.raises(UserError, match="gcs bucket 'nope' does not exist"):
+        publish.publish_site(site_dir, "gs://nope/x", gcs_client=client)
+
+
+def test_site_files_stay_put(site_dir):
+    before = sorted(str(p) for p in Path(site_dir).rglob("*"))
+    publish.upload_order(site_dir)
+    assert sorted(str(p) for p in Path(site_dir).rglob("*")) == before
