@@ -1,0 +1,106 @@
+"""Report and site generation time and peak memory for 10k, 100k and 1M rows.
+
+Each size runs in its own process so its peak RSS (ru_maxrss) is its own.
+Rows are synthetic (orchestrator.synthetic) over the whole catalog, one
+sweep. Goal: 1M rows in under 30 s and under 2 GiB. Figures on a shared
+machine are noisy.
+
+    python bench/report.py            # all sizes
+    python bench/report.py --rows N   # one size
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SIZES = (10_000, 100_000, 1_000_000)
+
+
+def one(rows: int, png: bool) -> dict[str, float]:
+    from orchestrator import report, site, synthetic
+    from orchestrator.catalog import load_catalog
+
+    catalog = load_catalog()
+    with tempfile.TemporaryDirectory(prefix="interregion-bench-") as tmp:
+        results = Path(tmp) / "results"
+        sweep_id = "20261122T0000Z-bnch"
+        t0 = time.perf_counter()
+        synthetic.write_measurements(
+            results / sweep_id / "measurements.csv",
+            synthetic.synthetic_rows(catalog.regions, rows, sweep_id=sweep_id),
+        )
+        generate_s = time.perf_counter() - t0
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+        t0 = time.perf_counter()
+        loaded = report.load_inputs(sweep_dirs_=[results / sweep_id], catalog=catalog)
+        load_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        out = report.write_report(loaded, results / sweep_id / "report", png=False)
+        report_s = time.perf_counter() - t0
+        png_s = float("nan")
+        if png:
+            from orchestrator import charts
+
+            figures = charts.report_figures(loaded, out.summaries)
+            t0 = time.perf_counter()
+            written, why = charts.write_pngs(figures, Path(tmp))
+            png_s = time.perf_counter() - t0 if written else float("nan")
+            if why:
+                print(f"  PNG skipped: {why}", file=sys.stderr)
+        del loaded, out
+        t0 = time.perf_counter()
+        site.build_site(Path(tmp) / "site", results, catalog=catalog)
+        site_s = time.perf_counter() - t0
+        index_mb = (Path(tmp) / "site" / "index.html").stat().st_size / 1e6
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "rows": rows,
+        "generate_s": generate_s,
+        "load_s": load_s,
+        "report_s": load_s + report_s,
+        "png_s": png_s,
+        "site_s": site_s,
+        "peak_rss_mib": peak_mib,
+        "rss_before_mib": rss_before / 1024,
+        "index_html_mb": index_mb,
+    }
+
+
+def main() -> None:
+    if "--rows" in sys.argv:
+        rows = int(sys.argv[sys.argv.index("--rows") + 1])
+        print(json.dumps(one(rows, png="--png" in sys.argv)))
+        return
+    print("report + site for synthetic sweeps (whole catalog, one sweep; shared 2-core machine)")
+    print(
+        f"{'rows':>9} {'load s':>7} {'report s':>9} {'site s':>7} {'total s':>8} "
+        f"{'PNG s':>6} {'peak MiB':>9} {'index MB':>9}"
+    )
+    for rows in SIZES:
+        args = [sys.executable, __file__, "--rows", str(rows)]
+        if rows == SIZES[0]:
+            args.append("--png")  # PNG time does not depend on rows (charts are downsampled)
+        done = subprocess.run(args, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            print(f"{rows:>9} failed: {done.stderr.strip().splitlines()[-1:]}")
+            sys.exit(1)
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        total = r["report_s"] + r["site_s"]
+        print(
+            f"{rows:>9} {r['load_s']:>7.2f} {r['report_s']:>9.2f} {r['site_s']:>7.2f} "
+            f"{total:>8.2f} {r['png_s']:>6.2f} {r['peak_rss_mib']:>9.0f} "
+            f"{r['index_html_mb']:>9.2f}"
+        )
+    print("report s includes load s; site s reads the CSV again and builds every page;")
+    print("goal at 1M rows: report + site < 30 s and peak < 2048 MiB")
+
+
+if __name__ == "__main__":
+    main()
