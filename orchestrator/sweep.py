@@ -528,6 +528,13 @@ def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = T
     """Measure every planned test that has no ok row yet; retry the failures once."""
     progress = progress or RoundProgress()
     hosts = load_hosts(sweep)
+    stages = sweep.record.get("stages", {})
+    provisioned = stages.get("provision", {}).get("started_utc", "")
+    if stages.get("teardown", {}).get("started_utc", "") > provisioned:
+        raise UserError(
+            f"the hosts of sweep {sweep.id} were torn down: "
+            f"continue with 'interregion sweep --resume {sweep.id}'"
+        )
     with sweep.stage("measure"):
         sweep.record["status"] = "measuring"
         rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)

@@ -424,6 +424,22 @@ def test_plan_only_creates_a_sweep_the_stages_can_open(tmp_path):
     assert "provision" in one_line_error(result)
 
 
+def test_measuring_a_torn_down_sweep_says_to_resume(tmp_path):
+    result = CliRunner().invoke(
+        main,
+        ["sweep", "--regions", f"{A},{B}", "--plan-only", "--yes", "--results", str(tmp_path)],
+    )
+    run = sweeps.open_sweep(result.output.strip().splitlines()[-1], tmp_path)
+    store.write_json(run.dir / store.HOSTS_FILE, {"hosts": []})
+    run.record["stages"] = {
+        "provision": {"started_utc": "2026-11-22T01:00:00.000Z"},
+        "teardown": {"started_utc": "2026-11-22T01:05:00.000Z"},
+    }
+    run.save()
+    result = CliRunner().invoke(main, ["measure", "--sweep", run.id, "--results", str(tmp_path)])
+    assert f"interregion sweep --resume {run.id}" in one_line_error(result)
+
+
 def test_collect_rebuilds_rows_from_raw_alone(tmp_path):
     result = CliRunner().invoke(
         main,
