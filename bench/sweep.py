@@ -74,6 +74,7 @@ def run(size: int, extra: list[str], results: Path) -> dict:
     bound = meta["plan"]["lower_bound_rounds"]
     measured = measuring_s(sweep_dir, rounds)
     failed = sum(r["tests_failed"] for r in rounds)
+    errors = collect_errors(sweep_dir, rounds)
     return {
         "regions": size,
         "tests": main["tests"],
@@ -88,7 +89,36 @@ def run(size: int, extra: list[str], results: Path) -> dict:
         "vs_bound": wall_s / (bound * slot_s),
         "orchestration": (wall_s - measured) / wall_s,
         "per_round_overhead_s": (wall_s - measured) / max(len(rounds), 1),
+        "errors": errors,
+        "retried_ok": sum(r["tests_ok"] for r in meta["rounds"] if r["kind"] == "retry"),
     }
+
+
+def collect_errors(sweep_dir: Path, rounds: list[dict]) -> list[str]:
+    """Why the first attempts failed (the CSV keeps only the final attempt)."""
+    from orchestrator import store
+    from orchestrator.collect import RowContext, SlotPlan, round_rows
+
+    meta = json.loads((sweep_dir / "sweep.json").read_text())
+    ctx = RowContext(
+        sweep_dir.name,
+        "local",
+        1,
+        {},
+        {(p["src"], p["dst"]): p["distance_km"] for p in meta["plan"]["pairs"]},
+    )
+    errors = []
+    for entry in rounds:
+        if not entry["tests_failed"]:
+            continue
+        slots = [SlotPlan(**s) for s in entry["slots"]]
+        raw = store.read_raw_round(sweep_dir, entry["round"])
+        texts = {n: raw.get(store.safe_name(n)) for s in slots for n in (s.client, s.server)}
+        for row in round_rows(entry["round"], slots, texts, ctx):
+            if row["status"] != "ok":
+                errors.append(f"round {entry['round']} {row['src_region']}->{row['dst_region']}: "
+                              f"{row['error']}")  # fmt: skip
+    return errors
 
 
 def main() -> None:
@@ -121,6 +151,10 @@ def main() -> None:
                 f"{r['per_round_overhead_s']:>8.2f}s {r['total_s']:>7.1f}s",
                 flush=True,
             )
+            for error in r["errors"]:
+                print(f"        first attempt failed: {error}")
+            if r["errors"]:
+                print(f"        retried once at the end: {r['retried_ok']} ok")
     print(f"load after: {os.getloadavg()}")
 
 
