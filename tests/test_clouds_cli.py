@@ -1,4 +1,4 @@
-"""`interregion reap`, `regions-sync` and `preflight` through the real CLI entry point."""
+"""`interregion reap`, `regions sync` and `preflight` through the real CLI entry point."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_reap_without_any_credentials_says_so(no_credentials):
 
 
 def test_regions_sync_without_credentials_says_so(no_credentials):
-    line = _one_line_error(CliRunner().invoke(main, ["regions-sync", "--clouds", "gcp"]))
+    line = _one_line_error(CliRunner().invoke(main, ["regions", "sync", "--clouds", "gcp"]))
     assert "gcloud auth application-default login" in line
 
 
@@ -107,7 +107,7 @@ def test_regions_sync_under_moto(no_credentials, monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     with mock_aws():
-        result = CliRunner().invoke(main, ["regions-sync", "--clouds", "aws"])
+        result = CliRunner().invoke(main, ["regions", "sync", "--clouds", "aws"])
     assert result.exit_code == 0, result.output
     # moto's opt-in regions are reported as not enabled
     assert "opt-in region not enabled: aws:me-south-1" in result.output

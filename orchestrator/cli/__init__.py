@@ -42,3 +42,4 @@ def main() -> None:
 for _module in (plan, emulator, sweep, report, cloud):
     for _command in _module.COMMANDS:
         main.add_command(_command)
+plan.regions.add_command(cloud.regions_sync_command)

@@ -1,4 +1,4 @@
-"""CLI commands for the real clouds: preflight, regions-sync, reap.
+"""CLI commands for the real clouds: preflight, regions sync, reap.
 
 `cloud_options` / `cloud_options_from` give `sweep --backend aws|gcp|cloud` the
 same cloud flags (operator CIDR, TTL, project, profile, tier, machine types,
@@ -145,7 +145,7 @@ def preflight_command(catalog: Path, **kwargs: Any) -> None:
     click.echo(f"{len(result.regions)} regions ready, {len(result.dropped)} dropped")
 
 
-@click.command("regions-sync")
+@click.command("sync")
 @click.option("--clouds", default=",".join(CLOUDS), show_default=True, help="Clouds to ask.")
 @_account_options
 @_catalog_option
@@ -159,7 +159,7 @@ def regions_sync_command(
 
     \b
     Example:
-      interregion regions-sync --clouds aws
+      interregion regions sync --clouds aws
     """
     chosen = _clouds(clouds)
     report = sync.sync(
@@ -247,4 +247,5 @@ def reap_command(
             raise UserError("some resources could not be deleted (see warnings): run reap again")
 
 
-COMMANDS: list[click.Command] = [preflight_command, regions_sync_command, reap_command]
+# `regions sync` is attached to the `regions` group (cli/plan.py) by cli/__init__.py.
+COMMANDS: list[click.Command] = [preflight_command, reap_command]
