@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
@@ -226,3 +226,26 @@ def _parse_regions(items: Any, source: str, problems: list[str]) -> list[Region]
                 )
             )
     return regions
+
+
+def region_to_dict(region: Region) -> dict[str, Any]:
+    """Every field of a region, plus its `key`: what plans and `regions --json` print."""
+    return {"key": region.key, **asdict(region)}
+
+
+def region_from_dict(data: dict[str, Any]) -> Region:
+    """The inverse of `region_to_dict` (`key` is derived, so it is ignored).
+
+    Older plan files lack `source`, `zone` or `opt_in`: they take the defaults.
+    """
+    return Region(
+        cloud=str(data["cloud"]),
+        id=str(data["id"]),
+        city=str(data.get("city", "")),
+        country=str(data.get("country", "")),
+        lat=float(data["lat"]),
+        lon=float(data["lon"]),
+        source=str(data.get("source", "")),
+        zone=str(data.get("zone", "")),
+        opt_in=bool(data.get("opt_in", False)),
+    )

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from orchestrator.catalog import Catalog
+from orchestrator.catalog import Catalog, region_to_dict
 from orchestrator.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES
 from orchestrator.pricing import Pricing, load_pricing
@@ -130,19 +130,7 @@ class Plan:
             "backend": self.backend,
             "emulated": self.backend == "local",
             "params": self.params.to_dict(),
-            "regions": [
-                {
-                    "key": r.key,
-                    "cloud": r.cloud,
-                    "id": r.id,
-                    "city": r.city,
-                    "country": r.country,
-                    "lat": r.lat,
-                    "lon": r.lon,
-                    "opt_in": r.opt_in,
-                }
-                for r in self.selection.regions
-            ],
+            "regions": [region_to_dict(r) for r in self.selection.regions],
             "pairs": [p.to_dict() for p in self.selection.pairs],
             "rounds": [[p.to_dict() for slot in rnd for p in slot.pairs] for rnd in self.rounds],
             "round_slots": [[list(slot.regions) for slot in rnd] for rnd in self.rounds],

@@ -12,7 +12,15 @@ import pytest
 import yaml
 
 from orchestrator import paths
-from orchestrator.catalog import Catalog, CatalogError, Region, load_catalog, parse_catalog
+from orchestrator.catalog import (
+    Catalog,
+    CatalogError,
+    Region,
+    load_catalog,
+    parse_catalog,
+    region_from_dict,
+    region_to_dict,
+)
 from orchestrator.errors import UserError
 from orchestrator.geo import distance_km
 
@@ -463,3 +471,15 @@ def test_yaml_merge_keys_still_work(tmp_path: Path) -> None:
         load_catalog(path)
     # Only the extra top-level key is a problem: the merged region itself is valid.
     assert str(e.value) == f"{path}: unknown top-level key 'base'"
+
+
+def test_region_dict_round_trip_keeps_every_field() -> None:
+    region = Region(
+        "gcp", "europe-west1", "St. Ghislain", "BE", 50.45, 3.82, "src", "europe-west1-b"
+    )
+    data = region_to_dict(region)
+    assert data["key"] == "gcp:europe-west1" and data["zone"] == "europe-west1-b"
+    assert set(data) == {"key", *Region.__dataclass_fields__}
+    assert region_from_dict(data) == region
+    aws = Region("aws", "af-south-1", "Cape Town", "ZA", -33.9, 18.4, "src", opt_in=True)
+    assert region_from_dict(region_to_dict(aws)) == aws

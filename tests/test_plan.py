@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from fixture_regions import CATALOG_DATA, fixture_catalog
 
 from orchestrator import paths
-from orchestrator.catalog import load_catalog
+from orchestrator.catalog import load_catalog, region_from_dict
 from orchestrator.cli import main
 from orchestrator.errors import UserError
 from orchestrator.plan import (
@@ -184,6 +184,15 @@ def test_json_shape():
     assert in_rounds == sorted((p["src"], p["dst"]) for p in doc["pairs"])
     assert all(len(slots) <= 2 for slots in doc["round_slots"])
     assert doc["lower_bound_rounds"] == 8 == len(doc["rounds"])  # ceil(15 slots / 2)
+
+
+def test_json_regions_rebuild_the_selected_regions_with_their_zones():
+    plan = make_plan(CATALOG, SelectionSpec(clouds=("gcp",)), pricing=PRICING)
+    doc = json.loads(json.dumps(plan.to_json()))
+    rebuilt = [region_from_dict(r) for r in doc["regions"]]
+    assert rebuilt == list(plan.selection.regions)
+    assert all(r.zone.startswith(r.id + "-") for r in rebuilt)
+    assert [r["key"] for r in doc["regions"]] == [r.key for r in rebuilt]
 
 
 # --- the CLI ----------------------------------------------------------------

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestrator import paths
-from orchestrator.catalog import CLOUDS, load_catalog
+from orchestrator.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.cli.options import (
     params_from_options,
     selection_options,
@@ -217,19 +217,7 @@ def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> No
     selected = loaded.in_clouds(wanted)
     if as_json:
         rows = [
-            {
-                "key": r.key,
-                "cloud": r.cloud,
-                "id": r.id,
-                "city": r.city,
-                "country": r.country,
-                "lat": r.lat,
-                "lon": r.lon,
-                "zone": r.zone,
-                "opt_in": r.opt_in,
-                "machine_type": loaded.machine_types.get(r.cloud, ""),
-                "source": r.source,
-            }
+            {**region_to_dict(r), "machine_type": loaded.machine_types.get(r.cloud, "")}
             for r in selected
         ]
         click.echo(json.dumps(rows, indent=2))
