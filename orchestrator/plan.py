@@ -22,12 +22,14 @@ local plan, so a local plan shows what the same sweep would cost for real.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from orchestrator.catalog import Catalog, region_to_dict
+from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES
 from orchestrator.pricing import Pricing, load_pricing
@@ -54,21 +56,38 @@ class TestParams:
 
     pings: int = 20
     ping_interval_s: float = 0.2
-    duration_s: float = 5
-    omit_s: float = 1
+    # iperf3 reads -t and -O with atoi: whole seconds only.
+    duration_s: int = 5
+    omit_s: int = 1
     streams: int = 1
     window: str | None = None  # iperf3 -w, e.g. "4M"
     congestion: str | None = None  # iperf3 -C, e.g. "cubic"
 
     def __post_init__(self) -> None:
+        for name, flag in (
+            ("ping_interval_s", "--ping-interval"),
+            ("duration_s", "--duration"),
+            ("omit_s", "--omit"),
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise UserError(f"{flag} {value!r}: must be a number of seconds")
+            if not math.isfinite(value):
+                raise UserError(f"{flag} {value}: must be a finite number of seconds")
+        for name, flag in (("duration_s", "--duration"), ("omit_s", "--omit")):
+            value = getattr(self, name)
+            if value != int(value):
+                raise UserError(f"{flag} {value:g}: iperf3 takes whole seconds, e.g. {int(value)}")
+            # 5.0 from an older plan file is 5: iperf3 must be given "-t 5", not "-t 5.0".
+            object.__setattr__(self, name, int(value))
         if self.pings < 1:
             raise UserError(f"--pings {self.pings}: send at least 1 ping")
         if self.ping_interval_s <= 0:
             raise UserError(f"--ping-interval {self.ping_interval_s:g}: must be above 0 s")
         if self.duration_s <= 0:
-            raise UserError(f"--duration {self.duration_s:g}: must be above 0 s")
+            raise UserError(f"--duration {self.duration_s}: must be 1 s or more")
         if self.omit_s < 0:
-            raise UserError(f"--omit {self.omit_s:g}: must be 0 s or more")
+            raise UserError(f"--omit {self.omit_s}: must be 0 s or more")
         if not 1 <= self.streams <= IPERF3_MAX_STREAMS:
             raise UserError(
                 f"--streams {self.streams}: iperf3 runs 1 to {IPERF3_MAX_STREAMS} streams"
@@ -92,6 +111,21 @@ def slot_seconds(params: TestParams, directions: int = 2) -> float:
 
 def round_seconds(params: TestParams, slots: Sequence[Slot]) -> float:
     return max((slot_seconds(params, len(slot.pairs)) for slot in slots), default=0.0)
+
+
+def effective_max_concurrent(
+    backend: str, max_concurrent: int | None, sequential: bool
+) -> int | None:
+    """The cap on tests per round a plan uses; None means no cap.
+
+    On the emulated cloud the default is LOCAL_MAX_CONCURRENT: beyond it the
+    machine's CPUs, not the modelled network, would set the results.
+    """
+    if max_concurrent is not None and sequential:
+        raise UserError("--max-concurrent and --sequential both cap a round: give one")
+    if max_concurrent is None and backend == "local" and not sequential:
+        return LOCAL_MAX_CONCURRENT
+    return max_concurrent
 
 
 @dataclass(frozen=True)
@@ -152,12 +186,16 @@ def make_plan(
     round_overhead_s: float = ROUND_OVERHEAD_S,
     pricing: Pricing | None = None,
 ) -> Plan:
-    """Select, schedule and estimate; UserError on any contradiction."""
+    """Select, schedule and estimate; UserError on any contradiction.
+
+    `max_concurrent` None takes the backend's default (effective_max_concurrent).
+    """
     params = params or TestParams()
     if backend not in BACKENDS:
         raise UserError(f"--backend '{backend}': expected one of {', '.join(BACKENDS)}")
     if round_overhead_s < 0:
         raise UserError(f"round overhead {round_overhead_s:g} s: must be 0 or more")
+    max_concurrent = effective_max_concurrent(backend, max_concurrent, sequential)
     selection = select(catalog, spec)
     if backend in ("aws", "gcp"):
         other = [r.key for r in selection.regions if r.cloud != backend]

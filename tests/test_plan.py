@@ -10,6 +10,7 @@ from fixture_regions import CATALOG_DATA, fixture_catalog
 from orchestrator import paths
 from orchestrator.catalog import load_catalog, region_from_dict
 from orchestrator.cli import main
+from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.errors import UserError
 from orchestrator.plan import (
     PING_PACKET_BYTES,
@@ -17,6 +18,7 @@ from orchestrator.plan import (
     SETUP_S,
     SLOT_MARGIN_S,
     TestParams,
+    effective_max_concurrent,
     make_plan,
     slot_seconds,
 )
@@ -43,6 +45,13 @@ def test_slot_seconds_is_pings_plus_both_directions_plus_margin():
         ({"ping_interval_s": 0}, "--ping-interval 0"),
         ({"duration_s": 0}, "--duration 0"),
         ({"omit_s": -1}, "--omit -1"),
+        ({"duration_s": 2.5}, "--duration 2.5: iperf3 takes whole seconds"),
+        ({"omit_s": 0.5}, "--omit 0.5: iperf3 takes whole seconds"),
+        ({"duration_s": float("inf")}, "--duration inf: must be a finite number"),
+        ({"omit_s": float("nan")}, "--omit nan: must be a finite number"),
+        ({"ping_interval_s": float("nan")}, "--ping-interval nan: must be a finite number"),
+        ({"ping_interval_s": float("inf")}, "--ping-interval inf: must be a finite number"),
+        ({"duration_s": "5"}, "--duration '5': must be a number"),
         ({"streams": 0}, "--streams 0"),
         ({"streams": 129}, "1 to 128 streams"),
         ({"window": "lots"}, "--window 'lots'"),
@@ -52,6 +61,40 @@ def test_slot_seconds_is_pings_plus_both_directions_plus_margin():
 def test_bad_test_params_are_one_line_errors(kwargs, message):
     with pytest.raises(UserError, match=message.replace("(", r"\(")):
         TestParams(**kwargs)
+
+
+def test_whole_second_floats_become_ints_for_iperf3():
+    params = TestParams(duration_s=10.0, omit_s=0.0)  # as an older plan file holds them
+    assert params.duration_s == 10 and type(params.duration_s) is int
+    assert params.omit_s == 0 and type(params.omit_s) is int
+
+
+@pytest.mark.parametrize(
+    ("backend", "max_concurrent", "sequential", "expected"),
+    [
+        ("local", None, False, LOCAL_MAX_CONCURRENT),
+        ("local", 3, False, 3),
+        ("local", None, True, None),
+        ("aws", None, False, None),
+        ("cloud", 5, False, 5),
+        ("gcp", None, True, None),
+    ],
+)
+def test_effective_max_concurrent(backend, max_concurrent, sequential, expected):
+    assert effective_max_concurrent(backend, max_concurrent, sequential) == expected
+
+
+def test_max_concurrent_with_sequential_is_an_error():
+    with pytest.raises(UserError, match="give one"):
+        effective_max_concurrent("aws", 2, True)
+
+
+def test_local_plan_caps_rounds_like_a_local_sweep():
+    plan = make_plan(CATALOG, SelectionSpec(), pricing=PRICING)
+    assert plan.max_concurrent == LOCAL_MAX_CONCURRENT
+    assert all(len(rnd) <= LOCAL_MAX_CONCURRENT for rnd in plan.rounds)
+    cloud = make_plan(CATALOG, SelectionSpec(), backend="cloud", pricing=PRICING)
+    assert cloud.max_concurrent is None
 
 
 def test_estimate_of_one_cross_cloud_pair_by_hand():
@@ -244,8 +287,8 @@ def test_plan_options_reach_the_plan(catalog_file):
     assert doc["params"] == {
         "pings": 20,
         "ping_interval_s": 0.5,
-        "duration_s": 5.0,
-        "omit_s": 0.0,
+        "duration_s": 5,
+        "omit_s": 0,
         "streams": 4,
         "window": "4M",
         "congestion": "cubic",
@@ -278,6 +321,13 @@ def test_plan_errors_are_one_line(catalog_file, args, message):
     assert message in result.output
     assert result.output.count("\n") == 1
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("option", "value"), [("--duration", "2.5"), ("--omit", "0.5")])
+def test_fractional_iperf3_seconds_are_refused(catalog_file, option, value):
+    result = run("plan", "--catalog", catalog_file, option, value)
+    assert result.exit_code == 2
+    assert f"Invalid value for '{option}'" in result.output and "Traceback" not in result.output
 
 
 def test_plan_with_a_missing_catalog(tmp_path):

@@ -1,4 +1,5 @@
-"""Options shared by plan, sweep and report: the selection and the test parameters.
+"""Options shared by plan, sweep and report: the selection, the test parameters
+and where and how concurrently a sweep runs (`run_options`).
 
 `selection_options` adds the selection flags to a command and
 `spec_from_options(**kwargs)` turns them into a SelectionSpec (extra keyword
@@ -15,8 +16,9 @@ from typing import Any, TypeVar
 import click
 
 from orchestrator.catalog import CLOUDS
+from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.errors import UserError
-from orchestrator.plan import TestParams
+from orchestrator.plan import BACKENDS, TestParams
 from orchestrator.selection import SelectionSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -127,17 +129,17 @@ def test_params_options(f: F) -> F:
             ),
             click.option(
                 "--duration",
-                type=float,
+                type=click.IntRange(1),
                 default=defaults.duration_s,
                 show_default=True,
-                help="iperf3 seconds measured per direction.",
+                help="iperf3 seconds measured per direction (whole seconds).",
             ),
             click.option(
                 "--omit",
-                type=float,
+                type=click.IntRange(0),
                 default=defaults.omit_s,
                 show_default=True,
-                help="iperf3 seconds skipped at the start (TCP slow start).",
+                help="iperf3 seconds skipped at the start (TCP slow start; whole seconds).",
             ),
             click.option(
                 "--streams",
@@ -150,6 +152,32 @@ def test_params_options(f: F) -> F:
             click.option(
                 "--congestion", default=None, help="TCP congestion control (iperf3 -C), e.g. cubic."
             ),
+        ],
+    )
+
+
+def run_options(f: F) -> F:
+    """Add --backend, --max-concurrent and --sequential (where the sweep runs and
+    how many tests at once) to a click command; `plan.make_plan` applies them."""
+    return _apply(
+        f,
+        [
+            click.option(
+                "--backend",
+                type=click.Choice(BACKENDS),
+                default="local",
+                show_default=True,
+                help="Where the hosts run: local = the emulated cloud on this machine.",
+            ),
+            click.option(
+                "--max-concurrent",
+                type=int,
+                default=None,
+                metavar="K",
+                help=f"At most K tests at once (default: {LOCAL_MAX_CONCURRENT} on local, "
+                "no cap on the clouds).",
+            ),
+            click.option("--sequential", is_flag=True, help="One test at a time."),
         ],
     )
 

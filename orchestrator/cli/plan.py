@@ -15,13 +15,14 @@ from orchestrator import paths
 from orchestrator.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.cli.options import (
     params_from_options,
+    run_options,
     selection_options,
     spec_from_options,
     split_list,
     test_params_options,
 )
 from orchestrator.errors import UserError
-from orchestrator.plan import BACKENDS, ROUND_OVERHEAD_S, Plan, make_plan, slot_seconds
+from orchestrator.plan import ROUND_OVERHEAD_S, Plan, make_plan, slot_seconds
 from orchestrator.pricing import load_pricing
 
 # Beyond these, the table shows the first rows and points at --json.
@@ -40,17 +41,7 @@ _catalog_option = click.option(
 @click.command()
 @selection_options
 @test_params_options
-@click.option(
-    "--max-concurrent", type=int, default=None, metavar="K", help="At most K tests per round."
-)
-@click.option("--sequential", is_flag=True, help="One test per round.")
-@click.option(
-    "--backend",
-    type=click.Choice(BACKENDS),
-    default="local",
-    show_default=True,
-    help="Where the sweep would run: local = the emulated cloud.",
-)
+@run_options
 @click.option(
     "--round-overhead",
     type=float,
@@ -80,8 +71,11 @@ def plan(
 ) -> None:
     """Show what a sweep would test, in which rounds, how long and at what cost.
 
-    A dry run: nothing is created. Distances are geodesic (WGS-84); bytes and
-    egress cost are upper bounds (each VM sending at its published maximum).
+    A dry run: nothing is created. Distances are geodesic (WGS-84). Bytes and
+    egress cost are expected figures from the network model: each test at the
+    smaller of the VM's published egress cap and what a real TCP window carries
+    over the pair's modelled RTT (on local: the emulator's own cap and window).
+    On local, --max-concurrent defaults to what the emulator runs faithfully.
 
     \b
     Example:
@@ -89,8 +83,6 @@ def plan(
       interregion plan --cloud-pair aws:gcp --min-km 1000 --max-km 5000 --json
       interregion plan --pairs aws:us-east-1/gcp:us-east4 --pings 50 --duration 10
     """
-    if max_concurrent is not None and sequential:
-        raise UserError("--max-concurrent and --sequential both cap a round: give one")
     result = make_plan(
         load_catalog(catalog),
         spec_from_options(**options),
