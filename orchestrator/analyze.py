@@ -123,11 +123,14 @@ class Outlier:
 def high_outliers(
     residuals: Sequence[float], k: float = 3.0, min_excess: float = 0.0
 ) -> list[Outlier]:
-    """Points whose residual is more than k robust sigmas above the median residual.
+    """Points more than k robust sigmas above the median residual and more than
+    `min_excess` above the fit itself.
 
     Only the high side: a path slower than its group's fit is a detour worth
     knowing about, a faster one is not. `min_excess` (same unit as the
-    residuals) keeps sub-millisecond noise out when the MAD is nearly zero.
+    residuals) keeps sub-millisecond noise out when the MAD is nearly zero; it
+    bounds the residual itself, the figure reported, so no reported point is
+    less than `min_excess` above the fit.
     """
     if len(residuals) < 3:
         return []
@@ -136,7 +139,7 @@ def high_outliers(
     found = []
     for i, res in enumerate(residuals):
         excess = res - centre
-        if excess <= min_excess:
+        if res <= min_excess or excess <= 0.0:
             continue
         z = excess / sigma if sigma > 0.0 else math.inf
         if z > k:
@@ -296,8 +299,8 @@ class PairOutlier:
     distance_km: float
     n: int  # measurements of the pair (several sweeps count separately)
     rtt_ms: float  # the pair's median RTT
-    fit_rtt_ms: float  # what the group's fit predicts at that distance
-    excess_ms: float  # rtt_ms - fit_rtt_ms
+    fit_rtt_ms: float  # the fit through the group's per-pair medians, at that distance
+    excess_ms: float  # rtt_ms - fit_rtt_ms: always above OUTLIER_MIN_EXCESS_MS
     robust_z: float
     route_inflation: float
 
@@ -310,35 +313,34 @@ OUTLIER_MIN_EXCESS_MS = 5.0
 
 def find_outliers(
     m: Measurements,
-    summaries: Sequence[GroupSummary],
     k: float = 3.0,
     min_excess_ms: float = OUTLIER_MIN_EXCESS_MS,
 ) -> list[PairOutlier]:
-    """Directed pairs whose median RTT is more than k robust sigmas above their group's fit.
+    """Directed pairs whose median RTT is more than k robust sigmas above their
+    group's fit and more than `min_excess_ms` above it.
 
-    Each pair counts once (its median over sweeps), so a pair measured in ten
-    sweeps does not outweigh the others. Sorted by excess, largest first.
+    Each pair counts once, by its medians over sweeps, both in the fit (one
+    point per directed pair, not the summary's fit over every row) and in the
+    spread, so a pair measured in ten sweeps does not outweigh the others.
+    Sorted by excess, largest first.
     """
-    fits = {s.cloud_pair: s.rtt_fit for s in summaries}
     by_pair: dict[tuple[int, int], list[int]] = {}
     for i in range(len(m)):
         if math.isfinite(m.rtt_ms[i]) and math.isfinite(m.distance_km[i]):
             by_pair.setdefault((m.src[i], m.dst[i]), []).append(i)
     found: list[PairOutlier] = []
     for group in GROUPS[1:]:
-        fit = fits.get(group)
-        if fit is None or not math.isfinite(fit.slope):
-            continue
-        pairs, residuals, medians, distances = [], [], [], []
+        pairs, medians, distances = [], [], []
         for (s, d), rows in by_pair.items():
             if f"{_cloud(m.regions[s])}-{_cloud(m.regions[d])}" != group:
                 continue
-            rtt = median([m.rtt_ms[i] for i in rows])
-            km = median([m.distance_km[i] for i in rows])
             pairs.append((s, d, len(rows)))
-            medians.append(rtt)
-            distances.append(km)
-            residuals.append(rtt - fit.at(km))
+            medians.append(median([m.rtt_ms[i] for i in rows]))
+            distances.append(median([m.distance_km[i] for i in rows]))
+        fit = linear_fit(distances, medians)
+        if not math.isfinite(fit.slope):
+            continue
+        residuals = [rtt - fit.at(km) for rtt, km in zip(medians, distances, strict=True)]
         for o in high_outliers(residuals, k=k, min_excess=min_excess_ms):
             s, d, n = pairs[o.index]
             found.append(

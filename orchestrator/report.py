@@ -349,7 +349,7 @@ def write_report(
         raise UserError(_nothing_left(loaded))
     out_dir.mkdir(parents=True, exist_ok=True)
     summaries = analyze.summarize(loaded.data)
-    outliers = analyze.find_outliers(loaded.data, summaries)
+    outliers = analyze.find_outliers(loaded.data)
     write_csv(out_dir / "summary.csv", analyze.SUMMARY_COLUMNS, (s.row() for s in summaries))
     write_csv(
         out_dir / "outliers.csv",

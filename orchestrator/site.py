@@ -84,7 +84,7 @@ OUTLIER_DOCS = {
     "distance_km": "geodesic distance",
     "n": "measurements of the pair",
     "rtt_ms": "the pair's median RTT",
-    "fit_rtt_ms": "the group's fitted RTT at that distance",
+    "fit_rtt_ms": "the group's fitted RTT at that distance (a line through one median per pair)",
     "excess_ms": "rtt_ms - fit_rtt_ms",
     "robust_z": "excess over the median residual, in sigmas estimated as 1.4826 x MAD",
     "route_inflation": "rtt_ms over the fibre floor",
@@ -161,7 +161,7 @@ def _sweep_page(sweep_dir: Path, catalog: Catalog | None, max_points: int) -> Sw
     if len(loaded.data) == 0:
         return None
     summaries = analyze.summarize(loaded.data)
-    outliers = analyze.find_outliers(loaded.data, summaries)
+    outliers = analyze.find_outliers(loaded.data)
     figures = charts.report_figures(loaded, summaries, max_points=max_points)
     figures.pop("timeseries", None)  # one sweep: nothing to plot over time
     return SweepPage(sweep_dir.name, loaded, summaries, outliers, figures)
@@ -410,7 +410,9 @@ def _methodology_html(nav: Sequence[str], emulated: bool) -> str:
         f"{analyze.INFLATION_MIN_KM:.0f} km apart, where the fixed cost of the stack no "
         "longer dominates.</li>"
         "<li>Outliers: a directed pair's median RTT more than 3 robust sigmas "
-        "(1.4826 x MAD of the group's residuals) above its cloud pair's fit, and at least "
+        "(1.4826 x MAD of the group's residuals) above its cloud pair's fit (a line through "
+        "one median per directed pair, so pairs measured in many sweeps weigh no more), "
+        "and at least "
         f"{analyze.OUTLIER_MIN_EXCESS_MS:.0f} ms above it: likely detours.</li>"
         f"<li>Charts show at most {charts.MAX_POINTS} evenly spaced points each; the CSVs "
         "always hold every row.</li></ul>\n",

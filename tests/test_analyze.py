@@ -107,6 +107,12 @@ def test_high_outliers_by_hand():
     tight = [0.0, 0.0, 0.0, 0.0, 0.3]
     assert [o.index for o in analyze.high_outliers(tight)] == [4]
     assert analyze.high_outliers(tight, min_excess=1.0) == []
+    # min_excess bounds the residual itself (what is reported), not the residual
+    # over the median: here 4.5 is 8.5 above the median -4 but only 4.5 above the fit.
+    below = [-4.0, -4.0, -4.0, -4.0, -4.0, 4.5]
+    assert analyze.high_outliers(below, min_excess=5.0) == []
+    found = analyze.high_outliers(below, min_excess=4.0)
+    assert [(o.index, o.residual) for o in found] == [(5, 4.5)]
 
 
 def _m(rows):
@@ -169,11 +175,30 @@ def test_find_outliers_flags_the_detour():
         rows.append((f"aws:r{i}", f"gcp:r{i}", km, 5.0 + km / 100.0 * 1.5, 1e8))
     rows.append(("aws:x", "gcp:y", 5000.0, 5.0 + 75.0 + 60.0, 1e8))  # 60 ms detour
     m = _m(rows)
-    summaries = analyze.summarize(m)
-    found = analyze.find_outliers(m, summaries)
+    found = analyze.find_outliers(m)
     assert [(o.src, o.dst) for o in found] == [("aws:x", "gcp:y")]
     o = found[0]
     assert o.cloud_pair == "aws-gcp" and o.n == 1
     assert o.excess_ms == pytest.approx(o.rtt_ms - o.fit_rtt_ms)
     assert o.excess_ms > 40.0
     assert o.route_inflation == pytest.approx(140.0 / 50.0)
+
+
+def test_outlier_fit_counts_each_pair_once_by_hand():
+    # Four pairs on the line rtt = 10 ms per 1000 km; a fifth pair measured in
+    # 20 sweeps sits 50 ms above it. A fit over every row would lean towards the
+    # detour (it is 20 of 24 rows) and hide it; one median per pair does not.
+    rows = [
+        (f"aws:r{i}", f"gcp:r{i}", km, km / 100.0, 1e8) for i, km in enumerate((1e3, 2e3, 4e3, 5e3))
+    ]
+    rows += [("aws:x", "gcp:y", 3000.0, 80.0, 1e8)] * 20
+    m = _m(rows)
+    found = analyze.find_outliers(m)
+    assert [(o.src, o.dst, o.n) for o in found] == [("aws:x", "gcp:y", 20)]
+    # Least squares through (1,10) (2,20) (3,80) (4,40) (5,50), x in 1000 km:
+    # mean x 3, mean y 40, sxy = (-2)(-30) + (-1)(-20) + 0 + 1*0 + 2*10 = 100, sxx = 10
+    # -> slope 10 ms per 1000 km, intercept 10: the fit at 3000 km is 40 ms.
+    o = found[0]
+    assert o.fit_rtt_ms == pytest.approx(40.0)
+    assert o.excess_ms == pytest.approx(40.0)
+    assert o.rtt_ms == 80.0
