@@ -94,8 +94,9 @@ def test_ttl_from_estimate_and_override():
     with pytest.raises(UserError, match="--ttl 5 minutes is outside"):
         stacks.ttl_minutes(3600, 5)
     assert [stacks.parse_ttl(t) for t in ("90", "90m", "2h", "1d")] == [90, 90, 120, 1440]
-    with pytest.raises(UserError, match="not a duration"):
-        stacks.parse_ttl("soon")
+    for bad in ("soon", "nan", "inf", "-inf", "infh", "nand", ""):
+        with pytest.raises(UserError, match="not a duration"):
+            stacks.parse_ttl(bad)
 
 
 class _IpHandler(BaseHTTPRequestHandler):
@@ -113,7 +114,15 @@ class _IpHandler(BaseHTTPRequestHandler):
 def test_operator_cidr_given_or_detected():
     assert stacks.operator_cidr("203.0.113.7") == "203.0.113.7/32"
     assert stacks.operator_cidr("203.0.113.0/24") == "203.0.113.0/24"
-    for bad, message in (("0.0.0.0/0", "whole internet"), ("my-laptop", "not an address")):
+    assert stacks.operator_cidr("198.0.0.0/8") == "198.0.0.0/8"
+    for bad, message in (
+        ("0.0.0.0/0", "whole internet"),
+        ("my-laptop", "not an address"),
+        ("202.0.0.0/7", "wider than a /8"),
+        ("128.0.0.0/1", "wider than a /8"),
+        ("::/0", "is IPv6"),
+        ("2001:db8::7/128", "is IPv6"),
+    ):
         with pytest.raises(UserError, match=message):
             stacks.operator_cidr(bad)
     server = HTTPServer(("127.0.0.1", 0), _IpHandler)

@@ -5,6 +5,7 @@ Parsed with python-hcl2, so this runs without providers or an account.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -19,6 +20,8 @@ import pytest
 from orchestrator import paths
 from orchestrator.catalog import load_catalog
 from orchestrator.clouds import stacks
+from orchestrator.emulator import stack as local_stack
+from orchestrator.errors import UserError
 from orchestrator.hosts import Host
 
 STACKS = ("aws", "gcp", "cloud")
@@ -229,18 +232,60 @@ def test_cross_cloud_stack_outputs_both_clouds_hosts():
 
 
 def test_local_stack_outputs_the_same_host_contract():
-    if not (paths.INFRA / "local" / "outputs.tf").exists():
-        pytest.skip("infra/local has no outputs.tf yet (the emulated cloud's stack)")
+    assert (paths.INFRA / "local" / "outputs.tf").is_file()
     assert _host_fields(_output("local", "hosts")["value"]) == {f.name for f in fields(Host)}
 
 
 def test_local_stack_variables_match_the_emulator(catalog, keys, tmp_path):
-    stack = pytest.importorskip("orchestrator.emulator.stack")
-    if not (paths.INFRA / "local" / "variables.tf").exists():
-        pytest.skip("infra/local has no variables.tf yet")
+    assert (paths.INFRA / "local" / "variables.tf").is_file()
     regions = [catalog.get("aws:us-east-1"), catalog.get("gcp:europe-west1")]
-    variables = stack.local_variables("20261122T0130Z-3fa2", regions, keys, tmp_path)
+    variables = local_stack.local_variables("20261122T0130Z-3fa2", regions, keys, tmp_path)
     assert set(variables) == set(declared("local"))
+
+
+# (block, accepted by the stacks): IPv4 of /8 to /32 only.
+OPERATOR_CIDRS = [
+    ("203.0.113.7/32", True),
+    ("203.0.113.0/24", True),
+    ("198.0.0.0/8", True),
+    ("0.0.0.0/0", False),
+    ("128.0.0.0/1", False),
+    ("202.0.0.0/7", False),
+    ("::/0", False),
+    ("2001:db8::/32", False),
+    ("203.0.113.7/33", False),
+    ("203.0.113.7", False),  # the orchestrator always writes the prefix length
+    ("my-laptop", False),
+]
+
+
+def _terraform_eval(expression: str, cwd: Path) -> str:
+    done = subprocess.run(
+        ["terraform", "console"], input=expression, cwd=cwd, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_operator_cidr_validation_agrees_with_the_orchestrator(stack, tmp_path):
+    if shutil.which("terraform") is None:
+        pytest.skip("terraform is not installed")
+    text = (paths.INFRA / stack / "variables.tf").read_text()
+    conditions = re.findall(r"^\s*condition\s*=\s*(.*operator_cidr.*)$", text, re.MULTILINE)
+    assert len(conditions) == (2 if stack == "cloud" else 1)
+    for condition in conditions:
+        for cidr, accepted in OPERATOR_CIDRS:
+            expression = re.sub(r"var\.(\w+\.)?operator_cidr", json.dumps(cidr), condition)
+            assert _terraform_eval(expression, tmp_path) == str(accepted).lower(), (stack, cidr)
+            try:
+                written = stacks.operator_cidr(cidr)
+            except UserError:
+                assert not accepted, cidr
+            else:
+                # What the orchestrator writes, the stack accepts.
+                written_expr = re.sub(r"var\.(\w+\.)?operator_cidr", json.dumps(written), condition)
+                assert _terraform_eval(written_expr, tmp_path) == "true", (cidr, written)
 
 
 def _validation_regexes(stack: str, variable: str) -> list[str]:

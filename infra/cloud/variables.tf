@@ -15,6 +15,12 @@ variable "aws" {
     ami_ssm_parameter = string
     root_volume_gib   = number
   })
+
+  validation {
+    # As in infra/aws: checked here too so a bad block fails before any module loads.
+    condition     = can(regex("^[0-9]{1,3}(\\.[0-9]{1,3}){3}/([89]|[12][0-9]|3[0-2])$", var.aws.operator_cidr)) && can(cidrhost(var.aws.operator_cidr, 0))
+    error_message = "aws.operator_cidr must be an IPv4 CIDR block of /8 or narrower, e.g. 203.0.113.7/32."
+  }
 }
 
 variable "gcp" {
@@ -35,4 +41,10 @@ variable "gcp" {
     image           = string
     boot_disk_gib   = number
   })
+
+  validation {
+    # As in infra/gcp: checked here too so a bad block fails before any module loads.
+    condition     = can(regex("^[0-9]{1,3}(\\.[0-9]{1,3}){3}/([89]|[12][0-9]|3[0-2])$", var.gcp.operator_cidr)) && can(cidrhost(var.gcp.operator_cidr, 0))
+    error_message = "gcp.operator_cidr must be an IPv4 CIDR block of /8 or narrower, e.g. 203.0.113.7/32."
+  }
 }

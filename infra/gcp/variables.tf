@@ -58,8 +58,9 @@ variable "operator_cidr" {
   type        = string
 
   validation {
-    condition     = can(cidrhost(var.operator_cidr, 0)) && !startswith(var.operator_cidr, "0.0.0.0/")
-    error_message = "operator_cidr must be a CIDR block narrower than the whole internet."
+    # IPv4 with a prefix of 8 to 32 bits: never the whole internet, nor IPv6 (::/0).
+    condition     = can(regex("^[0-9]{1,3}(\\.[0-9]{1,3}){3}/([89]|[12][0-9]|3[0-2])$", var.operator_cidr)) && can(cidrhost(var.operator_cidr, 0))
+    error_message = "operator_cidr must be an IPv4 CIDR block of /8 or narrower, e.g. 203.0.113.7/32."
   }
 }
 

@@ -35,6 +35,9 @@ TTL_MIN_MINUTES = 30
 TTL_MAX_MINUTES = 2880
 PROVISION_MARGIN_S = 15 * 60
 TTL_FACTOR = 1.5
+# SSH is opened to the operator only: an IPv4 block no wider than a /8 (the
+# stacks' validation agrees; AWS security group cidr_blocks take IPv4 only).
+OPERATOR_MIN_PREFIX = 8
 
 
 class KeyMaterial(Protocol):
@@ -76,7 +79,9 @@ def parse_ttl(text: str) -> int:
     try:
         value = float(number)
     except ValueError:
-        raise UserError(f"--ttl '{text}' is not a duration: write e.g. 90m, 2h or 1d") from None
+        value = math.nan
+    if not math.isfinite(value):
+        raise UserError(f"--ttl '{text}' is not a duration: write e.g. 90m, 2h or 1d")
     return math.ceil(value * units[unit])
 
 
@@ -84,14 +89,12 @@ def operator_cidr(given: str | None, detect_url: str = "https://checkip.amazonaw
     """The address SSH is opened to: `--operator-cidr` or the detected public address /32."""
     if given:
         try:
-            network = ipaddress.ip_network(given, strict=False)
+            network = ipaddress.ip_network(given.strip(), strict=False)
         except ValueError:
             raise UserError(
                 f"--operator-cidr '{given}' is not an address block: write e.g. 203.0.113.7/32"
             ) from None
-        if network.prefixlen == 0:
-            raise UserError("--operator-cidr must not be the whole internet: give your own /32")
-        return str(network)
+        return str(_check_operator_network(network, f"--operator-cidr '{given}'"))
     try:
         with urllib.request.urlopen(detect_url, timeout=10) as response:
             address = ipaddress.ip_address(response.read().decode().strip())
@@ -99,7 +102,26 @@ def operator_cidr(given: str | None, detect_url: str = "https://checkip.amazonaw
         raise UserError(
             f"could not detect your public address from {detect_url}: pass --operator-cidr"
         ) from None
-    return f"{address}/{address.max_prefixlen}"
+    network = ipaddress.ip_network(f"{address}/{address.max_prefixlen}")
+    return str(_check_operator_network(network, f"detected address {address}"))
+
+
+def _check_operator_network(
+    network: ipaddress.IPv4Network | ipaddress.IPv6Network, what: str
+) -> ipaddress.IPv4Network:
+    if not isinstance(network, ipaddress.IPv4Network):
+        raise UserError(
+            f"{what} is IPv6: the stacks open SSH to an IPv4 block, e.g. --operator-cidr "
+            "203.0.113.7/32"
+        )
+    if network.prefixlen == 0:
+        raise UserError(f"{what} is the whole internet: give your own /32")
+    if network.prefixlen < OPERATOR_MIN_PREFIX:
+        raise UserError(
+            f"{what} is wider than a /{OPERATOR_MIN_PREFIX}: give your own address, "
+            "e.g. 203.0.113.7/32"
+        )
+    return network
 
 
 def default_owner() -> str:
