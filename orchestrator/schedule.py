@@ -253,8 +253,13 @@ def _misra_gries(n: int, edges: Sequence[Edge], k: int) -> list[dict[int, int]]:
         # the longest prefix of the fan that is still a fan, up to a vertex where d is free
         end = 0
         while d in at[fan[end]]:
-            # Misra-Gries prove a prefix with d free at its end exists before any break
-            assert _colour_of(at, u, fan[end + 1]) not in at[fan[end]], "fan broken"
+            # Misra-Gries prove a prefix with d free at its end exists before any break;
+            # checked always (an assert vanishes under python -O) so a bug never
+            # yields a schedule with a VM in two tests at once.
+            if end + 1 >= len(fan) or _colour_of(at, u, fan[end + 1]) in at[fan[end]]:
+                raise RuntimeError(
+                    f"edge colouring: the fan of {u} broke at {fan[end]} (a bug in schedule.py)"
+                )
             end += 1
         for i in range(end):
             colour = _colour_of(at, u, fan[i + 1])

@@ -59,8 +59,8 @@ def test_addresses_controller_and_hosts_share_one_24_inside_the_benchmark_range(
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"subnet": "10.0.0.0/24"}, "outside 198.18.0.0/15"),
-        ({"subnet": "192.168.1.0/24"}, "outside 198.18.0.0/15"),
+        ({"subnet": "203.0.113.0/24"}, "outside 198.18.0.0/15"),
+        ({"subnet": "100.64.0.0/24"}, "outside 198.18.0.0/15"),
         ({"subnet": "198.18.0.0/23"}, "one /24"),
         ({"id": "Has-Dash"}, "emulation id 'Has-Dash' is invalid"),
         ({"id": "elevenchars"}, "is invalid"),
