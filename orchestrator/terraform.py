@@ -14,12 +14,29 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import UserError
 from orchestrator.hosts import Host, hosts_from_output
+
+# How long each stage may take before it is stopped: generous, since a cloud
+# apply of forty VMs takes minutes, but a hung provider must not hold a sweep
+# (and its billed VMs) forever.
+INIT_TIMEOUT_S = 10 * 60
+APPLY_TIMEOUT_S = 30 * 60
+OUTPUT_TIMEOUT_S = 2 * 60
+TIMEOUTS_S = {
+    "init": INIT_TIMEOUT_S,
+    "apply": APPLY_TIMEOUT_S,
+    "destroy": APPLY_TIMEOUT_S,
+    "output": OUTPUT_TIMEOUT_S,
+}
+# After its time is up terraform is interrupted (it stops cleanly and keeps its
+# state); it is killed if it is still running this much later.
+STOP_GRACE_S = 60.0
 
 TFVARS = "terraform.tfvars.json"
 STATE = "terraform.tfstate"
@@ -35,7 +52,14 @@ _CONTEXT = re.compile(r"^(on \S+ line \d+|\d+:|with |in |This was checked by|\(a
 class TerraformStack:
     """A Terraform stack (`source`) run in a working directory of one sweep."""
 
-    def __init__(self, source: Path, workdir: Path, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        source: Path,
+        workdir: Path,
+        env: dict[str, str] | None = None,
+        timeouts_s: dict[str, float] | None = None,
+        stop_grace_s: float = STOP_GRACE_S,
+    ):
         self.source = Path(source)
         self.workdir = Path(workdir)
         self.rundir = self._rundir()  # where terraform runs: the copy of `source`
@@ -46,6 +70,8 @@ class TerraformStack:
             "CHECKPOINT_DISABLE": "1",  # no version check calls home
             **(env or {}),
         }
+        self.timeouts_s = {**TIMEOUTS_S, **(timeouts_s or {})}
+        self.stop_grace_s = stop_grace_s
 
     def apply(self, variables: dict[str, Any]) -> list[Host]:
         """Write the variables, init, apply; return the hosts the stack outputs."""
@@ -102,23 +128,53 @@ class TerraformStack:
                     shutil.copy2(path, target / path.name)
 
     def _run(self, what: str, args: list[str]) -> str:
+        timeout_s = self.timeouts_s[what]
+        log = self.workdir / f"terraform-{what}.log"
         try:
-            result = subprocess.run(
+            process = subprocess.Popen(
                 ["terraform", f"-chdir={self.rundir}", *args],
                 env=self.env,
-                capture_output=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 text=True,
                 stdin=subprocess.DEVNULL,
-                check=False,
             )
         except FileNotFoundError:
             raise UserError(
                 "terraform is not installed: see https://developer.hashicorp.com/terraform/install"
             ) from None
-        (self.workdir / f"terraform-{what}.log").write_text(result.stdout + result.stderr)
-        if result.returncode != 0:
-            raise UserError(f"terraform {what} failed: {summarize_error(result.stderr)}")
-        return result.stdout
+        with process:
+            try:
+                stdout, stderr = process.communicate(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                stdout, stderr = _stop(process, self.stop_grace_s)
+                log.write_text(stdout + stderr)
+                raise UserError(
+                    f"terraform {what} did not finish within {timeout_s:g} s and was stopped "
+                    f"(log: {log}): check the cloud, then run the stage again"
+                ) from None
+            except BaseException:
+                process.kill()  # as subprocess.run does on Ctrl-C
+                raise
+        log.write_text(stdout + stderr)
+        if process.returncode != 0:
+            raise UserError(f"terraform {what} failed: {summarize_error(stderr)}")
+        return stdout
+
+
+def _stop(process: subprocess.Popen[str], grace_s: float) -> tuple[str, str]:
+    """Interrupt terraform, kill it if it is still running after `grace_s`; its output."""
+    process.send_signal(signal.SIGINT)
+    try:
+        return process.communicate(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    try:
+        return process.communicate(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        # A child of terraform (a provisioner) still holds its output open.
+        process.wait()
+        return "", "(no output: a child of terraform still holds it)"
 
 
 def module_dirs(source: Path) -> list[Path]:

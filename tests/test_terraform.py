@@ -8,6 +8,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from orchestrator.emulator import net, state
 from orchestrator.emulator.stack import SPEC_FILE, emulation_id_for, local_variables
 from orchestrator.errors import UserError
 from orchestrator.keys import ensure_sweep_keys
-from orchestrator.terraform import TerraformStack, summarize_error
+from orchestrator.terraform import TIMEOUTS_S, TerraformStack, summarize_error
 
 DATA = Path(__file__).parent / "data" / "terraform"
 LOCAL_STACK = paths.INFRA / "local"
@@ -66,6 +67,49 @@ def test_destroy_of_a_never_applied_stack_is_a_no_op(tmp_path):
 def test_a_folder_without_main_tf_is_refused(tmp_path):
     with pytest.raises(UserError, match="not a Terraform stack"):
         TerraformStack(tmp_path, tmp_path / "work").apply({})
+
+
+def _fake_terraform(tmp_path: Path, ignore_interrupt: bool) -> dict[str, str]:
+    """A `terraform` on PATH that hangs (one process, so killing it leaves nothing)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "terraform"
+    ignore = "signal.signal(signal.SIGINT, signal.SIG_IGN)" if ignore_interrupt else ""
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import signal, sys, time\n"
+        f"{ignore}\n"
+        "print('hanging on purpose', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    script.chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+@pytest.mark.parametrize("ignore_interrupt", [False, True])
+def test_a_stage_that_hangs_is_stopped_with_a_one_line_error(tmp_path, ignore_interrupt):
+    source = tmp_path / "stack"
+    source.mkdir()
+    (source / "main.tf").write_text("")
+    stack = TerraformStack(
+        source,
+        tmp_path / "work",
+        env=_fake_terraform(tmp_path, ignore_interrupt),
+        timeouts_s={"init": 0.5},
+        stop_grace_s=0.5,
+    )
+    with pytest.raises(UserError) as info:
+        stack.apply({})
+    message = str(info.value)
+    assert message.startswith("terraform init did not finish within 0.5 s and was stopped")
+    assert "\n" not in message
+    assert "hanging on purpose" in (tmp_path / "work" / "terraform-init.log").read_text()
+
+
+def test_stage_timeouts_are_generous_and_cover_every_stage():
+    assert TIMEOUTS_S == {"init": 600, "apply": 1800, "destroy": 1800, "output": 120}
+    stack = TerraformStack(LOCAL_STACK, Path("/nonexistent"), timeouts_s={"output": 5})
+    assert stack.timeouts_s["output"] == 5 and stack.timeouts_s["apply"] == 1800
 
 
 @needs_terraform
