@@ -338,13 +338,18 @@ def _teardown(emulation_id: str, record: dict[str, Any] | None) -> list[str]:
     names = sorted(
         {ns for ns in net.netns_list() if net.emulation_of_namespace(ns) == emulation_id}
     )
-    inodes = {i for i in (net.netns_inode(ns) for ns in names) if i}
-    # Recorded inodes find processes in a namespace that lost its name; an inode
-    # the kernel has since reused for another named namespace is not ours.
+    named = {i for i in (net.netns_inode(ns) for ns in names) if i}
+    pids = set(net.pids_in_netns(named))
+    # Recorded inodes find processes in a namespace that lost its name. The kernel
+    # reuses inodes: one now named by someone else is not ours, and an unnamed one
+    # (a browser's sandbox, say) is ours only if one of its processes runs a
+    # program of this emulation.
     others = {net.netns_inode(ns) for ns in net.netns_list() if ns not in names}
-    inodes |= {int(i) for i in (record.get("ns_inodes") or {}).values() if i} - others
-    pids = set(net.pids_in_netns(inodes))
-    pids |= _pids_from_files(state.state_dir(emulation_id))
+    recorded = {int(i) for i in (record.get("ns_inodes") or {}).values() if i}
+    unnamed = net.pids_in_netns(recorded - others - named)
+    directory = state.state_dir(emulation_id)
+    pids |= pids_of_our_namespaces(unnamed, {p: _cmdline(p) for p in unnamed}, directory)
+    pids |= _pids_from_files(directory)
     pids.discard(os.getpid())
     for pid in net.kill_all(sorted(pids)):
         removed.append(f"process {pid}")
@@ -365,6 +370,28 @@ def _teardown(emulation_id: str, record: dict[str, Any] | None) -> list[str]:
     if state.remove_state(emulation_id):
         removed.append(f"state {state.state_dir(emulation_id)}")
     return removed
+
+
+def pids_of_our_namespaces(
+    found: dict[int, int], cmdlines: dict[int, str], state_dir: Path
+) -> set[int]:
+    """Of processes in namespaces that lost their name (`found`: pid -> namespace
+    inode), those of a namespace where some process names a file under this
+    emulation's `state_dir` on its command line (its sshd's config, delayd's
+    table). Processes of any other namespace are left alone, however they look.
+    """
+    marker = f"{state_dir}/"
+    ours = {inode for pid, inode in found.items() if marker in cmdlines.get(pid, "")}
+    return {pid for pid, inode in found.items() if inode in ours}
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return (
+            Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        )
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return ""
 
 
 def _pids_from_files(directory: Path) -> set[int]:
