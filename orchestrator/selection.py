@@ -12,7 +12,7 @@ no pair is dropped: a VM that tests nothing costs money and tells nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import permutations
@@ -312,22 +312,3 @@ def pair_filter(
         return not band or (distance is not None and low <= distance <= high)
 
     return keep
-
-
-def row_filter(
-    spec: SelectionSpec, catalog: Catalog | None = None
-) -> Callable[[Mapping[str, Any]], bool]:
-    """`pair_filter` for measurement rows (src_cloud, src_region, dst_cloud, dst_region,
-    distance_km as in orchestrator.schema); an empty distance counts as unknown."""
-    keep = pair_filter(spec, catalog)
-
-    def keep_row(row: Mapping[str, Any]) -> bool:
-        raw = row.get("distance_km")
-        distance = float(raw) if raw not in (None, "") else None
-        return keep(
-            f"{row['src_cloud']}:{row['src_region']}",
-            f"{row['dst_cloud']}:{row['dst_region']}",
-            distance,
-        )
-
-    return keep_row

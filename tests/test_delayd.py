@@ -20,7 +20,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator import paths
-from orchestrator.netmodel import DEFAULT_MODEL, DelayEntry, delay_entry, delay_table_text
+from orchestrator.emulator import delay
+from orchestrator.emulator.spec import EmulationSpec, HostSpec, PathSpec
+from orchestrator.netmodel import DEFAULT_MODEL
 
 DELAYD_DIR = paths.ROOT / "infra" / "local" / "delayd"
 DELAYD = DELAYD_DIR / "delayd"
@@ -110,16 +112,33 @@ def test_bad_table_is_one_line_naming_the_line(
     assert problem in lines[0]
 
 
-def test_reads_the_table_netmodel_writes(delayd: Path, tmp_path: Path) -> None:
-    entries = [
-        delay_entry(DEFAULT_MODEL, HOSTS["a"], HOSTS["b"], 5570.0, cross_cloud=True),
-        delay_entry(DEFAULT_MODEL, HOSTS["b"], HOSTS["a"], 5570.0, cross_cloud=True),
-        DelayEntry(HOSTS["a"], HOSTS["c"], 0),
-    ]
+def test_reads_the_table_the_emulator_writes(delayd: Path, tmp_path: Path) -> None:
+    """delay.table is the one writer of delayd's table: delayd must read it back."""
+    hosts = tuple(HostSpec(f"aws:r{i}", "aws", f"r{i}", f"{SUBNET}.{10 + i}") for i in range(3))
+    one_way_us = DEFAULT_MODEL.one_way_delay_us(5570.0, cross_cloud=True)
+    jitter_us, loss_ppm = DEFAULT_MODEL.jitter_us, DEFAULT_MODEL.loss_ppm
+    spec = EmulationSpec(
+        id="tablecheck",
+        subnet=f"{SUBNET}.0/24",
+        hosts=hosts,
+        client_pub="ssh-ed25519 AAAA c",
+        host_key="/nonexistent/host",
+        host_pub="ssh-ed25519 AAAA h",
+        paths=(
+            PathSpec("aws:r0", "aws:r1", one_way_us, jitter_us, loss_ppm),
+            PathSpec("aws:r1", "aws:r0", one_way_us, jitter_us, loss_ppm),
+            PathSpec("aws:r0", "aws:r2", 0),
+        ),
+    )
     table = tmp_path / "table"
-    table.write_text(delay_table_text(entries))
+    table.write_text(delay.table(spec))
     out = run(str(delayd), "--check", "--table", str(table))
-    expected = [f"{e.src_ip} {e.dst_ip} {e.delay_us} {e.jitter_us} {e.loss_ppm}" for e in entries]
+    a, b, c = (h.address for h in hosts)
+    expected = [
+        f"{a} {b} {one_way_us} {jitter_us} {loss_ppm}",
+        f"{b} {a} {one_way_us} {jitter_us} {loss_ppm}",
+        f"{a} {c} 0 0 0",
+    ]
     assert sorted(out.stdout.splitlines()) == sorted(expected)
 
 

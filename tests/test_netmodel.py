@@ -18,16 +18,11 @@ from orchestrator.catalog import parse_catalog
 from orchestrator.errors import UserError
 from orchestrator.netmodel import (
     DEFAULT_MODEL,
-    BandwidthFit,
-    DelayEntry,
     NetModel,
     Sample,
     calibrate,
-    delay_entry,
-    delay_table_text,
     fit_bandwidth,
     median_relative_error,
-    scaled_model,
 )
 
 MODEL = NetModel(
@@ -185,38 +180,12 @@ def test_fit_bandwidth_takes_medians_of_short_and_long_pairs() -> None:
         fit_bandwidth(samples[:3])
 
 
-def test_scaled_model_is_the_real_curve_times_scale() -> None:
-    real = BandwidthFit(cap_bps=1000e6, window_bytes=2_000_000, n_short=1, n_long=1)
-    model = scaled_model(real, rate_mbit=50.0, window_efficiency=0.5, base=MODEL)
-    assert model.scale == pytest.approx(0.05)
-    assert model.tcp_buffer_bytes == 200_000  # 2 MB x 0.05 / 0.5
-    assert model.base_rtt_ms == MODEL.base_rtt_ms
-    for rtt_ms in (1.0, 16.0, 40.0, 200.0):
-        assert model.expected_throughput_bps(rtt_ms) == pytest.approx(
-            real.throughput_bps(rtt_ms) * 0.05
-        )
-
-
 def test_default_model_bandwidth_is_consistent() -> None:
     m = DEFAULT_MODEL
     assert m.rate_bps == pytest.approx(netmodel.REAL_CAP_BPS * m.scale)
     assert m.window_bytes == pytest.approx(netmodel.REAL_WINDOW_BYTES * m.scale, rel=1e-4)
     # A 2-core machine must carry a few tests at once.
     assert m.rate_mbit <= 100
-
-
-# ------------------------------------------------------------- delayd table
-
-
-def test_delay_table_text() -> None:
-    ab = delay_entry(MODEL, "198.18.0.1", "198.18.0.2", 1000, True, baseline_rtt_ms=0.2)
-    assert ab == DelayEntry("198.18.0.1", "198.18.0.2", 7400, 430, 5000)
-    text = delay_table_text([ab, DelayEntry("198.18.0.2", "198.18.0.1", 10)])
-    assert text.splitlines()[1:] == [
-        "198.18.0.1 198.18.0.2 7400 430 5000",
-        "198.18.0.2 198.18.0.1 10 0 0",
-    ]
-    assert text.startswith("#")
 
 
 # ------------------------------------------------------ public-data loader
