@@ -299,6 +299,16 @@ def load_inputs(
 # --- writing --------------------------------------------------------------------
 
 
+def display_cell(column: str, value: Any, fmt: str) -> str:
+    """A summary value for people (terminal table, site): `*_bps` columns in
+    Mbit/s, a missing value (NaN) as '-', anything else through `fmt`."""
+    if column.endswith("_bps") and isinstance(value, float):
+        value = value / 1e6
+    if isinstance(value, float) and not math.isfinite(value):
+        return "-"
+    return fmt.format(value)
+
+
 def format_cell(column: str, value: Any) -> str:
     """A CSV cell: NaN and None are empty, numbers use the column's format."""
     if value is None:

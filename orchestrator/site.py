@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 import os
 import shutil
 from collections.abc import Callable, Sequence
@@ -258,12 +257,6 @@ def _clean(fig: Any) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _fmt(value: Any, fmt: str) -> str:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "-"
-    return fmt.format(value)
-
-
 def _summary_table(summaries: Sequence[analyze.GroupSummary]) -> str:
     cols = [
         ("cloud pair", "cloud_pair", "{}"),
@@ -285,10 +278,11 @@ def _summary_table(summaries: Sequence[analyze.GroupSummary]) -> str:
         cells = []
         for _t, key, fmt in cols:
             value = row[key]
-            if key.endswith("_bps") and isinstance(value, float):
-                value = value / 1e6
-            text = charts.PAIR_LABELS.get(str(value), str(value)) if key == "cloud_pair" else None
-            cells.append(f"<td>{_e(text if text is not None else _fmt(value, fmt))}</td>")
+            if key == "cloud_pair":
+                text = charts.PAIR_LABELS.get(str(value), str(value))
+            else:
+                text = report.display_cell(key, value, fmt)
+            cells.append(f"<td>{_e(text)}</td>")
         rows.append(f"<tr data-pair='{_e(s.cloud_pair)}'>{''.join(cells)}</tr>")
     return f"<table id='summary'><tr>{head}</tr>{''.join(rows)}</table>\n"
 
@@ -300,10 +294,11 @@ def _outlier_table(outliers: Sequence[analyze.PairOutlier]) -> str:
     head += "<th>excess (ms)</th><th>robust z</th></tr>"
     rows = []
     for o in outliers[:50]:
+        z = report.display_cell("robust_z", o.robust_z, "{:.1f}")  # inf when the MAD is 0
         rows.append(
             f"<tr data-pair='{_e(o.cloud_pair)}'><td>{_e(o.src)} → {_e(o.dst)}</td>"
             f"<td>{o.distance_km:.0f}</td><td>{o.rtt_ms:.1f}</td><td>{o.fit_rtt_ms:.1f}</td>"
-            f"<td>{o.excess_ms:.1f}</td><td>{_fmt(o.robust_z, '{:.1f}')}</td></tr>"
+            f"<td>{o.excess_ms:.1f}</td><td>{z}</td></tr>"
         )
     more = (
         f"<p class='muted'>{len(outliers) - 50} more in outliers.csv</p>"

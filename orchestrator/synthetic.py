@@ -1,8 +1,10 @@
 """Synthetic measurements in the results schema, for benchmarks and tests.
 
-Not a model of anything: a plausible RTT (a fixed part plus 1.6x the fibre
-floor, with noise) and a window-limited throughput, so charts and statistics
-have something realistic-looking to chew on. Deterministic for a given seed.
+The RTT and throughput are those of the network model the emulator runs
+(orchestrator.netmodel.DEFAULT_MODEL), with noise and an occasional detour, so
+charts, statistics and benchmarks see what a sweep would produce. Rows of the
+local backend carry the emulated throughput; rows of a cloud backend the real
+one (the emulated figure over the model's scale). Deterministic for a given seed.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 from orchestrator.catalog import Region
 from orchestrator.geo import distance_km
+from orchestrator.netmodel import DEFAULT_MODEL
 from orchestrator.schema import MEASUREMENT_COLUMNS
 
 
@@ -29,15 +32,16 @@ def synthetic_rows(
 ) -> Iterator[dict[str, str]]:
     """n directed tests cycling over every ordered pair of `regions`."""
     rng = random.Random(seed)
+    scale = 1.0 if backend == "local" else DEFAULT_MODEL.scale
     pairs = [(a, b) for a in regions for b in regions if a.key != b.key]
     km = {(a.key, b.key): distance_km(a.lat, a.lon, b.lat, b.lon) for a, b in pairs}
     for i in range(n):
         a, b = pairs[i % len(pairs)]
         d = km[(a.key, b.key)]
-        rtt = 2.0 + 1.6 * d / 100.0 + rng.expovariate(1.0)
+        rtt = DEFAULT_MODEL.rtt_ms(d, a.cloud != b.cloud) + rng.expovariate(1.0)
         if rng.random() < 0.01:
             rtt += 80.0  # an occasional detour
-        thr = min(5e8, 4e6 * 8 / (rtt / 1000.0)) * rng.uniform(0.8, 1.0)
+        thr = DEFAULT_MODEL.expected_throughput_bps(rtt) * rng.uniform(0.8, 1.0) / scale
         row = dict.fromkeys(MEASUREMENT_COLUMNS, "")
         row.update(
             sweep_id=sweep_id,

@@ -12,6 +12,7 @@ from orchestrator import analyze, report, synthetic
 from orchestrator.catalog import parse_catalog
 from orchestrator.cli import main
 from orchestrator.errors import UserError
+from orchestrator.netmodel import DEFAULT_MODEL
 from orchestrator.schema import MEASUREMENT_COLUMNS
 from orchestrator.selection import SelectionSpec, pair_filter
 
@@ -146,8 +147,9 @@ def test_write_report_files(tmp_path):
     assert tuple(rows[0]) == analyze.SUMMARY_COLUMNS
     assert [r["cloud_pair"] for r in rows] == list(analyze.GROUPS)
     assert int(rows[0]["n"]) == 300
-    # the synthetic RTT is 2 + 16 ms per 1000 km plus noise
-    assert float(rows[0]["rtt_slope_ms_per_1000km"]) == pytest.approx(16.0, rel=0.05)
+    # the synthetic RTT is the network model's, plus noise
+    slope = DEFAULT_MODEL.rtt_ms_per_1000km
+    assert float(rows[0]["rtt_slope_ms_per_1000km"]) == pytest.approx(slope, rel=0.05)
     assert float(rows[0]["rtt_distance_r"]) > 0.95
     with (out / "outliers.csv").open() as f:
         assert tuple(next(csv.reader(f))) == analyze.OUTLIER_COLUMNS
@@ -281,3 +283,12 @@ def test_report_command_on_an_input_file(tmp_path, catalog_file):
     assert (tmp_path / "theirs-report" / "summary.csv").exists()
     summary = json.loads((tmp_path / "theirs-report" / "report.json").read_text())
     assert summary["emulated"] is False and summary["unknown_regions"] == {"aws:atlantis-1": 1}
+
+
+def test_display_cell_by_hand():
+    assert report.display_cell("throughput_p50_bps", 12_345_678.0, "{:.1f}") == "12.3"
+    assert report.display_cell("rtt_p50_ms", float("nan"), "{:.1f}") == "-"
+    assert report.display_cell("throughput_p90_bps", float("nan"), "{:.1f}") == "-"
+    assert report.display_cell("robust_z", float("inf"), "{:.1f}") == "-"
+    assert report.display_cell("n", 42, "{:d}") == "42"
+    assert report.display_cell("cloud_pair", "aws-gcp", "{}") == "aws-gcp"

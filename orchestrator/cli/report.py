@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -118,13 +117,9 @@ def _console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=160)
 
 
-def _cell(value: Any, fmt: str) -> str:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "-"
-    return fmt.format(value)
-
-
 def _print_report(console: Console, result: Any) -> None:
+    from orchestrator.report import display_cell
+
     loaded = result.loaded
     label = " [bold red](EMULATED)[/]" if loaded.emulated else ""
     table = Table(title=f"Summary by cloud pair{label}")
@@ -145,13 +140,7 @@ def _print_report(console: Console, result: Any) -> None:
         table.add_column(title, justify="left" if title == "pair" else "right")
     for s in result.summaries:
         row = s.row()
-        cells = []
-        for _title, key, fmt in columns:
-            value = row[key]
-            if key.endswith("_bps") and isinstance(value, float):
-                value = value / 1e6
-            cells.append(_cell(value, fmt))
-        table.add_row(*cells)
+        table.add_row(*(display_cell(key, row[key], fmt) for _title, key, fmt in columns))
     console.print(table)
     skipped = ", ".join(f"{n} {why}" for why, n in loaded.skipped.most_common())
     console.print(
