@@ -1,5 +1,6 @@
 """Selection filters, alone and combined, and their errors."""
 
+import math
 from itertools import permutations
 
 import pytest
@@ -320,7 +321,9 @@ def test_select_keeps_exactly_the_pairs_the_pair_filter_keeps(
         min_km=band[0],
         max_km=band[1],
     )
-    keep = pair_filter(spec, CATALOG) if not (band[0] or 0) > (band[1] or 1e9) else None
+    low = 0.0 if band[0] is None else band[0]
+    high = math.inf if band[1] is None else band[1]  # 0.0 is a bound, not "none"
+    keep = pair_filter(spec, CATALOG) if low <= high else None
     expected = sorted(
         (a.key, b.key)
         for a, b in permutations(CATALOG.regions, 2)
