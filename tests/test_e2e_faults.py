@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from e2e_support import (
@@ -27,7 +28,7 @@ from e2e_support import (
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 # Short paths and short tests: faults, not figures, are what these tests look at.
-FAST = ["--pings", "5", "--duration", "1", "--omit", "0.5"]
+FAST = ["--pings", "5", "--duration", "1", "--omit", "0"]
 FOUR = ("aws:us-east-1", "gcp:us-east4", "aws:eu-west-1", "gcp:europe-west1")
 
 
@@ -44,11 +45,18 @@ def results(tmp_path):
 
 
 def kill_namespace(name: str) -> list[int]:
+    """The host dies: its sshd at once (SIGKILL), everything else it runs with SIGTERM,
+    so shells still run their exit traps (a login shell killed -9 in the middle of
+    `pyenv rehash` would leave this machine's pyenv lock behind)."""
     out = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout
     pids = [int(p) for p in out.split()]
     for pid in pids:
+        try:
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            continue
         with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL if comm == "sshd" else signal.SIGTERM)
     return pids
 
 
@@ -169,7 +177,7 @@ def test_ctrl_c_mid_round_keeps_completed_rounds_tears_down_and_resume_finishes(
         wait_for(lambda: list(results.glob("*/sweep.json")), 60, "the sweep folder", proc)
         sweep_dir = only_sweep(results)
         wait_for(lambda: record(sweep_dir)["rounds"], 180, "the first round", proc)
-        time.sleep(2)  # round 2 has started (a slot lasts over 5 s): interrupt it
+        time.sleep(2)  # round 2 has started (a slot lasts about 4 s): interrupt it
         assert len(record(sweep_dir)["rounds"]) == 1
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=120)

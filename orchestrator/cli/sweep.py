@@ -14,12 +14,13 @@ from orchestrator import sweep as sweeps
 from orchestrator.catalog import load_catalog
 from orchestrator.cli.options import (
     params_from_options,
+    run_options,
     selection_options,
     spec_from_options,
     test_params_options,
 )
 from orchestrator.errors import UserError
-from orchestrator.plan import BACKENDS, make_plan
+from orchestrator.plan import make_plan
 
 DEFAULT_BUDGET_USD = 5.0
 
@@ -38,12 +39,6 @@ def _sweep_id_option(f: Any) -> Any:
     return click.option("--sweep", "sweep_id", required=True, metavar="ID", help="Sweep id.")(f)
 
 
-def _local_max_concurrent() -> int:
-    from orchestrator.emulator import LOCAL_MAX_CONCURRENT
-
-    return int(LOCAL_MAX_CONCURRENT)
-
-
 def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
     if cost_usd <= budget_usd or yes:
         return
@@ -59,21 +54,7 @@ def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
 @click.command()
 @selection_options
 @test_params_options
-@click.option(
-    "--backend",
-    type=click.Choice(BACKENDS),
-    default="local",
-    show_default=True,
-    help="Where the hosts run: local = the emulated cloud on this machine.",
-)
-@click.option(
-    "--max-concurrent",
-    type=int,
-    default=None,
-    metavar="K",
-    help="At most K tests at once (default on local: the emulator's LOCAL_MAX_CONCURRENT).",
-)
-@click.option("--sequential", is_flag=True, help="One test at a time.")
+@run_options
 @click.option("--yes", is_flag=True, help="Do not ask, even above the budget.")
 @click.option(
     "--budget-usd",
@@ -106,16 +87,13 @@ def sweep(**kwargs: Any) -> None:
         click.echo(f"resuming sweep {run.id} ({run.backend})", err=True)
     else:
         backend = kwargs["backend"]
-        max_concurrent = kwargs["max_concurrent"]
-        if max_concurrent is None and backend == "local" and not kwargs["sequential"]:
-            max_concurrent = _local_max_concurrent()
         spec = spec_from_options(**kwargs)
         plan = make_plan(
             load_catalog(),
             spec,
             params_from_options(**kwargs),
             backend=backend,
-            max_concurrent=max_concurrent,
+            max_concurrent=kwargs["max_concurrent"],  # None: the backend's default
             sequential=kwargs["sequential"],
         )
         e = plan.estimate
