@@ -4,10 +4,13 @@ Nothing here touches a cloud or the network. The same TestParams object tells
 the measurement engine what one slot runs, and `slot_seconds` is the time model
 both sides agree on.
 
-Time model of one slot (both directions of a region pair):
-  pings x ping interval (one ping run from the source; RTT is symmetric)
+Time model of one slot (both directions of a region pair), RTT from the network model:
+  pings x ping interval + 1 RTT (the last reply)
   + per direction: omit + duration of iperf3 (forward, then reverse with -R)
-  + SLOT_MARGIN_S (iperf3 start, TCP and control-connection set-up, jitter).
+    + IPERF3_PROTOCOL_RTTS x RTT (control connection, parameter exchange, data
+      connection, start and the exchange of results: 7 round trips, measured
+      through the emulator at 260 ms: 7.83 s for a 6 s test)
+  + SLOT_MARGIN_S (process start, the test agent's jitter).
 A round lasts as long as its slowest slot, plus `round_overhead_s` (handing the
 round to the hosts and collecting the results).
 
@@ -38,6 +41,7 @@ from orchestrator.selection import Pair, Selection, SelectionSpec, select
 
 BACKENDS = ("local", "aws", "gcp", "cloud")
 SLOT_MARGIN_S = 1.0
+IPERF3_PROTOCOL_RTTS = 7
 ROUND_OVERHEAD_S = 3.0
 # Provisioning, preparing and tearing down, per VM: it is billed too.
 SETUP_S = {"local": 60.0, "aws": 600.0, "gcp": 600.0, "cloud": 600.0}
@@ -103,14 +107,26 @@ class TestParams:
         return asdict(self)
 
 
-def slot_seconds(params: TestParams, directions: int = 2) -> float:
+def slot_seconds(params: TestParams, directions: int = 2, rtt_ms: float = 0.0) -> float:
     """Expected length of one slot measuring `directions` (1 or 2) directed pairs."""
-    ping_s = params.pings * params.ping_interval_s
-    return ping_s + directions * (params.omit_s + params.duration_s) + SLOT_MARGIN_S
+    rtt_s = rtt_ms / 1000
+    ping_s = params.pings * params.ping_interval_s + rtt_s
+    iperf3_s = params.omit_s + params.duration_s + IPERF3_PROTOCOL_RTTS * rtt_s
+    return ping_s + directions * iperf3_s + SLOT_MARGIN_S
+
+
+def slot_rtt_ms(slot: Slot) -> float:
+    """The modelled RTT between a slot's two regions."""
+    pair = slot.pairs[0]
+    return DEFAULT_MODEL.rtt_ms(pair.distance_km, pair.src.cloud != pair.dst.cloud)
 
 
 def round_seconds(params: TestParams, slots: Sequence[Slot]) -> float:
-    return max((slot_seconds(params, len(slot.pairs)) for slot in slots), default=0.0)
+    """A round lasts as long as its slowest slot."""
+    return max(
+        (slot_seconds(params, len(slot.pairs), slot_rtt_ms(slot)) for slot in slots),
+        default=0.0,
+    )
 
 
 def effective_max_concurrent(

@@ -165,7 +165,9 @@ def create_sweep(
         "params": plan.params.to_dict(),
         "max_concurrent": plan.max_concurrent,
         "sequential": plan.sequential,
-        "slot_s": slot_seconds(plan.params),
+        # A slot's length without network round trips; each round's own expected
+        # length (its slowest pair's RTTs included) is in rounds[].slot_s.
+        "slot_s_zero_rtt": slot_seconds(plan.params),
         "plan": plan.to_json(),
         "versions": tool_versions(),
         "stages": {},

@@ -38,6 +38,12 @@ def test_slot_seconds_is_pings_plus_both_directions_plus_margin():
     assert slot_seconds(params) == pytest.approx(25 + 24 + 1)
 
 
+def test_slot_seconds_adds_the_last_ping_reply_and_iperf3_protocol_round_trips():
+    # 100 ms RTT: +0.1 s for the last ping reply, +7 x 0.1 s per iperf3 direction
+    assert slot_seconds(TestParams(), rtt_ms=100) == pytest.approx(4 + 0.1 + 2 * (6 + 0.7) + 1)
+    assert slot_seconds(TestParams(), directions=1, rtt_ms=100) == pytest.approx(4 + 0.1 + 6.7 + 1)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -102,7 +108,9 @@ def test_estimate_of_one_cross_cloud_pair_by_hand():
     plan = make_plan(CATALOG, spec, TestParams(), backend="cloud", pricing=PRICING)
     assert len(plan.rounds) == 1 == plan.lower_bound_rounds
     e = plan.estimate
-    assert e.wall_s == pytest.approx(17 + ROUND_OVERHEAD_S)
+    # same metro: RTT = 1.49 + 1.38 (cross-cloud) ms; 15 round trips in the slot
+    rtt_s = (1.49 + 16.50 * plan.selection.pairs[0].distance_km / 1000 + 1.38) / 1000
+    assert e.wall_s == pytest.approx(17 + 15 * rtt_s + ROUND_OVERHEAD_S)
     # aws sends at most 5 Gbit/s, gcp 1 Gbit/s, for omit + duration = 6 s; plus 20 pings
     aws_bytes = 5e9 * 6 / 8 + 20 * PING_PACKET_BYTES
     gcp_bytes = 1e9 * 6 / 8 + 20 * PING_PACKET_BYTES
@@ -111,7 +119,7 @@ def test_estimate_of_one_cross_cloud_pair_by_hand():
     # cross-cloud is internet egress: AWS $0.09/GB, Google $0.12/GiB
     egress = aws_bytes / 1e9 * 0.09 + gcp_bytes / 1e9 * 0.12 * GIB_PER_GB
     assert e.egress_usd == pytest.approx(egress)
-    hours = (20 + SETUP_S["cloud"]) / 3600
+    hours = (e.wall_s + SETUP_S["cloud"]) / 3600
     vm = hours * ((0.0208 + 0.005 + 0.0009) + (0.016751 + 0.005 + 0.0014))
     assert e.vm_hours == pytest.approx(2 * hours)
     assert e.vm_usd == pytest.approx(vm)
@@ -132,7 +140,13 @@ def test_wall_time_is_rounds_times_slowest_slot_plus_overhead():
     spec = SelectionSpec(clouds=("aws",))  # 8 regions, full mesh: 7 rounds
     plan = make_plan(CATALOG, spec, round_overhead_s=2.5, pricing=PRICING)
     assert len(plan.rounds) == 7 == plan.lower_bound_rounds
-    assert plan.estimate.wall_s == pytest.approx(7 * (17 + 2.5))
+    # each round lasts as long as its longest pair: 17 s + (1 + 2 x 7) RTTs of that pair
+    expected = 0.0
+    for rnd in plan.rounds:
+        longest_km = max(slot.pairs[0].distance_km for slot in rnd)
+        rtt_s = (1.49 + 16.50 * longest_km / 1000) / 1000  # DEFAULT_MODEL, same cloud
+        expected += 17 + 15 * rtt_s + 2.5
+    assert plan.estimate.wall_s == pytest.approx(expected)
     one_way = make_plan(
         CATALOG, SelectionSpec(clouds=("aws",), cloud_pairs=(("aws", "aws"),)), pricing=PRICING
     )

@@ -138,7 +138,7 @@ def print_plan(result: Plan, console: Console) -> None:
     table = _table(f"estimate ({result.backend} backend)")
     table.add_column("what")
     table.add_column("value", justify="right")
-    table.add_row("slot (both directions)", _duration(slot_seconds(params)))
+    table.add_row("slot, both ways, before RTTs", _duration(slot_seconds(params)))
     table.add_row("measuring, wall time", _duration(e.wall_s))
     table.add_row("provision + prepare + teardown", _duration(e.setup_s))
     table.add_row("traffic, expected", _bytes(e.bytes))
