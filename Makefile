@@ -15,8 +15,9 @@ DEB_PACKAGES := iperf3 iputils-ping openssh-server openssh-client iproute2 iptab
 	libnetfilter-queue-dev libmnl-dev pkg-config gcc make procps util-linux \
 	chromium python3-venv
 
-# The default sweep of `make run`: 8 regions on both clouds and five continents.
-RUN_ARGS ?= --backend local --yes
+# The default sweep of `make run`: 8 regions of both clouds on six continents,
+# on the emulated cloud; override with e.g. `make run RUN_ARGS="--max-regions 4 --yes"`.
+RUN_ARGS ?= --backend local --yes --max-regions 8
 
 .PHONY: help setup deb venv delayd terraform-check checkov test lint pytest run bench clean
 
@@ -70,8 +71,10 @@ pytest: setup
 
 test: lint pytest
 
+# The main job: a sweep (which ends with its report), then the static site of every sweep.
 run: setup
-	$(BIN)/interregion plan --max-regions 8
+	$(BIN)/interregion sweep $(RUN_ARGS)
+	$(BIN)/interregion site --out site
 
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
