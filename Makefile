@@ -15,9 +15,13 @@ DEB_PACKAGES := iperf3 iputils-ping openssh-server openssh-client iproute2 iptab
 	libnetfilter-queue-dev libmnl-dev pkg-config gcc make procps util-linux \
 	chromium python3-venv
 
-# The default sweep of `make run`: 8 regions of both clouds on six continents,
-# on the emulated cloud; override with e.g. `make run RUN_ARGS="--max-regions 4 --yes"`.
-RUN_ARGS ?= --backend local --yes --max-regions 8
+# The default sweep of `make run`, on the emulated cloud: 8 regions of both clouds on
+# four continents, from the same metro (Ashburn) to the antipodes (Tokyo - Sao Paulo),
+# so the charts show the whole range of distances. Override with e.g.
+# `make run RUN_ARGS="--max-regions 12 --yes"`.
+RUN_REGIONS := aws:us-east-1,gcp:us-east4,gcp:us-central1,aws:eu-west-1
+RUN_REGIONS := $(RUN_REGIONS),gcp:europe-west3,aws:ap-northeast-1,gcp:asia-southeast1,aws:sa-east-1
+RUN_ARGS ?= --backend local --yes --regions $(RUN_REGIONS)
 
 .PHONY: help setup deb venv delayd terraform-check checkov test lint pytest run bench clean
 
