@@ -158,6 +158,10 @@ def test_ssh_with_the_sweep_key_and_recorded_host_key(cloud, keys):
     assert "default" not in result.stdout  # hosts reach the hub's /24 and nothing else
     tools = ssh(hosts[0], keys.client_key, known_hosts, "command -v iperf3 ping python3")
     assert tools.returncode == 0 and len(tools.stdout.split()) == 3
+    # a fresh home, as on a new VM: nothing of the machine's own ~/.bashrc runs
+    home = ssh(hosts[0], keys.client_key, known_hosts, 'echo "$HOME"; ls -A "$HOME"')
+    assert home.stdout.split()[0] == str(state.state_dir(_spec.id) / "home")
+    assert str(Path.home()) != home.stdout.split()[0]
 
 
 def test_a_wrong_host_key_or_client_key_is_refused(cloud, keys, tmp_path):

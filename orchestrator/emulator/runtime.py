@@ -212,6 +212,8 @@ def _build(spec: EmulationSpec, directory: Path) -> None:
     shutil.copyfile(spec.host_key, host_key)
     host_key.chmod(0o600)
     authorized = _write(directory / "authorized_keys", spec.client_pub.strip() + "\n")
+    home = directory / "home"
+    home.mkdir(mode=0o700, exist_ok=True)
 
     net.ip_batch(net.root_batch(spec), what="creating the emulation's namespaces and links")
     hub = net.hub_ns(spec.id)
@@ -229,7 +231,9 @@ def _build(spec: EmulationSpec, directory: Path) -> None:
         batch_file = _write(directory / f"host-{n}.ip", net.host_batch(spec, i))
         conf = _write(
             directory / f"sshd-{n}.conf",
-            sshd.config(host.address, SSH_PORT, host_key, authorized, directory / f"sshd-{n}.pid"),
+            sshd.config(
+                host.address, SSH_PORT, host_key, authorized, directory / f"sshd-{n}.pid", home
+            ),
         )
         script = "; ".join(
             [
