@@ -142,12 +142,30 @@ def write_rows(sweep_dir: Path, rows: Iterable[Mapping[str, Any]]) -> None:
 # ---- the sweep record -----------------------------------------------------------------
 
 
+def check_sweep_id(sweep_id: str) -> str:
+    """`sweep_id` if it has the form new_sweep_id makes; it names a folder under results/,
+    so anything else (`../x`, `a/b`) is refused before it reaches a path."""
+    if not _SWEEP_ID.fullmatch(sweep_id):
+        raise UserError(f"sweep id '{sweep_id}' is not of the form 20261122T0130Z-3fa2")
+    return sweep_id
+
+
 def sweep_dir(results: Path, sweep_id: str) -> Path:
-    return Path(results) / sweep_id
+    return Path(results) / check_sweep_id(sweep_id)
+
+
+def make_state_dir(sweep_dir_: Path) -> Path:
+    """state/ of a sweep, private to its owner (0700): it holds the SSH keys and the
+    Terraform state, which contains the hosts' throwaway private key."""
+    path = Path(sweep_dir_) / STATE_DIR
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.chmod(0o700)  # mkdir's mode is cut by the umask, and an older folder may be wider
+    return path
 
 
 def load_record(results: Path, sweep_id: str) -> dict[str, Any]:
-    """sweep.json of an existing sweep; one-line errors for unknown ids and other versions."""
+    """sweep.json of an existing sweep; one-line errors for bad or unknown ids, damaged
+    records and other versions."""
     directory = sweep_dir(results, sweep_id)
     path = directory / SWEEP_FILE
     if not path.exists():
@@ -163,6 +181,12 @@ def load_record(results: Path, sweep_id: str) -> dict[str, Any]:
         raise UserError(
             f"{path}: results format version {version}, this interregion reads version "
             f"{RESULTS_FORMAT_VERSION}: use the interregion release that wrote it"
+        )
+    if record.get("sweep_id") != sweep_id:
+        # every stage writes to the folder the record names: it must be this one
+        raise UserError(
+            f"{path}: records sweep id '{record.get('sweep_id')}', not '{sweep_id}' "
+            "(renamed or copied folder?): give the folder its sweep's id"
         )
     return record
 

@@ -104,26 +104,64 @@ def test_unknown_sweep_id_is_a_one_line_error_naming_it(tmp_path):
     assert "\n" not in str(e.value)
 
 
+ID = "20261122T0130Z-3fa2"
+
+
 def test_results_of_another_format_version_are_refused(tmp_path):
-    (tmp_path / "x").mkdir()
-    (tmp_path / "x" / store.SWEEP_FILE).write_text(
-        json.dumps({"sweep_id": "x", "format_version": RESULTS_FORMAT_VERSION + 1})
+    (tmp_path / ID).mkdir()
+    (tmp_path / ID / store.SWEEP_FILE).write_text(
+        json.dumps({"sweep_id": ID, "format_version": RESULTS_FORMAT_VERSION + 1})
     )
     with pytest.raises(UserError, match="format version"):
-        store.load_record(tmp_path, "x")
+        store.load_record(tmp_path, ID)
 
 
 def test_damaged_sweep_record_is_a_one_line_error(tmp_path):
-    (tmp_path / "x").mkdir()
-    (tmp_path / "x" / store.SWEEP_FILE).write_text('{"sweep_id": ')
+    (tmp_path / ID).mkdir()
+    (tmp_path / ID / store.SWEEP_FILE).write_text('{"sweep_id": ')
     with pytest.raises(UserError, match="damaged"):
-        store.load_record(tmp_path, "x")
+        store.load_record(tmp_path, ID)
 
 
 def test_record_round_trip(tmp_path):
-    record = {"sweep_id": "x", "format_version": RESULTS_FORMAT_VERSION, "rounds": [1]}
+    record = {"sweep_id": ID, "format_version": RESULTS_FORMAT_VERSION, "rounds": [1]}
     store.save_record(tmp_path, record)
-    assert store.load_record(tmp_path, "x") == record
+    assert store.load_record(tmp_path, ID) == record
+
+
+@pytest.mark.parametrize("bad", ["../x", "x", "20261122T0130Z-3fa2/..", "/tmp/x", ""])
+def test_sweep_ids_that_are_not_ids_never_become_paths(tmp_path, bad):
+    for call in (
+        lambda: store.load_record(tmp_path, bad),
+        lambda: store.sweep_dir(tmp_path, bad),
+        lambda: store.save_record(tmp_path, {"sweep_id": bad}),
+    ):
+        with pytest.raises(UserError) as e:
+            call()
+        assert str(e.value) == f"sweep id '{bad}' is not of the form 20261122T0130Z-3fa2"
+    assert not list(tmp_path.iterdir())
+
+
+def test_record_of_another_sweep_in_a_folder_is_refused(tmp_path):
+    other = "20261122T0131Z-beef"
+    store.save_record(tmp_path, {"sweep_id": other, "format_version": RESULTS_FORMAT_VERSION})
+    (tmp_path / other).rename(tmp_path / ID)  # a copied or renamed results folder
+    with pytest.raises(UserError) as e:
+        store.load_record(tmp_path, ID)
+    assert f"'{other}', not '{ID}'" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_state_folder_is_private_even_under_a_permissive_umask(tmp_path):
+    old = os.umask(0)
+    try:
+        state = store.make_state_dir(tmp_path / ID)
+    finally:
+        os.umask(old)
+    assert state == tmp_path / ID / store.STATE_DIR
+    assert state.stat().st_mode & 0o777 == 0o700
+    state.chmod(0o755)  # a folder made by an older version
+    store.make_state_dir(tmp_path / ID)
+    assert state.stat().st_mode & 0o777 == 0o700
 
 
 def test_raw_files_are_named_by_round_and_host(tmp_path):
