@@ -7,7 +7,10 @@ and a short control-socket folder (ControlMaster sockets are closed at the end).
 
 from __future__ import annotations
 
+import os
+import stat
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,15 +24,59 @@ from orchestrator.store import safe_name
 # ssh appends ".XXXXXXXXXXXXXXXX" to a control path while creating it, and a Unix
 # socket path holds 107 bytes: keep the folder short, "%h-%p" adds up to 21.
 MAX_CONTROL_DIR_CHARS = 64
+CONTROL_DIR_NOTE = "control-dir"  # in state/: the /tmp folder used when state/cp is too long
 
 
-def control_dir(state_dir: Path, sweep_id: str) -> Path:
-    """Where the SSH control sockets of a sweep live: under its state folder if the
-    path is short enough for a socket, else in /tmp under the sweep id."""
+def _short_enough(state_dir: Path) -> Path | None:
     preferred = Path(state_dir) / "cp"
-    if len(str(preferred)) <= MAX_CONTROL_DIR_CHARS:
+    return preferred if len(str(preferred)) <= MAX_CONTROL_DIR_CHARS else None
+
+
+def _private_dir_of_mine(path: Path) -> bool:
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
+def existing_control_dir(state_dir: Path) -> Path | None:
+    """The control-socket folder a sweep made earlier, if any (never makes one)."""
+    preferred = _short_enough(state_dir)
+    if preferred is not None:
+        return preferred if preferred.is_dir() else None
+    note = Path(state_dir) / CONTROL_DIR_NOTE
+    if not note.is_file():
+        return None
+    path = Path(note.read_text().strip())
+    # only a private folder of ours: a stale note must not send the sockets elsewhere
+    return path if _private_dir_of_mine(path) else None
+
+
+def control_dir(state_dir: Path) -> Path:
+    """The folder of a sweep's SSH control sockets, private (0700): state/cp when that
+    path is short enough for a socket, else a fresh unpredictable folder in /tmp
+    (mkdtemp), remembered in state/control-dir so every stage finds the same one."""
+    preferred = _short_enough(state_dir)
+    if preferred is not None:
+        preferred.mkdir(mode=0o700, parents=True, exist_ok=True)
+        preferred.chmod(0o700)
         return preferred
-    return Path("/tmp") / f"ir-cp-{sweep_id}"
+    found = existing_control_dir(state_dir)
+    if found is not None:
+        return found
+    # /tmp itself, not $TMPDIR: the point is a short path
+    made = Path(tempfile.mkdtemp(prefix="ir-cp-", dir="/tmp"))
+    (Path(state_dir) / CONTROL_DIR_NOTE).write_text(f"{made}\n")
+    return made
+
+
+def remove_control_dir(state_dir: Path) -> None:
+    """Remove the (emptied) control-socket folder and the note that remembers it."""
+    path = existing_control_dir(state_dir)
+    if path is not None and not any(path.iterdir()):
+        path.rmdir()
+    (Path(state_dir) / CONTROL_DIR_NOTE).unlink(missing_ok=True)
 
 
 def inventory(

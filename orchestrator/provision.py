@@ -8,17 +8,20 @@ after provisioning only sees the host contract, whatever the backend.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator import paths
 from orchestrator.catalog import Region
 from orchestrator.errors import UserError
 from orchestrator.keys import SweepKeys
 from orchestrator.terraform import TerraformStack
+
+if TYPE_CHECKING:
+    from orchestrator.clouds.launch import CloudOptions
 
 CLOUD_BACKENDS = ("aws", "gcp", "cloud")
 
@@ -56,15 +59,20 @@ def cloud_stack(
     *,
     machine_types: dict[str, str],
     estimate_wall_s: float,
+    cloud_options: Mapping[str, Any] | None = None,
     log: Callable[[str], None] = print,
 ) -> StackPlan:
     """The seam to the clouds: orchestrator.clouds.launch (preflight, then the stack and
-    its variables) when present, else the stack variables alone."""
+    its variables) when present, else the stack variables alone. `cloud_options` are the
+    fields of launch.CloudOptions, as the sweep record keeps them."""
     try:
         from orchestrator.clouds import launch
     except ImportError:
         launch = None  # type: ignore[assignment]
     if launch is not None:
+        options = launch.CloudOptions(**(cloud_options or {}))
+        for line in leftover_warnings(backend, options, log):
+            log(line)
         source, variables, checked = launch.prepare(
             backend,
             sweep_id,
@@ -72,7 +80,7 @@ def cloud_stack(
             keys,
             machine_types,
             estimate_wall_s,
-            launch.CloudOptions(),
+            options,
             log,
         )
         dropped = sorted({r.key for r in regions} - {r.key for r in checked.regions})
@@ -100,6 +108,28 @@ def cloud_stack(
     return StackPlan(Path(source), workdir_for(state_dir, source.name), variables)
 
 
+def clouds_of(backend: str) -> tuple[str, ...]:
+    return ("aws", "gcp") if backend == "cloud" else (backend,)
+
+
+def leftover_warnings(backend: str, options: CloudOptions, log: Callable[[str], None]) -> list[str]:
+    """The reaper's dry run before provisioning: expired interregion resources still on
+    the clouds. It only warns: any failure here (no credentials, unknown profile) is a
+    warning too, and the preflight that follows fails with its own one-line error."""
+    from orchestrator.clouds import aws, gcp, reap
+
+    try:
+        lines = reap.leftover_warnings(
+            clouds_of(backend),
+            lambda msg: log(f"warning: {msg}"),
+            aws_api=lambda: aws.AwsApi(profile=options.aws_profile),
+            gcp_api=lambda: gcp.GcpApi(options.gcp_project),
+        )
+    except Exception as e:  # a check for leftovers must never stop a sweep
+        return [f"warning: could not look for leftover resources ({type(e).__name__}: {e})"]
+    return [f"warning: {line}" if i == 0 else line for i, line in enumerate(lines)]
+
+
 def stack_plan(
     backend: str,
     sweep_id: str,
@@ -110,6 +140,7 @@ def stack_plan(
     owner_pid: int = 0,
     machine_types: dict[str, str] | None = None,
     estimate_wall_s: float = 0.0,
+    cloud_options: Mapping[str, Any] | None = None,
     log: Callable[[str], None] = print,
 ) -> StackPlan:
     if backend == "local":
@@ -123,6 +154,7 @@ def stack_plan(
             state_dir,
             machine_types=machine_types or {},
             estimate_wall_s=estimate_wall_s,
+            cloud_options=cloud_options,
             log=log,
         )
     raise UserError(f"--backend '{backend}': expected local, aws, gcp or cloud")

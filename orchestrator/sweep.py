@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,11 +23,18 @@ from types import FrameType
 from typing import Any
 
 from orchestrator import __version__, paths, store
-from orchestrator.catalog import Region, load_catalog
+from orchestrator.catalog import Region, load_catalog, region_from_dict
 from orchestrator.collect import RowContext, SlotPlan, round_rows, unmeasured_row
 from orchestrator.errors import UserError
 from orchestrator.hosts import Host
-from orchestrator.inventory import control_dir, inventory, record_host_keys, write_inventory
+from orchestrator.inventory import (
+    control_dir,
+    existing_control_dir,
+    inventory,
+    record_host_keys,
+    remove_control_dir,
+    write_inventory,
+)
 from orchestrator.keys import ensure_sweep_keys
 from orchestrator.plan import Plan, TestParams, round_seconds, slot_seconds
 from orchestrator.playbook import Event, close_control_sockets, run_playbook
@@ -68,7 +75,8 @@ class Sweep:
 
     @property
     def state(self) -> Path:
-        return self.dir / store.STATE_DIR
+        """state/, made private (0700) whoever touches it first."""
+        return store.make_state_dir(self.dir)
 
     @property
     def params(self) -> TestParams:
@@ -82,19 +90,8 @@ class Sweep:
         store.save_record(self.results, self.record)
 
     def regions(self) -> dict[str, Region]:
-        return {
-            r["key"]: Region(
-                cloud=r["cloud"],
-                id=r["id"],
-                city=r["city"],
-                country=r["country"],
-                lat=r["lat"],
-                lon=r["lon"],
-                source="",
-                opt_in=r.get("opt_in", False),
-            )
-            for r in self.record["plan"]["regions"]
-        }
+        regions = (region_from_dict(r) for r in self.record["plan"]["regions"])
+        return {r.key: r for r in regions}
 
     def planned_pairs(self) -> list[Pair]:
         regions = self.regions()
@@ -148,9 +145,16 @@ def tool_versions() -> dict[str, str]:
 
 
 def create_sweep(
-    plan: Plan, spec: SelectionSpec, results: Path = paths.RESULTS, sweep_id: str | None = None
+    plan: Plan,
+    spec: SelectionSpec,
+    results: Path = paths.RESULTS,
+    sweep_id: str | None = None,
+    cloud_options: Mapping[str, Any] | None = None,
 ) -> Sweep:
-    """A new results folder holding the plan; nothing is provisioned yet."""
+    """A new results folder holding the plan; nothing is provisioned yet.
+
+    `cloud_options` (the fields of clouds.launch.CloudOptions) are kept in the record, so
+    a later 'provision --sweep ID' provisions the same way."""
     sweep_id = sweep_id or store.new_sweep_id()
     if store.sweep_dir(results, sweep_id).exists():
         raise UserError(f"sweep {sweep_id} exists already: pick another id")
@@ -165,6 +169,7 @@ def create_sweep(
         "params": plan.params.to_dict(),
         "max_concurrent": plan.max_concurrent,
         "sequential": plan.sequential,
+        "cloud_options": dict(cloud_options) if cloud_options else None,
         # A slot's length without network round trips; each round's own expected
         # length (its slowest pair's RTTs included) is in rounds[].slot_s.
         "slot_s_zero_rtt": slot_seconds(plan.params),
@@ -176,6 +181,7 @@ def create_sweep(
     }
     sweep = Sweep(Path(results), record)
     sweep.save()
+    store.make_state_dir(sweep.dir)
     return sweep
 
 
@@ -201,6 +207,7 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             owner_pid=owner_pid,
             machine_types=machine_types,
             estimate_wall_s=sweep.record["plan"]["estimate"]["wall_s"],
+            cloud_options=sweep.record.get("cloud_options"),
             log=sweep.log,
         )
         sweep.log(f"provisioning {len(regions)} hosts ({sweep.backend}) with Terraform")
@@ -213,13 +220,22 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
     return hosts
 
 
-def load_hosts(sweep: Sweep) -> list[Host]:
+def _hosts_doc(sweep: Sweep) -> tuple[dict[str, Any], list[Host]]:
+    """hosts.json and its hosts; one-line errors when it is missing or damaged."""
     path = sweep.dir / store.HOSTS_FILE
+    again = f"run 'interregion provision --sweep {sweep.id}'"
     if not path.exists():
-        raise UserError(
-            f"sweep {sweep.id} has no hosts: run 'interregion provision --sweep {sweep.id}'"
-        )
-    return [Host(**h) for h in json.loads(path.read_text())["hosts"]]
+        raise UserError(f"sweep {sweep.id} has no hosts: {again}")
+    try:
+        doc = json.loads(path.read_text())
+        hosts = [Host(**h) for h in doc["hosts"]]
+    except (OSError, ValueError, TypeError, KeyError) as e:
+        raise UserError(f"{path} is damaged ({type(e).__name__}: {e}): {again}") from None
+    return doc, hosts
+
+
+def load_hosts(sweep: Sweep) -> list[Host]:
+    return _hosts_doc(sweep)[1]
 
 
 # ---- ansible plumbing -----------------------------------------------------------------
@@ -233,9 +249,7 @@ def write_sweep_inventory(sweep: Sweep, hosts: Sequence[Host]) -> Path:
     keys = ensure_sweep_keys(sweep.state / "keys")
     known_hosts = sweep.state / "known_hosts"
     record_host_keys(known_hosts, hosts, sweep.log)
-    cp = control_dir(sweep.state, sweep.id)
-    cp.mkdir(parents=True, exist_ok=True)
-    cp.chmod(0o700)
+    cp = control_dir(sweep.state)
     path = sweep.state / "inventory.yml"
     doc = inventory(
         hosts,
@@ -291,7 +305,7 @@ def prepare(sweep: Sweep) -> dict[str, Any]:
                 f"no host could be prepared (rc {rc}; first: {next(iter(problems.values()))}): "
                 f"see {sweep.state / 'ansible-prepare.log'}"
             )
-        doc = json.loads((sweep.dir / store.HOSTS_FILE).read_text())
+        doc = _hosts_doc(sweep)[0]
         doc["facts"] = facts
         doc["not_ready"] = problems
         store.write_json(sweep.dir / store.HOSTS_FILE, doc)
@@ -599,16 +613,15 @@ def collect(sweep: Sweep) -> list[dict[str, Any]]:
 def teardown(sweep: Sweep) -> None:
     """Close SSH control sockets, destroy the stacks, remove the agent copies (local)."""
     with sweep.stage("teardown"):
-        closed = close_control_sockets(control_dir(sweep.state, sweep.id))
+        cp = existing_control_dir(sweep.state)
+        closed = close_control_sockets(cp) if cp is not None else []
         if closed:
             sweep.log(f"closed {len(closed)} SSH control connections")
         destroyed = destroy_all(sweep.state, sweep.id, sweep.log)
         if sweep.backend == "local":
             # emulated hosts share this machine's file system: the agent copy is here
             shutil.rmtree(agent_dir(sweep), ignore_errors=True)
-        cp = control_dir(sweep.state, sweep.id)
-        if cp.is_dir() and not any(cp.iterdir()):
-            cp.rmdir()
+        remove_control_dir(sweep.state)
         if destroyed:
             sweep.log(f"destroyed: {', '.join(destroyed)}")
         if sweep.record.get("status") not in ("done", "interrupted", "failed"):

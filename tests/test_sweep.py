@@ -14,10 +14,17 @@ from click.testing import CliRunner
 
 from orchestrator import paths, store
 from orchestrator import sweep as sweeps
+from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
 from orchestrator.collect import RowContext, SlotPlan, host_doc, round_rows
 from orchestrator.hosts import Host
-from orchestrator.inventory import MAX_CONTROL_DIR_CHARS, control_dir, inventory
+from orchestrator.inventory import (
+    MAX_CONTROL_DIR_CHARS,
+    control_dir,
+    existing_control_dir,
+    inventory,
+    remove_control_dir,
+)
 from orchestrator.parse import parse_iperf3
 from orchestrator.plan import TestParams
 from orchestrator.progress import RoundProgress, fmt_duration
@@ -317,12 +324,39 @@ def test_inventory_checks_host_keys_and_uses_the_sweeps_key(tmp_path):
 
 
 def test_control_sockets_fit_a_unix_socket_path(tmp_path):
-    assert control_dir(Path("/r/x/state"), "id") == Path("/r/x/state/cp")
-    deep = Path("/tmp") / ("d" * 80) / "state"
-    chosen = control_dir(deep, "20261122T0130Z-3fa2")
-    assert len(str(chosen)) <= MAX_CONTROL_DIR_CHARS
-    # ssh's temporary suffix (17) and "%h-%p" (<= 21) still fit in 107 bytes
-    assert len(str(chosen)) + 1 + 21 + 17 <= 107
+    short = tmp_path / "state"
+    if len(str(short / "cp")) <= MAX_CONTROL_DIR_CHARS:
+        assert control_dir(short) == short / "cp"
+        assert (short / "cp").stat().st_mode & 0o777 == 0o700
+    deep = tmp_path / ("d" * 80) / "state"
+    deep.mkdir(parents=True)
+    chosen = control_dir(deep)
+    try:
+        assert len(str(chosen)) <= MAX_CONTROL_DIR_CHARS
+        # ssh's temporary suffix (17) and "%h-%p" (<= 21) still fit in 107 bytes
+        assert len(str(chosen)) + 1 + 21 + 17 <= 107
+        # not a predictable name, private, and the same for every later stage
+        assert chosen.parent == Path("/tmp") and chosen.name.startswith("ir-cp-")
+        assert chosen.stat().st_mode & 0o777 == 0o700
+        assert control_dir(deep) == chosen == existing_control_dir(deep)
+    finally:
+        remove_control_dir(deep)
+    assert not chosen.exists() and existing_control_dir(deep) is None
+
+
+def test_a_control_dir_note_pointing_at_a_shared_folder_is_not_followed(tmp_path):
+    deep = tmp_path / ("d" * 80) / "state"
+    deep.mkdir(parents=True)
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    (deep / "control-dir").write_text(f"{shared}\n")
+    assert existing_control_dir(deep) is None
+    chosen = control_dir(deep)
+    try:
+        assert chosen != shared
+    finally:
+        remove_control_dir(deep)
 
 
 def test_plain_progress_prints_one_line_per_round_with_an_eta():
@@ -356,16 +390,41 @@ def one_line_error(result):
 
 @pytest.mark.parametrize("command", ["measure", "teardown", "provision", "collect", "prepare"])
 def test_unknown_sweep_id(tmp_path, command):
-    result = CliRunner().invoke(main, [command, "--sweep", "nope", "--results", str(tmp_path)])
-    assert "unknown sweep id 'nope'" in one_line_error(result)
+    missing = "20990101T0000Z-dead"
+    result = CliRunner().invoke(main, [command, "--sweep", missing, "--results", str(tmp_path)])
+    assert f"unknown sweep id '{missing}'" in one_line_error(result)
+
+
+@pytest.mark.parametrize("command", ["measure", "teardown", "provision", "collect", "prepare"])
+def test_a_sweep_id_is_never_a_path(tmp_path, command):
+    results = tmp_path / "results"
+    results.mkdir()
+    result = CliRunner().invoke(main, [command, "--sweep", "../x", "--results", str(results)])
+    assert one_line_error(result) == (
+        "error: sweep id '../x' is not of the form 20261122T0130Z-3fa2"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+
+
+def test_resume_with_a_bad_sweep_id(tmp_path):
+    result = CliRunner().invoke(main, ["sweep", "--resume", "../x", "--results", str(tmp_path)])
+    assert "is not of the form" in one_line_error(result)
+
+
+def test_max_concurrent_with_sequential_is_refused(tmp_path):
+    args = ["sweep", "--regions", f"{A},{B}", "--max-concurrent", "2", "--sequential"]
+    result = CliRunner().invoke(main, [*args, "--plan-only", "--results", str(tmp_path)])
+    assert "--max-concurrent and --sequential" in one_line_error(result)
+    assert not list(tmp_path.iterdir())
 
 
 def test_resume_of_another_format_version(tmp_path):
-    (tmp_path / "old").mkdir()
-    (tmp_path / "old" / "sweep.json").write_text(
-        json.dumps({"sweep_id": "old", "format_version": RESULTS_FORMAT_VERSION - 1})
+    old = "20251122T0130Z-01d0"
+    (tmp_path / old).mkdir()
+    (tmp_path / old / "sweep.json").write_text(
+        json.dumps({"sweep_id": old, "format_version": RESULTS_FORMAT_VERSION - 1})
     )
-    result = CliRunner().invoke(main, ["sweep", "--resume", "old", "--results", str(tmp_path)])
+    result = CliRunner().invoke(main, ["sweep", "--resume", old, "--results", str(tmp_path)])
     assert "format version" in one_line_error(result)
 
 
@@ -422,6 +481,102 @@ def test_plan_only_creates_a_sweep_the_stages_can_open(tmp_path):
     # measuring before provisioning says what to do
     result = CliRunner().invoke(main, ["measure", "--sweep", sweep_id, "--results", str(tmp_path)])
     assert "provision" in one_line_error(result)
+
+
+def plan_only(tmp_path, *extra, regions=f"{A},{B}"):
+    result = CliRunner().invoke(
+        main,
+        ["sweep", "--regions", regions, "--plan-only", "--yes", *extra, "--results", str(tmp_path)],
+    )
+    assert result.exit_code == 0, result.output
+    return sweeps.open_sweep(result.output.strip().splitlines()[-1], tmp_path)
+
+
+def test_a_planned_sweep_keeps_every_field_of_its_regions(tmp_path):
+    run = plan_only(tmp_path)
+    catalog = load_catalog()
+    assert run.regions() == {A: catalog.get(A), B: catalog.get(B)}
+    assert run.regions()[B].zone  # the GCP stack and preflight need it
+
+
+def test_a_new_sweeps_state_folder_is_private(tmp_path):
+    run = plan_only(tmp_path)
+    assert (run.dir / store.STATE_DIR).stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize("text", ['{"hosts": [', '{"hosts": [{"name": 1}]}', "[]"])
+@pytest.mark.parametrize("command", ["prepare", "measure"])
+def test_a_damaged_hosts_file_says_to_provision_again(tmp_path, text, command):
+    run = plan_only(tmp_path)
+    (run.dir / store.HOSTS_FILE).write_text(text)
+    result = CliRunner().invoke(main, [command, "--sweep", run.id, "--results", str(tmp_path)])
+    message = one_line_error(result)
+    assert str(run.dir / store.HOSTS_FILE) in message
+    assert f"interregion provision --sweep {run.id}" in message
+
+
+def no_aws_account(tmp_path, monkeypatch):
+    for name in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def test_cloud_flags_are_kept_with_a_cloud_sweep_and_replaced_by_provision(tmp_path, monkeypatch):
+    no_aws_account(tmp_path, monkeypatch)
+    args = ["--backend", "aws", "--operator-cidr", "198.51.100.7/32", "--ttl", "2h"]
+    aws_only = f"{A},aws:eu-west-1"
+    run = plan_only(tmp_path, *args, "--aws-machine-type", "t3.micro", regions=aws_only)
+    kept = run.record["cloud_options"]
+    assert kept["operator_cidr"] == "198.51.100.7/32" and kept["ttl_minutes"] == 120
+    assert kept["machine_types"] == {"aws": "t3.micro"}
+    assert kept["network_tier"] == "PREMIUM"
+    # provision without cloud flags keeps them
+    results = ["--results", str(tmp_path)]
+    result = CliRunner().invoke(main, ["provision", "--sweep", run.id, *results])
+    assert "credentials" in one_line_error(result)  # no cloud account here: preflight fails
+    assert sweeps.open_sweep(run.id, tmp_path).record["cloud_options"] == kept
+    # ... flags given again replace them all
+    result = CliRunner().invoke(
+        main, ["provision", "--sweep", run.id, "--network-tier", "standard", *results]
+    )
+    one_line_error(result)
+    kept = sweeps.open_sweep(run.id, tmp_path).record["cloud_options"]
+    assert kept["network_tier"] == "STANDARD" and kept["operator_cidr"] is None
+
+
+def test_a_local_sweep_has_no_cloud_flags(tmp_path):
+    assert plan_only(tmp_path).record["cloud_options"] is None
+    result = CliRunner().invoke(
+        main,
+        [
+            "sweep",
+            "--regions",
+            f"{A},{B}",
+            "--plan-only",
+            "--ttl",
+            "2h",
+            "--results",
+            str(tmp_path),
+        ],
+    )
+    assert "not local" in one_line_error(result)
+
+
+def test_leftover_check_without_an_account_warns_and_never_fails(tmp_path, monkeypatch):
+    from orchestrator.clouds.launch import CloudOptions
+    from orchestrator.provision import leftover_warnings
+
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    # an unknown profile: boto raises its own error, not a UserError
+    options = CloudOptions(aws_profile="interregion-test-no-such-profile")
+    logged: list[str] = []
+    lines = leftover_warnings("aws", options, logged.append)
+    assert len(lines) == 1 and lines[0].startswith("warning: could not look for leftover")
+    assert "ProfileNotFound" in lines[0]
 
 
 def test_measuring_a_torn_down_sweep_says_to_resume(tmp_path):

@@ -4,14 +4,17 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from orchestrator import paths
 from orchestrator import sweep as sweeps
 from orchestrator.catalog import load_catalog
+from orchestrator.cli.cloud import cloud_options, cloud_options_from
 from orchestrator.cli.options import (
     params_from_options,
     run_options,
@@ -39,6 +42,17 @@ def _sweep_id_option(f: Any) -> Any:
     return click.option("--sweep", "sweep_id", required=True, metavar="ID", help="Sweep id.")(f)
 
 
+def _cloud_options_given(kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """The cloud flags as the sweep record keeps them, or None when none was given
+    on the command line (or in the environment): defaults alone change nothing."""
+    ctx = click.get_current_context()
+    flags: list[click.Parameter] = cloud_options(lambda: None).__click_params__  # type: ignore[attr-defined]
+    sources = {ctx.get_parameter_source(p.name) for p in flags if p.name}
+    if sources <= {None, ParameterSource.DEFAULT}:
+        return None
+    return asdict(cloud_options_from(**kwargs))
+
+
 def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
     if cost_usd <= budget_usd or yes:
         return
@@ -55,6 +69,7 @@ def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
 @selection_options
 @test_params_options
 @run_options
+@cloud_options
 @click.option("--yes", is_flag=True, help="Do not ask, even above the budget.")
 @click.option(
     "--budget-usd",
@@ -74,16 +89,19 @@ def sweep(**kwargs: Any) -> None:
 
     Stages: plan, provision, prepare, measure (rounds), collect, teardown, report.
     Teardown always runs, also on errors, Ctrl-C and SIGTERM. Results land in
-    results/<sweep-id>/ (sweep.json, raw/, measurements.csv).
+    results/<sweep-id>/ (sweep.json, raw/, measurements.csv). The cloud flags apply to
+    --backend aws, gcp and cloud and are kept with the sweep.
 
     \b
     Example:
       interregion sweep --backend local --yes --max-regions 8
+      interregion sweep --backend aws --clouds aws --ttl 2h --yes
       interregion sweep --resume 20261122T0130Z-3fa2 --yes
     """
     results: Path = kwargs["results"]
     if kwargs["resume_id"]:
         run = sweeps.open_sweep(kwargs["resume_id"], results)
+        _replace_cloud_options(run, kwargs)
         click.echo(f"resuming sweep {run.id} ({run.backend})", err=True)
     else:
         backend = kwargs["backend"]
@@ -105,7 +123,12 @@ def sweep(**kwargs: Any) -> None:
             err=True,
         )
         _confirm_cost(e.cost_usd, kwargs["budget_usd"], kwargs["yes"])
-        run = sweeps.create_sweep(plan, spec, results)
+        options = _cloud_options_given(kwargs)  # checks --ttl before any folder is made
+        if backend == "local" and options:
+            raise UserError("cloud flags apply to --backend aws, gcp or cloud, not local")
+        if backend != "local":
+            options = asdict(cloud_options_from(**kwargs))
+        run = sweeps.create_sweep(plan, spec, results, cloud_options=options)
         click.echo(f"sweep {run.id}: {run.dir}", err=True)
         if kwargs["plan_only"]:
             click.echo(run.id)
@@ -118,19 +141,34 @@ def sweep(**kwargs: Any) -> None:
         click.echo(f"{failed} tests failed at first; see the status and error columns", err=True)
 
 
+def _replace_cloud_options(run: sweeps.Sweep, kwargs: dict[str, Any]) -> None:
+    """Cloud flags given again replace the ones the sweep was planned with."""
+    given = _cloud_options_given(kwargs)
+    if given is None:
+        return
+    if run.backend == "local":
+        raise UserError(f"sweep {run.id} runs on the emulated cloud: cloud flags do not apply")
+    run.record["cloud_options"] = given
+    run.save()
+
+
 @click.command()
 @_sweep_id_option
+@cloud_options
 @_results_option
-def provision(sweep_id: str, results: Path) -> None:
+def provision(sweep_id: str, results: Path, **kwargs: Any) -> None:
     """Provision the hosts of a planned sweep (Terraform) and record them in hosts.json.
 
-    The hosts stay up until 'interregion teardown --sweep ID'.
+    The hosts stay up until 'interregion teardown --sweep ID'. Cloud flags default
+    to the ones the sweep was planned with; any given here replace them all.
 
     \b
     Example:
       interregion provision --sweep 20261122T0130Z-3fa2
     """
-    hosts = sweeps.provision(sweeps.open_sweep(sweep_id, results))
+    run = sweeps.open_sweep(sweep_id, results)
+    _replace_cloud_options(run, kwargs)
+    hosts = sweeps.provision(run)
     click.echo(f"{len(hosts)} hosts up")
 
 
