@@ -358,6 +358,7 @@ def agent_parts(
                 **common,
                 "host": me,
                 "role": role,
+                "address": hosts[me].address,  # the server listens on it
                 "peer": peer,
                 "peer_address": hosts[peer].address,
                 "port": slot.port,

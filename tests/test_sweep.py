@@ -210,6 +210,7 @@ def part():
         "streams": 1,
         "connect_wait_s": 3,
         "jitter_s": 0.1,
+        "address": "127.0.0.1",
         "peer_address": "127.0.0.1",
         "port": free_port(),
         "reverse": True,
@@ -254,6 +255,40 @@ def test_agent_server_whose_port_is_taken_reports_iperf3s_error(part):
     assert "Address already in use" in json.loads(served["stdout"])["error"]
 
 
+def test_agent_server_listens_only_on_its_own_test_address(part):
+    # serve_wait_s: the agent gives up and stops its iperf3 itself (nothing is left behind)
+    part = {**part, "host": B, "role": "server", "peer": A, "pings": 1, "serve_wait_s": 3}
+    agent = subprocess.Popen(
+        [sys.executable, str(AGENT), json.dumps(part)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        listening = ""
+        for _ in range(100):  # the server listens once its pings are done
+            listening = subprocess.run(
+                ["ss", "-Hltn", f"sport = :{part['port']}"], capture_output=True, text=True
+            ).stdout
+            if listening.strip():
+                break
+            threading.Event().wait(0.05)
+        assert listening.split()[3] == f"127.0.0.1:{part['port']}", listening
+    finally:
+        agent.communicate(timeout=30)
+
+
+def test_agent_binds_only_to_addresses_on_the_host():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ir_agent", AGENT)
+    agent = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(agent)
+    assert agent.local_address("127.0.0.1") == "127.0.0.1"
+    # a cloud's public address is NAT'd, not on the host: listen on all there
+    assert agent.local_address("192.0.2.1") is None
+    assert agent.local_address(None) is None
+
+
 def test_agent_server_without_a_client_gives_up_and_says_so(part):
     part = {**part, "serve_wait_s": 1, "pings": 1}
     doc = json.loads(run_agent({**part, "host": B, "role": "server", "peer": A}))
@@ -288,6 +323,7 @@ def test_agent_parts_give_both_ends_their_role_and_peer_address():
     assert parts["aws_us-east-1"]["peer_address"] == "198.18.7.3"
     assert parts["gcp_europe-west1"]["role"] == "server"
     assert parts["gcp_europe-west1"]["peer_address"] == "198.18.7.2"
+    assert parts["gcp_europe-west1"]["address"] == "198.18.7.3"  # where the server listens
     assert {p["port"] for p in parts.values()} == {5203}
     assert parts["aws_us-east-1"]["pings"] == 7 and parts["aws_us-east-1"]["streams"] == 2
 

@@ -6,7 +6,10 @@ nothing else). Usage: `python3 ir_agent.py '<part as JSON>'`. The part says the 
 role in its slot of the round:
 
 - server: pings the peer, then serves two iperf3 tests (forward, then reverse) with
-  one `iperf3 -s --json`, stopped when both results are out. The server only
+  one `iperf3 -s --json`, stopped when both results are out. It listens on its own
+  test address (`address`, the one the client connects to) when that address is on
+  one of its interfaces; a cloud's public address is NAT'd (not on the host), so
+  there it listens on all and the stack's firewall limits who reaches it. The server only
   listens once its own pings are done, so the client's throughput tests cannot load
   the link while either side is still measuring idle RTT.
 - client: waits a small random jitter, pings the peer, then runs `iperf3 -c` forward
@@ -25,6 +28,7 @@ import os
 import queue
 import random
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -186,6 +190,19 @@ def serve(cmd, tests, wait_s):
     return runs
 
 
+def local_address(address):
+    """`address` if this host can bind to it (it is on one of its interfaces), else None."""
+    if not address:
+        return None
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.bind((address, 0))
+    except OSError:
+        return None
+    return address
+
+
 def server(part):
     result = {"ping": ping(part)}
     # the client cannot start before we listen; give it the time its own part needs
@@ -193,6 +210,9 @@ def server(part):
         part["connect_wait_s"] + 2 * (part["omit_s"] + part["duration_s"] + 10)
     )
     cmd = [part.get("iperf3", "iperf3"), "-s", "--json", "-p", str(part["port"])]
+    bind = local_address(part.get("address"))
+    if bind:
+        cmd += ["-B", bind]
     result["iperf3_server"] = serve(cmd, 2 if part.get("reverse", True) else 1, wait_s)
     return result
 
