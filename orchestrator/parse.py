@@ -9,26 +9,12 @@ broken test must not stop a sweep.
 from __future__ import annotations
 
 import json
-import math
 import re
-from collections.abc import Sequence
 from typing import Any
 
+from orchestrator.analyze import percentiles
+
 CORRUPTED = "corrupted output"
-
-
-def percentile(sorted_values: Sequence[float], q: float) -> float:
-    """The q-th percentile (0-100) by linear interpolation between closest ranks.
-
-    The same definition as numpy's default and a spreadsheet's PERCENTILE.INC:
-    rank = q/100 x (n - 1), interpolated between the two neighbours.
-    """
-    if not sorted_values:
-        raise ValueError("percentile of no values")
-    rank = q / 100 * (len(sorted_values) - 1)
-    low = math.floor(rank)
-    high = min(low + 1, len(sorted_values) - 1)
-    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (rank - low)
 
 
 def _failed(error: str, **extra: Any) -> dict[str, Any]:
@@ -128,12 +114,9 @@ def parse_ping(text: str) -> dict[str, Any]:
     if not summary:
         return _failed(f"ping: {CORRUPTED}", **result)
     low, avg, high, mdev = (float(g) for g in summary.groups())
-    ordered = sorted(samples)
-
-    def pct(q: float) -> float:
-        # ping prints samples of 100 ms and more to 1 ms but its summary to 1 us:
-        # a percentile of rounded samples is kept inside the precise min..max
-        return min(max(percentile(ordered, q), low), high)
+    # ping prints samples of 100 ms and more to 1 ms but its summary to 1 us:
+    # a percentile of rounded samples is kept inside the precise min..max
+    p50, p90, p99 = (min(max(p, low), high) for p in percentiles(samples, (50, 90, 99)))
 
     return {
         "ok": True,
@@ -143,7 +126,7 @@ def parse_ping(text: str) -> dict[str, Any]:
         "rtt_avg_ms": avg,
         "rtt_max_ms": high,
         "rtt_mdev_ms": mdev,
-        "rtt_p50_ms": pct(50),
-        "rtt_p90_ms": pct(90),
-        "rtt_p99_ms": pct(99),
+        "rtt_p50_ms": p50,
+        "rtt_p90_ms": p90,
+        "rtt_p99_ms": p99,
     }

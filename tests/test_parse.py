@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.parse import CORRUPTED, parse_iperf3, parse_ping, percentile
+from orchestrator.analyze import percentile
+from orchestrator.parse import CORRUPTED, parse_iperf3, parse_ping
 
 DATA = Path(__file__).parent / "data"
 
@@ -157,17 +158,7 @@ def test_duplicate_replies_are_not_samples():
     assert 9.0 not in parse_ping(text)["samples_ms"]
 
 
-# ---- percentile -----------------------------------------------------------------------
-
-
-def test_percentile_known_answers():
-    assert percentile([1.0], 99) == 1.0
-    assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
-    assert percentile([10.0, 20.0, 30.0, 40.0, 50.0], 90) == pytest.approx(46.0)
-    assert percentile([10.0, 20.0, 30.0, 40.0, 50.0], 0) == 10.0
-    assert percentile([10.0, 20.0, 30.0, 40.0, 50.0], 100) == 50.0
-    with pytest.raises(ValueError):
-        percentile([], 50)
+# ---- percentile (analyze.percentile, Hyndman-Fan 7; known answers in test_analyze) ----
 
 
 @given(st.lists(st.floats(0, 1e4, allow_nan=False), min_size=1, max_size=50))
