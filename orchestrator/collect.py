@@ -16,26 +16,18 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from orchestrator.parse import CORRUPTED, parse_iperf3, parse_ping
+from orchestrator.schema import MEASUREMENT_COLUMNS
 
-PING_FIELDS = (
-    "rtt_min_ms",
-    "rtt_avg_ms",
-    "rtt_p50_ms",
-    "rtt_p90_ms",
-    "rtt_p99_ms",
-    "rtt_max_ms",
-    "rtt_mdev_ms",
-    "ping_loss_pct",
-)
-IPERF3_FIELDS = (
-    "throughput_bps",
-    "throughput_sender_bps",
-    "bytes",
-    "retransmits",
-    "tcp_rtt_ms",
-    "max_cwnd_bytes",
-    "duration_s",
-)
+
+def _columns(first: str, last: str) -> tuple[str, ...]:
+    """The contract's columns from `first` to `last`, both included."""
+    start, end = MEASUREMENT_COLUMNS.index(first), MEASUREMENT_COLUMNS.index(last)
+    return MEASUREMENT_COLUMNS[start : end + 1]
+
+
+PING_FIELDS = _columns("rtt_min_ms", "ping_loss_pct")
+# duration_s sits among the test's settings in the contract, but iperf3 reports it
+IPERF3_FIELDS = (*_columns("throughput_bps", "max_cwnd_bytes"), "duration_s")
 MAX_ERROR_CHARS = 300
 
 
@@ -131,6 +123,25 @@ def _ping(doc: dict[str, Any] | None) -> tuple[dict[str, Any], str]:
     return parse_ping(run.get("stdout", "") + run.get("stderr", "")), run.get("started_utc", "")
 
 
+def _row_base(src: str, dst: str, ctx: RowContext, round_no: int) -> dict[str, Any]:
+    """The fields that say which test a row is, measured or not."""
+    src_cloud, src_region = src.split(":", 1)
+    dst_cloud, dst_region = dst.split(":", 1)
+    return {
+        "sweep_id": ctx.sweep_id,
+        "backend": ctx.backend,
+        "src_cloud": src_cloud,
+        "src_region": src_region,
+        "dst_cloud": dst_cloud,
+        "dst_region": dst_region,
+        "distance_km": round(ctx.distances_km[(src, dst)], 1),
+        "streams": ctx.streams,
+        "src_machine_type": ctx.machine_types.get(src, ""),
+        "dst_machine_type": ctx.machine_types.get(dst, ""),
+        "round": round_no,
+    }
+
+
 def slot_rows(
     round_no: int, slot: SlotPlan, texts: Mapping[str, str | None], ctx: RowContext
 ) -> list[dict[str, Any]]:
@@ -162,23 +173,11 @@ def slot_rows(
                 if server is None and dst == slot.server:
                     result["error"] += f"; host {slot.server} {server_why}"
                 errors.append(result["error"])
-        src_cloud, src_region = src.split(":", 1)
-        dst_cloud, dst_region = dst.split(":", 1)
         rows.append(
             {
-                "sweep_id": ctx.sweep_id,
+                **_row_base(src, dst, ctx, round_no),
                 "started_utc": started or (client or server or {}).get("started_utc", ""),
-                "backend": ctx.backend,
-                "src_cloud": src_cloud,
-                "src_region": src_region,
-                "dst_cloud": dst_cloud,
-                "dst_region": dst_region,
-                "distance_km": round(ctx.distances_km[(src, dst)], 1),
                 **measured,
-                "streams": ctx.streams,
-                "src_machine_type": ctx.machine_types.get(src, ""),
-                "dst_machine_type": ctx.machine_types.get(dst, ""),
-                "round": round_no,
                 "status": "failed" if errors else "ok",
                 "error": _one_line("; ".join(errors)),
             }
@@ -195,20 +194,4 @@ def round_rows(
 
 def unmeasured_row(src: str, dst: str, ctx: RowContext, why: str) -> dict[str, Any]:
     """A planned test that never ran (the sweep stopped first): failed, with the reason."""
-    src_cloud, src_region = src.split(":", 1)
-    dst_cloud, dst_region = dst.split(":", 1)
-    return {
-        "sweep_id": ctx.sweep_id,
-        "backend": ctx.backend,
-        "src_cloud": src_cloud,
-        "src_region": src_region,
-        "dst_cloud": dst_cloud,
-        "dst_region": dst_region,
-        "distance_km": round(ctx.distances_km[(src, dst)], 1),
-        "streams": ctx.streams,
-        "src_machine_type": ctx.machine_types.get(src, ""),
-        "dst_machine_type": ctx.machine_types.get(dst, ""),
-        "round": 0,
-        "status": "failed",
-        "error": why,
-    }
+    return {**_row_base(src, dst, ctx, round_no=0), "status": "failed", "error": why}

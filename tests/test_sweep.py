@@ -16,7 +16,15 @@ from orchestrator import paths, store
 from orchestrator import sweep as sweeps
 from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
-from orchestrator.collect import RowContext, SlotPlan, host_doc, round_rows
+from orchestrator.collect import (
+    IPERF3_FIELDS,
+    PING_FIELDS,
+    RowContext,
+    SlotPlan,
+    host_doc,
+    round_rows,
+    unmeasured_row,
+)
 from orchestrator.hosts import Host
 from orchestrator.inventory import (
     MAX_CONTROL_DIR_CHARS,
@@ -108,6 +116,20 @@ def test_a_slot_gives_both_directions_with_their_own_pings_and_tests():
     assert fwd["distance_km"] == 6234.0 and fwd["backend"] == "local"
     assert fwd["src_machine_type"] == "emulated-50mbit" and fwd["streams"] == 1
     assert fwd["round"] == rev["round"] == 1
+
+
+def test_an_ok_row_fills_every_contract_column_and_an_unmeasured_one_the_identity():
+    rows = rows_for(client_doc(), server_doc())
+    for row in rows.values():
+        assert set(row) == set(MEASUREMENT_COLUMNS)
+        assert all(row[c] is not None for c in PING_FIELDS + IPERF3_FIELDS)
+    missing = unmeasured_row(A, B, CTX, "not measured")
+    measured = set(PING_FIELDS + IPERF3_FIELDS) | {"started_utc"}
+    assert set(missing) == set(MEASUREMENT_COLUMNS) - measured
+    outcome = {"round", "status", "error"}
+    identity = {k: v for k, v in rows[(A, B)].items() if k in missing and k not in outcome}
+    assert identity == {k: v for k, v in missing.items() if k in identity}
+    assert (missing["round"], missing["status"], missing["error"]) == (0, "failed", "not measured")
 
 
 def test_one_direction_slot_gives_one_row():
