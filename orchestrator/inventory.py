@@ -72,9 +72,12 @@ def control_dir(state_dir: Path) -> Path:
 
 
 def remove_control_dir(state_dir: Path) -> None:
-    """Remove the (emptied) control-socket folder and the note that remembers it."""
+    """Remove the (emptied) control-socket folder, then the note that remembers it; a
+    folder still holding sockets keeps its note, so a later teardown finds it again."""
     path = existing_control_dir(state_dir)
-    if path is not None and not any(path.iterdir()):
+    if path is not None:
+        if any(path.iterdir()):
+            return
         path.rmdir()
     (Path(state_dir) / CONTROL_DIR_NOTE).unlink(missing_ok=True)
 
