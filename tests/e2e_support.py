@@ -12,6 +12,7 @@ from pathlib import Path
 from orchestrator import store
 from orchestrator.emulator import net, state
 from orchestrator.emulator.stack import emulation_id_for
+from orchestrator.inventory import existing_control_dir
 
 INTERREGION = str(Path(sys.executable).parent / "interregion")
 # short tests keep the end-to-end suite within minutes
@@ -81,13 +82,15 @@ def _cmdlines() -> dict[int, str]:
     return out
 
 
-def leftovers(sweep_id: str) -> dict[str, list[str]]:
+def leftovers(sweep_dir: Path) -> dict[str, list[str]]:
     """Everything of a sweep the machine still has: namespaces, links, processes (sshd,
     delayd, iperf3 and agents in its namespaces, ssh control masters, ansible), files."""
+    sweep_id = sweep_dir.name
+    control = existing_control_dir(sweep_dir / "state")  # a /tmp folder when state/ is deep
     emu = emulation_id_for(sweep_id)
     names = [n for n in net.netns_list() if net.emulation_of_namespace(n) == emu]
     inodes = [i for i in (net.netns_inode(n) for n in names) if i]
-    markers = (f"/run/interregion/{emu}/", sweep_id)
+    markers = (f"/run/interregion/{emu}/", sweep_id, *([str(control)] if control else []))
     procs = [
         f"{pid} {cmd[:120]}"
         for pid, cmd in _cmdlines().items()
@@ -99,10 +102,11 @@ def leftovers(sweep_id: str) -> dict[str, list[str]]:
         for p in (
             state.state_dir(emu),
             Path(f"/tmp/interregion-{sweep_id}"),
-            Path(f"/tmp/ir-cp-{sweep_id}"),
         )
         if p.exists()
     ]
+    if control is not None:
+        files.append(str(control))
     return {
         "namespaces": names,
         "links": [link for link in net.root_links() if link == net.root_link(emu)],
@@ -111,8 +115,8 @@ def leftovers(sweep_id: str) -> dict[str, list[str]]:
     }
 
 
-def nothing_left(sweep_id: str) -> bool:
-    return not any(leftovers(sweep_id).values())
+def nothing_left(sweep_dir: Path) -> bool:
+    return not any(leftovers(sweep_dir).values())
 
 
 def netns_of(sweep_id: str, address: str) -> str:

@@ -94,6 +94,11 @@ def test_missing_credentials_is_one_line(no_aws_config):
     assert "\n" not in str(e.value)
 
 
+def test_unknown_profile_is_one_line(no_aws_config):
+    with pytest.raises(UserError, match=r"^AWS profile 'nobody' not found: check"):
+        aws.AwsApi(profile="nobody")
+
+
 def test_whoami_and_regions_under_moto(moto_aws):
     assert aws.whoami(moto_aws).startswith("arn:aws:")
     status = aws.region_status(moto_aws)

@@ -40,7 +40,7 @@ def all_tests(regions):
 def results(tmp_path):
     yield tmp_path
     for sweep_dir in tmp_path.iterdir():
-        if (sweep_dir / "sweep.json").exists() and not nothing_left(sweep_dir.name):
+        if (sweep_dir / "sweep.json").exists() and not nothing_left(sweep_dir):
             run_cli(["teardown", "--sweep", sweep_dir.name, "--results", str(tmp_path)])
 
 
@@ -92,7 +92,7 @@ def test_host_killed_mid_sweep_fails_only_its_tests_which_are_retried(results):
     assert retried and all(
         victim in (s["client"], s["server"]) for r in retried for s in r["slots"]
     )
-    assert nothing_left(sweep_dir.name), leftovers(sweep_dir.name)
+    assert nothing_left(sweep_dir), leftovers(sweep_dir)
 
 
 def test_iperf3_server_that_never_starts_fails_its_tests_with_the_reason(results):
@@ -166,7 +166,7 @@ def test_iperf3_server_that_never_starts_fails_its_tests_with_the_reason(results
     torn = run_cli(["teardown", *stage])
     assert torn.returncode == 0, torn.stderr
     assert record(sweep_dir)["stages"]["teardown"]["status"] == "done"
-    assert nothing_left(sweep_id), leftovers(sweep_id)
+    assert nothing_left(sweep_dir), leftovers(sweep_dir)
     assert run_cli(["teardown", *stage]).returncode == 0  # idempotent
 
 
@@ -190,7 +190,7 @@ def test_ctrl_c_mid_round_keeps_completed_rounds_tears_down_and_resume_finishes(
     assert meta["status"] == "interrupted"
     assert meta["stages"]["measure"]["status"] == "interrupted"
     assert meta["stages"]["teardown"]["status"] == "done"
-    assert nothing_left(sweep_dir.name), leftovers(sweep_dir.name)
+    assert nothing_left(sweep_dir), leftovers(sweep_dir)
     kept = rows(sweep_dir)
     done_rounds = {r["round"] for r in meta["rounds"]}
     assert kept and len(kept) < len(all_tests(FOUR))
@@ -208,7 +208,7 @@ def test_ctrl_c_mid_round_keeps_completed_rounds_tears_down_and_resume_finishes(
     meta = record(sweep_dir)
     assert meta["status"] == "done"
     assert any(run["kind"] == "resume" for run in meta["measure_runs"])
-    assert nothing_left(sweep_dir.name), leftovers(sweep_dir.name)
+    assert nothing_left(sweep_dir), leftovers(sweep_dir)
 
 
 def test_sigterm_tears_down_like_ctrl_c(results):
@@ -228,4 +228,4 @@ def test_sigterm_tears_down_like_ctrl_c(results):
     meta = record(sweep_dir)
     assert meta["status"] == "interrupted"
     assert meta["stages"]["teardown"]["status"] == "done"
-    assert nothing_left(sweep_dir.name), leftovers(sweep_dir.name)
+    assert nothing_left(sweep_dir), leftovers(sweep_dir)

@@ -36,7 +36,7 @@ def swept(tmp_path_factory):
     sweep_dir = only_sweep(results)
     yield out, sweep_dir
     # whatever the assertions say, leave nothing behind for the next test
-    if not nothing_left(sweep_dir.name):
+    if not nothing_left(sweep_dir):
         run_cli(["teardown", "--sweep", sweep_dir.name, "--results", str(results)])
 
 
@@ -110,4 +110,4 @@ def test_results_folder_follows_the_contract(swept):
 
 def test_nothing_left_behind(swept):
     _, sweep_dir = swept
-    assert nothing_left(sweep_dir.name), leftovers(sweep_dir.name)
+    assert nothing_left(sweep_dir), leftovers(sweep_dir)

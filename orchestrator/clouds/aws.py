@@ -37,7 +37,12 @@ class AwsApi:
     """One boto3 session, clients made on first use per (service, region)."""
 
     def __init__(self, session: Any = None, profile: str | None = None) -> None:
-        self.session = session or boto3.Session(profile_name=profile)
+        try:
+            self.session = session or boto3.Session(profile_name=profile)
+        except botocore.exceptions.ProfileNotFound:
+            raise UserError(
+                f"AWS profile '{profile}' not found: check ~/.aws/config or --aws-profile"
+            ) from None
         self._clients: dict[tuple[str, str], Any] = {}
 
     def client(self, service: str, region: str) -> Any:
