@@ -130,6 +130,18 @@ def leftover_warnings(backend: str, options: CloudOptions, log: Callable[[str], 
     return [f"warning: {line}" if i == 0 else line for i, line in enumerate(lines)]
 
 
+def reap_local_leftovers(log: Callable[[str], None] = print) -> list[str]:
+    """Before a local sweep: remove what crashed runs left (emulations whose owner
+    process died, orphaned `ir-*` namespaces and links); live emulations are kept."""
+    from orchestrator import emulator
+
+    removed = emulator.reap()
+    if removed:
+        more = f" and {len(removed) - 5} more" if len(removed) > 5 else ""
+        log(f"removed what crashed runs left: {', '.join(removed[:5])}{more}")
+    return removed
+
+
 def stack_plan(
     backend: str,
     sweep_id: str,

@@ -39,7 +39,7 @@ from orchestrator.keys import ensure_sweep_keys
 from orchestrator.plan import Plan, TestParams, round_seconds, slot_seconds
 from orchestrator.playbook import Event, close_control_sockets, run_playbook
 from orchestrator.progress import RoundProgress
-from orchestrator.provision import destroy_all, stack_plan
+from orchestrator.provision import destroy_all, reap_local_leftovers, stack_plan
 from orchestrator.schedule import Slot, schedule
 from orchestrator.schema import RESULTS_FORMAT_VERSION
 from orchestrator.selection import Pair, SelectionSpec
@@ -195,6 +195,8 @@ def open_sweep(sweep_id: str, results: Path = paths.RESULTS, log: Log = _stderr)
 def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
     """Apply the backend's Terraform stack; write hosts.json (the host contract)."""
     with sweep.stage("provision"):
+        if sweep.backend == "local":
+            reap_local_leftovers(sweep.log)
         keys = ensure_sweep_keys(sweep.state / "keys")
         regions = list(sweep.regions().values())
         machine_types = {} if sweep.backend == "local" else load_catalog().machine_types

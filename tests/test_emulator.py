@@ -31,6 +31,7 @@ from orchestrator.geo import distance_km
 from orchestrator.hosts import Host
 from orchestrator.keys import SweepKeys, ensure_sweep_keys, write_known_hosts
 from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.provision import reap_local_leftovers
 
 pytestmark = [
     pytest.mark.root,
@@ -337,6 +338,21 @@ def test_reap_removes_orphaned_namespaces_and_links_without_state():
         assert leftovers(emulation_id)["namespaces"] and leftovers(emulation_id)["links"]
         removed = emu.reap()
         assert f"link {net.root_link(emulation_id)}" in removed
+        assert nothing_left(emulation_id), leftovers(emulation_id)
+    finally:
+        emu.down(emulation_id)
+
+
+def test_a_local_sweep_first_removes_what_a_crashed_run_left():
+    emulation_id = new_id()
+    subprocess.run(
+        ["ip", "netns", "add", net.hub_ns(emulation_id)], check=True, capture_output=True
+    )
+    said: list[str] = []
+    try:
+        removed = reap_local_leftovers(said.append)
+        assert f"netns {net.hub_ns(emulation_id)}" in removed
+        assert said and said[0].startswith("removed what crashed runs left: ")
         assert nothing_left(emulation_id), leftovers(emulation_id)
     finally:
         emu.down(emulation_id)
