@@ -6,6 +6,7 @@ Parsed with python-hcl2, so this runs without providers or an account.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -21,6 +22,7 @@ from orchestrator import paths
 from orchestrator.catalog import load_catalog
 from orchestrator.clouds import stacks
 from orchestrator.emulator import stack as local_stack
+from orchestrator.emulator import state
 from orchestrator.errors import UserError
 from orchestrator.hosts import Host
 
@@ -239,7 +241,13 @@ def test_local_stack_outputs_the_same_host_contract():
 def test_local_stack_variables_match_the_emulator(catalog, keys, tmp_path):
     assert (paths.INFRA / "local" / "variables.tf").is_file()
     regions = [catalog.get("aws:us-east-1"), catalog.get("gcp:europe-west1")]
-    variables = local_stack.local_variables("20261122T0130Z-3fa2", regions, keys, tmp_path)
+    sweep_id = "20261122T0130Z-3fa2"
+    try:
+        variables = local_stack.local_variables(
+            sweep_id, regions, keys, tmp_path, owner_pid=os.getpid()
+        )
+    finally:  # local_variables reserves the sweep's subnet: give it back
+        state.remove_state(local_stack.emulation_id_for(sweep_id))
     assert set(variables) == set(declared("local"))
 
 
