@@ -115,16 +115,15 @@ def slot_seconds(params: TestParams, directions: int = 2, rtt_ms: float = 0.0) -
     return ping_s + directions * iperf3_s + SLOT_MARGIN_S
 
 
-def slot_rtt_ms(slot: Slot) -> float:
-    """The modelled RTT between a slot's two regions."""
-    pair = slot.pairs[0]
+def pair_rtt_ms(pair: Pair) -> float:
+    """The modelled RTT between a pair's two regions."""
     return DEFAULT_MODEL.rtt_ms(pair.distance_km, pair.src.cloud != pair.dst.cloud)
 
 
 def round_seconds(params: TestParams, slots: Sequence[Slot]) -> float:
     """A round lasts as long as its slowest slot."""
     return max(
-        (slot_seconds(params, len(slot.pairs), slot_rtt_ms(slot)) for slot in slots),
+        (slot_seconds(params, len(slot.pairs), pair_rtt_ms(slot.pairs[0])) for slot in slots),
         default=0.0,
     )
 
@@ -239,8 +238,7 @@ def make_plan(
 
 def pair_bytes(pair: Pair, params: TestParams, pricing: Pricing, emulated: bool = False) -> float:
     """What one directed test is expected to send from src to dst."""
-    cross_cloud = pair.src.cloud != pair.dst.cloud
-    rtt_ms = DEFAULT_MODEL.rtt_ms(pair.distance_km, cross_cloud)
+    rtt_ms = pair_rtt_ms(pair)
     if emulated:
         rate_bps = DEFAULT_MODEL.expected_throughput_bps(rtt_ms, params.streams)
     else:

@@ -36,7 +36,7 @@ from orchestrator.inventory import (
     write_inventory,
 )
 from orchestrator.keys import ensure_sweep_keys
-from orchestrator.plan import Plan, TestParams, round_seconds, slot_seconds
+from orchestrator.plan import Plan, TestParams, round_seconds
 from orchestrator.playbook import Event, close_control_sockets, run_playbook
 from orchestrator.progress import RoundProgress
 from orchestrator.provision import destroy_all, reap_local_leftovers, stack_plan
@@ -170,9 +170,6 @@ def create_sweep(
         "max_concurrent": plan.max_concurrent,
         "sequential": plan.sequential,
         "cloud_options": dict(cloud_options) if cloud_options else None,
-        # A slot's length without network round trips; each round's own expected
-        # length (its slowest pair's RTTs included) is in rounds[].slot_s.
-        "slot_s_zero_rtt": slot_seconds(plan.params),
         "plan": plan.to_json(),
         "versions": tool_versions(),
         "stages": {},
