@@ -29,6 +29,9 @@ PING_FIELDS = _columns("rtt_min_ms", "ping_loss_pct")
 # duration_s sits among the test's settings in the contract, but iperf3 reports it
 IPERF3_FIELDS = (*_columns("throughput_bps", "max_cwnd_bytes"), "duration_s")
 MAX_ERROR_CHARS = 300
+# A row's status: measured; failed (the network, a host or a tool said no); or the two
+# hosts of a slot never met within their round (our orchestration's fault, not data).
+OK, FAILED, PEER_LATE = "ok", "failed", "peer-late"
 
 
 @dataclass(frozen=True)
@@ -110,12 +113,24 @@ def _iperf3(client: dict[str, Any], index: int, server: dict[str, Any] | None) -
             error += f" ({test['run']['stderr']})"
         why = _server_error(server)
         attempts = test.get("attempts", 1)
+        if test.get("peer_late") and server is not None and not why:
+            # both ends ran, the server's iperf3 was fine: they never met in time
+            return {
+                **result,
+                "peer_late": True,
+                "error": f"{PEER_LATE}: {slot_server(client)} was not listening within the "
+                f"round's meeting window ({attempts} attempts: {error})",
+            }
         if "Connection refused" in error and (attempts > 1 or why):
             error = f"iperf3 server never started ({attempts} attempts): {error}"
         if why:
             error += f"; server: {why}"
         result = {**result, "error": f"iperf3: {error}"}
     return result
+
+
+def slot_server(client: dict[str, Any]) -> str:
+    return str(client.get("peer", "the server"))
 
 
 def _ping(doc: dict[str, Any] | None) -> tuple[dict[str, Any], str]:
@@ -152,6 +167,7 @@ def slot_rows(
     rows = []
     for index, (src, dst) in enumerate(slot.tests):
         errors: list[str] = []
+        late = False
         measured: dict[str, Any] = {}
         pinger, pinger_why = docs[src]
         if pinger is None:
@@ -169,6 +185,9 @@ def slot_rows(
             result = _iperf3(client, index, server)
             if result["ok"]:
                 measured.update({k: result.get(k) for k in IPERF3_FIELDS})
+            elif result.get("peer_late"):
+                late = True
+                errors.append(result["error"])
             else:
                 if server is None and dst == slot.server:
                     result["error"] += f"; host {slot.server} {server_why}"
@@ -178,11 +197,18 @@ def slot_rows(
                 **_row_base(src, dst, ctx, round_no),
                 "started_utc": started or (client or server or {}).get("started_utc", ""),
                 **measured,
-                "status": "failed" if errors else "ok",
+                "status": row_status(errors, late),
                 "error": _one_line("; ".join(errors)),
             }
         )
     return rows
+
+
+def row_status(errors: Sequence[str], late: bool) -> str:
+    """ok; `peer-late` when the only problem is a meeting our own hosts missed; failed."""
+    if not errors:
+        return OK
+    return PEER_LATE if late and len(errors) == 1 else FAILED
 
 
 def round_rows(

@@ -11,7 +11,7 @@ import os
 import stat
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,9 +89,15 @@ def inventory(
     known_hosts: Path,
     control_path_dir: Path,
     agent_dir: str,
+    agent_dirs: Mapping[str, str] | None = None,
     python: str = "/usr/bin/python3",
 ) -> dict[str, Any]:
-    """The inventory document: one host per region, named like `aws_us-east-1`."""
+    """The inventory document: one host per region, named like `aws_us-east-1`.
+
+    `agent_dir` is where prepare puts the agent on emulated hosts (a private folder of
+    this machine); cloud hosts make their own with mkdtemp, and `agent_dirs` (region key
+    -> folder, from prepare's facts) names it for the later stages."""
+    agent_dirs = agent_dirs or {}
     ssh_args = " ".join(
         [
             f"-o UserKnownHostsFile={known_hosts}",
@@ -105,7 +111,7 @@ def inventory(
             "vars": {
                 # ir_backend: local hosts are namespaces of this machine (nothing to install)
                 "ir_backend": backends[0] if len(backends) == 1 else "cloud",
-                # ir_agent_dir: where prepare.yml puts the agent on each host
+                # ir_agent_dir: the agent's folder on emulated hosts (cloud hosts: mkdtemp)
                 "ir_agent_dir": agent_dir,
                 # ir_python: the hosts' python3, for the agent and Ansible's modules
                 "ir_python": python,
@@ -121,6 +127,7 @@ def inventory(
                     # ir_name: the region key the host stands for
                     "ir_name": h.name,
                     "ir_backend": h.backend,
+                    **({"ir_agent_dir": agent_dirs[h.name]} if h.name in agent_dirs else {}),
                 }
                 for h in hosts
             },

@@ -11,8 +11,11 @@ Time model of one slot (both directions of a region pair), RTT from the network 
       connection, start and the exchange of results: 7 round trips, measured
       through the emulator at 260 ms: 7.83 s for a 6 s test)
   + SLOT_MARGIN_S (process start, the test agent's jitter).
-A round lasts as long as its slowest slot, plus `round_overhead_s` (handing the
-round to the hosts and collecting the results).
+A round lasts as long as its slowest slot, plus the controller's overhead: handing
+the round to its hosts one by one and collecting their results (ROUND_BASE_S +
+ROUND_PER_HOST_S per host of the round, measured by bench/sweep.py), and the round
+trips of one SSH command to the farthest host (ROUND_CONTROL_RTTS x the controller's
+RTT, from the network model when the controller's location is given).
 
 Bytes are what the network model expects one stream to carry, times streams,
 for omit + duration seconds per direction: on a cloud the smaller of the VM's
@@ -42,7 +45,13 @@ from orchestrator.selection import Pair, Selection, SelectionSpec, select
 BACKENDS = ("local", "aws", "gcp", "cloud")
 SLOT_MARGIN_S = 1.0
 IPERF3_PROTOCOL_RTTS = 7
-ROUND_OVERHEAD_S = 3.0
+# The controller's cost per round (fitted on bench/sweep.py's local sweeps of 6 to 77
+# regions): a fixed part, a part per busy host (Ansible forks a worker, an ssh client
+# and the host a python3 for each), and the round trips of an SSH command over an open
+# ControlMaster connection (open a channel, run, return) to the farthest host.
+ROUND_BASE_S = 0.3
+ROUND_PER_HOST_S = 0.02
+ROUND_CONTROL_RTTS = 2
 # Provisioning, preparing and tearing down, per VM: it is billed too.
 SETUP_S = {"local": 60.0, "aws": 600.0, "gcp": 600.0, "cloud": 600.0}
 PING_PACKET_BYTES = 84  # 56 bytes of data + 8 ICMP + 20 IPv4 header
@@ -128,6 +137,11 @@ def round_seconds(params: TestParams, slots: Sequence[Slot]) -> float:
     )
 
 
+def round_overhead_s(hosts: int, controller_rtt_ms: float = 0.0) -> float:
+    """The controller's time for one round of `hosts` busy hosts."""
+    return ROUND_BASE_S + ROUND_PER_HOST_S * hosts + ROUND_CONTROL_RTTS * controller_rtt_ms / 1000
+
+
 def effective_max_concurrent(
     backend: str, max_concurrent: int | None, sequential: bool
 ) -> int | None:
@@ -198,18 +212,21 @@ def make_plan(
     backend: str = "local",
     max_concurrent: int | None = None,
     sequential: bool = False,
-    round_overhead_s: float = ROUND_OVERHEAD_S,
+    round_overhead: float | None = None,
     pricing: Pricing | None = None,
+    controller_rtt_ms: float = 0.0,
 ) -> Plan:
     """Select, schedule and estimate; UserError on any contradiction.
 
     `max_concurrent` None takes the backend's default (effective_max_concurrent).
+    `round_overhead` (seconds per round) replaces the controller's modelled overhead
+    (round_overhead_s), which `controller_rtt_ms` (to the farthest host) feeds.
     """
     params = params or TestParams()
     if backend not in BACKENDS:
         raise UserError(f"--backend '{backend}': expected one of {', '.join(BACKENDS)}")
-    if round_overhead_s < 0:
-        raise UserError(f"round overhead {round_overhead_s:g} s: must be 0 or more")
+    if round_overhead is not None and not (0 <= round_overhead < math.inf):
+        raise UserError(f"--round-overhead {round_overhead:g} s: must be 0 or more")
     max_concurrent = effective_max_concurrent(backend, max_concurrent, sequential)
     selection = select(catalog, spec)
     if backend in ("aws", "gcp"):
@@ -222,7 +239,9 @@ def make_plan(
     rounds = schedule(selection.pairs, max_concurrent=max_concurrent, sequential=sequential)
     bound = lower_bound(selection.pairs, 1 if sequential else max_concurrent)
     pricing = pricing or load_pricing()
-    estimate = estimate_cost(selection, rounds, params, backend, pricing, round_overhead_s)
+    estimate = estimate_cost(
+        selection, rounds, params, backend, pricing, round_overhead, controller_rtt_ms
+    )
     return Plan(
         selection=selection,
         rounds=rounds,
@@ -254,9 +273,18 @@ def estimate_cost(
     params: TestParams,
     backend: str,
     pricing: Pricing,
-    round_overhead_s: float = ROUND_OVERHEAD_S,
+    round_overhead: float | None = None,
+    controller_rtt_ms: float = 0.0,
 ) -> Estimate:
-    wall_s = sum(round_seconds(params, rnd) + round_overhead_s for rnd in rounds)
+    wall_s = sum(
+        round_seconds(params, rnd)
+        + (
+            round_overhead
+            if round_overhead is not None
+            else round_overhead_s(2 * len(rnd), controller_rtt_ms)
+        )
+        for rnd in rounds
+    )
     setup_s = SETUP_S[backend]
     total_bytes = 0.0
     egress_usd = 0.0

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator import paths
+from orchestrator import children, interrupts, paths
 from orchestrator.errors import UserError
 
 Event = dict[str, Any]
@@ -43,7 +42,7 @@ def ansible_playbook() -> str:
 
 
 def run_playbook(
-    playbook: str,
+    playbook: str | Path,
     inventory: Path,
     *,
     on_event: Callable[[Event], None],
@@ -51,7 +50,12 @@ def run_playbook(
     forks: int,
     extra_vars: Path | None = None,
 ) -> int:
-    """Run `playbooks/<playbook>`; call `on_event` per event; return ansible's exit code."""
+    """Run `playbooks/<playbook>` (or a generated playbook's path); call `on_event` per
+    event; return ansible's exit code (negative: killed by that signal).
+
+    Nothing starts after an interrupt; on any exception (an interrupt among them) the
+    playbook's whole process group is stopped before it propagates."""
+    interrupts.check()
     cmd = [ansible_playbook(), "-i", str(inventory), str(paths.PLAYBOOKS / playbook)]
     if extra_vars is not None:
         cmd += ["-e", f"@{extra_vars}"]
@@ -70,35 +74,21 @@ def run_playbook(
             )
         except FileNotFoundError:
             raise UserError("ansible-playbook is not installed: run 'make setup'") from None
-        try:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    log.write(line)  # something printed around the callback: keep it
-                    continue
-                on_event(event)
-            return proc.wait()
-        except BaseException:
-            stop(proc)
-            raise
-
-
-def stop(proc: subprocess.Popen[str], grace_s: float = 5.0) -> None:
-    """End ansible and everything it started (its process group), politely then not."""
-    if proc.poll() is not None:
-        return
-    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, grace_s)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        with children.registered(proc):
+            try:
+                assert proc.stdout is not None
+                for line in proc.stdout:
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        log.write(line)  # something printed around the callback: keep it
+                        continue
+                    on_event(event)
+                return proc.wait()
+            except BaseException as e:
+                said = children.stop_group(proc)
+                log.write(f"\ninterregion: stopped ansible-playbook ({type(e).__name__}): {said}\n")
+                raise
 
 
 def close_control_sockets(directory: Path) -> list[str]:

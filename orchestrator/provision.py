@@ -183,9 +183,12 @@ def existing_stacks(state_dir: Path) -> list[TerraformStack]:
     return found
 
 
-def destroy_all(state_dir: Path, sweep_id: str, log: Callable[[str], None]) -> list[str]:
-    """Destroy every stack of the sweep; for the emulated cloud, also make sure the
-    emulation is gone even if Terraform could not run. Returns what it destroyed."""
+def destroy_all(
+    state_dir: Path, sweep_id: str, log: Callable[[str], None], local: bool = False
+) -> list[str]:
+    """Destroy every stack of the sweep; for the emulated cloud (`local`, or a tf-local
+    working copy), also make sure the emulation is gone even if Terraform could not run,
+    e.g. because the state folder was deleted. Returns what it destroyed."""
     done = []
     problems = []
     for stack in existing_stacks(state_dir):
@@ -194,7 +197,7 @@ def destroy_all(state_dir: Path, sweep_id: str, log: Callable[[str], None]) -> l
             done.append(stack.workdir.name)
         except UserError as e:
             problems.append(f"{stack.workdir.name}: {e}")
-    if (Path(state_dir) / "tf-local").exists():
+    if local or (Path(state_dir) / "tf-local").exists():
         from orchestrator.emulator import down
         from orchestrator.emulator.stack import emulation_id_for
 

@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from orchestrator import children, interrupts
 from orchestrator.errors import UserError
 from orchestrator.hosts import Host, hosts_from_output
 
@@ -72,6 +73,13 @@ class TerraformStack:
         }
         self.timeouts_s = {**TIMEOUTS_S, **(timeouts_s or {})}
         self.stop_grace_s = stop_grace_s
+        # on an interrupt: SIGINT (terraform stops cleanly, saving its state), then
+        # SIGTERM, then SIGKILL, each after its wait
+        self.interrupt_steps = (
+            (signal.SIGINT, stop_grace_s),
+            (signal.SIGTERM, 10.0),
+            (signal.SIGKILL, 5.0),
+        )
 
     def apply(self, variables: dict[str, Any]) -> list[Host]:
         """Write the variables, init, apply; return the hosts the stack outputs."""
@@ -138,12 +146,15 @@ class TerraformStack:
                 stderr=subprocess.PIPE,
                 text=True,
                 stdin=subprocess.DEVNULL,
+                # its own group: terraform gets exactly the signals we forward (a second
+                # SIGINT would make it quit without saving what it created)
+                start_new_session=True,
             )
         except FileNotFoundError:
             raise UserError(
                 "terraform is not installed: see https://developer.hashicorp.com/terraform/install"
             ) from None
-        with process:
+        with process, children.registered(process):
             try:
                 stdout, stderr = process.communicate(timeout=timeout_s)
             except subprocess.TimeoutExpired:
@@ -153,8 +164,13 @@ class TerraformStack:
                     f"terraform {what} did not finish within {timeout_s:g} s and was stopped "
                     f"(log: {log}): check the cloud, then run the stage again"
                 ) from None
-            except BaseException:
-                process.kill()  # as subprocess.run does on Ctrl-C
+            except BaseException as e:
+                # Ctrl-C, SIGTERM, an error of ours: let terraform save what it made first
+                with interrupts.deferred():
+                    said = children.stop_group(process, self.interrupt_steps)
+                    log.write_text(
+                        f"interregion: terraform {what} stopped ({type(e).__name__}): {said}\n"
+                    )
                 raise
         log.write_text(stdout + stderr)
         if process.returncode != 0:

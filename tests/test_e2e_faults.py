@@ -155,7 +155,12 @@ def test_iperf3_server_that_never_starts_fails_its_tests_with_the_reason(results
         / (ok_slot["client"].replace(":", "_") + ".json")
     )
     raw.write_text(raw.read_text()[: len(raw.read_text()) // 2])
-    assert run_cli(["collect", *stage]).returncode == 0
+    # collect never turns ok rows into failed ones on its own: it says so and keeps the file
+    refused = run_cli(["collect", *stage])
+    assert refused.returncode == 2 and "pass --force" in refused.stderr, refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert rows(sweep_dir) == before
+    assert run_cli(["collect", "--force", *stage]).returncode == 0
     after = rows(sweep_dir)
     hit = {(ok_slot["client"], ok_slot["server"]), (ok_slot["server"], ok_slot["client"])}
     for key, r in after.items():

@@ -95,7 +95,11 @@ def test_results_folder_follows_the_contract(swept):
     assert meta["versions"]["interregion"] and meta["versions"]["terraform"]
     assert meta["versions"]["iperf3"].startswith("iperf 3") and meta["versions"]["kernel"]
     run = meta["measure_runs"][0]
-    assert run["rounds"] == len(meta["rounds"]) and run["wall_s"] > 0
+    first = [r for r in meta["rounds"] if r["kind"] == "main"]
+    assert run["rounds"] == len(first) == run["rounds_closed"] and run["wall_s"] > 0
+    # no test of ours fails at the first attempt (the retry must not hide a defect)
+    failed_first = first_attempt_errors(sweep_dir, first)
+    assert not failed_first, failed_first
     assert run["overhead_ratio"] is not None
     for entry in meta["rounds"]:
         raw = store.read_raw_round(sweep_dir, entry["round"])
@@ -111,3 +115,24 @@ def test_results_folder_follows_the_contract(swept):
 def test_nothing_left_behind(swept):
     _, sweep_dir = swept
     assert nothing_left(sweep_dir), leftovers(sweep_dir)
+
+
+def first_attempt_errors(sweep_dir, rounds):
+    """Rows of the first attempts that were not ok, recomputed from raw/ (the CSV keeps
+    the last attempt only)."""
+    from orchestrator.collect import RowContext, SlotPlan, round_rows
+
+    meta = record(sweep_dir)
+    distances = {(p["src"], p["dst"]): p["distance_km"] for p in meta["plan"]["pairs"]}
+    ctx = RowContext(sweep_dir.name, "local", 1, {}, distances)
+    bad = []
+    for entry in rounds:
+        slots = [SlotPlan(**s) for s in entry["slots"]]
+        raw = store.read_raw_round(sweep_dir, entry["round"])
+        texts = {n: raw.get(store.safe_name(n)) for s in slots for n in (s.client, s.server)}
+        bad += [
+            (entry["round"], r["src_region"], r["dst_region"], r["status"], r["error"])
+            for r in round_rows(entry["round"], slots, texts, ctx)
+            if r["status"] != "ok"
+        ]
+    return bad

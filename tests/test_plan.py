@@ -14,12 +14,12 @@ from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.errors import UserError
 from orchestrator.plan import (
     PING_PACKET_BYTES,
-    ROUND_OVERHEAD_S,
     SETUP_S,
     SLOT_MARGIN_S,
     TestParams,
     effective_max_concurrent,
     make_plan,
+    round_overhead_s,
     slot_seconds,
 )
 from orchestrator.pricing import PricingError, load_pricing, parse_pricing
@@ -110,7 +110,7 @@ def test_estimate_of_one_cross_cloud_pair_by_hand():
     e = plan.estimate
     # same metro: RTT = 1.49 + 1.38 (cross-cloud) ms; 15 round trips in the slot
     rtt_s = (1.49 + 16.50 * plan.selection.pairs[0].distance_km / 1000 + 1.38) / 1000
-    assert e.wall_s == pytest.approx(17 + 15 * rtt_s + ROUND_OVERHEAD_S)
+    assert e.wall_s == pytest.approx(17 + 15 * rtt_s + round_overhead_s(2))
     # aws sends at most 5 Gbit/s, gcp 1 Gbit/s, for omit + duration = 6 s; plus 20 pings
     aws_bytes = 5e9 * 6 / 8 + 20 * PING_PACKET_BYTES
     gcp_bytes = 1e9 * 6 / 8 + 20 * PING_PACKET_BYTES
@@ -138,7 +138,7 @@ def test_local_backend_costs_nothing_but_shows_the_cloud_cost():
 
 def test_wall_time_is_rounds_times_slowest_slot_plus_overhead():
     spec = SelectionSpec(clouds=("aws",))  # 8 regions, full mesh: 7 rounds
-    plan = make_plan(CATALOG, spec, round_overhead_s=2.5, pricing=PRICING)
+    plan = make_plan(CATALOG, spec, round_overhead=2.5, pricing=PRICING)
     assert len(plan.rounds) == 7 == plan.lower_bound_rounds
     # each round lasts as long as its longest pair: 17 s + (1 + 2 x 7) RTTs of that pair
     expected = 0.0
@@ -150,7 +150,18 @@ def test_wall_time_is_rounds_times_slowest_slot_plus_overhead():
     one_way = make_plan(
         CATALOG, SelectionSpec(clouds=("aws",), cloud_pairs=(("aws", "aws"),)), pricing=PRICING
     )
-    assert one_way.estimate.wall_s == plan.estimate.wall_s + 7 * (ROUND_OVERHEAD_S - 2.5)
+    # a round's modelled overhead grows with its busy hosts (both ends of each slot)
+    modelled = sum(round_overhead_s(2 * len(rnd)) - 2.5 for rnd in one_way.rounds)
+    assert one_way.estimate.wall_s == pytest.approx(plan.estimate.wall_s + modelled)
+
+
+def test_round_overhead_grows_with_busy_hosts_and_the_controllers_distance():
+    assert round_overhead_s(24) == pytest.approx(0.3 + 24 * 0.02)
+    assert round_overhead_s(24, controller_rtt_ms=200) == pytest.approx(0.78 + 2 * 0.2)
+    spec = SelectionSpec(clouds=("aws",))
+    near = make_plan(CATALOG, spec, pricing=PRICING)
+    far = make_plan(CATALOG, spec, pricing=PRICING, controller_rtt_ms=250)
+    assert far.estimate.wall_s == pytest.approx(near.estimate.wall_s + 7 * 2 * 0.25)
 
 
 @pytest.mark.parametrize(

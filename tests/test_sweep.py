@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from orchestrator import paths, store
+from orchestrator import measure as measuring
+from orchestrator import paths, stages, store
 from orchestrator import sweep as sweeps
 from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
@@ -230,7 +231,7 @@ def part():
         "duration_s": 1,
         "omit_s": 0,
         "streams": 1,
-        "connect_wait_s": 3,
+        "meet_within_s": 3,
         "jitter_s": 0.1,
         "address": "127.0.0.1",
         "peer_address": "127.0.0.1",
@@ -257,7 +258,7 @@ def test_agent_pair_on_loopback_produces_rows_that_are_ok(part):
 
 
 def test_agent_against_a_server_that_never_starts_fails_with_the_reason(part):
-    part = {**part, "connect_wait_s": 1}
+    part = {**part, "meet_within_s": 1}
     texts = {A: run_agent({**part, "host": A, "role": "client", "peer": B})}
     texts[B] = None  # the server host said nothing
     rows = round_rows(1, [SLOT], texts, CTX)
@@ -266,6 +267,44 @@ def test_agent_against_a_server_that_never_starts_fails_with_the_reason(part):
     assert "Connection refused" in rows[0]["error"]
     doc = json.loads(texts[A])
     assert doc["iperf3"][1]["attempts"] == 1  # no second wait for the reverse test
+
+
+def test_a_server_that_starts_late_within_the_meeting_window_still_meets(part):
+    # the server's part starts 2 s after the client's: a fixed 10 s retry window missed such
+    # meetings at 77 hosts; the client waits until its meeting deadline instead
+    part = {**part, "meet_within_s": 6}
+    texts = {}
+
+    def late_server():
+        threading.Event().wait(2.0)
+        texts[B] = run_agent({**part, "host": B, "role": "server", "peer": A})
+
+    server = threading.Thread(target=late_server)
+    server.start()
+    texts[A] = run_agent({**part, "host": A, "role": "client", "peer": B})
+    server.join(60)
+    rows = round_rows(1, [SLOT], texts, CTX)
+    assert [r["status"] for r in rows] == ["ok", "ok"], [r["error"] for r in rows]
+    assert json.loads(texts[A])["iperf3"][0]["attempts"] > 1  # it did have to wait
+
+
+def test_a_server_later_than_the_meeting_window_is_peer_late_not_a_network_failure(part):
+    part = {**part, "meet_within_s": 1}
+    texts = {}
+
+    def too_late_server():
+        threading.Event().wait(4.0)
+        texts[B] = run_agent({**part, "host": B, "role": "server", "peer": A, "serve_wait_s": 1})
+
+    server = threading.Thread(target=too_late_server)
+    server.start()
+    texts[A] = run_agent({**part, "host": A, "role": "client", "peer": B})
+    server.join(60)
+    rows = round_rows(1, [SLOT], texts, CTX)
+    assert [r["status"] for r in rows] == ["peer-late", "peer-late"], [r["error"] for r in rows]
+    assert rows[0]["error"].startswith(f"peer-late: {B} was not listening")
+    assert rows[0]["rtt_avg_ms"] is not None  # the pings were measured all the same
+    assert json.loads(texts[B])["peer_late"] is True  # the server saw no client either
 
 
 def test_agent_server_whose_port_is_taken_reports_iperf3s_error(part):
@@ -339,7 +378,7 @@ def host(name, address):
 def test_agent_parts_give_both_ends_their_role_and_peer_address():
     slots = [SlotPlan(A, B, True, 5203)]
     hosts = {A: host(A, "198.18.7.2"), B: host(B, "198.18.7.3")}
-    parts = sweeps.agent_parts(3, slots, hosts, TestParams(pings=7, streams=2))
+    parts = measuring.agent_parts(3, slots, hosts, TestParams(pings=7, streams=2))
     assert set(parts) == {"aws_us-east-1", "gcp_europe-west1"}
     assert parts["aws_us-east-1"]["role"] == "client"
     assert parts["aws_us-east-1"]["peer_address"] == "198.18.7.3"
@@ -359,10 +398,10 @@ def test_slot_plans_take_client_from_the_first_direction_and_a_new_port_each_rou
     rb = Region("gcp", "europe-west1", "St. Ghislain", "BE", 50.5, 3.8, "test")
     both = Slot(regions=(B, A), pairs=(Pair(rb, ra, 6234.0), Pair(ra, rb, 6234.0)))
     one = Slot(regions=(A, B), pairs=(Pair(ra, rb, 6234.0),))
-    plans = sweeps.slot_plans(1, [both, one])
+    plans = measuring.slot_plans(1, [both, one])
     assert plans[0] == SlotPlan(client=B, server=A, reverse=True, port=5201)
     assert plans[1] == SlotPlan(client=A, server=B, reverse=False, port=5201)
-    ports = {sweeps.slot_plans(n, [one])[0].port for n in range(1, 300)}
+    ports = {measuring.slot_plans(n, [one])[0].port for n in range(1, 300)}
     assert min(ports) == 5201 and max(ports) == 5299  # the cloud firewalls' range
 
 
@@ -672,7 +711,7 @@ def test_collect_rebuilds_rows_from_raw_alone(tmp_path):
     run.save()
     store.write_atomic(store.raw_path(run.dir, 1, A), json.dumps(client_doc()))
     store.write_atomic(store.raw_path(run.dir, 1, B), json.dumps(server_doc()))
-    rows = sweeps.collect(run)
+    rows = stages.collect(run)
     assert [r["status"] for r in rows] == ["ok", "ok"]
     assert store.read_rows(run.dir / store.MEASUREMENTS_FILE)[0]["sweep_id"] == run.id
 

@@ -13,13 +13,15 @@ import click
 
 from orchestrator import __version__
 from orchestrator.cli import cloud, emulator, plan, report, sweep
+from orchestrator.cli.signals import stop_on_signals
 from orchestrator.errors import UserError
 
 
 class _Main(click.Group):
     def invoke(self, ctx: click.Context) -> object:
         try:
-            return super().invoke(ctx)
+            with stop_on_signals():
+                return super().invoke(ctx)
         except UserError as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(e.exit_code)

@@ -22,7 +22,7 @@ from orchestrator.cli.options import (
     test_params_options,
 )
 from orchestrator.errors import UserError
-from orchestrator.plan import ROUND_OVERHEAD_S, Plan, make_plan, slot_seconds
+from orchestrator.plan import Plan, make_plan, slot_seconds
 from orchestrator.pricing import load_pricing
 
 # Beyond these, the table shows the first rows and points at --json.
@@ -45,9 +45,9 @@ _catalog_option = click.option(
 @click.option(
     "--round-overhead",
     type=float,
-    default=ROUND_OVERHEAD_S,
-    show_default=True,
-    help="Seconds each round adds beyond its slowest test.",
+    default=None,
+    help="Seconds each round adds beyond its slowest test "
+    "[default: the controller's model, by the round's hosts].",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @_catalog_option
@@ -63,7 +63,7 @@ def plan(
     max_concurrent: int | None,
     sequential: bool,
     backend: str,
-    round_overhead: float,
+    round_overhead: float | None,
     as_json: bool,
     catalog: Path,
     pricing_path: Path,
@@ -90,7 +90,7 @@ def plan(
         backend=backend,
         max_concurrent=max_concurrent,
         sequential=sequential,
-        round_overhead_s=round_overhead,
+        round_overhead=round_overhead,
         pricing=load_pricing(pricing_path),
     )
     if as_json:

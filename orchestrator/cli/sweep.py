@@ -11,7 +11,8 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from orchestrator import paths
+from orchestrator import measure as measuring
+from orchestrator import paths, runner, stages
 from orchestrator import sweep as sweeps
 from orchestrator.catalog import load_catalog
 from orchestrator.cli.cloud import cloud_options, cloud_options_from
@@ -102,6 +103,12 @@ def sweep(**kwargs: Any) -> None:
     if kwargs["resume_id"]:
         run = sweeps.open_sweep(kwargs["resume_id"], results)
         _replace_cloud_options(run, kwargs)
+        # resuming provisions every host again: the same budget check as a new sweep
+        _confirm_cost(
+            float(run.record["plan"]["estimate"].get("cost_usd", 0.0)),
+            kwargs["budget_usd"],
+            kwargs["yes"],
+        )
         click.echo(f"resuming sweep {run.id} ({run.backend})", err=True)
     else:
         backend = kwargs["backend"]
@@ -133,7 +140,7 @@ def sweep(**kwargs: Any) -> None:
         if kwargs["plan_only"]:
             click.echo(run.id)
             return
-    sweeps.run_sweep(run, build_report=not kwargs["no_report"])
+    runner.run_sweep(run, build_report=not kwargs["no_report"])
     rows = run.record.get("rounds", [])
     failed = sum(r["tests_failed"] for r in rows if r["kind"] != "retry")
     click.echo(f"sweep {run.id} done: {run.dir / 'measurements.csv'}", err=True)
@@ -168,7 +175,7 @@ def provision(sweep_id: str, results: Path, **kwargs: Any) -> None:
     """
     run = sweeps.open_sweep(sweep_id, results)
     _replace_cloud_options(run, kwargs)
-    hosts = sweeps.provision(run)
+    hosts = stages.provision(run)
     click.echo(f"{len(hosts)} hosts up")
 
 
@@ -182,7 +189,7 @@ def prepare(sweep_id: str, results: Path) -> None:
     Example:
       interregion prepare --sweep 20261122T0130Z-3fa2
     """
-    facts = sweeps.prepare(sweeps.open_sweep(sweep_id, results))
+    facts = stages.prepare(sweeps.open_sweep(sweep_id, results))
     click.echo(f"{len(facts)} hosts ready")
 
 
@@ -198,21 +205,27 @@ def measure(sweep_id: str, no_retry: bool, results: Path) -> None:
       interregion measure --sweep 20261122T0130Z-3fa2
     """
     run = sweeps.open_sweep(sweep_id, results)
-    sweeps.measure(run, retry=not no_retry)
+    measuring.measure(run, retry=not no_retry)
     click.echo(str(run.dir / "measurements.csv"))
 
 
 @click.command()
 @_sweep_id_option
+@click.option(
+    "--force", is_flag=True, help="Replace measurements.csv even if ok rows would be lost."
+)
 @_results_option
-def collect(sweep_id: str, results: Path) -> None:
+def collect(sweep_id: str, force: bool, results: Path) -> None:
     """Rebuild a sweep's measurements.csv from its raw tool outputs.
+
+    Refuses (without --force) to turn ok rows into failed ones, e.g. on a sweep
+    copied without its raw/ folder.
 
     \b
     Example:
       interregion collect --sweep 20261122T0130Z-3fa2
     """
-    rows = sweeps.collect(sweeps.open_sweep(sweep_id, results))
+    rows = stages.collect(sweeps.open_sweep(sweep_id, results), force=force)
     click.echo(f"{len(rows)} rows")
 
 
@@ -226,8 +239,7 @@ def teardown(sweep_id: str, results: Path) -> None:
     Example:
       interregion teardown --sweep 20261122T0130Z-3fa2
     """
-    with sweeps.signals_ignored():
-        sweeps.teardown(sweeps.open_sweep(sweep_id, results))
+    stages.teardown(sweeps.open_sweep(sweep_id, results))
     click.echo("torn down")
 
 

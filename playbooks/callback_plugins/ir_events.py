@@ -16,7 +16,7 @@ from ansible.plugins.callback import CallbackBase
 DOCUMENTATION = """
     name: ir_events
     type: stdout
-    short_description: one JSON line per task start, host result and the final stats
+    short_description: one JSON line per play and task start, host result and the final stats
     description:
       - Machine-readable event stream for the interregion orchestrator.
 """
@@ -44,6 +44,9 @@ class CallbackModule(CallbackBase):
             rc=r.get("rc"),
             msg=str(r.get("msg", "")),
         )
+
+    def v2_playbook_on_play_start(self, play):
+        self._emit("play", name=play.get_name())
 
     def v2_playbook_on_task_start(self, task, is_conditional):
         self._emit("task", task=task.get_name())

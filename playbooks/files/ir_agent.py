@@ -14,8 +14,14 @@ role in its slot of the round:
   the link while either side is still measuring idle RTT.
 - client: waits a small random jitter, pings the peer, then runs `iperf3 -c` forward
   and reverse (`-R`, with the server's output so the sender's TCP figures are there).
-  Connection refused and "server is busy" are retried until a deadline: a server that
-  never starts ends as a failed test carrying iperf3's message.
+
+The two ends of a slot meet however late either starts within its round (the
+controller hands a round to its hosts one by one): the client retries "connection
+refused" and "server is busy" until `meet_within_s` after it would have met an
+on-time server, and the server waits as long for its client. A meeting still missed
+is marked `peer_late`, which the orchestrator records as its own status, never as a
+network failure. A server that cannot start at all ends as a failed test carrying
+iperf3's message.
 
 `python3 ir_agent.py --facts` prints what prepare.yml records about the host instead.
 
@@ -35,7 +41,7 @@ import threading
 import time
 from datetime import datetime, timezone
 
-AGENT_VERSION = 1
+AGENT_VERSION = 2
 RETRYABLE = ("Connection refused", "server is busy")
 
 
@@ -83,7 +89,7 @@ def iperf3_error(stdout):
         return ""
 
 
-def client_test(part, reverse, connect_wait_s):
+def client_test(part, reverse, give_up):
     cmd = [part.get("iperf3", "iperf3"), "-c", part["peer_address"], "-p", str(part["port"])]
     cmd += ["-t", str(part["duration_s"]), "-O", str(part["omit_s"]), "-P", str(part["streams"])]
     cmd += ["--json", "--get-server-output", "--connect-timeout", "3000"]
@@ -94,28 +100,40 @@ def client_test(part, reverse, connect_wait_s):
     if reverse:
         cmd.append("-R")
     timeout_s = part["omit_s"] + part["duration_s"] + 20
-    give_up = time.monotonic() + connect_wait_s
     attempts = 0
     while True:
         attempts += 1
         result = run(cmd, timeout_s)
         error = iperf3_error(result["stdout"])
-        if not any(r in error for r in RETRYABLE) or time.monotonic() > give_up:
+        retryable = any(r in error for r in RETRYABLE)
+        if not retryable or time.monotonic() > give_up:
             break
         time.sleep(0.1)
-    return {"direction": "reverse" if reverse else "forward", "attempts": attempts, "run": result}
+    return {
+        "direction": "reverse" if reverse else "forward",
+        "attempts": attempts,
+        # the server never listened while we could still meet it
+        "peer_late": bool(retryable and attempts > 1),
+        "run": result,
+    }
 
 
-def client(part):
+def client(part, started):
     jitter_s = random.uniform(0, part.get("jitter_s", 0.0))
     time.sleep(jitter_s)
     pinged = ping(part)
-    tests = [client_test(part, False, part["connect_wait_s"])]
+    # an on-time server listens once its own pings are done, as ours are now
+    give_up = max(time.monotonic(), started + ping_s(part)) + part["meet_within_s"]
+    tests = [client_test(part, False, give_up)]
     if part.get("reverse", True):
         # a server that did not come up for the forward test will not for the reverse one
-        gave_up = tests[0]["attempts"] > 1 and iperf3_error(tests[0]["run"]["stdout"])
-        tests.append(client_test(part, True, 0 if gave_up else part["connect_wait_s"]))
+        gave_up = tests[0]["peer_late"]
+        tests.append(client_test(part, True, 0 if gave_up else give_up))
     return {"jitter_s": round(jitter_s, 3), "ping": pinged, "iperf3": tests}
+
+
+def ping_s(part):
+    return part["pings"] * part["ping_interval_s"]
 
 
 def serve(cmd, tests, wait_s):
@@ -205,15 +223,18 @@ def local_address(address):
 
 def server(part):
     result = {"ping": ping(part)}
-    # the client cannot start before we listen; give it the time its own part needs
+    # the client may start up to meet_within_s late; then give it the time its tests need
+    tests = 2 if part.get("reverse", True) else 1
     wait_s = part.get("serve_wait_s") or (
-        part["connect_wait_s"] + 2 * (part["omit_s"] + part["duration_s"] + 10)
+        part["meet_within_s"] + ping_s(part) + tests * (part["omit_s"] + part["duration_s"] + 10)
     )
     cmd = [part.get("iperf3", "iperf3"), "-s", "--json", "-p", str(part["port"])]
     bind = local_address(part.get("address"))
     if bind:
         cmd += ["-B", bind]
-    result["iperf3_server"] = serve(cmd, 2 if part.get("reverse", True) else 1, wait_s)
+    runs = serve(cmd, tests, wait_s)
+    result["iperf3_server"] = runs
+    result["peer_late"] = any("no client test arrived" in r.get("stderr", "") for r in runs)
     return result
 
 
@@ -246,6 +267,7 @@ def facts():
         "tcp_rmem": read(net + "tcp_rmem"),
         "tcp_wmem": read(net + "tcp_wmem"),
         "missing_tools": [t for t in ("iperf3", "ping") if not shutil.which(t)],
+        "agent_dir": os.path.dirname(os.path.abspath(__file__)),
     }
 
 
@@ -254,6 +276,7 @@ def main(argv):
         sys.stdout.write(json.dumps(facts()) + "\n")
         return 0
     part = json.loads(argv[1])
+    started = time.monotonic()
     doc = {
         "agent_version": AGENT_VERSION,
         "host": part["host"],
@@ -262,7 +285,7 @@ def main(argv):
         "peer": part["peer"],
         "started_utc": utc_now(),
     }
-    doc.update(client(part) if part["role"] == "client" else server(part))
+    doc.update(client(part, started) if part["role"] == "client" else server(part))
     doc["ended_utc"] = utc_now()
     sys.stdout.write(json.dumps(doc) + "\n")
     return 0

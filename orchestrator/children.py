@@ -1,0 +1,84 @@
+"""Every process a sweep starts (ansible-playbook, terraform), so none outlives it.
+
+A child runs in its own process group; `stop_group` ends the whole group (the
+child and what it started: forks, ssh). `stop_all` is the last thing a command
+does: it waits until every registered group is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_live: dict[int, subprocess.Popen[str]] = {}
+
+
+@contextmanager
+def registered(proc: subprocess.Popen[str]) -> Iterator[subprocess.Popen[str]]:
+    """Track `proc` (started with start_new_session=True) until it is reaped."""
+    _live[proc.pid] = proc
+    try:
+        yield proc
+    finally:
+        if proc.poll() is not None and not group_alive(proc.pid):
+            _live.pop(proc.pid, None)
+
+
+def live() -> list[int]:
+    """Process-group ids of registered children that still run."""
+    return [pid for pid, proc in _live.items() if proc.poll() is None or group_alive(pid)]
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stop_group(
+    proc: subprocess.Popen[str],
+    steps: tuple[tuple[signal.Signals, float], ...] = (
+        (signal.SIGTERM, 5.0),
+        (signal.SIGKILL, 5.0),
+    ),
+) -> str:
+    """Send each signal of `steps` to the child's group and wait up to its seconds for the
+    whole group to end; returns what happened, e.g. 'SIGINT: ended after 1.2 s'."""
+    said = []
+    for sig, wait_s in steps:
+        if proc.poll() is not None and not group_alive(proc.pid):
+            break
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        started = time.monotonic()
+        while time.monotonic() - started < wait_s:
+            if proc.poll() is not None and not group_alive(proc.pid):
+                said.append(f"{sig.name}: ended after {time.monotonic() - started:.1f} s")
+                break
+            time.sleep(0.05)
+        else:
+            said.append(f"{sig.name}: still running after {wait_s:g} s")
+            continue
+        break
+    if proc.poll() is not None and not group_alive(proc.pid):
+        _live.pop(proc.pid, None)
+    return "; ".join(said) or "had ended"
+
+
+def stop_all(grace_s: float = 5.0) -> list[str]:
+    """End every registered child that still runs; what was stopped, for the log."""
+    stopped = []
+    for pid in live():
+        proc = _live[pid]
+        stopped.append(f"{' '.join(map(str, proc.args))[:80]} ({stop_group(proc)})")  # type: ignore[arg-type]
+    return stopped

@@ -1,0 +1,267 @@
+"""The measure stage: the planned tests, in exclusive rounds, through one playbook run.
+
+Each run writes a playbook of its own (state/measure-NNN.json) with one play per
+round, targeting only that round's hosts and carrying only their parts (what
+orchestrator.rounds reads back). So Ansible's work per round is one task per busy
+host and grows with the round, not with the sweep: the controller's time and memory
+per round stay flat however many rounds follow (tests/test_measure.py checks the
+input sizes, bench/sweep.py the time). Plays run one after the other, so rounds stay
+in step and no host is ever in two tests at once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from orchestrator import interrupts, paths, store
+from orchestrator.collect import SlotPlan, unmeasured_row
+from orchestrator.errors import UserError
+from orchestrator.hosts import Host
+from orchestrator.plan import TestParams, round_seconds
+from orchestrator.playbook import run_playbook
+from orchestrator.progress import RoundProgress
+from orchestrator.rounds import ClosedRound, PlannedRound, RoundTracker
+from orchestrator.schedule import Slot, schedule
+from orchestrator.selection import Pair
+from orchestrator.stages import load_hosts, row_context, state_folder, write_sweep_inventory
+from orchestrator.store import safe_name, utc_now
+from orchestrator.sweep import Sweep
+
+BASE_PORT = 5201
+PORTS = 99  # 5201-5299: the range the cloud stacks' firewalls open
+# How long either end of a slot waits for the other beyond its own slot time: hosts
+# of a round start within a second or so of each other (the controller hands the
+# round out host by host), and a peer later than this is recorded as `peer-late`.
+MEET_MARGIN_S = 10.0
+JITTER_S = 0.2  # random delay before a client starts, so tests do not start in lock-step
+ROUND_TIMEOUT_MARGIN_S = 60  # Ansible's own bound on a round task, beyond the meeting
+
+
+def slot_plans(round_no: int, slots: Sequence[Slot]) -> list[SlotPlan]:
+    port = BASE_PORT + (round_no - 1) % PORTS  # a new port each round: no stale server blocks it
+    return [
+        SlotPlan(
+            client=slot.pairs[0].src.key,
+            server=slot.pairs[0].dst.key,
+            reverse=len(slot.pairs) == 2,
+            port=port,
+        )
+        for slot in slots
+    ]
+
+
+def agent_parts(
+    round_no: int, slots: Sequence[SlotPlan], hosts: Mapping[str, Host], params: TestParams
+) -> dict[str, dict[str, Any]]:
+    """{inventory host: the agent's part} of one round (both ends of every slot)."""
+    common = {
+        "round": round_no,
+        "pings": params.pings,
+        "ping_interval_s": params.ping_interval_s,
+        "duration_s": params.duration_s,
+        "omit_s": params.omit_s,
+        "streams": params.streams,
+        "window": params.window,
+        "congestion": params.congestion,
+        "meet_within_s": MEET_MARGIN_S,
+        "jitter_s": JITTER_S,
+    }
+    parts = {}
+    for slot in slots:
+        for role, me, peer in (
+            ("client", slot.client, slot.server),
+            ("server", slot.server, slot.client),
+        ):
+            parts[safe_name(me)] = {
+                **common,
+                "host": me,
+                "role": role,
+                "address": hosts[me].address,  # the server listens on it
+                "peer": peer,
+                "peer_address": hosts[peer].address,
+                "port": slot.port,
+                "reverse": slot.reverse,
+            }
+    return parts
+
+
+def round_timeout_s(expected_s: float) -> int:
+    return int(expected_s + MEET_MARGIN_S + ROUND_TIMEOUT_MARGIN_S)
+
+
+def round_play(planned: PlannedRound, parts: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """One round as a play: only its hosts, only their parts."""
+    return {
+        "name": f"Round {planned.number}",
+        "hosts": ":".join(sorted(parts)),
+        "gather_facts": False,
+        "vars": {
+            # ir_parts: each host's part of this round, for the agent
+            "ir_parts": dict(parts),
+            # ir_round_timeout_s: Ansible's bound on the round task
+            "ir_round_timeout_s": round_timeout_s(planned.expected_s),
+        },
+        "tasks": [{"ansible.builtin.import_tasks": str(paths.PLAYBOOKS / "tasks" / "round.yml")}],
+    }
+
+
+def rounds_playbook(
+    planned: Sequence[PlannedRound], hosts: Mapping[str, Host], params: TestParams
+) -> list[dict[str, Any]]:
+    """The playbook of one measure run: a play per round, in order."""
+    return [round_play(r, agent_parts(r.number, r.slots, hosts, params)) for r in planned]
+
+
+def plan_rounds(tests: Sequence[Pair], first: int, sweep: Sweep) -> list[PlannedRound]:
+    rounds = schedule(
+        tests,
+        max_concurrent=sweep.record.get("max_concurrent"),
+        sequential=sweep.record.get("sequential", False),
+    )
+    return [
+        PlannedRound(
+            first + i, slot_plans(first + i, slots), round(round_seconds(sweep.params, slots), 3)
+        )
+        for i, slots in enumerate(rounds)
+    ]
+
+
+def next_round_no(sweep: Sweep) -> int:
+    """After every recorded round and every raw folder (an interrupted round leaves one)."""
+    numbers = [r["round"] for r in sweep.record["rounds"]]
+    numbers += [int(p.name.split("-")[1]) for p in (sweep.dir / store.RAW_DIR).glob("round-*")]
+    return max(numbers, default=0) + 1
+
+
+class _Rows:
+    """measurements.csv, kept in memory during a run and rewritten whole (atomically)
+    after each round."""
+
+    def __init__(self, sweep: Sweep) -> None:
+        self.sweep = sweep
+        self.rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+
+    def merge(self, rows: Sequence[dict[str, Any]]) -> None:
+        self.rows = store.merge_rows(self.rows, rows)
+        store.write_rows(self.sweep.dir, self.rows)
+
+
+def run_rounds(
+    sweep: Sweep,
+    hosts: Sequence[Host],
+    tests: Sequence[Pair],
+    kind: str,
+    progress: RoundProgress,
+) -> dict[str, Any]:
+    """Schedule `tests` into rounds and measure them in ONE ansible-playbook run."""
+    interrupts.check()
+    by_name = {h.name: h for h in hosts}
+    planned = plan_rounds(tests, next_round_no(sweep), sweep)
+    state = state_folder(sweep)
+    book = state / f"measure-{planned[0].number:03d}.json"
+    store.write_json(book, rounds_playbook(planned, by_name, sweep.params))
+    table = _Rows(sweep)
+
+    def on_round(done: ClosedRound) -> None:
+        state_folder(sweep)  # a sweep whose state vanished stops here
+        table.merge(done.rows)
+        sweep.record["rounds"].append(done.entry(kind))
+        sweep.save()
+        progress.round_done(done.number, done.ok, len(done.rows) - done.ok, done.wall_s)
+
+    tracker = RoundTracker(
+        sweep.dir,
+        list(by_name),
+        {r.number: r for r in planned},
+        row_context(sweep, hosts),
+        on_round,
+    )
+    progress.begin(kind, len(planned), len(tests))
+    started, started_utc = time.monotonic(), utc_now()
+    try:
+        rc = run_playbook(
+            book,
+            write_sweep_inventory(sweep, hosts),
+            on_event=tracker.on_event,
+            log_path=state / "ansible-measure.log",
+            forks=max(len(p.slots) * 2 for p in planned),
+        )
+        tracker.close()
+    finally:
+        progress.end()
+    wall_s = time.monotonic() - started
+    slot_total_s = sum(p.expected_s for p in planned)
+    summary = {
+        "kind": kind,
+        "started_utc": started_utc,
+        "ended_utc": utc_now(),
+        "rounds": len(planned),
+        "rounds_closed": len(tracker.closed),
+        "tests": len(tests),
+        "wall_s": round(wall_s, 3),
+        "first_round_after_s": (
+            round(tracker.first_round_at - started, 3) if tracker.first_round_at else None
+        ),
+        "rounds_x_slot_s": round(slot_total_s, 3),
+        "overhead_ratio": round((wall_s - slot_total_s) / wall_s, 4) if wall_s else None,
+        "ansible_rc": rc,
+    }
+    sweep.record["measure_runs"].append(summary)
+    sweep.save()
+    log = state / "ansible-measure.log"
+    if rc < 0:
+        raise UserError(f"ansible-playbook was killed (signal {-rc}) during the rounds: see {log}")
+    if rc not in (0, 2, 4) or not tracker.closed:
+        raise UserError(
+            f"ansible-playbook failed (rc {rc}) after {len(tracker.closed)} of {len(planned)} "
+            f"rounds: see {log}"
+        )
+    return summary
+
+
+def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = True) -> None:
+    """Measure every planned test that has no ok row yet; retry the failures once."""
+    progress = progress or RoundProgress()
+    hosts = load_hosts(sweep)
+    stages = sweep.record.get("stages", {})
+    provisioned = stages.get("provision", {}).get("started_utc", "")
+    if stages.get("teardown", {}).get("started_utc", "") > provisioned:
+        raise UserError(
+            f"the hosts of sweep {sweep.id} were torn down: "
+            f"continue with 'interregion sweep --resume {sweep.id}'"
+        )
+    with sweep.stage("measure"):
+        sweep.record["status"] = "measuring"
+        rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+        done = store.ok_tests(rows)
+        todo = [p for p in sweep.planned_pairs() if p.key not in done]
+        if not todo:
+            sweep.log(f"sweep {sweep.id}: every test is measured already")
+            return
+        kind = "resume" if sweep.record["rounds"] else "main"
+        if done:
+            sweep.log(f"keeping {len(done)} ok tests, measuring the other {len(todo)}")
+        run_rounds(sweep, hosts, todo, kind, progress)
+        done = store.ok_tests(store.read_rows(sweep.dir / store.MEASUREMENTS_FILE))
+        failed = [p for p in todo if p.key not in done]
+        if failed and retry:
+            sweep.log(f"retrying {len(failed)} failed tests once")
+            run_rounds(sweep, hosts, failed, "retry", progress)
+        fill_unmeasured(sweep, hosts)
+        sweep.record["status"] = "measured"
+
+
+def fill_unmeasured(sweep: Sweep, hosts: Sequence[Host]) -> None:
+    """Planned tests without any row (the play ended early) get a failed row saying so."""
+    rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+    have = {store.pair_key(r) for r in rows}
+    ctx = row_context(sweep, hosts)
+    missing = [
+        unmeasured_row(p.src.key, p.dst.key, ctx, "not measured: the play ended before its round")
+        for p in sweep.planned_pairs()
+        if p.key not in have
+    ]
+    if missing:
+        store.write_rows(sweep.dir, store.merge_rows(rows, missing))

@@ -1,0 +1,60 @@
+"""A whole sweep: provision -> prepare -> measure -> collect -> teardown -> report.
+
+Teardown always runs: on success, on an error, on an interrupt (the CLI turns
+Ctrl-C, SIGTERM and SIGHUP into orchestrator.interrupts.Interrupted) and when the
+sweep's state folder vanished under it. Signal handlers are the CLI's business.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from orchestrator import children, measure, stages
+from orchestrator.interrupts import Interrupted
+from orchestrator.progress import RoundProgress
+from orchestrator.store import utc_now
+from orchestrator.sweep import Sweep
+
+
+def run_sweep(
+    sweep: Sweep,
+    *,
+    progress: RoundProgress | None = None,
+    build_report: bool = True,
+    keep_hosts: bool = False,
+) -> Sweep:
+    """Every stage in order; teardown always, and no process of ours outlives it."""
+    started = time.monotonic()
+    sweep.record["started_utc"] = sweep.record.get("started_utc") or utc_now()
+    try:
+        stages.provision(sweep, owner_pid=0 if keep_hosts else os.getpid())
+        stages.prepare(sweep)
+        measure.measure(sweep, progress)
+        stages.collect(sweep)
+        sweep.record["status"] = "done"
+    except KeyboardInterrupt as e:
+        sweep.record["status"] = "interrupted"
+        why = e.signal_name if isinstance(e, Interrupted) else "SIGINT"
+        sweep.record["interrupted_by"] = why
+        sweep.log(
+            f"interrupted ({why}): completed rounds are kept in {sweep.dir}; tearing down "
+            f"(continue later with 'interregion sweep --resume {sweep.id}')"
+        )
+        raise
+    except BaseException:
+        sweep.record["status"] = "failed"
+        raise
+    finally:
+        stopped = children.stop_all()
+        if stopped:
+            sweep.log(f"stopped what was still running: {'; '.join(stopped)}")
+        if not keep_hosts:
+            stages.teardown(sweep)
+        sweep.record["ended_utc"] = utc_now()
+        sweep.record["wall_s"] = round(time.monotonic() - started, 3)
+        if (sweep.dir / "sweep.json").parent.is_dir():
+            sweep.save()
+    if build_report:
+        stages.report(sweep)
+    return sweep
