@@ -251,7 +251,7 @@ def test_local_stack_variables_match_the_emulator(catalog, keys, tmp_path):
     assert set(variables) == set(declared("local"))
 
 
-# (block, accepted by the stacks): IPv4 of /8 to /32 only.
+# (block, accepted by the stacks): IPv4 networks of /8 to /32 only, no host bits.
 OPERATOR_CIDRS = [
     ("203.0.113.7/32", True),
     ("203.0.113.0/24", True),
@@ -262,6 +262,9 @@ OPERATOR_CIDRS = [
     ("::/0", False),
     ("2001:db8::/32", False),
     ("203.0.113.7/33", False),
+    ("203.0.113.7/24", False),  # host bits: the provider wants the network (203.0.113.0/24)
+    ("10.1.2.3/8", False),
+    ("203.0.113.07/32", False),
     ("203.0.113.7", False),  # the orchestrator always writes the prefix length
     ("my-laptop", False),
 ]
@@ -319,6 +322,36 @@ def test_aws_region_ids_of_the_catalog_pass_the_stack_validation(catalog):
     (region_re,) = _validation_regexes("aws", "regions")
     for region in catalog.in_clouds(["aws"]):
         assert re.fullmatch(region_re, region.id), region.id
+
+
+# (region id, accepted by infra/aws): the commercial partition only.
+AWS_REGION_IDS = [
+    ("us-east-1", True),
+    ("ap-southeast-5", True),
+    ("us-gov-west-1", False),  # GovCloud: other accounts and endpoints
+    ("cn-north-1", False),  # China: likewise
+    ("cn-northwest-1", False),
+    ("us-iso-east-1", False),
+    ("US-EAST-1", False),
+]
+
+
+def test_aws_region_validation_refuses_other_partitions(tmp_path):
+    if shutil.which("terraform") is None:
+        pytest.skip("terraform is not installed")
+    text = (paths.INFRA / "aws" / "variables.tf").read_text()
+    block = text[text.index('variable "regions"') : text.index('variable "home_region"')]
+    (condition,) = re.findall(r"^\s*condition\s*=\s*(.*)$", block, re.MULTILINE)
+    for region_id, accepted in AWS_REGION_IDS:
+        regions = json.dumps({region_id: {"machine_type": "t3.small"}})
+        expression = condition.replace("var.regions", regions)
+        assert _terraform_eval(expression, tmp_path) == str(accepted).lower(), region_id
+        try:
+            stacks.check_aws_region(region_id)
+        except UserError:
+            assert not accepted, region_id
+        else:
+            assert accepted, region_id
 
 
 def test_gcp_zones_lie_in_their_regions(catalog, keys):
@@ -399,3 +432,58 @@ def test_the_terraform_driver_gets_each_cloud_stack_as_far_as_providers(stack, t
     # past configuration and modules: providers cannot be fetched here, or (where they
     # can) the empty variables are refused
     assert "provider" in message.lower() or "variable" in message.lower(), message
+
+
+# The AWS provider's rule description check, hashicorp/terraform-provider-aws
+# internal/service/ec2/validate.go, validSecurityGroupRuleDescription (after the
+# EC2 API's IpRange): `^[A-Za-z0-9 \.\_\-\:\/\(\)\#\,\@\[\]\+\=\&\;\{\}\!\$\*]*$`,
+# at most 255 characters. CreateSecurityGroup holds GroupDescription and GroupName
+# of a VPC group to the same set at apply.
+AWS_SG_TEXT = re.compile(r"[A-Za-z0-9 ._\-:/()#,@\[\]+=&;{}!$*]{0,255}")
+# What the interpolations in those texts become, at their widest legal values.
+AWS_SG_INTERPOLATIONS = {
+    "${var.sweep_id}": "A" + "b-9" * 20 + "Z",  # the sweep_id validation: 63 characters
+    "${local.name}": "interregion-" + "A" + "b-9" * 20 + "Z",
+    '${split("/", each.key)[1]}': "12",
+}
+
+
+def _aws_sg_texts(stack: str) -> list[tuple[str, str]]:
+    """(where, text) of every name and description of every security group and rule."""
+    texts = []
+    for block in _load(stack, "main.tf").get("resource", []):
+        for kind, named in block.items():
+            if _unquote(kind) not in (
+                "aws_security_group",
+                "aws_security_group_rule",
+                "aws_vpc_security_group_ingress_rule",
+                "aws_vpc_security_group_egress_rule",
+            ):
+                continue
+            for name, body in named.items():
+                where = f"{_unquote(kind)}.{_unquote(name)}"
+                for attr in ("name", "description"):
+                    if attr in body:
+                        texts.append((f"{where}.{attr}", body[attr]))
+                for direction in ("ingress", "egress"):
+                    for i, rule in enumerate(body.get(direction, [])):
+                        assert "description" in rule, f"{where}.{direction}[{i}] undescribed"
+                        texts.append((f"{where}.{direction}[{i}]", rule["description"]))
+    return texts
+
+
+def test_aws_security_group_texts_use_the_ec2_character_set():
+    texts = _aws_sg_texts("aws")
+    assert len(texts) >= 10  # 2 groups: name, description, and every rule's description
+    for where, raw in texts:
+        text = _unquote(raw)
+        for expr, widest in AWS_SG_INTERPOLATIONS.items():
+            text = text.replace(expr, widest)
+        assert "${" not in text, f"{where}: unknown interpolation in {raw}"
+        assert AWS_SG_TEXT.fullmatch(text), f"{where}: {text!r} has characters EC2 refuses"
+
+
+def test_the_ec2_character_set_check_catches_an_apostrophe():
+    assert not AWS_SG_TEXT.fullmatch("iperf3 from the sweep's hosts")
+    assert not AWS_SG_TEXT.fullmatch("x" * 256)
+    assert AWS_SG_TEXT.fullmatch("testRule 123 ._-:/()#,@[]+=&;{}!$*")  # the provider's own test

@@ -112,11 +112,11 @@ resource "aws_security_group" "peers" {
 
   region      = each.value.region
   name        = "${local.name}-peers-${split("/", each.key)[1]}"
-  description = "interregion ${var.sweep_id}: iperf3 and ICMP between the sweep's hosts"
+  description = "interregion ${var.sweep_id}: iperf3 and ICMP between the sweep hosts only"
   vpc_id      = data.aws_vpc.default[each.value.region].id
 
   ingress {
-    description = "iperf3 from the sweep's hosts"
+    description = "iperf3 from the sweep hosts"
     protocol    = "tcp"
     from_port   = var.iperf3_ports.first
     to_port     = var.iperf3_ports.last
@@ -124,7 +124,7 @@ resource "aws_security_group" "peers" {
   }
 
   ingress {
-    description = "ICMP (ping, path MTU) from the sweep's hosts"
+    description = "ICMP (ping, path MTU) from the sweep hosts"
     protocol    = "icmp"
     from_port   = -1
     to_port     = -1
@@ -132,7 +132,7 @@ resource "aws_security_group" "peers" {
   }
 
   egress {
-    description = "Anything to the sweep's hosts (iperf3 clients, ping)"
+    description = "Anything to the sweep hosts (iperf3 clients, ping)"
     protocol    = "-1"
     from_port   = 0
     to_port     = 0

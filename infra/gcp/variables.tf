@@ -59,8 +59,9 @@ variable "operator_cidr" {
 
   validation {
     # IPv4 with a prefix of 8 to 32 bits: never the whole internet, nor IPv6 (::/0).
-    condition     = can(regex("^[0-9]{1,3}(\\.[0-9]{1,3}){3}/([89]|[12][0-9]|3[0-2])$", var.operator_cidr)) && can(cidrhost(var.operator_cidr, 0))
-    error_message = "operator_cidr must be an IPv4 CIDR block of /8 or narrower, e.g. 203.0.113.7/32."
+    # No host bits: the provider's cidr_blocks check wants the network address.
+    condition     = can(regex("^[0-9]{1,3}(\\.[0-9]{1,3}){3}/([89]|[12][0-9]|3[0-2])$", var.operator_cidr)) && try(cidrhost(var.operator_cidr, 0) == split("/", var.operator_cidr)[0], false)
+    error_message = "operator_cidr must be an IPv4 network of /8 or narrower without host bits, e.g. 203.0.113.7/32 or 203.0.113.0/24 (not 203.0.113.7/24)."
   }
 }
 

@@ -52,7 +52,7 @@ def cloud_options(f: F) -> F:
             default=None,
             metavar="DURATION",
             help="Dead-man switch: hosts delete themselves after this (e.g. 3h; "
-            "default: the estimate x1.5 plus 15 min).",
+            "default: (the estimate + 15 min) x 1.5, 30 min to 2 days).",
         ),
         click.option(
             "--network-tier",

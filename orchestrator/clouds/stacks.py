@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+import re
 import socket
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -38,6 +39,10 @@ TTL_FACTOR = 1.5
 # SSH is opened to the operator only: an IPv4 block no wider than a /8 (the
 # stacks' validation agrees; AWS security group cidr_blocks take IPv4 only).
 OPERATOR_MIN_PREFIX = 8
+# AWS regions of the commercial partition, as infra/aws validates them: GovCloud
+# (us-gov-west-1) and China (cn-north-1) need other accounts and endpoints.
+AWS_REGION_ID = re.compile(r"[a-z]{2}-[a-z]+-[0-9]")
+AWS_OTHER_PARTITIONS = {"-gov-": "GovCloud", "-cn-": "China"}
 
 
 class KeyMaterial(Protocol):
@@ -94,7 +99,15 @@ def operator_cidr(given: str | None, detect_url: str = "https://checkip.amazonaw
             raise UserError(
                 f"--operator-cidr '{given}' is not an address block: write e.g. 203.0.113.7/32"
             ) from None
-        return str(_check_operator_network(network, f"--operator-cidr '{given}'"))
+        _check_operator_network(network, f"--operator-cidr '{given}'")
+        address = ipaddress.ip_interface(given.strip()).ip
+        if address != network.network_address:
+            # The provider's cidr_blocks check refuses host bits at plan: say so now.
+            raise UserError(
+                f"--operator-cidr '{given}' has host bits set: use {network} "
+                f"(or {address}/32 for your address alone)"
+            )
+        return str(network)
     try:
         with urllib.request.urlopen(detect_url, timeout=10) as response:
             address = ipaddress.ip_address(response.read().decode().strip())
@@ -256,6 +269,18 @@ def backend_for(regions: Sequence[Region]) -> str:
     raise UserError("no regions selected for the clouds: widen the selection")
 
 
+def check_aws_region(region_id: str) -> None:
+    """A one-line error for an AWS region the stacks cannot reach."""
+    for marker, partition in AWS_OTHER_PARTITIONS.items():
+        if marker in f"-{region_id}":
+            raise UserError(
+                f"aws:{region_id} is in the AWS {partition} partition, which the stacks "
+                "cannot reach: leave it out with --exclude or remove it from regions.yaml"
+            )
+    if not AWS_REGION_ID.fullmatch(region_id):
+        raise UserError(f"aws:{region_id} is not an AWS region id like us-east-1: fix regions.yaml")
+
+
 def check_backend(backend: str, regions: Sequence[Region]) -> str:
     """The stack that will host `regions` on `backend`; regions it cannot host are an error.
 
@@ -263,6 +288,9 @@ def check_backend(backend: str, regions: Sequence[Region]) -> str:
     account is needed for a cloud that has no hosts.
     """
     stack_dir(backend)
+    for region in regions:
+        if region.cloud == "aws":
+            check_aws_region(region.id)
     if backend == "cloud":
         backend = backend_for(regions)
     wanted = {"aws": {"aws"}, "gcp": {"gcp"}, "cloud": {"aws", "gcp"}}[backend]
