@@ -5,6 +5,7 @@ Parsed with python-hcl2, so this runs without providers or an account.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -17,6 +18,7 @@ from typing import Any
 
 import hcl2
 import pytest
+import yaml
 
 from orchestrator import paths
 from orchestrator.catalog import load_catalog
@@ -487,3 +489,107 @@ def test_the_ec2_character_set_check_catches_an_apostrophe():
     assert not AWS_SG_TEXT.fullmatch("iperf3 from the sweep's hosts")
     assert not AWS_SG_TEXT.fullmatch("x" * 256)
     assert AWS_SG_TEXT.fullmatch("testRule 123 ._-:/()#,@[]+=&;{}!$*")  # the provider's own test
+
+
+# --- the AWS dead-man switch survives reboots ----------------------------------------
+
+
+def _aws_local(name: str) -> str:
+    for block in _load("aws", "main.tf")["locals"]:
+        if name in block:
+            return _expr(block[name])
+    raise AssertionError(f"infra/aws has no local {name}")
+
+
+def _render_aws_user_data(tmp_path: Path, keys: Keys, created_utc: str, ttl_minutes: int) -> Any:
+    """The AWS hosts' cloud-config, rendered by Terraform itself (`terraform console`
+    runs without providers) from the stack's own expressions and files."""
+    expires = _aws_local("expires_utc")
+    expires = expires.replace('var.tags["created_utc"]', json.dumps(created_utc))
+    expires = expires.replace("var.ttl_minutes", str(ttl_minutes))
+    config = _aws_local("cloud_config")
+    for name, value in {
+        "local.expires_utc": expires,
+        "var.host_key_file": json.dumps(str(keys.host_key)),
+        "var.host_public_key": json.dumps(keys.host_pub.strip()),
+    }.items():
+        config = config.replace(name, value)
+    config = config.replace("${path.module}", str(paths.INFRA / "aws"))
+    assert "var." not in config and "local." not in config, config
+    work = tmp_path / "console"
+    work.mkdir()
+    encoded = _terraform_eval(f"base64encode(nonsensitive({config}))", work)
+    text = base64.b64decode(json.loads(encoded)).decode()
+    assert text.startswith("#cloud-config\n")
+    return yaml.safe_load(text)
+
+
+def _run_deadman(script: str, tmp_path: Path, now_utc: str) -> list[str]:
+    """Run the dead-man script with `date` fixed at `now_utc` and a `shutdown` that
+    records its arguments; returns them."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    real_date = shutil.which("date")
+    (bin_dir / "date").write_text(
+        "#!/bin/sh\n"
+        f'if [ "$#" -eq 1 ] && [ "$1" = "+%s" ]; then exec {real_date} -d "$FAKE_NOW" +%s; fi\n'
+        f'exec {real_date} "$@"\n'
+    )
+    (bin_dir / "shutdown").write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$SHUTDOWN_ARGS"\n')
+    for tool in ("date", "shutdown"):
+        (bin_dir / tool).chmod(0o755)
+    (tmp_path / "deadman").write_text(script)
+    args = tmp_path / "shutdown-args"
+    args.unlink(missing_ok=True)
+    subprocess.run(
+        ["sh", str(tmp_path / "deadman")],
+        env={
+            "PATH": f"{bin_dir}:/usr/bin:/bin",
+            "FAKE_NOW": now_utc,
+            "SHUTDOWN_ARGS": str(args),
+        },
+        check=True,
+    )
+    return args.read_text().splitlines()
+
+
+@pytest.fixture(scope="module")
+def aws_user_data(tmp_path_factory: pytest.TempPathFactory, keys: Keys) -> Any:
+    if shutil.which("terraform") is None:
+        pytest.skip("terraform is not installed")
+    return _render_aws_user_data(
+        tmp_path_factory.mktemp("userdata"), keys, "2026-11-22T01:30:00Z", 120
+    )
+
+
+def test_aws_dead_man_switch_is_a_boot_time_unit(aws_user_data):
+    files = {f["path"]: f for f in aws_user_data["write_files"]}
+    unit = files["/etc/systemd/system/interregion-deadman.service"]["content"]
+    script = files["/usr/local/sbin/interregion-deadman"]
+    assert "ExecStart=/usr/local/sbin/interregion-deadman" in unit
+    assert "WantedBy=multi-user.target" in unit  # so it runs at every boot, not only the first
+    assert script["permissions"] == "0755"
+    assert ["systemctl", "enable", "--now", "interregion-deadman.service"] in aws_user_data[
+        "runcmd"
+    ]
+    # Nothing schedules a relative shutdown once at first boot any more.
+    assert not any("shutdown" in " ".join(cmd) for cmd in aws_user_data["runcmd"])
+    assert "2026-11-22T03:30:00Z" in script["content"]  # created + 120 min, absolute
+
+
+@pytest.mark.parametrize(
+    ("now_utc", "expected"),
+    [
+        ("2026-11-22T01:35:00Z", ["-h", "+115"]),  # first boot, 5 min after creation
+        ("2026-11-22T03:00:30Z", ["-h", "+30"]),  # rebooted later: only what is left
+        ("2026-11-22T03:29:59Z", ["-h", "+1"]),
+        ("2026-11-22T03:30:00Z", ["-h", "now"]),  # rebooted past the expiry: at once
+        ("2026-11-23T09:00:00Z", ["-h", "now"]),
+    ],
+)
+def test_aws_dead_man_switch_computes_the_time_left_at_each_boot(
+    aws_user_data, tmp_path, now_utc, expected
+):
+    files = {f["path"]: f for f in aws_user_data["write_files"]}
+    args = _run_deadman(files["/usr/local/sbin/interregion-deadman"]["content"], tmp_path, now_utc)
+    assert args[:2] == expected

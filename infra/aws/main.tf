@@ -13,6 +13,9 @@ provider "aws" {
 locals {
   name = "interregion-${var.sweep_id}"
 
+  # The hosts' end of life, as an absolute time: the same as the expires_utc tag.
+  expires_utc = timeadd(var.tags["created_utc"], "${var.ttl_minutes}m")
+
   own_addresses = { for r, eip in aws_eip.this : "aws:${r}" => eip.public_ip }
   peer_ips      = merge(var.peer_addresses, local.own_addresses)
 
@@ -36,8 +39,24 @@ locals {
       ed25519_public  = var.host_public_key
     }
     # Dead-man switch: with instance_initiated_shutdown_behavior = terminate,
-    # this shutdown deletes the instance even if the controller is gone.
-    runcmd = [["shutdown", "-h", "+${var.ttl_minutes}", "interregion TTL reached"]]
+    # a shutdown deletes the instance even if the controller is gone. A boot-time
+    # unit schedules it from the absolute expiry, so a reboot cannot cancel it.
+    write_files = [
+      {
+        path        = "/usr/local/sbin/interregion-deadman"
+        permissions = "0755"
+        content     = templatefile("${path.module}/deadman.sh.tftpl", { expires_utc = local.expires_utc })
+      },
+      {
+        path        = "/etc/systemd/system/interregion-deadman.service"
+        permissions = "0644"
+        content     = file("${path.module}/interregion-deadman.service")
+      },
+    ]
+    runcmd = [
+      ["systemctl", "daemon-reload"],
+      ["systemctl", "enable", "--now", "interregion-deadman.service"],
+    ]
   })]))
 }
 

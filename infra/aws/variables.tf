@@ -36,10 +36,16 @@ variable "tags" {
     condition     = alltrue([for k in ["project", "sweep_id", "owner", "created_utc", "expires_utc"] : contains(keys(var.tags), k)])
     error_message = "Tags must include project, sweep_id, owner, created_utc and expires_utc."
   }
+
+  validation {
+    # The dead-man switch counts from created_utc.
+    condition     = can(timeadd(var.tags["created_utc"], "1m"))
+    error_message = "tags.created_utc must be an RFC 3339 time, e.g. 2026-11-22T01:30:00Z."
+  }
 }
 
 variable "ttl_minutes" {
-  description = "Dead-man switch: each instance shuts itself down (and so terminates) this many minutes after boot."
+  description = "Dead-man switch: each instance shuts itself down (and so terminates) this many minutes after tags.created_utc, checked again at every boot."
   type        = number
 
   validation {
