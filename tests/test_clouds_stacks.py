@@ -187,7 +187,7 @@ def test_stack_choice_and_tags():
     directory, variables = stacks.stack_variables("cloud", "s", regions, _Keys(), **kwargs)
     assert directory == paths.INFRA / "cloud"
     assert variables["gcp"]["regions"] == {
-        "us-east4": {"zone": "us-east4-a", "machine_type": "e2-small"}
+        "us-east4": {"zone": "us-east4-a", "machine_type": "e2-small", "image": ""}
     }
     with pytest.raises(UserError, match="no GCP project"):
         stacks.stack_variables("gcp", "s", regions[1:], _Keys(), **{**kwargs, "gcp_project": ""})

@@ -320,8 +320,17 @@ def test_gcp_names_and_labels_pass_the_stack_validation(catalog, keys):
         assert len(f"{variables['name_prefix']}-{region.id}") <= 63
 
 
+def test_pins_and_region_ids_are_checked_alike_in_python_and_the_stacks():
+    region_re, zone_re, ami_re = _validation_regexes("aws", "regions")
+    assert region_re == f"^{stacks.AWS_REGION_ID.pattern}$"
+    assert zone_re == f"^({stacks.AWS_ZONE_ID.pattern})?$"
+    assert ami_re == f"^({stacks.AWS_AMI.pattern})?$"
+    (image_re,) = _validation_regexes("gcp", "regions")
+    assert image_re == f"^({stacks.GCP_IMAGE.pattern})?$"
+
+
 def test_aws_region_ids_of_the_catalog_pass_the_stack_validation(catalog):
-    (region_re,) = _validation_regexes("aws", "regions")
+    region_re = _validation_regexes("aws", "regions")[0]
     for region in catalog.in_clouds(["aws"]):
         assert re.fullmatch(region_re, region.id), region.id
 
@@ -343,7 +352,7 @@ def test_aws_region_validation_refuses_other_partitions(tmp_path):
         pytest.skip("terraform is not installed")
     text = (paths.INFRA / "aws" / "variables.tf").read_text()
     block = text[text.index('variable "regions"') : text.index('variable "home_region"')]
-    (condition,) = re.findall(r"^\s*condition\s*=\s*(.*)$", block, re.MULTILINE)
+    condition = re.findall(r"^\s*condition\s*=\s*(.*)$", block, re.MULTILINE)[0]
     for region_id, accepted in AWS_REGION_IDS:
         regions = json.dumps({region_id: {"machine_type": "t3.small"}})
         expression = condition.replace("var.regions", regions)

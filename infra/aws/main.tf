@@ -74,6 +74,24 @@ data "aws_vpc" "default" {
   default = true
 }
 
+# Zone names map to different physical zones per account; the hosts record the
+# zone ID, which does not, so a later sweep can pin the same zone.
+data "aws_availability_zones" "this" {
+  for_each = var.regions
+
+  region = each.key
+}
+
+# A pinned zone: the default VPC's default subnet in it.
+data "aws_subnet" "pinned" {
+  for_each = { for r, v in var.regions : r => v if v.availability_zone_id != "" }
+
+  region               = each.key
+  vpc_id               = data.aws_vpc.default[each.key].id
+  availability_zone_id = each.value.availability_zone_id
+  default_for_az       = true
+}
+
 resource "aws_eip" "this" {
   for_each = var.regions
 
@@ -167,8 +185,9 @@ resource "aws_instance" "this" {
   # checkov:skip=CKV_AWS_126:Detailed monitoring costs extra and a host lives for one sweep only
   # checkov:skip=CKV2_AWS_41:The hosts call no AWS API, so they get no IAM role at all
   region                               = each.key
-  ami                                  = data.aws_ssm_parameter.debian[each.key].insecure_value
+  ami                                  = each.value.ami != "" ? each.value.ami : data.aws_ssm_parameter.debian[each.key].insecure_value
   instance_type                        = each.value.machine_type
+  subnet_id                            = try(data.aws_subnet.pinned[each.key].id, null)
   key_name                             = aws_key_pair.this[each.key].key_name
   vpc_security_group_ids               = concat([aws_security_group.ssh[each.key].id], [for k, g in local.peer_groups : aws_security_group.peers[k].id if g.region == each.key])
   instance_initiated_shutdown_behavior = "terminate"

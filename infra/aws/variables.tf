@@ -1,7 +1,9 @@
 variable "regions" {
-  description = "Selected AWS regions: region id (e.g. us-east-1) to the machine type of its one host."
+  description = "Selected AWS regions: region id (e.g. us-east-1) to its one host's machine type, and the Availability Zone ID (e.g. use1-az4) and AMI (ami-...) to pin, or \"\" for any zone and the latest Debian 12."
   type = map(object({
-    machine_type = string
+    machine_type         = string
+    availability_zone_id = string
+    ami                  = string
   }))
 
   validation {
@@ -9,6 +11,17 @@ variable "regions" {
     # their own accounts and endpoints, which this provider configuration lacks.
     condition     = alltrue([for r in keys(var.regions) : can(regex("^[a-z]{2}-[a-z]+-[0-9]$", r)) && !startswith(r, "cn-")])
     error_message = "Region ids look like us-east-1, in the commercial partition (no us-gov-* or cn-* regions)."
+  }
+
+  validation {
+    # Zone IDs name the same physical zone in every account (zone names do not).
+    condition     = alltrue([for r, v in var.regions : can(regex("^([a-z]+[0-9]+-az[0-9]+)?$", v.availability_zone_id))])
+    error_message = "availability_zone_id is an AZ ID like use1-az4, or \"\" for any zone."
+  }
+
+  validation {
+    condition     = alltrue([for r, v in var.regions : can(regex("^(ami-[0-9a-f]{8}([0-9a-f]{9})?)?$", v.ami))])
+    error_message = "ami is an AMI id like ami-0123456789abcdef0, or \"\" for the latest Debian 12."
   }
 }
 
@@ -111,7 +124,7 @@ variable "host_public_key" {
 }
 
 variable "ami_ssm_parameter" {
-  description = "Public SSM parameter naming the latest Debian 12 AMI in each region."
+  description = "Public SSM parameter naming the latest Debian 12 AMI in each region (for regions whose ami is \"\")."
   type        = string
   default     = "/aws/service/debian/release/12/latest/amd64"
 }

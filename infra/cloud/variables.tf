@@ -1,7 +1,7 @@
 variable "aws" {
   description = "The variables of infra/aws for this sweep (all but peer_addresses, which come from the GCP stack)."
   type = object({
-    regions           = map(object({ machine_type = string }))
+    regions           = map(object({ machine_type = string, availability_zone_id = string, ami = string }))
     home_region       = string
     sweep_id          = string
     tags              = map(string)
@@ -27,7 +27,7 @@ variable "gcp" {
   description = "The variables of infra/gcp for this sweep (all but peer_addresses, which come from the AWS stack)."
   type = object({
     project         = string
-    regions         = map(object({ zone = string, machine_type = string }))
+    regions         = map(object({ zone = string, machine_type = string, image = string }))
     name_prefix     = string
     labels          = map(string)
     ttl_minutes     = number

@@ -4,15 +4,21 @@ variable "project" {
 }
 
 variable "regions" {
-  description = "Selected GCP regions: region id (e.g. europe-west1) to the zone and machine type of its one host."
+  description = "Selected GCP regions: region id (e.g. europe-west1) to its one host's zone and machine type, and the image to pin (projects/P/global/images/NAME) or \"\" for the latest of var.image's family."
   type = map(object({
     zone         = string
     machine_type = string
+    image        = string
   }))
 
   validation {
     condition     = alltrue([for r, v in var.regions : startswith(v.zone, "${r}-")])
     error_message = "Each region's zone must lie in that region (europe-west1 -> europe-west1-b)."
+  }
+
+  validation {
+    condition     = alltrue([for r, v in var.regions : can(regex("^(projects/[a-z][-a-z0-9]*/global/images/[a-z][-a-z0-9]*)?$", v.image))])
+    error_message = "A pinned image is projects/PROJECT/global/images/NAME, or \"\" for the family's latest."
   }
 }
 
@@ -121,9 +127,14 @@ variable "host_public_key" {
 }
 
 variable "image" {
-  description = "Boot image of every host."
+  description = "Image family of the hosts not pinned to an image, as project/family; resolved once per apply to one image."
   type        = string
   default     = "debian-cloud/debian-12"
+
+  validation {
+    condition     = can(regex("^[a-z][-a-z0-9]*/[a-z][-a-z0-9]*$", var.image))
+    error_message = "image is an image family as project/family, e.g. debian-cloud/debian-12."
+  }
 }
 
 variable "boot_disk_gib" {
