@@ -312,6 +312,7 @@ def test_gcp_names_and_labels_pass_the_stack_validation(catalog, keys):
     variables = _variables("gcp", catalog, keys)
     (prefix_re,) = _validation_regexes("gcp", "name_prefix")
     assert re.fullmatch(prefix_re, variables["name_prefix"])
+    assert not re.fullmatch(prefix_re, "ir-x-")  # GCP names must not end in a dash
     key_re, value_re = _validation_regexes("gcp", "labels")
     for k, v in variables["labels"].items():
         assert re.fullmatch(key_re, k) and re.fullmatch(value_re, v), (k, v)
@@ -569,6 +570,34 @@ def aws_user_data(tmp_path_factory: pytest.TempPathFactory, keys: Keys) -> Any:
     return _render_aws_user_data(
         tmp_path_factory.mktemp("userdata"), keys, "2026-11-22T01:30:00Z", 120
     )
+
+
+def test_aws_user_data_fits_the_ec2_limit(tmp_path, keys):
+    """EC2 takes at most 16 KB of user data (before base64; the provider's user_data check
+    is StringLenBetween(0, 16384), user_data_base64 only checks the encoding)."""
+    if shutil.which("terraform") is None:
+        pytest.skip("terraform is not installed")
+    rendered = _render_aws_user_data(tmp_path, keys, "2026-11-22T01:30:00Z", 2880)
+    text = "#cloud-config\n" + yaml.safe_dump(rendered)
+    assert len(text.encode()) <= 16384 // 2  # room to spare: it holds a key and a script
+
+
+def test_gcp_dead_man_switch_is_kept_by_gcp_not_the_guest():
+    """GCP runs the startup script at every boot (provider docs: metadata.startup-script runs
+    "on every boot"): it must stay idempotent and schedule nothing; the switch is GCP's
+    max_run_duration, which a guest reboot does not reset."""
+    (instance,) = [
+        body
+        for block in _load("gcp", "main.tf")["resource"]
+        for kind, named in block.items()
+        if _unquote(kind) == "google_compute_instance"
+        for body in named.values()
+    ]
+    (scheduling,) = instance["scheduling"]
+    assert scheduling["instance_termination_action"] == '"DELETE"'
+    assert scheduling["max_run_duration"][0]["seconds"] == "${var.ttl_minutes * 60}"
+    script = _load("gcp", "main.tf")["locals"][0]["startup_script"]
+    assert "shutdown" not in script and "runcmd" not in script
 
 
 def test_aws_dead_man_switch_is_a_boot_time_unit(aws_user_data):

@@ -27,8 +27,9 @@ variable "name_prefix" {
   type        = string
 
   validation {
-    condition     = can(regex("^[a-z][-a-z0-9]{0,34}$", var.name_prefix))
-    error_message = "name_prefix must be a lower-case letter then up to 34 lower-case letters, digits or dashes."
+    # GCP names end in a letter or digit: "ir-x-" would make an invalid network name.
+    condition     = can(regex("^[a-z]([-a-z0-9]{0,33}[a-z0-9])?$", var.name_prefix))
+    error_message = "name_prefix must be a lower-case letter then up to 34 lower-case letters, digits or dashes, not ending in a dash."
   }
 }
 
