@@ -9,7 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from orchestrator import store
+from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
+from orchestrator.clouds.stacks import check_pins
 from orchestrator.errors import UserError
 from orchestrator.hosts import Host, hosts_from_output, pins_from, pins_from_file, placement
 
@@ -50,6 +52,9 @@ def test_pins_come_from_cloud_hosts_only():
     zones, images = pins_from(hosts)
     assert zones == {"aws:us-east-1": "use1-az4", "gcp:europe-west1": "europe-west1-c"}
     assert images == {"aws:us-east-1": "ami-0123456789abcdef0", "gcp:europe-west1": IMAGE}
+    # what the stacks record is what they accept as a pin
+    catalog = load_catalog()
+    check_pins([catalog.get(k) for k in zones], zones, images)
 
 
 def test_hosts_json_written_before_zones_were_recorded_still_reads():

@@ -144,6 +144,8 @@ def preflight_command(catalog: Path, **kwargs: Any) -> None:
     Example:
       interregion preflight --clouds aws,gcp --max-regions 8 --gcp-project my-project
     """
+    if kwargs.get("pin_from"):
+        raise UserError("--pin-from applies to sweep and provision: preflight checks the regions")
     cat = load_catalog(catalog)
     regions = list(select(cat, spec_from_options(**kwargs)).regions)
     options = cloud_options_from(**kwargs)
