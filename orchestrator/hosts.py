@@ -7,7 +7,9 @@ Nothing after provisioning knows which backend made the hosts.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import UserError
@@ -25,6 +27,12 @@ class Host:
     machine_type: str
     backend: str  # "local", "aws" or "gcp": which stack made the host
     host_key: str = ""  # "ssh-ed25519 AAAA..." if known before boot; else recorded on first contact
+    # Where and from what the host runs, so a later sweep can pin the same (--pin-from):
+    # AWS: the Availability Zone ID (use1-az4, the same zone in every account) and the
+    # AMI id; GCP: the zone and projects/P/global/images/NAME; emulated: "local" and
+    # "emulated". "" in a hosts.json written before these fields existed.
+    zone: str = ""
+    image_id: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -53,3 +61,49 @@ def hosts_from_output(output: dict[str, Any]) -> list[Host]:
         args.setdefault("backend", "")
         hosts.append(Host(**args))
     return hosts
+
+
+def placement(hosts: list[Host]) -> dict[str, dict[str, str]]:
+    """Where each host ran and from what: {name: {zone, image_id, machine_type}}, the
+    facts a later sweep needs to run on the same zones and images."""
+    return {
+        h.name: {"zone": h.zone, "image_id": h.image_id, "machine_type": h.machine_type}
+        for h in sorted(hosts, key=lambda h: h.name)
+    }
+
+
+CLOUD_BACKENDS = ("aws", "gcp")
+
+
+def pins_from(hosts: list[Host]) -> tuple[dict[str, str], dict[str, str]]:
+    """(zones, images), each region key (`aws:us-east-1`) to the zone / image id its host
+    ran on, for the cloud hosts that recorded them."""
+    cloud = [h for h in hosts if h.backend in CLOUD_BACKENDS]
+    zones = {h.name: h.zone for h in cloud if h.zone}
+    images = {h.name: h.image_id for h in cloud if h.image_id}
+    return zones, images
+
+
+def pins_from_file(path: Path, sweep_id: str) -> tuple[dict[str, str], dict[str, str]]:
+    """pins_from the hosts.json of sweep `sweep_id` at `path`; one-line errors when it is
+    missing, damaged, or holds nothing to pin."""
+    if not path.exists():
+        raise UserError(
+            f"--pin-from {sweep_id}: {path} does not exist (that sweep was never "
+            "provisioned): give a sweep that ran on the clouds"
+        )
+    try:
+        doc = json.loads(path.read_text())
+        hosts = [Host(**{k: v for k, v in h.items() if k in _FIELDS}) for h in doc["hosts"]]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
+        raise UserError(f"--pin-from {sweep_id}: {path} is damaged ({type(e).__name__})") from None
+    zones, images = pins_from(hosts)
+    if not (zones or images):
+        raise UserError(
+            f"--pin-from {sweep_id}: its hosts recorded no cloud zone or image (an emulated "
+            "sweep, or one made before hosts.json recorded them): nothing to pin"
+        )
+    return zones, images
+
+
+_FIELDS = {f.name for f in fields(Host)}

@@ -66,6 +66,10 @@ def test_preflight_without_credentials_is_one_line(no_credentials):
             ["preflight", "--ttl", "long", "--regions", "aws:us-east-1,aws:eu-west-1"],
             "--ttl 'long' is not a duration",
         ),
+        (
+            ["preflight", "--pin-from", "20261122T0130Z-3fa2", "--regions", "aws:us-east-1"],
+            "--pin-from applies to sweep and provision",
+        ),
     ],
 )
 def test_bad_options_are_one_line(no_credentials, args, message):

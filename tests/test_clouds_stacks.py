@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import re
 import threading
 from dataclasses import dataclass
@@ -99,6 +100,19 @@ def test_ttl_from_estimate_and_override():
             stacks.parse_ttl(bad)
 
 
+def test_readme_states_the_ttl_formula_of_the_code():
+    readme = " ".join((paths.ROOT / "README.md").read_text().split())
+    margin_min = stacks.PROVISION_MARGIN_S // 60
+    assert f"TTL = (estimate + {margin_min} min) x {stacks.TTL_FACTOR:g}" in readme
+    assert f"at least {stacks.TTL_MIN_MINUTES} min" in readme
+    assert stacks.TTL_MAX_MINUTES == 2 * 24 * 60 and "at most 2 days" in readme
+    # and the formula as stated gives what the code computes
+    estimate_s = 3600
+    assert stacks.ttl_minutes(estimate_s) == math.ceil(
+        (estimate_s / 60 + margin_min) * stacks.TTL_FACTOR
+    )
+
+
 class _IpHandler(BaseHTTPRequestHandler):
     def do_GET(self):
         body = b"198.51.100.4\n"
@@ -122,6 +136,8 @@ def test_operator_cidr_given_or_detected():
         ("128.0.0.0/1", "wider than a /8"),
         ("::/0", "is IPv6"),
         ("2001:db8::7/128", "is IPv6"),
+        ("203.0.113.7/24", r"has host bits set: use 203\.0\.113\.0/24 "),
+        ("10.1.2.3/8", r"host bits set: use 10\.0\.0\.0/8 "),
     ):
         with pytest.raises(UserError, match=message):
             stacks.operator_cidr(bad)
@@ -171,10 +187,36 @@ def test_stack_choice_and_tags():
     directory, variables = stacks.stack_variables("cloud", "s", regions, _Keys(), **kwargs)
     assert directory == paths.INFRA / "cloud"
     assert variables["gcp"]["regions"] == {
-        "us-east4": {"zone": "us-east4-a", "machine_type": "e2-small"}
+        "us-east4": {"zone": "us-east4-a", "machine_type": "e2-small", "image": ""}
     }
     with pytest.raises(UserError, match="no GCP project"):
         stacks.stack_variables("gcp", "s", regions[1:], _Keys(), **{**kwargs, "gcp_project": ""})
+
+
+@pytest.mark.parametrize(
+    ("region_id", "message"),
+    [
+        ("us-gov-west-1", "GovCloud partition"),
+        ("us-gov-east-1", "GovCloud partition"),
+        ("cn-north-1", "China partition"),
+        ("cn-northwest-1", "China partition"),
+        ("us-iso-east-1", "not an AWS region id"),
+    ],
+)
+def test_aws_regions_outside_the_commercial_partition_are_refused(region_id, message):
+    kwargs = dict(
+        machine_types={"aws": "t3.small"},
+        operator_cidr="203.0.113.7/32",
+        ttl_minutes=90,
+        owner="me",
+        created=NOW,
+    )
+    regions = [_r("aws:us-east-1"), _r(f"aws:{region_id}")]
+    with pytest.raises(UserError, match=message):
+        stacks.check_backend("aws", regions)
+    with pytest.raises(UserError, match=message):
+        stacks.stack_variables("cloud", "s", regions, _Keys(), **kwargs)
+    stacks.check_backend("aws", regions[:1])  # the commercial region alone is fine
 
 
 # --- the IAM files cover what the code and the stacks do --------------------------

@@ -5,6 +5,7 @@ Parsed with python-hcl2, so this runs without providers or an account.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -17,6 +18,7 @@ from typing import Any
 
 import hcl2
 import pytest
+import yaml
 
 from orchestrator import paths
 from orchestrator.catalog import load_catalog
@@ -251,7 +253,7 @@ def test_local_stack_variables_match_the_emulator(catalog, keys, tmp_path):
     assert set(variables) == set(declared("local"))
 
 
-# (block, accepted by the stacks): IPv4 of /8 to /32 only.
+# (block, accepted by the stacks): IPv4 networks of /8 to /32 only, no host bits.
 OPERATOR_CIDRS = [
     ("203.0.113.7/32", True),
     ("203.0.113.0/24", True),
@@ -262,6 +264,9 @@ OPERATOR_CIDRS = [
     ("::/0", False),
     ("2001:db8::/32", False),
     ("203.0.113.7/33", False),
+    ("203.0.113.7/24", False),  # host bits: the provider wants the network (203.0.113.0/24)
+    ("10.1.2.3/8", False),
+    ("203.0.113.07/32", False),
     ("203.0.113.7", False),  # the orchestrator always writes the prefix length
     ("my-laptop", False),
 ]
@@ -307,6 +312,7 @@ def test_gcp_names_and_labels_pass_the_stack_validation(catalog, keys):
     variables = _variables("gcp", catalog, keys)
     (prefix_re,) = _validation_regexes("gcp", "name_prefix")
     assert re.fullmatch(prefix_re, variables["name_prefix"])
+    assert not re.fullmatch(prefix_re, "ir-x-")  # GCP names must not end in a dash
     key_re, value_re = _validation_regexes("gcp", "labels")
     for k, v in variables["labels"].items():
         assert re.fullmatch(key_re, k) and re.fullmatch(value_re, v), (k, v)
@@ -315,10 +321,49 @@ def test_gcp_names_and_labels_pass_the_stack_validation(catalog, keys):
         assert len(f"{variables['name_prefix']}-{region.id}") <= 63
 
 
+def test_pins_and_region_ids_are_checked_alike_in_python_and_the_stacks():
+    region_re, zone_re, ami_re = _validation_regexes("aws", "regions")
+    assert region_re == f"^{stacks.AWS_REGION_ID.pattern}$"
+    assert zone_re == f"^({stacks.AWS_ZONE_ID.pattern})?$"
+    assert ami_re == f"^({stacks.AWS_AMI.pattern})?$"
+    (image_re,) = _validation_regexes("gcp", "regions")
+    assert image_re == f"^({stacks.GCP_IMAGE.pattern})?$"
+
+
 def test_aws_region_ids_of_the_catalog_pass_the_stack_validation(catalog):
-    (region_re,) = _validation_regexes("aws", "regions")
+    region_re = _validation_regexes("aws", "regions")[0]
     for region in catalog.in_clouds(["aws"]):
         assert re.fullmatch(region_re, region.id), region.id
+
+
+# (region id, accepted by infra/aws): the commercial partition only.
+AWS_REGION_IDS = [
+    ("us-east-1", True),
+    ("ap-southeast-5", True),
+    ("us-gov-west-1", False),  # GovCloud: other accounts and endpoints
+    ("cn-north-1", False),  # China: likewise
+    ("cn-northwest-1", False),
+    ("us-iso-east-1", False),
+    ("US-EAST-1", False),
+]
+
+
+def test_aws_region_validation_refuses_other_partitions(tmp_path):
+    if shutil.which("terraform") is None:
+        pytest.skip("terraform is not installed")
+    text = (paths.INFRA / "aws" / "variables.tf").read_text()
+    block = text[text.index('variable "regions"') : text.index('variable "home_region"')]
+    condition = re.findall(r"^\s*condition\s*=\s*(.*)$", block, re.MULTILINE)[0]
+    for region_id, accepted in AWS_REGION_IDS:
+        regions = json.dumps({region_id: {"machine_type": "t3.small"}})
+        expression = condition.replace("var.regions", regions)
+        assert _terraform_eval(expression, tmp_path) == str(accepted).lower(), region_id
+        try:
+            stacks.check_aws_region(region_id)
+        except UserError:
+            assert not accepted, region_id
+        else:
+            assert accepted, region_id
 
 
 def test_gcp_zones_lie_in_their_regions(catalog, keys):
@@ -399,3 +444,190 @@ def test_the_terraform_driver_gets_each_cloud_stack_as_far_as_providers(stack, t
     # past configuration and modules: providers cannot be fetched here, or (where they
     # can) the empty variables are refused
     assert "provider" in message.lower() or "variable" in message.lower(), message
+
+
+# The AWS provider's rule description check, hashicorp/terraform-provider-aws
+# internal/service/ec2/validate.go, validSecurityGroupRuleDescription (after the
+# EC2 API's IpRange): `^[A-Za-z0-9 \.\_\-\:\/\(\)\#\,\@\[\]\+\=\&\;\{\}\!\$\*]*$`,
+# at most 255 characters. CreateSecurityGroup holds GroupDescription and GroupName
+# of a VPC group to the same set at apply.
+AWS_SG_TEXT = re.compile(r"[A-Za-z0-9 ._\-:/()#,@\[\]+=&;{}!$*]{0,255}")
+# What the interpolations in those texts become, at their widest legal values.
+AWS_SG_INTERPOLATIONS = {
+    "${var.sweep_id}": "A" + "b-9" * 20 + "Z",  # the sweep_id validation: 63 characters
+    "${local.name}": "interregion-" + "A" + "b-9" * 20 + "Z",
+    '${split("/", each.key)[1]}': "12",
+}
+
+
+def _aws_sg_texts(stack: str) -> list[tuple[str, str]]:
+    """(where, text) of every name and description of every security group and rule."""
+    texts = []
+    for block in _load(stack, "main.tf").get("resource", []):
+        for kind, named in block.items():
+            if _unquote(kind) not in (
+                "aws_security_group",
+                "aws_security_group_rule",
+                "aws_vpc_security_group_ingress_rule",
+                "aws_vpc_security_group_egress_rule",
+            ):
+                continue
+            for name, body in named.items():
+                where = f"{_unquote(kind)}.{_unquote(name)}"
+                for attr in ("name", "description"):
+                    if attr in body:
+                        texts.append((f"{where}.{attr}", body[attr]))
+                for direction in ("ingress", "egress"):
+                    for i, rule in enumerate(body.get(direction, [])):
+                        assert "description" in rule, f"{where}.{direction}[{i}] undescribed"
+                        texts.append((f"{where}.{direction}[{i}]", rule["description"]))
+    return texts
+
+
+def test_aws_security_group_texts_use_the_ec2_character_set():
+    texts = _aws_sg_texts("aws")
+    assert len(texts) >= 10  # 2 groups: name, description, and every rule's description
+    for where, raw in texts:
+        text = _unquote(raw)
+        for expr, widest in AWS_SG_INTERPOLATIONS.items():
+            text = text.replace(expr, widest)
+        assert "${" not in text, f"{where}: unknown interpolation in {raw}"
+        assert AWS_SG_TEXT.fullmatch(text), f"{where}: {text!r} has characters EC2 refuses"
+
+
+def test_the_ec2_character_set_check_catches_an_apostrophe():
+    assert not AWS_SG_TEXT.fullmatch("iperf3 from the sweep's hosts")
+    assert not AWS_SG_TEXT.fullmatch("x" * 256)
+    assert AWS_SG_TEXT.fullmatch("testRule 123 ._-:/()#,@[]+=&;{}!$*")  # the provider's own test
+
+
+# --- the AWS dead-man switch survives reboots ----------------------------------------
+
+
+def _aws_local(name: str) -> str:
+    for block in _load("aws", "main.tf")["locals"]:
+        if name in block:
+            return _expr(block[name])
+    raise AssertionError(f"infra/aws has no local {name}")
+
+
+def _render_aws_user_data(tmp_path: Path, keys: Keys, created_utc: str, ttl_minutes: int) -> Any:
+    """The AWS hosts' cloud-config, rendered by Terraform itself (`terraform console`
+    runs without providers) from the stack's own expressions and files."""
+    expires = _aws_local("expires_utc")
+    expires = expires.replace('var.tags["created_utc"]', json.dumps(created_utc))
+    expires = expires.replace("var.ttl_minutes", str(ttl_minutes))
+    config = _aws_local("cloud_config")
+    for name, value in {
+        "local.expires_utc": expires,
+        "var.host_key_file": json.dumps(str(keys.host_key)),
+        "var.host_public_key": json.dumps(keys.host_pub.strip()),
+    }.items():
+        config = config.replace(name, value)
+    config = config.replace("${path.module}", str(paths.INFRA / "aws"))
+    assert "var." not in config and "local." not in config, config
+    work = tmp_path / "console"
+    work.mkdir()
+    encoded = _terraform_eval(f"base64encode(nonsensitive({config}))", work)
+    text = base64.b64decode(json.loads(encoded)).decode()
+    assert text.startswith("#cloud-config\n")
+    return yaml.safe_load(text)
+
+
+def _run_deadman(script: str, tmp_path: Path, now_utc: str) -> list[str]:
+    """Run the dead-man script with `date` fixed at `now_utc` and a `shutdown` that
+    records its arguments; returns them."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    real_date = shutil.which("date")
+    (bin_dir / "date").write_text(
+        "#!/bin/sh\n"
+        f'if [ "$#" -eq 1 ] && [ "$1" = "+%s" ]; then exec {real_date} -d "$FAKE_NOW" +%s; fi\n'
+        f'exec {real_date} "$@"\n'
+    )
+    (bin_dir / "shutdown").write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$SHUTDOWN_ARGS"\n')
+    for tool in ("date", "shutdown"):
+        (bin_dir / tool).chmod(0o755)
+    (tmp_path / "deadman").write_text(script)
+    args = tmp_path / "shutdown-args"
+    args.unlink(missing_ok=True)
+    subprocess.run(
+        ["sh", str(tmp_path / "deadman")],
+        env={
+            "PATH": f"{bin_dir}:/usr/bin:/bin",
+            "FAKE_NOW": now_utc,
+            "SHUTDOWN_ARGS": str(args),
+        },
+        check=True,
+    )
+    return args.read_text().splitlines()
+
+
+@pytest.fixture(scope="module")
+def aws_user_data(tmp_path_factory: pytest.TempPathFactory, keys: Keys) -> Any:
+    if shutil.which("terraform") is None:
+        pytest.skip("terraform is not installed")
+    return _render_aws_user_data(
+        tmp_path_factory.mktemp("userdata"), keys, "2026-11-22T01:30:00Z", 120
+    )
+
+
+def test_aws_user_data_fits_the_ec2_limit(tmp_path, keys):
+    """EC2 takes at most 16 KB of user data (before base64; the provider's user_data check
+    is StringLenBetween(0, 16384), user_data_base64 only checks the encoding)."""
+    if shutil.which("terraform") is None:
+        pytest.skip("terraform is not installed")
+    rendered = _render_aws_user_data(tmp_path, keys, "2026-11-22T01:30:00Z", 2880)
+    text = "#cloud-config\n" + yaml.safe_dump(rendered)
+    assert len(text.encode()) <= 16384 // 2  # room to spare: it holds a key and a script
+
+
+def test_gcp_dead_man_switch_is_kept_by_gcp_not_the_guest():
+    """GCP runs the startup script at every boot (provider docs: metadata.startup-script runs
+    "on every boot"): it must stay idempotent and schedule nothing; the switch is GCP's
+    max_run_duration, which a guest reboot does not reset."""
+    (instance,) = [
+        body
+        for block in _load("gcp", "main.tf")["resource"]
+        for kind, named in block.items()
+        if _unquote(kind) == "google_compute_instance"
+        for body in named.values()
+    ]
+    (scheduling,) = instance["scheduling"]
+    assert scheduling["instance_termination_action"] == '"DELETE"'
+    assert scheduling["max_run_duration"][0]["seconds"] == "${var.ttl_minutes * 60}"
+    script = _load("gcp", "main.tf")["locals"][0]["startup_script"]
+    assert "shutdown" not in script and "runcmd" not in script
+
+
+def test_aws_dead_man_switch_is_a_boot_time_unit(aws_user_data):
+    files = {f["path"]: f for f in aws_user_data["write_files"]}
+    unit = files["/etc/systemd/system/interregion-deadman.service"]["content"]
+    script = files["/usr/local/sbin/interregion-deadman"]
+    assert "ExecStart=/usr/local/sbin/interregion-deadman" in unit
+    assert "WantedBy=multi-user.target" in unit  # so it runs at every boot, not only the first
+    assert script["permissions"] == "0755"
+    assert ["systemctl", "enable", "--now", "interregion-deadman.service"] in aws_user_data[
+        "runcmd"
+    ]
+    # Nothing schedules a relative shutdown once at first boot any more.
+    assert not any("shutdown" in " ".join(cmd) for cmd in aws_user_data["runcmd"])
+    assert "2026-11-22T03:30:00Z" in script["content"]  # created + 120 min, absolute
+
+
+@pytest.mark.parametrize(
+    ("now_utc", "expected"),
+    [
+        ("2026-11-22T01:35:00Z", ["-h", "+115"]),  # first boot, 5 min after creation
+        ("2026-11-22T03:00:30Z", ["-h", "+30"]),  # rebooted later: only what is left
+        ("2026-11-22T03:29:59Z", ["-h", "+1"]),
+        ("2026-11-22T03:30:00Z", ["-h", "now"]),  # rebooted past the expiry: at once
+        ("2026-11-23T09:00:00Z", ["-h", "now"]),
+    ],
+)
+def test_aws_dead_man_switch_computes_the_time_left_at_each_boot(
+    aws_user_data, tmp_path, now_utc, expected
+):
+    files = {f["path"]: f for f in aws_user_data["write_files"]}
+    args = _run_deadman(files["/usr/local/sbin/interregion-deadman"]["content"], tmp_path, now_utc)
+    assert args[:2] == expected

@@ -163,6 +163,7 @@ def test_local_stack_up_and_down_through_the_driver(tmp_path):
         assert [h.name for h in hosts] == sorted(r.key for r in regions)
         assert {h.backend for h in hosts} == {"local"}
         assert {h.host_key for h in hosts} == {keys.host_pub}
+        assert {(h.zone, h.image_id) for h in hosts} == {("local", "emulated")}  # honest, not blank
         spec = json.loads((workdir / SPEC_FILE).read_text())
         assert {h.address for h in hosts} == {h["address"] for h in spec["hosts"]}
         namespaces = [n for n in net.netns_list() if net.emulation_of_namespace(n) == emulation_id]

@@ -13,6 +13,9 @@ provider "aws" {
 locals {
   name = "interregion-${var.sweep_id}"
 
+  # The hosts' end of life, as an absolute time: the same as the expires_utc tag.
+  expires_utc = timeadd(var.tags["created_utc"], "${var.ttl_minutes}m")
+
   own_addresses = { for r, eip in aws_eip.this : "aws:${r}" => eip.public_ip }
   peer_ips      = merge(var.peer_addresses, local.own_addresses)
 
@@ -36,8 +39,24 @@ locals {
       ed25519_public  = var.host_public_key
     }
     # Dead-man switch: with instance_initiated_shutdown_behavior = terminate,
-    # this shutdown deletes the instance even if the controller is gone.
-    runcmd = [["shutdown", "-h", "+${var.ttl_minutes}", "interregion TTL reached"]]
+    # a shutdown deletes the instance even if the controller is gone. A boot-time
+    # unit schedules it from the absolute expiry, so a reboot cannot cancel it.
+    write_files = [
+      {
+        path        = "/usr/local/sbin/interregion-deadman"
+        permissions = "0755"
+        content     = templatefile("${path.module}/deadman.sh.tftpl", { expires_utc = local.expires_utc })
+      },
+      {
+        path        = "/etc/systemd/system/interregion-deadman.service"
+        permissions = "0644"
+        content     = file("${path.module}/interregion-deadman.service")
+      },
+    ]
+    runcmd = [
+      ["systemctl", "daemon-reload"],
+      ["systemctl", "enable", "--now", "interregion-deadman.service"],
+    ]
   })]))
 }
 
@@ -53,6 +72,25 @@ data "aws_vpc" "default" {
 
   region  = each.key
   default = true
+}
+
+# Zone names map to different physical zones per account; the hosts record the
+# zone ID, which does not, so a later sweep can pin the same zone.
+data "aws_availability_zones" "this" {
+  for_each = var.regions
+
+  # checkov:skip=CKV_AWS_394:Only a name-to-ID lookup for the host's own zone; a zone AWS adds later changes no answer
+  region = each.key
+}
+
+# A pinned zone: the default VPC's default subnet in it.
+data "aws_subnet" "pinned" {
+  for_each = { for r, v in var.regions : r => v if v.availability_zone_id != "" }
+
+  region               = each.key
+  vpc_id               = data.aws_vpc.default[each.key].id
+  availability_zone_id = each.value.availability_zone_id
+  default_for_az       = true
 }
 
 resource "aws_eip" "this" {
@@ -112,11 +150,11 @@ resource "aws_security_group" "peers" {
 
   region      = each.value.region
   name        = "${local.name}-peers-${split("/", each.key)[1]}"
-  description = "interregion ${var.sweep_id}: iperf3 and ICMP between the sweep's hosts"
+  description = "interregion ${var.sweep_id}: iperf3 and ICMP between the sweep hosts only"
   vpc_id      = data.aws_vpc.default[each.value.region].id
 
   ingress {
-    description = "iperf3 from the sweep's hosts"
+    description = "iperf3 from the sweep hosts"
     protocol    = "tcp"
     from_port   = var.iperf3_ports.first
     to_port     = var.iperf3_ports.last
@@ -124,7 +162,7 @@ resource "aws_security_group" "peers" {
   }
 
   ingress {
-    description = "ICMP (ping, path MTU) from the sweep's hosts"
+    description = "ICMP (ping, path MTU) from the sweep hosts"
     protocol    = "icmp"
     from_port   = -1
     to_port     = -1
@@ -132,7 +170,7 @@ resource "aws_security_group" "peers" {
   }
 
   egress {
-    description = "Anything to the sweep's hosts (iperf3 clients, ping)"
+    description = "Anything to the sweep hosts (iperf3 clients, ping)"
     protocol    = "-1"
     from_port   = 0
     to_port     = 0
@@ -148,8 +186,9 @@ resource "aws_instance" "this" {
   # checkov:skip=CKV_AWS_126:Detailed monitoring costs extra and a host lives for one sweep only
   # checkov:skip=CKV2_AWS_41:The hosts call no AWS API, so they get no IAM role at all
   region                               = each.key
-  ami                                  = data.aws_ssm_parameter.debian[each.key].insecure_value
+  ami                                  = each.value.ami != "" ? each.value.ami : data.aws_ssm_parameter.debian[each.key].insecure_value
   instance_type                        = each.value.machine_type
+  subnet_id                            = try(data.aws_subnet.pinned[each.key].id, null)
   key_name                             = aws_key_pair.this[each.key].key_name
   vpc_security_group_ids               = concat([aws_security_group.ssh[each.key].id], [for k, g in local.peer_groups : aws_security_group.peers[k].id if g.region == each.key])
   instance_initiated_shutdown_behavior = "terminate"

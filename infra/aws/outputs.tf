@@ -12,6 +12,9 @@ output "hosts" {
       machine_type = inst.instance_type
       backend      = "aws"
       host_key     = var.host_public_key
+      # Where and from what the host runs, to pin in a later sweep: AZ ID and AMI.
+      zone     = data.aws_availability_zones.this[r].zone_ids[index(data.aws_availability_zones.this[r].names, inst.availability_zone)]
+      image_id = inst.ami
     }
   }
 

@@ -1,12 +1,27 @@
 variable "regions" {
-  description = "Selected AWS regions: region id (e.g. us-east-1) to the machine type of its one host."
+  description = "Selected AWS regions: region id (e.g. us-east-1) to its one host's machine type, and the Availability Zone ID (e.g. use1-az4) and AMI (ami-...) to pin, or \"\" for any zone and the latest Debian 12."
   type = map(object({
-    machine_type = string
+    machine_type         = string
+    availability_zone_id = string
+    ami                  = string
   }))
 
   validation {
-    condition     = alltrue([for r in keys(var.regions) : can(regex("^[a-z]{2}(-gov)?-[a-z]+-[0-9]$", r))])
-    error_message = "Region ids look like us-east-1."
+    # The commercial partition only: GovCloud (us-gov-*) and China (cn-*) need
+    # their own accounts and endpoints, which this provider configuration lacks.
+    condition     = alltrue([for r in keys(var.regions) : can(regex("^[a-z]{2}-[a-z]+-[0-9]$", r)) && !startswith(r, "cn-")])
+    error_message = "Region ids look like us-east-1, in the commercial partition (no us-gov-* or cn-* regions)."
+  }
+
+  validation {
+    # Zone IDs name the same physical zone in every account (zone names do not).
+    condition     = alltrue([for r, v in var.regions : can(regex("^([a-z]+[0-9]+-az[0-9]+)?$", v.availability_zone_id))])
+    error_message = "availability_zone_id is an AZ ID like use1-az4, or \"\" for any zone."
+  }
+
+  validation {
+    condition     = alltrue([for r, v in var.regions : can(regex("^(ami-[0-9a-f]{8}([0-9a-f]{9})?)?$", v.ami))])
+    error_message = "ami is an AMI id like ami-0123456789abcdef0, or \"\" for the latest Debian 12."
   }
 }
 
@@ -34,10 +49,16 @@ variable "tags" {
     condition     = alltrue([for k in ["project", "sweep_id", "owner", "created_utc", "expires_utc"] : contains(keys(var.tags), k)])
     error_message = "Tags must include project, sweep_id, owner, created_utc and expires_utc."
   }
+
+  validation {
+    # The dead-man switch counts from created_utc.
+    condition     = can(timeadd(var.tags["created_utc"], "1m"))
+    error_message = "tags.created_utc must be an RFC 3339 time, e.g. 2026-11-22T01:30:00Z."
+  }
 }
 
 variable "ttl_minutes" {
-  description = "Dead-man switch: each instance shuts itself down (and so terminates) this many minutes after boot."
+  description = "Dead-man switch: each instance shuts itself down (and so terminates) this many minutes after tags.created_utc, checked again at every boot."
   type        = number
 
   validation {
@@ -52,8 +73,9 @@ variable "operator_cidr" {
 
   validation {
     # IPv4 with a prefix of 8 to 32 bits: never the whole internet, nor IPv6 (::/0).
-    condition     = can(regex("^[0-9]{1,3}(\\.[0-9]{1,3}){3}/([89]|[12][0-9]|3[0-2])$", var.operator_cidr)) && can(cidrhost(var.operator_cidr, 0))
-    error_message = "operator_cidr must be an IPv4 CIDR block of /8 or narrower, e.g. 203.0.113.7/32."
+    # No host bits: the provider's cidr_blocks check wants the network address.
+    condition     = can(regex("^[0-9]{1,3}(\\.[0-9]{1,3}){3}/([89]|[12][0-9]|3[0-2])$", var.operator_cidr)) && try(cidrhost(var.operator_cidr, 0) == split("/", var.operator_cidr)[0], false)
+    error_message = "operator_cidr must be an IPv4 network of /8 or narrower without host bits, e.g. 203.0.113.7/32 or 203.0.113.0/24 (not 203.0.113.7/24)."
   }
 }
 
@@ -102,7 +124,7 @@ variable "host_public_key" {
 }
 
 variable "ami_ssm_parameter" {
-  description = "Public SSM parameter naming the latest Debian 12 AMI in each region."
+  description = "Public SSM parameter naming the latest Debian 12 AMI in each region (for regions whose ami is \"\")."
   type        = string
   default     = "/aws/service/debian/release/12/latest/amd64"
 }

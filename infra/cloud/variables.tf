@@ -1,7 +1,7 @@
 variable "aws" {
   description = "The variables of infra/aws for this sweep (all but peer_addresses, which come from the GCP stack)."
   type = object({
-    regions           = map(object({ machine_type = string }))
+    regions           = map(object({ machine_type = string, availability_zone_id = string, ami = string }))
     home_region       = string
     sweep_id          = string
     tags              = map(string)
@@ -18,8 +18,8 @@ variable "aws" {
 
   validation {
     # As in infra/aws: checked here too so a bad block fails before any module loads.
-    condition     = can(regex("^[0-9]{1,3}(\\.[0-9]{1,3}){3}/([89]|[12][0-9]|3[0-2])$", var.aws.operator_cidr)) && can(cidrhost(var.aws.operator_cidr, 0))
-    error_message = "aws.operator_cidr must be an IPv4 CIDR block of /8 or narrower, e.g. 203.0.113.7/32."
+    condition     = can(regex("^[0-9]{1,3}(\\.[0-9]{1,3}){3}/([89]|[12][0-9]|3[0-2])$", var.aws.operator_cidr)) && try(cidrhost(var.aws.operator_cidr, 0) == split("/", var.aws.operator_cidr)[0], false)
+    error_message = "aws.operator_cidr must be an IPv4 network of /8 or narrower without host bits, e.g. 203.0.113.7/32 or 203.0.113.0/24 (not 203.0.113.7/24)."
   }
 }
 
@@ -27,7 +27,7 @@ variable "gcp" {
   description = "The variables of infra/gcp for this sweep (all but peer_addresses, which come from the AWS stack)."
   type = object({
     project         = string
-    regions         = map(object({ zone = string, machine_type = string }))
+    regions         = map(object({ zone = string, machine_type = string, image = string }))
     name_prefix     = string
     labels          = map(string)
     ttl_minutes     = number
@@ -44,7 +44,7 @@ variable "gcp" {
 
   validation {
     # As in infra/gcp: checked here too so a bad block fails before any module loads.
-    condition     = can(regex("^[0-9]{1,3}(\\.[0-9]{1,3}){3}/([89]|[12][0-9]|3[0-2])$", var.gcp.operator_cidr)) && can(cidrhost(var.gcp.operator_cidr, 0))
-    error_message = "gcp.operator_cidr must be an IPv4 CIDR block of /8 or narrower, e.g. 203.0.113.7/32."
+    condition     = can(regex("^[0-9]{1,3}(\\.[0-9]{1,3}){3}/([89]|[12][0-9]|3[0-2])$", var.gcp.operator_cidr)) && try(cidrhost(var.gcp.operator_cidr, 0) == split("/", var.gcp.operator_cidr)[0], false)
+    error_message = "gcp.operator_cidr must be an IPv4 network of /8 or narrower without host bits, e.g. 203.0.113.7/32 or 203.0.113.0/24 (not 203.0.113.7/24)."
   }
 }

@@ -13,6 +13,9 @@ locals {
   own_addresses = { for r, a in google_compute_address.this : "gcp:${r}" => a.address }
   peer_ips      = merge(var.peer_addresses, local.own_addresses)
 
+  # The image of each host: pinned, or the family's image resolved for this apply.
+  images = { for r, v in var.regions : r => v.image != "" ? v.image : data.google_compute_image.this.id }
+
   # Firewall rules and networks take no labels: the reaper reads this instead.
   description = jsonencode(var.labels)
 
@@ -29,6 +32,13 @@ locals {
     "rm -f /etc/ssh/ssh_host_rsa_key* /etc/ssh/ssh_host_ecdsa_key*",
     "systemctl restart ssh",
   ]))
+}
+
+# The family's current image, resolved once so every host of the sweep boots the
+# same one and hosts.json can name it for a later sweep to pin.
+data "google_compute_image" "this" {
+  project = split("/", var.image)[0]
+  family  = split("/", var.image)[1]
 }
 
 resource "google_compute_network" "this" {
@@ -107,7 +117,7 @@ resource "google_compute_instance" "this" {
     auto_delete = true
 
     initialize_params {
-      image  = var.image
+      image  = local.images[each.key]
       size   = var.boot_disk_gib
       labels = var.labels
     }

@@ -12,6 +12,9 @@ output "hosts" {
       machine_type = var.regions[r].machine_type
       backend      = "gcp"
       host_key     = var.host_public_key
+      # Where and from what the host runs, to pin in a later sweep.
+      zone     = inst.zone
+      image_id = local.images[r]
     }
   }
 }

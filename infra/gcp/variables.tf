@@ -4,15 +4,21 @@ variable "project" {
 }
 
 variable "regions" {
-  description = "Selected GCP regions: region id (e.g. europe-west1) to the zone and machine type of its one host."
+  description = "Selected GCP regions: region id (e.g. europe-west1) to its one host's zone and machine type, and the image to pin (projects/P/global/images/NAME) or \"\" for the latest of var.image's family."
   type = map(object({
     zone         = string
     machine_type = string
+    image        = string
   }))
 
   validation {
     condition     = alltrue([for r, v in var.regions : startswith(v.zone, "${r}-")])
     error_message = "Each region's zone must lie in that region (europe-west1 -> europe-west1-b)."
+  }
+
+  validation {
+    condition     = alltrue([for r, v in var.regions : can(regex("^(projects/[a-z][-a-z0-9]*/global/images/[a-z][-a-z0-9]*)?$", v.image))])
+    error_message = "A pinned image is projects/PROJECT/global/images/NAME, or \"\" for the family's latest."
   }
 }
 
@@ -21,8 +27,9 @@ variable "name_prefix" {
   type        = string
 
   validation {
-    condition     = can(regex("^[a-z][-a-z0-9]{0,34}$", var.name_prefix))
-    error_message = "name_prefix must be a lower-case letter then up to 34 lower-case letters, digits or dashes."
+    # GCP names end in a letter or digit: "ir-x-" would make an invalid network name.
+    condition     = can(regex("^[a-z]([-a-z0-9]{0,33}[a-z0-9])?$", var.name_prefix))
+    error_message = "name_prefix must be a lower-case letter then up to 34 lower-case letters, digits or dashes, not ending in a dash."
   }
 }
 
@@ -59,8 +66,9 @@ variable "operator_cidr" {
 
   validation {
     # IPv4 with a prefix of 8 to 32 bits: never the whole internet, nor IPv6 (::/0).
-    condition     = can(regex("^[0-9]{1,3}(\\.[0-9]{1,3}){3}/([89]|[12][0-9]|3[0-2])$", var.operator_cidr)) && can(cidrhost(var.operator_cidr, 0))
-    error_message = "operator_cidr must be an IPv4 CIDR block of /8 or narrower, e.g. 203.0.113.7/32."
+    # No host bits: the provider's cidr_blocks check wants the network address.
+    condition     = can(regex("^[0-9]{1,3}(\\.[0-9]{1,3}){3}/([89]|[12][0-9]|3[0-2])$", var.operator_cidr)) && try(cidrhost(var.operator_cidr, 0) == split("/", var.operator_cidr)[0], false)
+    error_message = "operator_cidr must be an IPv4 network of /8 or narrower without host bits, e.g. 203.0.113.7/32 or 203.0.113.0/24 (not 203.0.113.7/24)."
   }
 }
 
@@ -120,9 +128,14 @@ variable "host_public_key" {
 }
 
 variable "image" {
-  description = "Boot image of every host."
+  description = "Image family of the hosts not pinned to an image, as project/family; resolved once per apply to one image."
   type        = string
   default     = "debian-cloud/debian-12"
+
+  validation {
+    condition     = can(regex("^[a-z][-a-z0-9]*/[a-z][-a-z0-9]*$", var.image))
+    error_message = "image is an image family as project/family, e.g. debian-cloud/debian-12."
+  }
 }
 
 variable "boot_disk_gib" {

@@ -14,6 +14,9 @@ output "hosts" {
       machine_type = h.machine_type
       backend      = "local"
       host_key     = h.host_key
+      # An emulated host has no cloud zone or image: say so rather than invent one.
+      zone     = "local"
+      image_id = "emulated"
     }
   }
 }

@@ -14,13 +14,14 @@ from typing import Any, TypeVar
 
 import click
 
-from orchestrator import paths
+from orchestrator import paths, store
 from orchestrator.catalog import CLOUDS, load_catalog
 from orchestrator.cli.options import selection_options, spec_from_options, split_list
 from orchestrator.clouds import aws, gcp, preflight, reap, stacks, sync
 from orchestrator.clouds.launch import CloudOptions
 from orchestrator.clouds.leftovers import parse_age
 from orchestrator.errors import UserError
+from orchestrator.hosts import pins_from_file
 from orchestrator.selection import select
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,7 +53,7 @@ def cloud_options(f: F) -> F:
             default=None,
             metavar="DURATION",
             help="Dead-man switch: hosts delete themselves after this (e.g. 3h; "
-            "default: the estimate x1.5 plus 15 min).",
+            "default: (the estimate + 15 min) x 1.5, 30 min to 2 days).",
         ),
         click.option(
             "--network-tier",
@@ -68,6 +69,13 @@ def cloud_options(f: F) -> F:
             is_flag=True,
             help="Fail when a region fails preflight instead of dropping it with a warning.",
         ),
+        click.option(
+            "--pin-from",
+            default=None,
+            metavar="SWEEP_ID",
+            help="Run each host in the zone and on the image its region's host had in that "
+            "earlier sweep (read from its hosts.json).",
+        ),
     ]
     for option in reversed(options):
         f = option(f)
@@ -82,6 +90,15 @@ def cloud_options_from(**kwargs: Any) -> CloudOptions:
         if kwargs.get(f"{cloud}_machine_type")
     }
     ttl = kwargs.get("ttl")
+    pin_from = kwargs.get("pin_from")
+    zones: dict[str, str] = {}
+    images: dict[str, str] = {}
+    if pin_from:
+        results = Path(kwargs.get("results") or paths.RESULTS)
+        hosts_file = store.sweep_dir(results, pin_from) / store.HOSTS_FILE
+        if not hosts_file.parent.is_dir():
+            raise UserError(f"--pin-from {pin_from}: no such sweep in {results}")
+        zones, images = pins_from_file(hosts_file, pin_from)
     return CloudOptions(
         operator_cidr=kwargs.get("operator_cidr"),
         ttl_minutes=stacks.parse_ttl(ttl) if ttl else None,
@@ -90,6 +107,9 @@ def cloud_options_from(**kwargs: Any) -> CloudOptions:
         network_tier=str(kwargs.get("network_tier") or "premium").upper(),
         machine_types=overrides,
         strict=bool(kwargs.get("strict")),
+        zones=zones,
+        images=images,
+        pinned_from=pin_from,
     )
 
 
@@ -124,6 +144,8 @@ def preflight_command(catalog: Path, **kwargs: Any) -> None:
     Example:
       interregion preflight --clouds aws,gcp --max-regions 8 --gcp-project my-project
     """
+    if kwargs.get("pin_from"):
+        raise UserError("--pin-from applies to sweep and provision: preflight checks the regions")
     cat = load_catalog(catalog)
     regions = list(select(cat, spec_from_options(**kwargs)).regions)
     options = cloud_options_from(**kwargs)

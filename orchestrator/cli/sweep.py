@@ -97,6 +97,7 @@ def sweep(**kwargs: Any) -> None:
     Example:
       interregion sweep --backend local --yes --max-regions 8
       interregion sweep --backend aws --clouds aws --ttl 2h --yes
+      interregion sweep --backend cloud --pin-from 20261122T0130Z-3fa2 --yes
       interregion sweep --resume 20261122T0130Z-3fa2 --yes
     """
     results: Path = kwargs["results"]
@@ -150,7 +151,7 @@ def sweep(**kwargs: Any) -> None:
 
 def _replace_cloud_options(run: sweeps.Sweep, kwargs: dict[str, Any]) -> None:
     """Cloud flags given again replace the ones the sweep was planned with."""
-    given = _cloud_options_given(kwargs)
+    given = _cloud_options_given({**kwargs, "results": run.results})
     if given is None:
         return
     if run.backend == "local":
@@ -172,6 +173,7 @@ def provision(sweep_id: str, results: Path, **kwargs: Any) -> None:
     \b
     Example:
       interregion provision --sweep 20261122T0130Z-3fa2
+      interregion provision --sweep 20261123T0900Z-77aa --pin-from 20261122T0130Z-3fa2
     """
     run = sweeps.open_sweep(sweep_id, results)
     _replace_cloud_options(run, kwargs)

@@ -32,6 +32,11 @@ class CloudOptions:
     machine_types: dict[str, str] = field(default_factory=dict)  # per-cloud overrides
     strict: bool = False
     owner: str | None = None
+    # Pins (region key to zone / image id), e.g. from an earlier sweep's hosts.json
+    # (`--pin-from`): AWS Availability Zone IDs and AMI ids, GCP zones and images.
+    zones: dict[str, str] = field(default_factory=dict)
+    images: dict[str, str] = field(default_factory=dict)
+    pinned_from: str | None = None  # the sweep the pins came from, for the record
 
 
 def prepare(
@@ -50,6 +55,7 @@ def prepare(
 ) -> tuple[Path, dict[str, Any], preflight.PreflightResult]:
     types = {**machine_types, **options.machine_types}
     stacks.check_backend(backend, regions)  # fail before any call to a cloud
+    stacks.check_pins(regions, options.zones, options.images)
     checked = preflight.preflight(
         regions,
         types,
@@ -71,5 +77,12 @@ def prepare(
         gcp_project=checked.identities.get("gcp", ""),
         gcp_zones=checked.gcp_zones,
         network_tier=options.network_tier,
+        pinned_zones=options.zones,
+        pinned_images=options.images,
     )
+    for key, zone in sorted(options.zones.items()):
+        region_id = key.partition(":")[2]
+        moved = checked.gcp_zones.get(region_id)
+        if key.startswith("gcp:") and moved and moved != zone:
+            warn(f"{key}: keeping the pinned zone {zone} (preflight would use {moved})")
     return directory, variables, checked

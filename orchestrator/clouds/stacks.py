@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+import re
 import socket
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -38,6 +39,15 @@ TTL_FACTOR = 1.5
 # SSH is opened to the operator only: an IPv4 block no wider than a /8 (the
 # stacks' validation agrees; AWS security group cidr_blocks take IPv4 only).
 OPERATOR_MIN_PREFIX = 8
+# AWS regions of the commercial partition, as infra/aws validates them: GovCloud
+# (us-gov-west-1) and China (cn-north-1) need other accounts and endpoints.
+AWS_REGION_ID = re.compile(r"[a-z]{2}-[a-z]+-[0-9]")
+AWS_OTHER_PARTITIONS = {"-gov-": "GovCloud", "-cn-": "China"}
+# What a sweep may pin (the stacks' validation agrees): AWS Availability Zone IDs and
+# AMI ids; GCP zones of the region and images as projects/P/global/images/NAME.
+AWS_ZONE_ID = re.compile(r"[a-z]+[0-9]+-az[0-9]+")
+AWS_AMI = re.compile(r"ami-[0-9a-f]{8}([0-9a-f]{9})?")
+GCP_IMAGE = re.compile(r"projects/[a-z][-a-z0-9]*/global/images/[a-z][-a-z0-9]*")
 
 
 class KeyMaterial(Protocol):
@@ -94,7 +104,15 @@ def operator_cidr(given: str | None, detect_url: str = "https://checkip.amazonaw
             raise UserError(
                 f"--operator-cidr '{given}' is not an address block: write e.g. 203.0.113.7/32"
             ) from None
-        return str(_check_operator_network(network, f"--operator-cidr '{given}'"))
+        _check_operator_network(network, f"--operator-cidr '{given}'")
+        address = ipaddress.ip_interface(given.strip()).ip
+        if address != network.network_address:
+            # The provider's cidr_blocks check refuses host bits at plan: say so now.
+            raise UserError(
+                f"--operator-cidr '{given}' has host bits set: use {network} "
+                f"(or {address}/32 for your address alone)"
+            )
+        return str(network)
     try:
         with urllib.request.urlopen(detect_url, timeout=10) as response:
             address = ipaddress.ip_address(response.read().decode().strip())
@@ -149,6 +167,37 @@ def _only(regions: Sequence[Region], cloud: str) -> list[Region]:
     return sorted((r for r in regions if r.cloud == cloud), key=lambda r: r.id)
 
 
+def check_pins(
+    regions: Sequence[Region], zones: Mapping[str, str], images: Mapping[str, str]
+) -> None:
+    """One-line errors for pinned zones and images (region key to value) the stacks
+    would refuse. Pins of regions not selected are ignored: they change nothing."""
+    for region in regions:
+        zone, image = zones.get(region.key, ""), images.get(region.key, "")
+        if region.cloud == "aws":
+            if zone and not AWS_ZONE_ID.fullmatch(zone):
+                raise UserError(
+                    f"pinned zone '{zone}' of {region.key} is not an Availability Zone ID "
+                    "like use1-az4"
+                )
+            if image and not AWS_AMI.fullmatch(image):
+                raise UserError(
+                    f"pinned image '{image}' of {region.key} is not an AMI id like "
+                    "ami-0123456789abcdef0"
+                )
+        else:
+            if zone and not zone.startswith(f"{region.id}-"):
+                raise UserError(
+                    f"pinned zone '{zone}' of {region.key} is not in that region "
+                    f"(e.g. {region.id}-b)"
+                )
+            if image and not GCP_IMAGE.fullmatch(image):
+                raise UserError(
+                    f"pinned image '{image}' of {region.key} is not of the form "
+                    "projects/PROJECT/global/images/NAME"
+                )
+
+
 def aws_variables(
     sweep_id: str,
     regions: Sequence[Region],
@@ -162,12 +211,22 @@ def aws_variables(
     iperf3_ports: tuple[int, int] = DEFAULT_IPERF3_PORTS,
     home_region: str = "us-east-1",
     peer_addresses: Mapping[str, str] | None = None,
+    zones: Mapping[str, str] | None = None,
+    images: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The variables of infra/aws: one host per AWS region in `regions`."""
+    """The variables of infra/aws: one host per AWS region in `regions`. `zones` and
+    `images` (region key to AZ ID / AMI id) pin a host; "" lets the stack choose."""
     expires = created + timedelta(minutes=ttl_minutes)
+    zones, images = dict(zones or {}), dict(images or {})
+    check_pins(_only(regions, "aws"), zones, images)
     return {
         "regions": {
-            r.id: {"machine_type": _machine_type(r, machine_types)} for r in _only(regions, "aws")
+            r.id: {
+                "machine_type": _machine_type(r, machine_types),
+                "availability_zone_id": zones.get(r.key, ""),
+                "ami": images.get(r.key, ""),
+            }
+            for r in _only(regions, "aws")
         },
         "home_region": home_region,
         "sweep_id": sweep_id,
@@ -200,9 +259,13 @@ def gcp_variables(
     network_tier: str = "PREMIUM",
     iperf3_ports: tuple[int, int] = DEFAULT_IPERF3_PORTS,
     peer_addresses: Mapping[str, str] | None = None,
+    pinned_zones: Mapping[str, str] | None = None,
+    images: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The variables of infra/gcp: one host per GCP region, in its catalog zone unless
-    preflight chose another (`zones`: region id to zone)."""
+    """The variables of infra/gcp: one host per GCP region, in its pinned zone
+    (`pinned_zones`: region key to zone), else the zone preflight chose (`zones`: region
+    id to zone), else its catalog zone; on its pinned image (`images`: region key to
+    projects/P/global/images/NAME), else the image family's latest."""
     tier = network_tier.upper()
     if tier not in NETWORK_TIERS:
         raise UserError(f"network tier '{network_tier}' is unknown: use premium or standard")
@@ -210,12 +273,15 @@ def gcp_variables(
         raise UserError("no GCP project: pass --gcp-project or set GOOGLE_CLOUD_PROJECT")
     expires = created + timedelta(minutes=ttl_minutes)
     chosen = dict(zones or {})
+    pinned, images = dict(pinned_zones or {}), dict(images or {})
+    check_pins(_only(regions, "gcp"), pinned, images)
     return {
         "project": project,
         "regions": {
             r.id: {
-                "zone": chosen.get(r.id, r.zone),
+                "zone": pinned.get(r.key) or chosen.get(r.id, r.zone),
                 "machine_type": _machine_type(r, machine_types),
+                "image": images.get(r.key, ""),
             }
             for r in _only(regions, "gcp")
         },
@@ -256,6 +322,18 @@ def backend_for(regions: Sequence[Region]) -> str:
     raise UserError("no regions selected for the clouds: widen the selection")
 
 
+def check_aws_region(region_id: str) -> None:
+    """A one-line error for an AWS region the stacks cannot reach."""
+    for marker, partition in AWS_OTHER_PARTITIONS.items():
+        if marker in f"-{region_id}":
+            raise UserError(
+                f"aws:{region_id} is in the AWS {partition} partition, which the stacks "
+                "cannot reach: leave it out with --exclude or remove it from regions.yaml"
+            )
+    if not AWS_REGION_ID.fullmatch(region_id):
+        raise UserError(f"aws:{region_id} is not an AWS region id like us-east-1: fix regions.yaml")
+
+
 def check_backend(backend: str, regions: Sequence[Region]) -> str:
     """The stack that will host `regions` on `backend`; regions it cannot host are an error.
 
@@ -263,6 +341,9 @@ def check_backend(backend: str, regions: Sequence[Region]) -> str:
     account is needed for a cloud that has no hosts.
     """
     stack_dir(backend)
+    for region in regions:
+        if region.cloud == "aws":
+            check_aws_region(region.id)
     if backend == "cloud":
         backend = backend_for(regions)
     wanted = {"aws": {"aws"}, "gcp": {"gcp"}, "cloud": {"aws", "gcp"}}[backend]
@@ -290,8 +371,12 @@ def stack_variables(
     gcp_zones: Mapping[str, str] | None = None,
     network_tier: str = "PREMIUM",
     iperf3_ports: tuple[int, int] = DEFAULT_IPERF3_PORTS,
+    pinned_zones: Mapping[str, str] | None = None,
+    pinned_images: Mapping[str, str] | None = None,
 ) -> tuple[Path, dict[str, Any]]:
-    """The stack directory and its variables for `--backend aws|gcp|cloud`."""
+    """The stack directory and its variables for `--backend aws|gcp|cloud`.
+    `pinned_zones` / `pinned_images` (region key to zone / image id, as
+    hosts.placement records them) put a host where an earlier sweep's ran."""
     backend = check_backend(backend, regions)
     wanted = {"aws": {"aws"}, "gcp": {"gcp"}, "cloud": {"aws", "gcp"}}[backend]
     common: dict[str, Any] = {
@@ -304,7 +389,9 @@ def stack_variables(
     }
     aws = gcp = None
     if "aws" in wanted:
-        aws = aws_variables(sweep_id, regions, keys, **common)
+        aws = aws_variables(
+            sweep_id, regions, keys, zones=pinned_zones, images=pinned_images, **common
+        )
     if "gcp" in wanted:
         gcp = gcp_variables(
             sweep_id,
@@ -313,6 +400,8 @@ def stack_variables(
             project=gcp_project,
             zones=gcp_zones,
             network_tier=network_tier,
+            pinned_zones=pinned_zones,
+            images=pinned_images,
             **common,
         )
     if aws is not None and gcp is not None:
