@@ -15,6 +15,10 @@ DELAYD = paths.INFRA / "local" / "delayd" / "delayd"
 QUEUE_FIRST = 0
 QUEUE_COUNT = 2  # one per CPU of the 2-core reference machine
 RT_PRIORITY = 50
+# What delayd may hold over all queues. A sweep's tests are window-bound (131 kB
+# each way, 12 at once: ~3 MB in flight), so this is only reached by a runaway;
+# with GSO a held packet can be 64 kB, so a bound in packets alone is no bound.
+MAX_HELD_BYTES = 256 << 20
 READY_PREFIX = "delayd: ready"
 
 
@@ -60,6 +64,8 @@ def command(table_file: str, pid_file: str) -> list[str]:
         str(QUEUE_COUNT),
         "--rt-priority",
         str(RT_PRIORITY),
+        "--max-held-bytes",
+        str(MAX_HELD_BYTES),
         "--pidfile",
         pid_file,
     ]
