@@ -6,13 +6,16 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := .make
 DELAYD := infra/local/delayd/delayd
+# delayd under ASan/UBSan: tests/test_delayd.py runs its tests against this one too.
+DELAYD_ASAN := infra/local/delayd/delayd-asan
 # checkov lives in its own venv: its pinned dependencies clash with the project's.
 CHECKOV_VENV := .venv-checkov
 CHECKOV_VERSION := 3.3.30
 
-# Debian packages the emulated cloud, the measurements and the site tests need.
+# Debian packages the emulated cloud, the measurements and the site tests need
+# (libasan8 and libubsan1: the sanitizer runtimes of Debian 12's gcc, for delayd-asan).
 DEB_PACKAGES := iperf3 iputils-ping openssh-server openssh-client iproute2 iptables \
-	libnetfilter-queue-dev libmnl-dev pkg-config gcc make procps util-linux \
+	libnetfilter-queue-dev libmnl-dev pkg-config gcc libasan8 libubsan1 make procps util-linux \
 	chromium python3-venv
 
 # The default sweep of `make run`, on the emulated cloud: 8 regions of both clouds on
@@ -23,7 +26,7 @@ RUN_REGIONS := aws:us-east-1,gcp:us-east4,gcp:us-central1,aws:eu-west-1
 RUN_REGIONS := $(RUN_REGIONS),gcp:europe-west3,aws:ap-northeast-1,gcp:asia-southeast1,aws:sa-east-1
 RUN_ARGS ?= --backend local --yes --regions $(RUN_REGIONS)
 
-.PHONY: help setup deb venv delayd terraform-check checkov test lint pytest run bench clean
+.PHONY: help setup deb venv delayd delayd-asan terraform-check checkov test lint pytest run bench clean
 
 help:
 	@echo "make run    - set up, then sweep the emulated cloud and build the report"
@@ -57,6 +60,10 @@ delayd: $(DELAYD)
 $(DELAYD): infra/local/delayd/delayd.c infra/local/delayd/Makefile
 	$(MAKE) -C infra/local/delayd
 
+delayd-asan: $(DELAYD_ASAN)
+$(DELAYD_ASAN): infra/local/delayd/delayd.c infra/local/delayd/Makefile
+	$(MAKE) -C infra/local/delayd sanitize
+
 terraform-check:
 	@command -v terraform >/dev/null || { echo "error: terraform is not installed: see https://developer.hashicorp.com/terraform/install (any 1.5+ release)"; exit 1; }
 
@@ -69,7 +76,7 @@ lint: setup checkov
 	@if [ -d playbooks ] && ls playbooks/*.yml >/dev/null 2>&1; then $(BIN)/ansible-lint --offline -q playbooks/; fi
 
 # pytest exits 5 when it collects nothing: that is a failure here, said plainly.
-pytest: setup
+pytest: setup delayd-asan
 	@$(BIN)/pytest -q -ra $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc = 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 

@@ -28,10 +28,11 @@ from orchestrator.emulator.spec import EmulationSpec, HostSpec, PathSpec, host_a
 from orchestrator.emulator.stack import BASELINE_RTT_MS, build_spec
 from orchestrator.geo import distance_km
 from orchestrator.keys import SweepKeys, ensure_sweep_keys
-from orchestrator.netmodel import DEFAULT_MODEL, NetModel
+from orchestrator.netmodel import DEFAULT_MODEL, NetModel, controller_rtt_ms
 from orchestrator.selection import farthest_point_sample
 
-PARTS = ("scale", "rtt", "throughput", "concurrent")
+PARTS = ("scale", "rtt", "controller", "throughput", "concurrent")
+CONTROLLER = "aws:us-east-1"  # where the controller is modelled in the "controller" part
 RTT_HOSTS = 12
 DURATION_S = 5  # a sweep's default iperf3 test (plan.TestParams)
 OMIT_S = 1
@@ -46,9 +47,19 @@ def regions(n: int) -> list[Region]:
     )
 
 
-def spec_for(emulation_id: str, chosen: Sequence[Region], keys: SweepKeys) -> EmulationSpec:
+def spec_for(
+    emulation_id: str, chosen: Sequence[Region], keys: SweepKeys, controller: Region | None = None
+) -> EmulationSpec:
     subnet = emu.reserve_subnet(emulation_id, owner_pid=os.getpid())
-    return build_spec(emulation_id, subnet, chosen, keys, DEFAULT_MODEL, owner_pid=os.getpid())
+    return build_spec(
+        emulation_id,
+        subnet,
+        chosen,
+        keys,
+        DEFAULT_MODEL,
+        owner_pid=os.getpid(),
+        controller=controller,
+    )
 
 
 def model_rtt_ms(model: NetModel, a: Region, b: Region) -> float:
@@ -138,6 +149,42 @@ def bench_rtt(keys: SweepKeys) -> None:
             f"max |err| {abs_errors[-1]:.3f} ms, 90th pct |err| "
             f"{abs_errors[int(0.9 * (len(abs_errors) - 1))]:.3f} ms "
             f"(baseline subtracted: {BASELINE_RTT_MS} ms)"
+        )
+    finally:
+        emu.down(spec.id)
+
+
+def bench_controller(keys: SweepKeys) -> None:
+    """Pings from the controller (this namespace) to every host of a spread set, with
+    the controller placed in CONTROLLER: the modelled RTT from there, per host."""
+    chosen = regions(RTT_HOSTS)
+    controller = load_catalog().get(CONTROLLER)
+    spec = spec_for("bctl", chosen, keys, controller)
+    emu.up(spec)
+    try:
+        procs = [
+            subprocess.Popen(
+                ["ping", "-n", "-c", "20", "-i", "0.2", h.address],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for h in spec.hosts
+        ]
+        errors, within = [], 0
+        for region, proc in zip(chosen, procs, strict=True):
+            expected = model_rtt_ms(DEFAULT_MODEL, controller, region)
+            err = median_rtt(proc) - expected
+            errors.append(err)
+            within += abs(err) <= 0.5 + 0.02 * expected
+        abs_errors = sorted(abs(e) for e in errors)
+        print(
+            f"== controller RTT accuracy: controller in {CONTROLLER}, {len(chosen)} hosts, "
+            f"median of 20 pings from the root namespace"
+        )
+        print(
+            f"  within 0.5 ms + 2% of the model: {within}/{len(chosen)}; measured - model: "
+            f"median {statistics.median(errors):+.3f} ms, max |err| {abs_errors[-1]:.3f} ms "
+            f"(farthest host {controller_rtt_ms(controller, chosen):.1f} ms)"
         )
     finally:
         emu.down(spec.id)
@@ -326,6 +373,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             bench_scale(keys, [int(n) for n in args.sizes.split(",")])
         if "rtt" in parts:
             bench_rtt(keys)
+        if "controller" in parts:
+            bench_controller(keys)
         if "throughput" in parts:
             bench_throughput(keys)
         if "concurrent" in parts:

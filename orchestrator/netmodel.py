@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator import paths
-from orchestrator.catalog import Catalog, load_catalog
+from orchestrator.catalog import Catalog, Region, load_catalog
 from orchestrator.errors import UserError
 from orchestrator.geo import distance_km as geodesic_km
 
@@ -125,6 +125,20 @@ DEFAULT_MODEL = NetModel(
     window_efficiency=_WINDOW_EFFICIENCY,
     scale=_SCALE,
 )
+
+
+def region_rtt_ms(a: Region, b: Region, model: NetModel = DEFAULT_MODEL) -> float:
+    """The modelled RTT between two regions (0 km apart: the model's base RTT)."""
+    return model.rtt_ms(geodesic_km(a.lat, a.lon, b.lat, b.lon), a.cloud != b.cloud)
+
+
+def controller_rtt_ms(
+    controller: Region, hosts: Sequence[Region], model: NetModel = DEFAULT_MODEL
+) -> float:
+    """The modelled RTT from a controller in region `controller` to the farthest of
+    `hosts`: what a round that waits for every host pays per exchange with them.
+    0 without hosts. The emulator delays controller traffic by the same model."""
+    return max((region_rtt_ms(controller, h, model) for h in hosts), default=0.0)
 
 
 # ------------------------------------------------------------------ samples

@@ -40,13 +40,36 @@ def workdir_for(state_dir: Path, backend: str) -> Path:
     return Path(state_dir) / f"tf-{backend}"
 
 
+def controller_region(key: str | None) -> Region | None:
+    """The catalog region of a `--controller` key ("aws:us-east-1"); None for None or ""."""
+    if not key:
+        return None
+    from orchestrator.catalog import load_catalog
+
+    return load_catalog(paths.CATALOG).get(key)
+
+
 def local_stack(
-    sweep_id: str, regions: Sequence[Region], keys: SweepKeys, state_dir: Path, owner_pid: int
+    sweep_id: str,
+    regions: Sequence[Region],
+    keys: SweepKeys,
+    state_dir: Path,
+    owner_pid: int,
+    controller: str | None = None,
 ) -> StackPlan:
+    """The emulated cloud's stack; `controller` (a region key or None) places the
+    controller in that region, so its traffic to the hosts gets the modelled delay."""
     from orchestrator.emulator.stack import local_variables
 
     workdir = workdir_for(state_dir, "local")
-    variables = local_variables(sweep_id, regions, keys, workdir, owner_pid=owner_pid)
+    variables = local_variables(
+        sweep_id,
+        regions,
+        keys,
+        workdir,
+        owner_pid=owner_pid,
+        controller=controller_region(controller),
+    )
     return StackPlan(paths.INFRA / "local", workdir, variables)
 
 
@@ -154,9 +177,18 @@ def stack_plan(
     estimate_wall_s: float = 0.0,
     cloud_options: Mapping[str, Any] | None = None,
     log: Callable[[str], None] = print,
+    controller: str | None = None,
 ) -> StackPlan:
+    """The stack that makes the sweep's hosts on `backend`, with its variables.
+
+    `controller`: the region key ("aws:us-east-1") where the controller is taken
+    to be. On `local` the emulator delays controller<->host traffic as that
+    region's modelled RTT to each host; on the clouds the real network does, so
+    it changes nothing there. None: no emulated controller delay (as before).
+    """
+    controller_region(controller)  # a mistyped region is an error on every backend
     if backend == "local":
-        return local_stack(sweep_id, regions, keys, state_dir, owner_pid)
+        return local_stack(sweep_id, regions, keys, state_dir, owner_pid, controller)
     if backend in CLOUD_BACKENDS:
         return cloud_stack(
             backend,

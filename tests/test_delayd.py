@@ -1,6 +1,10 @@
 """delayd, the NFQUEUE delay program: its unit self-test, its table parser, and
 a real emulation (hub namespace with a bridge, three hosts on veths) that pings
-and runs TCP through it."""
+and runs TCP through it.
+
+Every test that runs delayd runs twice: once on the program as `make setup`
+builds it, once on `delayd-asan` (`make sanitize`: AddressSanitizer, LeakSanitizer
+and UBSan, any finding aborts), so `make test` runs them under the sanitizers."""
 
 from __future__ import annotations
 
@@ -26,23 +30,40 @@ from orchestrator.netmodel import DEFAULT_MODEL
 
 DELAYD_DIR = paths.ROOT / "infra" / "local" / "delayd"
 DELAYD = DELAYD_DIR / "delayd"
+# What the sanitizers print when they find something (the exit status says it too).
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error:")
 SUBNET = "198.19.250"  # inside the 198.18.0.0/15 benchmarking range, rarely used
 HOSTS = {"a": f"{SUBNET}.1", "b": f"{SUBNET}.2", "c": f"{SUBNET}.3"}
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, iptables)")
 
 
-@pytest.fixture(scope="module")
-def delayd() -> Path:
-    """The program, built as `make setup` builds it."""
+@pytest.fixture(scope="module", params=["delayd", "delayd-asan"])
+def delayd(request: pytest.FixtureRequest) -> Path:
+    """The program as `make setup` builds it, then as `make sanitize` builds it."""
     if shutil.which("pkg-config") is None or shutil.which("cc") is None:
         pytest.skip("no C toolchain: run 'make setup'")
-    subprocess.run(["make", "-s", "-C", str(DELAYD_DIR)], check=True)
-    return DELAYD
+    subprocess.run(["make", "-s", "-C", str(DELAYD_DIR), request.param], check=True)
+    return DELAYD_DIR / request.param
+
+
+def counters(line: str) -> dict[str, int]:
+    """delayd's counters line (`delayd: exit delayed=... ...`) as numbers."""
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line)}
 
 
 def run(*args: str, check: bool = True, **kw) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, check=check, capture_output=True, text=True, **kw)
+
+
+def test_the_makefile_always_builds_with_werror(tmp_path: Path) -> None:
+    """A caller's CFLAGS replace the optimisation flags, never the warnings-as-errors."""
+    out = run("make", "-n", "-B", "-C", str(DELAYD_DIR), "CFLAGS=-O0", "delayd", "delayd-asan")
+    builds = [line for line in out.stdout.splitlines() if " -o delayd" in line]
+    assert len(builds) == 2, out.stdout
+    for line in builds:
+        assert "-Werror" in line.split() and "-O0" in line.split(), line
+    assert "-fsanitize=address,undefined" in builds[1] and "-fno-omit-frame-pointer" in builds[1]
 
 
 def test_builds_without_warnings(tmp_path: Path) -> None:
@@ -214,7 +235,9 @@ def _build_namespaces(hub: str, hosts: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def emulation(delayd: Path, tmp_path: Path) -> Iterator[Emulation]:
+def emulation(delayd: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Emulation]:
+    """Three hosts, a <-> b 20 ms each way; delayd gets `request.param` as extra options."""
+    extra = list(getattr(request, "param", []))
     tag = secrets.token_hex(3)
     hub = f"irtest-dly-{tag}-hub"
     hosts = {short: f"irtest-dly-{tag}-{short}" for short in HOSTS}
@@ -241,11 +264,17 @@ def emulation(delayd: Path, tmp_path: Path) -> Iterator[Emulation]:
                     "2",
                     "--pidfile",
                     str(tmp_path / "delayd.pid"),
+                    *extra,
                 ],
                 stderr=err,
             )
         _wait_for(log, "delayd: ready queues=0-1 pairs=2\n", proc, 10)
         yield Emulation(hub, hosts, table, log, proc)
+        # A clean exit, and (delayd-asan) nothing the sanitizers found, leaks included.
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0, log.read_text()[-2000:]
+        assert not SANITIZER_REPORT.search(log.read_text()), log.read_text()[-4000:]
     finally:
         if proc is not None and proc.poll() is None:
             proc.kill()  # ip netns exec execs delayd: this pid is delayd's
@@ -351,3 +380,100 @@ def test_jitter_never_reorders_and_loss_drops(emulation: Emulation) -> None:
     out = emulation.ns("a", "ping", "-n", "-c", "200", "-i", "0.005", "-W", "1", c, check=False)
     received = len(re.findall(r"icmp_seq=", out.stdout))
     assert 130 <= received <= 190  # 160 expected; +-30 is over 5 standard deviations
+
+
+def _iperf3(emulation: Emulation, seconds: int) -> dict:
+    """One TCP stream a -> b for `seconds`; iperf3's JSON result."""
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", emulation.hosts["b"], "iperf3", "-s", "-1", "-B", HOSTS["b"]],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        out = None
+        for _ in range(50):  # until the server listens
+            out = emulation.ns(
+                "a", "iperf3", "-c", HOSTS["b"], "-t", str(seconds), "--json", check=False,
+                timeout=30 + seconds,
+            )  # fmt: skip
+            if out.returncode == 0:
+                break
+            time.sleep(0.1)
+        assert out is not None and out.returncode == 0, out and out.stdout[-500:]
+        return json.loads(out.stdout)
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait(10)
+
+
+def _exit_counters(emulation: Emulation) -> dict[str, int]:
+    emulation.proc.send_signal(signal.SIGTERM)
+    assert emulation.proc.wait(10) == 0
+    exit_line = emulation.log.read_text().splitlines()[-1]
+    assert exit_line.startswith("delayd: exit "), exit_line
+    return counters(exit_line)
+
+
+MAX_HELD_BYTES = 1_000_000
+
+
+@pytest.mark.root
+@needs_root
+@pytest.mark.parametrize("emulation", [["--max-held-bytes", str(MAX_HELD_BYTES)]], indirect=True)
+def test_held_bytes_stay_within_the_bound_under_a_flood_of_gso_packets(
+    emulation: Emulation,
+) -> None:
+    """An unthrottled TCP stream over 40 ms RTT wants several MB in flight, sent as
+    GSO packets of up to 64 kB: delayd must hold at most --max-held-bytes and count
+    what it drops for it (a bound in packets alone would let 200000 x 64 kB through)."""
+    result = _iperf3(emulation, 3)
+    assert result["end"]["sum_received"]["bytes"] > 0
+    c = _exit_counters(emulation)
+    assert c["packet_bytes_peak"] > 1514, c  # GSO packets really went through it
+    assert 0 < c["held_bytes_peak"] <= MAX_HELD_BYTES, c
+    assert c["byte_overflow"] > 0, c  # the bound was reached, and its drops counted
+    assert c["held_bytes"] == 0, c  # everything held was let go at exit
+    assert c["overflow"] == 0, c  # the packet bound (200000) was not what dropped them
+
+
+@pytest.mark.root
+@needs_root
+def test_max_held_bytes_below_one_gso_packet_is_refused(delayd: Path, tmp_path: Path) -> None:
+    table = tmp_path / "table"
+    table.write_text("")
+    out = run(str(delayd), "--table", str(table), "--max-held-bytes", "1000", check=False)
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        "delayd: error: --max-held-bytes must be at least 65536 (one GSO packet), got 1000"
+    )
+
+
+@pytest.mark.root
+@needs_root
+@pytest.mark.parametrize("emulation", [["--fail-sends", "2"]], indirect=True)
+def test_a_failed_verdict_send_is_retried(emulation: Emulation) -> None:
+    """The first two sends of verdicts fail (ENOBUFS): retried, no packet is stranded."""
+    rtts = emulation.ping_rtts_ms("a", "b", count=5)
+    assert len(rtts) == 5
+    c = _exit_counters(emulation)
+    assert c["verdict_retries"] == 2 and c["verdict_failed"] == 0, c
+
+
+@pytest.mark.root
+@needs_root
+@pytest.mark.parametrize("emulation", [["--fail-sends", "5"]], indirect=True)
+def test_a_verdict_that_cannot_be_sent_is_given_up_counted_and_logged(
+    emulation: Emulation,
+) -> None:
+    """Five failed sends: the first try and 4 retries of the first batch. That batch
+    (the first ping's request) is given up, counted and logged; delayd goes on."""
+    out = emulation.ns(
+        "a", "ping", "-n", "-c", "4", "-i", "0.3", "-W", "1", HOSTS["b"], check=False
+    )
+    seqs = [int(x) for x in re.findall(r"icmp_seq=(\d+)", out.stdout)]
+    assert seqs == [2, 3, 4], out.stdout
+    c = _exit_counters(emulation)
+    assert c["verdict_retries"] == 4 and c["verdict_failed"] == 1, c
+    log = emulation.log.read_text()
+    assert "1 verdicts not sent after 5 tries (No buffer space available)" in log, log

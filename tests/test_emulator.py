@@ -45,11 +45,21 @@ def new_id() -> str:
     return "t" + secrets.token_hex(3)
 
 
-def make_spec(emulation_id: str, keys: SweepKeys, regions=REGIONS) -> EmulationSpec:
+def make_spec(
+    emulation_id: str, keys: SweepKeys, regions=REGIONS, controller: str = ""
+) -> EmulationSpec:
     catalog = load_catalog()
     subnet = emu.reserve_subnet(emulation_id, owner_pid=os.getpid())
     chosen = [catalog.get(k) for k in regions]
-    return build_spec(emulation_id, subnet, chosen, keys, DEFAULT_MODEL, owner_pid=os.getpid())
+    return build_spec(
+        emulation_id,
+        subnet,
+        chosen,
+        keys,
+        DEFAULT_MODEL,
+        owner_pid=os.getpid(),
+        controller=catalog.get(controller) if controller else None,
+    )
 
 
 def leftovers(emulation_id: str) -> dict[str, list]:
@@ -96,10 +106,13 @@ def cloud(keys, tmp_path_factory) -> Iterator[tuple[EmulationSpec, list[Host], P
     assert nothing_left(spec.id), leftovers(spec.id)
 
 
-def ssh(host: Host, key: Path, known_hosts: Path, command: str) -> subprocess.CompletedProcess:
+def ssh(
+    host: Host, key: Path, known_hosts: Path, command: str, options: list[str] | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [
             "ssh",
+            *(options or []),
             "-i",
             str(key),
             "-o",
@@ -195,6 +208,55 @@ def test_controller_traffic_is_not_delayed(cloud):
     rtts = [float(x) for x in re.findall(r"time=([\d.]+) ms", out)]
     assert len(rtts) >= 9 and statistics.median(rtts) < 2.0
     assert model_rtt_ms(hosts[0].name, hosts[2].name) > 50  # the hosts themselves are far apart
+
+
+def within_accuracy(measured_ms: float, expected_ms: float) -> bool:
+    """The emulator's RTT accuracy bound (README, bench/emulator.py): 0.5 ms + 2 %."""
+    return abs(measured_ms - expected_ms) <= 0.5 + 0.02 * expected_ms
+
+
+def test_a_controller_location_delays_controller_traffic_by_the_model(keys, tmp_path):
+    """Controller in Virginia: pings from this (the root) namespace to each host take
+    the model's RTT from there; host<->host RTTs are the model's as before; ssh pays
+    the controller's RTT per exchange (a ControlMaster connection about 2 RTT)."""
+    regions = ("aws:us-east-1", "aws:ap-southeast-2", "gcp:europe-west1")
+    spec = make_spec(new_id(), keys, regions, controller="aws:us-east-1")
+    try:
+        hosts = emu.up(spec)
+        from_controller = [
+            subprocess.Popen(
+                ["ping", "-n", "-c", "20", "-i", "0.2", h.address],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for h in hosts
+        ]
+        between = ping_median_ms(net.host_ns(spec.id, 0), hosts[1].address)
+        for h, proc in zip(hosts, from_controller, strict=True):
+            measured, expected = median_of(proc), model_rtt_ms("aws:us-east-1", h.name)
+            assert within_accuracy(measured, expected), (h.name, measured, expected)
+        measured, expected = median_of(between), model_rtt_ms(hosts[0].name, hosts[1].name)
+        assert within_accuracy(measured, expected), (measured, expected)
+
+        known_hosts = tmp_path / "known_hosts"
+        write_known_hosts(known_hosts, hosts)
+        sydney, rtt_s = hosts[1], model_rtt_ms("aws:us-east-1", hosts[1].name) / 1000
+        mux = ["-o", "ControlMaster=auto", "-o", f"ControlPath={tmp_path}/cm", "-o",
+               "ControlPersist=30"]  # fmt: skip
+        started = time.monotonic()
+        assert ssh(sydney, keys.client_key, known_hosts, "true", mux).returncode == 0
+        fresh_s = time.monotonic() - started
+        started = time.monotonic()
+        assert ssh(sydney, keys.client_key, known_hosts, "true", mux).returncode == 0
+        reused_s = time.monotonic() - started
+        ssh(sydney, keys.client_key, known_hosts, "", [*mux, "-O", "exit"])
+        # OpenSSH 9.2 needs ~13 round trips for a new connection (TCP, banners, key
+        # exchange, service, 3 for publickey auth, session), 2 over a master's.
+        assert fresh_s >= 8 * rtt_s, (fresh_s, rtt_s)
+        assert 1.5 * rtt_s <= reused_s < 4 * rtt_s, (reused_s, rtt_s)
+    finally:
+        emu.down(spec.id)
+    assert nothing_left(spec.id), leftovers(spec.id)
 
 
 def test_tcp_buffers_and_rate_cap_follow_the_model(cloud):
@@ -375,6 +437,22 @@ def test_module_entry_point_reports_bad_specs_in_one_line(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().startswith("error: emulation spec is malformed")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_unknown_controller_region_is_one_line_and_makes_nothing():
+    emulation_id = new_id()
+    result = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "emulator", "up", "--id", emulation_id,
+         "--regions", "aws:us-east-1,aws:eu-west-1", "--controller", "aws:us-east-9"],
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip()
+        == "error: unknown region 'aws:us-east-9' (did you mean aws:us-east-2?)"
+    )
+    assert nothing_left(emulation_id), leftovers(emulation_id)
 
 
 def test_a_stale_record_never_kills_processes_of_another_emulation(cloud):

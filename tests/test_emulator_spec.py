@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 from orchestrator.catalog import load_catalog
 from orchestrator.emulator import delay, net, runtime, shaping, state
 from orchestrator.emulator.spec import (
+    CONTROLLER,
     EmulationSpec,
     HostSpec,
     PathSpec,
@@ -24,7 +26,8 @@ from orchestrator.emulator.stack import build_spec, emulation_id_for, stack_vari
 from orchestrator.errors import UserError
 from orchestrator.geo import distance_km
 from orchestrator.keys import SweepKeys
-from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.netmodel import DEFAULT_MODEL, controller_rtt_ms
+from orchestrator.provision import controller_region, stack_plan
 
 KEYS = SweepKeys(
     Path("/k/client"), "ssh-ed25519 AAAAclient c", Path("/k/host"), "ssh-ed25519 AAAAhost h"
@@ -286,3 +289,72 @@ def test_up_without_root_says_so_in_one_line(monkeypatch):
         runtime.down("abc")
     with pytest.raises(UserError, match="needs root"):
         runtime.reap()
+
+
+def stack_variables_of(spec: EmulationSpec, directory: Path) -> dict:
+    spec_file = directory / "emulation.json"
+    spec_file.write_text(spec.to_json())
+    return stack_variables(spec, spec_file, "/usr/bin/python3")
+
+
+def test_without_a_controller_location_controller_traffic_is_not_delayed(tmp_path):
+    catalog = load_catalog()
+    regions = [catalog.get(k) for k in ("aws:us-east-1", "aws:ap-southeast-2")]
+    spec = build_spec("abc", "198.18.7.0/24", regions, KEYS, DEFAULT_MODEL)
+    assert spec.controller == "" and spec.controller_paths == ()
+    assert "198.18.7.1 " not in delay.table(spec)
+    assert stack_variables_of(spec, tmp_path)["controller"] == ""
+
+
+def test_a_controller_location_delays_its_traffic_to_every_host_by_the_model(tmp_path):
+    catalog = load_catalog()
+    ctl = catalog.get("aws:us-east-1")
+    regions = [catalog.get(k) for k in ("aws:us-east-1", "aws:ap-southeast-2", "gcp:us-east4")]
+    spec = build_spec(
+        "abc", "198.18.7.0/24", regions, KEYS, DEFAULT_MODEL, baseline_rtt_ms=0.2, controller=ctl
+    )
+    assert spec.controller == "aws:us-east-1" and spec.delayed
+    assert len(spec.paths) == 6  # host pairs as without a controller
+    by_pair = {(p.src, p.dst): p for p in spec.controller_paths}
+    assert len(by_pair) == 6
+    for r in regions:
+        out, back = by_pair[(CONTROLLER, r.key)], by_pair[(r.key, CONTROLLER)]
+        km = distance_km(ctl.lat, ctl.lon, r.lat, r.lon)
+        expected_rtt_ms = DEFAULT_MODEL.rtt_ms(km, ctl.cloud != r.cloud)
+        assert abs((out.delay_us + back.delay_us) / 1000 + 0.2 - expected_rtt_ms) < 0.01
+        assert out.jitter_us == back.jitter_us == DEFAULT_MODEL.jitter_us
+    # Sydney is the farthest: its RTT is what a round waits for.
+    sydney = by_pair[(CONTROLLER, "aws:ap-southeast-2")]
+    assert 2 * sydney.delay_us / 1000 + 0.2 == pytest.approx(
+        controller_rtt_ms(ctl, regions), abs=0.01
+    )
+    # delayd's table names the controller by its address, both directions.
+    rows = {tuple(line.split()[:3]) for line in delay.table(spec).splitlines() if line[0] != "#"}
+    assert ("198.18.7.1", "198.18.7.11", str(sydney.delay_us)) in rows
+    assert ("198.18.7.11", "198.18.7.1", str(sydney.delay_us)) in rows
+    # ... and the hub queues its packets instead of waving them through.
+    rules = delay.iptables_rules(spec)
+    assert "198.18.7.1/32 -j ACCEPT" not in rules
+    assert "-A FORWARD -s 198.18.7.0/24 -d 198.18.7.0/24 -j NFQUEUE" in rules
+    # It stays out of the hosts' rate cap: the control class still matches it.
+    assert "match ip src 198.18.7.1/32 flowid 1:20" in shaping.tc_batch(spec)
+    assert stack_variables_of(spec, tmp_path)["controller"] == "aws:us-east-1"
+
+
+def test_controller_paths_round_trip_and_are_checked():
+    paths = (PathSpec(CONTROLLER, "aws:r0", 900, 430), PathSpec("aws:r0", CONTROLLER, 900, 430))
+    spec = spec_of(2, controller="aws:us-east-1", controller_paths=paths)
+    assert EmulationSpec.from_dict(json.loads(spec.to_json())) == spec
+    with pytest.raises(UserError, match="without a controller region"):
+        spec_of(2, controller_paths=paths)
+    for bad in (PathSpec("aws:r0", "aws:r1", 1), PathSpec(CONTROLLER, "aws:nowhere", 1)):
+        with pytest.raises(UserError, match="must join the controller and a host"):
+            spec_of(2, controller="aws:us-east-1", controller_paths=(bad,))
+
+
+def test_a_mistyped_controller_region_is_a_one_line_error_on_every_backend(tmp_path):
+    assert controller_region(None) is None and controller_region("") is None
+    assert controller_region("aws:us-east-1").key == "aws:us-east-1"
+    with pytest.raises(UserError, match="us-east-9") as info:
+        stack_plan("aws", "s1", [], KEYS, tmp_path, controller="aws:us-east-9")
+    assert "\n" not in str(info.value)

@@ -251,6 +251,55 @@ def test_local_stack_variables_match_the_emulator(catalog, keys, tmp_path):
     finally:  # local_variables reserves the sweep's subnet: give it back
         state.remove_state(local_stack.emulation_id_for(sweep_id))
     assert set(variables) == set(declared("local"))
+    problems = []
+    for name, block in declared("local").items():
+        problems += conforms(variables[name], parse_type(block["type"]), name)
+    assert problems == []
+
+
+def test_local_stack_takes_the_controller_location(catalog, keys, tmp_path):
+    regions = [catalog.get("aws:us-east-1"), catalog.get("aws:ap-southeast-2")]
+    sweep_id = "20261122T0130Z-ctl1"
+    try:
+        variables = local_stack.local_variables(
+            sweep_id,
+            regions,
+            keys,
+            tmp_path,
+            owner_pid=os.getpid(),
+            controller=catalog.get("aws:us-east-1"),
+        )
+    finally:
+        state.remove_state(local_stack.emulation_id_for(sweep_id))
+    assert variables["controller"] == "aws:us-east-1"
+    spec = json.loads(Path(variables["spec_file"]).read_text())
+    assert spec["controller"] == "aws:us-east-1" and len(spec["controller_paths"]) == 4
+
+
+def test_local_controller_validation_accepts_every_catalog_region_and_nothing_else(
+    catalog, tmp_path
+):
+    if shutil.which("terraform") is None:
+        pytest.skip("terraform is not installed")
+    text = (paths.INFRA / "local" / "variables.tf").read_text()
+    block = text[text.index('variable "controller"') :]
+    (condition,) = re.findall(r"^\s*condition\s*=\s*(.*)$", block, re.MULTILINE)
+    cases = [(r.key, True) for r in catalog.regions] + [
+        ("", True),
+        ("us-east-1", False),
+        ("azure:eastus", False),
+        ("aws:US-EAST-1", False),
+        ("aws:us-east-1 ", False),
+    ]
+    # One terraform console run for all cases: a list of booleans.
+    expression = (
+        "["
+        + ", ".join(condition.replace("var.controller", json.dumps(value)) for value, _ in cases)
+        + "]"
+    )
+    # console prints the JSON text as a quoted string
+    got = json.loads(json.loads(_terraform_eval(f"jsonencode({expression})", tmp_path)))
+    assert got == [accepted for _, accepted in cases]
 
 
 # (block, accepted by the stacks): IPv4 networks of /8 to /32 only, no host bits.

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orchestrator import netmodel
-from orchestrator.catalog import parse_catalog
+from orchestrator.catalog import Region, parse_catalog
 from orchestrator.errors import UserError
 from orchestrator.netmodel import (
     DEFAULT_MODEL,
@@ -314,4 +314,30 @@ def test_default_jitter_is_fitted_to_the_public_ping_deviation() -> None:
     assert statistics.median(mdev_ms) == pytest.approx(0.353)
     assert DEFAULT_MODEL.jitter_ms == pytest.approx(
         netmodel.jitter_from_rtt_mdev_ms(statistics.median(mdev_ms)), abs=0.005
+    )
+
+
+def _region(cloud: str, region_id: str, lat: float, lon: float) -> Region:
+    return Region(cloud, region_id, "x", "XX", lat, lon, "test")
+
+
+def test_controller_rtt_is_the_model_rtt_to_the_farthest_host() -> None:
+    controller = _region("aws", "c", 0.0, 0.0)
+    same_place = _region("aws", "a", 0.0, 0.0)
+    other_cloud = _region("gcp", "b", 0.0, 0.0)
+    # A quarter of the WGS-84 equator: 2 pi 6378.137 km / 4 = 10018.754 km.
+    quarter = _region("aws", "q", 0.0, 90.0)
+    assert netmodel.region_rtt_ms(controller, same_place, MODEL) == pytest.approx(2.0)
+    assert netmodel.controller_rtt_ms(controller, [same_place], MODEL) == pytest.approx(2.0)
+    assert netmodel.controller_rtt_ms(
+        controller, [same_place, other_cloud], MODEL
+    ) == pytest.approx(5.0)
+    far = 2.0 + 10.0 * 10.018754
+    assert netmodel.controller_rtt_ms(
+        controller, [quarter, same_place, other_cloud], MODEL
+    ) == pytest.approx(far, abs=1e-4)
+    assert netmodel.controller_rtt_ms(controller, [], MODEL) == 0.0
+    # The default model is the one the emulator delays controller traffic with.
+    assert netmodel.controller_rtt_ms(controller, [other_cloud]) == pytest.approx(
+        DEFAULT_MODEL.base_rtt_ms + DEFAULT_MODEL.cross_cloud_rtt_ms
     )

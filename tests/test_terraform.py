@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,8 @@ from orchestrator.emulator import net, state
 from orchestrator.emulator.stack import SPEC_FILE, emulation_id_for, local_variables
 from orchestrator.errors import UserError
 from orchestrator.keys import ensure_sweep_keys
+from orchestrator.netmodel import controller_rtt_ms
+from orchestrator.provision import stack_plan
 from orchestrator.terraform import TIMEOUTS_S, TerraformStack, summarize_error
 
 DATA = Path(__file__).parent / "data" / "terraform"
@@ -180,6 +184,50 @@ def test_local_stack_up_and_down_through_the_driver(tmp_path):
     assert net.root_link(emulation_id) not in net.root_links()
     assert not state.state_dir(emulation_id).exists()
     stack.destroy()  # again: nothing left, still fine
+
+
+@pytest.mark.root
+@needs_root
+@needs_terraform
+def test_stack_plan_places_the_controller_through_terraform(tmp_path):
+    """What a sweep with a controller location runs: stack_plan(..., controller=KEY),
+    then Terraform; pings from the controller to the farthest host take its modelled RTT."""
+    catalog = load_catalog()
+    regions = [catalog.get(k) for k in ("aws:us-east-1", "aws:ap-southeast-2")]
+    sweep_id = f"tf-{secrets.token_hex(4)}"
+    emulation_id = emulation_id_for(sweep_id)
+    keys = ensure_sweep_keys(tmp_path / "keys")
+    planned = stack_plan(
+        "local",
+        sweep_id,
+        regions,
+        keys,
+        tmp_path,
+        owner_pid=os.getpid(),
+        controller="aws:us-east-1",
+    )
+    assert planned.variables["controller"] == "aws:us-east-1"
+    stack = planned.stack()
+    try:
+        hosts = stack.apply(planned.variables)
+        output = subprocess.run(
+            ["terraform", f"-chdir={stack.rundir}", "output", "-raw", "controller"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert output.stdout == "aws:us-east-1"
+        sydney = next(h for h in hosts if h.name == "aws:ap-southeast-2")
+        out = subprocess.run(
+            ["ping", "-n", "-c", "10", "-i", "0.2", sydney.address], capture_output=True, text=True
+        ).stdout
+        rtts = sorted(float(x) for x in re.findall(r"time=([\d.]+) ms", out))
+        expected_ms = controller_rtt_ms(catalog.get("aws:us-east-1"), regions)
+        assert len(rtts) == 10 and expected_ms > 250
+        assert abs(statistics.median(rtts) - expected_ms) <= 0.5 + 0.02 * expected_ms, rtts
+    finally:
+        stack.destroy()
+    assert not [n for n in net.netns_list() if net.emulation_of_namespace(n) == emulation_id]
 
 
 @needs_terraform

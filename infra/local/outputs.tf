@@ -25,3 +25,8 @@ output "emulation_id" {
   description = "Id of the emulation: `interregion emulator down --id <id>` removes it without Terraform."
   value       = terraform_data.this.input.emulation_id
 }
+
+output "controller" {
+  description = "Region the controller is modelled in (its traffic to the hosts gets that region's modelled delay), or null when it has no location."
+  value       = var.controller == "" ? null : var.controller
+}

@@ -55,3 +55,14 @@ variable "ssh_port" {
   type        = number
   default     = 22
 }
+
+variable "controller" {
+  description = "Region (cloud:region, e.g. aws:us-east-1) the controller is modelled in: traffic between it and each host gets the network model's delay for that pair. Empty: controller traffic is not delayed."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^((aws|gcp):[a-z0-9-]+)?$", var.controller))
+    error_message = "The controller is a region key such as aws:us-east-1 or gcp:europe-west1, or empty for no controller location."
+  }
+}

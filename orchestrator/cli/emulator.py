@@ -59,6 +59,13 @@ def emulator() -> None:
 @click.option(
     "--ttl-hours", default=12.0, show_default=True, help="After this, reap may remove it."
 )
+@click.option(
+    "--controller",
+    metavar="REGION",
+    default="",
+    help="Region (cloud:id) the controller is modelled in: its traffic to each host gets "
+    "the model's delay. Default: not delayed.",
+)
 def up_command(
     regions: str,
     max_regions: int | None,
@@ -66,15 +73,18 @@ def up_command(
     spec_file: Path | None,
     keys_dir: Path | None,
     ttl_hours: float,
+    controller: str,
 ) -> None:
     """Bring an emulated cloud up (first removing leftovers of the same id).
 
     \b
     Example:
       sudo interregion emulator up --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2
-      sudo interregion emulator up --max-regions 12 --id demo
+      sudo interregion emulator up --max-regions 12 --id demo --controller aws:us-east-1
     """
     if spec_file is not None:
+        if controller:
+            raise click.UsageError("--controller goes into the spec: leave it out with --spec")
         spec = EmulationSpec.load(spec_file)
         started = time.monotonic()
         hosts = emu.up(spec)
@@ -86,11 +96,12 @@ def up_command(
     from orchestrator.catalog import load_catalog
     from orchestrator.emulator.stack import build_spec
     from orchestrator.keys import ensure_sweep_keys, write_known_hosts
-    from orchestrator.netmodel import DEFAULT_MODEL
+    from orchestrator.netmodel import DEFAULT_MODEL, controller_rtt_ms
     from orchestrator.selection import SelectionSpec, select
 
     emu.require_root()
     catalog = load_catalog(paths.CATALOG)
+    where = catalog.get(controller) if controller else None
     wanted = tuple(r.strip() for r in regions.split(",") if r.strip())
     chosen = select(
         catalog, SelectionSpec(regions=wanted, max_regions=max_regions or (None if wanted else 8))
@@ -99,7 +110,15 @@ def up_command(
     keys = ensure_sweep_keys(keys_dir)
     expires_at = time.time() + ttl_hours * 3600
     subnet = emu.reserve_subnet(emulation_id, expires_at=expires_at)
-    spec = build_spec(emulation_id, subnet, chosen, keys, DEFAULT_MODEL, expires_at=expires_at)
+    spec = build_spec(
+        emulation_id,
+        subnet,
+        chosen,
+        keys,
+        DEFAULT_MODEL,
+        expires_at=expires_at,
+        controller=where,
+    )
     started = time.monotonic()
     hosts = emu.up(spec)
     known_hosts = keys_dir / "known_hosts"
@@ -107,6 +126,11 @@ def up_command(
     click.echo(f"emulation {emulation_id} up in {time.monotonic() - started:.1f} s:")
     for host in hosts:
         click.echo(f"  {host.name:32} {host.address}")
+    if where is not None:
+        click.echo(
+            f"controller modelled in {where.key}: RTT to the farthest host "
+            f"{controller_rtt_ms(where, chosen):.1f} ms"
+        )
     click.echo(
         f"log in: ssh -i {keys.client_key} -o UserKnownHostsFile={known_hosts} "
         f"-o StrictHostKeyChecking=yes root@{hosts[0].address}"

@@ -3,26 +3,35 @@
 The kernel here has no netem, so the hub's FORWARD chain hands host-to-host
 packets to `delayd` (infra/local/delayd) through NFQUEUE; delayd holds each
 verdict until that (source, destination) pair's one-way delay has passed.
-Controller traffic is accepted first and never queued.
+Controller traffic is accepted first and never queued, unless the spec places
+the controller somewhere (`controller`): then it is queued like host traffic and
+delayed by the modelled delay between that region and each host.
 """
 
 from __future__ import annotations
 
 from orchestrator import paths
-from orchestrator.emulator.spec import EmulationSpec
+from orchestrator.emulator.spec import CONTROLLER, EmulationSpec
 
 DELAYD = paths.INFRA / "local" / "delayd" / "delayd"
 QUEUE_FIRST = 0
 QUEUE_COUNT = 2  # one per CPU of the 2-core reference machine
 RT_PRIORITY = 50
+# What delayd may hold over all queues. A sweep's tests are window-bound (131 kB
+# each way, 12 at once: ~3 MB in flight), so this is only reached by a runaway;
+# with GSO a held packet can be 64 kB, so a bound in packets alone is no bound.
+MAX_HELD_BYTES = 256 << 20
 READY_PREFIX = "delayd: ready"
 
 
 def table(spec: EmulationSpec) -> str:
     """`src_ip dst_ip delay_us jitter_us loss_ppm`, one line per direction."""
     address = {h.name: h.address for h in spec.hosts}
+    address[CONTROLLER] = spec.controller_address
     lines = [f"# emulation {spec.id}: one-way delay per direction"]
-    for p in spec.paths:
+    if spec.controller:
+        lines.append(f"# controller {spec.controller} at {spec.controller_address}")
+    for p in (*spec.paths, *spec.controller_paths):
         lines.append(f"{address[p.src]} {address[p.dst]} {p.delay_us} {p.jitter_us} {p.loss_ppm}")
     return "\n".join(lines) + "\n"
 
@@ -31,14 +40,18 @@ def iptables_rules(spec: EmulationSpec) -> str:
     """`iptables-restore` input for the hub (its own namespace, so its own tables)."""
     ctl = f"{spec.controller_address}/32"
     last = QUEUE_FIRST + QUEUE_COUNT - 1
+    # A controller without a location is never queued: ssh stays fast even if
+    # delayd is slow. With one, its packets take the same path as the hosts'.
+    spare_controller = []
+    if not spec.controller_paths:
+        spare_controller = [f"-A FORWARD -s {ctl} -j ACCEPT", f"-A FORWARD -d {ctl} -j ACCEPT"]
     return "\n".join(
         [
             "*filter",
             ":INPUT ACCEPT [0:0]",
             ":FORWARD ACCEPT [0:0]",
             ":OUTPUT ACCEPT [0:0]",
-            f"-A FORWARD -s {ctl} -j ACCEPT",
-            f"-A FORWARD -d {ctl} -j ACCEPT",
+            *spare_controller,
             # Without --queue-bypass: if delayd dies, tests fail loudly instead
             # of silently measuring an undelayed network.
             f"-A FORWARD -s {spec.subnet} -d {spec.subnet} "
@@ -60,6 +73,8 @@ def command(table_file: str, pid_file: str) -> list[str]:
         str(QUEUE_COUNT),
         "--rt-priority",
         str(RT_PRIORITY),
+        "--max-held-bytes",
+        str(MAX_HELD_BYTES),
         "--pidfile",
         pid_file,
     ]

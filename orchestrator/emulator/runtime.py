@@ -140,7 +140,7 @@ def reserve_subnet(emulation_id: str, owner_pid: int = 0, expires_at: float = 0.
 def up(spec: EmulationSpec) -> list[Host]:
     """Create the emulation; on any failure remove what was made and re-raise."""
     require_root()
-    _require_tools(need_delayd=bool(spec.paths))
+    _require_tools(need_delayd=spec.delayed)
     with state.locked():
         previous = state.read_state(spec.id)
         if previous is not None or _leftovers(spec.id):
@@ -195,7 +195,8 @@ def _state_record(spec: EmulationSpec, phase: str) -> dict[str, Any]:
         "namespaces": net.namespaces(spec),
         "root_link": net.root_link(spec.id),
         "hosts": {h.name: h.address for h in spec.hosts},
-        "delayd": bool(spec.paths),
+        "delayd": spec.delayed,
+        "controller": spec.controller,
         **state.owner_record(spec.owner_pid),
     }
 
@@ -222,7 +223,7 @@ def _build(spec: EmulationSpec, directory: Path) -> None:
     batch = shaping.tc_batch(spec)
     if batch:
         net.run(["tc", "-n", hub, "-batch", "-"], stdin=batch, what="rate caps (tc -batch)")
-    if spec.paths:
+    if spec.delayed:
         _start_delayd(spec, directory)
 
     scripts = []

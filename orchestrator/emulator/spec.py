@@ -28,6 +28,9 @@ CONTROLLER_HOST = 1
 FIRST_HOST = 10
 MAX_HOSTS = 240
 
+# The controller's name in `controller_paths` (its address is CONTROLLER_HOST).
+CONTROLLER = "controller"
+
 SSH_USER = "root"  # the hosts are namespaces of this machine: tests run as root
 SSH_PORT = 22
 
@@ -43,9 +46,9 @@ class HostSpec:
 
 @dataclass(frozen=True)
 class PathSpec:
-    """One direction between two hosts, as delayd applies it."""
+    """One direction between two hosts (or a host and the controller), as delayd applies it."""
 
-    src: str  # host name
+    src: str  # host name, or CONTROLLER
     dst: str
     delay_us: int  # one-way
     jitter_us: int = 0
@@ -66,6 +69,10 @@ class EmulationSpec:
     tcp_window_bytes: int = 0  # largest TCP window a host advertises; 0 = no clamp
     owner_pid: int = 0  # reap() removes the emulation once this process is gone
     expires_at: float = 0.0  # ... or, without an owner, after this UTC epoch time
+    # Where the controller is modelled to be ("aws:us-east-1"; "" = no location,
+    # its traffic is not delayed) and the delays between it and each host.
+    controller: str = ""
+    controller_paths: tuple[PathSpec, ...] = ()
 
     def __post_init__(self) -> None:
         check_id(self.id)
@@ -80,6 +87,19 @@ class EmulationSpec:
         for h in self.hosts:
             if ipaddress.ip_address(h.address) not in net:
                 raise UserError(f"host {h.name}: address {h.address} is outside {self.subnet}")
+        if self.controller_paths and not self.controller:
+            raise UserError(f"emulation {self.id}: controller delays without a controller region")
+        for p in self.controller_paths:
+            if CONTROLLER not in (p.src, p.dst) or {p.src, p.dst} - {CONTROLLER, *names}:
+                raise UserError(
+                    f"emulation {self.id}: controller path {p.src} -> {p.dst} must join "
+                    "the controller and a host"
+                )
+
+    @property
+    def delayed(self) -> bool:
+        """Whether delayd runs: some pair of hosts, or the controller, has a delay."""
+        return bool(self.paths or self.controller_paths)
 
     @property
     def controller_address(self) -> str:
@@ -100,6 +120,9 @@ class EmulationSpec:
                     **data,
                     "hosts": tuple(HostSpec(**h) for h in data["hosts"]),
                     "paths": tuple(PathSpec(**p) for p in data.get("paths", ())),
+                    "controller_paths": tuple(
+                        PathSpec(**p) for p in data.get("controller_paths", ())
+                    ),
                 }
             )
         except (KeyError, TypeError) as e:

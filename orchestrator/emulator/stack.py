@@ -21,6 +21,7 @@ from typing import Any
 from orchestrator.catalog import Region
 from orchestrator.emulator.runtime import reserve_subnet
 from orchestrator.emulator.spec import (
+    CONTROLLER,
     SSH_PORT,
     SSH_USER,
     EmulationSpec,
@@ -63,30 +64,35 @@ def build_spec(
     owner_pid: int = 0,
     expires_at: float = 0.0,
     baseline_rtt_ms: float = BASELINE_RTT_MS,
+    controller: Region | None = None,
 ) -> EmulationSpec:
-    """The emulation of `regions` under `model`: one host each, delays for every direction."""
+    """The emulation of `regions` under `model`: one host each, delays for every direction.
+
+    With a `controller` region, traffic between the controller and each host is
+    delayed as if the controller sat in that region (same model, same jitter);
+    without one it is not delayed at all. Either way it is not rate-capped: it
+    is small, and a saturated test must not stall the ssh that controls it.
+    """
     addresses = host_addresses(subnet, len(regions))
     machine_type = f"emulated-{model.rate_mbit:g}mbit"
     hosts = tuple(
         HostSpec(r.key, r.cloud, r.id, address, machine_type)
         for r, address in zip(regions, addresses, strict=True)
     )
-    paths = []
-    for a in regions:
-        for b in regions:
-            if a.key == b.key:
-                continue
-            km = distance_km(a.lat, a.lon, b.lat, b.lon)
-            cross = a.cloud != b.cloud
-            paths.append(
-                PathSpec(
-                    a.key,
-                    b.key,
-                    model.one_way_delay_us(km, cross, baseline_rtt_ms),
-                    model.jitter_us,
-                    model.loss_ppm,
-                )
-            )
+
+    def path(a: Region, b: Region, src: str, dst: str) -> PathSpec:
+        km = distance_km(a.lat, a.lon, b.lat, b.lon)
+        delay_us = model.one_way_delay_us(km, a.cloud != b.cloud, baseline_rtt_ms)
+        return PathSpec(src, dst, delay_us, model.jitter_us, model.loss_ppm)
+
+    paths = [path(a, b, a.key, b.key) for a in regions for b in regions if a.key != b.key]
+    controller_paths = []
+    if controller is not None:
+        for r in regions:
+            controller_paths += [
+                path(controller, r, CONTROLLER, r.key),
+                path(r, controller, r.key, CONTROLLER),
+            ]
     return EmulationSpec(
         id=emulation_id,
         subnet=subnet,
@@ -100,6 +106,8 @@ def build_spec(
         tcp_window_bytes=round(model.window_bytes),
         owner_pid=owner_pid,
         expires_at=expires_at,
+        controller=controller.key if controller is not None else "",
+        controller_paths=tuple(controller_paths),
     )
 
 
@@ -113,6 +121,7 @@ def stack_variables(spec: EmulationSpec, spec_file: Path, python: str) -> dict[s
         "spec_sha256": hashlib.sha256(text.encode()).hexdigest(),
         "ssh_user": SSH_USER,
         "ssh_port": SSH_PORT,
+        "controller": spec.controller,
         "hosts": {
             h.name: {
                 "cloud": h.cloud,
@@ -136,17 +145,26 @@ def local_variables(
     python: str = sys.executable,
     owner_pid: int = 0,
     ttl_s: float = DEFAULT_TTL_S,
+    controller: Region | None = None,
 ) -> dict[str, Any]:
     """Reserve the sweep's subnet, write its spec under `workdir`, return the tfvars.
 
     `owner_pid`: a process whose end makes the emulation reapable (tests pass
     their own pid); 0 means the emulation lives until `down` or `ttl_s`.
+    `controller`: the region the controller is modelled in (None: no delay).
     """
     emulation_id = emulation_id_for(sweep_id)
     expires_at = time.time() + ttl_s if not owner_pid else 0.0
     subnet = reserve_subnet(emulation_id, owner_pid=owner_pid, expires_at=expires_at)
     spec = build_spec(
-        emulation_id, subnet, regions, keys, model or DEFAULT_MODEL, owner_pid, expires_at
+        emulation_id,
+        subnet,
+        regions,
+        keys,
+        model or DEFAULT_MODEL,
+        owner_pid,
+        expires_at,
+        controller=controller,
     )
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)

@@ -28,6 +28,16 @@
  *    reported and the old table kept), SIGUSR1 prints counters, SIGTERM and
  *    SIGINT make every thread accept all it holds and exit 0.
  *
+ * What it holds is bounded twice: in packets per queue (--max-held) and in
+ * bytes over all queues (--max-held-bytes), since with GSO one packet can be
+ * 64 kB and the kernel keeps every held packet whole. A packet over either
+ * bound is dropped and counted (overflow, byte_overflow).
+ *
+ * A verdict that cannot be sent would strand its packet in the kernel's queue
+ * (nothing else ever releases it), so a failed send is retried a bounded
+ * number of times with a short backoff; then the batch is given up, counted
+ * (verdict_failed) and logged.
+ *
  * Packets lost to a full queue or a full socket buffer (ENOBUFS) are counted
  * and printed at exit; the queue length and buffer are set large to make that
  * rare.
@@ -71,6 +81,8 @@
 #define VERDICT_BATCH_BYTES (1 << 16) /* verdicts sent per sendto() */
 #define NL_BUF_BYTES 8192             /* one netlink message: config or verdict */
 #define RECV_BUF_BYTES (1 << 16)
+#define VERDICT_RETRIES 4             /* re-sends of a failed verdict batch */
+#define RETRY_BACKOFF_US 50           /* x4 per retry: 50, 200, 800, 3200 µs */
 
 /* ------------------------------------------------------------------ table */
 
@@ -304,7 +316,8 @@ static int64_t release_time_ns(struct pair *p, int64_t arrival_ns, int64_t jitte
 struct held {
     int64_t release_ns;
     uint64_t seq;
-    uint32_t id; /* the kernel's packet id */
+    uint32_t id;    /* the kernel's packet id */
+    uint32_t bytes; /* the whole packet's length (a GSO packet: up to 64 kB) */
 };
 
 struct heap {
@@ -353,6 +366,61 @@ static struct held heap_pop(struct heap *h)
     return top;
 }
 
+/* ----------------------------------------------------------- byte bound */
+
+/* Bytes held over all queues: each queue's thread takes before it holds a
+ * packet and gives back when it releases it. */
+struct budget {
+    atomic_ullong held, peak;
+    unsigned long long limit;
+};
+
+/* Take `bytes`; false, and nothing taken, if that would pass the limit. Two
+ * threads adding at once may both be refused, never both let through. */
+static bool budget_take(struct budget *b, uint32_t bytes)
+{
+    unsigned long long now = atomic_fetch_add(&b->held, bytes) + bytes;
+    if (now > b->limit) {
+        atomic_fetch_sub(&b->held, bytes);
+        return false;
+    }
+    unsigned long long peak = atomic_load(&b->peak);
+    while (now > peak && !atomic_compare_exchange_weak(&b->peak, &peak, now))
+        ;
+    return true;
+}
+
+static void budget_give(struct budget *b, uint32_t bytes)
+{
+    atomic_fetch_sub(&b->held, bytes);
+}
+
+/* ------------------------------------------------------- verdict sending */
+
+typedef ssize_t (*send_fn)(void *ctx, const void *buf, size_t len);
+
+/*
+ * Send one batch, retrying a failed send up to VERDICT_RETRIES times with a
+ * backoff of backoff_us x 4^k. Returns the retries it took, or -1 (errno from
+ * the last send) when every try failed.
+ */
+static int send_retrying(send_fn send, void *ctx, const void *buf, size_t len,
+                         unsigned backoff_us)
+{
+    for (int attempt = 0;; attempt++) {
+        if (send(ctx, buf, len) >= 0)
+            return attempt;
+        if (attempt == VERDICT_RETRIES)
+            return -1;
+        if (backoff_us) {
+            struct timespec ts = {0, (long)backoff_us * 1000L << (2 * attempt)};
+            int saved = errno;
+            nanosleep(&ts, NULL);
+            errno = saved;
+        }
+    }
+}
+
 /* -------------------------------------------------------- shared state */
 
 static const char *table_path;
@@ -360,9 +428,13 @@ static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct table shared_table; /* guarded by shared_lock */
 static atomic_uint table_gen;
 static atomic_bool stopping;
+static struct budget held_bytes; /* limit set by --max-held-bytes */
+static atomic_uint fail_sends;   /* --fail-sends: a test hook, 0 in real use */
 
 struct counters {
     atomic_ullong delayed, passed, lost, overflow, enobufs, errors;
+    atomic_ullong byte_overflow, verdict_retries, verdict_failed;
+    atomic_ullong packet_bytes_peak; /* largest packet seen: > 1514 means GSO */
 };
 
 struct worker {
@@ -379,6 +451,7 @@ struct worker {
     char *vbuf;     /* verdict batch */
     char *rbuf;     /* received messages */
     struct mnl_nlmsg_batch *batch;
+    unsigned batch_msgs; /* verdicts in the batch, counting one carried over */
     struct counters c;
 };
 
@@ -389,11 +462,43 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static ssize_t send_to_kernel(void *ctx, const void *buf, size_t len)
+{
+    struct worker *w = ctx;
+    unsigned left = atomic_load(&fail_sends);
+    while (left && !atomic_compare_exchange_weak(&fail_sends, &left, left - 1))
+        ;
+    if (left) {
+        errno = ENOBUFS;
+        return -1;
+    }
+    return mnl_socket_sendto(w->nl, buf, len);
+}
+
+/* Send the first `len` bytes of the batch, `msgs` verdicts. */
+static void send_batch(struct worker *w, size_t len, unsigned msgs)
+{
+    if (!len)
+        return;
+    int retries = send_retrying(send_to_kernel, w, mnl_nlmsg_batch_head(w->batch), len,
+                                RETRY_BACKOFF_US);
+    if (retries >= 0) {
+        atomic_fetch_add(&w->c.verdict_retries, (unsigned)retries);
+        return;
+    }
+    int e = errno;
+    atomic_fetch_add(&w->c.verdict_retries, VERDICT_RETRIES);
+    atomic_fetch_add(&w->c.verdict_failed, msgs);
+    fprintf(stderr,
+            "delayd: warning: queue %u: %u verdicts not sent after %d tries (%s): "
+            "their packets stay in the kernel queue\n",
+            w->queue, msgs, VERDICT_RETRIES + 1, strerror(e));
+}
+
 static void flush_verdicts(struct worker *w)
 {
-    size_t len = mnl_nlmsg_batch_size(w->batch);
-    if (len && mnl_socket_sendto(w->nl, mnl_nlmsg_batch_head(w->batch), len) < 0)
-        atomic_fetch_add(&w->c.errors, 1);
+    send_batch(w, mnl_nlmsg_batch_size(w->batch), w->batch_msgs);
+    w->batch_msgs = 0;
     mnl_nlmsg_batch_reset(w->batch);
 }
 
@@ -402,9 +507,13 @@ static void verdict(struct worker *w, uint32_t id, int verdict)
     struct nlmsghdr *nlh =
         nfq_nlmsg_put(mnl_nlmsg_batch_current(w->batch), NFQNL_MSG_VERDICT, w->queue);
     nfq_nlmsg_verdict_put(nlh, (int)id, verdict);
-    /* When the batch is full, send it; libmnl carries this message over. */
-    if (!mnl_nlmsg_batch_next(w->batch))
-        flush_verdicts(w);
+    w->batch_msgs++;
+    /* When the batch is full, send all but this message, which libmnl carries over. */
+    if (!mnl_nlmsg_batch_next(w->batch)) {
+        send_batch(w, mnl_nlmsg_batch_size(w->batch), w->batch_msgs - 1);
+        mnl_nlmsg_batch_reset(w->batch);
+        w->batch_msgs = 1;
+    }
 }
 
 static int on_packet(const struct nlmsghdr *nlh, void *data)
@@ -419,6 +528,10 @@ static int on_packet(const struct nlmsghdr *nlh, void *data)
     uint32_t id = ntohl(ph->packet_id);
     const uint8_t *pkt = attr[NFQA_PAYLOAD] ? mnl_attr_get_payload(attr[NFQA_PAYLOAD]) : NULL;
     uint16_t len = attr[NFQA_PAYLOAD] ? mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]) : 0;
+    /* Only COPY_RANGE bytes were copied; NFQA_CAP_LEN is the whole packet's length. */
+    uint32_t bytes = attr[NFQA_CAP_LEN] ? ntohl(mnl_attr_get_u32(attr[NFQA_CAP_LEN])) : len;
+    if (bytes > atomic_load(&w->c.packet_bytes_peak))
+        atomic_store(&w->c.packet_bytes_peak, bytes);
 
     struct pair *p = NULL;
     if (ntohs(ph->hw_protocol) == 0x0800 && len >= 20 && (pkt[0] >> 4) == 4) {
@@ -437,12 +550,18 @@ static int on_packet(const struct nlmsghdr *nlh, void *data)
         atomic_fetch_add(&w->c.lost, 1);
         return MNL_CB_OK;
     }
-    int64_t t = release_time_ns(p, w->now_ns, jitter_sample_ns(&w->rng, p->jitter_us));
-    if (!heap_push(&w->heap, (struct held){t, w->seq++, id})) {
+    if (w->heap.n == w->heap.cap) {
         verdict(w, id, NF_DROP); /* more held than --max-held: a full queue drops */
         atomic_fetch_add(&w->c.overflow, 1);
         return MNL_CB_OK;
     }
+    if (!budget_take(&held_bytes, bytes)) {
+        verdict(w, id, NF_DROP); /* more bytes held than --max-held-bytes */
+        atomic_fetch_add(&w->c.byte_overflow, 1);
+        return MNL_CB_OK;
+    }
+    int64_t t = release_time_ns(p, w->now_ns, jitter_sample_ns(&w->rng, p->jitter_us));
+    heap_push(&w->heap, (struct held){t, w->seq++, id, bytes}); /* room checked above */
     atomic_fetch_add(&w->c.delayed, 1);
     return MNL_CB_OK;
 }
@@ -468,8 +587,11 @@ static void drain(struct worker *w, int limit)
 
 static void release_due(struct worker *w, int64_t now)
 {
-    while (w->heap.n && w->heap.v[0].release_ns <= now)
-        verdict(w, heap_pop(&w->heap).id, NF_ACCEPT);
+    while (w->heap.n && w->heap.v[0].release_ns <= now) {
+        struct held h = heap_pop(&w->heap);
+        budget_give(&held_bytes, h.bytes);
+        verdict(w, h.id, NF_ACCEPT);
+    }
 }
 
 static void reload_private_table(struct worker *w)
@@ -621,6 +743,21 @@ static int parse_string(const char *text, struct table *t, char *err, size_t err
     return rc;
 }
 
+struct fake_sender {
+    int fail, calls; /* the first `fail` calls fail */
+};
+
+static ssize_t fake_send(void *ctx, const void *buf, size_t len)
+{
+    struct fake_sender *f = ctx;
+    (void)buf;
+    if (f->calls++ < f->fail) {
+        errno = ENOBUFS;
+        return -1;
+    }
+    return (ssize_t)len;
+}
+
 static int self_test(void)
 {
     char err[256];
@@ -699,13 +836,13 @@ static int self_test(void)
     struct heap h = {.cap = 8, .v = store};
     int64_t rel[] = {30, 10, 20, 10, 30, 10};
     for (uint64_t i = 0; i < 6; i++)
-        CHECK(heap_push(&h, (struct held){rel[i], i, (uint32_t)i}));
+        CHECK(heap_push(&h, (struct held){rel[i], i, (uint32_t)i, 0}));
     uint32_t want[] = {1, 3, 5, 2, 0, 4};
     for (int i = 0; i < 6; i++)
         CHECK(heap_pop(&h).id == want[i]);
     for (uint64_t i = 0; i < 8; i++)
-        CHECK(heap_push(&h, (struct held){0, i, 0}));
-    CHECK(!heap_push(&h, (struct held){0, 9, 0})); /* full */
+        CHECK(heap_push(&h, (struct held){0, i, 0, 0}));
+    CHECK(!heap_push(&h, (struct held){0, 9, 0, 0})); /* full */
 
     /* A jittered flow through table + heap leaves in arrival order. */
     struct held big[4096];
@@ -713,7 +850,7 @@ static int self_test(void)
     struct pair f = {.delay_us = 1000, .jitter_us = 900};
     for (uint32_t i = 0; i < 4096; i++)
         heap_push(&hb, (struct held){release_time_ns(&f, i * 10000, jitter_sample_ns(&rng, 900)),
-                                     i, i});
+                                     i, i, 0});
     for (uint32_t i = 0; i < 4096; i++)
         CHECK(heap_pop(&hb).id == i);
 
@@ -730,6 +867,29 @@ static int self_test(void)
     table_free(&old);
     table_free(&fresh);
     table_free(&copy);
+
+    /* Byte bound: 64 kB GSO packets against 200 kB; refused ones take nothing. */
+    struct budget bb = {.limit = 200000};
+    CHECK(budget_take(&bb, 65536) && budget_take(&bb, 65536) && budget_take(&bb, 65536));
+    CHECK(!budget_take(&bb, 65536)); /* 262144 > 200000 */
+    CHECK(atomic_load(&bb.held) == 196608 && atomic_load(&bb.peak) == 196608);
+    CHECK(budget_take(&bb, 3392)); /* exactly the limit fits */
+    CHECK(!budget_take(&bb, 1));
+    budget_give(&bb, 65536);
+    CHECK(budget_take(&bb, 1514) && atomic_load(&bb.held) == 200000 - 65536 + 1514);
+    CHECK(atomic_load(&bb.peak) == 200000);
+
+    /* Verdict sends: failures are retried, at most VERDICT_RETRIES times. */
+    struct fake_sender fs = {.fail = 2};
+    CHECK(send_retrying(fake_send, &fs, "x", 1, 0) == 2 && fs.calls == 3);
+    fs = (struct fake_sender){.fail = VERDICT_RETRIES};
+    CHECK(send_retrying(fake_send, &fs, "x", 1, 0) == VERDICT_RETRIES);
+    fs = (struct fake_sender){.fail = 1000};
+    errno = 0;
+    CHECK(send_retrying(fake_send, &fs, "x", 1, 0) == -1 && errno == ENOBUFS);
+    CHECK(fs.calls == VERDICT_RETRIES + 1); /* bounded: it gives up */
+    fs = (struct fake_sender){.fail = 0};
+    CHECK(send_retrying(fake_send, &fs, "x", 1, 0) == 0 && fs.calls == 1);
 
     if (failures) {
         fprintf(stderr, "self-test: %d check(s) failed\n", failures);
@@ -767,7 +927,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: delayd --table FILE [--queue-first N] [--queue-count N] [--rt-priority P]\n"
-            "              [--max-held N] [--pidfile FILE]\n"
+            "              [--max-held N] [--max-held-bytes N] [--pidfile FILE]\n"
             "       delayd --check --table FILE | --self-test\n"
             "Holds NFQUEUE packets for the one-way delay of their (src, dst) pair.\n"
             "FILE lines: src_ip dst_ip delay_us jitter_us loss_ppm  (# comments)\n");
@@ -783,7 +943,7 @@ static int parse_opt_u32(const char *name, const char *s, uint32_t max, uint32_t
 
 static void print_counters(struct worker *ws, unsigned count, const char *when)
 {
-    unsigned long long d = 0, p = 0, l = 0, o = 0, e = 0, x = 0;
+    unsigned long long d = 0, p = 0, l = 0, o = 0, e = 0, x = 0, bo = 0, vr = 0, vf = 0, pk = 0;
     for (unsigned i = 0; i < count; i++) {
         d += atomic_load(&ws[i].c.delayed);
         p += atomic_load(&ws[i].c.passed);
@@ -791,21 +951,31 @@ static void print_counters(struct worker *ws, unsigned count, const char *when)
         o += atomic_load(&ws[i].c.overflow);
         e += atomic_load(&ws[i].c.enobufs);
         x += atomic_load(&ws[i].c.errors);
+        bo += atomic_load(&ws[i].c.byte_overflow);
+        vr += atomic_load(&ws[i].c.verdict_retries);
+        vf += atomic_load(&ws[i].c.verdict_failed);
+        unsigned long long peak = atomic_load(&ws[i].c.packet_bytes_peak);
+        pk = peak > pk ? peak : pk;
     }
     fprintf(stderr,
-            "delayd: %s delayed=%llu passed=%llu lost=%llu overflow=%llu enobufs=%llu errors=%llu\n",
-            when, d, p, l, o, e, x);
+            "delayd: %s delayed=%llu passed=%llu lost=%llu overflow=%llu enobufs=%llu errors=%llu "
+            "byte_overflow=%llu held_bytes=%llu held_bytes_peak=%llu packet_bytes_peak=%llu "
+            "verdict_retries=%llu verdict_failed=%llu\n",
+            when, d, p, l, o, e, x, bo, atomic_load(&held_bytes.held),
+            atomic_load(&held_bytes.peak), pk, vr, vf);
 }
 
 int main(int argc, char **argv)
 {
     uint32_t first = 0, count = 1, rt_priority = 50, max_held = 200000;
+    uint32_t max_held_bytes = 256u << 20, fail = 0;
     const char *pidfile = NULL;
     bool check = false;
     static const struct option opts[] = {
         {"table", required_argument, 0, 't'},       {"queue-first", required_argument, 0, 'f'},
         {"queue-count", required_argument, 0, 'c'}, {"rt-priority", required_argument, 0, 'r'},
         {"max-held", required_argument, 0, 'm'},    {"pidfile", required_argument, 0, 'p'},
+        {"max-held-bytes", required_argument, 0, 'b'}, {"fail-sends", required_argument, 0, 'F'},
         {"check", no_argument, 0, 'k'},             {"self-test", no_argument, 0, 's'},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0},
     };
@@ -817,6 +987,8 @@ int main(int argc, char **argv)
         case 'c': if (parse_opt_u32("queue-count", optarg, 64, &count)) return 2; break;
         case 'r': if (parse_opt_u32("rt-priority", optarg, 99, &rt_priority)) return 2; break;
         case 'm': if (parse_opt_u32("max-held", optarg, 10000000, &max_held)) return 2; break;
+        case 'b': if (parse_opt_u32("max-held-bytes", optarg, UINT32_MAX, &max_held_bytes)) return 2; break;
+        case 'F': if (parse_opt_u32("fail-sends", optarg, 1000000, &fail)) return 2; break;
         case 'p': pidfile = optarg; break;
         case 'k': check = true; break;
         case 's': return self_test();
@@ -836,6 +1008,13 @@ int main(int argc, char **argv)
                         "and queues must stay below 65536\n");
         return 2;
     }
+    if (max_held_bytes < 65536) {
+        fprintf(stderr, "delayd: error: --max-held-bytes must be at least 65536 "
+                        "(one GSO packet), got %u\n", max_held_bytes);
+        return 2;
+    }
+    held_bytes.limit = max_held_bytes;
+    atomic_store(&fail_sends, fail);
 
     char err[512];
     if (table_load(table_path, &shared_table, err, sizeof err)) {
