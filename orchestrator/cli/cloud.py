@@ -16,7 +16,7 @@ import click
 
 from orchestrator import paths
 from orchestrator.catalog import CLOUDS, load_catalog
-from orchestrator.cli.options import selection_options, spec_from_options, split_list
+from orchestrator.cli.options import parse_clouds, selection_options, spec_from_options
 from orchestrator.clouds import aws, gcp, preflight, reap, stacks, sync
 from orchestrator.clouds.launch import CloudOptions
 from orchestrator.clouds.leftovers import parse_age
@@ -94,11 +94,7 @@ def cloud_options_from(**kwargs: Any) -> CloudOptions:
 
 
 def _clouds(text: str) -> list[str]:
-    chosen = [c.lower() for c in split_list(text)]
-    for cloud in chosen:
-        if cloud not in CLOUDS:
-            raise UserError(f"--clouds '{cloud}': unknown cloud (known: {', '.join(CLOUDS)})")
-    return chosen
+    return list(parse_clouds(text, "--clouds"))
 
 
 _catalog_option = click.option(

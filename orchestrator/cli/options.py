@@ -66,11 +66,13 @@ def selection_options(f: F) -> F:
             ),
             click.option(
                 "--regions",
-                default="",
+                default=None,
                 metavar="LIST",
                 help="Only these regions, e.g. aws:us-east-1,gcp:europe-west1.",
             ),
-            click.option("--exclude", default="", metavar="LIST", help="Leave these regions out."),
+            click.option(
+                "--exclude", default=None, metavar="LIST", help="Leave these regions out."
+            ),
             click.option(
                 "--no-opt-in",
                 is_flag=True,
@@ -90,7 +92,7 @@ def selection_options(f: F) -> F:
             ),
             click.option(
                 "--pairs",
-                default="",
+                default=None,
                 metavar="LIST",
                 help="Explicit pairs a/b, comma-separated, e.g. aws:us-east-1/gcp:us-east4 "
                 "(both directions unless --cloud-pair narrows them).",
@@ -187,6 +189,22 @@ def split_list(value: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (value or "").split(",") if part.strip())
 
 
+def option_list(value: str | None, flag: str, example: str) -> tuple[str, ...]:
+    """The items of a comma-separated option; None (not given) is ().
+
+    A value given but empty ('', ',,') is an error: read as "no filter" it would
+    select the whole catalog, the most expensive sweep there is.
+    """
+    if value is None:
+        return ()
+    items = split_list(value)
+    if not items:
+        raise UserError(
+            f"{flag} {value!r} names nothing: give a list like {example} or leave it out"
+        )
+    return items
+
+
 def parse_cloud_pair(text: str) -> tuple[str, str]:
     src, sep, dst = text.strip().lower().partition(":")
     if not sep or not src or not dst or ":" in dst:
@@ -201,7 +219,7 @@ def parse_cloud_pair(text: str) -> tuple[str, str]:
 
 def parse_pairs(text: str | None) -> tuple[tuple[str, str], ...]:
     pairs = []
-    for item in split_list(text):
+    for item in option_list(text, "--pairs", "aws:us-east-1/gcp:us-east4"):
         a, sep, b = item.partition("/")
         if not sep or ":" not in a or ":" not in b or "/" in b:
             raise UserError(
@@ -212,16 +230,22 @@ def parse_pairs(text: str | None) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-def spec_from_options(**kwargs: Any) -> SelectionSpec:
-    """A SelectionSpec from the keyword arguments click passes; others are ignored."""
-    clouds = tuple(c.lower() for c in split_list(kwargs.get("clouds") or ",".join(CLOUDS)))
+def parse_clouds(text: str | None, flag: str) -> tuple[str, ...]:
+    """Cloud names of a --clouds-like option, lower case, each once; None (not given) is ()."""
+    clouds = tuple(c.lower() for c in option_list(text, flag, ",".join(CLOUDS)))
     for cloud in clouds:
         if cloud not in CLOUDS:
-            raise UserError(f"--clouds '{cloud}': unknown cloud (known: {', '.join(CLOUDS)})")
+            raise UserError(f"{flag} '{cloud}': unknown cloud (known: {', '.join(CLOUDS)})")
+    return tuple(dict.fromkeys(clouds))
+
+
+def spec_from_options(**kwargs: Any) -> SelectionSpec:
+    """A SelectionSpec from the keyword arguments click passes; others are ignored."""
+    clouds = parse_clouds(kwargs.get("clouds"), "--clouds") or CLOUDS
     return SelectionSpec(
-        clouds=tuple(dict.fromkeys(clouds)),
-        regions=split_list(kwargs.get("regions")),
-        exclude=split_list(kwargs.get("exclude")),
+        clouds=clouds,
+        regions=option_list(kwargs.get("regions"), "--regions", "aws:us-east-1,gcp:us-east4"),
+        exclude=option_list(kwargs.get("exclude"), "--exclude", "aws:me-south-1"),
         no_opt_in=bool(kwargs.get("no_opt_in")),
         cloud_pairs=tuple(
             dict.fromkeys(parse_cloud_pair(t) for t in kwargs.get("cloud_pair") or ())

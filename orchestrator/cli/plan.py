@@ -15,13 +15,12 @@ from orchestrator import paths
 from orchestrator.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.cli.options import (
     params_from_options,
+    parse_clouds,
     run_options,
     selection_options,
     spec_from_options,
-    split_list,
     test_params_options,
 )
-from orchestrator.errors import UserError
 from orchestrator.plan import ROUND_OVERHEAD_S, Plan, make_plan, slot_seconds
 from orchestrator.pricing import load_pricing
 
@@ -201,10 +200,7 @@ def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> No
     """
     if ctx.invoked_subcommand is not None:
         return
-    wanted = split_list(clouds.lower())
-    for cloud in wanted:
-        if cloud not in CLOUDS:
-            raise UserError(f"--cloud '{cloud}': unknown cloud (known: {', '.join(CLOUDS)})")
+    wanted = parse_clouds(clouds, "--cloud")
     loaded = load_catalog(catalog)
     selected = loaded.in_clouds(wanted)
     if as_json:
