@@ -46,9 +46,17 @@ ROUND_OVERHEAD_S = 3.0
 # Provisioning, preparing and tearing down, per VM: it is billed too.
 SETUP_S = {"local": 60.0, "aws": 600.0, "gcp": 600.0, "cloud": 600.0}
 PING_PACKET_BYTES = 84  # 56 bytes of data + 8 ICMP + 20 IPv4 header
-IPERF3_MAX_STREAMS = 128
+# iperf3's own limits on its arguments (esnet/iperf src/iperf.h and the checks in
+# iperf_parse_arguments, src/iperf_api.c): beyond them it exits with a parameter error
+# on every host, after the VMs are paid for.
+IPERF3_MAX_STREAMS = 128  # MAX_STREAMS, -P
+IPERF3_MAX_TIME_S = 86_400  # MAX_TIME, -t ("test duration too long")
+IPERF3_MAX_OMIT_S = 60  # -O outside 0..60 is IEOMIT ("bogus value for --omit")
+IPERF3_MAX_WINDOW_BYTES = 512 * 1024 * 1024  # MAX_TCP_BUFFER = 512 * MB, -w
+# iperf3 reads -w with unit_atof (src/units.c): binary units, either case.
+_WINDOW_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
-_WINDOW = re.compile(r"^[0-9]+(\.[0-9]+)?[KMG]?$")
+_WINDOW = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([KMGTkmgt]?)$")
 _CONGESTION = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -88,16 +96,23 @@ class TestParams:
             raise UserError(f"--pings {self.pings}: send at least 1 ping")
         if self.ping_interval_s <= 0:
             raise UserError(f"--ping-interval {self.ping_interval_s:g}: must be above 0 s")
-        if self.duration_s <= 0:
-            raise UserError(f"--duration {self.duration_s}: must be 1 s or more")
-        if self.omit_s < 0:
-            raise UserError(f"--omit {self.omit_s}: must be 0 s or more")
+        if not 1 <= self.duration_s <= IPERF3_MAX_TIME_S:
+            raise UserError(
+                f"--duration {self.duration_s}: iperf3 runs 1 to {IPERF3_MAX_TIME_S:,} s"
+            )
+        if not 0 <= self.omit_s <= IPERF3_MAX_OMIT_S:
+            raise UserError(f"--omit {self.omit_s}: iperf3 skips 0 to {IPERF3_MAX_OMIT_S} s")
         if not 1 <= self.streams <= IPERF3_MAX_STREAMS:
             raise UserError(
                 f"--streams {self.streams}: iperf3 runs 1 to {IPERF3_MAX_STREAMS} streams"
             )
-        if self.window is not None and not _WINDOW.match(self.window):
-            raise UserError(f"--window '{self.window}': write a size like 256K or 4M")
+        if self.window is not None:
+            size = window_bytes(self.window)
+            if not 0 < size <= IPERF3_MAX_WINDOW_BYTES:
+                raise UserError(
+                    f"--window '{self.window}': iperf3 takes above 0 and up to 512M "
+                    f"({IPERF3_MAX_WINDOW_BYTES:,} bytes)"
+                )
         if self.congestion is not None and not _CONGESTION.match(self.congestion):
             raise UserError(
                 f"--congestion '{self.congestion}': write a Linux algorithm name like cubic"
@@ -105,6 +120,14 @@ class TestParams:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def window_bytes(text: str) -> float:
+    """An iperf3 -w size in bytes, read as iperf3 reads it: 4M = 4 x 1024^2, 256k = 256 x 1024."""
+    match = _WINDOW.match(text)
+    if not match:
+        raise UserError(f"--window '{text}': write a size like 256K or 4M")
+    return float(match.group(1)) * _WINDOW_UNITS[match.group(2).lower()]
 
 
 def slot_seconds(params: TestParams, directions: int = 2, rtt_ms: float = 0.0) -> float:

@@ -21,6 +21,7 @@ from orchestrator.plan import (
     effective_max_concurrent,
     make_plan,
     slot_seconds,
+    window_bytes,
 )
 from orchestrator.pricing import PricingError, load_pricing, parse_pricing
 from orchestrator.selection import SelectionSpec
@@ -61,12 +62,36 @@ def test_slot_seconds_adds_the_last_ping_reply_and_iperf3_protocol_round_trips()
         ({"streams": 0}, "--streams 0"),
         ({"streams": 129}, "1 to 128 streams"),
         ({"window": "lots"}, "--window 'lots'"),
+        # iperf3's own limits (esnet/iperf src/iperf.h MAX_TIME, MAX_TCP_BUFFER; -O 0..60)
+        ({"duration_s": 86_401}, "--duration 86401: iperf3 runs 1 to 86,400 s"),
+        ({"omit_s": 61}, "--omit 61: iperf3 skips 0 to 60 s"),
+        ({"window": "513M"}, "--window '513M': iperf3 takes above 0 and up to 512M"),
+        ({"window": "536870913"}, "--window '536870913'"),
+        ({"window": "1t"}, "--window '1t'"),
+        ({"window": "0"}, "--window '0'"),
+        ({"window": "4 M"}, "--window '4 M'"),
+        ({"window": "4MB"}, "--window '4MB'"),
         ({"congestion": "Cubic!"}, "--congestion 'Cubic!'"),
     ],
 )
 def test_bad_test_params_are_one_line_errors(kwargs, message):
     with pytest.raises(UserError, match=message.replace("(", r"\(")):
         TestParams(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("window", "size"),
+    [("4m", 4 * 2**20), ("4M", 4 * 2**20), ("256k", 256 * 1024), ("1.5K", 1536), ("512M", 2**29),
+     ("536870912", 2**29), ("0.5g", 2**29)],
+)  # fmt: skip
+def test_windows_iperf3_accepts_are_accepted_in_either_case(window, size):
+    assert TestParams(window=window).window == window  # passed to iperf3 -w as written
+    assert window_bytes(window) == size
+
+
+def test_iperf3_limits_themselves_are_accepted():
+    params = TestParams(duration_s=86_400, omit_s=60)
+    assert (params.duration_s, params.omit_s) == (86_400, 60)
 
 
 def test_whole_second_floats_become_ints_for_iperf3():
@@ -293,7 +318,7 @@ def test_plan_options_reach_the_plan(catalog_file):
     result = run(
         "plan", "--catalog", catalog_file, "--clouds", "gcp", "--exclude", "gcp:us-east4",
         "--min-km", "1000", "--max-km", "12000", "--max-regions", "4", "--streams", "4",
-        "--window", "4M", "--congestion", "cubic", "--omit", "0", "--ping-interval", "0.5",
+        "--window", "4m", "--congestion", "cubic", "--omit", "0", "--ping-interval", "0.5",
         "--sequential", "--json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -304,7 +329,7 @@ def test_plan_options_reach_the_plan(catalog_file):
         "duration_s": 5,
         "omit_s": 0,
         "streams": 4,
-        "window": "4M",
+        "window": "4m",
         "congestion": "cubic",
     }
     assert all(r["cloud"] == "gcp" and r["key"] != "gcp:us-east4" for r in doc["regions"])
@@ -325,6 +350,9 @@ def test_plan_options_reach_the_plan(catalog_file):
         (["--max-concurrent", "0"], "--max-concurrent 0"),
         (["--max-concurrent", "2", "--sequential"], "give one"),
         (["--streams", "0"], "--streams 0"),
+        (["--duration", "86401"], "--duration 86401: iperf3 runs 1 to 86,400 s"),
+        (["--omit", "61"], "--omit 61: iperf3 skips 0 to 60 s"),
+        (["--window", "600M"], "--window '600M': iperf3 takes above 0 and up to 512M"),
         (["--min-km", "30000"], "no pair is between 30000"),
     ],
 )

@@ -134,14 +134,15 @@ def test_params_options(f: F) -> F:
                 type=click.IntRange(1),
                 default=defaults.duration_s,
                 show_default=True,
-                help="iperf3 seconds measured per direction (whole seconds).",
+                help="iperf3 seconds measured per direction (whole seconds, at most 86400).",
             ),
             click.option(
                 "--omit",
                 type=click.IntRange(0),
                 default=defaults.omit_s,
                 show_default=True,
-                help="iperf3 seconds skipped at the start (TCP slow start; whole seconds).",
+                help="iperf3 seconds skipped at the start (TCP slow start; whole seconds, "
+                "at most 60).",
             ),
             click.option(
                 "--streams",
@@ -150,7 +151,11 @@ def test_params_options(f: F) -> F:
                 show_default=True,
                 help="Parallel TCP streams (iperf3 -P).",
             ),
-            click.option("--window", default=None, help="TCP window (iperf3 -w), e.g. 4M."),
+            click.option(
+                "--window",
+                default=None,
+                help="TCP window (iperf3 -w), e.g. 4M or 256k (binary units, at most 512M).",
+            ),
             click.option(
                 "--congestion", default=None, help="TCP congestion control (iperf3 -C), e.g. cubic."
             ),
