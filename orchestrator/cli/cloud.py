@@ -16,18 +16,26 @@ import click
 
 from orchestrator import paths
 from orchestrator.catalog import CLOUDS, load_catalog
-from orchestrator.cli.options import parse_clouds, selection_options, spec_from_options
+from orchestrator.cli.options import (
+    check_selection,
+    parse_clouds,
+    selection_options,
+    spec_from_options,
+)
 from orchestrator.clouds import aws, gcp, preflight, reap, stacks, sync
 from orchestrator.clouds.launch import CloudOptions
 from orchestrator.clouds.leftovers import parse_age
 from orchestrator.errors import UserError
-from orchestrator.selection import select
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
+
+
+def _note(message: str) -> None:
+    click.echo(f"note: {message}", err=True)
 
 
 def _account_options(f: F) -> F:
@@ -121,7 +129,11 @@ def preflight_command(catalog: Path, **kwargs: Any) -> None:
       interregion preflight --clouds aws,gcp --max-regions 8 --gcp-project my-project
     """
     cat = load_catalog(catalog)
-    regions = list(select(cat, spec_from_options(**kwargs)).regions)
+    note = "note: {}".format
+    selection = check_selection(
+        cat, spec_from_options(**kwargs), None, lambda m: click.echo(note(m))
+    )
+    regions = list(selection.regions)
     options = cloud_options_from(**kwargs)
     result = preflight.preflight(
         regions,

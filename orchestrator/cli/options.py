@@ -15,11 +15,11 @@ from typing import Any, TypeVar
 
 import click
 
-from orchestrator.catalog import CLOUDS
+from orchestrator.catalog import CLOUDS, Catalog
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.errors import UserError
 from orchestrator.plan import BACKENDS, TestParams
-from orchestrator.selection import SelectionSpec
+from orchestrator.selection import Selection, SelectionSpec, max_regions_note, select
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -165,7 +165,7 @@ def test_params_options(f: F) -> F:
 
 def run_options(f: F) -> F:
     """Add --backend, --max-concurrent and --sequential (where the sweep runs and
-    how many tests at once) to a click command; `plan.make_plan` applies them."""
+    how many slots per round) to a click command; `plan.make_plan` applies them."""
     return _apply(
         f,
         [
@@ -181,10 +181,13 @@ def run_options(f: F) -> F:
                 type=int,
                 default=None,
                 metavar="K",
-                help=f"At most K tests at once (default: {LOCAL_MAX_CONCURRENT} on local, "
-                "no cap on the clouds).",
+                help="At most K slots (region pairs) per round, so at most K iperf3 tests "
+                "at once: a slot runs its two directions one after the other "
+                f"(default: {LOCAL_MAX_CONCURRENT} on local, no cap on the clouds).",
             ),
-            click.option("--sequential", is_flag=True, help="One test at a time."),
+            click.option(
+                "--sequential", is_flag=True, help="One slot per round: one test at a time."
+            ),
         ],
     )
 
@@ -260,6 +263,63 @@ def spec_from_options(**kwargs: Any) -> SelectionSpec:
         pairs=parse_pairs(kwargs.get("pairs")),
         max_regions=kwargs.get("max_regions"),
     )
+
+
+def backend_problem(backend: str, spec: SelectionSpec, selection: Selection) -> str | None:
+    """Why a one-cloud backend cannot host the selection, with advice that fixes it; None if it can.
+
+    The advice depends on how the other cloud's regions got in: named explicitly,
+    the only cloud of --clouds, or one of several clouds.
+    """
+    if backend not in CLOUDS:
+        return None
+    foreign = [r for r in selection.regions if r.cloud != backend]
+    if not foreign:
+        return None
+    other = foreign[0].cloud
+    named = {k for k in spec.regions} | {k for pair in spec.pairs for k in pair}
+    explicit = [r.key for r in foreign if r.key in named]
+    if explicit:
+        return (
+            f"--backend {backend} cannot host {explicit[0]}, named in --regions/--pairs: "
+            f"leave the {other} regions out, or use --backend cloud for both clouds"
+        )
+    either = f"use --backend {other} (or cloud)"
+    if backend not in spec.clouds:
+        return (
+            f"--backend {backend} cannot host {other} regions, and --clouds "
+            f"{','.join(spec.clouds)} has no {backend}: {either}, or select {backend} "
+            f"regions with --clouds {backend}"
+        )
+    same = f"--cloud-pair {backend}:{backend}"
+    if len(foreign) == len(selection.regions):
+        return (
+            f"--backend {backend} cannot host {other} regions, the only ones --cloud-pair "
+            f"leaves: {either}, or {same}"
+        )
+    if any(other in cloud_pair for cloud_pair in spec.cloud_pairs):
+        keep = same
+    else:
+        keep = f"--clouds {backend}"
+    return (
+        f"--backend {backend} cannot host {foreign[0].key} ({len(foreign)} {other} regions "
+        f"selected): keep to {backend} with {keep}, or use --backend cloud for both clouds"
+    )
+
+
+def check_selection(
+    catalog: Catalog, spec: SelectionSpec, backend: str | None, note: Callable[[str], None]
+) -> Selection:
+    """Select, refuse a backend that cannot host the selection, and `note` what the
+    user should know before anything is spent (--max-regions above what is left)."""
+    selection = select(catalog, spec)
+    problem = backend_problem(backend, spec, selection) if backend else None
+    if problem:
+        raise UserError(problem)
+    text = max_regions_note(spec, selection)
+    if text:
+        note(text)
+    return selection
 
 
 def params_from_options(**kwargs: Any) -> TestParams:

@@ -14,6 +14,7 @@ from rich.table import Table
 from orchestrator import paths
 from orchestrator.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.cli.options import (
+    check_selection,
     params_from_options,
     parse_clouds,
     run_options,
@@ -82,10 +83,14 @@ def plan(
       interregion plan --cloud-pair aws:gcp --min-km 1000 --max-km 5000 --json
       interregion plan --pairs aws:us-east-1/gcp:us-east4 --pings 50 --duration 10
     """
+    loaded = load_catalog(catalog)
+    spec = spec_from_options(**options)
+    params = params_from_options(**options)
+    check_selection(loaded, spec, backend, _note)
     result = make_plan(
-        load_catalog(catalog),
-        spec_from_options(**options),
-        params_from_options(**options),
+        loaded,
+        spec,
+        params,
         backend=backend,
         max_concurrent=max_concurrent,
         sequential=sequential,
@@ -96,6 +101,10 @@ def plan(
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
         print_plan(result, _console())
+
+
+def _note(message: str) -> None:
+    click.echo(f"note: {message}", err=True)  # stderr: --json output stays parseable
 
 
 def print_plan(result: Plan, console: Console) -> None:
@@ -117,9 +126,9 @@ def print_plan(result: Plan, console: Console) -> None:
     if len(selection.pairs) > SHOW_PAIRS:
         console.print(f"... and {len(selection.pairs) - SHOW_PAIRS} more pairs (see --json)")
 
-    cap = "one test per round" if result.sequential else None
+    cap = "one slot per round" if result.sequential else None
     if result.max_concurrent:
-        cap = f"at most {result.max_concurrent} tests per round"
+        cap = f"at most {result.max_concurrent} slots per round"
     title = f"{len(result.rounds)} rounds (lower bound {result.lower_bound_rounds})"
     rounds = _table(title + (f", {cap}" if cap else ""))
     rounds.add_column("round", justify="right")
