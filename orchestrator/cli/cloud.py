@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -22,10 +22,13 @@ from orchestrator.cli.options import (
     selection_options,
     spec_from_options,
 )
-from orchestrator.clouds import aws, gcp, preflight, reap, stacks, sync
-from orchestrator.clouds.launch import CloudOptions
-from orchestrator.clouds.leftovers import parse_age
 from orchestrator.errors import UserError
+
+if TYPE_CHECKING:
+    from orchestrator.clouds.launch import CloudOptions
+
+# The cloud SDKs (boto3, google-cloud-compute) are imported inside the commands that
+# talk to a cloud: importing them took ~1 s, which every command, even --help, paid.
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -84,6 +87,9 @@ def cloud_options(f: F) -> F:
 
 def cloud_options_from(**kwargs: Any) -> CloudOptions:
     """CloudOptions from the keyword arguments click passes; others are ignored."""
+    from orchestrator.clouds import stacks
+    from orchestrator.clouds.launch import CloudOptions
+
     overrides = {
         cloud: kwargs[f"{cloud}_machine_type"]
         for cloud in CLOUDS
@@ -128,6 +134,8 @@ def preflight_command(catalog: Path, **kwargs: Any) -> None:
     Example:
       interregion preflight --clouds aws,gcp --max-regions 8 --gcp-project my-project
     """
+    from orchestrator.clouds import aws, gcp, preflight
+
     cat = load_catalog(catalog)
     note = "note: {}".format
     selection = check_selection(
@@ -169,6 +177,8 @@ def regions_sync_command(
     Example:
       interregion regions sync --clouds aws
     """
+    from orchestrator.clouds import aws, gcp, sync
+
     chosen = _clouds(clouds)
     report = sync.sync(
         load_catalog(catalog),
@@ -225,6 +235,9 @@ def reap_command(
       interregion reap --older-than 2h
       interregion reap --sweep 20261122T0130Z-3fa2
     """
+    from orchestrator.clouds import aws, gcp, reap
+    from orchestrator.clouds.leftovers import parse_age
+
     if older_than and sweep_id:
         raise UserError("--older-than and --sweep select differently: give one of them")
     chosen = _clouds(clouds)
