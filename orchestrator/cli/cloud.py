@@ -137,20 +137,17 @@ def preflight_command(catalog: Path, **kwargs: Any) -> None:
     from orchestrator.clouds import aws, gcp, preflight
 
     cat = load_catalog(catalog)
-    note = "note: {}".format
-    selection = check_selection(
-        cat, spec_from_options(**kwargs), None, lambda m: click.echo(note(m))
-    )
-    regions = list(selection.regions)
+    regions = list(check_selection(cat, spec_from_options(**kwargs), None, _note).regions)
     options = cloud_options_from(**kwargs)
-    result = preflight.preflight(
-        regions,
-        {**cat.machine_types, **options.machine_types},
-        aws_api=lambda: aws.AwsApi(profile=options.aws_profile),
-        gcp_api=lambda: gcp.GcpApi(options.gcp_project),
-        strict=options.strict,
-        warn=_warn,
-    )
+    with aws.network_errors(), gcp.network_errors():
+        result = preflight.preflight(
+            regions,
+            {**cat.machine_types, **options.machine_types},
+            aws_api=lambda: aws.AwsApi(profile=options.aws_profile),
+            gcp_api=lambda: gcp.GcpApi(options.gcp_project),
+            strict=options.strict,
+            warn=_warn,
+        )
     for cloud, who in sorted(result.identities.items()):
         click.echo(f"{cloud}: {who}")
     for region in result.regions:
@@ -180,14 +177,16 @@ def regions_sync_command(
     from orchestrator.clouds import aws, gcp, sync
 
     chosen = _clouds(clouds)
-    report = sync.sync(
-        load_catalog(catalog),
-        chosen,
-        aws_api=lambda: aws.AwsApi(profile=aws_profile),
-        gcp_api=lambda: gcp.GcpApi(gcp_project),
-    )
+    with aws.network_errors(), gcp.network_errors():
+        report = sync.sync(
+            load_catalog(catalog),
+            chosen,
+            aws_api=lambda: aws.AwsApi(profile=aws_profile),
+            gcp_api=lambda: gcp.GcpApi(gcp_project),
+            required=len(chosen) == 1,  # the one cloud asked for: its own error
+        )
     if len(report.skipped) == len(chosen):
-        raise UserError("no cloud credentials configured: " + "; ".join(report.skipped))
+        raise UserError("no cloud can be used: " + "; ".join(report.skipped))
     for line in report.skipped:
         _warn(f"skipped {line}")
     for key in report.missing:
@@ -241,20 +240,21 @@ def reap_command(
     if older_than and sweep_id:
         raise UserError("--older-than and --sweep select differently: give one of them")
     chosen = _clouds(clouds)
-    report = reap.reap(
-        chosen,
-        sweep_id=sweep_id,
-        older_than=parse_age(older_than) if older_than else None,
-        dry_run=dry_run,
-        now=datetime.now(UTC),
-        aws_api=lambda: aws.AwsApi(profile=aws_profile),
-        gcp_api=lambda: gcp.GcpApi(gcp_project),
-        aws_regions=aws_regions or None,
-        required=len(chosen) == 1,
-        warn=_warn,
-    )
+    with aws.network_errors(), gcp.network_errors():
+        report = reap.reap(
+            chosen,
+            sweep_id=sweep_id,
+            older_than=parse_age(older_than) if older_than else None,
+            dry_run=dry_run,
+            now=datetime.now(UTC),
+            aws_api=lambda: aws.AwsApi(profile=aws_profile),
+            gcp_api=lambda: gcp.GcpApi(gcp_project),
+            aws_regions=aws_regions or None,
+            required=len(chosen) == 1,
+            warn=_warn,
+        )
     if len(report.skipped_clouds) == len(chosen):
-        raise UserError("no cloud credentials configured: " + "; ".join(report.skipped_clouds))
+        raise UserError("no cloud can be used: " + "; ".join(report.skipped_clouds))
     for line in report.skipped_clouds:
         _warn(f"skipped {line}")
     verb = "would delete" if dry_run else "found"
