@@ -53,6 +53,10 @@ IPERF3_MAX_STREAMS = 128  # MAX_STREAMS, -P
 IPERF3_MAX_TIME_S = 86_400  # MAX_TIME, -t ("test duration too long")
 IPERF3_MAX_OMIT_S = 60  # -O outside 0..60 is IEOMIT ("bogus value for --omit")
 IPERF3_MAX_WINDOW_BYTES = 512 * 1024 * 1024  # MAX_TCP_BUFFER = 512 * MB, -w
+# ping's (iputils) own limits: -c is a long; -i in ms must fit an int ("bad timing
+# interval" above). They also keep pings x interval finite in the time model.
+PING_MAX_COUNT = 2**63 - 1
+PING_MAX_INTERVAL_S = 2_147_483
 # iperf3 reads -w with unit_atof (src/units.c): binary units, either case.
 _WINDOW_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
@@ -92,10 +96,13 @@ class TestParams:
                 raise UserError(f"{flag} {value:g}: iperf3 takes whole seconds, e.g. {int(value)}")
             # 5.0 from an older plan file is 5: iperf3 must be given "-t 5", not "-t 5.0".
             object.__setattr__(self, name, int(value))
-        if self.pings < 1:
-            raise UserError(f"--pings {self.pings}: send at least 1 ping")
-        if self.ping_interval_s <= 0:
-            raise UserError(f"--ping-interval {self.ping_interval_s:g}: must be above 0 s")
+        if not 1 <= self.pings <= PING_MAX_COUNT:
+            raise UserError(f"--pings {self.pings}: ping sends 1 to {PING_MAX_COUNT:,}")
+        if not 0 < self.ping_interval_s <= PING_MAX_INTERVAL_S:
+            raise UserError(
+                f"--ping-interval {self.ping_interval_s:g}: ping waits above 0 and up to "
+                f"{PING_MAX_INTERVAL_S:,} s"
+            )
         if not 1 <= self.duration_s <= IPERF3_MAX_TIME_S:
             raise UserError(
                 f"--duration {self.duration_s}: iperf3 runs 1 to {IPERF3_MAX_TIME_S:,} s"

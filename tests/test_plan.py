@@ -62,6 +62,9 @@ def test_slot_seconds_adds_the_last_ping_reply_and_iperf3_protocol_round_trips()
         ({"streams": 0}, "--streams 0"),
         ({"streams": 129}, "1 to 128 streams"),
         ({"window": "lots"}, "--window 'lots'"),
+        # ping's own limits (iputils: -i in ms fits an int), which keep the time model finite
+        ({"ping_interval_s": 1e308}, "--ping-interval 1e\\+308: ping waits above 0 and up to"),
+        ({"pings": 2**63}, "--pings 9223372036854775808: ping sends 1 to"),
         # iperf3's own limits (esnet/iperf src/iperf.h MAX_TIME, MAX_TCP_BUFFER; -O 0..60)
         ({"duration_s": 86_401}, "--duration 86401: iperf3 runs 1 to 86,400 s"),
         ({"omit_s": 61}, "--omit 61: iperf3 skips 0 to 60 s"),
@@ -351,6 +354,8 @@ def test_plan_options_reach_the_plan(catalog_file):
         (["--max-concurrent", "2", "--sequential"], "give one"),
         (["--streams", "0"], "--streams 0"),
         (["--duration", "86401"], "--duration 86401: iperf3 runs 1 to 86,400 s"),
+        (["--round-overhead", "nan"], "--round-overhead nan: give 0 to 86,400 seconds"),
+        (["--round-overhead", "-1"], "--round-overhead -1: give 0 to 86,400 seconds"),
         (["--omit", "61"], "--omit 61: iperf3 skips 0 to 60 s"),
         (["--window", "600M"], "--window '600M': iperf3 takes above 0 and up to 512M"),
         (["--min-km", "30000"], "no pair is between 30000"),

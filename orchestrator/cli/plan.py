@@ -22,9 +22,12 @@ from orchestrator.cli.options import (
     spec_from_options,
     test_params_options,
 )
+from orchestrator.errors import UserError
 from orchestrator.plan import ROUND_OVERHEAD_S, Plan, make_plan, slot_seconds
 from orchestrator.pricing import load_pricing
 
+# A round overhead beyond a day is a typo, and an infinite one breaks the time model.
+MAX_ROUND_OVERHEAD_S = 86_400.0
 # Beyond these, the table shows the first rows and points at --json.
 SHOW_PAIRS = 60
 SHOW_ROUNDS = 30
@@ -83,6 +86,10 @@ def plan(
       interregion plan --cloud-pair aws:gcp --min-km 1000 --max-km 5000 --json
       interregion plan --pairs aws:us-east-1/gcp:us-east4 --pings 50 --duration 10
     """
+    if not 0 <= round_overhead <= MAX_ROUND_OVERHEAD_S:  # also refuses nan
+        raise UserError(
+            f"--round-overhead {round_overhead:g}: give 0 to {MAX_ROUND_OVERHEAD_S:,.0f} seconds"
+        )
     loaded = load_catalog(catalog)
     spec = spec_from_options(**options)
     params = params_from_options(**options)
