@@ -84,11 +84,16 @@ def unreachable(error: BaseException) -> UserError:
 
 @contextmanager
 def network_errors() -> Iterator[None]:
-    """Turn the client library's network failures into one-line UserErrors."""
+    """Turn the client library's network failures into one-line UserErrors, also when
+    google.api_core's retry gave up on them (RetryError, the last failure as its cause)."""
     try:
         yield
     except NETWORK_ERRORS as e:
         raise unreachable(e) from None
+    except gexc.RetryError as e:
+        if isinstance(e.cause, NETWORK_ERRORS):
+            raise unreachable(e.cause) from None
+        raise
 
 
 _FIX_CREDENTIALS = "or unset it and run 'gcloud auth application-default login'"
