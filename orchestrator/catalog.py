@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Iterable
 from dataclasses import asdict, dataclass
-from difflib import get_close_matches
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
@@ -70,8 +70,8 @@ class Catalog:
             raise UserError(
                 f"region '{key}' has no cloud: write it as cloud:region, e.g. {example}"
             )
-        hint = get_close_matches(key.strip().lower(), by_key, n=1)
-        also = f" (did you mean {hint[0]}?)" if hint else " (see 'interregion regions')"
+        hint = closest_names(key.strip().lower(), by_key)
+        also = f" (did you mean {_or(hint)}?)" if hint else " (see 'interregion regions')"
         raise UserError(f"unknown region '{key}'{also}")
 
     def keys(self) -> list[str]:
@@ -80,6 +80,28 @@ class Catalog:
     def in_clouds(self, clouds: Iterable[str]) -> list[Region]:
         wanted = set(clouds)
         return [r for r in self.regions if r.cloud in wanted]
+
+
+def closest_names(word: str, names: Iterable[str], cutoff: float = 0.6) -> list[str]:
+    """Every name as close to `word` as the closest one (difflib's ratio), sorted.
+
+    difflib.get_close_matches(n=1) breaks a tie by taking the name that sorts last:
+    us-est-1 became us-west-1 when us-east-1 is just as close. A hint must not guess.
+    """
+    matcher = SequenceMatcher(b=word)
+    scores: dict[str, float] = {}
+    for name in names:
+        matcher.set_seq1(name)
+        if matcher.real_quick_ratio() >= cutoff and matcher.quick_ratio() >= cutoff:
+            ratio = matcher.ratio()
+            if ratio >= cutoff:
+                scores[name] = ratio
+    best = max(scores.values(), default=0.0)
+    return sorted(name for name, score in scores.items() if score == best)
+
+
+def _or(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 class _StrictLoader(yaml.SafeLoader):

@@ -113,7 +113,8 @@ def _iperf3(client: dict[str, Any], index: int, server: dict[str, Any] | None) -
             error += f" ({test['run']['stderr']})"
         why = _server_error(server)
         attempts = test.get("attempts", 1)
-        if test.get("peer_late") and server is not None and not why:
+        server_late = bool((server or {}).get("peer_late"))
+        if test.get("peer_late") and server is not None and (server_late or not why):
             # both ends ran, the server's iperf3 was fine: they never met in time
             return {
                 **result,

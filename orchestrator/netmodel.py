@@ -30,7 +30,7 @@ from orchestrator.catalog import Catalog, Region, load_catalog
 from orchestrator.errors import UserError
 from orchestrator.geo import distance_km as geodesic_km
 
-PUBLIC_DATA = paths.ROOT.parent / "shared" / "data" / "public"
+PUBLIC_DATA = paths.DATA
 SKYPLANE_CSV = "skyplane-latency-2022.csv"
 DOIT_CSV = "doit-intercloud-throughput-2022-02.csv"
 # doit's `bitrate_Bps` is the bytes iperf2 moved in its ~10 s test, not a rate.
@@ -92,7 +92,7 @@ class NetModel:
         return min(self.rate_bps, streams * self.window_bytes * 8.0 / (rtt_ms / 1000.0))
 
 
-# Calibrated by bench/netmodel.py on the public data in ../shared/data/public:
+# Calibrated by bench/netmodel.py on the public data in data/ (data/README.md):
 # skyplane-latency-2022.csv (ping avg_rtt, 4,692 AWS/GCP pairs) and
 # doit-intercloud-throughput-2022-02.csv (ping avgrtt and one iperf2 stream,
 # 2,138 pairs of t3.nano and e2-small VMs). See /work/notes/readme/netmodel.md.
@@ -196,7 +196,8 @@ def load_public_samples(
     for path in files:
         if not path.is_file():
             raise UserError(
-                f"public data file {path} not found: put the shared data beside the repo"
+                f"public data file {path} not found: the repository ships it in data/ "
+                "(git checkout data/), or pass the folder that holds it"
             )
     catalog = catalog or load_catalog()
     known = {r.key: r for r in catalog.regions}
@@ -253,7 +254,10 @@ def load_rtt_mdev_ms(data_dir: Path = PUBLIC_DATA) -> list[float]:
     that reports one: what the jitter is fitted to."""
     path = Path(data_dir) / SKYPLANE_CSV
     if not path.is_file():
-        raise UserError(f"public data file {path} not found: put the shared data beside the repo")
+        raise UserError(
+            f"public data file {path} not found: the repository ships it in data/ "
+            "(git checkout data/), or pass the folder that holds it"
+        )
     with path.open(newline="") as f:
         return [
             float(row["mdev_rtt"])

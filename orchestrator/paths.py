@@ -8,3 +8,4 @@ PRICING = ROOT / "infra" / "pricing.yaml"
 INFRA = ROOT / "infra"
 PLAYBOOKS = ROOT / "playbooks"
 RESULTS = ROOT / "results"
+DATA = ROOT / "data"  # public measurements the model is calibrated on (data/README.md)

@@ -34,10 +34,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from orchestrator.catalog import Catalog, region_to_dict
+from orchestrator.catalog import Catalog, Region, region_to_dict
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES
+from orchestrator.netmodel import controller_rtt_ms as controller_rtt
 from orchestrator.pricing import Pricing, load_pricing
 from orchestrator.schedule import Round, Slot, lower_bound, schedule
 from orchestrator.selection import Pair, Selection, SelectionSpec, select
@@ -55,9 +56,21 @@ ROUND_CONTROL_RTTS = 2
 # Provisioning, preparing and tearing down, per VM: it is billed too.
 SETUP_S = {"local": 60.0, "aws": 600.0, "gcp": 600.0, "cloud": 600.0}
 PING_PACKET_BYTES = 84  # 56 bytes of data + 8 ICMP + 20 IPv4 header
-IPERF3_MAX_STREAMS = 128
+# iperf3's own limits on its arguments (esnet/iperf src/iperf.h and the checks in
+# iperf_parse_arguments, src/iperf_api.c): beyond them it exits with a parameter error
+# on every host, after the VMs are paid for.
+IPERF3_MAX_STREAMS = 128  # MAX_STREAMS, -P
+IPERF3_MAX_TIME_S = 86_400  # MAX_TIME, -t ("test duration too long")
+IPERF3_MAX_OMIT_S = 60  # -O outside 0..60 is IEOMIT ("bogus value for --omit")
+IPERF3_MAX_WINDOW_BYTES = 512 * 1024 * 1024  # MAX_TCP_BUFFER = 512 * MB, -w
+# ping's (iputils) own limits: -c is a long; -i in ms must fit an int ("bad timing
+# interval" above). They also keep pings x interval finite in the time model.
+PING_MAX_COUNT = 2**63 - 1
+PING_MAX_INTERVAL_S = 2_147_483
+# iperf3 reads -w with unit_atof (src/units.c): binary units, either case.
+_WINDOW_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
-_WINDOW = re.compile(r"^[0-9]+(\.[0-9]+)?[KMG]?$")
+_WINDOW = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([KMGTkmgt]?)$")
 _CONGESTION = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -93,20 +106,30 @@ class TestParams:
                 raise UserError(f"{flag} {value:g}: iperf3 takes whole seconds, e.g. {int(value)}")
             # 5.0 from an older plan file is 5: iperf3 must be given "-t 5", not "-t 5.0".
             object.__setattr__(self, name, int(value))
-        if self.pings < 1:
-            raise UserError(f"--pings {self.pings}: send at least 1 ping")
-        if self.ping_interval_s <= 0:
-            raise UserError(f"--ping-interval {self.ping_interval_s:g}: must be above 0 s")
-        if self.duration_s <= 0:
-            raise UserError(f"--duration {self.duration_s}: must be 1 s or more")
-        if self.omit_s < 0:
-            raise UserError(f"--omit {self.omit_s}: must be 0 s or more")
+        if not 1 <= self.pings <= PING_MAX_COUNT:
+            raise UserError(f"--pings {self.pings}: ping sends 1 to {PING_MAX_COUNT:,}")
+        if not 0 < self.ping_interval_s <= PING_MAX_INTERVAL_S:
+            raise UserError(
+                f"--ping-interval {self.ping_interval_s:g}: ping waits above 0 and up to "
+                f"{PING_MAX_INTERVAL_S:,} s"
+            )
+        if not 1 <= self.duration_s <= IPERF3_MAX_TIME_S:
+            raise UserError(
+                f"--duration {self.duration_s}: iperf3 runs 1 to {IPERF3_MAX_TIME_S:,} s"
+            )
+        if not 0 <= self.omit_s <= IPERF3_MAX_OMIT_S:
+            raise UserError(f"--omit {self.omit_s}: iperf3 skips 0 to {IPERF3_MAX_OMIT_S} s")
         if not 1 <= self.streams <= IPERF3_MAX_STREAMS:
             raise UserError(
                 f"--streams {self.streams}: iperf3 runs 1 to {IPERF3_MAX_STREAMS} streams"
             )
-        if self.window is not None and not _WINDOW.match(self.window):
-            raise UserError(f"--window '{self.window}': write a size like 256K or 4M")
+        if self.window is not None:
+            size = window_bytes(self.window)
+            if not 0 < size <= IPERF3_MAX_WINDOW_BYTES:
+                raise UserError(
+                    f"--window '{self.window}': iperf3 takes above 0 and up to 512M "
+                    f"({IPERF3_MAX_WINDOW_BYTES:,} bytes)"
+                )
         if self.congestion is not None and not _CONGESTION.match(self.congestion):
             raise UserError(
                 f"--congestion '{self.congestion}': write a Linux algorithm name like cubic"
@@ -114,6 +137,14 @@ class TestParams:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def window_bytes(text: str) -> float:
+    """An iperf3 -w size in bytes, read as iperf3 reads it: 4M = 4 x 1024^2, 256k = 256 x 1024."""
+    match = _WINDOW.match(text)
+    if not match:
+        raise UserError(f"--window '{text}': write a size like 256K or 4M")
+    return float(match.group(1)) * _WINDOW_UNITS[match.group(2).lower()]
 
 
 def slot_seconds(params: TestParams, directions: int = 2, rtt_ms: float = 0.0) -> float:
@@ -187,6 +218,8 @@ class Plan:
     max_concurrent: int | None = None
     sequential: bool = False
     pricing_as_of: str = ""
+    controller: str = ""  # region key of the controller's location; "" = next to the hosts
+    controller_rtt_ms: float = 0.0  # its modelled RTT to the farthest host
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -202,6 +235,8 @@ class Plan:
             "sequential": self.sequential,
             "estimate": self.estimate.to_dict(),
             "pricing_as_of": self.pricing_as_of,
+            "controller": self.controller,
+            "controller_rtt_ms": round(self.controller_rtt_ms, 3),
         }
 
 
@@ -214,13 +249,14 @@ def make_plan(
     sequential: bool = False,
     round_overhead: float | None = None,
     pricing: Pricing | None = None,
-    controller_rtt_ms: float = 0.0,
+    controller: Region | None = None,
 ) -> Plan:
     """Select, schedule and estimate; UserError on any contradiction.
 
     `max_concurrent` None takes the backend's default (effective_max_concurrent).
     `round_overhead` (seconds per round) replaces the controller's modelled overhead
-    (round_overhead_s), which `controller_rtt_ms` (to the farthest host) feeds.
+    (round_overhead_s), which the controller's modelled RTT to the farthest selected host
+    feeds when its region (`controller`) is given.
     """
     params = params or TestParams()
     if backend not in BACKENDS:
@@ -237,6 +273,7 @@ def make_plan(
                 f"add --clouds {backend} or use --backend cloud"
             )
     rounds = schedule(selection.pairs, max_concurrent=max_concurrent, sequential=sequential)
+    controller_rtt_ms = controller_rtt(controller, selection.regions) if controller else 0.0
     bound = lower_bound(selection.pairs, 1 if sequential else max_concurrent)
     pricing = pricing or load_pricing()
     estimate = estimate_cost(
@@ -252,6 +289,8 @@ def make_plan(
         max_concurrent=max_concurrent,
         sequential=sequential,
         pricing_as_of=pricing.as_of,
+        controller=controller.key if controller else "",
+        controller_rtt_ms=controller_rtt_ms,
     )
 
 

@@ -7,10 +7,8 @@ after provisioning only sees the host contract, whatever the backend.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,49 +84,31 @@ def cloud_stack(
     log: Callable[[str], None] = print,
 ) -> StackPlan:
     """The seam to the clouds: orchestrator.clouds.launch (preflight, then the stack and
-    its variables) when present, else the stack variables alone. `cloud_options` are the
-    fields of launch.CloudOptions, as the sweep record keeps them."""
-    try:
-        from orchestrator.clouds import launch
-    except ImportError:
-        launch = None  # type: ignore[assignment]
-    if launch is not None:
-        options = launch.CloudOptions(**(cloud_options or {}))
-        for line in leftover_warnings(backend, options, log):
-            log(line)
-        source, variables, checked = launch.prepare(
-            backend,
-            sweep_id,
-            regions,
-            keys,
-            machine_types,
-            estimate_wall_s,
-            options,
-            log,
-        )
-        dropped = sorted({r.key for r in regions} - {r.key for r in checked.regions})
-        if dropped:
-            raise UserError(
-                f"preflight cannot host {', '.join(dropped)}: leave them out with --exclude"
-            )
-        return StackPlan(Path(source), workdir_for(state_dir, Path(source).name), variables)
-    try:
-        from orchestrator.clouds import stacks
-    except ImportError:
-        raise UserError(f"--backend {backend} is not available yet: use --backend local") from None
-    source, variables = stacks.stack_variables(
+    its variables). `cloud_options` are the fields of launch.CloudOptions, as the sweep
+    record keeps them."""
+    # Imported here, not at the top: the cloud SDKs take seconds to import and a local
+    # sweep never needs them.
+    from orchestrator.clouds import launch
+
+    options = launch.CloudOptions(**(cloud_options or {}))
+    for line in leftover_warnings(backend, options, log):
+        log(line)
+    source, variables, checked = launch.prepare(
         backend,
         sweep_id,
         regions,
         keys,
-        machine_types=machine_types,
-        operator_cidr=stacks.operator_cidr(os.environ.get("INTERREGION_OPERATOR_CIDR")),
-        ttl_minutes=stacks.ttl_minutes(estimate_wall_s),
-        owner=stacks.default_owner(),
-        created=datetime.now(UTC),
-        gcp_project=os.environ.get("INTERREGION_GCP_PROJECT", ""),
+        machine_types,
+        estimate_wall_s,
+        options,
+        log,
     )
-    return StackPlan(Path(source), workdir_for(state_dir, source.name), variables)
+    dropped = sorted({r.key for r in regions} - {r.key for r in checked.regions})
+    if dropped:
+        raise UserError(
+            f"preflight cannot host {', '.join(dropped)}: leave them out with --exclude"
+        )
+    return StackPlan(Path(source), workdir_for(state_dir, Path(source).name), variables)
 
 
 def clouds_of(backend: str) -> tuple[str, ...]:

@@ -107,6 +107,17 @@ def select(catalog: Catalog, spec: SelectionSpec) -> Selection:
     return Selection(regions=tuple(_in_pairs(regions, pairs)), pairs=tuple(pairs))
 
 
+def max_regions_note(spec: SelectionSpec, selection: Selection) -> str | None:
+    """A note when --max-regions asks for more regions than the other filters leave:
+    the sweep is smaller than asked, and saying nothing reads as if it were not."""
+    if spec.max_regions is None or spec.max_regions <= len(selection.regions):
+        return None
+    return (
+        f"--max-regions {spec.max_regions}: the other filters leave {len(selection.regions)} "
+        "regions, all of them are used"
+    )
+
+
 def check_spec(catalog: Catalog, spec: SelectionSpec) -> None:
     """Reject contradictions and unknown names before anything is computed."""
     for cloud in spec.clouds:

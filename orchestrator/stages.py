@@ -17,7 +17,8 @@ from orchestrator import interrupts, store
 from orchestrator.catalog import load_catalog
 from orchestrator.collect import RowContext, SlotPlan, round_rows
 from orchestrator.errors import UserError
-from orchestrator.hosts import Host
+from orchestrator.hostcheck import congestion_problem
+from orchestrator.hosts import Host, placement
 from orchestrator.inventory import (
     control_dir,
     existing_control_dir,
@@ -75,6 +76,7 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             estimate_wall_s=sweep.record["plan"]["estimate"]["wall_s"],
             cloud_options=sweep.record.get("cloud_options"),
             log=sweep.log,
+            controller=sweep.record["plan"].get("controller") or None,
         )
         interrupts.check()
         sweep.log(f"provisioning {len(regions)} hosts ({sweep.backend}) with Terraform")
@@ -83,6 +85,9 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
         if missing:
             raise UserError(f"the stack made no host for {', '.join(missing)}: check infra/")
         store.write_json(sweep.dir / store.HOSTS_FILE, {"hosts": [h.to_dict() for h in hosts]})
+        # zone, image and machine type per host: what a later sweep pins (--pin-from) and
+        # what tells a change of our own setup from a change of the network
+        sweep.record["placement"] = placement(hosts)
         sweep.record["status"] = "provisioned"
     return hosts
 
@@ -194,6 +199,14 @@ def prepare(sweep: Sweep, forks: int = PREPARE_FORKS) -> dict[str, Any]:
                 f"no host could be prepared (rc {rc}; first: {next(iter(problems.values()))}): "
                 f"see {sweep.state / 'ansible-prepare.log'}"
             )
+        congestion = sweep.params.congestion
+        if congestion:
+            available = {
+                n: str(f.get("tcp_available_congestion_control", "")) for n, f in facts.items()
+            }
+            problem = congestion_problem(congestion, available)
+            if problem:
+                raise UserError(f"{problem} (nothing was measured)")
         doc = _hosts_doc(sweep)[0]
         doc["facts"] = facts
         doc["not_ready"] = problems

@@ -229,7 +229,12 @@ def test_get_finds_a_region(catalog: Catalog) -> None:
     ("name", "message"),
     [
         ("aws:us-eats-1", "unknown region 'aws:us-eats-1' (did you mean aws:us-east-1?)"),
-        ("aws:us-east-3", "(did you mean aws:us-east-2?)"),
+        ("aws:us-east-3", "(did you mean aws:us-east-1 or aws:us-east-2?)"),
+        # equally close names are all listed, never one of them picked by sort order
+        (
+            "aws:us-est-1",
+            "unknown region 'aws:us-est-1' (did you mean aws:us-east-1 or aws:us-west-1?)",
+        ),
         ("AWS:EU-WEST-1", "unknown region 'AWS:EU-WEST-1' (did you mean aws:eu-west-1?)"),
         ("gcp:europe-westt4", "(did you mean gcp:europe-west4?)"),
         ("azure:zzzz", "unknown region 'azure:zzzz' (see 'interregion regions')"),

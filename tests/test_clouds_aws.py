@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import boto3
+import botocore.exceptions
 import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
@@ -95,7 +96,7 @@ def test_missing_credentials_is_one_line(no_aws_config):
 
 
 def test_unknown_profile_is_one_line(no_aws_config):
-    with pytest.raises(UserError, match=r"^AWS profile 'nobody' not found: check"):
+    with pytest.raises(UserError, match=r"^AWS profile 'nobody' \(from --aws-profile\) is not in"):
         aws.AwsApi(profile="nobody")
 
 
@@ -357,3 +358,34 @@ def test_group_still_in_use_is_retried_then_reported(no_aws_config, monkeypatch)
     (warning,) = warnings
     assert warning.startswith("could not delete aws eu-west-1 security-group interregion-x-ssh")
     assert warning.endswith("DependencyViolation")
+
+
+EC2 = "https://ec2.eu-west-1.amazonaws.com/"
+PROXY = "http://proxy:3128"
+
+
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        (
+            botocore.exceptions.EndpointConnectionError(endpoint_url="https://sts.amazonaws.com/"),
+            "cannot reach AWS at https://sts.amazonaws.com/ (no connection)",
+        ),
+        (
+            botocore.exceptions.ConnectTimeoutError(endpoint_url=EC2),
+            f"cannot reach AWS at {EC2} (timed out)",
+        ),
+        (
+            botocore.exceptions.ReadTimeoutError(endpoint_url=EC2),
+            f"cannot reach AWS at {EC2} (timed out)",
+        ),
+        (
+            botocore.exceptions.ProxyConnectionError(proxy_url=PROXY, error="refused"),
+            f"cannot reach AWS through the proxy {PROXY} (no connection)",
+        ),
+    ],
+)  # fmt: skip
+def test_network_failures_become_one_line_naming_the_endpoint(error, message):
+    with pytest.raises(UserError) as e, aws.network_errors():
+        raise error
+    assert str(e.value).startswith(message) and "\n" not in str(e.value)

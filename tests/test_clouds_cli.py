@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import google.auth.exceptions
 import pytest
 from click.testing import CliRunner
+from google.auth.credentials import AnonymousCredentials
 from moto import mock_aws
 
 from orchestrator.cli import main
-from orchestrator.clouds import aws
+from orchestrator.clouds import aws, gcp
 from orchestrator.clouds.labels import resource_tags
 
 
@@ -42,7 +44,7 @@ def _one_line_error(result) -> str:
 
 def test_reap_without_any_credentials_says_so(no_credentials):
     line = _one_line_error(CliRunner().invoke(main, ["reap", "--dry-run"]))
-    assert "no cloud credentials configured" in line
+    assert "no cloud can be used" in line
     assert "no AWS credentials" in line and "no GCP credentials" in line
 
 
@@ -115,3 +117,118 @@ def test_regions_sync_under_moto(no_credentials, monkeypatch):
     assert result.exit_code == 0, result.output
     # moto's opt-in regions are reported as not enabled
     assert "opt-in region not enabled: aws:me-south-1" in result.output
+
+
+# --- credentials but no network; a wrong profile or credentials file ------------------
+
+CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, connections are refused
+
+
+@pytest.fixture
+def aws_offline(no_credentials, monkeypatch):
+    """Credentials, but every AWS endpoint is a closed loopback port (no traffic leaves)."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", CLOSED)
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")  # refused once is enough for a test
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["preflight", "--regions", "aws:us-east-1,aws:eu-west-1"],
+        ["reap", "--clouds", "aws", "--dry-run"],
+        ["reap", "--clouds", "aws", "--aws-region", "eu-west-1"],
+        ["regions", "sync", "--clouds", "aws"],
+    ],
+)
+def test_aws_without_network_is_one_line_naming_the_endpoint(aws_offline, args):
+    line = _one_line_error(CliRunner().invoke(main, args))
+    assert line.startswith(f"error: cannot reach AWS at {CLOSED}/ (no connection)"), line
+
+
+def test_an_unreachable_cloud_is_skipped_when_the_other_one_answers(aws_offline, monkeypatch):
+    # reap over both clouds: AWS unreachable is a warning, GCP (no credentials) too,
+    # and with neither usable the one error names both reasons
+    line = _one_line_error(CliRunner().invoke(main, ["reap", "--dry-run"]))
+    assert "no cloud can be used: aws: cannot reach AWS at http://127.0.0.1:9/" in line
+    assert "gcp: no GCP credentials" in line
+
+
+def test_an_unknown_aws_profile_from_the_environment_is_named(no_credentials, monkeypatch):
+    monkeypatch.setenv("AWS_PROFILE", "nosuch")
+    for args in (["reap", "--clouds", "aws"], ["regions", "sync", "--clouds", "aws"]):
+        line = _one_line_error(CliRunner().invoke(main, args))
+        assert "AWS profile 'nosuch' (from AWS_PROFILE) is not in" in line, line
+    line = _one_line_error(
+        CliRunner().invoke(
+            main, ["preflight", "--regions", "aws:us-east-1,aws:eu-west-1", "--aws-profile", "x"]
+        )
+    )
+    assert "AWS profile 'x' (from --aws-profile) is not in" in line
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (None, "which does not exist"),
+        (b"garbage", "which is not a credentials file (not JSON)"),
+        (b"\xff\xfe garbage", "which is not a credentials file (not UTF-8 text)"),
+        (b"[1, 2]", "which is not a credentials file (JSON without a 'type')"),
+        (
+            b'{"type": "service_account"}',
+            # google-auth's own reason (it lists the missing fields in no fixed order)
+            "which is not a credentials file (Service account info was not in the expected "
+            "format, missing fields",
+        ),
+    ],
+)
+def test_a_bad_google_application_credentials_file_is_named(
+    no_credentials, tmp_path, monkeypatch, content, why
+):
+    path = tmp_path / "key.json"
+    if content is not None:
+        path.write_bytes(content)
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(path))
+    for args in (
+        ["regions", "sync", "--clouds", "gcp"],
+        ["reap", "--clouds", "gcp"],
+        ["preflight", "--regions", "gcp:us-east4,gcp:europe-west1"],
+    ):
+        line = _one_line_error(CliRunner().invoke(main, args))
+        assert f"GOOGLE_APPLICATION_CREDENTIALS names {path}, {why}" in line, line
+
+
+def test_gcp_without_network_is_one_line_naming_the_endpoint(no_credentials, monkeypatch):
+    # The real commands, with anonymous credentials and the API at a closed loopback port
+    # (the client library takes the endpoint from client options only).
+    real = gcp.GcpApi
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "test-project")
+    monkeypatch.setattr(
+        gcp,
+        "GcpApi",
+        lambda project=None: real(project, AnonymousCredentials(), api_endpoint=CLOSED),
+    )
+    for args in (
+        ["regions", "sync", "--clouds", "gcp"],
+        ["reap", "--clouds", "gcp", "--dry-run"],
+        ["preflight", "--regions", "gcp:us-east4,gcp:europe-west1"],
+    ):
+        line = _one_line_error(CliRunner().invoke(main, args))
+        assert line == (
+            f"error: cannot reach GCP at {CLOSED} (no connection): check the network "
+            "connection (and HTTPS_PROXY if set), then retry"
+        ), line
+
+
+def test_a_token_refresh_without_network_names_the_token_endpoint():
+    # google.auth wraps requests' ConnectionError in TransportError when it refreshes a token
+    import requests
+
+    try:
+        requests.post(f"{CLOSED}/token", timeout=5)
+    except requests.exceptions.ConnectionError as e:
+        wrapped = google.auth.exceptions.TransportError(e)
+        wrapped.__cause__ = e
+    error = gcp.unreachable(wrapped)
+    assert str(error).startswith(f"cannot reach GCP at {CLOSED} (no connection)")

@@ -132,7 +132,11 @@ def test_missing_credentials_and_project_are_one_line(monkeypatch, tmp_path):
     monkeypatch.setenv("GCE_METADATA_IP", "127.0.0.1:9")
     with pytest.raises(UserError) as e:
         gcp.GcpApi("p")
-    assert str(e.value) in (gcp.NO_CREDENTIALS,)
+    # the variable is set: the error names its file, not "set GOOGLE_APPLICATION_CREDENTIALS"
+    assert str(e.value).startswith(
+        f"no GCP credentials: GOOGLE_APPLICATION_CREDENTIALS names {tmp_path / 'none.json'}, "
+        "which does not exist"
+    )
     monkeypatch.delenv("GOOGLE_CLOUD_PROJECT", raising=False)
     with pytest.raises(UserError, match="no GCP project"):
         gcp.GcpApi(None, credentials=AnonymousCredentials())
@@ -247,3 +251,25 @@ def test_a_failed_deletion_is_a_warning_and_the_rest_goes_on(fake):
     assert warning.startswith("could not delete gcp europe-west1 address 203.0.113.5")
     assert "already being used" in warning
     assert address in fake.state.addresses
+
+
+def test_network_failures_are_one_line_also_after_retries():
+    import requests
+    from google.api_core import exceptions as gexc
+
+    try:
+        requests.get("http://127.0.0.1:9/compute/v1/projects/p/regions", timeout=5)
+    except requests.exceptions.ConnectionError as e:
+        refused = e
+    for error in (refused, gexc.RetryError("Deadline of 120.0s exceeded", refused)):
+        with pytest.raises(UserError) as caught, gcp.network_errors():
+            raise error
+        assert str(caught.value).startswith(
+            "cannot reach GCP at http://127.0.0.1:9 (no connection)"
+        )
+    timeout = requests.exceptions.ReadTimeout("slow", request=refused.request)
+    with (
+        pytest.raises(UserError, match=r"^cannot reach GCP at http://127\.0\.0\.1:9 \(timed out\)"),
+        gcp.network_errors(),
+    ):
+        raise timeout

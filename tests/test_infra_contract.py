@@ -27,6 +27,7 @@ from orchestrator.emulator import stack as local_stack
 from orchestrator.emulator import state
 from orchestrator.errors import UserError
 from orchestrator.hosts import Host
+from orchestrator.terraform import TerraformStack
 
 STACKS = ("aws", "gcp", "cloud")
 CREATED = datetime(2026, 11, 22, 1, 30, tzinfo=UTC)
@@ -478,12 +479,10 @@ def test_aws_security_groups_stay_within_default_quotas(catalog):
 def test_the_terraform_driver_gets_each_cloud_stack_as_far_as_providers(stack, tmp_path):
     """Through orchestrator.terraform, as a sweep runs it: configuration and modules load;
     here it stops where providers must be downloaded (no registry access)."""
-    terraform = pytest.importorskip("orchestrator.terraform")
     if shutil.which("terraform") is None:
         pytest.skip("terraform is not installed")
-    from orchestrator.errors import UserError
 
-    runner = terraform.TerraformStack(paths.INFRA / stack, tmp_path / f"tf-{stack}")
+    runner = TerraformStack(paths.INFRA / stack, tmp_path / f"tf-{stack}")
     try:
         runner.apply({})
     except UserError as e:

@@ -1,6 +1,6 @@
 """The network model: values computed by hand, the fit on synthetic data with known
 answers, the public-data loader on small files, and the calibration on the real
-public data (skipped when ../shared/data/public is absent)."""
+public data the repository ships in data/ (never skipped)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator import netmodel
+from orchestrator import netmodel, paths
 from orchestrator.catalog import Region, parse_catalog
 from orchestrator.errors import UserError
 from orchestrator.netmodel import (
@@ -250,12 +250,16 @@ def test_load_public_samples_missing_file_is_a_user_error(tmp_path: Path) -> Non
         netmodel.load_public_samples(tmp_path, parse_catalog(CATALOG))
 
 
-# ---------------------------------------------------------- real public data
+def test_public_data_ships_with_the_repository() -> None:
+    # A fresh clone must check DEFAULT_MODEL: the data may not live outside the repo.
+    assert netmodel.PUBLIC_DATA.is_relative_to(paths.ROOT)
+    for name in (netmodel.SKYPLANE_CSV, netmodel.DOIT_CSV, "README.md", "LICENSE-Apache-2.0"):
+        assert (netmodel.PUBLIC_DATA / name).is_file(), name
+    readme = (netmodel.PUBLIC_DATA / "README.md").read_text()
+    assert netmodel.SKYPLANE_CSV in readme and netmodel.DOIT_CSV in readme
 
-needs_public_data = pytest.mark.skipif(
-    not (netmodel.PUBLIC_DATA / netmodel.SKYPLANE_CSV).is_file(),
-    reason=f"public data not at {netmodel.PUBLIC_DATA}",
-)
+
+# ---------------------------------------------------------- real public data
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +267,6 @@ def public() -> netmodel.PublicSamples:
     return netmodel.load_public_samples()
 
 
-@needs_public_data
 def test_public_data_gives_many_samples(public: netmodel.PublicSamples) -> None:
     assert len(public) == len(public.samples) > 1000
     assert public.used["skyplane"] > 4000
@@ -271,7 +274,6 @@ def test_public_data_gives_many_samples(public: netmodel.PublicSamples) -> None:
     assert {s.cloud_pair for s in public.samples} == {"aws-aws", "aws-gcp", "gcp-aws", "gcp-gcp"}
 
 
-@needs_public_data
 def test_default_model_is_the_calibration_of_the_public_data(
     public: netmodel.PublicSamples,
 ) -> None:
@@ -282,7 +284,6 @@ def test_default_model_is_the_calibration_of_the_public_data(
     assert DEFAULT_MODEL.rtt_ms_per_1000km > 10.0
 
 
-@needs_public_data
 def test_default_model_error_on_public_data(public: netmodel.PublicSamples) -> None:
     # Measured 16.4 % overall (bench/netmodel.py); every cloud pair under 18 %.
     assert median_relative_error(DEFAULT_MODEL, public.samples) < 0.17
@@ -291,7 +292,6 @@ def test_default_model_error_on_public_data(public: netmodel.PublicSamples) -> N
         assert median_relative_error(DEFAULT_MODEL, samples) < 0.18, pair
 
 
-@needs_public_data
 def test_default_bandwidth_is_the_fit_of_the_public_data(
     public: netmodel.PublicSamples,
 ) -> None:
@@ -307,7 +307,6 @@ def test_jitter_from_rtt_mdev() -> None:
     assert netmodel.jitter_from_rtt_mdev_ms(0.353) == pytest.approx(0.4323, abs=1e-4)
 
 
-@needs_public_data
 def test_default_jitter_is_fitted_to_the_public_ping_deviation() -> None:
     mdev_ms = netmodel.load_rtt_mdev_ms()
     assert len(mdev_ms) > 1000

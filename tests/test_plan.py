@@ -7,7 +7,7 @@ import yaml
 from click.testing import CliRunner
 from fixture_regions import CATALOG_DATA, fixture_catalog
 
-from orchestrator import paths
+from orchestrator import netmodel, paths
 from orchestrator.catalog import load_catalog, region_from_dict
 from orchestrator.cli import main
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
@@ -21,6 +21,7 @@ from orchestrator.plan import (
     make_plan,
     round_overhead_s,
     slot_seconds,
+    window_bytes,
 )
 from orchestrator.pricing import PricingError, load_pricing, parse_pricing
 from orchestrator.selection import SelectionSpec
@@ -61,12 +62,39 @@ def test_slot_seconds_adds_the_last_ping_reply_and_iperf3_protocol_round_trips()
         ({"streams": 0}, "--streams 0"),
         ({"streams": 129}, "1 to 128 streams"),
         ({"window": "lots"}, "--window 'lots'"),
+        # ping's own limits (iputils: -i in ms fits an int), which keep the time model finite
+        ({"ping_interval_s": 1e308}, "--ping-interval 1e\\+308: ping waits above 0 and up to"),
+        ({"pings": 2**63}, "--pings 9223372036854775808: ping sends 1 to"),
+        # iperf3's own limits (esnet/iperf src/iperf.h MAX_TIME, MAX_TCP_BUFFER; -O 0..60)
+        ({"duration_s": 86_401}, "--duration 86401: iperf3 runs 1 to 86,400 s"),
+        ({"omit_s": 61}, "--omit 61: iperf3 skips 0 to 60 s"),
+        ({"window": "513M"}, "--window '513M': iperf3 takes above 0 and up to 512M"),
+        ({"window": "536870913"}, "--window '536870913'"),
+        ({"window": "1t"}, "--window '1t'"),
+        ({"window": "0"}, "--window '0'"),
+        ({"window": "4 M"}, "--window '4 M'"),
+        ({"window": "4MB"}, "--window '4MB'"),
         ({"congestion": "Cubic!"}, "--congestion 'Cubic!'"),
     ],
 )
 def test_bad_test_params_are_one_line_errors(kwargs, message):
     with pytest.raises(UserError, match=message.replace("(", r"\(")):
         TestParams(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("window", "size"),
+    [("4m", 4 * 2**20), ("4M", 4 * 2**20), ("256k", 256 * 1024), ("1.5K", 1536), ("512M", 2**29),
+     ("536870912", 2**29), ("0.5g", 2**29)],
+)  # fmt: skip
+def test_windows_iperf3_accepts_are_accepted_in_either_case(window, size):
+    assert TestParams(window=window).window == window  # passed to iperf3 -w as written
+    assert window_bytes(window) == size
+
+
+def test_iperf3_limits_themselves_are_accepted():
+    params = TestParams(duration_s=86_400, omit_s=60)
+    assert (params.duration_s, params.omit_s) == (86_400, 60)
 
 
 def test_whole_second_floats_become_ints_for_iperf3():
@@ -160,8 +188,12 @@ def test_round_overhead_grows_with_busy_hosts_and_the_controllers_distance():
     assert round_overhead_s(24, controller_rtt_ms=200) == pytest.approx(0.78 + 2 * 0.2)
     spec = SelectionSpec(clouds=("aws",))
     near = make_plan(CATALOG, spec, pricing=PRICING)
-    far = make_plan(CATALOG, spec, pricing=PRICING, controller_rtt_ms=250)
-    assert far.estimate.wall_s == pytest.approx(near.estimate.wall_s + 7 * 2 * 0.25)
+    sydney = CATALOG.get("aws:ap-southeast-2")
+    far = make_plan(CATALOG, spec, pricing=PRICING, controller=CATALOG.get("aws:us-east-1"))
+    rtt_ms = netmodel.controller_rtt_ms(CATALOG.get("aws:us-east-1"), [sydney])
+    assert far.controller_rtt_ms == pytest.approx(rtt_ms) and rtt_ms > 200  # Sydney is farthest
+    assert far.estimate.wall_s == pytest.approx(near.estimate.wall_s + 7 * 2 * rtt_ms / 1000)
+    assert far.to_json()["controller"] == "aws:us-east-1"
 
 
 @pytest.mark.parametrize(
@@ -304,7 +336,7 @@ def test_plan_options_reach_the_plan(catalog_file):
     result = run(
         "plan", "--catalog", catalog_file, "--clouds", "gcp", "--exclude", "gcp:us-east4",
         "--min-km", "1000", "--max-km", "12000", "--max-regions", "4", "--streams", "4",
-        "--window", "4M", "--congestion", "cubic", "--omit", "0", "--ping-interval", "0.5",
+        "--window", "4m", "--congestion", "cubic", "--omit", "0", "--ping-interval", "0.5",
         "--sequential", "--json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -315,7 +347,7 @@ def test_plan_options_reach_the_plan(catalog_file):
         "duration_s": 5,
         "omit_s": 0,
         "streams": 4,
-        "window": "4M",
+        "window": "4m",
         "congestion": "cubic",
     }
     assert all(r["cloud"] == "gcp" and r["key"] != "gcp:us-east4" for r in doc["regions"])
@@ -336,6 +368,11 @@ def test_plan_options_reach_the_plan(catalog_file):
         (["--max-concurrent", "0"], "--max-concurrent 0"),
         (["--max-concurrent", "2", "--sequential"], "give one"),
         (["--streams", "0"], "--streams 0"),
+        (["--duration", "86401"], "--duration 86401: iperf3 runs 1 to 86,400 s"),
+        (["--round-overhead", "nan"], "--round-overhead nan: give 0 to 86,400 seconds"),
+        (["--round-overhead", "-1"], "--round-overhead -1: give 0 to 86,400 seconds"),
+        (["--omit", "61"], "--omit 61: iperf3 skips 0 to 60 s"),
+        (["--window", "600M"], "--window '600M': iperf3 takes above 0 and up to 512M"),
         (["--min-km", "30000"], "no pair is between 30000"),
     ],
 )

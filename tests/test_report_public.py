@@ -1,6 +1,6 @@
 """The report on real measurements between AWS and GCP regions (public data sets).
 
-The files in shared/data/public are converted to the project's schema the way
+The files in data/ (data/README.md) are converted to the project's schema the way
 a user would before `interregion report --input`: doit's `bitrate_Bps` is
 bytes moved in ~10 s, so throughput_bps = bitrate_Bps * 8 / 10.
 """
@@ -9,20 +9,15 @@ import csv
 import re
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from orchestrator import paths, report
 from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
 
-PUBLIC = paths.ROOT.parent / "shared" / "data" / "public"
+PUBLIC = paths.DATA
 DOIT = PUBLIC / "doit-intercloud-throughput-2022-02.csv"
 SKYPLANE = PUBLIC / "skyplane-latency-2022.csv"
-
-pytestmark = pytest.mark.skipif(
-    not (DOIT.exists() and SKYPLANE.exists()), reason=f"public data not found in {PUBLIC}"
-)
 
 HEADER = ["sweep_id", "started_utc", "backend", "src_cloud", "src_region", "dst_cloud",
           "dst_region", "rtt_avg_ms", "throughput_bps"]  # fmt: skip

@@ -10,25 +10,36 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from orchestrator import paths, store
 from orchestrator.catalog import CLOUDS, load_catalog
-from orchestrator.cli.options import selection_options, spec_from_options, split_list
-from orchestrator.clouds import aws, gcp, preflight, reap, stacks, sync
-from orchestrator.clouds.launch import CloudOptions
-from orchestrator.clouds.leftovers import parse_age
+from orchestrator.cli.options import (
+    check_selection,
+    parse_clouds,
+    selection_options,
+    spec_from_options,
+)
 from orchestrator.errors import UserError
 from orchestrator.hosts import pins_from_file
-from orchestrator.selection import select
+
+if TYPE_CHECKING:
+    from orchestrator.clouds.launch import CloudOptions
+
+# The cloud SDKs (boto3, google-cloud-compute) are imported inside the commands that
+# talk to a cloud: importing them took ~1 s, which every command, even --help, paid.
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
+
+
+def _note(message: str) -> None:
+    click.echo(f"note: {message}", err=True)
 
 
 def _account_options(f: F) -> F:
@@ -84,6 +95,9 @@ def cloud_options(f: F) -> F:
 
 def cloud_options_from(**kwargs: Any) -> CloudOptions:
     """CloudOptions from the keyword arguments click passes; others are ignored."""
+    from orchestrator.clouds import stacks
+    from orchestrator.clouds.launch import CloudOptions
+
     overrides = {
         cloud: kwargs[f"{cloud}_machine_type"]
         for cloud in CLOUDS
@@ -114,11 +128,7 @@ def cloud_options_from(**kwargs: Any) -> CloudOptions:
 
 
 def _clouds(text: str) -> list[str]:
-    chosen = [c.lower() for c in split_list(text)]
-    for cloud in chosen:
-        if cloud not in CLOUDS:
-            raise UserError(f"--clouds '{cloud}': unknown cloud (known: {', '.join(CLOUDS)})")
-    return chosen
+    return list(parse_clouds(text, "--clouds"))
 
 
 _catalog_option = click.option(
@@ -146,17 +156,20 @@ def preflight_command(catalog: Path, **kwargs: Any) -> None:
     """
     if kwargs.get("pin_from"):
         raise UserError("--pin-from applies to sweep and provision: preflight checks the regions")
+    from orchestrator.clouds import aws, gcp, preflight
+
     cat = load_catalog(catalog)
-    regions = list(select(cat, spec_from_options(**kwargs)).regions)
+    regions = list(check_selection(cat, spec_from_options(**kwargs), None, _note).regions)
     options = cloud_options_from(**kwargs)
-    result = preflight.preflight(
-        regions,
-        {**cat.machine_types, **options.machine_types},
-        aws_api=lambda: aws.AwsApi(profile=options.aws_profile),
-        gcp_api=lambda: gcp.GcpApi(options.gcp_project),
-        strict=options.strict,
-        warn=_warn,
-    )
+    with aws.network_errors(), gcp.network_errors():
+        result = preflight.preflight(
+            regions,
+            {**cat.machine_types, **options.machine_types},
+            aws_api=lambda: aws.AwsApi(profile=options.aws_profile),
+            gcp_api=lambda: gcp.GcpApi(options.gcp_project),
+            strict=options.strict,
+            warn=_warn,
+        )
     for cloud, who in sorted(result.identities.items()):
         click.echo(f"{cloud}: {who}")
     for region in result.regions:
@@ -183,15 +196,19 @@ def regions_sync_command(
     Example:
       interregion regions sync --clouds aws
     """
+    from orchestrator.clouds import aws, gcp, sync
+
     chosen = _clouds(clouds)
-    report = sync.sync(
-        load_catalog(catalog),
-        chosen,
-        aws_api=lambda: aws.AwsApi(profile=aws_profile),
-        gcp_api=lambda: gcp.GcpApi(gcp_project),
-    )
+    with aws.network_errors(), gcp.network_errors():
+        report = sync.sync(
+            load_catalog(catalog),
+            chosen,
+            aws_api=lambda: aws.AwsApi(profile=aws_profile),
+            gcp_api=lambda: gcp.GcpApi(gcp_project),
+            required=len(chosen) == 1,  # the one cloud asked for: its own error
+        )
     if len(report.skipped) == len(chosen):
-        raise UserError("no cloud credentials configured: " + "; ".join(report.skipped))
+        raise UserError("no cloud can be used: " + "; ".join(report.skipped))
     for line in report.skipped:
         _warn(f"skipped {line}")
     for key in report.missing:
@@ -239,23 +256,27 @@ def reap_command(
       interregion reap --older-than 2h
       interregion reap --sweep 20261122T0130Z-3fa2
     """
+    from orchestrator.clouds import aws, gcp, reap
+    from orchestrator.clouds.leftovers import parse_age
+
     if older_than and sweep_id:
         raise UserError("--older-than and --sweep select differently: give one of them")
     chosen = _clouds(clouds)
-    report = reap.reap(
-        chosen,
-        sweep_id=sweep_id,
-        older_than=parse_age(older_than) if older_than else None,
-        dry_run=dry_run,
-        now=datetime.now(UTC),
-        aws_api=lambda: aws.AwsApi(profile=aws_profile),
-        gcp_api=lambda: gcp.GcpApi(gcp_project),
-        aws_regions=aws_regions or None,
-        required=len(chosen) == 1,
-        warn=_warn,
-    )
+    with aws.network_errors(), gcp.network_errors():
+        report = reap.reap(
+            chosen,
+            sweep_id=sweep_id,
+            older_than=parse_age(older_than) if older_than else None,
+            dry_run=dry_run,
+            now=datetime.now(UTC),
+            aws_api=lambda: aws.AwsApi(profile=aws_profile),
+            gcp_api=lambda: gcp.GcpApi(gcp_project),
+            aws_regions=aws_regions or None,
+            required=len(chosen) == 1,
+            warn=_warn,
+        )
     if len(report.skipped_clouds) == len(chosen):
-        raise UserError("no cloud credentials configured: " + "; ".join(report.skipped_clouds))
+        raise UserError("no cloud can be used: " + "; ".join(report.skipped_clouds))
     for line in report.skipped_clouds:
         _warn(f"skipped {line}")
     verb = "would delete" if dry_run else "found"

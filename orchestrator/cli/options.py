@@ -15,11 +15,11 @@ from typing import Any, TypeVar
 
 import click
 
-from orchestrator.catalog import CLOUDS
+from orchestrator.catalog import CLOUDS, Catalog
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.errors import UserError
 from orchestrator.plan import BACKENDS, TestParams
-from orchestrator.selection import SelectionSpec
+from orchestrator.selection import Selection, SelectionSpec, max_regions_note, select
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -66,11 +66,13 @@ def selection_options(f: F) -> F:
             ),
             click.option(
                 "--regions",
-                default="",
+                default=None,
                 metavar="LIST",
                 help="Only these regions, e.g. aws:us-east-1,gcp:europe-west1.",
             ),
-            click.option("--exclude", default="", metavar="LIST", help="Leave these regions out."),
+            click.option(
+                "--exclude", default=None, metavar="LIST", help="Leave these regions out."
+            ),
             click.option(
                 "--no-opt-in",
                 is_flag=True,
@@ -90,7 +92,7 @@ def selection_options(f: F) -> F:
             ),
             click.option(
                 "--pairs",
-                default="",
+                default=None,
                 metavar="LIST",
                 help="Explicit pairs a/b, comma-separated, e.g. aws:us-east-1/gcp:us-east4 "
                 "(both directions unless --cloud-pair narrows them).",
@@ -132,14 +134,15 @@ def test_params_options(f: F) -> F:
                 type=click.IntRange(1),
                 default=defaults.duration_s,
                 show_default=True,
-                help="iperf3 seconds measured per direction (whole seconds).",
+                help="iperf3 seconds measured per direction (whole seconds, at most 86400).",
             ),
             click.option(
                 "--omit",
                 type=click.IntRange(0),
                 default=defaults.omit_s,
                 show_default=True,
-                help="iperf3 seconds skipped at the start (TCP slow start; whole seconds).",
+                help="iperf3 seconds skipped at the start (TCP slow start; whole seconds, "
+                "at most 60).",
             ),
             click.option(
                 "--streams",
@@ -148,7 +151,11 @@ def test_params_options(f: F) -> F:
                 show_default=True,
                 help="Parallel TCP streams (iperf3 -P).",
             ),
-            click.option("--window", default=None, help="TCP window (iperf3 -w), e.g. 4M."),
+            click.option(
+                "--window",
+                default=None,
+                help="TCP window (iperf3 -w), e.g. 4M or 256k (binary units, at most 512M).",
+            ),
             click.option(
                 "--congestion", default=None, help="TCP congestion control (iperf3 -C), e.g. cubic."
             ),
@@ -158,7 +165,7 @@ def test_params_options(f: F) -> F:
 
 def run_options(f: F) -> F:
     """Add --backend, --max-concurrent and --sequential (where the sweep runs and
-    how many tests at once) to a click command; `plan.make_plan` applies them."""
+    how many slots per round) to a click command; `plan.make_plan` applies them."""
     return _apply(
         f,
         [
@@ -174,10 +181,22 @@ def run_options(f: F) -> F:
                 type=int,
                 default=None,
                 metavar="K",
-                help=f"At most K tests at once (default: {LOCAL_MAX_CONCURRENT} on local, "
-                "no cap on the clouds).",
+                help="At most K slots (region pairs) per round, so at most K iperf3 tests "
+                "at once: a slot runs its two directions one after the other "
+                f"(default: {LOCAL_MAX_CONCURRENT} on local, no cap on the clouds).",
             ),
-            click.option("--sequential", is_flag=True, help="One test at a time."),
+            click.option(
+                "--sequential", is_flag=True, help="One slot per round: one test at a time."
+            ),
+            click.option(
+                "--controller",
+                metavar="REGION",
+                default=None,
+                help="Where this machine (the controller) stands, e.g. aws:us-east-1: the "
+                "plan's round overhead uses its modelled RTT to the farthest host, and on "
+                "local the emulator delays controller-host traffic by it (default: next to "
+                "the hosts).",
+            ),
         ],
     )
 
@@ -185,6 +204,22 @@ def run_options(f: F) -> F:
 def split_list(value: str | None) -> tuple[str, ...]:
     """'a, b,,c' -> ('a', 'b', 'c')."""
     return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+def option_list(value: str | None, flag: str, example: str) -> tuple[str, ...]:
+    """The items of a comma-separated option; None (not given) is ().
+
+    A value given but empty ('', ',,') is an error: read as "no filter" it would
+    select the whole catalog, the most expensive sweep there is.
+    """
+    if value is None:
+        return ()
+    items = split_list(value)
+    if not items:
+        raise UserError(
+            f"{flag} {value!r} names nothing: give a list like {example} or leave it out"
+        )
+    return items
 
 
 def parse_cloud_pair(text: str) -> tuple[str, str]:
@@ -201,7 +236,7 @@ def parse_cloud_pair(text: str) -> tuple[str, str]:
 
 def parse_pairs(text: str | None) -> tuple[tuple[str, str], ...]:
     pairs = []
-    for item in split_list(text):
+    for item in option_list(text, "--pairs", "aws:us-east-1/gcp:us-east4"):
         a, sep, b = item.partition("/")
         if not sep or ":" not in a or ":" not in b or "/" in b:
             raise UserError(
@@ -212,16 +247,22 @@ def parse_pairs(text: str | None) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-def spec_from_options(**kwargs: Any) -> SelectionSpec:
-    """A SelectionSpec from the keyword arguments click passes; others are ignored."""
-    clouds = tuple(c.lower() for c in split_list(kwargs.get("clouds") or ",".join(CLOUDS)))
+def parse_clouds(text: str | None, flag: str) -> tuple[str, ...]:
+    """Cloud names of a --clouds-like option, lower case, each once; None (not given) is ()."""
+    clouds = tuple(c.lower() for c in option_list(text, flag, ",".join(CLOUDS)))
     for cloud in clouds:
         if cloud not in CLOUDS:
-            raise UserError(f"--clouds '{cloud}': unknown cloud (known: {', '.join(CLOUDS)})")
+            raise UserError(f"{flag} '{cloud}': unknown cloud (known: {', '.join(CLOUDS)})")
+    return tuple(dict.fromkeys(clouds))
+
+
+def spec_from_options(**kwargs: Any) -> SelectionSpec:
+    """A SelectionSpec from the keyword arguments click passes; others are ignored."""
+    clouds = parse_clouds(kwargs.get("clouds"), "--clouds") or CLOUDS
     return SelectionSpec(
-        clouds=tuple(dict.fromkeys(clouds)),
-        regions=split_list(kwargs.get("regions")),
-        exclude=split_list(kwargs.get("exclude")),
+        clouds=clouds,
+        regions=option_list(kwargs.get("regions"), "--regions", "aws:us-east-1,gcp:us-east4"),
+        exclude=option_list(kwargs.get("exclude"), "--exclude", "aws:me-south-1"),
         no_opt_in=bool(kwargs.get("no_opt_in")),
         cloud_pairs=tuple(
             dict.fromkeys(parse_cloud_pair(t) for t in kwargs.get("cloud_pair") or ())
@@ -231,6 +272,63 @@ def spec_from_options(**kwargs: Any) -> SelectionSpec:
         pairs=parse_pairs(kwargs.get("pairs")),
         max_regions=kwargs.get("max_regions"),
     )
+
+
+def backend_problem(backend: str, spec: SelectionSpec, selection: Selection) -> str | None:
+    """Why a one-cloud backend cannot host the selection, with advice that fixes it; None if it can.
+
+    The advice depends on how the other cloud's regions got in: named explicitly,
+    the only cloud of --clouds, or one of several clouds.
+    """
+    if backend not in CLOUDS:
+        return None
+    foreign = [r for r in selection.regions if r.cloud != backend]
+    if not foreign:
+        return None
+    other = foreign[0].cloud
+    named = {k for k in spec.regions} | {k for pair in spec.pairs for k in pair}
+    explicit = [r.key for r in foreign if r.key in named]
+    if explicit:
+        return (
+            f"--backend {backend} cannot host {explicit[0]}, named in --regions/--pairs: "
+            f"leave the {other} regions out, or use --backend cloud for both clouds"
+        )
+    either = f"use --backend {other} (or cloud)"
+    if backend not in spec.clouds:
+        return (
+            f"--backend {backend} cannot host {other} regions, and --clouds "
+            f"{','.join(spec.clouds)} has no {backend}: {either}, or select {backend} "
+            f"regions with --clouds {backend}"
+        )
+    same = f"--cloud-pair {backend}:{backend}"
+    if len(foreign) == len(selection.regions):
+        return (
+            f"--backend {backend} cannot host {other} regions, the only ones --cloud-pair "
+            f"leaves: {either}, or {same}"
+        )
+    if any(other in cloud_pair for cloud_pair in spec.cloud_pairs):
+        keep = same
+    else:
+        keep = f"--clouds {backend}"
+    return (
+        f"--backend {backend} cannot host {foreign[0].key} ({len(foreign)} {other} regions "
+        f"selected): keep to {backend} with {keep}, or use --backend cloud for both clouds"
+    )
+
+
+def check_selection(
+    catalog: Catalog, spec: SelectionSpec, backend: str | None, note: Callable[[str], None]
+) -> Selection:
+    """Select, refuse a backend that cannot host the selection, and `note` what the
+    user should know before anything is spent (--max-regions above what is left)."""
+    selection = select(catalog, spec)
+    problem = backend_problem(backend, spec, selection) if backend else None
+    if problem:
+        raise UserError(problem)
+    text = max_regions_note(spec, selection)
+    if text:
+        note(text)
+    return selection
 
 
 def params_from_options(**kwargs: Any) -> TestParams:

@@ -14,17 +14,21 @@ from rich.table import Table
 from orchestrator import paths
 from orchestrator.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.cli.options import (
+    check_selection,
     params_from_options,
+    parse_clouds,
     run_options,
     selection_options,
     spec_from_options,
-    split_list,
     test_params_options,
 )
 from orchestrator.errors import UserError
 from orchestrator.plan import Plan, make_plan, slot_seconds
 from orchestrator.pricing import load_pricing
+from orchestrator.provision import controller_region
 
+# A round overhead beyond a day is a typo, and an infinite one breaks the time model.
+MAX_ROUND_OVERHEAD_S = 86_400.0
 # Beyond these, the table shows the first rows and points at --json.
 SHOW_PAIRS = 60
 SHOW_ROUNDS = 30
@@ -83,20 +87,33 @@ def plan(
       interregion plan --cloud-pair aws:gcp --min-km 1000 --max-km 5000 --json
       interregion plan --pairs aws:us-east-1/gcp:us-east4 --pings 50 --duration 10
     """
+    if round_overhead is not None and not 0 <= round_overhead <= MAX_ROUND_OVERHEAD_S:  # nan too
+        raise UserError(
+            f"--round-overhead {round_overhead:g}: give 0 to {MAX_ROUND_OVERHEAD_S:,.0f} seconds"
+        )
+    loaded = load_catalog(catalog)
+    spec = spec_from_options(**options)
+    params = params_from_options(**options)
+    check_selection(loaded, spec, backend, _note)
     result = make_plan(
-        load_catalog(catalog),
-        spec_from_options(**options),
-        params_from_options(**options),
+        loaded,
+        spec,
+        params,
         backend=backend,
         max_concurrent=max_concurrent,
         sequential=sequential,
         round_overhead=round_overhead,
         pricing=load_pricing(pricing_path),
+        controller=controller_region(options.get("controller")),
     )
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
         print_plan(result, _console())
+
+
+def _note(message: str) -> None:
+    click.echo(f"note: {message}", err=True)  # stderr: --json output stays parseable
 
 
 def print_plan(result: Plan, console: Console) -> None:
@@ -118,9 +135,9 @@ def print_plan(result: Plan, console: Console) -> None:
     if len(selection.pairs) > SHOW_PAIRS:
         console.print(f"... and {len(selection.pairs) - SHOW_PAIRS} more pairs (see --json)")
 
-    cap = "one test per round" if result.sequential else None
+    cap = "one slot per round" if result.sequential else None
     if result.max_concurrent:
-        cap = f"at most {result.max_concurrent} tests per round"
+        cap = f"at most {result.max_concurrent} slots per round"
     title = f"{len(result.rounds)} rounds (lower bound {result.lower_bound_rounds})"
     rounds = _table(title + (f", {cap}" if cap else ""))
     rounds.add_column("round", justify="right")
@@ -201,10 +218,7 @@ def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> No
     """
     if ctx.invoked_subcommand is not None:
         return
-    wanted = split_list(clouds.lower())
-    for cloud in wanted:
-        if cloud not in CLOUDS:
-            raise UserError(f"--cloud '{cloud}': unknown cloud (known: {', '.join(CLOUDS)})")
+    wanted = parse_clouds(clouds, "--cloud")
     loaded = load_catalog(catalog)
     selected = loaded.in_clouds(wanted)
     if as_json:

@@ -17,6 +17,7 @@ from orchestrator import sweep as sweeps
 from orchestrator.catalog import load_catalog
 from orchestrator.cli.cloud import cloud_options, cloud_options_from
 from orchestrator.cli.options import (
+    check_selection,
     params_from_options,
     run_options,
     selection_options,
@@ -25,6 +26,7 @@ from orchestrator.cli.options import (
 )
 from orchestrator.errors import UserError
 from orchestrator.plan import make_plan
+from orchestrator.provision import controller_region
 
 DEFAULT_BUDGET_USD = 5.0
 
@@ -114,13 +116,17 @@ def sweep(**kwargs: Any) -> None:
     else:
         backend = kwargs["backend"]
         spec = spec_from_options(**kwargs)
+        params = params_from_options(**kwargs)
+        catalog = load_catalog()
+        check_selection(catalog, spec, backend, lambda m: click.echo(f"note: {m}", err=True))
         plan = make_plan(
-            load_catalog(),
+            catalog,
             spec,
-            params_from_options(**kwargs),
+            params,
             backend=backend,
             max_concurrent=kwargs["max_concurrent"],  # None: the backend's default
             sequential=kwargs["sequential"],
+            controller=controller_region(kwargs.get("controller")),
         )
         e = plan.estimate
         click.echo(

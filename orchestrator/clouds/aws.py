@@ -6,8 +6,10 @@ Every call goes through `AwsApi`, which holds one session and one client per
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -33,15 +35,50 @@ NO_CREDENTIALS = (
 )
 
 
+# What botocore raises when no answer comes back (refused, no route, DNS, proxy, TLS,
+# timeouts): botocore.exceptions.ConnectionError and HTTPClientError and their subclasses
+# (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, ...), after its retries.
+NETWORK_ERRORS = (botocore.exceptions.ConnectionError, botocore.exceptions.HTTPClientError)
+
+
+def unreachable(error: botocore.exceptions.BotoCoreError) -> UserError:
+    """One line for a network failure, naming the endpoint botocore could not reach."""
+    found: dict[str, Any] = getattr(error, "kwargs", {})
+    timed_out = "Timeout" in type(error).__name__
+    if found.get("proxy_url"):
+        where = f"through the proxy {found['proxy_url']}"
+    else:
+        where = f"at {found.get('endpoint_url') or 'its endpoint'}"
+    why = "timed out" if timed_out else "no connection"
+    return UserError(
+        f"cannot reach AWS {where} ({why}): check the network connection "
+        "(and HTTPS_PROXY / AWS_ENDPOINT_URL if set), then retry"
+    )
+
+
+@contextmanager
+def network_errors() -> Iterator[None]:
+    """Turn botocore's network failures into one-line UserErrors."""
+    try:
+        yield
+    except NETWORK_ERRORS as e:
+        raise unreachable(e) from None
+
+
 class AwsApi:
     """One boto3 session, clients made on first use per (service, region)."""
 
     def __init__(self, session: Any = None, profile: str | None = None) -> None:
         try:
             self.session = session or boto3.Session(profile_name=profile)
-        except botocore.exceptions.ProfileNotFound:
+        except botocore.exceptions.ProfileNotFound as e:
+            # With AWS_PROFILE set, `profile` is None: the exception knows the name.
+            name = getattr(e, "kwargs", {}).get("profile") or profile
+            source = "--aws-profile" if profile else "AWS_PROFILE"
+            config = os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config"
             raise UserError(
-                f"AWS profile '{profile}' not found: check ~/.aws/config or --aws-profile"
+                f"AWS profile '{name}' (from {source}) is not in {config}: "
+                f"fix {source}, or add the profile ('aws configure --profile {name}')"
             ) from None
         self._clients: dict[tuple[str, str], Any] = {}
 
@@ -63,7 +100,8 @@ def _code(error: botocore.exceptions.ClientError) -> str:
 def whoami(api: AwsApi, region: str = "us-east-1") -> str:
     """The caller's ARN; missing or invalid credentials are a one-line error."""
     try:
-        return str(api.client("sts", region).get_caller_identity()["Arn"])
+        with network_errors():
+            return str(api.client("sts", region).get_caller_identity()["Arn"])
     except botocore.exceptions.NoCredentialsError:
         raise UserError(NO_CREDENTIALS) from None
     except botocore.exceptions.ClientError as e:
@@ -77,7 +115,8 @@ def region_status(api: AwsApi, region: str = "us-east-1") -> dict[str, str]:
     """Every region of the partition and its opt-in status:
     opt-in-not-required, opted-in or not-opted-in."""
     try:
-        regions = api.client("ec2", region).describe_regions(AllRegions=True)["Regions"]
+        with network_errors():
+            regions = api.client("ec2", region).describe_regions(AllRegions=True)["Regions"]
     except botocore.exceptions.NoCredentialsError:
         raise UserError(NO_CREDENTIALS) from None
     return {r["RegionName"]: r.get("OptInStatus", "opt-in-not-required") for r in regions}

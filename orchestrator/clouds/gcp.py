@@ -9,10 +9,15 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import google.auth.exceptions
+import requests
 from google.api_core import exceptions as gexc
 from google.cloud import compute_v1
 
@@ -44,6 +49,102 @@ _CLIENTS = {
     "global_operations": compute_v1.GlobalOperationsClient,
 }
 _DONE = compute_v1.Operation.Status.DONE
+DEFAULT_ENDPOINT = "https://compute.googleapis.com"
+
+# What the REST transport raises when no answer comes back: requests' connection errors
+# and timeouts from the API calls, google.auth's TransportError (wrapping them) from a
+# token refresh.
+NETWORK_ERRORS = (
+    requests.exceptions.ConnectionError,
+    requests.exceptions.Timeout,
+    google.auth.exceptions.TransportError,
+)
+
+
+def _endpoint_of(error: BaseException) -> str:
+    """scheme://host[:port] of the request that failed (never its path or query)."""
+    for e in (error, error.__cause__, *error.args):
+        url = getattr(getattr(e, "request", None), "url", None)
+        if url:
+            parts = urlsplit(str(url))
+            return f"{parts.scheme}://{parts.netloc}"
+    return DEFAULT_ENDPOINT
+
+
+def unreachable(error: BaseException) -> UserError:
+    """One line for a network failure, naming the endpoint that could not be reached."""
+    chain = (error, error.__cause__)
+    timed_out = any(isinstance(e, requests.exceptions.Timeout) for e in chain)
+    return UserError(
+        f"cannot reach GCP at {_endpoint_of(error)} "
+        f"({'timed out' if timed_out else 'no connection'}): check the network connection "
+        "(and HTTPS_PROXY if set), then retry"
+    )
+
+
+@contextmanager
+def network_errors() -> Iterator[None]:
+    """Turn the client library's network failures into one-line UserErrors, also when
+    google.api_core's retry gave up on them (RetryError, the last failure as its cause)."""
+    try:
+        yield
+    except NETWORK_ERRORS as e:
+        raise unreachable(e) from None
+    except gexc.RetryError as e:
+        if isinstance(e.cause, NETWORK_ERRORS):
+            raise unreachable(e.cause) from None
+        raise
+
+
+_FIX_CREDENTIALS = "or unset it and run 'gcloud auth application-default login'"
+
+
+def credentials_file_problem(path: str) -> str | None:
+    """What is wrong with the file GOOGLE_APPLICATION_CREDENTIALS names, or None.
+
+    Checked before google.auth reads it: google-auth says "set
+    GOOGLE_APPLICATION_CREDENTIALS" when it is set but names a missing file, and
+    fails with a raw AttributeError or IsADirectoryError on some broken ones.
+    """
+    file = Path(path)
+    if not file.exists():
+        return (
+            f"no GCP credentials: GOOGLE_APPLICATION_CREDENTIALS names {path}, which does not "
+            f"exist: point it at a credentials JSON file, {_FIX_CREDENTIALS}"
+        )
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+        why = "" if isinstance(data, dict) and data.get("type") else "JSON without a 'type'"
+    except IsADirectoryError:
+        why = "a directory"
+    except UnicodeDecodeError:
+        why = "not UTF-8 text"
+    except ValueError:
+        why = "not JSON"
+    except OSError as e:
+        why = f"unreadable: {e.strerror}"
+    return _not_credentials(path, why) if why else None
+
+
+def _not_credentials(path: str, why: str) -> str:
+    return (
+        f"no GCP credentials: GOOGLE_APPLICATION_CREDENTIALS names {path}, which is not a "
+        f"credentials file ({why}): point it at a service-account key or ADC file, "
+        f"{_FIX_CREDENTIALS}"
+    )
+
+
+def credentials_problem(path: str | None, error: Exception) -> str:
+    """The one line for google.auth.default()'s DefaultCredentialsError."""
+    if not path:
+        return NO_CREDENTIALS
+    problem = credentials_file_problem(path)
+    if problem:
+        return problem
+    # A JSON object of a known shape google-auth still refuses: its own reason.
+    inner = next((a for a in error.args if isinstance(a, Exception)), None)
+    why = " ".join(str(inner or (error.args[0] if error.args else error)).split())
+    return _not_credentials(path, why)
 
 
 class GcpApi:
@@ -56,13 +157,14 @@ class GcpApi:
         api_endpoint: str | None = None,
     ) -> None:
         if credentials is None:
-            import google.auth
-            import google.auth.exceptions
-
+            path = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
+            problem = credentials_file_problem(path) if path else None
+            if problem:
+                raise UserError(problem)
             try:
                 credentials, default_project = google.auth.default()
-            except google.auth.exceptions.DefaultCredentialsError:
-                raise UserError(NO_CREDENTIALS) from None
+            except google.auth.exceptions.DefaultCredentialsError as e:
+                raise UserError(credentials_problem(path, e)) from None
             project = project or os.environ.get("GOOGLE_CLOUD_PROJECT") or default_project
         project = project or os.environ.get("GOOGLE_CLOUD_PROJECT")
         if not project:
@@ -83,7 +185,8 @@ class GcpApi:
 def _call(what: str, fn: Callable[[], Any]) -> Any:
     """One-line errors for what a user can fix: permissions, a disabled API."""
     try:
-        return fn()
+        with network_errors():
+            return fn()
     except gexc.Unauthenticated:
         raise UserError(NO_CREDENTIALS) from None
     except gexc.PermissionDenied as e:
@@ -203,6 +306,11 @@ def _described(item: Any) -> dict[str, str]:
 
 def find_leftovers(api: GcpApi) -> list[Leftover]:
     """Every instance, address, firewall rule, subnetwork and network of the project."""
+    with network_errors():
+        return _find_leftovers(api)
+
+
+def _find_leftovers(api: GcpApi) -> list[Leftover]:
     found = []
     for zone, i in _aggregated(api.client("instances"), api, "instances"):
         if is_ours(dict(i.labels)):

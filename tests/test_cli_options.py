@@ -1,0 +1,148 @@
+"""Option values through the real CLI: bad input is one line on stderr and exit 2."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from fixture_regions import CATALOG_DATA
+
+from orchestrator.cli import main
+
+
+@pytest.fixture
+def catalog_file(tmp_path):
+    path = tmp_path / "regions.yaml"
+    path.write_text(yaml.safe_dump(CATALOG_DATA))
+    return str(path)
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def one_line_error(result) -> str:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert result.stdout == "", result.stdout  # nothing half-written
+    return lines[0]
+
+
+# --- 1. an empty list is not "everything" -------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--regions", "--exclude", "--pairs", "--clouds"])
+@pytest.mark.parametrize("value", ["", ",,", " , "])
+def test_an_empty_list_option_is_an_error_naming_it(catalog_file, option, value):
+    line = one_line_error(run("plan", "--catalog", catalog_file, option, value, "--json"))
+    assert line.startswith(f"error: {option} ") and "names nothing" in line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["reap", "--clouds", ""],
+        ["regions", "sync", "--clouds", ","],
+        ["regions", "--cloud", ""],
+        ["preflight", "--regions", ""],
+        ["sweep", "--exclude", ",", "--yes", "--plan-only"],
+    ],
+)
+def test_every_command_refuses_an_empty_list(args):
+    line = one_line_error(run(*args))
+    assert "names nothing" in line
+
+
+def test_a_list_with_empty_items_keeps_the_others(catalog_file):
+    result = run("plan", "--catalog", catalog_file, "--regions", "aws:us-east-1,,gcp:us-east4,")
+    assert result.exit_code == 0, result.output
+    assert "2 regions" in result.output
+
+
+# --- 4. what the options say -------------------------------------------------
+
+
+def test_max_concurrent_is_described_as_slots_per_round(catalog_file):
+    help_text = " ".join(run("plan", "--help").output.split())
+    assert "At most K slots (region pairs) per round, so at most K iperf3 tests at once" in (
+        help_text
+    )
+    result = run("plan", "--catalog", catalog_file, "--clouds", "gcp", "--max-concurrent", "2")
+    assert result.exit_code == 0, result.output
+    assert "at most 2 slots per round" in result.output
+    assert "tests per round" not in result.output
+
+
+def test_max_regions_above_what_the_filters_leave_is_noted_on_stderr(catalog_file):
+    args = ["plan", "--catalog", catalog_file, "--regions", "aws:us-east-1,gcp:us-east4"]
+    result = run(*args, "--max-regions", "5", "--json")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "note: --max-regions 5: the other filters leave 2 regions, all of them are used\n"
+    )
+    assert result.stdout.startswith("{")  # the JSON stays parseable
+    assert run(*args, "--max-regions", "2", "--json").stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "advice"),
+    [
+        # every region is aws: the fix is the aws backend, or gcp regions
+        (
+            ["--clouds", "aws", "--backend", "gcp"],
+            "--backend gcp cannot host aws regions, and --clouds aws has no gcp: use "
+            "--backend aws (or cloud), or select gcp regions with --clouds gcp",
+        ),
+        (
+            ["--backend", "gcp", "--max-regions", "4"],
+            "keep to gcp with --clouds gcp, or use --backend cloud for both clouds",
+        ),
+        # --clouds gcp would contradict --cloud-pair aws:gcp
+        (
+            ["--backend", "gcp", "--cloud-pair", "aws:gcp"],
+            "keep to gcp with --cloud-pair gcp:gcp, or use --backend cloud",
+        ),
+        (
+            ["--backend", "gcp", "--cloud-pair", "aws:aws"],
+            "the only ones --cloud-pair leaves: use --backend aws (or cloud), or --cloud-pair "
+            "gcp:gcp",
+        ),
+        (
+            ["--backend", "aws", "--regions", "aws:us-east-1,gcp:us-east4"],
+            "--backend aws cannot host gcp:us-east4, named in --regions/--pairs: leave the gcp "
+            "regions out, or use --backend cloud",
+        ),
+    ],
+)
+def test_a_backend_that_cannot_host_the_selection_gets_advice_that_fixes_it(
+    catalog_file, args, advice
+):
+    line = one_line_error(run("plan", "--catalog", catalog_file, *args))
+    assert advice in line
+
+
+GCP_HOSTS_AWS_PAIRS = ["--backend", "gcp", "--cloud-pair", "aws:gcp"]
+
+
+@pytest.mark.parametrize(
+    ("args", "fixed"),
+    [
+        (["--clouds", "aws", "--backend", "gcp"], ["--clouds", "gcp", "--backend", "gcp"]),
+        (["--clouds", "aws", "--backend", "gcp"], ["--clouds", "aws", "--backend", "aws"]),
+        (GCP_HOSTS_AWS_PAIRS, ["--backend", "cloud", "--cloud-pair", "aws:gcp"]),
+        (GCP_HOSTS_AWS_PAIRS, ["--backend", "gcp", "--cloud-pair", "gcp:gcp"]),
+        (["--cloud-pair", "aws:aws", "--backend", "gcp"],
+         ["--cloud-pair", "aws:aws", "--backend", "aws"]),
+    ],
+)  # fmt: skip
+def test_following_the_advice_works(catalog_file, args, fixed):
+    assert run("plan", "--catalog", catalog_file, *args).exit_code == 2
+    result = run("plan", "--catalog", catalog_file, *fixed)
+    assert result.exit_code == 0, result.output
+
+
+def test_equally_close_region_names_are_all_suggested():
+    line = one_line_error(run("plan", "--regions", "aws:us-est-1,gcp:us-east4"))
+    assert line.endswith("(did you mean aws:us-east-1 or aws:us-west-1?)")
