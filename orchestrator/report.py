@@ -17,12 +17,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator import analyze, paths
 from orchestrator.catalog import Catalog, Region, load_catalog
 from orchestrator.errors import UserError
 from orchestrator.geo import distance_km
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 REQUIRED_COLUMNS = ("src_cloud", "src_region", "dst_cloud", "dst_region")
 METRIC_COLUMNS = ("rtt_avg_ms", "throughput_bps")
@@ -368,7 +371,7 @@ def write_report(
     )
     (out_dir / "report.json").write_text(json.dumps(report_json(loaded, summaries), indent=2))
     report = Report(out_dir=out_dir, loaded=loaded, summaries=summaries, outliers=outliers)
-    figures = charts.report_figures(loaded, summaries)
+    figures = report_figures(loaded, summaries)
     chart_dir = out_dir / "charts"
     chart_dir.mkdir(exist_ok=True)
     for name, fig in figures.items():
@@ -383,6 +386,38 @@ def write_report(
     else:
         report.png_skipped = "--no-png given"
     return report
+
+
+def report_figures(
+    loaded: Loaded, summaries: Sequence[analyze.GroupSummary], max_points: int | None = None
+) -> dict[str, go.Figure]:
+    """Every chart of a report, by file name (without extension); at most
+    `max_points` (default charts.MAX_POINTS) points per scatter."""
+    from orchestrator import charts  # plotly is slow to import; only when charting
+
+    if max_points is None:
+        max_points = charts.MAX_POINTS
+
+    m = loaded.data
+    emulated = loaded.emulated
+    figures: dict[str, go.Figure] = {}
+    groups = analyze.group_rows(m)
+    by_name = {s.cloud_pair: s for s in summaries}
+    for group in analyze.GROUPS:
+        if group == "all" or groups.get(group):
+            figures[f"distance-{group}"] = charts.distance_figure(
+                m, group, groups, by_name, emulated=emulated, max_points=max_points
+            )
+    coords = {r.key: (r.lat, r.lon) for r in loaded.catalog.regions}
+    figures["heatmap-rtt"] = charts.heatmap_figure(m, coords, "rtt", emulated=emulated)
+    figures["heatmap-throughput"] = charts.heatmap_figure(
+        m, coords, "throughput", emulated=emulated
+    )
+    figures["map"] = charts.map_figure(m, coords, emulated=emulated)
+    started = {s.id: s.started_utc or s.id for s in loaded.sweeps.values()}
+    if len(m.sweeps) >= 2:
+        figures["timeseries"] = charts.timeseries_figure(m, started, emulated=emulated)
+    return figures
 
 
 def report_json(loaded: Loaded, summaries: Sequence[analyze.GroupSummary]) -> dict[str, Any]:

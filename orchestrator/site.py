@@ -22,6 +22,7 @@ from plotly.offline import get_plotlyjs
 from orchestrator import analyze, charts, report
 from orchestrator.catalog import Catalog
 from orchestrator.errors import UserError
+from orchestrator.netmodel import DEFAULT_MODEL
 from orchestrator.schema import MEASUREMENT_COLUMNS
 
 ASSETS = Path(__file__).resolve().parent / "site_assets"
@@ -161,7 +162,7 @@ def _sweep_page(sweep_dir: Path, catalog: Catalog | None, max_points: int) -> Sw
         return None
     summaries = analyze.summarize(loaded.data)
     outliers = analyze.find_outliers(loaded.data)
-    figures = charts.report_figures(loaded, summaries, max_points=max_points)
+    figures = report.report_figures(loaded, summaries, max_points=max_points)
     figures.pop("timeseries", None)  # one sweep: nothing to plot over time
     return SweepPage(sweep_dir.name, loaded, summaries, outliers, figures)
 
@@ -430,10 +431,6 @@ def _methodology_html(nav: Sequence[str], emulated: bool) -> str:
 
 
 def _model_text() -> str:
-    try:
-        from orchestrator.netmodel import DEFAULT_MODEL
-    except ImportError:
-        return "<p class='muted'>The latency model is not part of this version.</p>\n"
     m = DEFAULT_MODEL
     rows = [
         ("base RTT", f"{m.base_rtt_ms:.2f} ms"),
