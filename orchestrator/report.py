@@ -30,6 +30,16 @@ if TYPE_CHECKING:
 REQUIRED_COLUMNS = ("src_cloud", "src_region", "dst_cloud", "dst_region")
 METRIC_COLUMNS = ("rtt_avg_ms", "throughput_bps")
 EMULATED_BACKENDS = frozenset({"local"})
+# Tried in this order on the header line: the first that yields the required columns wins.
+DELIMITERS = (",", ";", "\t", "|")
+BAD_LINES_SHOWN = 5  # line numbers named in the warning about rows with bad numbers
+# Leading bytes of files that are not CSV text, and what to do about them.
+_NOT_TEXT = (
+    (b"\x1f\x8b", "is gzip-compressed: gunzip it first"),
+    (b"PK\x03\x04", "is a ZIP file (an .xlsx?): export it as CSV (UTF-8)"),
+    (b"\xff\xfe", "is UTF-16: save it as UTF-8"),
+    (b"\xfe\xff", "is UTF-16: save it as UTF-8"),
+)
 
 # Formats for summary.csv and outliers.csv: enough digits to recompute, no noise.
 _FORMATS = {
@@ -81,6 +91,7 @@ class Loaded:
     skipped: Counter[str] = field(default_factory=Counter)  # reason -> rows
     unknown_regions: Counter[str] = field(default_factory=Counter)  # region -> rows
     sources: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # one line each, for stderr
 
     @property
     def emulated(self) -> bool:
@@ -115,6 +126,7 @@ class _Reader:
         self.rows_read = 0
         self.skipped: Counter[str] = Counter()
         self.unknown: Counter[str] = Counter()
+        self.warnings: list[str] = []
         self._distance_cache: dict[tuple[str, str], float] = {}
         self._keep_cache: dict[tuple[str, str], bool] = {}
 
@@ -141,26 +153,39 @@ class _Reader:
         return km
 
     def read(self, path: Path, default_sweep: str) -> None:
+        """Add the rows of one CSV; UserError for a file that is not a readable CSV."""
+        _check_text(path)
         try:
-            handle = path.open(newline="")
+            # utf-8-sig: a byte order mark (Excel writes one) is not part of the first name
+            handle = path.open(newline="", encoding="utf-8-sig")
         except OSError as e:
             raise UserError(f"{path}: cannot read measurements ({e.strerror})") from None
-        with handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            if header is None:
-                raise UserError(f"{path}: empty file: expected a measurements CSV with a header")
-            col = {name.strip(): i for i, name in enumerate(header)}
-            missing = [c for c in REQUIRED_COLUMNS if c not in col]
-            if missing or not any(c in col for c in METRIC_COLUMNS):
-                need = ", ".join(missing) if missing else " or ".join(METRIC_COLUMNS)
-                raise UserError(
-                    f"{path}: missing column(s) {need}: a measurements CSV needs "
-                    f"{', '.join(REQUIRED_COLUMNS)} and rtt_avg_ms and/or throughput_bps"
-                )
-            self._rows(reader, col, default_sweep)
+        reader = None
+        try:
+            with handle:
+                first = handle.readline()
+                if not first.strip():
+                    raise UserError(
+                        f"{path}: empty file: expected a measurements CSV with a header"
+                    )
+                delimiter, col = _header(path, first)
+                if delimiter != ",":
+                    self.warnings.append(f"{path}: read as {_name(delimiter)}-separated")
+                reader = csv.reader(handle, delimiter=delimiter)
+                bad = self._rows(reader, col, default_sweep)
+        except UnicodeDecodeError as e:
+            raise UserError(
+                f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} on line "
+                f"{_bad_utf8_line(path)}): save it as UTF-8"
+            ) from None
+        except csv.Error as e:
+            line = reader.line_num + 1 if reader is not None else 1
+            raise UserError(f"{path}: line {line}: not a readable CSV ({e})") from None
+        if bad:
+            self.warnings.append(_bad_rows_warning(path, bad))
 
-    def _rows(self, reader: Iterable[list[str]], col: dict[str, int], default_sweep: str) -> None:
+    def _rows(self, reader: Any, col: dict[str, int], default_sweep: str) -> list[tuple[int, str]]:
+        """Accumulate the rows; returns (line, what) of each row dropped for a bad number."""
         c_sc, c_sr = col["src_cloud"], col["src_region"]
         c_dc, c_dr = col["dst_cloud"], col["dst_region"]
         c_rtt, c_thr = col.get("rtt_avg_ms"), col.get("throughput_bps")
@@ -170,6 +195,7 @@ class _Reader:
         width = max(col.values()) + 1
         d = self.data
         last_sweep, sweep_i = None, -1
+        bad: list[tuple[int, str]] = []
         for row in reader:
             self.rows_read += 1
             if len(row) < width:
@@ -191,12 +217,21 @@ class _Reader:
             if not known:
                 self.skipped["unknown region"] += 1
                 continue
-            rtt = _number(row[c_rtt]) if c_rtt is not None else math.nan
-            thr = _number(row[c_thr]) if c_thr is not None else math.nan
+            try:
+                cell = "rtt_avg_ms"
+                rtt = _number(row[c_rtt]) if c_rtt is not None else math.nan
+                cell = "throughput_bps"
+                thr = _number(row[c_thr]) if c_thr is not None else math.nan
+                cell = "distance_km"
+                km = _number(row[c_km]) if c_km is not None else math.nan
+            except ValueError:
+                self.skipped["bad number"] += 1
+                # the header was read before the reader: its line 1 is the file's line 2
+                bad.append((reader.line_num + 1, f"{cell} '{row[col[cell]].strip()[:20]}'"))
+                continue
             if math.isnan(rtt) and math.isnan(thr):
                 self.skipped["no rtt_avg_ms or throughput_bps"] += 1
                 continue
-            km = _number(row[c_km]) if c_km is not None else math.nan
             if math.isnan(km):
                 km = self._distance(src, dst)
             if self.keep is not None and not self.keep(src, dst, km):
@@ -218,6 +253,7 @@ class _Reader:
             d.distance_km.append(km)  # type: ignore[attr-defined]
             d.rtt_ms.append(rtt)  # type: ignore[attr-defined]
             d.throughput_bps.append(thr)  # type: ignore[attr-defined]
+        return bad
 
     def result(self, sources: list[str]) -> Loaded:
         return Loaded(
@@ -228,17 +264,84 @@ class _Reader:
             skipped=self.skipped,
             unknown_regions=self.unknown,
             sources=sources,
+            warnings=self.warnings,
         )
 
 
 def _number(text: str) -> float:
-    """A float from a CSV cell; NaN for empty or unparsable cells."""
-    if not text:
+    """A measured value from a CSV cell: NaN for an empty cell (not measured);
+    ValueError for text, NaN, infinities and negative numbers, which no RTT,
+    throughput or distance can be."""
+    if not text or text.isspace():
         return math.nan
+    value = float(text)
+    if not 0.0 <= value < math.inf:
+        raise ValueError(text)
+    return value
+
+
+def _check_text(path: Path) -> None:
+    """UserError for a file that is plainly not CSV text (compressed, binary, UTF-16)."""
     try:
-        return float(text)
-    except ValueError:
-        return math.nan
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError as e:
+        raise UserError(f"{path}: cannot read measurements ({e.strerror})") from None
+    for magic, what in _NOT_TEXT:
+        if head.startswith(magic):
+            raise UserError(f"{path} {what}")
+    if b"\x00" in head:
+        raise UserError(f"{path} is binary (NUL bytes), not CSV text: give a measurements CSV")
+
+
+def _bad_utf8_line(path: Path) -> int:
+    """The line number of the first line that is not UTF-8 (only on the error path)."""
+    with path.open("rb") as f:
+        for number, line in enumerate(f, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                return number
+    return 0
+
+
+def _name(delimiter: str) -> str:
+    return {"\t": "tab"}.get(delimiter, f"'{delimiter}'")
+
+
+def _header(path: Path, line: str) -> tuple[str, dict[str, int]]:
+    """The delimiter and the column index of a header line; UserError naming what
+    was found when no delimiter yields the required columns."""
+    tried = {}
+    for delimiter in DELIMITERS:
+        names = next(csv.reader([line], delimiter=delimiter), [])
+        col: dict[str, int] = {}
+        for i, name in enumerate(names):
+            col.setdefault(name.strip(), i)
+        if all(c in col for c in REQUIRED_COLUMNS) and any(c in col for c in METRIC_COLUMNS):
+            return delimiter, col
+        tried[delimiter] = col
+    col = max(tried.values(), key=len)  # the reading that found the most columns
+    delimiter = next(d for d, c in tried.items() if c is col)
+    missing = [c for c in REQUIRED_COLUMNS if c not in col]
+    need = ", ".join(missing) if missing else " or ".join(METRIC_COLUMNS)
+    found = ", ".join(list(col)[:8]) + (", ..." if len(col) > 8 else "")
+    how = f" ({_name(delimiter)}-separated)" if len(col) > 1 else ""
+    raise UserError(
+        f"{path}: missing column(s) {need}: a measurements CSV needs "
+        f"{', '.join(REQUIRED_COLUMNS)} and rtt_avg_ms and/or throughput_bps; "
+        f"found {len(col)} column(s){how}: {found[:200]}"
+    )
+
+
+def _bad_rows_warning(path: Path, bad: Sequence[tuple[int, str]]) -> str:
+    lines = ", ".join(str(line) for line, _what in bad[:BAD_LINES_SHOWN])
+    more = ", ..." if len(bad) > BAD_LINES_SHOWN else ""
+    line, what = bad[0]
+    return (
+        f"{path}: {len(bad)} row(s) dropped for a bad number (line {line}: {what}; "
+        f"lines {lines}{more}): values must be numbers >= 0, empty when not measured"
+    )
 
 
 def read_sweep_meta(sweep_dir: Path) -> dict[str, Any]:
@@ -275,7 +378,7 @@ def load_inputs(
     cat = catalog if catalog is not None else load_catalog(paths.CATALOG)
     reader = _Reader(cat, keep)
     sources = []
-    for sweep_dir in sweep_dirs_:
+    for sweep_dir in _once(sweep_dirs_, "--sweep", reader.warnings):
         csv_path = sweep_dir / "measurements.csv"
         if not csv_path.exists():
             raise UserError(
@@ -293,10 +396,24 @@ def load_inputs(
             if isinstance(meta.get("started_utc"), str) and meta["started_utc"]:
                 info.started_utc = meta["started_utc"]
         sources.append(str(csv_path))
-    for path in input_files:
+    for path in _once(input_files, "--input", reader.warnings):
         reader.read(path, path.stem)
         sources.append(str(path))
     return reader.result(sources)
+
+
+def _once(paths_: Sequence[Path], option: str, warnings: list[str]) -> list[Path]:
+    """`paths_` without repeats (by resolved path), so no row is counted twice."""
+    seen: set[Path] = set()
+    out = []
+    for path in paths_:
+        key = path.resolve()
+        if key in seen:
+            warnings.append(f"{option} {path} given more than once: read once")
+            continue
+        seen.add(key)
+        out.append(path)
+    return out
 
 
 # --- writing --------------------------------------------------------------------
