@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import analyze, paths
+from orchestrator import analyze, outdir, paths
 from orchestrator.catalog import Catalog, Region, load_catalog
 from orchestrator.errors import UserError
 from orchestrator.geo import distance_km
@@ -465,6 +465,10 @@ class Report:
     png_skipped: str = ""  # why no PNGs were written, if none were
 
 
+# What a report folder holds; `write_report` replaces only a folder of these.
+REPORT_FILES = frozenset({"summary.csv", "outliers.csv", "report.json", "charts"})
+
+
 def write_report(
     loaded: Loaded,
     out_dir: Path,
@@ -472,25 +476,40 @@ def write_report(
     png: bool = True,
     log: Callable[[str], None] = lambda _msg: None,
 ) -> Report:
-    """summary.csv, outliers.csv, report.json and the charts of `loaded` into out_dir."""
-    from orchestrator import charts  # plotly is slow to import; only when charting
+    """summary.csv, outliers.csv, report.json and the charts of `loaded` into out_dir.
 
+    Built in a folder beside out_dir and swapped in whole (outdir.building): an
+    earlier report's charts never linger beside new ones, and a failure leaves
+    the earlier report as it was.
+    """
     if len(loaded.data) == 0:
         raise UserError(_nothing_left(loaded))
-    out_dir.mkdir(parents=True, exist_ok=True)
     summaries = analyze.summarize(loaded.data)
     outliers = analyze.find_outliers(loaded.data)
-    write_csv(out_dir / "summary.csv", analyze.SUMMARY_COLUMNS, (s.row() for s in summaries))
-    write_csv(
-        out_dir / "outliers.csv",
-        analyze.OUTLIER_COLUMNS,
-        (o.__dict__ for o in outliers),
-    )
-    (out_dir / "report.json").write_text(json.dumps(report_json(loaded, summaries), indent=2))
     report = Report(out_dir=out_dir, loaded=loaded, summaries=summaries, outliers=outliers)
+    with outdir.building(out_dir, REPORT_FILES, "report") as tmp:
+        _write_report_files(report, tmp, png=png, log=log)
+    report.charts = {name: out_dir / p.relative_to(tmp) for name, p in report.charts.items()}
+    report.pngs = [out_dir / p.relative_to(tmp) for p in report.pngs]
+    return report
+
+
+def _write_report_files(
+    report: Report, folder: Path, *, png: bool, log: Callable[[str], None]
+) -> None:
+    from orchestrator import charts  # plotly is slow to import; only when charting
+
+    loaded, summaries = report.loaded, report.summaries
+    write_csv(folder / "summary.csv", analyze.SUMMARY_COLUMNS, (s.row() for s in summaries))
+    write_csv(
+        folder / "outliers.csv",
+        analyze.OUTLIER_COLUMNS,
+        (o.__dict__ for o in report.outliers),
+    )
+    (folder / "report.json").write_text(json.dumps(report_json(loaded, summaries), indent=2))
     figures = report_figures(loaded, summaries)
-    chart_dir = out_dir / "charts"
-    chart_dir.mkdir(exist_ok=True)
+    chart_dir = folder / "charts"
+    chart_dir.mkdir()
     for name, fig in figures.items():
         path = chart_dir / f"{name}.html"
         # "directory": one plotly.min.js beside the charts, so they open offline.
@@ -502,7 +521,6 @@ def write_report(
             log(f"PNG charts skipped: {report.png_skipped}")
     else:
         report.png_skipped = "--no-png given"
-    return report
 
 
 def report_figures(

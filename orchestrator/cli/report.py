@@ -58,7 +58,7 @@ def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]
 @_RESULTS_OPTION
 @click.option(
     "--out",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=click.Path(path_type=Path),  # a file given here is a one-line UserError later
     default=None,
     help="Output folder. Default: results/<id>/report, results/all-sweeps/report for "
     "several sweeps, <input>-report beside an --input file.",
@@ -187,7 +187,7 @@ def _print_report(console: Console, result: Any) -> None:
 @click.command()
 @click.option(
     "--out",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=click.Path(path_type=Path),  # a file given here is a one-line UserError later
     required=True,
     help="Folder to write the site into (created if missing).",
 )
