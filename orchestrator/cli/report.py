@@ -213,7 +213,13 @@ def site(out: Path, results_dir: Path, catalog: Path) -> None:
     from orchestrator.site import build_site
 
     console = _console()
-    index = build_site(out, results_dir, catalog=load_catalog(catalog), log=console.print)
+    index = build_site(
+        out,
+        results_dir,
+        catalog=load_catalog(catalog),
+        log=console.print,
+        warn=lambda line: click.echo(f"warning: {line}", err=True),
+    )
     console.print(f"site: {index}")
 
 
