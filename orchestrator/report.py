@@ -32,6 +32,10 @@ METRIC_COLUMNS = ("rtt_avg_ms", "throughput_bps")
 EMULATED_BACKENDS = frozenset({"local"})
 # Tried in this order on the header line: the first that yields the required columns wins.
 DELIMITERS = (",", ";", "\t", "|")
+# Above these a value is a unit or typing mistake, not a measurement.
+MAX_RTT_MS = 3_600_000.0  # an hour
+MAX_THROUGHPUT_BPS = 1e15  # 1 Pbit/s
+MAX_DISTANCE_KM = 20_040.0  # half the Earth's circumference, the longest geodesic
 BAD_LINES_SHOWN = 5  # line numbers named in the warning about rows with bad numbers
 # Leading bytes of files that are not CSV text, and what to do about them.
 _NOT_TEXT = (
@@ -219,15 +223,15 @@ class _Reader:
                 continue
             try:
                 cell = "rtt_avg_ms"
-                rtt = _number(row[c_rtt]) if c_rtt is not None else math.nan
+                rtt = _number(row[c_rtt], MAX_RTT_MS) if c_rtt is not None else math.nan
                 cell = "throughput_bps"
-                thr = _number(row[c_thr]) if c_thr is not None else math.nan
+                thr = _number(row[c_thr], MAX_THROUGHPUT_BPS) if c_thr is not None else math.nan
                 cell = "distance_km"
-                km = _number(row[c_km]) if c_km is not None else math.nan
+                km = _number(row[c_km], MAX_DISTANCE_KM) if c_km is not None else math.nan
             except ValueError:
                 self.skipped["bad number"] += 1
                 # the header was read before the reader: its line 1 is the file's line 2
-                bad.append((reader.line_num + 1, f"{cell} '{row[col[cell]].strip()[:20]}'"))
+                bad.append((reader.line_num + 1, f"{cell} '{_shown(row[col[cell]].strip()[:20])}'"))
                 continue
             if math.isnan(rtt) and math.isnan(thr):
                 self.skipped["no rtt_avg_ms or throughput_bps"] += 1
@@ -268,14 +272,15 @@ class _Reader:
         )
 
 
-def _number(text: str) -> float:
+def _number(text: str, limit: float) -> float:
     """A measured value from a CSV cell: NaN for an empty cell (not measured);
-    ValueError for text, NaN, infinities and negative numbers, which no RTT,
-    throughput or distance can be."""
+    ValueError for text, NaN, infinities, negative numbers and numbers above
+    `limit`, which no RTT, throughput or distance can be (and which would
+    overflow the fits)."""
     if not text or text.isspace():
         return math.nan
     value = float(text)
-    if not 0.0 <= value < math.inf:
+    if not 0.0 <= value <= limit:
         raise ValueError(text)
     return value
 
@@ -305,6 +310,11 @@ def _bad_utf8_line(path: Path) -> int:
     return 0
 
 
+def _shown(text: str) -> str:
+    """`text` for a one-line message: control characters (line breaks too) escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _name(delimiter: str) -> str:
     return {"\t": "tab"}.get(delimiter, f"'{delimiter}'")
 
@@ -325,7 +335,7 @@ def _header(path: Path, line: str) -> tuple[str, dict[str, int]]:
     delimiter = next(d for d, c in tried.items() if c is col)
     missing = [c for c in REQUIRED_COLUMNS if c not in col]
     need = ", ".join(missing) if missing else " or ".join(METRIC_COLUMNS)
-    found = ", ".join(list(col)[:8]) + (", ..." if len(col) > 8 else "")
+    found = ", ".join(_shown(name) for name in list(col)[:8]) + (", ..." if len(col) > 8 else "")
     how = f" ({_name(delimiter)}-separated)" if len(col) > 1 else ""
     raise UserError(
         f"{path}: missing column(s) {need}: a measurements CSV needs "
@@ -340,7 +350,8 @@ def _bad_rows_warning(path: Path, bad: Sequence[tuple[int, str]]) -> str:
     line, what = bad[0]
     return (
         f"{path}: {len(bad)} row(s) dropped for a bad number (line {line}: {what}; "
-        f"lines {lines}{more}): values must be numbers >= 0, empty when not measured"
+        f"lines {lines}{more}): values must be numbers from 0 to a plausible maximum "
+        "(RTT 1 h, throughput 1 Pbit/s, distance 20,040 km), empty when not measured"
     )
 
 

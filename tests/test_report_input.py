@@ -116,6 +116,7 @@ def test_bad_numbers_drop_their_rows_with_a_warning(tmp_path, catalog_file):
         "aws,us-east-1,aws,eu-west-1,70,inf",  # line 7
         "aws,us-east-1,aws,eu-west-1,70,-1e6",  # line 8
         "aws,us-east-1,aws,eu-west-1,Infinity,",  # line 9
+        "aws,us-east-1,aws,eu-west-1,1.9e154,",  # line 10: would overflow the fit
         GOOD[2],
     ]
     path = _csv(tmp_path / "theirs.csv", lines)
@@ -123,12 +124,13 @@ def test_bad_numbers_drop_their_rows_with_a_warning(tmp_path, catalog_file):
     assert result.exit_code == 0, result.output
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert warnings == [
-        f"warning: {path}: 6 row(s) dropped for a bad number (line 3: rtt_avg_ms '-3'; "
-        "lines 3, 4, 6, 7, 8, ...): values must be numbers >= 0, empty when not measured"
+        f"warning: {path}: 7 row(s) dropped for a bad number (line 3: rtt_avg_ms '-3'; "
+        "lines 3, 4, 6, 7, 8, ...): values must be numbers from 0 to a plausible maximum "
+        "(RTT 1 h, throughput 1 Pbit/s, distance 20,040 km), empty when not measured"
     ]
-    assert "3 of 9 measurements used; skipped: 6 bad number" in result.stdout
+    assert "3 of 10 measurements used; skipped: 7 bad number" in result.stdout
     summary = json.loads((tmp_path / "theirs-report" / "report.json").read_text())
-    assert summary["rows_used"] == 3 and summary["rows_skipped"] == {"bad number": 6}
+    assert summary["rows_used"] == 3 and summary["rows_skipped"] == {"bad number": 7}
     by = {row["cloud_pair"]: row for row in summary["summary"]}
     assert by["all"]["n"] == 3 and by["aws-aws"]["n"] == 1
     assert by["aws-aws"]["rtt_p50_ms"] == 70.5  # the negative and NaN RTTs are not in it

@@ -107,10 +107,11 @@ def report(
     keep = pair_filter(spec, cat) if spec != type(spec)() else None
     console = _console()
     loaded = load_inputs(sweep_dirs_=dirs, input_files=input_files, catalog=cat, keep=keep)
-    for line in loaded.warnings:
-        click.echo(f"warning: {line}", err=True)
     out_dir = out if out is not None else default_out_dir(dirs, input_files)
     result = write_report(loaded, out_dir, png=not no_png, log=console.print)
+    # after the report: when it fails, its one error line says enough on its own
+    for line in loaded.warnings:
+        click.echo(f"warning: {line}", err=True)
     _print_report(console, result)
 
 
