@@ -617,4 +617,6 @@ def build_report(
     loaded = load_inputs(sweep_dirs_=[sweep_dir], catalog=catalog)
     out = out_dir if out_dir is not None else sweep_dir / "report"
     write_report(loaded, out, png=png, log=log)
+    for line in loaded.warnings:
+        log(f"report: {line}")
     return out
