@@ -36,6 +36,8 @@ DELIMITERS = (",", ";", "\t", "|")
 MAX_RTT_MS = 3_600_000.0  # an hour
 MAX_THROUGHPUT_BPS = 1e15  # 1 Pbit/s
 MAX_DISTANCE_KM = 20_040.0  # half the Earth's circumference, the longest geodesic
+LIMITS = {"rtt_avg_ms": MAX_RTT_MS, "throughput_bps": MAX_THROUGHPUT_BPS,
+          "distance_km": MAX_DISTANCE_KM}  # fmt: skip
 BAD_LINES_SHOWN = 5  # line numbers named in the warning about rows with bad numbers
 # Leading bytes of files that are not CSV text, and what to do about them.
 _NOT_TEXT = (
@@ -222,16 +224,13 @@ class _Reader:
                 self.skipped["unknown region"] += 1
                 continue
             try:
-                cell = "rtt_avg_ms"
                 rtt = _number(row[c_rtt], MAX_RTT_MS) if c_rtt is not None else math.nan
-                cell = "throughput_bps"
                 thr = _number(row[c_thr], MAX_THROUGHPUT_BPS) if c_thr is not None else math.nan
-                cell = "distance_km"
                 km = _number(row[c_km], MAX_DISTANCE_KM) if c_km is not None else math.nan
             except ValueError:
                 self.skipped["bad number"] += 1
                 # the header was read before the reader: its line 1 is the file's line 2
-                bad.append((reader.line_num + 1, f"{cell} '{_shown(row[col[cell]].strip()[:20])}'"))
+                bad.append((reader.line_num + 1, _bad_cell(row, col)))
                 continue
             if math.isnan(rtt) and math.isnan(thr):
                 self.skipped["no rtt_avg_ms or throughput_bps"] += 1
@@ -283,6 +282,17 @@ def _number(text: str, limit: float) -> float:
     if not 0.0 <= value <= limit:
         raise ValueError(text)
     return value
+
+
+def _bad_cell(row: Sequence[str], col: dict[str, int]) -> str:
+    """ "rtt_avg_ms '-3'": the first cell of `row` that _number refuses."""
+    for name, limit in LIMITS.items():
+        if name in col:
+            try:
+                _number(row[col[name]], limit)
+            except ValueError:
+                return f"{name} '{_shown(row[col[name]].strip()[:20])}'"
+    return "?"
 
 
 def _check_text(path: Path) -> None:
