@@ -47,7 +47,9 @@ def check_replaceable(out: Path, owned: Collection[str], what: str) -> None:
 
 @contextmanager
 def building(out: Path, owned: Collection[str], what: str) -> Iterator[Path]:
-    """A fresh folder beside `out` to write into; swapped into `out`'s place at the end."""
+    """A fresh folder beside `out` to write into; swapped into `out`'s place at the end.
+    A symlink `out` stays a link: the folder it points to is the one replaced."""
+    out = out.resolve() if out.is_symlink() else out
     check_replaceable(out, owned, what)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

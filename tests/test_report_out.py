@@ -85,3 +85,15 @@ def test_swap_replaces_a_folder_whole(tmp_path):
     outdir.swap_into_place(new, out)
     assert [p.name for p in out.iterdir()] == ["new.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_symlinked_out_folder_stays_a_link(tmp_path, loaded):
+    real = tmp_path / "srv" / "report"
+    report.write_report(loaded, real, png=False)
+    (real / "charts" / "stale.html").write_text("old")
+    link = tmp_path / "report-link"
+    link.symlink_to(real, target_is_directory=True)
+    report.write_report(loaded, link, png=False)
+    assert link.is_symlink() and link.resolve() == real
+    assert (real / "summary.csv").exists() and not (real / "charts" / "stale.html").exists()
+    assert sorted(p.name for p in (tmp_path / "srv").iterdir()) == ["report"]
