@@ -48,7 +48,7 @@ def one(rows: int, png: bool) -> dict[str, float]:
         if png:
             from orchestrator import charts
 
-            figures = charts.report_figures(loaded, out.summaries)
+            figures = report.report_figures(loaded, out.summaries)
             t0 = time.perf_counter()
             written, why = charts.write_pngs(figures, Path(tmp))
             png_s = time.perf_counter() - t0 if written else float("nan")

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from orchestrator.geo import fibre_rtt_ms
+from orchestrator.stats import NAN, median, percentiles
+from orchestrator.stats import percentile as percentile  # callers of the analysis use it here
 
 # 1.4826 x MAD estimates the standard deviation of normally distributed data.
 MAD_TO_SIGMA = 1.4826
@@ -19,8 +21,6 @@ MAD_TO_SIGMA = 1.4826
 # Below this distance the fixed cost of the stack dominates the RTT and the
 # ratio over the fibre floor says nothing about the route (5 km pairs exist).
 INFLATION_MIN_KM = 500.0
-
-NAN = float("nan")
 
 
 @dataclass(frozen=True)
@@ -34,38 +34,6 @@ class Fit:
 
     def at(self, x: float) -> float:
         return self.intercept + self.slope * x
-
-
-def median(values: Sequence[float]) -> float:
-    """The median; NaN for no values."""
-    return percentile(values, 50.0)
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The q-th percentile (0-100) by linear interpolation between closest ranks.
-
-    This is Hyndman and Fan's method 7 (numpy's default, PERCENTILE.INC in
-    spreadsheets): the value at rank h = (n - 1) * q / 100 counted from 0,
-    interpolated between the neighbours floor(h) and floor(h) + 1.
-    """
-    return percentiles(values, (q,))[0]
-
-
-def percentiles(values: Sequence[float], qs: Sequence[float]) -> list[float]:
-    """Several percentiles of one sample, sorting it once."""
-    for q in qs:
-        if not 0.0 <= q <= 100.0:
-            raise ValueError(f"percentile {q} is outside [0, 100]")
-    if not values:
-        return [NAN for _ in qs]
-    ordered = sorted(values)
-    out = []
-    for q in qs:
-        h = (len(ordered) - 1) * q / 100.0
-        lo = math.floor(h)
-        hi = min(lo + 1, len(ordered) - 1)
-        out.append(ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo]))
-    return out
 
 
 def mad(values: Sequence[float]) -> float:

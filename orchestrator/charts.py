@@ -1,6 +1,7 @@
 """Plotly figures of a report: distance charts, heatmaps, the world map, time series.
 
-Figures are built from analyze.Measurements and never change the data: a
+Figures are built from analyze.Measurements and never change the data (which
+figures a report has is report.report_figures's choice): a
 chart with more points than `max_points` shows an evenly spaced subset and
 says so; the CSVs keep every row. Traces carry a `meta` dict that the site's
 client-side filter reads (cloud pair, distances), so the page can filter
@@ -15,16 +16,13 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 from plotly.subplots import make_subplots
 
 from orchestrator import analyze
-
-if TYPE_CHECKING:
-    from orchestrator.report import Loaded
 
 PAIR_COLOURS = {
     "aws-aws": "#ff9900",
@@ -43,30 +41,6 @@ RTT_COLORSCALE = "Viridis"
 MAX_SERIES = 40  # pairs drawn in the time series chart
 
 EMULATED_NOTE = "EMULATED: measured on the emulated cloud, not on AWS or GCP"
-
-
-def report_figures(
-    loaded: Loaded, summaries: Sequence[analyze.GroupSummary], max_points: int = MAX_POINTS
-) -> dict[str, go.Figure]:
-    """Every chart of a report, by file name (without extension)."""
-    m = loaded.data
-    emulated = loaded.emulated
-    figures: dict[str, go.Figure] = {}
-    groups = analyze.group_rows(m)
-    by_name = {s.cloud_pair: s for s in summaries}
-    for group in analyze.GROUPS:
-        if group == "all" or groups.get(group):
-            figures[f"distance-{group}"] = distance_figure(
-                m, group, groups, by_name, emulated=emulated, max_points=max_points
-            )
-    coords = {r.key: (r.lat, r.lon) for r in loaded.catalog.regions}
-    figures["heatmap-rtt"] = heatmap_figure(m, coords, "rtt", emulated=emulated)
-    figures["heatmap-throughput"] = heatmap_figure(m, coords, "throughput", emulated=emulated)
-    figures["map"] = map_figure(m, coords, emulated=emulated)
-    started = {s.id: s.started_utc or s.id for s in loaded.sweeps.values()}
-    if len(m.sweeps) >= 2:
-        figures["timeseries"] = timeseries_figure(m, started, emulated=emulated)
-    return figures
 
 
 def label(fig: go.Figure, title: str, emulated: bool) -> go.Figure:

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from orchestrator.analyze import percentiles
+from orchestrator.stats import percentiles
 
 CORRUPTED = "corrupted output"
 
@@ -114,9 +114,10 @@ def parse_ping(text: str) -> dict[str, Any]:
     if not summary:
         return _failed(f"ping: {CORRUPTED}", **result)
     low, avg, high, mdev = (float(g) for g in summary.groups())
-    # ping prints samples of 100 ms and more to 1 ms but its summary to 1 us:
-    # a percentile of rounded samples is kept inside the precise min..max
-    p50, p90, p99 = (min(max(p, low), high) for p in percentiles(samples, (50, 90, 99)))
+    # Percentiles come from the samples as printed: from 100 ms on iputils prints
+    # whole ms (the summary keeps us), so p99 may sit up to 0.5 ms past rtt_max_ms.
+    # Clamping them to the summary would mix two resolutions and bias the tail.
+    p50, p90, p99 = percentiles(samples, (50, 90, 99))
 
     return {
         "ok": True,

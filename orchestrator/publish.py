@@ -8,6 +8,7 @@ there. Each folder file is itself replaced atomically (write, then rename).
 
 from __future__ import annotations
 
+import contextlib
 import mimetypes
 import os
 import shutil
@@ -54,6 +55,9 @@ class Published:
 
 def parse_target(text: str) -> Target:
     """'s3://bucket/prefix', 'gs://bucket/prefix' or a folder."""
+    if not text.strip():
+        # Path("") is the current folder: an empty --to must not publish into it
+        raise UserError("--to is empty: give a folder, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX")
     for scheme in ("s3", "gs"):
         if text.startswith(f"{scheme}://"):
             bucket, _, prefix = text[len(scheme) + 3 :].partition("/")
@@ -121,13 +125,23 @@ def _to_folder(site_dir: Path, dest: Path, order: Sequence[str]) -> int:
     src, out = site_dir.resolve(), dest.resolve()
     if out == src or src in out.parents:
         raise UserError(f"--to {dest} is inside the site folder {site_dir}: pick another folder")
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--to {dest} is a file, not a folder: give a folder to publish into")
     total = 0
     for rel in order:
         target = out / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.publishing")
-        shutil.copyfile(src / rel, tmp)
-        os.replace(tmp, target)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src / rel, tmp)
+            os.replace(tmp, target)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise UserError(
+                f"--to {dest}: cannot write {rel} ({e.strerror or e}): index.html was not "
+                "replaced, so readers still see the previous site"
+            ) from None
         total += target.stat().st_size
     return total
 

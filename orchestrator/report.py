@@ -17,16 +17,35 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from orchestrator import analyze, paths
+from orchestrator import analyze, outdir, paths
 from orchestrator.catalog import Catalog, Region, load_catalog
 from orchestrator.errors import UserError
 from orchestrator.geo import distance_km
 
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
 REQUIRED_COLUMNS = ("src_cloud", "src_region", "dst_cloud", "dst_region")
 METRIC_COLUMNS = ("rtt_avg_ms", "throughput_bps")
 EMULATED_BACKENDS = frozenset({"local"})
+# Tried in this order on the header line: the first that yields the required columns wins.
+DELIMITERS = (",", ";", "\t", "|")
+# Above these a value is a unit or typing mistake, not a measurement.
+MAX_RTT_MS = 3_600_000.0  # an hour
+MAX_THROUGHPUT_BPS = 1e15  # 1 Pbit/s
+MAX_DISTANCE_KM = 20_040.0  # half the Earth's circumference, the longest geodesic
+LIMITS = {"rtt_avg_ms": MAX_RTT_MS, "throughput_bps": MAX_THROUGHPUT_BPS,
+          "distance_km": MAX_DISTANCE_KM}  # fmt: skip
+BAD_LINES_SHOWN = 5  # line numbers named in the warning about rows with bad numbers
+# Leading bytes of files that are not CSV text, and what to do about them.
+_NOT_TEXT = (
+    (b"\x1f\x8b", "is gzip-compressed: gunzip it first"),
+    (b"PK\x03\x04", "is a ZIP file (an .xlsx?): export it as CSV (UTF-8)"),
+    (b"\xff\xfe", "is UTF-16: save it as UTF-8"),
+    (b"\xfe\xff", "is UTF-16: save it as UTF-8"),
+)
 
 # Formats for summary.csv and outliers.csv: enough digits to recompute, no noise.
 _FORMATS = {
@@ -78,6 +97,7 @@ class Loaded:
     skipped: Counter[str] = field(default_factory=Counter)  # reason -> rows
     unknown_regions: Counter[str] = field(default_factory=Counter)  # region -> rows
     sources: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # one line each, for stderr
 
     @property
     def emulated(self) -> bool:
@@ -112,6 +132,7 @@ class _Reader:
         self.rows_read = 0
         self.skipped: Counter[str] = Counter()
         self.unknown: Counter[str] = Counter()
+        self.warnings: list[str] = []
         self._distance_cache: dict[tuple[str, str], float] = {}
         self._keep_cache: dict[tuple[str, str], bool] = {}
 
@@ -138,26 +159,39 @@ class _Reader:
         return km
 
     def read(self, path: Path, default_sweep: str) -> None:
+        """Add the rows of one CSV; UserError for a file that is not a readable CSV."""
+        _check_text(path)
         try:
-            handle = path.open(newline="")
+            # utf-8-sig: a byte order mark (Excel writes one) is not part of the first name
+            handle = path.open(newline="", encoding="utf-8-sig")
         except OSError as e:
             raise UserError(f"{path}: cannot read measurements ({e.strerror})") from None
-        with handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            if header is None:
-                raise UserError(f"{path}: empty file: expected a measurements CSV with a header")
-            col = {name.strip(): i for i, name in enumerate(header)}
-            missing = [c for c in REQUIRED_COLUMNS if c not in col]
-            if missing or not any(c in col for c in METRIC_COLUMNS):
-                need = ", ".join(missing) if missing else " or ".join(METRIC_COLUMNS)
-                raise UserError(
-                    f"{path}: missing column(s) {need}: a measurements CSV needs "
-                    f"{', '.join(REQUIRED_COLUMNS)} and rtt_avg_ms and/or throughput_bps"
-                )
-            self._rows(reader, col, default_sweep)
+        reader = None
+        try:
+            with handle:
+                first = handle.readline()
+                if not first.strip():
+                    raise UserError(
+                        f"{path}: empty file: expected a measurements CSV with a header"
+                    )
+                delimiter, col = _header(path, first)
+                if delimiter != ",":
+                    self.warnings.append(f"{path}: read as {_name(delimiter)}-separated")
+                reader = csv.reader(handle, delimiter=delimiter)
+                bad = self._rows(reader, col, default_sweep)
+        except UnicodeDecodeError as e:
+            raise UserError(
+                f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} on line "
+                f"{_bad_utf8_line(path)}): save it as UTF-8"
+            ) from None
+        except csv.Error as e:
+            line = reader.line_num + 1 if reader is not None else 1
+            raise UserError(f"{path}: line {line}: not a readable CSV ({e})") from None
+        if bad:
+            self.warnings.append(_bad_rows_warning(path, bad))
 
-    def _rows(self, reader: Iterable[list[str]], col: dict[str, int], default_sweep: str) -> None:
+    def _rows(self, reader: Any, col: dict[str, int], default_sweep: str) -> list[tuple[int, str]]:
+        """Accumulate the rows; returns (line, what) of each row dropped for a bad number."""
         c_sc, c_sr = col["src_cloud"], col["src_region"]
         c_dc, c_dr = col["dst_cloud"], col["dst_region"]
         c_rtt, c_thr = col.get("rtt_avg_ms"), col.get("throughput_bps")
@@ -167,6 +201,7 @@ class _Reader:
         width = max(col.values()) + 1
         d = self.data
         last_sweep, sweep_i = None, -1
+        bad: list[tuple[int, str]] = []
         for row in reader:
             self.rows_read += 1
             if len(row) < width:
@@ -188,12 +223,18 @@ class _Reader:
             if not known:
                 self.skipped["unknown region"] += 1
                 continue
-            rtt = _number(row[c_rtt]) if c_rtt is not None else math.nan
-            thr = _number(row[c_thr]) if c_thr is not None else math.nan
+            try:
+                rtt = _number(row[c_rtt], MAX_RTT_MS) if c_rtt is not None else math.nan
+                thr = _number(row[c_thr], MAX_THROUGHPUT_BPS) if c_thr is not None else math.nan
+                km = _number(row[c_km], MAX_DISTANCE_KM) if c_km is not None else math.nan
+            except ValueError:
+                self.skipped["bad number"] += 1
+                # the header was read before the reader: its line 1 is the file's line 2
+                bad.append((reader.line_num + 1, _bad_cell(row, col)))
+                continue
             if math.isnan(rtt) and math.isnan(thr):
                 self.skipped["no rtt_avg_ms or throughput_bps"] += 1
                 continue
-            km = _number(row[c_km]) if c_km is not None else math.nan
             if math.isnan(km):
                 km = self._distance(src, dst)
             if self.keep is not None and not self.keep(src, dst, km):
@@ -215,6 +256,7 @@ class _Reader:
             d.distance_km.append(km)  # type: ignore[attr-defined]
             d.rtt_ms.append(rtt)  # type: ignore[attr-defined]
             d.throughput_bps.append(thr)  # type: ignore[attr-defined]
+        return bad
 
     def result(self, sources: list[str]) -> Loaded:
         return Loaded(
@@ -225,17 +267,102 @@ class _Reader:
             skipped=self.skipped,
             unknown_regions=self.unknown,
             sources=sources,
+            warnings=self.warnings,
         )
 
 
-def _number(text: str) -> float:
-    """A float from a CSV cell; NaN for empty or unparsable cells."""
-    if not text:
+def _number(text: str, limit: float) -> float:
+    """A measured value from a CSV cell: NaN for an empty cell (not measured);
+    ValueError for text, NaN, infinities, negative numbers and numbers above
+    `limit`, which no RTT, throughput or distance can be (and which would
+    overflow the fits)."""
+    if not text or text.isspace():
         return math.nan
+    value = float(text)
+    if not 0.0 <= value <= limit:
+        raise ValueError(text)
+    return value
+
+
+def _bad_cell(row: Sequence[str], col: dict[str, int]) -> str:
+    """ "rtt_avg_ms '-3'": the first cell of `row` that _number refuses."""
+    for name, limit in LIMITS.items():
+        if name in col:
+            try:
+                _number(row[col[name]], limit)
+            except ValueError:
+                return f"{name} '{_shown(row[col[name]].strip()[:20])}'"
+    return "?"
+
+
+def _check_text(path: Path) -> None:
+    """UserError for a file that is plainly not CSV text (compressed, binary, UTF-16)."""
     try:
-        return float(text)
-    except ValueError:
-        return math.nan
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError as e:
+        raise UserError(f"{path}: cannot read measurements ({e.strerror})") from None
+    for magic, what in _NOT_TEXT:
+        if head.startswith(magic):
+            raise UserError(f"{path} {what}")
+    if b"\x00" in head:
+        raise UserError(f"{path} is binary (NUL bytes), not CSV text: give a measurements CSV")
+
+
+def _bad_utf8_line(path: Path) -> int:
+    """The line number of the first line that is not UTF-8 (only on the error path)."""
+    with path.open("rb") as f:
+        for number, line in enumerate(f, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                return number
+    return 0
+
+
+def _shown(text: str) -> str:
+    """`text` for a one-line message: control characters (line breaks too) escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _name(delimiter: str) -> str:
+    return {"\t": "tab"}.get(delimiter, f"'{delimiter}'")
+
+
+def _header(path: Path, line: str) -> tuple[str, dict[str, int]]:
+    """The delimiter and the column index of a header line; UserError naming what
+    was found when no delimiter yields the required columns."""
+    tried = {}
+    for delimiter in DELIMITERS:
+        names = next(csv.reader([line], delimiter=delimiter), [])
+        col: dict[str, int] = {}
+        for i, name in enumerate(names):
+            col.setdefault(name.strip(), i)
+        if all(c in col for c in REQUIRED_COLUMNS) and any(c in col for c in METRIC_COLUMNS):
+            return delimiter, col
+        tried[delimiter] = col
+    col = max(tried.values(), key=len)  # the reading that found the most columns
+    delimiter = next(d for d, c in tried.items() if c is col)
+    missing = [c for c in REQUIRED_COLUMNS if c not in col]
+    need = ", ".join(missing) if missing else " or ".join(METRIC_COLUMNS)
+    found = ", ".join(_shown(name) for name in list(col)[:8]) + (", ..." if len(col) > 8 else "")
+    how = f" ({_name(delimiter)}-separated)" if len(col) > 1 else ""
+    raise UserError(
+        f"{path}: missing column(s) {need}: a measurements CSV needs "
+        f"{', '.join(REQUIRED_COLUMNS)} and rtt_avg_ms and/or throughput_bps; "
+        f"found {len(col)} column(s){how}: {found[:200]}"
+    )
+
+
+def _bad_rows_warning(path: Path, bad: Sequence[tuple[int, str]]) -> str:
+    lines = ", ".join(str(line) for line, _what in bad[:BAD_LINES_SHOWN])
+    more = ", ..." if len(bad) > BAD_LINES_SHOWN else ""
+    line, what = bad[0]
+    return (
+        f"{path}: {len(bad)} row(s) dropped for a bad number (line {line}: {what}; "
+        f"lines {lines}{more}): values must be numbers from 0 to a plausible maximum "
+        "(RTT 1 h, throughput 1 Pbit/s, distance 20,040 km), empty when not measured"
+    )
 
 
 def read_sweep_meta(sweep_dir: Path) -> dict[str, Any]:
@@ -272,7 +399,7 @@ def load_inputs(
     cat = catalog if catalog is not None else load_catalog(paths.CATALOG)
     reader = _Reader(cat, keep)
     sources = []
-    for sweep_dir in sweep_dirs_:
+    for sweep_dir in _once(sweep_dirs_, "--sweep", reader.warnings):
         csv_path = sweep_dir / "measurements.csv"
         if not csv_path.exists():
             raise UserError(
@@ -290,10 +417,24 @@ def load_inputs(
             if isinstance(meta.get("started_utc"), str) and meta["started_utc"]:
                 info.started_utc = meta["started_utc"]
         sources.append(str(csv_path))
-    for path in input_files:
+    for path in _once(input_files, "--input", reader.warnings):
         reader.read(path, path.stem)
         sources.append(str(path))
     return reader.result(sources)
+
+
+def _once(paths_: Sequence[Path], option: str, warnings: list[str]) -> list[Path]:
+    """`paths_` without repeats (by resolved path), so no row is counted twice."""
+    seen: set[Path] = set()
+    out = []
+    for path in paths_:
+        key = path.resolve()
+        if key in seen:
+            warnings.append(f"{option} {path} given more than once: read once")
+            continue
+        seen.add(key)
+        out.append(path)
+    return out
 
 
 # --- writing --------------------------------------------------------------------
@@ -345,6 +486,10 @@ class Report:
     png_skipped: str = ""  # why no PNGs were written, if none were
 
 
+# What a report folder holds; `write_report` replaces only a folder of these.
+REPORT_FILES = frozenset({"summary.csv", "outliers.csv", "report.json", "charts"})
+
+
 def write_report(
     loaded: Loaded,
     out_dir: Path,
@@ -352,25 +497,40 @@ def write_report(
     png: bool = True,
     log: Callable[[str], None] = lambda _msg: None,
 ) -> Report:
-    """summary.csv, outliers.csv, report.json and the charts of `loaded` into out_dir."""
-    from orchestrator import charts  # plotly is slow to import; only when charting
+    """summary.csv, outliers.csv, report.json and the charts of `loaded` into out_dir.
 
+    Built in a folder beside out_dir and swapped in whole (outdir.building): an
+    earlier report's charts never linger beside new ones, and a failure leaves
+    the earlier report as it was.
+    """
     if len(loaded.data) == 0:
         raise UserError(_nothing_left(loaded))
-    out_dir.mkdir(parents=True, exist_ok=True)
     summaries = analyze.summarize(loaded.data)
     outliers = analyze.find_outliers(loaded.data)
-    write_csv(out_dir / "summary.csv", analyze.SUMMARY_COLUMNS, (s.row() for s in summaries))
-    write_csv(
-        out_dir / "outliers.csv",
-        analyze.OUTLIER_COLUMNS,
-        (o.__dict__ for o in outliers),
-    )
-    (out_dir / "report.json").write_text(json.dumps(report_json(loaded, summaries), indent=2))
     report = Report(out_dir=out_dir, loaded=loaded, summaries=summaries, outliers=outliers)
-    figures = charts.report_figures(loaded, summaries)
-    chart_dir = out_dir / "charts"
-    chart_dir.mkdir(exist_ok=True)
+    with outdir.building(out_dir, REPORT_FILES, "report") as tmp:
+        _write_report_files(report, tmp, png=png, log=log)
+    report.charts = {name: out_dir / p.relative_to(tmp) for name, p in report.charts.items()}
+    report.pngs = [out_dir / p.relative_to(tmp) for p in report.pngs]
+    return report
+
+
+def _write_report_files(
+    report: Report, folder: Path, *, png: bool, log: Callable[[str], None]
+) -> None:
+    from orchestrator import charts  # plotly is slow to import; only when charting
+
+    loaded, summaries = report.loaded, report.summaries
+    write_csv(folder / "summary.csv", analyze.SUMMARY_COLUMNS, (s.row() for s in summaries))
+    write_csv(
+        folder / "outliers.csv",
+        analyze.OUTLIER_COLUMNS,
+        (o.__dict__ for o in report.outliers),
+    )
+    (folder / "report.json").write_text(json.dumps(report_json(loaded, summaries), indent=2))
+    figures = report_figures(loaded, summaries)
+    chart_dir = folder / "charts"
+    chart_dir.mkdir()
     for name, fig in figures.items():
         path = chart_dir / f"{name}.html"
         # "directory": one plotly.min.js beside the charts, so they open offline.
@@ -382,7 +542,38 @@ def write_report(
             log(f"PNG charts skipped: {report.png_skipped}")
     else:
         report.png_skipped = "--no-png given"
-    return report
+
+
+def report_figures(
+    loaded: Loaded, summaries: Sequence[analyze.GroupSummary], max_points: int | None = None
+) -> dict[str, go.Figure]:
+    """Every chart of a report, by file name (without extension); at most
+    `max_points` (default charts.MAX_POINTS) points per scatter."""
+    from orchestrator import charts  # plotly is slow to import; only when charting
+
+    if max_points is None:
+        max_points = charts.MAX_POINTS
+
+    m = loaded.data
+    emulated = loaded.emulated
+    figures: dict[str, go.Figure] = {}
+    groups = analyze.group_rows(m)
+    by_name = {s.cloud_pair: s for s in summaries}
+    for group in analyze.GROUPS:
+        if group == "all" or groups.get(group):
+            figures[f"distance-{group}"] = charts.distance_figure(
+                m, group, groups, by_name, emulated=emulated, max_points=max_points
+            )
+    coords = {r.key: (r.lat, r.lon) for r in loaded.catalog.regions}
+    figures["heatmap-rtt"] = charts.heatmap_figure(m, coords, "rtt", emulated=emulated)
+    figures["heatmap-throughput"] = charts.heatmap_figure(
+        m, coords, "throughput", emulated=emulated
+    )
+    figures["map"] = charts.map_figure(m, coords, emulated=emulated)
+    started = {s.id: s.started_utc or s.id for s in loaded.sweeps.values()}
+    if len(m.sweeps) >= 2:
+        figures["timeseries"] = charts.timeseries_figure(m, started, emulated=emulated)
+    return figures
 
 
 def report_json(loaded: Loaded, summaries: Sequence[analyze.GroupSummary]) -> dict[str, Any]:
@@ -436,4 +627,6 @@ def build_report(
     loaded = load_inputs(sweep_dirs_=[sweep_dir], catalog=catalog)
     out = out_dir if out_dir is not None else sweep_dir / "report"
     write_report(loaded, out, png=png, log=log)
+    for line in loaded.warnings:
+        log(f"report: {line}")
     return out

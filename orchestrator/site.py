@@ -3,25 +3,32 @@
 Plain HTML pages with the charts embedded as JSON and drawn by a local copy
 of plotly.js, so the site works offline and from file:// and asks no other
 host for anything. Every page showing emulated results says so at the top.
-The CSVs are copied whole: charts may show a subset of points, downloads never do.
+Downloads hold every row that parses: charts may show a subset of points,
+downloads never do. The site is built beside `--out` and swapped in whole; a
+sweep that cannot be read is left out with a warning. sweep.json is published
+through an allow-list (PUBLIC_SWEEP_FIELDS): operator addresses, cloud
+projects and profiles, owners and error texts stay in results/.
 """
 
 from __future__ import annotations
 
+import csv
 import html
 import json
+import math
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from plotly.offline import get_plotlyjs
 
-from orchestrator import analyze, charts, report
+from orchestrator import analyze, charts, outdir, report
 from orchestrator.catalog import Catalog
 from orchestrator.errors import UserError
+from orchestrator.netmodel import DEFAULT_MODEL
 from orchestrator.schema import MEASUREMENT_COLUMNS
 
 ASSETS = Path(__file__).resolve().parent / "site_assets"
@@ -90,6 +97,60 @@ OUTLIER_DOCS = {
 }
 
 
+# What a site folder holds; build_site replaces only a folder of these.
+SITE_FILES = frozenset({"index.html", "methodology.html", "data.html", "assets", "data", "sweeps"})
+
+# The fields of sweep.json the site publishes: True copies the value, a dict
+# filters a dict, a one-element list filters each item of a list. Left out on
+# purpose: cloud_options (operator CIDR, GCP project, AWS profile, owner), the
+# stages' error texts, the rounds' slots (ports, hosts) and anything unknown.
+_PLAN_FIELDS: dict[str, Any] = {
+    k: True
+    for k in (
+        "backend", "emulated", "params", "regions", "pairs", "rounds", "round_slots",
+        "lower_bound_rounds", "max_concurrent", "sequential", "estimate", "pricing_as_of",
+    )
+}  # fmt: skip
+PUBLIC_SWEEP_FIELDS: dict[str, Any] = {
+    **{
+        k: True
+        for k in (
+            "format_version", "sweep_id", "backend", "emulated", "created_utc", "started_utc",
+            "ended_utc", "status", "selection", "params", "max_concurrent", "sequential",
+            "versions",
+        )
+    },
+    "plan": _PLAN_FIELDS,
+    "stages": {"*": {k: True for k in ("started_utc", "ended_utc", "wall_s", "status")}},
+    "rounds": [
+        {
+            k: True
+            for k in (
+                "round", "kind", "started_utc", "ended_utc", "wall_s", "slot_s", "overhead_s",
+                "tests_ok", "tests_failed",
+            )
+        }
+    ],
+    "measure_runs": [
+        {
+            k: True
+            for k in (
+                "kind", "started_utc", "ended_utc", "rounds", "tests", "wall_s",
+                "rounds_x_slot_s", "overhead_ratio", "ansible_rc",
+            )
+        }
+    ],
+}  # fmt: skip
+
+# Columns of measurements.csv that hold a number >= 0 (or nothing) in a row that parsed.
+NUMERIC_MEASUREMENT_COLUMNS = frozenset(
+    c
+    for c in MEASUREMENT_COLUMNS
+    if c.endswith(("_ms", "_bps", "_km", "_pct", "_s", "_bytes"))
+    or c in ("bytes", "retransmits", "streams", "round")
+)
+
+
 @dataclass
 class SweepPage:
     id: str
@@ -97,6 +158,8 @@ class SweepPage:
     summaries: list[analyze.GroupSummary]
     outliers: list[analyze.PairOutlier]
     figures: dict[str, Any]  # name -> plotly figure
+    meta: dict[str, Any]  # the published part of sweep.json
+    rows_published: int = 0  # rows of measurements.csv that parsed (set by _write_data)
 
 
 def schema_json() -> dict[str, Any]:
@@ -109,7 +172,12 @@ def schema_json() -> dict[str, Any]:
         "measurements.csv": cols(MEASUREMENT_COLUMNS, MEASUREMENT_DOCS),
         "summary.csv": cols(analyze.SUMMARY_COLUMNS, SUMMARY_DOCS),
         "outliers.csv": cols(analyze.OUTLIER_COLUMNS, OUTLIER_DOCS),
-        "sweep.json": [{"name": "*", "description": "the sweep's parameters, plan and timings"}],
+        "sweep.json": [
+            {
+                "name": "*",
+                "description": "the sweep's parameters, plan and timings (public fields only)",
+            }
+        ],
     }
 
 
@@ -120,24 +188,30 @@ def build_site(
     catalog: Catalog | None = None,
     max_points: int = charts.MAX_POINTS,
     log: Callable[[str], None] = lambda _msg: None,
+    warn: Callable[[str], None] | None = None,
 ) -> Path:
-    """Write the site for every sweep under `results` into `out`; returns index.html."""
+    """Write the site for every sweep under `results` into `out`; returns index.html.
+
+    A sweep that cannot be read is left out with one `warn` line; the site is
+    built in a folder beside `out` and swapped in whole (outdir.building).
+    """
+    warn = warn if warn is not None else log
     dirs = report.sweep_dirs(results)
     if not dirs:
         raise UserError(f"no sweeps under {results}: run 'interregion sweep' or pass --results")
-    out.mkdir(parents=True, exist_ok=True)
-    _write_assets(out / "assets")
     pages: list[SweepPage] = []
     for sweep_dir in dirs:
-        page = _sweep_page(sweep_dir, catalog, max_points)
+        try:
+            page = _sweep_page(sweep_dir, catalog, max_points, warn)
+        except UserError as e:
+            warn(f"site: sweep {sweep_dir.name} left out: {e}")
+            continue
         if page is None:
             log(f"site: {sweep_dir.name} has no usable measurements, left out")
             continue
         pages.append(page)
-        _copy_data(sweep_dir, page, out / "data" / page.id)
     if not pages:
         raise UserError(f"no usable measurements in any sweep under {results}")
-    (out / "data" / "schema.json").write_text(json.dumps(schema_json(), indent=2))
     emulated_any = any(p.loaded.emulated for p in pages)
     timeseries = None
     if len(pages) >= 2:
@@ -145,25 +219,112 @@ def build_site(
         started = {s.id: s.started_utc or s.id for s in combined.sweeps.values()}
         timeseries = charts.timeseries_figure(combined.data, started, emulated=combined.emulated)
     nav = [p.id for p in pages]
-    for page in pages:
-        text = _sweep_html(page, nav, prefix="../", timeseries=None)
-        _write(out / "sweeps" / f"{page.id}.html", text)
-    latest = pages[-1]
-    _write(out / "index.html", _sweep_html(latest, nav, prefix="", timeseries=timeseries))
-    _write(out / "methodology.html", _methodology_html(nav, emulated_any))
-    _write(out / "data.html", _data_html(pages, emulated_any))
+    with outdir.building(out, SITE_FILES, "site") as tmp:
+        _write_assets(tmp / "assets")
+        for page in pages:
+            _write_data(results / page.id, page, tmp / "data" / page.id, warn)
+        _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
+        for page in pages:
+            text = _sweep_html(page, nav, prefix="../", timeseries=None)
+            _write(tmp / "sweeps" / f"{page.id}.html", text)
+        latest = pages[-1]
+        _write(tmp / "index.html", _sweep_html(latest, nav, prefix="", timeseries=timeseries))
+        _write(tmp / "methodology.html", _methodology_html(nav, emulated_any))
+        _write(tmp / "data.html", _data_html(pages, emulated_any))
     return out / "index.html"
 
 
-def _sweep_page(sweep_dir: Path, catalog: Catalog | None, max_points: int) -> SweepPage | None:
+def _sweep_page(
+    sweep_dir: Path, catalog: Catalog | None, max_points: int, warn: Callable[[str], None]
+) -> SweepPage | None:
     loaded = report.load_inputs(sweep_dirs_=[sweep_dir], catalog=catalog)
     if len(loaded.data) == 0:
         return None
+    for line in loaded.warnings:
+        warn(f"site: {line}")
     summaries = analyze.summarize(loaded.data)
     outliers = analyze.find_outliers(loaded.data)
-    figures = charts.report_figures(loaded, summaries, max_points=max_points)
+    figures = report.report_figures(loaded, summaries, max_points=max_points)
     figures.pop("timeseries", None)  # one sweep: nothing to plot over time
-    return SweepPage(sweep_dir.name, loaded, summaries, outliers, figures)
+    meta = public_sweep_record(report.read_sweep_meta(sweep_dir))
+    return SweepPage(sweep_dir.name, loaded, summaries, outliers, figures, meta)
+
+
+def public_sweep_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a sweep.json the site may publish (PUBLIC_SWEEP_FIELDS)."""
+    return _allowed(record, PUBLIC_SWEEP_FIELDS)
+
+
+def _allowed(value: Any, spec: Any) -> Any:
+    if spec is True:
+        return value
+    if isinstance(spec, list):
+        return [_allowed(v, spec[0]) for v in value] if isinstance(value, list) else None
+    if not isinstance(value, Mapping):
+        return None
+    if "*" in spec:  # a map of names (the stages) whose values share one spec
+        return {str(k): _allowed(v, spec["*"]) for k, v in value.items()}
+    return {k: _allowed(value[k], sub) for k, sub in spec.items() if k in value}
+
+
+def write_parsed_rows(src: Path, dest: Path) -> tuple[int, int]:
+    """Copy the rows of a sweep's measurements.csv that parse to `dest` (columns
+    MEASUREMENT_COLUMNS); returns (rows written, rows left out). A row is left out
+    when its width differs from the header's, a numeric cell is not a number >= 0,
+    or it is the last line and has no newline (the file was cut while written).
+    Streams: a million rows never sit in memory."""
+    cut = _last_byte(src) not in (b"\n", b"")
+    written = dropped = 0
+    tmp = dest.with_name(dest.name + ".tmp")
+    with (
+        src.open(newline="", encoding="utf-8-sig") as f,
+        tmp.open("w", newline="", encoding="utf-8") as g,
+    ):
+        reader = csv.reader(f)
+        writer = csv.writer(g, lineterminator="\n")
+        writer.writerow(MEASUREMENT_COLUMNS)
+        header = [name.strip() for name in next(reader, [])]
+        index = [header.index(c) if c in header else -1 for c in MEASUREMENT_COLUMNS]
+        records = (cells for cells in reader if any(c.strip() for c in cells))
+        for cells, is_last in _flag_last(records):
+            if (is_last and cut) or len(cells) != len(header) or not _numbers_ok(header, cells):
+                dropped += 1
+                continue
+            writer.writerow([cells[i] if i >= 0 else "" for i in index])
+            written += 1
+    os.replace(tmp, dest)
+    return written, dropped
+
+
+def _flag_last(items: Iterator[list[str]]) -> Iterator[tuple[list[str], bool]]:
+    """(item, is it the last one?) for each item, reading one ahead."""
+    previous = next(items, None)
+    if previous is None:
+        return
+    for item in items:
+        yield previous, False
+        previous = item
+    yield previous, True
+
+
+def _last_byte(path: Path) -> bytes:
+    with path.open("rb") as f:
+        if f.seek(0, os.SEEK_END) == 0:
+            return b""
+        f.seek(-1, os.SEEK_END)
+        return f.read(1)
+
+
+def _numbers_ok(header: Sequence[str], cells: Sequence[str]) -> bool:
+    for name, cell in zip(header, cells, strict=True):
+        if name in NUMERIC_MEASUREMENT_COLUMNS and cell.strip():
+            try:
+                value = float(cell)
+            except ValueError:
+                return False
+            if not 0.0 <= value < math.inf:
+                return False
+    return True
 
 
 def _write(path: Path, text: str) -> None:
@@ -181,11 +342,15 @@ def _write_assets(assets: Path) -> None:
         shutil.copyfile(ASSETS / name, assets / name)
 
 
-def _copy_data(sweep_dir: Path, page: SweepPage, dest: Path) -> None:
+def _write_data(sweep_dir: Path, page: SweepPage, dest: Path, warn: Callable[[str], None]) -> None:
     dest.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(sweep_dir / "measurements.csv", dest / "measurements.csv")
-    if (sweep_dir / "sweep.json").exists():
-        shutil.copyfile(sweep_dir / "sweep.json", dest / "sweep.json")
+    page.rows_published, dropped = write_parsed_rows(
+        sweep_dir / "measurements.csv", dest / "measurements.csv"
+    )
+    if dropped:
+        warn(f"site: {page.id}: {dropped} damaged row(s) of measurements.csv not published")
+    if page.meta:
+        _write(dest / "sweep.json", json.dumps(page.meta, indent=1) + "\n")
     report.write_csv(
         dest / "summary.csv", analyze.SUMMARY_COLUMNS, (s.row() for s in page.summaries)
     )
@@ -430,10 +595,6 @@ def _methodology_html(nav: Sequence[str], emulated: bool) -> str:
 
 
 def _model_text() -> str:
-    try:
-        from orchestrator.netmodel import DEFAULT_MODEL
-    except ImportError:
-        return "<p class='muted'>The latency model is not part of this version.</p>\n"
     m = DEFAULT_MODEL
     rows = [
         ("base RTT", f"{m.base_rtt_ms:.2f} ms"),
@@ -471,11 +632,11 @@ def _data_html(pages: Sequence[SweepPage], emulated: bool) -> str:
         files = " ".join(
             f"<a href='data/{_e(p.id)}/{f}'>{f}</a>"
             for f in ("measurements.csv", "summary.csv", "outliers.csv", "sweep.json")
-            if f != "sweep.json" or p.loaded.sweeps.get(p.id, report.SweepInfo(p.id)).meta
+            if f != "sweep.json" or p.meta
         )
         parts.append(
             f"<tr><td><a href='sweeps/{_e(p.id)}.html'>{_e(p.id)}</a></td>"
-            f"<td>{p.loaded.rows_read}</td><td>{_e(backends)}{label}</td><td>{files}</td></tr>"
+            f"<td>{p.rows_published}</td><td>{_e(backends)}{label}</td><td>{files}</td></tr>"
         )
     parts.append("</table>\n")
     for name, columns in schema_json().items():

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.analyze import percentile
 from orchestrator.parse import CORRUPTED, parse_iperf3, parse_ping
+from orchestrator.stats import percentile
 
 DATA = Path(__file__).parent / "data"
 
@@ -135,18 +135,16 @@ def test_ping_cut_before_its_statistics_is_corrupted():
     assert len(r["samples_ms"]) == 5  # what arrived is still kept for the raw record
 
 
-def test_percentiles_of_coarse_long_samples_stay_within_the_precise_summary():
-    # ping prints "time=258 ms" (1 ms steps from 100 ms on) but min/avg/max to 1 us
-    text = (
-        "PING 198.18.0.3 (198.18.0.3) 56(84) bytes of data.\n"
-        + "".join(f"64 bytes from 198.18.0.3: icmp_seq={i} ttl=64 time=258 ms\n" for i in (1, 2))
-        + "\n--- 198.18.0.3 ping statistics ---\n"
-        "2 packets transmitted, 2 received, 0% packet loss, time 201ms\n"
-        "rtt min/avg/max/mdev = 257.601/257.788/257.976/0.187 ms\n"
-    )
-    r = parse_ping(text)
-    assert r["rtt_p50_ms"] == r["rtt_p99_ms"] == 257.976
-    assert r["samples_ms"] == [258.0, 258.0]
+def test_long_rtt_percentiles_come_from_whole_ms_samples_unclamped():
+    # iputils prints "time=131 ms" (whole ms from 100 ms on), its summary to 1 us
+    r = parse_ping(read("ping_long.txt"))
+    assert r["ok"]
+    assert r["samples_ms"] == [130.0, 127.0, 126.0, 131.0, 129.0, 130.0, 128.0, 128.0, 131.0, 129.0]
+    assert (r["rtt_min_ms"], r["rtt_max_ms"]) == (126.485, 130.870)
+    # sorted: 126 127 128 128 129 129 130 130 131 131
+    assert r["rtt_p50_ms"] == 129.0  # rank 4.5
+    assert r["rtt_p90_ms"] == 131.0  # rank 8.1, between 131 and 131
+    assert r["rtt_p99_ms"] == 131.0  # above rtt_max_ms: the samples' resolution, not clamped
 
 
 def test_duplicate_replies_are_not_samples():
@@ -158,7 +156,7 @@ def test_duplicate_replies_are_not_samples():
     assert 9.0 not in parse_ping(text)["samples_ms"]
 
 
-# ---- percentile (analyze.percentile, Hyndman-Fan 7; known answers in test_analyze) ----
+# ---- percentile (stats.percentile, Hyndman-Fan 7; known answers in test_analyze) ----
 
 
 @given(st.lists(st.floats(0, 1e4, allow_nan=False), min_size=1, max_size=50))

@@ -238,3 +238,40 @@ def test_site_files_stay_put(site_dir):
     before = sorted(str(p) for p in Path(site_dir).rglob("*"))
     publish.upload_order(site_dir)
     assert sorted(str(p) for p in Path(site_dir).rglob("*")) == before
+
+
+# --- bad targets: one line, nothing written where it should not be -----------------
+
+
+def test_an_empty_target_is_refused_not_the_current_folder(site_dir, tmp_path, monkeypatch):
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    for text in ("", "  "):
+        result = CliRunner().invoke(main, ["publish", "--site", str(site_dir), "--to", text])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith("error: --to is empty") and result.stderr.count("\n") == 1
+    assert list(work.iterdir()) == []
+
+
+def test_a_file_as_target_is_one_line(site_dir, tmp_path):
+    target = tmp_path / "www"
+    target.write_text("keep me")
+    for to in (target, target / "sub"):
+        result = CliRunner().invoke(main, ["publish", "--site", str(site_dir), "--to", str(to)])
+        assert result.exit_code == 2, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: --to "), result.stderr
+    assert target.read_text() == "keep me"
+
+
+def test_a_failed_copy_leaves_the_old_index(site_dir, tmp_path):
+    dest = tmp_path / "www"
+    dest.mkdir()
+    (dest / "index.html").write_text("old")
+    (dest / "sweeps").write_text("a file where the site has a folder")
+    with pytest.raises(UserError, match=r"cannot write sweeps/s1\.html.*index\.html was not"):
+        publish.publish_site(site_dir, str(dest))
+    assert (dest / "index.html").read_text() == "old"
+    assert not list(dest.rglob(".*.publishing"))

@@ -207,9 +207,13 @@ def test_measurement_columns_are_the_contract():
 
 @pytest.fixture
 def catalog_file(tmp_path):
+    return write_catalog(tmp_path / "regions.yaml")
+
+
+def write_catalog(path: Path) -> Path:
+    """CATALOG as a regions.yaml for the commands' --catalog."""
     import yaml
 
-    path = tmp_path / "regions.yaml"
     regions = [
         {k: v for k, v in r.__dict__.items() if v not in ("", False)} for r in CATALOG.regions
     ]
@@ -247,8 +251,9 @@ def test_report_command(tmp_path, catalog_file):
     ("args", "message"),
     [
         ([], "one of --sweep ID, --all or --input FILE"),
-        (["--sweep", "nope"], "no sweep 'nope'"),
-        (["--all", "--sweep", "x"], "one of --sweep ID"),
+        (["--sweep", "20261122T0100Z-ffff"], "no sweep '20261122T0100Z-ffff'"),
+        (["--sweep", "nope"], "sweep id 'nope' is not of the form"),
+        (["--all", "--sweep", "x"], "--all already takes every sweep"),
         (["--all", "--min-km", "5000", "--max-km", "10"], "above --max-km"),
         (["--all", "--max-regions", "3"], "does not filter a report"),
         (["--all", "--cloud-pair", "aws-gcp"], "write it as SRC:DST"),

@@ -16,7 +16,7 @@ def _figures(tmp_path):
         folder / "measurements.csv", synthetic.synthetic_rows(CATALOG.regions, 60, sweep_id="s")
     )
     loaded = report.load_inputs(sweep_dirs_=[folder], catalog=CATALOG)
-    figures = charts.report_figures(loaded, analyze.summarize(loaded.data))
+    figures = report.report_figures(loaded, analyze.summarize(loaded.data))
     return {k: figures[k] for k in ("distance-all", "map")}
 
 

@@ -152,3 +152,176 @@ def test_site_command(tmp_path, results):
     assert (out / "index.html").exists()
     empty = CliRunner().invoke(main, ["site", "--out", str(out), "--results", str(tmp_path / "x")])
     assert empty.exit_code == 2 and empty.output.startswith("error: no sweeps under")
+
+
+# --- damaged sweeps, whole builds, what is published ---------------------------------
+
+
+def _catalog_yaml(tmp_path):
+    from test_report import write_catalog
+
+    return write_catalog(tmp_path / "regions.yaml")
+
+
+def _site_cli(tmp_path, out, results):
+    args = ["site", "--out", str(out), "--results", str(results)]
+    return CliRunner().invoke(main, [*args, "--catalog", str(_catalog_yaml(tmp_path))])
+
+
+def _good_sweep(results, sweep_id, n=40, seed=0, meta=None):
+    rows = synthetic.synthetic_rows(CATALOG.regions, n, sweep_id=sweep_id, seed=seed)
+    synthetic.write_measurements(results / sweep_id / "measurements.csv", rows)
+    record = {"format_version": 1, "sweep_id": sweep_id, "backend": "local"}
+    (results / sweep_id / "sweep.json").write_text(json.dumps({**record, **(meta or {})}))
+    return results / sweep_id
+
+
+def test_a_corrupt_sweep_is_left_out_with_a_one_line_warning(tmp_path):
+    results = tmp_path / "results"
+    _good_sweep(results, "20261120T0000Z-0001")
+    bad_json = _good_sweep(results, "20261121T0000Z-0002")
+    (bad_json / "sweep.json").write_text('{"backend": "loc')
+    binary = _good_sweep(results, "20261122T0000Z-0003")
+    (binary / "measurements.csv").write_bytes(b"\x1f\x8b\x08\x00" + bytes(range(256)))
+    _good_sweep(results, "20261123T0000Z-0004", seed=4)
+    out = tmp_path / "site"
+    result = _site_cli(tmp_path, out, results)
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(warnings) == 2, result.stderr
+    assert warnings[0].startswith("warning: site: sweep 20261121T0000Z-0002 left out: ")
+    assert "unreadable sweep.json" in warnings[0]
+    assert warnings[1].startswith("warning: site: sweep 20261122T0000Z-0003 left out: ")
+    assert "gzip" in warnings[1]
+    assert sorted(p.name for p in (out / "sweeps").iterdir()) == [
+        "20261120T0000Z-0001.html",
+        "20261123T0000Z-0004.html",
+    ]
+    assert sorted(p.name for p in (out / "data").iterdir()) == [
+        "20261120T0000Z-0001",
+        "20261123T0000Z-0004",
+        "schema.json",
+    ]
+
+
+def test_a_rebuild_is_whole_and_a_failed_one_changes_nothing(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    _good_sweep(results, "20261120T0000Z-0001")
+    old = _good_sweep(results, "20261121T0000Z-0002")
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    assert (out / "sweeps" / "20261121T0000Z-0002.html").exists()
+    import shutil
+
+    shutil.rmtree(old)  # that sweep is gone: its page and data must go too
+    site.build_site(out, results, catalog=CATALOG)
+    assert not (out / "sweeps" / "20261121T0000Z-0002.html").exists()
+    assert not (out / "data" / "20261121T0000Z-0002").exists()
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    def broken(*_args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(site, "_methodology_html", broken)
+    with pytest.raises(UserError, match=r"cannot write the site .*unchanged"):
+        site.build_site(out, results, catalog=CATALOG)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]  # no half site
+
+
+def test_site_out_on_a_file_or_a_folder_of_other_files_is_one_line(tmp_path):
+    results = tmp_path / "results"
+    _good_sweep(results, "20261120T0000Z-0001")
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("keep")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "thesis.tex").write_text("keep")
+    for out, needle in ((blocker, "is a file"), (blocker / "site", "cannot create"),
+                        (home, "not part of a site")):  # fmt: skip
+        result = _site_cli(tmp_path, out, results)
+        assert result.exit_code == 2, result.output
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and needle in lines[0], result.stderr
+    assert blocker.read_text() == "keep" and [p.name for p in home.iterdir()] == ["thesis.tex"]
+
+
+def test_downloads_hold_only_rows_that_parsed(tmp_path):
+    results = tmp_path / "results"
+    folder = _good_sweep(results, "20261120T0000Z-0001", n=20)
+    path = folder / "measurements.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    header = lines[0].rstrip("\n").split(",")
+    rtt = header.index("rtt_avg_ms")
+    bad = lines[3].rstrip("\n").split(",")
+    bad[rtt] = "12abc"
+    lines[3] = ",".join(bad) + "\n"
+    cut = lines[-1][: len(lines[-1]) // 2]  # the writer died mid-row
+    path.write_text("".join(lines[:-1]) + cut)
+    warnings: list[str] = []
+    site.build_site(tmp_path / "site", results, catalog=CATALOG, warn=warnings.append)
+    with (tmp_path / "site" / "data" / "20261120T0000Z-0001" / "measurements.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 18  # 20, less the bad number and the cut row
+    assert all(r["rtt_avg_ms"] != "12abc" for r in rows)
+    assert cut.split(",")[0] == rows[-1]["sweep_id"] and rows[-1]["status"] == "ok"
+    assert "2 damaged row(s) of measurements.csv not published" in " ".join(warnings)
+
+
+def test_a_cut_row_of_the_same_width_is_not_published(tmp_path):
+    src = tmp_path / "m.csv"
+    src.write_text("sweep_id,status,error\ns,ok,\ns,failed,iperf3: conn")
+    written, dropped = site.write_parsed_rows(src, tmp_path / "out.csv")
+    assert (written, dropped) == (1, 1)
+    with (tmp_path / "out.csv").open() as f:
+        assert [r["status"] for r in csv.DictReader(f)] == ["ok"]
+
+
+PLANTED = {
+    "operator_cidr": "203.0.113.77/32",
+    "gcp_project": "planted-project-4821",
+    "aws_profile": "planted-profile-9133",
+    "owner": "planted.owner@example.org",
+    "error": "planted error: ssh to 203.0.113.99 refused",
+}
+
+
+def test_sweep_json_is_published_from_an_allow_list(tmp_path):
+    results = tmp_path / "results"
+    meta = {
+        "emulated": False,
+        "params": {"pings": 10},
+        "cloud_options": {k: v for k, v in PLANTED.items() if k != "error"},
+        "owner": PLANTED["owner"],
+        "error": PLANTED["error"],
+        "stages": {
+            "provision": {"status": "failed", "wall_s": 1.5, "error": PLANTED["error"]},
+            "measure": {"status": "done", "operator_cidr": PLANTED["operator_cidr"]},
+        },
+        "rounds": [{"round": 1, "tests_ok": 3, "slots": [{"client": PLANTED["gcp_project"]}]}],
+        "measure_runs": [{"kind": "measure", "ansible_rc": 0, "msg": PLANTED["error"]}],
+        "plan": {"backend": "aws", "variables": {"aws_profile": PLANTED["aws_profile"]}},
+        "hosts": [{"address": "203.0.113.5", "owner": PLANTED["owner"]}],
+    }
+    _good_sweep(results, "20261120T0000Z-0001", meta=meta)
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    published = json.loads((out / "data" / "20261120T0000Z-0001" / "sweep.json").read_text())
+    assert published == {
+        "format_version": 1,
+        "sweep_id": "20261120T0000Z-0001",
+        "backend": "local",
+        "emulated": False,
+        "params": {"pings": 10},
+        "stages": {"provision": {"status": "failed", "wall_s": 1.5}, "measure": {"status": "done"}},
+        "rounds": [{"round": 1, "tests_ok": 3}],
+        "measure_runs": [{"kind": "measure", "ansible_rc": 0}],
+        "plan": {"backend": "aws"},
+    }
+    leaks = []
+    for path in out.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            leaks += [(path.name, k) for k, v in PLANTED.items() if v.encode() in data]
+            leaks += [(path.name, "host") for v in ("203.0.113.5",) if v.encode() in data]
+    assert leaks == []

@@ -26,6 +26,7 @@ _RESULTS_OPTION = click.option(
 
 def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]:
     from orchestrator.report import sweep_dirs
+    from orchestrator.store import check_sweep_id
 
     if all_:
         found = sweep_dirs(results)
@@ -34,7 +35,7 @@ def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]
         return found
     chosen = []
     for sweep_id in sweep:
-        folder = results / sweep_id
+        folder = results / check_sweep_id(sweep_id)  # as the stage commands: no "../x"
         if not (folder / "measurements.csv").exists():
             known = [p.name for p in sweep_dirs(results)]
             hint = f" (latest: {known[-1]})" if known else " (no sweeps yet)"
@@ -57,7 +58,7 @@ def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]
 @_RESULTS_OPTION
 @click.option(
     "--out",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=click.Path(path_type=Path),  # a file given here is a one-line UserError later
     default=None,
     help="Output folder. Default: results/<id>/report, results/all-sweeps/report for "
     "several sweeps, <input>-report beside an --input file.",
@@ -97,8 +98,7 @@ def report(
     from orchestrator.report import default_out_dir, load_inputs, write_report
     from orchestrator.selection import pair_filter
 
-    if sum(bool(x) for x in (sweep, all_, input_files)) != 1:
-        raise UserError("say what to report on: one of --sweep ID, --all or --input FILE")
+    _check_sources(sweep, all_, input_files)
     if selection.get("max_regions") is not None:
         raise UserError("--max-regions chooses regions for a sweep: it does not filter a report")
     dirs = _sweep_dirs(results_dir, sweep, all_) if not input_files else []
@@ -109,7 +109,24 @@ def report(
     loaded = load_inputs(sweep_dirs_=dirs, input_files=input_files, catalog=cat, keep=keep)
     out_dir = out if out is not None else default_out_dir(dirs, input_files)
     result = write_report(loaded, out_dir, png=not no_png, log=console.print)
+    # after the report: when it fails, its one error line says enough on its own
+    for line in loaded.warnings:
+        click.echo(f"warning: {line}", err=True)
     _print_report(console, result)
+
+
+def _check_sources(sweep: tuple[str, ...], all_: bool, input_files: tuple[Path, ...]) -> None:
+    """One kind of source per report: sweeps (--sweep or --all) or files (--input)."""
+    if input_files and (sweep or all_):
+        given = "--all" if all_ else "--sweep"
+        raise UserError(
+            f"--input and {given} both given: a report reads either files (--input) "
+            "or sweeps (--sweep/--all); drop one of them"
+        )
+    if sweep and all_:
+        raise UserError("--all and --sweep both given: --all already takes every sweep")
+    if not (sweep or all_ or input_files):
+        raise UserError("say what to report on: one of --sweep ID, --all or --input FILE")
 
 
 def _console() -> Console:
@@ -171,7 +188,7 @@ def _print_report(console: Console, result: Any) -> None:
 @click.command()
 @click.option(
     "--out",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=click.Path(path_type=Path),  # a file given here is a one-line UserError later
     required=True,
     help="Folder to write the site into (created if missing).",
 )
@@ -197,7 +214,13 @@ def site(out: Path, results_dir: Path, catalog: Path) -> None:
     from orchestrator.site import build_site
 
     console = _console()
-    index = build_site(out, results_dir, catalog=load_catalog(catalog), log=console.print)
+    index = build_site(
+        out,
+        results_dir,
+        catalog=load_catalog(catalog),
+        log=console.print,
+        warn=lambda line: click.echo(f"warning: {line}", err=True),
+    )
     console.print(f"site: {index}")
 
 

@@ -45,3 +45,13 @@ inA ping -c 5 -i 0.2 -W 1 198.19.251.2 > ping_all_lost.txt || true
 # no neighbour answers ARP (the kernel reports "Destination Host Unreachable"), and no route at all
 inA ping -c 8 -i 0.5 198.19.251.9 > ping_unreachable.txt || true
 inA ping -c 3 -i 0.2 198.19.252.1 > ping_no_route.txt 2>&1 || true
+
+# a long path: ping prints whole milliseconds from 100 ms on. No netem here, so the
+# project's delayd (make setup builds it) holds A's echo requests for 129 +- 3 ms.
+inB iptables -F INPUT
+echo "198.19.251.1 198.19.251.2 129000 3000 0" > /tmp/irtest-cap-delays.txt
+inA iptables -A OUTPUT -d 198.19.251.2 -j NFQUEUE --queue-num 0
+inA ../../infra/local/delayd/delayd --table /tmp/irtest-cap-delays.txt --queue-first 0 \
+  --queue-count 1 2>/dev/null & DELAYD=$!; sleep 1
+inA ping -c 10 -i 0.2 198.19.251.2 > ping_long.txt
+inA iptables -F OUTPUT; kill $DELAYD; wait $DELAYD || true
