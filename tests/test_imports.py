@@ -159,11 +159,6 @@ def test_no_import_of_our_own_code_is_allowed_to_fail():
                     if isinstance(inner, ast.Import)
                     else None
                 )
-                if module and module.split(".")[0] == "orchestrator" and name not in NOT_YET:
+                if module and module.split(".")[0] == "orchestrator":
                     guarded.append(f"{name}:{inner.lineno}")
     assert guarded == []
-
-
-# Still guarded, in modules being rewritten by others (issue 10 section 8): sweep.report's
-# import of report.build_report and provision's imports of orchestrator.clouds.
-NOT_YET = {"orchestrator.sweep", "orchestrator.provision"}
