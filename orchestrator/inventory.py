@@ -71,10 +71,20 @@ def control_dir(state_dir: Path) -> Path:
     return made
 
 
-def remove_control_dir(state_dir: Path) -> None:
+def remembered_control_dir(path: str | None) -> Path | None:
+    """The control-socket folder sweep.json remembers, when state/ (and its note) is gone:
+    only a private folder of ours that looks like one we make."""
+    if not path:
+        return None
+    found = Path(path)
+    ours = found.name == "cp" or found.name.startswith("ir-cp-")
+    return found if ours and _private_dir_of_mine(found) else None
+
+
+def remove_control_dir(state_dir: Path, also: Path | None = None) -> None:
     """Remove the (emptied) control-socket folder, then the note that remembers it; a
     folder still holding sockets keeps its note, so a later teardown finds it again."""
-    path = existing_control_dir(state_dir)
+    path = existing_control_dir(state_dir) or also
     if path is not None:
         if any(path.iterdir()):
             return

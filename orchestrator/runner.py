@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 
-from orchestrator import children, measure, stages
+from orchestrator import children, interrupts, measure, stages
 from orchestrator.interrupts import Interrupted
 from orchestrator.progress import RoundProgress
 from orchestrator.store import utc_now
@@ -55,6 +55,11 @@ def run_sweep(
         sweep.record["wall_s"] = round(time.monotonic() - started, 3)
         if (sweep.dir / "sweep.json").parent.is_dir():
             sweep.save()
+    late = interrupts.requested()  # arrived while teardown ran: honoured now
+    if late:
+        sweep.record["interrupted_by"] = late
+        sweep.save()
+        interrupts.check()
     if build_report:
         stages.report(sweep)
     return sweep

@@ -24,6 +24,7 @@ from orchestrator.inventory import (
     existing_control_dir,
     inventory,
     record_host_keys,
+    remembered_control_dir,
     remove_control_dir,
     write_inventory,
 )
@@ -124,6 +125,7 @@ def write_sweep_inventory(sweep: Sweep, hosts: Sequence[Host]) -> Path:
     known_hosts = sweep.state / "known_hosts"
     record_host_keys(known_hosts, hosts, sweep.log)
     cp = control_dir(sweep.state)
+    sweep.record["control_dir"] = str(cp)  # teardown finds it even if state/ is deleted
     path = sweep.state / "inventory.yml"
     facts = _hosts_doc(sweep)[0].get("facts", {}) if (sweep.dir / store.HOSTS_FILE).exists() else {}
     doc = inventory(
@@ -264,14 +266,15 @@ def teardown(sweep: Sweep) -> None:
 
     Runs to its end: interrupts that arrive meanwhile are kept for later."""
     with interrupts.deferred(), sweep.stage("teardown"):
-        cp = existing_control_dir(sweep.state)
+        remembered = remembered_control_dir(sweep.record.get("control_dir"))
+        cp = existing_control_dir(sweep.state) or remembered
         closed = close_control_sockets(cp) if cp is not None else []
         if closed:
             sweep.log(f"closed {len(closed)} SSH control connections")
         destroyed = destroy_all(sweep.state, sweep.id, sweep.log, local=sweep.backend == "local")
         if sweep.backend == "local":
             shutil.rmtree(local_agent_dir(sweep), ignore_errors=True)
-        remove_control_dir(sweep.state)
+        remove_control_dir(sweep.state, also=remembered)
         if destroyed:
             sweep.log(f"destroyed: {', '.join(destroyed)}")
         if sweep.record.get("status") not in ("done", "interrupted", "failed"):

@@ -12,7 +12,7 @@ from pathlib import Path
 from orchestrator import store
 from orchestrator.emulator import net, state
 from orchestrator.emulator.stack import emulation_id_for
-from orchestrator.inventory import existing_control_dir
+from orchestrator.inventory import existing_control_dir, remembered_control_dir
 
 INTERREGION = str(Path(sys.executable).parent / "interregion")
 # short tests keep the end-to-end suite within minutes
@@ -59,14 +59,14 @@ def rows(sweep_dir: Path) -> dict[tuple[str, str], dict[str, str]]:
     return {store.pair_key(r): r for r in store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)}
 
 
-def wait_for(condition, timeout_s: float, what: str, proc=None) -> None:
+def wait_for(condition, timeout_s: float, what: str, proc=None, poll_s: float = 0.2) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if condition():
             return
         if proc is not None and proc.poll() is not None:
             raise AssertionError(f"the sweep ended before {what}: {proc.stdout.read()}")
-        time.sleep(0.2)
+        time.sleep(poll_s)
     raise AssertionError(f"timed out waiting for {what}")
 
 
@@ -86,7 +86,10 @@ def leftovers(sweep_dir: Path) -> dict[str, list[str]]:
     """Everything of a sweep the machine still has: namespaces, links, processes (sshd,
     delayd, iperf3 and agents in its namespaces, ssh control masters, ansible), files."""
     sweep_id = sweep_dir.name
-    control = existing_control_dir(sweep_dir / "state")  # a /tmp folder when state/ is deep
+    # a /tmp folder when state/ is deep; sweep.json remembers it when state/ is gone
+    control = existing_control_dir(sweep_dir / "state") or remembered_control_dir(
+        json.loads((sweep_dir / store.SWEEP_FILE).read_text()).get("control_dir")
+    )
     emu = emulation_id_for(sweep_id)
     names = [n for n in net.netns_list() if net.emulation_of_namespace(n) == emu]
     inodes = [i for i in (net.netns_inode(n) for n in names) if i]
@@ -101,7 +104,7 @@ def leftovers(sweep_dir: Path) -> dict[str, list[str]]:
         str(p)
         for p in (
             state.state_dir(emu),
-            Path(f"/tmp/interregion-{sweep_id}"),
+            sweep_dir / "state" / "agent",  # the agent's private copy for emulated hosts
         )
         if p.exists()
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -216,7 +217,8 @@ def test_ctrl_c_mid_round_keeps_completed_rounds_tears_down_and_resume_finishes(
     assert nothing_left(sweep_dir), leftovers(sweep_dir)
 
 
-def test_sigterm_tears_down_like_ctrl_c(results):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_tear_down_like_ctrl_c(results, sig):
     regions = ("aws:us-east-1", "gcp:us-east4", "gcp:europe-west1")
     args = ["sweep", "--regions", ",".join(regions), *FAST, "--yes", "--no-report"]
     proc = start_cli([*args, "--results", str(results)])
@@ -224,13 +226,96 @@ def test_sigterm_tears_down_like_ctrl_c(results):
         wait_for(lambda: list(results.glob("*/hosts.json")), 120, "the hosts", proc)
         sweep_dir = only_sweep(results)
         wait_for(lambda: "measure" in record(sweep_dir)["stages"], 120, "measuring", proc)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         out, _ = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, out[-3000:]
     meta = record(sweep_dir)
-    assert meta["status"] == "interrupted"
+    assert meta["status"] == "interrupted" and meta["interrupted_by"] == sig.name
     assert meta["stages"]["teardown"]["status"] == "done"
+    assert nothing_left(sweep_dir), leftovers(sweep_dir)
+
+
+def stage_running(sweep_dir: Path, name: str) -> bool:
+    try:
+        return record(sweep_dir)["stages"].get(name, {}).get("status") == "running"
+    except (OSError, ValueError):
+        return False  # sweep.json is being replaced
+
+
+def test_ctrl_c_during_provision_stops_terraform_politely_and_leaves_nothing(results):
+    regions = ",".join(FOUR)
+    proc = start_cli(["sweep", "--regions", regions, *FAST, "--yes", "--results", str(results)])
+    try:
+        wait_for(lambda: list(results.glob("*/sweep.json")), 60, "the sweep folder", proc)
+        sweep_dir = only_sweep(results)
+        wait_for(lambda: stage_running(sweep_dir, "provision"), 60, "provisioning", proc, 0.02)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out[-3000:]
+    meta = record(sweep_dir)
+    assert meta["status"] == "interrupted"
+    assert meta["stages"]["provision"]["status"] == "interrupted"
+    assert "prepare" not in meta["stages"]  # nothing new starts after an interrupt
+    assert meta["stages"]["teardown"]["status"] == "done"
+    assert nothing_left(sweep_dir), leftovers(sweep_dir)
+    # and a teardown by hand afterwards has nothing to do but succeeds
+    again = run_cli(["teardown", "--sweep", sweep_dir.name, "--results", str(results)])
+    assert again.returncode == 0, again.stderr
+
+
+def test_sigterm_during_teardown_lets_it_finish_then_exits_interrupted(results):
+    regions = ",".join(FOUR[:2])
+    args = ["sweep", "--regions", regions, *FAST, "--yes", "--results", str(results)]
+    proc = start_cli(args)
+    try:
+        wait_for(lambda: list(results.glob("*/sweep.json")), 60, "the sweep folder", proc)
+        sweep_dir = only_sweep(results)
+        wait_for(lambda: stage_running(sweep_dir, "teardown"), 180, "teardown", proc, 0.02)
+        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signal.SIGTERM)  # twice: still not cut short
+        out, _ = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out[-3000:]
+    meta = record(sweep_dir)
+    assert meta["stages"]["teardown"]["status"] == "done"
+    assert "report" not in meta["stages"]  # the interrupt is honoured once teardown is done
+    assert meta["status"] == "done"  # every test was measured before it
+    assert nothing_left(sweep_dir), leftovers(sweep_dir)
+
+
+def test_a_sweep_whose_state_folder_vanishes_says_so_and_removes_its_hosts(results):
+    args = ["sweep", "--regions", ",".join(FOUR), *FAST, "--yes", "--no-report"]
+    proc = start_cli([*args, "--max-concurrent", "1", "--results", str(results)])
+    try:
+        wait_for(lambda: list(results.glob("*/sweep.json")), 60, "the sweep folder", proc)
+        sweep_dir = only_sweep(results)
+        wait_for(lambda: record(sweep_dir)["rounds"], 180, "the first round", proc)
+        shutil.rmtree(sweep_dir / "state")
+        out, _ = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, out[-3000:]
+    assert "vanished while it ran" in out
+    assert "Traceback" not in out
+    assert len(record(sweep_dir)["rounds"]) < 6  # it stopped instead of carrying on
+    assert nothing_left(sweep_dir), leftovers(sweep_dir)
+
+
+def test_a_congestion_control_the_hosts_lack_stops_before_measuring(results):
+    args = ["sweep", "--regions", ",".join(FOUR[:2]), *FAST, "--yes", "--no-report"]
+    out = run_cli([*args, "--congestion", "nosuchcc", "--results", str(results)])
+    assert out.returncode == 2, out.stderr[-3000:]
+    line = out.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: --congestion nosuchcc: ") and "nothing was measured" in line
+    sweep_dir = only_sweep(results)
+    assert "measure" not in record(sweep_dir)["stages"]
     assert nothing_left(sweep_dir), leftovers(sweep_dir)

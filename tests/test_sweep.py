@@ -744,3 +744,15 @@ def test_live_progress_bar_runs_and_ends_with_the_summary_line():
     p.round_done(2, 1, 1, 1.0)
     p.end()
     assert out.getvalue().rstrip().endswith("tests 4/4, 1 failed")
+
+
+def test_resume_provisions_again_so_it_checks_the_budget_too(tmp_path, monkeypatch):
+    no_aws_account(tmp_path, monkeypatch)
+    args = ["--backend", "aws", "--operator-cidr", "198.51.100.7/32"]
+    run = plan_only(tmp_path, *args, regions=f"{A},aws:eu-west-1")
+    assert run.record["plan"]["estimate"]["cost_usd"] > 0.01
+    result = CliRunner().invoke(
+        main, ["sweep", "--resume", run.id, "--budget-usd", "0.01", "--results", str(tmp_path)]
+    )
+    assert "--budget-usd" in one_line_error(result)
+    assert "provision" not in sweeps.open_sweep(run.id, tmp_path).record["stages"]

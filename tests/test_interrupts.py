@@ -1,0 +1,135 @@
+"""Interrupts and child processes: what the CLI's signal handlers feed the library, how a
+child's whole process group is stopped, and terraform's polite stop (one SIGINT first)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from orchestrator import children, interrupts
+from orchestrator.interrupts import Interrupted
+from orchestrator.terraform import TerraformStack
+
+
+@pytest.fixture(autouse=True)
+def clean():
+    interrupts.reset()
+    yield
+    interrupts.reset()
+    children.stop_all(grace_s=1)
+
+
+def test_a_signal_raises_at_once_and_again_at_the_next_check():
+    with pytest.raises(Interrupted) as info:
+        interrupts.on_signal(signal.SIGHUP)
+    assert info.value.signal_name == "SIGHUP" and isinstance(info.value, KeyboardInterrupt)
+    with pytest.raises(Interrupted):
+        interrupts.check()  # nothing new may start after an interrupt
+
+
+def test_inside_deferred_a_signal_is_kept_for_later():
+    with interrupts.deferred():
+        interrupts.on_signal(signal.SIGTERM)  # teardown must finish: no raise here
+        interrupts.on_signal(signal.SIGINT)
+        interrupts.check()
+    assert interrupts.requested() == "SIGTERM"
+    with pytest.raises(Interrupted, match="SIGTERM"):
+        interrupts.check()
+
+
+def start_group(script: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", script],
+        start_new_session=True,
+        text=True,
+        stdout=subprocess.PIPE,
+    )
+
+
+STUBBORN = (
+    "import signal, subprocess, sys, time\n"
+    "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    # a grandchild in the same group, as ansible's forks and ssh are
+    "subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)'])\n"
+    "print('ready', flush=True)\n"
+    "time.sleep(60)\n"
+)
+
+
+def test_stop_group_escalates_until_the_whole_group_is_gone():
+    proc = start_group(STUBBORN)
+    with children.registered(proc):
+        assert proc.stdout.readline().strip() == "ready"
+        assert children.live() == [proc.pid]
+        said = children.stop_group(
+            proc, ((signal.SIGINT, 0.3), (signal.SIGTERM, 0.3), (signal.SIGKILL, 5.0))
+        )
+    assert said.startswith("SIGINT: still running after 0.3 s; SIGTERM: still running")
+    assert "SIGKILL: ended after" in said
+    assert not children.group_alive(proc.pid) and children.live() == []
+
+
+def test_stop_all_leaves_no_registered_child_running():
+    procs = [start_group(STUBBORN) for _ in range(2)]
+    for p in procs:
+        assert p.stdout.readline().strip() == "ready"
+        children._live[p.pid] = p  # registered, as run_playbook and terraform do
+    stopped = children.stop_all(grace_s=0.2)
+    assert len(stopped) == 2
+    assert not any(children.group_alive(p.pid) for p in procs) and children.live() == []
+
+
+def fake_terraform(tmp_path: Path) -> dict[str, str]:
+    """A `terraform` that records the signals it gets and exits cleanly on SIGINT, after
+    'saving its state' for a moment, like the real one does."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "terraform"
+    log = tmp_path / "signals.log"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import signal, sys, time\n"
+        "def got(signum, frame):\n"
+        f"    open({str(log)!r}, 'a').write(signal.Signals(signum).name + '\\n')\n"
+        "    time.sleep(0.3)\n"
+        "    sys.exit(1)\n"
+        "signal.signal(signal.SIGINT, got)\n"
+        "signal.signal(signal.SIGTERM, got)\n"
+        "print('applying', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    script.chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_an_interrupted_terraform_gets_one_sigint_and_time_to_save_its_state(tmp_path):
+    source = tmp_path / "stack"
+    source.mkdir()
+    (source / "main.tf").write_text("")
+    stack = TerraformStack(source, tmp_path / "work", env=fake_terraform(tmp_path))
+
+    def interrupt(signum, frame):
+        interrupts.on_signal(signum)
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    try:
+        started = time.monotonic()
+        with pytest.raises(Interrupted):
+            stack.apply({})
+    finally:
+        signal.signal(signal.SIGALRM, old)
+    # exactly one SIGINT (a second one makes terraform quit without saving), then waited
+    assert (tmp_path / "signals.log").read_text() == "SIGINT\n"
+    assert time.monotonic() - started >= 0.5 + 0.3
+    note = (tmp_path / "work" / "terraform-init.log").read_text()
+    assert note.startswith("interregion: terraform init stopped (Interrupted): SIGINT: ended")
+    assert children.live() == []
