@@ -108,6 +108,8 @@ def test_results_folder_follows_the_contract(swept):
     host_facts = json.loads((sweep_dir / store.HOSTS_FILE).read_text())["facts"]
     assert set(host_facts) == set(REGIONS)
     for f in host_facts.values():
+        # the agent ran from the sweep's private state folder, not a guessable /tmp name
+        assert f["agent_dir"] == str(sweep_dir / "state" / "agent")
         assert f["kernel"] and f["iperf3_version"].startswith("iperf 3")
         assert f["tcp_congestion_control"] and f["tcp_rmem"]
 

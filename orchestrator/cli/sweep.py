@@ -189,15 +189,23 @@ def provision(sweep_id: str, results: Path, **kwargs: Any) -> None:
 
 @click.command()
 @_sweep_id_option
+@click.option(
+    "--forks",
+    type=click.IntRange(1, 500),
+    default=stages.PREPARE_FORKS,
+    show_default=True,
+    help="Hosts Ansible prepares at once.",
+)
 @_results_option
-def prepare(sweep_id: str, results: Path) -> None:
+def prepare(sweep_id: str, forks: int, results: Path) -> None:
     """Prepare a provisioned sweep's hosts: SSH, tools, agent, facts (Ansible).
 
     \b
     Example:
       interregion prepare --sweep 20261122T0130Z-3fa2
+      interregion prepare --sweep 20261122T0130Z-3fa2 --forks 77
     """
-    facts = stages.prepare(sweeps.open_sweep(sweep_id, results))
+    facts = stages.prepare(sweeps.open_sweep(sweep_id, results), forks=forks)
     click.echo(f"{len(facts)} hosts ready")
 
 
