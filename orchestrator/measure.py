@@ -19,6 +19,7 @@ from orchestrator import interrupts, paths, store
 from orchestrator.collect import SlotPlan, unmeasured_row
 from orchestrator.errors import UserError
 from orchestrator.hosts import Host
+from orchestrator.pingphase import latency_only, phase_parts, phase_play, phase_seconds
 from orchestrator.plan import TestParams, round_seconds
 from orchestrator.playbook import run_playbook
 from orchestrator.progress import RoundProgress
@@ -114,6 +115,14 @@ def rounds_playbook(
     return [round_play(r, agent_parts(r.number, r.slots, hosts, params)) for r in planned]
 
 
+def plan_ping_phase(tests: Sequence[Pair], first: int, sweep: Sweep) -> list[PlannedRound]:
+    """A latency-only run: one round, the ping phase, with every test at once."""
+    keys = [t.key for t in tests]
+    params = sweep.params
+    expected_s = round(phase_seconds(keys, params.pings, params.ping_interval_s), 3)
+    return [PlannedRound(first, [], expected_s, phase_tests=keys)]
+
+
 def plan_rounds(tests: Sequence[Pair], first: int, sweep: Sweep) -> list[PlannedRound]:
     rounds = schedule(
         tests,
@@ -158,10 +167,19 @@ def run_rounds(
     """Schedule `tests` into rounds and measure them in ONE ansible-playbook run."""
     interrupts.check()
     by_name = {h.name: h for h in hosts}
-    planned = plan_rounds(tests, next_round_no(sweep), sweep)
+    params = sweep.params
+    if latency_only(params):
+        planned = plan_ping_phase(tests, next_round_no(sweep), sweep)
+        parts = phase_parts(
+            planned[0].phase_tests or [], by_name, params.pings, params.ping_interval_s
+        )
+        plays = [phase_play(planned[0].number, parts, planned[0].expected_s)]
+    else:
+        planned = plan_rounds(tests, next_round_no(sweep), sweep)
+        plays = rounds_playbook(planned, by_name, params)
     state = state_folder(sweep)
     book = state / f"measure-{planned[0].number:03d}.json"
-    store.write_json(book, rounds_playbook(planned, by_name, sweep.params))
+    store.write_json(book, plays)
     table = _Rows(sweep)
 
     def on_round(done: ClosedRound) -> None:
@@ -186,7 +204,7 @@ def run_rounds(
             write_sweep_inventory(sweep, hosts),
             on_event=tracker.on_event,
             log_path=state / "ansible-measure.log",
-            forks=max(len(p.slots) * 2 for p in planned),
+            forks=max(len(p.hosts) for p in planned),
         )
         tracker.close()
     finally:

@@ -131,3 +131,38 @@ def parse_ping(text: str) -> dict[str, Any]:
         "rtt_p90_ms": p90,
         "rtt_p99_ms": p99,
     }
+
+
+def summarize_probes(sent: int, samples_ms: list[float], probe: str = "icmp") -> dict[str, Any]:
+    """The agent's own timed echoes (ping phase) -> the same figures as parse_ping.
+
+    mdev as iputils computes it (the population standard deviation); loss from the
+    probes sent against the replies matched. No reply at all is a failed test.
+    """
+    received = len(samples_ms)
+    loss_pct = 100.0 * (1 - received / sent) if sent else 100.0
+    result: dict[str, Any] = {
+        "transmitted": sent,
+        "received": received,
+        "ping_loss_pct": round(loss_pct, 3),
+        "samples_ms": list(samples_ms),
+    }
+    if not sent:
+        return _failed(f"{probe}: no probe was sent", **result)
+    if not received:
+        return _failed(f"{probe}: no reply ({loss_pct:g}% loss)", **result)
+    mean = sum(samples_ms) / received
+    mdev = max(0.0, sum(x * x for x in samples_ms) / received - mean * mean) ** 0.5
+    p50, p90, p99 = percentiles(samples_ms, (50, 90, 99))
+    return {
+        "ok": True,
+        "error": "",
+        **result,
+        "rtt_min_ms": min(samples_ms),
+        "rtt_avg_ms": round(mean, 4),
+        "rtt_max_ms": max(samples_ms),
+        "rtt_mdev_ms": round(mdev, 4),
+        "rtt_p50_ms": p50,
+        "rtt_p90_ms": p90,
+        "rtt_p99_ms": p99,
+    }

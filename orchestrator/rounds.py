@@ -33,9 +33,27 @@ ROUND_TASK = "Round:"
 
 @dataclass(frozen=True)
 class PlannedRound:
+    """A round of exclusive slots, or the ping phase (`phase_tests`: every directed test
+    probed at once, orchestrator.pingphase)."""
+
     number: int
     slots: list[SlotPlan]
-    expected_s: float  # the plan's time for the round's slowest slot
+    expected_s: float  # the plan's time for the round's slowest slot (or the phase)
+    phase_tests: list[tuple[str, str]] | None = None
+
+    @property
+    def hosts(self) -> list[str]:
+        """Region keys of the hosts whose documents the round expects."""
+        if self.phase_tests is not None:
+            return list(dict.fromkeys(src for src, _ in self.phase_tests))
+        return [name for slot in self.slots for name in (slot.client, slot.server)]
+
+    def rows(self, texts: Mapping[str, str | None], ctx: RowContext) -> list[dict[str, Any]]:
+        if self.phase_tests is not None:
+            from orchestrator.pingphase import phase_rows
+
+            return phase_rows(self.number, self.phase_tests, texts, ctx)
+        return round_rows(self.number, self.slots, texts, ctx)
 
 
 @dataclass(frozen=True)
@@ -49,6 +67,7 @@ class ClosedRound:
     wall_s: float
     expected_s: float
     rows: list[dict[str, Any]]
+    phase_tests: list[tuple[str, str]] | None = None
 
     @property
     def ok(self) -> int:
@@ -56,9 +75,11 @@ class ClosedRound:
 
     def entry(self, kind: str) -> dict[str, Any]:
         """The round as sweep.json's `rounds` list keeps it."""
+        phase = {} if self.phase_tests is None else {"phase": "ping", "tests": self.phase_tests}
         return {
             "round": self.number,
             "kind": kind,
+            **phase,
             "slots": [s.to_dict() for s in self.slots],
             "started_utc": self.started_utc,
             "ended_utc": self.ended_utc,
@@ -133,19 +154,18 @@ class RoundTracker:
             return
         wall_s = self.clock() - self.started
         texts: dict[str, str | None] = {}
-        for slot in planned.slots:
-            for name in (slot.client, slot.server):
-                path = store.raw_path(self.sweep_dir, planned.number, name)
-                if not path.exists():
-                    why = self.unreachable.get(name) or "no result"
-                    store.write_atomic(
-                        path,
-                        json.dumps(
-                            {"ansible_event": "unreachable", "msg": f"left the play earlier: {why}"}
-                        ),
-                    )
-                texts[name] = path.read_text()
-        rows = round_rows(planned.number, planned.slots, texts, self.ctx)
+        for name in planned.hosts:
+            path = store.raw_path(self.sweep_dir, planned.number, name)
+            if not path.exists():
+                why = self.unreachable.get(name) or "no result"
+                store.write_atomic(
+                    path,
+                    json.dumps(
+                        {"ansible_event": "unreachable", "msg": f"left the play earlier: {why}"}
+                    ),
+                )
+            texts[name] = path.read_text()
+        rows = planned.rows(texts, self.ctx)
         self.closed.append(planned.number)
         self.on_round(
             ClosedRound(
@@ -156,5 +176,6 @@ class RoundTracker:
                 wall_s=wall_s,
                 expected_s=planned.expected_s,
                 rows=rows,
+                phase_tests=planned.phase_tests,
             )
         )

@@ -15,7 +15,7 @@ from typing import Any
 
 from orchestrator import interrupts, store
 from orchestrator.catalog import load_catalog
-from orchestrator.collect import RowContext, SlotPlan, round_rows
+from orchestrator.collect import RowContext, SlotPlan
 from orchestrator.errors import UserError
 from orchestrator.hostcheck import congestion_problem
 from orchestrator.hosts import Host, placement
@@ -31,6 +31,7 @@ from orchestrator.inventory import (
 from orchestrator.keys import ensure_sweep_keys
 from orchestrator.playbook import Event, close_control_sockets, run_playbook
 from orchestrator.provision import destroy_all, reap_local_leftovers, stack_plan
+from orchestrator.rounds import PlannedRound
 from orchestrator.store import safe_name
 from orchestrator.sweep import Sweep
 
@@ -239,12 +240,15 @@ def collect(sweep: Sweep, force: bool = False) -> list[dict[str, Any]]:
         ctx = row_context(sweep, hosts)
         rows: list[dict[str, Any]] = []
         for entry in sweep.record["rounds"]:
-            slots = [SlotPlan(**s) for s in entry["slots"]]
+            planned = PlannedRound(
+                entry["round"],
+                [SlotPlan(**s) for s in entry["slots"]],
+                entry.get("slot_s", 0.0),
+                [tuple(t) for t in entry["tests"]] if entry.get("phase") == "ping" else None,
+            )
             raw = store.read_raw_round(sweep.dir, entry["round"])
-            texts: dict[str, str | None] = {
-                name: raw.get(safe_name(name)) for s in slots for name in (s.client, s.server)
-            }
-            rows = store.merge_rows(rows, round_rows(entry["round"], slots, texts, ctx))
+            texts = {name: raw.get(safe_name(name)) for name in planned.hosts}
+            rows = store.merge_rows(rows, planned.rows(texts, ctx))
         old = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
         lost = sorted(store.ok_tests(old) - store.ok_tests(rows))
         if lost and not force:

@@ -25,6 +25,13 @@ iperf3's message.
 
 `python3 ir_agent.py --facts` prints what prepare.yml records about the host instead.
 
+`python3 ir_agent.py --ping-phase '<part>'` probes every peer of the part at once with
+the agent's own ICMP echoes (one process per host): kernel receive timestamps
+(SO_TIMESTAMPNS), replies matched by identifier and sequence, so every sample keeps
+microseconds at every RTT (iputils ping prints whole ms from 100 ms up). Probes leave
+the host at least `min_gap_s` apart, round-robin over the peers from a per-host offset,
+so no peer gets a burst.
+
 Every tool output is kept verbatim; the orchestrator parses them. The agent never
 exits non-zero for a failed test: one bad test must not stop the round.
 """
@@ -33,12 +40,15 @@ import json
 import os
 import queue
 import random
+import select
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import threading
 import time
+import zlib
 from datetime import datetime, timezone
 
 AGENT_VERSION = 2
@@ -238,6 +248,126 @@ def server(part):
     return result
 
 
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux; SCM_ has the same value
+ICMP_PAYLOAD = b"interregion-ping" + bytes(40)  # 56 bytes of data, as iputils sends
+
+
+def icmp_checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    total = (total >> 16) + (total & 0xFFFF)
+    total += total >> 16
+    return ~total & 0xFFFF
+
+
+def echo_request(ident, seq):
+    header = struct.pack("!BBHHH", 8, 0, 0, ident, seq)
+    check = icmp_checksum(header + ICMP_PAYLOAD)
+    return struct.pack("!BBHHH", 8, 0, check, ident, seq) + ICMP_PAYLOAD
+
+
+def icmp_socket():
+    """An ICMP datagram socket (the kernel keeps the identifier), else a raw one (root)."""
+    try:
+        sock, kind = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP), "dgram"
+    except OSError:
+        sock, kind = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP), "raw"
+    sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    sock.setblocking(False)
+    ident = sock.getsockname()[1] if kind == "dgram" else os.getpid() & 0xFFFF
+    return sock, kind, ident
+
+
+def echo_reply(data, kind):
+    """(identifier, sequence) of an echo reply, None for any other ICMP message."""
+    if kind == "raw":
+        data = data[(data[0] & 0x0F) * 4 :]  # past the IPv4 header
+    if len(data) < 8:
+        return None
+    kind_, _code, _check, ident, seq = struct.unpack("!BBHHH", data[:8])
+    return (ident, seq) if kind_ == 0 else None
+
+
+def probe_plan(host, peers, pings, interval_s, min_gap_s):
+    """[(offset_s, peer index)] in sending order: round-robin over the peers, starting
+    at a per-host offset, `gap` apart, so each peer gets a probe every `interval_s` at
+    the earliest and this host never sends two within `min_gap_s`."""
+    n = len(peers)
+    gap = max(min_gap_s, interval_s / n)
+    first = zlib.crc32(host.encode()) % n
+    order = [(first + j) % n for j in range(n)]
+    return [((k * n + j) * gap, order[j]) for k in range(pings) for j in range(n)], gap
+
+
+def ping_phase(part):
+    peers = part["peers"]  # [{"name": region key, "address": test address}]
+    plan, gap = probe_plan(
+        part["host"], peers, part["pings"], part["ping_interval_s"], part.get("min_gap_s", 0.01)
+    )
+    if len(plan) >= 65536:
+        raise SystemExit("ping phase: more than 65,535 probes; fewer pings or peers")
+    sock, kind, ident = icmp_socket()
+    by_address = {p["address"]: i for i, p in enumerate(peers)}
+    rtts = [[] for _ in peers]
+    sent = [0] * len(peers)
+    in_flight = {}  # sequence -> (peer index, send time in ns)
+    wait_s = part.get("reply_wait_s", 2.0)
+    started = time.monotonic()
+    next_probe = 0
+    deadline = None
+    try:
+        while True:
+            now = time.monotonic()
+            while next_probe < len(plan) and started + plan[next_probe][0] <= now:
+                peer = plan[next_probe][1]
+                seq = next_probe + 1
+                sent_ns = time.time_ns()
+                try:
+                    sock.sendto(echo_request(ident, seq), (peers[peer]["address"], 0))
+                    in_flight[seq] = (peer, sent_ns)
+                except OSError:
+                    pass  # no route: counted as sent and lost, as ping does
+                sent[peer] += 1
+                next_probe += 1
+            if next_probe == len(plan) and deadline is None:
+                deadline = now + wait_s
+            if deadline is not None and (not in_flight or now >= deadline):
+                break
+            due = deadline if next_probe == len(plan) else started + plan[next_probe][0]
+            readable, _, _ = select.select([sock], [], [], max(0.0, due - time.monotonic()))
+            if not readable:
+                continue
+            while True:
+                try:
+                    data, ancillary, _flags, source = sock.recvmsg(2048, 64)
+                except (BlockingIOError, InterruptedError):
+                    break
+                received_ns = time.time_ns()
+                for level, type_, value in ancillary:
+                    if level == socket.SOL_SOCKET and type_ == SO_TIMESTAMPNS:
+                        sec, nsec = struct.unpack("qq", value[:16])
+                        received_ns = sec * 1_000_000_000 + nsec
+                reply = echo_reply(data, kind)
+                if reply is None or reply[0] != ident or reply[1] not in in_flight:
+                    continue  # another prober's, a duplicate or not a reply
+                peer, sent_ns = in_flight[reply[1]]
+                if by_address.get(source[0]) != peer:
+                    continue
+                del in_flight[reply[1]]
+                rtts[peer].append(round((received_ns - sent_ns) / 1e6, 4))
+    finally:
+        sock.close()
+    return {
+        "probe": f"icmp-{kind}",
+        "gap_s": round(gap, 4),
+        "peers": {
+            p["name"]: {"address": p["address"], "sent": sent[i], "rtt_ms": rtts[i]}
+            for i, p in enumerate(peers)
+        },
+    }
+
+
 def read(path):
     try:
         with open(path) as f:
@@ -274,6 +404,18 @@ def facts():
 def main(argv):
     if argv[1:] == ["--facts"]:
         sys.stdout.write(json.dumps(facts()) + "\n")
+        return 0
+    if argv[1:2] == ["--ping-phase"]:
+        part = json.loads(argv[2])
+        doc = {
+            "agent_version": AGENT_VERSION,
+            "host": part["host"],
+            "phase": "ping",
+            "started_utc": utc_now(),
+        }
+        doc.update(ping_phase(part))
+        doc["ended_utc"] = utc_now()
+        sys.stdout.write(json.dumps(doc) + "\n")
         return 0
     part = json.loads(argv[1])
     started = time.monotonic()

@@ -1,0 +1,130 @@
+"""The ping phase: every host probes all its peers at once, as one round of its own.
+
+Pings are light and may overlap, so a latency-only sweep needs no exclusive rounds:
+one play, one agent process per host, each probing every peer it has a directed test
+to, `pings` times, its probes at least `MIN_GAP_S` apart (ir_agent.py's ping phase:
+its own ICMP echoes with kernel timestamps). Rows come from each source host's
+samples for each of its peers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from orchestrator import paths
+from orchestrator.collect import PING_FIELDS, RowContext, _one_line, _row_base, host_doc
+from orchestrator.hosts import Host
+from orchestrator.parse import summarize_probes
+from orchestrator.store import safe_name
+
+MIN_GAP_S = 0.01  # one host never sends two probes closer than this
+REPLY_WAIT_S = 2.0  # after its last probe, a host waits this long for late replies
+PHASE_MARGIN_S = 1.0  # process start and the document's way back
+
+
+def latency_only(params: Any) -> bool:
+    """A plan whose tests are pings alone measures them in the ping phase."""
+    return tuple(getattr(params, "tests", ("ping", "throughput"))) == ("ping",)
+
+
+def peers_by_host(tests: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    """{source: [destinations]} of the directed tests, in the order given."""
+    out: dict[str, list[str]] = {}
+    for src, dst in tests:
+        out.setdefault(src, []).append(dst)
+    return out
+
+
+def host_seconds(peers: int, pings: int, interval_s: float) -> float:
+    """How long one host's probing takes: `pings` probes to each of `peers`."""
+    if not peers:
+        return 0.0
+    gap = max(MIN_GAP_S, interval_s / peers)
+    return ((pings * peers) - 1) * gap
+
+
+def phase_seconds(tests: Sequence[tuple[str, str]], pings: int, interval_s: float) -> float:
+    """The expected length of the phase: its busiest host, the wait for the last replies
+    (an RTT at most, REPLY_WAIT_S at worst: a lost reply) and the margin."""
+    busiest = max((len(p) for p in peers_by_host(tests).values()), default=0)
+    return host_seconds(busiest, pings, interval_s) + PHASE_MARGIN_S
+
+
+def phase_parts(
+    tests: Sequence[tuple[str, str]], hosts: Mapping[str, Host], pings: int, interval_s: float
+) -> dict[str, dict[str, Any]]:
+    """{inventory host: its part}: the peers it probes and how."""
+    return {
+        safe_name(src): {
+            "host": src,
+            "pings": pings,
+            "ping_interval_s": interval_s,
+            "min_gap_s": MIN_GAP_S,
+            "reply_wait_s": REPLY_WAIT_S,
+            "peers": [{"name": dst, "address": hosts[dst].address} for dst in dsts],
+        }
+        for src, dsts in peers_by_host(tests).items()
+    }
+
+
+def phase_play(number: int, parts: Mapping[str, dict[str, Any]], expected_s: float) -> dict:
+    return {
+        "name": f"Round {number}",
+        "hosts": ":".join(sorted(parts)),
+        "gather_facts": False,
+        "vars": {
+            # ir_parts: each host's peers and probe settings, for the agent
+            "ir_parts": dict(parts),
+            # ir_round_timeout_s: Ansible's bound on the phase's task
+            "ir_round_timeout_s": int(expected_s + REPLY_WAIT_S + 60),
+        },
+        "tasks": [
+            {"ansible.builtin.import_tasks": str(paths.PLAYBOOKS / "tasks" / "ping_phase.yml")}
+        ],
+    }
+
+
+def phase_rows(
+    number: int,
+    tests: Sequence[tuple[str, str]],
+    texts: Mapping[str, str | None],
+    ctx: RowContext,
+) -> list[dict[str, Any]]:
+    """One row per directed test, from its source host's samples of its destination;
+    `texts` maps region key -> the host's raw document (None: no file)."""
+    docs = {src: host_doc(texts.get(src)) for src in peers_by_host(tests)}
+    rows = []
+    for src, dst in tests:
+        doc, why = docs[src]
+        base = _row_base(src, dst, ctx, number)
+        if doc is None:
+            rows.append({**base, "status": "failed", "error": _one_line(f"host {src} {why}")})
+            continue
+        peer = (doc.get("peers") or {}).get(dst)
+        if not isinstance(peer, dict):
+            rows.append({**base, "status": "failed", "error": f"host {src} did not probe {dst}"})
+            continue
+        probe = str(doc.get("probe", "icmp"))
+        summary = summarize_probes(int(peer.get("sent", 0)), list(peer.get("rtt_ms", [])), probe)
+        rows.append(
+            {
+                **base,
+                "started_utc": doc.get("started_utc", ""),
+                **{k: summary.get(k) for k in PING_FIELDS},
+                "status": "ok" if summary["ok"] else "failed",
+                "error": _one_line(summary["error"]),
+            }
+        )
+    return rows
+
+
+def samples_of(text: str | None) -> dict[str, list[float]]:
+    """{peer: RTT samples in ms} of one host's ping-phase document (for history)."""
+    try:
+        doc = json.loads(text or "")
+    except ValueError:
+        return {}
+    peers = doc.get("peers", {}) if isinstance(doc, dict) else {}
+    return {name: list(p.get("rtt_ms", [])) for name, p in peers.items() if isinstance(p, dict)}

@@ -1,0 +1,172 @@
+"""The ping phase: the agent's own timed ICMP echoes, their schedule, their rows; and on
+the emulated cloud, sub-millisecond samples at every RTT, agreeing with iputils ping."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+import pytest
+from test_emulator import keys, make_spec, median_of, new_id, ping_median_ms  # noqa: F401
+
+from orchestrator import emulator as emu
+from orchestrator import paths
+from orchestrator.collect import RowContext
+from orchestrator.parse import summarize_probes
+from orchestrator.pingphase import (
+    MIN_GAP_S,
+    REPLY_WAIT_S,
+    host_seconds,
+    phase_parts,
+    phase_rows,
+    phase_seconds,
+)
+
+AGENT = paths.PLAYBOOKS / "files" / "ir_agent.py"
+A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:ap-southeast-2"
+CTX = RowContext("s", "local", 1, {}, {(a, b): 1000.0 for a in (A, B, C) for b in (A, B, C)})
+
+
+def agent_module():
+    spec = importlib.util.spec_from_file_location("ir_agent", AGENT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_probe_summary_by_hand():
+    s = summarize_probes(4, [10.0, 10.2, 10.4], "icmp-raw")
+    assert s["ok"] and s["ping_loss_pct"] == 25.0
+    assert s["rtt_min_ms"] == 10.0 and s["rtt_max_ms"] == 10.4 and s["rtt_avg_ms"] == 10.2
+    assert s["rtt_p50_ms"] == pytest.approx(10.2)
+    assert s["rtt_mdev_ms"] == pytest.approx((0.08 / 3) ** 0.5, abs=1e-4)  # iputils: pop. sd
+    lost = summarize_probes(5, [], "icmp-raw")
+    assert not lost["ok"] and lost["error"] == "icmp-raw: no reply (100% loss)"
+    assert summarize_probes(0, [])["error"] == "icmp: no probe was sent"
+
+
+def test_probes_leave_a_host_at_least_the_minimum_gap_apart_with_no_burst_per_peer():
+    agent = agent_module()
+    peers = [{"name": f"p{i}", "address": f"198.18.0.{i}"} for i in range(76)]
+    plan, gap = agent.probe_plan("aws:us-east-1", peers, 20, 0.2, MIN_GAP_S)
+    assert gap == MIN_GAP_S and len(plan) == 20 * 76
+    offsets = [t for t, _ in plan]
+    assert all(b - a >= MIN_GAP_S - 1e-9 for a, b in itertools.pairwise(offsets))
+    for peer in range(76):  # each peer's probes from this host are evenly spaced
+        times = [t for t, p in plan if p == peer]
+        assert (
+            len(times) == 20 and min(b - a for a, b in zip(times, times[1:], strict=False)) >= 0.2
+        )
+    # hosts start at different peers, so no peer gets every host's first probe at once
+    firsts = {agent.probe_plan(f"h{i}", peers, 1, 0.2, MIN_GAP_S)[0][0][1] for i in range(20)}
+    assert len(firsts) > 10
+    # few peers: the interval, not the gap, spaces the probes
+    assert agent.probe_plan("h", peers[:2], 3, 0.2, MIN_GAP_S)[1] == pytest.approx(0.1)
+
+
+def test_phase_time_is_the_busiest_hosts_probing_plus_a_margin():
+    tests = [(a, b) for a in (A, B, C) for b in (A, B, C) if a != b]
+    assert host_seconds(2, 5, 0.2) == pytest.approx(9 * 0.1)
+    assert phase_seconds(tests, 5, 0.2) == pytest.approx(0.9 + 1.0)
+    # the full catalog: 76 peers x 20 pings at the 10 ms floor
+    assert host_seconds(76, 20, 0.2) == pytest.approx((20 * 76 - 1) * 0.01)
+
+
+def doc(host, peers):
+    return json.dumps(
+        {
+            "agent_version": 2,
+            "host": host,
+            "phase": "ping",
+            "started_utc": "t",
+            "probe": "icmp-raw",
+            "peers": peers,
+        }  # fmt: skip
+    )
+
+
+def test_rows_come_from_each_sources_samples_of_its_destination():
+    tests = [(A, B), (A, C), (B, A)]
+    texts = {
+        A: doc(A, {B: {"sent": 3, "rtt_ms": [80.1, 80.3, 80.2]}, C: {"sent": 3, "rtt_ms": []}}),
+        B: None,  # the host said nothing
+    }
+    rows = {(r["src_region"], r["dst_region"]): r for r in phase_rows(7, tests, texts, CTX)}
+    ab = rows[("us-east-1", "europe-west1")]
+    assert ab["status"] == "ok" and ab["rtt_p50_ms"] == pytest.approx(80.2) and ab["round"] == 7
+    assert "throughput_bps" not in ab  # a latency-only row leaves the throughput cells empty
+    ac = rows[("us-east-1", "ap-southeast-2")]
+    assert ac["status"] == "failed" and "no reply" in ac["error"]
+    ba = rows[("europe-west1", "us-east-1")]
+    assert ba["status"] == "failed" and ba["error"] == f"host {B} no result from the host"
+
+
+def test_parts_list_each_sources_peers_and_addresses():
+    class H:
+        def __init__(self, address):
+            self.address = address
+
+    hosts = {A: H("198.18.0.10"), B: H("198.18.0.11"), C: H("198.18.0.12")}
+    parts = phase_parts([(A, B), (A, C), (B, A)], hosts, 20, 0.2)
+    assert set(parts) == {"aws_us-east-1", "gcp_europe-west1"}
+    assert [p["address"] for p in parts["aws_us-east-1"]["peers"]] == ["198.18.0.11", "198.18.0.12"]
+    assert parts["gcp_europe-west1"]["reply_wait_s"] == REPLY_WAIT_S
+
+
+def run_phase(part, netns=None):
+    cmd = [sys.executable, str(AGENT), "--ping-phase", json.dumps(part)]
+    if netns:
+        cmd = ["ip", "netns", "exec", netns, *cmd]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="raw ICMP sockets need root here")
+def test_agent_probes_loopback_peers_and_matches_every_reply():
+    part = {
+        "host": A,
+        "pings": 5,
+        "ping_interval_s": 0.05,
+        "reply_wait_s": 1.0,
+        "peers": [{"name": B, "address": "127.0.0.1"}, {"name": C, "address": "127.0.0.2"}],
+    }
+    got = run_phase(part)
+    assert got["probe"].startswith("icmp-")
+    for name in (B, C):
+        peer = got["peers"][name]
+        assert peer["sent"] == 5 and len(peer["rtt_ms"]) == 5
+        assert all(0 < r < 5 for r in peer["rtt_ms"])
+
+
+@pytest.mark.root
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces)")
+def test_on_a_long_emulated_path_samples_are_sub_ms_and_agree_with_iputils(keys):  # noqa: F811
+    # us-east-1 to ap-southeast-2: about 260 ms in the model, well past ping's 100 ms
+    spec = make_spec(new_id(), keys, regions=(A, C))
+    try:
+        hosts = emu.up(spec)
+        netns = emu.net.host_ns(spec.id, 0)
+        iputils = ping_median_ms(netns, hosts[1].address, count=20)
+        part = {
+            "host": A,
+            "pings": 20,
+            "ping_interval_s": 0.2,
+            "reply_wait_s": 2.0,
+            "peers": [{"name": C, "address": hosts[1].address}],
+        }
+        got = run_phase(part, netns)["peers"][C]
+        ping_median = median_of(iputils)
+    finally:
+        emu.down(spec.id)
+    samples = got["rtt_ms"]
+    assert got["sent"] == 20 and len(samples) >= 19
+    assert min(samples) >= 150
+    # iputils prints whole ms from 100 ms up; ours keep the kernel's microseconds
+    assert any(abs(s - round(s)) > 0.01 for s in samples), samples
+    assert abs(statistics.median(samples) - ping_median) <= 0.2, (samples, ping_median)
