@@ -16,8 +16,10 @@ emulated cloud, Ansible over SSH, iperf3, ping) and prints a row per case:
                  Ansible's forks share most of their pages, which a sum of RSS would count
                  once per fork                                        goal < 1 GiB
 
-Cases: `--sizes 6,20,46,77` at the local default concurrency, and `--lifted 77` with the
-cap lifted (every slot of a round at once: 77 rounds, as on the clouds). `--controller
+Cases: `--sizes 6,20,46,77` at the local default concurrency, `--lifted 77` with the
+cap lifted (every slot of a round at once: 77 rounds, as on the clouds), and `--latency 77`:
+a latency-only sweep (`--tests ping`, default pings) whose ping phase must measure within
+pings x interval + 15 s, with every RTT within the emulator's accuracy (0.5 ms + 2 %). `--controller
 REGION` places the controller there (its modelled delay applies to controller-host
 traffic), as it is on the clouds. Full-catalog rows use short tests (`--pings 5
 --duration 1 --omit 0`, the defaults here) so they finish in reasonable time.
@@ -156,6 +158,52 @@ def run(size: int, extra: list[str], results: Path) -> dict:
     }
 
 
+def latency_run(size: int, extra: list[str], results: Path) -> dict:
+    """A latency-only sweep: the measure stage's wall time against its bound, and every
+    pair's median RTT against the emulator's model."""
+    from orchestrator import store
+    from orchestrator.catalog import load_catalog
+    from orchestrator.netmodel import region_rtt_ms
+
+    args = ["sweep", "--backend", "local", "--yes", "--no-report", "--max-regions", str(size)]
+    out = subprocess.run(
+        [INTERREGION, *args, "--tests", "ping", "--results", str(results), *extra],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CI": "true"},
+        stdin=subprocess.DEVNULL,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"latency-only sweep of {size} regions failed:\n{out.stderr[-2000:]}")
+    sweep_dir = max(results.iterdir(), key=lambda p: p.name)
+    meta = json.loads((sweep_dir / "sweep.json").read_text())
+    params = meta["params"]
+    main = next(r for r in meta["measure_runs"] if r["kind"] == "main")
+    catalog = load_catalog()
+    errors, within = [], 0
+    rows = store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)
+    for row in rows:
+        if row["status"] != "ok":
+            continue
+        a = catalog.get(f"{row['src_cloud']}:{row['src_region']}")
+        b = catalog.get(f"{row['dst_cloud']}:{row['dst_region']}")
+        expected = region_rtt_ms(a, b)
+        error = float(row["rtt_p50_ms"]) - expected
+        errors.append(error)
+        within += abs(error) <= 0.5 + 0.02 * expected
+    errors.sort()
+    return {
+        "regions": size,
+        "tests": main["tests"],
+        "ok": sum(r["status"] == "ok" for r in rows),
+        "wall_s": main["wall_s"],
+        "bound_s": params["pings"] * params["ping_interval_s"] + 15,
+        "within": within,
+        "median_error_ms": errors[len(errors) // 2] if errors else float("nan"),
+        "max_error_ms": max((abs(e) for e in errors), default=float("nan")),
+    }
+
+
 def statuses(sweep_dir: Path) -> dict[str, int]:
     from orchestrator import store
 
@@ -193,14 +241,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="6,20,46,77", help="regions, default concurrency")
     parser.add_argument("--lifted", default="77", help="regions with the cap lifted ('' none)")
+    parser.add_argument("--latency", default="77", help="regions, latency-only ('' none)")
     parser.add_argument("--controller", default="", help="controller region, e.g. aws:us-east-1")
     parser.add_argument("--tests", nargs=argparse.REMAINDER, default=FAST, help="test options")
     args = parser.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("bench/sweep.py needs root (the emulated cloud uses namespaces)")
-    extra = list(args.tests)
-    if args.controller:
-        extra += ["--controller", args.controller]
+    controller = ["--controller", args.controller] if args.controller else []
+    extra = list(args.tests) + controller
     cases = [(int(s), []) for s in args.sizes.split(",") if s]
     # the whole of each round at once: max-concurrent is a cap on slots per round
     cases += [(int(s), ["--max-concurrent", str(int(s) // 2)]) for s in args.lifted.split(",") if s]
@@ -224,6 +272,17 @@ def main() -> None:
             print(f"{'':>10} final statuses: {r['statuses']}")
             for error in r["errors"]:
                 print(f"{'':>10} first attempt: {error}")
+        for size in (int(s) for s in args.latency.split(",") if s):
+            r = latency_run(
+                size, [e for e in extra if e not in FAST or e.startswith("--")], Path(tmp)
+            )
+            print(
+                f"latency-only {r['regions']} regions: {r['ok']}/{r['tests']} ok, measured in "
+                f"{r['wall_s']:.1f} s (bound {r['bound_s']:g} s); median RTT vs model "
+                f"{r['within']}/{r['ok']} within 0.5 ms + 2 %, median error "
+                f"{r['median_error_ms']:+.2f} ms, max {r['max_error_ms']:.2f} ms",
+                flush=True,
+            )
     print(f"load after: {os.getloadavg()}")
 
 
