@@ -99,6 +99,22 @@ def iperf3_error(stdout):
         return ""
 
 
+def not_met_yet(stdout):
+    """The server was not ready for this test, and nothing was measured: refused, busy,
+    or reset before any data flowed (the server still closing the slot's previous test:
+    seen on long paths, where the client hears the end of a test before the server has
+    finished it)."""
+    error = iperf3_error(stdout)
+    if any(r in error for r in RETRYABLE):
+        return True
+    if "reset by peer" not in error:
+        return False
+    try:
+        return not json.loads(stdout).get("intervals")
+    except (ValueError, AttributeError):
+        return False
+
+
 def client_test(part, reverse, give_up):
     cmd = [part.get("iperf3", "iperf3"), "-c", part["peer_address"], "-p", str(part["port"])]
     cmd += ["-t", str(part["duration_s"]), "-O", str(part["omit_s"]), "-P", str(part["streams"])]
@@ -114,8 +130,7 @@ def client_test(part, reverse, give_up):
     while True:
         attempts += 1
         result = run(cmd, timeout_s)
-        error = iperf3_error(result["stdout"])
-        retryable = any(r in error for r in RETRYABLE)
+        retryable = not_met_yet(result["stdout"])
         if not retryable or time.monotonic() > give_up:
             break
         time.sleep(0.1)
