@@ -174,6 +174,8 @@ def slot_rows(
         if pinger is None:
             errors.append(f"host {src} {pinger_why}")
             started = ""
+        elif pinger.get("ping") is None:
+            started = ""  # no pings in the slot: the sweep's ping phase measured them
         else:
             ping, started = _ping(pinger)
             measured.update({k: ping.get(k) for k in PING_FIELDS})
@@ -210,6 +212,20 @@ def row_status(errors: Sequence[str], late: bool) -> str:
     if not errors:
         return OK
     return PEER_LATE if late and len(errors) == 1 else FAILED
+
+
+def with_ping_phase(phase_row: Mapping[str, Any], slot_row: Mapping[str, Any]) -> dict[str, Any]:
+    """A throughput slot's row (no ping fields) completed by the same test's row from the
+    sweep's ping phase: the slot's round, both parts' figures, the worse status, both
+    errors."""
+    row = dict(slot_row)
+    row.update({k: phase_row.get(k) for k in PING_FIELDS})
+    row["started_utc"] = phase_row.get("started_utc") or slot_row.get("started_utc", "")
+    statuses = (phase_row.get("status"), slot_row.get("status"))
+    row["status"] = next((s for s in (FAILED, PEER_LATE) if s in statuses), OK)
+    errors = [str(e) for e in (phase_row.get("error"), slot_row.get("error")) if e]
+    row["error"] = _one_line("; ".join(errors))
+    return row
 
 
 def round_rows(

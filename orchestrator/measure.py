@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from orchestrator import interrupts, paths, store
-from orchestrator.collect import SlotPlan, unmeasured_row
+from orchestrator.collect import SlotPlan, unmeasured_row, with_ping_phase
 from orchestrator.errors import UserError
 from orchestrator.hosts import Host
-from orchestrator.pingphase import latency_only, phase_parts, phase_play, phase_seconds
+from orchestrator.pingphase import phase_parts, phase_play, phase_seconds, tests_of
 from orchestrator.plan import TestParams, round_seconds
 from orchestrator.playbook import run_playbook
 from orchestrator.progress import RoundProgress
@@ -54,12 +54,17 @@ def slot_plans(round_no: int, slots: Sequence[Slot]) -> list[SlotPlan]:
 
 
 def agent_parts(
-    round_no: int, slots: Sequence[SlotPlan], hosts: Mapping[str, Host], params: TestParams
+    round_no: int,
+    slots: Sequence[SlotPlan],
+    hosts: Mapping[str, Host],
+    params: TestParams,
+    pings: bool = True,
 ) -> dict[str, dict[str, Any]]:
-    """{inventory host: the agent's part} of one round (both ends of every slot)."""
+    """{inventory host: the agent's part} of one round (both ends of every slot); with
+    `pings` False the slot runs iperf3 alone (the ping phase measured the idle RTT)."""
     common = {
         "round": round_no,
-        "pings": params.pings,
+        "pings": params.pings if pings else 0,
         "ping_interval_s": params.ping_interval_s,
         "duration_s": params.duration_s,
         "omit_s": params.omit_s,
@@ -109,10 +114,13 @@ def round_play(planned: PlannedRound, parts: Mapping[str, dict[str, Any]]) -> di
 
 
 def rounds_playbook(
-    planned: Sequence[PlannedRound], hosts: Mapping[str, Host], params: TestParams
+    planned: Sequence[PlannedRound],
+    hosts: Mapping[str, Host],
+    params: TestParams,
+    pings: bool = True,
 ) -> list[dict[str, Any]]:
     """The playbook of one measure run: a play per round, in order."""
-    return [round_play(r, agent_parts(r.number, r.slots, hosts, params)) for r in planned]
+    return [round_play(r, agent_parts(r.number, r.slots, hosts, params, pings)) for r in planned]
 
 
 def plan_ping_phase(tests: Sequence[Pair], first: int, sweep: Sweep) -> list[PlannedRound]:
@@ -123,17 +131,18 @@ def plan_ping_phase(tests: Sequence[Pair], first: int, sweep: Sweep) -> list[Pla
     return [PlannedRound(first, [], expected_s, phase_tests=keys)]
 
 
-def plan_rounds(tests: Sequence[Pair], first: int, sweep: Sweep) -> list[PlannedRound]:
+def plan_rounds(
+    tests: Sequence[Pair], first: int, sweep: Sweep, pings: bool = True
+) -> list[PlannedRound]:
     rounds = schedule(
         tests,
         max_concurrent=sweep.record.get("max_concurrent"),
         sequential=sweep.record.get("sequential", False),
     )
+    params = sweep.params
     return [
-        PlannedRound(
-            first + i, slot_plans(first + i, slots), round(round_seconds(sweep.params, slots), 3)
-        )
-        for i, slots in enumerate(rounds)
+        PlannedRound(n, slot_plans(n, slots), round(round_seconds(params, slots, pings), 3))
+        for n, slots in enumerate(rounds, start=first)
     ]
 
 
@@ -148,13 +157,26 @@ class _Rows:
     """measurements.csv, kept in memory during a run and rewritten whole (atomically)
     after each round."""
 
-    def __init__(self, sweep: Sweep) -> None:
+    def __init__(self, sweep: Sweep, complete: Any = None) -> None:
         self.sweep = sweep
+        self.complete = complete
         self.rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
 
     def merge(self, rows: Sequence[dict[str, Any]]) -> None:
-        self.rows = store.merge_rows(self.rows, rows)
+        self.rows = store.add_round_rows(self.rows, rows, self.complete)
         store.write_rows(self.sweep.dir, self.rows)
+
+
+def run_tests(
+    sweep: Sweep, hosts: Sequence[Host], tests: Sequence[Pair], kind: str, progress: RoundProgress
+) -> None:
+    """The ping phase first, while no throughput test runs anywhere; then the throughput
+    rounds (each as the sweep's tests say)."""
+    which = tests_of(sweep.params)
+    if "ping" in which:
+        run_rounds(sweep, hosts, tests, kind, progress, phase=True)
+    if "throughput" in which:
+        run_rounds(sweep, hosts, tests, kind, progress)
 
 
 def run_rounds(
@@ -163,24 +185,28 @@ def run_rounds(
     tests: Sequence[Pair],
     kind: str,
     progress: RoundProgress,
+    phase: bool = False,
 ) -> dict[str, Any]:
-    """Schedule `tests` into rounds and measure them in ONE ansible-playbook run."""
+    """Measure `tests` in ONE ansible-playbook run: the ping phase (`phase`), or the
+    throughput rounds (iperf3 alone: the idle RTT is the ping phase's)."""
     interrupts.check()
     by_name = {h.name: h for h in hosts}
     params = sweep.params
-    if latency_only(params):
+    with_phase = "ping" in tests_of(params)
+    if phase:
         planned = plan_ping_phase(tests, next_round_no(sweep), sweep)
-        parts = phase_parts(
-            planned[0].phase_tests or [], by_name, params.pings, params.ping_interval_s
-        )
+        keys = planned[0].phase_tests or []
+        parts = phase_parts(keys, by_name, params.pings, params.ping_interval_s)
         plays = [phase_play(planned[0].number, parts, planned[0].expected_s)]
     else:
-        planned = plan_rounds(tests, next_round_no(sweep), sweep)
-        plays = rounds_playbook(planned, by_name, params)
+        # the idle RTT is the ping phase's: slots run iperf3 alone
+        planned = plan_rounds(tests, next_round_no(sweep), sweep, pings=False)
+        plays = rounds_playbook(planned, by_name, params, pings=False)
     state = state_folder(sweep)
     book = state / f"measure-{planned[0].number:03d}.json"
     store.write_json(book, plays)
-    table = _Rows(sweep)
+    # slots after the ping phase carry no RTT: their rows are completed from the phase's
+    table = _Rows(sweep, with_ping_phase if with_phase and not phase else None)
 
     def on_round(done: ClosedRound) -> None:
         state_folder(sweep)  # a sweep whose state vanished stops here
@@ -196,7 +222,7 @@ def run_rounds(
         row_context(sweep, hosts),
         on_round,
     )
-    progress.begin(kind, len(planned), len(tests))
+    progress.begin(f"{kind} ping phase" if phase else kind, len(planned), len(tests))
     started, started_utc = time.monotonic(), utc_now()
     try:
         rc = run_playbook(
@@ -261,12 +287,12 @@ def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = T
         kind = "resume" if sweep.record["rounds"] else "main"
         if done:
             sweep.log(f"keeping {len(done)} ok tests, measuring the other {len(todo)}")
-        run_rounds(sweep, hosts, todo, kind, progress)
+        run_tests(sweep, hosts, todo, kind, progress)
         done = store.ok_tests(store.read_rows(sweep.dir / store.MEASUREMENTS_FILE))
         failed = [p for p in todo if p.key not in done]
         if failed and retry:
             sweep.log(f"retrying {len(failed)} failed tests once")
-            run_rounds(sweep, hosts, failed, "retry", progress)
+            run_tests(sweep, hosts, failed, "retry", progress)
         fill_unmeasured(sweep, hosts)
         sweep.record["status"] = "measured"
 

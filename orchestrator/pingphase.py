@@ -24,9 +24,9 @@ REPLY_WAIT_S = 2.0  # after its last probe, a host waits this long for late repl
 PHASE_MARGIN_S = 1.0  # process start and the document's way back
 
 
-def latency_only(params: Any) -> bool:
-    """A plan whose tests are pings alone measures them in the ping phase."""
-    return tuple(getattr(params, "tests", ("ping", "throughput"))) == ("ping",)
+def tests_of(params: Any) -> tuple[str, ...]:
+    """What a sweep measures: ping (in the ping phase) and/or throughput (in rounds)."""
+    return tuple(getattr(params, "tests", ("ping", "throughput")))
 
 
 def peers_by_host(tests: Sequence[tuple[str, str]]) -> dict[str, list[str]]:

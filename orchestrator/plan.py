@@ -4,7 +4,11 @@ Nothing here touches a cloud or the network. The same TestParams object tells
 the measurement engine what one slot runs, and `slot_seconds` is the time model
 both sides agree on.
 
-Time model of one slot (both directions of a region pair), RTT from the network model:
+A sweep measures its pings first, in the ping phase (orchestrator.pingphase: every
+host probes all its peers at once; its busiest host's `pings x peers` probes, at least
+MIN_GAP_S apart), then its throughput in exclusive rounds of slots, iperf3 alone.
+Time model of one slot (both directions of a region pair), RTT from the network model
+(the pings are in it only where a slot pings itself, `pings=True`):
   pings x ping interval + 1 RTT (the last reply)
   + per direction: omit + duration of iperf3 (forward, then reverse with -R)
     + IPERF3_PROTOCOL_RTTS x RTT (control connection, parameter exchange, data
@@ -39,6 +43,7 @@ from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES
 from orchestrator.netmodel import controller_rtt_ms as controller_rtt
+from orchestrator.pingphase import phase_seconds, tests_of
 from orchestrator.pricing import Pricing, load_pricing
 from orchestrator.schedule import Round, Slot, lower_bound, schedule
 from orchestrator.selection import Pair, Selection, SelectionSpec, select
@@ -147,10 +152,13 @@ def window_bytes(text: str) -> float:
     return float(match.group(1)) * _WINDOW_UNITS[match.group(2).lower()]
 
 
-def slot_seconds(params: TestParams, directions: int = 2, rtt_ms: float = 0.0) -> float:
-    """Expected length of one slot measuring `directions` (1 or 2) directed pairs."""
+def slot_seconds(
+    params: TestParams, directions: int = 2, rtt_ms: float = 0.0, pings: bool = True
+) -> float:
+    """Expected length of one slot measuring `directions` (1 or 2) directed pairs; with
+    `pings` False the slot runs iperf3 alone (the sweep's ping phase measured the RTT)."""
     rtt_s = rtt_ms / 1000
-    ping_s = params.pings * params.ping_interval_s + rtt_s
+    ping_s = params.pings * params.ping_interval_s + rtt_s if pings else 0.0
     iperf3_s = params.omit_s + params.duration_s + IPERF3_PROTOCOL_RTTS * rtt_s
     return ping_s + directions * iperf3_s + SLOT_MARGIN_S
 
@@ -160,10 +168,13 @@ def pair_rtt_ms(pair: Pair) -> float:
     return DEFAULT_MODEL.rtt_ms(pair.distance_km, pair.src.cloud != pair.dst.cloud)
 
 
-def round_seconds(params: TestParams, slots: Sequence[Slot]) -> float:
+def round_seconds(params: TestParams, slots: Sequence[Slot], pings: bool = True) -> float:
     """A round lasts as long as its slowest slot."""
     return max(
-        (slot_seconds(params, len(slot.pairs), pair_rtt_ms(slot.pairs[0])) for slot in slots),
+        (
+            slot_seconds(params, len(slot.pairs), pair_rtt_ms(slot.pairs[0]), pings)
+            for slot in slots
+        ),
         default=0.0,
     )
 
@@ -315,15 +326,22 @@ def estimate_cost(
     round_overhead: float | None = None,
     controller_rtt_ms: float = 0.0,
 ) -> Estimate:
-    wall_s = sum(
-        round_seconds(params, rnd)
-        + (
-            round_overhead
-            if round_overhead is not None
-            else round_overhead_s(2 * len(rnd), controller_rtt_ms)
+    tests = tests_of(params)
+
+    def overhead(hosts: int) -> float:
+        if round_overhead is not None:
+            return round_overhead
+        return round_overhead_s(hosts, controller_rtt_ms)
+
+    wall_s = 0.0
+    if "ping" in tests:  # the ping phase: every test at once, one round of all hosts
+        keys = [p.key for p in selection.pairs]
+        wall_s += phase_seconds(keys, params.pings, params.ping_interval_s)
+        wall_s += overhead(len(selection.regions))
+    if "throughput" in tests:  # then the exclusive rounds, iperf3 alone
+        wall_s += sum(
+            round_seconds(params, rnd, pings=False) + overhead(2 * len(rnd)) for rnd in rounds
         )
-        for rnd in rounds
-    )
     setup_s = SETUP_S[backend]
     total_bytes = 0.0
     egress_usd = 0.0

@@ -15,7 +15,7 @@ from typing import Any
 
 from orchestrator import interrupts, store
 from orchestrator.catalog import load_catalog
-from orchestrator.collect import RowContext, SlotPlan
+from orchestrator.collect import RowContext, SlotPlan, with_ping_phase
 from orchestrator.errors import UserError
 from orchestrator.hostcheck import congestion_problem
 from orchestrator.hosts import Host, placement
@@ -248,7 +248,8 @@ def collect(sweep: Sweep, force: bool = False) -> list[dict[str, Any]]:
             )
             raw = store.read_raw_round(sweep.dir, entry["round"])
             texts = {name: raw.get(safe_name(name)) for name in planned.hosts}
-            rows = store.merge_rows(rows, planned.rows(texts, ctx))
+            # a slot's rows after the ping phase are completed from it, as measure does
+            rows = store.add_round_rows(rows, planned.rows(texts, ctx), with_ping_phase)
         old = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
         lost = sorted(store.ok_tests(old) - store.ok_tests(rows))
         if lost and not force:

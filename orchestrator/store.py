@@ -131,6 +131,25 @@ def merge_rows(
     return sorted(merged.values(), key=lambda r: (int(r.get("round") or 0), pair_key(r)))
 
 
+def add_round_rows(
+    old: Iterable[Mapping[str, Any]],
+    new: Iterable[Mapping[str, Any]],
+    complete: Any = None,
+) -> list[dict[str, Any]]:
+    """merge_rows, except that with `complete(old_row, new_row)` a new row that carries no
+    RTT (a throughput slot after the sweep's ping phase) is completed from the row it
+    replaces (the same test's ping-phase row) and always replaces it: it holds both."""
+    merged: dict[tuple[str, str], dict[str, Any]] = {pair_key(r): dict(r) for r in old}
+    rest = []
+    for row in new:
+        key = pair_key(row)
+        if complete is not None and key in merged and row.get("rtt_avg_ms") in (None, ""):
+            merged[key] = complete(merged[key], row)
+        else:
+            rest.append(row)
+    return merge_rows(merged.values(), rest)
+
+
 def ok_tests(rows: Iterable[Mapping[str, Any]]) -> set[tuple[str, str]]:
     return {pair_key(r) for r in rows if r.get("status") == "ok"}
 
