@@ -239,6 +239,7 @@ def run_rounds(
     slot_total_s = sum(p.expected_s for p in planned)
     summary = {
         "kind": kind,
+        **({"phase": "ping"} if phase else {}),
         "started_utc": started_utc,
         "ended_utc": utc_now(),
         "rounds": len(planned),
