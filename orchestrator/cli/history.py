@@ -105,4 +105,54 @@ def export(fmt: str, since: str | None, out: Path | None, results_dir: Path) -> 
     click.echo(f"{rows} rows -> {target}")
 
 
+@history.command(name="import")
+@click.option("--source", required=True, metavar="NAME", help="The publisher, e.g. skyplane.")
+@click.option("--date", "month", required=True, metavar="YYYY-MM", help="When it was measured.")
+@click.option("--label", default="", help="A longer label shown with the source.")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@_RESULTS_OPTION
+def import_(source: str, month: str, label: str, file: Path, results_dir: Path) -> None:
+    """Load published measurements (a CSV in our schema) as a dated, labelled source.
+
+    A copy goes to results/imports/NAME/YYYY-MM.csv, so 'history rebuild' loads it
+    again; importing the same source and month again replaces it. Convert the
+    vendored public data first with 'history convert'.
+
+    \b
+    Examples:
+      interregion history convert --from skyplane data/skyplane-latency-2022.csv --out /tmp/s.csv
+      interregion history import --source skyplane --date 2022-11 /tmp/s.csv
+    """
+    from orchestrator import history as h
+
+    rows = h.import_file(results_dir, file, source, month, label)
+    click.echo(f"{source} {month}: {rows} rows in {h.store_path(results_dir)}")
+
+
+@history.command()
+@click.option(
+    "--from", "fmt", type=click.Choice(["skyplane", "doit"]), required=True, help="Its format."
+)
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option(
+    "--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="CSV to write."
+)
+def convert(fmt: str, file: Path, out: Path) -> None:
+    """Rewrite a vendored public data file (data/) in our CSV schema, for 'history import'.
+
+    \b
+    Examples:
+      interregion history convert --from skyplane data/skyplane-latency-2022.csv --out s.csv
+      interregion history convert --from doit data/doit-intercloud-throughput-2022-02.csv \\
+        --out d.csv
+    """
+    from orchestrator import store
+    from orchestrator.catalog import load_catalog
+    from orchestrator.public_data import convert as convert_rows
+
+    rows = convert_rows(fmt, file.read_text(encoding="utf-8"), load_catalog())
+    store.write_atomic(out, store.csv_text(rows))
+    click.echo(f"{len(rows)} rows -> {out}")
+
+
 COMMANDS: list[click.Command] = [history]
