@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from orchestrator import paths
+from orchestrator.cli.options import selection_options, spec_from_options
 from orchestrator.errors import UserError
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _RESULTS_OPTION = click.option(
     "--results",
@@ -23,15 +30,127 @@ def _warn(line: str) -> None:
     click.echo(f"warning: {line}", err=True)
 
 
-@click.group()
-def history() -> None:
+def _metric_option(f: F) -> F:
+    return click.option(
+        "--metric",
+        type=click.Choice(["rtt", "throughput"]),
+        default="rtt",
+        show_default=True,
+        help="RTT (ping samples, ms) or throughput (iperf3, bit/s).",
+    )(f)
+
+
+def _window_option(default: str) -> Callable[[F], F]:
+    return click.option(
+        "--window",
+        type=click.Choice(["1D", "1W", "1M", "all"]),
+        default=default,
+        show_default=True,
+        help="Tests of the last day, week, 30 days (up to the source's latest test), or all.",
+    )
+
+
+_SOURCE_OPTION = click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="NAME",
+    help="Source to show (emulated, measured, or an imported name), repeatable. "
+    "Default: each source, one after the other, never mixed.",
+)
+
+
+def _query_options(f: F) -> F:
+    for option in reversed(
+        [
+            click.option(
+                "--pairs",
+                default=None,
+                metavar="LIST",
+                help="Directed pairs SRC/DST, comma-separated.",
+            ),
+            _metric_option,
+            _window_option("all"),
+            _SOURCE_OPTION,
+            click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+@click.group(invoke_without_command=True)
+@_query_options
+@_RESULTS_OPTION
+@click.pass_context
+def history(ctx: click.Context, pairs: str | None, **query: Any) -> None:
     """History across sweeps: one DuckDB store, results/history.duckdb.
+
+    With --pairs (and no subcommand), prints those pairs' series and window
+    percentiles, as 'history show'.
 
     \b
     Examples:
       interregion history ingest --all
-      interregion history show --pairs aws:us-east-1/gcp:europe-west1 --window 1W
+      interregion history --pairs aws:us-east-1/gcp:europe-west1 --window 1W
     """
+    if ctx.invoked_subcommand is not None:
+        if pairs:
+            raise UserError("--pairs is for the pair query: drop it, or drop the subcommand")
+        return
+    if not pairs:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
+    _show(pairs, **query)
+
+
+@history.command()
+@_query_options
+@_RESULTS_OPTION
+def show(pairs: str | None, **query: Any) -> None:
+    """One pair's series (a value per test) and its window percentiles.
+
+    The window's percentiles pool every sample of every test in it; p99 needs
+    100 samples ("—" below that).
+
+    \b
+    Examples:
+      interregion history show --pairs aws:us-east-1/gcp:europe-west1 --window 1W
+      interregion history show --pairs gcp:asia-east1/aws:eu-west-1 --metric throughput --json
+    """
+    if not pairs:
+        raise UserError("--pairs is required, e.g. --pairs aws:us-east-1/gcp:europe-west1")
+    _show(pairs, **query)
+
+
+def _show(
+    pairs: str, metric: str, window: str, sources: tuple[str, ...], as_json: bool,
+    results_dir: Path,
+) -> None:  # fmt: skip
+    from orchestrator import history as h
+    from orchestrator import history_views as v
+
+    chosen = v.parse_pairs(pairs)
+    with h.opened(results_dir, read_only=True) as con:
+        docs = [v.pair_history(con, p, metric, window, sources) for p in chosen]
+    if as_json:
+        click.echo(json.dumps(docs if len(docs) > 1 else docs[0], indent=1))
+        return
+    for doc in docs:
+        unit = "Mbit/s" if doc["unit"] == "bit/s" else doc["unit"]
+        click.echo(f"{doc['src']} -> {doc['dst']}: {doc['metric']} ({unit}), window {window}")
+        if not doc["sources"]:
+            click.echo("  no tests of this pair in the store")
+        for s in doc["sources"]:
+            click.echo(f"  {v.source_caption(s)}; {s['tests']} tests, {s['samples']} samples")
+            stats = ", ".join(f"{k} {v.format_value(s[k], doc['unit'])}" for k in v.STATS)
+            click.echo(f"  window {s['window_start_utc'] or 'start'} .. {s['window_end_utc']}: "
+                       f"{stats}")  # fmt: skip
+            for run in s["runs"]:
+                click.echo(
+                    f"    {run['started_utc']}  {run['sweep_id']:<20} "
+                    f"{v.format_value(run['value'], doc['unit']):>10}  ({run['samples']} samples)"
+                )
 
 
 @history.command()
@@ -155,4 +274,96 @@ def convert(fmt: str, file: Path, out: Path) -> None:
     click.echo(f"{len(rows)} rows -> {out}")
 
 
-COMMANDS: list[click.Command] = [history]
+@click.command()
+@_metric_option
+@click.option(
+    "--stat", type=click.Choice(["p50", "p90", "p99"]), default="p50", show_default=True,
+    help="Percentile of the window's pooled samples.",
+)  # fmt: skip
+@_window_option("1W")
+@_SOURCE_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON (README).")
+@click.option("--csv", "as_csv", is_flag=True, help="Print one CSV row per pair and source.")
+@_RESULTS_OPTION
+@click.option(
+    "--catalog",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=paths.CATALOG,
+    show_default=True,
+    help="Region catalog (opt-in regions for --no-opt-in).",
+)
+@selection_options
+def matrix(
+    metric: str, stat: str, window: str, sources: tuple[str, ...], as_json: bool,
+    as_csv: bool, results_dir: Path, catalog: Path, **selection: Any,
+) -> None:  # fmt: skip
+    """The From x To table of one statistic from the history store.
+
+    One table per source (emulated, measured, or an imported name), never mixed,
+    each captioned with its source. A cell pools every sample of every test of
+    the window; p99 of fewer than 100 samples shows "—" (null in JSON).
+
+    \b
+    Examples:
+      interregion matrix --metric rtt --stat p90 --window 1W --source emulated
+      interregion matrix --source skyplane --window all --cloud-pair aws:gcp --json
+    """
+    from orchestrator import history as h
+    from orchestrator import history_views as v
+    from orchestrator.catalog import load_catalog
+    from orchestrator.selection import pair_filter
+
+    if as_json and as_csv:
+        raise UserError("--json and --csv both given: pick one")
+    if selection.get("max_regions") is not None:
+        raise UserError("--max-regions chooses regions for a sweep: it does not filter a matrix")
+    spec = spec_from_options(**selection)
+    keep = pair_filter(spec, load_catalog(catalog)) if spec != type(spec)() else None
+    with h.opened(results_dir, read_only=True) as con:
+        doc = v.matrix(con, metric, stat, window, sources, keep)
+    if as_json:
+        click.echo(json.dumps(doc, indent=1))
+    elif as_csv:
+        import csv
+
+        writer = csv.DictWriter(sys.stdout, v.MATRIX_CSV_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(v.matrix_csv_rows(doc))
+    else:
+        _print_matrix(doc)
+
+
+def _print_matrix(doc: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from orchestrator import history_views as v
+
+    console = Console() if sys.stdout.isatty() else Console(width=400)
+    unit = "Mbit/s" if doc["unit"] == "bit/s" else doc["unit"]
+    for mx in doc["matrices"]:
+        title = (
+            f"{doc['metric']} {doc['stat']} ({unit}), window {doc['window']} "
+            f"{mx['window_start_utc'] or 'start'} .. {mx['window_end_utc']}; "
+            f"{v.source_caption(mx)}"
+        )
+        cells = {(c["src"], c["dst"]): c["value"] for c in mx["cells"]}
+        srcs = sorted({c["src"] for c in mx["cells"]})
+        dsts = sorted({c["dst"] for c in mx["cells"]})
+        console.print(title, soft_wrap=True, highlight=False)
+        table = Table()
+        table.add_column("From \\ To")
+        for d in dsts:
+            table.add_column(d, justify="right")
+        for s in srcs:
+            table.add_row(
+                s,
+                *(
+                    v.format_value(cells[(s, d)], doc["unit"]) if (s, d) in cells else ""
+                    for d in dsts
+                ),
+            )
+        console.print(table if mx["cells"] else "no tests in the window")
+
+
+COMMANDS: list[click.Command] = [history, matrix]
