@@ -610,3 +610,30 @@ def stored_sweeps(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 def sources(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [r[0] for r in con.execute("SELECT DISTINCT source FROM sweeps ORDER BY 1").fetchall()]
+
+
+def stored_fingerprints(
+    con: duckdb.DuckDBPyConnection, fps: Sequence[str]
+) -> dict[str, dict[str, str]]:
+    """{fingerprint: its fields} for the given fingerprints."""
+    if not fps:
+        return {}
+    cur = con.execute(
+        "SELECT * FROM fingerprints WHERE fingerprint IN (SELECT unnest(?))", [list(fps)]
+    )
+    names = [d[0] for d in cur.description]
+    return {r[0]: dict(zip(names[1:], r[1:], strict=True)) for r in cur.fetchall()}
+
+
+def notified(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """{episode id: the status last sent}."""
+    return dict(con.execute("SELECT episode_id, status FROM notified").fetchall())
+
+
+def mark_notified(con: duckdb.DuckDBPyConnection, episode_id: str, status: str) -> None:
+    with transaction(con):
+        con.execute("DELETE FROM notified WHERE episode_id = ?", [episode_id])
+        con.execute(
+            "INSERT INTO notified VALUES (?, ?, CAST(current_timestamp AS TIMESTAMP))",
+            [episode_id, status],
+        )

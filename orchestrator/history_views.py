@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.errors import UserError
@@ -118,7 +119,7 @@ def _stat_value(stat: str, samples: int, quantiles: Sequence[float] | None) -> f
     return float(quantiles[STATS.index(stat)])
 
 
-def _iso(t: datetime | None) -> str | None:
+def iso_utc(t: datetime | None) -> str | None:
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z" if t else None
 
 
@@ -163,14 +164,14 @@ def pair_history(
                 "source": info.name,
                 "label": info.label,
                 "emulated": info.emulated,
-                "window_start_utc": _iso(start),
-                "window_end_utc": _iso(info.latest),
+                "window_start_utc": iso_utc(start),
+                "window_end_utc": iso_utc(info.latest),
                 "samples": int(n),
                 "tests": len(runs),
                 **{s: _stat_value(s, int(n), qs) for s in STATS},
                 "runs": [
                     {
-                        "started_utc": _iso(t),
+                        "started_utc": iso_utc(t),
                         "sweep_id": sid,
                         "fingerprint": fp,
                         "value": float(v),
@@ -241,8 +242,8 @@ def matrix(
                 "source": info.name,
                 "label": info.label,
                 "emulated": info.emulated,
-                "window_start_utc": _iso(start),
-                "window_end_utc": _iso(info.latest),
+                "window_start_utc": iso_utc(start),
+                "window_end_utc": iso_utc(info.latest),
                 "regions": regions,
                 "cells": cells,
             }
@@ -299,3 +300,56 @@ def format_value(value: float | None, unit: str) -> str:
     if unit == "bit/s":
         return f"{value / 1e6:.0f}"
     return f"{value:.1f}"
+
+
+# ---- series for change detection ------------------------------------------------------
+
+
+def change_series(
+    con: duckdb.DuckDBPyConnection,
+    last_runs: int = 56,
+    since: datetime | None = None,
+    sources: Sequence[str] = (),
+) -> list[Any]:
+    """changes.Series of every directed pair, metric, source and backend: each pair's ok
+    tests from the `last_runs` latest sweeps of its source (and all from `since`)."""
+    from orchestrator.changes import Run, Series, SeriesKey
+
+    infos = chosen_sources(source_infos(con), sources)
+    out: list[Series] = []
+    for info in infos:
+        # the cut-off is the K-th latest sweep's start: a filter DuckDB prunes by zone maps
+        row = con.execute(
+            "SELECT started_utc FROM sweeps WHERE source = ? ORDER BY started_utc DESC "
+            "LIMIT 1 OFFSET ?",
+            [info.name, max(last_runs - 1, 0)],
+        ).fetchone()
+        cutoff = row[0] if row else None
+        if since is not None and cutoff is not None:
+            cutoff = min(cutoff, since)
+        where = "source = ? AND status = 'ok'"
+        params: list[Any] = [info.name]
+        if cutoff is not None:
+            where += " AND started_utc >= ?"
+            params.append(cutoff)
+        rows = con.execute(
+            f"SELECT backend, src, dst, sweep_id, strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ'), "
+            f"fingerprint, distance_km, {METRICS['rtt'].run_sql}, throughput_bps "
+            f"FROM measurements WHERE {where} ORDER BY backend, src, dst, started_utc",
+            params,
+        ).fetchall()
+        for (backend, src, dst), group in groupby(rows, key=lambda r: (r[0], r[1], r[2])):
+            items = list(group)
+            runs: dict[str, list[Run]] = {
+                "rtt": [Run(r[3], r[4], float(r[7]), r[5]) for r in items if r[7] is not None],
+                "throughput": [
+                    Run(r[3], r[4], float(r[8]), r[5])
+                    for r in items
+                    if r[8] is not None and r[8] > 0
+                ],
+            }
+            for metric_name, metric_runs in runs.items():
+                if metric_runs:
+                    key = SeriesKey(info.name, backend or "", metric_name, src, dst)
+                    out.append(Series(key, metric_runs, items[0][6]))
+    return out

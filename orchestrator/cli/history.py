@@ -366,4 +366,152 @@ def _print_matrix(doc: dict[str, Any]) -> None:
         console.print(table if mx["cells"] else "no tests in the window")
 
 
-COMMANDS: list[click.Command] = [history, matrix]
+UNITS = {"rtt": "ms", "throughput": "bit/s"}
+
+
+@click.command()
+@click.option(
+    "--since", default=None, metavar="T",
+    help="Only changes that started or closed from this UTC date/time (open ones always).",
+)  # fmt: skip
+@_SOURCE_OPTION
+@click.option(
+    "--runs", "last_runs", type=click.IntRange(min=2), default=56, show_default=True,
+    help="The latest sweeps of each source to examine (2 x the 28-run baseline).",
+)  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option(
+    "--notify", "url", default=None, metavar="URL",
+    help="POST one JSON document per new or closed episode to this URL.",
+)  # fmt: skip
+@_RESULTS_OPTION
+def changes(
+    since: str | None, sources: tuple[str, ...], last_runs: int, as_json: bool,
+    url: str | None, results_dir: Path,
+) -> None:  # fmt: skip
+    """Changes of median RTT and throughput per directed pair; exit 3 while any is open.
+
+    Pair episodes, host/region changes (most of one host's pairs in the same run) and
+    configuration changes (a fingerprint changed: never counted as a network change).
+    With --notify, each new or closed episode is POSTed once as JSON.
+
+    \b
+    Examples:
+      interregion changes --since 2026-11-01
+      interregion changes --json --notify http://127.0.0.1:8080/hook
+    """
+    from datetime import datetime
+
+    from orchestrator import changes as ch
+    from orchestrator import history as h
+    from orchestrator import history_views as v
+    from orchestrator import notify
+
+    if url:
+        notify.check_url(url)
+    since_t = datetime.fromisoformat(h.parse_since(since)) if since else None
+    since_iso = v.iso_utc(since_t) if since_t else None
+    with h.opened(results_dir, read_only=not url) as con:
+        series = v.change_series(con, last_runs, since_t, sources)
+        found = ch.detect(series)
+        episodes = [ch.episode_doc(e, UNITS) for e in found.episodes]
+        hosts = [ch.host_doc(x, UNITS) for x in found.hosts]
+
+        def recent(doc: dict[str, Any]) -> bool:
+            if since_iso is None or doc["status"] == "open":
+                return True
+            return doc["started_utc"] >= since_iso or (doc.get("closed_utc") or "") >= since_iso
+
+        episodes = [d for d in episodes if recent(d)]
+        hosts = [d for d in hosts if recent(d)]
+        configs = _config_changes(con, found.config_changes, since_iso)
+        if url:
+            _notify(con, url, [*hosts, *episodes])
+    open_count = sum(d["status"] == "open" for d in [*episodes, *hosts])
+    if as_json:
+        doc = {"open": open_count, "hosts": hosts, "episodes": episodes,
+               "configuration_changes": configs}  # fmt: skip
+        click.echo(json.dumps(doc, indent=1))
+    else:
+        _print_changes(hosts, episodes, configs, open_count)
+    if open_count:
+        sys.exit(3)
+
+
+def _config_changes(con: Any, found: list[Any], since_iso: str | None) -> list[dict[str, Any]]:
+    """Configuration changes grouped by source, backend, run and the fields that differ."""
+    from orchestrator import history as h
+    from orchestrator.fingerprint import differences
+
+    fields = h.stored_fingerprints(
+        con, sorted({c.old_fingerprint for c in found} | {c.new_fingerprint for c in found})
+    )
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for c in found:
+        if since_iso and c.t < since_iso:
+            continue
+        diff = tuple(
+            differences(fields.get(c.old_fingerprint, {}), fields.get(c.new_fingerprint, {}))
+        )
+        key = (c.key.source, c.key.backend, c.run_id, diff)
+        group = groups.setdefault(key, {"source": c.key.source, "backend": c.key.backend,
+                                        "run": c.run_id, "utc": c.t, "fields": list(diff),
+                                        "pairs": []})  # fmt: skip
+        pair = f"{c.key.src}/{c.key.dst}"
+        if pair not in group["pairs"]:
+            group["pairs"].append(pair)
+    return list(groups.values())
+
+
+def _notify(con: Any, url: str, docs: list[dict[str, Any]]) -> None:
+    from orchestrator import history as h
+    from orchestrator import notify
+
+    sent = h.notified(con)
+    for doc in docs:
+        event = notify.event_of(doc, sent.get(doc["id"]))
+        if event is None:
+            continue
+        problem = notify.post_json(url, {"type": "interregion.change", "event": event, **doc})
+        if problem:
+            _warn(f"--notify {url}: {problem}: episode {doc['id']} will be sent next time")
+            continue
+        h.mark_notified(con, doc["id"], doc["status"])
+
+
+def _print_changes(
+    hosts: list[dict[str, Any]], episodes: list[dict[str, Any]], configs: list[dict[str, Any]],
+    open_count: int,
+) -> None:  # fmt: skip
+    from orchestrator import history_views as v
+
+    def level(doc: dict[str, Any], value: float) -> str:
+        return v.format_value(value, doc["unit"]) + (" Mbit/s" if doc["unit"] == "bit/s" else " ms")
+
+    def tag(doc: dict[str, Any]) -> str:
+        return f"[{doc['source']}/{doc['backend']}]"
+
+    for d in hosts:
+        click.echo(
+            f"HOST {d['status'].upper():<12} {d['metric']:<10} {d['host']}: "
+            f"{d['pairs_changed']} of {d['pairs_evaluated']} pairs changed from run "
+            f"{d['started_run']} ({d['started_utc']}) {tag(d)}"
+        )
+    for d in episodes:
+        closed = f", closed {d['closed_utc']}" if d["closed_utc"] else ""
+        click.echo(
+            f"PAIR {d['status'].upper():<12} {d['metric']:<10} {d['src']} -> {d['dst']}: "
+            f"{level(d, d['old_level'])} -> {level(d, d['new_level'])} from "
+            f"{d['started_utc']}{closed} {tag(d)}"
+        )
+    for d in configs:
+        click.echo(
+            f"CONFIGURATION run {d['run']} ({d['utc']}), {len(d['pairs'])} pairs "
+            f"[{d['source']}/{d['backend']}]: {'; '.join(d['fields']) or 'fingerprint changed'}"
+        )
+    if not (hosts or episodes or configs):
+        click.echo("no changes")
+    click.echo(f"{open_count} open")
+
+
+COMMANDS: list[click.Command] = [history, matrix, changes]
