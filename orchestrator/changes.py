@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections import defaultdict
+from bisect import bisect_left, insort
+from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 MAD_TO_SIGMA = 1.4826
 DISTANCE_BANDS_KM = (1000.0, 3000.0, 6000.0, 10000.0)  # upper bounds; the last band is open
@@ -66,8 +67,8 @@ class SeriesKey:
         return f"{self.src.split(':')[0]}-{self.dst.split(':')[0]}"
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
+    # a tuple: a year of a full catalog is millions of these
     run_id: str  # the sweep id
     t: str  # when (ISO 8601), for reports
     value: float  # median RTT, ms; or throughput, bit/s
@@ -200,15 +201,46 @@ def floor_scale(metric: str, level: float, p: Params) -> float:
     return max(p.floor_rel * abs(level), p.floor_rtt_ms)
 
 
+def big_enough(metric: str, x: float, level: float, p: Params) -> bool:
+    """Is the change at least 2 ms and 5 % (RTT), or 20 % (throughput, in log space)?"""
+    if metric == "throughput":
+        return abs(math.exp(x - level) - 1) >= p.throughput_min_rel
+    change = abs(x - level)
+    return change >= p.rtt_min_ms and change >= p.rtt_min_rel * abs(level)
+
+
 def judge(metric: str, x: float, level: float, scale: float, p: Params) -> tuple[bool, float]:
     """(flagged, z) of a transformed value against a baseline level and scale."""
     z = (x - level) / scale
-    if abs(z) < p.z:
-        return False, z
-    if metric == "throughput":
-        return abs(math.exp(x - level) - 1) >= p.throughput_min_rel, z
-    change = abs(x - level)
-    return change >= p.rtt_min_ms and change >= p.rtt_min_rel * abs(level), z
+    return abs(z) >= p.z and big_enough(metric, x, level, p), z
+
+
+class Window:
+    """The last n values, in arrival order and sorted: the median without a sort per run."""
+
+    def __init__(self, n: int, values: Sequence[float] = ()) -> None:
+        self.n = n
+        self.recent: deque[float] = deque()
+        self.ordered: list[float] = []
+        for v in values:
+            self.push(v)
+
+    def push(self, x: float) -> None:
+        self.recent.append(x)
+        insort(self.ordered, x)
+        if len(self.recent) > self.n:
+            del self.ordered[bisect_left(self.ordered, self.recent.popleft())]
+
+    def __len__(self) -> int:
+        return len(self.recent)
+
+    def median(self) -> float:
+        o = self.ordered
+        mid = len(o) // 2
+        return o[mid] if len(o) % 2 else (o[mid - 1] + o[mid]) / 2
+
+    def values(self) -> list[float]:
+        return list(self.recent)
 
 
 def distance_band(km: float | None) -> int:
@@ -247,7 +279,7 @@ def detect_series(s: Series, p: Params = Params(), pooled: float | None = None) 
     """The episodes and configuration changes of one series (see the module's rules)."""
     metric = s.key.metric
     out = SeriesResult(s.key)
-    base: list[float] = []
+    base = Window(p.window_runs)
     pending: list[tuple[Run, float, float, int]] = []  # (run, x, z, direction)
     episode: Episode | None = None
     old_window: list[float] = []
@@ -256,11 +288,10 @@ def detect_series(s: Series, p: Params = Params(), pooled: float | None = None) 
     inside: list[float] = []
     previous_fp: str | None = None
 
-    def baseline(values: list[float]) -> tuple[float, float]:
-        window = values[-p.window_runs :]
-        level = median(window)
+    def scale_of(level: float) -> float:
+        window = base.values()
         scale = shrunk_scale(mad_scale(window), len(window), pooled, p.prior_runs)
-        return level, max(scale, floor_scale(metric, level, p))
+        return max(scale, floor_scale(metric, level, p))
 
     for run in s.runs:
         if not (run.value > 0 or (metric == "rtt" and run.value == 0)):
@@ -272,25 +303,31 @@ def detect_series(s: Series, p: Params = Params(), pooled: float | None = None) 
             if episode is not None:
                 episode.status = "configuration change"
                 episode.closed_run, episode.closed_t = run.run_id, run.t
-            base, pending, episode = [], [], None
+            base, pending, episode = Window(p.window_runs), [], None
         previous_fp = run.fingerprint
 
         if episode is None:
             if len(base) < p.min_runs:
-                base.append(x)
+                base.push(x)
                 continue
             out.evaluated_runs.add(run.run_id)
-            level, scale = baseline(base)
-            flagged, z = judge(metric, x, level, scale, p)
-            direction = 1 if z > 0 else -1
+            level = base.median()
+            # most runs change too little to matter: no scale needed for them
+            flagged, z = False, 0.0
+            if big_enough(metric, x, level, p):
+                scale = scale_of(level)
+                flagged, z = judge(metric, x, level, scale, p)
             if not flagged:
-                base.extend(item[1] for item in pending)  # a lone spike: robust stats keep it
+                for item in pending:  # a lone spike: robust statistics keep it
+                    base.push(item[1])
                 pending = []
-                base.append(x)
+                base.push(x)
                 continue
+            direction = 1 if z > 0 else -1
             out.flagged_runs.add(run.run_id)
             if pending and pending[-1][3] != direction:
-                base.extend(item[1] for item in pending)
+                for item in pending:
+                    base.push(item[1])
                 pending = []
             pending.append((run, x, z, direction))
             if len(pending) >= p.confirm_runs:
@@ -308,7 +345,7 @@ def detect_series(s: Series, p: Params = Params(), pooled: float | None = None) 
                     new_level=untransform(metric, median(post)),
                 )
                 out.episodes.append(episode)
-                old_window, old_level, old_scale = base[-p.window_runs :], level, scale
+                old_window, old_level, old_scale = base.values(), level, scale
                 pending, inside = [], []
             continue
 
@@ -319,7 +356,7 @@ def detect_series(s: Series, p: Params = Params(), pooled: float | None = None) 
             inside.append(x)
             if len(inside) >= p.revert_runs:
                 episode.status, episode.closed_run, episode.closed_t = "reverted", run.run_id, run.t
-                base = old_window + inside
+                base = Window(p.window_runs, old_window + inside)
                 episode = None
             continue
         out.flagged_runs.add(run.run_id)
@@ -330,7 +367,7 @@ def detect_series(s: Series, p: Params = Params(), pooled: float | None = None) 
         episode.new_level = untransform(metric, median(post))
         if len(post) >= p.new_normal_runs:
             episode.status, episode.closed_run, episode.closed_t = "new normal", run.run_id, run.t
-            base = list(post)  # the baseline is rebuilt from post-change runs only
+            base = Window(p.window_runs, post)  # rebuilt from post-change runs only
             episode = None
     return out
 

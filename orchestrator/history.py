@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import store
+from orchestrator import parse, store
 from orchestrator.collect import host_doc
 from orchestrator.errors import UserError
 from orchestrator.fingerprint import (
@@ -39,7 +39,6 @@ from orchestrator.fingerprint import (
     fingerprint_fields,
     imported_fields,
 )
-from orchestrator.parse import parse_ping
 from orchestrator.schema import MEASUREMENT_COLUMNS
 
 if TYPE_CHECKING:
@@ -228,15 +227,19 @@ def _typed(column: str, text: Any) -> Any:
 
 
 def ping_samples(sweep_dir: Path, round_no: int, host: str) -> list[float]:
-    """The RTT samples (ms) host `host` pinged in round `round_no`, from its raw output."""
-    path = store.raw_path(sweep_dir, round_no, host)
+    """The RTT samples (ms) host `host` pinged in round `round_no`, from its raw output
+    (the path of store.raw_path, built as text: this runs once per row)."""
+    path = os.path.join(
+        sweep_dir, store.RAW_DIR, f"round-{round_no:03d}", f"{store.safe_name(host)}.json"
+    )
     try:
-        text = path.read_text()
+        with open(path) as f:
+            text = f.read()
     except OSError:
         return []
     doc, _why = host_doc(text)
     ping = (doc or {}).get("ping") or {}
-    return list(parse_ping(str(ping.get("stdout", "")))["samples_ms"])
+    return parse.ping_samples(str(ping.get("stdout", "")))
 
 
 def _hosts_json(sweep_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -176,3 +176,13 @@ def test_any_series_ends_in_a_consistent_state(values):
         assert (e.status == "open") == (e.closed_run == "")
     assert sum(e.status == "open" for e in r.episodes) <= 1
     assert r.flagged_runs <= r.evaluated_runs
+
+
+@given(st.lists(st.floats(min_value=-1e6, max_value=1e6), min_size=1, max_size=80))
+def test_window_median_is_the_median_of_the_last_n(values):
+    w = c.Window(28)
+    for i, x in enumerate(values):
+        w.push(x)
+        last = values[max(0, i - 27) : i + 1]
+        assert w.values() == last
+        assert w.median() == c.median(last)
