@@ -640,3 +640,30 @@ def mark_notified(con: duckdb.DuckDBPyConnection, episode_id: str, status: str) 
             "INSERT INTO notified VALUES (?, ?, CAST(current_timestamp AS TIMESTAMP))",
             [episode_id, status],
         )
+
+
+def fingerprint_changes(
+    con: duckdb.DuckDBPyConnection, sweep_id: str
+) -> list[tuple[list[str], int]]:
+    """How a sweep's configuration differs from each pair's previous test of the same source
+    and backend: [(the fields that differ, as `name: old -> new`, number of pairs)]."""
+    from orchestrator.fingerprint import differences
+
+    rows = con.execute(
+        "WITH cur AS (SELECT source, backend, src, dst, fingerprint, started_utc "
+        "FROM measurements WHERE sweep_id = ?), "
+        "prev AS (SELECT m.src, m.dst, arg_max(m.fingerprint, m.started_utc) AS fp "
+        "FROM measurements m JOIN cur ON m.source = cur.source AND m.backend = cur.backend "
+        "AND m.src = cur.src AND m.dst = cur.dst AND m.started_utc < cur.started_utc "
+        "WHERE m.sweep_id <> ? GROUP BY m.src, m.dst) "
+        "SELECT prev.fp, cur.fingerprint, count(*) FROM cur JOIN prev "
+        "ON cur.src = prev.src AND cur.dst = prev.dst WHERE prev.fp <> cur.fingerprint "
+        "GROUP BY prev.fp, cur.fingerprint ORDER BY 3 DESC",
+        [sweep_id, sweep_id],
+    ).fetchall()
+    fields = stored_fingerprints(con, sorted({r[0] for r in rows} | {r[1] for r in rows}))
+    merged: dict[tuple[str, ...], int] = {}
+    for old, new, count in rows:
+        diff = tuple(differences(fields.get(old, {}), fields.get(new, {})))
+        merged[diff] = merged.get(diff, 0) + int(count)
+    return [(list(d), n) for d, n in merged.items()]

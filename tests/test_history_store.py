@@ -211,3 +211,21 @@ def test_export_cli_and_bad_since(tmp_path):
 
 def test_ping_text_helper_parses_back():
     assert parse_ping(ping_text([1.5, 2.5]))["samples_ms"] == [1.5, 2.5]
+
+
+def test_ingest_prints_which_fingerprint_fields_changed(tmp_path):
+    first = _sweep(tmp_path, 0)
+    second = _sweep(tmp_path, 1, kernel="6.1.0-29-amd64")
+    for folder in (first, second):
+        args = ["history", "ingest", "--sweep", folder.name, "--results", str(tmp_path)]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("configuration")]
+    assert line == (
+        "configuration changed for 2 pairs since their previous test: "
+        "src_kernel: 6.1.0-28-amd64 -> 6.1.0-29-amd64; dst_kernel: 6.1.0-28-amd64 -> 6.1.0-29-amd64"
+    )
+    third = _sweep(tmp_path, 2, kernel="6.1.0-29-amd64")
+    result = CliRunner().invoke(main, ["history", "ingest", "--sweep", third.name,
+                                       "--results", str(tmp_path)])  # fmt: skip
+    assert "configuration" not in result.output

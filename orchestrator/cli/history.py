@@ -172,6 +172,12 @@ def ingest(sweep_id: str | None, all_: bool, results_dir: Path) -> None:
     if sweep_id:
         rows = h.ingest_sweep(results_dir, sweep_id)
         click.echo(f"{sweep_id}: {rows} rows in {h.store_path(results_dir)}")
+        with h.opened(results_dir, read_only=True) as con:
+            for fields, pairs in h.fingerprint_changes(con, sweep_id):
+                click.echo(
+                    f"configuration changed for {pairs} pairs since their previous test: "
+                    + ("; ".join(fields) or "fingerprint differs")
+                )
         return
     sweeps, rows = h.ingest_all(results_dir, warn=_warn)
     click.echo(f"{sweeps} sweeps, {rows} rows in {h.store_path(results_dir)}")
