@@ -84,13 +84,18 @@ _SUMMARY = re.compile(r"= ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms")
 _UNREACHABLE = re.compile(r"Destination (Host|Net) Unreachable|Network is unreachable|unknown host")
 
 
+def ping_samples(text: str) -> list[float]:
+    """Every reply's RTT (ms) in iputils `ping` output, in order; duplicates left out."""
+    return [float(m.group(1)) for line in text.splitlines() if (m := _SAMPLE.match(line))]
+
+
 def parse_ping(text: str) -> dict[str, Any]:
     """iputils `ping` output -> RTT statistics, loss and every sample (ms).
 
     p50/p90/p99 come from the samples themselves, not from ping's averages.
     A test where no reply came back is failed, with loss 100 %.
     """
-    samples = [float(m.group(1)) for line in text.splitlines() if (m := _SAMPLE.match(line))]
+    samples = ping_samples(text)
     counts = _COUNTS.search(text)
     if not counts:
         unreachable = _UNREACHABLE.search(text)

@@ -1,0 +1,523 @@
+"""CLI commands: history (ingest, rebuild, export, import, convert, show), matrix, changes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from orchestrator import paths
+from orchestrator.cli.options import selection_options, spec_from_options
+from orchestrator.errors import UserError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_RESULTS_OPTION = click.option(
+    "--results",
+    "results_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=paths.RESULTS,
+    show_default=True,
+    help="Folder holding one folder per sweep, and history.duckdb.",
+)
+
+
+def _warn(line: str) -> None:
+    click.echo(f"warning: {line}", err=True)
+
+
+def _metric_option(f: F) -> F:
+    return click.option(
+        "--metric",
+        type=click.Choice(["rtt", "throughput"]),
+        default="rtt",
+        show_default=True,
+        help="RTT (ping samples, ms) or throughput (iperf3, bit/s).",
+    )(f)
+
+
+def _window_option(default: str) -> Callable[[F], F]:
+    return click.option(
+        "--window",
+        type=click.Choice(["1D", "1W", "1M", "all"]),
+        default=default,
+        show_default=True,
+        help="Tests of the last day, week, 30 days (up to the source's latest test), or all.",
+    )
+
+
+_SOURCE_OPTION = click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="NAME",
+    help="Source to show (emulated, measured, or an imported name), repeatable. "
+    "Default: each source, one after the other, never mixed.",
+)
+
+
+def _query_options(f: F) -> F:
+    for option in reversed(
+        [
+            click.option(
+                "--pairs",
+                default=None,
+                metavar="LIST",
+                help="Directed pairs SRC/DST, comma-separated.",
+            ),
+            _metric_option,
+            _window_option("all"),
+            _SOURCE_OPTION,
+            click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+@click.group(invoke_without_command=True)
+@_query_options
+@_RESULTS_OPTION
+@click.pass_context
+def history(ctx: click.Context, pairs: str | None, **query: Any) -> None:
+    """History across sweeps: one DuckDB store, results/history.duckdb.
+
+    With --pairs (and no subcommand), prints those pairs' series and window
+    percentiles, as 'history show'.
+
+    \b
+    Examples:
+      interregion history ingest --all
+      interregion history --pairs aws:us-east-1/gcp:europe-west1 --window 1W
+    """
+    if ctx.invoked_subcommand is not None:
+        if pairs:
+            raise UserError("--pairs is for the pair query: drop it, or drop the subcommand")
+        return
+    if not pairs:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
+    _show(pairs, **query)
+
+
+@history.command()
+@_query_options
+@_RESULTS_OPTION
+def show(pairs: str | None, **query: Any) -> None:
+    """One pair's series (a value per test) and its window percentiles.
+
+    The window's percentiles pool every sample of every test in it; p99 needs
+    100 samples ("—" below that).
+
+    \b
+    Examples:
+      interregion history show --pairs aws:us-east-1/gcp:europe-west1 --window 1W
+      interregion history show --pairs gcp:asia-east1/aws:eu-west-1 --metric throughput --json
+    """
+    if not pairs:
+        raise UserError("--pairs is required, e.g. --pairs aws:us-east-1/gcp:europe-west1")
+    _show(pairs, **query)
+
+
+def _show(
+    pairs: str, metric: str, window: str, sources: tuple[str, ...], as_json: bool,
+    results_dir: Path,
+) -> None:  # fmt: skip
+    from orchestrator import history as h
+    from orchestrator import history_views as v
+
+    chosen = v.parse_pairs(pairs)
+    with h.opened(results_dir, read_only=True) as con:
+        docs = [v.pair_history(con, p, metric, window, sources) for p in chosen]
+    if as_json:
+        click.echo(json.dumps(docs if len(docs) > 1 else docs[0], indent=1))
+        return
+    for doc in docs:
+        unit = "Mbit/s" if doc["unit"] == "bit/s" else doc["unit"]
+        click.echo(f"{doc['src']} -> {doc['dst']}: {doc['metric']} ({unit}), window {window}")
+        if not doc["sources"]:
+            click.echo("  no tests of this pair in the store")
+        for s in doc["sources"]:
+            click.echo(f"  {v.source_caption(s)}; {s['tests']} tests, {s['samples']} samples")
+            stats = ", ".join(f"{k} {v.format_value(s[k], doc['unit'])}" for k in v.STATS)
+            click.echo(f"  window {s['window_start_utc'] or 'start'} .. {s['window_end_utc']}: "
+                       f"{stats}")  # fmt: skip
+            for run in s["runs"]:
+                click.echo(
+                    f"    {run['started_utc']}  {run['sweep_id']:<20} "
+                    f"{v.format_value(run['value'], doc['unit']):>10}  ({run['samples']} samples)"
+                )
+
+
+@history.command()
+@click.option("--sweep", "sweep_id", default=None, metavar="ID", help="One sweep's id.")
+@click.option("--all", "all_", is_flag=True, help="Every sweep under --results.")
+@_RESULTS_OPTION
+def ingest(sweep_id: str | None, all_: bool, results_dir: Path) -> None:
+    """Put sweeps' rows into the store; a sweep ingested again replaces its rows.
+
+    \b
+    Examples:
+      interregion history ingest --sweep 20261122T0130Z-3fa2
+      interregion history ingest --all
+    """
+    from orchestrator import history as h
+
+    if bool(sweep_id) == all_:
+        raise UserError("say which sweeps: --sweep ID or --all (not both)")
+    if sweep_id:
+        rows = h.ingest_sweep(results_dir, sweep_id)
+        click.echo(f"{sweep_id}: {rows} rows in {h.store_path(results_dir)}")
+        with h.opened(results_dir, read_only=True) as con:
+            for fields, pairs in h.fingerprint_changes(con, sweep_id):
+                click.echo(
+                    f"configuration changed for {pairs} pairs since their previous test: "
+                    + ("; ".join(fields) or "fingerprint differs")
+                )
+        return
+    sweeps, rows = h.ingest_all(results_dir, warn=_warn)
+    click.echo(f"{sweeps} sweeps, {rows} rows in {h.store_path(results_dir)}")
+
+
+@history.command()
+@_RESULTS_OPTION
+def rebuild(results_dir: Path) -> None:
+    """Recreate the store from results/*/ and results/imports/ alone.
+
+    \b
+    Example:
+      interregion history rebuild --results results/
+    """
+    from orchestrator import history as h
+
+    sweeps, rows = h.rebuild(results_dir, warn=_warn)
+    click.echo(f"rebuilt {h.store_path(results_dir)}: {sweeps} sweeps, {rows} rows")
+
+
+@history.command()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["parquet", "csv"]),
+    default="parquet",
+    show_default=True,
+    help="File format.",
+)
+@click.option("--since", default=None, metavar="T", help="Only rows from this UTC date/time.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="File to write. Default: results/history.parquet (or .csv).",
+)
+@_RESULTS_OPTION
+def export(fmt: str, since: str | None, out: Path | None, results_dir: Path) -> None:
+    """Export the stored rows (with each test's ping samples) as Parquet or CSV.
+
+    \b
+    Examples:
+      interregion history export --format parquet --out /tmp/history.parquet
+      interregion history export --format csv --since 2026-11-01
+    """
+    from orchestrator import history as h
+
+    target = out or results_dir / f"history.{fmt}"
+    rows = h.export(results_dir, target, fmt, since)
+    click.echo(f"{rows} rows -> {target}")
+
+
+@history.command(name="import")
+@click.option("--source", required=True, metavar="NAME", help="The publisher, e.g. skyplane.")
+@click.option("--date", "month", required=True, metavar="YYYY-MM", help="When it was measured.")
+@click.option("--label", default="", help="A longer label shown with the source.")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@_RESULTS_OPTION
+def import_(source: str, month: str, label: str, file: Path, results_dir: Path) -> None:
+    """Load published measurements (a CSV in our schema) as a dated, labelled source.
+
+    A copy goes to results/imports/NAME/YYYY-MM.csv, so 'history rebuild' loads it
+    again; importing the same source and month again replaces it. Convert the
+    vendored public data first with 'history convert'.
+
+    \b
+    Examples:
+      interregion history convert --from skyplane data/skyplane-latency-2022.csv --out /tmp/s.csv
+      interregion history import --source skyplane --date 2022-11 /tmp/s.csv
+    """
+    from orchestrator import history as h
+
+    rows = h.import_file(results_dir, file, source, month, label)
+    click.echo(f"{source} {month}: {rows} rows in {h.store_path(results_dir)}")
+
+
+@history.command()
+@click.option(
+    "--from", "fmt", type=click.Choice(["skyplane", "doit"]), required=True, help="Its format."
+)
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option(
+    "--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="CSV to write."
+)
+def convert(fmt: str, file: Path, out: Path) -> None:
+    """Rewrite a vendored public data file (data/) in our CSV schema, for 'history import'.
+
+    \b
+    Examples:
+      interregion history convert --from skyplane data/skyplane-latency-2022.csv --out s.csv
+      interregion history convert --from doit data/doit-intercloud-throughput-2022-02.csv \\
+        --out d.csv
+    """
+    from orchestrator import store
+    from orchestrator.catalog import load_catalog
+    from orchestrator.public_data import convert as convert_rows
+
+    rows = convert_rows(fmt, file.read_text(encoding="utf-8"), load_catalog())
+    store.write_atomic(out, store.csv_text(rows))
+    click.echo(f"{len(rows)} rows -> {out}")
+
+
+@click.command()
+@_metric_option
+@click.option(
+    "--stat", type=click.Choice(["p50", "p90", "p99"]), default="p50", show_default=True,
+    help="Percentile of the window's pooled samples.",
+)  # fmt: skip
+@_window_option("1W")
+@_SOURCE_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON (README).")
+@click.option("--csv", "as_csv", is_flag=True, help="Print one CSV row per pair and source.")
+@_RESULTS_OPTION
+@click.option(
+    "--catalog",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=paths.CATALOG,
+    show_default=True,
+    help="Region catalog (opt-in regions for --no-opt-in).",
+)
+@selection_options
+def matrix(
+    metric: str, stat: str, window: str, sources: tuple[str, ...], as_json: bool,
+    as_csv: bool, results_dir: Path, catalog: Path, **selection: Any,
+) -> None:  # fmt: skip
+    """The From x To table of one statistic from the history store.
+
+    One table per source (emulated, measured, or an imported name), never mixed,
+    each captioned with its source. A cell pools every sample of every test of
+    the window; p99 of fewer than 100 samples shows "—" (null in JSON).
+
+    \b
+    Examples:
+      interregion matrix --metric rtt --stat p90 --window 1W --source emulated
+      interregion matrix --source skyplane --window all --cloud-pair aws:gcp --json
+    """
+    from orchestrator import history as h
+    from orchestrator import history_views as v
+    from orchestrator.catalog import load_catalog
+    from orchestrator.selection import pair_filter
+
+    if as_json and as_csv:
+        raise UserError("--json and --csv both given: pick one")
+    if selection.get("max_regions") is not None:
+        raise UserError("--max-regions chooses regions for a sweep: it does not filter a matrix")
+    spec = spec_from_options(**selection)
+    keep = pair_filter(spec, load_catalog(catalog)) if spec != type(spec)() else None
+    with h.opened(results_dir, read_only=True) as con:
+        doc = v.matrix(con, metric, stat, window, sources, keep)
+    if as_json:
+        click.echo(json.dumps(doc, indent=1))
+    elif as_csv:
+        import csv
+
+        writer = csv.DictWriter(sys.stdout, v.MATRIX_CSV_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(v.matrix_csv_rows(doc))
+    else:
+        _print_matrix(doc)
+
+
+def _print_matrix(doc: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from orchestrator import history_views as v
+
+    console = Console() if sys.stdout.isatty() else Console(width=400)
+    unit = "Mbit/s" if doc["unit"] == "bit/s" else doc["unit"]
+    for mx in doc["matrices"]:
+        title = (
+            f"{doc['metric']} {doc['stat']} ({unit}), window {doc['window']} "
+            f"{mx['window_start_utc'] or 'start'} .. {mx['window_end_utc']}; "
+            f"{v.source_caption(mx)}"
+        )
+        cells = {(c["src"], c["dst"]): c["value"] for c in mx["cells"]}
+        srcs = sorted({c["src"] for c in mx["cells"]})
+        dsts = sorted({c["dst"] for c in mx["cells"]})
+        console.print(title, soft_wrap=True, highlight=False)
+        table = Table()
+        table.add_column("From \\ To")
+        for d in dsts:
+            table.add_column(d, justify="right")
+        for s in srcs:
+            table.add_row(
+                s,
+                *(
+                    v.format_value(cells[(s, d)], doc["unit"]) if (s, d) in cells else ""
+                    for d in dsts
+                ),
+            )
+        console.print(table if mx["cells"] else "no tests in the window")
+
+
+UNITS = {"rtt": "ms", "throughput": "bit/s"}
+
+
+@click.command()
+@click.option(
+    "--since", default=None, metavar="T",
+    help="Only changes that started or closed from this UTC date/time (open ones always).",
+)  # fmt: skip
+@_SOURCE_OPTION
+@click.option(
+    "--runs", "last_runs", type=click.IntRange(min=2), default=56, show_default=True,
+    help="The latest sweeps of each source to examine (2 x the 28-run baseline).",
+)  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option(
+    "--notify", "url", default=None, metavar="URL",
+    help="POST one JSON document per new or closed episode to this URL.",
+)  # fmt: skip
+@_RESULTS_OPTION
+def changes(
+    since: str | None, sources: tuple[str, ...], last_runs: int, as_json: bool,
+    url: str | None, results_dir: Path,
+) -> None:  # fmt: skip
+    """Changes of median RTT and throughput per directed pair; exit 3 while any is open.
+
+    Pair episodes, host/region changes (most of one host's pairs in the same run) and
+    configuration changes (a fingerprint changed: never counted as a network change).
+    With --notify, each new or closed episode is POSTed once as JSON.
+
+    \b
+    Examples:
+      interregion changes --since 2026-11-01
+      interregion changes --json --notify http://127.0.0.1:8080/hook
+    """
+    from datetime import datetime
+
+    from orchestrator import changes as ch
+    from orchestrator import history as h
+    from orchestrator import history_views as v
+    from orchestrator import notify
+
+    if url:
+        notify.check_url(url)
+    since_t = datetime.fromisoformat(h.parse_since(since)) if since else None
+    since_iso = v.iso_utc(since_t) if since_t else None
+    with h.opened(results_dir, read_only=not url) as con:
+        series = v.change_series(con, last_runs, since_t, sources)
+        found = ch.detect(series)
+        episodes = [ch.episode_doc(e, UNITS) for e in found.episodes]
+        hosts = [ch.host_doc(x, UNITS) for x in found.hosts]
+
+        def recent(doc: dict[str, Any]) -> bool:
+            if since_iso is None or doc["status"] == "open":
+                return True
+            return doc["started_utc"] >= since_iso or (doc.get("closed_utc") or "") >= since_iso
+
+        episodes = [d for d in episodes if recent(d)]
+        hosts = [d for d in hosts if recent(d)]
+        configs = _config_changes(con, found.config_changes, since_iso)
+        if url:
+            _notify(con, url, [*hosts, *episodes])
+    open_count = sum(d["status"] == "open" for d in [*episodes, *hosts])
+    if as_json:
+        doc = {"open": open_count, "hosts": hosts, "episodes": episodes,
+               "configuration_changes": configs}  # fmt: skip
+        click.echo(json.dumps(doc, indent=1))
+    else:
+        _print_changes(hosts, episodes, configs, open_count)
+    if open_count:
+        sys.exit(3)
+
+
+def _config_changes(con: Any, found: list[Any], since_iso: str | None) -> list[dict[str, Any]]:
+    """Configuration changes grouped by source, backend, run and the fields that differ."""
+    from orchestrator import history as h
+    from orchestrator.fingerprint import differences
+
+    fields = h.stored_fingerprints(
+        con, sorted({c.old_fingerprint for c in found} | {c.new_fingerprint for c in found})
+    )
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for c in found:
+        if since_iso and c.t < since_iso:
+            continue
+        diff = tuple(
+            differences(fields.get(c.old_fingerprint, {}), fields.get(c.new_fingerprint, {}))
+        )
+        key = (c.key.source, c.key.backend, c.run_id, diff)
+        group = groups.setdefault(key, {"source": c.key.source, "backend": c.key.backend,
+                                        "run": c.run_id, "utc": c.t, "fields": list(diff),
+                                        "pairs": []})  # fmt: skip
+        pair = f"{c.key.src}/{c.key.dst}"
+        if pair not in group["pairs"]:
+            group["pairs"].append(pair)
+    return list(groups.values())
+
+
+def _notify(con: Any, url: str, docs: list[dict[str, Any]]) -> None:
+    from orchestrator import history as h
+    from orchestrator import notify
+
+    sent = h.notified(con)
+    for doc in docs:
+        event = notify.event_of(doc, sent.get(doc["id"]))
+        if event is None:
+            continue
+        problem = notify.post_json(url, {"type": "interregion.change", "event": event, **doc})
+        if problem:
+            _warn(f"--notify {url}: {problem}: episode {doc['id']} will be sent next time")
+            continue
+        h.mark_notified(con, doc["id"], doc["status"])
+
+
+def _print_changes(
+    hosts: list[dict[str, Any]], episodes: list[dict[str, Any]], configs: list[dict[str, Any]],
+    open_count: int,
+) -> None:  # fmt: skip
+    from orchestrator import history_views as v
+
+    def level(doc: dict[str, Any], value: float) -> str:
+        return v.format_value(value, doc["unit"]) + (" Mbit/s" if doc["unit"] == "bit/s" else " ms")
+
+    def tag(doc: dict[str, Any]) -> str:
+        return f"[{doc['source']}/{doc['backend']}]"
+
+    for d in hosts:
+        click.echo(
+            f"HOST {d['status'].upper():<12} {d['metric']:<10} {d['host']}: "
+            f"{d['pairs_changed']} of {d['pairs_evaluated']} pairs changed from run "
+            f"{d['started_run']} ({d['started_utc']}) {tag(d)}"
+        )
+    for d in episodes:
+        closed = f", closed {d['closed_utc']}" if d["closed_utc"] else ""
+        click.echo(
+            f"PAIR {d['status'].upper():<12} {d['metric']:<10} {d['src']} -> {d['dst']}: "
+            f"{level(d, d['old_level'])} -> {level(d, d['new_level'])} from "
+            f"{d['started_utc']}{closed} {tag(d)}"
+        )
+    for d in configs:
+        click.echo(
+            f"CONFIGURATION run {d['run']} ({d['utc']}), {len(d['pairs'])} pairs "
+            f"[{d['source']}/{d['backend']}]: {'; '.join(d['fields']) or 'fingerprint changed'}"
+        )
+    if not (hosts or episodes or configs):
+        click.echo("no changes")
+    click.echo(f"{open_count} open")
+
+
+COMMANDS: list[click.Command] = [history, matrix, changes]

@@ -1,0 +1,231 @@
+"""The history store: real DuckDB files under tmp_path, ingest, rebuild, export, errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from orchestrator import history as h
+from orchestrator.cli import main
+from orchestrator.errors import UserError
+from orchestrator.fingerprint import FINGERPRINT_FIELDS, differences, fingerprint
+from orchestrator.parse import parse_ping
+from tests.history_support import PAIRS, make_sweep, ping_text, sweep_id_at
+
+T0 = datetime(2026, 11, 22, tzinfo=UTC)
+A, B = PAIRS[0]
+
+
+def _sweep(results, i, rtt=80.0, **kw):
+    samples = {(A, B): [rtt + 0.1 * k for k in range(20)], (B, A): [rtt + 1.0] * 20}
+    t = T0 + timedelta(hours=6 * i)
+    return make_sweep(results, sweep_id_at(t, f"{i:04x}"), samples, started=t, **kw)
+
+
+def _table(path, query="SELECT * FROM measurements ORDER BY sweep_id, src, dst"):
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+def test_fingerprint_fields_are_the_documented_constant_list():
+    assert FINGERPRINT_FIELDS == (
+        "backend",
+        "src_zone", "src_image_id", "src_kernel", "src_machine_type",
+        "dst_zone", "dst_image_id", "dst_kernel", "dst_machine_type",
+        "probe_tool", "probe_version", "packet_size_bytes", "pings", "ping_interval_s",
+        "streams", "window", "congestion", "duration_s", "network_tier",
+    )  # fmt: skip
+    old = dict.fromkeys(FINGERPRINT_FIELDS, "x")
+    new = {**old, "src_kernel": "6.1.0-29", "window": ""}
+    assert differences(old, new) == ["src_kernel: x -> 6.1.0-29", "window: x -> -"]
+    assert fingerprint(old) != fingerprint(new)
+    assert fingerprint(old) == fingerprint(dict(old))
+
+
+def test_ingest_keeps_each_tests_ping_samples_from_raw(tmp_path):
+    folder = _sweep(tmp_path, 0)
+    assert h.ingest_sweep(tmp_path, folder.name) == 2
+    rows = _table(
+        tmp_path / "history.duckdb",
+        "SELECT src, dst, source, rtt_samples_ms, rtt_avg_ms, started_utc, fingerprint "
+        "FROM measurements ORDER BY src",
+    )
+    (src1, dst1, source, samples, avg, started, fp), second = rows
+    assert (src1, dst1, source) == (A, B, "emulated")
+    assert samples == pytest.approx([80.0 + 0.1 * k for k in range(20)])
+    assert avg == pytest.approx(80.95)
+    assert started == datetime(2026, 11, 22, 0, 0, 0)
+    assert second[3] == [81.0] * 20
+    assert len(fp) == 16
+
+
+def test_captured_ping_output_in_raw_gives_the_parsers_samples(tmp_path):
+    folder = _sweep(tmp_path, 0)
+    captured = (h.Path(__file__).parent / "data" / "ping_ok.txt").read_text()
+    raw = h.store.raw_path(folder, 1, A)
+    raw.write_text(h.json.dumps({"agent_version": 2, "ping": {"stdout": captured}}))
+    assert h.ping_samples(folder, 1, A) == parse_ping(captured)["samples_ms"]
+    assert len(h.ping_samples(folder, 1, A)) == 10
+
+
+def test_ingest_is_idempotent_and_replaces_a_sweeps_rows(tmp_path):
+    folder = _sweep(tmp_path, 0)
+    h.ingest_sweep(tmp_path, folder.name)
+    first = _table(tmp_path / "history.duckdb")
+    h.ingest_sweep(tmp_path, folder.name)
+    assert _table(tmp_path / "history.duckdb") == first
+    # the sweep's rows changed (collect again): ingest replaces, never adds
+    _sweep(tmp_path, 0, rtt=90.0)
+    h.ingest_sweep(tmp_path, folder.name)
+    again = _table(tmp_path / "history.duckdb", "SELECT rtt_avg_ms FROM measurements ORDER BY 1")
+    assert [r[0] for r in again] == pytest.approx([90.95, 91.0])
+
+
+def test_rebuild_equals_ingesting_each_sweep(tmp_path):
+    for i in range(3):
+        _sweep(tmp_path, i, rtt=80.0 + i)
+    for sweep_id in h.sweep_ids(tmp_path):
+        h.ingest_sweep(tmp_path, sweep_id)
+    query = "SELECT * EXCLUDE (ingested_utc) FROM sweeps ORDER BY sweep_id"
+    before = (_table(tmp_path / "history.duckdb"), _table(tmp_path / "history.duckdb", query))
+    (tmp_path / "history.duckdb").write_bytes(b"not a database at all" * 100)
+    assert h.rebuild(tmp_path) == (3, 6)
+    after = (_table(tmp_path / "history.duckdb"), _table(tmp_path / "history.duckdb", query))
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["history.duckdb"]
+
+
+def test_corrupt_store_is_a_one_line_error(tmp_path):
+    _sweep(tmp_path, 0)
+    (tmp_path / "history.duckdb").write_bytes(b"\x00garbage" * 1000)
+    result = CliRunner().invoke(main, ["history", "ingest", "--all", "--results", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1
+    assert "not a readable DuckDB file" in result.output and "history rebuild" in result.output
+
+
+def test_store_locked_by_another_process_is_a_one_line_error(tmp_path):
+    folder = _sweep(tmp_path, 0)
+    h.ingest_sweep(tmp_path, folder.name)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+         "print('open', flush=True); time.sleep(60)", str(tmp_path / "history.duckdb")],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        with pytest.raises(UserError, match="in use by another process") as e:
+            h.ingest_sweep(tmp_path, folder.name)
+        assert "\n" not in str(e.value)
+        assert f"process {holder.pid}" in str(e.value)
+    finally:
+        holder.kill()
+        holder.wait()
+    time.sleep(0.1)
+    assert h.ingest_sweep(tmp_path, folder.name) == 2  # free again
+
+
+def test_other_store_schema_version_is_refused(tmp_path):
+    folder = _sweep(tmp_path, 0)
+    h.ingest_sweep(tmp_path, folder.name)
+    con = duckdb.connect(str(tmp_path / "history.duckdb"))
+    con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(UserError, match=r"schema version 99.*history rebuild"):
+        h.ingest_sweep(tmp_path, folder.name)
+
+
+def test_sweep_of_another_format_version_is_a_one_line_error(tmp_path):
+    folder = _sweep(tmp_path, 0, format_version=99)
+    args = ["history", "ingest", "--sweep", folder.name, "--results", str(tmp_path)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and "format version 99" in result.output
+    # --all leaves it out with a warning and keeps the others
+    _sweep(tmp_path, 1)
+    result = CliRunner().invoke(main, ["history", "ingest", "--all", "--results", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "1 sweeps, 2 rows" in result.output
+
+
+def test_write_is_one_transaction(tmp_path, monkeypatch):
+    folder = _sweep(tmp_path, 0)
+    h.ingest_sweep(tmp_path, folder.name)
+    before = _table(tmp_path / "history.duckdb")
+    real = h._write_batch
+
+    def half(con, batch):
+        con.execute("DELETE FROM measurements WHERE sweep_id = ?", [batch.sweep["sweep_id"]])
+        raise RuntimeError("crash after the delete")
+
+    monkeypatch.setattr(h, "_write_batch", half)
+    with pytest.raises(RuntimeError):
+        h.ingest_sweep(tmp_path, folder.name)
+    monkeypatch.setattr(h, "_write_batch", real)
+    assert _table(tmp_path / "history.duckdb") == before
+
+
+def test_missing_store_is_a_one_line_error(tmp_path):
+    with pytest.raises(UserError, match="history ingest --all"):
+        h.export(tmp_path, tmp_path / "x.csv", "csv")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_export_writes_every_row_since(tmp_path, fmt):
+    for i in range(3):
+        _sweep(tmp_path, i)
+    h.ingest_all(tmp_path)
+    out = tmp_path / f"out.{fmt}"
+    assert h.export(tmp_path, out, fmt) == 6
+    reader = "read_parquet" if fmt == "parquet" else "read_csv"
+    con = duckdb.connect()
+    assert con.execute(f"SELECT count(*) FROM {reader}('{out}')").fetchone() == (6,)
+    since = (T0 + timedelta(hours=6)).strftime("%Y-%m-%dT%H:%MZ")
+    assert h.export(tmp_path, out, fmt, since=since) == 4
+    assert con.execute(f"SELECT count(*) FROM {reader}('{out}')").fetchone() == (4,)
+    if fmt == "parquet":
+        (samples,) = con.execute(f"SELECT rtt_samples_ms FROM {reader}('{out}') LIMIT 1").fetchone()
+        assert len(samples) == 20
+
+
+def test_export_cli_and_bad_since(tmp_path):
+    _sweep(tmp_path, 0)
+    h.ingest_all(tmp_path)
+    args = ["history", "export", "--format", "csv", "--results", str(tmp_path)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "history.csv").exists()
+    result = CliRunner().invoke(main, [*args, "--since", "last tuesday"])
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert "--since 'last tuesday'" in result.output
+
+
+def test_ping_text_helper_parses_back():
+    assert parse_ping(ping_text([1.5, 2.5]))["samples_ms"] == [1.5, 2.5]
+
+
+def test_ingest_prints_which_fingerprint_fields_changed(tmp_path):
+    first = _sweep(tmp_path, 0)
+    second = _sweep(tmp_path, 1, kernel="6.1.0-29-amd64")
+    for folder in (first, second):
+        args = ["history", "ingest", "--sweep", folder.name, "--results", str(tmp_path)]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("configuration")]
+    assert line == (
+        "configuration changed for 2 pairs since their previous test: "
+        "src_kernel: 6.1.0-28-amd64 -> 6.1.0-29-amd64; dst_kernel: 6.1.0-28-amd64 -> 6.1.0-29-amd64"
+    )
+    third = _sweep(tmp_path, 2, kernel="6.1.0-29-amd64")
+    result = CliRunner().invoke(main, ["history", "ingest", "--sweep", third.name,
+                                       "--results", str(tmp_path)])  # fmt: skip
+    assert "configuration" not in result.output
