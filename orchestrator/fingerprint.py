@@ -35,7 +35,8 @@ FINGERPRINT_FIELDS: tuple[str, ...] = (
     "duration_s",
     "network_tier",
 )
-PROBE_TOOL = "ping+iperf3"
+PROBE_TOOL = "ping+iperf3"  # iputils ping inside each slot (sweeps before the ping phase)
+PHASE_PROBE_TOOL = "agent-icmp+iperf3"  # the agent's own echoes in the ping phase
 # The agent runs ping without -s: iputils' default payload of 56 bytes.
 PING_PACKET_BYTES = 56
 
@@ -62,7 +63,12 @@ def fingerprint_fields(
     params = record.get("params") or {}
     cloud_options = record.get("cloud_options") or {}
     src_facts, dst_facts = facts.get(src, {}), facts.get(dst, {})
-    versions = [_text(src_facts.get("iperf3_version")), _text(src_facts.get("ping_version"))]
+    # since the ping phase the agent times its own echoes: another probe, another baseline
+    phase = any(r.get("phase") == "ping" for r in record.get("rounds") or [])
+    pinger = (
+        f"agent {src_facts.get('agent_version', '')}" if phase else src_facts.get("ping_version")
+    )
+    versions = [_text(src_facts.get("iperf3_version")), _text(pinger)]
     # with no --congestion the kernel's default runs: record which one that was
     congestion = params.get("congestion") or (
         f"default:{src_facts['tcp_congestion_control']}"
@@ -79,7 +85,7 @@ def fingerprint_fields(
         "dst_image_id": placement.get(dst, {}).get("image_id"),
         "dst_kernel": dst_facts.get("kernel"),
         "dst_machine_type": row.get("dst_machine_type"),
-        "probe_tool": PROBE_TOOL,
+        "probe_tool": PHASE_PROBE_TOOL if phase else PROBE_TOOL,
         "probe_version": " | ".join(versions) if any(versions) else "",
         "packet_size_bytes": PING_PACKET_BYTES,
         "pings": params.get("pings"),

@@ -39,6 +39,7 @@ from orchestrator.fingerprint import (
     fingerprint_fields,
     imported_fields,
 )
+from orchestrator.pingphase import samples_of
 from orchestrator.schema import MEASUREMENT_COLUMNS
 
 if TYPE_CHECKING:
@@ -242,6 +243,20 @@ def ping_samples(sweep_dir: Path, round_no: int, host: str) -> list[float]:
     return parse.ping_samples(str(ping.get("stdout", "")))
 
 
+def phase_samples(sweep_dir: Path, record: Mapping[str, Any]) -> dict[tuple[str, str], list[float]]:
+    """{(src, dst): RTT samples} of the sweep's ping phases, the last phase that probed a
+    test winning (a retry's, as the test's row is the retry's)."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for entry in record.get("rounds") or []:
+        if entry.get("phase") != "ping":
+            continue
+        raw = store.read_raw_round(sweep_dir, int(entry["round"]))
+        for src in dict.fromkeys(t[0] for t in entry.get("tests") or []):
+            for dst, values in samples_of(raw.get(store.safe_name(src))).items():
+                out[(src, dst)] = values
+    return out
+
+
 def _hosts_json(sweep_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(facts, placement) per host key from hosts.json; {} for what is not there."""
     try:
@@ -282,6 +297,7 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
     source = sweep_source(record)
     rows, prints = [], {}
     samples: dict[tuple[int, str], list[float]] = {}
+    phase = phase_samples(folder, record)
     for raw in csv_rows:
         row = {c: _typed(c, raw.get(c)) for c in MEASUREMENT_COLUMNS}
         src = f"{raw['src_cloud']}:{raw['src_region']}"
@@ -289,16 +305,23 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
         fp = fingerprint(fields)
         prints[fp] = fields
         round_no = row["round"] or 0
-        if round_no and (round_no, src) not in samples:
-            samples[(round_no, src)] = ping_samples(folder, round_no, src)
+        dst = f"{raw['dst_cloud']}:{raw['dst_region']}"
+        if (src, dst) in phase:
+            test_samples = phase[(src, dst)]
+        elif round_no:
+            if (round_no, src) not in samples:
+                samples[(round_no, src)] = ping_samples(folder, round_no, src)
+            test_samples = samples[(round_no, src)]
+        else:
+            test_samples = []
         rows.append(
             {
                 **row,
                 "source": source,
                 "src": src,
-                "dst": f"{raw['dst_cloud']}:{raw['dst_region']}",
+                "dst": dst,
                 "fingerprint": fp,
-                "rtt_samples_ms": samples.get((round_no, src), []) if round_no else [],
+                "rtt_samples_ms": test_samples,
             }
         )
     started = min((r["started_utc"] for r in rows if r["started_utc"]), default=None)

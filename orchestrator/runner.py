@@ -11,6 +11,7 @@ import os
 import time
 
 from orchestrator import children, interrupts, measure, stages
+from orchestrator.errors import UserError
 from orchestrator.interrupts import Interrupted
 from orchestrator.progress import RoundProgress
 from orchestrator.store import utc_now
@@ -62,4 +63,18 @@ def run_sweep(
         interrupts.check()
     if build_report:
         stages.report(sweep)
+    ingest(sweep)
     return sweep
+
+
+def ingest(sweep: Sweep) -> None:
+    """The sweep joins the results folder's history store; a store that cannot take it
+    (locked, damaged) is a warning: the sweep's own files are complete without it."""
+    from orchestrator import history
+
+    try:
+        rows = history.ingest_sweep(sweep.results, sweep.id)
+    except UserError as e:
+        sweep.log(f"warning: not added to the history store: {e}")
+        return
+    sweep.log(f"history: {rows} rows added to {sweep.results / history.HISTORY_FILE}")

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
+from history_support import make_sweep, sweep_id_at
 
 from orchestrator import history as h
 from orchestrator.cli import main
-from tests.history_support import make_sweep, sweep_id_at
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 A, B = "aws:us-east-1", "gcp:europe-west1"

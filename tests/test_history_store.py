@@ -10,13 +10,13 @@ from datetime import UTC, datetime, timedelta
 import duckdb
 import pytest
 from click.testing import CliRunner
+from history_support import PAIRS, make_sweep, ping_text, sweep_id_at
 
 from orchestrator import history as h
 from orchestrator.cli import main
 from orchestrator.errors import UserError
 from orchestrator.fingerprint import FINGERPRINT_FIELDS, differences, fingerprint
 from orchestrator.parse import parse_ping
-from tests.history_support import PAIRS, make_sweep, ping_text, sweep_id_at
 
 T0 = datetime(2026, 11, 22, tzinfo=UTC)
 A, B = PAIRS[0]
