@@ -11,8 +11,8 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from orchestrator import abandoned, paths, runner, stages
 from orchestrator import measure as measuring
-from orchestrator import paths, runner, stages
 from orchestrator import sweep as sweeps
 from orchestrator.catalog import load_catalog
 from orchestrator.cli.cloud import cloud_options, cloud_options_from
@@ -25,6 +25,7 @@ from orchestrator.cli.options import (
     test_params_options,
 )
 from orchestrator.errors import UserError
+from orchestrator.lock import results_lock
 from orchestrator.plan import make_plan
 from orchestrator.provision import controller_region
 
@@ -86,6 +87,20 @@ def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
     "--plan-only", is_flag=True, help="Create the sweep folder and stop (run stages alone)."
 )
 @click.option("--no-report", is_flag=True, help="Do not build the report at the end.")
+@click.option(
+    "--profile",
+    default=None,
+    metavar="NAME",
+    help="Run a profile of the profiles file once by hand (its options, budgets, ledger).",
+)
+@click.option(
+    "--file",
+    "schedules",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=paths.ROOT / "schedules.yaml",
+    show_default="schedules.yaml",
+    help="The profiles file --profile reads.",
+)
 @_results_option
 def sweep(**kwargs: Any) -> None:
     """Measure latency and throughput between the selected regions, keeping every result.
@@ -101,8 +116,40 @@ def sweep(**kwargs: Any) -> None:
       interregion sweep --backend aws --clouds aws --ttl 2h --yes
       interregion sweep --backend cloud --pin-from 20261122T0130Z-3fa2 --yes
       interregion sweep --resume 20261122T0130Z-3fa2 --yes
+      interregion sweep --profile latency
     """
     results: Path = kwargs["results"]
+    if kwargs["profile"]:
+        _sweep_profile(kwargs)
+        return
+    # one sweep at a time per results folder, scheduled or by hand (orchestrator.lock);
+    # the lock's holder writes its sweep id in, so a skipped tick can say who holds it
+    with results_lock(results, trigger="sweep") as lock:
+        abandoned.reap_abandoned(results, lambda m: click.echo(m, err=True))
+        _sweep(kwargs, results, lock)
+
+
+def _sweep_profile(kwargs: dict[str, Any]) -> None:
+    """`sweep --profile NAME`: the profile's tick, by hand; other sweep options clash."""
+    from orchestrator.cli.schedule import _profile, run_profile
+
+    ctx = click.get_current_context()
+    allowed = {"profile", "schedules", "results", "yes"}
+    given = [
+        name
+        for name in kwargs
+        if name not in allowed
+        and ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+    ]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UserError(
+            f"{flag} with --profile: the profile sets the sweep; edit it or drop {flag}"
+        )
+    run_profile(_profile(kwargs["schedules"], kwargs["profile"]), kwargs["results"], "hand")
+
+
+def _sweep(kwargs: dict[str, Any], results: Path, lock: Any) -> None:
     if kwargs["resume_id"]:
         run = sweeps.open_sweep(kwargs["resume_id"], results)
         _replace_cloud_options(run, kwargs)
@@ -147,6 +194,9 @@ def sweep(**kwargs: Any) -> None:
         if kwargs["plan_only"]:
             click.echo(run.id)
             return
+    lock.note(sweep_id=run.id)
+    abandoned.mark_owner(run.record)  # a later run tears it down if this process dies
+    run.save()
     runner.run_sweep(run, build_report=not kwargs["no_report"])
     rows = run.record.get("rounds", [])
     failed = sum(r["tests_failed"] for r in rows if r["kind"] != "retry")
