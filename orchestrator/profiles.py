@@ -17,6 +17,7 @@ be YAML lists. Every problem is one line naming the profile and the key.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,14 +206,20 @@ def check_profile_sweep(profile: Profile, catalog: Catalog, source: str = DEFAUL
     from orchestrator.cli.options import check_selection, params_from_options, spec_from_options
 
     opts = profile.options
+    step = "selection"
     try:
         spec = spec_from_options(**opts)
-        params_from_options(**opts)
         selection = check_selection(catalog, spec, profile.backend, lambda _m: None)
+        step = "tests"
+        params_from_options(**opts)
+        step = "backend"
         if profile.backend != "local":
             cloud_options_from(**{**opts, "pin_from": None})  # its sweep: checked at run
     except UserError as e:
-        raise _fail(source, profile.name, "", str(e)) from None
+        # the sweep's own message names its flag (--min-km): that is the profile's key
+        flag = re.search(r"--([a-z][a-z-]*)", str(e))
+        key = flag.group(1).replace("-", "_") if flag else step
+        raise _fail(source, profile.name, key, str(e)) from None
     if not selection.pairs:
         raise _fail(source, profile.name, "selection", "selects no pair of regions: widen it")
 
