@@ -10,11 +10,12 @@ lock the results folder (or record skipped-locked and stop)
 
 from __future__ import annotations
 
+import hashlib
 import random
 import time
 from collections.abc import Callable
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,25 @@ def slip_delay_s(profile: Profile, rng: random.Random | None = None) -> float:
     """A random start delay within the profile's slip window (cron and Actions use it;
     systemd's RandomizedDelaySec does the same for timers)."""
     return (rng or random.Random()).uniform(0, profile.slip_s) if profile.slip_s else 0.0
+
+
+def drawn_hour(profile: Profile, tick: datetime) -> int:
+    """The hour after `tick` (0 .. slip hours - 1) in which a runner that wakes every hour
+    starts this tick: drawn from the profile's name and the tick, so every wake-up of
+    the same tick draws the same hour. For slips too long to sleep through (GitHub's
+    hosted runners stop a job after 6 h)."""
+    hours = max(1, profile.slip_s // 3600)
+    digest = hashlib.sha256(f"{profile.name}|{iso(tick)}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % hours
+
+
+def due_this_hour(profile: Profile, now: datetime) -> bool:
+    """True when `now` falls in the drawn hour of the latest tick."""
+    tick = profile.cadence.last_tick(now)
+    if tick is None:
+        return False
+    start = tick + timedelta(hours=drawn_hour(profile, tick))
+    return start <= now < start + timedelta(hours=1)
 
 
 def _stage_s(record: dict[str, Any], name: str) -> float | None:

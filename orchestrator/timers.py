@@ -30,6 +30,8 @@ CRON_DIR = Path("/etc/cron.d")
 TIMEOUT_FACTOR = 2.0
 TIMEOUT_MARGIN_S = 900
 TEARDOWN_S = 900
+ACTIONS_MAX_MINUTES = 360  # GitHub-hosted runners end a job after 6 hours
+LONG_SLIP_S = 3600  # beyond this an Actions job does not sleep out its slip
 
 
 def unit_name(profile: Profile) -> str:
@@ -207,8 +209,20 @@ def github_workflow(
     setup_sync, restore, save = _sync_commands(bucket)
     if "/" not in repo or repo.count("/") != 1:
         raise UserError(f"--repo '{repo}': write it as OWNER/NAME, e.g. acme/interregion")
-    minutes = math.ceil((start_timeout_s(estimate) + profile.slip_s + TEARDOWN_S) / 60)
-    cron = cron_line(profile.cadence, minute=off_the_hour_minute(profile.name))
+    minute = off_the_hour_minute(profile.name)
+    if profile.slip_s > LONG_SLIP_S:
+        # too long to sleep through in one job: wake every hour, run in the drawn hour
+        cron, start, waited_s = f"{minute} * * * *", "--hourly-draw", 0
+    else:
+        cron = cron_line(profile.cadence, minute=minute)
+        start, waited_s = "--wait-slip", profile.slip_s
+    minutes = math.ceil((start_timeout_s(estimate) + waited_s + TEARDOWN_S) / 60)
+    if minutes > ACTIONS_MAX_MINUTES:
+        raise UserError(
+            f"profile '{profile.name}': a tick may take {minutes} min, beyond the "
+            f"{ACTIONS_MAX_MINUTES} min GitHub's hosted runners allow a job: select fewer "
+            "regions or shorter tests, or use 'schedule install' on a machine of your own"
+        )
     site = profile.site or "site"
     aws = profile.backend in ("aws", "cloud") or bucket.startswith("s3://")
     gcp = profile.backend in ("gcp", "cloud") or bucket.startswith("gs://")
@@ -306,7 +320,7 @@ jobs:
       - name: Scheduled sweep
         run: >-
           interregion schedule run {profile.name} --file {schedules}
-          --results "$RESULTS" --wait-slip
+          --results "$RESULTS" {start}
       - name: Tear down and reap
         if: always()
         run: |

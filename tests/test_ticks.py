@@ -204,3 +204,23 @@ def test_a_latency_only_plan_drops_iperf3_time_and_bytes():
     assert TestParams(**ping.to_dict()) == ping  # sweep.json round trip
     with pytest.raises(Exception, match="--tests"):
         TestParams(tests="bandwidth")
+
+
+def test_hourly_wakeups_run_each_tick_exactly_once_at_a_drawn_hour():
+    from orchestrator.ticks import drawn_hour, due_this_hour
+
+    profile = _profile(every="P1D", slip="P1D")
+    start = datetime(2026, 11, 1, 0, 41, tzinfo=UTC)
+    hours = []
+    for day in range(60):
+        wakeups = [start + timedelta(days=day, hours=h) for h in range(24)]
+        due = [w for w in wakeups if due_this_hour(profile, w)]
+        assert len(due) == 1, day
+        hours.append(due[0].hour)
+        tick = datetime(2026, 11, 1, tzinfo=UTC) + timedelta(days=day)
+        assert due[0].hour == drawn_hour(profile, tick)
+    assert len(set(hours)) >= 12  # spread over the day, not one fixed hour
+    # a slip under an hour: the first hour after the tick
+    short = _profile(every="PT6H", slip="PT10M")
+    assert due_this_hour(short, datetime(2026, 11, 1, 6, 41, tzinfo=UTC))
+    assert not due_this_hour(short, datetime(2026, 11, 1, 7, 41, tzinfo=UTC))

@@ -58,11 +58,20 @@ def _estimate(profile: Profile) -> Any:
     return plan_profile(profile, load_catalog())[0].estimate
 
 
-def run_profile(profile: Profile, results: Path, trigger: str, wait_slip: bool = False) -> None:
+def run_profile(
+    profile: Profile,
+    results: Path,
+    trigger: str,
+    wait_slip: bool = False,
+    hourly_draw: bool = False,
+) -> None:
     """One tick, its ledger line printed; exit 0 also when skipped (the timer did its job),
     1 when the sweep failed (so systemd and Actions show it)."""
-    from orchestrator.ticks import run_tick, sleep_slip
+    from orchestrator.ticks import due_this_hour, run_tick, sleep_slip
 
+    if hourly_draw and not due_this_hour(profile, datetime.now(UTC)):
+        click.echo(f"{profile.name}: not this tick's drawn hour; nothing to do")
+        return
     if wait_slip:
         sleep_slip(profile, _log)
     record = run_tick(profile, results, trigger=trigger, log=_log)
@@ -87,9 +96,16 @@ def schedule() -> None:
 @schedule.command("run")
 @click.argument("name")
 @click.option("--wait-slip", is_flag=True, help="First wait a random time within the slip.")
+@click.option(
+    "--hourly-draw",
+    is_flag=True,
+    help="Called every hour: run only in the hour drawn for the latest tick (long slips).",
+)
 @file_option
 @results_option
-def run_command(name: str, wait_slip: bool, schedules: Path, results: Path) -> None:
+def run_command(
+    name: str, wait_slip: bool, hourly_draw: bool, schedules: Path, results: Path
+) -> None:
     """Run one tick of a profile: what a timer calls.
 
     Takes the results folder's lock (a tick that finds it held is recorded as
@@ -101,7 +117,9 @@ def run_command(name: str, wait_slip: bool, schedules: Path, results: Path) -> N
     Example:
       interregion schedule run latency --results results/
     """
-    run_profile(_profile(schedules, name), results, "timer", wait_slip)
+    if wait_slip and hourly_draw:
+        raise UserError("--wait-slip and --hourly-draw both place the start: give one")
+    run_profile(_profile(schedules, name), results, "timer", wait_slip, hourly_draw)
 
 
 @schedule.command("install")
