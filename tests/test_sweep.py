@@ -729,7 +729,7 @@ def test_cloud_backend_without_credentials_fails_in_one_line_and_still_tears_dow
         main, [*args, "--no-report", "--results", str(tmp_path / "results")]
     )
     one_line_error(result)
-    (sweep_dir,) = (tmp_path / "results").iterdir()
+    (sweep_dir,) = (tmp_path / "results").glob("*/")  # beside it: the lock file
     meta = json.loads((sweep_dir / "sweep.json").read_text())
     assert meta["status"] == "failed"
     assert meta["stages"]["provision"]["status"] == "failed"

@@ -224,3 +224,23 @@ def test_hourly_wakeups_run_each_tick_exactly_once_at_a_drawn_hour():
     short = _profile(every="PT6H", slip="PT10M")
     assert due_this_hour(short, datetime(2026, 11, 1, 6, 41, tzinfo=UTC))
     assert not due_this_hour(short, datetime(2026, 11, 1, 7, 41, tzinfo=UTC))
+
+
+def test_sweep_profile_runs_the_profile_by_hand(tmp_path):
+    from click.testing import CliRunner
+
+    from orchestrator.cli import main
+
+    schedules = tmp_path / "s.yaml"
+    schedules.write_text(
+        "profiles:\n  p:\n    every: PT6H\n    regions: aws:us-east-1,aws:eu-west-1\n"
+        "    backend: aws\n    budget_usd: 0.001\n    budget_usd_month: 1\n"
+    )
+    common = ["--file", str(schedules), "--results", str(tmp_path / "r")]
+    clash = CliRunner().invoke(main, ["sweep", "--profile", "p", "--pings", "3", *common])
+    assert clash.exit_code == 2 and "--pings with --profile" in clash.output
+    out = CliRunner().invoke(main, ["sweep", "--profile", "p", *common])
+    assert out.exit_code == 0, out.output
+    (record,) = ledger.read(tmp_path / "r")
+    assert record["trigger"] == "hand" and record["scheduled_utc"] is None
+    assert record["outcome"] == "skipped-budget"
