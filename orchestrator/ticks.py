@@ -245,6 +245,8 @@ def _locked_tick(
         "scheduled_utc": record["scheduled_utc"],
         "hour_utc": record["hour_utc"],
     }
+    # what the measure loop may spend (orchestrator.spend.over_budget)
+    sweep.record["budget_usd"] = profile.budget_usd
     abandoned.mark_owner(sweep.record)
     sweep.save()
     lock.note(sweep_id=sweep.id)

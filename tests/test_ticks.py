@@ -244,3 +244,42 @@ def test_sweep_profile_runs_the_profile_by_hand(tmp_path):
     (record,) = ledger.read(tmp_path / "r")
     assert record["trigger"] == "hand" and record["scheduled_utc"] is None
     assert record["outcome"] == "skipped-budget"
+
+
+def test_schedule_list_shows_next_run_last_outcome_spend_and_missed_ticks(tmp_path):
+    from click.testing import CliRunner
+
+    from orchestrator.cli import main
+
+    schedules = tmp_path / "s.yaml"
+    schedules.write_text(
+        "profiles:\n  p:\n    every: PT1H\n    regions: aws:us-east-1,aws:eu-west-1\n"
+        "    budget_usd: 1\n    budget_usd_month: 20\n  q:\n    every: P1D\n"
+        "    regions: aws:us-east-1,aws:eu-west-1\n    budget_usd: 1\n    budget_usd_month: 5\n"
+    )
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    first = now - timedelta(hours=5)
+    ledger.append(
+        tmp_path,
+        {
+            "profile": "p",
+            "outcome": "ok",
+            "scheduled_utc": first.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "started_utc": first.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "cost_usd": 1.25,
+        },
+    )
+    out = CliRunner().invoke(
+        main, ["schedule", "list", "--file", str(schedules), "--results", str(tmp_path)]
+    )
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    p_line = next(ln for ln in lines if ln.startswith("p:"))
+    # (the hour may turn between this test's clock and the command's)
+    nexts = {(now + timedelta(hours=h)).strftime("next %Y-%m-%dT%H:00:00Z") for h in (1, 2)}
+    assert any(n in p_line for n in nexts) and "last ok" in p_line
+    if first.month == now.month:
+        assert "month-to-date $1.25 of 20" in p_line
+    # due 1 to 4 h after the first record; the latest tick is still within its hour of grace
+    assert "missed 4 ticks" in out.output or "missed 5 ticks" in out.output
+    assert any(ln.startswith("q:") and "no run yet" in ln for ln in lines)

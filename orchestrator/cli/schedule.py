@@ -229,10 +229,12 @@ def list_command(schedules: Path, results: Path) -> None:
         last = mine[-1] if mine else None
         nxt = profile.cadence.next_tick(now)
         spent = ledger.month_spend_usd(records, name, now)
-        last_text = f"{last.get('outcome')} at {last.get('started_utc')}" if last else "never ran"
+        last_text = (
+            f"last {last.get('outcome')} at {last.get('started_utc')}" if last else "no run yet"
+        )
         click.echo(
             f"{name}: next {iso(nxt) if nxt else '-'} (+ up to {profile.slip_s} s slip); "
-            f"last {last_text}; month-to-date ${spent:.2f} of {profile.budget_usd_month:g}"
+            f"{last_text}; month-to-date ${spent:.2f} of {profile.budget_usd_month:g}"
         )
         missed = ledger.missed_ticks(records, name, profile.cadence, profile.slip_s, now)
         if missed:
