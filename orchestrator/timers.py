@@ -196,6 +196,7 @@ def github_workflow(
     state_bucket: str | None,
     pages: bool,
     schedules: str = "schedules.yaml",
+    results: str = "results",
 ) -> str:
     """A workflow that runs one tick on GitHub's runners with short-lived OIDC credentials."""
     bucket = state_bucket
@@ -304,7 +305,7 @@ jobs:
     runs-on: ubuntu-latest
     timeout-minutes: {minutes}
     env:
-      RESULTS: results
+      RESULTS: {shlex.quote(results)}
     steps:
       - uses: actions/checkout@v4
       - uses: actions/setup-python@v5

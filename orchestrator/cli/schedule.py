@@ -262,6 +262,12 @@ def list_command(schedules: Path, results: Path) -> None:
     help="s3:// or gs:// bucket keeping the ledger and sweeps (default: <publish>/results).",
 )
 @click.option("--pages", is_flag=True, help="Also deploy the site to GitHub Pages.")
+@click.option(
+    "--results",
+    default="results",
+    show_default=True,
+    help="The results folder on the runner, relative to the checkout.",
+)
 @file_option
 def export_command(
     name: str,
@@ -269,6 +275,7 @@ def export_command(
     repo: str,
     state_bucket: str | None,
     pages: bool,
+    results: str,
     schedules: Path,
 ) -> None:
     """Write a GitHub Actions workflow that runs a profile's ticks with OIDC credentials.
@@ -291,6 +298,7 @@ def export_command(
         state_bucket=state_bucket,
         pages=pages,
         schedules=DEFAULT_FILE,
+        results=results,
     )
     store.write_atomic(workflow, text)
     click.echo(f"wrote {workflow}")
