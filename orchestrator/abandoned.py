@@ -17,6 +17,7 @@ from typing import Any
 
 from orchestrator import store
 from orchestrator.emulator.state import process_start_ticks
+from orchestrator.errors import UserError
 from orchestrator.store import utc_now
 
 FINISHED = frozenset({"done", "failed", "interrupted", "torn down", "planned"})
@@ -76,7 +77,15 @@ def reap_abandoned(results: Path, log: Callable[[str], None]) -> list[str]:
             f"sweep {sweep_id} was left {sweep.record.get('status')} by a dead process: "
             "tearing down"
         )
-        stages.teardown(sweep)
+        try:
+            stages.teardown(sweep)
+        except (UserError, OSError) as e:
+            # this run goes on; the next one tries again (the record still says running)
+            log(
+                f"warning: could not tear down abandoned sweep {sweep_id} ({e}): run "
+                f"'interregion teardown --sweep {sweep_id}'"
+            )
+            continue
         sweep.record["status"] = "failed"
         sweep.record["abandoned_utc"] = utc_now()
         sweep.save()

@@ -166,9 +166,21 @@ def test_after_kill_9_the_next_holder_tears_the_dead_sweep_down(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert abandoned.abandoned_sweeps(tmp_path) == [sweep_id]
+    # the next tick takes the freed lock, tears the dead sweep down, then goes on (here
+    # to a budget skip, so that nothing new is provisioned)
+    from orchestrator.profiles import parse_profile
+    from orchestrator.ticks import run_tick
+
+    profile = parse_profile(
+        "p",
+        {"every": "PT1H", "regions": "aws:us-east-1,aws:eu-west-1", "backend": "aws",
+         "budget_usd": 0.0001, "budget_usd_month": 1},
+        None,
+    )  # fmt: skip
     lines: list[str] = []
-    with results_lock(tmp_path):
-        assert abandoned.reap_abandoned(tmp_path, lines.append) == [sweep_id]
+    record = run_tick(profile, tmp_path, log=lines.append)
+    assert record["reaped"] == [sweep_id]
+    assert record["outcome"] == "skipped-budget"
     record = json.loads((tmp_path / sweep_id / "sweep.json").read_text())
     assert record["status"] == "failed" and record["abandoned_utc"]
     assert record["stages"]["teardown"]["status"] == "done"
