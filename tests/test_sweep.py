@@ -3,6 +3,7 @@ the round plumbing, progress lines and the CLI's one-line errors."""
 
 import io
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -734,6 +735,8 @@ def test_cloud_backend_without_credentials_fails_in_one_line_and_still_tears_dow
     assert meta["status"] == "failed"
     assert meta["stages"]["provision"]["status"] == "failed"
     assert meta["stages"]["teardown"]["status"] == "done"
+    # the sweep named its owner (this process) for a later run to reap it if it died
+    assert meta["owner_pid"] == os.getpid() and meta["owner_start_ticks"]
 
 
 def test_live_progress_bar_runs_and_ends_with_the_summary_line():
