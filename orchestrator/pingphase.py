@@ -24,11 +24,6 @@ REPLY_WAIT_S = 2.0  # after its last probe, a host waits this long for late repl
 PHASE_MARGIN_S = 1.0  # process start and the document's way back
 
 
-def tests_of(params: Any) -> tuple[str, ...]:
-    """What a sweep measures: ping (in the ping phase) and/or throughput (in rounds)."""
-    return tuple(getattr(params, "tests", ("ping", "throughput")))
-
-
 def peers_by_host(tests: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
     """{source: [destinations]} of the directed tests, in the order given."""
     out: dict[str, list[str]] = {}

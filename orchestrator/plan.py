@@ -6,7 +6,8 @@ both sides agree on.
 
 A sweep measures its pings first, in the ping phase (orchestrator.pingphase: every
 host probes all its peers at once; its busiest host's `pings x peers` probes, at least
-MIN_GAP_S apart), then its throughput in exclusive rounds of slots, iperf3 alone.
+MIN_GAP_S apart), then its throughput in exclusive rounds of slots, iperf3 alone. A plan
+whose `tests` leave out ping or throughput drops that part, its time and its bytes.
 Time model of one slot (both directions of a region pair), RTT from the network model
 (the pings are in it only where a slot pings itself, `pings=True`):
   pings x ping interval + 1 RTT (the last reply)
@@ -43,7 +44,7 @@ from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES
 from orchestrator.netmodel import controller_rtt_ms as controller_rtt
-from orchestrator.pingphase import phase_seconds, tests_of
+from orchestrator.pingphase import phase_seconds
 from orchestrator.pricing import Pricing, load_pricing
 from orchestrator.schedule import Round, Slot, lower_bound, schedule
 from orchestrator.selection import Pair, Selection, SelectionSpec, select
@@ -75,6 +76,8 @@ PING_MAX_INTERVAL_S = 2_147_483
 # iperf3 reads -w with unit_atof (src/units.c): binary units, either case.
 _WINDOW_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
+TESTS = ("ping", "throughput")  # what a slot can run; a plan runs one or both
+
 _WINDOW = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([KMGTkmgt]?)$")
 _CONGESTION = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -93,8 +96,11 @@ class TestParams:
     streams: int = 1
     window: str | None = None  # iperf3 -w, e.g. "4M"
     congestion: str | None = None  # iperf3 -C, e.g. "cubic"
+    # ("ping",) is a latency-only plan: no iperf3 time, no iperf3 bytes
+    tests: tuple[str, ...] = TESTS
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "tests", parse_tests(self.tests))
         for name, flag in (
             ("ping_interval_s", "--ping-interval"),
             ("duration_s", "--duration"),
@@ -141,7 +147,30 @@ class TestParams:
             )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out["tests"] = list(self.tests)
+        return out
+
+    @property
+    def throughput(self) -> bool:
+        return "throughput" in self.tests
+
+    @property
+    def ping(self) -> bool:
+        return "ping" in self.tests
+
+
+def parse_tests(value: str | Sequence[str]) -> tuple[str, ...]:
+    """'ping', 'throughput', 'ping,throughput' (or a list of them) -> the tests, in TESTS order."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    names = {str(t).strip().lower() for t in items if str(t).strip()}
+    unknown = sorted(names - set(TESTS))
+    if unknown or not names:
+        raise UserError(
+            f"--tests {value if isinstance(value, str) else ','.join(map(str, value))!r}: "
+            "write ping, throughput or ping,throughput"
+        )
+    return tuple(t for t in TESTS if t in names)
 
 
 def window_bytes(text: str) -> float:
@@ -158,9 +187,9 @@ def slot_seconds(
     """Expected length of one slot measuring `directions` (1 or 2) directed pairs; with
     `pings` False the slot runs iperf3 alone (the sweep's ping phase measured the RTT)."""
     rtt_s = rtt_ms / 1000
-    ping_s = params.pings * params.ping_interval_s + rtt_s if pings else 0.0
+    ping_s = params.pings * params.ping_interval_s + rtt_s if pings and params.ping else 0.0
     iperf3_s = params.omit_s + params.duration_s + IPERF3_PROTOCOL_RTTS * rtt_s
-    return ping_s + directions * iperf3_s + SLOT_MARGIN_S
+    return ping_s + (directions * iperf3_s if params.throughput else 0.0) + SLOT_MARGIN_S
 
 
 def pair_rtt_ms(pair: Pair) -> float:
@@ -307,6 +336,9 @@ def make_plan(
 
 def pair_bytes(pair: Pair, params: TestParams, pricing: Pricing, emulated: bool = False) -> float:
     """What one directed test is expected to send from src to dst."""
+    ping_bytes = params.pings * PING_PACKET_BYTES if params.ping else 0.0
+    if not params.throughput:
+        return ping_bytes
     rtt_ms = pair_rtt_ms(pair)
     if emulated:
         rate_bps = DEFAULT_MODEL.expected_throughput_bps(rtt_ms, params.streams)
@@ -314,7 +346,7 @@ def pair_bytes(pair: Pair, params: TestParams, pricing: Pricing, emulated: bool 
         window_bps = params.streams * REAL_WINDOW_BYTES * 8 / (rtt_ms / 1000)
         rate_bps = min(pricing.clouds[pair.src.cloud].max_egress_bps, window_bps)
     iperf_bytes = rate_bps * (params.omit_s + params.duration_s) / 8
-    return iperf_bytes + params.pings * PING_PACKET_BYTES
+    return iperf_bytes + ping_bytes
 
 
 def estimate_cost(
@@ -326,7 +358,7 @@ def estimate_cost(
     round_overhead: float | None = None,
     controller_rtt_ms: float = 0.0,
 ) -> Estimate:
-    tests = tests_of(params)
+    tests = params.tests
 
     def overhead(hosts: int) -> float:
         if round_overhead is not None:

@@ -344,7 +344,7 @@ def test_plan_options_reach_the_plan(catalog_file):
         "plan", "--catalog", catalog_file, "--clouds", "gcp", "--exclude", "gcp:us-east4",
         "--min-km", "1000", "--max-km", "12000", "--max-regions", "4", "--streams", "4",
         "--window", "4m", "--congestion", "cubic", "--omit", "0", "--ping-interval", "0.5",
-        "--sequential", "--json",
+        "--sequential", "--tests", "ping", "--json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
@@ -356,6 +356,7 @@ def test_plan_options_reach_the_plan(catalog_file):
         "streams": 4,
         "window": "4m",
         "congestion": "cubic",
+        "tests": ["ping"],
     }
     assert all(r["cloud"] == "gcp" and r["key"] != "gcp:us-east4" for r in doc["regions"])
     assert len(doc["regions"]) <= 4

@@ -3,6 +3,7 @@ the round plumbing, progress lines and the CLI's one-line errors."""
 
 import io
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -729,11 +730,13 @@ def test_cloud_backend_without_credentials_fails_in_one_line_and_still_tears_dow
         main, [*args, "--no-report", "--results", str(tmp_path / "results")]
     )
     one_line_error(result)
-    (sweep_dir,) = (tmp_path / "results").iterdir()
+    (sweep_dir,) = (tmp_path / "results").glob("*/")  # beside it: the lock file
     meta = json.loads((sweep_dir / "sweep.json").read_text())
     assert meta["status"] == "failed"
     assert meta["stages"]["provision"]["status"] == "failed"
     assert meta["stages"]["teardown"]["status"] == "done"
+    # the sweep named its owner (this process) for a later run to reap it if it died
+    assert meta["owner_pid"] == os.getpid() and meta["owner_start_ticks"]
 
 
 def test_live_progress_bar_runs_and_ends_with_the_summary_line():
@@ -774,3 +777,21 @@ def test_a_reset_before_any_data_is_a_server_not_ready_yet_and_is_retried():
     mid_test = json.loads(read("iperf3_forward.json"))
     mid_test["error"] = "unable to receive control message: Connection reset by peer"
     assert not agent.not_met_yet(json.dumps(mid_test))
+
+
+def test_the_budget_is_a_hard_stop_once_what_was_moved_reaches_it(tmp_path, monkeypatch):
+    from orchestrator.measure import BudgetReached, check_budget
+
+    no_aws_account(tmp_path, monkeypatch)
+    run = plan_only(tmp_path, "--backend", "aws", regions=f"{A},aws:eu-west-1")
+    row = {"src_cloud": "aws", "src_region": "us-east-1", "dst_cloud": "aws"}
+    row |= {"dst_region": "eu-west-1", "status": "ok", "round": 1}
+    check_budget(run, [{**row, "bytes": 10**9}], 1)  # no budget recorded: no stop
+    run.record["budget_usd"] = 0.5
+    check_budget(run, [{**row, "bytes": 10**9}], 1)  # 1 GB at $0.02/GB: under the budget
+    with pytest.raises(BudgetReached, match=r"stopped after round 2: .* budget of \$0.5"):
+        check_budget(run, [{**row, "bytes": 30 * 10**9}], 2)  # $0.60 of egress
+    assert sweeps.open_sweep(run.id, tmp_path).record["stopped"].startswith("stopped after round 2")
+    local = plan_only(tmp_path / "local")
+    local.record["budget_usd"] = 0.01
+    check_budget(local, [{**row, "bytes": 10**12}], 1)  # the emulated cloud costs nothing

@@ -42,6 +42,7 @@ TEST_PARAMS_OPTIONS = (
     "streams",
     "window",
     "congestion",
+    "tests",
 )
 
 
@@ -109,8 +110,8 @@ def selection_options(f: F) -> F:
 
 
 def test_params_options(f: F) -> F:
-    """Add --pings, --ping-interval, --duration, --omit, --streams, --window and
-    --congestion (what each test runs) to a click command."""
+    """Add --pings, --ping-interval, --duration, --omit, --streams, --window,
+    --congestion and --tests (what each test runs) to a click command."""
     defaults = TestParams()
     return _apply(
         f,
@@ -158,6 +159,14 @@ def test_params_options(f: F) -> F:
             ),
             click.option(
                 "--congestion", default=None, help="TCP congestion control (iperf3 -C), e.g. cubic."
+            ),
+            click.option(
+                "--tests",
+                default=",".join(defaults.tests),
+                show_default=True,
+                metavar="LIST",
+                help="What each pair runs: ping, throughput or ping,throughput "
+                "(ping alone: a latency-only sweep, no iperf3 time or egress).",
             ),
         ],
     )
@@ -342,4 +351,5 @@ def params_from_options(**kwargs: Any) -> TestParams:
         streams=kwargs.get("streams", defaults.streams),
         window=kwargs.get("window"),
         congestion=kwargs.get("congestion"),
+        tests=kwargs.get("tests") or defaults.tests,
     )

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -11,8 +13,8 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from orchestrator import abandoned, paths, runner, stages
 from orchestrator import measure as measuring
-from orchestrator import paths, runner, stages
 from orchestrator import sweep as sweeps
 from orchestrator.catalog import load_catalog
 from orchestrator.cli.cloud import cloud_options, cloud_options_from
@@ -25,8 +27,10 @@ from orchestrator.cli.options import (
     test_params_options,
 )
 from orchestrator.errors import UserError
-from orchestrator.plan import make_plan
+from orchestrator.lock import ResultsLock, results_lock
+from orchestrator.plan import Plan, make_plan
 from orchestrator.provision import controller_region
+from orchestrator.selection import SelectionSpec
 
 DEFAULT_BUDGET_USD = 5.0
 
@@ -86,6 +90,20 @@ def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
     "--plan-only", is_flag=True, help="Create the sweep folder and stop (run stages alone)."
 )
 @click.option("--no-report", is_flag=True, help="Do not build the report at the end.")
+@click.option(
+    "--profile",
+    default=None,
+    metavar="NAME",
+    help="Run a profile of the profiles file once by hand (its options, budgets, ledger).",
+)
+@click.option(
+    "--file",
+    "schedules",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=paths.ROOT / "schedules.yaml",
+    show_default="schedules.yaml",
+    help="The profiles file --profile reads.",
+)
 @_results_option
 def sweep(**kwargs: Any) -> None:
     """Measure latency and throughput between the selected regions, keeping every result.
@@ -101,52 +119,107 @@ def sweep(**kwargs: Any) -> None:
       interregion sweep --backend aws --clouds aws --ttl 2h --yes
       interregion sweep --backend cloud --pin-from 20261122T0130Z-3fa2 --yes
       interregion sweep --resume 20261122T0130Z-3fa2 --yes
+      interregion sweep --profile latency
     """
     results: Path = kwargs["results"]
+    if kwargs["profile"]:
+        _sweep_profile(kwargs)
+        return
     if kwargs["resume_id"]:
-        run = sweeps.open_sweep(kwargs["resume_id"], results)
-        _replace_cloud_options(run, kwargs)
-        # resuming provisions every host again: the same budget check as a new sweep
-        _confirm_cost(
-            float(run.record["plan"]["estimate"].get("cost_usd", 0.0)),
-            kwargs["budget_usd"],
-            kwargs["yes"],
-        )
-        click.echo(f"resuming sweep {run.id} ({run.backend})", err=True)
-    else:
-        backend = kwargs["backend"]
-        spec = spec_from_options(**kwargs)
-        params = params_from_options(**kwargs)
-        catalog = load_catalog()
-        check_selection(catalog, spec, backend, lambda m: click.echo(f"note: {m}", err=True))
-        plan = make_plan(
-            catalog,
-            spec,
-            params,
-            backend=backend,
-            max_concurrent=kwargs["max_concurrent"],  # None: the backend's default
-            sequential=kwargs["sequential"],
-            controller=controller_region(kwargs.get("controller")),
-        )
-        e = plan.estimate
-        click.echo(
-            f"plan: {len(plan.selection.regions)} regions, {len(plan.selection.pairs)} tests, "
-            f"{len(plan.rounds)} rounds (lower bound {plan.lower_bound_rounds}), "
-            f"about {e.wall_s / 60:.1f} min measuring; estimated cost ${e.cost_usd:.2f}"
-            + (f" (on the clouds: ${e.cloud_cost_usd:.2f})" if backend == "local" else ""),
-            err=True,
-        )
-        _confirm_cost(e.cost_usd, kwargs["budget_usd"], kwargs["yes"])
-        options = _cloud_options_given(kwargs)  # checks --ttl before any folder is made
-        if backend == "local" and options:
-            raise UserError("cloud flags apply to --backend aws, gcp or cloud, not local")
-        if backend != "local":
-            options = asdict(cloud_options_from(**kwargs))
+        with _locked(results) as lock:
+            run = sweeps.open_sweep(kwargs["resume_id"], results)
+            _replace_cloud_options(run, kwargs)
+            # resuming provisions every host again: the same budget check as a new sweep
+            _confirm_cost(
+                float(run.record["plan"]["estimate"].get("cost_usd", 0.0)),
+                kwargs["budget_usd"],
+                kwargs["yes"],
+            )
+            click.echo(f"resuming sweep {run.id} ({run.backend})", err=True)
+            _run(run, kwargs, lock)
+        return
+    plan, spec, options = _plan(kwargs)  # every input check; nothing is written before
+    if kwargs["plan_only"]:
         run = sweeps.create_sweep(plan, spec, results, cloud_options=options)
         click.echo(f"sweep {run.id}: {run.dir}", err=True)
-        if kwargs["plan_only"]:
-            click.echo(run.id)
-            return
+        click.echo(run.id)
+        return
+    with _locked(results) as lock:
+        run = sweeps.create_sweep(plan, spec, results, cloud_options=options)
+        click.echo(f"sweep {run.id}: {run.dir}", err=True)
+        _run(run, kwargs, lock)
+
+
+@contextmanager
+def _locked(results: Path) -> Iterator[ResultsLock]:
+    """One sweep at a time per results folder, scheduled or by hand (orchestrator.lock);
+    whoever takes the lock first tears down what a dead sweep left there."""
+    with results_lock(results, trigger="sweep") as lock:
+        abandoned.reap_abandoned(results, lambda m: click.echo(m, err=True))
+        yield lock
+
+
+def _sweep_profile(kwargs: dict[str, Any]) -> None:
+    """`sweep --profile NAME`: the profile's tick, by hand; other sweep options clash."""
+    from orchestrator.cli.schedule import _profile, run_profile
+
+    ctx = click.get_current_context()
+    allowed = {"profile", "schedules", "results", "yes"}
+    given = [
+        name
+        for name in kwargs
+        if name not in allowed
+        and ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+    ]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UserError(
+            f"{flag} with --profile: the profile sets the sweep; edit it or drop {flag}"
+        )
+    run_profile(_profile(kwargs["schedules"], kwargs["profile"]), kwargs["results"], "hand")
+
+
+def _plan(kwargs: dict[str, Any]) -> tuple[Plan, SelectionSpec, dict[str, Any] | None]:
+    """The plan, its selection and the cloud options of a new sweep; asks above the budget."""
+    backend = kwargs["backend"]
+    spec = spec_from_options(**kwargs)
+    params = params_from_options(**kwargs)
+    catalog = load_catalog()
+    check_selection(catalog, spec, backend, lambda m: click.echo(f"note: {m}", err=True))
+    plan = make_plan(
+        catalog,
+        spec,
+        params,
+        backend=backend,
+        max_concurrent=kwargs["max_concurrent"],  # None: the backend's default
+        sequential=kwargs["sequential"],
+        controller=controller_region(kwargs.get("controller")),
+    )
+    e = plan.estimate
+    click.echo(
+        f"plan: {len(plan.selection.regions)} regions, {len(plan.selection.pairs)} tests, "
+        f"{len(plan.rounds)} rounds (lower bound {plan.lower_bound_rounds}), "
+        f"about {e.wall_s / 60:.1f} min measuring; estimated cost ${e.cost_usd:.2f}"
+        + (f" (on the clouds: ${e.cloud_cost_usd:.2f})" if backend == "local" else ""),
+        err=True,
+    )
+    _confirm_cost(e.cost_usd, kwargs["budget_usd"], kwargs["yes"])
+    options = _cloud_options_given(kwargs)  # checks --ttl before any folder is made
+    if backend == "local" and options:
+        raise UserError("cloud flags apply to --backend aws, gcp or cloud, not local")
+    if backend != "local":
+        options = asdict(cloud_options_from(**kwargs))
+    return plan, spec, options
+
+
+def _run(run: sweeps.Sweep, kwargs: dict[str, Any], lock: ResultsLock) -> None:
+    lock.note(sweep_id=run.id)
+    abandoned.mark_owner(run.record)  # a later run tears it down if this process dies
+    source = click.get_current_context().get_parameter_source("budget_usd")
+    if source not in (None, ParameterSource.DEFAULT):
+        # given by hand: also the hard stop of what the sweep may move (measure.check_budget)
+        run.record["budget_usd"] = kwargs["budget_usd"]
+    run.save()
     runner.run_sweep(run, build_report=not kwargs["no_report"])
     rows = run.record.get("rounds", [])
     failed = sum(r["tests_failed"] for r in rows if r["kind"] != "retry")

@@ -1,0 +1,323 @@
+"""CLI commands: `schedule run|install|remove|list|export|reap` (scheduled sweeps).
+
+Profiles live in schedules.yaml (orchestrator.profiles); one tick is
+orchestrator.ticks.run_tick; unit, cron and workflow files come from
+orchestrator.timers.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from orchestrator import abandoned, ledger, paths
+from orchestrator.cadence import iso
+from orchestrator.errors import UserError
+from orchestrator.lock import results_lock
+from orchestrator.profiles import DEFAULT_FILE, Profile, get_profile, load_profiles
+
+
+def _log(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def file_option(f: Any) -> Any:
+    return click.option(
+        "--file",
+        "schedules",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=paths.ROOT / DEFAULT_FILE,
+        show_default=DEFAULT_FILE,
+        help="The profiles file.",
+    )(f)
+
+
+def results_option(f: Any) -> Any:
+    return click.option(
+        "--results",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=paths.RESULTS,
+        show_default=True,
+        help="Folder holding the sweeps' results and the schedule ledger.",
+    )(f)
+
+
+def _profile(schedules: Path, name: str) -> Profile:
+    from orchestrator.catalog import load_catalog
+
+    return get_profile(schedules, name, load_catalog())
+
+
+def _estimate(profile: Profile) -> Any:
+    from orchestrator.catalog import load_catalog
+    from orchestrator.ticks import plan_profile
+
+    return plan_profile(profile, load_catalog())[0].estimate
+
+
+def run_profile(
+    profile: Profile,
+    results: Path,
+    trigger: str,
+    wait_slip: bool = False,
+    hourly_draw: bool = False,
+) -> None:
+    """One tick, its ledger line printed; exit 0 also when skipped (the timer did its job),
+    1 when the sweep failed (so systemd and Actions show it)."""
+    from orchestrator.ticks import due_this_hour, run_tick, sleep_slip
+
+    if hourly_draw and not due_this_hour(profile, datetime.now(UTC)):
+        click.echo(f"{profile.name}: not this tick's drawn hour; nothing to do")
+        return
+    if wait_slip:
+        sleep_slip(profile, _log)
+    record = run_tick(profile, results, trigger=trigger, log=_log)
+    reason = f": {record['reason']}" if record.get("reason") else ""
+    sweep = f" sweep {record['sweep_id']}" if record.get("sweep_id") else ""
+    click.echo(f"{profile.name}{sweep}: {record['outcome']}{reason}")
+    if record["outcome"] == "failed":
+        raise SystemExit(1)
+
+
+@click.group()
+def schedule() -> None:
+    """Scheduled sweeps: profiles in schedules.yaml run by a timer, cron or GitHub Actions.
+
+    \b
+    Example:
+      interregion schedule list
+      interregion schedule install latency --dry-run
+    """
+
+
+@schedule.command("run")
+@click.argument("name")
+@click.option("--wait-slip", is_flag=True, help="First wait a random time within the slip.")
+@click.option(
+    "--hourly-draw",
+    is_flag=True,
+    help="Called every hour: run only in the hour drawn for the latest tick (long slips).",
+)
+@file_option
+@results_option
+def run_command(
+    name: str, wait_slip: bool, hourly_draw: bool, schedules: Path, results: Path
+) -> None:
+    """Run one tick of a profile: what a timer calls.
+
+    Takes the results folder's lock (a tick that finds it held is recorded as
+    skipped-locked), tears down sweeps a dead process left, checks the budgets,
+    runs the sweep, report, site and publish target, applies retention, and
+    appends one record to the ledger (results/schedule-ledger.jsonl).
+
+    \b
+    Example:
+      interregion schedule run latency --results results/
+    """
+    if wait_slip and hourly_draw:
+        raise UserError("--wait-slip and --hourly-draw both place the start: give one")
+    run_profile(_profile(schedules, name), results, "timer", wait_slip, hourly_draw)
+
+
+@schedule.command("install")
+@click.argument("name")
+@click.option("--cron", is_flag=True, help="Write a cron.d entry instead of systemd units.")
+@click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
+@click.option(
+    "--unit-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where to write (default /etc/systemd/system, or /etc/cron.d with --cron).",
+)
+@click.option("--no-enable", is_flag=True, help="Write the units; do not run systemctl.")
+@file_option
+@results_option
+def install_command(
+    name: str,
+    cron: bool,
+    dry_run: bool,
+    unit_dir: Path | None,
+    no_enable: bool,
+    schedules: Path,
+    results: Path,
+) -> None:
+    """Install a profile's systemd timer (or cron entry) that runs 'schedule run NAME'.
+
+    OnCalendar follows the cadence (UTC), RandomizedDelaySec the slip,
+    Persistent=true runs a tick missed while the machine was off, and the
+    start timeout is bound from the plan's estimate.
+
+    \b
+    Example:
+      interregion schedule install latency --dry-run
+      interregion schedule install throughput --cron
+    """
+    from orchestrator import timers
+
+    profile = _profile(schedules, name)
+    files = timers.install_files(
+        profile, _estimate(profile), schedules, results, cron=cron, unit_dir=unit_dir
+    )
+    if dry_run:
+        for f in files:
+            click.echo(f"# {f.path}\n{f.text}")
+        return
+    timers.write_files(files)
+    for f in files:
+        click.echo(f"wrote {f.path}")
+    if not cron and not no_enable:
+        timers.systemctl("daemon-reload")
+        timers.systemctl("enable", "--now", f"{timers.unit_name(profile)}.timer")
+        click.echo(f"enabled {timers.unit_name(profile)}.timer")
+
+
+@schedule.command("remove")
+@click.argument("name")
+@click.option("--cron", is_flag=True, help="Remove the cron.d entry instead.")
+@click.option(
+    "--unit-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where install wrote (default /etc/systemd/system, or /etc/cron.d with --cron).",
+)
+@click.option("--no-enable", is_flag=True, help="Delete the files only; do not run systemctl.")
+@file_option
+def remove_command(
+    name: str, cron: bool, unit_dir: Path | None, no_enable: bool, schedules: Path
+) -> None:
+    """Undo 'schedule install': stop and disable the timer, delete its files.
+
+    \b
+    Example:
+      interregion schedule remove latency
+    """
+    from orchestrator import timers
+
+    profile = get_profile(schedules, name)
+    files = timers.installed_files(profile, unit_dir, cron)
+    if not any(p.exists() for p in files):
+        raise UserError(f"profile '{name}' is not installed in {files[0].parent}")
+    if not cron and not no_enable:
+        timers.systemctl("disable", "--now", f"{timers.unit_name(profile)}.timer")
+    for path in files:
+        path.unlink(missing_ok=True)
+        click.echo(f"removed {path}")
+    if not cron and not no_enable:
+        timers.systemctl("daemon-reload")
+
+
+@schedule.command("list")
+@file_option
+@results_option
+def list_command(schedules: Path, results: Path) -> None:
+    """Each profile's next run, last outcome, month-to-date spend and missed ticks.
+
+    A missed tick is a due time, since the profile's first ledger record, with
+    no record at all: the timer never fired.
+
+    \b
+    Example:
+      interregion schedule list --results results/
+    """
+    now = datetime.now(UTC)
+    records = ledger.read(results)
+    for name, profile in load_profiles(schedules).items():
+        mine = ledger.of_profile(records, name)
+        last = mine[-1] if mine else None
+        nxt = profile.cadence.next_tick(now)
+        spent = ledger.month_spend_usd(records, name, now)
+        last_text = (
+            f"last {last.get('outcome')} at {last.get('started_utc')}" if last else "no run yet"
+        )
+        click.echo(
+            f"{name}: next {iso(nxt) if nxt else '-'} (+ up to {profile.slip_s} s slip); "
+            f"{last_text}; month-to-date ${spent:.2f} of {profile.budget_usd_month:g}"
+        )
+        missed = ledger.missed_ticks(records, name, profile.cadence, profile.slip_s, now)
+        if missed:
+            shown = ", ".join(missed[-5:])
+            more = f" (last 5 of {len(missed)})" if len(missed) > 5 else ""
+            click.echo(f"  missed {len(missed)} ticks that never ran{more}: {shown}")
+
+
+@schedule.command("export")
+@click.argument("name")
+@click.option(
+    "--github-actions",
+    "workflow",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Workflow file to write, e.g. .github/workflows/interregion-latency.yml.",
+)
+@click.option(
+    "--repo", required=True, metavar="OWNER/NAME", help="The repository the trust policies name."
+)
+@click.option(
+    "--state-bucket",
+    default=None,
+    metavar="URL",
+    help="s3:// or gs:// bucket keeping the ledger and sweeps (default: <publish>/results).",
+)
+@click.option("--pages", is_flag=True, help="Also deploy the site to GitHub Pages.")
+@click.option(
+    "--results",
+    default="results",
+    show_default=True,
+    help="The results folder on the runner, relative to the checkout.",
+)
+@file_option
+def export_command(
+    name: str,
+    workflow: Path,
+    repo: str,
+    state_bucket: str | None,
+    pages: bool,
+    results: str,
+    schedules: Path,
+) -> None:
+    """Write a GitHub Actions workflow that runs a profile's ticks with OIDC credentials.
+
+    Off-the-hour cron, workflow_dispatch, one sweep at a time (never cancelled),
+    results restored from and saved to a bucket, teardown and reap always.
+
+    \b
+    Example:
+      interregion schedule export latency --repo acme/interregion \\
+        --github-actions .github/workflows/interregion-latency.yml --state-bucket s3://acme-ir
+    """
+    from orchestrator import store, timers
+
+    profile = _profile(schedules, name)
+    text = timers.github_workflow(
+        profile,
+        _estimate(profile),
+        repo=repo,
+        state_bucket=state_bucket,
+        pages=pages,
+        schedules=DEFAULT_FILE,
+        results=results,
+    )
+    store.write_atomic(workflow, text)
+    click.echo(f"wrote {workflow}")
+
+
+@schedule.command("reap")
+@results_option
+def reap_command(results: Path) -> None:
+    """Tear down sweeps whose process died mid-run (the next tick does this too).
+
+    \b
+    Example:
+      interregion schedule reap --results results/
+    """
+    with results_lock(results, trigger="reap"):
+        reaped = abandoned.reap_abandoned(results, _log)
+    click.echo(
+        f"tore down {len(reaped)} abandoned sweeps" + (f": {', '.join(reaped)}" if reaped else "")
+    )
+
+
+COMMANDS: list[click.Command] = [schedule]

@@ -1,0 +1,65 @@
+"""End to end: one real `interregion schedule run` on the emulated cloud (2 regions,
+short tests): sweep, report, site, publish to a folder, retention and the ledger."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from e2e_support import leftovers, run_cli
+
+from orchestrator import ledger, store
+from orchestrator.lock import LOCK_FILE, read_holder
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+OLD_ID = "20250101T0000Z-0001"
+
+
+def test_a_scheduled_tick_runs_publishes_retains_and_records(tmp_path):
+    results = tmp_path / "results"
+    old = results / OLD_ID  # a finished sweep from long ago: loses raw/ and state/ only
+    (old / "raw" / "round-001").mkdir(parents=True)
+    (old / "state").mkdir()
+    (old / "sweep.json").write_text(
+        json.dumps(
+            {"sweep_id": OLD_ID, "status": "done", "created_utc": "2025-01-01T00:00:00.000Z"}
+        )
+    )
+    schedules = tmp_path / "schedules.yaml"
+    schedules.write_text(
+        f"""profiles:
+  tiny:
+    every: PT1H
+    regions: aws:us-east-1,gcp:europe-west1
+    pings: 3
+    duration: 1
+    omit: 0
+    backend: local
+    budget_usd: 1
+    budget_usd_month: 10
+    site: {tmp_path / "site"}
+    publish: {tmp_path / "www"}
+    keep_raw_days: 30
+"""
+    )
+    out = run_cli(["schedule", "run", "tiny", "--file", str(schedules), "--results", str(results)])
+    assert out.returncode == 0, out.stdout + out.stderr
+    (record,) = ledger.read(results)
+    assert record["outcome"] == "ok", record
+    assert record["tests_ok"] == 2 and record["tests_failed"] == 0
+    assert record["bytes"] > 0 and record["cost_usd"] == 0  # emulated: nothing billed
+    assert record["provision_s"] > 0 and record["measure_s"] > 0
+    assert record["scheduled_utc"].endswith(":00:00Z")
+    assert record["retention_deleted"] == [f"{OLD_ID}/raw", f"{OLD_ID}/state"]
+    assert sorted(p.name for p in old.iterdir()) == ["sweep.json"]
+    sweep_dir = results / record["sweep_id"]
+    meta = json.loads((sweep_dir / store.SWEEP_FILE).read_text())
+    assert meta["status"] == "done"
+    assert meta["schedule"]["profile"] == "tiny" and meta["schedule"]["hour_utc"] in range(24)
+    assert (sweep_dir / "raw").is_dir()  # today's sweep keeps its raw outputs
+    assert (tmp_path / "site" / "index.html").is_file()
+    assert (tmp_path / "www" / "index.html").is_file()
+    assert record["published_to"] == str(tmp_path / "www")
+    assert read_holder(results / LOCK_FILE) == {}
+    assert not any(leftovers(sweep_dir).values()), leftovers(sweep_dir)

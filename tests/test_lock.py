@@ -1,0 +1,204 @@
+"""The results folder's lock: two real processes, a kill -9, and what the next run reaps."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from orchestrator import abandoned, ledger
+from orchestrator.cli import main
+from orchestrator.lock import LOCK_FILE, LockHeld, read_holder, results_lock
+
+HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from orchestrator.lock import results_lock
+    with results_lock(Path(sys.argv[1]), trigger="test") as lock:
+        lock.note(sweep_id="20261123T0600Z-beef")
+        print("held", flush=True)
+        time.sleep(600)
+    """
+)
+
+
+def _hold(results: Path) -> subprocess.Popen[str]:
+    """Another process that holds the lock until it is killed."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(results)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_second_holder_is_refused_with_the_first_ones_sweep(tmp_path):
+    proc = _hold(tmp_path)
+    try:
+        with pytest.raises(LockHeld) as caught, results_lock(tmp_path):
+            pass
+        assert caught.value.holder["sweep_id"] == "20261123T0600Z-beef"
+        assert caught.value.holder["pid"] == proc.pid
+        assert caught.value.holder["started_utc"].endswith("Z")
+        assert "\n" not in str(caught.value)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_kill_9_frees_the_lock(tmp_path):
+    proc = _hold(tmp_path)
+    with pytest.raises(LockHeld), results_lock(tmp_path):
+        pass
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with results_lock(tmp_path, trigger="next") as lock:
+        assert read_holder(lock.path)["pid"] == os.getpid()
+    assert read_holder(tmp_path / LOCK_FILE) == {}  # released: no holder shown
+
+
+def test_the_lock_is_not_inherited_by_children(tmp_path):
+    """A child (terraform, ansible) outliving its parent must not keep the folder locked."""
+    with results_lock(tmp_path):
+        child = subprocess.Popen(["sleep", "30"])
+    try:
+        with results_lock(tmp_path):
+            pass
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_schedule_run_beside_a_held_lock_is_recorded_as_skipped(tmp_path):
+    """`schedule run` while another sweep holds the folder: exit 0, a skipped-locked
+    ledger record naming the holder's sweep, nothing planned or created."""
+    schedules = tmp_path / "schedules.yaml"
+    schedules.write_text(
+        "profiles:\n  tiny:\n    every: PT1H\n    regions: aws:us-east-1,gcp:us-east4\n"
+        "    budget_usd: 1\n    budget_usd_month: 10\n"
+    )
+    results = tmp_path / "results"
+    proc = _hold(results)
+    try:
+        out = CliRunner().invoke(
+            main,
+            ["schedule", "run", "tiny", "--file", str(schedules), "--results", str(results)],
+        )
+    finally:
+        proc.kill()
+        proc.wait()
+    assert out.exit_code == 0, out.output
+    (record,) = ledger.read(results)
+    assert record["outcome"] == "skipped-locked"
+    assert record["holder_sweep_id"] == "20261123T0600Z-beef"
+    assert record["holder_pid"] == proc.pid
+    assert record["scheduled_utc"].endswith(":00:00Z")
+    assert sorted(p.name for p in results.iterdir()) == sorted([LOCK_FILE, ledger.LEDGER_FILE])
+
+
+def test_sweep_by_hand_takes_the_same_lock(tmp_path):
+    proc = _hold(tmp_path)
+    try:
+        out = CliRunner().invoke(
+            main,
+            [
+                "sweep",
+                "--regions",
+                "aws:us-east-1,gcp:us-east4",
+                "--yes",
+                "--results",
+                str(tmp_path),
+            ],
+        )
+    finally:
+        proc.kill()
+        proc.wait()
+    assert out.exit_code == 2
+    assert "20261123T0600Z-beef" in out.output
+    assert not list(tmp_path.glob("*/sweep.json"))
+
+
+DIES_MID_SWEEP = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from orchestrator import abandoned
+    from orchestrator.catalog import load_catalog
+    from orchestrator.lock import results_lock
+    from orchestrator.plan import make_plan
+    from orchestrator.selection import SelectionSpec
+    from orchestrator.sweep import create_sweep
+    results = Path(sys.argv[1])
+    spec = SelectionSpec(regions=("aws:us-east-1", "gcp:us-east4"))
+    with results_lock(results) as lock:
+        sweep = create_sweep(make_plan(load_catalog(), spec), spec, results)
+        lock.note(sweep_id=sweep.id)
+        abandoned.mark_owner(sweep.record)
+        sweep.record["status"] = "measuring"
+        sweep.save()
+        (sweep.dir / "raw").mkdir()
+        print(sweep.id, flush=True)
+        time.sleep(600)
+    """
+)
+
+
+def test_after_kill_9_the_next_holder_tears_the_dead_sweep_down(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", DIES_MID_SWEEP, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    sweep_id = proc.stdout.readline().strip()
+    assert abandoned.abandoned_sweeps(tmp_path) == []  # its owner still runs
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert abandoned.abandoned_sweeps(tmp_path) == [sweep_id]
+    # the next tick takes the freed lock, tears the dead sweep down, then goes on (here
+    # to a budget skip, so that nothing new is provisioned)
+    from orchestrator.profiles import parse_profile
+    from orchestrator.ticks import run_tick
+
+    profile = parse_profile(
+        "p",
+        {"every": "PT1H", "regions": "aws:us-east-1,aws:eu-west-1", "backend": "aws",
+         "budget_usd": 0.0001, "budget_usd_month": 1},
+        None,
+    )  # fmt: skip
+    lines: list[str] = []
+    record = run_tick(profile, tmp_path, log=lines.append)
+    assert record["reaped"] == [sweep_id]
+    assert record["outcome"] == "skipped-budget"
+    record = json.loads((tmp_path / sweep_id / "sweep.json").read_text())
+    assert record["status"] == "failed" and record["abandoned_utc"]
+    assert record["stages"]["teardown"]["status"] == "done"
+    assert (tmp_path / sweep_id / "raw").is_dir()  # what it measured is kept
+    assert abandoned.abandoned_sweeps(tmp_path) == []  # and it is reaped once
+    assert any(sweep_id in line for line in lines)
+
+
+def test_a_sweep_run_stage_by_stage_is_never_reaped(tmp_path):
+    """`provision --sweep ID` keeps hosts up on purpose: no owner, not abandoned."""
+    folder = tmp_path / "20261123T0600Z-0001"
+    folder.mkdir()
+    (folder / "sweep.json").write_text(
+        json.dumps({"sweep_id": folder.name, "status": "provisioned"})
+    )
+    assert abandoned.abandoned_sweeps(tmp_path) == []
+    record = {"sweep_id": folder.name, "status": "provisioned"}
+    abandoned.mark_owner(record, pid=os.getpid())
+    assert not abandoned.is_abandoned(record)
+    record["owner_start_ticks"] = -1  # the pid was reused by another process
+    assert abandoned.is_abandoned(record)

@@ -1,0 +1,182 @@
+"""schedules.yaml profiles and their cadence: validation, due times, cron lines."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from click.testing import CliRunner
+from croniter import croniter
+from fixture_regions import fixture_catalog
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orchestrator import ledger, paths
+from orchestrator.cadence import Cadence, cron_line, iso, on_calendar, parse_cron, parse_duration
+from orchestrator.cli import main
+from orchestrator.errors import UserError
+from orchestrator.profiles import load_profiles, parse_profile
+
+GOOD = {
+    "every": "PT6H",
+    "regions": "aws:us-east-1,gcp:us-east4",
+    "budget_usd": 1,
+    "budget_usd_month": 10,
+}
+
+
+def _error(settings_: dict, catalog=True) -> str:
+    with pytest.raises(UserError) as caught:
+        parse_profile("lat", settings_, fixture_catalog() if catalog else None, "s.yaml")
+    message = str(caught.value)
+    assert "\n" not in message and "profile 'lat'" in message
+    return message
+
+
+def test_the_repositorys_profiles_load_against_the_real_catalog():
+    from orchestrator.catalog import load_catalog
+
+    profiles = load_profiles(paths.ROOT / "schedules.yaml", load_catalog())
+    assert set(profiles) == {"latency", "throughput"}
+    assert profiles["latency"].options["tests"] == "ping"
+    assert profiles["latency"].cadence.every_s == 6 * 3600
+    # a throughput profile's slip is as long as its interval (README: hour of day)
+    assert profiles["throughput"].slip_s == profiles["throughput"].cadence.interval_s()
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "words"),
+    [
+        ({"evry": "PT6H"}, "evry", "unknown key"),
+        ({"every": "6h"}, "every", "ISO 8601"),
+        ({"every": "PT7H"}, "every", "grid interval"),
+        ({"every": None, "cron": "0 */6 * *"}, "cron", "5 fields"),
+        ({"every": None, "cron": "61 * * * *"}, "cron", "outside 0-59"),
+        ({"budget_usd": 0}, "budget_usd", "above 0"),
+        ({"budget_usd_month": -5}, "budget_usd_month", "above 0"),
+        ({"budget_usd": "lots"}, "budget_usd", "not a number"),
+        ({"slip": "PT7H"}, "slip", "longer than the interval"),
+        ({"regions": None, "min_km": 50000}, "min_km", "no pair"),
+        ({"regions": "aws:nowhere-1"}, "selection", "nowhere"),
+        ({"pings": 0}, "pings", "--pings"),
+        ({"tests": "ping,bandwidth"}, "tests", "--tests"),
+        ({"publish": "s3://b/p"}, "site", "publish needs a site"),
+    ],
+)
+def test_bad_profiles_are_one_line_errors_naming_profile_and_key(change, key, words):
+    settings_ = {k: v for k, v in {**GOOD, **change}.items() if v is not None}
+    message = _error(settings_)
+    assert words in message
+    if key:
+        assert f"key '{key}'" in message
+
+
+def test_a_missing_budget_is_an_error():
+    assert "budget_usd_month" in _error({k: v for k, v in GOOD.items() if k != "budget_usd_month"})
+
+
+def test_cli_prints_profile_errors_as_one_line(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "profiles:\n  lat:\n    every: PT6H\n    budget_usd: 0\n    budget_usd_month: 1\n"
+    )
+    out = CliRunner().invoke(
+        main, ["schedule", "list", "--file", str(path), "--results", str(tmp_path)]
+    )
+    assert out.exit_code == 2
+    assert out.output.strip().count("\n") == 0
+    assert "profile 'lat', key 'budget_usd'" in out.output
+
+
+def test_profile_options_become_sweep_options():
+    profile = parse_profile(
+        "x",
+        {**GOOD, "clouds": ["aws", "gcp"], "cloud_pair": ["aws:gcp"], "tests": ["ping"]},
+        fixture_catalog(),
+    )
+    assert profile.options["clouds"] == "aws,gcp"
+    assert profile.options["cloud_pair"] == ("aws:gcp",)
+    assert profile.options["tests"] == "ping"
+
+
+def test_durations():
+    assert parse_duration("PT6H") == 21600
+    assert parse_duration("P1D") == 86400
+    assert parse_duration("PT1H30M") == 5400
+    assert parse_duration("PT0S") == 0
+    for bad in ("P", "PT", "6h", "PT6", "P1DT"):
+        with pytest.raises(UserError):
+            parse_duration(bad)
+
+
+def test_every_is_a_utc_grid():
+    cadence = Cadence(every_s=6 * 3600)
+    start = datetime(2026, 11, 23, 5, 59, tzinfo=UTC)
+    ticks = cadence.ticks(start, start + timedelta(days=1))
+    assert [t.hour for t in ticks] == [6, 12, 18, 0]
+    assert cadence.last_tick(datetime(2026, 11, 23, 6, 0, tzinfo=UTC)) == datetime(
+        2026, 11, 23, 6, tzinfo=UTC
+    )
+    week = Cadence(every_s=7 * 86400).ticks(start, start + timedelta(days=8))
+    assert [t.strftime("%a %H:%M") for t in week] == ["Mon 00:00"]
+
+
+_CRON = st.tuples(
+    st.sampled_from(["*", "0", "*/15", "5,35", "10-20/5", "59"]),
+    st.sampled_from(["*", "0", "*/6", "1-5", "23", "3,15"]),
+    st.sampled_from(["*", "1", "15", "1-7", "*/10", "31"]),
+    st.sampled_from(["*", "1", "2", "*/3", "11-12"]),
+    st.sampled_from(["*", "0", "1-5", "6,7", "*/2"]),
+).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(line=_CRON, minutes=st.integers(0, 60 * 24 * 400))
+def test_cron_ticks_agree_with_croniter(line, minutes):
+    start = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=minutes)
+    ours = Cadence(cron=parse_cron(line)).next_tick(start)
+    theirs = croniter(line, start).get_next(datetime)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("every", ["PT15M", "PT1H", "PT6H", "P1D", "P7D"])
+def test_cron_line_of_a_grid_has_the_same_ticks(every):
+    cadence = Cadence(every_s=parse_duration(every))
+    line = cron_line(cadence)
+    start = datetime(2026, 3, 2, 1, 7, tzinfo=UTC)
+    it = croniter(line, start)
+    assert [it.get_next(datetime) for _ in range(3)] == cadence.ticks(
+        start, start + timedelta(days=30)
+    )[:3]
+    shifted = croniter(cron_line(cadence, minute=17), start).get_next(datetime)
+    assert shifted.minute == 17 or every == "PT15M"
+
+
+def test_systemd_calendar_expressions():
+    assert on_calendar(Cadence(every_s=6 * 3600)) == "*-*-* 00/6:00:00 UTC"
+    assert (
+        on_calendar(Cadence(cron=parse_cron("30 2 * * 1-5")))
+        == "Mon,Tue,Wed,Thu,Fri *-*-* 02:30:00 UTC"
+    )
+    with pytest.raises(UserError, match="restrict only one"):
+        on_calendar(Cadence(cron=parse_cron("0 0 1 * 1")))
+
+
+def test_missed_ticks_are_due_times_without_a_record():
+    cadence = Cadence(every_s=6 * 3600)
+    records = [
+        {"profile": "lat", "scheduled_utc": "2026-11-22T00:00:00Z", "outcome": "ok"},
+        {"profile": "lat", "scheduled_utc": "2026-11-22T12:00:00Z", "outcome": "skipped-locked"},
+        {"profile": "other", "scheduled_utc": "2026-11-22T06:00:00Z", "outcome": "ok"},
+    ]
+    now = datetime(2026, 11, 22, 18, 30, tzinfo=UTC)
+    assert ledger.missed_ticks(records, "lat", cadence, 0, now) == ["2026-11-22T06:00:00Z"]
+    # 18:00 is still within its slip window (+ an hour): not missed yet
+    later = datetime(2026, 11, 22, 19, 30, tzinfo=UTC)
+    assert ledger.missed_ticks(records, "lat", cadence, 3600, later) == ["2026-11-22T06:00:00Z"]
+    latest = datetime(2026, 11, 22, 20, 30, tzinfo=UTC)
+    assert ledger.missed_ticks(records, "lat", cadence, 3600, latest) == [
+        "2026-11-22T06:00:00Z",
+        "2026-11-22T18:00:00Z",
+    ]
+    assert iso(now) == "2026-11-22T18:30:00Z"

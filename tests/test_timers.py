@@ -1,0 +1,242 @@
+"""What `schedule install` and `schedule export` write, checked by the tools that run it:
+systemd-analyze for the units, croniter for the cron entry, actionlint for the workflow."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from croniter import croniter
+
+from orchestrator.cli import main
+from orchestrator.timers import off_the_hour_minute
+
+PROFILES = """
+profiles:
+  lat:
+    every: PT6H
+    slip: PT10M
+    tests: ping
+    regions: aws:us-east-1,gcp:us-east4,aws:eu-west-1
+    backend: cloud
+    budget_usd: 2
+    budget_usd_month: 100
+  thr:
+    cron: "30 2 * * 1-5"
+    slip: PT2H
+    regions: aws:us-east-1,aws:eu-west-1
+    backend: aws
+    duration: 3
+    budget_usd: 5
+    budget_usd_month: 100
+    site: site
+    publish: s3://acme-ir/site
+"""
+
+
+@pytest.fixture
+def schedules(tmp_path) -> Path:
+    path = tmp_path / "schedules.yaml"
+    path.write_text(PROFILES)
+    return path
+
+
+def _cli(*args: str):
+    out = CliRunner().invoke(main, list(args))
+    assert out.exit_code == 0, out.output
+    return out
+
+
+def _systemd_analyze() -> str:
+    tool = shutil.which("systemd-analyze")
+    assert tool, "systemd-analyze is missing: 'make deb' installs the systemd package"
+    return tool
+
+
+@pytest.mark.parametrize("name", ["lat", "thr"])
+def test_installed_units_pass_systemd_analyze_verify(tmp_path, schedules, name):
+    units = tmp_path / "units"
+    _cli(
+        "schedule",
+        "install",
+        name,
+        "--file",
+        str(schedules),
+        "--results",
+        str(tmp_path / "r"),
+        "--unit-dir",
+        str(units),
+        "--no-enable",
+    )
+    service, timer = units / f"interregion-{name}.service", units / f"interregion-{name}.timer"
+    done = subprocess.run(
+        [_systemd_analyze(), "verify", str(service), str(timer)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and not done.stderr.strip(), done.stderr
+    text = timer.read_text()
+    assert "Persistent=true" in text
+    assert f"RandomizedDelaySec={600 if name == 'lat' else 7200}" in text
+    calendar = text.split("OnCalendar=")[1].splitlines()[0]
+    # systemd itself reads the calendar: its next elapse is one of the profile's ticks
+    shown = subprocess.run(
+        [_systemd_analyze(), "calendar", calendar], capture_output=True, text=True, timeout=60
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "Next elapse" in shown.stdout
+    exec_start = service.read_text().split("ExecStart=")[1].splitlines()[0]
+    assert exec_start.startswith(sys.executable) and f"schedule run {name}" in exec_start
+    timeout = int(service.read_text().split("TimeoutStartSec=")[1].splitlines()[0])
+    assert 900 < timeout < 6 * 3600
+
+
+def test_systemd_calendar_matches_our_ticks(tmp_path, schedules):
+    out = _cli(
+        "schedule",
+        "install",
+        "thr",
+        "--file",
+        str(schedules),
+        "--dry-run",
+        "--unit-dir",
+        str(tmp_path / "u"),
+    )
+    calendar = out.output.split("OnCalendar=")[1].splitlines()[0]
+    assert calendar == "Mon,Tue,Wed,Thu,Fri *-*-* 02:30:00 UTC"
+    shown = subprocess.run(
+        [
+            _systemd_analyze(),
+            "calendar",
+            "--iterations=3",
+            "--base-time=2026-11-21 00:00:00 UTC",
+            calendar,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    it = croniter("30 2 * * 1-5", datetime(2026, 11, 21, tzinfo=UTC))
+    for _ in range(3):
+        assert it.get_next(datetime).strftime("%Y-%m-%d 02:30:00 UTC") in shown.stdout
+    assert not (tmp_path / "u").exists()  # --dry-run wrote nothing
+
+
+def test_remove_undoes_install(tmp_path, schedules):
+    units = tmp_path / "units"
+    common = ["--file", str(schedules), "--unit-dir", str(units), "--no-enable"]
+    _cli("schedule", "install", "lat", *common)
+    assert len(list(units.iterdir())) == 2
+    _cli("schedule", "remove", "lat", *common)
+    assert list(units.iterdir()) == []
+    again = CliRunner().invoke(main, ["schedule", "remove", "lat", *common])
+    assert again.exit_code == 2 and "not installed" in again.output
+
+
+def test_cron_entry_parses(tmp_path, schedules):
+    folder = tmp_path / "cron.d"
+    _cli(
+        "schedule", "install", "lat", "--cron", "--file", str(schedules), "--unit-dir", str(folder)
+    )
+    lines = [
+        ln
+        for ln in (folder / "interregion-lat").read_text().splitlines()
+        if ln and not ln.startswith("#")
+    ]
+    assert len(lines) == 1
+    fields = lines[0].split()
+    schedule, user, command = " ".join(fields[:5]), fields[5], " ".join(fields[6:])
+    assert croniter.is_valid(schedule) and schedule == "0 */6 * * *"
+    assert user == "root"
+    assert "schedule run lat" in command and "--wait-slip" in command
+    assert "%" not in command  # cron would cut the line there
+
+
+def _actionlint() -> str:
+    tool = shutil.which("actionlint") or str(Path(sys.executable).parent / "actionlint")
+    assert Path(tool).exists(), "actionlint is missing: 'make actionlint' builds it"
+    return tool
+
+
+@pytest.mark.parametrize(
+    ("name", "extra"), [("lat", ["--state-bucket", "gs://acme-ir/state"]), ("thr", ["--pages"])]
+)
+def test_exported_workflow_passes_actionlint(tmp_path, schedules, name, extra):
+    workflow = tmp_path / ".github" / "workflows" / f"interregion-{name}.yml"
+    _cli(
+        "schedule",
+        "export",
+        name,
+        "--file",
+        str(schedules),
+        "--repo",
+        "acme/interregion",
+        "--github-actions",
+        str(workflow),
+        *extra,
+    )
+    done = subprocess.run(
+        [_actionlint(), "-no-color", str(workflow)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = yaml.safe_load(workflow.read_text())
+    on = doc[True]  # YAML 1.1 reads the key `on` as true
+    cron = on["schedule"][0]["cron"]
+    assert croniter.is_valid(cron)
+    minute = off_the_hour_minute(name)
+    if name == "lat":  # a 10 min slip is slept out in the job
+        assert cron == f"{minute} */6 * * *"
+        assert "--wait-slip" in workflow.read_text()
+    else:  # a 2 h slip is not: wake every hour, run in the hour drawn for the tick
+        assert cron == f"{minute} * * * *"
+        assert "--hourly-draw" in workflow.read_text()
+    assert doc["jobs"]["sweep"]["timeout-minutes"] <= 360
+    assert "workflow_dispatch" in on
+    assert doc["concurrency"]["cancel-in-progress"] is False
+    assert doc["permissions"]["id-token"] == "write"
+    steps = doc["jobs"]["sweep"]["steps"]
+    uses = [s.get("uses", "") for s in steps]
+    text = workflow.read_text()
+    assert "secrets." not in text  # OIDC, no stored keys
+    if name == "lat":  # backend cloud: both clouds
+        assert any(u.startswith("aws-actions/configure-aws-credentials") for u in uses)
+        assert any(u.startswith("google-github-actions/auth") for u in uses)
+        assert "repo:acme/interregion:ref:refs/heads/main" in text
+        assert "gcloud storage rsync" in text
+    else:
+        assert 'aws s3 sync "s3://acme-ir/site/results"' in text
+        assert "deploy-pages" in text
+    always = [s["name"] for s in steps if s.get("if") == "always()" and "name" in s]
+    assert "Tear down and reap" in always and "Save the ledger and sweeps back" in always
+    assert any(u.startswith("actions/upload-artifact") for u in uses)
+
+
+def test_export_needs_a_bucket_to_keep_results_in(tmp_path, schedules):
+    out = CliRunner().invoke(
+        main,
+        [
+            "schedule",
+            "export",
+            "lat",
+            "--file",
+            str(schedules),
+            "--repo",
+            "acme/x",
+            "--github-actions",
+            str(tmp_path / "w.yml"),
+        ],
+    )
+    assert out.exit_code == 2 and "--state-bucket" in out.output
+    assert not (tmp_path / "w.yml").exists()
