@@ -138,3 +138,27 @@ def first_attempt_errors(sweep_dir, rounds):
             if r["status"] != "ok"
         ]
     return bad
+
+
+def test_a_latency_only_sweep_of_12_regions_is_one_ping_phase_within_its_bound(tmp_path):
+    from orchestrator.catalog import load_catalog
+    from orchestrator.netmodel import region_rtt_ms
+
+    args = ["sweep", "--tests", "ping", "--max-regions", "12", "--yes", "--no-report"]
+    out = run_cli([*args, "--results", str(tmp_path)])
+    assert out.returncode == 0, out.stderr[-3000:]
+    sweep_dir = only_sweep(tmp_path)
+    meta = record(sweep_dir)
+    (run,) = meta["measure_runs"]  # the ping phase alone: no rounds, no iperf3
+    assert run["phase"] == "ping" and run["tests"] == 132
+    params = meta["params"]
+    assert run["wall_s"] <= params["pings"] * params["ping_interval_s"] + 15
+    got = rows(sweep_dir)
+    assert len(got) == 132 and all(r["status"] == "ok" for r in got.values())
+    catalog = load_catalog()
+    for (src, dst), r in got.items():
+        assert r["throughput_bps"] == "" and r["bytes"] == ""
+        expected = region_rtt_ms(catalog.get(src), catalog.get(dst))
+        # the emulator's accuracy bound (bench/emulator.py), on the median of 20 probes
+        assert abs(float(r["rtt_p50_ms"]) - expected) <= 0.5 + 0.02 * expected, (src, dst, r)
+    assert nothing_left(sweep_dir), leftovers(sweep_dir)
