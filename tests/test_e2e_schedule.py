@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from e2e_support import leftovers, run_cli
+from e2e_support import leftovers, run_cli, start_cli, wait_for
 
 from orchestrator import ledger, store
 from orchestrator.lock import LOCK_FILE, read_holder
@@ -63,3 +63,45 @@ def test_a_scheduled_tick_runs_publishes_retains_and_records(tmp_path):
     assert record["published_to"] == str(tmp_path / "www")
     assert read_holder(results / LOCK_FILE) == {}
     assert not any(leftovers(sweep_dir).values()), leftovers(sweep_dir)
+
+
+def test_two_ticks_at_once_one_measures_the_other_is_skipped_and_harms_nothing(tmp_path):
+    results = tmp_path / "results"
+    schedules = tmp_path / "schedules.yaml"
+    schedules.write_text(
+        """profiles:
+  tiny:
+    every: PT1H
+    regions: aws:us-east-1,gcp:europe-west1,aws:eu-west-1
+    pings: 3
+    duration: 1
+    omit: 0
+    backend: local
+    budget_usd: 1
+    budget_usd_month: 10
+"""
+    )
+    tick = ["schedule", "run", "tiny", "--file", str(schedules), "--results", str(results)]
+    first = start_cli(tick)
+    try:
+        wait_for(lambda: read_holder(results / LOCK_FILE).get("sweep_id"), 60, "the lock", first)
+        holder = read_holder(results / LOCK_FILE)
+        second = run_cli(tick)
+        out, _ = first.communicate(timeout=300)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert first.returncode == 0, out[-3000:]
+    records = ledger.read(results)
+    skipped = [r for r in records if r["outcome"] == "skipped-locked"]
+    done = [r for r in records if r["outcome"] == "ok"]
+    assert len(skipped) == 1 and len(done) == 1, records
+    assert holder["sweep_id"] == done[0]["sweep_id"] == skipped[0]["holder_sweep_id"]
+    assert skipped[0]["holder_started_utc"] == holder["started_utc"]
+    # the skipped tick made no sweep folder; the one that ran is whole
+    folders = [p for p in results.iterdir() if (p / store.SWEEP_FILE).exists()]
+    assert [p.name for p in folders] == [done[0]["sweep_id"]]
+    got = store.read_rows(folders[0] / store.MEASUREMENTS_FILE)
+    assert len(got) == 6 and all(r["status"] == "ok" for r in got)
+    assert not any(leftovers(folders[0]).values()), leftovers(folders[0])
