@@ -131,8 +131,22 @@ def test_a_window_clamp_rides_on_the_subnet_route():
     batch = net.host_batch(spec_of(2, tcp_window_bytes=131000), 0)
     assert "addr add 198.18.7.10/24 dev eth0 noprefixroute" in batch
     assert "route add 198.18.7.0/24 dev eth0 proto kernel scope link src 198.18.7.10 " in batch
-    assert batch.rstrip().endswith("window 131000")
+    assert "window 131000\n" in batch
     assert "default" not in batch
+
+
+def test_every_host_knows_every_peers_fixed_mac_and_asks_no_one():
+    spec = spec_of(3)
+    batches = [net.host_batch(spec, i) for i in range(3)]
+    assert net.host_mac("198.18.7.11") == "02:49:52:12:07:0b"
+    assert "link set dev eth0 address 02:49:52:12:07:0b" in batches[1]
+    for i, batch in enumerate(batches):
+        neighbours = [line for line in batch.splitlines() if line.startswith("neigh ")]
+        peers = [h for j, h in enumerate(spec.hosts) if j != i]
+        assert neighbours == [
+            f"neigh replace {p.address} lladdr {net.host_mac(p.address)} dev eth0 nud permanent"
+            for p in peers
+        ]
 
 
 def test_tcp_buffers_are_set_per_host_only_when_the_model_says_so():

@@ -91,8 +91,21 @@ def hub_batch(spec: EmulationSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
+def host_mac(address: str) -> str:
+    """A host's fixed MAC: locally administered 02:49:52 ("IR") and its address's last
+    three octets, so every host can know every peer's without asking."""
+    octets = [int(o) for o in address.split(".")[1:]]
+    return "02:49:52:" + ":".join(f"{o:02x}" for o in octets)
+
+
 def host_batch(spec: EmulationSpec, index: int) -> str:
-    """`ip -batch` inside one host: its address and nothing else (no default route).
+    """`ip -batch` inside one host: its address, fixed MAC and the permanent neighbour
+    entries of every peer, and nothing else (no default route).
+
+    Permanent neighbours, because a cloud's network answers for its peers as a
+    router would: no ARP crosses the WAN. Without them the ping phase, where every
+    host reaches all its peers at once, sent thousands of ARP broadcasts through the
+    hub in one burst, and the lost ones left whole pairs unreachable.
 
     With a window clamp, the subnet's route carries it (`window`, the largest
     window TCP advertises to peers behind that route). The kernel's own window
@@ -100,19 +113,22 @@ def host_batch(spec: EmulationSpec, index: int) -> str:
     measured here), so the buffer gets headroom and the clamp fixes the window.
     """
     host = spec.hosts[index]
+    lines = ["link set dev lo up", f"link set dev eth0 address {host_mac(host.address)}"]
     if not spec.tcp_window_bytes:
-        return (
-            "link set dev lo up\n"
-            f"addr add {host.address}/{spec.prefixlen} dev eth0\n"
-            "link set dev eth0 up\n"
-        )
-    return (
-        "link set dev lo up\n"
-        f"addr add {host.address}/{spec.prefixlen} dev eth0 noprefixroute\n"
-        "link set dev eth0 up\n"
-        f"route add {spec.subnet} dev eth0 proto kernel scope link src {host.address} "
-        f"window {spec.tcp_window_bytes}\n"
-    )
+        lines += [f"addr add {host.address}/{spec.prefixlen} dev eth0", "link set dev eth0 up"]
+    else:
+        lines += [
+            f"addr add {host.address}/{spec.prefixlen} dev eth0 noprefixroute",
+            "link set dev eth0 up",
+            f"route add {spec.subnet} dev eth0 proto kernel scope link src {host.address} "
+            f"window {spec.tcp_window_bytes}",
+        ]
+    lines += [
+        f"neigh replace {peer.address} lladdr {host_mac(peer.address)} dev eth0 nud permanent"
+        for peer in spec.hosts
+        if peer.address != host.address
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def hub_sysctls() -> dict[str, str]:
