@@ -7,7 +7,8 @@ Downloads hold every row that parses: charts may show a subset of points,
 downloads never do. The site is built beside `--out` and swapped in whole; a
 sweep that cannot be read is left out with a warning. sweep.json is published
 through an allow-list (PUBLIC_SWEEP_FIELDS): operator addresses, cloud
-projects and profiles, owners and error texts stay in results/.
+projects and profiles, owners and error texts stay in results/. With a history
+store, the matrix, changes and pair pages come from it (orchestrator.site_history).
 """
 
 from __future__ import annotations
@@ -247,6 +248,8 @@ def _history_pages(results: Path, warn: Callable[[str], None]) -> Any:
     """The history store's figures for the matrix, changes and pair pages (a
     site_history.HistoryData), or None without a store. A store that cannot be read is
     one warning: the site is then built as without one."""
+    import duckdb
+
     from orchestrator import history, site_history
 
     if not history.store_path(results).exists():
@@ -256,7 +259,12 @@ def _history_pages(results: Path, warn: Callable[[str], None]) -> Any:
             return site_history.history_data(con)
     except UserError as e:
         warn(f"site: history pages left out: {e}")
-        return None
+    except duckdb.Error as e:
+        warn(
+            f"site: history pages left out: {' '.join(str(e).split())[:200]}: "
+            "run 'interregion history rebuild'"
+        )
+    return None
 
 
 def _sweep_page(

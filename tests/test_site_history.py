@@ -259,3 +259,16 @@ def test_the_stores_sweep_records_are_not_published(tmp_path):
         if value.encode() in p.read_bytes()
     ]
     assert leaks == []  # ...the site does not
+
+
+def test_a_store_missing_a_table_is_one_warning_too(tmp_path):
+    results = tmp_path / "results"
+    make_sweep(results, sweep_id_at(T0), {(A, B): [10.0] * 20}, started=T0)
+    h.ingest_all(results)
+    with h.opened(results) as con:
+        con.execute("DROP TABLE measurements")
+    warnings: list[str] = []
+    site.build_site(tmp_path / "site", results, catalog=CATALOG, warn=warnings.append)
+    assert not (tmp_path / "site" / "history").exists()
+    assert len(warnings) == 1 and "history pages left out" in warnings[0]
+    assert "history rebuild" in warnings[0] and "\n" not in warnings[0]
