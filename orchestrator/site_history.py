@@ -404,8 +404,9 @@ def matrix_html(data: HistoryData) -> str:
             "<p>Each cell is one directed pair: the percentile of the pooled samples of every "
             "test in the window (p99 needs 100 samples, else —), rows send, columns receive. "
             "Point at a cell for its samples (n), tests, the age of its newest test and its "
-            "baseline; a cell links to the pair's page. Deviation is the cell's value against "
-            "the change-detection baseline (the median of the pair's last 28 comparable runs); "
+            "baseline; a cell links to the pair's page. Deviation compares the window's p50, "
+            "whatever the stat shown, with the change-detection baseline (the median of the "
+            "pair's last 28 comparable runs' medians); "
             "cells with an open episode are outlined. Sources are never mixed: the caption "
             "names the one shown.</p>\n",
             f"<form id='matrix-controls'>{controls}</form>\n",

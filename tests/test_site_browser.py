@@ -312,7 +312,7 @@ def history_site(tmp_path_factory):
         jump = {10: 30.0, 11: 40.0}.get(day, 0.0)
         samples = {
             (a, b): [100.0 + jump + day * 0.1 + k for k in range(20)],
-            (b, a): [80.0 + k * 0.5 for k in range(20)],
+            (b, a): [80.0 + k * 2.0 for k in range(20)],  # p90 15 % above its p50
             (a, c): [70.0 + day] * 20,
         }
         t = t0 + timedelta(days=min(day, 10), hours=12 * (day == 11))
@@ -343,6 +343,10 @@ def _cell_text(browser: Browser, src: str, dst: str) -> str:
           return td ? td.innerText + '|' + td.className + '|' + td.title : null;
         }})()"""
     )
+
+
+def _matrix_view(browser: Browser) -> str:
+    return str(browser.evaluate("document.body.getAttribute('data-matrix-view')"))
 
 
 def _choose(browser: Browser, name: str, value: str) -> str:
@@ -386,6 +390,10 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
     deviation = _cell_text(browser, a, b).split("|")[1]
     assert absolute.startswith("q") and deviation == "dw3 open", (absolute, deviation)
     assert "open episode" in _cell_text(browser, a, b)
+    # the colour compares the window's p50 with the baseline, whatever the stat shown
+    assert "|p90|" in _matrix_view(browser)
+    assert _cell_text(browser, b, a).split("|")[1] == "d0"
+    assert "(p50 +0.0 %)" in _cell_text(browser, b, a)
     _choose(browser, "show", "detail")  # n and the age in each cell, not only on hover
     assert "n 20" in _cell_text(browser, a, b).split("|")[0]
     _keep(browser.screenshot(tmp_path / "site-matrix.png"))

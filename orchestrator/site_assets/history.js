@@ -34,6 +34,10 @@
     return (s / (365.25 * 86400)).toFixed(1) + " y";
   }
 
+  function signed(x) {
+    return (x >= 0 ? "+" : "") + x.toFixed(1);
+  }
+
   function fmt(metric, value) {
     if (value === null || value === undefined) return "—";
     return metric === "rtt" ? value.toFixed(1) : value.toFixed(0);
@@ -68,7 +72,7 @@
       for (i = 0; i < b.length; i++) items.push(["q" + i, op + " " + b[i] + " " + unit]);
       items.push(["q" + b.length, (metric === "rtt" ? "≥ " : "< ") + b[b.length - 1] + " " + unit]);
     } else {
-      items.push(["d0", "within 5 % of baseline"]);
+      items.push(["d0", "the window's p50 within 5 % of the baseline"]);
       for (i = 1; i <= DEVIATION.length; i++) {
         var band = i < DEVIATION.length ? DEVIATION[i - 1] * 100 + "-" + DEVIATION[i] * 100 + " %" :
           "≥ " + DEVIATION[i - 1] * 100 + " %";
@@ -116,13 +120,17 @@
             html.push("<td class='empty'></td>");
             continue;
           }
-          var cls = value === null ? "nodata" :
-            colour === "absolute" ? absoluteClass(metric, value) : deviationClass(metric, value, base[k]);
+          // Deviation compares like with like: the window's p50 against the baseline (a
+          // median of per-test medians), whichever stat the cell shows.
+          var p50 = view.p50[k];
+          var cls = colour === "absolute" ? (value === null ? "nodata" : absoluteClass(metric, value)) :
+            (p50 === null ? "nodata" : deviationClass(metric, p50, base[k]));
           if (open[k]) cls += " open";
           if (value !== null) filled++;
           var title = regions[i] + " → " + regions[j] + ": " + fmt(metric, value) + " " + unit +
             " (" + stat + "), n = " + view.samples[k] + " samples, " + view.tests[k] +
             " tests, newest " + age(view.newest_s[k]) + " ago, baseline " + fmt(metric, base[k]) +
+            (base[k] && p50 !== null ? " (p50 " + signed(100 * (p50 / base[k] - 1)) + " %)" : "") +
             (open[k] ? ", open episode" : "");
           var text = fmt(metric, value);
           if (detail) text += "<small>n " + view.samples[k] + "<br>" + age(view.newest_s[k]) + "</small>";
