@@ -533,6 +533,8 @@ def pair_html(page: dict[str, Any]) -> str:
             f"{_e(entry['window_end_utc'] or '')}</p>\n"
         )
         for metric in METRIC_UNITS:
+            if all(x is None for d in entry["directions"] for x in d[metric]):
+                continue  # e.g. an import of RTT only: no empty chart
             parts.append(
                 f"<div class='chart pair-chart' id='pair-{n}-{metric}' data-pair='pair-data' "
                 f"data-source='{n}' data-metric='{metric}'></div>\n"

@@ -414,7 +414,7 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
     traces = browser.evaluate(
         "[...document.querySelectorAll('div.pair-chart')].map(d => d.data.length)"
     )
-    assert traces == [2, 2, 1, 1]  # emulated: both directions; theirs: A -> B only
+    assert traces == [2, 2, 1]  # emulated: both directions; theirs: A -> B, RTT only
     assert browser.evaluate("document.getElementById('pair-0-rtt').dataset.episodes") == "1"
     assert "EMULATED" in browser.evaluate(
         "document.querySelector('#pair-0-rtt .gtitle').textContent"

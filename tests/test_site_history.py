@@ -194,6 +194,8 @@ def test_sources_are_never_mixed_and_each_is_named(tmp_path):
     assert "source: theirs (Their 2022 data), real measurements</option>" in page
     pair = (out / "history" / "pairs" / site_history.pair_file(A, B)).read_text()
     assert "source: emulated, EMULATED" in pair and "real measurements" in pair
+    charts = re.findall(r"id='(pair-\d-\w+)'", pair)
+    assert charts == ["pair-0-rtt", "pair-0-throughput", "pair-1-rtt"]  # theirs: RTT only
 
 
 def test_without_a_store_the_site_is_as_before(tmp_path):
