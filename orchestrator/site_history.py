@@ -232,6 +232,7 @@ def pair_data(
     for info in infos:
         start, _end = v.window_bounds(info, PAIR_WINDOW)
         rows = _pair_rows(con, info.name, start)
+        shown_from = v.iso_utc(start)
         by_direction: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
         for row in rows:
             by_direction[(row[0], row[1])].append(row)
@@ -249,8 +250,17 @@ def pair_data(
                     "window_start_utc": v.iso_utc(start),
                     "window_end_utc": v.iso_utc(info.latest),
                     "directions": [],
-                    "episodes": marks["episodes"].get((info.name, *key), []),
-                    "configuration_changes": marks["configs"].get((info.name, *key), []),
+                    # only what shows in the window (an old span would stretch the axis)
+                    "episodes": [
+                        e
+                        for e in marks["episodes"].get((info.name, *key), [])
+                        if shown_from is None or (e["closed_utc"] or "~") >= shown_from
+                    ],
+                    "configuration_changes": [
+                        c
+                        for c in marks["configs"].get((info.name, *key), [])
+                        if shown_from is None or c["utc"] >= shown_from
+                    ],
                 },
             )
             entry["directions"].append(

@@ -274,3 +274,20 @@ def test_a_store_missing_a_table_is_one_warning_too(tmp_path):
     assert not (tmp_path / "site" / "history").exists()
     assert len(warnings) == 1 and "history pages left out" in warnings[0]
     assert "history rebuild" in warnings[0] and "\n" not in warnings[0]
+
+
+def test_pair_pages_mark_only_the_episodes_of_their_window(tmp_path):
+    results = tmp_path / "results"
+    # days 0..13: an episode that reverts on day 13; then days 40..47, quiet
+    levels = [150.0] * 10 + [160.0, 160.0, 150.0, 150.0]
+    for day, level in [*enumerate(levels), *((d, 150.0) for d in range(40, 48))]:
+        t = T0 + timedelta(days=day)
+        make_sweep(results, sweep_id_at(t, f"{day:04x}"),
+                   {(A, B): [level + 0.1 * (k % 3) for k in range(20)]}, started=t)  # fmt: skip
+    h.ingest_all(results)
+    with h.opened(results, read_only=True) as con:
+        data = site_history.history_data(con)
+    assert [e["status"] for e in data.changes["episodes"]] == ["reverted"]  # on the changes page
+    (entry,) = data.pairs[(A, B)]["sources"]
+    assert entry["episodes"] == []  # closed before the pair page's 30 days
+    assert len(entry["directions"][0]["t"]) == 8  # days 40..47
