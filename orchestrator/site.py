@@ -14,7 +14,6 @@ store, the matrix, changes and pair pages come from it (orchestrator.site_histor
 from __future__ import annotations
 
 import csv
-import html
 import json
 import math
 import os
@@ -30,6 +29,12 @@ from orchestrator import analyze, charts, outdir, report
 from orchestrator.catalog import Catalog
 from orchestrator.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.pages import banner as _banner
+from orchestrator.pages import esc as _e
+from orchestrator.pages import foot as _foot
+from orchestrator.pages import head as _head
+from orchestrator.pages import json_script as _json_script
+from orchestrator.pages import write as _write
 from orchestrator.schema import MEASUREMENT_COLUMNS
 
 ASSETS = Path(__file__).resolve().parent / "site_assets"
@@ -360,13 +365,6 @@ def _numbers_ok(header: Sequence[str], cells: Sequence[str]) -> bool:
     return True
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _write_assets(assets: Path) -> None:
     assets.mkdir(parents=True, exist_ok=True)
     _write(assets / "plotly.min.js", get_plotlyjs())
@@ -394,33 +392,6 @@ def _write_data(sweep_dir: Path, page: SweepPage, dest: Path, warn: Callable[[st
 
 # --- HTML -------------------------------------------------------------------------
 
-_e = html.escape
-
-
-def _head(title: str, prefix: str, history: bool = False) -> str:
-    """The top of every page; `history` adds the pages built from the history store."""
-    links = (
-        f"<a href='{prefix}history/matrix.html'>Matrix</a>"
-        f"<a href='{prefix}history/changes.html'>Changes</a>"
-        if history
-        else ""
-    )
-    return (
-        "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
-        f"<title>{_e(title)} - interregion</title>\n"
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>\n"
-        "<link rel='icon' href='data:,'>\n"  # no favicon request
-        f"<link rel='stylesheet' href='{prefix}assets/site.css'>\n"
-        "</head>\n<body>\n"
-        "<header>"
-        f"<a class='brand' href='{prefix}index.html'>interregion</a>"
-        f"<a href='{prefix}index.html'>Latest sweep</a>"
-        f"<a href='{prefix}methodology.html'>Methodology</a>"
-        f"<a href='{prefix}data.html'>Data</a>"
-        f"{links}"
-        "</header>\n<main>\n"
-    )
-
 
 def _scripts(prefix: str) -> str:
     return (
@@ -428,33 +399,6 @@ def _scripts(prefix: str) -> str:
         f"<script src='{prefix}assets/geo_assets.js'></script>\n"
         f"<script src='{prefix}assets/site.js'></script>\n"
     )
-
-
-def _foot() -> str:
-    return "</main>\n</body>\n</html>\n"
-
-
-def _banner(emulated: bool, what: str = "These results were") -> str:
-    if not emulated:
-        return ""
-    return (
-        "<div class='emulated-banner'>EMULATED: "
-        f"{_e(what)} measured on the emulated cloud (network namespaces on one machine "
-        "with a latency model), not on AWS or GCP.</div>\n"
-    )
-
-
-def _json_script(element_id: str, data: Any) -> str:
-    # "</" inside a script element would end it early; JSON allows "<\/".
-    text = json.dumps(data, separators=(",", ":"), default=_json_default)
-    text = text.replace("</", "<\\/")
-    return f"<script type='application/json' id='{element_id}'>{text}</script>\n"
-
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"cannot serialise {type(value).__name__}")
 
 
 def _clean(fig: Any) -> dict[str, Any]:

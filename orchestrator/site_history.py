@@ -22,7 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator import changes as ch
 from orchestrator import history_views as v
-from orchestrator.site import _banner, _e, _foot, _head, _json_script, _write
+from orchestrator.pages import banner as _banner
+from orchestrator.pages import esc as _e
+from orchestrator.pages import foot as _foot
+from orchestrator.pages import head as _head
+from orchestrator.pages import json_script as _json_script
+from orchestrator.pages import write as _write
 
 if TYPE_CHECKING:
     import duckdb
