@@ -143,6 +143,9 @@ class SeriesResult:
     config_changes: list[ConfigChange] = field(default_factory=list)
     evaluated_runs: set[str] = field(default_factory=set)  # runs judged against a baseline
     flagged_runs: set[str] = field(default_factory=set)
+    # the level the next run is judged against (the old one while an episode is open),
+    # in the metric's unit; None before MIN_RUNS comparable runs
+    baseline: float | None = None
 
 
 @dataclass
@@ -150,6 +153,7 @@ class Detection:
     episodes: list[Episode]  # pair episodes not folded into a host change
     hosts: list[HostChange]
     config_changes: list[ConfigChange]
+    baselines: dict[SeriesKey, float] = field(default_factory=dict)  # SeriesResult.baseline
 
     @property
     def open(self) -> int:
@@ -369,6 +373,10 @@ def detect_series(s: Series, p: Params = Params(), pooled: float | None = None) 
             episode.status, episode.closed_run, episode.closed_t = "new normal", run.run_id, run.t
             base = Window(p.window_runs, post)  # rebuilt from post-change runs only
             episode = None
+    if episode is not None:
+        out.baseline = untransform(metric, old_level)
+    elif len(base) >= p.min_runs:
+        out.baseline = untransform(metric, base.median())
     return out
 
 
@@ -382,7 +390,8 @@ def detect(series: Sequence[Series], p: Params = Params()) -> Detection:
     hosts, folded = host_changes(results, p)
     episodes = [e for r in results for e in r.episodes if id(e) not in folded]
     configs = [c for r in results for c in r.config_changes]
-    return Detection(episodes, hosts, configs)
+    baselines = {r.key: r.baseline for r in results if r.baseline is not None}
+    return Detection(episodes, hosts, configs, baselines)
 
 
 def host_changes(results: Sequence[SeriesResult], p: Params) -> tuple[list[HostChange], set[int]]:

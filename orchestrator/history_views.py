@@ -187,6 +187,61 @@ def pair_history(
 
 # ---- the matrix -----------------------------------------------------------------------
 
+# The site's windows: "latest" is each pair's newest test, the others as WINDOWS.
+SITE_WINDOWS = ("latest", "1D", "1W", "1M")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One directed pair of a window: its pooled quantiles (p50, p90, p99) and counts."""
+
+    src: str
+    dst: str
+    distance_km: float | None
+    tests: int
+    samples: int
+    quantiles: tuple[float, float, float] | None
+    newest: datetime | None  # the start of the pair's newest test in the window
+
+    def stat(self, stat: str) -> float | None:
+        return _stat_value(stat, self.samples, self.quantiles)
+
+
+def window_cells(
+    con: duckdb.DuckDBPyConnection, info: SourceInfo, metric_name: str, window: str
+) -> list[Cell]:
+    """Every directed pair of one source and window, all three quantiles in one query.
+    `window` is one of WINDOWS or "latest" (each pair's newest test alone)."""
+    m = metric(metric_name)
+    where = f"source = ? AND status = 'ok' AND {m.run_sql} IS NOT NULL"
+    params: list[Any] = [info.name]
+    qualify = ""
+    if window == "latest":
+        qualify = "QUALIFY row_number() OVER (PARTITION BY src, dst ORDER BY started_utc DESC) = 1"
+    else:
+        start, _end = window_bounds(info, window)
+        if start is not None:
+            where += " AND started_utc >= ?"
+            params.append(start)
+    rows = con.execute(
+        f"WITH t AS (SELECT src, dst, distance_km, started_utc, {m.samples_sql} AS s "
+        f"FROM measurements WHERE {where} {qualify}), "
+        "n AS (SELECT src, dst, count(*) AS tests, max(distance_km) AS km, "
+        "max(started_utc) AS newest FROM t GROUP BY src, dst), "
+        "q AS (SELECT src, dst, count(x) AS samples, "
+        "quantile_cont(x, [0.5, 0.9, 0.99]) AS qs "
+        "FROM (SELECT src, dst, unnest(s) AS x FROM t) WHERE x IS NOT NULL "
+        "GROUP BY src, dst) "
+        "SELECT n.src, n.dst, n.km, n.tests, q.samples, q.qs, n.newest FROM n JOIN q "
+        "ON n.src = q.src AND n.dst = q.dst ORDER BY n.src, n.dst",
+        params,
+    ).fetchall()
+    return [
+        Cell(src, dst, km, int(tests), int(k), tuple(qs) if qs else None, newest)
+        for src, dst, km, tests, k, qs, newest in rows
+    ]
+
+
 PairKeep = Callable[[str, str, float | None], bool]
 
 
@@ -206,35 +261,17 @@ def matrix(
     matrices = []
     for info in chosen_sources(source_infos(con), sources):
         start, _end = window_bounds(info, window)
-        where = "source = ? AND status = 'ok'"
-        params: list[Any] = [info.name]
-        if start is not None:
-            where += " AND started_utc >= ?"
-            params.append(start)
-        rows = con.execute(
-            f"WITH t AS (SELECT src, dst, distance_km, {m.samples_sql} AS s FROM measurements "
-            f"WHERE {where} AND {m.run_sql} IS NOT NULL), "
-            "n AS (SELECT src, dst, count(*) AS tests, max(distance_km) AS km FROM t "
-            "GROUP BY src, dst), "
-            "q AS (SELECT src, dst, count(x) AS samples, "
-            "quantile_cont(x, [0.5, 0.9, 0.99]) AS qs "
-            "FROM (SELECT src, dst, unnest(s) AS x FROM t) WHERE x IS NOT NULL "
-            "GROUP BY src, dst) "
-            "SELECT n.src, n.dst, n.km, n.tests, q.samples, q.qs FROM n JOIN q "
-            "ON n.src = q.src AND n.dst = q.dst ORDER BY n.src, n.dst",
-            params,
-        ).fetchall()
-        cells = [
+        cells: list[dict[str, Any]] = [
             {
-                "src": src,
-                "dst": dst,
-                "value": _stat_value(stat, int(k), qs),
-                "samples": int(k),
-                "tests": int(tests),
-                "distance_km": km,
+                "src": c.src,
+                "dst": c.dst,
+                "value": _stat_value(stat, c.samples, c.quantiles),
+                "samples": c.samples,
+                "tests": c.tests,
+                "distance_km": c.distance_km,
             }
-            for src, dst, km, tests, k, qs in rows
-            if keep is None or keep(src, dst, km)
+            for c in window_cells(con, info, m.name, window)
+            if keep is None or keep(c.src, c.dst, c.distance_km)
         ]
         regions = sorted({c["src"] for c in cells} | {c["dst"] for c in cells})
         matrices.append(
@@ -300,6 +337,34 @@ def format_value(value: float | None, unit: str) -> str:
     if unit == "bit/s":
         return f"{value / 1e6:.0f}"
     return f"{value:.1f}"
+
+
+def config_change_docs(
+    con: duckdb.DuckDBPyConnection, found: Sequence[Any], since_iso: str | None = None
+) -> list[dict[str, Any]]:
+    """changes.ConfigChange items grouped by source, backend, run and the fields that
+    differ: [{source, backend, run, utc, fields: ["name: old -> new"], pairs: ["S/D"]}]."""
+    from orchestrator import history as h
+    from orchestrator.fingerprint import differences
+
+    fields = h.stored_fingerprints(
+        con, sorted({c.old_fingerprint for c in found} | {c.new_fingerprint for c in found})
+    )
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for c in found:
+        if since_iso and c.t < since_iso:
+            continue
+        diff = tuple(
+            differences(fields.get(c.old_fingerprint, {}), fields.get(c.new_fingerprint, {}))
+        )
+        key = (c.key.source, c.key.backend, c.run_id, diff)
+        group = groups.setdefault(key, {"source": c.key.source, "backend": c.key.backend,
+                                        "run": c.run_id, "utc": c.t, "fields": list(diff),
+                                        "pairs": []})  # fmt: skip
+        pair = f"{c.key.src}/{c.key.dst}"
+        if pair not in group["pairs"]:
+            group["pairs"].append(pair)
+    return list(groups.values())
 
 
 # ---- series for change detection ------------------------------------------------------

@@ -7,13 +7,13 @@ Downloads hold every row that parses: charts may show a subset of points,
 downloads never do. The site is built beside `--out` and swapped in whole; a
 sweep that cannot be read is left out with a warning. sweep.json is published
 through an allow-list (PUBLIC_SWEEP_FIELDS): operator addresses, cloud
-projects and profiles, owners and error texts stay in results/.
+projects and profiles, owners and error texts stay in results/. With a history
+store, the matrix, changes and pair pages come from it (orchestrator.site_history).
 """
 
 from __future__ import annotations
 
 import csv
-import html
 import json
 import math
 import os
@@ -29,6 +29,12 @@ from orchestrator import analyze, charts, outdir, report
 from orchestrator.catalog import Catalog
 from orchestrator.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.pages import banner as _banner
+from orchestrator.pages import esc as _e
+from orchestrator.pages import foot as _foot
+from orchestrator.pages import head as _head
+from orchestrator.pages import json_script as _json_script
+from orchestrator.pages import write as _write
 from orchestrator.schema import MEASUREMENT_COLUMNS
 
 ASSETS = Path(__file__).resolve().parent / "site_assets"
@@ -98,7 +104,9 @@ OUTLIER_DOCS = {
 
 
 # What a site folder holds; build_site replaces only a folder of these.
-SITE_FILES = frozenset({"index.html", "methodology.html", "data.html", "assets", "data", "sweeps"})
+SITE_FILES = frozenset(
+    {"index.html", "methodology.html", "data.html", "assets", "data", "sweeps", "history"}
+)
 
 # The fields of sweep.json the site publishes: True copies the value, a dict
 # filters a dict, a one-element list filters each item of a list. Left out on
@@ -219,19 +227,49 @@ def build_site(
         started = {s.id: s.started_utc or s.id for s in combined.sweeps.values()}
         timeseries = charts.timeseries_figure(combined.data, started, emulated=combined.emulated)
     nav = [p.id for p in pages]
+    hist = _history_pages(results, warn)
+    has_history = hist is not None
     with outdir.building(out, SITE_FILES, "site") as tmp:
         _write_assets(tmp / "assets")
         for page in pages:
             _write_data(results / page.id, page, tmp / "data" / page.id, warn)
         _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
         for page in pages:
-            text = _sweep_html(page, nav, prefix="../", timeseries=None)
+            text = _sweep_html(page, nav, prefix="../", timeseries=None, history=has_history)
             _write(tmp / "sweeps" / f"{page.id}.html", text)
         latest = pages[-1]
-        _write(tmp / "index.html", _sweep_html(latest, nav, prefix="", timeseries=timeseries))
-        _write(tmp / "methodology.html", _methodology_html(nav, emulated_any))
-        _write(tmp / "data.html", _data_html(pages, emulated_any))
+        index = _sweep_html(latest, nav, prefix="", timeseries=timeseries, history=has_history)
+        _write(tmp / "index.html", index)
+        _write(tmp / "methodology.html", _methodology_html(nav, emulated_any, has_history))
+        _write(tmp / "data.html", _data_html(pages, emulated_any, has_history))
+        if hist is not None:
+            from orchestrator import site_history
+
+            site_history.write_pages(tmp, hist)
     return out / "index.html"
+
+
+def _history_pages(results: Path, warn: Callable[[str], None]) -> Any:
+    """The history store's figures for the matrix, changes and pair pages (a
+    site_history.HistoryData), or None without a store. A store that cannot be read is
+    one warning: the site is then built as without one."""
+    import duckdb
+
+    from orchestrator import history, site_history
+
+    if not history.store_path(results).exists():
+        return None
+    try:
+        with history.opened(results, read_only=True) as con:
+            return site_history.history_data(con)
+    except UserError as e:
+        warn(f"site: history pages left out: {e}")
+    except duckdb.Error as e:
+        warn(
+            f"site: history pages left out: {' '.join(str(e).split())[:200]}: "
+            "run 'interregion history rebuild'"
+        )
+    return None
 
 
 def _sweep_page(
@@ -327,18 +365,11 @@ def _numbers_ok(header: Sequence[str], cells: Sequence[str]) -> bool:
     return True
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _write_assets(assets: Path) -> None:
     assets.mkdir(parents=True, exist_ok=True)
     _write(assets / "plotly.min.js", get_plotlyjs())
     _write(assets / "geo_assets.js", charts.geo_assets_js())
-    for name in ("site.js", "site.css"):
+    for name in ("site.js", "site.css", "history.js"):
         shutil.copyfile(ASSETS / name, assets / name)
 
 
@@ -361,25 +392,6 @@ def _write_data(sweep_dir: Path, page: SweepPage, dest: Path, warn: Callable[[st
 
 # --- HTML -------------------------------------------------------------------------
 
-_e = html.escape
-
-
-def _head(title: str, prefix: str) -> str:
-    return (
-        "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
-        f"<title>{_e(title)} - interregion</title>\n"
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>\n"
-        "<link rel='icon' href='data:,'>\n"  # no favicon request
-        f"<link rel='stylesheet' href='{prefix}assets/site.css'>\n"
-        "</head>\n<body>\n"
-        "<header>"
-        f"<a class='brand' href='{prefix}index.html'>interregion</a>"
-        f"<a href='{prefix}index.html'>Latest sweep</a>"
-        f"<a href='{prefix}methodology.html'>Methodology</a>"
-        f"<a href='{prefix}data.html'>Data</a>"
-        "</header>\n<main>\n"
-    )
-
 
 def _scripts(prefix: str) -> str:
     return (
@@ -387,33 +399,6 @@ def _scripts(prefix: str) -> str:
         f"<script src='{prefix}assets/geo_assets.js'></script>\n"
         f"<script src='{prefix}assets/site.js'></script>\n"
     )
-
-
-def _foot() -> str:
-    return "</main>\n</body>\n</html>\n"
-
-
-def _banner(emulated: bool, what: str = "These results were") -> str:
-    if not emulated:
-        return ""
-    return (
-        "<div class='emulated-banner'>EMULATED: "
-        f"{_e(what)} measured on the emulated cloud (network namespaces on one machine "
-        "with a latency model), not on AWS or GCP.</div>\n"
-    )
-
-
-def _json_script(element_id: str, data: Any) -> str:
-    # "</" inside a script element would end it early; JSON allows "<\/".
-    text = json.dumps(data, separators=(",", ":"), default=_json_default)
-    text = text.replace("</", "<\\/")
-    return f"<script type='application/json' id='{element_id}'>{text}</script>\n"
-
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"cannot serialise {type(value).__name__}")
 
 
 def _clean(fig: Any) -> dict[str, Any]:
@@ -500,11 +485,13 @@ _CHART_TEXT = {
 }
 
 
-def _sweep_html(page: SweepPage, nav: Sequence[str], prefix: str, timeseries: Any) -> str:
+def _sweep_html(
+    page: SweepPage, nav: Sequence[str], prefix: str, timeseries: Any, history: bool = False
+) -> str:
     loaded = page.loaded
     info = loaded.sweeps.get(page.id)
     title = f"Sweep {page.id}"
-    parts = [_head(title, prefix), _banner(loaded.emulated)]
+    parts = [_head(title, prefix, history), _banner(loaded.emulated)]
     parts.append(f"<h1>{_e(title)}{' (emulated)' if loaded.emulated else ''}</h1>\n")
     started = info.started_utc if info else ""
     backends = ", ".join(sorted(info.backends)) if info else ""
@@ -546,10 +533,10 @@ def _sweep_list(nav: Sequence[str], prefix: str) -> str:
     return f"<h2>All sweeps</h2><ul id='sweeps'>{items}</ul>\n"
 
 
-def _methodology_html(nav: Sequence[str], emulated: bool) -> str:
+def _methodology_html(nav: Sequence[str], emulated: bool, history: bool = False) -> str:
     model = _model_text()
     parts = [
-        _head("Methodology", ""),
+        _head("Methodology", "", history),
         _banner(emulated, "Some or all results on this site were"),
         "<h1>Methodology</h1>\n",
         "<h2>What is measured</h2>\n<p>One small VM per region. In each round of the "
@@ -616,9 +603,9 @@ def _model_text() -> str:
     )
 
 
-def _data_html(pages: Sequence[SweepPage], emulated: bool) -> str:
+def _data_html(pages: Sequence[SweepPage], emulated: bool, history: bool = False) -> str:
     parts = [
-        _head("Data", ""),
+        _head("Data", "", history),
         _banner(emulated, "Some or all results on this site were"),
         "<h1>Data</h1>\n<p>Every file is also described in "
         "<a href='data/schema.json'>data/schema.json</a>. Rows with backend "

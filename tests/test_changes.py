@@ -186,3 +186,21 @@ def test_window_median_is_the_median_of_the_last_n(values):
         last = values[max(0, i - 27) : i + 1]
         assert w.values() == last
         assert w.median() == c.median(last)
+
+
+def test_the_baseline_a_series_ends_with():
+    # steady: the median of its runs; fewer than 8 runs: none
+    assert c.detect_series(series(STEADY)).baseline == pytest.approx(150.0)
+    assert c.detect_series(series(STEADY[:7])).baseline is None
+    # an open episode: still the old level, the next run is judged against it
+    assert c.detect_series(series([*STEADY, 160.0, 160.2])).baseline == pytest.approx(150.0)
+    # a new normal: rebuilt from the post-change runs only, so none until 8 of them
+    r = c.detect_series(series([*STEADY, *[160.0, 160.2] * 3]))
+    assert r.episodes[0].status == "new normal" and r.baseline is None
+    r = c.detect_series(series([*STEADY, *[160.0, 160.2] * 4]))
+    assert r.baseline == pytest.approx(160.1)
+    # throughput, judged in log space, is given back in bit/s
+    tput = c.SeriesKey("emulated", "local", "throughput", "aws:us-east-1", "gcp:europe-west1")
+    assert c.detect_series(series([9e8] * 8, key=tput)).baseline == pytest.approx(9e8)
+    # detect() keeps them per series
+    assert c.detect([series(STEADY)]).baselines == {KEY: pytest.approx(150.0)}

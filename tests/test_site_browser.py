@@ -288,3 +288,143 @@ def test_site_works_from_file_urls(browser, built_site, tmp_path):
     foreign = [u for u in browser.requested() if not u.startswith(("file://", "data:"))]
     assert foreign == []
     _keep(browser.screenshot(tmp_path / "site-file-url.png"))
+
+
+# --- the pages built from the history store ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def history_site(tmp_path_factory):
+    """A site with a history store: 12 emulated sweeps of three pairs, daily then the last
+    two 12 h apart (A -> B jumps by 30 and 40 ms in those two: an open episode), and an imported
+    source."""
+    from datetime import UTC, datetime, timedelta
+
+    from history_support import make_sweep, sweep_id_at
+
+    from orchestrator import history
+
+    root = tmp_path_factory.mktemp("history-site")
+    results = root / "results"
+    a, b, c = HISTORY_REGIONS
+    t0 = datetime(2026, 11, 1, tzinfo=UTC)
+    for day in range(12):
+        jump = {10: 30.0, 11: 40.0}.get(day, 0.0)
+        samples = {
+            (a, b): [100.0 + jump + day * 0.1 + k for k in range(20)],
+            (b, a): [80.0 + k * 2.0 for k in range(20)],  # p90 15 % above its p50
+            (a, c): [70.0 + day] * 20,
+        }
+        t = t0 + timedelta(days=min(day, 10), hours=12 * (day == 11))
+        make_sweep(results, sweep_id_at(t, f"{day:04x}"), samples, started=t,
+                   throughput_bps=(9.0e8 if day % 2 else 4.0e8))  # fmt: skip
+    imported = root / "theirs.csv"
+    imported.write_text(
+        "src_cloud,src_region,dst_cloud,dst_region,rtt_avg_ms\naws,us-east-1,gcp,europe-west1,77.5\n"
+    )
+    history.ingest_all(results)
+    history.import_file(results, imported, "theirs", "2022-02", label="Their 2022 data")
+    site.build_site(root / "site", results, catalog=load_catalog())
+    return root / "site"
+
+
+HISTORY_REGIONS = ("aws:us-east-1", "gcp:europe-west1", "aws:eu-west-1")
+MATRIX_READY = "document.body && document.body.getAttribute('data-history-ready') === 'matrix'"
+
+
+def _cell_text(browser: Browser, src: str, dst: str) -> str:
+    return browser.evaluate(
+        f"""(() => {{
+          const rows = [...document.querySelectorAll('#matrix tbody tr')];
+          const heads = [...document.querySelectorAll('#matrix thead th.to')].map(t => t.innerText);
+          const row = rows.find(r => r.querySelector('th.from').innerText === {json.dumps(src)});
+          if (!row) return null;
+          const td = row.querySelectorAll('td')[heads.indexOf({json.dumps(dst)})];
+          return td ? td.innerText + '|' + td.className + '|' + td.title : null;
+        }})()"""
+    )
+
+
+def _matrix_view(browser: Browser) -> str:
+    return str(browser.evaluate("document.body.getAttribute('data-matrix-view')"))
+
+
+def _choose(browser: Browser, name: str, value: str) -> str:
+    """Pick an option of the matrix's selectors, as a reader would; the view key after."""
+    browser.evaluate(
+        f"""(() => {{
+          const s = document.querySelector('#matrix-controls select[name={name}]');
+          s.value = {json.dumps(value)};
+          s.dispatchEvent(new Event('change', {{bubbles: true}}));
+        }})()"""
+    )
+    return str(browser.evaluate("document.body.getAttribute('data-matrix-view')"))
+
+
+def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_site, tmp_path):
+    a, b, c = HISTORY_REGIONS
+    browser.load((history_site / "history" / "matrix.html").as_uri(), MATRIX_READY)
+    assert browser.evaluate("document.body.getAttribute('data-matrix-view')") == (
+        "emulated|rtt|p50|1W|absolute"
+    )
+    caption = "document.getElementById('matrix-caption').textContent"
+    banner_hidden = "document.getElementById('source-banner').hidden"
+    assert "source: emulated, EMULATED" in browser.evaluate(caption)
+    assert browser.evaluate(banner_hidden) is False
+    week = _cell_text(browser, a, b)
+    assert week.split("|")[0] and "n = 160 samples, 8 tests" in week  # days 4..10.5
+    shown = {"1W": week}
+    for name, value in (("stat", "p90"), ("window", "1D"), ("window", "latest"),
+                        ("metric", "throughput")):  # fmt: skip
+        key = _choose(browser, name, value)
+        assert value in key.split("|"), key
+        shown[value] = _cell_text(browser, a, b)
+    values = [v.split("|")[0] for v in shown.values()]
+    assert len(set(values)) == len(values), shown  # each selector changed the cell
+    assert "n = 20 samples, 1 tests" in shown["latest"]
+    assert "Mbit/s" in browser.evaluate(caption)
+    # colour by deviation from the baseline: A -> B is 30 % above it, an open episode
+    _choose(browser, "metric", "rtt")
+    absolute = _cell_text(browser, a, b).split("|")[1]
+    assert _choose(browser, "colour", "deviation").endswith("|deviation")
+    deviation = _cell_text(browser, a, b).split("|")[1]
+    assert absolute.startswith("q") and deviation == "dw3 open", (absolute, deviation)
+    assert "open episode" in _cell_text(browser, a, b)
+    # the colour compares the window's p50 with the baseline, whatever the stat shown
+    assert "|p90|" in _matrix_view(browser)
+    assert _cell_text(browser, b, a).split("|")[1] == "d0"
+    assert "(p50 +0.0 %)" in _cell_text(browser, b, a)
+    _choose(browser, "show", "detail")  # n and the age in each cell, not only on hover
+    assert "n 20" in _cell_text(browser, a, b).split("|")[0]
+    _keep(browser.screenshot(tmp_path / "site-matrix.png"))
+    _choose(browser, "show", "value")
+    # another source: its own caption, no EMULATED banner, none of the emulated cells
+    assert _choose(browser, "source", "theirs").startswith("theirs|")
+    assert "source: theirs (Their 2022 data), real measurements" in browser.evaluate(caption)
+    assert browser.evaluate(banner_hidden) is True
+    assert _cell_text(browser, a, b).split("|")[0] == "77.5"
+    assert _cell_text(browser, a, c) is None
+    # a cell links to its pair page, which draws both directions with the episode
+    href = browser.evaluate("document.querySelector('#matrix td a').getAttribute('href')")
+    assert (history_site / "history" / href).exists()
+    browser.load(
+        (history_site / "history" / "pairs" / "aws_us-east-1--gcp_europe-west1.html").as_uri(),
+        "document.body && document.body.getAttribute('data-history-ready') === 'pair'",
+    )
+    traces = browser.evaluate(
+        "[...document.querySelectorAll('div.pair-chart')].map(d => d.data.length)"
+    )
+    assert traces == [2, 2, 1]  # emulated: both directions; theirs: A -> B, RTT only
+    assert browser.evaluate("document.getElementById('pair-0-rtt').dataset.episodes") == "1"
+    assert "EMULATED" in browser.evaluate(
+        "document.querySelector('#pair-0-rtt .gtitle').textContent"
+    )
+    _keep(browser.screenshot(tmp_path / "site-pair.png"))
+    browser.load((history_site / "history" / "changes.html").as_uri(),
+                 "document.readyState === 'complete'")  # fmt: skip
+    assert "aws:us-east-1 → gcp:europe-west1" in browser.evaluate(
+        "document.getElementById('episodes-open').innerText"
+    )
+    assert browser.errors() == []
+    foreign = [u for u in browser.requested() if not u.startswith(("file://", "data:"))]
+    assert foreign == []

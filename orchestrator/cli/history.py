@@ -430,7 +430,7 @@ def changes(
 
         episodes = [d for d in episodes if recent(d)]
         hosts = [d for d in hosts if recent(d)]
-        configs = _config_changes(con, found.config_changes, since_iso)
+        configs = v.config_change_docs(con, found.config_changes, since_iso)
         if url:
             _notify(con, url, [*hosts, *episodes])
     open_count = sum(d["status"] == "open" for d in [*episodes, *hosts])
@@ -442,31 +442,6 @@ def changes(
         _print_changes(hosts, episodes, configs, open_count)
     if open_count:
         sys.exit(3)
-
-
-def _config_changes(con: Any, found: list[Any], since_iso: str | None) -> list[dict[str, Any]]:
-    """Configuration changes grouped by source, backend, run and the fields that differ."""
-    from orchestrator import history as h
-    from orchestrator.fingerprint import differences
-
-    fields = h.stored_fingerprints(
-        con, sorted({c.old_fingerprint for c in found} | {c.new_fingerprint for c in found})
-    )
-    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for c in found:
-        if since_iso and c.t < since_iso:
-            continue
-        diff = tuple(
-            differences(fields.get(c.old_fingerprint, {}), fields.get(c.new_fingerprint, {}))
-        )
-        key = (c.key.source, c.key.backend, c.run_id, diff)
-        group = groups.setdefault(key, {"source": c.key.source, "backend": c.key.backend,
-                                        "run": c.run_id, "utc": c.t, "fields": list(diff),
-                                        "pairs": []})  # fmt: skip
-        pair = f"{c.key.src}/{c.key.dst}"
-        if pair not in group["pairs"]:
-            group["pairs"].append(pair)
-    return list(groups.values())
 
 
 def _notify(con: Any, url: str, docs: list[dict[str, Any]]) -> None:

@@ -203,8 +203,10 @@ def _print_report(console: Console, result: Any) -> None:
 def site(out: Path, results_dir: Path, catalog: Path) -> None:
     """Build the static site: latest sweep, a page per sweep, methodology, data.
 
-    The site works offline and from file:// (plotly.js is bundled); emulated
-    results are labelled on every page and chart.
+    With a history store (results/history.duckdb) also the From x To matrix,
+    the changes and a page per pair, built from it. The site works offline and
+    from file:// (plotly.js is bundled); emulated results are labelled on every
+    page and chart.
 
     \b
     Example:

@@ -1,0 +1,293 @@
+"""The site's pages from the history store: the matrix (every source, metric, stat and
+window precomputed, with freshness, n and baselines), the changes page and the pair pages;
+the site as before without a store; the site's guarantees kept with one."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from click.testing import CliRunner
+from history_support import make_sweep, sweep_id_at
+from test_report import CATALOG, write_catalog
+from test_site import PLANTED, _refs
+
+from orchestrator import history as h
+from orchestrator import site, site_history
+from orchestrator.cli import main
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:eu-west-1"
+
+
+def _sweeps(results, levels, start=0, kernels=None):
+    """One sweep per 6 h: A -> B pings at levels[i] ms, B -> A 80 ms, A -> C 70 + i ms."""
+    for i, level in enumerate(levels, start):
+        t = T0 + timedelta(hours=6 * i)
+        samples = {
+            (A, B): [level + 0.1 * (k % 3) for k in range(20)],
+            (B, A): [80.0] * 20,
+            (A, C): [70.0 + i] * 20,
+        }
+        kernel = (kernels or {}).get(i, "6.1.0-28-amd64")
+        make_sweep(results, sweep_id_at(t, f"{i:04x}"), samples, started=t, kernel=kernel)
+    h.ingest_all(results)
+
+
+def matrix_data(out):
+    text = (out / "history" / "matrix-data.js").read_text()
+    prefix = "window.InterregionMatrix = "
+    assert text.startswith(prefix) and text.endswith(";\n")
+    return json.loads(text[len(prefix) : -2])
+
+
+@pytest.fixture
+def episode_site(tmp_path):
+    """12 sweeps, A -> B up from 150 to 160 ms in the last two: an open episode."""
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 10 + [160.0, 160.0])
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    return out
+
+
+def _cell(src_doc, view, key, src, dst):
+    n = len(src_doc["regions"])
+    k = src_doc["regions"].index(src) * n + src_doc["regions"].index(dst)
+    return src_doc["views"][view][key][k] if view else src_doc[key]
+
+
+def test_matrix_holds_every_combination_with_known_values(episode_site):
+    doc = matrix_data(episode_site)
+    assert doc["format"] == "interregion.site-matrix" and doc["version"] == 1
+    assert doc["windows"] == ["latest", "1D", "1W", "1M"] and doc["stats"] == ["p50", "p90", "p99"]
+    (src,) = doc["sources"]
+    assert (src["source"], src["emulated"], src["caption"]) == (
+        "emulated",
+        True,
+        "source: emulated, EMULATED",
+    )
+    assert src["regions"] == [C, A, B]
+    assert sorted(src["views"]) == sorted(
+        f"{m}|{w}" for m in ("rtt", "throughput") for w in ("latest", "1D", "1W", "1M")
+    )
+    for view in src["views"].values():
+        assert all(len(view[k]) == 9 for k in ("p50", "p90", "p99", "samples", "tests", "newest_s"))
+    # latest: each pair's newest test alone (run 11: 160.0, 160.1, 160.2 ... 20 samples)
+    assert _cell(src, "rtt|latest", "tests", A, B) == 1
+    assert _cell(src, "rtt|latest", "samples", A, B) == 20
+    assert _cell(src, "rtt|latest", "p50", A, B) == pytest.approx(160.1)
+    assert _cell(src, "rtt|latest", "p50", A, C) == pytest.approx(81.0)
+    # 1D: runs 8..11 of A -> C (the day up to the source's latest test): 78, 79, 80, 81 ms
+    assert _cell(src, "rtt|1D", "tests", A, C) == 4
+    assert _cell(src, "rtt|1D", "p50", A, C) == pytest.approx(79.5)
+    assert _cell(src, "rtt|1D", "p90", A, C) == pytest.approx(81.0)
+    # 1W/1M: all 12 runs, 240 samples: p99 is shown from 100 samples on
+    assert _cell(src, "rtt|1M", "samples", A, C) == 240
+    assert _cell(src, "rtt|1M", "p50", A, C) == pytest.approx(75.5)
+    assert _cell(src, "rtt|1M", "p99", A, C) == pytest.approx(81.0)
+    assert _cell(src, "rtt|latest", "p99", A, C) is None  # 20 samples
+    assert _cell(src, "throughput|1W", "p50", A, B) == pytest.approx(900.0)  # Mbit/s
+    # freshness: the newest test's start (run 11, A -> C is the first row: +0 s)
+    newest = T0 + timedelta(hours=66)
+    assert _cell(src, "rtt|1W", "newest_s", A, C) == int(newest.timestamp())
+    # no test from C: an empty row
+    assert _cell(src, "rtt|1W", "tests", C, A) is None
+    # baselines from change detection: A -> B has an open episode, judged against 150.1
+    n = 3
+    k_ab = 1 * n + 2
+    assert src["baseline"]["rtt"][k_ab] == pytest.approx(150.1)
+    assert src["baseline"]["rtt"][1 * n + 0] == pytest.approx(75.5)  # median of the 12 runs
+    assert src["open"]["rtt"] == [k_ab] and src["open"]["throughput"] == []
+
+
+def test_matrix_page_is_labelled_and_linked(episode_site):
+    page = (episode_site / "history" / "matrix.html").read_text()
+    assert "id='source-banner'" in page and "EMULATED" in page
+    assert "id='source-banner' hidden" not in page  # the first source shown is emulated
+    assert "<p id='matrix-caption' class='caption'>source: emulated, EMULATED</p>" in page
+    for name in ("source", "metric", "stat", "window", "colour"):
+        assert f"<select name='{name}'>" in page
+    index = (episode_site / "index.html").read_text()
+    assert "href='history/matrix.html'" in index and "href='history/changes.html'" in index
+    sweep_page = next((episode_site / "sweeps").iterdir()).read_text()
+    assert "href='../history/matrix.html'" in sweep_page
+
+
+def test_history_pages_are_offline_and_labelled(episode_site):
+    pages = [episode_site / "history" / n for n in ("matrix.html", "changes.html")]
+    pages += sorted((episode_site / "history" / "pairs").iterdir())
+    assert len(pages) == 4  # two unordered pairs: A-B (both ways) and A-C
+    for page in pages:
+        text = page.read_text()
+        assert "class='emulated-banner'" in text, page.name
+        for ref in _refs(text):
+            assert not re.match(r"^[a-z]+://", ref) and not ref.startswith("//"), (page, ref)
+            if not ref.startswith("data:"):
+                assert (page.parent / ref.split("#")[0]).resolve().exists(), (page.name, ref)
+
+
+def test_changes_page_lists_open_and_closed_apart_from_configuration(tmp_path):
+    results = tmp_path / "results"
+    # A -> B: an episode that reverts; then a kernel change moves every pair: configuration
+    kernels = {i: "6.1.0-29-amd64" for i in range(14, 17)}
+    _sweeps(
+        results, [150.0] * 10 + [160.0, 160.0, 150.0, 150.0, 170.0, 170.0, 170.0], kernels=kernels
+    )
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    page = (out / "history" / "changes.html").read_text()
+    assert "id='episodes-open-none'" in page and "<strong id='open-count'>0 open" in page
+    closed = page[page.index("<table id='episodes-closed'>") :].split("</table>")[0]
+    assert closed.count("<tr data-status='reverted'>") == 1
+    assert f"{A} → {B}" in closed and "150.1 ms" in closed and "160.1 ms" in closed
+    assert "href='pairs/aws_us-east-1--gcp_europe-west1.html'" in closed
+    configs = page[page.index("<table id='configuration-changes'>") :].split("</table>")[0]
+    assert "src_kernel: 6.1.0-28-amd64 -&gt; 6.1.0-29-amd64" in configs
+    assert "<td>3</td>" in configs  # the three directed pairs
+    # the kernel change at 170 ms is not a network change
+    assert closed.count("<tr data-status=") == 1
+
+
+def test_pair_page_has_both_directions_and_episode_markers(episode_site):
+    path = episode_site / "history" / "pairs" / site_history.pair_file(B, A)
+    assert path.name == "aws_us-east-1--gcp_europe-west1.html"
+    text = path.read_text()
+    raw = re.search(r"<script type='application/json' id='pair-data'>(.*?)</script>", text)
+    doc = json.loads(raw.group(1))
+    (entry,) = doc["sources"]
+    assert entry["caption"] == "source: emulated, EMULATED"
+    assert [(d["src"], d["dst"]) for d in entry["directions"]] == [(A, B), (B, A)]
+    forward = entry["directions"][0]
+    assert len(forward["t"]) == 12 and forward["rtt"][-2:] == pytest.approx([160.1, 160.1])
+    assert forward["throughput"][0] == pytest.approx(900.0)
+    (episode,) = entry["episodes"]
+    assert (episode["metric"], episode["src"], episode["status"]) == ("rtt", A, "open")
+    assert episode["started_utc"].startswith("2026-11-03T12:00")
+    assert "id='pair-0-rtt'" in text and "id='pair-0-throughput'" in text
+
+
+def test_sources_are_never_mixed_and_each_is_named(tmp_path):
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 3)
+    f = tmp_path / "theirs.csv"
+    f.write_text(
+        "src_cloud,src_region,dst_cloud,dst_region,rtt_avg_ms\n"
+        "aws,us-east-1,gcp,europe-west1,77.5\n"
+    )
+    h.import_file(results, f, "theirs", "2022-02", label="Their 2022 data")
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    doc = matrix_data(out)
+    names = [(s["source"], s["emulated"], s["caption"]) for s in doc["sources"]]
+    assert names == [
+        ("emulated", True, "source: emulated, EMULATED"),
+        ("theirs", False, "source: theirs (Their 2022 data), real measurements"),
+    ]
+    theirs = doc["sources"][1]
+    assert theirs["regions"] == [A, B]
+    assert _cell(theirs, "rtt|1W", "p50", A, B) == pytest.approx(77.5)
+    assert _cell(theirs, "rtt|1W", "tests", B, A) is None  # B -> A is only in emulated
+    page = (out / "history" / "matrix.html").read_text()
+    assert "source: theirs (Their 2022 data), real measurements</option>" in page
+    pair = (out / "history" / "pairs" / site_history.pair_file(A, B)).read_text()
+    assert "source: emulated, EMULATED" in pair and "real measurements" in pair
+    charts = re.findall(r"id='(pair-\d-\w+)'", pair)
+    assert charts == ["pair-0-rtt", "pair-0-throughput", "pair-1-rtt"]  # theirs: RTT only
+
+
+def test_without_a_store_the_site_is_as_before(tmp_path):
+    results = tmp_path / "results"
+    make_sweep(results, sweep_id_at(T0), {(A, B): [10.0] * 20}, started=T0)
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    assert not (out / "history").exists()
+    assert "history/" not in (out / "index.html").read_text()
+    assert sorted(p.name for p in out.iterdir()) == [
+        "assets", "data", "data.html", "index.html", "methodology.html", "sweeps"
+    ]  # fmt: skip
+
+
+def test_a_damaged_store_is_one_warning_and_the_site_is_built_without(tmp_path):
+    results = tmp_path / "results"
+    make_sweep(results, sweep_id_at(T0), {(A, B): [10.0] * 20}, started=T0)
+    h.store_path(results).write_bytes(b"not a duckdb file" * 100)
+    warnings: list[str] = []
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG, warn=warnings.append)
+    assert not (out / "history").exists() and (out / "index.html").exists()
+    assert len(warnings) == 1 and "history pages left out" in warnings[0]
+    assert "history rebuild" in warnings[0]
+
+
+def test_site_command_builds_the_history_pages(tmp_path):
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 3)
+    out = tmp_path / "site"
+    args = ["site", "--out", str(out), "--results", str(results)]
+    result = CliRunner().invoke(main, [*args, "--catalog", str(write_catalog(tmp_path / "r.yaml"))])
+    assert result.exit_code == 0, result.output
+    for name in ("matrix.html", "matrix-data.js", "changes.html"):
+        assert (out / "history" / name).exists(), name
+    assert (out / "index.html").exists() and (out / "methodology.html").exists()
+    # a rebuild after the store is gone drops the history pages (built whole, swapped in)
+    h.store_path(results).unlink()
+    result = CliRunner().invoke(main, [*args, "--catalog", str(tmp_path / "r.yaml")])
+    assert result.exit_code == 0, result.output
+    assert not (out / "history").exists()
+
+
+def test_the_stores_sweep_records_are_not_published(tmp_path):
+    results = tmp_path / "results"
+    folder = make_sweep(results, sweep_id_at(T0), {(A, B): [10.0] * 20}, started=T0)
+    record = json.loads((folder / "sweep.json").read_text())
+    record["cloud_options"] = {k: v for k, v in PLANTED.items() if k != "error"}
+    record["stages"] = {"provision": {"status": "failed", "error": PLANTED["error"]}}
+    (folder / "sweep.json").write_text(json.dumps(record))
+    h.ingest_all(results)
+    with h.opened(results, read_only=True) as con:  # the store holds them...
+        (stored,) = con.execute("SELECT record FROM sweeps").fetchone()
+    assert PLANTED["gcp_project"] in stored
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    assert (out / "history" / "matrix.html").exists()
+    leaks = [
+        (p.name, k)
+        for p in out.rglob("*")
+        if p.is_file()
+        for k, value in PLANTED.items()
+        if value.encode() in p.read_bytes()
+    ]
+    assert leaks == []  # ...the site does not
+
+
+def test_a_store_missing_a_table_is_one_warning_too(tmp_path):
+    results = tmp_path / "results"
+    make_sweep(results, sweep_id_at(T0), {(A, B): [10.0] * 20}, started=T0)
+    h.ingest_all(results)
+    with h.opened(results) as con:
+        con.execute("DROP TABLE measurements")
+    warnings: list[str] = []
+    site.build_site(tmp_path / "site", results, catalog=CATALOG, warn=warnings.append)
+    assert not (tmp_path / "site" / "history").exists()
+    assert len(warnings) == 1 and "history pages left out" in warnings[0]
+    assert "history rebuild" in warnings[0] and "\n" not in warnings[0]
+
+
+def test_pair_pages_mark_only_the_episodes_of_their_window(tmp_path):
+    results = tmp_path / "results"
+    # days 0..13: an episode that reverts on day 13; then days 40..47, quiet
+    levels = [150.0] * 10 + [160.0, 160.0, 150.0, 150.0]
+    for day, level in [*enumerate(levels), *((d, 150.0) for d in range(40, 48))]:
+        t = T0 + timedelta(days=day)
+        make_sweep(results, sweep_id_at(t, f"{day:04x}"),
+                   {(A, B): [level + 0.1 * (k % 3) for k in range(20)]}, started=t)  # fmt: skip
+    h.ingest_all(results)
+    with h.opened(results, read_only=True) as con:
+        data = site_history.history_data(con)
+    assert [e["status"] for e in data.changes["episodes"]] == ["reverted"]  # on the changes page
+    (entry,) = data.pairs[(A, B)]["sources"]
+    assert entry["episodes"] == []  # closed before the pair page's 30 days
+    assert len(entry["directions"][0]["t"]) == 8  # days 40..47
