@@ -33,6 +33,7 @@ Usage: python bench/sweep.py [--sizes 6,20,46,77] [--lifted 77] [--controller aw
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -134,7 +135,7 @@ def run(size: int, extra: list[str], results: Path) -> dict:
     total_s = time.monotonic() - started
     if proc.returncode != 0:
         raise SystemExit(f"sweep of {size} regions failed:\n{err[-2000:]}")
-    sweep_dir = max(results.iterdir(), key=lambda p: p.name)
+    sweep_dir = newest_sweep(results)
     meta = json.loads((sweep_dir / "sweep.json").read_text())
     # the main runs: the ping phase, then the throughput rounds
     mains = [r for r in meta["measure_runs"] if r["kind"] == "main"]
@@ -183,7 +184,7 @@ def latency_run(size: int, extra: list[str], results: Path) -> dict:
     )
     if out.returncode != 0:
         raise SystemExit(f"latency-only sweep of {size} regions failed:\n{out.stderr[-2000:]}")
-    sweep_dir = max(results.iterdir(), key=lambda p: p.name)
+    sweep_dir = newest_sweep(results)
     meta = json.loads((sweep_dir / "sweep.json").read_text())
     params = meta["params"]
     main = next(r for r in meta["measure_runs"] if r["kind"] == "main")  # the ping phase
@@ -210,6 +211,12 @@ def latency_run(size: int, extra: list[str], results: Path) -> dict:
         "median_error_ms": errors[len(errors) // 2] if errors else float("nan"),
         "max_error_ms": max((abs(e) for e in errors), default=float("nan")),
     }
+
+
+def newest_sweep(results: Path) -> Path:
+    """The newest sweep folder (the results folder also holds the history store and the
+    lock file)."""
+    return max((p for p in results.iterdir() if (p / "sweep.json").exists()), key=lambda p: p.name)
 
 
 def statuses(sweep_dir: Path) -> dict[str, int]:
@@ -250,6 +257,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="6,20,46,77", help="regions, default concurrency")
     parser.add_argument("--lifted", default="77", help="regions with the cap lifted ('' none)")
     parser.add_argument("--latency", default="77", help="regions, latency-only ('' none)")
+    parser.add_argument("--keep", default="", help="folder to keep the sweeps in (default: none)")
     parser.add_argument("--controller", default="", help="controller region, e.g. aws:us-east-1")
     parser.add_argument("--tests", nargs=argparse.REMAINDER, default=FAST, help="test options")
     args = parser.parse_args()
@@ -266,7 +274,14 @@ def main() -> None:
         f"{'rounds':>6} {'bound':>5} {'wall':>8} {'vs plan':>7} {'per round':>9} "
         f"{'ctl PSS':>8} {'total':>7}"
     )
-    with tempfile.TemporaryDirectory(prefix="ir-bench-") as tmp:
+    if args.keep:
+        Path(args.keep).mkdir(parents=True, exist_ok=True)
+    folder = (
+        contextlib.nullcontext(args.keep)
+        if args.keep
+        else tempfile.TemporaryDirectory(prefix="ir-bench-")
+    )
+    with folder as tmp:
         for size, more in cases:
             r = run(size, extra + more, Path(tmp))
             label = f"{size}{' lifted' if more else ''}"
