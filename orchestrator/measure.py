@@ -320,7 +320,7 @@ def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = T
     with sweep.stage("measure"):
         sweep.record["status"] = "measuring"
         rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
-        done = store.ok_tests(rows)
+        done = store.ok_tests(rows, sweep.params.tests)
         todo = [p for p in sweep.planned_pairs() if p.key not in done]
         if not todo:
             sweep.log(f"sweep {sweep.id}: every test is measured already")
@@ -329,7 +329,8 @@ def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = T
         if done:
             sweep.log(f"keeping {len(done)} ok tests, measuring the other {len(todo)}")
         run_tests(sweep, hosts, todo, kind, progress)
-        done = store.ok_tests(store.read_rows(sweep.dir / store.MEASUREMENTS_FILE))
+        rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+        done = store.ok_tests(rows, sweep.params.tests)
         failed = [p for p in todo if p.key not in done]
         if failed and retry:
             sweep.log(f"retrying {len(failed)} failed tests once")
@@ -339,8 +340,19 @@ def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = T
 
 
 def fill_unmeasured(sweep: Sweep, hosts: Sequence[Host]) -> None:
-    """Planned tests without any row (the play ended early) get a failed row saying so."""
+    """Planned tests without any row (the play ended early) get a failed row saying so;
+    so does a test whose ping phase ran but whose throughput round did not (keeping
+    its RTT figures)."""
     rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+    if sweep.params.throughput:
+        why = "not measured: the play ended before its throughput round"
+        rows = [
+            {**r, "status": "failed", "error": why}
+            if r.get("status") == "ok" and r.get("throughput_bps") in (None, "")
+            else r
+            for r in rows
+        ]
+        store.write_rows(sweep.dir, rows)
     have = {store.pair_key(r) for r in rows}
     ctx = row_context(sweep, hosts)
     missing = [

@@ -251,7 +251,8 @@ def collect(sweep: Sweep, force: bool = False) -> list[dict[str, Any]]:
             # a slot's rows after the ping phase are completed from it, as measure does
             rows = store.add_round_rows(rows, planned.rows(texts, ctx), with_ping_phase)
         old = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
-        lost = sorted(store.ok_tests(old) - store.ok_tests(rows))
+        tests = sweep.params.tests
+        lost = sorted(store.ok_tests(old, tests) - store.ok_tests(rows, tests))
         if lost and not force:
             first = ", ".join(f"{a}->{b}" for a, b in lost[:3])
             raise UserError(

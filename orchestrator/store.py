@@ -150,8 +150,17 @@ def add_round_rows(
     return merge_rows(merged.values(), rest)
 
 
-def ok_tests(rows: Iterable[Mapping[str, Any]]) -> set[tuple[str, str]]:
-    return {pair_key(r) for r in rows if r.get("status") == "ok"}
+def ok_tests(
+    rows: Iterable[Mapping[str, Any]], tests: Iterable[str] = ("ping",)
+) -> set[tuple[str, str]]:
+    """The tests measured to the end: an ok row, with its throughput when the sweep
+    measures throughput (a ping-phase row alone is half of such a test)."""
+    throughput = "throughput" in tuple(tests)
+    return {
+        pair_key(r)
+        for r in rows
+        if r.get("status") == "ok" and (not throughput or r.get("throughput_bps") not in (None, ""))
+    }
 
 
 def write_rows(sweep_dir: Path, rows: Iterable[Mapping[str, Any]]) -> None:

@@ -182,9 +182,10 @@ def test_ctrl_c_mid_round_keeps_completed_rounds_tears_down_and_resume_finishes(
     try:
         wait_for(lambda: list(results.glob("*/sweep.json")), 60, "the sweep folder", proc)
         sweep_dir = only_sweep(results)
-        wait_for(lambda: record(sweep_dir)["rounds"], 180, "the first round", proc)
-        time.sleep(2)  # round 2 has started (a slot lasts about 4 s): interrupt it
-        assert len(record(sweep_dir)["rounds"]) == 1
+        # the ping phase, then the first throughput round
+        wait_for(lambda: len(record(sweep_dir)["rounds"]) >= 2, 180, "the first round", proc)
+        time.sleep(1.5)  # the next round has started (a slot lasts about 3 s): interrupt it
+        assert len(record(sweep_dir)["rounds"]) == 2
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=120)
     finally:
@@ -197,11 +198,13 @@ def test_ctrl_c_mid_round_keeps_completed_rounds_tears_down_and_resume_finishes(
     assert meta["stages"]["measure"]["status"] == "interrupted"
     assert meta["stages"]["teardown"]["status"] == "done"
     assert nothing_left(sweep_dir), leftovers(sweep_dir)
-    kept = rows(sweep_dir)
-    done_rounds = {r["round"] for r in meta["rounds"]}
+    got = rows(sweep_dir)
+    assert set(got) == all_tests(FOUR)  # the ping phase measured every RTT first
+    assert all(r["status"] == "ok" and r["rtt_avg_ms"] for r in got.values())
+    kept = {k: r for k, r in got.items() if r["throughput_bps"]}
+    done_rounds = {r["round"] for r in meta["rounds"] if not r.get("phase")}
     assert kept and len(kept) < len(all_tests(FOUR))
     assert {int(r["round"]) for r in kept.values()} == done_rounds  # exactly the completed rounds
-    assert all(r["status"] == "ok" for r in kept.values())
 
     args = ["sweep", "--resume", sweep_dir.name, "--yes", "--no-report"]
     resumed = run_cli([*args, "--results", str(results)])

@@ -94,16 +94,19 @@ def test_results_folder_follows_the_contract(swept):
         assert meta["stages"][stage]["status"] == "done", stage
     assert meta["versions"]["interregion"] and meta["versions"]["terraform"]
     assert meta["versions"]["iperf3"].startswith("iperf 3") and meta["versions"]["kernel"]
-    run = meta["measure_runs"][0]
+    phase_run, run = meta["measure_runs"][:2]  # the ping phase, then the throughput rounds
+    assert phase_run["phase"] == "ping" and phase_run["rounds"] == 1
     first = [r for r in meta["rounds"] if r["kind"] == "main"]
-    assert run["rounds"] == len(first) == run["rounds_closed"] and run["wall_s"] > 0
+    assert first[0]["phase"] == "ping" and len(first[0]["tests"]) == 30
+    assert run["rounds"] + 1 == len(first) == run["rounds_closed"] + 1 and run["wall_s"] > 0
     # no test of ours fails at the first attempt (the retry must not hide a defect)
     failed_first = first_attempt_errors(sweep_dir, first)
     assert not failed_first, failed_first
     assert run["overhead_ratio"] is not None
     for entry in meta["rounds"]:
         raw = store.read_raw_round(sweep_dir, entry["round"])
-        assert len(raw) == 2 * len(entry["slots"])  # both ends of every slot, as received
+        # both ends of every slot, or every host of the ping phase, as received
+        assert len(raw) == (len(REGIONS) if entry.get("phase") else 2 * len(entry["slots"]))
     assert set(hosts(sweep_dir)) == set(REGIONS)
     host_facts = json.loads((sweep_dir / store.HOSTS_FILE).read_text())["facts"]
     assert set(host_facts) == set(REGIONS)
