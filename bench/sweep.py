@@ -297,9 +297,7 @@ def main() -> None:
             for error in r["errors"]:
                 print(f"{'':>10} first attempt: {error}")
         for size in (int(s) for s in args.latency.split(",") if s):
-            r = latency_run(
-                size, [e for e in extra if e not in FAST or e.startswith("--")], Path(tmp)
-            )
+            r = latency_run(size, controller, Path(tmp))  # the default pings and interval
             print(
                 f"latency-only {r['regions']} regions: {r['ok']}/{r['tests']} ok, measured in "
                 f"{r['wall_s']:.1f} s (bound {r['bound_s']:g} s); median RTT vs model "
