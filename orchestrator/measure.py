@@ -23,7 +23,7 @@ from orchestrator.hosts import Host
 from orchestrator.pingphase import phase_parts, phase_play, phase_seconds
 from orchestrator.plan import TestParams, round_seconds
 from orchestrator.playbook import run_playbook
-from orchestrator.pricing import load_pricing
+from orchestrator.pricing import Pricing, load_pricing
 from orchestrator.progress import RoundProgress
 from orchestrator.rounds import ClosedRound, PlannedRound, RoundTracker
 from orchestrator.schedule import Slot, schedule
@@ -210,13 +210,17 @@ def run_rounds(
     # slots after the ping phase carry no RTT: their rows are completed from the phase's
     table = _Rows(sweep, with_ping_phase if with_phase and not phase else None)
 
+    # read once per run, not per round, and only for a sweep that has a budget to keep
+    budgeted = sweep.record.get("budget_usd") and sweep.backend != "local"
+    pricing = load_pricing() if budgeted else None
+
     def on_round(done: ClosedRound) -> None:
         state_folder(sweep)  # a sweep whose state vanished stops here
         table.merge(done.rows)
         sweep.record["rounds"].append(done.entry(kind))
         sweep.save()
         progress.round_done(done.number, done.ok, len(done.rows) - done.ok, done.wall_s)
-        check_budget(sweep, table.rows, done.number)
+        check_budget(sweep, table.rows, done.number, pricing)
 
     tracker = RoundTracker(
         sweep.dir,
@@ -273,14 +277,19 @@ class BudgetReached(UserError):
     """What the sweep moved reached its budget: it stops after the round, tears down."""
 
 
-def check_budget(sweep: Sweep, rows: Sequence[dict[str, Any]], round_no: int) -> None:
+def check_budget(
+    sweep: Sweep,
+    rows: Sequence[dict[str, Any]],
+    round_no: int,
+    pricing: Pricing | None = None,
+) -> None:
     """The hard stop: once the bytes moved so far (and the VMs' time) cost the sweep's
     `budget_usd` at list prices, no further round starts. Emulated sweeps cost nothing."""
     budget = sweep.record.get("budget_usd")
     if not budget or sweep.backend == "local":
         return
     regions = sweep.regions()
-    pricing = load_pricing()
+    pricing = pricing or load_pricing()
     started = sweep.record.get("started_utc") or sweep.record["created_utc"]
     hours = max(0.0, (time.time() - _epoch(started)) / 3600)
     vm_usd = sum(pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in regions.values())

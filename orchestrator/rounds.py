@@ -24,6 +24,7 @@ from typing import Any
 
 from orchestrator import store
 from orchestrator.collect import RowContext, SlotPlan, round_rows
+from orchestrator.pingphase import phase_rows
 from orchestrator.store import safe_name, utc_now
 
 Event = dict[str, Any]
@@ -50,8 +51,6 @@ class PlannedRound:
 
     def rows(self, texts: Mapping[str, str | None], ctx: RowContext) -> list[dict[str, Any]]:
         if self.phase_tests is not None:
-            from orchestrator.pingphase import phase_rows
-
             return phase_rows(self.number, self.phase_tests, texts, ctx)
         return round_rows(self.number, self.slots, texts, ctx)
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
 from fixture_regions import fixture_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -135,7 +135,10 @@ _CRON = st.tuples(
 def test_cron_ticks_agree_with_croniter(line, minutes):
     start = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=minutes)
     ours = Cadence(cron=parse_cron(line)).next_tick(start)
-    theirs = croniter(line, start).get_next(datetime)
+    try:
+        theirs = croniter(line, start).get_next(datetime)
+    except CroniterBadDateError:  # a line that never fires, e.g. "* * 31 2 *"
+        theirs = None
     assert ours == theirs
 
 
