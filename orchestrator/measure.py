@@ -263,6 +263,8 @@ def run_rounds(
     sweep.record["measure_runs"].append(summary)
     sweep.save()
     log = state / "ansible-measure.log"
+    if rc != 0 or not tracker.closed:
+        state_folder(sweep)  # Ansible fails too when the state under it vanished: say which
     if rc < 0:
         raise UserError(f"ansible-playbook was killed (signal {-rc}) during the rounds: see {log}")
     if rc not in (0, 2, 4) or not tracker.closed:
