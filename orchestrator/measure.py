@@ -20,7 +20,13 @@ from orchestrator import interrupts, paths, spend, store
 from orchestrator.collect import SlotPlan, unmeasured_row, with_ping_phase
 from orchestrator.errors import UserError
 from orchestrator.hosts import Host
-from orchestrator.pingphase import phase_parts, phase_play, phase_seconds
+from orchestrator.pingphase import (
+    PHASE_FORKS,
+    launch_seconds,
+    phase_parts,
+    phase_play,
+    phase_seconds,
+)
 from orchestrator.plan import TestParams, round_seconds
 from orchestrator.playbook import run_playbook
 from orchestrator.pricing import Pricing, load_pricing
@@ -129,7 +135,8 @@ def plan_ping_phase(tests: Sequence[Pair], first: int, sweep: Sweep) -> list[Pla
     """A latency-only run: one round, the ping phase, with every test at once."""
     keys = [t.key for t in tests]
     params = sweep.params
-    expected_s = round(phase_seconds(keys, params.pings, params.ping_interval_s), 3)
+    rtt_ms = float(sweep.record["plan"].get("controller_rtt_ms") or 0.0)
+    expected_s = round(phase_seconds(keys, params.pings, params.ping_interval_s, rtt_ms), 3)
     return [PlannedRound(first, [], expected_s, phase_tests=keys)]
 
 
@@ -198,7 +205,10 @@ def run_rounds(
     if phase:
         planned = plan_ping_phase(tests, next_round_no(sweep), sweep)
         keys = planned[0].phase_tests or []
-        parts = phase_parts(keys, by_name, params.pings, params.ping_interval_s)
+        parts = phase_parts(keys, by_name, params.pings, params.ping_interval_s, planned[0].number)
+        rtt_ms = float(sweep.record["plan"].get("controller_rtt_ms") or 0.0)
+        start_at = time.time() + launch_seconds(len(parts), rtt_ms)
+        parts = {h: {**part, "start_at_epoch_s": round(start_at, 3)} for h, part in parts.items()}
         plays = [phase_play(planned[0].number, parts, planned[0].expected_s)]
     else:
         # the idle RTT is the ping phase's: slots run iperf3 alone
@@ -230,6 +240,9 @@ def run_rounds(
         on_round,
     )
     progress.begin(f"{kind} ping phase" if phase else kind, len(planned), len(tests))
+    # the ping phase's agents run in the background: its forks only start and collect
+    # them, and a full catalog's hosts at once would cost the controller ~1 GiB
+    forks = PHASE_FORKS if phase else max(len(p.hosts) for p in planned)
     started, started_utc = time.monotonic(), utc_now()
     try:
         rc = run_playbook(
@@ -237,7 +250,7 @@ def run_rounds(
             write_sweep_inventory(sweep, hosts),
             on_event=tracker.on_event,
             log_path=state / "ansible-measure.log",
-            forks=max(len(p.hosts) for p in planned),
+            forks=forks,
         )
         tracker.close()
     finally:
@@ -259,6 +272,7 @@ def run_rounds(
         "rounds_x_slot_s": round(slot_total_s, 3),
         "overhead_ratio": round((wall_s - slot_total_s) / wall_s, 4) if wall_s else None,
         "ansible_rc": rc,
+        "forks": forks,
     }
     sweep.record["measure_runs"].append(summary)
     sweep.save()

@@ -24,6 +24,28 @@ REPLY_WAIT_S = 2.0  # after its last probe, a host waits this long for late repl
 PHASE_MARGIN_S = 1.0  # process start and the document's way back
 
 
+# The playbook starts every host's agent in the background, then collects their
+# documents; Ansible holds at most PHASE_FORKS hosts at once (controller memory). All
+# hosts begin probing together once all are started: probing while others are still
+# being started would slow their start some 3x on a small controller (measured at 77
+# hosts on 2 cores: 12 s instead of 4.4 s), and the collection can only begin after.
+PHASE_FORKS = 24  # hosts Ansible holds at once (bench/sweep.py: ctl PSS)
+LAUNCH_BASE_S = 2.0  # ansible-playbook's start, up to its first task (measured 1.3-3.0 s)
+PER_HOST_S = 0.06  # starting, or collecting, one host: Ansible fork and SSH (0.057 s)
+
+
+def launch_seconds(hosts: int, controller_rtt_ms: float = 0.0) -> float:
+    """When, after the playbook starts, every host's agent has been started: the moment
+    they all begin probing together."""
+    return LAUNCH_BASE_S + PER_HOST_S * hosts + 2 * controller_rtt_ms / 1000
+
+
+def collect_seconds(hosts: int, controller_rtt_ms: float = 0.0) -> float:
+    """From the end of the probing to the last document: the first PHASE_FORKS hosts
+    were waiting for theirs, the others are collected one by one after."""
+    return PER_HOST_S * max(0, hosts - PHASE_FORKS) + controller_rtt_ms / 1000
+
+
 def peers_by_host(tests: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
     """{source: [destinations]} of the directed tests, in the order given."""
     out: dict[str, list[str]] = {}
@@ -40,20 +62,38 @@ def host_seconds(peers: int, pings: int, interval_s: float) -> float:
     return ((pings * peers) - 1) * gap
 
 
-def phase_seconds(tests: Sequence[tuple[str, str]], pings: int, interval_s: float) -> float:
-    """The expected length of the phase: its busiest host, the wait for the last replies
-    (an RTT at most, REPLY_WAIT_S at worst: a lost reply) and the margin."""
+def probing_seconds(tests: Sequence[tuple[str, str]], pings: int, interval_s: float) -> float:
+    """How long the hosts probe: the busiest host, the wait for the last replies (an RTT
+    at most, REPLY_WAIT_S at worst: a lost reply) and the margin."""
     busiest = max((len(p) for p in peers_by_host(tests).values()), default=0)
     return host_seconds(busiest, pings, interval_s) + PHASE_MARGIN_S
 
 
+def phase_seconds(
+    tests: Sequence[tuple[str, str]], pings: int, interval_s: float, controller_rtt_ms: float = 0.0
+) -> float:
+    """The expected wall time of the phase's playbook: start every agent, probe, collect."""
+    hosts = len(peers_by_host(tests))
+    return (
+        launch_seconds(hosts, controller_rtt_ms)
+        + probing_seconds(tests, pings, interval_s)
+        + collect_seconds(hosts, controller_rtt_ms)
+    )
+
+
 def phase_parts(
-    tests: Sequence[tuple[str, str]], hosts: Mapping[str, Host], pings: int, interval_s: float
+    tests: Sequence[tuple[str, str]],
+    hosts: Mapping[str, Host],
+    pings: int,
+    interval_s: float,
+    number: int = 1,
 ) -> dict[str, dict[str, Any]]:
-    """{inventory host: its part}: the peers it probes and how."""
+    """{inventory host: its part}: the peers it probes and how, and the file (in the
+    agent's folder, which emulated hosts share) its document goes to in round `number`."""
     return {
         safe_name(src): {
             "host": src,
+            "out": f"phase-{number:03d}-{safe_name(src)}.json",
             "pings": pings,
             "ping_interval_s": interval_s,
             "min_gap_s": MIN_GAP_S,
@@ -98,6 +138,10 @@ def phase_rows(
             rows.append({**base, "status": "failed", "error": _one_line(f"host {src} {why}")})
             continue
         peer = (doc.get("peers") or {}).get(dst)
+        if doc.get("error"):
+            error = _one_line(f"host {src}: {doc['error']}")
+            rows.append({**base, "status": "failed", "error": error})
+            continue
         if not isinstance(peer, dict):
             rows.append({**base, "status": "failed", "error": f"host {src} did not probe {dst}"})
             continue

@@ -368,8 +368,7 @@ def estimate_cost(
     wall_s = 0.0
     if "ping" in tests:  # the ping phase: every test at once, one round of all hosts
         keys = [p.key for p in selection.pairs]
-        wall_s += phase_seconds(keys, params.pings, params.ping_interval_s)
-        wall_s += overhead(len(selection.regions))
+        wall_s += phase_seconds(keys, params.pings, params.ping_interval_s, controller_rtt_ms)
     if "throughput" in tests:  # then the exclusive rounds, iperf3 alone
         wall_s += sum(
             round_seconds(params, rnd, pings=False) + overhead(2 * len(rnd)) for rnd in rounds

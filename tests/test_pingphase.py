@@ -11,6 +11,7 @@ import re
 import statistics
 import subprocess
 import sys
+from datetime import UTC, datetime
 
 import pytest
 from test_emulator import keys, make_spec, new_id  # noqa: F401
@@ -21,12 +22,18 @@ from orchestrator.catalog import load_catalog
 from orchestrator.collect import RowContext
 from orchestrator.parse import summarize_probes
 from orchestrator.pingphase import (
+    LAUNCH_BASE_S,
     MIN_GAP_S,
+    PER_HOST_S,
+    PHASE_FORKS,
     REPLY_WAIT_S,
+    collect_seconds,
     host_seconds,
+    launch_seconds,
     phase_parts,
     phase_rows,
     phase_seconds,
+    probing_seconds,
 )
 
 AGENT = paths.PLAYBOOKS / "files" / "ir_agent.py"
@@ -70,10 +77,18 @@ def test_probes_leave_a_host_at_least_the_minimum_gap_apart_with_no_burst_per_pe
     assert agent.probe_plan("h", peers[:2], 3, 0.2, MIN_GAP_S)[1] == pytest.approx(0.1)
 
 
-def test_phase_time_is_the_busiest_hosts_probing_plus_a_margin():
+def test_phase_time_is_starting_the_agents_the_busiest_hosts_probing_and_collecting():
     tests = [(a, b) for a in (A, B, C) for b in (A, B, C) if a != b]
     assert host_seconds(2, 5, 0.2) == pytest.approx(9 * 0.1)
-    assert phase_seconds(tests, 5, 0.2) == pytest.approx(0.9 + 1.0)
+    assert probing_seconds(tests, 5, 0.2) == pytest.approx(0.9 + 1.0)
+    # 3 hosts: all started, then all waited for at once (fewer than the forks)
+    assert phase_seconds(tests, 5, 0.2) == pytest.approx(LAUNCH_BASE_S + 3 * PER_HOST_S + 1.9)
+    # the full catalog: the hosts beyond the forks are collected one by one after
+    assert collect_seconds(77) == pytest.approx((77 - PHASE_FORKS) * PER_HOST_S)
+    assert collect_seconds(PHASE_FORKS) == 0.0
+    # a distant controller: two exchanges to start the last host, one to collect it
+    assert launch_seconds(77, 200.0) == pytest.approx(launch_seconds(77) + 0.4)
+    assert collect_seconds(77, 200.0) == pytest.approx(collect_seconds(77) + 0.2)
     # the full catalog: 76 peers x 20 pings at the 10 ms floor
     assert host_seconds(76, 20, 0.2) == pytest.approx((20 * 76 - 1) * 0.01)
 
@@ -117,6 +132,50 @@ def test_parts_list_each_sources_peers_and_addresses():
     assert set(parts) == {"aws_us-east-1", "gcp_europe-west1"}
     assert [p["address"] for p in parts["aws_us-east-1"]["peers"]] == ["198.18.0.11", "198.18.0.12"]
     assert parts["gcp_europe-west1"]["reply_wait_s"] == REPLY_WAIT_S
+    # each host's document has a file of its own: emulated hosts share the agent folder
+    numbered = phase_parts([(A, B), (B, A)], hosts, 20, 0.2, number=7)
+    assert numbered["aws_us-east-1"]["out"] == "phase-007-aws_us-east-1.json"
+    assert len({p["out"] for p in numbered.values()}) == 2
+
+
+def test_a_host_whose_agent_wrote_nothing_fails_its_tests_saying_so():
+    # what ping_phase.yml prints for a host whose agent wrote no document in time
+    silent = json.dumps(
+        {"agent_version": 0, "phase": "ping", "error": "the agent wrote no result within 81 s"}
+    )
+    rows = phase_rows(3, [(A, B), (A, C)], {A: silent}, CTX)
+    assert [r["status"] for r in rows] == ["failed", "failed"]
+    assert rows[0]["error"] == f"host {A}: the agent wrote no result within 81 s"
+
+
+def test_the_agent_writes_its_document_whole_to_a_file_and_starts_on_time(tmp_path):
+    """`--out`: the document goes to a file, written whole then renamed (the collector
+    polls for the name); `start_at_epoch_s`: every host begins probing together."""
+    import time
+
+    out = tmp_path / "phase-001-h.json"
+    start_at = time.time() + 1.5
+    part = {
+        "host": A,
+        "pings": 1,
+        "ping_interval_s": 0.05,
+        "reply_wait_s": 0.2,
+        "start_at_epoch_s": start_at,
+        "peers": [],
+    }
+    done = subprocess.run(
+        [sys.executable, str(AGENT), "--ping-phase", json.dumps(part), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == [out.name]  # no temporary file left
+    doc = json.loads(out.read_text())
+    started = datetime.strptime(doc["started_utc"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    started_s = started.replace(tzinfo=UTC).timestamp()
+    assert start_at - 0.002 <= started_s < start_at + 0.5  # utc_now: whole ms
+    assert doc["launched_utc"] < doc["started_utc"]
 
 
 def run_phase(part, netns=None):

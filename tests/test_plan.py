@@ -12,6 +12,7 @@ from orchestrator.catalog import load_catalog, region_from_dict
 from orchestrator.cli import main
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.errors import UserError
+from orchestrator.pingphase import LAUNCH_BASE_S, PER_HOST_S
 from orchestrator.plan import (
     PING_PACKET_BYTES,
     SETUP_S,
@@ -138,9 +139,10 @@ def test_estimate_of_one_cross_cloud_pair_by_hand():
     e = plan.estimate
     # same metro: RTT = 1.49 + 1.38 (cross-cloud) ms. The ping phase: each host probes its
     # one peer 20 times 0.2 s apart (19 gaps) + 1 s margin; then one round, iperf3 alone:
-    # 2 x (1 + 5 s + 7 round trips) + 1 s margin; each with the controller's overhead
+    # 2 x (1 + 5 s + 7 round trips) + 1 s margin with the controller's overhead. The
+    # phase's playbook starts both agents, then waits for both (fewer than its forks)
     rtt_s = (1.49 + 16.50 * plan.selection.pairs[0].distance_km / 1000 + 1.38) / 1000
-    phase = 19 * 0.2 + 1 + round_overhead_s(2)
+    phase = LAUNCH_BASE_S + 2 * PER_HOST_S + 19 * 0.2 + 1
     assert e.wall_s == pytest.approx(phase + 13 + 14 * rtt_s + round_overhead_s(2))
     # aws sends at most 5 Gbit/s, gcp 1 Gbit/s, for omit + duration = 6 s; plus 20 pings
     aws_bytes = 5e9 * 6 / 8 + 20 * PING_PACKET_BYTES
@@ -171,8 +173,9 @@ def test_wall_time_is_rounds_times_slowest_slot_plus_overhead():
     spec = SelectionSpec(clouds=("aws",))  # 8 regions, full mesh: 7 rounds
     plan = make_plan(CATALOG, spec, round_overhead=2.5, pricing=PRICING)
     assert len(plan.rounds) == 7 == plan.lower_bound_rounds
-    # the ping phase: each host probes its 7 peers 20 times, 0.2/7 s apart, + 1 s margin
-    expected = (20 * 7 - 1) * 0.2 / 7 + 1 + 2.5
+    # the ping phase: 8 agents started, each probes its 7 peers 20 times, 0.2/7 s apart,
+    # + 1 s margin (its playbook's own overhead, not a round's)
+    expected = LAUNCH_BASE_S + 8 * PER_HOST_S + (20 * 7 - 1) * 0.2 / 7 + 1
     # then each round lasts as long as its longest pair: 13 s + 2 x 7 RTTs of that pair
     for rnd in plan.rounds:
         longest_km = max(slot.pairs[0].distance_km for slot in rnd)
@@ -182,10 +185,8 @@ def test_wall_time_is_rounds_times_slowest_slot_plus_overhead():
     one_way = make_plan(
         CATALOG, SelectionSpec(clouds=("aws",), cloud_pairs=(("aws", "aws"),)), pricing=PRICING
     )
-    # a round's modelled overhead grows with its busy hosts (both ends of each slot; all 8
-    # hosts in the ping phase)
+    # a round's modelled overhead grows with its busy hosts (both ends of each slot)
     modelled = sum(round_overhead_s(2 * len(rnd)) - 2.5 for rnd in one_way.rounds)
-    modelled += round_overhead_s(8) - 2.5
     assert one_way.estimate.wall_s == pytest.approx(plan.estimate.wall_s + modelled)
 
 
@@ -198,8 +199,9 @@ def test_round_overhead_grows_with_busy_hosts_and_the_controllers_distance():
     far = make_plan(CATALOG, spec, pricing=PRICING, controller=CATALOG.get("aws:us-east-1"))
     rtt_ms = netmodel.controller_rtt_ms(CATALOG.get("aws:us-east-1"), [sydney])
     assert far.controller_rtt_ms == pytest.approx(rtt_ms) and rtt_ms > 200  # Sydney is farthest
-    # 7 rounds and the ping phase, each waiting 2 round trips for the farthest host
-    assert far.estimate.wall_s == pytest.approx(near.estimate.wall_s + 8 * 2 * rtt_ms / 1000)
+    # 7 rounds, each waiting 2 round trips for the farthest host; the ping phase 3: two to
+    # start the last agent, one to collect it
+    assert far.estimate.wall_s == pytest.approx(near.estimate.wall_s + 17 * rtt_ms / 1000)
     assert far.to_json()["controller"] == "aws:us-east-1"
 
 

@@ -30,7 +30,9 @@ the agent's own ICMP echoes (one process per host): kernel receive timestamps
 (SO_TIMESTAMPNS), replies matched by identifier and sequence, so every sample keeps
 microseconds at every RTT (iputils ping prints whole ms from 100 ms up). Probes leave
 the host at least `min_gap_s` apart, round-robin over the peers from a per-host offset,
-so no peer gets a burst.
+so no peer gets a burst. With `--out PATH` the document goes to that file instead
+(written whole, then renamed): the playbook starts the agents in the background and
+collects the files after. The part's `start_at_epoch_s` is when every host begins.
 
 Every tool output is kept verbatim; the orchestrator parses them. The agent never
 exits non-zero for a failed test: one bad test must not stop the round.
@@ -51,7 +53,7 @@ import time
 import zlib
 from datetime import datetime, timezone
 
-AGENT_VERSION = 2
+AGENT_VERSION = 3
 RETRYABLE = ("Connection refused", "server is busy")
 
 
@@ -310,6 +312,8 @@ def probe_plan(host, peers, pings, interval_s, min_gap_s):
     at a per-host offset, `gap` apart, so each peer gets a probe every `interval_s` at
     the earliest and this host never sends two within `min_gap_s`."""
     n = len(peers)
+    if not n:
+        return [], min_gap_s
     gap = max(min_gap_s, interval_s / n)
     first = zlib.crc32(host.encode()) % n
     order = [(first + j) % n for j in range(n)]
@@ -384,6 +388,33 @@ def ping_phase(part):
     }
 
 
+def phase_document(part):
+    launched_utc = utc_now()
+    # every host probes from the same moment, when the controller has started them all
+    # (clocks of cloud hosts are NTP-synchronised; one that is off just starts off-time)
+    time.sleep(max(0.0, min(part.get("start_at_epoch_s", 0) - time.time(), 120.0)))
+    doc = {
+        "agent_version": AGENT_VERSION,
+        "host": part["host"],
+        "phase": "ping",
+        "launched_utc": launched_utc,
+        "started_utc": utc_now(),
+    }
+    try:
+        doc.update(ping_phase(part))
+    except (OSError, SystemExit) as exc:
+        doc["error"] = f"ping phase: {exc}"
+    doc["ended_utc"] = utc_now()
+    return doc
+
+
+def write_atomic(path, text):
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 def read(path):
     try:
         with open(path) as f:
@@ -423,15 +454,11 @@ def main(argv):
         return 0
     if argv[1:2] == ["--ping-phase"]:
         part = json.loads(argv[2])
-        doc = {
-            "agent_version": AGENT_VERSION,
-            "host": part["host"],
-            "phase": "ping",
-            "started_utc": utc_now(),
-        }
-        doc.update(ping_phase(part))
-        doc["ended_utc"] = utc_now()
-        sys.stdout.write(json.dumps(doc) + "\n")
+        doc = phase_document(part)
+        if len(argv) > 4 and argv[3] == "--out":
+            write_atomic(argv[4], json.dumps(doc) + "\n")
+        else:
+            sys.stdout.write(json.dumps(doc) + "\n")
         return 0
     part = json.loads(argv[1])
     started = time.monotonic()
