@@ -261,6 +261,13 @@ class Plan:
     controller: str = ""  # region key of the controller's location; "" = next to the hosts
     controller_rtt_ms: float = 0.0  # its modelled RTT to the farthest host
 
+    def shape(self) -> str:
+        """What the measure stage runs, in words: the ping phase, the rounds, or both."""
+        rounds = f"{len(self.rounds)} rounds (lower bound {self.lower_bound_rounds})"
+        if not self.params.throughput:
+            return "one ping phase (latency only: no exclusive rounds)"
+        return f"a ping phase, then {rounds}" if self.params.ping else rounds
+
     def to_json(self) -> dict[str, Any]:
         return {
             "backend": self.backend,

@@ -336,9 +336,15 @@ def test_plan_table(catalog_file):
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "2 regions" in result.output and "2 directed pairs" in result.output
-    assert "1 rounds (lower bound 1)" in result.output
+    assert "a ping phase, then 1 rounds (lower bound 1)" in result.output
     assert "6,233" in result.output  # Ashburn - Saint-Ghislain km
     assert "emulated cloud" in result.output
+    latency = run(
+        "plan", "--catalog", catalog_file, "--regions", "aws:us-east-1,gcp:europe-west1",
+        "--tests", "ping",
+    )  # fmt: skip
+    assert latency.exit_code == 0, latency.output
+    assert "one ping phase (latency only: no exclusive rounds)" in latency.output
 
 
 def test_plan_options_reach_the_plan(catalog_file):

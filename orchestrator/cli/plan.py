@@ -138,7 +138,9 @@ def print_plan(result: Plan, console: Console) -> None:
     cap = "one slot per round" if result.sequential else None
     if result.max_concurrent:
         cap = f"at most {result.max_concurrent} slots per round"
-    title = f"{len(result.rounds)} rounds (lower bound {result.lower_bound_rounds})"
+    title = result.shape()
+    if not result.params.throughput:
+        title += f"; the {len(result.rounds)} rounds it would take with throughput"
     rounds = _table(title + (f", {cap}" if cap else ""))
     rounds.add_column("round", justify="right")
     rounds.add_column("tests", justify="right")

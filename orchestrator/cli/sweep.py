@@ -198,7 +198,7 @@ def _plan(kwargs: dict[str, Any]) -> tuple[Plan, SelectionSpec, dict[str, Any] |
     e = plan.estimate
     click.echo(
         f"plan: {len(plan.selection.regions)} regions, {len(plan.selection.pairs)} tests, "
-        f"{len(plan.rounds)} rounds (lower bound {plan.lower_bound_rounds}), "
+        f"{plan.shape()}, "
         f"about {e.wall_s / 60:.1f} min measuring; estimated cost ${e.cost_usd:.2f}"
         + (f" (on the clouds: ${e.cloud_cost_usd:.2f})" if backend == "local" else ""),
         err=True,
