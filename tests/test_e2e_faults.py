@@ -301,7 +301,13 @@ def test_a_sweep_whose_state_folder_vanishes_says_so_and_removes_its_hosts(resul
         wait_for(lambda: list(results.glob("*/sweep.json")), 60, "the sweep folder", proc)
         sweep_dir = only_sweep(results)
         wait_for(lambda: record(sweep_dir)["rounds"], 180, "the first round", proc)
-        shutil.rmtree(sweep_dir / "state")
+        # the sweep writes into state/ as it goes (temporary files renamed): delete until
+        # nothing is left, however the two interleave
+        for _ in range(100):
+            shutil.rmtree(sweep_dir / "state", ignore_errors=True)
+            if not (sweep_dir / "state").exists():
+                break
+            time.sleep(0.1)
         out, _ = proc.communicate(timeout=180)
     finally:
         if proc.poll() is None:
