@@ -56,6 +56,7 @@ class Test:
     received_bytes: int | None
     loaded_rtt_ms: float | None
     source: str = ""  # the store's source name (measured, an import)
+    settings: str = ""  # non-default iperf3 settings of its sweep ("-w 4M"), if any
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,27 @@ def newest_emulated(tests: Iterable[Test]) -> Test | None:
     return max((t for t in tests if t.emulated), key=lambda t: t.started_utc, default=None)
 
 
+def iperf3_settings(record: Mapping[str, Any]) -> str:
+    """The sweep's iperf3 options that make a test not default TCP ('-w 4M -C bbr')."""
+    params = record.get("params")
+    if not isinstance(params, dict):
+        return ""
+    out = []
+    if params.get("window"):
+        out.append(f"-w {params['window']}")
+    if params.get("congestion"):
+        out.append(f"-C {params['congestion']}")
+    return " ".join(out)
+
+
+def _record_settings(text: str | None) -> str:
+    try:
+        record = json.loads(text or "{}")
+    except ValueError:
+        return ""
+    return iperf3_settings(record) if isinstance(record, dict) else ""
+
+
 def _int(value: Any) -> int | None:
     try:
         return None if value in (None, "") else int(float(value))
@@ -116,7 +138,7 @@ def history_tests(results: Path, src: str, dst: str) -> list[Test]:
         rows = con.execute(
             f"SELECT m.sweep_id, m.started_utc, m.src = ? AS forward, s.emulated, "
             f"{rtt} AS rtt, m.throughput_bps, m.streams, m.retransmits, m.bytes, "
-            "m.tcp_rtt_ms, m.source FROM measurements m JOIN sweeps s USING (sweep_id) "
+            "m.tcp_rtt_ms, m.source, s.record FROM measurements m JOIN sweeps s USING (sweep_id) "
             "WHERE ((m.src = ? AND m.dst = ?) OR (m.src = ? AND m.dst = ?)) "
             "AND m.status = 'ok'",
             [src, src, dst, dst, src],
@@ -134,8 +156,9 @@ def history_tests(results: Path, src: str, dst: str) -> list[Test]:
             received_bytes=_int(nbytes),
             loaded_rtt_ms=_float(loaded),
             source=source,
+            settings=_record_settings(record),
         )
-        for sid, t, fwd, emu, rtt_ms, bps, streams, retr, nbytes, loaded, source in rows
+        for sid, t, fwd, emu, rtt_ms, bps, streams, retr, nbytes, loaded, source, record in rows
     ]
 
 
@@ -150,18 +173,19 @@ def _record(folder: Path) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
-def _row_test(row: Mapping[str, str], forward: bool, sweep_id: str, emulated: bool) -> Test:
+def _row_test(row: Mapping[str, str], forward: bool, sweep_id: str, settings: str) -> Test:
     return Test(
         sweep_id=row.get("sweep_id") or sweep_id,
         started_utc=row.get("started_utc") or "",
         forward=forward,
-        emulated=emulated or row.get("backend") in EMULATED_BACKENDS,
+        emulated=row.get("backend") in EMULATED_BACKENDS,
         rtt_ms=_float(row.get("rtt_p50_ms")) or _float(row.get("rtt_avg_ms")),
         throughput_bps=_float(row.get("throughput_bps")),
         streams=_int(row.get("streams")) or 1,
         retransmits=_int(row.get("retransmits")),
         received_bytes=_int(row.get("bytes")),
         loaded_rtt_ms=_float(row.get("tcp_rtt_ms")),
+        settings=settings,
     )
 
 
@@ -182,7 +206,7 @@ def sweep_tests(results: Path, src: str, dst: str) -> tuple[list[Test], int]:
             s = f"{row.get('src_cloud')}:{row.get('src_region')}"
             d = f"{row.get('dst_cloud')}:{row.get('dst_region')}"
             if (s, d) in ((src, dst), (dst, src)):
-                tests.append(_row_test(row, s == src, folder.name, False))
+                tests.append(_row_test(row, s == src, folder.name, iperf3_settings(record)))
         chosen = pick(tests)
         if chosen is not None and chosen.forward and chosen.throughput_bps:
             break
@@ -195,6 +219,8 @@ def sweep_tests(results: Path, src: str, dst: str) -> tuple[list[Test], int]:
 def _described(test: Test, where: str, src: str, dst: str) -> str:
     direction = "" if test.forward else f" (no {src} -> {dst} test: its reverse, {dst} -> {src})"
     what = "RTT and throughput" if test.throughput_bps else "RTT only (throughput modelled)"
+    if test.throughput_bps and test.settings:
+        what += f" (iperf3 {test.settings}: not default TCP, its window stands in for it)"
     source = f", source {test.source}" if test.source else ""
     return f"{where}{source}: test of {test.started_utc} in {test.sweep_id}, {what}{direction}"
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
-from history_support import make_sweep, sweep_id_at
+from history_support import make_sweep, record_of, sweep_id_at
 
 from orchestrator import advise as a
 from orchestrator import advise_sources as sources
@@ -226,3 +226,16 @@ def test_pick_prefers_a_throughput_test_then_the_pairs_own_direction():
     assert sources.pick([latency_only, reverse, emulated]) is reverse
     assert sources.pick([latency_only, emulated]) is latency_only
     assert sources.pick([emulated]) is None
+
+
+@pytest.mark.parametrize("ingest", [False, True])
+def test_a_test_with_iperf3_options_is_flagged_as_not_default_tcp(tmp_path, ingest):
+    folder = _sweep(tmp_path, 0, {(A, B): [100.0]})
+    record = record_of(folder)
+    record["params"].update(window="4M", congestion="bbr")
+    store.write_json(folder / store.SWEEP_FILE, record)
+    if ingest:
+        h.ingest_all(tmp_path)
+    doc = _json(tmp_path)
+    assert doc["source"]["kind"] == ("history" if ingest else "sweep")
+    assert "iperf3 -w 4M -C bbr: not default TCP" in doc["source"]["detail"]
