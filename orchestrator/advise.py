@@ -37,6 +37,8 @@ TLS13_HANDSHAKE_RTTS = 1.0  # a full TLS 1.3 handshake (no 0-RTT resumption)
 DEFAULT_STREAMS = 4
 ADVICE_FORMAT = "interregion.advice"
 ADVICE_VERSION = 1
+# Linux keeps tcp_rmem/tcp_wmem in an int: no buffer above this can be set.
+TCP_BUFFER_MAX_BYTES = 2**31 - 1
 # Beyond an exabyte the figures are no longer a transfer plan.
 MAX_SIZE_BYTES = 10**18
 
@@ -181,8 +183,9 @@ class PathFacts:
 
     @property
     def tuned_buffer_bytes(self) -> int:
-        """tcp_rmem/tcp_wmem max for the tuned option: 2 x BDP at line rate."""
-        return math.ceil(TUNED_BUFFER_BDP_FACTOR * self.bdp_bytes)
+        """tcp_rmem/tcp_wmem max for the tuned option: 2 x BDP at line rate, at most
+        what the kernel can set."""
+        return min(math.ceil(TUNED_BUFFER_BDP_FACTOR * self.bdp_bytes), TCP_BUFFER_MAX_BYTES)
 
     @property
     def tuned_window_bytes(self) -> float:
@@ -308,6 +311,19 @@ def advise(
 
 def _notes(facts: PathFacts, options: tuple[Option, ...]) -> tuple[str, ...]:
     default, tuned, parallel = options
+    limit: tuple[str, ...] = ()
+    if facts.tuned_buffer_bytes == TCP_BUFFER_MAX_BYTES:
+        limit = (
+            f"2 x BDP ({_mb(TUNED_BUFFER_BDP_FACTOR * facts.bdp_bytes)}) is above the "
+            f"largest buffer Linux can set ({TCP_BUFFER_MAX_BYTES} bytes, an int): tuned "
+            "uses that largest one",
+        )
+    return limit + _limit_notes(facts, default, tuned, parallel)
+
+
+def _limit_notes(
+    facts: PathFacts, default: Option, tuned: Option, parallel: Option
+) -> tuple[str, ...]:
     if default.limit == "loss":
         return (
             f"loss limits this path (retransmitted share {facts.loss_rate:.3%}): larger "

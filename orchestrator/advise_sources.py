@@ -14,10 +14,11 @@ was never measured, and is labelled.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -189,28 +190,41 @@ def _row_test(row: Mapping[str, str], forward: bool, sweep_id: str, settings: st
     )
 
 
-def sweep_tests(results: Path, src: str, dst: str) -> tuple[list[Test], int]:
+@dataclass
+class SweepScan:
+    """What the sweep folders gave: the pair's tests, and what was left out."""
+
+    tests: list[Test]
+    emulated_skipped: int = 0
+    unreadable: list[str] = field(default_factory=list)  # one line each
+
+
+def sweep_tests(results: Path, src: str, dst: str) -> SweepScan:
     """Tests of the pair from sweep folders, newest sweep first, stopping at the first
-    sweep with a usable forward test. Emulated sweeps are counted, not read.
-    Returns (tests, emulated sweeps skipped)."""
-    tests: list[Test] = []
-    skipped = 0
+    sweep with a usable forward test. Emulated sweeps are counted, not read; a sweep
+    whose measurements.csv cannot be read is left out and named."""
+    scan = SweepScan([])
     for folder in reversed(sweep_dirs(Path(results))):
         record = _record(folder)
         if record.get("emulated") is True or record.get("backend") in EMULATED_BACKENDS:
-            skipped += 1
+            scan.emulated_skipped += 1
             continue
-        for row in store.read_rows(folder / store.MEASUREMENTS_FILE):
+        try:
+            rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
+        except (UserError, OSError, UnicodeDecodeError, csv.Error) as e:
+            scan.unreadable.append(f"sweep {folder.name} left out: {e}")
+            continue
+        for row in rows:
             if row.get("status") not in ("ok", None, ""):
                 continue
             s = f"{row.get('src_cloud')}:{row.get('src_region')}"
             d = f"{row.get('dst_cloud')}:{row.get('dst_region')}"
             if (s, d) in ((src, dst), (dst, src)):
-                tests.append(_row_test(row, s == src, folder.name, iperf3_settings(record)))
-        chosen = pick(tests)
+                scan.tests.append(_row_test(row, s == src, folder.name, iperf3_settings(record)))
+        chosen = pick(scan.tests)
         if chosen is not None and chosen.forward and chosen.throughput_bps:
             break
-    return tests, skipped
+    return scan
 
 
 # ---- choosing -------------------------------------------------------------------------
@@ -255,17 +269,17 @@ def find_evidence(results: Path, src: str, dst: str, *, measured_only: bool = Fa
             chosen,
             tuple(_emulated_note(emulated, 0, results)),
         )
-    from_sweeps, skipped = sweep_tests(results, src, dst)
-    chosen = pick(from_sweeps)
+    scan = sweep_tests(results, src, dst)
+    chosen = pick(scan.tests)
     if chosen is not None:
         where = f"sweep {chosen.sweep_id} ({results / chosen.sweep_id / store.MEASUREMENTS_FILE})"
         return Evidence(
             SWEEP,
             _described(chosen, where, src, dst),
             chosen,
-            tuple(_emulated_note(emulated, 0, results)),
+            (*_emulated_note(emulated, 0, results), *scan.unreadable),
         )
-    notes = _emulated_note(emulated, skipped, results)
+    notes = [*_emulated_note(emulated, scan.emulated_skipped, results), *scan.unreadable]
     if measured_only:
         raise UserError(no_data_message(results, src, dst, bool(notes)))
     return Evidence(

@@ -226,3 +226,13 @@ def test_a_new_connection_per_file_never_beats_one_reused(facts, size, files):
         assert advice.files.new_connection_per_file_s == pytest.approx(
             advice.files.reused_connection_s
         )
+
+
+def test_a_buffer_above_what_linux_can_set_is_capped_and_said():
+    # 100 Gbit/s at 300 ms: BDP 3.75 GB, 2 x BDP = 7.5 GB > 2^31 - 1 bytes
+    advice = a.advise(_facts(line_rate_bps=100e9, rtt_ms=300.0), 10**12)
+    assert advice.facts.tuned_buffer_bytes == 2**31 - 1
+    tuned = advice.option("tuned")
+    assert tuned.limit == "window"
+    assert tuned.throughput_bps == pytest.approx((2**31 - 1) * 0.5 * 8 / 0.3)
+    assert "above the largest buffer Linux can set" in advice.notes[0]

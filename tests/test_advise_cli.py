@@ -239,3 +239,12 @@ def test_a_test_with_iperf3_options_is_flagged_as_not_default_tcp(tmp_path, inge
     doc = _json(tmp_path)
     assert doc["source"]["kind"] == ("history" if ingest else "sweep")
     assert "iperf3 -w 4M -C bbr: not default TCP" in doc["source"]["detail"]
+
+
+def test_a_sweep_of_another_version_is_left_out_and_named(tmp_path):
+    good = _sweep(tmp_path, 0, {(A, B): [100.0]}, suffix="a000")
+    bad = _sweep(tmp_path, 1, {(A, B): [50.0]}, suffix="a001")
+    (bad / store.MEASUREMENTS_FILE).write_text("src,dst\nx,y\n")
+    doc = _json(tmp_path)
+    assert doc["source"]["sweep_id"] == good.name
+    assert any(n.startswith(f"sweep {bad.name} left out: ") for n in doc["notes"])
