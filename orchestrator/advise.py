@@ -29,6 +29,8 @@ MSS_BYTES = 1448
 INITCWND_SEGMENTS = 10
 # sqrt(3/2): Mathis et al.'s constant for periodic loss with delayed ACKs off.
 MATHIS_C = 1.22
+# Mathis explains a measured stream if within this share (the study's emulator check).
+LOSS_TOLERANCE = 0.3
 # The study's tuned buffer: 2 x BDP, as TCP turns about half a buffer into window.
 TUNED_BUFFER_BDP_FACTOR = 2.0
 WINDOW_EFFICIENCY = DEFAULT_MODEL.window_efficiency
@@ -192,8 +194,29 @@ class PathFacts:
         return self.tuned_buffer_bytes * WINDOW_EFFICIENCY
 
     @property
-    def loss_ceiling_bps(self) -> float:
+    def mathis_bps(self) -> float:
+        """Mathis's ceiling of one stream at the measured loss (inf: none known)."""
         return loss_limited_bps(self.rtt_ms, self.loss_rate)
+
+    @property
+    def measured_stream_bps(self) -> float | None:
+        return self.measured_bps / max(self.measured_streams, 1) if self.measured_bps else None
+
+    @property
+    def loss_model_fails(self) -> bool:
+        """The measured stream beat Mathis's ceiling of its own retransmissions by more
+        than LOSS_TOLERANCE: its losses were bunched (at slow-start exit, typically),
+        not the steady loss the formula assumes, so they predict nothing."""
+        measured = self.measured_stream_bps
+        return measured is not None and self.mathis_bps < (1 - LOSS_TOLERANCE) * measured
+
+    @property
+    def loss_ceiling_bps(self) -> float:
+        """One stream's loss ceiling: Mathis's, never below what a stream measured at
+        that loss carried; none when the formula fails on the measurement."""
+        if self.loss_model_fails:
+            return math.inf
+        return max(self.mathis_bps, self.measured_stream_bps or 0.0)
 
 
 def default_window_from(measured_bps: float, rtt_ms: float, streams: int = 1) -> float:
@@ -217,10 +240,11 @@ class Option:
 
 
 def _throughput(facts: PathFacts, window_bytes: float, streams: int) -> tuple[float, str]:
+    # on a tie the first named wins: a measured stream whose loss explains it is "loss"
     ceilings = {
         "line rate": facts.line_rate_bps,
-        "window": streams * window_limited_bps(window_bytes, facts.rtt_ms),
         "loss": streams * facts.loss_ceiling_bps,
+        "window": streams * window_limited_bps(window_bytes, facts.rtt_ms),
     }
     limit = min(ceilings, key=lambda k: ceilings[k])
     return ceilings[limit], limit
@@ -318,6 +342,14 @@ def _notes(facts: PathFacts, options: tuple[Option, ...]) -> tuple[str, ...]:
             f"largest buffer Linux can set ({TCP_BUFFER_MAX_BYTES} bytes, an int): tuned "
             "uses that largest one",
         )
+    if facts.loss_model_fails:
+        limit += (
+            f"the measured retransmissions (p = {facts.loss_rate:.4%}) give a Mathis ceiling "
+            f"of {facts.mathis_bps / 1e6:.1f} Mbit/s, far below the "
+            f"{(facts.measured_stream_bps or 0) / 1e6:.1f} Mbit/s the stream carried: the "
+            "losses came in a burst (slow-start exit), not steadily, so no loss ceiling is "
+            "applied and the tuned figures assume the path stays that clean",
+        )
     return limit + _limit_notes(facts, default, tuned, parallel)
 
 
@@ -368,14 +400,8 @@ def assumptions(facts: PathFacts) -> list[str]:
         "(a burstable VM, e.g. t3.small, drops to its baseline once its credits run out)",
         f"tuned: tcp_rmem/tcp_wmem max = 2 x BDP = {_mb(facts.tuned_buffer_bytes)} on both "
         f"hosts; TCP turns about {WINDOW_EFFICIENCY:.0%} of a buffer into window",
-        f"loss ceiling MSS / RTT x {MATHIS_C} / sqrt(p) with MSS {MSS_BYTES} bytes; "
-        + (
-            f"p = {facts.loss_rate:.4%} from the measured retransmissions"
-            if facts.loss_rate
-            else "no loss measured, so no loss ceiling"
-            if facts.loss_rate == 0
-            else "loss unknown, so no loss ceiling"
-        ),
+        f"loss ceiling MSS / RTT x {MATHIS_C} / sqrt(p) with MSS {MSS_BYTES} bytes, never "
+        "below what a measured stream carried: " + _loss_assumption(facts),
         "P streams share the data evenly and keep the default window each",
         f"each connection: TCP handshake {TCP_HANDSHAKE_RTTS:g} RTT, TLS 1.3 handshake "
         f"{TLS13_HANDSHAKE_RTTS:g} RTT, slow start from {INITCWND_SEGMENTS} segments "
@@ -383,6 +409,17 @@ def assumptions(facts: PathFacts) -> list[str]:
         "files: of equal size, one after another on each connection; a reused "
         "connection sends them back to back",
     ]
+
+
+def _loss_assumption(facts: PathFacts) -> str:
+    if facts.loss_rate is None:
+        return "loss unknown, so no loss ceiling"
+    if facts.loss_rate == 0:
+        return "no retransmissions measured, so no loss ceiling"
+    where = f"p = {facts.loss_rate:.4%} from the measured retransmissions"
+    if facts.loss_model_fails:
+        return f"{where}, which the measurement contradicts, so no loss ceiling"
+    return where
 
 
 def format_duration(seconds: float) -> str:

@@ -363,6 +363,8 @@ def advice_doc(advice: Advice, evidence: Evidence, src: str, dst: str) -> dict[s
             "measured_bps": facts.measured_bps,
             "measured_streams": facts.measured_streams if facts.measured_bps else None,
             "loss_rate": facts.loss_rate,
+            "mathis_bps": finite(facts.mathis_bps),
+            "loss_model_fails": facts.loss_model_fails,
             "loss_ceiling_bps": finite(facts.loss_ceiling_bps),
         },
         "options": [

@@ -236,3 +236,59 @@ def test_a_buffer_above_what_linux_can_set_is_capped_and_said():
     assert tuned.limit == "window"
     assert tuned.throughput_bps == pytest.approx((2**31 - 1) * 0.5 * 8 / 0.3)
     assert "above the largest buffer Linux can set" in advice.notes[0]
+
+
+def _measured(p):
+    # a stream measured at 100 Mbit/s over 100 ms: window 1.25 MB
+    return _facts(default_window_bytes=1.25e6, measured_bps=100e6, loss_rate=p)
+
+
+def test_retransmissions_the_measurement_contradicts_set_no_loss_ceiling():
+    # p = 1e-4 gives Mathis 14.13 Mbit/s, but the stream carried 100: below 0.7 x 100,
+    # the losses were a burst, so only the window and the line rate bound the options
+    facts = _measured(1e-4)
+    assert facts.mathis_bps == pytest.approx(14_132_480)
+    assert facts.loss_model_fails
+    assert facts.loss_ceiling_bps == math.inf
+    advice = a.advise(facts, 10**9)
+    assert advice.option("default").throughput_bps == pytest.approx(100e6)
+    assert (advice.option("tuned").limit, advice.option("tuned").throughput_bps) == (
+        "line rate",
+        pytest.approx(1e9),
+    )
+    assert "losses came in a burst" in advice.notes[0]
+
+
+def test_retransmissions_that_explain_the_measurement_make_loss_the_limit():
+    # p for a Mathis ceiling of 80 Mbit/s (within 30 % of the 100 measured): the stream
+    # is loss-limited, its ceiling taken as the 100 it carried, and tuned gains nothing
+    p = (115_840 * 1.22 / 80e6) ** 2
+    facts = _measured(p)
+    assert facts.mathis_bps == pytest.approx(80e6)
+    assert not facts.loss_model_fails
+    assert facts.loss_ceiling_bps == pytest.approx(100e6)
+    advice = a.advise(facts, 10**9, streams=4)
+    default, tuned, parallel = advice.options
+    assert (default.limit, default.throughput_bps) == ("loss", pytest.approx(100e6))
+    assert (tuned.limit, tuned.throughput_bps) == ("loss", pytest.approx(100e6))
+    assert parallel.throughput_bps == pytest.approx(400e6)
+    assert "larger buffers will not help" in advice.notes[0]
+
+
+@given(paths, st.floats(1e5, 1e10), st.integers(1, 16), st.integers(1, 64))
+def test_no_option_falls_below_the_measured_default(facts, measured_bps, measured_streams, streams):
+    # the model never predicts less than the test showed, whatever its retransmissions
+    rate = min(measured_bps, facts.line_rate_bps)
+    facts = a.PathFacts(
+        rtt_ms=facts.rtt_ms,
+        line_rate_bps=facts.line_rate_bps,
+        default_window_bytes=a.default_window_from(rate, facts.rtt_ms, measured_streams),
+        loss_rate=facts.loss_rate,
+        measured_bps=rate,
+        measured_streams=measured_streams,
+    )
+    per_stream = rate / measured_streams
+    advice = a.advise(facts, 10**9, streams)
+    for o in advice.options:
+        floor = min(per_stream * o.streams, facts.line_rate_bps)
+        assert o.throughput_bps >= floor * (1 - 1e-9)
