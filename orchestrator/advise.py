@@ -4,7 +4,8 @@ A physical model of TCP, fed with one pair's idle RTT, its measured default
 throughput and retransmissions (orchestrator.advise_sources finds them):
 
     throughput = min(line rate, streams x window / RTT, streams x loss ceiling)
-    loss ceiling (Mathis et al. 1997) = MSS / RTT x 1.22 / sqrt(p)
+    loss ceiling (Mathis et al. 1997) = MSS / RTT x 1.22 / sqrt(p), never below
+    what the measured stream carried at that loss
 
 Three ways to move the data: default TCP (one stream, the window measured),
 tuned buffers (tcp_rmem/tcp_wmem max = 2 x the bandwidth-delay product at the
@@ -347,8 +348,8 @@ def _notes(facts: PathFacts, options: tuple[Option, ...]) -> tuple[str, ...]:
             f"the measured retransmissions (p = {facts.loss_rate:.4%}) give a Mathis ceiling "
             f"of {facts.mathis_bps / 1e6:.1f} Mbit/s, far below the "
             f"{(facts.measured_stream_bps or 0) / 1e6:.1f} Mbit/s the stream carried: the "
-            "losses came in a burst (slow-start exit), not steadily, so no loss ceiling is "
-            "applied and the tuned figures assume the path stays that clean",
+            "losses were likely a burst (e.g. at slow-start exit), not steady, so no loss "
+            "ceiling is applied and the tuned figures assume the path stays that clean",
         )
     return limit + _limit_notes(facts, default, tuned, parallel)
 

@@ -256,7 +256,7 @@ def test_retransmissions_the_measurement_contradicts_set_no_loss_ceiling():
         "line rate",
         pytest.approx(1e9),
     )
-    assert "losses came in a burst" in advice.notes[0]
+    assert "losses were likely a burst" in advice.notes[0]
 
 
 def test_retransmissions_that_explain_the_measurement_make_loss_the_limit():
