@@ -28,32 +28,14 @@ import yaml
 from orchestrator.cadence import Cadence, check_every, parse_cron, parse_duration
 from orchestrator.catalog import Catalog
 from orchestrator.errors import UserError
+from orchestrator.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
 from orchestrator.plan import BACKENDS
 
 DEFAULT_FILE = "schedules.yaml"
 DEFAULT_BUDGET_MARGIN = 1.5
 
-SELECTION_KEYS = (
-    "clouds",
-    "regions",
-    "exclude",
-    "no_opt_in",
-    "cloud_pair",
-    "min_km",
-    "max_km",
-    "pairs",
-    "max_regions",
-)
-PARAM_KEYS = (
-    "pings",
-    "ping_interval",
-    "duration",
-    "omit",
-    "streams",
-    "window",
-    "congestion",
-    "tests",
-)
+SELECTION_KEYS = SELECTION_OPTIONS
+PARAM_KEYS = TEST_PARAMS_OPTIONS
 RUN_KEYS = ("backend", "max_concurrent", "sequential", "controller")
 CLOUD_KEYS = (
     "operator_cidr",

@@ -183,3 +183,15 @@ def test_missed_ticks_are_due_times_without_a_record():
         "2026-11-22T18:00:00Z",
     ]
     assert iso(now) == "2026-11-22T18:30:00Z"
+
+
+def test_a_profiles_selection_and_test_keys_are_the_sweep_commands_own_options():
+    from orchestrator.cli import main
+    from orchestrator.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
+
+    sweep = main.commands["sweep"]
+    names = {p.name for p in sweep.params}
+    assert set(SELECTION_OPTIONS + TEST_PARAMS_OPTIONS) <= names
+    from orchestrator import profiles as profiles_module
+
+    assert set(profiles_module.SELECTION_KEYS) == set(SELECTION_OPTIONS)

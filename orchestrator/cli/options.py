@@ -23,28 +23,6 @@ from orchestrator.selection import Selection, SelectionSpec, max_regions_note, s
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-SELECTION_OPTIONS = (
-    "clouds",
-    "regions",
-    "exclude",
-    "no_opt_in",
-    "cloud_pair",
-    "min_km",
-    "max_km",
-    "pairs",
-    "max_regions",
-)
-TEST_PARAMS_OPTIONS = (
-    "pings",
-    "ping_interval",
-    "duration",
-    "omit",
-    "streams",
-    "window",
-    "congestion",
-    "tests",
-)
-
 
 def _apply(f: F, options: list[Callable[[F], F]]) -> F:
     for option in reversed(options):
