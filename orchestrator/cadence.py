@@ -99,6 +99,22 @@ def _field(text: str, name: str, low: int, high: int, line: str) -> frozenset[in
     return frozenset(values)
 
 
+_MONTH_DAYS = {
+    1: 31,
+    2: 29,
+    3: 31,
+    4: 30,
+    5: 31,
+    6: 30,
+    7: 31,
+    8: 31,
+    9: 30,
+    10: 31,
+    11: 30,
+    12: 31,
+}
+
+
 def parse_cron(line: str) -> Cron:
     fields = str(line).split()
     if len(fields) != 5:
@@ -109,6 +125,11 @@ def parse_cron(line: str) -> Cron:
         _field(f, n, lo, hi, line) for f, (n, lo, hi) in zip(fields, _FIELDS, strict=False)
     )
     weekdays = _field(fields[4], "day of week", 0, 7, line)
+    if fields[4] == "*" and not any(d <= _MONTH_DAYS[m] for m in months for d in days):
+        raise UserError(
+            f"cron '{line}': no month listed has any of the days listed, so it would never "
+            "run: give a day of month that exists in one of the months"
+        )
     return Cron(
         text=" ".join(fields),
         minutes=minutes,
