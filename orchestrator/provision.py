@@ -44,7 +44,10 @@ def controller_region(key: str | None) -> Region | None:
         return None
     from orchestrator.catalog import load_catalog
 
-    return load_catalog(paths.CATALOG).get(key)
+    try:
+        return load_catalog(paths.CATALOG).get(key)
+    except UserError as exc:
+        raise UserError(f"--controller: {exc}") from None
 
 
 def local_stack(

@@ -450,7 +450,8 @@ def test_an_unknown_controller_region_is_one_line_and_makes_nothing():
     assert result.returncode == 2
     assert (
         result.stderr.strip()
-        == "error: unknown region 'aws:us-east-9' (did you mean aws:us-east-1 or aws:us-east-2?)"
+        == "error: --controller: unknown region 'aws:us-east-9' (did you mean aws:us-east-1 or "
+        "aws:us-east-2?)"
     )
     assert nothing_left(emulation_id), leftovers(emulation_id)
 

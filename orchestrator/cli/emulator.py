@@ -97,11 +97,12 @@ def up_command(
     from orchestrator.emulator.stack import build_spec
     from orchestrator.keys import ensure_sweep_keys, write_known_hosts
     from orchestrator.netmodel import DEFAULT_MODEL, controller_rtt_ms
+    from orchestrator.provision import controller_region
     from orchestrator.selection import SelectionSpec, select
 
     emu.require_root()
     catalog = load_catalog(paths.CATALOG)
-    where = catalog.get(controller) if controller else None
+    where = controller_region(controller) if controller else None
     wanted = tuple(r.strip() for r in regions.split(",") if r.strip())
     chosen = select(
         catalog, SelectionSpec(regions=wanted, max_regions=max_regions or (None if wanted else 8))
