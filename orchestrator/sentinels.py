@@ -16,15 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from orchestrator import store
 from orchestrator.collect import SlotPlan
 from orchestrator.schedule import SENTINEL_SLOTS, add_sentinels
 from orchestrator.sweep import BASE_PORT, PORTS
-
-if TYPE_CHECKING:  # rounds reads sentinel rows through this module
-    from orchestrator.rounds import PlannedRound
 
 SENTINELS_FILE = "sentinels.csv"
 
@@ -35,11 +32,12 @@ def round_port(round_no: int) -> int:
 
 
 def add_sentinel_rounds(
-    planned: Sequence[PlannedRound],
+    planned: Sequence[Any],
     count: int = SENTINEL_SLOTS,
     max_concurrent: int | None = None,
-) -> list[PlannedRound]:
-    """Throughput rounds with their sentinels: the first round's first `count` slots again
+) -> list[Any]:
+    """Throughput rounds (rounds.PlannedRound, not imported: rounds splits its rows with
+    this module) with their sentinels: the first round's first `count` slots again
     at the end, marked `sentinel`, on the port of the round they join. Their time is the
     first round's (they are among its slots). A ping phase is left as it is."""
     if not planned or any(p.phase_tests is not None for p in planned):

@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from orchestrator.catalog import Region
-from orchestrator.catalog import load_catalog
+from orchestrator.catalog import Region, load_catalog
 from orchestrator.clouds import aws, gcp
-from orchestrator.clouds.sync import bandwidth_differences
 from orchestrator.clouds.stacks import DEFAULT_AMI_PARAMETER
+from orchestrator.clouds.sync import bandwidth_differences
 from orchestrator.errors import UserError
 
 Warn = Callable[[str], None]
