@@ -243,8 +243,7 @@ def host_window(
     """The row fields of one host (`side`: src or dst) over one test: its CPU steal, and
     how far its counters moved in the test's direction (`out`: bw_out for the sender,
     bw_in for the receiver); None where a reading is missing."""
-    if not before or not after:
-        return {}
+    before, after = before or {}, after or {}  # an older agent took no samples
     a, b = sample_counters(before), sample_counters(after)
     bw = f"{out}_allowance_exceeded"
     bw_column = f"{side}_{out}_allowance_exceeded_packets"
