@@ -95,3 +95,14 @@ def test_the_sentinel_flags_the_sweep_and_the_report_says_so(drained):
     assert doc["sentinels"][sweep_dir.name]["flagged"] is True
     assert doc["host_flags"] > 0 and (out / "host-flags.csv").exists()
     assert any("sentinel tests measured" in line for line in logged)
+
+
+def test_collect_rebuilds_both_files_from_raw(drained):
+    _, sweep_dir = drained
+    before = (sweep_dir / "measurements.csv").read_text()
+    late = (sweep_dir / sentinels.SENTINELS_FILE).read_text()
+    (sweep_dir / sentinels.SENTINELS_FILE).unlink()
+    out = run_cli(["collect", "--sweep", sweep_dir.name, "--results", str(sweep_dir.parent)])
+    assert out.returncode == 0, out.stderr
+    assert (sweep_dir / "measurements.csv").read_text() == before
+    assert (sweep_dir / sentinels.SENTINELS_FILE).read_text() == late
