@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from orchestrator import allowance, parse, sentinels, store
 from orchestrator.catalog import CatalogError, load_catalog, parse_catalog
@@ -456,3 +458,40 @@ def test_a_burstable_emulation_puts_a_token_bucket_under_each_cap():
     probes = allowance_probes(spec_of("emulated-t3.small-5s"), "ir-allowt-hub")
     assert probes["aws:b"]["bw_out"][-1] == "q2" and probes["aws:b"]["bw_in"][-1] == "p2"
     assert allowance_probes(spec_of("emulated-50mbit"), "ir-allowt-hub") == {}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(min_value=2, max_value=12),
+    density=st.floats(min_value=0.2, max_value=1.0),
+    cap=st.one_of(st.none(), st.integers(min_value=1, max_value=6)),
+    seed=st.integers(min_value=0, max_value=10_000),
+)
+def test_sentinels_keep_every_round_a_matching_under_the_cap(n, density, cap, seed):
+    import random
+
+    from orchestrator.catalog import Region
+    from orchestrator.selection import Pair
+
+    rng = random.Random(seed)
+    regions = [Region("aws", f"r{i}", "C", "US", 0.0, float(i), "t") for i in range(n)]
+    pairs = [
+        Pair(a, b, 0.0)
+        for i, a in enumerate(regions)
+        for b in regions[i + 1 :]
+        if rng.random() < density
+    ]
+    if not pairs:
+        return
+    rounds = schedule(pairs, max_concurrent=cap)
+    out = add_sentinels(rounds, max_concurrent=cap)
+    late = [s for r in out for s in r if s.sentinel]
+    if len(rounds) < 2:
+        assert out == [list(r) for r in rounds] and not late
+        return
+    assert [s.regions for s in late] == [s.regions for s in rounds[0][:2]]
+    assert len(out) in (len(rounds), len(rounds) + 1)
+    for rnd in out:
+        keys = [k for s in rnd for k in s.regions]
+        assert len(keys) == len(set(keys))  # no host in two tests at once
+        assert cap is None or len(rnd) <= cap
