@@ -18,7 +18,7 @@ ACTIONLINT_VERSION := v1.7.7
 # Debian packages the emulated cloud, the measurements and the site tests need
 # (libasan8 and libubsan1: the sanitizer runtimes of Debian 12's gcc, for delayd-asan;
 # systemd: systemd-analyze checks the timers `schedule install` writes).
-DEB_PACKAGES := iperf3 iputils-ping openssh-server openssh-client iproute2 iptables \
+DEB_PACKAGES := iperf3 iputils-ping ethtool openssh-server openssh-client iproute2 iptables \
 	libnetfilter-queue-dev libmnl-dev pkg-config gcc libasan8 libubsan1 make procps util-linux \
 	chromium python3-venv systemd
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,8 @@ _REGION_REQUIRED = ("cloud", "id", "city", "country", "lat", "lon", "source")
 _REGION_OPTIONAL = ("zone", "opt_in")
 _CLOUD_REQUIRED = ("machine_type",)
 _CLOUD_OPTIONAL = ("vcpus", "memory_gib", "note")
-_TOP_LEVEL = ("clouds", "regions")
+_TOP_LEVEL = ("clouds", "regions", "machine_types", "machine_type_sources")
+_MACHINE_KEYS = ("cloud", "baseline_gbps", "burst_gbps", "source")
 _COUNTRY = re.compile(r"[A-Z]{2}")
 
 
@@ -52,9 +53,22 @@ class Region:
 
 
 @dataclass(frozen=True)
+class MachineBandwidth:
+    """A machine type's network allowance per direction: what it sustains (baseline)
+    and what it reaches while a burst lasts."""
+
+    name: str
+    cloud: str
+    baseline_bps: float
+    burst_bps: float
+    source: str  # the text of the source the figures come from
+
+
+@dataclass(frozen=True)
 class Catalog:
     regions: tuple[Region, ...]
     machine_types: dict[str, str]  # cloud -> default small machine type
+    bandwidth: dict[str, MachineBandwidth] = field(default_factory=dict)  # by type name
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_key", {r.key: r for r in self.regions})
@@ -152,9 +166,59 @@ def parse_catalog(data: Any, source: str = "catalog") -> Catalog:
             problems.append(f"{source}: unknown top-level key '{key}'")
     machine_types = _parse_clouds(data.get("clouds"), source, problems)
     regions = _parse_regions(data.get("regions"), source, problems)
+    bandwidth = _parse_bandwidth(
+        data.get("machine_types"), data.get("machine_type_sources"), source, problems
+    )
     if problems:
         raise CatalogError("\n".join(problems))
-    return Catalog(regions=tuple(regions), machine_types=machine_types)
+    return Catalog(regions=tuple(regions), machine_types=machine_types, bandwidth=bandwidth)
+
+
+def _parse_bandwidth(
+    items: Any, sources: Any, source: str, problems: list[str]
+) -> dict[str, MachineBandwidth]:
+    """machine_types: {name: {cloud, baseline_gbps, burst_gbps, source}}, each source a
+    key of machine_type_sources (optional as a whole: a catalog without it has no
+    baselines to check)."""
+    if items is None:
+        return {}
+    if not isinstance(items, dict) or not isinstance(sources or {}, dict):
+        problems.append(f"{source}: 'machine_types' and 'machine_type_sources' must be mappings")
+        return {}
+    found = {}
+    for name, item in items.items():
+        where = f"{source}: machine_types.{name}"
+        if not isinstance(item, dict):
+            problems.append(f"{where}: expected a mapping")
+            continue
+        bad = len(problems)
+        for key in item:
+            if key not in _MACHINE_KEYS:
+                problems.append(f"{where}: unknown key '{key}'")
+        for key in _MACHINE_KEYS:
+            if item.get(key) in (None, ""):
+                problems.append(f"{where}: missing '{key}'")
+        if item.get("cloud") not in (None, *CLOUDS):
+            problems.append(f"{where}: unknown cloud '{item['cloud']}'")
+        rates = [item.get("baseline_gbps"), item.get("burst_gbps")]
+        if any(
+            v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or v <= 0)
+            for v in rates
+        ):
+            problems.append(f"{where}: baseline_gbps and burst_gbps must be positive numbers")
+        elif rates[0] is not None and rates[1] is not None and rates[0] > rates[1]:
+            problems.append(f"{where}: baseline_gbps is above burst_gbps")
+        if item.get("source") and item["source"] not in (sources or {}):
+            problems.append(f"{where}: source '{item['source']}' is not in machine_type_sources")
+        if len(problems) == bad:
+            found[str(name)] = MachineBandwidth(
+                name=str(name),
+                cloud=str(item["cloud"]),
+                baseline_bps=float(item["baseline_gbps"]) * 1e9,
+                burst_bps=float(item["burst_gbps"]) * 1e9,
+                source=" ".join(str(sources[item["source"]]).split()),
+            )
+    return found
 
 
 def _parse_clouds(clouds: Any, source: str, problems: list[str]) -> dict[str, str]:

@@ -15,7 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from orchestrator.parse import CORRUPTED, parse_iperf3, parse_ping
+from orchestrator.parse import (
+    CORRUPTED,
+    allowance_counters,
+    counter_delta,
+    parse_iperf3,
+    parse_ping,
+    steal_pct,
+    tc_allowance_counter,
+)
 from orchestrator.schema import MEASUREMENT_COLUMNS
 
 
@@ -42,6 +50,8 @@ class SlotPlan:
     server: str
     reverse: bool  # also measure server -> client (iperf3 -R)
     port: int
+    # a sentinel's late repeat (orchestrator.sentinels): its rows go to sentinels.csv
+    sentinel: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -188,6 +198,7 @@ def slot_rows(
             result = _iperf3(client, index, server)
             if result["ok"]:
                 measured.update({k: result.get(k) for k in IPERF3_FIELDS})
+                measured.update(host_columns(index, client, server))
             elif result.get("peer_late"):
                 late = True
                 errors.append(result["error"])
@@ -205,6 +216,67 @@ def slot_rows(
             }
         )
     return rows
+
+
+# ---- the hosts' own evidence around a test ----------------------------------------------
+
+
+def sample_counters(sample: Mapping[str, Any] | None) -> dict[str, int]:
+    """One host sample of the agent -> its allowance counters: ENA's from ethtool, else the
+    emulated ones (`emulated_bw_out`, `emulated_bw_in`: a token bucket's tc counters)."""
+    if not sample:
+        return {}
+    found = allowance_counters(str((sample.get("ethtool") or {}).get("stdout", "")))
+    for direction in ("bw_out", "bw_in"):
+        name = f"{direction}_allowance_exceeded"
+        emulated = sample.get(f"emulated_{direction}")
+        if name not in found and emulated:
+            value = tc_allowance_counter(str(emulated.get("stdout", "")))
+            if value is not None:
+                found[name] = value
+    return found
+
+
+def host_window(
+    before: Mapping[str, Any] | None, after: Mapping[str, Any] | None, side: str, out: str
+) -> dict[str, Any]:
+    """The row fields of one host (`side`: src or dst) over one test: its CPU steal, and
+    how far its counters moved in the test's direction (`out`: bw_out for the sender,
+    bw_in for the receiver); None where a reading is missing."""
+    before, after = before or {}, after or {}  # an older agent took no samples
+    a, b = sample_counters(before), sample_counters(after)
+    bw = f"{out}_allowance_exceeded"
+    bw_column = f"{side}_{out}_allowance_exceeded_packets"
+    return {
+        f"{side}_cpu_steal_pct": steal_pct(
+            str(before.get("proc_stat_cpu", "")), str(after.get("proc_stat_cpu", ""))
+        ),
+        bw_column: counter_delta(a.get(bw), b.get(bw)),
+        f"{side}_pps_allowance_exceeded_packets": counter_delta(
+            a.get("pps_allowance_exceeded"), b.get("pps_allowance_exceeded")
+        ),
+    }
+
+
+def host_columns(
+    index: int, client: Mapping[str, Any] | None, server: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The host evidence columns of a slot's test `index` (0: forward, client -> server;
+    1: reverse): the client sampled around each of its tests, the server when it began
+    listening and after each result, so its test k lies between samples k and k + 1."""
+    tests = (client or {}).get("iperf3") or []
+    test = tests[index] if index < len(tests) else {}
+    Sample = Mapping[str, Any] | None
+    mine: tuple[Sample, Sample] = (test.get("host_before"), test.get("host_after"))
+    samples = (server or {}).get("host_samples") or []
+    theirs: tuple[Sample, Sample] = (None, None)
+    if len(samples) >= index + 2:
+        theirs = (samples[index], samples[index + 1])
+    src, dst = (mine, theirs) if index == 0 else (theirs, mine)
+    return {
+        **host_window(src[0], src[1], "src", "bw_out"),
+        **host_window(dst[0], dst[1], "dst", "bw_in"),
+    }
 
 
 def row_status(errors: Sequence[str], late: bool) -> str:

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 HISTORY_FILE = "history.duckdb"
 IMPORTS_DIR = "imports"
-STORE_SCHEMA_VERSION = 1
+STORE_SCHEMA_VERSION = 2  # 2: the host evidence columns
 # Sources of our own sweeps; an imported source takes any other name.
 EMULATED, MEASURED = "emulated", "measured"
 OWN_SOURCES = (EMULATED, MEASURED)
@@ -57,9 +57,11 @@ _MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 _DOUBLE = {
     "distance_km", "rtt_min_ms", "rtt_avg_ms", "rtt_p50_ms", "rtt_p90_ms", "rtt_p99_ms",
     "rtt_max_ms", "rtt_mdev_ms", "ping_loss_pct", "throughput_bps", "throughput_sender_bps",
-    "tcp_rtt_ms", "duration_s",
+    "tcp_rtt_ms", "duration_s", "src_cpu_steal_pct", "dst_cpu_steal_pct",
 }  # fmt: skip
-_BIGINT = {"bytes", "retransmits", "max_cwnd_bytes", "streams", "round"}
+_BIGINT = {"bytes", "retransmits", "max_cwnd_bytes", "streams", "round",
+           "src_bw_out_allowance_exceeded_packets", "dst_bw_in_allowance_exceeded_packets",
+           "src_pps_allowance_exceeded_packets", "dst_pps_allowance_exceeded_packets"}  # fmt: skip
 
 
 def _sql_type(column: str) -> str:

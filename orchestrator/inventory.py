@@ -101,13 +101,16 @@ def inventory(
     agent_dir: str,
     agent_dirs: Mapping[str, str] | None = None,
     python: str = "/usr/bin/python3",
+    host_settings: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The inventory document: one host per region, named like `aws_us-east-1`.
 
     `agent_dir` is where prepare puts the agent on emulated hosts (a private folder of
     this machine); cloud hosts make their own with mkdtemp, and `agent_dirs` (region key
-    -> folder, from prepare's facts) names it for the later stages."""
+    -> folder, from prepare's facts) names it for the later stages. `host_settings` (region
+    key -> settings) go to the agent beside each round's part."""
     agent_dirs = agent_dirs or {}
+    host_settings = host_settings or {}
     ssh_args = " ".join(
         [
             f"-o UserKnownHostsFile={known_hosts}",
@@ -138,6 +141,12 @@ def inventory(
                     "ir_name": h.name,
                     "ir_backend": h.backend,
                     **({"ir_agent_dir": agent_dirs[h.name]} if h.name in agent_dirs else {}),
+                    # ir_host_settings: what the agent takes beside its part on this host
+                    **(
+                        {"ir_host_settings": dict(host_settings[h.name])}
+                        if h.name in host_settings
+                        else {}
+                    ),
                 }
                 for h in hosts
             },

@@ -127,6 +127,69 @@ DEFAULT_MODEL = NetModel(
 )
 
 
+# ------------------------------------------------------- emulated machine types
+
+
+@dataclass(frozen=True)
+class EmulatedType:
+    """A machine type of the emulated cloud: the model's rate cap, and optionally a
+    network allowance as a burstable VM has one: a token bucket of `bucket_bytes` that
+    refills at `baseline_mbit`; while it holds tokens the host sends at its cap, once
+    drained at the baseline (each direction has its own bucket)."""
+
+    name: str
+    rate_mbit: float
+    baseline_mbit: float = 0.0  # 0: no allowance
+    bucket_bytes: int = 0
+    scaled_from: str = ""  # the real machine type whose allowance it scales
+
+    @property
+    def baseline_bps(self) -> float:
+        return (self.baseline_mbit or self.rate_mbit) * 1e6
+
+    @property
+    def burst_bps(self) -> float:
+        return self.rate_mbit * 1e6
+
+
+# t3.small: 0.128 Gbit/s baseline, up to 5 Gbit/s burst (EC2 DescribeInstanceTypes,
+# NetworkCards[0] Baseline/PeakBandwidthInGbps). Rates scale like the cap (x scale); the
+# burst lasts "from 5 to 60 minutes depending on instance size" (AWS: EC2 instance
+# network bandwidth), unscaled in time: the bucket holds 5 minutes above the baseline.
+T3_SMALL_BASELINE_BPS = 0.128e9
+BURST_S = 300.0
+SHORT_BURST_S = 5.0  # a bucket one short sweep drains: for tests and demonstrations
+
+
+def emulated_types(model: NetModel = DEFAULT_MODEL) -> dict[str, EmulatedType]:
+    """The emulated machine types by name; the first is the default (no allowance)."""
+    plain = EmulatedType(f"emulated-{model.rate_mbit:g}mbit", model.rate_mbit)
+    baseline_mbit = round(T3_SMALL_BASELINE_BPS * model.scale / 1e6, 3)
+
+    def burstable(name: str, burst_s: float) -> EmulatedType:
+        bucket = round((model.rate_mbit - baseline_mbit) * 1e6 / 8 * burst_s)
+        return EmulatedType(name, model.rate_mbit, baseline_mbit, bucket, "t3.small")
+
+    types = [
+        plain,
+        burstable("emulated-t3.small", BURST_S),
+        burstable("emulated-t3.small-5s", SHORT_BURST_S),
+    ]
+    return {t.name: t for t in types}
+
+
+def emulated_type(name: str | None, model: NetModel = DEFAULT_MODEL) -> EmulatedType:
+    """An emulated machine type by name (None or "": the default); one-line error if unknown."""
+    types = emulated_types(model)
+    if not name:
+        return next(iter(types.values()))
+    if name not in types:
+        raise UserError(
+            f"--emulated-type '{name}': unknown emulated machine type (known: {', '.join(types)})"
+        )
+    return types[name]
+
+
 def region_rtt_ms(a: Region, b: Region, model: NetModel = DEFAULT_MODEL) -> float:
     """The modelled RTT between two regions (0 km apart: the model's base RTT)."""
     return model.rtt_ms(geodesic_km(a.lat, a.lon, b.lat, b.lon), a.cloud != b.cloud)

@@ -171,3 +171,87 @@ def summarize_probes(sent: int, samples_ms: list[float], probe: str = "icmp") ->
         "rtt_p90_ms": p90,
         "rtt_p99_ms": p99,
     }
+
+
+# ---- the host's own evidence: allowance counters and CPU steal ---------------------------
+
+# The ENA driver's counters of packets queued or dropped because the instance went past
+# its allowance (AWS: "Monitor network performance for ENA settings on your EC2
+# instance"); `ethtool -S` prints one "name: value" line each.
+ENA_ALLOWANCE_COUNTERS = ("bw_in_allowance_exceeded", "bw_out_allowance_exceeded",
+                          "pps_allowance_exceeded")  # fmt: skip
+_STAT_LINE = re.compile(r"^\s*([A-Za-z0-9_.\-\[\]]+):\s+(\d+)\s*$")
+
+
+def parse_ethtool_stats(text: str) -> dict[str, int]:
+    """`ethtool -S DEV` (whole, or only some of its lines) -> {counter: value}; {} when
+    the device has no statistics or the text is not ethtool's."""
+    stats = {}
+    for line in (text or "").splitlines():
+        match = _STAT_LINE.match(line)
+        if match:
+            stats[match.group(1)] = int(match.group(2))
+    return stats
+
+
+def allowance_counters(text: str) -> dict[str, int]:
+    """The ENA allowance counters of an `ethtool -S` output; a device without them (veth,
+    virtio: any non-ENA NIC, e.g. GCP's) gives {}."""
+    stats = parse_ethtool_stats(text)
+    return {k: stats[k] for k in ENA_ALLOWANCE_COUNTERS if k in stats}
+
+
+def tc_allowance_counter(json_text: str) -> int | None:
+    """The emulated allowance counter from `tc -s -j qdisc show dev DEV`: packets a token
+    bucket (tbf) held back for want of tokens (`overlimits`) or dropped; None when the
+    output has no tbf qdisc (no allowance on that device) or is not tc's JSON."""
+    try:
+        qdiscs = json.loads(json_text)
+    except (json.JSONDecodeError, TypeError):
+        return None
+    if not isinstance(qdiscs, list):
+        return None
+    found = [q for q in qdiscs if isinstance(q, dict) and q.get("kind") == "tbf"]
+    if not found:
+        return None
+    try:
+        return sum(int(q.get("overlimits", 0)) + int(q.get("drops", 0)) for q in found)
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_proc_stat_cpu(text: str) -> tuple[int, int] | None:
+    """The aggregate "cpu" line of /proc/stat -> (steal, total) in clock ticks; None when
+    there is none. Total is user..steal: guest time is counted in user already."""
+    for line in (text or "").splitlines():
+        fields = line.split()
+        if fields[:1] == ["cpu"]:
+            try:
+                ticks = [int(v) for v in fields[1:9]]
+            except ValueError:
+                return None
+            if len(ticks) < 8:
+                return None  # a kernel before 2.6.11 reports no steal
+            return ticks[7], sum(ticks)
+    return None
+
+
+def steal_pct(before: str, after: str) -> float | None:
+    """CPU steal between two /proc/stat readings, in percent of all CPU time; None when
+    either reading is missing, or the counters did not advance (or went back: seen in a
+    sandboxed /proc)."""
+    a, b = parse_proc_stat_cpu(before), parse_proc_stat_cpu(after)
+    if a is None or b is None:
+        return None
+    steal, total = b[0] - a[0], b[1] - a[1]
+    if total <= 0 or steal < 0:
+        return None
+    return round(100.0 * steal / total, 3)
+
+
+def counter_delta(before: int | None, after: int | None) -> int | None:
+    """How far a counter moved; None when a reading is missing or it went back (the
+    driver was reset between them: the move is unknown)."""
+    if before is None or after is None or after < before:
+        return None
+    return after - before

@@ -22,6 +22,11 @@ ROUND_PER_HOST_S per host of the round, measured by bench/sweep.py), and the rou
 trips of one SSH command to the farthest host (ROUND_CONTROL_RTTS x the controller's
 RTT, from the network model when the controller's location is given).
 
+A throughput plan measures two slots of its first round again at its end (sentinels,
+schedule.add_sentinels), and checks each host's mean egress over the sweep (its
+expected bytes over the measuring time) against its machine type's baseline
+(allowance.shortfalls): a host above it may be measured at its allowance, not the path.
+
 Bytes are what the network model expects one stream to carry, times streams,
 for omit + duration seconds per direction: on a cloud the smaller of the VM's
 published egress cap (pricing.yaml) and the window a real small VM reaches over
@@ -39,14 +44,22 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from orchestrator.catalog import Catalog, Region, region_to_dict
+from orchestrator.allowance import Shortfall, mean_egress_bps, shortfalls
+from orchestrator.catalog import Catalog, MachineBandwidth, Region, region_to_dict
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.errors import UserError
-from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES
+from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES, emulated_type, emulated_types
 from orchestrator.netmodel import controller_rtt_ms as controller_rtt
 from orchestrator.pingphase import phase_seconds
 from orchestrator.pricing import Pricing, load_pricing
-from orchestrator.schedule import Round, Slot, lower_bound, schedule
+from orchestrator.schedule import (
+    Round,
+    Slot,
+    add_sentinels,
+    lower_bound,
+    schedule,
+    sentinel_slots,
+)
 from orchestrator.selection import Pair, Selection, SelectionSpec, select
 
 BACKENDS = ("local", "aws", "gcp", "cloud")
@@ -260,6 +273,14 @@ class Plan:
     pricing_as_of: str = ""
     controller: str = ""  # region key of the controller's location; "" = next to the hosts
     controller_rtt_ms: float = 0.0  # its modelled RTT to the farthest host
+    emulated_type: str = ""  # local: the hosts' emulated machine type
+    # slots of the first round measured again at the end (schedule.add_sentinels), in a
+    # round of their own when `sentinel_round`, else in the last round; `rounds` is the
+    # schedule without them (every pair once)
+    sentinels: tuple[Slot, ...] = ()
+    sentinel_round: bool = False
+    host_types: dict[str, str] | None = None  # region key -> machine type
+    shortfalls: tuple[Shortfall, ...] = ()  # hosts sending above their type's baseline
 
     def shape(self) -> str:
         """What the measure stage runs, in words: the ping phase, the rounds, or both."""
@@ -284,6 +305,11 @@ class Plan:
             "pricing_as_of": self.pricing_as_of,
             "controller": self.controller,
             "controller_rtt_ms": round(self.controller_rtt_ms, 3),
+            "emulated_type": self.emulated_type,
+            "sentinels": [list(s.regions) for s in self.sentinels],
+            "sentinel_round": self.sentinel_round,
+            "host_types": dict(self.host_types or {}),
+            "allowance_shortfalls": [s.to_dict() for s in self.shortfalls],
         }
 
 
@@ -297,8 +323,13 @@ def make_plan(
     round_overhead: float | None = None,
     pricing: Pricing | None = None,
     controller: Region | None = None,
+    emulated: str | None = None,
+    machine_types: dict[str, str] | None = None,
 ) -> Plan:
     """Select, schedule and estimate; UserError on any contradiction.
+
+    `emulated` names the hosts' emulated machine type (local only; None: the default);
+    `machine_types` overrides the catalog's type per cloud (the cloud backends).
 
     `max_concurrent` None takes the backend's default (effective_max_concurrent).
     `round_overhead` (seconds per round) replaces the controller's modelled overhead
@@ -319,12 +350,30 @@ def make_plan(
                 f"--backend {backend} cannot host {other[0]} ({len(other)} such regions): "
                 f"add --clouds {backend} or use --backend cloud"
             )
+    if emulated and backend != "local":
+        raise UserError(f"--emulated-type applies to --backend local, not {backend}")
+    machine = emulated_type(emulated) if backend == "local" else None
     rounds = schedule(selection.pairs, max_concurrent=max_concurrent, sequential=sequential)
+    # what the throughput rounds measure: the schedule, then its sentinels again
+    measured = rounds
+    if params.throughput:
+        measured = add_sentinels(rounds, max_concurrent=1 if sequential else max_concurrent)
     controller_rtt_ms = controller_rtt(controller, selection.regions) if controller else 0.0
     bound = lower_bound(selection.pairs, 1 if sequential else max_concurrent)
     pricing = pricing or load_pricing()
     estimate = estimate_cost(
-        selection, rounds, params, backend, pricing, round_overhead, controller_rtt_ms
+        selection, measured, params, backend, pricing, round_overhead, controller_rtt_ms
+    )
+    if machine is not None:
+        host_types = {r.key: machine.name for r in selection.regions}
+        bandwidth = emulated_bandwidth()
+    else:
+        types = {**catalog.machine_types, **(machine_types or {})}
+        host_types = {r.key: types.get(r.cloud, "") for r in selection.regions}
+        bandwidth = catalog.bandwidth
+    egress = mean_egress_bps(
+        host_bytes(selection, measured, params, pricing, emulated=backend == "local"),
+        estimate.wall_s,
     )
     return Plan(
         selection=selection,
@@ -338,7 +387,42 @@ def make_plan(
         pricing_as_of=pricing.as_of,
         controller=controller.key if controller else "",
         controller_rtt_ms=controller_rtt_ms,
+        emulated_type=machine.name if machine is not None else "",
+        sentinels=tuple(sentinel_slots(measured)),
+        sentinel_round=len(measured) > len(rounds),
+        host_types=host_types,
+        shortfalls=tuple(shortfalls(egress, host_types, bandwidth)),
     )
+
+
+def emulated_bandwidth() -> dict[str, MachineBandwidth]:
+    """The emulated machine types as catalog entries (cloud "local"): their allowance."""
+    return {
+        t.name: MachineBandwidth(
+            t.name,
+            "local",
+            t.baseline_bps,
+            t.burst_bps,
+            f"emulated: scaled from {t.scaled_from}" if t.scaled_from else "emulated",
+        )
+        for t in emulated_types().values()
+    }
+
+
+def host_bytes(
+    selection: Selection,
+    rounds: Sequence[Round],
+    params: TestParams,
+    pricing: Pricing,
+    emulated: bool = False,
+) -> dict[str, float]:
+    """What each host is expected to send over the sweep: its tests as the source, and
+    the sentinels' repeats."""
+    sent = {r.key: 0.0 for r in selection.regions}
+    pairs = [*selection.pairs, *(p for s in sentinel_slots(rounds) for p in s.pairs)]
+    for pair in pairs:
+        sent[pair.src.key] += pair_bytes(pair, params, pricing, emulated)
+    return sent
 
 
 def pair_bytes(pair: Pair, params: TestParams, pricing: Pricing, emulated: bool = False) -> float:
@@ -384,7 +468,7 @@ def estimate_cost(
     total_bytes = 0.0
     egress_usd = 0.0
     by_pair: dict[str, float] = {}
-    for pair in selection.pairs:
+    for pair in [*selection.pairs, *(p for s in sentinel_slots(rounds) for p in s.pairs)]:
         cloud_bytes = pair_bytes(pair, params, pricing)
         sent = (
             pair_bytes(pair, params, pricing, emulated=True) if backend == "local" else cloud_bytes

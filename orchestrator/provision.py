@@ -57,9 +57,11 @@ def local_stack(
     state_dir: Path,
     owner_pid: int,
     controller: str | None = None,
+    emulated_type: str = "",
 ) -> StackPlan:
     """The emulated cloud's stack; `controller` (a region key or None) places the
-    controller in that region, so its traffic to the hosts gets the modelled delay."""
+    controller in that region, so its traffic to the hosts gets the modelled delay;
+    `emulated_type` is the hosts' emulated machine type ("": the default)."""
     from orchestrator.emulator.stack import local_variables
 
     workdir = workdir_for(state_dir, "local")
@@ -70,6 +72,7 @@ def local_stack(
         workdir,
         owner_pid=owner_pid,
         controller=controller_region(controller),
+        machine_type=emulated_type,
     )
     return StackPlan(paths.INFRA / "local", workdir, variables)
 
@@ -161,6 +164,7 @@ def stack_plan(
     cloud_options: Mapping[str, Any] | None = None,
     log: Callable[[str], None] = print,
     controller: str | None = None,
+    emulated_type: str = "",
 ) -> StackPlan:
     """The stack that makes the sweep's hosts on `backend`, with its variables.
 
@@ -171,7 +175,7 @@ def stack_plan(
     """
     controller_region(controller)  # a mistyped region is an error on every backend
     if backend == "local":
-        return local_stack(sweep_id, regions, keys, state_dir, owner_pid, controller)
+        return local_stack(sweep_id, regions, keys, state_dir, owner_pid, controller, emulated_type)
     if backend in CLOUD_BACKENDS:
         return cloud_stack(
             backend,

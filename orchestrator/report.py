@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import analyze, outdir, paths
+from orchestrator import allowance, analyze, outdir, paths, store
 from orchestrator.catalog import Catalog, Region, load_catalog
 from orchestrator.errors import UserError
 from orchestrator.geo import distance_km
@@ -98,6 +98,9 @@ class Loaded:
     unknown_regions: Counter[str] = field(default_factory=Counter)  # region -> rows
     sources: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # one line each, for stderr
+    # the hosts' own evidence (orchestrator.allowance), from the sweeps' folders
+    host_flags: list[dict[str, Any]] = field(default_factory=list)
+    sentinels: dict[str, allowance.SentinelCheck] = field(default_factory=dict)  # by sweep
 
     @property
     def emulated(self) -> bool:
@@ -420,7 +423,45 @@ def load_inputs(
     for path in _once(input_files, "--input", reader.warnings):
         reader.read(path, path.stem)
         sources.append(str(path))
-    return reader.result(sources)
+    loaded = reader.result(sources)
+    for sweep_dir in _once(sweep_dirs_, "--sweep", []):
+        add_host_evidence(loaded, sweep_dir)
+    return loaded
+
+
+HOST_FLAGS_COLUMNS = ("sweep_id", "round", "src", "dst", "throughput_bps", "evidence")
+
+
+def add_host_evidence(loaded: Loaded, sweep_dir: Path) -> None:
+    """The tests of a sweep whose hosts' own counters moved, and its sentinel check
+    (early against late results), each with a one-line warning when they say the hosts
+    may have been measured rather than the path."""
+    try:
+        rows = store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)
+        late = store.read_rows(sweep_dir / "sentinels.csv")
+    except UserError as e:
+        loaded.warnings.append(f"host evidence not read: {e}")
+        return
+    flags = allowance.host_flags(rows)
+    if flags:
+        loaded.host_flags.extend(flags)
+        loaded.warnings.append(
+            f"{sweep_dir.name}: {len(flags)} tests where a host's own counters moved "
+            "(allowance exceeded or CPU steal): they may measure the host, not the path "
+            "(host-flags.csv)"
+        )
+    late_ok = [r for r in late if r.get("status") == "ok"]
+    early = [r for r in rows if r.get("status") == "ok"]
+    check = allowance.sentinel_check(early, late_ok)
+    if check is not None:
+        loaded.sentinels[sweep_dir.name] = check
+        if check.flagged:
+            loaded.warnings.append(
+                f"{sweep_dir.name}: sentinel tests measured {check.drop:.0%} less at the "
+                f"end ({check.late_bps / 1e6:,.1f} Mbit/s) than at the start "
+                f"({check.early_bps / 1e6:,.1f} Mbit/s): late rounds may measure a drained "
+                "host allowance, not the path"
+            )
 
 
 def _once(paths_: Sequence[Path], option: str, warnings: list[str]) -> list[Path]:
@@ -487,7 +528,7 @@ class Report:
 
 
 # What a report folder holds; `write_report` replaces only a folder of these.
-REPORT_FILES = frozenset({"summary.csv", "outliers.csv", "report.json", "charts"})
+REPORT_FILES = frozenset({"summary.csv", "outliers.csv", "report.json", "host-flags.csv", "charts"})
 
 
 def write_report(
@@ -528,6 +569,7 @@ def _write_report_files(
         (o.__dict__ for o in report.outliers),
     )
     (folder / "report.json").write_text(json.dumps(report_json(loaded, summaries), indent=2))
+    write_csv(folder / "host-flags.csv", HOST_FLAGS_COLUMNS, loaded.host_flags)
     figures = report_figures(loaded, summaries)
     chart_dir = folder / "charts"
     chart_dir.mkdir()
@@ -591,6 +633,8 @@ def report_json(loaded: Loaded, summaries: Sequence[analyze.GroupSummary]) -> di
         "rows_skipped": dict(loaded.skipped),
         "unknown_regions": dict(loaded.unknown_regions),
         "summary": [{k: clean(v) for k, v in s.row().items()} for s in summaries],
+        "host_flags": len(loaded.host_flags),
+        "sentinels": {k: v.to_dict() for k, v in loaded.sentinels.items()},
     }
 
 

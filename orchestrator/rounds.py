@@ -25,6 +25,7 @@ from typing import Any
 from orchestrator import store
 from orchestrator.collect import RowContext, SlotPlan, round_rows
 from orchestrator.pingphase import phase_rows
+from orchestrator.sentinels import merge_sentinel_rows, split_rows
 from orchestrator.store import safe_name, utc_now
 
 Event = dict[str, Any]
@@ -164,7 +165,9 @@ class RoundTracker:
                     ),
                 )
             texts[name] = path.read_text()
-        rows = planned.rows(texts, self.ctx)
+        # a sentinel's late repeat is kept apart: measurements.csv has one row per test
+        rows, late = split_rows(planned.slots, planned.rows(texts, self.ctx))
+        merge_sentinel_rows(self.sweep_dir, late)
         self.closed.append(planned.number)
         self.on_round(
             ClosedRound(

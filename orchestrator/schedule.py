@@ -21,6 +21,11 @@ whose edges are the slots:
   between the largest and smallest round) to at most K slots each.
 
 Everything is deterministic: the same pairs in the same order give the same rounds.
+
+A throughput sweep adds sentinels (`add_sentinels`): two slots of its first round
+measured again at its end, in the last round where their regions are free, else in a
+round of their own. Early against late tells a drained host allowance from the path
+(orchestrator.allowance).
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ from __future__ import annotations
 import heapq
 import math
 import random
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from orchestrator.errors import UserError
 from orchestrator.selection import Pair
@@ -41,10 +47,15 @@ class Slot:
 
     regions: tuple[str, str]
     pairs: tuple[Pair, ...]
+    sentinel: bool = False  # a repeat, at the sweep's end, of a slot of its first round
 
 
 Round = list[Slot]
 Edge = tuple[int, int]
+T = TypeVar("T")
+
+# Slots of the first round measured again at the end of a throughput sweep.
+SENTINEL_SLOTS = 2
 
 # Insertion orders tried with Δ colours before falling back to Δ + 1 (each
 # failed try stops early, so this costs milliseconds).
@@ -114,6 +125,39 @@ def schedule(
     classes = equalise(classes)
     by_edge = dict(zip(edges, slots, strict=True))
     return [[by_edge[e] for e in sorted(matching)] for matching in classes]
+
+
+def add_sentinels(
+    rounds: Sequence[Sequence[T]],
+    count: int = SENTINEL_SLOTS,
+    max_concurrent: int | None = None,
+    regions: Callable[[T], Iterable[str]] = lambda slot: slot.regions,  # type: ignore[attr-defined]
+    mark: Callable[[T], T] = lambda slot: replace(slot, sentinel=True),  # type: ignore[type-var]
+) -> list[list[T]]:
+    """`rounds` with the first `count` slots of the first round repeated at the end (as
+    `mark`ed sentinel slots): in the last round when none of their regions is busy there
+    and the cap leaves room, else in one more round. A schedule of fewer than two rounds
+    has no late round to compare with and is returned as it is. Works on any slot type
+    (`regions` names a slot's two regions), so the measure stage can add them to its
+    own rounds (orchestrator.sentinels)."""
+    out = [list(r) for r in rounds]
+    if len(out) < 2 or count < 1:
+        return out
+    late = [mark(slot) for slot in out[0][:count]]
+    last = out[-1]
+    busy = {key for slot in last for key in regions(slot)}
+    free = not any(set(regions(slot)) & busy for slot in late)
+    room = max_concurrent is None or len(last) + len(late) <= max_concurrent
+    if free and room:
+        last.extend(late)
+    else:
+        out.append(late)
+    return out
+
+
+def sentinel_slots(rounds: Sequence[Round]) -> list[Slot]:
+    """The late (repeated) slots of a schedule."""
+    return [slot for rnd in rounds for slot in rnd if slot.sentinel]
 
 
 def _check_max_concurrent(k: int) -> None:

@@ -31,9 +31,23 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "duration_s",
     "src_machine_type",
     "dst_machine_type",
+    # the hosts' own evidence around the throughput test (orchestrator.allowance): CPU
+    # steal on each host, and how far the allowance counters moved (AWS ENA; emulated)
+    "src_cpu_steal_pct",
+    "dst_cpu_steal_pct",
+    "src_bw_out_allowance_exceeded_packets",
+    "dst_bw_in_allowance_exceeded_packets",
+    "src_pps_allowance_exceeded_packets",
+    "dst_pps_allowance_exceeded_packets",
     "round",
     "status",
     "error",
 )
+
+HOST_EVIDENCE_COLUMNS = MEASUREMENT_COLUMNS[
+    MEASUREMENT_COLUMNS.index("src_cpu_steal_pct") : MEASUREMENT_COLUMNS.index("round")
+]
+# The columns before the host evidence was added: such a file is read with it empty.
+PREVIOUS_COLUMNS = tuple(c for c in MEASUREMENT_COLUMNS if c not in HOST_EVIDENCE_COLUMNS)
 
 RESULTS_FORMAT_VERSION = 1

@@ -67,6 +67,13 @@ MEASUREMENT_DOCS = {
     "duration_s": "measured seconds (after the omitted warm-up)",
     "src_machine_type": "machine type of the sender",
     "dst_machine_type": "machine type of the receiver",
+    "src_cpu_steal_pct": "CPU steal on the sender during the test, % of its CPU time",
+    "dst_cpu_steal_pct": "CPU steal on the receiver during the test, % of its CPU time",
+    "src_bw_out_allowance_exceeded_packets": "sender's outbound allowance counter's move "
+    "(AWS ENA, or the emulated one): packets queued or dropped above its allowance",
+    "dst_bw_in_allowance_exceeded_packets": "receiver's inbound allowance counter's move",
+    "src_pps_allowance_exceeded_packets": "sender's packets-per-second allowance counter's move",
+    "dst_pps_allowance_exceeded_packets": "receiver's packets-per-second allowance counter's move",
     "round": "round of the schedule the test ran in",
     "status": "ok, or failed (then error says why)",
     "error": "why the test failed, empty when ok",

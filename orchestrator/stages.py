@@ -30,8 +30,9 @@ from orchestrator.inventory import (
 )
 from orchestrator.keys import ensure_sweep_keys
 from orchestrator.playbook import Event, close_control_sockets, run_playbook
-from orchestrator.provision import destroy_all, reap_local_leftovers, stack_plan
+from orchestrator.provision import destroy_all, reap_local_leftovers, stack_plan, workdir_for
 from orchestrator.rounds import PlannedRound
+from orchestrator.sentinels import sentinels_path, split_rows
 from orchestrator.store import safe_name
 from orchestrator.sweep import Sweep
 
@@ -79,6 +80,7 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             cloud_options=sweep.record.get("cloud_options"),
             log=sweep.log,
             controller=sweep.record["plan"].get("controller") or None,
+            emulated_type=sweep.record["plan"].get("emulated_type", ""),
         )
         interrupts.check()
         sweep.log(f"provisioning {len(regions)} hosts ({sweep.backend}) with Terraform")
@@ -136,9 +138,23 @@ def write_sweep_inventory(sweep: Sweep, hosts: Sequence[Host]) -> Path:
         control_path_dir=cp,
         agent_dir=str(local_agent_dir(sweep)),
         agent_dirs={n: f["agent_dir"] for n, f in facts.items() if f.get("agent_dir")},
+        host_settings=host_settings(sweep),
     )
     write_inventory(path, doc)
     return path
+
+
+def host_settings(sweep: Sweep) -> dict[str, dict[str, Any]]:
+    """Per-host settings the agent takes beside its part: on the emulated cloud, the
+    commands that print a burstable host's allowance counters (its emulation's spec)."""
+    if sweep.backend != "local":
+        return {}
+    from orchestrator.emulator.allowance import spec_probes
+
+    return {
+        name: {"allowance_probe": probe}
+        for name, probe in spec_probes(workdir_for(sweep.state, "local")).items()
+    }
 
 
 def row_context(sweep: Sweep, hosts: Sequence[Host]) -> RowContext:
@@ -239,6 +255,7 @@ def collect(sweep: Sweep, force: bool = False) -> list[dict[str, Any]]:
         hosts = load_hosts(sweep) if (sweep.dir / store.HOSTS_FILE).exists() else []
         ctx = row_context(sweep, hosts)
         rows: list[dict[str, Any]] = []
+        late: list[dict[str, Any]] = []
         for entry in sweep.record["rounds"]:
             planned = PlannedRound(
                 entry["round"],
@@ -249,7 +266,9 @@ def collect(sweep: Sweep, force: bool = False) -> list[dict[str, Any]]:
             raw = store.read_raw_round(sweep.dir, entry["round"])
             texts = {name: raw.get(safe_name(name)) for name in planned.hosts}
             # a slot's rows after the ping phase are completed from it, as measure does
-            rows = store.add_round_rows(rows, planned.rows(texts, ctx), with_ping_phase)
+            own, repeats = split_rows(planned.slots, planned.rows(texts, ctx))
+            rows = store.add_round_rows(rows, own, with_ping_phase)
+            late = store.merge_rows(late, repeats)
         old = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
         tests = sweep.params.tests
         lost = sorted(store.ok_tests(old, tests) - store.ok_tests(rows, tests))
@@ -261,6 +280,8 @@ def collect(sweep: Sweep, force: bool = False) -> list[dict[str, Any]]:
                 "replace it anyway"
             )
         store.write_rows(sweep.dir, rows)
+        if late:
+            store.write_atomic(sentinels_path(sweep.dir), store.csv_text(late))
     return rows
 
 

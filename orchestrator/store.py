@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import UserError
-from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
+from orchestrator.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS, RESULTS_FORMAT_VERSION
 
 SWEEP_FILE = "sweep.json"
 HOSTS_FILE = "hosts.json"
@@ -104,7 +104,11 @@ def read_rows(path: Path) -> list[dict[str, str]]:
         return []
     with path.open(newline="") as f:
         reader = csv.DictReader(f)
-        if tuple(reader.fieldnames or ()) != MEASUREMENT_COLUMNS:
+        header = tuple(reader.fieldnames or ())
+        if header == PREVIOUS_COLUMNS:
+            # written before the host evidence columns: they are empty, the rest is the same
+            return [{c: row.get(c, "") for c in MEASUREMENT_COLUMNS} for row in reader]
+        if header != MEASUREMENT_COLUMNS:
             raise UserError(
                 f"{path}: columns differ from this version's results contract: "
                 "it was written by another version of interregion"

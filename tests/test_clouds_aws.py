@@ -389,3 +389,32 @@ def test_network_failures_become_one_line_naming_the_endpoint(error, message):
     with pytest.raises(UserError) as e, aws.network_errors():
         raise error
     assert str(e.value).startswith(message) and "\n" not in str(e.value)
+
+
+# --- machine type bandwidth (the plan's allowance check reads regions.yaml) ---------
+
+
+def test_network_bandwidth_from_describe_instance_types(moto_aws):
+    found = aws.network_bandwidth(moto_aws, "us-east-1", ["t3.small", "m5.large", "t9.nope"])
+    assert found == {"t3.small": (0.128e9, 5e9), "m5.large": (0.75e9, 10e9)}
+
+
+def test_regions_yaml_bandwidth_agrees_with_the_ec2_api_and_a_difference_is_named(moto_aws):
+    from orchestrator.catalog import load_catalog
+    from orchestrator.clouds.sync import bandwidth_differences
+
+    listed = {k: m for k, m in load_catalog().bandwidth.items() if m.cloud == "aws"}
+    live = aws.network_bandwidth(moto_aws, "us-east-1", listed)
+    assert bandwidth_differences(listed, live) == []
+    live["t3.small"] = (0.2e9, 5e9)
+    del live["m5.large"]
+    assert bandwidth_differences(listed, live) == [
+        "m5.large: the aws API reports no bandwidth for it",
+        "t3.small: regions.yaml lists 0.128/5 Gbit/s baseline/burst, the aws API 0.2/5",
+    ]
+
+
+def test_preflight_warns_of_a_machine_type_regions_yaml_does_not_list(moto_aws):
+    assert preflight.aws_bandwidth_warnings(moto_aws, "us-east-1", "t3.small") == []
+    (line,) = preflight.aws_bandwidth_warnings(moto_aws, "us-east-1", "t3a.small")
+    assert line.startswith("t3a.small is not in regions.yaml machine_types (EC2: 0.128")

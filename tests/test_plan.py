@@ -181,12 +181,20 @@ def test_wall_time_is_rounds_times_slowest_slot_plus_overhead():
         longest_km = max(slot.pairs[0].distance_km for slot in rnd)
         rtt_s = (1.49 + 16.50 * longest_km / 1000) / 1000  # DEFAULT_MODEL, same cloud
         expected += 13 + 14 * rtt_s + 2.5
+    # then the sentinels: the first round's first two slots again, in a round of their own
+    # (the last round of a full mesh of 8 has no free host)
+    assert plan.sentinel_round and [s.regions for s in plan.sentinels] == [
+        s.regions for s in plan.rounds[0][:2]
+    ]
+    longest_km = max(slot.pairs[0].distance_km for slot in plan.sentinels)
+    expected += 13 + 14 * (1.49 + 16.50 * longest_km / 1000) / 1000 + 2.5
     assert plan.estimate.wall_s == pytest.approx(expected)
     one_way = make_plan(
         CATALOG, SelectionSpec(clouds=("aws",), cloud_pairs=(("aws", "aws"),)), pricing=PRICING
     )
     # a round's modelled overhead grows with its busy hosts (both ends of each slot)
     modelled = sum(round_overhead_s(2 * len(rnd)) - 2.5 for rnd in one_way.rounds)
+    modelled += round_overhead_s(2 * len(one_way.sentinels)) - 2.5  # the sentinels' round
     assert one_way.estimate.wall_s == pytest.approx(plan.estimate.wall_s + modelled)
 
 
@@ -199,9 +207,9 @@ def test_round_overhead_grows_with_busy_hosts_and_the_controllers_distance():
     far = make_plan(CATALOG, spec, pricing=PRICING, controller=CATALOG.get("aws:us-east-1"))
     rtt_ms = netmodel.controller_rtt_ms(CATALOG.get("aws:us-east-1"), [sydney])
     assert far.controller_rtt_ms == pytest.approx(rtt_ms) and rtt_ms > 200  # Sydney is farthest
-    # 7 rounds, each waiting 2 round trips for the farthest host; the ping phase 3: two to
-    # start the last agent, one to collect it
-    assert far.estimate.wall_s == pytest.approx(near.estimate.wall_s + 17 * rtt_ms / 1000)
+    # 7 rounds and the sentinels' round, each waiting 2 round trips for the farthest host;
+    # the ping phase 3: two to start the last agent, one to collect it
+    assert far.estimate.wall_s == pytest.approx(near.estimate.wall_s + 19 * rtt_ms / 1000)
     assert far.to_json()["controller"] == "aws:us-east-1"
 
 

@@ -99,3 +99,26 @@ def test_events_outside_a_round_or_of_other_tasks_and_plays_are_ignored(tmp_path
     t.on_event(play(7))  # not a round of this run: closes round 1, starts nothing
     assert [c.number for c in closed] == [1]
     assert t.current is None
+
+
+def test_a_sentinel_round_keeps_its_late_rows_apart(tmp_path):
+    from dataclasses import replace
+
+    from orchestrator.sentinels import read_sentinel_rows
+
+    closed: list[ClosedRound] = []
+    planned = {
+        1: PlannedRound(1, [SLOT], 4.0),
+        2: PlannedRound(2, [replace(SLOT, port=5202, sentinel=True)], 4.0),
+    }
+    t = RoundTracker(tmp_path, [A, B], planned, CTX, closed.append, clock=Clock())
+    for n in (1, 2):
+        t.on_event(play(n))
+        t.on_event(result(A, client_doc()))
+        t.on_event(result(B, server_doc()))
+    t.on_event({"event": "stats"})
+    assert [len(c.rows) for c in closed] == [2, 0]  # measurements.csv: one row per test
+    late = read_sentinel_rows(tmp_path)
+    assert sorted(store.pair_key(r) for r in late) == sorted([(A, B), (B, A)])
+    assert {r["round"] for r in late} == {"2"} and all(r["status"] == "ok" for r in late)
+    assert closed[1].entry("main")["slots"][0]["sentinel"] is True  # collect reads it back

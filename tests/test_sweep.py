@@ -38,7 +38,11 @@ from orchestrator.inventory import (
 from orchestrator.parse import parse_iperf3
 from orchestrator.plan import TestParams
 from orchestrator.progress import RoundProgress, fmt_duration
-from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
+from orchestrator.schema import (
+    HOST_EVIDENCE_COLUMNS,
+    MEASUREMENT_COLUMNS,
+    RESULTS_FORMAT_VERSION,
+)
 
 DATA = Path(__file__).parent / "data"
 AGENT = paths.PLAYBOOKS / "files" / "ir_agent.py"
@@ -126,7 +130,8 @@ def test_an_ok_row_fills_every_contract_column_and_an_unmeasured_one_the_identit
         assert set(row) == set(MEASUREMENT_COLUMNS)
         assert all(row[c] is not None for c in PING_FIELDS + IPERF3_FIELDS)
     missing = unmeasured_row(A, B, CTX, "not measured")
-    measured = set(PING_FIELDS + IPERF3_FIELDS) | {"started_utc"}
+    # the hosts' own evidence is measured too (empty in an unmeasured row)
+    measured = set(PING_FIELDS + IPERF3_FIELDS + HOST_EVIDENCE_COLUMNS) | {"started_utc"}
     assert set(missing) == set(MEASUREMENT_COLUMNS) - measured
     outcome = {"round", "status", "error"}
     identity = {k: v for k, v in rows[(A, B)].items() if k in missing and k not in outcome}

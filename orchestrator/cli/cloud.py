@@ -190,7 +190,8 @@ def regions_sync_command(
     """Compare the regions the clouds offer with regions.yaml.
 
     Lists regions missing from the catalog, catalog regions the account does
-    not see, and AWS opt-in regions not enabled for the account.
+    not see, AWS opt-in regions not enabled for the account, and AWS machine types
+    whose baseline or burst bandwidth in regions.yaml differs from the EC2 API's.
 
     \b
     Example:
@@ -217,6 +218,8 @@ def regions_sync_command(
         click.echo(f"not offered to this account: {key}")
     for key in report.not_enabled:
         click.echo(f"opt-in region not enabled: {key}")
+    for line in report.bandwidth:
+        click.echo(f"machine type bandwidth differs: {line}")
     if not (report.missing or report.stale):
         click.echo("regions.yaml lists every region the clouds offer")
 

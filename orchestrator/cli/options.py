@@ -151,8 +151,9 @@ def test_params_options(f: F) -> F:
 
 
 def run_options(f: F) -> F:
-    """Add --backend, --max-concurrent and --sequential (where the sweep runs and
-    how many slots per round) to a click command; `plan.make_plan` applies them."""
+    """Add --backend, --max-concurrent, --sequential, --emulated-type and --controller
+    (where and on what the sweep runs, how many slots per round) to a click command;
+    `plan.make_plan` applies them."""
     return _apply(
         f,
         [
@@ -174,6 +175,14 @@ def run_options(f: F) -> F:
             ),
             click.option(
                 "--sequential", is_flag=True, help="One slot per round: one test at a time."
+            ),
+            click.option(
+                "--emulated-type",
+                metavar="TYPE",
+                default=None,
+                help="On local: the hosts' emulated machine type, e.g. emulated-t3.small (a "
+                "burstable host: a token-bucket allowance under the cap; default: the "
+                "emulator's cap alone).",
             ),
             click.option(
                 "--controller",

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestrator import paths
+from orchestrator.allowance import shortfall_message
 from orchestrator.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.cli.options import (
     check_selection,
@@ -54,6 +55,12 @@ _catalog_option = click.option(
     "[default: the controller's model, by the round's hosts].",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Refuse a plan whose hosts send more on average than their machine type's "
+    "baseline bandwidth (default: warn).",
+)
 @_catalog_option
 @click.option(
     "--pricing",
@@ -69,6 +76,7 @@ def plan(
     backend: str,
     round_overhead: float | None,
     as_json: bool,
+    strict: bool,
     catalog: Path,
     pricing_path: Path,
     **options: Any,
@@ -80,10 +88,14 @@ def plan(
     smaller of the VM's published egress cap and what a real TCP window carries
     over the pair's modelled RTT (on local: the emulator's own cap and window).
     On local, --max-concurrent defaults to what the emulator runs faithfully.
+    Each host's mean egress over the sweep is checked against its machine type's
+    baseline bandwidth (regions.yaml machine_types): a warning names the hosts above
+    it and a type that covers them; --strict refuses such a plan.
 
     \b
     Example:
       interregion plan --max-regions 8
+      interregion plan --regions aws:us-east-1,aws:us-east-2,gcp:us-east4 --strict
       interregion plan --cloud-pair aws:gcp --min-km 1000 --max-km 5000 --json
       interregion plan --pairs aws:us-east-1/gcp:us-east4 --pings 50 --duration 10
     """
@@ -105,7 +117,16 @@ def plan(
         round_overhead=round_overhead,
         pricing=load_pricing(pricing_path),
         controller=controller_region(options.get("controller")),
+        emulated=options.get("emulated_type"),
     )
+    if result.shortfalls:
+        message = shortfall_message(result.shortfalls)
+        if strict:
+            raise UserError(
+                f"{message}: pick a machine type that covers them, or fewer or shorter "
+                "tests (--strict)"
+            )
+        click.echo(f"warning: {message}", err=True)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:

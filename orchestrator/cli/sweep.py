@@ -16,7 +16,8 @@ from click.core import ParameterSource
 from orchestrator import abandoned, paths, runner, stages
 from orchestrator import measure as measuring
 from orchestrator import sweep as sweeps
-from orchestrator.catalog import load_catalog
+from orchestrator.allowance import shortfall_message
+from orchestrator.catalog import CLOUDS, load_catalog
 from orchestrator.cli.cloud import cloud_options, cloud_options_from
 from orchestrator.cli.options import (
     check_selection,
@@ -194,7 +195,13 @@ def _plan(kwargs: dict[str, Any]) -> tuple[Plan, SelectionSpec, dict[str, Any] |
         max_concurrent=kwargs["max_concurrent"],  # None: the backend's default
         sequential=kwargs["sequential"],
         controller=controller_region(kwargs.get("controller")),
+        emulated=kwargs.get("emulated_type"),
+        machine_types={
+            c: kwargs[f"{c}_machine_type"] for c in CLOUDS if kwargs.get(f"{c}_machine_type")
+        },
     )
+    if plan.shortfalls:
+        click.echo(f"warning: {shortfall_message(plan.shortfalls)}", err=True)
     e = plan.estimate
     click.echo(
         f"plan: {len(plan.selection.regions)} regions, {len(plan.selection.pairs)} tests, "

@@ -163,6 +163,33 @@ def vcpus_of(api: AwsApi, region: str, instance_types: Iterable[str]) -> dict[st
     return {t["InstanceType"]: int(t["VCpuInfo"]["DefaultVCpus"]) for t in found}
 
 
+def network_bandwidth(
+    api: AwsApi, region: str, instance_types: Iterable[str]
+) -> dict[str, tuple[float, float]]:
+    """{instance type: (baseline, peak) in bit/s} from DescribeInstanceTypes'
+    NetworkInfo.NetworkCards (summed over a type's cards); types the API does not know,
+    or that report no baseline, are left out."""
+    wanted = sorted(set(instance_types))
+    if not wanted:
+        return {}
+    ec2 = api.client("ec2", region)
+    found = []
+    for t in wanted:  # one unknown name fails a whole call: ask one by one
+        try:
+            found += ec2.describe_instance_types(InstanceTypes=[t])["InstanceTypes"]
+        except botocore.exceptions.ClientError as e:
+            if _code(e) != "InvalidInstanceType":
+                raise
+    out = {}
+    for item in found:
+        cards = (item.get("NetworkInfo") or {}).get("NetworkCards") or []
+        baseline = sum(float(c.get("BaselineBandwidthInGbps") or 0) for c in cards)
+        peak = sum(float(c.get("PeakBandwidthInGbps") or 0) for c in cards)
+        if baseline > 0:
+            out[item["InstanceType"]] = (baseline * 1e9, max(peak, baseline) * 1e9)
+    return out
+
+
 def offered(api: AwsApi, region: str, instance_type: str) -> bool:
     offers = api.client("ec2", region).describe_instance_type_offerings(
         LocationType="region", Filters=[{"Name": "instance-type", "Values": [instance_type]}]

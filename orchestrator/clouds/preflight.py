@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from orchestrator.catalog import Region
+from orchestrator.catalog import Region, load_catalog
 from orchestrator.clouds import aws, gcp
 from orchestrator.clouds.stacks import DEFAULT_AMI_PARAMETER
+from orchestrator.clouds.sync import bandwidth_differences
 from orchestrator.errors import UserError
 
 Warn = Callable[[str], None]
@@ -94,6 +95,26 @@ def gcp_problems(key: str, facts: gcp.RegionFacts) -> list[str]:
     return problems
 
 
+def aws_bandwidth_warnings(api: aws.AwsApi, region: str, machine_type: str) -> list[str]:
+    """What the EC2 API says of the machine type's baseline and burst against regions.yaml:
+    the plan's allowance check read the catalog, so a difference (or a type it does not
+    list) is worth a line."""
+    listed = load_catalog().bandwidth
+    live = aws.network_bandwidth(api, region, [machine_type])
+    if machine_type not in listed:
+        if machine_type not in live:
+            return []
+        baseline, burst = live[machine_type]
+        return [
+            f"{machine_type} is not in regions.yaml machine_types (EC2: {baseline / 1e9:g} "
+            f"Gbit/s baseline, {burst / 1e9:g} burst): the plan could not check its allowance"
+        ]
+    return [
+        f"machine type bandwidth: {line}"
+        for line in bandwidth_differences({machine_type: listed[machine_type]}, live)
+    ]
+
+
 def _split(regions: Sequence[Region]) -> tuple[list[Region], list[Region]]:
     return [r for r in regions if r.cloud == "aws"], [r for r in regions if r.cloud == "gcp"]
 
@@ -124,6 +145,8 @@ def preflight(
         for r in aws_regions:
             facts = aws.region_facts(api, r.id, machine_types["aws"], status, ami_parameter)
             problems[r.key] = aws_problems(r.key, facts, ami_parameter)
+        for line in aws_bandwidth_warnings(api, aws_regions[0].id, machine_types["aws"]):
+            warn(line)
 
     if gcp_regions:
         gapi = (gcp_api or gcp.GcpApi)()

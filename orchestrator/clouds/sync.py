@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from orchestrator.catalog import Catalog
+from orchestrator.catalog import Catalog, MachineBandwidth
 from orchestrator.clouds import aws, gcp
 from orchestrator.errors import UserError
 
@@ -16,6 +17,8 @@ class SyncReport:
     stale: list[str] = field(default_factory=list)  # in the catalog, not offered
     not_enabled: list[str] = field(default_factory=list)  # AWS opt-in regions not enabled
     skipped: list[str] = field(default_factory=list)  # "aws: no credentials ..."
+    # machine types whose bandwidth in regions.yaml differs from what the cloud says
+    bandwidth: list[str] = field(default_factory=list)
 
 
 def compare(catalog_ids: set[str], offered: set[str], cloud: str) -> tuple[list[str], list[str]]:
@@ -23,6 +26,25 @@ def compare(catalog_ids: set[str], offered: set[str], cloud: str) -> tuple[list[
     missing = sorted(f"{cloud}:{r}" for r in offered - catalog_ids)
     stale = sorted(f"{cloud}:{r}" for r in catalog_ids - offered)
     return missing, stale
+
+
+def bandwidth_differences(
+    listed: Mapping[str, MachineBandwidth], live: Mapping[str, tuple[float, float]]
+) -> list[str]:
+    """One line per listed machine type whose baseline or burst differs from the cloud's
+    figures (`live`: type -> (baseline, burst) bit/s), or that the cloud does not know."""
+    lines = []
+    for name, m in sorted(listed.items()):
+        if name not in live:
+            lines.append(f"{name}: the {m.cloud} API reports no bandwidth for it")
+            continue
+        baseline, burst = live[name]
+        if not (math.isclose(baseline, m.baseline_bps) and math.isclose(burst, m.burst_bps)):
+            lines.append(
+                f"{name}: regions.yaml lists {m.baseline_bps / 1e9:g}/{m.burst_bps / 1e9:g} "
+                f"Gbit/s baseline/burst, the {m.cloud} API {baseline / 1e9:g}/{burst / 1e9:g}"
+            )
+    return lines
 
 
 def sync(
@@ -38,8 +60,12 @@ def sync(
         ids = {r.id for r in catalog.in_clouds([cloud])}
         try:
             if cloud == "aws":
-                status = aws.region_status((aws_api or aws.AwsApi)())
+                api = (aws_api or aws.AwsApi)()
+                status = aws.region_status(api)
                 offered = set(status)
+                listed = {k: m for k, m in catalog.bandwidth.items() if m.cloud == "aws"}
+                live = aws.network_bandwidth(api, "us-east-1", listed)
+                report.bandwidth += bandwidth_differences(listed, live)
                 report.not_enabled += sorted(
                     f"aws:{r}" for r, s in status.items() if s == "not-opted-in"
                 )

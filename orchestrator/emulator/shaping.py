@@ -9,6 +9,13 @@ would throttle against.
 
 Controller traffic (ssh, Ansible) has its own class, so a saturated test link
 never stalls the connection that controls it.
+
+A machine type with an allowance (a burstable VM) puts a token bucket (tbf: the
+baseline rate, a bucket of the burst's bytes) under each test class instead of the
+plain queue: the host sends at the cap while the bucket holds tokens and at the
+baseline once it is drained, each direction on its own bucket. The tbf's counters
+(packets held back for want of tokens, or dropped) are the emulated allowance
+counter the test agent reads (`allowance_probes`), as ethtool -S reads ENA's.
 """
 
 from __future__ import annotations
@@ -41,14 +48,44 @@ def htb_rate_kbit(rate_mbit: float) -> int:
     return round(rate_mbit * 1000 * FRAME_PER_PAYLOAD)
 
 
-def _capped(dev: str, rate_mbit: float, control_match: str) -> list[str]:
+GSO_BYTES = 65536 + 1514  # the largest packet the host hands down: a queue must hold two
+
+
+def allowance_leaf(dev: str, spec: EmulationSpec) -> str:
+    """The test class's queue: a token bucket for a host with an allowance, else drop-tail."""
+    limit = queue_bytes(spec.rate_mbit)
+    if not spec.allowance_baseline_mbit:
+        return f"qdisc add dev {dev} parent 1:10 handle 10: bfifo limit {limit}"
+    baseline = spec.allowance_baseline_mbit
+    bucket = max(spec.allowance_bucket_bytes, GSO_BYTES)
+    limit = max(queue_bytes(baseline), 2 * GSO_BYTES)
+    return (
+        f"qdisc add dev {dev} parent 1:10 handle 10: tbf rate {htb_rate_kbit(baseline)}kbit "
+        f"burst {bucket} limit {limit}"
+    )
+
+
+def allowance_probes(spec: EmulationSpec, hub: str) -> dict[str, dict[str, list[str]]]:
+    """{host name: {"bw_out" | "bw_in": the command printing its bucket's counters}}; {}
+    without an allowance. A host's egress bucket is on ifb q<n>, its ingress on p<n>."""
+    if not spec.allowance_baseline_mbit:
+        return {}
+    show = ["tc", "-n", hub, "-s", "-j", "qdisc", "show", "dev"]
+    return {
+        h.name: {"bw_out": [*show, f"q{i + 1}"], "bw_in": [*show, f"p{i + 1}"]}
+        for i, h in enumerate(spec.hosts)
+    }
+
+
+def _capped(dev: str, spec: EmulationSpec, control_match: str) -> list[str]:
+    rate_mbit = spec.rate_mbit
     rate = f"{htb_rate_kbit(rate_mbit)}kbit"
     burst = burst_bytes(rate_mbit)
     return [
         f"qdisc add dev {dev} root handle 1: htb default 10",
         f"class add dev {dev} parent 1: classid 1:10 htb rate {rate} ceil {rate} "
         f"burst {burst} cburst {burst} quantum {_QUANTUM_BYTES}",
-        f"qdisc add dev {dev} parent 1:10 handle 10: bfifo limit {queue_bytes(rate_mbit)}",
+        allowance_leaf(dev, spec),
         f"class add dev {dev} parent 1: classid 1:20 htb rate {CONTROL_RATE} "
         f"quantum {_QUANTUM_BYTES}",
         f"filter add dev {dev} parent 1: protocol ip prio 1 u32 {control_match} flowid 1:20",
@@ -63,11 +100,11 @@ def tc_batch(spec: EmulationSpec) -> str:
     lines = []
     for i in range(len(spec.hosts)):
         port, ifb = f"p{i + 1}", f"q{i + 1}"
-        lines += _capped(port, spec.rate_mbit, f"match ip src {ctl}")
+        lines += _capped(port, spec, f"match ip src {ctl}")
         lines += [
             f"qdisc add dev {port} handle ffff: ingress",
             f"filter add dev {port} parent ffff: protocol all prio 1 u32 match u32 0 0 "
             f"action mirred egress redirect dev {ifb}",
         ]
-        lines += _capped(ifb, spec.rate_mbit, f"match ip dst {ctl}")
+        lines += _capped(ifb, spec, f"match ip dst {ctl}")
     return "\n".join(lines) + "\n"

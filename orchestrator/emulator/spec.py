@@ -65,6 +65,9 @@ class EmulationSpec:
     host_pub: str
     paths: tuple[PathSpec, ...] = ()
     rate_mbit: float = 0.0  # per-host egress and ingress cap; 0 = uncapped
+    # a burstable host's allowance under that cap (netmodel.EmulatedType); 0 = none
+    allowance_baseline_mbit: float = 0.0
+    allowance_bucket_bytes: int = 0
     tcp_buffer_bytes: int = 0  # tcp_rmem/tcp_wmem max per host; 0 = kernel default
     tcp_window_bytes: int = 0  # largest TCP window a host advertises; 0 = no clamp
     owner_pid: int = 0  # reap() removes the emulation once this process is gone

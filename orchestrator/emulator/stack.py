@@ -32,7 +32,7 @@ from orchestrator.emulator.spec import (
 from orchestrator.errors import UserError
 from orchestrator.geo import distance_km
 from orchestrator.keys import SweepKeys
-from orchestrator.netmodel import DEFAULT_MODEL, NetModel
+from orchestrator.netmodel import DEFAULT_MODEL, EmulatedType, NetModel, emulated_type
 
 # RTT between two emulated hosts with a zero delay in delayd's table: veths,
 # bridge, two HTB queues and one NFQUEUE round trip, measured by bench/emulator.py.
@@ -65,8 +65,10 @@ def build_spec(
     expires_at: float = 0.0,
     baseline_rtt_ms: float = BASELINE_RTT_MS,
     controller: Region | None = None,
+    machine: EmulatedType | None = None,
 ) -> EmulationSpec:
     """The emulation of `regions` under `model`: one host each, delays for every direction.
+    `machine`: the hosts' emulated machine type (default: the model's cap, no allowance).
 
     With a `controller` region, traffic between the controller and each host is
     delayed as if the controller sat in that region (same model, same jitter);
@@ -74,9 +76,9 @@ def build_spec(
     is small, and a saturated test must not stall the ssh that controls it.
     """
     addresses = host_addresses(subnet, len(regions))
-    machine_type = f"emulated-{model.rate_mbit:g}mbit"
+    machine = machine or emulated_type(None, model)
     hosts = tuple(
-        HostSpec(r.key, r.cloud, r.id, address, machine_type)
+        HostSpec(r.key, r.cloud, r.id, address, machine.name)
         for r, address in zip(regions, addresses, strict=True)
     )
 
@@ -102,6 +104,8 @@ def build_spec(
         host_pub=keys.host_pub,
         paths=tuple(paths),
         rate_mbit=model.rate_mbit,
+        allowance_baseline_mbit=machine.baseline_mbit,
+        allowance_bucket_bytes=machine.bucket_bytes,
         tcp_buffer_bytes=model.tcp_buffer_bytes,
         tcp_window_bytes=round(model.window_bytes),
         owner_pid=owner_pid,
@@ -146,14 +150,18 @@ def local_variables(
     owner_pid: int = 0,
     ttl_s: float = DEFAULT_TTL_S,
     controller: Region | None = None,
+    machine_type: str = "",
 ) -> dict[str, Any]:
     """Reserve the sweep's subnet, write its spec under `workdir`, return the tfvars.
 
     `owner_pid`: a process whose end makes the emulation reapable (tests pass
     their own pid); 0 means the emulation lives until `down` or `ttl_s`.
     `controller`: the region the controller is modelled in (None: no delay).
+    `machine_type`: an emulated machine type (netmodel.emulated_types; "": the default).
     """
     emulation_id = emulation_id_for(sweep_id)
+    model = model or DEFAULT_MODEL
+    machine = emulated_type(machine_type, model)
     expires_at = time.time() + ttl_s if not owner_pid else 0.0
     subnet = reserve_subnet(emulation_id, owner_pid=owner_pid, expires_at=expires_at)
     spec = build_spec(
@@ -161,10 +169,11 @@ def local_variables(
         subnet,
         regions,
         keys,
-        model or DEFAULT_MODEL,
+        model,
         owner_pid,
         expires_at,
         controller=controller,
+        machine=machine,
     )
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,13 @@ is marked `peer_late`, which the orchestrator records as its own status, never a
 network failure. A server that cannot start at all ends as a failed test carrying
 iperf3's message.
 
+Around each throughput test both ends record the host's own evidence of a limit that is
+not the path's (`host_sample`): the aggregate CPU line of /proc/stat (steal time), the
+allowance counters of `ethtool -S` on the interface towards the peer (AWS ENA), and on
+the emulated cloud its token bucket's counters (the part's `allowance_probe`: the
+commands that print them, where ethtool has none). The client samples before and after
+each of its tests; the server when it starts listening and after each test's result.
+
 `python3 ir_agent.py --facts` prints what prepare.yml records about the host instead.
 
 `python3 ir_agent.py --ping-phase '<part>'` probes every peer of the part at once with
@@ -42,6 +49,7 @@ import json
 import os
 import queue
 import random
+import re
 import select
 import shutil
 import socket
@@ -53,7 +61,7 @@ import time
 import zlib
 from datetime import datetime, timezone
 
-AGENT_VERSION = 3
+AGENT_VERSION = 4  # 3: host samples around each throughput test; 4: ping phase to a file
 RETRYABLE = ("Connection refused", "server is busy")
 
 
@@ -117,7 +125,36 @@ def not_met_yet(stdout):
         return False
 
 
-def client_test(part, reverse, give_up):
+def route_dev(address):
+    """The interface this host reaches `address` through ("" when ip cannot say)."""
+    found = re.search(r"\bdev (\S+)", run(["ip", "-o", "route", "get", address], 5)["stdout"])
+    return found.group(1) if found else ""
+
+
+def host_probe(part):
+    """What host_sample reads on this host, found once per part."""
+    return {"dev": route_dev(part["peer_address"]), "emulated": part.get("allowance_probe") or {}}
+
+
+def host_sample(probe):
+    """The host's counters now, as printed. Of `ethtool -S` only the allowance lines are
+    kept: a full ENA listing is kilobytes per queue, four times per test on every host."""
+    sample = {"at_utc": utc_now(), "proc_stat_cpu": ""}
+    for line in read("/proc/stat").splitlines():
+        if line.startswith("cpu "):
+            sample["proc_stat_cpu"] = line
+            break
+    if probe.get("dev"):
+        done = run(["ethtool", "-S", probe["dev"]], 5)
+        lines = [ln for ln in done["stdout"].splitlines() if "allowance" in ln]
+        sample["ethtool"] = {"rc": done["rc"], "stdout": "\n".join(lines), "stderr": done["stderr"]}
+    for name, cmd in sorted(probe.get("emulated", {}).items()):
+        done = run(cmd, 5)
+        sample["emulated_" + name] = {"rc": done["rc"], "stdout": done["stdout"]}
+    return sample
+
+
+def client_test(part, reverse, give_up, probe=None):
     cmd = [part.get("iperf3", "iperf3"), "-c", part["peer_address"], "-p", str(part["port"])]
     cmd += ["-t", str(part["duration_s"]), "-O", str(part["omit_s"]), "-P", str(part["streams"])]
     cmd += ["--json", "--get-server-output", "--connect-timeout", "3000"]
@@ -129,6 +166,7 @@ def client_test(part, reverse, give_up):
         cmd.append("-R")
     timeout_s = part["omit_s"] + part["duration_s"] + 20
     attempts = 0
+    before = host_sample(probe) if probe is not None else None
     while True:
         attempts += 1
         result = run(cmd, timeout_s)
@@ -136,13 +174,16 @@ def client_test(part, reverse, give_up):
         if not retryable or time.monotonic() > give_up:
             break
         time.sleep(0.1)
-    return {
+    test = {
         "direction": "reverse" if reverse else "forward",
         "attempts": attempts,
         # still refused at the meeting deadline: the server never listened in time
         "peer_late": retryable,
         "run": result,
     }
+    if probe is not None:
+        test.update(host_before=before, host_after=host_sample(probe))
+    return test
 
 
 def client(part, started):
@@ -152,11 +193,12 @@ def client(part, started):
     pinged = ping(part) if part["pings"] else None
     # an on-time server listens once its own pings are done, as ours are now
     give_up = max(time.monotonic(), started + ping_s(part)) + part["meet_within_s"]
-    tests = [client_test(part, False, give_up)]
+    probe = host_probe(part)
+    tests = [client_test(part, False, give_up, probe)]
     if part.get("reverse", True):
         # a server that did not come up for the forward test will not for the reverse one
         gave_up = tests[0]["peer_late"]
-        tests.append(client_test(part, True, 0 if gave_up else give_up))
+        tests.append(client_test(part, True, 0 if gave_up else give_up, probe))
     return {"jitter_s": round(jitter_s, 3), "ping": pinged, "iperf3": tests}
 
 
@@ -164,7 +206,7 @@ def ping_s(part):
     return part["pings"] * part["ping_interval_s"]
 
 
-def serve(cmd, tests, wait_s):
+def serve(cmd, tests, wait_s, on_result=None):
     """One iperf3 server for the slot's tests. It listens again as soon as a test ends,
     so the client's reverse test needs no retry; it is stopped once every test's
     result is out, or when no client came within `wait_s`."""
@@ -212,6 +254,8 @@ def serve(cmd, tests, wait_s):
             }
         )
         buf, started = "", utc_now()
+        if on_result is not None:
+            on_result()
         if failed:
             break  # e.g. the port is taken: the client will say what it saw
     proc.terminate()
@@ -260,8 +304,12 @@ def server(part):
     bind = local_address(part.get("address"))
     if bind:
         cmd += ["-B", bind]
-    runs = serve(cmd, tests, wait_s)
+    probe = host_probe(part)
+    # one sample as it listens, one after each test: test k lies between k and k + 1
+    samples = [host_sample(probe)]
+    runs = serve(cmd, tests, wait_s, on_result=lambda: samples.append(host_sample(probe)))
     result["iperf3_server"] = runs
+    result["host_samples"] = samples
     result["peer_late"] = any("no client test arrived" in r.get("stderr", "") for r in runs)
     return result
 
@@ -461,6 +509,8 @@ def main(argv):
             sys.stdout.write(json.dumps(doc) + "\n")
         return 0
     part = json.loads(argv[1])
+    if len(argv) > 2:  # the host's own settings (inventory), e.g. allowance_probe
+        part.update(json.loads(argv[2]))
     started = time.monotonic()
     doc = {
         "agent_version": AGENT_VERSION,
