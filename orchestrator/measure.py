@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from orchestrator import interrupts, paths, spend, store
+from orchestrator import interrupts, paths, sentinels, spend, store
 from orchestrator.collect import SlotPlan, unmeasured_row, with_ping_phase
 from orchestrator.errors import UserError
 from orchestrator.hosts import Host
@@ -213,6 +213,9 @@ def run_rounds(
     else:
         # the idle RTT is the ping phase's: slots run iperf3 alone
         planned = plan_rounds(tests, next_round_no(sweep), sweep, pings=False)
+        if kind == "main":  # the first round's first slots again at the end: host drain
+            cap = 1 if sweep.record.get("sequential") else sweep.record.get("max_concurrent")
+            planned = sentinels.add_sentinel_rounds(planned, max_concurrent=cap)
         plays = rounds_playbook(planned, by_name, params, pings=False)
     state = state_folder(sweep)
     book = state / f"measure-{planned[0].number:03d}.json"

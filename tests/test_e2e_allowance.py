@@ -11,12 +11,9 @@ result. Real Terraform, namespaces, sshd, Ansible, iperf3 and tc.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from e2e_support import cli_env, nothing_left, only_sweep, record, rows, run_cli
+from e2e_support import nothing_left, only_sweep, record, rows, run_cli
 
 from orchestrator import allowance, sentinels
 from orchestrator.report import build_report
@@ -26,7 +23,6 @@ pytestmark = [pytest.mark.root, pytest.mark.slow]
 REGIONS = ("aws:us-east-1", "gcp:us-east4", "aws:us-east-2")
 ARGS = ["--regions", ",".join(REGIONS), "--pings", "5", "--duration", "3", "--omit", "1",
         "--emulated-type", "emulated-t3.small-5s"]  # fmt: skip
-WIRED = str(Path(__file__).parent / "sentinel_wiring.py")
 
 
 def test_plan_warns_that_the_hosts_send_above_their_baseline():
@@ -40,14 +36,7 @@ def test_plan_warns_that_the_hosts_send_above_their_baseline():
 @pytest.fixture(scope="module")
 def drained(tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
-    out = subprocess.run(
-        [sys.executable, WIRED, "sweep", *ARGS, "--yes", "--no-report", "--results", str(results)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=cli_env(),
-        stdin=subprocess.DEVNULL,
-    )
+    out = run_cli(["sweep", *ARGS, "--yes", "--no-report", "--results", str(results)])
     sweep_dir = only_sweep(results)
     yield out, sweep_dir
     if not nothing_left(sweep_dir):
