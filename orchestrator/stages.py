@@ -79,6 +79,7 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             cloud_options=sweep.record.get("cloud_options"),
             log=sweep.log,
             controller=sweep.record["plan"].get("controller") or None,
+            emulation=sweep.record.get("emulation"),
         )
         interrupts.check()
         sweep.log(f"provisioning {len(regions)} hosts ({sweep.backend}) with Terraform")
