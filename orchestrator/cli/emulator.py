@@ -194,6 +194,29 @@ def up_command(
     click.echo(f"remove: interregion emulator down --id {emulation_id}")
 
 
+@emulator.command("perturb")
+@click.option("--id", "emulation_id", default=DEFAULT_ID, show_default=True, help="Emulation id.")
+@perturb_options
+def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: Path | None) -> None:
+    """Replace a running emulation's perturbations; with none given, remove them all.
+
+    Between two sweeps on a kept-up emulation this is how a route changes: delays and
+    losses are reloaded into delayd without losing a packet, rate caps rebuilt.
+
+    \b
+    Example:
+      sudo interregion emulator perturb --id demo --perturb aws:us-east-1/gcp:us-east4,delay_ms=10
+      sudo interregion emulator perturb --id demo --perturb aws:ap-southeast-2,loss_pct=2
+      sudo interregion emulator perturb --id demo
+    """
+    perturbations = perturbations_from_options(perturb, perturb_file)
+    spec = emu.set_perturbations(emulation_id, perturbations)
+    if not spec.perturbations:
+        click.echo(f"emulation {emulation_id}: no perturbations")
+    for p in spec.perturbations:
+        click.echo(f"emulation {emulation_id}: perturbation {p.text}")
+
+
 @emulator.command("down")
 @click.option("--id", "emulation_id", required=True, help="Emulation id (see 'status').")
 def down_command(emulation_id: str) -> None:

@@ -110,3 +110,15 @@ def tc_batch(spec: EmulationSpec) -> str:
             n = names.index(dst)
             lines += _pair_class(ifb, n, spec.hosts[n].address, cap)
     return "\n".join(lines) + "\n" if lines else ""
+
+
+def tc_clear(spec: EmulationSpec) -> str:
+    """`tc -batch` input removing every cap tc_batch may have set (run with -force)."""
+    lines = []
+    for i in range(len(spec.hosts)):
+        lines += [
+            f"qdisc del dev p{i + 1} root",
+            f"qdisc del dev p{i + 1} ingress",
+            f"qdisc del dev q{i + 1} root",
+        ]
+    return "\n".join(lines) + "\n"
