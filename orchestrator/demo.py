@@ -32,6 +32,7 @@ from typing import Any
 from orchestrator.changes import Params
 from orchestrator.emulator.perturb import Perturbation, ends
 from orchestrator.errors import UserError
+from orchestrator.lock import results_lock
 
 # 12 regions of both clouds on six continents: same-metro pairs (Ashburn), the
 # antipodes, and Cape Town - Sydney, whose measured route (~400 ms) is twice what
@@ -216,7 +217,9 @@ def run_demo(
         )
     )
     results = out / "results"
-    ids = tuple(run_sweep(plan, i, results, log) for i in range(1, plan.sweeps + 1))
+    # one sweep at a time in this results folder, as `interregion sweep` keeps it
+    with results_lock(results, trigger="demo"):
+        ids = tuple(run_sweep(plan, i, results, log) for i in range(1, plan.sweeps + 1))
     doc = changes_json(results, plan.detection)
     problems = tuple(check_changes(doc, plan, ids))
     site = None

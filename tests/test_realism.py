@@ -438,3 +438,20 @@ def test_the_demo_folder_is_new_or_an_earlier_demo(tmp_path):
         prepare_out(old, replace=False)
     prepare_out(old, replace=True)
     assert list(old.iterdir()) == []
+
+
+def test_tc_clear_removes_every_qdisc_tc_batch_may_set():
+    text = shaping.tc_clear(spec(1))
+    assert text.splitlines() == [
+        f"qdisc del dev {dev}{n} {where}"
+        for n in range(1, 5)
+        for dev, where in (("p", "root"), ("p", "ingress"), ("q", "root"))
+    ]
+
+
+def test_changes_min_runs_above_the_baseline_is_one_line(tmp_path):
+    result = CliRunner().invoke(
+        main, ["changes", "--min-runs", "9", "--baseline-runs", "4", "--results", str(tmp_path)]
+    )
+    assert result.exit_code == 2
+    assert result.stderr == "error: --min-runs 9 is above --baseline-runs 4\n"

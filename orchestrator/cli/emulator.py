@@ -38,7 +38,7 @@ def perturb_options(f: F) -> F:
         "--perturb",
         multiple=True,
         metavar="TARGET,KEY=VALUE",
-        help="A change on the emulated network: TARGET is A/B (both ways), A>B or a host A; "
+        help="A change on the emulated network: TARGET is A/B (both ways), 'A>B' or a host A; "
         "KEY is delay_ms (extra one-way), loss_pct or rate_mbit. Repeatable. "
         "E.g. aws:us-east-1/gcp:europe-west1,delay_ms=10.",
     )(f)

@@ -13,8 +13,9 @@ One perturbation is a target and what changes there:
 
 On the command line: `TARGET,KEY=VALUE[,KEY=VALUE]`, e.g.
 `aws:us-east-1/gcp:europe-west1,delay_ms=10` (region names hold colons, so the
-parts are separated by commas). In a file (YAML or JSON): a list of mappings with
-`target` and the amounts, or a mapping whose `perturbations` key holds that list.
+parts are separated by commas; quote an `A>B` target for the shell). In a file
+(YAML or JSON): a list of mappings with `target` and the amounts, or a mapping whose
+`perturbations` key holds that list.
 They are kept in the emulation spec, applied when the emulation comes up, and can
 be replaced on a running one (`interregion emulator perturb`).
 """

@@ -351,7 +351,8 @@ def set_perturbations(emulation_id: str, perturbations: Sequence[Perturbation]) 
         directory = state.state_dir(emulation_id)
         if changed.delayed:
             _reload_delayd(changed, directory)
-        if shaping.tc_batch(spec) or shaping.tc_batch(changed):
+        # only when the caps differ: deleting a qdisc drops what it queues
+        if shaping.tc_batch(spec) != shaping.tc_batch(changed):
             hub = net.hub_ns(spec.id)
             # -force: a port without shaping has nothing to delete, and that is fine
             subprocess.run(
