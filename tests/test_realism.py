@@ -455,3 +455,12 @@ def test_changes_min_runs_above_the_baseline_is_one_line(tmp_path):
     )
     assert result.exit_code == 2
     assert result.stderr == "error: --min-runs 9 is above --baseline-runs 4\n"
+
+
+def test_a_resumed_sweep_keeps_its_recorded_emulation(tmp_path):
+    result = CliRunner().invoke(
+        main, ["sweep", "--resume", "20261123T1649Z-bc67", "--emulation-seed", "3",
+               "--results", str(tmp_path)],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "a resumed sweep keeps the emulation it recorded" in result.stderr

@@ -137,6 +137,11 @@ def sweep(**kwargs: Any) -> None:
         _sweep_profile(kwargs)
         return
     if kwargs["resume_id"]:
+        if kwargs["perturb"] or kwargs["perturb_file"] or kwargs["emulation_seed"] is not None:
+            raise UserError(
+                "--perturb and --emulation-seed with --resume: a resumed sweep keeps the "
+                "emulation it recorded; start a new sweep to change it"
+            )
         with _locked(results) as lock:
             run = sweeps.open_sweep(kwargs["resume_id"], results)
             _replace_cloud_options(run, kwargs)
