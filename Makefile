@@ -30,10 +30,11 @@ RUN_REGIONS := aws:us-east-1,gcp:us-east4,gcp:us-central1,aws:eu-west-1
 RUN_REGIONS := $(RUN_REGIONS),gcp:europe-west3,aws:ap-northeast-1,gcp:asia-southeast1,aws:sa-east-1
 RUN_ARGS ?= --backend local --yes --regions $(RUN_REGIONS)
 
-.PHONY: help setup deb venv delayd delayd-asan terraform-check checkov actionlint test lint pytest run bench clean
+.PHONY: help setup deb venv delayd delayd-asan terraform-check checkov actionlint test lint pytest run demo bench clean
 
 help:
 	@echo "make run    - set up, then sweep the emulated cloud and build the report"
+	@echo "make demo   - set up, then an emulated history with one injected change, checked, and its site"
 	@echo "make test   - set up, then run the linters and the test suite (what CI runs)"
 	@echo "make setup  - install everything the project needs (idempotent)"
 	@echo "make bench  - print the benchmark figures"
@@ -90,6 +91,13 @@ test: lint pytest
 run: setup
 	$(BIN)/interregion sweep $(RUN_ARGS)
 	$(BIN)/interregion site --out site
+
+# The demo (README "Demo"): 10 latency-only sweeps of 12 emulated regions, one pair
+# perturbed from sweep 9 on; fails unless `interregion changes` finds that change and
+# nothing else. Results and site land in $(DEMO_OUT)/ (an earlier demo there is replaced).
+DEMO_OUT ?= demo
+demo: setup
+	$(BIN)/interregion demo --out $(DEMO_OUT) --replace
 
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

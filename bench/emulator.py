@@ -1,5 +1,6 @@
 """Benchmark of the emulated cloud: prints set-up/teardown time and memory, RTT
-accuracy, single-stream throughput against the model, and concurrent load.
+accuracy, the measured matrix with the public data's routes (r(RTT, distance)),
+single-stream throughput against the model, and concurrent load.
 
 Needs root. The machine may be shared: timing figures are noisy then.
 
@@ -31,7 +32,7 @@ from orchestrator.keys import SweepKeys, ensure_sweep_keys
 from orchestrator.netmodel import DEFAULT_MODEL, NetModel, controller_rtt_ms
 from orchestrator.selection import farthest_point_sample
 
-PARTS = ("scale", "rtt", "controller", "throughput", "concurrent")
+PARTS = ("scale", "rtt", "routes", "controller", "throughput", "concurrent")
 CONTROLLER = "aws:us-east-1"  # where the controller is modelled in the "controller" part
 RTT_HOSTS = 12
 DURATION_S = 5  # a sweep's default iperf3 test (plan.TestParams)
@@ -152,6 +153,58 @@ def bench_rtt(keys: SweepKeys) -> None:
         )
     finally:
         emu.down(spec.id)
+
+
+def bench_routes(keys: SweepKeys) -> None:
+    """The demo's 12 regions with the public data's routes and a seed's variation, as a
+    sweep gets them: measured RTTs against the spec, and how far they are from distance."""
+    from orchestrator.demo import DEMO_REGIONS
+    from orchestrator.emulator.stack import expected_rtts_ms
+    from orchestrator.emulator.variation import DEFAULT_VARIATION
+    from orchestrator.routes import default_routes, pearson_r
+
+    catalog = load_catalog()
+    chosen = [catalog.get(k) for k in DEMO_REGIONS]
+    subnet = emu.reserve_subnet("broutes", owner_pid=os.getpid())
+    spec = build_spec(
+        "broutes", subnet, chosen, keys, DEFAULT_MODEL, owner_pid=os.getpid(),
+        routes=default_routes(), seed=1, variation=DEFAULT_VARIATION,
+    )  # fmt: skip
+    emu.up(spec)
+    try:
+        pairs = [(i, j) for i in range(len(chosen)) for j in range(i + 1, len(chosen))]
+        procs = {(i, j): ping(net.host_ns(spec.id, i), spec.hosts[j].address) for i, j in pairs}
+        measured = {p: median_rtt(proc) for p, proc in procs.items()}
+    finally:
+        emu.down(spec.id)
+    expected = expected_rtts_ms(spec)
+    errors = [measured[(i, j)] - expected[(chosen[i].key, chosen[j].key)] for i, j in pairs]
+    within = sum(
+        abs(e) <= 0.5 + 0.02 * expected[(chosen[i].key, chosen[j].key)]
+        for e, (i, j) in zip(errors, pairs, strict=True)
+    )
+    km = [distance_km(chosen[i].lat, chosen[i].lon, chosen[j].lat, chosen[j].lon) for i, j in pairs]
+    table = default_routes()
+    real = [table.get(chosen[i].key, chosen[j].key) for i, j in pairs]
+    by_model = [model_rtt_ms(DEFAULT_MODEL, chosen[i], chosen[j]) for i, j in pairs]
+    print(f"== routes: the demo's {len(chosen)} regions, public routes + variation (seed 1)")
+    print(
+        f"  within 0.5 ms + 2% of the spec: {within}/{len(pairs)}; measured - spec: median "
+        f"{statistics.median(errors):+.3f} ms, max |err| {max(abs(e) for e in errors):.3f} ms"
+    )
+    real_r = pearson_r([k for k, r in zip(km, real, strict=True) if r],
+                       [r for r in real if r])  # fmt: skip
+    print(
+        f"  r(RTT, distance): measured {pearson_r(km, [measured[p] for p in pairs]):.3f}, "
+        f"public data {real_r:.3f} ({sum(bool(r) for r in real)} pairs), "
+        f"distance model alone {pearson_r(km, by_model):.3f}"
+    )
+    cape, sydney = DEMO_REGIONS.index("aws:af-south-1"), DEMO_REGIONS.index("aws:ap-southeast-2")
+    pair = (min(cape, sydney), max(cape, sydney))
+    print(
+        f"  aws:af-south-1 - aws:ap-southeast-2: measured {measured[pair]:.1f} ms, "
+        f"distance model {model_rtt_ms(DEFAULT_MODEL, chosen[cape], chosen[sydney]):.1f} ms"
+    )
 
 
 def bench_controller(keys: SweepKeys) -> None:
@@ -373,6 +426,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             bench_scale(keys, [int(n) for n in args.sizes.split(",")])
         if "rtt" in parts:
             bench_rtt(keys)
+        if "routes" in parts:
+            bench_routes(keys)
         if "controller" in parts:
             bench_controller(keys)
         if "throughput" in parts:

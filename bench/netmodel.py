@@ -2,6 +2,10 @@
 how well it fits: the fitted parameters, the samples used and skipped, the
 median relative RTT error per cloud pair, and how the bandwidth is scaled.
 
+Then the per-pair route detours (orchestrator/routes.py): fitted on one source and
+checked against the other, and r(RTT, distance) of the emulated matrix against the
+real data's.
+
 Run: .venv/bin/python bench/netmodel.py [DATA_DIR]
 """
 
@@ -12,8 +16,11 @@ import statistics
 import sys
 from pathlib import Path
 
-from orchestrator import netmodel
+from orchestrator import netmodel, routes
+from orchestrator.catalog import Region, load_catalog
+from orchestrator.demo import DEMO_REGIONS
 from orchestrator.errors import UserError
+from orchestrator.geo import distance_km
 from orchestrator.netmodel import DEFAULT_MODEL, Sample
 
 RTT_BINS_MS = ((0, 10), (10, 20), (20, 40), (40, 80), (80, 160), (160, 320), (320, 1000))
@@ -71,6 +78,8 @@ def main(data_dir: Path) -> int:
         if subset:
             print(f"    {lo:5d}-{hi:5d} km {_errors(m, subset)}")
 
+    _routes(samples)
+
     mdev_ms = netmodel.load_rtt_mdev_ms(data_dir)
     median_mdev = statistics.median(mdev_ms)
     print(
@@ -112,6 +121,63 @@ def main(data_dir: Path) -> int:
             f" {m.expected_throughput_bps(median_rtt) / 1e6:9.2f}"
         )
     return 0
+
+
+def _median_error(predicted: list[float], measured: list[float]) -> str:
+    errors = [abs(p - m) / m for p, m in zip(predicted, measured, strict=True)]
+    return f"{statistics.median(errors):6.1%}" if errors else "     -"
+
+
+def _routes(samples: list[Sample]) -> None:
+    print("\nroute detours: a pair's median RTT in one source, checked on the other's samples")
+    print(f"  {'fit':9s} {'check':9s} {'pairs':>6s} {'samples':>8s}   median relative error")
+    print(f"  {'':9s} {'':9s} {'':>6s} {'':>8s}   {'distance':>8s} {'routes':>8s}")
+    for fit, check in (("skyplane", "doit"), ("doit", "skyplane")):
+        fitted = dataclasses.replace(
+            DEFAULT_MODEL, **netmodel.calibrate([s for s in samples if s.source == fit])
+        )
+        table = routes.route_table(samples, (fit,))
+        checked = [s for s in samples if s.source == check and s.src != s.dst]
+        covered = [s for s in checked if table.get(s.src, s.dst) is not None]
+        by_distance = [fitted.rtt_ms(s.distance_km, s.cross_cloud) for s in covered]
+        by_route = [table.get(s.src, s.dst) or 0.0 for s in covered]
+        measured = [s.rtt_ms for s in covered]
+        print(
+            f"  {fit:9s} {check:9s} {len({routes.pair_key(s.src, s.dst) for s in covered}):6d}"
+            f" {len(covered):8d}   {_median_error(by_distance, measured):>8s}"
+            f" {_median_error(by_route, measured):>8s}"
+        )
+    catalog = load_catalog()
+    medians = routes.median_rtts(samples)
+    km = {k: _km(catalog.get(k[0]), catalog.get(k[1])) for k in medians}
+    real_r = routes.pearson_r([km[k] for k in medians], [medians[k] for k in medians])
+    all_r = routes.pearson_r([s.distance_km for s in samples], [s.rtt_ms for s in samples])
+    print(f"\nr(RTT, distance), real: {real_r:.3f} over {len(medians)} pairs' medians,"
+          f" {all_r:.3f} over all {len(samples)} samples")  # fmt: skip
+    table = routes.default_routes()
+    for name, chosen in (
+        ("full catalog", list(catalog.regions)),
+        ("demo's 12 regions", [catalog.get(k) for k in DEMO_REGIONS]),
+    ):
+        pairs = [(a, b) for i, a in enumerate(chosen) for b in chosen[i + 1 :]]
+        covered = sum(table.get(a.key, b.key) is not None for a, b in pairs)
+        x = [_km(a, b) for a, b in pairs]
+        plain = routes.pearson_r(x, [routes.pair_rtt_ms(a, b) for a, b in pairs])
+        routed = routes.pearson_r(x, [routes.pair_rtt_ms(a, b, routes=table) for a, b in pairs])
+        print(
+            f"  emulated, {name:18s} {len(pairs):5d} pairs ({covered} measured):"
+            f" {routed:.3f} with routes, {plain:.3f} by distance alone"
+        )
+    cape, sydney = catalog.get("aws:af-south-1"), catalog.get("aws:ap-southeast-2")
+    print(
+        f"  e.g. {cape.key} - {sydney.key}: {routes.pair_rtt_ms(cape, sydney, routes=table):.0f} ms"
+        f" measured ({table.source_of[routes.pair_key(cape.key, sydney.key)]}),"
+        f" {routes.pair_rtt_ms(cape, sydney):.0f} ms by distance"
+    )
+
+
+def _km(a: Region, b: Region) -> float:
+    return distance_km(a.lat, a.lon, b.lat, b.lon)
 
 
 if __name__ == "__main__":

@@ -64,8 +64,7 @@ class NetModel:
         """The delay delayd adds in each direction: half the modelled RTT less the
         RTT the emulation has with no delay at all (`baseline_rtt_ms`, measured on
         the emulated hosts), never negative."""
-        rtt_ms = self.rtt_ms(distance_km, cross_cloud) - baseline_rtt_ms
-        return max(0, round(rtt_ms * 1000.0 / 2.0))
+        return one_way_delay_us(self.rtt_ms(distance_km, cross_cloud), baseline_rtt_ms)
 
     @property
     def jitter_us(self) -> int:
@@ -90,6 +89,12 @@ class NetModel:
         if rtt_ms <= 0:
             return self.rate_bps
         return min(self.rate_bps, streams * self.window_bytes * 8.0 / (rtt_ms / 1000.0))
+
+
+def one_way_delay_us(rtt_ms: float, baseline_rtt_ms: float = 0.0) -> int:
+    """The delay to add in each direction for an RTT of `rtt_ms`, when the emulation
+    has `baseline_rtt_ms` with no delay at all; never negative."""
+    return max(0, round((rtt_ms - baseline_rtt_ms) * 1000.0 / 2.0))
 
 
 # Calibrated by bench/netmodel.py on the public data in data/ (data/README.md):

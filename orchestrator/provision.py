@@ -58,11 +58,13 @@ def local_stack(
     owner_pid: int,
     controller: str | None = None,
     emulated_type: str = "",
+    emulation: Mapping[str, Any] | None = None,
 ) -> StackPlan:
     """The emulated cloud's stack; `controller` (a region key or None) places the
     controller in that region, so its traffic to the hosts gets the modelled delay;
-    `emulated_type` is the hosts' emulated machine type ("": the default)."""
-    from orchestrator.emulator.stack import local_variables
+    `emulated_type` is the hosts' emulated machine type ("": the default).
+    `emulation`: the sweep record's seed and perturbations (emulator.stack.EmulationSettings)."""
+    from orchestrator.emulator.stack import EmulationSettings, local_variables
 
     workdir = workdir_for(state_dir, "local")
     variables = local_variables(
@@ -73,6 +75,7 @@ def local_stack(
         owner_pid=owner_pid,
         controller=controller_region(controller),
         machine_type=emulated_type,
+        settings=EmulationSettings.of_record(emulation, sweep_id),
     )
     return StackPlan(paths.INFRA / "local", workdir, variables)
 
@@ -165,6 +168,7 @@ def stack_plan(
     log: Callable[[str], None] = print,
     controller: str | None = None,
     emulated_type: str = "",
+    emulation: Mapping[str, Any] | None = None,
 ) -> StackPlan:
     """The stack that makes the sweep's hosts on `backend`, with its variables.
 
@@ -172,10 +176,13 @@ def stack_plan(
     to be. On `local` the emulator delays controller<->host traffic as that
     region's modelled RTT to each host; on the clouds the real network does, so
     it changes nothing there. None: no emulated controller delay (as before).
+    `emulation`: on `local`, the sweep record's `emulation` (seed, perturbations).
     """
     controller_region(controller)  # a mistyped region is an error on every backend
     if backend == "local":
-        return local_stack(sweep_id, regions, keys, state_dir, owner_pid, controller, emulated_type)
+        return local_stack(
+            sweep_id, regions, keys, state_dir, owner_pid, controller, emulated_type, emulation
+        )
     if backend in CLOUD_BACKENDS:
         return cloud_stack(
             backend,

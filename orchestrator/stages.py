@@ -81,6 +81,7 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             log=sweep.log,
             controller=sweep.record["plan"].get("controller") or None,
             emulated_type=sweep.record["plan"].get("emulated_type", ""),
+            emulation=sweep.record.get("emulation"),
         )
         interrupts.check()
         sweep.log(f"provisioning {len(regions)} hosts ({sweep.backend}) with Terraform")

@@ -12,7 +12,7 @@ import pytest
 from e2e_support import SHORT, hosts, leftovers, nothing_left, only_sweep, record, rows, run_cli
 
 from orchestrator import store
-from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.emulator.stack import expected_rtts_ms, sweep_spec
 from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -67,10 +67,15 @@ def test_every_directed_test_is_present_and_ok(swept):
         assert r["streams"] == "1" and r["src_machine_type"]
 
 
-def test_rtt_matches_the_emulators_model(swept):
+def test_rtt_matches_the_emulation(swept):
+    """Each pair's RTT is what its emulation set: the measured route (or the distance
+    model) with the sweep's recorded variation."""
     _, sweep_dir = swept
+    spec = sweep_spec(sweep_dir / "state")
+    assert spec.seed == record(sweep_dir)["emulation"]["seed"]
+    expected = expected_rtts_ms(spec)
     for (src, dst), r in rows(sweep_dir).items():
-        model_ms = DEFAULT_MODEL.rtt_ms(float(r["distance_km"]), r["src_cloud"] != r["dst_cloud"])
+        model_ms = expected[(src, dst)]
         measured = float(r["rtt_p50_ms"])
         assert abs(measured - model_ms) <= 2 + 0.05 * model_ms, (src, dst, measured, model_ms)
 
@@ -144,9 +149,6 @@ def first_attempt_errors(sweep_dir, rounds):
 
 
 def test_a_latency_only_sweep_of_12_regions_is_one_ping_phase_within_its_bound(tmp_path):
-    from orchestrator.catalog import load_catalog
-    from orchestrator.netmodel import region_rtt_ms
-
     args = ["sweep", "--tests", "ping", "--max-regions", "12", "--yes", "--no-report"]
     out = run_cli([*args, "--results", str(tmp_path)])
     assert out.returncode == 0, out.stderr[-3000:]
@@ -158,10 +160,10 @@ def test_a_latency_only_sweep_of_12_regions_is_one_ping_phase_within_its_bound(t
     assert run["wall_s"] <= params["pings"] * params["ping_interval_s"] + 15
     got = rows(sweep_dir)
     assert len(got) == 132 and all(r["status"] == "ok" for r in got.values())
-    catalog = load_catalog()
+    rtts = expected_rtts_ms(sweep_spec(sweep_dir / "state"))
     for (src, dst), r in got.items():
         assert r["throughput_bps"] == "" and r["bytes"] == ""
-        expected = region_rtt_ms(catalog.get(src), catalog.get(dst))
+        expected = rtts[(src, dst)]
         # the emulator's accuracy bound (bench/emulator.py), on the median of 20 probes
         assert abs(float(r["rtt_p50_ms"]) - expected) <= 0.5 + 0.02 * expected, (src, dst, r)
     assert nothing_left(sweep_dir), leftovers(sweep_dir)

@@ -6,18 +6,49 @@
 
 from __future__ import annotations
 
+import secrets
 import time
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from orchestrator import emulator as emu
 from orchestrator import paths
+from orchestrator.emulator import perturb as perturbing
 from orchestrator.emulator.spec import EmulationSpec
 
 DEFAULT_ID = "local"
 DEFAULT_KEYS = Path.home() / ".cache" / "interregion" / "emulator"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def perturb_options(f: F) -> F:
+    """--perturb (repeatable) and --perturb-file: changes set on purpose (emulator.perturb)."""
+    f = click.option(
+        "--perturb-file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="A YAML file of perturbations (a list of target plus delay_ms, loss_pct, rate_mbit).",
+    )(f)
+    return click.option(
+        "--perturb",
+        multiple=True,
+        metavar="TARGET,KEY=VALUE",
+        help="A change on the emulated network: TARGET is A/B (both ways), 'A>B' or a host A; "
+        "KEY is delay_ms (extra one-way), loss_pct or rate_mbit. Repeatable. "
+        "E.g. aws:us-east-1/gcp:europe-west1,delay_ms=10.",
+    )(f)
+
+
+def perturbations_from_options(
+    texts: Sequence[str], file: Path | None
+) -> tuple[perturbing.Perturbation, ...]:
+    found = perturbing.load_file(file) if file is not None else ()
+    return (*found, *(perturbing.parse(t) for t in texts))
 
 
 def _utc(epoch: float) -> str:
@@ -66,6 +97,14 @@ def emulator() -> None:
     help="Region (cloud:id) the controller is modelled in: its traffic to each host gets "
     "the model's delay. Default: not delayed.",
 )
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Seed of the run-to-run variation (per-pair delay changes, loss episodes). "
+    "Default: drawn at random and printed.",
+)
+@perturb_options
 def up_command(
     regions: str,
     max_regions: int | None,
@@ -74,6 +113,9 @@ def up_command(
     keys_dir: Path | None,
     ttl_hours: float,
     controller: str,
+    seed: int | None,
+    perturb: tuple[str, ...],
+    perturb_file: Path | None,
 ) -> None:
     """Bring an emulated cloud up (first removing leftovers of the same id).
 
@@ -81,10 +123,13 @@ def up_command(
     Example:
       sudo interregion emulator up --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2
       sudo interregion emulator up --max-regions 12 --id demo --controller aws:us-east-1
+      sudo interregion emulator up --seed 7 --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
     """
     if spec_file is not None:
-        if controller:
-            raise click.UsageError("--controller goes into the spec: leave it out with --spec")
+        if controller or seed is not None or perturb or perturb_file:
+            raise click.UsageError(
+                "--controller, --seed and --perturb go into the spec: leave them out with --spec"
+            )
         spec = EmulationSpec.load(spec_file)
         started = time.monotonic()
         hosts = emu.up(spec)
@@ -95,11 +140,14 @@ def up_command(
         return
     from orchestrator.catalog import load_catalog
     from orchestrator.emulator.stack import build_spec
+    from orchestrator.emulator.variation import DEFAULT_VARIATION
     from orchestrator.keys import ensure_sweep_keys, write_known_hosts
     from orchestrator.netmodel import DEFAULT_MODEL, controller_rtt_ms
     from orchestrator.provision import controller_region
+    from orchestrator.routes import default_routes
     from orchestrator.selection import SelectionSpec, select
 
+    perturbations = perturbations_from_options(perturb, perturb_file)
     emu.require_root()
     catalog = load_catalog(paths.CATALOG)
     where = controller_region(controller) if controller else None
@@ -107,6 +155,8 @@ def up_command(
     chosen = select(
         catalog, SelectionSpec(regions=wanted, max_regions=max_regions or (None if wanted else 8))
     ).regions
+    perturbing.check_hosts(perturbations, [r.key for r in chosen])
+    seed = secrets.randbelow(2**31) if seed is None else seed
     keys_dir = keys_dir or DEFAULT_KEYS / emulation_id
     keys = ensure_sweep_keys(keys_dir)
     expires_at = time.time() + ttl_hours * 3600
@@ -119,12 +169,16 @@ def up_command(
         DEFAULT_MODEL,
         expires_at=expires_at,
         controller=where,
+        routes=default_routes(),
+        seed=seed,
+        variation=DEFAULT_VARIATION,
+        perturbations=perturbations,
     )
     started = time.monotonic()
     hosts = emu.up(spec)
     known_hosts = keys_dir / "known_hosts"
     write_known_hosts(known_hosts, hosts)
-    click.echo(f"emulation {emulation_id} up in {time.monotonic() - started:.1f} s:")
+    click.echo(f"emulation {emulation_id} up in {time.monotonic() - started:.1f} s (seed {seed}):")
     for host in hosts:
         click.echo(f"  {host.name:32} {host.address}")
     if where is not None:
@@ -136,7 +190,32 @@ def up_command(
         f"log in: ssh -i {keys.client_key} -o UserKnownHostsFile={known_hosts} "
         f"-o StrictHostKeyChecking=yes root@{hosts[0].address}"
     )
+    for p in perturbations:
+        click.echo(f"perturbation: {p.text}")
     click.echo(f"remove: interregion emulator down --id {emulation_id}")
+
+
+@emulator.command("perturb")
+@click.option("--id", "emulation_id", default=DEFAULT_ID, show_default=True, help="Emulation id.")
+@perturb_options
+def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: Path | None) -> None:
+    """Replace a running emulation's perturbations; with none given, remove them all.
+
+    Between two sweeps on a kept-up emulation this is how a route changes: delays and
+    losses are reloaded into delayd without losing a packet, rate caps rebuilt.
+
+    \b
+    Example:
+      sudo interregion emulator perturb --id demo --perturb aws:us-east-1/gcp:us-east4,delay_ms=10
+      sudo interregion emulator perturb --id demo --perturb aws:ap-southeast-2,loss_pct=2
+      sudo interregion emulator perturb --id demo
+    """
+    perturbations = perturbations_from_options(perturb, perturb_file)
+    spec = emu.set_perturbations(emulation_id, perturbations)
+    if not spec.perturbations:
+        click.echo(f"emulation {emulation_id}: no perturbations")
+    for p in spec.perturbations:
+        click.echo(f"emulation {emulation_id}: perturbation {p.text}")
 
 
 @emulator.command("down")

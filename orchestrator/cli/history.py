@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from orchestrator import paths
+from orchestrator.changes import Params
 from orchestrator.cli.options import selection_options, spec_from_options
 from orchestrator.errors import UserError
 
@@ -385,6 +386,14 @@ UNITS = {"rtt": "ms", "throughput": "bit/s"}
     "--runs", "last_runs", type=click.IntRange(min=2), default=56, show_default=True,
     help="The latest sweeps of each source to examine (2 x the 28-run baseline).",
 )  # fmt: skip
+@click.option(
+    "--baseline-runs", type=click.IntRange(min=2), default=Params.window_runs, show_default=True,
+    help="N: a pair's baseline is the median of its last N comparable runs.",
+)  # fmt: skip
+@click.option(
+    "--min-runs", type=click.IntRange(min=2), default=Params.min_runs, show_default=True,
+    help="Comparable runs a pair needs before any of its runs is judged.",
+)  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option(
     "--notify", "url", default=None, metavar="URL",
@@ -392,8 +401,8 @@ UNITS = {"rtt": "ms", "throughput": "bit/s"}
 )  # fmt: skip
 @_RESULTS_OPTION
 def changes(
-    since: str | None, sources: tuple[str, ...], last_runs: int, as_json: bool,
-    url: str | None, results_dir: Path,
+    since: str | None, sources: tuple[str, ...], last_runs: int, baseline_runs: int,
+    min_runs: int, as_json: bool, url: str | None, results_dir: Path,
 ) -> None:  # fmt: skip
     """Changes of median RTT and throughput per directed pair; exit 3 while any is open.
 
@@ -405,7 +414,10 @@ def changes(
     Examples:
       interregion changes --since 2026-11-01
       interregion changes --json --notify http://127.0.0.1:8080/hook
+      interregion changes --min-runs 4 --baseline-runs 12
     """
+    if min_runs > baseline_runs:
+        raise UserError(f"--min-runs {min_runs} is above --baseline-runs {baseline_runs}")
     from datetime import datetime
 
     from orchestrator import changes as ch
@@ -419,7 +431,7 @@ def changes(
     since_iso = v.iso_utc(since_t) if since_t else None
     with h.opened(results_dir, read_only=not url) as con:
         series = v.change_series(con, last_runs, since_t, sources)
-        found = ch.detect(series)
+        found = ch.detect(series, ch.Params(window_runs=baseline_runs, min_runs=min_runs))
         episodes = [ch.episode_doc(e, UNITS) for e in found.episodes]
         hosts = [ch.host_doc(x, UNITS) for x in found.hosts]
 

@@ -19,6 +19,7 @@ from orchestrator import sweep as sweeps
 from orchestrator.allowance import shortfall_message
 from orchestrator.catalog import CLOUDS, load_catalog
 from orchestrator.cli.cloud import cloud_options, cloud_options_from
+from orchestrator.cli.emulator import perturb_options, perturbations_from_options
 from orchestrator.cli.options import (
     check_selection,
     params_from_options,
@@ -27,6 +28,7 @@ from orchestrator.cli.options import (
     spec_from_options,
     test_params_options,
 )
+from orchestrator.emulator.perturb import Perturbation, check_hosts
 from orchestrator.errors import UserError
 from orchestrator.lock import ResultsLock, results_lock
 from orchestrator.plan import Plan, make_plan
@@ -105,6 +107,14 @@ def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
     show_default="schedules.yaml",
     help="The profiles file --profile reads.",
 )
+@perturb_options
+@click.option(
+    "--emulation-seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Seed of the emulated cloud's run-to-run variation (local; default: from the "
+    "sweep id). Recorded in sweep.json.",
+)
 @_results_option
 def sweep(**kwargs: Any) -> None:
     """Measure latency and throughput between the selected regions, keeping every result.
@@ -121,12 +131,18 @@ def sweep(**kwargs: Any) -> None:
       interregion sweep --backend cloud --pin-from 20261122T0130Z-3fa2 --yes
       interregion sweep --resume 20261122T0130Z-3fa2 --yes
       interregion sweep --profile latency
+      interregion sweep --tests ping --yes --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
     """
     results: Path = kwargs["results"]
     if kwargs["profile"]:
         _sweep_profile(kwargs)
         return
     if kwargs["resume_id"]:
+        if kwargs["perturb"] or kwargs["perturb_file"] or kwargs["emulation_seed"] is not None:
+            raise UserError(
+                "--perturb and --emulation-seed with --resume: a resumed sweep keeps the "
+                "emulation it recorded; start a new sweep to change it"
+            )
         with _locked(results) as lock:
             run = sweeps.open_sweep(kwargs["resume_id"], results)
             _replace_cloud_options(run, kwargs)
@@ -139,16 +155,49 @@ def sweep(**kwargs: Any) -> None:
             click.echo(f"resuming sweep {run.id} ({run.backend})", err=True)
             _run(run, kwargs, lock)
         return
+    perturbations = perturbations_from_options(kwargs["perturb"], kwargs["perturb_file"])
     plan, spec, options = _plan(kwargs)  # every input check; nothing is written before
+    emulation = _emulation(kwargs["emulation_seed"], perturbations, plan)
     if kwargs["plan_only"]:
         run = sweeps.create_sweep(plan, spec, results, cloud_options=options)
+        _record_emulation(run, emulation)
         click.echo(f"sweep {run.id}: {run.dir}", err=True)
         click.echo(run.id)
         return
     with _locked(results) as lock:
         run = sweeps.create_sweep(plan, spec, results, cloud_options=options)
+        _record_emulation(run, emulation)
         click.echo(f"sweep {run.id}: {run.dir}", err=True)
         _run(run, kwargs, lock)
+
+
+def _emulation(
+    seed: int | None, perturbations: tuple[Perturbation, ...], plan: Plan
+) -> tuple[int | None, tuple[Perturbation, ...]] | None:
+    """The --perturb/--perturb-file/--emulation-seed of a new sweep, checked against its
+    regions; None when none was given. They apply to the emulated cloud only."""
+    if seed is None and not perturbations:
+        return None
+    if plan.backend != "local":
+        raise UserError("--perturb and --emulation-seed apply to --backend local only")
+    check_hosts(perturbations, [r.key for r in plan.selection.regions])
+    return seed, perturbations
+
+
+def _record_emulation(
+    run: sweeps.Sweep, given: tuple[int | None, tuple[Perturbation, ...]] | None
+) -> None:
+    """Keep the emulation's seed (the sweep id's when none was given) and perturbations
+    in sweep.json, where provisioning reads them."""
+    if run.backend != "local":
+        return
+    from orchestrator.emulator.stack import EmulationSettings
+    from orchestrator.emulator.variation import seed_for
+
+    seed, perturbations = given or (None, ())
+    settings = EmulationSettings(seed_for(run.id) if seed is None else seed, perturbations)
+    run.record["emulation"] = settings.to_record()
+    run.save()
 
 
 @contextmanager

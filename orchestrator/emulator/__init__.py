@@ -1,7 +1,8 @@
 """The emulated cloud: every region a network namespace on this machine.
 
 Public API (what the rest of interregion and the `infra/local` Terraform stack
-use): `up(spec)`, `down(emulation_id)`, `reap()`, `status()`, and
+use): `up(spec)`, `down(emulation_id)`, `set_perturbations(emulation_id, perturbations)`,
+`reap()`, `status()`, and
 `LOCAL_MAX_CONCURRENT`, the default number of tests a sweep runs at once on the
 emulated cloud. `python -m orchestrator.emulator up --spec FILE` and
 `... down --id ID` are what the stack's provisioners run.
@@ -14,6 +15,8 @@ from orchestrator.emulator.runtime import (
     reap,
     require_root,
     reserve_subnet,
+    running_spec,
+    set_perturbations,
     status,
     up,
 )
@@ -38,6 +41,8 @@ __all__ = [
     "reap",
     "require_root",
     "reserve_subnet",
+    "running_spec",
+    "set_perturbations",
     "status",
     "up",
 ]

@@ -10,8 +10,11 @@ delayed by the modelled delay between that region and each host.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from orchestrator import paths
-from orchestrator.emulator.spec import CONTROLLER, EmulationSpec
+from orchestrator.emulator import perturb
+from orchestrator.emulator.spec import CONTROLLER, EmulationSpec, PathSpec
 
 DELAYD = paths.INFRA / "local" / "delayd" / "delayd"
 QUEUE_FIRST = 0
@@ -24,14 +27,31 @@ MAX_HELD_BYTES = 256 << 20
 READY_PREFIX = "delayd: ready"
 
 
+def effective_paths(spec: EmulationSpec) -> tuple[PathSpec, ...]:
+    """The host paths with the spec's perturbations added (delay summed, loss combined)."""
+    added = perturb.effects(spec.perturbations, [h.name for h in spec.hosts])
+    out = []
+    for p in spec.paths:
+        e = added.get((p.src, p.dst))
+        if e is not None:
+            p = replace(
+                p,
+                delay_us=p.delay_us + e.delay_us,
+                loss_ppm=perturb.combined_loss_ppm(p.loss_ppm, e.loss_ppm),
+            )
+        out.append(p)
+    return tuple(out)
+
+
 def table(spec: EmulationSpec) -> str:
     """`src_ip dst_ip delay_us jitter_us loss_ppm`, one line per direction."""
     address = {h.name: h.address for h in spec.hosts}
     address[CONTROLLER] = spec.controller_address
-    lines = [f"# emulation {spec.id}: one-way delay per direction"]
+    lines = [f"# emulation {spec.id}: one-way delay per direction (seed {spec.seed})"]
     if spec.controller:
         lines.append(f"# controller {spec.controller} at {spec.controller_address}")
-    for p in (*spec.paths, *spec.controller_paths):
+    lines += [f"# perturbation {p.text}" for p in spec.perturbations]
+    for p in (*effective_paths(spec), *spec.controller_paths):
         lines.append(f"{address[p.src]} {address[p.dst]} {p.delay_us} {p.jitter_us} {p.loss_ppm}")
     return "\n".join(lines) + "\n"
 

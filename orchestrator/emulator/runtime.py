@@ -14,13 +14,16 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from orchestrator.emulator import delay, net, shaping, sshd, state
+from orchestrator.emulator.perturb import Perturbation
 from orchestrator.emulator.spec import (
     SSH_PORT,
     SSH_USER,
@@ -207,8 +210,12 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+SPEC_FILE = "spec.json"  # the running spec: what `set_perturbations` changes
+
+
 def _build(spec: EmulationSpec, directory: Path) -> None:
     sshd.PRIVSEP_DIR.mkdir(mode=0o755, exist_ok=True)
+    _write(directory / SPEC_FILE, spec.to_json())
     host_key = directory / "host_key"
     shutil.copyfile(spec.host_key, host_key)
     host_key.chmod(0o600)
@@ -317,6 +324,74 @@ def _start_delayd(spec: EmulationSpec, directory: Path) -> None:
         net.netns_exec(hub, ["iptables-restore"]),
         stdin=delay.iptables_rules(spec),
         what="hub iptables rules",
+    )
+
+
+# Perturb --------------------------------------------------------------------
+
+
+def running_spec(emulation_id: str) -> EmulationSpec:
+    """The spec a running emulation was brought up with (perturbations as now set)."""
+    check_id(emulation_id)
+    record = state.read_state(emulation_id)
+    if not record or record.get("phase") != "up":
+        raise UserError(f"emulation {emulation_id} is not up: see 'interregion emulator status'")
+    return EmulationSpec.load(state.state_dir(emulation_id) / SPEC_FILE)
+
+
+def set_perturbations(emulation_id: str, perturbations: Sequence[Perturbation]) -> EmulationSpec:
+    """Replace a running emulation's perturbations (none: back to its base network).
+
+    Delays and losses: delayd's table is rewritten and reloaded (SIGHUP), without a
+    packet lost. Rate caps: the hub's shaping is rebuilt (a few ms without caps)."""
+    require_root()
+    with state.locked():
+        spec = running_spec(emulation_id)
+        changed = replace(spec, perturbations=tuple(perturbations))  # checks the hosts
+        directory = state.state_dir(emulation_id)
+        if changed.delayed:
+            _reload_delayd(changed, directory)
+        # only when the caps differ: deleting a qdisc drops what it queues
+        if shaping.tc_batch(spec) != shaping.tc_batch(changed):
+            hub = net.hub_ns(spec.id)
+            # -force: a port without shaping has nothing to delete, and that is fine
+            subprocess.run(
+                ["tc", "-n", hub, "-force", "-batch", "-"],
+                input=shaping.tc_clear(spec),
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            batch = shaping.tc_batch(changed)
+            if batch:
+                net.run(["tc", "-n", hub, "-batch", "-"], stdin=batch, what="rate caps (tc -batch)")
+        _write(directory / SPEC_FILE, changed.to_json())
+    return changed
+
+
+def _reload_delayd(spec: EmulationSpec, directory: Path) -> None:
+    log_path = directory / "delayd.log"
+    pid = _pid(directory / "delayd.pid")
+    if not pid or pid not in _pids_from_files(directory):
+        raise UserError(f"delayd of emulation {spec.id} is not running: bring it up again")
+    text = log_path.read_text()
+    done, failed = text.count("delayd: reloaded"), text.count("reload failed")
+    table = directory / "delays.tsv"
+    tmp = directory / "delays.tsv.new"
+    _write(tmp, delay.table(spec))
+    tmp.replace(table)  # delayd never reads half a table
+    os.kill(pid, signal.SIGHUP)
+    deadline = time.monotonic() + _READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        text = log_path.read_text()
+        if text.count("delayd: reloaded") > done:
+            return
+        if text.count("reload failed") > failed:
+            last = [line for line in text.splitlines() if "reload failed" in line][-1]
+            raise UserError(f"delayd kept its old table: {last}")
+        time.sleep(0.01)
+    raise UserError(
+        f"delayd did not reload its table within {_READY_TIMEOUT_S:g} s: see {log_path}"
     )
 
 

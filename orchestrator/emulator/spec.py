@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.emulator.perturb import Perturbation, check_hosts
+from orchestrator.emulator.perturb import from_dict as perturbation_from_dict
 from orchestrator.errors import UserError
 
 # 198.18.0.0/15 is reserved for network benchmarking (RFC 2544): never routed on
@@ -76,6 +78,10 @@ class EmulationSpec:
     # its traffic is not delayed) and the delays between it and each host.
     controller: str = ""
     controller_paths: tuple[PathSpec, ...] = ()
+    # The seed the run-to-run variation in `paths` was drawn from (emulator.variation),
+    # and the perturbations applied on top when the emulation is up (emulator.perturb).
+    seed: int = 0
+    perturbations: tuple[Perturbation, ...] = ()
 
     def __post_init__(self) -> None:
         check_id(self.id)
@@ -98,6 +104,7 @@ class EmulationSpec:
                     f"emulation {self.id}: controller path {p.src} -> {p.dst} must join "
                     "the controller and a host"
                 )
+        check_hosts(self.perturbations, names)
 
     @property
     def delayed(self) -> bool:
@@ -113,7 +120,9 @@ class EmulationSpec:
         return _subnet(self.subnet).prefixlen
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=1, sort_keys=True)
+        data = asdict(self)
+        data["perturbations"] = [p.to_dict() for p in self.perturbations]
+        return json.dumps(data, indent=1, sort_keys=True)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EmulationSpec:
@@ -125,6 +134,9 @@ class EmulationSpec:
                     "paths": tuple(PathSpec(**p) for p in data.get("paths", ())),
                     "controller_paths": tuple(
                         PathSpec(**p) for p in data.get("controller_paths", ())
+                    ),
+                    "perturbations": tuple(
+                        perturbation_from_dict(p) for p in data.get("perturbations", ())
                     ),
                 }
             )

@@ -13,12 +13,15 @@ import json
 import re
 import sys
 import time
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from orchestrator.catalog import Region
+from orchestrator.emulator.delay import effective_paths
+from orchestrator.emulator.perturb import Perturbation, combined_loss_ppm
+from orchestrator.emulator.perturb import from_dict as perturbation_from_dict
 from orchestrator.emulator.runtime import reserve_subnet
 from orchestrator.emulator.spec import (
     CONTROLLER,
@@ -29,10 +32,24 @@ from orchestrator.emulator.spec import (
     PathSpec,
     host_addresses,
 )
+from orchestrator.emulator.variation import (
+    DEFAULT_VARIATION,
+    NO_VARIATION,
+    VariationParams,
+    draw_pair,
+    seed_for,
+)
 from orchestrator.errors import UserError
-from orchestrator.geo import distance_km
 from orchestrator.keys import SweepKeys
-from orchestrator.netmodel import DEFAULT_MODEL, EmulatedType, NetModel, emulated_type
+from orchestrator.netmodel import (
+    DEFAULT_MODEL,
+    EmulatedType,
+    NetModel,
+    emulated_type,
+    one_way_delay_us,
+)
+from orchestrator.routes import EMPTY as EMPTY_ROUTES
+from orchestrator.routes import RouteTable, default_routes, pair_rtt_ms
 
 # RTT between two emulated hosts with a zero delay in delayd's table: veths,
 # bridge, two HTB queues and one NFQUEUE round trip, measured by bench/emulator.py.
@@ -55,6 +72,30 @@ def emulation_id_for(sweep_id: str) -> str:
     return plain[:4] + digest
 
 
+@dataclass(frozen=True)
+class EmulationSettings:
+    """What a sweep's record says about its emulation (`emulation` in sweep.json)."""
+
+    seed: int
+    perturbations: tuple[Perturbation, ...] = ()
+
+    def to_record(self) -> dict[str, Any]:
+        return {"seed": self.seed, "perturbations": [p.to_dict() for p in self.perturbations]}
+
+    @classmethod
+    def of_record(cls, doc: Mapping[str, Any] | None, sweep_id: str) -> EmulationSettings:
+        """The settings in `doc`; without a seed there, the one derived from the sweep id."""
+        doc = doc or {}
+        seed = doc.get("seed")
+        perturbations = tuple(
+            perturbation_from_dict(p, f"sweep {sweep_id}: perturbation")
+            for p in doc.get("perturbations") or ()
+        )
+        if seed is not None and not isinstance(seed, int):
+            raise UserError(f"sweep {sweep_id}: emulation seed {seed!r} is not an integer")
+        return cls(seed_for(sweep_id) if seed is None else seed, perturbations)
+
+
 def build_spec(
     emulation_id: str,
     subnet: str,
@@ -66,14 +107,25 @@ def build_spec(
     baseline_rtt_ms: float = BASELINE_RTT_MS,
     controller: Region | None = None,
     machine: EmulatedType | None = None,
+    *,
+    routes: RouteTable = EMPTY_ROUTES,
+    seed: int = 0,
+    variation: VariationParams = NO_VARIATION,
+    perturbations: Sequence[Perturbation] = (),
 ) -> EmulationSpec:
     """The emulation of `regions` under `model`: one host each, delays for every direction.
     `machine`: the hosts' emulated machine type (default: the model's cap, no allowance).
 
+    Each pair's base RTT is its measured median in `routes` where it has one, else the
+    model's (orchestrator.routes); host pairs then get the run-to-run `variation`
+    drawn from `seed` (emulator.variation). `perturbations` are kept in the spec and
+    applied when it comes up (emulator.perturb).
+
     With a `controller` region, traffic between the controller and each host is
-    delayed as if the controller sat in that region (same model, same jitter);
-    without one it is not delayed at all. Either way it is not rate-capped: it
-    is small, and a saturated test must not stall the ssh that controls it.
+    delayed as if the controller sat in that region (same routes, model and jitter,
+    no variation); without one it is not delayed at all. Either way it is not
+    rate-capped: it is small, and a saturated test must not stall the ssh that
+    controls it.
     """
     addresses = host_addresses(subnet, len(regions))
     machine = machine or emulated_type(None, model)
@@ -82,18 +134,23 @@ def build_spec(
         for r, address in zip(regions, addresses, strict=True)
     )
 
-    def path(a: Region, b: Region, src: str, dst: str) -> PathSpec:
-        km = distance_km(a.lat, a.lon, b.lat, b.lon)
-        delay_us = model.one_way_delay_us(km, a.cloud != b.cloud, baseline_rtt_ms)
-        return PathSpec(src, dst, delay_us, model.jitter_us, model.loss_ppm)
+    def path(a: Region, b: Region, src: str, dst: str, varied: bool) -> PathSpec:
+        rtt_ms = pair_rtt_ms(a, b, model, routes)
+        loss_ppm = model.loss_ppm
+        if varied:
+            draw = draw_pair(seed, a.key, b.key, variation)
+            rtt_ms *= draw.delay_factor
+            loss_ppm = combined_loss_ppm(loss_ppm, round(draw.loss_pct * 10_000.0))
+        delay_us = one_way_delay_us(rtt_ms, baseline_rtt_ms)
+        return PathSpec(src, dst, delay_us, model.jitter_us, loss_ppm)
 
-    paths = [path(a, b, a.key, b.key) for a in regions for b in regions if a.key != b.key]
+    paths = [path(a, b, a.key, b.key, True) for a in regions for b in regions if a.key != b.key]
     controller_paths = []
     if controller is not None:
         for r in regions:
             controller_paths += [
-                path(controller, r, CONTROLLER, r.key),
-                path(r, controller, r.key, CONTROLLER),
+                path(controller, r, CONTROLLER, r.key, False),
+                path(r, controller, r.key, CONTROLLER, False),
             ]
     return EmulationSpec(
         id=emulation_id,
@@ -112,7 +169,23 @@ def build_spec(
         expires_at=expires_at,
         controller=controller.key if controller is not None else "",
         controller_paths=tuple(controller_paths),
+        seed=seed,
+        perturbations=tuple(perturbations),
     )
+
+
+def expected_rtts_ms(
+    spec: EmulationSpec, baseline_rtt_ms: float = BASELINE_RTT_MS
+) -> dict[tuple[str, str], float]:
+    """The RTT a ping between two hosts should measure in this emulation, per directed
+    pair: both directions' delays (perturbations included) plus the undelayed baseline."""
+    delays = {(p.src, p.dst): p.delay_us for p in effective_paths(spec)}
+    return {(a, b): (d + delays[(b, a)]) / 1000.0 + baseline_rtt_ms for (a, b), d in delays.items()}
+
+
+def sweep_spec(state_dir: Path) -> EmulationSpec:
+    """The emulation spec a local sweep ran on (kept in its state/tf-local/)."""
+    return EmulationSpec.load(Path(state_dir) / "tf-local" / SPEC_FILE)
 
 
 def stack_variables(spec: EmulationSpec, spec_file: Path, python: str) -> dict[str, Any]:
@@ -151,6 +224,7 @@ def local_variables(
     ttl_s: float = DEFAULT_TTL_S,
     controller: Region | None = None,
     machine_type: str = "",
+    settings: EmulationSettings | None = None,
 ) -> dict[str, Any]:
     """Reserve the sweep's subnet, write its spec under `workdir`, return the tfvars.
 
@@ -158,7 +232,10 @@ def local_variables(
     their own pid); 0 means the emulation lives until `down` or `ttl_s`.
     `controller`: the region the controller is modelled in (None: no delay).
     `machine_type`: an emulated machine type (netmodel.emulated_types; "": the default).
+    `settings`: the seed and perturbations (None: the sweep id's seed, none).
+    The public data's routes and the default variation always apply.
     """
+    settings = settings or EmulationSettings.of_record(None, sweep_id)
     emulation_id = emulation_id_for(sweep_id)
     model = model or DEFAULT_MODEL
     machine = emulated_type(machine_type, model)
@@ -174,6 +251,10 @@ def local_variables(
         expires_at,
         controller=controller,
         machine=machine,
+        routes=default_routes(),
+        seed=settings.seed,
+        variation=DEFAULT_VARIATION,
+        perturbations=settings.perturbations,
     )
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,230 @@
+"""`make demo`: an emulated history with one injected route change, found and nothing else.
+
+A run of the demo is a series of latency-only sweeps (`--tests ping`) of the same
+regions on the emulated cloud, each with its own seed, so the per-pair variation and
+the loss episodes differ from sweep to sweep the way real runs do. From sweep
+`change_from` on, one perturbation (extra one-way delay on one pair) is set. Every
+sweep ingests itself into the results folder's history store; then
+`interregion changes --json` must report that pair, both directions, starting at the
+first perturbed sweep, and no other pair, host or configuration change; then the site.
+
+Change detection needs `min_runs` (8) comparable runs before it judges a pair and two
+flagged runs to confirm a change, so the smallest history that can show one is 8 clean
+sweeps and 2 perturbed ones.
+
+Each sweep brings its emulation up and down (Terraform, 2-3 s for 12 hosts): the
+perturbation and the seed are part of the emulation's spec, so a new one per sweep
+is what makes them recorded per sweep (sweep.json `emulation`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.changes import Params
+from orchestrator.emulator.perturb import Perturbation, ends
+from orchestrator.errors import UserError
+from orchestrator.lock import results_lock
+
+# 12 regions of both clouds on six continents: same-metro pairs (Ashburn), the
+# antipodes, and Cape Town - Sydney, whose measured route (~400 ms) is twice what
+# its distance says.
+DEMO_REGIONS = (
+    "aws:us-east-1",
+    "gcp:us-east4",
+    "gcp:us-central1",
+    "aws:us-west-2",
+    "aws:eu-west-1",
+    "gcp:europe-west1",
+    "gcp:europe-west3",
+    "aws:ap-northeast-1",
+    "gcp:asia-southeast1",
+    "aws:ap-southeast-2",
+    "aws:sa-east-1",
+    "aws:af-south-1",
+)
+# Virginia - Belgium (~80 ms): 10 ms more each way is +25 %, a route change by any rule.
+DEMO_PERTURBATION = Perturbation("aws:us-east-1/gcp:europe-west1", delay_ms=10.0)
+MARKER = "demo.json"  # written into --out: only such a folder is replaced
+
+
+@dataclass(frozen=True)
+class DemoPlan:
+    regions: tuple[str, ...] = DEMO_REGIONS
+    sweeps: int = 10
+    change_from: int = 9  # the first perturbed sweep, 1-based
+    perturbation: Perturbation = DEMO_PERTURBATION
+    base_seed: int = 2026  # sweep i (1-based) runs with seed base_seed + i
+    pings: int = 20
+    detection: Params = field(default_factory=Params)
+
+    def __post_init__(self) -> None:
+        p = self.detection
+        clean, dirty = self.change_from - 1, self.sweeps - self.change_from + 1
+        if clean < p.min_runs or dirty < p.confirm_runs:
+            raise UserError(
+                f"demo of {self.sweeps} sweeps changing at sweep {self.change_from}: change "
+                f"detection needs {p.min_runs} clean sweeps before the change and "
+                f"{p.confirm_runs} after it"
+            )
+        if len(self.regions) < 3:
+            raise UserError("a demo needs at least 3 regions")
+
+    def seed(self, i: int) -> int:
+        return self.base_seed + i
+
+    def perturbations(self, i: int) -> tuple[Perturbation, ...]:
+        return (self.perturbation,) if i >= self.change_from else ()
+
+    def expected_episodes(self) -> set[tuple[str, str]]:
+        """The directed pairs whose RTT the perturbation changes."""
+        src, dst, _ = ends(self.perturbation.target)
+        if not dst:
+            raise UserError("the demo's perturbation must name a pair (A/B or A>B)")
+        # an RTT is a round trip: a delay one way changes both directions' RTT
+        return {(src, dst), (dst, src)}
+
+
+@dataclass(frozen=True)
+class DemoOutcome:
+    sweep_ids: tuple[str, ...]
+    changes: dict[str, Any]  # `interregion changes --json`
+    problems: tuple[str, ...]
+    wall_s: float
+    site: Path | None
+
+
+def check_changes(doc: dict[str, Any], plan: DemoPlan, sweep_ids: Sequence[str]) -> list[str]:
+    """What is wrong with `interregion changes --json` output for this demo: the injected
+    change must be there (both directions, from the first perturbed sweep), and
+    nothing else may be confirmed. Empty when all is well."""
+    problems = []
+    first = sweep_ids[plan.change_from - 1] if len(sweep_ids) >= plan.change_from else None
+    wanted = plan.expected_episodes()
+    found = {(e["src"], e["dst"]): e for e in doc.get("episodes", []) if e["metric"] == "rtt"}
+    for src, dst in sorted(wanted):
+        e = found.get((src, dst))
+        if e is None:
+            problems.append(f"the injected change {src} -> {dst} was not found")
+        elif e["started_run"] != first:
+            problems.append(
+                f"the injected change {src} -> {dst} was dated {e['started_run']}, not {first}"
+            )
+    for e in doc.get("episodes", []):
+        if (e["src"], e["dst"]) not in wanted or e["metric"] != "rtt":
+            problems.append(
+                f"a change nobody injected: {e['metric']} {e['src']} -> {e['dst']} "
+                f"from {e['started_run']} ({e['status']})"
+            )
+    for h in doc.get("hosts", []):
+        problems.append(f"a host change nobody injected: {h['host']} from {h['started_run']}")
+    for c in doc.get("configuration_changes", []):
+        problems.append(f"a configuration change: run {c['run']}")
+    return problems
+
+
+def prepare_out(out: Path, replace: bool) -> None:
+    """An empty folder for the demo; a previous demo's folder only with `replace`."""
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        if not (out / MARKER).exists():
+            raise UserError(f"{out} is not empty and holds no demo: pick an empty or new folder")
+        if not replace:
+            raise UserError(f"{out} holds an earlier demo: pass --replace to start over")
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def run_sweep(plan: DemoPlan, i: int, results: Path, log: Callable[[str], None]) -> str:
+    """Sweep i (1-based) of the demo, on the emulated cloud; returns its id."""
+    from orchestrator import runner
+    from orchestrator import sweep as sweeps
+    from orchestrator.catalog import load_catalog
+    from orchestrator.emulator.stack import EmulationSettings
+    from orchestrator.plan import TestParams, make_plan
+    from orchestrator.selection import SelectionSpec
+
+    spec = SelectionSpec(regions=plan.regions)
+    params = TestParams(pings=plan.pings, tests=("ping",))
+    made = make_plan(load_catalog(), spec, params, backend="local")
+    run = sweeps.create_sweep(made, spec, results)
+    settings = EmulationSettings(plan.seed(i), plan.perturbations(i))
+    run.record["emulation"] = settings.to_record()
+    run.save()
+    extra = f", perturbed: {plan.perturbation.text}" if settings.perturbations else ""
+    log(f"demo sweep {i}/{plan.sweeps}: {run.id} (seed {settings.seed}{extra})")
+    runner.run_sweep(run, build_report=False)
+    if run.record.get("status") != "done":
+        raise UserError(f"demo sweep {run.id} ended {run.record.get('status')}: see {run.dir}")
+    return run.id
+
+
+def changes_json(results: Path, p: Params) -> dict[str, Any]:
+    """`interregion changes --json` on the demo's results, run as a user would run it."""
+    args = ["--min-runs", str(p.min_runs), "--baseline-runs", str(p.window_runs)]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "orchestrator",
+            "changes",
+            "--json",
+            *args,
+            "--results",
+            str(results),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if proc.returncode not in (0, 3):  # 3: episodes are open, which the demo expects
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        raise UserError(f"interregion changes failed: {lines[-1] if lines else proc.returncode}")
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    return doc
+
+
+def run_demo(
+    plan: DemoPlan,
+    out: Path,
+    *,
+    replace: bool = False,
+    build_site: bool = True,
+    log: Callable[[str], None] = print,
+) -> DemoOutcome:
+    """The whole demo into `out` (results/ and site/); every emulation it brings up is
+    down again when it returns or raises (each sweep tears its own down, also on Ctrl-C)."""
+    started = time.monotonic()
+    prepare_out(out, replace)
+    (out / MARKER).write_text(
+        json.dumps(
+            {
+                "regions": plan.regions,
+                "sweeps": plan.sweeps,
+                "change_from": plan.change_from,
+                "perturbation": plan.perturbation.to_dict(),
+                "base_seed": plan.base_seed,
+            },
+            indent=1,
+        )
+    )
+    results = out / "results"
+    # one sweep at a time in this results folder, as `interregion sweep` keeps it
+    with results_lock(results, trigger="demo"):
+        ids = tuple(run_sweep(plan, i, results, log) for i in range(1, plan.sweeps + 1))
+    doc = changes_json(results, plan.detection)
+    problems = tuple(check_changes(doc, plan, ids))
+    site = None
+    if build_site:
+        from orchestrator.site import build_site as build
+
+        site = build(out / "site", results, log=log)
+    return DemoOutcome(ids, doc, problems, time.monotonic() - started, site)
