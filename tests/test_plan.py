@@ -25,6 +25,7 @@ from orchestrator.plan import (
     window_bytes,
 )
 from orchestrator.pricing import PricingError, load_pricing, parse_pricing
+from orchestrator.routes import default_routes
 from orchestrator.selection import SelectionSpec
 
 CATALOG = fixture_catalog()
@@ -132,6 +133,31 @@ def test_local_plan_caps_rounds_like_a_local_sweep():
     assert cloud.max_concurrent is None
 
 
+def expected_rtt_ms(pair):
+    """By hand: the pair's median in the public data, else DEFAULT_MODEL's line."""
+    measured = default_routes().get(pair.src.key, pair.dst.key)
+    if measured is not None:
+        return measured
+    cross_ms = 1.38 if pair.src.cloud != pair.dst.cloud else 0.0
+    return 1.49 + 16.50 * pair.distance_km / 1000 + cross_ms
+
+
+def test_a_pair_with_a_measured_route_is_planned_at_its_measured_rtt():
+    # Cape Town - Sydney goes round by Europe or Asia: 403 ms measured, 184 ms by distance
+    spec = SelectionSpec(pairs=(("aws:af-south-1", "aws:ap-southeast-2"),))
+    from orchestrator.plan import pair_rtt_ms
+
+    pair = make_plan(CATALOG, spec, pricing=PRICING).selection.pairs[0]
+    assert pair_rtt_ms(pair) == pytest.approx(default_routes().get(pair.src.key, pair.dst.key))
+    assert pair_rtt_ms(pair) > 1.5 * (1.49 + 16.50 * pair.distance_km / 1000)
+    # a pair the data lacks (the fixture's all have one; the catalog's newest do not)
+    lone_spec = SelectionSpec(pairs=(("aws:mx-central-1", "gcp:me-central2"),))
+    lone = make_plan(load_catalog(paths.CATALOG), lone_spec, pricing=PRICING)
+    assert default_routes().get("aws:mx-central-1", "gcp:me-central2") is None
+    p = lone.selection.pairs[0]
+    assert pair_rtt_ms(p) == pytest.approx(1.49 + 16.50 * p.distance_km / 1000 + 1.38)
+
+
 def test_estimate_of_one_cross_cloud_pair_by_hand():
     spec = SelectionSpec(pairs=(("aws:us-east-1", "gcp:us-east4"),))
     plan = make_plan(CATALOG, spec, TestParams(), backend="cloud", pricing=PRICING)
@@ -141,7 +167,7 @@ def test_estimate_of_one_cross_cloud_pair_by_hand():
     # one peer 20 times 0.2 s apart (19 gaps) + 1 s margin; then one round, iperf3 alone:
     # 2 x (1 + 5 s + 7 round trips) + 1 s margin with the controller's overhead. The
     # phase's playbook starts both agents, then waits for both (fewer than its forks)
-    rtt_s = (1.49 + 16.50 * plan.selection.pairs[0].distance_km / 1000 + 1.38) / 1000
+    rtt_s = expected_rtt_ms(plan.selection.pairs[0]) / 1000
     phase = LAUNCH_BASE_S + 2 * PER_HOST_S + 19 * 0.2 + 1
     assert e.wall_s == pytest.approx(phase + 13 + 14 * rtt_s + round_overhead_s(2))
     # aws sends at most 5 Gbit/s, gcp 1 Gbit/s, for omit + duration = 6 s; plus 20 pings
@@ -178,16 +204,15 @@ def test_wall_time_is_rounds_times_slowest_slot_plus_overhead():
     expected = LAUNCH_BASE_S + 8 * PER_HOST_S + (20 * 7 - 1) * 0.2 / 7 + 1
     # then each round lasts as long as its longest pair: 13 s + 2 x 7 RTTs of that pair
     for rnd in plan.rounds:
-        longest_km = max(slot.pairs[0].distance_km for slot in rnd)
-        rtt_s = (1.49 + 16.50 * longest_km / 1000) / 1000  # DEFAULT_MODEL, same cloud
+        rtt_s = max(expected_rtt_ms(slot.pairs[0]) for slot in rnd) / 1000
         expected += 13 + 14 * rtt_s + 2.5
     # then the sentinels: the first round's first two slots again, in a round of their own
     # (the last round of a full mesh of 8 has no free host)
     assert plan.sentinel_round and [s.regions for s in plan.sentinels] == [
         s.regions for s in plan.rounds[0][:2]
     ]
-    longest_km = max(slot.pairs[0].distance_km for slot in plan.sentinels)
-    expected += 13 + 14 * (1.49 + 16.50 * longest_km / 1000) / 1000 + 2.5
+    expected += 13 + 14 * max(expected_rtt_ms(slot.pairs[0]) for slot in plan.sentinels) / 1000
+    expected += 2.5
     assert plan.estimate.wall_s == pytest.approx(expected)
     one_way = make_plan(
         CATALOG, SelectionSpec(clouds=("aws",), cloud_pairs=(("aws", "aws"),)), pricing=PRICING
@@ -445,8 +470,7 @@ def test_plan_on_the_real_catalog_default_sample():
 def test_estimate_of_a_long_pair_is_window_limited():
     spec = SelectionSpec(pairs=(("aws:us-east-1", "aws:ap-southeast-2"),))
     plan = make_plan(CATALOG, spec, TestParams(), backend="aws", pricing=PRICING)
-    pair = plan.selection.pairs[0]
-    rtt_s = (1.49 + 16.50 * pair.distance_km / 1000) / 1000  # DEFAULT_MODEL by hand
+    rtt_s = expected_rtt_ms(plan.selection.pairs[0]) / 1000
     rate_bps = 2_534_000 * 8 / rtt_s  # a real small VM's window over that RTT, < 5 Gbit/s
     one_direction = rate_bps * 6 / 8 + 20 * PING_PACKET_BYTES
     assert rate_bps < 1e9
