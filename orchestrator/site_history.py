@@ -270,8 +270,8 @@ def pair_data(
                     "dst": dst,
                     "t": times,
                     "sweep": sweeps,
-                    "rtt": [shown("rtt", x) for x in rtts],
-                    "throughput": [shown("throughput", x) for x in throughputs],
+                    "rtt": rtts,
+                    "throughput": throughputs,
                 }
             )
     for page in pairs.values():
@@ -284,9 +284,10 @@ def pair_data(
 def _pair_rows(
     con: duckdb.DuckDBPyConnection, source: str, start: datetime | None
 ) -> list[tuple[Any, ...]]:
-    """Per directed pair: (src, dst, [t], [sweep], [rtt], [throughput]), oldest first: its
-    tests from `start` on, or its newest test when it has none there. One row per pair,
-    the lists built by DuckDB (a year of a full catalog is millions of tests)."""
+    """Per directed pair: (src, dst, [t], [sweep], [rtt ms], [throughput Mbit/s]), oldest
+    first, rounded as shown(): its tests from `start` on, or its newest test when it has
+    none there. One row per pair, the lists built by DuckDB (a year of a full catalog is
+    millions of tests)."""
     columns = f"src, dst, started_utc, sweep_id, {v.METRICS['rtt'].run_sql} AS rtt, throughput_bps"
     ok = "source = ? AND status = 'ok'"
     if start is None:
@@ -304,11 +305,16 @@ def _pair_rows(
             "QUALIFY row_number() OVER (PARTITION BY src, dst ORDER BY started_utc DESC) = 1)"
         )
         params = [source, start, source, start, source]
+    # one ordered list of structs per pair (four ordered lists would sort four times),
+    # split into the page's arrays, values in their display units (as shown())
+    rtt_scale, tput_scale = _DISPLAY_SCALE["rtt"], _DISPLAY_SCALE["throughput"]
     return con.execute(
-        "SELECT src, dst, list(strftime(started_utc, '%Y-%m-%dT%H:%M:%SZ') ORDER BY started_utc), "
-        "list(sweep_id ORDER BY started_utc), list(rtt ORDER BY started_utc), "
-        f"list(throughput_bps ORDER BY started_utc) FROM ({chosen}) GROUP BY src, dst "
-        "ORDER BY src, dst",
+        "SELECT src, dst, [x.t FOR x IN l], [x.sweep FOR x IN l], "
+        f"[round(x.rtt * {rtt_scale!r}, 2) FOR x IN l], "
+        f"[round(x.tput * {tput_scale!r}, 2) FOR x IN l] FROM (SELECT src, dst, "
+        "list({'t': strftime(started_utc, '%Y-%m-%dT%H:%M:%SZ'), 'sweep': sweep_id, "
+        "'rtt': rtt, 'tput': throughput_bps} ORDER BY started_utc) AS l "
+        f"FROM ({chosen}) GROUP BY src, dst) ORDER BY src, dst",
         params,
     ).fetchall()
 
