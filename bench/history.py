@@ -150,12 +150,13 @@ def catalog_pairs_file(folder: Path) -> Path:
     return path
 
 
-GENERATE_CHUNK = 60  # sweeps per insert: keeps the generator's memory flat
+GENERATE_CHUNK = 28  # sweeps per insert (a week), then old rows archived, as ingests do
 
 
-def synthetic_store(results: Path, sweeps: int, seed: int = 1) -> int:
-    """A store of `sweeps` full-catalog sweeps every 6 h, generated in DuckDB, a chunk of
-    sweeps per transaction."""
+def synthetic_store(results: Path, sweeps: int, seed: int = 1) -> tuple[int, float]:
+    """A store of `sweeps` full-catalog sweeps every 6 h, generated in DuckDB, a week of
+    sweeps per transaction, each followed by the archiving an ingest does. Returns the
+    rows and the longest archiving step (s)."""
     pairs_file = catalog_pairs_file(results)
     with history.opened(results, create=True) as con:
         con.execute("SET preserve_insertion_order = false")
@@ -169,17 +170,20 @@ def synthetic_store(results: Path, sweeps: int, seed: int = 1) -> int:
             f"printf('%04x', i % 65536) AS sweep_id FROM range({sweeps}) r(i)"
         )
         con.execute(
-            "INSERT INTO sweeps SELECT sweep_id, 'emulated', 'local', true, 'emulated', t, "
-            f"{n_pairs}, {RESULTS_FORMAT_VERSION}, '{{}}', t FROM runs"
-        )
-        con.execute(
             "INSERT INTO fingerprints SELECT 'synthetic', "
             + ", ".join("''" for _ in history.FINGERPRINT_FIELDS)
         )
+        longest = 0.0
         for first in range(0, sweeps, GENERATE_CHUNK):
             with history.transaction(con):
                 con.execute(
-                    "INSERT INTO measurements (source, sweep_id, started_utc, backend, "
+                    "INSERT INTO sweeps SELECT sweep_id, 'emulated', 'local', true, "
+                    f"'emulated', t, {n_pairs}, {RESULTS_FORMAT_VERSION}, '{{}}', t FROM runs "
+                    "WHERE i >= ? AND i < ?",
+                    [first, first + GENERATE_CHUNK],
+                )
+                con.execute(
+                    "INSERT INTO recent (source, sweep_id, started_utc, backend, "
                     "src_cloud, src_region, dst_cloud, dst_region, distance_km, rtt_avg_ms, "
                     "throughput_bps, streams, duration_s, round, status, src, dst, fingerprint, "
                     "rtt_samples_ms) "
@@ -192,13 +196,16 @@ def synthetic_store(results: Path, sweeps: int, seed: int = 1) -> int:
                     "ORDER BY r.t, p.src, p.dst",
                     [first, first + GENERATE_CHUNK],
                 )
+                t0 = time.perf_counter()
+                history.archive_old_rows(con)
+                longest = max(longest, time.perf_counter() - t0)
         con.execute("CHECKPOINT")
         (rows,) = con.execute("SELECT count(*) FROM measurements").fetchone() or (0,)
     pairs_file.unlink()
-    return int(rows)
+    return int(rows), longest
 
 
-def _generate(results: str, sweeps: int, seed: int) -> int:
+def _generate(results: str, sweeps: int, seed: int) -> tuple[int, float]:
     return synthetic_store(Path(results), sweeps, seed)
 
 
@@ -365,12 +372,14 @@ def store_timings(args: argparse.Namespace) -> None:
         # generated in a child process: its memory is not the measured commands'
         spawn = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(1, mp_context=spawn) as pool:
-            rows = pool.submit(_generate, str(results), args.sweeps, args.seed).result()
+            rows, archiving = pool.submit(_generate, str(results), args.sweeps, args.seed).result()
         size_mb = history.store_path(results).stat().st_size / 2**20
         print(
             f"store: {args.sweeps} full-catalog sweeps, {rows:,} rows x {PINGS} samples, "
             f"{size_mb:.0f} MiB, generated in {time.perf_counter() - t0:.1f} s "
-            f"(generator peak {peak_rss_mib(resource.RUSAGE_CHILDREN):.0f} MiB)"
+            f"(generator peak {peak_rss_mib(resource.RUSAGE_CHILDREN):.0f} MiB); the longest "
+            f"weekly archiving of old rows into pair order (one ingest a week pays it): "
+            f"{archiving:.2f} s"
         )
         when = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=6 * args.sweeps)
         sweep_id = one_sweep_folder(results, when)

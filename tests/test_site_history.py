@@ -268,7 +268,7 @@ def test_a_store_missing_a_table_is_one_warning_too(tmp_path):
     make_sweep(results, sweep_id_at(T0), {(A, B): [10.0] * 20}, started=T0)
     h.ingest_all(results)
     with h.opened(results) as con:
-        con.execute("DROP TABLE measurements")
+        con.execute("DROP VIEW measurements")
     warnings: list[str] = []
     site.build_site(tmp_path / "site", results, catalog=CATALOG, warn=warnings.append)
     assert not (tmp_path / "site" / "history").exists()
