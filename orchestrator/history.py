@@ -2,9 +2,15 @@
 
     meta           schema_version (STORE_SCHEMA_VERSION; other versions are refused)
     sweeps         one row per sweep or imported file: source, backend, label, sweep.json
-    measurements   every row of every sweep (the results contract's columns), plus the
-                   source, `src`/`dst` region keys, the configuration fingerprint and
-                   the test's ping samples (`rtt_samples_ms`, a list)
+    measurements   a view of every row of every sweep (the results contract's columns),
+                   plus the source, `src`/`dst` region keys, the configuration
+                   fingerprint and the test's ping samples (`rtt_samples_ms`, a list):
+                   the union of two tables of the same columns,
+      recent       the rows of each source's last ARCHIVE_AFTER_DAYS days, in arrival
+                   order (what windows, the matrix and detection read), and
+      archive      older rows, moved a week or more at a time and written in pair order,
+                   so one pair's year is a few contiguous stretches, not one row in
+                   every block of the sample column
     fingerprints   the fields of each fingerprint (orchestrator.fingerprint)
     notified       which change episodes `changes --notify` has sent, and in what state
 
@@ -47,7 +53,12 @@ if TYPE_CHECKING:
 
 HISTORY_FILE = "history.duckdb"
 IMPORTS_DIR = "imports"
-STORE_SCHEMA_VERSION = 2  # 2: the host evidence columns
+# 2: measurements split into recent + archive; 3: the host evidence columns (1, 2 migrate)
+STORE_SCHEMA_VERSION = 3
+# Rows older than this (from their source's latest sweep) move to `archive`, once at
+# least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
+ARCHIVE_AFTER_DAYS = 35
+ARCHIVE_CHUNK_DAYS = 7
 # Sources of our own sweeps; an imported source takes any other name.
 EMULATED, MEASURED = "emulated", "measured"
 OWN_SOURCES = (EMULATED, MEASURED)
@@ -92,14 +103,19 @@ _COLUMN_TYPES = {
 }
 
 _QUOTED_COLUMNS = ", ".join(f'"{c}"' for c in STORE_COLUMNS)
+_VIEW = "CREATE VIEW measurements AS SELECT * FROM recent UNION ALL SELECT * FROM archive"
 _SCHEMA = [
     "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
     "CREATE TABLE sweeps (sweep_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, "
     "backend VARCHAR, emulated BOOLEAN, label VARCHAR, started_utc TIMESTAMP, "
     "rows BIGINT, format_version BIGINT, record VARCHAR, ingested_utc TIMESTAMP)",
-    "CREATE TABLE measurements ("
-    + ", ".join(f'"{c}" {_COLUMN_TYPES[c]}' for c in STORE_COLUMNS)
-    + ")",
+    *(
+        f"CREATE TABLE {table} ("
+        + ", ".join(f'"{c}" {_COLUMN_TYPES[c]}' for c in STORE_COLUMNS)
+        + ")"
+        for table in ("recent", "archive")
+    ),
+    _VIEW,
     "CREATE TABLE fingerprints (fingerprint VARCHAR PRIMARY KEY, "
     + ", ".join(f'"{f}" VARCHAR' for f in FINGERPRINT_FIELDS)
     + ")",
@@ -151,11 +167,44 @@ def connect(
                 con.execute(
                     "INSERT INTO meta VALUES ('schema_version', ?)", [str(STORE_SCHEMA_VERSION)]
                 )
+        if not read_only:
+            _migrate(con)
         _check_version(con, path)
     except BaseException:
         con.close()
         raise
     return con
+
+
+def _migrate(con: duckdb.DuckDBPyConnection) -> None:
+    """Version 1 -> 2: the measurements table becomes `recent`, beside an empty `archive`,
+    both under the `measurements` view; 2 -> 3: the columns added since (host evidence),
+    empty in the rows that predate them. One transaction."""
+    import duckdb
+
+    try:
+        found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except duckdb.Error:
+        return
+    if not found or found[0] not in ("1", "2"):
+        return
+    with transaction(con):
+        if found[0] == "1":
+            con.execute("ALTER TABLE measurements RENAME TO recent")
+            con.execute("CREATE TABLE archive AS SELECT * FROM recent LIMIT 0")
+        else:
+            con.execute("DROP VIEW measurements")
+        for table in ("recent", "archive"):
+            have = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
+            for column in STORE_COLUMNS:
+                if column not in have:
+                    con.execute(
+                        f'ALTER TABLE {table} ADD COLUMN "{column}" {_COLUMN_TYPES[column]}'
+                    )
+        con.execute(_VIEW)
+        con.execute(
+            "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(STORE_SCHEMA_VERSION)]
+        )
 
 
 def _check_version(con: duckdb.DuckDBPyConnection, path: Path) -> None:
@@ -344,8 +393,11 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
 def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
     """Replace the batch's sweep in the store (inside the caller's transaction)."""
     sweep_id = batch.sweep["sweep_id"]
-    con.execute("DELETE FROM measurements WHERE sweep_id = ?", [sweep_id])
-    con.execute("DELETE FROM sweeps WHERE sweep_id = ?", [sweep_id])
+    # a new sweep has no rows to replace: skip scanning a year of rows for them
+    if con.execute("SELECT 1 FROM sweeps WHERE sweep_id = ?", [sweep_id]).fetchone():
+        con.execute("DELETE FROM recent WHERE sweep_id = ?", [sweep_id])
+        con.execute("DELETE FROM archive WHERE sweep_id = ?", [sweep_id])
+        con.execute("DELETE FROM sweeps WHERE sweep_id = ?", [sweep_id])
     con.execute(
         "INSERT INTO sweeps VALUES (?, ?, ?, ?, ?, CAST(? AS TIMESTAMP), ?, ?, ?, "
         "CAST(current_timestamp AS TIMESTAMP))",
@@ -380,12 +432,46 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
                 f.write(json.dumps(row) + "\n")
         columns = ", ".join(f"'{c}': '{_COLUMN_TYPES[c]}'" for c in STORE_COLUMNS)
         con.execute(
-            f"INSERT INTO measurements SELECT {_QUOTED_COLUMNS} FROM read_json(?, "
+            f"INSERT INTO recent ({_QUOTED_COLUMNS}) SELECT {_QUOTED_COLUMNS} FROM read_json(?, "
             f"format = 'newline_delimited', columns = {{{columns}}})",
             [tmp],
         )
     finally:
         Path(tmp).unlink(missing_ok=True)
+
+
+def archive_old_rows(
+    con: duckdb.DuckDBPyConnection,
+    after_days: int = ARCHIVE_AFTER_DAYS,
+    chunk_days: int = ARCHIVE_CHUNK_DAYS,
+) -> int:
+    """Move each source's rows from before the day `after_days` before its latest sweep
+    from `recent` to `archive`, ordered by pair, once more than `chunk_days` of them are
+    due (inside the caller's transaction). Returns the rows moved."""
+    # cut at the start of a day: a sweep is not split unless it runs over midnight
+    due = con.execute(
+        "SELECT source, cutoff FROM (SELECT r.source, min(r.started_utc) AS oldest, "
+        "date_trunc('day', any_value(l.latest)) - to_days(CAST(? AS INTEGER)) AS cutoff "
+        "FROM recent r JOIN (SELECT source, max(started_utc) AS latest FROM sweeps "
+        "GROUP BY source) l ON r.source = l.source GROUP BY r.source) "
+        "WHERE oldest < cutoff - to_days(CAST(? AS INTEGER))",
+        [after_days, chunk_days],
+    ).fetchall()
+    moved = 0
+    for source, cutoff in due:
+        where = "source = ? AND started_utc < ?"
+        (n,) = con.execute(
+            f"SELECT count(*) FROM recent WHERE {where}", [source, cutoff]
+        ).fetchone() or (0,)
+        con.execute(
+            f"INSERT INTO archive ({_QUOTED_COLUMNS}) SELECT {_QUOTED_COLUMNS} FROM recent "
+            f"WHERE {where} "
+            "ORDER BY src, dst, started_utc",
+            [source, cutoff],
+        )
+        con.execute(f"DELETE FROM recent WHERE {where}", [source, cutoff])
+        moved += int(n)
+    return moved
 
 
 def ingest_sweep(results: Path, sweep_id: str) -> int:
@@ -394,6 +480,7 @@ def ingest_sweep(results: Path, sweep_id: str) -> int:
     batch = sweep_batch(results, sweep_id)
     with opened(results, create=True) as con, transaction(con):
         _write_batch(con, batch)
+        archive_old_rows(con)
     return len(batch.rows)
 
 
@@ -419,6 +506,7 @@ def ingest_all(results: Path, warn: Any = None, path: Path | None = None) -> tup
     with opened(results, create=True, path=path) as con, transaction(con):
         for batch in batches:
             _write_batch(con, batch)
+        archive_old_rows(con)
     return len(batches), sum(len(b.rows) for b in batches)
 
 
@@ -584,6 +672,7 @@ def import_file(results: Path, path: Path, source: str, month: str, label: str =
     store.write_json(folder / f"{month}.json", meta)
     with opened(results, create=True) as con, transaction(con):
         _write_batch(con, batch)
+        archive_old_rows(con)
     return len(batch.rows)
 
 

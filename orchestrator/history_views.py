@@ -37,6 +37,8 @@ class Metric:
     unit: str
     run_sql: str  # one value per test: what change detection and a series use
     samples_sql: str  # the test's samples, pooled into a window's percentiles
+    # run_sql IS NOT NULL, without computing it (a median per row is seconds on a year)
+    present_sql: str
 
 
 METRICS = {
@@ -47,8 +49,11 @@ METRICS = {
         "ELSE coalesce(rtt_p50_ms, rtt_avg_ms) END",
         "CASE WHEN len(rtt_samples_ms) > 0 THEN rtt_samples_ms "
         "ELSE [coalesce(rtt_p50_ms, rtt_avg_ms)] END",
+        "(len(rtt_samples_ms) > 0 OR coalesce(rtt_p50_ms, rtt_avg_ms) IS NOT NULL)",
     ),
-    "throughput": Metric("throughput", "bit/s", "throughput_bps", "[throughput_bps]"),
+    "throughput": Metric(
+        "throughput", "bit/s", "throughput_bps", "[throughput_bps]", "throughput_bps IS NOT NULL"
+    ),
 }
 
 
@@ -144,21 +149,20 @@ def pair_history(
         if start is not None:
             where += " AND started_utc >= ?"
             params.append(start)
-        runs = con.execute(
-            f"SELECT started_utc, sweep_id, fingerprint, v, samples FROM ("
-            f"SELECT started_utc, sweep_id, fingerprint, {m.run_sql} AS v, "
-            f"len({m.samples_sql}) AS samples FROM measurements WHERE {where}) "
-            "WHERE v IS NOT NULL ORDER BY started_utc",
+        # one scan of the store: the CTE, read twice, is materialized once
+        found = con.execute(
+            f"WITH t AS (SELECT started_utc, sweep_id, fingerprint, {m.run_sql} AS v, "
+            f"{m.samples_sql} AS s FROM measurements WHERE {where}) "
+            "SELECT (SELECT list((started_utc, sweep_id, fingerprint, v, len(s)) "
+            "ORDER BY started_utc) FROM t WHERE v IS NOT NULL), "
+            "(SELECT (count(x), quantile_cont(x, [0.5, 0.9, 0.99])) FROM "
+            "(SELECT unnest(s) AS x FROM t WHERE v IS NOT NULL) WHERE x IS NOT NULL)",
             params,
-        ).fetchall()
+        ).fetchone()
+        runs, pooled = found if found else (None, None)
         if not runs:
             continue
-        n, qs = con.execute(
-            f"SELECT count(x), quantile_cont(x, [0.5, 0.9, 0.99]) FROM ("
-            f"SELECT unnest({m.samples_sql}) AS x FROM measurements WHERE {where}) "
-            "WHERE x IS NOT NULL",
-            params,
-        ).fetchone() or (0, None)
+        n, qs = pooled or (0, None)
         out.append(
             {
                 "source": info.name,
@@ -213,19 +217,28 @@ def window_cells(
     """Every directed pair of one source and window, all three quantiles in one query.
     `window` is one of WINDOWS or "latest" (each pair's newest test alone)."""
     m = metric(metric_name)
-    where = f"source = ? AND status = 'ok' AND {m.run_sql} IS NOT NULL"
+    where = f"source = ? AND status = 'ok' AND {m.present_sql}"
     params: list[Any] = [info.name]
-    qualify = ""
+    tests = f"SELECT src, dst, distance_km, started_utc, {m.samples_sql} AS s FROM measurements"
     if window == "latest":
-        qualify = "QUALIFY row_number() OVER (PARTITION BY src, dst ORDER BY started_utc DESC) = 1"
+        # each pair's newest start by a per-pair max joined back, then one test per pair
+        # among the few that start then (a window function over every test is seconds
+        # on a year)
+        tests = (
+            f"SELECT * FROM ({tests} m SEMI JOIN (SELECT src AS a, dst AS b, "
+            f"max(started_utc) AS newest FROM measurements WHERE {where} GROUP BY src, dst) n "
+            f"ON m.src = n.a AND m.dst = n.b AND m.started_utc = n.newest WHERE {where}) "
+            "QUALIFY row_number() OVER (PARTITION BY src, dst ORDER BY started_utc DESC) = 1"
+        )
+        params.append(info.name)
     else:
         start, _end = window_bounds(info, window)
+        tests += f" WHERE {where}"
         if start is not None:
-            where += " AND started_utc >= ?"
+            tests += " AND started_utc >= ?"
             params.append(start)
     rows = con.execute(
-        f"WITH t AS (SELECT src, dst, distance_km, started_utc, {m.samples_sql} AS s "
-        f"FROM measurements WHERE {where} {qualify}), "
+        f"WITH t AS ({tests}), "
         "n AS (SELECT src, dst, count(*) AS tests, max(distance_km) AS km, "
         "max(started_utc) AS newest FROM t GROUP BY src, dst), "
         "q AS (SELECT src, dst, count(x) AS samples, "

@@ -236,12 +236,8 @@ def pair_data(
     marks = _pair_marks(found)
     for info in infos:
         start, _end = v.window_bounds(info, PAIR_WINDOW)
-        rows = _pair_rows(con, info.name, start)
         shown_from = v.iso_utc(start)
-        by_direction: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
-        for row in rows:
-            by_direction[(row[0], row[1])].append(row)
-        for (src, dst), runs in by_direction.items():
+        for src, dst, times, sweeps, rtts, throughputs in _pair_rows(con, info.name, start):
             key = (min(src, dst), max(src, dst))
             page = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": {}})
             entry = page["sources"].setdefault(
@@ -272,10 +268,10 @@ def pair_data(
                 {
                     "src": src,
                     "dst": dst,
-                    "t": [r[2] for r in runs],
-                    "sweep": [r[3] for r in runs],
-                    "rtt": [shown("rtt", r[4]) for r in runs],
-                    "throughput": [shown("throughput", r[5]) for r in runs],
+                    "t": times,
+                    "sweep": sweeps,
+                    "rtt": rtts,
+                    "throughput": throughputs,
                 }
             )
     for page in pairs.values():
@@ -288,26 +284,38 @@ def pair_data(
 def _pair_rows(
     con: duckdb.DuckDBPyConnection, source: str, start: datetime | None
 ) -> list[tuple[Any, ...]]:
-    columns = (
-        "src, dst, strftime(started_utc, '%Y-%m-%dT%H:%M:%SZ') AS t, sweep_id, "
-        f"{v.METRICS['rtt'].run_sql} AS rtt, throughput_bps, started_utc"
-    )
+    """Per directed pair: (src, dst, [t], [sweep], [rtt ms], [throughput Mbit/s]), oldest
+    first, rounded as shown(): its tests from `start` on, or its newest test when it has
+    none there. One row per pair, the lists built by DuckDB (a year of a full catalog is
+    millions of tests)."""
+    columns = f"src, dst, started_utc, sweep_id, {v.METRICS['rtt'].run_sql} AS rtt, throughput_bps"
+    ok = "source = ? AND status = 'ok'"
     if start is None:
-        return con.execute(
-            f"SELECT {columns} FROM measurements WHERE source = ? AND status = 'ok' "
-            "ORDER BY src, dst, started_utc",
-            [source],
-        ).fetchall()
-    # the window, and the newest test of each pair that has none in it
+        chosen = f"SELECT {columns} FROM measurements WHERE {ok}"
+        params: list[Any] = [source]
+    else:
+        # the window, and the newest test of each pair that has none in it (a per-pair max
+        # joined back, not a window function over every older test)
+        chosen = (
+            f"SELECT {columns} FROM measurements WHERE {ok} AND started_utc >= ? "
+            f"UNION ALL SELECT * FROM (SELECT {columns} FROM measurements m SEMI JOIN ("
+            "SELECT src AS a, dst AS b, max(started_utc) AS newest FROM measurements "
+            f"WHERE {ok} GROUP BY src, dst HAVING max(started_utc) < ?) s "
+            f"ON m.src = s.a AND m.dst = s.b AND m.started_utc = s.newest WHERE {ok} "
+            "QUALIFY row_number() OVER (PARTITION BY src, dst ORDER BY started_utc DESC) = 1)"
+        )
+        params = [source, start, source, start, source]
+    # one ordered list of structs per pair (four ordered lists would sort four times),
+    # split into the page's arrays, values in their display units (as shown())
+    rtt_scale, tput_scale = _DISPLAY_SCALE["rtt"], _DISPLAY_SCALE["throughput"]
     return con.execute(
-        f"WITH ok AS (SELECT {columns} FROM measurements WHERE source = ? AND status = 'ok'), "
-        "recent AS (SELECT * FROM ok WHERE started_utc >= ?), "
-        "older AS (SELECT * FROM ok o WHERE started_utc < ? AND NOT EXISTS "
-        "(SELECT 1 FROM recent r WHERE r.src = o.src AND r.dst = o.dst) "
-        "QUALIFY row_number() OVER (PARTITION BY src, dst ORDER BY started_utc DESC) = 1) "
-        "SELECT * FROM (SELECT * FROM recent UNION ALL SELECT * FROM older) "
-        "ORDER BY src, dst, started_utc",
-        [source, start, start],
+        "SELECT src, dst, [x.t FOR x IN l], [x.sweep FOR x IN l], "
+        f"[round(x.rtt * {rtt_scale!r}, 2) FOR x IN l], "
+        f"[round(x.tput * {tput_scale!r}, 2) FOR x IN l] FROM (SELECT src, dst, "
+        "list({'t': strftime(started_utc, '%Y-%m-%dT%H:%M:%SZ'), 'sweep': sweep_id, "
+        "'rtt': rtt, 'tput': throughput_bps} ORDER BY started_utc) AS l "
+        f"FROM ({chosen}) GROUP BY src, dst) ORDER BY src, dst",
+        params,
     ).fetchall()
 
 

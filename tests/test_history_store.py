@@ -164,7 +164,7 @@ def test_write_is_one_transaction(tmp_path, monkeypatch):
     real = h._write_batch
 
     def half(con, batch):
-        con.execute("DELETE FROM measurements WHERE sweep_id = ?", [batch.sweep["sweep_id"]])
+        con.execute("DELETE FROM recent WHERE sweep_id = ?", [batch.sweep["sweep_id"]])
         raise RuntimeError("crash after the delete")
 
     monkeypatch.setattr(h, "_write_batch", half)
@@ -229,3 +229,57 @@ def test_ingest_prints_which_fingerprint_fields_changed(tmp_path):
     result = CliRunner().invoke(main, ["history", "ingest", "--sweep", third.name,
                                        "--results", str(tmp_path)])  # fmt: skip
     assert "configuration" not in result.output
+
+
+def test_old_rows_move_to_the_archive_in_pair_order_a_week_at_a_time(tmp_path):
+    # one sweep a day for 45 days: rows from before the day 35 days before the latest
+    # move once more than 7 days of them are due: on day 43, days 0..7 (2 pairs each)
+    path = tmp_path / "history.duckdb"
+    for day in range(45):
+        _sweep(tmp_path, 4 * day, rtt=80.0 + day)
+        h.ingest_sweep(tmp_path, sweep_id_at(T0 + timedelta(days=day), f"{4 * day:04x}"))
+        archived = _table(path, "SELECT count(*) FROM archive")[0][0]
+        assert archived == (0 if day <= 42 else 16), day
+    assert _table(path, "SELECT count(*) FROM recent")[0][0] == 2 * 45 - 16
+    # in pair order, then time: one pair's tests are one stretch
+    order = _table(path, "SELECT src, dst, rtt_avg_ms FROM archive")
+    assert order == sorted(order)
+    assert [r[0] for r in order] == [min(A, B)] * 8 + [max(A, B)] * 8
+    # the view holds every row once; an archived sweep ingested again is replaced
+    assert _table(path, "SELECT count(*) FROM measurements")[0][0] == 90
+    first = sweep_id_at(T0, "0000")
+    h.ingest_sweep(tmp_path, first)
+    assert _table(path, "SELECT count(*) FROM measurements")[0][0] == 90
+    assert _table(path, f"SELECT count(*) FROM measurements WHERE sweep_id = '{first}'") == [(2,)]
+
+
+def test_a_version_1_store_migrates_on_its_first_write(tmp_path):
+    folder = _sweep(tmp_path, 0)
+    path = tmp_path / "history.duckdb"
+    con = duckdb.connect(str(path))
+    added = [c for c in h.STORE_COLUMNS if "allowance" in c or "steal" in c]  # version 3's
+    assert len(added) == 6
+    for statement in h._SCHEMA:
+        if "archive" in statement or "VIEW" in statement:
+            continue
+        for column in added:  # a version-1 table had none of them
+            statement = statement.replace(f'"{column}" {h._COLUMN_TYPES[column]}, ', "")
+        con.execute(statement.replace("TABLE recent", "TABLE measurements"))
+    assert not set(added) & {r[0] for r in con.execute("DESCRIBE measurements").fetchall()}
+    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    con.execute(
+        "INSERT INTO measurements (source, sweep_id, src, dst, rtt_avg_ms) "
+        "VALUES ('emulated', 'old', 'a', 'b', 1.0)"
+    )
+    con.close()
+    with pytest.raises(UserError, match=r"schema version 1.*rebuild"):
+        h.connect(path, read_only=True)
+    h.ingest_sweep(tmp_path, folder.name)
+    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
+    # the columns added since are there, empty in the old row
+    got = _table(path, f"SELECT {added[0]} FROM measurements WHERE sweep_id = 'old'")
+    assert got == [(None,)]
+    assert _table(path, "SELECT sweep_id, count(*) FROM measurements GROUP BY 1 ORDER BY 1") == [
+        (folder.name, 2),
+        ("old", 1),
+    ]

@@ -268,7 +268,7 @@ def test_a_store_missing_a_table_is_one_warning_too(tmp_path):
     make_sweep(results, sweep_id_at(T0), {(A, B): [10.0] * 20}, started=T0)
     h.ingest_all(results)
     with h.opened(results) as con:
-        con.execute("DROP TABLE measurements")
+        con.execute("DROP VIEW measurements")
     warnings: list[str] = []
     site.build_site(tmp_path / "site", results, catalog=CATALOG, warn=warnings.append)
     assert not (tmp_path / "site" / "history").exists()
@@ -291,3 +291,30 @@ def test_pair_pages_mark_only_the_episodes_of_their_window(tmp_path):
     (entry,) = data.pairs[(A, B)]["sources"]
     assert entry["episodes"] == []  # closed before the pair page's 30 days
     assert len(entry["directions"][0]["t"]) == 8  # days 40..47
+
+
+def test_pair_pages_and_latest_cells_of_a_pair_not_tested_lately(tmp_path):
+    # A -> C is tested on days 0..2 only, A -> B on days 0..2 and 40..41: the pair page of
+    # A-C shows its newest test alone (none in the 30 days), the latest matrix cell is its
+    # day-2 test; A-B's page holds its window only
+    results = tmp_path / "results"
+    for day in (0, 1, 2, 40, 41):
+        t = T0 + timedelta(days=day)
+        samples = {(A, B): [100.0 + day] * 20}
+        if day <= 2:
+            samples[(A, C)] = [50.0 + day] * 20
+        make_sweep(results, sweep_id_at(t, f"{day:04x}"), samples, started=t)
+    h.ingest_all(results)
+    with h.opened(results, read_only=True) as con:
+        data = site_history.history_data(con)
+    (ac,) = data.pairs[(C, A)]["sources"]  # keyed by the sorted pair
+    assert [d["rtt"] for d in ac["directions"]] == [[52.0]]
+    (ab,) = data.pairs[(A, B)]["sources"]
+    assert [d["rtt"] for d in ab["directions"]] == [[140.0, 141.0]]
+    (src,) = data.matrix["sources"]
+    latest = src["views"]["rtt|latest"]
+    at = {r: i for i, r in enumerate(src["regions"])}
+    width = len(src["regions"])
+    assert latest["p50"][at[A] * width + at[C]] == 52.0
+    assert latest["tests"][at[A] * width + at[C]] == 1
+    assert latest["p50"][at[A] * width + at[B]] == 141.0
