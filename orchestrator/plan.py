@@ -49,7 +49,6 @@ from orchestrator.catalog import Catalog, MachineBandwidth, Region, region_to_di
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES, emulated_type, emulated_types
-from orchestrator.netmodel import controller_rtt_ms as controller_rtt
 from orchestrator.pingphase import phase_seconds
 from orchestrator.pricing import Pricing, load_pricing
 from orchestrator.schedule import (
@@ -364,6 +363,8 @@ def make_plan(
     measured = rounds
     if params.throughput:
         measured = add_sentinels(rounds, max_concurrent=1 if sequential else max_concurrent)
+    from orchestrator.routes import controller_rtt_ms as controller_rtt
+
     controller_rtt_ms = controller_rtt(controller, selection.regions) if controller else 0.0
     bound = lower_bound(selection.pairs, 1 if sequential else max_concurrent)
     pricing = pricing or load_pricing()

@@ -90,6 +90,19 @@ def pair_rtt_ms(
     return model.rtt_ms(distance_km(a.lat, a.lon, b.lat, b.lon), a.cloud != b.cloud)
 
 
+def controller_rtt_ms(
+    controller: Region,
+    hosts: Sequence[Region],
+    model: NetModel = DEFAULT_MODEL,
+    routes: RouteTable | None = None,
+) -> float:
+    """The RTT from a controller in region `controller` to the farthest of `hosts`, by
+    the same routes the emulator delays its traffic with (default: the public data's);
+    0 without hosts. What a round that waits for every host pays per exchange."""
+    table = default_routes() if routes is None else routes
+    return max((pair_rtt_ms(controller, h, model, table) for h in hosts), default=0.0)
+
+
 def pearson_r(xs: Sequence[float], ys: Sequence[float]) -> float:
     """Pearson's correlation coefficient of two equally long series (nan if either is flat)."""
     if len(xs) != len(ys) or len(xs) < 2:

@@ -21,8 +21,8 @@ from orchestrator.emulator import net, state
 from orchestrator.emulator.stack import SPEC_FILE, emulation_id_for, local_variables
 from orchestrator.errors import UserError
 from orchestrator.keys import ensure_sweep_keys
-from orchestrator.netmodel import controller_rtt_ms
 from orchestrator.provision import stack_plan
+from orchestrator.routes import controller_rtt_ms
 from orchestrator.terraform import TIMEOUTS_S, TerraformStack, summarize_error
 
 DATA = Path(__file__).parent / "data" / "terraform"
@@ -222,8 +222,9 @@ def test_stack_plan_places_the_controller_through_terraform(tmp_path):
             ["ping", "-n", "-c", "10", "-i", "0.2", sydney.address], capture_output=True, text=True
         ).stdout
         rtts = sorted(float(x) for x in re.findall(r"time=([\d.]+) ms", out))
+        # the route's measured median (198 ms; the distance model would say 260)
         expected_ms = controller_rtt_ms(catalog.get("aws:us-east-1"), regions)
-        assert len(rtts) == 10 and expected_ms > 250
+        assert len(rtts) == 10 and expected_ms > 150
         assert abs(statistics.median(rtts) - expected_ms) <= 0.5 + 0.02 * expected_ms, rtts
     finally:
         stack.destroy()
