@@ -313,7 +313,7 @@ def check_budget(
     hours = max(0.0, (time.time() - _epoch(started)) / 3600)
     vm_usd = sum(pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in regions.values())
     if not spend.over_budget(
-        rows,
+        [*rows, *sentinels.read_sentinel_rows(sweep.dir)],  # the repeats move bytes too
         pricing,
         float(budget),
         regions=regions,

@@ -785,6 +785,7 @@ def test_a_reset_before_any_data_is_a_server_not_ready_yet_and_is_retried():
 
 
 def test_the_budget_is_a_hard_stop_once_what_was_moved_reaches_it(tmp_path, monkeypatch):
+    from orchestrator import sentinels
     from orchestrator.measure import BudgetReached, check_budget
 
     no_aws_account(tmp_path, monkeypatch)
@@ -794,6 +795,11 @@ def test_the_budget_is_a_hard_stop_once_what_was_moved_reaches_it(tmp_path, monk
     check_budget(run, [{**row, "bytes": 10**9}], 1)  # no budget recorded: no stop
     run.record["budget_usd"] = 0.5
     check_budget(run, [{**row, "bytes": 10**9}], 1)  # 1 GB at $0.02/GB: under the budget
+    # the sentinels' repeats move bytes too: 24 GB more at the end puts it over
+    sentinels.merge_sentinel_rows(run.dir, [{**row, "bytes": 24 * 10**9, "round": 9}])
+    with pytest.raises(BudgetReached, match=r"stopped after round 9"):
+        check_budget(run, [{**row, "bytes": 10**9}], 9)
+    sentinels.sentinels_path(run.dir).unlink()
     with pytest.raises(BudgetReached, match=r"stopped after round 2: .* budget of \$0.5"):
         check_budget(run, [{**row, "bytes": 30 * 10**9}], 2)  # $0.60 of egress
     assert sweeps.open_sweep(run.id, tmp_path).record["stopped"].startswith("stopped after round 2")
