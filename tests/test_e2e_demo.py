@@ -27,7 +27,10 @@ SMALL = ["--regions", REGIONS, "--sweeps", "4", "--change-from", "3", "--min-run
 
 
 def sweeps_in(results: Path) -> list[Path]:
-    return sorted(p.parent for p in results.glob(f"*/{store.SWEEP_FILE}"))
+    """The demo's sweeps in the order they were made (ids made in one minute differ
+    only by a random suffix, so their names do not sort by time)."""
+    folders = [p.parent for p in results.glob(f"*/{store.SWEEP_FILE}")]
+    return sorted(folders, key=lambda d: (record(d)["created_utc"], d.name))
 
 
 def test_a_small_demo_finds_its_injected_change_and_nothing_else(tmp_path):
