@@ -131,11 +131,16 @@ def rounds_playbook(
     return [round_play(r, agent_parts(r.number, r.slots, hosts, params, pings)) for r in planned]
 
 
+def controller_rtt_ms(sweep: Sweep) -> float:
+    """The plan's RTT from the controller to its farthest host (0: next to them)."""
+    return float(sweep.record["plan"].get("controller_rtt_ms") or 0.0)
+
+
 def plan_ping_phase(tests: Sequence[Pair], first: int, sweep: Sweep) -> list[PlannedRound]:
     """A latency-only run: one round, the ping phase, with every test at once."""
     keys = [t.key for t in tests]
     params = sweep.params
-    rtt_ms = float(sweep.record["plan"].get("controller_rtt_ms") or 0.0)
+    rtt_ms = controller_rtt_ms(sweep)
     expected_s = round(phase_seconds(keys, params.pings, params.ping_interval_s, rtt_ms), 3)
     return [PlannedRound(first, [], expected_s, phase_tests=keys)]
 
@@ -206,8 +211,7 @@ def run_rounds(
         planned = plan_ping_phase(tests, next_round_no(sweep), sweep)
         keys = planned[0].phase_tests or []
         parts = phase_parts(keys, by_name, params.pings, params.ping_interval_s, planned[0].number)
-        rtt_ms = float(sweep.record["plan"].get("controller_rtt_ms") or 0.0)
-        start_at = time.time() + launch_seconds(len(parts), rtt_ms)
+        start_at = time.time() + launch_seconds(len(parts), controller_rtt_ms(sweep))
         parts = {h: {**part, "start_at_epoch_s": round(start_at, 3)} for h, part in parts.items()}
         plays = [phase_play(planned[0].number, parts, planned[0].expected_s)]
     else:

@@ -150,7 +150,7 @@ def up_command(
     perturbations = perturbations_from_options(perturb, perturb_file)
     emu.require_root()
     catalog = load_catalog(paths.CATALOG)
-    where = controller_region(controller) if controller else None
+    where = controller_region(controller)
     wanted = tuple(r.strip() for r in regions.split(",") if r.strip())
     chosen = select(
         catalog, SelectionSpec(regions=wanted, max_regions=max_regions or (None if wanted else 8))
