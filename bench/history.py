@@ -308,6 +308,12 @@ def quality(args: argparse.Namespace) -> None:
             f"p25/p50/p75/p90 {quartiles(d)} % -> offsets t{f.df:g} x scale median "
             f"{100 * f.median_scale:.2f} %, log-normal spread across pairs {f.pair_spread:g}"
         )
+    within = rtt_noise.direction_differences(rtt_noise.PUBLIC_DATA / rtt_noise.DOIT_CSV)
+    print(
+        f"doit within a run, GCP<->GCP: the two directions of {len(within)} pairs in the same "
+        f"run differ by p25/p50/p75/p90 {quartiles(within)} %: a run's own noise is that "
+        f"small, so the differences above are of runs"
+    )
     print(
         f"skyplane within a run: ping jitter exponential, mean {model.jitter_ms:.3f} ms; "
         f"transient spikes on {100 * model.spikes.per_ping:.2f} % of pings; a run's value is "

@@ -67,6 +67,33 @@ def run_differences(path: Path, comparable_only: bool = True) -> list[float]:
     return out
 
 
+def direction_differences(path: Path, comparable_only: bool = True) -> list[float]:
+    """|x(A>B) - x(B>A)| / mean of the two directions of a pair tested in the same run of
+    doit's CSV. Both directions cross the same two one-way paths on the same VMs at about
+    the same time, so this is what a run's own noise (five pings averaged on small VMs)
+    adds, without any run-to-run change: the check that `run_differences` measures runs."""
+    by_run: dict[tuple[str, ...], float] = {}
+    with Path(path).open(newline="") as f:
+        for row in csv.DictReader(f):
+            if comparable_only and not row["from_cloud"] == row["to_cloud"] == "GCP":
+                continue
+            try:
+                rtt = float(row["avgrtt"])
+            except ValueError:
+                continue
+            if rtt > 0:
+                src = (row["from_cloud"], row["from_region"])
+                dst = (row["to_cloud"], row["to_region"])
+                by_run[(row["run_id"], *src, *dst)] = rtt
+    out = []
+    for (run, *src_dst), a in by_run.items():
+        src, dst = tuple(src_dst[:2]), tuple(src_dst[2:])
+        b = by_run.get((run, *dst, *src))
+        if b is not None and src < dst:
+            out.append(abs(a - b) / ((a + b) / 2))
+    return out
+
+
 @dataclass(frozen=True)
 class PingSpikes:
     per_ping: float  # probability that a ping is a transient spike

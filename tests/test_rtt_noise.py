@@ -41,6 +41,24 @@ def test_run_differences_are_of_two_runs_and_comparable_pairs_only(tmp_path):
     assert len(every) == 5 and max(every) == pytest.approx(9 / 94.5)
 
 
+def test_direction_differences_pair_the_two_directions_of_one_run(tmp_path):
+    path = tmp_path / "doit.csv"
+    path.write_text(
+        DOIT_HEADER
+        + "t,a,GCP,us-east1,GCP,europe-west1,1,100.0\n"
+        + "t,a,GCP,europe-west1,GCP,us-east1,1,101.0\n"  # same run: 1 / 100.5
+        + "t,b,GCP,europe-west1,GCP,us-east1,1,110.0\n"  # another run, one direction only
+        + "t,a,GCP,asia-east1,GCP,us-west1,1,120.0\n"
+        + "t,a,GCP,us-west1,GCP,asia-east1,1,120.0\n"  # 0
+        + "t,a,AWS,us-east-1,GCP,us-east1,1,5.0\n"
+        + "t,a,GCP,us-east1,AWS,us-east-1,1,6.0\n"  # an AWS VM: comparable only when asked
+        + "t,a,GCP,us-east4,GCP,us-west1,1,\n"  # no RTT
+    )
+    assert sorted(rn.direction_differences(path)) == pytest.approx([0.0, 1 / 100.5])
+    every = rn.direction_differences(path, comparable_only=False)
+    assert sorted(every) == pytest.approx([0.0, 1 / 100.5, 1 / 5.5])
+
+
 def test_ping_spikes_from_runs_with_a_ping_beyond_2_ms_and_5_percent(tmp_path):
     path = tmp_path / "sky.csv"
     rows = [
