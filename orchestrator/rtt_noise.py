@@ -72,7 +72,7 @@ def direction_differences(path: Path, comparable_only: bool = True) -> list[floa
     doit's CSV. Both directions cross the same two one-way paths on the same VMs at about
     the same time, so this is what a run's own noise (five pings averaged on small VMs)
     adds, without any run-to-run change: the check that `run_differences` measures runs."""
-    by_run: dict[tuple[str, ...], float] = {}
+    by_run: dict[tuple[str, str, str], float] = {}  # (run, "cloud:src", "cloud:dst")
     with Path(path).open(newline="") as f:
         for row in csv.DictReader(f):
             if comparable_only and not row["from_cloud"] == row["to_cloud"] == "GCP":
@@ -82,13 +82,12 @@ def direction_differences(path: Path, comparable_only: bool = True) -> list[floa
             except ValueError:
                 continue
             if rtt > 0:
-                src = (row["from_cloud"], row["from_region"])
-                dst = (row["to_cloud"], row["to_region"])
-                by_run[(row["run_id"], *src, *dst)] = rtt
+                src = f"{row['from_cloud']}:{row['from_region']}"
+                dst = f"{row['to_cloud']}:{row['to_region']}"
+                by_run[(row["run_id"], src, dst)] = rtt
     out = []
-    for (run, *src_dst), a in by_run.items():
-        src, dst = tuple(src_dst[:2]), tuple(src_dst[2:])
-        b = by_run.get((run, *dst, *src))
+    for (run, src, dst), a in by_run.items():
+        b = by_run.get((run, dst, src))
         if b is not None and src < dst:
             out.append(abs(a - b) / ((a + b) / 2))
     return out
