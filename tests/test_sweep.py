@@ -4,6 +4,7 @@ the round plumbing, progress lines and the CLI's one-line errors."""
 import io
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -720,6 +721,45 @@ def test_collect_rebuilds_rows_from_raw_alone(tmp_path):
     rows = stages.collect(run)
     assert [r["status"] for r in rows] == ["ok", "ok"]
     assert store.read_rows(run.dir / store.MEASUREMENTS_FILE)[0]["sweep_id"] == run.id
+
+
+def measured_sweep(tmp_path):
+    """A planned sweep with one measured round: its raw files and their ok rows."""
+    result = CliRunner().invoke(
+        main,
+        ["sweep", "--regions", f"{A},{B}", "--plan-only", "--yes", "--results", str(tmp_path)],
+    )
+    run = sweeps.open_sweep(result.output.strip().splitlines()[-1], tmp_path)
+    run.record["rounds"] = [{"round": 1, "kind": "main", "slots": [SLOT.to_dict()]}]
+    run.save()
+    store.write_atomic(store.raw_path(run.dir, 1, A), json.dumps(client_doc()))
+    store.write_atomic(store.raw_path(run.dir, 1, B), json.dumps(server_doc()))
+    stages.collect(run)
+    return run
+
+
+def test_collect_of_a_sweep_without_raw_keeps_its_rows(tmp_path):
+    # e.g. a sweep copied from the site's downloads: rows but no raw tool outputs
+    run = measured_sweep(tmp_path)
+    shutil.rmtree(run.dir / store.RAW_DIR)
+    before = (run.dir / store.MEASUREMENTS_FILE).read_bytes()
+    result = CliRunner().invoke(main, ["collect", "--sweep", run.id, "--results", str(tmp_path)])
+    assert "has no raw/ folder" in one_line_error(result)
+    assert (run.dir / store.MEASUREMENTS_FILE).read_bytes() == before
+
+
+def test_collect_never_turns_ok_rows_into_failed_ones_without_force(tmp_path):
+    run = measured_sweep(tmp_path)
+    store.raw_path(run.dir, 1, B).unlink()  # the server's output lost: its direction fails
+    before = (run.dir / store.MEASUREMENTS_FILE).read_bytes()
+    args = ["collect", "--sweep", run.id, "--results", str(tmp_path)]
+    result = CliRunner().invoke(main, args)
+    assert "pass --force" in one_line_error(result)
+    assert (run.dir / store.MEASUREMENTS_FILE).read_bytes() == before
+    forced = CliRunner().invoke(main, [*args, "--force"])
+    assert forced.exit_code == 0, forced.output
+    rows = store.read_rows(run.dir / store.MEASUREMENTS_FILE)
+    assert sorted(r["status"] for r in rows) == ["failed", "ok"]
 
 
 def test_cloud_backend_without_credentials_fails_in_one_line_and_still_tears_down(
