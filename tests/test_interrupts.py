@@ -202,3 +202,65 @@ def test_a_terraform_past_its_time_is_stopped_the_same_way_and_logged(tmp_path):
     assert "stopped (timeout 0.5 s): SIGINT: still running after 0.5 s; SIGTERM: " in log
     assert not pid_alive(int((tmp_path / "child.pid").read_text()))
     assert children.live() == []
+
+
+def slow_ansible(tmp_path: Path) -> Path:
+    """An `ansible-playbook` still in its long start (loading inventory, forking) when the
+    interrupt comes: silent, deaf to SIGINT, with a fork in its group."""
+    script = tmp_path / "ansible-playbook"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import signal, subprocess, sys, time\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "fork = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(tmp_path / 'fork.pid')!r}, 'w').write(str(fork.pid))\n"
+        "time.sleep(60)\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
+def test_nothing_starts_after_an_interrupt(tmp_path, monkeypatch):
+    from orchestrator import playbook
+
+    monkeypatch.setattr(playbook, "ansible_playbook", lambda: str(slow_ansible(tmp_path)))
+    with interrupts.deferred():
+        interrupts.on_signal(signal.SIGINT)  # arrived while something had to finish
+    with pytest.raises(Interrupted):
+        playbook.run_playbook(
+            "measure.yml", tmp_path / "inv", on_event=print, log_path=tmp_path / "log", forks=1
+        )
+    assert not (tmp_path / "fork.pid").exists() and not (tmp_path / "log").exists()
+
+
+def test_an_interrupt_during_a_playbooks_start_stops_it_and_all_it_started(tmp_path, monkeypatch):
+    from orchestrator import playbook
+
+    monkeypatch.setattr(playbook, "ansible_playbook", lambda: str(slow_ansible(tmp_path)))
+
+    def interrupt(signum, frame):
+        interrupts.on_signal(signal.SIGINT)
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    events = []
+    try:
+        with pytest.raises(Interrupted):
+            playbook.run_playbook(
+                "measure.yml",
+                tmp_path / "inv",
+                on_event=events.append,
+                log_path=tmp_path / "log",
+                forks=1,
+            )
+    finally:
+        signal.signal(signal.SIGALRM, old)
+    assert events == []
+    fork = int((tmp_path / "fork.pid").read_text())
+    deadline = time.monotonic() + 5  # an orphaned fork's zombie is reaped by init
+    while pid_alive(fork) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not pid_alive(fork)
+    assert children.live() == []  # the command can exit: nothing it started is alive
+    log = (tmp_path / "log").read_text()
+    assert "stopped ansible-playbook (Interrupted): SIGTERM: ended after" in log
