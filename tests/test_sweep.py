@@ -794,6 +794,26 @@ def test_live_progress_bar_runs_and_ends_with_the_summary_line():
     assert out.getvalue().rstrip().endswith("tests 4/4, 1 failed")
 
 
+@pytest.mark.parametrize(
+    ("cidr", "said"),
+    [
+        ("203.0.113.7/24", "has host bits set: use 203.0.113.0/24"),
+        ("0.0.0.0/0", "is the whole internet"),
+        ("2001:db8::/64", "is IPv6"),
+        ("nonsense", "is not an address block"),
+    ],
+)
+def test_a_bad_operator_cidr_is_refused_before_any_folder_is_made(tmp_path, cidr, said):
+    # the provider refuses host bits only at terraform plan, after a folder and a lock
+    results = tmp_path / "results"
+    args = ["sweep", "--regions", f"{A},aws:eu-west-1", "--backend", "aws", "--plan-only"]
+    result = CliRunner().invoke(
+        main, [*args, "--yes", "--operator-cidr", cidr, "--results", str(results)]
+    )
+    assert said in one_line_error(result)
+    assert not results.exists() or list(results.iterdir()) == []
+
+
 def test_resume_provisions_again_so_it_checks_the_budget_too(tmp_path, monkeypatch):
     no_aws_account(tmp_path, monkeypatch)
     args = ["--backend", "aws", "--operator-cidr", "198.51.100.7/32"]
