@@ -264,3 +264,23 @@ def test_an_interrupt_during_a_playbooks_start_stops_it_and_all_it_started(tmp_p
     assert children.live() == []  # the command can exit: nothing it started is alive
     log = (tmp_path / "log").read_text()
     assert "stopped ansible-playbook (Interrupted): SIGTERM: ended after" in log
+
+
+def test_only_the_cli_edge_installs_signal_handlers():
+    import ast
+
+    from orchestrator import paths
+
+    edge = paths.ROOT / "orchestrator" / "cli" / "signals.py"
+    found = []
+    for path in sorted((paths.ROOT / "orchestrator").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "signal"
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "signal"
+            ):
+                found.append(path)
+    assert set(found) == {edge}  # installed there, and given back there
