@@ -427,6 +427,22 @@ def test_inventory_checks_host_keys_and_uses_the_sweeps_key(tmp_path):
     assert doc["all"]["hosts"]["aws_us-east-1"]["ir_name"] == A
 
 
+def test_inventory_names_each_cloud_hosts_own_agent_folder(tmp_path):
+    # prepare made it with mkdtemp on the host and its facts reported it
+    doc = inventory(
+        [host(A, "198.51.100.7"), host(B, "198.51.100.8")],
+        client_key=tmp_path / "k",
+        known_hosts=tmp_path / "kh",
+        control_path_dir=tmp_path / "cp",
+        agent_dir=str(tmp_path / "state" / "agent"),
+        agent_dirs={A: "/tmp/interregion-k3j9x2"},
+    )
+    hosts = doc["all"]["hosts"]
+    assert hosts[store.safe_name(A)]["ir_agent_dir"] == "/tmp/interregion-k3j9x2"
+    assert "ir_agent_dir" not in hosts[store.safe_name(B)]  # not prepared yet: the default
+    assert doc["all"]["vars"]["ir_agent_dir"] == str(tmp_path / "state" / "agent")
+
+
 def test_control_sockets_fit_a_unix_socket_path(tmp_path):
     short = tmp_path / "state"
     if len(str(short / "cp")) <= MAX_CONTROL_DIR_CHARS:
