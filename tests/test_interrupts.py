@@ -173,7 +173,7 @@ def test_a_terraform_deaf_to_sigint_and_sigterm_is_killed_with_its_children_and_
     (source / "main.tf").write_text("")
     stack = TerraformStack(source, tmp_path / "work", env=fake_terraform(tmp_path, True))
     assert [s for s, _ in stack.interrupt_steps] == [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]
-    # quicker waits; the last one long enough for the orphaned child's zombie to be reaped
+    # quicker waits (the last is an upper bound: it ends when the group has)
     stack.interrupt_steps = ((signal.SIGINT, 0.5), (signal.SIGTERM, 0.5), (signal.SIGKILL, 5.0))
     interrupt_after(0.5, stack)
     # SIGINT first and alone, then SIGTERM: each waited for, then SIGKILL
@@ -257,7 +257,7 @@ def test_an_interrupt_during_a_playbooks_start_stops_it_and_all_it_started(tmp_p
         signal.signal(signal.SIGALRM, old)
     assert events == []
     fork = int((tmp_path / "fork.pid").read_text())
-    deadline = time.monotonic() + 5  # an orphaned fork's zombie is reaped by init
+    deadline = time.monotonic() + 5  # SIGKILL has no handler to wait for, but let it land
     while pid_alive(fork) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not pid_alive(fork)
@@ -284,3 +284,46 @@ def test_only_the_cli_edge_installs_signal_handlers():
             ):
                 found.append(path)
     assert set(found) == {edge}  # installed there, and given back there
+
+
+ZOMBIE_GROUP = """
+import ctypes, json, os, subprocess, sys, time
+from orchestrator import children
+
+# this process adopts orphans and never reaps them, like an init that does not
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+leader = subprocess.Popen(
+    [sys.executable, "-c",
+     "import subprocess, sys; "
+     "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(0.5)']); "
+     "print(c.pid, flush=True)"],
+    start_new_session=True, stdout=subprocess.PIPE, text=True,
+)
+orphan = int(leader.stdout.readline())
+leader.wait()  # the group's leader is gone; its child is ours now, unreaped
+running = children.group_alive(leader.pid)
+time.sleep(1.5)
+with open(f"/proc/{orphan}/stat") as f:
+    state = f.read().rsplit(")", 1)[1].split()[0]
+try:
+    os.killpg(leader.pid, 0)
+    signalled = True
+except ProcessLookupError:
+    signalled = False
+print(json.dumps({"running": running, "state": state, "signalled": signalled,
+                  "alive": children.group_alive(leader.pid)}))
+os.waitpid(orphan, 0)
+"""
+
+
+def test_a_group_of_zombies_has_ended():
+    import json
+
+    done = subprocess.run(
+        [sys.executable, "-c", ZOMBIE_GROUP], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["running"]  # the orphan still ran
+    # then only a zombie is left in the group: kill(0) reaches it, yet nothing runs
+    assert seen == {"running": True, "state": "Z", "signalled": True, "alive": False}
