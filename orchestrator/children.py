@@ -34,13 +34,36 @@ def live() -> list[int]:
 
 
 def group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs. A zombie does not: one whose parent
+    died waits for init to reap it, which a container's init may never do."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    return _runs_in_group(pgid)
+
+
+def _runs_in_group(pgid: int) -> bool:
+    """A process of group `pgid` that is not a zombie, from /proc (True without /proc)."""
+    try:
+        entries = os.scandir("/proc")
+    except OSError:
+        return True
+    with entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat") as f:
+                    # after the command's closing parenthesis: state, ppid, pgrp, ...
+                    state, _ppid, pgrp = f.read().rsplit(")", 1)[1].split()[:3]
+            except (OSError, ValueError):
+                continue  # it ended meanwhile
+            if int(pgrp) == pgid and state != "Z":
+                return True
+    return False
 
 
 def stop_group(
@@ -65,7 +88,7 @@ def stop_group(
             if proc.poll() is not None and not group_alive(proc.pid):
                 said.append(f"{sig.name}: ended after {time.monotonic() - started:.1f} s")
                 break
-            time.sleep(0.05)
+            time.sleep(0.1)  # cheap: /proc is read only once the child itself ended
         else:
             said.append(f"{sig.name}: still running after {wait_s:g} s")
             continue

@@ -35,8 +35,8 @@ TIMEOUTS_S = {
     "destroy": APPLY_TIMEOUT_S,
     "output": OUTPUT_TIMEOUT_S,
 }
-# After its time is up terraform is interrupted (it stops cleanly and keeps its
-# state); it is killed if it is still running this much later.
+# After its time is up, or on an interrupt, terraform gets SIGINT (it stops cleanly
+# and keeps its state) and this long to finish; then SIGTERM, then SIGKILL.
 STOP_GRACE_S = 60.0
 
 TFVARS = "terraform.tfvars.json"
@@ -158,8 +158,15 @@ class TerraformStack:
             try:
                 stdout, stderr = process.communicate(timeout=timeout_s)
             except subprocess.TimeoutExpired:
-                stdout, stderr = _stop(process, self.stop_grace_s)
-                log.write_text(stdout + stderr)
+                # the same polite stop as on an interrupt, to the whole group: a provider
+                # plugin terraform started must not outlive it
+                with interrupts.deferred():
+                    said = children.stop_group(process, self.interrupt_steps)
+                    stdout, stderr = _remaining_output(process)
+                    log.write_text(
+                        f"{stdout}{stderr}\ninterregion: terraform {what} stopped "
+                        f"(timeout {timeout_s:g} s): {said}\n"
+                    )
                 raise UserError(
                     f"terraform {what} did not finish within {timeout_s:g} s and was stopped "
                     f"(log: {log}): check the cloud, then run the stage again"
@@ -168,8 +175,10 @@ class TerraformStack:
                 # Ctrl-C, SIGTERM, an error of ours: let terraform save what it made first
                 with interrupts.deferred():
                     said = children.stop_group(process, self.interrupt_steps)
+                    stdout, stderr = _remaining_output(process)
                     log.write_text(
-                        f"interregion: terraform {what} stopped ({type(e).__name__}): {said}\n"
+                        f"{stdout}{stderr}\ninterregion: terraform {what} stopped "
+                        f"({type(e).__name__}): {said}\n"
                     )
                 raise
         log.write_text(stdout + stderr)
@@ -178,18 +187,11 @@ class TerraformStack:
         return stdout
 
 
-def _stop(process: subprocess.Popen[str], grace_s: float) -> tuple[str, str]:
-    """Interrupt terraform, kill it if it is still running after `grace_s`; its output."""
-    process.send_signal(signal.SIGINT)
+def _remaining_output(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """What a stopped terraform printed; nothing if its pipes are still held open."""
     try:
-        return process.communicate(timeout=grace_s)
+        return process.communicate(timeout=5)
     except subprocess.TimeoutExpired:
-        process.kill()
-    try:
-        return process.communicate(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        # A child of terraform (a provisioner) still holds its output open.
-        process.wait()
         return "", "(no output: a child of terraform still holds it)"
 
 

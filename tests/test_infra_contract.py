@@ -679,3 +679,34 @@ def test_aws_dead_man_switch_computes_the_time_left_at_each_boot(
     files = {f["path"]: f for f in aws_user_data["write_files"]}
     args = _run_deadman(files["/usr/local/sbin/interregion-deadman"]["content"], tmp_path, now_utc)
     assert args[:2] == expected
+
+
+# The provider's Compute Engine name check (verify.ValidateGCEName in
+# hashicorp/terraform-provider-google; the API enforces the same): a letter, then up to
+# 62 lower-case letters, digits or dashes, not ending in a dash.
+GCE_NAME = re.compile(r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def test_every_gcp_resource_name_is_a_gce_name_at_the_widest_prefix(catalog):
+    (prefix_re,) = _validation_regexes("gcp", "name_prefix")
+    widest = "i" + "-9" * 17  # 35 characters, the most the name_prefix validation takes
+    assert re.fullmatch(prefix_re, widest) and not re.fullmatch(prefix_re, widest + "9")
+    names = []
+    for block in _load("gcp", "main.tf").get("resource", []):
+        for kind, named in block.items():
+            for name, body in named.items():
+                names.append((f"{_unquote(kind)}.{_unquote(name)}", _unquote(body["name"])))
+    assert len(names) == 6, names  # network, subnetwork, address, 2 firewalls, instance
+    regions = [r.id for r in catalog.in_clouds(["gcp"])]
+    for where, template in names:
+        text = template.replace("${var.name_prefix}", widest)
+        for region in regions if "${each.key}" in text else [""]:
+            name = text.replace("${each.key}", region)
+            assert "${" not in name, f"{where}: unknown interpolation in {template}"
+            assert GCE_NAME.fullmatch(name), f"{where}: {name!r} is not a GCE name"
+
+
+def test_the_gce_name_check_catches_what_gcp_refuses():
+    assert GCE_NAME.fullmatch("ir-20261122t0130z-3fa2-europe-west1")
+    for bad in ("ir-x-", "1ir", "Ir-x", "ir_x", "i" * 64):
+        assert not GCE_NAME.fullmatch(bad), bad

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import children, interrupts
+from orchestrator.errors import UserError
 from orchestrator.interrupts import Interrupted
 from orchestrator.terraform import TerraformStack
 
@@ -87,24 +88,29 @@ def test_stop_all_leaves_no_registered_child_running():
     assert not any(children.group_alive(p.pid) for p in procs) and children.live() == []
 
 
-def fake_terraform(tmp_path: Path) -> dict[str, str]:
+def fake_terraform(tmp_path: Path, stubborn: bool = False) -> dict[str, str]:
     """A `terraform` that records the signals it gets and exits cleanly on SIGINT, after
-    'saving its state' for a moment, like the real one does."""
+    'saving its state' for a moment, like the real one does; a `stubborn` one exits on
+    none of them (a provider hung in a cloud call), and has a child in its group."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     script = bin_dir / "terraform"
     log = tmp_path / "signals.log"
     script.write_text(
         f"#!{sys.executable}\n"
-        "import signal, sys, time\n"
+        "import signal, subprocess, sys, time\n"
         "def got(signum, frame):\n"
         f"    open({str(log)!r}, 'a').write(signal.Signals(signum).name + '\\n')\n"
         "    time.sleep(0.3)\n"
-        "    sys.exit(1)\n"
+        f"    {'return' if stubborn else 'sys.exit(1)'}\n"
         "signal.signal(signal.SIGINT, got)\n"
         "signal.signal(signal.SIGTERM, got)\n"
+        # a provider plugin: terraform's child, in its process group
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(tmp_path / 'child.pid')!r}, 'w').write(str(child.pid))\n"
         "print('applying', flush=True)\n"
-        "time.sleep(60)\n"
+        "while True:\n"
+        "    time.sleep(60)\n"
     )
     script.chmod(0o755)
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
@@ -130,6 +136,194 @@ def test_an_interrupted_terraform_gets_one_sigint_and_time_to_save_its_state(tmp
     # exactly one SIGINT (a second one makes terraform quit without saving), then waited
     assert (tmp_path / "signals.log").read_text() == "SIGINT\n"
     assert time.monotonic() - started >= 0.5 + 0.3
-    note = (tmp_path / "work" / "terraform-init.log").read_text()
-    assert note.startswith("interregion: terraform init stopped (Interrupted): SIGINT: ended")
+    log = (tmp_path / "work" / "terraform-init.log").read_text()
+    assert log.startswith("applying\n")  # what terraform printed is kept
+    assert "interregion: terraform init stopped (Interrupted): SIGINT: ended" in log
     assert children.live() == []
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie has ended: only its parent has not read its status yet
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def interrupt_after(seconds: float, stack: TerraformStack) -> None:
+    def interrupt(signum, frame):
+        interrupts.on_signal(signal.SIGTERM)
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        with pytest.raises(Interrupted):
+            stack.apply({})
+    finally:
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_a_terraform_deaf_to_sigint_and_sigterm_is_killed_with_its_children_and_logged(
+    tmp_path,
+):
+    source = tmp_path / "stack"
+    source.mkdir()
+    (source / "main.tf").write_text("")
+    stack = TerraformStack(source, tmp_path / "work", env=fake_terraform(tmp_path, True))
+    assert [s for s, _ in stack.interrupt_steps] == [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]
+    # quicker waits (the last is an upper bound: it ends when the group has)
+    stack.interrupt_steps = ((signal.SIGINT, 0.5), (signal.SIGTERM, 0.5), (signal.SIGKILL, 5.0))
+    interrupt_after(0.5, stack)
+    # SIGINT first and alone, then SIGTERM: each waited for, then SIGKILL
+    assert (tmp_path / "signals.log").read_text() == "SIGINT\nSIGTERM\n"
+    log = (tmp_path / "work" / "terraform-init.log").read_text()
+    assert (
+        "interregion: terraform init stopped (Interrupted): SIGINT: still running after "
+        "0.5 s; SIGTERM: still running after 0.5 s; SIGKILL: ended after"
+    ) in log
+    assert not pid_alive(int((tmp_path / "child.pid").read_text()))  # the provider too
+    assert children.live() == []
+
+
+def test_a_terraform_past_its_time_is_stopped_the_same_way_and_logged(tmp_path):
+    source = tmp_path / "stack"
+    source.mkdir()
+    (source / "main.tf").write_text("")
+    env = fake_terraform(tmp_path, stubborn=True)
+    stack = TerraformStack(source, tmp_path / "work", env=env, timeouts_s={"init": 0.5})
+    stack.interrupt_steps = ((signal.SIGINT, 0.5), (signal.SIGTERM, 0.5), (signal.SIGKILL, 5.0))
+    with pytest.raises(UserError, match=r"terraform init did not finish within 0\.5 s"):
+        stack.apply({})
+    assert (tmp_path / "signals.log").read_text() == "SIGINT\nSIGTERM\n"
+    log = (tmp_path / "work" / "terraform-init.log").read_text()
+    assert log.startswith("applying\n")
+    assert "stopped (timeout 0.5 s): SIGINT: still running after 0.5 s; SIGTERM: " in log
+    assert not pid_alive(int((tmp_path / "child.pid").read_text()))
+    assert children.live() == []
+
+
+def slow_ansible(tmp_path: Path) -> Path:
+    """An `ansible-playbook` still in its long start (loading inventory, forking) when the
+    interrupt comes: silent, deaf to SIGINT, with a fork in its group."""
+    script = tmp_path / "ansible-playbook"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import signal, subprocess, sys, time\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "fork = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(tmp_path / 'fork.pid')!r}, 'w').write(str(fork.pid))\n"
+        "time.sleep(60)\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
+def test_nothing_starts_after_an_interrupt(tmp_path, monkeypatch):
+    from orchestrator import playbook
+
+    monkeypatch.setattr(playbook, "ansible_playbook", lambda: str(slow_ansible(tmp_path)))
+    with interrupts.deferred():
+        interrupts.on_signal(signal.SIGINT)  # arrived while something had to finish
+    with pytest.raises(Interrupted):
+        playbook.run_playbook(
+            "measure.yml", tmp_path / "inv", on_event=print, log_path=tmp_path / "log", forks=1
+        )
+    assert not (tmp_path / "fork.pid").exists() and not (tmp_path / "log").exists()
+
+
+def test_an_interrupt_during_a_playbooks_start_stops_it_and_all_it_started(tmp_path, monkeypatch):
+    from orchestrator import playbook
+
+    monkeypatch.setattr(playbook, "ansible_playbook", lambda: str(slow_ansible(tmp_path)))
+
+    def interrupt(signum, frame):
+        interrupts.on_signal(signal.SIGINT)
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    events = []
+    try:
+        with pytest.raises(Interrupted):
+            playbook.run_playbook(
+                "measure.yml",
+                tmp_path / "inv",
+                on_event=events.append,
+                log_path=tmp_path / "log",
+                forks=1,
+            )
+    finally:
+        signal.signal(signal.SIGALRM, old)
+    assert events == []
+    fork = int((tmp_path / "fork.pid").read_text())
+    deadline = time.monotonic() + 5  # SIGKILL has no handler to wait for, but let it land
+    while pid_alive(fork) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not pid_alive(fork)
+    assert children.live() == []  # the command can exit: nothing it started is alive
+    log = (tmp_path / "log").read_text()
+    assert "stopped ansible-playbook (Interrupted): SIGTERM: ended after" in log
+
+
+def test_only_the_cli_edge_installs_signal_handlers():
+    import ast
+
+    from orchestrator import paths
+
+    edge = paths.ROOT / "orchestrator" / "cli" / "signals.py"
+    found = []
+    for path in sorted((paths.ROOT / "orchestrator").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "signal"
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "signal"
+            ):
+                found.append(path)
+    assert set(found) == {edge}  # installed there, and given back there
+
+
+ZOMBIE_GROUP = """
+import ctypes, json, os, subprocess, sys, time
+from orchestrator import children
+
+# this process adopts orphans and never reaps them, like an init that does not
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+leader = subprocess.Popen(
+    [sys.executable, "-c",
+     "import subprocess, sys; "
+     "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(0.5)']); "
+     "print(c.pid, flush=True)"],
+    start_new_session=True, stdout=subprocess.PIPE, text=True,
+)
+orphan = int(leader.stdout.readline())
+leader.wait()  # the group's leader is gone; its child is ours now, unreaped
+running = children.group_alive(leader.pid)
+time.sleep(1.5)
+with open(f"/proc/{orphan}/stat") as f:
+    state = f.read().rsplit(")", 1)[1].split()[0]
+try:
+    os.killpg(leader.pid, 0)
+    signalled = True
+except ProcessLookupError:
+    signalled = False
+print(json.dumps({"running": running, "state": state, "signalled": signalled,
+                  "alive": children.group_alive(leader.pid)}))
+os.waitpid(orphan, 0)
+"""
+
+
+def test_a_group_of_zombies_has_ended():
+    import json
+
+    done = subprocess.run(
+        [sys.executable, "-c", ZOMBIE_GROUP], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["running"]  # the orphan still ran
+    # then only a zombie is left in the group: kill(0) reaches it, yet nothing runs
+    assert seen == {"running": True, "state": "Z", "signalled": True, "alive": False}

@@ -4,6 +4,7 @@ the round plumbing, progress lines and the CLI's one-line errors."""
 import io
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -426,6 +427,22 @@ def test_inventory_checks_host_keys_and_uses_the_sweeps_key(tmp_path):
     assert doc["all"]["hosts"]["aws_us-east-1"]["ir_name"] == A
 
 
+def test_inventory_names_each_cloud_hosts_own_agent_folder(tmp_path):
+    # prepare made it with mkdtemp on the host and its facts reported it
+    doc = inventory(
+        [host(A, "198.51.100.7"), host(B, "198.51.100.8")],
+        client_key=tmp_path / "k",
+        known_hosts=tmp_path / "kh",
+        control_path_dir=tmp_path / "cp",
+        agent_dir=str(tmp_path / "state" / "agent"),
+        agent_dirs={A: "/tmp/interregion-k3j9x2"},
+    )
+    hosts = doc["all"]["hosts"]
+    assert hosts[store.safe_name(A)]["ir_agent_dir"] == "/tmp/interregion-k3j9x2"
+    assert "ir_agent_dir" not in hosts[store.safe_name(B)]  # not prepared yet: the default
+    assert doc["all"]["vars"]["ir_agent_dir"] == str(tmp_path / "state" / "agent")
+
+
 def test_control_sockets_fit_a_unix_socket_path(tmp_path):
     short = tmp_path / "state"
     if len(str(short / "cp")) <= MAX_CONTROL_DIR_CHARS:
@@ -722,6 +739,45 @@ def test_collect_rebuilds_rows_from_raw_alone(tmp_path):
     assert store.read_rows(run.dir / store.MEASUREMENTS_FILE)[0]["sweep_id"] == run.id
 
 
+def measured_sweep(tmp_path):
+    """A planned sweep with one measured round: its raw files and their ok rows."""
+    result = CliRunner().invoke(
+        main,
+        ["sweep", "--regions", f"{A},{B}", "--plan-only", "--yes", "--results", str(tmp_path)],
+    )
+    run = sweeps.open_sweep(result.output.strip().splitlines()[-1], tmp_path)
+    run.record["rounds"] = [{"round": 1, "kind": "main", "slots": [SLOT.to_dict()]}]
+    run.save()
+    store.write_atomic(store.raw_path(run.dir, 1, A), json.dumps(client_doc()))
+    store.write_atomic(store.raw_path(run.dir, 1, B), json.dumps(server_doc()))
+    stages.collect(run)
+    return run
+
+
+def test_collect_of_a_sweep_without_raw_keeps_its_rows(tmp_path):
+    # e.g. a sweep copied from the site's downloads: rows but no raw tool outputs
+    run = measured_sweep(tmp_path)
+    shutil.rmtree(run.dir / store.RAW_DIR)
+    before = (run.dir / store.MEASUREMENTS_FILE).read_bytes()
+    result = CliRunner().invoke(main, ["collect", "--sweep", run.id, "--results", str(tmp_path)])
+    assert "has no raw/ folder" in one_line_error(result)
+    assert (run.dir / store.MEASUREMENTS_FILE).read_bytes() == before
+
+
+def test_collect_never_turns_ok_rows_into_failed_ones_without_force(tmp_path):
+    run = measured_sweep(tmp_path)
+    store.raw_path(run.dir, 1, B).unlink()  # the server's output lost: its direction fails
+    before = (run.dir / store.MEASUREMENTS_FILE).read_bytes()
+    args = ["collect", "--sweep", run.id, "--results", str(tmp_path)]
+    result = CliRunner().invoke(main, args)
+    assert "pass --force" in one_line_error(result)
+    assert (run.dir / store.MEASUREMENTS_FILE).read_bytes() == before
+    forced = CliRunner().invoke(main, [*args, "--force"])
+    assert forced.exit_code == 0, forced.output
+    rows = store.read_rows(run.dir / store.MEASUREMENTS_FILE)
+    assert sorted(r["status"] for r in rows) == ["failed", "ok"]
+
+
 def test_cloud_backend_without_credentials_fails_in_one_line_and_still_tears_down(
     tmp_path, monkeypatch
 ):
@@ -752,6 +808,26 @@ def test_live_progress_bar_runs_and_ends_with_the_summary_line():
     p.round_done(2, 1, 1, 1.0)
     p.end()
     assert out.getvalue().rstrip().endswith("tests 4/4, 1 failed")
+
+
+@pytest.mark.parametrize(
+    ("cidr", "said"),
+    [
+        ("203.0.113.7/24", "has host bits set: use 203.0.113.0/24"),
+        ("0.0.0.0/0", "is the whole internet"),
+        ("2001:db8::/64", "is IPv6"),
+        ("nonsense", "is not an address block"),
+    ],
+)
+def test_a_bad_operator_cidr_is_refused_before_any_folder_is_made(tmp_path, cidr, said):
+    # the provider refuses host bits only at terraform plan, after a folder and a lock
+    results = tmp_path / "results"
+    args = ["sweep", "--regions", f"{A},aws:eu-west-1", "--backend", "aws", "--plan-only"]
+    result = CliRunner().invoke(
+        main, [*args, "--yes", "--operator-cidr", cidr, "--results", str(results)]
+    )
+    assert said in one_line_error(result)
+    assert not results.exists() or list(results.iterdir()) == []
 
 
 def test_resume_provisions_again_so_it_checks_the_budget_too(tmp_path, monkeypatch):

@@ -8,6 +8,7 @@ tests call directly.
 from __future__ import annotations
 
 import sys
+from typing import Any, NoReturn
 
 import click
 
@@ -17,7 +18,30 @@ from orchestrator.cli.signals import stop_on_signals
 from orchestrator.errors import UserError
 
 
+def _usage_error(e: click.UsageError) -> NoReturn:
+    """An option click itself refuses: one line too, naming the command's help."""
+    if isinstance(e, click.exceptions.NoArgsIsHelpError):  # a bare group: its help, as is
+        e.show()
+        sys.exit(e.exit_code)
+    where = e.ctx.command_path if e.ctx else "interregion"
+    said = " ".join(e.format_message().split())
+    click.echo(f"error: {said} (see '{where} --help')", err=True)
+    sys.exit(e.exit_code)
+
+
 class _Main(click.Group):
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as e:  # the top level's own options
+            _usage_error(e)
+
     def invoke(self, ctx: click.Context) -> object:
         try:
             with stop_on_signals():
@@ -25,6 +49,8 @@ class _Main(click.Group):
         except UserError as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(e.exit_code)
+        except click.UsageError as e:  # a command's options, or no such command
+            _usage_error(e)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)

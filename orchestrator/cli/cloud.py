@@ -113,8 +113,10 @@ def cloud_options_from(**kwargs: Any) -> CloudOptions:
         if not hosts_file.parent.is_dir():
             raise UserError(f"--pin-from {pin_from}: no such sweep in {results}")
         zones, images = pins_from_file(hosts_file, pin_from)
+    given_cidr = kwargs.get("operator_cidr")
     return CloudOptions(
-        operator_cidr=kwargs.get("operator_cidr"),
+        # checked now, before any folder is made (detecting it is provision's business)
+        operator_cidr=stacks.operator_cidr(given_cidr) if given_cidr else None,
         ttl_minutes=stacks.parse_ttl(ttl) if ttl else None,
         gcp_project=kwargs.get("gcp_project"),
         aws_profile=kwargs.get("aws_profile"),
