@@ -68,8 +68,13 @@ def lock_path(results: Path) -> Path:
 def results_lock(results: Path, **holder: Any) -> Iterator[ResultsLock]:
     """Hold the results folder's lock for the block, or raise LockHeld at once (no wait)."""
     path = lock_path(results)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise UserError(
+            f"--results {results}: cannot write there ({e.strerror}): give a folder you can write"
+        ) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

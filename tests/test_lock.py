@@ -127,6 +127,24 @@ def test_sweep_by_hand_takes_the_same_lock(tmp_path):
     assert not list(tmp_path.glob("*/sweep.json"))
 
 
+@pytest.mark.parametrize("command", [["schedule", "run", "tiny"], ["sweep", "--profile", "tiny"]])
+def test_a_results_folder_that_cannot_be_made_is_one_line(tmp_path, command):
+    """--results under a plain file: a one-line error naming the option, no traceback."""
+    schedules = tmp_path / "schedules.yaml"
+    schedules.write_text(
+        "profiles:\n  tiny:\n    every: PT1H\n    regions: aws:us-east-1,gcp:us-east4\n"
+        "    budget_usd: 1\n    budget_usd_month: 10\n"
+    )
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    results = blocker / "results"
+    out = CliRunner().invoke(main, [*command, "--file", str(schedules), "--results", str(results)])
+    assert out.exit_code == 2, out.output
+    assert out.exception is None or isinstance(out.exception, SystemExit)
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(f"error: --results {results}: cannot write there"), line
+
+
 DIES_MID_SWEEP = textwrap.dedent(
     """
     import sys, time
