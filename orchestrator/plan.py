@@ -177,7 +177,12 @@ def parse_tests(value: str | Sequence[str]) -> tuple[str, ...]:
     items = value.split(",") if isinstance(value, str) else list(value)
     names = {str(t).strip().lower() for t in items if str(t).strip()}
     unknown = sorted(names - set(TESTS))
-    if unknown or not names:
+    if not names:
+        raise UserError(
+            f"--tests {value if isinstance(value, str) else ','.join(map(str, value))!r} names "
+            "nothing: write ping, throughput or ping,throughput, or leave it out"
+        )
+    if unknown:
         raise UserError(
             f"--tests {value if isinstance(value, str) else ','.join(map(str, value))!r}: "
             "write ping, throughput or ping,throughput"

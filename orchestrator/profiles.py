@@ -116,6 +116,31 @@ def sweep_options(settings: Mapping[str, Any]) -> dict[str, Any]:
     return options
 
 
+def _typed_options(source: str, name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Each sweep option converted by the `sweep` command's own click type, so that a
+    profile's `pings: twenty` is the same one-line error as `--pings twenty`."""
+    import click
+
+    from orchestrator.cli.sweep import COMMANDS
+
+    (sweep,) = [c for c in COMMANDS if c.name == "sweep"]
+    params = {p.name: p for p in sweep.params}
+    typed: dict[str, Any] = {}
+    for key, value in options.items():
+        param = params.get(key)
+        if param is None or value is None:
+            typed[key] = value
+            continue
+        try:
+            if param.multiple:
+                typed[key] = tuple(param.type.convert(v, param, None) for v in value)
+            else:
+                typed[key] = param.type.convert(value, param, None)
+        except click.BadParameter as e:
+            raise _fail(source, name, key, e.message) from None
+    return typed
+
+
 def parse_profile(
     name: str, settings: Any, catalog: Catalog | None, source: str = DEFAULT_FILE
 ) -> Profile:
@@ -168,7 +193,7 @@ def parse_profile(
         publish=str(publish) if publish is not None else None,
         site=str(site) if site is not None else None,
         keep_raw_days=_number(source, name, "keep_raw_days", keep) if keep is not None else None,
-        options=sweep_options(settings),
+        options=_typed_options(source, name, sweep_options(settings)),
     )
     if publish is not None:
         from orchestrator.publish import parse_target

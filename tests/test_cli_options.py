@@ -55,6 +55,20 @@ def test_every_command_refuses_an_empty_list(args):
     assert "names nothing" in line
 
 
+@pytest.mark.parametrize("value", ["", ",", " , "])
+@pytest.mark.parametrize("command", [["plan"], ["sweep", "--plan-only", "--yes"]])
+def test_an_empty_tests_list_is_not_the_default(catalog_file, tmp_path, command, value):
+    """--tests '' used to run both tests: a whole sweep where the user meant a choice."""
+    args = [*command, "--tests", value]
+    if command[0] == "sweep":
+        args += ["--regions", "aws:us-east-1,gcp:us-east4", "--results", str(tmp_path / "results")]
+    else:
+        args += ["--catalog", catalog_file]
+    line = one_line_error(run(*args))
+    assert line.startswith(f"error: --tests {value!r} names nothing"), line
+    assert not (tmp_path / "results").exists() or not list((tmp_path / "results").glob("2*"))
+
+
 def test_a_list_with_empty_items_keeps_the_others(catalog_file):
     result = run("plan", "--catalog", catalog_file, "--regions", "aws:us-east-1,,gcp:us-east4,")
     assert result.exit_code == 0, result.output

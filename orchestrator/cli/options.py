@@ -338,5 +338,6 @@ def params_from_options(**kwargs: Any) -> TestParams:
         streams=kwargs.get("streams", defaults.streams),
         window=kwargs.get("window"),
         congestion=kwargs.get("congestion"),
-        tests=kwargs.get("tests") or defaults.tests,
+        # given but empty is an error (parse_tests), never "the default"
+        tests=defaults.tests if kwargs.get("tests") is None else kwargs["tests"],
     )
