@@ -179,6 +179,15 @@ def test_missing_store_is_a_one_line_error(tmp_path):
         h.export(tmp_path, tmp_path / "x.csv", "csv")
 
 
+@pytest.mark.parametrize("command", [["rebuild"], ["ingest", "--all"]])
+def test_a_mistyped_results_folder_is_an_error_not_an_empty_store(tmp_path, command):
+    missing = tmp_path / "reslts"
+    result = CliRunner().invoke(main, ["history", *command, "--results", str(missing)])
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert f"--results {missing}: no such folder" in result.stderr
+    assert not missing.exists()
+
+
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
 def test_export_writes_every_row_since(tmp_path, fmt):
     for i in range(3):

@@ -27,6 +27,16 @@ _RESULTS_OPTION = click.option(
 )
 
 
+def _existing_results(results_dir: Path) -> Path:
+    """--results for a command that reads every sweep: a mistyped folder is an error,
+    not an empty store made there."""
+    if not Path(results_dir).is_dir():
+        raise UserError(
+            f"--results {results_dir}: no such folder: give the folder holding the sweeps"
+        )
+    return results_dir
+
+
 def _warn(line: str) -> None:
     click.echo(f"warning: {line}", err=True)
 
@@ -180,7 +190,7 @@ def ingest(sweep_id: str | None, all_: bool, results_dir: Path) -> None:
                     + ("; ".join(fields) or "fingerprint differs")
                 )
         return
-    sweeps, rows = h.ingest_all(results_dir, warn=_warn)
+    sweeps, rows = h.ingest_all(_existing_results(results_dir), warn=_warn)
     click.echo(f"{sweeps} sweeps, {rows} rows in {h.store_path(results_dir)}")
 
 
@@ -195,7 +205,7 @@ def rebuild(results_dir: Path) -> None:
     """
     from orchestrator import history as h
 
-    sweeps, rows = h.rebuild(results_dir, warn=_warn)
+    sweeps, rows = h.rebuild(_existing_results(results_dir), warn=_warn)
     click.echo(f"rebuilt {h.store_path(results_dir)}: {sweeps} sweeps, {rows} rows")
 
 
