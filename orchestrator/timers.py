@@ -128,8 +128,14 @@ def install_files(
 
 def write_files(files: list[Written]) -> None:
     for f in files:
-        f.path.parent.mkdir(parents=True, exist_ok=True)
-        f.path.write_text(f.text)
+        try:
+            f.path.parent.mkdir(parents=True, exist_ok=True)
+            f.path.write_text(f.text)
+        except OSError as e:
+            raise UserError(
+                f"{f.path}: cannot write it ({e.strerror}): give a folder you can write "
+                "(--unit-dir), or run as root"
+            ) from None
 
 
 def systemctl(*args: str) -> None:

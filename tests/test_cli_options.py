@@ -160,3 +160,15 @@ def test_following_the_advice_works(catalog_file, args, fixed):
 def test_equally_close_region_names_are_all_suggested():
     line = one_line_error(run("plan", "--regions", "aws:us-est-1,gcp:us-east4"))
     assert line.endswith("(did you mean aws:us-east-1 or aws:us-west-1?)")
+
+
+def test_sweep_budget_must_be_above_zero(tmp_path):
+    for value in ("0", "-1", "nan"):
+        result = CliRunner().invoke(
+            main,
+            ["sweep", "--regions", "aws:us-east-1,gcp:us-east4", "--budget-usd", value,
+             "--plan-only", "--results", str(tmp_path)],
+        )  # fmt: skip
+        assert result.exit_code == 2, result.output
+        assert result.stderr == f"error: --budget-usd {value}: must be above 0\n"
+        assert list(tmp_path.iterdir()) == []

@@ -240,3 +240,25 @@ def test_export_needs_a_bucket_to_keep_results_in(tmp_path, schedules):
     )
     assert out.exit_code == 2 and "--state-bucket" in out.output
     assert not (tmp_path / "w.yml").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["install", "lat", "--no-enable", "--unit-dir"], "cannot write it"),
+        (["install", "lat", "--cron", "--unit-dir"], "cannot write it"),
+        (
+            ["export", "lat", "--repo", "o/n", "--state-bucket", "s3://b/p", "--github-actions"],
+            "--github-actions",
+        ),
+    ],
+)
+def test_a_place_that_cannot_be_written_is_one_line(tmp_path, schedules, args, words):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    target = blocker / "x.yml" if args[0] == "export" else blocker / "units"
+    result = CliRunner().invoke(main, ["schedule", *args, str(target), "--file", str(schedules)])
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and words in line and "cannot write it" in line
+    assert blocker.read_text() == ""

@@ -300,7 +300,13 @@ def export_command(
         schedules=DEFAULT_FILE,
         results=results,
     )
-    store.write_atomic(workflow, text)
+    try:
+        store.write_atomic(workflow, text)
+    except OSError as e:
+        raise UserError(
+            f"--github-actions {workflow}: cannot write it ({e.strerror}): give a file in a "
+            "folder you can write, e.g. .github/workflows/interregion-NAME.yml"
+        ) from None
     click.echo(f"wrote {workflow}")
 
 

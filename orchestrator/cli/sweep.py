@@ -137,6 +137,8 @@ def sweep(**kwargs: Any) -> None:
     if kwargs["profile"]:
         _sweep_profile(kwargs)
         return
+    if not kwargs["budget_usd"] > 0:  # also NaN: a budget nothing is within
+        raise UserError(f"--budget-usd {kwargs['budget_usd']:g}: must be above 0")
     if kwargs["resume_id"]:
         if kwargs["perturb"] or kwargs["perturb_file"] or kwargs["emulation_seed"] is not None:
             raise UserError(
