@@ -179,6 +179,25 @@ def test_missing_store_is_a_one_line_error(tmp_path):
         h.export(tmp_path, tmp_path / "x.csv", "csv")
 
 
+def test_a_sweep_that_ends_joins_the_store_and_a_damaged_store_only_warns(tmp_path):
+    """runner.ingest, what a sweep calls when it ends (after its report)."""
+    from orchestrator import runner
+    from orchestrator.sweep import open_sweep
+
+    folder = _sweep(tmp_path, 0)
+    lines: list[str] = []
+    sweep = open_sweep(folder.name, tmp_path, log=lines.append)
+    runner.ingest(sweep)
+    assert len(_table(h.store_path(tmp_path))) == 2  # both directions of the one pair
+    assert any(line.startswith("history: ") for line in lines), lines
+    h.store_path(tmp_path).write_bytes(b"not a duckdb file" * 100)
+    lines.clear()
+    before = (folder / "measurements.csv").read_text()
+    runner.ingest(sweep)  # no exception: the sweep's own files are complete without it
+    assert [x for x in lines if x.startswith("warning: not added to the history store")]
+    assert (folder / "measurements.csv").read_text() == before
+
+
 @pytest.mark.parametrize("command", [["rebuild"], ["ingest", "--all"]])
 def test_a_mistyped_results_folder_is_an_error_not_an_empty_store(tmp_path, command):
     missing = tmp_path / "reslts"
