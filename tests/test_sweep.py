@@ -882,3 +882,24 @@ def test_the_budget_is_a_hard_stop_once_what_was_moved_reaches_it(tmp_path, monk
     local = plan_only(tmp_path / "local")
     local.record["budget_usd"] = 0.01
     check_budget(local, [{**row, "bytes": 10**12}], 1)  # the emulated cloud costs nothing
+
+
+@pytest.mark.parametrize(("extra", "recorded"), [(["--budget-usd", "5"], 5.0), ([], None)])
+def test_a_hand_given_budget_becomes_the_sweeps_hard_stop(tmp_path, monkeypatch, extra, recorded):
+    """--budget-usd given by hand is recorded for measure.check_budget; the default is
+    only the question before provisioning, never a stop."""
+    from orchestrator import runner
+
+    seen = {}
+    monkeypatch.setattr(
+        runner, "run_sweep", lambda run, build_report: seen.update(run.record) or run
+    )
+    result = CliRunner().invoke(
+        main,
+        ["sweep", "--regions", f"{A},aws:eu-west-1", "--yes", "--results", str(tmp_path),
+         *extra],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert seen and seen.get("budget_usd") == recorded
+    (folder,) = [p for p in tmp_path.iterdir() if (p / store.SWEEP_FILE).exists()]
+    assert json.loads((folder / store.SWEEP_FILE).read_text()).get("budget_usd") == recorded
