@@ -4,7 +4,10 @@ short tests): sweep, report, site, publish to a folder, retention and the ledger
 from __future__ import annotations
 
 import json
+import os
+import signal
 
+import duckdb
 import pytest
 from e2e_support import leftovers, run_cli, start_cli, wait_for
 
@@ -63,6 +66,15 @@ def test_a_scheduled_tick_runs_publishes_retains_and_records(tmp_path):
     assert record["published_to"] == str(tmp_path / "www")
     assert read_holder(results / LOCK_FILE) == {}
     assert not any(leftovers(sweep_dir).values()), leftovers(sweep_dir)
+    # the sweep joined the history store when it ended (runner.ingest)
+    con = duckdb.connect(str(results / "history.duckdb"), read_only=True)
+    try:
+        (count,) = con.execute(
+            "SELECT count(*) FROM measurements WHERE sweep_id = ?", [record["sweep_id"]]
+        ).fetchone()
+    finally:
+        con.close()
+    assert count == 2
 
 
 def test_two_ticks_at_once_one_measures_the_other_is_skipped_and_harms_nothing(tmp_path):
@@ -105,3 +117,52 @@ def test_two_ticks_at_once_one_measures_the_other_is_skipped_and_harms_nothing(t
     got = store.read_rows(folders[0] / store.MEASUREMENTS_FILE)
     assert len(got) == 6 and all(r["status"] == "ok" for r in got)
     assert not any(leftovers(folders[0]).values()), leftovers(folders[0])
+
+
+def test_kill_9_of_a_running_tick_the_next_tick_takes_the_lock_and_cleans_up(tmp_path):
+    """A tick killed -9 while its hosts are up: the kernel frees the lock, and the next
+    tick tears the dead sweep's emulation down, marks it failed and runs its own."""
+    results = tmp_path / "results"
+    schedules = tmp_path / "schedules.yaml"
+    schedules.write_text(
+        """profiles:
+  tiny:
+    every: PT1H
+    regions: aws:us-east-1,gcp:europe-west1,aws:eu-west-1
+    pings: 40
+    duration: 2
+    omit: 0
+    backend: local
+    budget_usd: 1
+    budget_usd_month: 10
+"""
+    )
+    tick = ["schedule", "run", "tiny", "--file", str(schedules), "--results", str(results)]
+    first = start_cli(tick)
+    try:
+
+        def measuring() -> bool:
+            sweep_id = read_holder(results / LOCK_FILE).get("sweep_id")
+            if not sweep_id:
+                return False
+            path = results / sweep_id / store.SWEEP_FILE
+            return path.exists() and json.loads(path.read_text()).get("status") == "measuring"
+
+        wait_for(measuring, 300, "the sweep to measure", first)
+        dead_id = read_holder(results / LOCK_FILE)["sweep_id"]
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(timeout=30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    dead = results / dead_id
+    assert any(leftovers(dead).values())  # its hosts are still up: something to clean
+    second = run_cli(tick)
+    assert second.returncode == 0, second.stdout + second.stderr
+    (record,) = ledger.read(results)  # the killed tick never got to write its line
+    assert record["outcome"] == "ok" and record["reaped"] == [dead_id], record
+    meta = json.loads((dead / store.SWEEP_FILE).read_text())
+    assert meta["status"] == "failed" and meta["abandoned_utc"].endswith("Z")
+    # what the killed process left (ansible it had started, the emulation) ends in time
+    wait_for(lambda: not any(leftovers(dead).values()), 120, "the dead sweep's leftovers")
+    assert not any(leftovers(results / record["sweep_id"]).values())
