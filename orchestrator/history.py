@@ -689,16 +689,26 @@ def export(results: Path, out: Path, fmt: str, since: str | None = None) -> int:
     where = "WHERE started_utc >= CAST(? AS TIMESTAMP)" if since_ts else ""
     params = [since_ts] if since_ts else []
     options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
+    import duckdb
+
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     with opened(results, read_only=True) as con:
         (count,) = con.execute(f"SELECT count(*) FROM measurements {where}", params).fetchone() or (
             0,
         )
         query = f"SELECT * FROM measurements {where} ORDER BY started_utc, sweep_id, src, dst"
-        con.execute(f"COPY ({query}) TO '{_quoted(tmp)}' ({options})", params)
-    os.replace(tmp, out)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            con.execute(f"COPY ({query}) TO '{_quoted(tmp)}' ({options})", params)
+            os.replace(tmp, out)
+        except (OSError, duckdb.IOException) as e:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            why = getattr(e, "strerror", None) or str(e).splitlines()[0]
+            raise UserError(
+                f"--out {out}: cannot write it ({why}): give a file in a folder you can write"
+            ) from None
     return int(count)
 
 

@@ -208,6 +208,22 @@ def test_a_mistyped_results_folder_is_an_error_not_an_empty_store(tmp_path, comm
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_export_to_a_place_that_cannot_be_written_is_one_line(tmp_path, fmt):
+    _sweep(tmp_path, 0)
+    h.ingest_all(tmp_path)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    out = blocker / f"x.{fmt}"  # under a plain file: no folder can be made there
+    result = CliRunner().invoke(
+        main, ["history", "export", "--format", fmt, "--out", str(out), "--results", str(tmp_path)]
+    )
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: --out {out}: cannot write it"), line
+    assert blocker.read_text() == ""
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
 def test_export_writes_every_row_since(tmp_path, fmt):
     for i in range(3):
         _sweep(tmp_path, i)
