@@ -62,6 +62,8 @@ SCHEDULE_KEYS = (
 )
 KNOWN_KEYS = SELECTION_KEYS + PARAM_KEYS + RUN_KEYS + CLOUD_KEYS + SCHEDULE_KEYS
 _LIST_KEYS = ("clouds", "regions", "exclude", "pairs", "tests")
+# a systemd unit name and a cron.d file name (cron skips files with a '.' in the name)
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,11 @@ def parse_profile(
 ) -> Profile:
     """Check one profile; with a catalog, also that its selection is not empty and its
     options are what `sweep` accepts."""
+    if not _NAME.fullmatch(name):
+        raise _fail(
+            source, name, "", "a name is letters, digits, '-' or '_' (up to 64): it names "
+            "the systemd units, the cron.d file and the workflow"
+        )  # fmt: skip
     if not isinstance(settings, dict):
         raise _fail(source, name, "", "expected a mapping of settings")
     for key in settings:

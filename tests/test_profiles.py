@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from croniter import CroniterBadDateError, croniter
 from fixture_regions import fixture_catalog
@@ -78,6 +79,25 @@ def test_bad_profiles_are_one_line_errors_naming_profile_and_key(change, key, wo
     assert words in message
     if key:
         assert f"key '{key}'" in message
+
+
+@pytest.mark.parametrize("name", ["a/b", "has space", "../x", "lat.daily", "-x", ""])
+def test_a_profile_name_that_cannot_name_a_unit_or_cron_file_is_refused(name):
+    with pytest.raises(UserError) as caught:
+        parse_profile(name, GOOD, None, "s.yaml")
+    assert f"profile '{name}': a name is letters, digits" in str(caught.value)
+
+
+def test_cli_install_refuses_a_name_with_a_slash(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({"profiles": {"a/b": GOOD}}))
+    units = tmp_path / "units"
+    out = CliRunner().invoke(
+        main, ["schedule", "install", "a/b", "--file", str(path), "--unit-dir", str(units),
+               "--no-enable"],
+    )  # fmt: skip
+    assert out.exit_code == 2 and out.stderr.count("\n") == 1, out.output
+    assert not units.exists()
 
 
 def test_a_missing_budget_is_an_error():
