@@ -283,3 +283,30 @@ def test_schedule_list_shows_next_run_last_outcome_spend_and_missed_ticks(tmp_pa
     # due 1 to 4 h after the first record; the latest tick is still within its hour of grace
     assert "missed 4 ticks" in out.output or "missed 5 ticks" in out.output
     assert any(ln.startswith("q:") and "no run yet" in ln for ln in lines)
+
+
+def test_a_site_folder_that_cannot_be_written_is_recorded_not_a_lost_ledger_line(tmp_path):
+    """The sweep has measured: a site that cannot be built is the tick's `publish_error`
+    (outcome partial at worst), never a traceback that skips the ledger line."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    profile = _profile(backend="local", site=str(blocker / "site"))
+
+    def measured(sweep, build_report):
+        from orchestrator.schema import MEASUREMENT_COLUMNS
+
+        row = dict.fromkeys(MEASUREMENT_COLUMNS, "")
+        row.update(sweep_id=sweep.id, started_utc="2026-11-25T00:00:01.000Z", backend="local",
+                   src_cloud="aws", src_region="us-east-1", dst_cloud="aws",
+                   dst_region="eu-west-1", distance_km="5000.0", rtt_avg_ms="70.0",
+                   round="1", status="ok")  # fmt: skip
+        store.write_rows(sweep.dir, [row])
+        sweep.record["status"] = "done"
+        sweep.save()
+        return sweep
+
+    results = tmp_path / "results"
+    record = run_tick(profile, results, run_sweep=measured, log=lambda _m: None)
+    assert "a-file" in record["publish_error"] and record["outcome"] == "partial", record
+    assert ledger.read(results) == [record]
+    assert (results / record["sweep_id"] / store.SWEEP_FILE).is_file()  # kept
