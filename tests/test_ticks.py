@@ -206,6 +206,22 @@ def test_a_latency_only_plan_drops_iperf3_time_and_bytes():
         TestParams(tests="bandwidth")
 
 
+def test_a_throughput_only_plan_drops_the_pings_time_and_bytes():
+    both = TestParams()
+    tput = TestParams(tests="throughput")
+    assert tput.tests == ("throughput",) and not tput.ping
+    assert slot_seconds(both, 2, 100) - slot_seconds(tput, 2, 100) == pytest.approx(
+        both.pings * both.ping_interval_s + 0.1
+    )
+    spec = SelectionSpec(regions=(*AWS_PAIR.split(","), "gcp:us-east4"))
+    catalog = load_catalog()
+    full = make_plan(catalog, spec, both, backend="cloud").estimate
+    only = make_plan(catalog, spec, tput, backend="cloud").estimate
+    ping_bytes = make_plan(catalog, spec, TestParams(tests="ping"), backend="cloud").estimate.bytes
+    assert only.bytes == pytest.approx(full.bytes - ping_bytes)
+    assert only.wall_s < full.wall_s
+
+
 def test_hourly_wakeups_run_each_tick_exactly_once_at_a_drawn_hour():
     from orchestrator.ticks import drawn_hour, due_this_hour
 
