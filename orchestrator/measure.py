@@ -228,7 +228,7 @@ def run_rounds(
     table = _Rows(sweep, with_ping_phase if with_phase and not phase else None)
 
     # read once per run, not per round, and only for a sweep that has a budget to keep
-    budgeted = sweep.record.get("budget_usd") and sweep.backend != "local"
+    budgeted = sweep.record.get("budget_usd") and _priced(sweep)
     pricing = load_pricing() if budgeted else None
 
     def on_round(done: ClosedRound) -> None:
@@ -307,9 +307,10 @@ def check_budget(
     pricing: Pricing | None = None,
 ) -> None:
     """The hard stop: once the bytes moved so far (and the VMs' time) cost the sweep's
-    `budget_usd` at list prices, no further round starts. Emulated sweeps cost nothing."""
+    `budget_usd` at list prices, no further round starts. Emulated sweeps cost nothing,
+    unless the sweep asked to be priced as on the clouds (`sweep --price-emulated`)."""
     budget = sweep.record.get("budget_usd")
-    if not budget or sweep.backend == "local":
+    if not budget or not _priced(sweep):
         return
     regions = sweep.regions()
     pricing = pricing or load_pricing()
@@ -332,6 +333,10 @@ def check_budget(
     sweep.record["stopped"] = why
     sweep.save()
     raise BudgetReached(why)
+
+
+def _priced(sweep: Sweep) -> bool:
+    return sweep.backend != "local" or bool(sweep.record.get("price_emulated"))
 
 
 def _epoch(utc: str) -> float:

@@ -88,6 +88,12 @@ def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
     show_default=True,
     help="Ask before provisioning when the estimated cost is above this.",
 )
+@click.option(
+    "--price-emulated",
+    is_flag=True,
+    help="Local: count what the emulated sweep moves at the clouds' list prices, so that "
+    "--budget-usd stops it as it would a cloud sweep (a rehearsal of the hard stop).",
+)
 @click.option("--resume", "resume_id", metavar="ID", help="Continue a sweep: keep its ok tests.")
 @click.option(
     "--plan-only", is_flag=True, help="Create the sweep folder and stop (run stages alone)."
@@ -139,6 +145,11 @@ def sweep(**kwargs: Any) -> None:
         return
     if not kwargs["budget_usd"] > 0:  # also NaN: a budget nothing is within
         raise UserError(f"--budget-usd {kwargs['budget_usd']:g}: must be above 0")
+    if kwargs["price_emulated"] and (kwargs["resume_id"] or kwargs["backend"] != "local"):
+        raise UserError(
+            "--price-emulated applies to a new sweep on --backend local (a cloud sweep is "
+            "priced anyway)"
+        )
     if kwargs["resume_id"]:
         if kwargs["perturb"] or kwargs["perturb_file"] or kwargs["emulation_seed"] is not None:
             raise UserError(
@@ -277,6 +288,8 @@ def _run(run: sweeps.Sweep, kwargs: dict[str, Any], lock: ResultsLock) -> None:
     if source not in (None, ParameterSource.DEFAULT):
         # given by hand: also the hard stop of what the sweep may move (measure.check_budget)
         run.record["budget_usd"] = kwargs["budget_usd"]
+    if kwargs.get("price_emulated"):
+        run.record["price_emulated"] = True
     run.save()
     runner.run_sweep(run, build_report=not kwargs["no_report"])
     rows = run.record.get("rounds", [])
