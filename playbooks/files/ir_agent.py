@@ -506,7 +506,8 @@ def main(argv):
         return 0
     if argv[1:2] == ["--ping-phase"]:
         part = json.loads(argv[2])
-        options = dict(zip(argv[3::2], argv[4::2]))  # --start-at EPOCH, --out PATH
+        # --start-at EPOCH, --out PATH
+        options = {argv[i]: argv[i + 1] for i in range(3, len(argv) - 1, 2)}
         start_at = options.get("--start-at")
         doc = phase_document(part, None if start_at is None else float(start_at))
         if "--out" in options:
