@@ -175,15 +175,19 @@ def latency_run(size: int, extra: list[str], results: Path) -> dict:
     from orchestrator.emulator.stack import expected_rtts_ms, sweep_spec
 
     args = ["sweep", "--backend", "local", "--yes", "--no-report", "--max-regions", str(size)]
-    out = subprocess.run(
+    proc = subprocess.Popen(
         [INTERREGION, *args, "--tests", "ping", "--results", str(results), *extra],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "CI": "true"},
         stdin=subprocess.DEVNULL,
     )
-    if out.returncode != 0:
-        raise SystemExit(f"latency-only sweep of {size} regions failed:\n{out.stderr[-2000:]}")
+    pss = PeakPss(proc.pid)  # the whole sweep's peak: its ping phase is what needs most
+    _, err = proc.communicate()
+    peak_mib = pss.stop()
+    if proc.returncode != 0:
+        raise SystemExit(f"latency-only sweep of {size} regions failed:\n{err[-2000:]}")
     sweep_dir = newest_sweep(results)
     meta = json.loads((sweep_dir / "sweep.json").read_text())
     params = meta["params"]
@@ -210,6 +214,7 @@ def latency_run(size: int, extra: list[str], results: Path) -> dict:
         "within": within,
         "median_error_ms": errors[len(errors) // 2] if errors else float("nan"),
         "max_error_ms": max((abs(e) for e in errors), default=float("nan")),
+        "peak_mib": peak_mib,
     }
 
 
@@ -302,7 +307,8 @@ def main() -> None:
                 f"latency-only {r['regions']} regions: {r['ok']}/{r['tests']} ok, measured in "
                 f"{r['wall_s']:.1f} s (bound {r['bound_s']:g} s); median RTT vs model "
                 f"{r['within']}/{r['ok']} within 0.5 ms + 2 %, median error "
-                f"{r['median_error_ms']:+.2f} ms, max {r['max_error_ms']:.2f} ms",
+                f"{r['median_error_ms']:+.2f} ms, max {r['max_error_ms']:.2f} ms; "
+                f"ctl PSS {r['peak_mib']:.0f} MiB",
                 flush=True,
             )
     print(f"load after: {os.getloadavg()}")

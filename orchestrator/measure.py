@@ -22,10 +22,10 @@ from orchestrator.errors import UserError
 from orchestrator.hosts import Host
 from orchestrator.pingphase import (
     PHASE_FORKS,
-    launch_seconds,
     phase_parts,
     phase_play,
     phase_seconds,
+    write_parts,
 )
 from orchestrator.plan import TestParams, round_seconds
 from orchestrator.playbook import run_playbook
@@ -210,10 +210,11 @@ def run_rounds(
     if phase:
         planned = plan_ping_phase(tests, next_round_no(sweep), sweep)
         keys = planned[0].phase_tests or []
-        parts = phase_parts(keys, by_name, params.pings, params.ping_interval_s, planned[0].number)
-        start_at = time.time() + launch_seconds(len(parts), controller_rtt_ms(sweep))
-        parts = {h: {**part, "start_at_epoch_s": round(start_at, 3)} for h, part in parts.items()}
-        plays = [phase_play(planned[0].number, parts, planned[0].expected_s)]
+        number = planned[0].number
+        parts = phase_parts(keys, by_name, params.pings, params.ping_interval_s)
+        folder = write_parts(state_folder(sweep) / f"phase-{number:03d}", parts)
+        rtt_ms = controller_rtt_ms(sweep)
+        plays = [phase_play(number, list(parts), folder, planned[0].expected_s, rtt_ms)]
     else:
         # the idle RTT is the ping phase's: slots run iperf3 alone
         planned = plan_rounds(tests, next_round_no(sweep), sweep, pings=False)

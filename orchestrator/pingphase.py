@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from orchestrator import paths
@@ -32,6 +33,7 @@ PHASE_MARGIN_S = 1.0  # process start and the document's way back
 PHASE_FORKS = 24  # hosts Ansible holds at once (bench/sweep.py: ctl PSS)
 LAUNCH_BASE_S = 2.0  # ansible-playbook's start, up to its first task (measured 1.3-3.0 s)
 PER_HOST_S = 0.06  # starting, or collecting, one host: Ansible fork and SSH (0.057 s)
+START_MARGIN_S = 0.2  # from the last host's start task to its agent's first probe
 
 
 def launch_seconds(hosts: int, controller_rtt_ms: float = 0.0) -> float:
@@ -62,11 +64,16 @@ def host_seconds(peers: int, pings: int, interval_s: float) -> float:
     return ((pings * peers) - 1) * gap
 
 
+def busiest_seconds(tests: Sequence[tuple[str, str]], pings: int, interval_s: float) -> float:
+    """How long the busiest host sends probes: from its first to its last."""
+    busiest = max((len(p) for p in peers_by_host(tests).values()), default=0)
+    return host_seconds(busiest, pings, interval_s)
+
+
 def probing_seconds(tests: Sequence[tuple[str, str]], pings: int, interval_s: float) -> float:
     """How long the hosts probe: the busiest host, the wait for the last replies (an RTT
     at most, REPLY_WAIT_S at worst: a lost reply) and the margin."""
-    busiest = max((len(p) for p in peers_by_host(tests).values()), default=0)
-    return host_seconds(busiest, pings, interval_s) + PHASE_MARGIN_S
+    return busiest_seconds(tests, pings, interval_s) + PHASE_MARGIN_S
 
 
 def phase_seconds(
@@ -86,14 +93,11 @@ def phase_parts(
     hosts: Mapping[str, Host],
     pings: int,
     interval_s: float,
-    number: int = 1,
 ) -> dict[str, dict[str, Any]]:
-    """{inventory host: its part}: the peers it probes and how, and the file (in the
-    agent's folder, which emulated hosts share) its document goes to in round `number`."""
+    """{inventory host: its part}: the peers it probes and how."""
     return {
         safe_name(src): {
             "host": src,
-            "out": f"phase-{number:03d}-{safe_name(src)}.json",
             "pings": pings,
             "ping_interval_s": interval_s,
             "min_gap_s": MIN_GAP_S,
@@ -104,14 +108,44 @@ def phase_parts(
     }
 
 
-def phase_play(number: int, parts: Mapping[str, dict[str, Any]], expected_s: float) -> dict:
+def out_prefix(number: int) -> str:
+    """The start of each host's document file in round `number` (then the inventory
+    name, `.json`): emulated hosts share the agent's folder."""
+    return f"phase-{number:03d}-"
+
+
+def write_parts(folder: Path, parts: Mapping[str, dict[str, Any]]) -> Path:
+    """Each host's part in a file of its own, `<inventory host>.json` in `folder`, which
+    the start task reads for its host alone (a file lookup, on the controller)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for host, part in parts.items():
+        (folder / f"{host}.json").write_text(json.dumps(part, separators=(",", ":")))
+    return folder
+
+
+def phase_play(
+    number: int,
+    hosts: Sequence[str],
+    parts_dir: Path,
+    expected_s: float,
+    controller_rtt_ms: float = 0.0,
+) -> dict:
+    """The phase as a play. Its variables are the same few for every host, whatever the
+    catalog: each host's part is read from `parts_dir` by its own start task, so the
+    controller never holds (nor templates, per host) every host's peers in one variable."""
     return {
         "name": f"Round {number}",
-        "hosts": ":".join(sorted(parts)),
+        "hosts": ":".join(sorted(hosts)),
         "gather_facts": False,
         "vars": {
-            # ir_parts: each host's peers and probe settings, for the agent
-            "ir_parts": dict(parts),
+            # ir_phase_parts_dir: a folder of the controller with <inventory host>.json
+            "ir_phase_parts_dir": str(parts_dir),
+            # ir_phase_out_prefix: each host's document is <agent dir>/<prefix><host>.json
+            "ir_phase_out_prefix": out_prefix(number),
+            # ir_phase_per_host_s: the time the controller takes to start one host's agent
+            "ir_phase_per_host_s": PER_HOST_S,
+            # ir_phase_start_margin_s: from the last host's task to its agent's start
+            "ir_phase_start_margin_s": round(START_MARGIN_S + 2 * controller_rtt_ms / 1000, 3),
             # ir_round_timeout_s: Ansible's bound on the phase's task
             "ir_round_timeout_s": int(expected_s + REPLY_WAIT_S + 60),
         },
@@ -121,18 +155,13 @@ def phase_play(number: int, parts: Mapping[str, dict[str, Any]], expected_s: flo
     }
 
 
-def phase_rows(
-    number: int,
-    tests: Sequence[tuple[str, str]],
-    texts: Mapping[str, str | None],
-    ctx: RowContext,
+def host_rows(
+    number: int, src: str, dsts: Sequence[str], text: str | None, ctx: RowContext
 ) -> list[dict[str, Any]]:
-    """One row per directed test, from its source host's samples of its destination;
-    `texts` maps region key -> the host's raw document (None: no file)."""
-    docs = {src: host_doc(texts.get(src)) for src in peers_by_host(tests)}
+    """The rows of one source host's tests, from its raw document (None: no file)."""
+    doc, why = host_doc(text)
     rows = []
-    for src, dst in tests:
-        doc, why = docs[src]
+    for dst in dsts:
         base = _row_base(src, dst, ctx, number)
         if doc is None:
             rows.append({**base, "status": "failed", "error": _one_line(f"host {src} {why}")})
@@ -157,6 +186,25 @@ def phase_rows(
             }
         )
     return rows
+
+
+def phase_rows(
+    number: int,
+    tests: Sequence[tuple[str, str]],
+    texts: Mapping[str, str | None],
+    ctx: RowContext,
+    done: Mapping[str, list[dict[str, Any]]] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per directed test, in the order of `tests`, from its source host's samples
+    of its destination; `texts` maps region key -> the host's raw document (None: no
+    file). `done`: the rows of the hosts whose documents were read already (region key
+    -> host_rows), as the tracker makes them while the others are still collected."""
+    done = done or {}
+    by_test = {}
+    for src, dsts in peers_by_host(tests).items():
+        rows = done[src] if src in done else host_rows(number, src, dsts, texts.get(src), ctx)
+        by_test.update({(src, dst): row for dst, row in zip(dsts, rows, strict=True)})
+    return [by_test[(src, dst)] for src, dst in tests]
 
 
 def samples_of(text: str | None) -> dict[str, list[float]]:

@@ -3,6 +3,7 @@ the emulated cloud, sub-millisecond samples at every RTT, agreeing with iputils 
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import itertools
 import json
@@ -27,13 +28,16 @@ from orchestrator.pingphase import (
     PER_HOST_S,
     PHASE_FORKS,
     REPLY_WAIT_S,
+    START_MARGIN_S,
     collect_seconds,
     host_seconds,
     launch_seconds,
     phase_parts,
+    phase_play,
     phase_rows,
     phase_seconds,
     probing_seconds,
+    write_parts,
 )
 
 AGENT = paths.PLAYBOOKS / "files" / "ir_agent.py"
@@ -132,10 +136,156 @@ def test_parts_list_each_sources_peers_and_addresses():
     assert set(parts) == {"aws_us-east-1", "gcp_europe-west1"}
     assert [p["address"] for p in parts["aws_us-east-1"]["peers"]] == ["198.18.0.11", "198.18.0.12"]
     assert parts["gcp_europe-west1"]["reply_wait_s"] == REPLY_WAIT_S
+
+
+def test_each_part_is_a_file_of_its_own_and_the_play_carries_no_peers(tmp_path):
+    """The play's variables are the same few whatever the catalog: no host's peers in
+    them (Ansible would hold and template all of them for every host's task)."""
+
+    class H:
+        def __init__(self, address):
+            self.address = address
+
+    hosts = {A: H("198.18.0.10"), B: H("198.18.0.11"), C: H("198.18.0.12")}
+    tests = [(a, b) for a in (A, B, C) for b in (A, B, C) if a != b]
+    parts = phase_parts(tests, hosts, 20, 0.2)
+    folder = write_parts(tmp_path / "phase-007", parts)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{h}.json" for h in parts)
+    for host, part in parts.items():
+        assert json.loads((folder / f"{host}.json").read_text()) == part
+    play = phase_play(7, list(parts), folder, 30.0, controller_rtt_ms=100.0)
+    text = json.dumps(play)
+    assert not any(h.address in text for h in hosts.values()) and "peers" not in text
+    assert set(play["vars"]) == {
+        "ir_phase_parts_dir",
+        "ir_phase_out_prefix",
+        "ir_phase_per_host_s",
+        "ir_phase_start_margin_s",
+        "ir_round_timeout_s",
+    }
     # each host's document has a file of its own: emulated hosts share the agent folder
-    numbered = phase_parts([(A, B), (B, A)], hosts, 20, 0.2, number=7)
-    assert numbered["aws_us-east-1"]["out"] == "phase-007-aws_us-east-1.json"
-    assert len({p["out"] for p in numbered.values()}) == 2
+    assert play["vars"]["ir_phase_out_prefix"] == "phase-007-"
+    assert play["vars"]["ir_phase_start_margin_s"] == pytest.approx(START_MARGIN_S + 0.2)
+
+
+def phase_tasks():
+    import yaml
+
+    return yaml.safe_load((paths.PLAYBOOKS / "tasks" / "ping_phase.yml").read_text())
+
+
+@functools.cache
+def plugins():
+    """Ansible's plugins (the lookups among them), loaded once as ansible-playbook does."""
+    from ansible.plugins.loader import init_plugin_loader
+
+    init_plugin_loader()
+
+
+def render(task, variables):
+    """A task's raw command as Ansible templates it for one host (its task variables
+    over the play's and the host's)."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
+
+    plugins()
+
+    def trusted(value):
+        return trust_as_template(value) if isinstance(value, str) else value
+
+    merged = {k: trusted(v) for k, v in {**variables, **task.get("vars", {})}.items()}
+    templar = Templar(loader=DataLoader(), variables=merged)
+    return str(templar.template(trust_as_template(task["ansible.builtin.raw"])))
+
+
+def test_the_start_reads_its_own_part_and_the_collector_waits_on_the_agents_lock(tmp_path):
+    """Rendered as Ansible would for the first of 3 hosts and run by a shell: the agent
+    starts in the background, told to begin when the other 2 should be started; the
+    collector waits on the lock the agent holds, not by polling (no `sleep` at all),
+    and prints the agent's document."""
+    import time
+
+    parts = {h: {"host": h, "pings": 1, "ping_interval_s": 0.05, "reply_wait_s": 0.2,
+                 "peers": []} for h in ("h1", "h2", "h3")}  # fmt: skip
+    folder = write_parts(tmp_path / "parts", parts)
+    agent_dir = tmp_path / "agent"
+    agent_dir.mkdir()
+    (agent_dir / "ir_agent.py").write_text(AGENT.read_text())
+    play = phase_play(3, list(parts), folder, 10.0)
+    variables = {
+        **play["vars"],
+        "inventory_hostname": "h1",
+        "ansible_play_hosts_all": ["h1", "h2", "h3"],
+        "ir_agent_dir": str(agent_dir),
+        "ir_python": sys.executable,
+    }
+    start, collect = phase_tasks()
+    command = render(start, variables)
+    assert json.dumps(parts["h1"], separators=(",", ":")) in command  # its part alone
+    at = float(re.search(r"--start-at (\S+)", command).group(1))
+    assert at - time.time() == pytest.approx(2 * PER_HOST_S + START_MARGIN_S, abs=1.0)
+    # a `sleep` that says each time it is called: the old collector polled with it
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    (shims / "sleep").write_text(f'#!/bin/sh\necho x >> {tmp_path}/sleeps\nexec /bin/sleep "$@"\n')
+    (shims / "sleep").chmod(0o755)
+    env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"}
+    assert subprocess.run(["sh", "-c", command], env=env, timeout=30).returncode == 0
+    out = subprocess.run(
+        ["sh", "-c", render(collect, variables)],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    doc = json.loads(out.stdout)
+    assert doc["host"] == "h1" and doc["phase"] == "ping" and "error" not in doc
+    assert not (tmp_path / "sleeps").exists()
+    assert sorted(p.name for p in agent_dir.iterdir()) == ["ir_agent.py"]  # nothing left
+    # an agent that ends without a document: the collector says so at once
+    variables["ir_python"] = "false"
+    subprocess.run(["sh", "-c", render(start, variables)], env=env, timeout=30, check=True)
+    out = subprocess.run(
+        ["sh", "-c", render(collect, variables)],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert json.loads(out.stdout)["error"].startswith("the agent wrote no result")
+
+
+def test_the_tracker_makes_each_hosts_rows_as_its_document_arrives(tmp_path):
+    """The phase's end then only merges them: a host's rows exist once its event is read,
+    and the round's rows are those phase_rows makes from the raw files."""
+    from orchestrator.rounds import PlannedRound, RoundTracker
+
+    tests = [(A, B), (A, C), (B, A)]
+    texts = {
+        A: doc(A, {B: {"sent": 3, "rtt_ms": [80.1, 80.3, 80.2]}, C: {"sent": 3, "rtt_ms": [9.0]}})
+    }
+    closed = []
+    tracker = RoundTracker(tmp_path, [A, B, C], {5: PlannedRound(5, [], 10.0, tests)}, CTX,
+                           closed.append)  # fmt: skip
+    tracker.on_event({"event": "play", "name": "Round 5"})
+    event = {"event": "ok", "host": "aws_us-east-1", "task": "Round: x", "stdout": texts[A]}
+    tracker.on_event(event)
+    assert [r["dst_region"] for r in tracker.host_rows[A]] == ["europe-west1", "ap-southeast-2"]
+    assert B not in tracker.host_rows
+    tracker.on_event({"event": "stats"})
+    (done,) = closed
+    assert done.rows == phase_rows(5, tests, {A: texts[A], B: None}, CTX)[:2] + done.rows[2:]
+    assert done.rows[2]["status"] == "failed" and "left the play earlier" in done.rows[2]["error"]
+    assert tracker.host_rows == {}
+
+
+def test_ansible_skips_the_per_host_lookups_the_playbooks_never_use():
+    """Facts as plain variables and host_vars/group_vars folders cost the controller
+    milliseconds per host and task (the ping phase: 154 tasks at 77 hosts)."""
+    out = subprocess.run(
+        [str(paths.ROOT / ".venv" / "bin" / "ansible-config"), "dump", "--only-changed"],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "ANSIBLE_CONFIG": str(paths.PLAYBOOKS / "ansible.cfg")},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = [line.split(" = ", 1) for line in out.stdout.splitlines() if " = " in line]
+    changed = {key.split("(")[0]: value for key, value in lines}
+    assert changed["INJECT_FACTS_AS_VARS"] == "False"
+    assert "host_group_vars" not in changed["VARIABLE_PLUGINS_ENABLED"]
 
 
 def test_a_host_whose_agent_wrote_nothing_fails_its_tests_saying_so():
@@ -149,8 +299,8 @@ def test_a_host_whose_agent_wrote_nothing_fails_its_tests_saying_so():
 
 
 def test_the_agent_writes_its_document_whole_to_a_file_and_starts_on_time(tmp_path):
-    """`--out`: the document goes to a file, written whole then renamed (the collector
-    polls for the name); `start_at_epoch_s`: every host begins probing together."""
+    """`--out`: the document goes to a file, written whole then renamed; `--start-at`
+    (over the part's `start_at_epoch_s`): when the host begins probing."""
     import time
 
     out = tmp_path / "phase-001-h.json"
@@ -160,11 +310,12 @@ def test_the_agent_writes_its_document_whole_to_a_file_and_starts_on_time(tmp_pa
         "pings": 1,
         "ping_interval_s": 0.05,
         "reply_wait_s": 0.2,
-        "start_at_epoch_s": start_at,
+        "start_at_epoch_s": start_at - 100,  # the command line's wins
         "peers": [],
     }
+    options = ["--start-at", str(start_at), "--out", str(out)]
     done = subprocess.run(
-        [sys.executable, str(AGENT), "--ping-phase", json.dumps(part), "--out", str(out)],
+        [sys.executable, str(AGENT), "--ping-phase", json.dumps(part), *options],
         capture_output=True,
         text=True,
         timeout=60,

@@ -39,7 +39,10 @@ microseconds at every RTT (iputils ping prints whole ms from 100 ms up). Probes 
 the host at least `min_gap_s` apart, round-robin over the peers from a per-host offset,
 so no peer gets a burst. With `--out PATH` the document goes to that file instead
 (written whole, then renamed): the playbook starts the agents in the background and
-collects the files after. The part's `start_at_epoch_s` is when every host begins.
+collects the files after, each host's once its agent has exited (the start task holds
+a lock the agent inherits: `flock` on the `.lock` beside `--out`). The agent begins
+probing at `--start-at EPOCH` (else the part's `start_at_epoch_s`): when the controller
+expects to have started every host.
 
 Every tool output is kept verbatim; the orchestrator parses them. The agent never
 exits non-zero for a failed test: one bad test must not stop the round.
@@ -436,11 +439,12 @@ def ping_phase(part):
     }
 
 
-def phase_document(part):
+def phase_document(part, start_at=None):
     launched_utc = utc_now()
     # every host probes from the same moment, when the controller has started them all
     # (clocks of cloud hosts are NTP-synchronised; one that is off just starts off-time)
-    time.sleep(max(0.0, min(part.get("start_at_epoch_s", 0) - time.time(), 120.0)))
+    start_at = part.get("start_at_epoch_s", 0) if start_at is None else start_at
+    time.sleep(max(0.0, min(start_at - time.time(), 120.0)))
     doc = {
         "agent_version": AGENT_VERSION,
         "host": part["host"],
@@ -491,7 +495,7 @@ def facts():
         "tcp_available_congestion_control": read(net + "tcp_available_congestion_control"),
         "tcp_rmem": read(net + "tcp_rmem"),
         "tcp_wmem": read(net + "tcp_wmem"),
-        "missing_tools": [t for t in ("iperf3", "ping") if not shutil.which(t)],
+        "missing_tools": [t for t in ("iperf3", "ping", "flock") if not shutil.which(t)],
         "agent_dir": os.path.dirname(os.path.abspath(__file__)),
     }
 
@@ -502,9 +506,12 @@ def main(argv):
         return 0
     if argv[1:2] == ["--ping-phase"]:
         part = json.loads(argv[2])
-        doc = phase_document(part)
-        if len(argv) > 4 and argv[3] == "--out":
-            write_atomic(argv[4], json.dumps(doc) + "\n")
+        # --start-at EPOCH, --out PATH
+        options = {argv[i]: argv[i + 1] for i in range(3, len(argv) - 1, 2)}
+        start_at = options.get("--start-at")
+        doc = phase_document(part, None if start_at is None else float(start_at))
+        if "--out" in options:
+            write_atomic(options["--out"], json.dumps(doc) + "\n")
         else:
             sys.stdout.write(json.dumps(doc) + "\n")
         return 0
