@@ -148,7 +148,11 @@ def first_attempt_errors(sweep_dir, rounds):
     return bad
 
 
-def test_a_latency_only_sweep_of_12_regions_is_one_ping_phase_within_its_bound(tmp_path):
+def test_a_latency_only_sweep_of_12_regions_is_one_ping_phase_within_the_emulators_accuracy(
+    tmp_path,
+):
+    # its wall time against pings x interval + 15 s is bench/sweep.py --latency's figure:
+    # tests never assert on time
     args = ["sweep", "--tests", "ping", "--max-regions", "12", "--yes", "--no-report"]
     out = run_cli([*args, "--results", str(tmp_path)])
     assert out.returncode == 0, out.stderr[-3000:]
@@ -156,8 +160,6 @@ def test_a_latency_only_sweep_of_12_regions_is_one_ping_phase_within_its_bound(t
     meta = record(sweep_dir)
     (run,) = meta["measure_runs"]  # the ping phase alone: no rounds, no iperf3
     assert run["phase"] == "ping" and run["tests"] == 132
-    params = meta["params"]
-    assert run["wall_s"] <= params["pings"] * params["ping_interval_s"] + 15
     got = rows(sweep_dir)
     assert len(got) == 132 and all(r["status"] == "ok" for r in got.values())
     rtts = expected_rtts_ms(sweep_spec(sweep_dir / "state"))
