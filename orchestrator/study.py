@@ -73,7 +73,7 @@ def check_repeats(repeats: int) -> int:
     return repeats
 
 
-def test_order(
+def run_order(
     src: str, dst: str, variants: Sequence[Variant], repeats: int, seed: int
 ) -> list[tuple[str, int]]:
     """The pair's tests in the order they run: (variant, repeat 1..n), shuffled by a

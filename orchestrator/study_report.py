@@ -198,7 +198,7 @@ class CapWindowFit:
     samples: int
     cap_bps: float
     window_bytes: float
-    median_error_pct: float
+    mean_error_pct: float
 
     def predict_bps(self, rtt_ms: float) -> float:
         return min(self.cap_bps, window_limited_bps(self.window_bytes, rtt_ms))
@@ -215,7 +215,7 @@ def fit_cap_window(points: Sequence[tuple[float, float]], clouds: str = "") -> C
     windows = sorted({bps * rtt / 1000.0 / 8.0 for rtt, bps in usable})
 
     def error(cap: float, window: float) -> float:
-        return statistics.median(
+        return statistics.fmean(
             abs(min(cap, window * 8.0 / (rtt / 1000.0)) - bps) / bps for rtt, bps in usable
         )
 
@@ -330,32 +330,36 @@ def report_text(results: Sequence[PairResult], record: Mapping[str, Any]) -> str
         else:
             lines.append(
                 f"- {fit.clouds}: cap {_mbit(fit.cap_bps)} Mbit/s, W {fit.window_bytes / 1e3:.0f} "
-                f"kB over {fit.samples} pairs (median error {fit.median_error_pct:.1f} %)"
+                f"kB over {fit.samples} pairs (mean error {fit.mean_error_pct:.1f} %)"
             )
     return "\n".join(lines) + "\n"
 
 
 def page_html(text: str, title: str) -> str:
-    """The report as a static page: its text, escaped, in the site's plain style."""
-    body = []
+    """The report as a static page: its text, escaped, tables as tables."""
+    body: list[str] = []
+    in_table = False
     for line in text.splitlines():
+        if line.startswith("|") != in_table:
+            in_table = line.startswith("|")
+            body.append("<table>" if in_table else "</table>")
+        if line.startswith(("# ", "| ---")) or not line.strip():
+            continue
         if line.startswith("## "):
             body.append(f"<h2>{html.escape(line[3:])}</h2>")
-        elif line.startswith(("# ", "| ---")):
-            continue
         elif line.startswith("|"):
             cells = [html.escape(c.strip()) for c in line.strip("|").split("|")]
             body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         elif line.startswith("    "):
             body.append(f"<pre>{html.escape(line.strip())}</pre>")
-        elif line.strip():
+        else:
             body.append(f"<p>{html.escape(line)}</p>")
-    joined = "\n".join(body).replace("</p>\n<tr>", "</p>\n<table><tr>")
-    joined = joined.replace("</tr>\n<p>", "</tr></table>\n<p>")
+    if in_table:
+        body.append("</table>")
     return (
         "<!doctype html><html><head><meta charset='utf-8'>"
         f"<title>{html.escape(title)}</title></head><body>"
-        f"<h1>{html.escape(title)}</h1>\n{joined}\n</body></html>\n"
+        f"<h1>{html.escape(title)}</h1>\n" + "\n".join(body) + "\n</body></html>\n"
     )
 
 

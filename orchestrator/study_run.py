@@ -40,8 +40,8 @@ from orchestrator.study import (
     emulated_window_bytes,
     host_buffer_limit,
     line_rate_bps,
+    run_order,
     sysctl_values,
-    test_order,
     tuned_buffer_bytes,
 )
 from orchestrator.sweep import Sweep
@@ -144,7 +144,7 @@ def pair_plan(
             "idle_rtt_source": source,
             "line_rate_bps": rate,
             "tuned_buffer_bytes": buffer,
-            "order": test_order(
+            "order": run_order(
                 pair.src.key, pair.dst.key, variants, study["repeats"], study["seed"]
             ),
         }
