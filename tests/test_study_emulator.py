@@ -17,8 +17,10 @@ import pytest
 
 from orchestrator import emulator as emu
 from orchestrator import paths
+from orchestrator.advise import loss_limited_bps, loss_rate
 from orchestrator.catalog import load_catalog
 from orchestrator.emulator import net
+from orchestrator.emulator.perturb import Perturbation
 from orchestrator.emulator.spec import EmulationSpec
 from orchestrator.emulator.stack import build_spec, expected_rtts_ms
 from orchestrator.emulator.variation import DEFAULT_VARIATION
@@ -77,6 +79,11 @@ def settings(spec: EmulationSpec, i: int) -> tuple[str, str, str]:
 
 
 def iperf_bps(spec: EmulationSpec, client: int, server: int) -> float:
+    return float(iperf_doc(spec, client, server)["end"]["sum_received"]["bits_per_second"])
+
+
+def iperf_doc(spec: EmulationSpec, client: int, server: int, seconds: int = 4) -> dict:
+    """One iperf3 test with the emulated hosts' congestion control (a cloud image's)."""
     address = spec.hosts[server].address
     srv = subprocess.Popen(
         ["ip", "netns", "exec", net.host_ns(spec.id, server), "iperf3", "-s", "-1", "-B", address],
@@ -86,12 +93,12 @@ def iperf_bps(spec: EmulationSpec, client: int, server: int) -> float:
         for _ in range(50):  # until the server listens
             out = subprocess.run(
                 ["ip", "netns", "exec", net.host_ns(spec.id, client), "iperf3", "-c", address,
-                 "-t", "4", "-O", "1", "-J"],
+                 "-t", str(seconds), "-O", "1", "-J", "-C", net.HOST_CONGESTION_CONTROL],
                 capture_output=True, text=True, timeout=60,
             ).stdout  # fmt: skip
             doc = json.loads(out)
             if "error" not in doc:
-                return float(doc["end"]["sum_received"]["bits_per_second"])
+                return doc
         raise AssertionError(out)
     finally:
         srv.kill()
@@ -151,3 +158,36 @@ def test_a_second_tune_keeps_the_true_originals(cloud, agent):
     assert "900000" in settings(spec, 0)[0]
     in_ns(spec, 0, "python3", str(agent), "--restore", "h0")
     assert settings(spec, 0) == before
+
+
+def test_loss_is_per_wire_packet_so_mathis_explains_a_lossy_stream(tmp_path):
+    """A host sending on a lossy path has TSO/GSO off: delayd drops segments, not 64 kB
+    bursts, and one stream's throughput follows Mathis at its own retransmission rate."""
+    keys = ensure_sweep_keys(tmp_path / "keys")
+    catalog = load_catalog()
+    emulation_id = "l" + secrets.token_hex(3)
+    subnet = emu.reserve_subnet(emulation_id, owner_pid=os.getpid())
+    spec = build_spec(
+        emulation_id, subnet, [catalog.get(k) for k in REGIONS], keys, DEFAULT_MODEL,
+        owner_pid=os.getpid(), routes=default_routes(), seed=SEED, variation=DEFAULT_VARIATION,
+        perturbations=(Perturbation(f"{REGIONS[0]}>{REGIONS[1]}", loss_pct=1.0),),
+    )  # fmt: skip
+    try:
+        emu.up(spec)
+        offload = in_ns(spec, 0, "ethtool", "-k", "eth0")
+        assert "tcp-segmentation-offload: off" in offload
+        assert "generic-segmentation-offload: off" in offload
+        assert "generic-segmentation-offload: on" in in_ns(spec, 1, "ethtool", "-k", "eth0")
+        doc = iperf_doc(spec, 0, 1, seconds=8)
+        sent = doc["end"]["sum_sent"]
+        p = loss_rate(int(sent["retransmits"]), int(doc["end"]["sum_received"]["bytes"]))
+        assert p is not None and 0.005 <= p <= 0.02, p
+        rtt = expected_rtts_ms(spec)[REGIONS]
+        ceiling = loss_limited_bps(rtt, p)
+        measured = float(doc["end"]["sum_received"]["bits_per_second"])
+        assert abs(measured - ceiling) <= 0.3 * ceiling, (measured, ceiling, p)
+        # lifting the loss gives the host its offload back
+        emu.set_perturbations(spec.id, [])
+        assert "generic-segmentation-offload: on" in in_ns(spec, 0, "ethtool", "-k", "eth0")
+    finally:
+        emu.down(spec.id)

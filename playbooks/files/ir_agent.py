@@ -170,8 +170,10 @@ def client_test(part, reverse, give_up, probe=None):
     cmd += ["--json", "--get-server-output", "--connect-timeout", "3000"]
     if part.get("window"):
         cmd += ["-w", str(part["window"])]
-    if part.get("congestion"):
-        cmd += ["-C", str(part["congestion"])]
+    # default_congestion: the emulated cloud's host setting (a cloud image's default)
+    congestion = part.get("congestion") or part.get("default_congestion")
+    if congestion:
+        cmd += ["-C", str(congestion)]
     if reverse:
         cmd.append("-R")
     timeout_s = part["omit_s"] + part["duration_s"] + 20
