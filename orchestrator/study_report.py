@@ -301,6 +301,15 @@ def report_text(results: Sequence[PairResult], record: Mapping[str, Any]) -> str
             "",
         ]
     for p in results:
+        if not p.variants:
+            lines += [
+                f"## {p.src} -> {p.dst}",
+                "",
+                f"No measured test: see the error column of study.csv, and measure this pair "
+                f"again with 'interregion study tcp --regions {p.src},{p.dst}'.",
+                "",
+            ]
+            continue
         lines += [
             f"## {p.src} -> {p.dst}",
             "",

@@ -30,6 +30,7 @@ from orchestrator.study_report import (
     fit_cap_window,
     page_html,
     pair_results,
+    report_text,
 )
 
 
@@ -189,3 +190,13 @@ def test_the_page_escapes_what_it_shows():
     page = page_html("## a -> <b>\n\n| x | y |\n| --- | --- |\n| 1 | <2> |\n", "T")
     assert "<h2>a -&gt; &lt;b&gt;</h2>" in page and "<td>&lt;2&gt;</td>" in page
     assert page.count("<table>") == 1
+
+
+def test_a_pair_without_data_says_where_to_get_some():
+    record = {"sweep_id": "x", "backend": "local",
+              "study": {"variants": ["default"], "repeats": 3, "seed": 1}}  # fmt: skip
+    failed = {**_row("aws:a", "gcp:b", "default", 1.0), "status": "failed"}
+    (p,) = pair_results([failed], PAIR, default_window_bytes=131_000)
+    text = report_text([p], record)
+    assert "No measured test" in text
+    assert "interregion study tcp --regions aws:a,gcp:b" in text
