@@ -30,6 +30,7 @@ from orchestrator.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES
 from orchestrator.study import BASELINE, VARIANTS
 
+STUDIES_DIR = "studies"  # under a results folder: the studies, apart from the sweeps
 SUMMARY_FILE = "study_summary.csv"
 REPORT_FILE = "study.md"
 PAGE_FILE = "study.html"
@@ -408,3 +409,21 @@ def build_study_report(sweep: Any) -> Path:
     store.write_atomic(sweep.dir / PAGE_FILE, page_html(text, f"TCP study {sweep.id}"))
     sweep.log(f"study report: {sweep.dir / REPORT_FILE}")
     return sweep.dir / REPORT_FILE
+
+
+def write_study_pages(studies: Path, dest: Path) -> list[str]:
+    """The site's study pages: each study's study.html as studies/<id>.html, and a list
+    of them; returns the ids (none: nothing is written)."""
+    ids = sorted(p.parent.name for p in studies.glob(f"*/{PAGE_FILE}")) if studies.is_dir() else []
+    if not ids:
+        return []
+    dest.mkdir(parents=True, exist_ok=True)
+    for study_id in ids:
+        (dest / f"{study_id}.html").write_text((studies / study_id / PAGE_FILE).read_text())
+    items = "".join(f"<li><a href='{html.escape(i)}.html'>{html.escape(i)}</a></li>" for i in ids)
+    (dest / "index.html").write_text(
+        "<!doctype html><html><head><meta charset='utf-8'><title>TCP studies</title>"
+        f"</head><body><h1>TCP studies</h1><ul>{items}</ul>"
+        "<p><a href='../index.html'>sweeps</a></p></body></html>\n"
+    )
+    return ids

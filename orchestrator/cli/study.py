@@ -17,10 +17,10 @@ from orchestrator.cli.options import run_options, selection_options, test_params
 from orchestrator.cli.sweep import _emulation, _locked, _plan, _record_emulation
 from orchestrator.errors import UserError
 from orchestrator.study import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
-from orchestrator.study_report import build_study_report
+from orchestrator.study_report import STUDIES_DIR, build_study_report
 from orchestrator.study_run import STUDY_FILE, check_plan_buffers, measure_study
 
-STUDIES = paths.RESULTS / "studies"
+STUDIES = paths.RESULTS / STUDIES_DIR
 # set per variant by the study: given by hand they would mean something else
 PER_VARIANT = ("streams", "congestion", "window", "tests")
 
