@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 from orchestrator import children, interrupts, measure, stages
 from orchestrator.errors import UserError
@@ -24,15 +25,23 @@ def run_sweep(
     progress: RoundProgress | None = None,
     build_report: bool = True,
     keep_hosts: bool = False,
+    measure_stage: Callable[[Sweep, RoundProgress | None], None] | None = None,
+    report_stage: Callable[[Sweep], object] = stages.report,
+    history: bool = True,
 ) -> Sweep:
-    """Every stage in order; teardown always, and no process of ours outlives it."""
+    """Every stage in order; teardown always, and no process of ours outlives it.
+
+    A TCP study passes its own measure and report stages, and joins no history store."""
     started = time.monotonic()
     sweep.record["started_utc"] = sweep.record.get("started_utc") or utc_now()
     try:
         stages.provision(sweep, owner_pid=0 if keep_hosts else os.getpid())
         stages.prepare(sweep)
-        measure.measure(sweep, progress)
-        stages.collect(sweep)
+        if measure_stage is None:
+            measure.measure(sweep, progress)
+            stages.collect(sweep)
+        else:
+            measure_stage(sweep, progress)
         sweep.record["status"] = "done"
     except KeyboardInterrupt as e:
         sweep.record["status"] = "interrupted"
@@ -62,8 +71,9 @@ def run_sweep(
         sweep.save()
         interrupts.check()
     if build_report:
-        stages.report(sweep)
-    ingest(sweep)
+        report_stage(sweep)
+    if history:
+        ingest(sweep)
     return sweep
 
 

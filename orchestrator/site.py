@@ -112,7 +112,16 @@ OUTLIER_DOCS = {
 
 # What a site folder holds; build_site replaces only a folder of these.
 SITE_FILES = frozenset(
-    {"index.html", "methodology.html", "data.html", "assets", "data", "sweeps", "history"}
+    {
+        "index.html",
+        "methodology.html",
+        "data.html",
+        "assets",
+        "data",
+        "sweeps",
+        "history",
+        "studies",
+    }
 )
 
 # The fields of sweep.json the site publishes: True copies the value, a dict
@@ -253,6 +262,11 @@ def build_site(
             from orchestrator import site_history
 
             site_history.write_pages(tmp, hist)
+        from orchestrator.study_report import STUDIES_DIR, write_study_pages
+
+        studies = write_study_pages(results / STUDIES_DIR, tmp / "studies")
+        if studies:
+            log(f"site: {len(studies)} TCP study pages (studies/index.html)")
     return out / "index.html"
 
 

@@ -147,15 +147,19 @@ def write_sweep_inventory(sweep: Sweep, hosts: Sequence[Host]) -> Path:
 
 def host_settings(sweep: Sweep) -> dict[str, dict[str, Any]]:
     """Per-host settings the agent takes beside its part: on the emulated cloud, the
+    congestion control of a cloud image's kernel (a test that names none runs it) and the
     commands that print a burstable host's allowance counters (its emulation's spec)."""
     if sweep.backend != "local":
         return {}
     from orchestrator.emulator.allowance import spec_probes
+    from orchestrator.emulator.net import HOST_CONGESTION_CONTROL
 
-    return {
-        name: {"allowance_probe": probe}
-        for name, probe in spec_probes(workdir_for(sweep.state, "local")).items()
+    settings: dict[str, dict[str, Any]] = {
+        h.name: {"default_congestion": HOST_CONGESTION_CONTROL} for h in load_hosts(sweep)
     }
+    for name, probe in spec_probes(workdir_for(sweep.state, "local")).items():
+        settings.setdefault(name, {})["allowance_probe"] = probe
+    return settings
 
 
 def row_context(sweep: Sweep, hosts: Sequence[Host]) -> RowContext:

@@ -13,7 +13,18 @@ from typing import Any, NoReturn
 import click
 
 from orchestrator import __version__
-from orchestrator.cli import advise, cloud, demo, emulator, history, plan, report, schedule, sweep
+from orchestrator.cli import (
+    advise,
+    cloud,
+    demo,
+    emulator,
+    history,
+    plan,
+    report,
+    schedule,
+    study,
+    sweep,
+)
 from orchestrator.cli.signals import stop_on_signals
 from orchestrator.errors import UserError
 
@@ -67,7 +78,7 @@ def main() -> None:
     """
 
 
-for _module in (plan, emulator, sweep, report, history, cloud, schedule, advise, demo):
+for _module in (plan, emulator, sweep, report, history, cloud, schedule, advise, demo, study):
     for _command in _module.COMMANDS:
         main.add_command(_command)
 plan.regions.add_command(cloud.regions_sync_command)

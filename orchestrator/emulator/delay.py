@@ -43,6 +43,13 @@ def effective_paths(spec: EmulationSpec) -> tuple[PathSpec, ...]:
     return tuple(out)
 
 
+def lossy_senders(spec: EmulationSpec) -> set[str]:
+    """Hosts that send on a path with loss: their segmentation offload is turned off
+    (net.segmentation_args), so delayd drops wire-sized packets, not 64 kB GSO bursts
+    whose loss TCP would feel as one event for up to 45 segments."""
+    return {p.src for p in effective_paths(spec) if p.loss_ppm and p.src != CONTROLLER}
+
+
 def table(spec: EmulationSpec) -> str:
     """`src_ip dst_ip delay_us jitter_us loss_ppm`, one line per direction."""
     address = {h.name: h.address for h in spec.hosts}

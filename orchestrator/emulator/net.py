@@ -13,7 +13,9 @@ Layout of emulation `<id>` (names fit the 15-character interface limit):
 Links are created in one `ip -batch`, directly inside their namespaces, so no
 temporary name ever appears in the root namespace. GSO/TSO stay on: delayd then
 gives one verdict per super-packet of up to 64 KB, which is what lets two cores
-carry 16 concurrent 50 Mbit/s tests at their exact rate (bench/emulator.py).
+carry 16 concurrent 50 Mbit/s tests at their exact rate (bench/emulator.py). A host
+that sends on a lossy path is the exception: it sends wire-sized packets
+(`segmentation_args`), so a loss costs TCP one segment, as on a real link.
 """
 
 from __future__ import annotations
@@ -137,6 +139,12 @@ def hub_sysctls() -> dict[str, str]:
     return {"net.bridge.bridge-nf-call-iptables": "1", "net.ipv6.conf.all.disable_ipv6": "1"}
 
 
+# What cloud images' kernels run by default. A namespace inherits this machine's default
+# (BBR here, which ignores random loss where CUBIC backs off) and may not set a
+# restricted one as its own, so the agent asks for it per test (iperf3 -C).
+HOST_CONGESTION_CONTROL = "cubic"
+
+
 def host_sysctls(tcp_buffer_bytes: int) -> dict[str, str]:
     values = {"net.ipv6.conf.all.disable_ipv6": "1"}
     if tcp_buffer_bytes:
@@ -144,6 +152,12 @@ def host_sysctls(tcp_buffer_bytes: int) -> dict[str, str]:
         values["net.ipv4.tcp_rmem"] = f"4096 131072 {tcp_buffer_bytes}"
         values["net.ipv4.tcp_wmem"] = f"4096 16384 {tcp_buffer_bytes}"
     return values
+
+
+def segmentation_args(on: bool) -> list[str]:
+    """ethtool's TSO/GSO switch for a host's eth0 (run inside its namespace)."""
+    state = "on" if on else "off"
+    return ["ethtool", "-K", "eth0", "tso", state, "gso", state]
 
 
 def sysctl_args(values: dict[str, str]) -> list[str]:

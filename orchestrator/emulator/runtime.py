@@ -38,7 +38,7 @@ _PARALLEL = 8  # host set-up processes at once: enough to hide exec latency on 2
 _READY_TIMEOUT_S = 30.0
 # Helper tests elsewhere in the project use this /24 with their own namespaces.
 _AVOID_SUBNETS = frozenset({"198.19.250.0/24"})
-_REQUIRED_TOOLS = ("ip", "tc", "sysctl", "iptables-restore", sshd.SSHD)
+_REQUIRED_TOOLS = ("ip", "tc", "sysctl", "iptables-restore", "ethtool", sshd.SSHD)
 
 
 def require_root() -> None:
@@ -234,6 +234,7 @@ def _build(spec: EmulationSpec, directory: Path) -> None:
         _start_delayd(spec, directory)
 
     scripts = []
+    lossy = delay.lossy_senders(spec)
     for i, host in enumerate(spec.hosts):
         n = i + 1
         batch_file = _write(directory / f"host-{n}.ip", net.host_batch(spec, i))
@@ -247,6 +248,7 @@ def _build(spec: EmulationSpec, directory: Path) -> None:
             [
                 f"ip -batch {shlex.quote(str(batch_file))}",
                 shlex.join(net.sysctl_args(net.host_sysctls(spec.tcp_buffer_bytes))),
+                *([shlex.join(net.segmentation_args(False))] if host.name in lossy else []),
                 f"exec {sshd.SSHD} -f {shlex.quote(str(conf))}",
             ]
         )
@@ -351,6 +353,7 @@ def set_perturbations(emulation_id: str, perturbations: Sequence[Perturbation]) 
         directory = state.state_dir(emulation_id)
         if changed.delayed:
             _reload_delayd(changed, directory)
+        _set_segmentation(spec, changed)
         # only when the caps differ: deleting a qdisc drops what it queues
         if shaping.tc_batch(spec) != shaping.tc_batch(changed):
             hub = net.hub_ns(spec.id)
@@ -367,6 +370,15 @@ def set_perturbations(emulation_id: str, perturbations: Sequence[Perturbation]) 
                 net.run(["tc", "-n", hub, "-batch", "-"], stdin=batch, what="rate caps (tc -batch)")
         _write(directory / SPEC_FILE, changed.to_json())
     return changed
+
+
+def _set_segmentation(old: EmulationSpec, new: EmulationSpec) -> None:
+    """Hosts that now send on a lossy path lose TSO/GSO; those no longer, get it back."""
+    before, after = delay.lossy_senders(old), delay.lossy_senders(new)
+    for i, host in enumerate(new.hosts):
+        if (host.name in before) != (host.name in after):
+            args = net.segmentation_args(host.name not in after)
+            net.run(net.netns_exec(net.host_ns(new.id, i), args), what=f"ethtool on {host.name}")
 
 
 def _reload_delayd(spec: EmulationSpec, directory: Path) -> None:

@@ -30,6 +30,14 @@ the emulated cloud its token bucket's counters (the part's `allowance_probe`: th
 commands that print them, where ethtool has none). The client samples before and after
 each of its tests; the server when it starts listening and after each test's result.
 
+A part with `tune` (the TCP study's tuned variant) raises this host's TCP buffers for
+its test and puts them back after: `tcp_rmem`/`tcp_wmem` as given, and on the emulated
+cloud (`window_bytes`) the window clamp of its route lifted to match. The settings it
+found are saved first (`tuned-<name>.json` beside the agent, kept while they differ), so
+`python3 ir_agent.py --restore NAME` puts them back even after an interrupted round;
+with nothing saved it changes nothing (`--tune '<tune>'` applies one alone).
+`net.core.rmem_max` is never touched: on the emulated cloud it is the machine's.
+
 `python3 ir_agent.py --facts` prints what prepare.yml records about the host instead.
 
 `python3 ir_agent.py --ping-phase '<part>'` probes every peer of the part at once with
@@ -55,6 +63,7 @@ import random
 import re
 import select
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -64,7 +73,8 @@ import time
 import zlib
 from datetime import datetime, timezone
 
-AGENT_VERSION = 4  # 3: host samples around each throughput test; 4: ping phase to a file
+AGENT_VERSION = 5  # 3: host samples around each throughput test; 4: ping phase to a file;
+# 5: a part's `tune` (the TCP study's tuned buffers) and --restore
 RETRYABLE = ("Connection refused", "server is busy")
 
 
@@ -163,8 +173,10 @@ def client_test(part, reverse, give_up, probe=None):
     cmd += ["--json", "--get-server-output", "--connect-timeout", "3000"]
     if part.get("window"):
         cmd += ["-w", str(part["window"])]
-    if part.get("congestion"):
-        cmd += ["-C", str(part["congestion"])]
+    # default_congestion: the emulated cloud's host setting (a cloud image's default)
+    congestion = part.get("congestion") or part.get("default_congestion")
+    if congestion:
+        cmd += ["-C", str(congestion)]
     if reverse:
         cmd.append("-R")
     timeout_s = part["omit_s"] + part["duration_s"] + 20
@@ -500,7 +512,91 @@ def facts():
     }
 
 
+TUNED_SYSCTLS = ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem")
+
+
+def saved_path(name):
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), f"tuned-{name}.json")
+
+
+def sysctl_path(key):
+    return "/proc/sys/" + key.replace(".", "/")
+
+
+def set_sysctl(key, value):
+    """Write one sysctl of this host (its namespace on the emulated cloud): directly as
+    root, else through sudo (cloud images' login user)."""
+    if os.geteuid() == 0:
+        with open(sysctl_path(key), "w") as f:
+            f.write(value)
+        return
+    done = run(["sudo", "-n", "sysctl", "-q", "-w", f"{key}={value}"], 10)
+    if done["rc"] != 0:
+        raise OSError(f"sysctl {key}: {done['stderr'].strip() or done['rc']}")
+
+
+def clamped_routes():
+    """This host's routes that carry a window clamp (the emulated cloud's), as ip prints them."""
+    out = run(["ip", "-o", "route", "show"], 5)["stdout"]
+    return [ln.strip() for ln in out.splitlines() if re.search(r"\bwindow \d+", ln)]
+
+
+def replace_route(line):
+    done = run(["ip", "route", "replace", *line.split()], 5)
+    if done["rc"] != 0:
+        raise OSError(f"ip route replace {line}: {done['stderr'].strip()}")
+
+
+def tune(spec):
+    """Apply a part's `tune`; returns what the host then has. The first settings found
+    are saved once: a second tune before a restore keeps the true originals."""
+    path = saved_path(spec["name"])
+    if not os.path.exists(path):
+        saved = {"sysctls": {k: read(sysctl_path(k)) for k in TUNED_SYSCTLS}}
+        saved["routes"] = clamped_routes() if spec.get("window_bytes") else []
+        write_atomic(path, json.dumps(saved))
+    for key in TUNED_SYSCTLS:
+        set_sysctl(key, spec[key.rsplit(".", 1)[1]])
+    if spec.get("window_bytes"):
+        for line in clamped_routes():
+            replace_route(re.sub(r"\bwindow \d+", f"window {int(spec['window_bytes'])}", line))
+    return current_tuning()
+
+
+def current_tuning():
+    return {
+        **{k: " ".join(read(sysctl_path(k)).split()) for k in TUNED_SYSCTLS},
+        "routes": clamped_routes(),
+    }
+
+
+def restore(name):
+    """Put back what tune() saved for `name`; nothing saved: nothing to do."""
+    path = saved_path(name)
+    if not os.path.exists(path):
+        return {"restored": False, **current_tuning()}
+    with open(path) as f:
+        saved = json.load(f)
+    for key, value in saved["sysctls"].items():
+        if value:
+            set_sysctl(key, value)
+    for line in saved["routes"]:
+        replace_route(line)
+    os.remove(path)
+    return {"restored": True, **current_tuning()}
+
+
+def on_signal(signum, _frame):
+    raise SystemExit(128 + signum)  # unwinds through the finally that restores
+
+
 def main(argv):
+    if argv[1:2] == ["--tune"]:  # by hand and in tests; a study's parts carry `tune`
+        sys.stdout.write(json.dumps(tune(json.loads(argv[2]))) + "\n")
+        return 0
+    if argv[1:2] == ["--restore"]:
+        sys.stdout.write(json.dumps(restore(argv[2])) + "\n")
+        return 0
     if argv[1:] == ["--facts"]:
         sys.stdout.write(json.dumps(facts()) + "\n")
         return 0
@@ -527,7 +623,23 @@ def main(argv):
         "peer": part["peer"],
         "started_utc": utc_now(),
     }
-    doc.update(client(part, started) if part["role"] == "client" else server(part))
+    if part.get("tune"):
+        # an interrupted round (ssh gone, SIGTERM) still restores on its way out
+        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(signum, on_signal)
+        try:
+            doc["tuned"] = tune(part["tune"])
+        except OSError as e:
+            doc["tune_error"] = str(e)
+            doc["restored"] = restore(part["tune"]["name"])
+            doc["ended_utc"] = utc_now()
+            sys.stdout.write(json.dumps(doc) + "\n")
+            return 0
+    try:
+        doc.update(client(part, started) if part["role"] == "client" else server(part))
+    finally:
+        if part.get("tune"):
+            doc["restored"] = restore(part["tune"]["name"])
     doc["ended_utc"] = utc_now()
     sys.stdout.write(json.dumps(doc) + "\n")
     return 0

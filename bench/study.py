@@ -1,0 +1,104 @@
+"""Benchmark: the emulator check of a TCP study (issue 13 part 4).
+
+Runs `interregion study tcp --backend local` for real (Terraform, the emulated cloud,
+Ansible over SSH, iperf3, ping) on 5 regions: 10 pairs from ~3 ms to ~215 ms RTT, one
+of them with 1 % loss set each way (a perturbation), and prints each pair's measured
+variants next to the model's expectation (min(cap, streams x window / RTT), and the
+ceiling of Mathis at the measured retransmission rate on the lossy pair), then the
+five relations of orchestrator.study_check. The emulator is built from the same model:
+this checks the emulator, it is no evidence about clouds. The machine is shared:
+figures taken while other work runs are noisy.
+
+Usage: python bench/study.py [--repeats 3] [--duration 3] [--variants default,tuned,p4,p8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from orchestrator.netmodel import DEFAULT_MODEL  # noqa: E402
+from orchestrator.study_check import check, table  # noqa: E402
+from orchestrator.study_report import default_window, pair_results  # noqa: E402
+from orchestrator.study_run import read_table  # noqa: E402
+
+REGIONS = ("aws:us-east-1", "gcp:us-east4", "aws:us-east-2", "aws:eu-west-1", "aws:ap-northeast-1")
+LOSSY = ("aws:us-east-2", "aws:eu-west-1")  # ~77 ms: the window alone would allow 13 Mbit/s
+LOSS_PCT = 1.0
+
+
+def study_args(repeats: int, duration: int, variants: str, results: Path) -> list[str]:
+    return [
+        "study", "tcp", "--backend", "local", "--regions", ",".join(REGIONS),
+        "--variants", variants, "--repeats", str(repeats), "--pings", "10",
+        "--duration", str(duration), "--omit", "3", "--seed", "13", "--emulation-seed", "5",
+        "--perturb", f"{LOSSY[0]}/{LOSSY[1]},loss_pct={LOSS_PCT:g}",
+        "--yes", "--results", str(results),
+    ]  # fmt: skip
+
+
+def run_study(args: list[str]) -> Path:
+    cli = Path(sys.executable).parent / "interregion"
+    results = Path(args[args.index("--results") + 1])
+    done = subprocess.run([str(cli), *args], capture_output=True, text=True, timeout=3600)
+    if done.returncode != 0:
+        raise SystemExit(f"study failed (rc {done.returncode}):\n{done.stderr[-3000:]}")
+    (study,) = [p for p in results.iterdir() if (p / "sweep.json").exists()]
+    return study
+
+
+def lossy_names(study: Path) -> set[str]:
+    pairs = json.loads((study / "sweep.json").read_text())["study"]["pairs"]
+    return {n for n in pairs if set(n.split("->")) == set(LOSSY)}
+
+
+def analyse(study: Path) -> tuple[list[str], list[str], bool]:
+    record = json.loads((study / "sweep.json").read_text())
+    facts = json.loads((study / "hosts.json").read_text()).get("facts", {})
+    results = pair_results(
+        read_table(study / "study.csv"), record["study"]["pairs"], default_window(record, facts)
+    )
+    lossy = lossy_names(study)
+    relations = check(results, DEFAULT_MODEL, lossy)
+    lines = [
+        f"{r.number}. {'ok  ' if r.ok else 'FAIL'} {r.text} ({r.checked} checked): {r.detail}"
+        for r in relations
+    ]
+    return table(results, DEFAULT_MODEL, lossy), lines, all(r.ok for r in relations)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--duration", type=int, default=3)
+    parser.add_argument("--variants", default="default,tuned,p4,p8")
+    parser.add_argument("--keep", type=Path, default=None, help="results folder to keep")
+    opts = parser.parse_args()
+    if os.geteuid() != 0:
+        raise SystemExit("bench/study.py needs root (the emulated cloud)")
+    with tempfile.TemporaryDirectory(prefix="bench-study-") as tmp:
+        results = opts.keep or Path(tmp)
+        results.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        study = run_study(study_args(opts.repeats, opts.duration, opts.variants, results))
+        wall = time.monotonic() - started
+        rows, relations, ok = analyse(study)
+    print(f"study of {len(REGIONS)} regions, variants {opts.variants}, {opts.repeats} repeats, "
+          f"-t {opts.duration} -O 3: {wall:.0f} s (machine shared: noisy)")  # fmt: skip
+    print("throughput in Mbit/s; model = min(cap, streams x window / RTT), Mathis if lossy")
+    print("\n".join(rows))
+    print("\n".join(relations))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

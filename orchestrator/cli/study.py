@@ -1,0 +1,147 @@
+"""CLI commands: study tcp (what distance costs TCP and what wins it back)."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from orchestrator import abandoned, paths, runner
+from orchestrator import sweep as sweeps
+from orchestrator.cli.cloud import cloud_options
+from orchestrator.cli.emulator import perturb_options, perturbations_from_options
+from orchestrator.cli.options import run_options, selection_options, test_params_options
+from orchestrator.cli.sweep import _emulation, _locked, _plan, _record_emulation
+from orchestrator.errors import UserError
+from orchestrator.study import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
+from orchestrator.study_report import STUDIES_DIR, build_study_report
+from orchestrator.study_run import STUDY_FILE, check_plan_buffers, measure_study
+
+STUDIES = paths.RESULTS / STUDIES_DIR
+# set per variant by the study: given by hand they would mean something else
+PER_VARIANT = ("streams", "congestion", "window", "tests")
+
+
+@click.group()
+def study() -> None:
+    """Studies that measure variants of the tests, not only what a sweep measures.
+
+    \b
+    Example:
+      interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes
+    """
+
+
+@study.command("tcp")
+@selection_options
+@test_params_options
+@run_options
+@cloud_options
+@click.option(
+    "--variants",
+    default=",".join(VARIANTS),
+    show_default=True,
+    help="Variants of the forward test, comma-separated (default is required: gains are "
+    "measured from it).",
+)
+@click.option(
+    "--repeats",
+    type=int,
+    default=DEFAULT_REPEATS,
+    show_default=True,
+    help="Times each variant runs per pair (at least 3: the study reports the spread).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Seed of the per-pair shuffled order (default: from the study id). Recorded.",
+)
+@click.option(
+    "--max-buffer-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Largest tcp_rmem/tcp_wmem max the hosts may be given (default: the kernel's).",
+)
+@click.option("--yes", is_flag=True, help="Do not ask, even above the budget.")
+@click.option("--budget-usd", type=float, default=5.0, show_default=True,
+              help="Ask before provisioning when the estimated cost is above this.")  # fmt: skip
+@click.option("--no-report", is_flag=True, help="Do not build the report at the end.")
+@perturb_options
+@click.option(
+    "--emulation-seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Seed of the emulated cloud's run-to-run variation (local). Recorded.",
+)
+@click.option(
+    "--results",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=STUDIES,
+    show_default=True,
+    help="Folder holding the studies (apart from the sweeps).",
+)
+def tcp(**kwargs: Any) -> None:
+    """What distance costs one TCP stream, and what wins it back, per pair.
+
+    For each selected pair (forward test only), every variant runs --repeats times in an
+    order shuffled per pair, in the same exclusive rounds as a sweep: default host
+    settings; tuned buffers (tcp_rmem/tcp_wmem max at 2 x the bandwidth-delay product at
+    line rate from the idle RTT of the ping phase, set on both hosts for that test and
+    restored after, also on interrupts); -P 4 and -P 8; CUBIC and BBR. Results land in
+    <results>/<id>/ (study.csv, study.md).
+
+    \b
+    Example:
+      interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes
+      interregion study tcp --backend local --variants default,tuned,p4 --repeats 5 --yes
+    """
+    ctx = click.get_current_context()
+    for name in PER_VARIANT:
+        if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT):
+            flag = "--" + name
+            raise UserError(f"{flag} with study tcp: the study sets it per variant (--variants)")
+    variants = parse_variants(kwargs["variants"])
+    repeats = check_repeats(kwargs["repeats"])
+    perturbations = perturbations_from_options(kwargs["perturb"], kwargs["perturb_file"])
+    plan, spec, options = _plan(kwargs)
+    if any(v.tuned for v in variants):
+        check_plan_buffers(
+            plan.selection.pairs,
+            plan.backend,
+            kwargs.get("emulated_type"),
+            kwargs["max_buffer_bytes"],
+        )
+    emulation = _emulation(kwargs["emulation_seed"], perturbations, plan)
+    results: Path = kwargs["results"]
+    with _locked(results) as lock:
+        run = sweeps.create_sweep(plan, spec, results, cloud_options=options)
+        seed = kwargs["seed"] if kwargs["seed"] is not None else zlib.crc32(run.id.encode())
+        run.record["study"] = {
+            "kind": "tcp",
+            "variants": [v.name for v in variants],
+            "repeats": repeats,
+            "seed": seed,
+            "max_buffer_bytes": kwargs["max_buffer_bytes"],
+        }
+        run.save()
+        _record_emulation(run, emulation)
+        click.echo(f"study {run.id}: {run.dir}", err=True)
+        lock.note(sweep_id=run.id)
+        abandoned.mark_owner(run.record)
+        run.save()
+        runner.run_sweep(
+            run,
+            build_report=not kwargs["no_report"],
+            measure_stage=measure_study,
+            report_stage=build_study_report,
+            history=False,
+        )
+    click.echo(f"study {run.id} done: {run.dir / STUDY_FILE}", err=True)
+    click.echo(str(run.dir / STUDY_FILE))
+
+
+COMMANDS: list[click.Command] = [study]

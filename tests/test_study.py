@@ -1,0 +1,221 @@
+"""The TCP study's plan and analysis: variants, orders, buffers, rounds, the report's
+figures and the cap/window fit, with answers computed by hand."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orchestrator.errors import UserError
+from orchestrator.study import (
+    VARIANTS,
+    check_buffer,
+    check_repeats,
+    emulated_window_bytes,
+    host_buffer_limit,
+    line_rate_bps,
+    parse_variants,
+    run_order,
+    sysctl_values,
+    tuned_buffer_bytes,
+)
+from orchestrator.study_report import (
+    PairResult,
+    VariantResult,
+    cloud_pair_fits,
+    fit_cap_window,
+    page_html,
+    pair_results,
+    report_text,
+    write_study_pages,
+)
+
+
+def test_variants_parse_in_order_and_unknown_ones_are_one_line():
+    assert [v.name for v in parse_variants("default, tuned,p8")] == ["default", "tuned", "p8"]
+    assert parse_variants("default,bbr")[1].congestion == "bbr"
+    assert parse_variants("default,p4")[1].streams == 4
+    for text, match in (
+        ("default,p16", "unknown variant 'p16'"),
+        ("tuned,p4", "include 'default'"),
+        ("default,default", "named twice"),
+    ):
+        with pytest.raises(UserError, match=match) as e:
+            parse_variants(text)
+        assert "\n" not in str(e.value)
+
+
+def test_fewer_than_three_repeats_is_refused():
+    assert check_repeats(3) == 3
+    with pytest.raises(UserError, match="at least 3"):
+        check_repeats(2)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    names=st.lists(st.sampled_from(list(VARIANTS)), min_size=1, unique=True),
+    repeats=st.integers(3, 6),
+    seed=st.integers(0, 2**32),
+)
+def test_every_variant_runs_repeats_times_in_a_seeded_order(names, repeats, seed):
+    variants = [VARIANTS[n] for n in names]
+    order = run_order("aws:a", "gcp:b", variants, repeats, seed)
+    assert Counter(order) == Counter((n, k) for n in names for k in range(1, repeats + 1))
+    assert order == run_order("aws:a", "gcp:b", variants, repeats, seed)  # recorded = rerun
+
+
+def test_orders_differ_between_pairs_and_seeds():
+    variants = list(VARIANTS.values())
+    a = run_order("aws:a", "gcp:b", variants, 3, 1)
+    assert a != run_order("aws:a", "gcp:c", variants, 3, 1)
+    assert a != run_order("aws:a", "gcp:b", variants, 3, 2)
+    # no variant always first: over pairs, several variants open the order
+    firsts = {run_order("aws:a", f"gcp:{i}", variants, 3, 7)[0][0] for i in range(30)}
+    assert len(firsts) >= 4
+
+
+def test_tuned_buffers_are_twice_the_bdp_at_line_rate():
+    # 50 Mbit/s x 100 ms = 625,000 bytes in flight; x 2
+    assert tuned_buffer_bytes(50e6, 100.0) == 1_250_000
+    # the vendor's example: 300 Mbit/s at 150 ms needs 5.625 MB; tuned doubles it
+    assert tuned_buffer_bytes(300e6, 150.0) == 11_250_000
+    assert line_rate_bps("local") == 50e6
+    assert sysctl_values(1_250_000) == {
+        "tcp_rmem": "4096 131072 1250000",
+        "tcp_wmem": "4096 16384 1250000",
+    }
+    # scaled as the default clamp is: 262 kB of buffer -> 131 kB of window
+    assert emulated_window_bytes(261_777) == 130_888
+
+
+def test_a_buffer_above_the_hosts_limit_is_one_line_naming_it():
+    assert host_buffer_limit() == 2**31 - 1
+    assert host_buffer_limit(10**6) == 10**6
+    check_buffer("a->b", 10**6, 80.0, 10**6)
+    with pytest.raises(UserError, match=r"above what the hosts can set \(1000000 bytes\)"):
+        check_buffer("a->b", 10**6 + 1, 80.0, 10**6)
+
+
+def test_the_fit_recovers_cap_and_window_from_exact_points():
+    cap, window = 50e6, 131_000.0
+    points = [(rtt, min(cap, window * 8 / (rtt / 1000))) for rtt in (2, 5, 12, 40, 85, 150, 220)]
+    fit = fit_cap_window(points, "aws-gcp")
+    assert fit.cap_bps == pytest.approx(cap)
+    assert fit.window_bytes == pytest.approx(window)
+    assert fit.mean_error_pct == 0.0
+    assert fit.predict_bps(100.0) == pytest.approx(window * 8 / 0.1)
+    with pytest.raises(UserError, match="at least 2"):
+        fit_cap_window([(10.0, 1e6)])
+
+
+def _row(src, dst, variant, bps, retransmits=0, sent=10**8, rtt=80.0):
+    s, d = src.split(":"), dst.split(":")
+    return {
+        "src_cloud": s[0], "src_region": s[1], "dst_cloud": d[0], "dst_region": d[1],
+        "variant": variant, "status": "ok", "throughput_bps": str(bps),
+        "retransmits": str(retransmits), "bytes": str(sent), "tcp_rtt_ms": str(rtt),
+    }  # fmt: skip
+
+
+PAIR = {
+    "aws:a->gcp:b": {
+        "src": "aws:a", "dst": "gcp:b", "idle_rtt_ms": 80.0,
+        "line_rate_bps": 50e6, "tuned_buffer_bytes": 1_000_000,
+    }
+}  # fmt: skip
+
+
+def test_pair_results_give_ceilings_spread_gain_and_a_window_recommendation():
+    rows = [
+        *(_row("aws:a", "gcp:b", "default", b) for b in (12e6, 13e6, 14e6)),
+        *(_row("aws:a", "gcp:b", "tuned", b) for b in (48e6, 49e6, 50e6)),
+        *(_row("aws:a", "gcp:b", "p4", b) for b in (45e6, 47e6, 49e6)),
+        {**_row("aws:a", "gcp:b", "default", 1.0), "status": "failed"},  # not counted
+    ]
+    (p,) = pair_results(rows, PAIR, default_window_bytes=131_000)
+    assert p.bdp_bytes == pytest.approx(500_000)
+    assert p.default_ceiling_bps == pytest.approx(131_000 * 8 / 0.08)
+    assert p.tuned_ceiling_bps == pytest.approx(500_000 * 8 / 0.08)
+    assert p.variants["default"].runs == 3 and p.variants["default"].median_bps == 13e6
+    assert p.variants["tuned"].gain == pytest.approx(49 / 13)
+    assert p.variants["p4"].spread_pct == pytest.approx(100 * 4 / 47)
+    assert p.loss_rate == 0.0 and math.isinf(p.mathis_bps)
+    assert p.limit == "window"
+    rec = p.recommendation()
+    assert rec[0] == "net.ipv4.tcp_rmem = 4096 131072 1000000"
+    assert rec[-1] == "or 4 parallel streams with default settings"
+
+
+def test_when_loss_is_the_limit_the_recommendation_says_so_instead_of_memory():
+    # 1 % of segments retransmitted: Mathis = 1448 x 8 / 0.08 x 1.22 / 0.1 = 1.77 Mbit/s
+    sent = 10**8
+    retransmits = round(sent / 1448 / 99)
+    rows = [_row("aws:a", "gcp:b", "default", 1.8e6, retransmits, sent) for _ in range(3)]
+    (p,) = pair_results(rows, PAIR, default_window_bytes=131_000)
+    assert p.loss_rate == pytest.approx(0.01, rel=1e-3)
+    assert p.mathis_bps == pytest.approx(1448 * 8 / 0.08 * 1.22 / 0.1, rel=1e-3)
+    assert p.limit == "loss"
+    (rec,) = p.recommendation()
+    assert rec.startswith("loss, not the window, limits this path")
+    assert "more buffer memory will not help" in rec and "tcp_rmem" not in rec
+
+
+def test_one_default_stream_at_line_rate_needs_nothing():
+    p = PairResult("aws:a", "aws:b", 2.0, 2.5, 50e6, 131_000, 25_000, 0.0,
+                   {"default": VariantResult("default", 3, 49e6, 48e6, 50e6, 1.0)})  # fmt: skip
+    assert p.limit == "line rate"
+    assert p.recommendation() == ["nothing to tune: one default stream fills the line rate"]
+
+
+def test_fits_are_per_cloud_pair_and_say_why_not():
+    def pair(src, dst, rtt, bps):
+        v = {"default": VariantResult("default", 3, bps, bps, bps, 1.0)}
+        return PairResult(src, dst, rtt, None, 50e6, 131_000, 0, None, v)
+
+    results = [
+        pair("aws:a", "aws:b", 5, 50e6),
+        pair("aws:a", "aws:c", 100, 131_000 * 8 / 0.1),
+        pair("aws:a", "gcp:d", 50, 20e6),
+    ]
+    fits = cloud_pair_fits(results)
+    assert fits[0].clouds == "aws-aws" and fits[0].cap_bps == 50e6  # type: ignore[union-attr]
+    assert fits[0].window_bytes == pytest.approx(131_000)  # type: ignore[union-attr]
+    assert fits[1] == "aws-gcp: needs at least 2 measured pairs"
+
+
+def test_the_page_escapes_what_it_shows():
+    page = page_html("## a -> <b>\n\n| x | y |\n| --- | --- |\n| 1 | <2> |\n", "T")
+    assert "<h2>a -&gt; &lt;b&gt;</h2>" in page and "<td>&lt;2&gt;</td>" in page
+    assert page.count("<table>") == 1
+
+
+def test_a_pair_without_data_says_where_to_get_some():
+    record = {"sweep_id": "x", "backend": "local",
+              "study": {"variants": ["default"], "repeats": 3, "seed": 1}}  # fmt: skip
+    failed = {**_row("aws:a", "gcp:b", "default", 1.0), "status": "failed"}
+    (p,) = pair_results([failed], PAIR, default_window_bytes=131_000)
+    text = report_text([p], record)
+    assert "No measured test" in text
+    assert "interregion study tcp --regions aws:a,gcp:b" in text
+
+
+def test_the_site_gets_a_page_per_study(tmp_path):
+    studies = tmp_path / "studies"
+    for sid in ("20261125T0400Z-aaaa", "20261125T0500Z-bbbb"):
+        (studies / sid).mkdir(parents=True)
+        (studies / sid / "study.html").write_text(page_html(f"## {sid}\n", sid))
+    (studies / "unfinished").mkdir()  # no page yet: left out
+    ids = write_study_pages(studies, tmp_path / "site" / "studies")
+    assert ids == ["20261125T0400Z-aaaa", "20261125T0500Z-bbbb"]
+    index = (tmp_path / "site" / "studies" / "index.html").read_text()
+    assert "href='20261125T0500Z-bbbb.html'" in index and "unfinished" not in index
+    assert (
+        "<h2>20261125T0400Z-aaaa</h2>"
+        in (tmp_path / "site" / "studies" / "20261125T0400Z-aaaa.html").read_text()
+    )
+    assert write_study_pages(tmp_path / "none", tmp_path / "x") == []
+    assert not (tmp_path / "x").exists()
