@@ -23,7 +23,7 @@ import math
 import random
 import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,35 +44,9 @@ def quantile(values: Sequence[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def run_differences(path: Path, comparable_only: bool = True) -> list[float]:
-    """|x1 - x2| / mean(x1, x2) of every two tests of the same directed pair in doit's CSV
-    (avgrtt, ms); only GCP<->GCP pairs when `comparable_only`."""
-    by_pair: dict[tuple[str, ...], list[float]] = defaultdict(list)
-    with Path(path).open(newline="") as f:
-        for row in csv.DictReader(f):
-            if comparable_only and not row["from_cloud"] == row["to_cloud"] == "GCP":
-                continue
-            try:
-                rtt = float(row["avgrtt"])
-            except ValueError:
-                continue
-            if rtt > 0:
-                key = (row["from_cloud"], row["from_region"], row["to_cloud"], row["to_region"])
-                by_pair[key].append(rtt)
-    out = []
-    for values in by_pair.values():
-        for i, a in enumerate(values):
-            for b in values[i + 1 :]:
-                out.append(abs(a - b) / ((a + b) / 2))
-    return out
-
-
-def direction_differences(path: Path, comparable_only: bool = True) -> list[float]:
-    """|x(A>B) - x(B>A)| / mean of the two directions of a pair tested in the same run of
-    doit's CSV. Both directions cross the same two one-way paths on the same VMs at about
-    the same time, so this is what a run's own noise (five pings averaged on small VMs)
-    adds, without any run-to-run change: the check that `run_differences` measures runs."""
-    by_run: dict[tuple[str, str, str], float] = {}  # (run, "cloud:src", "cloud:dst")
+def _doit_rtts(path: Path, comparable_only: bool) -> Iterator[tuple[str, str, str, float]]:
+    """(run id, "cloud:source", "cloud:destination", avgrtt ms) of doit's CSV rows with an
+    RTT; only GCP<->GCP pairs when `comparable_only`."""
     with Path(path).open(newline="") as f:
         for row in csv.DictReader(f):
             if comparable_only and not row["from_cloud"] == row["to_cloud"] == "GCP":
@@ -83,14 +57,38 @@ def direction_differences(path: Path, comparable_only: bool = True) -> list[floa
                 continue
             if rtt > 0:
                 src = f"{row['from_cloud']}:{row['from_region']}"
-                dst = f"{row['to_cloud']}:{row['to_region']}"
-                by_run[(row["run_id"], src, dst)] = rtt
-    out = []
-    for (run, src, dst), a in by_run.items():
-        b = by_run.get((run, dst, src))
-        if b is not None and src < dst:
-            out.append(abs(a - b) / ((a + b) / 2))
-    return out
+                yield row["run_id"], src, f"{row['to_cloud']}:{row['to_region']}", rtt
+
+
+def _relative(a: float, b: float) -> float:
+    return abs(a - b) / ((a + b) / 2)
+
+
+def run_differences(path: Path, comparable_only: bool = True) -> list[float]:
+    """|x1 - x2| / mean(x1, x2) of every two tests of the same directed pair in doit's CSV
+    (avgrtt, ms); only GCP<->GCP pairs when `comparable_only`."""
+    by_pair: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for _, src, dst, rtt in _doit_rtts(path, comparable_only):
+        by_pair[(src, dst)].append(rtt)
+    return [
+        _relative(a, b)
+        for values in by_pair.values()
+        for i, a in enumerate(values)
+        for b in values[i + 1 :]
+    ]
+
+
+def direction_differences(path: Path, comparable_only: bool = True) -> list[float]:
+    """|x(A>B) - x(B>A)| / mean of the two directions of a pair tested in the same run of
+    doit's CSV. Both directions cross the same two one-way paths on the same VMs at about
+    the same time, so this is what a run's own noise (five pings averaged on small VMs)
+    adds, without any run-to-run change: the check that `run_differences` measures runs."""
+    by_run = {(run, src, dst): rtt for run, src, dst, rtt in _doit_rtts(path, comparable_only)}
+    return [
+        _relative(a, by_run[(run, dst, src)])
+        for (run, src, dst), a in by_run.items()
+        if src < dst and (run, dst, src) in by_run
+    ]
 
 
 @dataclass(frozen=True)
