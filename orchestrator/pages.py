@@ -20,14 +20,17 @@ def write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def head(title: str, prefix: str, history: bool = False) -> str:
-    """The top of every page; `history` adds the pages built from the history store."""
+def head(title: str, prefix: str, history: bool = False, studies: bool = False) -> str:
+    """The top of every page; `history` adds the pages built from the history store,
+    `studies` the list of TCP studies (studies/index.html)."""
     links = (
         f"<a href='{prefix}history/matrix.html'>Matrix</a>"
         f"<a href='{prefix}history/changes.html'>Changes</a>"
         if history
         else ""
     )
+    if studies:
+        links += f"<a href='{prefix}studies/index.html'>TCP studies</a>"
     return (
         "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
         f"<title>{esc(title)} - interregion</title>\n"

@@ -442,14 +442,36 @@ def pair_bytes(pair: Pair, params: TestParams, pricing: Pricing, emulated: bool 
     ping_bytes = params.pings * PING_PACKET_BYTES if params.ping else 0.0
     if not params.throughput:
         return ping_bytes
-    rtt_ms = pair_rtt_ms(pair)
-    if emulated:
-        rate_bps = DEFAULT_MODEL.expected_throughput_bps(rtt_ms, params.streams)
-    else:
-        window_bps = params.streams * REAL_WINDOW_BYTES * 8 / (rtt_ms / 1000)
-        rate_bps = min(pricing.clouds[pair.src.cloud].max_egress_bps, window_bps)
+    rate_bps = pair_rate_bps(pair, params.streams, pricing, emulated)
     iperf_bytes = rate_bps * (params.omit_s + params.duration_s) / 8
     return iperf_bytes + ping_bytes
+
+
+def pair_rate_bps(pair: Pair, streams: int, pricing: Pricing, emulated: bool = False) -> float:
+    """What `streams` default streams from src to dst are expected to carry: the sender's
+    cap (pair_cap_bps), or the windows per RTT if lower."""
+    rtt_ms = pair_rtt_ms(pair)
+    if emulated:
+        return DEFAULT_MODEL.expected_throughput_bps(rtt_ms, streams)
+    window_bps = streams * REAL_WINDOW_BYTES * 8 / (rtt_ms / 1000)
+    return min(pair_cap_bps(pair, pricing), window_bps)
+
+
+def pair_cap_bps(pair: Pair, pricing: Pricing, emulated: bool = False) -> float:
+    """The most src can send: the emulator's rate cap, or on a cloud the VM's published
+    egress cap (pricing.yaml; a ceiling)."""
+    return DEFAULT_MODEL.rate_bps if emulated else pricing.clouds[pair.src.cloud].max_egress_bps
+
+
+def vm_cost(
+    regions: Sequence[Region], wall_s: float, backend: str, pricing: Pricing
+) -> tuple[float, float]:
+    """(VM-hours, their USD) of measuring for `wall_s` plus setting up: what the clouds
+    would bill, also for a local plan."""
+    hours = (wall_s + SETUP_S["cloud" if backend == "local" else backend]) / 3600
+    return len(regions) * hours, sum(
+        pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in regions
+    )
 
 
 def estimate_cost(
@@ -488,10 +510,7 @@ def estimate_cost(
         total_bytes += sent
         by_pair[pair.cloud_pair] = by_pair.get(pair.cloud_pair, 0.0) + sent
         egress_usd += cloud_bytes / 1e9 * pricing.egress_usd_per_gb(pair.src, pair.dst)
-    # VM-hours and their price are what the clouds would bill, also for a local plan.
-    hours = (wall_s + SETUP_S["cloud" if backend == "local" else backend]) / 3600
-    vm_hours = len(selection.regions) * hours
-    vm_usd = sum(pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in selection.regions)
+    vm_hours, vm_usd = vm_cost(selection.regions, wall_s, backend, pricing)
     cloud_cost = egress_usd + vm_usd
     return Estimate(
         wall_s=wall_s,

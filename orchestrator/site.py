@@ -245,25 +245,32 @@ def build_site(
     nav = [p.id for p in pages]
     hist = _history_pages(results, warn)
     has_history = hist is not None
+    from orchestrator.study_report import STUDIES_DIR, study_ids, write_study_pages
+
+    # every page's header links the TCP studies' list when there is one
+    has_studies = bool(study_ids(results / STUDIES_DIR))
     with outdir.building(out, SITE_FILES, "site") as tmp:
         _write_assets(tmp / "assets")
         for page in pages:
             _write_data(results / page.id, page, tmp / "data" / page.id, warn)
         _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
         for page in pages:
-            text = _sweep_html(page, nav, prefix="../", timeseries=None, history=has_history)
+            text = _sweep_html(
+                page, nav, "../", timeseries=None, history=has_history, studies=has_studies
+            )
             _write(tmp / "sweeps" / f"{page.id}.html", text)
         latest = pages[-1]
-        index = _sweep_html(latest, nav, prefix="", timeseries=timeseries, history=has_history)
+        index = _sweep_html(
+            latest, nav, "", timeseries=timeseries, history=has_history, studies=has_studies
+        )
         _write(tmp / "index.html", index)
-        _write(tmp / "methodology.html", _methodology_html(nav, emulated_any, has_history))
-        _write(tmp / "data.html", _data_html(pages, emulated_any, has_history))
+        methodology = _methodology_html(nav, emulated_any, has_history, has_studies)
+        _write(tmp / "methodology.html", methodology)
+        _write(tmp / "data.html", _data_html(pages, emulated_any, has_history, has_studies))
         if hist is not None:
             from orchestrator import site_history
 
-            site_history.write_pages(tmp, hist)
-        from orchestrator.study_report import STUDIES_DIR, write_study_pages
-
+            site_history.write_pages(tmp, hist, studies=has_studies)
         studies = write_study_pages(results / STUDIES_DIR, tmp / "studies")
         if studies:
             log(f"site: {len(studies)} TCP study pages (studies/index.html)")
@@ -507,12 +514,17 @@ _CHART_TEXT = {
 
 
 def _sweep_html(
-    page: SweepPage, nav: Sequence[str], prefix: str, timeseries: Any, history: bool = False
+    page: SweepPage,
+    nav: Sequence[str],
+    prefix: str,
+    timeseries: Any,
+    history: bool = False,
+    studies: bool = False,
 ) -> str:
     loaded = page.loaded
     info = loaded.sweeps.get(page.id)
     title = f"Sweep {page.id}"
-    parts = [_head(title, prefix, history), _banner(loaded.emulated)]
+    parts = [_head(title, prefix, history, studies), _banner(loaded.emulated)]
     parts.append(f"<h1>{_e(title)}{' (emulated)' if loaded.emulated else ''}</h1>\n")
     started = info.started_utc if info else ""
     backends = ", ".join(sorted(info.backends)) if info else ""
@@ -554,10 +566,12 @@ def _sweep_list(nav: Sequence[str], prefix: str) -> str:
     return f"<h2>All sweeps</h2><ul id='sweeps'>{items}</ul>\n"
 
 
-def _methodology_html(nav: Sequence[str], emulated: bool, history: bool = False) -> str:
+def _methodology_html(
+    nav: Sequence[str], emulated: bool, history: bool = False, studies: bool = False
+) -> str:
     model = _model_text()
     parts = [
-        _head("Methodology", "", history),
+        _head("Methodology", "", history, studies),
         _banner(emulated, "Some or all results on this site were"),
         "<h1>Methodology</h1>\n",
         "<h2>What is measured</h2>\n<p>One small VM per region. In each round of the "
@@ -624,9 +638,11 @@ def _model_text() -> str:
     )
 
 
-def _data_html(pages: Sequence[SweepPage], emulated: bool, history: bool = False) -> str:
+def _data_html(
+    pages: Sequence[SweepPage], emulated: bool, history: bool = False, studies: bool = False
+) -> str:
     parts = [
-        _head("Data", "", history),
+        _head("Data", "", history, studies),
         _banner(emulated, "Some or all results on this site were"),
         "<h1>Data</h1>\n<p>Every file is also described in "
         "<a href='data/schema.json'>data/schema.json</a>. Rows with backend "

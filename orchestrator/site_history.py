@@ -353,15 +353,16 @@ def _pair_marks(found: ch.Detection) -> dict[str, dict[tuple[str, str, str], lis
 # ---- pages ----------------------------------------------------------------------------
 
 
-def write_pages(root: Path, data: HistoryData) -> None:
-    """history/matrix.html (+ matrix-data.js), history/changes.html, history/pairs/*.html."""
+def write_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
+    """history/matrix.html (+ matrix-data.js), history/changes.html, history/pairs/*.html;
+    `studies`: the site has TCP study pages (a link in every header)."""
     folder = root / "history"
     text = json.dumps(data.matrix, separators=(",", ":"))
     _write(folder / "matrix-data.js", f"window.InterregionMatrix = {text};\n")
-    _write(folder / "matrix.html", matrix_html(data))
-    _write(folder / "changes.html", changes_html(data))
+    _write(folder / "matrix.html", matrix_html(data, studies))
+    _write(folder / "changes.html", changes_html(data, studies))
     for (a, b), page in data.pairs.items():
-        _write(folder / "pairs" / pair_file(a, b), pair_html(page))
+        _write(folder / "pairs" / pair_file(a, b), pair_html(page, studies))
 
 
 def _source_banner(emulated: bool, hidden: bool = False) -> str:
@@ -383,7 +384,7 @@ def _select(name: str, label: str, options: Iterable[tuple[str, str]], chosen: s
     return f"<label>{_e(label)} <select name='{name}'>{items}</select></label>"
 
 
-def matrix_html(data: HistoryData) -> str:
+def matrix_html(data: HistoryData, studies: bool = False) -> str:
     sources = data.matrix["sources"]
     first = sources[0]
     windows = {
@@ -421,7 +422,7 @@ def matrix_html(data: HistoryData) -> str:
     )
     return "".join(
         [
-            _head("Matrix", "../", history=True),
+            _head("Matrix", "../", history=True, studies=studies),
             _source_banner(first["emulated"]),
             "<h1>From x To matrix</h1>\n",
             "<p>Each cell is one directed pair: the percentile of the pooled samples of every "
@@ -490,11 +491,11 @@ def _host_rows(docs: Sequence[dict[str, Any]]) -> str:
     return head + "".join(rows)
 
 
-def changes_html(data: HistoryData) -> str:
+def changes_html(data: HistoryData, studies: bool = False) -> str:
     doc = data.changes
     episodes, hosts = doc["episodes"], doc["hosts"]
     parts = [
-        _head("Changes", "../", history=True),
+        _head("Changes", "../", history=True, studies=studies),
         _banner(any(data.emulated.values()), "Some or all results on this page were"),
         "<h1>Changes</h1>\n",
         f"<p>Change detection over each source's latest {CHANGE_RUNS} sweeps "
@@ -535,12 +536,12 @@ def changes_html(data: HistoryData) -> str:
     return "".join(parts)
 
 
-def pair_html(page: dict[str, Any]) -> str:
+def pair_html(page: dict[str, Any], studies: bool = False) -> str:
     a, b = page["a"], page["b"]
     title = f"{a} ↔ {b}"
     emulated = any(s["emulated"] for s in page["sources"])
     parts = [
-        _head(title, "../../", history=True),
+        _head(title, "../../", history=True, studies=studies),
         _banner(emulated, "Some or all results on this page were"),
         f"<h1>{_e(title)}</h1>\n",
         "<p>Both directions over time: each point is one test (median of its ping samples; "

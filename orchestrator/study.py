@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass
 from orchestrator.advise import TCP_BUFFER_MAX_BYTES, TUNED_BUFFER_BDP_FACTOR, bdp_bytes
 from orchestrator.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL, REAL_CAP_BPS, emulated_type
+from orchestrator.schedule import Round
+from orchestrator.selection import Pair
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,12 @@ def run_order(
     tests = [(v.name, k) for k in range(1, repeats + 1) for v in variants]
     random.Random(f"{seed}:{src}>{dst}").shuffle(tests)
     return tests
+
+
+def forward_rounds(rounds: Sequence[Round]) -> list[list[Pair]]:
+    """The study's tests by the sweep's exclusive rounds: one forward test per slot. Each
+    is played once per test of the pairs' orders (variants x repeats)."""
+    return [[slot.pairs[0] for slot in slots] for slots in rounds]
 
 
 def line_rate_bps(backend: str, emulated: str | None = None) -> float:

@@ -411,10 +411,15 @@ def build_study_report(sweep: Any) -> Path:
     return sweep.dir / REPORT_FILE
 
 
+def study_ids(studies: Path) -> list[str]:
+    """The studies under `studies` that have a page, in id order."""
+    return sorted(p.parent.name for p in studies.glob(f"*/{PAGE_FILE}")) if studies.is_dir() else []
+
+
 def write_study_pages(studies: Path, dest: Path) -> list[str]:
     """The site's study pages: each study's study.html as studies/<id>.html, and a list
     of them; returns the ids (none: nothing is written)."""
-    ids = sorted(p.parent.name for p in studies.glob(f"*/{PAGE_FILE}")) if studies.is_dir() else []
+    ids = study_ids(studies)
     if not ids:
         return []
     dest.mkdir(parents=True, exist_ok=True)

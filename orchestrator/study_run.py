@@ -38,6 +38,7 @@ from orchestrator.study import (
     Variant,
     check_buffer,
     emulated_window_bytes,
+    forward_rounds,
     host_buffer_limit,
     line_rate_bps,
     run_order,
@@ -93,7 +94,7 @@ def forward_tests(pairs: Sequence[Pair], sweep: Sweep) -> list[list[Pair]]:
         max_concurrent=sweep.record.get("max_concurrent"),
         sequential=sweep.record.get("sequential", False),
     )
-    return [[slot.pairs[0] for slot in slots] for slots in rounds]
+    return forward_rounds(rounds)
 
 
 def check_plan_buffers(

@@ -13,6 +13,7 @@ from orchestrator import analyze, site, synthetic
 from orchestrator.cli import main
 from orchestrator.errors import UserError
 from orchestrator.schema import MEASUREMENT_COLUMNS
+from orchestrator.study_report import PAGE_FILE, STUDIES_DIR, page_html
 
 
 class _Links(HTMLParser):
@@ -80,7 +81,17 @@ def test_index_is_the_latest_sweep_with_a_time_series(tmp_path, results):
     assert "500 of 9000 points shown" in index or "of 9000 points shown" in index
 
 
-def test_pages_are_offline_and_labelled_emulated(tmp_path, results):
+def write_study(results, study_id):
+    """A finished TCP study's page, where `study tcp` leaves it (results/studies/<id>/)."""
+    folder = results / STUDIES_DIR / study_id
+    folder.mkdir(parents=True)
+    (folder / PAGE_FILE).write_text(page_html(f"## {study_id}\n| a | b |\n", study_id))
+
+
+@pytest.mark.parametrize("studies", [False, True])
+def test_pages_are_offline_and_labelled_emulated(tmp_path, results, studies):
+    if studies:
+        write_study(results, "20261125T0400Z-aaaa")
     out = tmp_path / "site"
     site.build_site(out, results, catalog=CATALOG)
     pages = [out / "index.html", out / "methodology.html", out / "data.html"]
@@ -88,6 +99,16 @@ def test_pages_are_offline_and_labelled_emulated(tmp_path, results):
     for page in pages:
         text = page.read_text()
         assert "class='emulated-banner'" in text, page.name
+        # the header links the TCP studies' list when there are studies, else not at all
+        prefix = "../" if page.parent.name == "sweeps" else ""
+        assert (f"href='{prefix}studies/index.html'" in text) is studies, page.name
+    if studies:  # the list and the study's page are reached from it: their links too
+        pages += [out / "studies" / "index.html", out / "studies" / "20261125T0400Z-aaaa.html"]
+        assert "href='20261125T0400Z-aaaa.html'" in pages[-2].read_text()
+    else:
+        assert not (out / "studies").exists()
+    for page in pages:
+        text = page.read_text()
         for ref in _refs(text):
             # relative links only (and data: for the empty favicon): nothing from the net
             assert not re.match(r"^[a-z]+://", ref) and not ref.startswith("//"), (page, ref)

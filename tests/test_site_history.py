@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from history_support import make_sweep, sweep_id_at
 from test_report import CATALOG, write_catalog
-from test_site import PLANTED, _refs
+from test_site import PLANTED, _refs, write_study
 
 from orchestrator import history as h
 from orchestrator import site, site_history
@@ -127,6 +127,22 @@ def test_history_pages_are_offline_and_labelled(episode_site):
             assert not re.match(r"^[a-z]+://", ref) and not ref.startswith("//"), (page, ref)
             if not ref.startswith("data:"):
                 assert (page.parent / ref.split("#")[0]).resolve().exists(), (page.name, ref)
+
+
+def test_history_pages_link_the_studies_when_there_are_some(tmp_path):
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 3)
+    write_study(results, "20261125T0400Z-aaaa")
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    for page, prefix in (
+        (out / "history" / "matrix.html", "../"),
+        (out / "history" / "changes.html", "../"),
+        (next((out / "history" / "pairs").iterdir()), "../../"),
+    ):
+        ref = f"{prefix}studies/index.html"
+        assert f"href='{ref}'" in page.read_text(), page.name
+        assert (page.parent / ref).resolve().exists()
 
 
 def test_changes_page_lists_open_and_closed_apart_from_configuration(tmp_path):

@@ -3,14 +3,30 @@ figures and the cap/window fit, with answers computed by hand."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 
 import pytest
+from click.testing import CliRunner
+from fixture_regions import fixture_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from orchestrator.catalog import load_catalog
+from orchestrator.cli import main
 from orchestrator.errors import UserError
+from orchestrator.pingphase import LAUNCH_BASE_S, PER_HOST_S, phase_seconds
+from orchestrator.plan import (
+    PING_PACKET_BYTES,
+    TestParams,
+    make_plan,
+    round_overhead_s,
+    slot_seconds,
+)
+from orchestrator.pricing import load_pricing
+from orchestrator.routes import default_routes
+from orchestrator.selection import SelectionSpec
 from orchestrator.study import (
     VARIANTS,
     check_buffer,
@@ -23,6 +39,7 @@ from orchestrator.study import (
     sysctl_values,
     tuned_buffer_bytes,
 )
+from orchestrator.study_estimate import study_plan
 from orchestrator.study_report import (
     PairResult,
     VariantResult,
@@ -33,6 +50,9 @@ from orchestrator.study_report import (
     report_text,
     write_study_pages,
 )
+
+CATALOG = fixture_catalog()
+PRICING = load_pricing()
 
 
 def test_variants_parse_in_order_and_unknown_ones_are_one_line():
@@ -219,3 +239,178 @@ def test_the_site_gets_a_page_per_study(tmp_path):
     )
     assert write_study_pages(tmp_path / "none", tmp_path / "x") == []
     assert not (tmp_path / "x").exists()
+
+
+# --- the estimate: what the study runs, by hand ----------------------------------------
+
+US_EU = SelectionSpec(pairs=(("aws:us-east-1", "aws:eu-west-1"),))
+AWS_VM_USD_PER_HOUR = 0.0208 + 0.005 + 0.0009  # instance + public IPv4 + disk
+
+
+def _study(backend: str, names: str = ",".join(VARIANTS), repeats: int = 3):
+    plan = make_plan(CATALOG, US_EU, TestParams(), backend=backend, pricing=PRICING)
+    return plan, *study_plan(plan, CATALOG, parse_variants(names), repeats, PRICING)
+
+
+def _rtt_ms(pair) -> float:
+    """The plan's RTT input: the pair's median in the public data (both fixture regions
+    have one)."""
+    rtt = default_routes().get(pair.src.key, pair.dst.key)
+    assert rtt is not None
+    return rtt
+
+
+def test_a_two_region_cloud_study_by_hand():
+    sweep, plan, found = _study("aws")
+    # one slot, forward test only (the schedule's first direction): 6 variants x 3
+    # repeats = 18 tests in 18 rounds, where the sweep ran 2 directions in one round
+    (forward,) = [slot.pairs[0] for rnd in plan.rounds for slot in rnd]
+    assert forward.key == ("aws:us-east-1", "aws:eu-west-1")
+    assert (found.tests, found.rounds) == (18, 18)
+    rtt_s = _rtt_ms(forward) / 1000
+    # one default stream: a small VM's 2.534 MB window per RTT (below the 5 Gbit/s cap)
+    w = 2_534_000 * 8 / rtt_s
+    assert w < 968e6
+    rates = {
+        "default": w,
+        "tuned": 968e6,  # the line rate its buffers are sized for, above the window
+        "p4": min(5e9, 4 * w),
+        "p8": min(5e9, 8 * w),
+        "cubic": w,
+        "bbr": w,
+    }
+    per_variant = {name: 3 * rate * (1 + 5) / 8 for name, rate in rates.items()}
+    assert found.bytes_by_variant == pytest.approx(per_variant)
+    pings = 20 * PING_PACKET_BYTES
+    e = plan.estimate
+    assert e.bytes == pytest.approx(sum(per_variant.values()) + pings)
+    assert e.bytes_by_cloud_pair == pytest.approx({"aws-aws": e.bytes})
+    # aws to aws across the Atlantic: $0.02 per GB
+    assert e.egress_usd == pytest.approx(e.bytes / 1e9 * 0.02)
+    assert found.egress_usd_by_variant["tuned"] == pytest.approx(per_variant["tuned"] / 1e9 * 0.02)
+    # the ping phase (one source host: 20 probes 0.2 s apart, 1 s margin), then 18 rounds
+    # of one direction (1 + 5 s + 7 RTTs + 1 s margin + the controller's overhead for 2
+    # hosts), then the restore play over both hosts (a playbook start)
+    phase = LAUNCH_BASE_S + PER_HOST_S + 19 * 0.2 + 1
+    rounds = 18 * (6 + 7 * rtt_s + 1 + 0.3 + 2 * 0.02)
+    restore = LAUNCH_BASE_S + 2 * PER_HOST_S
+    assert e.wall_s == pytest.approx(phase + rounds + restore)
+    hours = (e.wall_s + 600) / 3600
+    assert e.vm_hours == pytest.approx(2 * hours)
+    assert e.vm_usd == pytest.approx(2 * hours * AWS_VM_USD_PER_HOUR)
+    assert e.cost_usd == pytest.approx(e.egress_usd + e.vm_usd) == e.cloud_cost_usd
+    # what the sweep's estimate said: 2 default tests (both directions; one round has no
+    # sentinels)
+    assert sweep.estimate.bytes == pytest.approx(2 * (w * 6 / 8 + pings))
+    assert e.bytes > 10 * sweep.estimate.bytes and e.wall_s > 5 * sweep.estimate.wall_s
+    # the plan keeps the sweep's schedule; sweep.json records the study's estimate
+    assert plan.rounds == sweep.rounds
+    assert plan.to_json()["estimate"] == e.to_dict()
+
+
+def test_a_two_region_local_study_sends_emulated_bytes_and_prices_the_cloud():
+    _, cloud, _ = _study("aws", "default,tuned,p8", repeats=4)
+    _, plan, found = _study("local", "default,tuned,p8", repeats=4)
+    (forward,) = [slot.pairs[0] for rnd in plan.rounds for slot in rnd]
+    rtt_s = _rtt_ms(forward) / 1000
+    # the emulator: 50 Mbit/s, a window of the real one scaled by 50/968 (the buffer,
+    # rounded, x 0.5)
+    window = round(2_534_000 * 50 / 968 / 0.5) * 0.5
+    one = min(50e6, window * 8 / rtt_s)
+    assert one < 50e6
+    rates = {"default": one, "tuned": 50e6, "p8": min(50e6, 8 * one)}
+    assert found.bytes_by_variant == pytest.approx({n: 4 * r * 6 / 8 for n, r in rates.items()})
+    assert (found.tests, found.rounds) == (12, 12)
+    e = plan.estimate
+    assert e.bytes == pytest.approx(4 * sum(rates.values()) * 6 / 8 + 20 * PING_PACKET_BYTES)
+    assert e.cost_usd == 0 and e.setup_s == 60
+    # priced on the cloud figures, VMs at the cloud's setup time
+    assert e.egress_usd == pytest.approx(cloud.estimate.egress_usd)
+    assert e.cloud_cost_usd == pytest.approx(cloud.estimate.cost_usd)
+
+
+def test_without_a_tuned_variant_no_restore_play_is_counted():
+    _, with_tuned, _ = _study("aws", "default,tuned")
+    _, without, _ = _study("aws", "default,p4")
+    assert with_tuned.estimate.wall_s - without.estimate.wall_s == pytest.approx(
+        LAUNCH_BASE_S + 2 * PER_HOST_S
+    )
+
+
+def test_the_estimate_plays_each_schedule_round_once_per_test_of_an_order():
+    # 4 regions, full mesh: 6 slots in 3 rounds of 2; the study plays each 2 x 3 times
+    spec = SelectionSpec(
+        regions=("aws:us-east-1", "aws:us-west-2", "aws:eu-west-1", "aws:eu-central-1")
+    )
+    sweep = make_plan(CATALOG, spec, TestParams(), backend="aws", pricing=PRICING)
+    plan, found = study_plan(sweep, CATALOG, parse_variants("default,p4"), 3, PRICING)
+    assert [len(r) for r in plan.rounds] == [2, 2, 2]
+    assert (found.rounds, found.tests) == (3 * 6, 6 * 6)
+    params = TestParams()
+    slowest = [
+        max(slot_seconds(params, 1, _rtt_ms(s.pairs[0]), pings=False) for s in rnd)
+        for rnd in plan.rounds
+    ]
+    phase = phase_seconds([s.pairs[0].key for r in plan.rounds for s in r], 20, 0.2)
+    rounds = sum(6 * (s + round_overhead_s(4)) for s in slowest)
+    assert plan.estimate.wall_s == pytest.approx(phase + rounds)
+
+
+# --- the estimate through the CLI ---------------------------------------------------------
+
+
+def _cli(*args: str):
+    return CliRunner().invoke(main, ["study", "tcp", *args])
+
+
+def test_a_cloud_study_above_the_budget_is_refused_before_anything_is_provisioned(tmp_path):
+    regions = "aws:us-east-1,aws:eu-west-1"
+    catalog = load_catalog()
+    spec = SelectionSpec(regions=tuple(regions.split(",")))
+    sweep = make_plan(catalog, spec, TestParams(), backend="aws")
+    plan, _ = study_plan(sweep, catalog, list(VARIANTS.values()), 3)
+    # a budget the sweep's estimate is within and the study's is not
+    assert sweep.estimate.cost_usd < 0.1 < plan.estimate.cost_usd
+    results = tmp_path / "studies"
+    result = _cli("--backend", "aws", "--regions", regions, "--budget-usd", "0.1",
+                  "--results", str(results))  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [
+        f"error: estimated cost ${plan.estimate.cost_usd:.2f} is above --budget-usd 0.1: "
+        "pass --yes to accept it or raise --budget-usd"
+    ]
+    assert "plan: 2 regions, 18 tests, a ping phase, then 18 rounds" in result.stderr
+    assert f"estimated cost ${plan.estimate.cost_usd:.2f}\n" in result.stderr
+    assert result.stdout == ""
+    assert not results.exists()  # no study folder, no lock: nothing was provisioned
+
+
+def test_a_study_budget_must_be_above_zero(tmp_path):
+    result = _cli("--budget-usd", "0", "--results", str(tmp_path / "s"))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.stderr.strip() == "error: --budget-usd 0: must be above 0"
+    assert not (tmp_path / "s").exists()
+
+
+def test_sweep_json_records_the_studys_estimate(tmp_path, monkeypatch):
+    # the stages after planning need hosts; here they only read what was recorded
+    seen = {}
+
+    def record(run, **kwargs):
+        seen["record"] = json.loads((run.dir / "sweep.json").read_text())
+
+    monkeypatch.setattr("orchestrator.cli.study.runner.run_sweep", record)
+    regions = "aws:us-east-1,aws:eu-west-1"
+    result = _cli("--backend", "local", "--regions", regions, "--variants", "default,p4",
+                  "--repeats", "3", "--yes", "--results", str(tmp_path))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    catalog = load_catalog()
+    sweep = make_plan(catalog, SelectionSpec(regions=tuple(regions.split(","))), TestParams())
+    plan, found = study_plan(sweep, catalog, parse_variants("default,p4"), 3)
+    record = seen["record"]
+    assert record["plan"]["estimate"] == plan.estimate.to_dict()
+    assert record["plan"]["estimate"] != sweep.estimate.to_dict()
+    assert record["study"]["estimate"] == found.to_dict()
+    assert record["study"]["estimate"]["tests"] == 6

@@ -11,12 +11,21 @@ from click.core import ParameterSource
 
 from orchestrator import abandoned, paths, runner
 from orchestrator import sweep as sweeps
+from orchestrator.catalog import load_catalog
 from orchestrator.cli.cloud import cloud_options
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
 from orchestrator.cli.options import run_options, selection_options, test_params_options
-from orchestrator.cli.sweep import _emulation, _locked, _plan, _record_emulation
+from orchestrator.cli.sweep import (
+    _announce,
+    _emulation,
+    _locked,
+    _make_plan,
+    _new_cloud_options,
+    _record_emulation,
+)
 from orchestrator.errors import UserError
 from orchestrator.study import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
+from orchestrator.study_estimate import study_plan
 from orchestrator.study_report import STUDIES_DIR, build_study_report
 from orchestrator.study_run import STUDY_FILE, check_plan_buffers, measure_study
 
@@ -106,8 +115,10 @@ def tcp(**kwargs: Any) -> None:
             raise UserError(f"{flag} with study tcp: the study sets it per variant (--variants)")
     variants = parse_variants(kwargs["variants"])
     repeats = check_repeats(kwargs["repeats"])
+    if not kwargs["budget_usd"] > 0:  # also NaN: a budget nothing is within
+        raise UserError(f"--budget-usd {kwargs['budget_usd']:g}: must be above 0")
     perturbations = perturbations_from_options(kwargs["perturb"], kwargs["perturb_file"])
-    plan, spec, options = _plan(kwargs)
+    plan, spec = _make_plan(kwargs)
     if any(v.tuned for v in variants):
         check_plan_buffers(
             plan.selection.pairs,
@@ -115,6 +126,10 @@ def tcp(**kwargs: Any) -> None:
             kwargs.get("emulated_type"),
             kwargs["max_buffer_bytes"],
         )
+    # the budget question reads what the study runs, not what a sweep of it would
+    plan, found = study_plan(plan, load_catalog(), variants, repeats)
+    _announce(plan, kwargs, found.tests, found.shape())
+    options = _new_cloud_options(kwargs)
     emulation = _emulation(kwargs["emulation_seed"], perturbations, plan)
     results: Path = kwargs["results"]
     with _locked(results) as lock:
@@ -126,6 +141,7 @@ def tcp(**kwargs: Any) -> None:
             "repeats": repeats,
             "seed": seed,
             "max_buffer_bytes": kwargs["max_buffer_bytes"],
+            "estimate": found.to_dict(),
         }
         run.save()
         _record_emulation(run, emulation)

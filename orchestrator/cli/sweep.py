@@ -244,6 +244,13 @@ def _sweep_profile(kwargs: dict[str, Any]) -> None:
 
 def _plan(kwargs: dict[str, Any]) -> tuple[Plan, SelectionSpec, dict[str, Any] | None]:
     """The plan, its selection and the cloud options of a new sweep; asks above the budget."""
+    plan, spec = _make_plan(kwargs)
+    _announce(plan, kwargs, len(plan.selection.pairs), plan.shape())
+    return plan, spec, _new_cloud_options(kwargs)
+
+
+def _make_plan(kwargs: dict[str, Any]) -> tuple[Plan, SelectionSpec]:
+    """The plan of a new sweep (or study) and its selection: every input check."""
     backend = kwargs["backend"]
     spec = spec_from_options(**kwargs)
     params = params_from_options(**kwargs)
@@ -262,23 +269,32 @@ def _plan(kwargs: dict[str, Any]) -> tuple[Plan, SelectionSpec, dict[str, Any] |
             c: kwargs[f"{c}_machine_type"] for c in CLOUDS if kwargs.get(f"{c}_machine_type")
         },
     )
+    return plan, spec
+
+
+def _announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None:
+    """Print the plan's estimate (`tests` tests, measured as `shape` says); ask above
+    the budget."""
     if plan.shortfalls:
         click.echo(f"warning: {shortfall_message(plan.shortfalls)}", err=True)
     e = plan.estimate
     click.echo(
-        f"plan: {len(plan.selection.regions)} regions, {len(plan.selection.pairs)} tests, "
-        f"{plan.shape()}, "
+        f"plan: {len(plan.selection.regions)} regions, {tests} tests, {shape}, "
         f"about {e.wall_s / 60:.1f} min measuring; estimated cost ${e.cost_usd:.2f}"
-        + (f" (on the clouds: ${e.cloud_cost_usd:.2f})" if backend == "local" else ""),
+        + (f" (on the clouds: ${e.cloud_cost_usd:.2f})" if plan.backend == "local" else ""),
         err=True,
     )
     _confirm_cost(e.cost_usd, kwargs["budget_usd"], kwargs["yes"])
+
+
+def _new_cloud_options(kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """The cloud options a new sweep records (None on local)."""
     options = _cloud_options_given(kwargs)  # checks --ttl before any folder is made
-    if backend == "local" and options:
+    if kwargs["backend"] == "local" and options:
         raise UserError("cloud flags apply to --backend aws, gcp or cloud, not local")
-    if backend != "local":
+    if kwargs["backend"] != "local":
         options = asdict(cloud_options_from(**kwargs))
-    return plan, spec, options
+    return options
 
 
 def _run(run: sweeps.Sweep, kwargs: dict[str, Any], lock: ResultsLock) -> None:
