@@ -17,7 +17,8 @@ emulated cloud, Ansible over SSH, iperf3, ping) and prints a row per case:
   ctl PSS        peak memory of the controller: the orchestrator, Ansible, its forks and
                  ssh clients (this net namespace's processes of the sweep's tree), as PSS:
                  Ansible's forks share most of their pages, which a sum of RSS would count
-                 once per fork                                        goal < 1 GiB
+                 once per fork; printed with what it was made of at its peak
+                                                                       goal < 1 GiB
 
 Cases: `--sizes 6,20,46,77` at the local default concurrency, `--lifted 77` with the
 cap lifted (every slot of a round at once: 77 rounds, as on the clouds), and `--latency 77`:
@@ -76,6 +77,7 @@ class PeakPss:
 
     def __init__(self, pid: int) -> None:
         self.pid, self.peak_kb, self._stop = pid, 0, threading.Event()
+        self.at_peak: dict[str, list[int]] = {}
         self._netns = os.readlink("/proc/self/ns/net")
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -93,29 +95,52 @@ class PeakPss:
             tree.setdefault(ppid, []).append(int(entry))
         return tree
 
-    def _sample(self) -> int:
-        tree, todo, total = self._children(), [self.pid], 0
+    def _sample(self) -> tuple[int, dict[str, list[int]]]:
+        """The tree's summed PSS (KiB), and each kind of process's PSS (KiB) in it."""
+        tree, todo, total = self._children(), [(self.pid, "")], 0
+        kinds: dict[str, list[int]] = {}
         while todo:
-            pid = todo.pop()
-            todo += tree.get(pid, [])
+            pid, parent = todo.pop()
             try:
+                name = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2]
+                kind = _kind(pid == self.pid, parent, name)
+                todo += [(child, kind) for child in tree.get(pid, [])]
                 if os.readlink(f"/proc/{pid}/ns/net") != self._netns:
                     continue
                 for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
                     if line.startswith("Pss:"):
                         total += int(line.split()[1])
+                        kinds.setdefault(kind, []).append(int(line.split()[1]))
             except OSError:
                 continue
-        return total
+        return total, kinds
 
     def _run(self) -> None:
         while not self._stop.wait(1.0):
-            self.peak_kb = max(self.peak_kb, self._sample())
+            total, kinds = self._sample()
+            if total > self.peak_kb:
+                self.peak_kb, self.at_peak = total, kinds
+
+    def breakdown(self) -> str:
+        """What the peak was made of: each kind of process, how many, their PSS."""
+        parts = sorted(self.at_peak.items(), key=lambda kv: -sum(kv[1]))
+        return ", ".join(f"{k} {len(v)} x {sum(v) / len(v) / 1024:.1f} MiB" for k, v in parts)
 
     def stop(self) -> float:
         self._stop.set()
         self._thread.join()
         return self.peak_kb / 1024
+
+
+def _kind(root: bool, parent: str, argv: list[bytes]) -> str:
+    """orchestrator, ansible (the playbook's parent), ansible worker, ssh, terraform, or
+    the program's name."""
+    words = [Path(a.decode(errors="replace")).name for a in argv]
+    if root:
+        return "orchestrator"
+    if any(w == "ansible-playbook" for w in words):
+        return "ansible worker" if parent in ("ansible", "ansible worker") else "ansible"
+    return words[0] if words and words[0] else "?"
 
 
 def run(size: int, extra: list[str], results: Path) -> dict:
@@ -132,6 +157,7 @@ def run(size: int, extra: list[str], results: Path) -> dict:
     pss = PeakPss(proc.pid)
     _, err = proc.communicate()
     peak_mib = pss.stop()
+    at_peak = pss.breakdown()
     total_s = time.monotonic() - started
     if proc.returncode != 0:
         raise SystemExit(f"sweep of {size} regions failed:\n{err[-2000:]}")
@@ -162,6 +188,7 @@ def run(size: int, extra: list[str], results: Path) -> dict:
         "vs_plan": wall_s / expected_s,
         "per_round_s": (slot_wall_s - measured) / max(len(rounds), 1),
         "peak_mib": peak_mib,
+        "at_peak": at_peak,
         "total_s": total_s,
         "errors": first_errors(sweep_dir, rounds),
     }
@@ -299,6 +326,7 @@ def main() -> None:
                 flush=True,
             )
             print(f"{'':>10} final statuses: {r['statuses']}")
+            print(f"{'':>10} ctl PSS at its peak: {r['at_peak']}")
             for error in r["errors"]:
                 print(f"{'':>10} first attempt: {error}")
         for size in (int(s) for s in args.latency.split(",") if s):

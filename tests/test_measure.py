@@ -4,7 +4,11 @@ round's hosts and parts, and a size that grows linearly with the number of tests
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 
+import jinja2.defaults
 import pytest
 
 from orchestrator import measure, paths
@@ -73,3 +77,62 @@ def test_the_playbook_grows_linearly_with_the_number_of_tests():
     # and the largest play is bounded by one round's hosts, not by the sweep
     _, book = playbook_for(77, 12)
     assert max(len(json.dumps(p)) for p in book) < 24 * 1000
+
+
+# A worker's first render of round.yml, run in a fresh interpreter the way Ansible's parent
+# runs it: the callback's playbook-start hook first (when `warm`), then the template. It
+# prints the plugin modules the render itself imported: what each forked worker would load
+# (and hold a private copy of) on its own.
+RENDER_AS_A_WORKER = """
+import json, sys
+import yaml
+from ansible.template import Templar, trust_as_template
+sys.path.insert(0, "callback_plugins")
+import ir_events
+if sys.argv[1] == "warm":
+    ir_events.CallbackModule().v2_playbook_on_start(None)
+task = yaml.safe_load(open("tasks/round.yml"))[0]["ansible.builtin.raw"]
+part = {"round": 1, "host": "aws:us-east-1", "role": "client", "port": 5201}
+variables = {
+    "ir_python": "/usr/bin/python3",
+    "ir_agent_dir": "/tmp/agent dir",
+    "ir_parts": {"aws_us-east-1": part},
+    "inventory_hostname": "aws_us-east-1",
+}
+before = set(sys.modules)
+command = Templar(loader=None, variables=variables).template(trust_as_template(task))
+assert json.dumps(part) in command, command
+print(json.dumps(sorted(m for m in set(sys.modules) - before if ".plugins." in m)))
+"""
+
+
+def _plugins_a_worker_loads(warm: bool) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", RENDER_AS_A_WORKER, "warm" if warm else "cold"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=paths.PLAYBOOKS,
+    )
+    return json.loads(out.stdout)
+
+
+def test_the_round_tasks_filters_are_loaded_before_ansible_forks_its_workers():
+    # without the callback's hook, rendering the round task loads the filter plugins
+    # (this checks that the check can fail); with it, a worker loads nothing of its own
+    assert any(".plugins.filter." in m for m in _plugins_a_worker_loads(warm=False))
+    assert _plugins_a_worker_loads(warm=True) == []
+
+
+def test_every_ansible_filter_the_tasks_use_is_preloaded():
+    sys.path.insert(0, str(paths.PLAYBOOKS / "callback_plugins"))
+    try:
+        import ir_events
+    finally:
+        sys.path.pop(0)
+    used = set()
+    for tasks in (paths.PLAYBOOKS / "tasks").glob("*.yml"):
+        used |= set(re.findall(r"\|\s*([A-Za-z_]\w*)", tasks.read_text()))
+    ansible_filters = used - set(jinja2.defaults.DEFAULT_FILTERS)
+    assert ansible_filters  # to_json and quote at least
+    assert {f"ansible.builtin.{f}" for f in ansible_filters} <= set(ir_events.TASK_FILTERS)
