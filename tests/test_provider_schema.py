@@ -468,3 +468,40 @@ def test_gcp_max_run_duration_fits_the_provider_range_and_has_its_action():
     assert bounds, "the ttl_minutes validation changed shape"
     low, high = int(bounds.group(1)), int(bounds.group(2))
     assert 0 < low * 60 <= high * 60 <= 315_576_000_000
+
+
+# Per type: sets of arguments (dotted paths) of which a block may set at most one, from
+# the providers' ConflictsWith (hashicorp/terraform-provider-aws ec2_instance.go: user_data
+# vs user_data_base64; root_block_device.tags vs volume_tags; network_interface vs the
+# instance's own subnet, address and group arguments) and docs ("Conflicts with": the
+# security group's and key pair's name vs name_prefix).
+CONFLICTS: dict[str, list[set[str]]] = {
+    "aws_instance": [
+        {"user_data", "user_data_base64"},
+        {"volume_tags", "root_block_device.tags"},
+        {"network_interface", "subnet_id"},
+        {"network_interface", "vpc_security_group_ids"},
+        {"network_interface", "associate_public_ip_address"},
+    ],
+    "aws_security_group": [{"name", "name_prefix"}],
+    "aws_key_pair": [{"key_name", "key_name_prefix"}],
+}
+
+
+def conflict_problems(uses: list[Use]) -> list[str]:
+    out = []
+    for use in uses:
+        for group in CONFLICTS.get(use.type_, []):
+            present = {p for p in group if _values_at(use.body, p.split("."))}
+            if len(present) > 1:
+                out.append(f"{use.where}: {sorted(present)} conflict in the provider")
+    return out
+
+
+def test_no_block_sets_arguments_the_provider_lets_only_one_of():
+    assert conflict_problems(_uses()) == []
+    both = (
+        'resource "aws_instance" "x" {\n  volume_tags = {}\n'
+        "  root_block_device {\n    tags = {}\n  }\n}\n"
+    )
+    assert conflict_problems(_uses({"aws/x.tf": both}))
