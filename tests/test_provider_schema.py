@@ -19,6 +19,11 @@ Sources (read with the project's search tool, November 2026):
   hashicorp/google 6.8.0; it was beta-only before); google_compute_address `labels` from
   the cdktf provider-google bindings for hashicorp/google 6.27.0, 6.35.0 and 6.50.0 (not
   in 4.69.1); the provider's `project` from the same bindings for 6.49.2 and 6.50.0.
+  Cross-checked for 6.x in the cdktf provider-google Python bindings for hashicorp/google
+  6.50.0 (the index names no path for them): google_compute_instance's top-level arguments
+  and its scheduling (provisioning_model, instance_termination_action, max_run_duration)
+  and shielded_instance_config blocks; compute_firewall direction; compute_subnetwork
+  private_ip_google_access; compute_address labels.
   Values from hashicorp/terraform-provider-google website/docs/r/compute_instance.html.markdown
   @022e24ae73bc and the bindings' "Possible values" (7.43.0, cdktn-io/cdktn-provider-google-go
   @024bef55f1f5, for scheduling).
