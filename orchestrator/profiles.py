@@ -123,10 +123,18 @@ def _typed_options(source: str, name: str, options: dict[str, Any]) -> dict[str,
     profile's `pings: twenty` is the same one-line error as `--pings twenty`."""
     import click
 
-    from orchestrator.cli.sweep import COMMANDS
+    # the option sets `sweep` is built from, not the command itself: its module imports
+    # this one (sweep --profile)
+    from orchestrator.cli.cloud import cloud_options
+    from orchestrator.cli.options import run_options, selection_options, test_params_options
 
-    (sweep,) = [c for c in COMMANDS if c.name == "sweep"]
-    params = {p.name: p for p in sweep.params}
+    def options_of(**_: Any) -> None:
+        """The sweep options a profile may set."""
+
+    command = click.command()(
+        selection_options(test_params_options(run_options(cloud_options(options_of))))
+    )
+    params = {p.name: p for p in command.params}
     typed: dict[str, Any] = {}
     for key, value in options.items():
         param = params.get(key)
