@@ -1,12 +1,15 @@
 """Every process a sweep starts (ansible-playbook, terraform), so none outlives it.
 
 A child runs in its own process group; `stop_group` ends the whole group (the
-child and what it started: forks, ssh). `stop_all` is the last thing a command
-does: it waits until every registered group is gone.
+child and what it started: forks, ssh) and every descendant that left the group
+(Ansible's workers call setsid, so a signal to the group never reaches them).
+`stop_all` is the last thing a command does: it waits until every registered group
+is gone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -45,25 +48,61 @@ def group_alive(pgid: int) -> bool:
     return _runs_in_group(pgid)
 
 
-def _runs_in_group(pgid: int) -> bool:
-    """A process of group `pgid` that is not a zombie, from /proc (True without /proc)."""
+def _processes() -> Iterator[tuple[int, str, int, int]] | None:
+    """(pid, state, ppid, pgrp) of every process, from /proc; None without /proc."""
     try:
-        entries = os.scandir("/proc")
+        entries = list(os.scandir("/proc"))
     except OSError:
-        return True
-    with entries:
+        return None
+
+    def read() -> Iterator[tuple[int, str, int, int]]:
         for entry in entries:
             if not entry.name.isdigit():
                 continue
             try:
                 with open(f"/proc/{entry.name}/stat") as f:
                     # after the command's closing parenthesis: state, ppid, pgrp, ...
-                    state, _ppid, pgrp = f.read().rsplit(")", 1)[1].split()[:3]
+                    state, ppid, pgrp = f.read().rsplit(")", 1)[1].split()[:3]
             except (OSError, ValueError):
                 continue  # it ended meanwhile
-            if int(pgrp) == pgid and state != "Z":
-                return True
-    return False
+            yield int(entry.name), state, int(ppid), int(pgrp)
+
+    return read()
+
+
+def _runs_in_group(pgid: int) -> bool:
+    """A process of group `pgid` that is not a zombie, from /proc (True without /proc)."""
+    procs = _processes()
+    if procs is None:
+        return True
+    return any(pgrp == pgid and state != "Z" for _, state, _, pgrp in procs)
+
+
+def descendants(pid: int) -> set[int]:
+    """The live processes below `pid`, whatever their group."""
+    procs = _processes()
+    if procs is None:
+        return set()
+    below: dict[int, list[int]] = {}
+    for child, state, ppid, _ in procs:
+        if state != "Z":
+            below.setdefault(ppid, []).append(child)
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in below.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _runs(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, ValueError, IndexError):
+        return False
 
 
 def stop_group(
@@ -73,19 +112,32 @@ def stop_group(
         (signal.SIGKILL, 5.0),
     ),
 ) -> str:
-    """Send each signal of `steps` to the child's group and wait up to its seconds for the
-    whole group to end; returns what happened, e.g. 'SIGINT: ended after 1.2 s'."""
+    """Send each signal of `steps` to the child's group, and to its descendants that left
+    the group, and wait up to its seconds for all of them to end; returns what happened,
+    e.g. 'SIGINT: ended after 1.2 s'."""
     said = []
+    # found before the first signal: once the child dies its orphans are init's
+    family = descendants(proc.pid)
+
+    def ended() -> bool:
+        return (
+            proc.poll() is not None
+            and not group_alive(proc.pid)
+            and not any(_runs(pid) for pid in family)
+        )
+
     for sig, wait_s in steps:
-        if proc.poll() is not None and not group_alive(proc.pid):
+        if ended():
             break
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            break
+        # stopped first, so that no fork made while we look escapes (Ansible starts the
+        # next task's workers the moment the last one ends); continued after the signal
+        _signal(proc.pid, family, signal.SIGSTOP)
+        family |= descendants(proc.pid)
+        _signal(proc.pid, family, sig)
+        _signal(proc.pid, family, signal.SIGCONT)
         started = time.monotonic()
         while time.monotonic() - started < wait_s:
-            if proc.poll() is not None and not group_alive(proc.pid):
+            if ended():
                 said.append(f"{sig.name}: ended after {time.monotonic() - started:.1f} s")
                 break
             time.sleep(0.1)  # cheap: /proc is read only once the child itself ended
@@ -93,9 +145,17 @@ def stop_group(
             said.append(f"{sig.name}: still running after {wait_s:g} s")
             continue
         break
-    if proc.poll() is not None and not group_alive(proc.pid):
+    if ended():
         _live.pop(proc.pid, None)
     return "; ".join(said) or "had ended"
+
+
+def _signal(pgid: int, pids: set[int], sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, sig)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
 
 
 def stop_all(grace_s: float = 5.0) -> list[str]:

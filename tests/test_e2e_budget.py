@@ -9,7 +9,7 @@ namespaces, Ansible over SSH and iperf3.
 from __future__ import annotations
 
 import pytest
-from e2e_support import SHORT, nothing_left, only_sweep, record, rows, run_cli
+from e2e_support import SHORT, leftovers, nothing_left, only_sweep, record, rows, run_cli
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -39,7 +39,7 @@ def test_a_sweep_stops_after_the_round_that_reaches_its_budget(tmp_path):
     finally:
         if not nothing_left(sweep_dir):
             run_cli(["teardown", "--sweep", sweep_dir.name, "--results", str(tmp_path)])
-    assert nothing_left(sweep_dir)
+    assert nothing_left(sweep_dir), leftovers(sweep_dir)
 
 
 def test_price_emulated_is_for_a_new_local_sweep(tmp_path):

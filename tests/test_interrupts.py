@@ -78,6 +78,36 @@ def test_stop_group_escalates_until_the_whole_group_is_gone():
     assert not children.group_alive(proc.pid) and children.live() == []
 
 
+# a parent that dies on SIGTERM, with a fork that left its group (as Ansible's workers do:
+# they call setsid) and is still busy, as a worker on a test is
+SETSID_FORK = (
+    "import os, time\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    print(os.getpid(), flush=True)\n"
+    "    time.sleep(60)\n"
+    "    os._exit(0)\n"
+    "time.sleep(60)\n"
+)
+
+
+def test_stop_group_also_ends_a_fork_that_left_the_group():
+    proc = start_group(SETSID_FORK)
+    with children.registered(proc):
+        fork = int(proc.stdout.readline())
+        assert os.getpgid(fork) != proc.pid  # out of the group: killpg cannot reach it
+        said = children.stop_group(proc, ((signal.SIGTERM, 5.0),))
+    assert said.startswith("SIGTERM: ended after"), said
+    assert not running(fork)
+
+
+def running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def test_stop_all_leaves_no_registered_child_running():
     procs = [start_group(STUBBORN) for _ in range(2)]
     for p in procs:
