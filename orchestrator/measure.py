@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from orchestrator import interrupts, paths, sentinels, spend, store
@@ -284,17 +285,20 @@ def run_rounds(
     }
     sweep.record["measure_runs"].append(summary)
     sweep.save()
-    log = state / "ansible-measure.log"
-    if rc != 0 or not tracker.closed:
+    check_playbook_end(sweep, rc, len(tracker.closed), len(planned), state / "ansible-measure.log")
+    return summary
+
+
+def check_playbook_end(sweep: Sweep, rc: int, closed: int, planned: int, log: Path) -> None:
+    """A rounds playbook that was killed, failed, or closed no round is a one-line error."""
+    if rc != 0 or not closed:
         state_folder(sweep)  # Ansible fails too when the state under it vanished: say which
     if rc < 0:
         raise UserError(f"ansible-playbook was killed (signal {-rc}) during the rounds: see {log}")
-    if rc not in (0, 2, 4) or not tracker.closed:
+    if rc not in (0, 2, 4) or not closed:
         raise UserError(
-            f"ansible-playbook failed (rc {rc}) after {len(tracker.closed)} of {len(planned)} "
-            f"rounds: see {log}"
+            f"ansible-playbook failed (rc {rc}) after {closed} of {planned} rounds: see {log}"
         )
-    return summary
 
 
 class BudgetReached(UserError):

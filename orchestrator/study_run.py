@@ -340,13 +340,9 @@ def run_study_rounds(
         }
     )
     sweep.save()
-    if rc < 0:
-        raise UserError(f"ansible-playbook was killed (signal {-rc}) during the study")
-    if rc not in (0, 2, 4) or not tracker.closed:
-        raise UserError(
-            f"ansible-playbook failed (rc {rc}) after {len(tracker.closed)} of {len(planned)} "
-            f"rounds: see {state / 'ansible-study.log'}"
-        )
+    measure.check_playbook_end(
+        sweep, rc, len(tracker.closed), len(planned), state / "ansible-study.log"
+    )
 
 
 def hosts_of(slots: Sequence[SlotPlan]) -> list[str]:
