@@ -154,32 +154,28 @@ class TerraformStack:
             raise UserError(
                 "terraform is not installed: see https://developer.hashicorp.com/terraform/install"
             ) from None
+
+        def stop(why: str) -> None:
+            """Let terraform save what it made first, then end its whole group (a provider
+            plugin it started must not outlive it), and log what was sent."""
+            with interrupts.deferred():
+                said = children.stop_group(process, self.interrupt_steps)
+                stdout, stderr = _remaining_output(process)
+                log.write_text(
+                    f"{stdout}{stderr}\ninterregion: terraform {what} stopped ({why}): {said}\n"
+                )
+
         with process, children.registered(process):
             try:
                 stdout, stderr = process.communicate(timeout=timeout_s)
             except subprocess.TimeoutExpired:
-                # the same polite stop as on an interrupt, to the whole group: a provider
-                # plugin terraform started must not outlive it
-                with interrupts.deferred():
-                    said = children.stop_group(process, self.interrupt_steps)
-                    stdout, stderr = _remaining_output(process)
-                    log.write_text(
-                        f"{stdout}{stderr}\ninterregion: terraform {what} stopped "
-                        f"(timeout {timeout_s:g} s): {said}\n"
-                    )
+                stop(f"timeout {timeout_s:g} s")  # the same polite stop as on an interrupt
                 raise UserError(
                     f"terraform {what} did not finish within {timeout_s:g} s and was stopped "
                     f"(log: {log}): check the cloud, then run the stage again"
                 ) from None
-            except BaseException as e:
-                # Ctrl-C, SIGTERM, an error of ours: let terraform save what it made first
-                with interrupts.deferred():
-                    said = children.stop_group(process, self.interrupt_steps)
-                    stdout, stderr = _remaining_output(process)
-                    log.write_text(
-                        f"{stdout}{stderr}\ninterregion: terraform {what} stopped "
-                        f"({type(e).__name__}): {said}\n"
-                    )
+            except BaseException as e:  # Ctrl-C, SIGTERM, an error of ours
+                stop(type(e).__name__)
                 raise
         log.write_text(stdout + stderr)
         if process.returncode != 0:
