@@ -45,7 +45,7 @@ from pathlib import Path
 
 from orchestrator import changes, history, history_views, rtt_noise, store
 from orchestrator.catalog import load_catalog
-from orchestrator.geo import distance_km
+from orchestrator.core.geo import distance_km
 from orchestrator.netmodel import DEFAULT_MODEL
 from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import store
+from orchestrator.core.errors import UserError
 from orchestrator.emulator.state import process_start_ticks
-from orchestrator.errors import UserError
 from orchestrator.store import utc_now
 
 FINISHED = frozenset({"done", "failed", "interrupted", "torn down", "planned"})

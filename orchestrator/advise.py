@@ -21,7 +21,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL
 
 # 1500-byte MTU less IPv4 (20), TCP (20) and the timestamp option (12).

@@ -11,9 +11,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from orchestrator.geo import fibre_rtt_ms
-from orchestrator.stats import NAN, median, percentiles
-from orchestrator.stats import percentile as percentile  # callers of the analysis use it here
+from orchestrator.core.geo import fibre_rtt_ms
+from orchestrator.core.stats import NAN, median, percentiles
+from orchestrator.core.stats import percentile as percentile
 
 # 1.4826 x MAD estimates the standard deviation of normally distributed data.
 MAD_TO_SIGMA = 1.4826

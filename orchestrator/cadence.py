@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 DAY_S = 86_400
 WEEK_S = 7 * DAY_S

@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 from yaml.constructor import ConstructorError
 
-from orchestrator import paths
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 
 CLOUDS = ("aws", "gcp")
 

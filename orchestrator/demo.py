@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.changes import Params
+from orchestrator.core.errors import UserError
 from orchestrator.emulator.perturb import Perturbation, ends
-from orchestrator.errors import UserError
 from orchestrator.lock import results_lock
 
 # 12 regions of both clouds on six continents: same-metro pairs (Ashburn), the

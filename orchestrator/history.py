@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator import parse, store
 from orchestrator.collect import host_doc
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.fingerprint import (
     FINGERPRINT_FIELDS,
     fingerprint,

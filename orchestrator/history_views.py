@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 if TYPE_CHECKING:
     import duckdb

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.hosts import Host
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.store import utc_now
 
 LOCK_FILE = ".sweep.lock"

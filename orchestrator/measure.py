@@ -17,9 +17,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator import interrupts, paths, sentinels, spend, store
+from orchestrator import interrupts, sentinels, spend, store
 from orchestrator.collect import SlotPlan, unmeasured_row, with_ping_phase
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.hosts import Host
 from orchestrator.pingphase import (
     PHASE_FORKS,

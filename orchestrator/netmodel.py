@@ -25,10 +25,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator import paths
 from orchestrator.catalog import Catalog, Region, load_catalog
-from orchestrator.errors import UserError
-from orchestrator.geo import distance_km as geodesic_km
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km as geodesic_km
 
 PUBLIC_DATA = paths.DATA
 SKYPLANE_CSV = "skyplane-latency-2022.csv"

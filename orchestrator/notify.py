@@ -7,7 +7,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 TIMEOUT_S = 10.0
 

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from orchestrator.stats import percentiles
+from orchestrator.core.stats import percentiles
 
 CORRUPTED = "corrupted output"
 

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator import children, interrupts, paths
-from orchestrator.errors import UserError
+from orchestrator import children, interrupts
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 
 Event = dict[str, Any]
 

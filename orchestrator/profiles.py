@@ -27,7 +27,7 @@ import yaml
 
 from orchestrator.cadence import Cadence, check_every, parse_cron, parse_duration
 from orchestrator.catalog import Catalog
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
 from orchestrator.plan import BACKENDS
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import paths
 from orchestrator.catalog import Region
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.keys import SweepKeys
 from orchestrator.terraform import TerraformStack
 

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from orchestrator.catalog import Catalog
-from orchestrator.errors import UserError
-from orchestrator.geo import distance_km
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
 from orchestrator.netmodel import DOIT_TEST_SECONDS
 
 FORMATS = ("skyplane", "doit")

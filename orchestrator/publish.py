@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import allowance, analyze, outdir, paths, store
+from orchestrator import allowance, analyze, store
 from orchestrator.catalog import Catalog, Region, load_catalog
-from orchestrator.errors import UserError
-from orchestrator.geo import distance_km
+from orchestrator.core import outdir, paths
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

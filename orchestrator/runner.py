@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from orchestrator import children, interrupts, measure, stages
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.interrupts import Interrupted
 from orchestrator.progress import RoundProgress
 from orchestrator.store import utc_now

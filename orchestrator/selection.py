@@ -19,8 +19,8 @@ from itertools import permutations
 from typing import Any
 
 from orchestrator.catalog import CLOUDS, Catalog, Region
-from orchestrator.errors import UserError
-from orchestrator.geo import distance_km
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
 
 # Where --max-regions starts each cloud: the providers' default regions, so a
 # small sample always has its best-known region and the rest spread from it.

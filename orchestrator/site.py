@@ -25,9 +25,10 @@ from typing import Any
 
 from plotly.offline import get_plotlyjs
 
-from orchestrator import analyze, charts, outdir, report
+from orchestrator import analyze, charts, report
 from orchestrator.catalog import Catalog
-from orchestrator.errors import UserError
+from orchestrator.core import outdir
+from orchestrator.core.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL
 from orchestrator.pages import banner as _banner
 from orchestrator.pages import esc as _e

@@ -77,7 +77,7 @@ def history_data(con: duckdb.DuckDBPyConnection, now: datetime | None = None) ->
     """Every figure of the history pages, from the store (read only)."""
     infos = list(v.source_infos(con).values())
     if not infos:
-        from orchestrator.errors import UserError
+        from orchestrator.core.errors import UserError
 
         raise UserError("the history store is empty: run 'interregion history ingest --all'")
     infos.sort(key=lambda i: (i.name not in ("measured", "emulated"), i.name != "measured", i.name))

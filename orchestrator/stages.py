@@ -16,7 +16,7 @@ from typing import Any
 from orchestrator import interrupts, store
 from orchestrator.catalog import load_catalog
 from orchestrator.collect import RowContext, SlotPlan, with_ping_phase
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.hostcheck import congestion_problem
 from orchestrator.hosts import Host, placement
 from orchestrator.inventory import (

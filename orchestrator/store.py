@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS, RESULTS_FORMAT_VERSION
 
 SWEEP_FILE = "sweep.json"

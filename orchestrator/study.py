@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from orchestrator.advise import TCP_BUFFER_MAX_BYTES, TUNED_BUFFER_BDP_FACTOR, bdp_bytes
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL, REAL_CAP_BPS, emulated_type
 from orchestrator.schedule import Round
 from orchestrator.selection import Pair

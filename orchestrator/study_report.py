@@ -26,7 +26,7 @@ from orchestrator.advise import (
     sysctl_lines,
     window_limited_bps,
 )
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES
 from orchestrator.study import BASELINE, VARIANTS
 

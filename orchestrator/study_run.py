@@ -22,7 +22,7 @@ from typing import Any
 
 from orchestrator import interrupts, measure, stages, store
 from orchestrator.collect import FAILED, RowContext, SlotPlan, host_doc, round_rows
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.hostcheck import congestion_problem
 from orchestrator.hosts import Host
 from orchestrator.plan import pair_rtt_ms, slot_seconds

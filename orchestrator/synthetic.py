@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from orchestrator.catalog import Region
-from orchestrator.geo import distance_km
+from orchestrator.core.geo import distance_km
 from orchestrator.netmodel import DEFAULT_MODEL
 from orchestrator.schema import MEASUREMENT_COLUMNS
 

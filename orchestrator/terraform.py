@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import children, interrupts
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.hosts import Host, hosts_from_output
 
 # How long each stage may take before it is stopped: generous, since a cloud

@@ -22,7 +22,7 @@ from typing import Any
 from orchestrator import abandoned, ledger, store
 from orchestrator.cadence import iso
 from orchestrator.catalog import Catalog, load_catalog
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.lock import LockHeld, results_lock
 from orchestrator.plan import Plan, make_plan
 from orchestrator.pricing import Pricing, load_pricing

@@ -16,9 +16,9 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator import paths
 from orchestrator.cadence import cron_line, on_calendar
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.plan import Estimate
 from orchestrator.profiles import Profile
 from orchestrator.publish import parse_target

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orchestrator import advise as a
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 # ---- sizes and counts -----------------------------------------------------------------
 

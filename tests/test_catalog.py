@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 import yaml
 
-from orchestrator import paths
 from orchestrator.catalog import (
     Catalog,
     CatalogError,
@@ -21,8 +20,9 @@ from orchestrator.catalog import (
     region_from_dict,
     region_to_dict,
 )
-from orchestrator.errors import UserError
-from orchestrator.geo import distance_km
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
 
 DATA = Path(__file__).parent / "data" / "catalog"
 

@@ -14,7 +14,7 @@ from orchestrator.catalog import Region
 from orchestrator.clouds import aws, preflight, reap
 from orchestrator.clouds.labels import resource_tags
 from orchestrator.clouds.leftovers import Leftover
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 NOW = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)
 PUBKEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKxXH4XlfMw0Yz4JxQYJ4Y2gq1G6xkKcE1Z7bVd8X0lQ test"

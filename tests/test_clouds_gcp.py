@@ -12,7 +12,7 @@ from google.auth.credentials import AnonymousCredentials
 from orchestrator.catalog import Region
 from orchestrator.clouds import gcp, preflight, reap, sync
 from orchestrator.clouds.labels import gcp_labels, gcp_name_prefix, resource_tags
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 NOW = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)
 PROJECT = "test-project"

@@ -12,7 +12,7 @@ from orchestrator import store
 from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
 from orchestrator.clouds.stacks import check_pins
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.hosts import Host, hosts_from_output, pins_from, pins_from_file, placement
 
 EARLIER = "20261122T0130Z-3fa2"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import paths
+from orchestrator.core import paths
 from orchestrator.emulator import delay
 from orchestrator.emulator.spec import EmulationSpec, HostSpec, PathSpec
 from orchestrator.netmodel import DEFAULT_MODEL

@@ -23,11 +23,11 @@ import pytest
 
 from orchestrator import emulator as emu
 from orchestrator.catalog import load_catalog
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
 from orchestrator.emulator import net, state
 from orchestrator.emulator.spec import EmulationSpec
 from orchestrator.emulator.stack import build_spec
-from orchestrator.errors import UserError
-from orchestrator.geo import distance_km
 from orchestrator.hosts import Host
 from orchestrator.keys import SweepKeys, ensure_sweep_keys, write_known_hosts
 from orchestrator.netmodel import DEFAULT_MODEL

@@ -12,7 +12,7 @@ from orchestrator import history as h
 from orchestrator import store
 from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.public_data import convert
 
 DATA = Path(__file__).parent.parent / "data"

@@ -14,7 +14,7 @@ from history_support import PAIRS, make_sweep, ping_text, sweep_id_at
 
 from orchestrator import history as h
 from orchestrator.cli import main
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.fingerprint import FINGERPRINT_FIELDS, differences, fingerprint
 from orchestrator.parse import parse_ping
 

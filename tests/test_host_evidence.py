@@ -19,9 +19,9 @@ from orchestrator import allowance, parse, sentinels, store
 from orchestrator.catalog import CatalogError, load_catalog, parse_catalog
 from orchestrator.cli import main
 from orchestrator.collect import RowContext, SlotPlan, slot_rows
+from orchestrator.core.errors import UserError
 from orchestrator.emulator.shaping import allowance_probes, tc_batch
 from orchestrator.emulator.spec import EmulationSpec, HostSpec
-from orchestrator.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL, emulated_type, emulated_types
 from orchestrator.plan import TestParams, make_plan
 from orchestrator.report import build_report

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from orchestrator import paths
+from orchestrator.core import paths
 
 PACKAGE = paths.ROOT / "orchestrator"
 
@@ -58,7 +58,7 @@ def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
 
 def test_the_graph_is_read():
     graph = import_graph()
-    assert "orchestrator.stats" in graph["orchestrator.parse"]
+    assert "orchestrator.core.stats" in graph["orchestrator.parse"]
     assert "orchestrator.charts" in graph["orchestrator.report"]  # the lazy import counts
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import children, interrupts
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.interrupts import Interrupted
 from orchestrator.terraform import TerraformStack
 
@@ -299,7 +299,7 @@ def test_an_interrupt_during_a_playbooks_start_stops_it_and_all_it_started(tmp_p
 def test_only_the_cli_edge_installs_signal_handlers():
     import ast
 
-    from orchestrator import paths
+    from orchestrator.core import paths
 
     edge = paths.ROOT / "orchestrator" / "cli" / "signals.py"
     found = []

@@ -11,8 +11,9 @@ import sys
 import jinja2.defaults
 import pytest
 
-from orchestrator import measure, paths
+from orchestrator import measure
 from orchestrator.catalog import load_catalog
+from orchestrator.core import paths
 from orchestrator.hosts import Host
 from orchestrator.plan import TestParams, make_plan
 from orchestrator.rounds import PlannedRound

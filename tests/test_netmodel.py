@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator import netmodel, paths
+from orchestrator import netmodel
 from orchestrator.catalog import Region, parse_catalog
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.netmodel import (
     DEFAULT_MODEL,
     NetModel,

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from orchestrator.core.stats import percentile
 from orchestrator.parse import CORRUPTED, parse_iperf3, parse_ping
-from orchestrator.stats import percentile
 
 DATA = Path(__file__).parent / "data"
 

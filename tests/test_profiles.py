@@ -12,10 +12,11 @@ from fixture_regions import fixture_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator import ledger, paths
+from orchestrator import ledger
 from orchestrator.cadence import Cadence, cron_line, iso, on_calendar, parse_cron, parse_duration
 from orchestrator.cli import main
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.profiles import load_profiles, parse_profile
 
 GOOD = {

@@ -18,7 +18,7 @@ from moto import mock_aws
 
 from orchestrator import publish
 from orchestrator.cli import main
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 
 @pytest.fixture

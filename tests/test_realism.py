@@ -15,6 +15,8 @@ from orchestrator import routes
 from orchestrator.catalog import load_catalog
 from orchestrator.changes import Params
 from orchestrator.cli import main
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
 from orchestrator.demo import DemoPlan, check_changes, prepare_out
 from orchestrator.emulator import delay, perturb, shaping
 from orchestrator.emulator.perturb import Perturbation
@@ -31,8 +33,6 @@ from orchestrator.emulator.variation import (
     draw_pair,
     seed_for,
 )
-from orchestrator.errors import UserError
-from orchestrator.geo import distance_km
 from orchestrator.keys import SweepKeys
 from orchestrator.netmodel import DEFAULT_MODEL, Sample
 

@@ -8,7 +8,7 @@ from fixture_regions import fixture_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.selection import (
     Pair,
     SelectionSpec,

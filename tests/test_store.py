@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from orchestrator import store
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
 
 

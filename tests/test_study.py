@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 from orchestrator.pingphase import LAUNCH_BASE_S, PER_HOST_S, phase_seconds
 from orchestrator.plan import (
     PING_PACKET_BYTES,

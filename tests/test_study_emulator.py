@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator import emulator as emu
-from orchestrator import paths
 from orchestrator.advise import loss_limited_bps, loss_rate
 from orchestrator.catalog import load_catalog
+from orchestrator.core import paths
 from orchestrator.emulator import net
 from orchestrator.emulator.perturb import Perturbation
 from orchestrator.emulator.spec import EmulationSpec

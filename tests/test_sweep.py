@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from orchestrator import measure as measuring
-from orchestrator import paths, stages, store
+from orchestrator import stages, store
 from orchestrator import sweep as sweeps
 from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
@@ -28,6 +28,7 @@ from orchestrator.collect import (
     round_rows,
     unmeasured_row,
 )
+from orchestrator.core import paths
 from orchestrator.hosts import Host
 from orchestrator.inventory import (
     MAX_CONTROL_DIR_CHARS,

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import paths
 from orchestrator.catalog import load_catalog
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.emulator import net, state
 from orchestrator.emulator.stack import SPEC_FILE, emulation_id_for, local_variables
-from orchestrator.errors import UserError
 from orchestrator.keys import ensure_sweep_keys
 from orchestrator.provision import stack_plan
 from orchestrator.routes import controller_rtt_ms

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from orchestrator import paths
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 
 OPTION_LABELS = {"default": "default TCP", "tuned": "tuned buffers", "streams": "{n} streams"}
 

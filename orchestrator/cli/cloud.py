@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from orchestrator import paths, store
+from orchestrator import store
 from orchestrator.catalog import CLOUDS, load_catalog
 from orchestrator.cli.options import (
     check_selection,
@@ -22,7 +22,8 @@ from orchestrator.cli.options import (
     selection_options,
     spec_from_options,
 )
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.hosts import pins_from_file
 
 if TYPE_CHECKING:

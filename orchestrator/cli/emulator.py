@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from orchestrator import emulator as emu
-from orchestrator import paths
+from orchestrator.core import paths
 from orchestrator.emulator import perturb as perturbing
 from orchestrator.emulator.spec import EmulationSpec
 

@@ -10,10 +10,10 @@ from typing import Any, TypeVar
 
 import click
 
-from orchestrator import paths
 from orchestrator.changes import Params
 from orchestrator.cli.options import selection_options, spec_from_options
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

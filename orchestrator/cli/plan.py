@@ -11,7 +11,6 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from orchestrator import paths
 from orchestrator.allowance import shortfall_message
 from orchestrator.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.cli.options import (
@@ -23,7 +22,8 @@ from orchestrator.cli.options import (
     spec_from_options,
     test_params_options,
 )
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.plan import Plan, make_plan, slot_seconds
 from orchestrator.pricing import load_pricing
 from orchestrator.provision import controller_region

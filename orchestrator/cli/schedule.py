@@ -13,9 +13,10 @@ from typing import Any
 
 import click
 
-from orchestrator import abandoned, ledger, paths
+from orchestrator import abandoned, ledger
 from orchestrator.cadence import iso
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.lock import results_lock
 from orchestrator.profiles import DEFAULT_FILE, Profile, get_profile, load_profiles
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from orchestrator import abandoned, paths, runner
+from orchestrator import abandoned, runner
 from orchestrator import sweep as sweeps
 from orchestrator.catalog import load_catalog
 from orchestrator.cli.cloud import cloud_options
@@ -23,7 +23,8 @@ from orchestrator.cli.sweep import (
     _new_cloud_options,
     _record_emulation,
 )
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.study import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
 from orchestrator.study_estimate import study_plan
 from orchestrator.study_report import STUDIES_DIR, build_study_report

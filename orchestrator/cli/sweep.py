@@ -13,7 +13,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from orchestrator import abandoned, paths, runner, stages
+from orchestrator import abandoned, runner, stages
 from orchestrator import measure as measuring
 from orchestrator import sweep as sweeps
 from orchestrator.allowance import shortfall_message
@@ -28,8 +28,9 @@ from orchestrator.cli.options import (
     spec_from_options,
     test_params_options,
 )
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.emulator.perturb import Perturbation, check_hosts
-from orchestrator.errors import UserError
 from orchestrator.lock import ResultsLock, results_lock
 from orchestrator.plan import Plan, make_plan
 from orchestrator.provision import controller_region

@@ -15,7 +15,7 @@ from orchestrator.catalog import Region, load_catalog
 from orchestrator.clouds import aws, gcp
 from orchestrator.clouds.stacks import DEFAULT_AMI_PARAMETER
 from orchestrator.clouds.sync import bandwidth_differences
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 Warn = Callable[[str], None]
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from orchestrator.catalog import Catalog, MachineBandwidth
 from orchestrator.clouds import aws, gcp
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 
 @dataclass

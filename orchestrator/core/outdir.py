@@ -24,7 +24,7 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2  # linux/fs.h

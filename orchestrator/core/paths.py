@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 CATALOG = ROOT / "regions.yaml"
 PRICING = ROOT / "infra" / "pricing.yaml"
 INFRA = ROOT / "infra"
