@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from orchestrator.core.geo import fibre_rtt_ms
 from orchestrator.core.stats import NAN, median, percentiles
-from orchestrator.core.stats import percentile as percentile
+from orchestrator.core.stats import percentile as percentile  # callers of the analysis use it here
 
 # 1.4826 x MAD estimates the standard deviation of normally distributed data.
 MAD_TO_SIGMA = 1.4826
