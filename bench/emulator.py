@@ -23,12 +23,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator import emulator as emu
-from orchestrator.catalog import Region, load_catalog
 from orchestrator.core.geo import distance_km
 from orchestrator.emulator import net
 from orchestrator.emulator.spec import EmulationSpec, HostSpec, PathSpec, host_addresses
 from orchestrator.emulator.stack import BASELINE_RTT_MS, build_spec
 from orchestrator.keys import SweepKeys, ensure_sweep_keys
+from orchestrator.model.catalog import Region, load_catalog
 from orchestrator.netmodel import DEFAULT_MODEL, NetModel, controller_rtt_ms
 from orchestrator.selection import farthest_point_sample
 

@@ -44,8 +44,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from orchestrator import changes, history, history_views, rtt_noise, store
-from orchestrator.catalog import load_catalog
 from orchestrator.core.geo import distance_km
+from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel import DEFAULT_MODEL
 from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
 

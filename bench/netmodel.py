@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 
 from orchestrator import netmodel, routes
-from orchestrator.catalog import Region, load_catalog
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
 from orchestrator.demo import DEMO_REGIONS
+from orchestrator.model.catalog import Region, load_catalog
 from orchestrator.netmodel import DEFAULT_MODEL, Sample
 
 RTT_BINS_MS = ((0, 10), (10, 20), (20, 40), (40, 80), (80, 160), (160, 320), (320, 1000))

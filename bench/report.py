@@ -24,7 +24,7 @@ SIZES = (10_000, 100_000, 1_000_000)
 
 def one(rows: int, png: bool) -> dict[str, float]:
     from orchestrator import report, site, synthetic
-    from orchestrator.catalog import load_catalog
+    from orchestrator.model.catalog import load_catalog
 
     catalog = load_catalog()
     with tempfile.TemporaryDirectory(prefix="interregion-bench-") as tmp:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from orchestrator.catalog import Catalog, Region, load_catalog
+from orchestrator.model.catalog import Catalog, Region, load_catalog
 from orchestrator.schedule import lower_bound, schedule, slots_of
 from orchestrator.selection import Pair, SelectionSpec, pair_distance_km, select
 

@@ -33,9 +33,9 @@ from orchestrator.advise import (
     loss_rate,
     sysctl_lines,
 )
-from orchestrator.catalog import Region
 from orchestrator.core.errors import UserError
 from orchestrator.history_views import METRICS, iso_utc
+from orchestrator.model.catalog import Region
 from orchestrator.netmodel import DEFAULT_MODEL, REAL_CAP_BPS, REAL_WINDOW_BYTES, region_rtt_ms
 from orchestrator.report import EMULATED_BACKENDS, sweep_dirs
 

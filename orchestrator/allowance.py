@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from orchestrator.catalog import MachineBandwidth
+from orchestrator.model.catalog import MachineBandwidth
 
 SENTINEL_DROP = 0.20  # late results this far below the early ones flag the sweep
 # A host's CPU steal above this during a test is evidence of its own (CPU) limit.

@@ -147,8 +147,8 @@ def run_sweep(plan: DemoPlan, i: int, results: Path, log: Callable[[str], None])
     """Sweep i (1-based) of the demo, on the emulated cloud; returns its id."""
     from orchestrator import runner
     from orchestrator import sweep as sweeps
-    from orchestrator.catalog import load_catalog
     from orchestrator.emulator.stack import EmulationSettings
+    from orchestrator.model.catalog import load_catalog
     from orchestrator.plan import TestParams, make_plan
     from orchestrator.selection import SelectionSpec
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from orchestrator.hosts import Host
 from orchestrator.keys import write_known_hosts
+from orchestrator.model.hosts import Host
 from orchestrator.store import safe_name
 
 # ssh appends ".XXXXXXXXXXXXXXXX" to a control path while creating it, and a Unix

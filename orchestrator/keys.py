@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.core.errors import UserError
-from orchestrator.hosts import Host
+from orchestrator.model.hosts import Host
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from orchestrator import interrupts, sentinels, spend, store
 from orchestrator.collect import SlotPlan, unmeasured_row, with_ping_phase
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
-from orchestrator.hosts import Host
+from orchestrator.model.hosts import Host
 from orchestrator.pingphase import (
     PHASE_FORKS,
     phase_parts,

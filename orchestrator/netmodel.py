@@ -25,10 +25,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.catalog import Catalog, Region, load_catalog
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km as geodesic_km
+from orchestrator.model.catalog import Catalog, Region, load_catalog
 
 PUBLIC_DATA = paths.DATA
 SKYPLANE_CSV = "skyplane-latency-2022.csv"

@@ -16,7 +16,7 @@ from typing import Any
 
 from orchestrator.collect import PING_FIELDS, RowContext, _one_line, _row_base, host_doc
 from orchestrator.core import paths
-from orchestrator.hosts import Host
+from orchestrator.model.hosts import Host
 from orchestrator.parse import summarize_probes
 from orchestrator.store import safe_name
 

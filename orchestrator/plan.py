@@ -45,9 +45,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from orchestrator.allowance import Shortfall, mean_egress_bps, shortfalls
-from orchestrator.catalog import Catalog, MachineBandwidth, Region, region_to_dict
 from orchestrator.core.errors import UserError
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
+from orchestrator.model.catalog import Catalog, MachineBandwidth, Region, region_to_dict
 from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES, emulated_type, emulated_types
 from orchestrator.pingphase import phase_seconds
 from orchestrator.pricing import Pricing, load_pricing

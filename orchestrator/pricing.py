@@ -16,9 +16,9 @@ from typing import Any
 
 import yaml
 
-from orchestrator.catalog import CLOUDS, Region
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import CLOUDS, Region
 
 EGRESS_KINDS = ("same_continent", "other_continent", "internet")
 BYTES_PER_UNIT = {"GB": 1e9, "GiB": 2.0**30}

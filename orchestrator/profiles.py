@@ -26,8 +26,8 @@ from typing import Any
 import yaml
 
 from orchestrator.cadence import Cadence, check_every, parse_cron, parse_duration
-from orchestrator.catalog import Catalog
 from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Catalog
 from orchestrator.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
 from orchestrator.plan import BACKENDS
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.catalog import Region
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.keys import SweepKeys
+from orchestrator.model.catalog import Region
 from orchestrator.terraform import TerraformStack
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def controller_region(key: str | None) -> Region | None:
     """The catalog region of a `--controller` key ("aws:us-east-1"); None for None or ""."""
     if not key:
         return None
-    from orchestrator.catalog import load_catalog
+    from orchestrator.model.catalog import load_catalog
 
     try:
         return load_catalog(paths.CATALOG).get(key)

@@ -22,9 +22,9 @@ import io
 from collections.abc import Iterator
 from typing import Any
 
-from orchestrator.catalog import Catalog
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
+from orchestrator.model.catalog import Catalog
 from orchestrator.netmodel import DOIT_TEST_SECONDS
 
 FORMATS = ("skyplane", "doit")

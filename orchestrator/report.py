@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator import allowance, analyze, store
-from orchestrator.catalog import Catalog, Region, load_catalog
 from orchestrator.core import outdir, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
+from orchestrator.model.catalog import Catalog, Region, load_catalog
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

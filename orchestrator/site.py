@@ -26,9 +26,9 @@ from typing import Any
 from plotly.offline import get_plotlyjs
 
 from orchestrator import analyze, charts, report
-from orchestrator.catalog import Catalog
 from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Catalog
 from orchestrator.netmodel import DEFAULT_MODEL
 from orchestrator.pages import banner as _banner
 from orchestrator.pages import esc as _e

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import store
-from orchestrator.catalog import Region, region_from_dict
+from orchestrator.model.catalog import Region, region_from_dict
 from orchestrator.plan import PING_PACKET_BYTES
 from orchestrator.pricing import Pricing
 

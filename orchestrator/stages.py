@@ -14,11 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import interrupts, store
-from orchestrator.catalog import load_catalog
 from orchestrator.collect import RowContext, SlotPlan, with_ping_phase
 from orchestrator.core.errors import UserError
 from orchestrator.hostcheck import congestion_problem
-from orchestrator.hosts import Host, placement
 from orchestrator.inventory import (
     control_dir,
     existing_control_dir,
@@ -29,6 +27,8 @@ from orchestrator.inventory import (
     write_inventory,
 )
 from orchestrator.keys import ensure_sweep_keys
+from orchestrator.model.catalog import load_catalog
+from orchestrator.model.hosts import Host, placement
 from orchestrator.playbook import Event, close_control_sockets, run_playbook
 from orchestrator.provision import destroy_all, reap_local_leftovers, stack_plan, workdir_for
 from orchestrator.rounds import PlannedRound

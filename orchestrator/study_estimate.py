@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.allowance import mean_egress_bps, shortfalls
-from orchestrator.catalog import Catalog
+from orchestrator.model.catalog import Catalog
 from orchestrator.pingphase import launch_seconds, phase_seconds
 from orchestrator.plan import (
     PING_PACKET_BYTES,

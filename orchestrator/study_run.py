@@ -24,7 +24,7 @@ from orchestrator import interrupts, measure, stages, store
 from orchestrator.collect import FAILED, RowContext, SlotPlan, host_doc, round_rows
 from orchestrator.core.errors import UserError
 from orchestrator.hostcheck import congestion_problem
-from orchestrator.hosts import Host
+from orchestrator.model.hosts import Host
 from orchestrator.plan import pair_rtt_ms, slot_seconds
 from orchestrator.playbook import run_playbook
 from orchestrator.progress import RoundProgress

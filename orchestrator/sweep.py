@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import __version__, store
-from orchestrator.catalog import Region, region_from_dict
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Region, region_from_dict
 from orchestrator.plan import Plan, TestParams
 from orchestrator.schema import RESULTS_FORMAT_VERSION
 from orchestrator.selection import Pair, SelectionSpec

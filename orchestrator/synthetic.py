@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from orchestrator.catalog import Region
 from orchestrator.core.geo import distance_km
+from orchestrator.model.catalog import Region
 from orchestrator.netmodel import DEFAULT_MODEL
 from orchestrator.schema import MEASUREMENT_COLUMNS
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from orchestrator import children, interrupts
 from orchestrator.core.errors import UserError
-from orchestrator.hosts import Host, hosts_from_output
+from orchestrator.model.hosts import Host, hosts_from_output
 
 # How long each stage may take before it is stopped: generous, since a cloud
 # apply of forty VMs takes minutes, but a hung provider must not hold a sweep

@@ -21,9 +21,9 @@ from typing import Any
 
 from orchestrator import abandoned, ledger, store
 from orchestrator.cadence import iso
-from orchestrator.catalog import Catalog, load_catalog
 from orchestrator.core.errors import UserError
 from orchestrator.lock import LockHeld, results_lock
+from orchestrator.model.catalog import Catalog, load_catalog
 from orchestrator.plan import Plan, make_plan
 from orchestrator.pricing import Pricing, load_pricing
 from orchestrator.profiles import Profile

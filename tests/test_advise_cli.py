@@ -15,8 +15,8 @@ from orchestrator import advise as a
 from orchestrator import advise_sources as sources
 from orchestrator import history as h
 from orchestrator import store
-from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
+from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel import REAL_CAP_BPS, REAL_WINDOW_BYTES, region_rtt_ms
 
 A, B = "aws:us-east-1", "gcp:europe-west1"

@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from orchestrator.catalog import (
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
+from orchestrator.model.catalog import (
     Catalog,
     CatalogError,
     Region,
@@ -20,9 +23,6 @@ from orchestrator.catalog import (
     region_from_dict,
     region_to_dict,
 )
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
-from orchestrator.core.geo import distance_km
 
 DATA = Path(__file__).parent / "data" / "catalog"
 

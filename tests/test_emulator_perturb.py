@@ -15,7 +15,6 @@ from collections.abc import Iterator
 import pytest
 
 from orchestrator import emulator as emu
-from orchestrator.catalog import load_catalog
 from orchestrator.core.errors import UserError
 from orchestrator.emulator import net
 from orchestrator.emulator.perturb import Perturbation
@@ -23,6 +22,7 @@ from orchestrator.emulator.spec import EmulationSpec
 from orchestrator.emulator.stack import build_spec, expected_rtts_ms
 from orchestrator.emulator.variation import DEFAULT_VARIATION
 from orchestrator.keys import SweepKeys, ensure_sweep_keys
+from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel import DEFAULT_MODEL
 from orchestrator.routes import default_routes
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.catalog import load_catalog
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
 from orchestrator.emulator import delay, net, runtime, shaping, state
@@ -26,6 +25,7 @@ from orchestrator.emulator.spec import (
 )
 from orchestrator.emulator.stack import build_spec, emulation_id_for, stack_variables
 from orchestrator.keys import SweepKeys
+from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel import DEFAULT_MODEL, controller_rtt_ms
 from orchestrator.provision import controller_region, stack_plan
 

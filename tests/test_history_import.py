@@ -10,9 +10,9 @@ from click.testing import CliRunner
 
 from orchestrator import history as h
 from orchestrator import store
-from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import load_catalog
 from orchestrator.public_data import convert
 
 DATA = Path(__file__).parent.parent / "data"

@@ -16,12 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrator import allowance, parse, sentinels, store
-from orchestrator.catalog import CatalogError, load_catalog, parse_catalog
 from orchestrator.cli import main
 from orchestrator.collect import RowContext, SlotPlan, slot_rows
 from orchestrator.core.errors import UserError
 from orchestrator.emulator.shaping import allowance_probes, tc_batch
 from orchestrator.emulator.spec import EmulationSpec, HostSpec
+from orchestrator.model.catalog import CatalogError, load_catalog, parse_catalog
 from orchestrator.netmodel import DEFAULT_MODEL, emulated_type, emulated_types
 from orchestrator.plan import TestParams, make_plan
 from orchestrator.report import build_report
@@ -470,7 +470,7 @@ def test_a_burstable_emulation_puts_a_token_bucket_under_each_cap():
 def test_sentinels_keep_every_round_a_matching_under_the_cap(n, density, cap, seed):
     import random
 
-    from orchestrator.catalog import Region
+    from orchestrator.model.catalog import Region
     from orchestrator.selection import Pair
 
     rng = random.Random(seed)

@@ -20,13 +20,13 @@ import hcl2
 import pytest
 import yaml
 
-from orchestrator.catalog import load_catalog
 from orchestrator.clouds import stacks
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.emulator import stack as local_stack
 from orchestrator.emulator import state
-from orchestrator.hosts import Host
+from orchestrator.model.catalog import load_catalog
+from orchestrator.model.hosts import Host
 from orchestrator.terraform import TerraformStack
 
 STACKS = ("aws", "gcp", "cloud")

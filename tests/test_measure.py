@@ -12,9 +12,9 @@ import jinja2.defaults
 import pytest
 
 from orchestrator import measure
-from orchestrator.catalog import load_catalog
 from orchestrator.core import paths
-from orchestrator.hosts import Host
+from orchestrator.model.catalog import load_catalog
+from orchestrator.model.hosts import Host
 from orchestrator.plan import TestParams, make_plan
 from orchestrator.rounds import PlannedRound
 from orchestrator.selection import SelectionSpec

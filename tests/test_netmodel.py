@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orchestrator import netmodel
-from orchestrator.catalog import Region, parse_catalog
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Region, parse_catalog
 from orchestrator.netmodel import (
     DEFAULT_MODEL,
     NetModel,

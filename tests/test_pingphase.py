@@ -18,9 +18,9 @@ import pytest
 from test_emulator import keys, make_spec, new_id  # noqa: F401
 
 from orchestrator import emulator as emu
-from orchestrator.catalog import load_catalog
 from orchestrator.collect import RowContext
 from orchestrator.core import paths
+from orchestrator.model.catalog import load_catalog
 from orchestrator.parse import summarize_probes
 from orchestrator.pingphase import (
     LAUNCH_BASE_S,

@@ -7,11 +7,11 @@ import yaml
 from click.testing import CliRunner
 from fixture_regions import CATALOG_DATA, fixture_catalog
 
-from orchestrator.catalog import load_catalog, region_from_dict
 from orchestrator.cli import main
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
+from orchestrator.model.catalog import load_catalog, region_from_dict
 from orchestrator.pingphase import LAUNCH_BASE_S, PER_HOST_S
 from orchestrator.plan import (
     PING_PACKET_BYTES,

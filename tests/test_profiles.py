@@ -36,7 +36,7 @@ def _error(settings_: dict, catalog=True) -> str:
 
 
 def test_the_repositorys_profiles_load_against_the_real_catalog():
-    from orchestrator.catalog import load_catalog
+    from orchestrator.model.catalog import load_catalog
 
     profiles = load_profiles(paths.ROOT / "schedules.yaml", load_catalog())
     assert set(profiles) == {"latency", "throughput"}

@@ -12,7 +12,6 @@ import pytest
 from click.testing import CliRunner
 
 from orchestrator import routes
-from orchestrator.catalog import load_catalog
 from orchestrator.changes import Params
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
@@ -34,6 +33,7 @@ from orchestrator.emulator.variation import (
     seed_for,
 )
 from orchestrator.keys import SweepKeys
+from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel import DEFAULT_MODEL, Sample
 
 KEYS = SweepKeys(

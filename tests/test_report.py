@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from orchestrator import analyze, report, synthetic
-from orchestrator.catalog import parse_catalog
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import parse_catalog
 from orchestrator.netmodel import DEFAULT_MODEL
 from orchestrator.schema import MEASUREMENT_COLUMNS
 from orchestrator.selection import SelectionSpec, pair_filter

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.catalog import Region
 from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Region
 from orchestrator.schedule import (
     _classes,
     _misra_gries,

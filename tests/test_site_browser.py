@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from orchestrator import site, synthetic
-from orchestrator.catalog import load_catalog
+from orchestrator.model.catalog import load_catalog
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [

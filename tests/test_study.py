@@ -13,9 +13,9 @@ from fixture_regions import fixture_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import load_catalog
 from orchestrator.pingphase import LAUNCH_BASE_S, PER_HOST_S, phase_seconds
 from orchestrator.plan import (
     PING_PACKET_BYTES,

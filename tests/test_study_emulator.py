@@ -17,7 +17,6 @@ import pytest
 
 from orchestrator import emulator as emu
 from orchestrator.advise import loss_limited_bps, loss_rate
-from orchestrator.catalog import load_catalog
 from orchestrator.core import paths
 from orchestrator.emulator import net
 from orchestrator.emulator.perturb import Perturbation
@@ -25,6 +24,7 @@ from orchestrator.emulator.spec import EmulationSpec
 from orchestrator.emulator.stack import build_spec, expected_rtts_ms
 from orchestrator.emulator.variation import DEFAULT_VARIATION
 from orchestrator.keys import ensure_sweep_keys
+from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel import DEFAULT_MODEL
 from orchestrator.routes import default_routes
 from orchestrator.study import emulated_window_bytes, line_rate_bps, tuned_buffer_bytes

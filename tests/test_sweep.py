@@ -17,7 +17,6 @@ from click.testing import CliRunner
 from orchestrator import measure as measuring
 from orchestrator import stages, store
 from orchestrator import sweep as sweeps
-from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
 from orchestrator.collect import (
     IPERF3_FIELDS,
@@ -29,7 +28,6 @@ from orchestrator.collect import (
     unmeasured_row,
 )
 from orchestrator.core import paths
-from orchestrator.hosts import Host
 from orchestrator.inventory import (
     MAX_CONTROL_DIR_CHARS,
     control_dir,
@@ -37,6 +35,8 @@ from orchestrator.inventory import (
     inventory,
     remove_control_dir,
 )
+from orchestrator.model.catalog import load_catalog
+from orchestrator.model.hosts import Host
 from orchestrator.parse import parse_iperf3
 from orchestrator.plan import TestParams
 from orchestrator.progress import RoundProgress, fmt_duration
@@ -398,7 +398,7 @@ def test_agent_parts_give_both_ends_their_role_and_peer_address():
 
 
 def test_slot_plans_take_client_from_the_first_direction_and_a_new_port_each_round():
-    from orchestrator.catalog import Region
+    from orchestrator.model.catalog import Region
     from orchestrator.schedule import Slot
     from orchestrator.selection import Pair
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from orchestrator import ledger, store
-from orchestrator.catalog import load_catalog
+from orchestrator.model.catalog import load_catalog
 from orchestrator.plan import PING_PACKET_BYTES, TestParams, make_plan, slot_seconds
 from orchestrator.pricing import load_pricing
 from orchestrator.profiles import parse_profile

@@ -63,7 +63,7 @@ def advise(
     """
     from orchestrator import advise as a
     from orchestrator import advise_sources as sources
-    from orchestrator.catalog import load_catalog
+    from orchestrator.model.catalog import load_catalog
 
     size_bytes = a.parse_size_bytes(size)
     n_streams = a.parse_count("--streams", streams, "stream") if streams else a.DEFAULT_STREAMS

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from orchestrator import store
-from orchestrator.catalog import CLOUDS, load_catalog
 from orchestrator.cli.options import (
     check_selection,
     parse_clouds,
@@ -24,7 +23,8 @@ from orchestrator.cli.options import (
 )
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
-from orchestrator.hosts import pins_from_file
+from orchestrator.model.catalog import CLOUDS, load_catalog
+from orchestrator.model.hosts import pins_from_file
 
 if TYPE_CHECKING:
     from orchestrator.clouds.launch import CloudOptions

@@ -283,7 +283,7 @@ def convert(fmt: str, file: Path, out: Path) -> None:
         --out d.csv
     """
     from orchestrator import store
-    from orchestrator.catalog import load_catalog
+    from orchestrator.model.catalog import load_catalog
     from orchestrator.public_data import convert as convert_rows
 
     rows = convert_rows(fmt, file.read_text(encoding="utf-8"), load_catalog())
@@ -327,7 +327,7 @@ def matrix(
     """
     from orchestrator import history as h
     from orchestrator import history_views as v
-    from orchestrator.catalog import load_catalog
+    from orchestrator.model.catalog import load_catalog
     from orchestrator.selection import pair_filter
 
     if as_json and as_csv:

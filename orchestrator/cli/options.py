@@ -15,9 +15,9 @@ from typing import Any, TypeVar
 
 import click
 
-from orchestrator.catalog import CLOUDS, Catalog
 from orchestrator.core.errors import UserError
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
+from orchestrator.model.catalog import CLOUDS, Catalog
 from orchestrator.plan import BACKENDS, TestParams
 from orchestrator.selection import Selection, SelectionSpec, max_regions_note, select
 

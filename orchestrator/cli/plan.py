@@ -12,7 +12,6 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestrator.allowance import shortfall_message
-from orchestrator.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.cli.options import (
     check_selection,
     params_from_options,
@@ -24,6 +23,7 @@ from orchestrator.cli.options import (
 )
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.plan import Plan, make_plan, slot_seconds
 from orchestrator.pricing import load_pricing
 from orchestrator.provision import controller_region

@@ -94,7 +94,7 @@ def report(
       interregion report --all --cloud-pair aws:gcp --min-km 1000
       interregion report --input theirs.csv --out /tmp/theirs-report
     """
-    from orchestrator.catalog import load_catalog
+    from orchestrator.model.catalog import load_catalog
     from orchestrator.report import default_out_dir, load_inputs, write_report
     from orchestrator.selection import pair_filter
 
@@ -212,7 +212,7 @@ def site(out: Path, results_dir: Path, catalog: Path) -> None:
     Example:
       interregion site --out site/ && xdg-open site/index.html
     """
-    from orchestrator.catalog import load_catalog
+    from orchestrator.model.catalog import load_catalog
     from orchestrator.site import build_site
 
     console = _console()

@@ -47,13 +47,13 @@ def results_option(f: Any) -> Any:
 
 
 def _profile(schedules: Path, name: str) -> Profile:
-    from orchestrator.catalog import load_catalog
+    from orchestrator.model.catalog import load_catalog
 
     return get_profile(schedules, name, load_catalog())
 
 
 def _estimate(profile: Profile) -> Any:
-    from orchestrator.catalog import load_catalog
+    from orchestrator.model.catalog import load_catalog
     from orchestrator.ticks import plan_profile
 
     return plan_profile(profile, load_catalog())[0].estimate

@@ -11,7 +11,6 @@ from click.core import ParameterSource
 
 from orchestrator import abandoned, runner
 from orchestrator import sweep as sweeps
-from orchestrator.catalog import load_catalog
 from orchestrator.cli.cloud import cloud_options
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
 from orchestrator.cli.options import run_options, selection_options, test_params_options
@@ -25,6 +24,7 @@ from orchestrator.cli.sweep import (
 )
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import load_catalog
 from orchestrator.study import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
 from orchestrator.study_estimate import study_plan
 from orchestrator.study_report import STUDIES_DIR, build_study_report

@@ -17,7 +17,6 @@ from orchestrator import abandoned, runner, stages
 from orchestrator import measure as measuring
 from orchestrator import sweep as sweeps
 from orchestrator.allowance import shortfall_message
-from orchestrator.catalog import CLOUDS, load_catalog
 from orchestrator.cli.cloud import cloud_options, cloud_options_from
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
 from orchestrator.cli.options import (
@@ -32,6 +31,7 @@ from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.emulator.perturb import Perturbation, check_hosts
 from orchestrator.lock import ResultsLock, results_lock
+from orchestrator.model.catalog import CLOUDS, load_catalog
 from orchestrator.plan import Plan, make_plan
 from orchestrator.provision import controller_region
 from orchestrator.selection import SelectionSpec

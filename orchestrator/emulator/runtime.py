@@ -32,7 +32,7 @@ from orchestrator.emulator.spec import (
     all_subnets,
     check_id,
 )
-from orchestrator.hosts import Host
+from orchestrator.model.hosts import Host
 
 _PARALLEL = 8  # host set-up processes at once: enough to hide exec latency on 2 cores
 _READY_TIMEOUT_S = 30.0

@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.catalog import Region
 from orchestrator.core.errors import UserError
 from orchestrator.emulator.delay import effective_paths
 from orchestrator.emulator.perturb import Perturbation, combined_loss_ppm
@@ -41,6 +40,7 @@ from orchestrator.emulator.variation import (
     seed_for,
 )
 from orchestrator.keys import SweepKeys
+from orchestrator.model.catalog import Region
 from orchestrator.netmodel import (
     DEFAULT_MODEL,
     EmulatedType,
