@@ -43,11 +43,12 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from orchestrator import changes, history, history_views, rtt_noise, store
+from orchestrator import changes, history, history_views, rtt_noise
 from orchestrator.core.geo import distance_km
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel import DEFAULT_MODEL
-from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
+from orchestrator.results import store
+from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
 
 PINGS = 20
 WEEK_RUNS = 28  # every 6 h

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator import store
 from orchestrator.core.errors import UserError
 from orchestrator.emulator.state import process_start_ticks
-from orchestrator.store import utc_now
+from orchestrator.results import store
+from orchestrator.results.store import utc_now
 
 FINISHED = frozenset({"done", "failed", "interrupted", "torn down", "planned"})
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator import history, store
+from orchestrator import history
 from orchestrator.advise import (
     ADVICE_FORMAT,
     ADVICE_VERSION,
@@ -38,6 +38,7 @@ from orchestrator.history_views import METRICS, iso_utc
 from orchestrator.model.catalog import Region
 from orchestrator.netmodel import DEFAULT_MODEL, REAL_CAP_BPS, REAL_WINDOW_BYTES, region_rtt_ms
 from orchestrator.report import EMULATED_BACKENDS, sweep_dirs
+from orchestrator.results import store
 
 HISTORY, SWEEP, MODEL = "history", "sweep", "model"
 

@@ -36,8 +36,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import parse, store
-from orchestrator.collect import host_doc
 from orchestrator.core.errors import UserError
 from orchestrator.fingerprint import (
     FINGERPRINT_FIELDS,
@@ -46,7 +44,9 @@ from orchestrator.fingerprint import (
     imported_fields,
 )
 from orchestrator.pingphase import samples_of
-from orchestrator.schema import MEASUREMENT_COLUMNS
+from orchestrator.results import parse, store
+from orchestrator.results.collect import host_doc
+from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
 if TYPE_CHECKING:
     import duckdb

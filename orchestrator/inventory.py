@@ -19,7 +19,7 @@ import yaml
 
 from orchestrator.keys import write_known_hosts
 from orchestrator.model.hosts import Host
-from orchestrator.store import safe_name
+from orchestrator.results.store import safe_name
 
 # ssh appends ".XXXXXXXXXXXXXXXX" to a control path while creating it, and a Unix
 # socket path holds 107 bytes: keep the folder short, "%h-%p" adds up to 21.

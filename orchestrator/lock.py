@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
-from orchestrator.store import utc_now
+from orchestrator.results.store import utc_now
 
 LOCK_FILE = ".sweep.lock"
 

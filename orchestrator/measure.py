@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator import interrupts, sentinels, spend, store
-from orchestrator.collect import SlotPlan, unmeasured_row, with_ping_phase
+from orchestrator import interrupts, sentinels, spend
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model.hosts import Host
@@ -33,11 +32,13 @@ from orchestrator.plan import TestParams, round_seconds
 from orchestrator.playbook import run_playbook
 from orchestrator.pricing import Pricing, load_pricing
 from orchestrator.progress import RoundProgress
+from orchestrator.results import store
+from orchestrator.results.collect import SlotPlan, unmeasured_row, with_ping_phase
+from orchestrator.results.store import safe_name, utc_now
 from orchestrator.rounds import ClosedRound, PlannedRound, RoundTracker
 from orchestrator.schedule import Slot, schedule
 from orchestrator.selection import Pair
 from orchestrator.stages import load_hosts, row_context, state_folder, write_sweep_inventory
-from orchestrator.store import safe_name, utc_now
 from orchestrator.sweep import Sweep
 
 BASE_PORT = 5201

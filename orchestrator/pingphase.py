@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.collect import PING_FIELDS, RowContext, _one_line, _row_base, host_doc
 from orchestrator.core import paths
 from orchestrator.model.hosts import Host
-from orchestrator.parse import summarize_probes
-from orchestrator.store import safe_name
+from orchestrator.results.collect import PING_FIELDS, RowContext, _one_line, _row_base, host_doc
+from orchestrator.results.parse import summarize_probes
+from orchestrator.results.store import safe_name
 
 MIN_GAP_S = 0.01  # one host never sends two probes closer than this
 REPLY_WAIT_S = 2.0  # after its last probe, a host waits this long for late replies

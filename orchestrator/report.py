@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import allowance, analyze, store
+from orchestrator import allowance, analyze
 from orchestrator.core import outdir, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
 from orchestrator.model.catalog import Catalog, Region, load_catalog
+from orchestrator.results import store
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

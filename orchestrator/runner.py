@@ -15,7 +15,7 @@ from orchestrator import children, interrupts, measure, stages
 from orchestrator.core.errors import UserError
 from orchestrator.interrupts import Interrupted
 from orchestrator.progress import RoundProgress
-from orchestrator.store import utc_now
+from orchestrator.results.store import utc_now
 from orchestrator.sweep import Sweep
 
 

@@ -18,8 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator import store
-from orchestrator.collect import SlotPlan
+from orchestrator.results import store
+from orchestrator.results.collect import SlotPlan
 from orchestrator.schedule import SENTINEL_SLOTS, add_sentinels
 from orchestrator.sweep import BASE_PORT, PORTS
 

@@ -36,7 +36,7 @@ from orchestrator.pages import foot as _foot
 from orchestrator.pages import head as _head
 from orchestrator.pages import json_script as _json_script
 from orchestrator.pages import write as _write
-from orchestrator.schema import MEASUREMENT_COLUMNS
+from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
 ASSETS = Path(__file__).resolve().parent / "site_assets"
 

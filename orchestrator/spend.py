@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator import store
 from orchestrator.model.catalog import Region, region_from_dict
 from orchestrator.plan import PING_PACKET_BYTES
 from orchestrator.pricing import Pricing
+from orchestrator.results import store
 
 
 @dataclass(frozen=True)

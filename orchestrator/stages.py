@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator import interrupts, store
-from orchestrator.collect import RowContext, SlotPlan, with_ping_phase
+from orchestrator import interrupts
 from orchestrator.core.errors import UserError
 from orchestrator.hostcheck import congestion_problem
 from orchestrator.inventory import (
@@ -31,9 +30,11 @@ from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host, placement
 from orchestrator.playbook import Event, close_control_sockets, run_playbook
 from orchestrator.provision import destroy_all, reap_local_leftovers, stack_plan, workdir_for
+from orchestrator.results import store
+from orchestrator.results.collect import RowContext, SlotPlan, with_ping_phase
+from orchestrator.results.store import safe_name
 from orchestrator.rounds import PlannedRound
 from orchestrator.sentinels import sentinels_path, split_rows
-from orchestrator.store import safe_name
 from orchestrator.sweep import Sweep
 
 # prepare's SSH sessions at once: each fork costs the controller a process, an ssh

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator import store
 from orchestrator.advise import (
     WINDOW_EFFICIENCY,
     PathFacts,
@@ -28,6 +27,7 @@ from orchestrator.advise import (
 )
 from orchestrator.core.errors import UserError
 from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES
+from orchestrator.results import store
 from orchestrator.study import BASELINE, VARIANTS
 
 STUDIES_DIR = "studies"  # under a results folder: the studies, apart from the sweeps

@@ -20,19 +20,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator import interrupts, measure, stages, store
-from orchestrator.collect import FAILED, RowContext, SlotPlan, host_doc, round_rows
+from orchestrator import interrupts, measure, stages
 from orchestrator.core.errors import UserError
 from orchestrator.hostcheck import congestion_problem
 from orchestrator.model.hosts import Host
 from orchestrator.plan import pair_rtt_ms, slot_seconds
 from orchestrator.playbook import run_playbook
 from orchestrator.progress import RoundProgress
+from orchestrator.results import store
+from orchestrator.results.collect import FAILED, RowContext, SlotPlan, host_doc, round_rows
+from orchestrator.results.schema import MEASUREMENT_COLUMNS
+from orchestrator.results.store import safe_name
 from orchestrator.rounds import ClosedRound, PlannedRound, RoundTracker
 from orchestrator.schedule import schedule
-from orchestrator.schema import MEASUREMENT_COLUMNS
 from orchestrator.selection import Pair
-from orchestrator.store import safe_name
 from orchestrator.study import (
     VARIANTS,
     Variant,

@@ -18,14 +18,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator import __version__, store
+from orchestrator import __version__
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import Region, region_from_dict
 from orchestrator.plan import Plan, TestParams
-from orchestrator.schema import RESULTS_FORMAT_VERSION
+from orchestrator.results import store
+from orchestrator.results.schema import RESULTS_FORMAT_VERSION
+from orchestrator.results.store import utc_now
 from orchestrator.selection import Pair, SelectionSpec
-from orchestrator.store import utc_now
 
 Log = Callable[[str], None]
 ROUND_TASK = "Round:"

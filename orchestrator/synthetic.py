@@ -18,7 +18,7 @@ from pathlib import Path
 from orchestrator.core.geo import distance_km
 from orchestrator.model.catalog import Region
 from orchestrator.netmodel import DEFAULT_MODEL
-from orchestrator.schema import MEASUREMENT_COLUMNS
+from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
 
 def synthetic_rows(

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from orchestrator import abandoned, ledger, store
+from orchestrator import abandoned, ledger
 from orchestrator.cadence import iso
 from orchestrator.core.errors import UserError
 from orchestrator.lock import LockHeld, results_lock
@@ -27,6 +27,7 @@ from orchestrator.model.catalog import Catalog, load_catalog
 from orchestrator.plan import Plan, make_plan
 from orchestrator.pricing import Pricing, load_pricing
 from orchestrator.profiles import Profile
+from orchestrator.results import store
 from orchestrator.selection import SelectionSpec
 from orchestrator.sweep import Sweep, create_sweep
 

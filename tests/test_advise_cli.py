@@ -14,10 +14,10 @@ from history_support import make_sweep, record_of, sweep_id_at
 from orchestrator import advise as a
 from orchestrator import advise_sources as sources
 from orchestrator import history as h
-from orchestrator import store
 from orchestrator.cli import main
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel import REAL_CAP_BPS, REAL_WINDOW_BYTES, region_rtt_ms
+from orchestrator.results import store
 
 A, B = "aws:us-east-1", "gcp:europe-west1"
 T0 = datetime(2026, 11, 20, tzinfo=UTC)

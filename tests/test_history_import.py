@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 
 from orchestrator import history as h
-from orchestrator import store
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
 from orchestrator.public_data import convert
+from orchestrator.results import store
 
 DATA = Path(__file__).parent.parent / "data"
 SKYPLANE = DATA / "skyplane-latency-2022.csv"

@@ -16,7 +16,7 @@ from orchestrator import history as h
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.fingerprint import FINGERPRINT_FIELDS, differences, fingerprint
-from orchestrator.parse import parse_ping
+from orchestrator.results.parse import parse_ping
 
 T0 = datetime(2026, 11, 22, tzinfo=UTC)
 A, B = PAIRS[0]

@@ -15,9 +15,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator import allowance, parse, sentinels, store
+from orchestrator import allowance, sentinels
 from orchestrator.cli import main
-from orchestrator.collect import RowContext, SlotPlan, slot_rows
 from orchestrator.core.errors import UserError
 from orchestrator.emulator.shaping import allowance_probes, tc_batch
 from orchestrator.emulator.spec import EmulationSpec, HostSpec
@@ -25,9 +24,11 @@ from orchestrator.model.catalog import CatalogError, load_catalog, parse_catalog
 from orchestrator.netmodel import DEFAULT_MODEL, emulated_type, emulated_types
 from orchestrator.plan import TestParams, make_plan
 from orchestrator.report import build_report
+from orchestrator.results import parse, store
+from orchestrator.results.collect import RowContext, SlotPlan, slot_rows
+from orchestrator.results.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS
 from orchestrator.rounds import PlannedRound
 from orchestrator.schedule import add_sentinels, schedule
-from orchestrator.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS
 from orchestrator.selection import SelectionSpec
 
 HOST = Path(__file__).parent / "data" / "host"

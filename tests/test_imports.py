@@ -58,7 +58,7 @@ def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
 
 def test_the_graph_is_read():
     graph = import_graph()
-    assert "orchestrator.core.stats" in graph["orchestrator.parse"]
+    assert "orchestrator.core.stats" in graph["orchestrator.results.parse"]
     assert "orchestrator.charts" in graph["orchestrator.report"]  # the lazy import counts
 
 
@@ -73,7 +73,7 @@ def test_charts_does_not_depend_on_the_report():
 
 
 def test_parsing_does_not_depend_on_analysis():
-    deps = _reachable(import_graph(), "orchestrator.parse")
+    deps = _reachable(import_graph(), "orchestrator.results.parse")
     assert "orchestrator.analyze" not in deps and "orchestrator.report" not in deps
 
 
@@ -130,7 +130,7 @@ print("\\n".join(failed))
 
 
 def test_parse_loads_no_analysis_and_charts_no_report():
-    assert "orchestrator.analyze" not in _loaded_by("orchestrator.parse")
+    assert "orchestrator.analyze" not in _loaded_by("orchestrator.results.parse")
     assert "orchestrator.report" not in _loaded_by("orchestrator.charts")
     assert "orchestrator.charts" not in _loaded_by("orchestrator.report")  # plotly only to chart
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orchestrator.core.stats import percentile
-from orchestrator.parse import CORRUPTED, parse_iperf3, parse_ping
+from orchestrator.results.parse import CORRUPTED, parse_iperf3, parse_ping
 
 DATA = Path(__file__).parent / "data"
 

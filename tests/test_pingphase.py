@@ -18,10 +18,8 @@ import pytest
 from test_emulator import keys, make_spec, new_id  # noqa: F401
 
 from orchestrator import emulator as emu
-from orchestrator.collect import RowContext
 from orchestrator.core import paths
 from orchestrator.model.catalog import load_catalog
-from orchestrator.parse import summarize_probes
 from orchestrator.pingphase import (
     LAUNCH_BASE_S,
     MIN_GAP_S,
@@ -39,6 +37,8 @@ from orchestrator.pingphase import (
     probing_seconds,
     write_parts,
 )
+from orchestrator.results.collect import RowContext
+from orchestrator.results.parse import summarize_probes
 
 AGENT = paths.PLAYBOOKS / "files" / "ir_agent.py"
 A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:ap-southeast-2"

@@ -13,7 +13,7 @@ from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import parse_catalog
 from orchestrator.netmodel import DEFAULT_MODEL
-from orchestrator.schema import MEASUREMENT_COLUMNS
+from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.selection import SelectionSpec, pair_filter
 
 CATALOG = parse_catalog(

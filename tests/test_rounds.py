@@ -7,7 +7,7 @@ import json
 
 from test_sweep import CTX, SLOT, client_doc, server_doc
 
-from orchestrator import store
+from orchestrator.results import store
 from orchestrator.rounds import ClosedRound, PlannedRound, RoundTracker
 
 A, B = SLOT.client, SLOT.server

@@ -12,7 +12,7 @@ from test_report import CATALOG  # the small fixture catalog (pytest puts tests/
 from orchestrator import analyze, site, synthetic
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
-from orchestrator.schema import MEASUREMENT_COLUMNS
+from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.study_report import PAGE_FILE, STUDIES_DIR, page_html
 
 

@@ -15,18 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from orchestrator import measure as measuring
-from orchestrator import stages, store
+from orchestrator import stages
 from orchestrator import sweep as sweeps
 from orchestrator.cli import main
-from orchestrator.collect import (
-    IPERF3_FIELDS,
-    PING_FIELDS,
-    RowContext,
-    SlotPlan,
-    host_doc,
-    round_rows,
-    unmeasured_row,
-)
 from orchestrator.core import paths
 from orchestrator.inventory import (
     MAX_CONTROL_DIR_CHARS,
@@ -37,10 +28,20 @@ from orchestrator.inventory import (
 )
 from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host
-from orchestrator.parse import parse_iperf3
 from orchestrator.plan import TestParams
 from orchestrator.progress import RoundProgress, fmt_duration
-from orchestrator.schema import (
+from orchestrator.results import store
+from orchestrator.results.collect import (
+    IPERF3_FIELDS,
+    PING_FIELDS,
+    RowContext,
+    SlotPlan,
+    host_doc,
+    round_rows,
+    unmeasured_row,
+)
+from orchestrator.results.parse import parse_iperf3
+from orchestrator.results.schema import (
     HOST_EVIDENCE_COLUMNS,
     MEASUREMENT_COLUMNS,
     RESULTS_FORMAT_VERSION,

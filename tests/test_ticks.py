@@ -8,11 +8,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from orchestrator import ledger, store
+from orchestrator import ledger
 from orchestrator.model.catalog import load_catalog
 from orchestrator.plan import PING_PACKET_BYTES, TestParams, make_plan, slot_seconds
 from orchestrator.pricing import load_pricing
 from orchestrator.profiles import parse_profile
+from orchestrator.results import store
 from orchestrator.retention import apply_retention
 from orchestrator.selection import SelectionSpec
 from orchestrator.spend import over_budget, row_bytes, sweep_spend
@@ -309,7 +310,7 @@ def test_a_site_folder_that_cannot_be_written_is_recorded_not_a_lost_ledger_line
     profile = _profile(backend="local", site=str(blocker / "site"))
 
     def measured(sweep, build_report):
-        from orchestrator.schema import MEASUREMENT_COLUMNS
+        from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
         row = dict.fromkeys(MEASUREMENT_COLUMNS, "")
         row.update(sweep_id=sweep.id, started_utc="2026-11-25T00:00:01.000Z", backend="local",

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from orchestrator import store
 from orchestrator.cli.options import (
     check_selection,
     parse_clouds,
@@ -25,6 +24,7 @@ from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import CLOUDS, load_catalog
 from orchestrator.model.hosts import pins_from_file
+from orchestrator.results import store
 
 if TYPE_CHECKING:
     from orchestrator.clouds.launch import CloudOptions

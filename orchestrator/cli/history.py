@@ -282,9 +282,9 @@ def convert(fmt: str, file: Path, out: Path) -> None:
       interregion history convert --from doit data/doit-intercloud-throughput-2022-02.csv \\
         --out d.csv
     """
-    from orchestrator import store
     from orchestrator.model.catalog import load_catalog
     from orchestrator.public_data import convert as convert_rows
+    from orchestrator.results import store
 
     rows = convert_rows(fmt, file.read_text(encoding="utf-8"), load_catalog())
     store.write_atomic(out, store.csv_text(rows))

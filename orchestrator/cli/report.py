@@ -26,7 +26,7 @@ _RESULTS_OPTION = click.option(
 
 def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]:
     from orchestrator.report import sweep_dirs
-    from orchestrator.store import check_sweep_id
+    from orchestrator.results.store import check_sweep_id
 
     if all_:
         found = sweep_dirs(results)

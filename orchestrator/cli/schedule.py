@@ -289,7 +289,8 @@ def export_command(
       interregion schedule export latency --repo acme/interregion \\
         --github-actions .github/workflows/interregion-latency.yml --state-bucket s3://acme-ir
     """
-    from orchestrator import store, timers
+    from orchestrator import timers
+    from orchestrator.results import store
 
     profile = _profile(schedules, name)
     text = timers.github_workflow(

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
-from orchestrator.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS, RESULTS_FORMAT_VERSION
+from orchestrator.results.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS, RESULTS_FORMAT_VERSION
 
 SWEEP_FILE = "sweep.json"
 HOSTS_FILE = "hosts.json"

@@ -15,16 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from orchestrator.parse import (
-    CORRUPTED,
-    allowance_counters,
-    counter_delta,
-    parse_iperf3,
-    parse_ping,
-    steal_pct,
-    tc_allowance_counter,
-)
-from orchestrator.schema import MEASUREMENT_COLUMNS
+from orchestrator.results.parse import CORRUPTED, allowance_counters, counter_delta, parse_iperf3, parse_ping, steal_pct, tc_allowance_counter
+from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
 
 def _columns(first: str, last: str) -> tuple[str, ...]:
