@@ -29,7 +29,7 @@ from orchestrator.emulator.spec import EmulationSpec, HostSpec, PathSpec, host_a
 from orchestrator.emulator.stack import BASELINE_RTT_MS, build_spec
 from orchestrator.keys import SweepKeys, ensure_sweep_keys
 from orchestrator.model.catalog import Region, load_catalog
-from orchestrator.netmodel import DEFAULT_MODEL, NetModel, controller_rtt_ms
+from orchestrator.netmodel.model import DEFAULT_MODEL, NetModel, controller_rtt_ms
 from orchestrator.selection import farthest_point_sample
 
 PARTS = ("scale", "rtt", "routes", "controller", "throughput", "concurrent")
@@ -161,7 +161,7 @@ def bench_routes(keys: SweepKeys) -> None:
     from orchestrator.demo import DEMO_REGIONS
     from orchestrator.emulator.stack import expected_rtts_ms
     from orchestrator.emulator.variation import DEFAULT_VARIATION
-    from orchestrator.routes import default_routes, pearson_r
+    from orchestrator.netmodel.routes import default_routes, pearson_r
 
     catalog = load_catalog()
     chosen = [catalog.get(k) for k in DEMO_REGIONS]

@@ -43,10 +43,11 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from orchestrator import changes, history, history_views, rtt_noise
+from orchestrator import changes, history, history_views
 from orchestrator.core.geo import distance_km
 from orchestrator.model.catalog import load_catalog
-from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.netmodel import noise as rtt_noise
+from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.results import store
 from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
 

@@ -23,8 +23,9 @@ SIZES = (10_000, 100_000, 1_000_000)
 
 
 def one(rows: int, png: bool) -> dict[str, float]:
-    from orchestrator import report, site, synthetic
+    from orchestrator import report, site
     from orchestrator.model.catalog import load_catalog
+    from orchestrator.netmodel import synthetic
 
     catalog = load_catalog()
     with tempfile.TemporaryDirectory(prefix="interregion-bench-") as tmp:

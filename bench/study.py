@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from orchestrator.netmodel import DEFAULT_MODEL  # noqa: E402
+from orchestrator.netmodel.model import DEFAULT_MODEL  # noqa: E402
 from orchestrator.study_check import check, table  # noqa: E402
 from orchestrator.study_report import default_window, pair_results  # noqa: E402
 from orchestrator.study_run import read_table  # noqa: E402

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from orchestrator.core.errors import UserError
-from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.netmodel.model import DEFAULT_MODEL
 
 # 1500-byte MTU less IPv4 (20), TCP (20) and the timestamp option (12).
 MSS_BYTES = 1448

@@ -2,7 +2,7 @@
 
 1. the history store (results/history.duckdb), when it has the pair;
 2. else the newest sweep folder whose measurements.csv has it;
-3. else the network model (orchestrator/netmodel.py), which is calibrated on
+3. else the network model (orchestrator/netmodel/model.py), which is calibrated on
    public AWS/GCP measurements at their real scale.
 
 Emulated tests are never used as figures: the emulation runs the real curve
@@ -36,7 +36,12 @@ from orchestrator.advise import (
 from orchestrator.core.errors import UserError
 from orchestrator.history_views import METRICS, iso_utc
 from orchestrator.model.catalog import Region
-from orchestrator.netmodel import DEFAULT_MODEL, REAL_CAP_BPS, REAL_WINDOW_BYTES, region_rtt_ms
+from orchestrator.netmodel.model import (
+    DEFAULT_MODEL,
+    REAL_CAP_BPS,
+    REAL_WINDOW_BYTES,
+    region_rtt_ms,
+)
 from orchestrator.report import EMULATED_BACKENDS, sweep_dirs
 from orchestrator.results import store
 
@@ -285,7 +290,7 @@ def find_evidence(results: Path, src: str, dst: str, *, measured_only: bool = Fa
         raise UserError(no_data_message(results, src, dst, bool(notes)))
     return Evidence(
         MODEL,
-        "network model (orchestrator/netmodel.py): RTT from the distance, a small VM's "
+        "network model (orchestrator/netmodel/model.py): RTT from the distance, a small VM's "
         "line rate and default window fitted on public AWS/GCP measurements",
         None,
         tuple(notes),

@@ -48,7 +48,12 @@ from orchestrator.allowance import Shortfall, mean_egress_bps, shortfalls
 from orchestrator.core.errors import UserError
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.model.catalog import Catalog, MachineBandwidth, Region, region_to_dict
-from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES, emulated_type, emulated_types
+from orchestrator.netmodel.model import (
+    DEFAULT_MODEL,
+    REAL_WINDOW_BYTES,
+    emulated_type,
+    emulated_types,
+)
 from orchestrator.pingphase import phase_seconds
 from orchestrator.pricing import Pricing, load_pricing
 from orchestrator.schedule import (
@@ -212,7 +217,7 @@ def slot_seconds(
 def pair_rtt_ms(pair: Pair) -> float:
     """The expected RTT between a pair's two regions: its measured median in the public
     data where there is one (the route the emulator also builds), else the model's."""
-    from orchestrator.routes import default_routes
+    from orchestrator.netmodel.routes import default_routes
 
     measured = default_routes().get(pair.src.key, pair.dst.key)
     if measured is not None:
@@ -368,7 +373,7 @@ def make_plan(
     measured = rounds
     if params.throughput:
         measured = add_sentinels(rounds, max_concurrent=1 if sequential else max_concurrent)
-    from orchestrator.routes import controller_rtt_ms as controller_rtt
+    from orchestrator.netmodel.routes import controller_rtt_ms as controller_rtt
 
     controller_rtt_ms = controller_rtt(controller, selection.regions) if controller else 0.0
     bound = lower_bound(selection.pairs, 1 if sequential else max_concurrent)

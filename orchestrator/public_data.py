@@ -25,7 +25,7 @@ from typing import Any
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
 from orchestrator.model.catalog import Catalog
-from orchestrator.netmodel import DOIT_TEST_SECONDS
+from orchestrator.netmodel.model import DOIT_TEST_SECONDS
 
 FORMATS = ("skyplane", "doit")
 CLOUDS = ("aws", "gcp")

@@ -29,7 +29,7 @@ from orchestrator import analyze, charts, report
 from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import Catalog
-from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.pages import banner as _banner
 from orchestrator.pages import esc as _e
 from orchestrator.pages import foot as _foot
@@ -631,7 +631,7 @@ def _model_text() -> str:
     ]
     body = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows)
     return (
-        "<p>Latency model (orchestrator/netmodel.py): RTT = base + slope x distance "
+        "<p>Latency model (orchestrator/netmodel/model.py): RTT = base + slope x distance "
         "(+ the cross-cloud extra), calibrated on public measurements between real AWS "
         "and GCP regions. Throughput is capped at the rate below and by the TCP window "
         "over the RTT; emulated rates are the real curve times the scale.</p>\n"

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 
 from orchestrator.advise import TCP_BUFFER_MAX_BYTES, TUNED_BUFFER_BDP_FACTOR, bdp_bytes
 from orchestrator.core.errors import UserError
-from orchestrator.netmodel import DEFAULT_MODEL, REAL_CAP_BPS, emulated_type
+from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_CAP_BPS, emulated_type
 from orchestrator.schedule import Round
 from orchestrator.selection import Pair
 

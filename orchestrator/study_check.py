@@ -17,7 +17,7 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from orchestrator.netmodel import NetModel
+from orchestrator.netmodel.model import NetModel
 from orchestrator.study import BASELINE, VARIANTS
 from orchestrator.study_report import PairResult
 

@@ -26,7 +26,7 @@ from orchestrator.advise import (
     window_limited_bps,
 )
 from orchestrator.core.errors import UserError
-from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES
+from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_WINDOW_BYTES
 from orchestrator.results import store
 from orchestrator.study import BASELINE, VARIANTS
 

@@ -16,7 +16,7 @@ from orchestrator import advise_sources as sources
 from orchestrator import history as h
 from orchestrator.cli import main
 from orchestrator.model.catalog import load_catalog
-from orchestrator.netmodel import REAL_CAP_BPS, REAL_WINDOW_BYTES, region_rtt_ms
+from orchestrator.netmodel.model import REAL_CAP_BPS, REAL_WINDOW_BYTES, region_rtt_ms
 from orchestrator.results import store
 
 A, B = "aws:us-east-1", "gcp:europe-west1"

@@ -30,7 +30,7 @@ from orchestrator.emulator.stack import build_spec
 from orchestrator.keys import SweepKeys, ensure_sweep_keys, write_known_hosts
 from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host
-from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.provision import reap_local_leftovers
 
 pytestmark = [

@@ -23,8 +23,8 @@ from orchestrator.emulator.stack import build_spec, expected_rtts_ms
 from orchestrator.emulator.variation import DEFAULT_VARIATION
 from orchestrator.keys import SweepKeys, ensure_sweep_keys
 from orchestrator.model.catalog import load_catalog
-from orchestrator.netmodel import DEFAULT_MODEL
-from orchestrator.routes import default_routes
+from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.netmodel.routes import default_routes
 
 pytestmark = [
     pytest.mark.root,

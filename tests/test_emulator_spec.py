@@ -26,7 +26,7 @@ from orchestrator.emulator.spec import (
 from orchestrator.emulator.stack import build_spec, emulation_id_for, stack_variables
 from orchestrator.keys import SweepKeys
 from orchestrator.model.catalog import load_catalog
-from orchestrator.netmodel import DEFAULT_MODEL, controller_rtt_ms
+from orchestrator.netmodel.model import DEFAULT_MODEL, controller_rtt_ms
 from orchestrator.provision import controller_region, stack_plan
 
 KEYS = SweepKeys(

@@ -21,7 +21,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.emulator.shaping import allowance_probes, tc_batch
 from orchestrator.emulator.spec import EmulationSpec, HostSpec
 from orchestrator.model.catalog import CatalogError, load_catalog, parse_catalog
-from orchestrator.netmodel import DEFAULT_MODEL, emulated_type, emulated_types
+from orchestrator.netmodel.model import DEFAULT_MODEL, emulated_type, emulated_types
 from orchestrator.plan import TestParams, make_plan
 from orchestrator.report import build_report
 from orchestrator.results import parse, store

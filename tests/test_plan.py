@@ -12,6 +12,7 @@ from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.model.catalog import load_catalog, region_from_dict
+from orchestrator.netmodel.routes import default_routes
 from orchestrator.pingphase import LAUNCH_BASE_S, PER_HOST_S
 from orchestrator.plan import (
     PING_PACKET_BYTES,
@@ -25,7 +26,6 @@ from orchestrator.plan import (
     window_bytes,
 )
 from orchestrator.pricing import PricingError, load_pricing, parse_pricing
-from orchestrator.routes import default_routes
 from orchestrator.selection import SelectionSpec
 
 CATALOG = fixture_catalog()

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from orchestrator import routes
 from orchestrator.changes import Params
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
@@ -34,7 +33,8 @@ from orchestrator.emulator.variation import (
 )
 from orchestrator.keys import SweepKeys
 from orchestrator.model.catalog import load_catalog
-from orchestrator.netmodel import DEFAULT_MODEL, Sample
+from orchestrator.netmodel import routes
+from orchestrator.netmodel.model import DEFAULT_MODEL, Sample
 
 KEYS = SweepKeys(
     Path("/k/client"), "ssh-ed25519 AAAAclient c", Path("/k/host"), "ssh-ed25519 AAAAhost h"

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from orchestrator import analyze, report, synthetic
+from orchestrator import analyze, report
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import parse_catalog
-from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.netmodel import synthetic
+from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.selection import SelectionSpec, pair_filter
 

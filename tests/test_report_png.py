@@ -5,7 +5,8 @@ import shutil
 import pytest
 from test_report import CATALOG
 
-from orchestrator import analyze, charts, report, synthetic
+from orchestrator import analyze, charts, report
+from orchestrator.netmodel import synthetic
 
 pytestmark = pytest.mark.slow
 

@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator import site, synthetic
+from orchestrator import site
 from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel import synthetic
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel.routes import default_routes
 from orchestrator.pingphase import LAUNCH_BASE_S, PER_HOST_S, phase_seconds
 from orchestrator.plan import (
     PING_PACKET_BYTES,
@@ -25,7 +26,6 @@ from orchestrator.plan import (
     slot_seconds,
 )
 from orchestrator.pricing import load_pricing
-from orchestrator.routes import default_routes
 from orchestrator.selection import SelectionSpec
 from orchestrator.study import (
     VARIANTS,

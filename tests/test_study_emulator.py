@@ -25,8 +25,8 @@ from orchestrator.emulator.stack import build_spec, expected_rtts_ms
 from orchestrator.emulator.variation import DEFAULT_VARIATION
 from orchestrator.keys import ensure_sweep_keys
 from orchestrator.model.catalog import load_catalog
-from orchestrator.netmodel import DEFAULT_MODEL
-from orchestrator.routes import default_routes
+from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.netmodel.routes import default_routes
 from orchestrator.study import emulated_window_bytes, line_rate_bps, tuned_buffer_bytes
 from orchestrator.study_run import tune_spec
 

@@ -142,9 +142,9 @@ def up_command(
     from orchestrator.emulator.variation import DEFAULT_VARIATION
     from orchestrator.keys import ensure_sweep_keys, write_known_hosts
     from orchestrator.model.catalog import load_catalog
-    from orchestrator.netmodel import DEFAULT_MODEL
+    from orchestrator.netmodel.model import DEFAULT_MODEL
+    from orchestrator.netmodel.routes import controller_rtt_ms, default_routes
     from orchestrator.provision import controller_region
-    from orchestrator.routes import controller_rtt_ms, default_routes
     from orchestrator.selection import SelectionSpec, select
 
     perturbations = perturbations_from_options(perturb, perturb_file)

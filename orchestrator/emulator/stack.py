@@ -41,15 +41,15 @@ from orchestrator.emulator.variation import (
 )
 from orchestrator.keys import SweepKeys
 from orchestrator.model.catalog import Region
-from orchestrator.netmodel import (
+from orchestrator.netmodel.model import (
     DEFAULT_MODEL,
     EmulatedType,
     NetModel,
     emulated_type,
     one_way_delay_us,
 )
-from orchestrator.routes import EMPTY as EMPTY_ROUTES
-from orchestrator.routes import RouteTable, default_routes, pair_rtt_ms
+from orchestrator.netmodel.routes import EMPTY as EMPTY_ROUTES
+from orchestrator.netmodel.routes import RouteTable, default_routes, pair_rtt_ms
 
 # RTT between two emulated hosts with a zero delay in delayd's table: veths,
 # bridge, two HTB queues and one NFQUEUE round trip, measured by bench/emulator.py.

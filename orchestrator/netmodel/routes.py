@@ -23,7 +23,13 @@ from pathlib import Path
 
 from orchestrator.core.geo import distance_km
 from orchestrator.model.catalog import Region
-from orchestrator.netmodel import DEFAULT_MODEL, PUBLIC_DATA, NetModel, Sample, load_public_samples
+from orchestrator.netmodel.model import (
+    DEFAULT_MODEL,
+    PUBLIC_DATA,
+    NetModel,
+    Sample,
+    load_public_samples,
+)
 
 # skyplane first: 10 pings per pair and 1,128 of the catalog's pairs, against doit's 5 and 779.
 ROUTE_SOURCES = ("skyplane", "doit")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from orchestrator.core.geo import distance_km
 from orchestrator.model.catalog import Region
-from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
 

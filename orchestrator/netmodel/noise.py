@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.netmodel import DOIT_CSV, PUBLIC_DATA, SKYPLANE_CSV, load_rtt_mdev_ms
+from orchestrator.netmodel.model import DOIT_CSV, PUBLIC_DATA, SKYPLANE_CSV, load_rtt_mdev_ms
 
 T_DF = 3.0  # degrees of freedom of a run's offset: heavy-tailed
 PAIR_SPREADS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25)  # log-normal sigmas the fit tries
