@@ -30,7 +30,7 @@ from orchestrator.emulator.stack import BASELINE_RTT_MS, build_spec
 from orchestrator.keys import SweepKeys, ensure_sweep_keys
 from orchestrator.model.catalog import Region, load_catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL, NetModel, controller_rtt_ms
-from orchestrator.selection import farthest_point_sample
+from orchestrator.plan.selection import farthest_point_sample
 
 PARTS = ("scale", "rtt", "routes", "controller", "throughput", "concurrent")
 CONTROLLER = "aws:us-east-1"  # where the controller is modelled in the "controller" part

@@ -149,8 +149,8 @@ def run_sweep(plan: DemoPlan, i: int, results: Path, log: Callable[[str], None])
     from orchestrator import sweep as sweeps
     from orchestrator.emulator.stack import EmulationSettings
     from orchestrator.model.catalog import load_catalog
-    from orchestrator.plan import TestParams, make_plan
-    from orchestrator.selection import SelectionSpec
+    from orchestrator.plan.selection import SelectionSpec
+    from orchestrator.plan.sweep_plan import TestParams, make_plan
 
     spec = SelectionSpec(regions=plan.regions)
     params = TestParams(pings=plan.pings, tests=("ping",))

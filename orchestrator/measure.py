@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator import interrupts, sentinels, spend
+from orchestrator import interrupts, sentinels
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model.hosts import Host
@@ -28,16 +28,17 @@ from orchestrator.pingphase import (
     phase_seconds,
     write_parts,
 )
-from orchestrator.plan import TestParams, round_seconds
+from orchestrator.plan import spend
+from orchestrator.plan.pricing import Pricing, load_pricing
+from orchestrator.plan.rounds import Slot, schedule
+from orchestrator.plan.selection import Pair
+from orchestrator.plan.sweep_plan import TestParams, round_seconds
 from orchestrator.playbook import run_playbook
-from orchestrator.pricing import Pricing, load_pricing
 from orchestrator.progress import RoundProgress
 from orchestrator.results import store
 from orchestrator.results.collect import SlotPlan, unmeasured_row, with_ping_phase
 from orchestrator.results.store import safe_name, utc_now
 from orchestrator.rounds import ClosedRound, PlannedRound, RoundTracker
-from orchestrator.schedule import Slot, schedule
-from orchestrator.selection import Pair
 from orchestrator.stages import load_hosts, row_context, state_folder, write_sweep_inventory
 from orchestrator.sweep import Sweep
 

@@ -28,8 +28,8 @@ import yaml
 from orchestrator.cadence import Cadence, check_every, parse_cron, parse_duration
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import Catalog
-from orchestrator.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
-from orchestrator.plan import BACKENDS
+from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
+from orchestrator.plan.sweep_plan import BACKENDS
 
 DEFAULT_FILE = "schedules.yaml"
 DEFAULT_BUDGET_MARGIN = 1.5

@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import allowance, analyze
+from orchestrator import analyze
 from orchestrator.core import outdir, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
 from orchestrator.model.catalog import Catalog, Region, load_catalog
+from orchestrator.plan import allowance
 from orchestrator.results import store
 
 if TYPE_CHECKING:

@@ -18,9 +18,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from orchestrator.plan.rounds import SENTINEL_SLOTS, add_sentinels
 from orchestrator.results import store
 from orchestrator.results.collect import SlotPlan
-from orchestrator.schedule import SENTINEL_SLOTS, add_sentinels
 from orchestrator.sweep import BASE_PORT, PORTS
 
 SENTINELS_FILE = "sentinels.csv"

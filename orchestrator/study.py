@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass
 from orchestrator.advise import TCP_BUFFER_MAX_BYTES, TUNED_BUFFER_BDP_FACTOR, bdp_bytes
 from orchestrator.core.errors import UserError
 from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_CAP_BPS, emulated_type
-from orchestrator.schedule import Round
-from orchestrator.selection import Pair
+from orchestrator.plan.rounds import Round
+from orchestrator.plan.selection import Pair
 
 
 @dataclass(frozen=True)

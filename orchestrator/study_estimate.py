@@ -24,10 +24,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.allowance import mean_egress_bps, shortfalls
 from orchestrator.model.catalog import Catalog
 from orchestrator.pingphase import launch_seconds, phase_seconds
-from orchestrator.plan import (
+from orchestrator.plan.allowance import mean_egress_bps, shortfalls
+from orchestrator.plan.pricing import Pricing, load_pricing
+from orchestrator.plan.selection import Pair
+from orchestrator.plan.sweep_plan import (
     PING_PACKET_BYTES,
     SETUP_S,
     Estimate,
@@ -40,8 +42,6 @@ from orchestrator.plan import (
     slot_seconds,
     vm_cost,
 )
-from orchestrator.pricing import Pricing, load_pricing
-from orchestrator.selection import Pair
 from orchestrator.study import Variant, forward_rounds, line_rate_bps
 
 

@@ -24,7 +24,9 @@ from orchestrator import interrupts, measure, stages
 from orchestrator.core.errors import UserError
 from orchestrator.hostcheck import congestion_problem
 from orchestrator.model.hosts import Host
-from orchestrator.plan import pair_rtt_ms, slot_seconds
+from orchestrator.plan.rounds import schedule
+from orchestrator.plan.selection import Pair
+from orchestrator.plan.sweep_plan import pair_rtt_ms, slot_seconds
 from orchestrator.playbook import run_playbook
 from orchestrator.progress import RoundProgress
 from orchestrator.results import store
@@ -32,8 +34,6 @@ from orchestrator.results.collect import FAILED, RowContext, SlotPlan, host_doc,
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.results.store import safe_name
 from orchestrator.rounds import ClosedRound, PlannedRound, RoundTracker
-from orchestrator.schedule import schedule
-from orchestrator.selection import Pair
 from orchestrator.study import (
     VARIANTS,
     Variant,

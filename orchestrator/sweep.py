@@ -22,11 +22,11 @@ from orchestrator import __version__
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import Region, region_from_dict
-from orchestrator.plan import Plan, TestParams
+from orchestrator.plan.selection import Pair, SelectionSpec
+from orchestrator.plan.sweep_plan import Plan, TestParams
 from orchestrator.results import store
 from orchestrator.results.schema import RESULTS_FORMAT_VERSION
 from orchestrator.results.store import utc_now
-from orchestrator.selection import Pair, SelectionSpec
 
 Log = Callable[[str], None]
 ROUND_TASK = "Round:"

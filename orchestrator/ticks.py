@@ -24,11 +24,11 @@ from orchestrator.cadence import iso
 from orchestrator.core.errors import UserError
 from orchestrator.lock import LockHeld, results_lock
 from orchestrator.model.catalog import Catalog, load_catalog
-from orchestrator.plan import Plan, make_plan
-from orchestrator.pricing import Pricing, load_pricing
+from orchestrator.plan.pricing import Pricing, load_pricing
+from orchestrator.plan.selection import SelectionSpec
+from orchestrator.plan.sweep_plan import Plan, make_plan
 from orchestrator.profiles import Profile
 from orchestrator.results import store
-from orchestrator.selection import SelectionSpec
 from orchestrator.sweep import Sweep, create_sweep
 
 Log = Callable[[str], None]
@@ -182,7 +182,7 @@ def run_tick(
 def _finish(record: dict[str, Any], results: Path, pricing: Pricing | None) -> None:
     record["ended_utc"] = iso(datetime.now(UTC))
     if record.get("sweep_id"):
-        from orchestrator.spend import sweep_spend
+        from orchestrator.plan.spend import sweep_spend
 
         try:
             spent = sweep_spend(

@@ -19,7 +19,7 @@ from pathlib import Path
 from orchestrator.cadence import cron_line, on_calendar
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
-from orchestrator.plan import Estimate
+from orchestrator.plan.sweep_plan import Estimate
 from orchestrator.profiles import Profile
 from orchestrator.publish import parse_target
 

@@ -15,7 +15,8 @@ import json
 import pytest
 from e2e_support import nothing_left, only_sweep, record, rows, run_cli
 
-from orchestrator import allowance, sentinels
+from orchestrator import sentinels
+from orchestrator.plan import allowance
 from orchestrator.report import build_report
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]

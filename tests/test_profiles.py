@@ -226,7 +226,7 @@ def test_missed_ticks_are_due_times_without_a_record():
 
 def test_a_profiles_selection_and_test_keys_are_the_sweep_commands_own_options():
     from orchestrator.cli import main
-    from orchestrator.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
+    from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
 
     sweep = main.commands["sweep"]
     names = {p.name for p in sweep.params}

@@ -14,8 +14,8 @@ from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import parse_catalog
 from orchestrator.netmodel import synthetic
 from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.plan.selection import SelectionSpec, pair_filter
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
-from orchestrator.selection import SelectionSpec, pair_filter
 
 CATALOG = parse_catalog(
     {

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import Region
-from orchestrator.schedule import (
+from orchestrator.plan.rounds import (
     _classes,
     _misra_gries,
     colour_edges,
@@ -20,7 +20,7 @@ from orchestrator.schedule import (
     schedule,
     slots_of,
 )
-from orchestrator.selection import Pair
+from orchestrator.plan.selection import Pair
 
 
 def region(i: int) -> Region:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrator.core.errors import UserError
-from orchestrator.selection import (
+from orchestrator.plan.selection import (
     Pair,
     SelectionSpec,
     farthest_point_sample,

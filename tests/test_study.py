@@ -18,15 +18,15 @@ from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.routes import default_routes
 from orchestrator.pingphase import LAUNCH_BASE_S, PER_HOST_S, phase_seconds
-from orchestrator.plan import (
+from orchestrator.plan.pricing import load_pricing
+from orchestrator.plan.selection import SelectionSpec
+from orchestrator.plan.sweep_plan import (
     PING_PACKET_BYTES,
     TestParams,
     make_plan,
     round_overhead_s,
     slot_seconds,
 )
-from orchestrator.pricing import load_pricing
-from orchestrator.selection import SelectionSpec
 from orchestrator.study import (
     VARIANTS,
     check_buffer,

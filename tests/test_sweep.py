@@ -28,7 +28,7 @@ from orchestrator.inventory import (
 )
 from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host
-from orchestrator.plan import TestParams
+from orchestrator.plan.sweep_plan import TestParams
 from orchestrator.progress import RoundProgress, fmt_duration
 from orchestrator.results import store
 from orchestrator.results.collect import (
@@ -400,8 +400,8 @@ def test_agent_parts_give_both_ends_their_role_and_peer_address():
 
 def test_slot_plans_take_client_from_the_first_direction_and_a_new_port_each_round():
     from orchestrator.model.catalog import Region
-    from orchestrator.schedule import Slot
-    from orchestrator.selection import Pair
+    from orchestrator.plan.rounds import Slot
+    from orchestrator.plan.selection import Pair
 
     ra = Region("aws", "us-east-1", "Ashburn", "US", 39.0, -77.5, "test")
     rb = Region("gcp", "europe-west1", "St. Ghislain", "BE", 50.5, 3.8, "test")

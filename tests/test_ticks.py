@@ -10,13 +10,13 @@ import pytest
 
 from orchestrator import ledger
 from orchestrator.model.catalog import load_catalog
-from orchestrator.plan import PING_PACKET_BYTES, TestParams, make_plan, slot_seconds
-from orchestrator.pricing import load_pricing
+from orchestrator.plan.pricing import load_pricing
+from orchestrator.plan.selection import SelectionSpec
+from orchestrator.plan.spend import over_budget, row_bytes, sweep_spend
+from orchestrator.plan.sweep_plan import PING_PACKET_BYTES, TestParams, make_plan, slot_seconds
 from orchestrator.profiles import parse_profile
 from orchestrator.results import store
 from orchestrator.retention import apply_retention
-from orchestrator.selection import SelectionSpec
-from orchestrator.spend import over_budget, row_bytes, sweep_spend
 from orchestrator.ticks import budget_problem, run_tick, sweep_outcome
 
 AWS_PAIR = "aws:us-east-1,aws:eu-west-1"

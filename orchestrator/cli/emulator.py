@@ -144,8 +144,8 @@ def up_command(
     from orchestrator.model.catalog import load_catalog
     from orchestrator.netmodel.model import DEFAULT_MODEL
     from orchestrator.netmodel.routes import controller_rtt_ms, default_routes
+    from orchestrator.plan.selection import SelectionSpec, select
     from orchestrator.provision import controller_region
-    from orchestrator.selection import SelectionSpec, select
 
     perturbations = perturbations_from_options(perturb, perturb_file)
     emu.require_root()

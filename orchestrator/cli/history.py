@@ -328,7 +328,7 @@ def matrix(
     from orchestrator import history as h
     from orchestrator import history_views as v
     from orchestrator.model.catalog import load_catalog
-    from orchestrator.selection import pair_filter
+    from orchestrator.plan.selection import pair_filter
 
     if as_json and as_csv:
         raise UserError("--json and --csv both given: pick one")

@@ -11,7 +11,6 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from orchestrator.allowance import shortfall_message
 from orchestrator.cli.options import (
     check_selection,
     params_from_options,
@@ -24,8 +23,9 @@ from orchestrator.cli.options import (
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
-from orchestrator.plan import Plan, make_plan, slot_seconds
-from orchestrator.pricing import load_pricing
+from orchestrator.plan.allowance import shortfall_message
+from orchestrator.plan.pricing import load_pricing
+from orchestrator.plan.sweep_plan import Plan, make_plan, slot_seconds
 from orchestrator.provision import controller_region
 
 # A round overhead beyond a day is a typo, and an infinite one breaks the time model.

@@ -95,8 +95,8 @@ def report(
       interregion report --input theirs.csv --out /tmp/theirs-report
     """
     from orchestrator.model.catalog import load_catalog
+    from orchestrator.plan.selection import pair_filter
     from orchestrator.report import default_out_dir, load_inputs, write_report
-    from orchestrator.selection import pair_filter
 
     _check_sources(sweep, all_, input_files)
     if selection.get("max_regions") is not None:

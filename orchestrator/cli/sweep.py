@@ -16,7 +16,6 @@ from click.core import ParameterSource
 from orchestrator import abandoned, runner, stages
 from orchestrator import measure as measuring
 from orchestrator import sweep as sweeps
-from orchestrator.allowance import shortfall_message
 from orchestrator.cli.cloud import cloud_options, cloud_options_from
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
 from orchestrator.cli.options import (
@@ -32,9 +31,10 @@ from orchestrator.core.errors import UserError
 from orchestrator.emulator.perturb import Perturbation, check_hosts
 from orchestrator.lock import ResultsLock, results_lock
 from orchestrator.model.catalog import CLOUDS, load_catalog
-from orchestrator.plan import Plan, make_plan
+from orchestrator.plan.allowance import shortfall_message
+from orchestrator.plan.selection import SelectionSpec
+from orchestrator.plan.sweep_plan import Plan, make_plan
 from orchestrator.provision import controller_region
-from orchestrator.selection import SelectionSpec
 
 DEFAULT_BUDGET_USD = 5.0
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from orchestrator.core.errors import UserError
-from orchestrator.selection import Pair
+from orchestrator.plan.selection import Pair
 
 
 @dataclass(frozen=True)

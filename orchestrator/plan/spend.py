@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.model.catalog import Region, region_from_dict
-from orchestrator.plan import PING_PACKET_BYTES
-from orchestrator.pricing import Pricing
+from orchestrator.plan.pricing import Pricing
+from orchestrator.plan.sweep_plan import PING_PACKET_BYTES
 from orchestrator.results import store
 
 

@@ -44,7 +44,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from orchestrator.allowance import Shortfall, mean_egress_bps, shortfalls
 from orchestrator.core.errors import UserError
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.model.catalog import Catalog, MachineBandwidth, Region, region_to_dict
@@ -55,8 +54,9 @@ from orchestrator.netmodel.model import (
     emulated_types,
 )
 from orchestrator.pingphase import phase_seconds
-from orchestrator.pricing import Pricing, load_pricing
-from orchestrator.schedule import (
+from orchestrator.plan.allowance import Shortfall, mean_egress_bps, shortfalls
+from orchestrator.plan.pricing import Pricing, load_pricing
+from orchestrator.plan.rounds import (
     Round,
     Slot,
     add_sentinels,
@@ -64,7 +64,7 @@ from orchestrator.schedule import (
     schedule,
     sentinel_slots,
 )
-from orchestrator.selection import Pair, Selection, SelectionSpec, select
+from orchestrator.plan.selection import Pair, Selection, SelectionSpec, select
 
 BACKENDS = ("local", "aws", "gcp", "cloud")
 SLOT_MARGIN_S = 1.0
