@@ -418,7 +418,7 @@ def store_timings(args: argparse.Namespace) -> None:
 
         def report_and_site() -> int:
             from orchestrator import site
-            from orchestrator.report import load_inputs, write_report
+            from orchestrator.report.build import load_inputs, write_report
 
             folder = store.sweep_dir(results, sweep_id)
             loaded = load_inputs(sweep_dirs_=[folder])

@@ -42,7 +42,7 @@ from orchestrator.netmodel.model import (
     REAL_WINDOW_BYTES,
     region_rtt_ms,
 )
-from orchestrator.report import EMULATED_BACKENDS, sweep_dirs
+from orchestrator.report.build import EMULATED_BACKENDS, sweep_dirs
 from orchestrator.results import store
 
 HISTORY, SWEEP, MODEL = "history", "sweep", "model"

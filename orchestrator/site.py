@@ -25,7 +25,6 @@ from typing import Any
 
 from plotly.offline import get_plotlyjs
 
-from orchestrator import analyze, charts, report
 from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import Catalog
@@ -36,6 +35,8 @@ from orchestrator.pages import foot as _foot
 from orchestrator.pages import head as _head
 from orchestrator.pages import json_script as _json_script
 from orchestrator.pages import write as _write
+from orchestrator.report import analyze, charts
+from orchestrator.report import build as report
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
 ASSETS = Path(__file__).resolve().parent / "site_assets"

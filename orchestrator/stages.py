@@ -318,7 +318,7 @@ def teardown(sweep: Sweep) -> None:
 
 
 def report(sweep: Sweep) -> Path:
-    from orchestrator.report import build_report
+    from orchestrator.report.build import build_report
 
     with sweep.stage("report"):
         out = build_report(sweep.dir, log=sweep.log)

@@ -17,7 +17,7 @@ from e2e_support import nothing_left, only_sweep, record, rows, run_cli
 
 from orchestrator import sentinels
 from orchestrator.plan import allowance
-from orchestrator.report import build_report
+from orchestrator.report.build import build_report
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

@@ -26,7 +26,7 @@ from orchestrator.plan import allowance
 from orchestrator.plan.rounds import add_sentinels, schedule
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import TestParams, make_plan
-from orchestrator.report import build_report
+from orchestrator.report.build import build_report
 from orchestrator.results import parse, store
 from orchestrator.results.collect import RowContext, SlotPlan, slot_rows
 from orchestrator.results.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS
@@ -413,7 +413,7 @@ def test_report_flags_the_sweep_and_the_tests_whose_counters_moved(tmp_path):
 
 
 def allowance_report_columns():
-    from orchestrator.report import HOST_FLAGS_COLUMNS
+    from orchestrator.report.build import HOST_FLAGS_COLUMNS
 
     return HOST_FLAGS_COLUMNS
 

@@ -8,10 +8,10 @@ import pytest
 from click.testing import CliRunner
 from test_report import CATALOG, _sweep, write_catalog
 
-from orchestrator import report
 from orchestrator.cli import main
 from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
+from orchestrator.report import build as report
 
 
 @pytest.fixture

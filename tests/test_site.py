@@ -9,10 +9,11 @@ import pytest
 from click.testing import CliRunner
 from test_report import CATALOG  # the small fixture catalog (pytest puts tests/ on the path)
 
-from orchestrator import analyze, site
+from orchestrator import site
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.netmodel import synthetic
+from orchestrator.report import analyze
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.study_report import PAGE_FILE, STUDIES_DIR, page_html
 

@@ -25,7 +25,7 @@ _RESULTS_OPTION = click.option(
 
 
 def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]:
-    from orchestrator.report import sweep_dirs
+    from orchestrator.report.build import sweep_dirs
     from orchestrator.results.store import check_sweep_id
 
     if all_:
@@ -96,7 +96,7 @@ def report(
     """
     from orchestrator.model.catalog import load_catalog
     from orchestrator.plan.selection import pair_filter
-    from orchestrator.report import default_out_dir, load_inputs, write_report
+    from orchestrator.report.build import default_out_dir, load_inputs, write_report
 
     _check_sources(sweep, all_, input_files)
     if selection.get("max_regions") is not None:
@@ -135,7 +135,7 @@ def _console() -> Console:
 
 
 def _print_report(console: Console, result: Any) -> None:
-    from orchestrator.report import display_cell
+    from orchestrator.report.build import display_cell
 
     loaded = result.loaded
     label = " [bold red](EMULATED)[/]" if loaded.emulated else ""

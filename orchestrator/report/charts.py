@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 from plotly.subplots import make_subplots
 
-from orchestrator import analyze
+from orchestrator.report import analyze
 
 PAIR_COLOURS = {
     "aws-aws": "#ff9900",

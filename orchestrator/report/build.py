@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import analyze
 from orchestrator.core import outdir, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
 from orchestrator.model.catalog import Catalog, Region, load_catalog
 from orchestrator.plan import allowance
+from orchestrator.report import analyze
 from orchestrator.results import store
 
 if TYPE_CHECKING:
@@ -562,7 +562,7 @@ def write_report(
 def _write_report_files(
     report: Report, folder: Path, *, png: bool, log: Callable[[str], None]
 ) -> None:
-    from orchestrator import charts  # plotly is slow to import; only when charting
+    from orchestrator.report import charts  # plotly is slow to import; only when charting
 
     loaded, summaries = report.loaded, report.summaries
     write_csv(folder / "summary.csv", analyze.SUMMARY_COLUMNS, (s.row() for s in summaries))
@@ -594,7 +594,7 @@ def report_figures(
 ) -> dict[str, go.Figure]:
     """Every chart of a report, by file name (without extension); at most
     `max_points` (default charts.MAX_POINTS) points per scatter."""
-    from orchestrator import charts  # plotly is slow to import; only when charting
+    from orchestrator.report import charts  # plotly is slow to import; only when charting
 
     if max_points is None:
         max_points = charts.MAX_POINTS
