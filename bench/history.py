@@ -43,8 +43,10 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from orchestrator import changes, history, history_views
 from orchestrator.core.geo import distance_km
+from orchestrator.history import changes
+from orchestrator.history import store as history
+from orchestrator.history import views as history_views
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel import noise as rtt_noise
 from orchestrator.netmodel.model import DEFAULT_MODEL

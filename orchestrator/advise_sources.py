@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator import history
 from orchestrator.advise import (
     ADVICE_FORMAT,
     ADVICE_VERSION,
@@ -34,7 +33,8 @@ from orchestrator.advise import (
     sysctl_lines,
 )
 from orchestrator.core.errors import UserError
-from orchestrator.history_views import METRICS, iso_utc
+from orchestrator.history import store as history
+from orchestrator.history.views import METRICS, iso_utc
 from orchestrator.model.catalog import Region
 from orchestrator.netmodel.model import (
     DEFAULT_MODEL,

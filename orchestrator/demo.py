@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.changes import Params
 from orchestrator.core.errors import UserError
 from orchestrator.emulator.perturb import Perturbation, ends
+from orchestrator.history.changes import Params
 from orchestrator.lock import results_lock
 
 # 12 regions of both clouds on six continents: same-metro pairs (Ashburn), the

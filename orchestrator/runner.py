@@ -80,7 +80,7 @@ def run_sweep(
 def ingest(sweep: Sweep) -> None:
     """The sweep joins the results folder's history store; a store that cannot take it
     (locked, damaged) is a warning: the sweep's own files are complete without it."""
-    from orchestrator import history
+    from orchestrator.history import store as history
 
     try:
         rows = history.ingest_sweep(sweep.results, sweep.id)

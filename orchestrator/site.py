@@ -285,7 +285,8 @@ def _history_pages(results: Path, warn: Callable[[str], None]) -> Any:
     one warning: the site is then built as without one."""
     import duckdb
 
-    from orchestrator import history, site_history
+    from orchestrator import site_history
+    from orchestrator.history import store as history
 
     if not history.store_path(results).exists():
         return None

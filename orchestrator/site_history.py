@@ -20,8 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import changes as ch
-from orchestrator import history_views as v
+from orchestrator.history import changes as ch
+from orchestrator.history import views as v
 from orchestrator.pages import banner as _banner
 from orchestrator.pages import esc as _e
 from orchestrator.pages import foot as _foot
@@ -499,11 +499,12 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
         _banner(any(data.emulated.values()), "Some or all results on this page were"),
         "<h1>Changes</h1>\n",
         f"<p>Change detection over each source's latest {CHANGE_RUNS} sweeps "
-        "(orchestrator/changes.py, as <code>interregion changes</code>): a pair's median RTT "
-        "or throughput against its baseline, confirmed by 2 runs; a host or region change "
-        "when most of one host's pairs moved in the same run. Configuration changes (a "
-        "new kernel, image, tool version or test parameters) are listed apart: they start "
-        f"a new baseline and are never counted as network changes. <strong id='open-count'>"
+        "(orchestrator/history/changes.py, as <code>interregion changes</code>): a pair's "
+        "median RTT or throughput against its baseline, confirmed by 2 runs; a host or "
+        "region change when most of one host's pairs moved in the same run. Configuration "
+        "changes (a new kernel, image, tool version or test parameters) are listed apart: "
+        "they start a new baseline and are never counted as network changes. "
+        "<strong id='open-count'>"
         f"{doc['open']} open</strong>.</p>\n",
     ]
     for title, status_open in (("Open", True), ("Closed", False)):

@@ -13,8 +13,8 @@ from history_support import make_sweep, record_of, sweep_id_at
 
 from orchestrator import advise as a
 from orchestrator import advise_sources as sources
-from orchestrator import history as h
 from orchestrator.cli import main
+from orchestrator.history import store as h
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.model import REAL_CAP_BPS, REAL_WINDOW_BYTES, region_rtt_ms
 from orchestrator.results import store

@@ -8,11 +8,11 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from orchestrator import history as h
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
+from orchestrator.history import store as h
+from orchestrator.history.public_data import convert
 from orchestrator.model.catalog import load_catalog
-from orchestrator.public_data import convert
 from orchestrator.results import store
 
 DATA = Path(__file__).parent.parent / "data"

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 from history_support import PAIRS, make_sweep, ping_text, sweep_id_at
 
-from orchestrator import history as h
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
-from orchestrator.fingerprint import FINGERPRINT_FIELDS, differences, fingerprint
+from orchestrator.history import store as h
+from orchestrator.history.fingerprint import FINGERPRINT_FIELDS, differences, fingerprint
 from orchestrator.results.parse import parse_ping
 
 T0 = datetime(2026, 11, 22, tzinfo=UTC)

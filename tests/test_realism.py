@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from orchestrator.changes import Params
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
@@ -31,6 +30,7 @@ from orchestrator.emulator.variation import (
     draw_pair,
     seed_for,
 )
+from orchestrator.history.changes import Params
 from orchestrator.keys import SweepKeys
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel import routes

@@ -303,7 +303,7 @@ def history_site(tmp_path_factory):
 
     from history_support import make_sweep, sweep_id_at
 
-    from orchestrator import history
+    from orchestrator.history import store as history
 
     root = tmp_path_factory.mktemp("history-site")
     results = root / "results"

@@ -357,8 +357,8 @@ def config_change_docs(
 ) -> list[dict[str, Any]]:
     """changes.ConfigChange items grouped by source, backend, run and the fields that
     differ: [{source, backend, run, utc, fields: ["name: old -> new"], pairs: ["S/D"]}]."""
-    from orchestrator import history as h
-    from orchestrator.fingerprint import differences
+    from orchestrator.history import store as h
+    from orchestrator.history.fingerprint import differences
 
     fields = h.stored_fingerprints(
         con, sorted({c.old_fingerprint for c in found} | {c.new_fingerprint for c in found})
@@ -391,7 +391,7 @@ def change_series(
 ) -> list[Any]:
     """changes.Series of every directed pair, metric, source and backend: each pair's ok
     tests from the `last_runs` latest sweeps of its source (and all from `since`)."""
-    from orchestrator.changes import Run, Series, SeriesKey
+    from orchestrator.history.changes import Run, Series, SeriesKey
 
     infos = chosen_sources(source_infos(con), sources)
     out: list[Series] = []

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.core.errors import UserError
-from orchestrator.fingerprint import (
+from orchestrator.history.fingerprint import (
     FINGERPRINT_FIELDS,
     fingerprint,
     fingerprint_fields,
@@ -771,7 +771,7 @@ def fingerprint_changes(
 ) -> list[tuple[list[str], int]]:
     """How a sweep's configuration differs from each pair's previous test of the same source
     and backend: [(the fields that differ, as `name: old -> new`, number of pairs)]."""
-    from orchestrator.fingerprint import differences
+    from orchestrator.history.fingerprint import differences
 
     rows = con.execute(
         "WITH cur AS (SELECT source, backend, src, dst, fingerprint, started_utc "
