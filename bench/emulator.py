@@ -24,10 +24,10 @@ from pathlib import Path
 
 from orchestrator import emulator as emu
 from orchestrator.core.geo import distance_km
+from orchestrator.drivers.keys import SweepKeys, ensure_sweep_keys
 from orchestrator.emulator import net
 from orchestrator.emulator.spec import EmulationSpec, HostSpec, PathSpec, host_addresses
 from orchestrator.emulator.stack import BASELINE_RTT_MS, build_spec
-from orchestrator.keys import SweepKeys, ensure_sweep_keys
 from orchestrator.model.catalog import Region, load_catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL, NetModel, controller_rtt_ms
 from orchestrator.plan.selection import farthest_point_sample

@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
+from orchestrator.drivers.lock import results_lock
 from orchestrator.emulator.perturb import Perturbation, ends
 from orchestrator.history.changes import Params
-from orchestrator.lock import results_lock
 
 # 12 regions of both clouds on six continents: same-metro pairs (Ashburn), the
 # antipodes, and Cape Town - Sydney, whose measured route (~400 ms) is twice what

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from orchestrator.keys import write_known_hosts
+from orchestrator.drivers.keys import write_known_hosts
 from orchestrator.model.hosts import Host
 from orchestrator.results.store import safe_name
 

@@ -17,9 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator import interrupts, sentinels
+from orchestrator import sentinels
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.drivers import interrupts
+from orchestrator.drivers.ansible import run_playbook
+from orchestrator.drivers.progress import RoundProgress
 from orchestrator.model.hosts import Host
 from orchestrator.pingphase import (
     PHASE_FORKS,
@@ -33,8 +36,6 @@ from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.rounds import Slot, schedule
 from orchestrator.plan.selection import Pair
 from orchestrator.plan.sweep_plan import TestParams, round_seconds
-from orchestrator.playbook import run_playbook
-from orchestrator.progress import RoundProgress
 from orchestrator.results import store
 from orchestrator.results.collect import SlotPlan, unmeasured_row, with_ping_phase
 from orchestrator.results.store import safe_name, utc_now

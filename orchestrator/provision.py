@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
-from orchestrator.keys import SweepKeys
+from orchestrator.drivers.keys import SweepKeys
+from orchestrator.drivers.terraform import TerraformStack
 from orchestrator.model.catalog import Region
-from orchestrator.terraform import TerraformStack
 
 if TYPE_CHECKING:
     from orchestrator.clouds.launch import CloudOptions

@@ -11,10 +11,12 @@ import os
 import time
 from collections.abc import Callable
 
-from orchestrator import children, interrupts, measure, stages
+from orchestrator import measure, stages
 from orchestrator.core.errors import UserError
-from orchestrator.interrupts import Interrupted
-from orchestrator.progress import RoundProgress
+from orchestrator.drivers import interrupts
+from orchestrator.drivers import processes as children
+from orchestrator.drivers.interrupts import Interrupted
+from orchestrator.drivers.progress import RoundProgress
 from orchestrator.results.store import utc_now
 from orchestrator.sweep import Sweep
 

@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator import interrupts
 from orchestrator.core.errors import UserError
+from orchestrator.drivers import interrupts
+from orchestrator.drivers.ansible import Event, close_control_sockets, run_playbook
+from orchestrator.drivers.keys import ensure_sweep_keys
 from orchestrator.hostcheck import congestion_problem
 from orchestrator.inventory import (
     control_dir,
@@ -25,10 +27,8 @@ from orchestrator.inventory import (
     remove_control_dir,
     write_inventory,
 )
-from orchestrator.keys import ensure_sweep_keys
 from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host, placement
-from orchestrator.playbook import Event, close_control_sockets, run_playbook
 from orchestrator.provision import destroy_all, reap_local_leftovers, stack_plan, workdir_for
 from orchestrator.results import store
 from orchestrator.results.collect import RowContext, SlotPlan, with_ping_phase

@@ -20,15 +20,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator import interrupts, measure, stages
+from orchestrator import measure, stages
 from orchestrator.core.errors import UserError
+from orchestrator.drivers import interrupts
+from orchestrator.drivers.ansible import run_playbook
+from orchestrator.drivers.progress import RoundProgress
 from orchestrator.hostcheck import congestion_problem
 from orchestrator.model.hosts import Host
 from orchestrator.plan.rounds import schedule
 from orchestrator.plan.selection import Pair
 from orchestrator.plan.sweep_plan import pair_rtt_ms, slot_seconds
-from orchestrator.playbook import run_playbook
-from orchestrator.progress import RoundProgress
 from orchestrator.results import store
 from orchestrator.results.collect import FAILED, RowContext, SlotPlan, host_doc, round_rows
 from orchestrator.results.schema import MEASUREMENT_COLUMNS

@@ -22,7 +22,7 @@ from typing import Any
 from orchestrator import abandoned, ledger
 from orchestrator.cadence import iso
 from orchestrator.core.errors import UserError
-from orchestrator.lock import LockHeld, results_lock
+from orchestrator.drivers.lock import LockHeld, results_lock
 from orchestrator.model.catalog import Catalog, load_catalog
 from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.selection import SelectionSpec

@@ -12,7 +12,7 @@ import pytest
 from e2e_support import leftovers, run_cli, start_cli, wait_for
 
 from orchestrator import ledger
-from orchestrator.lock import LOCK_FILE, read_holder
+from orchestrator.drivers.lock import LOCK_FILE, read_holder
 from orchestrator.results import store
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]

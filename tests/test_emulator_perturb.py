@@ -16,12 +16,12 @@ import pytest
 
 from orchestrator import emulator as emu
 from orchestrator.core.errors import UserError
+from orchestrator.drivers.keys import SweepKeys, ensure_sweep_keys
 from orchestrator.emulator import net
 from orchestrator.emulator.perturb import Perturbation
 from orchestrator.emulator.spec import EmulationSpec
 from orchestrator.emulator.stack import build_spec, expected_rtts_ms
 from orchestrator.emulator.variation import DEFAULT_VARIATION
-from orchestrator.keys import SweepKeys, ensure_sweep_keys
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.netmodel.routes import default_routes

@@ -14,6 +14,7 @@ import pytest
 
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
+from orchestrator.drivers.keys import SweepKeys
 from orchestrator.emulator import delay, net, runtime, shaping, state
 from orchestrator.emulator.spec import (
     CONTROLLER,
@@ -24,7 +25,6 @@ from orchestrator.emulator.spec import (
     host_addresses,
 )
 from orchestrator.emulator.stack import build_spec, emulation_id_for, stack_variables
-from orchestrator.keys import SweepKeys
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL, controller_rtt_ms
 from orchestrator.provision import controller_region, stack_plan

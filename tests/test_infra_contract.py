@@ -23,11 +23,11 @@ import yaml
 from orchestrator.clouds import stacks
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.drivers.terraform import TerraformStack
 from orchestrator.emulator import stack as local_stack
 from orchestrator.emulator import state
 from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host
-from orchestrator.terraform import TerraformStack
 
 STACKS = ("aws", "gcp", "cloud")
 CREATED = datetime(2026, 11, 22, 1, 30, tzinfo=UTC)

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import children, interrupts
 from orchestrator.core.errors import UserError
-from orchestrator.interrupts import Interrupted
-from orchestrator.terraform import TerraformStack
+from orchestrator.drivers import interrupts
+from orchestrator.drivers import processes as children
+from orchestrator.drivers.interrupts import Interrupted
+from orchestrator.drivers.terraform import TerraformStack
 
 
 @pytest.fixture(autouse=True)
@@ -251,7 +252,7 @@ def slow_ansible(tmp_path: Path) -> Path:
 
 
 def test_nothing_starts_after_an_interrupt(tmp_path, monkeypatch):
-    from orchestrator import playbook
+    from orchestrator.drivers import ansible as playbook
 
     monkeypatch.setattr(playbook, "ansible_playbook", lambda: str(slow_ansible(tmp_path)))
     with interrupts.deferred():
@@ -264,7 +265,7 @@ def test_nothing_starts_after_an_interrupt(tmp_path, monkeypatch):
 
 
 def test_an_interrupt_during_a_playbooks_start_stops_it_and_all_it_started(tmp_path, monkeypatch):
-    from orchestrator import playbook
+    from orchestrator.drivers import ansible as playbook
 
     monkeypatch.setattr(playbook, "ansible_playbook", lambda: str(slow_ansible(tmp_path)))
 

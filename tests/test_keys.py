@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 import subprocess
 
-from orchestrator.keys import ensure_sweep_keys, known_hosts_lines, write_known_hosts
+from orchestrator.drivers.keys import ensure_sweep_keys, known_hosts_lines, write_known_hosts
 from orchestrator.model.hosts import Host
 
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from orchestrator import abandoned, ledger
 from orchestrator.cli import main
-from orchestrator.lock import LOCK_FILE, LockHeld, read_holder, results_lock
+from orchestrator.drivers.lock import LOCK_FILE, LockHeld, read_holder, results_lock
 
 HOLDER = textwrap.dedent(
     """

@@ -9,7 +9,7 @@ import pytest
 
 import orchestrator.clouds
 from orchestrator import provision
-from orchestrator.keys import SweepKeys
+from orchestrator.drivers.keys import SweepKeys
 from orchestrator.model.catalog import Region
 
 

@@ -15,6 +15,7 @@ from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
 from orchestrator.demo import DemoPlan, check_changes, prepare_out
+from orchestrator.drivers.keys import SweepKeys
 from orchestrator.emulator import delay, perturb, shaping
 from orchestrator.emulator.perturb import Perturbation
 from orchestrator.emulator.spec import EmulationSpec
@@ -31,7 +32,6 @@ from orchestrator.emulator.variation import (
     seed_for,
 )
 from orchestrator.history.changes import Params
-from orchestrator.keys import SweepKeys
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel import routes
 from orchestrator.netmodel.model import DEFAULT_MODEL, Sample

@@ -18,12 +18,12 @@ import pytest
 from orchestrator import emulator as emu
 from orchestrator.advise import loss_limited_bps, loss_rate
 from orchestrator.core import paths
+from orchestrator.drivers.keys import ensure_sweep_keys
 from orchestrator.emulator import net
 from orchestrator.emulator.perturb import Perturbation
 from orchestrator.emulator.spec import EmulationSpec
 from orchestrator.emulator.stack import build_spec, expected_rtts_ms
 from orchestrator.emulator.variation import DEFAULT_VARIATION
-from orchestrator.keys import ensure_sweep_keys
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.netmodel.routes import default_routes

@@ -19,6 +19,7 @@ from orchestrator import stages
 from orchestrator import sweep as sweeps
 from orchestrator.cli import main
 from orchestrator.core import paths
+from orchestrator.drivers.progress import RoundProgress, fmt_duration
 from orchestrator.inventory import (
     MAX_CONTROL_DIR_CHARS,
     control_dir,
@@ -29,7 +30,6 @@ from orchestrator.inventory import (
 from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host
 from orchestrator.plan.sweep_plan import TestParams
-from orchestrator.progress import RoundProgress, fmt_duration
 from orchestrator.results import store
 from orchestrator.results.collect import (
     IPERF3_FIELDS,

@@ -138,9 +138,9 @@ def up_command(
             f"({time.monotonic() - started:.1f} s)"
         )
         return
+    from orchestrator.drivers.keys import ensure_sweep_keys, write_known_hosts
     from orchestrator.emulator.stack import build_spec
     from orchestrator.emulator.variation import DEFAULT_VARIATION
-    from orchestrator.keys import ensure_sweep_keys, write_known_hosts
     from orchestrator.model.catalog import load_catalog
     from orchestrator.netmodel.model import DEFAULT_MODEL
     from orchestrator.netmodel.routes import controller_rtt_ms, default_routes

@@ -17,7 +17,7 @@ from orchestrator import abandoned, ledger
 from orchestrator.cadence import iso
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
-from orchestrator.lock import results_lock
+from orchestrator.drivers.lock import results_lock
 from orchestrator.profiles import DEFAULT_FILE, Profile, get_profile, load_profiles
 
 

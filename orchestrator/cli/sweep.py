@@ -28,8 +28,8 @@ from orchestrator.cli.options import (
 )
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.drivers.lock import ResultsLock, results_lock
 from orchestrator.emulator.perturb import Perturbation, check_hosts
-from orchestrator.lock import ResultsLock, results_lock
 from orchestrator.model.catalog import CLOUDS, load_catalog
 from orchestrator.plan.allowance import shortfall_message
 from orchestrator.plan.selection import SelectionSpec

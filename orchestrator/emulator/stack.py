@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
+from orchestrator.drivers.keys import SweepKeys
 from orchestrator.emulator.delay import effective_paths
 from orchestrator.emulator.perturb import Perturbation, combined_loss_ppm
 from orchestrator.emulator.perturb import from_dict as perturbation_from_dict
@@ -39,7 +40,6 @@ from orchestrator.emulator.variation import (
     draw_pair,
     seed_for,
 )
-from orchestrator.keys import SweepKeys
 from orchestrator.model.catalog import Region
 from orchestrator.netmodel.model import (
     DEFAULT_MODEL,

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator import children, interrupts
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.drivers import interrupts
+from orchestrator.drivers import processes as children
 
 Event = dict[str, Any]
 

@@ -19,8 +19,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from orchestrator import children, interrupts
 from orchestrator.core.errors import UserError
+from orchestrator.drivers import interrupts
+from orchestrator.drivers import processes as children
 from orchestrator.model.hosts import Host, hosts_from_output
 
 # How long each stage may take before it is stopped: generous, since a cloud
