@@ -145,12 +145,12 @@ def prepare_out(out: Path, replace: bool) -> None:
 
 def run_sweep(plan: DemoPlan, i: int, results: Path, log: Callable[[str], None]) -> str:
     """Sweep i (1-based) of the demo, on the emulated cloud; returns its id."""
-    from orchestrator import runner
-    from orchestrator import sweep as sweeps
     from orchestrator.emulator.stack import EmulationSettings
     from orchestrator.model.catalog import load_catalog
     from orchestrator.plan.selection import SelectionSpec
     from orchestrator.plan.sweep_plan import TestParams, make_plan
+    from orchestrator.sweep import record as sweeps
+    from orchestrator.sweep import runner
 
     spec = SelectionSpec(regions=plan.regions)
     params = TestParams(pings=plan.pings, tests=("ping",))

@@ -13,8 +13,8 @@ import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from orchestrator.abandoned import FINISHED
 from orchestrator.results import store
+from orchestrator.sweep.abandoned import FINISHED
 
 
 def _created(record: dict[str, object]) -> datetime | None:

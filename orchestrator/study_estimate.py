@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.model.catalog import Catalog
-from orchestrator.pingphase import launch_seconds, phase_seconds
 from orchestrator.plan.allowance import mean_egress_bps, shortfalls
 from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.selection import Pair
@@ -43,6 +42,7 @@ from orchestrator.plan.sweep_plan import (
     vm_cost,
 )
 from orchestrator.study import Variant, forward_rounds, line_rate_bps
+from orchestrator.sweep.pingphase import launch_seconds, phase_seconds
 
 
 @dataclass(frozen=True)

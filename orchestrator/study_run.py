@@ -20,12 +20,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator import measure, stages
 from orchestrator.core.errors import UserError
 from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import run_playbook
 from orchestrator.drivers.progress import RoundProgress
-from orchestrator.hostcheck import congestion_problem
 from orchestrator.model.hosts import Host
 from orchestrator.plan.rounds import schedule
 from orchestrator.plan.selection import Pair
@@ -34,7 +32,6 @@ from orchestrator.results import store
 from orchestrator.results.collect import FAILED, RowContext, SlotPlan, host_doc, round_rows
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.results.store import safe_name
-from orchestrator.rounds import ClosedRound, PlannedRound, RoundTracker
 from orchestrator.study import (
     VARIANTS,
     Variant,
@@ -47,7 +44,10 @@ from orchestrator.study import (
     sysctl_values,
     tuned_buffer_bytes,
 )
-from orchestrator.sweep import Sweep
+from orchestrator.sweep import measure, stages
+from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
+from orchestrator.sweep.hostcheck import congestion_problem
+from orchestrator.sweep.record import Sweep
 
 STUDY_FILE = "study.csv"
 STUDY_COLUMNS = (

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from orchestrator import abandoned, ledger
+from orchestrator import ledger
 from orchestrator.cadence import iso
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import LockHeld, results_lock
@@ -29,7 +29,8 @@ from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import Plan, make_plan
 from orchestrator.profiles import Profile
 from orchestrator.results import store
-from orchestrator.sweep import Sweep, create_sweep
+from orchestrator.sweep import abandoned
+from orchestrator.sweep.record import Sweep, create_sweep
 
 Log = Callable[[str], None]
 RunSweep = Callable[..., Any]
@@ -40,7 +41,7 @@ def plan_profile(
 ) -> tuple[Plan, SelectionSpec]:
     """The plan `sweep` would make from the profile's options."""
     from orchestrator.cli.options import check_selection, params_from_options, spec_from_options
-    from orchestrator.provision import controller_region
+    from orchestrator.sweep.provision import controller_region
 
     opts = profile.options
     spec = spec_from_options(**opts)
@@ -134,7 +135,7 @@ def run_tick(
 
     `trigger` is "timer" (the tick is the latest due time) or "hand" (no tick).
     Interrupts (SIGTERM from systemd, Ctrl-C) are recorded, then raised again."""
-    from orchestrator import runner
+    from orchestrator.sweep import runner
 
     run_sweep = run_sweep or runner.run_sweep
     now = now or datetime.now(UTC)

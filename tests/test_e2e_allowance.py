@@ -15,9 +15,9 @@ import json
 import pytest
 from e2e_support import nothing_left, only_sweep, record, rows, run_cli
 
-from orchestrator import sentinels
 from orchestrator.plan import allowance
 from orchestrator.report.build import build_report
+from orchestrator.sweep import sentinels
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

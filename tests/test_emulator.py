@@ -31,7 +31,7 @@ from orchestrator.emulator.stack import build_spec
 from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host
 from orchestrator.netmodel.model import DEFAULT_MODEL
-from orchestrator.provision import reap_local_leftovers
+from orchestrator.sweep.provision import reap_local_leftovers
 
 pytestmark = [
     pytest.mark.root,

@@ -181,8 +181,8 @@ def test_missing_store_is_a_one_line_error(tmp_path):
 
 def test_a_sweep_that_ends_joins_the_store_and_a_damaged_store_only_warns(tmp_path):
     """runner.ingest, what a sweep calls when it ends (after its report)."""
-    from orchestrator import runner
-    from orchestrator.sweep import open_sweep
+    from orchestrator.sweep import runner
+    from orchestrator.sweep.record import open_sweep
 
     folder = _sweep(tmp_path, 0)
     lines: list[str] = []

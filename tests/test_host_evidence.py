@@ -15,7 +15,6 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator import sentinels
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.emulator.shaping import allowance_probes, tc_batch
@@ -30,7 +29,8 @@ from orchestrator.report.build import build_report
 from orchestrator.results import parse, store
 from orchestrator.results.collect import RowContext, SlotPlan, slot_rows
 from orchestrator.results.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS
-from orchestrator.rounds import PlannedRound
+from orchestrator.sweep import sentinels
+from orchestrator.sweep.events import PlannedRound
 
 HOST = Path(__file__).parent / "data" / "host"
 DATA = Path(__file__).parent / "data"

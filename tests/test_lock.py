@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from orchestrator import abandoned, ledger
+from orchestrator import ledger
 from orchestrator.cli import main
 from orchestrator.drivers.lock import LOCK_FILE, LockHeld, read_holder, results_lock
+from orchestrator.sweep import abandoned
 
 HOLDER = textwrap.dedent(
     """

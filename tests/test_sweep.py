@@ -14,19 +14,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from orchestrator import measure as measuring
-from orchestrator import stages
-from orchestrator import sweep as sweeps
 from orchestrator.cli import main
 from orchestrator.core import paths
 from orchestrator.drivers.progress import RoundProgress, fmt_duration
-from orchestrator.inventory import (
-    MAX_CONTROL_DIR_CHARS,
-    control_dir,
-    existing_control_dir,
-    inventory,
-    remove_control_dir,
-)
 from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host
 from orchestrator.plan.sweep_plan import TestParams
@@ -45,6 +35,16 @@ from orchestrator.results.schema import (
     HOST_EVIDENCE_COLUMNS,
     MEASUREMENT_COLUMNS,
     RESULTS_FORMAT_VERSION,
+)
+from orchestrator.sweep import measure as measuring
+from orchestrator.sweep import record as sweeps
+from orchestrator.sweep import stages
+from orchestrator.sweep.inventory import (
+    MAX_CONTROL_DIR_CHARS,
+    control_dir,
+    existing_control_dir,
+    inventory,
+    remove_control_dir,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -688,7 +688,7 @@ def test_a_local_sweep_has_no_cloud_flags(tmp_path):
 
 def test_leftover_check_without_an_account_warns_and_never_fails(tmp_path, monkeypatch):
     from orchestrator.clouds.launch import CloudOptions
-    from orchestrator.provision import leftover_warnings
+    from orchestrator.sweep.provision import leftover_warnings
 
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
@@ -863,8 +863,8 @@ def test_a_reset_before_any_data_is_a_server_not_ready_yet_and_is_retried():
 
 
 def test_the_budget_is_a_hard_stop_once_what_was_moved_reaches_it(tmp_path, monkeypatch):
-    from orchestrator import sentinels
-    from orchestrator.measure import BudgetReached, check_budget
+    from orchestrator.sweep import sentinels
+    from orchestrator.sweep.measure import BudgetReached, check_budget
 
     no_aws_account(tmp_path, monkeypatch)
     run = plan_only(tmp_path, "--backend", "aws", regions=f"{A},aws:eu-west-1")
@@ -890,7 +890,7 @@ def test_the_budget_is_a_hard_stop_once_what_was_moved_reaches_it(tmp_path, monk
 def test_a_hand_given_budget_becomes_the_sweeps_hard_stop(tmp_path, monkeypatch, extra, recorded):
     """--budget-usd given by hand is recorded for measure.check_budget; the default is
     only the question before provisioning, never a stop."""
-    from orchestrator import runner
+    from orchestrator.sweep import runner
 
     seen = {}
     monkeypatch.setattr(

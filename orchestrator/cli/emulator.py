@@ -145,7 +145,7 @@ def up_command(
     from orchestrator.netmodel.model import DEFAULT_MODEL
     from orchestrator.netmodel.routes import controller_rtt_ms, default_routes
     from orchestrator.plan.selection import SelectionSpec, select
-    from orchestrator.provision import controller_region
+    from orchestrator.sweep.provision import controller_region
 
     perturbations = perturbations_from_options(perturb, perturb_file)
     emu.require_root()

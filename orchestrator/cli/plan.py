@@ -26,7 +26,7 @@ from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.plan.allowance import shortfall_message
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.plan.sweep_plan import Plan, make_plan, slot_seconds
-from orchestrator.provision import controller_region
+from orchestrator.sweep.provision import controller_region
 
 # A round overhead beyond a day is a typo, and an infinite one breaks the time model.
 MAX_ROUND_OVERHEAD_S = 86_400.0

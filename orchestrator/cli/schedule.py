@@ -13,12 +13,13 @@ from typing import Any
 
 import click
 
-from orchestrator import abandoned, ledger
+from orchestrator import ledger
 from orchestrator.cadence import iso
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import results_lock
 from orchestrator.profiles import DEFAULT_FILE, Profile, get_profile, load_profiles
+from orchestrator.sweep import abandoned
 
 
 def _log(message: str) -> None:

@@ -9,8 +9,6 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from orchestrator import abandoned, runner
-from orchestrator import sweep as sweeps
 from orchestrator.cli.cloud import cloud_options
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
 from orchestrator.cli.options import run_options, selection_options, test_params_options
@@ -29,6 +27,8 @@ from orchestrator.study import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_v
 from orchestrator.study_estimate import study_plan
 from orchestrator.study_report import STUDIES_DIR, build_study_report
 from orchestrator.study_run import STUDY_FILE, check_plan_buffers, measure_study
+from orchestrator.sweep import abandoned, runner
+from orchestrator.sweep import record as sweeps
 
 STUDIES = paths.RESULTS / STUDIES_DIR
 # set per variant by the study: given by hand they would mean something else

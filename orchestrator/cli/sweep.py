@@ -13,9 +13,6 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from orchestrator import abandoned, runner, stages
-from orchestrator import measure as measuring
-from orchestrator import sweep as sweeps
 from orchestrator.cli.cloud import cloud_options, cloud_options_from
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
 from orchestrator.cli.options import (
@@ -34,7 +31,10 @@ from orchestrator.model.catalog import CLOUDS, load_catalog
 from orchestrator.plan.allowance import shortfall_message
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import Plan, make_plan
-from orchestrator.provision import controller_region
+from orchestrator.sweep import abandoned, runner, stages
+from orchestrator.sweep import measure as measuring
+from orchestrator.sweep import record as sweeps
+from orchestrator.sweep.provision import controller_region
 
 DEFAULT_BUDGET_USD = 5.0
 

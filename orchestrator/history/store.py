@@ -43,10 +43,10 @@ from orchestrator.history.fingerprint import (
     fingerprint_fields,
     imported_fields,
 )
-from orchestrator.pingphase import samples_of
 from orchestrator.results import parse, store
 from orchestrator.results.collect import host_doc
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
+from orchestrator.sweep.pingphase import samples_of
 
 if TYPE_CHECKING:
     import duckdb

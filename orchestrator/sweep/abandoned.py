@@ -65,9 +65,9 @@ def reap_abandoned(results: Path, log: Callable[[str], None]) -> list[str]:
     """Tear down every abandoned sweep (its hosts, connections, local emulation) and mark
     it failed (with `abandoned_utc`); then remove emulations no live process owns.
     Returns the sweep ids."""
-    from orchestrator import stages
-    from orchestrator.provision import reap_local_leftovers
-    from orchestrator.sweep import open_sweep
+    from orchestrator.sweep import stages
+    from orchestrator.sweep.provision import reap_local_leftovers
+    from orchestrator.sweep.record import open_sweep
 
     reaped = []
     local = False

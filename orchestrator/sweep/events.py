@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.pingphase import host_rows, phase_rows
 from orchestrator.results import store
 from orchestrator.results.collect import RowContext, SlotPlan, round_rows
 from orchestrator.results.store import safe_name, utc_now
-from orchestrator.sentinels import merge_sentinel_rows, split_rows
+from orchestrator.sweep.pingphase import host_rows, phase_rows
+from orchestrator.sweep.sentinels import merge_sentinel_rows, split_rows
 
 Event = dict[str, Any]
 ROUND_PLAY = re.compile(r"^Round (\d+)$")

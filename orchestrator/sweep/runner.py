@@ -11,14 +11,14 @@ import os
 import time
 from collections.abc import Callable
 
-from orchestrator import measure, stages
 from orchestrator.core.errors import UserError
 from orchestrator.drivers import interrupts
 from orchestrator.drivers import processes as children
 from orchestrator.drivers.interrupts import Interrupted
 from orchestrator.drivers.progress import RoundProgress
 from orchestrator.results.store import utc_now
-from orchestrator.sweep import Sweep
+from orchestrator.sweep import measure, stages
+from orchestrator.sweep.record import Sweep
 
 
 def run_sweep(

@@ -17,8 +17,14 @@ from orchestrator.core.errors import UserError
 from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import Event, close_control_sockets, run_playbook
 from orchestrator.drivers.keys import ensure_sweep_keys
-from orchestrator.hostcheck import congestion_problem
-from orchestrator.inventory import (
+from orchestrator.model.catalog import load_catalog
+from orchestrator.model.hosts import Host, placement
+from orchestrator.results import store
+from orchestrator.results.collect import RowContext, SlotPlan, with_ping_phase
+from orchestrator.results.store import safe_name
+from orchestrator.sweep.events import PlannedRound
+from orchestrator.sweep.hostcheck import congestion_problem
+from orchestrator.sweep.inventory import (
     control_dir,
     existing_control_dir,
     inventory,
@@ -27,15 +33,9 @@ from orchestrator.inventory import (
     remove_control_dir,
     write_inventory,
 )
-from orchestrator.model.catalog import load_catalog
-from orchestrator.model.hosts import Host, placement
-from orchestrator.provision import destroy_all, reap_local_leftovers, stack_plan, workdir_for
-from orchestrator.results import store
-from orchestrator.results.collect import RowContext, SlotPlan, with_ping_phase
-from orchestrator.results.store import safe_name
-from orchestrator.rounds import PlannedRound
-from orchestrator.sentinels import sentinels_path, split_rows
-from orchestrator.sweep import Sweep
+from orchestrator.sweep.provision import destroy_all, reap_local_leftovers, stack_plan, workdir_for
+from orchestrator.sweep.record import Sweep
+from orchestrator.sweep.sentinels import sentinels_path, split_rows
 
 # prepare's SSH sessions at once: each fork costs the controller a process, an ssh
 # client and its share of two cores; beyond this, more forks were slower (bench/sweep.py)

@@ -21,7 +21,7 @@ from typing import Any
 from orchestrator.plan.rounds import SENTINEL_SLOTS, add_sentinels
 from orchestrator.results import store
 from orchestrator.results.collect import SlotPlan
-from orchestrator.sweep import BASE_PORT, PORTS
+from orchestrator.sweep.record import BASE_PORT, PORTS
 
 SENTINELS_FILE = "sentinels.csv"
 

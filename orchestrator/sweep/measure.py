@@ -17,20 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator import sentinels
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import run_playbook
 from orchestrator.drivers.progress import RoundProgress
 from orchestrator.model.hosts import Host
-from orchestrator.pingphase import (
-    PHASE_FORKS,
-    phase_parts,
-    phase_play,
-    phase_seconds,
-    write_parts,
-)
 from orchestrator.plan import spend
 from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.rounds import Slot, schedule
@@ -39,9 +31,17 @@ from orchestrator.plan.sweep_plan import TestParams, round_seconds
 from orchestrator.results import store
 from orchestrator.results.collect import SlotPlan, unmeasured_row, with_ping_phase
 from orchestrator.results.store import safe_name, utc_now
-from orchestrator.rounds import ClosedRound, PlannedRound, RoundTracker
-from orchestrator.stages import load_hosts, row_context, state_folder, write_sweep_inventory
-from orchestrator.sweep import Sweep
+from orchestrator.sweep import sentinels
+from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
+from orchestrator.sweep.pingphase import (
+    PHASE_FORKS,
+    phase_parts,
+    phase_play,
+    phase_seconds,
+    write_parts,
+)
+from orchestrator.sweep.record import Sweep
+from orchestrator.sweep.stages import load_hosts, row_context, state_folder, write_sweep_inventory
 
 BASE_PORT = 5201
 PORTS = 99  # 5201-5299: the range the cloud stacks' firewalls open
