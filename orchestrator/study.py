@@ -15,7 +15,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from orchestrator.advise import TCP_BUFFER_MAX_BYTES, TUNED_BUFFER_BDP_FACTOR, bdp_bytes
+from orchestrator.advise.model import TCP_BUFFER_MAX_BYTES, TUNED_BUFFER_BDP_FACTOR, bdp_bytes
 from orchestrator.core.errors import UserError
 from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_CAP_BPS, emulated_type
 from orchestrator.plan.rounds import Round

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.advise import (
+from orchestrator.advise.model import (
     WINDOW_EFFICIENCY,
     PathFacts,
     bdp_bytes,

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 from history_support import make_sweep, record_of, sweep_id_at
 
-from orchestrator import advise as a
-from orchestrator import advise_sources as sources
+from orchestrator.advise import model as a
+from orchestrator.advise import sources
 from orchestrator.cli import main
 from orchestrator.history import store as h
 from orchestrator.model.catalog import load_catalog

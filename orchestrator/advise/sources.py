@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.advise import (
+from orchestrator.advise.model import (
     ADVICE_FORMAT,
     ADVICE_VERSION,
     Advice,
