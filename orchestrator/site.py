@@ -247,7 +247,7 @@ def build_site(
     nav = [p.id for p in pages]
     hist = _history_pages(results, warn)
     has_history = hist is not None
-    from orchestrator.study_report import STUDIES_DIR, study_ids, write_study_pages
+    from orchestrator.study.report import STUDIES_DIR, study_ids, write_study_pages
 
     # every page's header links the TCP studies' list when there is one
     has_studies = bool(study_ids(results / STUDIES_DIR))

@@ -15,7 +15,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.netmodel import synthetic
 from orchestrator.report import analyze
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
-from orchestrator.study_report import PAGE_FILE, STUDIES_DIR, page_html
+from orchestrator.study.report import PAGE_FILE, STUDIES_DIR, page_html
 
 
 class _Links(HTMLParser):

@@ -26,7 +26,8 @@ from orchestrator.plan.sweep_plan import (
     round_overhead_s,
     slot_seconds,
 )
-from orchestrator.study import (
+from orchestrator.study.estimate import study_plan
+from orchestrator.study.plan import (
     VARIANTS,
     check_buffer,
     check_repeats,
@@ -38,8 +39,7 @@ from orchestrator.study import (
     sysctl_values,
     tuned_buffer_bytes,
 )
-from orchestrator.study_estimate import study_plan
-from orchestrator.study_report import (
+from orchestrator.study.report import (
     PairResult,
     VariantResult,
     cloud_pair_fits,

@@ -23,10 +23,10 @@ from orchestrator.cli.sweep import (
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
-from orchestrator.study import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
-from orchestrator.study_estimate import study_plan
-from orchestrator.study_report import STUDIES_DIR, build_study_report
-from orchestrator.study_run import STUDY_FILE, check_plan_buffers, measure_study
+from orchestrator.study.estimate import study_plan
+from orchestrator.study.plan import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
+from orchestrator.study.report import STUDIES_DIR, build_study_report
+from orchestrator.study.run import STUDY_FILE, check_plan_buffers, measure_study
 from orchestrator.sweep import abandoned, runner
 from orchestrator.sweep import record as sweeps
 

@@ -18,8 +18,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from orchestrator.netmodel.model import NetModel
-from orchestrator.study import BASELINE, VARIANTS
-from orchestrator.study_report import PairResult
+from orchestrator.study.plan import BASELINE, VARIANTS
+from orchestrator.study.report import PairResult
 
 KNEE_MARGIN = 1.25  # "beyond the knee": past 1.25 x the knee RTT, clear of the bend
 WINDOW_TOLERANCE = 0.2

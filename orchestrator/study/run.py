@@ -32,7 +32,7 @@ from orchestrator.results import store
 from orchestrator.results.collect import FAILED, RowContext, SlotPlan, host_doc, round_rows
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.results.store import safe_name
-from orchestrator.study import (
+from orchestrator.study.plan import (
     VARIANTS,
     Variant,
     check_buffer,

@@ -41,7 +41,7 @@ from orchestrator.plan.sweep_plan import (
     slot_seconds,
     vm_cost,
 )
-from orchestrator.study import Variant, forward_rounds, line_rate_bps
+from orchestrator.study.plan import Variant, forward_rounds, line_rate_bps
 from orchestrator.sweep.pingphase import launch_seconds, phase_seconds
 
 

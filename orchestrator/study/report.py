@@ -28,7 +28,7 @@ from orchestrator.advise.model import (
 from orchestrator.core.errors import UserError
 from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_WINDOW_BYTES
 from orchestrator.results import store
-from orchestrator.study import BASELINE, VARIANTS
+from orchestrator.study.plan import BASELINE, VARIANTS
 
 STUDIES_DIR = "studies"  # under a results folder: the studies, apart from the sweeps
 SUMMARY_FILE = "study_summary.csv"
@@ -395,7 +395,7 @@ def build_study_report(sweep: Any) -> Path:
         raise UserError(
             f"study {sweep.id} has no measured tests: run 'interregion study tcp' again"
         )
-    from orchestrator.study_run import read_table, table_text
+    from orchestrator.study.run import read_table, table_text
 
     rows = read_table(path)
     hosts = sweep.dir / store.HOSTS_FILE
