@@ -419,8 +419,8 @@ def store_timings(args: argparse.Namespace) -> None:
             print(f"    ({len(found.episodes)} episodes, {len(found.hosts)} host changes)")
 
         def report_and_site() -> int:
-            from orchestrator import site
             from orchestrator.report.build import load_inputs, write_report
+            from orchestrator.site import build as site
 
             folder = store.sweep_dir(results, sweep_id)
             loaded = load_inputs(sweep_dirs_=[folder])

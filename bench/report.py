@@ -23,10 +23,10 @@ SIZES = (10_000, 100_000, 1_000_000)
 
 
 def one(rows: int, png: bool) -> dict[str, float]:
-    from orchestrator import site
     from orchestrator.model.catalog import load_catalog
     from orchestrator.netmodel import synthetic
     from orchestrator.report import build as report
+    from orchestrator.site import build as site
 
     catalog = load_catalog()
     with tempfile.TemporaryDirectory(prefix="interregion-bench-") as tmp:

@@ -224,7 +224,7 @@ def run_demo(
     problems = tuple(check_changes(doc, plan, ids))
     site = None
     if build_site:
-        from orchestrator.site import build_site as build
+        from orchestrator.site.build import build_site as build
 
         site = build(out / "site", results, log=log)
     return DemoOutcome(ids, doc, problems, time.monotonic() - started, site)

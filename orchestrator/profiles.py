@@ -211,7 +211,7 @@ def parse_profile(
         options=_typed_options(source, name, sweep_options(settings)),
     )
     if publish is not None:
-        from orchestrator.publish import parse_target
+        from orchestrator.site.publish import parse_target
 
         try:
             parse_target(str(publish))

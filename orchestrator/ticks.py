@@ -286,12 +286,12 @@ def _site_and_publish(
 ) -> None:
     if not profile.site:
         return
-    from orchestrator.site import build_site
+    from orchestrator.site.build import build_site
 
     try:
         build_site(Path(profile.site), results, log=log)
         if profile.publish:
-            from orchestrator import publish
+            from orchestrator.site import publish
 
             (publish_site or publish.publish_site)(Path(profile.site), profile.publish, log=log)
             record["published_to"] = profile.publish

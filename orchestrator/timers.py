@@ -21,7 +21,7 @@ from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.plan.sweep_plan import Estimate
 from orchestrator.profiles import Profile
-from orchestrator.publish import parse_target
+from orchestrator.site.publish import parse_target
 
 UNIT_DIR = Path("/etc/systemd/system")
 CRON_DIR = Path("/etc/cron.d")

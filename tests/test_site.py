@@ -9,12 +9,12 @@ import pytest
 from click.testing import CliRunner
 from test_report import CATALOG  # the small fixture catalog (pytest puts tests/ on the path)
 
-from orchestrator import site
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.netmodel import synthetic
 from orchestrator.report import analyze
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
+from orchestrator.site import build as site
 from orchestrator.study.report import PAGE_FILE, STUDIES_DIR, page_html
 
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator import site
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel import synthetic
+from orchestrator.site import build as site
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [

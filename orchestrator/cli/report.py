@@ -213,7 +213,7 @@ def site(out: Path, results_dir: Path, catalog: Path) -> None:
       interregion site --out site/ && xdg-open site/index.html
     """
     from orchestrator.model.catalog import load_catalog
-    from orchestrator.site import build_site
+    from orchestrator.site.build import build_site
 
     console = _console()
     index = build_site(
@@ -252,7 +252,7 @@ def publish(site_dir: Path, target: str) -> None:
       interregion publish --site site/ --to s3://my-bucket/interregion
       interregion publish --site site/ --to gs://my-bucket/interregion
     """
-    from orchestrator.publish import publish_site
+    from orchestrator.site.publish import publish_site
 
     console = _console()
     result = publish_site(site_dir, target, log=console.print)

@@ -417,7 +417,7 @@ def find_browser() -> str | None:
     return None
 
 
-ASSETS = Path(__file__).resolve().parent / "site_assets"
+ASSETS = Path(__file__).resolve().parent.parent / "site" / "assets"
 WORLD_TOPOJSON = ASSETS / "world_110m.json"
 
 

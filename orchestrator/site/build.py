@@ -29,17 +29,17 @@ from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import Catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL
-from orchestrator.pages import banner as _banner
-from orchestrator.pages import esc as _e
-from orchestrator.pages import foot as _foot
-from orchestrator.pages import head as _head
-from orchestrator.pages import json_script as _json_script
-from orchestrator.pages import write as _write
+from orchestrator.site.html import banner as _banner
+from orchestrator.site.html import esc as _e
+from orchestrator.site.html import foot as _foot
+from orchestrator.site.html import head as _head
+from orchestrator.site.html import json_script as _json_script
+from orchestrator.site.html import write as _write
 from orchestrator.report import analyze, charts
 from orchestrator.report import build as report
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
-ASSETS = Path(__file__).resolve().parent / "site_assets"
+ASSETS = Path(__file__).resolve().parent / "assets"
 
 # What each downloadable column means; the unit is in the name.
 MEASUREMENT_DOCS = {
@@ -270,7 +270,7 @@ def build_site(
         _write(tmp / "methodology.html", methodology)
         _write(tmp / "data.html", _data_html(pages, emulated_any, has_history, has_studies))
         if hist is not None:
-            from orchestrator import site_history
+            from orchestrator.site import history_pages as site_history
 
             site_history.write_pages(tmp, hist, studies=has_studies)
         studies = write_study_pages(results / STUDIES_DIR, tmp / "studies")
@@ -285,7 +285,7 @@ def _history_pages(results: Path, warn: Callable[[str], None]) -> Any:
     one warning: the site is then built as without one."""
     import duckdb
 
-    from orchestrator import site_history
+    from orchestrator.site import history_pages as site_history
     from orchestrator.history import store as history
 
     if not history.store_path(results).exists():

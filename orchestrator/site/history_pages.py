@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.history import changes as ch
 from orchestrator.history import views as v
-from orchestrator.pages import banner as _banner
-from orchestrator.pages import esc as _e
-from orchestrator.pages import foot as _foot
-from orchestrator.pages import head as _head
-from orchestrator.pages import json_script as _json_script
-from orchestrator.pages import write as _write
+from orchestrator.site.html import banner as _banner
+from orchestrator.site.html import esc as _e
+from orchestrator.site.html import foot as _foot
+from orchestrator.site.html import head as _head
+from orchestrator.site.html import json_script as _json_script
+from orchestrator.site.html import write as _write
 
 if TYPE_CHECKING:
     import duckdb
