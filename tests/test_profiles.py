@@ -12,12 +12,19 @@ from fixture_regions import fixture_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator import ledger
-from orchestrator.cadence import Cadence, cron_line, iso, on_calendar, parse_cron, parse_duration
 from orchestrator.cli import main
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
-from orchestrator.profiles import load_profiles, parse_profile
+from orchestrator.schedule import ledger
+from orchestrator.schedule.cadence import (
+    Cadence,
+    cron_line,
+    iso,
+    on_calendar,
+    parse_cron,
+    parse_duration,
+)
+from orchestrator.schedule.profiles import load_profiles, parse_profile
 
 GOOD = {
     "every": "PT6H",
@@ -231,6 +238,6 @@ def test_a_profiles_selection_and_test_keys_are_the_sweep_commands_own_options()
     sweep = main.commands["sweep"]
     names = {p.name for p in sweep.params}
     assert set(SELECTION_OPTIONS + TEST_PARAMS_OPTIONS) <= names
-    from orchestrator import profiles as profiles_module
+    from orchestrator.schedule import profiles as profiles_module
 
     assert set(profiles_module.SELECTION_KEYS) == set(SELECTION_OPTIONS)

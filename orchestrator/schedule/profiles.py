@@ -25,11 +25,11 @@ from typing import Any
 
 import yaml
 
-from orchestrator.cadence import Cadence, check_every, parse_cron, parse_duration
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import Catalog
 from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
 from orchestrator.plan.sweep_plan import BACKENDS
+from orchestrator.schedule.cadence import Cadence, check_every, parse_cron, parse_duration
 
 DEFAULT_FILE = "schedules.yaml"
 DEFAULT_BUDGET_MARGIN = 1.5

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from orchestrator.cadence import Cadence, iso
+from orchestrator.schedule.cadence import Cadence, iso
 
 LEDGER_FILE = "schedule-ledger.jsonl"
 OUTCOMES = ("ok", "partial", "failed", "skipped-locked", "skipped-budget")

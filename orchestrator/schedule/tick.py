@@ -19,16 +19,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from orchestrator import ledger
-from orchestrator.cadence import iso
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import LockHeld, results_lock
 from orchestrator.model.catalog import Catalog, load_catalog
 from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import Plan, make_plan
-from orchestrator.profiles import Profile
 from orchestrator.results import store
+from orchestrator.schedule import ledger
+from orchestrator.schedule.cadence import iso
+from orchestrator.schedule.profiles import Profile
 from orchestrator.sweep import abandoned
 from orchestrator.sweep.record import Sweep, create_sweep
 
@@ -264,7 +264,7 @@ def _locked_tick(
     if error is None:
         _site_and_publish(profile, results, record, publish_site, log)
     if profile.keep_raw_days is not None:
-        from orchestrator.retention import apply_retention
+        from orchestrator.schedule.retention import apply_retention
 
         deleted = apply_retention(results, profile.keep_raw_days, datetime.now(UTC))
         record["retention_deleted"] = [str(p.relative_to(results)) for p in deleted]

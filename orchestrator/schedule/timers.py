@@ -16,11 +16,11 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.cadence import cron_line, on_calendar
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.plan.sweep_plan import Estimate
-from orchestrator.profiles import Profile
+from orchestrator.schedule.cadence import cron_line, on_calendar
+from orchestrator.schedule.profiles import Profile
 from orchestrator.site.publish import parse_target
 
 UNIT_DIR = Path("/etc/systemd/system")
