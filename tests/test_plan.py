@@ -13,6 +13,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
 from orchestrator.model.catalog import load_catalog, region_from_dict
 from orchestrator.netmodel.routes import default_routes
+from orchestrator.plan.ping_timing import LAUNCH_BASE_S, PER_HOST_S
 from orchestrator.plan.pricing import PricingError, load_pricing, parse_pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import (
@@ -26,7 +27,6 @@ from orchestrator.plan.sweep_plan import (
     slot_seconds,
     window_bytes,
 )
-from orchestrator.sweep.pingphase import LAUNCH_BASE_S, PER_HOST_S
 
 CATALOG = fixture_catalog()
 PRICING = load_pricing()

@@ -17,6 +17,7 @@ from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.routes import default_routes
+from orchestrator.plan.ping_timing import LAUNCH_BASE_S, PER_HOST_S, phase_seconds
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import (
@@ -49,7 +50,6 @@ from orchestrator.study.report import (
     report_text,
     write_study_pages,
 )
-from orchestrator.sweep.pingphase import LAUNCH_BASE_S, PER_HOST_S, phase_seconds
 
 CATALOG = fixture_catalog()
 PRICING = load_pricing()

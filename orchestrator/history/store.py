@@ -45,8 +45,8 @@ from orchestrator.history.fingerprint import (
 )
 from orchestrator.results import parse, store
 from orchestrator.results.collect import host_doc
+from orchestrator.results.ping_rows import samples_of
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
-from orchestrator.sweep.pingphase import samples_of
 
 if TYPE_CHECKING:
     import duckdb

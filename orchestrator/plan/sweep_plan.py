@@ -54,6 +54,7 @@ from orchestrator.netmodel.model import (
     emulated_types,
 )
 from orchestrator.plan.allowance import Shortfall, mean_egress_bps, shortfalls
+from orchestrator.plan.ping_timing import phase_seconds
 from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.rounds import (
     Round,
@@ -64,7 +65,6 @@ from orchestrator.plan.rounds import (
     sentinel_slots,
 )
 from orchestrator.plan.selection import Pair, Selection, SelectionSpec, select
-from orchestrator.sweep.pingphase import phase_seconds
 
 BACKENDS = ("local", "aws", "gcp", "cloud")
 SLOT_MARGIN_S = 1.0

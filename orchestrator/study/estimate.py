@@ -26,6 +26,7 @@ from typing import Any
 
 from orchestrator.model.catalog import Catalog
 from orchestrator.plan.allowance import mean_egress_bps, shortfalls
+from orchestrator.plan.ping_timing import launch_seconds, phase_seconds
 from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.selection import Pair
 from orchestrator.plan.sweep_plan import (
@@ -42,7 +43,6 @@ from orchestrator.plan.sweep_plan import (
     vm_cost,
 )
 from orchestrator.study.plan import Variant, forward_rounds, line_rate_bps
-from orchestrator.sweep.pingphase import launch_seconds, phase_seconds
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from typing import Any
 
 from orchestrator.results import store
 from orchestrator.results.collect import RowContext, SlotPlan, round_rows
+from orchestrator.results.ping_rows import host_rows, phase_rows
 from orchestrator.results.store import safe_name, utc_now
-from orchestrator.sweep.pingphase import host_rows, phase_rows
 from orchestrator.sweep.sentinels import merge_sentinel_rows, split_rows
 
 Event = dict[str, Any]

@@ -24,6 +24,7 @@ from orchestrator.drivers.ansible import run_playbook
 from orchestrator.drivers.progress import RoundProgress
 from orchestrator.model.hosts import Host
 from orchestrator.plan import spend
+from orchestrator.plan.ping_timing import PHASE_FORKS, phase_seconds
 from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.rounds import Slot, schedule
 from orchestrator.plan.selection import Pair
@@ -33,13 +34,7 @@ from orchestrator.results.collect import SlotPlan, unmeasured_row, with_ping_pha
 from orchestrator.results.store import safe_name, utc_now
 from orchestrator.sweep import sentinels
 from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
-from orchestrator.sweep.pingphase import (
-    PHASE_FORKS,
-    phase_parts,
-    phase_play,
-    phase_seconds,
-    write_parts,
-)
+from orchestrator.sweep.pingphase import phase_parts, phase_play, write_parts
 from orchestrator.sweep.record import Sweep
 from orchestrator.sweep.stages import load_hosts, row_context, state_folder, write_sweep_inventory
 
