@@ -33,6 +33,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import results_lock
 from orchestrator.emulator.perturb import Perturbation, ends
 from orchestrator.history.changes import Params
+from orchestrator.model import backends
 
 # 12 regions of both clouds on six continents: same-metro pairs (Ashburn), the
 # antipodes, and Cape Town - Sydney, whose measured route (~400 ms) is twice what
@@ -154,7 +155,7 @@ def run_sweep(plan: DemoPlan, i: int, results: Path, log: Callable[[str], None])
 
     spec = SelectionSpec(regions=plan.regions)
     params = TestParams(pings=plan.pings, tests=("ping",))
-    made = make_plan(load_catalog(), spec, params, backend="local")
+    made = make_plan(load_catalog(), spec, params, backend=backends.DEFAULT)
     run = sweeps.create_sweep(made, spec, results)
     settings = EmulationSettings(plan.seed(i), plan.perturbations(i))
     run.record["emulation"] = settings.to_record()

@@ -103,7 +103,7 @@ def test_tuned_buffers_are_twice_the_bdp_at_line_rate():
     assert tuned_buffer_bytes(50e6, 100.0) == 1_250_000
     # the vendor's example: 300 Mbit/s at 150 ms needs 5.625 MB; tuned doubles it
     assert tuned_buffer_bytes(300e6, 150.0) == 11_250_000
-    assert line_rate_bps("local") == 50e6
+    assert line_rate_bps(True) == 50e6
     assert sysctl_values(1_250_000) == {
         "tcp_rmem": "4096 131072 1250000",
         "tcp_wmem": "4096 16384 1250000",

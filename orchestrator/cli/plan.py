@@ -22,6 +22,7 @@ from orchestrator.cli.options import (
 )
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.model import backends
 from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.plan.allowance import shortfall_message
 from orchestrator.plan.pricing import load_pricing
@@ -191,7 +192,7 @@ def print_plan(result: Plan, console: Console) -> None:
     table.add_row("cost on this backend", f"${e.cost_usd:,.2f}")
     console.print(table)
     note = f"list prices as of {result.pricing_as_of} (infra/pricing.yaml)"
-    if result.backend == "local":
+    if backends.is_emulated(result.backend):
         note = "emulated cloud: costs nothing; the cloud figures show what it would cost; " + note
     console.print(note)
 

@@ -1,8 +1,8 @@
 """CLI commands: `schedule run|install|remove|list|export|reap` (scheduled sweeps).
 
-Profiles live in schedules.yaml (orchestrator.profiles); one tick is
+Profiles live in schedules.yaml (orchestrator.schedule.profiles); one tick is
 orchestrator.ticks.run_tick; unit, cron and workflow files come from
-orchestrator.timers.
+orchestrator.schedule.timers.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import ResultsLock, results_lock
 from orchestrator.emulator.perturb import Perturbation, check_hosts
+from orchestrator.model import backends
 from orchestrator.model.catalog import CLOUDS, load_catalog
 from orchestrator.plan.allowance import shortfall_message
 from orchestrator.plan.selection import SelectionSpec
@@ -146,7 +147,7 @@ def sweep(**kwargs: Any) -> None:
         return
     if not kwargs["budget_usd"] > 0:  # also NaN: a budget nothing is within
         raise UserError(f"--budget-usd {kwargs['budget_usd']:g}: must be above 0")
-    if kwargs["price_emulated"] and (kwargs["resume_id"] or kwargs["backend"] != "local"):
+    if kwargs["price_emulated"] and (kwargs["resume_id"] or backends.is_cloud(kwargs["backend"])):
         raise UserError(
             "--price-emulated applies to a new sweep on --backend local (a cloud sweep is "
             "priced anyway)"
@@ -192,7 +193,7 @@ def _emulation(
     regions; None when none was given. They apply to the emulated cloud only."""
     if seed is None and not perturbations:
         return None
-    if plan.backend != "local":
+    if backends.is_cloud(plan.backend):
         raise UserError("--perturb and --emulation-seed apply to --backend local only")
     check_hosts(perturbations, [r.key for r in plan.selection.regions])
     return seed, perturbations
@@ -203,7 +204,7 @@ def _record_emulation(
 ) -> None:
     """Keep the emulation's seed (the sweep id's when none was given) and perturbations
     in sweep.json, where provisioning reads them."""
-    if run.backend != "local":
+    if backends.is_cloud(run.backend):
         return
     from orchestrator.emulator.stack import EmulationSettings
     from orchestrator.emulator.variation import seed_for
@@ -216,7 +217,7 @@ def _record_emulation(
 
 @contextmanager
 def _locked(results: Path) -> Iterator[ResultsLock]:
-    """One sweep at a time per results folder, scheduled or by hand (orchestrator.lock);
+    """One sweep at a time per results folder, scheduled or by hand (orchestrator.drivers.lock);
     whoever takes the lock first tears down what a dead sweep left there."""
     with results_lock(results, trigger="sweep") as lock:
         abandoned.reap_abandoned(results, lambda m: click.echo(m, err=True))
@@ -282,7 +283,11 @@ def _announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> Non
     click.echo(
         f"plan: {len(plan.selection.regions)} regions, {tests} tests, {shape}, "
         f"about {e.wall_s / 60:.1f} min measuring; estimated cost ${e.cost_usd:.2f}"
-        + (f" (on the clouds: ${e.cloud_cost_usd:.2f})" if plan.backend == "local" else ""),
+        + (
+            f" (on the clouds: ${e.cloud_cost_usd:.2f})"
+            if backends.is_emulated(plan.backend)
+            else ""
+        ),
         err=True,
     )
     _confirm_cost(e.cost_usd, kwargs["budget_usd"], kwargs["yes"])
@@ -291,9 +296,9 @@ def _announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> Non
 def _new_cloud_options(kwargs: dict[str, Any]) -> dict[str, Any] | None:
     """The cloud options a new sweep records (None on local)."""
     options = _cloud_options_given(kwargs)  # checks --ttl before any folder is made
-    if kwargs["backend"] == "local" and options:
+    if backends.is_emulated(kwargs["backend"]) and options:
         raise UserError("cloud flags apply to --backend aws, gcp or cloud, not local")
-    if kwargs["backend"] != "local":
+    if backends.is_cloud(kwargs["backend"]):
         options = asdict(cloud_options_from(**kwargs))
     return options
 
@@ -321,7 +326,7 @@ def _replace_cloud_options(run: sweeps.Sweep, kwargs: dict[str, Any]) -> None:
     given = _cloud_options_given({**kwargs, "results": run.results})
     if given is None:
         return
-    if run.backend == "local":
+    if backends.is_emulated(run.backend):
         raise UserError(f"sweep {run.id} runs on the emulated cloud: cloud flags do not apply")
     run.record["cloud_options"] = given
     run.save()

@@ -21,14 +21,7 @@ from orchestrator.emulator.runtime import (
     up,
 )
 from orchestrator.emulator.spec import EmulationSpec, HostSpec, PathSpec
-
-# Default --max-concurrent of a sweep on the emulated cloud. bench/emulator.py
-# on the 2-core reference machine (shared, load ~3.5): single-stream 50 Mbit/s
-# tests got their exact modelled throughput up to 16 at once, -4.6% at 24,
-# -10% at 32 and -14% at 38 (an earlier run: -18% at 38), CPUs saturated from
-# ~20; RTTs stayed within 0.25 ms throughout. 12 leaves the controller
-# (Ansible, ssh) its share of the CPUs.
-LOCAL_MAX_CONCURRENT = 12
+from orchestrator.model.backends import LOCAL_MAX_CONCURRENT  # defined with the backend
 
 __all__ = [
     "LOCAL_MAX_CONCURRENT",

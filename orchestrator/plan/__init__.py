@@ -14,7 +14,7 @@ Public API: the modules below; other packages import only these names
 - `rounds`: Rounds of tests in which no VM takes part twice.
 - `selection`: Which regions and which directed pairs a sweep (or a report) covers.
 - `spend`: What a sweep actually cost, from the bytes it moved, at list prices
-  (orchestrator.pricing).
+  (orchestrator.plan.pricing).
 - `sweep_plan`: A dry run: what a sweep would test, in which rounds, how long and at what cost.
 """
 

@@ -42,7 +42,7 @@ class SlotPlan:
     server: str
     reverse: bool  # also measure server -> client (iperf3 -R)
     port: int
-    # a sentinel's late repeat (orchestrator.sentinels): its rows go to sentinels.csv
+    # a sentinel's late repeat (orchestrator.sweep.sentinels): its rows go to sentinels.csv
     sentinel: bool = False
 
     def to_dict(self) -> dict[str, Any]:

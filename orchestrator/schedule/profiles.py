@@ -26,9 +26,9 @@ from typing import Any
 import yaml
 
 from orchestrator.core.errors import UserError
+from orchestrator.model import backends
 from orchestrator.model.catalog import Catalog
 from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
-from orchestrator.plan.sweep_plan import BACKENDS
 from orchestrator.schedule.cadence import Cadence, check_every, parse_cron, parse_duration
 
 DEFAULT_FILE = "schedules.yaml"
@@ -81,7 +81,7 @@ class Profile:
 
     @property
     def backend(self) -> str:
-        return str(self.options.get("backend", "local"))
+        return str(self.options.get("backend", backends.DEFAULT))
 
 
 class ProfileError(UserError):
@@ -193,9 +193,11 @@ def parse_profile(
     site = settings.get("site")
     if publish is not None and site is None:
         raise _fail(source, name, "site", "publish needs a site folder to build first")
-    backend = settings.get("backend", "local")
-    if backend not in BACKENDS:
-        raise _fail(source, name, "backend", f"'{backend}': expected one of {', '.join(BACKENDS)}")
+    backend = settings.get("backend", backends.DEFAULT)
+    if backend not in backends.NAMES:
+        raise _fail(
+            source, name, "backend", f"'{backend}': expected one of {', '.join(backends.NAMES)}"
+        )
     profile = Profile(
         name=name,
         cadence=cadence,
@@ -235,7 +237,7 @@ def check_profile_sweep(profile: Profile, catalog: Catalog, source: str = DEFAUL
         step = "tests"
         params_from_options(**opts)
         step = "backend"
-        if profile.backend != "local":
+        if backends.is_cloud(profile.backend):
             cloud_options_from(**{**opts, "pin_from": None})  # its sweep: checked at run
     except UserError as e:
         # the sweep's own message names its flag (--min-km): that is the profile's key

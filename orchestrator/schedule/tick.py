@@ -1,11 +1,11 @@
 """One tick of a scheduled sweep: what `interregion schedule run NAME` does.
 
 lock the results folder (or record skipped-locked and stop)
--> tear down sweeps a dead process left (orchestrator.abandoned)
+-> tear down sweeps a dead process left (orchestrator.sweep.abandoned)
 -> plan; check the per-run and the month's budget (or record skipped-budget)
--> run the sweep and its report (orchestrator.runner), build the site, publish
--> retention (orchestrator.retention)
--> one ledger record (orchestrator.ledger), whatever happened.
+-> run the sweep and its report (orchestrator.sweep.runner), build the site, publish
+-> retention (orchestrator.schedule.retention)
+-> one ledger record (orchestrator.schedule.ledger), whatever happened.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import LockHeld, results_lock
+from orchestrator.model import backends
 from orchestrator.model.catalog import Catalog, load_catalog
 from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.selection import SelectionSpec
@@ -234,7 +235,7 @@ def _locked_tick(
         log(f"skipped: {problem}")
         return
     options = None
-    if profile.backend != "local":
+    if backends.is_cloud(profile.backend):
         from orchestrator.cli.cloud import cloud_options_from
 
         options = asdict(cloud_options_from(**profile.options, results=results))

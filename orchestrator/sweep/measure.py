@@ -2,7 +2,7 @@
 
 Each run writes a playbook of its own (state/measure-NNN.json) with one play per
 round, targeting only that round's hosts and carrying only their parts (what
-orchestrator.rounds reads back). So Ansible's work per round is one task per busy
+orchestrator.sweep.events reads back). So Ansible's work per round is one task per busy
 host and grows with the round, not with the sweep: the controller's time and memory
 per round stay flat however many rounds follow (tests/test_measure.py checks the
 input sizes, bench/sweep.py the time). Plays run one after the other, so rounds stay
@@ -340,7 +340,7 @@ def check_budget(
 
 
 def _priced(sweep: Sweep) -> bool:
-    return sweep.backend != "local" or bool(sweep.record.get("price_emulated"))
+    return not sweep.emulated or bool(sweep.record.get("price_emulated"))
 
 
 def _epoch(utc: str) -> float:
