@@ -11,7 +11,12 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from orchestrator.cli.options import (
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.model import backends
+from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
+from orchestrator.plan.allowance import shortfall_message
+from orchestrator.plan.options import (
     check_selection,
     params_from_options,
     parse_clouds,
@@ -20,11 +25,6 @@ from orchestrator.cli.options import (
     spec_from_options,
     test_params_options,
 )
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
-from orchestrator.model import backends
-from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
-from orchestrator.plan.allowance import shortfall_message
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.plan.sweep_plan import Plan, make_plan, slot_seconds
 from orchestrator.sweep.provision import controller_region

@@ -9,9 +9,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from orchestrator.cli.cloud import cloud_options
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
-from orchestrator.cli.options import run_options, selection_options, test_params_options
 from orchestrator.cli.sweep import (
     _announce,
     _emulation,
@@ -20,9 +18,11 @@ from orchestrator.cli.sweep import (
     _new_cloud_options,
     _record_emulation,
 )
+from orchestrator.clouds.options import cloud_options
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
+from orchestrator.plan.options import run_options, selection_options, test_params_options
 from orchestrator.study.estimate import study_plan
 from orchestrator.study.plan import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
 from orchestrator.study.report import STUDIES_DIR, build_study_report

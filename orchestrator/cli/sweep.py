@@ -13,16 +13,8 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from orchestrator.cli.cloud import cloud_options, cloud_options_from
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
-from orchestrator.cli.options import (
-    check_selection,
-    params_from_options,
-    run_options,
-    selection_options,
-    spec_from_options,
-    test_params_options,
-)
+from orchestrator.clouds.options import cloud_options, cloud_options_from
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import ResultsLock, results_lock
@@ -30,6 +22,14 @@ from orchestrator.emulator.perturb import Perturbation, check_hosts
 from orchestrator.model import backends
 from orchestrator.model.catalog import CLOUDS, load_catalog
 from orchestrator.plan.allowance import shortfall_message
+from orchestrator.plan.options import (
+    check_selection,
+    params_from_options,
+    run_options,
+    selection_options,
+    spec_from_options,
+    test_params_options,
+)
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import Plan, make_plan
 from orchestrator.sweep import abandoned, runner, stages

@@ -15,6 +15,18 @@ Public API: the modules below; other packages import only these names.
 - `sync`: the regions an account can use, against regions.yaml.
 - `reap`, `leftovers`: what crashed sweeps left on the clouds, found by label and removed.
 - `labels`: the labels and tags every resource carries.
+- `options`: the cloud flags of `sweep`/`study`/`preflight` and the CloudOptions they make.
 """
 
-__all__ = ["aws", "gcp", "labels", "launch", "leftovers", "preflight", "reap", "stacks", "sync"]
+__all__ = [
+    "aws",
+    "gcp",
+    "labels",
+    "launch",
+    "leftovers",
+    "options",
+    "preflight",
+    "reap",
+    "stacks",
+    "sync",
+]

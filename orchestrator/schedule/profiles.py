@@ -125,8 +125,8 @@ def _typed_options(source: str, name: str, options: dict[str, Any]) -> dict[str,
 
     # the option sets `sweep` is built from, not the command itself: its module imports
     # this one (sweep --profile)
-    from orchestrator.cli.cloud import cloud_options
-    from orchestrator.cli.options import run_options, selection_options, test_params_options
+    from orchestrator.clouds.options import cloud_options
+    from orchestrator.plan.options import run_options, selection_options, test_params_options
 
     def options_of(**_: Any) -> None:
         """The sweep options a profile may set."""
@@ -226,8 +226,8 @@ def parse_profile(
 
 def check_profile_sweep(profile: Profile, catalog: Catalog, source: str = DEFAULT_FILE) -> None:
     """The profile's sweep options as `sweep` would read them; an empty selection is an error."""
-    from orchestrator.cli.cloud import cloud_options_from
-    from orchestrator.cli.options import check_selection, params_from_options, spec_from_options
+    from orchestrator.clouds.options import cloud_options_from
+    from orchestrator.plan.options import check_selection, params_from_options, spec_from_options
 
     opts = profile.options
     step = "selection"

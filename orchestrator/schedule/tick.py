@@ -41,7 +41,7 @@ def plan_profile(
     profile: Profile, catalog: Catalog, pricing: Pricing | None = None
 ) -> tuple[Plan, SelectionSpec]:
     """The plan `sweep` would make from the profile's options."""
-    from orchestrator.cli.options import check_selection, params_from_options, spec_from_options
+    from orchestrator.plan.options import check_selection, params_from_options, spec_from_options
     from orchestrator.sweep.provision import controller_region
 
     opts = profile.options
@@ -236,7 +236,7 @@ def _locked_tick(
         return
     options = None
     if backends.is_cloud(profile.backend):
-        from orchestrator.cli.cloud import cloud_options_from
+        from orchestrator.clouds.options import cloud_options_from
 
         options = asdict(cloud_options_from(**profile.options, results=results))
     sweep = create_sweep(plan, spec, results, cloud_options=options)

@@ -6,6 +6,8 @@ Public API: the modules below; other packages import only these names
 (`from orchestrator.sweep import abandoned`), never a name starting with `_`.
 
 - `abandoned`: Sweeps whose process died mid-run (kill -9, a reboot): found and torn down.
+- `backends`: The backend seam: what a sweep does differently on the emulated cloud and on the
+  clouds.
 - `events`: The measure playbook's event stream, turned into raw files and rows round by round.
 - `hostcheck`: Checks of the prepared hosts against the test parameters, before any test runs.
 - `inventory`: The Ansible inventory of a sweep, generated from the host contract.
@@ -20,6 +22,7 @@ Public API: the modules below; other packages import only these names
 
 __all__ = [
     "abandoned",
+    "backends",
     "events",
     "hostcheck",
     "inventory",
