@@ -401,7 +401,7 @@ def test_sweep_json_records_the_studys_estimate(tmp_path, monkeypatch):
     def record(run, **kwargs):
         seen["record"] = json.loads((run.dir / "sweep.json").read_text())
 
-    monkeypatch.setattr("orchestrator.cli.study.runner.run_sweep", record)
+    monkeypatch.setattr("orchestrator.sweep.runner.run_sweep", record)
     regions = "aws:us-east-1,aws:eu-west-1"
     result = _cli("--backend", "local", "--regions", regions, "--variants", "default,p4",
                   "--repeats", "3", "--yes", "--results", str(tmp_path))  # fmt: skip

@@ -52,7 +52,7 @@ def info(name: str) -> BackendInfo:
     try:
         return BACKENDS[name]
     except KeyError:
-        raise UserError(f"backend '{name}': expected one of {', '.join(NAMES)}") from None
+        raise UserError(f"--backend '{name}': expected one of {', '.join(NAMES)}") from None
 
 
 def is_emulated(name: str | None) -> bool:
