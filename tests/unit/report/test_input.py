@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_report import CATALOG, _sweep, write_catalog
+from report_support import CATALOG, _sweep, write_catalog
 
 from orchestrator.cli import main
 from orchestrator.report import build as report

@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from test_report import CATALOG, write_catalog
+from report_support import CATALOG, write_catalog
 
 from orchestrator.cli import main
 

@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 import pytest
 from click.testing import CliRunner
-from test_report import CATALOG  # the small fixture catalog (pytest puts tests/ on the path)
+from report_support import CATALOG
 
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
@@ -16,23 +16,12 @@ from orchestrator.report import analyze
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.site import build as site
 from orchestrator.study.report import PAGE_FILE, STUDIES_DIR, page_html
+from site_support import PLANTED, _refs, write_study
+from site_support import _Links  # noqa: F401
 
 
-class _Links(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.refs = []
-
-    def handle_starttag(self, tag, attrs):
-        for name, value in attrs:
-            if name in ("src", "href") and value is not None:
-                self.refs.append(value)
 
 
-def _refs(text):
-    parser = _Links()
-    parser.feed(text)
-    return parser.refs
 
 
 @pytest.fixture
@@ -83,11 +72,6 @@ def test_index_is_the_latest_sweep_with_a_time_series(tmp_path, results):
     assert "500 of 9000 points shown" in index or "of 9000 points shown" in index
 
 
-def write_study(results, study_id):
-    """A finished TCP study's page, where `study tcp` leaves it (results/studies/<id>/)."""
-    folder = results / STUDIES_DIR / study_id
-    folder.mkdir(parents=True)
-    (folder / PAGE_FILE).write_text(page_html(f"## {study_id}\n| a | b |\n", study_id))
 
 
 @pytest.mark.parametrize("studies", [False, True])
@@ -181,7 +165,7 @@ def test_site_command(tmp_path, results):
 
 
 def _catalog_yaml(tmp_path):
-    from test_report import write_catalog
+    from report_support import write_catalog
 
     return write_catalog(tmp_path / "regions.yaml")
 
@@ -300,13 +284,6 @@ def test_a_cut_row_of_the_same_width_is_not_published(tmp_path):
         assert [r["status"] for r in csv.DictReader(f)] == ["ok"]
 
 
-PLANTED = {
-    "operator_cidr": "203.0.113.77/32",
-    "gcp_project": "planted-project-4821",
-    "aws_profile": "planted-profile-9133",
-    "owner": "planted.owner@example.org",
-    "error": "planted error: ssh to 203.0.113.99 refused",
-}
 
 
 def test_sweep_json_is_published_from_an_allow_list(tmp_path):

@@ -13,8 +13,8 @@ import pytest
 from botocore.stub import Stubber
 from fakes.gcp_compute import FakeCompute
 from google.auth.credentials import AnonymousCredentials
+from infra_support import conforms, declared, parse_type
 from moto import mock_aws
-from test_infra_contract import conforms, declared, parse_type
 
 from orchestrator.clouds import aws, gcp
 from orchestrator.clouds.launch import CloudOptions, prepare

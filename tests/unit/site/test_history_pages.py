@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from click.testing import CliRunner
 from history_support import make_sweep, sweep_id_at
-from test_report import CATALOG, write_catalog
-from test_site import PLANTED, _refs, write_study
+from report_support import CATALOG, write_catalog
+from site_support import PLANTED, _refs, write_study
 
 from orchestrator.cli import main
 from orchestrator.history import store as h

@@ -15,7 +15,7 @@ import sys
 from datetime import UTC, datetime
 
 import pytest
-from test_emulator import keys, make_spec, new_id  # noqa: F401
+from emulator_support import make_spec, new_id
 
 from orchestrator import emulator as emu
 from orchestrator.core import paths
@@ -357,7 +357,7 @@ W = "aws:us-west-2"  # about 62 ms from us-east-1: below 100 ms, iputils prints 
 
 
 @pytest.fixture(scope="module")
-def emulated(keys):  # noqa: F811
+def emulated(keys):
     spec = make_spec(new_id(), keys, regions=(A, C, W))
     try:
         hosts = emu.up(spec)
@@ -411,7 +411,7 @@ def test_the_median_agrees_with_iputils_ping_on_the_same_emulated_pair(emulated)
 
 @pytest.mark.root
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces)")
-def test_forty_hosts_probing_all_their_peers_at_once_lose_nothing(keys):  # noqa: F811
+def test_forty_hosts_probing_all_their_peers_at_once_lose_nothing(keys):
     # every host reaches all its peers in the same second: without permanent neighbour
     # entries the ARP storm through the hub lost whole pairs (4,984 of 5,852 at 77)
     catalog_keys = [r.key for r in load_catalog().regions][:40]

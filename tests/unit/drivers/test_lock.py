@@ -33,7 +33,7 @@ HOLDER = textwrap.dedent(
 
 def _hold(results: Path) -> subprocess.Popen[str]:
     """Another process that holds the lock until it is killed."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
     proc = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(results)], stdout=subprocess.PIPE, text=True, env=env
     )
@@ -172,7 +172,7 @@ DIES_MID_SWEEP = textwrap.dedent(
 
 
 def test_after_kill_9_the_next_holder_tears_the_dead_sweep_down(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
     proc = subprocess.Popen(
         [sys.executable, "-c", DIES_MID_SWEEP, str(tmp_path)],
         stdout=subprocess.PIPE,

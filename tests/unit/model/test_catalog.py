@@ -24,7 +24,7 @@ from orchestrator.model.catalog import (
     region_to_dict,
 )
 
-DATA = Path(__file__).parent / "data" / "catalog"
+DATA = Path(__file__).resolve().parents[2] / "data" / "catalog"
 
 AWS_OPT_IN = {
     "af-south-1",
@@ -421,7 +421,7 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_directory_instead_of_file(tmp_path: Path) -> None:
-    with pytest.raises(CatalogError, match=r"cannot read the catalog \(Is a directory\)$"):
+    with pytest.raises(CatalogError, match=r"is a folder, expected a catalog$"):
         load_catalog(tmp_path)
 
 
@@ -436,7 +436,10 @@ def test_not_utf8(tmp_path: Path) -> None:
     ("fixture", "message"),
     [
         ("bad_yaml.yaml", r"bad_yaml\.yaml: line 7: not valid YAML \(.+\): fix the file$"),
-        ("duplicate_key.yaml", r"line 11: not valid YAML \(duplicate key 'lat'\): fix the file$"),
+        (
+            "duplicate_key.yaml",
+            r"line 11: not valid YAML \(duplicate key 'lat', also on line 10\): fix the file$",
+        ),
         ("empty.yaml", r"empty\.yaml: expected a mapping with 'clouds' and 'regions'$"),
     ],
 )

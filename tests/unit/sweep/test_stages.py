@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from sweep_support import CTX, DATA, SLOT, A, B, client_doc, read, server_doc  # noqa: F401
 
 from orchestrator.cli import main
 from orchestrator.core import paths
@@ -24,7 +25,6 @@ from orchestrator.results import store
 from orchestrator.results.collect import (
     IPERF3_FIELDS,
     PING_FIELDS,
-    RowContext,
     SlotPlan,
     host_doc,
     round_rows,
@@ -47,50 +47,7 @@ from orchestrator.sweep.inventory import (
     remove_control_dir,
 )
 
-DATA = Path(__file__).parent / "data"
 AGENT = paths.PLAYBOOKS / "files" / "ir_agent.py"
-A, B = "aws:us-east-1", "gcp:europe-west1"
-CTX = RowContext(
-    sweep_id="20261122T0130Z-3fa2",
-    backend="local",
-    streams=1,
-    machine_types={A: "emulated-50mbit", B: "emulated-50mbit"},
-    distances_km={(A, B): 6234.0, (B, A): 6234.0},
-)
-SLOT = SlotPlan(client=A, server=B, reverse=True, port=5201)
-
-
-def read(name):
-    return (DATA / name).read_text()
-
-
-def client_doc(forward="iperf3_forward.json", reverse="iperf3_reverse.json", attempts=1):
-    return {
-        "agent_version": 1,
-        "host": A,
-        "round": 1,
-        "role": "client",
-        "peer": B,
-        "started_utc": "2026-11-22T01:30:00.000Z",
-        "ping": {"stdout": read("ping_ok.txt"), "started_utc": "2026-11-22T01:30:00.100Z"},
-        "iperf3": [
-            {"direction": "forward", "attempts": attempts, "run": {"stdout": read(forward)}},
-            {"direction": "reverse", "attempts": attempts, "run": {"stdout": read(reverse)}},
-        ],
-    }
-
-
-def server_doc(ping="ping_loss.txt", server_runs=None):
-    return {
-        "agent_version": 1,
-        "host": B,
-        "round": 1,
-        "role": "server",
-        "peer": A,
-        "started_utc": "2026-11-22T01:30:00.000Z",
-        "ping": {"stdout": read(ping), "started_utc": "2026-11-22T01:30:00.200Z"},
-        "iperf3_server": server_runs or [{"rc": 0, "stdout": "{}"}],
-    }
 
 
 def rows_for(client, server):

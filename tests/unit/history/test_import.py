@@ -15,7 +15,7 @@ from orchestrator.history.public_data import convert
 from orchestrator.model.catalog import load_catalog
 from orchestrator.results import store
 
-DATA = Path(__file__).parent.parent / "data"
+DATA = Path(__file__).resolve().parents[3] / "data"
 SKYPLANE = DATA / "skyplane-latency-2022.csv"
 DOIT = DATA / "doit-intercloud-throughput-2022-02.csv"
 

@@ -32,8 +32,8 @@ from orchestrator.results.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS
 from orchestrator.sweep import sentinels
 from orchestrator.sweep.events import PlannedRound
 
-HOST = Path(__file__).parent / "data" / "host"
-DATA = Path(__file__).parent / "data"
+HOST = Path(__file__).resolve().parents[2] / "data" / "host"
+DATA = Path(__file__).resolve().parents[2] / "data"
 CATALOG = load_catalog()
 CLOSE = ("aws:us-east-1", "gcp:us-east4", "aws:us-east-2")  # a few ms apart: the cap binds
 

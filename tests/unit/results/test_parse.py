@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from orchestrator.core.stats import percentile
 from orchestrator.results.parse import CORRUPTED, parse_iperf3, parse_ping
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def read(name: str) -> str:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from test_report import CATALOG, _sweep, write_catalog
+from report_support import CATALOG, _sweep, write_catalog
 
 from orchestrator.cli import main
 from orchestrator.core import outdir

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from test_sweep import CTX, SLOT, client_doc, server_doc
+from sweep_support import CTX, SLOT, client_doc, server_doc
 
 from orchestrator.results import store
 from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import signal
 import statistics
 import subprocess
@@ -20,14 +19,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from emulator_support import REGIONS, make_spec, new_id
 
 from orchestrator import emulator as emu
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
-from orchestrator.drivers.keys import SweepKeys, ensure_sweep_keys, write_known_hosts
+from orchestrator.drivers.keys import ensure_sweep_keys, write_known_hosts
 from orchestrator.emulator import net, state
 from orchestrator.emulator.spec import EmulationSpec
-from orchestrator.emulator.stack import build_spec
 from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host
 from orchestrator.netmodel.model import DEFAULT_MODEL
@@ -37,29 +36,6 @@ pytestmark = [
     pytest.mark.root,
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces, iptables)"),
 ]
-
-REGIONS = ("aws:us-east-1", "gcp:us-east4", "aws:eu-west-1", "gcp:europe-west1")
-
-
-def new_id() -> str:
-    return "t" + secrets.token_hex(3)
-
-
-def make_spec(
-    emulation_id: str, keys: SweepKeys, regions=REGIONS, controller: str = ""
-) -> EmulationSpec:
-    catalog = load_catalog()
-    subnet = emu.reserve_subnet(emulation_id, owner_pid=os.getpid())
-    chosen = [catalog.get(k) for k in regions]
-    return build_spec(
-        emulation_id,
-        subnet,
-        chosen,
-        keys,
-        DEFAULT_MODEL,
-        owner_pid=os.getpid(),
-        controller=catalog.get(controller) if controller else None,
-    )
 
 
 def leftovers(emulation_id: str) -> dict[str, list]:
@@ -86,11 +62,6 @@ def leftovers(emulation_id: str) -> dict[str, list]:
 
 def nothing_left(emulation_id: str) -> bool:
     return not any(leftovers(emulation_id).values())
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory) -> SweepKeys:
-    return ensure_sweep_keys(tmp_path_factory.mktemp("keys"))
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.routes import controller_rtt_ms
 from orchestrator.sweep.backends import stack_plan
 
-DATA = Path(__file__).parent / "data" / "terraform"
+DATA = Path(__file__).resolve().parents[2] / "data" / "terraform"
 LOCAL_STACK = paths.INFRA / "local"
 
 needs_terraform = pytest.mark.skipif(shutil.which("terraform") is None, reason="no terraform")

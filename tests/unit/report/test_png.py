@@ -3,7 +3,7 @@
 import shutil
 
 import pytest
-from test_report import CATALOG
+from report_support import CATALOG
 
 from orchestrator.netmodel import synthetic
 from orchestrator.report import analyze, charts
