@@ -421,13 +421,18 @@ UNITS = {"rtt": "ms", "throughput": "bit/s"}
 )  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option(
-    "--notify", "url", default=None, metavar="URL",
-    help="POST one JSON document per new or closed episode to this URL.",
+    "--notify", "url", default=None, metavar="URL", envvar="INTERREGION_NOTIFY_URL",
+    help="POST one JSON document per new or closed episode to this URL (or "
+    "INTERREGION_NOTIFY_URL; user:password@ in it is sent as basic auth, never printed).",
+)  # fmt: skip
+@click.option(
+    "--notify-file", type=click.Path(path_type=Path), default=None, metavar="FILE",
+    help="Read the --notify URL from the first line of FILE (keeps it out of ps and logs).",
 )  # fmt: skip
 @_RESULTS_OPTION
 def changes(
     since: str | None, sources: tuple[str, ...], last_runs: int, baseline_runs: int,
-    min_runs: int, as_json: bool, url: str | None, results_dir: Path,
+    min_runs: int, as_json: bool, url: str | None, notify_file: Path | None, results_dir: Path,
 ) -> None:  # fmt: skip
     """Changes of median RTT and throughput per directed pair; exit 3 while any is open.
 
@@ -439,6 +444,7 @@ def changes(
     Examples:
       interregion changes --since 2026-11-01
       interregion changes --json --notify http://127.0.0.1:8080/hook
+      INTERREGION_NOTIFY_URL=https://user:secret@hooks.example/x interregion changes
       interregion changes --min-runs 4 --baseline-runs 12
     """
     if min_runs > baseline_runs:
@@ -450,6 +456,12 @@ def changes(
     from orchestrator.history import store as h
     from orchestrator.history import views as v
 
+    if notify_file is not None:
+        if url:
+            raise UserError(
+                "give the URL once: --notify (or INTERREGION_NOTIFY_URL) or --notify-file"
+            )
+        url = notify.url_from_file(notify_file)
     if url:
         notify.check_url(url)
     since_t = datetime.fromisoformat(h.parse_since(since)) if since else None
@@ -492,7 +504,8 @@ def _notify(con: Any, url: str, docs: list[dict[str, Any]]) -> None:
             continue
         problem = notify.post_json(url, {"type": "interregion.change", "event": event, **doc})
         if problem:
-            _warn(f"--notify {url}: {problem}: episode {doc['id']} will be sent next time")
+            shown = notify.redacted(url)
+            _warn(f"--notify {shown}: {problem}: episode {doc['id']} will be sent next time")
             continue
         h.mark_notified(con, doc["id"], doc["status"])
 

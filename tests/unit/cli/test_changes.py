@@ -3,6 +3,7 @@ field, and --notify against a local HTTP server (loopback)."""
 
 from __future__ import annotations
 
+import base64
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 from history_support import make_sweep, sweep_id_at
 
 from orchestrator.cli import main
+from orchestrator.history import notify
 from orchestrator.history import store as h
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -103,3 +105,51 @@ def test_changes_errors_are_one_line(tmp_path, args, message):
     result = _changes(tmp_path, *args)
     assert result.exit_code == 2 and result.output.count("\n") == 1
     assert message in result.output
+
+
+def test_notify_credentials_go_as_basic_auth_and_are_never_printed(tmp_path, httpserver):
+    token = base64.b64encode(b"hook-user:s3cr%t pw").decode()
+    httpserver.expect_request(
+        "/hook", method="POST", headers={"Authorization": f"Basic {token}"}
+    ).respond_with_data("no", status=503)
+    bare = httpserver.url_for("/hook")
+    url = bare.replace("http://", "http://hook-user:s3cr%25t%20pw@")
+    _sweeps(tmp_path, [150.0] * 10 + [160.0, 160.0])
+    result = _changes(tmp_path, "--notify", url)
+    assert result.exit_code == 3 and "HTTP 503" in result.output
+    (request, _response), *_ = httpserver.log
+    assert request.headers["Authorization"] == f"Basic {token}"  # sent, decoded once
+    assert "s3cr" not in result.output and "hook-user:***@" in result.output
+    # the same from the environment and from a file, the URL never on the command line
+    env = CliRunner(env={"INTERREGION_NOTIFY_URL": url}).invoke(
+        main, ["changes", "--results", str(tmp_path)]
+    )
+    assert env.exit_code == 3 and "s3cr" not in env.output and "hook-user:***@" in env.output
+    url_file = tmp_path / "notify url.txt"
+    url_file.write_text(f"\n{url}\n")
+    from_file = _changes(tmp_path, "--notify-file", str(url_file))
+    assert from_file.exit_code == 3 and "s3cr" not in from_file.output
+    assert len(httpserver.log) == 3
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://u:pw@example.test/x?q=1", "https://u:***@example.test/x?q=1"),
+        ("https://u:pw@[2001:db8::1]:8443/x", "https://u:***@[2001:db8::1]:8443/x"),
+        ("https://example.test/x", "https://example.test/x"),
+    ],
+)
+def test_printed_urls_are_redacted(url, shown):
+    assert notify.redacted(url) == shown
+    bare, headers = notify.split_credentials(url)
+    assert "pw" not in bare and ("Authorization" in headers) == ("pw" in url)
+
+
+def test_a_notify_file_that_is_empty_or_missing_is_one_line(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    result = _changes(tmp_path, "--notify-file", str(empty))
+    assert result.exit_code == 2 and "empty: write the URL on its first line" in result.output
+    result = _changes(tmp_path, "--notify-file", str(tmp_path / "nope.txt"))
+    assert result.exit_code == 2 and "no such file" in result.output
