@@ -190,20 +190,22 @@ def install_command(
 def remove_command(
     name: str, cron: bool, unit_dir: Path | None, no_enable: bool, schedules: Path
 ) -> None:
-    """Undo 'schedule install': stop and disable the timer, delete its files.
+    """Undo 'schedule install': stop and disable the timer, delete its files. The units
+    are found by the profile's name, also when the profile has left the profiles file.
 
     \b
     Example:
       interregion schedule remove latency
     """
     from orchestrator.schedule import timers
+    from orchestrator.schedule.profiles import check_name
 
-    profile = get_profile(schedules, name)
-    files = timers.installed_files(profile, unit_dir, cron)
+    check_name(name, str(schedules))
+    files = timers.installed_files(name, unit_dir, cron)
     if not any(p.exists() for p in files):
         raise UserError(f"profile '{name}' is not installed in {files[0].parent}")
     if not cron and not no_enable:
-        timers.systemctl("disable", "--now", f"{timers.unit_name(profile)}.timer")
+        timers.systemctl("disable", "--now", f"{timers.unit_name(name)}.timer")
     for path in files:
         path.unlink(missing_ok=True)
         click.echo(f"removed {path}")

@@ -150,16 +150,22 @@ def _typed_options(source: str, name: str, options: dict[str, Any]) -> dict[str,
     return typed
 
 
-def parse_profile(
-    name: str, settings: Any, catalog: Catalog | None, source: str = DEFAULT_FILE
-) -> Profile:
-    """Check one profile; with a catalog, also that its selection is not empty and its
-    options are what `sweep` accepts."""
+def check_name(name: str, source: str = DEFAULT_FILE) -> str:
+    """A profile's name as the units, the cron.d file and the workflow are named."""
     if not _NAME.fullmatch(name):
         raise _fail(
             source, name, "", "a name is letters, digits, '-' or '_' (up to 64): it names "
             "the systemd units, the cron.d file and the workflow"
         )  # fmt: skip
+    return name
+
+
+def parse_profile(
+    name: str, settings: Any, catalog: Catalog | None, source: str = DEFAULT_FILE
+) -> Profile:
+    """Check one profile; with a catalog, also that its selection is not empty and its
+    options are what `sweep` accepts."""
+    check_name(name, source)
     if not isinstance(settings, dict):
         raise _fail(source, name, "", "expected a mapping of settings")
     for key, value in settings.items():

@@ -35,8 +35,11 @@ ACTIONS_MAX_MINUTES = 360  # GitHub-hosted runners end a job after 6 hours
 LONG_SLIP_S = 3600  # beyond this an Actions job does not sleep out its slip
 
 
-def unit_name(profile: Profile) -> str:
-    return f"interregion-{profile.name}"
+def unit_name(profile: Profile | str) -> str:
+    """The units' (and the cron file's) name: from the profile's name alone, so that
+    `schedule remove NAME` finds them after the profile left the profiles file."""
+    name = profile if isinstance(profile, str) else profile.name
+    return f"interregion-{name}"
 
 
 def start_timeout_s(estimate: Estimate) -> int:
@@ -154,7 +157,7 @@ def systemctl(*args: str) -> None:
         )
 
 
-def installed_files(profile: Profile, unit_dir: Path | None, cron: bool) -> list[Path]:
+def installed_files(profile: Profile | str, unit_dir: Path | None, cron: bool) -> list[Path]:
     name = unit_name(profile)
     if cron:
         return [(unit_dir or CRON_DIR) / name]

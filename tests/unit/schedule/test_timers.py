@@ -141,6 +141,20 @@ def test_remove_undoes_install(tmp_path, schedules):
     assert again.exit_code == 2 and "not installed" in again.output
 
 
+def test_remove_finds_the_units_of_a_profile_that_left_the_file(tmp_path, schedules):
+    units = tmp_path / "units"
+    _cli("schedule", "install", "lat", "--file", str(schedules), "--unit-dir", str(units),
+         "--no-enable")  # fmt: skip
+    other = tmp_path / "other.yaml"  # the profile is gone from the file in use now
+    other.write_text(schedules.read_text().replace("  lat:", "  latency-renamed:"))
+    common = ["--file", str(other), "--unit-dir", str(units), "--no-enable"]
+    done = CliRunner().invoke(main, ["schedule", "remove", "lat", *common])
+    assert done.exit_code == 0, done.output
+    assert list(units.iterdir()) == [] and done.output.count("removed ") == 2
+    bad = CliRunner().invoke(main, ["schedule", "remove", "../../etc/passwd", *common])
+    assert bad.exit_code == 2 and "a name is letters, digits" in bad.output
+
+
 def test_cron_entry_parses(tmp_path, schedules):
     folder = tmp_path / "cron.d"
     _cli(

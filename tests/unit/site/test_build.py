@@ -3,11 +3,16 @@
 import csv
 import json
 import re
-from html.parser import HTMLParser
 
 import pytest
 from click.testing import CliRunner
 from report_support import CATALOG
+from site_support import (
+    PLANTED,
+    _Links,  # noqa: F401
+    _refs,
+    write_study,
+)
 
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
@@ -15,13 +20,6 @@ from orchestrator.netmodel import synthetic
 from orchestrator.report import analyze
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.site import build as site
-from orchestrator.study.report import PAGE_FILE, STUDIES_DIR, page_html
-from site_support import PLANTED, _refs, write_study
-from site_support import _Links  # noqa: F401
-
-
-
-
 
 
 @pytest.fixture
@@ -70,8 +68,6 @@ def test_index_is_the_latest_sweep_with_a_time_series(tmp_path, results):
     assert "chart-timeseries" not in (out / "sweeps" / "20261120T0000Z-a0.html").read_text()
     # the big sweep's distance chart was downsampled and says so
     assert "500 of 9000 points shown" in index or "of 9000 points shown" in index
-
-
 
 
 @pytest.mark.parametrize("studies", [False, True])
@@ -282,8 +278,6 @@ def test_a_cut_row_of_the_same_width_is_not_published(tmp_path):
     assert (written, dropped) == (1, 1)
     with (tmp_path / "out.csv").open() as f:
         assert [r["status"] for r in csv.DictReader(f)] == ["ok"]
-
-
 
 
 def test_sweep_json_is_published_from_an_allow_list(tmp_path):
