@@ -14,6 +14,7 @@ passes `log` for the lines a sweep writes as it goes.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -30,8 +31,9 @@ from orchestrator.plan.options import check_selection, params_from_options, spec
 from orchestrator.plan.pricing import Pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import Plan, make_plan
+from orchestrator.results import store
 from orchestrator.sweep import abandoned, runner
-from orchestrator.sweep.provision import controller_region
+from orchestrator.sweep.provision import controller_region, existing_stacks
 from orchestrator.sweep.record import Sweep, create_sweep
 
 Log = Callable[[str], None]
@@ -171,5 +173,23 @@ def start(
     if price_emulated:
         run.record["price_emulated"] = True
     run.save()
-    (run_sweep or runner.run_sweep)(run, **stages)
+    try:
+        (run_sweep or runner.run_sweep)(run, **stages)
+    except BaseException:
+        # failed before anything was made (no credentials, a refused preflight): nothing
+        # to keep, and the folder would keep the sweep's private keys
+        if nothing_made(run):
+            shutil.rmtree(run.dir, ignore_errors=True)
+            run.log(f"nothing was provisioned or measured: removed {run.dir} and its keys")
+        raise
     return run
+
+
+def nothing_made(run: Sweep) -> bool:
+    """Whether the sweep never got as far as a Terraform apply, hosts or a measurement:
+    its folder then holds only its plan and its keys."""
+    folder = run.dir
+    made = (store.HOSTS_FILE, store.MEASUREMENTS_FILE, store.RAW_DIR)
+    if any((folder / name).exists() for name in made):
+        return False
+    return not existing_stacks(folder / "state")

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from orchestrator.cli import main
-from orchestrator.drivers.lock import LOCK_FILE, LockHeld, read_holder, results_lock
+from orchestrator.drivers.lock import LOCK_FILE, LockHeld, lock_path, read_holder, results_lock
 from orchestrator.schedule import ledger
 from orchestrator.sweep import abandoned
 
@@ -221,3 +221,41 @@ def test_a_sweep_run_stage_by_stage_is_never_reaped(tmp_path):
     assert not abandoned.is_abandoned(record)
     record["owner_start_ticks"] = -1  # the pid was reused by another process
     assert abandoned.is_abandoned(record)
+
+
+def test_an_ended_holder_leaves_no_lock_file_and_a_racing_taker_retakes(tmp_path):
+    with results_lock(tmp_path, trigger="test") as lock:
+        assert lock.path.exists()
+        # a second taker that opened the file before the holder removed it
+        stale = os.open(lock.path, os.O_RDWR)
+    assert not lock_path(tmp_path).exists()
+    try:
+        with results_lock(tmp_path, trigger="next") as again:  # a new file, really held
+            assert again.path.exists()
+            assert os.fstat(again.fd).st_ino != os.fstat(stale).st_ino
+    finally:
+        os.close(stale)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sweep_that_fails_before_provisioning_leaves_no_folder_keys_or_lock(tmp_path):
+    """No cloud credentials: the preflight fails before Terraform runs."""
+    env = {
+        **os.environ,
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+        "AWS_CONFIG_FILE": str(tmp_path / "none"),
+        "AWS_ACCESS_KEY_ID": "",
+        "AWS_SECRET_ACCESS_KEY": "",
+        "AWS_PROFILE": "",
+    }
+    env = {k: v for k, v in env.items() if v != ""}
+    results = tmp_path / "res dir"
+    done = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "sweep", "--backend", "aws", "--clouds", "aws",
+         "--max-regions", "2", "--yes", "--operator-cidr", "198.51.100.7/32",
+         "--results", str(results)],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "nothing was provisioned or measured: removed" in done.stderr
+    assert list(results.iterdir()) == []  # no sweep folder, no keys, no lock file
