@@ -52,7 +52,7 @@ class Params:
     window_runs: int = 28
     min_runs: int = 8
     k1: float = 3.0  # flag: deviation >= max(k1 x scale, minimum change)
-    k2: float = 4.0  # confirm: median deviation of the confirming runs >= max(k2 x scale, ...)
+    k2: float = 3.75  # confirm: median deviation of the confirming runs >= max(k2 x scale, ...)
     rtt_min_ms: float = 2.0
     throughput_min_rel: float = 0.20
     floor_rtt_ms: float = 0.3

@@ -13,6 +13,7 @@ from orchestrator import changes as c
 
 KEY = c.SeriesKey("emulated", "local", "rtt", "aws:us-east-1", "gcp:europe-west1")
 P = c.Params()
+P4 = c.Params(k1=3.0, k2=4.0)  # round thresholds for the by-hand answers
 
 
 def series(values, fps=None, key=KEY, km=5887.0):
@@ -42,7 +43,7 @@ def test_shrinkage_floor_and_thresholds_by_hand():
     # a floor in ms, whatever the RTT: none proportional to it
     assert c.floor_scale("rtt", P) == pytest.approx(0.3)
     assert c.floor_scale("throughput", P) == pytest.approx(math.log(1.01))
-    assert c.thresholds("rtt", 1.0, P) == (pytest.approx(3.0), pytest.approx(4.0))
+    assert c.thresholds("rtt", 1.0, P4) == (pytest.approx(3.0), pytest.approx(4.0))
     assert c.thresholds("rtt", 0.3, P) == (2.0, 2.0)  # the 2 ms minimum
     assert c.thresholds("throughput", 0.01, P) == (pytest.approx(math.log(1.2)),) * 2
 
@@ -51,10 +52,10 @@ def test_the_chance_of_confirming_and_the_smallest_detectable_change_by_hand():
     # a step of exactly k2 scales: each run beyond k2 with 1/2, beyond k1 = k2 - 1 with
     # P(Z > -1) = 0.841345; all 3 flagged and at least 2 beyond k2:
     # 3 x 0.5^2 x (0.841345 - 0.5) + 0.5^3 = 0.381009
-    assert c.confirm_probability(4.0, 1.0, "rtt", P) == pytest.approx(0.381009, abs=1e-5)
-    assert c.confirm_probability(40.0, 1.0, "rtt", P) == pytest.approx(1.0)
-    sdc = c.smallest_change(1.0)
-    assert c.confirm_probability(sdc, 1.0, "rtt", P) == pytest.approx(0.95, abs=1e-6)
+    assert c.confirm_probability(4.0, 1.0, "rtt", P4) == pytest.approx(0.381009, abs=1e-5)
+    assert c.confirm_probability(40.0, 1.0, "rtt", P4) == pytest.approx(1.0)
+    sdc = c.smallest_change(1.0, "rtt", P4)
+    assert c.confirm_probability(sdc, 1.0, "rtt", P4) == pytest.approx(0.95, abs=1e-6)
     assert 5.0 < sdc < 6.0  # about 5.5 scales
     # a small scale: the 2 ms minimum sets it
     assert c.smallest_change(0.3) == pytest.approx(c.smallest_change(0.3 * 2 / 1.2), rel=0.3)
@@ -90,9 +91,9 @@ def test_confirmation_needs_the_median_beyond_the_confirmation_threshold():
     # scale 1.4826 (MAD 1): flag at 4.45, confirm at 5.93; three runs at +5 are flagged
     # but their median is short of 5.93: suspected, never confirmed
     steady = [149.0, 150.0, 151.0] * 4
-    r = c.detect_series(series([*steady, 155.0, 155.0, 155.0]))
+    r = c.detect_series(series([*steady, 155.0, 155.0, 155.0]), P4)
     assert r.episodes == [] and len(r.suspects) == 2  # the oldest slid into the baseline
-    r = c.detect_series(series([*steady, 156.5, 156.5, 156.5]))
+    r = c.detect_series(series([*steady, 156.5, 156.5, 156.5]), P4)
     assert len(r.episodes) == 1
 
 
@@ -103,7 +104,7 @@ def test_a_10_ms_step_on_a_350_ms_path_is_found():
     r = c.detect_series(series([*steady, 360.0, 360.5, 359.5]))
     (e,) = r.episodes
     assert e.started_run == "r030" and e.directions[0].confirm_threshold == pytest.approx(
-        4 * 1.4826 * 1.5
+        P.k2 * 1.4826 * 1.5
     )
 
 
@@ -218,7 +219,7 @@ def test_the_pooled_scale_is_of_pairs_of_similar_rtt():
     assert [pooled[s.key] for s in short] == [pytest.approx(1.4826 * 0.2)] * 10
     assert [pooled[s.key] for s in long] == [pytest.approx(1.4826 * 2.0)] * 10
     # a 160 run: flagged alone (scale 0.3); against the shrunk scale
-    # sqrt((10 x .148^2 + 8 x 5.93^2) / 18) = 3.96 its 10 ms is short of 4 x 3.96
+    # sqrt((10 x .148^2 + 8 x 5.93^2) / 18) = 3.96 its 10 ms is short of 3 x 3.96
     alone = c.detect_series(series([*STEADY, 160.0, 160.0, 160.0]))
     shrunk = c.detect_series(series([*STEADY, 160.0, 160.0, 160.0]), pooled=1.4826 * 4)
     assert len(alone.episodes) == 1 and shrunk.episodes == []

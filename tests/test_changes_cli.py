@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from history_support import make_sweep, sweep_id_at
 
 from orchestrator import history as h
+from orchestrator.changes import Params
 from orchestrator.cli import main
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -32,7 +33,7 @@ def _changes(results, *args):
 
 
 def test_open_episode_exits_3_and_closes(tmp_path):
-    _sweeps(tmp_path, [150.0] * 10 + [160.0, 160.0])
+    _sweeps(tmp_path, [150.0] * 10 + [160.0] * 3)
     result = _changes(tmp_path, "--json")
     assert result.exit_code == 3, result.output
     doc = json.loads(result.output)
@@ -40,11 +41,17 @@ def test_open_episode_exits_3_and_closes(tmp_path):
     assert (e["src"], e["dst"], e["metric"], e["status"]) == (A, B, "rtt", "open")
     assert e["old_level"] == pytest.approx(150.1) and e["new_level"] == pytest.approx(160.1)
     assert e["started_utc"].startswith("2026-11-03T12:00")  # run 10
+    # one path event: A -> B moved, B -> A (steady at 80 ms) did not
+    assert e["one_direction"] and [(x["src"], x["moved"]) for x in e["directions"]] == [
+        (A, True),
+        (B, False),
+    ]
+    assert (e["k1"], e["k2"]) == (Params.k1, Params.k2) and e["directions"][0]["confirm_threshold"] == 2.0
     assert doc["open"] == 1 and doc["hosts"] == [] and doc["configuration_changes"] == []
-    _sweeps(tmp_path, [150.0, 150.0], start=12)
+    _sweeps(tmp_path, [150.0, 150.0], start=13)
     result = _changes(tmp_path)
     assert result.exit_code == 0, result.output
-    assert "PAIR REVERTED" in result.output and "0 open" in result.output
+    assert "PATH REVERTED" in result.output and "0 open" in result.output
     # --since after it closed: nothing to say
     assert "no changes" in _changes(tmp_path, "--since", "2026-11-05").output
 
@@ -54,7 +61,7 @@ def test_a_kernel_change_is_a_configuration_change_not_a_network_change(tmp_path
     _sweeps(tmp_path, [150.0] * 10 + [160.0] * 3, kernels=kernels)
     result = _changes(tmp_path)
     assert result.exit_code == 0, result.output
-    assert "PAIR" not in result.output
+    assert "PATH" not in result.output
     lines = [x for x in result.output.splitlines() if x.startswith("CONFIGURATION")]
     assert len(lines) == 1 and "2 pairs" in lines[0]
     assert "src_kernel: 6.1.0-28-amd64 -> 6.1.0-29-amd64" in lines[0]
@@ -65,10 +72,10 @@ def test_notify_posts_once_per_new_and_once_per_closed_episode(tmp_path, httpser
     httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
     url = httpserver.url_for("/hook")
     assert url.startswith("http://localhost:") or url.startswith("http://127.0.0.1:")
-    _sweeps(tmp_path, [150.0] * 10 + [160.0, 160.0])
+    _sweeps(tmp_path, [150.0] * 10 + [160.0] * 3)
     assert _changes(tmp_path, "--notify", url).exit_code == 3
     assert _changes(tmp_path, "--notify", url).exit_code == 3  # nothing new: nothing sent
-    _sweeps(tmp_path, [150.0, 150.0], start=12)
+    _sweeps(tmp_path, [150.0, 150.0], start=13)
     assert _changes(tmp_path, "--notify", url).exit_code == 0
     posted = [json.loads(request.get_data()) for request, _response in httpserver.log]
     assert [(d["event"], d["status"]) for d in posted] == [
@@ -76,14 +83,14 @@ def test_notify_posts_once_per_new_and_once_per_closed_episode(tmp_path, httpser
         ("closed", "reverted"),
     ]
     assert posted[0]["id"] == posted[1]["id"] and posted[0]["type"] == "interregion.change"
-    assert (posted[0]["src"], posted[0]["dst"], posted[0]["kind"]) == (A, B, "pair")
+    assert (posted[0]["src"], posted[0]["dst"], posted[0]["kind"]) == (A, B, "path")
 
 
 def test_notify_failure_is_retried_next_time(tmp_path, httpserver):
     httpserver.expect_oneshot_request("/hook", method="POST").respond_with_data("no", status=503)
     httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
     url = httpserver.url_for("/hook")
-    _sweeps(tmp_path, [150.0] * 10 + [160.0, 160.0])
+    _sweeps(tmp_path, [150.0] * 10 + [160.0] * 3)
     first = _changes(tmp_path, "--notify", url)
     assert first.exit_code == 3 and "HTTP 503" in first.output
     assert _changes(tmp_path, "--notify", url).exit_code == 3
@@ -103,3 +110,18 @@ def test_changes_errors_are_one_line(tmp_path, args, message):
     result = _changes(tmp_path, *args)
     assert result.exit_code == 2 and result.output.count("\n") == 1
     assert message in result.output
+
+
+def test_a_flagged_run_not_yet_confirmed_is_suspected_never_notified(tmp_path, httpserver):
+    httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
+    _sweeps(tmp_path, [150.0] * 10 + [160.0])
+    result = _changes(tmp_path, "--json", "--notify", httpserver.url_for("/hook"))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["open"] == 0 and doc["episodes"] == []
+    (s,) = doc["suspected"]
+    assert (s["src"], s["dst"], s["kind"]) == (A, B, "suspected")
+    ab = next(x for x in s["directions"] if x["src"] == A)
+    assert ab["change"] == pytest.approx(10.0, abs=0.2) and ab["flag_threshold"] == 2.0
+    assert httpserver.log == []
+    assert "SUSPECTED" in _changes(tmp_path).output

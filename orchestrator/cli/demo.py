@@ -93,11 +93,12 @@ def demo(
     )
     episodes = outcome.changes.get("episodes", [])
     for e in episodes:  # a path event: one line per direction that moved
-        for d in e.get("directions", []):
-            if d["moved"]:
+        for way in e.get("directions", []):
+            if way["moved"]:
                 click.echo(
-                    f"found: {e['metric']} {d['src']} -> {d['dst']} {d['old_level']:.1f} -> "
-                    f"{d['new_level']:.1f} ms from {e['started_run']} ({e['status']})"
+                    f"found: {e['metric']} {way['src']} -> {way['dst']} "
+                    f"{way['old_level']:.1f} -> {way['new_level']:.1f} ms from "
+                    f"{e['started_run']} ({e['status']})"
                 )
     if outcome.site is not None:
         click.echo(f"site: {outcome.site}")

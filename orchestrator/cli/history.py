@@ -414,11 +414,13 @@ def changes(
     since: str | None, sources: tuple[str, ...], last_runs: int, baseline_runs: int,
     min_runs: int, as_json: bool, url: str | None, results_dir: Path,
 ) -> None:  # fmt: skip
-    """Changes of median RTT and throughput per directed pair; exit 3 while any is open.
+    """Changes of median RTT and throughput per path; exit 3 while any is open.
 
-    Pair episodes, host/region changes (most of one host's pairs in the same run) and
-    configuration changes (a fingerprint changed: never counted as a network change).
-    With --notify, each new or closed episode is POSTed once as JSON.
+    Path events (both directions judged together, each direction's change shown), host/
+    region changes (most of one host's paths in the same run), suspected runs (flagged,
+    not confirmed: never notified) and configuration changes (a fingerprint changed:
+    never counted as a network change). With --notify, each new or closed event is
+    POSTed once as JSON.
 
     \b
     Examples:
@@ -444,6 +446,8 @@ def changes(
         found = ch.detect(series, ch.Params(window_runs=baseline_runs, min_runs=min_runs))
         episodes = [ch.episode_doc(e, UNITS) for e in found.episodes]
         hosts = [ch.host_doc(x, UNITS) for x in found.hosts]
+        suspected = [ch.suspect_doc(x, UNITS) for x in found.suspects]
+        suspected = [d for d in suspected if since_iso is None or d["utc"] >= since_iso]
 
         def recent(doc: dict[str, Any]) -> bool:
             if since_iso is None or doc["status"] == "open":
@@ -458,10 +462,10 @@ def changes(
     open_count = sum(d["status"] == "open" for d in [*episodes, *hosts])
     if as_json:
         doc = {"open": open_count, "hosts": hosts, "episodes": episodes,
-               "configuration_changes": configs}  # fmt: skip
+               "suspected": suspected, "configuration_changes": configs}  # fmt: skip
         click.echo(json.dumps(doc, indent=1))
     else:
-        _print_changes(hosts, episodes, configs, open_count)
+        _print_changes(hosts, episodes, configs, open_count, suspected)
     if open_count:
         sys.exit(3)
 
@@ -484,7 +488,7 @@ def _notify(con: Any, url: str, docs: list[dict[str, Any]]) -> None:
 
 def _print_changes(
     hosts: list[dict[str, Any]], episodes: list[dict[str, Any]], configs: list[dict[str, Any]],
-    open_count: int,
+    open_count: int, suspected: list[dict[str, Any]],
 ) -> None:  # fmt: skip
     from orchestrator import history_views as v
 
@@ -502,17 +506,29 @@ def _print_changes(
         )
     for d in episodes:
         closed = f", closed {d['closed_utc']}" if d["closed_utc"] else ""
+        one = " (one direction)" if d["one_direction"] else ""
         click.echo(
-            f"PAIR {d['status'].upper():<12} {d['metric']:<10} {d['src']} -> {d['dst']}: "
-            f"{level(d, d['old_level'])} -> {level(d, d['new_level'])} from "
-            f"{d['started_utc']}{closed} {tag(d)}"
+            f"PATH {d['status'].upper():<12} {d['metric']:<10} {d['src']} <-> {d['dst']}{one} "
+            f"from {d['started_utc']}{closed} {tag(d)} [k1 {d['k1']:g}, k2 {d['k2']:g}]"
         )
+        for x in d["directions"]:
+            click.echo(
+                f"  {x['src']} -> {x['dst']}: {level(d, x['old_level'])} -> "
+                f"{level(d, x['new_level'])}{'' if x['moved'] else ' (did not move)'}; "
+                f"flag {x['flag_threshold']:g}, confirm {x['confirm_threshold']:g}"
+            )
+    for d in suspected:
+        moves = ", ".join(
+            f"{x['src']} -> {x['dst']} {x['change']:+g} (flag {x['flag_threshold']:g})"
+            for x in d["directions"]
+        )
+        click.echo(f"SUSPECTED {d['metric']:<10} run {d['run']} ({d['utc']}): {moves} {tag(d)}")
     for d in configs:
         click.echo(
             f"CONFIGURATION run {d['run']} ({d['utc']}), {len(d['pairs'])} pairs "
             f"[{d['source']}/{d['backend']}]: {'; '.join(d['fields']) or 'fingerprint changed'}"
         )
-    if not (hosts or episodes or configs):
+    if not (hosts or episodes or configs or suspected):
         click.echo("no changes")
     click.echo(f"{open_count} open")
 
