@@ -272,6 +272,10 @@ def pair_data(
                 {
                     "src": src,
                     "dst": dst,
+                    # what change detection can see on this direction (RTT, ms)
+                    "smallest_detectable_change_ms": v.detectable(
+                        found, info.name, "rtt", src, dst
+                    )["smallest_detectable_change"],
                     "t": times,
                     "sweep": sweeps,
                     "rtt": rtts,
@@ -612,6 +616,16 @@ def pair_html(page: dict[str, Any], studies: bool = False) -> str:
             f"<p class='muted'>{_e(entry['window_start_utc'] or 'all tests')} .. "
             f"{_e(entry['window_end_utc'] or '')}</p>\n"
         )
+        sizes = [
+            f"{_e(d['src'])} → {_e(d['dst'])} {d['smallest_detectable_change_ms']:g} ms"
+            for d in entry["directions"]
+            if d.get("smallest_detectable_change_ms") is not None
+        ]
+        if sizes:
+            parts.append(
+                f"<p class='detectable' id='detectable-{n}'>Smallest RTT change detected within "
+                f"3 runs (95 %): {', '.join(sizes)}.</p>\n"
+            )
         for metric in METRIC_UNITS:
             if all(x is None for d in entry["directions"] for x in d[metric]):
                 continue  # e.g. an import of RTT only: no empty chart

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 from history_support import make_sweep, sweep_id_at
 
+from orchestrator import changes
 from orchestrator import history as h
 from orchestrator.changes import Params
 from orchestrator.cli import main
@@ -46,7 +47,9 @@ def test_open_episode_exits_3_and_closes(tmp_path):
         (A, True),
         (B, False),
     ]
-    assert (e["k1"], e["k2"]) == (Params.k1, Params.k2) and e["directions"][0]["confirm_threshold"] == 2.0
+    assert (e["k1"], e["k2"]) == (Params.k1, Params.k2) and e["directions"][0][
+        "confirm_threshold"
+    ] == 2.0
     assert doc["open"] == 1 and doc["hosts"] == [] and doc["configuration_changes"] == []
     _sweeps(tmp_path, [150.0, 150.0], start=13)
     result = _changes(tmp_path)
@@ -125,3 +128,35 @@ def test_a_flagged_run_not_yet_confirmed_is_suspected_never_notified(tmp_path, h
     assert ab["change"] == pytest.approx(10.0, abs=0.2) and ab["flag_threshold"] == 2.0
     assert httpserver.log == []
     assert "SUSPECTED" in _changes(tmp_path).output
+
+
+def test_each_pairs_smallest_detectable_change_in_history_and_matrix(tmp_path):
+    # A -> B: 150, 150.1, 150.2 ms a run (MAD 0.1: scale floored at 0.3 ms, where the 2 ms
+    # minimum sets the smallest change); B -> A: 80 ms flat, the same
+    _sweeps(tmp_path, [150.0 + 0.1 * (i % 3) for i in range(10)])
+    expected = round(changes.smallest_change(0.3), 2)
+    assert 2.0 < expected < 3.0
+    doc = json.loads(
+        CliRunner()
+        .invoke(main, ["history", "--pairs", f"{A}/{B}", "--json", "--results", str(tmp_path)])
+        .output
+    )
+    (src,) = doc["sources"]
+    assert (src["scale"], src["smallest_detectable_change"]) == (0.3, expected)
+    result = CliRunner().invoke(
+        main, ["matrix", "--metric", "detectable", "--json", "--results", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    mx = json.loads(result.output)
+    assert mx["metric"] == "detectable" and mx["unit"] == "ms"
+    cells = {(c["src"], c["dst"]): c["value"] for c in mx["matrices"][0]["cells"]}
+    assert cells == {(A, B): expected, (B, A): expected}
+    # too few runs: none yet
+    few = tmp_path / "few"
+    _sweeps(few, [150.0] * 3)
+    doc = json.loads(
+        CliRunner()
+        .invoke(main, ["history", "--pairs", f"{A}/{B}", "--json", "--results", str(few)])
+        .output
+    )
+    assert doc["sources"][0]["smallest_detectable_change"] is None

@@ -15,7 +15,7 @@ from test_report import CATALOG, write_catalog
 from test_site import PLANTED, _refs, write_study
 
 from orchestrator import history as h
-from orchestrator import site, site_history
+from orchestrator import changes, site, site_history
 from orchestrator.cli import main
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -185,6 +185,10 @@ def test_pair_page_has_both_directions_and_episode_markers(episode_site):
     assert (episode["metric"], episode["src"], episode["status"]) == ("rtt", A, "open")
     assert episode["started_utc"].startswith("2026-11-03T06:00")  # run 9
     assert "id='pair-0-rtt'" in text and "id='pair-0-throughput'" in text
+    # what detection can see: scales floored at 0.3 ms, so the 2 ms minimum sets it
+    size = round(changes.smallest_change(0.3), 2)
+    assert [d["smallest_detectable_change_ms"] for d in entry["directions"]] == [size, size]
+    assert f"{A} → {B} {size:g} ms" in text and "id='detectable-0'" in text
 
 
 def test_sources_are_never_mixed_and_each_is_named(tmp_path):

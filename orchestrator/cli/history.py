@@ -51,6 +51,18 @@ def _metric_option(f: F) -> F:
     )(f)
 
 
+def _matrix_metric_option(f: F) -> F:
+    return click.option(
+        "--metric",
+        type=click.Choice(["rtt", "throughput", "detectable"]),
+        default="rtt",
+        show_default=True,
+        help="RTT (ping samples, ms), throughput (iperf3, bit/s), or detectable: each "
+        "pair's smallest RTT change (ms) change detection confirms within 3 runs with "
+        "95 % probability (--stat and --window do not apply).",
+    )(f)
+
+
 def _window_option(default: str) -> Callable[[F], F]:
     return click.option(
         "--window",
@@ -143,7 +155,8 @@ def _show(
 
     chosen = v.parse_pairs(pairs)
     with h.opened(results_dir, read_only=True) as con:
-        docs = [v.pair_history(con, p, metric, window, sources) for p in chosen]
+        found = v.detection(con, sources)
+        docs = [v.pair_history(con, p, metric, window, sources, found) for p in chosen]
     if as_json:
         click.echo(json.dumps(docs if len(docs) > 1 else docs[0], indent=1))
         return
@@ -157,6 +170,10 @@ def _show(
             stats = ", ".join(f"{k} {v.format_value(s[k], doc['unit'])}" for k in v.STATS)
             click.echo(f"  window {s['window_start_utc'] or 'start'} .. {s['window_end_utc']}: "
                        f"{stats}")  # fmt: skip
+            if s.get("smallest_detectable_change") is not None:
+                size = s["smallest_detectable_change"]
+                shown = f"{size:g} ms" if doc["metric"] == "rtt" else f"{100 * size:.0f} %"
+                click.echo(f"  smallest change detected within 3 runs (95 %): {shown}")
             for run in s["runs"]:
                 click.echo(
                     f"    {run['started_utc']}  {run['sweep_id']:<20} "
@@ -292,7 +309,7 @@ def convert(fmt: str, file: Path, out: Path) -> None:
 
 
 @click.command()
-@_metric_option
+@_matrix_metric_option
 @click.option(
     "--stat", type=click.Choice(["p50", "p90", "p99"]), default="p50", show_default=True,
     help="Percentile of the window's pooled samples.",
@@ -324,6 +341,7 @@ def matrix(
     Examples:
       interregion matrix --metric rtt --stat p90 --window 1W --source emulated
       interregion matrix --source skyplane --window all --cloud-pair aws:gcp --json
+      interregion matrix --metric detectable --json
     """
     from orchestrator import history as h
     from orchestrator import history_views as v
