@@ -1,8 +1,8 @@
 """History: change detection on synthetic series, and the store's timings.
 
-Detection (orchestrator.changes) on synthetic RTT series of every catalog path
+Detection (orchestrator.history.changes) on synthetic RTT series of every catalog path
 (regions.yaml, all pairs, at their modelled RTTs), with the noise of
-orchestrator.rtt_noise.path_model fitted on the public data:
+orchestrator.netmodel.noise.path_model fitted on the public data:
   - a run's offset is shared by both directions of a path, with a sigma growing as a power
     law of the RTT (doit's GCP<->GCP pairs tested on two days), read three ways: normal,
     Student-t with 6 and 4 degrees of freedom (same median absolute offset, heavier tails);
@@ -44,16 +44,20 @@ from pathlib import Path
 
 import numpy as np
 
-from orchestrator import changes, history, history_views, rtt_noise, store
-from orchestrator.catalog import load_catalog
-from orchestrator.geo import distance_km
-from orchestrator.netmodel import DEFAULT_MODEL
-from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
+from orchestrator.core.geo import distance_km
+from orchestrator.history import changes
+from orchestrator.history import store as history
+from orchestrator.history import views as history_views
+from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel import noise as rtt_noise
+from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.results import store
+from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
 
 PINGS = 20
 WEEK_RUNS = 28  # every 6 h
 CATALOG_PAIRS = 5852
-RULES = changes.Params()  # the issue's rules, as orchestrator.changes has them
+RULES = changes.Params()  # the issue's rules, as orchestrator.history.changes has them
 
 
 # ---- detection quality on noise calibrated to the public data -------------------------
@@ -177,7 +181,7 @@ def quality(args: argparse.Namespace) -> None:
     base = rtt_noise.path_model()
     points = rtt_noise.path_run_differences(doit)
     print(
-        f"noise model (orchestrator.rtt_noise.path_model), fitted on the public data: "
+        f"noise model (orchestrator.netmodel.noise.path_model), fitted on the public data: "
         f"a run's shared path offset sigma = {base.scale_100_ms:.2f} ms x (RTT/100 ms)^"
         f"{base.exponent:.2f} ({len(points)} doit GCP<->GCP pairs tested on two days): "
         + ", ".join(f"{base.sigma_ms(r):.2f} ms at {r:g}" for r in MODEL_RTTS_MS)
@@ -448,8 +452,8 @@ def store_timings(args: argparse.Namespace) -> None:
             print(f"    ({len(found.episodes)} episodes, {len(found.hosts)} host changes)")
 
         def report_and_site() -> int:
-            from orchestrator import site
-            from orchestrator.report import load_inputs, write_report
+            from orchestrator.report.build import load_inputs, write_report
+            from orchestrator.site import build as site
 
             folder = store.sweep_dir(results, sweep_id)
             loaded = load_inputs(sweep_dirs_=[folder])

@@ -14,9 +14,11 @@ from history_support import make_sweep, sweep_id_at
 from test_report import CATALOG, write_catalog
 from test_site import PLANTED, _refs, write_study
 
-from orchestrator import history as h
-from orchestrator import changes, site, site_history
 from orchestrator.cli import main
+from orchestrator.history import changes
+from orchestrator.history import store as h
+from orchestrator.site import build as site
+from orchestrator.site import history_pages as site_history
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:eu-west-1"
@@ -159,7 +161,9 @@ def test_changes_page_lists_open_and_closed_apart_from_configuration(tmp_path):
     assert f"{A} ↔ {B}" in closed and "150.1 ms" in closed and "160.1 ms" in closed
     # each direction with its thresholds, the event's k1 and k2
     assert f"{B} → {A}: 80.0 ms → 80.0 ms (did not move)" in closed
-    assert "flag ≥ 2 ms, confirm ≥ 2 ms" in closed and "<td class='thresholds'>3, 3.75</td>" in closed
+    assert (
+        "flag ≥ 2 ms, confirm ≥ 2 ms" in closed and "<td class='thresholds'>3, 3.75</td>" in closed
+    )
     assert "href='pairs/aws_us-east-1--gcp_europe-west1.html'" in closed
     configs = page[page.index("<table id='configuration-changes'>") :].split("</table>")[0]
     assert "src_kernel: 6.1.0-28-amd64 -&gt; 6.1.0-29-amd64" in configs
