@@ -290,3 +290,16 @@ def test_the_baseline_a_series_ends_with():
     assert c.detect_series(series([9e8] * 8, key=tput)).baseline == pytest.approx(9e8)
     # detect() keeps them per series
     assert c.detect([series(STEADY)]).baselines == {KEY: pytest.approx(150.0)}
+
+
+def test_a_new_configuration_borrows_the_old_scale_not_its_level():
+    # 10 runs on config a (scale floored at 0.3 ms), then config b 20 ms higher: its level
+    # is its own (170, not a change), its scale borrowed, so it is judged from its 4th run
+    fps = ["a"] * 10 + ["b"] * 7
+    values = [*STEADY, 170.0, 170.1, 169.9, 180.0, 180.1, 180.2, 180.0]
+    r = c.detect_series(series(values, fps))
+    (e,) = r.episodes
+    assert (e.started_run, e.confirmed_run) == ("r013", "r015")
+    assert e.old_level == pytest.approx(170.0) and e.directions[0].scale == pytest.approx(0.3)
+    # without a scale to borrow (the first configuration), 8 runs are needed as before
+    assert c.detect_series(series(values[10:])).episodes == []

@@ -25,7 +25,8 @@ and a doubling are the same size of change).
   reported as such.
 - Configuration: a fingerprint change starts a new baseline and is reported as a
   configuration change (an open event closes as "configuration change"), never as a
-  network change.
+  network change. The new baseline borrows the old one's scale (not its level) until it
+  has 8 runs of its own, so the path is judged again from its 4th run (3 for a level).
 - Host level: when at least 60 % (and at least 3) of one host's evaluated paths start an
   event in the same run, one host/region change is reported instead of those paths.
 
@@ -63,6 +64,7 @@ class Params:
     host_share: float = 0.6
     host_min_pairs: int = 3
     prior_runs: float = 8.0  # weight of the pooled scale, in runs
+    borrowed_min_runs: int = 3  # after a configuration change: runs for a level of its own
 
 
 @dataclass(frozen=True)
@@ -392,14 +394,28 @@ class _Direction:
         self.post: list[float] = []
         self.old_window: list[float] = []
         self.old_level = self.old_scale = 0.0
+        # after a configuration change: the previous configuration's scale, used (with a
+        # level of the new runs' own) until the new baseline has min_runs runs
+        self.borrowed: float | None = None
 
     def ready(self) -> bool:
+        if self.borrowed is not None:
+            return len(self.base) >= self.p.borrowed_min_runs
         return len(self.base) >= self.p.min_runs
 
     def scale(self) -> float:
         window = self.base.values()
+        if self.borrowed is not None:
+            if len(window) < self.p.min_runs:
+                return self.borrowed
+            self.borrowed = None
         scale = shrunk_scale(mad_scale(window), len(window), self.pooled, self.p.prior_runs)
         return max(scale, floor_scale(self.key.metric, self.p))
+
+    def restart(self) -> None:
+        """A new configuration: a new baseline, borrowing the old one's scale."""
+        self.borrowed = self.scale() if len(self.base) >= self.p.min_runs else self.borrowed
+        self.base = Window(self.p.window_runs)
 
 
 def _sorted_runs(directions: Sequence[_Direction], series: Sequence[Series]) -> list[
@@ -451,7 +467,7 @@ def detect_path(
             out.config_changes.append(
                 ConfigChange(d.key, run_id, t, d.fingerprint or "", runs[i].fingerprint)
             )
-            d.base = Window(p.window_runs)
+            d.restart()
         if changed:
             if episode is not None:
                 episode.status = "configuration change"
