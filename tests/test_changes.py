@@ -219,7 +219,7 @@ def test_the_pooled_scale_is_of_pairs_of_similar_rtt():
     assert [pooled[s.key] for s in short] == [pytest.approx(1.4826 * 0.2)] * 10
     assert [pooled[s.key] for s in long] == [pytest.approx(1.4826 * 2.0)] * 10
     # a 160 run: flagged alone (scale 0.3); against the shrunk scale
-    # sqrt((10 x .148^2 + 8 x 5.93^2) / 18) = 3.96 its 10 ms is short of 3 x 3.96
+    # sqrt((10 x .148^2 + 28 x 5.93^2) / 38) = 5.09 its 10 ms is short of 3 x 5.09
     alone = c.detect_series(series([*STEADY, 160.0, 160.0, 160.0]))
     shrunk = c.detect_series(series([*STEADY, 160.0, 160.0, 160.0]), pooled=1.4826 * 4)
     assert len(alone.episodes) == 1 and shrunk.episodes == []

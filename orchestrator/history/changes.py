@@ -11,7 +11,7 @@ and a doubling are the same size of change).
   backend and configuration fingerprint. Nothing is judged before MIN_RUNS (8) such runs.
 - Scale, per direction: 1.4826 x MAD of those runs, shrunk toward the scale pooled over the
   series of similar level (their RTT decile within the source, backend and metric: the
-  noise grows with RTT, slowly): scale^2 = (n s^2 + n0 s_pool^2) / (n + n0), n0 = 8 runs.
+  noise grows with RTT, slowly): scale^2 = (n s^2 + n0 s_pool^2) / (n + n0), n0 = 28 runs.
   Floored at 0.3 ms (throughput: log 1.01); no floor proportional to the RTT, which made
   every 10 ms change on a 200 ms path undetectable.
 - Flagged run: a direction deviates by at least max(k1 x scale, 2 ms) (throughput: 20 %).
@@ -63,7 +63,7 @@ class Params:
     new_normal_runs: int = 6
     host_share: float = 0.6
     host_min_pairs: int = 3
-    prior_runs: float = 8.0  # weight of the pooled scale, in runs
+    prior_runs: float = 28.0  # weight of the pooled scale, in runs (a full baseline)
     borrowed_min_runs: int = 3  # after a configuration change: runs for a level of its own
 
 
