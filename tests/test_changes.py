@@ -303,3 +303,36 @@ def test_a_new_configuration_borrows_the_old_scale_not_its_level():
     assert e.old_level == pytest.approx(170.0) and e.directions[0].scale == pytest.approx(0.3)
     # without a scale to borrow (the first configuration), 8 runs are needed as before
     assert c.detect_series(series(values[10:])).episodes == []
+
+
+def test_simultaneous_changes_of_one_region_toward_one_continent_are_one_event():
+    # h1 (Asia) moves toward the 3 European hosts only: 3 of its 6 paths, below the 60 %
+    # host share, but all of its paths toward Europe
+    eu, us = ["aws:e1", "aws:e2", "gcp:e3"], ["aws:u1", "gcp:u2", "gcp:u3"]
+    hosts = ["aws:h1", *eu, *us]
+    groups = {h: ("continent:Europe",) for h in eu} | {h: ("continent:NA",) for h in us}
+    groups["aws:h1"] = ("continent:Asia",)
+
+    def value(a, b, i):
+        moved = i >= 10 and "aws:h1" in (a, b) and ({a, b} & set(eu))
+        return 100.0 + 0.1 * (i % 2) + (20.0 if moved else 0.0)
+
+    d = c.detect(_mesh(hosts, value), P, groups)
+    assert d.hosts == [] and d.episodes == []
+    (g,) = d.groups
+    assert (g.host, g.toward, g.run_id, len(g.pairs), g.evaluated) == (
+        "aws:h1", "continent:Europe", "r010", 3, 3,
+    )  # fmt: skip
+    assert g.status == "open" and d.open == 1
+    doc = c.group_doc(g, {"rtt": "ms"})
+    assert doc["kind"] == "region" and len(doc["pairs"]) == 3
+    # without the groups: three path events
+    assert len(c.detect(_mesh(hosts, value), P).episodes) == 3
+
+
+def test_every_catalog_country_has_a_continent():
+    from orchestrator.history.continents import continent
+    from orchestrator.model.catalog import load_catalog
+
+    assert all(continent(r.country) for r in load_catalog().regions)
+    assert continent("za") == "Africa" and continent("XX") is None

@@ -461,9 +461,11 @@ def changes(
     since_iso = v.iso_utc(since_t) if since_t else None
     with h.opened(results_dir, read_only=not url) as con:
         series = v.change_series(con, last_runs, since_t, sources)
-        found = ch.detect(series, ch.Params(window_runs=baseline_runs, min_runs=min_runs))
+        params = ch.Params(window_runs=baseline_runs, min_runs=min_runs)
+        found = ch.detect(series, params, v.region_groups())
         episodes = [ch.episode_doc(e, UNITS) for e in found.episodes]
         hosts = [ch.host_doc(x, UNITS) for x in found.hosts]
+        hosts += [ch.group_doc(x, UNITS) for x in found.groups]
         suspected = [ch.suspect_doc(x, UNITS) for x in found.suspects]
         suspected = [d for d in suspected if since_iso is None or d["utc"] >= since_iso]
 
@@ -517,8 +519,10 @@ def _print_changes(
         return f"[{doc['source']}/{doc['backend']}]"
 
     for d in hosts:
+        toward = f" toward {d['toward'].split(':', 1)[1]}" if d.get("toward") else ""
         click.echo(
-            f"HOST {d['status'].upper():<12} {d['metric']:<10} {d['host']}: "
+            f"{'REGION' if toward else 'HOST'} {d['status'].upper():<12} {d['metric']:<10} "
+            f"{d['host']}{toward}: "
             f"{d['pairs_changed']} of {d['pairs_evaluated']} pairs changed from run "
             f"{d['started_run']} ({d['started_utc']}) {tag(d)}"
         )

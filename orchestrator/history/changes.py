@@ -29,6 +29,9 @@ and a doubling are the same size of change).
   has 8 runs of its own, so the path is judged again from its 4th run (3 for a level).
 - Host level: when at least 60 % (and at least 3) of one host's evaluated paths start an
   event in the same run, one host/region change is reported instead of those paths.
+- Region toward a group: of the events left, at least 3 of one region's paths toward one
+  continent (or one cloud), and at least half of those judged, starting in the same run
+  are one region change toward that group, with its member paths.
 
 k1 and k2 are recorded with every event; `smallest_change` gives the change a direction
 confirms within 3 runs with 95 % probability (normal run-to-run noise of its scale).
@@ -65,6 +68,7 @@ class Params:
     host_min_pairs: int = 3
     prior_runs: float = 28.0  # weight of the pooled scale, in runs (a full baseline)
     borrowed_min_runs: int = 3  # after a configuration change: runs for a level of its own
+    group_share: float = 0.5  # region roll-up: share of its paths toward a continent/cloud
 
 
 @dataclass(frozen=True)
@@ -158,6 +162,14 @@ class Suspect:
     deviations: tuple[tuple[str, str, float, float], ...]  # (src, dst, change, threshold)
 
 
+def _roll_up_status(pairs: Sequence[Episode]) -> str:
+    """Open while any member is; else the most common of their statuses."""
+    statuses = {e.status for e in pairs}
+    if "open" in statuses:
+        return "open"
+    return max(statuses, key=lambda s: sum(e.status == s for e in pairs))
+
+
 @dataclass
 class HostChange:
     source: str
@@ -171,14 +183,36 @@ class HostChange:
 
     @property
     def status(self) -> str:
-        statuses = {e.status for e in self.pairs}
-        if "open" in statuses:
-            return "open"
-        return max(statuses, key=lambda s: sum(e.status == s for e in self.pairs))
+        return _roll_up_status(self.pairs)
 
     @property
     def id(self) -> str:
         text = "|".join(("host", self.source, self.backend, self.metric, self.host, self.run_id))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass
+class GroupChange:
+    """Simultaneous changes of one region's paths toward one continent or cloud."""
+
+    source: str
+    backend: str
+    metric: str
+    host: str
+    toward: str  # "continent:Europe" or "cloud:gcp"
+    run_id: str
+    t: str
+    pairs: list[Episode]
+    evaluated: int  # the host's paths toward that group judged in that run
+
+    @property
+    def status(self) -> str:
+        return _roll_up_status(self.pairs)
+
+    @property
+    def id(self) -> str:
+        text = "|".join(("group", self.source, self.backend, self.metric, self.host,
+                         self.toward, self.run_id))  # fmt: skip
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -222,11 +256,14 @@ class Detection:
     scales: dict[SeriesKey, float] = field(default_factory=dict)  # per directed pair
     suspects: list[Suspect] = field(default_factory=list)
     params: Params = field(default_factory=lambda: Params())
+    groups: list[GroupChange] = field(default_factory=list)  # region toward continent/cloud
 
     @property
     def open(self) -> int:
-        return sum(e.status == "open" for e in self.episodes) + sum(
-            h.status == "open" for h in self.hosts
+        return (
+            sum(e.status == "open" for e in self.episodes)
+            + sum(h.status == "open" for h in self.hosts)
+            + sum(g.status == "open" for g in self.groups)
         )
 
 
@@ -670,17 +707,26 @@ def paths(series: Sequence[Series]) -> dict[SeriesKey, list[Series]]:
     return dict(out)
 
 
-def detect(series: Sequence[Series], p: Params = Params()) -> Detection:
-    """Every path, with pooled scales, then path events folded into host changes."""
+def detect(
+    series: Sequence[Series],
+    p: Params = Params(),
+    groups: Mapping[str, Sequence[str]] | None = None,
+) -> Detection:
+    """Every path, with pooled scales, then path events folded into host changes, then
+    into region changes toward one group (`groups`: region -> its labels, e.g.
+    "continent:Europe", "cloud:gcp")."""
     pooled = pooled_scales(series, p)
     results = [detect_path(key, members, p, pooled) for key, members in paths(series).items()]
     hosts, folded = host_changes(results, p)
+    grouped = group_changes(results, p, groups or {}, folded)
+    for g in grouped:
+        folded.update(id(e) for e in g.pairs)
     episodes = [e for r in results for e in r.episodes if id(e) not in folded]
     configs = [c for r in results for c in r.config_changes]
     baselines = {k: v for r in results for k, v in r.baselines.items()}
     scales = {k: v for r in results for k, v in r.scales.items()}
     suspects = [x for r in results for x in r.suspects]
-    return Detection(episodes, hosts, configs, baselines, scales, suspects, p)
+    return Detection(episodes, hosts, configs, baselines, scales, suspects, p, grouped)
 
 
 def host_changes(results: Sequence[SeriesResult], p: Params) -> tuple[list[HostChange], set[int]]:
@@ -713,6 +759,48 @@ def host_changes(results: Sequence[SeriesResult], p: Params) -> tuple[list[HostC
         source, backend, metric, host, run_id = key
         hosts.append(HostChange(source, backend, metric, host, run_id, times[run_id], mine, n))
     return hosts, folded
+
+
+def group_changes(
+    results: Sequence[SeriesResult],
+    p: Params,
+    groups: Mapping[str, Sequence[str]],
+    folded: set[int],
+) -> list[GroupChange]:
+    """Regions where at least 3 paths toward one group (continent or cloud), and at least
+    group_share of those judged in that run, started an event in the same run (events
+    already in a host change left out)."""
+    GKey = tuple[str, str, str, str, str, str]  # source, backend, metric, host, toward, run
+    evaluated: dict[GKey, int] = defaultdict(int)
+    started: dict[GKey, list[Episode]] = defaultdict(list)
+    times: dict[str, str] = {}
+    for r in results:
+        k = r.key
+        for host, other in ((k.src, k.dst), (k.dst, k.src)):
+            for toward in groups.get(other, ()):
+                for run_id in r.evaluated_runs:
+                    evaluated[(k.source, k.backend, k.metric, host, toward, run_id)] += 1
+                for e in r.episodes:
+                    if id(e) not in folded:
+                        times[e.started_run] = e.started_t
+                        key = (k.source, k.backend, k.metric, host, toward, e.started_run)
+                        started[key].append(e)
+    candidates = []
+    for key, episodes in started.items():
+        n = evaluated.get(key, 0)
+        if len(episodes) >= p.host_min_pairs and n and len(episodes) / n >= p.group_share:
+            candidates.append((len(episodes), len(episodes) / n, key, n))
+    taken: set[int] = set()
+    out = []
+    for _count, _share, key, n in sorted(candidates, reverse=True):
+        mine = [e for e in started[key] if id(e) not in taken]
+        if len(mine) < p.host_min_pairs:
+            continue
+        taken.update(id(e) for e in mine)
+        source, backend, metric, host, toward, run_id = key
+        out.append(GroupChange(source, backend, metric, host, toward, run_id, times[run_id],
+                               mine, n))  # fmt: skip
+    return out
 
 
 # ---- documents -------------------------------------------------------------------------
@@ -757,6 +845,16 @@ def suspect_doc(s: Suspect, unit: Mapping[str, str]) -> dict[str, Any]:
              "flag_threshold": _shown(k.metric, flag)}
             for a, b, dev, flag in s.deviations
         ],
+    }  # fmt: skip
+
+
+def group_doc(g: GroupChange, unit: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "id": g.id, "kind": "region", "source": g.source, "backend": g.backend,
+        "metric": g.metric, "unit": unit[g.metric], "host": g.host, "toward": g.toward,
+        "status": g.status, "started_run": g.run_id, "started_utc": g.t,
+        "pairs_changed": len(g.pairs), "pairs_evaluated": g.evaluated,
+        "pairs": [episode_doc(e, unit) for e in g.pairs],
     }  # fmt: skip
 
 

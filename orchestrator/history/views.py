@@ -221,11 +221,27 @@ def detectable(
     return {"scale": round(scale, 3), "smallest_detectable_change": round(change, 2)}
 
 
-def detection(con: duckdb.DuckDBPyConnection, sources: Sequence[str] = ()) -> Any:
-    """changes.detect over the store's latest runs (as `interregion changes`)."""
+def region_groups() -> dict[str, tuple[str, ...]]:
+    """Each catalog region's groups for the region roll-up: its continent and its cloud."""
+    from orchestrator.history.continents import continent
+    from orchestrator.model.catalog import load_catalog
+
+    out = {}
+    for r in load_catalog().regions:
+        where = continent(r.country)
+        out[r.key] = (*((f"continent:{where}",) if where else ()), f"cloud:{r.cloud}")
+    return out
+
+
+def detection(
+    con: duckdb.DuckDBPyConnection, sources: Sequence[str] = (), params: Any = None
+) -> Any:
+    """changes.detect over the store's latest runs, with the region roll-up (as
+    `interregion changes`)."""
     from orchestrator.history import changes as ch
 
-    return ch.detect(change_series(con, sources=sources))
+    series = change_series(con, sources=sources)
+    return ch.detect(series, params or ch.Params(), region_groups())
 
 
 def detectable_matrix(

@@ -81,7 +81,7 @@ def history_data(con: duckdb.DuckDBPyConnection, now: datetime | None = None) ->
 
         raise UserError("the history store is empty: run 'interregion history ingest --all'")
     infos.sort(key=lambda i: (i.name not in ("measured", "emulated"), i.name != "measured", i.name))
-    found = ch.detect(v.change_series(con, CHANGE_RUNS))
+    found = ch.detect(v.change_series(con, CHANGE_RUNS), ch.Params(), v.region_groups())
     built = now or datetime.now(UTC)
     return HistoryData(
         matrix=matrix_data(con, infos, found, built),
@@ -105,6 +105,7 @@ def _baselines(found: ch.Detection) -> dict[tuple[str, str, str, str], float]:
 def _open_episodes(found: ch.Detection) -> set[tuple[str, str, str, str]]:
     out = set()
     episodes = [*found.episodes, *(e for host in found.hosts for e in host.pairs)]
+    episodes += [e for g in found.groups for e in g.pairs]
     for e in episodes:
         if e.status == "open":  # a path event: the cells of the directions that moved
             for d in e.directions:
@@ -213,16 +214,18 @@ def changes_data(
     emulated = {i.name: i.emulated for i in infos}
     episodes = [ch.episode_doc(e, METRIC_UNITS) for e in found.episodes]
     hosts = [ch.host_doc(h, METRIC_UNITS) for h in found.hosts]
+    regions = [ch.group_doc(g, METRIC_UNITS) for g in found.groups]
     suspected = [ch.suspect_doc(x, METRIC_UNITS) for x in found.suspects]
     configs = v.config_change_docs(con, found.config_changes)
-    for doc in [*episodes, *hosts, *configs, *suspected]:
+    for doc in [*episodes, *hosts, *regions, *configs, *suspected]:
         doc["emulated"] = emulated.get(doc["source"], False)
     latest_first = sorted(episodes, key=lambda d: d["started_utc"], reverse=True)
     return {
-        "open": sum(d["status"] == "open" for d in [*episodes, *hosts]),
+        "open": sum(d["status"] == "open" for d in [*episodes, *hosts, *regions]),
         "episodes": latest_first,
         "hosts": sorted(hosts, key=lambda d: d["started_utc"], reverse=True),
         "suspected": sorted(suspected, key=lambda d: d["utc"], reverse=True),
+        "regions": sorted(regions, key=lambda d: d["started_utc"], reverse=True),
         "configuration_changes": sorted(configs, key=lambda d: d["utc"], reverse=True),
     }
 
@@ -331,7 +334,9 @@ def _pair_marks(found: ch.Detection) -> dict[str, dict[tuple[str, str, str], lis
     """(source, a, b) -> that pair's episodes (both directions, both metrics) and
     configuration changes."""
     episodes: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
-    for e in [*found.episodes, *(x for host in found.hosts for x in host.pairs)]:
+    members = [x for host in found.hosts for x in host.pairs]
+    members += [x for group in found.groups for x in group.pairs]
+    for e in [*found.episodes, *members]:
         k = e.key
         key = (k.source, min(k.src, k.dst), max(k.src, k.dst))
         for d in e.directions:  # a path event marks each direction that moved
@@ -528,11 +533,12 @@ def _suspect_rows(docs: Sequence[dict[str, Any]]) -> str:
 
 def _host_rows(docs: Sequence[dict[str, Any]]) -> str:
     head = (
-        "<tr><th>host / region</th><th>metric</th><th>status</th><th>pairs changed</th>"
+        "<tr><th>host / region (toward)</th><th>metric</th><th>status</th><th>pairs changed</th>"
         "<th>started</th><th>source</th></tr>"
     )
     rows = [
-        f"<tr data-status='{_e(d['status'])}'><td>{_e(d['host'])}</td>"
+        f"<tr data-status='{_e(d['status'])}'><td>{_e(d['host'])}"
+        f"{' → ' + _e(d['toward'].split(':', 1)[1]) if d.get('toward') else ''}</td>"
         f"<td>{_e(METRIC_TITLES[d['metric']])}</td><td>{_e(d['status'])}</td>"
         f"<td>{d['pairs_changed']} of {d['pairs_evaluated']}: "
         + ", ".join(_pair_link(p["src"], p["dst"]) for p in d["pairs"])
@@ -563,7 +569,9 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
     ]
     for title, status_open in (("Open", True), ("Closed", False)):
         mine = [d for d in episodes if (d["status"] == "open") == status_open]
-        mine_hosts = [d for d in hosts if (d["status"] == "open") == status_open]
+        mine_hosts = [
+            d for d in [*hosts, *doc["regions"]] if (d["status"] == "open") == status_open
+        ]
         key = "open" if status_open else "closed"
         parts.append(f"<h2>{title} episodes</h2>\n")
         if mine_hosts:
