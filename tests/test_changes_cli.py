@@ -160,3 +160,17 @@ def test_each_pairs_smallest_detectable_change_in_history_and_matrix(tmp_path):
         .output
     )
     assert doc["sources"][0]["smallest_detectable_change"] is None
+
+
+def test_calibrate_reports_the_rate_and_records_the_thresholds_it_sets(tmp_path):
+    # steady but for one +10 ms run in the last week: heavier tails than normal noise
+    levels = [150.0] * 30 + [160.0] + [150.0] * 5 + [170.0] * 3
+    _sweeps(tmp_path, levels)
+    result = _changes(tmp_path, "--calibrate", "--json")
+    assert result.exit_code == 3, result.output
+    doc = json.loads(result.output)
+    cal = doc["calibration"]
+    assert cal["beyond_4_5_scales"] >= 1 and cal["rate"] > cal["normal_rate"]
+    (e,) = doc["episodes"]
+    assert (e["k1"], e["k2"]) == (cal["k1"], cal["k2"]) and cal["k1"] > Params.k1
+    assert "CALIBRATION" in _changes(tmp_path, "--calibrate").output

@@ -171,6 +171,7 @@ def test_changes_page_lists_open_and_closed_apart_from_configuration(tmp_path):
     # the kernel change at 170 ms is not a network change
     assert closed.count("<tr data-status=") == 1
     assert "id='suspected-none'" in page
+    assert "id='calibration'" in page and "judged runs were 4.5 scales" in page
 
 
 def test_pair_page_has_both_directions_and_episode_markers(episode_site):

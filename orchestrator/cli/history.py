@@ -422,6 +422,11 @@ UNITS = {"rtt": "ms", "throughput": "bit/s"}
     "--min-runs", type=click.IntRange(min=2), default=Params.min_runs, show_default=True,
     help="Comparable runs a pair needs before any of its runs is judged.",
 )  # fmt: skip
+@click.option(
+    "--calibrate", is_flag=True,
+    help="Set k1, k2 from the rate of runs beyond 4.5 scales over the last week "
+    "(within 3-4.5 and 3.75-5.5) and report it.",
+)  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option(
     "--notify", "url", default=None, metavar="URL",
@@ -430,7 +435,7 @@ UNITS = {"rtt": "ms", "throughput": "bit/s"}
 @_RESULTS_OPTION
 def changes(
     since: str | None, sources: tuple[str, ...], last_runs: int, baseline_runs: int,
-    min_runs: int, as_json: bool, url: str | None, results_dir: Path,
+    min_runs: int, calibrate: bool, as_json: bool, url: str | None, results_dir: Path,
 ) -> None:  # fmt: skip
     """Changes of median RTT and throughput per path; exit 3 while any is open.
 
@@ -445,6 +450,7 @@ def changes(
       interregion changes --since 2026-11-01
       interregion changes --json --notify http://127.0.0.1:8080/hook
       interregion changes --min-runs 4 --baseline-runs 12
+      interregion changes --calibrate --json
     """
     if min_runs > baseline_runs:
         raise UserError(f"--min-runs {min_runs} is above --baseline-runs {baseline_runs}")
@@ -462,6 +468,12 @@ def changes(
     with h.opened(results_dir, read_only=not url) as con:
         series = v.change_series(con, last_runs, since_t, sources)
         params = ch.Params(window_runs=baseline_runs, min_runs=min_runs)
+        calibration = None
+        if calibrate:
+            from dataclasses import replace
+
+            calibration = ch.calibrate(series, params)
+            params = replace(params, k1=calibration.k1, k2=calibration.k2)
         found = ch.detect(series, params, v.region_groups())
         episodes = [ch.episode_doc(e, UNITS) for e in found.episodes]
         hosts = [ch.host_doc(x, UNITS) for x in found.hosts]
@@ -483,11 +495,26 @@ def changes(
     if as_json:
         doc = {"open": open_count, "hosts": hosts, "episodes": episodes,
                "suspected": suspected, "configuration_changes": configs}  # fmt: skip
+        if calibration is not None:
+            doc["calibration"] = _calibration_doc(calibration)
         click.echo(json.dumps(doc, indent=1))
     else:
+        if calibration is not None:
+            c = calibration
+            click.echo(
+                f"CALIBRATION {c.beyond} of {c.judged} runs of the last week beyond 4.5 scales "
+                f"({100 * c.rate:.3f} %, normal noise {100 * c.expected:.4f} %): tails x "
+                f"{c.inflation:.2f}, k1 {c.k1:g}, k2 {c.k2:g}"
+            )
         _print_changes(hosts, episodes, configs, open_count, suspected)
     if open_count:
         sys.exit(3)
+
+
+def _calibration_doc(c: Any) -> dict[str, Any]:
+    return {"judged_runs": c.judged, "beyond_4_5_scales": c.beyond, "rate": c.rate,
+            "normal_rate": c.expected, "tail_inflation": round(c.inflation, 3),
+            "k1": c.k1, "k2": c.k2}  # fmt: skip
 
 
 def _notify(con: Any, url: str, docs: list[dict[str, Any]]) -> None:

@@ -803,6 +803,60 @@ def group_changes(
     return out
 
 
+# ---- self-calibration ------------------------------------------------------------------
+
+CALIBRATION_SCALES = 4.5  # the deviation whose rate is measured
+K1_BOUNDS = (3.0, 4.5)
+K2_BOUNDS = (3.75, 5.5)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    judged: int  # runs judged against a baseline in the window
+    beyond: int  # of which at least CALIBRATION_SCALES scales from it
+    expected: float  # the share a normal noise would give
+    inflation: float  # how much wider the tails are than normal's (>= 1)
+    k1: float
+    k2: float
+
+    @property
+    def rate(self) -> float:
+        return self.beyond / self.judged if self.judged else 0.0
+
+
+def calibrate(series: Sequence[Series], p: Params = Params(), last_runs: int = 28) -> Calibration:
+    """The rate of runs at least 4.5 scales from their baseline over each series' last
+    `last_runs` runs (a week of 6-hourly runs) and the thresholds it implies: if that rate
+    is what a normal noise gives beyond z, the tails are 4.5 / z times wider than normal,
+    and k1, k2 grow by that much, within K1_BOUNDS and K2_BOUNDS."""
+    from statistics import NormalDist
+
+    pooled = pooled_scales(series, p)
+    judged = beyond = 0
+    for s in series:
+        d = _Direction(s, p, pooled.get(s.key))
+        runs = [r for r in s.runs if r.value > 0]
+        start = len(runs) - last_runs
+        for i, run in enumerate(runs):
+            if d.fingerprint not in (None, run.fingerprint):
+                d.restart()
+            d.fingerprint = run.fingerprint
+            x = transform(s.key.metric, run.value)
+            if i >= start and d.ready():
+                judged += 1
+                beyond += abs(x - d.base.median()) >= CALIBRATION_SCALES * d.scale()
+            d.base.push(x)
+    normal = NormalDist()
+    expected = 2 * (1 - normal.cdf(CALIBRATION_SCALES))
+    rate = beyond / judged if judged else 0.0
+    inflation = 1.0
+    if rate > expected:
+        inflation = CALIBRATION_SCALES / normal.inv_cdf(1 - min(rate, 0.5) / 2)
+    k1 = min(max(p.k1 * inflation, K1_BOUNDS[0]), K1_BOUNDS[1])
+    k2 = min(max(p.k2 * inflation, K2_BOUNDS[0]), K2_BOUNDS[1])
+    return Calibration(judged, beyond, expected, inflation, round(k1, 2), round(k2, 2))
+
+
 # ---- documents -------------------------------------------------------------------------
 
 

@@ -81,11 +81,13 @@ def history_data(con: duckdb.DuckDBPyConnection, now: datetime | None = None) ->
 
         raise UserError("the history store is empty: run 'interregion history ingest --all'")
     infos.sort(key=lambda i: (i.name not in ("measured", "emulated"), i.name != "measured", i.name))
-    found = ch.detect(v.change_series(con, CHANGE_RUNS), ch.Params(), v.region_groups())
+    series = v.change_series(con, CHANGE_RUNS)
+    found = ch.detect(series, ch.Params(), v.region_groups())
+    calibration = ch.calibrate(series)
     built = now or datetime.now(UTC)
     return HistoryData(
         matrix=matrix_data(con, infos, found, built),
-        changes=changes_data(con, found, infos),
+        changes={**changes_data(con, found, infos), "calibration": calibration},
         pairs=pair_data(con, infos, found),
         emulated={i.name: i.emulated for i in infos},
     )
@@ -580,6 +582,16 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
             parts.append(f"<table id='episodes-{key}'>{_episode_rows(mine)}</table>\n")
         if not (mine or mine_hosts):
             parts.append(f"<p class='muted' id='episodes-{key}-none'>None.</p>\n")
+    cal = doc.get("calibration")
+    if cal is not None:
+        parts.append(
+            f"<p id='calibration'>Calibration over the last week: {cal.beyond} of "
+            f"{cal.judged} judged runs were 4.5 scales or more from their baseline "
+            f"({100 * cal.rate:.3f} %; normal noise: {100 * cal.expected:.4f} %), tails "
+            f"{cal.inflation:.2f} x a normal's: thresholds k1 {cal.k1:g}, k2 {cal.k2:g} "
+            "(<code>interregion changes --calibrate</code> uses them; this page uses "
+            f"k1 {ch.Params.k1:g}, k2 {ch.Params.k2:g}).</p>\n"
+        )
     parts.append("<h2>Suspected runs</h2>\n")
     if doc["suspected"]:
         parts.append(f"<table id='suspected'>{_suspect_rows(doc['suspected'])}</table>\n")
