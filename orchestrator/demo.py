@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
-from orchestrator.drivers.lock import results_lock
 from orchestrator.emulator.perturb import Perturbation, ends
 from orchestrator.history.changes import Params
 from orchestrator.model import backends
@@ -148,8 +147,9 @@ def prepare_out(out: Path, replace: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def run_sweep(plan: DemoPlan, i: int, results: Path, log: Callable[[str], None]) -> str:
-    """Sweep i (1-based) of the demo, on the emulated cloud; returns its id."""
+def run_sweep(plan: DemoPlan, i: int, results: Path, held: Any, log: Callable[[str], None]) -> str:
+    """Sweep i (1-based) of the demo, on the emulated cloud, under the results folder's
+    lock the demo holds (`held`: a sweep.launch.Held); returns its id."""
     from orchestrator.model.catalog import load_catalog
     from orchestrator.plan.selection import SelectionSpec
     from orchestrator.plan.sweep_plan import TestParams, make_plan
@@ -159,11 +159,10 @@ def run_sweep(plan: DemoPlan, i: int, results: Path, log: Callable[[str], None])
     params = TestParams(pings=plan.pings, tests=("ping",))
     made = make_plan(load_catalog(), spec, params, backend=backends.DEFAULT)
     emulation = launch.Emulation(plan.seed(i), plan.perturbations(i))
-    with launch.locked(results, trigger="demo", log=log) as held:
-        run = launch.create(made, spec, results, emulation=emulation)
-        extra = f", perturbed: {plan.perturbation.text}" if emulation.perturbations else ""
-        log(f"demo sweep {i}/{plan.sweeps}: {run.id} (seed {emulation.seed}{extra})")
-        launch.start(run, held, build_report=False)
+    run = launch.create(made, spec, results, emulation=emulation)
+    extra = f", perturbed: {plan.perturbation.text}" if emulation.perturbations else ""
+    log(f"demo sweep {i}/{plan.sweeps}: {run.id} (seed {emulation.seed}{extra})")
+    launch.start(run, held, build_report=False)
     if run.record.get("status") != "done":
         raise UserError(f"demo sweep {run.id} ended {run.record.get('status')}: see {run.dir}")
     return run.id
@@ -219,9 +218,12 @@ def run_demo(
         )
     )
     results = out / "results"
-    # one sweep at a time in this results folder, as `interregion sweep` keeps it
-    with results_lock(results, trigger="demo"):
-        ids = tuple(run_sweep(plan, i, results, log) for i in range(1, plan.sweeps + 1))
+    # one sweep at a time in this results folder, as `interregion sweep` keeps it: the
+    # demo holds the lock for all its sweeps (taking it again per sweep would find it busy)
+    from orchestrator.sweep import launch
+
+    with launch.locked(results, trigger="demo", log=log) as held:
+        ids = tuple(run_sweep(plan, i, results, held, log) for i in range(1, plan.sweeps + 1))
     doc = changes_json(results, plan.detection)
     problems = tuple(check_changes(doc, plan, ids))
     site = None
