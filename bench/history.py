@@ -1,18 +1,18 @@
 """History: change detection on synthetic series, and the store's timings.
 
-Detection (orchestrator.history.changes, the issue's rules) on synthetic RTT series whose noise
-is fitted on the public data (orchestrator.netmodel.noise):
-  - run to run: doit's pairs tested on two days (GCP<->GCP: the same zone each time, i.e.
-    comparable runs); the model (Student-t offsets, 3 degrees of freedom, with a per-pair
-    log-normal scale) is fitted so that the DIFFERENCE of two simulated runs matches their
-    quartiles (it then matches p90-p99 too);
-  - within a run: skyplane's 10-ping runs: exponential ping jitter (median mdev) and
-    transient spikes on single pings; a run's value is the median of its 20 pings;
-  - optionally whole-run spikes (--run-spike, a route flap lasting one run).
-Printed: a 10 ms step on a 150 ms path confirmed within 2 runs (share of trials, each a
-path with its own scale), with ablations (pooled shrinkage, floor, mean of pings, later
-confirmation), what-if rules and smaller run-to-run noise; false confirmed changes of a
-full-catalog profile every 6 h (5,852 pairs x 28 runs = 163,856 pair-runs a week).
+Detection (orchestrator.history.changes) on synthetic RTT series of every catalog path
+(regions.yaml, all pairs, at their modelled RTTs), with the noise of
+orchestrator.netmodel.noise.path_model fitted on the public data:
+  - a run's offset is shared by both directions of a path, with a sigma growing as a power
+    law of the RTT (doit's GCP<->GCP pairs tested on two days), read three ways: normal,
+    Student-t with 6 and 4 degrees of freedom (same median absolute offset, heavier tails);
+  - each direction adds its own residual (doit: the two directions within one run);
+  - 20 pings a run with exponential jitter and transient spikes (skyplane); a run's value
+    is the median of its pings, as the store takes it.
+Printed per reading: +10 ms path changes confirmed within 3 runs after 28 warm-up runs
+(paths under 200 ms and all), +5 ms (under 100 ms and all), false confirmed changes per
+week over 12 weeks of 6-hourly runs of every path, and the median smallest detectable
+change at 30, 80, 150 and 250 ms.
 
 Timings on a synthetic year (generated in DuckDB in a child process, in a temporary
 folder removed at the end): ingest of one 5,852-row sweep with its raw files, the 1W
@@ -21,7 +21,7 @@ of the latest sweep plus the site (with its history pages), and the peak memory 
 those commands. --sweeps full-catalog sweeps (1,460 = a year every 6 h, 8.5M rows).
 
     python bench/history.py                      # full sizes (a few minutes, ~1 GiB)
-    python bench/history.py --small              # 60 sweeps, 300 pairs, 300 trials
+    python bench/history.py --small              # 60 sweeps, 300 paths, 1 trial each
     python bench/history.py --only quality       # or --only store
 """
 
@@ -31,7 +31,6 @@ import argparse
 import json
 import math
 import multiprocessing
-import random
 import resource
 import signal
 import sys
@@ -39,9 +38,11 @@ import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import numpy as np
 
 from orchestrator.core.geo import distance_km
 from orchestrator.history import changes
@@ -61,67 +62,188 @@ RULES = changes.Params()  # the issue's rules, as orchestrator.history.changes h
 
 # ---- detection quality on noise calibrated to the public data -------------------------
 
-
-@dataclass(frozen=True)
-class Variant:
-    """One way of running the step trials: the noise, the rules and how a run is read."""
-
-    name: str
-    model: rtt_noise.NoiseModel
-    params: changes.Params = RULES
-    run_stat: str = "median"  # of a run's pings: "median" (the store's) or "mean"
-    pooled: bool = False  # shrink toward the scale pooled over similar pairs
-    within: int = 2  # confirmed by the n-th run after the step
+WARMUP_RUNS = 28
+WEEKS = 12
+MODEL_RTTS_MS = (30.0, 80.0, 150.0, 250.0)  # where the smallest detectable change is printed
 
 
-def _series(values: Sequence[float], key: changes.SeriesKey) -> changes.Series:
-    runs = [changes.Run(f"r{i:05d}", f"t{i:05d}", v, "fp") for i, v in enumerate(values)]
-    return changes.Series(key, runs, 5000.0)
-
-
-def step_trials(v: Variant, trials: int, seed: int) -> float:
-    """Share of trials (each a 150 ms path with its own noise scale, 28 runs of history)
-    where a +10 ms step is confirmed by the `within`-th run after it."""
-    rng = random.Random(seed)
-    key = changes.SeriesKey("bench", "local", "rtt", "aws:a", "gcp:b")
-    hits = 0
-    for _ in range(trials):
-        scale = v.model.pair_scale(rng)
-        values = [v.model.run_value(rng, 150.0, scale, v.run_stat) for _ in range(28)]
-        values += [v.model.run_value(rng, 160.0, scale, v.run_stat) for _ in range(4)]
-        pooled = None
-        if v.pooled:  # the group's scale: what the own scale of a median pair would be
-            fit = v.model.fit
-            pooled = changes.MAD_TO_SIGMA * rtt_noise.median_abs_t(fit.df) * 150 * fit.median_scale
-        found = changes.detect_series(_series(values, key), v.params, pooled)
-        # an episode of the step: started at or after it, confirmed by the within-th run
-        last = f"r{28 + v.within - 1:05d}"
-        hits += any(e.started_run >= "r00028" and e.confirmed_run <= last for e in found.episodes)
-    return hits / trials
-
-
-def false_changes(
-    model: rtt_noise.NoiseModel, pairs: int, seed: int, p: changes.Params = RULES
-) -> tuple[int, int]:
-    """(confirmed changes during the week, pair-runs in the week) on `pairs` steady pairs
-    of the catalog at their modelled RTTs, each with its own noise scale: 28 runs of
-    history, then a week of 28, detected together (pooled scales, host changes)."""
-    rng = random.Random(seed)
+def catalog_paths() -> tuple[list[tuple[str, str]], np.ndarray]:
+    """Every undirected pair of the catalog (regions.yaml) and its modelled RTT (ms)."""
     regions = load_catalog().regions
-    all_pairs = [(a, b) for a in regions for b in regions if a.key != b.key]
-    chosen = rng.sample(all_pairs, min(pairs, len(all_pairs)))
-    series = []
-    for a, b in chosen:
-        rtt = DEFAULT_MODEL.rtt_ms(distance_km(a.lat, a.lon, b.lat, b.lon), a.cloud != b.cloud)
-        key = changes.SeriesKey("bench", "local", "rtt", a.key, b.key)
-        scale = model.pair_scale(rng)
-        values = [model.run_value(rng, rtt, scale) for _ in range(2 * WEEK_RUNS)]
-        series.append(_series(values, key))
-    found = changes.detect(series, p)
-    week = {f"r{i:05d}" for i in range(WEEK_RUNS, 2 * WEEK_RUNS)}
-    confirmed = [e for e in found.episodes if e.confirmed_run in week]
-    confirmed += [h for h in found.hosts if h.run_id in week]
-    return len(confirmed), len(chosen) * WEEK_RUNS
+    ends, rtts = [], []
+    for i, a in enumerate(regions):
+        for b in regions[i + 1 :]:
+            km = distance_km(a.lat, a.lon, b.lat, b.lon)
+            ends.append((a.key, b.key))
+            rtts.append(DEFAULT_MODEL.rtt_ms(km, a.cloud != b.cloud))
+    return ends, np.array(rtts)
+
+
+def simulate(
+    model: rtt_noise.PathNoise, rtts: np.ndarray, runs: int, rng: np.random.Generator
+) -> np.ndarray:
+    """(paths, 2 directions, runs) of run values (median of the pings): both directions
+    of a path share each run's offset; each adds its own residual, jitter and spikes."""
+    n = len(rtts)
+    sigma = model.scale_100_ms * (rtts / 100) ** model.exponent
+    if np.isinf(model.df):
+        draws = rng.standard_normal((n, runs))
+    else:
+        draws = rng.standard_t(model.df, (n, runs)) * model.t_factor
+    level = rtts[:, None, None] + (sigma[:, None] * draws)[:, None, :]
+    level = level + model.residual_rel * rtts[:, None, None] * rng.standard_normal((n, 2, runs))
+    out = np.empty((n, 2, runs))
+    sizes = np.array(model.spikes.sizes_rel or (0.0,))
+    chunk = max(1, 400_000 // (2 * runs))  # paths per block: ~64 MiB of pings
+    for lo in range(0, n, chunk):
+        lv = level[lo : lo + chunk]
+        pings = lv[..., None] + rng.exponential(model.jitter_ms, (*lv.shape, model.pings))
+        spiky = rng.random(pings.shape) < model.spikes.per_ping
+        pings += spiky * lv[..., None] * rng.choice(sizes, pings.shape)
+        out[lo : lo + chunk] = np.median(pings, axis=-1)
+    return out
+
+
+def _series(
+    ends: Sequence[tuple[str, str]], values: np.ndarray, first: int = 0
+) -> list[changes.Series]:
+    out = []
+    ids = [(f"r{i:05d}", f"t{i:05d}") for i in range(first, first + values.shape[2])]
+    for (a, b), both in zip(ends, values, strict=True):
+        for (src, dst), row in (((a, b), both[0]), ((b, a), both[1])):
+            key = changes.SeriesKey("bench", "local", "rtt", src, dst)
+            runs = [changes.Run(r, t, float(v), "fp") for (r, t), v in zip(ids, row, strict=True)]
+            out.append(changes.Series(key, runs))
+    return out
+
+
+def step_shares(
+    model: rtt_noise.PathNoise,
+    ends: Sequence[tuple[str, str]],
+    rtts: np.ndarray,
+    step_ms: float,
+    repeats: int,
+    rng: np.random.Generator,
+    p: changes.Params = RULES,
+) -> np.ndarray:
+    """Per path and repeat: was a +step on both directions, after 28 warm-up runs,
+    confirmed by the 3rd run after it (an event started at the step)? (repeats, paths)"""
+    after = p.confirm_runs
+    hits = np.zeros((repeats, len(ends)), dtype=bool)
+    index = {tuple(sorted(e)): i for i, e in enumerate(ends)}
+    first, last = f"r{WARMUP_RUNS:05d}", f"r{WARMUP_RUNS + after - 1:05d}"
+    for k in range(repeats):
+        values = simulate(model, rtts, WARMUP_RUNS + after, rng)
+        values[:, :, WARMUP_RUNS:] += step_ms
+        found = changes.detect(_series(ends, values), p)
+        events = [*found.episodes, *(e for h in found.hosts for e in h.pairs)]
+        for e in events:
+            if e.direction > 0 and e.started_run >= first and e.confirmed_run <= last:
+                hits[k, index[(e.key.src, e.key.dst)]] = True
+    return hits
+
+
+def steady_weeks(
+    model: rtt_noise.PathNoise,
+    ends: Sequence[tuple[str, str]],
+    rtts: np.ndarray,
+    rng: np.random.Generator,
+    p: changes.Params = RULES,
+) -> tuple[int, int, changes.Detection]:
+    """(path events and host changes confirmed after the warm-up, weeks, the detection)
+    on steady paths: 28 warm-up runs then 12 weeks of 6-hourly runs."""
+    runs = WARMUP_RUNS + WEEKS * WEEK_RUNS
+    found = changes.detect(_series(ends, simulate(model, rtts, runs, rng)), p)
+    first = f"r{WARMUP_RUNS:05d}"
+    false = sum(e.confirmed_run >= first for e in found.episodes)
+    false += sum(h.run_id >= first for h in found.hosts)
+    return false, WEEKS, found
+
+
+def smallest_by_rtt(
+    found: changes.Detection, rtt_of: dict[tuple[str, str], float]
+) -> dict[float, float]:
+    """The median smallest detectable change (ms) of the directed pairs within 15 % of
+    each of MODEL_RTTS_MS."""
+    out = {}
+    for target in MODEL_RTTS_MS:
+        sizes = [
+            changes.smallest_change(s, "rtt", found.params)
+            for k, s in found.scales.items()
+            if abs(rtt_of[(k.src, k.dst)] - target) <= 0.15 * target
+        ]
+        out[target] = float(np.median(sizes)) if sizes else math.nan
+    return out
+
+
+def quality(args: argparse.Namespace) -> None:
+    doit = rtt_noise.PUBLIC_DATA / rtt_noise.DOIT_CSV
+    base = rtt_noise.path_model()
+    points = rtt_noise.path_run_differences(doit)
+    print(
+        f"noise model (orchestrator.netmodel.noise.path_model), fitted on the public data: "
+        f"a run's shared path offset sigma = {base.scale_100_ms:.2f} ms x (RTT/100 ms)^"
+        f"{base.exponent:.2f} ({len(points)} doit GCP<->GCP pairs tested on two days): "
+        + ", ".join(f"{base.sigma_ms(r):.2f} ms at {r:g}" for r in MODEL_RTTS_MS)
+        + f"; each direction's own residual {100 * base.residual_rel:.3f} % of the RTT "
+        f"(the two directions within one run); {base.pings} pings a run, jitter "
+        f"exponential mean {base.jitter_ms:.3f} ms, spikes on "
+        f"{100 * base.spikes.per_ping:.2f} % of pings (skyplane); value = median of pings"
+    )
+    ends, rtts = catalog_paths()
+    if args.paths and args.paths < len(ends):
+        pick = np.random.default_rng(args.seed).choice(len(ends), args.paths, replace=False)
+        ends, rtts = [ends[i] for i in sorted(pick)], rtts[sorted(pick)]
+    rtt_of = {}
+    for (a, b), r in zip(ends, rtts, strict=True):
+        rtt_of[(a, b)] = rtt_of[(b, a)] = float(r)
+    p = RULES
+    print(
+        f"rules: flag >= max({p.k1:g} x scale, {p.rtt_min_ms:g} ms), confirm after "
+        f"{p.confirm_runs} runs with median >= max({p.k2:g} x scale, {p.rtt_min_ms:g} ms), "
+        f"scale floored at {p.floor_rtt_ms:g} ms, shrunk toward the RTT decile's; "
+        f"{len(ends):,} catalog paths (RTT p50 {np.median(rtts):.0f} ms, "
+        f"{100 * np.mean(rtts >= 200):.0f} % >= 200 ms), {WARMUP_RUNS} warm-up runs, "
+        f"{args.repeats} step trial(s) per path, {WEEKS} weeks of 6-hourly runs"
+    )
+    under200, under100 = rtts < 200, rtts < 100
+    week_paths = len(ends)
+    scale_to_catalog = len(catalog_paths()[0]) / week_paths
+    for df in rtt_noise.READINGS:
+        model = replace(base, df=df)
+        rng = np.random.default_rng(args.seed)
+        t0 = time.perf_counter()
+        ten = step_shares(model, ends, rtts, 10.0, args.repeats, rng)
+        five = step_shares(model, ends, rtts, 5.0, args.repeats, rng)
+        false, weeks, found = steady_weeks(model, ends, rtts, rng)
+        for _ in range(args.histories - 1):  # more 12-week histories: a steadier rate
+            more, more_weeks, _found = steady_weeks(model, ends, rtts, rng)
+            false, weeks = false + more, weeks + more_weeks
+        per_week = false / weeks * scale_to_catalog
+        sdc = smallest_by_rtt(found, rtt_of)
+        print(f"{model.name} offsets:")
+        print(
+            f"  +10 ms confirmed within {p.confirm_runs} runs: "
+            f"{100 * ten[:, under200].mean():.1f} % of paths < 200 ms (goal >= 95 %), "
+            f"{100 * ten.mean():.1f} % of all paths (goal >= 90 %); >= 200 ms: "
+            f"{100 * ten[:, ~under200].mean():.1f} %"
+        )
+        print(
+            f"  +5 ms confirmed within {p.confirm_runs} runs: "
+            f"{100 * five[:, under100].mean():.1f} % of paths < 100 ms, "
+            f"{100 * five.mean():.1f} % of all paths"
+        )
+        print(
+            f"  false confirmed changes: {per_week:.2f} a week over the catalog's paths "
+            f"(goal < 1; {false} in {weeks // WEEKS} x {WEEKS} weeks of {week_paths:,} paths x "
+            f"{WEEK_RUNS} runs)"
+            f"; suspected runs left open at the end: {len(found.suspects)}"
+        )
+        print(
+            "  median smallest detectable change: "
+            + ", ".join(f"{sdc[r]:.2f} ms at {r:g} ms" for r in MODEL_RTTS_MS)
+            + f"  [{time.perf_counter() - t0:.0f} s]"
+        )
 
 
 # ---- the store's timings ---------------------------------------------------------------
@@ -286,95 +408,6 @@ def peak_rss_mib(who: int) -> float:
     return resource.getrusage(who).ru_maxrss / 1024
 
 
-def _scaled(model: rtt_noise.NoiseModel, factor: float, spread: float | None = None):  # type: ignore[no-untyped-def]
-    fit = model.fit
-    new_fit = rtt_noise.Fit(
-        fit.median_scale * factor, fit.pair_spread if spread is None else spread, fit.df, 0.0
-    )
-    return replace(model, fit=new_fit)
-
-
-def quality(args: argparse.Namespace) -> None:
-    model, diffs = rtt_noise.public_model(comparable_only=True)
-    model_all, diffs_all = rtt_noise.public_model(comparable_only=False)
-    # the data (two runs per pair) cannot tell heavy tails within a pair from a spread
-    # across pairs: the same fit with normal offsets within a pair is the other reading
-    normal, _ = rtt_noise.public_model(comparable_only=True, df=math.inf)
-
-    def quartiles(d: Sequence[float]) -> str:
-        return "/".join(f"{100 * rtt_noise.quantile(d, q):.2f}" for q in (0.25, 0.5, 0.75, 0.9))
-
-    for name, m, d in (("GCP<->GCP (comparable runs)", model, diffs),
-                       ("all pairs", model_all, diffs_all)):  # fmt: skip
-        f = m.fit
-        print(
-            f"doit run-to-run, {name}: {len(d)} differences of two runs, |x1-x2|/mean "
-            f"p25/p50/p75/p90 {quartiles(d)} % -> offsets t{f.df:g} x scale median "
-            f"{100 * f.median_scale:.2f} %, log-normal spread across pairs {f.pair_spread:g}"
-        )
-    within = rtt_noise.direction_differences(rtt_noise.PUBLIC_DATA / rtt_noise.DOIT_CSV)
-    print(
-        f"doit within a run, GCP<->GCP: the two directions of {len(within)} pairs in the same "
-        f"run differ by p25/p50/p75/p90 {quartiles(within)} %: a run's own noise is that "
-        f"small, so the differences above are of runs"
-    )
-    print(
-        f"skyplane within a run: ping jitter exponential, mean {model.jitter_ms:.3f} ms; "
-        f"transient spikes on {100 * model.spikes.per_ping:.2f} % of pings; a run's value is "
-        f"the median of its {model.pings} pings"
-    )
-    # the old bench: doit's half-differences read as one run's deviation, every pair alike
-    old = _scaled(model_all, 0.00559 / 0.7649 / model_all.fit.median_scale, 0.0)
-    variants = [
-        Variant("issue's rules, noise fitted on GCP<->GCP  [headline]", model),
-        Variant("issue's rules, noise fitted on all pairs", model_all),
-        Variant(
-            f"issue's rules, fitted on GCP<->GCP, normal within a pair (scale "
-            f"{100 * normal.fit.median_scale:.2f} %, spread {normal.fit.pair_spread:g})",
-            normal,
-        ),
-        Variant("issue's rules, the previous bench's noise (half-differences)", old),
-        Variant("  ablation: scale shrunk toward the pooled scale", model, pooled=True),
-        Variant(
-            "  ablation: no MAD floor",
-            model,
-            changes.Params(floor_rel=0.0, floor_rtt_ms=0.0),
-        ),
-        Variant("  ablation: a run's mean of pings instead of median", model, run_stat="mean"),
-        Variant("  ablation: confirmed by the 3rd run after the step", model, within=3),
-        Variant("  ablation: confirmed by the 4th run after the step", model, within=4),
-        Variant("  what-if rule: z >= 3", model, changes.Params(z=3.0)),
-        Variant("  what-if rule: change >= 2 ms and 3 %", model, changes.Params(rtt_min_rel=0.03)),
-    ]
-    variants += [
-        Variant(f"  sensitivity: run-to-run scale x {k:g}", _scaled(model, k))
-        for k in (0.75, 0.5, 0.35, 0.25)
-    ]
-    print(
-        f"10 ms step on a 150 ms path confirmed within 2 runs ({args.trials} trials, goal >= 95 %):"
-    )
-    for v in variants:
-        hit = step_trials(v, args.trials, args.seed)
-        print(f"  {100 * hit:5.1f} %  {v.name}")
-    print(
-        f"false confirmed changes per catalog week (163,856 pair-runs), measured on "
-        f"{args.pairs} steady pairs x {WEEK_RUNS} runs, goal < 1:"
-    )
-    for name, m in (
-        ("noise fitted on GCP<->GCP", model),
-        ("noise fitted on GCP<->GCP, normal within a pair", normal),
-        ("run-to-run scale x 0.25", _scaled(model, 0.25)),
-    ):
-        for spike in args.run_spike:
-            t0 = time.perf_counter()
-            found, pair_runs = false_changes(replace(m, run_spike=spike), args.pairs, args.seed)
-            per_week = found / pair_runs * CATALOG_PAIRS * WEEK_RUNS
-            print(
-                f"  {per_week:7.2f}  {name}, whole-run spikes {100 * spike:g} % "
-                f"({found} in {pair_runs:,} pair-runs) [{time.perf_counter() - t0:.1f} s]"
-            )
-
-
 def store_timings(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="interregion-hist-") as tmp:
         results = Path(tmp)
@@ -440,16 +473,12 @@ def store_timings(args: argparse.Namespace) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trials", type=int, default=1000, help="step trials")
+    ap.add_argument("--repeats", type=int, default=2, help="step trials per path and size")
     ap.add_argument(
-        "--pairs", type=int, default=CATALOG_PAIRS, help="steady pairs for the false rate"
+        "--histories", type=int, default=3, help="independent 12-week histories per reading"
     )
     ap.add_argument(
-        "--run-spike",
-        type=float,
-        nargs="*",
-        default=[0.0, 0.001, 0.01],
-        help="whole-run spike probabilities to try",
+        "--paths", type=int, default=0, help="a random subset of the catalog's paths (0: all)"
     )
     ap.add_argument("--sweeps", type=int, default=1460, help="full-catalog sweeps in the store")
     ap.add_argument(
@@ -464,7 +493,7 @@ def main() -> None:
     # a stopped bench still removes its temporary store (TemporaryDirectory's exit)
     signal.signal(signal.SIGTERM, lambda _sig, _frame: sys.exit(143))
     if args.small:
-        args.sweeps, args.pairs, args.trials = 60, 300, 300
+        args.sweeps, args.paths, args.repeats, args.histories = 60, 300, 1, 1
     if args.only != "store":
         quality(args)
     if args.only != "quality":

@@ -5,12 +5,12 @@ regions on the emulated cloud, each with its own seed, so the per-pair variation
 the loss episodes differ from sweep to sweep the way real runs do. From sweep
 `change_from` on, one perturbation (extra one-way delay on one pair) is set. Every
 sweep ingests itself into the results folder's history store; then
-`interregion changes --json` must report that pair, both directions, starting at the
+`interregion changes --json` must report that path, both directions moved, starting at the
 first perturbed sweep, and no other pair, host or configuration change; then the site.
 
-Change detection needs `min_runs` (8) comparable runs before it judges a pair and two
+Change detection needs `min_runs` (8) comparable runs before it judges a path and three
 flagged runs to confirm a change, so the smallest history that can show one is 8 clean
-sweeps and 2 perturbed ones.
+sweeps and 3 perturbed ones.
 
 Each sweep brings its emulation up and down (Terraform, 2-3 s for 12 hosts): the
 perturbation and the seed are part of the emulation's spec, so a new one per sweep
@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
-from orchestrator.drivers.lock import results_lock
 from orchestrator.emulator.perturb import Perturbation, ends
 from orchestrator.history.changes import Params
 from orchestrator.model import backends
@@ -60,7 +59,7 @@ MARKER = "demo.json"  # written into --out: only such a folder is replaced
 @dataclass(frozen=True)
 class DemoPlan:
     regions: tuple[str, ...] = DEMO_REGIONS
-    sweeps: int = 10
+    sweeps: int = 11
     change_from: int = 9  # the first perturbed sweep, 1-based
     perturbation: Perturbation = DEMO_PERTURBATION
     base_seed: int = 2026  # sweep i (1-based) runs with seed base_seed + i
@@ -110,7 +109,17 @@ def check_changes(doc: dict[str, Any], plan: DemoPlan, sweep_ids: Sequence[str])
     problems = []
     first = sweep_ids[plan.change_from - 1] if len(sweep_ids) >= plan.change_from else None
     wanted = plan.expected_episodes()
-    found = {(e["src"], e["dst"]): e for e in doc.get("episodes", []) if e["metric"] == "rtt"}
+    # path events: each names its directions, and which of them moved
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in doc.get("episodes", []):
+        moved = [(d["src"], d["dst"]) for d in e.get("directions", []) if d.get("moved")]
+        if e["metric"] == "rtt" and set(moved) <= wanted and moved:
+            found.update(dict.fromkeys(moved, e))
+        else:
+            problems.append(
+                f"a change nobody injected: {e['metric']} {e['src']} <-> {e['dst']} "
+                f"from {e['started_run']} ({e['status']})"
+            )
     for src, dst in sorted(wanted):
         e = found.get((src, dst))
         if e is None:
@@ -118,12 +127,6 @@ def check_changes(doc: dict[str, Any], plan: DemoPlan, sweep_ids: Sequence[str])
         elif e["started_run"] != first:
             problems.append(
                 f"the injected change {src} -> {dst} was dated {e['started_run']}, not {first}"
-            )
-    for e in doc.get("episodes", []):
-        if (e["src"], e["dst"]) not in wanted or e["metric"] != "rtt":
-            problems.append(
-                f"a change nobody injected: {e['metric']} {e['src']} -> {e['dst']} "
-                f"from {e['started_run']} ({e['status']})"
             )
     for h in doc.get("hosts", []):
         problems.append(f"a host change nobody injected: {h['host']} from {h['started_run']}")
@@ -144,8 +147,9 @@ def prepare_out(out: Path, replace: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def run_sweep(plan: DemoPlan, i: int, results: Path, log: Callable[[str], None]) -> str:
-    """Sweep i (1-based) of the demo, on the emulated cloud; returns its id."""
+def run_sweep(plan: DemoPlan, i: int, results: Path, held: Any, log: Callable[[str], None]) -> str:
+    """Sweep i (1-based) of the demo, on the emulated cloud, under the results folder's
+    lock the demo holds (`held`: a sweep.launch.Held); returns its id."""
     from orchestrator.model.catalog import load_catalog
     from orchestrator.plan.selection import SelectionSpec
     from orchestrator.plan.sweep_plan import TestParams, make_plan
@@ -155,11 +159,10 @@ def run_sweep(plan: DemoPlan, i: int, results: Path, log: Callable[[str], None])
     params = TestParams(pings=plan.pings, tests=("ping",))
     made = make_plan(load_catalog(), spec, params, backend=backends.DEFAULT)
     emulation = launch.Emulation(plan.seed(i), plan.perturbations(i))
-    with launch.locked(results, trigger="demo", log=log) as held:
-        run = launch.create(made, spec, results, emulation=emulation)
-        extra = f", perturbed: {plan.perturbation.text}" if emulation.perturbations else ""
-        log(f"demo sweep {i}/{plan.sweeps}: {run.id} (seed {emulation.seed}{extra})")
-        launch.start(run, held, build_report=False)
+    run = launch.create(made, spec, results, emulation=emulation)
+    extra = f", perturbed: {plan.perturbation.text}" if emulation.perturbations else ""
+    log(f"demo sweep {i}/{plan.sweeps}: {run.id} (seed {emulation.seed}{extra})")
+    launch.start(run, held, build_report=False)
     if run.record.get("status") != "done":
         raise UserError(f"demo sweep {run.id} ended {run.record.get('status')}: see {run.dir}")
     return run.id
@@ -215,9 +218,12 @@ def run_demo(
         )
     )
     results = out / "results"
-    # one sweep at a time in this results folder, as `interregion sweep` keeps it
-    with results_lock(results, trigger="demo"):
-        ids = tuple(run_sweep(plan, i, results, log) for i in range(1, plan.sweeps + 1))
+    # one sweep at a time in this results folder, as `interregion sweep` keeps it: the
+    # demo holds the lock for all its sweeps (taking it again per sweep would find it busy)
+    from orchestrator.sweep import launch
+
+    with launch.locked(results, trigger="demo", log=log) as held:
+        ids = tuple(run_sweep(plan, i, results, held, log) for i in range(1, plan.sweeps + 1))
     doc = changes_json(results, plan.detection)
     problems = tuple(check_changes(doc, plan, ids))
     site = None

@@ -19,7 +19,7 @@ import click
 )
 @click.option("--replace", "replace_out", is_flag=True, help="Replace an earlier demo in --out.")
 @click.option("--regions", default="", help="Comma-separated regions [default: 12 of both clouds].")
-@click.option("--sweeps", type=click.IntRange(min=3), default=10, show_default=True)
+@click.option("--sweeps", type=click.IntRange(min=3), default=11, show_default=True)
 @click.option(
     "--change-from",
     type=click.IntRange(min=2),
@@ -63,7 +63,7 @@ def demo(
     Example:
       sudo interregion demo --out demo --replace
       sudo interregion demo --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2 \\
-          --sweeps 4 --change-from 3 --min-runs 2
+          --sweeps 5 --change-from 3 --min-runs 2
     """
     from orchestrator import demo as d
     from orchestrator.emulator import require_root
@@ -92,11 +92,14 @@ def demo(
         log=lambda line: click.echo(line, err=True),
     )
     episodes = outcome.changes.get("episodes", [])
-    for e in episodes:
-        click.echo(
-            f"found: {e['metric']} {e['src']} -> {e['dst']} {e['old_level']:.1f} -> "
-            f"{e['new_level']:.1f} ms from {e['started_run']} ({e['status']})"
-        )
+    for e in episodes:  # a path event: one line per direction that moved
+        for way in e.get("directions", []):
+            if way["moved"]:
+                click.echo(
+                    f"found: {e['metric']} {way['src']} -> {way['dst']} "
+                    f"{way['old_level']:.1f} -> {way['new_level']:.1f} ms from "
+                    f"{e['started_run']} ({e['status']})"
+                )
     if outcome.site is not None:
         click.echo(f"site: {outcome.site}")
     click.echo(f"demo: {len(outcome.sweep_ids)} sweeps in {outcome.wall_s:.0f} s")

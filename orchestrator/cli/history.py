@@ -52,6 +52,18 @@ def _metric_option(f: F) -> F:
     )(f)
 
 
+def _matrix_metric_option(f: F) -> F:
+    return click.option(
+        "--metric",
+        type=click.Choice(["rtt", "throughput", "detectable"]),
+        default="rtt",
+        show_default=True,
+        help="RTT (ping samples, ms), throughput (iperf3, bit/s), or detectable: each "
+        "pair's smallest RTT change (ms) change detection confirms within 3 runs with "
+        "95 % probability (--stat and --window do not apply).",
+    )(f)
+
+
 def _window_option(default: str) -> Callable[[F], F]:
     return click.option(
         "--window",
@@ -144,7 +156,8 @@ def _show(
 
     chosen = v.parse_pairs(pairs)
     with h.opened(results_dir, read_only=True) as con:
-        docs = [v.pair_history(con, p, metric, window, sources) for p in chosen]
+        found = v.detection(con, sources)
+        docs = [v.pair_history(con, p, metric, window, sources, found) for p in chosen]
     if as_json:
         click.echo(json.dumps(docs if len(docs) > 1 else docs[0], indent=1))
         return
@@ -158,6 +171,10 @@ def _show(
             stats = ", ".join(f"{k} {v.format_value(s[k], doc['unit'])}" for k in v.STATS)
             click.echo(f"  window {s['window_start_utc'] or 'start'} .. {s['window_end_utc']}: "
                        f"{stats}")  # fmt: skip
+            if s.get("smallest_detectable_change") is not None:
+                size = s["smallest_detectable_change"]
+                shown = f"{size:g} ms" if doc["metric"] == "rtt" else f"{100 * size:.0f} %"
+                click.echo(f"  smallest change detected within 3 runs (95 %): {shown}")
             for run in s["runs"]:
                 click.echo(
                     f"    {run['started_utc']}  {run['sweep_id']:<20} "
@@ -307,7 +324,7 @@ def convert(fmt: str, file: Path, out: Path) -> None:
 
 
 @click.command()
-@_metric_option
+@_matrix_metric_option
 @click.option(
     "--stat", type=click.Choice(["p50", "p90", "p99"]), default="p50", show_default=True,
     help="Percentile of the window's pooled samples.",
@@ -339,6 +356,7 @@ def matrix(
     Examples:
       interregion matrix --metric rtt --stat p90 --window 1W --source emulated
       interregion matrix --source skyplane --window all --cloud-pair aws:gcp --json
+      interregion matrix --metric detectable --json
     """
     from orchestrator.history import store as h
     from orchestrator.history import views as v
@@ -419,6 +437,11 @@ UNITS = {"rtt": "ms", "throughput": "bit/s"}
     "--min-runs", type=click.IntRange(min=2), default=Params.min_runs, show_default=True,
     help="Comparable runs a pair needs before any of its runs is judged.",
 )  # fmt: skip
+@click.option(
+    "--calibrate", is_flag=True,
+    help="Set k1, k2 from the rate of runs beyond 4.5 scales over the last week "
+    "(within 3-4.5 and 3.75-5.5) and report it.",
+)  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option(
     "--notify", "url", default=None, metavar="URL", envvar="INTERREGION_NOTIFY_URL",
@@ -432,13 +455,16 @@ UNITS = {"rtt": "ms", "throughput": "bit/s"}
 @_RESULTS_OPTION
 def changes(
     since: str | None, sources: tuple[str, ...], last_runs: int, baseline_runs: int,
-    min_runs: int, as_json: bool, url: str | None, notify_file: Path | None, results_dir: Path,
+    min_runs: int, calibrate: bool, as_json: bool, url: str | None, notify_file: Path | None,
+    results_dir: Path,
 ) -> None:  # fmt: skip
-    """Changes of median RTT and throughput per directed pair; exit 3 while any is open.
+    """Changes of median RTT and throughput per path; exit 3 while any is open.
 
-    Pair episodes, host/region changes (most of one host's pairs in the same run) and
-    configuration changes (a fingerprint changed: never counted as a network change).
-    With --notify, each new or closed episode is POSTed once as JSON.
+    Path events (both directions judged together, each direction's change shown), host/
+    region changes (most of one host's paths in the same run), suspected runs (flagged,
+    not confirmed: never notified) and configuration changes (a fingerprint changed:
+    never counted as a network change). With --notify, each new or closed event is
+    POSTed once as JSON.
 
     \b
     Examples:
@@ -446,6 +472,7 @@ def changes(
       interregion changes --json --notify http://127.0.0.1:8080/hook
       INTERREGION_NOTIFY_URL=https://user:secret@hooks.example/x interregion changes
       interregion changes --min-runs 4 --baseline-runs 12
+      interregion changes --calibrate --json
     """
     if min_runs > baseline_runs:
         raise UserError(f"--min-runs {min_runs} is above --baseline-runs {baseline_runs}")
@@ -468,9 +495,19 @@ def changes(
     since_iso = v.iso_utc(since_t) if since_t else None
     with h.opened(results_dir, read_only=not url) as con:
         series = v.change_series(con, last_runs, since_t, sources)
-        found = ch.detect(series, ch.Params(window_runs=baseline_runs, min_runs=min_runs))
+        params = ch.Params(window_runs=baseline_runs, min_runs=min_runs)
+        calibration = None
+        if calibrate:
+            from dataclasses import replace
+
+            calibration = ch.calibrate(series, params)
+            params = replace(params, k1=calibration.k1, k2=calibration.k2)
+        found = ch.detect(series, params, v.region_groups())
         episodes = [ch.episode_doc(e, UNITS) for e in found.episodes]
         hosts = [ch.host_doc(x, UNITS) for x in found.hosts]
+        hosts += [ch.group_doc(x, UNITS) for x in found.groups]
+        suspected = [ch.suspect_doc(x, UNITS) for x in found.suspects]
+        suspected = [d for d in suspected if since_iso is None or d["utc"] >= since_iso]
 
         def recent(doc: dict[str, Any]) -> bool:
             if since_iso is None or doc["status"] == "open":
@@ -485,12 +522,27 @@ def changes(
     open_count = sum(d["status"] == "open" for d in [*episodes, *hosts])
     if as_json:
         doc = {"open": open_count, "hosts": hosts, "episodes": episodes,
-               "configuration_changes": configs}  # fmt: skip
+               "suspected": suspected, "configuration_changes": configs}  # fmt: skip
+        if calibration is not None:
+            doc["calibration"] = _calibration_doc(calibration)
         click.echo(json.dumps(doc, indent=1))
     else:
-        _print_changes(hosts, episodes, configs, open_count)
+        if calibration is not None:
+            c = calibration
+            click.echo(
+                f"CALIBRATION {c.beyond} of {c.judged} runs of the last week beyond 4.5 scales "
+                f"({100 * c.rate:.3f} %, normal noise {100 * c.expected:.4f} %): tails x "
+                f"{c.inflation:.2f}, k1 {c.k1:g}, k2 {c.k2:g}"
+            )
+        _print_changes(hosts, episodes, configs, open_count, suspected)
     if open_count:
         sys.exit(3)
+
+
+def _calibration_doc(c: Any) -> dict[str, Any]:
+    return {"judged_runs": c.judged, "beyond_4_5_scales": c.beyond, "rate": c.rate,
+            "normal_rate": c.expected, "tail_inflation": round(c.inflation, 3),
+            "k1": c.k1, "k2": c.k2}  # fmt: skip
 
 
 def _notify(con: Any, url: str, docs: list[dict[str, Any]]) -> None:
@@ -512,7 +564,7 @@ def _notify(con: Any, url: str, docs: list[dict[str, Any]]) -> None:
 
 def _print_changes(
     hosts: list[dict[str, Any]], episodes: list[dict[str, Any]], configs: list[dict[str, Any]],
-    open_count: int,
+    open_count: int, suspected: list[dict[str, Any]],
 ) -> None:  # fmt: skip
     from orchestrator.history import views as v
 
@@ -523,24 +575,38 @@ def _print_changes(
         return f"[{doc['source']}/{doc['backend']}]"
 
     for d in hosts:
+        toward = f" toward {d['toward'].split(':', 1)[1]}" if d.get("toward") else ""
         click.echo(
-            f"HOST {d['status'].upper():<12} {d['metric']:<10} {d['host']}: "
+            f"{'REGION' if toward else 'HOST'} {d['status'].upper():<12} {d['metric']:<10} "
+            f"{d['host']}{toward}: "
             f"{d['pairs_changed']} of {d['pairs_evaluated']} pairs changed from run "
             f"{d['started_run']} ({d['started_utc']}) {tag(d)}"
         )
     for d in episodes:
         closed = f", closed {d['closed_utc']}" if d["closed_utc"] else ""
+        one = " (one direction)" if d["one_direction"] else ""
         click.echo(
-            f"PAIR {d['status'].upper():<12} {d['metric']:<10} {d['src']} -> {d['dst']}: "
-            f"{level(d, d['old_level'])} -> {level(d, d['new_level'])} from "
-            f"{d['started_utc']}{closed} {tag(d)}"
+            f"PATH {d['status'].upper():<12} {d['metric']:<10} {d['src']} <-> {d['dst']}{one} "
+            f"from {d['started_utc']}{closed} {tag(d)} [k1 {d['k1']:g}, k2 {d['k2']:g}]"
         )
+        for x in d["directions"]:
+            click.echo(
+                f"  {x['src']} -> {x['dst']}: {level(d, x['old_level'])} -> "
+                f"{level(d, x['new_level'])}{'' if x['moved'] else ' (did not move)'}; "
+                f"flag {x['flag_threshold']:g}, confirm {x['confirm_threshold']:g}"
+            )
+    for d in suspected:
+        moves = ", ".join(
+            f"{x['src']} -> {x['dst']} {x['change']:+g} (flag {x['flag_threshold']:g})"
+            for x in d["directions"]
+        )
+        click.echo(f"SUSPECTED {d['metric']:<10} run {d['run']} ({d['utc']}): {moves} {tag(d)}")
     for d in configs:
         click.echo(
             f"CONFIGURATION run {d['run']} ({d['utc']}), {len(d['pairs'])} pairs "
             f"[{d['source']}/{d['backend']}]: {'; '.join(d['fields']) or 'fingerprint changed'}"
         )
-    if not (hosts or episodes or configs):
+    if not (hosts or episodes or configs or suspected):
         click.echo("no changes")
     click.echo(f"{open_count} open")
 

@@ -4,7 +4,8 @@ fingerprints, change notifications, and imports of the public measurements.
 Public API: the modules below; other packages import only these names
 (`from orchestrator.history import changes`), never a name starting with `_`.
 
-- `changes`: Change detection per directed pair over per-run values (pure: no store, no clock).
+- `changes`: Change detection per path over per-run values (pure: no store, no clock).
+- `continents`: The continent of each country of the catalog (region roll-ups).
 - `fingerprint`: The configuration fingerprint of a measurement: what must stay the same for two
   runs of a pair to be comparable.
 - `notify`: Change notifications: one JSON document POSTed to a URL per new or closed episode.
@@ -15,6 +16,7 @@ Public API: the modules below; other packages import only these names
 
 __all__ = [
     "changes",
+    "continents",
     "fingerprint",
     "notify",
     "public_data",

@@ -1,25 +1,40 @@
-"""Change detection per directed pair over per-run values (pure: no store, no clock).
+"""Change detection per path over per-run values (pure: no store, no clock).
 
-A series is one directed pair's runs of one metric, within one source and backend. Median
-RTT is compared as is; throughput in log space (a halving and a doubling are the same
-size of change).
+A series is one directed pair's runs of one metric, within one source and backend; a path
+is the two directions of one pair (A -> B and B -> A), judged together: a route change
+moves both, and the two directions' run-to-run offsets are nearly the same (doit's data:
+their day-to-day changes correlate at 0.95), so one change is one event, with each
+direction's change shown. Median RTT is compared as is; throughput in log space (a halving
+and a doubling are the same size of change).
 
-- Baseline: the median of the last N (28) comparable runs: same source, backend and
-  configuration fingerprint. Nothing is flagged before MIN_RUNS (8) such runs.
-- Scale: 1.4826 x MAD of those runs, shrunk toward the scale pooled over the series of
-  the same source, backend, cloud pair and distance band (their median own scale, from
-  each series' latest runs): scale^2 = (n s^2 + n0 s_pool^2) / (n + n0), n0 = 8 runs.
-  Floored at the larger of 1 % of the median and 0.3 ms (throughput: log 1.01).
-- Flagged: |z| >= 5 and a change of at least 2 ms and 5 % (RTT), or 20 % (throughput).
-- Episode: confirmed by 2 consecutive flagged runs in the same direction; it starts at
-  the first. It is then judged against the old baseline: 2 runs in a row inside it
-  close it as "reverted" (the old baseline resumes); 6 runs at the new level as "new
-  normal", and the baseline is rebuilt from the post-change runs only.
+- Baseline, per direction: the median of the last N (28) comparable runs: same source,
+  backend and configuration fingerprint. Nothing is judged before MIN_RUNS (8) such runs.
+- Scale, per direction: 1.4826 x MAD of those runs, shrunk toward the scale pooled over the
+  series of similar level (their RTT decile within the source, backend and metric: the
+  noise grows with RTT, slowly): scale^2 = (n s^2 + n0 s_pool^2) / (n + n0), n0 = 28 runs.
+  Floored at 0.3 ms (throughput: log 1.01); no floor proportional to the RTT, which made
+  every 10 ms change on a 200 ms path undetectable.
+- Flagged run: a direction deviates by at least max(k1 x scale, 2 ms) (throughput: 20 %).
+  A flagged run that is not (yet) confirmed is "suspected": shown, never notified.
+- Event: confirmed by 3 consecutive flagged runs on the same side whose median deviation,
+  in some direction, is at least max(k2 x scale, 2 ms); it starts at the first. It is then
+  judged against the old baselines: 2 runs in a row inside them close it as "reverted";
+  6 flagged runs on its side as "new normal", and each direction's baseline is rebuilt
+  from the post-change runs only. A direction whose median change over the confirming
+  runs stays below its confirmation threshold did not move: a one-directional change is
+  reported as such.
 - Configuration: a fingerprint change starts a new baseline and is reported as a
-  configuration change (an open episode closes as "configuration change"), never as a
-  network change.
-- Host level: when at least 60 % (and at least 3) of one host's evaluated pairs start an
-  episode in the same run, one host/region change is reported instead of those pairs.
+  configuration change (an open event closes as "configuration change"), never as a
+  network change. The new baseline borrows the old one's scale (not its level) until it
+  has 8 runs of its own, so the path is judged again from its 4th run (3 for a level).
+- Host level: when at least 60 % (and at least 3) of one host's evaluated paths start an
+  event in the same run, one host/region change is reported instead of those paths.
+- Region toward a group: of the events left, at least 3 of one region's paths toward one
+  continent (or one cloud), and at least half of those judged, starting in the same run
+  are one region change toward that group, with its member paths.
+
+k1 and k2 are recorded with every event; `smallest_change` gives the change a direction
+confirms within 3 runs with 95 % probability (normal run-to-run noise of its scale).
 """
 
 from __future__ import annotations
@@ -35,29 +50,33 @@ from typing import Any, NamedTuple
 from orchestrator.core.stats import median as median  # tests and views use it here
 
 MAD_TO_SIGMA = 1.4826
-DISTANCE_BANDS_KM = (1000.0, 3000.0, 6000.0, 10000.0)  # upper bounds; the last band is open
+RTT_BANDS = 10  # the pooled scale is of the series in the same RTT decile
 
 
 @dataclass(frozen=True)
 class Params:
     window_runs: int = 28
     min_runs: int = 8
-    z: float = 5.0
+    k1: float = 3.0  # flag: deviation >= max(k1 x scale, minimum change)
+    k2: float = 3.75  # confirm: median deviation of the confirming runs >= max(k2 x scale, ...)
     rtt_min_ms: float = 2.0
-    rtt_min_rel: float = 0.05
     throughput_min_rel: float = 0.20
-    floor_rel: float = 0.01
     floor_rtt_ms: float = 0.3
-    confirm_runs: int = 2
+    floor_log: float = 0.01  # throughput: log(1.01)
+    confirm_runs: int = 3
     revert_runs: int = 2
     new_normal_runs: int = 6
     host_share: float = 0.6
     host_min_pairs: int = 3
-    prior_runs: float = 8.0  # weight of the pooled scale, in runs
+    prior_runs: float = 28.0  # weight of the pooled scale, in runs (a full baseline)
+    borrowed_min_runs: int = 3  # after a configuration change: runs for a level of its own
+    group_share: float = 0.5  # region roll-up: share of its paths toward a continent/cloud
 
 
 @dataclass(frozen=True)
 class SeriesKey:
+    """A directed pair's series; for a path, src < dst are its two ends."""
+
     source: str
     backend: str
     metric: str  # "rtt" or "throughput"
@@ -67,6 +86,13 @@ class SeriesKey:
     @property
     def cloud_pair(self) -> str:
         return f"{self.src.split(':')[0]}-{self.dst.split(':')[0]}"
+
+    def path(self) -> SeriesKey:
+        a, b = sorted((self.src, self.dst))
+        return SeriesKey(self.source, self.backend, self.metric, a, b)
+
+    def reverse(self) -> SeriesKey:
+        return SeriesKey(self.source, self.backend, self.metric, self.dst, self.src)
 
 
 class Run(NamedTuple):
@@ -85,16 +111,35 @@ class Series:
 
 
 @dataclass
+class DirectionChange:
+    """One direction of an event, levels in the metric's unit, thresholds in the
+    transformed unit (ms; log for throughput)."""
+
+    key: SeriesKey  # the directed pair
+    old_level: float
+    new_level: float
+    scale: float
+    flag_threshold: float
+    confirm_threshold: float
+    moved: bool = True  # its median change over the confirming runs reached its threshold
+
+
+@dataclass
 class Episode:
+    """A confirmed change of one path (key: its two ends, src < dst)."""
+
     key: SeriesKey
     started_run: str
     started_t: str
     confirmed_run: str
     confirmed_t: str
     direction: int  # +1 up, -1 down
-    old_level: float  # in the metric's unit
-    z: float  # of the first flagged run
+    old_level: float  # in the metric's unit: the moved directions' mean
+    z: float  # of the first flagged run, in scales
     new_level: float
+    directions: list[DirectionChange] = field(default_factory=list)
+    k1: float = 0.0
+    k2: float = 0.0
     status: str = "open"  # "open", "reverted", "new normal", "configuration change"
     closed_run: str = ""
     closed_t: str = ""
@@ -103,6 +148,28 @@ class Episode:
     def id(self) -> str:
         text = "|".join((*_key_tuple(self.key), self.started_run))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def one_way(self) -> bool:
+        return sum(d.moved for d in self.directions) == 1 and len(self.directions) == 2
+
+
+@dataclass(frozen=True)
+class Suspect:
+    """A flagged run that no event confirmed (yet): shown, never notified."""
+
+    key: SeriesKey  # the path
+    run_id: str
+    t: str
+    deviations: tuple[tuple[str, str, float, float], ...]  # (src, dst, change, threshold)
+
+
+def _roll_up_status(pairs: Sequence[Episode]) -> str:
+    """Open while any member is; else the most common of their statuses."""
+    statuses = {e.status for e in pairs}
+    if "open" in statuses:
+        return "open"
+    return max(statuses, key=lambda s: sum(e.status == s for e in pairs))
 
 
 @dataclass
@@ -114,18 +181,40 @@ class HostChange:
     run_id: str
     t: str
     pairs: list[Episode]
-    evaluated: int  # the host's pairs judged in that run
+    evaluated: int  # the host's paths judged in that run
 
     @property
     def status(self) -> str:
-        statuses = {e.status for e in self.pairs}
-        if "open" in statuses:
-            return "open"
-        return max(statuses, key=lambda s: sum(e.status == s for e in self.pairs))
+        return _roll_up_status(self.pairs)
 
     @property
     def id(self) -> str:
         text = "|".join(("host", self.source, self.backend, self.metric, self.host, self.run_id))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass
+class GroupChange:
+    """Simultaneous changes of one region's paths toward one continent or cloud."""
+
+    source: str
+    backend: str
+    metric: str
+    host: str
+    toward: str  # "continent:Europe" or "cloud:gcp"
+    run_id: str
+    t: str
+    pairs: list[Episode]
+    evaluated: int  # the host's paths toward that group judged in that run
+
+    @property
+    def status(self) -> str:
+        return _roll_up_status(self.pairs)
+
+    @property
+    def id(self) -> str:
+        text = "|".join(("group", self.source, self.backend, self.metric, self.host,
+                         self.toward, self.run_id))  # fmt: skip
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -140,27 +229,43 @@ class ConfigChange:
 
 @dataclass
 class SeriesResult:
+    """One path's outcome (key: the path)."""
+
     key: SeriesKey
     episodes: list[Episode] = field(default_factory=list)
     config_changes: list[ConfigChange] = field(default_factory=list)
     evaluated_runs: set[str] = field(default_factory=set)  # runs judged against a baseline
     flagged_runs: set[str] = field(default_factory=set)
-    # the level the next run is judged against (the old one while an episode is open),
-    # in the metric's unit; None before MIN_RUNS comparable runs
-    baseline: float | None = None
+    suspects: list[Suspect] = field(default_factory=list)
+    # per directed pair: the level the next run is judged against (the old one while an
+    # event is open), in the metric's unit, and its scale (transformed unit); absent
+    # before MIN_RUNS comparable runs
+    baselines: dict[SeriesKey, float] = field(default_factory=dict)
+    scales: dict[SeriesKey, float] = field(default_factory=dict)
+
+    @property
+    def baseline(self) -> float | None:
+        """The baseline of a one-direction path (detect_series)."""
+        return next(iter(self.baselines.values()), None)
 
 
 @dataclass
 class Detection:
-    episodes: list[Episode]  # pair episodes not folded into a host change
+    episodes: list[Episode]  # path events not folded into a host change
     hosts: list[HostChange]
     config_changes: list[ConfigChange]
-    baselines: dict[SeriesKey, float] = field(default_factory=dict)  # SeriesResult.baseline
+    baselines: dict[SeriesKey, float] = field(default_factory=dict)  # per directed pair
+    scales: dict[SeriesKey, float] = field(default_factory=dict)  # per directed pair
+    suspects: list[Suspect] = field(default_factory=list)
+    params: Params = field(default_factory=lambda: Params())
+    groups: list[GroupChange] = field(default_factory=list)  # region toward continent/cloud
 
     @property
     def open(self) -> int:
-        return sum(e.status == "open" for e in self.episodes) + sum(
-            h.status == "open" for h in self.hosts
+        return (
+            sum(e.status == "open" for e in self.episodes)
+            + sum(h.status == "open" for h in self.hosts)
+            + sum(g.status == "open" for g in self.groups)
         )
 
 
@@ -191,25 +296,53 @@ def untransform(metric: str, value: float) -> float:
     return math.exp(value) if metric == "throughput" else value
 
 
-def floor_scale(metric: str, level: float, p: Params) -> float:
-    """The smallest scale: 1 % of the median and 0.3 ms for RTT; log(1.01) in log space."""
-    if metric == "throughput":
-        return math.log1p(p.floor_rel)
-    return max(p.floor_rel * abs(level), p.floor_rtt_ms)
+def floor_scale(metric: str, p: Params) -> float:
+    """The smallest scale: 0.3 ms for RTT; log(1.01) in log space. Not proportional to the
+    level: the run-to-run noise grows with RTT far slower than in proportion."""
+    return math.log1p(p.floor_log) if metric == "throughput" else p.floor_rtt_ms
 
 
-def big_enough(metric: str, x: float, level: float, p: Params) -> bool:
-    """Is the change at least 2 ms and 5 % (RTT), or 20 % (throughput, in log space)?"""
-    if metric == "throughput":
-        return abs(math.exp(x - level) - 1) >= p.throughput_min_rel
-    change = abs(x - level)
-    return change >= p.rtt_min_ms and change >= p.rtt_min_rel * abs(level)
+def min_change(metric: str, p: Params) -> float:
+    """The smallest change ever flagged, in the transformed unit: 2 ms; log 1.2."""
+    return math.log1p(p.throughput_min_rel) if metric == "throughput" else p.rtt_min_ms
 
 
-def judge(metric: str, x: float, level: float, scale: float, p: Params) -> tuple[bool, float]:
-    """(flagged, z) of a transformed value against a baseline level and scale."""
-    z = (x - level) / scale
-    return abs(z) >= p.z and big_enough(metric, x, level, p), z
+def thresholds(metric: str, scale: float, p: Params) -> tuple[float, float]:
+    """(flag, confirm) thresholds of a direction of this scale."""
+    least = min_change(metric, p)
+    return max(p.k1 * scale, least), max(p.k2 * scale, least)
+
+
+def _normal_above(x: float) -> float:
+    return 0.5 * math.erfc(x / math.sqrt(2))
+
+
+def confirm_probability(change: float, scale: float, metric: str, p: Params) -> float:
+    """Chance that a step of `change` (transformed unit) is confirmed by the 3 runs after
+    it, for normal run-to-run noise of `scale`: all flagged and the median beyond the
+    confirmation threshold (i.e. at least 2 of 3 beyond it)."""
+    flag, confirm = thresholds(metric, scale, p)
+    qa = _normal_above((flag - change) / scale)
+    qb = min(_normal_above((confirm - change) / scale), qa)
+    n = p.confirm_runs
+    need = n // 2 + 1  # runs beyond the confirmation threshold for the median to be
+    total = 0.0
+    for j in range(need, n + 1):  # j runs beyond confirm, the rest flagged only
+        total += math.comb(n, j) * qb**j * (qa - qb) ** (n - j)
+    return total
+
+
+def smallest_change(scale: float, metric: str = "rtt", p: Params | None = None) -> float:
+    """The change (transformed unit) confirmed within 3 runs with 95 % probability."""
+    p = p or Params()
+    lo, hi = 0.0, max(10 * p.k2 * scale, 10 * min_change(metric, p))
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if confirm_probability(mid, scale, metric, p) >= 0.95:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 class Window:
@@ -240,156 +373,358 @@ class Window:
         return list(self.recent)
 
 
-def distance_band(km: float | None) -> int:
-    if km is None:
-        return -1
-    return sum(km >= b for b in DISTANCE_BANDS_KM)
-
-
-def group_key(s: Series) -> tuple[str, ...]:
-    band = str(distance_band(s.distance_km))
-    return (s.key.source, s.key.backend, s.key.metric, s.key.cloud_pair, band)
-
-
-def pooled_scales(series: Sequence[Series], p: Params) -> dict[tuple[str, ...], float]:
-    """Per group (source, backend, metric, cloud pair, distance band): the median of the
-    own scales of its series, each from its last N runs of its latest fingerprint."""
-    scales: dict[tuple[str, ...], list[float]] = defaultdict(list)
-    for s in series:
-        if not s.runs:
-            continue
-        last_fp = s.runs[-1].fingerprint
-        tail: list[float] = []
-        for run in reversed(s.runs):
-            if run.fingerprint != last_fp or len(tail) >= p.window_runs:
-                break
+def _tail(s: Series, p: Params) -> list[float]:
+    """The transformed values of the last N runs of the series' latest fingerprint."""
+    if not s.runs:
+        return []
+    last_fp = s.runs[-1].fingerprint
+    tail: list[float] = []
+    for run in reversed(s.runs):
+        if run.fingerprint != last_fp or len(tail) >= p.window_runs:
+            break
+        if run.value > 0:
             tail.append(transform(s.key.metric, run.value))
+    return tail
+
+
+def pooled_scales(series: Sequence[Series], p: Params) -> dict[SeriesKey, float]:
+    """Per series: the median own scale of the series of its RTT decile (within its source,
+    backend and metric), each from its last N runs of its latest fingerprint."""
+    groups: dict[tuple[str, str, str], list[tuple[float, float, SeriesKey]]] = defaultdict(list)
+    for s in series:
+        tail = _tail(s, p)
         if len(tail) >= p.min_runs:
-            scales[group_key(s)].append(mad_scale(tail))
-    return {k: median(v) for k, v in scales.items()}
+            k = s.key
+            groups[(k.source, k.backend, k.metric)].append((median(tail), mad_scale(tail), k))
+    out: dict[SeriesKey, float] = {}
+    for members in groups.values():
+        members.sort(key=lambda m: m[0])
+        n = len(members)
+        bands = min(RTT_BANDS, n)
+        for band in range(bands):
+            chunk = members[band * n // bands : (band + 1) * n // bands]
+            pooled = median([m[1] for m in chunk])
+            for m in chunk:
+                out[m[2]] = pooled
+    return out
 
 
-# ---- one series ------------------------------------------------------------------------
+# ---- one path ----------------------------------------------------------------------
+
+
+class _Direction:
+    """One direction's state within a path."""
+
+    def __init__(self, s: Series, p: Params, pooled: float | None) -> None:
+        self.key = s.key
+        self.p = p
+        self.pooled = pooled
+        self.base = Window(p.window_runs)
+        self.fingerprint: str | None = None
+        self.post: list[float] = []
+        self.old_window: list[float] = []
+        self.old_level = self.old_scale = 0.0
+        # after a configuration change: the previous configuration's scale, used (with a
+        # level of the new runs' own) until the new baseline has min_runs runs
+        self.borrowed: float | None = None
+
+    def ready(self) -> bool:
+        if self.borrowed is not None:
+            return len(self.base) >= self.p.borrowed_min_runs
+        return len(self.base) >= self.p.min_runs
+
+    def scale(self) -> float:
+        window = self.base.values()
+        if self.borrowed is not None:
+            if len(window) < self.p.min_runs:
+                return self.borrowed
+            self.borrowed = None
+        scale = shrunk_scale(mad_scale(window), len(window), self.pooled, self.p.prior_runs)
+        return max(scale, floor_scale(self.key.metric, self.p))
+
+    def restart(self) -> None:
+        """A new configuration: a new baseline, borrowing the old one's scale."""
+        self.borrowed = self.scale() if len(self.base) >= self.p.min_runs else self.borrowed
+        self.base = Window(self.p.window_runs)
+
+
+def _sorted_runs(directions: Sequence[_Direction], series: Sequence[Series]) -> list[
+    tuple[str, str, dict[int, Run]]
+]:  # fmt: skip
+    """(t, run id, {direction index: run}) in time order."""
+    by_run: dict[str, tuple[str, dict[int, Run]]] = {}
+    for i, s in enumerate(series):
+        metric = s.key.metric
+        for run in s.runs:
+            if not (run.value > 0 or (metric == "rtt" and run.value == 0)):
+                continue  # no log of 0 throughput: a failed test is not a level
+            entry = by_run.setdefault(run.run_id, (run.t, {}))
+            entry[1][i] = run
+    return sorted(((t, rid, runs) for rid, (t, runs) in by_run.items()), key=lambda x: x[:2])
+
+
+def detect_path(
+    key: SeriesKey,
+    series: Sequence[Series],
+    p: Params = Params(),
+    pooled: Mapping[SeriesKey, float] | None = None,
+) -> SeriesResult:
+    """The events, suspected runs and configuration changes of one path from its one or
+    two directions' series (see the module's rules)."""
+    metric = key.metric
+    pooled = pooled or {}
+    dirs = [_Direction(s, p, pooled.get(s.key)) for s in series]
+    out = SeriesResult(key)
+    # pending: flagged runs not confirmed yet: (run id, t, {i: x}, {i: deviation}, side)
+    pending: list[tuple[str, str, dict[int, float], dict[int, float], int]] = []
+    episode: Episode | None = None
+    post_runs = 0  # runs at the new level, the confirming ones included
+    inside_runs: list[dict[int, float]] = []  # consecutive runs back inside the old levels
+
+    def flush() -> None:
+        for _rid, _t, xs, _devs, _side in pending:
+            for i, x in xs.items():
+                dirs[i].base.push(x)
+        pending.clear()
+
+    for t, run_id, runs in _sorted_runs(dirs, series):
+        xs = {i: transform(metric, run.value) for i, run in runs.items()}
+        changed = [
+            i for i, run in runs.items() if dirs[i].fingerprint not in (None, run.fingerprint)
+        ]
+        for i in changed:
+            d = dirs[i]
+            out.config_changes.append(
+                ConfigChange(d.key, run_id, t, d.fingerprint or "", runs[i].fingerprint)
+            )
+            d.restart()
+        if changed:
+            if episode is not None:
+                episode.status = "configuration change"
+                episode.closed_run, episode.closed_t = run_id, t
+                episode = None
+            pending.clear()
+        for i, run in runs.items():
+            dirs[i].fingerprint = run.fingerprint
+
+        if episode is None:
+            judged = {i: x for i, x in xs.items() if dirs[i].ready()}
+            for i, x in xs.items():
+                if i not in judged:
+                    dirs[i].base.push(x)
+            if not judged:
+                continue
+            out.evaluated_runs.add(run_id)
+            devs: dict[int, float] = {}
+            flags: dict[int, float] = {}  # deviation / flag threshold, of flagged directions
+            least = min_change(metric, p)
+            for i, x in judged.items():
+                devs[i] = x - dirs[i].base.median()
+                if abs(devs[i]) >= least:  # most runs move too little: no scale needed
+                    flag, _ = thresholds(metric, dirs[i].scale(), p)
+                    if abs(devs[i]) >= flag:
+                        flags[i] = devs[i] / flag
+            if not flags:
+                flush()
+                for i, x in judged.items():
+                    dirs[i].base.push(x)
+                continue
+            out.flagged_runs.add(run_id)
+            side = 1 if max(flags.values(), key=abs) > 0 else -1
+            if pending and pending[-1][4] != side:
+                flush()
+            pending.append((run_id, t, judged, devs, side))
+            if len(pending) < p.confirm_runs:
+                continue
+            episode = _confirmed(key, dirs, pending, side, run_id, t, p)
+            if episode is None:  # not far enough: the oldest joins the baseline, slide on
+                first = pending.pop(0)
+                for i, x in first[2].items():
+                    dirs[i].base.push(x)
+                continue
+            out.episodes.append(episode)
+            for i, d in enumerate(dirs):
+                d.old_window = d.base.values() if d.ready() else []
+                d.post = [item[2][i] for item in pending if i in item[2]]
+            post_runs, inside_runs = len(pending), []
+            pending.clear()
+            continue
+
+        # an open event: judged against the old baselines
+        out.evaluated_runs.add(run_id)
+        states = []  # per judged direction: 0 inside, +1/-1 flagged on that side
+        for i, x in xs.items():
+            d = dirs[i]
+            if not d.old_window:
+                d.base.push(x)  # not judged: it had too few runs when the event began
+                continue
+            flag, _ = thresholds(metric, d.old_scale, p)
+            dev = x - d.old_level
+            states.append(0 if abs(dev) < flag else (1 if dev > 0 else -1))
+        if states and all(state == 0 for state in states):
+            inside_runs.append(xs)
+            if len(inside_runs) >= p.revert_runs:
+                episode.status, episode.closed_run, episode.closed_t = "reverted", run_id, t
+                for i, d in enumerate(dirs):
+                    if d.old_window:  # the old baseline resumes, with the runs back in it
+                        d.base = Window(p.window_runs, d.old_window)
+                        for inside_xs in inside_runs:
+                            if i in inside_xs:
+                                d.base.push(inside_xs[i])
+                episode = None
+            continue
+        out.flagged_runs.add(run_id)
+        inside_runs = []
+        if episode.direction not in states:
+            continue  # beyond the old level on the other side only: neither old nor new
+        for i, x in xs.items():
+            if dirs[i].old_window:
+                dirs[i].post.append(x)
+        post_runs += 1
+        _update_levels(episode, dirs, metric)
+        if post_runs >= p.new_normal_runs:
+            episode.status, episode.closed_run, episode.closed_t = "new normal", run_id, t
+            for d in dirs:
+                if d.old_window:  # rebuilt from the post-change runs only
+                    d.base = Window(p.window_runs, d.post)
+            episode = None
+
+    out.suspects = _suspects(key, out, pending, dirs, metric, p)
+    for d in dirs:
+        if episode is not None and d.old_window:
+            out.baselines[d.key] = untransform(metric, d.old_level)
+            out.scales[d.key] = d.old_scale
+        elif d.ready():
+            out.baselines[d.key] = untransform(metric, d.base.median())
+            out.scales[d.key] = d.scale()
+    return out
+
+
+def _update_levels(episode: Episode, dirs: Sequence[_Direction], metric: str) -> None:
+    by_key = {d.key: d for d in dirs}
+    for change in episode.directions:
+        d = by_key[change.key]
+        if d.post:
+            change.new_level = untransform(metric, median(d.post))
+    moved = [c for c in episode.directions if c.moved] or episode.directions
+    episode.new_level = sum(c.new_level for c in moved) / len(moved)
+
+
+def _confirmed(
+    key: SeriesKey,
+    dirs: Sequence[_Direction],
+    pending: Sequence[tuple[str, str, dict[int, float], dict[int, float], int]],
+    side: int,
+    run_id: str,
+    t: str,
+    p: Params,
+) -> Episode | None:
+    """The event the pending runs confirm, or None when no direction's median deviation
+    over them reaches its confirmation threshold."""
+    metric = key.metric
+    changes: list[DirectionChange] = []
+    any_moved = False
+    for i, d in enumerate(dirs):
+        if not d.ready():
+            continue
+        scale = d.scale()
+        flag, confirm = thresholds(metric, scale, p)
+        devs = [item[3][i] for item in pending if i in item[3]]
+        level = d.base.median()
+        moved = bool(devs) and side * median(devs) >= confirm
+        any_moved = any_moved or moved
+        d.old_level, d.old_scale = level, scale
+        xs = [item[2][i] for item in pending if i in item[2]]
+        changes.append(
+            DirectionChange(
+                d.key, untransform(metric, level), untransform(metric, median(xs) if xs else level),
+                scale, flag, confirm, moved,
+            )
+        )  # fmt: skip
+    if not any_moved:
+        return None
+    first = pending[0]
+    z = max(((dev / dirs[i].old_scale) for i, dev in first[3].items()), key=abs)
+    went = [c for c in changes if c.moved]
+    return Episode(
+        key=key,
+        started_run=first[0],
+        started_t=first[1],
+        confirmed_run=run_id,
+        confirmed_t=t,
+        direction=side,
+        old_level=sum(c.old_level for c in went) / len(went),
+        z=z,
+        new_level=sum(c.new_level for c in went) / len(went),
+        directions=changes,
+        k1=p.k1,
+        k2=p.k2,
+    )
+
+
+def _suspects(
+    key: SeriesKey,
+    out: SeriesResult,
+    pending: Sequence[tuple[str, str, dict[int, float], dict[int, float], int]],
+    dirs: Sequence[_Direction],
+    metric: str,
+    p: Params,
+) -> list[Suspect]:
+    """The flagged runs still waiting for confirmation at the end of the series."""
+    found = []
+    for run_id, t, _xs, devs, _side in pending:
+        items = []
+        for i, dev in devs.items():
+            flag, _ = thresholds(metric, dirs[i].scale(), p)
+            k = dirs[i].key
+            items.append((k.src, k.dst, dev, flag))
+        found.append(Suspect(key, run_id, t, tuple(items)))
+    return found
 
 
 def detect_series(s: Series, p: Params = Params(), pooled: float | None = None) -> SeriesResult:
-    """The episodes and configuration changes of one series (see the module's rules)."""
-    metric = s.key.metric
-    out = SeriesResult(s.key)
-    base = Window(p.window_runs)
-    pending: list[tuple[Run, float, float, int]] = []  # (run, x, z, direction)
-    episode: Episode | None = None
-    old_window: list[float] = []
-    old_level = old_scale = 0.0
-    post: list[float] = []
-    inside: list[float] = []
-    previous_fp: str | None = None
-
-    def scale_of(level: float) -> float:
-        window = base.values()
-        scale = shrunk_scale(mad_scale(window), len(window), pooled, p.prior_runs)
-        return max(scale, floor_scale(metric, level, p))
-
-    for run in s.runs:
-        if not (run.value > 0 or (metric == "rtt" and run.value == 0)):
-            continue  # no log of 0 throughput: a failed test is not a level
-        x = transform(metric, run.value)
-        if previous_fp is not None and run.fingerprint != previous_fp:
-            change = ConfigChange(s.key, run.run_id, run.t, previous_fp, run.fingerprint)
-            out.config_changes.append(change)
-            if episode is not None:
-                episode.status = "configuration change"
-                episode.closed_run, episode.closed_t = run.run_id, run.t
-            base, pending, episode = Window(p.window_runs), [], None
-        previous_fp = run.fingerprint
-
-        if episode is None:
-            if len(base) < p.min_runs:
-                base.push(x)
-                continue
-            out.evaluated_runs.add(run.run_id)
-            level = base.median()
-            # most runs change too little to matter: no scale needed for them
-            flagged, z = False, 0.0
-            if big_enough(metric, x, level, p):
-                scale = scale_of(level)
-                flagged, z = judge(metric, x, level, scale, p)
-            if not flagged:
-                for item in pending:  # a lone spike: robust statistics keep it
-                    base.push(item[1])
-                pending = []
-                base.push(x)
-                continue
-            direction = 1 if z > 0 else -1
-            out.flagged_runs.add(run.run_id)
-            if pending and pending[-1][3] != direction:
-                for item in pending:
-                    base.push(item[1])
-                pending = []
-            pending.append((run, x, z, direction))
-            if len(pending) >= p.confirm_runs:
-                first = pending[0]
-                post = [item[1] for item in pending]
-                episode = Episode(
-                    key=s.key,
-                    started_run=first[0].run_id,
-                    started_t=first[0].t,
-                    confirmed_run=run.run_id,
-                    confirmed_t=run.t,
-                    direction=direction,
-                    old_level=untransform(metric, level),
-                    z=first[2],
-                    new_level=untransform(metric, median(post)),
-                )
-                out.episodes.append(episode)
-                old_window, old_level, old_scale = base.values(), level, scale
-                pending, inside = [], []
-            continue
-
-        # an open episode: judged against the old baseline
-        out.evaluated_runs.add(run.run_id)
-        flagged, z = judge(metric, x, old_level, old_scale, p)
-        if not flagged:
-            inside.append(x)
-            if len(inside) >= p.revert_runs:
-                episode.status, episode.closed_run, episode.closed_t = "reverted", run.run_id, run.t
-                base = Window(p.window_runs, old_window + inside)
-                episode = None
-            continue
-        out.flagged_runs.add(run.run_id)
-        inside = []
-        if (1 if z > 0 else -1) != episode.direction:
-            continue  # beyond the old level on the other side: neither old nor new
-        post.append(x)
-        episode.new_level = untransform(metric, median(post))
-        if len(post) >= p.new_normal_runs:
-            episode.status, episode.closed_run, episode.closed_t = "new normal", run.run_id, run.t
-            base = Window(p.window_runs, post)  # rebuilt from post-change runs only
-            episode = None
-    if episode is not None:
-        out.baseline = untransform(metric, old_level)
-    elif len(base) >= p.min_runs:
-        out.baseline = untransform(metric, base.median())
-    return out
+    """One directed pair alone: a path with one direction."""
+    return detect_path(s.key, [s], p, {s.key: pooled} if pooled is not None else None)
 
 
 # ---- all series ------------------------------------------------------------------------
 
 
-def detect(series: Sequence[Series], p: Params = Params()) -> Detection:
-    """Every series, with pooled scales, then pair episodes folded into host changes."""
+def paths(series: Sequence[Series]) -> dict[SeriesKey, list[Series]]:
+    """The series grouped by path (both directions of a pair), A -> B first."""
+    out: dict[SeriesKey, list[Series]] = defaultdict(list)
+    for s in series:
+        out[s.key.path()].append(s)
+    for members in out.values():
+        members.sort(key=lambda s: (s.key.src, s.key.dst))
+    return dict(out)
+
+
+def detect(
+    series: Sequence[Series],
+    p: Params = Params(),
+    groups: Mapping[str, Sequence[str]] | None = None,
+) -> Detection:
+    """Every path, with pooled scales, then path events folded into host changes, then
+    into region changes toward one group (`groups`: region -> its labels, e.g.
+    "continent:Europe", "cloud:gcp")."""
     pooled = pooled_scales(series, p)
-    results = [detect_series(s, p, pooled.get(group_key(s))) for s in series]
+    results = [detect_path(key, members, p, pooled) for key, members in paths(series).items()]
     hosts, folded = host_changes(results, p)
+    grouped = group_changes(results, p, groups or {}, folded)
+    for g in grouped:
+        folded.update(id(e) for e in g.pairs)
     episodes = [e for r in results for e in r.episodes if id(e) not in folded]
     configs = [c for r in results for c in r.config_changes]
-    baselines = {r.key: r.baseline for r in results if r.baseline is not None}
-    return Detection(episodes, hosts, configs, baselines)
+    baselines = {k: v for r in results for k, v in r.baselines.items()}
+    scales = {k: v for r in results for k, v in r.scales.items()}
+    suspects = [x for r in results for x in r.suspects]
+    return Detection(episodes, hosts, configs, baselines, scales, suspects, p, grouped)
 
 
 def host_changes(results: Sequence[SeriesResult], p: Params) -> tuple[list[HostChange], set[int]]:
-    """Hosts where at least host_share of their evaluated pairs started an episode in the
-    same run; returns them and the ids of the episodes they stand for."""
+    """Hosts where at least host_share of their evaluated paths started an event in the
+    same run; returns them and the ids of the events they stand for."""
     evaluated: dict[tuple[str, str, str, str, str], int] = defaultdict(int)
     started: dict[tuple[str, str, str, str, str], list[Episode]] = defaultdict(list)
     times: dict[str, str] = {}
@@ -419,15 +754,154 @@ def host_changes(results: Sequence[SeriesResult], p: Params) -> tuple[list[HostC
     return hosts, folded
 
 
+def group_changes(
+    results: Sequence[SeriesResult],
+    p: Params,
+    groups: Mapping[str, Sequence[str]],
+    folded: set[int],
+) -> list[GroupChange]:
+    """Regions where at least 3 paths toward one group (continent or cloud), and at least
+    group_share of those judged in that run, started an event in the same run (events
+    already in a host change left out)."""
+    GKey = tuple[str, str, str, str, str, str]  # source, backend, metric, host, toward, run
+    evaluated: dict[GKey, int] = defaultdict(int)
+    started: dict[GKey, list[Episode]] = defaultdict(list)
+    times: dict[str, str] = {}
+    for r in results:
+        k = r.key
+        for host, other in ((k.src, k.dst), (k.dst, k.src)):
+            for toward in groups.get(other, ()):
+                for run_id in r.evaluated_runs:
+                    evaluated[(k.source, k.backend, k.metric, host, toward, run_id)] += 1
+                for e in r.episodes:
+                    if id(e) not in folded:
+                        times[e.started_run] = e.started_t
+                        key = (k.source, k.backend, k.metric, host, toward, e.started_run)
+                        started[key].append(e)
+    candidates = []
+    for key, episodes in started.items():
+        n = evaluated.get(key, 0)
+        if len(episodes) >= p.host_min_pairs and n and len(episodes) / n >= p.group_share:
+            candidates.append((len(episodes), len(episodes) / n, key, n))
+    taken: set[int] = set()
+    out = []
+    for _count, _share, key, n in sorted(candidates, reverse=True):
+        mine = [e for e in started[key] if id(e) not in taken]
+        if len(mine) < p.host_min_pairs:
+            continue
+        taken.update(id(e) for e in mine)
+        source, backend, metric, host, toward, run_id = key
+        out.append(GroupChange(source, backend, metric, host, toward, run_id, times[run_id],
+                               mine, n))  # fmt: skip
+    return out
+
+
+# ---- self-calibration ------------------------------------------------------------------
+
+CALIBRATION_SCALES = 4.5  # the deviation whose rate is measured
+K1_BOUNDS = (3.0, 4.5)
+K2_BOUNDS = (3.75, 5.5)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    judged: int  # runs judged against a baseline in the window
+    beyond: int  # of which at least CALIBRATION_SCALES scales from it
+    expected: float  # the share a normal noise would give
+    inflation: float  # how much wider the tails are than normal's (>= 1)
+    k1: float
+    k2: float
+
+    @property
+    def rate(self) -> float:
+        return self.beyond / self.judged if self.judged else 0.0
+
+
+def calibrate(series: Sequence[Series], p: Params = Params(), last_runs: int = 28) -> Calibration:
+    """The rate of runs at least 4.5 scales from their baseline over each series' last
+    `last_runs` runs (a week of 6-hourly runs) and the thresholds it implies: if that rate
+    is what a normal noise gives beyond z, the tails are 4.5 / z times wider than normal,
+    and k1, k2 grow by that much, within K1_BOUNDS and K2_BOUNDS."""
+    from statistics import NormalDist
+
+    pooled = pooled_scales(series, p)
+    judged = beyond = 0
+    for s in series:
+        d = _Direction(s, p, pooled.get(s.key))
+        runs = [r for r in s.runs if r.value > 0]
+        start = len(runs) - last_runs
+        for i, run in enumerate(runs):
+            if d.fingerprint not in (None, run.fingerprint):
+                d.restart()
+            d.fingerprint = run.fingerprint
+            x = transform(s.key.metric, run.value)
+            if i >= start and d.ready():
+                judged += 1
+                beyond += abs(x - d.base.median()) >= CALIBRATION_SCALES * d.scale()
+            d.base.push(x)
+    normal = NormalDist()
+    expected = 2 * (1 - normal.cdf(CALIBRATION_SCALES))
+    rate = beyond / judged if judged else 0.0
+    inflation = 1.0
+    if rate > expected:
+        inflation = CALIBRATION_SCALES / normal.inv_cdf(1 - min(rate, 0.5) / 2)
+    k1 = min(max(p.k1 * inflation, K1_BOUNDS[0]), K1_BOUNDS[1])
+    k2 = min(max(p.k2 * inflation, K2_BOUNDS[0]), K2_BOUNDS[1])
+    return Calibration(judged, beyond, expected, inflation, round(k1, 2), round(k2, 2))
+
+
+# ---- documents -------------------------------------------------------------------------
+
+
+def _shown(metric: str, x: float) -> float:
+    """A transformed-unit threshold as the reader sees it: ms, or a ratio for throughput."""
+    return round(math.expm1(x), 4) if metric == "throughput" else round(x, 3)
+
+
+def direction_doc(c: DirectionChange, metric: str) -> dict[str, Any]:
+    return {
+        "src": c.key.src, "dst": c.key.dst, "old_level": c.old_level,
+        "new_level": c.new_level, "change": c.new_level - c.old_level, "moved": c.moved,
+        "scale": _shown(metric, c.scale), "flag_threshold": _shown(metric, c.flag_threshold),
+        "confirm_threshold": _shown(metric, c.confirm_threshold),
+    }  # fmt: skip
+
+
 def episode_doc(e: Episode, unit: Mapping[str, str]) -> dict[str, Any]:
     k = e.key
     return {
-        "id": e.id, "kind": "pair", "source": k.source, "backend": k.backend,
+        "id": e.id, "kind": "path", "source": k.source, "backend": k.backend,
         "metric": k.metric, "unit": unit[k.metric], "src": k.src, "dst": k.dst,
         "status": e.status, "started_run": e.started_run, "started_utc": e.started_t,
         "confirmed_run": e.confirmed_run, "confirmed_utc": e.confirmed_t,
         "closed_run": e.closed_run or None, "closed_utc": e.closed_t or None,
         "old_level": e.old_level, "new_level": e.new_level, "z": round(e.z, 2),
+        "one_direction": e.one_way,
+        "directions": [direction_doc(c, k.metric) for c in e.directions],
+        "k1": e.k1, "k2": e.k2,
+    }  # fmt: skip
+
+
+def suspect_doc(s: Suspect, unit: Mapping[str, str]) -> dict[str, Any]:
+    k = s.key
+    return {
+        "kind": "suspected", "source": k.source, "backend": k.backend, "metric": k.metric,
+        "unit": unit[k.metric], "src": k.src, "dst": k.dst, "run": s.run_id, "utc": s.t,
+        "directions": [
+            {"src": a, "dst": b, "change": _shown(k.metric, dev),
+             "flag_threshold": _shown(k.metric, flag)}
+            for a, b, dev, flag in s.deviations
+        ],
+    }  # fmt: skip
+
+
+def group_doc(g: GroupChange, unit: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "id": g.id, "kind": "region", "source": g.source, "backend": g.backend,
+        "metric": g.metric, "unit": unit[g.metric], "host": g.host, "toward": g.toward,
+        "status": g.status, "started_run": g.run_id, "started_utc": g.t,
+        "pairs_changed": len(g.pairs), "pairs_evaluated": g.evaluated,
+        "pairs": [episode_doc(e, unit) for e in g.pairs],
     }  # fmt: skip
 
 

@@ -13,6 +13,7 @@ windows too; `all` takes everything.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -137,8 +138,10 @@ def pair_history(
     metric_name: str = "rtt",
     window: str = "all",
     sources: Sequence[str] = (),
+    detected: Any = None,
 ) -> dict[str, Any]:
-    """One directed pair's series and its window percentiles, per source."""
+    """One directed pair's series and its window percentiles, per source; with `detected`
+    (a changes.Detection), its scale and smallest detectable change."""
     m = metric(metric_name)
     src, dst = pair
     out = []
@@ -173,6 +176,7 @@ def pair_history(
                 "samples": int(n),
                 "tests": len(runs),
                 **{s: _stat_value(s, int(n), qs) for s in STATS},
+                **(detectable(detected, info.name, m.name, src, dst) if detected else {}),
                 "runs": [
                     {
                         "started_utc": iso_utc(t),
@@ -187,6 +191,92 @@ def pair_history(
         )
     return {"src": src, "dst": dst, "metric": m.name, "unit": m.unit, "window": window,
             "sources": out}  # fmt: skip
+
+
+# ---- what change detection can see -----------------------------------------------------
+
+DETECTABLE = "detectable"  # the matrix's metric of each pair's smallest detectable change
+
+
+def detectable(
+    found: Any, source: str, metric_name: str, src: str, dst: str
+) -> dict[str, float | None]:
+    """A directed pair's change-detection scale and the change it confirms within 3 runs
+    with 95 % probability: ms for RTT, a ratio (0.2 = 20 %) for throughput; None before
+    it has enough comparable runs. `found` is a changes.Detection."""
+    from orchestrator.history import changes as ch
+
+    scales = [
+        s
+        for k, s in found.scales.items()
+        if (k.source, k.metric, k.src, k.dst) == (source, metric_name, src, dst)
+    ]
+    if not scales:
+        return {"scale": None, "smallest_detectable_change": None}
+    scale = scales[-1]
+    change = ch.smallest_change(scale, metric_name, found.params)
+    if metric_name == "throughput":
+        return {"scale": round(math.expm1(scale), 4),
+                "smallest_detectable_change": round(math.expm1(change), 4)}  # fmt: skip
+    return {"scale": round(scale, 3), "smallest_detectable_change": round(change, 2)}
+
+
+def region_groups() -> dict[str, tuple[str, ...]]:
+    """Each catalog region's groups for the region roll-up: its continent and its cloud."""
+    from orchestrator.history.continents import continent
+    from orchestrator.model.catalog import load_catalog
+
+    out = {}
+    for r in load_catalog().regions:
+        where = continent(r.country)
+        out[r.key] = (*((f"continent:{where}",) if where else ()), f"cloud:{r.cloud}")
+    return out
+
+
+def detection(
+    con: duckdb.DuckDBPyConnection, sources: Sequence[str] = (), params: Any = None
+) -> Any:
+    """changes.detect over the store's latest runs, with the region roll-up (as
+    `interregion changes`)."""
+    from orchestrator.history import changes as ch
+
+    series = change_series(con, sources=sources)
+    return ch.detect(series, params or ch.Params(), region_groups())
+
+
+def detectable_matrix(
+    con: duckdb.DuckDBPyConnection, sources: Sequence[str] = (), keep: PairKeep | None = None
+) -> dict[str, Any]:
+    """The matrix of each directed pair's smallest detectable RTT change (ms), from change
+    detection over the latest runs; same shape as matrix()."""
+    found = detection(con, sources)
+    matrices = []
+    for info in chosen_sources(source_infos(con), sources):
+        keys = sorted(
+            {(k.src, k.dst) for k in found.scales if k.source == info.name and k.metric == "rtt"}
+        )
+        cells: list[dict[str, Any]] = []
+        for src, dst in keys:
+            if keep is not None and not keep(src, dst, None):
+                continue
+            doc = detectable(found, info.name, "rtt", src, dst)
+            cells.append({"src": src, "dst": dst, "value": doc["smallest_detectable_change"],
+                          "scale": doc["scale"], "samples": None, "tests": None,
+                          "distance_km": None})  # fmt: skip
+        matrices.append(
+            {
+                "source": info.name,
+                "label": info.label,
+                "emulated": info.emulated,
+                "window_start_utc": None,
+                "window_end_utc": iso_utc(info.latest),
+                "regions": sorted({c["src"] for c in cells} | {c["dst"] for c in cells}),
+                "cells": cells,
+            }
+        )
+    return {"format": MATRIX_FORMAT, "version": MATRIX_VERSION, "metric": DETECTABLE,
+            "unit": "ms", "stat": "p95 within 3 runs", "window": "latest runs",
+            "matrices": matrices}  # fmt: skip
 
 
 # ---- the matrix -----------------------------------------------------------------------
@@ -267,7 +357,10 @@ def matrix(
     keep: PairKeep | None = None,
 ) -> dict[str, Any]:
     """The From x To matrix of one statistic, one matrix per source (never mixed).
-    The JSON shape (README, 'History') is this dict."""
+    The JSON shape (README, 'History') is this dict. Metric "detectable": each pair's
+    smallest detectable RTT change (detectable_matrix; stat and window do not apply)."""
+    if metric_name == DETECTABLE:
+        return detectable_matrix(con, sources, keep)
     m = metric(metric_name)
     if stat not in STATS:
         raise UserError(f"--stat {stat}: one of {', '.join(STATS)}")

@@ -206,3 +206,83 @@ def median_abs_t(df: float, draws: int = 200001, seed: int = 3) -> float:
         return 0.6745
     rng = random.Random(seed)
     return quantile([abs(student_t(rng, df)) for _ in range(draws)], 0.5)
+
+
+# ---- the per-path model (issue 21): a shared offset growing slowly with RTT ------------
+
+# median |t| of each reading's offsets: a t draw is scaled by 0.6745 / this, so that every
+# reading has the fitted body (the median absolute offset) and differs only in its tails
+MEDIAN_ABS = {math.inf: 0.6745, 6.0: 0.7176, 4.0: 0.7407, 3.0: 0.7649}
+READINGS = (math.inf, 6.0, 4.0)  # normal, t6, t4
+
+
+def path_run_differences(path: Path, comparable_only: bool = True) -> list[tuple[float, float]]:
+    """(mean RTT ms, |x1 - x2| ms) of every two tests of the same directed pair in doit's
+    CSV (GCP<->GCP only when `comparable_only`): what two runs' offsets differ by."""
+    by_pair: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for _, src, dst, rtt in _doit_rtts(path, comparable_only):
+        by_pair[(src, dst)].append(rtt)
+    return [
+        ((a + b) / 2, abs(a - b))
+        for values in by_pair.values()
+        for i, a in enumerate(values)
+        for b in values[i + 1 :]
+    ]
+
+
+def fit_power_law(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """(sigma at 100 ms, exponent) of sigma(RTT) = c x (RTT / 100 ms)^b from differences of
+    two runs (each sqrt(2) x sigma x |N(0,1)|): b by least squares of log|d| on
+    log(RTT / 100); c from the median of d / (RTT / 100)^b, which is 0.6745 x sqrt(2) x c."""
+    pts = [(math.log(r / 100), math.log(d)) for r, d in points if r > 0 and d > 0]
+    if len(pts) < 3:
+        raise ValueError("too few run differences to fit")
+    mx = statistics.fmean(x for x, _ in pts)
+    my = statistics.fmean(y for _, y in pts)
+    b = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+    ratios = [d / (r / 100) ** b for r, d in points if r > 0 and d > 0]
+    return statistics.median(ratios) / (MEDIAN_ABS[math.inf] * math.sqrt(2)), b
+
+
+@dataclass(frozen=True)
+class PathNoise:
+    """A path's runs: both directions share one offset per run (sigma growing with RTT as
+    a power law), each direction adds a small residual of its own, then PINGS pings with
+    exponential jitter and transient spikes; a run's value is the median of its pings."""
+
+    scale_100_ms: float  # sigma of a run's shared offset on a 100 ms path
+    exponent: float
+    residual_rel: float  # sigma of a direction's own part, over the RTT
+    jitter_ms: float
+    spikes: PingSpikes
+    df: float = math.inf  # the offsets' reading: normal, or Student-t with df
+    pings: int = 20
+
+    def sigma_ms(self, rtt_ms: float) -> float:
+        return self.scale_100_ms * (rtt_ms / 100) ** self.exponent
+
+    @property
+    def t_factor(self) -> float:
+        """What a t draw is multiplied by to keep the fitted median absolute offset."""
+        return MEDIAN_ABS[math.inf] / MEDIAN_ABS[self.df]
+
+    @property
+    def name(self) -> str:
+        return "normal" if math.isinf(self.df) else f"t{self.df:g}"
+
+
+def path_model(data_dir: Path = PUBLIC_DATA, df: float = math.inf) -> PathNoise:
+    """The per-path model fitted on the public data: the power law on doit's GCP<->GCP
+    pairs tested on two days, the residual from the two directions of one run, the ping
+    jitter and spikes from skyplane."""
+    if df not in MEDIAN_ABS:
+        raise ValueError(f"no reading with {df} degrees of freedom")
+    doit = Path(data_dir) / DOIT_CSV
+    scale, exponent = fit_power_law(path_run_differences(doit))
+    # |x(A>B) - x(B>A)| / RTT within one run = sqrt(2) x residual x |N(0,1)|
+    residual = statistics.median(direction_differences(doit)) / (
+        MEDIAN_ABS[math.inf] * math.sqrt(2)
+    )
+    jitter = statistics.median(load_rtt_mdev_ms(Path(data_dir)))
+    spikes = ping_spikes(Path(data_dir) / SKYPLANE_CSV)
+    return PathNoise(scale, exponent, residual, jitter, spikes, df)

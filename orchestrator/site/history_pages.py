@@ -81,11 +81,13 @@ def history_data(con: duckdb.DuckDBPyConnection, now: datetime | None = None) ->
 
         raise UserError("the history store is empty: run 'interregion history ingest --all'")
     infos.sort(key=lambda i: (i.name not in ("measured", "emulated"), i.name != "measured", i.name))
-    found = ch.detect(v.change_series(con, CHANGE_RUNS))
+    series = v.change_series(con, CHANGE_RUNS)
+    found = ch.detect(series, ch.Params(), v.region_groups())
+    calibration = ch.calibrate(series)
     built = now or datetime.now(UTC)
     return HistoryData(
         matrix=matrix_data(con, infos, found, built),
-        changes=changes_data(con, found, infos),
+        changes={**changes_data(con, found, infos), "calibration": calibration},
         pairs=pair_data(con, infos, found),
         emulated={i.name: i.emulated for i in infos},
     )
@@ -105,9 +107,12 @@ def _baselines(found: ch.Detection) -> dict[tuple[str, str, str, str], float]:
 def _open_episodes(found: ch.Detection) -> set[tuple[str, str, str, str]]:
     out = set()
     episodes = [*found.episodes, *(e for host in found.hosts for e in host.pairs)]
+    episodes += [e for g in found.groups for e in g.pairs]
     for e in episodes:
-        if e.status == "open":
-            out.add((e.key.source, e.key.metric, e.key.src, e.key.dst))
+        if e.status == "open":  # a path event: the cells of the directions that moved
+            for d in e.directions:
+                if d.moved:
+                    out.add((e.key.source, e.key.metric, d.key.src, d.key.dst))
     return out
 
 
@@ -211,14 +216,18 @@ def changes_data(
     emulated = {i.name: i.emulated for i in infos}
     episodes = [ch.episode_doc(e, METRIC_UNITS) for e in found.episodes]
     hosts = [ch.host_doc(h, METRIC_UNITS) for h in found.hosts]
+    regions = [ch.group_doc(g, METRIC_UNITS) for g in found.groups]
+    suspected = [ch.suspect_doc(x, METRIC_UNITS) for x in found.suspects]
     configs = v.config_change_docs(con, found.config_changes)
-    for doc in [*episodes, *hosts, *configs]:
+    for doc in [*episodes, *hosts, *regions, *configs, *suspected]:
         doc["emulated"] = emulated.get(doc["source"], False)
     latest_first = sorted(episodes, key=lambda d: d["started_utc"], reverse=True)
     return {
-        "open": sum(d["status"] == "open" for d in [*episodes, *hosts]),
+        "open": sum(d["status"] == "open" for d in [*episodes, *hosts, *regions]),
         "episodes": latest_first,
         "hosts": sorted(hosts, key=lambda d: d["started_utc"], reverse=True),
+        "suspected": sorted(suspected, key=lambda d: d["utc"], reverse=True),
+        "regions": sorted(regions, key=lambda d: d["started_utc"], reverse=True),
         "configuration_changes": sorted(configs, key=lambda d: d["utc"], reverse=True),
     }
 
@@ -268,6 +277,10 @@ def pair_data(
                 {
                     "src": src,
                     "dst": dst,
+                    # what change detection can see on this direction (RTT, ms)
+                    "smallest_detectable_change_ms": v.detectable(
+                        found, info.name, "rtt", src, dst
+                    )["smallest_detectable_change"],
                     "t": times,
                     "sweep": sweeps,
                     "rtt": rtts,
@@ -323,21 +336,26 @@ def _pair_marks(found: ch.Detection) -> dict[str, dict[tuple[str, str, str], lis
     """(source, a, b) -> that pair's episodes (both directions, both metrics) and
     configuration changes."""
     episodes: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
-    for e in [*found.episodes, *(x for host in found.hosts for x in host.pairs)]:
+    members = [x for host in found.hosts for x in host.pairs]
+    members += [x for group in found.groups for x in group.pairs]
+    for e in [*found.episodes, *members]:
         k = e.key
         key = (k.source, min(k.src, k.dst), max(k.src, k.dst))
-        episodes[key].append(
-            {
-                "metric": k.metric,
-                "src": k.src,
-                "dst": k.dst,
-                "status": e.status,
-                "started_utc": e.started_t,
-                "closed_utc": e.closed_t or None,
-                "old_level": shown(k.metric, e.old_level),
-                "new_level": shown(k.metric, e.new_level),
-            }
-        )
+        for d in e.directions:  # a path event marks each direction that moved
+            if not d.moved:
+                continue
+            episodes[key].append(
+                {
+                    "metric": k.metric,
+                    "src": d.key.src,
+                    "dst": d.key.dst,
+                    "status": e.status,
+                    "started_utc": e.started_t,
+                    "closed_utc": e.closed_t or None,
+                    "old_level": shown(k.metric, d.old_level),
+                    "new_level": shown(k.metric, d.new_level),
+                }
+            )
     configs: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
     seen = set()
     for c in found.config_changes:
@@ -455,19 +473,39 @@ def _tag(doc: dict[str, Any]) -> str:
     return f"{_e(doc['source'])}/{_e(doc['backend'])}{label}"
 
 
-def _pair_link(src: str, dst: str, prefix: str = "pairs/") -> str:
-    return f"<a href='{prefix}{_e(pair_file(src, dst))}'>{_e(src)} → {_e(dst)}</a>"
+def _pair_link(src: str, dst: str, prefix: str = "pairs/", sep: str = "→") -> str:
+    return f"<a href='{prefix}{_e(pair_file(src, dst))}'>{_e(src)} {sep} {_e(dst)}</a>"
+
+
+def _threshold(doc: dict[str, Any], x: float) -> str:
+    return f"{x:g} ms" if doc["metric"] == "rtt" else f"{100 * x:.0f} %"
+
+
+def _direction_lines(doc: dict[str, Any]) -> str:
+    """Each direction of a path event: its change and its thresholds."""
+    return "<br>".join(
+        f"{_e(d['src'])} → {_e(d['dst'])}: {_e(_level(doc, d['old_level']))} → "
+        f"{_e(_level(doc, d['new_level']))}{'' if d['moved'] else ' (did not move)'}; "
+        f"scale {_e(_threshold(doc, d['scale']))}, flag ≥ "
+        f"{_e(_threshold(doc, d['flag_threshold']))}, confirm ≥ "
+        f"{_e(_threshold(doc, d['confirm_threshold']))}"
+        for d in doc["directions"]
+    )
 
 
 def _episode_rows(docs: Sequence[dict[str, Any]]) -> str:
     head = (
-        "<tr><th>pair</th><th>metric</th><th>status</th><th>from</th><th>to</th>"
-        "<th>started</th><th>confirmed</th><th>closed</th><th>source</th></tr>"
+        "<tr><th>path</th><th>metric</th><th>status</th><th>each direction: change and "
+        "thresholds</th><th>k1, k2</th><th>started</th><th>confirmed</th><th>closed</th>"
+        "<th>source</th></tr>"
     )
     rows = [
-        f"<tr data-status='{_e(d['status'])}'><td>{_pair_link(d['src'], d['dst'])}</td>"
+        f"<tr data-status='{_e(d['status'])}' class='path-event'>"
+        f"<td>{_pair_link(d['src'], d['dst'], sep='↔')}"
+        f"{' (one direction)' if d['one_direction'] else ''}</td>"
         f"<td>{_e(METRIC_TITLES[d['metric']])}</td><td>{_e(d['status'])}</td>"
-        f"<td>{_e(_level(d, d['old_level']))}</td><td>{_e(_level(d, d['new_level']))}</td>"
+        f"<td class='directions'>{_direction_lines(d)}</td>"
+        f"<td class='thresholds'>{d['k1']:g}, {d['k2']:g}</td>"
         f"<td>{_e(d['started_utc'])}</td><td>{_e(d['confirmed_utc'])}</td>"
         f"<td>{_e(d['closed_utc'] or '')}</td><td>{_tag(d)}</td></tr>"
         for d in docs
@@ -475,13 +513,34 @@ def _episode_rows(docs: Sequence[dict[str, Any]]) -> str:
     return head + "".join(rows)
 
 
+def _suspect_rows(docs: Sequence[dict[str, Any]]) -> str:
+    head = (
+        "<tr><th>path</th><th>metric</th><th>run</th><th>when</th>"
+        "<th>each direction: change (flag threshold)</th><th>source</th></tr>"
+    )
+    rows = [
+        f"<tr class='suspected'><td>{_pair_link(d['src'], d['dst'], sep='↔')}</td>"
+        f"<td>{_e(METRIC_TITLES[d['metric']])}</td><td>{_e(d['run'])}</td>"
+        f"<td>{_e(d['utc'])}</td><td>"
+        + "<br>".join(
+            f"{_e(x['src'])} → {_e(x['dst'])}: {x['change']:+g} "
+            f"({_e(_threshold(d, x['flag_threshold']))})"
+            for x in d["directions"]
+        )
+        + f"</td><td>{_tag(d)}</td></tr>"
+        for d in docs
+    ]
+    return head + "".join(rows)
+
+
 def _host_rows(docs: Sequence[dict[str, Any]]) -> str:
     head = (
-        "<tr><th>host / region</th><th>metric</th><th>status</th><th>pairs changed</th>"
+        "<tr><th>host / region (toward)</th><th>metric</th><th>status</th><th>pairs changed</th>"
         "<th>started</th><th>source</th></tr>"
     )
     rows = [
-        f"<tr data-status='{_e(d['status'])}'><td>{_e(d['host'])}</td>"
+        f"<tr data-status='{_e(d['status'])}'><td>{_e(d['host'])}"
+        f"{' → ' + _e(d['toward'].split(':', 1)[1]) if d.get('toward') else ''}</td>"
         f"<td>{_e(METRIC_TITLES[d['metric']])}</td><td>{_e(d['status'])}</td>"
         f"<td>{d['pairs_changed']} of {d['pairs_evaluated']}: "
         + ", ".join(_pair_link(p["src"], p["dst"]) for p in d["pairs"])
@@ -499,17 +558,22 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
         _banner(any(data.emulated.values()), "Some or all results on this page were"),
         "<h1>Changes</h1>\n",
         f"<p>Change detection over each source's latest {CHANGE_RUNS} sweeps "
-        "(orchestrator/history/changes.py, as <code>interregion changes</code>): a pair's "
-        "median RTT or throughput against its baseline, confirmed by 2 runs; a host or "
-        "region change when most of one host's pairs moved in the same run. Configuration "
-        "changes (a new kernel, image, tool version or test parameters) are listed apart: "
-        "they start a new baseline and are never counted as network changes. "
-        "<strong id='open-count'>"
+        "(orchestrator/history/changes.py, as <code>interregion changes</code>): each path's two "
+        "directions' median RTT or throughput against their baselines, an event confirmed "
+        "by 3 runs on the same side (each event shows each direction's change and the "
+        "thresholds it was judged by: flag at k1 scales, confirm at k2, never under 2 ms); "
+        "a host or region change when most of one host's paths moved in the same run. "
+        "Suspected runs are flagged runs not (yet) confirmed: shown, never notified. "
+        "Configuration changes (a "
+        "new kernel, image, tool version or test parameters) are listed apart: they start "
+        f"a new baseline and are never counted as network changes. <strong id='open-count'>"
         f"{doc['open']} open</strong>.</p>\n",
     ]
     for title, status_open in (("Open", True), ("Closed", False)):
         mine = [d for d in episodes if (d["status"] == "open") == status_open]
-        mine_hosts = [d for d in hosts if (d["status"] == "open") == status_open]
+        mine_hosts = [
+            d for d in [*hosts, *doc["regions"]] if (d["status"] == "open") == status_open
+        ]
         key = "open" if status_open else "closed"
         parts.append(f"<h2>{title} episodes</h2>\n")
         if mine_hosts:
@@ -518,6 +582,21 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
             parts.append(f"<table id='episodes-{key}'>{_episode_rows(mine)}</table>\n")
         if not (mine or mine_hosts):
             parts.append(f"<p class='muted' id='episodes-{key}-none'>None.</p>\n")
+    cal = doc.get("calibration")
+    if cal is not None:
+        parts.append(
+            f"<p id='calibration'>Calibration over the last week: {cal.beyond} of "
+            f"{cal.judged} judged runs were 4.5 scales or more from their baseline "
+            f"({100 * cal.rate:.3f} %; normal noise: {100 * cal.expected:.4f} %), tails "
+            f"{cal.inflation:.2f} x a normal's: thresholds k1 {cal.k1:g}, k2 {cal.k2:g} "
+            "(<code>interregion changes --calibrate</code> uses them; this page uses "
+            f"k1 {ch.Params.k1:g}, k2 {ch.Params.k2:g}).</p>\n"
+        )
+    parts.append("<h2>Suspected runs</h2>\n")
+    if doc["suspected"]:
+        parts.append(f"<table id='suspected'>{_suspect_rows(doc['suspected'])}</table>\n")
+    else:
+        parts.append("<p class='muted' id='suspected-none'>None.</p>\n")
     parts.append("<h2>Configuration changes</h2>\n")
     configs = doc["configuration_changes"]
     if configs:
@@ -557,6 +636,16 @@ def pair_html(page: dict[str, Any], studies: bool = False) -> str:
             f"<p class='muted'>{_e(entry['window_start_utc'] or 'all tests')} .. "
             f"{_e(entry['window_end_utc'] or '')}</p>\n"
         )
+        sizes = [
+            f"{_e(d['src'])} → {_e(d['dst'])} {d['smallest_detectable_change_ms']:g} ms"
+            for d in entry["directions"]
+            if d.get("smallest_detectable_change_ms") is not None
+        ]
+        if sizes:
+            parts.append(
+                f"<p class='detectable' id='detectable-{n}'>Smallest RTT change detected within "
+                f"3 runs (95 %): {', '.join(sizes)}.</p>\n"
+            )
         for metric in METRIC_UNITS:
             if all(x is None for d in entry["directions"] for x in d[metric]):
                 continue  # e.g. an import of RTT only: no empty chart

@@ -22,7 +22,7 @@ pytestmark = [
 # four AWS regions whose pairs share one cloud pair and distance band (3000-6000 km)
 # with the perturbed one, so the pooled scale of that group is not the change's own
 REGIONS = "aws:us-east-1,aws:us-west-2,aws:eu-west-1,aws:ca-central-1"
-SMALL = ["--regions", REGIONS, "--sweeps", "4", "--change-from", "3", "--min-runs", "2",
+SMALL = ["--regions", REGIONS, "--sweeps", "5", "--change-from", "3", "--min-runs", "2",
          "--perturb", "aws:us-east-1/aws:eu-west-1,delay_ms=10"]  # fmt: skip
 
 
@@ -42,11 +42,11 @@ def test_a_small_demo_finds_its_injected_change_and_nothing_else(tmp_path):
     assert len(found) == 2 and all("aws:us-east-1" in x and "aws:eu-west-1" in x for x in found)
     assert (out / "site" / "index.html").exists()
     sweeps = sweeps_in(out / "results")
-    assert len(sweeps) == 4
+    assert len(sweeps) == 5
     emulations = [record(s)["emulation"] for s in sweeps]
-    # every sweep has its own recorded seed; the last two carry the perturbation
-    assert len({e["seed"] for e in emulations}) == 4
-    assert sum(bool(e["perturbations"]) for e in emulations) == 2
+    # every sweep has its own recorded seed; the last three carry the perturbation
+    assert len({e["seed"] for e in emulations}) == 5
+    assert sum(bool(e["perturbations"]) for e in emulations) == 3
     for s in sweeps:
         assert record(s)["status"] == "done"
         assert nothing_left(s), leftovers(s)
@@ -54,14 +54,16 @@ def test_a_small_demo_finds_its_injected_change_and_nothing_else(tmp_path):
     changes = run_cli(["changes", "--json", "--min-runs", "2", "--results", str(out / "results")])
     assert changes.returncode == 3, changes.stderr
     doc = json.loads(changes.stdout)
-    assert {(e["src"], e["dst"]) for e in doc["episodes"]} == {
+    (event,) = doc["episodes"]  # one path event, both directions moved by ~20 ms
+    assert {(d["src"], d["dst"]) for d in event["directions"] if d["moved"]} == {
         ("aws:us-east-1", "aws:eu-west-1"),
         ("aws:eu-west-1", "aws:us-east-1"),
     }
+    assert all(15 < d["change"] < 25 for d in event["directions"])  # 10 ms each way
     # a second demo into the same folder needs --replace; nothing is touched without it
     again = run_cli(["demo", "--out", str(out), *SMALL])
     assert again.returncode == 2 and "--replace" in again.stderr
-    assert len(sweeps_in(out / "results")) == 4
+    assert len(sweeps_in(out / "results")) == 5
 
 
 def test_ctrl_c_in_the_middle_of_a_demo_leaves_nothing(tmp_path):

@@ -12,8 +12,9 @@ from click.testing import CliRunner
 from history_support import make_sweep, sweep_id_at
 
 from orchestrator.cli import main
-from orchestrator.history import notify
+from orchestrator.history import changes, notify
 from orchestrator.history import store as h
+from orchestrator.history.changes import Params
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 A, B = "aws:us-east-1", "gcp:europe-west1"
@@ -34,7 +35,7 @@ def _changes(results, *args):
 
 
 def test_open_episode_exits_3_and_closes(tmp_path):
-    _sweeps(tmp_path, [150.0] * 10 + [160.0, 160.0])
+    _sweeps(tmp_path, [150.0] * 10 + [160.0] * 3)
     result = _changes(tmp_path, "--json")
     assert result.exit_code == 3, result.output
     doc = json.loads(result.output)
@@ -42,11 +43,19 @@ def test_open_episode_exits_3_and_closes(tmp_path):
     assert (e["src"], e["dst"], e["metric"], e["status"]) == (A, B, "rtt", "open")
     assert e["old_level"] == pytest.approx(150.1) and e["new_level"] == pytest.approx(160.1)
     assert e["started_utc"].startswith("2026-11-03T12:00")  # run 10
+    # one path event: A -> B moved, B -> A (steady at 80 ms) did not
+    assert e["one_direction"] and [(x["src"], x["moved"]) for x in e["directions"]] == [
+        (A, True),
+        (B, False),
+    ]
+    assert (e["k1"], e["k2"]) == (Params.k1, Params.k2) and e["directions"][0][
+        "confirm_threshold"
+    ] == 2.0
     assert doc["open"] == 1 and doc["hosts"] == [] and doc["configuration_changes"] == []
-    _sweeps(tmp_path, [150.0, 150.0], start=12)
+    _sweeps(tmp_path, [150.0, 150.0], start=13)
     result = _changes(tmp_path)
     assert result.exit_code == 0, result.output
-    assert "PAIR REVERTED" in result.output and "0 open" in result.output
+    assert "PATH REVERTED" in result.output and "0 open" in result.output
     # --since after it closed: nothing to say
     assert "no changes" in _changes(tmp_path, "--since", "2026-11-05").output
 
@@ -56,7 +65,7 @@ def test_a_kernel_change_is_a_configuration_change_not_a_network_change(tmp_path
     _sweeps(tmp_path, [150.0] * 10 + [160.0] * 3, kernels=kernels)
     result = _changes(tmp_path)
     assert result.exit_code == 0, result.output
-    assert "PAIR" not in result.output
+    assert "PATH" not in result.output
     lines = [x for x in result.output.splitlines() if x.startswith("CONFIGURATION")]
     assert len(lines) == 1 and "2 pairs" in lines[0]
     assert "src_kernel: 6.1.0-28-amd64 -> 6.1.0-29-amd64" in lines[0]
@@ -67,10 +76,10 @@ def test_notify_posts_once_per_new_and_once_per_closed_episode(tmp_path, httpser
     httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
     url = httpserver.url_for("/hook")
     assert url.startswith("http://localhost:") or url.startswith("http://127.0.0.1:")
-    _sweeps(tmp_path, [150.0] * 10 + [160.0, 160.0])
+    _sweeps(tmp_path, [150.0] * 10 + [160.0] * 3)
     assert _changes(tmp_path, "--notify", url).exit_code == 3
     assert _changes(tmp_path, "--notify", url).exit_code == 3  # nothing new: nothing sent
-    _sweeps(tmp_path, [150.0, 150.0], start=12)
+    _sweeps(tmp_path, [150.0, 150.0], start=13)
     assert _changes(tmp_path, "--notify", url).exit_code == 0
     posted = [json.loads(request.get_data()) for request, _response in httpserver.log]
     assert [(d["event"], d["status"]) for d in posted] == [
@@ -78,14 +87,14 @@ def test_notify_posts_once_per_new_and_once_per_closed_episode(tmp_path, httpser
         ("closed", "reverted"),
     ]
     assert posted[0]["id"] == posted[1]["id"] and posted[0]["type"] == "interregion.change"
-    assert (posted[0]["src"], posted[0]["dst"], posted[0]["kind"]) == (A, B, "pair")
+    assert (posted[0]["src"], posted[0]["dst"], posted[0]["kind"]) == (A, B, "path")
 
 
 def test_notify_failure_is_retried_next_time(tmp_path, httpserver):
     httpserver.expect_oneshot_request("/hook", method="POST").respond_with_data("no", status=503)
     httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
     url = httpserver.url_for("/hook")
-    _sweeps(tmp_path, [150.0] * 10 + [160.0, 160.0])
+    _sweeps(tmp_path, [150.0] * 10 + [160.0] * 3)
     first = _changes(tmp_path, "--notify", url)
     assert first.exit_code == 3 and "HTTP 503" in first.output
     assert _changes(tmp_path, "--notify", url).exit_code == 3
@@ -114,7 +123,7 @@ def test_notify_credentials_go_as_basic_auth_and_are_never_printed(tmp_path, htt
     ).respond_with_data("no", status=503)
     bare = httpserver.url_for("/hook")
     url = bare.replace("http://", "http://hook-user:s3cr%25t%20pw@")
-    _sweeps(tmp_path, [150.0] * 10 + [160.0, 160.0])
+    _sweeps(tmp_path, [150.0] * 10 + [160.0] * 3)
     result = _changes(tmp_path, "--notify", url)
     assert result.exit_code == 3 and "HTTP 503" in result.output
     (request, _response), *_ = httpserver.log
@@ -153,3 +162,64 @@ def test_a_notify_file_that_is_empty_or_missing_is_one_line(tmp_path):
     assert result.exit_code == 2 and "empty: write the URL on its first line" in result.output
     result = _changes(tmp_path, "--notify-file", str(tmp_path / "nope.txt"))
     assert result.exit_code == 2 and "no such file" in result.output
+
+
+def test_a_flagged_run_not_yet_confirmed_is_suspected_never_notified(tmp_path, httpserver):
+    httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
+    _sweeps(tmp_path, [150.0] * 10 + [160.0])
+    result = _changes(tmp_path, "--json", "--notify", httpserver.url_for("/hook"))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["open"] == 0 and doc["episodes"] == []
+    (s,) = doc["suspected"]
+    assert (s["src"], s["dst"], s["kind"]) == (A, B, "suspected")
+    ab = next(x for x in s["directions"] if x["src"] == A)
+    assert ab["change"] == pytest.approx(10.0, abs=0.2) and ab["flag_threshold"] == 2.0
+    assert httpserver.log == []
+    assert "SUSPECTED" in _changes(tmp_path).output
+
+
+def test_each_pairs_smallest_detectable_change_in_history_and_matrix(tmp_path):
+    # A -> B: 150, 150.1, 150.2 ms a run (MAD 0.1: scale floored at 0.3 ms, where the 2 ms
+    # minimum sets the smallest change); B -> A: 80 ms flat, the same
+    _sweeps(tmp_path, [150.0 + 0.1 * (i % 3) for i in range(10)])
+    expected = round(changes.smallest_change(0.3), 2)
+    assert 2.0 < expected < 3.0
+    doc = json.loads(
+        CliRunner()
+        .invoke(main, ["history", "--pairs", f"{A}/{B}", "--json", "--results", str(tmp_path)])
+        .output
+    )
+    (src,) = doc["sources"]
+    assert (src["scale"], src["smallest_detectable_change"]) == (0.3, expected)
+    result = CliRunner().invoke(
+        main, ["matrix", "--metric", "detectable", "--json", "--results", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    mx = json.loads(result.output)
+    assert mx["metric"] == "detectable" and mx["unit"] == "ms"
+    cells = {(c["src"], c["dst"]): c["value"] for c in mx["matrices"][0]["cells"]}
+    assert cells == {(A, B): expected, (B, A): expected}
+    # too few runs: none yet
+    few = tmp_path / "few"
+    _sweeps(few, [150.0] * 3)
+    doc = json.loads(
+        CliRunner()
+        .invoke(main, ["history", "--pairs", f"{A}/{B}", "--json", "--results", str(few)])
+        .output
+    )
+    assert doc["sources"][0]["smallest_detectable_change"] is None
+
+
+def test_calibrate_reports_the_rate_and_records_the_thresholds_it_sets(tmp_path):
+    # steady but for one +10 ms run in the last week: heavier tails than normal noise
+    levels = [150.0] * 30 + [160.0] + [150.0] * 5 + [170.0] * 3
+    _sweeps(tmp_path, levels)
+    result = _changes(tmp_path, "--calibrate", "--json")
+    assert result.exit_code == 3, result.output
+    doc = json.loads(result.output)
+    cal = doc["calibration"]
+    assert cal["beyond_4_5_scales"] >= 1 and cal["rate"] > cal["normal_rate"]
+    (e,) = doc["episodes"]
+    assert (e["k1"], e["k2"]) == (cal["k1"], cal["k2"]) and cal["k1"] > Params.k1
+    assert "CALIBRATION" in _changes(tmp_path, "--calibrate").output

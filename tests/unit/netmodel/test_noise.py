@@ -115,3 +115,42 @@ def test_the_public_model_is_fitted_on_the_vendored_data():
     assert 0.005 < model.fit.median_scale < 0.02
     assert 0.005 < model.spikes.per_ping < 0.05
     assert 0.1 < model.jitter_ms < 1.0
+
+
+# ---- the per-path model -----------------------------------------------------------------
+
+
+def test_the_power_law_fit_recovers_a_known_law():
+    # differences of two runs of a law 1.5 ms x (RTT/100)^0.4, at |N(0,1)| quantiles
+    rng = random.Random(5)
+    points = []
+    for _ in range(4000):
+        rtt = rng.uniform(10, 350)
+        points.append((rtt, math.sqrt(2) * 1.5 * (rtt / 100) ** 0.4 * abs(rng.gauss(0, 1))))
+    scale, exponent = rn.fit_power_law(points)
+    assert scale == pytest.approx(1.5, rel=0.05)
+    assert exponent == pytest.approx(0.4, abs=0.05)
+    with pytest.raises(ValueError):
+        rn.fit_power_law([(100.0, 1.0)])
+
+
+def test_the_path_model_fitted_on_the_public_data():
+    m = rn.path_model()
+    # the issue's reading of doit (1.42 ms x (RTT/100)^0.34): 0.94 .. 1.95 ms at 30 .. 250
+    for rtt, issue in ((30, 0.94), (80, 1.32), (150, 1.64), (250, 1.95)):
+        assert m.sigma_ms(rtt) == pytest.approx(issue, rel=0.1)
+    # the two directions within one run differ by a median 0.16 %: residual sqrt(2) smaller
+    assert m.residual_rel == pytest.approx(0.0016 / (0.6745 * math.sqrt(2)), rel=0.1)
+    assert m.name == "normal" and m.t_factor == 1.0
+    t4 = rn.path_model(df=4.0)
+    assert t4.name == "t4" and t4.t_factor == pytest.approx(0.6745 / 0.7407)
+    with pytest.raises(ValueError):
+        rn.path_model(df=5.0)
+
+
+def test_the_median_abs_table_is_the_t_quantile():
+    # median |t_df| is the 75th percentile of t_df, here by simulation
+    for df in (6.0, 4.0):
+        rng = random.Random(11)
+        draws = [abs(rn.student_t(rng, df)) for _ in range(40001)]
+        assert rn.quantile(draws, 0.5) == pytest.approx(rn.MEDIAN_ABS[df], abs=0.02)

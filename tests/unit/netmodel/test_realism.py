@@ -393,35 +393,41 @@ def doc(*episodes, hosts=(), configs=()):
     }
 
 
-def episode(src, dst, started="s9", metric="rtt"):
-    return {"src": src, "dst": dst, "metric": metric, "started_run": started, "status": "open"}
+def episode(src, dst, started="s9", metric="rtt", moved=((True, True))):
+    """A path event of `changes --json`: its ends and which direction moved."""
+    return {"src": src, "dst": dst, "metric": metric, "started_run": started, "status": "open",
+            "directions": [{"src": src, "dst": dst, "moved": moved[0]},
+                           {"src": dst, "dst": src, "moved": moved[1]}]}  # fmt: skip
 
 
 def test_the_demo_check_wants_the_injected_change_and_nothing_else():
     plan = DemoPlan()
-    ids = [f"s{i}" for i in range(1, 11)]
+    ids = [f"s{i}" for i in range(1, 12)]
     a, b = "aws:us-east-1", "gcp:europe-west1"
     assert plan.expected_episodes() == {(a, b), (b, a)}
-    assert check_changes(doc(episode(a, b), episode(b, a)), plan, ids) == []
-    assert check_changes(doc(episode(a, b)), plan, ids) == [
+    assert check_changes(doc(episode(a, b)), plan, ids) == []
+    assert check_changes(doc(episode(a, b, moved=(True, False))), plan, ids) == [
         f"the injected change {b} -> {a} was not found"
     ]
-    late = check_changes(doc(episode(a, b, "s10"), episode(b, a)), plan, ids)
-    assert late == [f"the injected change {a} -> {b} was dated s10, not s9"]
-    extra = check_changes(doc(episode(a, b), episode(b, a), episode(a, "aws:sa-east-1")), plan, ids)
+    late = check_changes(doc(episode(a, b, "s10")), plan, ids)
+    assert late == [
+        f"the injected change {a} -> {b} was dated s10, not s9",
+        f"the injected change {b} -> {a} was dated s10, not s9",
+    ]
+    extra = check_changes(doc(episode(a, b), episode(a, "aws:sa-east-1")), plan, ids)
     assert len(extra) == 1 and "a change nobody injected" in extra[0]
     moved = {"host": a, "started_run": "s9"}
-    host = check_changes(doc(episode(a, b), episode(b, a), hosts=[moved]), plan, ids)
+    host = check_changes(doc(episode(a, b), hosts=[moved]), plan, ids)
     assert host == [f"a host change nobody injected: {a} from s9"]
     assert check_changes(doc(), plan, ids)[0].endswith("was not found")
 
 
 def test_a_demo_too_short_for_change_detection_is_refused():
     with pytest.raises(UserError, match="needs 8 clean sweeps"):
-        DemoPlan(sweeps=10, change_from=8)
-    with pytest.raises(UserError, match="and 2 after it"):
-        DemoPlan(sweeps=9, change_from=9)
-    assert DemoPlan(sweeps=4, change_from=3, detection=Params(min_runs=2)).perturbations(3)
+        DemoPlan(sweeps=11, change_from=8)
+    with pytest.raises(UserError, match="and 3 after it"):
+        DemoPlan(sweeps=10, change_from=9)
+    assert DemoPlan(sweeps=5, change_from=3, detection=Params(min_runs=2)).perturbations(3)
     assert not DemoPlan().perturbations(8) and DemoPlan().seed(1) != DemoPlan().seed(2)
 
 

@@ -297,8 +297,8 @@ def test_site_works_from_file_urls(browser, built_site, tmp_path):
 @pytest.fixture(scope="module")
 def history_site(tmp_path_factory):
     """A site with a history store: 12 emulated sweeps of three pairs, daily then the last
-    two 12 h apart (A -> B jumps by 30 and 40 ms in those two: an open episode), and an imported
-    source."""
+    two 12 h apart (A -> B jumps by 30, 30 and 40 ms in the last three: an open episode), and
+    an imported source."""
     from datetime import UTC, datetime, timedelta
 
     from history_support import make_sweep, sweep_id_at
@@ -310,7 +310,7 @@ def history_site(tmp_path_factory):
     a, b, c = HISTORY_REGIONS
     t0 = datetime(2026, 11, 1, tzinfo=UTC)
     for day in range(12):
-        jump = {10: 30.0, 11: 40.0}.get(day, 0.0)
+        jump = {9: 30.0, 10: 30.0, 11: 40.0}.get(day, 0.0)
         samples = {
             (a, b): [100.0 + jump + day * 0.1 + k for k in range(20)],
             (b, a): [80.0 + k * 2.0 for k in range(20)],  # p90 15 % above its p50
@@ -423,7 +423,7 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
     _keep(browser.screenshot(tmp_path / "site-pair.png"))
     browser.load((history_site / "history" / "changes.html").as_uri(),
                  "document.readyState === 'complete'")  # fmt: skip
-    assert "aws:us-east-1 → gcp:europe-west1" in browser.evaluate(
+    assert "aws:us-east-1 ↔ gcp:europe-west1" in browser.evaluate(
         "document.getElementById('episodes-open').innerText"
     )
     assert browser.errors() == []

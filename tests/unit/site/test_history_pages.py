@@ -15,6 +15,7 @@ from report_support import CATALOG, write_catalog
 from site_support import PLANTED, _refs, write_study
 
 from orchestrator.cli import main
+from orchestrator.history import changes
 from orchestrator.history import store as h
 from orchestrator.site import build as site
 from orchestrator.site import history_pages as site_history
@@ -46,9 +47,9 @@ def matrix_data(out):
 
 @pytest.fixture
 def episode_site(tmp_path):
-    """12 sweeps, A -> B up from 150 to 160 ms in the last two: an open episode."""
+    """12 sweeps, A -> B up from 150 to 160 ms in the last three: an open episode."""
     results = tmp_path / "results"
-    _sweeps(results, [150.0] * 10 + [160.0, 160.0])
+    _sweeps(results, [150.0] * 9 + [160.0] * 3)
     out = tmp_path / "site"
     site.build_site(out, results, catalog=CATALOG)
     return out
@@ -149,23 +150,28 @@ def test_history_pages_link_the_studies_when_there_are_some(tmp_path):
 def test_changes_page_lists_open_and_closed_apart_from_configuration(tmp_path):
     results = tmp_path / "results"
     # A -> B: an episode that reverts; then a kernel change moves every pair: configuration
-    kernels = {i: "6.1.0-29-amd64" for i in range(14, 17)}
-    _sweeps(
-        results, [150.0] * 10 + [160.0, 160.0, 150.0, 150.0, 170.0, 170.0, 170.0], kernels=kernels
-    )
+    kernels = {i: "6.1.0-29-amd64" for i in range(15, 18)}
+    _sweeps(results, [150.0] * 10 + [160.0] * 3 + [150.0] * 2 + [170.0] * 3, kernels=kernels)
     out = tmp_path / "site"
     site.build_site(out, results, catalog=CATALOG)
     page = (out / "history" / "changes.html").read_text()
     assert "id='episodes-open-none'" in page and "<strong id='open-count'>0 open" in page
     closed = page[page.index("<table id='episodes-closed'>") :].split("</table>")[0]
-    assert closed.count("<tr data-status='reverted'>") == 1
-    assert f"{A} → {B}" in closed and "150.1 ms" in closed and "160.1 ms" in closed
+    assert closed.count("<tr data-status='reverted'") == 1
+    assert f"{A} ↔ {B}" in closed and "150.1 ms" in closed and "160.1 ms" in closed
+    # each direction with its thresholds, the event's k1 and k2
+    assert f"{B} → {A}: 80.0 ms → 80.0 ms (did not move)" in closed
+    assert (
+        "flag ≥ 2 ms, confirm ≥ 2 ms" in closed and "<td class='thresholds'>3, 3.75</td>" in closed
+    )
     assert "href='pairs/aws_us-east-1--gcp_europe-west1.html'" in closed
     configs = page[page.index("<table id='configuration-changes'>") :].split("</table>")[0]
     assert "src_kernel: 6.1.0-28-amd64 -&gt; 6.1.0-29-amd64" in configs
     assert "<td>3</td>" in configs  # the three directed pairs
     # the kernel change at 170 ms is not a network change
     assert closed.count("<tr data-status=") == 1
+    assert "id='suspected-none'" in page
+    assert "id='calibration'" in page and "judged runs were 4.5 scales" in page
 
 
 def test_pair_page_has_both_directions_and_episode_markers(episode_site):
@@ -178,12 +184,16 @@ def test_pair_page_has_both_directions_and_episode_markers(episode_site):
     assert entry["caption"] == "source: emulated, EMULATED"
     assert [(d["src"], d["dst"]) for d in entry["directions"]] == [(A, B), (B, A)]
     forward = entry["directions"][0]
-    assert len(forward["t"]) == 12 and forward["rtt"][-2:] == pytest.approx([160.1, 160.1])
+    assert len(forward["t"]) == 12 and forward["rtt"][-3:] == pytest.approx([160.1] * 3)
     assert forward["throughput"][0] == pytest.approx(900.0)
     (episode,) = entry["episodes"]
     assert (episode["metric"], episode["src"], episode["status"]) == ("rtt", A, "open")
-    assert episode["started_utc"].startswith("2026-11-03T12:00")
+    assert episode["started_utc"].startswith("2026-11-03T06:00")  # run 9
     assert "id='pair-0-rtt'" in text and "id='pair-0-throughput'" in text
+    # what detection can see: scales floored at 0.3 ms, so the 2 ms minimum sets it
+    size = round(changes.smallest_change(0.3), 2)
+    assert [d["smallest_detectable_change_ms"] for d in entry["directions"]] == [size, size]
+    assert f"{A} → {B} {size:g} ms" in text and "id='detectable-0'" in text
 
 
 def test_sources_are_never_mixed_and_each_is_named(tmp_path):
@@ -296,7 +306,7 @@ def test_a_store_missing_a_table_is_one_warning_too(tmp_path):
 def test_pair_pages_mark_only_the_episodes_of_their_window(tmp_path):
     results = tmp_path / "results"
     # days 0..13: an episode that reverts on day 13; then days 40..47, quiet
-    levels = [150.0] * 10 + [160.0, 160.0, 150.0, 150.0]
+    levels = [150.0] * 10 + [160.0, 160.0, 160.0, 150.0, 150.0]
     for day, level in [*enumerate(levels), *((d, 150.0) for d in range(40, 48))]:
         t = T0 + timedelta(days=day)
         make_sweep(results, sweep_id_at(t, f"{day:04x}"),
@@ -335,3 +345,15 @@ def test_pair_pages_and_latest_cells_of_a_pair_not_tested_lately(tmp_path):
     assert latest["p50"][at[A] * width + at[C]] == 52.0
     assert latest["tests"][at[A] * width + at[C]] == 1
     assert latest["p50"][at[A] * width + at[B]] == 141.0
+
+
+def test_the_changes_page_shows_suspected_runs(tmp_path):
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 10 + [160.0])  # one flagged run: suspected, not an event
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    page = (out / "history" / "changes.html").read_text()
+    assert "<strong id='open-count'>0 open" in page and "id='episodes-open-none'" in page
+    table = page[page.index("<table id='suspected'>") :].split("</table>")[0]
+    assert table.count("<tr class='suspected'>") == 1
+    assert f"{A} → {B}: +10 (2 ms)" in table
