@@ -187,7 +187,7 @@ def run_options(f: F) -> F:
             ),
             click.option(
                 "--max-concurrent",
-                type=int,
+                type=click.IntRange(min=1),
                 default=None,
                 metavar="K",
                 help="At most K slots (region pairs) per round, so at most K iperf3 tests "
