@@ -174,6 +174,41 @@ def write_rows(sweep_dir: Path, rows: Iterable[Mapping[str, Any]]) -> None:
 # ---- the sweep record -----------------------------------------------------------------
 
 
+# What the tools a sweep hands its folder to cannot take, even quoted: ssh expands
+# ${NAME} in its file options with no escape for it, and Ansible templates {{ }}, {% %}
+# and {# #} in inventory values; a control character (a newline) starts a new line in
+# every file the path is written into.
+_TOOL_UNSAFE = re.compile(r"[\x00-\x1f\x7f]|\$\{|\{\{|\{%|\{#")
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def control_character_problem(text: str) -> str | None:
+    """Why a path cannot be used (it holds a control character, e.g. a newline), or None."""
+    found = _CONTROL.search(text)
+    if found is None:
+        return None
+    return f"holds the control character {found.group()!r}: rename it without one"
+
+
+def tool_path_problem(path: Path | str) -> str | None:
+    """Why ssh or Ansible cannot take a path inside a sweep's folder, or None.
+
+    Anything else (spaces, quotes, %, $, non-ASCII) is quoted for each tool."""
+    found = _TOOL_UNSAFE.search(str(path))
+    if found is None:
+        return None
+    return f"holds {found.group()!r}, which ssh or Ansible would expand: use a folder without it"
+
+
+def check_results_for_sweeps(results: Path) -> None:
+    """Refuse, before anything is created, a results folder a sweep cannot run in."""
+    problem = tool_path_problem(Path(results).absolute())
+    if problem:
+        raise UserError(f"--results {str(results)!r} {problem}")
+
+
 def check_sweep_id(sweep_id: str) -> str:
     """`sweep_id` if it has the form new_sweep_id makes; it names a folder under results/,
     so anything else (`../x`, `a/b`) is refused before it reaches a path."""

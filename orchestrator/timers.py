@@ -9,6 +9,7 @@ runs the same command, `interregion schedule run NAME`, at the same UTC times
 from __future__ import annotations
 
 import math
+import re
 import shlex
 import subprocess
 import sys
@@ -16,12 +17,12 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator import paths
 from orchestrator.cadence import cron_line, on_calendar
 from orchestrator.errors import UserError
 from orchestrator.plan import Estimate
 from orchestrator.profiles import Profile
 from orchestrator.publish import parse_target
+from orchestrator.store import check_results_for_sweeps, control_character_problem
 
 UNIT_DIR = Path("/etc/systemd/system")
 CRON_DIR = Path("/etc/cron.d")
@@ -44,10 +45,39 @@ def start_timeout_s(estimate: Estimate) -> int:
 
 
 def run_command(profile: Profile, schedules: Path, results: Path, wait_slip: bool) -> list[str]:
-    """The command a timer runs: this Python, this checkout, absolute paths."""
+    """The command a timer runs: this Python, absolute paths."""
+    check_results_for_sweeps(results)
+    for path in (sys.executable, schedules):
+        problem = control_character_problem(str(path))
+        if problem:
+            raise UserError(f"{str(path)!r} {problem}")
     cmd = [sys.executable, "-m", "orchestrator", "schedule", "run", profile.name]
     cmd += ["--file", str(Path(schedules).resolve()), "--results", str(Path(results).resolve())]
     return cmd + (["--wait-slip"] if wait_slip else [])
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_@+=:,./-]+")
+
+
+def systemd_quote(arg: str) -> str:
+    """One argument of an Exec= line: as is when plain, else in double quotes, with
+    C-style escapes for `\\` and `"`, `%%` for a specifier's `%` and `$$` for a
+    variable's `$` (systemd.service(5))."""
+    if _PLAIN.fullmatch(arg):
+        return arg
+    text = arg.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + text.replace("%", "%%").replace("$", "$$") + '"'
+
+
+def systemd_path(path: Path) -> str:
+    """A path setting (WorkingDirectory=): not unquoted by systemd, only specifiers expanded."""
+    return str(path).replace("%", "%%")
+
+
+def cron_command(args: list[str]) -> str:
+    """A command line for cron: shell-quoted, with every `%` escaped, since cron turns an
+    unescaped `%` into a newline (crontab(5)) and removes the backslash of `\\%`."""
+    return shlex.join(args).replace("%", "\\%")
 
 
 def systemd_units(
@@ -55,7 +85,7 @@ def systemd_units(
 ) -> dict[str, str]:
     """{file name: text} of the service and its timer."""
     name = unit_name(profile)
-    command = shlex.join(run_command(profile, schedules, results, wait_slip=False))
+    command = " ".join(systemd_quote(a) for a in run_command(profile, schedules, results, False))
     service = f"""# Written by 'interregion schedule install {profile.name}'.
 [Unit]
 Description=interregion scheduled sweep '{profile.name}'
@@ -64,7 +94,7 @@ After=network-online.target
 
 [Service]
 Type=oneshot
-WorkingDirectory={paths.ROOT}
+WorkingDirectory={systemd_path(Path(schedules).resolve().parent)}
 ExecStart={command}
 # the estimate x {TIMEOUT_FACTOR:g} + {TIMEOUT_MARGIN_S} s; the stop signal makes it tear down
 TimeoutStartSec={start_timeout_s(estimate)}
@@ -92,13 +122,14 @@ WantedBy=timers.target
 def cron_entry(profile: Profile, schedules: Path, results: Path) -> str:
     """An /etc/cron.d file: the cadence (the machine's clock must be UTC, as cron has no
     time zone of its own), `root` and the command, which waits out its own slip."""
-    command = shlex.join(run_command(profile, schedules, results, wait_slip=True))
-    log = shlex.quote(str(Path(results).resolve() / f"schedule-{profile.name}.log"))
+    command = run_command(profile, schedules, results, wait_slip=True)
+    log = str(Path(results).resolve() / f"schedule-{profile.name}.log")
+    folder = str(Path(schedules).resolve().parent)
     return (
         f"# Written by 'interregion schedule install {profile.name} --cron'. Times are UTC:\n"
         "# the machine's clock must be set to UTC.\n"
-        f"{cron_line(profile.cadence)} root cd {shlex.quote(str(paths.ROOT))} && "
-        f"{command} >> {log} 2>&1\n"
+        f"{cron_line(profile.cadence)} root cd {cron_command([folder])} && "
+        f"{cron_command(command)} >> {cron_command([log])} 2>&1\n"
     )
 
 

@@ -22,6 +22,7 @@ from orchestrator.cli.options import (
     selection_options,
     spec_from_options,
 )
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.errors import UserError
 from orchestrator.hosts import pins_from_file
 
@@ -135,7 +136,7 @@ def _clouds(text: str) -> list[str]:
 
 _catalog_option = click.option(
     "--catalog",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=UserPath(dir_okay=False),
     default=paths.CATALOG,
     show_default="regions.yaml",
     help="Region catalog file.",

@@ -13,6 +13,7 @@ import click
 from orchestrator import paths
 from orchestrator.changes import Params
 from orchestrator.cli.options import selection_options, spec_from_options
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.errors import UserError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -20,7 +21,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _RESULTS_OPTION = click.option(
     "--results",
     "results_dir",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=UserPath(file_okay=False),
     default=paths.RESULTS,
     show_default=True,
     help="Folder holding one folder per sweep, and history.duckdb.",
@@ -221,7 +222,7 @@ def rebuild(results_dir: Path) -> None:
 @click.option("--since", default=None, metavar="T", help="Only rows from this UTC date/time.")
 @click.option(
     "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=UserPath(dir_okay=False),
     default=None,
     help="File to write. Default: results/history.parquet (or .csv).",
 )
@@ -245,7 +246,7 @@ def export(fmt: str, since: str | None, out: Path | None, results_dir: Path) -> 
 @click.option("--source", required=True, metavar="NAME", help="The publisher, e.g. skyplane.")
 @click.option("--date", "month", required=True, metavar="YYYY-MM", help="When it was measured.")
 @click.option("--label", default="", help="A longer label shown with the source.")
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.argument("file", type=UserPath(dir_okay=False, exists=True))
 @_RESULTS_OPTION
 def import_(source: str, month: str, label: str, file: Path, results_dir: Path) -> None:
     """Load published measurements (a CSV in our schema) as a dated, labelled source.
@@ -269,10 +270,8 @@ def import_(source: str, month: str, label: str, file: Path, results_dir: Path) 
 @click.option(
     "--from", "fmt", type=click.Choice(["skyplane", "doit"]), required=True, help="Its format."
 )
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
-@click.option(
-    "--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="CSV to write."
-)
+@click.argument("file", type=UserPath(dir_okay=False, exists=True))
+@click.option("--out", type=UserPath(dir_okay=False), required=True, help="CSV to write.")
 def convert(fmt: str, file: Path, out: Path) -> None:
     """Rewrite a vendored public data file (data/) in our CSV schema, for 'history import'.
 
@@ -304,7 +303,7 @@ def convert(fmt: str, file: Path, out: Path) -> None:
 @_RESULTS_OPTION
 @click.option(
     "--catalog",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    type=UserPath(dir_okay=False, exists=True),
     default=paths.CATALOG,
     show_default=True,
     help="Region catalog (opt-in regions for --no-opt-in).",

@@ -23,6 +23,7 @@ from orchestrator.cli.options import (
     spec_from_options,
     test_params_options,
 )
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.errors import UserError
 from orchestrator.plan import Plan, make_plan, slot_seconds
 from orchestrator.pricing import load_pricing
@@ -36,7 +37,7 @@ SHOW_ROUNDS = 30
 
 _catalog_option = click.option(
     "--catalog",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=UserPath(dir_okay=False),
     default=paths.CATALOG,
     show_default="regions.yaml",
     help="Region catalog file.",
@@ -65,7 +66,7 @@ _catalog_option = click.option(
 @click.option(
     "--pricing",
     "pricing_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=UserPath(dir_okay=False),
     default=paths.PRICING,
     show_default="infra/pricing.yaml",
     help="Price list for the estimate.",

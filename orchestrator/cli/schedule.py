@@ -15,6 +15,7 @@ import click
 
 from orchestrator import abandoned, ledger, paths
 from orchestrator.cadence import iso
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.errors import UserError
 from orchestrator.lock import results_lock
 from orchestrator.profiles import DEFAULT_FILE, Profile, get_profile, load_profiles
@@ -28,7 +29,7 @@ def file_option(f: Any) -> Any:
     return click.option(
         "--file",
         "schedules",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=UserPath(dir_okay=False),
         default=paths.ROOT / DEFAULT_FILE,
         show_default=DEFAULT_FILE,
         help="The profiles file.",
@@ -38,7 +39,7 @@ def file_option(f: Any) -> Any:
 def results_option(f: Any) -> Any:
     return click.option(
         "--results",
-        type=click.Path(file_okay=False, path_type=Path),
+        type=UserPath(file_okay=False),
         default=paths.RESULTS,
         show_default=True,
         help="Folder holding the sweeps' results and the schedule ledger.",
@@ -128,7 +129,7 @@ def run_command(
 @click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
 @click.option(
     "--unit-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=UserPath(file_okay=False),
     default=None,
     help="Where to write (default /etc/systemd/system, or /etc/cron.d with --cron).",
 )
@@ -179,7 +180,7 @@ def install_command(
 @click.option("--cron", is_flag=True, help="Remove the cron.d entry instead.")
 @click.option(
     "--unit-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=UserPath(file_okay=False),
     default=None,
     help="Where install wrote (default /etc/systemd/system, or /etc/cron.d with --cron).",
 )
@@ -248,7 +249,7 @@ def list_command(schedules: Path, results: Path) -> None:
 @click.option(
     "--github-actions",
     "workflow",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=UserPath(dir_okay=False),
     required=True,
     help="Workflow file to write, e.g. .github/workflows/interregion-latency.yml.",
 )

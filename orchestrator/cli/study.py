@@ -9,12 +9,13 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from orchestrator import abandoned, paths, runner
+from orchestrator import abandoned, paths, runner, store
 from orchestrator import sweep as sweeps
 from orchestrator.catalog import load_catalog
 from orchestrator.cli.cloud import cloud_options
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
 from orchestrator.cli.options import run_options, selection_options, test_params_options
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.cli.sweep import (
     _announce,
     _emulation,
@@ -88,7 +89,7 @@ def study() -> None:
 )
 @click.option(
     "--results",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=UserPath(file_okay=False),
     default=STUDIES,
     show_default=True,
     help="Folder holding the studies (apart from the sweeps).",
@@ -132,6 +133,7 @@ def tcp(**kwargs: Any) -> None:
     options = _new_cloud_options(kwargs)
     emulation = _emulation(kwargs["emulation_seed"], perturbations, plan)
     results: Path = kwargs["results"]
+    store.check_results_for_sweeps(results)
     with _locked(results) as lock:
         run = sweeps.create_sweep(plan, spec, results, cloud_options=options)
         seed = kwargs["seed"] if kwargs["seed"] is not None else zlib.crc32(run.id.encode())

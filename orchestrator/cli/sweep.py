@@ -13,7 +13,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from orchestrator import abandoned, paths, runner, stages
+from orchestrator import abandoned, paths, runner, stages, store
 from orchestrator import measure as measuring
 from orchestrator import sweep as sweeps
 from orchestrator.allowance import shortfall_message
@@ -28,6 +28,7 @@ from orchestrator.cli.options import (
     spec_from_options,
     test_params_options,
 )
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.emulator.perturb import Perturbation, check_hosts
 from orchestrator.errors import UserError
 from orchestrator.lock import ResultsLock, results_lock
@@ -41,7 +42,7 @@ DEFAULT_BUDGET_USD = 5.0
 def _results_option(f: Any) -> Any:
     return click.option(
         "--results",
-        type=click.Path(file_okay=False, path_type=Path),
+        type=UserPath(file_okay=False),
         default=paths.RESULTS,
         show_default=True,
         help="Folder holding the sweeps' results.",
@@ -108,7 +109,7 @@ def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
 @click.option(
     "--file",
     "schedules",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=UserPath(dir_okay=False),
     default=paths.ROOT / "schedules.yaml",
     show_default="schedules.yaml",
     help="The profiles file --profile reads.",
@@ -140,6 +141,7 @@ def sweep(**kwargs: Any) -> None:
       interregion sweep --tests ping --yes --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
     """
     results: Path = kwargs["results"]
+    store.check_results_for_sweeps(results)
     if kwargs["profile"]:
         _sweep_profile(kwargs)
         return

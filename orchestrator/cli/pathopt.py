@@ -1,0 +1,35 @@
+"""The one type of every path option and argument: absolute once, at the CLI edge.
+
+A relative path is made absolute against the folder the command was started in,
+before anything is created, so nothing downstream (Terraform's provisioners run in
+another folder, Ansible, the timers) ever sees a relative one. A control character
+(a newline above all) is refused: written into a unit file, an inventory or a cron
+line it would start a new directive.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from orchestrator.store import control_character_problem
+
+
+class UserPath(click.Path):
+    """click.Path that returns an absolute pathlib.Path and refuses control characters."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("path_type", Path)
+        super().__init__(**kwargs)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = os.fsdecode(value) if isinstance(value, str | bytes | os.PathLike) else value
+        if isinstance(text, str):
+            problem = control_character_problem(text)
+            if problem:
+                self.fail(f"{text!r} {problem}", param, ctx)
+        checked = super().convert(value, param, ctx)
+        return Path(os.path.abspath(os.fsdecode(checked)))
