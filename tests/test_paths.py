@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from orchestrator import store
 from orchestrator.cli import main
-from orchestrator.cli.pathopt import UserPath
+from orchestrator.cli.pathopt import UserPath, folder_or_url
 from orchestrator.inventory import ssh_common_args
 
 # spaces, both quotes, %, $, a backslash and non-ASCII: each breaks some tool unquoted
@@ -47,6 +47,12 @@ def test_a_relative_path_is_made_absolute_against_the_starting_folder(tmp_path, 
     for text in ("rel/res", "res dir", "./a/../b", "Zürich"):
         got = UserPath(file_okay=False).convert(text, None, None)
         assert got.is_absolute() and got == Path(tmp_path, text).resolve(strict=False)
+
+
+def test_publish_to_a_relative_folder_lands_there_and_a_url_is_kept(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for given, expected in (("out dir", str(tmp_path / "out dir")), ("s3://b/p", "s3://b/p")):
+        assert folder_or_url(click.Context(main), click.Option(["--to"]), given) == expected
 
 
 @pytest.mark.parametrize("bad", ["a\nb", "a\rb", "tab\there", "nul\x01"])

@@ -33,3 +33,14 @@ class UserPath(click.Path):
                 self.fail(f"{text!r} {problem}", param, ctx)
         checked = super().convert(value, param, ctx)
         return Path(os.path.abspath(os.fsdecode(checked)))
+
+
+def folder_or_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A callback for options that take a folder or a bucket URL (`publish --to`): a
+    folder is made absolute like every other path; a URL is left as it is."""
+    if value is None or "://" in value or not value.strip():
+        return value  # an empty value is the command's own one-line error
+    problem = control_character_problem(value)
+    if problem:
+        raise click.BadParameter(f"{value!r} {problem}", ctx, param)
+    return os.path.abspath(value)

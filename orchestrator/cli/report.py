@@ -12,7 +12,7 @@ from rich.table import Table
 
 from orchestrator import paths
 from orchestrator.cli.options import selection_options, spec_from_options
-from orchestrator.cli.pathopt import UserPath
+from orchestrator.cli.pathopt import UserPath, folder_or_url
 from orchestrator.errors import UserError
 
 _RESULTS_OPTION = click.option(
@@ -240,6 +240,7 @@ def site(out: Path, results_dir: Path, catalog: Path) -> None:
     "target",
     required=True,
     metavar="TARGET",
+    callback=folder_or_url,
     help="A folder, s3://bucket/prefix or gs://bucket/prefix.",
 )
 def publish(site_dir: Path, target: str) -> None:
