@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import UserError
+from orchestrator.errors import UserError, missing_extra
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -147,8 +147,11 @@ def _to_folder(site_dir: Path, dest: Path, order: Sequence[str]) -> int:
 
 
 def _to_s3(site_dir: Path, target: Target, order: Sequence[str], client: Any) -> int:
-    import boto3
-    from botocore.exceptions import BotoCoreError, ClientError
+    try:
+        import boto3
+        from botocore.exceptions import BotoCoreError, ClientError
+    except ImportError as e:
+        raise missing_extra("aws", e) from None
 
     s3 = client if client is not None else boto3.client("s3")
     total = 0
@@ -176,13 +179,15 @@ def _to_s3(site_dir: Path, target: Target, order: Sequence[str], client: Any) ->
 
 
 def _to_gcs(site_dir: Path, target: Target, order: Sequence[str], client: Any) -> int:
-    from google.api_core import exceptions as gexc
-    from google.auth.exceptions import DefaultCredentialsError
+    try:
+        from google.api_core import exceptions as gexc
+        from google.auth.exceptions import DefaultCredentialsError
+        from google.cloud import storage  # type: ignore[attr-defined]
+    except ImportError as e:
+        raise missing_extra("gcp", e) from None
 
     try:
         if client is None:
-            from google.cloud import storage  # type: ignore[attr-defined]
-
             client = storage.Client()
         bucket = client.bucket(target.location)
         total = 0

@@ -30,7 +30,7 @@ def file_option(f: Any) -> Any:
         "--file",
         "schedules",
         type=UserPath(dir_okay=False),
-        default=paths.ROOT / DEFAULT_FILE,
+        default=paths.SCHEDULES,
         show_default=DEFAULT_FILE,
         help="The profiles file.",
     )(f)

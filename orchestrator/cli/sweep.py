@@ -110,7 +110,7 @@ def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
     "--file",
     "schedules",
     type=UserPath(dir_okay=False),
-    default=paths.ROOT / "schedules.yaml",
+    default=paths.SCHEDULES,
     show_default="schedules.yaml",
     help="The profiles file --profile reads.",
 )
