@@ -280,6 +280,8 @@ def github_workflow(
           workload_identity_provider: ${{ vars.INTERREGION_GCP_WIF_PROVIDER }}
           service_account: ${{ vars.INTERREGION_GCP_SERVICE_ACCOUNT }}
 """
+    extras = ",".join(name for name, wanted in (("aws", aws), ("gcp", gcp)) if wanted)
+    install = f".[{extras}]" if extras else "."  # the cloud SDKs are extras
     reap_clouds = {"aws": "aws", "gcp": "gcp", "cloud": "aws,gcp"}.get(profile.backend)
     reap = f"\n          interregion reap --clouds {reap_clouds}" if reap_clouds else ""
     pages_steps = ""
@@ -352,7 +354,7 @@ jobs:
         with:
           terraform_wrapper: false
       - name: Install interregion
-        run: pip install .
+        run: pip install {shlex.quote(install)}
 {creds}{setup_sync}      - name: Restore the ledger, history and sweeps (runners keep nothing)
         run: mkdir -p "$RESULTS" && {restore}
       - name: Scheduled sweep
