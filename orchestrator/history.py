@@ -342,6 +342,8 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
     """The store's rows of one sweep folder (its record's format version checked)."""
     record = store.load_record(results, sweep_id)
     folder = store.sweep_dir(results, sweep_id)
+    if store.is_study_record(record):
+        raise UserError(f"{folder} is a TCP study, not a sweep: the history holds sweeps only")
     csv_rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
     facts, placement = _hosts_json(folder)
     placement = {**placement, **(record.get("placement") or {})}
@@ -488,7 +490,8 @@ def sweep_ids(results: Path) -> list[str]:
     """Ids of the sweep folders under `results` (those with a sweep.json), oldest first."""
     if not Path(results).is_dir():
         return []
-    return sorted(p.parent.name for p in Path(results).glob(f"*/{store.SWEEP_FILE}"))
+    found = (p.parent for p in Path(results).glob(f"*/{store.SWEEP_FILE}"))
+    return sorted(p.name for p in found if not store.is_study_dir(p))  # a study is no sweep
 
 
 def ingest_all(results: Path, warn: Any = None, path: Path | None = None) -> tuple[int, int]:

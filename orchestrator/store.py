@@ -230,6 +230,24 @@ def make_state_dir(sweep_dir_: Path) -> Path:
     return path
 
 
+# Studies (`study tcp`) live under <results>/studies/<id>/, apart from the sweeps; their
+# sweep.json carries a "study" part. A sweep reader never takes one, nor a study reader
+# a sweep.
+STUDIES_DIR = "studies"
+
+
+def is_study_record(record: Any) -> bool:
+    return isinstance(record, dict) and isinstance(record.get("study"), dict)
+
+
+def is_study_dir(folder: Path) -> bool:
+    """Whether a run folder holds a study (its sweep.json says so); unreadable: no."""
+    try:
+        return is_study_record(json.loads((Path(folder) / SWEEP_FILE).read_text()))
+    except (OSError, ValueError):
+        return False
+
+
 def load_record(results: Path, sweep_id: str) -> dict[str, Any]:
     """sweep.json of an existing sweep; one-line errors for bad or unknown ids, damaged
     records and other versions."""

@@ -86,6 +86,7 @@ def write_study(results, study_id):
     folder = results / STUDIES_DIR / study_id
     folder.mkdir(parents=True)
     (folder / PAGE_FILE).write_text(page_html(f"## {study_id}\n| a | b |\n", study_id))
+    (folder / "sweep.json").write_text(json.dumps({"sweep_id": study_id, "study": {"kind": "tcp"}}))
 
 
 @pytest.mark.parametrize("studies", [False, True])

@@ -30,7 +30,6 @@ from orchestrator.study_estimate import study_plan
 from orchestrator.study_report import STUDIES_DIR, build_study_report
 from orchestrator.study_run import STUDY_FILE, check_plan_buffers, measure_study
 
-STUDIES = paths.RESULTS / STUDIES_DIR
 # set per variant by the study: given by hand they would mean something else
 PER_VARIANT = ("streams", "congestion", "window", "tests")
 
@@ -90,9 +89,10 @@ def study() -> None:
 @click.option(
     "--results",
     type=UserPath(file_okay=False),
-    default=STUDIES,
+    default=paths.RESULTS,
     show_default=True,
-    help="Folder holding the studies (apart from the sweeps).",
+    help=f"Folder holding the sweeps' results, as for every command; the study lands "
+    f"apart from the sweeps, in <results>/{STUDIES_DIR}/<id>/.",
 )
 def tcp(**kwargs: Any) -> None:
     """What distance costs one TCP stream, and what wins it back, per pair.
@@ -102,7 +102,7 @@ def tcp(**kwargs: Any) -> None:
     settings; tuned buffers (tcp_rmem/tcp_wmem max at 2 x the bandwidth-delay product at
     line rate from the idle RTT of the ping phase, set on both hosts for that test and
     restored after, also on interrupts); -P 4 and -P 8; CUBIC and BBR. Results land in
-    <results>/<id>/ (study.csv, study.md).
+    <results>/studies/<id>/ (study.csv, study.md), apart from the sweeps.
 
     \b
     Example:
@@ -132,10 +132,10 @@ def tcp(**kwargs: Any) -> None:
     _announce(plan, kwargs, found.tests, found.shape())
     options = _new_cloud_options(kwargs)
     emulation = _emulation(kwargs["emulation_seed"], perturbations, plan)
-    results: Path = kwargs["results"]
-    store.check_results_for_sweeps(results)
-    with _locked(results) as lock:
-        run = sweeps.create_sweep(plan, spec, results, cloud_options=options)
+    studies: Path = kwargs["results"] / STUDIES_DIR
+    store.check_results_for_sweeps(studies)
+    with _locked(studies) as lock:
+        run = sweeps.create_sweep(plan, spec, studies, cloud_options=options)
         seed = kwargs["seed"] if kwargs["seed"] is not None else zlib.crc32(run.id.encode())
         run.record["study"] = {
             "kind": "tcp",

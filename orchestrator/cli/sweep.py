@@ -417,7 +417,14 @@ def teardown(sweep_id: str, results: Path) -> None:
     Example:
       interregion teardown --sweep 20261122T0130Z-3fa2
     """
-    stages.teardown(sweeps.open_sweep(sweep_id, results))
+    folder = results
+    studies = results / store.STUDIES_DIR
+    if (
+        not store.sweep_dir(results, sweep_id).exists()
+        and store.sweep_dir(studies, sweep_id).exists()
+    ):
+        folder = studies  # a study's hosts (study tcp): torn down the same way
+    stages.teardown(sweeps.open_sweep(sweep_id, folder))
     click.echo("torn down")
 
 
