@@ -14,10 +14,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from orchestrator import store
 from orchestrator.cli import main
 from orchestrator.cli.pathopt import UserPath, folder_or_url
-from orchestrator.inventory import ssh_common_args
+from orchestrator.results import store
+from orchestrator.sweep.inventory import ssh_common_args
 
 # spaces, both quotes, %, $, a backslash and non-ASCII: each breaks some tool unquoted
 ODD = ["res dir", "it's", 'say "hi"', "100%", "cost$5", "$HOME", "back\\slash", "Zürich-東京"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import paths
+from orchestrator.core import paths
 
 CHECKOUT = paths.ROOT
 # what the build reads (pyproject.toml, setup.py, MANIFEST.in): copied, so the build's

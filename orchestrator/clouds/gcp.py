@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from orchestrator.clouds.labels import PROJECT
 from orchestrator.clouds.leftovers import Leftover, is_ours
-from orchestrator.errors import UserError, missing_extra
+from orchestrator.core.errors import UserError, missing_extra
 
 try:
     import google.auth.exceptions

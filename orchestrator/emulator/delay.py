@@ -18,10 +18,10 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from orchestrator import paths
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.emulator import perturb
 from orchestrator.emulator.spec import CONTROLLER, EmulationSpec, PathSpec
-from orchestrator.errors import UserError
 
 DELAYD_SOURCE = paths.INFRA / "local" / "delayd"  # delayd.c and its Makefile
 BUILD_NEEDS = "gcc, make, pkg-config, libnetfilter-queue-dev and libmnl-dev"
