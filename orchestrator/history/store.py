@@ -696,6 +696,9 @@ def export(results: Path, out: Path, fmt: str, since: str | None = None) -> int:
     import duckdb
 
     out = Path(out)
+    problem = store.not_a_regular_file(out)
+    if problem:  # renamed over, a FIFO or a device would be replaced by a plain file
+        raise UserError(f"--out {out} is {problem}: give the path of a regular file, or a new one")
     tmp = out.with_name(f".{out.name}.tmp")
     with opened(results, read_only=True) as con:
         (count,) = con.execute(f"SELECT count(*) FROM measurements {where}", params).fetchone() or (

@@ -20,6 +20,7 @@ import math
 import os
 import re
 import secrets
+import stat
 import tempfile
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -49,9 +50,33 @@ def utc_now() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
+def not_a_regular_file(path: Path) -> str | None:
+    """What `path` is when it exists and is not a regular file ("a FIFO", ...), else None."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None  # nothing there (or no folder): the write says what is wrong
+    for test, kind in (
+        (stat.S_ISLNK, "a symlink"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return None
+
+
 def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder and a rename."""
+    """Write `text` to `path` through a temporary file in the same folder and a rename,
+    over a regular file only: a FIFO, a device, a symlink or a folder there is refused
+    (one line), never replaced."""
     path = Path(path)
+    problem = not_a_regular_file(path)
+    if problem:
+        raise UserError(f"{path} is {problem}: give the path of a regular file, or a new one")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

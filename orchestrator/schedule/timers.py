@@ -20,6 +20,7 @@ from pathlib import Path
 from orchestrator.core.errors import UserError
 from orchestrator.model import backends
 from orchestrator.plan.sweep_plan import Estimate
+from orchestrator.results import store
 from orchestrator.results.store import check_results_for_sweeps, control_character_problem
 from orchestrator.schedule.cadence import cron_line, on_calendar
 from orchestrator.schedule.profiles import Profile
@@ -159,10 +160,11 @@ def install_files(
 
 
 def write_files(files: list[Written]) -> None:
+    """Each file whole (a temporary file renamed over it), over a regular file only."""
     for f in files:
         try:
-            f.path.parent.mkdir(parents=True, exist_ok=True)
-            f.path.write_text(f.text)
+            store.write_atomic(f.path, f.text)
+            f.path.chmod(0o644)  # as units and cron.d files are, not mkstemp's 0600
         except OSError as e:
             raise UserError(
                 f"{f.path}: cannot write it ({e.strerror}): give a folder you can write "
