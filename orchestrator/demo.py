@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
-from orchestrator.drivers.lock import results_lock
 from orchestrator.emulator.perturb import Perturbation, ends
 from orchestrator.history.changes import Params
 from orchestrator.model import backends
@@ -217,9 +216,10 @@ def run_demo(
         )
     )
     results = out / "results"
-    # one sweep at a time in this results folder, as `interregion sweep` keeps it
-    with results_lock(results, trigger="demo"):
-        ids = tuple(run_sweep(plan, i, results, log) for i in range(1, plan.sweeps + 1))
+    # each sweep holds the results folder's lock (launch.locked), as `interregion sweep`
+    # does: a lock held around them all as well was a second flock of the same file, which
+    # the first sweep's own lock then found held
+    ids = tuple(run_sweep(plan, i, results, log) for i in range(1, plan.sweeps + 1))
     doc = changes_json(results, plan.detection)
     problems = tuple(check_changes(doc, plan, ids))
     site = None
