@@ -54,11 +54,11 @@ $(STAMP)/deb: Makefile
 	@touch $@
 
 venv: $(STAMP)/venv
-$(STAMP)/venv: pyproject.toml
+$(STAMP)/venv: pyproject.toml setup.py
 	@mkdir -p $(STAMP)
 	test -x $(BIN)/python || python3 -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,aws,gcp,png]'
 	@touch $@
 
 delayd: $(DELAYD)

@@ -52,7 +52,8 @@ def run_study(args: list[str]) -> Path:
     done = subprocess.run([str(cli), *args], capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
         raise SystemExit(f"study failed (rc {done.returncode}):\n{done.stderr[-3000:]}")
-    (study,) = [p for p in results.iterdir() if (p / "sweep.json").exists()]
+    # --results is the sweeps folder: the study lands in its studies/
+    (study,) = [p for p in (results / "studies").iterdir() if (p / "sweep.json").exists()]
     return study
 
 

@@ -33,6 +33,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.emulator.perturb import Perturbation, ends
 from orchestrator.history.changes import Params
 from orchestrator.model import backends
+from orchestrator.results.store import check_results_for_sweeps
 
 # 12 regions of both clouds on six continents: same-metro pairs (Ashburn), the
 # antipodes, and Cape Town - Sydney, whose measured route (~400 ms) is twice what
@@ -204,6 +205,7 @@ def run_demo(
     """The whole demo into `out` (results/ and site/); every emulation it brings up is
     down again when it returns or raises (each sweep tears its own down, also on Ctrl-C)."""
     started = time.monotonic()
+    check_results_for_sweeps(out / "results")
     prepare_out(out, replace)
     (out / MARKER).write_text(
         json.dumps(

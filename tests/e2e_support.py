@@ -23,9 +23,12 @@ def cli_env() -> dict[str, str]:
     return {**os.environ, "CI": "true"}  # no terminal: plain log lines, as in CI
 
 
-def run_cli(args: list[str], timeout_s: float = 600) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    args: list[str], timeout_s: float = 600, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [INTERREGION, *args],
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout_s,

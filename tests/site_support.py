@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from html.parser import HTMLParser
 
 from orchestrator.study.report import PAGE_FILE, STUDIES_DIR, page_html
@@ -29,6 +30,7 @@ def write_study(results, study_id):
     folder = results / STUDIES_DIR / study_id
     folder.mkdir(parents=True)
     (folder / PAGE_FILE).write_text(page_html(f"## {study_id}\n| a | b |\n", study_id))
+    (folder / "sweep.json").write_text(json.dumps({"sweep_id": study_id, "study": {"kind": "tcp"}}))
 
 
 PLANTED = {

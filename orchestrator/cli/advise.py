@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 
@@ -36,12 +37,12 @@ OPTION_LABELS = {"default": "default TCP", "tuned": "tuned buffers", "streams": 
 )  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON (README).")
 @click.option(
-    "--results", "results_dir", type=click.Path(path_type=Path, file_okay=False),
+    "--results", "results_dir", type=UserPath(file_okay=False),
     default=paths.RESULTS, show_default=True,
     help="Folder holding the history store and one folder per sweep.",
 )  # fmt: skip
 @click.option(
-    "--catalog", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    "--catalog", type=UserPath(dir_okay=False, exists=True),
     default=paths.CATALOG, show_default=True, help="Region catalog.",
 )  # fmt: skip
 def advise(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.clouds.options import account_options, cloud_options, cloud_options_from
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
@@ -47,7 +48,7 @@ def _clouds(text: str) -> list[str]:
 
 _catalog_option = click.option(
     "--catalog",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=UserPath(dir_okay=False),
     default=paths.CATALOG,
     show_default="regions.yaml",
     help="Region catalog file.",

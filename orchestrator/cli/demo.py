@@ -8,11 +8,13 @@ from pathlib import Path
 
 import click
 
+from orchestrator.cli.pathopt import UserPath
+
 
 @click.command("demo")
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=UserPath(file_okay=False),
     default=Path("demo"),
     show_default=True,
     help="Folder for the demo's results/ and site/ (new, empty, or an earlier demo's).",

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from orchestrator import emulator as emu
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import paths
 from orchestrator.emulator import perturb as perturbing
 from orchestrator.emulator.spec import EmulationSpec
@@ -30,7 +31,7 @@ def perturb_options(f: F) -> F:
     """--perturb (repeatable) and --perturb-file: changes set on purpose (emulator.perturb)."""
     f = click.option(
         "--perturb-file",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=UserPath(dir_okay=False),
         default=None,
         help="A YAML file of perturbations (a list of target plus delay_ms, loss_pct, rate_mbit).",
     )(f)
@@ -79,12 +80,12 @@ def emulator() -> None:
 @click.option(
     "--spec",
     "spec_file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=UserPath(dir_okay=False),
     help="Bring up exactly this spec file (what the infra/local stack runs).",
 )
 @click.option(
     "--keys-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=UserPath(file_okay=False),
     help=f"Where the SSH keys and known_hosts go [default: {DEFAULT_KEYS}/<id>].",
 )
 @click.option(

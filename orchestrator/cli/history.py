@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import read_text
@@ -21,7 +22,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _RESULTS_OPTION = click.option(
     "--results",
     "results_dir",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=UserPath(file_okay=False),
     default=paths.RESULTS,
     show_default=True,
     help="Folder holding one folder per sweep, and history.duckdb.",
@@ -245,7 +246,7 @@ def rebuild(results_dir: Path) -> None:
 @click.option("--since", default=None, metavar="T", help="Only rows from this UTC date/time.")
 @click.option(
     "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=UserPath(dir_okay=False),
     default=None,
     help="File to write. Default: results/history.parquet (or .csv).",
 )
@@ -272,7 +273,7 @@ def export(fmt: str, since: str | None, out: Path | None, results_dir: Path) -> 
 @click.option(
     "--replace", is_flag=True, help="Replace an earlier import of the same source and date."
 )
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.argument("file", type=UserPath(dir_okay=False, exists=True))
 @_RESULTS_OPTION
 def import_(
     source: str, month: str, label: str, replace: bool, file: Path, results_dir: Path
@@ -301,10 +302,8 @@ def import_(
 @click.option(
     "--from", "fmt", type=click.Choice(["skyplane", "doit"]), required=True, help="Its format."
 )
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
-@click.option(
-    "--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="CSV to write."
-)
+@click.argument("file", type=UserPath(dir_okay=False, exists=True))
+@click.option("--out", type=UserPath(dir_okay=False), required=True, help="CSV to write.")
 def convert(fmt: str, file: Path, out: Path) -> None:
     """Rewrite a vendored public data file (data/) in our CSV schema, for 'history import'.
 
@@ -336,7 +335,7 @@ def convert(fmt: str, file: Path, out: Path) -> None:
 @_RESULTS_OPTION
 @click.option(
     "--catalog",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    type=UserPath(dir_okay=False, exists=True),
     default=paths.CATALOG,
     show_default=True,
     help="Region catalog (opt-in regions for --no-opt-in).",

@@ -11,6 +11,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model import backends
@@ -38,7 +39,7 @@ SHOW_ROUNDS = 30
 
 _catalog_option = click.option(
     "--catalog",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=UserPath(dir_okay=False),
     default=paths.CATALOG,
     show_default="regions.yaml",
     help="Region catalog file.",
@@ -67,7 +68,7 @@ _catalog_option = click.option(
 @click.option(
     "--pricing",
     "pricing_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=UserPath(dir_okay=False),
     default=paths.PRICING,
     show_default="infra/pricing.yaml",
     help="Price list for the estimate.",

@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from orchestrator.cli.pathopt import UserPath, folder_or_url
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.plan.options import selection_options, spec_from_options
@@ -17,7 +18,7 @@ from orchestrator.plan.options import selection_options, spec_from_options
 _RESULTS_OPTION = click.option(
     "--results",
     "results_dir",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=UserPath(file_okay=False),
     default=paths.RESULTS,
     show_default=True,
     help="Folder holding one folder per sweep.",
@@ -51,14 +52,14 @@ def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]
     "--input",
     "input_files",
     multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    type=UserPath(dir_okay=False, exists=True),
     help="An external measurements CSV (src_cloud, src_region, dst_cloud, dst_region and "
     "rtt_avg_ms and/or throughput_bps), repeatable.",
 )
 @_RESULTS_OPTION
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),  # a file given here is a one-line UserError later
+    type=UserPath(),  # a file given here is a one-line UserError later
     default=None,
     help="Output folder. Default: results/<id>/report, results/all-sweeps/report for "
     "several sweeps, <input>-report beside an --input file.",
@@ -66,7 +67,7 @@ def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]
 @click.option("--no-png", is_flag=True, help="Skip the PNG copies of the charts.")
 @click.option(
     "--catalog",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    type=UserPath(dir_okay=False, exists=True),
     default=paths.CATALOG,
     show_default=True,
     help="Region catalog (coordinates for distances and maps).",
@@ -188,14 +189,14 @@ def _print_report(console: Console, result: Any) -> None:
 @click.command()
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),  # a file given here is a one-line UserError later
+    type=UserPath(),  # a file given here is a one-line UserError later
     required=True,
     help="Folder to write the site into (created if missing).",
 )
 @_RESULTS_OPTION
 @click.option(
     "--catalog",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    type=UserPath(dir_okay=False, exists=True),
     default=paths.CATALOG,
     show_default=True,
     help="Region catalog (coordinates for distances and maps).",
@@ -230,7 +231,7 @@ def site(out: Path, results_dir: Path, catalog: Path) -> None:
 @click.option(
     "--site",
     "site_dir",
-    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    type=UserPath(file_okay=False, exists=True),
     required=True,
     help="The folder 'interregion site' wrote.",
 )
@@ -239,6 +240,7 @@ def site(out: Path, results_dir: Path, catalog: Path) -> None:
     "target",
     required=True,
     metavar="TARGET",
+    callback=folder_or_url,
     help="A folder, s3://bucket/prefix or gs://bucket/prefix.",
 )
 def publish(site_dir: Path, target: str) -> None:

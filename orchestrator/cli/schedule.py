@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import results_lock
@@ -30,8 +31,8 @@ def file_option(f: Any) -> Any:
     return click.option(
         "--file",
         "schedules",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=paths.ROOT / DEFAULT_FILE,
+        type=UserPath(dir_okay=False),
+        default=paths.SCHEDULES,
         show_default=DEFAULT_FILE,
         help="The profiles file.",
     )(f)
@@ -40,7 +41,7 @@ def file_option(f: Any) -> Any:
 def results_option(f: Any) -> Any:
     return click.option(
         "--results",
-        type=click.Path(file_okay=False, path_type=Path),
+        type=UserPath(file_okay=False),
         default=paths.RESULTS,
         show_default=True,
         help="Folder holding the sweeps' results and the schedule ledger.",
@@ -130,7 +131,7 @@ def run_command(
 @click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
 @click.option(
     "--unit-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=UserPath(file_okay=False),
     default=None,
     help="Where to write (default /etc/systemd/system, or /etc/cron.d with --cron).",
 )
@@ -181,7 +182,7 @@ def install_command(
 @click.option("--cron", is_flag=True, help="Remove the cron.d entry instead.")
 @click.option(
     "--unit-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=UserPath(file_okay=False),
     default=None,
     help="Where install wrote (default /etc/systemd/system, or /etc/cron.d with --cron).",
 )
@@ -261,7 +262,7 @@ def list_command(schedules: Path, results: Path) -> None:
 @click.option(
     "--github-actions",
     "workflow",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=UserPath(dir_okay=False),
     required=True,
     help="Workflow file to write, e.g. .github/workflows/interregion-latency.yml.",
 )

@@ -10,19 +10,20 @@ import click
 from click.core import ParameterSource
 
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.cli.sweep import announce, new_cloud_options
 from orchestrator.clouds.options import cloud_options
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.options import FINITE, run_options, selection_options, test_params_options
+from orchestrator.results import store
 from orchestrator.study.estimate import study_plan
 from orchestrator.study.plan import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
 from orchestrator.study.report import STUDIES_DIR, build_study_report
 from orchestrator.study.run import STUDY_FILE, check_plan_buffers, measure_study
 from orchestrator.sweep import launch
 
-STUDIES = paths.RESULTS / STUDIES_DIR
 # set per variant by the study: given by hand they would mean something else
 PER_VARIANT = ("streams", "congestion", "window", "tests")
 
@@ -81,10 +82,11 @@ def study() -> None:
 )
 @click.option(
     "--results",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=STUDIES,
+    type=UserPath(file_okay=False),
+    default=paths.RESULTS,
     show_default=True,
-    help="Folder holding the studies (apart from the sweeps).",
+    help=f"Folder holding the sweeps' results, as for every command; the study lands "
+    f"apart from the sweeps, in <results>/{STUDIES_DIR}/<id>/.",
 )
 def tcp(**kwargs: Any) -> None:
     """What distance costs one TCP stream, and what wins it back, per pair.
@@ -94,7 +96,7 @@ def tcp(**kwargs: Any) -> None:
     settings; tuned buffers (tcp_rmem/tcp_wmem max at 2 x the bandwidth-delay product at
     line rate from the idle RTT of the ping phase, set on both hosts for that test and
     restored after, also on interrupts); -P 4 and -P 8; CUBIC and BBR. Results land in
-    <results>/<id>/ (study.csv, study.md).
+    <results>/studies/<id>/ (study.csv, study.md), apart from the sweeps.
 
     \b
     Example:
@@ -124,10 +126,11 @@ def tcp(**kwargs: Any) -> None:
     announce(plan, kwargs, found.tests, found.shape())
     options = new_cloud_options(kwargs)
     emulation = launch.emulation_from_options(kwargs["emulation_seed"], perturbations, plan)
-    results: Path = kwargs["results"]
+    studies: Path = kwargs["results"] / STUDIES_DIR
+    store.check_results_for_sweeps(studies)
     say = lambda m: click.echo(m, err=True)  # noqa: E731
-    with launch.locked(results, trigger="study", log=say) as held:
-        run = launch.create(plan, spec, results, cloud_options=options, emulation=emulation)
+    with launch.locked(studies, trigger="study", log=say) as held:
+        run = launch.create(plan, spec, studies, cloud_options=options, emulation=emulation)
         seed = kwargs["seed"] if kwargs["seed"] is not None else zlib.crc32(run.id.encode())
         run.record["study"] = {
             "kind": "tcp",

@@ -12,6 +12,7 @@ import click
 from click.core import ParameterSource
 
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.clouds.options import cloud_options, cloud_options_from
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
@@ -25,6 +26,7 @@ from orchestrator.plan.options import (
 )
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import Plan
+from orchestrator.results import store
 from orchestrator.sweep import launch, stages
 from orchestrator.sweep import measure as measuring
 from orchestrator.sweep import record as sweeps
@@ -35,7 +37,7 @@ DEFAULT_BUDGET_USD = 5.0
 def _results_option(f: Any) -> Any:
     return click.option(
         "--results",
-        type=click.Path(file_okay=False, path_type=Path),
+        type=UserPath(file_okay=False),
         default=paths.RESULTS,
         show_default=True,
         help="Folder holding the sweeps' results.",
@@ -102,8 +104,8 @@ def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
 @click.option(
     "--file",
     "schedules",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=paths.ROOT / "schedules.yaml",
+    type=UserPath(dir_okay=False),
+    default=paths.SCHEDULES,
     show_default="schedules.yaml",
     help="The profiles file --profile reads.",
 )
@@ -134,6 +136,7 @@ def sweep(**kwargs: Any) -> None:
       interregion sweep --tests ping --yes --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
     """
     results: Path = kwargs["results"]
+    store.check_results_for_sweeps(results)
     if kwargs["profile"]:
         _sweep_profile(kwargs)
         return
@@ -354,7 +357,14 @@ def teardown(sweep_id: str, results: Path) -> None:
     Example:
       interregion teardown --sweep 20261122T0130Z-3fa2
     """
-    stages.teardown(sweeps.open_sweep(sweep_id, results))
+    folder = results
+    studies = results / store.STUDIES_DIR
+    if (
+        not store.sweep_dir(results, sweep_id).exists()
+        and store.sweep_dir(studies, sweep_id).exists()
+    ):
+        folder = studies  # a study's hosts (study tcp): torn down the same way
+    stages.teardown(sweeps.open_sweep(sweep_id, folder))
     click.echo("torn down")
 
 

@@ -14,12 +14,15 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import boto3
-import botocore.exceptions
-
 from orchestrator.clouds.labels import PROJECT
 from orchestrator.clouds.leftovers import Leftover
-from orchestrator.core.errors import UserError
+from orchestrator.core.errors import UserError, missing_extra
+
+try:
+    import boto3
+    import botocore.exceptions
+except ImportError as e:  # an optional part: the [aws] extra
+    raise missing_extra("aws", e) from None
 
 # Service Quotas codes: "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z)
 # instances" in vCPUs, and "EC2-VPC Elastic IPs".

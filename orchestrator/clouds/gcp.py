@@ -16,14 +16,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import google.auth.exceptions
-import requests
-from google.api_core import exceptions as gexc
-from google.cloud import compute_v1
-
 from orchestrator.clouds.labels import PROJECT
 from orchestrator.clouds.leftovers import Leftover, is_ours
-from orchestrator.core.errors import UserError
+from orchestrator.core.errors import UserError, missing_extra
+
+try:
+    import google.auth.exceptions
+    import requests
+    from google.api_core import exceptions as gexc
+    from google.cloud import compute_v1
+except ImportError as e:  # an optional part: the [gcp] extra
+    raise missing_extra("gcp", e) from None
 
 NO_CREDENTIALS = (
     "no GCP credentials: run 'gcloud auth application-default login' "

@@ -9,3 +9,13 @@ class UserError(Exception):
     """A problem with the user's input or environment, shown as one line."""
 
     exit_code = 2
+
+
+def missing_extra(extra: str, error: ImportError) -> UserError:
+    """The one-line error for a library of an optional part (pyproject's extras) that is
+    not installed, naming the extra that brings it."""
+    name = (error.name or "a library").split(".")[0]
+    return UserError(
+        f"{name} is not installed: it comes with the [{extra}] extra: "
+        f"pip install 'interregion[{extra}]'"
+    )

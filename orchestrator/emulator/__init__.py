@@ -2,7 +2,8 @@
 
 Public API (what the rest of interregion and the `infra/local` Terraform stack
 use): `up(spec)`, `down(emulation_id)`, `set_perturbations(emulation_id, perturbations)`,
-`reap()`, `status()`, and
+`reap()`, `status()`, `delayd_binary()` (the delay program, built from its source on
+first use by an installed package), and
 `LOCAL_MAX_CONCURRENT`, the default number of tests a sweep runs at once on the
 emulated cloud (orchestrator.model.backends holds it). The sweep stages and the CLI
 also use its modules `stack` (a sweep's regions -> an EmulationSpec and the stack's
@@ -12,6 +13,7 @@ variables), `spec`, `perturb` (injected changes), `variation` (run-to-run variat
 `... down --id ID` are what the stack's provisioners run.
 """
 
+from orchestrator.emulator.delay import delayd_binary
 from orchestrator.emulator.runtime import (
     EmulationStatus,
     down,
@@ -34,6 +36,7 @@ __all__ = [
     "HostSpec",
     "PathSpec",
     "allowance",
+    "delayd_binary",
     "down",
     "hosts_of",
     "net",

@@ -10,13 +10,21 @@ delayed by the modelled delay between that region and each host.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
 from dataclasses import replace
+from pathlib import Path
 
 from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.emulator import perturb
 from orchestrator.emulator.spec import CONTROLLER, EmulationSpec, PathSpec
 
-DELAYD = paths.INFRA / "local" / "delayd" / "delayd"
+DELAYD_SOURCE = paths.INFRA / "local" / "delayd"  # delayd.c and its Makefile
+BUILD_NEEDS = "gcc, make, pkg-config, libnetfilter-queue-dev and libmnl-dev"
 QUEUE_FIRST = 0
 QUEUE_COUNT = 2  # one per CPU of the 2-core reference machine
 RT_PRIORITY = 50
@@ -89,9 +97,63 @@ def iptables_rules(spec: EmulationSpec) -> str:
     )
 
 
+def _cache_home() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "interregion"
+
+
+def delayd_binary(source: Path = DELAYD_SOURCE, cache: Path | None = None) -> Path:
+    """The delayd program, built on first use when there is none.
+
+    A checkout has the one `make setup` built beside its source. An installed package
+    ships the source only (a binary is built for one machine's libraries): it is built
+    once into the cache folder ($XDG_CACHE_HOME/interregion/delayd-<hash of the source>),
+    so a new version of the source gets a new build."""
+    beside = source / "delayd"
+    if os.access(beside, os.X_OK):
+        return beside
+    digest = hashlib.sha256()
+    for name in ("delayd.c", "Makefile"):
+        try:
+            digest.update((source / name).read_bytes())
+        except OSError as e:
+            raise UserError(f"{source / name}: delayd's source is missing ({e.strerror})") from None
+    folder = (cache or _cache_home()) / f"delayd-{digest.hexdigest()[:16]}"
+    built = folder / "delayd"
+    if os.access(built, os.X_OK):
+        return built
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".delayd-", dir=folder.parent))
+    try:
+        for name in ("delayd.c", "Makefile"):
+            shutil.copyfile(source / name, work / name)
+        try:
+            done = subprocess.run(
+                ["make", "-s", "-C", str(work), "delayd"],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise UserError(f"delayd could not be built ({e}): it needs {BUILD_NEEDS}") from None
+        if done.returncode != 0:
+            said = (done.stderr or done.stdout).strip().splitlines()
+            raise UserError(
+                f"delayd could not be built ({said[-1] if said else done.returncode}): it "
+                f"needs {BUILD_NEEDS} ('make setup' installs them)"
+            )
+        try:
+            work.rename(folder)  # whole or not at all; another build may have won
+        except OSError:
+            if not os.access(built, os.X_OK):
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return built
+
+
 def command(table_file: str, pid_file: str) -> list[str]:
     return [
-        str(DELAYD),
+        str(delayd_binary()),
         "--table",
         table_file,
         "--queue-first",

@@ -53,8 +53,8 @@ def _require_tools(need_delayd: bool) -> None:
     for tool in _REQUIRED_TOOLS:
         if not shutil.which(tool):
             raise UserError(f"{tool} is not installed: run 'make setup'")
-    if need_delayd and not os.access(delay.DELAYD, os.X_OK):
-        raise UserError(f"{delay.DELAYD} is not built: run 'make setup'")
+    if need_delayd:
+        delay.delayd_binary()  # built now if it is not yet: a one-line error if it cannot be
     if not Path("/proc/sys/net/bridge").exists():
         # Bridged packets reach iptables (and delayd) only through br_netfilter.
         with contextlib.suppress(FileNotFoundError):

@@ -344,6 +344,8 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
     """The store's rows of one sweep folder (its record's format version checked)."""
     record = store.load_record(results, sweep_id)
     folder = store.sweep_dir(results, sweep_id)
+    if store.is_study_record(record):
+        raise UserError(f"{folder} is a TCP study, not a sweep: the history holds sweeps only")
     csv_rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
     facts, placement = _hosts_json(folder)
     placement = {**placement, **(record.get("placement") or {})}
@@ -512,7 +514,8 @@ def sweep_ids(results: Path) -> list[str]:
     """Ids of the sweep folders under `results` (those with a sweep.json), oldest first."""
     if not Path(results).is_dir():
         return []
-    return sorted(p.parent.name for p in Path(results).glob(f"*/{store.SWEEP_FILE}"))
+    found = (p.parent for p in Path(results).glob(f"*/{store.SWEEP_FILE}"))
+    return sorted(p.name for p in found if not store.is_study_dir(p))  # a study is no sweep
 
 
 def ingest_all(
@@ -749,6 +752,9 @@ def export(results: Path, out: Path, fmt: str, since: str | None = None) -> int:
     import duckdb
 
     out = Path(out)
+    problem = store.not_a_regular_file(out)
+    if problem:  # renamed over, a FIFO or a device would be replaced by a plain file
+        raise UserError(f"--out {out} is {problem}: give the path of a regular file, or a new one")
     tmp = out.with_name(f".{out.name}.tmp")
     with opened(results, read_only=True) as con:
         (count,) = con.execute(f"SELECT count(*) FROM measurements {where}", params).fetchone() or (

@@ -387,7 +387,8 @@ def sweep_dirs(results: Path) -> list[Path]:
     """Folders under `results` holding a measurements.csv, oldest sweep id first."""
     if not results.is_dir():
         return []
-    return sorted(p.parent for p in results.glob("*/measurements.csv"))
+    found = (p.parent for p in results.glob("*/measurements.csv"))
+    return sorted(p for p in found if not store.is_study_dir(p))  # a study is no sweep
 
 
 def load_inputs(

@@ -445,7 +445,9 @@ def write_pngs(figures: Mapping[str, go.Figure], out_dir: Path) -> tuple[list[Pa
         import kaleido
         from kaleido import PageGenerator
     except ImportError:
-        return [], "kaleido is not installed (pip install kaleido)"
+        return [], "kaleido is not installed: it comes with the [png] extra: " + (
+            "pip install 'interregion[png]'"
+        )
     os.environ.setdefault("BROWSER_PATH", browser)  # choreographer reads it
     names = list(figures)
     files = [out_dir / f"{n}.png" for n in names]

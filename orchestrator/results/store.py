@@ -20,6 +20,7 @@ import math
 import os
 import re
 import secrets
+import stat
 import tempfile
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -50,9 +51,33 @@ def utc_now() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
+def not_a_regular_file(path: Path) -> str | None:
+    """What `path` is when it exists and is not a regular file ("a FIFO", ...), else None."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None  # nothing there (or no folder): the write says what is wrong
+    for test, kind in (
+        (stat.S_ISLNK, "a symlink"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return None
+
+
 def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder and a rename."""
+    """Write `text` to `path` through a temporary file in the same folder and a rename,
+    over a regular file only: a FIFO, a device, a symlink or a folder there is refused
+    (one line), never replaced."""
     path = Path(path)
+    problem = not_a_regular_file(path)
+    if problem:
+        raise UserError(f"{path} is {problem}: give the path of a regular file, or a new one")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -187,6 +212,41 @@ def write_rows(sweep_dir: Path, rows: Iterable[Mapping[str, Any]]) -> None:
 # ---- the sweep record -----------------------------------------------------------------
 
 
+# What the tools a sweep hands its folder to cannot take, even quoted: ssh expands
+# ${NAME} in its file options with no escape for it, and Ansible templates {{ }}, {% %}
+# and {# #} in inventory values; a control character (a newline) starts a new line in
+# every file the path is written into.
+_TOOL_UNSAFE = re.compile(r"[\x00-\x1f\x7f]|\$\{|\{\{|\{%|\{#")
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def control_character_problem(text: str) -> str | None:
+    """Why a path cannot be used (it holds a control character, e.g. a newline), or None."""
+    found = _CONTROL.search(text)
+    if found is None:
+        return None
+    return f"holds the control character {found.group()!r}: rename it without one"
+
+
+def tool_path_problem(path: Path | str) -> str | None:
+    """Why ssh or Ansible cannot take a path inside a sweep's folder, or None.
+
+    Anything else (spaces, quotes, %, $, non-ASCII) is quoted for each tool."""
+    found = _TOOL_UNSAFE.search(str(path))
+    if found is None:
+        return None
+    return f"holds {found.group()!r}, which ssh or Ansible would expand: use a folder without it"
+
+
+def check_results_for_sweeps(results: Path) -> None:
+    """Refuse, before anything is created, a results folder a sweep cannot run in."""
+    problem = tool_path_problem(Path(results).absolute())
+    if problem:
+        raise UserError(f"--results {str(results)!r} {problem}")
+
+
 def check_sweep_id(sweep_id: str) -> str:
     """`sweep_id` if it has the form new_sweep_id makes; it names a folder under results/,
     so anything else (`../x`, `a/b`) is refused before it reaches a path."""
@@ -206,6 +266,24 @@ def make_state_dir(sweep_dir_: Path) -> Path:
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     path.chmod(0o700)  # mkdir's mode is cut by the umask, and an older folder may be wider
     return path
+
+
+# Studies (`study tcp`) live under <results>/studies/<id>/, apart from the sweeps; their
+# sweep.json carries a "study" part. A sweep reader never takes one, nor a study reader
+# a sweep.
+STUDIES_DIR = "studies"
+
+
+def is_study_record(record: Any) -> bool:
+    return isinstance(record, dict) and isinstance(record.get("study"), dict)
+
+
+def is_study_dir(folder: Path) -> bool:
+    """Whether a run folder holds a study (its sweep.json says so); unreadable: no."""
+    try:
+        return is_study_record(json.loads((Path(folder) / SWEEP_FILE).read_text()))
+    except (OSError, ValueError):
+        return False
 
 
 def load_record(results: Path, sweep_id: str) -> dict[str, Any]:

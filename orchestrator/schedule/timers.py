@@ -9,6 +9,7 @@ runs the same command, `interregion schedule run NAME`, at the same UTC times
 from __future__ import annotations
 
 import math
+import re
 import shlex
 import subprocess
 import sys
@@ -16,10 +17,11 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model import backends
 from orchestrator.plan.sweep_plan import Estimate
+from orchestrator.results import store
+from orchestrator.results.store import check_results_for_sweeps, control_character_problem
 from orchestrator.schedule.cadence import cron_line, on_calendar
 from orchestrator.schedule.profiles import Profile
 from orchestrator.site.publish import parse_target
@@ -48,10 +50,39 @@ def start_timeout_s(estimate: Estimate) -> int:
 
 
 def run_command(profile: Profile, schedules: Path, results: Path, wait_slip: bool) -> list[str]:
-    """The command a timer runs: this Python, this checkout, absolute paths."""
+    """The command a timer runs: this Python, absolute paths."""
+    check_results_for_sweeps(results)
+    for path in (sys.executable, schedules):
+        problem = control_character_problem(str(path))
+        if problem:
+            raise UserError(f"{str(path)!r} {problem}")
     cmd = [sys.executable, "-m", "orchestrator", "schedule", "run", profile.name]
     cmd += ["--file", str(Path(schedules).resolve()), "--results", str(Path(results).resolve())]
     return cmd + (["--wait-slip"] if wait_slip else [])
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_@+=:,./-]+")
+
+
+def systemd_quote(arg: str) -> str:
+    """One argument of an Exec= line: as is when plain, else in double quotes, with
+    C-style escapes for `\\` and `"`, `%%` for a specifier's `%` and `$$` for a
+    variable's `$` (systemd.service(5))."""
+    if _PLAIN.fullmatch(arg):
+        return arg
+    text = arg.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + text.replace("%", "%%").replace("$", "$$") + '"'
+
+
+def systemd_path(path: Path) -> str:
+    """A path setting (WorkingDirectory=): not unquoted by systemd, only specifiers expanded."""
+    return str(path).replace("%", "%%")
+
+
+def cron_command(args: list[str]) -> str:
+    """A command line for cron: shell-quoted, with every `%` escaped, since cron turns an
+    unescaped `%` into a newline (crontab(5)) and removes the backslash of `\\%`."""
+    return shlex.join(args).replace("%", "\\%")
 
 
 def systemd_units(
@@ -59,7 +90,7 @@ def systemd_units(
 ) -> dict[str, str]:
     """{file name: text} of the service and its timer."""
     name = unit_name(profile)
-    command = shlex.join(run_command(profile, schedules, results, wait_slip=False))
+    command = " ".join(systemd_quote(a) for a in run_command(profile, schedules, results, False))
     service = f"""# Written by 'interregion schedule install {profile.name}'.
 [Unit]
 Description=interregion scheduled sweep '{profile.name}'
@@ -68,7 +99,7 @@ After=network-online.target
 
 [Service]
 Type=oneshot
-WorkingDirectory={paths.ROOT}
+WorkingDirectory={systemd_path(Path(schedules).resolve().parent)}
 ExecStart={command}
 # the estimate x {TIMEOUT_FACTOR:g} + {TIMEOUT_MARGIN_S} s; the stop signal makes it tear down
 TimeoutStartSec={start_timeout_s(estimate)}
@@ -96,13 +127,14 @@ WantedBy=timers.target
 def cron_entry(profile: Profile, schedules: Path, results: Path) -> str:
     """An /etc/cron.d file: the cadence (the machine's clock must be UTC, as cron has no
     time zone of its own), `root` and the command, which waits out its own slip."""
-    command = shlex.join(run_command(profile, schedules, results, wait_slip=True))
-    log = shlex.quote(str(Path(results).resolve() / f"schedule-{profile.name}.log"))
+    command = run_command(profile, schedules, results, wait_slip=True)
+    log = str(Path(results).resolve() / f"schedule-{profile.name}.log")
+    folder = str(Path(schedules).resolve().parent)
     return (
         f"# Written by 'interregion schedule install {profile.name} --cron'. Times are UTC:\n"
         "# the machine's clock must be set to UTC.\n"
-        f"{cron_line(profile.cadence)} root cd {shlex.quote(str(paths.ROOT))} && "
-        f"{command} >> {log} 2>&1\n"
+        f"{cron_line(profile.cadence)} root cd {cron_command([folder])} && "
+        f"{cron_command(command)} >> {cron_command([log])} 2>&1\n"
     )
 
 
@@ -131,10 +163,11 @@ def install_files(
 
 
 def write_files(files: list[Written]) -> None:
+    """Each file whole (a temporary file renamed over it), over a regular file only."""
     for f in files:
         try:
-            f.path.parent.mkdir(parents=True, exist_ok=True)
-            f.path.write_text(f.text)
+            store.write_atomic(f.path, f.text)
+            f.path.chmod(0o644)  # as units and cron.d files are, not mkstemp's 0600
         except OSError as e:
             raise UserError(
                 f"{f.path}: cannot write it ({e.strerror}): give a folder you can write "
@@ -254,6 +287,8 @@ def github_workflow(
           workload_identity_provider: ${{ vars.INTERREGION_GCP_WIF_PROVIDER }}
           service_account: ${{ vars.INTERREGION_GCP_SERVICE_ACCOUNT }}
 """
+    extras = ",".join(name for name, wanted in (("aws", aws), ("gcp", gcp)) if wanted)
+    install = f".[{extras}]" if extras else "."  # the cloud SDKs are extras
     reap_clouds = {"aws": "aws", "gcp": "gcp", "cloud": "aws,gcp"}.get(profile.backend)
     reap = f"\n          interregion reap --clouds {reap_clouds}" if reap_clouds else ""
     pages_steps = ""
@@ -326,7 +361,7 @@ jobs:
         with:
           terraform_wrapper: false
       - name: Install interregion
-        run: pip install .
+        run: pip install {shlex.quote(install)}
 {creds}{setup_sync}      - name: Restore the ledger, history and sweeps (runners keep nothing)
         run: mkdir -p "$RESULTS" && {restore}
       - name: Scheduled sweep

@@ -251,7 +251,7 @@ def build_site(
 
     # every page's header links the TCP studies' list when there is one
     has_studies = bool(study_ids(results / STUDIES_DIR))
-    with outdir.building(out, SITE_FILES, "site") as tmp:
+    with outdir.building(out, SITE_FILES, "site", manifest=True) as tmp:
         _write_assets(tmp / "assets")
         for page in pages:
             _write_data(results / page.id, page, tmp / "data" / page.id, warn)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
+from orchestrator.core import outdir
+from orchestrator.core.errors import UserError, missing_extra
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -87,7 +88,7 @@ def upload_order(site_dir: Path) -> list[str]:
     files = sorted(
         p.relative_to(site_dir).as_posix()
         for p in site_dir.rglob("*")
-        if p.is_file() and not p.name.endswith(".tmp")
+        if p.is_file() and not p.name.endswith(".tmp") and p.name != outdir.MANIFEST
     )
     if "index.html" not in files:
         raise UserError(f"{site_dir} has no index.html: build it with 'interregion site' first")
@@ -127,6 +128,9 @@ def _to_folder(site_dir: Path, dest: Path, order: Sequence[str]) -> int:
         raise UserError(f"--to {dest} is inside the site folder {site_dir}: pick another folder")
     if out.exists() and not out.is_dir():
         raise UserError(f"--to {dest} is a file, not a folder: give a folder to publish into")
+    # a folder of someone else's (a hand-written index.html) is never overwritten
+    outdir.check_only_ours(out, "published site", "--to")
+    listed = outdir.read_manifest(out)
     total = 0
     for rel in order:
         target = out / rel
@@ -143,12 +147,18 @@ def _to_folder(site_dir: Path, dest: Path, order: Sequence[str]) -> int:
                 "replaced, so readers still see the previous site"
             ) from None
         total += target.stat().st_size
+        listed.add(rel)
+        # listed as each lands, so a publish cut short can be run again
+        outdir.write_manifest(out, listed)
     return total
 
 
 def _to_s3(site_dir: Path, target: Target, order: Sequence[str], client: Any) -> int:
-    import boto3
-    from botocore.exceptions import BotoCoreError, ClientError
+    try:
+        import boto3
+        from botocore.exceptions import BotoCoreError, ClientError
+    except ImportError as e:
+        raise missing_extra("aws", e) from None
 
     s3 = client if client is not None else boto3.client("s3")
     total = 0
@@ -176,13 +186,15 @@ def _to_s3(site_dir: Path, target: Target, order: Sequence[str], client: Any) ->
 
 
 def _to_gcs(site_dir: Path, target: Target, order: Sequence[str], client: Any) -> int:
-    from google.api_core import exceptions as gexc
-    from google.auth.exceptions import DefaultCredentialsError
+    try:
+        from google.api_core import exceptions as gexc
+        from google.auth.exceptions import DefaultCredentialsError
+        from google.cloud import storage  # type: ignore[attr-defined]
+    except ImportError as e:
+        raise missing_extra("gcp", e) from None
 
     try:
         if client is None:
-            from google.cloud import storage  # type: ignore[attr-defined]
-
             client = storage.Client()
         bucket = client.bucket(target.location)
         total = 0

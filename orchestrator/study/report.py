@@ -31,7 +31,7 @@ from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_WINDOW_BYTES
 from orchestrator.results import store
 from orchestrator.study.plan import BASELINE, VARIANTS
 
-STUDIES_DIR = "studies"  # under a results folder: the studies, apart from the sweeps
+STUDIES_DIR = store.STUDIES_DIR  # under a results folder: the studies, apart from the sweeps
 SUMMARY_FILE = "study_summary.csv"
 REPORT_FILE = "study.md"
 PAGE_FILE = "study.html"
@@ -413,8 +413,11 @@ def build_study_report(sweep: Any) -> Path:
 
 
 def study_ids(studies: Path) -> list[str]:
-    """The studies under `studies` that have a page, in id order."""
-    return sorted(p.parent.name for p in studies.glob(f"*/{PAGE_FILE}")) if studies.is_dir() else []
+    """The studies under `studies` that have a page, in id order (a sweep is no study)."""
+    if not studies.is_dir():
+        return []
+    found = (p.parent for p in studies.glob(f"*/{PAGE_FILE}"))
+    return sorted(p.name for p in found if store.is_study_dir(p))
 
 
 def write_study_pages(studies: Path, dest: Path) -> list[str]:

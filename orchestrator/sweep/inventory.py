@@ -8,6 +8,7 @@ and a short control-socket folder (ControlMaster sockets are closed at the end).
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 import subprocess
 import tempfile
@@ -92,6 +93,35 @@ def remove_control_dir(state_dir: Path, also: Path | None = None) -> None:
     (Path(state_dir) / CONTROL_DIR_NOTE).unlink(missing_ok=True)
 
 
+def ssh_config_value(path: Path | str) -> str:
+    """A path as ssh reads it in a config value (`-o Key=VALUE`): in double quotes, with
+    `\\` and `"` escaped and `%` doubled (ssh expands %-tokens in these paths).
+    `${`, which ssh expands as an environment variable, cannot be escaped: refused
+    earlier by `tool_path_problem`."""
+    text = str(path).replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    return f'"{text}"'
+
+
+def ssh_common_args(client_key: Path, known_hosts: Path, control_path_dir: Path) -> str:
+    """Ansible's ssh arguments (it splits them as a shell would, shlex): the sweep's key,
+    its known_hosts, checked strictly, and the control sockets' folder. The key is given
+    here, not as ansible_ssh_private_key_file, which Ansible quotes without escaping."""
+    return shlex.join(
+        [
+            "-o",
+            f"IdentityFile={ssh_config_value(client_key)}",
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            f"UserKnownHostsFile={ssh_config_value(known_hosts)}",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            f'ControlPath={ssh_config_value(control_path_dir)[:-1]}/%h-%p"',
+        ]
+    )
+
+
 def inventory(
     hosts: Sequence[Host],
     *,
@@ -111,13 +141,7 @@ def inventory(
     key -> settings) go to the agent beside each round's part."""
     agent_dirs = agent_dirs or {}
     host_settings = host_settings or {}
-    ssh_args = " ".join(
-        [
-            f"-o UserKnownHostsFile={known_hosts}",
-            "-o StrictHostKeyChecking=yes",
-            f"-o ControlPath={control_path_dir}/%h-%p",
-        ]
-    )
+    ssh_args = ssh_common_args(client_key, known_hosts, control_path_dir)
     backends = sorted({h.backend for h in hosts})
     return {
         "all": {
@@ -129,7 +153,6 @@ def inventory(
                 # ir_python: the hosts' python3, for the agent and Ansible's modules
                 "ir_python": python,
                 "ansible_python_interpreter": python,
-                "ansible_ssh_private_key_file": str(client_key),
                 "ansible_ssh_common_args": ssh_args,
             },
             "hosts": {

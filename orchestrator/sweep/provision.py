@@ -63,8 +63,10 @@ def local_stack(
     controller in that region, so its traffic to the hosts gets the modelled delay;
     `emulated_type` is the hosts' emulated machine type ("": the default).
     `emulation`: the sweep record's seed and perturbations (emulator.stack.EmulationSettings)."""
+    from orchestrator.emulator import delayd_binary
     from orchestrator.emulator.stack import EmulationSettings, local_variables
 
+    delayd_binary()  # built (first use of an installed package) before anything is applied
     workdir = workdir_for(state_dir, "local")
     variables = local_variables(
         sweep_id,

@@ -141,6 +141,7 @@ def create_sweep(
 
     `cloud_options` (the fields of clouds.launch.CloudOptions) are kept in the record, so
     a later 'provision --sweep ID' provisions the same way."""
+    store.check_results_for_sweeps(results)
     sweep_id = sweep_id or store.new_sweep_id()
     if store.sweep_dir(results, sweep_id).exists():
         raise UserError(f"sweep {sweep_id} exists already: pick another id")

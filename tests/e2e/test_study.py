@@ -39,9 +39,9 @@ ARGS = [
 
 @pytest.fixture(scope="module")
 def studied(tmp_path_factory):
-    results = tmp_path_factory.mktemp("studies")
+    results = tmp_path_factory.mktemp("results")
     out = run_cli([*ARGS, "--results", str(results)], timeout_s=1800)
-    study = only_sweep(results)
+    study = only_sweep(results / "studies")  # --results is the sweeps' folder, as everywhere
     yield out, study
     if not nothing_left(study):
         run_cli(["teardown", "--sweep", study.name, "--results", str(results)])
@@ -113,7 +113,8 @@ def test_the_report_and_restore_and_nothing_left(studied):
 
 
 def test_an_interrupted_study_still_restores_every_host(tmp_path):
-    results = tmp_path / "studies"
+    results = tmp_path / "results"
+    studies = results / "studies"
     args = [
         "study", "tcp", "--backend", "local", "--regions", "aws:us-east-1,aws:eu-west-1",
         "--variants", "default,tuned", "--repeats", "3", "--pings", "5", "--duration", "5",
@@ -123,7 +124,7 @@ def test_an_interrupted_study_still_restores_every_host(tmp_path):
     try:
         # wait for a tuned test to be running: its saved originals are on disk
         wait_for(
-            lambda: results.exists() and any(results.glob("*/state/agent/tuned-*.json")),
+            lambda: studies.exists() and any(studies.glob("*/state/agent/tuned-*.json")),
             timeout_s=300,
             what="a tuned test",
             proc=proc,
@@ -134,7 +135,7 @@ def test_an_interrupted_study_still_restores_every_host(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
-    study = only_sweep(results)
+    study = only_sweep(studies)
     meta = record(study)
     assert meta["status"] == "interrupted"
     restore = meta["study"]["restore"]

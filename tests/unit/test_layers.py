@@ -30,7 +30,7 @@ PUBLIC = {
     "drivers": ["ansible", "interrupts", "keys", "lock", "processes", "progress", "terraform"],
     "emulator": [
         "LOCAL_MAX_CONCURRENT", "EmulationSpec", "EmulationStatus", "HostSpec", "PathSpec",
-        "allowance", "down", "hosts_of", "net", "perturb", "reap", "require_root",
+        "allowance", "delayd_binary", "down", "hosts_of", "net", "perturb", "reap", "require_root",
         "reserve_subnet", "running_spec", "set_perturbations", "spec", "stack", "state",
         "status", "up", "variation",
     ],

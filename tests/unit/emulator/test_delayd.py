@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.emulator import delay
 from orchestrator.emulator.spec import EmulationSpec, HostSpec, PathSpec
 from orchestrator.netmodel.model import DEFAULT_MODEL
@@ -36,6 +37,34 @@ SUBNET = "198.19.250"  # inside the 198.18.0.0/15 benchmarking range, rarely use
 HOSTS = {"a": f"{SUBNET}.1", "b": f"{SUBNET}.2", "c": f"{SUBNET}.3"}
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, iptables)")
+
+
+def test_without_a_binary_delayd_is_built_once_into_the_cache(tmp_path):
+    """An installed package ships the source only: built on first use, then reused."""
+    if shutil.which("pkg-config") is None or shutil.which("cc") is None:
+        pytest.skip("no C toolchain: run 'make setup'")
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("delayd.c", "Makefile"):
+        shutil.copy2(DELAYD_DIR / name, source / name)
+    built = delay.delayd_binary(source, cache=tmp_path / "cache")
+    assert built.parent.parent == tmp_path / "cache" and os.access(built, os.X_OK)
+    assert subprocess.run([str(built), "--self-test"], timeout=60).returncode == 0
+    stamp = built.stat().st_mtime_ns
+    assert delay.delayd_binary(source, cache=tmp_path / "cache") == built
+    assert built.stat().st_mtime_ns == stamp  # not built again
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [built.parent.name]
+
+
+def test_delayd_that_cannot_be_built_is_one_line_naming_what_it_needs(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    shutil.copy2(DELAYD_DIR / "Makefile", source / "Makefile")
+    (source / "delayd.c").write_text("int main(void) { return undefined_here; }\n")
+    with pytest.raises(UserError) as e:
+        delay.delayd_binary(source, cache=tmp_path / "cache")
+    assert "\n" not in str(e.value) and "libnetfilter-queue-dev" in str(e.value)
+    assert list((tmp_path / "cache").iterdir()) == []  # no half-built folder left
 
 
 @pytest.fixture(scope="module", params=["delayd", "delayd-asan"])

@@ -224,6 +224,9 @@ def test_exported_workflow_passes_actionlint(tmp_path, schedules, name, extra):
     uses = [s.get("uses", "") for s in steps]
     text = workflow.read_text()
     assert "secrets." not in text  # OIDC, no stored keys
+    install = next(s["run"] for s in steps if s.get("name") == "Install interregion")
+    # the cloud SDKs are extras: lat runs on both clouds, thr on aws
+    assert install == ("pip install '.[aws,gcp]'" if name == "lat" else "pip install '.[aws]'")
     if name == "lat":  # backend cloud: both clouds
         assert any(u.startswith("aws-actions/configure-aws-credentials") for u in uses)
         assert any(u.startswith("google-github-actions/auth") for u in uses)

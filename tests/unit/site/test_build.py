@@ -241,7 +241,7 @@ def test_site_out_on_a_file_or_a_folder_of_other_files_is_one_line(tmp_path):
     home.mkdir()
     (home / "thesis.tex").write_text("keep")
     for out, needle in ((blocker, "is a file"), (blocker / "site", "cannot create"),
-                        (home, "not part of a site")):  # fmt: skip
+                        (home, "interregion did not write there (thesis.tex")):  # fmt: skip
         result = _site_cli(tmp_path, out, results)
         assert result.exit_code == 2, result.output
         lines = [line for line in result.stderr.splitlines() if line.strip()]

@@ -233,7 +233,8 @@ def test_without_a_store_the_site_is_as_before(tmp_path):
     assert not (out / "history").exists()
     assert "history/" not in (out / "index.html").read_text()
     assert sorted(p.name for p in out.iterdir()) == [
-        "assets", "data", "data.html", "index.html", "methodology.html", "sweeps"
+        ".interregion-manifest", "assets", "data", "data.html", "index.html", "methodology.html",
+        "sweeps",
     ]  # fmt: skip
 
 

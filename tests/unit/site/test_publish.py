@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from moto import mock_aws
 
 from orchestrator.cli import main
+from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
 from orchestrator.site import publish
 
@@ -69,8 +70,8 @@ def test_upload_order_puts_the_index_last(site_dir):
 
 def test_publish_to_a_folder(site_dir, tmp_path):
     dest = tmp_path / "www"
-    (dest / "index.html").parent.mkdir(parents=True)
-    (dest / "index.html").write_text("old")
+    publish.publish_site(site_dir, str(dest))  # an earlier publish, then the new site
+    (site_dir / "index.html").write_text("<html>latest</html>")
     result = publish.publish_site(site_dir, str(dest))
     assert result.files == 7 and result.order[-1] == "index.html"
     assert (dest / "index.html").read_text() == "<html>latest</html>"
@@ -271,6 +272,8 @@ def test_a_failed_copy_leaves_the_old_index(site_dir, tmp_path):
     dest.mkdir()
     (dest / "index.html").write_text("old")
     (dest / "sweeps").write_text("a file where the site has a folder")
+    # both written by an earlier publish (its list of them)
+    outdir.write_manifest(dest, ["index.html", "sweeps"])
     with pytest.raises(UserError, match=r"cannot write sweeps/s1\.html.*index\.html was not"):
         publish.publish_site(site_dir, str(dest))
     assert (dest / "index.html").read_text() == "old"

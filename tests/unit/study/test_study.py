@@ -228,6 +228,7 @@ def test_the_site_gets_a_page_per_study(tmp_path):
     for sid in ("20261125T0400Z-aaaa", "20261125T0500Z-bbbb"):
         (studies / sid).mkdir(parents=True)
         (studies / sid / "study.html").write_text(page_html(f"## {sid}\n", sid))
+        (studies / sid / "sweep.json").write_text(json.dumps({"study": {"kind": "tcp"}}))
     (studies / "unfinished").mkdir()  # no page yet: left out
     ids = write_study_pages(studies, tmp_path / "site" / "studies")
     assert ids == ["20261125T0400Z-aaaa", "20261125T0500Z-bbbb"]
@@ -371,7 +372,7 @@ def test_a_cloud_study_above_the_budget_is_refused_before_anything_is_provisione
     plan, _ = study_plan(sweep, catalog, list(VARIANTS.values()), 3)
     # a budget the sweep's estimate is within and the study's is not
     assert sweep.estimate.cost_usd < 0.1 < plan.estimate.cost_usd
-    results = tmp_path / "studies"
+    results = tmp_path / "results"
     result = _cli("--backend", "aws", "--regions", regions, "--budget-usd", "0.1",
                   "--results", str(results))  # fmt: skip
     assert result.exit_code == 2, result.output
@@ -400,6 +401,7 @@ def test_sweep_json_records_the_studys_estimate(tmp_path, monkeypatch):
 
     def record(run, **kwargs):
         seen["record"] = json.loads((run.dir / "sweep.json").read_text())
+        seen["dir"] = run.dir
 
     monkeypatch.setattr("orchestrator.sweep.runner.run_sweep", record)
     regions = "aws:us-east-1,aws:eu-west-1"
@@ -410,7 +412,41 @@ def test_sweep_json_records_the_studys_estimate(tmp_path, monkeypatch):
     sweep = make_plan(catalog, SelectionSpec(regions=tuple(regions.split(","))), TestParams())
     plan, found = study_plan(sweep, catalog, parse_variants("default,p4"), 3)
     record = seen["record"]
+    # --results is the sweeps' folder, as for every command: the study lands apart
+    assert seen["dir"].parent == tmp_path / "studies"
     assert record["plan"]["estimate"] == plan.estimate.to_dict()
     assert record["plan"]["estimate"] != sweep.estimate.to_dict()
     assert record["study"]["estimate"] == found.to_dict()
     assert record["study"]["estimate"]["tests"] == 6
+
+
+def test_readers_of_sweeps_and_of_studies_never_take_the_other(tmp_path):
+    """A study put where sweeps are (as --results of old sent it) is no sweep to the
+    report, the site or the history; a sweep put where studies are is no study."""
+    from orchestrator.history import store as history
+    from orchestrator.report.build import sweep_dirs
+    from orchestrator.results import store
+    from orchestrator.study.report import study_ids
+
+    def run_folder(parent, run_id, study):
+        folder = parent / run_id
+        folder.mkdir(parents=True)
+        record = {"format_version": store.RESULTS_FORMAT_VERSION, "sweep_id": run_id}
+        if study:
+            record["study"] = {"kind": "tcp"}
+        (folder / store.SWEEP_FILE).write_text(json.dumps(record))
+        (folder / store.MEASUREMENTS_FILE).write_text(",".join(store.MEASUREMENT_COLUMNS) + "\n")
+        (folder / "study.html").write_text("<html></html>")
+        return folder
+
+    results = tmp_path / "results"
+    sweep = run_folder(results, "20261125T0400Z-aaaa", study=False)
+    run_folder(results, "20261125T0500Z-bbbb", study=True)
+    assert sweep_dirs(results) == [sweep]
+    assert history.sweep_ids(results) == [sweep.name]
+    with pytest.raises(UserError, match="is a TCP study, not a sweep"):
+        history.sweep_batch(results, "20261125T0500Z-bbbb")
+    studies = results / store.STUDIES_DIR
+    run_folder(studies, "20261125T0600Z-cccc", study=True)
+    run_folder(studies, "20261125T0700Z-dddd", study=False)
+    assert study_ids(studies) == ["20261125T0600Z-cccc"]

@@ -4,6 +4,7 @@ the round plumbing, progress lines and the CLI's one-line errors."""
 import io
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -380,9 +381,10 @@ def test_inventory_checks_host_keys_and_uses_the_sweeps_key(tmp_path):
         agent_dir="/tmp/x",
     )
     v = doc["all"]["vars"]
-    assert "StrictHostKeyChecking=yes" in v["ansible_ssh_common_args"]
-    assert f"UserKnownHostsFile={tmp_path / 'kh'}" in v["ansible_ssh_common_args"]
-    assert v["ansible_ssh_private_key_file"] == str(tmp_path / "k")
+    args = shlex.split(v["ansible_ssh_common_args"])  # as Ansible splits them
+    assert "StrictHostKeyChecking=yes" in args
+    assert f'UserKnownHostsFile="{tmp_path / "kh"}"' in args
+    assert f'IdentityFile="{tmp_path / "k"}"' in args
     assert doc["all"]["hosts"]["aws_us-east-1"]["ir_name"] == A
 
 

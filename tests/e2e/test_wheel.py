@@ -1,0 +1,129 @@
+"""The package as a user installs it: a wheel built from the checkout, installed into a
+fresh venv outside it (no extras), run from another folder. The catalog, stacks,
+playbooks, public data and pricing come from the wheel; delayd is built from its shipped
+source on first use; a cloud command names the extra it needs."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from orchestrator.core import paths
+
+CHECKOUT = paths.ROOT
+# what the build reads (pyproject.toml, setup.py, MANIFEST.in): copied, so the build's
+# build/ folder never lands in the checkout
+SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "regions.yaml")
+FOLDERS = ("orchestrator", "infra", "playbooks", "data")
+# built files are copied too (the delayd binaries when `make setup` made them): the
+# build must leave them out
+NOT_COPIED = shutil.ignore_patterns("__pycache__")
+
+pytestmark = pytest.mark.slow
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600):
+    return subprocess.run(
+        args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def _clean_env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    # a fresh cache: delayd is built from the wheel's source, not found from an earlier run
+    return {**env, "CI": "true", "XDG_CACHE_HOME": str(tmp / "cache")}
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """(wheel, the venv's interregion, a folder outside the checkout, env)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    src.mkdir()
+    for name in SOURCES:
+        shutil.copy2(CHECKOUT / name, src / name)
+    for name in FOLDERS:
+        shutil.copytree(CHECKOUT / name, src / name, ignore=NOT_COPIED)
+    env = _clean_env(tmp)
+    built = _run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), "."],
+        src,
+        env,
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = (tmp / "dist").glob("interregion-*.whl")
+    made = _run([sys.executable, "-m", "venv", str(tmp / "venv")], tmp, env)
+    assert made.returncode == 0, made.stderr
+    pip = _run([str(tmp / "venv" / "bin" / "pip"), "install", "-q", str(wheel)], tmp, env)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    elsewhere = tmp / "elsewhere"
+    elsewhere.mkdir()
+    return wheel, tmp / "venv" / "bin" / "interregion", elsewhere, env
+
+
+def test_the_wheel_holds_the_files_the_package_runs_on_and_nothing_built(installed):
+    wheel = installed[0]
+    names = set(zipfile.ZipFile(wheel).namelist())
+    bundle = "orchestrator/bundled/"
+    for needed in (
+        "regions.yaml",
+        "infra/pricing.yaml",
+        "infra/local/main.tf",
+        "infra/aws/main.tf",
+        "infra/local/delayd/delayd.c",
+        "infra/local/delayd/Makefile",
+        "playbooks/ansible.cfg",
+        "playbooks/files/ir_agent.py",
+        "data/skyplane-latency-2022.csv",
+    ):
+        assert bundle + needed in names, needed
+    assert not [n for n in names if n.endswith(("/delayd", "/delayd-asan")) or "tfstate" in n]
+    assert not [n for n in names if "/.terraform" in n]
+
+
+def test_installed_regions_and_plan_run_from_another_folder(installed):
+    _, interregion, elsewhere, env = installed
+    regions = _run([str(interregion), "regions"], elsewhere, env)
+    assert regions.returncode == 0, regions.stderr
+    assert "aws:us-east-1" in regions.stdout and "gcp:europe-west1" in regions.stdout
+    plan = _run([str(interregion), "plan", "--max-regions", "2"], elsewhere, env)
+    assert plan.returncode == 0, plan.stderr
+    assert "pricing.yaml" in plan.stdout  # the list prices were found
+    where = _run(
+        [
+            str(interregion.parent / "python"),
+            "-c",
+            "import orchestrator; print(orchestrator.__file__)",
+        ],
+        elsewhere,
+        env,
+    )
+    assert Path(where.stdout.strip()).is_relative_to(interregion.parent.parent)
+
+
+def test_a_command_of_a_missing_extra_names_it_in_one_line(installed):
+    _, interregion, elsewhere, env = installed
+    out = _run([str(interregion), "reap", "--clouds", "aws", "--dry-run"], elsewhere, env)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "interregion[aws]" in out.stderr, out.stderr
+
+
+@pytest.mark.root
+def test_the_installed_command_sweeps_the_emulated_cloud(installed):
+    _, interregion, elsewhere, env = installed
+    args = ["sweep", "--max-regions", "2", "--pings", "5", "--duration", "1", "--omit", "0"]
+    out = _run([str(interregion), *args, "--yes", "--results", "res"], elsewhere, env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    (sweep_dir,) = [p for p in (elsewhere / "res").iterdir() if (p / "sweep.json").is_file()]
+    with (sweep_dir / "measurements.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2 and {r["status"] for r in rows} == {"ok"}, rows
+    # delayd was built from the wheel's source into the cache on first use
+    assert list((Path(env["XDG_CACHE_HOME"]) / "interregion").glob("delayd-*/delayd"))
