@@ -245,7 +245,7 @@ def build_site(
     nav = [p.id for p in pages]
     hist = _history_pages(results, warn)
     has_history = hist is not None
-    from orchestrator.study_report import STUDIES_DIR, study_ids, write_study_pages
+    from orchestrator.study_report import STUDIES_DIR, study_ids
 
     # every page's header links the TCP studies' list when there is one
     has_studies = bool(study_ids(results / STUDIES_DIR))
@@ -271,10 +271,61 @@ def build_site(
             from orchestrator import site_history
 
             site_history.write_pages(tmp, hist, studies=has_studies)
-        studies = write_study_pages(results / STUDIES_DIR, tmp / "studies")
+        studies = _write_study_pages(
+            results / STUDIES_DIR, tmp / "studies", has_history, warn
+        )
         if studies:
             log(f"site: {len(studies)} TCP study pages (studies/index.html)")
     return out / "index.html"
+
+
+def _write_study_pages(
+    studies: Path, dest: Path, history: bool, warn: Callable[[str], None]
+) -> list[str]:
+    """studies/<id>.html from each study's study.md (Markdown, rendered by markdown-it-py
+    with the site's header, CSS and banner), and studies/index.html listing them; returns
+    the ids written (none: nothing is written)."""
+    from markdown_it import MarkdownIt
+
+    from orchestrator.study_report import REPORT_FILE, study_ids
+
+    # a study's text is data: raw HTML is escaped, and nothing becomes a link (the site
+    # links only to its own files; '<gcp:b>' would read as a URL of scheme 'gcp')
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    md.disable(["autolink", "link", "image"])
+    written = []
+    emulated_any = False
+    for study_id in study_ids(studies):
+        source = studies / study_id / REPORT_FILE
+        try:
+            text = source.read_text(encoding="utf-8")
+            meta = report.read_sweep_meta(studies / study_id)
+        except (OSError, UnicodeDecodeError, UserError) as e:
+            warn(f"site: study {study_id} left out: {e}")
+            continue
+        emulated = meta.get("backend") == "local" or "Emulated cloud" in text
+        emulated_any |= emulated
+        title = f"TCP study {study_id}"
+        page = [
+            _head(title, "../", history, studies=True),
+            _banner(emulated, "This study's results were"),
+            f"<div class='study'>{md.render(text)}</div>\n",
+            "<p><a href='index.html'>All TCP studies</a></p>\n",
+            _foot(),
+        ]
+        _write(dest / f"{study_id}.html", "".join(page))
+        written.append(study_id)
+    if not written:
+        return []
+    items = "".join(f"<li><a href='{_e(i)}.html'>{_e(i)}</a></li>" for i in written)
+    _write(
+        dest / "index.html",
+        _head("TCP studies", "../", history, studies=True)
+        + _banner(emulated_any, "Some or all of these studies were")
+        + f"<h1>TCP studies</h1>\n<ul id='studies'>{items}</ul>\n"
+        + _foot(),
+    )
+    return written
 
 
 def _history_pages(results: Path, warn: Callable[[str], None]) -> Any:

@@ -414,21 +414,3 @@ def build_study_report(sweep: Any) -> Path:
 def study_ids(studies: Path) -> list[str]:
     """The studies under `studies` that have a page, in id order."""
     return sorted(p.parent.name for p in studies.glob(f"*/{PAGE_FILE}")) if studies.is_dir() else []
-
-
-def write_study_pages(studies: Path, dest: Path) -> list[str]:
-    """The site's study pages: each study's study.html as studies/<id>.html, and a list
-    of them; returns the ids (none: nothing is written)."""
-    ids = study_ids(studies)
-    if not ids:
-        return []
-    dest.mkdir(parents=True, exist_ok=True)
-    for study_id in ids:
-        (dest / f"{study_id}.html").write_text((studies / study_id / PAGE_FILE).read_text())
-    items = "".join(f"<li><a href='{html.escape(i)}.html'>{html.escape(i)}</a></li>" for i in ids)
-    (dest / "index.html").write_text(
-        "<!doctype html><html><head><meta charset='utf-8'><title>TCP studies</title>"
-        f"</head><body><h1>TCP studies</h1><ul>{items}</ul>"
-        "<p><a href='../index.html'>sweeps</a></p></body></html>\n"
-    )
-    return ids

@@ -13,7 +13,7 @@ from orchestrator import analyze, site, synthetic
 from orchestrator.cli import main
 from orchestrator.errors import UserError
 from orchestrator.schema import MEASUREMENT_COLUMNS
-from orchestrator.study_report import PAGE_FILE, STUDIES_DIR, page_html
+from orchestrator.study_report import PAGE_FILE, REPORT_FILE, STUDIES_DIR, page_html
 
 
 class _Links(HTMLParser):
@@ -85,7 +85,31 @@ def write_study(results, study_id):
     """A finished TCP study's page, where `study tcp` leaves it (results/studies/<id>/)."""
     folder = results / STUDIES_DIR / study_id
     folder.mkdir(parents=True)
-    (folder / PAGE_FILE).write_text(page_html(f"## {study_id}\n| a | b |\n", study_id))
+    text = STUDY_TEXT.format(study_id=study_id)
+    (folder / REPORT_FILE).write_text(text)
+    (folder / PAGE_FILE).write_text(page_html(text, study_id))
+
+
+# The shapes study_report.report_text writes: headings, bullets, a table, an indented block.
+STUDY_TEXT = """# TCP study {study_id}
+
+Emulated cloud: the emulator is built from the same model.
+
+## aws:a -> <gcp:b>
+
+- idle RTT 80.1 ms, loaded RTT 95.0 ms; BDP at 50 Mbit/s: 500 kB
+- window ceilings: default 13.1 (131 kB), tuned 50.0 (buffers 1000 kB)
+
+| variant | runs | median | min-max | spread % | gain |
+| --- | --- | --- | --- | --- | --- |
+| default | 3 | 13.0 | 12.9-13.2 | 2 | - |
+| tuned | 3 | 49.0 | 48.0-49.5 | 3 | 3.77x |
+
+Recommendation:
+
+    sysctl -w net.core.rmem_max=16777216 net.ipv4.tcp_rmem='4096 131072 16777216' and more
+
+"""
 
 
 @pytest.mark.parametrize("studies", [False, True])
@@ -122,6 +146,25 @@ def test_pages_are_offline_and_labelled_emulated(tmp_path, results, studies):
     for raw in figures:
         fig = json.loads(raw)
         assert "EMULATED" in fig["layout"]["title"]["text"]
+
+
+def test_study_pages_render_their_markdown_in_the_site_frame(tmp_path, results):
+    for sid in ("20261125T0400Z-aaaa", "20261125T0500Z-bbbb"):
+        write_study(results, sid)
+    (results / STUDIES_DIR / "unfinished").mkdir()  # no page yet: left out
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    index = (out / "studies" / "index.html").read_text()
+    assert "href='20261125T0500Z-bbbb.html'" in index and "unfinished" not in index
+    page = (out / "studies" / "20261125T0400Z-aaaa.html").read_text()
+    # the site's frame: viewport, stylesheet, header links, the EMULATED banner
+    assert "name='viewport'" in page and "href='../assets/site.css'" in page
+    assert "href='../methodology.html'" in page and "class='emulated-banner'" in page
+    # Markdown rendered, not printed: bullets are a list, the table a table, text escaped
+    assert "<li>idle RTT 80.1 ms" in page and "- idle RTT" not in page
+    assert page.count("<table>") == 1 and "<td>tuned</td>" in page
+    assert "<h2>aws:a -&gt; &lt;gcp:b&gt;</h2>" in page
+    assert "<pre><code>sysctl -w" in page
 
 
 def test_methodology_has_the_emulator_model(tmp_path, results):

@@ -83,6 +83,37 @@
     return t;
   }
 
+  // Side-by-side subplots (make_subplots' 1 x 2) stacked one above the other when the
+  // chart is narrower than NARROW_PX: on a phone the two halves would overlap.
+  var NARROW_PX = 700;
+  function fitWidth(layout, width) {
+    var x1 = layout.xaxis, x2 = layout.xaxis2;
+    if (width >= NARROW_PX || !x1 || !x2 || !x1.domain || !x2.domain) return layout;
+    if (x1.domain[1] > x2.domain[0]) return layout; // already one above the other
+    var out = copy(layout);
+    var gap = 0.16;
+    var top = [0.5 + gap / 2, 1], bottom = [0, 0.5 - gap / 2];
+    out.xaxis = copy(x1);
+    out.xaxis.domain = [0, 1];
+    out.xaxis2 = copy(x2);
+    out.xaxis2.domain = [0, 1];
+    out.yaxis = copy(layout.yaxis || {});
+    out.yaxis.domain = top;
+    out.yaxis2 = copy(layout.yaxis2 || {});
+    out.yaxis2.domain = bottom;
+    // the subplot titles are annotations placed above each half
+    out.annotations = (layout.annotations || []).map(function (a, i) {
+      var b = copy(a);
+      if (i < 2 && a.xref === "paper" && a.yref === "paper" && a.y === 1) {
+        b.x = 0.5;
+        b.y = i === 0 ? top[1] : bottom[1];
+      }
+      return b;
+    });
+    out.height = Math.max(layout.height || 520, 760);
+    return out;
+  }
+
   function apply() {
     var st = state();
     var shown = 0;
@@ -94,7 +125,7 @@
             f.xaxis !== "x2") shown += f.x.length;
         return f;
       });
-      Plotly.react(c.div, data, c.spec.layout, config);
+      Plotly.react(c.div, data, fitWidth(c.spec.layout, c.div.clientWidth), config);
     });
     var rows = document.querySelectorAll("tr[data-pair]");
     for (var i = 0; i < rows.length; i++) {
@@ -126,6 +157,13 @@
       });
     }
     apply();
+    var narrow = window.innerWidth < NARROW_PX;
+    window.addEventListener("resize", function () {
+      if ((window.innerWidth < NARROW_PX) !== narrow) {
+        narrow = !narrow;
+        apply();
+      }
+    });
     document.body.setAttribute("data-charts-ready", String(charts.length));
   }
 
