@@ -428,3 +428,80 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
     assert browser.errors() == []
     foreign = [u for u in browser.requested() if not u.startswith(("file://", "data:"))]
     assert foreign == []
+
+
+# --- phone width ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def full_site(history_site):
+    """The history site with a TCP study beside it, rebuilt: every kind of page."""
+    from test_site import write_study
+
+    results = history_site.parent / "results"
+    write_study(results, "20261125T0400Z-aaaa")
+    site.build_site(history_site, results, catalog=load_catalog())
+    return history_site
+
+
+WIDTH_PAGES = {
+    "index": ("index.html", READY),
+    "matrix": ("history/matrix.html", MATRIX_READY),
+    "pair": (
+        "history/pairs/aws_us-east-1--gcp_europe-west1.html",
+        "document.body && document.body.getAttribute('data-history-ready') === 'pair'",
+    ),
+    "changes": ("history/changes.html", "document.readyState === 'complete'"),
+    "study": ("studies/20261125T0400Z-aaaa.html", "document.readyState === 'complete'"),
+    "data": ("data.html", "document.readyState === 'complete'"),
+}
+
+
+def test_every_kind_of_page_fits_a_phone_and_a_desktop(browser, full_site, tmp_path):
+    """At 400 px nothing scrolls sideways but a table in its own box; the nav wraps and
+    the side-by-side charts stack. Screenshots at 1400 and 400 px of each kind of page."""
+    widths = {}
+    for width in (1400, 400):
+        browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=width,
+            height=1000,
+            deviceScaleFactor=1,
+            mobile=width < 700,
+        )
+        for name, (path, ready) in WIDTH_PAGES.items():
+            browser.load((full_site / path).as_uri(), ready)
+            time.sleep(0.3)
+            widths[name, width] = browser.evaluate("document.documentElement.scrollWidth")
+            _keep(browser.screenshot(tmp_path / f"width-{name}-{width}.png"))
+            if width == 400:
+                # every header link on screen, none cut off at the right edge
+                right = browser.evaluate(
+                    "Math.max(...[...document.querySelectorAll('header a')]"
+                    ".map(a => a.getBoundingClientRect().right))"
+                )
+                assert right <= 400, (name, right)
+            if name == "index":
+                # the distance chart's two subplots: side by side, or one above the other
+                boxes = browser.evaluate(
+                    """[...document.querySelectorAll('#chart-distance-all .draglayer .nsewdrag')]
+                    .map(r => { const b = r.getBoundingClientRect();
+                                return [b.left, b.top, b.right, b.bottom]; })"""
+                )
+                assert len(boxes) == 2, boxes
+                (l1, t1, r1, b1), (l2, t2, r2, b2) = boxes
+                if width == 400:
+                    assert b1 <= t2 and r1 <= 400 and r2 <= 400, boxes  # stacked
+                else:
+                    assert r1 <= l2 and abs(t1 - t2) < 1, boxes  # side by side
+    for name in WIDTH_PAGES:
+        assert widths[name, 400] <= 400, (name, widths[name, 400])
+        assert widths[name, 1400] <= 1400, (name, widths[name, 1400])
+    # the summary table is wider than a phone: it scrolls inside itself
+    browser.load((full_site / "index.html").as_uri(), READY)
+    inner = browser.evaluate(
+        "(() => { const t = document.getElementById('summary');"
+        " return [t.scrollWidth, t.clientWidth]; })()"
+    )
+    assert inner[0] > inner[1] and inner[1] <= 400, inner
+    assert browser.errors() == []
