@@ -9,11 +9,13 @@ import pytest
 from click.testing import CliRunner
 from test_report import CATALOG  # the small fixture catalog (pytest puts tests/ on the path)
 
-from orchestrator import analyze, site, synthetic
 from orchestrator.cli import main
-from orchestrator.errors import UserError
-from orchestrator.schema import MEASUREMENT_COLUMNS
-from orchestrator.study_report import PAGE_FILE, REPORT_FILE, STUDIES_DIR, page_html
+from orchestrator.core.errors import UserError
+from orchestrator.netmodel import synthetic
+from orchestrator.report import analyze
+from orchestrator.results.schema import MEASUREMENT_COLUMNS
+from orchestrator.site import build as site
+from orchestrator.study.report import PAGE_FILE, REPORT_FILE, STUDIES_DIR, page_html
 
 
 class _Links(HTMLParser):
@@ -90,7 +92,7 @@ def write_study(results, study_id):
     (folder / PAGE_FILE).write_text(page_html(text, study_id))
 
 
-# The shapes study_report.report_text writes: headings, bullets, a table, an indented block.
+# The shapes orchestrator.study.report.report_text writes: headings, bullets, a table, code.
 STUDY_TEXT = """# TCP study {study_id}
 
 Emulated cloud: the emulator is built from the same model.
@@ -168,7 +170,7 @@ def test_study_pages_render_their_markdown_in_the_site_frame(tmp_path, results):
 
 
 def test_methodology_has_the_emulator_model(tmp_path, results):
-    from orchestrator.netmodel import DEFAULT_MODEL
+    from orchestrator.netmodel.model import DEFAULT_MODEL
 
     out = tmp_path / "site"
     site.build_site(out, results, catalog=CATALOG)

@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator import site, synthetic
-from orchestrator.catalog import load_catalog
+from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel import synthetic
+from orchestrator.site import build as site
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
@@ -302,7 +303,7 @@ def history_site(tmp_path_factory):
 
     from history_support import make_sweep, sweep_id_at
 
-    from orchestrator import history
+    from orchestrator.history import store as history
 
     root = tmp_path_factory.mktemp("history-site")
     results = root / "results"
@@ -489,7 +490,7 @@ def test_every_kind_of_page_fits_a_phone_and_a_desktop(browser, full_site, tmp_p
                                 return [b.left, b.top, b.right, b.bottom]; })"""
                 )
                 assert len(boxes) == 2, boxes
-                (l1, t1, r1, b1), (l2, t2, r2, b2) = boxes
+                (_l1, t1, r1, b1), (l2, t2, r2, _b2) = boxes
                 if width == 400:
                     assert b1 <= t2 and r1 <= 400 and r2 <= 400, boxes  # stacked
                 else:
