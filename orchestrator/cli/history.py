@@ -51,13 +51,14 @@ def _metric_option(f: F) -> F:
     )(f)
 
 
-def _window_option(default: str) -> Callable[[F], F]:
+def _window_option(default: str, latest: bool = False) -> Callable[[F], F]:
     return click.option(
         "--window",
-        type=click.Choice(["1D", "1W", "1M", "all"]),
+        type=click.Choice([*(["latest"] if latest else []), "1D", "1W", "1M", "1Y", "all"]),
         default=default,
         show_default=True,
-        help="Tests of the last day, week, 30 days (up to the source's latest test), or all.",
+        help=("Each pair's newest test (latest), or the tests" if latest else "Tests")
+        + " of the last day, week, 30 days, 365 days (up to the source's latest test), or all.",
     )
 
 
@@ -297,7 +298,7 @@ def convert(fmt: str, file: Path, out: Path) -> None:
     "--stat", type=click.Choice(["p50", "p90", "p99"]), default="p50", show_default=True,
     help="Percentile of the window's pooled samples.",
 )  # fmt: skip
-@_window_option("1W")
+@_window_option("1W", latest=True)
 @_SOURCE_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON (README).")
 @click.option("--csv", "as_csv", is_flag=True, help="Print one CSV row per pair and source.")
@@ -323,6 +324,7 @@ def matrix(
     \b
     Examples:
       interregion matrix --metric rtt --stat p90 --window 1W --source emulated
+      interregion matrix --window latest
       interregion matrix --source skyplane --window all --cloud-pair aws:gcp --json
     """
     from orchestrator.history import store as h
@@ -335,9 +337,10 @@ def matrix(
     if selection.get("max_regions") is not None:
         raise UserError("--max-regions chooses regions for a sweep: it does not filter a matrix")
     spec = spec_from_options(**selection)
-    keep = pair_filter(spec, load_catalog(catalog)) if spec != type(spec)() else None
+    regions = load_catalog(catalog)
+    keep = pair_filter(spec, regions) if spec != type(spec)() else None
     with h.opened(results_dir, read_only=True) as con:
-        doc = v.matrix(con, metric, stat, window, sources, keep)
+        doc = v.matrix(con, metric, stat, window, sources, keep, catalog=regions)
     if as_json:
         click.echo(json.dumps(doc, indent=1))
     elif as_csv:
@@ -365,8 +368,9 @@ def _print_matrix(doc: dict[str, Any]) -> None:
             f"{v.source_caption(mx)}"
         )
         cells = {(c["src"], c["dst"]): c["value"] for c in mx["cells"]}
-        srcs = sorted({c["src"] for c in mx["cells"]})
-        dsts = sorted({c["dst"] for c in mx["cells"]})
+        # the matrix's own order (by cloud, then west to east), as on the site
+        srcs = [r for r in mx["regions"] if any(c["src"] == r for c in mx["cells"])]
+        dsts = [r for r in mx["regions"] if any(c["dst"] == r for c in mx["cells"])]
         console.print(title, soft_wrap=True, highlight=False)
         table = Table()
         table.add_column("From \\ To")
