@@ -337,8 +337,10 @@ def _cell_text(browser: Browser, src: str, dst: str) -> str:
     return browser.evaluate(
         f"""(() => {{
           const rows = [...document.querySelectorAll('#matrix tbody tr')];
-          const heads = [...document.querySelectorAll('#matrix thead th.to')].map(t => t.innerText);
-          const row = rows.find(r => r.querySelector('th.from').innerText === {json.dumps(src)});
+          const heads = [...document.querySelectorAll('#matrix thead th.to')]
+            .map(t => t.dataset.region);
+          const row = rows.find(
+            r => r.querySelector('th.from').dataset.region === {json.dumps(src)});
           if (!row) return null;
           const td = row.querySelectorAll('td')[heads.indexOf({json.dumps(dst)})];
           return td ? td.innerText + '|' + td.className + '|' + td.title : null;
@@ -394,11 +396,46 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
     # the colour compares the window's p50 with the baseline, whatever the stat shown
     assert "|p90|" in _matrix_view(browser)
     assert _cell_text(browser, b, a).split("|")[1] == "d0"
-    assert "(p50 +0.0 %)" in _cell_text(browser, b, a)
+    assert "(p50 +0.0 ms, +0.0 %)" in _cell_text(browser, b, a)
     _choose(browser, "show", "detail")  # n and the age in each cell, not only on hover
     assert "n 20" in _cell_text(browser, a, b).split("|")[0]
     _keep(browser.screenshot(tmp_path / "site-matrix.png"))
     _choose(browser, "show", "value")
+    # the change vs the previous window: A -> B's last day is 20-30 ms above the day before
+    _choose(browser, "window", "1D")
+    assert _choose(browser, "colour", "delta").endswith("|1D|delta")
+    text, cls, title = _cell_text(browser, a, b).split("|")
+    assert text.startswith("+") and float(text) > 15 and cls.startswith("dw3"), (text, cls)
+    assert "previous window p50" in title
+    assert "change vs the previous window" in browser.evaluate(caption)
+    _choose(browser, "colour", "absolute")
+    # loss and jitter: ping's own figures, numbers in every measured cell
+    _choose(browser, "metric", "loss")
+    assert _cell_text(browser, a, b).split("|")[0] == "0.00"
+    _choose(browser, "metric", "jitter")
+    assert _cell_text(browser, a, b).split("|")[0] == "0.1"
+    # emulated throughput: coloured over its own range, the rate scale stated beside it
+    _choose(browser, "metric", "throughput")
+    scale = browser.evaluate(
+        "(() => { const p = document.getElementById('matrix-scale');"
+        " return p.hidden ? null : p.textContent; })()"
+    )
+    assert scale and "rate scale" in scale and "EMULATED" in scale
+    _choose(browser, "metric", "rtt")
+    assert browser.evaluate("document.getElementById('matrix-scale').hidden") is True
+
+    # region heads: code and city, or either; the city is always in the tooltip
+    def heads() -> list[str]:
+        return browser.evaluate(
+            "[...document.querySelectorAll('#matrix thead th.to')].map(t => t.innerText)"
+        )
+
+    assert any("Ashburn" in h and "us-east-1" in h for h in heads()), heads()
+    _choose(browser, "heads", "city")
+    assert "Ashburn" in heads() and not any("us-east-1" in h for h in heads())
+    _choose(browser, "heads", "code")
+    assert a in heads() and not any("Ashburn" in h for h in heads())
+    _choose(browser, "window", "1W")
     # another source: its own caption, no EMULATED banner, none of the emulated cells
     assert _choose(browser, "source", "theirs").startswith("theirs|")
     assert "source: theirs (Their 2022 data), real measurements" in browser.evaluate(caption)
@@ -446,7 +483,8 @@ def full_site(history_site):
 
 
 WIDTH_PAGES = {
-    "index": ("index.html", READY),
+    "index": ("index.html", MATRIX_READY),  # the matrix is the front page
+    "sweep": ("latest.html", READY),
     "matrix": ("history/matrix.html", MATRIX_READY),
     "pair": (
         "history/pairs/aws_us-east-1--gcp_europe-west1.html",
@@ -482,7 +520,7 @@ def test_every_kind_of_page_fits_a_phone_and_a_desktop(browser, full_site, tmp_p
                     ".map(a => a.getBoundingClientRect().right))"
                 )
                 assert right <= 400, (name, right)
-            if name == "index":
+            if name == "sweep":
                 # the distance chart's two subplots: side by side, or one above the other
                 boxes = browser.evaluate(
                     """[...document.querySelectorAll('#chart-distance-all .draglayer .nsewdrag')]
@@ -499,7 +537,7 @@ def test_every_kind_of_page_fits_a_phone_and_a_desktop(browser, full_site, tmp_p
         assert widths[name, 400] <= 400, (name, widths[name, 400])
         assert widths[name, 1400] <= 1400, (name, widths[name, 1400])
     # the summary table is wider than a phone: it scrolls inside itself
-    browser.load((full_site / "index.html").as_uri(), READY)
+    browser.load((full_site / "latest.html").as_uri(), READY)
     inner = browser.evaluate(
         "(() => { const t = document.getElementById('summary');"
         " return [t.scrollWidth, t.clientWidth]; })()"

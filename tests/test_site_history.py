@@ -63,19 +63,33 @@ def _cell(src_doc, view, key, src, dst):
 def test_matrix_holds_every_combination_with_known_values(episode_site):
     doc = matrix_data(episode_site)
     assert doc["format"] == "interregion.site-matrix" and doc["version"] == 1
-    assert doc["windows"] == ["latest", "1D", "1W", "1M"] and doc["stats"] == ["p50", "p90", "p99"]
+    assert doc["windows"] == ["latest", "1D", "1W", "1M", "1Y"]
+    assert doc["stats"] == ["p50", "p90", "p99"]
+    assert doc["metrics"] == ["rtt", "loss", "jitter", "throughput"]
     (src,) = doc["sources"]
     assert (src["source"], src["emulated"], src["caption"]) == (
         "emulated",
         True,
         "source: emulated, EMULATED",
     )
-    assert src["regions"] == [C, A, B]
+    # by cloud, then west to east; each with its city
+    assert src["regions"] == [A, C, B]
+    assert src["cities"] == [CATALOG.get(r).city for r in (A, C, B)]
     assert sorted(src["views"]) == sorted(
-        f"{m}|{w}" for m in ("rtt", "throughput") for w in ("latest", "1D", "1W", "1M")
+        f"{m}|{w}"
+        for m in ("rtt", "loss", "jitter", "throughput")
+        for w in ("latest", "1D", "1W", "1M", "1Y")
     )
     for view in src["views"].values():
-        assert all(len(view[k]) == 9 for k in ("p50", "p90", "p99", "samples", "tests", "newest_s"))
+        keys = ("p50", "p90", "p99", "samples", "tests", "newest_s", "prev_p50")
+        assert all(len(view[k]) == 9 for k in keys)
+    # ping's loss (0 %) and mdev (0.1 ms) of every test
+    assert _cell(src, "loss|1W", "p50", A, B) == 0.0
+    assert _cell(src, "jitter|1W", "p90", A, B) == pytest.approx(0.1)
+    # the previous window: the day before the 1D window, 4 ms lower for A -> C (+1 per run)
+    assert _cell(src, "rtt|1D", "prev_p50", A, C) == pytest.approx(79.5 - 4.0)
+    assert _cell(src, "rtt|latest", "prev_p50", A, C) is None
+    assert _cell(src, "rtt|1M", "prev_p50", A, C) is None  # nothing a month before
     # latest: each pair's newest test alone (run 11: 160.0, 160.1, 160.2 ... 20 samples)
     assert _cell(src, "rtt|latest", "tests", A, B) == 1
     assert _cell(src, "rtt|latest", "samples", A, B) == 20
@@ -98,9 +112,10 @@ def test_matrix_holds_every_combination_with_known_values(episode_site):
     assert _cell(src, "rtt|1W", "tests", C, A) is None
     # baselines from change detection: A -> B has an open episode, judged against 150.1
     n = 3
-    k_ab = 1 * n + 2
+    k_ab = src["regions"].index(A) * n + src["regions"].index(B)
+    k_ac = src["regions"].index(A) * n + src["regions"].index(C)
     assert src["baseline"]["rtt"][k_ab] == pytest.approx(150.1)
-    assert src["baseline"]["rtt"][1 * n + 0] == pytest.approx(75.5)  # median of the 12 runs
+    assert src["baseline"]["rtt"][k_ac] == pytest.approx(75.5)  # median of the 12 runs
     assert src["open"]["rtt"] == [k_ab] and src["open"]["throughput"] == []
 
 
@@ -111,8 +126,13 @@ def test_matrix_page_is_labelled_and_linked(episode_site):
     assert "<p id='matrix-caption' class='caption'>source: emulated, EMULATED</p>" in page
     for name in ("source", "metric", "stat", "window", "colour"):
         assert f"<select name='{name}'>" in page
+    # the front page is the same matrix, from the same data file; the sweep is latest.html
     index = (episode_site / "index.html").read_text()
     assert "href='history/matrix.html'" in index and "href='history/changes.html'" in index
+    assert "<script src='history/matrix-data.js'>" in index
+    assert "data-pairs='history/pairs/'" in index
+    assert "href='latest.html'>Latest sweep" in index
+    assert "Sweep " in (episode_site / "latest.html").read_text()
     sweep_page = next((episode_site / "sweeps").iterdir()).read_text()
     assert "href='../history/matrix.html'" in sweep_page
 

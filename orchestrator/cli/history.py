@@ -44,10 +44,11 @@ def _warn(line: str) -> None:
 def _metric_option(f: F) -> F:
     return click.option(
         "--metric",
-        type=click.Choice(["rtt", "throughput"]),
+        type=click.Choice(["rtt", "loss", "jitter", "throughput"]),
         default="rtt",
         show_default=True,
-        help="RTT (ping samples, ms) or throughput (iperf3, bit/s).",
+        help="RTT (ping samples, ms), loss (ping_loss_pct, %), jitter (ping's rtt_mdev_ms) "
+        "or throughput (iperf3, bit/s).",
     )(f)
 
 

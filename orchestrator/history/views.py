@@ -55,6 +55,9 @@ METRICS = {
     "throughput": Metric(
         "throughput", "bit/s", "throughput_bps", "[throughput_bps]", "throughput_bps IS NOT NULL"
     ),
+    # one value per test (ping's own summary): a window pools the tests' values
+    "loss": Metric("loss", "%", "ping_loss_pct", "[ping_loss_pct]", "ping_loss_pct IS NOT NULL"),
+    "jitter": Metric("jitter", "ms", "rtt_mdev_ms", "[rtt_mdev_ms]", "rtt_mdev_ms IS NOT NULL"),
 }
 
 
@@ -220,10 +223,15 @@ class Cell:
 
 
 def window_cells(
-    con: duckdb.DuckDBPyConnection, info: SourceInfo, metric_name: str, window: str
+    con: duckdb.DuckDBPyConnection,
+    info: SourceInfo,
+    metric_name: str,
+    window: str,
+    previous: bool = False,
 ) -> list[Cell]:
     """Every directed pair of one source and window, all three quantiles in one query.
-    `window` is one of WINDOWS or "latest" (each pair's newest test alone)."""
+    `window` is one of WINDOWS or "latest" (each pair's newest test alone); `previous`:
+    the window of the same length just before it (none for "latest" or "all")."""
     m = metric(metric_name)
     where = f"source = ? AND status = 'ok' AND {m.present_sql}"
     params: list[Any] = [info.name]
@@ -242,7 +250,13 @@ def window_cells(
     else:
         start, _end = window_bounds(info, window)
         tests += f" WHERE {where}"
-        if start is not None:
+        if previous:
+            days = window_days(window)
+            if start is None or days is None:
+                return []
+            tests += " AND started_utc >= ? AND started_utc < ?"
+            params += [start - timedelta(days=days), start]
+        elif start is not None:
             tests += " AND started_utc >= ?"
             params.append(start)
     rows = con.execute(
@@ -362,6 +376,8 @@ def format_value(value: float | None, unit: str) -> str:
         return "—"
     if unit == "bit/s":
         return mbit_text(value / 1e6)
+    if unit == "%":
+        return f"{value:.2f}"
     return f"{value:.1f}"
 
 

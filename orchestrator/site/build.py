@@ -116,6 +116,7 @@ OUTLIER_DOCS = {
 SITE_FILES = frozenset(
     {
         "index.html",
+        "latest.html",
         "methodology.html",
         "data.html",
         "assets",
@@ -245,7 +246,7 @@ def build_site(
         started = {s.id: s.started_utc or s.id for s in combined.sweeps.values()}
         timeseries = charts.timeseries_figure(combined.data, started, emulated=combined.emulated)
     nav = [p.id for p in pages]
-    hist = _history_pages(results, warn)
+    hist = _history_pages(results, catalog, warn)
     has_history = hist is not None
     from orchestrator.study.report import STUDIES_DIR, study_ids
 
@@ -265,7 +266,8 @@ def build_site(
         index = _sweep_html(
             latest, nav, "", timeseries=timeseries, history=has_history, studies=has_studies
         )
-        _write(tmp / "index.html", index)
+        # the front page is the matrix when there is a history store, else the latest sweep
+        _write(tmp / ("latest.html" if has_history else "index.html"), index)
         methodology = _methodology_html(nav, emulated_any, has_history, has_studies)
         _write(tmp / "methodology.html", methodology)
         _write(tmp / "data.html", _data_html(pages, emulated_any, has_history, has_studies))
@@ -273,6 +275,7 @@ def build_site(
             from orchestrator.site import history_pages as site_history
 
             site_history.write_pages(tmp, hist, studies=has_studies)
+            _write(tmp / "index.html", site_history.matrix_html(hist, has_studies, prefix=""))
         studies = _write_study_pages(results / STUDIES_DIR, tmp / "studies", has_history, warn)
         if studies:
             log(f"site: {len(studies)} TCP study pages (studies/index.html)")
@@ -328,7 +331,9 @@ def _write_study_pages(
     return written
 
 
-def _history_pages(results: Path, warn: Callable[[str], None]) -> Any:
+def _history_pages(
+    results: Path, catalog: Catalog | None, warn: Callable[[str], None]
+) -> Any:
     """The history store's figures for the matrix, changes and pair pages (a
     site_history.HistoryData), or None without a store. A store that cannot be read is
     one warning: the site is then built as without one."""
@@ -341,7 +346,7 @@ def _history_pages(results: Path, warn: Callable[[str], None]) -> Any:
         return None
     try:
         with history.opened(results, read_only=True) as con:
-            return site_history.history_data(con)
+            return site_history.history_data(con, catalog=catalog)
     except UserError as e:
         warn(f"site: history pages left out: {e}")
     except duckdb.Error as e:
