@@ -391,3 +391,67 @@ def test_sweep_json_is_published_from_an_allow_list(tmp_path):
             leaks += [(path.name, k) for k, v in PLANTED.items() if v.encode() in data]
             leaks += [(path.name, "host") for v in ("203.0.113.5",) if v.encode() in data]
     assert leaks == []
+
+
+# d3's SI format type: ".4s", "s", "~s" (0.5 ms reads "500.0m ms", 2 Gbit/s "2.000G")
+SI_FORMAT = re.compile(r"%\{[^}:]*:[^}]*s\}")
+
+
+def _figures(page):
+    return [
+        json.loads(raw)
+        for raw in re.findall(
+            r"<script type='application/json' id='fig-\d+'>(.*?)</script>", page.read_text()
+        )
+    ]
+
+
+def _hover_formats(fig):
+    """Every hover template and axis hover/tick format of one figure's JSON."""
+    found = [t.get("hovertemplate", "") for t in fig["data"]]
+    found += [
+        axis.get(key, "")
+        for name, axis in fig["layout"].items()
+        if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict)
+        for key in ("hoverformat", "tickformat")
+    ]
+    return [f for f in found if f]
+
+
+def test_no_figure_uses_an_si_format_for_ms_or_mbit(tmp_path, results):
+    assert SI_FORMAT.search("%{y:.4s} ms") and not SI_FORMAT.search("%{y:.1f} ms")
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    figures = _figures(out / "index.html")
+    assert len(figures) >= 8
+    templates = [f for fig in figures for f in _hover_formats(fig)]
+    assert any(" ms" in t for t in templates) and any("Mbit/s" in t for t in templates)
+    assert [t for t in templates if SI_FORMAT.search(t) or re.fullmatch(r".*s", t)] == []
+    # the map's lines hover too (a point at the middle of each), with the pair and its km
+    (mid,) = [
+        t for fig in figures for t in fig["data"] if t.get("name", "").startswith("pairs (hover")
+    ]
+    assert len(mid["text"]) == len(mid["meta"]["segments"]) > 0
+    assert " km, median RTT " in mid["text"][0] and mid["text"][0].endswith(" ms")
+
+
+def test_latency_only_data_draws_no_throughput_axis(tmp_path):
+    results = tmp_path / "results"
+    for k in range(2):  # two sweeps: the time series is drawn too
+        sweep_id = f"2026112{k}T0000Z-p{k}"
+        rows = (
+            {**row, "throughput_bps": "", "throughput_sender_bps": ""}
+            for row in synthetic.synthetic_rows(CATALOG.regions, 200, sweep_id=sweep_id, seed=k)
+        )
+        synthetic.write_measurements(results / sweep_id / "measurements.csv", rows)
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    figures = _figures(out / "index.html")
+    names = [f["layout"]["title"]["text"] for f in figures]
+    assert not any("throughput" in n for n in names), names
+    charted = [f for f in figures if any(k.startswith("xaxis") for k in f["layout"])]
+    assert len(charted) >= 6  # 5 distance charts, the time series (and the heatmap)
+    for fig in charted:
+        axes = [k for k in fig["layout"] if k.startswith("yaxis")]
+        titles = [fig["layout"][a].get("title", {}).get("text", "") for a in axes]
+        assert not any("throughput" in t for t in titles), titles

@@ -361,6 +361,11 @@ def _choose(browser: Browser, name: str, value: str) -> str:
           s.dispatchEvent(new Event('change', {{bubbles: true}}));
         }})()"""
     )
+    # a metric not shown before is loaded from its own file first
+    deadline = time.monotonic() + 10
+    while browser.evaluate("document.body.hasAttribute('data-matrix-loading')"):
+        assert time.monotonic() < deadline, f"{name}={value}: its data did not load"
+        time.sleep(0.05)
     return str(browser.evaluate("document.body.getAttribute('data-matrix-view')"))
 
 

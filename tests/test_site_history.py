@@ -38,10 +38,26 @@ def _sweeps(results, levels, start=0, kernels=None):
 
 
 def matrix_data(out):
+    """The matrix as history_data computed it, put together from its index and its
+    per-(source, metric) files, each checked to be the script history.js expects."""
     text = (out / "history" / "matrix-data.js").read_text()
     prefix = "window.InterregionMatrix = "
     assert text.startswith(prefix) and text.endswith(";\n")
-    return json.loads(text[len(prefix) : -2])
+    doc = json.loads(text[len(prefix) : -2])
+    for src in doc["sources"]:
+        src["views"], src["baseline"], src["open"] = {}, {}, {}
+        for metric, name in src.pop("files").items():
+            text = (out / "history" / name).read_text()
+            call = "window.InterregionMatrixPart("
+            assert text.startswith(call) and text.endswith(");\n")
+            source, got, part = json.loads("[" + text[len(call) : -3] + "]")
+            assert (source, got) == (src["source"], metric)
+            for window, view in part["views"].items():
+                src["views"][f"{metric}|{window}"] = view
+            if part["baseline"] is not None:
+                src["baseline"][metric] = part["baseline"]
+            src["open"][metric] = part["open"]
+    return doc
 
 
 @pytest.fixture

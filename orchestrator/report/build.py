@@ -611,9 +611,10 @@ def report_figures(
             )
     coords = {r.key: (r.lat, r.lon) for r in loaded.catalog.regions}
     figures["heatmap-rtt"] = charts.heatmap_figure(m, coords, "rtt", emulated=emulated)
-    figures["heatmap-throughput"] = charts.heatmap_figure(
-        m, coords, "throughput", emulated=emulated
-    )
+    if any(math.isfinite(x) for x in m.throughput_bps):  # latency-only: no empty chart
+        figures["heatmap-throughput"] = charts.heatmap_figure(
+            m, coords, "throughput", emulated=emulated
+        )
     figures["map"] = charts.map_figure(m, coords, emulated=emulated)
     started = {s.id: s.started_utc or s.id for s in loaded.sweeps.values()}
     if len(m.sweeps) >= 2:

@@ -391,12 +391,51 @@ def write_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
     """history/matrix.html (+ matrix-data.js), history/changes.html, history/pairs/*.html;
     `studies`: the site has TCP study pages (a link in every header)."""
     folder = root / "history"
-    text = json.dumps(data.matrix, separators=(",", ":"))
+    index, parts = matrix_files(data.matrix)
+    text = json.dumps(index, separators=(",", ":"))
     _write(folder / "matrix-data.js", f"window.InterregionMatrix = {text};\n")
+    for name, (source, metric, part) in parts.items():
+        args = json.dumps([source, metric, part], separators=(",", ":"))[1:-1]
+        _write(folder / name, f"window.InterregionMatrixPart({args});\n")
     _write(folder / "matrix.html", matrix_html(data, studies))
     _write(folder / "changes.html", changes_html(data, studies))
     for (a, b), page in data.pairs.items():
         _write(folder / "pairs" / pair_file(a, b), pair_html(page, studies))
+
+
+def matrix_files(
+    matrix: dict[str, Any],
+) -> tuple[dict[str, Any], dict[str, tuple[str, str, dict[str, Any]]]]:
+    """The matrix split for the page: an index (matrix-data.js: every source's regions,
+    cities and caption, and the file of each of its metrics) and one file per source and
+    metric (its windows' views, baselines and open cells), which history.js loads when
+    that metric is first shown. A full catalog's metric is about 1 MB; the whole matrix
+    would be several (issue 22's budget: no data file over 2 MB)."""
+    index = {k: v for k, v in matrix.items() if k != "sources"}
+    index["sources"] = []
+    parts: dict[str, tuple[str, str, dict[str, Any]]] = {}
+    for n, src in enumerate(matrix["sources"]):
+        meta = {k: v for k, v in src.items() if k not in ("views", "baseline", "open")}
+        meta["files"] = {}
+        slug = re.sub(r"[^a-z0-9-]", "_", src["source"].lower())
+        for metric in matrix["metrics"]:
+            name = f"matrix-{n}-{slug}-{metric}.js"
+            meta["files"][metric] = name
+            parts[name] = (
+                src["source"],
+                metric,
+                {
+                    "views": {
+                        w: src["views"][f"{metric}|{w}"]
+                        for w in matrix["windows"]
+                        if f"{metric}|{w}" in src["views"]
+                    },
+                    "baseline": src["baseline"].get(metric),
+                    "open": src["open"].get(metric, []),
+                },
+            )
+        index["sources"].append(meta)
+    return index, parts
 
 
 def _source_banner(emulated: bool, hidden: bool = False) -> str:
@@ -493,7 +532,7 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
             "<div id='matrix-legend'></div>\n",
             "<p id='matrix-detail' class='muted'>&nbsp;</p>\n",
             f"<div class='matrix-wrap'><table id='matrix' class='matrix' "
-            f"data-pairs='{here}pairs/'></table></div>\n",
+            f"data-pairs='{here}pairs/' data-base='{here}'></table></div>\n",
             "<noscript><p>The matrix is drawn by JavaScript from matrix-data.js.</p></noscript>\n",
             f"<script src='{here}matrix-data.js'></script>\n",
             f"<script src='{prefix}assets/history.js'></script>\n",

@@ -122,10 +122,35 @@
     return esc(region) + " <small>" + esc(city) + "</small>";
   }
 
+  // Each (source, metric) is its own file (history_pages.matrix_files), loaded by a
+  // script element the first time it is shown (file:// allows scripts, not fetch).
+  var parts = {};
+  var waiting = {};
+  window.InterregionMatrixPart = function (source, metric, part) {
+    var key = source + "|" + metric;
+    parts[key] = part;
+    (waiting[key] || []).forEach(function (f) { f(); });
+    delete waiting[key];
+  };
+
+  function loadPart(folder, src, metric, done) {
+    var key = src.source + "|" + metric;
+    if (parts[key]) return done();
+    if (waiting[key]) return waiting[key].push(done);
+    waiting[key] = [done];
+    var s = document.createElement("script");
+    s.src = folder + src.files[metric];
+    s.onerror = function () {
+      document.getElementById("matrix-caption").textContent = "could not load " + s.src;
+    };
+    document.body.appendChild(s);
+  }
+
   function matrixPage(data) {
     var form = document.getElementById("matrix-controls");
     var table = document.getElementById("matrix");
     var pairs = table.getAttribute("data-pairs") || "pairs/";
+    var folder = table.getAttribute("data-base") || "";
     var current = null;
 
     function choice(name) {
@@ -137,12 +162,19 @@
       for (var s = 0; s < data.sources.length; s++) {
         if (data.sources[s].source === choice("source")) src = data.sources[s];
       }
-      var metric = choice("metric"), stat = choice("stat"), win = choice("window");
+      var metric = choice("metric");
+      var part = parts[src.source + "|" + metric];
+      if (!part) {
+        document.body.setAttribute("data-matrix-loading", "1");
+        return loadPart(folder, src, metric, render);
+      }
+      document.body.removeAttribute("data-matrix-loading");
+      var stat = choice("stat"), win = choice("window");
       var colour = choice("colour"), detail = choice("show") === "detail", heads = choice("heads");
-      var view = src.views[metric + "|" + win];
-      var values = view[stat], base = src.baseline[metric] || [], prev = view.prev_p50 || [];
+      var view = part.views[win];
+      var values = view[stat], base = part.baseline || [], prev = view.prev_p50 || [];
       var open = {};
-      (src.open[metric] || []).forEach(function (k) { open[k] = true; });
+      (part.open || []).forEach(function (k) { open[k] = true; });
       var regions = src.regions, cities = src.cities || [], n = regions.length;
       var unit = data.units[metric];
       var scaled = src.emulated && metric === "throughput";
@@ -209,6 +241,7 @@
       document.getElementById("matrix-legend").innerHTML = legend(metric, colour, unit, bounds);
       document.body.setAttribute("data-matrix-view", [src.source, metric, stat, win, colour].join("|"));
       document.body.setAttribute("data-matrix-filled", String(filled));
+      document.body.setAttribute("data-history-ready", "matrix");
     }
 
     table.addEventListener("mouseover", function (e) {
@@ -217,7 +250,6 @@
     });
     form.addEventListener("change", render);
     render();
-    document.body.setAttribute("data-history-ready", "matrix");
   }
 
   function pairPage(data) {

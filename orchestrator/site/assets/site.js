@@ -56,7 +56,7 @@
       return t;
     }
     if (meta.filter === "routes") {
-      var lat = [], lon = [];
+      var lat = [], lon = [], texts = [];
       var n = meta.points;
       for (i = 0; i < meta.segments.length; i++) {
         var seg = meta.segments[i];
@@ -64,9 +64,11 @@
         if (!pairOk || !inBand(seg[2], st)) continue;
         lat = lat.concat(trace.lat.slice(i * n, (i + 1) * n));
         lon = lon.concat(trace.lon.slice(i * n, (i + 1) * n));
+        if (trace.text) texts = texts.concat(trace.text.slice(i * n, (i + 1) * n));
       }
       t.lat = lat;
       t.lon = lon;
+      if (trace.text) t.text = texts;
       return t;
     }
     if (meta.filter === "heatmap") {
