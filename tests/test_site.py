@@ -80,7 +80,8 @@ def test_index_is_the_latest_sweep_with_a_time_series(tmp_path, results):
     assert "chart-timeseries" in index
     assert "chart-timeseries" not in (out / "sweeps" / "20261120T0000Z-a0.html").read_text()
     # the big sweep's distance chart was downsampled and says so
-    assert "500 of 9000 points shown" in index or "of 9000 points shown" in index
+    titles = [f["layout"]["title"]["text"] for f in _figures(out / "index.html")]
+    assert any("500 of 9000 points shown" in title for title in titles), titles
 
 
 def write_study(results, study_id):
@@ -142,11 +143,9 @@ def test_pages_are_offline_and_labelled_emulated(tmp_path, results, studies):
                 target = (page.parent / ref.split("#")[0]).resolve()
                 assert target.exists(), (page.name, ref)
     # every chart of emulated results carries the label in its own title
-    index = (out / "index.html").read_text()
-    figures = re.findall(r"<script type='application/json' id='fig-\d+'>(.*?)</script>", index)
+    figures = _figures(out / "index.html")
     assert len(figures) >= 8
-    for raw in figures:
-        fig = json.loads(raw)
+    for fig in figures:
         assert "EMULATED" in fig["layout"]["title"]["text"]
 
 
@@ -196,7 +195,9 @@ def test_no_sweeps_is_a_clear_error(tmp_path):
 
 
 def test_json_in_pages_cannot_close_the_script_element(tmp_path):
-    text = site._json_script("x", {"a": "</script><script>alert(1)</script>"})
+    from orchestrator.site.html import json_script  # the pair pages' data
+
+    text = json_script("x", {"a": "</script><script>alert(1)</script>"})
     assert text.count("</script>") == 1
     inner = text[text.index(">") + 1 : text.rindex("</script>")]
     assert json.loads(inner)["a"] == "</script><script>alert(1)</script>"
@@ -267,6 +268,7 @@ def test_a_corrupt_sweep_is_left_out_with_a_one_line_warning(tmp_path):
         "20261120T0000Z-0001",
         "20261123T0000Z-0004",
         "schema.json",
+        "timeseries.js",
     ]
 
 
@@ -397,13 +399,22 @@ def test_sweep_json_is_published_from_an_allow_list(tmp_path):
 SI_FORMAT = re.compile(r"%\{[^}:]*:[^}]*s\}")
 
 
+FIGURES_JS = "window.InterregionFigures = Object.assign(window.InterregionFigures || {}, "
+
+
 def _figures(page):
-    return [
-        json.loads(raw)
-        for raw in re.findall(
-            r"<script type='application/json' id='fig-\d+'>(.*?)</script>", page.read_text()
-        )
-    ]
+    """The figures a page draws: one per chart div, from the figures.js files it loads
+    (never inlined in the HTML)."""
+    text = page.read_text()
+    assert "application/json" not in text
+    found = {}
+    for src in re.findall(r"<script src='([^']*(?:figures|timeseries)\.js)'>", text):
+        js = (page.parent / src).read_text()
+        assert js.startswith(FIGURES_JS) and js.endswith(");\n")
+        found.update(json.loads(js[len(FIGURES_JS) : -3]))
+    charts = re.findall(r"<div class='chart' id='chart-[^']*' data-fig='([^']*)'>", text)
+    assert sorted(charts) == sorted(found)
+    return [found[name] for name in charts]
 
 
 def _hover_formats(fig):

@@ -226,6 +226,9 @@ def test_index_renders_without_errors_and_filters(server, browser, tmp_path):
     _keep(browser.screenshot(tmp_path / "site-index.png"))
 
     before = int(browser.evaluate("document.body.getAttribute('data-filter-points')"))
+    summary_n = "document.querySelector('#summary tr[data-pair=all] td[data-col=n]').textContent"
+    every_row = browser.evaluate(summary_n)
+    assert int(every_row) == 20000  # from every row, not the plotted subset
     browser.evaluate(
         """(() => {
           const f = document.getElementById('filter');
@@ -250,6 +253,25 @@ def test_index_renders_without_errors_and_filters(server, browser, tmp_path):
         ".filter(r => r.style.display === 'none').map(r => r.dataset.pair)"
     )
     assert sorted(hidden) == ["aws-aws", "gcp-aws", "gcp-gcp"]
+    # the summary, fit lines and outliers follow the filter, not only the points
+    n_all = browser.evaluate(
+        "document.querySelector('#summary tr[data-pair=all] td[data-col=n]').textContent"
+    )
+    assert int(n_all) == after, (n_all, after)
+    fits = browser.evaluate(
+        """(() => document.getElementById('chart-distance-all').data
+          .filter(t => t.meta && t.meta.filter === 'fit' && t.visible !== false)
+          .map(t => [t.meta.cloud_pair, t.x[0]]))()"""
+    )
+    assert fits and all(pair == "aws-gcp" and low >= 5000 for pair, low in fits), fits
+    near = browser.evaluate(
+        "[...document.querySelectorAll('#outliers tr[data-km]')]"
+        ".filter(r => r.style.display !== 'none' && +r.dataset.km < 5000).length"
+    )
+    assert near == 0
+    browser.evaluate("document.getElementById('filter').reset()")
+    time.sleep(0.3)
+    assert browser.evaluate(summary_n) == every_row
     routes = browser.evaluate(
         """(() => {
           const gd = document.getElementById('chart-map');
@@ -458,6 +480,12 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
         "[...document.querySelectorAll('div.pair-chart')].map(d => d.data.length)"
     )
     assert traces == [2, 2, 1]  # emulated: both directions; theirs: A -> B, RTT only
+    # the axis spans the caption's window (30 days up to the latest test), not the tests
+    days = browser.evaluate(
+        "(() => { const r = document.getElementById('pair-0-rtt').layout.xaxis.range;"
+        " return (new Date(r[1] + 'Z') - new Date(r[0] + 'Z')) / 86400000; })()"
+    )
+    assert 29.9 < days < 30.1, days
     assert browser.evaluate("document.getElementById('pair-0-rtt').dataset.episodes") == "1"
     assert "EMULATED" in browser.evaluate(
         "document.querySelector('#pair-0-rtt .gtitle').textContent"

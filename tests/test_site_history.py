@@ -215,6 +215,7 @@ def test_pair_page_has_both_directions_and_episode_markers(episode_site):
     assert [(d["src"], d["dst"]) for d in entry["directions"]] == [(A, B), (B, A)]
     forward = entry["directions"][0]
     assert len(forward["t"]) == 12 and forward["rtt"][-2:] == pytest.approx([160.1, 160.1])
+    assert forward["t"][0] == "2026-11-01T00:00:10.000Z"  # ISO 8601, milliseconds, Z
     assert forward["throughput"][0] == pytest.approx(900.0)
     (episode,) = entry["episodes"]
     assert (episode["metric"], episode["src"], episode["status"]) == ("rtt", A, "open")

@@ -29,15 +29,14 @@ from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import Catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.report import analyze, charts
+from orchestrator.report import build as report
+from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
 from orchestrator.site.html import head as _head
-from orchestrator.site.html import json_script as _json_script
 from orchestrator.site.html import write as _write
-from orchestrator.report import analyze, charts
-from orchestrator.report import build as report
-from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 
@@ -256,6 +255,9 @@ def build_site(
         _write_assets(tmp / "assets")
         for page in pages:
             _write_data(results / page.id, page, tmp / "data" / page.id, warn)
+            _write(tmp / "data" / page.id / FIGURES_FILE, _figures_js(page.figures))
+        if timeseries is not None:
+            _write(tmp / "data" / TIMESERIES_FILE, _figures_js({"timeseries": timeseries}))
         _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
         for page in pages:
             text = _sweep_html(
@@ -331,16 +333,14 @@ def _write_study_pages(
     return written
 
 
-def _history_pages(
-    results: Path, catalog: Catalog | None, warn: Callable[[str], None]
-) -> Any:
+def _history_pages(results: Path, catalog: Catalog | None, warn: Callable[[str], None]) -> Any:
     """The history store's figures for the matrix, changes and pair pages (a
     site_history.HistoryData), or None without a store. A store that cannot be read is
     one warning: the site is then built as without one."""
     import duckdb
 
-    from orchestrator.site import history_pages as site_history
     from orchestrator.history import store as history
+    from orchestrator.site import history_pages as site_history
 
     if not history.store_path(results).exists():
         return None
@@ -492,6 +492,20 @@ def _clean(fig: Any) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+# A page's figures live in a file of their own, not inlined in its HTML (a 77-region
+# sweep's figures are MBs): a script, because file:// forbids fetching local JSON.
+FIGURES_FILE = "figures.js"  # data/<sweep>/figures.js
+TIMESERIES_FILE = "timeseries.js"  # data/timeseries.js: every sweep over time
+
+
+def _figures_js(figures: Mapping[str, Any]) -> str:
+    """`window.InterregionFigures[name] = figure JSON` for each figure, compact."""
+    text = json.dumps({name: _clean(fig) for name, fig in figures.items()}, separators=(",", ":"))
+    return (
+        f"window.InterregionFigures = Object.assign(window.InterregionFigures || {{}}, {text});\n"
+    )
+
+
 def _summary_table(summaries: Sequence[analyze.GroupSummary]) -> str:
     cols = [
         ("cloud pair", "cloud_pair", "{}"),
@@ -517,9 +531,15 @@ def _summary_table(summaries: Sequence[analyze.GroupSummary]) -> str:
                 text = charts.PAIR_LABELS.get(str(value), str(value))
             else:
                 text = report.display_cell(key, value, fmt)
-            cells.append(f"<td>{_e(text)}</td>")
+            cells.append(f"<td data-col='{key}'>{_e(text)}</td>")
         rows.append(f"<tr data-pair='{_e(s.cloud_pair)}'>{''.join(cells)}</tr>")
-    return f"<table id='summary'><tr>{head}</tr>{''.join(rows)}</table>\n"
+    # site.js recomputes the rows from the plotted points when the filter narrows them
+    return (
+        f"<table id='summary' data-inflation-km='{analyze.INFLATION_MIN_KM:g}'>"
+        f"<tr>{head}</tr>{''.join(rows)}</table>\n"
+        "<p class='muted' id='summary-note'>Computed from every measurement; with a "
+        "filter, from the plotted points that match it.</p>\n"
+    )
 
 
 def _outlier_table(outliers: Sequence[analyze.PairOutlier]) -> str:
@@ -531,7 +551,8 @@ def _outlier_table(outliers: Sequence[analyze.PairOutlier]) -> str:
     for o in outliers[:50]:
         z = report.display_cell("robust_z", o.robust_z, "{:.1f}")  # inf when the MAD is 0
         rows.append(
-            f"<tr data-pair='{_e(o.cloud_pair)}'><td>{_e(o.src)} → {_e(o.dst)}</td>"
+            f"<tr data-pair='{_e(o.cloud_pair)}' data-km='{o.distance_km:.0f}'>"
+            f"<td>{_e(o.src)} → {_e(o.dst)}</td>"
             f"<td>{o.distance_km:.0f}</td><td>{o.rtt_ms:.1f}</td><td>{o.fit_rtt_ms:.1f}</td>"
             f"<td>{o.excess_ms:.1f}</td><td>{z}</td></tr>"
         )
@@ -596,19 +617,18 @@ def _sweep_html(
     parts.append(_filter_form())
     parts.append("<h2>Summary by cloud pair</h2>\n" + _summary_table(page.summaries))
     parts.append("<h2>Outliers</h2>\n" + _outlier_table(page.outliers))
-    figures = dict(page.figures)
+    names = list(page.figures)
+    scripts = [f"<script src='{prefix}data/{_e(page.id)}/{FIGURES_FILE}'></script>\n"]
     if timeseries is not None:
-        figures["timeseries"] = timeseries
-    scripts = []
+        names.append("timeseries")
+        scripts.append(f"<script src='{prefix}data/{TIMESERIES_FILE}'></script>\n")
     parts.append("<h2>Charts</h2>\n")
-    for n, (name, fig) in enumerate(figures.items()):
-        element = f"fig-{n}"
+    for name in names:
         text = _CHART_TEXT.get(name, f"RTT and throughput against distance, {name[9:]}.")
         parts.append(
             f"<h3>{_e(name)}</h3><p class='muted'>{_e(text)}</p>"
-            f"<div class='chart' id='chart-{_e(name)}' data-fig='{element}'></div>\n"
+            f"<div class='chart' id='chart-{_e(name)}' data-fig='{_e(name)}'></div>\n"
         )
-        scripts.append(_json_script(element, _clean(fig)))
     parts.append(_sweep_list(nav, prefix))
     parts += scripts
     parts.append(_scripts(prefix))

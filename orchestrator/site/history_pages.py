@@ -346,7 +346,7 @@ def _pair_rows(
         "SELECT src, dst, [x.t FOR x IN l], [x.sweep FOR x IN l], "
         f"[round(x.rtt * {rtt_scale!r}, 2) FOR x IN l], "
         f"[round(x.tput * {tput_scale!r}, 2) FOR x IN l] FROM (SELECT src, dst, "
-        "list({'t': strftime(started_utc, '%Y-%m-%dT%H:%M:%SZ'), 'sweep': sweep_id, "
+        "list({'t': strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ'), 'sweep': sweep_id, "
         "'rtt': rtt, 'tput': throughput_bps} ORDER BY started_utc) AS l "
         f"FROM ({chosen}) GROUP BY src, dst) ORDER BY src, dst",
         params,
