@@ -403,12 +403,12 @@ FIGURES_JS = "window.InterregionFigures = Object.assign(window.InterregionFigure
 
 
 def _figures(page):
-    """The figures a page draws: one per chart div, from the figures.js files it loads
+    """The figures a page draws: one per chart div, from the fig-*.js files it loads
     (never inlined in the HTML)."""
     text = page.read_text()
     assert "application/json" not in text
     found = {}
-    for src in re.findall(r"<script src='([^']*(?:figures|timeseries)\.js)'>", text):
+    for src in re.findall(r"<script src='([^']*(?:/fig-[^/']*|timeseries)\.js)'>", text):
         js = (page.parent / src).read_text()
         assert js.startswith(FIGURES_JS) and js.endswith(");\n")
         found.update(json.loads(js[len(FIGURES_JS) : -3]))

@@ -311,8 +311,9 @@ def map_figure(
             segments = []
             for s, d in pairs:
                 la, lo_ = great_circle(coords[m.regions[s]], coords[m.regions[d]])
-                lats += [*la, None]
-                lons += [*lo_, None]
+                # 0.01 degrees (about 1 km) is finer than a line on a world map
+                lats += [*(round(v, 2) for v in la), None]
+                lons += [*(round(v, 2) for v in lo_), None]
                 cloud_s, cloud_d = m.regions[s].split(":")[0], m.regions[d].split(":")[0]
                 km = round(dist.get((s, d), 0.0))
                 segments.append([cloud_s, cloud_d, km])

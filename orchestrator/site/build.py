@@ -255,7 +255,8 @@ def build_site(
         _write_assets(tmp / "assets")
         for page in pages:
             _write_data(results / page.id, page, tmp / "data" / page.id, warn)
-            _write(tmp / "data" / page.id / FIGURES_FILE, _figures_js(page.figures))
+            for name, fig in page.figures.items():
+                _write(tmp / "data" / page.id / figure_file(name), _figures_js({name: fig}))
         if timeseries is not None:
             _write(tmp / "data" / TIMESERIES_FILE, _figures_js({"timeseries": timeseries}))
         _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
@@ -492,10 +493,15 @@ def _clean(fig: Any) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-# A page's figures live in a file of their own, not inlined in its HTML (a 77-region
+# A page's figures live in files of their own, not inlined in its HTML (a 77-region
 # sweep's figures are MBs): a script, because file:// forbids fetching local JSON.
-FIGURES_FILE = "figures.js"  # data/<sweep>/figures.js
 TIMESERIES_FILE = "timeseries.js"  # data/timeseries.js: every sweep over time
+
+
+def figure_file(name: str) -> str:
+    """data/<sweep>/fig-<name>.js: one file per figure, so that none passes 2 MB at a
+    full catalog (the map alone is about 1 MB)."""
+    return f"fig-{name}.js"
 
 
 def _figures_js(figures: Mapping[str, Any]) -> str:
@@ -618,7 +624,10 @@ def _sweep_html(
     parts.append("<h2>Summary by cloud pair</h2>\n" + _summary_table(page.summaries))
     parts.append("<h2>Outliers</h2>\n" + _outlier_table(page.outliers))
     names = list(page.figures)
-    scripts = [f"<script src='{prefix}data/{_e(page.id)}/{FIGURES_FILE}'></script>\n"]
+    scripts = [
+        f"<script src='{prefix}data/{_e(page.id)}/{figure_file(name)}'></script>\n"
+        for name in names
+    ]
     if timeseries is not None:
         names.append("timeseries")
         scripts.append(f"<script src='{prefix}data/{TIMESERIES_FILE}'></script>\n")

@@ -1,4 +1,4 @@
-// interregion site: draws the page's charts (from its figures.js) and filters them by
+// interregion site: draws the page's charts (from its fig-*.js files) and filters them by
 // cloud pair and distance, all in the browser (no server, works from file://).
 (function () {
   "use strict";
@@ -269,7 +269,7 @@
   }
 
   function start() {
-    // the figures come from data/<sweep>/figures.js (and data/timeseries.js)
+    // the figures come from data/<sweep>/fig-<name>.js (and data/timeseries.js)
     var figures = window.InterregionFigures || {};
     var divs = document.querySelectorAll("div.chart[data-fig]");
     for (var i = 0; i < divs.length; i++) {
