@@ -96,6 +96,7 @@ def history_bench(sweeps: int) -> None:
     )
     assert spec is not None and spec.loader is not None
     bench_history = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench_history  # its dataclasses look their module up
     spec.loader.exec_module(bench_history)
     from orchestrator.history import store as history
     from orchestrator.site import build as site
