@@ -106,6 +106,12 @@ def test_matrix_holds_every_combination_with_known_values(episode_site):
     assert _cell(src, "rtt|1D", "prev_p50", A, C) == pytest.approx(79.5 - 4.0)
     assert _cell(src, "rtt|latest", "prev_p50", A, C) is None
     assert _cell(src, "rtt|1M", "prev_p50", A, C) is None  # nothing a month before
+    # a 3-day store: its 1Y holds what its 1M holds (computed once), but names its own start
+    year, month = src["views"]["rtt|1Y"], src["views"]["rtt|1M"]
+    assert year["window_start_utc"] < month["window_start_utc"]
+    assert {k: x for k, x in year.items() if k != "window_start_utc"} == {
+        k: x for k, x in month.items() if k != "window_start_utc"
+    }
     # latest: each pair's newest test alone (run 11: 160.0, 160.1, 160.2 ... 20 samples)
     assert _cell(src, "rtt|latest", "tests", A, B) == 1
     assert _cell(src, "rtt|latest", "samples", A, B) == 20

@@ -123,6 +123,40 @@ def _open_episodes(found: ch.Detection) -> set[tuple[str, str, str, str]]:
     return out
 
 
+WindowCells = dict[tuple[str, str], list[v.Cell]]
+
+
+def _window_cells(
+    con: duckdb.DuckDBPyConnection, info: v.SourceInfo
+) -> tuple[WindowCells, WindowCells]:
+    """Every (metric, window)'s cells, and those of the window just before it. A window
+    reaching back past the source's first test holds what the narrower one before it
+    holds when that one reached back too (a month-old store's 1Y is its 1M): computed
+    once; and the window before it is empty."""
+    (first,) = con.execute(
+        "SELECT min(started_utc) FROM measurements WHERE source = ?", [info.name]
+    ).fetchone() or (None,)
+    cells: WindowCells = {}
+    before: WindowCells = {}
+    for metric in MATRIX_METRICS:
+        whole = None  # the first window that holds every test
+        for window in v.SITE_WINDOWS:
+            start = None if window == "latest" else v.window_bounds(info, window)[0]
+            covers = window != "latest" and (start is None or first is None or start <= first)
+            before[metric, window] = (
+                []
+                if window == "latest" or covers
+                else v.window_cells(con, info, metric, window, previous=True)
+            )
+            if covers and whole is not None:
+                cells[metric, window] = cells[metric, whole]
+                continue
+            cells[metric, window] = v.window_cells(con, info, metric, window)
+            if covers:
+                whole = window
+    return cells, before
+
+
 def matrix_data(
     con: duckdb.DuckDBPyConnection,
     infos: Sequence[v.SourceInfo],
@@ -142,11 +176,7 @@ def matrix_data(
     opened = _open_episodes(found)
     sources = []
     for info in infos:
-        cells = {
-            (metric, window): v.window_cells(con, info, metric, window)
-            for metric in MATRIX_METRICS
-            for window in v.SITE_WINDOWS
-        }
+        cells, previous = _window_cells(con, info)
         regions = region_order(
             {c.src for cs in cells.values() for c in cs}
             | {c.dst for cs in cells.values() for c in cs},
@@ -173,14 +203,7 @@ def matrix_data(
                 arrays["tests"][k] = c.tests
                 arrays["newest_s"][k] = _epoch_s(c.newest)
             # the p50 of the window just before, for the "change vs previous window" view
-            before = {
-                (c.src, c.dst): c.stat("p50")
-                for c in (
-                    v.window_cells(con, info, metric, window, previous=True)
-                    if window != "latest"
-                    else []
-                )
-            }
+            before = {(c.src, c.dst): c.stat("p50") for c in previous[metric, window]}
             arrays["prev_p50"] = [None] * size
             for (src, dst), value in before.items():
                 if src in index and dst in index:
