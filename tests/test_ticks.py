@@ -12,8 +12,9 @@ from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.spend import over_budget, row_bytes, sweep_spend
-from orchestrator.plan.sweep_plan import PING_PACKET_BYTES, TestParams, make_plan, slot_seconds
+from orchestrator.plan.sweep_plan import TestParams, make_plan, slot_seconds
 from orchestrator.results import store
+from orchestrator.results.schema import PING_PACKET_BYTES
 from orchestrator.schedule import ledger
 from orchestrator.schedule.profiles import parse_profile
 from orchestrator.schedule.retention import apply_retention
@@ -179,10 +180,11 @@ def test_sweep_outcome_from_measurements(tmp_path):
 
 
 def test_ledger_skips_a_torn_line_and_refuses_unknown_outcomes(tmp_path):
-    ledger.append(tmp_path, {"profile": "p", "outcome": "ok"})
+    ok = {"profile": "p", "outcome": "ok", "started_utc": "2026-11-25T06:00:00Z"}
+    ledger.append(tmp_path, ok)
     with ledger.ledger_path(tmp_path).open("a") as f:
         f.write('{"profile": "p", "outc')
-    assert ledger.read(tmp_path) == [{"profile": "p", "outcome": "ok"}]
+    assert ledger.read(tmp_path) == [ok]
     with pytest.raises(ValueError):
         ledger.append(tmp_path, {"profile": "p", "outcome": "maybe"})
     assert os.path.getsize(ledger.ledger_path(tmp_path)) > 0
