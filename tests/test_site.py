@@ -444,6 +444,11 @@ def test_no_figure_uses_an_si_format_for_ms_or_mbit(tmp_path, results):
     ]
     assert len(mid["text"]) == len(mid["meta"]["segments"]) > 0
     assert " km, median RTT " in mid["text"][0] and mid["text"][0].endswith(" ms")
+    # hovers name the regions' cities (the catalog's), on the map and on every point
+    pair = re.compile(r"\S+ \(.+\) (→|↔) \S+ \(.+\)")
+    assert pair.match(mid["text"][0]), mid["text"][0]
+    points = [t for t in figures[0]["data"] if (t.get("meta") or {}).get("filter") == "points"]
+    assert points and all(pair.fullmatch(s) for t in points for s in t["text"])
 
 
 def test_latency_only_data_draws_no_throughput_axis(tmp_path):

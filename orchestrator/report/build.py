@@ -632,10 +632,11 @@ def report_figures(
     figures: dict[str, go.Figure] = {}
     groups = analyze.group_rows(m)
     by_name = {s.cloud_pair: s for s in summaries}
+    cities = {r.key: r.city for r in loaded.catalog.regions}  # hovers name them
     for group in analyze.GROUPS:
         if group == "all" or groups.get(group):
             figures[f"distance-{group}"] = charts.distance_figure(
-                m, group, groups, by_name, emulated=emulated, max_points=max_points
+                m, group, groups, by_name, emulated=emulated, max_points=max_points, cities=cities
             )
     coords = {r.key: (r.lat, r.lon) for r in loaded.catalog.regions}
     figures["heatmap-rtt"] = charts.heatmap_figure(m, coords, "rtt", emulated=emulated)
@@ -643,7 +644,7 @@ def report_figures(
         figures["heatmap-throughput"] = charts.heatmap_figure(
             m, coords, "throughput", emulated=emulated
         )
-    figures["map"] = charts.map_figure(m, coords, emulated=emulated)
+    figures["map"] = charts.map_figure(m, coords, emulated=emulated, cities=cities)
     started = {s.id: s.started_utc or s.id for s in loaded.sweeps.values()}
     if len(m.sweeps) >= 2:
         figures["timeseries"] = charts.timeseries_figure(m, started, emulated=emulated)

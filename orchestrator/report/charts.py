@@ -99,8 +99,10 @@ def distance_figure(
     *,
     emulated: bool,
     max_points: int = MAX_POINTS,
+    cities: Mapping[str, str] | None = None,
 ) -> go.Figure:
-    """RTT and throughput (log axis) against distance with fit lines, r in the legend.
+    """RTT and throughput (log axis) against distance with fit lines, r in the legend;
+    a point's hover names the pair and, from `cities`, their cities.
 
     The 'all' chart colours points by cloud pair and fits each pair; a pair's
     chart shows that pair alone.
@@ -128,7 +130,8 @@ def distance_figure(
         columns = ((1, m.rtt_ms, "ms"), (2, m.throughput_bps, "Mbit/s"))
         for col, values, unit in columns[: 2 if both else 1]:
             pts = [i for i in sample if _finite(values[i])]
-            text = [f"{m.regions[m.src[i]]} → {m.regions[m.dst[i]]}" for i in pts]
+            names = [_named(r, cities) for r in m.regions]
+            text = [f"{names[m.src[i]]} → {names[m.dst[i]]}" for i in pts]
             fig.add_trace(
                 go.Scatter(
                     x=[round(m.distance_km[i]) for i in pts],
@@ -190,6 +193,12 @@ def distance_figure(
         title += f" ({shown} of {total} points shown)"
     fig.update_layout(height=520, legend={"orientation": "h", "y": -0.18})
     return label(fig, title, emulated)
+
+
+def _named(region: str, cities: Mapping[str, str] | None) -> str:
+    """`aws:ap-southeast-2 (Sydney)`, or the code alone without its city."""
+    city = (cities or {}).get(region)
+    return f"{region} ({city})" if city else region
 
 
 def _r(r: float) -> str:
@@ -284,7 +293,11 @@ def great_circle(
 
 
 def map_figure(
-    m: analyze.Measurements, coords: Mapping[str, tuple[float, float]], *, emulated: bool
+    m: analyze.Measurements,
+    coords: Mapping[str, tuple[float, float]],
+    *,
+    emulated: bool,
+    cities: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Regions on a world map; measured pairs as great-circle lines coloured by median RTT."""
     medians = _median_by_pair(m, m.rtt_ms, ordered=False)
@@ -320,7 +333,8 @@ def map_figure(
                 mid_lat.append(round(la[len(la) // 2], 2))
                 mid_lon.append(round(lo_[len(lo_) // 2], 2))
                 mid_text.append(
-                    f"{m.regions[s]} ↔ {m.regions[d]}<br>{km:,} km, median RTT "
+                    f"{_named(m.regions[s], cities)} ↔ {_named(m.regions[d], cities)}<br>"
+                    f"{km:,} km, median RTT "
                     f"{medians[(s, d)]:.1f} ms"
                 )
                 mid_segments.append([cloud_s, cloud_d, km])
