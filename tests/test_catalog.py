@@ -499,3 +499,12 @@ def test_region_order_is_by_cloud_then_west_to_east_unknown_last():
         "aws:us-east-1", "aws:eu-west-1", "aws:ap-southeast-2", "aws:zz-nowhere-1",
         "gcp:us-west1", "gcp:europe-west1",
     ]  # fmt: skip
+
+
+def test_the_charts_order_regions_as_the_matrix_does():
+    from orchestrator.model.catalog import load_catalog, region_order
+    from orchestrator.report.charts import geographic_order
+
+    catalog = load_catalog()
+    coords = {r.key: (r.lat, r.lon) for r in catalog.regions}
+    assert geographic_order(list(coords), coords) == region_order(coords, catalog)

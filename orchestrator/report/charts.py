@@ -38,7 +38,7 @@ MAX_POINTS = 4000
 ROUTE_POINTS = 16  # points per great-circle line on the map
 RTT_BINS = 8  # map lines are drawn in this many colours
 RTT_COLORSCALE = "Viridis"
-MAX_SERIES = 40  # pairs drawn in the time series chart
+MAX_SERIES = 10  # pairs drawn in the time series chart: one colour each, no spaghetti
 
 EMULATED_NOTE = "EMULATED: measured on the emulated cloud, not on AWS or GCP"
 
@@ -221,8 +221,11 @@ def _median_by_pair(
 
 
 def geographic_order(keys: Sequence[str], coords: Mapping[str, tuple[float, float]]) -> list[str]:
-    """Regions west to east (by longitude), so neighbours sit next to each other."""
-    return sorted(keys, key=lambda k: (round(coords[k][1], 1), -coords[k][0], k))
+    """Regions by cloud, then west to east (by longitude), as model.catalog.region_order
+    orders the matrix and the CLI: one order everywhere."""
+    return sorted(
+        keys, key=lambda k: (k.split(":", 1)[0], round(coords[k][1], 1), -coords[k][0], k)
+    )
 
 
 def heatmap_figure(
@@ -260,8 +263,8 @@ def heatmap_figure(
             meta={"filter": "heatmap", "clouds_y": clouds, "clouds_x": clouds, "km": km},
         )
     )
-    fig.update_xaxes(title_text="destination (west → east)", tickangle=-60)
-    fig.update_yaxes(title_text="source (west → east)", autorange="reversed")
+    fig.update_xaxes(title_text="destination (by cloud, west → east)", tickangle=-60)
+    fig.update_yaxes(title_text="source (by cloud, west → east)", autorange="reversed")
     size = max(500, 14 * len(names) + 250)
     fig.update_layout(height=size)
     what = "Median RTT" if metric == "rtt" else "Median throughput"
@@ -469,7 +472,10 @@ def timeseries_figure(
     fig.update_xaxes(title_text="sweep start (UTC)", row=2 if both else 1, col=1)
     fig.update_layout(height=700)
     shown = min(len(series), MAX_SERIES)
-    title = f"Pairs across {len(m.sweeps)} sweeps ({shown} of {len(series)} pairs shown)"
+    title = (
+        f"The {shown} pairs whose median RTT moved most across {len(m.sweeps)} sweeps "
+        f"(of {len(series)} pairs)"
+    )
     return label(fig, title, emulated)
 
 

@@ -590,10 +590,11 @@ def _filter_form() -> str:
 _CHART_TEXT = {
     "distance-all": "RTT and throughput against distance, every cloud pair.",
     "heatmap-rtt": "Median RTT from each source region (rows) to each destination "
-    "(columns), regions ordered west to east.",
-    "heatmap-throughput": "Median throughput by region pair, ordered west to east.",
+    "(columns), regions ordered by cloud, then west to east.",
+    "heatmap-throughput": "Median throughput by region pair, ordered as the RTT one.",
     "map": "The measured pairs as great-circle lines, coloured by median RTT.",
-    "timeseries": "How each pair's median RTT and throughput changed from sweep to sweep.",
+    "timeseries": "The pairs whose median RTT moved most from sweep to sweep (the widest "
+    "range of their per-sweep medians), with their throughput.",
 }
 
 
