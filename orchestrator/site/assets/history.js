@@ -261,12 +261,15 @@
       var metric = div.getAttribute("data-metric");
       var unit = metric === "rtt" ? "ms" : "Mbit/s";
       var last = null;
-      var traces = entry.directions.map(function (d) {
+      var traces = entry.directions.map(function (d, n) {
         if (d.t.length && (last === null || d.t[d.t.length - 1] > last)) last = d.t[d.t.length - 1];
+        // the two directions often lie on each other: the reverse one dashed, hollow marks
         return {
           type: "scatter", mode: "lines+markers", connectgaps: true,
           name: d.src + " → " + d.dst, x: d.t, y: d[metric], text: d.sweep,
-          hovertemplate: "%{x}<br>%{y} " + unit + "<br>sweep %{text}<extra>%{fullData.name}</extra>",
+          line: n ? { dash: "dash" } : {}, marker: n ? { symbol: "circle-open", size: 8 } : { size: 5 },
+          hovertemplate: "%{x}<br>%{y:" + (metric === "rtt" ? ".1f" : ".3~r") + "} " + unit +
+            "<br>sweep %{text}<extra>%{fullData.name}</extra>",
         };
       });
       var shapes = [], notes = [];
@@ -278,6 +281,8 @@
         });
         notes.push({
           x: e.started_utc, y: 1, xref: "x", yref: "paper", showarrow: false, yanchor: "bottom",
+          // labels one above the other, not printed over each other
+          yshift: 12 * notes.length,
           text: e.src.split(":")[1] + "→" + e.dst.split(":")[1] + ": " + e.status, font: { size: 10 },
         });
       });
@@ -299,9 +304,12 @@
       var xaxis = { type: "date" };
       if (start && end && start < end) xaxis.range = [start.replace("Z", ""), end.replace("Z", "")];
       var layout = {
-        title: { text: TITLES[metric] + " (" + unit + "), " + entry.caption },
+        // on a phone the caption goes on a line of its own (plotly clips, never wraps)
+        title: { text: TITLES[metric] + " (" + unit + ")" + (div.clientWidth < 600 ? "<br>" : ", ") +
+          entry.caption, font: div.clientWidth < 600 ? { size: 13 } : {} },
         xaxis: xaxis, yaxis: { title: { text: unit }, rangemode: "tozero" },
-        shapes: shapes, annotations: notes, margin: { t: 70 }, legend: { orientation: "h" },
+        shapes: shapes, annotations: notes, margin: { t: 70 + 12 * notes.length },
+        legend: { orientation: "h" },
       };
       Plotly.newPlot(div, traces, layout, config);
       div.setAttribute("data-episodes", String(notes.length));
