@@ -164,7 +164,7 @@ def test_matrix_latest_window_is_each_pairs_newest_test(results):
     assert cells == {(A, B): (60.0, 1, 3), (B, A): (60.5, 1, 120)}
     assert doc["window"] == "latest" and mx["window_start_utc"] is None
     text = _cli(results, "matrix", "--window", "latest").output
-    assert "window latest" in text and "60.5" in text
+    assert "window latest (each pair's newest test, up to 2026-11-09" in text and "60.5" in text
 
 
 def test_matrix_regions_by_cloud_then_west_to_east(tmp_path):

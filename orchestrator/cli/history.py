@@ -378,9 +378,13 @@ def _print_matrix(doc: dict[str, Any]) -> None:
     console = Console() if sys.stdout.isatty() else Console(width=400)
     unit = "Mbit/s" if doc["unit"] == "bit/s" else doc["unit"]
     for mx in doc["matrices"]:
+        span = (
+            f"(each pair's newest test, up to {mx['window_end_utc']})"
+            if doc["window"] == "latest"
+            else f"{mx['window_start_utc'] or 'start'} .. {mx['window_end_utc']}"
+        )
         title = (
-            f"{doc['metric']} {doc['stat']} ({unit}), window {doc['window']} "
-            f"{mx['window_start_utc'] or 'start'} .. {mx['window_end_utc']}; "
+            f"{doc['metric']} {doc['stat']} ({unit}), window {doc['window']} {span}; "
             f"{v.source_caption(mx)}"
         )
         cells = {(c["src"], c["dst"]): c["value"] for c in mx["cells"]}
