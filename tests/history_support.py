@@ -98,6 +98,8 @@ def make_sweep(
             dst_region=dr,
             distance_km="5887.0",
             rtt_avg_ms=f"{sum(values) / len(values):.3f}",
+            rtt_mdev_ms="0.100",  # as ping_text's summary line
+            ping_loss_pct="0",
             throughput_bps=f"{throughput_bps:.0f}",
             streams="1",
             duration_s="5",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from html.parser import HTMLParser
 
-from orchestrator.study.report import PAGE_FILE, STUDIES_DIR, page_html
+from orchestrator.study.report import PAGE_FILE, REPORT_FILE, STUDIES_DIR, page_html
 
 
 class _Links(HTMLParser):
@@ -26,11 +26,36 @@ def _refs(text):
 
 
 def write_study(results, study_id):
-    """A finished TCP study's page, where `study tcp` leaves it (results/studies/<id>/)."""
+    """A finished TCP study, where `study tcp` leaves it (results/studies/<id>/): its
+    text, its page and a record that says it is a study."""
     folder = results / STUDIES_DIR / study_id
     folder.mkdir(parents=True)
-    (folder / PAGE_FILE).write_text(page_html(f"## {study_id}\n| a | b |\n", study_id))
+    text = STUDY_TEXT.format(study_id=study_id)
+    (folder / REPORT_FILE).write_text(text)
+    (folder / PAGE_FILE).write_text(page_html(text, study_id))
     (folder / "sweep.json").write_text(json.dumps({"sweep_id": study_id, "study": {"kind": "tcp"}}))
+
+
+# The shapes orchestrator.study.report.report_text writes: headings, bullets, a table, code.
+STUDY_TEXT = """# TCP study {study_id}
+
+Emulated cloud: the emulator is built from the same model.
+
+## aws:a -> <gcp:b>
+
+- idle RTT 80.1 ms, loaded RTT 95.0 ms; BDP at 50 Mbit/s: 500 kB
+- window ceilings: default 13.1 (131 kB), tuned 50.0 (buffers 1000 kB)
+
+| variant | runs | median | min-max | spread % | gain |
+| --- | --- | --- | --- | --- | --- |
+| default | 3 | 13.0 | 12.9-13.2 | 2 | - |
+| tuned | 3 | 49.0 | 48.0-49.5 | 3 | 3.77x |
+
+Recommendation:
+
+    sysctl -w net.core.rmem_max=16777216 net.ipv4.tcp_rmem='4096 131072 16777216' and more
+
+"""
 
 
 PLANTED = {

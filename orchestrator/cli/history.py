@@ -46,32 +46,35 @@ def _warn(line: str) -> None:
 def _metric_option(f: F) -> F:
     return click.option(
         "--metric",
-        type=click.Choice(["rtt", "throughput"]),
+        type=click.Choice(["rtt", "loss", "jitter", "throughput"]),
         default="rtt",
         show_default=True,
-        help="RTT (ping samples, ms) or throughput (iperf3, bit/s).",
+        help="RTT (ping samples, ms), loss (ping_loss_pct, %), jitter (ping's rtt_mdev_ms) "
+        "or throughput (iperf3, bit/s).",
     )(f)
 
 
 def _matrix_metric_option(f: F) -> F:
     return click.option(
         "--metric",
-        type=click.Choice(["rtt", "throughput", "detectable"]),
+        type=click.Choice(["rtt", "loss", "jitter", "throughput", "detectable"]),
         default="rtt",
         show_default=True,
-        help="RTT (ping samples, ms), throughput (iperf3, bit/s), or detectable: each "
-        "pair's smallest RTT change (ms) change detection confirms within 3 runs with "
-        "95 % probability (--stat and --window do not apply).",
+        help="RTT (ping samples, ms), loss (ping_loss_pct, %), jitter (ping's rtt_mdev_ms), "
+        "throughput (iperf3, bit/s), or detectable: each pair's smallest RTT change (ms) "
+        "change detection confirms within 3 runs with 95 % probability (--stat and "
+        "--window do not apply).",
     )(f)
 
 
-def _window_option(default: str) -> Callable[[F], F]:
+def _window_option(default: str, latest: bool = False) -> Callable[[F], F]:
     return click.option(
         "--window",
-        type=click.Choice(["1D", "1W", "1M", "all"]),
+        type=click.Choice([*(["latest"] if latest else []), "1D", "1W", "1M", "1Y", "all"]),
         default=default,
         show_default=True,
-        help="Tests of the last day, week, 30 days (up to the source's latest test), or all.",
+        help=("Each pair's newest test (latest), or the tests" if latest else "Tests")
+        + " of the last day, week, 30 days, 365 days (up to the source's latest test), or all.",
     )
 
 
@@ -328,7 +331,7 @@ def convert(fmt: str, file: Path, out: Path) -> None:
     "--stat", type=click.Choice(["p50", "p90", "p99"]), default="p50", show_default=True,
     help="Percentile of the window's pooled samples.",
 )  # fmt: skip
-@_window_option("1W")
+@_window_option("1W", latest=True)
 @_SOURCE_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON (README).")
 @click.option("--csv", "as_csv", is_flag=True, help="Print one CSV row per pair and source.")
@@ -354,6 +357,7 @@ def matrix(
     \b
     Examples:
       interregion matrix --metric rtt --stat p90 --window 1W --source emulated
+      interregion matrix --window latest
       interregion matrix --source skyplane --window all --cloud-pair aws:gcp --json
       interregion matrix --metric detectable --json
     """
@@ -367,9 +371,10 @@ def matrix(
     if selection.get("max_regions") is not None:
         raise UserError("--max-regions chooses regions for a sweep: it does not filter a matrix")
     spec = spec_from_options(**selection)
-    keep = pair_filter(spec, load_catalog(catalog)) if spec != type(spec)() else None
+    regions = load_catalog(catalog)
+    keep = pair_filter(spec, regions) if spec != type(spec)() else None
     with h.opened(results_dir, read_only=True) as con:
-        doc = v.matrix(con, metric, stat, window, sources, keep)
+        doc = v.matrix(con, metric, stat, window, sources, keep, catalog=regions)
     if as_json:
         click.echo(json.dumps(doc, indent=1))
     elif as_csv:
@@ -391,14 +396,19 @@ def _print_matrix(doc: dict[str, Any]) -> None:
     console = Console() if sys.stdout.isatty() else Console(width=400)
     unit = "Mbit/s" if doc["unit"] == "bit/s" else doc["unit"]
     for mx in doc["matrices"]:
+        span = (
+            f"(each pair's newest test, up to {mx['window_end_utc']})"
+            if doc["window"] == "latest"
+            else f"{mx['window_start_utc'] or 'start'} .. {mx['window_end_utc']}"
+        )
         title = (
-            f"{doc['metric']} {doc['stat']} ({unit}), window {doc['window']} "
-            f"{mx['window_start_utc'] or 'start'} .. {mx['window_end_utc']}; "
+            f"{doc['metric']} {doc['stat']} ({unit}), window {doc['window']} {span}; "
             f"{v.source_caption(mx)}"
         )
         cells = {(c["src"], c["dst"]): c["value"] for c in mx["cells"]}
-        srcs = sorted({c["src"] for c in mx["cells"]})
-        dsts = sorted({c["dst"] for c in mx["cells"]})
+        # the matrix's own order (by cloud, then west to east), as on the site
+        srcs = [r for r in mx["regions"] if any(c["src"] == r for c in mx["cells"])]
+        dsts = [r for r in mx["regions"] if any(c["dst"] == r for c in mx["cells"])]
         console.print(title, soft_wrap=True, highlight=False)
         table = Table()
         table.add_column("From \\ To")

@@ -748,7 +748,13 @@ def export(results: Path, out: Path, fmt: str, since: str | None = None) -> int:
     since_ts = parse_since(since) if since else None
     where = "WHERE started_utc >= CAST(? AS TIMESTAMP)" if since_ts else ""
     params = [since_ts] if since_ts else []
-    options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
+    # CSV times as measurements.csv writes them (ISO 8601, milliseconds, Z); Parquet
+    # keeps its typed timestamps
+    options = (
+        "FORMAT parquet"
+        if fmt == "parquet"
+        else "FORMAT csv, HEADER true, TIMESTAMPFORMAT '%Y-%m-%dT%H:%M:%S.%gZ'"
+    )
     import duckdb
 
     out = Path(out)

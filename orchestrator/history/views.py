@@ -21,11 +21,12 @@ from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Catalog, region_order
 
 if TYPE_CHECKING:
     import duckdb
 
-WINDOWS: dict[str, int | None] = {"1D": 1, "1W": 7, "1M": 30, "all": None}
+WINDOWS: dict[str, int | None] = {"1D": 1, "1W": 7, "1M": 30, "1Y": 365, "all": None}
 STATS = ("p50", "p90", "p99")
 MIN_P99_SAMPLES = 100
 MATRIX_FORMAT = "interregion.matrix"
@@ -55,6 +56,9 @@ METRICS = {
     "throughput": Metric(
         "throughput", "bit/s", "throughput_bps", "[throughput_bps]", "throughput_bps IS NOT NULL"
     ),
+    # one value per test (ping's own summary): a window pools the tests' values
+    "loss": Metric("loss", "%", "ping_loss_pct", "[ping_loss_pct]", "ping_loss_pct IS NOT NULL"),
+    "jitter": Metric("jitter", "ms", "rtt_mdev_ms", "[rtt_mdev_ms]", "rtt_mdev_ms IS NOT NULL"),
 }
 
 
@@ -68,6 +72,12 @@ def window_days(window: str) -> int | None:
     if window not in WINDOWS:
         raise UserError(f"--window {window}: one of {', '.join(WINDOWS)}")
     return WINDOWS[window]
+
+
+def check_window(window: str) -> None:
+    """A matrix's window: one of WINDOWS, or "latest" (each pair's newest test)."""
+    if window != "latest":
+        window_days(window)
 
 
 def parse_pairs(text: str) -> list[tuple[str, str]]:
@@ -111,7 +121,8 @@ def chosen_sources(infos: dict[str, SourceInfo], wanted: Sequence[str] = ()) -> 
 
 
 def window_bounds(info: SourceInfo, window: str) -> tuple[datetime | None, datetime | None]:
-    days = window_days(window)
+    """(start, end) of a window; "latest" has no start (each pair's newest test)."""
+    days = None if window == "latest" else window_days(window)
     if info.latest is None or days is None:
         return None, info.latest
     return info.latest - timedelta(days=days), info.latest
@@ -282,7 +293,7 @@ def detectable_matrix(
 # ---- the matrix -----------------------------------------------------------------------
 
 # The site's windows: "latest" is each pair's newest test, the others as WINDOWS.
-SITE_WINDOWS = ("latest", "1D", "1W", "1M")
+SITE_WINDOWS = ("latest", "1D", "1W", "1M", "1Y")
 
 
 @dataclass(frozen=True)
@@ -302,10 +313,15 @@ class Cell:
 
 
 def window_cells(
-    con: duckdb.DuckDBPyConnection, info: SourceInfo, metric_name: str, window: str
+    con: duckdb.DuckDBPyConnection,
+    info: SourceInfo,
+    metric_name: str,
+    window: str,
+    previous: bool = False,
 ) -> list[Cell]:
     """Every directed pair of one source and window, all three quantiles in one query.
-    `window` is one of WINDOWS or "latest" (each pair's newest test alone)."""
+    `window` is one of WINDOWS or "latest" (each pair's newest test alone); `previous`:
+    the window of the same length just before it (none for "latest" or "all")."""
     m = metric(metric_name)
     where = f"source = ? AND status = 'ok' AND {m.present_sql}"
     params: list[Any] = [info.name]
@@ -324,7 +340,13 @@ def window_cells(
     else:
         start, _end = window_bounds(info, window)
         tests += f" WHERE {where}"
-        if start is not None:
+        if previous:
+            days = window_days(window)
+            if start is None or days is None:
+                return []
+            tests += " AND started_utc >= ? AND started_utc < ?"
+            params += [start - timedelta(days=days), start]
+        elif start is not None:
             tests += " AND started_utc >= ?"
             params.append(start)
     rows = con.execute(
@@ -355,15 +377,19 @@ def matrix(
     window: str = "1W",
     sources: Sequence[str] = (),
     keep: PairKeep | None = None,
+    catalog: Catalog | None = None,
 ) -> dict[str, Any]:
     """The From x To matrix of one statistic, one matrix per source (never mixed).
-    The JSON shape (README, 'History') is this dict. Metric "detectable": each pair's
-    smallest detectable RTT change (detectable_matrix; stat and window do not apply)."""
+    The JSON shape (README, 'History') is this dict. `window` is one of WINDOWS or
+    "latest" (each pair's newest test); regions in catalog.region_order with a
+    `catalog`, else by name. Metric "detectable": each pair's smallest detectable RTT
+    change (detectable_matrix; stat and window do not apply)."""
     if metric_name == DETECTABLE:
         return detectable_matrix(con, sources, keep)
     m = metric(metric_name)
     if stat not in STATS:
         raise UserError(f"--stat {stat}: one of {', '.join(STATS)}")
+    check_window(window)
     matrices = []
     for info in chosen_sources(source_infos(con), sources):
         start, _end = window_bounds(info, window)
@@ -379,7 +405,8 @@ def matrix(
             for c in window_cells(con, info, m.name, window)
             if keep is None or keep(c.src, c.dst, c.distance_km)
         ]
-        regions = sorted({c["src"] for c in cells} | {c["dst"] for c in cells})
+        used = {c["src"] for c in cells} | {c["dst"] for c in cells}
+        regions = region_order(used, catalog) if catalog is not None else sorted(used)
         matrices.append(
             {
                 "source": info.name,
@@ -441,8 +468,17 @@ def format_value(value: float | None, unit: str) -> str:
     if value is None:
         return "—"
     if unit == "bit/s":
-        return f"{value / 1e6:.0f}"
+        return mbit_text(value / 1e6)
+    if unit == "%":
+        return f"{value:.2f}"
     return f"{value:.1f}"
+
+
+def mbit_text(mbit: float) -> str:
+    """Mbit/s with three significant digits up to 100 (an emulated 4.37 is not "4")."""
+    if abs(mbit) >= 100:
+        return f"{mbit:.0f}"
+    return f"{mbit:.1f}" if abs(mbit) >= 10 else f"{mbit:.2f}"
 
 
 def config_change_docs(

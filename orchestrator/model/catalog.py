@@ -94,6 +94,22 @@ class Catalog:
         return [r for r in self.regions if r.cloud in wanted]
 
 
+def region_order(keys: Iterable[str], catalog: Catalog) -> list[str]:
+    """The one order of regions in every table and chart: by cloud, then west to east
+    (longitude, then north to south); a region the catalog lacks goes last in its cloud,
+    by name."""
+    by_key = {r.key: r for r in catalog.regions}
+
+    def rank(key: str) -> tuple[str, int, float, float, str]:
+        r = by_key.get(key)
+        cloud = key.split(":", 1)[0]
+        if r is None:
+            return (cloud, 1, 0.0, 0.0, key)
+        return (cloud, 0, round(r.lon, 1), -r.lat, key)
+
+    return sorted(set(keys), key=rank)
+
+
 def closest_names(word: str, names: Iterable[str], cutoff: float = 0.6) -> list[str]:
     """Every name as close to `word` as the closest one (difflib's ratio), sorted.
 

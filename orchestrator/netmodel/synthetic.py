@@ -46,7 +46,7 @@ def synthetic_rows(
         row = dict.fromkeys(MEASUREMENT_COLUMNS, "")
         row.update(
             sweep_id=sweep_id,
-            started_utc=(start + timedelta(seconds=i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            started_utc=(start + timedelta(seconds=i)).strftime("%Y-%m-%dT%H:%M:%S.000Z"),
             backend=backend,
             src_cloud=a.cloud,
             src_region=a.id,

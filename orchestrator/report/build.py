@@ -577,10 +577,15 @@ def _write_report_files(
     figures = report_figures(loaded, summaries)
     chart_dir = folder / "charts"
     chart_dir.mkdir()
+    # one plotly.min.js per results folder, not a 4.8 MB copy per sweep; a report
+    # elsewhere (--out, an external file) keeps its own copy beside its charts
+    shared = shared_plotly_js(report.out_dir)
+    script: str = "directory"
+    if shared is not None:
+        script = os.path.relpath(shared, report.out_dir / "charts")
     for name, fig in figures.items():
         path = chart_dir / f"{name}.html"
-        # "directory": one plotly.min.js beside the charts, so they open offline.
-        fig.write_html(path, include_plotlyjs="directory", full_html=True)
+        fig.write_html(path, include_plotlyjs=script, full_html=True)
         report.charts[name] = path
     if png:
         report.pngs, report.png_skipped = charts.write_pngs(figures, chart_dir)
@@ -588,6 +593,29 @@ def _write_report_files(
             log(f"PNG charts skipped: {report.png_skipped}")
     else:
         report.png_skipped = "--no-png given"
+
+
+ASSETS_DIR = "assets"  # under a results folder: what every sweep's report shares
+
+
+def shared_plotly_js(out_dir: Path) -> Path | None:
+    """results/assets/plotly-<version>.min.js for a report inside a results folder
+    (results/<sweep>/report, results/all-sweeps/report), written once; None elsewhere."""
+    sweep = out_dir.parent
+    if out_dir.name != "report" or not (
+        (sweep / "measurements.csv").exists() or sweep.name == "all-sweeps"
+    ):
+        return None
+    import plotly
+    from plotly.offline import get_plotlyjs
+
+    path = sweep.parent / ASSETS_DIR / f"plotly-{plotly.__version__}.min.js"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(get_plotlyjs(), encoding="utf-8")
+        os.replace(tmp, path)  # whole or absent, even with two reports at once
+    return path
 
 
 def report_figures(
@@ -605,17 +633,19 @@ def report_figures(
     figures: dict[str, go.Figure] = {}
     groups = analyze.group_rows(m)
     by_name = {s.cloud_pair: s for s in summaries}
+    cities = {r.key: r.city for r in loaded.catalog.regions}  # hovers name them
     for group in analyze.GROUPS:
         if group == "all" or groups.get(group):
             figures[f"distance-{group}"] = charts.distance_figure(
-                m, group, groups, by_name, emulated=emulated, max_points=max_points
+                m, group, groups, by_name, emulated=emulated, max_points=max_points, cities=cities
             )
     coords = {r.key: (r.lat, r.lon) for r in loaded.catalog.regions}
     figures["heatmap-rtt"] = charts.heatmap_figure(m, coords, "rtt", emulated=emulated)
-    figures["heatmap-throughput"] = charts.heatmap_figure(
-        m, coords, "throughput", emulated=emulated
-    )
-    figures["map"] = charts.map_figure(m, coords, emulated=emulated)
+    if any(math.isfinite(x) for x in m.throughput_bps):  # latency-only: no empty chart
+        figures["heatmap-throughput"] = charts.heatmap_figure(
+            m, coords, "throughput", emulated=emulated
+        )
+    figures["map"] = charts.map_figure(m, coords, emulated=emulated, cities=cities)
     started = {s.id: s.started_utc or s.id for s in loaded.sweeps.values()}
     if len(m.sweeps) >= 2:
         figures["timeseries"] = charts.timeseries_figure(m, started, emulated=emulated)

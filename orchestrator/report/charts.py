@@ -38,9 +38,19 @@ MAX_POINTS = 4000
 ROUTE_POINTS = 16  # points per great-circle line on the map
 RTT_BINS = 8  # map lines are drawn in this many colours
 RTT_COLORSCALE = "Viridis"
-MAX_SERIES = 40  # pairs drawn in the time series chart
+MAX_SERIES = 10  # pairs drawn in the time series chart: one colour each, no spaghetti
 
 EMULATED_NOTE = "EMULATED: measured on the emulated cloud, not on AWS or GCP"
+
+# Hovers print values in ms and Mbit/s with fixed decimals, never d3's SI format
+# (".4s" prints 0.5 ms as "500.0m ms"); tests/test_report.py checks every figure.
+MBIT = 1e-6  # the charts draw throughput in Mbit/s
+HOVER = {"ms": ":.1f", "Mbit/s": ":.3~r", "km": ":.0f"}
+
+
+def _mbit(bps: float) -> float:
+    """Mbit/s rounded to the 3 significant digits a hover shows (lighter JSON)."""
+    return float(f"{bps * MBIT:.3g}") if _finite(bps) else math.nan
 
 
 def label(fig: go.Figure, title: str, emulated: bool) -> go.Figure:
@@ -89,18 +99,24 @@ def distance_figure(
     *,
     emulated: bool,
     max_points: int = MAX_POINTS,
+    cities: Mapping[str, str] | None = None,
 ) -> go.Figure:
-    """RTT and throughput (log axis) against distance with fit lines, r in the legend.
+    """RTT and throughput (log axis) against distance with fit lines, r in the legend;
+    a point's hover names the pair and, from `cities`, their cities.
 
     The 'all' chart colours points by cloud pair and fits each pair; a pair's
     chart shows that pair alone.
     """
     pairs = [g for g in analyze.GROUPS[1:] if group in ("all", g) and groups.get(g)]
     total = sum(len(groups[p]) for p in pairs)
+    # latency-only data (an import, a ping-only sweep): no empty throughput axis
+    both = any(_finite(m.throughput_bps[i]) for p in pairs for i in groups[p])
     fig = make_subplots(
         rows=1,
-        cols=2,
-        subplot_titles=("RTT against distance", "Throughput against distance"),
+        cols=2 if both else 1,
+        subplot_titles=("RTT against distance", "Throughput against distance")
+        if both
+        else ("RTT against distance",),
         horizontal_spacing=0.08,
     )
     shown = 0
@@ -111,20 +127,23 @@ def distance_figure(
         shown += len(sample)
         colour = PAIR_COLOURS[pair]
         name = f"{PAIR_LABELS[pair]} (n={len(rows)})"
-        for col, values, unit in ((1, m.rtt_ms, "ms"), (2, m.throughput_bps, "bit/s")):
+        columns = ((1, m.rtt_ms, "ms"), (2, m.throughput_bps, "Mbit/s"))
+        for col, values, unit in columns[: 2 if both else 1]:
             pts = [i for i in sample if _finite(values[i])]
-            text = [f"{m.regions[m.src[i]]} → {m.regions[m.dst[i]]}" for i in pts]
+            names = [_named(r, cities) for r in m.regions]
+            text = [f"{names[m.src[i]]} → {names[m.dst[i]]}" for i in pts]
             fig.add_trace(
                 go.Scatter(
-                    x=[m.distance_km[i] for i in pts],
-                    y=[values[i] for i in pts],
+                    x=[round(m.distance_km[i]) for i in pts],
+                    y=[round(values[i], 2) if col == 1 else _mbit(values[i]) for i in pts],
                     mode="markers",
                     marker={"color": colour, "size": 5, "opacity": 0.6},
                     name=name,
                     legendgroup=pair,
                     showlegend=col == 1,
                     text=text,
-                    hovertemplate=f"%{{text}}<br>%{{x:.0f}} km, %{{y:.4s}} {unit}<extra></extra>",
+                    hovertemplate=f"%{{text}}<br>%{{x{HOVER['km']}}} km, "
+                    f"%{{y{HOVER[unit]}}} {unit}<extra></extra>",
                     meta={"filter": "points", "cloud_pair": pair},
                 ),
                 row=1,
@@ -151,11 +170,11 @@ def distance_figure(
                 col=1,
             )
         fit = summary.log_throughput_fit
-        if _finite(fit.slope):
+        if both and _finite(fit.slope):
             fig.add_trace(
                 go.Scatter(
                     x=[lo, hi],
-                    y=[10 ** fit.at(lo), 10 ** fit.at(hi)],
+                    y=[_mbit(10 ** fit.at(lo)), _mbit(10 ** fit.at(hi))],
                     mode="lines",
                     line={"color": colour, "width": 2, "dash": "dash"},
                     name=f"{PAIR_LABELS[pair]} log throughput fit, r={_r(fit.r)}",
@@ -167,12 +186,19 @@ def distance_figure(
             )
     fig.update_xaxes(title_text="distance (km)", rangemode="tozero")
     fig.update_yaxes(title_text="RTT (ms)", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title_text="throughput (bit/s, log)", type="log", row=1, col=2)
+    if both:
+        fig.update_yaxes(title_text="throughput (Mbit/s, log)", type="log", row=1, col=2)
     title = "All cloud pairs" if group == "all" else f"{PAIR_LABELS[group]}"
     if shown < total:
         title += f" ({shown} of {total} points shown)"
     fig.update_layout(height=520, legend={"orientation": "h", "y": -0.18})
     return label(fig, title, emulated)
+
+
+def _named(region: str, cities: Mapping[str, str] | None) -> str:
+    """`aws:ap-southeast-2 (Sydney)`, or the code alone without its city."""
+    city = (cities or {}).get(region)
+    return f"{region} ({city})" if city else region
 
 
 def _r(r: float) -> str:
@@ -195,8 +221,11 @@ def _median_by_pair(
 
 
 def geographic_order(keys: Sequence[str], coords: Mapping[str, tuple[float, float]]) -> list[str]:
-    """Regions west to east (by longitude), so neighbours sit next to each other."""
-    return sorted(keys, key=lambda k: (round(coords[k][1], 1), -coords[k][0], k))
+    """Regions by cloud, then west to east (by longitude), as model.catalog.region_order
+    orders the matrix and the CLI: one order everywhere."""
+    return sorted(
+        keys, key=lambda k: (k.split(":", 1)[0], round(coords[k][1], 1), -coords[k][0], k)
+    )
 
 
 def heatmap_figure(
@@ -217,10 +246,10 @@ def heatmap_figure(
     dist = _median_by_pair(m, m.distance_km)
     for (s, d), v in medians.items():
         row, col = index[m.regions[s]], index[m.regions[d]]
-        z[row][col] = v
+        z[row][col] = round(v, 2) if metric == "rtt" else _mbit(v)
         km[row][col] = round(dist[(s, d)]) if (s, d) in dist else None
     clouds = [n.split(":", 1)[0] for n in names]
-    unit = "ms" if metric == "rtt" else "bit/s"
+    unit = "ms" if metric == "rtt" else "Mbit/s"
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -228,12 +257,14 @@ def heatmap_figure(
             y=names,
             colorscale=RTT_COLORSCALE,
             colorbar={"title": {"text": unit}},
-            hovertemplate=f"%{{y}} → %{{x}}<br>%{{z:.4s}} {unit}<extra></extra>",
+            hovertemplate=f"%{{y}} → %{{x}}<br>%{{z{HOVER[unit]}}} {unit}<br>"
+            f"%{{customdata}} km<extra></extra>",
+            customdata=km,
             meta={"filter": "heatmap", "clouds_y": clouds, "clouds_x": clouds, "km": km},
         )
     )
-    fig.update_xaxes(title_text="destination (west → east)", tickangle=-60)
-    fig.update_yaxes(title_text="source (west → east)", autorange="reversed")
+    fig.update_xaxes(title_text="destination (by cloud, west → east)", tickangle=-60)
+    fig.update_yaxes(title_text="source (by cloud, west → east)", autorange="reversed")
     size = max(500, 14 * len(names) + 250)
     fig.update_layout(height=size)
     what = "Median RTT" if metric == "rtt" else "Median throughput"
@@ -265,7 +296,11 @@ def great_circle(
 
 
 def map_figure(
-    m: analyze.Measurements, coords: Mapping[str, tuple[float, float]], *, emulated: bool
+    m: analyze.Measurements,
+    coords: Mapping[str, tuple[float, float]],
+    *,
+    emulated: bool,
+    cities: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Regions on a world map; measured pairs as great-circle lines coloured by median RTT."""
     medians = _median_by_pair(m, m.rtt_ms, ordered=False)
@@ -276,6 +311,12 @@ def map_figure(
         span = (hi - lo) or 1.0
         colours = sample_colorscale(RTT_COLORSCALE, [b / (RTT_BINS - 1) for b in range(RTT_BINS)])
         bins: list[list[tuple[int, int]]] = [[] for _ in range(RTT_BINS)]
+        # the lines' hovers: one point at the middle of each line (a hover text on every
+        # point of every line would weigh ROUTE_POINTS times more)
+        mid_lat: list[float] = []
+        mid_lon: list[float] = []
+        mid_text: list[str] = []
+        mid_segments: list[list[Any]] = []
         for pair, rtt in sorted(medians.items()):
             bins[min(RTT_BINS - 1, int((rtt - lo) / span * RTT_BINS))].append(pair)
         for b, pairs in enumerate(bins):
@@ -286,10 +327,20 @@ def map_figure(
             segments = []
             for s, d in pairs:
                 la, lo_ = great_circle(coords[m.regions[s]], coords[m.regions[d]])
-                lats += [*la, None]
-                lons += [*lo_, None]
+                # 0.01 degrees (about 1 km) is finer than a line on a world map
+                lats += [*(round(v, 2) for v in la), None]
+                lons += [*(round(v, 2) for v in lo_), None]
                 cloud_s, cloud_d = m.regions[s].split(":")[0], m.regions[d].split(":")[0]
-                segments.append([cloud_s, cloud_d, round(dist.get((s, d), 0.0))])
+                km = round(dist.get((s, d), 0.0))
+                segments.append([cloud_s, cloud_d, km])
+                mid_lat.append(round(la[len(la) // 2], 2))
+                mid_lon.append(round(lo_[len(lo_) // 2], 2))
+                mid_text.append(
+                    f"{_named(m.regions[s], cities)} ↔ {_named(m.regions[d], cities)}<br>"
+                    f"{km:,} km, median RTT "
+                    f"{medians[(s, d)]:.1f} ms"
+                )
+                mid_segments.append([cloud_s, cloud_d, km])
             low = lo + span * b / RTT_BINS
             fig.add_trace(
                 go.Scattergeo(
@@ -303,6 +354,18 @@ def map_figure(
                     meta={"filter": "routes", "segments": segments, "points": ROUTE_POINTS + 1},
                 )
             )
+        fig.add_trace(
+            go.Scattergeo(
+                lat=mid_lat,
+                lon=mid_lon,
+                text=mid_text,
+                mode="markers",
+                marker={"size": 5, "color": "#555", "opacity": 0.35},
+                name="pairs (hover a line's middle)",
+                hovertemplate="%{text}<extra></extra>",
+                meta={"filter": "routes", "segments": mid_segments, "points": 1},
+            )
+        )
         # An invisible marker trace carries the colour bar for the lines.
         fig.add_trace(
             go.Scattergeo(
@@ -376,17 +439,24 @@ def timeseries_figure(
         spread = (max(rtts) - min(rtts)) if rtts else 0.0
         series.append((spread, pair, points))
     series.sort(key=lambda s: (-s[0], s[1]))
+    # latency-only data (an import, a ping-only sweep): no empty throughput axis
+    both = any(_finite(p[2]) for _s, _pair, points in series for p in points)
     fig = make_subplots(
-        rows=2, cols=1, shared_xaxes=True, subplot_titles=("Median RTT", "Median throughput")
+        rows=2 if both else 1,
+        cols=1,
+        shared_xaxes=True,
+        subplot_titles=("Median RTT", "Median throughput") if both else ("Median RTT",),
     )
     for _spread, (s, d), points in series[:MAX_SERIES]:
         name = f"{m.regions[s]} → {m.regions[d]}"
         code = f"{m.regions[s].split(':')[0]}-{m.regions[d].split(':')[0]}"
-        for row, k in ((1, 1), (2, 2)):
+        for row in (1, 2)[: 2 if both else 1]:
+            unit = "ms" if row == 1 else "Mbit/s"
             fig.add_trace(
                 go.Scatter(
                     x=[p[0] for p in points],
-                    y=[p[k] for p in points],
+                    y=[round(p[1], 2) if row == 1 else _mbit(p[2]) for p in points],
+                    hovertemplate=f"{name}<br>%{{x}}<br>%{{y{HOVER[unit]}}} {unit}<extra></extra>",
                     mode="lines+markers",
                     name=name,
                     legendgroup=name,
@@ -397,11 +467,15 @@ def timeseries_figure(
                 col=1,
             )
     fig.update_yaxes(title_text="RTT (ms)", row=1, col=1)
-    fig.update_yaxes(title_text="throughput (bit/s, log)", type="log", row=2, col=1)
-    fig.update_xaxes(title_text="sweep start (UTC)", row=2, col=1)
+    if both:
+        fig.update_yaxes(title_text="throughput (Mbit/s, log)", type="log", row=2, col=1)
+    fig.update_xaxes(title_text="sweep start (UTC)", row=2 if both else 1, col=1)
     fig.update_layout(height=700)
     shown = min(len(series), MAX_SERIES)
-    title = f"Pairs across {len(m.sweeps)} sweeps ({shown} of {len(series)} pairs shown)"
+    title = (
+        f"The {shown} pairs whose median RTT moved most across {len(m.sweeps)} sweeps "
+        f"(of {len(series)} pairs)"
+    )
     return label(fig, title, emulated)
 
 

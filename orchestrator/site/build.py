@@ -36,7 +36,6 @@ from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
 from orchestrator.site.html import head as _head
-from orchestrator.site.html import json_script as _json_script
 from orchestrator.site.html import write as _write
 
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -116,6 +115,7 @@ OUTLIER_DOCS = {
 SITE_FILES = frozenset(
     {
         "index.html",
+        "latest.html",
         "methodology.html",
         "data.html",
         "assets",
@@ -245,9 +245,9 @@ def build_site(
         started = {s.id: s.started_utc or s.id for s in combined.sweeps.values()}
         timeseries = charts.timeseries_figure(combined.data, started, emulated=combined.emulated)
     nav = [p.id for p in pages]
-    hist = _history_pages(results, warn)
+    hist = _history_pages(results, catalog, warn)
     has_history = hist is not None
-    from orchestrator.study.report import STUDIES_DIR, study_ids, write_study_pages
+    from orchestrator.study.report import STUDIES_DIR, study_ids
 
     # every page's header links the TCP studies' list when there is one
     has_studies = bool(study_ids(results / STUDIES_DIR))
@@ -255,6 +255,10 @@ def build_site(
         _write_assets(tmp / "assets")
         for page in pages:
             _write_data(results / page.id, page, tmp / "data" / page.id, warn)
+            for name, fig in page.figures.items():
+                _write(tmp / "data" / page.id / figure_file(name), _figures_js({name: fig}))
+        if timeseries is not None:
+            _write(tmp / "data" / TIMESERIES_FILE, _figures_js({"timeseries": timeseries}))
         _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
         for page in pages:
             text = _sweep_html(
@@ -265,7 +269,8 @@ def build_site(
         index = _sweep_html(
             latest, nav, "", timeseries=timeseries, history=has_history, studies=has_studies
         )
-        _write(tmp / "index.html", index)
+        # the front page is the matrix when there is a history store, else the latest sweep
+        _write(tmp / ("latest.html" if has_history else "index.html"), index)
         methodology = _methodology_html(nav, emulated_any, has_history, has_studies)
         _write(tmp / "methodology.html", methodology)
         _write(tmp / "data.html", _data_html(pages, emulated_any, has_history, has_studies))
@@ -273,13 +278,63 @@ def build_site(
             from orchestrator.site import history_pages as site_history
 
             site_history.write_pages(tmp, hist, studies=has_studies)
-        studies = write_study_pages(results / STUDIES_DIR, tmp / "studies")
+            _write(tmp / "index.html", site_history.matrix_html(hist, has_studies, prefix=""))
+        studies = _write_study_pages(results / STUDIES_DIR, tmp / "studies", has_history, warn)
         if studies:
             log(f"site: {len(studies)} TCP study pages (studies/index.html)")
     return out / "index.html"
 
 
-def _history_pages(results: Path, warn: Callable[[str], None]) -> Any:
+def _write_study_pages(
+    studies: Path, dest: Path, history: bool, warn: Callable[[str], None]
+) -> list[str]:
+    """studies/<id>.html from each study's study.md (Markdown, rendered by markdown-it-py
+    with the site's header, CSS and banner), and studies/index.html listing them; returns
+    the ids written (none: nothing is written)."""
+    from markdown_it import MarkdownIt
+
+    from orchestrator.study.report import REPORT_FILE, study_ids
+
+    # a study's text is data: raw HTML is escaped, and nothing becomes a link (the site
+    # links only to its own files; '<gcp:b>' would read as a URL of scheme 'gcp')
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    md.disable(["autolink", "link", "image"])
+    written = []
+    emulated_any = False
+    for study_id in study_ids(studies):
+        source = studies / study_id / REPORT_FILE
+        try:
+            text = source.read_text(encoding="utf-8")
+            meta = report.read_sweep_meta(studies / study_id)
+        except (OSError, UnicodeDecodeError, UserError) as e:
+            warn(f"site: study {study_id} left out: {e}")
+            continue
+        emulated = meta.get("backend") == "local" or "Emulated cloud" in text
+        emulated_any |= emulated
+        title = f"TCP study {study_id}"
+        page = [
+            _head(title, "../", history, studies=True),
+            _banner(emulated, "This study's results were"),
+            f"<div class='study'>{md.render(text)}</div>\n",
+            "<p><a href='index.html'>All TCP studies</a></p>\n",
+            _foot(),
+        ]
+        _write(dest / f"{study_id}.html", "".join(page))
+        written.append(study_id)
+    if not written:
+        return []
+    items = "".join(f"<li><a href='{_e(i)}.html'>{_e(i)}</a></li>" for i in written)
+    _write(
+        dest / "index.html",
+        _head("TCP studies", "../", history, studies=True)
+        + _banner(emulated_any, "Some or all of these studies were")
+        + f"<h1>TCP studies</h1>\n<ul id='studies'>{items}</ul>\n"
+        + _foot(),
+    )
+    return written
+
+
+def _history_pages(results: Path, catalog: Catalog | None, warn: Callable[[str], None]) -> Any:
     """The history store's figures for the matrix, changes and pair pages (a
     site_history.HistoryData), or None without a store. A store that cannot be read is
     one warning: the site is then built as without one."""
@@ -292,7 +347,7 @@ def _history_pages(results: Path, warn: Callable[[str], None]) -> Any:
         return None
     try:
         with history.opened(results, read_only=True) as con:
-            return site_history.history_data(con)
+            return site_history.history_data(con, catalog=catalog)
     except UserError as e:
         warn(f"site: history pages left out: {e}")
     except duckdb.Error as e:
@@ -438,6 +493,25 @@ def _clean(fig: Any) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+# A page's figures live in files of their own, not inlined in its HTML (a 77-region
+# sweep's figures are MBs): a script, because file:// forbids fetching local JSON.
+TIMESERIES_FILE = "timeseries.js"  # data/timeseries.js: every sweep over time
+
+
+def figure_file(name: str) -> str:
+    """data/<sweep>/fig-<name>.js: one file per figure, so that none passes 2 MB at a
+    full catalog (the map alone is about 1 MB)."""
+    return f"fig-{name}.js"
+
+
+def _figures_js(figures: Mapping[str, Any]) -> str:
+    """`window.InterregionFigures[name] = figure JSON` for each figure, compact."""
+    text = json.dumps({name: _clean(fig) for name, fig in figures.items()}, separators=(",", ":"))
+    return (
+        f"window.InterregionFigures = Object.assign(window.InterregionFigures || {{}}, {text});\n"
+    )
+
+
 def _summary_table(summaries: Sequence[analyze.GroupSummary]) -> str:
     cols = [
         ("cloud pair", "cloud_pair", "{}"),
@@ -463,9 +537,15 @@ def _summary_table(summaries: Sequence[analyze.GroupSummary]) -> str:
                 text = charts.PAIR_LABELS.get(str(value), str(value))
             else:
                 text = report.display_cell(key, value, fmt)
-            cells.append(f"<td>{_e(text)}</td>")
+            cells.append(f"<td data-col='{key}'>{_e(text)}</td>")
         rows.append(f"<tr data-pair='{_e(s.cloud_pair)}'>{''.join(cells)}</tr>")
-    return f"<table id='summary'><tr>{head}</tr>{''.join(rows)}</table>\n"
+    # site.js recomputes the rows from the plotted points when the filter narrows them
+    return (
+        f"<table id='summary' data-inflation-km='{analyze.INFLATION_MIN_KM:g}'>"
+        f"<tr>{head}</tr>{''.join(rows)}</table>\n"
+        "<p class='muted' id='summary-note'>Computed from every measurement; with a "
+        "filter, from the plotted points that match it.</p>\n"
+    )
 
 
 def _outlier_table(outliers: Sequence[analyze.PairOutlier]) -> str:
@@ -477,7 +557,8 @@ def _outlier_table(outliers: Sequence[analyze.PairOutlier]) -> str:
     for o in outliers[:50]:
         z = report.display_cell("robust_z", o.robust_z, "{:.1f}")  # inf when the MAD is 0
         rows.append(
-            f"<tr data-pair='{_e(o.cloud_pair)}'><td>{_e(o.src)} → {_e(o.dst)}</td>"
+            f"<tr data-pair='{_e(o.cloud_pair)}' data-km='{o.distance_km:.0f}'>"
+            f"<td>{_e(o.src)} → {_e(o.dst)}</td>"
             f"<td>{o.distance_km:.0f}</td><td>{o.rtt_ms:.1f}</td><td>{o.fit_rtt_ms:.1f}</td>"
             f"<td>{o.excess_ms:.1f}</td><td>{z}</td></tr>"
         )
@@ -509,10 +590,11 @@ def _filter_form() -> str:
 _CHART_TEXT = {
     "distance-all": "RTT and throughput against distance, every cloud pair.",
     "heatmap-rtt": "Median RTT from each source region (rows) to each destination "
-    "(columns), regions ordered west to east.",
-    "heatmap-throughput": "Median throughput by region pair, ordered west to east.",
+    "(columns), regions ordered by cloud, then west to east.",
+    "heatmap-throughput": "Median throughput by region pair, ordered as the RTT one.",
     "map": "The measured pairs as great-circle lines, coloured by median RTT.",
-    "timeseries": "How each pair's median RTT and throughput changed from sweep to sweep.",
+    "timeseries": "The pairs whose median RTT moved most from sweep to sweep (the widest "
+    "range of their per-sweep medians), with their throughput.",
 }
 
 
@@ -542,19 +624,21 @@ def _sweep_html(
     parts.append(_filter_form())
     parts.append("<h2>Summary by cloud pair</h2>\n" + _summary_table(page.summaries))
     parts.append("<h2>Outliers</h2>\n" + _outlier_table(page.outliers))
-    figures = dict(page.figures)
+    names = list(page.figures)
+    scripts = [
+        f"<script src='{prefix}data/{_e(page.id)}/{figure_file(name)}'></script>\n"
+        for name in names
+    ]
     if timeseries is not None:
-        figures["timeseries"] = timeseries
-    scripts = []
+        names.append("timeseries")
+        scripts.append(f"<script src='{prefix}data/{TIMESERIES_FILE}'></script>\n")
     parts.append("<h2>Charts</h2>\n")
-    for n, (name, fig) in enumerate(figures.items()):
-        element = f"fig-{n}"
+    for name in names:
         text = _CHART_TEXT.get(name, f"RTT and throughput against distance, {name[9:]}.")
         parts.append(
             f"<h3>{_e(name)}</h3><p class='muted'>{_e(text)}</p>"
-            f"<div class='chart' id='chart-{_e(name)}' data-fig='{element}'></div>\n"
+            f"<div class='chart' id='chart-{_e(name)}' data-fig='{_e(name)}'></div>\n"
         )
-        scripts.append(_json_script(element, _clean(fig)))
     parts.append(_sweep_list(nav, prefix))
     parts += scripts
     parts.append(_scripts(prefix))

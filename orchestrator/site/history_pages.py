@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.history import changes as ch
 from orchestrator.history import views as v
+from orchestrator.model.catalog import Catalog, load_catalog, region_order
+from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
@@ -35,12 +37,15 @@ if TYPE_CHECKING:
 MATRIX_DATA_FORMAT = "interregion.site-matrix"
 MATRIX_DATA_VERSION = 1
 CHANGE_RUNS = 56  # as `interregion changes`: each source's latest sweeps
-PAIR_WINDOW = "1M"  # pair pages: the matrix's widest window (and each pair's newest test)
+PAIR_WINDOW = "1M"  # pair pages: the last 30 days (and each pair's newest test)
+# The metrics change detection follows (baselines, episodes, pair pages).
 METRIC_UNITS = {"rtt": "ms", "throughput": "bit/s"}
+# The matrix's metrics: also ping's loss and jitter (rtt_mdev_ms).
+MATRIX_METRICS = ("rtt", "loss", "jitter", "throughput")
 # Shown units: ms, and Mbit/s (a matrix of 9-digit bit/s is unreadable and heavier).
-DISPLAY_UNITS = {"rtt": "ms", "throughput": "Mbit/s"}
-_DISPLAY_SCALE = {"rtt": 1.0, "throughput": 1e-6}
-METRIC_TITLES = {"rtt": "RTT", "throughput": "throughput"}
+DISPLAY_UNITS = {"rtt": "ms", "loss": "%", "jitter": "ms", "throughput": "Mbit/s"}
+_DISPLAY_SCALE = {"rtt": 1.0, "loss": 1.0, "jitter": 1.0, "throughput": 1e-6}
+METRIC_TITLES = {"rtt": "RTT", "loss": "loss", "jitter": "jitter", "throughput": "throughput"}
 
 
 @dataclass
@@ -52,10 +57,14 @@ class HistoryData:
 
 
 def shown(metric: str, value: float | None) -> float | None:
-    """A value in the metric's display unit, rounded for the page (0.01 ms, 0.01 Mbit/s)."""
+    """A value in the metric's display unit, rounded for the page: 0.01 ms, 0.01 %, and
+    three significant digits of Mbit/s (0.01 below 10, 0.1 below 100, else 1)."""
     if value is None:
         return None
-    return round(value * _DISPLAY_SCALE[metric], 2)
+    x = value * _DISPLAY_SCALE[metric]
+    if metric == "throughput":
+        return round(x, 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0)
+    return round(x, 2)
 
 
 def pair_file(a: str, b: str) -> str:
@@ -73,8 +82,11 @@ def _epoch_s(t: datetime | None) -> int | None:
     return int(t.replace(tzinfo=UTC).timestamp()) if t is not None else None
 
 
-def history_data(con: duckdb.DuckDBPyConnection, now: datetime | None = None) -> HistoryData:
-    """Every figure of the history pages, from the store (read only)."""
+def history_data(
+    con: duckdb.DuckDBPyConnection, now: datetime | None = None, catalog: Catalog | None = None
+) -> HistoryData:
+    """Every figure of the history pages, from the store (read only); the regions in
+    catalog.region_order, with their cities (the default catalog without one)."""
     infos = list(v.source_infos(con).values())
     if not infos:
         from orchestrator.core.errors import UserError
@@ -86,7 +98,7 @@ def history_data(con: duckdb.DuckDBPyConnection, now: datetime | None = None) ->
     calibration = ch.calibrate(series)
     built = now or datetime.now(UTC)
     return HistoryData(
-        matrix=matrix_data(con, infos, found, built),
+        matrix=matrix_data(con, infos, found, built, catalog or load_catalog()),
         changes={**changes_data(con, found, infos), "calibration": calibration},
         pairs=pair_data(con, infos, found),
         emulated={i.name: i.emulated for i in infos},
@@ -116,31 +128,66 @@ def _open_episodes(found: ch.Detection) -> set[tuple[str, str, str, str]]:
     return out
 
 
+WindowCells = dict[tuple[str, str], list[v.Cell]]
+
+
+def _window_cells(
+    con: duckdb.DuckDBPyConnection, info: v.SourceInfo
+) -> tuple[WindowCells, WindowCells]:
+    """Every (metric, window)'s cells, and those of the window just before it. A window
+    reaching back past the source's first test holds what the narrower one before it
+    holds when that one reached back too (a month-old store's 1Y is its 1M): computed
+    once; and the window before it is empty."""
+    (first,) = con.execute(
+        "SELECT min(started_utc) FROM measurements WHERE source = ?", [info.name]
+    ).fetchone() or (None,)
+    cells: WindowCells = {}
+    before: WindowCells = {}
+    for metric in MATRIX_METRICS:
+        whole = None  # the first window that holds every test
+        for window in v.SITE_WINDOWS:
+            start = None if window == "latest" else v.window_bounds(info, window)[0]
+            covers = window != "latest" and (start is None or first is None or start <= first)
+            before[metric, window] = (
+                []
+                if window == "latest" or covers
+                else v.window_cells(con, info, metric, window, previous=True)
+            )
+            if covers and whole is not None:
+                cells[metric, window] = cells[metric, whole]
+                continue
+            cells[metric, window] = v.window_cells(con, info, metric, window)
+            if covers:
+                whole = window
+    return cells, before
+
+
 def matrix_data(
     con: duckdb.DuckDBPyConnection,
     infos: Sequence[v.SourceInfo],
     found: ch.Detection,
     built: datetime,
+    catalog: Catalog,
 ) -> dict[str, Any]:
     """Every (source, metric, window) view of the From x To matrix, with all three stats.
+    Regions in catalog.region_order, `cities` beside them ("" for one the catalog lacks).
 
     A view's arrays are row-major over the source's regions (From x To, R x R):
     `p50`, `p90`, `p99` (display unit; p99 null below 100 samples), `samples`, `tests`
-    and `newest_s` (UNIX time of the newest test). `baseline` (per metric) is the
+    and `newest_s` (UNIX time of the newest test), `prev_p50` the p50 of the window of the
+    same length just before (null for "latest"). `baseline` (RTT and throughput) is the
     change-detection baseline of each cell, `open` the cells with an open episode."""
     baselines = _baselines(found)
     opened = _open_episodes(found)
     sources = []
     for info in infos:
-        cells = {
-            (metric, window): v.window_cells(con, info, metric, window)
-            for metric in METRIC_UNITS
-            for window in v.SITE_WINDOWS
-        }
-        regions = sorted(
+        cells, previous = _window_cells(con, info)
+        regions = region_order(
             {c.src for cs in cells.values() for c in cs}
-            | {c.dst for cs in cells.values() for c in cs}
+            | {c.dst for cs in cells.values() for c in cs},
+            catalog,
         )
+        known = {r.key: r.city for r in catalog.regions}
         index = {r: i for i, r in enumerate(regions)}
         width = len(regions)
         size = width**2
@@ -160,6 +207,12 @@ def matrix_data(
                 arrays["samples"][k] = c.samples
                 arrays["tests"][k] = c.tests
                 arrays["newest_s"][k] = _epoch_s(c.newest)
+            # the p50 of the window just before, for the "change vs previous window" view
+            before = {(c.src, c.dst): c.stat("p50") for c in previous[metric, window]}
+            arrays["prev_p50"] = [None] * size
+            for (src, dst), value in before.items():
+                if src in index and dst in index:
+                    arrays["prev_p50"][at(src, dst)] = shown(metric, value)
             start = None if window == "latest" else v.window_bounds(info, window)[0]
             views[f"{metric}|{window}"] = {
                 "window_start_utc": v.iso_utc(start),
@@ -189,6 +242,7 @@ def matrix_data(
                 ),
                 "latest_utc": v.iso_utc(info.latest),
                 "regions": regions,
+                "cities": [known.get(r, "") for r in regions],
                 "views": views,
                 "baseline": baseline,
                 "open": open_cells,
@@ -200,6 +254,9 @@ def matrix_data(
         "built_utc": v.iso_utc(built.astimezone(UTC).replace(tzinfo=None)),
         "built_s": int(built.timestamp()),
         "units": DISPLAY_UNITS,
+        "metrics": list(MATRIX_METRICS),
+        # emulated throughput is the real curve times this (Methodology)
+        "emulated_rate_scale": DEFAULT_MODEL.scale,
         "stats": list(v.STATS),
         "windows": list(v.SITE_WINDOWS),
         "sources": sources,
@@ -325,7 +382,7 @@ def _pair_rows(
         "SELECT src, dst, [x.t FOR x IN l], [x.sweep FOR x IN l], "
         f"[round(x.rtt * {rtt_scale!r}, 2) FOR x IN l], "
         f"[round(x.tput * {tput_scale!r}, 2) FOR x IN l] FROM (SELECT src, dst, "
-        "list({'t': strftime(started_utc, '%Y-%m-%dT%H:%M:%SZ'), 'sweep': sweep_id, "
+        "list({'t': strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ'), 'sweep': sweep_id, "
         "'rtt': rtt, 'tput': throughput_bps} ORDER BY started_utc) AS l "
         f"FROM ({chosen}) GROUP BY src, dst) ORDER BY src, dst",
         params,
@@ -375,12 +432,51 @@ def write_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
     """history/matrix.html (+ matrix-data.js), history/changes.html, history/pairs/*.html;
     `studies`: the site has TCP study pages (a link in every header)."""
     folder = root / "history"
-    text = json.dumps(data.matrix, separators=(",", ":"))
+    index, parts = matrix_files(data.matrix)
+    text = json.dumps(index, separators=(",", ":"))
     _write(folder / "matrix-data.js", f"window.InterregionMatrix = {text};\n")
+    for name, (source, metric, part) in parts.items():
+        args = json.dumps([source, metric, part], separators=(",", ":"))[1:-1]
+        _write(folder / name, f"window.InterregionMatrixPart({args});\n")
     _write(folder / "matrix.html", matrix_html(data, studies))
     _write(folder / "changes.html", changes_html(data, studies))
     for (a, b), page in data.pairs.items():
         _write(folder / "pairs" / pair_file(a, b), pair_html(page, studies))
+
+
+def matrix_files(
+    matrix: dict[str, Any],
+) -> tuple[dict[str, Any], dict[str, tuple[str, str, dict[str, Any]]]]:
+    """The matrix split for the page: an index (matrix-data.js: every source's regions,
+    cities and caption, and the file of each of its metrics) and one file per source and
+    metric (its windows' views, baselines and open cells), which history.js loads when
+    that metric is first shown. A full catalog's metric is about 1 MB; the whole matrix
+    would be several (issue 22's budget: no data file over 2 MB)."""
+    index = {k: v for k, v in matrix.items() if k != "sources"}
+    index["sources"] = []
+    parts: dict[str, tuple[str, str, dict[str, Any]]] = {}
+    for n, src in enumerate(matrix["sources"]):
+        meta = {k: v for k, v in src.items() if k not in ("views", "baseline", "open")}
+        meta["files"] = {}
+        slug = re.sub(r"[^a-z0-9-]", "_", src["source"].lower())
+        for metric in matrix["metrics"]:
+            name = f"matrix-{n}-{slug}-{metric}.js"
+            meta["files"][metric] = name
+            parts[name] = (
+                src["source"],
+                metric,
+                {
+                    "views": {
+                        w: src["views"][f"{metric}|{w}"]
+                        for w in matrix["windows"]
+                        if f"{metric}|{w}" in src["views"]
+                    },
+                    "baseline": src["baseline"].get(metric),
+                    "open": src["open"].get(metric, []),
+                },
+            )
+        index["sources"].append(meta)
+    return index, parts
 
 
 def _source_banner(emulated: bool, hidden: bool = False) -> str:
@@ -402,32 +498,41 @@ def _select(name: str, label: str, options: Iterable[tuple[str, str]], chosen: s
     return f"<label>{_e(label)} <select name='{name}'>{items}</select></label>"
 
 
-def matrix_html(data: HistoryData, studies: bool = False) -> str:
+def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -> str:
+    """The matrix page: history/matrix.html (`prefix` "../"), and the site's front page
+    index.html (`prefix` ""), both drawn from history/matrix-data.js."""
     sources = data.matrix["sources"]
     first = sources[0]
+    here = "" if prefix else "history/"  # where matrix-data.js and pairs/ are
     windows = {
         "latest": "latest (each pair's newest test)",
         "1D": "1 day",
         "1W": "1 week",
         "1M": "1 month (30 days)",
+        "1Y": "1 year (365 days)",
+    }
+    metrics = {
+        "rtt": "RTT (ms)",
+        "loss": "loss (ping_loss_pct, %)",
+        "jitter": "jitter (ping's rtt_mdev_ms)",
+        "throughput": "throughput (Mbit/s)",
     }
     controls = "".join(
         [
             _select(
                 "source", "source", [(s["source"], s["caption"]) for s in sources], first["source"]
             ),
-            _select(
-                "metric",
-                "metric",
-                [("rtt", "RTT (ms)"), ("throughput", "throughput (Mbit/s)")],
-                "rtt",
-            ),
+            _select("metric", "metric", [(m, metrics[m]) for m in MATRIX_METRICS], "rtt"),
             _select("stat", "statistic", [(s, s) for s in v.STATS], "p50"),
             _select("window", "window", [(w, windows[w]) for w in v.SITE_WINDOWS], "1W"),
             _select(
                 "colour",
                 "colour",
-                [("absolute", "absolute buckets"), ("deviation", "deviation from baseline")],
+                [
+                    ("absolute", "absolute buckets"),
+                    ("delta", "change vs the previous window"),
+                    ("deviation", "deviation from baseline"),
+                ],
                 "absolute",
             ),
             _select(
@@ -436,29 +541,42 @@ def matrix_html(data: HistoryData, studies: bool = False) -> str:
                 [("value", "the value"), ("detail", "value, n and age")],
                 "value",
             ),
+            _select(
+                "heads",
+                "regions as",
+                [("both", "code and city"), ("code", "code"), ("city", "city")],
+                "both",
+            ),
         ]
     )
     return "".join(
         [
-            _head("Matrix", "../", history=True, studies=studies),
+            _head("Matrix", prefix, history=True, studies=studies),
             _source_banner(first["emulated"]),
             "<h1>From x To matrix</h1>\n",
             "<p>Each cell is one directed pair: the percentile of the pooled samples of every "
             "test in the window (p99 needs 100 samples, else —), rows send, columns receive. "
+            "Regions are ordered by cloud, then west to east. Loss and jitter are ping's "
+            "(<code>ping_loss_pct</code>, <code>rtt_mdev_ms</code>), one value per test. "
+            "Colours run from good (light) to bad (dark) for every metric. "
             "Point at a cell for its samples (n), tests, the age of its newest test and its "
-            "baseline; a cell links to the pair's page. Deviation compares the window's p50, "
+            "baseline; a cell links to the pair's page. Change vs the previous window compares "
+            "the window's p50 with the p50 of the window of the same length just before it. "
+            "Deviation compares the window's p50, "
             "whatever the stat shown, with the change-detection baseline (the median of the "
             "pair's last 28 comparable runs' medians); "
             "cells with an open episode are outlined. Sources are never mixed: the caption "
             "names the one shown.</p>\n",
             f"<form id='matrix-controls'>{controls}</form>\n",
             f"<p id='matrix-caption' class='caption'>{_e(first['caption'])}</p>\n",
+            "<p id='matrix-scale' class='emulated-tag' hidden></p>\n",
             "<div id='matrix-legend'></div>\n",
             "<p id='matrix-detail' class='muted'>&nbsp;</p>\n",
-            "<div class='matrix-wrap'><table id='matrix' class='matrix'></table></div>\n",
+            f"<div class='matrix-wrap'><table id='matrix' class='matrix' "
+            f"data-pairs='{here}pairs/' data-base='{here}'></table></div>\n",
             "<noscript><p>The matrix is drawn by JavaScript from matrix-data.js.</p></noscript>\n",
-            "<script src='matrix-data.js'></script>\n",
-            "<script src='../assets/history.js'></script>\n",
+            f"<script src='{here}matrix-data.js'></script>\n",
+            f"<script src='{prefix}assets/history.js'></script>\n",
             _foot(),
         ]
     )

@@ -40,7 +40,8 @@ def head(title: str, prefix: str, history: bool = False, studies: bool = False) 
         "</head>\n<body>\n"
         "<header>"
         f"<a class='brand' href='{prefix}index.html'>interregion</a>"
-        f"<a href='{prefix}index.html'>Latest sweep</a>"
+        # with a history store the front page is the matrix, the latest sweep latest.html
+        f"<a href='{prefix}{'latest' if history else 'index'}.html'>Latest sweep</a>"
         f"<a href='{prefix}methodology.html'>Methodology</a>"
         f"<a href='{prefix}data.html'>Data</a>"
         f"{links}"

@@ -418,21 +418,3 @@ def study_ids(studies: Path) -> list[str]:
         return []
     found = (p.parent for p in studies.glob(f"*/{PAGE_FILE}"))
     return sorted(p.name for p in found if store.is_study_dir(p))
-
-
-def write_study_pages(studies: Path, dest: Path) -> list[str]:
-    """The site's study pages: each study's study.html as studies/<id>.html, and a list
-    of them; returns the ids (none: nothing is written)."""
-    ids = study_ids(studies)
-    if not ids:
-        return []
-    dest.mkdir(parents=True, exist_ok=True)
-    for study_id in ids:
-        (dest / f"{study_id}.html").write_text((studies / study_id / PAGE_FILE).read_text())
-    items = "".join(f"<li><a href='{html.escape(i)}.html'>{html.escape(i)}</a></li>" for i in ids)
-    (dest / "index.html").write_text(
-        "<!doctype html><html><head><meta charset='utf-8'><title>TCP studies</title>"
-        f"</head><body><h1>TCP studies</h1><ul>{items}</ul>"
-        "<p><a href='../index.html'>sweeps</a></p></body></html>\n"
-    )
-    return ids

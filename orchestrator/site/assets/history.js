@@ -5,10 +5,17 @@
 (function () {
   "use strict";
 
-  // Absolute buckets (upper bounds), best first: RTT in ms, throughput in Mbit/s.
-  var BUCKETS = { rtt: [10, 30, 60, 100, 150, 250], throughput: [2500, 1000, 500, 250, 100, 50] };
-  var DEVIATION = [0.05, 0.1, 0.2]; // |value / baseline - 1| bands
-  var TITLES = { rtt: "RTT", throughput: "throughput" };
+  // Absolute buckets (bounds), best first: RTT and jitter in ms, loss in %, throughput in
+  // Mbit/s (higher is better). Emulated throughput is bucketed over the view's own range.
+  var BUCKETS = {
+    rtt: [10, 30, 60, 100, 150, 250],
+    loss: [0.01, 0.1, 0.5, 1, 2, 5],
+    jitter: [0.5, 1, 2, 5, 10, 20],
+    throughput: [2500, 1000, 500, 250, 100, 50],
+  };
+  var HIGHER_IS_BETTER = { throughput: true };
+  var DEVIATION = [0.05, 0.1, 0.2]; // |value / reference - 1| bands
+  var TITLES = { rtt: "RTT", loss: "loss", jitter: "jitter", throughput: "throughput" };
 
   function esc(text) {
     return String(text).replace(/[&<>"']/g, function (c) {
@@ -16,7 +23,7 @@
     });
   }
 
-  // The same name as site_history.pair_file.
+  // The same name as history_pages.pair_file.
   function pairFile(a, b) {
     var p = [a, b].sort();
     function part(r) {
@@ -34,28 +41,49 @@
     return (s / (365.25 * 86400)).toFixed(1) + " y";
   }
 
-  function signed(x) {
-    return (x >= 0 ? "+" : "") + x.toFixed(1);
+  function signed(x, digits) {
+    return (x >= 0 ? "+" : "") + x.toFixed(digits === undefined ? 1 : digits);
   }
 
+  // As history.views.format_value: ms to 0.1, % to 0.01, Mbit/s to three digits.
   function fmt(metric, value) {
     if (value === null || value === undefined) return "—";
-    return metric === "rtt" ? value.toFixed(1) : value.toFixed(0);
+    if (metric === "throughput") {
+      var a = Math.abs(value);
+      return value.toFixed(a >= 100 ? 0 : a >= 10 ? 1 : 2);
+    }
+    return metric === "loss" ? value.toFixed(2) : value.toFixed(1);
   }
 
-  function absoluteClass(metric, value) {
-    var bounds = BUCKETS[metric];
+  // Emulated throughput: six bounds spread evenly (in log) over the view's own range.
+  function rangeBuckets(values) {
+    var lo = Infinity, hi = -Infinity;
+    values.forEach(function (x) {
+      if (x !== null && x > 0) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
+    });
+    if (!(lo < hi)) return null;
+    var out = [];
+    for (var i = 1; i <= 6; i++) {
+      var x = Math.exp(Math.log(hi) - (i * (Math.log(hi) - Math.log(lo))) / 7);
+      out.push(Number(x.toPrecision(2)));
+    }
+    return out;
+  }
+
+  function absoluteClass(metric, value, bounds) {
     for (var i = 0; i < bounds.length; i++) {
-      if (metric === "rtt" ? value < bounds[i] : value >= bounds[i]) return "q" + i;
+      if (HIGHER_IS_BETTER[metric] ? value >= bounds[i] : value < bounds[i]) return "q" + i;
     }
     return "q" + bounds.length;
   }
 
-  // Worse = higher RTT or lower throughput.
-  function deviationClass(metric, value, base) {
-    if (base === null || base === undefined || base === 0) return "nobase";
-    var d = value / base - 1;
-    var worse = metric === "rtt" ? d > 0 : d < 0;
+  // Worse = higher, or lower for throughput; against a reference (baseline or the
+  // previous window). A reference of 0 (no loss before): any loss is the worst band.
+  function relativeClass(metric, value, ref) {
+    if (ref === null || ref === undefined) return "nobase";
+    if (ref === 0) return value === 0 ? "d0" : (HIGHER_IS_BETTER[metric] ? "db" : "dw") + DEVIATION.length;
+    var d = value / ref - 1;
+    var worse = HIGHER_IS_BETTER[metric] ? d < 0 : d > 0;
     var size = Math.abs(d);
     for (var i = 0; i < DEVIATION.length; i++) {
       if (size < DEVIATION[i]) return i === 0 ? "d0" : (worse ? "dw" : "db") + i;
@@ -63,32 +91,66 @@
     return (worse ? "dw" : "db") + DEVIATION.length;
   }
 
-  function legend(metric, colour, unit) {
+  function legend(metric, colour, unit, bounds) {
     var items = [];
     var i;
     if (colour === "absolute") {
-      var b = BUCKETS[metric];
-      var op = metric === "rtt" ? "<" : "≥";
-      for (i = 0; i < b.length; i++) items.push(["q" + i, op + " " + b[i] + " " + unit]);
-      items.push(["q" + b.length, (metric === "rtt" ? "≥ " : "< ") + b[b.length - 1] + " " + unit]);
+      var op = HIGHER_IS_BETTER[metric] ? "≥" : "<";
+      for (i = 0; i < bounds.length; i++) items.push(["q" + i, op + " " + bounds[i] + " " + unit]);
+      items.push(["q" + bounds.length, (HIGHER_IS_BETTER[metric] ? "< " : "≥ ") +
+        bounds[bounds.length - 1] + " " + unit]);
     } else {
-      items.push(["d0", "the window's p50 within 5 % of the baseline"]);
+      var what = colour === "delta" ? "the previous window's p50" : "the baseline";
+      items.push(["d0", "the window's p50 within 5 % of " + what]);
       for (i = 1; i <= DEVIATION.length; i++) {
         var band = i < DEVIATION.length ? DEVIATION[i - 1] * 100 + "-" + DEVIATION[i] * 100 + " %" :
           "≥ " + DEVIATION[i - 1] * 100 + " %";
         items.push(["dw" + i, "worse " + band]);
         items.push(["db" + i, "better " + band]);
       }
-      items.push(["nobase", "no baseline yet (fewer than 8 comparable runs)"]);
+      items.push(["nobase", colour === "delta" ? "no test in the previous window" :
+        "no baseline (fewer than 8 comparable runs, or not followed for this metric)"]);
     }
     return items.map(function (it) {
       return "<span class='swatch " + it[0] + "'></span>" + esc(it[1]);
     }).join(" ");
   }
 
+  function head(region, city, heads) {
+    if (heads === "code" || !city) return esc(region);
+    if (heads === "city") return esc(city);
+    return esc(region) + " <small>" + esc(city) + "</small>";
+  }
+
+  // Each (source, metric) is its own file (history_pages.matrix_files), loaded by a
+  // script element the first time it is shown (file:// allows scripts, not fetch).
+  var parts = {};
+  var waiting = {};
+  window.InterregionMatrixPart = function (source, metric, part) {
+    var key = source + "|" + metric;
+    parts[key] = part;
+    (waiting[key] || []).forEach(function (f) { f(); });
+    delete waiting[key];
+  };
+
+  function loadPart(folder, src, metric, done) {
+    var key = src.source + "|" + metric;
+    if (parts[key]) return done();
+    if (waiting[key]) return waiting[key].push(done);
+    waiting[key] = [done];
+    var s = document.createElement("script");
+    s.src = folder + src.files[metric];
+    s.onerror = function () {
+      document.getElementById("matrix-caption").textContent = "could not load " + s.src;
+    };
+    document.body.appendChild(s);
+  }
+
   function matrixPage(data) {
     var form = document.getElementById("matrix-controls");
     var table = document.getElementById("matrix");
+    var pairs = table.getAttribute("data-pairs") || "pairs/";
+    var folder = table.getAttribute("data-base") || "";
     var current = null;
 
     function choice(name) {
@@ -100,42 +162,65 @@
       for (var s = 0; s < data.sources.length; s++) {
         if (data.sources[s].source === choice("source")) src = data.sources[s];
       }
-      var metric = choice("metric"), stat = choice("stat"), win = choice("window");
-      var colour = choice("colour"), detail = choice("show") === "detail";
-      var view = src.views[metric + "|" + win];
-      var values = view[stat], base = src.baseline[metric];
+      var metric = choice("metric");
+      var part = parts[src.source + "|" + metric];
+      if (!part) {
+        document.body.setAttribute("data-matrix-loading", "1");
+        return loadPart(folder, src, metric, render);
+      }
+      document.body.removeAttribute("data-matrix-loading");
+      var stat = choice("stat"), win = choice("window");
+      var colour = choice("colour"), detail = choice("show") === "detail", heads = choice("heads");
+      var view = part.views[win];
+      var values = view[stat], base = part.baseline || [], prev = view.prev_p50 || [];
       var open = {};
-      src.open[metric].forEach(function (k) { open[k] = true; });
-      var regions = src.regions, n = regions.length, unit = data.units[metric];
+      (part.open || []).forEach(function (k) { open[k] = true; });
+      var regions = src.regions, cities = src.cities || [], n = regions.length;
+      var unit = data.units[metric];
+      var scaled = src.emulated && metric === "throughput";
+      var bounds = (scaled && rangeBuckets(values)) || BUCKETS[metric];
       current = { src: src, metric: metric, stat: stat, view: view, unit: unit };
+      function named(i) {
+        return regions[i] + (cities[i] ? " (" + cities[i] + ")" : "");
+      }
       var html = ["<thead><tr><th class='corner'>From \\ To</th>"];
-      regions.forEach(function (r) { html.push("<th class='to'><span>" + esc(r) + "</span></th>"); });
+      regions.forEach(function (r, i) {
+        html.push("<th class='to' data-region='" + esc(r) + "' title='" + esc(named(i)) +
+          "'><span>" + head(r, cities[i], heads) + "</span></th>");
+      });
       html.push("</tr></thead><tbody>");
       var filled = 0;
       for (var i = 0; i < n; i++) {
-        html.push("<tr><th class='from'>" + esc(regions[i]) + "</th>");
+        html.push("<tr><th class='from' data-region='" + esc(regions[i]) + "' title='" +
+          esc(named(i)) + "'>" + head(regions[i], cities[i], heads) + "</th>");
         for (var j = 0; j < n; j++) {
           var k = i * n + j, value = values[k];
           if (view.tests[k] === null) {
             html.push("<td class='empty'></td>");
             continue;
           }
-          // Deviation compares like with like: the window's p50 against the baseline (a
-          // median of per-test medians), whichever stat the cell shows.
+          // Deviation and change compare like with like: the window's p50 against the
+          // baseline (a median of per-test medians) or the previous window's p50.
           var p50 = view.p50[k];
-          var cls = colour === "absolute" ? (value === null ? "nodata" : absoluteClass(metric, value)) :
-            (p50 === null ? "nodata" : deviationClass(metric, p50, base[k]));
+          var ref = colour === "delta" ? prev[k] : base[k];
+          var cls = colour === "absolute" ? (value === null ? "nodata" : absoluteClass(metric, value, bounds)) :
+            (p50 === null ? "nodata" : relativeClass(metric, p50, ref));
           if (open[k]) cls += " open";
           if (value !== null) filled++;
-          var title = regions[i] + " → " + regions[j] + ": " + fmt(metric, value) + " " + unit +
+          var change = ref !== null && ref !== undefined && p50 !== null ?
+            " (p50 " + signed(p50 - ref, metric === "loss" ? 2 : 1) + " " + unit +
+            (ref ? ", " + signed(100 * (p50 / ref - 1)) + " %" : "") + ")" : "";
+          var title = named(i) + " → " + named(j) + ": " + fmt(metric, value) + " " + unit +
             " (" + stat + "), n = " + view.samples[k] + " samples, " + view.tests[k] +
-            " tests, newest " + age(view.newest_s[k]) + " ago, baseline " + fmt(metric, base[k]) +
-            (base[k] && p50 !== null ? " (p50 " + signed(100 * (p50 / base[k] - 1)) + " %)" : "") +
-            (open[k] ? ", open episode" : "");
-          var text = fmt(metric, value);
+            " tests, newest " + age(view.newest_s[k]) + " ago, " +
+            (colour === "delta" ? "previous window p50 " + fmt(metric, prev[k]) :
+              "baseline " + fmt(metric, base[k])) + change + (open[k] ? ", open episode" : "");
+          var text = colour === "delta" && p50 !== null && ref !== null && ref !== undefined ?
+            signed(p50 - ref, metric === "loss" ? 2 : metric === "throughput" ? 0 : 1) :
+            fmt(metric, value);
           if (detail) text += "<small>n " + view.samples[k] + "<br>" + age(view.newest_s[k]) + "</small>";
-          html.push("<td class='" + cls + "' data-k='" + k + "' title='" + esc(title) + "'><a href='pairs/" +
-            esc(pairFile(regions[i], regions[j])) + "'>" + text + "</a></td>");
+          html.push("<td class='" + cls + "' data-k='" + k + "' title='" + esc(title) + "'><a href='" +
+            esc(pairs + pairFile(regions[i], regions[j])) + "'>" + text + "</a></td>");
         }
         html.push("</tr>");
       }
@@ -143,12 +228,20 @@
       table.innerHTML = html.join("");
       var range = win === "latest" ? "each pair's newest test" :
         (view.window_start_utc || "start") + " .. " + view.window_end_utc;
-      document.getElementById("matrix-caption").textContent = TITLES[metric] + " " + stat + " (" +
+      document.getElementById("matrix-caption").textContent = TITLES[metric] + " " +
+        (colour === "delta" ? "p50 change vs the previous window" : stat) + " (" +
         unit + "), window " + win + " (" + range + "); " + src.caption;
+      var note = document.getElementById("matrix-scale");
+      if (note) {
+        note.hidden = !scaled;
+        note.textContent = scaled ? "EMULATED rates: the real curve × " + data.emulated_rate_scale +
+          " (rate scale, Methodology); colours span this view's own range." : "";
+      }
       document.getElementById("source-banner").hidden = !src.emulated;
-      document.getElementById("matrix-legend").innerHTML = legend(metric, colour, unit);
+      document.getElementById("matrix-legend").innerHTML = legend(metric, colour, unit, bounds);
       document.body.setAttribute("data-matrix-view", [src.source, metric, stat, win, colour].join("|"));
       document.body.setAttribute("data-matrix-filled", String(filled));
+      document.body.setAttribute("data-history-ready", "matrix");
     }
 
     table.addEventListener("mouseover", function (e) {
@@ -157,7 +250,6 @@
     });
     form.addEventListener("change", render);
     render();
-    document.body.setAttribute("data-history-ready", "matrix");
   }
 
   function pairPage(data) {
@@ -169,12 +261,15 @@
       var metric = div.getAttribute("data-metric");
       var unit = metric === "rtt" ? "ms" : "Mbit/s";
       var last = null;
-      var traces = entry.directions.map(function (d) {
+      var traces = entry.directions.map(function (d, n) {
         if (d.t.length && (last === null || d.t[d.t.length - 1] > last)) last = d.t[d.t.length - 1];
+        // the two directions often lie on each other: the reverse one dashed, hollow marks
         return {
           type: "scatter", mode: "lines+markers", connectgaps: true,
           name: d.src + " → " + d.dst, x: d.t, y: d[metric], text: d.sweep,
-          hovertemplate: "%{x}<br>%{y} " + unit + "<br>sweep %{text}<extra>%{fullData.name}</extra>",
+          line: n ? { dash: "dash" } : {}, marker: n ? { symbol: "circle-open", size: 8 } : { size: 5 },
+          hovertemplate: "%{x}<br>%{y:" + (metric === "rtt" ? ".1f" : ".3~r") + "} " + unit +
+            "<br>sweep %{text}<extra>%{fullData.name}</extra>",
         };
       });
       var shapes = [], notes = [];
@@ -186,6 +281,8 @@
         });
         notes.push({
           x: e.started_utc, y: 1, xref: "x", yref: "paper", showarrow: false, yanchor: "bottom",
+          // labels one above the other, not printed over each other
+          yshift: 12 * notes.length,
           text: e.src.split(":")[1] + "→" + e.dst.split(":")[1] + ": " + e.status, font: { size: 10 },
         });
       });
@@ -195,10 +292,24 @@
           line: { dash: "dot", width: 1, color: "#555" },
         });
       });
+      // the axis spans the window the caption names (one test alone would span ±1 ms);
+      // a pair untested in the window shows up to its newest test
+      var first = null;
+      entry.directions.forEach(function (d) {
+        if (d.t.length && (first === null || d.t[0] < first)) first = d.t[0];
+      });
+      var start = entry.window_start_utc && first !== null && first < entry.window_start_utc ?
+        first : (entry.window_start_utc || first);
+      var end = entry.window_end_utc || last;
+      var xaxis = { type: "date" };
+      if (start && end && start < end) xaxis.range = [start.replace("Z", ""), end.replace("Z", "")];
       var layout = {
-        title: { text: TITLES[metric] + " (" + unit + "), " + entry.caption },
-        xaxis: { type: "date" }, yaxis: { title: { text: unit }, rangemode: "tozero" },
-        shapes: shapes, annotations: notes, margin: { t: 70 }, legend: { orientation: "h" },
+        // on a phone the caption goes on a line of its own (plotly clips, never wraps)
+        title: { text: TITLES[metric] + " (" + unit + ")" + (div.clientWidth < 600 ? "<br>" : ", ") +
+          entry.caption, font: div.clientWidth < 600 ? { size: 13 } : {} },
+        xaxis: xaxis, yaxis: { title: { text: unit }, rangemode: "tozero" },
+        shapes: shapes, annotations: notes, margin: { t: 70 + 12 * notes.length },
+        legend: { orientation: "h" },
       };
       Plotly.newPlot(div, traces, layout, config);
       div.setAttribute("data-episodes", String(notes.length));

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -239,6 +240,18 @@ def test_export_writes_every_row_since(tmp_path, fmt):
     if fmt == "parquet":
         (samples,) = con.execute(f"SELECT rtt_samples_ms FROM {reader}('{out}') LIMIT 1").fetchone()
         assert len(samples) == 20
+    else:  # one time format in every CSV: ISO 8601 with milliseconds and Z
+        import csv
+
+        with out.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+        stamps = [r[c] for r in rows for c in ("started_utc", "ingested_utc") if c in r]
+        assert "started_utc" in rows[0] and stamps
+        iso = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+        assert all(iso.fullmatch(s) for s in stamps), stamps[:3]
+        assert rows[0]["started_utc"] == (T0 + timedelta(hours=6)).strftime(
+            "%Y-%m-%dT%H:%M:%S.000Z"
+        )
 
 
 def test_export_cli_and_bad_since(tmp_path):

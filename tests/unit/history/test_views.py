@@ -152,3 +152,46 @@ def test_query_errors_are_one_line(results, args, message):
 def test_query_without_a_store_says_how_to_make_one(tmp_path):
     result = _cli(tmp_path, "matrix")
     assert result.exit_code == 2 and "history ingest --all" in result.output
+
+
+def test_matrix_latest_window_is_each_pairs_newest_test(results):
+    result = _cli(results, "matrix", "--window", "latest", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    (mx,) = doc["matrices"]
+    cells = {(c["src"], c["dst"]): (c["value"], c["tests"], c["samples"]) for c in mx["cells"]}
+    # A -> B: its day-8 test alone (3 x 60 ms); B -> A: its only test, 1..120 ms
+    assert cells == {(A, B): (60.0, 1, 3), (B, A): (60.5, 1, 120)}
+    assert doc["window"] == "latest" and mx["window_start_utc"] is None
+    text = _cli(results, "matrix", "--window", "latest").output
+    assert "window latest (each pair's newest test, up to 2026-11-09" in text and "60.5" in text
+
+
+def test_matrix_regions_by_cloud_then_west_to_east(tmp_path):
+    from orchestrator.model.catalog import load_catalog
+
+    west, east, gcp_west, gcp_east = (
+        "aws:us-west-2", "aws:eu-west-1", "gcp:us-central1", "gcp:asia-northeast1",
+    )  # fmt: skip
+    samples = {(east, gcp_west): [50.0], (gcp_east, west): [90.0], (west, gcp_east): [91.0]}
+    _sweep(tmp_path, 0, samples)
+    h.ingest_all(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        ordered = v.matrix(con, window="all", catalog=load_catalog())["matrices"][0]["regions"]
+        by_name = v.matrix(con, window="all")["matrices"][0]["regions"]
+    assert ordered == [west, east, gcp_west, gcp_east]
+    assert by_name == sorted(ordered)
+    head = next(line for line in _cli(tmp_path, "matrix", "--window", "all").output.splitlines()
+                if "From" in line)  # fmt: skip
+    assert (
+        head.index("aws:us-west-2")
+        < head.index("gcp:us-central1")
+        < head.index("gcp:asia-northeast1")
+    )
+
+
+@pytest.mark.parametrize(
+    ("bps", "text"), [(4.37e6, "4.37"), (43.72e6, "43.7"), (437.2e6, "437"), (2.5e9, "2500")]
+)
+def test_throughput_keeps_three_significant_digits(bps, text):
+    assert v.format_value(bps, "bit/s") == text

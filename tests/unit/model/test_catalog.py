@@ -491,3 +491,23 @@ def test_region_dict_round_trip_keeps_every_field() -> None:
     assert region_from_dict(data) == region
     aws = Region("aws", "af-south-1", "Cape Town", "ZA", -33.9, 18.4, "src", opt_in=True)
     assert region_from_dict(region_to_dict(aws)) == aws
+
+
+def test_region_order_is_by_cloud_then_west_to_east_unknown_last():
+    from orchestrator.model.catalog import load_catalog, region_order
+
+    keys = ["gcp:europe-west1", "aws:zz-nowhere-1", "aws:ap-southeast-2", "gcp:us-west1",
+            "aws:us-east-1", "aws:eu-west-1"]  # fmt: skip
+    assert region_order(keys, load_catalog()) == [
+        "aws:us-east-1", "aws:eu-west-1", "aws:ap-southeast-2", "aws:zz-nowhere-1",
+        "gcp:us-west1", "gcp:europe-west1",
+    ]  # fmt: skip
+
+
+def test_the_charts_order_regions_as_the_matrix_does():
+    from orchestrator.model.catalog import load_catalog, region_order
+    from orchestrator.report.charts import geographic_order
+
+    catalog = load_catalog()
+    coords = {r.key: (r.lat, r.lon) for r in catalog.regions}
+    assert geographic_order(list(coords), coords) == region_order(coords, catalog)

@@ -246,3 +246,22 @@ def test_display_cell_by_hand():
     assert report.display_cell("robust_z", float("inf"), "{:.1f}") == "-"
     assert report.display_cell("n", 42, "{:d}") == "42"
     assert report.display_cell("cloud_pair", "aws-gcp", "{}") == "aws-gcp"
+
+
+def test_reports_in_a_results_folder_share_one_plotly_js(tmp_path):
+    import plotly
+
+    ids = ["20261122T0100Z-aaaa", "20261122T0200Z-bbbb"]
+    for sweep_id in ids:
+        _sweep(tmp_path, sweep_id, n=50)
+        report.build_report(tmp_path / sweep_id, catalog=CATALOG, png=False)
+    shared = tmp_path / "assets" / f"plotly-{plotly.__version__}.min.js"
+    assert shared.stat().st_size > 1_000_000
+    for sweep_id in ids:
+        charts = tmp_path / sweep_id / "report" / "charts"
+        assert not (charts / "plotly.min.js").exists()  # no copy per sweep
+        html = (charts / "map.html").read_text()
+        src = f"../../../assets/plotly-{plotly.__version__}.min.js"
+        assert f'src="{src}"' in html and (charts / src).resolve() == shared.resolve()
+    # the history store, retention and the site see no sweep in assets/
+    assert [d.name for d in report.sweep_dirs(tmp_path)] == ids

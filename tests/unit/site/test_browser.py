@@ -226,6 +226,9 @@ def test_index_renders_without_errors_and_filters(server, browser, tmp_path):
     _keep(browser.screenshot(tmp_path / "site-index.png"))
 
     before = int(browser.evaluate("document.body.getAttribute('data-filter-points')"))
+    summary_n = "document.querySelector('#summary tr[data-pair=all] td[data-col=n]').textContent"
+    every_row = browser.evaluate(summary_n)
+    assert int(every_row) == 20000  # from every row, not the plotted subset
     browser.evaluate(
         """(() => {
           const f = document.getElementById('filter');
@@ -250,6 +253,25 @@ def test_index_renders_without_errors_and_filters(server, browser, tmp_path):
         ".filter(r => r.style.display === 'none').map(r => r.dataset.pair)"
     )
     assert sorted(hidden) == ["aws-aws", "gcp-aws", "gcp-gcp"]
+    # the summary, fit lines and outliers follow the filter, not only the points
+    n_all = browser.evaluate(
+        "document.querySelector('#summary tr[data-pair=all] td[data-col=n]').textContent"
+    )
+    assert int(n_all) == after, (n_all, after)
+    fits = browser.evaluate(
+        """(() => document.getElementById('chart-distance-all').data
+          .filter(t => t.meta && t.meta.filter === 'fit' && t.visible !== false)
+          .map(t => [t.meta.cloud_pair, t.x[0]]))()"""
+    )
+    assert fits and all(pair == "aws-gcp" and low >= 5000 for pair, low in fits), fits
+    near = browser.evaluate(
+        "[...document.querySelectorAll('#outliers tr[data-km]')]"
+        ".filter(r => r.style.display !== 'none' && +r.dataset.km < 5000).length"
+    )
+    assert near == 0
+    browser.evaluate("document.getElementById('filter').reset()")
+    time.sleep(0.3)
+    assert browser.evaluate(summary_n) == every_row
     routes = browser.evaluate(
         """(() => {
           const gd = document.getElementById('chart-map');
@@ -337,8 +359,10 @@ def _cell_text(browser: Browser, src: str, dst: str) -> str:
     return browser.evaluate(
         f"""(() => {{
           const rows = [...document.querySelectorAll('#matrix tbody tr')];
-          const heads = [...document.querySelectorAll('#matrix thead th.to')].map(t => t.innerText);
-          const row = rows.find(r => r.querySelector('th.from').innerText === {json.dumps(src)});
+          const heads = [...document.querySelectorAll('#matrix thead th.to')]
+            .map(t => t.dataset.region);
+          const row = rows.find(
+            r => r.querySelector('th.from').dataset.region === {json.dumps(src)});
           if (!row) return null;
           const td = row.querySelectorAll('td')[heads.indexOf({json.dumps(dst)})];
           return td ? td.innerText + '|' + td.className + '|' + td.title : null;
@@ -359,6 +383,11 @@ def _choose(browser: Browser, name: str, value: str) -> str:
           s.dispatchEvent(new Event('change', {{bubbles: true}}));
         }})()"""
     )
+    # a metric not shown before is loaded from its own file first
+    deadline = time.monotonic() + 10
+    while browser.evaluate("document.body.hasAttribute('data-matrix-loading')"):
+        assert time.monotonic() < deadline, f"{name}={value}: its data did not load"
+        time.sleep(0.05)
     return str(browser.evaluate("document.body.getAttribute('data-matrix-view')"))
 
 
@@ -394,11 +423,46 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
     # the colour compares the window's p50 with the baseline, whatever the stat shown
     assert "|p90|" in _matrix_view(browser)
     assert _cell_text(browser, b, a).split("|")[1] == "d0"
-    assert "(p50 +0.0 %)" in _cell_text(browser, b, a)
+    assert "(p50 +0.0 ms, +0.0 %)" in _cell_text(browser, b, a)
     _choose(browser, "show", "detail")  # n and the age in each cell, not only on hover
     assert "n 20" in _cell_text(browser, a, b).split("|")[0]
     _keep(browser.screenshot(tmp_path / "site-matrix.png"))
     _choose(browser, "show", "value")
+    # the change vs the previous window: A -> B's last day is 20-30 ms above the day before
+    _choose(browser, "window", "1D")
+    assert _choose(browser, "colour", "delta").endswith("|1D|delta")
+    text, cls, title = _cell_text(browser, a, b).split("|")
+    assert text.startswith("+") and float(text) > 15 and cls.startswith("dw3"), (text, cls)
+    assert "previous window p50" in title
+    assert "change vs the previous window" in browser.evaluate(caption)
+    _choose(browser, "colour", "absolute")
+    # loss and jitter: ping's own figures, numbers in every measured cell
+    _choose(browser, "metric", "loss")
+    assert _cell_text(browser, a, b).split("|")[0] == "0.00"
+    _choose(browser, "metric", "jitter")
+    assert _cell_text(browser, a, b).split("|")[0] == "0.1"
+    # emulated throughput: coloured over its own range, the rate scale stated beside it
+    _choose(browser, "metric", "throughput")
+    scale = browser.evaluate(
+        "(() => { const p = document.getElementById('matrix-scale');"
+        " return p.hidden ? null : p.textContent; })()"
+    )
+    assert scale and "rate scale" in scale and "EMULATED" in scale
+    _choose(browser, "metric", "rtt")
+    assert browser.evaluate("document.getElementById('matrix-scale').hidden") is True
+
+    # region heads: code and city, or either; the city is always in the tooltip
+    def heads() -> list[str]:
+        return browser.evaluate(
+            "[...document.querySelectorAll('#matrix thead th.to')].map(t => t.innerText)"
+        )
+
+    assert any("Ashburn" in h and "us-east-1" in h for h in heads()), heads()
+    _choose(browser, "heads", "city")
+    assert "Ashburn" in heads() and not any("us-east-1" in h for h in heads())
+    _choose(browser, "heads", "code")
+    assert a in heads() and not any("Ashburn" in h for h in heads())
+    _choose(browser, "window", "1W")
     # another source: its own caption, no EMULATED banner, none of the emulated cells
     assert _choose(browser, "source", "theirs").startswith("theirs|")
     assert "source: theirs (Their 2022 data), real measurements" in browser.evaluate(caption)
@@ -416,6 +480,12 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
         "[...document.querySelectorAll('div.pair-chart')].map(d => d.data.length)"
     )
     assert traces == [2, 2, 1]  # emulated: both directions; theirs: A -> B, RTT only
+    # the axis spans the caption's window (30 days up to the latest test), not the tests
+    days = browser.evaluate(
+        "(() => { const r = document.getElementById('pair-0-rtt').layout.xaxis.range;"
+        " return (new Date(r[1] + 'Z') - new Date(r[0] + 'Z')) / 86400000; })()"
+    )
+    assert 29.9 < days < 30.1, days
     assert browser.evaluate("document.getElementById('pair-0-rtt').dataset.episodes") == "1"
     assert "EMULATED" in browser.evaluate(
         "document.querySelector('#pair-0-rtt .gtitle').textContent"
@@ -429,3 +499,81 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
     assert browser.errors() == []
     foreign = [u for u in browser.requested() if not u.startswith(("file://", "data:"))]
     assert foreign == []
+
+
+# --- phone width ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def full_site(history_site):
+    """The history site with a TCP study beside it, rebuilt: every kind of page."""
+    from test_site import write_study
+
+    results = history_site.parent / "results"
+    write_study(results, "20261125T0400Z-aaaa")
+    site.build_site(history_site, results, catalog=load_catalog())
+    return history_site
+
+
+WIDTH_PAGES = {
+    "index": ("index.html", MATRIX_READY),  # the matrix is the front page
+    "sweep": ("latest.html", READY),
+    "matrix": ("history/matrix.html", MATRIX_READY),
+    "pair": (
+        "history/pairs/aws_us-east-1--gcp_europe-west1.html",
+        "document.body && document.body.getAttribute('data-history-ready') === 'pair'",
+    ),
+    "changes": ("history/changes.html", "document.readyState === 'complete'"),
+    "study": ("studies/20261125T0400Z-aaaa.html", "document.readyState === 'complete'"),
+    "data": ("data.html", "document.readyState === 'complete'"),
+}
+
+
+def test_every_kind_of_page_fits_a_phone_and_a_desktop(browser, full_site, tmp_path):
+    """At 400 px nothing scrolls sideways but a table in its own box; the nav wraps and
+    the side-by-side charts stack. Screenshots at 1400 and 400 px of each kind of page."""
+    widths = {}
+    for width in (1400, 400):
+        browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=width,
+            height=1000,
+            deviceScaleFactor=1,
+            mobile=width < 700,
+        )
+        for name, (path, ready) in WIDTH_PAGES.items():
+            browser.load((full_site / path).as_uri(), ready)
+            time.sleep(0.3)
+            widths[name, width] = browser.evaluate("document.documentElement.scrollWidth")
+            _keep(browser.screenshot(tmp_path / f"width-{name}-{width}.png"))
+            if width == 400:
+                # every header link on screen, none cut off at the right edge
+                right = browser.evaluate(
+                    "Math.max(...[...document.querySelectorAll('header a')]"
+                    ".map(a => a.getBoundingClientRect().right))"
+                )
+                assert right <= 400, (name, right)
+            if name == "sweep":
+                # the distance chart's two subplots: side by side, or one above the other
+                boxes = browser.evaluate(
+                    """[...document.querySelectorAll('#chart-distance-all .draglayer .nsewdrag')]
+                    .map(r => { const b = r.getBoundingClientRect();
+                                return [b.left, b.top, b.right, b.bottom]; })"""
+                )
+                assert len(boxes) == 2, boxes
+                (_l1, t1, r1, b1), (l2, t2, r2, _b2) = boxes
+                if width == 400:
+                    assert b1 <= t2 and r1 <= 400 and r2 <= 400, boxes  # stacked
+                else:
+                    assert r1 <= l2 and abs(t1 - t2) < 1, boxes  # side by side
+    for name in WIDTH_PAGES:
+        assert widths[name, 400] <= 400, (name, widths[name, 400])
+        assert widths[name, 1400] <= 1400, (name, widths[name, 1400])
+    # the summary table is wider than a phone: it scrolls inside itself
+    browser.load((full_site / "latest.html").as_uri(), READY)
+    inner = browser.evaluate(
+        "(() => { const t = document.getElementById('summary');"
+        " return [t.scrollWidth, t.clientWidth]; })()"
+    )
+    assert inner[0] > inner[1] and inner[1] <= 400, inner
+    assert browser.errors() == []

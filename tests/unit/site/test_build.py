@@ -20,6 +20,7 @@ from orchestrator.netmodel import synthetic
 from orchestrator.report import analyze
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.site import build as site
+from orchestrator.study.report import STUDIES_DIR
 
 
 @pytest.fixture
@@ -67,7 +68,8 @@ def test_index_is_the_latest_sweep_with_a_time_series(tmp_path, results):
     assert "chart-timeseries" in index
     assert "chart-timeseries" not in (out / "sweeps" / "20261120T0000Z-a0.html").read_text()
     # the big sweep's distance chart was downsampled and says so
-    assert "500 of 9000 points shown" in index or "of 9000 points shown" in index
+    titles = [f["layout"]["title"]["text"] for f in _figures(out / "index.html")]
+    assert any("500 of 9000 points shown" in title for title in titles), titles
 
 
 @pytest.mark.parametrize("studies", [False, True])
@@ -98,12 +100,29 @@ def test_pages_are_offline_and_labelled_emulated(tmp_path, results, studies):
                 target = (page.parent / ref.split("#")[0]).resolve()
                 assert target.exists(), (page.name, ref)
     # every chart of emulated results carries the label in its own title
-    index = (out / "index.html").read_text()
-    figures = re.findall(r"<script type='application/json' id='fig-\d+'>(.*?)</script>", index)
+    figures = _figures(out / "index.html")
     assert len(figures) >= 8
-    for raw in figures:
-        fig = json.loads(raw)
+    for fig in figures:
         assert "EMULATED" in fig["layout"]["title"]["text"]
+
+
+def test_study_pages_render_their_markdown_in_the_site_frame(tmp_path, results):
+    for sid in ("20261125T0400Z-aaaa", "20261125T0500Z-bbbb"):
+        write_study(results, sid)
+    (results / STUDIES_DIR / "unfinished").mkdir()  # no page yet: left out
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    index = (out / "studies" / "index.html").read_text()
+    assert "href='20261125T0500Z-bbbb.html'" in index and "unfinished" not in index
+    page = (out / "studies" / "20261125T0400Z-aaaa.html").read_text()
+    # the site's frame: viewport, stylesheet, header links, the EMULATED banner
+    assert "name='viewport'" in page and "href='../assets/site.css'" in page
+    assert "href='../methodology.html'" in page and "class='emulated-banner'" in page
+    # Markdown rendered, not printed: bullets are a list, the table a table, text escaped
+    assert "<li>idle RTT 80.1 ms" in page and "- idle RTT" not in page
+    assert page.count("<table>") == 1 and "<td>tuned</td>" in page
+    assert "<h2>aws:a -&gt; &lt;gcp:b&gt;</h2>" in page
+    assert "<pre><code>sysctl -w" in page
 
 
 def test_methodology_has_the_emulator_model(tmp_path, results):
@@ -133,7 +152,9 @@ def test_no_sweeps_is_a_clear_error(tmp_path):
 
 
 def test_json_in_pages_cannot_close_the_script_element(tmp_path):
-    text = site._json_script("x", {"a": "</script><script>alert(1)</script>"})
+    from orchestrator.site.html import json_script  # the pair pages' data
+
+    text = json_script("x", {"a": "</script><script>alert(1)</script>"})
     assert text.count("</script>") == 1
     inner = text[text.index(">") + 1 : text.rindex("</script>")]
     assert json.loads(inner)["a"] == "</script><script>alert(1)</script>"
@@ -204,6 +225,7 @@ def test_a_corrupt_sweep_is_left_out_with_a_one_line_warning(tmp_path):
         "20261120T0000Z-0001",
         "20261123T0000Z-0004",
         "schema.json",
+        "timeseries.js",
     ]
 
 
@@ -319,3 +341,81 @@ def test_sweep_json_is_published_from_an_allow_list(tmp_path):
             leaks += [(path.name, k) for k, v in PLANTED.items() if v.encode() in data]
             leaks += [(path.name, "host") for v in ("203.0.113.5",) if v.encode() in data]
     assert leaks == []
+
+
+# d3's SI format type: ".4s", "s", "~s" (0.5 ms reads "500.0m ms", 2 Gbit/s "2.000G")
+SI_FORMAT = re.compile(r"%\{[^}:]*:[^}]*s\}")
+
+
+FIGURES_JS = "window.InterregionFigures = Object.assign(window.InterregionFigures || {}, "
+
+
+def _figures(page):
+    """The figures a page draws: one per chart div, from the fig-*.js files it loads
+    (never inlined in the HTML)."""
+    text = page.read_text()
+    assert "application/json" not in text
+    found = {}
+    for src in re.findall(r"<script src='([^']*(?:/fig-[^/']*|timeseries)\.js)'>", text):
+        js = (page.parent / src).read_text()
+        assert js.startswith(FIGURES_JS) and js.endswith(");\n")
+        found.update(json.loads(js[len(FIGURES_JS) : -3]))
+    charts = re.findall(r"<div class='chart' id='chart-[^']*' data-fig='([^']*)'>", text)
+    assert sorted(charts) == sorted(found)
+    return [found[name] for name in charts]
+
+
+def _hover_formats(fig):
+    """Every hover template and axis hover/tick format of one figure's JSON."""
+    found = [t.get("hovertemplate", "") for t in fig["data"]]
+    found += [
+        axis.get(key, "")
+        for name, axis in fig["layout"].items()
+        if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict)
+        for key in ("hoverformat", "tickformat")
+    ]
+    return [f for f in found if f]
+
+
+def test_no_figure_uses_an_si_format_for_ms_or_mbit(tmp_path, results):
+    assert SI_FORMAT.search("%{y:.4s} ms") and not SI_FORMAT.search("%{y:.1f} ms")
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    figures = _figures(out / "index.html")
+    assert len(figures) >= 8
+    templates = [f for fig in figures for f in _hover_formats(fig)]
+    assert any(" ms" in t for t in templates) and any("Mbit/s" in t for t in templates)
+    assert [t for t in templates if SI_FORMAT.search(t) or re.fullmatch(r".*s", t)] == []
+    # the map's lines hover too (a point at the middle of each), with the pair and its km
+    (mid,) = [
+        t for fig in figures for t in fig["data"] if t.get("name", "").startswith("pairs (hover")
+    ]
+    assert len(mid["text"]) == len(mid["meta"]["segments"]) > 0
+    assert " km, median RTT " in mid["text"][0] and mid["text"][0].endswith(" ms")
+    # hovers name the regions' cities (the catalog's), on the map and on every point
+    pair = re.compile(r"\S+ \(.+\) (→|↔) \S+ \(.+\)")
+    assert pair.match(mid["text"][0]), mid["text"][0]
+    points = [t for t in figures[0]["data"] if (t.get("meta") or {}).get("filter") == "points"]
+    assert points and all(pair.fullmatch(s) for t in points for s in t["text"])
+
+
+def test_latency_only_data_draws_no_throughput_axis(tmp_path):
+    results = tmp_path / "results"
+    for k in range(2):  # two sweeps: the time series is drawn too
+        sweep_id = f"2026112{k}T0000Z-p{k}"
+        rows = (
+            {**row, "throughput_bps": "", "throughput_sender_bps": ""}
+            for row in synthetic.synthetic_rows(CATALOG.regions, 200, sweep_id=sweep_id, seed=k)
+        )
+        synthetic.write_measurements(results / sweep_id / "measurements.csv", rows)
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    figures = _figures(out / "index.html")
+    names = [f["layout"]["title"]["text"] for f in figures]
+    assert not any("throughput" in n for n in names), names
+    charted = [f for f in figures if any(k.startswith("xaxis") for k in f["layout"])]
+    assert len(charted) >= 6  # 5 distance charts, the time series (and the heatmap)
+    for fig in charted:
+        axes = [k for k in fig["layout"] if k.startswith("yaxis")]
+        titles = [fig["layout"][a].get("title", {}).get("text", "") for a in axes]
+        assert not any("throughput" in t for t in titles), titles

@@ -39,10 +39,26 @@ def _sweeps(results, levels, start=0, kernels=None):
 
 
 def matrix_data(out):
+    """The matrix as history_data computed it, put together from its index and its
+    per-(source, metric) files, each checked to be the script history.js expects."""
     text = (out / "history" / "matrix-data.js").read_text()
     prefix = "window.InterregionMatrix = "
     assert text.startswith(prefix) and text.endswith(";\n")
-    return json.loads(text[len(prefix) : -2])
+    doc = json.loads(text[len(prefix) : -2])
+    for src in doc["sources"]:
+        src["views"], src["baseline"], src["open"] = {}, {}, {}
+        for metric, name in src.pop("files").items():
+            text = (out / "history" / name).read_text()
+            call = "window.InterregionMatrixPart("
+            assert text.startswith(call) and text.endswith(");\n")
+            source, got, part = json.loads("[" + text[len(call) : -3] + "]")
+            assert (source, got) == (src["source"], metric)
+            for window, view in part["views"].items():
+                src["views"][f"{metric}|{window}"] = view
+            if part["baseline"] is not None:
+                src["baseline"][metric] = part["baseline"]
+            src["open"][metric] = part["open"]
+    return doc
 
 
 @pytest.fixture
@@ -64,19 +80,39 @@ def _cell(src_doc, view, key, src, dst):
 def test_matrix_holds_every_combination_with_known_values(episode_site):
     doc = matrix_data(episode_site)
     assert doc["format"] == "interregion.site-matrix" and doc["version"] == 1
-    assert doc["windows"] == ["latest", "1D", "1W", "1M"] and doc["stats"] == ["p50", "p90", "p99"]
+    assert doc["windows"] == ["latest", "1D", "1W", "1M", "1Y"]
+    assert doc["stats"] == ["p50", "p90", "p99"]
+    assert doc["metrics"] == ["rtt", "loss", "jitter", "throughput"]
     (src,) = doc["sources"]
     assert (src["source"], src["emulated"], src["caption"]) == (
         "emulated",
         True,
         "source: emulated, EMULATED",
     )
-    assert src["regions"] == [C, A, B]
+    # by cloud, then west to east; each with its city
+    assert src["regions"] == [A, C, B]
+    assert src["cities"] == [CATALOG.get(r).city for r in (A, C, B)]
     assert sorted(src["views"]) == sorted(
-        f"{m}|{w}" for m in ("rtt", "throughput") for w in ("latest", "1D", "1W", "1M")
+        f"{m}|{w}"
+        for m in ("rtt", "loss", "jitter", "throughput")
+        for w in ("latest", "1D", "1W", "1M", "1Y")
     )
     for view in src["views"].values():
-        assert all(len(view[k]) == 9 for k in ("p50", "p90", "p99", "samples", "tests", "newest_s"))
+        keys = ("p50", "p90", "p99", "samples", "tests", "newest_s", "prev_p50")
+        assert all(len(view[k]) == 9 for k in keys)
+    # ping's loss (0 %) and mdev (0.1 ms) of every test
+    assert _cell(src, "loss|1W", "p50", A, B) == 0.0
+    assert _cell(src, "jitter|1W", "p90", A, B) == pytest.approx(0.1)
+    # the previous window: the day before the 1D window, 4 ms lower for A -> C (+1 per run)
+    assert _cell(src, "rtt|1D", "prev_p50", A, C) == pytest.approx(79.5 - 4.0)
+    assert _cell(src, "rtt|latest", "prev_p50", A, C) is None
+    assert _cell(src, "rtt|1M", "prev_p50", A, C) is None  # nothing a month before
+    # a 3-day store: its 1Y holds what its 1M holds (computed once), but names its own start
+    year, month = src["views"]["rtt|1Y"], src["views"]["rtt|1M"]
+    assert year["window_start_utc"] < month["window_start_utc"]
+    assert {k: x for k, x in year.items() if k != "window_start_utc"} == {
+        k: x for k, x in month.items() if k != "window_start_utc"
+    }
     # latest: each pair's newest test alone (run 11: 160.0, 160.1, 160.2 ... 20 samples)
     assert _cell(src, "rtt|latest", "tests", A, B) == 1
     assert _cell(src, "rtt|latest", "samples", A, B) == 20
@@ -99,9 +135,10 @@ def test_matrix_holds_every_combination_with_known_values(episode_site):
     assert _cell(src, "rtt|1W", "tests", C, A) is None
     # baselines from change detection: A -> B has an open episode, judged against 150.1
     n = 3
-    k_ab = 1 * n + 2
+    k_ab = src["regions"].index(A) * n + src["regions"].index(B)
+    k_ac = src["regions"].index(A) * n + src["regions"].index(C)
     assert src["baseline"]["rtt"][k_ab] == pytest.approx(150.1)
-    assert src["baseline"]["rtt"][1 * n + 0] == pytest.approx(75.5)  # median of the 12 runs
+    assert src["baseline"]["rtt"][k_ac] == pytest.approx(75.5)  # median of the 12 runs
     assert src["open"]["rtt"] == [k_ab] and src["open"]["throughput"] == []
 
 
@@ -112,8 +149,13 @@ def test_matrix_page_is_labelled_and_linked(episode_site):
     assert "<p id='matrix-caption' class='caption'>source: emulated, EMULATED</p>" in page
     for name in ("source", "metric", "stat", "window", "colour"):
         assert f"<select name='{name}'>" in page
+    # the front page is the same matrix, from the same data file; the sweep is latest.html
     index = (episode_site / "index.html").read_text()
     assert "href='history/matrix.html'" in index and "href='history/changes.html'" in index
+    assert "<script src='history/matrix-data.js'>" in index
+    assert "data-pairs='history/pairs/'" in index
+    assert "href='latest.html'>Latest sweep" in index
+    assert "Sweep " in (episode_site / "latest.html").read_text()
     sweep_page = next((episode_site / "sweeps").iterdir()).read_text()
     assert "href='../history/matrix.html'" in sweep_page
 
@@ -185,6 +227,7 @@ def test_pair_page_has_both_directions_and_episode_markers(episode_site):
     assert [(d["src"], d["dst"]) for d in entry["directions"]] == [(A, B), (B, A)]
     forward = entry["directions"][0]
     assert len(forward["t"]) == 12 and forward["rtt"][-3:] == pytest.approx([160.1] * 3)
+    assert forward["t"][0] == "2026-11-01T00:00:10.000Z"  # ISO 8601, milliseconds, Z
     assert forward["throughput"][0] == pytest.approx(900.0)
     (episode,) = entry["episodes"]
     assert (episode["metric"], episode["src"], episode["status"]) == ("rtt", A, "open")

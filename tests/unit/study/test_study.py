@@ -48,7 +48,6 @@ from orchestrator.study.report import (
     page_html,
     pair_results,
     report_text,
-    write_study_pages,
 )
 
 CATALOG = fixture_catalog()
@@ -221,25 +220,6 @@ def test_a_pair_without_data_says_where_to_get_some():
     text = report_text([p], record)
     assert "No measured test" in text
     assert "interregion study tcp --regions aws:a,gcp:b" in text
-
-
-def test_the_site_gets_a_page_per_study(tmp_path):
-    studies = tmp_path / "studies"
-    for sid in ("20261125T0400Z-aaaa", "20261125T0500Z-bbbb"):
-        (studies / sid).mkdir(parents=True)
-        (studies / sid / "study.html").write_text(page_html(f"## {sid}\n", sid))
-        (studies / sid / "sweep.json").write_text(json.dumps({"study": {"kind": "tcp"}}))
-    (studies / "unfinished").mkdir()  # no page yet: left out
-    ids = write_study_pages(studies, tmp_path / "site" / "studies")
-    assert ids == ["20261125T0400Z-aaaa", "20261125T0500Z-bbbb"]
-    index = (tmp_path / "site" / "studies" / "index.html").read_text()
-    assert "href='20261125T0500Z-bbbb.html'" in index and "unfinished" not in index
-    assert (
-        "<h2>20261125T0400Z-aaaa</h2>"
-        in (tmp_path / "site" / "studies" / "20261125T0400Z-aaaa.html").read_text()
-    )
-    assert write_study_pages(tmp_path / "none", tmp_path / "x") == []
-    assert not (tmp_path / "x").exists()
 
 
 # --- the estimate: what the study runs, by hand ----------------------------------------
