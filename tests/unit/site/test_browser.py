@@ -319,7 +319,8 @@ def test_site_works_from_file_urls(browser, built_site, tmp_path):
 @pytest.fixture(scope="module")
 def history_site(tmp_path_factory):
     """A site with a history store: 12 emulated sweeps of three pairs, daily then the last
-    two 12 h apart (A -> B jumps by 30, 30 and 40 ms in the last three: an open episode), and
+    two 12 h apart (A -> B jumps by 30, 55 and 65 ms in the last three: an open episode,
+    and a last day 25-35 ms above the day before), and
     an imported source."""
     from datetime import UTC, datetime, timedelta
 
@@ -332,7 +333,7 @@ def history_site(tmp_path_factory):
     a, b, c = HISTORY_REGIONS
     t0 = datetime(2026, 11, 1, tzinfo=UTC)
     for day in range(12):
-        jump = {9: 30.0, 10: 30.0, 11: 40.0}.get(day, 0.0)
+        jump = {9: 30.0, 10: 55.0, 11: 65.0}.get(day, 0.0)
         samples = {
             (a, b): [100.0 + jump + day * 0.1 + k for k in range(20)],
             (b, a): [80.0 + k * 2.0 for k in range(20)],  # p90 15 % above its p50
@@ -507,7 +508,7 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
 @pytest.fixture(scope="module")
 def full_site(history_site):
     """The history site with a TCP study beside it, rebuilt: every kind of page."""
-    from test_site import write_study
+    from site_support import write_study
 
     results = history_site.parent / "results"
     write_study(results, "20261125T0400Z-aaaa")
