@@ -29,6 +29,7 @@ from orchestrator.inventory import (
     write_inventory,
 )
 from orchestrator.keys import ensure_sweep_keys
+from orchestrator.netmodel import path_facts
 from orchestrator.playbook import Event, close_control_sockets, run_playbook
 from orchestrator.provision import destroy_all, reap_local_leftovers, stack_plan, workdir_for
 from orchestrator.rounds import PlannedRound
@@ -163,13 +164,19 @@ def host_settings(sweep: Sweep) -> dict[str, dict[str, Any]]:
 
 
 def row_context(sweep: Sweep, hosts: Sequence[Host]) -> RowContext:
+    types = {h.name: h.machine_type for h in hosts}
+    pairs = [(p["src"], p["dst"]) for p in sweep.record["plan"]["pairs"]]
+    catalog = None if sweep.backend == "local" else load_catalog()
     return RowContext(
         sweep_id=sweep.id,
         backend=sweep.backend,
         streams=sweep.params.streams,
-        machine_types={h.name: h.machine_type for h in hosts},
+        machine_types=types,
         distances_km={
             (p["src"], p["dst"]): float(p["distance_km"]) for p in sweep.record["plan"]["pairs"]
+        },
+        path_facts={
+            (a, b): path_facts(types.get(a, ""), types.get(b, ""), catalog) for a, b in pairs
         },
     )
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import UserError
-from orchestrator.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS, RESULTS_FORMAT_VERSION
+from orchestrator.schema import MEASUREMENT_COLUMNS, OLDER_HEADERS, RESULTS_FORMAT_VERSION
 
 SWEEP_FILE = "sweep.json"
 HOSTS_FILE = "hosts.json"
@@ -105,8 +105,8 @@ def read_rows(path: Path) -> list[dict[str, str]]:
     with path.open(newline="") as f:
         reader = csv.DictReader(f)
         header = tuple(reader.fieldnames or ())
-        if header == PREVIOUS_COLUMNS:
-            # written before the host evidence columns: they are empty, the rest is the same
+        if header in OLDER_HEADERS:
+            # written before the host evidence or limiter columns: they are empty
             return [{c: row.get(c, "") for c in MEASUREMENT_COLUMNS} for row in reader]
         if header != MEASUREMENT_COLUMNS:
             raise UserError(

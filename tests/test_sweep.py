@@ -41,6 +41,7 @@ from orchestrator.plan import TestParams
 from orchestrator.progress import RoundProgress, fmt_duration
 from orchestrator.schema import (
     HOST_EVIDENCE_COLUMNS,
+    LIMITER_COLUMNS,
     MEASUREMENT_COLUMNS,
     RESULTS_FORMAT_VERSION,
 )
@@ -129,10 +130,11 @@ def test_an_ok_row_fills_every_contract_column_and_an_unmeasured_one_the_identit
     rows = rows_for(client_doc(), server_doc())
     for row in rows.values():
         assert set(row) == set(MEASUREMENT_COLUMNS)
-        assert all(row[c] is not None for c in PING_FIELDS + IPERF3_FIELDS)
+        assert all(row[c] is not None for c in PING_FIELDS + IPERF3_FIELDS + LIMITER_COLUMNS)
     missing = unmeasured_row(A, B, CTX, "not measured")
-    # the hosts' own evidence is measured too (empty in an unmeasured row)
-    measured = set(PING_FIELDS + IPERF3_FIELDS + HOST_EVIDENCE_COLUMNS) | {"started_utc"}
+    # the hosts' own evidence and the limiter are measured too (empty in an unmeasured row)
+    measured = set(PING_FIELDS + IPERF3_FIELDS + HOST_EVIDENCE_COLUMNS + LIMITER_COLUMNS)
+    measured |= {"started_utc"}
     assert set(missing) == set(MEASUREMENT_COLUMNS) - measured
     outcome = {"round", "status", "error"}
     identity = {k: v for k, v in rows[(A, B)].items() if k in missing and k not in outcome}
