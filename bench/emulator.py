@@ -23,14 +23,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator import emulator as emu
-from orchestrator.catalog import Region, load_catalog
+from orchestrator.core.geo import distance_km
+from orchestrator.drivers.keys import SweepKeys, ensure_sweep_keys
 from orchestrator.emulator import net
 from orchestrator.emulator.spec import EmulationSpec, HostSpec, PathSpec, host_addresses
 from orchestrator.emulator.stack import BASELINE_RTT_MS, build_spec
-from orchestrator.geo import distance_km
-from orchestrator.keys import SweepKeys, ensure_sweep_keys
-from orchestrator.netmodel import DEFAULT_MODEL, NetModel, controller_rtt_ms
-from orchestrator.selection import farthest_point_sample
+from orchestrator.model.catalog import Region, load_catalog
+from orchestrator.netmodel.model import DEFAULT_MODEL, NetModel
+from orchestrator.netmodel.routes import EMPTY, controller_rtt_ms
+from orchestrator.plan.selection import farthest_point_sample
 
 PARTS = ("scale", "rtt", "routes", "controller", "throughput", "concurrent")
 CONTROLLER = "aws:us-east-1"  # where the controller is modelled in the "controller" part
@@ -161,7 +162,7 @@ def bench_routes(keys: SweepKeys) -> None:
     from orchestrator.demo import DEMO_REGIONS
     from orchestrator.emulator.stack import expected_rtts_ms
     from orchestrator.emulator.variation import DEFAULT_VARIATION
-    from orchestrator.routes import default_routes, pearson_r
+    from orchestrator.netmodel.routes import default_routes, pearson_r
 
     catalog = load_catalog()
     chosen = [catalog.get(k) for k in DEMO_REGIONS]
@@ -237,7 +238,7 @@ def bench_controller(keys: SweepKeys) -> None:
         print(
             f"  within 0.5 ms + 2% of the model: {within}/{len(chosen)}; measured - model: "
             f"median {statistics.median(errors):+.3f} ms, max |err| {abs_errors[-1]:.3f} ms "
-            f"(farthest host {controller_rtt_ms(controller, chosen):.1f} ms)"
+            f"(farthest host {controller_rtt_ms(controller, chosen, routes=EMPTY):.1f} ms)"
         )
     finally:
         emu.down(spec.id)

@@ -6,12 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import limiter
-from orchestrator.catalog import load_catalog
-from orchestrator.collect import RowContext, SlotPlan, slot_rows
-from orchestrator.limiter import PathFacts, classify
-from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES, emulated_types, path_facts
-from orchestrator.parse import parse_iperf3
+from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel.model import (
+    DEFAULT_MODEL,
+    REAL_WINDOW_BYTES,
+    emulated_types,
+    path_facts,
+)
+from orchestrator.results import limiter
+from orchestrator.results.collect import RowContext, SlotPlan, slot_rows
+from orchestrator.results.limiter import PathFacts, classify
+from orchestrator.results.parse import parse_iperf3
 
 DATA = Path(__file__).parent / "data"
 

@@ -13,15 +13,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from orchestrator import abandoned, ledger
 from orchestrator.cli import main
-from orchestrator.lock import LOCK_FILE, LockHeld, read_holder, results_lock
+from orchestrator.drivers.lock import LOCK_FILE, LockHeld, read_holder, results_lock
+from orchestrator.schedule import ledger
+from orchestrator.sweep import abandoned
 
 HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from orchestrator.lock import results_lock
+    from orchestrator.drivers.lock import results_lock
     with results_lock(Path(sys.argv[1]), trigger="test") as lock:
         lock.note(sweep_id="20261123T0600Z-beef")
         print("held", flush=True)
@@ -149,12 +150,12 @@ DIES_MID_SWEEP = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from orchestrator import abandoned
-    from orchestrator.catalog import load_catalog
-    from orchestrator.lock import results_lock
-    from orchestrator.plan import make_plan
-    from orchestrator.selection import SelectionSpec
-    from orchestrator.sweep import create_sweep
+    from orchestrator.drivers.lock import results_lock
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.plan.selection import SelectionSpec
+    from orchestrator.plan.sweep_plan import make_plan
+    from orchestrator.sweep import abandoned
+    from orchestrator.sweep.record import create_sweep
     results = Path(sys.argv[1])
     spec = SelectionSpec(regions=("aws:us-east-1", "gcp:us-east4"))
     with results_lock(results) as lock:
@@ -186,8 +187,8 @@ def test_after_kill_9_the_next_holder_tears_the_dead_sweep_down(tmp_path):
     assert abandoned.abandoned_sweeps(tmp_path) == [sweep_id]
     # the next tick takes the freed lock, tears the dead sweep down, then goes on (here
     # to a budget skip, so that nothing new is provisioned)
-    from orchestrator.profiles import parse_profile
-    from orchestrator.ticks import run_tick
+    from orchestrator.schedule.profiles import parse_profile
+    from orchestrator.schedule.tick import run_tick
 
     profile = parse_profile(
         "p",

@@ -7,15 +7,16 @@ import yaml
 from click.testing import CliRunner
 from fixture_regions import CATALOG_DATA, fixture_catalog
 
-from orchestrator import paths
-from orchestrator.catalog import load_catalog, region_from_dict
 from orchestrator.cli import main
-from orchestrator.emulator import LOCAL_MAX_CONCURRENT
-from orchestrator.errors import UserError
-from orchestrator.pingphase import LAUNCH_BASE_S, PER_HOST_S
-from orchestrator.plan import (
-    PING_PACKET_BYTES,
-    SETUP_S,
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.model.backends import BACKENDS, CLOUD_SETUP_S, LOCAL_MAX_CONCURRENT
+from orchestrator.model.catalog import load_catalog, region_from_dict
+from orchestrator.netmodel.routes import default_routes
+from orchestrator.plan.ping_timing import LAUNCH_BASE_S, PER_HOST_S
+from orchestrator.plan.pricing import PricingError, load_pricing, parse_pricing
+from orchestrator.plan.selection import SelectionSpec
+from orchestrator.plan.sweep_plan import (
     SLOT_MARGIN_S,
     TestParams,
     effective_max_concurrent,
@@ -24,9 +25,7 @@ from orchestrator.plan import (
     slot_seconds,
     window_bytes,
 )
-from orchestrator.pricing import PricingError, load_pricing, parse_pricing
-from orchestrator.routes import default_routes
-from orchestrator.selection import SelectionSpec
+from orchestrator.results.schema import PING_PACKET_BYTES
 
 CATALOG = fixture_catalog()
 PRICING = load_pricing()
@@ -145,7 +144,7 @@ def expected_rtt_ms(pair):
 def test_a_pair_with_a_measured_route_is_planned_at_its_measured_rtt():
     # Cape Town - Sydney goes round by Europe or Asia: 403 ms measured, 184 ms by distance
     spec = SelectionSpec(pairs=(("aws:af-south-1", "aws:ap-southeast-2"),))
-    from orchestrator.plan import pair_rtt_ms
+    from orchestrator.plan.sweep_plan import pair_rtt_ms
 
     pair = make_plan(CATALOG, spec, pricing=PRICING).selection.pairs[0]
     assert pair_rtt_ms(pair) == pytest.approx(default_routes().get(pair.src.key, pair.dst.key))
@@ -178,7 +177,7 @@ def test_estimate_of_one_cross_cloud_pair_by_hand():
     # cross-cloud is internet egress: AWS $0.09/GB, Google $0.12/GiB
     egress = aws_bytes / 1e9 * 0.09 + gcp_bytes / 1e9 * 0.12 * GIB_PER_GB
     assert e.egress_usd == pytest.approx(egress)
-    hours = (e.wall_s + SETUP_S["cloud"]) / 3600
+    hours = (e.wall_s + CLOUD_SETUP_S) / 3600
     vm = hours * ((0.0208 + 0.005 + 0.0009) + (0.016751 + 0.005 + 0.0014))
     assert e.vm_hours == pytest.approx(2 * hours)
     assert e.vm_usd == pytest.approx(vm)
@@ -191,7 +190,7 @@ def test_local_backend_costs_nothing_but_shows_the_cloud_cost():
     cloud = make_plan(CATALOG, spec, backend="cloud", pricing=PRICING)
     assert local.estimate.cost_usd == 0
     assert local.estimate.cloud_cost_usd == pytest.approx(cloud.estimate.cost_usd)
-    assert local.estimate.setup_s == SETUP_S["local"] < cloud.estimate.setup_s
+    assert local.estimate.setup_s == BACKENDS["local"].setup_s < cloud.estimate.setup_s
     assert local.to_json()["emulated"] is True
 
 
@@ -419,7 +418,7 @@ def test_plan_options_reach_the_plan(catalog_file):
         (["--max-concurrent", "2", "--sequential"], "give one"),
         (["--streams", "0"], "--streams 0"),
         (["--duration", "86401"], "--duration 86401: iperf3 runs 1 to 86,400 s"),
-        (["--round-overhead", "nan"], "--round-overhead nan: give 0 to 86,400 seconds"),
+        (["--round-overhead", "nan"], "'nan' is not a finite number"),
         (["--round-overhead", "-1"], "--round-overhead -1: give 0 to 86,400 seconds"),
         (["--omit", "61"], "--omit 61: iperf3 skips 0 to 60 s"),
         (["--window", "600M"], "--window '600M': iperf3 takes above 0 and up to 512M"),

@@ -5,17 +5,18 @@ sweep record's emulation settings and the demo's check."""
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from orchestrator import routes
-from orchestrator.catalog import load_catalog
-from orchestrator.changes import Params
 from orchestrator.cli import main
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
 from orchestrator.demo import DemoPlan, check_changes, prepare_out
+from orchestrator.drivers.keys import SweepKeys
 from orchestrator.emulator import delay, perturb, shaping
 from orchestrator.emulator.perturb import Perturbation
 from orchestrator.emulator.spec import EmulationSpec
@@ -31,10 +32,10 @@ from orchestrator.emulator.variation import (
     draw_pair,
     seed_for,
 )
-from orchestrator.errors import UserError
-from orchestrator.geo import distance_km
-from orchestrator.keys import SweepKeys
-from orchestrator.netmodel import DEFAULT_MODEL, Sample
+from orchestrator.history.changes import Params
+from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel import routes
+from orchestrator.netmodel.model import DEFAULT_MODEL, Sample
 
 KEYS = SweepKeys(
     Path("/k/client"), "ssh-ed25519 AAAAclient c", Path("/k/host"), "ssh-ed25519 AAAAhost h"
@@ -89,9 +90,10 @@ def test_pearson_r_known_answers():
     assert routes.pearson_r([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
     # by hand: both means 2.5, sxy = 2.25 - 0.25 - 0.25 + 2.25 = 4, sxx = syy = 5
     assert routes.pearson_r([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
-    assert routes.pearson_r([1, 1], [1, 2]) != routes.pearson_r([1, 1], [1, 2])  # nan
+    assert math.isnan(routes.pearson_r([1, 1], [1, 2]))  # a flat series
+    assert math.isnan(routes.pearson_r([1], [1]))  # one point: undefined, as in the report
     with pytest.raises(ValueError):
-        routes.pearson_r([1], [1])
+        routes.pearson_r([1, 2], [1])
 
 
 def test_the_public_routes_give_cape_town_to_sydney_its_real_detour():
@@ -236,7 +238,7 @@ def test_perturbation_files(tmp_path):
         ("- aws:a\n", "expected a mapping"),
         ("target: aws:a\n", "expected a list"),
         ("- target: aws:a\n  delay_ms: [1]\n", "must be numbers"),
-        ("- {target: aws:a\n", "not YAML"),
+        ("- {target: aws:a\n", "not valid YAML"),
     ]:
         bad = tmp_path / "bad.yaml"
         bad.write_text(text)

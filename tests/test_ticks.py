@@ -8,15 +8,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from orchestrator import ledger, store
-from orchestrator.catalog import load_catalog
-from orchestrator.plan import PING_PACKET_BYTES, TestParams, make_plan, slot_seconds
-from orchestrator.pricing import load_pricing
-from orchestrator.profiles import parse_profile
-from orchestrator.retention import apply_retention
-from orchestrator.selection import SelectionSpec
-from orchestrator.spend import over_budget, row_bytes, sweep_spend
-from orchestrator.ticks import budget_problem, run_tick, sweep_outcome
+from orchestrator.model.catalog import load_catalog
+from orchestrator.plan.pricing import load_pricing
+from orchestrator.plan.selection import SelectionSpec
+from orchestrator.plan.spend import over_budget, row_bytes, sweep_spend
+from orchestrator.plan.sweep_plan import TestParams, make_plan, slot_seconds
+from orchestrator.results import store
+from orchestrator.results.schema import PING_PACKET_BYTES
+from orchestrator.schedule import ledger
+from orchestrator.schedule.profiles import parse_profile
+from orchestrator.schedule.retention import apply_retention
+from orchestrator.schedule.tick import budget_problem, run_tick, sweep_outcome
 
 AWS_PAIR = "aws:us-east-1,aws:eu-west-1"
 
@@ -178,10 +180,11 @@ def test_sweep_outcome_from_measurements(tmp_path):
 
 
 def test_ledger_skips_a_torn_line_and_refuses_unknown_outcomes(tmp_path):
-    ledger.append(tmp_path, {"profile": "p", "outcome": "ok"})
+    ok = {"profile": "p", "outcome": "ok", "started_utc": "2026-11-25T06:00:00Z"}
+    ledger.append(tmp_path, ok)
     with ledger.ledger_path(tmp_path).open("a") as f:
         f.write('{"profile": "p", "outc')
-    assert ledger.read(tmp_path) == [{"profile": "p", "outcome": "ok"}]
+    assert ledger.read(tmp_path) == [ok]
     with pytest.raises(ValueError):
         ledger.append(tmp_path, {"profile": "p", "outcome": "maybe"})
     assert os.path.getsize(ledger.ledger_path(tmp_path)) > 0
@@ -223,7 +226,7 @@ def test_a_throughput_only_plan_drops_the_pings_time_and_bytes():
 
 
 def test_hourly_wakeups_run_each_tick_exactly_once_at_a_drawn_hour():
-    from orchestrator.ticks import drawn_hour, due_this_hour
+    from orchestrator.schedule.tick import drawn_hour, due_this_hour
 
     profile = _profile(every="P1D", slip="P1D")
     start = datetime(2026, 11, 1, 0, 41, tzinfo=UTC)
@@ -309,7 +312,7 @@ def test_a_site_folder_that_cannot_be_written_is_recorded_not_a_lost_ledger_line
     profile = _profile(backend="local", site=str(blocker / "site"))
 
     def measured(sweep, build_report):
-        from orchestrator.schema import MEASUREMENT_COLUMNS
+        from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
         row = dict.fromkeys(MEASUREMENT_COLUMNS, "")
         row.update(sweep_id=sweep.id, started_utc="2026-11-25T00:00:01.000Z", backend="local",

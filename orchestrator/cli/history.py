@@ -10,10 +10,11 @@ from typing import Any, TypeVar
 
 import click
 
-from orchestrator import paths
-from orchestrator.changes import Params
-from orchestrator.cli.options import selection_options, spec_from_options
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.core.textfile import read_text
+from orchestrator.history.changes import Params
+from orchestrator.plan.options import selection_options, spec_from_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -138,8 +139,8 @@ def _show(
     pairs: str, metric: str, window: str, sources: tuple[str, ...], as_json: bool,
     results_dir: Path,
 ) -> None:  # fmt: skip
-    from orchestrator import history as h
-    from orchestrator import history_views as v
+    from orchestrator.history import store as h
+    from orchestrator.history import views as v
 
     chosen = v.parse_pairs(pairs)
     with h.opened(results_dir, read_only=True) as con:
@@ -167,21 +168,27 @@ def _show(
 @history.command()
 @click.option("--sweep", "sweep_id", default=None, metavar="ID", help="One sweep's id.")
 @click.option("--all", "all_", is_flag=True, help="Every sweep under --results.")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Replace stored rows even with fewer (a sweep's CSV cut short or gone).",
+)
 @_RESULTS_OPTION
-def ingest(sweep_id: str | None, all_: bool, results_dir: Path) -> None:
-    """Put sweeps' rows into the store; a sweep ingested again replaces its rows.
+def ingest(sweep_id: str | None, all_: bool, replace: bool, results_dir: Path) -> None:
+    """Put sweeps' rows into the store; a sweep ingested again replaces its rows, never
+    with fewer rows than the store holds unless --replace.
 
     \b
     Examples:
       interregion history ingest --sweep 20261122T0130Z-3fa2
       interregion history ingest --all
     """
-    from orchestrator import history as h
+    from orchestrator.history import store as h
 
     if bool(sweep_id) == all_:
         raise UserError("say which sweeps: --sweep ID or --all (not both)")
     if sweep_id:
-        rows = h.ingest_sweep(results_dir, sweep_id)
+        rows = h.ingest_sweep(results_dir, sweep_id, replace=replace)
         click.echo(f"{sweep_id}: {rows} rows in {h.store_path(results_dir)}")
         with h.opened(results_dir, read_only=True) as con:
             for fields, pairs in h.fingerprint_changes(con, sweep_id):
@@ -190,7 +197,7 @@ def ingest(sweep_id: str | None, all_: bool, results_dir: Path) -> None:
                     + ("; ".join(fields) or "fingerprint differs")
                 )
         return
-    sweeps, rows = h.ingest_all(_existing_results(results_dir), warn=_warn)
+    sweeps, rows = h.ingest_all(_existing_results(results_dir), warn=_warn, replace=replace)
     click.echo(f"{sweeps} sweeps, {rows} rows in {h.store_path(results_dir)}")
 
 
@@ -203,7 +210,7 @@ def rebuild(results_dir: Path) -> None:
     Example:
       interregion history rebuild --results results/
     """
-    from orchestrator import history as h
+    from orchestrator.history import store as h
 
     sweeps, rows = h.rebuild(_existing_results(results_dir), warn=_warn)
     click.echo(f"rebuilt {h.store_path(results_dir)}: {sweeps} sweeps, {rows} rows")
@@ -234,7 +241,7 @@ def export(fmt: str, since: str | None, out: Path | None, results_dir: Path) -> 
       interregion history export --format parquet --out /tmp/history.parquet
       interregion history export --format csv --since 2026-11-01
     """
-    from orchestrator import history as h
+    from orchestrator.history import store as h
 
     target = out or results_dir / f"history.{fmt}"
     rows = h.export(results_dir, target, fmt, since)
@@ -245,13 +252,18 @@ def export(fmt: str, since: str | None, out: Path | None, results_dir: Path) -> 
 @click.option("--source", required=True, metavar="NAME", help="The publisher, e.g. skyplane.")
 @click.option("--date", "month", required=True, metavar="YYYY-MM", help="When it was measured.")
 @click.option("--label", default="", help="A longer label shown with the source.")
+@click.option(
+    "--replace", is_flag=True, help="Replace an earlier import of the same source and date."
+)
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @_RESULTS_OPTION
-def import_(source: str, month: str, label: str, file: Path, results_dir: Path) -> None:
+def import_(
+    source: str, month: str, label: str, replace: bool, file: Path, results_dir: Path
+) -> None:
     """Load published measurements (a CSV in our schema) as a dated, labelled source.
 
     A copy goes to results/imports/NAME/YYYY-MM.csv, so 'history rebuild' loads it
-    again; importing the same source and month again replaces it. Convert the
+    again; importing the same source and month again needs --replace. Convert the
     vendored public data first with 'history convert'.
 
     \b
@@ -259,9 +271,12 @@ def import_(source: str, month: str, label: str, file: Path, results_dir: Path) 
       interregion history convert --from skyplane data/skyplane-latency-2022.csv --out /tmp/s.csv
       interregion history import --source skyplane --date 2022-11 /tmp/s.csv
     """
-    from orchestrator import history as h
+    from orchestrator.history import store as h
 
-    rows = h.import_file(results_dir, file, source, month, label)
+    before = h.previous_import(results_dir, source, month)
+    rows = h.import_file(results_dir, file, source, month, label, replace=replace)
+    if before is not None:
+        click.echo(f"replaced the import of {source} {month} from {before.get('file', '?')}")
     click.echo(f"{source} {month}: {rows} rows in {h.store_path(results_dir)}")
 
 
@@ -282,11 +297,11 @@ def convert(fmt: str, file: Path, out: Path) -> None:
       interregion history convert --from doit data/doit-intercloud-throughput-2022-02.csv \\
         --out d.csv
     """
-    from orchestrator import store
-    from orchestrator.catalog import load_catalog
-    from orchestrator.public_data import convert as convert_rows
+    from orchestrator.history.public_data import convert as convert_rows
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.results import store
 
-    rows = convert_rows(fmt, file.read_text(encoding="utf-8"), load_catalog())
+    rows = convert_rows(fmt, read_text(file, "CSV file"), load_catalog())
     store.write_atomic(out, store.csv_text(rows))
     click.echo(f"{len(rows)} rows -> {out}")
 
@@ -325,10 +340,10 @@ def matrix(
       interregion matrix --metric rtt --stat p90 --window 1W --source emulated
       interregion matrix --source skyplane --window all --cloud-pair aws:gcp --json
     """
-    from orchestrator import history as h
-    from orchestrator import history_views as v
-    from orchestrator.catalog import load_catalog
-    from orchestrator.selection import pair_filter
+    from orchestrator.history import store as h
+    from orchestrator.history import views as v
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.plan.selection import pair_filter
 
     if as_json and as_csv:
         raise UserError("--json and --csv both given: pick one")
@@ -354,7 +369,7 @@ def _print_matrix(doc: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from orchestrator import history_views as v
+    from orchestrator.history import views as v
 
     console = Console() if sys.stdout.isatty() else Console(width=400)
     unit = "Mbit/s" if doc["unit"] == "bit/s" else doc["unit"]
@@ -430,10 +445,10 @@ def changes(
         raise UserError(f"--min-runs {min_runs} is above --baseline-runs {baseline_runs}")
     from datetime import datetime
 
-    from orchestrator import changes as ch
-    from orchestrator import history as h
-    from orchestrator import history_views as v
-    from orchestrator import notify
+    from orchestrator.history import changes as ch
+    from orchestrator.history import notify
+    from orchestrator.history import store as h
+    from orchestrator.history import views as v
 
     if url:
         notify.check_url(url)
@@ -467,8 +482,8 @@ def changes(
 
 
 def _notify(con: Any, url: str, docs: list[dict[str, Any]]) -> None:
-    from orchestrator import history as h
-    from orchestrator import notify
+    from orchestrator.history import notify
+    from orchestrator.history import store as h
 
     sent = h.notified(con)
     for doc in docs:
@@ -486,7 +501,7 @@ def _print_changes(
     hosts: list[dict[str, Any]], episodes: list[dict[str, Any]], configs: list[dict[str, Any]],
     open_count: int,
 ) -> None:  # fmt: skip
-    from orchestrator import history_views as v
+    from orchestrator.history import views as v
 
     def level(doc: dict[str, Any], value: float) -> str:
         return v.format_value(value, doc["unit"]) + (" Mbit/s" if doc["unit"] == "bit/s" else " ms")

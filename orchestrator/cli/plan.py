@@ -11,10 +11,13 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from orchestrator import paths
-from orchestrator.allowance import shortfall_message
-from orchestrator.catalog import CLOUDS, load_catalog, region_to_dict
-from orchestrator.cli.options import (
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.model import backends
+from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
+from orchestrator.plan.allowance import shortfall_message
+from orchestrator.plan.options import (
+    FINITE,
     check_selection,
     params_from_options,
     parse_clouds,
@@ -23,10 +26,9 @@ from orchestrator.cli.options import (
     spec_from_options,
     test_params_options,
 )
-from orchestrator.errors import UserError
-from orchestrator.plan import Plan, make_plan, slot_seconds
-from orchestrator.pricing import load_pricing
-from orchestrator.provision import controller_region
+from orchestrator.plan.pricing import load_pricing
+from orchestrator.plan.sweep_plan import Plan, make_plan, slot_seconds
+from orchestrator.sweep.provision import controller_region
 
 # A round overhead beyond a day is a typo, and an infinite one breaks the time model.
 MAX_ROUND_OVERHEAD_S = 86_400.0
@@ -49,7 +51,7 @@ _catalog_option = click.option(
 @run_options
 @click.option(
     "--round-overhead",
-    type=float,
+    type=FINITE,
     default=None,
     help="Seconds each round adds beyond its slowest test "
     "[default: the controller's model, by the round's hosts].",
@@ -191,7 +193,7 @@ def print_plan(result: Plan, console: Console) -> None:
     table.add_row("cost on this backend", f"${e.cost_usd:,.2f}")
     console.print(table)
     note = f"list prices as of {result.pricing_as_of} (infra/pricing.yaml)"
-    if result.backend == "local":
+    if backends.is_emulated(result.backend):
         note = "emulated cloud: costs nothing; the cloud figures show what it would cost; " + note
     console.print(note)
 

@@ -1,8 +1,8 @@
 """CLI commands: `schedule run|install|remove|list|export|reap` (scheduled sweeps).
 
-Profiles live in schedules.yaml (orchestrator.profiles); one tick is
+Profiles live in schedules.yaml (orchestrator.schedule.profiles); one tick is
 orchestrator.ticks.run_tick; unit, cron and workflow files come from
-orchestrator.timers.
+orchestrator.schedule.timers.
 """
 
 from __future__ import annotations
@@ -13,11 +13,13 @@ from typing import Any
 
 import click
 
-from orchestrator import abandoned, ledger, paths
-from orchestrator.cadence import iso
-from orchestrator.errors import UserError
-from orchestrator.lock import results_lock
-from orchestrator.profiles import DEFAULT_FILE, Profile, get_profile, load_profiles
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.drivers.lock import results_lock
+from orchestrator.schedule import ledger
+from orchestrator.schedule.cadence import iso
+from orchestrator.schedule.profiles import DEFAULT_FILE, Profile, get_profile, load_profiles
+from orchestrator.sweep import abandoned
 
 
 def _log(message: str) -> None:
@@ -45,15 +47,15 @@ def results_option(f: Any) -> Any:
     )(f)
 
 
-def _profile(schedules: Path, name: str) -> Profile:
-    from orchestrator.catalog import load_catalog
+def profile_named(schedules: Path, name: str) -> Profile:
+    from orchestrator.model.catalog import load_catalog
 
     return get_profile(schedules, name, load_catalog())
 
 
 def _estimate(profile: Profile) -> Any:
-    from orchestrator.catalog import load_catalog
-    from orchestrator.ticks import plan_profile
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.schedule.tick import plan_profile
 
     return plan_profile(profile, load_catalog())[0].estimate
 
@@ -67,7 +69,7 @@ def run_profile(
 ) -> None:
     """One tick, its ledger line printed; exit 0 also when skipped (the timer did its job),
     1 when the sweep failed (so systemd and Actions show it)."""
-    from orchestrator.ticks import due_this_hour, run_tick, sleep_slip
+    from orchestrator.schedule.tick import due_this_hour, run_tick, sleep_slip
 
     if hourly_draw and not due_this_hour(profile, datetime.now(UTC)):
         click.echo(f"{profile.name}: not this tick's drawn hour; nothing to do")
@@ -119,7 +121,7 @@ def run_command(
     """
     if wait_slip and hourly_draw:
         raise UserError("--wait-slip and --hourly-draw both place the start: give one")
-    run_profile(_profile(schedules, name), results, "timer", wait_slip, hourly_draw)
+    run_profile(profile_named(schedules, name), results, "timer", wait_slip, hourly_draw)
 
 
 @schedule.command("install")
@@ -155,9 +157,9 @@ def install_command(
       interregion schedule install latency --dry-run
       interregion schedule install throughput --cron
     """
-    from orchestrator import timers
+    from orchestrator.schedule import timers
 
-    profile = _profile(schedules, name)
+    profile = profile_named(schedules, name)
     files = timers.install_files(
         profile, _estimate(profile), schedules, results, cron=cron, unit_dir=unit_dir
     )
@@ -194,7 +196,7 @@ def remove_command(
     Example:
       interregion schedule remove latency
     """
-    from orchestrator import timers
+    from orchestrator.schedule import timers
 
     profile = get_profile(schedules, name)
     files = timers.installed_files(profile, unit_dir, cron)
@@ -223,7 +225,16 @@ def list_command(schedules: Path, results: Path) -> None:
       interregion schedule list --results results/
     """
     now = datetime.now(UTC)
-    records = ledger.read(results)
+    records, bad = ledger.read_checked(results)
+    if bad:
+        lines = ", ".join(str(n) for n in bad[:5]) + (
+            f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        )
+        click.echo(
+            f"warning: {ledger.ledger_path(results)}: line {lines} is not a ledger record "
+            "(left out of the figures below)",
+            err=True,
+        )
     for name, profile in load_profiles(schedules).items():
         mine = ledger.of_profile(records, name)
         last = mine[-1] if mine else None
@@ -288,9 +299,10 @@ def export_command(
       interregion schedule export latency --repo acme/interregion \\
         --github-actions .github/workflows/interregion-latency.yml --state-bucket s3://acme-ir
     """
-    from orchestrator import store, timers
+    from orchestrator.results import store
+    from orchestrator.schedule import timers
 
-    profile = _profile(schedules, name)
+    profile = profile_named(schedules, name)
     text = timers.github_workflow(
         profile,
         _estimate(profile),

@@ -1,5 +1,5 @@
 """Signal handling at the CLI edge: Ctrl-C, SIGTERM and SIGHUP (a closed SSH session
-running a sweep) all stop the command the same way, through orchestrator.interrupts."""
+running a sweep) all stop the command the same way, through orchestrator.drivers.interrupts."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from orchestrator import children, interrupts
+from orchestrator.drivers import interrupts
+from orchestrator.drivers import processes as children
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 

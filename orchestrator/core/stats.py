@@ -1,0 +1,67 @@
+"""Order statistics of plain samples: percentiles and the median.
+
+Shared by parse (ping's samples) and analyze (the report): parsing a tool's
+output must not depend on the analysis of many outputs, so both import this.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+
+NAN = float("nan")
+
+
+def median(values: Sequence[float]) -> float:
+    """The median; NaN for no values. The middle value, or the mean of the two middle
+    ones (what percentile(values, 50) gives, without its rounding)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        return NAN
+    mid = n // 2
+    return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0-100) by linear interpolation between closest ranks.
+
+    This is Hyndman and Fan's method 7 (numpy's default, PERCENTILE.INC in
+    spreadsheets): the value at rank h = (n - 1) * q / 100 counted from 0,
+    interpolated between the neighbours floor(h) and floor(h) + 1.
+    """
+    return percentiles(values, (q,))[0]
+
+
+def percentiles(values: Sequence[float], qs: Sequence[float]) -> list[float]:
+    """Several percentiles of one sample, sorting it once."""
+    for q in qs:
+        if not 0.0 <= q <= 100.0:
+            raise ValueError(f"percentile {q} is outside [0, 100]")
+    if not values:
+        return [NAN for _ in qs]
+    ordered = sorted(values)
+    out = []
+    for q in qs:
+        h = (len(ordered) - 1) * q / 100.0
+        lo = math.floor(h)
+        hi = min(lo + 1, len(ordered) - 1)
+        out.append(ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo]))
+    return out
+
+
+def pearson_r(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Pearson's correlation coefficient of two equally long series; NaN when it is
+    undefined (fewer than 2 points, or either series flat)."""
+    if len(xs) != len(ys):
+        raise ValueError("pearson_r needs two series of the same length")
+    if len(xs) < 2:
+        return NAN
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    if sxx == 0 or syy == 0:
+        return NAN
+    return sxy / math.sqrt(sxx * syy)

@@ -1,0 +1,70 @@
+"""The results contract: columns of measurements.csv, one row per directed test.
+
+Every later stage and every external user reads these names; units are in the
+names. The README documents each column.
+"""
+
+MEASUREMENT_COLUMNS: tuple[str, ...] = (
+    "sweep_id",
+    "started_utc",
+    "backend",
+    "src_cloud",
+    "src_region",
+    "dst_cloud",
+    "dst_region",
+    "distance_km",
+    "rtt_min_ms",
+    "rtt_avg_ms",
+    "rtt_p50_ms",
+    "rtt_p90_ms",
+    "rtt_p99_ms",
+    "rtt_max_ms",
+    "rtt_mdev_ms",
+    "ping_loss_pct",
+    "throughput_bps",
+    "throughput_sender_bps",
+    "bytes",
+    "retransmits",
+    "tcp_rtt_ms",
+    "max_cwnd_bytes",
+    "streams",
+    "duration_s",
+    "src_machine_type",
+    "dst_machine_type",
+    # the hosts' own evidence around the throughput test (orchestrator.plan.allowance): CPU
+    # steal on each host, and how far the allowance counters moved (AWS ENA; emulated)
+    "src_cpu_steal_pct",
+    "dst_cpu_steal_pct",
+    "src_bw_out_allowance_exceeded_packets",
+    "dst_bw_in_allowance_exceeded_packets",
+    "src_pps_allowance_exceeded_packets",
+    "dst_pps_allowance_exceeded_packets",
+    # what limited the throughput (orchestrator.limiter: window, allowance, loss, cpu,
+    # capacity, unknown) and the figures that decided it ("key=value;...")
+    "limiter",
+    "limiter_detail",
+    "round",
+    "status",
+    "error",
+)
+
+HOST_EVIDENCE_COLUMNS = MEASUREMENT_COLUMNS[
+    MEASUREMENT_COLUMNS.index("src_cpu_steal_pct") : MEASUREMENT_COLUMNS.index("limiter")
+]
+LIMITER_COLUMNS = ("limiter", "limiter_detail")
+# The columns before the host evidence was added: such a file is read with it empty.
+PREVIOUS_COLUMNS = tuple(
+    c for c in MEASUREMENT_COLUMNS if c not in HOST_EVIDENCE_COLUMNS + LIMITER_COLUMNS
+)
+# Headers of earlier versions, read with the columns they lack empty.
+OLDER_HEADERS = (
+    PREVIOUS_COLUMNS,
+    tuple(c for c in MEASUREMENT_COLUMNS if c not in LIMITER_COLUMNS),
+)
+
+RESULTS_FORMAT_VERSION = 1
+
+# One ping probe: its ICMP payload (ping's default -s, and the agent's), and the packet
+# on the wire with the 8-byte ICMP and 20-byte IPv4 headers, which the cost counts.
+PING_PAYLOAD_BYTES = 56
+PING_PACKET_BYTES = PING_PAYLOAD_BYTES + 8 + 20

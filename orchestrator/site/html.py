@@ -1,0 +1,75 @@
+"""The pages' common parts: the header and footer, the EMULATED banner, JSON in a page,
+and a file written whole. Shared by the site's sweep pages (orchestrator.site) and its
+history pages (orchestrator.site.history_pages)."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+esc = html.escape
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def head(title: str, prefix: str, history: bool = False, studies: bool = False) -> str:
+    """The top of every page; `history` adds the pages built from the history store,
+    `studies` the list of TCP studies (studies/index.html)."""
+    links = (
+        f"<a href='{prefix}history/matrix.html'>Matrix</a>"
+        f"<a href='{prefix}history/changes.html'>Changes</a>"
+        if history
+        else ""
+    )
+    if studies:
+        links += f"<a href='{prefix}studies/index.html'>TCP studies</a>"
+    return (
+        "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
+        f"<title>{esc(title)} - interregion</title>\n"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>\n"
+        "<link rel='icon' href='data:,'>\n"  # no favicon request
+        f"<link rel='stylesheet' href='{prefix}assets/site.css'>\n"
+        "</head>\n<body>\n"
+        "<header>"
+        f"<a class='brand' href='{prefix}index.html'>interregion</a>"
+        f"<a href='{prefix}index.html'>Latest sweep</a>"
+        f"<a href='{prefix}methodology.html'>Methodology</a>"
+        f"<a href='{prefix}data.html'>Data</a>"
+        f"{links}"
+        "</header>\n<main>\n"
+    )
+
+
+def foot() -> str:
+    return "</main>\n</body>\n</html>\n"
+
+
+def banner(emulated: bool, what: str = "These results were") -> str:
+    if not emulated:
+        return ""
+    return (
+        "<div class='emulated-banner'>EMULATED: "
+        f"{esc(what)} measured on the emulated cloud (network namespaces on one machine "
+        "with a latency model), not on AWS or GCP.</div>\n"
+    )
+
+
+def json_script(element_id: str, data: Any) -> str:
+    # "</" inside a script element would end it early; JSON allows "<\/".
+    text = json.dumps(data, separators=(",", ":"), default=_json_default)
+    text = text.replace("</", "<\\/")
+    return f"<script type='application/json' id='{element_id}'>{text}</script>\n"
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
