@@ -186,3 +186,13 @@ def test_collect_writes_the_limiter_of_each_measured_row():
     assert row["limiter"] == limiter.WINDOW and "rtt_ms=80.09" in row["limiter_detail"]
     (bare,) = slot_rows(1, slot, texts, RowContext("s", "aws", 1, {}, {pair: 500.0}))
     assert bare["limiter"] == limiter.UNKNOWN  # no facts: no bound to compare with
+
+
+def test_a_ramp_inside_the_measured_interval_is_never_capacity():
+    # 250 ms, 1 s omitted of a 2 s test: the two ends' rates differ by about 10 %
+    row, test = captured("short_omit", 250.0)
+    gap = row["throughput_bps"] / row["throughput_sender_bps"] - 1
+    assert abs(gap) > limiter.AGREEMENT
+    found = classify(row, test, PathFacts(line_rate_bps=row["throughput_bps"]))
+    assert found.name == limiter.UNKNOWN
+    assert "sender and receiver disagree" in found.detail

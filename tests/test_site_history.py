@@ -335,3 +335,24 @@ def test_pair_pages_and_latest_cells_of_a_pair_not_tested_lately(tmp_path):
     assert latest["p50"][at[A] * width + at[C]] == 52.0
     assert latest["tests"][at[A] * width + at[C]] == 1
     assert latest["p50"][at[A] * width + at[B]] == 141.0
+
+
+def test_a_throughput_cell_names_what_limited_most_of_its_tests(tmp_path):
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 2)
+    f = tmp_path / "theirs.csv"
+    f.write_text(
+        "src_cloud,src_region,dst_cloud,dst_region,rtt_avg_ms,throughput_bps,limiter\n"
+        "aws,us-east-1,gcp,europe-west1,77.5,2e6,window\n"
+        "aws,us-east-1,gcp,europe-west1,77.6,2.1e6,window\n"
+        "aws,us-east-1,gcp,europe-west1,77.7,1.2e6,allowance\n"
+        "gcp,europe-west1,aws,us-east-1,77.5,9e6,\n"
+    )
+    h.import_file(results, f, "theirs", "2022-02", label="Their 2022 data")
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    theirs = matrix_data(out)["sources"][1]
+    assert _cell(theirs, "throughput|1W", "limiter", A, B) == "window"
+    assert _cell(theirs, "throughput|1W", "limiter", B, A) is None  # not said: not guessed
+    assert _cell(theirs, "rtt|1W", "limiter", A, B) is None
+    assert "limited by " in (out / "assets" / "history.js").read_text()

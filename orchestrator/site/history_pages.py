@@ -120,8 +120,9 @@ def matrix_data(
     """Every (source, metric, window) view of the From x To matrix, with all three stats.
 
     A view's arrays are row-major over the source's regions (From x To, R x R):
-    `p50`, `p90`, `p99` (display unit; p99 null below 100 samples), `samples`, `tests`
-    and `newest_s` (UNIX time of the newest test). `baseline` (per metric) is the
+    `p50`, `p90`, `p99` (display unit; p99 null below 100 samples), `samples`, `tests`,
+    `newest_s` (UNIX time of the newest test) and `limiter` (what limited most of a
+    throughput cell's tests). `baseline` (per metric) is the
     change-detection baseline of each cell, `open` the cells with an open episode."""
     baselines = _baselines(found)
     opened = _open_episodes(found)
@@ -146,7 +147,7 @@ def matrix_data(
         views = {}
         for (metric, window), found_cells in cells.items():
             arrays: dict[str, list[Any]] = {
-                k: [None] * size for k in (*v.STATS, "samples", "tests", "newest_s")
+                k: [None] * size for k in (*v.STATS, "samples", "tests", "newest_s", "limiter")
             }
             for c in found_cells:
                 k = at(c.src, c.dst)
@@ -155,6 +156,7 @@ def matrix_data(
                 arrays["samples"][k] = c.samples
                 arrays["tests"][k] = c.tests
                 arrays["newest_s"][k] = _epoch_s(c.newest)
+                arrays["limiter"][k] = c.limiter if metric == "throughput" else None
             start = None if window == "latest" else v.window_bounds(info, window)[0]
             views[f"{metric}|{window}"] = {
                 "window_start_utc": v.iso_utc(start),

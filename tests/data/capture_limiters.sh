@@ -64,7 +64,8 @@ run capacity -t 4 -O 1 -P 4
 inA tc qdisc replace dev irtlim-a root tbf rate 6.6mbit burst 16kb latency 100ms
 run allowance -t 4 -O 1
 
-# a ramp inside the measured interval: 250 ms, 1 s omitted, a 2 s test, no clamp
+# a ramp inside the measured interval: 250 ms, 1 s omitted, a 2 s test, no clamp (the
+# sender and receiver rates disagree)
 inA tc qdisc del dev irtlim-a root
 delay 250000 0
 run short_omit -t 2 -O 1

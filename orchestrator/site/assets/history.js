@@ -131,7 +131,8 @@
             " (" + stat + "), n = " + view.samples[k] + " samples, " + view.tests[k] +
             " tests, newest " + age(view.newest_s[k]) + " ago, baseline " + fmt(metric, base[k]) +
             (base[k] && p50 !== null ? " (p50 " + signed(100 * (p50 / base[k] - 1)) + " %)" : "") +
-            (open[k] ? ", open episode" : "");
+            (open[k] ? ", open episode" : "") +
+            (view.limiter && view.limiter[k] ? ", limited by " + view.limiter[k] : "");
           var text = fmt(metric, value);
           if (detail) text += "<small>n " + view.samples[k] + "<br>" + age(view.newest_s[k]) + "</small>";
           html.push("<td class='" + cls + "' data-k='" + k + "' title='" + esc(title) + "'><a href='pairs/" +
