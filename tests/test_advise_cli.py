@@ -17,6 +17,8 @@ from orchestrator.cli import main
 from orchestrator.history import store as h
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.model import REAL_CAP_BPS, REAL_WINDOW_BYTES, region_rtt_ms
+from orchestrator.netmodel.routes import default_routes
+from orchestrator.plan.pricing import load_pricing
 from orchestrator.results import store
 
 A, B = "aws:us-east-1", "gcp:europe-west1"
@@ -49,6 +51,12 @@ def _advise(results, *args):
 
 def _json(results, *args):
     result = _advise(results, "--from", A, "--to", B, "--size", "100GB", "--json", *args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def _json_for(results, src, dst, *args):
+    result = _advise(results, "--from", src, "--to", dst, "--json", *args)
     assert result.exit_code == 0, result.output
     return json.loads(result.output)
 
@@ -111,7 +119,11 @@ def test_emulated_tests_are_answered_from_the_network_model(tmp_path):
     catalog = load_catalog()
     assert doc["source"]["kind"] == "model"
     # the real-scale model, never 5 Mbit/s scaled back by 19.4
-    assert doc["path"]["rtt_ms"] == pytest.approx(region_rtt_ms(catalog.get(A), catalog.get(B)))
+    # no test of its own: the route table's RTT for the pair, and the output says so
+    routed = default_routes().get(A, B)
+    assert routed is not None and doc["path"]["rtt_ms"] == pytest.approx(routed)
+    assert doc["path"]["rtt_source"].startswith("route table")
+    assert doc["path"]["rtt_ms"] != pytest.approx(region_rtt_ms(catalog.get(A), catalog.get(B)))
     assert doc["path"]["line_rate_bps"] == REAL_CAP_BPS
     assert doc["path"]["default_window_bytes"] == REAL_WINDOW_BYTES
     assert doc["path"]["measured_bps"] is None
@@ -159,7 +171,9 @@ def test_json_shape(tmp_path):
     doc = _json(tmp_path, "--files", "1000", "--streams", "8")
     assert (doc["format"], doc["version"]) == (a.ADVICE_FORMAT, a.ADVICE_VERSION)
     assert set(doc) == {"format", "version", "src", "dst", "size_bytes", "source", "path",
-                        "options", "files", "sysctl", "notes", "assumptions"}  # fmt: skip
+                        "options", "files", "sysctl", "buffers", "notes", "assumptions",
+                        "cost"}  # fmt: skip
+    assert doc["path"]["rtt_source"].startswith("the pair's own test")
     assert (doc["src"], doc["dst"], doc["size_bytes"]) == (A, B, 10**11)
     assert [o["name"] for o in doc["options"]] == ["default", "tuned", "streams"]
     assert doc["options"][2]["streams"] == 8
@@ -167,6 +181,36 @@ def test_json_shape(tmp_path):
     assert doc["files"]["file_bytes"] == pytest.approx(1e8)
     assert all(o["files_time_s"] > o["time_s"] for o in doc["options"])
     assert doc["sysctl"][0].startswith("net.ipv4.tcp_rmem = 4096 131072 ")
+
+
+def test_every_answer_names_its_sources_and_the_egress_cost(tmp_path):
+    # aws:us-east-1 -> gcp:asia-southeast1: the 259.1 ms from the distance model;
+    # the route table and the DoiT data say 217-224 ms
+    src, dst = "aws:us-east-1", "gcp:asia-southeast1"
+    doc = _json_for(tmp_path, src, dst, "--size", "100GB")
+    assert 217 <= doc["path"]["rtt_ms"] <= 224
+    assert doc["path"]["rtt_source"].startswith("route table")
+    assert doc["source"]["kind"] == "model" and doc["source"]["throughput_measured"] is False
+    # internet egress from AWS at the list price in infra/pricing.yaml
+    per_gb = load_pricing().egress_usd_per_gb(load_catalog().get(src), load_catalog().get(dst))
+    assert doc["cost"]["usd_per_gb"] == per_gb
+    assert doc["cost"]["egress_usd"] == pytest.approx(100 * per_gb)
+    text = _advise(tmp_path, "--from", src, "--to", dst, "--size", "100GB").output
+    assert "RTT from: route table" in text and "throughput from: network model" in text
+    assert f"egress cost: ${100 * per_gb:,.2f}" in text
+
+
+@pytest.mark.parametrize("rtt_ms", [0.5, 2.0, 20.0, 200.0])
+def test_buffers_are_never_below_the_kernel_defaults(rtt_ms):
+    facts = a.PathFacts(rtt_ms=rtt_ms, line_rate_bps=968e6, default_window_bytes=2.53e6,
+                        loss_rate=None)  # fmt: skip
+    lines = dict(line.split(" = ") for line in a.sysctl_lines(facts))
+    assert int(lines["net.ipv4.tcp_rmem"].split()[-1]) >= a.KERNEL_RMEM_MAX_BYTES
+    assert int(lines["net.ipv4.tcp_wmem"].split()[-1]) >= a.KERNEL_WMEM_MAX_BYTES
+    # 2 x BDP at 968 Mbit/s fits 4 MB below about 17 ms: then the defaults suffice
+    assert facts.default_buffers_suffice == (2 * 968e6 * rtt_ms / 1000 / 8 <= 4_194_304)
+    said = a.buffer_note(facts)
+    assert ("the default buffers suffice" in said) == facts.default_buffers_suffice
 
 
 def test_text_output_has_the_table_and_the_assumptions(tmp_path):

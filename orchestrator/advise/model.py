@@ -42,6 +42,10 @@ ADVICE_FORMAT = "interregion.advice"
 ADVICE_VERSION = 1
 # Linux keeps tcp_rmem/tcp_wmem in an int: no buffer above this can be set.
 TCP_BUFFER_MAX_BYTES = 2**31 - 1
+# The kernel's own defaults (net.ipv4.tcp_rmem / tcp_wmem max since Linux 4.20): advice
+# never sets a buffer below them.
+KERNEL_RMEM_MAX_BYTES = 6_291_456
+KERNEL_WMEM_MAX_BYTES = 4_194_304
 # Beyond an exabyte the figures are no longer a transfer plan.
 MAX_SIZE_BYTES = 10**18
 
@@ -175,6 +179,8 @@ class PathFacts:
     loaded_rtt_ms: float | None = None  # iperf3's smoothed RTT under load, if measured
     measured_bps: float | None = None  # the measured default throughput, if any
     measured_streams: int = 1
+    # where the RTT comes from: the pair's own tests, the route table, the distance model
+    rtt_source: str = "distance model"
 
     def __post_init__(self) -> None:
         if not self.rtt_ms > 0:
@@ -191,8 +197,23 @@ class PathFacts:
         return min(math.ceil(TUNED_BUFFER_BDP_FACTOR * self.bdp_bytes), TCP_BUFFER_MAX_BYTES)
 
     @property
+    def tuned_rmem_bytes(self) -> int:
+        """tcp_rmem max to set: 2 x BDP, never below the kernel's default."""
+        return max(self.tuned_buffer_bytes, KERNEL_RMEM_MAX_BYTES)
+
+    @property
+    def tuned_wmem_bytes(self) -> int:
+        """tcp_wmem max to set: 2 x BDP, never below the kernel's default."""
+        return max(self.tuned_buffer_bytes, KERNEL_WMEM_MAX_BYTES)
+
+    @property
+    def default_buffers_suffice(self) -> bool:
+        """Whether the kernel's default maxima already hold 2 x BDP: nothing to set."""
+        return self.tuned_buffer_bytes <= min(KERNEL_RMEM_MAX_BYTES, KERNEL_WMEM_MAX_BYTES)
+
+    @property
     def tuned_window_bytes(self) -> float:
-        return self.tuned_buffer_bytes * WINDOW_EFFICIENCY
+        return self.tuned_rmem_bytes * WINDOW_EFFICIENCY
 
     @property
     def mathis_bps(self) -> float:
@@ -383,13 +404,28 @@ def _mb(n: float) -> str:
 def sysctl_lines(facts: PathFacts) -> list[str]:
     """The tuned option's settings, for both hosts. rmem_max/wmem_max matter only to a
     program that sets its own socket buffers (SO_RCVBUF/SO_SNDBUF)."""
-    buf = facts.tuned_buffer_bytes
+    rmem, wmem = facts.tuned_rmem_bytes, facts.tuned_wmem_bytes
     return [
-        f"net.ipv4.tcp_rmem = 4096 131072 {buf}",
-        f"net.ipv4.tcp_wmem = 4096 16384 {buf}",
-        f"net.core.rmem_max = {buf}",
-        f"net.core.wmem_max = {buf}",
+        f"net.ipv4.tcp_rmem = 4096 131072 {rmem}",
+        f"net.ipv4.tcp_wmem = 4096 16384 {wmem}",
+        f"net.core.rmem_max = {rmem}",
+        f"net.core.wmem_max = {wmem}",
     ]
+
+
+def buffer_note(facts: PathFacts) -> str:
+    """Whether the kernel's default buffers already do: said beside the settings."""
+    if facts.default_buffers_suffice:
+        return (
+            f"2 x BDP ({_mb(facts.tuned_buffer_bytes)}) fits the kernel's defaults (tcp_rmem "
+            f"max {KERNEL_RMEM_MAX_BYTES}, tcp_wmem max {KERNEL_WMEM_MAX_BYTES}): the default "
+            "buffers suffice, the lines below only restate them"
+        )
+    return (
+        f"2 x BDP ({_mb(facts.tuned_buffer_bytes)}) is above the kernel's defaults: set the "
+        "lines below on both hosts (never below tcp_rmem max "
+        f"{KERNEL_RMEM_MAX_BYTES}, tcp_wmem max {KERNEL_WMEM_MAX_BYTES})"
+    )
 
 
 def assumptions(facts: PathFacts) -> list[str]:

@@ -28,6 +28,7 @@ from orchestrator.advise.model import (
     Advice,
     PathFacts,
     assumptions,
+    buffer_note,
     default_window_from,
     loss_rate,
     sysctl_lines,
@@ -43,6 +44,8 @@ from orchestrator.netmodel.model import (
     REAL_WINDOW_BYTES,
     region_rtt_ms,
 )
+from orchestrator.netmodel.routes import default_routes
+from orchestrator.plan.pricing import load_pricing
 from orchestrator.report.build import sweep_dirs
 from orchestrator.results import store
 
@@ -291,8 +294,8 @@ def find_evidence(results: Path, src: str, dst: str, *, measured_only: bool = Fa
         raise UserError(no_data_message(results, src, dst, bool(notes)))
     return Evidence(
         MODEL,
-        "network model (orchestrator/netmodel/model.py): RTT from the distance, a small VM's "
-        "line rate and default window fitted on public AWS/GCP measurements",
+        "network model (orchestrator/netmodel): RTT from the route table, else the distance; "
+        "a small VM's line rate and default window fitted on public AWS/GCP measurements",
         None,
         tuple(notes),
     )
@@ -315,11 +318,13 @@ def path_facts(evidence: Evidence, a: Region, b: Region) -> PathFacts:
     (at real scale: the fitted cap and window, not the emulator's) for the rest."""
     test = evidence.test
     if test is None or test.rtt_ms is None:
+        rtt, rtt_source = model_rtt(a, b)
         return PathFacts(
-            rtt_ms=region_rtt_ms(a, b, DEFAULT_MODEL),
+            rtt_ms=rtt,
             line_rate_bps=REAL_CAP_BPS,
             default_window_bytes=REAL_WINDOW_BYTES,
             loss_rate=None,
+            rtt_source=rtt_source,
         )
     measured = test.throughput_bps
     if not measured:
@@ -335,10 +340,38 @@ def path_facts(evidence: Evidence, a: Region, b: Region) -> PathFacts:
         loaded_rtt_ms=test.loaded_rtt_ms,
         measured_bps=measured,
         measured_streams=test.streams,
+        rtt_source=f"the pair's own test ({test.sweep_id}, {test.started_utc})",
     )
 
 
-def advice_doc(advice: Advice, evidence: Evidence, src: str, dst: str) -> dict[str, Any]:
+def model_rtt(a: Region, b: Region) -> tuple[float, str]:
+    """The RTT of a pair without a test of its own: the route table's (the public data's
+    median for the pair), else the distance model's; with which one it is."""
+    routed = default_routes().get(a.key, b.key)
+    if routed is not None:
+        return routed, "route table (netmodel.routes: the public measurements' median)"
+    return region_rtt_ms(a, b, DEFAULT_MODEL), "distance model (no test, no route-table entry)"
+
+
+def egress_cost(size_bytes: int, a: Region, b: Region) -> dict[str, Any]:
+    """Egress of `size_bytes` from a to b at list prices (infra/pricing.yaml)."""
+    pricing = load_pricing()
+    per_gb = pricing.egress_usd_per_gb(a, b)
+    return {
+        "egress_usd": round(size_bytes / 1e9 * per_gb, 2),
+        "usd_per_gb": per_gb,
+        "kind": pricing.egress_kind(a, b),
+        "source": f"infra/pricing.yaml (list prices as of {pricing.as_of})",
+    }
+
+
+def advice_doc(
+    advice: Advice,
+    evidence: Evidence,
+    src: str,
+    dst: str,
+    cost: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The JSON of `interregion advise --json` (README, 'Transfer advice')."""
     facts = advice.facts
     test = evidence.test
@@ -360,13 +393,18 @@ def advice_doc(advice: Advice, evidence: Evidence, src: str, dst: str) -> dict[s
             "reverse_direction": bool(test and not test.forward),
             "throughput_measured": bool(test and test.throughput_bps),
         },
+        "cost": cost,
         "path": {
             "rtt_ms": facts.rtt_ms,
+            "rtt_source": facts.rtt_source,
             "loaded_rtt_ms": facts.loaded_rtt_ms,
             "line_rate_bps": facts.line_rate_bps,
             "bdp_bytes": facts.bdp_bytes,
             "default_window_bytes": facts.default_window_bytes,
             "tuned_buffer_bytes": facts.tuned_buffer_bytes,
+            "tuned_rmem_bytes": facts.tuned_rmem_bytes,
+            "tuned_wmem_bytes": facts.tuned_wmem_bytes,
+            "default_buffers_suffice": facts.default_buffers_suffice,
             "measured_bps": facts.measured_bps,
             "measured_streams": facts.measured_streams if facts.measured_bps else None,
             "loss_rate": facts.loss_rate,
@@ -399,6 +437,7 @@ def advice_doc(advice: Advice, evidence: Evidence, src: str, dst: str) -> dict[s
             "new_connection_per_file_s": advice.files.new_connection_per_file_s,
         },
         "sysctl": sysctl_lines(facts),
+        "buffers": buffer_note(facts),
         "notes": [*evidence.notes, *advice.notes],
         "assumptions": assumptions(facts),
     }

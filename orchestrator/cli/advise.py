@@ -84,7 +84,8 @@ def advise(
     )
     facts = sources.path_facts(evidence, region_a, region_b)
     advice = a.advise(facts, size_bytes, n_streams, n_files)
-    doc = sources.advice_doc(advice, evidence, region_a.key, region_b.key)
+    cost = sources.egress_cost(size_bytes, region_a, region_b)
+    doc = sources.advice_doc(advice, evidence, region_a.key, region_b.key, cost)
     if as_json:
         click.echo(json.dumps(doc, indent=1))
     else:
@@ -117,6 +118,15 @@ def print_advice(doc: dict[str, Any]) -> None:
         f"path: idle RTT {path['rtt_ms']:.1f} ms{loaded}; line rate "
         f"{format_rate(path['line_rate_bps'])}; BDP {format_bytes(path['bdp_bytes'])}{measured}"
     )
+    say(f"RTT from: {path['rtt_source']}")
+    throughput_from = "measured test" if src["throughput_measured"] else "network model"
+    say(f"throughput from: {throughput_from}")
+    cost = doc.get("cost")
+    if cost:
+        say(
+            f"egress cost: ${cost['egress_usd']:,.2f} ({cost['kind']}, "
+            f"${cost['usd_per_gb']:g}/GB; {cost['source']})"
+        )
     files = doc["files"]
     table = Table(box=box.SIMPLE)
     for name in ("option", "streams", "window/stream", "throughput", "limited by", "time"):
@@ -148,6 +158,7 @@ def print_advice(doc: dict[str, Any]) -> None:
         )
     for note in doc["notes"]:
         say(f"note: {note}")
+    say(f"buffers: {doc['buffers']}")
     say("tuned buffers, on both hosts:")
     for line in doc["sysctl"]:
         say(f"  {line}")
