@@ -292,3 +292,32 @@ def test_a_sweep_of_another_version_is_left_out_and_named(tmp_path):
     doc = _json(tmp_path)
     assert doc["source"]["sweep_id"] == good.name
     assert any(n.startswith(f"sweep {bad.name} left out: ") for n in doc["notes"])
+
+
+def test_a_long_transfer_runs_at_the_senders_baseline_after_its_burst():
+    # the case: a t3.small does not sustain 968 Mbit/s for hours
+    facts = a.PathFacts(rtt_ms=2.0, line_rate_bps=968e6, default_window_bytes=2.53e6,
+                        loss_rate=None, baseline_bps=128e6, burst_s=300.0,
+                        machine_type="t3.small")  # fmt: skip
+    advice = a.advise(facts, 200 * 10**9, 4)
+    default = advice.options[0]
+    assert default.throughput_bps == 968e6 and default.sustained_bps == 128e6
+    burst_bytes = 968e6 / 8 * 300
+    assert default.time_s == pytest.approx(300 + (200e9 - burst_bytes) * 8 / 128e6)
+    assert any("t3.small sustains 128 Mbit/s" in n for n in advice.notes)
+    # a short one ends inside the burst: no sustained phase
+    short = a.advise(facts, 10**9, 4).options[0]
+    assert short.sustained_bps is None and short.time_s < 300
+
+
+def test_the_catalogs_type_gives_the_baseline_and_its_json(tmp_path):
+    doc = _json_for(tmp_path, "aws:us-east-1", "gcp:us-east4", "--size", "200GB")
+    assert doc["path"]["machine_type"] == "t3.small"
+    assert doc["path"]["baseline_bps"] == pytest.approx(0.128e9)
+    assert doc["options"][0]["sustained_bps"] == pytest.approx(0.128e9)
+    # 5 min at 968 Mbit/s, then 128 Mbit/s: 2 h 55 min, not 27.5 min at 968 Mbit/s
+    burst_bytes = 968e6 / 8 * 300
+    assert doc["options"][0]["time_s"] == pytest.approx(300 + (200e9 - burst_bytes) * 8 / 128e6)
+    # e2-small: its 1 Gbps cap is its baseline too: no sustained phase
+    gcp = _json_for(tmp_path, "gcp:us-east4", "aws:us-east-1", "--size", "200GB")
+    assert gcp["path"]["baseline_bps"] is None and gcp["options"][0]["sustained_bps"] is None

@@ -181,6 +181,11 @@ class PathFacts:
     measured_streams: int = 1
     # where the RTT comes from: the pair's own tests, the route table, the distance model
     rtt_source: str = "distance model"
+    # the sender VM's sustained rate (regions.yaml baseline) when below its line rate, and
+    # how long its burst lasts: a longer transfer runs at the baseline after it
+    baseline_bps: float | None = None
+    burst_s: float = 300.0
+    machine_type: str = ""
 
     def __post_init__(self) -> None:
         if not self.rtt_ms > 0:
@@ -259,6 +264,10 @@ class Option:
     limit: str  # "line rate", "window" or "loss"
     time_s: float  # the whole size over `streams` connections opened once
     files_time_s: float | None = None  # with a new connection per file
+    # a burstable VM: the burst phase (at throughput_bps) then the sustained one (at the
+    # baseline) of a transfer longer than the burst; None when no baseline binds
+    burst_s: float | None = None
+    sustained_bps: float | None = None
 
 
 def _throughput(facts: PathFacts, window_bytes: float, streams: int) -> tuple[float, str]:
@@ -289,6 +298,16 @@ def _option(
         file_bytes = size_bytes / files
         per_connection = math.ceil(files / streams)  # the busiest stream's files
         files_time_s = per_connection * connection_s(file_bytes, per_stream_bps, facts.rtt_ms)
+    base = facts.baseline_bps
+    if base and rate > base and time_s > facts.burst_s:
+        # the burst carries what it can, the baseline carries the rest
+        rest = size_bytes - rate / 8.0 * facts.burst_s
+        sustained_s = rest * 8.0 / base
+        if files_time_s is not None:
+            files_time_s += sustained_s - (time_s - facts.burst_s)
+        time_s = facts.burst_s + sustained_s
+        return Option(name, streams, window_bytes, rate, limit, time_s, files_time_s,
+                      facts.burst_s, base)  # fmt: skip
     return Option(name, streams, window_bytes, rate, limit, time_s, files_time_s)
 
 
@@ -371,6 +390,13 @@ def _notes(facts: PathFacts, options: tuple[Option, ...]) -> tuple[str, ...]:
             f"{(facts.measured_stream_bps or 0) / 1e6:.1f} Mbit/s the stream carried: the "
             "losses were likely a burst (e.g. at slow-start exit), not steady, so no loss "
             "ceiling is applied and the tuned figures assume the path stays that clean",
+        )
+    if default.sustained_bps is not None or tuned.sustained_bps is not None:
+        limit += (
+            f"the sender's {facts.machine_type or 'VM'} sustains "
+            f"{(facts.baseline_bps or 0) / 1e6:.0f} Mbit/s (its baseline in regions.yaml): "
+            f"after a {facts.burst_s / 60:.0f} min burst the rest of the transfer runs at "
+            "that rate, whatever TCP allows",
         )
     return limit + _limit_notes(facts, default, tuned, parallel)
 

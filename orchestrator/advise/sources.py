@@ -37,8 +37,9 @@ from orchestrator.core.errors import UserError
 from orchestrator.history import store as history
 from orchestrator.history.views import METRICS, iso_utc
 from orchestrator.model.backends import is_emulated
-from orchestrator.model.catalog import Region
+from orchestrator.model.catalog import Catalog, Region
 from orchestrator.netmodel.model import (
+    BURST_S,
     DEFAULT_MODEL,
     REAL_CAP_BPS,
     REAL_WINDOW_BYTES,
@@ -313,10 +314,26 @@ def no_data_message(results: Path, src: str, dst: str, emulated_only: bool) -> s
     )
 
 
-def path_facts(evidence: Evidence, a: Region, b: Region) -> PathFacts:
+def sender_baseline(catalog: Catalog | None, a: Region) -> dict[str, Any]:
+    """The sustained rate of the sender's machine type (the catalog's type for its cloud,
+    what sweeps run) when it is below its burst: regions.yaml's baseline."""
+    if catalog is None:
+        return {}
+    name = catalog.machine_types.get(a.cloud, "")
+    bandwidth = catalog.bandwidth.get(name)
+    if bandwidth is None or bandwidth.baseline_bps >= bandwidth.burst_bps:
+        return {"machine_type": name}
+    return {"machine_type": name, "baseline_bps": bandwidth.baseline_bps, "burst_s": BURST_S}
+
+
+def path_facts(
+    evidence: Evidence, a: Region, b: Region, catalog: Catalog | None = None
+) -> PathFacts:
     """The model's inputs: the test's figures where there is a test, the network model's
-    (at real scale: the fitted cap and window, not the emulator's) for the rest."""
+    (at real scale: the fitted cap and window, not the emulator's) for the rest; with the
+    catalog, the sender VM's baseline for long transfers."""
     test = evidence.test
+    vm = sender_baseline(catalog, a)
     if test is None or test.rtt_ms is None:
         rtt, rtt_source = model_rtt(a, b)
         return PathFacts(
@@ -325,6 +342,7 @@ def path_facts(evidence: Evidence, a: Region, b: Region) -> PathFacts:
             default_window_bytes=REAL_WINDOW_BYTES,
             loss_rate=None,
             rtt_source=rtt_source,
+            **vm,
         )
     measured = test.throughput_bps
     if not measured:
@@ -341,6 +359,7 @@ def path_facts(evidence: Evidence, a: Region, b: Region) -> PathFacts:
         measured_bps=measured,
         measured_streams=test.streams,
         rtt_source=f"the pair's own test ({test.sweep_id}, {test.started_utc})",
+        **vm,
     )
 
 
@@ -397,6 +416,9 @@ def advice_doc(
         "path": {
             "rtt_ms": facts.rtt_ms,
             "rtt_source": facts.rtt_source,
+            "machine_type": facts.machine_type,
+            "baseline_bps": facts.baseline_bps,
+            "burst_s": facts.burst_s if facts.baseline_bps else None,
             "loaded_rtt_ms": facts.loaded_rtt_ms,
             "line_rate_bps": facts.line_rate_bps,
             "bdp_bytes": facts.bdp_bytes,
@@ -421,6 +443,8 @@ def advice_doc(
                 "limit": o.limit,
                 "time_s": o.time_s,
                 "files_time_s": o.files_time_s,
+                "burst_s": o.burst_s,
+                "sustained_bps": o.sustained_bps,
             }
             for o in advice.options
         ],

@@ -82,7 +82,7 @@ def advise(
     evidence = sources.find_evidence(
         results_dir, region_a.key, region_b.key, measured_only=measured_only
     )
-    facts = sources.path_facts(evidence, region_a, region_b)
+    facts = sources.path_facts(evidence, region_a, region_b, regions)
     advice = a.advise(facts, size_bytes, n_streams, n_files)
     cost = sources.egress_cost(size_bytes, region_a, region_b)
     doc = sources.advice_doc(advice, evidence, region_a.key, region_b.key, cost)
@@ -139,7 +139,8 @@ def print_advice(doc: dict[str, Any]) -> None:
             str(o["streams"]),
             format_bytes(o["window_bytes"]),
             format_rate(o["throughput_bps"]),
-            o["limit"],
+            o["limit"]
+            + (f", then baseline {format_rate(o['sustained_bps'])}" if o["sustained_bps"] else ""),
             format_duration(o["time_s"]),
         ]
         if files:
