@@ -62,9 +62,11 @@ def _json_for(results, src, dst, *args):
 
 
 def test_a_measured_sweep_folder_answers_without_a_store(tmp_path):
-    # mean RTT 100 ms (the CSV has no p50), 100 Mbit/s: a 1.25 MB window
-    _sweep(tmp_path, 0, {(A, B): [90.0, 100.0, 110.0]})
+    # mean RTT 100 ms (the CSV has no p50), 100 Mbit/s in three sweeps: a 1.25 MB window
+    for day in range(3):
+        _sweep(tmp_path, day, {(A, B): [90.0, 100.0, 110.0]}, suffix=f"a00{day}")
     doc = _json(tmp_path)
+    assert doc["source"]["throughput_tests"] == 3
     assert doc["source"]["kind"] == "sweep"
     assert "measurements.csv" in doc["source"]["detail"]
     assert doc["path"]["rtt_ms"] == pytest.approx(100.0)
@@ -87,20 +89,47 @@ def test_the_history_store_wins_and_uses_the_ping_samples_median(tmp_path):
     assert doc["path"]["rtt_ms"] == pytest.approx(92.0)
 
 
-def test_the_newest_real_test_is_used(tmp_path):
+def test_the_newest_real_test_is_named_and_three_give_the_median(tmp_path):
     _sweep(tmp_path, 0, {(A, B): [100.0]}, throughput_bps=1e8, suffix="a000")
-    newest = _sweep(tmp_path, 1, {(A, B): [100.0]}, throughput_bps=2e8, suffix="a001")
+    _sweep(tmp_path, 1, {(A, B): [100.0]}, throughput_bps=3e8, suffix="a001")
+    newest = _sweep(tmp_path, 2, {(A, B): [100.0]}, throughput_bps=2.5e8, suffix="a002")
     h.ingest_all(tmp_path)
     doc = _json(tmp_path)
     assert doc["source"]["sweep_id"] == newest.name
-    assert doc["path"]["measured_bps"] == pytest.approx(2e8)
+    assert doc["path"]["measured_bps"] == pytest.approx(2.5e8)  # median of 1, 3, 2.5
+
+
+def test_a_lone_test_is_context_never_a_promise(tmp_path):
+    # the DoiT case: one test at 31.4 Mbit/s must not become an 815 kB window
+    _sweep(tmp_path, 0, {(A, B): [100.0]}, throughput_bps=31.4e6)
+    _sweep(tmp_path, 1, {(A, B): [100.0]}, throughput_bps=31.4e6, suffix="a001")
+    h.ingest_all(tmp_path)
+    doc = _json(tmp_path)
+    assert doc["source"]["throughput_measured"] is False
+    assert doc["source"]["throughput_tests"] == 0
+    assert doc["path"]["measured_bps"] is None
+    assert doc["path"]["default_window_bytes"] == REAL_WINDOW_BYTES
+    assert any("2 test(s) of this kind" in n and "shown as context" in n for n in doc["notes"])
+
+
+def test_allowance_limited_tests_are_never_read_as_a_window(tmp_path):
+    for day in range(3):
+        folder = _sweep(tmp_path, day, {(A, B): [100.0]}, throughput_bps=31.4e6,
+                        suffix=f"a00{day}")  # fmt: skip
+        _set(folder, limiter="allowance")
+    h.ingest_all(tmp_path)
+    doc = _json(tmp_path)
+    assert doc["path"]["measured_bps"] == pytest.approx(31.4e6)
+    assert doc["path"]["default_window_bytes"] == REAL_WINDOW_BYTES  # not 31.4 Mbit/s x RTT
+    assert any("allowance, not the window" in n for n in doc["notes"])
 
 
 def test_retransmissions_give_the_loss_ceiling(tmp_path):
     # 1 retransmission in 1e6 segments: p = 1e-6; at 100 ms the ceiling is
     # 1448 x 8 / 0.1 x 1.22 / 0.001 = 141.3 Mbit/s: above default's 100, below tuned's cap
-    folder = _sweep(tmp_path, 0, {(A, B): [100.0]})
-    _set(folder, retransmits=1, bytes=1448 * 999_999)
+    for day in range(3):
+        folder = _sweep(tmp_path, day, {(A, B): [100.0]}, suffix=f"a00{day}")
+        _set(folder, retransmits=1, bytes=1448 * 999_999)
     doc = _json(tmp_path)
     assert doc["path"]["loss_rate"] == pytest.approx(1e-6)
     ceiling = 115_840 * 1.22 / 1e-3

@@ -17,8 +17,9 @@ from __future__ import annotations
 import csv
 import json
 import math
+import statistics
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,14 @@ class Test:
     loaded_rtt_ms: float | None
     source: str = ""  # the store's source name (measured, an import)
     settings: str = ""  # non-default iperf3 settings of its sweep ("-w 4M"), if any
+    limiter: str = ""  # what limited its throughput (results.limiter), if known
+    fingerprint: str = ""  # the store's fingerprint of its set-up ("" from a sweep folder)
+    machine_types: str = ""  # "src type -> dst type"
+
+    @property
+    def kind(self) -> tuple[bool, int, str, str, str]:
+        """Tests of one kind may be pooled: direction, streams, settings, set-up, VMs."""
+        return (self.forward, self.streams, self.settings, self.fingerprint, self.machine_types)
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,48 @@ class Evidence:
     detail: str  # one line naming the file, sweep and time
     test: Test | None = None  # None for the model
     notes: tuple[str, ...] = ()
+    tests: tuple[Test, ...] = ()  # every test found of the pair (the throughput's pool)
+
+
+# Throughput is a promise only from the median of at least this many tests of one kind.
+MIN_THROUGHPUT_TESTS = 3
+
+
+def pool_notes(evidence: Evidence) -> tuple[str, ...]:
+    """What the advice says of the tests it did not pool, or pooled as an allowance."""
+    chosen = evidence.test
+    if chosen is None or not chosen.throughput_bps:
+        return ()
+    pool = throughput_pool(evidence)
+    if not pool:
+        same = [t for t in evidence.tests if not t.emulated and t.kind == chosen.kind
+                and t.throughput_bps]  # fmt: skip
+        return (
+            f"{len(same)} test(s) of this kind measured throughput (newest "
+            f"{chosen.throughput_bps / 1e6:.1f} Mbit/s): shown as context, not used; a "
+            f"throughput figure needs the median of at least {MIN_THROUGHPUT_TESTS} tests "
+            "of one fingerprint, so the network model's window stands",
+        )
+    if sum(t.limiter == "allowance" for t in pool) * 2 > len(pool):
+        return (
+            "most of the pooled tests were limited by the VM's allowance, not the window: "
+            "their rate is not read as a window",
+        )
+    return ()
+
+
+def throughput_pool(evidence: Evidence) -> list[Test]:
+    """The tests whose median throughput the advice may use: real ones of the chosen
+    test's kind (direction, streams, settings, fingerprint, machine types) with a
+    throughput; [] when fewer than MIN_THROUGHPUT_TESTS."""
+    chosen = evidence.test
+    if chosen is None or not chosen.throughput_bps:
+        return []
+    pool = [
+        t for t in evidence.tests
+        if not t.emulated and t.kind == chosen.kind and t.throughput_bps
+    ]  # fmt: skip
+    return pool if len(pool) >= MIN_THROUGHPUT_TESTS else []
 
 
 def pick(tests: Iterable[Test]) -> Test | None:
@@ -150,7 +201,9 @@ def history_tests(results: Path, src: str, dst: str) -> list[Test]:
         rows = con.execute(
             f"SELECT m.sweep_id, m.started_utc, m.src = ? AS forward, s.emulated, "
             f"{rtt} AS rtt, m.throughput_bps, m.streams, m.retransmits, m.bytes, "
-            "m.tcp_rtt_ms, m.source, s.record FROM measurements m JOIN sweeps s USING (sweep_id) "
+            "m.tcp_rtt_ms, m.source, s.record, m.limiter, m.fingerprint, "
+            "m.src_machine_type || ' -> ' || m.dst_machine_type "
+            "FROM measurements m JOIN sweeps s USING (sweep_id) "
             "WHERE ((m.src = ? AND m.dst = ?) OR (m.src = ? AND m.dst = ?)) "
             "AND m.status = 'ok'",
             [src, src, dst, dst, src],
@@ -169,9 +222,13 @@ def history_tests(results: Path, src: str, dst: str) -> list[Test]:
             loaded_rtt_ms=_float(loaded),
             source=source,
             settings=_record_settings(record),
+            limiter=limiter or "",
+            fingerprint=fp or "",
+            machine_types=types or "",
         )
-        for sid, t, fwd, emu, rtt_ms, bps, streams, retr, nbytes, loaded, source, record in rows
-    ]
+        for (sid, t, fwd, emu, rtt_ms, bps, streams, retr, nbytes, loaded, source, record,
+             limiter, fp, types) in rows
+    ]  # fmt: skip
 
 
 # ---- sweep folders --------------------------------------------------------------------
@@ -198,6 +255,8 @@ def _row_test(row: Mapping[str, str], forward: bool, sweep_id: str, settings: st
         received_bytes=_int(row.get("bytes")),
         loaded_rtt_ms=_float(row.get("tcp_rtt_ms")),
         settings=settings,
+        limiter=row.get("limiter") or "",
+        machine_types=f"{row.get('src_machine_type') or ''} -> {row.get('dst_machine_type') or ''}",
     )
 
 
@@ -234,7 +293,9 @@ def sweep_tests(results: Path, src: str, dst: str) -> SweepScan:
                 scan.tests.append(_row_test(row, s == src, folder.name, iperf3_settings(record)))
         chosen = pick(scan.tests)
         if chosen is not None and chosen.forward and chosen.throughput_bps:
-            break
+            probe = Evidence(SWEEP, "", chosen, (), tuple(scan.tests))
+            if throughput_pool(probe):
+                break
     return scan
 
 
@@ -274,22 +335,15 @@ def find_evidence(results: Path, src: str, dst: str, *, measured_only: bool = Fa
     emulated = newest_emulated(stored)
     if chosen is not None:
         where = f"history store {history.store_path(results)}"
-        return Evidence(
-            HISTORY,
-            _described(chosen, where, src, dst),
-            chosen,
-            tuple(_emulated_note(emulated, 0, results)),
-        )
+        found = Evidence(HISTORY, _described(chosen, where, src, dst), chosen, (), tuple(stored))
+        return replace(found, notes=(*_emulated_note(emulated, 0, results), *pool_notes(found)))
     scan = sweep_tests(results, src, dst)
     chosen = pick(scan.tests)
     if chosen is not None:
         where = f"sweep {chosen.sweep_id} ({results / chosen.sweep_id / store.MEASUREMENTS_FILE})"
-        return Evidence(
-            SWEEP,
-            _described(chosen, where, src, dst),
-            chosen,
-            (*_emulated_note(emulated, 0, results), *scan.unreadable),
-        )
+        found = Evidence(SWEEP, _described(chosen, where, src, dst), chosen, (), tuple(scan.tests))
+        said = (*_emulated_note(emulated, 0, results), *scan.unreadable, *pool_notes(found))
+        return replace(found, notes=said)
     notes = [*_emulated_note(emulated, scan.emulated_skipped, results), *scan.unreadable]
     if measured_only:
         raise UserError(no_data_message(results, src, dst, bool(notes)))
@@ -344,17 +398,30 @@ def path_facts(
             rtt_source=rtt_source,
             **vm,
         )
-    measured = test.throughput_bps
-    if not measured:
+    pool = throughput_pool(evidence)
+    measured = statistics.median(t.throughput_bps or 0.0 for t in pool) if pool else None
+    allowance = bool(pool) and sum(t.limiter == "allowance" for t in pool) * 2 > len(pool)
+    if not measured or allowance:
+        # a VM's allowance is no window: the window stays the model's
         window: float = REAL_WINDOW_BYTES
     else:
         window = default_window_from(measured, test.rtt_ms, test.streams)
+    retransmits = (
+        statistics.median(t.retransmits for t in pool if t.retransmits is not None)
+        if pool and any(t.retransmits is not None for t in pool)
+        else None
+    )
+    received = (
+        statistics.median(t.received_bytes for t in pool if t.received_bytes)
+        if pool and any(t.received_bytes for t in pool)
+        else None
+    )
     return PathFacts(
         rtt_ms=test.rtt_ms,
         # a faster VM than the model's small one shows its own line rate
         line_rate_bps=max(REAL_CAP_BPS, measured or 0.0),
         default_window_bytes=window,
-        loss_rate=loss_rate(test.retransmits, test.received_bytes) if measured else None,
+        loss_rate=loss_rate(_int(retransmits), _int(received)) if measured else None,
         loaded_rtt_ms=test.loaded_rtt_ms,
         measured_bps=measured,
         measured_streams=test.streams,
@@ -410,7 +477,8 @@ def advice_doc(
             "sweep_id": test.sweep_id if test else None,
             "started_utc": test.started_utc if test else None,
             "reverse_direction": bool(test and not test.forward),
-            "throughput_measured": bool(test and test.throughput_bps),
+            "throughput_measured": bool(facts.measured_bps),
+            "throughput_tests": len(throughput_pool(evidence)),
         },
         "cost": cost,
         "path": {
