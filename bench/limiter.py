@@ -8,13 +8,12 @@ default window (2.53 MB, what a sweep plans with) and for the emulator's (131 kB
 Part 2 (root; `--sweep`): two real sweeps on the emulated cloud (Terraform, namespaces,
 delayd, Ansible, iperf3, tc), then every row's set-up, the limiter expected from it and
 the limiter found:
-  - 5 regions: two close ones (aws:us-east-1, gcp:us-east4: the 50 Mbit/s cap binds:
-    capacity), two at ~77 ms with 1 % loss each way between them (a perturbation: loss)
-    and aws:ap-southeast-2 far from all (the 131 kB window binds: window); pairs of
-    aws:us-east-2 or aws:eu-west-1 with the others are window-bound too;
+  - 5 regions, two at ~77 ms with 1 % loss each way between them (a perturbation:
+    loss); every other pair is capacity where 131 kB / RTT is above the 50 Mbit/s cap
+    (below ~21 ms), else window;
   - 3 close regions of type emulated-t3.small-5s (a 5 s token bucket over a 6.6 Mbit/s
-    baseline): the buckets drain, later tests run at the baseline or move the
-    allowance counters: allowance (first-round tests, with full buckets: capacity).
+    baseline): every test (omit + 5 s) outlasts its bucket, so the allowance counters
+    move: allowance.
 The emulator is built from the same model as the facts the limiter reads: this checks the
 classification and the emulator together, it is no evidence about clouds.
 
@@ -69,29 +68,29 @@ def sweep(results: Path, args: list[str]) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def expected_of(src: str, dst: str, burstable: bool, first_round: bool) -> tuple[str, str]:
+def expected_of(src: str, dst: str, burstable: bool, rtt_ms: float) -> tuple[str, str]:
     if burstable:
-        if first_round:
-            return "capacity", "fresh token bucket, 50 Mbit/s cap, close"
-        return "allowance", "drained token bucket (6.6 Mbit/s baseline)"
+        # a 5 s bucket at the cap cannot hold a test of omit + 5 s: every test drains it
+        # and moves the counters
+        return "allowance", "5 s token bucket over a 6.6 Mbit/s baseline"
     if {src, dst} == set(LOSSY):
         return "loss", f"~77 ms, {LOSS_PCT:g} % loss each way"
-    if src in CLOSE and dst in CLOSE:
-        return "capacity", "close, 50 Mbit/s cap"
-    return "window", "far, 131 kB window"
+    window_bps = DEFAULT_MODEL.window_bytes * 8 / (rtt_ms / 1000)
+    if window_bps > DEFAULT_MODEL.rate_bps:
+        return "capacity", f"{rtt_ms:.0f} ms: 131 kB / RTT above the 50 Mbit/s cap"
+    return "window", f"{rtt_ms:.0f} ms: 131 kB / RTT = {window_bps / 1e6:.1f} Mbit/s"
 
 
 def show(rows: list[dict[str, str]], burstable: bool) -> tuple[int, int]:
-    first = min(int(r["round"]) for r in rows)
     right = 0
     for r in sorted(rows, key=lambda r: (int(r["round"]), r["src_region"], r["dst_region"])):
         src, dst = f"{r['src_cloud']}:{r['src_region']}", f"{r['dst_cloud']}:{r['dst_region']}"
-        expected, setup = expected_of(src, dst, burstable, int(r["round"]) == first)
+        expected, setup = expected_of(src, dst, burstable, float(r["rtt_p50_ms"]))
         ok = r["limiter"] == expected
         right += ok
         mbit = float(r["throughput_bps"] or 0) / 1e6
         verdict = "ok" if ok else "WRONG"
-        print(f"  {src:>20} -> {dst:<20} {setup:<44} {mbit:7.2f} Mbit/s "
+        print(f"  {src:>20} -> {dst:<20} {setup:<48} {mbit:7.2f} Mbit/s "
               f"expected {expected:<9} found {r['limiter']:<9} {verdict}")  # fmt: skip
         if not ok:
             print(f"      {r['limiter_detail']}")
