@@ -70,6 +70,8 @@ def test_a_window_limited_test_is_not_a_window_when_the_window_is_far_larger():
     found = classify(row, test, PathFacts(window_bytes=4 * 131072))
     assert found.name == limiter.UNKNOWN
     assert "why=no bound within tolerance" in found.detail
+    # the bound it was compared with is said: 4 x 131072 B / 80 ms
+    assert f"window_bps={limiter._fmt(4 * 131072 * 8 / 0.080)}" in found.detail
 
 
 def test_loss_is_read_off_the_retransmits_and_mathis():

@@ -197,7 +197,8 @@ def classify(row: Mapping[str, Any], test: Mapping[str, Any], facts: PathFacts) 
     if base and below_line and _near(received, base, RATE_TOLERANCE):
         return Limiter(ALLOWANCE, _detail(**figures, baseline_bps=base, ratio=received / base))
 
-    # 4. the models: loss (Mathis) and the window per RTT
+    # 4. the models: loss (Mathis) and the window per RTT; both said when neither fits
+    tried: dict[str, float | str | None] = {}
     if rtt:
         retransmits = _num(row.get("retransmits"))
         mss = _num(test.get("mss_bytes")) or MSS_BYTES
@@ -205,6 +206,7 @@ def classify(row: Mapping[str, Any], test: Mapping[str, Any], facts: PathFacts) 
         if retransmits and sent_bytes:
             p = retransmits / (sent_bytes / mss)
             ceiling = mathis_bps(rtt, p, streams, mss)
+            tried.update(retransmits=retransmits, mathis_bps=ceiling)
             if _near(received, ceiling, LOSS_TOLERANCE):
                 return Limiter(
                     LOSS,
@@ -218,6 +220,7 @@ def classify(row: Mapping[str, Any], test: Mapping[str, Any], facts: PathFacts) 
                 )
         if facts.window_bytes:
             bound = streams * facts.window_bytes * 8.0 / (rtt / 1000.0)
+            tried.update(window_bps=bound)
             if _near(received, bound, RATE_TOLERANCE):
                 return Limiter(
                     WINDOW,
@@ -235,6 +238,7 @@ def classify(row: Mapping[str, Any], test: Mapping[str, Any], facts: PathFacts) 
             line_rate_bps=line,
             baseline_bps=base,
             window_bytes=facts.window_bytes,
+            **tried,
             why="no bound within tolerance",
         ),
     )
