@@ -36,7 +36,8 @@ def test_the_asked_omit_and_duration_are_floors():
     assert timing_for(3.0, 2_534_000, None, omit_s=3).omit_s == 3
     assert timing_for(250.0, 2_534_000, None, omit_s=1).omit_s == 2
     assert timing_for(3.0, 2_534_000, None, duration_s=10).duration_s == 10
-    assert timing_for(3.0, 2_534_000, None, duration_s=2).duration_s == MIN_INTERVAL_S
+    assert timing_for(3.0, 2_534_000, None).duration_s == MIN_INTERVAL_S == 5
+    assert TestParams().duration_s == MIN_INTERVAL_S  # what a sweep measures by default
 
 
 def test_a_plans_timing_uses_its_window_option():
