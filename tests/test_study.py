@@ -166,7 +166,9 @@ def test_pair_results_give_ceilings_spread_gain_and_a_window_recommendation():
     assert p.loss_rate == 0.0 and math.isinf(p.mathis_bps)
     assert p.limit == "window"
     rec = p.recommendation()
-    assert rec[0] == "net.ipv4.tcp_rmem = 4096 131072 1000000"
+    # 2 x BDP is 1 MB, below the kernel's default maximum: advice never goes below it
+    assert rec[0] == "net.ipv4.tcp_rmem = 4096 131072 6291456"
+    assert rec[1] == "net.ipv4.tcp_wmem = 4096 16384 4194304"
     assert rec[-1] == "or 4 parallel streams with default settings"
 
 
