@@ -42,6 +42,10 @@ ADVICE_FORMAT = "interregion.advice"
 ADVICE_VERSION = 1
 # Linux keeps tcp_rmem/tcp_wmem in an int: no buffer above this can be set.
 TCP_BUFFER_MAX_BYTES = 2**31 - 1
+# The kernel's own defaults (net.ipv4.tcp_rmem / tcp_wmem max since Linux 4.20): advice
+# never sets a buffer below them.
+KERNEL_RMEM_MAX_BYTES = 6_291_456
+KERNEL_WMEM_MAX_BYTES = 4_194_304
 # Beyond an exabyte the figures are no longer a transfer plan.
 MAX_SIZE_BYTES = 10**18
 
@@ -175,6 +179,13 @@ class PathFacts:
     loaded_rtt_ms: float | None = None  # iperf3's smoothed RTT under load, if measured
     measured_bps: float | None = None  # the measured default throughput, if any
     measured_streams: int = 1
+    # where the RTT comes from: the pair's own tests, the route table, the distance model
+    rtt_source: str = "distance model"
+    # the sender VM's sustained rate (regions.yaml baseline) when below its line rate, and
+    # how long its burst lasts: a longer transfer runs at the baseline after it
+    baseline_bps: float | None = None
+    burst_s: float = 300.0
+    machine_type: str = ""
 
     def __post_init__(self) -> None:
         if not self.rtt_ms > 0:
@@ -191,8 +202,23 @@ class PathFacts:
         return min(math.ceil(TUNED_BUFFER_BDP_FACTOR * self.bdp_bytes), TCP_BUFFER_MAX_BYTES)
 
     @property
+    def tuned_rmem_bytes(self) -> int:
+        """tcp_rmem max to set: 2 x BDP, never below the kernel's default."""
+        return max(self.tuned_buffer_bytes, KERNEL_RMEM_MAX_BYTES)
+
+    @property
+    def tuned_wmem_bytes(self) -> int:
+        """tcp_wmem max to set: 2 x BDP, never below the kernel's default."""
+        return max(self.tuned_buffer_bytes, KERNEL_WMEM_MAX_BYTES)
+
+    @property
+    def default_buffers_suffice(self) -> bool:
+        """Whether the kernel's default maxima already hold 2 x BDP: nothing to set."""
+        return self.tuned_buffer_bytes <= min(KERNEL_RMEM_MAX_BYTES, KERNEL_WMEM_MAX_BYTES)
+
+    @property
     def tuned_window_bytes(self) -> float:
-        return self.tuned_buffer_bytes * WINDOW_EFFICIENCY
+        return self.tuned_rmem_bytes * WINDOW_EFFICIENCY
 
     @property
     def mathis_bps(self) -> float:
@@ -238,6 +264,10 @@ class Option:
     limit: str  # "line rate", "window" or "loss"
     time_s: float  # the whole size over `streams` connections opened once
     files_time_s: float | None = None  # with a new connection per file
+    # a burstable VM: the burst phase (at throughput_bps) then the sustained one (at the
+    # baseline) of a transfer longer than the burst; None when no baseline binds
+    burst_s: float | None = None
+    sustained_bps: float | None = None
 
 
 def _throughput(facts: PathFacts, window_bytes: float, streams: int) -> tuple[float, str]:
@@ -268,6 +298,16 @@ def _option(
         file_bytes = size_bytes / files
         per_connection = math.ceil(files / streams)  # the busiest stream's files
         files_time_s = per_connection * connection_s(file_bytes, per_stream_bps, facts.rtt_ms)
+    base = facts.baseline_bps
+    if base and rate > base and time_s > facts.burst_s:
+        # the burst carries what it can, the baseline carries the rest
+        rest = size_bytes - rate / 8.0 * facts.burst_s
+        sustained_s = rest * 8.0 / base
+        if files_time_s is not None:
+            files_time_s += sustained_s - (time_s - facts.burst_s)
+        time_s = facts.burst_s + sustained_s
+        return Option(name, streams, window_bytes, rate, limit, time_s, files_time_s,
+                      facts.burst_s, base)  # fmt: skip
     return Option(name, streams, window_bytes, rate, limit, time_s, files_time_s)
 
 
@@ -351,6 +391,13 @@ def _notes(facts: PathFacts, options: tuple[Option, ...]) -> tuple[str, ...]:
             "losses were likely a burst (e.g. at slow-start exit), not steady, so no loss "
             "ceiling is applied and the tuned figures assume the path stays that clean",
         )
+    if default.sustained_bps is not None or tuned.sustained_bps is not None:
+        limit += (
+            f"the sender's {facts.machine_type or 'VM'} sustains "
+            f"{(facts.baseline_bps or 0) / 1e6:.0f} Mbit/s (its baseline in regions.yaml): "
+            f"after a {facts.burst_s / 60:.0f} min burst the rest of the transfer runs at "
+            "that rate, whatever TCP allows",
+        )
     return limit + _limit_notes(facts, default, tuned, parallel)
 
 
@@ -383,13 +430,28 @@ def _mb(n: float) -> str:
 def sysctl_lines(facts: PathFacts) -> list[str]:
     """The tuned option's settings, for both hosts. rmem_max/wmem_max matter only to a
     program that sets its own socket buffers (SO_RCVBUF/SO_SNDBUF)."""
-    buf = facts.tuned_buffer_bytes
+    rmem, wmem = facts.tuned_rmem_bytes, facts.tuned_wmem_bytes
     return [
-        f"net.ipv4.tcp_rmem = 4096 131072 {buf}",
-        f"net.ipv4.tcp_wmem = 4096 16384 {buf}",
-        f"net.core.rmem_max = {buf}",
-        f"net.core.wmem_max = {buf}",
+        f"net.ipv4.tcp_rmem = 4096 131072 {rmem}",
+        f"net.ipv4.tcp_wmem = 4096 16384 {wmem}",
+        f"net.core.rmem_max = {rmem}",
+        f"net.core.wmem_max = {wmem}",
     ]
+
+
+def buffer_note(facts: PathFacts) -> str:
+    """Whether the kernel's default buffers already do: said beside the settings."""
+    if facts.default_buffers_suffice:
+        return (
+            f"2 x BDP ({_mb(facts.tuned_buffer_bytes)}) fits the kernel's defaults (tcp_rmem "
+            f"max {KERNEL_RMEM_MAX_BYTES}, tcp_wmem max {KERNEL_WMEM_MAX_BYTES}): the default "
+            "buffers suffice, the lines below only restate them"
+        )
+    return (
+        f"2 x BDP ({_mb(facts.tuned_buffer_bytes)}) is above the kernel's defaults: set the "
+        "lines below on both hosts (never below tcp_rmem max "
+        f"{KERNEL_RMEM_MAX_BYTES}, tcp_wmem max {KERNEL_WMEM_MAX_BYTES})"
+    )
 
 
 def assumptions(facts: PathFacts) -> list[str]:

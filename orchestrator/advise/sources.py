@@ -17,8 +17,9 @@ from __future__ import annotations
 import csv
 import json
 import math
+import statistics
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from orchestrator.advise.model import (
     Advice,
     PathFacts,
     assumptions,
+    buffer_note,
     default_window_from,
     loss_rate,
     sysctl_lines,
@@ -36,13 +38,16 @@ from orchestrator.core.errors import UserError
 from orchestrator.history import store as history
 from orchestrator.history.views import METRICS, iso_utc
 from orchestrator.model.backends import is_emulated
-from orchestrator.model.catalog import Region
+from orchestrator.model.catalog import Catalog, Region
 from orchestrator.netmodel.model import (
+    BURST_S,
     DEFAULT_MODEL,
     REAL_CAP_BPS,
     REAL_WINDOW_BYTES,
     region_rtt_ms,
 )
+from orchestrator.netmodel.routes import default_routes
+from orchestrator.plan.pricing import load_pricing
 from orchestrator.report.build import sweep_dirs
 from orchestrator.results import store
 
@@ -65,6 +70,14 @@ class Test:
     loaded_rtt_ms: float | None
     source: str = ""  # the store's source name (measured, an import)
     settings: str = ""  # non-default iperf3 settings of its sweep ("-w 4M"), if any
+    limiter: str = ""  # what limited its throughput (results.limiter), if known
+    fingerprint: str = ""  # the store's fingerprint of its set-up ("" from a sweep folder)
+    machine_types: str = ""  # "src type -> dst type"
+
+    @property
+    def kind(self) -> tuple[bool, int, str, str, str]:
+        """Tests of one kind may be pooled: direction, streams, settings, set-up, VMs."""
+        return (self.forward, self.streams, self.settings, self.fingerprint, self.machine_types)
 
 
 @dataclass(frozen=True)
@@ -75,6 +88,48 @@ class Evidence:
     detail: str  # one line naming the file, sweep and time
     test: Test | None = None  # None for the model
     notes: tuple[str, ...] = ()
+    tests: tuple[Test, ...] = ()  # every test found of the pair (the throughput's pool)
+
+
+# Throughput is a promise only from the median of at least this many tests of one kind.
+MIN_THROUGHPUT_TESTS = 3
+
+
+def pool_notes(evidence: Evidence) -> tuple[str, ...]:
+    """What the advice says of the tests it did not pool, or pooled as an allowance."""
+    chosen = evidence.test
+    if chosen is None or not chosen.throughput_bps:
+        return ()
+    pool = throughput_pool(evidence)
+    if not pool:
+        same = [t for t in evidence.tests if not t.emulated and t.kind == chosen.kind
+                and t.throughput_bps]  # fmt: skip
+        return (
+            f"{len(same)} test(s) of this kind measured throughput (newest "
+            f"{chosen.throughput_bps / 1e6:.1f} Mbit/s): shown as context, not used; a "
+            f"throughput figure needs the median of at least {MIN_THROUGHPUT_TESTS} tests "
+            "of one fingerprint, so the network model's window stands",
+        )
+    if sum(t.limiter == "allowance" for t in pool) * 2 > len(pool):
+        return (
+            "most of the pooled tests were limited by the VM's allowance, not the window: "
+            "their rate is not read as a window",
+        )
+    return ()
+
+
+def throughput_pool(evidence: Evidence) -> list[Test]:
+    """The tests whose median throughput the advice may use: real ones of the chosen
+    test's kind (direction, streams, settings, fingerprint, machine types) with a
+    throughput; [] when fewer than MIN_THROUGHPUT_TESTS."""
+    chosen = evidence.test
+    if chosen is None or not chosen.throughput_bps:
+        return []
+    pool = [
+        t for t in evidence.tests
+        if not t.emulated and t.kind == chosen.kind and t.throughput_bps
+    ]  # fmt: skip
+    return pool if len(pool) >= MIN_THROUGHPUT_TESTS else []
 
 
 def pick(tests: Iterable[Test]) -> Test | None:
@@ -146,7 +201,9 @@ def history_tests(results: Path, src: str, dst: str) -> list[Test]:
         rows = con.execute(
             f"SELECT m.sweep_id, m.started_utc, m.src = ? AS forward, s.emulated, "
             f"{rtt} AS rtt, m.throughput_bps, m.streams, m.retransmits, m.bytes, "
-            "m.tcp_rtt_ms, m.source, s.record FROM measurements m JOIN sweeps s USING (sweep_id) "
+            "m.tcp_rtt_ms, m.source, s.record, m.limiter, m.fingerprint, "
+            "m.src_machine_type || ' -> ' || m.dst_machine_type "
+            "FROM measurements m JOIN sweeps s USING (sweep_id) "
             "WHERE ((m.src = ? AND m.dst = ?) OR (m.src = ? AND m.dst = ?)) "
             "AND m.status = 'ok'",
             [src, src, dst, dst, src],
@@ -165,9 +222,13 @@ def history_tests(results: Path, src: str, dst: str) -> list[Test]:
             loaded_rtt_ms=_float(loaded),
             source=source,
             settings=_record_settings(record),
+            limiter=limiter or "",
+            fingerprint=fp or "",
+            machine_types=types or "",
         )
-        for sid, t, fwd, emu, rtt_ms, bps, streams, retr, nbytes, loaded, source, record in rows
-    ]
+        for (sid, t, fwd, emu, rtt_ms, bps, streams, retr, nbytes, loaded, source, record,
+             limiter, fp, types) in rows
+    ]  # fmt: skip
 
 
 # ---- sweep folders --------------------------------------------------------------------
@@ -194,6 +255,8 @@ def _row_test(row: Mapping[str, str], forward: bool, sweep_id: str, settings: st
         received_bytes=_int(row.get("bytes")),
         loaded_rtt_ms=_float(row.get("tcp_rtt_ms")),
         settings=settings,
+        limiter=row.get("limiter") or "",
+        machine_types=f"{row.get('src_machine_type') or ''} -> {row.get('dst_machine_type') or ''}",
     )
 
 
@@ -230,7 +293,9 @@ def sweep_tests(results: Path, src: str, dst: str) -> SweepScan:
                 scan.tests.append(_row_test(row, s == src, folder.name, iperf3_settings(record)))
         chosen = pick(scan.tests)
         if chosen is not None and chosen.forward and chosen.throughput_bps:
-            break
+            probe = Evidence(SWEEP, "", chosen, (), tuple(scan.tests))
+            if throughput_pool(probe):
+                break
     return scan
 
 
@@ -270,29 +335,22 @@ def find_evidence(results: Path, src: str, dst: str, *, measured_only: bool = Fa
     emulated = newest_emulated(stored)
     if chosen is not None:
         where = f"history store {history.store_path(results)}"
-        return Evidence(
-            HISTORY,
-            _described(chosen, where, src, dst),
-            chosen,
-            tuple(_emulated_note(emulated, 0, results)),
-        )
+        found = Evidence(HISTORY, _described(chosen, where, src, dst), chosen, (), tuple(stored))
+        return replace(found, notes=(*_emulated_note(emulated, 0, results), *pool_notes(found)))
     scan = sweep_tests(results, src, dst)
     chosen = pick(scan.tests)
     if chosen is not None:
         where = f"sweep {chosen.sweep_id} ({results / chosen.sweep_id / store.MEASUREMENTS_FILE})"
-        return Evidence(
-            SWEEP,
-            _described(chosen, where, src, dst),
-            chosen,
-            (*_emulated_note(emulated, 0, results), *scan.unreadable),
-        )
+        found = Evidence(SWEEP, _described(chosen, where, src, dst), chosen, (), tuple(scan.tests))
+        said = (*_emulated_note(emulated, 0, results), *scan.unreadable, *pool_notes(found))
+        return replace(found, notes=said)
     notes = [*_emulated_note(emulated, scan.emulated_skipped, results), *scan.unreadable]
     if measured_only:
         raise UserError(no_data_message(results, src, dst, bool(notes)))
     return Evidence(
         MODEL,
-        "network model (orchestrator/netmodel/model.py): RTT from the distance, a small VM's "
-        "line rate and default window fitted on public AWS/GCP measurements",
+        "network model (orchestrator/netmodel): RTT from the route table, else the distance; "
+        "a small VM's line rate and default window fitted on public AWS/GCP measurements",
         None,
         tuple(notes),
     )
@@ -310,35 +368,96 @@ def no_data_message(results: Path, src: str, dst: str, emulated_only: bool) -> s
     )
 
 
-def path_facts(evidence: Evidence, a: Region, b: Region) -> PathFacts:
+def sender_baseline(catalog: Catalog | None, a: Region) -> dict[str, Any]:
+    """The sustained rate of the sender's machine type (the catalog's type for its cloud,
+    what sweeps run) when it is below its burst: regions.yaml's baseline."""
+    if catalog is None:
+        return {}
+    name = catalog.machine_types.get(a.cloud, "")
+    bandwidth = catalog.bandwidth.get(name)
+    if bandwidth is None or bandwidth.baseline_bps >= bandwidth.burst_bps:
+        return {"machine_type": name}
+    return {"machine_type": name, "baseline_bps": bandwidth.baseline_bps, "burst_s": BURST_S}
+
+
+def path_facts(
+    evidence: Evidence, a: Region, b: Region, catalog: Catalog | None = None
+) -> PathFacts:
     """The model's inputs: the test's figures where there is a test, the network model's
-    (at real scale: the fitted cap and window, not the emulator's) for the rest."""
+    (at real scale: the fitted cap and window, not the emulator's) for the rest; with the
+    catalog, the sender VM's baseline for long transfers."""
     test = evidence.test
+    vm = sender_baseline(catalog, a)
     if test is None or test.rtt_ms is None:
+        rtt, rtt_source = model_rtt(a, b)
         return PathFacts(
-            rtt_ms=region_rtt_ms(a, b, DEFAULT_MODEL),
+            rtt_ms=rtt,
             line_rate_bps=REAL_CAP_BPS,
             default_window_bytes=REAL_WINDOW_BYTES,
             loss_rate=None,
+            rtt_source=rtt_source,
+            **vm,
         )
-    measured = test.throughput_bps
-    if not measured:
+    pool = throughput_pool(evidence)
+    measured = statistics.median(t.throughput_bps or 0.0 for t in pool) if pool else None
+    allowance = bool(pool) and sum(t.limiter == "allowance" for t in pool) * 2 > len(pool)
+    if not measured or allowance:
+        # a VM's allowance is no window: the window stays the model's
         window: float = REAL_WINDOW_BYTES
     else:
         window = default_window_from(measured, test.rtt_ms, test.streams)
+    retransmits = (
+        statistics.median(t.retransmits for t in pool if t.retransmits is not None)
+        if pool and any(t.retransmits is not None for t in pool)
+        else None
+    )
+    received = (
+        statistics.median(t.received_bytes for t in pool if t.received_bytes)
+        if pool and any(t.received_bytes for t in pool)
+        else None
+    )
     return PathFacts(
         rtt_ms=test.rtt_ms,
         # a faster VM than the model's small one shows its own line rate
         line_rate_bps=max(REAL_CAP_BPS, measured or 0.0),
         default_window_bytes=window,
-        loss_rate=loss_rate(test.retransmits, test.received_bytes) if measured else None,
+        loss_rate=loss_rate(_int(retransmits), _int(received)) if measured else None,
         loaded_rtt_ms=test.loaded_rtt_ms,
         measured_bps=measured,
         measured_streams=test.streams,
+        rtt_source=f"the pair's own test ({test.sweep_id}, {test.started_utc})",
+        **vm,
     )
 
 
-def advice_doc(advice: Advice, evidence: Evidence, src: str, dst: str) -> dict[str, Any]:
+def model_rtt(a: Region, b: Region) -> tuple[float, str]:
+    """The RTT of a pair without a test of its own: the route table's (the public data's
+    median for the pair), else the distance model's; with which one it is."""
+    routed = default_routes().get(a.key, b.key)
+    if routed is not None:
+        return routed, "route table (netmodel.routes: the public measurements' median)"
+    return region_rtt_ms(a, b, DEFAULT_MODEL), "distance model (no test, no route-table entry)"
+
+
+def egress_cost(size_bytes: int, a: Region, b: Region) -> dict[str, Any]:
+    """Egress of `size_bytes` from a to b at list prices (infra/pricing.yaml)."""
+    pricing = load_pricing()
+    per_gb = pricing.egress_usd_per_gb(a, b)
+    return {
+        "egress_usd": round(size_bytes / 1e9 * per_gb, 2),
+        "usd_per_gb": per_gb,
+        "kind": pricing.egress_kind(a, b),
+        "source": f"infra/pricing.yaml (list prices as of {pricing.as_of})",
+    }
+
+
+def advice_doc(
+    advice: Advice,
+    evidence: Evidence,
+    src: str,
+    dst: str,
+    cost: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The JSON of `interregion advise --json` (README, 'Transfer advice')."""
     facts = advice.facts
     test = evidence.test
@@ -358,15 +477,24 @@ def advice_doc(advice: Advice, evidence: Evidence, src: str, dst: str) -> dict[s
             "sweep_id": test.sweep_id if test else None,
             "started_utc": test.started_utc if test else None,
             "reverse_direction": bool(test and not test.forward),
-            "throughput_measured": bool(test and test.throughput_bps),
+            "throughput_measured": bool(facts.measured_bps),
+            "throughput_tests": len(throughput_pool(evidence)),
         },
+        "cost": cost,
         "path": {
             "rtt_ms": facts.rtt_ms,
+            "rtt_source": facts.rtt_source,
+            "machine_type": facts.machine_type,
+            "baseline_bps": facts.baseline_bps,
+            "burst_s": facts.burst_s if facts.baseline_bps else None,
             "loaded_rtt_ms": facts.loaded_rtt_ms,
             "line_rate_bps": facts.line_rate_bps,
             "bdp_bytes": facts.bdp_bytes,
             "default_window_bytes": facts.default_window_bytes,
             "tuned_buffer_bytes": facts.tuned_buffer_bytes,
+            "tuned_rmem_bytes": facts.tuned_rmem_bytes,
+            "tuned_wmem_bytes": facts.tuned_wmem_bytes,
+            "default_buffers_suffice": facts.default_buffers_suffice,
             "measured_bps": facts.measured_bps,
             "measured_streams": facts.measured_streams if facts.measured_bps else None,
             "loss_rate": facts.loss_rate,
@@ -383,6 +511,8 @@ def advice_doc(advice: Advice, evidence: Evidence, src: str, dst: str) -> dict[s
                 "limit": o.limit,
                 "time_s": o.time_s,
                 "files_time_s": o.files_time_s,
+                "burst_s": o.burst_s,
+                "sustained_bps": o.sustained_bps,
             }
             for o in advice.options
         ],
@@ -399,6 +529,7 @@ def advice_doc(advice: Advice, evidence: Evidence, src: str, dst: str) -> dict[s
             "new_connection_per_file_s": advice.files.new_connection_per_file_s,
         },
         "sysctl": sysctl_lines(facts),
+        "buffers": buffer_note(facts),
         "notes": [*evidence.notes, *advice.notes],
         "assumptions": assumptions(facts),
     }

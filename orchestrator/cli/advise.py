@@ -83,9 +83,10 @@ def advise(
     evidence = sources.find_evidence(
         results_dir, region_a.key, region_b.key, measured_only=measured_only
     )
-    facts = sources.path_facts(evidence, region_a, region_b)
+    facts = sources.path_facts(evidence, region_a, region_b, regions)
     advice = a.advise(facts, size_bytes, n_streams, n_files)
-    doc = sources.advice_doc(advice, evidence, region_a.key, region_b.key)
+    cost = sources.egress_cost(size_bytes, region_a, region_b)
+    doc = sources.advice_doc(advice, evidence, region_a.key, region_b.key, cost)
     if as_json:
         click.echo(json.dumps(doc, indent=1))
     else:
@@ -118,6 +119,15 @@ def print_advice(doc: dict[str, Any]) -> None:
         f"path: idle RTT {path['rtt_ms']:.1f} ms{loaded}; line rate "
         f"{format_rate(path['line_rate_bps'])}; BDP {format_bytes(path['bdp_bytes'])}{measured}"
     )
+    say(f"RTT from: {path['rtt_source']}")
+    throughput_from = "measured test" if src["throughput_measured"] else "network model"
+    say(f"throughput from: {throughput_from}")
+    cost = doc.get("cost")
+    if cost:
+        say(
+            f"egress cost: ${cost['egress_usd']:,.2f} ({cost['kind']}, "
+            f"${cost['usd_per_gb']:g}/GB; {cost['source']})"
+        )
     files = doc["files"]
     table = Table(box=box.SIMPLE)
     for name in ("option", "streams", "window/stream", "throughput", "limited by", "time"):
@@ -130,7 +140,8 @@ def print_advice(doc: dict[str, Any]) -> None:
             str(o["streams"]),
             format_bytes(o["window_bytes"]),
             format_rate(o["throughput_bps"]),
-            o["limit"],
+            o["limit"]
+            + (f", then baseline {format_rate(o['sustained_bps'])}" if o["sustained_bps"] else ""),
             format_duration(o["time_s"]),
         ]
         if files:
@@ -149,6 +160,7 @@ def print_advice(doc: dict[str, Any]) -> None:
         )
     for note in doc["notes"]:
         say(f"note: {note}")
+    say(f"buffers: {doc['buffers']}")
     say("tuned buffers, on both hosts:")
     for line in doc["sysctl"]:
         say(f"  {line}")

@@ -55,8 +55,9 @@ if TYPE_CHECKING:
 
 HISTORY_FILE = "history.duckdb"
 IMPORTS_DIR = "imports"
-# 2: measurements split into recent + archive; 3: the host evidence columns (1, 2 migrate)
-STORE_SCHEMA_VERSION = 3
+# 2: measurements split into recent + archive; 3: the host evidence columns; 4: the
+# limiter columns (1, 2, 3 migrate)
+STORE_SCHEMA_VERSION = 4
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
 ARCHIVE_AFTER_DAYS = 35
@@ -180,15 +181,15 @@ def connect(
 
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     """Version 1 -> 2: the measurements table becomes `recent`, beside an empty `archive`,
-    both under the `measurements` view; 2 -> 3: the columns added since (host evidence),
-    empty in the rows that predate them. One transaction."""
+    both under the `measurements` view; 2 -> 3 -> 4: the columns added since (host
+    evidence, limiter), empty in the rows that predate them. One transaction."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
         return
-    if not found or found[0] not in ("1", "2"):
+    if not found or found[0] not in ("1", "2", "3"):
         return
     with transaction(con):
         if found[0] == "1":

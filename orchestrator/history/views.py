@@ -307,6 +307,8 @@ class Cell:
     samples: int
     quantiles: tuple[float, float, float] | None
     newest: datetime | None  # the start of the pair's newest test in the window
+    # what limited most of the window's tests (results.limiter; throughput rows only)
+    limiter: str | None = None
 
     def stat(self, stat: str) -> float | None:
         return _stat_value(stat, self.samples, self.quantiles)
@@ -325,7 +327,10 @@ def window_cells(
     m = metric(metric_name)
     where = f"source = ? AND status = 'ok' AND {m.present_sql}"
     params: list[Any] = [info.name]
-    tests = f"SELECT src, dst, distance_km, started_utc, {m.samples_sql} AS s FROM measurements"
+    tests = (
+        f"SELECT src, dst, distance_km, started_utc, limiter, {m.samples_sql} AS s "
+        "FROM measurements"
+    )
     if window == "latest":
         # each pair's newest start by a per-pair max joined back, then one test per pair
         # among the few that start then (a window function over every test is seconds
@@ -352,18 +357,18 @@ def window_cells(
     rows = con.execute(
         f"WITH t AS ({tests}), "
         "n AS (SELECT src, dst, count(*) AS tests, max(distance_km) AS km, "
-        "max(started_utc) AS newest FROM t GROUP BY src, dst), "
+        "max(started_utc) AS newest, mode(limiter) AS limiter FROM t GROUP BY src, dst), "
         "q AS (SELECT src, dst, count(x) AS samples, "
         "quantile_cont(x, [0.5, 0.9, 0.99]) AS qs "
         "FROM (SELECT src, dst, unnest(s) AS x FROM t) WHERE x IS NOT NULL "
         "GROUP BY src, dst) "
-        "SELECT n.src, n.dst, n.km, n.tests, q.samples, q.qs, n.newest FROM n JOIN q "
-        "ON n.src = q.src AND n.dst = q.dst ORDER BY n.src, n.dst",
+        "SELECT n.src, n.dst, n.km, n.tests, q.samples, q.qs, n.newest, n.limiter FROM n "
+        "JOIN q ON n.src = q.src AND n.dst = q.dst ORDER BY n.src, n.dst",
         params,
     ).fetchall()
     return [
-        Cell(src, dst, km, int(tests), int(k), tuple(qs) if qs else None, newest)
-        for src, dst, km, tests, k, qs, newest in rows
+        Cell(src, dst, km, int(tests), int(k), tuple(qs) if qs else None, newest, limiter)
+        for src, dst, km, tests, k, qs, newest, limiter in rows
     ]
 
 

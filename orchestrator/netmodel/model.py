@@ -29,6 +29,7 @@ from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km as geodesic_km
 from orchestrator.model.catalog import Catalog, Region, load_catalog
+from orchestrator.results.limiter import PathFacts
 
 PUBLIC_DATA = paths.DATA
 SKYPLANE_CSV = "skyplane-latency-2022.csv"
@@ -193,6 +194,29 @@ def emulated_type(name: str | None, model: NetModel = DEFAULT_MODEL) -> Emulated
             f"--emulated-type '{name}': unknown emulated machine type (known: {', '.join(types)})"
         )
     return types[name]
+
+
+def path_facts(
+    src_type: str, dst_type: str, catalog: Catalog | None, model: NetModel = DEFAULT_MODEL
+) -> PathFacts:
+    """What a test between hosts of these machine types is bound by, for the limiter: the
+    line rate (the smaller of the two hosts' per-direction caps), a burstable type's
+    baseline below it, and the window one default stream reaches. An emulated type (no
+    catalog, or a name the emulator knows) takes the emulator's cap, allowance and window
+    clamp; a cloud type regions.yaml's figures and the window fitted on the public data."""
+    emulated = emulated_types(model)
+    if catalog is None or (src_type in emulated or dst_type in emulated):
+        ends = [emulated.get(t) or emulated_type(None, model) for t in (src_type, dst_type)]
+        line = min(t.burst_bps for t in ends)
+        base = min(t.baseline_bps for t in ends)
+        return PathFacts(line, base if base < line else None, model.window_bytes)
+    known = [catalog.bandwidth.get(t) for t in (src_type, dst_type)]
+    found = [b for b in known if b is not None]
+    if not found:
+        return PathFacts(window_bytes=REAL_WINDOW_BYTES)
+    line = min(b.burst_bps for b in found)
+    base = min(b.baseline_bps for b in found)
+    return PathFacts(line, base if base < line else None, REAL_WINDOW_BYTES)
 
 
 def region_rtt_ms(a: Region, b: Region, model: NetModel = DEFAULT_MODEL) -> float:

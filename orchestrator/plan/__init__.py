@@ -14,6 +14,8 @@ Public API: the modules below; other packages import only these names
   and how concurrently a sweep runs (`run_options`).
 - `ping_timing`: How long the ping phase takes: every host probes all its peers at once.
 - `pricing`: List prices for the cost estimate: `infra/pricing.yaml`, loaded and checked.
+- `ramp`: How long a throughput test must skip and measure: the slow-start ramp at a pair's idle
+  RTT to the window it is expected to reach, then a measured interval after it.
 - `rounds`: Rounds of tests in which no VM takes part twice.
 - `selection`: Which regions and which directed pairs a sweep (or a report) covers.
 - `spend`: What a sweep actually cost, from the bytes it moved, at list prices
@@ -27,6 +29,7 @@ __all__ = [
     "options",
     "ping_timing",
     "pricing",
+    "ramp",
     "rounds",
     "selection",
     "spend",

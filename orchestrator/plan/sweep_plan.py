@@ -56,6 +56,7 @@ from orchestrator.netmodel.model import (
 from orchestrator.plan.allowance import Shortfall, mean_egress_bps, shortfalls
 from orchestrator.plan.ping_timing import phase_seconds
 from orchestrator.plan.pricing import Pricing, load_pricing
+from orchestrator.plan.ramp import Timing, timing_for
 from orchestrator.plan.rounds import (
     Round,
     Slot,
@@ -207,8 +208,27 @@ def slot_seconds(
     `pings` False the slot runs iperf3 alone (the sweep's ping phase measured the RTT)."""
     rtt_s = rtt_ms / 1000
     ping_s = params.pings * params.ping_interval_s + rtt_s if pings and params.ping else 0.0
-    iperf3_s = params.omit_s + params.duration_s + IPERF3_PROTOCOL_RTTS * rtt_s
+    timing = timing_of(params, rtt_ms)
+    iperf3_s = timing.omit_s + timing.duration_s + IPERF3_PROTOCOL_RTTS * rtt_s
     return ping_s + (directions * iperf3_s if params.throughput else 0.0) + SLOT_MARGIN_S
+
+
+def timing_of(params: TestParams, rtt_ms: float) -> Timing:
+    """What a test over a path of `rtt_ms` skips and measures (orchestrator.plan.ramp): the
+    omit covers slow start to the window a small cloud VM's default stream reaches (the
+    window fitted on the public data, 2.53 MB; --window when given), never below --omit.
+    On the emulated cloud, whose window is scaled down, that errs long."""
+    window = window_bytes(params.window) if params.window else REAL_WINDOW_BYTES
+    return timing_for(
+        rtt_ms, window, None, streams=params.streams, omit_s=params.omit_s,
+        duration_s=params.duration_s,
+    )  # fmt: skip
+
+
+def pair_timings(pairs: Sequence[Pair], params: TestParams) -> dict[str, dict[str, Any]]:
+    """Each directed test's timing ("src->dst": rtt_ms, ramp_window_bytes, ramp_s, omit_s,
+    duration_s), recorded in the plan."""
+    return {f"{p.src.key}->{p.dst.key}": timing_of(params, pair_rtt_ms(p)).to_dict() for p in pairs}
 
 
 def pair_rtt_ms(pair: Pair) -> float:
@@ -323,6 +343,10 @@ class Plan:
             "sentinel_round": self.sentinel_round,
             "host_types": dict(self.host_types or {}),
             "allowance_shortfalls": [s.to_dict() for s in self.shortfalls],
+            # each test's omit (the slow-start ramp) and measured interval
+            "timings": pair_timings(self.selection.pairs, self.params)
+            if self.params.throughput
+            else {},
         }
 
 
@@ -444,7 +468,8 @@ def pair_bytes(pair: Pair, params: TestParams, pricing: Pricing, emulated: bool 
     if not params.throughput:
         return ping_bytes
     rate_bps = pair_rate_bps(pair, params.streams, pricing, emulated)
-    iperf_bytes = rate_bps * (params.omit_s + params.duration_s) / 8
+    timing = timing_of(params, pair_rtt_ms(pair))
+    iperf_bytes = rate_bps * (timing.omit_s + timing.duration_s) / 8
     return iperf_bytes + ping_bytes
 
 

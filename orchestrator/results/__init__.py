@@ -5,6 +5,8 @@ Public API: the modules below; other packages import only these names
 (`from orchestrator.results import collect`), never a name starting with `_`.
 
 - `collect`: From one round's raw agent outputs to measurements.csv rows (pure functions).
+- `limiter`: What limited a throughput test: one pure function from a row, its iperf3 figures and
+  the facts of its two hosts to a named limiter and the figures that decided it.
 - `parse`: Tool output -> numbers: pure functions over the text iperf3 and ping printed.
 - `ping_rows`: Rows of the ping phase: each source host's samples of its peers -> measurements
   rows.
@@ -14,6 +16,7 @@ Public API: the modules below; other packages import only these names
 
 __all__ = [
     "collect",
+    "limiter",
     "parse",
     "ping_rows",
     "schema",

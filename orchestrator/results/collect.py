@@ -12,10 +12,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from orchestrator.results.parse import CORRUPTED, allowance_counters, counter_delta, parse_iperf3, parse_ping, steal_pct, tc_allowance_counter
+from orchestrator.results.limiter import PathFacts, classify
+from orchestrator.results.parse import (
+    CORRUPTED,
+    allowance_counters,
+    counter_delta,
+    parse_iperf3,
+    parse_ping,
+    steal_pct,
+    tc_allowance_counter,
+)
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
 
@@ -63,6 +72,8 @@ class RowContext:
     streams: int
     machine_types: Mapping[str, str]  # region key -> machine type
     distances_km: Mapping[tuple[str, str], float]
+    # (src, dst) -> what the two hosts allow (netmodel.path_facts), for the limiter
+    path_facts: Mapping[tuple[str, str], PathFacts] = field(default_factory=dict)
 
 
 def host_doc(text: str | None) -> tuple[dict[str, Any] | None, str]:
@@ -191,6 +202,7 @@ def slot_rows(
             if result["ok"]:
                 measured.update({k: result.get(k) for k in IPERF3_FIELDS})
                 measured.update(host_columns(index, client, server))
+                measured.update(limiter_columns(measured, ctx, src, dst, result))
             elif result.get("peer_late"):
                 late = True
                 errors.append(result["error"])
@@ -208,6 +220,17 @@ def slot_rows(
             }
         )
     return rows
+
+
+def limiter_columns(
+    measured: Mapping[str, Any], ctx: RowContext, src: str, dst: str, test: Mapping[str, Any]
+) -> dict[str, Any]:
+    """`limiter` and `limiter_detail` of a measured test (orchestrator.limiter). The RTT is
+    the slot's own ping when it pinged, else the sender's TCP RTT (the sweep's ping phase
+    is merged into the row later)."""
+    row = {**measured, "streams": ctx.streams}
+    found = classify(row, test, ctx.path_facts.get((src, dst), PathFacts()))
+    return found.to_row() if found else {}
 
 
 # ---- the hosts' own evidence around a test ----------------------------------------------

@@ -72,7 +72,21 @@ def _iperf3_figures(doc: dict[str, Any]) -> dict[str, Any]:
         "max_cwnd_bytes": max(cwnds) if cwnds else None,
         "duration_s": float(received["seconds"]),
         "streams": int(test["num_streams"]),
+        # beside the row, for the limiter (orchestrator.limiter): what the sender put on
+        # the wire, its iperf3's CPU (percent of one core), the MSS and the version
+        "sent_bytes": int(sent["bytes"]),
+        "sender_cpu_pct": _sender_cpu_pct(end, reverse),
+        "mss_bytes": int(doc["start"].get("tcp_mss_default") or 0) or None,
+        "iperf3_version": str(doc["start"].get("version", "")),
     }
+
+
+def _sender_cpu_pct(end: dict[str, Any], reverse: bool) -> float | None:
+    """The sending iperf3's CPU over the test: the client's own (host_total) forward, the
+    server's (remote_total) reverse."""
+    cpu = end.get("cpu_utilization_percent") or {}
+    value = cpu.get("remote_total" if reverse else "host_total")
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 # ---- ping -----------------------------------------------------------------------------

@@ -39,16 +39,28 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "dst_bw_in_allowance_exceeded_packets",
     "src_pps_allowance_exceeded_packets",
     "dst_pps_allowance_exceeded_packets",
+    # what limited the throughput (orchestrator.limiter: window, allowance, loss, cpu,
+    # capacity, unknown) and the figures that decided it ("key=value;...")
+    "limiter",
+    "limiter_detail",
     "round",
     "status",
     "error",
 )
 
 HOST_EVIDENCE_COLUMNS = MEASUREMENT_COLUMNS[
-    MEASUREMENT_COLUMNS.index("src_cpu_steal_pct") : MEASUREMENT_COLUMNS.index("round")
+    MEASUREMENT_COLUMNS.index("src_cpu_steal_pct") : MEASUREMENT_COLUMNS.index("limiter")
 ]
+LIMITER_COLUMNS = ("limiter", "limiter_detail")
 # The columns before the host evidence was added: such a file is read with it empty.
-PREVIOUS_COLUMNS = tuple(c for c in MEASUREMENT_COLUMNS if c not in HOST_EVIDENCE_COLUMNS)
+PREVIOUS_COLUMNS = tuple(
+    c for c in MEASUREMENT_COLUMNS if c not in HOST_EVIDENCE_COLUMNS + LIMITER_COLUMNS
+)
+# Headers of earlier versions, read with the columns they lack empty.
+OLDER_HEADERS = (
+    PREVIOUS_COLUMNS,
+    tuple(c for c in MEASUREMENT_COLUMNS if c not in LIMITER_COLUMNS),
+)
 
 RESULTS_FORMAT_VERSION = 1
 

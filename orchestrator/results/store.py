@@ -29,7 +29,7 @@ from typing import Any
 
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import read_text
-from orchestrator.results.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS, RESULTS_FORMAT_VERSION
+from orchestrator.results.schema import MEASUREMENT_COLUMNS, OLDER_HEADERS, RESULTS_FORMAT_VERSION
 
 SWEEP_FILE = "sweep.json"
 HOSTS_FILE = "hosts.json"
@@ -132,7 +132,7 @@ def read_rows(path: Path) -> list[dict[str, str]]:
         return []
     reader = csv.reader(io.StringIO(read_text(path, "measurements CSV"), newline=""))
     header = tuple(next(reader, ()))
-    previous = header == PREVIOUS_COLUMNS
+    previous = header in OLDER_HEADERS
     if header != MEASUREMENT_COLUMNS and not previous:
         raise UserError(
             f"{path}: columns differ from this version's results contract: "
@@ -149,7 +149,7 @@ def read_rows(path: Path) -> list[dict[str, str]]:
                 "'interregion collect'"
             )
         row = dict(zip(header, cells, strict=True))
-        # written before the host evidence columns: they are empty, the rest is the same
+        # written before the host evidence or limiter columns: they are empty
         rows.append({c: row.get(c, "") for c in MEASUREMENT_COLUMNS} if previous else row)
     return rows
 

@@ -75,6 +75,8 @@ MEASUREMENT_DOCS = {
     "dst_bw_in_allowance_exceeded_packets": "receiver's inbound allowance counter's move",
     "src_pps_allowance_exceeded_packets": "sender's packets-per-second allowance counter's move",
     "dst_pps_allowance_exceeded_packets": "receiver's packets-per-second allowance counter's move",
+    "limiter": "what limited the throughput: window, allowance, loss, cpu, capacity or unknown",
+    "limiter_detail": "the figures that decided the limiter (key=value;...)",
     "round": "round of the schedule the test ran in",
     "status": "ok, or failed (then error says why)",
     "error": "why the test failed, empty when ok",

@@ -173,9 +173,10 @@ def matrix_data(
     Regions in catalog.region_order, `cities` beside them ("" for one the catalog lacks).
 
     A view's arrays are row-major over the source's regions (From x To, R x R):
-    `p50`, `p90`, `p99` (display unit; p99 null below 100 samples), `samples`, `tests`
-    and `newest_s` (UNIX time of the newest test), `prev_p50` the p50 of the window of the
-    same length just before (null for "latest"). `baseline` (RTT and throughput) is the
+    `p50`, `p90`, `p99` (display unit; p99 null below 100 samples), `samples`, `tests`,
+    `newest_s` (UNIX time of the newest test), `limiter` (what limited most of a
+    throughput cell's tests), `prev_p50` the p50 of the window of the same length just
+    before (null for "latest"). `baseline` (RTT and throughput) is the
     change-detection baseline of each cell, `open` the cells with an open episode."""
     baselines = _baselines(found)
     opened = _open_episodes(found)
@@ -198,7 +199,7 @@ def matrix_data(
         views = {}
         for (metric, window), found_cells in cells.items():
             arrays: dict[str, list[Any]] = {
-                k: [None] * size for k in (*v.STATS, "samples", "tests", "newest_s")
+                k: [None] * size for k in (*v.STATS, "samples", "tests", "newest_s", "limiter")
             }
             for c in found_cells:
                 k = at(c.src, c.dst)
@@ -207,6 +208,7 @@ def matrix_data(
                 arrays["samples"][k] = c.samples
                 arrays["tests"][k] = c.tests
                 arrays["newest_s"][k] = _epoch_s(c.newest)
+                arrays["limiter"][k] = c.limiter if metric == "throughput" else None
             # the p50 of the window just before, for the "change vs previous window" view
             before = {(c.src, c.dst): c.stat("p50") for c in previous[metric, window]}
             arrays["prev_p50"] = [None] * size

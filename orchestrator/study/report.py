@@ -52,6 +52,12 @@ class VariantResult:
         return 100.0 * (self.max_bps - self.min_bps) / self.median_bps if self.median_bps else 0.0
 
 
+# Loaded minus idle RTT is queueing only above this many ping mdevs, and above this floor
+# (ping's printed resolution, and the smoothed RTT's own rounding).
+QUEUE_NOISE_FACTOR = 2.0
+QUEUE_MIN_MS = 0.1
+
+
 @dataclass(frozen=True)
 class PairResult:
     src: str
@@ -63,6 +69,25 @@ class PairResult:
     tuned_buffer_bytes: int
     loss_rate: float | None
     variants: dict[str, VariantResult] = field(default_factory=dict)
+    rtt_noise_ms: float | None = None  # the idle RTT's ping mdev (median over the tests)
+
+    @property
+    def queueing_ms(self) -> float | None:
+        """Loaded minus idle RTT when it is positive beyond the RTT noise (QUEUE_NOISE_FACTOR
+        x the ping mdev, at least QUEUE_MIN_MS); None otherwise: no queueing measured."""
+        if self.loaded_rtt_ms is None:
+            return None
+        extra = self.loaded_rtt_ms - self.idle_rtt_ms
+        noise = max(QUEUE_NOISE_FACTOR * (self.rtt_noise_ms or 0.0), QUEUE_MIN_MS)
+        return extra if extra > noise else None
+
+    def queueing_text(self) -> str:
+        if self.loaded_rtt_ms is None:
+            return "no loaded RTT"
+        if self.queueing_ms is not None:
+            return f"queueing {self.queueing_ms:.1f} ms"
+        noise = max(QUEUE_NOISE_FACTOR * (self.rtt_noise_ms or 0.0), QUEUE_MIN_MS)
+        return f"no queueing measured (loaded - idle within {noise:.1f} ms of RTT noise)"
 
     @property
     def bdp_bytes(self) -> float:
@@ -175,6 +200,7 @@ def pair_results(
         ]
         known = [p for p in rates if p is not None]
         loaded = _floats(base, "tcp_rtt_ms")
+        mdevs = _floats(mine, "rtt_mdev_ms")
         out.append(
             PairResult(
                 src=str(info["src"]),
@@ -186,6 +212,7 @@ def pair_results(
                 tuned_buffer_bytes=int(info["tuned_buffer_bytes"]),
                 loss_rate=statistics.median(known) if known else None,
                 variants=variants,
+                rtt_noise_ms=statistics.median(mdevs) if mdevs else None,
             )
         )
     return sorted(out, key=lambda p: p.idle_rtt_ms)
@@ -258,6 +285,7 @@ def summary_rows(results: Sequence[PairResult], study_id: str) -> list[dict[str,
                     "dst": p.dst,
                     "idle_rtt_ms": round(p.idle_rtt_ms, 3),
                     "loaded_rtt_ms": _r(p.loaded_rtt_ms, 3),
+                    "queueing_ms": _r(p.queueing_ms, 3),
                     "bdp_bytes": round(p.bdp_bytes),
                     "default_window_bytes": round(p.default_window_bytes),
                     "tuned_buffer_bytes": p.tuned_buffer_bytes,
@@ -293,7 +321,8 @@ def report_text(results: Sequence[PairResult], record: Mapping[str, Any]) -> str
         f"Backend {record['backend']}; variants {', '.join(study['variants'])}, each "
         f"{study['repeats']} times per pair in an order shuffled per pair (seed "
         f"{study['seed']}). Idle RTT from the ping phase; loaded RTT is iperf3's under the "
-        "default stream: the difference is queueing. Throughput in Mbit/s.",
+        "default stream: the difference is called queueing only when it is above twice the "
+        "idle RTT's noise (ping mdev). Throughput in Mbit/s.",
         "",
     ]
     if backends.is_emulated(record["backend"]):
@@ -317,6 +346,7 @@ def report_text(results: Sequence[PairResult], record: Mapping[str, Any]) -> str
             "",
             f"- idle RTT {p.idle_rtt_ms:.1f} ms, loaded RTT "
             + (f"{p.loaded_rtt_ms:.1f} ms" if p.loaded_rtt_ms is not None else "-")
+            + f" ({p.queueing_text()})"
             + f"; BDP at {p.line_rate_bps / 1e6:g} Mbit/s: {p.bdp_bytes / 1e3:.0f} kB",
             f"- window ceilings: default {_mbit(p.default_ceiling_bps)} "
             f"({p.default_window_bytes / 1e3:.0f} kB), tuned {_mbit(p.tuned_ceiling_bps)} "

@@ -65,9 +65,12 @@ def agent_parts(
     hosts: Mapping[str, Host],
     params: TestParams,
     pings: bool = True,
+    timings: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """{inventory host: the agent's part} of one round (both ends of every slot); with
-    `pings` False the slot runs iperf3 alone (the ping phase measured the idle RTT)."""
+    `pings` False the slot runs iperf3 alone (the ping phase measured the idle RTT).
+    `timings` (the plan's, by "src->dst") sets each slot's omit: the longer ramp of its
+    two directions; a pair without one keeps --omit."""
     common = {
         "round": round_no,
         "pings": params.pings if pings else 0,
@@ -82,6 +85,11 @@ def agent_parts(
     }
     parts = {}
     for slot in slots:
+        omit_s = max(
+            [int((timings or {}).get(f"{a}->{b}", {}).get("omit_s", params.omit_s))
+             for a, b in slot.tests],
+            default=params.omit_s,
+        )  # fmt: skip
         for role, me, peer in (
             ("client", slot.client, slot.server),
             ("server", slot.server, slot.client),
@@ -95,6 +103,7 @@ def agent_parts(
                 "peer_address": hosts[peer].address,
                 "port": slot.port,
                 "reverse": slot.reverse,
+                "omit_s": omit_s,
             }
     return parts
 
@@ -124,9 +133,13 @@ def rounds_playbook(
     hosts: Mapping[str, Host],
     params: TestParams,
     pings: bool = True,
+    timings: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """The playbook of one measure run: a play per round, in order."""
-    return [round_play(r, agent_parts(r.number, r.slots, hosts, params, pings)) for r in planned]
+    return [
+        round_play(r, agent_parts(r.number, r.slots, hosts, params, pings, timings))
+        for r in planned
+    ]
 
 
 def planned_controller_rtt_ms(sweep: Sweep) -> float:
@@ -219,7 +232,8 @@ def run_rounds(
         if kind == "main":  # the first round's first slots again at the end: host drain
             cap = 1 if sweep.record.get("sequential") else sweep.record.get("max_concurrent")
             planned = sentinels.add_sentinel_rounds(planned, max_concurrent=cap)
-        plays = rounds_playbook(planned, by_name, params, pings=False)
+        timings = sweep.record["plan"].get("timings") or {}
+        plays = rounds_playbook(planned, by_name, params, pings=False, timings=timings)
     state = state_folder(sweep)
     book = state / f"measure-{planned[0].number:03d}.json"
     store.write_json(book, plays)

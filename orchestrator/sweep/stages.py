@@ -16,7 +16,9 @@ from orchestrator.core.errors import UserError
 from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import Event, close_control_sockets, run_playbook
 from orchestrator.drivers.keys import ensure_sweep_keys
+from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host, placement
+from orchestrator.netmodel.model import path_facts
 from orchestrator.results import store
 from orchestrator.results.collect import RowContext, SlotPlan, with_ping_phase
 from orchestrator.results.store import safe_name
@@ -151,13 +153,19 @@ def host_settings(sweep: Sweep) -> dict[str, dict[str, Any]]:
 
 
 def row_context(sweep: Sweep, hosts: Sequence[Host]) -> RowContext:
+    types = {h.name: h.machine_type for h in hosts}
+    pairs = [(p["src"], p["dst"]) for p in sweep.record["plan"]["pairs"]]
+    catalog = None if sweep.backend == "local" else load_catalog()
     return RowContext(
         sweep_id=sweep.id,
         backend=sweep.backend,
         streams=sweep.params.streams,
-        machine_types={h.name: h.machine_type for h in hosts},
+        machine_types=types,
         distances_km={
             (p["src"], p["dst"]): float(p["distance_km"]) for p in sweep.record["plan"]["pairs"]
+        },
+        path_facts={
+            (a, b): path_facts(types.get(a, ""), types.get(b, ""), catalog) for a, b in pairs
         },
     )
 

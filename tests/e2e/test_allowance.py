@@ -70,6 +70,11 @@ def test_the_hosts_counters_move_once_the_buckets_drain(drained):
             assert moved == 0  # a fresh bucket holds a whole test at the cap
         assert r["src_cpu_steal_pct"] != "" and r["dst_bw_in_allowance_exceeded_packets"] != ""
     assert allowance.host_flags(got.values())  # later tests find drained buckets
+    # the limiter reads the same evidence: a test whose counters moved is `allowance`
+    for r in got.values():
+        if int(r["src_bw_out_allowance_exceeded_packets"] or 0):
+            assert r["limiter"] == "allowance", r["limiter_detail"]
+    assert any(r["limiter"] == "allowance" for r in got.values())
 
 
 def test_the_sentinel_flags_the_sweep_and_the_report_says_so(drained):

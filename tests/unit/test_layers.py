@@ -38,11 +38,11 @@ PUBLIC = {
     "model": ["backends", "catalog", "hosts"],
     "netmodel": ["model", "noise", "routes", "synthetic"],
     "plan": [
-        "allowance", "option_names", "options", "ping_timing", "pricing", "rounds",
+        "allowance", "option_names", "options", "ping_timing", "pricing", "ramp", "rounds",
         "selection", "spend", "sweep_plan",
     ],
     "report": ["analyze", "build", "charts"],
-    "results": ["collect", "parse", "ping_rows", "schema", "store"],
+    "results": ["collect", "limiter", "parse", "ping_rows", "schema", "store"],
     "schedule": ["cadence", "ledger", "profiles", "retention", "tick", "timers"],
     "site": ["build", "history_pages", "html", "publish"],
     "study": ["check", "estimate", "plan", "report", "run"],

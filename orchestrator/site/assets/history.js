@@ -214,7 +214,8 @@
             " (" + stat + "), n = " + view.samples[k] + " samples, " + view.tests[k] +
             " tests, newest " + age(view.newest_s[k]) + " ago, " +
             (colour === "delta" ? "previous window p50 " + fmt(metric, prev[k]) :
-              "baseline " + fmt(metric, base[k])) + change + (open[k] ? ", open episode" : "");
+              "baseline " + fmt(metric, base[k])) + change + (open[k] ? ", open episode" : "") +
+            (view.limiter && view.limiter[k] ? ", limited by " + view.limiter[k] : "");
           var text = colour === "delta" && p50 !== null && ref !== null && ref !== undefined ?
             signed(p50 - ref, metric === "loss" ? 2 : metric === "throughput" ? 0 : 1) :
             fmt(metric, value);

@@ -17,6 +17,8 @@ from orchestrator.cli import main
 from orchestrator.history import store as h
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.model import REAL_CAP_BPS, REAL_WINDOW_BYTES, region_rtt_ms
+from orchestrator.netmodel.routes import default_routes
+from orchestrator.plan.pricing import load_pricing
 from orchestrator.results import store
 
 A, B = "aws:us-east-1", "gcp:europe-west1"
@@ -53,10 +55,18 @@ def _json(results, *args):
     return json.loads(result.output)
 
 
+def _json_for(results, src, dst, *args):
+    result = _advise(results, "--from", src, "--to", dst, "--json", *args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
 def test_a_measured_sweep_folder_answers_without_a_store(tmp_path):
-    # mean RTT 100 ms (the CSV has no p50), 100 Mbit/s: a 1.25 MB window
-    _sweep(tmp_path, 0, {(A, B): [90.0, 100.0, 110.0]})
+    # mean RTT 100 ms (the CSV has no p50), 100 Mbit/s in three sweeps: a 1.25 MB window
+    for day in range(3):
+        _sweep(tmp_path, day, {(A, B): [90.0, 100.0, 110.0]}, suffix=f"a00{day}")
     doc = _json(tmp_path)
+    assert doc["source"]["throughput_tests"] == 3
     assert doc["source"]["kind"] == "sweep"
     assert "measurements.csv" in doc["source"]["detail"]
     assert doc["path"]["rtt_ms"] == pytest.approx(100.0)
@@ -79,20 +89,47 @@ def test_the_history_store_wins_and_uses_the_ping_samples_median(tmp_path):
     assert doc["path"]["rtt_ms"] == pytest.approx(92.0)
 
 
-def test_the_newest_real_test_is_used(tmp_path):
+def test_the_newest_real_test_is_named_and_three_give_the_median(tmp_path):
     _sweep(tmp_path, 0, {(A, B): [100.0]}, throughput_bps=1e8, suffix="a000")
-    newest = _sweep(tmp_path, 1, {(A, B): [100.0]}, throughput_bps=2e8, suffix="a001")
+    _sweep(tmp_path, 1, {(A, B): [100.0]}, throughput_bps=3e8, suffix="a001")
+    newest = _sweep(tmp_path, 2, {(A, B): [100.0]}, throughput_bps=2.5e8, suffix="a002")
     h.ingest_all(tmp_path)
     doc = _json(tmp_path)
     assert doc["source"]["sweep_id"] == newest.name
-    assert doc["path"]["measured_bps"] == pytest.approx(2e8)
+    assert doc["path"]["measured_bps"] == pytest.approx(2.5e8)  # median of 1, 3, 2.5
+
+
+def test_a_lone_test_is_context_never_a_promise(tmp_path):
+    # the DoiT case: one test at 31.4 Mbit/s must not become an 815 kB window
+    _sweep(tmp_path, 0, {(A, B): [100.0]}, throughput_bps=31.4e6)
+    _sweep(tmp_path, 1, {(A, B): [100.0]}, throughput_bps=31.4e6, suffix="a001")
+    h.ingest_all(tmp_path)
+    doc = _json(tmp_path)
+    assert doc["source"]["throughput_measured"] is False
+    assert doc["source"]["throughput_tests"] == 0
+    assert doc["path"]["measured_bps"] is None
+    assert doc["path"]["default_window_bytes"] == REAL_WINDOW_BYTES
+    assert any("2 test(s) of this kind" in n and "shown as context" in n for n in doc["notes"])
+
+
+def test_allowance_limited_tests_are_never_read_as_a_window(tmp_path):
+    for day in range(3):
+        folder = _sweep(tmp_path, day, {(A, B): [100.0]}, throughput_bps=31.4e6,
+                        suffix=f"a00{day}")  # fmt: skip
+        _set(folder, limiter="allowance")
+    h.ingest_all(tmp_path)
+    doc = _json(tmp_path)
+    assert doc["path"]["measured_bps"] == pytest.approx(31.4e6)
+    assert doc["path"]["default_window_bytes"] == REAL_WINDOW_BYTES  # not 31.4 Mbit/s x RTT
+    assert any("allowance, not the window" in n for n in doc["notes"])
 
 
 def test_retransmissions_give_the_loss_ceiling(tmp_path):
     # 1 retransmission in 1e6 segments: p = 1e-6; at 100 ms the ceiling is
     # 1448 x 8 / 0.1 x 1.22 / 0.001 = 141.3 Mbit/s: above default's 100, below tuned's cap
-    folder = _sweep(tmp_path, 0, {(A, B): [100.0]})
-    _set(folder, retransmits=1, bytes=1448 * 999_999)
+    for day in range(3):
+        folder = _sweep(tmp_path, day, {(A, B): [100.0]}, suffix=f"a00{day}")
+        _set(folder, retransmits=1, bytes=1448 * 999_999)
     doc = _json(tmp_path)
     assert doc["path"]["loss_rate"] == pytest.approx(1e-6)
     ceiling = 115_840 * 1.22 / 1e-3
@@ -111,7 +148,11 @@ def test_emulated_tests_are_answered_from_the_network_model(tmp_path):
     catalog = load_catalog()
     assert doc["source"]["kind"] == "model"
     # the real-scale model, never 5 Mbit/s scaled back by 19.4
-    assert doc["path"]["rtt_ms"] == pytest.approx(region_rtt_ms(catalog.get(A), catalog.get(B)))
+    # no test of its own: the route table's RTT for the pair, and the output says so
+    routed = default_routes().get(A, B)
+    assert routed is not None and doc["path"]["rtt_ms"] == pytest.approx(routed)
+    assert doc["path"]["rtt_source"].startswith("route table")
+    assert doc["path"]["rtt_ms"] != pytest.approx(region_rtt_ms(catalog.get(A), catalog.get(B)))
     assert doc["path"]["line_rate_bps"] == REAL_CAP_BPS
     assert doc["path"]["default_window_bytes"] == REAL_WINDOW_BYTES
     assert doc["path"]["measured_bps"] is None
@@ -159,7 +200,9 @@ def test_json_shape(tmp_path):
     doc = _json(tmp_path, "--files", "1000", "--streams", "8")
     assert (doc["format"], doc["version"]) == (a.ADVICE_FORMAT, a.ADVICE_VERSION)
     assert set(doc) == {"format", "version", "src", "dst", "size_bytes", "source", "path",
-                        "options", "files", "sysctl", "notes", "assumptions"}  # fmt: skip
+                        "options", "files", "sysctl", "buffers", "notes", "assumptions",
+                        "cost"}  # fmt: skip
+    assert doc["path"]["rtt_source"].startswith("the pair's own test")
     assert (doc["src"], doc["dst"], doc["size_bytes"]) == (A, B, 10**11)
     assert [o["name"] for o in doc["options"]] == ["default", "tuned", "streams"]
     assert doc["options"][2]["streams"] == 8
@@ -167,6 +210,36 @@ def test_json_shape(tmp_path):
     assert doc["files"]["file_bytes"] == pytest.approx(1e8)
     assert all(o["files_time_s"] > o["time_s"] for o in doc["options"])
     assert doc["sysctl"][0].startswith("net.ipv4.tcp_rmem = 4096 131072 ")
+
+
+def test_every_answer_names_its_sources_and_the_egress_cost(tmp_path):
+    # aws:us-east-1 -> gcp:asia-southeast1: the 259.1 ms from the distance model;
+    # the route table and the DoiT data say 217-224 ms
+    src, dst = "aws:us-east-1", "gcp:asia-southeast1"
+    doc = _json_for(tmp_path, src, dst, "--size", "100GB")
+    assert 217 <= doc["path"]["rtt_ms"] <= 224
+    assert doc["path"]["rtt_source"].startswith("route table")
+    assert doc["source"]["kind"] == "model" and doc["source"]["throughput_measured"] is False
+    # internet egress from AWS at the list price in infra/pricing.yaml
+    per_gb = load_pricing().egress_usd_per_gb(load_catalog().get(src), load_catalog().get(dst))
+    assert doc["cost"]["usd_per_gb"] == per_gb
+    assert doc["cost"]["egress_usd"] == pytest.approx(100 * per_gb)
+    text = _advise(tmp_path, "--from", src, "--to", dst, "--size", "100GB").output
+    assert "RTT from: route table" in text and "throughput from: network model" in text
+    assert f"egress cost: ${100 * per_gb:,.2f}" in text
+
+
+@pytest.mark.parametrize("rtt_ms", [0.5, 2.0, 20.0, 200.0])
+def test_buffers_are_never_below_the_kernel_defaults(rtt_ms):
+    facts = a.PathFacts(rtt_ms=rtt_ms, line_rate_bps=968e6, default_window_bytes=2.53e6,
+                        loss_rate=None)  # fmt: skip
+    lines = dict(line.split(" = ") for line in a.sysctl_lines(facts))
+    assert int(lines["net.ipv4.tcp_rmem"].split()[-1]) >= a.KERNEL_RMEM_MAX_BYTES
+    assert int(lines["net.ipv4.tcp_wmem"].split()[-1]) >= a.KERNEL_WMEM_MAX_BYTES
+    # 2 x BDP at 968 Mbit/s fits 4 MB below about 17 ms: then the defaults suffice
+    assert facts.default_buffers_suffice == (2 * 968e6 * rtt_ms / 1000 / 8 <= 4_194_304)
+    said = a.buffer_note(facts)
+    assert ("the default buffers suffice" in said) == facts.default_buffers_suffice
 
 
 def test_text_output_has_the_table_and_the_assumptions(tmp_path):
@@ -248,3 +321,32 @@ def test_a_sweep_of_another_version_is_left_out_and_named(tmp_path):
     doc = _json(tmp_path)
     assert doc["source"]["sweep_id"] == good.name
     assert any(n.startswith(f"sweep {bad.name} left out: ") for n in doc["notes"])
+
+
+def test_a_long_transfer_runs_at_the_senders_baseline_after_its_burst():
+    # the case: a t3.small does not sustain 968 Mbit/s for hours
+    facts = a.PathFacts(rtt_ms=2.0, line_rate_bps=968e6, default_window_bytes=2.53e6,
+                        loss_rate=None, baseline_bps=128e6, burst_s=300.0,
+                        machine_type="t3.small")  # fmt: skip
+    advice = a.advise(facts, 200 * 10**9, 4)
+    default = advice.options[0]
+    assert default.throughput_bps == 968e6 and default.sustained_bps == 128e6
+    burst_bytes = 968e6 / 8 * 300
+    assert default.time_s == pytest.approx(300 + (200e9 - burst_bytes) * 8 / 128e6)
+    assert any("t3.small sustains 128 Mbit/s" in n for n in advice.notes)
+    # a short one ends inside the burst: no sustained phase
+    short = a.advise(facts, 10**9, 4).options[0]
+    assert short.sustained_bps is None and short.time_s < 300
+
+
+def test_the_catalogs_type_gives_the_baseline_and_its_json(tmp_path):
+    doc = _json_for(tmp_path, "aws:us-east-1", "gcp:us-east4", "--size", "200GB")
+    assert doc["path"]["machine_type"] == "t3.small"
+    assert doc["path"]["baseline_bps"] == pytest.approx(0.128e9)
+    assert doc["options"][0]["sustained_bps"] == pytest.approx(0.128e9)
+    # 5 min at 968 Mbit/s, then 128 Mbit/s: 2 h 55 min, not 27.5 min at 968 Mbit/s
+    burst_bytes = 968e6 / 8 * 300
+    assert doc["options"][0]["time_s"] == pytest.approx(300 + (200e9 - burst_bytes) * 8 / 128e6)
+    # e2-small: its 1 Gbps cap is its baseline too: no sustained phase
+    gcp = _json_for(tmp_path, "gcp:us-east4", "aws:us-east-1", "--size", "200GB")
+    assert gcp["path"]["baseline_bps"] is None and gcp["options"][0]["sustained_bps"] is None

@@ -23,6 +23,7 @@ from orchestrator.plan.sweep_plan import (
     make_plan,
     round_overhead_s,
     slot_seconds,
+    timing_of,
     window_bytes,
 )
 from orchestrator.results.schema import PING_PACKET_BYTES
@@ -201,17 +202,21 @@ def test_wall_time_is_rounds_times_slowest_slot_plus_overhead():
     # the ping phase: 8 agents started, each probes its 7 peers 20 times, 0.2/7 s apart,
     # + 1 s margin (its playbook's own overhead, not a round's)
     expected = LAUNCH_BASE_S + 8 * PER_HOST_S + (20 * 7 - 1) * 0.2 / 7 + 1
-    # then each round lasts as long as its longest pair: 13 s + 2 x 7 RTTs of that pair
+
+    # then each round lasts as long as its longest pair: both directions' omit (the
+    # slow-start ramp at its RTT, at least 1 s) + 5 s, 1 s margin, + 2 x 7 RTTs of that pair
+    def slot_s(rtt_ms: float) -> float:
+        omit = timing_of(TestParams(), rtt_ms).omit_s
+        return 2 * (omit + 5) + 1 + 14 * rtt_ms / 1000
+
     for rnd in plan.rounds:
-        rtt_s = max(expected_rtt_ms(slot.pairs[0]) for slot in rnd) / 1000
-        expected += 13 + 14 * rtt_s + 2.5
+        expected += slot_s(max(expected_rtt_ms(slot.pairs[0]) for slot in rnd)) + 2.5
     # then the sentinels: the first round's first two slots again, in a round of their own
     # (the last round of a full mesh of 8 has no free host)
     assert plan.sentinel_round and [s.regions for s in plan.sentinels] == [
         s.regions for s in plan.rounds[0][:2]
     ]
-    expected += 13 + 14 * max(expected_rtt_ms(slot.pairs[0]) for slot in plan.sentinels) / 1000
-    expected += 2.5
+    expected += slot_s(max(expected_rtt_ms(slot.pairs[0]) for slot in plan.sentinels)) + 2.5
     assert plan.estimate.wall_s == pytest.approx(expected)
     one_way = make_plan(
         CATALOG, SelectionSpec(clouds=("aws",), cloud_pairs=(("aws", "aws"),)), pricing=PRICING
@@ -472,7 +477,10 @@ def test_estimate_of_a_long_pair_is_window_limited():
     plan = make_plan(CATALOG, spec, TestParams(), backend="aws", pricing=PRICING)
     rtt_s = expected_rtt_ms(plan.selection.pairs[0]) / 1000
     rate_bps = 2_534_000 * 8 / rtt_s  # a real small VM's window over that RTT, < 5 Gbit/s
-    one_direction = rate_bps * 6 / 8 + 20 * PING_PACKET_BYTES
+    # omit + 5 s, the omit being slow start to that window: 7.45 RTTs of ~200 ms, so 2 s
+    seconds = timing_of(TestParams(), rtt_s * 1000).omit_s + 5
+    assert seconds == 7
+    one_direction = rate_bps * seconds / 8 + 20 * PING_PACKET_BYTES
     assert rate_bps < 1e9
     assert plan.estimate.bytes == pytest.approx(2 * one_direction, rel=1e-6)
 

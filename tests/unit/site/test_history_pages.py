@@ -401,3 +401,24 @@ def test_the_changes_page_shows_suspected_runs(tmp_path):
     table = page[page.index("<table id='suspected'>") :].split("</table>")[0]
     assert table.count("<tr class='suspected'>") == 1
     assert f"{A} → {B}: +10 (2 ms)" in table
+
+
+def test_a_throughput_cell_names_what_limited_most_of_its_tests(tmp_path):
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 2)
+    f = tmp_path / "theirs.csv"
+    f.write_text(
+        "src_cloud,src_region,dst_cloud,dst_region,rtt_avg_ms,throughput_bps,limiter\n"
+        "aws,us-east-1,gcp,europe-west1,77.5,2e6,window\n"
+        "aws,us-east-1,gcp,europe-west1,77.6,2.1e6,window\n"
+        "aws,us-east-1,gcp,europe-west1,77.7,1.2e6,allowance\n"
+        "gcp,europe-west1,aws,us-east-1,77.5,9e6,\n"
+    )
+    h.import_file(results, f, "theirs", "2022-02", label="Their 2022 data")
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    theirs = matrix_data(out)["sources"][1]
+    assert _cell(theirs, "throughput|1W", "limiter", A, B) == "window"
+    assert _cell(theirs, "throughput|1W", "limiter", B, A) is None  # not said: not guessed
+    assert _cell(theirs, "rtt|1W", "limiter", A, B) is None
+    assert "limited by " in (out / "assets" / "history.js").read_text()

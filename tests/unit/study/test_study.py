@@ -165,7 +165,9 @@ def test_pair_results_give_ceilings_spread_gain_and_a_window_recommendation():
     assert p.loss_rate == 0.0 and math.isinf(p.mathis_bps)
     assert p.limit == "window"
     rec = p.recommendation()
-    assert rec[0] == "net.ipv4.tcp_rmem = 4096 131072 1000000"
+    # 2 x BDP is 1 MB, below the kernel's default maximum: advice never goes below it
+    assert rec[0] == "net.ipv4.tcp_rmem = 4096 131072 6291456"
+    assert rec[1] == "net.ipv4.tcp_wmem = 4096 16384 4194304"
     assert rec[-1] == "or 4 parallel streams with default settings"
 
 
@@ -188,6 +190,30 @@ def test_one_default_stream_at_line_rate_needs_nothing():
                    {"default": VariantResult("default", 3, 49e6, 48e6, 50e6, 1.0)})  # fmt: skip
     assert p.limit == "line rate"
     assert p.recommendation() == ["nothing to tune: one default stream fills the line rate"]
+
+
+def test_loaded_minus_idle_is_queueing_only_beyond_the_rtt_noise():
+    v = {"default": VariantResult("default", 3, 4e6, 4e6, 4e6, 1.0)}
+
+    def pair(idle, loaded, noise):
+        return PairResult("aws:a", "aws:b", idle, loaded, 50e6, 131_000, 0, None, v, noise)
+
+    # the page: 90.4 ms loaded below 90.5 ms idle
+    below = pair(90.5, 90.4, 0.35)
+    assert below.queueing_ms is None
+    assert (
+        below.queueing_text() == "no queueing measured (loaded - idle within 0.7 ms of RTT noise)"
+    )
+    assert pair(90.5, 91.1, 0.35).queueing_ms is None  # +0.6 ms: inside 2 x 0.35
+    assert pair(90.5, 91.5, 0.35).queueing_ms == pytest.approx(1.0)
+    assert pair(90.5, 91.5, 0.35).queueing_text() == "queueing 1.0 ms"
+    assert pair(90.5, 90.55, None).queueing_ms is None  # below the 0.1 ms floor
+    assert pair(90.5, None, None).queueing_text() == "no loaded RTT"
+    record = {"sweep_id": "x", "backend": "local",
+              "study": {"variants": ["default"], "repeats": 3, "seed": 1}}  # fmt: skip
+    text = report_text([below], record)
+    assert "loaded RTT 90.4 ms (no queueing measured" in text
+    assert "the difference is queueing" not in text
 
 
 def test_fits_are_per_cloud_pair_and_say_why_not():

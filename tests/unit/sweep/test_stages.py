@@ -34,6 +34,7 @@ from orchestrator.results.collect import (
 from orchestrator.results.parse import parse_iperf3
 from orchestrator.results.schema import (
     HOST_EVIDENCE_COLUMNS,
+    LIMITER_COLUMNS,
     MEASUREMENT_COLUMNS,
     RESULTS_FORMAT_VERSION,
 )
@@ -89,10 +90,11 @@ def test_an_ok_row_fills_every_contract_column_and_an_unmeasured_one_the_identit
     rows = rows_for(client_doc(), server_doc())
     for row in rows.values():
         assert set(row) == set(MEASUREMENT_COLUMNS)
-        assert all(row[c] is not None for c in PING_FIELDS + IPERF3_FIELDS)
+        assert all(row[c] is not None for c in PING_FIELDS + IPERF3_FIELDS + LIMITER_COLUMNS)
     missing = unmeasured_row(A, B, CTX, "not measured")
-    # the hosts' own evidence is measured too (empty in an unmeasured row)
-    measured = set(PING_FIELDS + IPERF3_FIELDS + HOST_EVIDENCE_COLUMNS) | {"started_utc"}
+    # the hosts' own evidence and the limiter are measured too (empty in an unmeasured row)
+    measured = set(PING_FIELDS + IPERF3_FIELDS + HOST_EVIDENCE_COLUMNS + LIMITER_COLUMNS)
+    measured |= {"started_utc"}
     assert set(missing) == set(MEASUREMENT_COLUMNS) - measured
     outcome = {"round", "status", "error"}
     identity = {k: v for k, v in rows[(A, B)].items() if k in missing and k not in outcome}
@@ -354,6 +356,18 @@ def test_agent_parts_give_both_ends_their_role_and_peer_address():
     assert parts["gcp_europe-west1"]["address"] == "198.18.7.3"  # where the server listens
     assert {p["port"] for p in parts.values()} == {5203}
     assert parts["aws_us-east-1"]["pings"] == 7 and parts["aws_us-east-1"]["streams"] == 2
+    assert {p["omit_s"] for p in parts.values()} == {1}  # no plan timings: --omit
+
+
+def test_a_slots_omit_is_the_longer_ramp_of_its_two_directions():
+    slots = [SlotPlan(A, B, True, 5203)]
+    hosts = {A: host(A, "198.18.7.2"), B: host(B, "198.18.7.3")}
+    timings = {f"{A}->{B}": {"omit_s": 2}, f"{B}->{A}": {"omit_s": 3}}
+    parts = measuring.agent_parts(3, slots, hosts, TestParams(), timings=timings)
+    assert {p["omit_s"] for p in parts.values()} == {3}
+    one_way = measuring.agent_parts(3, [SlotPlan(A, B, False, 5203)], hosts, TestParams(),
+                                    timings=timings)  # fmt: skip
+    assert {p["omit_s"] for p in one_way.values()} == {2}
 
 
 def test_slot_plans_take_client_from_the_first_direction_and_a_new_port_each_round():

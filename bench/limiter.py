@@ -1,0 +1,128 @@
+"""Benchmark: the limiter of each throughput row on the emulated cloud, and the omit and
+measured interval chosen at 3, 85, 145 and 250 ms (issue 20).
+
+Part 1 (no root): each test's timing from orchestrator.plan.ramp, for a small cloud VM's
+default window (2.53 MB, what a sweep plans with) and for the emulator's (131 kB at a
+50 Mbit/s cap).
+
+Part 2 (root; `--sweep`): two real sweeps on the emulated cloud (Terraform, namespaces,
+delayd, Ansible, iperf3, tc), then every row's set-up, the limiter expected from it and
+the limiter found:
+  - 5 regions, two at ~77 ms with 1 % loss each way between them (a perturbation:
+    loss); every other pair is capacity where 131 kB / RTT is above the 50 Mbit/s cap
+    (below ~21 ms), else window;
+  - 3 close regions of type emulated-t3.small-5s (a 5 s token bucket over a 6.6 Mbit/s
+    baseline): every test (omit + 5 s) outlasts its bucket, so the allowance counters
+    move: allowance.
+The emulator is built from the same model as the facts the limiter reads: this checks the
+classification and the emulator together, it is no evidence about clouds.
+
+Usage: python bench/limiter.py [--sweep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_CAP_BPS, REAL_WINDOW_BYTES  # noqa: E402
+from orchestrator.plan.ramp import timing_for  # noqa: E402
+
+RTTS_MS = (3.0, 85.0, 145.0, 250.0)
+CLOSE = ("aws:us-east-1", "gcp:us-east4")
+LOSSY = ("aws:us-east-2", "aws:eu-west-1")
+FAR = "aws:ap-southeast-2"
+LOSS_PCT = 1.0
+BURSTABLE = ("aws:us-east-1", "gcp:us-east4", "aws:us-east-2")
+INTERREGION = str(Path(sys.executable).parent / "interregion")
+
+
+def timings() -> None:
+    print("omit and measured interval by RTT (omit = slow start to the window, rounded up)")
+    print(f"{'RTT ms':>7} | {'window':>22} {'ramp s':>7} {'omit s':>6} {'interval s':>10}")
+    cases = (
+        ("cloud default 2.53 MB", REAL_WINDOW_BYTES, REAL_CAP_BPS),
+        ("emulator 131 kB", DEFAULT_MODEL.window_bytes, DEFAULT_MODEL.rate_bps),
+    )
+    for rtt in RTTS_MS:
+        for name, window, rate in cases:
+            t = timing_for(rtt, window, rate)
+            print(f"{rtt:7.0f} | {name:>22} {t.ramp_s:7.3f} {t.omit_s:6d} {t.duration_s:10d}")
+
+
+def sweep(results: Path, args: list[str]) -> list[dict[str, str]]:
+    cmd = [INTERREGION, "sweep", *args, "--pings", "5", "--duration", "5", "--omit", "1",
+           "--yes", "--no-report", "--results", str(results)]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
+    if out.returncode != 0:
+        sys.exit(f"sweep failed: {out.stderr.strip()[-2000:]}")
+    (folder,) = [p for p in results.iterdir() if p.is_dir() and p.name[:1].isdigit()]
+    with (folder / "measurements.csv").open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def expected_of(src: str, dst: str, burstable: bool, rtt_ms: float) -> tuple[str, str]:
+    if burstable:
+        # a 5 s bucket at the cap cannot hold a test of omit + 5 s: every test drains it
+        # and moves the counters
+        return "allowance", "5 s token bucket over a 6.6 Mbit/s baseline"
+    if {src, dst} == set(LOSSY):
+        return "loss", f"~77 ms, {LOSS_PCT:g} % loss each way"
+    window_bps = DEFAULT_MODEL.window_bytes * 8 / (rtt_ms / 1000)
+    if window_bps > DEFAULT_MODEL.rate_bps:
+        return "capacity", f"{rtt_ms:.0f} ms: 131 kB / RTT above the 50 Mbit/s cap"
+    return "window", f"{rtt_ms:.0f} ms: 131 kB / RTT = {window_bps / 1e6:.1f} Mbit/s"
+
+
+def show(rows: list[dict[str, str]], burstable: bool) -> tuple[int, int]:
+    right = 0
+    for r in sorted(rows, key=lambda r: (int(r["round"]), r["src_region"], r["dst_region"])):
+        src, dst = f"{r['src_cloud']}:{r['src_region']}", f"{r['dst_cloud']}:{r['dst_region']}"
+        expected, setup = expected_of(src, dst, burstable, float(r["rtt_p50_ms"]))
+        ok = r["limiter"] == expected
+        right += ok
+        mbit = float(r["throughput_bps"] or 0) / 1e6
+        verdict = "ok" if ok else "WRONG"
+        print(f"  {src:>20} -> {dst:<20} {setup:<48} {mbit:7.2f} Mbit/s "
+              f"expected {expected:<9} found {r['limiter']:<9} {verdict}")  # fmt: skip
+        if not ok:
+            print(f"      {r['limiter_detail']}")
+    return right, len(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sweep", action="store_true", help="run the two emulated sweeps")
+    opts = parser.parse_args()
+    timings()
+    if not opts.sweep:
+        return
+    total = [0, 0]
+    with tempfile.TemporaryDirectory(prefix="ir-bench-limiter-") as tmp:
+        mixed = sweep(
+            Path(tmp) / "mixed",
+            ["--regions", ",".join((*CLOSE, *LOSSY, FAR)),
+             "--perturb", f"{LOSSY[0]}/{LOSSY[1]},loss_pct={LOSS_PCT:g}"],
+        )  # fmt: skip
+        print("\nsweep 1: window, capacity and loss")
+        for i, n in enumerate(show(mixed, burstable=False)):
+            total[i] += n
+        drained = sweep(
+            Path(tmp) / "burstable",
+            ["--regions", ",".join(BURSTABLE), "--emulated-type", "emulated-t3.small-5s"],
+        )
+        print("\nsweep 2: allowance (burstable hosts)")
+        for i, n in enumerate(show(drained, burstable=True)):
+            total[i] += n
+    print(f"\n{total[0]} of {total[1]} rows named as set up")
+
+
+if __name__ == "__main__":
+    main()
