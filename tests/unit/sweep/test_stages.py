@@ -753,7 +753,7 @@ def test_collect_never_turns_ok_rows_into_failed_ones_without_force(tmp_path):
     assert sorted(r["status"] for r in rows) == ["failed", "ok"]
 
 
-def test_cloud_backend_without_credentials_fails_in_one_line_and_still_tears_down(
+def test_cloud_backend_without_credentials_fails_in_one_line_and_leaves_nothing(
     tmp_path, monkeypatch
 ):
     for name in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
@@ -761,18 +761,24 @@ def test_cloud_backend_without_credentials_fails_in_one_line_and_still_tears_dow
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    seen = {}
+    real_teardown = stages.teardown
+
+    def teardown(run):
+        seen.update(status=run.record["status"], owner=run.record.get("owner_pid"))
+        real_teardown(run)
+
+    monkeypatch.setattr(stages, "teardown", teardown)
     args = ["sweep", "--backend", "aws", "--clouds", "aws", "--max-regions", "2", "--yes"]
     result = CliRunner().invoke(
         main, [*args, "--no-report", "--results", str(tmp_path / "results")]
     )
-    one_line_error(result)
-    (sweep_dir,) = (tmp_path / "results").glob("*/")  # beside it: the lock file
-    meta = json.loads((sweep_dir / "sweep.json").read_text())
-    assert meta["status"] == "failed"
-    assert meta["stages"]["provision"]["status"] == "failed"
-    assert meta["stages"]["teardown"]["status"] == "done"
-    # the sweep named its owner (this process) for a later run to reap it if it died
-    assert meta["owner_pid"] == os.getpid() and meta["owner_start_ticks"]
+    assert "no AWS credentials" in one_line_error(result)
+    # teardown still ran, on a sweep that named its owner (this process) ...
+    assert seen == {"status": "failed", "owner": os.getpid()}
+    # ... and nothing was made: no folder with the sweep's private keys, no lock file
+    assert "nothing was provisioned or measured: removed" in result.output
+    assert list((tmp_path / "results").iterdir()) == []
 
 
 def test_live_progress_bar_runs_and_ends_with_the_summary_line():
