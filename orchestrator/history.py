@@ -53,8 +53,9 @@ if TYPE_CHECKING:
 
 HISTORY_FILE = "history.duckdb"
 IMPORTS_DIR = "imports"
-# 2: measurements split into recent + archive; 3: the host evidence columns (1, 2 migrate)
-STORE_SCHEMA_VERSION = 3
+# 2: measurements split into recent + archive; 3: the host evidence columns; 4: rtt_samples
+# and flags (1, 2, 3 migrate)
+STORE_SCHEMA_VERSION = 4
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
 ARCHIVE_AFTER_DAYS = 35
@@ -178,15 +179,16 @@ def connect(
 
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     """Version 1 -> 2: the measurements table becomes `recent`, beside an empty `archive`,
-    both under the `measurements` view; 2 -> 3: the columns added since (host evidence),
-    empty in the rows that predate them. One transaction."""
+    both under the `measurements` view; 2 -> 3 -> 4: the columns added since (host
+    evidence; rtt_samples and flags), empty in the rows that predate them. One
+    transaction."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
         return
-    if not found or found[0] not in ("1", "2"):
+    if not found or found[0] not in ("1", "2", "3"):
         return
     with transaction(con):
         if found[0] == "1":
@@ -343,6 +345,8 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
     record = store.load_record(results, sweep_id)
     folder = store.sweep_dir(results, sweep_id)
     csv_rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
+    # computed again: a folder written before the column has none
+    csv_rows = store.flagged(csv_rows, (record.get("params") or {}).get("duration_s"))
     facts, placement = _hosts_json(folder)
     placement = {**placement, **(record.get("placement") or {})}
     source = sweep_source(record)
@@ -589,6 +593,8 @@ def import_batch(rows: Sequence[Mapping[str, str]], source: str, month: str, lab
     sweep_id = f"{source}@{month}"
     first_of_month = f"{month}-01 00:00:00"
     out, prints = [], {}
+    if rows and "flags" not in rows[0]:
+        rows = store.flagged(rows)  # a file from before the column, or from elsewhere
     for raw in rows:
         row = {c: _typed(c, raw.get(c)) for c in MEASUREMENT_COLUMNS}
         fields = imported_fields(raw, source)

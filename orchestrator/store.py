@@ -26,8 +26,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from orchestrator import flags
 from orchestrator.errors import UserError
-from orchestrator.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS, RESULTS_FORMAT_VERSION
+from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION, older_contract
 
 SWEEP_FILE = "sweep.json"
 HOSTS_FILE = "hosts.json"
@@ -85,15 +86,17 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-def csv_text(rows: Iterable[Mapping[str, Any]]) -> str:
+def csv_text(rows: Iterable[Mapping[str, Any]], extra: tuple[str, ...] = ()) -> str:
+    """measurements.csv text; `extra` columns (an import's own fields) after the contract's."""
+    columns = (*MEASUREMENT_COLUMNS, *extra)
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=MEASUREMENT_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        unknown = set(row) - set(MEASUREMENT_COLUMNS)
+        unknown = set(row) - set(columns)
         if unknown:
             raise ValueError(f"row has columns outside the contract: {sorted(unknown)}")
-        writer.writerow({c: format_value(row.get(c)) for c in MEASUREMENT_COLUMNS})
+        writer.writerow({c: format_value(row.get(c)) for c in columns})
     return out.getvalue()
 
 
@@ -105,8 +108,8 @@ def read_rows(path: Path) -> list[dict[str, str]]:
     with path.open(newline="") as f:
         reader = csv.DictReader(f)
         header = tuple(reader.fieldnames or ())
-        if header == PREVIOUS_COLUMNS:
-            # written before the host evidence columns: they are empty, the rest is the same
+        if older_contract(header):
+            # written before some columns were added: they are empty, the rest is the same
             return [{c: row.get(c, "") for c in MEASUREMENT_COLUMNS} for row in reader]
         if header != MEASUREMENT_COLUMNS:
             raise UserError(
@@ -167,8 +170,21 @@ def ok_tests(
     }
 
 
-def write_rows(sweep_dir: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    write_atomic(Path(sweep_dir) / MEASUREMENTS_FILE, csv_text(rows))
+def write_rows(
+    sweep_dir: Path, rows: Iterable[Mapping[str, Any]], asked_duration_s: float | None = None
+) -> None:
+    """measurements.csv of a sweep, each row's `flags` computed from all of them (the
+    asymmetry check needs both directions)."""
+    write_atomic(Path(sweep_dir) / MEASUREMENTS_FILE, csv_text(flagged(rows, asked_duration_s)))
+
+
+def flagged(
+    rows: Iterable[Mapping[str, Any]], asked_duration_s: float | None = None
+) -> list[dict[str, Any]]:
+    """Copies of `rows` with their `flags` computed (orchestrator.flags)."""
+    out = [dict(r) for r in rows]
+    flags.set_flags(out, asked_duration_s)
+    return out
 
 
 # ---- the sweep record -----------------------------------------------------------------

@@ -282,13 +282,16 @@ def convert(fmt: str, file: Path, out: Path) -> None:
       interregion history convert --from doit data/doit-intercloud-throughput-2022-02.csv \\
         --out d.csv
     """
-    from orchestrator import store
+    from orchestrator import flags, store
     from orchestrator.catalog import load_catalog
+    from orchestrator.public_data import EXTRA_COLUMNS
     from orchestrator.public_data import convert as convert_rows
 
     rows = convert_rows(fmt, file.read_text(encoding="utf-8"), load_catalog())
-    store.write_atomic(out, store.csv_text(rows))
-    click.echo(f"{len(rows)} rows -> {out}")
+    store.write_atomic(out, store.csv_text(rows, extra=EXTRA_COLUMNS))
+    counts = flags.count(r.get("flags") for r in rows)
+    found = ", ".join(f"{n} {name}" for name, n in counts.items() if n)
+    click.echo(f"{len(rows)} rows -> {out} (flagged: {found or 'none'})")
 
 
 @click.command()
