@@ -6,6 +6,8 @@ those of the POOLED samples of every test in the window (each test's ping sample
 (an imported row) counts as one sample, its p50 or mean. Throughput has one value per
 test. A percentile from fewer than MIN_P99_SAMPLES samples is not shown for p99 (None,
 printed as "—"). Sources are never mixed: each view is of one source and says which.
+Rows with flags (orchestrator.flags: below the fibre floor, asymmetric, ...) are left out
+unless `include_flagged`; each view counts the tests it left out (`flagged_tests`).
 
 A window (1D, 1W, 1M) ends at the latest test of its source, so a dated import has
 windows too; `all` takes everything.
@@ -25,10 +27,12 @@ if TYPE_CHECKING:
     import duckdb
 
 WINDOWS: dict[str, int | None] = {"1D": 1, "1W": 7, "1M": 30, "all": None}
+# rows without flags: those that passed every check, and those from before the column
+UNFLAGGED_SQL = "coalesce(flags, '') = ''"
 STATS = ("p50", "p90", "p99")
 MIN_P99_SAMPLES = 100
 MATRIX_FORMAT = "interregion.matrix"
-MATRIX_VERSION = 1
+MATRIX_VERSION = 2  # 2: include_flagged, and each matrix's flagged_tests
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,7 @@ def pair_history(
     metric_name: str = "rtt",
     window: str = "all",
     sources: Sequence[str] = (),
+    include_flagged: bool = False,
 ) -> dict[str, Any]:
     """One directed pair's series and its window percentiles, per source."""
     m = metric(metric_name)
@@ -149,6 +154,9 @@ def pair_history(
         if start is not None:
             where += " AND started_utc >= ?"
             params.append(start)
+        flagged = _flagged_tests(con, where, params, include_flagged)
+        if not include_flagged:
+            where += f" AND {UNFLAGGED_SQL}"
         # one scan of the store: the CTE, read twice, is materialized once
         found = con.execute(
             f"WITH t AS (SELECT started_utc, sweep_id, fingerprint, {m.run_sql} AS v, "
@@ -172,6 +180,7 @@ def pair_history(
                 "window_end_utc": iso_utc(info.latest),
                 "samples": int(n),
                 "tests": len(runs),
+                "flagged_tests": flagged,
                 **{s: _stat_value(s, int(n), qs) for s in STATS},
                 "runs": [
                     {
@@ -211,13 +220,32 @@ class Cell:
         return _stat_value(stat, self.samples, self.quantiles)
 
 
+def _flagged_tests(
+    con: duckdb.DuckDBPyConnection, where: str, params: Sequence[Any], include_flagged: bool
+) -> int:
+    """Tests matching `where` that carry flags (0 when they are included)."""
+    if include_flagged:
+        return 0
+    row = con.execute(
+        f"SELECT count(*) FROM measurements WHERE {where} AND NOT {UNFLAGGED_SQL}", params
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
 def window_cells(
-    con: duckdb.DuckDBPyConnection, info: SourceInfo, metric_name: str, window: str
+    con: duckdb.DuckDBPyConnection,
+    info: SourceInfo,
+    metric_name: str,
+    window: str,
+    include_flagged: bool = False,
 ) -> list[Cell]:
     """Every directed pair of one source and window, all three quantiles in one query.
-    `window` is one of WINDOWS or "latest" (each pair's newest test alone)."""
+    `window` is one of WINDOWS or "latest" (each pair's newest test alone). Flagged
+    rows are left out unless `include_flagged`."""
     m = metric(metric_name)
     where = f"source = ? AND status = 'ok' AND {m.present_sql}"
+    if not include_flagged:
+        where += f" AND {UNFLAGGED_SQL}"
     params: list[Any] = [info.name]
     tests = f"SELECT src, dst, distance_km, started_utc, {m.samples_sql} AS s FROM measurements"
     if window == "latest":
@@ -265,6 +293,7 @@ def matrix(
     window: str = "1W",
     sources: Sequence[str] = (),
     keep: PairKeep | None = None,
+    include_flagged: bool = False,
 ) -> dict[str, Any]:
     """The From x To matrix of one statistic, one matrix per source (never mixed).
     The JSON shape (README, 'History') is this dict."""
@@ -283,9 +312,14 @@ def matrix(
                 "tests": c.tests,
                 "distance_km": c.distance_km,
             }
-            for c in window_cells(con, info, m.name, window)
+            for c in window_cells(con, info, m.name, window, include_flagged)
             if keep is None or keep(c.src, c.dst, c.distance_km)
         ]
+        where = "source = ? AND status = 'ok'"
+        params: list[Any] = [info.name]
+        if start is not None:
+            where += " AND started_utc >= ?"
+            params.append(start)
         regions = sorted({c["src"] for c in cells} | {c["dst"] for c in cells})
         matrices.append(
             {
@@ -295,6 +329,7 @@ def matrix(
                 "window_start_utc": iso_utc(start),
                 "window_end_utc": iso_utc(info.latest),
                 "regions": regions,
+                "flagged_tests": _flagged_tests(con, where, params, include_flagged),
                 "cells": cells,
             }
         )
@@ -305,6 +340,7 @@ def matrix(
         "unit": m.unit,
         "stat": stat,
         "window": window,
+        "include_flagged": include_flagged,
         "matrices": matrices,
     }
 

@@ -96,7 +96,8 @@ def make_sweep(
             src_region=sr,
             dst_cloud=dc,
             dst_region=dr,
-            distance_km="5887.0",
+            # near enough that no RTT of the tests is below the fibre floor (1 ms)
+            distance_km="100.0",
             rtt_avg_ms=f"{sum(values) / len(values):.3f}",
             throughput_bps=f"{throughput_bps:.0f}",
             streams="1",

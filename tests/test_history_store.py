@@ -301,8 +301,13 @@ def test_a_version_1_store_migrates_on_its_first_write(tmp_path):
     folder = _sweep(tmp_path, 0)
     path = tmp_path / "history.duckdb"
     con = duckdb.connect(str(path))
-    added = [c for c in h.STORE_COLUMNS if "allowance" in c or "steal" in c]  # version 3's
-    assert len(added) == 6
+    # version 3's host evidence and version 4's rtt_samples and flags
+    added = [
+        c
+        for c in h.STORE_COLUMNS
+        if "allowance" in c or "steal" in c or c in ("rtt_samples", "flags")
+    ]
+    assert len(added) == 8
     for statement in h._SCHEMA:
         if "archive" in statement or "VIEW" in statement:
             continue
@@ -319,7 +324,7 @@ def test_a_version_1_store_migrates_on_its_first_write(tmp_path):
     with pytest.raises(UserError, match=r"schema version 1.*rebuild"):
         h.connect(path, read_only=True)
     h.ingest_sweep(tmp_path, folder.name)
-    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
+    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("4",)]
     # the columns added since are there, empty in the old row
     got = _table(path, f"SELECT {added[0]} FROM measurements WHERE sweep_id = 'old'")
     assert got == [(None,)]

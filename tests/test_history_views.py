@@ -25,8 +25,10 @@ def _sweep(results, day, samples, i=0):
 
 @pytest.fixture
 def results(tmp_path):
-    # A -> B: 20 samples of 10 ms, then 4 samples; B -> A: 120 samples 1..120 ms
-    _sweep(tmp_path, 0, {(A, B): [10.0] * 20, (B, A): [float(k) for k in range(1, 121)]}, 0)
+    # A -> B: 20 samples of 10 ms, then 4 samples; B -> A: 120 samples 1..120 ms, in a
+    # sweep of its own (beside A -> B's 10 ms in one sweep it would be flagged asymmetric)
+    _sweep(tmp_path, 0, {(A, B): [10.0] * 20}, 0)
+    _sweep(tmp_path, 0, {(B, A): [float(k) for k in range(1, 121)]}, 3)
     _sweep(tmp_path, 2, {(A, B): [20.0, 30.0, 40.0, 50.0]}, 1)
     _sweep(tmp_path, 8, {(A, B): [60.0] * 3}, 2)
     h.ingest_all(tmp_path)
@@ -75,11 +77,13 @@ def test_matrix_json_shape_is_stable(results):
     result = _cli(results, "matrix", "--window", "all", "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
-    assert list(doc) == ["format", "version", "metric", "unit", "stat", "window", "matrices"]
-    assert (doc["format"], doc["version"], doc["unit"]) == ("interregion.matrix", 1, "ms")
+    assert list(doc) == ["format", "version", "metric", "unit", "stat", "window",
+                         "include_flagged", "matrices"]  # fmt: skip
+    # version 2: include_flagged and each matrix's flagged_tests
+    assert (doc["format"], doc["version"], doc["unit"]) == ("interregion.matrix", 2, "ms")
     (mx,) = doc["matrices"]
     assert list(mx) == ["source", "label", "emulated", "window_start_utc", "window_end_utc",
-                        "regions", "cells"]  # fmt: skip
+                        "regions", "flagged_tests", "cells"]  # fmt: skip
     assert mx["regions"] == [A, B]
     assert list(mx["cells"][0]) == ["src", "dst", "value", "samples", "tests", "distance_km"]
 
@@ -152,3 +156,24 @@ def test_query_errors_are_one_line(results, args, message):
 def test_query_without_a_store_says_how_to_make_one(tmp_path):
     result = _cli(tmp_path, "matrix")
     assert result.exit_code == 2 and "history ingest --all" in result.output
+
+
+def test_flagged_tests_are_left_out_counted_and_brought_back(tmp_path):
+    # one sweep: A -> B 10 ms, B -> A 30 ms: they differ by 20 ms > max(5 ms, 10 %)
+    _sweep(tmp_path, 0, {(A, B): [10.0] * 20, (B, A): [30.0] * 20}, 0)
+    _sweep(tmp_path, 1, {(A, B): [11.0] * 20}, 1)
+    h.ingest_all(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        doc = v.matrix(con, "rtt", "p50", "all")
+        (mx,) = doc["matrices"]
+        assert mx["flagged_tests"] == 2 and doc["include_flagged"] is False
+        assert [(c["src"], c["dst"], c["tests"], c["value"]) for c in mx["cells"]] == [
+            (A, B, 1, 11.0)
+        ]
+        (mx,) = v.matrix(con, "rtt", "p50", "all", include_flagged=True)["matrices"]
+        assert {(c["src"], c["dst"]): c["tests"] for c in mx["cells"]} == {(A, B): 2, (B, A): 1}
+        (s,) = v.pair_history(con, (A, B), "rtt", "all")["sources"]
+        assert s["tests"] == 1 and s["flagged_tests"] == 1
+    result = _cli(tmp_path, "matrix", "--window", "all")
+    assert result.exit_code == 0, result.output
+    assert "2 flagged tests left out" in result.output

@@ -303,6 +303,12 @@ def convert(fmt: str, file: Path, out: Path) -> None:
 @_window_option("1W")
 @_SOURCE_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON (README).")
+@click.option(
+    "--include-flagged",
+    is_flag=True,
+    help="Keep the tests with flags (below the fibre floor, asymmetric, ...; README); "
+    "by default they are left out and counted.",
+)
 @click.option("--csv", "as_csv", is_flag=True, help="Print one CSV row per pair and source.")
 @_RESULTS_OPTION
 @click.option(
@@ -315,7 +321,7 @@ def convert(fmt: str, file: Path, out: Path) -> None:
 @selection_options
 def matrix(
     metric: str, stat: str, window: str, sources: tuple[str, ...], as_json: bool,
-    as_csv: bool, results_dir: Path, catalog: Path, **selection: Any,
+    include_flagged: bool, as_csv: bool, results_dir: Path, catalog: Path, **selection: Any,
 ) -> None:  # fmt: skip
     """The From x To table of one statistic from the history store.
 
@@ -340,7 +346,7 @@ def matrix(
     spec = spec_from_options(**selection)
     keep = pair_filter(spec, load_catalog(catalog)) if spec != type(spec)() else None
     with h.opened(results_dir, read_only=True) as con:
-        doc = v.matrix(con, metric, stat, window, sources, keep)
+        doc = v.matrix(con, metric, stat, window, sources, keep, include_flagged)
     if as_json:
         click.echo(json.dumps(doc, indent=1))
     elif as_csv:
@@ -371,6 +377,12 @@ def _print_matrix(doc: dict[str, Any]) -> None:
         srcs = sorted({c["src"] for c in mx["cells"]})
         dsts = sorted({c["dst"] for c in mx["cells"]})
         console.print(title, soft_wrap=True, highlight=False)
+        if mx["flagged_tests"]:
+            console.print(
+                f"{mx['flagged_tests']} flagged tests left out (README, 'flags'): "
+                "--include-flagged keeps them",
+                highlight=False,
+            )
         table = Table()
         table.add_column("From \\ To")
         for d in dsts:
