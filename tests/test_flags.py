@@ -2,8 +2,10 @@
 
 import csv
 
-from orchestrator import flags, paths, public_data, store
-from orchestrator.catalog import load_catalog
+from orchestrator.core import paths
+from orchestrator.history import public_data
+from orchestrator.model.catalog import load_catalog
+from orchestrator.results import flags, store
 
 
 def _row(**values):
