@@ -43,7 +43,7 @@ from orchestrator.netmodel.model import (
     region_rtt_ms,
 )
 from orchestrator.report.build import EMULATED_BACKENDS, sweep_dirs
-from orchestrator.results import store
+from orchestrator.results import flags, store
 
 HISTORY, SWEEP, MODEL = "history", "sweep", "model"
 
@@ -186,7 +186,7 @@ def _row_test(row: Mapping[str, str], forward: bool, sweep_id: str, settings: st
         started_utc=row.get("started_utc") or "",
         forward=forward,
         emulated=row.get("backend") in EMULATED_BACKENDS,
-        rtt_ms=_float(row.get("rtt_p50_ms")) or _float(row.get("rtt_avg_ms")),
+        rtt_ms=flags.row_rtt_ms(row),
         throughput_bps=_float(row.get("throughput_bps")),
         streams=_int(row.get("streams")) or 1,
         retransmits=_int(row.get("retransmits")),
