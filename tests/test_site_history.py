@@ -29,7 +29,7 @@ def _sweeps(results, levels, start=0, kernels=None):
         t = T0 + timedelta(hours=6 * i)
         samples = {
             (A, B): [level + 0.1 * (k % 3) for k in range(20)],
-            (B, A): [80.0] * 20,
+            (B, A): [148.0] * 20,  # within 10 % of A -> B: not flagged asymmetric
             (A, C): [70.0 + i] * 20,
         }
         kernel = (kernels or {}).get(i, "6.1.0-28-amd64")
