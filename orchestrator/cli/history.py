@@ -154,7 +154,14 @@ def _show(
             click.echo("  no tests of this pair in the store")
         for s in doc["sources"]:
             click.echo(f"  {v.source_caption(s)}; {s['tests']} tests, {s['samples']} samples")
-            stats = ", ".join(f"{k} {v.format_value(s[k], doc['unit'])}" for k in v.STATS)
+            stats = ", ".join(
+                f"{k} {v.format_value(s[k], doc['unit'])}" for k in v.STATS if s[k] is not None
+            )
+            missing = [k for k in v.STATS if s[k] is None]
+            if missing:
+                stats += (
+                    f"; {', '.join(missing)} — (from {s['samples']} samples: {v.PERCENTILE_RULE})"
+                )
             click.echo(f"  window {s['window_start_utc'] or 'start'} .. {s['window_end_utc']}: "
                        f"{stats}")  # fmt: skip
             for run in s["runs"]:
@@ -297,7 +304,8 @@ def convert(fmt: str, file: Path, out: Path) -> None:
 @click.command()
 @_metric_option
 @click.option(
-    "--stat", type=click.Choice(["p50", "p90", "p99"]), default="p50", show_default=True,
+    "--stat", type=click.Choice(["min", "p10", "p25", "p50", "p75", "p90", "p99", "max", "mean"]),
+    default="p50", show_default=True,
     help="Percentile of the window's pooled samples.",
 )  # fmt: skip
 @_window_option("1W")
@@ -327,7 +335,8 @@ def matrix(
 
     One table per source (emulated, measured, or an imported name), never mixed,
     each captioned with its source. A cell pools every sample of every test of
-    the window; p99 of fewer than 100 samples shows "—" (null in JSON).
+    the window; a tail percentile q from fewer than 10 / min(q, 1 - q) samples (p90:
+    100, p99: 1,000) shows "—" (null in JSON, with value_n, the samples it had).
 
     \b
     Examples:

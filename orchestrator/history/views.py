@@ -4,8 +4,12 @@ DuckDB computes the figures (medians, percentiles) in SQL. A window's percentile
 those of the POOLED samples of every test in the window (each test's ping samples,
 `rtt_samples_ms`), never percentiles of per-test percentiles; a test without samples
 (an imported row) counts as one sample, its p50 or mean. Throughput has one value per
-test. A percentile from fewer than MIN_P99_SAMPLES samples is not shown for p99 (None,
-printed as "—"). Sources are never mixed: each view is of one source and says which.
+test. Every statistic (STATS: min, p10, p25, p50, p75, p90, p99, max, mean) carries its
+sample count; a tail percentile q from fewer than 10 / min(q, 1 - q) samples (ten
+samples beyond it: p25 and p75 need 40, p10 and p90 100, p99 1,000) is not estimated:
+None, printed as "—", with the count and the rule beside it (PERCENTILE_RULE). The
+median, min, max and mean are shown from one sample on. Sources are never mixed: each
+view is of one source and says which.
 Rows with flags (orchestrator.flags: below the fibre floor, asymmetric, ...) are left out
 unless `include_flagged`; each view counts the tests it left out (`flagged_tests`).
 
@@ -15,6 +19,7 @@ windows too; `all` takes everything.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -29,10 +34,32 @@ if TYPE_CHECKING:
 WINDOWS: dict[str, int | None] = {"1D": 1, "1W": 7, "1M": 30, "all": None}
 # rows without flags: those that passed every check, and those from before the column
 UNFLAGGED_SQL = "coalesce(flags, '') = ''"
-STATS = ("p50", "p90", "p99")
-MIN_P99_SAMPLES = 100
+# every statistic a view computes, and the quantile each percentile is
+QUANTILES = {"min": 0.0, "p10": 0.10, "p25": 0.25, "p50": 0.50, "p75": 0.75, "p90": 0.90,
+             "p99": 0.99, "max": 1.0}  # fmt: skip
+STATS = (*QUANTILES, "mean")
+SITE_STATS = ("p50", "p90", "p99")  # the site's matrix carries these
+BEYOND = 10  # samples a tail percentile needs beyond it
+PERCENTILE_RULE = (
+    f"a percentile q needs {BEYOND} / min(q, 1 - q) samples (p25, p75: 40; p10, p90: 100; "
+    "p99: 1,000); below that it is null, with its count"
+)
+
+
+def min_samples(stat: str) -> int:
+    """Samples `stat` needs to be shown: 10 / min(q, 1 - q) for a tail percentile, else 1."""
+    q = QUANTILES.get(stat)
+    if q is None or q in (0.0, 0.5, 1.0):
+        return 1
+    return math.ceil(BEYOND / min(q, 1.0 - q) - 1e-9)
+
+
 MATRIX_FORMAT = "interregion.matrix"
-MATRIX_VERSION = 2  # 2: include_flagged, and each matrix's flagged_tests
+# 2: include_flagged, each matrix's flagged_tests, the percentile rule, each cell's
+# value_n (the samples its value comes from), stats min..max and mean
+MATRIX_VERSION = 2
+PAIR_FORMAT = "interregion.pair-history"
+PAIR_VERSION = 2  # 2: format and version, every statistic with its count (p99, p99_n)
 
 
 @dataclass(frozen=True)
@@ -121,11 +148,24 @@ def window_bounds(info: SourceInfo, window: str) -> tuple[datetime | None, datet
 
 
 def _stat_value(stat: str, samples: int, quantiles: Sequence[float] | None) -> float | None:
-    if quantiles is None:
-        return None
-    if stat == "p99" and samples < MIN_P99_SAMPLES:
+    """`stat` of a window from its quantiles (in STATS order), None when there are none
+    or too few samples for it (min_samples)."""
+    if quantiles is None or samples < min_samples(stat):
         return None
     return float(quantiles[STATS.index(stat)])
+
+
+def stat_fields(samples: int, quantiles: Sequence[float] | None) -> dict[str, Any]:
+    """Every statistic with its sample count: {"p99": None, "p99_n": 60, ...}."""
+    out: dict[str, Any] = {}
+    for stat in STATS:
+        out[stat] = _stat_value(stat, samples, quantiles)
+        out[f"{stat}_n"] = samples
+    return out
+
+
+# the SQL of a window's statistics over pooled samples x, in STATS order
+_STATS_SQL = f"list_append(quantile_cont(x, {list(QUANTILES.values())}), avg(x))"
 
 
 def iso_utc(t: datetime | None) -> str | None:
@@ -163,7 +203,7 @@ def pair_history(
             f"{m.samples_sql} AS s FROM measurements WHERE {where}) "
             "SELECT (SELECT list((started_utc, sweep_id, fingerprint, v, len(s)) "
             "ORDER BY started_utc) FROM t WHERE v IS NOT NULL), "
-            "(SELECT (count(x), quantile_cont(x, [0.5, 0.9, 0.99])) FROM "
+            f"(SELECT (count(x), {_STATS_SQL}) FROM "
             "(SELECT unnest(s) AS x FROM t WHERE v IS NOT NULL) WHERE x IS NOT NULL)",
             params,
         ).fetchone()
@@ -181,7 +221,7 @@ def pair_history(
                 "samples": int(n),
                 "tests": len(runs),
                 "flagged_tests": flagged,
-                **{s: _stat_value(s, int(n), qs) for s in STATS},
+                **stat_fields(int(n), qs),
                 "runs": [
                     {
                         "started_utc": iso_utc(t),
@@ -194,8 +234,9 @@ def pair_history(
                 ],
             }
         )
-    return {"src": src, "dst": dst, "metric": m.name, "unit": m.unit, "window": window,
-            "sources": out}  # fmt: skip
+    return {"format": PAIR_FORMAT, "version": PAIR_VERSION, "src": src, "dst": dst,
+            "metric": m.name, "unit": m.unit, "window": window,
+            "percentile_rule": PERCENTILE_RULE, "sources": out}  # fmt: skip
 
 
 # ---- the matrix -----------------------------------------------------------------------
@@ -206,14 +247,14 @@ SITE_WINDOWS = ("latest", "1D", "1W", "1M")
 
 @dataclass(frozen=True)
 class Cell:
-    """One directed pair of a window: its pooled quantiles (p50, p90, p99) and counts."""
+    """One directed pair of a window: its pooled statistics (STATS order) and counts."""
 
     src: str
     dst: str
     distance_km: float | None
     tests: int
     samples: int
-    quantiles: tuple[float, float, float] | None
+    quantiles: tuple[float, ...] | None
     newest: datetime | None  # the start of the pair's newest test in the window
 
     def stat(self, stat: str) -> float | None:
@@ -270,7 +311,7 @@ def window_cells(
         "n AS (SELECT src, dst, count(*) AS tests, max(distance_km) AS km, "
         "max(started_utc) AS newest FROM t GROUP BY src, dst), "
         "q AS (SELECT src, dst, count(x) AS samples, "
-        "quantile_cont(x, [0.5, 0.9, 0.99]) AS qs "
+        f"{_STATS_SQL} AS qs "
         "FROM (SELECT src, dst, unnest(s) AS x FROM t) WHERE x IS NOT NULL "
         "GROUP BY src, dst) "
         "SELECT n.src, n.dst, n.km, n.tests, q.samples, q.qs, n.newest FROM n JOIN q "
@@ -308,6 +349,7 @@ def matrix(
                 "src": c.src,
                 "dst": c.dst,
                 "value": _stat_value(stat, c.samples, c.quantiles),
+                "value_n": c.samples,
                 "samples": c.samples,
                 "tests": c.tests,
                 "distance_km": c.distance_km,
@@ -340,6 +382,7 @@ def matrix(
         "unit": m.unit,
         "stat": stat,
         "window": window,
+        "percentile_rule": PERCENTILE_RULE,
         "include_flagged": include_flagged,
         "matrices": matrices,
     }

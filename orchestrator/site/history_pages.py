@@ -146,11 +146,11 @@ def matrix_data(
         views = {}
         for (metric, window), found_cells in cells.items():
             arrays: dict[str, list[Any]] = {
-                k: [None] * size for k in (*v.STATS, "samples", "tests", "newest_s")
+                k: [None] * size for k in (*v.SITE_STATS, "samples", "tests", "newest_s")
             }
             for c in found_cells:
                 k = at(c.src, c.dst)
-                for stat in v.STATS:
+                for stat in v.SITE_STATS:
                     arrays[stat][k] = shown(metric, c.stat(stat))
                 arrays["samples"][k] = c.samples
                 arrays["tests"][k] = c.tests
@@ -195,7 +195,7 @@ def matrix_data(
         "built_utc": v.iso_utc(built.astimezone(UTC).replace(tzinfo=None)),
         "built_s": int(built.timestamp()),
         "units": DISPLAY_UNITS,
-        "stats": list(v.STATS),
+        "stats": list(v.SITE_STATS),
         "windows": list(v.SITE_WINDOWS),
         "sources": sources,
     }
@@ -404,7 +404,7 @@ def matrix_html(data: HistoryData, studies: bool = False) -> str:
                 [("rtt", "RTT (ms)"), ("throughput", "throughput (Mbit/s)")],
                 "rtt",
             ),
-            _select("stat", "statistic", [(s, s) for s in v.STATS], "p50"),
+            _select("stat", "statistic", [(s, s) for s in v.SITE_STATS], "p50"),
             _select("window", "window", [(w, windows[w]) for w in v.SITE_WINDOWS], "1W"),
             _select(
                 "colour",
