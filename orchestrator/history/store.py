@@ -636,6 +636,37 @@ def import_batch(rows: Sequence[Mapping[str, str]], source: str, month: str, lab
     return Batch(sweep, out, prints)
 
 
+# The tier an import's rows measure unless they say otherwise (our own sweeps' default).
+DEFAULT_TIER = "PREMIUM"
+
+
+def tier_source(source: str, tier: str | None) -> str:
+    """The source an imported row belongs to: `source` for the default tier (or none
+    named), `source-<tier>` for another (skyplane-standard, skyplane-premium-standard):
+    rows of different network tiers are different measurements, never pooled."""
+    tier = (tier or "").strip().upper()
+    if tier in ("", DEFAULT_TIER):
+        return source
+    return f"{source}-{re.sub(r'[^a-z0-9]+', '-', tier.lower()).strip('-')}"
+
+
+def import_batches(
+    rows: Sequence[Mapping[str, str]], source: str, month: str, label: str
+) -> list[Batch]:
+    """The store's rows of an imported file, one batch (a source of its own) per network
+    tier its rows name (tier_source); flags computed over the whole file first."""
+    if rows and "flags" not in rows[0]:
+        rows = store.flagged(rows)
+    groups: dict[str, list[Mapping[str, str]]] = {}
+    for raw in rows:
+        groups.setdefault(tier_source(source, raw.get("network_tier")), []).append(raw)
+    batches = []
+    for name, group in groups.items():
+        tier = "" if name == source else f" ({name[len(source) + 1 :]} tier)"
+        batches.append(import_batch(group, name, month, label + tier))
+    return batches
+
+
 def _import_files(results: Path) -> list[tuple[Path, dict[str, Any]]]:
     folder = Path(results) / IMPORTS_DIR
     found = []
@@ -652,7 +683,7 @@ def _imported_batches(results: Path) -> list[Batch]:
     batches = []
     for csv_path, meta in _import_files(results):
         rows = read_import_csv(csv_path.read_text(encoding="utf-8"), str(csv_path))
-        batches.append(import_batch(rows, meta["source"], meta["date"], meta["label"]))
+        batches.extend(import_batches(rows, meta["source"], meta["date"], meta["label"]))
     return batches
 
 
@@ -669,17 +700,18 @@ def import_file(results: Path, path: Path, source: str, month: str, label: str =
     except OSError as e:
         raise UserError(f"{path}: cannot read it ({e.strerror})") from None
     rows = read_import_csv(text, str(path))
-    batch = import_batch(rows, source, month, label or source)
-    if not batch.rows:
+    batches = [b for b in import_batches(rows, source, month, label or source) if b.rows]
+    if not batches:
         raise UserError(f"{path}: no row has a usable rtt_avg_ms or throughput_bps")
     folder = Path(results) / IMPORTS_DIR / source
     store.write_atomic(folder / f"{month}.csv", text)
     meta = {"source": source, "date": month, "label": label or source, "file": Path(path).name}
     store.write_json(folder / f"{month}.json", meta)
     with opened(results, create=True) as con, transaction(con):
-        _write_batch(con, batch)
+        for batch in batches:
+            _write_batch(con, batch)
         archive_old_rows(con)
-    return len(batch.rows)
+    return sum(len(b.rows) for b in batches)
 
 
 # ---- export ---------------------------------------------------------------------------
