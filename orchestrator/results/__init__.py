@@ -7,6 +7,8 @@ Public API: the modules below; other packages import only these names
 - `collect`: From one round's raw agent outputs to measurements.csv rows (pure functions).
 - `flags`: Physics and consistency checks on measurement rows: the `flags` column.
 - `parse`: Tool output -> numbers: pure functions over the text iperf3 and ping printed.
+- `ping_rows`: Rows of the ping phase: each source host's samples of its peers -> measurements
+  rows.
 - `schema`: The results contract: columns of measurements.csv, one row per directed test.
 - `store`: The results folder of a sweep: `results/<sweep-id>/`, written so a crash loses little.
 """
@@ -15,6 +17,7 @@ __all__ = [
     "collect",
     "flags",
     "parse",
+    "ping_rows",
     "schema",
     "store",
 ]

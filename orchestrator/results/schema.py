@@ -32,7 +32,7 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "duration_s",
     "src_machine_type",
     "dst_machine_type",
-    # the hosts' own evidence around the throughput test (orchestrator.allowance): CPU
+    # the hosts' own evidence around the throughput test (orchestrator.plan.allowance): CPU
     # steal on each host, and how far the allowance counters moved (AWS ENA; emulated)
     "src_cpu_steal_pct",
     "dst_cpu_steal_pct",
@@ -70,3 +70,8 @@ def older_contract(header: tuple[str, ...]) -> bool:
 
 
 RESULTS_FORMAT_VERSION = 1
+
+# One ping probe: its ICMP payload (ping's default -s, and the agent's), and the packet
+# on the wire with the 8-byte ICMP and 20-byte IPv4 headers, which the cost counts.
+PING_PAYLOAD_BYTES = 56
+PING_PACKET_BYTES = PING_PAYLOAD_BYTES + 8 + 20
