@@ -614,7 +614,7 @@ def _methodology_html(
         "<li>The fibre floor: light in fibre at c x 2/3 = 199,861.6 km/s, so a round trip "
         "costs 2 x distance / (c x 2/3) = 10.0069 ms per 1000 km.</li>"
         "<li>RTT against geodesic distance (WGS-84): a Theil-Sen line (the median of the "
-        "slopes between every two points; a random 200,000 of them above that many), held "
+        "slopes between every two points; a random 50,000 of them above that many), held "
         "to an intercept of 0 or more and a slope of at least the fibre's; Pearson's r and "
         "Spearman's rank correlation beside it. log10(throughput) by least squares. "
         "Slopes per 1000 km.</li>"
