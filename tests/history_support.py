@@ -96,7 +96,8 @@ def make_sweep(
             src_region=sr,
             dst_cloud=dc,
             dst_region=dr,
-            distance_km="5887.0",
+            # near enough that no RTT of the tests is below the fibre floor (1 ms)
+            distance_km="100.0",
             rtt_avg_ms=f"{sum(values) / len(values):.3f}",
             rtt_mdev_ms="0.100",  # as ping_text's summary line
             ping_loss_pct="0",

@@ -49,7 +49,7 @@ from orchestrator.netmodel.model import (
 from orchestrator.netmodel.routes import default_routes
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.report.build import sweep_dirs
-from orchestrator.results import store
+from orchestrator.results import flags, store
 
 HISTORY, SWEEP, MODEL = "history", "sweep", "model"
 
@@ -248,7 +248,7 @@ def _row_test(row: Mapping[str, str], forward: bool, sweep_id: str, settings: st
         started_utc=row.get("started_utc") or "",
         forward=forward,
         emulated=is_emulated(row.get("backend")),
-        rtt_ms=_float(row.get("rtt_p50_ms")) or _float(row.get("rtt_avg_ms")),
+        rtt_ms=flags.row_rtt_ms(row),
         throughput_bps=_float(row.get("throughput_bps")),
         streams=_int(row.get("streams")) or 1,
         retransmits=_int(row.get("retransmits")),

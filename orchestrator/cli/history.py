@@ -172,7 +172,14 @@ def _show(
             click.echo("  no tests of this pair in the store")
         for s in doc["sources"]:
             click.echo(f"  {v.source_caption(s)}; {s['tests']} tests, {s['samples']} samples")
-            stats = ", ".join(f"{k} {v.format_value(s[k], doc['unit'])}" for k in v.STATS)
+            stats = ", ".join(
+                f"{k} {v.format_value(s[k], doc['unit'])}" for k in v.STATS if s[k] is not None
+            )
+            missing = [k for k in v.STATS if s[k] is None]
+            if missing:
+                stats += (
+                    f"; {', '.join(missing)} — (from {s['samples']} samples: {v.PERCENTILE_RULE})"
+                )
             click.echo(f"  window {s['window_start_utc'] or 'start'} .. {s['window_end_utc']}: "
                        f"{stats}")  # fmt: skip
             if s.get("smallest_detectable_change") is not None:
@@ -316,24 +323,34 @@ def convert(fmt: str, file: Path, out: Path) -> None:
       interregion history convert --from doit data/doit-intercloud-throughput-2022-02.csv \\
         --out d.csv
     """
+    from orchestrator.history.public_data import EXTRA_COLUMNS
     from orchestrator.history.public_data import convert as convert_rows
     from orchestrator.model.catalog import load_catalog
-    from orchestrator.results import store
+    from orchestrator.results import flags, store
 
     rows = convert_rows(fmt, read_text(file, "CSV file"), load_catalog())
-    store.write_atomic(out, store.csv_text(rows))
-    click.echo(f"{len(rows)} rows -> {out}")
+    store.write_atomic(out, store.csv_text(rows, extra=EXTRA_COLUMNS))
+    counts = flags.count(r.get("flags") for r in rows)
+    found = ", ".join(f"{n} {name}" for name, n in counts.items() if n)
+    click.echo(f"{len(rows)} rows -> {out} (flagged: {found or 'none'})")
 
 
 @click.command()
 @_matrix_metric_option
 @click.option(
-    "--stat", type=click.Choice(["p50", "p90", "p99"]), default="p50", show_default=True,
+    "--stat", type=click.Choice(["min", "p10", "p25", "p50", "p75", "p90", "p99", "max", "mean"]),
+    default="p50", show_default=True,
     help="Percentile of the window's pooled samples.",
 )  # fmt: skip
 @_window_option("1W", latest=True)
 @_SOURCE_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON (README).")
+@click.option(
+    "--include-flagged",
+    is_flag=True,
+    help="Keep the tests with flags (below the fibre floor, asymmetric, ...; README); "
+    "by default they are left out and counted.",
+)
 @click.option("--csv", "as_csv", is_flag=True, help="Print one CSV row per pair and source.")
 @_RESULTS_OPTION
 @click.option(
@@ -346,13 +363,14 @@ def convert(fmt: str, file: Path, out: Path) -> None:
 @selection_options
 def matrix(
     metric: str, stat: str, window: str, sources: tuple[str, ...], as_json: bool,
-    as_csv: bool, results_dir: Path, catalog: Path, **selection: Any,
+    include_flagged: bool, as_csv: bool, results_dir: Path, catalog: Path, **selection: Any,
 ) -> None:  # fmt: skip
     """The From x To table of one statistic from the history store.
 
     One table per source (emulated, measured, or an imported name), never mixed,
     each captioned with its source. A cell pools every sample of every test of
-    the window; p99 of fewer than 100 samples shows "—" (null in JSON).
+    the window; a tail percentile q from fewer than 10 / min(q, 1 - q) samples (p90:
+    100, p99: 1,000) shows "—" (null in JSON, with value_n, the samples it had).
 
     \b
     Examples:
@@ -374,7 +392,16 @@ def matrix(
     regions = load_catalog(catalog)
     keep = pair_filter(spec, regions) if spec != type(spec)() else None
     with h.opened(results_dir, read_only=True) as con:
-        doc = v.matrix(con, metric, stat, window, sources, keep, catalog=regions)
+        doc = v.matrix(
+            con,
+            metric,
+            stat,
+            window,
+            sources,
+            keep,
+            catalog=regions,
+            include_flagged=include_flagged,
+        )
     if as_json:
         click.echo(json.dumps(doc, indent=1))
     elif as_csv:
@@ -410,6 +437,12 @@ def _print_matrix(doc: dict[str, Any]) -> None:
         srcs = [r for r in mx["regions"] if any(c["src"] == r for c in mx["cells"])]
         dsts = [r for r in mx["regions"] if any(c["dst"] == r for c in mx["cells"])]
         console.print(title, soft_wrap=True, highlight=False)
+        if mx["flagged_tests"]:
+            console.print(
+                f"{mx['flagged_tests']} flagged tests left out (README, 'flags'): "
+                "--include-flagged keeps them",
+                highlight=False,
+            )
         table = Table()
         table.add_column("From \\ To")
         for d in dsts:

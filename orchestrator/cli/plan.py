@@ -28,6 +28,7 @@ from orchestrator.plan.options import (
     test_params_options,
 )
 from orchestrator.plan.pricing import load_pricing
+from orchestrator.plan.selection import pairs_per_band
 from orchestrator.plan.sweep_plan import Plan, make_plan, slot_seconds
 from orchestrator.sweep.provision import controller_region
 
@@ -158,6 +159,12 @@ def print_plan(result: Plan, console: Console) -> None:
     console.print(pairs)
     if len(selection.pairs) > SHOW_PAIRS:
         console.print(f"... and {len(selection.pairs) - SHOW_PAIRS} more pairs (see --json)")
+    per_band = pairs_per_band(selection.pairs)
+    console.print(
+        "directed pairs per distance band: "
+        + ", ".join(f"{band} {n}" for band, n in per_band.items()),
+        highlight=False,
+    )
 
     cap = "one slot per round" if result.sequential else None
     if result.max_concurrent:

@@ -54,7 +54,14 @@ def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]
     multiple=True,
     type=UserPath(dir_okay=False, exists=True),
     help="An external measurements CSV (src_cloud, src_region, dst_cloud, dst_region and "
-    "rtt_avg_ms and/or throughput_bps), repeatable.",
+    "rtt_p50_ms, or rtt_avg_ms when only the mean is known, and/or throughput_bps), "
+    "repeatable.",
+)
+@click.option(
+    "--include-flagged",
+    is_flag=True,
+    help="Keep the rows with flags (below the fibre floor, asymmetric, ...; README) in "
+    "every statistic and fit; by default they are left out and counted.",
 )
 @_RESULTS_OPTION
 @click.option(
@@ -81,6 +88,7 @@ def report(
     out: Path | None,
     no_png: bool,
     catalog: Path,
+    include_flagged: bool,
     **selection: Any,
 ) -> None:
     """Summarise sweeps: statistics per cloud pair, outliers, charts.
@@ -93,7 +101,7 @@ def report(
     Examples:
       interregion report --sweep 20261122T0130Z-3fa2
       interregion report --all --cloud-pair aws:gcp --min-km 1000
-      interregion report --input theirs.csv --out /tmp/theirs-report
+      interregion report --input theirs.csv --out /tmp/theirs-report --include-flagged
     """
     from orchestrator.model.catalog import load_catalog
     from orchestrator.plan.selection import pair_filter
@@ -107,7 +115,13 @@ def report(
     spec = spec_from_options(**selection)
     keep = pair_filter(spec, cat) if spec != type(spec)() else None
     console = _console()
-    loaded = load_inputs(sweep_dirs_=dirs, input_files=input_files, catalog=cat, keep=keep)
+    loaded = load_inputs(
+        sweep_dirs_=dirs,
+        input_files=input_files,
+        catalog=cat,
+        keep=keep,
+        include_flagged=include_flagged,
+    )
     out_dir = out if out is not None else default_out_dir(dirs, input_files)
     result = write_report(loaded, out_dir, png=not no_png, log=console.print)
     # after the report: when it fails, its one error line says enough on its own
@@ -136,7 +150,7 @@ def _console() -> Console:
 
 
 def _print_report(console: Console, result: Any) -> None:
-    from orchestrator.report.build import display_cell
+    from orchestrator.report.build import RTT_DEFINITION, display_cell, notes
 
     loaded = result.loaded
     label = " [bold red](EMULATED)[/]" if loaded.emulated else ""
@@ -144,15 +158,17 @@ def _print_report(console: Console, result: Any) -> None:
     columns = (
         ("pair", "cloud_pair", "{}"),
         ("n", "n", "{:d}"),
-        ("r RTT", "rtt_distance_r", "{:.3f}"),
+        ("inflation median", "route_inflation_median", "{:.2f}"),
+        ("p25", "route_inflation_p25", "{:.2f}"),
+        ("p75", "route_inflation_p75", "{:.2f}"),
+        ("Pearson r", "rtt_distance_r", "{:.3f}"),
+        ("Spearman", "rtt_distance_spearman", "{:.3f}"),
         ("RTT ms @0", "rtt_intercept_ms", "{:.1f}"),
         ("ms/1000km", "rtt_slope_ms_per_1000km", "{:.2f}"),
         ("r log tput", "log_throughput_distance_r", "{:.3f}"),
-        ("inflation", "route_inflation_median", "{:.2f}"),
-        ("RTT p50", "rtt_p50_ms", "{:.1f}"),
-        ("RTT p90", "rtt_p90_ms", "{:.1f}"),
-        ("Mbit/s p50", "throughput_p50_bps", "{:.1f}"),
-        ("Mbit/s p90", "throughput_p90_bps", "{:.1f}"),
+        ("RTT median over tests", "rtt_median_over_tests_ms", "{:.1f}"),
+        ("RTT p90 over tests", "rtt_p90_over_tests_ms", "{:.1f}"),
+        ("Mbit/s median over tests", "throughput_median_over_tests_bps", "{:.1f}"),
     )
     for title, _key, _fmt in columns:
         table.add_column(title, justify="left" if title == "pair" else "right")
@@ -160,6 +176,12 @@ def _print_report(console: Console, result: Any) -> None:
         row = s.row()
         table.add_row(*(display_cell(key, row[key], fmt) for _title, key, fmt in columns))
     console.print(table)
+    console.print(
+        f"RTT: {RTT_DEFINITION}. Inflation: RTT over the fibre floor 2 x distance / (c x 2/3). "
+        "Fit: Theil-Sen, intercept >= 0, slope >= 10.007 ms per 1000 km (the fibre's)."
+    )
+    for line in notes(loaded):
+        console.print(line)
     skipped = ", ".join(f"{n} {why}" for why, n in loaded.skipped.most_common())
     console.print(
         f"{len(loaded.data)} of {loaded.rows_read} measurements used"
@@ -173,14 +195,15 @@ def _print_report(console: Console, result: Any) -> None:
             + (f" and {more} more" if more > 0 else "")
         )
     if result.outliers:
-        console.print(f"{len(result.outliers)} outliers (RTT far above the pair's fit):")
+        console.print(f"{len(result.outliers)} outliers (RTT far from the pair's fit):")
         for o in result.outliers[:10]:
+            side = "above" if o.excess_ms > 0 else "below"
             console.print(
                 f"  {o.src} → {o.dst}: {o.rtt_ms:.1f} ms at {o.distance_km:.0f} km, "
-                f"{o.excess_ms:.1f} ms above the fit"
+                f"{abs(o.excess_ms):.1f} ms {side} the fit"
             )
     else:
-        console.print("no outliers (no pair's RTT is far above its cloud pair's fit)")
+        console.print("no outliers (no pair's RTT is far from its cloud pair's fit)")
     console.print(f"report: {result.out_dir}")
     if result.png_skipped:
         console.print(f"PNG charts: skipped ({result.png_skipped})")

@@ -111,6 +111,8 @@ def imported_fields(row: Mapping[str, Any], source: str) -> dict[str, str]:
         dst_machine_type=_text(row.get("dst_machine_type")),
         streams=_text(row.get("streams")),
         duration_s=_text(row.get("duration_s")),
+        # a source that names its tiers (skyplane) keeps each tier a fingerprint of its own
+        network_tier=_text(row.get("network_tier")),
     )
     return fields
 

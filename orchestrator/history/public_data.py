@@ -6,13 +6,19 @@ loads as a dated, labelled source. Pure functions over the text; only AWS and GC
 rows are kept (skyplane's Azure rows are dropped).
 
 skyplane-latency-2022.csv: `ping -c 10` summary per directed pair -> rtt_min/avg/max/
-mdev_ms and the machine types; GCP zones (us-central1-a) name their region. No time
-of day: the import's month dates the rows.
+mdev_ms, rtt_samples 10 and the machine types; GCP zones (us-central1-a) name their
+region. Each row's GCP network tiers go to `network_tier` (PREMIUM, STANDARD or
+PREMIUM/STANDARD: source's then destination's), a column beside the schema's that
+`history import` takes into the fingerprint: the tiers are never pooled. No time of
+day: the import's month dates the rows.
 
 doit-intercloud-throughput-2022-02.csv: `timestamp` -> started_utc; `avgrtt` ->
-rtt_avg_ms; `bitrate_Bps` is the BYTES one ~10 s iperf2 stream moved, so
-throughput_bps = bitrate_Bps x 8 / 10 (netmodel.DOIT_TEST_SECONDS); streams 1,
+rtt_avg_ms (rtt_samples 5: `ping -c 5`); `bitrate_Bps` is the BYTES one ~10 s iperf2
+stream moved, so throughput_bps = bitrate_Bps x 8 / 10 (netmodel.DOIT_TEST_SECONDS); streams 1,
 duration_s 10; the machine type of each side from `aws_vm` / `gcp_vm`.
+
+Both publish the mean RTT only, so their RTT is the mean (orchestrator.flags.row_rtt_ms).
+Every converted row carries its `flags` (orchestrator.flags), computed over the file.
 """
 
 from __future__ import annotations
@@ -26,9 +32,20 @@ from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
 from orchestrator.model.catalog import Catalog
 from orchestrator.netmodel.model import DOIT_TEST_SECONDS
+from orchestrator.results import flags
 
 FORMATS = ("skyplane", "doit")
 CLOUDS = ("aws", "gcp")
+SKYPLANE_PINGS = 10  # ping -c 10 (data/README.md)
+DOIT_PINGS = 5  # ping -c 5
+# A converted file's columns: the schema's, then what the schema has no column for.
+EXTRA_COLUMNS = ("network_tier",)
+
+
+def tier(src_tier: str, dst_tier: str) -> str:
+    """One network_tier for a pair: the tier both ends use, else source/destination."""
+    a, b = src_tier.strip().upper(), dst_tier.strip().upper()
+    return a if a == b else f"{a}/{b}"
 
 
 def region_key(cloud: str, region: str) -> tuple[str, str]:
@@ -75,6 +92,8 @@ def skyplane_rows(text: str, catalog: Catalog | None = None) -> Iterator[dict[st
             rtt_avg_ms=line["avg_rtt"],
             rtt_max_ms=line.get("max_rtt", ""),
             rtt_mdev_ms=line.get("mdev_rtt", ""),
+            rtt_samples=SKYPLANE_PINGS,
+            network_tier=tier(line.get("src_tier", ""), line.get("dst_tier", "")),
             src_machine_type=line.get("src_instance_class", ""),
             dst_machine_type=line.get("dst_instance_class", ""),
         )
@@ -99,6 +118,7 @@ def doit_rows(text: str, catalog: Catalog | None = None) -> Iterator[dict[str, A
             started_utc=line.get("timestamp", ""),
             distance_km=_distance(catalog, src, dst),
             rtt_avg_ms=line["avgrtt"],
+            rtt_samples=DOIT_PINGS,
             throughput_bps=throughput,
             streams=1,
             duration_s=DOIT_TEST_SECONDS,
@@ -116,9 +136,14 @@ def _require(found: Any, needed: tuple[str, ...], fmt: str) -> None:
 
 
 def convert(fmt: str, text: str, catalog: Catalog | None = None) -> list[dict[str, Any]]:
-    """Rows in the results schema from a public file of format `fmt` (skyplane, doit)."""
+    """Rows in the results schema from a public file of format `fmt` (skyplane, doit),
+    each with its flags; a source's extra fields in EXTRA_COLUMNS."""
     if fmt == "skyplane":
-        return list(skyplane_rows(text, catalog))
-    if fmt == "doit":
-        return list(doit_rows(text, catalog))
-    raise UserError(f"--from {fmt}: one of {', '.join(FORMATS)}")
+        rows = list(skyplane_rows(text, catalog))
+    elif fmt == "doit":
+        rows = list(doit_rows(text, catalog))
+    else:
+        raise UserError(f"--from {fmt}: one of {', '.join(FORMATS)}")
+    # the asked duration is unknown (iperf2's ~10 s): no duration_short
+    flags.set_flags(rows)
+    return rows

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 HISTORY_FILE = "history.duckdb"
 IMPORTS_DIR = "imports"
 # 2: measurements split into recent + archive; 3: the host evidence columns; 4: the
-# limiter columns (1, 2, 3 migrate)
+# limiter columns, rtt_samples and flags (1, 2, 3 migrate)
 STORE_SCHEMA_VERSION = 4
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
@@ -182,7 +182,8 @@ def connect(
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     """Version 1 -> 2: the measurements table becomes `recent`, beside an empty `archive`,
     both under the `measurements` view; 2 -> 3 -> 4: the columns added since (host
-    evidence, limiter), empty in the rows that predate them. One transaction."""
+    evidence; limiter, rtt_samples and flags), empty in the rows that predate them. One
+    transaction."""
     import duckdb
 
     try:
@@ -348,6 +349,8 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
     if store.is_study_record(record):
         raise UserError(f"{folder} is a TCP study, not a sweep: the history holds sweeps only")
     csv_rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
+    # computed again: a folder written before the column has none
+    csv_rows = store.flagged(csv_rows, (record.get("params") or {}).get("duration_s"))
     facts, placement = _hosts_json(folder)
     placement = {**placement, **(record.get("placement") or {})}
     source = sweep_source(record)
@@ -627,6 +630,8 @@ def import_batch(rows: Sequence[Mapping[str, str]], source: str, month: str, lab
     sweep_id = f"{source}@{month}"
     first_of_month = f"{month}-01 00:00:00"
     out, prints = [], {}
+    if rows and "flags" not in rows[0]:
+        rows = store.flagged(rows)  # a file from before the column, or from elsewhere
     for raw in rows:
         row = {c: _typed(c, raw.get(c)) for c in MEASUREMENT_COLUMNS}
         fields = imported_fields(raw, source)
@@ -668,6 +673,37 @@ def import_batch(rows: Sequence[Mapping[str, str]], source: str, month: str, lab
     return Batch(sweep, out, prints)
 
 
+# The tier an import's rows measure unless they say otherwise (our own sweeps' default).
+DEFAULT_TIER = "PREMIUM"
+
+
+def tier_source(source: str, tier: str | None) -> str:
+    """The source an imported row belongs to: `source` for the default tier (or none
+    named), `source-<tier>` for another (skyplane-standard, skyplane-premium-standard):
+    rows of different network tiers are different measurements, never pooled."""
+    tier = (tier or "").strip().upper()
+    if tier in ("", DEFAULT_TIER):
+        return source
+    return f"{source}-{re.sub(r'[^a-z0-9]+', '-', tier.lower()).strip('-')}"
+
+
+def import_batches(
+    rows: Sequence[Mapping[str, str]], source: str, month: str, label: str
+) -> list[Batch]:
+    """The store's rows of an imported file, one batch (a source of its own) per network
+    tier its rows name (tier_source); flags computed over the whole file first."""
+    if rows and "flags" not in rows[0]:
+        rows = store.flagged(rows)
+    groups: dict[str, list[Mapping[str, str]]] = {}
+    for raw in rows:
+        groups.setdefault(tier_source(source, raw.get("network_tier")), []).append(raw)
+    batches = []
+    for name, group in groups.items():
+        tier = "" if name == source else f" ({name[len(source) + 1 :]} tier)"
+        batches.append(import_batch(group, name, month, label + tier))
+    return batches
+
+
 def _import_files(results: Path) -> list[tuple[Path, dict[str, Any]]]:
     folder = Path(results) / IMPORTS_DIR
     found = []
@@ -687,7 +723,7 @@ def _imported_batches(results: Path, warn: Any = None) -> list[Batch]:
     for csv_path, meta in _import_files(results):
         try:
             rows = read_import_csv(read_text(csv_path, "CSV file"), str(csv_path))
-            batches.append(import_batch(rows, meta["source"], meta["date"], meta["label"]))
+            batches.extend(import_batches(rows, meta["source"], meta["date"], meta["label"]))
         except (UserError, FileNotFoundError, KeyError) as e:
             if not warn:
                 raise UserError(f"{csv_path}: cannot be loaded again ({e})") from None
@@ -724,17 +760,18 @@ def import_file(
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
     rows = read_import_csv(text, str(path))
-    batch = import_batch(rows, source, month, label or source)
-    if not batch.rows:
+    batches = [b for b in import_batches(rows, source, month, label or source) if b.rows]
+    if not batches:
         raise UserError(f"{path}: no row has a usable rtt_avg_ms or throughput_bps")
     folder = Path(results) / IMPORTS_DIR / source
     store.write_atomic(folder / f"{month}.csv", text)
     meta = {"source": source, "date": month, "label": label or source, "file": Path(path).name}
     store.write_json(folder / f"{month}.json", meta)
     with opened(results, create=True) as con, transaction(con):
-        _write_batch(con, batch)
+        for batch in batches:
+            _write_batch(con, batch)
         archive_old_rows(con)
-    return len(batch.rows)
+    return sum(len(b.rows) for b in batches)
 
 
 # ---- export ---------------------------------------------------------------------------

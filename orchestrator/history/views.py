@@ -4,8 +4,14 @@ DuckDB computes the figures (medians, percentiles) in SQL. A window's percentile
 those of the POOLED samples of every test in the window (each test's ping samples,
 `rtt_samples_ms`), never percentiles of per-test percentiles; a test without samples
 (an imported row) counts as one sample, its p50 or mean. Throughput has one value per
-test. A percentile from fewer than MIN_P99_SAMPLES samples is not shown for p99 (None,
-printed as "—"). Sources are never mixed: each view is of one source and says which.
+test. Every statistic (STATS: min, p10, p25, p50, p75, p90, p99, max, mean) carries its
+sample count; a tail percentile q from fewer than 10 / min(q, 1 - q) samples (ten
+samples beyond it: p25 and p75 need 40, p10 and p90 100, p99 1,000) is not estimated:
+None, printed as "—", with the count and the rule beside it (PERCENTILE_RULE). The
+median, min, max and mean are shown from one sample on. Sources are never mixed: each
+view is of one source and says which.
+Rows with flags (orchestrator.flags: below the fibre floor, asymmetric, ...) are left out
+unless `include_flagged`; each view counts the tests it left out (`flagged_tests`).
 
 A window (1D, 1W, 1M) ends at the latest test of its source, so a dated import has
 windows too; `all` takes everything.
@@ -27,10 +33,34 @@ if TYPE_CHECKING:
     import duckdb
 
 WINDOWS: dict[str, int | None] = {"1D": 1, "1W": 7, "1M": 30, "1Y": 365, "all": None}
-STATS = ("p50", "p90", "p99")
-MIN_P99_SAMPLES = 100
+# rows without flags: those that passed every check, and those from before the column
+UNFLAGGED_SQL = "coalesce(flags, '') = ''"
+# every statistic a view computes, and the quantile each percentile is
+QUANTILES = {"min": 0.0, "p10": 0.10, "p25": 0.25, "p50": 0.50, "p75": 0.75, "p90": 0.90,
+             "p99": 0.99, "max": 1.0}  # fmt: skip
+STATS = (*QUANTILES, "mean")
+SITE_STATS = ("p50", "p90", "p99")  # the site's matrix carries these
+BEYOND = 10  # samples a tail percentile needs beyond it
+PERCENTILE_RULE = (
+    f"a percentile q needs {BEYOND} / min(q, 1 - q) samples (p25, p75: 40; p10, p90: 100; "
+    "p99: 1,000); below that it is null, with its count"
+)
+
+
+def min_samples(stat: str) -> int:
+    """Samples `stat` needs to be shown: 10 / min(q, 1 - q) for a tail percentile, else 1."""
+    q = QUANTILES.get(stat)
+    if q is None or q in (0.0, 0.5, 1.0):
+        return 1
+    return math.ceil(BEYOND / min(q, 1.0 - q) - 1e-9)
+
+
 MATRIX_FORMAT = "interregion.matrix"
-MATRIX_VERSION = 1
+# 2: include_flagged, each matrix's flagged_tests, the percentile rule, each cell's
+# value_n (the samples its value comes from), stats min..max and mean
+MATRIX_VERSION = 2
+PAIR_FORMAT = "interregion.pair-history"
+PAIR_VERSION = 2  # 2: format and version, every statistic with its count (p99, p99_n)
 
 
 @dataclass(frozen=True)
@@ -129,11 +159,24 @@ def window_bounds(info: SourceInfo, window: str) -> tuple[datetime | None, datet
 
 
 def _stat_value(stat: str, samples: int, quantiles: Sequence[float] | None) -> float | None:
-    if quantiles is None:
-        return None
-    if stat == "p99" and samples < MIN_P99_SAMPLES:
+    """`stat` of a window from its quantiles (in STATS order), None when there are none
+    or too few samples for it (min_samples)."""
+    if quantiles is None or samples < min_samples(stat):
         return None
     return float(quantiles[STATS.index(stat)])
+
+
+def stat_fields(samples: int, quantiles: Sequence[float] | None) -> dict[str, Any]:
+    """Every statistic with its sample count: {"p99": None, "p99_n": 60, ...}."""
+    out: dict[str, Any] = {}
+    for stat in STATS:
+        out[stat] = _stat_value(stat, samples, quantiles)
+        out[f"{stat}_n"] = samples
+    return out
+
+
+# the SQL of a window's statistics over pooled samples x, in STATS order
+_STATS_SQL = f"list_append(quantile_cont(x, {list(QUANTILES.values())}), avg(x))"
 
 
 def iso_utc(t: datetime | None) -> str | None:
@@ -150,6 +193,7 @@ def pair_history(
     window: str = "all",
     sources: Sequence[str] = (),
     detected: Any = None,
+    include_flagged: bool = False,
 ) -> dict[str, Any]:
     """One directed pair's series and its window percentiles, per source; with `detected`
     (a changes.Detection), its scale and smallest detectable change."""
@@ -163,13 +207,16 @@ def pair_history(
         if start is not None:
             where += " AND started_utc >= ?"
             params.append(start)
+        flagged = _flagged_tests(con, where, params, include_flagged)
+        if not include_flagged:
+            where += f" AND {UNFLAGGED_SQL}"
         # one scan of the store: the CTE, read twice, is materialized once
         found = con.execute(
             f"WITH t AS (SELECT started_utc, sweep_id, fingerprint, {m.run_sql} AS v, "
             f"{m.samples_sql} AS s FROM measurements WHERE {where}) "
             "SELECT (SELECT list((started_utc, sweep_id, fingerprint, v, len(s)) "
             "ORDER BY started_utc) FROM t WHERE v IS NOT NULL), "
-            "(SELECT (count(x), quantile_cont(x, [0.5, 0.9, 0.99])) FROM "
+            f"(SELECT (count(x), {_STATS_SQL}) FROM "
             "(SELECT unnest(s) AS x FROM t WHERE v IS NOT NULL) WHERE x IS NOT NULL)",
             params,
         ).fetchone()
@@ -186,7 +233,8 @@ def pair_history(
                 "window_end_utc": iso_utc(info.latest),
                 "samples": int(n),
                 "tests": len(runs),
-                **{s: _stat_value(s, int(n), qs) for s in STATS},
+                "flagged_tests": flagged,
+                **stat_fields(int(n), qs),
                 **(detectable(detected, info.name, m.name, src, dst) if detected else {}),
                 "runs": [
                     {
@@ -200,8 +248,9 @@ def pair_history(
                 ],
             }
         )
-    return {"src": src, "dst": dst, "metric": m.name, "unit": m.unit, "window": window,
-            "sources": out}  # fmt: skip
+    return {"format": PAIR_FORMAT, "version": PAIR_VERSION, "src": src, "dst": dst,
+            "metric": m.name, "unit": m.unit, "window": window,
+            "percentile_rule": PERCENTILE_RULE, "sources": out}  # fmt: skip
 
 
 # ---- what change detection can see -----------------------------------------------------
@@ -298,14 +347,14 @@ SITE_WINDOWS = ("latest", "1D", "1W", "1M", "1Y")
 
 @dataclass(frozen=True)
 class Cell:
-    """One directed pair of a window: its pooled quantiles (p50, p90, p99) and counts."""
+    """One directed pair of a window: its pooled statistics (STATS order) and counts."""
 
     src: str
     dst: str
     distance_km: float | None
     tests: int
     samples: int
-    quantiles: tuple[float, float, float] | None
+    quantiles: tuple[float, ...] | None
     newest: datetime | None  # the start of the pair's newest test in the window
     # what limited most of the window's tests (results.limiter; throughput rows only)
     limiter: str | None = None
@@ -314,18 +363,34 @@ class Cell:
         return _stat_value(stat, self.samples, self.quantiles)
 
 
+def _flagged_tests(
+    con: duckdb.DuckDBPyConnection, where: str, params: Sequence[Any], include_flagged: bool
+) -> int:
+    """Tests matching `where` that carry flags (0 when they are included)."""
+    if include_flagged:
+        return 0
+    row = con.execute(
+        f"SELECT count(*) FROM measurements WHERE {where} AND NOT {UNFLAGGED_SQL}", params
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
 def window_cells(
     con: duckdb.DuckDBPyConnection,
     info: SourceInfo,
     metric_name: str,
     window: str,
     previous: bool = False,
+    include_flagged: bool = False,
 ) -> list[Cell]:
     """Every directed pair of one source and window, all three quantiles in one query.
     `window` is one of WINDOWS or "latest" (each pair's newest test alone); `previous`:
-    the window of the same length just before it (none for "latest" or "all")."""
+    the window of the same length just before it (none for "latest" or "all"). Flagged
+    rows are left out unless `include_flagged`."""
     m = metric(metric_name)
     where = f"source = ? AND status = 'ok' AND {m.present_sql}"
+    if not include_flagged:
+        where += f" AND {UNFLAGGED_SQL}"
     params: list[Any] = [info.name]
     tests = (
         f"SELECT src, dst, distance_km, started_utc, limiter, {m.samples_sql} AS s "
@@ -359,7 +424,7 @@ def window_cells(
         "n AS (SELECT src, dst, count(*) AS tests, max(distance_km) AS km, "
         "max(started_utc) AS newest, mode(limiter) AS limiter FROM t GROUP BY src, dst), "
         "q AS (SELECT src, dst, count(x) AS samples, "
-        "quantile_cont(x, [0.5, 0.9, 0.99]) AS qs "
+        f"{_STATS_SQL} AS qs "
         "FROM (SELECT src, dst, unnest(s) AS x FROM t) WHERE x IS NOT NULL "
         "GROUP BY src, dst) "
         "SELECT n.src, n.dst, n.km, n.tests, q.samples, q.qs, n.newest, n.limiter FROM n "
@@ -383,6 +448,7 @@ def matrix(
     sources: Sequence[str] = (),
     keep: PairKeep | None = None,
     catalog: Catalog | None = None,
+    include_flagged: bool = False,
 ) -> dict[str, Any]:
     """The From x To matrix of one statistic, one matrix per source (never mixed).
     The JSON shape (README, 'History') is this dict. `window` is one of WINDOWS or
@@ -403,13 +469,19 @@ def matrix(
                 "src": c.src,
                 "dst": c.dst,
                 "value": _stat_value(stat, c.samples, c.quantiles),
+                "value_n": c.samples,
                 "samples": c.samples,
                 "tests": c.tests,
                 "distance_km": c.distance_km,
             }
-            for c in window_cells(con, info, m.name, window)
+            for c in window_cells(con, info, m.name, window, include_flagged=include_flagged)
             if keep is None or keep(c.src, c.dst, c.distance_km)
         ]
+        where = "source = ? AND status = 'ok'"
+        params: list[Any] = [info.name]
+        if start is not None:
+            where += " AND started_utc >= ?"
+            params.append(start)
         used = {c["src"] for c in cells} | {c["dst"] for c in cells}
         regions = region_order(used, catalog) if catalog is not None else sorted(used)
         matrices.append(
@@ -420,6 +492,7 @@ def matrix(
                 "window_start_utc": iso_utc(start),
                 "window_end_utc": iso_utc(info.latest),
                 "regions": regions,
+                "flagged_tests": _flagged_tests(con, where, params, include_flagged),
                 "cells": cells,
             }
         )
@@ -430,6 +503,8 @@ def matrix(
         "unit": m.unit,
         "stat": stat,
         "window": window,
+        "percentile_rule": PERCENTILE_RULE,
+        "include_flagged": include_flagged,
         "matrices": matrices,
     }
 

@@ -102,7 +102,15 @@ def selection_options(f: F) -> F:
                 type=int,
                 default=None,
                 metavar="N",
-                help="At most N regions, spread across the globe (farthest-point sampling).",
+                help="At most N regions whose pairs spread over the distance bands "
+                "(<1000, 1000-3000, 3000-8000, >8000 km), the globe and both clouds.",
+            ),
+            click.option(
+                "--spread",
+                type=click.Choice(["bands", "globe"]),
+                default=None,
+                help="How --max-regions chooses: bands (default; every distance band, then "
+                "the globe) or globe (farthest-point sampling alone, the older choice).",
             ),
         ],
     )
@@ -288,6 +296,7 @@ def spec_from_options(**kwargs: Any) -> SelectionSpec:
         max_km=kwargs.get("max_km"),
         pairs=parse_pairs(kwargs.get("pairs")),
         max_regions=kwargs.get("max_regions"),
+        spread=kwargs.get("spread") or "bands",
     )
 
 

@@ -8,6 +8,10 @@ Order of the filters: regions (--clouds, --regions, --exclude, --no-opt-in),
 then pairs (--cloud-pair, --min-km/--max-km, --pairs), then --max-regions
 samples among the regions that still take part in a pair. A region left with
 no pair is dropped: a VM that tests nothing costs money and tells nothing.
+
+--max-regions spreads the pairs over the distance bands (DISTANCE_BANDS_KM) as well as
+over the globe and both clouds (`--spread bands`, the default: `band_spread_sample`);
+`--spread globe` is farthest-point sampling alone, which leaves short pairs out.
 """
 
 from __future__ import annotations
@@ -26,6 +30,15 @@ from orchestrator.model.catalog import CLOUDS, Catalog, Region
 # small sample always has its best-known region and the rest spread from it.
 SEED_REGIONS = ("aws:us-east-1", "gcp:us-central1")
 ALL_CLOUD_PAIRS: tuple[tuple[str, str], ...] = tuple((a, b) for a in CLOUDS for b in CLOUDS)
+# The distance bands a selection should cover: within a metro or a country, within a
+# continent, across an ocean, and around the world. Lower bound inclusive.
+DISTANCE_BANDS_KM: tuple[tuple[str, float, float], ...] = (
+    ("<1000 km", 0.0, 1000.0),
+    ("1000-3000 km", 1000.0, 3000.0),
+    ("3000-8000 km", 3000.0, 8000.0),
+    (">8000 km", 8000.0, float("inf")),
+)
+SPREADS = ("bands", "globe")
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,20 @@ class SelectionSpec:
     max_km: float | None = None
     pairs: tuple[tuple[str, str], ...] = ()  # explicit; both directions unless cloud_pairs narrows
     max_regions: int | None = None
+    spread: str = "bands"  # how --max-regions chooses: one of SPREADS
+
+
+def band_of(km: float) -> str:
+    """The name of the distance band `km` falls in."""
+    return next(name for name, lo, hi in DISTANCE_BANDS_KM if lo <= km < hi)
+
+
+def pairs_per_band(pairs: Iterable[Pair]) -> dict[str, int]:
+    """Directed pairs in each distance band, every band named (0 when empty)."""
+    counts = {name: 0 for name, _lo, _hi in DISTANCE_BANDS_KM}
+    for p in pairs:
+        counts[band_of(p.distance_km)] += 1
+    return counts
 
 
 @dataclass(frozen=True)
@@ -97,7 +124,12 @@ def select(catalog: Catalog, spec: SelectionSpec) -> Selection:
     pairs = _filter_pairs(regions, spec)
     if spec.max_regions is not None:
         taking_part = _in_pairs(regions, pairs)
-        chosen = {r.key for r in farthest_point_sample(taking_part, spec.max_regions)}
+        if spec.spread == "globe":
+            sample = farthest_point_sample(taking_part, spec.max_regions)
+        else:
+            allowed = {frozenset(p.key) for p in pairs}
+            sample = band_spread_sample(taking_part, spec.max_regions, allowed)
+        chosen = {r.key for r in sample}
         pairs = [p for p in pairs if p.src.key in chosen and p.dst.key in chosen]
         if not pairs:
             raise UserError(
@@ -148,6 +180,8 @@ def check_spec(catalog: Catalog, spec: SelectionSpec) -> None:
         )
     if spec.max_regions is not None and spec.max_regions < 2:
         raise UserError(f"--max-regions {spec.max_regions}: a test needs at least 2 regions")
+    if spec.spread not in SPREADS:
+        raise UserError(f"--spread {spec.spread}: one of {', '.join(SPREADS)}")
     explicit = {catalog.get(key).key for key in spec.regions}
     for key in spec.regions:
         region = catalog.get(key)
@@ -278,6 +312,61 @@ def farthest_point_sample(regions: Sequence[Region], n: int) -> list[Region]:
         count[turn] = count.get(turn, 0) + 1
         for r in left:
             nearest[r.key] = min(nearest[r.key], pair_distance_km(r, pick))
+    return [r for r in regions if r.key in taken]
+
+
+def band_spread_sample(
+    regions: Sequence[Region], n: int, allowed: set[frozenset[str]] | None = None
+) -> list[Region]:
+    """`n` regions whose pairs cover the distance bands, the globe and both clouds.
+
+    The first half (rounded up) are anchors spread over the globe, as
+    farthest_point_sample picks them. Then, turn by turn, the cloud with the fewest
+    chosen regions adds the region that (1) leaves the most distance bands with a pair,
+    then (2) leaves the emptiest band fullest, then (3) lies farthest from the regions
+    chosen so far, then comes first in the catalog: short pairs beside the anchors. Only
+    pairs in `allowed` (unordered keys; None: all) count. Returned in catalog order.
+    """
+    if n >= len(regions):
+        return list(regions)
+    order = {r.key: i for i, r in enumerate(regions)}
+    chosen = farthest_point_sample(regions, (n + 1) // 2)
+    count = {cloud: 0 for cloud in CLOUDS}
+    for r in chosen:
+        count[r.cloud] = count.get(r.cloud, 0) + 1
+
+    def counted(a: Region, b: Region) -> bool:
+        return allowed is None or frozenset((a.key, b.key)) in allowed
+
+    bands = {name: 0 for name, _lo, _hi in DISTANCE_BANDS_KM}
+    for i, a in enumerate(chosen):
+        for b in chosen[i + 1 :]:
+            if counted(a, b):
+                bands[band_of(pair_distance_km(a, b))] += 1
+    nearest = {r.key: min(pair_distance_km(r, c) for c in chosen) for r in regions}
+    while len(chosen) < n:
+        taken = {r.key for r in chosen}
+        left = [r for r in regions if r.key not in taken]
+        clouds = {r.cloud for r in left}
+        turn = min(clouds, key=lambda c: (count.get(c, 0), CLOUDS.index(c)))
+
+        def score(r: Region) -> tuple[Any, ...]:
+            after = dict(bands)
+            for c in chosen:
+                if counted(r, c):
+                    after[band_of(pair_distance_km(r, c))] += 1
+            filled = sum(1 for v in after.values() if v)
+            return (filled, min(after.values()), nearest[r.key], -order[r.key])
+
+        pick = max((r for r in left if r.cloud == turn), key=score)
+        for c in chosen:
+            if counted(pick, c):
+                bands[band_of(pair_distance_km(pick, c))] += 1
+        chosen.append(pick)
+        count[turn] = count.get(turn, 0) + 1
+        for r in left:
+            nearest[r.key] = min(nearest[r.key], pair_distance_km(r, pick))
+    taken = {r.key for r in chosen}
     return [r for r in regions if r.key in taken]
 
 

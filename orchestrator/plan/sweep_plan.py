@@ -65,7 +65,7 @@ from orchestrator.plan.rounds import (
     schedule,
     sentinel_slots,
 )
-from orchestrator.plan.selection import Pair, Selection, SelectionSpec, select
+from orchestrator.plan.selection import Pair, Selection, SelectionSpec, pairs_per_band, select
 from orchestrator.results.schema import PING_PACKET_BYTES
 
 SLOT_MARGIN_S = 1.0
@@ -329,6 +329,7 @@ class Plan:
             "params": self.params.to_dict(),
             "regions": [region_to_dict(r) for r in self.selection.regions],
             "pairs": [p.to_dict() for p in self.selection.pairs],
+            "pairs_per_band": pairs_per_band(self.selection.pairs),
             "rounds": [[p.to_dict() for slot in rnd for p in slot.pairs] for rnd in self.rounds],
             "round_slots": [[list(slot.regions) for slot in rnd] for rnd in self.rounds],
             "lower_bound_rounds": self.lower_bound_rounds,

@@ -8,10 +8,11 @@ Missing values are NaN and are dropped by the callers, never here.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from orchestrator.core.geo import fibre_rtt_ms
+from orchestrator.core.geo import FIBRE_RTT_MS_PER_KM, fibre_rtt_ms
 from orchestrator.core.stats import NAN, median, percentiles
 from orchestrator.core.stats import pearson_r as pearson_r  # the report's callers use it here
 from orchestrator.core.stats import percentile as percentile  # callers of the analysis use it here
@@ -70,6 +71,75 @@ def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> Fit:
     return Fit(intercept, slope, r, n)
 
 
+def ranks(values: Sequence[float]) -> list[float]:
+    """Ranks from 1, ties given the mean of the ranks they span."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    out = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            out[order[k]] = (i + j) / 2.0 + 1.0
+        i = j + 1
+    return out
+
+
+def spearman_rho(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Spearman's rank correlation: Pearson's r of the ranks (ties averaged)."""
+    if len(xs) != len(ys):
+        raise ValueError(f"xs and ys differ in length ({len(xs)} and {len(ys)})")
+    return pearson_r(ranks(xs), ranks(ys))
+
+
+# Theil-Sen over more points than this takes the median of this many pairwise slopes
+# drawn at random (a fixed seed: the same data give the same fit), not of all n(n-1)/2.
+THEIL_SEN_MAX_PAIRS = 50_000
+
+
+def theil_sen(
+    xs: Sequence[float],
+    ys: Sequence[float],
+    min_slope: float = -math.inf,
+    min_intercept: float = -math.inf,
+) -> Fit:
+    """A robust line: the median of the slopes between every two points of distinct x
+    (Theil-Sen), raised to `min_slope` if below it, then the median of y - slope * x
+    as the intercept, raised to `min_intercept`. A quarter of the points can be
+    anywhere without moving it far. r is Pearson's, for reference. NaN coefficients
+    for fewer than two distinct x."""
+    n = len(xs)
+    if n != len(ys):
+        raise ValueError(f"xs and ys differ in length ({n} and {len(ys)})")
+    r = pearson_r(xs, ys) if n >= 2 else NAN
+    total = n * (n - 1) // 2
+    slopes = []
+    if total <= THEIL_SEN_MAX_PAIRS:
+        for i in range(n):
+            xi, yi = xs[i], ys[i]
+            for j in range(i + 1, n):
+                if xs[j] != xi:
+                    slopes.append((ys[j] - yi) / (xs[j] - xi))
+    else:
+        draw = random.Random(0).random  # randrange costs 10x as much, per call
+        for _ in range(THEIL_SEN_MAX_PAIRS):
+            i, j = int(draw() * n), int(draw() * n)
+            if xs[i] != xs[j]:
+                slopes.append((ys[j] - ys[i]) / (xs[j] - xs[i]))
+    if not slopes:
+        return Fit(NAN, NAN, r, n)
+    slope = max(median(slopes), min_slope)
+    intercept = max(median([y - slope * x for x, y in zip(xs, ys, strict=True)]), min_intercept)
+    return Fit(intercept, slope, r, n)
+
+
+def physical_rtt_fit(km: Sequence[float], rtt_ms: Sequence[float]) -> Fit:
+    """RTT against distance by Theil-Sen, held to what physics allows: no RTT below
+    zero at 0 km, and no slope below the fibre floor's (10.0069 ms per 1000 km)."""
+    return theil_sen(km, rtt_ms, min_slope=FIBRE_RTT_MS_PER_KM, min_intercept=0.0)
+
+
 def route_inflation(rtt_ms: float, distance_km: float) -> float:
     """RTT over the fibre floor for the distance (1.0 = a straight fibre)."""
     if distance_km < INFLATION_MIN_KM:
@@ -80,21 +150,18 @@ def route_inflation(rtt_ms: float, distance_km: float) -> float:
 @dataclass(frozen=True)
 class Outlier:
     index: int  # position in the residuals given
-    residual: float  # how far above the fit, in the unit of y
-    robust_z: float  # residual above the median residual, in sigmas estimated from the MAD
+    residual: float  # how far from the fit (negative: below), in the unit of y
+    robust_z: float  # residual from the median residual, in sigmas estimated from the MAD
 
 
-def high_outliers(
-    residuals: Sequence[float], k: float = 3.0, min_excess: float = 0.0
-) -> list[Outlier]:
-    """Points more than k robust sigmas above the median residual and more than
-    `min_excess` above the fit itself.
+def outliers(residuals: Sequence[float], k: float = 3.0, min_excess: float = 0.0) -> list[Outlier]:
+    """Points more than k robust sigmas from the median residual, on either side, and
+    more than `min_excess` from the fit itself.
 
-    Only the high side: a path slower than its group's fit is a detour worth
-    knowing about, a faster one is not. `min_excess` (same unit as the
-    residuals) keeps sub-millisecond noise out when the MAD is nearly zero; it
-    bounds the residual itself, the figure reported, so no reported point is
-    less than `min_excess` above the fit.
+    Both sides: a path slower than its group's fit is a detour worth knowing about, and
+    one faster than the fit may be a measurement that breaks physics. `min_excess` (same
+    unit as the residuals) keeps sub-millisecond noise out when the MAD is nearly zero;
+    it bounds the residual itself, the figure reported.
     """
     if len(residuals) < 3:
         return []
@@ -103,10 +170,10 @@ def high_outliers(
     found = []
     for i, res in enumerate(residuals):
         excess = res - centre
-        if res <= min_excess or excess <= 0.0:
+        if abs(res) <= min_excess or excess == 0.0 or (res > 0) != (excess > 0):
             continue
-        z = excess / sigma if sigma > 0.0 else math.inf
-        if z > k:
+        z = excess / sigma if sigma > 0.0 else math.copysign(math.inf, excess)
+        if abs(z) > k:
             found.append(Outlier(index=i, residual=res, robust_z=z))
     return found
 
@@ -123,17 +190,20 @@ GROUPS = ("all", "aws-aws", "aws-gcp", "gcp-aws", "gcp-gcp")
 SUMMARY_COLUMNS = (
     "cloud_pair",
     "n",
+    "route_inflation_median",
+    "route_inflation_p25",
+    "route_inflation_p75",
     "rtt_distance_r",
+    "rtt_distance_spearman",
     "rtt_intercept_ms",
     "rtt_slope_ms_per_1000km",
     "log_throughput_distance_r",
     "log_throughput_intercept",
     "log_throughput_slope_per_1000km",
-    "route_inflation_median",
-    "rtt_p50_ms",
-    "rtt_p90_ms",
-    "throughput_p50_bps",
-    "throughput_p90_bps",
+    "rtt_median_over_tests_ms",
+    "rtt_p90_over_tests_ms",
+    "throughput_median_over_tests_bps",
+    "throughput_p90_over_tests_bps",
 )
 
 
@@ -182,30 +252,37 @@ def _cloud(key: str) -> str:
 class GroupSummary:
     cloud_pair: str
     n: int
-    rtt_fit: Fit  # rtt_ms against distance_km
-    log_throughput_fit: Fit  # log10(throughput_bps) against distance_km
-    route_inflation_median: float
-    rtt_p50_ms: float
-    rtt_p90_ms: float
-    throughput_p50_bps: float
-    throughput_p90_bps: float
+    rtt_fit: Fit  # rtt_ms against distance_km: physical_rtt_fit (Theil-Sen)
+    log_throughput_fit: Fit  # log10(throughput_bps) against distance_km, least squares
+    route_inflation_median: float  # the headline: RTT over the fibre floor
+    route_inflation_p25: float
+    route_inflation_p75: float
+    rtt_distance_spearman: float
+    # statistics over the group's tests (each test's RTT is its median), not of a pair
+    rtt_median_over_tests_ms: float
+    rtt_p90_over_tests_ms: float
+    throughput_median_over_tests_bps: float
+    throughput_p90_over_tests_bps: float
 
     def row(self) -> dict[str, float | int | str]:
         """The summary.csv row: slopes per 1000 km, NaN where undefined."""
         return {
             "cloud_pair": self.cloud_pair,
             "n": self.n,
+            "route_inflation_median": self.route_inflation_median,
+            "route_inflation_p25": self.route_inflation_p25,
+            "route_inflation_p75": self.route_inflation_p75,
             "rtt_distance_r": self.rtt_fit.r,
+            "rtt_distance_spearman": self.rtt_distance_spearman,
             "rtt_intercept_ms": self.rtt_fit.intercept,
             "rtt_slope_ms_per_1000km": self.rtt_fit.slope * 1000.0,
             "log_throughput_distance_r": self.log_throughput_fit.r,
             "log_throughput_intercept": self.log_throughput_fit.intercept,
             "log_throughput_slope_per_1000km": self.log_throughput_fit.slope * 1000.0,
-            "route_inflation_median": self.route_inflation_median,
-            "rtt_p50_ms": self.rtt_p50_ms,
-            "rtt_p90_ms": self.rtt_p90_ms,
-            "throughput_p50_bps": self.throughput_p50_bps,
-            "throughput_p90_bps": self.throughput_p90_bps,
+            "rtt_median_over_tests_ms": self.rtt_median_over_tests_ms,
+            "rtt_p90_over_tests_ms": self.rtt_p90_over_tests_ms,
+            "throughput_median_over_tests_bps": self.throughput_median_over_tests_bps,
+            "throughput_p90_over_tests_bps": self.throughput_p90_over_tests_bps,
         }
 
 
@@ -234,16 +311,20 @@ def summarize_group(name: str, m: Measurements, rows: Sequence[int]) -> GroupSum
             log_y.append(math.log10(t))
     rtt_p50, rtt_p90 = percentiles(finite([rtt[i] for i in rows]), (50, 90))
     thr_p50, thr_p90 = percentiles(finite([thr[i] for i in rows]), (50, 90))
+    infl_p25, infl_p50, infl_p75 = percentiles(inflation, (25, 50, 75))
     return GroupSummary(
         cloud_pair=name,
         n=len(rows),
-        rtt_fit=linear_fit(rtt_x, rtt_y),
+        rtt_fit=physical_rtt_fit(rtt_x, rtt_y),
         log_throughput_fit=linear_fit(log_x, log_y),
-        route_inflation_median=median(inflation),
-        rtt_p50_ms=rtt_p50,
-        rtt_p90_ms=rtt_p90,
-        throughput_p50_bps=thr_p50,
-        throughput_p90_bps=thr_p90,
+        route_inflation_median=infl_p50,
+        route_inflation_p25=infl_p25,
+        route_inflation_p75=infl_p75,
+        rtt_distance_spearman=spearman_rho(rtt_x, rtt_y) if len(rtt_x) >= 2 else NAN,
+        rtt_median_over_tests_ms=rtt_p50,
+        rtt_p90_over_tests_ms=rtt_p90,
+        throughput_median_over_tests_bps=thr_p50,
+        throughput_p90_over_tests_bps=thr_p90,
     )
 
 
@@ -255,7 +336,7 @@ def summarize(m: Measurements) -> list[GroupSummary]:
 
 @dataclass(frozen=True)
 class PairOutlier:
-    """A directed region pair whose RTT is far above its cloud pair's fit."""
+    """A directed region pair whose RTT is far from its cloud pair's fit (either side)."""
 
     cloud_pair: str
     src: str
@@ -264,7 +345,7 @@ class PairOutlier:
     n: int  # measurements of the pair (several sweeps count separately)
     rtt_ms: float  # the pair's median RTT
     fit_rtt_ms: float  # the fit through the group's per-pair medians, at that distance
-    excess_ms: float  # rtt_ms - fit_rtt_ms: always above OUTLIER_MIN_EXCESS_MS
+    excess_ms: float  # rtt_ms - fit_rtt_ms: beyond +-OUTLIER_MIN_EXCESS_MS (below: negative)
     robust_z: float
     route_inflation: float
 
@@ -280,13 +361,13 @@ def find_outliers(
     k: float = 3.0,
     min_excess_ms: float = OUTLIER_MIN_EXCESS_MS,
 ) -> list[PairOutlier]:
-    """Directed pairs whose median RTT is more than k robust sigmas above their
-    group's fit and more than `min_excess_ms` above it.
+    """Directed pairs whose median RTT is more than k robust sigmas from their
+    group's fit (physical_rtt_fit), above or below, and more than `min_excess_ms` from it.
 
     Each pair counts once, by its medians over sweeps, both in the fit (one
     point per directed pair, not the summary's fit over every row) and in the
     spread, so a pair measured in ten sweeps does not outweigh the others.
-    Sorted by excess, largest first.
+    Sorted by the size of the excess, largest first.
     """
     by_pair: dict[tuple[int, int], list[int]] = {}
     for i in range(len(m)):
@@ -301,11 +382,11 @@ def find_outliers(
             pairs.append((s, d, len(rows)))
             medians.append(median([m.rtt_ms[i] for i in rows]))
             distances.append(median([m.distance_km[i] for i in rows]))
-        fit = linear_fit(distances, medians)
+        fit = physical_rtt_fit(distances, medians)
         if not math.isfinite(fit.slope):
             continue
         residuals = [rtt - fit.at(km) for rtt, km in zip(medians, distances, strict=True)]
-        for o in high_outliers(residuals, k=k, min_excess=min_excess_ms):
+        for o in outliers(residuals, k=k, min_excess=min_excess_ms):
             s, d, n = pairs[o.index]
             found.append(
                 PairOutlier(
@@ -321,5 +402,5 @@ def find_outliers(
                     route_inflation=route_inflation(medians[o.index], distances[o.index]),
                 )
             )
-    found.sort(key=lambda o: -o.excess_ms)
+    found.sort(key=lambda o: -abs(o.excess_ms))
     return found

@@ -26,21 +26,27 @@ from orchestrator.model.backends import is_emulated
 from orchestrator.model.catalog import Catalog, Region, load_catalog
 from orchestrator.plan import allowance
 from orchestrator.report import analyze
-from orchestrator.results import store
+from orchestrator.results import flags, store
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
 REQUIRED_COLUMNS = ("src_cloud", "src_region", "dst_cloud", "dst_region")
-METRIC_COLUMNS = ("rtt_avg_ms", "throughput_bps")
+# The RTT of a test is the median of its samples (rtt_p50_ms). A source that published
+# only the mean (the public data sets) is read as the mean, and the report says so.
+RTT_COLUMN = "rtt_p50_ms"
+RTT_MEAN_COLUMN = "rtt_avg_ms"
+METRIC_COLUMNS = (RTT_COLUMN, RTT_MEAN_COLUMN, "throughput_bps")
 # Tried in this order on the header line: the first that yields the required columns wins.
 DELIMITERS = (",", ";", "\t", "|")
 # Above these a value is a unit or typing mistake, not a measurement.
 MAX_RTT_MS = 3_600_000.0  # an hour
 MAX_THROUGHPUT_BPS = 1e15  # 1 Pbit/s
 MAX_DISTANCE_KM = 20_040.0  # half the Earth's circumference, the longest geodesic
-LIMITS = {"rtt_avg_ms": MAX_RTT_MS, "throughput_bps": MAX_THROUGHPUT_BPS,
-          "distance_km": MAX_DISTANCE_KM}  # fmt: skip
+LIMITS = {RTT_COLUMN: MAX_RTT_MS, RTT_MEAN_COLUMN: MAX_RTT_MS,
+          "throughput_bps": MAX_THROUGHPUT_BPS, "distance_km": MAX_DISTANCE_KM}  # fmt: skip
+# Read only to compute the flags of a file that has no flags column.
+FLAG_INPUT_COLUMNS = (*flags.RTT_STATS, "throughput_sender_bps", "rtt_samples")
 BAD_LINES_SHOWN = 5  # line numbers named in the warning about rows with bad numbers
 # Leading bytes of files that are not CSV text, and what to do about them.
 _NOT_TEXT = (
@@ -54,6 +60,9 @@ _NOT_TEXT = (
 _FORMATS = {
     "n": "{:d}",
     "rtt_distance_r": "{:.4f}",
+    "rtt_distance_spearman": "{:.4f}",
+    "route_inflation_p25": "{:.3f}",
+    "route_inflation_p75": "{:.3f}",
     "rtt_intercept_ms": "{:.3f}",
     "rtt_slope_ms_per_1000km": "{:.4f}",
     "log_throughput_distance_r": "{:.4f}",
@@ -61,10 +70,10 @@ _FORMATS = {
     "log_throughput_slope_per_1000km": "{:.6f}",
     "route_inflation_median": "{:.3f}",
     "route_inflation": "{:.3f}",
-    "rtt_p50_ms": "{:.3f}",
-    "rtt_p90_ms": "{:.3f}",
-    "throughput_p50_bps": "{:.0f}",
-    "throughput_p90_bps": "{:.0f}",
+    "rtt_median_over_tests_ms": "{:.3f}",
+    "rtt_p90_over_tests_ms": "{:.3f}",
+    "throughput_median_over_tests_bps": "{:.0f}",
+    "throughput_p90_over_tests_bps": "{:.0f}",
     "distance_km": "{:.1f}",
     "rtt_ms": "{:.3f}",
     "fit_rtt_ms": "{:.3f}",
@@ -104,6 +113,12 @@ class Loaded:
     # the hosts' own evidence (orchestrator.plan.allowance), from the sweeps' folders
     host_flags: list[dict[str, Any]] = field(default_factory=list)
     sentinels: dict[str, allowance.SentinelCheck] = field(default_factory=dict)  # by sweep
+    rtt_from_mean: int = 0  # rows whose source gave no median: their RTT is the mean
+    # rows left out for their flags (orchestrator.flags): flag -> rows (a row may have
+    # several), and how many rows that is; 0 with include_flagged
+    flagged: Counter[str] = field(default_factory=Counter)
+    rows_flagged: int = 0
+    include_flagged: bool = False
 
     @property
     def emulated(self) -> bool:
@@ -118,9 +133,15 @@ class Loaded:
 class _Reader:
     """Accumulates rows from several CSV files into one set of columns."""
 
-    def __init__(self, catalog: Catalog, keep: PairPredicate | None) -> None:
+    def __init__(
+        self, catalog: Catalog, keep: PairPredicate | None, include_flagged: bool = False
+    ) -> None:
         self.catalog = catalog
         self.keep = keep
+        self.include_flagged = include_flagged
+        self.flags: list[str] = []  # per row kept, as read or computed
+        self.computed: list[bool] = []  # per row: flags computed here (no flags column)
+        self.rtt_from_mean = 0
         self.by_key: dict[str, Region] = {r.key: r for r in catalog.regions}
         self.region_index: dict[str, int] = {}
         self.sweep_index: dict[str, int] = {}
@@ -200,7 +221,11 @@ class _Reader:
         """Accumulate the rows; returns (line, what) of each row dropped for a bad number."""
         c_sc, c_sr = col["src_cloud"], col["src_region"]
         c_dc, c_dr = col["dst_cloud"], col["dst_region"]
-        c_rtt, c_thr = col.get("rtt_avg_ms"), col.get("throughput_bps")
+        c_rtt, c_mean = col.get(RTT_COLUMN), col.get(RTT_MEAN_COLUMN)
+        c_thr = col.get("throughput_bps")
+        c_flags = col.get("flags")
+        c_inputs = [(c, col[c]) for c in FLAG_INPUT_COLUMNS if c in col]
+        interned: dict[str, str] = {}
         c_km, c_status = col.get("distance_km"), col.get("status")
         c_sweep, c_started = col.get("sweep_id"), col.get("started_utc")
         c_backend = col.get("backend")
@@ -231,6 +256,10 @@ class _Reader:
                 continue
             try:
                 rtt = _number(row[c_rtt], MAX_RTT_MS) if c_rtt is not None else math.nan
+                if math.isnan(rtt) and c_mean is not None:
+                    rtt = _number(row[c_mean], MAX_RTT_MS)
+                    if not math.isnan(rtt):
+                        self.rtt_from_mean += 1
                 thr = _number(row[c_thr], MAX_THROUGHPUT_BPS) if c_thr is not None else math.nan
                 km = _number(row[c_km], MAX_DISTANCE_KM) if c_km is not None else math.nan
             except ValueError:
@@ -239,7 +268,7 @@ class _Reader:
                 bad.append((reader.line_num + 1, _bad_cell(row, col)))
                 continue
             if math.isnan(rtt) and math.isnan(thr):
-                self.skipped["no rtt_avg_ms or throughput_bps"] += 1
+                self.skipped["no RTT or throughput_bps"] += 1
                 continue
             if math.isnan(km):
                 km = self._distance(src, dst)
@@ -262,10 +291,32 @@ class _Reader:
             d.distance_km.append(km)  # type: ignore[attr-defined]
             d.rtt_ms.append(rtt)  # type: ignore[attr-defined]
             d.throughput_bps.append(thr)  # type: ignore[attr-defined]
+            if c_flags is not None:
+                cell = row[c_flags].strip()
+                self.computed.append(False)
+            else:  # the row's own checks now, the asymmetry over all rows at the end
+                own = {name: row[i] for name, i in c_inputs}
+                cell = flags.SEPARATOR.join(flags.row_flags({**own, "distance_km": km}))
+                self.computed.append(True)
+            self.flags.append(interned.setdefault(cell, cell))
         return bad
 
     def result(self, sources: list[str]) -> Loaded:
+        self._add_asymmetry()
+        flagged: Counter[str] = Counter()
+        rows_flagged = 0
+        if not self.include_flagged:
+            keep = [i for i, cell in enumerate(self.flags) if not cell]
+            rows_flagged = len(self.flags) - len(keep)
+            for cell in self.flags:
+                flagged.update(flags.parse(cell))
+            if rows_flagged:
+                self.data = _subset(self.data, keep)
         return Loaded(
+            flagged=flagged,
+            rows_flagged=rows_flagged,
+            include_flagged=self.include_flagged,
+            rtt_from_mean=self.rtt_from_mean,
             data=self.data,
             sweeps=self.sweeps,
             catalog=self.catalog,
@@ -275,6 +326,43 @@ class _Reader:
             sources=sources,
             warnings=self.warnings,
         )
+
+    def _add_asymmetry(self) -> None:
+        """`asymmetric` on the rows whose flags were computed here (the files without a
+        flags column): the two directions of a pair in one sweep, by their medians."""
+        d = self.data
+        rows = [
+            {
+                "sweep_id": d.sweeps[d.sweep[i]],
+                "src_cloud": d.regions[d.src[i]],
+                "dst_cloud": d.regions[d.dst[i]],
+                "rtt_p50_ms": d.rtt_ms[i],
+            }
+            for i in range(len(d))
+            if self.computed[i]
+        ]
+        if not rows:
+            return
+        index = [i for i in range(len(d)) if self.computed[i]]
+        for j in flags.asymmetric_rows(rows):
+            i = index[j]
+            self.flags[i] = flags.SEPARATOR.join(
+                f for f in flags.FLAGS if f == flags.ASYMMETRIC or f in flags.parse(self.flags[i])
+            )
+
+
+def _subset(m: analyze.Measurements, keep: Sequence[int]) -> analyze.Measurements:
+    """The rows `keep` of m (same interned regions and sweeps)."""
+    return analyze.Measurements(
+        regions=m.regions,
+        sweeps=m.sweeps,
+        src=array("i", (m.src[i] for i in keep)),  # type: ignore[arg-type]
+        dst=array("i", (m.dst[i] for i in keep)),  # type: ignore[arg-type]
+        sweep=array("i", (m.sweep[i] for i in keep)),  # type: ignore[arg-type]
+        distance_km=array("d", (m.distance_km[i] for i in keep)),
+        rtt_ms=array("d", (m.rtt_ms[i] for i in keep)),
+        throughput_bps=array("d", (m.throughput_bps[i] for i in keep)),
+    )
 
 
 def _number(text: str, limit: float) -> float:
@@ -291,7 +379,7 @@ def _number(text: str, limit: float) -> float:
 
 
 def _bad_cell(row: Sequence[str], col: dict[str, int]) -> str:
-    """ "rtt_avg_ms '-3'": the first cell of `row` that _number refuses."""
+    """ "rtt_p50_ms '-3'": the first cell of `row` that _number refuses."""
     for name, limit in LIMITS.items():
         if name in col:
             try:
@@ -355,7 +443,8 @@ def _header(path: Path, line: str) -> tuple[str, dict[str, int]]:
     how = f" ({_name(delimiter)}-separated)" if len(col) > 1 else ""
     raise UserError(
         f"{path}: missing column(s) {need}: a measurements CSV needs "
-        f"{', '.join(REQUIRED_COLUMNS)} and rtt_avg_ms and/or throughput_bps; "
+        f"{', '.join(REQUIRED_COLUMNS)} and an RTT ({RTT_COLUMN}, or {RTT_MEAN_COLUMN} "
+        "when only the mean is known) and/or throughput_bps; "
         f"found {len(col)} column(s){how}: {found[:200]}"
     )
 
@@ -397,14 +486,17 @@ def load_inputs(
     input_files: Sequence[Path] = (),
     catalog: Catalog | None = None,
     keep: PairPredicate | None = None,
+    include_flagged: bool = False,
 ) -> Loaded:
     """Read sweeps' measurements.csv and/or external CSVs into one Loaded.
 
     `keep` (e.g. selection.pair_filter(spec)) drops rows before anything is
-    computed; they are counted as "filtered out".
+    computed; they are counted as "filtered out". Rows with flags (orchestrator.flags:
+    read from the file's flags column, or computed when it has none) are left out and
+    counted in `flagged`, unless `include_flagged`.
     """
     cat = catalog if catalog is not None else load_catalog(paths.CATALOG)
-    reader = _Reader(cat, keep)
+    reader = _Reader(cat, keep, include_flagged)
     sources = []
     for sweep_dir in _once(sweep_dirs_, "--sweep", reader.warnings):
         csv_path = sweep_dir / "measurements.csv"
@@ -665,6 +757,12 @@ def report_json(loaded: Loaded, summaries: Sequence[analyze.GroupSummary]) -> di
         "rows_read": loaded.rows_read,
         "rows_used": len(loaded.data),
         "rows_skipped": dict(loaded.skipped),
+        "rtt": RTT_DEFINITION,
+        "rows_rtt_from_mean": loaded.rtt_from_mean,
+        "include_flagged": loaded.include_flagged,
+        "rows_flagged_left_out": loaded.rows_flagged,
+        "flagged_left_out": {f: loaded.flagged.get(f, 0) for f in flags.FLAGS},
+        "flag_rules": flags.REASONS,
         "unknown_regions": dict(loaded.unknown_regions),
         "summary": [{k: clean(v) for k, v in s.row().items()} for s in summaries],
         "host_flags": len(loaded.host_flags),
@@ -672,8 +770,37 @@ def report_json(loaded: Loaded, summaries: Sequence[analyze.GroupSummary]) -> di
     }
 
 
+RTT_DEFINITION = (
+    "the RTT of a test is the median of its samples (rtt_p50_ms); the mean (rtt_avg_ms) "
+    "only for rows whose source published no median"
+)
+
+
+def notes(loaded: Loaded) -> list[str]:
+    """What the report left out for flags, and which rows' RTT is a mean: one line each."""
+    lines = []
+    if loaded.rows_flagged:
+        why = "; ".join(
+            f"{loaded.flagged[f]} {f} ({flags.REASONS[f]})"
+            for f in flags.FLAGS
+            if loaded.flagged[f]
+        )
+        lines.append(
+            f"{loaded.rows_flagged} flagged rows left out of every statistic and fit: {why}; "
+            "--include-flagged keeps them"
+        )
+    if loaded.rtt_from_mean:
+        lines.append(
+            f"{loaded.rtt_from_mean} rows give no median RTT (rtt_p50_ms): their RTT is the "
+            "mean of their samples (rtt_avg_ms)"
+        )
+    return lines
+
+
 def _nothing_left(loaded: Loaded) -> str:
     why = ", ".join(f"{n} {reason}" for reason, n in loaded.skipped.most_common())
+    if loaded.rows_flagged:
+        why += f"{', ' if why else ''}{loaded.rows_flagged} flagged (--include-flagged)"
     if loaded.rows_read == 0:
         return "no measurements in the input: run a sweep first or check --input"
     return (
@@ -705,6 +832,6 @@ def build_report(
     loaded = load_inputs(sweep_dirs_=[sweep_dir], catalog=catalog)
     out = out_dir if out_dir is not None else sweep_dir / "report"
     write_report(loaded, out, png=png, log=log)
-    for line in loaded.warnings:
+    for line in [*loaded.warnings, *notes(loaded)]:
         log(f"report: {line}")
     return out

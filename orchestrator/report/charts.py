@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 from plotly.subplots import make_subplots
 
+from orchestrator.core.geo import fibre_rtt_ms
 from orchestrator.report import analyze
 
 PAIR_COLOURS = {
@@ -114,9 +115,11 @@ def distance_figure(
     fig = make_subplots(
         rows=1,
         cols=2 if both else 1,
-        subplot_titles=("RTT against distance", "Throughput against distance")
-        if both
-        else ("RTT against distance",),
+        subplot_titles=(
+            ("RTT (each test's median) against distance", "Throughput against distance")
+            if both
+            else ("RTT (each test's median) against distance",)
+        ),
         horizontal_spacing=0.08,
     )
     shown = 0
@@ -162,7 +165,7 @@ def distance_figure(
                     y=[fit.at(lo), fit.at(hi)],
                     mode="lines",
                     line={"color": colour, "width": 2},
-                    name=f"{PAIR_LABELS[pair]} RTT fit, r={_r(fit.r)}",
+                    name=f"{PAIR_LABELS[pair]} RTT fit (Theil-Sen), Pearson r={_r(fit.r)}",
                     legendgroup=pair,
                     meta={"filter": "fit", "cloud_pair": pair},
                 ),
@@ -184,8 +187,22 @@ def distance_figure(
                 row=1,
                 col=2,
             )
+    far = max((m.distance_km[i] for p in pairs for i in groups[p]), default=0.0)
+    if far > 0.0:
+        fig.add_trace(
+            go.Scatter(
+                x=[0.0, far],
+                y=[0.0, fibre_rtt_ms(far)],
+                mode="lines",
+                line={"color": "black", "width": 1, "dash": "dot"},
+                name="fibre floor: 2 x distance / (c x 2/3)",
+                meta={"filter": "floor"},
+            ),
+            row=1,
+            col=1,
+        )
     fig.update_xaxes(title_text="distance (km)", rangemode="tozero")
-    fig.update_yaxes(title_text="RTT (ms)", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="RTT, median of samples (ms)", rangemode="tozero", row=1, col=1)
     if both:
         fig.update_yaxes(title_text="throughput (Mbit/s, log)", type="log", row=1, col=2)
     title = "All cloud pairs" if group == "all" else f"{PAIR_LABELS[group]}"
@@ -267,8 +284,8 @@ def heatmap_figure(
     fig.update_yaxes(title_text="source (by cloud, west → east)", autorange="reversed")
     size = max(500, 14 * len(names) + 250)
     fig.update_layout(height=size)
-    what = "Median RTT" if metric == "rtt" else "Median throughput"
-    return label(fig, f"{what} by region pair", emulated)
+    what = "RTT (median of samples)" if metric == "rtt" else "Throughput"
+    return label(fig, f"{what} by region pair, median over sweeps", emulated)
 
 
 def great_circle(

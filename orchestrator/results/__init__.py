@@ -5,6 +5,7 @@ Public API: the modules below; other packages import only these names
 (`from orchestrator.results import collect`), never a name starting with `_`.
 
 - `collect`: From one round's raw agent outputs to measurements.csv rows (pure functions).
+- `flags`: Physics and consistency checks on measurement rows: the `flags` column.
 - `limiter`: What limited a throughput test: one pure function from a row, its iperf3 figures and
   the facts of its two hosts to a named limiter and the figures that decided it.
 - `parse`: Tool output -> numbers: pure functions over the text iperf3 and ping printed.
@@ -16,6 +17,7 @@ Public API: the modules below; other packages import only these names
 
 __all__ = [
     "collect",
+    "flags",
     "limiter",
     "parse",
     "ping_rows",

@@ -20,6 +20,7 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "rtt_p99_ms",
     "rtt_max_ms",
     "rtt_mdev_ms",
+    "rtt_samples",  # echoes the RTT figures come from (replies received)
     "ping_loss_pct",
     "throughput_bps",
     "throughput_sender_bps",
@@ -46,21 +47,32 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "round",
     "status",
     "error",
+    # physics and consistency checks, names joined by ';' (orchestrator.flags.FLAGS)
+    "flags",
 )
 
 HOST_EVIDENCE_COLUMNS = MEASUREMENT_COLUMNS[
     MEASUREMENT_COLUMNS.index("src_cpu_steal_pct") : MEASUREMENT_COLUMNS.index("limiter")
 ]
 LIMITER_COLUMNS = ("limiter", "limiter_detail")
+# Columns added after the first contract, newest last: a file written before any of
+# them is read with those empty (and its flags computed by the reader).
+NUMBERS_COLUMNS = ("rtt_samples", "flags")
+ADDED_COLUMNS = (*HOST_EVIDENCE_COLUMNS, *LIMITER_COLUMNS, *NUMBERS_COLUMNS)
 # The columns before the host evidence was added: such a file is read with it empty.
-PREVIOUS_COLUMNS = tuple(
-    c for c in MEASUREMENT_COLUMNS if c not in HOST_EVIDENCE_COLUMNS + LIMITER_COLUMNS
-)
-# Headers of earlier versions, read with the columns they lack empty.
-OLDER_HEADERS = (
-    PREVIOUS_COLUMNS,
-    tuple(c for c in MEASUREMENT_COLUMNS if c not in LIMITER_COLUMNS),
-)
+PREVIOUS_COLUMNS = tuple(c for c in MEASUREMENT_COLUMNS if c not in ADDED_COLUMNS)
+
+
+def older_contract(header: tuple[str, ...]) -> bool:
+    """True for the header of a file written by an earlier version: this contract's
+    columns, in order, less some of the added ones."""
+    missing = set(MEASUREMENT_COLUMNS) - set(header)
+    return (
+        bool(missing)
+        and missing <= set(ADDED_COLUMNS)
+        and header == tuple(c for c in MEASUREMENT_COLUMNS if c in header)
+    )
+
 
 RESULTS_FORMAT_VERSION = 1
 

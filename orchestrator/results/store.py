@@ -29,7 +29,8 @@ from typing import Any
 
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import read_text
-from orchestrator.results.schema import MEASUREMENT_COLUMNS, OLDER_HEADERS, RESULTS_FORMAT_VERSION
+from orchestrator.results import flags
+from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION, older_contract
 
 SWEEP_FILE = "sweep.json"
 HOSTS_FILE = "hosts.json"
@@ -111,15 +112,17 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-def csv_text(rows: Iterable[Mapping[str, Any]]) -> str:
+def csv_text(rows: Iterable[Mapping[str, Any]], extra: tuple[str, ...] = ()) -> str:
+    """measurements.csv text; `extra` columns (an import's own fields) after the contract's."""
+    columns = (*MEASUREMENT_COLUMNS, *extra)
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=MEASUREMENT_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        unknown = set(row) - set(MEASUREMENT_COLUMNS)
+        unknown = set(row) - set(columns)
         if unknown:
             raise ValueError(f"row has columns outside the contract: {sorted(unknown)}")
-        writer.writerow({c: format_value(row.get(c)) for c in MEASUREMENT_COLUMNS})
+        writer.writerow({c: format_value(row.get(c)) for c in columns})
     return out.getvalue()
 
 
@@ -132,7 +135,8 @@ def read_rows(path: Path) -> list[dict[str, str]]:
         return []
     reader = csv.reader(io.StringIO(read_text(path, "measurements CSV"), newline=""))
     header = tuple(next(reader, ()))
-    previous = header in OLDER_HEADERS
+    # written before some columns were added: they are empty, the rest is the same
+    previous = older_contract(header)
     if header != MEASUREMENT_COLUMNS and not previous:
         raise UserError(
             f"{path}: columns differ from this version's results contract: "
@@ -149,7 +153,6 @@ def read_rows(path: Path) -> list[dict[str, str]]:
                 "'interregion collect'"
             )
         row = dict(zip(header, cells, strict=True))
-        # written before the host evidence or limiter columns: they are empty
         rows.append({c: row.get(c, "") for c in MEASUREMENT_COLUMNS} if previous else row)
     return rows
 
@@ -205,8 +208,21 @@ def ok_tests(
     }
 
 
-def write_rows(sweep_dir: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    write_atomic(Path(sweep_dir) / MEASUREMENTS_FILE, csv_text(rows))
+def write_rows(
+    sweep_dir: Path, rows: Iterable[Mapping[str, Any]], asked_duration_s: float | None = None
+) -> None:
+    """measurements.csv of a sweep, each row's `flags` computed from all of them (the
+    asymmetry check needs both directions)."""
+    write_atomic(Path(sweep_dir) / MEASUREMENTS_FILE, csv_text(flagged(rows, asked_duration_s)))
+
+
+def flagged(
+    rows: Iterable[Mapping[str, Any]], asked_duration_s: float | None = None
+) -> list[dict[str, Any]]:
+    """Copies of `rows` with their `flags` computed (orchestrator.flags)."""
+    out = [dict(r) for r in rows]
+    flags.set_flags(out, asked_duration_s)
+    return out
 
 
 # ---- the sweep record -----------------------------------------------------------------

@@ -31,6 +31,7 @@ from orchestrator.model.catalog import Catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.report import analyze, charts
 from orchestrator.report import build as report
+from orchestrator.results import flags
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
@@ -51,12 +52,13 @@ MEASUREMENT_DOCS = {
     "dst_region": "receiving region id",
     "distance_km": "geodesic distance between the regions (WGS-84)",
     "rtt_min_ms": "smallest ping round-trip time",
-    "rtt_avg_ms": "mean ping round-trip time (the RTT the report uses)",
-    "rtt_p50_ms": "median ping round-trip time",
+    "rtt_avg_ms": "mean ping round-trip time (the mean, not the RTT charts show)",
+    "rtt_p50_ms": "median ping round-trip time: the test's RTT, shown wherever one RTT is",
     "rtt_p90_ms": "90th percentile ping round-trip time",
     "rtt_p99_ms": "99th percentile ping round-trip time",
     "rtt_max_ms": "largest ping round-trip time",
     "rtt_mdev_ms": "ping's mean deviation of the round-trip time",
+    "rtt_samples": "echoes the RTT figures come from (replies received)",
     "ping_loss_pct": "pings lost, percent",
     "throughput_bps": "TCP goodput at the receiver, bits per second",
     "throughput_sender_bps": "TCP rate at the sender, bits per second",
@@ -80,23 +82,30 @@ MEASUREMENT_DOCS = {
     "round": "round of the schedule the test ran in",
     "status": "ok, or failed (then error says why)",
     "error": "why the test failed, empty when ok",
+    "flags": "physics and consistency checks the row failed, ';'-separated: "
+    + "; ".join(f"{name}: {why}" for name, why in flags.REASONS.items()),
 }
 
 SUMMARY_DOCS = {
     "cloud_pair": "group: all, or source-destination cloud (aws-gcp = from AWS to GCP)",
     "n": "measurements in the group",
+    "route_inflation_median": "the headline: median of RTT over the fibre floor "
+    f"(2 x distance / (c x 2/3)), pairs >= {analyze.INFLATION_MIN_KM:.0f} km",
+    "route_inflation_p25": "25th percentile of the same ratios",
+    "route_inflation_p75": "75th percentile of the same ratios",
     "rtt_distance_r": "Pearson r of RTT against distance",
-    "rtt_intercept_ms": "least-squares RTT at 0 km",
-    "rtt_slope_ms_per_1000km": "least-squares RTT increase per 1000 km",
+    "rtt_distance_spearman": "Spearman's rank correlation of RTT against distance",
+    "rtt_intercept_ms": "Theil-Sen RTT at 0 km, held at 0 or above",
+    "rtt_slope_ms_per_1000km": "Theil-Sen RTT increase per 1000 km, held at the fibre's "
+    "10.007 or above",
     "log_throughput_distance_r": "Pearson r of log10(throughput_bps) against distance",
     "log_throughput_intercept": "least-squares log10(throughput_bps) at 0 km",
     "log_throughput_slope_per_1000km": "least-squares change of log10(throughput_bps) per 1000 km",
-    "route_inflation_median": "median of RTT over the fibre floor (distance/100 ms), pairs "
-    f">= {analyze.INFLATION_MIN_KM:.0f} km",
-    "rtt_p50_ms": "median RTT",
-    "rtt_p90_ms": "90th percentile RTT",
-    "throughput_p50_bps": "median throughput",
-    "throughput_p90_bps": "90th percentile throughput",
+    "rtt_median_over_tests_ms": "median over the group's tests of each test's RTT (a "
+    "spread across pairs, not any pair's RTT)",
+    "rtt_p90_over_tests_ms": "90th percentile over the group's tests of each test's RTT",
+    "throughput_median_over_tests_bps": "median over the group's tests of their throughput",
+    "throughput_p90_over_tests_bps": "90th percentile over the group's tests of their throughput",
 }
 
 OUTLIER_DOCS = {
@@ -106,8 +115,8 @@ OUTLIER_DOCS = {
     "distance_km": "geodesic distance",
     "n": "measurements of the pair",
     "rtt_ms": "the pair's median RTT",
-    "fit_rtt_ms": "the group's fitted RTT at that distance (a line through one median per pair)",
-    "excess_ms": "rtt_ms - fit_rtt_ms",
+    "fit_rtt_ms": "the group's fitted RTT at that distance (Theil-Sen through one median per pair)",
+    "excess_ms": "rtt_ms - fit_rtt_ms: negative for a pair faster than the fit",
     "robust_z": "excess over the median residual, in sigmas estimated as 1.4826 x MAD",
     "route_inflation": "rtt_ms over the fibre floor",
 }
@@ -518,15 +527,18 @@ def _summary_table(summaries: Sequence[analyze.GroupSummary]) -> str:
     cols = [
         ("cloud pair", "cloud_pair", "{}"),
         ("n", "n", "{:d}"),
-        ("r (RTT, distance)", "rtt_distance_r", "{:.3f}"),
-        ("RTT at 0 km (ms)", "rtt_intercept_ms", "{:.2f}"),
-        ("ms per 1000 km", "rtt_slope_ms_per_1000km", "{:.2f}"),
+        ("RTT over the fibre floor (median)", "route_inflation_median", "{:.2f}"),
+        ("p25", "route_inflation_p25", "{:.2f}"),
+        ("p75", "route_inflation_p75", "{:.2f}"),
+        ("Pearson r (RTT, distance)", "rtt_distance_r", "{:.3f}"),
+        ("Spearman (RTT, distance)", "rtt_distance_spearman", "{:.3f}"),
+        ("fit: RTT at 0 km (ms)", "rtt_intercept_ms", "{:.2f}"),
+        ("fit: ms per 1000 km", "rtt_slope_ms_per_1000km", "{:.2f}"),
         ("r (log throughput, distance)", "log_throughput_distance_r", "{:.3f}"),
-        ("route inflation (median)", "route_inflation_median", "{:.2f}"),
-        ("RTT p50 (ms)", "rtt_p50_ms", "{:.1f}"),
-        ("RTT p90 (ms)", "rtt_p90_ms", "{:.1f}"),
-        ("throughput p50 (Mbit/s)", "throughput_p50_bps", "{:.2f}"),
-        ("throughput p90 (Mbit/s)", "throughput_p90_bps", "{:.2f}"),
+        ("median over tests of the test's RTT (ms)", "rtt_median_over_tests_ms", "{:.1f}"),
+        ("p90 over tests of the test's RTT (ms)", "rtt_p90_over_tests_ms", "{:.1f}"),
+        ("median over tests, throughput (Mbit/s)", "throughput_median_over_tests_bps", "{:.2f}"),
+        ("p90 over tests, throughput (Mbit/s)", "throughput_p90_over_tests_bps", "{:.2f}"),
     ]
     head = "".join(f"<th>{_e(t)}</th>" for t, _k, _f in cols)
     rows = []
@@ -591,8 +603,8 @@ def _filter_form() -> str:
 
 _CHART_TEXT = {
     "distance-all": "RTT and throughput against distance, every cloud pair.",
-    "heatmap-rtt": "Median RTT from each source region (rows) to each destination "
-    "(columns), regions ordered by cloud, then west to east.",
+    "heatmap-rtt": "RTT (each test's median; median over sweeps) from each source region "
+    "(rows) to each destination (columns), regions ordered by cloud, then west to east.",
     "heatmap-throughput": "Median throughput by region pair, ordered as the RTT one.",
     "map": "The measured pairs as great-circle lines, coloured by median RTT.",
     "timeseries": "The pairs whose median RTT moved most from sweep to sweep (the widest "
@@ -623,6 +635,7 @@ def _sweep_html(
         f"<a href='{prefix}data/{_e(page.id)}/outliers.csv'>outliers.csv</a> "
         f"(<a href='{prefix}data.html'>schema</a>).</p>\n"
     )
+    parts.extend(f"<p class='flags'>{_e(line)}</p>\n" for line in report.notes(loaded))
     parts.append(_filter_form())
     parts.append("<h2>Summary by cloud pair</h2>\n" + _summary_table(page.summaries))
     parts.append("<h2>Outliers</h2>\n" + _outlier_table(page.outliers))
@@ -670,21 +683,38 @@ def _methodology_html(
         "one row per directed test in <a href='data.html'>measurements.csv</a>.</p>\n",
         "<h2>Statistics</h2>\n<ul>"
         "<li>Groups: all, and each directed cloud pair (aws-gcp = from AWS to GCP).</li>"
-        "<li>RTT is <code>rtt_avg_ms</code>; throughput is <code>throughput_bps</code> at the "
-        "receiver. Failed tests are left out.</li>"
-        "<li>Pearson's r and least-squares fits of RTT and of log10(throughput) against "
-        "geodesic distance (WGS-84); slopes per 1000 km.</li>"
+        "<li>The RTT of a test is the <strong>median of its samples</strong> "
+        "(<code>rtt_p50_ms</code>), everywhere one RTT is shown. The mean "
+        "(<code>rtt_avg_ms</code>) is its own column, named as the mean; it stands in for "
+        "the RTT only for imported rows whose source published no median (said where it "
+        "happens). A pair's RTT over several sweeps is the median of its tests' RTTs. "
+        'Statistics over a group\'s tests ("median over tests") describe the spread '
+        "across pairs, not any one pair.</li>"
+        "<li>Throughput is <code>throughput_bps</code> at the receiver. Failed tests are "
+        "left out.</li>"
+        "<li>Flags: every row is checked "
+        + "".join(f"(<code>{_e(n)}</code>: {_e(w)}) " for n, w in flags.REASONS.items())
+        + "and flagged rows are left out of every statistic, fit, chart and matrix unless "
+        "asked (<code>--include-flagged</code>); the report says how many and why.</li>"
+        "<li>The fibre floor: light in fibre at c x 2/3 = 199,861.6 km/s, so a round trip "
+        "costs 2 x distance / (c x 2/3) = 10.0069 ms per 1000 km.</li>"
+        "<li>RTT against geodesic distance (WGS-84): a Theil-Sen line (the median of the "
+        "slopes between every two points; a random 50,000 of them above that many), held "
+        "to an intercept of 0 or more and a slope of at least the fibre's; Pearson's r and "
+        "Spearman's rank correlation beside it. log10(throughput) by least squares. "
+        "Slopes per 1000 km.</li>"
         "<li>Percentiles by linear interpolation between closest ranks (Hyndman-Fan method 7, "
         "as numpy's default).</li>"
-        "<li>Route inflation: RTT over the fibre floor, 1 ms per 100 km of distance "
-        "(light in fibre covers about 200 km per ms each way); only pairs at least "
+        "<li>Route inflation (the headline figure): RTT over the fibre floor, its median "
+        "and quartiles; only pairs at least "
         f"{analyze.INFLATION_MIN_KM:.0f} km apart, where the fixed cost of the stack no "
         "longer dominates.</li>"
         "<li>Outliers: a directed pair's median RTT more than 3 robust sigmas "
-        "(1.4826 x MAD of the group's residuals) above its cloud pair's fit (a line through "
-        "one median per directed pair, so pairs measured in many sweeps weigh no more), "
-        "and at least "
-        f"{analyze.OUTLIER_MIN_EXCESS_MS:.0f} ms above it: likely detours.</li>"
+        "(1.4826 x MAD of the group's residuals) above or below its cloud pair's fit (a "
+        "line through one median per directed pair, so pairs measured in many sweeps weigh "
+        "no more), and at least "
+        f"{analyze.OUTLIER_MIN_EXCESS_MS:.0f} ms from it: above, likely detours; below, "
+        "faster than the group, worth checking.</li>"
         f"<li>Charts show at most {charts.MAX_POINTS} evenly spaced points each; the CSVs "
         "always hold every row.</li></ul>\n",
         "<h2>The emulated backend</h2>\n"

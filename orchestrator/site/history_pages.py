@@ -199,11 +199,11 @@ def matrix_data(
         views = {}
         for (metric, window), found_cells in cells.items():
             arrays: dict[str, list[Any]] = {
-                k: [None] * size for k in (*v.STATS, "samples", "tests", "newest_s", "limiter")
+                k: [None] * size for k in (*v.SITE_STATS, "samples", "tests", "newest_s", "limiter")
             }
             for c in found_cells:
                 k = at(c.src, c.dst)
-                for stat in v.STATS:
+                for stat in v.SITE_STATS:
                     arrays[stat][k] = shown(metric, c.stat(stat))
                 arrays["samples"][k] = c.samples
                 arrays["tests"][k] = c.tests
@@ -259,7 +259,7 @@ def matrix_data(
         "metrics": list(MATRIX_METRICS),
         # emulated throughput is the real curve times this (Methodology)
         "emulated_rate_scale": DEFAULT_MODEL.scale,
-        "stats": list(v.STATS),
+        "stats": list(v.SITE_STATS),
         "windows": list(v.SITE_WINDOWS),
         "sources": sources,
     }
@@ -525,7 +525,7 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
                 "source", "source", [(s["source"], s["caption"]) for s in sources], first["source"]
             ),
             _select("metric", "metric", [(m, metrics[m]) for m in MATRIX_METRICS], "rtt"),
-            _select("stat", "statistic", [(s, s) for s in v.STATS], "p50"),
+            _select("stat", "statistic", [(s, s) for s in v.SITE_STATS], "p50"),
             _select("window", "window", [(w, windows[w]) for w in v.SITE_WINDOWS], "1W"),
             _select(
                 "colour",

@@ -189,7 +189,7 @@ class _Rows:
 
     def merge(self, rows: Sequence[dict[str, Any]]) -> None:
         self.rows = store.add_round_rows(self.rows, rows, self.complete)
-        store.write_rows(self.sweep.dir, self.rows)
+        store.write_rows(self.sweep.dir, self.rows, self.sweep.params.duration_s)
 
 
 def run_tests(
@@ -405,7 +405,7 @@ def fill_unmeasured(sweep: Sweep, hosts: Sequence[Host]) -> None:
             else r
             for r in rows
         ]
-        store.write_rows(sweep.dir, rows)
+        store.write_rows(sweep.dir, rows, sweep.params.duration_s)
     have = {store.pair_key(r) for r in rows}
     ctx = row_context(sweep, hosts)
     missing = [
@@ -414,4 +414,4 @@ def fill_unmeasured(sweep: Sweep, hosts: Sequence[Host]) -> None:
         if p.key not in have
     ]
     if missing:
-        store.write_rows(sweep.dir, store.merge_rows(rows, missing))
+        store.write_rows(sweep.dir, store.merge_rows(rows, missing), sweep.params.duration_s)

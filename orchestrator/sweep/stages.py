@@ -280,7 +280,7 @@ def collect(sweep: Sweep, force: bool = False) -> list[dict[str, Any]]:
                 f"ones (first: {first}): {store.MEASUREMENTS_FILE} is kept; pass --force to "
                 "replace it anyway"
             )
-        store.write_rows(sweep.dir, rows)
+        store.write_rows(sweep.dir, rows, sweep.params.duration_s)
         if late:
             store.write_atomic(sentinels_path(sweep.dir), store.csv_text(late))
     return rows

@@ -314,8 +314,14 @@ def test_a_version_1_store_migrates_on_its_first_write(tmp_path):
     folder = _sweep(tmp_path, 0)
     path = tmp_path / "history.duckdb"
     con = duckdb.connect(str(path))
-    added = [c for c in h.STORE_COLUMNS if "allowance" in c or "steal" in c]  # version 3's
-    added += ["limiter", "limiter_detail"]  # version 4's
+    # version 3's host evidence and version 4's limiter, rtt_samples and flags
+    added = [
+        c
+        for c in h.STORE_COLUMNS
+        if "allowance" in c
+        or "steal" in c
+        or c in ("limiter", "limiter_detail", "rtt_samples", "flags")
+    ]
     assert len(added) == 8
     for statement in h._SCHEMA:
         if "archive" in statement or "VIEW" in statement:

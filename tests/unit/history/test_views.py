@@ -25,8 +25,10 @@ def _sweep(results, day, samples, i=0):
 
 @pytest.fixture
 def results(tmp_path):
-    # A -> B: 20 samples of 10 ms, then 4 samples; B -> A: 120 samples 1..120 ms
-    _sweep(tmp_path, 0, {(A, B): [10.0] * 20, (B, A): [float(k) for k in range(1, 121)]}, 0)
+    # A -> B: 20 samples of 10 ms, then 4 samples; B -> A: 1,000 samples 1..1000 ms, in a
+    # sweep of its own (beside A -> B's 10 ms in one sweep it would be flagged asymmetric)
+    _sweep(tmp_path, 0, {(A, B): [10.0] * 20}, 0)
+    _sweep(tmp_path, 0, {(B, A): [float(k) for k in range(1, 1001)]}, 3)
     _sweep(tmp_path, 2, {(A, B): [20.0, 30.0, 40.0, 50.0]}, 1)
     _sweep(tmp_path, 8, {(A, B): [60.0] * 3}, 2)
     h.ingest_all(tmp_path)
@@ -43,10 +45,14 @@ def test_window_percentiles_pool_the_samples_never_per_run_percentiles(results):
     (s,) = doc["sources"]
     assert (s["source"], s["emulated"], s["tests"], s["samples"]) == ("emulated", True, 3, 27)
     # 27 pooled samples: 20 x 10, 20, 30, 40, 50, 60, 60, 60 (Hyndman-Fan 7)
-    # p50: rank 13 -> 10; p90: rank 23.4 -> 50 + 0.4 x 10 = 54
-    assert s["p50"] == pytest.approx(10.0)
-    assert s["p90"] == pytest.approx(54.0)
-    assert s["p99"] is None  # 27 samples < 100
+    # p50: rank 13 -> 10; min 10, max 60, mean 520 / 27
+    assert s["p50"] == pytest.approx(10.0) and s["p50_n"] == 27
+    assert (s["min"], s["max"]) == (10.0, 60.0)
+    assert s["mean"] == pytest.approx(520.0 / 27)
+    # the tails need 10 samples beyond them: p25 40, p90 100, p99 1,000 -> none of 27
+    for stat in ("p10", "p25", "p75", "p90", "p99"):
+        assert s[stat] is None and s[f"{stat}_n"] == 27
+    assert [v.min_samples(k) for k in v.STATS] == [1, 100, 40, 1, 40, 100, 1000, 1, 1]
     # the median of the per-run medians would be 35: not what is shown
     assert [r["value"] for r in s["runs"]] == pytest.approx([10.0, 35.0, 60.0])
 
@@ -61,27 +67,35 @@ def test_window_ends_at_the_sources_latest_test(results):
     assert s["window_end_utc"].startswith("2026-11-09T00:00")
 
 
-def test_p99_needs_100_samples(results):
+def test_p99_needs_1000_samples(results):
     with h.opened(results, read_only=True) as con:
         doc = v.matrix(con, "rtt", "p99", "all")
+        p90 = v.matrix(con, "rtt", "p90", "all")
     (mx,) = doc["matrices"]
     cells = {(c["src"], c["dst"]): c for c in mx["cells"]}
-    assert cells[(A, B)]["value"] is None and cells[(A, B)]["samples"] == 27
-    # 1..120: rank 119 x 0.99 = 117.81 -> 118.81
-    assert cells[(B, A)]["value"] == pytest.approx(118.81)
+    assert cells[(A, B)]["value"] is None and cells[(A, B)]["value_n"] == 27
+    # 1..1000: rank 999 x 0.99 = 989.01 -> 990.01; p90: rank 899.1 -> 900.1
+    assert cells[(B, A)]["value"] == pytest.approx(990.01)
+    assert cells[(B, A)]["value_n"] == 1000
+    (mx,) = p90["matrices"]
+    assert {(c["src"], c["dst"]): c["value"] for c in mx["cells"]}[(B, A)] == pytest.approx(900.1)
+    assert "1,000" in doc["percentile_rule"]
 
 
 def test_matrix_json_shape_is_stable(results):
     result = _cli(results, "matrix", "--window", "all", "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
-    assert list(doc) == ["format", "version", "metric", "unit", "stat", "window", "matrices"]
-    assert (doc["format"], doc["version"], doc["unit"]) == ("interregion.matrix", 1, "ms")
+    assert list(doc) == ["format", "version", "metric", "unit", "stat", "window",
+                         "percentile_rule", "include_flagged", "matrices"]  # fmt: skip
+    # version 2: include_flagged and each matrix's flagged_tests
+    assert (doc["format"], doc["version"], doc["unit"]) == ("interregion.matrix", 2, "ms")
     (mx,) = doc["matrices"]
     assert list(mx) == ["source", "label", "emulated", "window_start_utc", "window_end_utc",
-                        "regions", "cells"]  # fmt: skip
+                        "regions", "flagged_tests", "cells"]  # fmt: skip
     assert mx["regions"] == [A, B]
-    assert list(mx["cells"][0]) == ["src", "dst", "value", "samples", "tests", "distance_km"]
+    assert list(mx["cells"][0]) == ["src", "dst", "value", "value_n", "samples", "tests",
+                                    "distance_km"]  # fmt: skip
 
 
 def test_matrix_selection_options_filter_pairs(results):
@@ -115,7 +129,7 @@ def test_real_and_emulated_sources_are_shown_apart_and_named(results, tmp_path_f
 
 def test_matrix_terminal_and_csv(results):
     text = _cli(results, "matrix", "--window", "all", "--stat", "p99").output
-    assert "From \\ To" in text and "—" in text and "118.8" in text
+    assert "From \\ To" in text and "—" in text and "990.0" in text
     out = _cli(results, "matrix", "--window", "all", "--csv").output.splitlines()
     assert out[0] == ",".join(v.MATRIX_CSV_COLUMNS)
     assert len(out) == 3
@@ -195,3 +209,48 @@ def test_matrix_regions_by_cloud_then_west_to_east(tmp_path):
 )
 def test_throughput_keeps_three_significant_digits(bps, text):
     assert v.format_value(bps, "bit/s") == text
+
+
+def test_flagged_tests_are_left_out_counted_and_brought_back(tmp_path):
+    # one sweep: A -> B 10 ms, B -> A 30 ms: they differ by 20 ms > max(5 ms, 10 %)
+    _sweep(tmp_path, 0, {(A, B): [10.0] * 20, (B, A): [30.0] * 20}, 0)
+    _sweep(tmp_path, 1, {(A, B): [11.0] * 20}, 1)
+    h.ingest_all(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        doc = v.matrix(con, "rtt", "p50", "all")
+        (mx,) = doc["matrices"]
+        assert mx["flagged_tests"] == 2 and doc["include_flagged"] is False
+        assert [(c["src"], c["dst"], c["tests"], c["value"]) for c in mx["cells"]] == [
+            (A, B, 1, 11.0)
+        ]
+        (mx,) = v.matrix(con, "rtt", "p50", "all", include_flagged=True)["matrices"]
+        assert {(c["src"], c["dst"]): c["tests"] for c in mx["cells"]} == {(A, B): 2, (B, A): 1}
+        (s,) = v.pair_history(con, (A, B), "rtt", "all")["sources"]
+        assert s["tests"] == 1 and s["flagged_tests"] == 1
+    result = _cli(tmp_path, "matrix", "--window", "all")
+    assert result.exit_code == 0, result.output
+    assert "2 flagged tests left out" in result.output
+
+
+def test_one_latency_sweep_of_the_default_profile_gives_every_pair_a_p99(tmp_path):
+    from orchestrator.core import paths
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.schedule.profiles import load_profiles
+
+    profile = load_profiles(paths.ROOT / "schedules.yaml")["latency"]
+    pings = int(profile.options["pings"])
+    # what a ping phase of 12 regions brings back, each pair losing 5 % of its pings
+    regions = [r.key for r in load_catalog(paths.CATALOG).regions][:12]
+    kept = int(pings * 0.95)
+    samples = {
+        (a, b): [40.0 + (k % 97) / 10 for k in range(kept)]
+        for a in regions
+        for b in regions
+        if a != b
+    }
+    _sweep(tmp_path, 0, samples)
+    h.ingest_all(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        (mx,) = v.matrix(con, "rtt", "p99", "all")["matrices"]
+    assert len(mx["cells"]) == 12 * 11
+    assert all(c["value"] is not None and c["value_n"] == kept for c in mx["cells"])

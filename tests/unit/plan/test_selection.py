@@ -1,6 +1,7 @@
 """Selection filters, alone and combined, and their errors."""
 
 import math
+import re
 from itertools import permutations
 
 import pytest
@@ -8,13 +9,17 @@ from fixture_regions import fixture_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.selection import (
     Pair,
     SelectionSpec,
+    band_of,
     farthest_point_sample,
     pair_distance_km,
     pair_filter,
+    pairs_per_band,
     select,
 )
 
@@ -148,12 +153,12 @@ def test_combined_filters():
     assert keys(selection) == sorted(expected)
 
 
-def test_max_regions_is_farthest_point_sampling_from_us_east_1():
+def test_spread_globe_is_farthest_point_sampling_from_us_east_1():
     # By hand (fixture distances): seed aws:us-east-1; gcp's farthest from Ashburn is
     # Sydney (15,673 km); aws's farthest from {Ashburn, Sydney} is Cape Town
     # (min 11,034 km, Tokyo only 7,792); gcp's farthest from those three is Tokyo
     # (min 7,792 km, Saint-Ghislain 6,233, Osasco 6,371).
-    selection = select(CATALOG, SelectionSpec(max_regions=4))
+    selection = select(CATALOG, SelectionSpec(max_regions=4, spread="globe"))
     assert selection.keys == (
         "aws:us-east-1",
         "aws:af-south-1",
@@ -164,16 +169,16 @@ def test_max_regions_is_farthest_point_sampling_from_us_east_1():
 
 
 def test_max_regions_is_deterministic_balanced_and_spread():
-    for n in range(2, 15):
-        first = select(CATALOG, SelectionSpec(max_regions=n))
-        again = select(CATALOG, SelectionSpec(max_regions=n))
+    for n, spread in ((n, spread) for n in range(2, 15) for spread in ("bands", "globe")):
+        first = select(CATALOG, SelectionSpec(max_regions=n, spread=spread))
+        again = select(CATALOG, SelectionSpec(max_regions=n, spread=spread))
         assert first == again
         assert len(first.regions) == n
         clouds = [r.cloud for r in first.regions]
         # even shares, until the fixture's 6 gcp regions run out
         assert min(clouds.count("aws"), clouds.count("gcp")) == min(n // 2, len(GCP))
     # spread: the closest two of the sample are farther apart than in the first 4
-    sample = select(CATALOG, SelectionSpec(max_regions=4)).regions
+    sample = select(CATALOG, SelectionSpec(max_regions=4, spread="globe")).regions
     first_four = CATALOG.regions[:4]
 
     def closest(regions):
@@ -336,3 +341,57 @@ def test_select_keeps_exactly_the_pairs_the_pair_filter_keeps(
     selection = select(CATALOG, spec)
     assert keys(selection) == expected
     assert set(selection.keys) == {k for p in expected for k in p}
+
+
+def test_pairs_per_band_by_hand():
+    assert [band_of(km) for km in (0.0, 999.9, 1000.0, 2999.0, 3000.0, 7999.9, 8000.0)] == [
+        "<1000 km",
+        "<1000 km",
+        "1000-3000 km",
+        "1000-3000 km",
+        "3000-8000 km",
+        "3000-8000 km",
+        ">8000 km",
+    ]
+    a, b, c = CATALOG.regions[:3]
+    pairs = [Pair(a, b, 500.0), Pair(b, a, 500.0), Pair(a, c, 9000.0)]
+    assert pairs_per_band(pairs) == {
+        "<1000 km": 2,
+        "1000-3000 km": 0,
+        "3000-8000 km": 0,
+        ">8000 km": 1,
+    }
+
+
+def _bands_allowed(regions):
+    return {band_of(pair_distance_km(a, b)) for a, b in permutations(regions, 2)}
+
+
+@pytest.mark.parametrize("catalog", [CATALOG, load_catalog(paths.CATALOG)], ids=["fixture", "real"])
+def test_max_regions_covers_every_distance_band_the_catalog_allows(catalog):
+    everywhere = _bands_allowed(catalog.regions)
+    for n in (6, 8, 12):
+        selection = select(catalog, SelectionSpec(max_regions=n))
+        covered = {band for band, k in pairs_per_band(selection.pairs).items() if k}
+        assert covered == everywhere, n
+        # still both clouds, in even shares
+        clouds = [r.cloud for r in selection.regions]
+        assert abs(clouds.count("aws") - clouds.count("gcp")) <= 1
+    # farthest-point sampling alone leaves the short bands out on the real catalog
+    if catalog is not CATALOG:
+        globe = select(catalog, SelectionSpec(max_regions=8, spread="globe"))
+        assert pairs_per_band(globe.pairs)["<1000 km"] == 0
+
+
+def test_make_run_regions_have_pairs_in_every_band():
+    text = (paths.ROOT / "Makefile").read_text()
+    keys = ",".join(re.findall(r"^RUN_REGIONS := (?:\$\(RUN_REGIONS\),)?(.*)$", text, re.M))
+    catalog = load_catalog(paths.CATALOG)
+    selection = select(catalog, SelectionSpec(regions=tuple(keys.split(","))))
+    assert len(selection.regions) == 8
+    assert all(pairs_per_band(selection.pairs).values())
+
+
+def test_spread_is_checked():
+    with pytest.raises(UserError, match="--spread"):
+        select(CATALOG, SelectionSpec(max_regions=4, spread="random"))

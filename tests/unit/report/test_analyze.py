@@ -91,28 +91,72 @@ def test_mad_by_hand():
 
 
 def test_route_inflation():
-    assert analyze.route_inflation(20.0, 1000.0) == pytest.approx(2.0)  # floor is 10 ms
+    # floor at 1000 km: 2000 km / (299,792.458 x 2/3 km/s) = 10.006922 ms
+    assert analyze.route_inflation(20.0, 1000.0) == pytest.approx(20.0 / 10.006922, rel=1e-6)
     assert math.isnan(analyze.route_inflation(20.0, 400.0))  # too short to mean anything
 
 
-def test_high_outliers_by_hand():
+def test_outliers_by_hand_on_both_sides():
     residuals = [0.0, 1.0, -1.0, 0.5, -0.5, 20.0]
     # median 0.25; |dev| sorted .25 .25 .75 .75 1.25 19.75 -> MAD .75, sigma 1.11195
-    found = analyze.high_outliers(residuals, k=3.0)
+    found = analyze.outliers(residuals, k=3.0)
     assert [o.index for o in found] == [5]
     assert found[0].robust_z == pytest.approx(19.75 / (1.4826 * 0.75))
-    # Far below the fit is not a detour.
-    assert analyze.high_outliers([0.0, 1.0, -1.0, 0.5, -0.5, -20.0]) == []
+    # Far below the fit is found too (faster than the group: maybe impossible):
+    # median -0.25, |dev| .25 1.25 .75 .25 .75 19.75 -> MAD .75
+    found = analyze.outliers([0.0, 1.0, -1.0, 0.5, -0.5, -20.0])
+    assert [(o.index, o.residual) for o in found] == [(5, -20.0)]
+    assert found[0].robust_z == pytest.approx(-19.75 / (1.4826 * 0.75))
     # A minimum excess keeps noise out when the MAD is tiny.
     tight = [0.0, 0.0, 0.0, 0.0, 0.3]
-    assert [o.index for o in analyze.high_outliers(tight)] == [4]
-    assert analyze.high_outliers(tight, min_excess=1.0) == []
+    assert [o.index for o in analyze.outliers(tight)] == [4]
+    assert analyze.outliers(tight, min_excess=1.0) == []
     # min_excess bounds the residual itself (what is reported), not the residual
     # over the median: here 4.5 is 8.5 above the median -4 but only 4.5 above the fit.
     below = [-4.0, -4.0, -4.0, -4.0, -4.0, 4.5]
-    assert analyze.high_outliers(below, min_excess=5.0) == []
-    found = analyze.high_outliers(below, min_excess=4.0)
+    assert analyze.outliers(below, min_excess=5.0) == []
+    found = analyze.outliers(below, min_excess=4.0)
     assert [(o.index, o.residual) for o in found] == [(5, 4.5)]
+
+
+def test_theil_sen_by_hand():
+    # slopes between the 6 pairs of (1,2) (2,4) (3,5) (4,4): 2, 1.5, 0.667, 1, 0, -1
+    # -> sorted -1 0 .667 1 1.5 2 -> median (0.667 + 1) / 2 = 0.8333;
+    # y - 0.8333 x: 1.1667, 2.3333, 2.5, 0.6667 -> median (1.1667 + 2.3333) / 2 = 1.75
+    fit = analyze.theil_sen([1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 5.0, 4.0])
+    assert fit.slope == pytest.approx(5.0 / 6.0)
+    assert fit.intercept == pytest.approx(1.75)
+    assert fit.r == pytest.approx(0.718185, abs=1e-6)  # Pearson's, as linear_fit's
+    # one wild point out of five does not move it: the line y = 2x + 1 stays
+    fit = analyze.theil_sen([0.0, 1.0, 2.0, 3.0, 4.0], [1.0, 3.0, 5.0, 100.0, 9.0])
+    assert fit.slope == pytest.approx(2.0) and fit.intercept == pytest.approx(1.0)
+    # equal x give no slope; fewer than two distinct x give none at all
+    assert math.isnan(analyze.theil_sen([2.0, 2.0], [1.0, 3.0]).slope)
+
+
+def test_physical_fit_holds_intercept_and_slope_to_physics():
+    # (1000 km, 5 ms) (2000, 12) (3000, 14): slopes 7, 4.5, 2 ms per 1000 km -> median
+    # 4.5, below the fibre's 10.006922: raised to it; then y - slope x: 5 - 10.0069,
+    # 12 - 20.0138, 14 - 30.0208 -> median -5.0069, below 0: raised to 0
+    fit = analyze.physical_rtt_fit([1000.0, 2000.0, 3000.0], [5.0, 12.0, 14.0])
+    assert fit.slope * 1000 == pytest.approx(10.006922, rel=1e-6)
+    assert fit.intercept == 0.0
+    # a physical line is left as it is: 20 ms at 0 km, 15 ms per 1000 km
+    fit = analyze.physical_rtt_fit([1000.0, 2000.0, 4000.0], [35.0, 50.0, 80.0])
+    assert fit.slope * 1000 == pytest.approx(15.0) and fit.intercept == pytest.approx(20.0)
+
+
+def test_spearman_by_hand():
+    # ranks x 1 2 3 4; y 2 4 5 4 -> ranks 1, 2.5, 4, 2.5 (the two 4s share 2 and 3)
+    # Pearson of (1,2,3,4) and (1,2.5,4,2.5), both of mean 2.5: deviations -1.5 -.5 .5 1.5
+    # and -1.5 0 1.5 0 -> sxy = 2.25 + .75 = 3, sxx = 5, syy = 4.5
+    assert analyze.ranks([2.0, 4.0, 5.0, 4.0]) == [1.0, 2.5, 4.0, 2.5]
+    rho = analyze.spearman_rho([1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 5.0, 4.0])
+    assert rho == pytest.approx(3.0 / math.sqrt(5 * 4.5))
+    # monotone but not linear: Spearman 1, Pearson below 1
+    xs, ys = [1.0, 2.0, 3.0, 4.0], [1.0, 10.0, 100.0, 1000.0]
+    assert analyze.spearman_rho(xs, ys) == pytest.approx(1.0)
+    assert analyze.pearson_r(xs, ys) < 0.9
 
 
 def _m(rows):
@@ -151,20 +195,26 @@ def test_summarize_by_hand():
     assert row["rtt_slope_ms_per_1000km"] == pytest.approx(20.0)
     assert row["rtt_intercept_ms"] == pytest.approx(0.0, abs=1e-9)
     assert row["rtt_distance_r"] == pytest.approx(1.0)
-    # inflation: 40/20 = 2.0 and 60/30 = 2.0
-    assert row["route_inflation_median"] == pytest.approx(2.0)
-    assert row["rtt_p50_ms"] == pytest.approx(50.0)
-    assert row["rtt_p90_ms"] == pytest.approx(58.0)  # 40 + 0.9 * 20
+    assert row["rtt_distance_spearman"] == pytest.approx(1.0)
+    # inflation: 40 / 20.013844 and 60 / 30.020766, both 1.998617
+    assert row["route_inflation_median"] == pytest.approx(2.0 / 1.0006922, rel=1e-6)
+    assert row["route_inflation_p25"] == pytest.approx(row["route_inflation_p75"])
+    assert row["rtt_median_over_tests_ms"] == pytest.approx(50.0)
+    assert row["rtt_p90_over_tests_ms"] == pytest.approx(58.0)  # 40 + 0.9 * 20
     # one throughput value only: no fit, p50 = that value
     assert math.isnan(row["log_throughput_distance_r"])
-    assert row["throughput_p50_bps"] == 1e7
+    assert row["throughput_median_over_tests_bps"] == 1e7
     # all: log10 throughput 8, 8, 7, 7 at 1000, 1000, 2000, 2000 km: -1 per 1000 km
     all_row = by["all"].row()
     assert all_row["log_throughput_slope_per_1000km"] == pytest.approx(-1.0)
     assert all_row["log_throughput_intercept"] == pytest.approx(9.0)
     assert all_row["log_throughput_distance_r"] == pytest.approx(-1.0)
     # all RTT: 20, 22, 40, 60 -> p50 = 31
-    assert all_row["rtt_p50_ms"] == pytest.approx(31.0)
+    assert all_row["rtt_median_over_tests_ms"] == pytest.approx(31.0)
+    # Theil-Sen over (1000,20) (1000,22) (2000,40) (3000,60): slopes between distinct x
+    # 20, 20, 18, 19, 20 ms per 1000 km -> median 20; y - 0.02 x: 0, 2, 0, 0 -> 0
+    assert all_row["rtt_slope_ms_per_1000km"] == pytest.approx(20.0)
+    assert all_row["rtt_intercept_ms"] == pytest.approx(0.0, abs=1e-9)
     assert math.isnan(by["gcp-gcp"].row()["rtt_distance_r"])
 
 
@@ -181,7 +231,7 @@ def test_find_outliers_flags_the_detour():
     assert o.cloud_pair == "aws-gcp" and o.n == 1
     assert o.excess_ms == pytest.approx(o.rtt_ms - o.fit_rtt_ms)
     assert o.excess_ms > 40.0
-    assert o.route_inflation == pytest.approx(140.0 / 50.0)
+    assert o.route_inflation == pytest.approx(140.0 / 50.034610, rel=1e-6)  # floor 5000 km
 
 
 def test_outlier_fit_counts_each_pair_once_by_hand():
@@ -195,10 +245,22 @@ def test_outlier_fit_counts_each_pair_once_by_hand():
     m = _m(rows)
     found = analyze.find_outliers(m)
     assert [(o.src, o.dst, o.n) for o in found] == [("aws:x", "gcp:y", 20)]
-    # Least squares through (1,10) (2,20) (3,80) (4,40) (5,50), x in 1000 km:
-    # mean x 3, mean y 40, sxy = (-2)(-30) + (-1)(-20) + 0 + 1*0 + 2*10 = 100, sxx = 10
-    # -> slope 10 ms per 1000 km, intercept 10: the fit at 3000 km is 40 ms.
+    # Theil-Sen through (1,10) (2,20) (3,80) (4,40) (5,50), x in 1000 km: the ten
+    # slopes -40 -15 10 10 10 10 10 10 35 60 -> median 10 ms per 1000 km, below the
+    # fibre's 10.006922: raised to it; y - slope x has median -0.0138, raised to 0: the
+    # fit at 3000 km is 30.0208 ms (least squares would say 40).
     o = found[0]
-    assert o.fit_rtt_ms == pytest.approx(40.0)
-    assert o.excess_ms == pytest.approx(40.0)
+    assert o.fit_rtt_ms == pytest.approx(30.020767, rel=1e-6)
+    assert o.excess_ms == pytest.approx(80.0 - 30.020767, rel=1e-6)
     assert o.rtt_ms == 80.0
+
+
+def test_find_outliers_flags_a_pair_below_the_fit():
+    # ten pairs on 5 ms + 15 ms per 1000 km, one 40 ms faster than its distance allows
+    rows = [
+        (f"aws:r{i}", f"gcp:r{i}", 1000.0 * (i + 1), 5.0 + 15.0 * (i + 1), 1e8) for i in range(10)
+    ]
+    rows.append(("aws:x", "gcp:y", 5000.0, 5.0 + 75.0 - 40.0, 1e8))
+    found = analyze.find_outliers(_m(rows))
+    assert [(o.src, o.dst) for o in found] == [("aws:x", "gcp:y")]
+    assert found[0].excess_ms == pytest.approx(-40.0) and found[0].robust_z < 0

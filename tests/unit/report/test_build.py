@@ -62,7 +62,7 @@ def test_unknown_regions_are_counted_and_skipped(tmp_path):
     assert len(loaded.data) == 1
     assert loaded.data.distance_km[0] == 2.0  # a given distance is kept
     assert loaded.skipped["unknown region"] == 3
-    assert loaded.skipped["no rtt_avg_ms or throughput_bps"] == 1
+    assert loaded.skipped["no RTT or throughput_bps"] == 1
     assert loaded.unknown_regions == {"aws:mars-north-1": 2, "azure:eastus": 1}
 
 

@@ -133,7 +133,9 @@ def test_bad_numbers_drop_their_rows_with_a_warning(tmp_path, catalog_file):
     assert summary["rows_used"] == 3 and summary["rows_skipped"] == {"bad number": 7}
     by = {row["cloud_pair"]: row for row in summary["summary"]}
     assert by["all"]["n"] == 3 and by["aws-aws"]["n"] == 1
-    assert by["aws-aws"]["rtt_p50_ms"] == 70.5  # the negative and NaN RTTs are not in it
+    assert (
+        by["aws-aws"]["rtt_median_over_tests_ms"] == 70.5
+    )  # the negative and NaN RTTs are not in it
 
 
 def test_the_fit_never_sees_a_negative_rtt(tmp_path):

@@ -6,6 +6,7 @@ bytes moved in ~10 s, so throughput_bps = bitrate_Bps * 8 / 10.
 """
 
 import csv
+import json
 import re
 from pathlib import Path
 
@@ -78,7 +79,7 @@ def test_report_on_real_doit_data(tmp_path):
     for pair in ("aws-aws", "aws-gcp", "gcp-aws", "gcp-gcp"):
         assert by[pair]["n"] > 100
     # doit used t3.nano / e2-small: tens to hundreds of Mbit/s
-    assert 1e7 < by["all"]["throughput_p50_bps"] < 2e9
+    assert 1e7 < by["all"]["throughput_median_over_tests_bps"] < 2e9
 
 
 def test_report_command_on_real_skyplane_data(tmp_path):
@@ -90,7 +91,9 @@ def test_report_command_on_real_skyplane_data(tmp_path):
     out = tmp_path / "skyplane-report"
     with (out / "summary.csv").open() as f:
         rows = {r["cloud_pair"]: r for r in csv.DictReader(f)}
-    assert int(rows["all"]["n"]) > 4000
+    # the rows whose two directions differ by over max(5 ms, 10 %) are left out and said
+    assert int(rows["all"]["n"]) > 3500
+    assert "flagged rows left out of every statistic and fit" in result.output
     assert float(rows["all"]["rtt_distance_r"]) > 0.8  # 0.83 on this data set
     # Cape Town's traffic to Australia and South America goes round by Europe:
     # the best-known detours in this data set top the outlier list.
@@ -99,5 +102,39 @@ def test_report_command_on_real_skyplane_data(tmp_path):
     top = outliers[:5]
     assert all("af-south-1" in (o["src"] + o["dst"]) for o in top)
     assert all(float(o["excess_ms"]) > 150 for o in top)
-    assert rows["all"]["throughput_p50_bps"] == ""  # no throughput in this data set
+    assert rows["all"]["throughput_median_over_tests_bps"] == ""  # no throughput in this data set
     assert (out / "charts" / "map.html").exists()
+
+
+def test_report_on_the_converted_skyplane_grid_leaves_out_rows_below_the_floor(tmp_path):
+    converted = tmp_path / "sky.csv"
+    runner = CliRunner()
+    done = runner.invoke(
+        main, ["history", "convert", "--from", "skyplane", str(SKYPLANE), "--out", str(converted)]
+    )
+    assert done.exit_code == 0, done.output
+    with converted.open() as f:
+        cells = [r["flags"] for r in csv.DictReader(f)]
+    below = sum("below_fibre_floor" in c.split(";") for c in cells)
+    flagged = sum(bool(c) for c in cells)
+    assert below > 100  # 193 with the 2 ms tolerance (204 without it)
+    out = tmp_path / "report"
+    result = runner.invoke(
+        main, ["report", "--input", str(converted), "--out", str(out), "--no-png"]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"{below} below_fibre_floor" in result.output
+    summary = json.loads((out / "report.json").read_text())
+    assert summary["flagged_left_out"]["below_fibre_floor"] == below
+    assert summary["rows_used"] == len(cells) - flagged == summary["summary"][0]["n"]
+    for group in summary["summary"]:
+        assert group["rtt_intercept_ms"] >= 0.0
+        assert group["rtt_slope_ms_per_1000km"] >= 10.0069
+    # the rows below the floor are in no fit: every group's fit is over the kept rows only
+    back = runner.invoke(
+        main,
+        ["report", "--input", str(converted), "--out", str(out), "--no-png", "--include-flagged"],
+    )
+    assert back.exit_code == 0, back.output
+    summary = json.loads((out / "report.json").read_text())
+    assert summary["rows_used"] == len(cells) and summary["rows_flagged_left_out"] == 0

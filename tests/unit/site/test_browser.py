@@ -334,13 +334,18 @@ def history_site(tmp_path_factory):
     t0 = datetime(2026, 11, 1, tzinfo=UTC)
     for day in range(12):
         jump = {9: 30.0, 10: 55.0, 11: 65.0}.get(day, 0.0)
+        # 100 samples a test: p90 is shown from 100 on (10 beyond it)
         samples = {
-            (a, b): [100.0 + jump + day * 0.1 + k for k in range(20)],
-            (b, a): [80.0 + k * 2.0 for k in range(20)],  # p90 15 % above its p50
-            (a, c): [70.0 + day] * 20,
+            (a, b): [100.0 + jump + day * 0.1 + k / 5 for k in range(100)],
+            (a, c): [70.0 + day] * 100,
         }
+        # B -> A in sweeps of its own: beside A -> B (a jump in one direction only) in
+        # one sweep it would be flagged asymmetric and left out
+        reverse = {(b, a): [80.0 + k * 0.4 for k in range(100)]}  # p90 15 % above its p50
         t = t0 + timedelta(days=min(day, 10), hours=12 * (day == 11))
         make_sweep(results, sweep_id_at(t, f"{day:04x}"), samples, started=t,
+                   throughput_bps=(9.0e8 if day % 2 else 4.0e8))  # fmt: skip
+        make_sweep(results, sweep_id_at(t, f"{day + 100:04x}"), reverse, started=t,
                    throughput_bps=(9.0e8 if day % 2 else 4.0e8))  # fmt: skip
     imported = root / "theirs.csv"
     imported.write_text(
@@ -403,7 +408,7 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
     assert "source: emulated, EMULATED" in browser.evaluate(caption)
     assert browser.evaluate(banner_hidden) is False
     week = _cell_text(browser, a, b)
-    assert week.split("|")[0] and "n = 160 samples, 8 tests" in week  # days 4..10.5
+    assert week.split("|")[0] and "n = 800 samples, 8 tests" in week  # days 4..10.5
     shown = {"1W": week}
     for name, value in (("stat", "p90"), ("window", "1D"), ("window", "latest"),
                         ("metric", "throughput")):  # fmt: skip
@@ -412,7 +417,7 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
         shown[value] = _cell_text(browser, a, b)
     values = [v.split("|")[0] for v in shown.values()]
     assert len(set(values)) == len(values), shown  # each selector changed the cell
-    assert "n = 20 samples, 1 tests" in shown["latest"]
+    assert "n = 100 samples, 1 tests" in shown["latest"]
     assert "Mbit/s" in browser.evaluate(caption)
     # colour by deviation from the baseline: A -> B is 30 % above it, an open episode
     _choose(browser, "metric", "rtt")
@@ -426,7 +431,7 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
     assert _cell_text(browser, b, a).split("|")[1] == "d0"
     assert "(p50 +0.0 ms, +0.0 %)" in _cell_text(browser, b, a)
     _choose(browser, "show", "detail")  # n and the age in each cell, not only on hover
-    assert "n 20" in _cell_text(browser, a, b).split("|")[0]
+    assert "n 100" in _cell_text(browser, a, b).split("|")[0]
     _keep(browser.screenshot(tmp_path / "site-matrix.png"))
     _choose(browser, "show", "value")
     # the change vs the previous window: A -> B's last day is 20-30 ms above the day before
@@ -464,8 +469,12 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
     _choose(browser, "heads", "code")
     assert a in heads() and not any("Ashburn" in h for h in heads())
     _choose(browser, "window", "1W")
-    # another source: its own caption, no EMULATED banner, none of the emulated cells
+    # another source: its own caption, no EMULATED banner, none of the emulated cells;
+    # its one imported test is one sample: a p50, never a p90
+    _choose(browser, "stat", "p90")
     assert _choose(browser, "source", "theirs").startswith("theirs|")
+    assert _cell_text(browser, a, b).split("|")[0] == "—"
+    _choose(browser, "stat", "p50")
     assert "source: theirs (Their 2022 data), real measurements" in browser.evaluate(caption)
     assert browser.evaluate(banner_hidden) is True
     assert _cell_text(browser, a, b).split("|")[0] == "77.5"

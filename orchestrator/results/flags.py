@@ -1,0 +1,170 @@
+"""Physics and consistency checks on measurement rows: the `flags` column.
+
+Pure functions over rows in the results schema (values as text or numbers), so a
+sweep's collect, the public-data converters and every reader of a file that predates
+the column compute the same flags. A row's flags are names from FLAGS joined by ';'
+(empty: nothing found). Reports, fits, the matrix and the site leave flagged rows
+out unless asked (`--include-flagged`), and say how many and why.
+
+- below_fibre_floor: an RTT statistic of the row (min, p50, mean, p90, p99, max) is
+  below the fibre floor, 2 x distance / (c x 2/3), by more than FLOOR_TOLERANCE_MS.
+- asymmetric: the two directions of a pair in one sweep (and one network tier)
+  differ in RTT by more than max(ASYMMETRY_MIN_MS, ASYMMETRY_FRACTION of the smaller).
+- receiver_exceeds_sender: the receiver counted more than RECEIVER_EXCESS_FRACTION
+  above what the sender sent.
+- duration_short: the measured interval is shorter than asked by more than
+  DURATION_SHORT_FRACTION.
+- few_samples: the RTT comes from fewer than MIN_RTT_SAMPLES echoes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from typing import Any
+
+from orchestrator.core.geo import fibre_rtt_ms
+
+BELOW_FIBRE_FLOOR = "below_fibre_floor"
+ASYMMETRIC = "asymmetric"
+RECEIVER_EXCEEDS_SENDER = "receiver_exceeds_sender"
+DURATION_SHORT = "duration_short"
+FEW_SAMPLES = "few_samples"
+FLAGS: tuple[str, ...] = (
+    BELOW_FIBRE_FLOOR,
+    ASYMMETRIC,
+    RECEIVER_EXCEEDS_SENDER,
+    DURATION_SHORT,
+    FEW_SAMPLES,
+)
+SEPARATOR = ";"
+
+# Region coordinates are the cities the clouds name, not the data centres, which can
+# lie up to ~100 km away at each end: 200 km of distance is 2 ms of round trip.
+FLOOR_TOLERANCE_MS = 2.0
+ASYMMETRY_MIN_MS = 5.0
+ASYMMETRY_FRACTION = 0.10
+RECEIVER_EXCESS_FRACTION = 0.01
+DURATION_SHORT_FRACTION = 0.05
+# The median of fewer echoes is one or two samples' luck (the public sets: 5 and 10).
+MIN_RTT_SAMPLES = 5
+
+RTT_STATS = ("rtt_min_ms", "rtt_p50_ms", "rtt_avg_ms", "rtt_p90_ms", "rtt_p99_ms", "rtt_max_ms")
+
+REASONS = {
+    BELOW_FIBRE_FLOOR: "an RTT below the fibre floor 2 x distance / (c x 2/3) "
+    f"by more than {FLOOR_TOLERANCE_MS:g} ms",
+    ASYMMETRIC: "the two directions' RTTs differ by more than "
+    f"max({ASYMMETRY_MIN_MS:g} ms, {ASYMMETRY_FRACTION:.0%})",
+    RECEIVER_EXCEEDS_SENDER: f"the receiver counted over {RECEIVER_EXCESS_FRACTION:.0%} "
+    "more than the sender sent",
+    DURATION_SHORT: f"the measured interval over {DURATION_SHORT_FRACTION:.0%} shorter than asked",
+    FEW_SAMPLES: f"fewer than {MIN_RTT_SAMPLES} RTT samples",
+}
+
+
+def number(value: Any) -> float | None:
+    """A cell as a float; None for empty, text, NaN or infinities."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def row_rtt_ms(row: Mapping[str, Any]) -> float | None:
+    """The RTT of a test: the median of its samples; the mean only when a source
+    published no median (the public data sets)."""
+    p50 = number(row.get("rtt_p50_ms"))
+    return p50 if p50 is not None else number(row.get("rtt_avg_ms"))
+
+
+def row_flags(row: Mapping[str, Any], asked_duration_s: float | None = None) -> list[str]:
+    """The flags one row earns on its own (all but `asymmetric`), in FLAGS order."""
+    found = []
+    km = number(row.get("distance_km"))
+    rtts = [x for x in (number(row.get(c)) for c in RTT_STATS) if x is not None]
+    if km is not None and rtts and min(rtts) < fibre_rtt_ms(km) - FLOOR_TOLERANCE_MS:
+        found.append(BELOW_FIBRE_FLOOR)
+    received, sent = number(row.get("throughput_bps")), number(row.get("throughput_sender_bps"))
+    if received is not None and sent and received > sent * (1.0 + RECEIVER_EXCESS_FRACTION):
+        found.append(RECEIVER_EXCEEDS_SENDER)
+    measured = number(row.get("duration_s"))
+    least = (asked_duration_s or 0.0) * (1.0 - DURATION_SHORT_FRACTION)
+    if measured is not None and measured < least:
+        found.append(DURATION_SHORT)
+    samples = number(row.get("rtt_samples"))
+    if samples is not None and samples < MIN_RTT_SAMPLES:
+        found.append(FEW_SAMPLES)
+    return found
+
+
+def asymmetric(a_ms: float, b_ms: float) -> bool:
+    """True when two directions' RTTs differ by more than max(5 ms, 10 % of the smaller)."""
+    return abs(a_ms - b_ms) > max(ASYMMETRY_MIN_MS, ASYMMETRY_FRACTION * min(a_ms, b_ms))
+
+
+def _direction_key(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    src = f"{row.get('src_cloud', '')}:{row.get('src_region', '')}"
+    dst = f"{row.get('dst_cloud', '')}:{row.get('dst_region', '')}"
+    return (str(row.get("sweep_id") or ""), str(row.get("network_tier") or ""), src, dst)
+
+
+def asymmetric_rows(rows: Sequence[Mapping[str, Any]]) -> set[int]:
+    """Indices of the rows whose reverse direction, in the same sweep and tier, differs
+    by more than the asymmetry bound. Several rows of one direction count by their
+    median, so a repeat does not decide alone."""
+    by_direction: dict[tuple[str, str, str, str], list[int]] = {}
+    for i, row in enumerate(rows):
+        if str(row.get("status") or "ok") != "ok" or row_rtt_ms(row) is None:
+            continue
+        by_direction.setdefault(_direction_key(row), []).append(i)
+    medians = {}
+    for key, idx in by_direction.items():
+        values = sorted(v for v in (row_rtt_ms(rows[i]) for i in idx) if v is not None)
+        mid = len(values) // 2
+        medians[key] = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+    found: set[int] = set()
+    for (sweep, tier, src, dst), idx in by_direction.items():
+        reverse = medians.get((sweep, tier, dst, src))
+        if reverse is not None and asymmetric(medians[(sweep, tier, src, dst)], reverse):
+            found.update(idx)
+    return found
+
+
+def flag_rows(
+    rows: Sequence[Mapping[str, Any]], asked_duration_s: float | None = None
+) -> list[str]:
+    """The `flags` cell of every row, in order."""
+    asym = asymmetric_rows(rows)
+    out = []
+    for i, row in enumerate(rows):
+        found = row_flags(row, asked_duration_s)
+        if i in asym:
+            found.insert(1 if BELOW_FIBRE_FLOOR in found else 0, ASYMMETRIC)
+        out.append(SEPARATOR.join(found))
+    return out
+
+
+def set_flags(
+    rows: Sequence[MutableMapping[str, Any]], asked_duration_s: float | None = None
+) -> None:
+    """Write the `flags` cell of every row in place."""
+    for row, cell in zip(rows, flag_rows(rows, asked_duration_s), strict=True):
+        row["flags"] = cell
+
+
+def parse(cell: Any) -> list[str]:
+    """The flags of a `flags` cell."""
+    return [f for f in str(cell or "").split(SEPARATOR) if f]
+
+
+def count(cells: Iterable[Any]) -> dict[str, int]:
+    """Rows per flag over `flags` cells, in FLAGS order (a row may count under several)."""
+    counts = dict.fromkeys(FLAGS, 0)
+    for cell in cells:
+        for f in parse(cell):
+            counts[f] = counts.get(f, 0) + 1
+    return counts

@@ -1,0 +1,97 @@
+"""The physics and consistency flags of measurement rows, against values by hand."""
+
+import csv
+
+from orchestrator.core import paths
+from orchestrator.history import public_data
+from orchestrator.model.catalog import load_catalog
+from orchestrator.results import flags, store
+
+
+def _row(**values):
+    base = {"sweep_id": "s", "status": "ok", "src_cloud": "aws", "src_region": "a",
+            "dst_cloud": "gcp", "dst_region": "b"}  # fmt: skip
+    return {**base, **values}
+
+
+def test_below_fibre_floor_with_its_tolerance():
+    # floor at 1000 km: 10.006922 ms; tolerance 2 ms -> a statistic under 8.006922 is flagged
+    assert flags.row_flags(_row(distance_km=1000, rtt_min_ms=8.0)) == [flags.BELOW_FIBRE_FLOOR]
+    assert flags.row_flags(_row(distance_km=1000, rtt_min_ms=8.01)) == []
+    # any statistic counts, as text or number; a row without distance is not judged
+    assert flags.row_flags(_row(distance_km="1000", rtt_avg_ms="7.9", rtt_max_ms="50")) == [
+        flags.BELOW_FIBRE_FLOOR
+    ]
+    assert flags.row_flags(_row(distance_km="", rtt_min_ms=0.1)) == []
+
+
+def test_receiver_sender_duration_and_samples():
+    # 1 % over the sender is allowed: 101 of 100 is not flagged, 101.5 is
+    assert flags.row_flags(_row(throughput_bps=101.0, throughput_sender_bps=100.0)) == []
+    assert flags.row_flags(_row(throughput_bps=101.5, throughput_sender_bps=100)) == [
+        flags.RECEIVER_EXCEEDS_SENDER
+    ]
+    # asked 10 s: 9.5 s is within 5 %, 9.4 s is short; unknown asked duration: no check
+    assert flags.row_flags(_row(duration_s=9.5), asked_duration_s=10) == []
+    assert flags.row_flags(_row(duration_s=9.4), asked_duration_s=10) == [flags.DURATION_SHORT]
+    assert flags.row_flags(_row(duration_s=1.0)) == []
+    assert flags.row_flags(_row(rtt_samples=4)) == [flags.FEW_SAMPLES]
+    assert flags.row_flags(_row(rtt_samples=5)) == []
+
+
+def test_asymmetry_by_hand():
+    # 100 vs 109 ms: bound max(5, 10 % of 100) = 10 -> not asymmetric; 100 vs 111 is
+    assert not flags.asymmetric(100.0, 109.0)
+    assert flags.asymmetric(100.0, 111.0)
+    # 20 vs 26: bound max(5, 2) = 5 -> asymmetric; 20 vs 24.9 is not
+    assert flags.asymmetric(20.0, 26.0) and not flags.asymmetric(20.0, 24.9)
+    fwd = _row(rtt_p50_ms=100.0)
+    rev = _row(src_region="b", dst_region="a", src_cloud="gcp", dst_cloud="aws", rtt_p50_ms=115)
+    other_sweep = {**rev, "sweep_id": "t"}
+    assert flags.flag_rows([fwd, rev]) == ["asymmetric", "asymmetric"]
+    assert flags.flag_rows([fwd, other_sweep]) == ["", ""]  # not the same sweep
+    # the median is the RTT; the mean only stands in when there is no median
+    assert flags.flag_rows([fwd, {**rev, "rtt_p50_ms": 101, "rtt_avg_ms": 150}]) == ["", ""]
+    # different network tiers are different measurements
+    tiered = [{**fwd, "network_tier": "PREMIUM"}, {**rev, "network_tier": "STANDARD"}]
+    assert flags.flag_rows(tiered) == ["", ""]
+
+
+def test_flags_are_written_with_every_sweep_file(tmp_path):
+    rows = [
+        _row(distance_km=1000, rtt_min_ms=5.0, rtt_p50_ms=20.0, duration_s=3.0),
+        _row(src_region="b", dst_region="a", src_cloud="gcp", dst_cloud="aws", rtt_p50_ms=40.0),
+    ]
+    store.write_rows(tmp_path, rows, asked_duration_s=5)
+    back = store.read_rows(tmp_path / store.MEASUREMENTS_FILE)
+    assert [r["flags"] for r in back] == [
+        "below_fibre_floor;asymmetric;duration_short",
+        "asymmetric",
+    ]
+    assert flags.count(r["flags"] for r in back)["asymmetric"] == 2
+
+
+def test_the_vendored_skyplane_grid_keeps_tiers_apart_and_flags_the_floor():
+    text = (paths.DATA / "skyplane-latency-2022.csv").read_text()
+    rows = public_data.convert("skyplane", text, load_catalog())
+    below = [r for r in rows if flags.BELOW_FIBRE_FLOOR in flags.parse(r["flags"])]
+    # the issue's example: gcp:europe-west4 -> gcp:asia-southeast2, min 12.77 ms at 11,224 km
+    assert any(
+        (r["src_region"], r["dst_region"]) == ("europe-west4", "asia-southeast2") for r in below
+    )
+    # every row below the floor by the rule, and no other
+    with (paths.DATA / "skyplane-latency-2022.csv").open() as f:
+        raw = [r for r in csv.DictReader(f) if "azure" not in r["src_region"] + r["dst_region"]]
+    assert len(raw) == len(rows)
+    expected = sum(
+        1
+        for r in rows
+        if r["distance_km"] and float(r["rtt_min_ms"]) < float(r["distance_km"]) * 0.010006922 - 2.0
+    )
+    assert len(below) == expected > 100
+    assert {r["network_tier"] for r in rows} == {
+        "PREMIUM",
+        "STANDARD",
+        "PREMIUM/STANDARD",
+        "STANDARD/PREMIUM",
+    }
