@@ -21,10 +21,11 @@ A, B = "aws:us-east-1", "gcp:europe-west1"
 
 
 def _sweeps(results, levels, start=0, kernels=None):
-    """One sweep per 6 h; A -> B pings at levels[i] ms (20 samples), B -> A stays 80 ms."""
+    """One sweep per 6 h; A -> B pings at levels[i] ms (20 samples), B -> A stays at 150 ms
+    (within 10 % of A -> B, so neither is flagged asymmetric)."""
     for i, level in enumerate(levels, start):
         t = T0 + timedelta(hours=6 * i)
-        samples = {(A, B): [level + 0.1 * (k % 3) for k in range(20)], (B, A): [80.0] * 20}
+        samples = {(A, B): [level + 0.1 * (k % 3) for k in range(20)], (B, A): [150.0] * 20}
         kernel = (kernels or {}).get(i, "6.1.0-28-amd64")
         make_sweep(results, sweep_id_at(t, f"{i:04x}"), samples, started=t, kernel=kernel)
     h.ingest_all(results)
@@ -43,7 +44,7 @@ def test_open_episode_exits_3_and_closes(tmp_path):
     assert (e["src"], e["dst"], e["metric"], e["status"]) == (A, B, "rtt", "open")
     assert e["old_level"] == pytest.approx(150.1) and e["new_level"] == pytest.approx(160.1)
     assert e["started_utc"].startswith("2026-11-03T12:00")  # run 10
-    # one path event: A -> B moved, B -> A (steady at 80 ms) did not
+    # one path event: A -> B moved, B -> A (steady at 150 ms) did not
     assert e["one_direction"] and [(x["src"], x["moved"]) for x in e["directions"]] == [
         (A, True),
         (B, False),
@@ -181,7 +182,7 @@ def test_a_flagged_run_not_yet_confirmed_is_suspected_never_notified(tmp_path, h
 
 def test_each_pairs_smallest_detectable_change_in_history_and_matrix(tmp_path):
     # A -> B: 150, 150.1, 150.2 ms a run (MAD 0.1: scale floored at 0.3 ms, where the 2 ms
-    # minimum sets the smallest change); B -> A: 80 ms flat, the same
+    # minimum sets the smallest change); B -> A: 150 ms flat, the same
     _sweeps(tmp_path, [150.0 + 0.1 * (i % 3) for i in range(10)])
     expected = round(changes.smallest_change(0.3), 2)
     assert 2.0 < expected < 3.0
