@@ -491,7 +491,7 @@ UNITS = {"rtt": "ms", "throughput": "bit/s"}
     "INTERREGION_NOTIFY_URL; user:password@ in it is sent as basic auth, never printed).",
 )  # fmt: skip
 @click.option(
-    "--notify-file", type=click.Path(path_type=Path), default=None, metavar="FILE",
+    "--notify-file", type=UserPath(dir_okay=False), default=None, metavar="FILE",
     help="Read the --notify URL from the first line of FILE (keeps it out of ps and logs).",
 )  # fmt: skip
 @_RESULTS_OPTION

@@ -322,7 +322,7 @@ def test_a_version_1_store_migrates_on_its_first_write(tmp_path):
         or "steal" in c
         or c in ("limiter", "limiter_detail", "rtt_samples", "flags")
     ]
-    assert len(added) == 8
+    assert len(added) == 10
     for statement in h._SCHEMA:
         if "archive" in statement or "VIEW" in statement:
             continue

@@ -174,11 +174,11 @@ def test_matrix_latest_window_is_each_pairs_newest_test(results):
     doc = json.loads(result.output)
     (mx,) = doc["matrices"]
     cells = {(c["src"], c["dst"]): (c["value"], c["tests"], c["samples"]) for c in mx["cells"]}
-    # A -> B: its day-8 test alone (3 x 60 ms); B -> A: its only test, 1..120 ms
-    assert cells == {(A, B): (60.0, 1, 3), (B, A): (60.5, 1, 120)}
+    # A -> B: its day-8 test alone (3 x 60 ms); B -> A: its only test, 1..1000 ms
+    assert cells == {(A, B): (60.0, 1, 3), (B, A): (500.5, 1, 1000)}
     assert doc["window"] == "latest" and mx["window_start_utc"] is None
     text = _cli(results, "matrix", "--window", "latest").output
-    assert "window latest (each pair's newest test, up to 2026-11-09" in text and "60.5" in text
+    assert "window latest (each pair's newest test, up to 2026-11-09" in text and "500.5" in text
 
 
 def test_matrix_regions_by_cloud_then_west_to_east(tmp_path):
