@@ -23,14 +23,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator import emulator as emu
-from orchestrator.catalog import Region, load_catalog
+from orchestrator.core.geo import distance_km
+from orchestrator.drivers.keys import SweepKeys, ensure_sweep_keys
 from orchestrator.emulator import net
 from orchestrator.emulator.spec import EmulationSpec, HostSpec, PathSpec, host_addresses
 from orchestrator.emulator.stack import BASELINE_RTT_MS, build_spec
-from orchestrator.geo import distance_km
-from orchestrator.keys import SweepKeys, ensure_sweep_keys
-from orchestrator.netmodel import DEFAULT_MODEL, NetModel, controller_rtt_ms
-from orchestrator.selection import farthest_point_sample
+from orchestrator.model.catalog import Region, load_catalog
+from orchestrator.netmodel.model import DEFAULT_MODEL, NetModel, controller_rtt_ms
+from orchestrator.plan.selection import farthest_point_sample
 
 PARTS = ("scale", "rtt", "routes", "controller", "throughput", "concurrent")
 CONTROLLER = "aws:us-east-1"  # where the controller is modelled in the "controller" part
@@ -161,7 +161,7 @@ def bench_routes(keys: SweepKeys) -> None:
     from orchestrator.demo import DEMO_REGIONS
     from orchestrator.emulator.stack import expected_rtts_ms
     from orchestrator.emulator.variation import DEFAULT_VARIATION
-    from orchestrator.routes import default_routes, pearson_r
+    from orchestrator.netmodel.routes import default_routes, pearson_r
 
     catalog = load_catalog()
     chosen = [catalog.get(k) for k in DEMO_REGIONS]

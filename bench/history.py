@@ -43,11 +43,15 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from orchestrator import changes, history, history_views, rtt_noise, store
-from orchestrator.catalog import load_catalog
-from orchestrator.geo import distance_km
-from orchestrator.netmodel import DEFAULT_MODEL
-from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
+from orchestrator.core.geo import distance_km
+from orchestrator.history import changes
+from orchestrator.history import store as history
+from orchestrator.history import views as history_views
+from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel import noise as rtt_noise
+from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.results import store
+from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
 
 PINGS = 20
 WEEK_RUNS = 28  # every 6 h
@@ -415,8 +419,8 @@ def store_timings(args: argparse.Namespace) -> None:
             print(f"    ({len(found.episodes)} episodes, {len(found.hosts)} host changes)")
 
         def report_and_site() -> int:
-            from orchestrator import site
-            from orchestrator.report import load_inputs, write_report
+            from orchestrator.report.build import load_inputs, write_report
+            from orchestrator.site import build as site
 
             folder = store.sweep_dir(results, sweep_id)
             loaded = load_inputs(sweep_dirs_=[folder])

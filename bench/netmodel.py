@@ -2,7 +2,7 @@
 how well it fits: the fitted parameters, the samples used and skipped, the
 median relative RTT error per cloud pair, and how the bandwidth is scaled.
 
-Then the per-pair route detours (orchestrator/routes.py): fitted on one source and
+Then the per-pair route detours (orchestrator/netmodel/routes.py): fitted on one source and
 checked against the other, and r(RTT, distance) of the emulated matrix against the
 real data's.
 
@@ -16,12 +16,13 @@ import statistics
 import sys
 from pathlib import Path
 
-from orchestrator import netmodel, routes
-from orchestrator.catalog import Region, load_catalog
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
 from orchestrator.demo import DEMO_REGIONS
-from orchestrator.errors import UserError
-from orchestrator.geo import distance_km
-from orchestrator.netmodel import DEFAULT_MODEL, Sample
+from orchestrator.model.catalog import Region, load_catalog
+from orchestrator.netmodel import model as netmodel
+from orchestrator.netmodel import routes
+from orchestrator.netmodel.model import DEFAULT_MODEL, Sample
 
 RTT_BINS_MS = ((0, 10), (10, 20), (20, 40), (40, 80), (80, 160), (160, 320), (320, 1000))
 

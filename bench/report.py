@@ -23,8 +23,10 @@ SIZES = (10_000, 100_000, 1_000_000)
 
 
 def one(rows: int, png: bool) -> dict[str, float]:
-    from orchestrator import report, site, synthetic
-    from orchestrator.catalog import load_catalog
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.netmodel import synthetic
+    from orchestrator.report import build as report
+    from orchestrator.site import build as site
 
     catalog = load_catalog()
     with tempfile.TemporaryDirectory(prefix="interregion-bench-") as tmp:
@@ -46,7 +48,7 @@ def one(rows: int, png: bool) -> dict[str, float]:
         report_s = time.perf_counter() - t0
         png_s = float("nan")
         if png:
-            from orchestrator import charts
+            from orchestrator.report import charts
 
             figures = report.report_figures(loaded, out.summaries)
             t0 = time.perf_counter()

@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from orchestrator.catalog import Catalog, Region, load_catalog
-from orchestrator.schedule import lower_bound, schedule, slots_of
-from orchestrator.selection import Pair, SelectionSpec, pair_distance_km, select
+from orchestrator.model.catalog import Catalog, Region, load_catalog
+from orchestrator.plan.rounds import lower_bound, schedule, slots_of
+from orchestrator.plan.selection import Pair, SelectionSpec, pair_distance_km, select
 
 T = TypeVar("T")
 

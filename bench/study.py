@@ -26,10 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from orchestrator.netmodel import DEFAULT_MODEL  # noqa: E402
-from orchestrator.study_check import check, table  # noqa: E402
-from orchestrator.study_report import default_window, pair_results  # noqa: E402
-from orchestrator.study_run import read_table  # noqa: E402
+from orchestrator.netmodel.model import DEFAULT_MODEL  # noqa: E402
+from orchestrator.study.check import check, table  # noqa: E402
+from orchestrator.study.report import default_window, pair_results  # noqa: E402
+from orchestrator.study.run import read_table  # noqa: E402
 
 REGIONS = ("aws:us-east-1", "gcp:us-east4", "aws:us-east-2", "aws:eu-west-1", "aws:ap-northeast-1")
 LOSSY = ("aws:us-east-2", "aws:eu-west-1")  # ~77 ms: the window alone would allow 13 Mbit/s

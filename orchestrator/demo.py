@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.changes import Params
+from orchestrator.core.errors import UserError
+from orchestrator.drivers.lock import results_lock
 from orchestrator.emulator.perturb import Perturbation, ends
-from orchestrator.errors import UserError
-from orchestrator.lock import results_lock
+from orchestrator.history.changes import Params
 
 # 12 regions of both clouds on six continents: same-metro pairs (Ashburn), the
 # antipodes, and Cape Town - Sydney, whose measured route (~400 ms) is twice what
@@ -145,12 +145,12 @@ def prepare_out(out: Path, replace: bool) -> None:
 
 def run_sweep(plan: DemoPlan, i: int, results: Path, log: Callable[[str], None]) -> str:
     """Sweep i (1-based) of the demo, on the emulated cloud; returns its id."""
-    from orchestrator import runner
-    from orchestrator import sweep as sweeps
-    from orchestrator.catalog import load_catalog
     from orchestrator.emulator.stack import EmulationSettings
-    from orchestrator.plan import TestParams, make_plan
-    from orchestrator.selection import SelectionSpec
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.plan.selection import SelectionSpec
+    from orchestrator.plan.sweep_plan import TestParams, make_plan
+    from orchestrator.sweep import record as sweeps
+    from orchestrator.sweep import runner
 
     spec = SelectionSpec(regions=plan.regions)
     params = TestParams(pings=plan.pings, tests=("ping",))
@@ -224,7 +224,7 @@ def run_demo(
     problems = tuple(check_changes(doc, plan, ids))
     site = None
     if build_site:
-        from orchestrator.site import build_site as build
+        from orchestrator.site.build import build_site as build
 
         site = build(out / "site", results, log=log)
     return DemoOutcome(ids, doc, problems, time.monotonic() - started, site)

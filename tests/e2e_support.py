@@ -9,10 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-from orchestrator import store
 from orchestrator.emulator import net, state
 from orchestrator.emulator.stack import emulation_id_for
-from orchestrator.inventory import existing_control_dir, remembered_control_dir
+from orchestrator.results import store
+from orchestrator.sweep.inventory import existing_control_dir, remembered_control_dir
 
 INTERREGION = str(Path(sys.executable).parent / "interregion")
 # short tests keep the end-to-end suite within minutes

@@ -4,7 +4,7 @@ Real regions with real coordinates, few enough to reason about by hand; it
 does not depend on regions.yaml, which other tests check on its own.
 """
 
-from orchestrator.catalog import Catalog, parse_catalog
+from orchestrator.model.catalog import Catalog, parse_catalog
 
 _REGIONS = [
     # cloud, id, city, country, lat, lon, opt_in

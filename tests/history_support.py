@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from orchestrator import store
-from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
+from orchestrator.results import store
+from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
 
 PAIRS = (("aws:us-east-1", "gcp:europe-west1"), ("gcp:europe-west1", "aws:us-east-1"))
 

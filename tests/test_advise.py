@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator import advise as a
-from orchestrator.errors import UserError
+from orchestrator.advise import model as a
+from orchestrator.core.errors import UserError
 
 # ---- sizes and counts -----------------------------------------------------------------
 

@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 from history_support import make_sweep, record_of, sweep_id_at
 
-from orchestrator import advise as a
-from orchestrator import advise_sources as sources
-from orchestrator import history as h
-from orchestrator import store
-from orchestrator.catalog import load_catalog
+from orchestrator.advise import model as a
+from orchestrator.advise import sources
 from orchestrator.cli import main
-from orchestrator.netmodel import REAL_CAP_BPS, REAL_WINDOW_BYTES, region_rtt_ms
+from orchestrator.history import store as h
+from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel.model import REAL_CAP_BPS, REAL_WINDOW_BYTES, region_rtt_ms
+from orchestrator.results import store
 
 A, B = "aws:us-east-1", "gcp:europe-west1"
 T0 = datetime(2026, 11, 20, tzinfo=UTC)

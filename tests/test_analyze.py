@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator import analyze
-from orchestrator.analyze import Measurements
+from orchestrator.report import analyze
+from orchestrator.report.analyze import Measurements
 
 
 def test_percentile_interpolates_between_closest_ranks():

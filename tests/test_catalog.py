@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from orchestrator import paths
-from orchestrator.catalog import (
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
+from orchestrator.model.catalog import (
     Catalog,
     CatalogError,
     Region,
@@ -21,8 +23,6 @@ from orchestrator.catalog import (
     region_from_dict,
     region_to_dict,
 )
-from orchestrator.errors import UserError
-from orchestrator.geo import distance_km
 
 DATA = Path(__file__).parent / "data" / "catalog"
 

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 from history_support import make_sweep, sweep_id_at
 
-from orchestrator import history as h
 from orchestrator.cli import main
+from orchestrator.history import store as h
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 A, B = "aws:us-east-1", "gcp:europe-west1"

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from orchestrator import paths
+from orchestrator.core import paths
 
 HEAVY = ("boto3", "botocore", "google", "grpc", "plotly", "geopy", "kaleido", "moto")
 

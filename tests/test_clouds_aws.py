@@ -10,11 +10,11 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from orchestrator.catalog import Region
 from orchestrator.clouds import aws, preflight, reap
 from orchestrator.clouds.labels import resource_tags
 from orchestrator.clouds.leftovers import Leftover
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Region
 
 NOW = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)
 PUBKEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKxXH4XlfMw0Yz4JxQYJ4Y2gq1G6xkKcE1Z7bVd8X0lQ test"
@@ -400,8 +400,8 @@ def test_network_bandwidth_from_describe_instance_types(moto_aws):
 
 
 def test_regions_yaml_bandwidth_agrees_with_the_ec2_api_and_a_difference_is_named(moto_aws):
-    from orchestrator.catalog import load_catalog
     from orchestrator.clouds.sync import bandwidth_differences
+    from orchestrator.model.catalog import load_catalog
 
     listed = {k: m for k, m in load_catalog().bandwidth.items() if m.cloud == "aws"}
     live = aws.network_bandwidth(moto_aws, "us-east-1", listed)

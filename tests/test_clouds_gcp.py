@@ -9,10 +9,10 @@ import pytest
 from fakes.gcp_compute import FakeCompute
 from google.auth.credentials import AnonymousCredentials
 
-from orchestrator.catalog import Region
 from orchestrator.clouds import gcp, preflight, reap, sync
 from orchestrator.clouds.labels import gcp_labels, gcp_name_prefix, resource_tags
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Region
 
 NOW = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)
 PROJECT = "test-project"
@@ -226,7 +226,7 @@ def test_reaper_by_sweep_id_matches_the_sanitised_label(fake):
 
 
 def test_regions_sync_lists_what_the_catalog_lacks(fake):
-    from orchestrator.catalog import Catalog
+    from orchestrator.model.catalog import Catalog
 
     catalog = Catalog(
         regions=(

@@ -16,12 +16,12 @@ from google.auth.credentials import AnonymousCredentials
 from moto import mock_aws
 from test_infra_contract import conforms, declared, parse_type
 
-from orchestrator import paths
-from orchestrator.catalog import load_catalog
 from orchestrator.clouds import aws, gcp
 from orchestrator.clouds.launch import CloudOptions, prepare
 from orchestrator.clouds.stacks import DEFAULT_AMI_PARAMETER
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import load_catalog
 
 NOW = datetime(2026, 11, 22, 1, 30, tzinfo=UTC)
 

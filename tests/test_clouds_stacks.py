@@ -19,11 +19,11 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator import paths
-from orchestrator.catalog import Region
 from orchestrator.clouds import labels, stacks
 from orchestrator.clouds.leftovers import due, parse_age
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Region
 
 NOW = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)
 GCP_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import paths
+from orchestrator.core import paths
 from orchestrator.emulator import delay
 from orchestrator.emulator.spec import EmulationSpec, HostSpec, PathSpec
-from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.netmodel.model import DEFAULT_MODEL
 
 DELAYD_DIR = paths.ROOT / "infra" / "local" / "delayd"
 DELAYD = DELAYD_DIR / "delayd"

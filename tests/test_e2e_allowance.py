@@ -15,8 +15,9 @@ import json
 import pytest
 from e2e_support import nothing_left, only_sweep, record, rows, run_cli
 
-from orchestrator import allowance, sentinels
-from orchestrator.report import build_report
+from orchestrator.plan import allowance
+from orchestrator.report.build import build_report
+from orchestrator.sweep import sentinels
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

@@ -11,8 +11,9 @@ import duckdb
 import pytest
 from e2e_support import leftovers, run_cli, start_cli, wait_for
 
-from orchestrator import ledger, store
-from orchestrator.lock import LOCK_FILE, read_holder
+from orchestrator.drivers.lock import LOCK_FILE, read_holder
+from orchestrator.results import store
+from orchestrator.schedule import ledger
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

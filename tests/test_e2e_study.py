@@ -19,10 +19,10 @@ from collections import Counter
 import pytest
 from e2e_support import nothing_left, only_sweep, record, run_cli, start_cli, wait_for
 
-from orchestrator.netmodel import DEFAULT_MODEL
-from orchestrator.study_check import check
-from orchestrator.study_report import default_window, pair_results
-from orchestrator.study_run import read_table
+from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.study.check import check
+from orchestrator.study.report import default_window, pair_results
+from orchestrator.study.run import read_table
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

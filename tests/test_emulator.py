@@ -22,16 +22,16 @@ from pathlib import Path
 import pytest
 
 from orchestrator import emulator as emu
-from orchestrator.catalog import load_catalog
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
+from orchestrator.drivers.keys import SweepKeys, ensure_sweep_keys, write_known_hosts
 from orchestrator.emulator import net, state
 from orchestrator.emulator.spec import EmulationSpec
 from orchestrator.emulator.stack import build_spec
-from orchestrator.errors import UserError
-from orchestrator.geo import distance_km
-from orchestrator.hosts import Host
-from orchestrator.keys import SweepKeys, ensure_sweep_keys, write_known_hosts
-from orchestrator.netmodel import DEFAULT_MODEL
-from orchestrator.provision import reap_local_leftovers
+from orchestrator.model.catalog import load_catalog
+from orchestrator.model.hosts import Host
+from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.sweep.provision import reap_local_leftovers
 
 pytestmark = [
     pytest.mark.root,

@@ -15,16 +15,16 @@ from collections.abc import Iterator
 import pytest
 
 from orchestrator import emulator as emu
-from orchestrator.catalog import load_catalog
+from orchestrator.core.errors import UserError
+from orchestrator.drivers.keys import SweepKeys, ensure_sweep_keys
 from orchestrator.emulator import net
 from orchestrator.emulator.perturb import Perturbation
 from orchestrator.emulator.spec import EmulationSpec
 from orchestrator.emulator.stack import build_spec, expected_rtts_ms
 from orchestrator.emulator.variation import DEFAULT_VARIATION
-from orchestrator.errors import UserError
-from orchestrator.keys import SweepKeys, ensure_sweep_keys
-from orchestrator.netmodel import DEFAULT_MODEL
-from orchestrator.routes import default_routes
+from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.netmodel.routes import default_routes
 
 pytestmark = [
     pytest.mark.root,

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.catalog import load_catalog
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
+from orchestrator.drivers.keys import SweepKeys
 from orchestrator.emulator import delay, net, runtime, shaping, state
 from orchestrator.emulator.spec import (
     CONTROLLER,
@@ -23,11 +25,9 @@ from orchestrator.emulator.spec import (
     host_addresses,
 )
 from orchestrator.emulator.stack import build_spec, emulation_id_for, stack_variables
-from orchestrator.errors import UserError
-from orchestrator.geo import distance_km
-from orchestrator.keys import SweepKeys
-from orchestrator.netmodel import DEFAULT_MODEL, controller_rtt_ms
-from orchestrator.provision import controller_region, stack_plan
+from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel.model import DEFAULT_MODEL, controller_rtt_ms
+from orchestrator.sweep.provision import controller_region, stack_plan
 
 KEYS = SweepKeys(
     Path("/k/client"), "ssh-ed25519 AAAAclient c", Path("/k/host"), "ssh-ed25519 AAAAhost h"

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from orchestrator.geo import distance_km, fibre_rtt_ms
+from orchestrator.core.geo import distance_km, fibre_rtt_ms
 
 WGS84_A_KM = 6378.137  # equatorial radius
 WGS84_F = 1 / 298.257223563

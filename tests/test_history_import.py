@@ -8,12 +8,12 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from orchestrator import history as h
-from orchestrator import store
-from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
-from orchestrator.errors import UserError
-from orchestrator.public_data import convert
+from orchestrator.core.errors import UserError
+from orchestrator.history import store as h
+from orchestrator.history.public_data import convert
+from orchestrator.model.catalog import load_catalog
+from orchestrator.results import store
 
 DATA = Path(__file__).parent.parent / "data"
 SKYPLANE = DATA / "skyplane-latency-2022.csv"

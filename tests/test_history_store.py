@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 from history_support import PAIRS, make_sweep, ping_text, sweep_id_at
 
-from orchestrator import history as h
 from orchestrator.cli import main
-from orchestrator.errors import UserError
-from orchestrator.fingerprint import FINGERPRINT_FIELDS, differences, fingerprint
-from orchestrator.parse import parse_ping
+from orchestrator.core.errors import UserError
+from orchestrator.history import store as h
+from orchestrator.history.fingerprint import FINGERPRINT_FIELDS, differences, fingerprint
+from orchestrator.results.parse import parse_ping
 
 T0 = datetime(2026, 11, 22, tzinfo=UTC)
 A, B = PAIRS[0]
@@ -181,8 +181,8 @@ def test_missing_store_is_a_one_line_error(tmp_path):
 
 def test_a_sweep_that_ends_joins_the_store_and_a_damaged_store_only_warns(tmp_path):
     """runner.ingest, what a sweep calls when it ends (after its report)."""
-    from orchestrator import runner
-    from orchestrator.sweep import open_sweep
+    from orchestrator.sweep import runner
+    from orchestrator.sweep.record import open_sweep
 
     folder = _sweep(tmp_path, 0)
     lines: list[str] = []

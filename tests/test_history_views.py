@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 from history_support import make_sweep, sweep_id_at
 
-from orchestrator import history as h
-from orchestrator import history_views as v
 from orchestrator.cli import main
+from orchestrator.history import store as h
+from orchestrator.history import views as v
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 A, B = "aws:us-east-1", "gcp:europe-west1"

@@ -15,20 +15,22 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator import allowance, parse, sentinels, store
-from orchestrator.catalog import CatalogError, load_catalog, parse_catalog
 from orchestrator.cli import main
-from orchestrator.collect import RowContext, SlotPlan, slot_rows
+from orchestrator.core.errors import UserError
 from orchestrator.emulator.shaping import allowance_probes, tc_batch
 from orchestrator.emulator.spec import EmulationSpec, HostSpec
-from orchestrator.errors import UserError
-from orchestrator.netmodel import DEFAULT_MODEL, emulated_type, emulated_types
-from orchestrator.plan import TestParams, make_plan
-from orchestrator.report import build_report
-from orchestrator.rounds import PlannedRound
-from orchestrator.schedule import add_sentinels, schedule
-from orchestrator.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS
-from orchestrator.selection import SelectionSpec
+from orchestrator.model.catalog import CatalogError, load_catalog, parse_catalog
+from orchestrator.netmodel.model import DEFAULT_MODEL, emulated_type, emulated_types
+from orchestrator.plan import allowance
+from orchestrator.plan.rounds import add_sentinels, schedule
+from orchestrator.plan.selection import SelectionSpec
+from orchestrator.plan.sweep_plan import TestParams, make_plan
+from orchestrator.report.build import build_report
+from orchestrator.results import parse, store
+from orchestrator.results.collect import RowContext, SlotPlan, slot_rows
+from orchestrator.results.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS
+from orchestrator.sweep import sentinels
+from orchestrator.sweep.events import PlannedRound
 
 HOST = Path(__file__).parent / "data" / "host"
 DATA = Path(__file__).parent / "data"
@@ -302,7 +304,7 @@ def test_bad_emulated_types_are_one_line_errors(args, message):
 def test_sentinels_repeat_the_first_rounds_first_slots_at_the_end():
     spec = SelectionSpec(regions=("aws:us-east-1", "aws:eu-west-1", "aws:us-west-2",
                                   "gcp:us-east4", "gcp:europe-west1"))  # fmt: skip
-    from orchestrator.selection import select
+    from orchestrator.plan.selection import select
 
     pairs = select(CATALOG, spec).pairs
     rounds = schedule(pairs)  # 5 regions: 5 rounds of 2 slots, one host idle each
@@ -411,7 +413,7 @@ def test_report_flags_the_sweep_and_the_tests_whose_counters_moved(tmp_path):
 
 
 def allowance_report_columns():
-    from orchestrator.report import HOST_FLAGS_COLUMNS
+    from orchestrator.report.build import HOST_FLAGS_COLUMNS
 
     return HOST_FLAGS_COLUMNS
 
@@ -470,8 +472,8 @@ def test_a_burstable_emulation_puts_a_token_bucket_under_each_cap():
 def test_sentinels_keep_every_round_a_matching_under_the_cap(n, density, cap, seed):
     import random
 
-    from orchestrator.catalog import Region
-    from orchestrator.selection import Pair
+    from orchestrator.model.catalog import Region
+    from orchestrator.plan.selection import Pair
 
     rng = random.Random(seed)
     regions = [Region("aws", f"r{i}", "C", "US", 0.0, float(i), "t") for i in range(n)]

@@ -1,6 +1,6 @@
 """hostcheck: the hosts' kernels against the test parameters (pure functions)."""
 
-from orchestrator.hostcheck import check_congestion, congestion_problem
+from orchestrator.sweep.hostcheck import check_congestion, congestion_problem
 
 # net.ipv4.tcp_available_congestion_control as hosts report it
 DEBIAN = "reno cubic"

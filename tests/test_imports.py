@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from orchestrator import paths
+from orchestrator.core import paths
 
 PACKAGE = paths.ROOT / "orchestrator"
 
@@ -58,8 +58,10 @@ def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
 
 def test_the_graph_is_read():
     graph = import_graph()
-    assert "orchestrator.stats" in graph["orchestrator.parse"]
-    assert "orchestrator.charts" in graph["orchestrator.report"]  # the lazy import counts
+    assert "orchestrator.core.stats" in graph["orchestrator.results.parse"]
+    assert (
+        "orchestrator.report.charts" in graph["orchestrator.report.build"]
+    )  # the lazy import counts
 
 
 def test_no_module_imports_itself_through_others():
@@ -69,12 +71,14 @@ def test_no_module_imports_itself_through_others():
 
 
 def test_charts_does_not_depend_on_the_report():
-    assert "orchestrator.report" not in _reachable(import_graph(), "orchestrator.charts")
+    assert "orchestrator.report.build" not in _reachable(
+        import_graph(), "orchestrator.report.charts"
+    )
 
 
 def test_parsing_does_not_depend_on_analysis():
-    deps = _reachable(import_graph(), "orchestrator.parse")
-    assert "orchestrator.analyze" not in deps and "orchestrator.report" not in deps
+    deps = _reachable(import_graph(), "orchestrator.results.parse")
+    assert "orchestrator.report.analyze" not in deps and "orchestrator.report.build" not in deps
 
 
 _PROBE = """
@@ -130,9 +134,11 @@ print("\\n".join(failed))
 
 
 def test_parse_loads_no_analysis_and_charts_no_report():
-    assert "orchestrator.analyze" not in _loaded_by("orchestrator.parse")
-    assert "orchestrator.report" not in _loaded_by("orchestrator.charts")
-    assert "orchestrator.charts" not in _loaded_by("orchestrator.report")  # plotly only to chart
+    assert "orchestrator.report.analyze" not in _loaded_by("orchestrator.results.parse")
+    assert "orchestrator.report.build" not in _loaded_by("orchestrator.report.charts")
+    assert "orchestrator.report.charts" not in _loaded_by(
+        "orchestrator.report.build"
+    )  # plotly only to chart
 
 
 def test_no_import_of_our_own_code_is_allowed_to_fail():

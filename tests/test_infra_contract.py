@@ -20,14 +20,14 @@ import hcl2
 import pytest
 import yaml
 
-from orchestrator import paths
-from orchestrator.catalog import load_catalog
 from orchestrator.clouds import stacks
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.drivers.terraform import TerraformStack
 from orchestrator.emulator import stack as local_stack
 from orchestrator.emulator import state
-from orchestrator.errors import UserError
-from orchestrator.hosts import Host
-from orchestrator.terraform import TerraformStack
+from orchestrator.model.catalog import load_catalog
+from orchestrator.model.hosts import Host
 
 STACKS = ("aws", "gcp", "cloud")
 CREATED = datetime(2026, 11, 22, 1, 30, tzinfo=UTC)

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import children, interrupts
-from orchestrator.errors import UserError
-from orchestrator.interrupts import Interrupted
-from orchestrator.terraform import TerraformStack
+from orchestrator.core.errors import UserError
+from orchestrator.drivers import interrupts
+from orchestrator.drivers import processes as children
+from orchestrator.drivers.interrupts import Interrupted
+from orchestrator.drivers.terraform import TerraformStack
 
 
 @pytest.fixture(autouse=True)
@@ -251,7 +252,7 @@ def slow_ansible(tmp_path: Path) -> Path:
 
 
 def test_nothing_starts_after_an_interrupt(tmp_path, monkeypatch):
-    from orchestrator import playbook
+    from orchestrator.drivers import ansible as playbook
 
     monkeypatch.setattr(playbook, "ansible_playbook", lambda: str(slow_ansible(tmp_path)))
     with interrupts.deferred():
@@ -264,7 +265,7 @@ def test_nothing_starts_after_an_interrupt(tmp_path, monkeypatch):
 
 
 def test_an_interrupt_during_a_playbooks_start_stops_it_and_all_it_started(tmp_path, monkeypatch):
-    from orchestrator import playbook
+    from orchestrator.drivers import ansible as playbook
 
     monkeypatch.setattr(playbook, "ansible_playbook", lambda: str(slow_ansible(tmp_path)))
 
@@ -299,7 +300,7 @@ def test_an_interrupt_during_a_playbooks_start_stops_it_and_all_it_started(tmp_p
 def test_only_the_cli_edge_installs_signal_handlers():
     import ast
 
-    from orchestrator import paths
+    from orchestrator.core import paths
 
     edge = paths.ROOT / "orchestrator" / "cli" / "signals.py"
     found = []

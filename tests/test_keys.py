@@ -5,8 +5,8 @@ from __future__ import annotations
 import stat
 import subprocess
 
-from orchestrator.hosts import Host
-from orchestrator.keys import ensure_sweep_keys, known_hosts_lines, write_known_hosts
+from orchestrator.drivers.keys import ensure_sweep_keys, known_hosts_lines, write_known_hosts
+from orchestrator.model.hosts import Host
 
 
 def host(name: str, address: str, port: int = 22, key: str = "ssh-ed25519 AAAAkey comment") -> Host:

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from orchestrator import abandoned, ledger
 from orchestrator.cli import main
-from orchestrator.lock import LOCK_FILE, LockHeld, read_holder, results_lock
+from orchestrator.drivers.lock import LOCK_FILE, LockHeld, read_holder, results_lock
+from orchestrator.schedule import ledger
+from orchestrator.sweep import abandoned
 
 HOLDER = textwrap.dedent(
     """
@@ -186,8 +187,8 @@ def test_after_kill_9_the_next_holder_tears_the_dead_sweep_down(tmp_path):
     assert abandoned.abandoned_sweeps(tmp_path) == [sweep_id]
     # the next tick takes the freed lock, tears the dead sweep down, then goes on (here
     # to a budget skip, so that nothing new is provisioned)
-    from orchestrator.profiles import parse_profile
-    from orchestrator.ticks import run_tick
+    from orchestrator.schedule.profiles import parse_profile
+    from orchestrator.schedule.tick import run_tick
 
     profile = parse_profile(
         "p",

@@ -11,12 +11,13 @@ import sys
 import jinja2.defaults
 import pytest
 
-from orchestrator import measure, paths
-from orchestrator.catalog import load_catalog
-from orchestrator.hosts import Host
-from orchestrator.plan import TestParams, make_plan
-from orchestrator.rounds import PlannedRound
-from orchestrator.selection import SelectionSpec
+from orchestrator.core import paths
+from orchestrator.model.catalog import load_catalog
+from orchestrator.model.hosts import Host
+from orchestrator.plan.selection import SelectionSpec
+from orchestrator.plan.sweep_plan import TestParams, make_plan
+from orchestrator.sweep import measure
+from orchestrator.sweep.events import PlannedRound
 
 FAST = TestParams(pings=5, duration_s=1, omit_s=0)
 

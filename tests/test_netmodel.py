@@ -13,10 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator import netmodel, paths
-from orchestrator.catalog import Region, parse_catalog
-from orchestrator.errors import UserError
-from orchestrator.netmodel import (
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Region, parse_catalog
+from orchestrator.netmodel import model as netmodel
+from orchestrator.netmodel.model import (
     DEFAULT_MODEL,
     NetModel,
     Sample,

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.parse import CORRUPTED, parse_iperf3, parse_ping
-from orchestrator.stats import percentile
+from orchestrator.core.stats import percentile
+from orchestrator.results.parse import CORRUPTED, parse_iperf3, parse_ping
 
 DATA = Path(__file__).parent / "data"
 

@@ -18,11 +18,11 @@ import pytest
 from test_emulator import keys, make_spec, new_id  # noqa: F401
 
 from orchestrator import emulator as emu
-from orchestrator import paths
-from orchestrator.catalog import load_catalog
-from orchestrator.collect import RowContext
-from orchestrator.parse import summarize_probes
-from orchestrator.pingphase import (
+from orchestrator.core import paths
+from orchestrator.model.catalog import load_catalog
+from orchestrator.results.collect import RowContext
+from orchestrator.results.parse import summarize_probes
+from orchestrator.sweep.pingphase import (
     LAUNCH_BASE_S,
     MIN_GAP_S,
     PER_HOST_S,
@@ -252,7 +252,7 @@ def test_the_start_reads_its_own_part_and_the_collector_waits_on_the_agents_lock
 def test_the_tracker_makes_each_hosts_rows_as_its_document_arrives(tmp_path):
     """The phase's end then only merges them: a host's rows exist once its event is read,
     and the round's rows are those phase_rows makes from the raw files."""
-    from orchestrator.rounds import PlannedRound, RoundTracker
+    from orchestrator.sweep.events import PlannedRound, RoundTracker
 
     tests = [(A, B), (A, C), (B, A)]
     texts = {

@@ -7,13 +7,15 @@ import yaml
 from click.testing import CliRunner
 from fixture_regions import CATALOG_DATA, fixture_catalog
 
-from orchestrator import paths
-from orchestrator.catalog import load_catalog, region_from_dict
 from orchestrator.cli import main
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
-from orchestrator.errors import UserError
-from orchestrator.pingphase import LAUNCH_BASE_S, PER_HOST_S
-from orchestrator.plan import (
+from orchestrator.model.catalog import load_catalog, region_from_dict
+from orchestrator.netmodel.routes import default_routes
+from orchestrator.plan.pricing import PricingError, load_pricing, parse_pricing
+from orchestrator.plan.selection import SelectionSpec
+from orchestrator.plan.sweep_plan import (
     PING_PACKET_BYTES,
     SETUP_S,
     SLOT_MARGIN_S,
@@ -24,9 +26,7 @@ from orchestrator.plan import (
     slot_seconds,
     window_bytes,
 )
-from orchestrator.pricing import PricingError, load_pricing, parse_pricing
-from orchestrator.routes import default_routes
-from orchestrator.selection import SelectionSpec
+from orchestrator.sweep.pingphase import LAUNCH_BASE_S, PER_HOST_S
 
 CATALOG = fixture_catalog()
 PRICING = load_pricing()
@@ -145,7 +145,7 @@ def expected_rtt_ms(pair):
 def test_a_pair_with_a_measured_route_is_planned_at_its_measured_rtt():
     # Cape Town - Sydney goes round by Europe or Asia: 403 ms measured, 184 ms by distance
     spec = SelectionSpec(pairs=(("aws:af-south-1", "aws:ap-southeast-2"),))
-    from orchestrator.plan import pair_rtt_ms
+    from orchestrator.plan.sweep_plan import pair_rtt_ms
 
     pair = make_plan(CATALOG, spec, pricing=PRICING).selection.pairs[0]
     assert pair_rtt_ms(pair) == pytest.approx(default_routes().get(pair.src.key, pair.dst.key))

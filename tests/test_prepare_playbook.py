@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from orchestrator import paths
+from orchestrator.core import paths
 
 AGENT_TASKS = ("Private agent folder", "Agent folder is known", "Test agent is on the host")
 
@@ -103,6 +103,6 @@ def test_an_emulated_host_uses_the_sweeps_private_folder(playbook, tmp_path):
 
 
 def test_no_playbook_or_module_names_a_guessable_agent_folder():
-    roots = [paths.PLAYBOOKS, Path(paths.__file__).parent]
+    roots = [paths.PLAYBOOKS, paths.ROOT / "orchestrator"]
     texts = [p.read_text() for r in roots for p in r.rglob("*") if p.suffix in (".py", ".yml")]
     assert texts and not any("/tmp/interregion" in t for t in texts)

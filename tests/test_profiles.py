@@ -12,11 +12,19 @@ from fixture_regions import fixture_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator import ledger, paths
-from orchestrator.cadence import Cadence, cron_line, iso, on_calendar, parse_cron, parse_duration
 from orchestrator.cli import main
-from orchestrator.errors import UserError
-from orchestrator.profiles import load_profiles, parse_profile
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.schedule import ledger
+from orchestrator.schedule.cadence import (
+    Cadence,
+    cron_line,
+    iso,
+    on_calendar,
+    parse_cron,
+    parse_duration,
+)
+from orchestrator.schedule.profiles import load_profiles, parse_profile
 
 GOOD = {
     "every": "PT6H",
@@ -35,7 +43,7 @@ def _error(settings_: dict, catalog=True) -> str:
 
 
 def test_the_repositorys_profiles_load_against_the_real_catalog():
-    from orchestrator.catalog import load_catalog
+    from orchestrator.model.catalog import load_catalog
 
     profiles = load_profiles(paths.ROOT / "schedules.yaml", load_catalog())
     assert set(profiles) == {"latency", "throughput"}
@@ -225,11 +233,11 @@ def test_missed_ticks_are_due_times_without_a_record():
 
 def test_a_profiles_selection_and_test_keys_are_the_sweep_commands_own_options():
     from orchestrator.cli import main
-    from orchestrator.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
+    from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
 
     sweep = main.commands["sweep"]
     names = {p.name for p in sweep.params}
     assert set(SELECTION_OPTIONS + TEST_PARAMS_OPTIONS) <= names
-    from orchestrator import profiles as profiles_module
+    from orchestrator.schedule import profiles as profiles_module
 
     assert set(profiles_module.SELECTION_KEYS) == set(SELECTION_OPTIONS)

@@ -38,7 +38,7 @@ from typing import Any
 import hcl2
 import pytest
 
-from orchestrator import paths
+from orchestrator.core import paths
 
 # Terraform's own meta-arguments: not part of any provider schema.
 META = {"count", "for_each", "depends_on", "lifecycle", "provider", "provisioner", "connection"}

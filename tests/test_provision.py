@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import orchestrator.clouds
-from orchestrator import provision
-from orchestrator.catalog import Region
-from orchestrator.keys import SweepKeys
+from orchestrator.drivers.keys import SweepKeys
+from orchestrator.model.catalog import Region
+from orchestrator.sweep import provision
 
 
 def test_a_broken_cloud_module_is_an_import_error_not_a_fallback(monkeypatch, tmp_path):

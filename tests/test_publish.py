@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 from moto import mock_aws
 
-from orchestrator import publish
 from orchestrator.cli import main
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
+from orchestrator.site import publish
 
 
 @pytest.fixture

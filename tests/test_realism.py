@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from orchestrator import routes
-from orchestrator.catalog import load_catalog
-from orchestrator.changes import Params
 from orchestrator.cli import main
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
 from orchestrator.demo import DemoPlan, check_changes, prepare_out
+from orchestrator.drivers.keys import SweepKeys
 from orchestrator.emulator import delay, perturb, shaping
 from orchestrator.emulator.perturb import Perturbation
 from orchestrator.emulator.spec import EmulationSpec
@@ -31,10 +31,10 @@ from orchestrator.emulator.variation import (
     draw_pair,
     seed_for,
 )
-from orchestrator.errors import UserError
-from orchestrator.geo import distance_km
-from orchestrator.keys import SweepKeys
-from orchestrator.netmodel import DEFAULT_MODEL, Sample
+from orchestrator.history.changes import Params
+from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel import routes
+from orchestrator.netmodel.model import DEFAULT_MODEL, Sample
 
 KEYS = SweepKeys(
     Path("/k/client"), "ssh-ed25519 AAAAclient c", Path("/k/host"), "ssh-ed25519 AAAAhost h"

@@ -8,13 +8,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from orchestrator import analyze, report, synthetic
-from orchestrator.catalog import parse_catalog
 from orchestrator.cli import main
-from orchestrator.errors import UserError
-from orchestrator.netmodel import DEFAULT_MODEL
-from orchestrator.schema import MEASUREMENT_COLUMNS
-from orchestrator.selection import SelectionSpec, pair_filter
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import parse_catalog
+from orchestrator.netmodel import synthetic
+from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.plan.selection import SelectionSpec, pair_filter
+from orchestrator.report import analyze
+from orchestrator.report import build as report
+from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
 CATALOG = parse_catalog(
     {

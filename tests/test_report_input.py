@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from test_report import CATALOG, _sweep, write_catalog
 
-from orchestrator import report
 from orchestrator.cli import main
+from orchestrator.report import build as report
 
 HEADER = "src_cloud,src_region,dst_cloud,dst_region,rtt_avg_ms,throughput_bps"
 GOOD = [

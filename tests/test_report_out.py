@@ -8,9 +8,10 @@ import pytest
 from click.testing import CliRunner
 from test_report import CATALOG, _sweep, write_catalog
 
-from orchestrator import outdir, report
 from orchestrator.cli import main
-from orchestrator.errors import UserError
+from orchestrator.core import outdir
+from orchestrator.core.errors import UserError
+from orchestrator.report import build as report
 
 
 @pytest.fixture

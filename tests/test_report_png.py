@@ -5,7 +5,9 @@ import shutil
 import pytest
 from test_report import CATALOG
 
-from orchestrator import analyze, charts, report, synthetic
+from orchestrator.netmodel import synthetic
+from orchestrator.report import analyze, charts
+from orchestrator.report import build as report
 
 pytestmark = pytest.mark.slow
 

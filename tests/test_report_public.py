@@ -11,9 +11,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from orchestrator import paths, report
-from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
+from orchestrator.core import paths
+from orchestrator.model.catalog import load_catalog
+from orchestrator.report import build as report
 
 PUBLIC = paths.DATA
 DOIT = PUBLIC / "doit-intercloud-throughput-2022-02.csv"

@@ -7,8 +7,8 @@ import json
 
 from test_sweep import CTX, SLOT, client_doc, server_doc
 
-from orchestrator import store
-from orchestrator.rounds import ClosedRound, PlannedRound, RoundTracker
+from orchestrator.results import store
+from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
 
 A, B = SLOT.client, SLOT.server
 ALIAS = {A: store.safe_name(A), B: store.safe_name(B)}
@@ -104,7 +104,7 @@ def test_events_outside_a_round_or_of_other_tasks_and_plays_are_ignored(tmp_path
 def test_a_sentinel_round_keeps_its_late_rows_apart(tmp_path):
     from dataclasses import replace
 
-    from orchestrator.sentinels import read_sentinel_rows
+    from orchestrator.sweep.sentinels import read_sentinel_rows
 
     closed: list[ClosedRound] = []
     planned = {

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.catalog import Region
-from orchestrator.errors import UserError
-from orchestrator.schedule import (
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Region
+from orchestrator.plan.rounds import (
     _classes,
     _misra_gries,
     colour_edges,
@@ -20,7 +20,7 @@ from orchestrator.schedule import (
     schedule,
     slots_of,
 )
-from orchestrator.selection import Pair
+from orchestrator.plan.selection import Pair
 
 
 def region(i: int) -> Region:
@@ -180,7 +180,7 @@ def test_colour_edges_and_equalise_on_a_star():
 
 
 def test_the_planning_page_states_the_bound_the_scheduler_keeps():
-    from orchestrator import paths
+    from orchestrator.core import paths
 
     readme = " ".join((paths.ROOT / "docs" / "planning.md").read_text().split())
     assert "max(colours, ⌈slots/K⌉) rounds, where colours is Δ or Δ+1" in readme

@@ -8,8 +8,8 @@ from fixture_regions import fixture_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.errors import UserError
-from orchestrator.selection import (
+from orchestrator.core.errors import UserError
+from orchestrator.plan.selection import (
     Pair,
     SelectionSpec,
     farthest_point_sample,

@@ -9,11 +9,13 @@ import pytest
 from click.testing import CliRunner
 from test_report import CATALOG  # the small fixture catalog (pytest puts tests/ on the path)
 
-from orchestrator import analyze, site, synthetic
 from orchestrator.cli import main
-from orchestrator.errors import UserError
-from orchestrator.schema import MEASUREMENT_COLUMNS
-from orchestrator.study_report import PAGE_FILE, STUDIES_DIR, page_html
+from orchestrator.core.errors import UserError
+from orchestrator.netmodel import synthetic
+from orchestrator.report import analyze
+from orchestrator.results.schema import MEASUREMENT_COLUMNS
+from orchestrator.site import build as site
+from orchestrator.study.report import PAGE_FILE, STUDIES_DIR, page_html
 
 
 class _Links(HTMLParser):
@@ -125,7 +127,7 @@ def test_pages_are_offline_and_labelled_emulated(tmp_path, results, studies):
 
 
 def test_methodology_has_the_emulator_model(tmp_path, results):
-    from orchestrator.netmodel import DEFAULT_MODEL
+    from orchestrator.netmodel.model import DEFAULT_MODEL
 
     out = tmp_path / "site"
     site.build_site(out, results, catalog=CATALOG)

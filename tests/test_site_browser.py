@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator import site, synthetic
-from orchestrator.catalog import load_catalog
+from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel import synthetic
+from orchestrator.site import build as site
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
@@ -302,7 +303,7 @@ def history_site(tmp_path_factory):
 
     from history_support import make_sweep, sweep_id_at
 
-    from orchestrator import history
+    from orchestrator.history import store as history
 
     root = tmp_path_factory.mktemp("history-site")
     results = root / "results"

@@ -14,9 +14,10 @@ from history_support import make_sweep, sweep_id_at
 from test_report import CATALOG, write_catalog
 from test_site import PLANTED, _refs, write_study
 
-from orchestrator import history as h
-from orchestrator import site, site_history
 from orchestrator.cli import main
+from orchestrator.history import store as h
+from orchestrator.site import build as site
+from orchestrator.site import history_pages as site_history
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:eu-west-1"

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from orchestrator import store
-from orchestrator.errors import UserError
-from orchestrator.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
+from orchestrator.core.errors import UserError
+from orchestrator.results import store
+from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
 
 
 def row(src="aws:us-east-1", dst="gcp:europe-west1", status="ok", round_no=1, **extra):

@@ -13,21 +13,21 @@ from fixture_regions import fixture_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
-from orchestrator.errors import UserError
-from orchestrator.pingphase import LAUNCH_BASE_S, PER_HOST_S, phase_seconds
-from orchestrator.plan import (
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel.routes import default_routes
+from orchestrator.plan.pricing import load_pricing
+from orchestrator.plan.selection import SelectionSpec
+from orchestrator.plan.sweep_plan import (
     PING_PACKET_BYTES,
     TestParams,
     make_plan,
     round_overhead_s,
     slot_seconds,
 )
-from orchestrator.pricing import load_pricing
-from orchestrator.routes import default_routes
-from orchestrator.selection import SelectionSpec
-from orchestrator.study import (
+from orchestrator.study.estimate import study_plan
+from orchestrator.study.plan import (
     VARIANTS,
     check_buffer,
     check_repeats,
@@ -39,8 +39,7 @@ from orchestrator.study import (
     sysctl_values,
     tuned_buffer_bytes,
 )
-from orchestrator.study_estimate import study_plan
-from orchestrator.study_report import (
+from orchestrator.study.report import (
     PairResult,
     VariantResult,
     cloud_pair_fits,
@@ -50,6 +49,7 @@ from orchestrator.study_report import (
     report_text,
     write_study_pages,
 )
+from orchestrator.sweep.pingphase import LAUNCH_BASE_S, PER_HOST_S, phase_seconds
 
 CATALOG = fixture_catalog()
 PRICING = load_pricing()

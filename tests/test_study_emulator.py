@@ -16,19 +16,19 @@ from pathlib import Path
 import pytest
 
 from orchestrator import emulator as emu
-from orchestrator import paths
-from orchestrator.advise import loss_limited_bps, loss_rate
-from orchestrator.catalog import load_catalog
+from orchestrator.advise.model import loss_limited_bps, loss_rate
+from orchestrator.core import paths
+from orchestrator.drivers.keys import ensure_sweep_keys
 from orchestrator.emulator import net
 from orchestrator.emulator.perturb import Perturbation
 from orchestrator.emulator.spec import EmulationSpec
 from orchestrator.emulator.stack import build_spec, expected_rtts_ms
 from orchestrator.emulator.variation import DEFAULT_VARIATION
-from orchestrator.keys import ensure_sweep_keys
-from orchestrator.netmodel import DEFAULT_MODEL
-from orchestrator.routes import default_routes
-from orchestrator.study import emulated_window_bytes, line_rate_bps, tuned_buffer_bytes
-from orchestrator.study_run import tune_spec
+from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.netmodel.routes import default_routes
+from orchestrator.study.plan import emulated_window_bytes, line_rate_bps, tuned_buffer_bytes
+from orchestrator.study.run import tune_spec
 
 pytestmark = [
     pytest.mark.root,

@@ -14,12 +14,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from orchestrator import measure as measuring
-from orchestrator import paths, stages, store
-from orchestrator import sweep as sweeps
-from orchestrator.catalog import load_catalog
 from orchestrator.cli import main
-from orchestrator.collect import (
+from orchestrator.core import paths
+from orchestrator.drivers.progress import RoundProgress, fmt_duration
+from orchestrator.model.catalog import load_catalog
+from orchestrator.model.hosts import Host
+from orchestrator.plan.sweep_plan import TestParams
+from orchestrator.results import store
+from orchestrator.results.collect import (
     IPERF3_FIELDS,
     PING_FIELDS,
     RowContext,
@@ -28,21 +30,21 @@ from orchestrator.collect import (
     round_rows,
     unmeasured_row,
 )
-from orchestrator.hosts import Host
-from orchestrator.inventory import (
+from orchestrator.results.parse import parse_iperf3
+from orchestrator.results.schema import (
+    HOST_EVIDENCE_COLUMNS,
+    MEASUREMENT_COLUMNS,
+    RESULTS_FORMAT_VERSION,
+)
+from orchestrator.sweep import measure as measuring
+from orchestrator.sweep import record as sweeps
+from orchestrator.sweep import stages
+from orchestrator.sweep.inventory import (
     MAX_CONTROL_DIR_CHARS,
     control_dir,
     existing_control_dir,
     inventory,
     remove_control_dir,
-)
-from orchestrator.parse import parse_iperf3
-from orchestrator.plan import TestParams
-from orchestrator.progress import RoundProgress, fmt_duration
-from orchestrator.schema import (
-    HOST_EVIDENCE_COLUMNS,
-    MEASUREMENT_COLUMNS,
-    RESULTS_FORMAT_VERSION,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -397,9 +399,9 @@ def test_agent_parts_give_both_ends_their_role_and_peer_address():
 
 
 def test_slot_plans_take_client_from_the_first_direction_and_a_new_port_each_round():
-    from orchestrator.catalog import Region
-    from orchestrator.schedule import Slot
-    from orchestrator.selection import Pair
+    from orchestrator.model.catalog import Region
+    from orchestrator.plan.rounds import Slot
+    from orchestrator.plan.selection import Pair
 
     ra = Region("aws", "us-east-1", "Ashburn", "US", 39.0, -77.5, "test")
     rb = Region("gcp", "europe-west1", "St. Ghislain", "BE", 50.5, 3.8, "test")
@@ -686,7 +688,7 @@ def test_a_local_sweep_has_no_cloud_flags(tmp_path):
 
 def test_leftover_check_without_an_account_warns_and_never_fails(tmp_path, monkeypatch):
     from orchestrator.clouds.launch import CloudOptions
-    from orchestrator.provision import leftover_warnings
+    from orchestrator.sweep.provision import leftover_warnings
 
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
@@ -861,8 +863,8 @@ def test_a_reset_before_any_data_is_a_server_not_ready_yet_and_is_retried():
 
 
 def test_the_budget_is_a_hard_stop_once_what_was_moved_reaches_it(tmp_path, monkeypatch):
-    from orchestrator import sentinels
-    from orchestrator.measure import BudgetReached, check_budget
+    from orchestrator.sweep import sentinels
+    from orchestrator.sweep.measure import BudgetReached, check_budget
 
     no_aws_account(tmp_path, monkeypatch)
     run = plan_only(tmp_path, "--backend", "aws", regions=f"{A},aws:eu-west-1")
@@ -888,7 +890,7 @@ def test_the_budget_is_a_hard_stop_once_what_was_moved_reaches_it(tmp_path, monk
 def test_a_hand_given_budget_becomes_the_sweeps_hard_stop(tmp_path, monkeypatch, extra, recorded):
     """--budget-usd given by hand is recorded for measure.check_budget; the default is
     only the question before provisioning, never a stop."""
-    from orchestrator import runner
+    from orchestrator.sweep import runner
 
     seen = {}
     monkeypatch.setattr(

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import paths
-from orchestrator.catalog import load_catalog
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.drivers.keys import ensure_sweep_keys
+from orchestrator.drivers.terraform import TIMEOUTS_S, TerraformStack, summarize_error
 from orchestrator.emulator import net, state
 from orchestrator.emulator.stack import SPEC_FILE, emulation_id_for, local_variables
-from orchestrator.errors import UserError
-from orchestrator.keys import ensure_sweep_keys
-from orchestrator.provision import stack_plan
-from orchestrator.routes import controller_rtt_ms
-from orchestrator.terraform import TIMEOUTS_S, TerraformStack, summarize_error
+from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel.routes import controller_rtt_ms
+from orchestrator.sweep.provision import stack_plan
 
 DATA = Path(__file__).parent / "data" / "terraform"
 LOCAL_STACK = paths.INFRA / "local"

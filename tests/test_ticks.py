@@ -8,15 +8,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from orchestrator import ledger, store
-from orchestrator.catalog import load_catalog
-from orchestrator.plan import PING_PACKET_BYTES, TestParams, make_plan, slot_seconds
-from orchestrator.pricing import load_pricing
-from orchestrator.profiles import parse_profile
-from orchestrator.retention import apply_retention
-from orchestrator.selection import SelectionSpec
-from orchestrator.spend import over_budget, row_bytes, sweep_spend
-from orchestrator.ticks import budget_problem, run_tick, sweep_outcome
+from orchestrator.model.catalog import load_catalog
+from orchestrator.plan.pricing import load_pricing
+from orchestrator.plan.selection import SelectionSpec
+from orchestrator.plan.spend import over_budget, row_bytes, sweep_spend
+from orchestrator.plan.sweep_plan import PING_PACKET_BYTES, TestParams, make_plan, slot_seconds
+from orchestrator.results import store
+from orchestrator.schedule import ledger
+from orchestrator.schedule.profiles import parse_profile
+from orchestrator.schedule.retention import apply_retention
+from orchestrator.schedule.tick import budget_problem, run_tick, sweep_outcome
 
 AWS_PAIR = "aws:us-east-1,aws:eu-west-1"
 
@@ -223,7 +224,7 @@ def test_a_throughput_only_plan_drops_the_pings_time_and_bytes():
 
 
 def test_hourly_wakeups_run_each_tick_exactly_once_at_a_drawn_hour():
-    from orchestrator.ticks import drawn_hour, due_this_hour
+    from orchestrator.schedule.tick import drawn_hour, due_this_hour
 
     profile = _profile(every="P1D", slip="P1D")
     start = datetime(2026, 11, 1, 0, 41, tzinfo=UTC)
@@ -309,7 +310,7 @@ def test_a_site_folder_that_cannot_be_written_is_recorded_not_a_lost_ledger_line
     profile = _profile(backend="local", site=str(blocker / "site"))
 
     def measured(sweep, build_report):
-        from orchestrator.schema import MEASUREMENT_COLUMNS
+        from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
         row = dict.fromkeys(MEASUREMENT_COLUMNS, "")
         row.update(sweep_id=sweep.id, started_utc="2026-11-25T00:00:01.000Z", backend="local",

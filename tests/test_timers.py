@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from croniter import croniter
 
 from orchestrator.cli import main
-from orchestrator.timers import off_the_hour_minute
+from orchestrator.schedule.timers import off_the_hour_minute
 
 PROFILES = """
 profiles:

@@ -26,7 +26,7 @@ from orchestrator.cli import (
     sweep,
 )
 from orchestrator.cli.signals import stop_on_signals
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 
 def _usage_error(e: click.UsageError) -> NoReturn:

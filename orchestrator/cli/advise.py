@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from orchestrator import paths
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 
 OPTION_LABELS = {"default": "default TCP", "tuned": "tuned buffers", "streams": "{n} streams"}
 
@@ -61,9 +61,9 @@ def advise(
       interregion advise --from aws:eu-west-1 --to aws:us-west-2 --size 1.5TiB \\
         --files 20000 --streams 8 --json
     """
-    from orchestrator import advise as a
-    from orchestrator import advise_sources as sources
-    from orchestrator.catalog import load_catalog
+    from orchestrator.advise import model as a
+    from orchestrator.advise import sources
+    from orchestrator.model.catalog import load_catalog
 
     size_bytes = a.parse_size_bytes(size)
     n_streams = a.parse_count("--streams", streams, "stream") if streams else a.DEFAULT_STREAMS
@@ -96,7 +96,7 @@ def print_advice(doc: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from orchestrator.advise import format_bytes, format_duration, format_rate
+    from orchestrator.advise.model import format_bytes, format_duration, format_rate
 
     console = Console() if sys.stdout.isatty() else Console(width=160)
 

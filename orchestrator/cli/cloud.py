@@ -14,16 +14,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from orchestrator import paths, store
-from orchestrator.catalog import CLOUDS, load_catalog
 from orchestrator.cli.options import (
     check_selection,
     parse_clouds,
     selection_options,
     spec_from_options,
 )
-from orchestrator.errors import UserError
-from orchestrator.hosts import pins_from_file
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import CLOUDS, load_catalog
+from orchestrator.model.hosts import pins_from_file
+from orchestrator.results import store
 
 if TYPE_CHECKING:
     from orchestrator.clouds.launch import CloudOptions

@@ -66,10 +66,10 @@ def demo(
           --sweeps 4 --change-from 3 --min-runs 2
     """
     from orchestrator import demo as d
-    from orchestrator.catalog import load_catalog
-    from orchestrator.changes import Params
     from orchestrator.emulator import require_root
     from orchestrator.emulator.perturb import check_hosts, parse
+    from orchestrator.history.changes import Params
+    from orchestrator.model.catalog import load_catalog
 
     plan = d.DemoPlan(
         sweeps=sweeps,

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from orchestrator import emulator as emu
-from orchestrator import paths
+from orchestrator.core import paths
 from orchestrator.emulator import perturb as perturbing
 from orchestrator.emulator.spec import EmulationSpec
 
@@ -138,14 +138,14 @@ def up_command(
             f"({time.monotonic() - started:.1f} s)"
         )
         return
-    from orchestrator.catalog import load_catalog
+    from orchestrator.drivers.keys import ensure_sweep_keys, write_known_hosts
     from orchestrator.emulator.stack import build_spec
     from orchestrator.emulator.variation import DEFAULT_VARIATION
-    from orchestrator.keys import ensure_sweep_keys, write_known_hosts
-    from orchestrator.netmodel import DEFAULT_MODEL
-    from orchestrator.provision import controller_region
-    from orchestrator.routes import controller_rtt_ms, default_routes
-    from orchestrator.selection import SelectionSpec, select
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.netmodel.model import DEFAULT_MODEL
+    from orchestrator.netmodel.routes import controller_rtt_ms, default_routes
+    from orchestrator.plan.selection import SelectionSpec, select
+    from orchestrator.sweep.provision import controller_region
 
     perturbations = perturbations_from_options(perturb, perturb_file)
     emu.require_root()

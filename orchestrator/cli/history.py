@@ -10,10 +10,10 @@ from typing import Any, TypeVar
 
 import click
 
-from orchestrator import paths
-from orchestrator.changes import Params
 from orchestrator.cli.options import selection_options, spec_from_options
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.history.changes import Params
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -138,8 +138,8 @@ def _show(
     pairs: str, metric: str, window: str, sources: tuple[str, ...], as_json: bool,
     results_dir: Path,
 ) -> None:  # fmt: skip
-    from orchestrator import history as h
-    from orchestrator import history_views as v
+    from orchestrator.history import store as h
+    from orchestrator.history import views as v
 
     chosen = v.parse_pairs(pairs)
     with h.opened(results_dir, read_only=True) as con:
@@ -176,7 +176,7 @@ def ingest(sweep_id: str | None, all_: bool, results_dir: Path) -> None:
       interregion history ingest --sweep 20261122T0130Z-3fa2
       interregion history ingest --all
     """
-    from orchestrator import history as h
+    from orchestrator.history import store as h
 
     if bool(sweep_id) == all_:
         raise UserError("say which sweeps: --sweep ID or --all (not both)")
@@ -203,7 +203,7 @@ def rebuild(results_dir: Path) -> None:
     Example:
       interregion history rebuild --results results/
     """
-    from orchestrator import history as h
+    from orchestrator.history import store as h
 
     sweeps, rows = h.rebuild(_existing_results(results_dir), warn=_warn)
     click.echo(f"rebuilt {h.store_path(results_dir)}: {sweeps} sweeps, {rows} rows")
@@ -234,7 +234,7 @@ def export(fmt: str, since: str | None, out: Path | None, results_dir: Path) -> 
       interregion history export --format parquet --out /tmp/history.parquet
       interregion history export --format csv --since 2026-11-01
     """
-    from orchestrator import history as h
+    from orchestrator.history import store as h
 
     target = out or results_dir / f"history.{fmt}"
     rows = h.export(results_dir, target, fmt, since)
@@ -259,7 +259,7 @@ def import_(source: str, month: str, label: str, file: Path, results_dir: Path) 
       interregion history convert --from skyplane data/skyplane-latency-2022.csv --out /tmp/s.csv
       interregion history import --source skyplane --date 2022-11 /tmp/s.csv
     """
-    from orchestrator import history as h
+    from orchestrator.history import store as h
 
     rows = h.import_file(results_dir, file, source, month, label)
     click.echo(f"{source} {month}: {rows} rows in {h.store_path(results_dir)}")
@@ -282,9 +282,9 @@ def convert(fmt: str, file: Path, out: Path) -> None:
       interregion history convert --from doit data/doit-intercloud-throughput-2022-02.csv \\
         --out d.csv
     """
-    from orchestrator import store
-    from orchestrator.catalog import load_catalog
-    from orchestrator.public_data import convert as convert_rows
+    from orchestrator.history.public_data import convert as convert_rows
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.results import store
 
     rows = convert_rows(fmt, file.read_text(encoding="utf-8"), load_catalog())
     store.write_atomic(out, store.csv_text(rows))
@@ -325,10 +325,10 @@ def matrix(
       interregion matrix --metric rtt --stat p90 --window 1W --source emulated
       interregion matrix --source skyplane --window all --cloud-pair aws:gcp --json
     """
-    from orchestrator import history as h
-    from orchestrator import history_views as v
-    from orchestrator.catalog import load_catalog
-    from orchestrator.selection import pair_filter
+    from orchestrator.history import store as h
+    from orchestrator.history import views as v
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.plan.selection import pair_filter
 
     if as_json and as_csv:
         raise UserError("--json and --csv both given: pick one")
@@ -354,7 +354,7 @@ def _print_matrix(doc: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from orchestrator import history_views as v
+    from orchestrator.history import views as v
 
     console = Console() if sys.stdout.isatty() else Console(width=400)
     unit = "Mbit/s" if doc["unit"] == "bit/s" else doc["unit"]
@@ -430,10 +430,10 @@ def changes(
         raise UserError(f"--min-runs {min_runs} is above --baseline-runs {baseline_runs}")
     from datetime import datetime
 
-    from orchestrator import changes as ch
-    from orchestrator import history as h
-    from orchestrator import history_views as v
-    from orchestrator import notify
+    from orchestrator.history import changes as ch
+    from orchestrator.history import notify
+    from orchestrator.history import store as h
+    from orchestrator.history import views as v
 
     if url:
         notify.check_url(url)
@@ -467,8 +467,8 @@ def changes(
 
 
 def _notify(con: Any, url: str, docs: list[dict[str, Any]]) -> None:
-    from orchestrator import history as h
-    from orchestrator import notify
+    from orchestrator.history import notify
+    from orchestrator.history import store as h
 
     sent = h.notified(con)
     for doc in docs:
@@ -486,7 +486,7 @@ def _print_changes(
     hosts: list[dict[str, Any]], episodes: list[dict[str, Any]], configs: list[dict[str, Any]],
     open_count: int,
 ) -> None:  # fmt: skip
-    from orchestrator import history_views as v
+    from orchestrator.history import views as v
 
     def level(doc: dict[str, Any], value: float) -> str:
         return v.format_value(value, doc["unit"]) + (" Mbit/s" if doc["unit"] == "bit/s" else " ms")

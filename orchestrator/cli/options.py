@@ -15,11 +15,11 @@ from typing import Any, TypeVar
 
 import click
 
-from orchestrator.catalog import CLOUDS, Catalog
+from orchestrator.core.errors import UserError
 from orchestrator.emulator import LOCAL_MAX_CONCURRENT
-from orchestrator.errors import UserError
-from orchestrator.plan import BACKENDS, TestParams
-from orchestrator.selection import Selection, SelectionSpec, max_regions_note, select
+from orchestrator.model.catalog import CLOUDS, Catalog
+from orchestrator.plan.selection import Selection, SelectionSpec, max_regions_note, select
+from orchestrator.plan.sweep_plan import BACKENDS, TestParams
 
 F = TypeVar("F", bound=Callable[..., Any])
 

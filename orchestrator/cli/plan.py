@@ -11,9 +11,6 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from orchestrator import paths
-from orchestrator.allowance import shortfall_message
-from orchestrator.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.cli.options import (
     check_selection,
     params_from_options,
@@ -23,10 +20,13 @@ from orchestrator.cli.options import (
     spec_from_options,
     test_params_options,
 )
-from orchestrator.errors import UserError
-from orchestrator.plan import Plan, make_plan, slot_seconds
-from orchestrator.pricing import load_pricing
-from orchestrator.provision import controller_region
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
+from orchestrator.plan.allowance import shortfall_message
+from orchestrator.plan.pricing import load_pricing
+from orchestrator.plan.sweep_plan import Plan, make_plan, slot_seconds
+from orchestrator.sweep.provision import controller_region
 
 # A round overhead beyond a day is a typo, and an infinite one breaks the time model.
 MAX_ROUND_OVERHEAD_S = 86_400.0

@@ -10,9 +10,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from orchestrator import paths
 from orchestrator.cli.options import selection_options, spec_from_options
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 
 _RESULTS_OPTION = click.option(
     "--results",
@@ -25,8 +25,8 @@ _RESULTS_OPTION = click.option(
 
 
 def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]:
-    from orchestrator.report import sweep_dirs
-    from orchestrator.store import check_sweep_id
+    from orchestrator.report.build import sweep_dirs
+    from orchestrator.results.store import check_sweep_id
 
     if all_:
         found = sweep_dirs(results)
@@ -94,9 +94,9 @@ def report(
       interregion report --all --cloud-pair aws:gcp --min-km 1000
       interregion report --input theirs.csv --out /tmp/theirs-report
     """
-    from orchestrator.catalog import load_catalog
-    from orchestrator.report import default_out_dir, load_inputs, write_report
-    from orchestrator.selection import pair_filter
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.plan.selection import pair_filter
+    from orchestrator.report.build import default_out_dir, load_inputs, write_report
 
     _check_sources(sweep, all_, input_files)
     if selection.get("max_regions") is not None:
@@ -135,7 +135,7 @@ def _console() -> Console:
 
 
 def _print_report(console: Console, result: Any) -> None:
-    from orchestrator.report import display_cell
+    from orchestrator.report.build import display_cell
 
     loaded = result.loaded
     label = " [bold red](EMULATED)[/]" if loaded.emulated else ""
@@ -212,8 +212,8 @@ def site(out: Path, results_dir: Path, catalog: Path) -> None:
     Example:
       interregion site --out site/ && xdg-open site/index.html
     """
-    from orchestrator.catalog import load_catalog
-    from orchestrator.site import build_site
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.site.build import build_site
 
     console = _console()
     index = build_site(
@@ -252,7 +252,7 @@ def publish(site_dir: Path, target: str) -> None:
       interregion publish --site site/ --to s3://my-bucket/interregion
       interregion publish --site site/ --to gs://my-bucket/interregion
     """
-    from orchestrator.publish import publish_site
+    from orchestrator.site.publish import publish_site
 
     console = _console()
     result = publish_site(site_dir, target, log=console.print)

@@ -13,11 +13,13 @@ from typing import Any
 
 import click
 
-from orchestrator import abandoned, ledger, paths
-from orchestrator.cadence import iso
-from orchestrator.errors import UserError
-from orchestrator.lock import results_lock
-from orchestrator.profiles import DEFAULT_FILE, Profile, get_profile, load_profiles
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.drivers.lock import results_lock
+from orchestrator.schedule import ledger
+from orchestrator.schedule.cadence import iso
+from orchestrator.schedule.profiles import DEFAULT_FILE, Profile, get_profile, load_profiles
+from orchestrator.sweep import abandoned
 
 
 def _log(message: str) -> None:
@@ -46,14 +48,14 @@ def results_option(f: Any) -> Any:
 
 
 def _profile(schedules: Path, name: str) -> Profile:
-    from orchestrator.catalog import load_catalog
+    from orchestrator.model.catalog import load_catalog
 
     return get_profile(schedules, name, load_catalog())
 
 
 def _estimate(profile: Profile) -> Any:
-    from orchestrator.catalog import load_catalog
-    from orchestrator.ticks import plan_profile
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.schedule.tick import plan_profile
 
     return plan_profile(profile, load_catalog())[0].estimate
 
@@ -67,7 +69,7 @@ def run_profile(
 ) -> None:
     """One tick, its ledger line printed; exit 0 also when skipped (the timer did its job),
     1 when the sweep failed (so systemd and Actions show it)."""
-    from orchestrator.ticks import due_this_hour, run_tick, sleep_slip
+    from orchestrator.schedule.tick import due_this_hour, run_tick, sleep_slip
 
     if hourly_draw and not due_this_hour(profile, datetime.now(UTC)):
         click.echo(f"{profile.name}: not this tick's drawn hour; nothing to do")
@@ -155,7 +157,7 @@ def install_command(
       interregion schedule install latency --dry-run
       interregion schedule install throughput --cron
     """
-    from orchestrator import timers
+    from orchestrator.schedule import timers
 
     profile = _profile(schedules, name)
     files = timers.install_files(
@@ -194,7 +196,7 @@ def remove_command(
     Example:
       interregion schedule remove latency
     """
-    from orchestrator import timers
+    from orchestrator.schedule import timers
 
     profile = get_profile(schedules, name)
     files = timers.installed_files(profile, unit_dir, cron)
@@ -288,7 +290,8 @@ def export_command(
       interregion schedule export latency --repo acme/interregion \\
         --github-actions .github/workflows/interregion-latency.yml --state-bucket s3://acme-ir
     """
-    from orchestrator import store, timers
+    from orchestrator.results import store
+    from orchestrator.schedule import timers
 
     profile = _profile(schedules, name)
     text = timers.github_workflow(

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from orchestrator import children, interrupts
+from orchestrator.drivers import interrupts
+from orchestrator.drivers import processes as children
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 

@@ -9,9 +9,6 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from orchestrator import abandoned, paths, runner
-from orchestrator import sweep as sweeps
-from orchestrator.catalog import load_catalog
 from orchestrator.cli.cloud import cloud_options
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
 from orchestrator.cli.options import run_options, selection_options, test_params_options
@@ -23,11 +20,15 @@ from orchestrator.cli.sweep import (
     _new_cloud_options,
     _record_emulation,
 )
-from orchestrator.errors import UserError
-from orchestrator.study import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
-from orchestrator.study_estimate import study_plan
-from orchestrator.study_report import STUDIES_DIR, build_study_report
-from orchestrator.study_run import STUDY_FILE, check_plan_buffers, measure_study
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import load_catalog
+from orchestrator.study.estimate import study_plan
+from orchestrator.study.plan import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
+from orchestrator.study.report import STUDIES_DIR, build_study_report
+from orchestrator.study.run import STUDY_FILE, check_plan_buffers, measure_study
+from orchestrator.sweep import abandoned, runner
+from orchestrator.sweep import record as sweeps
 
 STUDIES = paths.RESULTS / STUDIES_DIR
 # set per variant by the study: given by hand they would mean something else

@@ -13,11 +13,6 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from orchestrator import abandoned, paths, runner, stages
-from orchestrator import measure as measuring
-from orchestrator import sweep as sweeps
-from orchestrator.allowance import shortfall_message
-from orchestrator.catalog import CLOUDS, load_catalog
 from orchestrator.cli.cloud import cloud_options, cloud_options_from
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
 from orchestrator.cli.options import (
@@ -28,12 +23,18 @@ from orchestrator.cli.options import (
     spec_from_options,
     test_params_options,
 )
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.drivers.lock import ResultsLock, results_lock
 from orchestrator.emulator.perturb import Perturbation, check_hosts
-from orchestrator.errors import UserError
-from orchestrator.lock import ResultsLock, results_lock
-from orchestrator.plan import Plan, make_plan
-from orchestrator.provision import controller_region
-from orchestrator.selection import SelectionSpec
+from orchestrator.model.catalog import CLOUDS, load_catalog
+from orchestrator.plan.allowance import shortfall_message
+from orchestrator.plan.selection import SelectionSpec
+from orchestrator.plan.sweep_plan import Plan, make_plan
+from orchestrator.sweep import abandoned, runner, stages
+from orchestrator.sweep import measure as measuring
+from orchestrator.sweep import record as sweeps
+from orchestrator.sweep.provision import controller_region
 
 DEFAULT_BUDGET_USD = 5.0
 

@@ -19,7 +19,7 @@ import botocore.exceptions
 
 from orchestrator.clouds.labels import PROJECT
 from orchestrator.clouds.leftovers import Leftover
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 # Service Quotas codes: "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z)
 # instances" in vCPUs, and "EC2-VPC Elastic IPs".

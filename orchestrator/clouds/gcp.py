@@ -23,7 +23,7 @@ from google.cloud import compute_v1
 
 from orchestrator.clouds.labels import PROJECT
 from orchestrator.clouds.leftovers import Leftover, is_ours
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 NO_CREDENTIALS = (
     "no GCP credentials: run 'gcloud auth application-default login' "

@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.catalog import Region
 from orchestrator.clouds import aws, gcp, preflight, stacks
+from orchestrator.model.catalog import Region
 
 
 @dataclass(frozen=True)

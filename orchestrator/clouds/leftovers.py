@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from orchestrator.clouds.labels import PROJECT, gcp_label_value, parse_utc
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from orchestrator.catalog import Region, load_catalog
 from orchestrator.clouds import aws, gcp
 from orchestrator.clouds.stacks import DEFAULT_AMI_PARAMETER
 from orchestrator.clouds.sync import bandwidth_differences
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Region, load_catalog
 
 Warn = Callable[[str], None]
 

@@ -17,10 +17,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from orchestrator import paths
-from orchestrator.catalog import Region
 from orchestrator.clouds import labels
-from orchestrator.errors import UserError
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Region
 
 BACKENDS = ("aws", "gcp", "cloud")
 DEFAULT_IPERF3_PORTS = (5201, 5299)

@@ -6,9 +6,9 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from orchestrator.catalog import Catalog, MachineBandwidth
 from orchestrator.clouds import aws, gcp
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Catalog, MachineBandwidth
 
 
 @dataclass

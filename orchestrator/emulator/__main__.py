@@ -9,7 +9,7 @@ import sys
 import click
 
 from orchestrator.cli.emulator import emulator
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from orchestrator import paths
+from orchestrator.core import paths
 from orchestrator.emulator import perturb
 from orchestrator.emulator.spec import CONTROLLER, EmulationSpec, PathSpec
 

@@ -29,8 +29,8 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from orchestrator.core.errors import UserError
 from orchestrator.emulator.spec import EmulationSpec
-from orchestrator.errors import UserError
 
 NETNS_DIR = Path("/run/netns")
 PREFIX = "ir-"

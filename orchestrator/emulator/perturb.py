@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import UserError
+from orchestrator.core.errors import UserError
 
 AMOUNTS = ("delay_ms", "loss_pct", "rate_mbit")
 MAX_DELAY_MS = 10_000.0

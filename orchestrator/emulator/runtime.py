@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from orchestrator.core.errors import UserError
 from orchestrator.emulator import delay, net, shaping, sshd, state
 from orchestrator.emulator.perturb import Perturbation
 from orchestrator.emulator.spec import (
@@ -31,8 +32,7 @@ from orchestrator.emulator.spec import (
     all_subnets,
     check_id,
 )
-from orchestrator.errors import UserError
-from orchestrator.hosts import Host
+from orchestrator.model.hosts import Host
 
 _PARALLEL = 8  # host set-up processes at once: enough to hide exec latency on 2 cores
 _READY_TIMEOUT_S = 30.0

@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.core.errors import UserError
 from orchestrator.emulator.perturb import Perturbation, check_hosts
 from orchestrator.emulator.perturb import from_dict as perturbation_from_dict
-from orchestrator.errors import UserError
 
 # 198.18.0.0/15 is reserved for network benchmarking (RFC 2544): never routed on
 # the internet and never a LAN range, so emulated hosts cannot shadow real ones.

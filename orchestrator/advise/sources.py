@@ -1,0 +1,403 @@
+"""Where `interregion advise` gets a pair's figures, newest first:
+
+1. the history store (results/history.duckdb), when it has the pair;
+2. else the newest sweep folder whose measurements.csv has it;
+3. else the network model (orchestrator/netmodel/model.py), which is calibrated on
+   public AWS/GCP measurements at their real scale.
+
+Emulated tests are never used as figures: the emulation runs the real curve
+scaled down (netmodel `scale`), so its throughput says nothing about a real
+transfer. When only emulated tests of the pair exist, the answer comes from the
+network model and says so. The reverse direction (B -> A) stands in when A -> B
+was never measured, and is labelled.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.advise.model import (
+    ADVICE_FORMAT,
+    ADVICE_VERSION,
+    Advice,
+    PathFacts,
+    assumptions,
+    default_window_from,
+    loss_rate,
+    sysctl_lines,
+)
+from orchestrator.core.errors import UserError
+from orchestrator.history import store as history
+from orchestrator.history.views import METRICS, iso_utc
+from orchestrator.model.catalog import Region
+from orchestrator.netmodel.model import (
+    DEFAULT_MODEL,
+    REAL_CAP_BPS,
+    REAL_WINDOW_BYTES,
+    region_rtt_ms,
+)
+from orchestrator.report.build import EMULATED_BACKENDS, sweep_dirs
+from orchestrator.results import store
+
+HISTORY, SWEEP, MODEL = "history", "sweep", "model"
+
+
+@dataclass(frozen=True)
+class Test:
+    """One ok test of the pair (or of its reverse), as either store gives it."""
+
+    sweep_id: str
+    started_utc: str  # ISO 8601 UTC: sorts as time
+    forward: bool  # A -> B (False: B -> A)
+    emulated: bool
+    rtt_ms: float | None  # idle RTT: median of the ping samples, else p50, else mean
+    throughput_bps: float | None
+    streams: int
+    retransmits: int | None
+    received_bytes: int | None
+    loaded_rtt_ms: float | None
+    source: str = ""  # the store's source name (measured, an import)
+    settings: str = ""  # non-default iperf3 settings of its sweep ("-w 4M"), if any
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The figures chosen for one pair and where they come from."""
+
+    kind: str  # HISTORY, SWEEP or MODEL
+    detail: str  # one line naming the file, sweep and time
+    test: Test | None = None  # None for the model
+    notes: tuple[str, ...] = ()
+
+
+def pick(tests: Iterable[Test]) -> Test | None:
+    """The newest usable real test: one with both RTT and throughput before one with
+    RTT alone, the pair's own direction before the reverse. Emulated ones never."""
+    real = [t for t in tests if not t.emulated and t.rtt_ms is not None and t.rtt_ms > 0]
+    for want_throughput in (True, False):
+        for forward in (True, False):
+            found = [
+                t
+                for t in real
+                if t.forward == forward
+                and (not want_throughput or (t.throughput_bps is not None and t.throughput_bps > 0))
+            ]
+            if found:
+                return max(found, key=lambda t: t.started_utc)
+    return None
+
+
+def newest_emulated(tests: Iterable[Test]) -> Test | None:
+    return max((t for t in tests if t.emulated), key=lambda t: t.started_utc, default=None)
+
+
+def iperf3_settings(record: Mapping[str, Any]) -> str:
+    """The sweep's iperf3 options that make a test not default TCP ('-w 4M -C bbr')."""
+    params = record.get("params")
+    if not isinstance(params, dict):
+        return ""
+    out = []
+    if params.get("window"):
+        out.append(f"-w {params['window']}")
+    if params.get("congestion"):
+        out.append(f"-C {params['congestion']}")
+    return " ".join(out)
+
+
+def _record_settings(text: str | None) -> str:
+    try:
+        record = json.loads(text or "{}")
+    except ValueError:
+        return ""
+    return iperf3_settings(record) if isinstance(record, dict) else ""
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return None if value in (None, "") else int(float(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def _float(value: Any) -> float | None:
+    try:
+        return None if value in (None, "") else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+# ---- the history store ----------------------------------------------------------------
+
+
+def history_tests(results: Path, src: str, dst: str) -> list[Test]:
+    """Every ok test of src -> dst and dst -> src in the store; [] without a store."""
+    path = history.store_path(results)
+    if not path.exists():
+        return []
+    rtt = METRICS["rtt"].run_sql
+    with history.opened(results, read_only=True) as con:
+        rows = con.execute(
+            f"SELECT m.sweep_id, m.started_utc, m.src = ? AS forward, s.emulated, "
+            f"{rtt} AS rtt, m.throughput_bps, m.streams, m.retransmits, m.bytes, "
+            "m.tcp_rtt_ms, m.source, s.record FROM measurements m JOIN sweeps s USING (sweep_id) "
+            "WHERE ((m.src = ? AND m.dst = ?) OR (m.src = ? AND m.dst = ?)) "
+            "AND m.status = 'ok'",
+            [src, src, dst, dst, src],
+        ).fetchall()
+    return [
+        Test(
+            sweep_id=sid,
+            started_utc=iso_utc(t) or "",
+            forward=bool(fwd),
+            emulated=bool(emu),
+            rtt_ms=_float(rtt_ms),
+            throughput_bps=_float(bps),
+            streams=_int(streams) or 1,
+            retransmits=_int(retr),
+            received_bytes=_int(nbytes),
+            loaded_rtt_ms=_float(loaded),
+            source=source,
+            settings=_record_settings(record),
+        )
+        for sid, t, fwd, emu, rtt_ms, bps, streams, retr, nbytes, loaded, source, record in rows
+    ]
+
+
+# ---- sweep folders --------------------------------------------------------------------
+
+
+def _record(folder: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads((folder / store.SWEEP_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _row_test(row: Mapping[str, str], forward: bool, sweep_id: str, settings: str) -> Test:
+    return Test(
+        sweep_id=row.get("sweep_id") or sweep_id,
+        started_utc=row.get("started_utc") or "",
+        forward=forward,
+        emulated=row.get("backend") in EMULATED_BACKENDS,
+        rtt_ms=_float(row.get("rtt_p50_ms")) or _float(row.get("rtt_avg_ms")),
+        throughput_bps=_float(row.get("throughput_bps")),
+        streams=_int(row.get("streams")) or 1,
+        retransmits=_int(row.get("retransmits")),
+        received_bytes=_int(row.get("bytes")),
+        loaded_rtt_ms=_float(row.get("tcp_rtt_ms")),
+        settings=settings,
+    )
+
+
+@dataclass
+class SweepScan:
+    """What the sweep folders gave: the pair's tests, and what was left out."""
+
+    tests: list[Test]
+    emulated_skipped: int = 0
+    unreadable: list[str] = field(default_factory=list)  # one line each
+
+
+def sweep_tests(results: Path, src: str, dst: str) -> SweepScan:
+    """Tests of the pair from sweep folders, newest sweep first, stopping at the first
+    sweep with a usable forward test. Emulated sweeps are counted, not read; a sweep
+    whose measurements.csv cannot be read is left out and named."""
+    scan = SweepScan([])
+    for folder in reversed(sweep_dirs(Path(results))):
+        record = _record(folder)
+        if record.get("emulated") is True or record.get("backend") in EMULATED_BACKENDS:
+            scan.emulated_skipped += 1
+            continue
+        try:
+            rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
+        except (UserError, OSError, UnicodeDecodeError, csv.Error) as e:
+            scan.unreadable.append(f"sweep {folder.name} left out: {e}")
+            continue
+        for row in rows:
+            if row.get("status") not in ("ok", None, ""):
+                continue
+            s = f"{row.get('src_cloud')}:{row.get('src_region')}"
+            d = f"{row.get('dst_cloud')}:{row.get('dst_region')}"
+            if (s, d) in ((src, dst), (dst, src)):
+                scan.tests.append(_row_test(row, s == src, folder.name, iperf3_settings(record)))
+        chosen = pick(scan.tests)
+        if chosen is not None and chosen.forward and chosen.throughput_bps:
+            break
+    return scan
+
+
+# ---- choosing -------------------------------------------------------------------------
+
+
+def _described(test: Test, where: str, src: str, dst: str) -> str:
+    direction = "" if test.forward else f" (no {src} -> {dst} test: its reverse, {dst} -> {src})"
+    what = "RTT and throughput" if test.throughput_bps else "RTT only (throughput modelled)"
+    if test.throughput_bps and test.settings:
+        what += f" (iperf3 {test.settings}: not default TCP, its window stands in for it)"
+    source = f", source {test.source}" if test.source else ""
+    return f"{where}{source}: test of {test.started_utc} in {test.sweep_id}, {what}{direction}"
+
+
+def _emulated_note(test: Test | None, skipped: int, results: Path) -> list[str]:
+    notes = []
+    if test is not None:
+        notes.append(
+            f"emulated tests of this pair (newest {test.sweep_id}) are not used: the "
+            "emulation is the network model scaled down, so its figures are not scaled back"
+        )
+    elif skipped:
+        notes.append(
+            f"{skipped} emulated sweep(s) under {results} not used: emulated figures are "
+            "not scaled back"
+        )
+    return notes
+
+
+def find_evidence(results: Path, src: str, dst: str, *, measured_only: bool = False) -> Evidence:
+    """The figures for src -> dst: store, else sweep folders, else the network model.
+    With `measured_only`, no real test anywhere is a UserError saying how to get one."""
+    results = Path(results)
+    stored = history_tests(results, src, dst)
+    chosen = pick(stored)
+    emulated = newest_emulated(stored)
+    if chosen is not None:
+        where = f"history store {history.store_path(results)}"
+        return Evidence(
+            HISTORY,
+            _described(chosen, where, src, dst),
+            chosen,
+            tuple(_emulated_note(emulated, 0, results)),
+        )
+    scan = sweep_tests(results, src, dst)
+    chosen = pick(scan.tests)
+    if chosen is not None:
+        where = f"sweep {chosen.sweep_id} ({results / chosen.sweep_id / store.MEASUREMENTS_FILE})"
+        return Evidence(
+            SWEEP,
+            _described(chosen, where, src, dst),
+            chosen,
+            (*_emulated_note(emulated, 0, results), *scan.unreadable),
+        )
+    notes = [*_emulated_note(emulated, scan.emulated_skipped, results), *scan.unreadable]
+    if measured_only:
+        raise UserError(no_data_message(results, src, dst, bool(notes)))
+    return Evidence(
+        MODEL,
+        "network model (orchestrator/netmodel/model.py): RTT from the distance, a small VM's "
+        "line rate and default window fitted on public AWS/GCP measurements",
+        None,
+        tuple(notes),
+    )
+
+
+def no_data_message(results: Path, src: str, dst: str, emulated_only: bool) -> str:
+    clouds = {src.split(":")[0], dst.split(":")[0]}
+    backend = clouds.pop() if len(clouds) == 1 else "cloud"
+    only = " (only emulated ones, which are not scaled back)" if emulated_only else ""
+    return (
+        f"no measurements of {src} -> {dst} under {results}{only}: measure the pair with "
+        f"'interregion sweep --backend {backend} --regions {src},{dst}', or import published "
+        "data with 'interregion history import', or drop --measured-only to answer from "
+        "the network model"
+    )
+
+
+def path_facts(evidence: Evidence, a: Region, b: Region) -> PathFacts:
+    """The model's inputs: the test's figures where there is a test, the network model's
+    (at real scale: the fitted cap and window, not the emulator's) for the rest."""
+    test = evidence.test
+    if test is None or test.rtt_ms is None:
+        return PathFacts(
+            rtt_ms=region_rtt_ms(a, b, DEFAULT_MODEL),
+            line_rate_bps=REAL_CAP_BPS,
+            default_window_bytes=REAL_WINDOW_BYTES,
+            loss_rate=None,
+        )
+    measured = test.throughput_bps
+    if not measured:
+        window: float = REAL_WINDOW_BYTES
+    else:
+        window = default_window_from(measured, test.rtt_ms, test.streams)
+    return PathFacts(
+        rtt_ms=test.rtt_ms,
+        # a faster VM than the model's small one shows its own line rate
+        line_rate_bps=max(REAL_CAP_BPS, measured or 0.0),
+        default_window_bytes=window,
+        loss_rate=loss_rate(test.retransmits, test.received_bytes) if measured else None,
+        loaded_rtt_ms=test.loaded_rtt_ms,
+        measured_bps=measured,
+        measured_streams=test.streams,
+    )
+
+
+def advice_doc(advice: Advice, evidence: Evidence, src: str, dst: str) -> dict[str, Any]:
+    """The JSON of `interregion advise --json` (README, 'Transfer advice')."""
+    facts = advice.facts
+    test = evidence.test
+
+    def finite(x: float) -> float | None:
+        return x if math.isfinite(x) else None
+
+    return {
+        "format": ADVICE_FORMAT,
+        "version": ADVICE_VERSION,
+        "src": src,
+        "dst": dst,
+        "size_bytes": advice.size_bytes,
+        "source": {
+            "kind": evidence.kind,
+            "detail": evidence.detail,
+            "sweep_id": test.sweep_id if test else None,
+            "started_utc": test.started_utc if test else None,
+            "reverse_direction": bool(test and not test.forward),
+            "throughput_measured": bool(test and test.throughput_bps),
+        },
+        "path": {
+            "rtt_ms": facts.rtt_ms,
+            "loaded_rtt_ms": facts.loaded_rtt_ms,
+            "line_rate_bps": facts.line_rate_bps,
+            "bdp_bytes": facts.bdp_bytes,
+            "default_window_bytes": facts.default_window_bytes,
+            "tuned_buffer_bytes": facts.tuned_buffer_bytes,
+            "measured_bps": facts.measured_bps,
+            "measured_streams": facts.measured_streams if facts.measured_bps else None,
+            "loss_rate": facts.loss_rate,
+            "mathis_bps": finite(facts.mathis_bps),
+            "loss_model_fails": facts.loss_model_fails,
+            "loss_ceiling_bps": finite(facts.loss_ceiling_bps),
+        },
+        "options": [
+            {
+                "name": o.name,
+                "streams": o.streams,
+                "window_bytes": o.window_bytes,
+                "throughput_bps": o.throughput_bps,
+                "limit": o.limit,
+                "time_s": o.time_s,
+                "files_time_s": o.files_time_s,
+            }
+            for o in advice.options
+        ],
+        "files": None
+        if advice.files is None
+        else {
+            "count": advice.files.count,
+            "file_bytes": advice.files.file_bytes,
+            "tcp_handshake_s": advice.files.tcp_handshake_s,
+            "tls_handshake_s": advice.files.tls_handshake_s,
+            "slow_start_s": advice.files.slow_start_s,
+            "per_file_overhead_s": advice.files.per_file_overhead_s,
+            "reused_connection_s": advice.files.reused_connection_s,
+            "new_connection_per_file_s": advice.files.new_connection_per_file_s,
+        },
+        "sysctl": sysctl_lines(facts),
+        "notes": [*evidence.notes, *advice.notes],
+        "assumptions": assumptions(facts),
+    }

@@ -1,0 +1,20 @@
+"""Foundations every layer uses: errors a user can act on, where the project's files live,
+order statistics, geodesic distances, and output folders that appear whole.
+
+Public API: the modules below; other packages import only these names
+(`from orchestrator.core import errors`), never a name starting with `_`.
+
+- `errors`: Errors a user can act on.
+- `geo`: Distances between regions: geodesic on the WGS-84 ellipsoid (geopy).
+- `outdir`: Output folders that appear whole: build beside the target, then swap it in.
+- `paths`: Where the project's files live. Everything else takes paths as arguments.
+- `stats`: Order statistics of plain samples: percentiles and the median.
+"""
+
+__all__ = [
+    "errors",
+    "geo",
+    "outdir",
+    "paths",
+    "stats",
+]

@@ -1,0 +1,90 @@
+"""One sweep at a time per results folder: a kernel lock (flock) on `results/.sweep.lock`.
+
+The kernel drops the lock when its holder's process dies, however it dies (kill -9
+included), so there is no stale pid file to clean up. The holder writes who it is
+(pid, sweep id, start time, profile) into the locked file itself, in place: a rename
+would swap the inode and let a second process lock the new file beside the first.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.core.errors import UserError
+from orchestrator.results.store import utc_now
+
+LOCK_FILE = ".sweep.lock"
+
+
+class LockHeld(UserError):
+    """Another sweep holds the results folder; `holder` is what it wrote into the lock."""
+
+    def __init__(self, path: Path, holder: dict[str, Any]) -> None:
+        self.holder = holder
+        who = holder.get("sweep_id") or "a sweep not yet planned"
+        super().__init__(
+            f"{path.parent} is busy: {who} (pid {holder.get('pid', '?')}, started "
+            f"{holder.get('started_utc', '?')}) is running there; wait for it to end"
+        )
+
+
+@dataclass
+class ResultsLock:
+    """A held lock; `note(sweep_id=...)` records more about the holder."""
+
+    path: Path
+    fd: int
+    holder: dict[str, Any] = field(default_factory=dict)
+
+    def note(self, **fields: Any) -> None:
+        self.holder.update(fields)
+        data = (json.dumps(self.holder) + "\n").encode()
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, data, 0)
+        os.fsync(self.fd)
+
+
+def read_holder(path: Path) -> dict[str, Any]:
+    """What the holder wrote into the lock file; {} when nothing (yet) or unreadable."""
+    try:
+        data = json.loads(Path(path).read_text() or "{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def lock_path(results: Path) -> Path:
+    return Path(results) / LOCK_FILE
+
+
+@contextmanager
+def results_lock(results: Path, **holder: Any) -> Iterator[ResultsLock]:
+    """Hold the results folder's lock for the block, or raise LockHeld at once (no wait)."""
+    path = lock_path(results)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise UserError(
+            f"--results {results}: cannot write there ({e.strerror}): give a folder you can write"
+        ) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LockHeld(path, read_holder(path)) from None
+        lock = ResultsLock(path, fd)
+        lock.note(pid=os.getpid(), started_utc=utc_now(), **holder)
+        try:
+            yield lock
+        finally:
+            os.ftruncate(fd, 0)  # the next reader sees no holder, not a finished one
+    finally:
+        os.close(fd)  # closing the last descriptor releases the flock

@@ -1,0 +1,793 @@
+"""History across sweeps: one DuckDB file, `results/history.duckdb`.
+
+    meta           schema_version (STORE_SCHEMA_VERSION; other versions are refused)
+    sweeps         one row per sweep or imported file: source, backend, label, sweep.json
+    measurements   a view of every row of every sweep (the results contract's columns),
+                   plus the source, `src`/`dst` region keys, the configuration
+                   fingerprint and the test's ping samples (`rtt_samples_ms`, a list):
+                   the union of two tables of the same columns,
+      recent       the rows of each source's last ARCHIVE_AFTER_DAYS days, in arrival
+                   order (what windows, the matrix and detection read), and
+      archive      older rows, moved a week or more at a time and written in pair order,
+                   so one pair's year is a few contiguous stretches, not one row in
+                   every block of the sample column
+    fingerprints   the fields of each fingerprint (orchestrator.fingerprint)
+    notified       which change episodes `changes --notify` has sent, and in what state
+
+The store is derived data: `rebuild` recreates it from `results/*/` and
+`results/imports/` alone. Every write runs in one transaction, so a reader sees a
+sweep's rows all or none. A sweep's own rows come from its measurements.csv; the ping
+samples from its raw agent outputs (`raw/round-NNN/<src host>.json`), parsed by
+orchestrator.parse.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.core.errors import UserError
+from orchestrator.history.fingerprint import (
+    FINGERPRINT_FIELDS,
+    fingerprint,
+    fingerprint_fields,
+    imported_fields,
+)
+from orchestrator.results import parse, store
+from orchestrator.results.collect import host_doc
+from orchestrator.results.schema import MEASUREMENT_COLUMNS
+from orchestrator.sweep.pingphase import samples_of
+
+if TYPE_CHECKING:
+    import duckdb
+
+HISTORY_FILE = "history.duckdb"
+IMPORTS_DIR = "imports"
+# 2: measurements split into recent + archive; 3: the host evidence columns (1, 2 migrate)
+STORE_SCHEMA_VERSION = 3
+# Rows older than this (from their source's latest sweep) move to `archive`, once at
+# least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
+ARCHIVE_AFTER_DAYS = 35
+ARCHIVE_CHUNK_DAYS = 7
+# Sources of our own sweeps; an imported source takes any other name.
+EMULATED, MEASURED = "emulated", "measured"
+OWN_SOURCES = (EMULATED, MEASURED)
+_SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,39}$")
+_MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+
+_DOUBLE = {
+    "distance_km", "rtt_min_ms", "rtt_avg_ms", "rtt_p50_ms", "rtt_p90_ms", "rtt_p99_ms",
+    "rtt_max_ms", "rtt_mdev_ms", "ping_loss_pct", "throughput_bps", "throughput_sender_bps",
+    "tcp_rtt_ms", "duration_s", "src_cpu_steal_pct", "dst_cpu_steal_pct",
+}  # fmt: skip
+_BIGINT = {"bytes", "retransmits", "max_cwnd_bytes", "streams", "round",
+           "src_bw_out_allowance_exceeded_packets", "dst_bw_in_allowance_exceeded_packets",
+           "src_pps_allowance_exceeded_packets", "dst_pps_allowance_exceeded_packets"}  # fmt: skip
+
+
+def _sql_type(column: str) -> str:
+    if column == "started_utc":
+        return "TIMESTAMP"
+    if column in _DOUBLE:
+        return "DOUBLE"
+    if column in _BIGINT:
+        return "BIGINT"
+    return "VARCHAR"
+
+
+STORE_COLUMNS: tuple[str, ...] = (
+    "source",
+    *MEASUREMENT_COLUMNS,
+    "src",
+    "dst",
+    "fingerprint",
+    "rtt_samples_ms",
+)
+_COLUMN_TYPES = {
+    **{c: _sql_type(c) for c in MEASUREMENT_COLUMNS},
+    "source": "VARCHAR",
+    "src": "VARCHAR",
+    "dst": "VARCHAR",
+    "fingerprint": "VARCHAR",
+    "rtt_samples_ms": "DOUBLE[]",
+}
+
+_QUOTED_COLUMNS = ", ".join(f'"{c}"' for c in STORE_COLUMNS)
+_VIEW = "CREATE VIEW measurements AS SELECT * FROM recent UNION ALL SELECT * FROM archive"
+_SCHEMA = [
+    "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+    "CREATE TABLE sweeps (sweep_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, "
+    "backend VARCHAR, emulated BOOLEAN, label VARCHAR, started_utc TIMESTAMP, "
+    "rows BIGINT, format_version BIGINT, record VARCHAR, ingested_utc TIMESTAMP)",
+    *(
+        f"CREATE TABLE {table} ("
+        + ", ".join(f'"{c}" {_COLUMN_TYPES[c]}' for c in STORE_COLUMNS)
+        + ")"
+        for table in ("recent", "archive")
+    ),
+    _VIEW,
+    "CREATE TABLE fingerprints (fingerprint VARCHAR PRIMARY KEY, "
+    + ", ".join(f'"{f}" VARCHAR' for f in FINGERPRINT_FIELDS)
+    + ")",
+    "CREATE TABLE notified (episode_id VARCHAR PRIMARY KEY, status VARCHAR, sent_utc TIMESTAMP)",
+]
+
+
+def store_path(results: Path) -> Path:
+    return Path(results) / HISTORY_FILE
+
+
+# ---- opening the store ----------------------------------------------------------------
+
+
+def _open_error(path: Path, e: Exception) -> UserError:
+    text = " ".join(str(e).split())
+    if "lock" in text.lower():
+        pid = re.search(r"PID (\d+)", text)
+        who = f" (process {pid.group(1)})" if pid else ""
+        return UserError(
+            f"{path} is in use by another process{who}: wait for it to finish, then retry"
+        )
+    return UserError(
+        f"{path} is not a readable DuckDB file (damaged?): "
+        "run 'interregion history rebuild' to recreate it from results/"
+    )
+
+
+def connect(
+    path: Path, *, read_only: bool = False, create: bool = False
+) -> duckdb.DuckDBPyConnection:
+    """The store at `path`, its schema version checked. `create` makes a missing store;
+    otherwise a missing one is a one-line error (so is a damaged or locked one)."""
+    import duckdb
+
+    path = Path(path)
+    if not path.exists() and not create:
+        raise UserError(f"no history store at {path}: run 'interregion history ingest --all' first")
+    fresh = not path.exists()
+    try:
+        con = duckdb.connect(str(path), read_only=read_only and not fresh)
+    except duckdb.Error as e:
+        raise _open_error(path, e) from None
+    try:
+        if fresh:
+            with transaction(con):
+                for statement in _SCHEMA:
+                    con.execute(statement)
+                con.execute(
+                    "INSERT INTO meta VALUES ('schema_version', ?)", [str(STORE_SCHEMA_VERSION)]
+                )
+        if not read_only:
+            _migrate(con)
+        _check_version(con, path)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _migrate(con: duckdb.DuckDBPyConnection) -> None:
+    """Version 1 -> 2: the measurements table becomes `recent`, beside an empty `archive`,
+    both under the `measurements` view; 2 -> 3: the columns added since (host evidence),
+    empty in the rows that predate them. One transaction."""
+    import duckdb
+
+    try:
+        found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except duckdb.Error:
+        return
+    if not found or found[0] not in ("1", "2"):
+        return
+    with transaction(con):
+        if found[0] == "1":
+            con.execute("ALTER TABLE measurements RENAME TO recent")
+            con.execute("CREATE TABLE archive AS SELECT * FROM recent LIMIT 0")
+        else:
+            con.execute("DROP VIEW measurements")
+        for table in ("recent", "archive"):
+            have = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
+            for column in STORE_COLUMNS:
+                if column not in have:
+                    con.execute(
+                        f'ALTER TABLE {table} ADD COLUMN "{column}" {_COLUMN_TYPES[column]}'
+                    )
+        con.execute(_VIEW)
+        con.execute(
+            "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(STORE_SCHEMA_VERSION)]
+        )
+
+
+def _check_version(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    import duckdb
+
+    try:
+        found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except duckdb.Error:
+        found = None
+    version = found[0] if found else None
+    if version != str(STORE_SCHEMA_VERSION):
+        raise UserError(
+            f"{path}: history store schema version {version or 'unknown'}, this interregion "
+            f"uses version {STORE_SCHEMA_VERSION}: run 'interregion history rebuild'"
+        )
+
+
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    con.begin()
+    try:
+        yield
+    except BaseException:
+        con.rollback()
+        raise
+    con.commit()
+
+
+@contextlib.contextmanager
+def opened(
+    results: Path, *, read_only: bool = False, create: bool = False, path: Path | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to the store of `results` (or the file `path`), closed on exit."""
+    con = connect(path or store_path(results), read_only=read_only, create=create)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+# ---- rows of a sweep ------------------------------------------------------------------
+
+
+def _utc(text: str) -> str | None:
+    """ISO 8601 (with Z) -> 'YYYY-MM-DD HH:MM:SS.ffffff' in UTC, naive; None if empty/bad."""
+    if not text:
+        return None
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    offset = t.utcoffset()
+    if offset is not None:
+        t = (t - offset).replace(tzinfo=None)
+    return t.isoformat(sep=" ")
+
+
+def _typed(column: str, text: Any) -> Any:
+    if text is None or text == "":
+        return None
+    kind = _COLUMN_TYPES[column]
+    try:
+        if kind == "DOUBLE":
+            return float(text)
+        if kind == "BIGINT":
+            return int(float(text))
+    except ValueError:
+        return None
+    if kind == "TIMESTAMP":
+        return _utc(str(text))
+    return str(text)
+
+
+def ping_samples(sweep_dir: Path, round_no: int, host: str) -> list[float]:
+    """The RTT samples (ms) host `host` pinged in round `round_no`, from its raw output
+    (the path of store.raw_path, built as text: this runs once per row)."""
+    path = os.path.join(
+        sweep_dir, store.RAW_DIR, f"round-{round_no:03d}", f"{store.safe_name(host)}.json"
+    )
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return []
+    doc, _why = host_doc(text)
+    ping = (doc or {}).get("ping") or {}
+    return parse.ping_samples(str(ping.get("stdout", "")))
+
+
+def phase_samples(sweep_dir: Path, record: Mapping[str, Any]) -> dict[tuple[str, str], list[float]]:
+    """{(src, dst): RTT samples} of the sweep's ping phases, the last phase that probed a
+    test winning (a retry's, as the test's row is the retry's)."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for entry in record.get("rounds") or []:
+        if entry.get("phase") != "ping":
+            continue
+        raw = store.read_raw_round(sweep_dir, int(entry["round"]))
+        for src in dict.fromkeys(t[0] for t in entry.get("tests") or []):
+            for dst, values in samples_of(raw.get(store.safe_name(src))).items():
+                out[(src, dst)] = values
+    return out
+
+
+def _hosts_json(sweep_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(facts, placement) per host key from hosts.json; {} for what is not there."""
+    try:
+        doc = json.loads((sweep_dir / store.HOSTS_FILE).read_text())
+    except (OSError, ValueError):
+        return {}, {}
+    if not isinstance(doc, dict):
+        return {}, {}
+    facts = doc.get("facts") or {}
+    placement = {
+        h["name"]: {"zone": h.get("zone", ""), "image_id": h.get("image_id", "")}
+        for h in doc.get("hosts") or []
+        if isinstance(h, dict) and "name" in h
+    }
+    return facts, placement
+
+
+def sweep_source(record: Mapping[str, Any]) -> str:
+    return EMULATED if record.get("emulated") or record.get("backend") == "local" else MEASURED
+
+
+@dataclass
+class Batch:
+    """What one ingest or import writes: a sweeps row, its measurements and fingerprints."""
+
+    sweep: dict[str, Any]
+    rows: list[dict[str, Any]]
+    fingerprints: dict[str, dict[str, str]]
+
+
+def sweep_batch(results: Path, sweep_id: str) -> Batch:
+    """The store's rows of one sweep folder (its record's format version checked)."""
+    record = store.load_record(results, sweep_id)
+    folder = store.sweep_dir(results, sweep_id)
+    csv_rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
+    facts, placement = _hosts_json(folder)
+    placement = {**placement, **(record.get("placement") or {})}
+    source = sweep_source(record)
+    rows, prints = [], {}
+    samples: dict[tuple[int, str], list[float]] = {}
+    phase = phase_samples(folder, record)
+    for raw in csv_rows:
+        row = {c: _typed(c, raw.get(c)) for c in MEASUREMENT_COLUMNS}
+        src = f"{raw['src_cloud']}:{raw['src_region']}"
+        fields = fingerprint_fields(row=raw, record=record, facts=facts, placement=placement)
+        fp = fingerprint(fields)
+        prints[fp] = fields
+        round_no = row["round"] or 0
+        dst = f"{raw['dst_cloud']}:{raw['dst_region']}"
+        if (src, dst) in phase:
+            test_samples = phase[(src, dst)]
+        elif round_no:
+            if (round_no, src) not in samples:
+                samples[(round_no, src)] = ping_samples(folder, round_no, src)
+            test_samples = samples[(round_no, src)]
+        else:
+            test_samples = []
+        rows.append(
+            {
+                **row,
+                "source": source,
+                "src": src,
+                "dst": dst,
+                "fingerprint": fp,
+                "rtt_samples_ms": test_samples,
+            }
+        )
+    started = min((r["started_utc"] for r in rows if r["started_utc"]), default=None)
+    sweep = {
+        "sweep_id": sweep_id,
+        "source": source,
+        "backend": record.get("backend"),
+        "emulated": source == EMULATED,
+        "label": source,
+        "started_utc": started or _utc(str(record.get("created_utc", ""))),
+        "rows": len(rows),
+        "format_version": record.get("format_version"),
+        "record": json.dumps(record),
+    }
+    return Batch(sweep, rows, prints)
+
+
+def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
+    """Replace the batch's sweep in the store (inside the caller's transaction)."""
+    sweep_id = batch.sweep["sweep_id"]
+    # a new sweep has no rows to replace: skip scanning a year of rows for them
+    if con.execute("SELECT 1 FROM sweeps WHERE sweep_id = ?", [sweep_id]).fetchone():
+        con.execute("DELETE FROM recent WHERE sweep_id = ?", [sweep_id])
+        con.execute("DELETE FROM archive WHERE sweep_id = ?", [sweep_id])
+        con.execute("DELETE FROM sweeps WHERE sweep_id = ?", [sweep_id])
+    con.execute(
+        "INSERT INTO sweeps VALUES (?, ?, ?, ?, ?, CAST(? AS TIMESTAMP), ?, ?, ?, "
+        "CAST(current_timestamp AS TIMESTAMP))",
+        [
+            batch.sweep[k]
+            for k in (
+                "sweep_id",
+                "source",
+                "backend",
+                "emulated",
+                "label",
+                "started_utc",
+                "rows",
+                "format_version",
+                "record",
+            )
+        ],
+    )
+    for fp, fields in batch.fingerprints.items():
+        con.execute(
+            f"INSERT OR IGNORE INTO fingerprints VALUES ({', '.join('?' * (1 + len(fields)))})",
+            [fp, *(fields[k] for k in FINGERPRINT_FIELDS)],
+        )
+    if not batch.rows:
+        return
+    # One bulk read of a temporary JSON-lines file: thousands of rows in a few ms,
+    # where executemany would insert them one by one.
+    fd, tmp = tempfile.mkstemp(suffix=".jsonl")
+    try:
+        with os.fdopen(fd, "w") as f:
+            for row in batch.rows:
+                f.write(json.dumps(row) + "\n")
+        columns = ", ".join(f"'{c}': '{_COLUMN_TYPES[c]}'" for c in STORE_COLUMNS)
+        con.execute(
+            f"INSERT INTO recent ({_QUOTED_COLUMNS}) SELECT {_QUOTED_COLUMNS} FROM read_json(?, "
+            f"format = 'newline_delimited', columns = {{{columns}}})",
+            [tmp],
+        )
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def archive_old_rows(
+    con: duckdb.DuckDBPyConnection,
+    after_days: int = ARCHIVE_AFTER_DAYS,
+    chunk_days: int = ARCHIVE_CHUNK_DAYS,
+) -> int:
+    """Move each source's rows from before the day `after_days` before its latest sweep
+    from `recent` to `archive`, ordered by pair, once more than `chunk_days` of them are
+    due (inside the caller's transaction). Returns the rows moved."""
+    # cut at the start of a day: a sweep is not split unless it runs over midnight
+    due = con.execute(
+        "SELECT source, cutoff FROM (SELECT r.source, min(r.started_utc) AS oldest, "
+        "date_trunc('day', any_value(l.latest)) - to_days(CAST(? AS INTEGER)) AS cutoff "
+        "FROM recent r JOIN (SELECT source, max(started_utc) AS latest FROM sweeps "
+        "GROUP BY source) l ON r.source = l.source GROUP BY r.source) "
+        "WHERE oldest < cutoff - to_days(CAST(? AS INTEGER))",
+        [after_days, chunk_days],
+    ).fetchall()
+    moved = 0
+    for source, cutoff in due:
+        where = "source = ? AND started_utc < ?"
+        (n,) = con.execute(
+            f"SELECT count(*) FROM recent WHERE {where}", [source, cutoff]
+        ).fetchone() or (0,)
+        con.execute(
+            f"INSERT INTO archive ({_QUOTED_COLUMNS}) SELECT {_QUOTED_COLUMNS} FROM recent "
+            f"WHERE {where} "
+            "ORDER BY src, dst, started_utc",
+            [source, cutoff],
+        )
+        con.execute(f"DELETE FROM recent WHERE {where}", [source, cutoff])
+        moved += int(n)
+    return moved
+
+
+def ingest_sweep(results: Path, sweep_id: str) -> int:
+    """Put one sweep's rows into `results/history.duckdb`, replacing any it had there.
+    Returns the number of rows. This is what a sweep calls when it ends."""
+    batch = sweep_batch(results, sweep_id)
+    with opened(results, create=True) as con, transaction(con):
+        _write_batch(con, batch)
+        archive_old_rows(con)
+    return len(batch.rows)
+
+
+def sweep_ids(results: Path) -> list[str]:
+    """Ids of the sweep folders under `results` (those with a sweep.json), oldest first."""
+    if not Path(results).is_dir():
+        return []
+    return sorted(p.parent.name for p in Path(results).glob(f"*/{store.SWEEP_FILE}"))
+
+
+def ingest_all(results: Path, warn: Any = None, path: Path | None = None) -> tuple[int, int]:
+    """Ingest every sweep under `results` and every imported file. A sweep that cannot be
+    read (another format version, a damaged record) is left out with a one-line warning.
+    Returns (sweeps, rows)."""
+    batches: list[Batch] = []
+    for sweep_id in sweep_ids(results):
+        try:
+            batches.append(sweep_batch(results, sweep_id))
+        except UserError as e:
+            if warn:
+                warn(f"{sweep_id} left out: {e}")
+    batches.extend(_imported_batches(results))
+    with opened(results, create=True, path=path) as con, transaction(con):
+        for batch in batches:
+            _write_batch(con, batch)
+        archive_old_rows(con)
+    return len(batches), sum(len(b.rows) for b in batches)
+
+
+def rebuild(results: Path, warn: Any = None) -> tuple[int, int]:
+    """Recreate the store from `results/*/` and `results/imports/` alone: built under a
+    temporary name, then renamed over the old one (a failed rebuild keeps the old)."""
+    path = store_path(results)
+    tmp = path.with_name(f".{path.name}.rebuild-{os.getpid()}")
+    try:
+        counts = ingest_all(results, warn, path=tmp)
+        os.replace(tmp, path)
+        Path(f"{path}.wal").unlink(missing_ok=True)
+    finally:
+        for leftover in (tmp, Path(f"{tmp}.wal")):
+            leftover.unlink(missing_ok=True)
+    return counts
+
+
+# ---- imported measurements ------------------------------------------------------------
+
+
+def check_source_name(name: str) -> str:
+    if name in OWN_SOURCES:
+        raise UserError(
+            f"--source {name}: that name is kept for interregion's own sweeps; "
+            "name the publisher, e.g. skyplane or doit"
+        )
+    if not _SOURCE_NAME.fullmatch(name):
+        raise UserError(
+            f"--source '{name}': use lower-case letters, digits, '.', '_' or '-' "
+            "(up to 40), e.g. skyplane"
+        )
+    return name
+
+
+def check_month(date: str) -> str:
+    if not _MONTH.fullmatch(date):
+        raise UserError(f"--date '{date}': give the month the data was measured, as YYYY-MM")
+    return date
+
+
+REQUIRED_IMPORT = ("src_cloud", "src_region", "dst_cloud", "dst_region")
+_DELIMITERS = (",", ";", "\t", "|")
+
+
+def read_import_csv(text: str, name: str) -> list[dict[str, str]]:
+    """Rows of an external CSV in our schema: the four region columns and rtt_avg_ms and/or
+    throughput_bps are required (as `report --input`); columns outside the schema are
+    ignored. One-line errors for what cannot be read."""
+    text = text.lstrip("\ufeff")
+    header = text.split("\n", 1)[0]
+    for delimiter in _DELIMITERS:
+        columns = [c.strip() for c in header.split(delimiter)]
+        if set(REQUIRED_IMPORT) <= set(columns):
+            break
+    else:
+        raise UserError(
+            f"{name}: the header lacks {', '.join(REQUIRED_IMPORT)}: import takes a CSV in "
+            "the results schema (see README, 'Results contract'); convert other formats "
+            "with 'interregion history convert'"
+        )
+    if not {"rtt_avg_ms", "throughput_bps"} & set(columns):
+        raise UserError(
+            f"{name}: neither rtt_avg_ms nor throughput_bps is a column: nothing to load"
+        )
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    next(reader)
+    rows = []
+    for cells in reader:
+        if not any(c.strip() for c in cells):
+            continue
+        rows.append(
+            {c: (cells[i].strip() if i < len(cells) else "") for i, c in enumerate(columns)}
+        )
+    return rows
+
+
+def import_batch(rows: Sequence[Mapping[str, str]], source: str, month: str, label: str) -> Batch:
+    """The store's rows of an imported file: a dated, labelled source of its own."""
+    sweep_id = f"{source}@{month}"
+    first_of_month = f"{month}-01 00:00:00"
+    out, prints = [], {}
+    for raw in rows:
+        row = {c: _typed(c, raw.get(c)) for c in MEASUREMENT_COLUMNS}
+        fields = imported_fields(raw, source)
+        fp = fingerprint(fields)
+        prints[fp] = fields
+        row.update(
+            sweep_id=sweep_id,
+            started_utc=row["started_utc"] or first_of_month,
+            status=row["status"] or "ok",
+        )
+        src = f"{raw['src_cloud']}:{raw['src_region']}"
+        dst = f"{raw['dst_cloud']}:{raw['dst_region']}"
+        ok_number = any(
+            row[k] is not None and row[k] >= 0 for k in ("rtt_avg_ms", "throughput_bps")
+        )
+        if not ok_number:
+            continue
+        out.append(
+            {
+                **row,
+                "source": source,
+                "src": src,
+                "dst": dst,
+                "fingerprint": fp,
+                "rtt_samples_ms": [],
+            }
+        )
+    sweep = {
+        "sweep_id": sweep_id,
+        "source": source,
+        "backend": f"import:{source}",
+        "emulated": False,
+        "label": label,
+        "started_utc": first_of_month,
+        "rows": len(out),
+        "format_version": None,
+        "record": json.dumps({"source": source, "date": month, "label": label}),
+    }
+    return Batch(sweep, out, prints)
+
+
+def _import_files(results: Path) -> list[tuple[Path, dict[str, Any]]]:
+    folder = Path(results) / IMPORTS_DIR
+    found = []
+    for meta_path in sorted(folder.glob("*/*.json")):
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError):
+            continue
+        found.append((meta_path.with_suffix(".csv"), meta))
+    return found
+
+
+def _imported_batches(results: Path) -> list[Batch]:
+    batches = []
+    for csv_path, meta in _import_files(results):
+        rows = read_import_csv(csv_path.read_text(encoding="utf-8"), str(csv_path))
+        batches.append(import_batch(rows, meta["source"], meta["date"], meta["label"]))
+    return batches
+
+
+def import_file(results: Path, path: Path, source: str, month: str, label: str = "") -> int:
+    """Load an external CSV as source `source`, dated `month`. A copy is kept under
+    results/imports/<source>/<month>.csv so `rebuild` can load it again; importing the
+    same source and month again replaces it. Returns the rows loaded."""
+    check_source_name(source)
+    check_month(month)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not UTF-8 text: save it as UTF-8 CSV") from None
+    except OSError as e:
+        raise UserError(f"{path}: cannot read it ({e.strerror})") from None
+    rows = read_import_csv(text, str(path))
+    batch = import_batch(rows, source, month, label or source)
+    if not batch.rows:
+        raise UserError(f"{path}: no row has a usable rtt_avg_ms or throughput_bps")
+    folder = Path(results) / IMPORTS_DIR / source
+    store.write_atomic(folder / f"{month}.csv", text)
+    meta = {"source": source, "date": month, "label": label or source, "file": Path(path).name}
+    store.write_json(folder / f"{month}.json", meta)
+    with opened(results, create=True) as con, transaction(con):
+        _write_batch(con, batch)
+        archive_old_rows(con)
+    return len(batch.rows)
+
+
+# ---- export ---------------------------------------------------------------------------
+
+EXPORT_FORMATS = ("parquet", "csv")
+
+
+def export(results: Path, out: Path, fmt: str, since: str | None = None) -> int:
+    """Write every stored row (from `since`, a UTC date or time) to `out`. Returns rows."""
+    if fmt not in EXPORT_FORMATS:
+        raise UserError(f"--format {fmt}: one of {', '.join(EXPORT_FORMATS)}")
+    since_ts = parse_since(since) if since else None
+    where = "WHERE started_utc >= CAST(? AS TIMESTAMP)" if since_ts else ""
+    params = [since_ts] if since_ts else []
+    options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
+    import duckdb
+
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.tmp")
+    with opened(results, read_only=True) as con:
+        (count,) = con.execute(f"SELECT count(*) FROM measurements {where}", params).fetchone() or (
+            0,
+        )
+        query = f"SELECT * FROM measurements {where} ORDER BY started_utc, sweep_id, src, dst"
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            con.execute(f"COPY ({query}) TO '{_quoted(tmp)}' ({options})", params)
+            os.replace(tmp, out)
+        except (OSError, duckdb.IOException) as e:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            why = getattr(e, "strerror", None) or str(e).splitlines()[0]
+            raise UserError(
+                f"--out {out}: cannot write it ({why}): give a file in a folder you can write"
+            ) from None
+    return int(count)
+
+
+def _quoted(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def parse_since(text: str) -> str:
+    """A --since value (2026-11-01 or 2026-11-01T06:00[Z]) as a UTC timestamp text."""
+    value = _utc(text.strip())
+    if value is None:
+        raise UserError(
+            f"--since '{text}': give a UTC date or time, e.g. 2026-11-01 or 2026-11-01T06:00Z"
+        )
+    return value
+
+
+def stored_sweeps(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    cur = con.execute(
+        "SELECT sweep_id, source, backend, label, started_utc, rows FROM sweeps "
+        "ORDER BY started_utc"
+    )
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def sources(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [r[0] for r in con.execute("SELECT DISTINCT source FROM sweeps ORDER BY 1").fetchall()]
+
+
+def stored_fingerprints(
+    con: duckdb.DuckDBPyConnection, fps: Sequence[str]
+) -> dict[str, dict[str, str]]:
+    """{fingerprint: its fields} for the given fingerprints."""
+    if not fps:
+        return {}
+    cur = con.execute(
+        "SELECT * FROM fingerprints WHERE fingerprint IN (SELECT unnest(?))", [list(fps)]
+    )
+    names = [d[0] for d in cur.description]
+    return {r[0]: dict(zip(names[1:], r[1:], strict=True)) for r in cur.fetchall()}
+
+
+def notified(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """{episode id: the status last sent}."""
+    return dict(con.execute("SELECT episode_id, status FROM notified").fetchall())
+
+
+def mark_notified(con: duckdb.DuckDBPyConnection, episode_id: str, status: str) -> None:
+    with transaction(con):
+        con.execute("DELETE FROM notified WHERE episode_id = ?", [episode_id])
+        con.execute(
+            "INSERT INTO notified VALUES (?, ?, CAST(current_timestamp AS TIMESTAMP))",
+            [episode_id, status],
+        )
+
+
+def fingerprint_changes(
+    con: duckdb.DuckDBPyConnection, sweep_id: str
+) -> list[tuple[list[str], int]]:
+    """How a sweep's configuration differs from each pair's previous test of the same source
+    and backend: [(the fields that differ, as `name: old -> new`, number of pairs)]."""
+    from orchestrator.history.fingerprint import differences
+
+    rows = con.execute(
+        "WITH cur AS (SELECT source, backend, src, dst, fingerprint, started_utc "
+        "FROM measurements WHERE sweep_id = ?), "
+        "prev AS (SELECT m.src, m.dst, arg_max(m.fingerprint, m.started_utc) AS fp "
+        "FROM measurements m JOIN cur ON m.source = cur.source AND m.backend = cur.backend "
+        "AND m.src = cur.src AND m.dst = cur.dst AND m.started_utc < cur.started_utc "
+        "WHERE m.sweep_id <> ? GROUP BY m.src, m.dst) "
+        "SELECT prev.fp, cur.fingerprint, count(*) FROM cur JOIN prev "
+        "ON cur.src = prev.src AND cur.dst = prev.dst WHERE prev.fp <> cur.fingerprint "
+        "GROUP BY prev.fp, cur.fingerprint ORDER BY 3 DESC",
+        [sweep_id, sweep_id],
+    ).fetchall()
+    fields = stored_fingerprints(con, sorted({r[0] for r in rows} | {r[1] for r in rows}))
+    merged: dict[tuple[str, ...], int] = {}
+    for old, new, count in rows:
+        diff = tuple(differences(fields.get(old, {}), fields.get(new, {})))
+        merged[diff] = merged.get(diff, 0) + int(count)
+    return [(list(d), n) for d, n in merged.items()]

@@ -1,0 +1,433 @@
+"""Views of the history store: one pair's series, and the From x To matrix.
+
+DuckDB computes the figures (medians, percentiles) in SQL. A window's percentiles are
+those of the POOLED samples of every test in the window (each test's ping samples,
+`rtt_samples_ms`), never percentiles of per-test percentiles; a test without samples
+(an imported row) counts as one sample, its p50 or mean. Throughput has one value per
+test. A percentile from fewer than MIN_P99_SAMPLES samples is not shown for p99 (None,
+printed as "—"). Sources are never mixed: each view is of one source and says which.
+
+A window (1D, 1W, 1M) ends at the latest test of its source, so a dated import has
+windows too; `all` takes everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from itertools import groupby
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.core.errors import UserError
+
+if TYPE_CHECKING:
+    import duckdb
+
+WINDOWS: dict[str, int | None] = {"1D": 1, "1W": 7, "1M": 30, "all": None}
+STATS = ("p50", "p90", "p99")
+MIN_P99_SAMPLES = 100
+MATRIX_FORMAT = "interregion.matrix"
+MATRIX_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    unit: str
+    run_sql: str  # one value per test: what change detection and a series use
+    samples_sql: str  # the test's samples, pooled into a window's percentiles
+    # run_sql IS NOT NULL, without computing it (a median per row is seconds on a year)
+    present_sql: str
+
+
+METRICS = {
+    "rtt": Metric(
+        "rtt",
+        "ms",
+        "CASE WHEN len(rtt_samples_ms) > 0 THEN list_median(rtt_samples_ms) "
+        "ELSE coalesce(rtt_p50_ms, rtt_avg_ms) END",
+        "CASE WHEN len(rtt_samples_ms) > 0 THEN rtt_samples_ms "
+        "ELSE [coalesce(rtt_p50_ms, rtt_avg_ms)] END",
+        "(len(rtt_samples_ms) > 0 OR coalesce(rtt_p50_ms, rtt_avg_ms) IS NOT NULL)",
+    ),
+    "throughput": Metric(
+        "throughput", "bit/s", "throughput_bps", "[throughput_bps]", "throughput_bps IS NOT NULL"
+    ),
+}
+
+
+def metric(name: str) -> Metric:
+    if name not in METRICS:
+        raise UserError(f"--metric {name}: one of {', '.join(METRICS)}")
+    return METRICS[name]
+
+
+def window_days(window: str) -> int | None:
+    if window not in WINDOWS:
+        raise UserError(f"--window {window}: one of {', '.join(WINDOWS)}")
+    return WINDOWS[window]
+
+
+def parse_pairs(text: str) -> list[tuple[str, str]]:
+    """`aws:us-east-1/gcp:europe-west1,...` -> directed (src, dst) pairs."""
+    pairs = []
+    for item in (p.strip() for p in text.split(",")):
+        src, sep, dst = item.partition("/")
+        if not sep or ":" not in src or ":" not in dst:
+            raise UserError(
+                f"--pairs '{item}': give a directed pair as SRC/DST, "
+                "e.g. aws:us-east-1/gcp:europe-west1"
+            )
+        pairs.append((src.strip(), dst.strip()))
+    return pairs
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    name: str
+    label: str
+    emulated: bool
+    latest: datetime | None
+
+
+def source_infos(con: duckdb.DuckDBPyConnection) -> dict[str, SourceInfo]:
+    rows = con.execute(
+        "SELECT s.source, any_value(s.label), bool_or(s.emulated), "
+        "(SELECT max(started_utc) FROM measurements m WHERE m.source = s.source) "
+        "FROM sweeps s GROUP BY s.source ORDER BY s.source"
+    ).fetchall()
+    return {r[0]: SourceInfo(r[0], r[1] or r[0], bool(r[2]), r[3]) for r in rows}
+
+
+def chosen_sources(infos: dict[str, SourceInfo], wanted: Sequence[str] = ()) -> list[SourceInfo]:
+    if not infos:
+        raise UserError("the history store is empty: run 'interregion history ingest --all'")
+    unknown = [s for s in wanted if s not in infos]
+    if unknown:
+        raise UserError(f"--source {unknown[0]}: not in the store (sources: {', '.join(infos)})")
+    return [infos[s] for s in wanted] if wanted else list(infos.values())
+
+
+def window_bounds(info: SourceInfo, window: str) -> tuple[datetime | None, datetime | None]:
+    days = window_days(window)
+    if info.latest is None or days is None:
+        return None, info.latest
+    return info.latest - timedelta(days=days), info.latest
+
+
+def _stat_value(stat: str, samples: int, quantiles: Sequence[float] | None) -> float | None:
+    if quantiles is None:
+        return None
+    if stat == "p99" and samples < MIN_P99_SAMPLES:
+        return None
+    return float(quantiles[STATS.index(stat)])
+
+
+def iso_utc(t: datetime | None) -> str | None:
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z" if t else None
+
+
+# ---- one pair -------------------------------------------------------------------------
+
+
+def pair_history(
+    con: duckdb.DuckDBPyConnection,
+    pair: tuple[str, str],
+    metric_name: str = "rtt",
+    window: str = "all",
+    sources: Sequence[str] = (),
+) -> dict[str, Any]:
+    """One directed pair's series and its window percentiles, per source."""
+    m = metric(metric_name)
+    src, dst = pair
+    out = []
+    for info in chosen_sources(source_infos(con), sources):
+        start, _end = window_bounds(info, window)
+        where = "source = ? AND src = ? AND dst = ? AND status = 'ok'"
+        params: list[Any] = [info.name, src, dst]
+        if start is not None:
+            where += " AND started_utc >= ?"
+            params.append(start)
+        # one scan of the store: the CTE, read twice, is materialized once
+        found = con.execute(
+            f"WITH t AS (SELECT started_utc, sweep_id, fingerprint, {m.run_sql} AS v, "
+            f"{m.samples_sql} AS s FROM measurements WHERE {where}) "
+            "SELECT (SELECT list((started_utc, sweep_id, fingerprint, v, len(s)) "
+            "ORDER BY started_utc) FROM t WHERE v IS NOT NULL), "
+            "(SELECT (count(x), quantile_cont(x, [0.5, 0.9, 0.99])) FROM "
+            "(SELECT unnest(s) AS x FROM t WHERE v IS NOT NULL) WHERE x IS NOT NULL)",
+            params,
+        ).fetchone()
+        runs, pooled = found if found else (None, None)
+        if not runs:
+            continue
+        n, qs = pooled or (0, None)
+        out.append(
+            {
+                "source": info.name,
+                "label": info.label,
+                "emulated": info.emulated,
+                "window_start_utc": iso_utc(start),
+                "window_end_utc": iso_utc(info.latest),
+                "samples": int(n),
+                "tests": len(runs),
+                **{s: _stat_value(s, int(n), qs) for s in STATS},
+                "runs": [
+                    {
+                        "started_utc": iso_utc(t),
+                        "sweep_id": sid,
+                        "fingerprint": fp,
+                        "value": float(v),
+                        "samples": int(k),
+                    }
+                    for t, sid, fp, v, k in runs
+                ],
+            }
+        )
+    return {"src": src, "dst": dst, "metric": m.name, "unit": m.unit, "window": window,
+            "sources": out}  # fmt: skip
+
+
+# ---- the matrix -----------------------------------------------------------------------
+
+# The site's windows: "latest" is each pair's newest test, the others as WINDOWS.
+SITE_WINDOWS = ("latest", "1D", "1W", "1M")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One directed pair of a window: its pooled quantiles (p50, p90, p99) and counts."""
+
+    src: str
+    dst: str
+    distance_km: float | None
+    tests: int
+    samples: int
+    quantiles: tuple[float, float, float] | None
+    newest: datetime | None  # the start of the pair's newest test in the window
+
+    def stat(self, stat: str) -> float | None:
+        return _stat_value(stat, self.samples, self.quantiles)
+
+
+def window_cells(
+    con: duckdb.DuckDBPyConnection, info: SourceInfo, metric_name: str, window: str
+) -> list[Cell]:
+    """Every directed pair of one source and window, all three quantiles in one query.
+    `window` is one of WINDOWS or "latest" (each pair's newest test alone)."""
+    m = metric(metric_name)
+    where = f"source = ? AND status = 'ok' AND {m.present_sql}"
+    params: list[Any] = [info.name]
+    tests = f"SELECT src, dst, distance_km, started_utc, {m.samples_sql} AS s FROM measurements"
+    if window == "latest":
+        # each pair's newest start by a per-pair max joined back, then one test per pair
+        # among the few that start then (a window function over every test is seconds
+        # on a year)
+        tests = (
+            f"SELECT * FROM ({tests} m SEMI JOIN (SELECT src AS a, dst AS b, "
+            f"max(started_utc) AS newest FROM measurements WHERE {where} GROUP BY src, dst) n "
+            f"ON m.src = n.a AND m.dst = n.b AND m.started_utc = n.newest WHERE {where}) "
+            "QUALIFY row_number() OVER (PARTITION BY src, dst ORDER BY started_utc DESC) = 1"
+        )
+        params.append(info.name)
+    else:
+        start, _end = window_bounds(info, window)
+        tests += f" WHERE {where}"
+        if start is not None:
+            tests += " AND started_utc >= ?"
+            params.append(start)
+    rows = con.execute(
+        f"WITH t AS ({tests}), "
+        "n AS (SELECT src, dst, count(*) AS tests, max(distance_km) AS km, "
+        "max(started_utc) AS newest FROM t GROUP BY src, dst), "
+        "q AS (SELECT src, dst, count(x) AS samples, "
+        "quantile_cont(x, [0.5, 0.9, 0.99]) AS qs "
+        "FROM (SELECT src, dst, unnest(s) AS x FROM t) WHERE x IS NOT NULL "
+        "GROUP BY src, dst) "
+        "SELECT n.src, n.dst, n.km, n.tests, q.samples, q.qs, n.newest FROM n JOIN q "
+        "ON n.src = q.src AND n.dst = q.dst ORDER BY n.src, n.dst",
+        params,
+    ).fetchall()
+    return [
+        Cell(src, dst, km, int(tests), int(k), tuple(qs) if qs else None, newest)
+        for src, dst, km, tests, k, qs, newest in rows
+    ]
+
+
+PairKeep = Callable[[str, str, float | None], bool]
+
+
+def matrix(
+    con: duckdb.DuckDBPyConnection,
+    metric_name: str = "rtt",
+    stat: str = "p50",
+    window: str = "1W",
+    sources: Sequence[str] = (),
+    keep: PairKeep | None = None,
+) -> dict[str, Any]:
+    """The From x To matrix of one statistic, one matrix per source (never mixed).
+    The JSON shape (README, 'History') is this dict."""
+    m = metric(metric_name)
+    if stat not in STATS:
+        raise UserError(f"--stat {stat}: one of {', '.join(STATS)}")
+    matrices = []
+    for info in chosen_sources(source_infos(con), sources):
+        start, _end = window_bounds(info, window)
+        cells: list[dict[str, Any]] = [
+            {
+                "src": c.src,
+                "dst": c.dst,
+                "value": _stat_value(stat, c.samples, c.quantiles),
+                "samples": c.samples,
+                "tests": c.tests,
+                "distance_km": c.distance_km,
+            }
+            for c in window_cells(con, info, m.name, window)
+            if keep is None or keep(c.src, c.dst, c.distance_km)
+        ]
+        regions = sorted({c["src"] for c in cells} | {c["dst"] for c in cells})
+        matrices.append(
+            {
+                "source": info.name,
+                "label": info.label,
+                "emulated": info.emulated,
+                "window_start_utc": iso_utc(start),
+                "window_end_utc": iso_utc(info.latest),
+                "regions": regions,
+                "cells": cells,
+            }
+        )
+    return {
+        "format": MATRIX_FORMAT,
+        "version": MATRIX_VERSION,
+        "metric": m.name,
+        "unit": m.unit,
+        "stat": stat,
+        "window": window,
+        "matrices": matrices,
+    }
+
+
+MATRIX_CSV_COLUMNS = (
+    "source", "emulated", "window_start_utc", "window_end_utc", "src", "dst", "metric",
+    "stat", "unit", "value", "samples", "tests",
+)  # fmt: skip
+
+
+def matrix_csv_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The matrix as long rows (one per directed pair and source)."""
+    return [
+        {
+            "source": mx["source"],
+            "emulated": "true" if mx["emulated"] else "false",
+            "window_start_utc": mx["window_start_utc"] or "",
+            "window_end_utc": mx["window_end_utc"] or "",
+            "src": c["src"],
+            "dst": c["dst"],
+            "metric": doc["metric"],
+            "stat": doc["stat"],
+            "unit": doc["unit"],
+            "value": "" if c["value"] is None else repr(round(c["value"], 6)),
+            "samples": c["samples"],
+            "tests": c["tests"],
+        }
+        for mx in doc["matrices"]
+        for c in mx["cells"]
+    ]
+
+
+def source_caption(mx: dict[str, Any]) -> str:
+    """What every view prints about its source."""
+    kind = "EMULATED" if mx["emulated"] else "real measurements"
+    label = f" ({mx['label']})" if mx.get("label") and mx["label"] != mx["source"] else ""
+    return f"source: {mx['source']}{label}, {kind}"
+
+
+def format_value(value: float | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    if unit == "bit/s":
+        return f"{value / 1e6:.0f}"
+    return f"{value:.1f}"
+
+
+def config_change_docs(
+    con: duckdb.DuckDBPyConnection, found: Sequence[Any], since_iso: str | None = None
+) -> list[dict[str, Any]]:
+    """changes.ConfigChange items grouped by source, backend, run and the fields that
+    differ: [{source, backend, run, utc, fields: ["name: old -> new"], pairs: ["S/D"]}]."""
+    from orchestrator.history import store as h
+    from orchestrator.history.fingerprint import differences
+
+    fields = h.stored_fingerprints(
+        con, sorted({c.old_fingerprint for c in found} | {c.new_fingerprint for c in found})
+    )
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for c in found:
+        if since_iso and c.t < since_iso:
+            continue
+        diff = tuple(
+            differences(fields.get(c.old_fingerprint, {}), fields.get(c.new_fingerprint, {}))
+        )
+        key = (c.key.source, c.key.backend, c.run_id, diff)
+        group = groups.setdefault(key, {"source": c.key.source, "backend": c.key.backend,
+                                        "run": c.run_id, "utc": c.t, "fields": list(diff),
+                                        "pairs": []})  # fmt: skip
+        pair = f"{c.key.src}/{c.key.dst}"
+        if pair not in group["pairs"]:
+            group["pairs"].append(pair)
+    return list(groups.values())
+
+
+# ---- series for change detection ------------------------------------------------------
+
+
+def change_series(
+    con: duckdb.DuckDBPyConnection,
+    last_runs: int = 56,
+    since: datetime | None = None,
+    sources: Sequence[str] = (),
+) -> list[Any]:
+    """changes.Series of every directed pair, metric, source and backend: each pair's ok
+    tests from the `last_runs` latest sweeps of its source (and all from `since`)."""
+    from orchestrator.history.changes import Run, Series, SeriesKey
+
+    infos = chosen_sources(source_infos(con), sources)
+    out: list[Series] = []
+    for info in infos:
+        # the cut-off is the K-th latest sweep's start: a filter DuckDB prunes by zone maps
+        row = con.execute(
+            "SELECT started_utc FROM sweeps WHERE source = ? ORDER BY started_utc DESC "
+            "LIMIT 1 OFFSET ?",
+            [info.name, max(last_runs - 1, 0)],
+        ).fetchone()
+        cutoff = row[0] if row else None
+        if since is not None and cutoff is not None:
+            cutoff = min(cutoff, since)
+        where = "source = ? AND status = 'ok'"
+        params: list[Any] = [info.name]
+        if cutoff is not None:
+            where += " AND started_utc >= ?"
+            params.append(cutoff)
+        rows = con.execute(
+            f"SELECT backend, src, dst, sweep_id, strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ'), "
+            f"fingerprint, distance_km, {METRICS['rtt'].run_sql}, throughput_bps "
+            f"FROM measurements WHERE {where} ORDER BY backend, src, dst, started_utc",
+            params,
+        ).fetchall()
+        for (backend, src, dst), group in groupby(rows, key=lambda r: (r[0], r[1], r[2])):
+            items = list(group)
+            runs: dict[str, list[Run]] = {
+                "rtt": [Run(r[3], r[4], float(r[7]), r[5]) for r in items if r[7] is not None],
+                "throughput": [
+                    Run(r[3], r[4], float(r[8]), r[5])
+                    for r in items
+                    if r[8] is not None and r[8] > 0
+                ],
+            }
+            for metric_name, metric_runs in runs.items():
+                if metric_runs:
+                    key = SeriesKey(info.name, backend or "", metric_name, src, dst)
+                    out.append(Series(key, metric_runs, items[0][6]))
+    return out

@@ -1,0 +1,29 @@
+"""Planning a sweep before anything is spent: which regions and pairs, in which rounds (no VM
+in two tests at once), with what test parameters, how long and at what cost.
+
+Public API: the modules below; other packages import only these names
+(`from orchestrator.plan import allowance`), never a name starting with `_`.
+
+- `allowance`: Host allowance against path: is a throughput figure the path's, or the VM's
+  allowance?
+- `option_names`: The names of the selection and test-parameter options, shared by the CLI
+  (`cli/options.py`) and the profiles file (`profiles.py`): a profile's keys are the same options,
+  spelt as the CLI's parameter names. A module of its own, so that neither imports the other
+  (profiles -> cli -> schedule -> profiles would be a cycle).
+- `pricing`: List prices for the cost estimate: `infra/pricing.yaml`, loaded and checked.
+- `rounds`: Rounds of tests in which no VM takes part twice.
+- `selection`: Which regions and which directed pairs a sweep (or a report) covers.
+- `spend`: What a sweep actually cost, from the bytes it moved, at list prices
+  (orchestrator.pricing).
+- `sweep_plan`: A dry run: what a sweep would test, in which rounds, how long and at what cost.
+"""
+
+__all__ = [
+    "allowance",
+    "option_names",
+    "pricing",
+    "rounds",
+    "selection",
+    "spend",
+    "sweep_plan",
+]

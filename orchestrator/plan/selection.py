@@ -1,0 +1,325 @@
+"""Which regions and which directed pairs a sweep (or a report) covers.
+
+The command line says it with a SelectionSpec; `select` turns it into concrete
+regions and directed pairs with their geodesic distance, computed once per
+pair. The same spec filters measurement rows in reports (`pair_filter`).
+
+Order of the filters: regions (--clouds, --regions, --exclude, --no-opt-in),
+then pairs (--cloud-pair, --min-km/--max-km, --pairs), then --max-regions
+samples among the regions that still take part in a pair. A region left with
+no pair is dropped: a VM that tests nothing costs money and tells nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import permutations
+from typing import Any
+
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
+from orchestrator.model.catalog import CLOUDS, Catalog, Region
+
+# Where --max-regions starts each cloud: the providers' default regions, so a
+# small sample always has its best-known region and the rest spread from it.
+SEED_REGIONS = ("aws:us-east-1", "gcp:us-central1")
+ALL_CLOUD_PAIRS: tuple[tuple[str, str], ...] = tuple((a, b) for a in CLOUDS for b in CLOUDS)
+
+
+@dataclass(frozen=True)
+class SelectionSpec:
+    """Everything the command line can say about what to measure."""
+
+    clouds: tuple[str, ...] = CLOUDS
+    regions: tuple[str, ...] = ()  # explicit "cloud:id" keys; () means every region
+    exclude: tuple[str, ...] = ()
+    no_opt_in: bool = False
+    cloud_pairs: tuple[tuple[str, str], ...] = ()  # directed (src, dst); () means all four
+    min_km: float | None = None
+    max_km: float | None = None
+    pairs: tuple[tuple[str, str], ...] = ()  # explicit; both directions unless cloud_pairs narrows
+    max_regions: int | None = None
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One directed test: traffic from `src` to `dst`."""
+
+    src: Region
+    dst: Region
+    distance_km: float
+
+    @property
+    def cloud_pair(self) -> str:
+        return f"{self.src.cloud}-{self.dst.cloud}"
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.src.key, self.dst.key)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "src": self.src.key,
+            "dst": self.dst.key,
+            "distance_km": round(self.distance_km, 1),
+            "cloud_pair": self.cloud_pair,
+        }
+
+
+@dataclass(frozen=True)
+class Selection:
+    regions: tuple[Region, ...]  # catalog order, each in at least one pair
+    pairs: tuple[Pair, ...]  # directed, sorted by (src, dst) in catalog order
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(r.key for r in self.regions)
+
+
+@lru_cache(maxsize=65536)
+def _distance(a: Region, b: Region) -> float:
+    if (a.lat, a.lon) > (b.lat, b.lon):
+        a, b = b, a  # same cache entry for both directions
+    return distance_km(a.lat, a.lon, b.lat, b.lon)
+
+
+def pair_distance_km(a: Region, b: Region) -> float:
+    """Geodesic distance between two regions, computed once per pair and process."""
+    return _distance(a, b)
+
+
+def select(catalog: Catalog, spec: SelectionSpec) -> Selection:
+    """Resolve a spec against the catalog; UserError on contradictions or an empty result."""
+    check_spec(catalog, spec)
+    regions = _filter_regions(catalog, spec)
+    pairs = _filter_pairs(regions, spec)
+    if spec.max_regions is not None:
+        taking_part = _in_pairs(regions, pairs)
+        chosen = {r.key for r in farthest_point_sample(taking_part, spec.max_regions)}
+        pairs = [p for p in pairs if p.src.key in chosen and p.dst.key in chosen]
+        if not pairs:
+            raise UserError(
+                f"the {spec.max_regions} regions chosen by --max-regions share no pair that "
+                "passes the other filters: raise --max-regions or loosen the filters"
+            )
+    return Selection(regions=tuple(_in_pairs(regions, pairs)), pairs=tuple(pairs))
+
+
+def max_regions_note(spec: SelectionSpec, selection: Selection) -> str | None:
+    """A note when --max-regions asks for more regions than the other filters leave:
+    the sweep is smaller than asked, and saying nothing reads as if it were not."""
+    if spec.max_regions is None or spec.max_regions <= len(selection.regions):
+        return None
+    return (
+        f"--max-regions {spec.max_regions}: the other filters leave {len(selection.regions)} "
+        "regions, all of them are used"
+    )
+
+
+def check_spec(catalog: Catalog, spec: SelectionSpec) -> None:
+    """Reject contradictions and unknown names before anything is computed."""
+    for cloud in spec.clouds:
+        if cloud not in CLOUDS:
+            raise UserError(f"--clouds '{cloud}': unknown cloud (known: {', '.join(CLOUDS)})")
+    if not spec.clouds:
+        raise UserError(f"--clouds is empty: name at least one of {', '.join(CLOUDS)}")
+    clouds = ", ".join(spec.clouds)
+    for src, dst in spec.cloud_pairs:
+        for cloud in (src, dst):
+            if cloud not in CLOUDS:
+                raise UserError(
+                    f"--cloud-pair {src}:{dst}: unknown cloud '{cloud}' "
+                    f"(known: {', '.join(CLOUDS)})"
+                )
+            if cloud not in spec.clouds:
+                raise UserError(
+                    f"--cloud-pair {src}:{dst} needs {cloud}, but --clouds is {clouds}: "
+                    f"add {cloud} to --clouds or drop the cloud pair"
+                )
+    for km, name in ((spec.min_km, "--min-km"), (spec.max_km, "--max-km")):
+        if km is not None and km < 0:
+            raise UserError(f"{name} {km:g} is negative: distances are 0 km or more")
+    if spec.min_km is not None and spec.max_km is not None and spec.min_km > spec.max_km:
+        raise UserError(
+            f"--min-km {spec.min_km:g} is above --max-km {spec.max_km:g}: "
+            "the band is empty, swap them"
+        )
+    if spec.max_regions is not None and spec.max_regions < 2:
+        raise UserError(f"--max-regions {spec.max_regions}: a test needs at least 2 regions")
+    explicit = {catalog.get(key).key for key in spec.regions}
+    for key in spec.regions:
+        region = catalog.get(key)
+        if region.cloud not in spec.clouds:
+            raise UserError(
+                f"--regions {key} is a {region.cloud} region, but --clouds is {clouds}: "
+                f"add {region.cloud} to --clouds or drop the region"
+            )
+        if spec.no_opt_in and region.opt_in:
+            raise UserError(
+                f"--regions {key} is an opt-in region, but --no-opt-in skips those: drop one"
+            )
+    for key in spec.exclude:
+        if catalog.get(key).key in explicit:
+            raise UserError(f"{key} is both in --regions and in --exclude: drop one")
+    for a, b in spec.pairs:
+        ra, rb = catalog.get(a), catalog.get(b)
+        if ra.key == rb.key:
+            raise UserError(f"--pairs {a}/{b}: a pair needs two different regions")
+        for region in (ra, rb):
+            if region.cloud not in spec.clouds:
+                raise UserError(
+                    f"--pairs {a}/{b} uses a {region.cloud} region, but --clouds is {clouds}"
+                )
+            if region.key in spec.exclude:
+                raise UserError(f"--pairs {a}/{b} uses {region.key}, which --exclude removes")
+            if spec.no_opt_in and region.opt_in:
+                raise UserError(
+                    f"--pairs {a}/{b} uses opt-in region {region.key}, "
+                    "but --no-opt-in skips those: drop one"
+                )
+            if explicit and region.key not in explicit:
+                raise UserError(
+                    f"--pairs {a}/{b} uses {region.key}, which is not in --regions: "
+                    "add it there or leave --regions out"
+                )
+
+
+def _filter_regions(catalog: Catalog, spec: SelectionSpec) -> list[Region]:
+    wanted = set(spec.regions)
+    excluded = set(spec.exclude)
+    if spec.pairs:
+        wanted = {key for pair in spec.pairs for key in pair}
+    regions = [
+        r
+        for r in catalog.regions
+        if r.cloud in spec.clouds
+        and (not wanted or r.key in wanted)
+        and r.key not in excluded
+        and not (spec.no_opt_in and r.opt_in)
+    ]
+    if not regions:
+        raise UserError(
+            "no region is left after --clouds, --regions, --exclude and --no-opt-in: "
+            "loosen them (see 'interregion regions')"
+        )
+    if len(regions) < 2:
+        raise UserError(f"only {regions[0].key} is selected: a test needs at least 2 regions")
+    return regions
+
+
+def _filter_pairs(regions: Sequence[Region], spec: SelectionSpec) -> list[Pair]:
+    """Directed pairs among `regions` that pass every pair filter, in catalog order."""
+    pairs = [Pair(a, b, pair_distance_km(a, b)) for a, b in permutations(regions, 2)]
+    cloud_pairs = set(spec.cloud_pairs) if spec.cloud_pairs else set(ALL_CLOUD_PAIRS)
+    pairs = [p for p in pairs if (p.src.cloud, p.dst.cloud) in cloud_pairs]
+    if not pairs:
+        wanted = ", ".join(f"{a}:{b}" for a, b in sorted(cloud_pairs))
+        raise UserError(
+            f"no pair of the selected regions is of cloud pair {wanted}: "
+            "select regions of both clouds or change --cloud-pair"
+        )
+    if spec.min_km is not None or spec.max_km is not None:
+        low = spec.min_km if spec.min_km is not None else 0.0
+        high = spec.max_km if spec.max_km is not None else float("inf")
+        shortest = min(p.distance_km for p in pairs)
+        longest = max(p.distance_km for p in pairs)
+        pairs = [p for p in pairs if low <= p.distance_km <= high]
+        if not pairs:
+            raise UserError(
+                f"no pair is between {low:g} and {high:g} km: the selected pairs span "
+                f"{shortest:,.0f} to {longest:,.0f} km; widen --min-km/--max-km"
+            )
+    if spec.pairs:
+        explicit = {frozenset(pair) for pair in spec.pairs}
+        pairs = [p for p in pairs if frozenset(p.key) in explicit]
+        if not pairs:
+            raise UserError(
+                "none of --pairs passes --cloud-pair and --min-km/--max-km: "
+                "loosen those filters or change --pairs"
+            )
+    return pairs
+
+
+def _in_pairs(regions: Iterable[Region], pairs: Iterable[Pair]) -> list[Region]:
+    used = {key for p in pairs for key in p.key}
+    return [r for r in regions if r.key in used]
+
+
+def farthest_point_sample(regions: Sequence[Region], n: int) -> list[Region]:
+    """`n` regions spread across the globe, deterministically (farthest-point sampling).
+
+    The seed is aws:us-east-1 (else gcp:us-central1, the providers' default
+    regions; else the medoid, the region with the smallest summed distance to
+    the others). Then, turn by turn, the cloud with the fewest chosen regions
+    adds its region farthest from all regions chosen so far (of both clouds),
+    so the clouds stay balanced and together cover the globe. Ties go to
+    catalog order. Returned in catalog order.
+    """
+    if n >= len(regions):
+        return list(regions)
+    order = {r.key: i for i, r in enumerate(regions)}
+    seed = next((r for key in SEED_REGIONS for r in regions if r.key == key), None)
+    if seed is None:
+        seed = min(regions, key=lambda r: (_spread(r, regions), order[r.key]))
+    taken = {seed.key}
+    count = {cloud: 0 for cloud in CLOUDS} | {seed.cloud: 1}
+    nearest = {r.key: pair_distance_km(r, seed) for r in regions}
+    while len(taken) < n:
+        left = [r for r in regions if r.key not in taken]
+        clouds = {r.cloud for r in left}
+        turn = min(clouds, key=lambda c: (count.get(c, 0), CLOUDS.index(c)))
+        pick = max(
+            (r for r in left if r.cloud == turn),
+            key=lambda r: (nearest[r.key], -order[r.key]),
+        )
+        taken.add(pick.key)
+        count[turn] = count.get(turn, 0) + 1
+        for r in left:
+            nearest[r.key] = min(nearest[r.key], pair_distance_km(r, pick))
+    return [r for r in regions if r.key in taken]
+
+
+def _spread(region: Region, regions: Sequence[Region]) -> float:
+    return sum(pair_distance_km(region, other) for other in regions)
+
+
+def pair_filter(
+    spec: SelectionSpec, catalog: Catalog | None = None
+) -> Callable[[str, str, float | None], bool]:
+    """A predicate on (src key, dst key, distance_km) applying the spec's filters.
+
+    For reports: the same --clouds, --regions, --exclude, --cloud-pair,
+    --min-km/--max-km and --pairs as `select`. --no-opt-in needs the catalog to
+    know which regions are opt-in. --max-regions chooses regions for a sweep; it
+    is not a property of a row and is ignored here. A row without a distance
+    fails a distance band.
+    """
+    if catalog is not None:
+        check_spec(catalog, spec)
+    clouds = set(spec.clouds)
+    regions = set(spec.regions)
+    excluded = set(spec.exclude)
+    cloud_pairs = set(spec.cloud_pairs) if spec.cloud_pairs else set(ALL_CLOUD_PAIRS)
+    explicit = {frozenset(pair) for pair in spec.pairs}
+    opt_in = {r.key for r in catalog.regions if r.opt_in} if catalog and spec.no_opt_in else set()
+    band = spec.min_km is not None or spec.max_km is not None
+    low = spec.min_km if spec.min_km is not None else 0.0
+    high = spec.max_km if spec.max_km is not None else float("inf")
+
+    def keep(src: str, dst: str, distance: float | None) -> bool:
+        src_cloud, dst_cloud = src.split(":", 1)[0], dst.split(":", 1)[0]
+        if src_cloud not in clouds or dst_cloud not in clouds:
+            return False
+        if (src_cloud, dst_cloud) not in cloud_pairs:
+            return False
+        if regions and (src not in regions or dst not in regions):
+            return False
+        if src in excluded or dst in excluded or src in opt_in or dst in opt_in:
+            return False
+        if explicit and frozenset((src, dst)) not in explicit:
+            return False
+        return not band or (distance is not None and low <= distance <= high)
+
+    return keep

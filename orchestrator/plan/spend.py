@@ -1,0 +1,87 @@
+"""What a sweep actually cost, from the bytes it moved, at list prices (orchestrator.pricing).
+
+Estimates are for deciding before a run; a budget is checked against what was
+spent: the `bytes` column of measurements.csv (iperf3's own count of what it sent)
+plus pings x 84 bytes per row that pinged, priced by source and destination, and
+the VMs' list price for the hours the sweep actually ran.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from orchestrator.model.catalog import Region, region_from_dict
+from orchestrator.plan.pricing import Pricing
+from orchestrator.plan.sweep_plan import PING_PACKET_BYTES
+from orchestrator.results import store
+
+
+@dataclass(frozen=True)
+class Spend:
+    bytes: int
+    egress_usd: float
+    vm_usd: float
+
+    @property
+    def cost_usd(self) -> float:
+        return self.egress_usd + self.vm_usd
+
+
+def _number(text: Any) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return 0.0
+    return value if value == value and value >= 0 else 0.0  # NaN and garbage count as 0
+
+
+def row_bytes(row: Mapping[str, Any], pings: int) -> int:
+    """What one directed test sent: iperf3's bytes plus its pings (when it pinged)."""
+    pinged = str(row.get("rtt_avg_ms") or "") != "" or str(row.get("ping_loss_pct") or "") != ""
+    return int(_number(row.get("bytes"))) + (pings * PING_PACKET_BYTES if pinged else 0)
+
+
+def egress_usd(
+    rows: Iterable[Mapping[str, Any]], pricing: Pricing, regions: Mapping[str, Region], pings: int
+) -> tuple[int, float]:
+    """(bytes, USD) of the rows at the list price of each row's source -> destination."""
+    total_bytes, usd = 0, 0.0
+    for row in rows:
+        sent = row_bytes(row, pings)
+        src, dst = store.pair_key(row)
+        total_bytes += sent
+        if src in regions and dst in regions:
+            usd += sent / 1e9 * pricing.egress_usd_per_gb(regions[src], regions[dst])
+    return total_bytes, usd
+
+
+def over_budget(
+    rows_so_far: Iterable[Mapping[str, Any]],
+    pricing: Pricing,
+    budget_usd: float,
+    *,
+    regions: Mapping[str, Region],
+    pings: int,
+    vm_usd_so_far: float = 0.0,
+) -> bool:
+    """True once what the rows moved (plus the VMs' cost so far) reaches the budget: the
+    measure loop stops there, before the next round."""
+    return egress_usd(rows_so_far, pricing, regions, pings)[1] + vm_usd_so_far >= budget_usd
+
+
+def sweep_spend(sweep_dir: Path, pricing: Pricing) -> Spend:
+    """What a finished (or stopped) sweep moved and cost at list prices; 0 on local."""
+    record = json.loads((Path(sweep_dir) / store.SWEEP_FILE).read_text())
+    regions = {r.key: r for r in (region_from_dict(d) for d in record["plan"]["regions"])}
+    rows = store.read_rows(Path(sweep_dir) / store.MEASUREMENTS_FILE)
+    pings = int(record.get("params", {}).get("pings") or 0)
+    moved, usd = egress_usd(rows, pricing, regions, pings)
+    if record.get("backend") == "local":
+        return Spend(bytes=moved, egress_usd=0.0, vm_usd=0.0)
+    hours = _number(record.get("wall_s")) / 3600
+    vm = sum(pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in regions.values())
+    return Spend(bytes=moved, egress_usd=usd, vm_usd=vm)

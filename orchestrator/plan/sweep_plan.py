@@ -1,0 +1,530 @@
+"""A dry run: what a sweep would test, in which rounds, how long and at what cost.
+
+Nothing here touches a cloud or the network. The same TestParams object tells
+the measurement engine what one slot runs, and `slot_seconds` is the time model
+both sides agree on.
+
+A sweep measures its pings first, in the ping phase (orchestrator.pingphase: every
+host probes all its peers at once; its busiest host's `pings x peers` probes, at least
+MIN_GAP_S apart), then its throughput in exclusive rounds of slots, iperf3 alone. A plan
+whose `tests` leave out ping or throughput drops that part, its time and its bytes.
+Time model of one slot (both directions of a region pair), RTT from the network model
+(the pings are in it only where a slot pings itself, `pings=True`):
+  pings x ping interval + 1 RTT (the last reply)
+  + per direction: omit + duration of iperf3 (forward, then reverse with -R)
+    + IPERF3_PROTOCOL_RTTS x RTT (control connection, parameter exchange, data
+      connection, start and the exchange of results: 7 round trips, measured
+      through the emulator at 260 ms: 7.83 s for a 6 s test)
+  + SLOT_MARGIN_S (process start, the test agent's jitter).
+A round lasts as long as its slowest slot, plus the controller's overhead: handing
+the round to its hosts one by one and collecting their results (ROUND_BASE_S +
+ROUND_PER_HOST_S per host of the round, measured by bench/sweep.py), and the round
+trips of one SSH command to the farthest host (ROUND_CONTROL_RTTS x the controller's
+RTT, from the network model when the controller's location is given).
+
+A throughput plan measures two slots of its first round again at its end (sentinels,
+schedule.add_sentinels), and checks each host's mean egress over the sweep (its
+expected bytes over the measuring time) against its machine type's baseline
+(allowance.shortfalls): a host above it may be measured at its allowance, not the path.
+
+Bytes are what the network model expects one stream to carry, times streams,
+for omit + duration seconds per direction: on a cloud the smaller of the VM's
+published egress cap (pricing.yaml) and the window a real small VM reaches over
+that RTT (netmodel.REAL_WINDOW_BYTES / RTT, fitted on public measurements); on
+the emulated cloud the emulator's own cap and window. Ping traffic is added
+(84-byte IPv4 packets). Egress cost is priced on the cloud figure, also for a
+local plan, so a local plan shows what the same sweep would cost for real.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from orchestrator.core.errors import UserError
+from orchestrator.emulator import LOCAL_MAX_CONCURRENT
+from orchestrator.model.catalog import Catalog, MachineBandwidth, Region, region_to_dict
+from orchestrator.netmodel.model import (
+    DEFAULT_MODEL,
+    REAL_WINDOW_BYTES,
+    emulated_type,
+    emulated_types,
+)
+from orchestrator.plan.allowance import Shortfall, mean_egress_bps, shortfalls
+from orchestrator.plan.pricing import Pricing, load_pricing
+from orchestrator.plan.rounds import (
+    Round,
+    Slot,
+    add_sentinels,
+    lower_bound,
+    schedule,
+    sentinel_slots,
+)
+from orchestrator.plan.selection import Pair, Selection, SelectionSpec, select
+from orchestrator.sweep.pingphase import phase_seconds
+
+BACKENDS = ("local", "aws", "gcp", "cloud")
+SLOT_MARGIN_S = 1.0
+IPERF3_PROTOCOL_RTTS = 7
+# The controller's cost per round (fitted on bench/sweep.py's local sweeps of 6 to 77
+# regions): a fixed part, a part per busy host (Ansible forks a worker, an ssh client
+# and the host a python3 for each), and the round trips of an SSH command over an open
+# ControlMaster connection (open a channel, run, return) to the farthest host.
+ROUND_BASE_S = 0.3
+ROUND_PER_HOST_S = 0.02
+ROUND_CONTROL_RTTS = 2
+# Provisioning, preparing and tearing down, per VM: it is billed too.
+SETUP_S = {"local": 60.0, "aws": 600.0, "gcp": 600.0, "cloud": 600.0}
+PING_PACKET_BYTES = 84  # 56 bytes of data + 8 ICMP + 20 IPv4 header
+# iperf3's own limits on its arguments (esnet/iperf src/iperf.h and the checks in
+# iperf_parse_arguments, src/iperf_api.c): beyond them it exits with a parameter error
+# on every host, after the VMs are paid for.
+IPERF3_MAX_STREAMS = 128  # MAX_STREAMS, -P
+IPERF3_MAX_TIME_S = 86_400  # MAX_TIME, -t ("test duration too long")
+IPERF3_MAX_OMIT_S = 60  # -O outside 0..60 is IEOMIT ("bogus value for --omit")
+IPERF3_MAX_WINDOW_BYTES = 512 * 1024 * 1024  # MAX_TCP_BUFFER = 512 * MB, -w
+# ping's (iputils) own limits: -c is a long; -i in ms must fit an int ("bad timing
+# interval" above). They also keep pings x interval finite in the time model.
+PING_MAX_COUNT = 2**63 - 1
+PING_MAX_INTERVAL_S = 2_147_483
+# iperf3 reads -w with unit_atof (src/units.c): binary units, either case.
+_WINDOW_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+TESTS = ("ping", "throughput")  # what a slot can run; a plan runs one or both
+
+_WINDOW = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([KMGTkmgt]?)$")
+_CONGESTION = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class TestParams:
+    """What one slot runs; the measurement engine reads the same object."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    pings: int = 20
+    ping_interval_s: float = 0.2
+    # iperf3 reads -t and -O with atoi: whole seconds only.
+    duration_s: int = 5
+    omit_s: int = 1
+    streams: int = 1
+    window: str | None = None  # iperf3 -w, e.g. "4M"
+    congestion: str | None = None  # iperf3 -C, e.g. "cubic"
+    # ("ping",) is a latency-only plan: no iperf3 time, no iperf3 bytes
+    tests: tuple[str, ...] = TESTS
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tests", parse_tests(self.tests))
+        for name, flag in (
+            ("ping_interval_s", "--ping-interval"),
+            ("duration_s", "--duration"),
+            ("omit_s", "--omit"),
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise UserError(f"{flag} {value!r}: must be a number of seconds")
+            if not math.isfinite(value):
+                raise UserError(f"{flag} {value}: must be a finite number of seconds")
+        for name, flag in (("duration_s", "--duration"), ("omit_s", "--omit")):
+            value = getattr(self, name)
+            if value != int(value):
+                raise UserError(f"{flag} {value:g}: iperf3 takes whole seconds, e.g. {int(value)}")
+            # 5.0 from an older plan file is 5: iperf3 must be given "-t 5", not "-t 5.0".
+            object.__setattr__(self, name, int(value))
+        if not 1 <= self.pings <= PING_MAX_COUNT:
+            raise UserError(f"--pings {self.pings}: ping sends 1 to {PING_MAX_COUNT:,}")
+        if not 0 < self.ping_interval_s <= PING_MAX_INTERVAL_S:
+            raise UserError(
+                f"--ping-interval {self.ping_interval_s:g}: ping waits above 0 and up to "
+                f"{PING_MAX_INTERVAL_S:,} s"
+            )
+        if not 1 <= self.duration_s <= IPERF3_MAX_TIME_S:
+            raise UserError(
+                f"--duration {self.duration_s}: iperf3 runs 1 to {IPERF3_MAX_TIME_S:,} s"
+            )
+        if not 0 <= self.omit_s <= IPERF3_MAX_OMIT_S:
+            raise UserError(f"--omit {self.omit_s}: iperf3 skips 0 to {IPERF3_MAX_OMIT_S} s")
+        if not 1 <= self.streams <= IPERF3_MAX_STREAMS:
+            raise UserError(
+                f"--streams {self.streams}: iperf3 runs 1 to {IPERF3_MAX_STREAMS} streams"
+            )
+        if self.window is not None:
+            size = window_bytes(self.window)
+            if not 0 < size <= IPERF3_MAX_WINDOW_BYTES:
+                raise UserError(
+                    f"--window '{self.window}': iperf3 takes above 0 and up to 512M "
+                    f"({IPERF3_MAX_WINDOW_BYTES:,} bytes)"
+                )
+        if self.congestion is not None and not _CONGESTION.match(self.congestion):
+            raise UserError(
+                f"--congestion '{self.congestion}': write a Linux algorithm name like cubic"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["tests"] = list(self.tests)
+        return out
+
+    @property
+    def throughput(self) -> bool:
+        return "throughput" in self.tests
+
+    @property
+    def ping(self) -> bool:
+        return "ping" in self.tests
+
+
+def parse_tests(value: str | Sequence[str]) -> tuple[str, ...]:
+    """'ping', 'throughput', 'ping,throughput' (or a list of them) -> the tests, in TESTS order."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    names = {str(t).strip().lower() for t in items if str(t).strip()}
+    unknown = sorted(names - set(TESTS))
+    if not names:
+        raise UserError(
+            f"--tests {value if isinstance(value, str) else ','.join(map(str, value))!r} names "
+            "nothing: write ping, throughput or ping,throughput, or leave it out"
+        )
+    if unknown:
+        raise UserError(
+            f"--tests {value if isinstance(value, str) else ','.join(map(str, value))!r}: "
+            "write ping, throughput or ping,throughput"
+        )
+    return tuple(t for t in TESTS if t in names)
+
+
+def window_bytes(text: str) -> float:
+    """An iperf3 -w size in bytes, read as iperf3 reads it: 4M = 4 x 1024^2, 256k = 256 x 1024."""
+    match = _WINDOW.match(text)
+    if not match:
+        raise UserError(f"--window '{text}': write a size like 256K or 4M")
+    return float(match.group(1)) * _WINDOW_UNITS[match.group(2).lower()]
+
+
+def slot_seconds(
+    params: TestParams, directions: int = 2, rtt_ms: float = 0.0, pings: bool = True
+) -> float:
+    """Expected length of one slot measuring `directions` (1 or 2) directed pairs; with
+    `pings` False the slot runs iperf3 alone (the sweep's ping phase measured the RTT)."""
+    rtt_s = rtt_ms / 1000
+    ping_s = params.pings * params.ping_interval_s + rtt_s if pings and params.ping else 0.0
+    iperf3_s = params.omit_s + params.duration_s + IPERF3_PROTOCOL_RTTS * rtt_s
+    return ping_s + (directions * iperf3_s if params.throughput else 0.0) + SLOT_MARGIN_S
+
+
+def pair_rtt_ms(pair: Pair) -> float:
+    """The expected RTT between a pair's two regions: its measured median in the public
+    data where there is one (the route the emulator also builds), else the model's."""
+    from orchestrator.netmodel.routes import default_routes
+
+    measured = default_routes().get(pair.src.key, pair.dst.key)
+    if measured is not None:
+        return measured
+    return DEFAULT_MODEL.rtt_ms(pair.distance_km, pair.src.cloud != pair.dst.cloud)
+
+
+def round_seconds(params: TestParams, slots: Sequence[Slot], pings: bool = True) -> float:
+    """A round lasts as long as its slowest slot."""
+    return max(
+        (
+            slot_seconds(params, len(slot.pairs), pair_rtt_ms(slot.pairs[0]), pings)
+            for slot in slots
+        ),
+        default=0.0,
+    )
+
+
+def round_overhead_s(hosts: int, controller_rtt_ms: float = 0.0) -> float:
+    """The controller's time for one round of `hosts` busy hosts."""
+    return ROUND_BASE_S + ROUND_PER_HOST_S * hosts + ROUND_CONTROL_RTTS * controller_rtt_ms / 1000
+
+
+def effective_max_concurrent(
+    backend: str, max_concurrent: int | None, sequential: bool
+) -> int | None:
+    """The cap on tests per round a plan uses; None means no cap.
+
+    On the emulated cloud the default is LOCAL_MAX_CONCURRENT: beyond it the
+    machine's CPUs, not the modelled network, would set the results.
+    """
+    if max_concurrent is not None and sequential:
+        raise UserError("--max-concurrent and --sequential both cap a round: give one")
+    if max_concurrent is None and backend == "local" and not sequential:
+        return LOCAL_MAX_CONCURRENT
+    return max_concurrent
+
+
+@dataclass(frozen=True)
+class Estimate:
+    wall_s: float  # measuring: all rounds, with their overhead
+    setup_s: float  # provisioning, preparing and teardown
+    bytes: float  # traffic all tests are expected to send
+    vm_hours: float  # on the cloud, whatever the backend
+    egress_usd: float  # on the cloud, whatever the backend
+    vm_usd: float
+    cloud_cost_usd: float  # what the plan would cost on the clouds
+    cost_usd: float  # what it costs on this backend (0 when emulated)
+    bytes_by_cloud_pair: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(self).items()}
+        out["bytes_by_cloud_pair"] = {k: round(v) for k, v in self.bytes_by_cloud_pair.items()}
+        out["bytes"] = round(self.bytes)
+        return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    selection: Selection
+    rounds: list[Round]
+    lower_bound_rounds: int
+    estimate: Estimate
+    backend: str
+    params: TestParams
+    max_concurrent: int | None = None
+    sequential: bool = False
+    pricing_as_of: str = ""
+    controller: str = ""  # region key of the controller's location; "" = next to the hosts
+    controller_rtt_ms: float = 0.0  # its modelled RTT to the farthest host
+    emulated_type: str = ""  # local: the hosts' emulated machine type
+    # slots of the first round measured again at the end (schedule.add_sentinels), in a
+    # round of their own when `sentinel_round`, else in the last round; `rounds` is the
+    # schedule without them (every pair once)
+    sentinels: tuple[Slot, ...] = ()
+    sentinel_round: bool = False
+    host_types: dict[str, str] | None = None  # region key -> machine type
+    shortfalls: tuple[Shortfall, ...] = ()  # hosts sending above their type's baseline
+
+    def shape(self) -> str:
+        """What the measure stage runs, in words: the ping phase, the rounds, or both."""
+        rounds = f"{len(self.rounds)} rounds (lower bound {self.lower_bound_rounds})"
+        if not self.params.throughput:
+            return "one ping phase (latency only: no exclusive rounds)"
+        return f"a ping phase, then {rounds}" if self.params.ping else rounds
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "emulated": self.backend == "local",
+            "params": self.params.to_dict(),
+            "regions": [region_to_dict(r) for r in self.selection.regions],
+            "pairs": [p.to_dict() for p in self.selection.pairs],
+            "rounds": [[p.to_dict() for slot in rnd for p in slot.pairs] for rnd in self.rounds],
+            "round_slots": [[list(slot.regions) for slot in rnd] for rnd in self.rounds],
+            "lower_bound_rounds": self.lower_bound_rounds,
+            "max_concurrent": self.max_concurrent,
+            "sequential": self.sequential,
+            "estimate": self.estimate.to_dict(),
+            "pricing_as_of": self.pricing_as_of,
+            "controller": self.controller,
+            "controller_rtt_ms": round(self.controller_rtt_ms, 3),
+            "emulated_type": self.emulated_type,
+            "sentinels": [list(s.regions) for s in self.sentinels],
+            "sentinel_round": self.sentinel_round,
+            "host_types": dict(self.host_types or {}),
+            "allowance_shortfalls": [s.to_dict() for s in self.shortfalls],
+        }
+
+
+def make_plan(
+    catalog: Catalog,
+    spec: SelectionSpec,
+    params: TestParams | None = None,
+    backend: str = "local",
+    max_concurrent: int | None = None,
+    sequential: bool = False,
+    round_overhead: float | None = None,
+    pricing: Pricing | None = None,
+    controller: Region | None = None,
+    emulated: str | None = None,
+    machine_types: dict[str, str] | None = None,
+) -> Plan:
+    """Select, schedule and estimate; UserError on any contradiction.
+
+    `emulated` names the hosts' emulated machine type (local only; None: the default);
+    `machine_types` overrides the catalog's type per cloud (the cloud backends).
+
+    `max_concurrent` None takes the backend's default (effective_max_concurrent).
+    `round_overhead` (seconds per round) replaces the controller's modelled overhead
+    (round_overhead_s), which the controller's modelled RTT to the farthest selected host
+    feeds when its region (`controller`) is given.
+    """
+    params = params or TestParams()
+    if backend not in BACKENDS:
+        raise UserError(f"--backend '{backend}': expected one of {', '.join(BACKENDS)}")
+    if round_overhead is not None and not (0 <= round_overhead < math.inf):
+        raise UserError(f"--round-overhead {round_overhead:g} s: must be 0 or more")
+    max_concurrent = effective_max_concurrent(backend, max_concurrent, sequential)
+    selection = select(catalog, spec)
+    if backend in ("aws", "gcp"):
+        other = [r.key for r in selection.regions if r.cloud != backend]
+        if other:
+            raise UserError(
+                f"--backend {backend} cannot host {other[0]} ({len(other)} such regions): "
+                f"add --clouds {backend} or use --backend cloud"
+            )
+    if emulated and backend != "local":
+        raise UserError(f"--emulated-type applies to --backend local, not {backend}")
+    machine = emulated_type(emulated) if backend == "local" else None
+    rounds = schedule(selection.pairs, max_concurrent=max_concurrent, sequential=sequential)
+    # what the throughput rounds measure: the schedule, then its sentinels again
+    measured = rounds
+    if params.throughput:
+        measured = add_sentinels(rounds, max_concurrent=1 if sequential else max_concurrent)
+    from orchestrator.netmodel.routes import controller_rtt_ms as controller_rtt
+
+    controller_rtt_ms = controller_rtt(controller, selection.regions) if controller else 0.0
+    bound = lower_bound(selection.pairs, 1 if sequential else max_concurrent)
+    pricing = pricing or load_pricing()
+    estimate = estimate_cost(
+        selection, measured, params, backend, pricing, round_overhead, controller_rtt_ms
+    )
+    if machine is not None:
+        host_types = {r.key: machine.name for r in selection.regions}
+        bandwidth = emulated_bandwidth()
+    else:
+        types = {**catalog.machine_types, **(machine_types or {})}
+        host_types = {r.key: types.get(r.cloud, "") for r in selection.regions}
+        bandwidth = catalog.bandwidth
+    egress = mean_egress_bps(
+        host_bytes(selection, measured, params, pricing, emulated=backend == "local"),
+        estimate.wall_s,
+    )
+    return Plan(
+        selection=selection,
+        rounds=rounds,
+        lower_bound_rounds=bound,
+        estimate=estimate,
+        backend=backend,
+        params=params,
+        max_concurrent=max_concurrent,
+        sequential=sequential,
+        pricing_as_of=pricing.as_of,
+        controller=controller.key if controller else "",
+        controller_rtt_ms=controller_rtt_ms,
+        emulated_type=machine.name if machine is not None else "",
+        sentinels=tuple(sentinel_slots(measured)),
+        sentinel_round=len(measured) > len(rounds),
+        host_types=host_types,
+        shortfalls=tuple(shortfalls(egress, host_types, bandwidth)),
+    )
+
+
+def emulated_bandwidth() -> dict[str, MachineBandwidth]:
+    """The emulated machine types as catalog entries (cloud "local"): their allowance."""
+    return {
+        t.name: MachineBandwidth(
+            t.name,
+            "local",
+            t.baseline_bps,
+            t.burst_bps,
+            f"emulated: scaled from {t.scaled_from}" if t.scaled_from else "emulated",
+        )
+        for t in emulated_types().values()
+    }
+
+
+def host_bytes(
+    selection: Selection,
+    rounds: Sequence[Round],
+    params: TestParams,
+    pricing: Pricing,
+    emulated: bool = False,
+) -> dict[str, float]:
+    """What each host is expected to send over the sweep: its tests as the source, and
+    the sentinels' repeats."""
+    sent = {r.key: 0.0 for r in selection.regions}
+    pairs = [*selection.pairs, *(p for s in sentinel_slots(rounds) for p in s.pairs)]
+    for pair in pairs:
+        sent[pair.src.key] += pair_bytes(pair, params, pricing, emulated)
+    return sent
+
+
+def pair_bytes(pair: Pair, params: TestParams, pricing: Pricing, emulated: bool = False) -> float:
+    """What one directed test is expected to send from src to dst."""
+    ping_bytes = params.pings * PING_PACKET_BYTES if params.ping else 0.0
+    if not params.throughput:
+        return ping_bytes
+    rate_bps = pair_rate_bps(pair, params.streams, pricing, emulated)
+    iperf_bytes = rate_bps * (params.omit_s + params.duration_s) / 8
+    return iperf_bytes + ping_bytes
+
+
+def pair_rate_bps(pair: Pair, streams: int, pricing: Pricing, emulated: bool = False) -> float:
+    """What `streams` default streams from src to dst are expected to carry: the sender's
+    cap (pair_cap_bps), or the windows per RTT if lower."""
+    rtt_ms = pair_rtt_ms(pair)
+    if emulated:
+        return DEFAULT_MODEL.expected_throughput_bps(rtt_ms, streams)
+    window_bps = streams * REAL_WINDOW_BYTES * 8 / (rtt_ms / 1000)
+    return min(pair_cap_bps(pair, pricing), window_bps)
+
+
+def pair_cap_bps(pair: Pair, pricing: Pricing, emulated: bool = False) -> float:
+    """The most src can send: the emulator's rate cap, or on a cloud the VM's published
+    egress cap (pricing.yaml; a ceiling)."""
+    return DEFAULT_MODEL.rate_bps if emulated else pricing.clouds[pair.src.cloud].max_egress_bps
+
+
+def vm_cost(
+    regions: Sequence[Region], wall_s: float, backend: str, pricing: Pricing
+) -> tuple[float, float]:
+    """(VM-hours, their USD) of measuring for `wall_s` plus setting up: what the clouds
+    would bill, also for a local plan."""
+    hours = (wall_s + SETUP_S["cloud" if backend == "local" else backend]) / 3600
+    return len(regions) * hours, sum(
+        pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in regions
+    )
+
+
+def estimate_cost(
+    selection: Selection,
+    rounds: Sequence[Round],
+    params: TestParams,
+    backend: str,
+    pricing: Pricing,
+    round_overhead: float | None = None,
+    controller_rtt_ms: float = 0.0,
+) -> Estimate:
+    tests = params.tests
+
+    def overhead(hosts: int) -> float:
+        if round_overhead is not None:
+            return round_overhead
+        return round_overhead_s(hosts, controller_rtt_ms)
+
+    wall_s = 0.0
+    if "ping" in tests:  # the ping phase: every test at once, one round of all hosts
+        keys = [p.key for p in selection.pairs]
+        wall_s += phase_seconds(keys, params.pings, params.ping_interval_s, controller_rtt_ms)
+    if "throughput" in tests:  # then the exclusive rounds, iperf3 alone
+        wall_s += sum(
+            round_seconds(params, rnd, pings=False) + overhead(2 * len(rnd)) for rnd in rounds
+        )
+    setup_s = SETUP_S[backend]
+    total_bytes = 0.0
+    egress_usd = 0.0
+    by_pair: dict[str, float] = {}
+    for pair in [*selection.pairs, *(p for s in sentinel_slots(rounds) for p in s.pairs)]:
+        cloud_bytes = pair_bytes(pair, params, pricing)
+        sent = (
+            pair_bytes(pair, params, pricing, emulated=True) if backend == "local" else cloud_bytes
+        )
+        total_bytes += sent
+        by_pair[pair.cloud_pair] = by_pair.get(pair.cloud_pair, 0.0) + sent
+        egress_usd += cloud_bytes / 1e9 * pricing.egress_usd_per_gb(pair.src, pair.dst)
+    vm_hours, vm_usd = vm_cost(selection.regions, wall_s, backend, pricing)
+    cloud_cost = egress_usd + vm_usd
+    return Estimate(
+        wall_s=wall_s,
+        setup_s=setup_s,
+        bytes=total_bytes,
+        vm_hours=vm_hours,
+        egress_usd=egress_usd,
+        vm_usd=vm_usd,
+        cloud_cost_usd=cloud_cost,
+        cost_usd=0.0 if backend == "local" else cloud_cost,
+        bytes_by_cloud_pair=dict(sorted(by_pair.items())),
+    )

@@ -1,0 +1,16 @@
+"""The report of one or more sweeps: statistics on plain numbers, plotly charts, and the report
+folder a sweep ends with.
+
+Public API: the modules below; other packages import only these names
+(`from orchestrator.report import analyze`), never a name starting with `_`.
+
+- `analyze`: Statistics for the report: pure functions on plain sequences of floats.
+- `build`: The report of one or more sweeps: read measurements, summarise, chart.
+- `charts`: Plotly figures of a report: distance charts, heatmaps, the world map, time series.
+"""
+
+__all__ = [
+    "analyze",
+    "build",
+    "charts",
+]

@@ -1,0 +1,679 @@
+"""The report of one or more sweeps: read measurements, summarise, chart.
+
+`build_report(sweep_dir)` is what a sweep calls at its end; `interregion
+report` calls `load_inputs` and `write_report` with the user's choices.
+Reading is one pass of the csv module into columns (analyze.Measurements), so a
+million rows stay well under a gigabyte.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.core import outdir, paths
+from orchestrator.core.errors import UserError
+from orchestrator.core.geo import distance_km
+from orchestrator.model.catalog import Catalog, Region, load_catalog
+from orchestrator.plan import allowance
+from orchestrator.report import analyze
+from orchestrator.results import store
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+REQUIRED_COLUMNS = ("src_cloud", "src_region", "dst_cloud", "dst_region")
+METRIC_COLUMNS = ("rtt_avg_ms", "throughput_bps")
+EMULATED_BACKENDS = frozenset({"local"})
+# Tried in this order on the header line: the first that yields the required columns wins.
+DELIMITERS = (",", ";", "\t", "|")
+# Above these a value is a unit or typing mistake, not a measurement.
+MAX_RTT_MS = 3_600_000.0  # an hour
+MAX_THROUGHPUT_BPS = 1e15  # 1 Pbit/s
+MAX_DISTANCE_KM = 20_040.0  # half the Earth's circumference, the longest geodesic
+LIMITS = {"rtt_avg_ms": MAX_RTT_MS, "throughput_bps": MAX_THROUGHPUT_BPS,
+          "distance_km": MAX_DISTANCE_KM}  # fmt: skip
+BAD_LINES_SHOWN = 5  # line numbers named in the warning about rows with bad numbers
+# Leading bytes of files that are not CSV text, and what to do about them.
+_NOT_TEXT = (
+    (b"\x1f\x8b", "is gzip-compressed: gunzip it first"),
+    (b"PK\x03\x04", "is a ZIP file (an .xlsx?): export it as CSV (UTF-8)"),
+    (b"\xff\xfe", "is UTF-16: save it as UTF-8"),
+    (b"\xfe\xff", "is UTF-16: save it as UTF-8"),
+)
+
+# Formats for summary.csv and outliers.csv: enough digits to recompute, no noise.
+_FORMATS = {
+    "n": "{:d}",
+    "rtt_distance_r": "{:.4f}",
+    "rtt_intercept_ms": "{:.3f}",
+    "rtt_slope_ms_per_1000km": "{:.4f}",
+    "log_throughput_distance_r": "{:.4f}",
+    "log_throughput_intercept": "{:.5f}",
+    "log_throughput_slope_per_1000km": "{:.6f}",
+    "route_inflation_median": "{:.3f}",
+    "route_inflation": "{:.3f}",
+    "rtt_p50_ms": "{:.3f}",
+    "rtt_p90_ms": "{:.3f}",
+    "throughput_p50_bps": "{:.0f}",
+    "throughput_p90_bps": "{:.0f}",
+    "distance_km": "{:.1f}",
+    "rtt_ms": "{:.3f}",
+    "fit_rtt_ms": "{:.3f}",
+    "excess_ms": "{:.3f}",
+    "robust_z": "{:.2f}",
+}
+
+
+# (src "cloud:id", dst "cloud:id", distance_km) -> keep the row? See selection.pair_filter.
+PairPredicate = Callable[[str, str, float], bool]
+
+
+@dataclass
+class SweepInfo:
+    id: str
+    started_utc: str = ""  # earliest started_utc of its rows
+    backends: set[str] = field(default_factory=set)
+    meta: dict[str, Any] = field(default_factory=dict)  # sweep.json when there is one
+
+    @property
+    def emulated(self) -> bool:
+        return bool(self.backends & EMULATED_BACKENDS) or self.meta.get("emulated") is True
+
+
+@dataclass
+class Loaded:
+    """Measurements plus what reading them found out."""
+
+    data: analyze.Measurements
+    sweeps: dict[str, SweepInfo]
+    catalog: Catalog
+    rows_read: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)  # reason -> rows
+    unknown_regions: Counter[str] = field(default_factory=Counter)  # region -> rows
+    sources: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # one line each, for stderr
+    # the hosts' own evidence (orchestrator.allowance), from the sweeps' folders
+    host_flags: list[dict[str, Any]] = field(default_factory=list)
+    sentinels: dict[str, allowance.SentinelCheck] = field(default_factory=dict)  # by sweep
+
+    @property
+    def emulated(self) -> bool:
+        """True when any row came from the emulated backend."""
+        return any(s.emulated for s in self.sweeps.values())
+
+    @property
+    def all_emulated(self) -> bool:
+        return bool(self.sweeps) and all(s.emulated for s in self.sweeps.values())
+
+
+class _Reader:
+    """Accumulates rows from several CSV files into one set of columns."""
+
+    def __init__(self, catalog: Catalog, keep: PairPredicate | None) -> None:
+        self.catalog = catalog
+        self.keep = keep
+        self.by_key: dict[str, Region] = {r.key: r for r in catalog.regions}
+        self.region_index: dict[str, int] = {}
+        self.sweep_index: dict[str, int] = {}
+        self.sweeps: dict[str, SweepInfo] = {}
+        self.data = analyze.Measurements(
+            regions=[],
+            sweeps=[],
+            src=array("i"),  # type: ignore[arg-type]
+            dst=array("i"),  # type: ignore[arg-type]
+            sweep=array("i"),  # type: ignore[arg-type]
+            distance_km=array("d"),
+            rtt_ms=array("d"),
+            throughput_bps=array("d"),
+        )
+        self.rows_read = 0
+        self.skipped: Counter[str] = Counter()
+        self.unknown: Counter[str] = Counter()
+        self.warnings: list[str] = []
+        self._distance_cache: dict[tuple[str, str], float] = {}
+        self._keep_cache: dict[tuple[str, str], bool] = {}
+
+    def _region(self, key: str) -> int:
+        i = self.region_index.get(key)
+        if i is None:
+            i = self.region_index[key] = len(self.data.regions)
+            self.data.regions.append(key)
+        return i
+
+    def _sweep(self, sweep_id: str) -> int:
+        i = self.sweep_index.get(sweep_id)
+        if i is None:
+            i = self.sweep_index[sweep_id] = len(self.data.sweeps)
+            self.data.sweeps.append(sweep_id)
+            self.sweeps.setdefault(sweep_id, SweepInfo(sweep_id))
+        return i
+
+    def _distance(self, src: str, dst: str) -> float:
+        km = self._distance_cache.get((src, dst))
+        if km is None:
+            a, b = self.by_key[src], self.by_key[dst]
+            km = self._distance_cache[(src, dst)] = distance_km(a.lat, a.lon, b.lat, b.lon)
+        return km
+
+    def read(self, path: Path, default_sweep: str) -> None:
+        """Add the rows of one CSV; UserError for a file that is not a readable CSV."""
+        _check_text(path)
+        try:
+            # utf-8-sig: a byte order mark (Excel writes one) is not part of the first name
+            handle = path.open(newline="", encoding="utf-8-sig")
+        except OSError as e:
+            raise UserError(f"{path}: cannot read measurements ({e.strerror})") from None
+        reader = None
+        try:
+            with handle:
+                first = handle.readline()
+                if not first.strip():
+                    raise UserError(
+                        f"{path}: empty file: expected a measurements CSV with a header"
+                    )
+                delimiter, col = _header(path, first)
+                if delimiter != ",":
+                    self.warnings.append(f"{path}: read as {_name(delimiter)}-separated")
+                reader = csv.reader(handle, delimiter=delimiter)
+                bad = self._rows(reader, col, default_sweep)
+        except UnicodeDecodeError as e:
+            raise UserError(
+                f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} on line "
+                f"{_bad_utf8_line(path)}): save it as UTF-8"
+            ) from None
+        except csv.Error as e:
+            line = reader.line_num + 1 if reader is not None else 1
+            raise UserError(f"{path}: line {line}: not a readable CSV ({e})") from None
+        if bad:
+            self.warnings.append(_bad_rows_warning(path, bad))
+
+    def _rows(self, reader: Any, col: dict[str, int], default_sweep: str) -> list[tuple[int, str]]:
+        """Accumulate the rows; returns (line, what) of each row dropped for a bad number."""
+        c_sc, c_sr = col["src_cloud"], col["src_region"]
+        c_dc, c_dr = col["dst_cloud"], col["dst_region"]
+        c_rtt, c_thr = col.get("rtt_avg_ms"), col.get("throughput_bps")
+        c_km, c_status = col.get("distance_km"), col.get("status")
+        c_sweep, c_started = col.get("sweep_id"), col.get("started_utc")
+        c_backend = col.get("backend")
+        width = max(col.values()) + 1
+        d = self.data
+        last_sweep, sweep_i = None, -1
+        bad: list[tuple[int, str]] = []
+        for row in reader:
+            self.rows_read += 1
+            if len(row) < width:
+                if not any(cell.strip() for cell in row):
+                    self.rows_read -= 1  # a blank line is not a row
+                    continue
+                self.skipped["short row"] += 1
+                continue
+            if c_status is not None and row[c_status] not in ("ok", ""):
+                self.skipped["failed test"] += 1
+                continue
+            src = f"{row[c_sc].strip().lower()}:{row[c_sr].strip()}"
+            dst = f"{row[c_dc].strip().lower()}:{row[c_dr].strip()}"
+            known = True
+            for key in (src, dst):
+                if key not in self.by_key:
+                    self.unknown[key] += 1
+                    known = False
+            if not known:
+                self.skipped["unknown region"] += 1
+                continue
+            try:
+                rtt = _number(row[c_rtt], MAX_RTT_MS) if c_rtt is not None else math.nan
+                thr = _number(row[c_thr], MAX_THROUGHPUT_BPS) if c_thr is not None else math.nan
+                km = _number(row[c_km], MAX_DISTANCE_KM) if c_km is not None else math.nan
+            except ValueError:
+                self.skipped["bad number"] += 1
+                # the header was read before the reader: its line 1 is the file's line 2
+                bad.append((reader.line_num + 1, _bad_cell(row, col)))
+                continue
+            if math.isnan(rtt) and math.isnan(thr):
+                self.skipped["no rtt_avg_ms or throughput_bps"] += 1
+                continue
+            if math.isnan(km):
+                km = self._distance(src, dst)
+            if self.keep is not None and not self.keep(src, dst, km):
+                self.skipped["filtered out"] += 1
+                continue
+            sweep_id = (row[c_sweep].strip() if c_sweep is not None else "") or default_sweep
+            if sweep_id != last_sweep:
+                last_sweep, sweep_i = sweep_id, self._sweep(sweep_id)
+                info = self.sweeps[sweep_id]
+            if c_started is not None:
+                started = row[c_started]
+                if started and (not info.started_utc or started < info.started_utc):
+                    info.started_utc = started
+            if c_backend is not None and row[c_backend] not in info.backends:
+                info.backends.add(row[c_backend])
+            d.src.append(self._region(src))
+            d.dst.append(self._region(dst))
+            d.sweep.append(sweep_i)
+            d.distance_km.append(km)  # type: ignore[attr-defined]
+            d.rtt_ms.append(rtt)  # type: ignore[attr-defined]
+            d.throughput_bps.append(thr)  # type: ignore[attr-defined]
+        return bad
+
+    def result(self, sources: list[str]) -> Loaded:
+        return Loaded(
+            data=self.data,
+            sweeps=self.sweeps,
+            catalog=self.catalog,
+            rows_read=self.rows_read,
+            skipped=self.skipped,
+            unknown_regions=self.unknown,
+            sources=sources,
+            warnings=self.warnings,
+        )
+
+
+def _number(text: str, limit: float) -> float:
+    """A measured value from a CSV cell: NaN for an empty cell (not measured);
+    ValueError for text, NaN, infinities, negative numbers and numbers above
+    `limit`, which no RTT, throughput or distance can be (and which would
+    overflow the fits)."""
+    if not text or text.isspace():
+        return math.nan
+    value = float(text)
+    if not 0.0 <= value <= limit:
+        raise ValueError(text)
+    return value
+
+
+def _bad_cell(row: Sequence[str], col: dict[str, int]) -> str:
+    """ "rtt_avg_ms '-3'": the first cell of `row` that _number refuses."""
+    for name, limit in LIMITS.items():
+        if name in col:
+            try:
+                _number(row[col[name]], limit)
+            except ValueError:
+                return f"{name} '{_shown(row[col[name]].strip()[:20])}'"
+    return "?"
+
+
+def _check_text(path: Path) -> None:
+    """UserError for a file that is plainly not CSV text (compressed, binary, UTF-16)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError as e:
+        raise UserError(f"{path}: cannot read measurements ({e.strerror})") from None
+    for magic, what in _NOT_TEXT:
+        if head.startswith(magic):
+            raise UserError(f"{path} {what}")
+    if b"\x00" in head:
+        raise UserError(f"{path} is binary (NUL bytes), not CSV text: give a measurements CSV")
+
+
+def _bad_utf8_line(path: Path) -> int:
+    """The line number of the first line that is not UTF-8 (only on the error path)."""
+    with path.open("rb") as f:
+        for number, line in enumerate(f, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                return number
+    return 0
+
+
+def _shown(text: str) -> str:
+    """`text` for a one-line message: control characters (line breaks too) escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _name(delimiter: str) -> str:
+    return {"\t": "tab"}.get(delimiter, f"'{delimiter}'")
+
+
+def _header(path: Path, line: str) -> tuple[str, dict[str, int]]:
+    """The delimiter and the column index of a header line; UserError naming what
+    was found when no delimiter yields the required columns."""
+    tried = {}
+    for delimiter in DELIMITERS:
+        names = next(csv.reader([line], delimiter=delimiter), [])
+        col: dict[str, int] = {}
+        for i, name in enumerate(names):
+            col.setdefault(name.strip(), i)
+        if all(c in col for c in REQUIRED_COLUMNS) and any(c in col for c in METRIC_COLUMNS):
+            return delimiter, col
+        tried[delimiter] = col
+    col = max(tried.values(), key=len)  # the reading that found the most columns
+    delimiter = next(d for d, c in tried.items() if c is col)
+    missing = [c for c in REQUIRED_COLUMNS if c not in col]
+    need = ", ".join(missing) if missing else " or ".join(METRIC_COLUMNS)
+    found = ", ".join(_shown(name) for name in list(col)[:8]) + (", ..." if len(col) > 8 else "")
+    how = f" ({_name(delimiter)}-separated)" if len(col) > 1 else ""
+    raise UserError(
+        f"{path}: missing column(s) {need}: a measurements CSV needs "
+        f"{', '.join(REQUIRED_COLUMNS)} and rtt_avg_ms and/or throughput_bps; "
+        f"found {len(col)} column(s){how}: {found[:200]}"
+    )
+
+
+def _bad_rows_warning(path: Path, bad: Sequence[tuple[int, str]]) -> str:
+    lines = ", ".join(str(line) for line, _what in bad[:BAD_LINES_SHOWN])
+    more = ", ..." if len(bad) > BAD_LINES_SHOWN else ""
+    line, what = bad[0]
+    return (
+        f"{path}: {len(bad)} row(s) dropped for a bad number (line {line}: {what}; "
+        f"lines {lines}{more}): values must be numbers from 0 to a plausible maximum "
+        "(RTT 1 h, throughput 1 Pbit/s, distance 20,040 km), empty when not measured"
+    )
+
+
+def read_sweep_meta(sweep_dir: Path) -> dict[str, Any]:
+    """sweep.json of a results folder, or {} when there is none."""
+    path = sweep_dir / "sweep.json"
+    if not path.exists():
+        return {}
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: unreadable sweep.json ({e}): re-run the sweep") from None
+    return meta if isinstance(meta, dict) else {}
+
+
+def sweep_dirs(results: Path) -> list[Path]:
+    """Folders under `results` holding a measurements.csv, oldest sweep id first."""
+    if not results.is_dir():
+        return []
+    return sorted(p.parent for p in results.glob("*/measurements.csv"))
+
+
+def load_inputs(
+    *,
+    sweep_dirs_: Sequence[Path] = (),
+    input_files: Sequence[Path] = (),
+    catalog: Catalog | None = None,
+    keep: PairPredicate | None = None,
+) -> Loaded:
+    """Read sweeps' measurements.csv and/or external CSVs into one Loaded.
+
+    `keep` (e.g. selection.pair_filter(spec)) drops rows before anything is
+    computed; they are counted as "filtered out".
+    """
+    cat = catalog if catalog is not None else load_catalog(paths.CATALOG)
+    reader = _Reader(cat, keep)
+    sources = []
+    for sweep_dir in _once(sweep_dirs_, "--sweep", reader.warnings):
+        csv_path = sweep_dir / "measurements.csv"
+        if not csv_path.exists():
+            raise UserError(
+                f"{sweep_dir}: no measurements.csv: is '{sweep_dir.name}' a sweep id? "
+                "(see the folders in results/)"
+            )
+        meta = read_sweep_meta(sweep_dir)
+        reader.read(csv_path, sweep_dir.name)
+        if sweep_dir.name in reader.sweeps:
+            info = reader.sweeps[sweep_dir.name]
+            info.meta = meta
+            backend = meta.get("backend")
+            if isinstance(backend, str) and backend:
+                info.backends.add(backend)
+            if isinstance(meta.get("started_utc"), str) and meta["started_utc"]:
+                info.started_utc = meta["started_utc"]
+        sources.append(str(csv_path))
+    for path in _once(input_files, "--input", reader.warnings):
+        reader.read(path, path.stem)
+        sources.append(str(path))
+    loaded = reader.result(sources)
+    for sweep_dir in _once(sweep_dirs_, "--sweep", []):
+        add_host_evidence(loaded, sweep_dir)
+    return loaded
+
+
+HOST_FLAGS_COLUMNS = ("sweep_id", "round", "src", "dst", "throughput_bps", "evidence")
+
+
+def add_host_evidence(loaded: Loaded, sweep_dir: Path) -> None:
+    """The tests of a sweep whose hosts' own counters moved, and its sentinel check
+    (early against late results), each with a one-line warning when they say the hosts
+    may have been measured rather than the path."""
+    try:
+        rows = store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)
+        late = store.read_rows(sweep_dir / "sentinels.csv")
+    except UserError as e:
+        loaded.warnings.append(f"host evidence not read: {e}")
+        return
+    flags = allowance.host_flags(rows)
+    if flags:
+        loaded.host_flags.extend(flags)
+        loaded.warnings.append(
+            f"{sweep_dir.name}: {len(flags)} tests where a host's own counters moved "
+            "(allowance exceeded or CPU steal): they may measure the host, not the path "
+            "(host-flags.csv)"
+        )
+    late_ok = [r for r in late if r.get("status") == "ok"]
+    early = [r for r in rows if r.get("status") == "ok"]
+    check = allowance.sentinel_check(early, late_ok)
+    if check is not None:
+        loaded.sentinels[sweep_dir.name] = check
+        if check.flagged:
+            loaded.warnings.append(
+                f"{sweep_dir.name}: sentinel tests measured {check.drop:.0%} less at the "
+                f"end ({check.late_bps / 1e6:,.1f} Mbit/s) than at the start "
+                f"({check.early_bps / 1e6:,.1f} Mbit/s): late rounds may measure a drained "
+                "host allowance, not the path"
+            )
+
+
+def _once(paths_: Sequence[Path], option: str, warnings: list[str]) -> list[Path]:
+    """`paths_` without repeats (by resolved path), so no row is counted twice."""
+    seen: set[Path] = set()
+    out = []
+    for path in paths_:
+        key = path.resolve()
+        if key in seen:
+            warnings.append(f"{option} {path} given more than once: read once")
+            continue
+        seen.add(key)
+        out.append(path)
+    return out
+
+
+# --- writing --------------------------------------------------------------------
+
+
+def display_cell(column: str, value: Any, fmt: str) -> str:
+    """A summary value for people (terminal table, site): `*_bps` columns in
+    Mbit/s, a missing value (NaN) as '-', anything else through `fmt`."""
+    if column.endswith("_bps") and isinstance(value, float):
+        value = value / 1e6
+    if isinstance(value, float) and not math.isfinite(value):
+        return "-"
+    return fmt.format(value)
+
+
+def format_cell(column: str, value: Any) -> str:
+    """A CSV cell: NaN and None are empty, numbers use the column's format."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return ""
+        fmt = _FORMATS.get(column)
+        return fmt.format(value) if fmt else repr(value)
+    return str(value)
+
+
+def write_csv(path: Path, columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> None:
+    """Write rows atomically (a reader never sees half a file)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(columns)
+        for row in rows:
+            w.writerow([format_cell(c, row.get(c)) for c in columns])
+    os.replace(tmp, path)
+
+
+@dataclass
+class Report:
+    """What write_report produced; the CLI prints from it."""
+
+    out_dir: Path
+    loaded: Loaded
+    summaries: list[analyze.GroupSummary]
+    outliers: list[analyze.PairOutlier]
+    charts: dict[str, Path] = field(default_factory=dict)  # name -> .html
+    pngs: list[Path] = field(default_factory=list)
+    png_skipped: str = ""  # why no PNGs were written, if none were
+
+
+# What a report folder holds; `write_report` replaces only a folder of these.
+REPORT_FILES = frozenset({"summary.csv", "outliers.csv", "report.json", "host-flags.csv", "charts"})
+
+
+def write_report(
+    loaded: Loaded,
+    out_dir: Path,
+    *,
+    png: bool = True,
+    log: Callable[[str], None] = lambda _msg: None,
+) -> Report:
+    """summary.csv, outliers.csv, report.json and the charts of `loaded` into out_dir.
+
+    Built in a folder beside out_dir and swapped in whole (outdir.building): an
+    earlier report's charts never linger beside new ones, and a failure leaves
+    the earlier report as it was.
+    """
+    if len(loaded.data) == 0:
+        raise UserError(_nothing_left(loaded))
+    summaries = analyze.summarize(loaded.data)
+    outliers = analyze.find_outliers(loaded.data)
+    report = Report(out_dir=out_dir, loaded=loaded, summaries=summaries, outliers=outliers)
+    with outdir.building(out_dir, REPORT_FILES, "report") as tmp:
+        _write_report_files(report, tmp, png=png, log=log)
+    report.charts = {name: out_dir / p.relative_to(tmp) for name, p in report.charts.items()}
+    report.pngs = [out_dir / p.relative_to(tmp) for p in report.pngs]
+    return report
+
+
+def _write_report_files(
+    report: Report, folder: Path, *, png: bool, log: Callable[[str], None]
+) -> None:
+    from orchestrator.report import charts  # plotly is slow to import; only when charting
+
+    loaded, summaries = report.loaded, report.summaries
+    write_csv(folder / "summary.csv", analyze.SUMMARY_COLUMNS, (s.row() for s in summaries))
+    write_csv(
+        folder / "outliers.csv",
+        analyze.OUTLIER_COLUMNS,
+        (o.__dict__ for o in report.outliers),
+    )
+    (folder / "report.json").write_text(json.dumps(report_json(loaded, summaries), indent=2))
+    write_csv(folder / "host-flags.csv", HOST_FLAGS_COLUMNS, loaded.host_flags)
+    figures = report_figures(loaded, summaries)
+    chart_dir = folder / "charts"
+    chart_dir.mkdir()
+    for name, fig in figures.items():
+        path = chart_dir / f"{name}.html"
+        # "directory": one plotly.min.js beside the charts, so they open offline.
+        fig.write_html(path, include_plotlyjs="directory", full_html=True)
+        report.charts[name] = path
+    if png:
+        report.pngs, report.png_skipped = charts.write_pngs(figures, chart_dir)
+        if report.png_skipped:
+            log(f"PNG charts skipped: {report.png_skipped}")
+    else:
+        report.png_skipped = "--no-png given"
+
+
+def report_figures(
+    loaded: Loaded, summaries: Sequence[analyze.GroupSummary], max_points: int | None = None
+) -> dict[str, go.Figure]:
+    """Every chart of a report, by file name (without extension); at most
+    `max_points` (default charts.MAX_POINTS) points per scatter."""
+    from orchestrator.report import charts  # plotly is slow to import; only when charting
+
+    if max_points is None:
+        max_points = charts.MAX_POINTS
+
+    m = loaded.data
+    emulated = loaded.emulated
+    figures: dict[str, go.Figure] = {}
+    groups = analyze.group_rows(m)
+    by_name = {s.cloud_pair: s for s in summaries}
+    for group in analyze.GROUPS:
+        if group == "all" or groups.get(group):
+            figures[f"distance-{group}"] = charts.distance_figure(
+                m, group, groups, by_name, emulated=emulated, max_points=max_points
+            )
+    coords = {r.key: (r.lat, r.lon) for r in loaded.catalog.regions}
+    figures["heatmap-rtt"] = charts.heatmap_figure(m, coords, "rtt", emulated=emulated)
+    figures["heatmap-throughput"] = charts.heatmap_figure(
+        m, coords, "throughput", emulated=emulated
+    )
+    figures["map"] = charts.map_figure(m, coords, emulated=emulated)
+    started = {s.id: s.started_utc or s.id for s in loaded.sweeps.values()}
+    if len(m.sweeps) >= 2:
+        figures["timeseries"] = charts.timeseries_figure(m, started, emulated=emulated)
+    return figures
+
+
+def report_json(loaded: Loaded, summaries: Sequence[analyze.GroupSummary]) -> dict[str, Any]:
+    """Machine-readable counts and the summary (NaN as null)."""
+
+    def clean(v: Any) -> Any:
+        return None if isinstance(v, float) and not math.isfinite(v) else v
+
+    return {
+        "sources": loaded.sources,
+        "sweeps": sorted(loaded.sweeps),
+        "emulated": loaded.emulated,
+        "rows_read": loaded.rows_read,
+        "rows_used": len(loaded.data),
+        "rows_skipped": dict(loaded.skipped),
+        "unknown_regions": dict(loaded.unknown_regions),
+        "summary": [{k: clean(v) for k, v in s.row().items()} for s in summaries],
+        "host_flags": len(loaded.host_flags),
+        "sentinels": {k: v.to_dict() for k, v in loaded.sentinels.items()},
+    }
+
+
+def _nothing_left(loaded: Loaded) -> str:
+    why = ", ".join(f"{n} {reason}" for reason, n in loaded.skipped.most_common())
+    if loaded.rows_read == 0:
+        return "no measurements in the input: run a sweep first or check --input"
+    return (
+        f"none of the {loaded.rows_read} measurements is usable ({why}): "
+        "widen the filters or check the input"
+    )
+
+
+def default_out_dir(sweep_dirs_: Sequence[Path], input_files: Sequence[Path]) -> Path:
+    """results/<id>/report for one sweep, results/all-sweeps/report for several,
+    <input stem>-report beside an external file."""
+    if input_files:
+        first = input_files[0]
+        return first.with_name(f"{first.stem}-report")
+    if len(sweep_dirs_) == 1:
+        return sweep_dirs_[0] / "report"
+    return sweep_dirs_[0].parent / "all-sweeps" / "report"
+
+
+def build_report(
+    sweep_dir: Path,
+    *,
+    out_dir: Path | None = None,
+    catalog: Catalog | None = None,
+    png: bool = True,
+    log: Callable[[str], None] = lambda _msg: None,
+) -> Path:
+    """The report of one finished sweep, under <sweep_dir>/report; returns that folder."""
+    loaded = load_inputs(sweep_dirs_=[sweep_dir], catalog=catalog)
+    out = out_dir if out_dir is not None else sweep_dir / "report"
+    write_report(loaded, out, png=png, log=log)
+    for line in loaded.warnings:
+        log(f"report: {line}")
+    return out

@@ -1,0 +1,486 @@
+"""Plotly figures of a report: distance charts, heatmaps, the world map, time series.
+
+Figures are built from analyze.Measurements and never change the data (which
+figures a report has is report.report_figures's choice): a
+chart with more points than `max_points` shows an evenly spaced subset and
+says so; the CSVs keep every row. Traces carry a `meta` dict that the site's
+client-side filter reads (cloud pair, distances), so the page can filter
+without a server.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
+from plotly.subplots import make_subplots
+
+from orchestrator.report import analyze
+
+PAIR_COLOURS = {
+    "aws-aws": "#ff9900",
+    "aws-gcp": "#d62728",
+    "gcp-aws": "#9467bd",
+    "gcp-gcp": "#1f77b4",
+}
+CLOUD_COLOURS = {"aws": "#ff9900", "gcp": "#1f77b4"}
+PAIR_LABELS = {g: g.replace("-", "→") for g in analyze.GROUPS}
+
+# Above this many points a scatter gets slow to pan in a browser.
+MAX_POINTS = 4000
+ROUTE_POINTS = 16  # points per great-circle line on the map
+RTT_BINS = 8  # map lines are drawn in this many colours
+RTT_COLORSCALE = "Viridis"
+MAX_SERIES = 40  # pairs drawn in the time series chart
+
+EMULATED_NOTE = "EMULATED: measured on the emulated cloud, not on AWS or GCP"
+
+
+def label(fig: go.Figure, title: str, emulated: bool) -> go.Figure:
+    """Title the figure; emulated results get the label on the chart itself."""
+    if emulated:
+        title = f"{title} [EMULATED]"
+        fig.add_annotation(
+            text=EMULATED_NOTE,
+            xref="paper",
+            yref="paper",
+            x=1.0,
+            xanchor="right",
+            y=1.0,
+            yanchor="bottom",
+            yshift=30,
+            showarrow=False,
+            font={"color": "#b00020", "size": 12},
+            bgcolor="#fff3cd",
+            bordercolor="#b00020",
+        )
+    fig.update_layout(
+        title={"text": title, "y": 0.98, "yanchor": "top"},
+        template="plotly_white",
+        margin={"t": 110},
+    )
+    return fig
+
+
+def subsample(rows: Sequence[int], keep: int) -> list[int]:
+    """`keep` evenly spaced rows of `rows` (all of them when there are fewer)."""
+    if len(rows) <= keep:
+        return list(rows)
+    step = len(rows) / keep
+    return [rows[int(k * step)] for k in range(keep)]
+
+
+def _finite(v: float) -> bool:
+    return math.isfinite(v)
+
+
+def distance_figure(
+    m: analyze.Measurements,
+    group: str,
+    groups: Mapping[str, Sequence[int]],
+    summaries: Mapping[str, analyze.GroupSummary],
+    *,
+    emulated: bool,
+    max_points: int = MAX_POINTS,
+) -> go.Figure:
+    """RTT and throughput (log axis) against distance with fit lines, r in the legend.
+
+    The 'all' chart colours points by cloud pair and fits each pair; a pair's
+    chart shows that pair alone.
+    """
+    pairs = [g for g in analyze.GROUPS[1:] if group in ("all", g) and groups.get(g)]
+    total = sum(len(groups[p]) for p in pairs)
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=("RTT against distance", "Throughput against distance"),
+        horizontal_spacing=0.08,
+    )
+    shown = 0
+    for pair in pairs:
+        rows = groups[pair]
+        keep = max(1, round(max_points * len(rows) / total)) if total > max_points else len(rows)
+        sample = subsample(rows, keep)
+        shown += len(sample)
+        colour = PAIR_COLOURS[pair]
+        name = f"{PAIR_LABELS[pair]} (n={len(rows)})"
+        for col, values, unit in ((1, m.rtt_ms, "ms"), (2, m.throughput_bps, "bit/s")):
+            pts = [i for i in sample if _finite(values[i])]
+            text = [f"{m.regions[m.src[i]]} → {m.regions[m.dst[i]]}" for i in pts]
+            fig.add_trace(
+                go.Scatter(
+                    x=[m.distance_km[i] for i in pts],
+                    y=[values[i] for i in pts],
+                    mode="markers",
+                    marker={"color": colour, "size": 5, "opacity": 0.6},
+                    name=name,
+                    legendgroup=pair,
+                    showlegend=col == 1,
+                    text=text,
+                    hovertemplate=f"%{{text}}<br>%{{x:.0f}} km, %{{y:.4s}} {unit}<extra></extra>",
+                    meta={"filter": "points", "cloud_pair": pair},
+                ),
+                row=1,
+                col=col,
+            )
+        summary = summaries.get(pair)
+        if summary is None:
+            continue
+        xs = [m.distance_km[i] for i in rows]
+        lo, hi = min(xs), max(xs)
+        fit = summary.rtt_fit
+        if _finite(fit.slope):
+            fig.add_trace(
+                go.Scatter(
+                    x=[lo, hi],
+                    y=[fit.at(lo), fit.at(hi)],
+                    mode="lines",
+                    line={"color": colour, "width": 2},
+                    name=f"{PAIR_LABELS[pair]} RTT fit, r={_r(fit.r)}",
+                    legendgroup=pair,
+                    meta={"filter": "fit", "cloud_pair": pair},
+                ),
+                row=1,
+                col=1,
+            )
+        fit = summary.log_throughput_fit
+        if _finite(fit.slope):
+            fig.add_trace(
+                go.Scatter(
+                    x=[lo, hi],
+                    y=[10 ** fit.at(lo), 10 ** fit.at(hi)],
+                    mode="lines",
+                    line={"color": colour, "width": 2, "dash": "dash"},
+                    name=f"{PAIR_LABELS[pair]} log throughput fit, r={_r(fit.r)}",
+                    legendgroup=pair,
+                    meta={"filter": "fit", "cloud_pair": pair},
+                ),
+                row=1,
+                col=2,
+            )
+    fig.update_xaxes(title_text="distance (km)", rangemode="tozero")
+    fig.update_yaxes(title_text="RTT (ms)", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="throughput (bit/s, log)", type="log", row=1, col=2)
+    title = "All cloud pairs" if group == "all" else f"{PAIR_LABELS[group]}"
+    if shown < total:
+        title += f" ({shown} of {total} points shown)"
+    fig.update_layout(height=520, legend={"orientation": "h", "y": -0.18})
+    return label(fig, title, emulated)
+
+
+def _r(r: float) -> str:
+    return f"{r:.3f}" if _finite(r) else "n/a"
+
+
+def _median_by_pair(
+    m: analyze.Measurements, values: Sequence[float], ordered: bool = True
+) -> dict[tuple[int, int], float]:
+    """Median of `values` per (src, dst) region pair; unordered pairs if not `ordered`."""
+    acc: dict[tuple[int, int], list[float]] = {}
+    for i in range(len(m)):
+        v = values[i]
+        if not _finite(v):
+            continue
+        s, d = m.src[i], m.dst[i]
+        key = (s, d) if ordered or s < d else (d, s)
+        acc.setdefault(key, []).append(v)
+    return {k: analyze.median(v) for k, v in acc.items()}
+
+
+def geographic_order(keys: Sequence[str], coords: Mapping[str, tuple[float, float]]) -> list[str]:
+    """Regions west to east (by longitude), so neighbours sit next to each other."""
+    return sorted(keys, key=lambda k: (round(coords[k][1], 1), -coords[k][0], k))
+
+
+def heatmap_figure(
+    m: analyze.Measurements,
+    coords: Mapping[str, tuple[float, float]],
+    metric: str,
+    *,
+    emulated: bool,
+) -> go.Figure:
+    """Median RTT or throughput, source region (rows) by destination (columns)."""
+    values = m.rtt_ms if metric == "rtt" else m.throughput_bps
+    medians = _median_by_pair(m, values)
+    used = sorted({k for pair in medians for k in pair})
+    names = geographic_order([m.regions[i] for i in used], coords)
+    index = {name: n for n, name in enumerate(names)}
+    z: list[list[float | None]] = [[None] * len(names) for _ in names]
+    km: list[list[float | None]] = [[None] * len(names) for _ in names]
+    dist = _median_by_pair(m, m.distance_km)
+    for (s, d), v in medians.items():
+        row, col = index[m.regions[s]], index[m.regions[d]]
+        z[row][col] = v
+        km[row][col] = round(dist[(s, d)]) if (s, d) in dist else None
+    clouds = [n.split(":", 1)[0] for n in names]
+    unit = "ms" if metric == "rtt" else "bit/s"
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=names,
+            y=names,
+            colorscale=RTT_COLORSCALE,
+            colorbar={"title": {"text": unit}},
+            hovertemplate=f"%{{y}} → %{{x}}<br>%{{z:.4s}} {unit}<extra></extra>",
+            meta={"filter": "heatmap", "clouds_y": clouds, "clouds_x": clouds, "km": km},
+        )
+    )
+    fig.update_xaxes(title_text="destination (west → east)", tickangle=-60)
+    fig.update_yaxes(title_text="source (west → east)", autorange="reversed")
+    size = max(500, 14 * len(names) + 250)
+    fig.update_layout(height=size)
+    what = "Median RTT" if metric == "rtt" else "Median throughput"
+    return label(fig, f"{what} by region pair", emulated)
+
+
+def great_circle(
+    a: tuple[float, float], b: tuple[float, float], points: int = ROUTE_POINTS
+) -> tuple[list[float], list[float]]:
+    """Latitudes and longitudes of `points` points along the great circle from a to b."""
+    (lat1, lon1), (lat2, lon2) = a, b
+    p1, l1, p2, l2 = map(math.radians, (lat1, lon1, lat2, lon2))
+    v1 = (math.cos(p1) * math.cos(l1), math.cos(p1) * math.sin(l1), math.sin(p1))
+    v2 = (math.cos(p2) * math.cos(l2), math.cos(p2) * math.sin(l2), math.sin(p2))
+    dot = max(-1.0, min(1.0, sum(x * y for x, y in zip(v1, v2, strict=True))))
+    omega = math.acos(dot)
+    lats, lons = [], []
+    for k in range(points):
+        t = k / (points - 1)
+        if omega < 1e-9:
+            w1, w2 = 1.0 - t, t
+        else:
+            w1 = math.sin((1 - t) * omega) / math.sin(omega)
+            w2 = math.sin(t * omega) / math.sin(omega)
+        x, y, zc = (w1 * c1 + w2 * c2 for c1, c2 in zip(v1, v2, strict=True))
+        lats.append(math.degrees(math.atan2(zc, math.hypot(x, y))))
+        lons.append(math.degrees(math.atan2(y, x)))
+    return lats, lons
+
+
+def map_figure(
+    m: analyze.Measurements, coords: Mapping[str, tuple[float, float]], *, emulated: bool
+) -> go.Figure:
+    """Regions on a world map; measured pairs as great-circle lines coloured by median RTT."""
+    medians = _median_by_pair(m, m.rtt_ms, ordered=False)
+    dist = _median_by_pair(m, m.distance_km, ordered=False)
+    fig = go.Figure()
+    if medians:
+        lo, hi = min(medians.values()), max(medians.values())
+        span = (hi - lo) or 1.0
+        colours = sample_colorscale(RTT_COLORSCALE, [b / (RTT_BINS - 1) for b in range(RTT_BINS)])
+        bins: list[list[tuple[int, int]]] = [[] for _ in range(RTT_BINS)]
+        for pair, rtt in sorted(medians.items()):
+            bins[min(RTT_BINS - 1, int((rtt - lo) / span * RTT_BINS))].append(pair)
+        for b, pairs in enumerate(bins):
+            if not pairs:
+                continue
+            lats: list[float | None] = []
+            lons: list[float | None] = []
+            segments = []
+            for s, d in pairs:
+                la, lo_ = great_circle(coords[m.regions[s]], coords[m.regions[d]])
+                lats += [*la, None]
+                lons += [*lo_, None]
+                cloud_s, cloud_d = m.regions[s].split(":")[0], m.regions[d].split(":")[0]
+                segments.append([cloud_s, cloud_d, round(dist.get((s, d), 0.0))])
+            low = lo + span * b / RTT_BINS
+            fig.add_trace(
+                go.Scattergeo(
+                    lat=lats,
+                    lon=lons,
+                    mode="lines",
+                    line={"color": colours[b], "width": 1.2},
+                    opacity=0.7,
+                    name=f"RTT {low:.0f}-{low + span / RTT_BINS:.0f} ms ({len(pairs)} pairs)",
+                    hoverinfo="skip",
+                    meta={"filter": "routes", "segments": segments, "points": ROUTE_POINTS + 1},
+                )
+            )
+        # An invisible marker trace carries the colour bar for the lines.
+        fig.add_trace(
+            go.Scattergeo(
+                lat=[None],
+                lon=[None],
+                mode="markers",
+                marker={
+                    "color": [lo, hi],
+                    "cmin": lo,
+                    "cmax": hi,
+                    "colorscale": RTT_COLORSCALE,
+                    "showscale": True,
+                    "colorbar": {"title": {"text": "RTT (ms)"}},
+                },
+                showlegend=False,
+                hoverinfo="skip",
+            )
+        )
+    used = sorted({m.regions[k] for pair in medians for k in pair} or set(m.regions))
+    for cloud in ("aws", "gcp"):
+        keys = [k for k in used if k.startswith(cloud + ":")]
+        if not keys:
+            continue
+        fig.add_trace(
+            go.Scattergeo(
+                lat=[coords[k][0] for k in keys],
+                lon=[coords[k][1] for k in keys],
+                text=keys,
+                mode="markers",
+                marker={"color": CLOUD_COLOURS[cloud], "size": 8, "line": {"width": 1}},
+                name=f"{cloud} regions",
+                hovertemplate="%{text}<extra></extra>",
+            )
+        )
+    fig.update_geos(
+        projection_type="natural earth",
+        showcountries=True,
+        countrycolor="#ccc",
+        showland=True,
+        landcolor="#f3f3f3",
+    )
+    fig.update_layout(height=560, legend={"orientation": "h", "y": -0.05})
+    return label(fig, "Measured pairs, coloured by median RTT", emulated)
+
+
+def timeseries_figure(
+    m: analyze.Measurements, started: Mapping[str, str], *, emulated: bool
+) -> go.Figure:
+    """Median RTT and throughput per directed pair across sweeps.
+
+    Only pairs measured in two or more sweeps; at most MAX_SERIES of them,
+    those whose RTT varied most, so the chart stays readable.
+    """
+    acc: dict[tuple[int, int], dict[int, tuple[list[float], list[float]]]] = {}
+    for i in range(len(m)):
+        per_sweep = acc.setdefault((m.src[i], m.dst[i]), {})
+        rtts, thrs = per_sweep.setdefault(m.sweep[i], ([], []))
+        if _finite(m.rtt_ms[i]):
+            rtts.append(m.rtt_ms[i])
+        if _finite(m.throughput_bps[i]):
+            thrs.append(m.throughput_bps[i])
+    series = []
+    for pair, per_sweep in acc.items():
+        if len(per_sweep) < 2:
+            continue
+        points = sorted(
+            (started.get(m.sweeps[s], m.sweeps[s]), analyze.median(r), analyze.median(t))
+            for s, (r, t) in per_sweep.items()
+        )
+        rtts = analyze.finite([p[1] for p in points])
+        spread = (max(rtts) - min(rtts)) if rtts else 0.0
+        series.append((spread, pair, points))
+    series.sort(key=lambda s: (-s[0], s[1]))
+    fig = make_subplots(
+        rows=2, cols=1, shared_xaxes=True, subplot_titles=("Median RTT", "Median throughput")
+    )
+    for _spread, (s, d), points in series[:MAX_SERIES]:
+        name = f"{m.regions[s]} → {m.regions[d]}"
+        code = f"{m.regions[s].split(':')[0]}-{m.regions[d].split(':')[0]}"
+        for row, k in ((1, 1), (2, 2)):
+            fig.add_trace(
+                go.Scatter(
+                    x=[p[0] for p in points],
+                    y=[p[k] for p in points],
+                    mode="lines+markers",
+                    name=name,
+                    legendgroup=name,
+                    showlegend=row == 1,
+                    meta={"filter": "series", "cloud_pair": code},
+                ),
+                row=row,
+                col=1,
+            )
+    fig.update_yaxes(title_text="RTT (ms)", row=1, col=1)
+    fig.update_yaxes(title_text="throughput (bit/s, log)", type="log", row=2, col=1)
+    fig.update_xaxes(title_text="sweep start (UTC)", row=2, col=1)
+    fig.update_layout(height=700)
+    shown = min(len(series), MAX_SERIES)
+    title = f"Pairs across {len(m.sweeps)} sweeps ({shown} of {len(series)} pairs shown)"
+    return label(fig, title, emulated)
+
+
+def find_browser() -> str | None:
+    """The Chromium kaleido should drive: $BROWSER_PATH, else Debian's chromium."""
+    configured = os.environ.get("BROWSER_PATH")
+    if configured:
+        return configured
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+ASSETS = Path(__file__).resolve().parent.parent / "site" / "assets"
+WORLD_TOPOJSON = ASSETS / "world_110m.json"
+
+
+def geo_assets_js() -> str:
+    """JavaScript that preloads the world map, so plotly.js never fetches it from a CDN."""
+    return (
+        "window.PlotlyGeoAssets = window.PlotlyGeoAssets || {topojson: {}};\n"
+        "window.PlotlyGeoAssets.topojson = window.PlotlyGeoAssets.topojson || {};\n"
+        f"window.PlotlyGeoAssets.topojson.world_110m = {WORLD_TOPOJSON.read_text()};\n"
+    )
+
+
+def write_pngs(figures: Mapping[str, go.Figure], out_dir: Path) -> tuple[list[Path], str]:
+    """Every figure as <name>.png via kaleido; ([], reason) when no renderer works.
+
+    A missing renderer never fails a report: the HTML charts are the product,
+    the PNGs are a convenience. Kaleido's page is given the local plotly.js,
+    the preloaded world map and no MathJax, so rendering requests nothing
+    from the network.
+    """
+    browser = find_browser()
+    if browser is None:
+        return [], "no Chromium found (install Debian's chromium or set BROWSER_PATH)"
+    try:
+        import kaleido
+        from kaleido import PageGenerator
+    except ImportError:
+        return [], "kaleido is not installed (pip install kaleido)"
+    os.environ.setdefault("BROWSER_PATH", browser)  # choreographer reads it
+    names = list(figures)
+    files = [out_dir / f"{n}.png" for n in names]
+    with tempfile.TemporaryDirectory(prefix="interregion-png-") as tmp:
+        geo = Path(tmp) / "geo_assets.js"
+        geo.write_text(geo_assets_js())
+        page = PageGenerator(mathjax=False, others=[geo.as_uri()])
+        specs = []
+        for name, path in zip(names, files, strict=True):
+            width, height = _png_size(figures[name])
+            specs.append(
+                {
+                    "fig": figures[name],
+                    "path": path,
+                    "opts": {"format": "png", "width": width, "height": height},
+                }
+            )
+        try:
+            kaleido.write_fig_from_object_sync(specs, kopts={"page_generator": page})
+        except Exception as e:  # kaleido raises many kinds; any of them means "no PNGs"
+            text = str(e).strip()
+            first = text.splitlines()[0] if text else ""
+            return [], f"{type(e).__name__}: {first}"[:300]
+    written = [f for f in files if f.exists()]
+    if len(written) < len(files):
+        missing = ", ".join(f.name for f in files if not f.exists())
+        return written, f"kaleido wrote no {missing}"
+    return written, ""
+
+
+def _png_size(fig: go.Figure) -> tuple[int, int]:
+    height = fig.layout.height or 520
+    return 1200, int(height)
+
+
+def figure_json(fig: go.Figure) -> dict[str, Any]:
+    """The figure as plain JSON-able data (what Plotly.newPlot takes)."""
+    return fig.to_plotly_json()

@@ -1,0 +1,18 @@
+"""A sweep's results: the `measurements.csv` contract, the sweep's results folder, and pure
+functions from tool output (iperf3, ping) to rows.
+
+Public API: the modules below; other packages import only these names
+(`from orchestrator.results import collect`), never a name starting with `_`.
+
+- `collect`: From one round's raw agent outputs to measurements.csv rows (pure functions).
+- `parse`: Tool output -> numbers: pure functions over the text iperf3 and ping printed.
+- `schema`: The results contract: columns of measurements.csv, one row per directed test.
+- `store`: The results folder of a sweep: `results/<sweep-id>/`, written so a crash loses little.
+"""
+
+__all__ = [
+    "collect",
+    "parse",
+    "schema",
+    "store",
+]

@@ -1,0 +1,244 @@
+"""The results folder of a sweep: `results/<sweep-id>/`, written so a crash loses little.
+
+    sweep.json         the sweep's record: format version, parameters, selection, plan,
+                       versions, backend, stage and round timings (the results contract)
+    hosts.json         the hosts (host contract) and the facts prepare recorded
+    measurements.csv   one row per directed test, columns schema.MEASUREMENT_COLUMNS
+    raw/round-NNN/     every host's agent output for that round, as received
+    state/             private: SSH keys, known_hosts, Terraform state, inventory, logs
+
+Every file is written to a temporary name and renamed over the old one, so a
+reader (or a crash) sees the previous complete version or the new one, never half.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import re
+import secrets
+import tempfile
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from orchestrator.core.errors import UserError
+from orchestrator.results.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS, RESULTS_FORMAT_VERSION
+
+SWEEP_FILE = "sweep.json"
+HOSTS_FILE = "hosts.json"
+MEASUREMENTS_FILE = "measurements.csv"
+RAW_DIR = "raw"
+STATE_DIR = "state"
+
+_SWEEP_ID = re.compile(r"^\d{8}T\d{4}Z-[0-9a-f]{4}$")
+
+
+def new_sweep_id(now: datetime | None = None, suffix: str | None = None) -> str:
+    """`20261122T0130Z-3fa2`: sorts by start time; the random suffix keeps ids unique."""
+    now = now or datetime.now(UTC)
+    return f"{now:%Y%m%dT%H%MZ}-{suffix or secrets.token_hex(2)}"
+
+
+def utc_now() -> str:
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same folder and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, data: Any) -> None:
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
+
+
+# ---- measurements.csv ------------------------------------------------------------------
+
+
+def format_value(value: Any) -> str:
+    """CSV text of one value: empty for missing, plain decimals, no float noise."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        return repr(round(value, 6))
+    return str(value)
+
+
+def csv_text(rows: Iterable[Mapping[str, Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=MEASUREMENT_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        unknown = set(row) - set(MEASUREMENT_COLUMNS)
+        if unknown:
+            raise ValueError(f"row has columns outside the contract: {sorted(unknown)}")
+        writer.writerow({c: format_value(row.get(c)) for c in MEASUREMENT_COLUMNS})
+    return out.getvalue()
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of a measurements.csv (all values as text); [] when there is none yet."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    with path.open(newline="") as f:
+        reader = csv.DictReader(f)
+        header = tuple(reader.fieldnames or ())
+        if header == PREVIOUS_COLUMNS:
+            # written before the host evidence columns: they are empty, the rest is the same
+            return [{c: row.get(c, "") for c in MEASUREMENT_COLUMNS} for row in reader]
+        if header != MEASUREMENT_COLUMNS:
+            raise UserError(
+                f"{path}: columns differ from this version's results contract: "
+                "it was written by another version of interregion"
+            )
+        return list(reader)
+
+
+def pair_key(row: Mapping[str, Any]) -> tuple[str, str]:
+    """(src, dst) region keys of a row: the identity of a directed test in a sweep."""
+    return (f"{row['src_cloud']}:{row['src_region']}", f"{row['dst_cloud']}:{row['dst_region']}")
+
+
+def merge_rows(
+    old: Iterable[Mapping[str, Any]], new: Iterable[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """One row per directed test: a newer attempt replaces an older one, except that a
+    failed retry never replaces an ok result. Sorted by round, then source and destination."""
+    merged: dict[tuple[str, str], dict[str, Any]] = {pair_key(r): dict(r) for r in old}
+    for row in new:
+        key = pair_key(row)
+        if key in merged and merged[key].get("status") == "ok" and row.get("status") != "ok":
+            continue
+        merged[key] = dict(row)
+    return sorted(merged.values(), key=lambda r: (int(r.get("round") or 0), pair_key(r)))
+
+
+def add_round_rows(
+    old: Iterable[Mapping[str, Any]],
+    new: Iterable[Mapping[str, Any]],
+    complete: Any = None,
+) -> list[dict[str, Any]]:
+    """merge_rows, except that with `complete(old_row, new_row)` a new row that carries no
+    RTT (a throughput slot after the sweep's ping phase) is completed from the row it
+    replaces (the same test's ping-phase row) and always replaces it: it holds both."""
+    merged: dict[tuple[str, str], dict[str, Any]] = {pair_key(r): dict(r) for r in old}
+    rest = []
+    for row in new:
+        key = pair_key(row)
+        if complete is not None and key in merged and row.get("rtt_avg_ms") in (None, ""):
+            merged[key] = complete(merged[key], row)
+        else:
+            rest.append(row)
+    return merge_rows(merged.values(), rest)
+
+
+def ok_tests(
+    rows: Iterable[Mapping[str, Any]], tests: Iterable[str] = ("ping",)
+) -> set[tuple[str, str]]:
+    """The tests measured to the end: an ok row, with its throughput when the sweep
+    measures throughput (a ping-phase row alone is half of such a test)."""
+    throughput = "throughput" in tuple(tests)
+    return {
+        pair_key(r)
+        for r in rows
+        if r.get("status") == "ok" and (not throughput or r.get("throughput_bps") not in (None, ""))
+    }
+
+
+def write_rows(sweep_dir: Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    write_atomic(Path(sweep_dir) / MEASUREMENTS_FILE, csv_text(rows))
+
+
+# ---- the sweep record -----------------------------------------------------------------
+
+
+def check_sweep_id(sweep_id: str) -> str:
+    """`sweep_id` if it has the form new_sweep_id makes; it names a folder under results/,
+    so anything else (`../x`, `a/b`) is refused before it reaches a path."""
+    if not _SWEEP_ID.fullmatch(sweep_id):
+        raise UserError(f"sweep id '{sweep_id}' is not of the form 20261122T0130Z-3fa2")
+    return sweep_id
+
+
+def sweep_dir(results: Path, sweep_id: str) -> Path:
+    return Path(results) / check_sweep_id(sweep_id)
+
+
+def make_state_dir(sweep_dir_: Path) -> Path:
+    """state/ of a sweep, private to its owner (0700): it holds the SSH keys and the
+    Terraform state, which contains the hosts' throwaway private key."""
+    path = Path(sweep_dir_) / STATE_DIR
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.chmod(0o700)  # mkdir's mode is cut by the umask, and an older folder may be wider
+    return path
+
+
+def load_record(results: Path, sweep_id: str) -> dict[str, Any]:
+    """sweep.json of an existing sweep; one-line errors for bad or unknown ids, damaged
+    records and other versions."""
+    directory = sweep_dir(results, sweep_id)
+    path = directory / SWEEP_FILE
+    if not path.exists():
+        known = sorted(p.parent.name for p in Path(results).glob(f"*/{SWEEP_FILE}"))
+        hint = f" (latest: {known[-1]})" if known else ""
+        raise UserError(f"unknown sweep id '{sweep_id}' in {results}{hint}: see 'ls {results}'")
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: unreadable ({e}): the results folder is damaged") from None
+    version = record.get("format_version") if isinstance(record, dict) else None
+    if version != RESULTS_FORMAT_VERSION:
+        raise UserError(
+            f"{path}: results format version {version}, this interregion reads version "
+            f"{RESULTS_FORMAT_VERSION}: use the interregion release that wrote it"
+        )
+    if record.get("sweep_id") != sweep_id:
+        # every stage writes to the folder the record names: it must be this one
+        raise UserError(
+            f"{path}: records sweep id '{record.get('sweep_id')}', not '{sweep_id}' "
+            "(renamed or copied folder?): give the folder its sweep's id"
+        )
+    return record
+
+
+def save_record(results: Path, record: Mapping[str, Any]) -> None:
+    write_json(sweep_dir(results, record["sweep_id"]) / SWEEP_FILE, record)
+
+
+def raw_path(sweep_dir_: Path, round_no: int, host_name: str) -> Path:
+    return Path(sweep_dir_) / RAW_DIR / f"round-{round_no:03d}" / f"{safe_name(host_name)}.json"
+
+
+def safe_name(host_name: str) -> str:
+    """A host name usable as a file or inventory name: `aws:us-east-1` -> `aws_us-east-1`."""
+    return host_name.replace(":", "_")
+
+
+def read_raw_round(sweep_dir_: Path, round_no: int) -> dict[str, str]:
+    """{file stem: text} of the raw outputs of one round (empty when the round never ran)."""
+    folder = Path(sweep_dir_) / RAW_DIR / f"round-{round_no:03d}"
+    if not folder.is_dir():
+        return {}
+    return {p.stem: p.read_text() for p in sorted(folder.glob("*.json"))}

@@ -1,0 +1,85 @@
+"""The schedule ledger: one JSON line per tick in `results/schedule-ledger.jsonl`.
+
+Every start of `schedule run` (and `sweep --profile`) appends exactly one record,
+whatever the outcome: ok, partial, failed, skipped-locked or skipped-budget, with
+the reason. Lines are appended with one write each (O_APPEND), so two writers never
+interleave within a line; a torn last line (a crash mid-write) is skipped on reading.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from orchestrator.schedule.cadence import Cadence, iso
+
+LEDGER_FILE = "schedule-ledger.jsonl"
+OUTCOMES = ("ok", "partial", "failed", "skipped-locked", "skipped-budget")
+
+
+def ledger_path(results: Path) -> Path:
+    return Path(results) / LEDGER_FILE
+
+
+def append(results: Path, record: Mapping[str, Any]) -> None:
+    if record.get("outcome") not in OUTCOMES:
+        raise ValueError(f"ledger outcome {record.get('outcome')!r} not in {OUTCOMES}")
+    path = ledger_path(results)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(dict(record), sort_keys=False) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read(results: Path) -> list[dict[str, Any]]:
+    path = ledger_path(results)
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a line torn by a crash: the others still count
+        if isinstance(record, dict):
+            out.append(record)
+    return out
+
+
+def of_profile(records: Iterable[Mapping[str, Any]], profile: str) -> list[Mapping[str, Any]]:
+    return [r for r in records if r.get("profile") == profile]
+
+
+def month_spend_usd(records: Iterable[Mapping[str, Any]], profile: str, now: datetime) -> float:
+    """Actual spend (from bytes moved, see orchestrator.spend) of the profile's runs that
+    started in `now`'s UTC month."""
+    month = now.strftime("%Y-%m")
+    return sum(
+        float(r.get("cost_usd") or 0.0)
+        for r in of_profile(records, profile)
+        if str(r.get("started_utc", "")).startswith(month)
+    )
+
+
+def missed_ticks(
+    records: Sequence[Mapping[str, Any]], profile: str, cadence: Cadence, slip_s: int, now: datetime
+) -> list[str]:
+    """Due times since the profile's first ledger record that have no record at all:
+    the timer never fired (machine off, timer not installed, runner queue dropped it).
+    A tick still inside its slip window (or the hour after) is not missed yet."""
+    mine = of_profile(records, profile)
+    if not mine:
+        return []
+    seen = {str(r.get("scheduled_utc")) for r in mine}
+    first = min(str(r.get("scheduled_utc") or r.get("started_utc")) for r in mine)
+    start = datetime.fromisoformat(first.replace("Z", "+00:00"))
+    until = now - timedelta(seconds=slip_s + 3600)
+    return [iso(t) for t in cadence.ticks(start, until) if iso(t) not in seen]

@@ -1,0 +1,54 @@
+"""Retention: old sweeps lose their raw/ and state/ folders, never their results.
+
+measurements.csv and sweep.json (and hosts.json, the report) stay forever; raw/
+(every host's tool output) and state/ (keys, Terraform state, logs) go once a sweep
+is older than `keep_raw_days`. A sweep that has not finished keeps everything: its
+state/ is what tears its hosts down.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from orchestrator.results import store
+from orchestrator.sweep.abandoned import FINISHED
+
+
+def _created(record: dict[str, object]) -> datetime | None:
+    text = str(record.get("created_utc") or "")
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def expired_folders(results: Path, keep_raw_days: float, now: datetime) -> list[Path]:
+    """raw/ and state/ folders of finished sweeps created before now - keep_raw_days."""
+    cutoff = now - timedelta(days=keep_raw_days)
+    found: list[Path] = []
+    for path in sorted(Path(results).glob(f"*/{store.SWEEP_FILE}")):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # unreadable: we cannot tell whether it runs; keep it
+        if not isinstance(record, dict) or record.get("status") not in FINISHED:
+            continue
+        created = _created(record)
+        if created is None or created >= cutoff:
+            continue
+        for name in (store.RAW_DIR, store.STATE_DIR):
+            folder = path.parent / name
+            if folder.is_dir() and not folder.is_symlink():
+                found.append(folder)
+    return found
+
+
+def apply_retention(results: Path, keep_raw_days: float, now: datetime) -> list[Path]:
+    """Delete the expired raw/ and state/ folders; returns what was deleted."""
+    folders = expired_folders(results, keep_raw_days, now)
+    for folder in folders:
+        shutil.rmtree(folder)
+    return folders

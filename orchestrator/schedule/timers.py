@@ -1,0 +1,347 @@
+"""What starts a profile's ticks: a systemd timer, a cron entry or a GitHub Actions workflow.
+
+Pure functions return the files' text (so tests check them with systemd-analyze,
+croniter and actionlint); `install` and `remove` write and delete them. Every form
+runs the same command, `interregion schedule run NAME`, at the same UTC times
+(orchestrator.cadence) with the same random slip.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+import subprocess
+import sys
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.plan.sweep_plan import Estimate
+from orchestrator.schedule.cadence import cron_line, on_calendar
+from orchestrator.schedule.profiles import Profile
+from orchestrator.site.publish import parse_target
+
+UNIT_DIR = Path("/etc/systemd/system")
+CRON_DIR = Path("/etc/cron.d")
+# a tick may run this long beyond its estimate before systemd stops it (SIGTERM: the
+# sweep tears down), and teardown has this long after the stop signal
+TIMEOUT_FACTOR = 2.0
+TIMEOUT_MARGIN_S = 900
+TEARDOWN_S = 900
+ACTIONS_MAX_MINUTES = 360  # GitHub-hosted runners end a job after 6 hours
+LONG_SLIP_S = 3600  # beyond this an Actions job does not sleep out its slip
+
+
+def unit_name(profile: Profile) -> str:
+    return f"interregion-{profile.name}"
+
+
+def start_timeout_s(estimate: Estimate) -> int:
+    """A bound on one tick: the plan's time (setup and measuring) doubled, plus a margin."""
+    return math.ceil((estimate.wall_s + estimate.setup_s) * TIMEOUT_FACTOR + TIMEOUT_MARGIN_S)
+
+
+def run_command(profile: Profile, schedules: Path, results: Path, wait_slip: bool) -> list[str]:
+    """The command a timer runs: this Python, this checkout, absolute paths."""
+    cmd = [sys.executable, "-m", "orchestrator", "schedule", "run", profile.name]
+    cmd += ["--file", str(Path(schedules).resolve()), "--results", str(Path(results).resolve())]
+    return cmd + (["--wait-slip"] if wait_slip else [])
+
+
+def systemd_units(
+    profile: Profile, estimate: Estimate, schedules: Path, results: Path
+) -> dict[str, str]:
+    """{file name: text} of the service and its timer."""
+    name = unit_name(profile)
+    command = shlex.join(run_command(profile, schedules, results, wait_slip=False))
+    service = f"""# Written by 'interregion schedule install {profile.name}'.
+[Unit]
+Description=interregion scheduled sweep '{profile.name}'
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+Type=oneshot
+WorkingDirectory={paths.ROOT}
+ExecStart={command}
+# the estimate x {TIMEOUT_FACTOR:g} + {TIMEOUT_MARGIN_S} s; the stop signal makes it tear down
+TimeoutStartSec={start_timeout_s(estimate)}
+KillSignal=SIGTERM
+KillMode=mixed
+TimeoutStopSec={TEARDOWN_S}
+"""
+    timer = f"""# Written by 'interregion schedule install {profile.name}'.
+[Unit]
+Description=Timer of the interregion scheduled sweep '{profile.name}'
+
+[Timer]
+OnCalendar={on_calendar(profile.cadence)}
+RandomizedDelaySec={profile.slip_s}
+Persistent=true
+AccuracySec=1s
+Unit={name}.service
+
+[Install]
+WantedBy=timers.target
+"""
+    return {f"{name}.service": service, f"{name}.timer": timer}
+
+
+def cron_entry(profile: Profile, schedules: Path, results: Path) -> str:
+    """An /etc/cron.d file: the cadence (the machine's clock must be UTC, as cron has no
+    time zone of its own), `root` and the command, which waits out its own slip."""
+    command = shlex.join(run_command(profile, schedules, results, wait_slip=True))
+    log = shlex.quote(str(Path(results).resolve() / f"schedule-{profile.name}.log"))
+    return (
+        f"# Written by 'interregion schedule install {profile.name} --cron'. Times are UTC:\n"
+        "# the machine's clock must be set to UTC.\n"
+        f"{cron_line(profile.cadence)} root cd {shlex.quote(str(paths.ROOT))} && "
+        f"{command} >> {log} 2>&1\n"
+    )
+
+
+@dataclass(frozen=True)
+class Written:
+    path: Path
+    text: str
+
+
+def install_files(
+    profile: Profile,
+    estimate: Estimate,
+    schedules: Path,
+    results: Path,
+    *,
+    cron: bool,
+    unit_dir: Path | None,
+) -> list[Written]:
+    """The files `install` writes, and where (nothing written here)."""
+    if cron:
+        folder = unit_dir or CRON_DIR
+        return [Written(folder / unit_name(profile), cron_entry(profile, schedules, results))]
+    folder = unit_dir or UNIT_DIR
+    units = systemd_units(profile, estimate, schedules, results)
+    return [Written(folder / n, t) for n, t in units.items()]
+
+
+def write_files(files: list[Written]) -> None:
+    for f in files:
+        try:
+            f.path.parent.mkdir(parents=True, exist_ok=True)
+            f.path.write_text(f.text)
+        except OSError as e:
+            raise UserError(
+                f"{f.path}: cannot write it ({e.strerror}): give a folder you can write "
+                "(--unit-dir), or run as root"
+            ) from None
+
+
+def systemctl(*args: str) -> None:
+    try:
+        done = subprocess.run(["systemctl", *args], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise UserError(
+            f"systemctl {' '.join(args)} failed ({e}): enable the timer by hand"
+        ) from None
+    if done.returncode != 0:
+        why = (done.stderr or done.stdout).strip().splitlines()
+        raise UserError(
+            f"systemctl {' '.join(args)} failed: {why[-1] if why else done.returncode}: the unit "
+            "files are written; enable the timer by hand, or pass --no-enable"
+        )
+
+
+def installed_files(profile: Profile, unit_dir: Path | None, cron: bool) -> list[Path]:
+    name = unit_name(profile)
+    if cron:
+        return [(unit_dir or CRON_DIR) / name]
+    return [(unit_dir or UNIT_DIR) / f"{name}.service", (unit_dir or UNIT_DIR) / f"{name}.timer"]
+
+
+# ---- GitHub Actions ------------------------------------------------------------------
+
+
+def off_the_hour_minute(name: str) -> int:
+    """A minute in 7..52, fixed per profile, away from :00 and :30: GitHub delays and
+    drops scheduled runs most at the top of the hour."""
+    minute = 7 + zlib.crc32(name.encode()) % 46
+    return minute + 1 if minute in (15, 30, 45) else minute
+
+
+def _sync_commands(bucket: str) -> tuple[str, str, str]:
+    """(setup step, restore command, save command) for the bucket holding the results."""
+    target = parse_target(bucket)
+    if target.kind == "dir":
+        raise UserError(
+            f"--state-bucket {bucket}: runners keep nothing, so the ledger and sweeps must live "
+            "in a bucket: give s3://BUCKET/PREFIX or gs://BUCKET/PREFIX"
+        )
+    url = f"{target.kind}://{target.location}/{target.prefix}".rstrip("/")
+    if target.kind == "s3":
+        excludes = "--exclude '*/state/*' --exclude .sweep.lock"
+        return (
+            "",
+            f'aws s3 sync "{url}" "$RESULTS" --only-show-errors',
+            f'aws s3 sync "$RESULTS" "{url}" {excludes} --only-show-errors',
+        )
+    excludes = "--exclude='.*/state/.*|[.]sweep[.]lock$'"
+    return (
+        "      - uses: google-github-actions/setup-gcloud@v2\n",
+        f'gcloud storage rsync -r "{url}" "$RESULTS"',
+        f'gcloud storage rsync -r "$RESULTS" "{url}" {excludes}',
+    )
+
+
+def github_workflow(
+    profile: Profile,
+    estimate: Estimate,
+    *,
+    repo: str,
+    state_bucket: str | None,
+    pages: bool,
+    schedules: str = "schedules.yaml",
+    results: str = "results",
+) -> str:
+    """A workflow that runs one tick on GitHub's runners with short-lived OIDC credentials."""
+    bucket = state_bucket
+    if bucket is None and profile.publish and "://" in profile.publish:
+        bucket = profile.publish.rstrip("/") + "/results"
+    if bucket is None:
+        raise UserError(
+            f"profile '{profile.name}': runners keep nothing between runs: give --state-bucket "
+            "s3://BUCKET/PREFIX (or gs://...) to keep the ledger and sweeps in"
+        )
+    setup_sync, restore, save = _sync_commands(bucket)
+    if "/" not in repo or repo.count("/") != 1:
+        raise UserError(f"--repo '{repo}': write it as OWNER/NAME, e.g. acme/interregion")
+    minute = off_the_hour_minute(profile.name)
+    if profile.slip_s > LONG_SLIP_S:
+        # too long to sleep through in one job: wake every hour, run in the drawn hour
+        cron, start, waited_s = f"{minute} * * * *", "--hourly-draw", 0
+    else:
+        cron = cron_line(profile.cadence, minute=minute)
+        start, waited_s = "--wait-slip", profile.slip_s
+    minutes = math.ceil((start_timeout_s(estimate) + waited_s + TEARDOWN_S) / 60)
+    if minutes > ACTIONS_MAX_MINUTES:
+        raise UserError(
+            f"profile '{profile.name}': a tick may take {minutes} min, beyond the "
+            f"{ACTIONS_MAX_MINUTES} min GitHub's hosted runners allow a job: select fewer "
+            "regions or shorter tests, or use 'schedule install' on a machine of your own"
+        )
+    site = profile.site or "site"
+    aws = profile.backend in ("aws", "cloud") or bucket.startswith("s3://")
+    gcp = profile.backend in ("gcp", "cloud") or bucket.startswith("gs://")
+    creds = ""
+    if aws:
+        creds += """      - name: AWS credentials (OIDC, no stored keys)
+        uses: aws-actions/configure-aws-credentials@v4
+        with:
+          role-to-assume: ${{ vars.INTERREGION_AWS_ROLE_ARN }}
+          aws-region: us-east-1
+          role-session-name: interregion-${{ github.run_id }}
+"""
+    if gcp:
+        creds += """      - name: GCP credentials (workload identity federation, no keys)
+        uses: google-github-actions/auth@v2
+        with:
+          workload_identity_provider: ${{ vars.INTERREGION_GCP_WIF_PROVIDER }}
+          service_account: ${{ vars.INTERREGION_GCP_SERVICE_ACCOUNT }}
+"""
+    reap_clouds = {"aws": "aws", "gcp": "gcp", "cloud": "aws,gcp"}.get(profile.backend)
+    reap = f"\n          interregion reap --clouds {reap_clouds}" if reap_clouds else ""
+    pages_steps = ""
+    pages_job = ""
+    permissions = "  id-token: write  # OIDC tokens for the clouds\n  contents: read\n"
+    if pages:
+        pages_steps = f"""      - name: Site for GitHub Pages
+        if: always()
+        uses: actions/upload-pages-artifact@v3
+        with:
+          path: {site}
+"""
+        pages_job = """
+  pages:
+    needs: sweep
+    runs-on: ubuntu-latest
+    permissions:
+      pages: write
+      id-token: write
+    environment:
+      name: github-pages
+      url: ${{ steps.deploy.outputs.page_url }}
+    steps:
+      - id: deploy
+        uses: actions/deploy-pages@v4
+"""
+    owner_repo = repo
+    return f"""# Written by 'interregion schedule export {profile.name} --github-actions'.
+#
+# Credentials are short-lived OIDC tokens, never stored keys. Trust only this
+# repository's default branch:
+#   AWS: an IAM role (its ARN in the repository variable INTERREGION_AWS_ROLE_ARN) whose
+#     trust policy allows sts:AssumeRoleWithWebIdentity for the provider
+#     token.actions.githubusercontent.com with the conditions
+#       StringEquals token.actions.githubusercontent.com:aud = sts.amazonaws.com
+#       StringEquals token.actions.githubusercontent.com:sub = repo:{owner_repo}:ref:refs/heads/main
+#   GCP: a workload identity pool provider (INTERREGION_GCP_WIF_PROVIDER, issuer
+#     https://token.actions.githubusercontent.com) with the attribute condition
+#       assertion.repository == '{owner_repo}' && assertion.ref == 'refs/heads/main'
+#     allowed to impersonate INTERREGION_GCP_SERVICE_ACCOUNT
+#     (roles/iam.workloadIdentityUser on principalSet://.../attribute.repository/{owner_repo}).
+# The results bucket ({bucket}) should be private: it holds the ledger and every sweep
+# (never state/, which stays on the runner and is torn down with it).
+name: interregion {profile.name}
+
+on:
+  schedule:
+    - cron: "{cron}"  # UTC, off the hour
+  workflow_dispatch: {{}}
+
+# one sweep at a time; a new tick waits and never cancels a running sweep
+concurrency:
+  group: interregion-sweep
+  cancel-in-progress: false
+
+permissions:
+{permissions}
+jobs:
+  sweep:
+    runs-on: ubuntu-latest
+    timeout-minutes: {minutes}
+    env:
+      RESULTS: {shlex.quote(results)}
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.11"
+      - uses: hashicorp/setup-terraform@v3
+        with:
+          terraform_wrapper: false
+      - name: Install interregion
+        run: pip install .
+{creds}{setup_sync}      - name: Restore the ledger, history and sweeps (runners keep nothing)
+        run: mkdir -p "$RESULTS" && {restore}
+      - name: Scheduled sweep
+        run: >-
+          interregion schedule run {profile.name} --file {schedules}
+          --results "$RESULTS" {start}
+      - name: Tear down and reap
+        if: always()
+        run: |
+          interregion schedule reap --results "$RESULTS"{reap}
+      - name: Save the ledger and sweeps back
+        if: always()
+        run: {save}
+      - name: Results as an artifact
+        if: always()
+        uses: actions/upload-artifact@v4
+        with:
+          name: results-{profile.name}-${{{{ github.run_id }}}}
+          path: |
+            ${{{{ env.RESULTS }}}}
+            !${{{{ env.RESULTS }}}}/*/state
+          if-no-files-found: warn
+{pages_steps}{pages_job}"""

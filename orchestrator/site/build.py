@@ -1,0 +1,680 @@
+"""The static site: `interregion site --out DIR` from the sweeps under results/.
+
+Plain HTML pages with the charts embedded as JSON and drawn by a local copy
+of plotly.js, so the site works offline and from file:// and asks no other
+host for anything. Every page showing emulated results says so at the top.
+Downloads hold every row that parses: charts may show a subset of points,
+downloads never do. The site is built beside `--out` and swapped in whole; a
+sweep that cannot be read is left out with a warning. sweep.json is published
+through an allow-list (PUBLIC_SWEEP_FIELDS): operator addresses, cloud
+projects and profiles, owners and error texts stay in results/. With a history
+store, the matrix, changes and pair pages come from it (orchestrator.site_history).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import shutil
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from plotly.offline import get_plotlyjs
+
+from orchestrator.core import outdir
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Catalog
+from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.site.html import banner as _banner
+from orchestrator.site.html import esc as _e
+from orchestrator.site.html import foot as _foot
+from orchestrator.site.html import head as _head
+from orchestrator.site.html import json_script as _json_script
+from orchestrator.site.html import write as _write
+from orchestrator.report import analyze, charts
+from orchestrator.report import build as report
+from orchestrator.results.schema import MEASUREMENT_COLUMNS
+
+ASSETS = Path(__file__).resolve().parent / "assets"
+
+# What each downloadable column means; the unit is in the name.
+MEASUREMENT_DOCS = {
+    "sweep_id": "the sweep the test belongs to (sortable: UTC start, then a random suffix)",
+    "started_utc": "when the test started, ISO 8601 UTC",
+    "backend": "which stack ran the hosts: local (the EMULATED cloud), aws or gcp",
+    "src_cloud": "cloud of the sending region",
+    "src_region": "sending region id",
+    "dst_cloud": "cloud of the receiving region",
+    "dst_region": "receiving region id",
+    "distance_km": "geodesic distance between the regions (WGS-84)",
+    "rtt_min_ms": "smallest ping round-trip time",
+    "rtt_avg_ms": "mean ping round-trip time (the RTT the report uses)",
+    "rtt_p50_ms": "median ping round-trip time",
+    "rtt_p90_ms": "90th percentile ping round-trip time",
+    "rtt_p99_ms": "99th percentile ping round-trip time",
+    "rtt_max_ms": "largest ping round-trip time",
+    "rtt_mdev_ms": "ping's mean deviation of the round-trip time",
+    "ping_loss_pct": "pings lost, percent",
+    "throughput_bps": "TCP goodput at the receiver, bits per second",
+    "throughput_sender_bps": "TCP rate at the sender, bits per second",
+    "bytes": "bytes received in the measured interval",
+    "retransmits": "TCP retransmissions at the sender",
+    "tcp_rtt_ms": "sender's smoothed TCP RTT",
+    "max_cwnd_bytes": "largest TCP congestion window seen",
+    "streams": "parallel TCP streams",
+    "duration_s": "measured seconds (after the omitted warm-up)",
+    "src_machine_type": "machine type of the sender",
+    "dst_machine_type": "machine type of the receiver",
+    "src_cpu_steal_pct": "CPU steal on the sender during the test, % of its CPU time",
+    "dst_cpu_steal_pct": "CPU steal on the receiver during the test, % of its CPU time",
+    "src_bw_out_allowance_exceeded_packets": "sender's outbound allowance counter's move "
+    "(AWS ENA, or the emulated one): packets queued or dropped above its allowance",
+    "dst_bw_in_allowance_exceeded_packets": "receiver's inbound allowance counter's move",
+    "src_pps_allowance_exceeded_packets": "sender's packets-per-second allowance counter's move",
+    "dst_pps_allowance_exceeded_packets": "receiver's packets-per-second allowance counter's move",
+    "round": "round of the schedule the test ran in",
+    "status": "ok, or failed (then error says why)",
+    "error": "why the test failed, empty when ok",
+}
+
+SUMMARY_DOCS = {
+    "cloud_pair": "group: all, or source-destination cloud (aws-gcp = from AWS to GCP)",
+    "n": "measurements in the group",
+    "rtt_distance_r": "Pearson r of RTT against distance",
+    "rtt_intercept_ms": "least-squares RTT at 0 km",
+    "rtt_slope_ms_per_1000km": "least-squares RTT increase per 1000 km",
+    "log_throughput_distance_r": "Pearson r of log10(throughput_bps) against distance",
+    "log_throughput_intercept": "least-squares log10(throughput_bps) at 0 km",
+    "log_throughput_slope_per_1000km": "least-squares change of log10(throughput_bps) per 1000 km",
+    "route_inflation_median": "median of RTT over the fibre floor (distance/100 ms), pairs "
+    f">= {analyze.INFLATION_MIN_KM:.0f} km",
+    "rtt_p50_ms": "median RTT",
+    "rtt_p90_ms": "90th percentile RTT",
+    "throughput_p50_bps": "median throughput",
+    "throughput_p90_bps": "90th percentile throughput",
+}
+
+OUTLIER_DOCS = {
+    "cloud_pair": "group whose fit the pair is compared with",
+    "src": "sending region",
+    "dst": "receiving region",
+    "distance_km": "geodesic distance",
+    "n": "measurements of the pair",
+    "rtt_ms": "the pair's median RTT",
+    "fit_rtt_ms": "the group's fitted RTT at that distance (a line through one median per pair)",
+    "excess_ms": "rtt_ms - fit_rtt_ms",
+    "robust_z": "excess over the median residual, in sigmas estimated as 1.4826 x MAD",
+    "route_inflation": "rtt_ms over the fibre floor",
+}
+
+
+# What a site folder holds; build_site replaces only a folder of these.
+SITE_FILES = frozenset(
+    {
+        "index.html",
+        "methodology.html",
+        "data.html",
+        "assets",
+        "data",
+        "sweeps",
+        "history",
+        "studies",
+    }
+)
+
+# The fields of sweep.json the site publishes: True copies the value, a dict
+# filters a dict, a one-element list filters each item of a list. Left out on
+# purpose: cloud_options (operator CIDR, GCP project, AWS profile, owner), the
+# stages' error texts, the rounds' slots (ports, hosts) and anything unknown.
+_PLAN_FIELDS: dict[str, Any] = {
+    k: True
+    for k in (
+        "backend", "emulated", "params", "regions", "pairs", "rounds", "round_slots",
+        "lower_bound_rounds", "max_concurrent", "sequential", "estimate", "pricing_as_of",
+    )
+}  # fmt: skip
+PUBLIC_SWEEP_FIELDS: dict[str, Any] = {
+    **{
+        k: True
+        for k in (
+            "format_version", "sweep_id", "backend", "emulated", "created_utc", "started_utc",
+            "ended_utc", "status", "selection", "params", "max_concurrent", "sequential",
+            "versions",
+        )
+    },
+    "plan": _PLAN_FIELDS,
+    "stages": {"*": {k: True for k in ("started_utc", "ended_utc", "wall_s", "status")}},
+    "rounds": [
+        {
+            k: True
+            for k in (
+                "round", "kind", "started_utc", "ended_utc", "wall_s", "slot_s", "overhead_s",
+                "tests_ok", "tests_failed",
+            )
+        }
+    ],
+    "measure_runs": [
+        {
+            k: True
+            for k in (
+                "kind", "started_utc", "ended_utc", "rounds", "tests", "wall_s",
+                "rounds_x_slot_s", "overhead_ratio", "ansible_rc",
+            )
+        }
+    ],
+}  # fmt: skip
+
+# Columns of measurements.csv that hold a number >= 0 (or nothing) in a row that parsed.
+NUMERIC_MEASUREMENT_COLUMNS = frozenset(
+    c
+    for c in MEASUREMENT_COLUMNS
+    if c.endswith(("_ms", "_bps", "_km", "_pct", "_s", "_bytes"))
+    or c in ("bytes", "retransmits", "streams", "round")
+)
+
+
+@dataclass
+class SweepPage:
+    id: str
+    loaded: report.Loaded
+    summaries: list[analyze.GroupSummary]
+    outliers: list[analyze.PairOutlier]
+    figures: dict[str, Any]  # name -> plotly figure
+    meta: dict[str, Any]  # the published part of sweep.json
+    rows_published: int = 0  # rows of measurements.csv that parsed (set by _write_data)
+
+
+def schema_json() -> dict[str, Any]:
+    """The columns of every downloadable CSV, with their meaning."""
+
+    def cols(names: Sequence[str], docs: dict[str, str]) -> list[dict[str, str]]:
+        return [{"name": n, "description": docs.get(n, "")} for n in names]
+
+    return {
+        "measurements.csv": cols(MEASUREMENT_COLUMNS, MEASUREMENT_DOCS),
+        "summary.csv": cols(analyze.SUMMARY_COLUMNS, SUMMARY_DOCS),
+        "outliers.csv": cols(analyze.OUTLIER_COLUMNS, OUTLIER_DOCS),
+        "sweep.json": [
+            {
+                "name": "*",
+                "description": "the sweep's parameters, plan and timings (public fields only)",
+            }
+        ],
+    }
+
+
+def build_site(
+    out: Path,
+    results: Path,
+    *,
+    catalog: Catalog | None = None,
+    max_points: int = charts.MAX_POINTS,
+    log: Callable[[str], None] = lambda _msg: None,
+    warn: Callable[[str], None] | None = None,
+) -> Path:
+    """Write the site for every sweep under `results` into `out`; returns index.html.
+
+    A sweep that cannot be read is left out with one `warn` line; the site is
+    built in a folder beside `out` and swapped in whole (outdir.building).
+    """
+    warn = warn if warn is not None else log
+    dirs = report.sweep_dirs(results)
+    if not dirs:
+        raise UserError(f"no sweeps under {results}: run 'interregion sweep' or pass --results")
+    pages: list[SweepPage] = []
+    for sweep_dir in dirs:
+        try:
+            page = _sweep_page(sweep_dir, catalog, max_points, warn)
+        except UserError as e:
+            warn(f"site: sweep {sweep_dir.name} left out: {e}")
+            continue
+        if page is None:
+            log(f"site: {sweep_dir.name} has no usable measurements, left out")
+            continue
+        pages.append(page)
+    if not pages:
+        raise UserError(f"no usable measurements in any sweep under {results}")
+    emulated_any = any(p.loaded.emulated for p in pages)
+    timeseries = None
+    if len(pages) >= 2:
+        combined = report.load_inputs(sweep_dirs_=[results / p.id for p in pages], catalog=catalog)
+        started = {s.id: s.started_utc or s.id for s in combined.sweeps.values()}
+        timeseries = charts.timeseries_figure(combined.data, started, emulated=combined.emulated)
+    nav = [p.id for p in pages]
+    hist = _history_pages(results, warn)
+    has_history = hist is not None
+    from orchestrator.study.report import STUDIES_DIR, study_ids, write_study_pages
+
+    # every page's header links the TCP studies' list when there is one
+    has_studies = bool(study_ids(results / STUDIES_DIR))
+    with outdir.building(out, SITE_FILES, "site") as tmp:
+        _write_assets(tmp / "assets")
+        for page in pages:
+            _write_data(results / page.id, page, tmp / "data" / page.id, warn)
+        _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
+        for page in pages:
+            text = _sweep_html(
+                page, nav, "../", timeseries=None, history=has_history, studies=has_studies
+            )
+            _write(tmp / "sweeps" / f"{page.id}.html", text)
+        latest = pages[-1]
+        index = _sweep_html(
+            latest, nav, "", timeseries=timeseries, history=has_history, studies=has_studies
+        )
+        _write(tmp / "index.html", index)
+        methodology = _methodology_html(nav, emulated_any, has_history, has_studies)
+        _write(tmp / "methodology.html", methodology)
+        _write(tmp / "data.html", _data_html(pages, emulated_any, has_history, has_studies))
+        if hist is not None:
+            from orchestrator.site import history_pages as site_history
+
+            site_history.write_pages(tmp, hist, studies=has_studies)
+        studies = write_study_pages(results / STUDIES_DIR, tmp / "studies")
+        if studies:
+            log(f"site: {len(studies)} TCP study pages (studies/index.html)")
+    return out / "index.html"
+
+
+def _history_pages(results: Path, warn: Callable[[str], None]) -> Any:
+    """The history store's figures for the matrix, changes and pair pages (a
+    site_history.HistoryData), or None without a store. A store that cannot be read is
+    one warning: the site is then built as without one."""
+    import duckdb
+
+    from orchestrator.site import history_pages as site_history
+    from orchestrator.history import store as history
+
+    if not history.store_path(results).exists():
+        return None
+    try:
+        with history.opened(results, read_only=True) as con:
+            return site_history.history_data(con)
+    except UserError as e:
+        warn(f"site: history pages left out: {e}")
+    except duckdb.Error as e:
+        warn(
+            f"site: history pages left out: {' '.join(str(e).split())[:200]}: "
+            "run 'interregion history rebuild'"
+        )
+    return None
+
+
+def _sweep_page(
+    sweep_dir: Path, catalog: Catalog | None, max_points: int, warn: Callable[[str], None]
+) -> SweepPage | None:
+    loaded = report.load_inputs(sweep_dirs_=[sweep_dir], catalog=catalog)
+    if len(loaded.data) == 0:
+        return None
+    for line in loaded.warnings:
+        warn(f"site: {line}")
+    summaries = analyze.summarize(loaded.data)
+    outliers = analyze.find_outliers(loaded.data)
+    figures = report.report_figures(loaded, summaries, max_points=max_points)
+    figures.pop("timeseries", None)  # one sweep: nothing to plot over time
+    meta = public_sweep_record(report.read_sweep_meta(sweep_dir))
+    return SweepPage(sweep_dir.name, loaded, summaries, outliers, figures, meta)
+
+
+def public_sweep_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a sweep.json the site may publish (PUBLIC_SWEEP_FIELDS)."""
+    return _allowed(record, PUBLIC_SWEEP_FIELDS)
+
+
+def _allowed(value: Any, spec: Any) -> Any:
+    if spec is True:
+        return value
+    if isinstance(spec, list):
+        return [_allowed(v, spec[0]) for v in value] if isinstance(value, list) else None
+    if not isinstance(value, Mapping):
+        return None
+    if "*" in spec:  # a map of names (the stages) whose values share one spec
+        return {str(k): _allowed(v, spec["*"]) for k, v in value.items()}
+    return {k: _allowed(value[k], sub) for k, sub in spec.items() if k in value}
+
+
+def write_parsed_rows(src: Path, dest: Path) -> tuple[int, int]:
+    """Copy the rows of a sweep's measurements.csv that parse to `dest` (columns
+    MEASUREMENT_COLUMNS); returns (rows written, rows left out). A row is left out
+    when its width differs from the header's, a numeric cell is not a number >= 0,
+    or it is the last line and has no newline (the file was cut while written).
+    Streams: a million rows never sit in memory."""
+    cut = _last_byte(src) not in (b"\n", b"")
+    written = dropped = 0
+    tmp = dest.with_name(dest.name + ".tmp")
+    with (
+        src.open(newline="", encoding="utf-8-sig") as f,
+        tmp.open("w", newline="", encoding="utf-8") as g,
+    ):
+        reader = csv.reader(f)
+        writer = csv.writer(g, lineterminator="\n")
+        writer.writerow(MEASUREMENT_COLUMNS)
+        header = [name.strip() for name in next(reader, [])]
+        index = [header.index(c) if c in header else -1 for c in MEASUREMENT_COLUMNS]
+        records = (cells for cells in reader if any(c.strip() for c in cells))
+        for cells, is_last in _flag_last(records):
+            if (is_last and cut) or len(cells) != len(header) or not _numbers_ok(header, cells):
+                dropped += 1
+                continue
+            writer.writerow([cells[i] if i >= 0 else "" for i in index])
+            written += 1
+    os.replace(tmp, dest)
+    return written, dropped
+
+
+def _flag_last(items: Iterator[list[str]]) -> Iterator[tuple[list[str], bool]]:
+    """(item, is it the last one?) for each item, reading one ahead."""
+    previous = next(items, None)
+    if previous is None:
+        return
+    for item in items:
+        yield previous, False
+        previous = item
+    yield previous, True
+
+
+def _last_byte(path: Path) -> bytes:
+    with path.open("rb") as f:
+        if f.seek(0, os.SEEK_END) == 0:
+            return b""
+        f.seek(-1, os.SEEK_END)
+        return f.read(1)
+
+
+def _numbers_ok(header: Sequence[str], cells: Sequence[str]) -> bool:
+    for name, cell in zip(header, cells, strict=True):
+        if name in NUMERIC_MEASUREMENT_COLUMNS and cell.strip():
+            try:
+                value = float(cell)
+            except ValueError:
+                return False
+            if not 0.0 <= value < math.inf:
+                return False
+    return True
+
+
+def _write_assets(assets: Path) -> None:
+    assets.mkdir(parents=True, exist_ok=True)
+    _write(assets / "plotly.min.js", get_plotlyjs())
+    _write(assets / "geo_assets.js", charts.geo_assets_js())
+    for name in ("site.js", "site.css", "history.js"):
+        shutil.copyfile(ASSETS / name, assets / name)
+
+
+def _write_data(sweep_dir: Path, page: SweepPage, dest: Path, warn: Callable[[str], None]) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    page.rows_published, dropped = write_parsed_rows(
+        sweep_dir / "measurements.csv", dest / "measurements.csv"
+    )
+    if dropped:
+        warn(f"site: {page.id}: {dropped} damaged row(s) of measurements.csv not published")
+    if page.meta:
+        _write(dest / "sweep.json", json.dumps(page.meta, indent=1) + "\n")
+    report.write_csv(
+        dest / "summary.csv", analyze.SUMMARY_COLUMNS, (s.row() for s in page.summaries)
+    )
+    report.write_csv(
+        dest / "outliers.csv", analyze.OUTLIER_COLUMNS, (o.__dict__ for o in page.outliers)
+    )
+
+
+# --- HTML -------------------------------------------------------------------------
+
+
+def _scripts(prefix: str) -> str:
+    return (
+        f"<script src='{prefix}assets/plotly.min.js'></script>\n"
+        f"<script src='{prefix}assets/geo_assets.js'></script>\n"
+        f"<script src='{prefix}assets/site.js'></script>\n"
+    )
+
+
+def _clean(fig: Any) -> dict[str, Any]:
+    """Figure JSON with NaN as null (JSON has no NaN)."""
+    data = json.loads(fig.to_json())
+    return data if isinstance(data, dict) else {}
+
+
+def _summary_table(summaries: Sequence[analyze.GroupSummary]) -> str:
+    cols = [
+        ("cloud pair", "cloud_pair", "{}"),
+        ("n", "n", "{:d}"),
+        ("r (RTT, distance)", "rtt_distance_r", "{:.3f}"),
+        ("RTT at 0 km (ms)", "rtt_intercept_ms", "{:.2f}"),
+        ("ms per 1000 km", "rtt_slope_ms_per_1000km", "{:.2f}"),
+        ("r (log throughput, distance)", "log_throughput_distance_r", "{:.3f}"),
+        ("route inflation (median)", "route_inflation_median", "{:.2f}"),
+        ("RTT p50 (ms)", "rtt_p50_ms", "{:.1f}"),
+        ("RTT p90 (ms)", "rtt_p90_ms", "{:.1f}"),
+        ("throughput p50 (Mbit/s)", "throughput_p50_bps", "{:.2f}"),
+        ("throughput p90 (Mbit/s)", "throughput_p90_bps", "{:.2f}"),
+    ]
+    head = "".join(f"<th>{_e(t)}</th>" for t, _k, _f in cols)
+    rows = []
+    for s in summaries:
+        row = s.row()
+        cells = []
+        for _t, key, fmt in cols:
+            value = row[key]
+            if key == "cloud_pair":
+                text = charts.PAIR_LABELS.get(str(value), str(value))
+            else:
+                text = report.display_cell(key, value, fmt)
+            cells.append(f"<td>{_e(text)}</td>")
+        rows.append(f"<tr data-pair='{_e(s.cloud_pair)}'>{''.join(cells)}</tr>")
+    return f"<table id='summary'><tr>{head}</tr>{''.join(rows)}</table>\n"
+
+
+def _outlier_table(outliers: Sequence[analyze.PairOutlier]) -> str:
+    if not outliers:
+        return "<p class='muted'>No pair's RTT is far above its cloud pair's fit.</p>\n"
+    head = "<tr><th>pair</th><th>distance (km)</th><th>RTT (ms)</th><th>fit (ms)</th>"
+    head += "<th>excess (ms)</th><th>robust z</th></tr>"
+    rows = []
+    for o in outliers[:50]:
+        z = report.display_cell("robust_z", o.robust_z, "{:.1f}")  # inf when the MAD is 0
+        rows.append(
+            f"<tr data-pair='{_e(o.cloud_pair)}'><td>{_e(o.src)} → {_e(o.dst)}</td>"
+            f"<td>{o.distance_km:.0f}</td><td>{o.rtt_ms:.1f}</td><td>{o.fit_rtt_ms:.1f}</td>"
+            f"<td>{o.excess_ms:.1f}</td><td>{z}</td></tr>"
+        )
+    more = (
+        f"<p class='muted'>{len(outliers) - 50} more in outliers.csv</p>"
+        if len(outliers) > 50
+        else ""
+    )
+    return f"<table id='outliers'>{head}{''.join(rows)}</table>\n{more}"
+
+
+def _filter_form() -> str:
+    boxes = "".join(
+        f"<label><input type='checkbox' name='pair' value='{g}' checked> "
+        f"{_e(charts.PAIR_LABELS[g])}</label>"
+        for g in analyze.GROUPS[1:]
+    )
+    return (
+        "<form id='filter'><strong>Filter:</strong> "
+        f"{boxes}"
+        "<label>from <input type='number' name='min_km' min='0' step='100' "
+        "placeholder='0'> km</label>"
+        "<label>to <input type='number' name='max_km' min='0' step='100' "
+        "placeholder='any'> km</label>"
+        "<button type='reset'>Reset</button><span id='filter-status'></span></form>\n"
+    )
+
+
+_CHART_TEXT = {
+    "distance-all": "RTT and throughput against distance, every cloud pair.",
+    "heatmap-rtt": "Median RTT from each source region (rows) to each destination "
+    "(columns), regions ordered west to east.",
+    "heatmap-throughput": "Median throughput by region pair, ordered west to east.",
+    "map": "The measured pairs as great-circle lines, coloured by median RTT.",
+    "timeseries": "How each pair's median RTT and throughput changed from sweep to sweep.",
+}
+
+
+def _sweep_html(
+    page: SweepPage,
+    nav: Sequence[str],
+    prefix: str,
+    timeseries: Any,
+    history: bool = False,
+    studies: bool = False,
+) -> str:
+    loaded = page.loaded
+    info = loaded.sweeps.get(page.id)
+    title = f"Sweep {page.id}"
+    parts = [_head(title, prefix, history, studies), _banner(loaded.emulated)]
+    parts.append(f"<h1>{_e(title)}{' (emulated)' if loaded.emulated else ''}</h1>\n")
+    started = info.started_utc if info else ""
+    backends = ", ".join(sorted(info.backends)) if info else ""
+    parts.append(
+        f"<p>{len(loaded.data)} measurements between {len(loaded.data.regions)} regions; "
+        f"started {_e(started)}; backend {_e(backends)}. "
+        f"Downloads: <a href='{prefix}data/{_e(page.id)}/measurements.csv'>measurements.csv</a>, "
+        f"<a href='{prefix}data/{_e(page.id)}/summary.csv'>summary.csv</a>, "
+        f"<a href='{prefix}data/{_e(page.id)}/outliers.csv'>outliers.csv</a> "
+        f"(<a href='{prefix}data.html'>schema</a>).</p>\n"
+    )
+    parts.append(_filter_form())
+    parts.append("<h2>Summary by cloud pair</h2>\n" + _summary_table(page.summaries))
+    parts.append("<h2>Outliers</h2>\n" + _outlier_table(page.outliers))
+    figures = dict(page.figures)
+    if timeseries is not None:
+        figures["timeseries"] = timeseries
+    scripts = []
+    parts.append("<h2>Charts</h2>\n")
+    for n, (name, fig) in enumerate(figures.items()):
+        element = f"fig-{n}"
+        text = _CHART_TEXT.get(name, f"RTT and throughput against distance, {name[9:]}.")
+        parts.append(
+            f"<h3>{_e(name)}</h3><p class='muted'>{_e(text)}</p>"
+            f"<div class='chart' id='chart-{_e(name)}' data-fig='{element}'></div>\n"
+        )
+        scripts.append(_json_script(element, _clean(fig)))
+    parts.append(_sweep_list(nav, prefix))
+    parts += scripts
+    parts.append(_scripts(prefix))
+    parts.append(_foot())
+    return "".join(parts)
+
+
+def _sweep_list(nav: Sequence[str], prefix: str) -> str:
+    items = "".join(
+        f"<li><a href='{prefix}sweeps/{_e(i)}.html'>{_e(i)}</a></li>" for i in reversed(nav)
+    )
+    return f"<h2>All sweeps</h2><ul id='sweeps'>{items}</ul>\n"
+
+
+def _methodology_html(
+    nav: Sequence[str], emulated: bool, history: bool = False, studies: bool = False
+) -> str:
+    model = _model_text()
+    parts = [
+        _head("Methodology", "", history, studies),
+        _banner(emulated, "Some or all results on this site were"),
+        "<h1>Methodology</h1>\n",
+        "<h2>What is measured</h2>\n<p>One small VM per region. In each round of the "
+        "schedule every VM takes part in at most one test, so tests never share a NIC. "
+        "For each directed pair: <code>ping</code> (RTT min/avg/percentiles, loss), then "
+        "one <code>iperf3</code> TCP test per direction after an omitted warm-up. Results are "
+        "one row per directed test in <a href='data.html'>measurements.csv</a>.</p>\n",
+        "<h2>Statistics</h2>\n<ul>"
+        "<li>Groups: all, and each directed cloud pair (aws-gcp = from AWS to GCP).</li>"
+        "<li>RTT is <code>rtt_avg_ms</code>; throughput is <code>throughput_bps</code> at the "
+        "receiver. Failed tests are left out.</li>"
+        "<li>Pearson's r and least-squares fits of RTT and of log10(throughput) against "
+        "geodesic distance (WGS-84); slopes per 1000 km.</li>"
+        "<li>Percentiles by linear interpolation between closest ranks (Hyndman-Fan method 7, "
+        "as numpy's default).</li>"
+        "<li>Route inflation: RTT over the fibre floor, 1 ms per 100 km of distance "
+        "(light in fibre covers about 200 km per ms each way); only pairs at least "
+        f"{analyze.INFLATION_MIN_KM:.0f} km apart, where the fixed cost of the stack no "
+        "longer dominates.</li>"
+        "<li>Outliers: a directed pair's median RTT more than 3 robust sigmas "
+        "(1.4826 x MAD of the group's residuals) above its cloud pair's fit (a line through "
+        "one median per directed pair, so pairs measured in many sweeps weigh no more), "
+        "and at least "
+        f"{analyze.OUTLIER_MIN_EXCESS_MS:.0f} ms above it: likely detours.</li>"
+        f"<li>Charts show at most {charts.MAX_POINTS} evenly spaced points each; the CSVs "
+        "always hold every row.</li></ul>\n",
+        "<h2>The emulated backend</h2>\n"
+        "<p>Without a cloud account, sweeps run on an emulated cloud: one network namespace "
+        "per region on one machine, with delays from a latency model and a rate cap per "
+        "host. Its results show how the tooling works, <strong>not</strong> how the clouds "
+        "perform, and are labelled EMULATED everywhere.</p>\n",
+        model,
+        "<h2>Caveats</h2>\n<ul>"
+        "<li>A single small VM per region: throughput is limited by that VM's NIC and "
+        "TCP window, not by the backbone.</li>"
+        "<li>One TCP stream by default; more streams raise long-haul throughput.</li>"
+        "<li>Distances are straight lines: real routes follow cables and peering points.</li>"
+        "<li>A sweep is a snapshot: routes and load change over hours and days.</li></ul>\n",
+        _sweep_list(nav, ""),
+        _foot(),
+    ]
+    return "".join(parts)
+
+
+def _model_text() -> str:
+    m = DEFAULT_MODEL
+    rows = [
+        ("base RTT", f"{m.base_rtt_ms:.2f} ms"),
+        ("RTT per 1000 km", f"{m.rtt_ms_per_1000km:.2f} ms"),
+        ("extra RTT between AWS and GCP", f"{m.cross_cloud_rtt_ms:.2f} ms"),
+        ("jitter (one way)", f"{m.jitter_ms:.2f} ms"),
+        ("loss (one way)", f"{m.loss_pct:g} %"),
+        ("rate cap per host", f"{m.rate_mbit:g} Mbit/s"),
+        ("TCP buffer", f"{m.tcp_buffer_bytes} bytes"),
+        ("rate scale (emulated / real small VM)", f"{m.scale:g}"),
+    ]
+    body = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows)
+    return (
+        "<p>Latency model (orchestrator/netmodel/model.py): RTT = base + slope x distance "
+        "(+ the cross-cloud extra), calibrated on public measurements between real AWS "
+        "and GCP regions. Throughput is capped at the rate below and by the TCP window "
+        "over the RTT; emulated rates are the real curve times the scale.</p>\n"
+        f"<table id='model'><tr><th>parameter</th><th>value</th></tr>{body}</table>\n"
+    )
+
+
+def _data_html(
+    pages: Sequence[SweepPage], emulated: bool, history: bool = False, studies: bool = False
+) -> str:
+    parts = [
+        _head("Data", "", history, studies),
+        _banner(emulated, "Some or all results on this site were"),
+        "<h1>Data</h1>\n<p>Every file is also described in "
+        "<a href='data/schema.json'>data/schema.json</a>. Rows with backend "
+        "<code>local</code> come from the EMULATED cloud.</p>\n<table id='downloads'>"
+        "<tr><th>sweep</th><th>rows</th><th>backend</th><th>files</th></tr>",
+    ]
+    for p in reversed(pages):
+        info = p.loaded.sweeps.get(p.id)
+        backends = ", ".join(sorted(info.backends)) if info else ""
+        label = " (EMULATED)" if p.loaded.emulated else ""
+        files = " ".join(
+            f"<a href='data/{_e(p.id)}/{f}'>{f}</a>"
+            for f in ("measurements.csv", "summary.csv", "outliers.csv", "sweep.json")
+            if f != "sweep.json" or p.meta
+        )
+        parts.append(
+            f"<tr><td><a href='sweeps/{_e(p.id)}.html'>{_e(p.id)}</a></td>"
+            f"<td>{p.rows_published}</td><td>{_e(backends)}{label}</td><td>{files}</td></tr>"
+        )
+    parts.append("</table>\n")
+    for name, columns in schema_json().items():
+        if name == "sweep.json":
+            continue
+        rows = "".join(
+            f"<tr><td><code>{_e(c['name'])}</code></td><td>{_e(c['description'])}</td></tr>"
+            for c in columns
+        )
+        parts.append(
+            f"<h2>{_e(name)}</h2>\n<table><tr><th>column</th><th>meaning</th></tr>{rows}</table>\n"
+        )
+    parts.append(_foot())
+    return "".join(parts)

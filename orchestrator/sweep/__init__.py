@@ -1,0 +1,33 @@
+"""A sweep: its record (`sweep.json`) and its stages, provision, prepare, measure (rounds, the
+ping phase and the playbook's event stream), collect, teardown and report, the runner that
+chains them, and the sweeps a crash abandoned.
+
+Public API: the modules below; other packages import only these names
+(`from orchestrator.sweep import abandoned`), never a name starting with `_`.
+
+- `abandoned`: Sweeps whose process died mid-run (kill -9, a reboot): found and torn down.
+- `events`: The measure playbook's event stream, turned into raw files and rows round by round.
+- `hostcheck`: Checks of the prepared hosts against the test parameters, before any test runs.
+- `inventory`: The Ansible inventory of a sweep, generated from the host contract.
+- `measure`: The measure stage: the planned tests, in exclusive rounds, through one playbook run.
+- `pingphase`: The ping phase: every host probes all its peers at once, as one round of its own.
+- `provision`: Backend -> the Terraform stack that makes its hosts, and that stack's variables.
+- `record`: A sweep's record: its results folder and sweep.json, made at plan time.
+- `runner`: A whole sweep: provision -> prepare -> measure -> collect -> teardown -> report.
+- `sentinels`: Sentinel pairs in the measure stage, and their late results (`sentinels.csv`).
+- `stages`: The stages around measuring: provision, prepare, collect, teardown, report.
+"""
+
+__all__ = [
+    "abandoned",
+    "events",
+    "hostcheck",
+    "inventory",
+    "measure",
+    "pingphase",
+    "provision",
+    "record",
+    "runner",
+    "sentinels",
+    "stages",
+]

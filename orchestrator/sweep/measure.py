@@ -1,0 +1,410 @@
+"""The measure stage: the planned tests, in exclusive rounds, through one playbook run.
+
+Each run writes a playbook of its own (state/measure-NNN.json) with one play per
+round, targeting only that round's hosts and carrying only their parts (what
+orchestrator.rounds reads back). So Ansible's work per round is one task per busy
+host and grows with the round, not with the sweep: the controller's time and memory
+per round stay flat however many rounds follow (tests/test_measure.py checks the
+input sizes, bench/sweep.py the time). Plays run one after the other, so rounds stay
+in step and no host is ever in two tests at once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.drivers import interrupts
+from orchestrator.drivers.ansible import run_playbook
+from orchestrator.drivers.progress import RoundProgress
+from orchestrator.model.hosts import Host
+from orchestrator.plan import spend
+from orchestrator.plan.pricing import Pricing, load_pricing
+from orchestrator.plan.rounds import Slot, schedule
+from orchestrator.plan.selection import Pair
+from orchestrator.plan.sweep_plan import TestParams, round_seconds
+from orchestrator.results import store
+from orchestrator.results.collect import SlotPlan, unmeasured_row, with_ping_phase
+from orchestrator.results.store import safe_name, utc_now
+from orchestrator.sweep import sentinels
+from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
+from orchestrator.sweep.pingphase import (
+    PHASE_FORKS,
+    phase_parts,
+    phase_play,
+    phase_seconds,
+    write_parts,
+)
+from orchestrator.sweep.record import Sweep
+from orchestrator.sweep.stages import load_hosts, row_context, state_folder, write_sweep_inventory
+
+BASE_PORT = 5201
+PORTS = 99  # 5201-5299: the range the cloud stacks' firewalls open
+# How long either end of a slot waits for the other beyond its own slot time: hosts
+# of a round start within a second or so of each other (the controller hands the
+# round out host by host), and a peer later than this is recorded as `peer-late`.
+MEET_MARGIN_S = 10.0
+JITTER_S = 0.2  # random delay before a client starts, so tests do not start in lock-step
+ROUND_TIMEOUT_MARGIN_S = 60  # Ansible's own bound on a round task, beyond the meeting
+
+
+def slot_plans(round_no: int, slots: Sequence[Slot]) -> list[SlotPlan]:
+    port = BASE_PORT + (round_no - 1) % PORTS  # a new port each round: no stale server blocks it
+    return [
+        SlotPlan(
+            client=slot.pairs[0].src.key,
+            server=slot.pairs[0].dst.key,
+            reverse=len(slot.pairs) == 2,
+            port=port,
+        )
+        for slot in slots
+    ]
+
+
+def agent_parts(
+    round_no: int,
+    slots: Sequence[SlotPlan],
+    hosts: Mapping[str, Host],
+    params: TestParams,
+    pings: bool = True,
+) -> dict[str, dict[str, Any]]:
+    """{inventory host: the agent's part} of one round (both ends of every slot); with
+    `pings` False the slot runs iperf3 alone (the ping phase measured the idle RTT)."""
+    common = {
+        "round": round_no,
+        "pings": params.pings if pings else 0,
+        "ping_interval_s": params.ping_interval_s,
+        "duration_s": params.duration_s,
+        "omit_s": params.omit_s,
+        "streams": params.streams,
+        "window": params.window,
+        "congestion": params.congestion,
+        "meet_within_s": MEET_MARGIN_S,
+        "jitter_s": JITTER_S,
+    }
+    parts = {}
+    for slot in slots:
+        for role, me, peer in (
+            ("client", slot.client, slot.server),
+            ("server", slot.server, slot.client),
+        ):
+            parts[safe_name(me)] = {
+                **common,
+                "host": me,
+                "role": role,
+                "address": hosts[me].address,  # the server listens on it
+                "peer": peer,
+                "peer_address": hosts[peer].address,
+                "port": slot.port,
+                "reverse": slot.reverse,
+            }
+    return parts
+
+
+def round_timeout_s(expected_s: float) -> int:
+    return int(expected_s + MEET_MARGIN_S + ROUND_TIMEOUT_MARGIN_S)
+
+
+def round_play(planned: PlannedRound, parts: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """One round as a play: only its hosts, only their parts."""
+    return {
+        "name": f"Round {planned.number}",
+        "hosts": ":".join(sorted(parts)),
+        "gather_facts": False,
+        "vars": {
+            # ir_parts: each host's part of this round, for the agent
+            "ir_parts": dict(parts),
+            # ir_round_timeout_s: Ansible's bound on the round task
+            "ir_round_timeout_s": round_timeout_s(planned.expected_s),
+        },
+        "tasks": [{"ansible.builtin.import_tasks": str(paths.PLAYBOOKS / "tasks" / "round.yml")}],
+    }
+
+
+def rounds_playbook(
+    planned: Sequence[PlannedRound],
+    hosts: Mapping[str, Host],
+    params: TestParams,
+    pings: bool = True,
+) -> list[dict[str, Any]]:
+    """The playbook of one measure run: a play per round, in order."""
+    return [round_play(r, agent_parts(r.number, r.slots, hosts, params, pings)) for r in planned]
+
+
+def controller_rtt_ms(sweep: Sweep) -> float:
+    """The plan's RTT from the controller to its farthest host (0: next to them)."""
+    return float(sweep.record["plan"].get("controller_rtt_ms") or 0.0)
+
+
+def plan_ping_phase(tests: Sequence[Pair], first: int, sweep: Sweep) -> list[PlannedRound]:
+    """A latency-only run: one round, the ping phase, with every test at once."""
+    keys = [t.key for t in tests]
+    params = sweep.params
+    rtt_ms = controller_rtt_ms(sweep)
+    expected_s = round(phase_seconds(keys, params.pings, params.ping_interval_s, rtt_ms), 3)
+    return [PlannedRound(first, [], expected_s, phase_tests=keys)]
+
+
+def plan_rounds(
+    tests: Sequence[Pair], first: int, sweep: Sweep, pings: bool = True
+) -> list[PlannedRound]:
+    rounds = schedule(
+        tests,
+        max_concurrent=sweep.record.get("max_concurrent"),
+        sequential=sweep.record.get("sequential", False),
+    )
+    params = sweep.params
+    return [
+        PlannedRound(n, slot_plans(n, slots), round(round_seconds(params, slots, pings), 3))
+        for n, slots in enumerate(rounds, start=first)
+    ]
+
+
+def next_round_no(sweep: Sweep) -> int:
+    """After every recorded round and every raw folder (an interrupted round leaves one)."""
+    numbers = [r["round"] for r in sweep.record["rounds"]]
+    numbers += [int(p.name.split("-")[1]) for p in (sweep.dir / store.RAW_DIR).glob("round-*")]
+    return max(numbers, default=0) + 1
+
+
+class _Rows:
+    """measurements.csv, kept in memory during a run and rewritten whole (atomically)
+    after each round."""
+
+    def __init__(self, sweep: Sweep, complete: Any = None) -> None:
+        self.sweep = sweep
+        self.complete = complete
+        self.rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+
+    def merge(self, rows: Sequence[dict[str, Any]]) -> None:
+        self.rows = store.add_round_rows(self.rows, rows, self.complete)
+        store.write_rows(self.sweep.dir, self.rows)
+
+
+def run_tests(
+    sweep: Sweep, hosts: Sequence[Host], tests: Sequence[Pair], kind: str, progress: RoundProgress
+) -> None:
+    """The ping phase first, while no throughput test runs anywhere; then the throughput
+    rounds (each as the sweep's tests say)."""
+    which = sweep.params.tests
+    if "ping" in which:
+        run_rounds(sweep, hosts, tests, kind, progress, phase=True)
+    if "throughput" in which:
+        run_rounds(sweep, hosts, tests, kind, progress)
+
+
+def run_rounds(
+    sweep: Sweep,
+    hosts: Sequence[Host],
+    tests: Sequence[Pair],
+    kind: str,
+    progress: RoundProgress,
+    phase: bool = False,
+) -> dict[str, Any]:
+    """Measure `tests` in ONE ansible-playbook run: the ping phase (`phase`), or the
+    throughput rounds (iperf3 alone: the idle RTT is the ping phase's)."""
+    interrupts.check()
+    by_name = {h.name: h for h in hosts}
+    params = sweep.params
+    with_phase = params.ping
+    if phase:
+        planned = plan_ping_phase(tests, next_round_no(sweep), sweep)
+        keys = planned[0].phase_tests or []
+        number = planned[0].number
+        parts = phase_parts(keys, by_name, params.pings, params.ping_interval_s)
+        folder = write_parts(state_folder(sweep) / f"phase-{number:03d}", parts)
+        rtt_ms = controller_rtt_ms(sweep)
+        plays = [phase_play(number, list(parts), folder, planned[0].expected_s, rtt_ms)]
+    else:
+        # the idle RTT is the ping phase's: slots run iperf3 alone
+        planned = plan_rounds(tests, next_round_no(sweep), sweep, pings=False)
+        if kind == "main":  # the first round's first slots again at the end: host drain
+            cap = 1 if sweep.record.get("sequential") else sweep.record.get("max_concurrent")
+            planned = sentinels.add_sentinel_rounds(planned, max_concurrent=cap)
+        plays = rounds_playbook(planned, by_name, params, pings=False)
+    state = state_folder(sweep)
+    book = state / f"measure-{planned[0].number:03d}.json"
+    store.write_json(book, plays)
+    # slots after the ping phase carry no RTT: their rows are completed from the phase's
+    table = _Rows(sweep, with_ping_phase if with_phase and not phase else None)
+
+    # read once per run, not per round, and only for a sweep that has a budget to keep
+    budgeted = sweep.record.get("budget_usd") and _priced(sweep)
+    pricing = load_pricing() if budgeted else None
+
+    def on_round(done: ClosedRound) -> None:
+        state_folder(sweep)  # a sweep whose state vanished stops here
+        table.merge(done.rows)
+        sweep.record["rounds"].append(done.entry(kind))
+        sweep.save()
+        progress.round_done(done.number, done.ok, len(done.rows) - done.ok, done.wall_s)
+        check_budget(sweep, table.rows, done.number, pricing)
+
+    tracker = RoundTracker(
+        sweep.dir,
+        list(by_name),
+        {r.number: r for r in planned},
+        row_context(sweep, hosts),
+        on_round,
+    )
+    progress.begin(f"{kind} ping phase" if phase else kind, len(planned), len(tests))
+    # the ping phase's agents run in the background: its forks only start and collect
+    # them, and a full catalog's hosts at once would cost the controller ~1 GiB
+    forks = PHASE_FORKS if phase else max(len(p.hosts) for p in planned)
+    started, started_utc = time.monotonic(), utc_now()
+    try:
+        rc = run_playbook(
+            book,
+            write_sweep_inventory(sweep, hosts),
+            on_event=tracker.on_event,
+            log_path=state / "ansible-measure.log",
+            forks=forks,
+        )
+        tracker.close()
+    finally:
+        progress.end()
+    wall_s = time.monotonic() - started
+    slot_total_s = sum(p.expected_s for p in planned)
+    summary = {
+        "kind": kind,
+        **({"phase": "ping"} if phase else {}),
+        "started_utc": started_utc,
+        "ended_utc": utc_now(),
+        "rounds": len(planned),
+        "rounds_closed": len(tracker.closed),
+        "tests": len(tests),
+        "wall_s": round(wall_s, 3),
+        "first_round_after_s": (
+            round(tracker.first_round_at - started, 3) if tracker.first_round_at else None
+        ),
+        "rounds_x_slot_s": round(slot_total_s, 3),
+        "overhead_ratio": round((wall_s - slot_total_s) / wall_s, 4) if wall_s else None,
+        "ansible_rc": rc,
+        "forks": forks,
+    }
+    sweep.record["measure_runs"].append(summary)
+    sweep.save()
+    check_playbook_end(sweep, rc, len(tracker.closed), len(planned), state / "ansible-measure.log")
+    return summary
+
+
+def check_playbook_end(sweep: Sweep, rc: int, closed: int, planned: int, log: Path) -> None:
+    """A rounds playbook that was killed, failed, or closed no round is a one-line error."""
+    if rc != 0 or not closed:
+        state_folder(sweep)  # Ansible fails too when the state under it vanished: say which
+    if rc < 0:
+        raise UserError(f"ansible-playbook was killed (signal {-rc}) during the rounds: see {log}")
+    if rc not in (0, 2, 4) or not closed:
+        raise UserError(
+            f"ansible-playbook failed (rc {rc}) after {closed} of {planned} rounds: see {log}"
+        )
+
+
+class BudgetReached(UserError):
+    """What the sweep moved reached its budget: it stops after the round, tears down."""
+
+
+def check_budget(
+    sweep: Sweep,
+    rows: Sequence[dict[str, Any]],
+    round_no: int,
+    pricing: Pricing | None = None,
+) -> None:
+    """The hard stop: once the bytes moved so far (and the VMs' time) cost the sweep's
+    `budget_usd` at list prices, no further round starts. Emulated sweeps cost nothing,
+    unless the sweep asked to be priced as on the clouds (`sweep --price-emulated`)."""
+    budget = sweep.record.get("budget_usd")
+    if not budget or not _priced(sweep):
+        return
+    regions = sweep.regions()
+    pricing = pricing or load_pricing()
+    started = sweep.record.get("started_utc") or sweep.record["created_utc"]
+    hours = max(0.0, (time.time() - _epoch(started)) / 3600)
+    vm_usd = sum(pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in regions.values())
+    if not spend.over_budget(
+        [*rows, *sentinels.read_sentinel_rows(sweep.dir)],  # the repeats move bytes too
+        pricing,
+        float(budget),
+        regions=regions,
+        pings=sweep.params.pings,
+        vm_usd_so_far=vm_usd,
+    ):
+        return
+    why = (
+        f"stopped after round {round_no}: what the sweep moved (and its VMs' time) reached "
+        f"its budget of ${float(budget):g} at list prices; the measured rounds are kept"
+    )
+    sweep.record["stopped"] = why
+    sweep.save()
+    raise BudgetReached(why)
+
+
+def _priced(sweep: Sweep) -> bool:
+    return sweep.backend != "local" or bool(sweep.record.get("price_emulated"))
+
+
+def _epoch(utc: str) -> float:
+    return datetime.strptime(utc, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+
+
+def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = True) -> None:
+    """Measure every planned test that has no ok row yet; retry the failures once."""
+    progress = progress or RoundProgress()
+    hosts = load_hosts(sweep)
+    stages = sweep.record.get("stages", {})
+    provisioned = stages.get("provision", {}).get("started_utc", "")
+    if stages.get("teardown", {}).get("started_utc", "") > provisioned:
+        raise UserError(
+            f"the hosts of sweep {sweep.id} were torn down: "
+            f"continue with 'interregion sweep --resume {sweep.id}'"
+        )
+    with sweep.stage("measure"):
+        sweep.record["status"] = "measuring"
+        rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+        done = store.ok_tests(rows, sweep.params.tests)
+        todo = [p for p in sweep.planned_pairs() if p.key not in done]
+        if not todo:
+            sweep.log(f"sweep {sweep.id}: every test is measured already")
+            return
+        kind = "resume" if sweep.record["rounds"] else "main"
+        if done:
+            sweep.log(f"keeping {len(done)} ok tests, measuring the other {len(todo)}")
+        run_tests(sweep, hosts, todo, kind, progress)
+        rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+        done = store.ok_tests(rows, sweep.params.tests)
+        failed = [p for p in todo if p.key not in done]
+        if failed and retry:
+            sweep.log(f"retrying {len(failed)} failed tests once")
+            run_tests(sweep, hosts, failed, "retry", progress)
+        fill_unmeasured(sweep, hosts)
+        sweep.record["status"] = "measured"
+
+
+def fill_unmeasured(sweep: Sweep, hosts: Sequence[Host]) -> None:
+    """Planned tests without any row (the play ended early) get a failed row saying so;
+    so does a test whose ping phase ran but whose throughput round did not (keeping
+    its RTT figures)."""
+    rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+    if sweep.params.throughput:
+        why = "not measured: the play ended before its throughput round"
+        rows = [
+            {**r, "status": "failed", "error": why}
+            if r.get("status") == "ok" and r.get("throughput_bps") in (None, "")
+            else r
+            for r in rows
+        ]
+        store.write_rows(sweep.dir, rows)
+    have = {store.pair_key(r) for r in rows}
+    ctx = row_context(sweep, hosts)
+    missing = [
+        unmeasured_row(p.src.key, p.dst.key, ctx, "not measured: the play ended before its round")
+        for p in sweep.planned_pairs()
+        if p.key not in have
+    ]
+    if missing:
+        store.write_rows(sweep.dir, store.merge_rows(rows, missing))

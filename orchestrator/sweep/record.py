@@ -1,0 +1,169 @@
+"""A sweep's record: its results folder and sweep.json, made at plan time.
+
+The stages that act on a sweep are in orchestrator.stages (provision, prepare,
+collect, teardown, report) and orchestrator.measure; orchestrator.runner runs them
+all in order and tears down whatever happens.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from orchestrator import __version__
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import Region, region_from_dict
+from orchestrator.plan.selection import Pair, SelectionSpec
+from orchestrator.plan.sweep_plan import Plan, TestParams
+from orchestrator.results import store
+from orchestrator.results.schema import RESULTS_FORMAT_VERSION
+from orchestrator.results.store import utc_now
+
+Log = Callable[[str], None]
+ROUND_TASK = "Round:"
+BASE_PORT = 5201
+PORTS = 99  # 5201-5299: the range the cloud stacks' firewalls open
+CONNECT_WAIT_S = 10.0  # how long a client retries a server that is not up (yet)
+JITTER_S = 0.2  # random delay before a client starts, so tests do not start in lock-step
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+@dataclass
+class Sweep:
+    """A results folder and its record (sweep.json), saved after every change."""
+
+    results: Path
+    record: dict[str, Any]
+    log: Log = _stderr
+
+    @property
+    def id(self) -> str:
+        return str(self.record["sweep_id"])
+
+    @property
+    def dir(self) -> Path:
+        return store.sweep_dir(self.results, self.id)
+
+    @property
+    def state(self) -> Path:
+        """state/, made private (0700) whoever touches it first."""
+        return store.make_state_dir(self.dir)
+
+    @property
+    def params(self) -> TestParams:
+        return TestParams(**self.record["params"])
+
+    @property
+    def backend(self) -> str:
+        return str(self.record["backend"])
+
+    def save(self) -> None:
+        store.save_record(self.results, self.record)
+
+    def regions(self) -> dict[str, Region]:
+        regions = (region_from_dict(r) for r in self.record["plan"]["regions"])
+        return {r.key: r for r in regions}
+
+    def planned_pairs(self) -> list[Pair]:
+        regions = self.regions()
+        return [
+            Pair(regions[p["src"]], regions[p["dst"]], p["distance_km"])
+            for p in self.record["plan"]["pairs"]
+        ]
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Record a stage's start, end, wall time and outcome in sweep.json."""
+        entry: dict[str, Any] = {"started_utc": utc_now(), "status": "running"}
+        self.record.setdefault("stages", {})[name] = entry
+        self.save()
+        started = time.monotonic()
+        try:
+            yield
+            entry["status"] = "done"
+        except KeyboardInterrupt:
+            entry["status"] = "interrupted"
+            raise
+        except BaseException as e:
+            entry["status"] = "failed"
+            entry["error"] = str(e)
+            raise
+        finally:
+            entry["ended_utc"] = utc_now()
+            entry["wall_s"] = round(time.monotonic() - started, 3)
+            self.save()
+
+
+# ---- plan -----------------------------------------------------------------------------
+
+
+def tool_versions() -> dict[str, str]:
+    versions = {"interregion": __version__, "python": platform.python_version()}
+    try:
+        from ansible.release import __version__ as ansible_version
+
+        versions["ansible_core"] = ansible_version
+    except ImportError:
+        pass
+    try:
+        out = subprocess.run(
+            ["terraform", "version", "-json"], capture_output=True, text=True, timeout=30
+        )
+        versions["terraform"] = json.loads(out.stdout).get("terraform_version", "")
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        pass
+    return versions
+
+
+def create_sweep(
+    plan: Plan,
+    spec: SelectionSpec,
+    results: Path = paths.RESULTS,
+    sweep_id: str | None = None,
+    cloud_options: Mapping[str, Any] | None = None,
+) -> Sweep:
+    """A new results folder holding the plan; nothing is provisioned yet.
+
+    `cloud_options` (the fields of clouds.launch.CloudOptions) are kept in the record, so
+    a later 'provision --sweep ID' provisions the same way."""
+    sweep_id = sweep_id or store.new_sweep_id()
+    if store.sweep_dir(results, sweep_id).exists():
+        raise UserError(f"sweep {sweep_id} exists already: pick another id")
+    record = {
+        "format_version": RESULTS_FORMAT_VERSION,
+        "sweep_id": sweep_id,
+        "backend": plan.backend,
+        "emulated": plan.backend == "local",
+        "created_utc": utc_now(),
+        "status": "planned",
+        "selection": asdict(spec),
+        "params": plan.params.to_dict(),
+        "max_concurrent": plan.max_concurrent,
+        "sequential": plan.sequential,
+        "cloud_options": dict(cloud_options) if cloud_options else None,
+        "plan": plan.to_json(),
+        "versions": tool_versions(),
+        "stages": {},
+        "rounds": [],
+        "measure_runs": [],
+    }
+    sweep = Sweep(Path(results), record)
+    sweep.save()
+    store.make_state_dir(sweep.dir)
+    return sweep
+
+
+def open_sweep(sweep_id: str, results: Path = paths.RESULTS, log: Log = _stderr) -> Sweep:
+    return Sweep(Path(results), store.load_record(Path(results), sweep_id), log)

@@ -1,0 +1,92 @@
+"""A whole sweep: provision -> prepare -> measure -> collect -> teardown -> report.
+
+Teardown always runs: on success, on an error, on an interrupt (the CLI turns
+Ctrl-C, SIGTERM and SIGHUP into orchestrator.interrupts.Interrupted) and when the
+sweep's state folder vanished under it. Signal handlers are the CLI's business.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+from orchestrator.core.errors import UserError
+from orchestrator.drivers import interrupts
+from orchestrator.drivers import processes as children
+from orchestrator.drivers.interrupts import Interrupted
+from orchestrator.drivers.progress import RoundProgress
+from orchestrator.results.store import utc_now
+from orchestrator.sweep import measure, stages
+from orchestrator.sweep.record import Sweep
+
+
+def run_sweep(
+    sweep: Sweep,
+    *,
+    progress: RoundProgress | None = None,
+    build_report: bool = True,
+    keep_hosts: bool = False,
+    measure_stage: Callable[[Sweep, RoundProgress | None], None] | None = None,
+    report_stage: Callable[[Sweep], object] = stages.report,
+    history: bool = True,
+) -> Sweep:
+    """Every stage in order; teardown always, and no process of ours outlives it.
+
+    A TCP study passes its own measure and report stages, and joins no history store."""
+    started = time.monotonic()
+    sweep.record["started_utc"] = sweep.record.get("started_utc") or utc_now()
+    try:
+        stages.provision(sweep, owner_pid=0 if keep_hosts else os.getpid())
+        stages.prepare(sweep)
+        if measure_stage is None:
+            measure.measure(sweep, progress)
+            stages.collect(sweep)
+        else:
+            measure_stage(sweep, progress)
+        sweep.record["status"] = "done"
+    except KeyboardInterrupt as e:
+        sweep.record["status"] = "interrupted"
+        why = e.signal_name if isinstance(e, Interrupted) else "SIGINT"
+        sweep.record["interrupted_by"] = why
+        sweep.log(
+            f"interrupted ({why}): completed rounds are kept in {sweep.dir}; tearing down "
+            f"(continue later with 'interregion sweep --resume {sweep.id}')"
+        )
+        raise
+    except BaseException:
+        sweep.record["status"] = "failed"
+        raise
+    finally:
+        stopped = children.stop_all()
+        if stopped:
+            sweep.log(f"stopped what was still running: {'; '.join(stopped)}")
+        if not keep_hosts:
+            stages.teardown(sweep)
+        sweep.record["ended_utc"] = utc_now()
+        sweep.record["wall_s"] = round(time.monotonic() - started, 3)
+        if (sweep.dir / "sweep.json").parent.is_dir():
+            sweep.save()
+    late = interrupts.requested()  # arrived while teardown ran: honoured now
+    if late:
+        sweep.record["interrupted_by"] = late
+        sweep.save()
+        interrupts.check()
+    if build_report:
+        report_stage(sweep)
+    if history:
+        ingest(sweep)
+    return sweep
+
+
+def ingest(sweep: Sweep) -> None:
+    """The sweep joins the results folder's history store; a store that cannot take it
+    (locked, damaged) is a warning: the sweep's own files are complete without it."""
+    from orchestrator.history import store as history
+
+    try:
+        rows = history.ingest_sweep(sweep.results, sweep.id)
+    except UserError as e:
+        sweep.log(f"warning: not added to the history store: {e}")
+        return
+    sweep.log(f"history: {rows} rows added to {sweep.results / history.HISTORY_FILE}")

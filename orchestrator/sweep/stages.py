@@ -1,0 +1,326 @@
+"""The stages around measuring: provision, prepare, collect, teardown, report.
+
+Each is a function of a Sweep and can run alone on a sweep id (`interregion
+provision --sweep ID` ...), so a crashed sweep can be torn down or resumed.
+The measure stage is orchestrator.measure; the whole sweep, orchestrator.runner.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from orchestrator.core.errors import UserError
+from orchestrator.drivers import interrupts
+from orchestrator.drivers.ansible import Event, close_control_sockets, run_playbook
+from orchestrator.drivers.keys import ensure_sweep_keys
+from orchestrator.model.catalog import load_catalog
+from orchestrator.model.hosts import Host, placement
+from orchestrator.results import store
+from orchestrator.results.collect import RowContext, SlotPlan, with_ping_phase
+from orchestrator.results.store import safe_name
+from orchestrator.sweep.events import PlannedRound
+from orchestrator.sweep.hostcheck import congestion_problem
+from orchestrator.sweep.inventory import (
+    control_dir,
+    existing_control_dir,
+    inventory,
+    record_host_keys,
+    remembered_control_dir,
+    remove_control_dir,
+    write_inventory,
+)
+from orchestrator.sweep.provision import destroy_all, reap_local_leftovers, stack_plan, workdir_for
+from orchestrator.sweep.record import Sweep
+from orchestrator.sweep.sentinels import sentinels_path, split_rows
+
+# prepare's SSH sessions at once: each fork costs the controller a process, an ssh
+# client and its share of two cores; beyond this, more forks were slower (bench/sweep.py)
+PREPARE_FORKS = 24
+AGENT_DIR = "agent"  # under state/ on this machine: emulated hosts share its file system
+
+
+class StateVanished(UserError):
+    """The sweep's state folder disappeared while it ran: stop and reap."""
+
+
+def state_folder(sweep: Sweep) -> Path:
+    """state/ of a sweep that has one; StateVanished when it was deleted under a run."""
+    path = sweep.dir / store.STATE_DIR
+    if not path.is_dir():
+        raise StateVanished(
+            f"the state folder of sweep {sweep.id} ({path}) vanished while it ran: stopping "
+            "and removing its hosts"
+        )
+    return path
+
+
+# ---- provision ------------------------------------------------------------------------
+
+
+def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
+    """Apply the backend's Terraform stack; write hosts.json (the host contract)."""
+    with sweep.stage("provision"):
+        if sweep.backend == "local":
+            reap_local_leftovers(sweep.log)
+        keys = ensure_sweep_keys(sweep.state / "keys")
+        regions = list(sweep.regions().values())
+        machine_types = {} if sweep.backend == "local" else load_catalog().machine_types
+        planned = stack_plan(
+            sweep.backend,
+            sweep.id,
+            regions,
+            keys,
+            sweep.state,
+            owner_pid=owner_pid,
+            machine_types=machine_types,
+            estimate_wall_s=sweep.record["plan"]["estimate"]["wall_s"],
+            cloud_options=sweep.record.get("cloud_options"),
+            log=sweep.log,
+            controller=sweep.record["plan"].get("controller") or None,
+            emulated_type=sweep.record["plan"].get("emulated_type", ""),
+            emulation=sweep.record.get("emulation"),
+        )
+        interrupts.check()
+        sweep.log(f"provisioning {len(regions)} hosts ({sweep.backend}) with Terraform")
+        hosts = planned.stack().apply(planned.variables)
+        missing = sorted(set(sweep.regions()) - {h.name for h in hosts})
+        if missing:
+            raise UserError(f"the stack made no host for {', '.join(missing)}: check infra/")
+        store.write_json(sweep.dir / store.HOSTS_FILE, {"hosts": [h.to_dict() for h in hosts]})
+        # zone, image and machine type per host: what a later sweep pins (--pin-from) and
+        # what tells a change of our own setup from a change of the network
+        sweep.record["placement"] = placement(hosts)
+        sweep.record["status"] = "provisioned"
+    return hosts
+
+
+def _hosts_doc(sweep: Sweep) -> tuple[dict[str, Any], list[Host]]:
+    """hosts.json and its hosts; one-line errors when it is missing or damaged."""
+    path = sweep.dir / store.HOSTS_FILE
+    again = f"run 'interregion provision --sweep {sweep.id}'"
+    if not path.exists():
+        raise UserError(f"sweep {sweep.id} has no hosts: {again}")
+    try:
+        doc = json.loads(path.read_text())
+        hosts = [Host(**h) for h in doc["hosts"]]
+    except (OSError, ValueError, TypeError, KeyError) as e:
+        raise UserError(f"{path} is damaged ({type(e).__name__}: {e}): {again}") from None
+    return doc, hosts
+
+
+def load_hosts(sweep: Sweep) -> list[Host]:
+    return _hosts_doc(sweep)[1]
+
+
+# ---- ansible plumbing -----------------------------------------------------------------
+
+
+def local_agent_dir(sweep: Sweep) -> Path:
+    """The agent's folder for emulated hosts: inside the sweep's private (0700) state/,
+    never a guessable /tmp name another local user could plant code in first."""
+    return sweep.state / AGENT_DIR
+
+
+def write_sweep_inventory(sweep: Sweep, hosts: Sequence[Host]) -> Path:
+    keys = ensure_sweep_keys(sweep.state / "keys")
+    known_hosts = sweep.state / "known_hosts"
+    record_host_keys(known_hosts, hosts, sweep.log)
+    cp = control_dir(sweep.state)
+    sweep.record["control_dir"] = str(cp)  # teardown finds it even if state/ is deleted
+    path = sweep.state / "inventory.yml"
+    facts = _hosts_doc(sweep)[0].get("facts", {}) if (sweep.dir / store.HOSTS_FILE).exists() else {}
+    doc = inventory(
+        hosts,
+        client_key=keys.client_key,
+        known_hosts=known_hosts,
+        control_path_dir=cp,
+        agent_dir=str(local_agent_dir(sweep)),
+        agent_dirs={n: f["agent_dir"] for n, f in facts.items() if f.get("agent_dir")},
+        host_settings=host_settings(sweep),
+    )
+    write_inventory(path, doc)
+    return path
+
+
+def host_settings(sweep: Sweep) -> dict[str, dict[str, Any]]:
+    """Per-host settings the agent takes beside its part: on the emulated cloud, the
+    congestion control of a cloud image's kernel (a test that names none runs it) and the
+    commands that print a burstable host's allowance counters (its emulation's spec)."""
+    if sweep.backend != "local":
+        return {}
+    from orchestrator.emulator.allowance import spec_probes
+    from orchestrator.emulator.net import HOST_CONGESTION_CONTROL
+
+    settings: dict[str, dict[str, Any]] = {
+        h.name: {"default_congestion": HOST_CONGESTION_CONTROL} for h in load_hosts(sweep)
+    }
+    for name, probe in spec_probes(workdir_for(sweep.state, "local")).items():
+        settings.setdefault(name, {})["allowance_probe"] = probe
+    return settings
+
+
+def row_context(sweep: Sweep, hosts: Sequence[Host]) -> RowContext:
+    return RowContext(
+        sweep_id=sweep.id,
+        backend=sweep.backend,
+        streams=sweep.params.streams,
+        machine_types={h.name: h.machine_type for h in hosts},
+        distances_km={
+            (p["src"], p["dst"]): float(p["distance_km"]) for p in sweep.record["plan"]["pairs"]
+        },
+    )
+
+
+# ---- prepare --------------------------------------------------------------------------
+
+
+def prepare(sweep: Sweep, forks: int = PREPARE_FORKS) -> dict[str, Any]:
+    """Wait for SSH, check tools, copy the agent; record each host's facts in hosts.json.
+
+    A host that fails here is reported and left in: its tests fail, the others run.
+    """
+    hosts = load_hosts(sweep)
+    by_alias = {safe_name(h.name): h.name for h in hosts}
+    facts: dict[str, Any] = {}
+    problems: dict[str, str] = {}
+
+    def on_event(event: Event) -> None:
+        name = by_alias.get(event.get("host", ""), "")
+        if event["event"] == "ok" and event.get("task", "").startswith("Host facts"):
+            try:
+                facts[name] = json.loads(event["stdout"])
+            except ValueError:
+                problems[name] = "facts are not JSON: " + event["stdout"][:200]
+        elif event["event"] in ("failed", "unreachable"):
+            problems[name] = f"{event['event']} at '{event.get('task')}': {event.get('msg')}"
+
+    with sweep.stage("prepare"):
+        interrupts.check()
+        inv = write_sweep_inventory(sweep, hosts)
+        sweep.log(f"preparing {len(hosts)} hosts with Ansible")
+        rc = run_playbook(
+            "prepare.yml",
+            inv,
+            on_event=on_event,
+            log_path=sweep.state / "ansible-prepare.log",
+            forks=min(len(hosts), forks),
+        )
+        if rc < 0:
+            raise UserError(
+                f"ansible-playbook was killed (signal {-rc}) while preparing: "
+                f"see {sweep.state / 'ansible-prepare.log'}"
+            )
+        for name, f in facts.items():
+            if f.get("missing_tools"):
+                problems[name] = f"missing tools: {', '.join(f['missing_tools'])}"
+        for name, why in sorted(problems.items()):
+            sweep.log(f"warning: {name} is not ready ({why}): its tests will fail")
+        if len(problems) == len(hosts):
+            raise UserError(
+                f"no host could be prepared (rc {rc}; first: {next(iter(problems.values()))}): "
+                f"see {sweep.state / 'ansible-prepare.log'}"
+            )
+        congestion = sweep.params.congestion
+        if congestion:
+            available = {
+                n: str(f.get("tcp_available_congestion_control", "")) for n, f in facts.items()
+            }
+            problem = congestion_problem(congestion, available)
+            if problem:
+                raise UserError(f"{problem} (nothing was measured)")
+        doc = _hosts_doc(sweep)[0]
+        doc["facts"] = facts
+        doc["not_ready"] = problems
+        store.write_json(sweep.dir / store.HOSTS_FILE, doc)
+        for key, fact in (("iperf3", "iperf3_version"), ("kernel", "kernel")):
+            found = sorted({str(f.get(fact, "")) for f in facts.values()} - {""})
+            sweep.record["versions"][key] = ", ".join(found)
+        sweep.record["status"] = "prepared"
+    return facts
+
+
+# ---- collect --------------------------------------------------------------------------
+
+
+def collect(sweep: Sweep, force: bool = False) -> list[dict[str, Any]]:
+    """Rebuild measurements.csv from raw/ alone: every row can be recomputed.
+
+    It never makes the results worse without `force`: a sweep without raw/ (e.g. one
+    copied from a site's downloads) is refused, and so is a rebuild that would turn ok
+    rows into failed ones."""
+    with sweep.stage("collect"):
+        if not (sweep.dir / store.RAW_DIR).is_dir() and sweep.record["rounds"]:
+            raise UserError(
+                f"sweep {sweep.id} has no raw/ folder: there is nothing to rebuild "
+                f"{store.MEASUREMENTS_FILE} from, so it is kept as it is"
+            )
+        hosts = load_hosts(sweep) if (sweep.dir / store.HOSTS_FILE).exists() else []
+        ctx = row_context(sweep, hosts)
+        rows: list[dict[str, Any]] = []
+        late: list[dict[str, Any]] = []
+        for entry in sweep.record["rounds"]:
+            planned = PlannedRound(
+                entry["round"],
+                [SlotPlan(**s) for s in entry["slots"]],
+                entry.get("slot_s", 0.0),
+                [tuple(t) for t in entry["tests"]] if entry.get("phase") == "ping" else None,
+            )
+            raw = store.read_raw_round(sweep.dir, entry["round"])
+            texts = {name: raw.get(safe_name(name)) for name in planned.hosts}
+            # a slot's rows after the ping phase are completed from it, as measure does
+            own, repeats = split_rows(planned.slots, planned.rows(texts, ctx))
+            rows = store.add_round_rows(rows, own, with_ping_phase)
+            late = store.merge_rows(late, repeats)
+        old = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+        tests = sweep.params.tests
+        lost = sorted(store.ok_tests(old, tests) - store.ok_tests(rows, tests))
+        if lost and not force:
+            first = ", ".join(f"{a}->{b}" for a, b in lost[:3])
+            raise UserError(
+                f"rebuilding from raw/ would turn {len(lost)} ok tests into failed or missing "
+                f"ones (first: {first}): {store.MEASUREMENTS_FILE} is kept; pass --force to "
+                "replace it anyway"
+            )
+        store.write_rows(sweep.dir, rows)
+        if late:
+            store.write_atomic(sentinels_path(sweep.dir), store.csv_text(late))
+    return rows
+
+
+# ---- teardown -------------------------------------------------------------------------
+
+
+def teardown(sweep: Sweep) -> None:
+    """Close SSH control sockets, destroy the stacks, remove the agent copies (local).
+
+    Runs to its end: interrupts that arrive meanwhile are kept for later."""
+    with interrupts.deferred(), sweep.stage("teardown"):
+        remembered = remembered_control_dir(sweep.record.get("control_dir"))
+        cp = existing_control_dir(sweep.state) or remembered
+        closed = close_control_sockets(cp) if cp is not None else []
+        if closed:
+            sweep.log(f"closed {len(closed)} SSH control connections")
+        destroyed = destroy_all(sweep.state, sweep.id, sweep.log, local=sweep.backend == "local")
+        if sweep.backend == "local":
+            shutil.rmtree(local_agent_dir(sweep), ignore_errors=True)
+        remove_control_dir(sweep.state, also=remembered)
+        if destroyed:
+            sweep.log(f"destroyed: {', '.join(destroyed)}")
+        if sweep.record.get("status") not in ("done", "interrupted", "failed"):
+            sweep.record["status"] = "torn down"
+
+
+# ---- report ---------------------------------------------------------------------------
+
+
+def report(sweep: Sweep) -> Path:
+    from orchestrator.report.build import build_report
+
+    with sweep.stage("report"):
+        out = build_report(sweep.dir, log=sweep.log)
+    sweep.log(f"report: {out}")
+    return out
