@@ -92,7 +92,7 @@ run: setup
 	$(BIN)/interregion sweep $(RUN_ARGS)
 	$(BIN)/interregion site --out site
 
-# The demo (README "Demo"): 10 latency-only sweeps of 12 emulated regions, one pair
+# The demo (docs/history.md, "The demo"): 10 latency-only sweeps of 12 emulated regions, one pair
 # perturbed from sweep 9 on; fails unless `interregion changes` finds that change and
 # nothing else. Results and site land in $(DEMO_OUT)/ (an earlier demo there is replaced).
 DEMO_OUT ?= demo

@@ -74,7 +74,7 @@ def test_schedule_properties(data, n, density, max_concurrent, sequential):
         assert delta <= len(rounds) <= delta + 1
     else:
         assert all(len(r) <= cap for r in rounds)
-        # exactly the bound docs/planning.md states: max(colours, ceil(slots / K)), colours = Δ or Δ + 1
+        # the bound docs/planning.md states: max(colours, ceil(slots / K)), colours = Δ or Δ + 1
         colours = len(schedule(pairs))
         assert len(rounds) == max(colours, math.ceil(len(edges) / cap))
     assert len(rounds) >= lower_bound(pairs, cap)

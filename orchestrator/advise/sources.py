@@ -338,7 +338,7 @@ def path_facts(evidence: Evidence, a: Region, b: Region) -> PathFacts:
 
 
 def advice_doc(advice: Advice, evidence: Evidence, src: str, dst: str) -> dict[str, Any]:
-    """The JSON of `interregion advise --json` (README, 'Transfer advice')."""
+    """The JSON of `interregion advise --json` (docs/advise.md)."""
     facts = advice.facts
     test = evidence.test
 

@@ -299,7 +299,7 @@ def convert(fmt: str, file: Path, out: Path) -> None:
 )  # fmt: skip
 @_window_option("1W")
 @_SOURCE_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON (README).")
+@click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON (docs/history.md).")
 @click.option("--csv", "as_csv", is_flag=True, help="Print one CSV row per pair and source.")
 @_RESULTS_OPTION
 @click.option(

@@ -267,7 +267,7 @@ def matrix(
     keep: PairKeep | None = None,
 ) -> dict[str, Any]:
     """The From x To matrix of one statistic, one matrix per source (never mixed).
-    The JSON shape (README, 'History') is this dict."""
+    The JSON shape (docs/history.md, 'matrix --json') is this dict."""
     m = metric(metric_name)
     if stat not in STATS:
         raise UserError(f"--stat {stat}: one of {', '.join(STATS)}")

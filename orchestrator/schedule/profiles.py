@@ -252,7 +252,7 @@ def load_profiles(path: Path, catalog: Catalog | None = None) -> dict[str, Profi
         data = yaml.safe_load(path.read_text())
     except FileNotFoundError:
         raise ProfileError(
-            f"{path}: no such file: write one (see README, 'Scheduled sweeps')"
+            f"{path}: no such file: write one (see docs/scheduled-sweeps.md)"
         ) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
