@@ -138,6 +138,22 @@ def test_the_link_check_finds_what_is_broken(tmp_path):
     ]
 
 
+_REPO_PATH = re.compile(r"^(orchestrator|infra|playbooks|tests|bench|data|docs)/[\w./-]*$")
+
+
+def test_every_path_the_docs_name_exists():
+    """A code span such as `orchestrator/sweep/measure.py` or `infra/local` names a real
+    file or folder (what a re-layout moves, the docs must follow)."""
+    missing = []
+    for path in doc_files():
+        for no, line in prose_lines(path.read_text(encoding="utf-8")):
+            for m in _CODE_SPAN.finditer(line):
+                named = m.group(2).strip()
+                if _REPO_PATH.match(named) and not (ROOT / named).exists():
+                    missing.append(f"{path.relative_to(ROOT)}:{no}: {named}")
+    assert not missing, "\n".join(missing)
+
+
 def _command_lines() -> list[tuple[Path, str]]:
     """`interregion ...` lines of the docs' code blocks and code spans, continuations joined."""
     out = []
