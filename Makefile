@@ -76,6 +76,7 @@ lint: setup checkov
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy orchestrator
+	$(BIN)/python tests/check_layers.py
 	terraform fmt -check -recursive infra/
 	$(CHECKOV_VENV)/bin/checkov --quiet --compact --skip-download --framework terraform -d infra/aws -d infra/gcp -d infra/cloud
 	@if [ -d playbooks ] && ls playbooks/*.yml >/dev/null 2>&1; then $(BIN)/ansible-lint --offline -q playbooks/; fi

@@ -1,7 +1,7 @@
 """History: change detection on synthetic series, and the store's timings.
 
-Detection (orchestrator.changes, the issue's rules) on synthetic RTT series whose noise
-is fitted on the public data (orchestrator.rtt_noise):
+Detection (orchestrator.history.changes, the issue's rules) on synthetic RTT series whose noise
+is fitted on the public data (orchestrator.netmodel.noise):
   - run to run: doit's pairs tested on two days (GCP<->GCP: the same zone each time, i.e.
     comparable runs); the model (Student-t offsets, 3 degrees of freedom, with a per-pair
     log-normal scale) is fitted so that the DIFFERENCE of two simulated runs matches their
@@ -56,7 +56,7 @@ from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERS
 PINGS = 20
 WEEK_RUNS = 28  # every 6 h
 CATALOG_PAIRS = 5852
-RULES = changes.Params()  # the issue's rules, as orchestrator.changes has them
+RULES = changes.Params()  # the issue's rules, as orchestrator.history.changes has them
 
 
 # ---- detection quality on noise calibrated to the public data -------------------------

@@ -1,7 +1,7 @@
 """Report and site generation time and peak memory for 10k, 100k and 1M rows.
 
 Each size runs in its own process so its peak RSS (ru_maxrss) is its own.
-Rows are synthetic (orchestrator.synthetic) over the whole catalog, one
+Rows are synthetic (orchestrator.netmodel.synthetic) over the whole catalog, one
 sweep. Goal: 1M rows in under 30 s and under 2 GiB. Figures on a shared
 machine are noisy.
 

@@ -5,7 +5,7 @@ Ansible over SSH, iperf3, ping) on 5 regions: 10 pairs from ~3 ms to ~215 ms RTT
 of them with 1 % loss set each way (a perturbation), and prints each pair's measured
 variants next to the model's expectation (min(cap, streams x window / RTT), and the
 ceiling of Mathis at the measured retransmission rate on the lossy pair), then the
-five relations of orchestrator.study_check. The emulator is built from the same model:
+five relations of orchestrator.study.check. The emulator is built from the same model:
 this checks the emulator, it is no evidence about clouds. The machine is shared:
 figures taken while other work runs are noisy.
 

@@ -33,6 +33,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import results_lock
 from orchestrator.emulator.perturb import Perturbation, ends
 from orchestrator.history.changes import Params
+from orchestrator.model import backends
 
 # 12 regions of both clouds on six continents: same-metro pairs (Ashburn), the
 # antipodes, and Cape Town - Sydney, whose measured route (~400 ms) is twice what
@@ -145,23 +146,20 @@ def prepare_out(out: Path, replace: bool) -> None:
 
 def run_sweep(plan: DemoPlan, i: int, results: Path, log: Callable[[str], None]) -> str:
     """Sweep i (1-based) of the demo, on the emulated cloud; returns its id."""
-    from orchestrator.emulator.stack import EmulationSettings
     from orchestrator.model.catalog import load_catalog
     from orchestrator.plan.selection import SelectionSpec
     from orchestrator.plan.sweep_plan import TestParams, make_plan
-    from orchestrator.sweep import record as sweeps
-    from orchestrator.sweep import runner
+    from orchestrator.sweep import launch
 
     spec = SelectionSpec(regions=plan.regions)
     params = TestParams(pings=plan.pings, tests=("ping",))
-    made = make_plan(load_catalog(), spec, params, backend="local")
-    run = sweeps.create_sweep(made, spec, results)
-    settings = EmulationSettings(plan.seed(i), plan.perturbations(i))
-    run.record["emulation"] = settings.to_record()
-    run.save()
-    extra = f", perturbed: {plan.perturbation.text}" if settings.perturbations else ""
-    log(f"demo sweep {i}/{plan.sweeps}: {run.id} (seed {settings.seed}{extra})")
-    runner.run_sweep(run, build_report=False)
+    made = make_plan(load_catalog(), spec, params, backend=backends.DEFAULT)
+    emulation = launch.Emulation(plan.seed(i), plan.perturbations(i))
+    with launch.locked(results, trigger="demo", log=log) as held:
+        run = launch.create(made, spec, results, emulation=emulation)
+        extra = f", perturbed: {plan.perturbation.text}" if emulation.perturbations else ""
+        log(f"demo sweep {i}/{plan.sweeps}: {run.id} (seed {emulation.seed}{extra})")
+        launch.start(run, held, build_report=False)
     if run.record.get("status") != "done":
         raise UserError(f"demo sweep {run.id} ended {run.record.get('status')}: see {run.dir}")
     return run.id

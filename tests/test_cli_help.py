@@ -30,7 +30,7 @@ def test_unknown_command_is_a_short_error():
     assert "No such command" in result.output
 
 
-def _one_line(result, *args) -> str:
+def one_line(result, *args) -> str:
     assert result.exit_code == 2, (args, result.output)
     assert "Traceback" not in result.output and "Usage:" not in result.output, result.output
     (line,) = result.output.splitlines()
@@ -42,18 +42,18 @@ def test_every_option_click_refuses_is_one_line_naming_the_commands_help():
     runner = CliRunner()
     for path, _command in _walk(main):
         result = runner.invoke(main, [*path, "--no-such-option"], prog_name="interregion")
-        line = _one_line(result, path)
+        line = one_line(result, path)
         assert "No such option '--no-such-option'" in line
         assert line.endswith(f"(see '{' '.join(('interregion', *path))} --help')"), line
 
 
 def test_a_bad_value_or_a_missing_option_is_one_line():
     runner = CliRunner()
-    line = _one_line(runner.invoke(main, ["plan", "--duration", "0"]))
+    line = one_line(runner.invoke(main, ["plan", "--duration", "0"]))
     assert line.startswith("error: Invalid value for '--duration': 0 is not in the range x>=1")
-    line = _one_line(runner.invoke(main, ["publish", "--to", "x"], prog_name="interregion"))
+    line = one_line(runner.invoke(main, ["publish", "--to", "x"], prog_name="interregion"))
     assert line == "error: Missing option '--site'. (see 'interregion publish --help')"
-    line = _one_line(runner.invoke(main, ["plna"]))
+    line = one_line(runner.invoke(main, ["plna"]))
     assert "No such command 'plna'. Did you mean 'plan'?" in line
 
 

@@ -1,7 +1,7 @@
 """End to end: `interregion study tcp` on the emulated cloud (issue 13 parts 1-4).
 
 Five regions, 10 pairs from ~3 ms to ~215 ms RTT, one with 1 % loss set each way (a
-perturbation). The five relations of the emulator check (orchestrator.study_check)
+perturbation). The five relations of the emulator check (orchestrator.study.check)
 must hold on the measured study; every host's settings are restored; nothing is left.
 Then an interrupted study: the restore play still runs over every host. Real
 Terraform, namespaces, sshd, Ansible, iperf3, ping, delayd and tc. Short tests (-t 3

@@ -347,10 +347,10 @@ def test_reap_cleans_up_after_an_owner_killed_mid_sweep(cloud, keys, tmp_path):
                 import os, time
                 from pathlib import Path
                 from orchestrator import emulator as emu
-                from orchestrator.catalog import load_catalog
+                from orchestrator.model.catalog import load_catalog
                 from orchestrator.emulator.stack import build_spec
-                from orchestrator.keys import ensure_sweep_keys
-                from orchestrator.netmodel import DEFAULT_MODEL
+                from orchestrator.drivers.keys import ensure_sweep_keys
+                from orchestrator.netmodel.model import DEFAULT_MODEL
                 keys = ensure_sweep_keys(Path({str(tmp_path)!r}))
                 subnet = emu.reserve_subnet({emulation_id!r}, owner_pid=os.getpid())
                 c = load_catalog()

@@ -27,7 +27,8 @@ from orchestrator.emulator.spec import (
 from orchestrator.emulator.stack import build_spec, emulation_id_for, stack_variables
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL, controller_rtt_ms
-from orchestrator.sweep.provision import controller_region, stack_plan
+from orchestrator.sweep.backends import stack_plan
+from orchestrator.sweep.provision import controller_region
 
 KEYS = SweepKeys(
     Path("/k/client"), "ssh-ed25519 AAAAclient c", Path("/k/host"), "ssh-ed25519 AAAAhost h"

@@ -1,5 +1,5 @@
 """Host allowance against path: the hosts' own counters, the plan's baseline check,
-sentinel pairs and the report's flags (orchestrator.allowance and its callers).
+sentinel pairs and the report's flags (orchestrator.plan.allowance and its callers).
 
 Parsers read captured real output (tests/data/host/README.md says where each is from).
 """

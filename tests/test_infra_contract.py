@@ -477,7 +477,7 @@ def test_aws_security_groups_stay_within_default_quotas(catalog):
     ],
 )
 def test_the_terraform_driver_gets_each_cloud_stack_as_far_as_providers(stack, tmp_path):
-    """Through orchestrator.terraform, as a sweep runs it: configuration and modules load;
+    """Through orchestrator.drivers.terraform, as a sweep runs it: configuration and modules load;
     here it stops where providers must be downloaded (no registry access)."""
     if shutil.which("terraform") is None:
         pytest.skip("terraform is not installed")

@@ -319,7 +319,7 @@ def test_only_the_cli_edge_installs_signal_handlers():
 
 ZOMBIE_GROUP = """
 import ctypes, json, os, subprocess, sys, time
-from orchestrator import children
+from orchestrator.drivers import processes as children
 
 # this process adopts orphans and never reaps them, like an init that does not
 ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER

@@ -22,7 +22,7 @@ HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from orchestrator.lock import results_lock
+    from orchestrator.drivers.lock import results_lock
     with results_lock(Path(sys.argv[1]), trigger="test") as lock:
         lock.note(sweep_id="20261123T0600Z-beef")
         print("held", flush=True)
@@ -150,12 +150,12 @@ DIES_MID_SWEEP = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from orchestrator import abandoned
-    from orchestrator.catalog import load_catalog
-    from orchestrator.lock import results_lock
-    from orchestrator.plan import make_plan
-    from orchestrator.selection import SelectionSpec
-    from orchestrator.sweep import create_sweep
+    from orchestrator.drivers.lock import results_lock
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.plan.selection import SelectionSpec
+    from orchestrator.plan.sweep_plan import make_plan
+    from orchestrator.sweep import abandoned
+    from orchestrator.sweep.record import create_sweep
     results = Path(sys.argv[1])
     spec = SelectionSpec(regions=("aws:us-east-1", "gcp:us-east4"))
     with results_lock(results) as lock:

@@ -20,9 +20,7 @@ from test_emulator import keys, make_spec, new_id  # noqa: F401
 from orchestrator import emulator as emu
 from orchestrator.core import paths
 from orchestrator.model.catalog import load_catalog
-from orchestrator.results.collect import RowContext
-from orchestrator.results.parse import summarize_probes
-from orchestrator.sweep.pingphase import (
+from orchestrator.plan.ping_timing import (
     LAUNCH_BASE_S,
     MIN_GAP_S,
     PER_HOST_S,
@@ -32,13 +30,13 @@ from orchestrator.sweep.pingphase import (
     collect_seconds,
     host_seconds,
     launch_seconds,
-    phase_parts,
-    phase_play,
-    phase_rows,
     phase_seconds,
     probing_seconds,
-    write_parts,
 )
+from orchestrator.results.collect import RowContext
+from orchestrator.results.parse import summarize_probes
+from orchestrator.results.ping_rows import phase_rows
+from orchestrator.sweep.pingphase import phase_parts, phase_play, write_parts
 
 AGENT = paths.PLAYBOOKS / "files" / "ir_agent.py"
 A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:ap-southeast-2"

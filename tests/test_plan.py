@@ -10,14 +10,14 @@ from fixture_regions import CATALOG_DATA, fixture_catalog
 from orchestrator.cli import main
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
-from orchestrator.emulator import LOCAL_MAX_CONCURRENT
+from orchestrator.model.backends import BACKENDS, CLOUD_SETUP_S, LOCAL_MAX_CONCURRENT
 from orchestrator.model.catalog import load_catalog, region_from_dict
 from orchestrator.netmodel.routes import default_routes
+from orchestrator.plan.ping_timing import LAUNCH_BASE_S, PER_HOST_S
 from orchestrator.plan.pricing import PricingError, load_pricing, parse_pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import (
     PING_PACKET_BYTES,
-    SETUP_S,
     SLOT_MARGIN_S,
     TestParams,
     effective_max_concurrent,
@@ -26,7 +26,6 @@ from orchestrator.plan.sweep_plan import (
     slot_seconds,
     window_bytes,
 )
-from orchestrator.sweep.pingphase import LAUNCH_BASE_S, PER_HOST_S
 
 CATALOG = fixture_catalog()
 PRICING = load_pricing()
@@ -178,7 +177,7 @@ def test_estimate_of_one_cross_cloud_pair_by_hand():
     # cross-cloud is internet egress: AWS $0.09/GB, Google $0.12/GiB
     egress = aws_bytes / 1e9 * 0.09 + gcp_bytes / 1e9 * 0.12 * GIB_PER_GB
     assert e.egress_usd == pytest.approx(egress)
-    hours = (e.wall_s + SETUP_S["cloud"]) / 3600
+    hours = (e.wall_s + CLOUD_SETUP_S) / 3600
     vm = hours * ((0.0208 + 0.005 + 0.0009) + (0.016751 + 0.005 + 0.0014))
     assert e.vm_hours == pytest.approx(2 * hours)
     assert e.vm_usd == pytest.approx(vm)
@@ -191,7 +190,7 @@ def test_local_backend_costs_nothing_but_shows_the_cloud_cost():
     cloud = make_plan(CATALOG, spec, backend="cloud", pricing=PRICING)
     assert local.estimate.cost_usd == 0
     assert local.estimate.cloud_cost_usd == pytest.approx(cloud.estimate.cost_usd)
-    assert local.estimate.setup_s == SETUP_S["local"] < cloud.estimate.setup_s
+    assert local.estimate.setup_s == BACKENDS["local"].setup_s < cloud.estimate.setup_s
     assert local.to_json()["emulated"] is True
 
 

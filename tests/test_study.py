@@ -17,6 +17,7 @@ from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.routes import default_routes
+from orchestrator.plan.ping_timing import LAUNCH_BASE_S, PER_HOST_S, phase_seconds
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import (
@@ -49,7 +50,6 @@ from orchestrator.study.report import (
     report_text,
     write_study_pages,
 )
-from orchestrator.sweep.pingphase import LAUNCH_BASE_S, PER_HOST_S, phase_seconds
 
 CATALOG = fixture_catalog()
 PRICING = load_pricing()
@@ -103,7 +103,7 @@ def test_tuned_buffers_are_twice_the_bdp_at_line_rate():
     assert tuned_buffer_bytes(50e6, 100.0) == 1_250_000
     # the vendor's example: 300 Mbit/s at 150 ms needs 5.625 MB; tuned doubles it
     assert tuned_buffer_bytes(300e6, 150.0) == 11_250_000
-    assert line_rate_bps("local") == 50e6
+    assert line_rate_bps(True) == 50e6
     assert sysctl_values(1_250_000) == {
         "tcp_rmem": "4096 131072 1250000",
         "tcp_wmem": "4096 16384 1250000",
@@ -401,7 +401,7 @@ def test_sweep_json_records_the_studys_estimate(tmp_path, monkeypatch):
     def record(run, **kwargs):
         seen["record"] = json.loads((run.dir / "sweep.json").read_text())
 
-    monkeypatch.setattr("orchestrator.cli.study.runner.run_sweep", record)
+    monkeypatch.setattr("orchestrator.sweep.runner.run_sweep", record)
     regions = "aws:us-east-1,aws:eu-west-1"
     result = _cli("--backend", "local", "--regions", regions, "--variants", "default,p4",
                   "--repeats", "3", "--yes", "--results", str(tmp_path))  # fmt: skip

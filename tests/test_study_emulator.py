@@ -108,7 +108,7 @@ def iperf_doc(spec: EmulationSpec, client: int, server: int, seconds: int = 4) -
 def test_tuned_hosts_lift_their_clamp_and_tcp_fills_the_path(cloud, agent):
     spec = cloud
     rtt = expected_rtts_ms(spec)[REGIONS]
-    rate = line_rate_bps("local")
+    rate = line_rate_bps(True)
     machine_rmem_max = Path("/proc/sys/net/core/rmem_max").read_text()
     before = [settings(spec, i) for i in (0, 1)]
     assert f"window {spec.tcp_window_bytes}" in before[0][2]

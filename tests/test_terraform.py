@@ -23,7 +23,7 @@ from orchestrator.emulator import net, state
 from orchestrator.emulator.stack import SPEC_FILE, emulation_id_for, local_variables
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.routes import controller_rtt_ms
-from orchestrator.sweep.provision import stack_plan
+from orchestrator.sweep.backends import stack_plan
 
 DATA = Path(__file__).parent / "data" / "terraform"
 LOCAL_STACK = paths.INFRA / "local"

@@ -1,7 +1,7 @@
 """How long a transfer between two regions takes, and what wins the time back.
 
 A physical model of TCP, fed with one pair's idle RTT, its measured default
-throughput and retransmissions (orchestrator.advise_sources finds them):
+throughput and retransmissions (orchestrator.advise.sources finds them):
 
     throughput = min(line rate, streams x window / RTT, streams x loss ceiling)
     loss ceiling (Mathis et al. 1997) = MSS / RTT x 1.22 / sqrt(p), never below

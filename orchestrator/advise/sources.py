@@ -35,6 +35,7 @@ from orchestrator.advise.model import (
 from orchestrator.core.errors import UserError
 from orchestrator.history import store as history
 from orchestrator.history.views import METRICS, iso_utc
+from orchestrator.model.backends import is_emulated
 from orchestrator.model.catalog import Region
 from orchestrator.netmodel.model import (
     DEFAULT_MODEL,
@@ -42,7 +43,7 @@ from orchestrator.netmodel.model import (
     REAL_WINDOW_BYTES,
     region_rtt_ms,
 )
-from orchestrator.report.build import EMULATED_BACKENDS, sweep_dirs
+from orchestrator.report.build import sweep_dirs
 from orchestrator.results import store
 
 HISTORY, SWEEP, MODEL = "history", "sweep", "model"
@@ -185,7 +186,7 @@ def _row_test(row: Mapping[str, str], forward: bool, sweep_id: str, settings: st
         sweep_id=row.get("sweep_id") or sweep_id,
         started_utc=row.get("started_utc") or "",
         forward=forward,
-        emulated=row.get("backend") in EMULATED_BACKENDS,
+        emulated=is_emulated(row.get("backend")),
         rtt_ms=_float(row.get("rtt_p50_ms")) or _float(row.get("rtt_avg_ms")),
         throughput_bps=_float(row.get("throughput_bps")),
         streams=_int(row.get("streams")) or 1,
@@ -212,7 +213,7 @@ def sweep_tests(results: Path, src: str, dst: str) -> SweepScan:
     scan = SweepScan([])
     for folder in reversed(sweep_dirs(Path(results))):
         record = _record(folder)
-        if record.get("emulated") is True or record.get("backend") in EMULATED_BACKENDS:
+        if record.get("emulated") is True or is_emulated(record.get("backend")):
             scan.emulated_skipped += 1
             continue
         try:

@@ -3,6 +3,9 @@
 Each command group lives in its own module and exposes `COMMANDS`, a list of
 click commands; the functions they call live in the library and are what the
 tests call directly.
+
+Public API: `main()`, the console script (and `python -m orchestrator`). Only the
+entry points import this package (tests/check_layers.py).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from orchestrator.cli import (
 )
 from orchestrator.cli.signals import stop_on_signals
 from orchestrator.core.errors import UserError
+
+__all__ = ["main"]
 
 
 def _usage_error(e: click.UsageError) -> NoReturn:

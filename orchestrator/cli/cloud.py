@@ -1,8 +1,7 @@
 """CLI commands for the real clouds: preflight, regions sync, reap.
 
-`cloud_options` / `cloud_options_from` give `sweep --backend aws|gcp|cloud` the
-same cloud flags (operator CIDR, TTL, project, profile, tier, machine types,
-strict).
+Their cloud flags are orchestrator.clouds.options', the same as `sweep --backend
+aws|gcp|cloud`'s.
 """
 
 from __future__ import annotations
@@ -14,20 +13,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from orchestrator.cli.options import (
+from orchestrator.clouds.options import account_options, cloud_options, cloud_options_from
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import CLOUDS, load_catalog
+from orchestrator.plan.options import (
     check_selection,
     parse_clouds,
     selection_options,
     spec_from_options,
 )
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
-from orchestrator.model.catalog import CLOUDS, load_catalog
-from orchestrator.model.hosts import pins_from_file
-from orchestrator.results import store
 
 if TYPE_CHECKING:
-    from orchestrator.clouds.launch import CloudOptions
+    pass
 
 # The cloud SDKs (boto3, google-cloud-compute) are imported inside the commands that
 # talk to a cloud: importing them took ~1 s, which every command, even --help, paid.
@@ -41,93 +39,6 @@ def _warn(message: str) -> None:
 
 def _note(message: str) -> None:
     click.echo(f"note: {message}", err=True)
-
-
-def _account_options(f: F) -> F:
-    f = click.option(
-        "--gcp-project", default=None, help="GCP project (default: GOOGLE_CLOUD_PROJECT or ADC)."
-    )(f)
-    f = click.option("--aws-profile", default=None, help="AWS profile (default: AWS_PROFILE).")(f)
-    return f
-
-
-def cloud_options(f: F) -> F:
-    """Add the flags of a sweep on real clouds to a click command."""
-    options = [
-        click.option(
-            "--operator-cidr",
-            default=None,
-            metavar="CIDR",
-            help="Address SSH is opened to (default: your detected public address /32).",
-        ),
-        click.option(
-            "--ttl",
-            default=None,
-            metavar="DURATION",
-            help="Dead-man switch: hosts delete themselves after this (e.g. 3h; "
-            "default: (the estimate + 15 min) x 1.5, 30 min to 2 days).",
-        ),
-        click.option(
-            "--network-tier",
-            type=click.Choice(["premium", "standard"], case_sensitive=False),
-            default="premium",
-            show_default=True,
-            help="GCP network tier of the hosts' addresses.",
-        ),
-        click.option("--aws-machine-type", default=None, help="Override the catalog's AWS type."),
-        click.option("--gcp-machine-type", default=None, help="Override the catalog's GCP type."),
-        click.option(
-            "--strict",
-            is_flag=True,
-            help="Fail when a region fails preflight instead of dropping it with a warning.",
-        ),
-        click.option(
-            "--pin-from",
-            default=None,
-            metavar="SWEEP_ID",
-            help="Run each host in the zone and on the image its region's host had in that "
-            "earlier sweep (read from its hosts.json).",
-        ),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return _account_options(f)
-
-
-def cloud_options_from(**kwargs: Any) -> CloudOptions:
-    """CloudOptions from the keyword arguments click passes; others are ignored."""
-    from orchestrator.clouds import stacks
-    from orchestrator.clouds.launch import CloudOptions
-
-    overrides = {
-        cloud: kwargs[f"{cloud}_machine_type"]
-        for cloud in CLOUDS
-        if kwargs.get(f"{cloud}_machine_type")
-    }
-    ttl = kwargs.get("ttl")
-    pin_from = kwargs.get("pin_from")
-    zones: dict[str, str] = {}
-    images: dict[str, str] = {}
-    if pin_from:
-        results = Path(kwargs.get("results") or paths.RESULTS)
-        hosts_file = store.sweep_dir(results, pin_from) / store.HOSTS_FILE
-        if not hosts_file.parent.is_dir():
-            raise UserError(f"--pin-from {pin_from}: no such sweep in {results}")
-        zones, images = pins_from_file(hosts_file, pin_from)
-    given_cidr = kwargs.get("operator_cidr")
-    return CloudOptions(
-        # checked now, before any folder is made (detecting it is provision's business)
-        operator_cidr=stacks.operator_cidr(given_cidr) if given_cidr else None,
-        ttl_minutes=stacks.parse_ttl(ttl) if ttl else None,
-        gcp_project=kwargs.get("gcp_project"),
-        aws_profile=kwargs.get("aws_profile"),
-        network_tier=str(kwargs.get("network_tier") or "premium").upper(),
-        machine_types=overrides,
-        strict=bool(kwargs.get("strict")),
-        zones=zones,
-        images=images,
-        pinned_from=pin_from,
-    )
 
 
 def _clouds(text: str) -> list[str]:
@@ -185,7 +96,7 @@ def preflight_command(catalog: Path, **kwargs: Any) -> None:
 
 @click.command("sync")
 @click.option("--clouds", default=",".join(CLOUDS), show_default=True, help="Clouds to ask.")
-@_account_options
+@account_options
 @_catalog_option
 def regions_sync_command(
     clouds: str, gcp_project: str | None, aws_profile: str | None, catalog: Path
@@ -240,7 +151,7 @@ def regions_sync_command(
 @click.option(
     "--aws-region", "aws_regions", multiple=True, help="Only these AWS regions (repeatable)."
 )
-@_account_options
+@account_options
 def reap_command(
     older_than: str | None,
     sweep_id: str | None,

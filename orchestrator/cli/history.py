@@ -10,10 +10,10 @@ from typing import Any, TypeVar
 
 import click
 
-from orchestrator.cli.options import selection_options, spec_from_options
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.history.changes import Params
+from orchestrator.plan.options import selection_options, spec_from_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 

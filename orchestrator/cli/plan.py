@@ -11,7 +11,12 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from orchestrator.cli.options import (
+from orchestrator.core import paths
+from orchestrator.core.errors import UserError
+from orchestrator.model import backends
+from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
+from orchestrator.plan.allowance import shortfall_message
+from orchestrator.plan.options import (
     check_selection,
     params_from_options,
     parse_clouds,
@@ -20,10 +25,6 @@ from orchestrator.cli.options import (
     spec_from_options,
     test_params_options,
 )
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
-from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
-from orchestrator.plan.allowance import shortfall_message
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.plan.sweep_plan import Plan, make_plan, slot_seconds
 from orchestrator.sweep.provision import controller_region
@@ -191,7 +192,7 @@ def print_plan(result: Plan, console: Console) -> None:
     table.add_row("cost on this backend", f"${e.cost_usd:,.2f}")
     console.print(table)
     note = f"list prices as of {result.pricing_as_of} (infra/pricing.yaml)"
-    if result.backend == "local":
+    if backends.is_emulated(result.backend):
         note = "emulated cloud: costs nothing; the cloud figures show what it would cost; " + note
     console.print(note)
 

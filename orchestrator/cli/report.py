@@ -10,9 +10,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from orchestrator.cli.options import selection_options, spec_from_options
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.plan.options import selection_options, spec_from_options
 
 _RESULTS_OPTION = click.option(
     "--results",

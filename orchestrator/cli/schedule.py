@@ -1,8 +1,8 @@
 """CLI commands: `schedule run|install|remove|list|export|reap` (scheduled sweeps).
 
-Profiles live in schedules.yaml (orchestrator.profiles); one tick is
+Profiles live in schedules.yaml (orchestrator.schedule.profiles); one tick is
 orchestrator.ticks.run_tick; unit, cron and workflow files come from
-orchestrator.timers.
+orchestrator.schedule.timers.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def results_option(f: Any) -> Any:
     )(f)
 
 
-def _profile(schedules: Path, name: str) -> Profile:
+def profile_named(schedules: Path, name: str) -> Profile:
     from orchestrator.model.catalog import load_catalog
 
     return get_profile(schedules, name, load_catalog())
@@ -121,7 +121,7 @@ def run_command(
     """
     if wait_slip and hourly_draw:
         raise UserError("--wait-slip and --hourly-draw both place the start: give one")
-    run_profile(_profile(schedules, name), results, "timer", wait_slip, hourly_draw)
+    run_profile(profile_named(schedules, name), results, "timer", wait_slip, hourly_draw)
 
 
 @schedule.command("install")
@@ -159,7 +159,7 @@ def install_command(
     """
     from orchestrator.schedule import timers
 
-    profile = _profile(schedules, name)
+    profile = profile_named(schedules, name)
     files = timers.install_files(
         profile, _estimate(profile), schedules, results, cron=cron, unit_dir=unit_dir
     )
@@ -293,7 +293,7 @@ def export_command(
     from orchestrator.results import store
     from orchestrator.schedule import timers
 
-    profile = _profile(schedules, name)
+    profile = profile_named(schedules, name)
     text = timers.github_workflow(
         profile,
         _estimate(profile),

@@ -1,5 +1,5 @@
 """Signal handling at the CLI edge: Ctrl-C, SIGTERM and SIGHUP (a closed SSH session
-running a sweep) all stop the command the same way, through orchestrator.interrupts."""
+running a sweep) all stop the command the same way, through orchestrator.drivers.interrupts."""
 
 from __future__ import annotations
 

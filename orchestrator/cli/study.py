@@ -9,26 +9,18 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from orchestrator.cli.cloud import cloud_options
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
-from orchestrator.cli.options import run_options, selection_options, test_params_options
-from orchestrator.cli.sweep import (
-    _announce,
-    _emulation,
-    _locked,
-    _make_plan,
-    _new_cloud_options,
-    _record_emulation,
-)
+from orchestrator.cli.sweep import announce, new_cloud_options
+from orchestrator.clouds.options import cloud_options
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
+from orchestrator.plan.options import run_options, selection_options, test_params_options
 from orchestrator.study.estimate import study_plan
 from orchestrator.study.plan import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
 from orchestrator.study.report import STUDIES_DIR, build_study_report
 from orchestrator.study.run import STUDY_FILE, check_plan_buffers, measure_study
-from orchestrator.sweep import abandoned, runner
-from orchestrator.sweep import record as sweeps
+from orchestrator.sweep import launch
 
 STUDIES = paths.RESULTS / STUDIES_DIR
 # set per variant by the study: given by hand they would mean something else
@@ -119,7 +111,7 @@ def tcp(**kwargs: Any) -> None:
     if not kwargs["budget_usd"] > 0:  # also NaN: a budget nothing is within
         raise UserError(f"--budget-usd {kwargs['budget_usd']:g}: must be above 0")
     perturbations = perturbations_from_options(kwargs["perturb"], kwargs["perturb_file"])
-    plan, spec = _make_plan(kwargs)
+    plan, spec = launch.plan_from_options(kwargs, lambda m: click.echo(f"note: {m}", err=True))
     if any(v.tuned for v in variants):
         check_plan_buffers(
             plan.selection.pairs,
@@ -129,12 +121,13 @@ def tcp(**kwargs: Any) -> None:
         )
     # the budget question reads what the study runs, not what a sweep of it would
     plan, found = study_plan(plan, load_catalog(), variants, repeats)
-    _announce(plan, kwargs, found.tests, found.shape())
-    options = _new_cloud_options(kwargs)
-    emulation = _emulation(kwargs["emulation_seed"], perturbations, plan)
+    announce(plan, kwargs, found.tests, found.shape())
+    options = new_cloud_options(kwargs)
+    emulation = launch.emulation_from_options(kwargs["emulation_seed"], perturbations, plan)
     results: Path = kwargs["results"]
-    with _locked(results) as lock:
-        run = sweeps.create_sweep(plan, spec, results, cloud_options=options)
+    say = lambda m: click.echo(m, err=True)  # noqa: E731
+    with launch.locked(results, trigger="study", log=say) as held:
+        run = launch.create(plan, spec, results, cloud_options=options, emulation=emulation)
         seed = kwargs["seed"] if kwargs["seed"] is not None else zlib.crc32(run.id.encode())
         run.record["study"] = {
             "kind": "tcp",
@@ -145,13 +138,10 @@ def tcp(**kwargs: Any) -> None:
             "estimate": found.to_dict(),
         }
         run.save()
-        _record_emulation(run, emulation)
         click.echo(f"study {run.id}: {run.dir}", err=True)
-        lock.note(sweep_id=run.id)
-        abandoned.mark_owner(run.record)
-        run.save()
-        runner.run_sweep(
+        launch.start(
             run,
+            held,
             build_report=not kwargs["no_report"],
             measure_stage=measure_study,
             report_stage=build_study_report,

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -13,28 +11,22 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from orchestrator.cli.cloud import cloud_options, cloud_options_from
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
-from orchestrator.cli.options import (
-    check_selection,
-    params_from_options,
-    run_options,
-    selection_options,
-    spec_from_options,
-    test_params_options,
-)
+from orchestrator.clouds.options import cloud_options, cloud_options_from
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
-from orchestrator.drivers.lock import ResultsLock, results_lock
-from orchestrator.emulator.perturb import Perturbation, check_hosts
-from orchestrator.model.catalog import CLOUDS, load_catalog
+from orchestrator.model import backends
 from orchestrator.plan.allowance import shortfall_message
+from orchestrator.plan.options import (
+    run_options,
+    selection_options,
+    test_params_options,
+)
 from orchestrator.plan.selection import SelectionSpec
-from orchestrator.plan.sweep_plan import Plan, make_plan
-from orchestrator.sweep import abandoned, runner, stages
+from orchestrator.plan.sweep_plan import Plan
+from orchestrator.sweep import launch, stages
 from orchestrator.sweep import measure as measuring
 from orchestrator.sweep import record as sweeps
-from orchestrator.sweep.provision import controller_region
 
 DEFAULT_BUDGET_USD = 5.0
 
@@ -146,7 +138,7 @@ def sweep(**kwargs: Any) -> None:
         return
     if not kwargs["budget_usd"] > 0:  # also NaN: a budget nothing is within
         raise UserError(f"--budget-usd {kwargs['budget_usd']:g}: must be above 0")
-    if kwargs["price_emulated"] and (kwargs["resume_id"] or kwargs["backend"] != "local"):
+    if kwargs["price_emulated"] and (kwargs["resume_id"] or backends.is_cloud(kwargs["backend"])):
         raise UserError(
             "--price-emulated applies to a new sweep on --backend local (a cloud sweep is "
             "priced anyway)"
@@ -157,7 +149,7 @@ def sweep(**kwargs: Any) -> None:
                 "--perturb and --emulation-seed with --resume: a resumed sweep keeps the "
                 "emulation it recorded; start a new sweep to change it"
             )
-        with _locked(results) as lock:
+        with launch.locked(results, trigger="sweep", log=_say) as held:
             run = sweeps.open_sweep(kwargs["resume_id"], results)
             _replace_cloud_options(run, kwargs)
             # resuming provisions every host again: the same budget check as a new sweep
@@ -167,65 +159,25 @@ def sweep(**kwargs: Any) -> None:
                 kwargs["yes"],
             )
             click.echo(f"resuming sweep {run.id} ({run.backend})", err=True)
-            _run(run, kwargs, lock)
+            _run(run, kwargs, held)
         return
     perturbations = perturbations_from_options(kwargs["perturb"], kwargs["perturb_file"])
     plan, spec, options = _plan(kwargs)  # every input check; nothing is written before
-    emulation = _emulation(kwargs["emulation_seed"], perturbations, plan)
+    emulation = launch.emulation_from_options(kwargs["emulation_seed"], perturbations, plan)
     if kwargs["plan_only"]:
-        run = sweeps.create_sweep(plan, spec, results, cloud_options=options)
-        _record_emulation(run, emulation)
+        run = launch.create(plan, spec, results, cloud_options=options, emulation=emulation)
         click.echo(f"sweep {run.id}: {run.dir}", err=True)
         click.echo(run.id)
         return
-    with _locked(results) as lock:
-        run = sweeps.create_sweep(plan, spec, results, cloud_options=options)
-        _record_emulation(run, emulation)
+    with launch.locked(results, trigger="sweep", log=_say) as held:
+        run = launch.create(plan, spec, results, cloud_options=options, emulation=emulation)
         click.echo(f"sweep {run.id}: {run.dir}", err=True)
-        _run(run, kwargs, lock)
-
-
-def _emulation(
-    seed: int | None, perturbations: tuple[Perturbation, ...], plan: Plan
-) -> tuple[int | None, tuple[Perturbation, ...]] | None:
-    """The --perturb/--perturb-file/--emulation-seed of a new sweep, checked against its
-    regions; None when none was given. They apply to the emulated cloud only."""
-    if seed is None and not perturbations:
-        return None
-    if plan.backend != "local":
-        raise UserError("--perturb and --emulation-seed apply to --backend local only")
-    check_hosts(perturbations, [r.key for r in plan.selection.regions])
-    return seed, perturbations
-
-
-def _record_emulation(
-    run: sweeps.Sweep, given: tuple[int | None, tuple[Perturbation, ...]] | None
-) -> None:
-    """Keep the emulation's seed (the sweep id's when none was given) and perturbations
-    in sweep.json, where provisioning reads them."""
-    if run.backend != "local":
-        return
-    from orchestrator.emulator.stack import EmulationSettings
-    from orchestrator.emulator.variation import seed_for
-
-    seed, perturbations = given or (None, ())
-    settings = EmulationSettings(seed_for(run.id) if seed is None else seed, perturbations)
-    run.record["emulation"] = settings.to_record()
-    run.save()
-
-
-@contextmanager
-def _locked(results: Path) -> Iterator[ResultsLock]:
-    """One sweep at a time per results folder, scheduled or by hand (orchestrator.lock);
-    whoever takes the lock first tears down what a dead sweep left there."""
-    with results_lock(results, trigger="sweep") as lock:
-        abandoned.reap_abandoned(results, lambda m: click.echo(m, err=True))
-        yield lock
+        _run(run, kwargs, held)
 
 
 def _sweep_profile(kwargs: dict[str, Any]) -> None:
     """`sweep --profile NAME`: the profile's tick, by hand; other sweep options clash."""
-    from orchestrator.cli.schedule import _profile, run_profile
+    from orchestrator.cli.schedule import profile_named, run_profile
 
     ctx = click.get_current_context()
     allowed = {"profile", "schedules", "results", "yes"}
@@ -240,40 +192,17 @@ def _sweep_profile(kwargs: dict[str, Any]) -> None:
         raise UserError(
             f"{flag} with --profile: the profile sets the sweep; edit it or drop {flag}"
         )
-    run_profile(_profile(kwargs["schedules"], kwargs["profile"]), kwargs["results"], "hand")
+    run_profile(profile_named(kwargs["schedules"], kwargs["profile"]), kwargs["results"], "hand")
 
 
 def _plan(kwargs: dict[str, Any]) -> tuple[Plan, SelectionSpec, dict[str, Any] | None]:
     """The plan, its selection and the cloud options of a new sweep; asks above the budget."""
-    plan, spec = _make_plan(kwargs)
-    _announce(plan, kwargs, len(plan.selection.pairs), plan.shape())
-    return plan, spec, _new_cloud_options(kwargs)
+    plan, spec = launch.plan_from_options(kwargs, _note)
+    announce(plan, kwargs, len(plan.selection.pairs), plan.shape())
+    return plan, spec, new_cloud_options(kwargs)
 
 
-def _make_plan(kwargs: dict[str, Any]) -> tuple[Plan, SelectionSpec]:
-    """The plan of a new sweep (or study) and its selection: every input check."""
-    backend = kwargs["backend"]
-    spec = spec_from_options(**kwargs)
-    params = params_from_options(**kwargs)
-    catalog = load_catalog()
-    check_selection(catalog, spec, backend, lambda m: click.echo(f"note: {m}", err=True))
-    plan = make_plan(
-        catalog,
-        spec,
-        params,
-        backend=backend,
-        max_concurrent=kwargs["max_concurrent"],  # None: the backend's default
-        sequential=kwargs["sequential"],
-        controller=controller_region(kwargs.get("controller")),
-        emulated=kwargs.get("emulated_type"),
-        machine_types={
-            c: kwargs[f"{c}_machine_type"] for c in CLOUDS if kwargs.get(f"{c}_machine_type")
-        },
-    )
-    return plan, spec
-
-
-def _announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None:
+def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None:
     """Print the plan's estimate (`tests` tests, measured as `shape` says); ask above
     the budget."""
     if plan.shortfalls:
@@ -282,33 +211,41 @@ def _announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> Non
     click.echo(
         f"plan: {len(plan.selection.regions)} regions, {tests} tests, {shape}, "
         f"about {e.wall_s / 60:.1f} min measuring; estimated cost ${e.cost_usd:.2f}"
-        + (f" (on the clouds: ${e.cloud_cost_usd:.2f})" if plan.backend == "local" else ""),
+        + (
+            f" (on the clouds: ${e.cloud_cost_usd:.2f})"
+            if backends.is_emulated(plan.backend)
+            else ""
+        ),
         err=True,
     )
     _confirm_cost(e.cost_usd, kwargs["budget_usd"], kwargs["yes"])
 
 
-def _new_cloud_options(kwargs: dict[str, Any]) -> dict[str, Any] | None:
-    """The cloud options a new sweep records (None on local)."""
-    options = _cloud_options_given(kwargs)  # checks --ttl before any folder is made
-    if kwargs["backend"] == "local" and options:
-        raise UserError("cloud flags apply to --backend aws, gcp or cloud, not local")
-    if kwargs["backend"] != "local":
-        options = asdict(cloud_options_from(**kwargs))
-    return options
+def new_cloud_options(kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """The cloud options a new sweep records (None on local); checks --ttl and the
+    other cloud flags before any folder is made."""
+    return launch.cloud_options_for(kwargs["backend"], _cloud_options_given(kwargs), kwargs)
 
 
-def _run(run: sweeps.Sweep, kwargs: dict[str, Any], lock: ResultsLock) -> None:
-    lock.note(sweep_id=run.id)
-    abandoned.mark_owner(run.record)  # a later run tears it down if this process dies
+def _say(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def _note(message: str) -> None:
+    click.echo(f"note: {message}", err=True)
+
+
+def _run(run: sweeps.Sweep, kwargs: dict[str, Any], held: launch.Held) -> None:
     source = click.get_current_context().get_parameter_source("budget_usd")
-    if source not in (None, ParameterSource.DEFAULT):
-        # given by hand: also the hard stop of what the sweep may move (measure.check_budget)
-        run.record["budget_usd"] = kwargs["budget_usd"]
-    if kwargs.get("price_emulated"):
-        run.record["price_emulated"] = True
-    run.save()
-    runner.run_sweep(run, build_report=not kwargs["no_report"])
+    # given by hand: also the hard stop of what the sweep may move (measure.check_budget)
+    budget = kwargs["budget_usd"] if source not in (None, ParameterSource.DEFAULT) else None
+    launch.start(
+        run,
+        held,
+        budget_usd=budget,
+        price_emulated=bool(kwargs.get("price_emulated")),
+        build_report=not kwargs["no_report"],
+    )
     rows = run.record.get("rounds", [])
     failed = sum(r["tests_failed"] for r in rows if r["kind"] != "retry")
     click.echo(f"sweep {run.id} done: {run.dir / 'measurements.csv'}", err=True)
@@ -321,7 +258,7 @@ def _replace_cloud_options(run: sweeps.Sweep, kwargs: dict[str, Any]) -> None:
     given = _cloud_options_given({**kwargs, "results": run.results})
     if given is None:
         return
-    if run.backend == "local":
+    if backends.is_emulated(run.backend):
         raise UserError(f"sweep {run.id} runs on the emulated cloud: cloud flags do not apply")
     run.record["cloud_options"] = given
     run.save()

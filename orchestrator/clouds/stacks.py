@@ -20,9 +20,9 @@ from typing import Any, Protocol
 from orchestrator.clouds import labels
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.model import backends
 from orchestrator.model.catalog import Region
 
-BACKENDS = ("aws", "gcp", "cloud")
 DEFAULT_IPERF3_PORTS = (5201, 5299)
 DEFAULT_AMI_PARAMETER = "/aws/service/debian/release/12/latest/amd64"
 DEFAULT_GCP_IMAGE = "debian-cloud/debian-12"
@@ -63,8 +63,10 @@ class KeyMaterial(Protocol):
 
 def stack_dir(backend: str) -> Path:
     """The Terraform stack of a cloud backend."""
-    if backend not in BACKENDS:
-        raise UserError(f"unknown cloud backend '{backend}': use one of {', '.join(BACKENDS)}")
+    if backend not in backends.CLOUD_NAMES:
+        raise UserError(
+            f"unknown cloud backend '{backend}': use one of {', '.join(backends.CLOUD_NAMES)}"
+        )
     return paths.INFRA / backend
 
 
@@ -344,9 +346,9 @@ def check_backend(backend: str, regions: Sequence[Region]) -> str:
     for region in regions:
         if region.cloud == "aws":
             check_aws_region(region.id)
-    if backend == "cloud":
+    if len(backends.info(backend).clouds) > 1:
         backend = backend_for(regions)
-    wanted = {"aws": {"aws"}, "gcp": {"gcp"}, "cloud": {"aws", "gcp"}}[backend]
+    wanted = set(backends.info(backend).clouds)
     outside = sorted(r.key for r in regions if r.cloud not in wanted)
     if outside:
         raise UserError(

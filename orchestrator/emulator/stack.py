@@ -117,7 +117,7 @@ def build_spec(
     `machine`: the hosts' emulated machine type (default: the model's cap, no allowance).
 
     Each pair's base RTT is its measured median in `routes` where it has one, else the
-    model's (orchestrator.routes); host pairs then get the run-to-run `variation`
+    model's (orchestrator.netmodel.routes); host pairs then get the run-to-run `variation`
     drawn from `seed` (emulator.variation). `perturbations` are kept in the spec and
     applied when it comes up (emulator.perturb).
 

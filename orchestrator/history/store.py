@@ -11,14 +11,14 @@
       archive      older rows, moved a week or more at a time and written in pair order,
                    so one pair's year is a few contiguous stretches, not one row in
                    every block of the sample column
-    fingerprints   the fields of each fingerprint (orchestrator.fingerprint)
+    fingerprints   the fields of each fingerprint (orchestrator.history.fingerprint)
     notified       which change episodes `changes --notify` has sent, and in what state
 
 The store is derived data: `rebuild` recreates it from `results/*/` and
 `results/imports/` alone. Every write runs in one transaction, so a reader sees a
 sweep's rows all or none. A sweep's own rows come from its measurements.csv; the ping
 samples from its raw agent outputs (`raw/round-NNN/<src host>.json`), parsed by
-orchestrator.parse.
+orchestrator.results.parse.
 """
 
 from __future__ import annotations
@@ -43,10 +43,11 @@ from orchestrator.history.fingerprint import (
     fingerprint_fields,
     imported_fields,
 )
+from orchestrator.model.backends import is_emulated
 from orchestrator.results import parse, store
 from orchestrator.results.collect import host_doc
+from orchestrator.results.ping_rows import samples_of
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
-from orchestrator.sweep.pingphase import samples_of
 
 if TYPE_CHECKING:
     import duckdb
@@ -326,7 +327,7 @@ def _hosts_json(sweep_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def sweep_source(record: Mapping[str, Any]) -> str:
-    return EMULATED if record.get("emulated") or record.get("backend") == "local" else MEASURED
+    return EMULATED if record.get("emulated") or is_emulated(record.get("backend")) else MEASURED
 
 
 @dataclass

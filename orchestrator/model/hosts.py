@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
+from orchestrator.model import backends
 
 
 @dataclass(frozen=True)
@@ -72,13 +73,10 @@ def placement(hosts: list[Host]) -> dict[str, dict[str, str]]:
     }
 
 
-CLOUD_BACKENDS = ("aws", "gcp")
-
-
 def pins_from(hosts: list[Host]) -> tuple[dict[str, str], dict[str, str]]:
     """(zones, images), each region key (`aws:us-east-1`) to the zone / image id its host
     ran on, for the cloud hosts that recorded them."""
-    cloud = [h for h in hosts if h.backend in CLOUD_BACKENDS]
+    cloud = [h for h in hosts if backends.single_cloud(h.backend)]
     zones = {h.name: h.zone for h in cloud if h.zone}
     images = {h.name: h.image_id for h in cloud if h.image_id}
     return zones, images

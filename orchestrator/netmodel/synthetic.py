@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from orchestrator.core.geo import distance_km
+from orchestrator.model.backends import is_emulated
 from orchestrator.model.catalog import Region
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
@@ -32,7 +33,7 @@ def synthetic_rows(
 ) -> Iterator[dict[str, str]]:
     """n directed tests cycling over every ordered pair of `regions`."""
     rng = random.Random(seed)
-    scale = 1.0 if backend == "local" else DEFAULT_MODEL.scale
+    scale = 1.0 if is_emulated(backend) else DEFAULT_MODEL.scale
     pairs = [(a, b) for a in regions for b in regions if a.key != b.key]
     km = {(a.key, b.key): distance_km(a.lat, a.lon, b.lat, b.lon) for a, b in pairs}
     for i in range(n):

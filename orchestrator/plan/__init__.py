@@ -10,17 +10,22 @@ Public API: the modules below; other packages import only these names
   (`cli/options.py`) and the profiles file (`profiles.py`): a profile's keys are the same options,
   spelt as the CLI's parameter names. A module of its own, so that neither imports the other
   (profiles -> cli -> schedule -> profiles would be a cycle).
+- `options`: Options shared by plan, sweep and report: the selection, the test parameters and where
+  and how concurrently a sweep runs (`run_options`).
+- `ping_timing`: How long the ping phase takes: every host probes all its peers at once.
 - `pricing`: List prices for the cost estimate: `infra/pricing.yaml`, loaded and checked.
 - `rounds`: Rounds of tests in which no VM takes part twice.
 - `selection`: Which regions and which directed pairs a sweep (or a report) covers.
 - `spend`: What a sweep actually cost, from the bytes it moved, at list prices
-  (orchestrator.pricing).
+  (orchestrator.plan.pricing).
 - `sweep_plan`: A dry run: what a sweep would test, in which rounds, how long and at what cost.
 """
 
 __all__ = [
     "allowance",
     "option_names",
+    "options",
+    "ping_timing",
     "pricing",
     "rounds",
     "selection",

@@ -25,7 +25,7 @@ Everything is deterministic: the same pairs in the same order give the same roun
 A throughput sweep adds sentinels (`add_sentinels`): two slots of its first round
 measured again at its end, in the last round where their regions are free, else in a
 round of their own. Early against late tells a drained host allowance from the path
-(orchestrator.allowance).
+(orchestrator.plan.allowance).
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def add_sentinels(
     and the cap leaves room, else in one more round. A schedule of fewer than two rounds
     has no late round to compare with and is returned as it is. Works on any slot type
     (`regions` names a slot's two regions), so the measure stage can add them to its
-    own rounds (orchestrator.sentinels)."""
+    own rounds (orchestrator.sweep.sentinels)."""
     out = [list(r) for r in rounds]
     if len(out) < 2 or count < 1:
         return out

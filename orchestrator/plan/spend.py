@@ -1,4 +1,4 @@
-"""What a sweep actually cost, from the bytes it moved, at list prices (orchestrator.pricing).
+"""What a sweep actually cost, from the bytes it moved, at list prices (orchestrator.plan.pricing).
 
 Estimates are for deciding before a run; a budget is checked against what was
 spent: the `bytes` column of measurements.csv (iperf3's own count of what it sent)
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.model.backends import is_emulated
 from orchestrator.model.catalog import Region, region_from_dict
 from orchestrator.plan.pricing import Pricing
 from orchestrator.plan.sweep_plan import PING_PACKET_BYTES
@@ -80,7 +81,7 @@ def sweep_spend(sweep_dir: Path, pricing: Pricing) -> Spend:
     rows = store.read_rows(Path(sweep_dir) / store.MEASUREMENTS_FILE)
     pings = int(record.get("params", {}).get("pings") or 0)
     moved, usd = egress_usd(rows, pricing, regions, pings)
-    if record.get("backend") == "local":
+    if is_emulated(record.get("backend")):
         return Spend(bytes=moved, egress_usd=0.0, vm_usd=0.0)
     hours = _number(record.get("wall_s")) / 3600
     vm = sum(pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in regions.values())

@@ -4,7 +4,7 @@ Nothing here touches a cloud or the network. The same TestParams object tells
 the measurement engine what one slot runs, and `slot_seconds` is the time model
 both sides agree on.
 
-A sweep measures its pings first, in the ping phase (orchestrator.pingphase: every
+A sweep measures its pings first, in the ping phase (orchestrator.sweep.pingphase: every
 host probes all its peers at once; its busiest host's `pings x peers` probes, at least
 MIN_GAP_S apart), then its throughput in exclusive rounds of slots, iperf3 alone. A plan
 whose `tests` leave out ping or throughput drops that part, its time and its bytes.
@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from orchestrator.core.errors import UserError
-from orchestrator.emulator import LOCAL_MAX_CONCURRENT
+from orchestrator.model import backends
 from orchestrator.model.catalog import Catalog, MachineBandwidth, Region, region_to_dict
 from orchestrator.netmodel.model import (
     DEFAULT_MODEL,
@@ -54,6 +54,7 @@ from orchestrator.netmodel.model import (
     emulated_types,
 )
 from orchestrator.plan.allowance import Shortfall, mean_egress_bps, shortfalls
+from orchestrator.plan.ping_timing import phase_seconds
 from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.rounds import (
     Round,
@@ -64,9 +65,7 @@ from orchestrator.plan.rounds import (
     sentinel_slots,
 )
 from orchestrator.plan.selection import Pair, Selection, SelectionSpec, select
-from orchestrator.sweep.pingphase import phase_seconds
 
-BACKENDS = ("local", "aws", "gcp", "cloud")
 SLOT_MARGIN_S = 1.0
 IPERF3_PROTOCOL_RTTS = 7
 # The controller's cost per round (fitted on bench/sweep.py's local sweeps of 6 to 77
@@ -76,8 +75,6 @@ IPERF3_PROTOCOL_RTTS = 7
 ROUND_BASE_S = 0.3
 ROUND_PER_HOST_S = 0.02
 ROUND_CONTROL_RTTS = 2
-# Provisioning, preparing and tearing down, per VM: it is billed too.
-SETUP_S = {"local": 60.0, "aws": 600.0, "gcp": 600.0, "cloud": 600.0}
 PING_PACKET_BYTES = 84  # 56 bytes of data + 8 ICMP + 20 IPv4 header
 # iperf3's own limits on its arguments (esnet/iperf src/iperf.h and the checks in
 # iperf_parse_arguments, src/iperf_api.c): beyond them it exits with a parameter error
@@ -246,13 +243,14 @@ def effective_max_concurrent(
 ) -> int | None:
     """The cap on tests per round a plan uses; None means no cap.
 
-    On the emulated cloud the default is LOCAL_MAX_CONCURRENT: beyond it the
-    machine's CPUs, not the modelled network, would set the results.
+    The backend's default applies when none is given: on the emulated cloud
+    LOCAL_MAX_CONCURRENT, beyond which the machine's CPUs, not the modelled network,
+    would set the results; no cap on the clouds.
     """
     if max_concurrent is not None and sequential:
         raise UserError("--max-concurrent and --sequential both cap a round: give one")
-    if max_concurrent is None and backend == "local" and not sequential:
-        return LOCAL_MAX_CONCURRENT
+    if max_concurrent is None and not sequential:
+        return backends.info(backend).default_concurrency
     return max_concurrent
 
 
@@ -307,7 +305,7 @@ class Plan:
     def to_json(self) -> dict[str, Any]:
         return {
             "backend": self.backend,
-            "emulated": self.backend == "local",
+            "emulated": backends.info(self.backend).emulated,
             "params": self.params.to_dict(),
             "regions": [region_to_dict(r) for r in self.selection.regions],
             "pairs": [p.to_dict() for p in self.selection.pairs],
@@ -332,7 +330,7 @@ def make_plan(
     catalog: Catalog,
     spec: SelectionSpec,
     params: TestParams | None = None,
-    backend: str = "local",
+    backend: str = backends.DEFAULT,
     max_concurrent: int | None = None,
     sequential: bool = False,
     round_overhead: float | None = None,
@@ -352,22 +350,20 @@ def make_plan(
     feeds when its region (`controller`) is given.
     """
     params = params or TestParams()
-    if backend not in BACKENDS:
-        raise UserError(f"--backend '{backend}': expected one of {', '.join(BACKENDS)}")
+    info = backends.info(backend)
     if round_overhead is not None and not (0 <= round_overhead < math.inf):
         raise UserError(f"--round-overhead {round_overhead:g} s: must be 0 or more")
     max_concurrent = effective_max_concurrent(backend, max_concurrent, sequential)
     selection = select(catalog, spec)
-    if backend in ("aws", "gcp"):
-        other = [r.key for r in selection.regions if r.cloud != backend]
-        if other:
-            raise UserError(
-                f"--backend {backend} cannot host {other[0]} ({len(other)} such regions): "
-                f"add --clouds {backend} or use --backend cloud"
-            )
-    if emulated and backend != "local":
+    other = [r.key for r in selection.regions if r.cloud not in info.clouds]
+    if other:
+        raise UserError(
+            f"--backend {backend} cannot host {other[0]} ({len(other)} such regions): "
+            f"add --clouds {','.join(info.clouds)} or a backend that hosts both clouds"
+        )
+    if emulated and not info.emulated:
         raise UserError(f"--emulated-type applies to --backend local, not {backend}")
-    machine = emulated_type(emulated) if backend == "local" else None
+    machine = emulated_type(emulated) if info.emulated else None
     rounds = schedule(selection.pairs, max_concurrent=max_concurrent, sequential=sequential)
     # what the throughput rounds measure: the schedule, then its sentinels again
     measured = rounds
@@ -389,7 +385,7 @@ def make_plan(
         host_types = {r.key: types.get(r.cloud, "") for r in selection.regions}
         bandwidth = catalog.bandwidth
     egress = mean_egress_bps(
-        host_bytes(selection, measured, params, pricing, emulated=backend == "local"),
+        host_bytes(selection, measured, params, pricing, emulated=info.emulated),
         estimate.wall_s,
     )
     return Plan(
@@ -473,7 +469,8 @@ def vm_cost(
 ) -> tuple[float, float]:
     """(VM-hours, their USD) of measuring for `wall_s` plus setting up: what the clouds
     would bill, also for a local plan."""
-    hours = (wall_s + SETUP_S["cloud" if backend == "local" else backend]) / 3600
+    info = backends.info(backend)
+    hours = (wall_s + (backends.CLOUD_SETUP_S if info.emulated else info.setup_s)) / 3600
     return len(regions) * hours, sum(
         pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in regions
     )
@@ -503,15 +500,14 @@ def estimate_cost(
         wall_s += sum(
             round_seconds(params, rnd, pings=False) + overhead(2 * len(rnd)) for rnd in rounds
         )
-    setup_s = SETUP_S[backend]
+    info = backends.info(backend)
+    setup_s = info.setup_s
     total_bytes = 0.0
     egress_usd = 0.0
     by_pair: dict[str, float] = {}
     for pair in [*selection.pairs, *(p for s in sentinel_slots(rounds) for p in s.pairs)]:
         cloud_bytes = pair_bytes(pair, params, pricing)
-        sent = (
-            pair_bytes(pair, params, pricing, emulated=True) if backend == "local" else cloud_bytes
-        )
+        sent = pair_bytes(pair, params, pricing, emulated=True) if info.emulated else cloud_bytes
         total_bytes += sent
         by_pair[pair.cloud_pair] = by_pair.get(pair.cloud_pair, 0.0) + sent
         egress_usd += cloud_bytes / 1e9 * pricing.egress_usd_per_gb(pair.src, pair.dst)
@@ -525,6 +521,6 @@ def estimate_cost(
         egress_usd=egress_usd,
         vm_usd=vm_usd,
         cloud_cost_usd=cloud_cost,
-        cost_usd=0.0 if backend == "local" else cloud_cost,
+        cost_usd=0.0 if info.emulated else cloud_cost,
         bytes_by_cloud_pair=dict(sorted(by_pair.items())),
     )

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.core import outdir, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
+from orchestrator.model.backends import is_emulated
 from orchestrator.model.catalog import Catalog, Region, load_catalog
 from orchestrator.plan import allowance
 from orchestrator.report import analyze
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 REQUIRED_COLUMNS = ("src_cloud", "src_region", "dst_cloud", "dst_region")
 METRIC_COLUMNS = ("rtt_avg_ms", "throughput_bps")
-EMULATED_BACKENDS = frozenset({"local"})
 # Tried in this order on the header line: the first that yields the required columns wins.
 DELIMITERS = (",", ";", "\t", "|")
 # Above these a value is a unit or typing mistake, not a measurement.
@@ -86,7 +86,7 @@ class SweepInfo:
 
     @property
     def emulated(self) -> bool:
-        return bool(self.backends & EMULATED_BACKENDS) or self.meta.get("emulated") is True
+        return any(is_emulated(b) for b in self.backends) or self.meta.get("emulated") is True
 
 
 @dataclass
@@ -101,7 +101,7 @@ class Loaded:
     unknown_regions: Counter[str] = field(default_factory=Counter)  # region -> rows
     sources: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # one line each, for stderr
-    # the hosts' own evidence (orchestrator.allowance), from the sweeps' folders
+    # the hosts' own evidence (orchestrator.plan.allowance), from the sweeps' folders
     host_flags: list[dict[str, Any]] = field(default_factory=list)
     sentinels: dict[str, allowance.SentinelCheck] = field(default_factory=dict)  # by sweep
 

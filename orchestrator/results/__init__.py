@@ -6,6 +6,8 @@ Public API: the modules below; other packages import only these names
 
 - `collect`: From one round's raw agent outputs to measurements.csv rows (pure functions).
 - `parse`: Tool output -> numbers: pure functions over the text iperf3 and ping printed.
+- `ping_rows`: Rows of the ping phase: each source host's samples of its peers -> measurements
+  rows.
 - `schema`: The results contract: columns of measurements.csv, one row per directed test.
 - `store`: The results folder of a sweep: `results/<sweep-id>/`, written so a crash loses little.
 """
@@ -13,6 +15,7 @@ Public API: the modules below; other packages import only these names
 __all__ = [
     "collect",
     "parse",
+    "ping_rows",
     "schema",
     "store",
 ]

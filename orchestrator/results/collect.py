@@ -42,7 +42,7 @@ class SlotPlan:
     server: str
     reverse: bool  # also measure server -> client (iperf3 -R)
     port: int
-    # a sentinel's late repeat (orchestrator.sentinels): its rows go to sentinels.csv
+    # a sentinel's late repeat (orchestrator.sweep.sentinels): its rows go to sentinels.csv
     sentinel: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -89,7 +89,7 @@ def host_doc(text: str | None) -> tuple[dict[str, Any] | None, str]:
     return doc, ""
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     line = " ".join(str(text).split())
     return line if len(line) <= MAX_ERROR_CHARS else line[: MAX_ERROR_CHARS - 3] + "..."
 
@@ -141,7 +141,7 @@ def _ping(doc: dict[str, Any] | None) -> tuple[dict[str, Any], str]:
     return parse_ping(run.get("stdout", "") + run.get("stderr", "")), run.get("started_utc", "")
 
 
-def _row_base(src: str, dst: str, ctx: RowContext, round_no: int) -> dict[str, Any]:
+def row_base(src: str, dst: str, ctx: RowContext, round_no: int) -> dict[str, Any]:
     """The fields that say which test a row is, measured or not."""
     src_cloud, src_region = src.split(":", 1)
     dst_cloud, dst_region = dst.split(":", 1)
@@ -200,11 +200,11 @@ def slot_rows(
                 errors.append(result["error"])
         rows.append(
             {
-                **_row_base(src, dst, ctx, round_no),
+                **row_base(src, dst, ctx, round_no),
                 "started_utc": started or (client or server or {}).get("started_utc", ""),
                 **measured,
                 "status": row_status(errors, late),
-                "error": _one_line("; ".join(errors)),
+                "error": one_line("; ".join(errors)),
             }
         )
     return rows
@@ -288,7 +288,7 @@ def with_ping_phase(phase_row: Mapping[str, Any], slot_row: Mapping[str, Any]) -
     statuses = (phase_row.get("status"), slot_row.get("status"))
     row["status"] = next((s for s in (FAILED, PEER_LATE) if s in statuses), OK)
     errors = [str(e) for e in (phase_row.get("error"), slot_row.get("error")) if e]
-    row["error"] = _one_line("; ".join(errors))
+    row["error"] = one_line("; ".join(errors))
     return row
 
 
@@ -301,4 +301,4 @@ def round_rows(
 
 def unmeasured_row(src: str, dst: str, ctx: RowContext, why: str) -> dict[str, Any]:
     """A planned test that never ran (the sweep stopped first): failed, with the reason."""
-    return {**_row_base(src, dst, ctx, round_no=0), "status": "failed", "error": why}
+    return {**row_base(src, dst, ctx, round_no=0), "status": "failed", "error": why}

@@ -31,7 +31,7 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "duration_s",
     "src_machine_type",
     "dst_machine_type",
-    # the hosts' own evidence around the throughput test (orchestrator.allowance): CPU
+    # the hosts' own evidence around the throughput test (orchestrator.plan.allowance): CPU
     # steal on each host, and how far the allowance counters moved (AWS ENA; emulated)
     "src_cpu_steal_pct",
     "dst_cpu_steal_pct",

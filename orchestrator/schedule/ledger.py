@@ -59,7 +59,7 @@ def of_profile(records: Iterable[Mapping[str, Any]], profile: str) -> list[Mappi
 
 
 def month_spend_usd(records: Iterable[Mapping[str, Any]], profile: str, now: datetime) -> float:
-    """Actual spend (from bytes moved, see orchestrator.spend) of the profile's runs that
+    """Actual spend (from bytes moved, see orchestrator.plan.spend) of the profile's runs that
     started in `now`'s UTC month."""
     month = now.strftime("%Y-%m")
     return sum(

@@ -26,9 +26,9 @@ from typing import Any
 import yaml
 
 from orchestrator.core.errors import UserError
+from orchestrator.model import backends
 from orchestrator.model.catalog import Catalog
 from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
-from orchestrator.plan.sweep_plan import BACKENDS
 from orchestrator.schedule.cadence import Cadence, check_every, parse_cron, parse_duration
 
 DEFAULT_FILE = "schedules.yaml"
@@ -81,7 +81,7 @@ class Profile:
 
     @property
     def backend(self) -> str:
-        return str(self.options.get("backend", "local"))
+        return str(self.options.get("backend", backends.DEFAULT))
 
 
 class ProfileError(UserError):
@@ -125,8 +125,8 @@ def _typed_options(source: str, name: str, options: dict[str, Any]) -> dict[str,
 
     # the option sets `sweep` is built from, not the command itself: its module imports
     # this one (sweep --profile)
-    from orchestrator.cli.cloud import cloud_options
-    from orchestrator.cli.options import run_options, selection_options, test_params_options
+    from orchestrator.clouds.options import cloud_options
+    from orchestrator.plan.options import run_options, selection_options, test_params_options
 
     def options_of(**_: Any) -> None:
         """The sweep options a profile may set."""
@@ -193,9 +193,11 @@ def parse_profile(
     site = settings.get("site")
     if publish is not None and site is None:
         raise _fail(source, name, "site", "publish needs a site folder to build first")
-    backend = settings.get("backend", "local")
-    if backend not in BACKENDS:
-        raise _fail(source, name, "backend", f"'{backend}': expected one of {', '.join(BACKENDS)}")
+    backend = settings.get("backend", backends.DEFAULT)
+    if backend not in backends.NAMES:
+        raise _fail(
+            source, name, "backend", f"'{backend}': expected one of {', '.join(backends.NAMES)}"
+        )
     profile = Profile(
         name=name,
         cadence=cadence,
@@ -224,8 +226,8 @@ def parse_profile(
 
 def check_profile_sweep(profile: Profile, catalog: Catalog, source: str = DEFAULT_FILE) -> None:
     """The profile's sweep options as `sweep` would read them; an empty selection is an error."""
-    from orchestrator.cli.cloud import cloud_options_from
-    from orchestrator.cli.options import check_selection, params_from_options, spec_from_options
+    from orchestrator.clouds.options import cloud_options_from
+    from orchestrator.plan.options import check_selection, params_from_options, spec_from_options
 
     opts = profile.options
     step = "selection"
@@ -235,7 +237,7 @@ def check_profile_sweep(profile: Profile, catalog: Catalog, source: str = DEFAUL
         step = "tests"
         params_from_options(**opts)
         step = "backend"
-        if profile.backend != "local":
+        if backends.is_cloud(profile.backend):
             cloud_options_from(**{**opts, "pin_from": None})  # its sweep: checked at run
     except UserError as e:
         # the sweep's own message names its flag (--min-km): that is the profile's key

@@ -1,11 +1,11 @@
 """One tick of a scheduled sweep: what `interregion schedule run NAME` does.
 
 lock the results folder (or record skipped-locked and stop)
--> tear down sweeps a dead process left (orchestrator.abandoned)
+-> tear down sweeps a dead process left (orchestrator.sweep.abandoned)
 -> plan; check the per-run and the month's budget (or record skipped-budget)
--> run the sweep and its report (orchestrator.runner), build the site, publish
--> retention (orchestrator.retention)
--> one ledger record (orchestrator.ledger), whatever happened.
+-> run the sweep and its report (orchestrator.sweep.runner), build the site, publish
+-> retention (orchestrator.schedule.retention)
+-> one ledger record (orchestrator.schedule.ledger), whatever happened.
 """
 
 from __future__ import annotations
@@ -14,23 +14,22 @@ import hashlib
 import random
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
-from orchestrator.drivers.lock import LockHeld, results_lock
+from orchestrator.drivers.lock import LockHeld
 from orchestrator.model.catalog import Catalog, load_catalog
 from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.selection import SelectionSpec
-from orchestrator.plan.sweep_plan import Plan, make_plan
+from orchestrator.plan.sweep_plan import Plan
 from orchestrator.results import store
 from orchestrator.schedule import ledger
 from orchestrator.schedule.cadence import iso
 from orchestrator.schedule.profiles import Profile
-from orchestrator.sweep import abandoned
-from orchestrator.sweep.record import Sweep, create_sweep
+from orchestrator.sweep import launch
+from orchestrator.sweep.record import Sweep
 
 Log = Callable[[str], None]
 RunSweep = Callable[..., Any]
@@ -40,23 +39,7 @@ def plan_profile(
     profile: Profile, catalog: Catalog, pricing: Pricing | None = None
 ) -> tuple[Plan, SelectionSpec]:
     """The plan `sweep` would make from the profile's options."""
-    from orchestrator.cli.options import check_selection, params_from_options, spec_from_options
-    from orchestrator.sweep.provision import controller_region
-
-    opts = profile.options
-    spec = spec_from_options(**opts)
-    check_selection(catalog, spec, profile.backend, lambda _m: None)
-    plan = make_plan(
-        catalog,
-        spec,
-        params_from_options(**opts),
-        backend=profile.backend,
-        max_concurrent=opts.get("max_concurrent"),
-        sequential=bool(opts.get("sequential")),
-        controller=controller_region(opts.get("controller")),
-        pricing=pricing,
-    )
-    return plan, spec
+    return launch.plan_from_options(profile.options, lambda _m: None, catalog, pricing)
 
 
 def budget_problem(profile: Profile, estimate_usd: float, month_spent_usd: float) -> str | None:
@@ -150,12 +133,12 @@ def run_tick(
         "sweep_id": None,
     }
     try:
-        with results_lock(Path(results), profile=profile.name, trigger=trigger) as lock:
+        with launch.locked(Path(results), trigger=trigger, log=log, profile=profile.name) as held:
             _locked_tick(
                 profile,
                 Path(results),
                 record,
-                lock,
+                held,
                 catalog,
                 pricing,
                 run_sweep,
@@ -205,7 +188,7 @@ def _locked_tick(
     profile: Profile,
     results: Path,
     record: dict[str, Any],
-    lock: Any,
+    held: launch.Held,
     catalog: Catalog | None,
     pricing: Pricing | None,
     run_sweep: RunSweep,
@@ -213,9 +196,8 @@ def _locked_tick(
     log: Log,
     now: datetime,
 ) -> None:
-    reaped = abandoned.reap_abandoned(results, log)
-    if reaped:
-        record["reaped"] = reaped
+    if held.reaped:
+        record["reaped"] = held.reaped
     catalog = catalog or load_catalog()
     pricing = pricing or load_pricing()
     try:
@@ -233,28 +215,25 @@ def _locked_tick(
         record.update(outcome="skipped-budget", reason=problem)
         log(f"skipped: {problem}")
         return
-    options = None
-    if profile.backend != "local":
-        from orchestrator.cli.cloud import cloud_options_from
-
-        options = asdict(cloud_options_from(**profile.options, results=results))
-    sweep = create_sweep(plan, spec, results, cloud_options=options)
-    sweep.log = log
-    record["sweep_id"] = sweep.id
-    sweep.record["schedule"] = {
+    options = launch.cloud_options_for(
+        profile.backend, None, {**profile.options, "results": results}
+    )
+    schedule = {
         "profile": profile.name,
         "trigger": record["trigger"],
         "scheduled_utc": record["scheduled_utc"],
         "hour_utc": record["hour_utc"],
     }
-    # what the measure loop may spend (orchestrator.spend.over_budget)
-    sweep.record["budget_usd"] = profile.budget_usd
-    abandoned.mark_owner(sweep.record)
-    sweep.save()
-    lock.note(sweep_id=sweep.id)
+    sweep = launch.create(
+        plan, spec, results, cloud_options=options, record={"schedule": schedule}, log=log
+    )
+    record["sweep_id"] = sweep.id
     error = None
     try:
-        run_sweep(sweep, build_report=True)
+        # the profile's budget: also what the measure loop may spend (plan.spend.over_budget)
+        launch.start(
+            sweep, held, budget_usd=profile.budget_usd, run_sweep=run_sweep, build_report=True
+        )
     except KeyboardInterrupt:
         _record_sweep(record, sweep, "interrupted")
         raise

@@ -3,7 +3,7 @@
 Pure functions return the files' text (so tests check them with systemd-analyze,
 croniter and actionlint); `install` and `remove` write and delete them. Every form
 runs the same command, `interregion schedule run NAME`, at the same UTC times
-(orchestrator.cadence) with the same random slip.
+(orchestrator.schedule.cadence) with the same random slip.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.model import backends
 from orchestrator.plan.sweep_plan import Estimate
 from orchestrator.schedule.cadence import cron_line, on_calendar
 from orchestrator.schedule.profiles import Profile
@@ -231,8 +232,9 @@ def github_workflow(
             "regions or shorter tests, or use 'schedule install' on a machine of your own"
         )
     site = profile.site or "site"
-    aws = profile.backend in ("aws", "cloud") or bucket.startswith("s3://")
-    gcp = profile.backend in ("gcp", "cloud") or bucket.startswith("gs://")
+    clouds = () if backends.is_emulated(profile.backend) else backends.info(profile.backend).clouds
+    aws = "aws" in clouds or bucket.startswith("s3://")
+    gcp = "gcp" in clouds or bucket.startswith("gs://")
     creds = ""
     if aws:
         creds += """      - name: AWS credentials (OIDC, no stored keys)

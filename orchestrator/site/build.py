@@ -8,7 +8,7 @@ downloads never do. The site is built beside `--out` and swapped in whole; a
 sweep that cannot be read is left out with a warning. sweep.json is published
 through an allow-list (PUBLIC_SWEEP_FIELDS): operator addresses, cloud
 projects and profiles, owners and error texts stay in results/. With a history
-store, the matrix, changes and pair pages come from it (orchestrator.site_history).
+store, the matrix, changes and pair pages come from it (orchestrator.site.history_pages).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The site's pages built from the history store: the matrix, the changes and the pairs.
 
 Everything the pages show is computed here at build time, in DuckDB and
-orchestrator.changes: the matrix of every (source, metric, window) with all three
+orchestrator.history.changes: the matrix of every (source, metric, window) with all three
 percentiles, freshness, samples and the change-detection baseline of each cell, so
 the browser only switches between precomputed arrays. The data goes into the pages
 as JSON (a local .js file for the matrix: file:// forbids fetching local JSON), drawn

@@ -1,6 +1,6 @@
 """The pages' common parts: the header and footer, the EMULATED banner, JSON in a page,
 and a file written whole. Shared by the site's sweep pages (orchestrator.site) and its
-history pages (orchestrator.site_history)."""
+history pages (orchestrator.site.history_pages)."""
 
 from __future__ import annotations
 

@@ -8,9 +8,9 @@ Public API: the modules below; other packages import only these names
   relations its model says it should? Not evidence about clouds: the emulator is built from the
   same model. What bench/study.py prints and tests/test_e2e_study.py asserts.
 - `estimate`: What a TCP study runs, in time, bytes and money: the sweep plan's estimate, redone
-  for the study's own measure stage (orchestrator.study_run). Pure; nothing is measured.
+  for the study's own measure stage (orchestrator.study.run). Pure; nothing is measured.
 - `plan`: The TCP study's plan: which variants of the forward test, how often, in which order, and
-  with what buffers (issue 13). Pure functions; running it is orchestrator.study_run.
+  with what buffers (issue 13). Pure functions; running it is orchestrator.study.run.
 - `report`: A TCP study's results per pair, its recommendation, and the per cloud pair fit of
   throughput = min(cap, W / RTT): pure functions over study.csv's rows, then the files
   (study_summary.csv, study.md, study.html).

@@ -1,5 +1,5 @@
 """What a TCP study runs, in time, bytes and money: the sweep plan's estimate, redone
-for the study's own measure stage (orchestrator.study_run). Pure; nothing is measured.
+for the study's own measure stage (orchestrator.study.run). Pure; nothing is measured.
 
 A study pings its forward tests once (the ping phase: the idle RTT), then plays every
 round of the sweep's schedule once per test of a pair's order (variants x repeats), the
@@ -24,13 +24,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from orchestrator.model import backends
 from orchestrator.model.catalog import Catalog
 from orchestrator.plan.allowance import mean_egress_bps, shortfalls
+from orchestrator.plan.ping_timing import launch_seconds, phase_seconds
 from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.selection import Pair
 from orchestrator.plan.sweep_plan import (
     PING_PACKET_BYTES,
-    SETUP_S,
     Estimate,
     Plan,
     emulated_bandwidth,
@@ -42,7 +43,6 @@ from orchestrator.plan.sweep_plan import (
     vm_cost,
 )
 from orchestrator.study.plan import Variant, forward_rounds, line_rate_bps
-from orchestrator.sweep.pingphase import launch_seconds, phase_seconds
 
 
 @dataclass(frozen=True)
@@ -109,11 +109,11 @@ def study_estimate(
     if any(v.tuned for v in variants):
         wall_s += launch_seconds(len(plan.selection.regions), rtt)
 
-    local = plan.backend == "local"
+    local = backends.is_emulated(plan.backend)
     # the line rate the tuned buffers are sized for (study.line_rate_bps): the emulated
     # type's cap here, a small cloud VM's NIC for the cloud figures the egress is priced on
-    local_rate = line_rate_bps("local", plan.emulated_type or None)
-    cloud_rate = line_rate_bps("cloud")
+    local_rate = line_rate_bps(True, plan.emulated_type or None)
+    cloud_rate = line_rate_bps(False)
     seconds = params.omit_s + params.duration_s
     sent_by_variant = {v.name: 0.0 for v in variants}
     usd_by_variant = {v.name: 0.0 for v in variants}
@@ -140,7 +140,7 @@ def study_estimate(
     cloud_cost = egress_usd + vm_usd
     estimate = Estimate(
         wall_s=wall_s,
-        setup_s=SETUP_S[plan.backend],
+        setup_s=backends.info(plan.backend).setup_s,
         bytes=sum(by_host.values()),
         vm_hours=vm_hours,
         egress_usd=egress_usd,
@@ -171,7 +171,7 @@ def study_plan(
     """`plan` with the study's estimate (what sweep.json's plan records and the budget
     question reads) and the hosts its traffic would keep above their allowance."""
     found = study_estimate(plan, variants, repeats, pricing)
-    bandwidth = emulated_bandwidth() if plan.backend == "local" else catalog.bandwidth
+    bandwidth = emulated_bandwidth() if backends.is_emulated(plan.backend) else catalog.bandwidth
     egress = mean_egress_bps(found.bytes_by_host, found.estimate.wall_s)
     over = shortfalls(egress, plan.host_types or {}, bandwidth)
     return dataclasses.replace(plan, estimate=found.estimate, shortfalls=tuple(over)), found

@@ -1,5 +1,5 @@
 """The TCP study's plan: which variants of the forward test, how often, in which order,
-and with what buffers (issue 13). Pure functions; running it is orchestrator.study_run.
+and with what buffers (issue 13). Pure functions; running it is orchestrator.study.run.
 
 A variant changes one thing against the default host settings: the buffers (tuned:
 tcp_rmem/tcp_wmem max at 2 x the pair's bandwidth-delay product at the VM's line rate,
@@ -92,10 +92,11 @@ def forward_rounds(rounds: Sequence[Round]) -> list[list[Pair]]:
     return [[slot.pairs[0] for slot in slots] for slots in rounds]
 
 
-def line_rate_bps(backend: str, emulated: str | None = None) -> float:
-    """The VM's line rate: the emulated type's cap, or a small cloud VM's NIC cap."""
-    if backend == "local":
-        return emulated_type(emulated).rate_mbit * 1e6
+def line_rate_bps(emulated: bool, machine_type: str | None = None) -> float:
+    """The VM's line rate: the emulated type's cap (`emulated`), or a small cloud VM's
+    NIC cap."""
+    if emulated:
+        return emulated_type(machine_type).rate_mbit * 1e6
     return REAL_CAP_BPS
 
 

@@ -26,6 +26,7 @@ from orchestrator.advise.model import (
     window_limited_bps,
 )
 from orchestrator.core.errors import UserError
+from orchestrator.model import backends
 from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_WINDOW_BYTES
 from orchestrator.results import store
 from orchestrator.study.plan import BASELINE, VARIANTS
@@ -295,7 +296,7 @@ def report_text(results: Sequence[PairResult], record: Mapping[str, Any]) -> str
         "default stream: the difference is queueing. Throughput in Mbit/s.",
         "",
     ]
-    if record["backend"] == "local":
+    if backends.is_emulated(record["backend"]):
         lines += [
             "Emulated cloud: the emulator is built from the same model, so this checks the "
             "emulator, it is no evidence about clouds.",
@@ -376,7 +377,7 @@ def page_html(text: str, title: str) -> str:
 def default_window(record: Mapping[str, Any], facts: Mapping[str, Any]) -> float:
     """One default stream's window: the emulator's clamp, else the hosts' tcp_rmem max
     times the share TCP turns into window (the smallest host's)."""
-    if record["backend"] == "local":
+    if backends.is_emulated(record["backend"]):
         return DEFAULT_MODEL.window_bytes
     maxima = [
         int(str(f["tcp_rmem"]).split()[-1]) for f in facts.values() if str(f.get("tcp_rmem", ""))

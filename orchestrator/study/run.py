@@ -24,6 +24,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import run_playbook
 from orchestrator.drivers.progress import RoundProgress
+from orchestrator.model import backends
 from orchestrator.model.hosts import Host
 from orchestrator.plan.rounds import schedule
 from orchestrator.plan.selection import Pair
@@ -104,7 +105,7 @@ def check_plan_buffers(
 ) -> None:
     """Before anything is provisioned: every tuned buffer, sized from the model's RTT,
     fits what the hosts can set."""
-    rate = line_rate_bps(backend, emulated)
+    rate = line_rate_bps(backends.is_emulated(backend), emulated)
     limit = host_buffer_limit(max_buffer_bytes)
     for pair in pairs:
         rtt = pair_rtt_ms(pair)
@@ -128,7 +129,7 @@ def pair_plan(
     tuned buffer sized from it, and its shuffled order of tests."""
     study = study_part(sweep)
     variants = variants_of(sweep)
-    rate = line_rate_bps(sweep.backend, sweep.record["plan"].get("emulated_type"))
+    rate = line_rate_bps(sweep.emulated, sweep.record["plan"].get("emulated_type"))
     limit = host_buffer_limit(study.get("max_buffer_bytes"))
     out = {}
     for pair in tests:
@@ -200,7 +201,7 @@ def study_rounds(
 def tune_spec(alias: str, buffer_bytes: int, backend: str) -> dict[str, Any]:
     """What the agent sets for a tuned test; on the emulated cloud also the window clamp."""
     spec: dict[str, Any] = {"name": alias, **sysctl_values(buffer_bytes)}
-    if backend == "local":
+    if backends.is_emulated(backend):
         spec["window_bytes"] = emulated_window_bytes(buffer_bytes)
     return spec
 

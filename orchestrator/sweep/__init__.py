@@ -6,9 +6,12 @@ Public API: the modules below; other packages import only these names
 (`from orchestrator.sweep import abandoned`), never a name starting with `_`.
 
 - `abandoned`: Sweeps whose process died mid-run (kill -9, a reboot): found and torn down.
+- `backends`: The backend seam: what a sweep does differently on the emulated cloud and on the
+  clouds.
 - `events`: The measure playbook's event stream, turned into raw files and rows round by round.
 - `hostcheck`: Checks of the prepared hosts against the test parameters, before any test runs.
 - `inventory`: The Ansible inventory of a sweep, generated from the host contract.
+- `launch`: One way to start a sweep, for `sweep`, `study tcp` and the scheduled tick alike.
 - `measure`: The measure stage: the planned tests, in exclusive rounds, through one playbook run.
 - `pingphase`: The ping phase: every host probes all its peers at once, as one round of its own.
 - `provision`: Backend -> the Terraform stack that makes its hosts, and that stack's variables.
@@ -20,9 +23,11 @@ Public API: the modules below; other packages import only these names
 
 __all__ = [
     "abandoned",
+    "backends",
     "events",
     "hostcheck",
     "inventory",
+    "launch",
     "measure",
     "pingphase",
     "provision",

@@ -1,7 +1,7 @@
 """Sweeps whose process died mid-run (kill -9, a reboot): found and torn down.
 
 A sweep run whole (`sweep`, `schedule run`) records its owner process in sweep.json
-before provisioning. Whoever takes the results folder's lock next (orchestrator.lock)
+before provisioning. Whoever takes the results folder's lock next (orchestrator.drivers.lock)
 knows that owner is gone, since the kernel freed the lock, and tears down what it left.
 Stages run alone (`provision --sweep ID`) record no owner: their hosts are kept on
 purpose and are never reaped here.
@@ -89,7 +89,7 @@ def reap_abandoned(results: Path, log: Callable[[str], None]) -> list[str]:
         sweep.record["status"] = "failed"
         sweep.record["abandoned_utc"] = utc_now()
         sweep.save()
-        local = local or sweep.backend == "local"
+        local = local or sweep.emulated
         reaped.append(sweep_id)
     if local:
         reap_local_leftovers(log)

@@ -1,6 +1,6 @@
 """The measure playbook's event stream, turned into raw files and rows round by round.
 
-The generated playbook (orchestrator.measure) has one play per round, named
+The generated playbook (orchestrator.sweep.measure) has one play per round, named
 "Round N". `RoundTracker.on_event` is fed the callback's events in order:
 
     play "Round N"          -> the previous round is closed, round N begins
@@ -24,8 +24,8 @@ from typing import Any
 
 from orchestrator.results import store
 from orchestrator.results.collect import RowContext, SlotPlan, round_rows
+from orchestrator.results.ping_rows import host_rows, phase_rows
 from orchestrator.results.store import safe_name, utc_now
-from orchestrator.sweep.pingphase import host_rows, phase_rows
 from orchestrator.sweep.sentinels import merge_sentinel_rows, split_rows
 
 Event = dict[str, Any]
@@ -36,7 +36,7 @@ ROUND_TASK = "Round:"
 @dataclass(frozen=True)
 class PlannedRound:
     """A round of exclusive slots, or the ping phase (`phase_tests`: every directed test
-    probed at once, orchestrator.pingphase)."""
+    probed at once, orchestrator.sweep.pingphase)."""
 
     number: int
     slots: list[SlotPlan]

@@ -2,7 +2,7 @@
 
 Each run writes a playbook of its own (state/measure-NNN.json) with one play per
 round, targeting only that round's hosts and carrying only their parts (what
-orchestrator.rounds reads back). So Ansible's work per round is one task per busy
+orchestrator.sweep.events reads back). So Ansible's work per round is one task per busy
 host and grows with the round, not with the sweep: the controller's time and memory
 per round stay flat however many rounds follow (tests/test_measure.py checks the
 input sizes, bench/sweep.py the time). Plays run one after the other, so rounds stay
@@ -24,6 +24,7 @@ from orchestrator.drivers.ansible import run_playbook
 from orchestrator.drivers.progress import RoundProgress
 from orchestrator.model.hosts import Host
 from orchestrator.plan import spend
+from orchestrator.plan.ping_timing import PHASE_FORKS, phase_seconds
 from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.rounds import Slot, schedule
 from orchestrator.plan.selection import Pair
@@ -33,13 +34,7 @@ from orchestrator.results.collect import SlotPlan, unmeasured_row, with_ping_pha
 from orchestrator.results.store import safe_name, utc_now
 from orchestrator.sweep import sentinels
 from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
-from orchestrator.sweep.pingphase import (
-    PHASE_FORKS,
-    phase_parts,
-    phase_play,
-    phase_seconds,
-    write_parts,
-)
+from orchestrator.sweep.pingphase import phase_parts, phase_play, write_parts
 from orchestrator.sweep.record import Sweep
 from orchestrator.sweep.stages import load_hosts, row_context, state_folder, write_sweep_inventory
 
@@ -345,7 +340,7 @@ def check_budget(
 
 
 def _priced(sweep: Sweep) -> bool:
-    return sweep.backend != "local" or bool(sweep.record.get("price_emulated"))
+    return not sweep.emulated or bool(sweep.record.get("price_emulated"))
 
 
 def _epoch(utc: str) -> float:

@@ -16,12 +16,11 @@ from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.keys import SweepKeys
 from orchestrator.drivers.terraform import TerraformStack
+from orchestrator.model import backends
 from orchestrator.model.catalog import Region
 
 if TYPE_CHECKING:
     from orchestrator.clouds.launch import CloudOptions
-
-CLOUD_BACKENDS = ("aws", "gcp", "cloud")
 
 
 @dataclass(frozen=True)
@@ -120,10 +119,6 @@ def cloud_stack(
     return StackPlan(Path(source), workdir_for(state_dir, Path(source).name), variables)
 
 
-def clouds_of(backend: str) -> tuple[str, ...]:
-    return ("aws", "gcp") if backend == "cloud" else (backend,)
-
-
 def leftover_warnings(backend: str, options: CloudOptions, log: Callable[[str], None]) -> list[str]:
     """The reaper's dry run before provisioning: expired interregion resources still on
     the clouds. It only warns: any failure here (no credentials, unknown profile) is a
@@ -132,7 +127,7 @@ def leftover_warnings(backend: str, options: CloudOptions, log: Callable[[str], 
 
     try:
         lines = reap.leftover_warnings(
-            clouds_of(backend),
+            backends.info(backend).clouds,
             lambda msg: log(f"warning: {msg}"),
             aws_api=lambda: aws.AwsApi(profile=options.aws_profile),
             gcp_api=lambda: gcp.GcpApi(options.gcp_project),
@@ -152,50 +147,6 @@ def reap_local_leftovers(log: Callable[[str], None] = print) -> list[str]:
         more = f" and {len(removed) - 5} more" if len(removed) > 5 else ""
         log(f"removed what crashed runs left: {', '.join(removed[:5])}{more}")
     return removed
-
-
-def stack_plan(
-    backend: str,
-    sweep_id: str,
-    regions: Sequence[Region],
-    keys: SweepKeys,
-    state_dir: Path,
-    *,
-    owner_pid: int = 0,
-    machine_types: dict[str, str] | None = None,
-    estimate_wall_s: float = 0.0,
-    cloud_options: Mapping[str, Any] | None = None,
-    log: Callable[[str], None] = print,
-    controller: str | None = None,
-    emulated_type: str = "",
-    emulation: Mapping[str, Any] | None = None,
-) -> StackPlan:
-    """The stack that makes the sweep's hosts on `backend`, with its variables.
-
-    `controller`: the region key ("aws:us-east-1") where the controller is taken
-    to be. On `local` the emulator delays controller<->host traffic as that
-    region's modelled RTT to each host; on the clouds the real network does, so
-    it changes nothing there. None: no emulated controller delay (as before).
-    `emulation`: on `local`, the sweep record's `emulation` (seed, perturbations).
-    """
-    controller_region(controller)  # a mistyped region is an error on every backend
-    if backend == "local":
-        return local_stack(
-            sweep_id, regions, keys, state_dir, owner_pid, controller, emulated_type, emulation
-        )
-    if backend in CLOUD_BACKENDS:
-        return cloud_stack(
-            backend,
-            sweep_id,
-            regions,
-            keys,
-            state_dir,
-            machine_types=machine_types or {},
-            estimate_wall_s=estimate_wall_s,
-            cloud_options=cloud_options,
-            log=log,
-        )
-    raise UserError(f"--backend '{backend}': expected local, aws, gcp or cloud")
 
 
 def existing_stacks(state_dir: Path) -> list[TerraformStack]:

@@ -1,7 +1,7 @@
 """A sweep's record: its results folder and sweep.json, made at plan time.
 
-The stages that act on a sweep are in orchestrator.stages (provision, prepare,
-collect, teardown, report) and orchestrator.measure; orchestrator.runner runs them
+The stages that act on a sweep are in orchestrator.sweep.stages (provision, prepare,
+collect, teardown, report) and orchestrator.sweep.measure; orchestrator.sweep.runner runs them
 all in order and tears down whatever happens.
 """
 
@@ -21,6 +21,7 @@ from typing import Any
 from orchestrator import __version__
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.model import backends
 from orchestrator.model.catalog import Region, region_from_dict
 from orchestrator.plan.selection import Pair, SelectionSpec
 from orchestrator.plan.sweep_plan import Plan, TestParams
@@ -68,6 +69,10 @@ class Sweep:
     @property
     def backend(self) -> str:
         return str(self.record["backend"])
+
+    @property
+    def emulated(self) -> bool:
+        return backends.is_emulated(self.backend)
 
     def save(self) -> None:
         store.save_record(self.results, self.record)
@@ -145,7 +150,7 @@ def create_sweep(
         "format_version": RESULTS_FORMAT_VERSION,
         "sweep_id": sweep_id,
         "backend": plan.backend,
-        "emulated": plan.backend == "local",
+        "emulated": backends.info(plan.backend).emulated,
         "created_utc": utc_now(),
         "status": "planned",
         "selection": asdict(spec),

@@ -2,13 +2,12 @@
 
 Each is a function of a Sweep and can run alone on a sweep id (`interregion
 provision --sweep ID` ...), so a crashed sweep can be torn down or resumed.
-The measure stage is orchestrator.measure; the whole sweep, orchestrator.runner.
+The measure stage is orchestrator.sweep.measure; the whole sweep, orchestrator.sweep.runner.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,11 +16,11 @@ from orchestrator.core.errors import UserError
 from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import Event, close_control_sockets, run_playbook
 from orchestrator.drivers.keys import ensure_sweep_keys
-from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host, placement
 from orchestrator.results import store
 from orchestrator.results.collect import RowContext, SlotPlan, with_ping_phase
 from orchestrator.results.store import safe_name
+from orchestrator.sweep import backends
 from orchestrator.sweep.events import PlannedRound
 from orchestrator.sweep.hostcheck import congestion_problem
 from orchestrator.sweep.inventory import (
@@ -33,7 +32,7 @@ from orchestrator.sweep.inventory import (
     remove_control_dir,
     write_inventory,
 )
-from orchestrator.sweep.provision import destroy_all, reap_local_leftovers, stack_plan, workdir_for
+from orchestrator.sweep.provision import destroy_all
 from orchestrator.sweep.record import Sweep
 from orchestrator.sweep.sentinels import sentinels_path, split_rows
 
@@ -64,19 +63,16 @@ def state_folder(sweep: Sweep) -> Path:
 def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
     """Apply the backend's Terraform stack; write hosts.json (the host contract)."""
     with sweep.stage("provision"):
-        if sweep.backend == "local":
-            reap_local_leftovers(sweep.log)
+        backends.get(sweep.backend).before_provision(sweep.log)
         keys = ensure_sweep_keys(sweep.state / "keys")
         regions = list(sweep.regions().values())
-        machine_types = {} if sweep.backend == "local" else load_catalog().machine_types
-        planned = stack_plan(
+        planned = backends.stack_plan(
             sweep.backend,
             sweep.id,
             regions,
             keys,
             sweep.state,
             owner_pid=owner_pid,
-            machine_types=machine_types,
             estimate_wall_s=sweep.record["plan"]["estimate"]["wall_s"],
             cloud_options=sweep.record.get("cloud_options"),
             log=sweep.log,
@@ -150,17 +146,8 @@ def host_settings(sweep: Sweep) -> dict[str, dict[str, Any]]:
     """Per-host settings the agent takes beside its part: on the emulated cloud, the
     congestion control of a cloud image's kernel (a test that names none runs it) and the
     commands that print a burstable host's allowance counters (its emulation's spec)."""
-    if sweep.backend != "local":
-        return {}
-    from orchestrator.emulator.allowance import spec_probes
-    from orchestrator.emulator.net import HOST_CONGESTION_CONTROL
-
-    settings: dict[str, dict[str, Any]] = {
-        h.name: {"default_congestion": HOST_CONGESTION_CONTROL} for h in load_hosts(sweep)
-    }
-    for name, probe in spec_probes(workdir_for(sweep.state, "local")).items():
-        settings.setdefault(name, {})["allowance_probe"] = probe
-    return settings
+    names = [h.name for h in load_hosts(sweep)]
+    return backends.get(sweep.backend).host_settings(names, sweep.state)
 
 
 def row_context(sweep: Sweep, hosts: Sequence[Host]) -> RowContext:
@@ -304,9 +291,8 @@ def teardown(sweep: Sweep) -> None:
         closed = close_control_sockets(cp) if cp is not None else []
         if closed:
             sweep.log(f"closed {len(closed)} SSH control connections")
-        destroyed = destroy_all(sweep.state, sweep.id, sweep.log, local=sweep.backend == "local")
-        if sweep.backend == "local":
-            shutil.rmtree(local_agent_dir(sweep), ignore_errors=True)
+        destroyed = destroy_all(sweep.state, sweep.id, sweep.log, local=sweep.emulated)
+        backends.get(sweep.backend).after_teardown(local_agent_dir(sweep))
         remove_control_dir(sweep.state, also=remembered)
         if destroyed:
             sweep.log(f"destroyed: {', '.join(destroyed)}")

@@ -1,4 +1,4 @@
-"""Ansible stdout callback: one JSON line per event, read by orchestrator.playbook.
+"""Ansible stdout callback: one JSON line per event, read by orchestrator.drivers.ansible.
 
 The orchestrator turns these into raw files, rows and progress while the
 playbook still runs, so a finished round is on disk before the next starts.

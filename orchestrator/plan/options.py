@@ -16,10 +16,11 @@ from typing import Any, TypeVar
 import click
 
 from orchestrator.core.errors import UserError
-from orchestrator.emulator import LOCAL_MAX_CONCURRENT
+from orchestrator.model import backends
+from orchestrator.model.backends import LOCAL_MAX_CONCURRENT
 from orchestrator.model.catalog import CLOUDS, Catalog
 from orchestrator.plan.selection import Selection, SelectionSpec, max_regions_note, select
-from orchestrator.plan.sweep_plan import BACKENDS, TestParams
+from orchestrator.plan.sweep_plan import TestParams
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -159,8 +160,8 @@ def run_options(f: F) -> F:
         [
             click.option(
                 "--backend",
-                type=click.Choice(BACKENDS),
-                default="local",
+                type=click.Choice(backends.NAMES),
+                default=backends.DEFAULT,
                 show_default=True,
                 help="Where the hosts run: local = the emulated cloud on this machine.",
             ),
