@@ -200,9 +200,8 @@ def test_every_command_line_in_the_docs_names_real_commands_and_options():
 
 
 def _packages() -> list[Path]:
-    return sorted(
-        p.parent for p in PACKAGE.glob("*/__init__.py") if p.parent.name not in ("__pycache__",)
-    )
+    """Every folder of the package that holds Python modules (with an `__init__` or not)."""
+    return sorted({p.parent for p in PACKAGE.glob("*/*.py")})
 
 
 def test_the_architecture_page_lists_every_package_and_its_modules():
