@@ -25,6 +25,7 @@ from orchestrator.netmodel.model import (
     fit_bandwidth,
     median_relative_error,
 )
+from orchestrator.netmodel.routes import EMPTY, controller_rtt_ms
 
 MODEL = NetModel(
     base_rtt_ms=2.0,
@@ -328,16 +329,17 @@ def test_controller_rtt_is_the_model_rtt_to_the_farthest_host() -> None:
     # A quarter of the WGS-84 equator: 2 pi 6378.137 km / 4 = 10018.754 km.
     quarter = _region("aws", "q", 0.0, 90.0)
     assert netmodel.region_rtt_ms(controller, same_place, MODEL) == pytest.approx(2.0)
-    assert netmodel.controller_rtt_ms(controller, [same_place], MODEL) == pytest.approx(2.0)
-    assert netmodel.controller_rtt_ms(
-        controller, [same_place, other_cloud], MODEL
-    ) == pytest.approx(5.0)
+    # no route table: the distance model alone
+    assert controller_rtt_ms(controller, [same_place], MODEL, EMPTY) == pytest.approx(2.0)
+    assert controller_rtt_ms(controller, [same_place, other_cloud], MODEL, EMPTY) == pytest.approx(
+        5.0
+    )
     far = 2.0 + 10.0 * 10.018754
-    assert netmodel.controller_rtt_ms(
-        controller, [quarter, same_place, other_cloud], MODEL
+    assert controller_rtt_ms(
+        controller, [quarter, same_place, other_cloud], MODEL, EMPTY
     ) == pytest.approx(far, abs=1e-4)
-    assert netmodel.controller_rtt_ms(controller, [], MODEL) == 0.0
+    assert controller_rtt_ms(controller, [], MODEL, EMPTY) == 0.0
     # The default model is the one the emulator delays controller traffic with.
-    assert netmodel.controller_rtt_ms(controller, [other_cloud]) == pytest.approx(
+    assert controller_rtt_ms(controller, [other_cloud], routes=EMPTY) == pytest.approx(
         DEFAULT_MODEL.base_rtt_ms + DEFAULT_MODEL.cross_cloud_rtt_ms
     )

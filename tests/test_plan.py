@@ -17,7 +17,6 @@ from orchestrator.plan.ping_timing import LAUNCH_BASE_S, PER_HOST_S
 from orchestrator.plan.pricing import PricingError, load_pricing, parse_pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import (
-    PING_PACKET_BYTES,
     SLOT_MARGIN_S,
     TestParams,
     effective_max_concurrent,
@@ -26,6 +25,7 @@ from orchestrator.plan.sweep_plan import (
     slot_seconds,
     window_bytes,
 )
+from orchestrator.results.schema import PING_PACKET_BYTES
 
 CATALOG = fixture_catalog()
 PRICING = load_pricing()

@@ -5,6 +5,7 @@ sweep record's emulation settings and the demo's check."""
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from pathlib import Path
 
@@ -89,9 +90,10 @@ def test_pearson_r_known_answers():
     assert routes.pearson_r([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
     # by hand: both means 2.5, sxy = 2.25 - 0.25 - 0.25 + 2.25 = 4, sxx = syy = 5
     assert routes.pearson_r([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
-    assert routes.pearson_r([1, 1], [1, 2]) != routes.pearson_r([1, 1], [1, 2])  # nan
+    assert math.isnan(routes.pearson_r([1, 1], [1, 2]))  # a flat series
+    assert math.isnan(routes.pearson_r([1], [1]))  # one point: undefined, as in the report
     with pytest.raises(ValueError):
-        routes.pearson_r([1], [1])
+        routes.pearson_r([1, 2], [1])
 
 
 def test_the_public_routes_give_cape_town_to_sydney_its_real_detour():

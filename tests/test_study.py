@@ -21,12 +21,12 @@ from orchestrator.plan.ping_timing import LAUNCH_BASE_S, PER_HOST_S, phase_secon
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import (
-    PING_PACKET_BYTES,
     TestParams,
     make_plan,
     round_overhead_s,
     slot_seconds,
 )
+from orchestrator.results.schema import PING_PACKET_BYTES
 from orchestrator.study.estimate import study_plan
 from orchestrator.study.plan import (
     VARIANTS,

@@ -12,8 +12,9 @@ from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.spend import over_budget, row_bytes, sweep_spend
-from orchestrator.plan.sweep_plan import PING_PACKET_BYTES, TestParams, make_plan, slot_seconds
+from orchestrator.plan.sweep_plan import TestParams, make_plan, slot_seconds
 from orchestrator.results import store
+from orchestrator.results.schema import PING_PACKET_BYTES
 from orchestrator.schedule import ledger
 from orchestrator.schedule.profiles import parse_profile
 from orchestrator.schedule.retention import apply_retention

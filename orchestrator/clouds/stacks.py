@@ -22,8 +22,9 @@ from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model import backends
 from orchestrator.model.catalog import Region
+from orchestrator.model.hosts import IPERF3_PORTS
 
-DEFAULT_IPERF3_PORTS = (5201, 5299)
+DEFAULT_IPERF3_PORTS = IPERF3_PORTS
 DEFAULT_AMI_PARAMETER = "/aws/service/debian/release/12/latest/amd64"
 DEFAULT_GCP_IMAGE = "debian-cloud/debian-12"
 AWS_SSH_USER = "admin"  # Debian's AMIs

@@ -7,14 +7,21 @@ output must not depend on the analysis of many outputs, so both import this.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 
 NAN = float("nan")
 
 
 def median(values: Sequence[float]) -> float:
-    """The median; NaN for no values."""
-    return percentile(values, 50.0)
+    """The median; NaN for no values. The middle value, or the mean of the two middle
+    ones (what percentile(values, 50) gives, without its rounding)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        return NAN
+    mid = n // 2
+    return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -42,3 +49,19 @@ def percentiles(values: Sequence[float], qs: Sequence[float]) -> list[float]:
         hi = min(lo + 1, len(ordered) - 1)
         out.append(ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo]))
     return out
+
+
+def pearson_r(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Pearson's correlation coefficient of two equally long series; NaN when it is
+    undefined (fewer than 2 points, or either series flat)."""
+    if len(xs) != len(ys):
+        raise ValueError("pearson_r needs two series of the same length")
+    if len(xs) < 2:
+        return NAN
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    if sxx == 0 or syy == 0:
+        return NAN
+    return sxy / math.sqrt(sxx * syy)

@@ -32,6 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from orchestrator.core.stats import median as median  # tests and views use it here
+
 MAD_TO_SIGMA = 1.4826
 DISTANCE_BANDS_KM = (1000.0, 3000.0, 6000.0, 10000.0)  # upper bounds; the last band is open
 
@@ -167,15 +169,6 @@ def _key_tuple(key: SeriesKey) -> tuple[str, ...]:
 
 
 # ---- statistics ------------------------------------------------------------------------
-
-
-def median(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    n = len(ordered)
-    if n == 0:
-        return math.nan
-    mid = n // 2
-    return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def mad_scale(values: Sequence[float]) -> float:

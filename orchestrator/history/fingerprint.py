@@ -14,6 +14,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from orchestrator.results.schema import PING_PAYLOAD_BYTES
+
 FINGERPRINT_FIELDS: tuple[str, ...] = (
     "backend",
     "src_zone",
@@ -38,7 +40,6 @@ FINGERPRINT_FIELDS: tuple[str, ...] = (
 PROBE_TOOL = "ping+iperf3"  # iputils ping inside each slot (sweeps before the ping phase)
 PHASE_PROBE_TOOL = "agent-icmp+iperf3"  # the agent's own echoes in the ping phase
 # The agent runs ping without -s: iputils' default payload of 56 bytes.
-PING_PACKET_BYTES = 56
 
 
 def _text(value: Any) -> str:
@@ -87,7 +88,7 @@ def fingerprint_fields(
         "dst_machine_type": row.get("dst_machine_type"),
         "probe_tool": PHASE_PROBE_TOOL if phase else PROBE_TOOL,
         "probe_version": " | ".join(versions) if any(versions) else "",
-        "packet_size_bytes": PING_PACKET_BYTES,
+        "packet_size_bytes": PING_PAYLOAD_BYTES,
         "pings": params.get("pings"),
         "ping_interval_s": params.get("ping_interval_s"),
         "streams": row.get("streams") or params.get("streams"),

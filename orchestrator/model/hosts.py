@@ -105,3 +105,14 @@ def pins_from_file(path: Path, sweep_id: str) -> tuple[dict[str, str], dict[str,
 
 
 _FIELDS = {f.name for f in fields(Host)}
+
+
+# The ports iperf3 listens on: the range the cloud stacks' firewalls open (5201-5299).
+IPERF3_PORTS = (5201, 5299)
+
+
+def iperf3_port(round_no: int) -> int:
+    """The port of round `round_no` (1-based): a new one each round, so that no stale
+    server of an earlier round blocks it; the range wraps after 99 rounds."""
+    first, last = IPERF3_PORTS
+    return first + (round_no - 1) % (last - first + 1)

@@ -200,15 +200,6 @@ def region_rtt_ms(a: Region, b: Region, model: NetModel = DEFAULT_MODEL) -> floa
     return model.rtt_ms(geodesic_km(a.lat, a.lon, b.lat, b.lon), a.cloud != b.cloud)
 
 
-def controller_rtt_ms(
-    controller: Region, hosts: Sequence[Region], model: NetModel = DEFAULT_MODEL
-) -> float:
-    """The modelled RTT from a controller in region `controller` to the farthest of
-    `hosts`: what a round that waits for every host pays per exchange with them.
-    0 without hosts. The emulator delays controller traffic by the same model."""
-    return max((region_rtt_ms(controller, h, model) for h in hosts), default=0.0)
-
-
 # ------------------------------------------------------------------ samples
 
 

@@ -14,7 +14,6 @@ on one source and check against the other (bench/netmodel.py).
 from __future__ import annotations
 
 import functools
-import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.core.geo import distance_km
+from orchestrator.core.stats import pearson_r as pearson_r  # bench/netmodel uses it here
 from orchestrator.model.catalog import Region
 from orchestrator.netmodel.model import (
     DEFAULT_MODEL,
@@ -107,16 +107,3 @@ def controller_rtt_ms(
     0 without hosts. What a round that waits for every host pays per exchange."""
     table = default_routes() if routes is None else routes
     return max((pair_rtt_ms(controller, h, model, table) for h in hosts), default=0.0)
-
-
-def pearson_r(xs: Sequence[float], ys: Sequence[float]) -> float:
-    """Pearson's correlation coefficient of two equally long series (nan if either is flat)."""
-    if len(xs) != len(ys) or len(xs) < 2:
-        raise ValueError("pearson_r needs two series of the same length, at least 2")
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    if sxx == 0 or syy == 0:
-        return math.nan
-    return sxy / math.sqrt(sxx * syy)

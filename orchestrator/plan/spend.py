@@ -17,8 +17,8 @@ from typing import Any
 from orchestrator.model.backends import is_emulated
 from orchestrator.model.catalog import Region, region_from_dict
 from orchestrator.plan.pricing import Pricing
-from orchestrator.plan.sweep_plan import PING_PACKET_BYTES
 from orchestrator.results import store
+from orchestrator.results.schema import PING_PACKET_BYTES
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ from orchestrator.plan.rounds import (
     sentinel_slots,
 )
 from orchestrator.plan.selection import Pair, Selection, SelectionSpec, select
+from orchestrator.results.schema import PING_PACKET_BYTES
 
 SLOT_MARGIN_S = 1.0
 IPERF3_PROTOCOL_RTTS = 7
@@ -75,7 +76,6 @@ IPERF3_PROTOCOL_RTTS = 7
 ROUND_BASE_S = 0.3
 ROUND_PER_HOST_S = 0.02
 ROUND_CONTROL_RTTS = 2
-PING_PACKET_BYTES = 84  # 56 bytes of data + 8 ICMP + 20 IPv4 header
 # iperf3's own limits on its arguments (esnet/iperf src/iperf.h and the checks in
 # iperf_parse_arguments, src/iperf_api.c): beyond them it exits with a parameter error
 # on every host, after the VMs are paid for.

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from orchestrator.core.geo import fibre_rtt_ms
 from orchestrator.core.stats import NAN, median, percentiles
+from orchestrator.core.stats import pearson_r as pearson_r  # the report's callers use it here
 from orchestrator.core.stats import percentile as percentile  # callers of the analysis use it here
 
 # 1.4826 x MAD estimates the standard deviation of normally distributed data.
@@ -67,11 +68,6 @@ def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> Fit:
     intercept = mean_y - slope * mean_x
     r = sxy / math.sqrt(sxx * syy) if syy > 0.0 else NAN
     return Fit(intercept, slope, r, n)
-
-
-def pearson_r(xs: Sequence[float], ys: Sequence[float]) -> float:
-    """Pearson's correlation coefficient; NaN when undefined."""
-    return linear_fit(xs, ys).r
 
 
 def route_inflation(rtt_ms: float, distance_km: float) -> float:

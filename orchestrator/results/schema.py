@@ -51,3 +51,8 @@ HOST_EVIDENCE_COLUMNS = MEASUREMENT_COLUMNS[
 PREVIOUS_COLUMNS = tuple(c for c in MEASUREMENT_COLUMNS if c not in HOST_EVIDENCE_COLUMNS)
 
 RESULTS_FORMAT_VERSION = 1
+
+# One ping probe: its ICMP payload (ping's default -s, and the agent's), and the packet
+# on the wire with the 8-byte ICMP and 20-byte IPv4 headers, which the cost counts.
+PING_PAYLOAD_BYTES = 56
+PING_PACKET_BYTES = PING_PAYLOAD_BYTES + 8 + 20

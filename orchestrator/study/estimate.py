@@ -31,7 +31,6 @@ from orchestrator.plan.ping_timing import launch_seconds, phase_seconds
 from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.selection import Pair
 from orchestrator.plan.sweep_plan import (
-    PING_PACKET_BYTES,
     Estimate,
     Plan,
     emulated_bandwidth,
@@ -42,6 +41,7 @@ from orchestrator.plan.sweep_plan import (
     slot_seconds,
     vm_cost,
 )
+from orchestrator.results.schema import PING_PACKET_BYTES
 from orchestrator.study.plan import Variant, forward_rounds, line_rate_bps
 
 

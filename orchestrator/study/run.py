@@ -25,7 +25,7 @@ from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import run_playbook
 from orchestrator.drivers.progress import RoundProgress
 from orchestrator.model import backends
-from orchestrator.model.hosts import Host
+from orchestrator.model.hosts import Host, iperf3_port
 from orchestrator.plan.rounds import schedule
 from orchestrator.plan.selection import Pair
 from orchestrator.plan.sweep_plan import pair_rtt_ms, slot_seconds
@@ -169,7 +169,7 @@ def study_rounds(
     for tests in by_round:
         per_test = len(next(iter(pairs.values()))["order"])
         for j in range(per_test):
-            port = measure.BASE_PORT + (n - 1) % measure.PORTS
+            port = iperf3_port(n)
             slots, parts, what = [], {}, {}
             for pair in tests:
                 info = pairs[f"{pair.src.key}->{pair.dst.key}"]

@@ -22,7 +22,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import run_playbook
 from orchestrator.drivers.progress import RoundProgress
-from orchestrator.model.hosts import Host
+from orchestrator.model.hosts import Host, iperf3_port
 from orchestrator.plan import spend
 from orchestrator.plan.ping_timing import PHASE_FORKS, phase_seconds
 from orchestrator.plan.pricing import Pricing, load_pricing
@@ -38,8 +38,6 @@ from orchestrator.sweep.pingphase import phase_parts, phase_play, write_parts
 from orchestrator.sweep.record import Sweep
 from orchestrator.sweep.stages import load_hosts, row_context, state_folder, write_sweep_inventory
 
-BASE_PORT = 5201
-PORTS = 99  # 5201-5299: the range the cloud stacks' firewalls open
 # How long either end of a slot waits for the other beyond its own slot time: hosts
 # of a round start within a second or so of each other (the controller hands the
 # round out host by host), and a peer later than this is recorded as `peer-late`.
@@ -49,7 +47,7 @@ ROUND_TIMEOUT_MARGIN_S = 60  # Ansible's own bound on a round task, beyond the m
 
 
 def slot_plans(round_no: int, slots: Sequence[Slot]) -> list[SlotPlan]:
-    port = BASE_PORT + (round_no - 1) % PORTS  # a new port each round: no stale server blocks it
+    port = iperf3_port(round_no)
     return [
         SlotPlan(
             client=slot.pairs[0].src.key,
@@ -131,7 +129,7 @@ def rounds_playbook(
     return [round_play(r, agent_parts(r.number, r.slots, hosts, params, pings)) for r in planned]
 
 
-def controller_rtt_ms(sweep: Sweep) -> float:
+def planned_controller_rtt_ms(sweep: Sweep) -> float:
     """The plan's RTT from the controller to its farthest host (0: next to them)."""
     return float(sweep.record["plan"].get("controller_rtt_ms") or 0.0)
 
@@ -140,7 +138,7 @@ def plan_ping_phase(tests: Sequence[Pair], first: int, sweep: Sweep) -> list[Pla
     """A latency-only run: one round, the ping phase, with every test at once."""
     keys = [t.key for t in tests]
     params = sweep.params
-    rtt_ms = controller_rtt_ms(sweep)
+    rtt_ms = planned_controller_rtt_ms(sweep)
     expected_s = round(phase_seconds(keys, params.pings, params.ping_interval_s, rtt_ms), 3)
     return [PlannedRound(first, [], expected_s, phase_tests=keys)]
 
@@ -213,7 +211,7 @@ def run_rounds(
         number = planned[0].number
         parts = phase_parts(keys, by_name, params.pings, params.ping_interval_s)
         folder = write_parts(state_folder(sweep) / f"phase-{number:03d}", parts)
-        rtt_ms = controller_rtt_ms(sweep)
+        rtt_ms = planned_controller_rtt_ms(sweep)
         plays = [phase_play(number, list(parts), folder, planned[0].expected_s, rtt_ms)]
     else:
         # the idle RTT is the ping phase's: slots run iperf3 alone

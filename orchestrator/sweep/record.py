@@ -31,8 +31,6 @@ from orchestrator.results.store import utc_now
 
 Log = Callable[[str], None]
 ROUND_TASK = "Round:"
-BASE_PORT = 5201
-PORTS = 99  # 5201-5299: the range the cloud stacks' firewalls open
 CONNECT_WAIT_S = 10.0  # how long a client retries a server that is not up (yet)
 JITTER_S = 0.2  # random delay before a client starts, so tests do not start in lock-step
 

@@ -18,17 +18,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from orchestrator.model.hosts import iperf3_port
 from orchestrator.plan.rounds import SENTINEL_SLOTS, add_sentinels
 from orchestrator.results import store
 from orchestrator.results.collect import SlotPlan
-from orchestrator.sweep.record import BASE_PORT, PORTS
 
 SENTINELS_FILE = "sentinels.csv"
-
-
-def round_port(round_no: int) -> int:
-    """The port a round's slots use (a new one each round, as the measure stage does)."""
-    return BASE_PORT + (round_no - 1) % PORTS
 
 
 def add_sentinel_rounds(
@@ -53,14 +48,14 @@ def add_sentinel_rounds(
     for i, round_slots in enumerate(slots):
         if i < len(planned):
             base = planned[i]
-            port = base.slots[0].port if base.slots else round_port(base.number)
+            port = base.slots[0].port if base.slots else iperf3_port(base.number)
             fixed = [replace(s, port=port) if s.sentinel else s for s in round_slots]
             grew = len(fixed) > len(base.slots)
             expected = max(base.expected_s, planned[0].expected_s) if grew else base.expected_s
             out.append(replace(base, slots=fixed, expected_s=expected))
         else:
             number = planned[-1].number + 1
-            fixed = [replace(s, port=round_port(number)) for s in round_slots]
+            fixed = [replace(s, port=iperf3_port(number)) for s in round_slots]
             out.append(
                 replace(planned[-1], number=number, slots=fixed, expected_s=planned[0].expected_s)
             )
