@@ -29,7 +29,8 @@ from orchestrator.emulator import net
 from orchestrator.emulator.spec import EmulationSpec, HostSpec, PathSpec, host_addresses
 from orchestrator.emulator.stack import BASELINE_RTT_MS, build_spec
 from orchestrator.model.catalog import Region, load_catalog
-from orchestrator.netmodel.model import DEFAULT_MODEL, NetModel, controller_rtt_ms
+from orchestrator.netmodel.model import DEFAULT_MODEL, NetModel
+from orchestrator.netmodel.routes import EMPTY, controller_rtt_ms
 from orchestrator.plan.selection import farthest_point_sample
 
 PARTS = ("scale", "rtt", "routes", "controller", "throughput", "concurrent")
@@ -237,7 +238,7 @@ def bench_controller(keys: SweepKeys) -> None:
         print(
             f"  within 0.5 ms + 2% of the model: {within}/{len(chosen)}; measured - model: "
             f"median {statistics.median(errors):+.3f} ms, max |err| {abs_errors[-1]:.3f} ms "
-            f"(farthest host {controller_rtt_ms(controller, chosen):.1f} ms)"
+            f"(farthest host {controller_rtt_ms(controller, chosen, routes=EMPTY):.1f} ms)"
         )
     finally:
         emu.down(spec.id)

@@ -65,10 +65,11 @@ def test_vendored_data_imports_through_the_cli_and_survives_rebuild(tmp_path):
     assert [(s, n) for s, n, _t in counts] == [("doit", 2138), ("skyplane", 4692)]
     assert str(counts[1][2]) == "2022-11-01 00:00:00"  # no time in the file: the month's start
     assert str(counts[0][2]).startswith("2022-02-14")
-    # the same source and month again replaces it
-    result = _cli("history", "import", "--source", "doit", "--date", "2022-02",
-                  tmp_path / "doit.csv", "--results", results)  # fmt: skip
-    assert result.exit_code == 0
+    # the same source and month again: refused, then replaced with --replace
+    again = ("history", "import", "--source", "doit", "--date", "2022-02", tmp_path / "doit.csv")
+    assert _cli(*again, "--results", results).exit_code == 2
+    result = _cli(*again, "--replace", "--results", results)
+    assert result.exit_code == 0 and "replaced the import of doit 2022-02" in result.output
     assert _count(results, query)[0][1] == 2138
     before = _count(results, "SELECT * FROM measurements ORDER BY ALL")
     (results / "history.duckdb").unlink()

@@ -418,7 +418,7 @@ def test_plan_options_reach_the_plan(catalog_file):
         (["--max-concurrent", "2", "--sequential"], "give one"),
         (["--streams", "0"], "--streams 0"),
         (["--duration", "86401"], "--duration 86401: iperf3 runs 1 to 86,400 s"),
-        (["--round-overhead", "nan"], "--round-overhead nan: give 0 to 86,400 seconds"),
+        (["--round-overhead", "nan"], "'nan' is not a finite number"),
         (["--round-overhead", "-1"], "--round-overhead -1: give 0 to 86,400 seconds"),
         (["--omit", "61"], "--omit 61: iperf3 skips 0 to 60 s"),
         (["--window", "600M"], "--window '600M': iperf3 takes above 0 and up to 512M"),

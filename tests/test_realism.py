@@ -238,7 +238,7 @@ def test_perturbation_files(tmp_path):
         ("- aws:a\n", "expected a mapping"),
         ("target: aws:a\n", "expected a list"),
         ("- target: aws:a\n  delay_ms: [1]\n", "must be numbers"),
-        ("- {target: aws:a\n", "not YAML"),
+        ("- {target: aws:a\n", "not valid YAML"),
     ]:
         bad = tmp_path / "bad.yaml"
         bad.write_text(text)

@@ -180,10 +180,11 @@ def test_sweep_outcome_from_measurements(tmp_path):
 
 
 def test_ledger_skips_a_torn_line_and_refuses_unknown_outcomes(tmp_path):
-    ledger.append(tmp_path, {"profile": "p", "outcome": "ok"})
+    ok = {"profile": "p", "outcome": "ok", "started_utc": "2026-11-25T06:00:00Z"}
+    ledger.append(tmp_path, ok)
     with ledger.ledger_path(tmp_path).open("a") as f:
         f.write('{"profile": "p", "outc')
-    assert ledger.read(tmp_path) == [{"profile": "p", "outcome": "ok"}]
+    assert ledger.read(tmp_path) == [ok]
     with pytest.raises(ValueError):
         ledger.append(tmp_path, {"profile": "p", "outcome": "maybe"})
     assert os.path.getsize(ledger.ledger_path(tmp_path)) > 0

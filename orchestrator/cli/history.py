@@ -12,6 +12,7 @@ import click
 
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.core.textfile import read_text
 from orchestrator.history.changes import Params
 from orchestrator.plan.options import selection_options, spec_from_options
 
@@ -167,9 +168,15 @@ def _show(
 @history.command()
 @click.option("--sweep", "sweep_id", default=None, metavar="ID", help="One sweep's id.")
 @click.option("--all", "all_", is_flag=True, help="Every sweep under --results.")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Replace stored rows even with fewer (a sweep's CSV cut short or gone).",
+)
 @_RESULTS_OPTION
-def ingest(sweep_id: str | None, all_: bool, results_dir: Path) -> None:
-    """Put sweeps' rows into the store; a sweep ingested again replaces its rows.
+def ingest(sweep_id: str | None, all_: bool, replace: bool, results_dir: Path) -> None:
+    """Put sweeps' rows into the store; a sweep ingested again replaces its rows, never
+    with fewer rows than the store holds unless --replace.
 
     \b
     Examples:
@@ -181,7 +188,7 @@ def ingest(sweep_id: str | None, all_: bool, results_dir: Path) -> None:
     if bool(sweep_id) == all_:
         raise UserError("say which sweeps: --sweep ID or --all (not both)")
     if sweep_id:
-        rows = h.ingest_sweep(results_dir, sweep_id)
+        rows = h.ingest_sweep(results_dir, sweep_id, replace=replace)
         click.echo(f"{sweep_id}: {rows} rows in {h.store_path(results_dir)}")
         with h.opened(results_dir, read_only=True) as con:
             for fields, pairs in h.fingerprint_changes(con, sweep_id):
@@ -190,7 +197,7 @@ def ingest(sweep_id: str | None, all_: bool, results_dir: Path) -> None:
                     + ("; ".join(fields) or "fingerprint differs")
                 )
         return
-    sweeps, rows = h.ingest_all(_existing_results(results_dir), warn=_warn)
+    sweeps, rows = h.ingest_all(_existing_results(results_dir), warn=_warn, replace=replace)
     click.echo(f"{sweeps} sweeps, {rows} rows in {h.store_path(results_dir)}")
 
 
@@ -245,13 +252,18 @@ def export(fmt: str, since: str | None, out: Path | None, results_dir: Path) -> 
 @click.option("--source", required=True, metavar="NAME", help="The publisher, e.g. skyplane.")
 @click.option("--date", "month", required=True, metavar="YYYY-MM", help="When it was measured.")
 @click.option("--label", default="", help="A longer label shown with the source.")
+@click.option(
+    "--replace", is_flag=True, help="Replace an earlier import of the same source and date."
+)
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @_RESULTS_OPTION
-def import_(source: str, month: str, label: str, file: Path, results_dir: Path) -> None:
+def import_(
+    source: str, month: str, label: str, replace: bool, file: Path, results_dir: Path
+) -> None:
     """Load published measurements (a CSV in our schema) as a dated, labelled source.
 
     A copy goes to results/imports/NAME/YYYY-MM.csv, so 'history rebuild' loads it
-    again; importing the same source and month again replaces it. Convert the
+    again; importing the same source and month again needs --replace. Convert the
     vendored public data first with 'history convert'.
 
     \b
@@ -261,7 +273,10 @@ def import_(source: str, month: str, label: str, file: Path, results_dir: Path) 
     """
     from orchestrator.history import store as h
 
-    rows = h.import_file(results_dir, file, source, month, label)
+    before = h.previous_import(results_dir, source, month)
+    rows = h.import_file(results_dir, file, source, month, label, replace=replace)
+    if before is not None:
+        click.echo(f"replaced the import of {source} {month} from {before.get('file', '?')}")
     click.echo(f"{source} {month}: {rows} rows in {h.store_path(results_dir)}")
 
 
@@ -286,7 +301,7 @@ def convert(fmt: str, file: Path, out: Path) -> None:
     from orchestrator.model.catalog import load_catalog
     from orchestrator.results import store
 
-    rows = convert_rows(fmt, file.read_text(encoding="utf-8"), load_catalog())
+    rows = convert_rows(fmt, read_text(file, "CSV file"), load_catalog())
     store.write_atomic(out, store.csv_text(rows))
     click.echo(f"{len(rows)} rows -> {out}")
 

@@ -17,6 +17,7 @@ from orchestrator.model import backends
 from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.plan.allowance import shortfall_message
 from orchestrator.plan.options import (
+    FINITE,
     check_selection,
     params_from_options,
     parse_clouds,
@@ -50,7 +51,7 @@ _catalog_option = click.option(
 @run_options
 @click.option(
     "--round-overhead",
-    type=float,
+    type=FINITE,
     default=None,
     help="Seconds each round adds beyond its slowest test "
     "[default: the controller's model, by the round's hosts].",

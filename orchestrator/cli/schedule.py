@@ -225,7 +225,16 @@ def list_command(schedules: Path, results: Path) -> None:
       interregion schedule list --results results/
     """
     now = datetime.now(UTC)
-    records = ledger.read(results)
+    records, bad = ledger.read_checked(results)
+    if bad:
+        lines = ", ".join(str(n) for n in bad[:5]) + (
+            f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        )
+        click.echo(
+            f"warning: {ledger.ledger_path(results)}: line {lines} is not a ledger record "
+            "(left out of the figures below)",
+            err=True,
+        )
     for name, profile in load_profiles(schedules).items():
         mine = ledger.of_profile(records, name)
         last = mine[-1] if mine else None

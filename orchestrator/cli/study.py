@@ -15,7 +15,7 @@ from orchestrator.clouds.options import cloud_options
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
-from orchestrator.plan.options import run_options, selection_options, test_params_options
+from orchestrator.plan.options import FINITE, run_options, selection_options, test_params_options
 from orchestrator.study.estimate import study_plan
 from orchestrator.study.plan import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
 from orchestrator.study.report import STUDIES_DIR, build_study_report
@@ -69,7 +69,7 @@ def study() -> None:
     help="Largest tcp_rmem/tcp_wmem max the hosts may be given (default: the kernel's).",
 )
 @click.option("--yes", is_flag=True, help="Do not ask, even above the budget.")
-@click.option("--budget-usd", type=float, default=5.0, show_default=True,
+@click.option("--budget-usd", type=FINITE, default=5.0, show_default=True,
               help="Ask before provisioning when the estimated cost is above this.")  # fmt: skip
 @click.option("--no-report", is_flag=True, help="Do not build the report at the end.")
 @perturb_options

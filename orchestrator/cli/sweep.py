@@ -18,6 +18,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.model import backends
 from orchestrator.plan.allowance import shortfall_message
 from orchestrator.plan.options import (
+    FINITE,
     run_options,
     selection_options,
     test_params_options,
@@ -76,7 +77,7 @@ def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
 @click.option("--yes", is_flag=True, help="Do not ask, even above the budget.")
 @click.option(
     "--budget-usd",
-    type=float,
+    type=FINITE,
     default=DEFAULT_BUDGET_USD,
     show_default=True,
     help="Ask before provisioning when the estimated cost is above this.",

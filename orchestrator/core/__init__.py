@@ -9,6 +9,7 @@ Public API: the modules below; other packages import only these names
 - `outdir`: Output folders that appear whole: build beside the target, then swap it in.
 - `paths`: Where the project's files live. Everything else takes paths as arguments.
 - `stats`: Order statistics of plain samples: percentiles and the median.
+- `textfile`: Reading the files a user gives us: text only, UTF-8 only, and YAML without surprises.
 """
 
 __all__ = [
@@ -17,4 +18,5 @@ __all__ = [
     "outdir",
     "paths",
     "stats",
+    "textfile",
 ]

@@ -115,14 +115,12 @@ def from_dict(data: Any, where: str = "perturbation") -> Perturbation:
 
 def load_file(path: Path) -> tuple[Perturbation, ...]:
     """A YAML (or JSON) file of perturbations."""
-    import yaml
+    from orchestrator.core.textfile import load_yaml
 
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        data = load_yaml(Path(path), "perturbation file")
     except FileNotFoundError:
         raise UserError(f"{path}: perturbation file not found") from None
-    except yaml.YAMLError as e:
-        raise UserError(f"{path}: not YAML ({str(e).splitlines()[0]})") from None
     if isinstance(data, Mapping):
         data = data.get("perturbations")
     if not isinstance(data, list):

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.core.errors import UserError
+from orchestrator.core.textfile import read_text
 from orchestrator.history.fingerprint import (
     FINGERPRINT_FIELDS,
     fingerprint,
@@ -475,11 +476,33 @@ def archive_old_rows(
     return moved
 
 
-def ingest_sweep(results: Path, sweep_id: str) -> int:
-    """Put one sweep's rows into `results/history.duckdb`, replacing any it had there.
-    Returns the number of rows. This is what a sweep calls when it ends."""
+def stored_rows(con: duckdb.DuckDBPyConnection, sweep_id: str) -> int | None:
+    """How many rows the store holds for `sweep_id` (None: it holds no such sweep)."""
+    found = con.execute("SELECT rows FROM sweeps WHERE sweep_id = ?", [sweep_id]).fetchone()
+    return None if found is None else int(found[0])
+
+
+def _shrinks(con: duckdb.DuckDBPyConnection, batch: Batch) -> str | None:
+    """Why writing `batch` would lose stored rows (fewer rows than the store holds for
+    its sweep: a file damaged, cut short or gone); None when it would not."""
+    held = stored_rows(con, batch.sweep["sweep_id"])
+    if held is None or len(batch.rows) >= held:
+        return None
+    return (
+        f"{batch.sweep['sweep_id']}: its files give {len(batch.rows)} rows, the store holds "
+        f"{held}: not replacing them (pass --replace to replace them anyway)"
+    )
+
+
+def ingest_sweep(results: Path, sweep_id: str, replace: bool = False) -> int:
+    """Put one sweep's rows into `results/history.duckdb`, replacing any it had there,
+    but never with fewer rows unless `replace` (an unreadable or shorter CSV would
+    lose what was measured). Returns the number of rows. A sweep calls it as it ends."""
     batch = sweep_batch(results, sweep_id)
     with opened(results, create=True) as con, transaction(con):
+        problem = None if replace else _shrinks(con, batch)
+        if problem:
+            raise UserError(problem)
         _write_batch(con, batch)
         archive_old_rows(con)
     return len(batch.rows)
@@ -492,9 +515,12 @@ def sweep_ids(results: Path) -> list[str]:
     return sorted(p.parent.name for p in Path(results).glob(f"*/{store.SWEEP_FILE}"))
 
 
-def ingest_all(results: Path, warn: Any = None, path: Path | None = None) -> tuple[int, int]:
+def ingest_all(
+    results: Path, warn: Any = None, path: Path | None = None, replace: bool = False
+) -> tuple[int, int]:
     """Ingest every sweep under `results` and every imported file. A sweep that cannot be
-    read (another format version, a damaged record) is left out with a one-line warning.
+    read (another format version, a damaged record), or whose files now give fewer rows
+    than the store holds (unless `replace`), is left out with a one-line warning.
     Returns (sweeps, rows)."""
     batches: list[Batch] = []
     for sweep_id in sweep_ids(results):
@@ -503,12 +529,19 @@ def ingest_all(results: Path, warn: Any = None, path: Path | None = None) -> tup
         except UserError as e:
             if warn:
                 warn(f"{sweep_id} left out: {e}")
-    batches.extend(_imported_batches(results))
+    batches.extend(_imported_batches(results, warn))
+    written = []
     with opened(results, create=True, path=path) as con, transaction(con):
         for batch in batches:
+            problem = None if replace else _shrinks(con, batch)
+            if problem:
+                if warn:
+                    warn(f"{batch.sweep['sweep_id']} left out: {problem}")
+                continue
             _write_batch(con, batch)
+            written.append(batch)
         archive_old_rows(con)
-    return len(batches), sum(len(b.rows) for b in batches)
+    return len(written), sum(len(b.rows) for b in written)
 
 
 def rebuild(results: Path, warn: Any = None) -> tuple[int, int]:
@@ -643,26 +676,49 @@ def _import_files(results: Path) -> list[tuple[Path, dict[str, Any]]]:
     return found
 
 
-def _imported_batches(results: Path) -> list[Batch]:
+def _imported_batches(results: Path, warn: Any = None) -> list[Batch]:
+    """The kept copies of imported files; one that cannot be read (damaged, not UTF-8)
+    is left out with a warning, or is an error without `warn`."""
     batches = []
     for csv_path, meta in _import_files(results):
-        rows = read_import_csv(csv_path.read_text(encoding="utf-8"), str(csv_path))
-        batches.append(import_batch(rows, meta["source"], meta["date"], meta["label"]))
+        try:
+            rows = read_import_csv(read_text(csv_path, "CSV file"), str(csv_path))
+            batches.append(import_batch(rows, meta["source"], meta["date"], meta["label"]))
+        except (UserError, FileNotFoundError, KeyError) as e:
+            if not warn:
+                raise UserError(f"{csv_path}: cannot be loaded again ({e})") from None
+            warn(f"{csv_path} left out: {e}")
     return batches
 
 
-def import_file(results: Path, path: Path, source: str, month: str, label: str = "") -> int:
+def previous_import(results: Path, source: str, month: str) -> dict[str, Any] | None:
+    """What an import of `source` for `month` kept before (its file name, label); None."""
+    meta_path = Path(results) / IMPORTS_DIR / source / f"{month}.json"
+    try:
+        meta = json.loads(read_text(meta_path, "JSON file"))
+    except (FileNotFoundError, UserError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def import_file(
+    results: Path, path: Path, source: str, month: str, label: str = "", replace: bool = False
+) -> int:
     """Load an external CSV as source `source`, dated `month`. A copy is kept under
     results/imports/<source>/<month>.csv so `rebuild` can load it again; importing the
-    same source and month again replaces it. Returns the rows loaded."""
+    same source and month again needs `replace`. Returns the rows loaded."""
     check_source_name(source)
     check_month(month)
+    before = previous_import(results, source, month)
+    if before is not None and not replace:
+        raise UserError(
+            f"{source} {month} was imported before (from {before.get('file', '?')}): pass "
+            "--replace to replace it, or give another --date or --source"
+        )
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not UTF-8 text: save it as UTF-8 CSV") from None
-    except OSError as e:
-        raise UserError(f"{path}: cannot read it ({e.strerror})") from None
+        text = read_text(Path(path), "CSV file")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
     rows = read_import_csv(text, str(path))
     batch = import_batch(rows, source, month, label or source)
     if not batch.rows:

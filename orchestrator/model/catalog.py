@@ -8,17 +8,15 @@ catalog is fixed in one pass and never reaches the clouds.
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
-import yaml
-from yaml.constructor import ConstructorError
-
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.core.textfile import load_yaml
 
 CLOUDS = ("aws", "gcp")
 
@@ -118,42 +116,14 @@ def _or(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """A safe loader that refuses a key given twice in one mapping.
-
-    Plain YAML keeps the last value silently, so a region with two `lat:` lines
-    would load with whichever came last.
-    """
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        self.flatten_mapping(node)  # resolve `<<` merges first, as the base class does
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, Hashable):
-                if key in seen:
-                    raise ConstructorError(
-                        None, None, f"duplicate key '{key}'", key_node.start_mark
-                    )
-                seen.add(key)
-        return super().construct_mapping(node, deep)
-
-
 def load_catalog(path: Path = paths.CATALOG) -> Catalog:
     """Load and validate a catalog file; raise CatalogError listing every problem."""
     try:
-        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_StrictLoader)
+        data = load_yaml(Path(path), "catalog")
     except FileNotFoundError:
         raise CatalogError(f"{path}: catalog file not found") from None
-    except UnicodeDecodeError:
-        raise CatalogError(f"{path}: not UTF-8 text: save the catalog as UTF-8") from None
-    except OSError as e:
-        raise CatalogError(f"{path}: cannot read the catalog ({e.strerror})") from None
-    except yaml.YAMLError as e:
-        where = getattr(e, "problem_mark", None)
-        line = f" line {where.line + 1}:" if where else ""
-        problem = " ".join(str(getattr(e, "problem", None) or "syntax error").split())
-        raise CatalogError(f"{path}:{line} not valid YAML ({problem}): fix the file") from None
+    except UserError as e:
+        raise CatalogError(str(e)) from None
     return parse_catalog(data, str(path))
 
 

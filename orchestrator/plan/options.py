@@ -10,6 +10,7 @@ one-line UserErrors that show the expected form.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -23,6 +24,25 @@ from orchestrator.plan.selection import Selection, SelectionSpec, max_regions_no
 from orchestrator.plan.sweep_plan import TestParams
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class FiniteFloat(click.ParamType):
+    """A number that is neither infinite nor NaN (click's float takes "inf" and "nan":
+    `--budget-usd inf` would be a budget nothing exceeds)."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+FINITE = FiniteFloat()
 
 
 def _apply(f: F, options: list[Callable[[F], F]]) -> F:
@@ -65,10 +85,10 @@ def selection_options(f: F) -> F:
                 help="Directed cloud pair, repeatable, e.g. aws:gcp. Default: all four.",
             ),
             click.option(
-                "--min-km", type=float, default=None, help="Shortest pair distance (inclusive)."
+                "--min-km", type=FINITE, default=None, help="Shortest pair distance (inclusive)."
             ),
             click.option(
-                "--max-km", type=float, default=None, help="Longest pair distance (inclusive)."
+                "--max-km", type=FINITE, default=None, help="Longest pair distance (inclusive)."
             ),
             click.option(
                 "--pairs",
@@ -104,7 +124,7 @@ def test_params_options(f: F) -> F:
             ),
             click.option(
                 "--ping-interval",
-                type=float,
+                type=FINITE,
                 default=defaults.ping_interval_s,
                 show_default=True,
                 help="Seconds between pings.",

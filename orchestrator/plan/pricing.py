@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.core.textfile import load_yaml
 from orchestrator.model.catalog import CLOUDS, Region
 
 EGRESS_KINDS = ("same_continent", "other_continent", "internet")
@@ -84,11 +83,11 @@ class Pricing:
 
 def load_pricing(path: Path = paths.PRICING) -> Pricing:
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        data = load_yaml(Path(path), "pricing file")
     except FileNotFoundError:
         raise PricingError(f"{path}: pricing file not found") from None
-    except yaml.YAMLError:
-        raise PricingError(f"{path}: is not valid YAML: fix the syntax") from None
+    except UserError as e:
+        raise PricingError(str(e)) from None
     return parse_pricing(data, str(path))
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
+from orchestrator.core.textfile import read_text
 from orchestrator.results.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS, RESULTS_FORMAT_VERSION
 
 SWEEP_FILE = "sweep.json"
@@ -98,22 +99,34 @@ def csv_text(rows: Iterable[Mapping[str, Any]]) -> str:
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
-    """The rows of a measurements.csv (all values as text); [] when there is none yet."""
+    """The rows of a measurements.csv (all values as text); [] when there is none yet.
+    One-line errors for a file that is not UTF-8 text, a header of another version and
+    a row with fewer or more cells than the header (a truncated file), by line number."""
     path = Path(path)
     if not path.exists():
         return []
-    with path.open(newline="") as f:
-        reader = csv.DictReader(f)
-        header = tuple(reader.fieldnames or ())
-        if header == PREVIOUS_COLUMNS:
-            # written before the host evidence columns: they are empty, the rest is the same
-            return [{c: row.get(c, "") for c in MEASUREMENT_COLUMNS} for row in reader]
-        if header != MEASUREMENT_COLUMNS:
+    reader = csv.reader(io.StringIO(read_text(path, "measurements CSV"), newline=""))
+    header = tuple(next(reader, ()))
+    previous = header == PREVIOUS_COLUMNS
+    if header != MEASUREMENT_COLUMNS and not previous:
+        raise UserError(
+            f"{path}: columns differ from this version's results contract: "
+            "it was written by another version of interregion"
+        )
+    rows = []
+    for cells in reader:
+        if not cells:
+            continue
+        if len(cells) != len(header):
             raise UserError(
-                f"{path}: columns differ from this version's results contract: "
-                "it was written by another version of interregion"
+                f"{path}: line {reader.line_num} has {len(cells)} of {len(header)} cells "
+                "(a truncated or damaged file): restore it, or rebuild it from raw/ with "
+                "'interregion collect'"
             )
-        return list(reader)
+        row = dict(zip(header, cells, strict=True))
+        # written before the host evidence columns: they are empty, the rest is the same
+        rows.append({c: row.get(c, "") for c in MEASUREMENT_COLUMNS} if previous else row)
+    return rows
 
 
 def pair_key(row: Mapping[str, Any]) -> tuple[str, str]:

@@ -9,12 +9,14 @@ interleave within a line; a torn last line (a crash mid-write) is skipped on rea
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from orchestrator.core.errors import UserError
 from orchestrator.schedule.cadence import Cadence, iso
 
 LEDGER_FILE = "schedule-ledger.jsonl"
@@ -25,33 +27,75 @@ def ledger_path(results: Path) -> Path:
     return Path(results) / LEDGER_FILE
 
 
+def _check_file(path: Path) -> None:
+    if path.is_dir():
+        raise UserError(f"{path}: is a folder, expected the schedule ledger (a file)")
+
+
 def append(results: Path, record: Mapping[str, Any]) -> None:
+    """Append the record as one whole line. A last line left without its newline (a
+    crash mid-write, an editor) is ended first, so it cannot swallow this record."""
     if record.get("outcome") not in OUTCOMES:
         raise ValueError(f"ledger outcome {record.get('outcome')!r} not in {OUTCOMES}")
     path = ledger_path(results)
+    _check_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     line = (json.dumps(dict(record), sort_keys=False) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
         os.write(fd, line)
         os.fsync(fd)
     finally:
         os.close(fd)
 
 
-def read(results: Path) -> list[dict[str, Any]]:
+def read_checked(results: Path) -> tuple[list[dict[str, Any]], list[int]]:
+    """(the records, the numbers of the lines that are not one): a line torn by a crash
+    or edited by hand is left out, and said, while the others still count."""
     path = ledger_path(results)
+    _check_file(path)
     if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
+        return [], []
+    out, bad = [], []
+    for number, raw in enumerate(path.read_bytes().splitlines(), 1):
+        if not raw.strip():
+            continue
         try:
-            record = json.loads(line)
-        except ValueError:
-            continue  # a line torn by a crash: the others still count
-        if isinstance(record, dict):
+            record = json.loads(raw.decode("utf-8"))
+        except ValueError:  # also UnicodeDecodeError
+            bad.append(number)
+            continue
+        if _well_formed(record):
             out.append(record)
-    return out
+        else:
+            bad.append(number)
+    return out, bad
+
+
+def _well_formed(record: Any) -> bool:
+    """A record this module wrote: a profile, a known outcome, UTC times, a number of
+    dollars; anything else (edited by hand, another tool's line) is not counted."""
+    if not isinstance(record, dict) or not isinstance(record.get("profile"), str):
+        return False
+    if record.get("outcome") not in OUTCOMES:
+        return False
+    for key in ("started_utc", "scheduled_utc"):
+        value = record.get(key)
+        if value is None and key == "scheduled_utc":
+            continue
+        try:
+            datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            return False
+    cost = record.get("cost_usd", 0.0)
+    return isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost)
+
+
+def read(results: Path) -> list[dict[str, Any]]:
+    return read_checked(results)[0]
 
 
 def of_profile(records: Iterable[Mapping[str, Any]], profile: str) -> list[Mapping[str, Any]]:

@@ -23,9 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from orchestrator.core.errors import UserError
+from orchestrator.core.textfile import load_yaml
 from orchestrator.model import backends
 from orchestrator.model.catalog import Catalog
 from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
@@ -163,11 +162,14 @@ def parse_profile(
         )  # fmt: skip
     if not isinstance(settings, dict):
         raise _fail(source, name, "", "expected a mapping of settings")
-    for key in settings:
+    for key, value in settings.items():
         if key not in KNOWN_KEYS:
             raise _fail(
                 source, name, str(key), "unknown key (known: " + ", ".join(KNOWN_KEYS) + ")"
             )
+        # `regions:` with no value would select the whole catalog: say it, or drop the key
+        if value is None or (isinstance(value, str | list | tuple | dict) and not value):
+            raise _fail(source, name, str(key), "has no value: give one or remove the key")
     if ("every" in settings) == ("cron" in settings):
         raise _fail(source, name, "every", "give one cadence: every (e.g. PT6H) or cron")
     try:
@@ -251,15 +253,13 @@ def check_profile_sweep(profile: Profile, catalog: Catalog, source: str = DEFAUL
 def load_profiles(path: Path, catalog: Catalog | None = None) -> dict[str, Profile]:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(path, "profiles file")
     except FileNotFoundError:
         raise ProfileError(
             f"{path}: no such file: write one (see docs/scheduled-sweeps.md)"
         ) from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark else ""
-        raise ProfileError(f"{path}: not valid YAML{at}: fix the syntax") from None
+    except UserError as e:
+        raise ProfileError(str(e)) from None
     if not isinstance(data, dict) or not isinstance(data.get("profiles"), dict):
         raise ProfileError(f"{path}: expected a 'profiles:' mapping of name -> settings")
     unknown = sorted(set(data) - {"profiles"})

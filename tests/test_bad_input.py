@@ -1,0 +1,246 @@
+"""Bad input from a user, as a user gives it (issue 17, parts 5, 6 and 8): one line
+naming the file and the problem, nothing measured lost, nothing replaced silently."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+from history_support import make_sweep
+
+from orchestrator.cli import main
+from orchestrator.core.errors import UserError
+from orchestrator.core.textfile import load_yaml, parse_yaml, read_text
+from orchestrator.history import store as h
+from orchestrator.model.catalog import CatalogError, load_catalog
+from orchestrator.plan.pricing import PricingError, load_pricing
+from orchestrator.results import store
+from orchestrator.schedule import ledger
+from orchestrator.schedule.profiles import ProfileError, load_profiles
+
+PAIRS = {("aws:us-east-1", "gcp:europe-west1"): [80.0] * 5}
+GOOD_PROFILE = "profiles:\n  lat:\n    every: PT6H\n    budget_usd: 1\n    budget_usd_month: 5\n"
+
+
+def cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def one_line(output: str) -> str:
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in output, output
+    return lines[0]
+
+
+# ---- readers: folders, binary files, other encodings -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"\xff\xfe\x00\x01binary", "binary data"),
+        ("lat: caf\u00e9\n".encode("latin-1"), "not UTF-8 text"),
+    ],
+)
+def test_every_yaml_reader_refuses_binary_and_other_encodings(tmp_path, data, said):
+    path = tmp_path / "odd file.yaml"
+    path.write_bytes(data)
+    for load, error in (
+        (load_catalog, CatalogError),
+        (load_pricing, PricingError),
+        (load_profiles, ProfileError),
+    ):
+        with pytest.raises(error, match=said) as caught:
+            load(path)
+        assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_folder_where_a_file_is_expected_is_one_line(tmp_path):
+    with pytest.raises(UserError, match=r"is a folder, expected a profiles file"):
+        load_profiles(tmp_path)
+    with pytest.raises(UserError, match=r"is a folder, expected a measurements CSV"):
+        store.read_rows(tmp_path)
+    (tmp_path / ledger.LEDGER_FILE).mkdir()
+    with pytest.raises(UserError, match="is a folder, expected the schedule ledger"):
+        ledger.read(tmp_path)
+    with pytest.raises(UserError, match="is a folder"):
+        ledger.append(tmp_path, {"profile": "p", "outcome": "ok"})
+
+
+def test_read_text_keeps_utf8_and_drops_a_bom(tmp_path):
+    path = tmp_path / "x.txt"
+    path.write_bytes("\ufeffz\u00fcrich\n".encode())
+    assert read_text(path) == "z\u00fcrich\n"
+    with pytest.raises(FileNotFoundError):
+        read_text(tmp_path / "missing.txt")
+
+
+# ---- configuration: duplicates, empty values, infinities --------------------------------
+
+
+def test_a_key_given_twice_is_refused_with_both_lines():
+    with pytest.raises(
+        UserError, match=r"line 3: not valid YAML \(duplicate key 'b', also on line 2"
+    ):
+        parse_yaml("a: 1\nb: 2\nb: 3\n", "x.yaml")
+
+
+@pytest.mark.parametrize("text", ["x: .inf\n", "x: -.inf\n", "x: .nan\n", "x: [1, .NaN]\n"])
+def test_infinite_and_nan_numbers_are_refused(text):
+    with pytest.raises(UserError, match="is not a finite number"):
+        parse_yaml(text, "x.yaml")
+
+
+def test_ordinary_yaml_still_loads(tmp_path):
+    path = tmp_path / "ok.yaml"
+    path.write_text("a: 1.5\nb: [x, y]\nbase: &b {k: 1}\nmerged:\n  <<: *b\n  j: 2\n")
+    assert load_yaml(path) == {
+        "a": 1.5,
+        "b": ["x", "y"],
+        "base": {"k": 1},
+        "merged": {"k": 1, "j": 2},
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # a per-run budget that rises 500x because the second line wins
+        (GOOD_PROFILE + "    budget_usd: 500\n", "duplicate key 'budget_usd', also on line 4"),
+        (GOOD_PROFILE + "  lat:\n    every: PT1H\n", "duplicate key 'lat', also on line 2"),
+        (GOOD_PROFILE.replace("5\n", ".inf\n"), "'.inf' is not a finite number"),
+        (GOOD_PROFILE + "    regions:\n", "profile 'lat', key 'regions': has no value"),
+        (GOOD_PROFILE + "    clouds: []\n", "profile 'lat', key 'clouds': has no value"),
+        (GOOD_PROFILE + "    exclude: ''\n", "profile 'lat', key 'exclude': has no value"),
+    ],
+)
+def test_profiles_that_would_be_misread_are_refused(tmp_path, text, said):
+    path = tmp_path / "schedules.yaml"
+    path.write_text(text)
+    code, output = cli("schedule", "list", "--file", str(path), "--results", str(tmp_path))
+    assert code == 2 and said in one_line(output)
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "NaN", "1e999"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["plan", "--max-regions", "3", "--max-km"],
+        ["plan", "--max-regions", "3", "--ping-interval"],
+        ["sweep", "--max-regions", "2", "--budget-usd"],
+    ],
+)
+def test_infinite_numbers_on_the_command_line_are_refused(command, value):
+    code, output = cli(*command, value)
+    assert code == 2 and "is not a finite number" in one_line(output)
+
+
+# ---- the ledger: whole lines only, and what cannot be read is said ----------------------
+
+
+def test_a_torn_last_line_does_not_swallow_the_next_record(tmp_path):
+    path = ledger.ledger_path(tmp_path)
+    first = {"profile": "p", "outcome": "ok", "started_utc": "2026-11-25T06:00:00Z"}
+    ledger.append(tmp_path, first)
+    with path.open("a") as f:
+        f.write('{"profile": "p", "outc')  # a crash mid-write, no newline
+    second = {"profile": "p", "outcome": "failed", "started_utc": "2026-11-25T12:00:00Z"}
+    ledger.append(tmp_path, second)
+    records, bad = ledger.read_checked(tmp_path)
+    assert records == [first, second] and bad == [2]
+    assert path.read_text().endswith("\n") and path.read_text().count("\n") == 3
+
+
+def test_schedule_list_warns_about_lines_it_cannot_read(tmp_path):
+    (tmp_path / "schedules.yaml").write_text(GOOD_PROFILE)
+    ledger.ledger_path(tmp_path).write_text(
+        json.dumps({"profile": "lat", "outcome": "ok", "started_utc": "2026-11-25T06:00:00Z"})
+        + "\nnot json\n"
+        + json.dumps({"profile": "lat", "outcome": "ok", "started_utc": "yesterday"})
+        + "\n"
+    )
+    result = CliRunner().invoke(
+        main,
+        [
+            "schedule",
+            "list",
+            "--file",
+            str(tmp_path / "schedules.yaml"),
+            "--results",
+            str(tmp_path),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "line 2, 3 is not a ledger record" in result.output
+    assert "last ok at 2026-11-25T06:00:00Z" in result.output
+
+
+# ---- measurements and history: nothing measured is lost --------------------------------
+
+
+def test_a_truncated_csv_row_is_refused_with_its_line(tmp_path):
+    folder = make_sweep(tmp_path, "20261122T0000Z-aaaa", PAIRS)
+    path = folder / store.MEASUREMENTS_FILE
+    text = path.read_text()
+    path.write_text(text[: text.rindex(",")] + "\n")  # the last row loses its last cell
+    with pytest.raises(UserError, match=r"line 2 has \d+ of \d+ cells") as caught:
+        store.read_rows(path)
+    assert str(path) in str(caught.value)
+
+
+def test_ingest_never_replaces_stored_rows_with_fewer(tmp_path):
+    sweep_id = "20261122T0000Z-aaaa"
+    folder = make_sweep(tmp_path, sweep_id, PAIRS)
+    assert h.ingest_sweep(tmp_path, sweep_id) == 1
+    (folder / store.MEASUREMENTS_FILE).unlink()  # gone, as after a bad copy
+    code, output = cli("history", "ingest", "--sweep", sweep_id, "--results", str(tmp_path))
+    assert code == 2
+    assert "its files give 0 rows, the store holds 1: not replacing them" in one_line(output)
+    with duckdb.connect(str(h.store_path(tmp_path)), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM measurements").fetchone() == (1,)
+    # --all leaves it out with a warning and keeps the rows
+    code, output = cli("history", "ingest", "--all", "--results", str(tmp_path))
+    assert code == 0 and "left out" in output and "0 sweeps" in output
+    code, _ = cli("history", "ingest", "--sweep", sweep_id, "--replace", "--results", str(tmp_path))
+    assert code == 0
+    with duckdb.connect(str(h.store_path(tmp_path)), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM measurements").fetchone() == (0,)
+
+
+def test_a_second_import_of_the_same_source_and_date_needs_replace(tmp_path):
+    first, second = tmp_path / "first.csv", tmp_path / "second file.csv"
+    first.write_text("src_cloud,src_region,dst_cloud,dst_region,rtt_avg_ms\naws,a,gcp,b,10\n")
+    second.write_text("src_cloud,src_region,dst_cloud,dst_region,rtt_avg_ms\naws,a,gcp,b,20\n")
+    base = ["history", "import", "--source", "theirs", "--date", "2024-01", "--results"]
+    assert cli(*base, str(tmp_path), str(first))[0] == 0
+    code, output = cli(*base, str(tmp_path), str(second))
+    assert code == 2 and "imported before (from first.csv)" in one_line(output)
+    kept = tmp_path / h.IMPORTS_DIR / "theirs" / "2024-01.csv"
+    assert kept.read_text() == first.read_text()  # the first import is untouched
+    code, output = cli(*base, str(tmp_path), "--replace", str(second))
+    assert code == 0 and "replaced the import of theirs 2024-01 from first.csv" in output
+    assert kept.read_text() == second.read_text()
+
+
+def test_rebuild_leaves_out_an_import_copy_that_became_unreadable(tmp_path):
+    f = tmp_path / "x.csv"
+    f.write_text("src_cloud,src_region,dst_cloud,dst_region,rtt_avg_ms\naws,a,gcp,b,10\n")
+    make_sweep(tmp_path, "20261122T0000Z-aaaa", PAIRS)
+    h.ingest_all(tmp_path)
+    h.import_file(tmp_path, f, "theirs", "2024-01")
+    (tmp_path / h.IMPORTS_DIR / "theirs" / "2024-01.csv").write_bytes(b"\xff\xfe\x00")
+    code, output = cli("history", "rebuild", "--results", str(tmp_path))
+    assert code == 0 and "2024-01.csv left out" in output and "1 sweeps" in output
+
+
+def test_history_convert_refuses_a_binary_file(tmp_path):
+    path = Path(tmp_path) / "data.csv"
+    path.write_bytes(b"\x00\x01\x02")
+    code, output = cli(
+        "history", "convert", "--from", "skyplane", str(path), "--out", str(tmp_path / "o.csv")
+    )
+    assert code == 2 and "binary data" in one_line(output)
