@@ -29,15 +29,15 @@ from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import Catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.report import analyze, charts
+from orchestrator.report import build as report
+from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
 from orchestrator.site.html import head as _head
 from orchestrator.site.html import json_script as _json_script
 from orchestrator.site.html import write as _write
-from orchestrator.report import analyze, charts
-from orchestrator.report import build as report
-from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 
@@ -285,8 +285,8 @@ def _history_pages(results: Path, warn: Callable[[str], None]) -> Any:
     one warning: the site is then built as without one."""
     import duckdb
 
-    from orchestrator.site import history_pages as site_history
     from orchestrator.history import store as history
+    from orchestrator.site import history_pages as site_history
 
     if not history.store_path(results).exists():
         return None
