@@ -9,7 +9,7 @@ Public API: the modules below; other packages import only these names
   pairs.
 - `html`: The pages' common parts: the header and footer, the EMULATED banner, JSON in a page, and
   a file written whole. Shared by the site's sweep pages (orchestrator.site) and its history pages
-  (orchestrator.site_history).
+  (orchestrator.site.history_pages).
 - `publish`: Publishing the static site to a folder, S3 or Google Cloud Storage.
 """
 
