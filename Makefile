@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := .make
 DELAYD := infra/local/delayd/delayd
-# delayd under ASan/UBSan: tests/test_delayd.py runs its tests against this one too.
+# delayd under ASan/UBSan: tests/unit/emulator/test_delayd.py runs its tests against this one too.
 DELAYD_ASAN := infra/local/delayd/delayd-asan
 # checkov lives in its own venv: its pinned dependencies clash with the project's.
 CHECKOV_VENV := .venv-checkov
@@ -93,7 +93,7 @@ run: setup
 	$(BIN)/interregion sweep $(RUN_ARGS)
 	$(BIN)/interregion site --out site
 
-# The demo (README "Demo"): 11 latency-only sweeps of 12 emulated regions, one pair
+# The demo (docs/history.md, "The demo"): 11 latency-only sweeps of 12 emulated regions, one pair
 # perturbed from sweep 9 on; fails unless `interregion changes` finds that change and
 # nothing else. Results and site land in $(DEMO_OUT)/ (an earlier demo there is replaced).
 DEMO_OUT ?= demo

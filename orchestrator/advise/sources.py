@@ -458,7 +458,7 @@ def advice_doc(
     dst: str,
     cost: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The JSON of `interregion advise --json` (README, 'Transfer advice')."""
+    """The JSON of `interregion advise --json` (docs/advise.md)."""
     facts = advice.facts
     test = evidence.test
 

@@ -35,7 +35,7 @@ OPTION_LABELS = {"default": "default TCP", "tuned": "tuned buffers", "streams": 
     "--measured-only", is_flag=True,
     help="Refuse to answer from the network model when the pair has no real measurements.",
 )  # fmt: skip
-@click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON (README).")
+@click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON (docs/advise.md).")
 @click.option(
     "--results", "results_dir", type=UserPath(file_okay=False),
     default=paths.RESULTS, show_default=True,

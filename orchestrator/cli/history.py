@@ -344,11 +344,11 @@ def convert(fmt: str, file: Path, out: Path) -> None:
 )  # fmt: skip
 @_window_option("1W", latest=True)
 @_SOURCE_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON (README).")
+@click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON (docs/history.md).")
 @click.option(
     "--include-flagged",
     is_flag=True,
-    help="Keep the tests with flags (below the fibre floor, asymmetric, ...; README); "
+    help="Keep the tests with flags (below the fibre floor, asymmetric, ...; docs/results.md); "
     "by default they are left out and counted.",
 )
 @click.option("--csv", "as_csv", is_flag=True, help="Print one CSV row per pair and source.")

@@ -1,7 +1,7 @@
 """From a sweep to the variables of the cloud stacks (infra/aws, infra/gcp, infra/cloud).
 
 Pure functions: everything the stacks need is passed in. The variables written
-here are exactly those the stacks declare (tests/test_infra_contract.py).
+here are exactly those the stacks declare (tests/unit/infra/test_contract.py).
 """
 
 from __future__ import annotations

@@ -606,7 +606,7 @@ def read_import_csv(text: str, name: str) -> list[dict[str, str]]:
     else:
         raise UserError(
             f"{name}: the header lacks {', '.join(REQUIRED_IMPORT)}: import takes a CSV in "
-            "the results schema (see README, 'Results contract'); convert other formats "
+            "the results schema (see docs/results.md); convert other formats "
             "with 'interregion history convert'"
         )
     if not {"rtt_avg_ms", "throughput_bps"} & set(columns):

@@ -451,7 +451,7 @@ def matrix(
     include_flagged: bool = False,
 ) -> dict[str, Any]:
     """The From x To matrix of one statistic, one matrix per source (never mixed).
-    The JSON shape (README, 'History') is this dict. `window` is one of WINDOWS or
+    The JSON shape (docs/history.md, 'matrix --json') is this dict. `window` is one of WINDOWS or
     "latest" (each pair's newest test); regions in catalog.region_order with a
     `catalog`, else by name. Metric "detectable": each pair's smallest detectable RTT
     change (detectable_matrix; stat and window do not apply)."""

@@ -44,7 +44,7 @@ MAX_SERIES = 10  # pairs drawn in the time series chart: one colour each, no spa
 EMULATED_NOTE = "EMULATED: measured on the emulated cloud, not on AWS or GCP"
 
 # Hovers print values in ms and Mbit/s with fixed decimals, never d3's SI format
-# (".4s" prints 0.5 ms as "500.0m ms"); tests/test_report.py checks every figure.
+# (".4s" prints 0.5 ms as "500.0m ms"); tests/unit/report/test_build.py checks every figure.
 MBIT = 1e-6  # the charts draw throughput in Mbit/s
 HOVER = {"ms": ":.1f", "Mbit/s": ":.3~r", "km": ":.0f"}
 

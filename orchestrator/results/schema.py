@@ -1,7 +1,7 @@
 """The results contract: columns of measurements.csv, one row per directed test.
 
 Every later stage and every external user reads these names; units are in the
-names. The README documents each column.
+names. docs/results.md documents each column.
 """
 
 MEASUREMENT_COLUMNS: tuple[str, ...] = (

@@ -262,7 +262,7 @@ def load_profiles(path: Path, catalog: Catalog | None = None) -> dict[str, Profi
         data = load_yaml(path, "profiles file")
     except FileNotFoundError:
         raise ProfileError(
-            f"{path}: no such file: write one (see README, 'Scheduled sweeps')"
+            f"{path}: no such file: write one (see docs/scheduled-sweeps.md)"
         ) from None
     except UserError as e:
         raise ProfileError(str(e)) from None

@@ -6,7 +6,7 @@ Public API: the modules below; other packages import only these names
 
 - `check`: The emulator check of a TCP study (issue 13 part 4): does an emulated study show the
   relations its model says it should? Not evidence about clouds: the emulator is built from the
-  same model. What bench/study.py prints and tests/test_e2e_study.py asserts.
+  same model. What bench/study.py prints and tests/e2e/test_study.py asserts.
 - `estimate`: What a TCP study runs, in time, bytes and money: the sweep plan's estimate, redone
   for the study's own measure stage (orchestrator.study.run). Pure; nothing is measured.
 - `plan`: The TCP study's plan: which variants of the forward test, how often, in which order, and

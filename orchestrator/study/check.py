@@ -1,6 +1,6 @@
 """The emulator check of a TCP study (issue 13 part 4): does an emulated study show the
 relations its model says it should? Not evidence about clouds: the emulator is built
-from the same model. What bench/study.py prints and tests/test_e2e_study.py asserts.
+from the same model. What bench/study.py prints and tests/e2e/test_study.py asserts.
 
 1. default falls about as 1/RTT beyond its knee (window x 8 / cap): its measured
    window, throughput x RTT, is within 20 % of the model's window;

@@ -4,7 +4,7 @@ Each run writes a playbook of its own (state/measure-NNN.json) with one play per
 round, targeting only that round's hosts and carrying only their parts (what
 orchestrator.sweep.events reads back). So Ansible's work per round is one task per busy
 host and grows with the round, not with the sweep: the controller's time and memory
-per round stay flat however many rounds follow (tests/test_measure.py checks the
+per round stay flat however many rounds follow (tests/unit/sweep/test_measure.py checks the
 input sizes, bench/sweep.py the time). Plays run one after the other, so rounds stay
 in step and no host is ever in two tests at once.
 """

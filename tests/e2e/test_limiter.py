@@ -1,7 +1,7 @@
 """End to end: the emulated cloud shows its limiters and every row names the one that
 bound it. Three regions: two close (aws:us-east-1, gcp:us-east4, a few ms: the 50 Mbit/s
 cap binds, so capacity) and one far (aws:ap-southeast-2, ~200 ms: the 131 kB window
-binds). The allowance limiter is shown by tests/test_e2e_allowance.py (drained buckets).
+binds). The allowance limiter is shown by tests/e2e/test_allowance.py (drained buckets).
 Real Terraform, namespaces, delayd, sshd, Ansible and iperf3.
 """
 

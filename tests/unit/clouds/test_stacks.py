@@ -100,8 +100,8 @@ def test_ttl_from_estimate_and_override():
             stacks.parse_ttl(bad)
 
 
-def test_readme_states_the_ttl_formula_of_the_code():
-    readme = " ".join((paths.ROOT / "README.md").read_text().split())
+def test_the_clouds_page_states_the_ttl_formula_of_the_code():
+    readme = " ".join((paths.ROOT / "docs" / "clouds.md").read_text().split())
     margin_min = stacks.PROVISION_MARGIN_S // 60
     assert f"TTL = (estimate + {margin_min} min) x {stacks.TTL_FACTOR:g}" in readme
     assert f"at least {stacks.TTL_MIN_MINUTES} min" in readme

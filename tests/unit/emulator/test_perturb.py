@@ -83,7 +83,7 @@ def received(out: str) -> int:
 
 
 def within_accuracy(measured_ms: float, expected_ms: float) -> bool:
-    """The emulator's RTT accuracy bound (README, bench/emulator.py): 0.5 ms + 2 %."""
+    """The emulator's RTT accuracy bound (docs/benchmarks.md, bench/emulator.py): 0.5 ms + 2 %."""
     return abs(measured_ms - expected_ms) <= 0.5 + 0.02 * expected_ms
 
 

@@ -74,7 +74,7 @@ def test_schedule_properties(data, n, density, max_concurrent, sequential):
         assert delta <= len(rounds) <= delta + 1
     else:
         assert all(len(r) <= cap for r in rounds)
-        # exactly the README's bound: max(colours, ceil(slots / K)), colours = Δ or Δ + 1
+        # the bound docs/planning.md states: max(colours, ceil(slots / K)), colours = Δ or Δ + 1
         colours = len(schedule(pairs))
         assert len(rounds) == max(colours, math.ceil(len(edges) / cap))
     assert len(rounds) >= lower_bound(pairs, cap)
@@ -179,9 +179,9 @@ def test_colour_edges_and_equalise_on_a_star():
     assert sorted(len(m) for m in path) == [1, 1, 1]
 
 
-def test_readme_states_the_bound_the_scheduler_keeps():
+def test_the_planning_page_states_the_bound_the_scheduler_keeps():
     from orchestrator.core import paths
 
-    readme = " ".join((paths.ROOT / "README.md").read_text().split())
+    readme = " ".join((paths.ROOT / "docs" / "planning.md").read_text().split())
     assert "max(colours, ⌈slots/K⌉) rounds, where colours is Δ or Δ+1" in readme
     assert "`--max-concurrent K` caps them at K slots each" in readme

@@ -49,7 +49,7 @@ def test_the_repositorys_profiles_load_against_the_real_catalog():
     assert set(profiles) == {"latency", "throughput"}
     assert profiles["latency"].options["tests"] == "ping"
     assert profiles["latency"].cadence.every_s == 6 * 3600
-    # a throughput profile's slip is as long as its interval (README: hour of day)
+    # a throughput profile's slip is as long as its interval (docs/scheduled-sweeps.md: hour of day)
     assert profiles["throughput"].slip_s == profiles["throughput"].cadence.interval_s()
 
 
