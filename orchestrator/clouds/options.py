@@ -98,6 +98,9 @@ def cloud_options_from(**kwargs: Any) -> CloudOptions:
         if not hosts_file.parent.is_dir():
             raise UserError(f"--pin-from {pin_from}: no such sweep in {results}")
         zones, images = pins_from_file(hosts_file, pin_from)
+    # given by region (a profile's `zones:`, `images:`): over what the earlier sweep had
+    zones = {**zones, **dict(kwargs.get("zones") or {})}
+    images = {**images, **dict(kwargs.get("images") or {})}
     given_cidr = kwargs.get("operator_cidr")
     return CloudOptions(
         # checked now, before any folder is made (detecting it is provision's business)

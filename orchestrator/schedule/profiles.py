@@ -44,9 +44,15 @@ CLOUD_KEYS = (
     "gcp_machine_type",
     "strict",
     "pin_from",
+    "zones",
+    "images",
     "gcp_project",
     "aws_profile",
 )
+# `pin_from: previous`: the profile's newest sweep that made hosts (from the ledger),
+# what a cloud profile pins by default, so a change of zone or image never resets every
+# pair's baseline (issue 21)
+PIN_PREVIOUS = "previous"
 SCHEDULE_KEYS = (
     "every",
     "cron",
@@ -206,6 +212,12 @@ def parse_profile(
         raise _fail(
             source, name, "backend", f"'{backend}': expected one of {', '.join(backends.NAMES)}"
         )
+    options = sweep_options(settings)
+    for key in ("zones", "images"):
+        if key in settings:
+            _check_pins(source, name, key, settings[key])
+    if backends.is_cloud(backend) and "pin_from" not in settings:
+        options["pin_from"] = PIN_PREVIOUS
     profile = Profile(
         name=name,
         cadence=cadence,
@@ -218,7 +230,7 @@ def parse_profile(
         publish=str(publish) if publish is not None else None,
         site=str(site) if site is not None else None,
         keep_raw_days=_number(source, name, "keep_raw_days", keep) if keep is not None else None,
-        options=_typed_options(source, name, sweep_options(settings)),
+        options=_typed_options(source, name, options),
     )
     if publish is not None:
         from orchestrator.site.publish import parse_target
@@ -230,6 +242,20 @@ def parse_profile(
     if catalog is not None:
         check_profile_sweep(profile, catalog, source)
     return profile
+
+
+def _check_pins(source: str, name: str, key: str, value: Any) -> None:
+    """`zones:` / `images:`, a mapping of region key (aws:us-east-1) -> zone or image id."""
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and ":" in k and isinstance(v, str) and v for k, v in value.items()
+    ):
+        raise _fail(
+            source,
+            name,
+            key,
+            "expected a mapping of region (aws:us-east-1) to "
+            + ("zone (AZ ID or GCP zone)" if key == "zones" else "image id"),
+        )
 
 
 def check_profile_sweep(profile: Profile, catalog: Catalog, source: str = DEFAULT_FILE) -> None:

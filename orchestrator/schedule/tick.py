@@ -27,7 +27,7 @@ from orchestrator.plan.sweep_plan import Plan
 from orchestrator.results import store
 from orchestrator.schedule import ledger
 from orchestrator.schedule.cadence import iso
-from orchestrator.schedule.profiles import Profile
+from orchestrator.schedule.profiles import PIN_PREVIOUS, Profile
 from orchestrator.sweep import launch
 from orchestrator.sweep.record import Sweep
 
@@ -215,9 +215,11 @@ def _locked_tick(
         record.update(outcome="skipped-budget", reason=problem)
         log(f"skipped: {problem}")
         return
-    options = launch.cloud_options_for(
-        profile.backend, None, {**profile.options, "results": results}
-    )
+    chosen = {**profile.options, "results": results}
+    if chosen.get("pin_from") == PIN_PREVIOUS:
+        chosen["pin_from"] = previous_sweep(results, profile.name)
+        record["pinned_from"] = chosen["pin_from"]
+    options = launch.cloud_options_for(profile.backend, None, chosen)
     schedule = {
         "profile": profile.name,
         "trigger": record["trigger"],
@@ -247,6 +249,20 @@ def _locked_tick(
 
         deleted = apply_retention(results, profile.keep_raw_days, datetime.now(UTC))
         record["retention_deleted"] = [str(p.relative_to(results)) for p in deleted]
+
+
+def previous_sweep(results: Path, profile: str) -> str | None:
+    """The profile's newest sweep (in the ledger) that made hosts: the zones and images
+    the next run pins; None before the first."""
+    for entry in reversed(ledger.read(results)):
+        sweep_id = entry.get("sweep_id")
+        if entry.get("profile") == profile and isinstance(sweep_id, str):
+            try:
+                if (store.sweep_dir(results, sweep_id) / store.HOSTS_FILE).is_file():
+                    return sweep_id
+            except UserError:  # not a sweep id: a hand-edited line
+                continue
+    return None
 
 
 def _record_sweep(record: dict[str, Any], sweep: Sweep, error: str | None) -> None:

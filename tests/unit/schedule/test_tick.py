@@ -329,3 +329,52 @@ def test_a_site_folder_that_cannot_be_written_is_recorded_not_a_lost_ledger_line
     assert "a-file" in record["publish_error"] and record["outcome"] == "partial", record
     assert ledger.read(results) == [record]
     assert (results / record["sweep_id"] / store.SWEEP_FILE).is_file()  # kept
+
+
+def _earlier_cloud_sweep(results, sweep_id, zone="use1-az4", image="ami-0123456789abcdef0"):
+    """A sweep folder of the profile whose hosts ran in `zone` on `image`, and its ledger
+    line, as a tick leaves them."""
+    from orchestrator.model.hosts import Host
+
+    hosts = [
+        Host("aws:us-east-1", "aws", "us-east-1", "192.0.2.1", "192.0.2.1", "u", 22,
+             "t3.small", "aws", zone=zone, image_id=image),
+        Host("aws:eu-west-1", "aws", "eu-west-1", "192.0.2.2", "192.0.2.2", "u", 22,
+             "t3.small", "aws", zone="euw1-az1", image_id="ami-0fedcba9876543210"),
+    ]  # fmt: skip
+    store.write_json(store.sweep_dir(results, sweep_id) / store.HOSTS_FILE,
+                     {"hosts": [h.to_dict() for h in hosts]})  # fmt: skip
+    ledger.append(results, {"profile": "p", "outcome": "ok", "sweep_id": sweep_id,
+                            "started_utc": "2026-11-25T06:00:00Z"})  # fmt: skip
+
+
+def test_a_cloud_profile_pins_the_zones_and_images_of_its_previous_sweep(tmp_path):
+    """No reset of every baseline by a new AZ or a newer image: pin_from previous is the
+    default of a cloud profile; a profile's own zones/images go over the pinned ones."""
+    profile = _profile(zones={"aws:eu-west-1": "euw1-az3"})
+    assert profile.options["pin_from"] == "previous"
+    assert "pin_from" not in _profile(backend="local").options
+    results = tmp_path / "results"
+    seen = {}
+
+    def run(sweep, build_report):
+        seen.update(sweep.record["cloud_options"])
+        sweep.record["status"] = "done"
+        return sweep
+
+    first = run_tick(profile, results, run_sweep=run, log=lambda _m: None)
+    assert first["pinned_from"] is None and seen["zones"] == {"aws:eu-west-1": "euw1-az3"}
+    _earlier_cloud_sweep(results, "20261125T0600Z-a1b2")
+    second = run_tick(profile, results, run_sweep=run, log=lambda _m: None)
+    assert second["pinned_from"] == "20261125T0600Z-a1b2"
+    assert seen["pinned_from"] == "20261125T0600Z-a1b2"
+    assert seen["zones"] == {"aws:us-east-1": "use1-az4", "aws:eu-west-1": "euw1-az3"}
+    assert seen["images"]["aws:us-east-1"] == "ami-0123456789abcdef0"
+
+
+@pytest.mark.parametrize("value", [["use1-az4"], {"us-east-1": "use1-az4"}, {"aws:x": ""}])
+def test_profile_zones_and_images_must_be_a_mapping_of_regions(value):
+    from orchestrator.schedule.profiles import ProfileError
+
+    with pytest.raises(ProfileError, match="expected a mapping of region"):
+        _profile(zones=value)
