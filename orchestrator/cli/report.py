@@ -60,7 +60,7 @@ def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]
 @click.option(
     "--include-flagged",
     is_flag=True,
-    help="Keep the rows with flags (below the fibre floor, asymmetric, ...; README) in "
+    help="Keep the rows with flags (below the fibre floor, asymmetric, ...; docs/results.md) in "
     "every statistic and fit; by default they are left out and counted.",
 )
 @_RESULTS_OPTION
@@ -224,7 +224,13 @@ def _print_report(console: Console, result: Any) -> None:
     show_default=True,
     help="Region catalog (coordinates for distances and maps).",
 )
-def site(out: Path, results_dir: Path, catalog: Path) -> None:
+@click.option(
+    "--include-flagged",
+    is_flag=True,
+    help="Keep the tests with flags (below the fibre floor, asymmetric, ...; "
+    "docs/results.md); by default every page leaves them out and counts them.",
+)
+def site(out: Path, results_dir: Path, catalog: Path, include_flagged: bool) -> None:
     """Build the static site: latest sweep, a page per sweep, methodology, data.
 
     With a history store (results/history.duckdb) also the From x To matrix,
@@ -246,6 +252,7 @@ def site(out: Path, results_dir: Path, catalog: Path) -> None:
         catalog=load_catalog(catalog),
         log=console.print,
         warn=lambda line: click.echo(f"warning: {line}", err=True),
+        include_flagged=include_flagged,
     )
     console.print(f"site: {index}")
 

@@ -69,7 +69,8 @@ _SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,39}$")
 _MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
 _DOUBLE = {
-    "distance_km", "rtt_min_ms", "rtt_avg_ms", "rtt_p50_ms", "rtt_p90_ms", "rtt_p99_ms",
+    "distance_km", "rtt_min_ms", "rtt_avg_ms", "rtt_p10_ms", "rtt_p25_ms", "rtt_p50_ms",
+    "rtt_p75_ms", "rtt_p90_ms", "rtt_p99_ms",
     "rtt_max_ms", "rtt_mdev_ms", "ping_loss_pct", "throughput_bps", "throughput_sender_bps",
     "tcp_rtt_ms", "duration_s", "src_cpu_steal_pct", "dst_cpu_steal_pct",
 }  # fmt: skip

@@ -136,7 +136,7 @@ def parse_ping(text: str) -> dict[str, Any]:
     # Percentiles come from the samples as printed: from 100 ms on iputils prints
     # whole ms (the summary keeps us), so p99 may sit up to 0.5 ms past rtt_max_ms.
     # Clamping them to the summary would mix two resolutions and bias the tail.
-    p50, p90, p99 = percentiles(samples, (50, 90, 99))
+    p10, p25, p50, p75, p90, p99 = percentiles(samples, (10, 25, 50, 75, 90, 99))
 
     return {
         "ok": True,
@@ -147,7 +147,10 @@ def parse_ping(text: str) -> dict[str, Any]:
         "rtt_max_ms": high,
         "rtt_mdev_ms": mdev,
         "rtt_samples": len(samples),
+        "rtt_p10_ms": p10,
+        "rtt_p25_ms": p25,
         "rtt_p50_ms": p50,
+        "rtt_p75_ms": p75,
         "rtt_p90_ms": p90,
         "rtt_p99_ms": p99,
     }
@@ -173,7 +176,7 @@ def summarize_probes(sent: int, samples_ms: list[float], probe: str = "icmp") ->
         return _failed(f"{probe}: no reply ({loss_pct:g}% loss)", **result)
     mean = sum(samples_ms) / received
     mdev = max(0.0, sum(x * x for x in samples_ms) / received - mean * mean) ** 0.5
-    p50, p90, p99 = percentiles(samples_ms, (50, 90, 99))
+    p10, p25, p50, p75, p90, p99 = percentiles(samples_ms, (10, 25, 50, 75, 90, 99))
     return {
         "ok": True,
         "error": "",
@@ -183,7 +186,10 @@ def summarize_probes(sent: int, samples_ms: list[float], probe: str = "icmp") ->
         "rtt_max_ms": max(samples_ms),
         "rtt_mdev_ms": round(mdev, 4),
         "rtt_samples": received,
+        "rtt_p10_ms": p10,
+        "rtt_p25_ms": p25,
         "rtt_p50_ms": p50,
+        "rtt_p75_ms": p75,
         "rtt_p90_ms": p90,
         "rtt_p99_ms": p99,
     }

@@ -15,7 +15,10 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "distance_km",
     "rtt_min_ms",
     "rtt_avg_ms",
+    "rtt_p10_ms",
+    "rtt_p25_ms",
     "rtt_p50_ms",
+    "rtt_p75_ms",
     "rtt_p90_ms",
     "rtt_p99_ms",
     "rtt_max_ms",
@@ -57,7 +60,7 @@ HOST_EVIDENCE_COLUMNS = MEASUREMENT_COLUMNS[
 LIMITER_COLUMNS = ("limiter", "limiter_detail")
 # Columns added after the first contract, newest last: a file written before any of
 # them is read with those empty (and its flags computed by the reader).
-NUMBERS_COLUMNS = ("rtt_samples", "flags")
+NUMBERS_COLUMNS = ("rtt_p10_ms", "rtt_p25_ms", "rtt_p75_ms", "rtt_samples", "flags")
 ADDED_COLUMNS = (*HOST_EVIDENCE_COLUMNS, *LIMITER_COLUMNS, *NUMBERS_COLUMNS)
 # The columns before the host evidence was added: such a file is read with it empty.
 PREVIOUS_COLUMNS = tuple(c for c in MEASUREMENT_COLUMNS if c not in ADDED_COLUMNS)

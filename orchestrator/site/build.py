@@ -53,7 +53,10 @@ MEASUREMENT_DOCS = {
     "distance_km": "geodesic distance between the regions (WGS-84)",
     "rtt_min_ms": "smallest ping round-trip time",
     "rtt_avg_ms": "mean ping round-trip time (the mean, not the RTT charts show)",
+    "rtt_p10_ms": "10th percentile ping round-trip time (of the test's own samples)",
+    "rtt_p25_ms": "25th percentile ping round-trip time",
     "rtt_p50_ms": "median ping round-trip time: the test's RTT, shown wherever one RTT is",
+    "rtt_p75_ms": "75th percentile ping round-trip time",
     "rtt_p90_ms": "90th percentile ping round-trip time",
     "rtt_p99_ms": "99th percentile ping round-trip time",
     "rtt_max_ms": "largest ping round-trip time",
@@ -226,8 +229,11 @@ def build_site(
     max_points: int = charts.MAX_POINTS,
     log: Callable[[str], None] = lambda _msg: None,
     warn: Callable[[str], None] | None = None,
+    include_flagged: bool = False,
 ) -> Path:
     """Write the site for every sweep under `results` into `out`; returns index.html.
+    Flagged rows (orchestrator.results.flags) are left out of every page and counted,
+    unless `include_flagged`.
 
     A sweep that cannot be read is left out with one `warn` line; the site is
     built in a folder beside `out` and swapped in whole (outdir.building).
@@ -239,7 +245,7 @@ def build_site(
     pages: list[SweepPage] = []
     for sweep_dir in dirs:
         try:
-            page = _sweep_page(sweep_dir, catalog, max_points, warn)
+            page = _sweep_page(sweep_dir, catalog, max_points, warn, include_flagged)
         except UserError as e:
             warn(f"site: sweep {sweep_dir.name} left out: {e}")
             continue
@@ -252,11 +258,15 @@ def build_site(
     emulated_any = any(p.loaded.emulated for p in pages)
     timeseries = None
     if len(pages) >= 2:
-        combined = report.load_inputs(sweep_dirs_=[results / p.id for p in pages], catalog=catalog)
+        combined = report.load_inputs(
+            sweep_dirs_=[results / p.id for p in pages],
+            catalog=catalog,
+            include_flagged=include_flagged,
+        )
         started = {s.id: s.started_utc or s.id for s in combined.sweeps.values()}
         timeseries = charts.timeseries_figure(combined.data, started, emulated=combined.emulated)
     nav = [p.id for p in pages]
-    hist = _history_pages(results, catalog, warn)
+    hist = _history_pages(results, catalog, warn, include_flagged)
     has_history = hist is not None
     from orchestrator.study.report import STUDIES_DIR, study_ids
 
@@ -345,7 +355,12 @@ def _write_study_pages(
     return written
 
 
-def _history_pages(results: Path, catalog: Catalog | None, warn: Callable[[str], None]) -> Any:
+def _history_pages(
+    results: Path,
+    catalog: Catalog | None,
+    warn: Callable[[str], None],
+    include_flagged: bool = False,
+) -> Any:
     """The history store's figures for the matrix, changes and pair pages (a
     site_history.HistoryData), or None without a store. A store that cannot be read is
     one warning: the site is then built as without one."""
@@ -358,7 +373,7 @@ def _history_pages(results: Path, catalog: Catalog | None, warn: Callable[[str],
         return None
     try:
         with history.opened(results, read_only=True) as con:
-            return site_history.history_data(con, catalog=catalog)
+            return site_history.history_data(con, catalog=catalog, include_flagged=include_flagged)
     except UserError as e:
         warn(f"site: history pages left out: {e}")
     except duckdb.Error as e:
@@ -370,9 +385,15 @@ def _history_pages(results: Path, catalog: Catalog | None, warn: Callable[[str],
 
 
 def _sweep_page(
-    sweep_dir: Path, catalog: Catalog | None, max_points: int, warn: Callable[[str], None]
+    sweep_dir: Path,
+    catalog: Catalog | None,
+    max_points: int,
+    warn: Callable[[str], None],
+    include_flagged: bool = False,
 ) -> SweepPage | None:
-    loaded = report.load_inputs(sweep_dirs_=[sweep_dir], catalog=catalog)
+    loaded = report.load_inputs(
+        sweep_dirs_=[sweep_dir], catalog=catalog, include_flagged=include_flagged
+    )
     if len(loaded.data) == 0:
         return None
     for line in loaded.warnings:

@@ -83,10 +83,14 @@ def _epoch_s(t: datetime | None) -> int | None:
 
 
 def history_data(
-    con: duckdb.DuckDBPyConnection, now: datetime | None = None, catalog: Catalog | None = None
+    con: duckdb.DuckDBPyConnection,
+    now: datetime | None = None,
+    catalog: Catalog | None = None,
+    include_flagged: bool = False,
 ) -> HistoryData:
     """Every figure of the history pages, from the store (read only); the regions in
-    catalog.region_order, with their cities (the default catalog without one)."""
+    catalog.region_order, with their cities (the default catalog without one). The
+    matrix leaves flagged tests out unless `include_flagged`."""
     infos = list(v.source_infos(con).values())
     if not infos:
         from orchestrator.core.errors import UserError
@@ -98,7 +102,7 @@ def history_data(
     calibration = ch.calibrate(series)
     built = now or datetime.now(UTC)
     return HistoryData(
-        matrix=matrix_data(con, infos, found, built, catalog or load_catalog()),
+        matrix=matrix_data(con, infos, found, built, catalog or load_catalog(), include_flagged),
         changes={**changes_data(con, found, infos), "calibration": calibration},
         pairs=pair_data(con, infos, found),
         emulated={i.name: i.emulated for i in infos},
@@ -132,7 +136,7 @@ WindowCells = dict[tuple[str, str], list[v.Cell]]
 
 
 def _window_cells(
-    con: duckdb.DuckDBPyConnection, info: v.SourceInfo
+    con: duckdb.DuckDBPyConnection, info: v.SourceInfo, include_flagged: bool = False
 ) -> tuple[WindowCells, WindowCells]:
     """Every (metric, window)'s cells, and those of the window just before it. A window
     reaching back past the source's first test holds what the narrower one before it
@@ -151,12 +155,16 @@ def _window_cells(
             before[metric, window] = (
                 []
                 if window == "latest" or covers
-                else v.window_cells(con, info, metric, window, previous=True)
+                else v.window_cells(
+                    con, info, metric, window, previous=True, include_flagged=include_flagged
+                )
             )
             if covers and whole is not None:
                 cells[metric, window] = cells[metric, whole]
                 continue
-            cells[metric, window] = v.window_cells(con, info, metric, window)
+            cells[metric, window] = v.window_cells(
+                con, info, metric, window, include_flagged=include_flagged
+            )
             if covers:
                 whole = window
     return cells, before
@@ -168,6 +176,7 @@ def matrix_data(
     found: ch.Detection,
     built: datetime,
     catalog: Catalog,
+    include_flagged: bool = False,
 ) -> dict[str, Any]:
     """Every (source, metric, window) view of the From x To matrix, with all three stats.
     Regions in catalog.region_order, `cities` beside them ("" for one the catalog lacks).
@@ -182,7 +191,7 @@ def matrix_data(
     opened = _open_episodes(found)
     sources = []
     for info in infos:
-        cells, previous = _window_cells(con, info)
+        cells, previous = _window_cells(con, info, include_flagged)
         regions = region_order(
             {c.src for cs in cells.values() for c in cs}
             | {c.dst for cs in cells.values() for c in cs},

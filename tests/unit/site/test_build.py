@@ -18,6 +18,7 @@ from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.netmodel import synthetic
 from orchestrator.report import analyze
+from orchestrator.results import store
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.site import build as site
 from orchestrator.study.report import STUDIES_DIR
@@ -419,3 +420,31 @@ def test_latency_only_data_draws_no_throughput_axis(tmp_path):
         axes = [k for k in fig["layout"] if k.startswith("yaxis")]
         titles = [fig["layout"][a].get("title", {}).get("text", "") for a in axes]
         assert not any("throughput" in t for t in titles), titles
+
+
+def test_site_leaves_flagged_rows_out_unless_asked(tmp_path):
+    """A row faster than light in fibre is flagged: every page leaves it out and says so;
+    `site --include-flagged` keeps it."""
+    import csv
+
+    from report_support import _sweep, write_catalog
+
+    results = tmp_path / "results"
+    folder = _sweep(results, "20261120T0000Z-a0", n=60)
+    path = folder / "measurements.csv"
+    rows = list(csv.DictReader(path.open()))
+    far = max(range(len(rows)), key=lambda i: float(rows[i]["distance_km"] or 0))
+    for column in ("rtt_min_ms", "rtt_avg_ms", "rtt_p50_ms", "rtt_p90_ms", "rtt_p99_ms",
+                   "rtt_max_ms"):  # fmt: skip
+        rows[far][column] = "1.0"
+    store.write_rows(folder, rows)  # as a sweep writes them: with their flags
+    catalog = write_catalog(tmp_path / "regions.yaml")
+    base = ["site", "--results", str(results), "--catalog", str(catalog)]
+    left_out = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "a")])
+    assert left_out.exit_code == 0, left_out.output
+    page = (tmp_path / "a" / "index.html").read_text()
+    note = re.search(r"(\d+) flagged rows left out of every statistic and fit: ([^<]*)", page)
+    assert note and int(note.group(1)) >= 1 and "1 below_fibre_floor" in note.group(2), note
+    kept = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "b"), "--include-flagged"])
+    assert kept.exit_code == 0, kept.output
+    assert "flagged rows left out" not in (tmp_path / "b" / "index.html").read_text()
