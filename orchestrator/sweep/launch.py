@@ -175,9 +175,10 @@ def start(
     run.save()
     try:
         (run_sweep or runner.run_sweep)(run, **stages)
-    except BaseException:
+    except Exception:
         # failed before anything was made (no credentials, a refused preflight): nothing
-        # to keep, and the folder would keep the sweep's private keys
+        # to keep, and the folder would keep the sweep's private keys. An interrupt keeps
+        # it: the sweep can be resumed.
         if nothing_made(run):
             shutil.rmtree(run.dir, ignore_errors=True)
             run.log(f"nothing was provisioned or measured: removed {run.dir} and its keys")
