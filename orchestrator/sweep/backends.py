@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,6 +36,24 @@ from orchestrator.sweep.provision import (
 Log = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class StackRequest:
+    """What a backend's stack is planned from (stack_plan's arguments, in one place)."""
+
+    sweep_id: str
+    regions: Sequence[Region]
+    keys: SweepKeys
+    state_dir: Path
+    owner_pid: int = 0
+    machine_types: dict[str, str] | None = None
+    estimate_wall_s: float = 0.0
+    cloud_options: Mapping[str, Any] | None = None
+    log: Log = print
+    controller: str | None = None
+    emulated_type: str = ""
+    emulation: Mapping[str, Any] | None = None
+
+
 class Backend(Protocol):
     """What differs per backend in a sweep's stages."""
 
@@ -42,22 +61,7 @@ class Backend(Protocol):
 
     def before_provision(self, log: Log) -> None: ...
 
-    def stack_plan(
-        self,
-        sweep_id: str,
-        regions: Sequence[Region],
-        keys: SweepKeys,
-        state_dir: Path,
-        *,
-        owner_pid: int,
-        machine_types: dict[str, str] | None,
-        estimate_wall_s: float,
-        cloud_options: Mapping[str, Any] | None,
-        log: Log,
-        controller: str | None,
-        emulated_type: str,
-        emulation: Mapping[str, Any] | None,
-    ) -> StackPlan: ...
+    def stack_plan(self, request: StackRequest) -> StackPlan: ...
 
     def host_settings(
         self, host_names: Sequence[str], state_dir: Path
@@ -75,24 +79,17 @@ class LocalBackend:
     def before_provision(self, log: Log) -> None:
         reap_local_leftovers(log)
 
-    def stack_plan(
-        self,
-        sweep_id: str,
-        regions: Sequence[Region],
-        keys: SweepKeys,
-        state_dir: Path,
-        *,
-        owner_pid: int,
-        machine_types: dict[str, str] | None,
-        estimate_wall_s: float,
-        cloud_options: Mapping[str, Any] | None,
-        log: Log,
-        controller: str | None,
-        emulated_type: str,
-        emulation: Mapping[str, Any] | None,
-    ) -> StackPlan:
+    def stack_plan(self, request: StackRequest) -> StackPlan:
+        r = request
         return local_stack(
-            sweep_id, regions, keys, state_dir, owner_pid, controller, emulated_type, emulation
+            r.sweep_id,
+            r.regions,
+            r.keys,
+            r.state_dir,
+            r.owner_pid,
+            r.controller,
+            r.emulated_type,
+            r.emulation,
         )
 
     def host_settings(
@@ -124,36 +121,22 @@ class CloudBackend:
     def before_provision(self, log: Log) -> None:
         """Nothing: the leftover check runs with the preflight, in stack_plan."""
 
-    def stack_plan(
-        self,
-        sweep_id: str,
-        regions: Sequence[Region],
-        keys: SweepKeys,
-        state_dir: Path,
-        *,
-        owner_pid: int,
-        machine_types: dict[str, str] | None,
-        estimate_wall_s: float,
-        cloud_options: Mapping[str, Any] | None,
-        log: Log,
-        controller: str | None,
-        emulated_type: str,
-        emulation: Mapping[str, Any] | None,
-    ) -> StackPlan:
+    def stack_plan(self, request: StackRequest) -> StackPlan:
+        machine_types = request.machine_types
         if machine_types is None:
             from orchestrator.model.catalog import load_catalog
 
             machine_types = load_catalog().machine_types
         return cloud_stack(
             self.info.name,
-            sweep_id,
-            regions,
-            keys,
-            state_dir,
+            request.sweep_id,
+            request.regions,
+            request.keys,
+            request.state_dir,
             machine_types=machine_types,
-            estimate_wall_s=estimate_wall_s,
-            cloud_options=cloud_options,
-            log=log,
+            estimate_wall_s=request.estimate_wall_s,
+            cloud_options=request.cloud_options,
+            log=request.log,
         )
 
     def host_settings(
@@ -203,7 +186,7 @@ def stack_plan(
     `machine_types`: per cloud; None takes the catalog's.
     """
     controller_region(controller)  # a mistyped region is an error on every backend
-    return get(backend).stack_plan(
+    request = StackRequest(
         sweep_id,
         regions,
         keys,
@@ -217,3 +200,4 @@ def stack_plan(
         emulated_type=emulated_type,
         emulation=emulation,
     )
+    return get(backend).stack_plan(request)
