@@ -70,6 +70,7 @@ class PairResult:
     loss_rate: float | None
     variants: dict[str, VariantResult] = field(default_factory=dict)
     rtt_noise_ms: float | None = None  # the idle RTT's ping mdev (median over the tests)
+    retransmits: float | None = None  # the default stream's retransmissions (median per test)
 
     @property
     def queueing_ms(self) -> float | None:
@@ -199,6 +200,9 @@ def pair_results(
             if r.get("retransmits") not in (None, "") and r.get("bytes") not in (None, "")
         ]
         known = [p for p in rates if p is not None]
+        counts = [
+            float(r["retransmits"]) for r in base if r.get("retransmits") not in (None, "")
+        ]
         loaded = _floats(base, "tcp_rtt_ms")
         mdevs = _floats(mine, "rtt_mdev_ms")
         out.append(
@@ -213,6 +217,7 @@ def pair_results(
                 loss_rate=statistics.median(known) if known else None,
                 variants=variants,
                 rtt_noise_ms=statistics.median(mdevs) if mdevs else None,
+                retransmits=statistics.median(counts) if counts else None,
             )
         )
     return sorted(out, key=lambda p: p.idle_rtt_ms)

@@ -456,3 +456,28 @@ def test_readers_of_sweeps_and_of_studies_never_take_the_other(tmp_path):
     run_folder(studies, "20261125T0600Z-cccc", study=True)
     run_folder(studies, "20261125T0700Z-dddd", study=False)
     assert study_ids(studies) == ["20261125T0600Z-cccc"]
+
+
+def test_the_loss_relation_allows_the_counting_error_of_few_retransmissions():
+    """A ceiling from 3 counted losses is known to about +-58 %, one from 400 to +-5 %:
+    the band is the model's 30 % plus that, and a stream ignoring the loss stays out."""
+    from orchestrator.netmodel.model import DEFAULT_MODEL
+    from orchestrator.study.check import check, loss_band
+
+    assert loss_band(3) == pytest.approx(0.3 + 1 / 3**0.5)
+    assert loss_band(400) == pytest.approx(0.35)
+    assert loss_band(None) == pytest.approx(1.3)  # nothing counted: 1 loss at best
+
+    def lossy(bps, retransmits):
+        v = {"default": VariantResult("default", 3, bps, bps, bps, 1.0)}
+        return PairResult("aws:a", "aws:b", 80.0, None, 50e6, 4_000_000, 0, 0.01, v,
+                          retransmits=retransmits)  # fmt: skip
+
+    ceiling = lossy(1.0, 3).mathis_bps
+    fifth = {  # measured share of the ceiling, retransmissions -> relation 5 holds?
+        (0.6, 3): True, (0.6, 400): False, (1.3, 400): True, (1.4, 400): False,
+        (5.0, 3): False,
+    }
+    for (share, k), holds in fifth.items():
+        relation = check([lossy(share * ceiling, k)], DEFAULT_MODEL, {"aws:a->aws:b"})[4]
+        assert relation.number == 5 and relation.ok is holds, (share, k, relation.detail)
