@@ -200,9 +200,7 @@ def pair_results(
             if r.get("retransmits") not in (None, "") and r.get("bytes") not in (None, "")
         ]
         known = [p for p in rates if p is not None]
-        counts = [
-            float(r["retransmits"]) for r in base if r.get("retransmits") not in (None, "")
-        ]
+        counts = [float(r["retransmits"]) for r in base if r.get("retransmits") not in (None, "")]
         loaded = _floats(base, "tcp_rtt_ms")
         mdevs = _floats(mine, "rtt_mdev_ms")
         out.append(

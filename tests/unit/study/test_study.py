@@ -475,7 +475,10 @@ def test_the_loss_relation_allows_the_counting_error_of_few_retransmissions():
 
     ceiling = lossy(1.0, 3).mathis_bps
     fifth = {  # measured share of the ceiling, retransmissions -> relation 5 holds?
-        (0.6, 3): True, (0.6, 400): False, (1.3, 400): True, (1.4, 400): False,
+        (0.6, 3): True,
+        (0.6, 400): False,
+        (1.3, 400): True,
+        (1.4, 400): False,
         (5.0, 3): False,
     }
     for (share, k), holds in fifth.items():
