@@ -36,7 +36,7 @@ PUBLIC = {
     ],
     "history": ["changes", "continents", "fingerprint", "notify", "public_data", "store", "views"],
     "model": ["backends", "catalog", "hosts"],
-    "netmodel": ["model", "noise", "routes", "synthetic"],
+    "netmodel": ["model", "routes"],
     "plan": [
         "allowance", "option_names", "options", "ping_timing", "pricing", "ramp", "rounds",
         "selection", "spend", "sweep_plan",
