@@ -132,7 +132,7 @@ def tcp(**kwargs: Any) -> None:
     with launch.locked(studies, trigger="study", log=say) as held:
         run = launch.create(plan, spec, studies, cloud_options=options, emulation=emulation)
         seed = kwargs["seed"] if kwargs["seed"] is not None else zlib.crc32(run.id.encode())
-        run.record["study"] = {
+        run.record.study = {
             "kind": "tcp",
             "variants": [v.name for v in variants],
             "repeats": repeats,

@@ -31,6 +31,7 @@ from orchestrator.plan.selection import Pair
 from orchestrator.plan.sweep_plan import pair_rtt_ms, slot_seconds
 from orchestrator.results import store
 from orchestrator.results.collect import FAILED, RowContext, SlotPlan, host_doc, round_rows
+from orchestrator.results.record import SweepStatus
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.results.store import safe_name
 from orchestrator.study.plan import (
@@ -80,7 +81,7 @@ def read_table(path: Path) -> list[dict[str, str]]:
 
 
 def study_part(sweep: Sweep) -> dict[str, Any]:
-    study = sweep.record.get("study")
+    study = sweep.record.study
     if not isinstance(study, dict):
         raise UserError(f"{sweep.id} is a sweep, not a study: use 'interregion sweep' commands")
     return study
@@ -94,8 +95,8 @@ def forward_tests(pairs: Sequence[Pair], sweep: Sweep) -> list[list[Pair]]:
     """The study's tests by the sweep's exclusive rounds: one forward test per slot."""
     rounds = schedule(
         pairs,
-        max_concurrent=sweep.record.get("max_concurrent"),
-        sequential=sweep.record.get("sequential", False),
+        max_concurrent=sweep.record.max_concurrent,
+        sequential=sweep.record.sequential,
     )
     return forward_rounds(rounds)
 
@@ -129,7 +130,7 @@ def pair_plan(
     tuned buffer sized from it, and its shuffled order of tests."""
     study = study_part(sweep)
     variants = variants_of(sweep)
-    rate = line_rate_bps(sweep.emulated, sweep.record["plan"].get("emulated_type"))
+    rate = line_rate_bps(sweep.emulated, sweep.record.plan.emulated_type)
     limit = host_buffer_limit(study.get("max_buffer_bytes"))
     out = {}
     for pair in tests:
@@ -271,7 +272,7 @@ def measure_study(sweep: Sweep, progress: RoundProgress | None = None) -> None:
     study = study_part(sweep)
     check_congestion(sweep)
     with sweep.stage("measure"):
-        sweep.record["status"] = "measuring"
+        sweep.record.status = SweepStatus.MEASURING
         by_round = forward_tests(sweep.planned_pairs(), sweep)
         tests = [p for r in by_round for p in r]
         measure.run_rounds(sweep, hosts, tests, "main", progress, phase=True)
@@ -286,7 +287,7 @@ def measure_study(sweep: Sweep, progress: RoundProgress | None = None) -> None:
         finally:
             if any(VARIANTS[v].tuned for v in study["variants"]):
                 restore_hosts(sweep, hosts)
-        sweep.record["status"] = "measured"
+        sweep.record.status = SweepStatus.MEASURED
 
 
 def run_study_rounds(
@@ -312,7 +313,7 @@ def run_study_rounds(
         new = study_rows(done.number, done.slots, texts, ctx, meta[done.number], pairs)
         rows.extend(new)
         store.write_atomic(path, table_text(rows, ROW_COLUMNS))
-        sweep.record["rounds"].append(done.entry("study"))
+        sweep.record.rounds.append(done.entry("study"))
         sweep.save()
         ok = sum(r["status"] == "ok" for r in new)
         progress.round_done(done.number, ok, len(new) - ok, done.wall_s)
@@ -333,7 +334,7 @@ def run_study_rounds(
         tracker.close()
     finally:
         progress.end()
-    sweep.record["measure_runs"].append(
+    sweep.record.measure_runs.append(
         {
             "kind": "study",
             "rounds": len(planned),

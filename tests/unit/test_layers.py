@@ -42,7 +42,7 @@ PUBLIC = {
         "selection", "spend", "sweep_plan",
     ],
     "report": ["analyze", "build", "charts"],
-    "results": ["collect", "flags", "limiter", "parse", "ping_rows", "schema", "store"],
+    "results": ["collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "store"],
     "schedule": ["cadence", "ledger", "profiles", "retention", "tick", "timers"],
     "site": ["build", "history_pages", "html", "publish"],
     "study": ["check", "estimate", "plan", "report", "run"],

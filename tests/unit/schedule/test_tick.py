@@ -14,6 +14,7 @@ from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.spend import over_budget, row_bytes, sweep_spend
 from orchestrator.plan.sweep_plan import TestParams, make_plan, slot_seconds
 from orchestrator.results import store
+from orchestrator.results.record import SweepStatus
 from orchestrator.results.schema import PING_PACKET_BYTES
 from orchestrator.schedule import ledger
 from orchestrator.schedule.profiles import parse_profile
@@ -320,7 +321,7 @@ def test_a_site_folder_that_cannot_be_written_is_recorded_not_a_lost_ledger_line
                    dst_region="eu-west-1", distance_km="5000.0", rtt_avg_ms="70.0",
                    round="1", status="ok")  # fmt: skip
         store.write_rows(sweep.dir, [row])
-        sweep.record["status"] = "done"
+        sweep.record.status = SweepStatus.DONE
         sweep.save()
         return sweep
 
@@ -358,8 +359,8 @@ def test_a_cloud_profile_pins_the_zones_and_images_of_its_previous_sweep(tmp_pat
     seen = {}
 
     def run(sweep, build_report):
-        seen.update(sweep.record["cloud_options"])
-        sweep.record["status"] = "done"
+        seen.update(sweep.record.cloud_options)
+        sweep.record.status = SweepStatus.DONE
         return sweep
 
     first = run_tick(profile, results, run_sweep=run, log=lambda _m: None)
