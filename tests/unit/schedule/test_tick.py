@@ -168,16 +168,18 @@ def test_sweep_outcome_from_measurements(tmp_path):
     folder = _sweep_folder(tmp_path, "20261101T0000Z-0001")
     ok = {**_row("aws:us-east-1", "aws:eu-west-1"), "round": 1}
     store.write_rows(folder, [ok])
-    assert sweep_outcome(folder, "done", None)["outcome"] == "ok"
+    assert sweep_outcome(folder, SweepStatus.DONE, None)["outcome"] == "ok"
     bad = {**_row("aws:eu-west-1", "aws:us-east-1", status="timeout"), "round": 1}
     store.write_rows(folder, [ok, bad])
-    assert sweep_outcome(folder, "done", None) == {
+    assert sweep_outcome(folder, SweepStatus.DONE, None) == {
         "outcome": "partial",
         "reason": "1 of 2 tests failed",
         "tests_ok": 1,
         "tests_failed": 1,
     }
-    assert sweep_outcome(folder, "failed", "boom")["outcome"] == "failed"
+    assert sweep_outcome(folder, SweepStatus.FAILED, "boom")["outcome"] == "failed"
+    ended = sweep_outcome(folder, SweepStatus.TORN_DOWN, None)
+    assert (ended["outcome"], ended["reason"]) == ("failed", "sweep ended torn down")
 
 
 def test_ledger_skips_a_torn_line_and_refuses_unknown_outcomes(tmp_path):
