@@ -250,8 +250,7 @@ def _run(run: sweeps.Sweep, kwargs: dict[str, Any], held: launch.Held) -> None:
         price_emulated=bool(kwargs.get("price_emulated")),
         build_report=not kwargs["no_report"],
     )
-    rows = run.record.rounds
-    failed = sum(r["tests_failed"] for r in rows if r["kind"] != "retry")
+    failed = sum(r.tests_failed or 0 for r in run.record.rounds if r.kind != "retry")
     click.echo(f"sweep {run.id} done: {run.dir / 'measurements.csv'}", err=True)
     if failed:
         click.echo(f"{failed} tests failed at first; see the status and error columns", err=True)

@@ -66,7 +66,7 @@ def fingerprint_fields(
     cloud_options = record.cloud_options or {}
     src_facts, dst_facts = facts.get(src, {}), facts.get(dst, {})
     # since the ping phase the agent times its own echoes: another probe, another baseline
-    phase = any(r.get("phase") == "ping" for r in record.rounds)
+    phase = any(r.ping_phase for r in record.rounds)
     pinger = (
         f"agent {src_facts.get('agent_version', '')}" if phase else src_facts.get("ping_version")
     )

@@ -305,10 +305,10 @@ def phase_samples(sweep_dir: Path, record: SweepRecord) -> dict[tuple[str, str],
     test winning (a retry's, as the test's row is the retry's)."""
     out: dict[tuple[str, str], list[float]] = {}
     for entry in record.rounds:
-        if entry.get("phase") != "ping":
+        if not entry.ping_phase:
             continue
-        raw = store.read_raw_round(sweep_dir, int(entry["round"]))
-        for src in dict.fromkeys(t[0] for t in entry.get("tests") or []):
+        raw = store.read_raw_round(sweep_dir, int(entry.round))
+        for src in dict.fromkeys(t[0] for t in entry.tests or []):
             for dst, values in samples_of(raw.get(store.safe_name(src))).items():
                 out[(src, dst)] = values
     return out

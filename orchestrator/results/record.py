@@ -219,6 +219,39 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class RoundEntry:
+    """One round run (an entry of `rounds`, sweep.events.ClosedRound.entry): a ping phase
+    (`phase` "ping" with its `tests`) or a round of slots (`slots`, SlotPlan.to_dict)."""
+
+    round: int
+    kind: str  # main, resume, retry, study
+    slots: list[Mapping[str, Any]] = field(default_factory=list)
+    phase: str | None = None
+    tests: list[list[str]] | None = None  # the phase's [src, dst] tests
+    started_utc: str | None = None
+    ended_utc: str | None = None
+    wall_s: float | None = None
+    slot_s: float | None = None
+    overhead_s: float | None = None
+    tests_ok: int | None = None
+    tests_failed: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    _keys: tuple[str, ...] = _keys_field()
+
+    @property
+    def ping_phase(self) -> bool:
+        return self.phase == "ping"
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        entry: Self = _from_json(cls, doc, {})
+        return entry
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(self, {})
+
+
+@dataclass(frozen=True)
 class HostPlacement:
     """Where a host ran and from what (`placement.<region key>`)."""
 
@@ -302,7 +335,7 @@ class SweepRecord:
     cloud_options: Mapping[str, Any] | None = None
     versions: dict[str, str] = field(default_factory=dict)
     stages: dict[str, Stage] = field(default_factory=dict)
-    rounds: list[dict[str, Any]] = field(default_factory=list)  # events.ClosedRound.entry
+    rounds: list[RoundEntry] = field(default_factory=list)
     measure_runs: list[dict[str, Any]] = field(default_factory=list)
     study: dict[str, Any] | None = None  # a TCP study's own fields
     schedule: Mapping[str, Any] | None = None  # a scheduled tick's trigger
@@ -363,6 +396,7 @@ class SweepRecord:
                     "status": _status,
                     "plan": PlanRecord.from_json,
                     "stages": lambda s: {k: Stage.from_json(v) for k, v in s.items()},
+                    "rounds": lambda rs: [RoundEntry.from_json(r) for r in rs],
                     "emulation": EmulationRecord.from_json,
                     "placement": lambda p: {k: HostPlacement.from_json(v) for k, v in p.items()},
                 },
@@ -382,6 +416,7 @@ class SweepRecord:
                 "status": _plain,
                 "plan": PlanRecord.to_json,
                 "stages": lambda s: {k: v.to_json() for k, v in s.items()},
+                "rounds": lambda rs: [r.to_json() for r in rs],
                 "emulation": EmulationRecord.to_json,
                 "placement": lambda p: {k: v.to_json() for k, v in p.items()},
             },

@@ -174,7 +174,7 @@ def plan_rounds(
 
 def next_round_no(sweep: Sweep) -> int:
     """After every recorded round and every raw folder (an interrupted round leaves one)."""
-    numbers = [r["round"] for r in sweep.record.rounds]
+    numbers = [r.round for r in sweep.record.rounds]
     numbers += [int(p.name.split("-")[1]) for p in (sweep.dir / store.RAW_DIR).glob("round-*")]
     return max(numbers, default=0) + 1
 

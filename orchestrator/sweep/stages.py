@@ -260,12 +260,12 @@ def collect(sweep: Sweep, force: bool = False) -> list[dict[str, Any]]:
         late: list[dict[str, Any]] = []
         for entry in sweep.record.rounds:
             planned = PlannedRound(
-                entry["round"],
-                [SlotPlan(**s) for s in entry["slots"]],
-                entry.get("slot_s", 0.0),
-                [tuple(t) for t in entry["tests"]] if entry.get("phase") == "ping" else None,
+                entry.round,
+                [SlotPlan(**s) for s in entry.slots],
+                entry.slot_s or 0.0,
+                [(a, b) for a, b in entry.tests or []] if entry.ping_phase else None,
             )
-            raw = store.read_raw_round(sweep.dir, entry["round"])
+            raw = store.read_raw_round(sweep.dir, entry.round)
             texts = {name: raw.get(safe_name(name)) for name in planned.hosts}
             # a slot's rows after the ping phase are completed from it, as measure does
             own, repeats = split_rows(planned.slots, planned.rows(texts, ctx))

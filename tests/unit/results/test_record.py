@@ -77,6 +77,10 @@ def test_the_typed_fields_hold_what_the_file_says():
     assert {p.machine_type for p in done.placement.values()} == {done.plan.emulated_type}
     assert done.wall_s is not None and done.ended_utc and done.abandoned_utc is None
     assert done.extra == {}  # every key of today's records is a field
+    phase, *rounds = done.rounds
+    assert phase.ping_phase and phase.round == 1 and len(phase.tests or []) == 6
+    assert rounds and all(not r.ping_phase and r.slots and r.kind == "main" for r in rounds)
+    assert sum(r.tests_ok or 0 for r in rounds) == 6 and all(not r.extra for r in done.rounds)
 
     failed = SweepRecord.from_json(
         json.loads((RECORDS / "sweep-abandoned-failed.json").read_text())

@@ -32,7 +32,7 @@ from orchestrator.results.collect import (
     unmeasured_row,
 )
 from orchestrator.results.parse import parse_iperf3
-from orchestrator.results.record import Stage, StageStatus, SweepStatus
+from orchestrator.results.record import RoundEntry, Stage, StageStatus, SweepStatus
 from orchestrator.results.schema import (
     HOST_EVIDENCE_COLUMNS,
     LIMITER_COLUMNS,
@@ -710,7 +710,7 @@ def test_collect_rebuilds_rows_from_raw_alone(tmp_path):
         ["sweep", "--regions", f"{A},{B}", "--plan-only", "--yes", "--results", str(tmp_path)],
     )
     run = sweeps.open_sweep(result.output.strip().splitlines()[-1], tmp_path)
-    run.record.rounds = [{"round": 1, "kind": "main", "slots": [SLOT.to_dict()]}]
+    run.record.rounds = [RoundEntry(1, "main", [SLOT.to_dict()])]
     run.save()
     store.write_atomic(store.raw_path(run.dir, 1, A), json.dumps(client_doc()))
     store.write_atomic(store.raw_path(run.dir, 1, B), json.dumps(server_doc()))
@@ -726,7 +726,7 @@ def measured_sweep(tmp_path):
         ["sweep", "--regions", f"{A},{B}", "--plan-only", "--yes", "--results", str(tmp_path)],
     )
     run = sweeps.open_sweep(result.output.strip().splitlines()[-1], tmp_path)
-    run.record.rounds = [{"round": 1, "kind": "main", "slots": [SLOT.to_dict()]}]
+    run.record.rounds = [RoundEntry(1, "main", [SLOT.to_dict()])]
     run.save()
     store.write_atomic(store.raw_path(run.dir, 1, A), json.dumps(client_doc()))
     store.write_atomic(store.raw_path(run.dir, 1, B), json.dumps(server_doc()))
