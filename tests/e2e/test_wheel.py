@@ -85,6 +85,8 @@ def test_the_wheel_holds_the_files_the_package_runs_on_and_nothing_built(install
         "infra/pricing.yaml",
         "infra/local/main.tf",
         "infra/aws/main.tf",
+        "infra/aws/.terraform.lock.hcl",
+        "infra/cloud/.terraform.lock.hcl",
         "infra/local/delayd/delayd.c",
         "infra/local/delayd/Makefile",
         "playbooks/ansible.cfg",
@@ -93,7 +95,7 @@ def test_the_wheel_holds_the_files_the_package_runs_on_and_nothing_built(install
     ):
         assert bundle + needed in names, needed
     assert not [n for n in names if n.endswith(("/delayd", "/delayd-asan")) or "tfstate" in n]
-    assert not [n for n in names if "/.terraform" in n]
+    assert not [n for n in names if "/.terraform/" in n]
 
 
 def test_installed_regions_and_plan_run_from_another_folder(installed):
