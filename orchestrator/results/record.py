@@ -251,6 +251,39 @@ class RoundEntry:
         return _to_json(self, {})
 
 
+@dataclass
+class StudyRecord:
+    """A TCP study's part of its record (`study`): what `study tcp` chose, then what its
+    measure stage planned per pair (`pairs`: idle RTT, tuned buffer, order) and per round
+    (`rounds`), and how its hosts' settings were restored (`restore`). Mutable: the
+    measure stage adds those."""
+
+    kind: str  # "tcp"
+    variants: list[str]
+    repeats: int
+    seed: int
+    max_buffer_bytes: int | None = None
+    estimate: Mapping[str, Any] | None = None  # study.estimate's to_dict
+    pairs: dict[str, dict[str, Any]] | None = None
+    rounds: dict[str, Any] | None = None
+    restore: dict[str, dict[str, Any]] | None = None  # per host: restored, or its error
+    extra: dict[str, Any] = field(default_factory=dict)
+    _keys: tuple[str, ...] = _keys_field()
+
+    @classmethod
+    def new(cls, **fields: Any) -> Self:
+        """As `study tcp` first writes it: a null `max_buffer_bytes` too."""
+        return cls(**fields, _keys=("kind", "variants", "repeats", "seed", "max_buffer_bytes"))
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        study: Self = _from_json(cls, doc, {})
+        return study
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(self, {})
+
+
 @dataclass(frozen=True)
 class HostPlacement:
     """Where a host ran and from what (`placement.<region key>`)."""
@@ -337,7 +370,7 @@ class SweepRecord:
     stages: dict[str, Stage] = field(default_factory=dict)
     rounds: list[RoundEntry] = field(default_factory=list)
     measure_runs: list[dict[str, Any]] = field(default_factory=list)
-    study: dict[str, Any] | None = None  # a TCP study's own fields
+    study: StudyRecord | None = None
     schedule: Mapping[str, Any] | None = None  # a scheduled tick's trigger
     emulation: EmulationRecord | None = None
     owner_pid: int | None = None  # see `owner`
@@ -359,8 +392,10 @@ class SweepRecord:
         """Fields a caller keeps in the record beside the sweep's own (a tick's `schedule`,
         a study's `study`): its known fields by name, anything else in `extra`."""
         for name, value in fields.items():
-            if name in ("study", "schedule"):
-                setattr(self, name, dict(value) if value is not None else None)
+            if name == "schedule":
+                self.schedule = dict(value) if value is not None else None
+            elif name == "study":
+                self.study = StudyRecord.from_json(value) if value is not None else None
             elif name in _NAMES:
                 raise ValueError(f"sweep record field {name!r} is the sweep's own")
             else:
@@ -397,6 +432,7 @@ class SweepRecord:
                     "plan": PlanRecord.from_json,
                     "stages": lambda s: {k: Stage.from_json(v) for k, v in s.items()},
                     "rounds": lambda rs: [RoundEntry.from_json(r) for r in rs],
+                    "study": StudyRecord.from_json,
                     "emulation": EmulationRecord.from_json,
                     "placement": lambda p: {k: HostPlacement.from_json(v) for k, v in p.items()},
                 },
@@ -417,6 +453,7 @@ class SweepRecord:
                 "plan": PlanRecord.to_json,
                 "stages": lambda s: {k: v.to_json() for k, v in s.items()},
                 "rounds": lambda rs: [r.to_json() for r in rs],
+                "study": StudyRecord.to_json,
                 "emulation": EmulationRecord.to_json,
                 "placement": lambda p: {k: v.to_json() for k, v in p.items()},
             },

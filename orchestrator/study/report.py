@@ -29,6 +29,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.model import backends
 from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_WINDOW_BYTES
 from orchestrator.results import store
+from orchestrator.results.record import StudyRecord
 from orchestrator.study.plan import BASELINE, VARIANTS
 
 if TYPE_CHECKING:  # the site reads study reports without loading the sweep's stages
@@ -320,15 +321,15 @@ def _mbit(bps: float) -> str:
 
 
 def report_text(
-    results: Sequence[PairResult], sweep_id: str, backend: str, study: Mapping[str, Any]
+    results: Sequence[PairResult], sweep_id: str, backend: str, study: StudyRecord
 ) -> str:
     """study.md: `study` is the record's `study` part (variants, repeats, seed)."""
     lines = [
         f"# TCP study {sweep_id}",
         "",
-        f"Backend {backend}; variants {', '.join(study['variants'])}, each "
-        f"{study['repeats']} times per pair in an order shuffled per pair (seed "
-        f"{study['seed']}). Idle RTT from the ping phase; loaded RTT is iperf3's under the "
+        f"Backend {backend}; variants {', '.join(study.variants)}, each "
+        f"{study.repeats} times per pair in an order shuffled per pair (seed "
+        f"{study.seed}). Idle RTT from the ping phase; loaded RTT is iperf3's under the "
         "default stream: the difference is called queueing only when it is above twice the "
         "idle RTT's noise (ping mdev). Throughput in Mbit/s.",
         "",
@@ -427,9 +428,9 @@ def build_study_report(sweep: Sweep) -> Path:
     """study_summary.csv, study.md and study.html from study.csv and the record."""
     import json
 
-    study = sweep.record.study or {}
+    study = sweep.record.study
     path = sweep.dir / "study.csv"
-    if not path.exists() or not study.get("pairs"):
+    if study is None or not study.pairs or not path.exists():
         raise UserError(
             f"study {sweep.id} has no measured tests: run 'interregion study tcp' again"
         )
@@ -438,7 +439,7 @@ def build_study_report(sweep: Sweep) -> Path:
     rows = read_table(path)
     hosts = sweep.dir / store.HOSTS_FILE
     facts = json.loads(hosts.read_text()).get("facts", {}) if hosts.exists() else {}
-    results = pair_results(rows, study["pairs"], default_window(sweep.backend, facts))
+    results = pair_results(rows, study.pairs, default_window(sweep.backend, facts))
     summary = summary_rows(results, sweep.id)
     columns = list(summary[0]) if summary else ["study_id"]
     store.write_atomic(sweep.dir / SUMMARY_FILE, table_text(summary, columns))

@@ -31,7 +31,7 @@ from orchestrator.plan.selection import Pair
 from orchestrator.plan.sweep_plan import pair_rtt_ms, slot_seconds
 from orchestrator.results import store
 from orchestrator.results.collect import FAILED, RowContext, SlotPlan, host_doc, round_rows
-from orchestrator.results.record import SweepStatus
+from orchestrator.results.record import StudyRecord, SweepStatus
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.results.store import safe_name
 from orchestrator.study.plan import (
@@ -80,15 +80,15 @@ def read_table(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def study_part(sweep: Sweep) -> dict[str, Any]:
+def study_part(sweep: Sweep) -> StudyRecord:
     study = sweep.record.study
-    if not isinstance(study, dict):
+    if study is None:
         raise UserError(f"{sweep.id} is a sweep, not a study: use 'interregion sweep' commands")
     return study
 
 
 def variants_of(sweep: Sweep) -> list[Variant]:
-    return [VARIANTS[n] for n in study_part(sweep)["variants"]]
+    return [VARIANTS[n] for n in study_part(sweep).variants]
 
 
 def forward_tests(pairs: Sequence[Pair], sweep: Sweep) -> list[list[Pair]]:
@@ -131,7 +131,7 @@ def pair_plan(
     study = study_part(sweep)
     variants = variants_of(sweep)
     rate = line_rate_bps(sweep.emulated, sweep.record.plan.emulated_type)
-    limit = host_buffer_limit(study.get("max_buffer_bytes"))
+    limit = host_buffer_limit(study.max_buffer_bytes)
     out = {}
     for pair in tests:
         rtt = measured.get(pair.key)
@@ -149,9 +149,7 @@ def pair_plan(
             "idle_rtt_source": source,
             "line_rate_bps": rate,
             "tuned_buffer_bytes": buffer,
-            "order": run_order(
-                pair.src.key, pair.dst.key, variants, study["repeats"], study["seed"]
-            ),
+            "order": run_order(pair.src.key, pair.dst.key, variants, study.repeats, study.seed),
         }
     return out
 
@@ -277,15 +275,15 @@ def measure_study(sweep: Sweep, progress: RoundProgress | None = None) -> None:
         tests = [p for r in by_round for p in r]
         measure.run_rounds(sweep, hosts, tests, "main", progress, phase=True)
         pairs = pair_plan(tests, sweep, idle_rtts(store.read_rows(sweep.dir / "measurements.csv")))
-        study["pairs"] = pairs
+        study.pairs = pairs
         first = measure.next_round_no(sweep)
         planned, plays, meta = study_rounds(by_round, pairs, sweep, by_name, first)
-        study["rounds"] = {str(k): v for k, v in meta.items()}
+        study.rounds = {str(k): v for k, v in meta.items()}
         sweep.save()
         try:
             run_study_rounds(sweep, hosts, planned, plays, meta, pairs, progress)
         finally:
-            if any(VARIANTS[v].tuned for v in study["variants"]):
+            if any(VARIANTS[v].tuned for v in study.variants):
                 restore_hosts(sweep, hosts)
         sweep.record.status = SweepStatus.MEASURED
 
@@ -403,7 +401,7 @@ def restore_hosts(sweep: Sweep, hosts: Sequence[Host]) -> dict[str, Any]:
             log_path=state / "ansible-restore.log",
             forks=min(len(hosts), stages.PREPARE_FORKS),
         )
-    study_part(sweep)["restore"] = found
+    study_part(sweep).restore = found
     sweep.save()
     failed = sorted(n for n, r in found.items() if "error" in r)
     if failed:

@@ -94,8 +94,10 @@ def test_the_typed_fields_hold_what_the_file_says():
     assert ping.params["tests"] == ["ping"] and ping.plan.timings == {}
 
     study = SweepRecord.from_json(json.loads((RECORDS / "study-tcp.json").read_text()))
-    assert study.study is not None and study.study["kind"] == "tcp"
-    assert study.study["variants"] == ["default", "p4"] and study.study["pairs"]
+    assert study.study is not None and study.study.kind == "tcp"
+    assert study.study.variants == ["default", "p4"] and study.study.repeats == 3
+    assert study.study.pairs and study.study.rounds and study.study.extra == {}
+    assert study.study.estimate is not None and study.study.restore is None  # none tuned
 
 
 def test_unknown_keys_survive_a_load_and_save_in_their_place():
