@@ -190,6 +190,7 @@ def stop_group(
         )
 
     said = []
+    late_found = 0
     for sig, wait_s in steps:
         if ended():
             break
@@ -206,6 +207,7 @@ def stop_group(
                 break
             late = (descendants(proc.pid) | marked(mark)) - family
             if late:  # started after the signal: it gets the same
+                late_found += len(late)
                 family |= late
                 _signal(None, late, sig)
                 _signal(None, late, signal.SIGCONT)
@@ -217,6 +219,8 @@ def stop_group(
     if ended():
         _live.pop(proc.pid, None)
         _marks.pop(proc.pid, None)
+    if late_found:
+        said.append(f"{late_found} process(es) that appeared after the signal waited for")
     return "; ".join(said) or "had ended"
 
 
