@@ -20,6 +20,7 @@ import secrets
 import signal
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
@@ -155,6 +156,14 @@ def marked(mark: str | None) -> set[int]:
     return found
 
 
+def _name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip() or "?"
+    except OSError:
+        return "?"
+
+
 def _runs(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -190,7 +199,7 @@ def stop_group(
         )
 
     said = []
-    late_found = 0
+    late_found: Counter[str] = Counter()  # by command name, for the log
     for sig, wait_s in steps:
         if ended():
             break
@@ -207,7 +216,7 @@ def stop_group(
                 break
             late = (descendants(proc.pid) | marked(mark)) - family
             if late:  # started after the signal: it gets the same
-                late_found += len(late)
+                late_found.update(_name(pid) for pid in late)
                 family |= late
                 _signal(None, late, sig)
                 _signal(None, late, signal.SIGCONT)
@@ -220,7 +229,8 @@ def stop_group(
         _live.pop(proc.pid, None)
         _marks.pop(proc.pid, None)
     if late_found:
-        said.append(f"{late_found} process(es) that appeared after the signal waited for")
+        names = ", ".join(f"{name} x{n}" for name, n in sorted(late_found.items()))
+        said.append(f"waited for {late_found.total()} that appeared after the signal ({names})")
     return "; ".join(said) or "had ended"
 
 

@@ -136,6 +136,7 @@ def test_stop_group_ends_a_fork_made_as_the_signal_landed():
     late = int(proc.stdout.readline())
     try:
         assert said.startswith("SIGTERM: ended after"), said
+        assert "waited for 1 that appeared after the signal (python" in said, said
         assert not running(late)  # it carried the mark: found, signalled and waited for
         assert children.marked(env[children.MARK_VARIABLE]) == set()
     finally:
