@@ -5,9 +5,12 @@ The file format does not change: `SweepRecord.from_json(doc).to_json() == doc` f
 record an earlier interregion wrote (tests/unit/results/test_record.py reads real ones
 kept under tests/data/records/). Keys this version does not know are kept in `extra`
 and written back in their place; a key a loaded record held is written back even when
-its value is null. Deep, rarely read parts stay plain mappings: the selection, the test
-parameters (`TestParams.from_dict` reads them), the plan's rounds, slots, timings and
-shortfalls, the `rounds` and `measure_runs` logs, a study's and a tick's own fields.
+its value is null. Deep, rarely read parts stay plain JSON: the selection, the test
+parameters (`plan.sweep_plan.TestParams` reads them), the cloud options, the tool
+versions, the plan's regions (`model.catalog.region_from_dict` reads them), its rounds,
+slots, sentinels, host types, shortfalls and timings, a round's slots, the
+`measure_runs` log, the emulation's perturbations, a study's estimate, pairs and rounds,
+and a scheduled tick's `schedule`.
 """
 
 from __future__ import annotations
