@@ -39,7 +39,10 @@ MAX_POINTS = 4000
 ROUTE_POINTS = 16  # points per great-circle line on the map
 RTT_BINS = 8  # map lines are drawn in this many colours
 RTT_COLORSCALE = "Viridis"
-MAX_SERIES = 10  # pairs drawn in the time series chart: one colour each, no spaghetti
+MAX_SERIES = 8  # pairs drawn in the time series chart: one colour each, no spaghetti
+# The time series' picker (any pair, drawn by the site's JS) holds at most this many
+# values; beyond it, the latest sweeps that fit (a data file stays under 2 MB).
+PICKER_VALUES = 150_000
 
 EMULATED_NOTE = "EMULATED: measured on the emulated cloud, not on AWS or GCP"
 
@@ -429,12 +432,20 @@ def map_figure(
 
 
 def timeseries_figure(
-    m: analyze.Measurements, started: Mapping[str, str], *, emulated: bool
+    m: analyze.Measurements,
+    started: Mapping[str, str],
+    *,
+    emulated: bool,
+    max_series: int = MAX_SERIES,
+    picker_values: int = PICKER_VALUES,
 ) -> go.Figure:
     """Median RTT and throughput per directed pair across sweeps.
 
-    Only pairs measured in two or more sweeps; at most MAX_SERIES of them,
-    those whose RTT varied most, so the chart stays readable.
+    Only pairs measured in two or more sweeps; `max_series` of them drawn, those whose
+    median RTT moved most (the widest range of their per-sweep medians), so the chart
+    stays readable. Every pair's medians go in `layout.meta.picker` (sweep times `x`,
+    `pairs`, `codes`, `rtt` and, with throughput, `tput` in Mbit/s, null where a sweep
+    missed the pair), from which the site's picker draws any one pair.
     """
     acc: dict[tuple[int, int], dict[int, tuple[list[float], list[float]]]] = {}
     for i in range(len(m)):
@@ -449,7 +460,7 @@ def timeseries_figure(
         if len(per_sweep) < 2:
             continue
         points = sorted(
-            (started.get(m.sweeps[s], m.sweeps[s]), analyze.median(r), analyze.median(t))
+            (started.get(m.sweeps[s], m.sweeps[s]), analyze.median(r), analyze.median(t), s)
             for s, (r, t) in per_sweep.items()
         )
         rtts = analyze.finite([p[1] for p in points])
@@ -464,7 +475,7 @@ def timeseries_figure(
         shared_xaxes=True,
         subplot_titles=("Median RTT", "Median throughput") if both else ("Median RTT",),
     )
-    for _spread, (s, d), points in series[:MAX_SERIES]:
+    for _spread, (s, d), points in series[:max_series]:
         name = f"{m.regions[s]} → {m.regions[d]}"
         code = f"{m.regions[s].split(':')[0]}-{m.regions[d].split(':')[0]}"
         for row in (1, 2)[: 2 if both else 1]:
@@ -472,13 +483,13 @@ def timeseries_figure(
             fig.add_trace(
                 go.Scatter(
                     x=[p[0] for p in points],
-                    y=[round(p[1], 2) if row == 1 else _mbit(p[2]) for p in points],
+                    y=[_rounded(p[1]) if row == 1 else _mbit(p[2]) for p in points],
                     hovertemplate=f"{name}<br>%{{x}}<br>%{{y{HOVER[unit]}}} {unit}<extra></extra>",
                     mode="lines+markers",
                     name=name,
                     legendgroup=name,
                     showlegend=row == 1,
-                    meta={"filter": "series", "cloud_pair": code},
+                    meta={"filter": "series", "cloud_pair": code, "pair": name},
                 ),
                 row=row,
                 col=1,
@@ -487,13 +498,61 @@ def timeseries_figure(
     if both:
         fig.update_yaxes(title_text="throughput (Mbit/s, log)", type="log", row=2, col=1)
     fig.update_xaxes(title_text="sweep start (UTC)", row=2 if both else 1, col=1)
-    fig.update_layout(height=700)
-    shown = min(len(series), MAX_SERIES)
+    shown = min(len(series), max_series)
+    picker = _picker(m, series, both, picker_values)
+    fig.update_layout(height=700, meta={"picker": {**picker, "shown": shown}})
     title = (
         f"The {shown} pairs whose median RTT moved most across {len(m.sweeps)} sweeps "
-        f"(of {len(series)} pairs)"
+        f"(of {len(series)} pairs; pick any pair below the chart)"
     )
     return label(fig, title, emulated)
+
+
+def _rounded(ms: float) -> float | None:
+    """0.01 ms, as a hover shows it (None for a sweep without the value)."""
+    return round(ms, 2) if _finite(ms) else None
+
+
+def _picker(
+    m: analyze.Measurements,
+    series: Sequence[tuple[float, tuple[int, int], Sequence[tuple[str, float, float, int]]]],
+    both: bool,
+    limit: int,
+) -> dict[str, Any]:
+    """Every pair's per-sweep medians on one shared time axis: `x` (the sweeps' start
+    times), `pairs` (in the order of how much they moved), `codes` (cloud pairs), `rtt`
+    (ms) and `tput` (Mbit/s, with throughput only), null where a sweep missed a pair.
+    Above `limit` values, only the latest sweeps that fit (`sweeps_kept` of `sweeps`)."""
+    # one column per sweep (two sweeps may share a start time), in time order
+    sweeps = sorted({(p[0], p[3]) for _spread, _pair, points in series for p in points})
+    per_value = 2 if both else 1
+    fit = max(2, limit // max(1, len(series) * per_value))
+    kept = sweeps[-fit:]
+    where = {sweep: k for k, (_t, sweep) in enumerate(kept)}
+    pairs, codes, rtt, tput = [], [], [], []
+    for _spread, (s, d), points in series:
+        pairs.append(f"{m.regions[s]} → {m.regions[d]}")
+        codes.append(f"{m.regions[s].split(':')[0]}-{m.regions[d].split(':')[0]}")
+        r: list[float | None] = [None] * len(kept)
+        t: list[float | None] = [None] * len(kept)
+        for _when, rtt_ms, bps, sweep in points:
+            k = where.get(sweep)
+            if k is not None:
+                r[k] = _rounded(rtt_ms)
+                t[k] = _mbit(bps) if _finite(bps) else None
+        rtt.append(r)
+        tput.append(t)
+    doc: dict[str, Any] = {
+        "x": [t for t, _sweep in kept],
+        "pairs": pairs,
+        "codes": codes,
+        "rtt": rtt,
+        "sweeps": len(sweeps),
+        "sweeps_kept": len(kept),
+    }
+    if both:
+        doc["tput"] = tput
+    return doc
 
 
 def find_browser() -> str | None:

@@ -282,6 +282,44 @@ def test_index_renders_without_errors_and_filters(server, browser, tmp_path):
     assert routes > 0
     _keep(browser.screenshot(tmp_path / "site-index-filtered.png"))
 
+    # the time series: the pairs that moved most, and a picker for any other pair
+    series = (
+        "[...new Set(document.getElementById('chart-timeseries').data"
+        ".filter(t => t.meta && t.meta.filter === 'series').map(t => t.name))]"
+    )
+    most = browser.evaluate(series)
+    assert len(most) == 8, most
+    options = browser.evaluate(
+        "[...document.querySelectorAll('#series-picker option')].map(o => [o.value, o.text])"
+    )
+    assert options[0] == ["", "the 8 pairs that moved most"] and len(options) > 9
+    value, name = next(o for o in options[1:] if o[1] not in most)
+    browser.evaluate(
+        f"""(() => {{
+          const s = document.querySelector('#series-picker select');
+          s.value = '{value}';
+          s.dispatchEvent(new Event('change', {{bubbles: true}}));
+        }})()"""
+    )
+    drawn = browser.evaluate(series)
+    a, b = name.split(" → ")
+    assert drawn[0] == name and set(drawn) <= {name, f"{b} → {a}"}, drawn
+    assert browser.evaluate("document.getElementById('chart-timeseries').dataset.picked") == name
+    # its RTT and throughput, one point per sweep, as the figure's meta holds them
+    ys = browser.evaluate(
+        "document.getElementById('chart-timeseries').data.filter(t => t.name === "
+        f"{json.dumps(name)}).map(t => t.y.filter(v => v !== null).length)"
+    )
+    assert ys == [2, 2], ys
+    browser.evaluate(
+        """(() => {
+          const s = document.querySelector('#series-picker select');
+          s.value = '';
+          s.dispatchEvent(new Event('change', {bubbles: true}));
+        })()"""
+    )
+    assert browser.evaluate(series) == most
+
     assert browser.errors() == []
     foreign = [u for u in browser.requested() if not u.startswith((server, "data:"))]
     assert foreign == []
