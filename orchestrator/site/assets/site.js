@@ -38,17 +38,19 @@
     var i;
     if (meta.filter === "points") {
       var keep = st.pairs[meta.cloud_pair];
-      var x = [], y = [], text = [];
+      var x = [], y = [], text = [], custom = [];
       for (i = 0; keep && i < trace.x.length; i++) {
         if (inBand(trace.x[i], st)) {
           x.push(trace.x[i]);
           y.push(trace.y[i]);
           if (trace.text) text.push(trace.text[i]);
+          if (trace.customdata) custom.push(trace.customdata[i]);
         }
       }
       t.x = x;
       t.y = y;
       if (trace.text) t.text = text;
+      if (trace.customdata) t.customdata = custom;
       return t;
     }
     if (meta.filter === "fit" || meta.filter === "series") {
@@ -56,7 +58,7 @@
       return t;
     }
     if (meta.filter === "routes") {
-      var lat = [], lon = [], texts = [];
+      var lat = [], lon = [], texts = [], custom = [];
       var n = meta.points;
       for (i = 0; i < meta.segments.length; i++) {
         var seg = meta.segments[i];
@@ -65,10 +67,12 @@
         lat = lat.concat(trace.lat.slice(i * n, (i + 1) * n));
         lon = lon.concat(trace.lon.slice(i * n, (i + 1) * n));
         if (trace.text) texts = texts.concat(trace.text.slice(i * n, (i + 1) * n));
+        if (trace.customdata) custom = custom.concat(trace.customdata.slice(i * n, (i + 1) * n));
       }
       t.lat = lat;
       t.lon = lon;
       if (trace.text) t.text = texts;
+      if (trace.customdata) t.customdata = custom;
       return t;
     }
     if (meta.filter === "heatmap") {

@@ -69,3 +69,69 @@ def test_latency_only_time_series_has_no_throughput_in_its_picker():
     doc = charts.timeseries_figure(_measurements(rows), STARTED, emulated=False).to_plotly_json()
     assert "tput" not in doc["layout"]["meta"]["picker"]
     assert not any(k.startswith("yaxis2") for k in doc["layout"])
+
+
+def _with_extras(rows):
+    """rows: (src, dst, sweep, rtt ms, bit/s, p90 ms, loss %, samples, UNIX s)."""
+    m = _measurements([r[:5] for r in rows])
+    m.rtt_p90_ms = [r[5] for r in rows]
+    m.loss_pct = [r[6] for r in rows]
+    m.rtt_samples = [r[7] for r in rows]
+    m.started_s = [r[8] for r in rows]
+    return m
+
+
+T = 1795000000.0  # 2026-11-18T11:06:40Z
+ROWS = [
+    (A, B, 0, 100.0, 4e8, 104.26, 0.0, 20, T),
+    (A, B, 1, 110.0, 3e8, 113.0, 5.0, 19, T + 86400.5),
+    (A, B, 2, 130.0, 2e8, NAN, NAN, NAN, NAN),  # an import without the extras
+    (B, A, 0, 90.0, NAN, 95.0, 10.0, 18, T + 60),
+]
+CITIES = {A: "Ashburn", B: "St. Ghislain"}
+
+
+def test_every_point_hovers_with_its_tests_p90_loss_samples_and_time():
+    m = _with_extras(ROWS)
+    groups = analyze.group_rows(m)
+    doc = charts.distance_figure(m, "all", groups, {}, emulated=False, cities=CITIES)
+    doc = doc.to_plotly_json()
+    (rtt,) = [t for t in doc["data"] if t.get("meta", {}).get("cloud_pair") == "aws-gcp"
+              and t["xaxis"] == "x" and t.get("mode") == "markers"]  # fmt: skip
+    assert list(rtt["text"]) == [f"{A} (Ashburn) → {B} (St. Ghislain)"] * 3
+    assert [list(c) for c in rtt["customdata"]] == [
+        [104.3, 0.0, 20, "2026-11-18T11:06:40.000Z"],
+        [113.0, 5.0, 19, "2026-11-19T11:06:40.500Z"],
+        ["—", "—", "—", "—"],
+    ]
+    for part in (" km, %{y:.1f} ms", "RTT p90 %{customdata[0]} ms", "loss %{customdata[1]} %",
+                 "n %{customdata[2]} samples", "<br>%{customdata[3]}"):  # fmt: skip
+        assert part in rtt["hovertemplate"], part
+    # without the extras (a loader that did not read them): no customdata, no placeholders
+    bare = _measurements([r[:5] for r in ROWS])
+    doc = charts.distance_figure(
+        bare, "all", analyze.group_rows(bare), {}, emulated=False
+    ).to_plotly_json()
+    assert all("customdata" not in t["hovertemplate"] for t in doc["data"] if "hovertemplate" in t)
+
+
+def test_heatmap_and_map_hovers_have_the_tests_p90_loss_and_newest_time():
+    m = _with_extras(ROWS)
+    coords = {A: (39.0, -77.5), B: (50.5, 3.8), C: (53.3, -6.3)}
+    doc = charts.heatmap_figure(m, coords, "rtt", emulated=False, cities=CITIES).to_plotly_json()
+    (heat,) = doc["data"]
+    # by cloud, then west to east: aws:us-east-1, gcp:europe-west1
+    assert list(heat["x"]) == [f"{A} (Ashburn)", f"{B} (St. Ghislain)"]
+    km = heat["customdata"][0][1][0]
+    # A -> B: 3 tests, p90 of 100, 110, 130 = 126 ms; loss median of 0 and 5; newest known
+    assert heat["customdata"][0][1][1:] == [3, 126.0, 2.5, "2026-11-19T11:06:40.500Z"]
+    assert heat["customdata"][1][0][1:] == [1, 90.0, 10.0, "2026-11-18T11:07:40.000Z"]
+    assert heat["customdata"][0][0] is None and isinstance(km, int)
+    assert "p90 %{customdata[2]} ms over %{customdata[1]} tests" in heat["hovertemplate"]
+    assert "newest %{customdata[4]}" in heat["hovertemplate"]
+    doc = charts.map_figure(m, coords, emulated=False, cities=CITIES).to_plotly_json()
+    (mid,) = [t for t in doc["data"] if t.get("name", "").startswith("pairs (hover")]
+    # both directions together: 4 tests, p90 of 90, 100, 110, 130 = 124 ms
+    assert [list(c) for c in mid["customdata"]] == [[4, 124.0, 5.0, "2026-11-19T11:06:40.500Z"]]
+    assert mid["text"][0].startswith(f"{A} (Ashburn) ↔ {B} (St. Ghislain)")
+    assert "p90 %{customdata[1]} ms over %{customdata[0]} tests" in mid["hovertemplate"]

@@ -248,6 +248,13 @@ def test_index_renders_without_errors_and_filters(server, browser, tmp_path):
         })()"""
     )
     assert shown and all(pair == "aws-gcp" and low >= 5000 for pair, low in shown)
+    # each kept point keeps its hover's extras (its test's p90, loss, n and time)
+    custom = browser.evaluate(
+        """(() => document.getElementById('chart-distance-all').data
+          .filter(t => t.meta && t.meta.filter === 'points' && t.x.length > 0)
+          .map(t => [t.x.length, t.customdata.length, t.customdata[0][3]]))()"""
+    )
+    assert all(n == k and when.endswith("Z") for n, k, when in custom), custom
     hidden = browser.evaluate(
         "[...document.querySelectorAll('#summary tr[data-pair]')]"
         ".filter(r => r.style.display === 'none').map(r => r.dataset.pair)"
