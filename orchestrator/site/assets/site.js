@@ -242,6 +242,31 @@
     return t;
   }
 
+  // The map's lines hover like the marker at their middle: each line point gets its
+  // pair's text and customdata here, in the browser (in the figure JSON they would weigh
+  // ROUTE_POINTS times more). The markers list the pairs in the lines' order.
+  function lineHovers(spec) {
+    var routes = spec.data.filter(function (t) { return (t.meta || {}).filter === "routes"; });
+    var mids = routes.filter(function (t) { return t.meta.points === 1; });
+    if (mids.length !== 1) return;
+    var mid = mids[0], k = 0;
+    routes.forEach(function (t) {
+      if (t === mid) return;
+      var n = t.meta.points, text = [], custom = [];
+      for (var s = 0; s < t.meta.segments.length; s++, k++) {
+        for (var j = 0; j < n; j++) {
+          text.push(mid.text[k]);
+          custom.push(mid.customdata ? mid.customdata[k] : null);
+        }
+      }
+      t.text = text;
+      if (mid.customdata) t.customdata = custom;
+      t.hovertemplate = mid.hovertemplate;
+      delete t.hoverinfo;
+      t.hoveron = "points";
+    });
+  }
+
   // --- the time series' picker: any pair, from the figure's layout.meta.picker ------
 
   function picked(spec) {
@@ -351,6 +376,7 @@
       var spec = figures[divs[i].getAttribute("data-fig")];
       if (spec) {
         spec.name = divs[i].getAttribute("data-fig");
+        lineHovers(spec);
         charts.push({ div: divs[i], spec: spec });
         pickerSetUp(spec);
       }

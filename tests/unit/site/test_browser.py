@@ -287,6 +287,15 @@ def test_index_renders_without_errors_and_filters(server, browser, tmp_path):
         })()"""
     )
     assert routes > 0
+    # the lines hover themselves: every point of a line has its pair's text and figures
+    lines = browser.evaluate(
+        """(() => document.getElementById('chart-map')._fullData
+          .filter(t => t.meta && t.meta.filter === 'routes' && t.meta.points > 1)
+          .map(t => [t.lat.length, t.text.length, t.customdata.length, t.hoverinfo,
+                     t.text[0]]))()"""
+    )
+    assert lines and all(n == k == c > 0 and info != "skip" for n, k, c, info, _ in lines)
+    assert all(" km, median RTT " in text for *_, text in lines), lines[0]
     _keep(browser.screenshot(tmp_path / "site-index-filtered.png"))
 
     # the time series: the pairs that moved most, and a picker for any other pair
@@ -537,10 +546,17 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
     )
     assert traces == [2, 2, 1]  # emulated: both directions; theirs: A -> B, RTT only
     # the axis spans the caption's window (30 days up to the latest test), not the tests
-    days = browser.evaluate(
-        "(() => { const r = document.getElementById('pair-0-rtt').layout.xaxis.range;"
-        " return (new Date(r[1] + 'Z') - new Date(r[0] + 'Z')) / 86400000; })()"
+    span = (
+        "(() => {{ const r = document.getElementById('{}').layout.xaxis.range;"
+        " return (new Date(r[1] + 'Z') - new Date(r[0] + 'Z')) / 86400000; }})()"
     )
+    days = browser.evaluate(span.format("pair-0-rtt"))
+    assert 29.9 < days < 30.1, days
+    # a source with one test of the pair: its 30 days too, not ±1 ms around the test
+    assert browser.evaluate("document.getElementById('pair-1-rtt').data.map(t => t.x.length)") == [
+        1
+    ]
+    days = browser.evaluate(span.format("pair-1-rtt"))
     assert 29.9 < days < 30.1, days
     # the path event, drawn on each direction's series
     assert browser.evaluate("document.getElementById('pair-0-rtt').dataset.episodes") == "2"
