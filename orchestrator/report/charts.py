@@ -598,7 +598,7 @@ def timeseries_figure(
     fig.update_layout(height=700, meta={"picker": {**picker, "shown": shown}})
     title = (
         f"The {shown} pairs whose median RTT moved most across {len(m.sweeps)} sweeps "
-        f"(of {len(series)} pairs; pick any pair below the chart)"
+        f"(of {len(series)} pairs)"
     )
     return label(fig, title, emulated)
 
