@@ -628,7 +628,9 @@ def change_series(
     sources: Sequence[str] = (),
 ) -> list[Any]:
     """changes.Series of every directed pair, metric, source and backend: each pair's ok
-    tests from the `last_runs` latest sweeps of its source (and all from `since`)."""
+    tests from the `last_runs` latest sweeps of its source (and all from `since`), less
+    the values their flags invalidate (as in every view: an RTT below the fibre floor
+    is no evidence of a change)."""
     from orchestrator.history.changes import Run, Series, SeriesKey
 
     infos = chosen_sources(source_infos(con), sources)
@@ -650,7 +652,9 @@ def change_series(
             params.append(cutoff)
         rows = con.execute(
             f"SELECT backend, src, dst, sweep_id, strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ'), "
-            f"fingerprint, distance_km, {METRICS['rtt'].run_sql}, throughput_bps "
+            f"fingerprint, distance_km, "
+            f"CASE WHEN {valid_sql('rtt')} THEN {METRICS['rtt'].run_sql} END, "
+            f"CASE WHEN {valid_sql('throughput')} THEN throughput_bps END "
             f"FROM measurements WHERE {where} ORDER BY backend, src, dst, started_utc",
             params,
         ).fetchall()
