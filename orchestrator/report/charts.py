@@ -428,14 +428,13 @@ def map_figure(
     return label(fig, "Measured pairs, coloured by median RTT", emulated)
 
 
-def timeseries_figure(
-    m: analyze.Measurements, started: Mapping[str, str], *, emulated: bool
-) -> go.Figure:
-    """Median RTT and throughput per directed pair across sweeps.
+# (src, dst) region keys -> sweep id -> (median RTT ms, median throughput bps) of the
+# pair's rows in that sweep: what the time series draws, and all it needs of the rows
+SweepMedians = dict[tuple[str, str], dict[str, tuple[float, float]]]
 
-    Only pairs measured in two or more sweeps; at most MAX_SERIES of them,
-    those whose RTT varied most, so the chart stays readable.
-    """
+
+def sweep_medians(m: analyze.Measurements) -> SweepMedians:
+    """Each directed pair's median RTT and throughput in each sweep of `m`."""
     acc: dict[tuple[int, int], dict[int, tuple[list[float], list[float]]]] = {}
     for i in range(len(m)):
         per_sweep = acc.setdefault((m.src[i], m.dst[i]), {})
@@ -444,17 +443,44 @@ def timeseries_figure(
             rtts.append(m.rtt_ms[i])
         if _finite(m.throughput_bps[i]):
             thrs.append(m.throughput_bps[i])
+    return {
+        (m.regions[s], m.regions[d]): {
+            m.sweeps[k]: (analyze.median(r), analyze.median(t)) for k, (r, t) in per_sweep.items()
+        }
+        for (s, d), per_sweep in acc.items()
+    }
+
+
+def timeseries_figure(
+    m: analyze.Measurements, started: Mapping[str, str], *, emulated: bool
+) -> go.Figure:
+    """Median RTT and throughput per directed pair across sweeps (series_figure)."""
+    return series_figure(sweep_medians(m), m.regions, len(m.sweeps), started, emulated=emulated)
+
+
+def series_figure(
+    medians: SweepMedians,
+    regions: Sequence[str],
+    sweeps: int,
+    started: Mapping[str, str],
+    *,
+    emulated: bool,
+) -> go.Figure:
+    """Median RTT and throughput per directed pair across `sweeps` sweeps, from each
+    pair's medians per sweep; `regions` in the order ties between pairs are broken.
+
+    Only pairs measured in two or more sweeps; at most MAX_SERIES of them,
+    those whose RTT varied most, so the chart stays readable.
+    """
+    index = {r: i for i, r in enumerate(regions)}
     series = []
-    for pair, per_sweep in acc.items():
+    for (src, dst), per_sweep in medians.items():
         if len(per_sweep) < 2:
             continue
-        points = sorted(
-            (started.get(m.sweeps[s], m.sweeps[s]), analyze.median(r), analyze.median(t))
-            for s, (r, t) in per_sweep.items()
-        )
+        points = sorted((started.get(s, s), r, t) for s, (r, t) in per_sweep.items())
         rtts = analyze.finite([p[1] for p in points])
         spread = (max(rtts) - min(rtts)) if rtts else 0.0
-        series.append((spread, pair, points))
+        series.append((spread, (index[src], index[dst]), points))
     series.sort(key=lambda s: (-s[0], s[1]))
     # latency-only data (an import, a ping-only sweep): no empty throughput axis
     both = any(_finite(p[2]) for _s, _pair, points in series for p in points)
@@ -465,8 +491,8 @@ def timeseries_figure(
         subplot_titles=("Median RTT", "Median throughput") if both else ("Median RTT",),
     )
     for _spread, (s, d), points in series[:MAX_SERIES]:
-        name = f"{m.regions[s]} → {m.regions[d]}"
-        code = f"{m.regions[s].split(':')[0]}-{m.regions[d].split(':')[0]}"
+        name = f"{regions[s]} → {regions[d]}"
+        code = f"{regions[s].split(':')[0]}-{regions[d].split(':')[0]}"
         for row in (1, 2)[: 2 if both else 1]:
             unit = "ms" if row == 1 else "Mbit/s"
             fig.add_trace(
@@ -490,7 +516,7 @@ def timeseries_figure(
     fig.update_layout(height=700)
     shown = min(len(series), MAX_SERIES)
     title = (
-        f"The {shown} pairs whose median RTT moved most across {len(m.sweeps)} sweeps "
+        f"The {shown} pairs whose median RTT moved most across {sweeps} sweeps "
         f"(of {len(series)} pairs)"
     )
     return label(fig, title, emulated)
