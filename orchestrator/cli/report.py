@@ -288,7 +288,10 @@ def publish(site_dir: Path, target: str) -> None:
 
     console = _console()
     result = publish_site(site_dir, target, log=console.print)
-    console.print(f"published {result.files} files ({result.bytes} bytes) to {target}")
+    console.print(
+        f"published {result.files} files to {target}: {len(result.uploaded)} sent "
+        f"({result.bytes} bytes), {result.unchanged} unchanged"
+    )
 
 
 COMMANDS: list[click.Command] = [report, site, publish]
