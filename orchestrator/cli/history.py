@@ -577,6 +577,9 @@ def changes(
                 f"{c.inflation:.2f}, k1 {c.k1:g}, k2 {c.k2:g}"
             )
         _print_changes(hosts, episodes, configs, open_count, suspected)
+        waiting = ch.not_judged_text(found.not_judged, params)
+        if waiting:
+            click.echo(waiting[0].upper() + waiting[1:])
     if open_count:
         sys.exit(3)
 

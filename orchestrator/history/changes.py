@@ -259,6 +259,9 @@ class Detection:
     suspects: list[Suspect] = field(default_factory=list)
     params: Params = field(default_factory=lambda: Params())
     groups: list[GroupChange] = field(default_factory=list)  # region toward continent/cloud
+    # runs k -> directed pairs (of a source) whose longest series has k < min_runs runs:
+    # nothing about them is judged yet
+    not_judged: dict[int, int] = field(default_factory=dict)
 
     @property
     def open(self) -> int:
@@ -719,7 +722,36 @@ def detect(
     baselines = {k: v for r in results for k, v in r.baselines.items()}
     scales = {k: v for r in results for k, v in r.scales.items()}
     suspects = [x for r in results for x in r.suspects]
-    return Detection(episodes, hosts, configs, baselines, scales, suspects, p, grouped)
+    return Detection(
+        episodes, hosts, configs, baselines, scales, suspects, p, grouped, not_judged(series, p)
+    )
+
+
+def not_judged(series: Sequence[Series], p: Params = Params()) -> dict[int, int]:
+    """Runs k -> how many directed pairs of a source have fewer than p.min_runs runs in
+    each of their series (every metric and backend), by their longest."""
+    longest: dict[tuple[str, str, str], int] = {}
+    for s in series:
+        pair = (s.key.source, s.key.src, s.key.dst)
+        longest[pair] = max(longest.get(pair, 0), len(s.runs))
+    counts: dict[int, int] = defaultdict(int)
+    for runs in longest.values():
+        if runs < p.min_runs:
+            counts[runs] += 1
+    return dict(sorted(counts.items()))
+
+
+def not_judged_text(counts: Mapping[int, int], p: Params = Params()) -> str:
+    """'not judged: 56 pairs have 1 of the 8 runs needed' (one clause per k); '' for
+    none."""
+    if not counts:
+        return ""
+    parts = [
+        f"{n} pair{'s' if n != 1 else ''} {'have' if n != 1 else 'has'} {k} of the "
+        f"{p.min_runs} runs needed"
+        for k, n in sorted(counts.items(), reverse=True)
+    ]
+    return "not judged: " + ", ".join(parts)
 
 
 def host_changes(results: Sequence[SeriesResult], p: Params) -> tuple[list[HostChange], set[int]]:

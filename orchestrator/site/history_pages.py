@@ -297,6 +297,7 @@ def changes_data(
         "suspected": sorted(suspected, key=lambda d: d["utc"], reverse=True),
         "regions": sorted(regions, key=lambda d: d["started_utc"], reverse=True),
         "configuration_changes": sorted(configs, key=lambda d: d["utc"], reverse=True),
+        "not_judged": ch.not_judged_text(found.not_judged, found.params),
     }
 
 
@@ -622,11 +623,23 @@ def _direction_lines(doc: dict[str, Any]) -> str:
     )
 
 
+def _deltas(doc: dict[str, Any]) -> tuple[str, str]:
+    """Each direction's new level minus its old one, in the metric's unit, and that in
+    percent of the old level; one line per direction."""
+    delta, pct = [], []
+    for d in doc["directions"]:
+        old, new = d["old_level"], d["new_level"]
+        change = _level(doc, new - old)
+        delta.append(_e(change if change.startswith("-") else f"+{change}"))
+        pct.append(f"{100 * (new - old) / old:+.1f} %" if old else "-")
+    return "<br>".join(delta), "<br>".join(pct)
+
+
 def _episode_rows(docs: Sequence[dict[str, Any]]) -> str:
     head = (
         "<tr><th>path</th><th>metric</th><th>status</th><th>each direction: change and "
-        "thresholds</th><th>k1, k2</th><th>started</th><th>confirmed</th><th>closed</th>"
-        "<th>source</th></tr>"
+        "thresholds</th><th>Δ</th><th>%</th><th>k1, k2</th><th>started</th><th>confirmed</th>"
+        "<th>closed</th><th>source</th></tr>"
     )
     rows = [
         f"<tr data-status='{_e(d['status'])}' class='path-event'>"
@@ -634,6 +647,7 @@ def _episode_rows(docs: Sequence[dict[str, Any]]) -> str:
         f"{' (one direction)' if d['one_direction'] else ''}</td>"
         f"<td>{_e(METRIC_TITLES[d['metric']])}</td><td>{_e(d['status'])}</td>"
         f"<td class='directions'>{_direction_lines(d)}</td>"
+        f"<td class='delta'>{_deltas(d)[0]}</td><td class='delta-pct'>{_deltas(d)[1]}</td>"
         f"<td class='thresholds'>{d['k1']:g}, {d['k2']:g}</td>"
         f"<td>{_e(d['started_utc'])}</td><td>{_e(d['confirmed_utc'])}</td>"
         f"<td>{_e(d['closed_utc'] or '')}</td><td>{_tag(d)}</td></tr>"
@@ -698,6 +712,8 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
         f"a new baseline and are never counted as network changes. <strong id='open-count'>"
         f"{doc['open']} open</strong>.</p>\n",
     ]
+    if doc.get("not_judged"):
+        parts.append(f"<p id='not-judged'>{_e(doc['not_judged'].capitalize())}.</p>\n")
     for title, status_open in (("Open", True), ("Closed", False)):
         mine = [d for d in episodes if (d["status"] == "open") == status_open]
         mine_hosts = [

@@ -35,6 +35,19 @@ def _changes(results, *args):
     return CliRunner().invoke(main, ["changes", "--results", str(results), *args])
 
 
+def test_too_few_runs_are_not_judged_and_said_so(tmp_path):
+    _sweeps(tmp_path, [150.0])
+    result = _changes(tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "Not judged: 2 pairs have 1 of the 8 runs needed" in result.output
+    _sweeps(tmp_path, [150.0] * 7, start=1)
+    assert "judged" not in _changes(tmp_path).output  # 8 runs: judged
+    counts = changes.not_judged([], Params())
+    assert counts == {} and changes.not_judged_text({3: 1, 1: 4}) == (
+        "not judged: 1 pair has 3 of the 8 runs needed, 4 pairs have 1 of the 8 runs needed"
+    )
+
+
 def test_open_episode_exits_3_and_closes(tmp_path):
     _sweeps(tmp_path, [150.0] * 10 + [160.0] * 3)
     result = _changes(tmp_path, "--json")

@@ -210,6 +210,11 @@ def test_changes_page_lists_open_and_closed_apart_from_configuration(tmp_path):
         "flag ≥ 2 ms, confirm ≥ 2 ms" in closed and "<td class='thresholds'>3, 3.75</td>" in closed
     )
     assert "href='pairs/aws_us-east-1--gcp_europe-west1.html'" in closed
+    # each direction's change, and in percent of its old level (10 of 150.1 ms)
+    assert "<th>Δ</th><th>%</th>" in closed
+    assert re.search(r"<td class='delta'>\+10\.0 ms<br>\+0\.0 ms</td>", closed)
+    assert "<td class='delta-pct'>+6.7 %<br>+0.0 %</td>" in closed
+    assert "id='not-judged'" not in page  # 18 runs: every pair is judged
     configs = page[page.index("<table id='configuration-changes'>") :].split("</table>")[0]
     assert "src_kernel: 6.1.0-28-amd64 -&gt; 6.1.0-29-amd64" in configs
     assert "<td>3</td>" in configs  # the three directed pairs
