@@ -504,12 +504,15 @@ def write_parsed_rows(src: Path, dest: Path) -> tuple[int, int]:
         writer.writerow(MEASUREMENT_COLUMNS)
         header = [name.strip() for name in next(reader, [])]
         index = [header.index(c) if c in header else -1 for c in MEASUREMENT_COLUMNS]
-        records = (cells for cells in reader if any(c.strip() for c in cells))
+        same = index == list(range(len(header)))  # the columns as they are: rows as read
+        numeric = [i for i, name in enumerate(header) if name in NUMERIC_MEASUREMENT_COLUMNS]
+        # a row of blank cells is no row (one join and strip, not a strip per cell)
+        records = (cells for cells in reader if "".join(cells).strip())
         for cells, is_last in _flag_last(records):
-            if (is_last and cut) or len(cells) != len(header) or not _numbers_ok(header, cells):
+            if (is_last and cut) or len(cells) != len(header) or not _numbers_ok(numeric, cells):
                 dropped += 1
                 continue
-            writer.writerow([cells[i] if i >= 0 else "" for i in index])
+            writer.writerow(cells if same else [cells[i] if i >= 0 else "" for i in index])
             written += 1
     os.replace(tmp, dest)
     return written, dropped
@@ -534,9 +537,11 @@ def _last_byte(path: Path) -> bytes:
         return f.read(1)
 
 
-def _numbers_ok(header: Sequence[str], cells: Sequence[str]) -> bool:
-    for name, cell in zip(header, cells, strict=True):
-        if name in NUMERIC_MEASUREMENT_COLUMNS and cell.strip():
+def _numbers_ok(numeric: Sequence[int], cells: Sequence[str]) -> bool:
+    """Every cell at the `numeric` positions empty or a number >= 0."""
+    for i in numeric:
+        cell = cells[i]
+        if cell.strip():
             try:
                 value = float(cell)
             except ValueError:
