@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import math
 from bisect import bisect_left, insort
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -259,9 +259,6 @@ class Detection:
     suspects: list[Suspect] = field(default_factory=list)
     params: Params = field(default_factory=lambda: Params())
     groups: list[GroupChange] = field(default_factory=list)  # region toward continent/cloud
-    # runs k -> directed pairs (of a source) whose longest series has k < min_runs runs:
-    # nothing about them is judged yet
-    not_judged: dict[int, int] = field(default_factory=dict)
 
     @property
     def open(self) -> int:
@@ -722,36 +719,49 @@ def detect(
     baselines = {k: v for r in results for k, v in r.baselines.items()}
     scales = {k: v for r in results for k, v in r.scales.items()}
     suspects = [x for r in results for x in r.suspects]
-    return Detection(
-        episodes, hosts, configs, baselines, scales, suspects, p, grouped, not_judged(series, p)
-    )
+    return Detection(episodes, hosts, configs, baselines, scales, suspects, p, grouped)
 
 
-def not_judged(series: Sequence[Series], p: Params = Params()) -> dict[int, int]:
-    """Runs k -> how many directed pairs of a source have fewer than p.min_runs runs in
-    each of their series (every metric and backend), by their longest."""
-    longest: dict[tuple[str, str, str], int] = {}
+@dataclass(frozen=True)
+class Unjudged:
+    """`pairs` directed pairs of one source and metric that are not judged yet: each has
+    `runs` of the `needed` comparable runs (same backend and configuration)."""
+
+    source: str
+    metric: str
+    runs: int
+    needed: int
+    pairs: int
+
+    def text(self) -> str:
+        """`not judged: 56 pairs have 1 of the 8 runs needed (rtt, measured)`."""
+        what = "pair has" if self.pairs == 1 else "pairs have"
+        return (
+            f"not judged: {self.pairs} {what} {self.runs} of the {self.needed} runs needed "
+            f"({self.metric}, {self.source})"
+        )
+
+
+def unjudged(series: Sequence[Series], found: Detection) -> list[Unjudged]:
+    """The series `found` has no baseline for, counted by source, metric and how many
+    comparable runs they have (after a configuration change a series needs only
+    borrowed_min_runs when the old configuration had min_runs: it borrows its scale)."""
+    p = found.params
+    counts: Counter[tuple[str, str, int, int]] = Counter()
     for s in series:
-        pair = (s.key.source, s.key.src, s.key.dst)
-        longest[pair] = max(longest.get(pair, 0), len(s.runs))
-    counts: dict[int, int] = defaultdict(int)
-    for runs in longest.values():
-        if runs < p.min_runs:
-            counts[runs] += 1
-    return dict(sorted(counts.items()))
-
-
-def not_judged_text(counts: Mapping[int, int], p: Params = Params()) -> str:
-    """'not judged: 56 pairs have 1 of the 8 runs needed' (one clause per k); '' for
-    none."""
-    if not counts:
-        return ""
-    parts = [
-        f"{n} pair{'s' if n != 1 else ''} {'have' if n != 1 else 'has'} {k} of the "
-        f"{p.min_runs} runs needed"
-        for k, n in sorted(counts.items(), reverse=True)
+        if s.key in found.baselines or not s.runs:
+            continue
+        tail = _tail(s, p)
+        last_fp = s.runs[-1].fingerprint
+        older = [r for r in s.runs if r.fingerprint != last_fp and r.value > 0]
+        needed = p.borrowed_min_runs if len(older) >= p.min_runs else p.min_runs
+        counts[(s.key.source, s.key.metric, len(tail), needed)] += 1
+    return [
+        Unjudged(source, metric, runs, needed, n)
+        for (source, metric, runs, needed), n in sorted(
+            counts.items(), key=lambda kv: (kv[0][0], kv[0][1] != "rtt", kv[0][1], kv[0][2])
+        )
     ]
-    return "not judged: " + ", ".join(parts)
 
 
 def host_changes(results: Sequence[SeriesResult], p: Params) -> tuple[list[HostChange], set[int]]:
@@ -890,10 +900,23 @@ def _shown(metric: str, x: float) -> float:
     return round(math.expm1(x), 4) if metric == "throughput" else round(x, 3)
 
 
+def _percent(old: float, new: float) -> float | None:
+    """The change in % of the old level, to 0.1 (None from a level of 0)."""
+    return round(100.0 * (new / old - 1.0), 1) if old else None
+
+
+def unjudged_doc(u: Unjudged) -> dict[str, Any]:
+    return {
+        "source": u.source, "metric": u.metric, "pairs": u.pairs, "runs": u.runs,
+        "runs_needed": u.needed, "text": u.text(),
+    }  # fmt: skip
+
+
 def direction_doc(c: DirectionChange, metric: str) -> dict[str, Any]:
     return {
         "src": c.key.src, "dst": c.key.dst, "old_level": c.old_level,
-        "new_level": c.new_level, "change": c.new_level - c.old_level, "moved": c.moved,
+        "new_level": c.new_level, "change": c.new_level - c.old_level,
+        "change_pct": _percent(c.old_level, c.new_level), "moved": c.moved,
         "scale": _shown(metric, c.scale), "flag_threshold": _shown(metric, c.flag_threshold),
         "confirm_threshold": _shown(metric, c.confirm_threshold),
     }  # fmt: skip

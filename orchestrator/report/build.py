@@ -15,7 +15,8 @@ import os
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -114,10 +115,14 @@ class Loaded:
     host_flags: list[dict[str, Any]] = field(default_factory=list)
     sentinels: dict[str, allowance.SentinelCheck] = field(default_factory=dict)  # by sweep
     rtt_from_mean: int = 0  # rows whose source gave no median: their RTT is the mean
-    # rows left out for their flags (orchestrator.flags): flag -> rows (a row may have
-    # several), and how many rows that is; 0 with include_flagged
+    # what was left out for flags (orchestrator.results.flags), all 0 with include_flagged:
+    # flag -> rows (a row may have several); rows with any flag; measure -> rows whose
+    # value of that measure was left out (a flag leaves out only what it invalidates);
+    # rows left out whole (nothing valid was left)
     flagged: Counter[str] = field(default_factory=Counter)
     rows_flagged: int = 0
+    measures_flagged: Counter[str] = field(default_factory=Counter)
+    rows_flagged_out: int = 0
     include_flagged: bool = False
     # (sweep folder, key) when these are a whole sweep folder's rows (orchestrator.report.cache)
     cache: tuple[Path, str] | None = None
@@ -157,6 +162,10 @@ class _Reader:
             distance_km=array("d"),
             rtt_ms=array("d"),
             throughput_bps=array("d"),
+            rtt_p90_ms=array("d"),
+            loss_pct=array("d"),
+            rtt_samples=array("d"),
+            started_s=array("d"),
         )
         self.rows_read = 0
         self.skipped: Counter[str] = Counter()
@@ -231,6 +240,10 @@ class _Reader:
         c_km, c_status = col.get("distance_km"), col.get("status")
         c_sweep, c_started = col.get("sweep_id"), col.get("started_utc")
         c_backend = col.get("backend")
+        # the hovers' extras: a cell that does not parse is NaN, never a dropped row
+        c_extra = [col.get(c) for c in ("rtt_p90_ms", "ping_loss_pct", "rtt_samples")]
+        extras = (self.data.rtt_p90_ms, self.data.loss_pct, self.data.rtt_samples)
+        times: dict[str, float] = {}
         width = max(col.values()) + 1
         d = self.data
         last_sweep, sweep_i = None, -1
@@ -293,6 +306,13 @@ class _Reader:
             d.distance_km.append(km)  # type: ignore[attr-defined]
             d.rtt_ms.append(rtt)  # type: ignore[attr-defined]
             d.throughput_bps.append(thr)  # type: ignore[attr-defined]
+            for c, values in zip(c_extra, extras, strict=True):
+                values.append(_extra(row[c]) if c is not None else math.nan)  # type: ignore[attr-defined]
+            stamp = row[c_started] if c_started is not None else ""
+            t = times.get(stamp)
+            if t is None:
+                t = times[stamp] = _epoch(stamp)
+            d.started_s.append(t)  # type: ignore[attr-defined]
             if c_flags is not None:
                 cell = row[c_flags].strip()
                 self.computed.append(False)
@@ -305,18 +325,7 @@ class _Reader:
 
     def result(self, sources: list[str]) -> Loaded:
         self._add_asymmetry()
-        flagged: Counter[str] = Counter()
-        rows_flagged = 0
-        if not self.include_flagged:
-            keep = [i for i, cell in enumerate(self.flags) if not cell]
-            rows_flagged = len(self.flags) - len(keep)
-            for cell in self.flags:
-                flagged.update(flags.parse(cell))
-            if rows_flagged:
-                self.data = _subset(self.data, keep)
-        return Loaded(
-            flagged=flagged,
-            rows_flagged=rows_flagged,
+        loaded = Loaded(
             include_flagged=self.include_flagged,
             rtt_from_mean=self.rtt_from_mean,
             data=self.data,
@@ -328,6 +337,9 @@ class _Reader:
             sources=sources,
             warnings=self.warnings,
         )
+        if not self.include_flagged:
+            loaded.data = _leave_out_flagged(loaded, self.flags)
+        return loaded
 
     def _add_asymmetry(self) -> None:
         """`asymmetric` on the rows whose flags were computed here (the files without a
@@ -353,6 +365,32 @@ class _Reader:
             )
 
 
+def _leave_out_flagged(loaded: Loaded, cells: Sequence[str]) -> analyze.Measurements:
+    """loaded.data with each measure's value left out (NaN) of the rows whose flags
+    invalidate it, and without the rows where nothing valid is left; counts all of it
+    into `loaded`."""
+    m = loaded.data
+    rtt, thr = array("d", m.rtt_ms), array("d", m.throughput_bps)
+    keep = []
+    for i, cell in enumerate(cells):
+        if cell:
+            loaded.rows_flagged += 1
+            loaded.flagged.update(flags.parse(cell))
+            if flags.rtt_invalid(cell) and math.isfinite(rtt[i]):
+                rtt[i] = math.nan
+                loaded.measures_flagged[flags.RTT] += 1
+            if flags.throughput_invalid(cell) and math.isfinite(thr[i]):
+                thr[i] = math.nan
+                loaded.measures_flagged[flags.THROUGHPUT] += 1
+            if math.isnan(rtt[i]) and math.isnan(thr[i]):
+                loaded.rows_flagged_out += 1
+                continue
+        keep.append(i)
+    if not loaded.rows_flagged:
+        return m
+    return _subset(replace(m, rtt_ms=rtt, throughput_bps=thr), keep)
+
+
 def _subset(m: analyze.Measurements, keep: Sequence[int]) -> analyze.Measurements:
     """The rows `keep` of m (same interned regions and sweeps)."""
     return analyze.Measurements(
@@ -364,7 +402,31 @@ def _subset(m: analyze.Measurements, keep: Sequence[int]) -> analyze.Measurement
         distance_km=array("d", (m.distance_km[i] for i in keep)),
         rtt_ms=array("d", (m.rtt_ms[i] for i in keep)),
         throughput_bps=array("d", (m.throughput_bps[i] for i in keep)),
+        **{
+            name: array("d", (column[i] for i in keep))
+            for name in ("rtt_p90_ms", "loss_pct", "rtt_samples", "started_s")
+            if len(column := getattr(m, name)) == len(m)
+        },
     )
+
+
+def _extra(text: str) -> float:
+    """A hover's extra figure: NaN when empty or not a number."""
+    try:
+        return float(text) if text else math.nan
+    except ValueError:
+        return math.nan
+
+
+def _epoch(stamp: str) -> float:
+    """UNIX seconds of an ISO 8601 time (UTC without a zone); NaN when not one."""
+    if not stamp:
+        return math.nan
+    try:
+        t = datetime.fromisoformat(stamp.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return math.nan
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
 
 
 def _number(text: str, limit: float) -> float:
@@ -787,10 +849,12 @@ def report_figures(
                 m, group, groups, by_name, emulated=emulated, max_points=max_points, cities=cities
             )
     coords = {r.key: (r.lat, r.lon) for r in loaded.catalog.regions}
-    figures["heatmap-rtt"] = charts.heatmap_figure(m, coords, "rtt", emulated=emulated)
+    figures["heatmap-rtt"] = charts.heatmap_figure(
+        m, coords, "rtt", emulated=emulated, cities=cities
+    )
     if any(math.isfinite(x) for x in m.throughput_bps):  # latency-only: no empty chart
         figures["heatmap-throughput"] = charts.heatmap_figure(
-            m, coords, "throughput", emulated=emulated
+            m, coords, "throughput", emulated=emulated, cities=cities
         )
     figures["map"] = charts.map_figure(m, coords, emulated=emulated, cities=cities)
     started = {s.id: s.started_utc or s.id for s in loaded.sweeps.values()}
@@ -815,9 +879,12 @@ def report_json(loaded: Loaded, summaries: Sequence[analyze.GroupSummary]) -> di
         "rtt": RTT_DEFINITION,
         "rows_rtt_from_mean": loaded.rtt_from_mean,
         "include_flagged": loaded.include_flagged,
-        "rows_flagged_left_out": loaded.rows_flagged,
+        "rows_flagged": loaded.rows_flagged,
+        "rows_flagged_left_out": loaded.rows_flagged_out,
+        "measures_flagged_left_out": {m: loaded.measures_flagged.get(m, 0) for m in flags.MEASURES},
         "flagged_left_out": {f: loaded.flagged.get(f, 0) for f in flags.FLAGS},
         "flag_rules": flags.REASONS,
+        "flag_invalidates": {f: list(flags.INVALIDATES[f]) for f in flags.FLAGS},
         "unknown_regions": dict(loaded.unknown_regions),
         "summary": [{k: clean(v) for k, v in s.row().items()} for s in summaries],
         "host_flags": len(loaded.host_flags),
@@ -831,19 +898,37 @@ RTT_DEFINITION = (
 )
 
 
+MEASURE_NAMES = {flags.RTT: "RTT", flags.THROUGHPUT: "throughput"}
+
+
 def notes(loaded: Loaded) -> list[str]:
     """What the report left out for flags, and which rows' RTT is a mean: one line each."""
     lines = []
     if loaded.rows_flagged:
         why = "; ".join(
-            f"{loaded.flagged[f]} {f} ({flags.REASONS[f]})"
+            f"{loaded.flagged[f]} {f} ({flags.REASONS[f]}: invalidates "
+            f"{' and '.join(MEASURE_NAMES[m] for m in flags.INVALIDATES[f])})"
             for f in flags.FLAGS
             if loaded.flagged[f]
         )
+        left = ", ".join(
+            f"{MEASURE_NAMES[m]} of {n} rows"
+            for m in flags.MEASURES
+            if (n := loaded.measures_flagged[m])
+        )
         lines.append(
-            f"{loaded.rows_flagged} flagged rows left out of every statistic and fit: {why}; "
+            f"{loaded.rows_flagged} flagged rows: {why}; left out of every statistic and fit: "
+            f"{left or 'nothing'} (a flag leaves out only what it invalidates); "
             "--include-flagged keeps them"
         )
+    values = {flags.RTT: loaded.data.rtt_ms, flags.THROUGHPUT: loaded.data.throughput_bps}
+    for m, name in MEASURE_NAMES.items():
+        n = loaded.measures_flagged[m]
+        if n and not any(math.isfinite(x) for x in values[m]):
+            lines.append(
+                f"{name}: not measured/flagged: every measured {name} ({n} rows) is flagged, "
+                f"so no {name} figure is shown"
+            )
     if loaded.rtt_from_mean:
         lines.append(
             f"{loaded.rtt_from_mean} rows give no median RTT (rtt_p50_ms): their RTT is the "
@@ -854,8 +939,8 @@ def notes(loaded: Loaded) -> list[str]:
 
 def _nothing_left(loaded: Loaded) -> str:
     why = ", ".join(f"{n} {reason}" for reason, n in loaded.skipped.most_common())
-    if loaded.rows_flagged:
-        why += f"{', ' if why else ''}{loaded.rows_flagged} flagged (--include-flagged)"
+    if loaded.rows_flagged_out:
+        why += f"{', ' if why else ''}{loaded.rows_flagged_out} flagged (--include-flagged)"
     if loaded.rows_read == 0:
         return "no measurements in the input: run a sweep first or check --input"
     return (

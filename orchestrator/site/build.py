@@ -246,8 +246,9 @@ def build_site(
     include_flagged: bool = False,
 ) -> Path:
     """Write the site for every sweep under `results` into `out`; returns index.html.
-    Flagged rows (orchestrator.results.flags) are left out of every page and counted,
-    unless `include_flagged`.
+    A flagged row's RTT or throughput, whichever its flags invalidate
+    (orchestrator.results.flags), is left out of every page and counted, unless
+    `include_flagged`.
 
     A sweep that cannot be read is left out with one `warn` line; the site is
     built in a folder beside `out` and swapped in whole (outdir.building).
@@ -340,12 +341,12 @@ def _timeseries(
     when its report was computed); from the rows again only when a sweep id's rows are
     in several folders (their medians are of all its rows together)."""
     regions: dict[str, None] = {}
-    sweeps: set[str] = set()
+    sweeps: dict[str, None] = {}  # in the order of the rows read, as a whole load has them
     started: dict[str, str] = {}
     medians: cache.Medians = {}
     for page in pages:
         p = page.products
-        if sweeps.intersection(p.sweeps):
+        if any(s in sweeps for s in p.sweeps):
             combined = report.load_inputs(
                 sweep_dirs_=[results / q.id for q in pages],
                 catalog=catalog,
@@ -353,13 +354,13 @@ def _timeseries(
             )
             started = {s.id: s.started_utc or s.id for s in combined.sweeps.values()}
             return charts.timeseries_figure(combined.data, started, emulated=combined.emulated)
-        sweeps.update(p.sweeps)
+        sweeps.update(dict.fromkeys(p.sweeps))
         regions.update(dict.fromkeys(p.regions))
         started.update(p.started)
         for pair, per_sweep in p.medians.items():
             medians.setdefault(pair, {}).update(per_sweep)
     emulated = any(p.emulated for p in pages)
-    return charts.series_figure(medians, list(regions), len(sweeps), started, emulated=emulated)
+    return charts.series_figure(medians, list(regions), list(sweeps), started, emulated=emulated)
 
 
 def _write_study_pages(
@@ -728,8 +729,9 @@ _CHART_TEXT = {
     "(rows) to each destination (columns), regions ordered by cloud, then west to east.",
     "heatmap-throughput": "Median throughput by region pair, ordered as the RTT one.",
     "map": "The measured pairs as great-circle lines, coloured by median RTT.",
-    "timeseries": "The pairs whose median RTT moved most from sweep to sweep (the widest "
-    "range of their per-sweep medians), with their throughput.",
+    "timeseries": f"The {charts.MAX_SERIES} pairs whose median RTT moved most from sweep "
+    "to sweep (the widest range of their per-sweep medians), with their throughput; the "
+    "picker below draws any other pair.",
 }
 
 
@@ -774,6 +776,13 @@ def _sweep_html(
             f"<h3>{_e(name)}</h3><p class='muted'>{_e(text)}</p>"
             f"<div class='chart' id='chart-{_e(name)}' data-fig='{_e(name)}'></div>\n"
         )
+        if name == "timeseries":  # any pair, drawn by site.js from the figure's meta
+            parts.append(
+                "<form id='series-picker' class='picker'><label>pair "
+                "<select name='pair' data-fig='timeseries'><option value=''>the pairs "
+                "that moved most</option></select></label> "
+                "<span id='series-picker-note' class='muted'></span></form>\n"
+            )
     parts.append(_sweep_list(nav, prefix))
     parts += scripts
     parts.append(_scripts(prefix))
@@ -813,9 +822,15 @@ def _methodology_html(
         "<li>Throughput is <code>throughput_bps</code> at the receiver. Failed tests are "
         "left out.</li>"
         "<li>Flags: every row is checked "
-        + "".join(f"(<code>{_e(n)}</code>: {_e(w)}) " for n, w in flags.REASONS.items())
-        + "and flagged rows are left out of every statistic, fit, chart and matrix unless "
-        "asked (<code>--include-flagged</code>); the report says how many and why.</li>"
+        + "".join(
+            f"(<code>{_e(n)}</code>: {_e(w)}; invalidates "
+            f"{_e(' and '.join(flags.INVALIDATES[n]))}) "
+            for n, w in flags.REASONS.items()
+        )
+        + "and a flagged row's RTT (with its loss and jitter) or throughput, whichever its "
+        "flags invalidate, is left out of every statistic, fit, chart and matrix unless "
+        "asked (<code>--include-flagged</code>): a throughput flag leaves the row's RTT in. "
+        "The report says how many and why.</li>"
         "<li>The fibre floor: light in fibre at c x 2/3 = 199,861.6 km/s, so a round trip "
         "costs 2 x distance / (c x 2/3) = 10.0069 ms per 1000 km.</li>"
         "<li>RTT against geodesic distance (WGS-84): a Theil-Sen line (the median of the "
