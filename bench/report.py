@@ -1,7 +1,7 @@
 """Report and site generation time and peak memory for 10k, 100k and 1M rows.
 
 Each size runs in its own process so its peak RSS (ru_maxrss) is its own.
-Rows are synthetic (orchestrator.netmodel.synthetic) over the whole catalog, one
+Rows are synthetic (testkit.synthetic) over the whole catalog, one
 sweep. The report of the whole sweep keeps its cache entry (orchestrator.report.cache),
 which the site then reads; "site again" is a second site over the same results (every
 sweep unchanged: the incremental case). Goal (issue 22): report + site for 1M rows
@@ -21,14 +21,17 @@ import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # testkit/, beside the package
+
 SIZES = (10_000, 100_000, 1_000_000)
 
 
 def one(rows: int, png: bool) -> dict[str, float]:
     from orchestrator.model.catalog import load_catalog
-    from orchestrator.netmodel import synthetic
     from orchestrator.report import build as report
     from orchestrator.site import build as site
+    from testkit import synthetic
 
     catalog = load_catalog()
     with tempfile.TemporaryDirectory(prefix="interregion-bench-") as tmp:

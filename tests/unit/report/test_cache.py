@@ -6,10 +6,10 @@ import json
 import pytest
 from report_support import CATALOG
 
-from orchestrator.netmodel import synthetic
 from orchestrator.report import analyze, cache, charts
 from orchestrator.report import build as report
 from orchestrator.site import build as site
+from testkit import synthetic
 
 
 @pytest.fixture
