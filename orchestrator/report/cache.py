@@ -18,7 +18,7 @@ import hashlib
 import json
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +102,10 @@ def load(sweep_dir: Path, key: str) -> Products | None:
 def save(sweep_dir: Path, products: Products) -> None:
     """Write the entry whole (a reader never sees half of one); a folder that cannot be
     written to keeps no entry."""
-    doc = asdict(products)
+    # field by field: asdict would deep-copy the figures' data (seconds at a full catalog)
+    doc = {f.name: getattr(products, f.name) for f in fields(products)}
+    doc["summaries"] = [asdict(s) for s in products.summaries]
+    doc["outliers"] = [asdict(o) for o in products.outliers]
     doc["format"] = FORMAT
     doc["medians"] = [[s, d, per] for (s, d), per in products.medians.items()]
     path = path_of(sweep_dir)
