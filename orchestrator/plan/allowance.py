@@ -171,7 +171,8 @@ class SentinelCheck:
         return out
 
 
-def _key(row: Mapping[str, Any]) -> tuple[str, str]:
+def pair_key(row: Mapping[str, Any]) -> tuple[str, str]:
+    """A row's directed pair: (src "cloud:region", dst "cloud:region")."""
     return (f"{row['src_cloud']}:{row['src_region']}", f"{row['dst_cloud']}:{row['dst_region']}")
 
 
@@ -182,10 +183,10 @@ def sentinel_check(
 ) -> SentinelCheck | None:
     """Compare the late sentinel results with the same tests' early ones (medians over
     the tests both have); None when no test has both."""
-    late = {_key(r): _number(r.get("throughput_bps")) for r in late_rows}
+    late = {pair_key(r): _number(r.get("throughput_bps")) for r in late_rows}
     pairs = []
     for row in early_rows:
-        key = _key(row)
+        key = pair_key(row)
         early = _number(row.get("throughput_bps"))
         if key in late and early and late[key] is not None:
             pairs.append((early, late[key]))

@@ -601,8 +601,11 @@ def add_host_evidence(loaded: Loaded, sweep_dir: Path) -> None:
     (early against late results), each with a one-line warning when they say the hosts
     may have been measured rather than the path."""
     try:
-        rows = store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)
         late = store.read_rows(sweep_dir / "sentinels.csv")
+        sentinel_pairs = {allowance.pair_key(r) for r in late}
+        rows = _host_rows(sweep_dir / store.MEASUREMENTS_FILE, sentinel_pairs)
+        if rows is None:  # not this version's plain file: the strict reader says why
+            rows = store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)
     except UserError as e:
         loaded.warnings.append(f"host evidence not read: {e}")
         return
@@ -626,6 +629,47 @@ def add_host_evidence(loaded: Loaded, sweep_dir: Path) -> None:
                 f"({check.early_bps / 1e6:,.1f} Mbit/s): late rounds may measure a drained "
                 "host allowance, not the path"
             )
+
+
+def _host_rows(path: Path, late: set[tuple[str, str]]) -> list[dict[str, str]] | None:
+    """The rows of a measurements.csv that host evidence can use, read by DuckDB: those
+    with a host counter or CPU steal cell, and the `ok` rows of the sentinel tests in
+    `late`; every other row leaves the host flags and the sentinel check as they are.
+    None when the file is not one DuckDB reads as store.read_rows would (another header,
+    a damaged row): the caller then reads it whole."""
+    import duckdb
+
+    if not path.exists():
+        return []
+    try:
+        with path.open(encoding="utf-8", newline="") as f:
+            header = tuple(next(csv.reader([f.readline()]), []))
+    except (OSError, UnicodeDecodeError):
+        return None
+    if header != store.MEASUREMENT_COLUMNS:
+        return None
+    evidence = " OR ".join(
+        f"coalesce({c}, '') <> ''" for c in (*allowance.ALLOWANCE_COLUMNS, *allowance.STEAL_COLUMNS)
+    )
+    columns = {c: "VARCHAR" for c in header}
+    con = duckdb.connect()
+    try:
+        con.execute("CREATE TEMP TABLE late (src VARCHAR, dst VARCHAR)")
+        if late:
+            con.executemany("INSERT INTO late VALUES (?, ?)", sorted(late))
+        found = con.execute(
+            "SELECT * FROM read_csv(?, columns = ?, header = true, auto_detect = false, "
+            "delim = ',', quote = '\"', escape = '\"', strict_mode = true, "
+            "null_padding = false) "
+            f"WHERE {evidence} OR (status = 'ok' AND (src_cloud || ':' || src_region, "
+            "dst_cloud || ':' || dst_region) IN (SELECT (src, dst) FROM late))",
+            [str(path), columns],
+        ).fetchall()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    return [{c: "" if v is None else v for c, v in zip(header, row, strict=True)} for row in found]
 
 
 def _once(paths_: Sequence[Path], option: str, warnings: list[str]) -> list[Path]:

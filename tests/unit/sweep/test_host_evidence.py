@@ -412,6 +412,27 @@ def test_report_flags_the_sweep_and_the_tests_whose_counters_moved(tmp_path):
     assert any("2 tests where a host's own counters moved" in m for m in logged)
 
 
+def test_report_reads_only_the_rows_host_evidence_uses_and_they_are_the_strict_readers(tmp_path):
+    from orchestrator.report.build import _host_rows
+
+    rows = [row("aws:us-east-1", "aws:us-east-2", 45e6, round_no=n) for n in range(1, 4)]
+    rows += [row("aws:us-east-2", "aws:us-east-1", 47e6), row("aws:us-east-1", "gcp:us-east4", 1e6)]
+    rows[1]["src_pps_allowance_exceeded_packets"] = "3"
+    rows[2]["status"] = "failed"
+    rows[4]["dst_cpu_steal_pct"] = "0.5"  # read, but under the flag
+    store.write_rows(tmp_path, rows)
+    path = tmp_path / store.MEASUREMENTS_FILE
+    every = store.read_rows(path)
+    late = {("aws:us-east-1", "aws:us-east-2")}
+    # the sentinel's ok rows (the failed one is no early result) and the two with counters
+    assert _host_rows(path, late) == [every[0], every[1], every[4]]
+    assert _host_rows(path, set()) == [every[1], every[4]]
+    assert allowance.host_flags(_host_rows(path, set()) or []) == allowance.host_flags(every)
+    # a damaged file is left to the strict reader, which names the line
+    path.write_text(path.read_text() + "aws,1\n")
+    assert _host_rows(path, late) is None
+
+
 def allowance_report_columns():
     from orchestrator.report.build import HOST_FLAGS_COLUMNS
 
