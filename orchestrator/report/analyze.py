@@ -12,6 +12,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from orchestrator.core.geo import FIBRE_RTT_MS_PER_KM, fibre_rtt_ms
 from orchestrator.core.stats import NAN, median, percentiles
 from orchestrator.core.stats import pearson_r as pearson_r  # the report's callers use it here
@@ -258,6 +260,42 @@ def _cloud(key: str) -> str:
     return key.split(":", 1)[0]
 
 
+def column(values: Sequence[float]) -> np.ndarray:
+    """A column as a float64 numpy array (no copy of an array('d'))."""
+    return np.asarray(values, dtype=np.float64)
+
+
+def groups_by_key(keys: np.ndarray, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """(key, its rows) for each distinct value of `keys` (one per row of `rows`), keys in
+    order of their first row, rows ascending in each: what one pass appending every
+    row to a dict of lists gives, with the rows sorted by numpy, not looped in Python."""
+    if len(rows) == 0:
+        return []
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    parts = np.split(rows[order], starts[1:])
+    firsts = np.array([p[0] for p in parts])
+    return [(int(ordered[starts[j]]), parts[j]) for j in np.argsort(firsts, kind="stable")]
+
+
+def pair_rows(
+    m: Measurements, mask: np.ndarray | None = None, ordered: bool = True
+) -> dict[tuple[int, int], np.ndarray]:
+    """The rows of each (src, dst) region pair (unordered, low index first, if not
+    `ordered`), only rows where `mask` is true when given; pairs in order of first row."""
+    src = np.asarray(m.src, dtype=np.int64)
+    dst = np.asarray(m.dst, dtype=np.int64)
+    if not ordered:
+        src, dst = np.minimum(src, dst), np.maximum(src, dst)
+    rows = np.arange(len(src)) if mask is None else np.flatnonzero(mask)
+    width = max(len(m.regions), 1)
+    return {
+        (key // width, key % width): idx
+        for key, idx in groups_by_key(src[rows] * width + dst[rows], rows)
+    }
+
+
 @dataclass(frozen=True)
 class GroupSummary:
     cloud_pair: str
@@ -299,28 +337,36 @@ class GroupSummary:
 def group_rows(m: Measurements) -> dict[str, list[int]]:
     """Row indices of each group in GROUPS ('all' holds every row)."""
     groups: dict[str, list[int]] = {g: [] for g in GROUPS}
-    for i, code in enumerate(m.pair_codes()):
-        groups.setdefault(code, []).append(i)
+    clouds = sorted({_cloud(r) for r in m.regions})
+    cloud_of = np.array([clouds.index(_cloud(r)) for r in m.regions] or [0], dtype=np.int64)
+    codes = (
+        cloud_of[np.asarray(m.src, dtype=np.int64)] * len(clouds)
+        + cloud_of[np.asarray(m.dst, dtype=np.int64)]
+    )
+    for code, rows in groups_by_key(codes, np.arange(len(m))):
+        name = f"{clouds[code // len(clouds)]}-{clouds[code % len(clouds)]}"
+        groups.setdefault(name, []).extend(rows.tolist())
     groups["all"] = list(range(len(m)))
     return groups
 
 
 def summarize_group(name: str, m: Measurements, rows: Sequence[int]) -> GroupSummary:
-    dist, rtt, thr = m.distance_km, m.rtt_ms, m.throughput_bps
-    rtt_x, rtt_y, log_x, log_y, inflation = [], [], [], [], []
-    for i in rows:
-        d, r, t = dist[i], rtt[i], thr[i]
-        if math.isfinite(r) and math.isfinite(d):
-            rtt_x.append(d)
-            rtt_y.append(r)
-            ratio = route_inflation(r, d)
-            if math.isfinite(ratio):
-                inflation.append(ratio)
-        if math.isfinite(t) and t > 0.0 and math.isfinite(d):
-            log_x.append(d)
-            log_y.append(math.log10(t))
-    rtt_p50, rtt_p90 = percentiles(finite([rtt[i] for i in rows]), (50, 90))
-    thr_p50, thr_p90 = percentiles(finite([thr[i] for i in rows]), (50, 90))
+    idx = np.asarray(rows, dtype=np.intp)
+    dist, rtt, thr = (
+        column(m.distance_km)[idx],
+        column(m.rtt_ms)[idx],
+        column(m.throughput_bps)[idx],
+    )
+    with_rtt = np.isfinite(rtt) & np.isfinite(dist)
+    rtt_km, rtt_ms = dist[with_rtt], rtt[with_rtt]
+    far = rtt_km >= INFLATION_MIN_KM  # route_inflation, row by row, in numpy
+    inflation = (rtt_ms[far] / (rtt_km[far] * FIBRE_RTT_MS_PER_KM)).tolist()
+    with_thr = np.isfinite(thr) & (thr > 0.0) & np.isfinite(dist)
+    rtt_x, rtt_y = rtt_km.tolist(), rtt_ms.tolist()
+    log_x = dist[with_thr].tolist()
+    log_y = [math.log10(t) for t in thr[with_thr].tolist()]  # math's, to the last bit
+    rtt_p50, rtt_p90 = percentiles(rtt[np.isfinite(rtt)].tolist(), (50, 90))
+    thr_p50, thr_p90 = percentiles(thr[np.isfinite(thr)].tolist(), (50, 90))
     infl_p25, infl_p50, infl_p75 = percentiles(inflation, (25, 50, 75))
     return GroupSummary(
         cloud_pair=name,
@@ -379,10 +425,8 @@ def find_outliers(
     spread, so a pair measured in ten sweeps does not outweigh the others.
     Sorted by the size of the excess, largest first.
     """
-    by_pair: dict[tuple[int, int], list[int]] = {}
-    for i in range(len(m)):
-        if math.isfinite(m.rtt_ms[i]) and math.isfinite(m.distance_km[i]):
-            by_pair.setdefault((m.src[i], m.dst[i]), []).append(i)
+    rtt, km = column(m.rtt_ms), column(m.distance_km)
+    by_pair = pair_rows(m, np.isfinite(rtt) & np.isfinite(km))
     found: list[PairOutlier] = []
     for group in GROUPS[1:]:
         pairs, medians, distances = [], [], []
@@ -390,8 +434,8 @@ def find_outliers(
             if f"{_cloud(m.regions[s])}-{_cloud(m.regions[d])}" != group:
                 continue
             pairs.append((s, d, len(rows)))
-            medians.append(median([m.rtt_ms[i] for i in rows]))
-            distances.append(median([m.distance_km[i] for i in rows]))
+            medians.append(median(rtt[rows].tolist()))
+            distances.append(median(km[rows].tolist()))
         fit = physical_rtt_fit(distances, medians)
         if not math.isfinite(fit.slope):
             continue

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 from plotly.subplots import make_subplots
@@ -143,22 +144,19 @@ def _pair_data(
 ) -> dict[tuple[int, int], list[Any]]:
     """Per region pair (unordered if not `ordered`), over its tests with a value:
     [tests, p90 of `values`, median loss %, newest test's time] (hover extras)."""
-    rows: dict[tuple[int, int], list[int]] = {}
-    for i in range(len(m)):
-        if not _finite(values[i]):
-            continue
-        s, d = m.src[i], m.dst[i]
-        rows.setdefault((s, d) if ordered or s < d else (d, s), []).append(i)
+    column = analyze.column(values)
     extras = _extras(m)
+    loss = analyze.column(m.loss_pct) if extras else None
+    started = analyze.column(m.started_s) if extras else None
     out = {}
-    for key, idx in rows.items():
-        p90 = analyze.percentile([values[i] for i in idx], 90.0)
-        loss = analyze.finite([m.loss_pct[i] for i in idx]) if extras else []
-        times = analyze.finite([m.started_s[i] for i in idx]) if extras else []
+    for key, idx in analyze.pair_rows(m, np.isfinite(column), ordered).items():
+        p90 = analyze.percentile(column[idx].tolist(), 90.0)
+        losses = analyze.finite(loss[idx].tolist()) if loss is not None else []
+        times = analyze.finite(started[idx].tolist()) if started is not None else []
         out[key] = [
             len(idx),
             p90,
-            _num(analyze.median(loss), 2) if loss else MISSING,
+            _num(analyze.median(losses), 2) if losses else MISSING,
             iso_time(max(times)) if times else MISSING,
         ]
     return out
@@ -300,15 +298,11 @@ def _median_by_pair(
     m: analyze.Measurements, values: Sequence[float], ordered: bool = True
 ) -> dict[tuple[int, int], float]:
     """Median of `values` per (src, dst) region pair; unordered pairs if not `ordered`."""
-    acc: dict[tuple[int, int], list[float]] = {}
-    for i in range(len(m)):
-        v = values[i]
-        if not _finite(v):
-            continue
-        s, d = m.src[i], m.dst[i]
-        key = (s, d) if ordered or s < d else (d, s)
-        acc.setdefault(key, []).append(v)
-    return {k: analyze.median(v) for k, v in acc.items()}
+    column = analyze.column(values)
+    return {
+        k: analyze.median(column[idx].tolist())
+        for k, idx in analyze.pair_rows(m, np.isfinite(column), ordered).items()
+    }
 
 
 def geographic_order(keys: Sequence[str], coords: Mapping[str, tuple[float, float]]) -> list[str]:
@@ -533,20 +527,21 @@ SweepMedians = dict[tuple[str, str], dict[str, tuple[float, float]]]
 
 def sweep_medians(m: analyze.Measurements) -> SweepMedians:
     """Each directed pair's median RTT and throughput in each sweep of `m`."""
-    acc: dict[tuple[int, int], dict[int, tuple[list[float], list[float]]]] = {}
-    for i in range(len(m)):
-        per_sweep = acc.setdefault((m.src[i], m.dst[i]), {})
-        rtts, thrs = per_sweep.setdefault(m.sweep[i], ([], []))
-        if _finite(m.rtt_ms[i]):
-            rtts.append(m.rtt_ms[i])
-        if _finite(m.throughput_bps[i]):
-            thrs.append(m.throughput_bps[i])
-    return {
-        (m.regions[s], m.regions[d]): {
-            m.sweeps[k]: (analyze.median(r), analyze.median(t)) for k, (r, t) in per_sweep.items()
-        }
-        for (s, d), per_sweep in acc.items()
-    }
+    rtt, thr = analyze.column(m.rtt_ms), analyze.column(m.throughput_bps)
+    src = np.asarray(m.src, dtype=np.int64)
+    dst = np.asarray(m.dst, dtype=np.int64)
+    sweep = np.asarray(m.sweep, dtype=np.int64)
+    regions, sweeps = max(len(m.regions), 1), max(len(m.sweeps), 1)
+    keys = (src * regions + dst) * sweeps + sweep
+    out: SweepMedians = {}
+    for key, idx in analyze.groups_by_key(keys, np.arange(len(m))):
+        pair, k = divmod(key, sweeps)
+        s, d = divmod(pair, regions)
+        out.setdefault((m.regions[s], m.regions[d]), {})[m.sweeps[k]] = (
+            analyze.median(analyze.finite(rtt[idx].tolist())),
+            analyze.median(analyze.finite(thr[idx].tolist())),
+        )
+    return out
 
 
 def timeseries_figure(
