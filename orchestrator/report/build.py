@@ -2,8 +2,10 @@
 
 `build_report(sweep_dir)` is what a sweep calls at its end; `interregion
 report` calls `load_inputs` and `write_report` with the user's choices.
-Reading is one pass of the csv module into columns (analyze.Measurements), so a
-million rows stay well under a gigabyte.
+Rows are read into columns (analyze.Measurements), so a million rows stay well under a
+gigabyte: a plain file of this version's (every number a plain decimal, every region
+known, a flags column) by DuckDB's CSV reader and numpy, anything else row by row with
+the csv module, which also names each row it drops and why.
 """
 
 from __future__ import annotations
@@ -215,6 +217,8 @@ class _Reader:
                 delimiter, col = _header(path, first)
                 if delimiter != ",":
                     self.warnings.append(f"{path}: read as {_name(delimiter)}-separated")
+                if delimiter == "," and self._columns(path, first, col, default_sweep):
+                    return
                 reader = csv.reader(handle, delimiter=delimiter)
                 bad = self._rows(reader, col, default_sweep)
         except UnicodeDecodeError as e:
@@ -227,6 +231,148 @@ class _Reader:
             raise UserError(f"{path}: line {line}: not a readable CSV ({e})") from None
         if bad:
             self.warnings.append(_bad_rows_warning(path, bad))
+
+    def _columns(self, path: Path, first: str, col: dict[str, int], default_sweep: str) -> bool:
+        """Add the rows of a plain file (this version's own, every number a plain
+        decimal, every region known, a flags column, no pair filter) read by DuckDB
+        into columns, as _rows would add them; False, having added nothing, for any
+        other file, which _rows then reads row by row (and explains)."""
+        import duckdb
+        import numpy as np
+
+        names = next(csv.reader([first]), [])
+        if (
+            self.keep is not None
+            or first.startswith("\ufeff")
+            or len(set(names)) != len(names)
+            or any(c not in col for c in _FAST_COLUMNS)
+        ):
+            return False
+        con = duckdb.connect()
+        try:
+            con.execute(
+                "CREATE TEMP TABLE raw AS SELECT * FROM read_csv(?, columns = ?, "
+                "header = true, auto_detect = false, delim = ',', quote = '\"', "
+                "escape = '\"', strict_mode = true, null_padding = false)",
+                [str(path), {name: "VARCHAR" for name in names}],
+            )
+            odd = " OR ".join(
+                [f"NOT regexp_full_match(coalesce({_q(c)}, '0'), '{_PLAIN}')" for c in _NUMBERS]
+                + [f"NOT regexp_full_match(coalesce(started_utc, '{_EPOCH}'), '{_STAMP}')"]
+            )
+            if con.execute(f"SELECT count(*) FROM raw WHERE {odd}").fetchone() != (0,):
+                return False
+            ends = con.execute(
+                "SELECT DISTINCT coalesce(src_cloud, ''), coalesce(src_region, '') FROM raw "
+                f"WHERE {_OK} UNION SELECT DISTINCT coalesce(dst_cloud, ''), "
+                f"coalesce(dst_region, '') FROM raw WHERE {_OK}"
+            ).fetchall()
+            keys = {(c, r): f"{c.strip().lower()}:{r.strip()}" for c, r in ends}
+            if any(k not in self.by_key for k in keys.values()):
+                return False  # counted and named by _rows
+            key_list = sorted(set(keys.values()))
+            con.execute("CREATE TEMP TABLE ends (c VARCHAR, r VARCHAR, k INTEGER)")
+            con.executemany(
+                "INSERT INTO ends VALUES (?, ?, ?)",
+                [(c, r, key_list.index(k)) for (c, r), k in keys.items()],
+            )
+            for name in ("sweep_id", "flags", "backend"):
+                con.execute(
+                    f"CREATE TEMP TABLE d_{name} AS SELECT v, row_number() OVER (ORDER BY v) - 1 "
+                    f"AS k FROM (SELECT DISTINCT coalesce({name}, '') AS v FROM raw)"
+                )
+            got = con.execute(
+                f"SELECT {_OK} AS ok, s.k AS src, t.k AS dst, w.k AS sweep, f.k AS flag, "
+                "b.k AS backend, "
+                + ", ".join(f"CAST({_q(c)} AS DOUBLE) AS {_q(c)}" for c in _NUMBERS)
+                + ", epoch_us(CAST(replace(started_utc, 'Z', '') AS TIMESTAMP)) / 1e6 AS t, "
+                "started_utc FROM raw "
+                "LEFT JOIN ends s ON s.c = coalesce(src_cloud, '') "
+                "AND s.r = coalesce(src_region, '') "
+                "LEFT JOIN ends t ON t.c = coalesce(dst_cloud, '') "
+                "AND t.r = coalesce(dst_region, '') "
+                "JOIN d_sweep_id w ON w.v = coalesce(sweep_id, '') "
+                "JOIN d_flags f ON f.v = coalesce(flags, '') "
+                "JOIN d_backend b ON b.v = coalesce(backend, '') ORDER BY raw.rowid"
+            ).fetchnumpy()
+            sweep_names = [
+                v for (v,) in con.execute("SELECT v FROM d_sweep_id ORDER BY k").fetchall()
+            ]
+            flag_names = [v for (v,) in con.execute("SELECT v FROM d_flags ORDER BY k").fetchall()]
+            backend_names = [
+                v for (v,) in con.execute("SELECT v FROM d_backend ORDER BY k").fetchall()
+            ]
+        except duckdb.Error:
+            return False
+        finally:
+            con.close()
+        n = len(got["ok"])
+        self.rows_read += n
+        ok = np.asarray(got["ok"], dtype=bool)
+        p50, mean = _filled(got[RTT_COLUMN]), _filled(got[RTT_MEAN_COLUMN])  # the mean: a fallback
+        thr, km = _filled(got["throughput_bps"]), _filled(got["distance_km"])
+        if (
+            np.any(p50 > MAX_RTT_MS) or np.any(mean > MAX_RTT_MS)
+            or np.any(thr > MAX_THROUGHPUT_BPS) or np.any(km > MAX_DISTANCE_KM)
+        ):  # fmt: skip
+            self.rows_read -= n
+            return False  # bad numbers: _rows names their lines
+        rtt = np.where(np.isnan(p50), mean, p50)
+        self.rtt_from_mean += int(np.count_nonzero(ok & np.isnan(p50) & ~np.isnan(mean)))
+        measured = ok & ~(np.isnan(rtt) & np.isnan(thr))
+        reasons = {
+            "failed test": np.flatnonzero(~ok),
+            "no RTT or throughput_bps": np.flatnonzero(ok & ~measured),
+        }
+        for reason, where in sorted(reasons.items(), key=lambda kv: kv[1][0] if len(kv[1]) else n):
+            if len(where):
+                self.skipped[reason] += len(where)
+        rows = np.flatnonzero(measured)
+        src = np.asarray(got["src"], dtype=np.int64)[rows]
+        dst = np.asarray(got["dst"], dtype=np.int64)[rows]
+        km = km[rows]
+        no_km = np.isnan(km)
+        for a, b in {(int(x), int(y)) for x, y in zip(src[no_km], dst[no_km], strict=True)}:
+            km[np.isnan(km) & (src == a) & (dst == b)] = self._distance(key_list[a], key_list[b])
+        # regions and sweeps interned in order of first use, as _rows does
+        ends_in_order = np.column_stack([src, dst]).ravel()
+        _, at = np.unique(ends_in_order, return_index=True)
+        region_id = np.zeros(len(key_list), dtype=np.int32)
+        for k in ends_in_order[np.sort(at)]:
+            region_id[k] = self._region(key_list[int(k)])
+        sweep = np.asarray(got["sweep"], dtype=np.int64)[rows]
+        _, at = np.unique(sweep, return_index=True)
+        sweep_id = np.zeros(len(sweep_names), dtype=np.int32)
+        started = got["started_utc"]
+        backend = np.asarray(got["backend"], dtype=np.int64)[rows]
+        for k in sweep[np.sort(at)]:
+            name = sweep_names[int(k)].strip() or default_sweep
+            sweep_id[k] = self._sweep(name)
+        for k in np.unique(sweep):
+            info = self.sweeps[self.data.sweeps[sweep_id[k]]]
+            mine = rows[sweep == k]
+            stamps = [t for t in started[mine] if t]
+            if stamps and (not info.started_utc or min(stamps) < info.started_utc):
+                info.started_utc = min(stamps)
+            info.backends.update(backend_names[int(b)] for b in np.unique(backend[sweep == k]))
+        data = self.data
+        data.src.frombytes(region_id[src].tobytes())  # type: ignore[attr-defined]
+        data.dst.frombytes(region_id[dst].tobytes())  # type: ignore[attr-defined]
+        data.sweep.frombytes(sweep_id[sweep].tobytes())  # type: ignore[attr-defined]
+        for column, values in (
+            (data.distance_km, km),
+            (data.rtt_ms, rtt[rows]),
+            (data.throughput_bps, thr[rows]),
+            (data.rtt_p90_ms, _filled(got["rtt_p90_ms"])[rows]),
+            (data.loss_pct, _filled(got["ping_loss_pct"])[rows]),
+            (data.rtt_samples, _filled(got["rtt_samples"])[rows]),
+            (data.started_s, _filled(got["t"])[rows]),
+        ):
+            column.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())  # type: ignore[attr-defined]
+        cells = [name.strip() for name in flag_names]
+        self.flags.extend(cells[int(k)] for k in np.asarray(got["flag"])[rows])
+        self.computed.extend([False] * len(rows))
+        return True
 
     def _rows(self, reader: Any, col: dict[str, int], default_sweep: str) -> list[tuple[int, str]]:
         """Accumulate the rows; returns (line, what) of each row dropped for a bad number."""
@@ -408,6 +554,29 @@ def _subset(m: analyze.Measurements, keep: Sequence[int]) -> analyze.Measurement
             if len(column := getattr(m, name)) == len(m)
         },
     )
+
+
+# What _Reader._columns needs of a file, and what it reads only when plain.
+_NUMBERS = (RTT_COLUMN, RTT_MEAN_COLUMN, "throughput_bps", "distance_km",
+            "rtt_p90_ms", "ping_loss_pct", "rtt_samples")  # fmt: skip
+_FAST_COLUMNS = (*REQUIRED_COLUMNS, *_NUMBERS, "sweep_id", "started_utc", "backend", "status",
+                 "flags")  # fmt: skip
+_PLAIN = r"[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?"  # what float() and DuckDB read alike
+_STAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?Z"
+_EPOCH = "1970-01-01T00:00:00Z"
+_OK = "coalesce(status, '') IN ('ok', '')"
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _filled(values: Any) -> Any:
+    """A DuckDB column as float64 with NaN where it was NULL (an empty cell)."""
+    import numpy as np
+
+    filled: Any = np.ma.filled(np.ma.asarray(values).astype(np.float64), np.nan)
+    return filled
 
 
 def _extra(text: str) -> float:

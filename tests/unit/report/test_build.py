@@ -359,3 +359,58 @@ def test_a_sweep_whose_every_row_has_a_throughput_flag_reports_its_rtt(tmp_path,
     lines: list[str] = []
     report.build_report(folder, catalog=CATALOG, png=False, log=lines.append)
     assert any("throughput: not measured/flagged" in line for line in lines)
+
+
+def _every_field(loaded: report.Loaded) -> dict:
+    m = loaded.data
+    columns = {name: [repr(v) for v in getattr(m, name)] for name in m.__dataclass_fields__}
+    fields = {k: v for k, v in loaded.__dict__.items() if k not in ("data", "catalog")}
+    fields["sweeps"] = {k: (v.started_utc, sorted(v.backends)) for k, v in loaded.sweeps.items()}
+    order = {k: list(v) for k, v in fields.items() if isinstance(v, dict)}  # first seen first
+    return {"columns": columns, "fields": fields, "order": order}
+
+
+@pytest.mark.parametrize("include_flagged", [False, True])
+def test_the_columnar_reader_reads_a_sweep_exactly_as_the_row_reader(
+    tmp_path, monkeypatch, include_flagged
+):
+    rows = list(synthetic.synthetic_rows(CATALOG.regions, 400, sweep_id="s2"))
+    rows += list(synthetic.synthetic_rows(CATALOG.regions[1:], 300, sweep_id="s1", seed=3))
+    for i, row in enumerate(rows):
+        if i % 17 == 0:
+            row["status"] = "failed"
+        if i % 5 == 0:
+            row["throughput_bps"] = ""
+        if i % 7 == 0:
+            row["rtt_p50_ms"] = ""  # the mean stands in, where there is one
+        if i % 35 == 0:
+            row["rtt_avg_ms"] = ""  # and some rows then have no measure at all
+        if i % 9 == 0:
+            row["distance_km"] = ""  # computed from the catalog
+        if i % 11 == 0:
+            row.update(rtt_p90_ms="12.5", ping_loss_pct=str(i % 4), rtt_samples="20")
+        if i % 13 == 0:
+            row["flags"] = "asymmetric" if i % 2 else "few_samples;receiver_exceeds_sender"
+        if i % 19 == 0:
+            row.update(sweep_id="", backend="aws", started_utc=f"2026-11-21T0{i % 9}:00:00Z")
+    folder = tmp_path / "s"
+    synthetic.write_measurements(folder / "measurements.csv", iter(rows))
+    row_reader = report._Reader._rows
+    monkeypatch.setattr(report._Reader, "_rows", None)  # the columnar reader, or a TypeError
+    columnar = report.load_inputs(sweep_dirs_=[folder], include_flagged=include_flagged)
+    assert columnar.rtt_from_mean and columnar.skipped["failed test"]
+    monkeypatch.setattr(report._Reader, "_rows", row_reader)
+    monkeypatch.setattr(report._Reader, "_columns", lambda *_args: False)
+    by_row = report.load_inputs(sweep_dirs_=[folder], include_flagged=include_flagged)
+    assert _every_field(columnar) == _every_field(by_row)
+    assert len(by_row.data) > 500 and (by_row.rows_flagged > 0 or include_flagged)
+
+
+def test_the_columnar_reader_leaves_an_unplain_file_to_the_row_reader(tmp_path):
+    rows = list(synthetic.synthetic_rows(CATALOG.regions, 20, sweep_id="s"))
+    rows[3]["rtt_p50_ms"] = "1e999"  # above any limit: named by its line
+    rows[4]["src_region"] = "mars-1"
+    synthetic.write_measurements(tmp_path / "s" / "measurements.csv", iter(rows))
+    loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
+    assert loaded.skipped == {"bad number": 1, "unknown region": 1}
+    assert any("line 5" in w for w in loaded.warnings)
