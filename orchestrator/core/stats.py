@@ -62,6 +62,7 @@ def pearson_r(xs: Sequence[float], ys: Sequence[float]) -> float:
     sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
     sxx = sum((x - mx) ** 2 for x in xs)
     syy = sum((y - my) ** 2 for y in ys)
-    if sxx == 0 or syy == 0:
+    spread = math.sqrt(sxx * syy)  # 0 also when the product underflows (spreads of 1e-200)
+    if spread == 0:
         return NAN
-    return sxy / math.sqrt(sxx * syy)
+    return sxy / spread

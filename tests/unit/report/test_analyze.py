@@ -62,6 +62,8 @@ def test_negative_correlation_and_flat_cases():
     assert flat_y.slope == 0.0 and math.isnan(flat_y.r)
     flat_x = analyze.linear_fit([2.0, 2.0], [1.0, 3.0])
     assert math.isnan(flat_x.slope)
+    # spreads so small that their product underflows to 0 (found by test_fuzz): undefined
+    assert math.isnan(analyze.pearson_r([0.0, 1.1195e-129], [0.0, 6.12255e-142]))
 
 
 def test_large_distances_do_not_cancel():
