@@ -365,8 +365,9 @@ def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = T
     progress = progress or RoundProgress()
     hosts = load_hosts(sweep)
     stages = sweep.record.stages
-    provisioned = stages["provision"].started_utc if "provision" in stages else ""
-    if "teardown" in stages and stages["teardown"].started_utc > provisioned:
+    provisioned = (stages["provision"].started_utc if "provision" in stages else None) or ""
+    torn = (stages["teardown"].started_utc if "teardown" in stages else None) or ""
+    if torn > provisioned:
         raise UserError(
             f"the hosts of sweep {sweep.id} were torn down: "
             f"continue with 'interregion sweep --resume {sweep.id}'"

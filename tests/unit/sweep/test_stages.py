@@ -696,8 +696,8 @@ def test_measuring_a_torn_down_sweep_says_to_resume(tmp_path):
     run = sweeps.open_sweep(result.output.strip().splitlines()[-1], tmp_path)
     store.write_json(run.dir / store.HOSTS_FILE, {"hosts": []})
     run.record.stages = {
-        "provision": Stage("2026-11-22T01:00:00.000Z", StageStatus.DONE),
-        "teardown": Stage("2026-11-22T01:05:00.000Z", StageStatus.DONE),
+        "provision": Stage(started_utc="2026-11-22T01:00:00.000Z", status=StageStatus.DONE),
+        "teardown": Stage(started_utc="2026-11-22T01:05:00.000Z", status=StageStatus.DONE),
     }
     run.save()
     result = CliRunner().invoke(main, ["measure", "--sweep", run.id, "--results", str(tmp_path)])
