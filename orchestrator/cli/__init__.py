@@ -4,6 +4,11 @@ Each command group lives in its own module and exposes `COMMANDS`, a list of
 click commands; the functions they call live in the library and are what the
 tests call directly.
 
+Exit codes (docs/development.md): 0 done, 2 bad input (a UserError, or an option
+click refuses), 1 a failed run (a RunFailure, or the system refusing a file), 130
+interrupted; `changes` alone adds 3 (open changes). Every command takes `--verbose`
+and `--quiet` (the log lines of core.log), also before the command's name.
+
 Public API: `main()`, the console script (and `python -m orchestrator`). Only the
 entry points import this package (tests/check_layers.py).
 """
@@ -11,6 +16,7 @@ entry points import this package (tests/check_layers.py).
 from __future__ import annotations
 
 import sys
+import traceback
 from typing import Any, NoReturn
 
 import click
@@ -29,7 +35,8 @@ from orchestrator.cli import (
     sweep,
 )
 from orchestrator.cli.signals import stop_on_signals
-from orchestrator.core.errors import UserError
+from orchestrator.core import log
+from orchestrator.core.errors import BAD_INPUT, RUN_FAILED, UserError
 
 __all__ = ["main"]
 
@@ -42,7 +49,37 @@ def _usage_error(e: click.UsageError) -> NoReturn:
     where = e.ctx.command_path if e.ctx else "interregion"
     said = " ".join(e.format_message().split())
     click.echo(f"error: {said} (see '{where} --help')", err=True)
-    sys.exit(e.exit_code)
+    sys.exit(BAD_INPUT)
+
+
+def _verbosity(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        log.configure(log.VERBOSE if param.name == "verbose" else log.QUIET)
+
+
+def _verbosity_options() -> list[click.Option]:
+    """`--verbose` and `--quiet`, added to the group and to every command under it."""
+    return [
+        click.Option(
+            opts,
+            help=text,
+            is_flag=True,
+            expose_value=False,
+            is_eager=True,
+            callback=_verbosity,
+        )
+        for opts, text in (
+            (["-v", "--verbose"], "Log debugging lines too."),
+            (["-q", "--quiet"], "Log warnings only."),
+        )
+    ]
+
+
+def _add_verbosity(command: click.Command) -> None:
+    command.params.extend(_verbosity_options())
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _add_verbosity(sub)
 
 
 class _Main(click.Group):
@@ -53,6 +90,8 @@ class _Main(click.Group):
         parent: click.Context | None = None,
         **extra: Any,
     ) -> click.Context:
+        if parent is None:
+            log.configure(log.NORMAL)  # each run starts from the default; the options change it
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.UsageError as e:  # the top level's own options
@@ -67,6 +106,17 @@ class _Main(click.Group):
             sys.exit(e.exit_code)
         except click.UsageError as e:  # a command's options, or no such command
             _usage_error(e)
+        except click.ClickException as e:
+            click.echo(f"error: {' '.join(e.format_message().split())}", err=True)
+            sys.exit(BAD_INPUT)
+        except click.Abort:  # a question answered no
+            click.echo("error: aborted", err=True)
+            sys.exit(RUN_FAILED)
+        except OSError as e:  # the system refused (a full disk, a permission): the run failed
+            if log.is_verbose():
+                traceback.print_exc()
+            click.echo(f"error: {e}", err=True)
+            sys.exit(RUN_FAILED)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
@@ -87,3 +137,4 @@ for _module in (plan, emulator, sweep, report, history, cloud, schedule, advise,
     for _command in _module.COMMANDS:
         main.add_command(_command)
 plan.regions.add_command(cloud.regions_sync_command)
+_add_verbosity(main)

@@ -15,7 +15,7 @@ import click
 
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.clouds.options import account_options, cloud_options, cloud_options_from
-from orchestrator.core import paths
+from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import CLOUDS, load_catalog
 from orchestrator.plan.options import (
@@ -35,11 +35,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _warn(message: str) -> None:
-    click.echo(f"warning: {message}", err=True)
+    log.warning(message)
 
 
 def _note(message: str) -> None:
-    click.echo(f"note: {message}", err=True)
+    log.info(message)
 
 
 def _clouds(text: str) -> list[str]:

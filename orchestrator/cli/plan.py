@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import paths
+from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.model import backends
 from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
@@ -130,7 +130,7 @@ def plan(
                 f"{message}: pick a machine type that covers them, or fewer or shorter "
                 "tests (--strict)"
             )
-        click.echo(f"warning: {message}", err=True)
+        log.warning(message)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
@@ -138,7 +138,7 @@ def plan(
 
 
 def _note(message: str) -> None:
-    click.echo(f"note: {message}", err=True)  # stderr: --json output stays parseable
+    log.info(message)  # stderr: --json output stays parseable
 
 
 def print_plan(result: Plan, console: Console) -> None:

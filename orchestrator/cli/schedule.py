@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import paths
+from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import results_lock
 from orchestrator.schedule import ledger
@@ -24,7 +24,7 @@ from orchestrator.sweep import abandoned
 
 
 def _log(message: str) -> None:
-    click.echo(message, err=True)
+    log.say(message)
 
 
 def file_option(f: Any) -> Any:
@@ -68,19 +68,20 @@ def run_profile(
     wait_slip: bool = False,
     hourly_draw: bool = False,
 ) -> None:
-    """One tick, its ledger line printed; exit 0 also when skipped (the timer did its job),
-    1 when the sweep failed (so systemd and Actions show it)."""
+    """One tick, its ledger line logged (a dated line: the cron log is made of them); exit 0
+    also when skipped (the timer did its job), 1 when the sweep failed (so systemd and
+    Actions show it)."""
     from orchestrator.schedule.tick import due_this_hour, run_tick, sleep_slip
 
     if hourly_draw and not due_this_hour(profile, datetime.now(UTC)):
-        click.echo(f"{profile.name}: not this tick's drawn hour; nothing to do")
+        log.info(f"{profile.name}: not this tick's drawn hour; nothing to do")
         return
     if wait_slip:
         sleep_slip(profile, _log)
     record = run_tick(profile, results, trigger=trigger, log=_log)
     reason = f": {record['reason']}" if record.get("reason") else ""
     sweep = f" sweep {record['sweep_id']}" if record.get("sweep_id") else ""
-    click.echo(f"{profile.name}{sweep}: {record['outcome']}{reason}")
+    log.info(f"{profile.name}{sweep}: {record['outcome']}{reason}")
     if record["outcome"] == "failed":
         raise SystemExit(1)
 
@@ -233,10 +234,9 @@ def list_command(schedules: Path, results: Path) -> None:
         lines = ", ".join(str(n) for n in bad[:5]) + (
             f" and {len(bad) - 5} more" if len(bad) > 5 else ""
         )
-        click.echo(
-            f"warning: {ledger.ledger_path(results)}: line {lines} is not a ledger record "
-            "(left out of the figures below)",
-            err=True,
+        log.warning(
+            f"{ledger.ledger_path(results)}: line {lines} is not a ledger record "
+            "(left out of the figures below)"
         )
     for name, profile in load_profiles(schedules).items():
         mine = ledger.of_profile(records, name)

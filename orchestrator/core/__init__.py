@@ -4,8 +4,9 @@ order statistics, geodesic distances, and output folders that appear whole.
 Public API: the modules below; other packages import only these names
 (`from orchestrator.core import errors`), never a name starting with `_`.
 
-- `errors`: Errors a user can act on.
+- `errors`: Errors a user can act on, and the exit codes they end the command with.
 - `geo`: Distances between regions: geodesic on the WGS-84 ellipsoid (geopy).
+- `log`: Log lines on stderr: a UTC time, a level, the message.
 - `outdir`: Output folders that appear whole: build beside the target, then swap it in.
 - `paths`: Where the project's files live. Everything else takes paths as arguments.
 - `stats`: Order statistics of plain samples: percentiles and the median.
@@ -15,6 +16,7 @@ Public API: the modules below; other packages import only these names
 __all__ = [
     "errors",
     "geo",
+    "log",
     "outdir",
     "paths",
     "stats",

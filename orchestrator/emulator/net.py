@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from orchestrator.core.errors import UserError
+from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.emulator.spec import EmulationSpec
 
 NETNS_DIR = Path("/run/netns")
@@ -179,7 +179,7 @@ def run(args: Sequence[str], stdin: str | None = None, what: str = "") -> str:
     if result.returncode != 0:
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         detail = lines[-1].strip() if lines else f"exit status {result.returncode}"
-        raise UserError(f"{what or ' '.join(args[:3])} failed: {detail}")
+        raise RunFailure(f"{what or ' '.join(args[:3])} failed: {detail}")
     return result.stdout
 
 

@@ -35,8 +35,9 @@ def no_credentials(tmp_path, monkeypatch):
     monkeypatch.setenv("NO_GCE_CHECK", "true")
 
 
-def _one_line_error(result) -> str:
-    assert result.exit_code == 2, result.output
+def _one_line_error(result, code: int = 2) -> str:
+    """Bad input or missing credentials exit 2; a network failure (code 1) is a failed run."""
+    assert result.exit_code == code, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.output
     return lines[0]
@@ -143,7 +144,7 @@ def aws_offline(no_credentials, monkeypatch):
     ],
 )
 def test_aws_without_network_is_one_line_naming_the_endpoint(aws_offline, args):
-    line = _one_line_error(CliRunner().invoke(main, args))
+    line = _one_line_error(CliRunner().invoke(main, args), code=1)
     assert line.startswith(f"error: cannot reach AWS at {CLOSED}/ (no connection)"), line
 
 
@@ -214,7 +215,7 @@ def test_gcp_without_network_is_one_line_naming_the_endpoint(no_credentials, mon
         ["reap", "--clouds", "gcp", "--dry-run"],
         ["preflight", "--regions", "gcp:us-east4,gcp:europe-west1"],
     ):
-        line = _one_line_error(CliRunner().invoke(main, args))
+        line = _one_line_error(CliRunner().invoke(main, args), code=1)
         assert line == (
             f"error: cannot reach GCP at {CLOSED} (no connection): check the network "
             "connection (and HTTPS_PROXY if set), then retry"

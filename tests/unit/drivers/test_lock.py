@@ -123,7 +123,7 @@ def test_sweep_by_hand_takes_the_same_lock(tmp_path):
     finally:
         proc.kill()
         proc.wait()
-    assert out.exit_code == 2
+    assert out.exit_code == 1  # a failed run (busy), not bad input: retrying may succeed
     assert "20261123T0600Z-beef" in out.output
     assert not list(tmp_path.glob("*/sweep.json"))
 

@@ -1,0 +1,112 @@
+"""The conventions every command follows (docs/development.md, "Command-line conventions"):
+exit codes, dated log lines with --verbose/--quiet, the --json envelope, INTERREGION_*
+variables and the XDG folders."""
+
+from __future__ import annotations
+
+import re
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from orchestrator.cli import main
+from orchestrator.core import log
+from orchestrator.drivers.lock import results_lock
+
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ (DEBUG|INFO|WARNING) \S")
+TWO_REGIONS = ["--regions", "aws:us-east-1,gcp:us-east4"]
+
+
+def _commands(group: click.Group, path: tuple[str, ...] = ()):
+    for name, command in sorted(group.commands.items()):
+        yield (*path, name), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*path, name))
+
+
+def _one_line(result) -> str:
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+# Exit codes ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["plan", "--no-such-option"],  # an option click does not know
+        ["plan", "--max-regions", "many"],  # a value click refuses
+        ["plan", "--clouds", "azure"],  # a value the library refuses (UserError)
+        ["no-such-command"],
+        ["--no-such-option", "plan"],
+    ],
+)
+def test_bad_input_exits_2_with_one_line(args):
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    _one_line(result)
+
+
+def test_a_failed_run_exits_1_with_one_line(tmp_path):
+    # another sweep holds the results folder: the input is fine, the run cannot go on now
+    with results_lock(tmp_path, trigger="test"):
+        result = CliRunner().invoke(
+            main, ["sweep", *TWO_REGIONS, "--yes", "--results", str(tmp_path)]
+        )
+    assert result.exit_code == 1, result.output
+    assert "is busy" in result.stderr.splitlines()[-1]
+    assert result.stderr.splitlines()[-1].startswith("error: ")
+    assert not list(tmp_path.glob("*/sweep.json"))
+
+
+# Log lines -------------------------------------------------------------------
+
+
+def test_every_command_takes_verbose_and_quiet():
+    for path, command in _commands(main):
+        options = {o for p in command.params for o in getattr(p, "opts", [])}
+        assert {"--verbose", "-v", "--quiet", "-q"} <= options, path
+
+
+def test_log_lines_carry_a_utc_time_and_a_level(tmp_path):
+    result = CliRunner().invoke(
+        main, ["sweep", *TWO_REGIONS, "--plan-only", "--results", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert lines and all(LOG_LINE.match(line) for line in lines), lines
+    assert any(" INFO plan: 2 regions" in line for line in lines), lines
+    assert result.stdout.strip() in result.stderr  # the sweep id, alone on stdout
+
+
+def test_quiet_keeps_warnings_only_before_or_after_the_command(tmp_path):
+    for args in (
+        ["-q", "sweep", *TWO_REGIONS, "--plan-only", "--results", str(tmp_path / "a")],
+        ["sweep", *TWO_REGIONS, "--plan-only", "--results", str(tmp_path / "b"), "--quiet"],
+    ):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        assert result.stderr == "", result.stderr
+        assert re.fullmatch(r"\d{8}T\d{4}Z-[0-9a-f]{4}\n", result.stdout), result.stdout
+
+
+def test_verbose_shows_debug_lines_and_the_next_run_is_back_to_normal():
+    @main.command("probe-log", hidden=True)
+    def probe() -> None:
+        log.debug("a detail")
+        log.info("a fact")
+
+    assert probe.name == "probe-log"
+    try:  # added after the others: the group's --verbose, before the command's name
+        loud = CliRunner().invoke(main, ["--verbose", "probe-log"])
+        plain = CliRunner().invoke(main, ["probe-log"])
+    finally:
+        main.commands.pop("probe-log")
+    assert [line.split(" ", 1)[1] for line in loud.stderr.splitlines()] == [
+        "DEBUG a detail",
+        "INFO a fact",
+    ]
+    assert [line.split(" ", 1)[1] for line in plain.stderr.splitlines()] == ["INFO a fact"]
