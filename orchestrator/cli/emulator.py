@@ -9,6 +9,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,6 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from orchestrator import emulator as emu
+from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import paths
 from orchestrator.emulator import perturb as perturbing
@@ -50,6 +52,12 @@ def perturbations_from_options(
 ) -> tuple[perturbing.Perturbation, ...]:
     found = perturbing.load_file(file) if file is not None else ()
     return (*found, *(perturbing.parse(t) for t in texts))
+
+
+def _iso(epoch: float) -> str | None:
+    if not epoch:
+        return None
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _utc(epoch: float) -> str:
@@ -236,14 +244,19 @@ def down_command(emulation_id: str) -> None:
 
 
 @emulator.command("status")
-def status_command() -> None:
+@json_option
+def status_command(as_json: bool) -> None:
     """List the emulations on this machine and whether their programs run.
 
     \b
     Example:
       interregion emulator status
+      interregion emulator status --json
     """
     rows = emu.status()
+    if as_json:
+        emit([{**asdict(s), "expires_utc": _iso(s.expires_at)} for s in rows])
+        return
     if not rows:
         click.echo("no emulations")
         return

@@ -11,6 +11,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
@@ -238,7 +239,7 @@ def _bytes(n: float) -> str:
     metavar="LIST",
     help="Clouds to list, comma-separated.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the regions as JSON.")
+@json_option
 @_catalog_option
 @click.pass_context
 def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> None:
@@ -259,7 +260,7 @@ def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> No
             {**region_to_dict(r), "machine_type": loaded.machine_types.get(r.cloud, "")}
             for r in selected
         ]
-        click.echo(json.dumps(rows, indent=2))
+        emit(rows)
         return
     table = _table(f"{len(selected)} regions")
     for name in ("region", "city", "country", "lat", "lon", "zone", "opt-in"):

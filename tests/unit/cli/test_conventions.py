@@ -4,6 +4,7 @@ variables and the XDG folders."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import click
@@ -11,8 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from orchestrator.cli import main
-from orchestrator.core import log
+from orchestrator.core import log, paths
 from orchestrator.drivers.lock import results_lock
+from orchestrator.schedule.profiles import load_profiles
 
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ (DEBUG|INFO|WARNING) \S")
 TWO_REGIONS = ["--regions", "aws:us-east-1,gcp:us-east4"]
@@ -110,3 +112,53 @@ def test_verbose_shows_debug_lines_and_the_next_run_is_back_to_normal():
         "INFO a fact",
     ]
     assert [line.split(" ", 1)[1] for line in plain.stderr.splitlines()] == ["INFO a fact"]
+
+
+# --json ------------------------------------------------------------------------
+
+LISTING = [  # the commands that list things; the cloud ones are in tests/unit/clouds
+    ("regions",),
+    ("regions", "sync"),
+    ("schedule", "list"),
+    ("emulator", "status"),
+    ("preflight",),
+    ("reap",),
+]
+
+
+def _envelope(result, command: str):
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert set(doc) == {"schema", "command", "generated_at", "data"}, doc
+    assert doc["schema"] == "interregion/v1" and doc["command"] == command, doc
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", doc["generated_at"]), doc
+    return doc["data"]
+
+
+def test_every_listing_command_takes_json():
+    found = dict(_commands(main))
+    for path in LISTING:
+        assert "--json" in {o for p in found[path].params for o in getattr(p, "opts", [])}, path
+
+
+def test_regions_json_is_in_the_envelope():
+    data = _envelope(CliRunner().invoke(main, ["regions", "--cloud", "aws", "--json"]), "regions")
+    assert data and all(r["cloud"] == "aws" and r["key"].startswith("aws:") for r in data)
+
+
+def test_schedule_list_json_is_in_the_envelope(tmp_path):
+    schedules = paths.ROOT / "schedules.yaml"
+    args = ["schedule", "list", "--file", str(schedules), "--results", str(tmp_path), "--json"]
+    data = _envelope(CliRunner().invoke(main, args), "schedule list")
+    names = [d["profile"] for d in data]
+    assert names and names == list(load_profiles(schedules))
+    for d in data:
+        assert d["last_outcome"] is None and d["missed_ticks"] == [] and d["month_spend_usd"] == 0
+        assert d["next_utc"].endswith("Z")
+
+
+def test_emulator_status_json_is_in_the_envelope():
+    data = _envelope(CliRunner().invoke(main, ["emulator", "status", "--json"]), "emulator status")
+    assert isinstance(data, list)
+    for row in data:  # emulations other runs on this machine have up, if any
+        assert {"id", "phase", "subnet", "hosts", "stale", "expires_utc"} <= set(row)
