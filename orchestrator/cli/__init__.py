@@ -7,7 +7,8 @@ tests call directly.
 Exit codes (docs/development.md): 0 done, 2 bad input (a UserError, or an option
 click refuses), 1 a failed run (a RunFailure, or the system refusing a file), 130
 interrupted; `changes` alone adds 3 (open changes). Every command takes `--verbose`
-and `--quiet` (the log lines of core.log), also before the command's name.
+and `--quiet` (the log lines of core.log), also before the command's name. The
+common options read INTERREGION_* variables when not given (`ENVVARS`).
 
 Public API: `main()`, the console script (and `python -m orchestrator`). Only the
 entry points import this package (tests/check_layers.py).
@@ -39,6 +40,17 @@ from orchestrator.core import log
 from orchestrator.core.errors import BAD_INPUT, RUN_FAILED, UserError
 
 __all__ = ["main"]
+
+# The options every command that has them reads from the environment when not given:
+# one variable each, whatever the command (docs/development.md).
+ENVVARS = {
+    "--results": "INTERREGION_RESULTS",
+    "--backend": "INTERREGION_BACKEND",
+    "--catalog": "INTERREGION_CATALOG",
+    "--file": "INTERREGION_SCHEDULES",
+}
+# ... except where the option means something else: the runner's folder in a workflow.
+_NOT_FROM_ENV = {("schedule", "export", "--results")}
 
 
 def _usage_error(e: click.UsageError) -> NoReturn:
@@ -75,11 +87,19 @@ def _verbosity_options() -> list[click.Option]:
     ]
 
 
-def _add_verbosity(command: click.Command) -> None:
+def _add_conventions(command: click.Command, path: tuple[str, ...] = ()) -> None:
+    """--verbose and --quiet on `command` and every command under it; the INTERREGION_*
+    variable of each common option they have."""
     command.params.extend(_verbosity_options())
+    for param in command.params:
+        for opt in getattr(param, "opts", []):
+            if opt in ENVVARS and (*path, opt) not in _NOT_FROM_ENV and not param.envvar:
+                param.envvar = ENVVARS[opt]
+                if isinstance(param, click.Option):
+                    param.show_envvar = True
     if isinstance(command, click.Group):
-        for sub in command.commands.values():
-            _add_verbosity(sub)
+        for name, sub in command.commands.items():
+            _add_conventions(sub, (*path, name))
 
 
 class _Main(click.Group):
@@ -137,4 +157,4 @@ for _module in (plan, emulator, sweep, report, history, cloud, schedule, advise,
     for _command in _module.COMMANDS:
         main.add_command(_command)
 plan.regions.add_command(cloud.regions_sync_command)
-_add_verbosity(main)
+_add_conventions(main)

@@ -189,7 +189,9 @@ def _sweep_profile(kwargs: dict[str, Any]) -> None:
         name
         for name in kwargs
         if name not in allowed
-        and ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+        # an INTERREGION_* variable is a default of this shell, not a clash
+        and ctx.get_parameter_source(name)
+        not in (None, ParameterSource.DEFAULT, ParameterSource.ENVIRONMENT)
     ]
     if given:
         flag = "--" + given[0].replace("_", "-")

@@ -11,7 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from orchestrator.cli import main
+from orchestrator.cli import ENVVARS, main
 from orchestrator.core import log, paths
 from orchestrator.drivers.lock import results_lock
 from orchestrator.schedule.profiles import load_profiles
@@ -162,3 +162,59 @@ def test_emulator_status_json_is_in_the_envelope():
     assert isinstance(data, list)
     for row in data:  # emulations other runs on this machine have up, if any
         assert {"id", "phase", "subnet", "hosts", "stale", "expires_utc"} <= set(row)
+
+
+# INTERREGION_* -----------------------------------------------------------------
+
+
+def test_every_common_option_reads_its_variable():
+    seen = set()
+    for path, command in _commands(main):
+        for param in command.params:
+            for opt in set(getattr(param, "opts", [])) & set(ENVVARS):
+                if (*path, opt) == ("schedule", "export", "--results"):
+                    assert param.envvar is None  # the runner's folder, not this machine's
+                    continue
+                assert param.envvar == ENVVARS[opt], (path, opt)
+                seen.add(opt)
+    assert seen == set(ENVVARS)
+
+
+def test_results_and_backend_come_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("INTERREGION_RESULTS", str(tmp_path / "from env"))
+    monkeypatch.setenv("INTERREGION_BACKEND", "local")
+    result = CliRunner().invoke(main, ["sweep", *TWO_REGIONS, "--plan-only"])
+    assert result.exit_code == 0, result.output
+    (record,) = (tmp_path / "from env").glob("*/sweep.json")
+    assert record.parent.name == result.stdout.strip()
+    assert json.loads(record.read_text())["backend"] == "local"
+    # the command line wins over the environment
+    given = CliRunner().invoke(
+        main, ["sweep", *TWO_REGIONS, "--plan-only", "--results", str(tmp_path / "given")]
+    )
+    assert given.exit_code == 0, given.output
+    assert len(list((tmp_path / "given").glob("*/sweep.json"))) == 1
+    assert len(list((tmp_path / "from env").glob("*/sweep.json"))) == 1
+
+
+def test_a_bad_value_from_the_environment_is_bad_input(monkeypatch):
+    monkeypatch.setenv("INTERREGION_BACKEND", "azure")
+    result = CliRunner().invoke(main, ["plan", *TWO_REGIONS])
+    assert result.exit_code == 2
+    assert "'azure' is not one of" in _one_line(result)
+
+
+def test_catalog_and_schedules_come_from_the_environment(tmp_path, monkeypatch):
+    catalog = tmp_path / "regions.yaml"
+    catalog.write_text(paths.CATALOG.read_text())
+    monkeypatch.setenv("INTERREGION_CATALOG", str(tmp_path / "none.yaml"))
+    missing = CliRunner().invoke(main, ["regions"])
+    assert missing.exit_code == 2 and "none.yaml" in _one_line(missing)
+    monkeypatch.setenv("INTERREGION_CATALOG", str(catalog))
+    assert _envelope(CliRunner().invoke(main, ["regions", "--json"]), "regions")
+    schedules = tmp_path / "schedules.yaml"
+    schedules.write_text((paths.ROOT / "schedules.yaml").read_text())
+    monkeypatch.setenv("INTERREGION_SCHEDULES", str(schedules))
+    monkeypatch.setenv("INTERREGION_RESULTS", str(tmp_path / "results"))
+    data = _envelope(CliRunner().invoke(main, ["schedule", "list", "--json"]), "schedule list")
+    assert [d["profile"] for d in data] == list(load_profiles(schedules))
