@@ -24,7 +24,6 @@ from orchestrator.emulator import perturb as perturbing
 from orchestrator.emulator.spec import EmulationSpec
 
 DEFAULT_ID = "local"
-DEFAULT_KEYS = Path.home() / ".cache" / "interregion" / "emulator"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -94,7 +93,8 @@ def emulator() -> None:
 @click.option(
     "--keys-dir",
     type=UserPath(file_okay=False),
-    help=f"Where the SSH keys and known_hosts go [default: {DEFAULT_KEYS}/<id>].",
+    help="Where the SSH keys and known_hosts go "
+    "[default: $XDG_STATE_HOME/interregion/emulator/<id>, ~/.local/state if unset].",
 )
 @click.option(
     "--ttl-hours", default=12.0, show_default=True, help="After this, reap may remove it."
@@ -166,7 +166,7 @@ def up_command(
     ).regions
     perturbing.check_hosts(perturbations, [r.key for r in chosen])
     seed = secrets.randbelow(2**31) if seed is None else seed
-    keys_dir = keys_dir or DEFAULT_KEYS / emulation_id
+    keys_dir = keys_dir or paths.state_home() / "emulator" / emulation_id
     keys = ensure_sweep_keys(keys_dir)
     expires_at = time.time() + ttl_hours * 3600
     subnet = emu.reserve_subnet(emulation_id, expires_at=expires_at)
