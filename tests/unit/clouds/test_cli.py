@@ -65,7 +65,7 @@ def test_preflight_without_credentials_is_one_line(no_credentials):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["reap", "--older-than", "soon"], "--older-than 'soon' is not an age"),
+        (["reap", "--older-than", "soon"], "--older-than 'soon' is not a duration"),
         (["reap", "--older-than", "2h", "--sweep", "x"], "give one of them"),
         (["reap", "--clouds", "azure"], "--clouds 'azure': unknown cloud"),
         (
