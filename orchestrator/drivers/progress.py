@@ -39,7 +39,8 @@ class RoundProgress:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.stream = stream
-        self.live = interactive(stream) if live is None else live
+        quiet = not log.LOGGER.isEnabledFor(logging.INFO)  # --quiet: no bar either
+        self.live = (interactive(stream) and not quiet) if live is None else live
         self.clock = clock
         self.total_rounds = 0
         self.total_tests = 0

@@ -64,6 +64,23 @@ def test_a_failed_run_exits_1_with_one_line(tmp_path):
     assert not list(tmp_path.glob("*/sweep.json"))
 
 
+def test_a_system_error_is_a_failed_run_with_its_traceback_under_verbose(tmp_path):
+    @main.command("probe-oserror", hidden=True)
+    def probe() -> None:
+        (tmp_path / "missing" / "file").read_text()  # the system refuses: ENOENT
+
+    assert probe.name == "probe-oserror"
+    try:
+        plain = CliRunner().invoke(main, ["probe-oserror"])
+        loud = CliRunner().invoke(main, ["--verbose", "probe-oserror"])
+    finally:
+        main.commands.pop("probe-oserror")
+    assert plain.exit_code == loud.exit_code == 1
+    assert "No such file or directory" in _one_line(plain)
+    assert "Traceback (most recent call last)" in loud.stderr
+    assert loud.stderr.splitlines()[-1] == plain.stderr.splitlines()[-1]
+
+
 # Log lines -------------------------------------------------------------------
 
 
