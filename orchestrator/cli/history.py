@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import paths
+from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import read_text
 from orchestrator.history.changes import Params
@@ -40,7 +40,7 @@ def _existing_results(results_dir: Path) -> Path:
 
 
 def _warn(line: str) -> None:
-    click.echo(f"warning: {line}", err=True)
+    log.warning(line)
 
 
 def _metric_option(f: F) -> F:

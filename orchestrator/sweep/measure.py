@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core import paths
-from orchestrator.core.errors import UserError
+from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import run_playbook
 from orchestrator.drivers.progress import RoundProgress
@@ -306,14 +306,14 @@ def check_playbook_end(sweep: Sweep, rc: int, closed: int, planned: int, log: Pa
     if rc != 0 or not closed:
         state_folder(sweep)  # Ansible fails too when the state under it vanished: say which
     if rc < 0:
-        raise UserError(f"ansible-playbook was killed (signal {-rc}) during the rounds: see {log}")
+        raise RunFailure(f"ansible-playbook was killed (signal {-rc}) during the rounds: see {log}")
     if rc not in (0, 2, 4) or not closed:
-        raise UserError(
+        raise RunFailure(
             f"ansible-playbook failed (rc {rc}) after {closed} of {planned} rounds: see {log}"
         )
 
 
-class BudgetReached(UserError):
+class BudgetReached(RunFailure):
     """What the sweep moved reached its budget: it stops after the round, tears down."""
 
 

@@ -454,7 +454,7 @@ def test_plan_with_a_missing_catalog(tmp_path):
 def test_regions_lists_the_catalog(catalog_file):
     result = run("regions", "--catalog", catalog_file, "--cloud", "gcp", "--json")
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.output)
+    rows = json.loads(result.output)["data"]  # in the interregion/v1 envelope
     assert [r["key"] for r in rows] == [r.key for r in CATALOG.regions if r.cloud == "gcp"]
     assert rows[0]["zone"] and rows[0]["machine_type"] == "e2-small"
     table = run("regions", "--catalog", catalog_file)

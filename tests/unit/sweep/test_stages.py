@@ -4,6 +4,7 @@ the round plumbing, progress lines and the CLI's one-line errors."""
 import io
 import json
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -467,7 +468,9 @@ def test_plain_progress_prints_one_line_per_round_with_an_eta():
     now[0] = 40.0
     p.round_done(2, 1, 1, 20.0)
     p.end()
-    lines = out.getvalue().splitlines()
+    stamped = out.getvalue().splitlines()
+    assert all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ INFO ", x) for x in stamped), stamped
+    lines = [x.split(" INFO ", 1)[1] for x in stamped]  # dated log lines (core.log)
     assert lines[0] == "main: 4 rounds, 8 tests"
     assert lines[1] == "main: round 1/4 (#1) took 20.0s; tests 2/8, 0 failed; ETA 1m00s"
     assert lines[2] == "main: round 2/4 (#2) took 20.0s; tests 4/8, 1 failed; ETA 40s"
