@@ -181,6 +181,7 @@ class PathFacts:
     measured_streams: int = 1
     # where the RTT comes from: the pair's own tests, the route table, the distance model
     rtt_source: str = "distance model"
+    rtt_tests: int = 0  # how many of the pair's own tests the RTT is the median of
     # the sender VM's sustained rate (regions.yaml baseline) when below its line rate, and
     # how long its burst lasts: a longer transfer runs at the baseline after it
     baseline_bps: float | None = None
