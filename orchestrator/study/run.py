@@ -29,6 +29,7 @@ from orchestrator.model.hosts import Host, iperf3_port
 from orchestrator.plan.rounds import schedule
 from orchestrator.plan.selection import Pair
 from orchestrator.plan.sweep_plan import pair_rtt_ms, slot_seconds
+from orchestrator.plan.tuning import line_rate_bps, tune_spec, tuned_buffer_bytes
 from orchestrator.results import store
 from orchestrator.results.collect import FAILED, RowContext, SlotPlan, host_doc, round_rows
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
@@ -37,13 +38,9 @@ from orchestrator.study.plan import (
     VARIANTS,
     Variant,
     check_buffer,
-    emulated_window_bytes,
     forward_rounds,
     host_buffer_limit,
-    line_rate_bps,
     run_order,
-    sysctl_values,
-    tuned_buffer_bytes,
 )
 from orchestrator.sweep import measure, stages
 from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
@@ -196,14 +193,6 @@ def study_rounds(
             meta[n] = what
             n += 1
     return planned, plays, meta
-
-
-def tune_spec(alias: str, buffer_bytes: int, backend: str) -> dict[str, Any]:
-    """What the agent sets for a tuned test; on the emulated cloud also the window clamp."""
-    spec: dict[str, Any] = {"name": alias, **sysctl_values(buffer_bytes)}
-    if backends.is_emulated(backend):
-        spec["window_bytes"] = emulated_window_bytes(buffer_bytes)
-    return spec
 
 
 def _rmem_max(doc: Mapping[str, Any] | None) -> int | None:

@@ -39,7 +39,7 @@ PUBLIC = {
     "netmodel": ["model", "noise", "routes", "synthetic"],
     "plan": [
         "allowance", "option_names", "options", "ping_timing", "pricing", "ramp", "rounds",
-        "selection", "spend", "sweep_plan",
+        "selection", "spend", "sweep_plan", "tuning",
     ],
     "report": ["analyze", "build", "charts"],
     "results": ["collect", "flags", "limiter", "parse", "ping_rows", "schema", "store"],
