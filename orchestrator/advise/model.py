@@ -99,7 +99,6 @@ def parse_count(flag: str, text: str, what: str) -> int:
 # ---- the physics --------------------------------------------------------------------
 
 
-
 def window_limited_bps(window_bytes: float, rtt_ms: float) -> float:
     """What one window per round trip carries."""
     return window_bytes * 8.0 / (rtt_ms / 1000.0)

@@ -461,8 +461,8 @@ def path_facts(
             rtt_source=rtt_source,
             **vm,
         )
-    rtt = window_rtt(evidence)
-    assert rtt is not None  # the chosen test has an RTT
+    own = window_rtt(evidence)
+    assert own is not None  # the chosen test has an RTT
     pool = throughput_pool(evidence)
     measured = statistics.median(t.throughput_bps or 0.0 for t in pool) if pool else None
     allowance = bool(pool) and sum(t.limiter == "allowance" for t in pool) * 2 > len(pool)
@@ -470,7 +470,7 @@ def path_facts(
         # a VM's allowance is no window: the window stays the model's
         window: float = REAL_WINDOW_BYTES
     else:
-        window = default_window_from(measured, rtt.rtt_ms, test.streams)
+        window = default_window_from(measured, own.rtt_ms, test.streams)
     retransmits = (
         statistics.median(t.retransmits for t in pool if t.retransmits is not None)
         if pool and any(t.retransmits is not None for t in pool)
@@ -482,7 +482,7 @@ def path_facts(
         else None
     )
     return PathFacts(
-        rtt_ms=rtt.rtt_ms,
+        rtt_ms=own.rtt_ms,
         # a faster VM than the model's small one shows its own line rate
         line_rate_bps=max(REAL_CAP_BPS, measured or 0.0),
         default_window_bytes=window,
@@ -490,8 +490,8 @@ def path_facts(
         loaded_rtt_ms=test.loaded_rtt_ms,
         measured_bps=measured,
         measured_streams=test.streams,
-        rtt_source=rtt.source,
-        rtt_tests=rtt.tests,
+        rtt_source=own.source,
+        rtt_tests=own.tests,
         **vm,
     )
 

@@ -205,7 +205,12 @@ def add_round_rows(
     rest = []
     for row in new:
         key = test_key(row)
-        if complete is not None and key in merged and row.get("rtt_avg_ms") in (None, ""):
+        if (
+            complete is not None
+            and key in merged
+            and row.get("rtt_avg_ms") in (None, "")
+            and key[2] == SINGLE_STREAM
+        ):
             merged[key] = complete(merged[key], row)
         else:
             rest.append(row)

@@ -100,4 +100,3 @@ def check_buffer(pair: str, buffer_bytes: int, rtt_ms: float, limit: int) -> Non
             f"above what the hosts can set ({limit} bytes): drop the 'tuned' variant or "
             "this pair"
         )
-

@@ -48,7 +48,7 @@ PUBLIC = {
     "study": ["check", "estimate", "plan", "report", "run"],
     "sweep": [
         "abandoned", "backends", "events", "hostcheck", "inventory", "launch", "measure",
-        "pingphase", "provision", "record", "runner", "sentinels", "stages",
+        "pingphase", "provision", "record", "restore", "runner", "sentinels", "stages",
     ],
 }  # fmt: skip
 

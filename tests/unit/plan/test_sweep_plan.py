@@ -390,11 +390,12 @@ def test_plan_options_reach_the_plan(catalog_file):
         "plan", "--catalog", catalog_file, "--clouds", "gcp", "--exclude", "gcp:us-east4",
         "--min-km", "1000", "--max-km", "12000", "--max-regions", "4", "--streams", "4",
         "--window", "4m", "--congestion", "cubic", "--omit", "0", "--ping-interval", "0.5",
-        "--sequential", "--tests", "ping", "--json",
+        "--sequential", "--tests", "ping", "--measures", "capacity", "--json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert doc["params"] == {
+        "measures": ["capacity"],
         "pings": 20,
         "ping_interval_s": 0.5,
         "duration_s": 5,
