@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     import duckdb
 
 WINDOWS: dict[str, int | None] = {"1D": 1, "1W": 7, "1M": 30, "1Y": 365, "all": None}
+# a single_stream row: its measure, or a row from before the measure column
+SINGLE_STREAM_SQL = "coalesce(measure, 'single_stream') = 'single_stream'"
 # rows without flags: those that passed every check, and those from before the column
 UNFLAGGED_SQL = "coalesce(flags, '') = ''"
 # every statistic a view computes, and the quantile each percentile is
@@ -83,8 +85,21 @@ METRICS = {
         "ELSE [coalesce(rtt_p50_ms, rtt_avg_ms)] END",
         "(len(rtt_samples_ms) > 0 OR coalesce(rtt_p50_ms, rtt_avg_ms) IS NOT NULL)",
     ),
+    # throughput is the single_stream measure's; capacity the capacity measure's: never
+    # one aggregate (a row from before the measure column is single_stream)
     "throughput": Metric(
-        "throughput", "bit/s", "throughput_bps", "[throughput_bps]", "throughput_bps IS NOT NULL"
+        "throughput",
+        "bit/s",
+        f"CASE WHEN {SINGLE_STREAM_SQL} THEN throughput_bps END",
+        "[throughput_bps]",
+        f"throughput_bps IS NOT NULL AND {SINGLE_STREAM_SQL}",
+    ),
+    "capacity": Metric(
+        "capacity",
+        "bit/s",
+        "CASE WHEN measure = 'capacity' THEN throughput_bps END",
+        "[throughput_bps]",
+        "throughput_bps IS NOT NULL AND measure = 'capacity'",
     ),
     # one value per test (ping's own summary): a window pools the tests' values
     "loss": Metric("loss", "%", "ping_loss_pct", "[ping_loss_pct]", "ping_loss_pct IS NOT NULL"),
@@ -621,7 +636,8 @@ def change_series(
             params.append(cutoff)
         rows = con.execute(
             f"SELECT backend, src, dst, sweep_id, strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ'), "
-            f"fingerprint, distance_km, {METRICS['rtt'].run_sql}, throughput_bps "
+            f"fingerprint, distance_km, {METRICS['rtt'].run_sql}, "
+            f"{METRICS['throughput'].run_sql} "
             f"FROM measurements WHERE {where} ORDER BY backend, src, dst, started_utc",
             params,
         ).fetchall()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from orchestrator.results.limiter import PathFacts, classify
@@ -215,7 +215,9 @@ def slot_rows(
                 # what iperf3 ran (an older sweep's single test may have run several)
                 measured["streams"] = result.get("streams") or planned_streams(ctx, slot.measure)
                 measured.update(host_columns(index, client, server))
-                measured.update(limiter_columns(measured, ctx, src, dst, result))
+                measured.update(
+                    limiter_columns(measured, ctx, src, dst, result, slot.measure)
+                )
             elif result.get("peer_late"):
                 late = True
                 errors.append(result["error"])
@@ -236,13 +238,22 @@ def slot_rows(
 
 
 def limiter_columns(
-    measured: Mapping[str, Any], ctx: RowContext, src: str, dst: str, test: Mapping[str, Any]
+    measured: Mapping[str, Any],
+    ctx: RowContext,
+    src: str,
+    dst: str,
+    test: Mapping[str, Any],
+    measure: str = SINGLE_STREAM,
 ) -> dict[str, Any]:
     """`limiter` and `limiter_detail` of a measured test (orchestrator.limiter). The RTT is
     the slot's own ping when it pinged, else the sender's TCP RTT (the sweep's ping phase
-    is merged into the row later)."""
+    is merged into the row later). A capacity test's hosts had buffers sized for twice the
+    BDP at line rate, so the default window is not its bound: it is not tried."""
     row = dict(measured)
-    found = classify(row, test, ctx.path_facts.get((src, dst), PathFacts()))
+    facts = ctx.path_facts.get((src, dst), PathFacts())
+    if measure == CAPACITY:
+        facts = replace(facts, window_bytes=None)
+    found = classify(row, test, facts)
     return found.to_row() if found else {}
 
 
