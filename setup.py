@@ -3,8 +3,9 @@
 The checkout keeps regions.yaml, infra/, playbooks/ and data/ at the top (each step's
 folder, as the README's table shows); an installed package reads its copies from
 orchestrator/bundled/ (orchestrator.paths). Built and machine-local things stay out:
-Terraform's working folders and state, and the delayd binaries (an installed package
-builds delayd from its source on first use: orchestrator.emulator.delay).
+Terraform's working folders and state (its lock files go in), and the delayd binaries
+(an installed package builds delayd from its source on first use:
+orchestrator.emulator.delay).
 Everything else is in pyproject.toml.
 """
 
@@ -19,7 +20,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 TOP = ("regions.yaml", "infra", "playbooks", "data")
-LEFT_OUT = (".terraform*", "*.tfstate", "*.tfstate.*", "__pycache__", "*.pyc", "*.o", "tf-*")
+LEFT_OUT = (".terraform", "*.tfstate", "*.tfstate.*", "__pycache__", "*.pyc", "*.o", "tf-*")
 BUILT = {"delayd", "delayd-asan"}  # binaries beside delayd.c (the folder is also "delayd")
 
 

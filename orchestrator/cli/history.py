@@ -351,7 +351,7 @@ def convert(fmt: str, file: Path, out: Path) -> None:
     "--include-flagged",
     is_flag=True,
     help="Keep the tests with flags (below the fibre floor, asymmetric, ...; docs/results.md); "
-    "by default they are left out and counted.",
+    "by default a test whose flags invalidate the metric is left out and counted.",
 )
 @click.option("--csv", "as_csv", is_flag=True, help="Print one CSV row per pair and source.")
 @_RESULTS_OPTION
@@ -441,8 +441,8 @@ def _print_matrix(doc: dict[str, Any]) -> None:
         console.print(title, soft_wrap=True, highlight=False)
         if mx["flagged_tests"]:
             console.print(
-                f"{mx['flagged_tests']} flagged tests left out (README, 'flags'): "
-                "--include-flagged keeps them",
+                f"{mx['flagged_tests']} flagged tests left out: their flags invalidate their "
+                f"{doc['metric']} (docs/results.md, 'Flags'); --include-flagged keeps them",
                 highlight=False,
             )
         table = Table()

@@ -61,7 +61,8 @@ def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]
     "--include-flagged",
     is_flag=True,
     help="Keep the rows with flags (below the fibre floor, asymmetric, ...; docs/results.md) in "
-    "every statistic and fit; by default they are left out and counted.",
+    "every statistic and fit; by default a flagged row's RTT or throughput is left out (what "
+    "its flag invalidates) and counted.",
 )
 @_RESULTS_OPTION
 @click.option(
@@ -178,7 +179,8 @@ def _print_report(console: Console, result: Any) -> None:
     console.print(table)
     console.print(
         f"RTT: {RTT_DEFINITION}. Inflation: RTT over the fibre floor 2 x distance / (c x 2/3). "
-        "Fit: Theil-Sen, intercept >= 0, slope >= 10.007 ms per 1000 km (the fibre's)."
+        "Fit: Theil-Sen, intercept >= 0, slope >= 10.007 ms per 1000 km (the fibre's). "
+        "-: not measured/flagged."
     )
     for line in notes(loaded):
         console.print(line)
@@ -228,7 +230,8 @@ def _print_report(console: Console, result: Any) -> None:
     "--include-flagged",
     is_flag=True,
     help="Keep the tests with flags (below the fibre floor, asymmetric, ...; "
-    "docs/results.md); by default every page leaves them out and counts them.",
+    "docs/results.md); by default every page leaves out and counts a flagged test's RTT or "
+    "throughput (what its flag invalidates).",
 )
 def site(out: Path, results_dir: Path, catalog: Path, include_flagged: bool) -> None:
     """Build the static site: latest sweep, a page per sweep, methodology, data.
@@ -288,7 +291,10 @@ def publish(site_dir: Path, target: str) -> None:
 
     console = _console()
     result = publish_site(site_dir, target, log=console.print)
-    console.print(f"published {result.files} files ({result.bytes} bytes) to {target}")
+    console.print(
+        f"published {result.files} files to {target}: {len(result.uploaded)} sent "
+        f"({result.bytes} bytes), {result.unchanged} unchanged"
+    )
 
 
 COMMANDS: list[click.Command] = [report, site, publish]

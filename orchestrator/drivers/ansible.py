@@ -2,8 +2,9 @@
 
 The playbooks' stdout callback (playbooks/callback_plugins/ir_events.py) prints
 one JSON object per line; `run_playbook` hands each to a function while the play
-runs. Ansible gets its own process group, so an interrupt stops all of it
-(forks, ssh) by that group's id.
+runs. Ansible gets its own process group and a mark in its environment
+(drivers.processes.child_env), so an interrupt or a budget stop ends all of it (forks,
+ssh, workers that left the group) and returns only once none of it runs.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ def run_playbook(
     if extra_vars is not None:
         cmd += ["-e", f"@{extra_vars}"]
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    # marked: a worker that left the group and lost its parent is still found and waited for
+    env = children.child_env(ansible_env(forks))
     with log_path.open("a") as log:
         try:
             proc = subprocess.Popen(
@@ -70,13 +73,13 @@ def run_playbook(
                 stderr=log,
                 stdin=subprocess.DEVNULL,
                 text=True,
-                env=ansible_env(forks),
+                env=env,
                 cwd=paths.PLAYBOOKS,
                 start_new_session=True,
             )
         except FileNotFoundError:
             raise UserError("ansible-playbook is not installed: run 'make setup'") from None
-        with children.registered(proc):
+        with children.registered(proc, env):
             try:
                 assert proc.stdout is not None
                 for line in proc.stdout:

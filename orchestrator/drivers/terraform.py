@@ -6,6 +6,12 @@ to them. So sweeps never share state, and `destroy` runs against the
 configuration that created the resources even if the stack has changed since.
 A stack's local modules (`source = "../aws"`) are copied too, in the same
 relative layout, so the copy finds them where the original does.
+
+Providers are downloaded once into a plugin cache shared by every sweep
+(`TF_PLUGIN_CACHE_DIR`, `$XDG_CACHE_HOME/interregion/terraform-plugins`), checked
+against the stack's committed `.terraform.lock.hcl`. `apply` and `destroy` run with
+`-json`: a failure's one line is the error diagnostic's summary and detail, read from
+Terraform's machine-readable stream rather than from its boxed text.
 """
 
 from __future__ import annotations
@@ -51,6 +57,18 @@ _SKIP = re.compile(r"^(\s+[│├]|[╷╵])")
 _CONTEXT = re.compile(r"^(on \S+ line \d+|\d+:|with |in |This was checked by|\(and \d+ more)")
 
 
+def plugin_cache_dir() -> Path | None:
+    """Where providers are kept between sweeps (made if missing); None if it cannot be
+    made: Terraform then downloads into each sweep's folder, and a teardown still runs."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    folder = cache / "interregion" / "terraform-plugins"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return folder
+
+
 class TerraformStack:
     """A Terraform stack (`source`) run in a working directory of one sweep."""
 
@@ -72,6 +90,9 @@ class TerraformStack:
             "CHECKPOINT_DISABLE": "1",  # no version check calls home
             **(env or {}),
         }
+        cache = None if "TF_PLUGIN_CACHE_DIR" in self.env else plugin_cache_dir()
+        if cache is not None:  # the user's own cache wins
+            self.env["TF_PLUGIN_CACHE_DIR"] = str(cache)
         self.timeouts_s = {**TIMEOUTS_S, **(timeouts_s or {})}
         self.stop_grace_s = stop_grace_s
         # on an interrupt: SIGINT (terraform stops cleanly, saving its state), then
@@ -89,7 +110,7 @@ class TerraformStack:
         self._copy_stack()
         (self.rundir / TFVARS).write_text(json.dumps(variables, indent=1, sort_keys=True))
         self._run("init", ["init", "-input=false", "-no-color"])
-        self._run("apply", ["apply", "-input=false", "-no-color", "-auto-approve"])
+        self._run("apply", ["apply", "-json", "-input=false", "-auto-approve"])
         return self.hosts()
 
     def hosts(self) -> list[Host]:
@@ -113,7 +134,7 @@ class TerraformStack:
         if not (self.rundir / "main.tf").exists():
             self._copy_stack()
         self._run("init", ["init", "-input=false", "-no-color"])
-        self._run("destroy", ["destroy", "-input=false", "-no-color", "-auto-approve"])
+        self._run("destroy", ["destroy", "-json", "-input=false", "-auto-approve"])
 
     def _rundir(self) -> Path:
         if self.source.is_dir():
@@ -178,9 +199,15 @@ class TerraformStack:
             except BaseException as e:  # Ctrl-C, SIGTERM, an error of ours
                 stop(type(e).__name__)
                 raise
-        log.write_text(stdout + stderr)
+        streamed = "-json" in args and what != "output"
+        if streamed:  # the log keeps the messages readable; the stream is kept beside it
+            (self.workdir / f"terraform-{what}.jsonl").write_text(stdout)
+            log.write_text(json_messages(stdout) + stderr)
+        else:
+            log.write_text(stdout + stderr)
         if process.returncode != 0:
-            raise UserError(f"terraform {what} failed: {summarize_error(stderr)}")
+            found = summarize_diagnostics(stdout) if streamed else None
+            raise UserError(f"terraform {what} failed: {found or summarize_error(stderr)}")
         return stdout
 
 
@@ -205,6 +232,57 @@ def module_dirs(source: Path) -> list[Path]:
             for relative in _LOCAL_MODULE.findall(tf.read_text()):
                 todo.append((directory / relative).resolve())
     return found
+
+
+def _json_lines(stream: str) -> list[dict[str, Any]]:
+    """The objects of a `-json` stream; lines that are not JSON objects are left out."""
+    found = []
+    for line in stream.splitlines():
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(item, dict):
+            found.append(item)
+    return found
+
+
+def json_messages(stream: str) -> str:
+    """The human-readable `@message` of each line of a `-json` stream, one per line."""
+    return "".join(f"{item['@message']}\n" for item in _json_lines(stream) if "@message" in item)
+
+
+def summarize_diagnostics(stream: str) -> str | None:
+    """One line from the first error diagnostic of a `-json` stream (`apply -json`,
+    `destroy -json`: `{"type": "diagnostic", "diagnostic": {"severity": "error",
+    "summary": ..., "detail": ...}}`); None when the stream holds no error diagnostic.
+
+    The detail of a failed provisioner is the last `error: ...` line the command printed
+    (the emulator's own message); otherwise its first paragraph, on one line.
+    """
+    for item in _json_lines(stream):
+        diagnostic = item.get("diagnostic")
+        if item.get("type") != "diagnostic" or not isinstance(diagnostic, dict):
+            continue
+        if diagnostic.get("severity") != "error":
+            continue
+        summary = " ".join(str(diagnostic.get("summary") or "").split()) or "error"
+        detail = str(diagnostic.get("detail") or "")
+        # a command's output follows "Output: " on the same line
+        output = detail.split(". Output: ", 1)[1] if ". Output: " in detail else ""
+        said = [
+            line.strip()[len("error: ") :]
+            for line in output.splitlines()
+            if line.strip().lower().startswith("error: ")
+        ]
+        if said:
+            return f"{summary}: {said[-1]}"
+        first = next((p for p in re.split(r"\n\s*\n", detail) if p.strip()), "")
+        first = " ".join(first.split())
+        first = re.sub(r"^Error running command '[^']*': ", "", first)
+        first = re.sub(r"\s*Output:\s*$", "", first)
+        return f"{summary}: {first}" if first else summary
+    return None
 
 
 def summarize_error(stderr: str) -> str:

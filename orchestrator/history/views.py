@@ -10,8 +10,10 @@ samples beyond it: p25 and p75 need 40, p10 and p90 100, p99 1,000) is not estim
 None, printed as "—", with the count and the rule beside it (PERCENTILE_RULE). The
 median, min, max and mean are shown from one sample on. Sources are never mixed: each
 view is of one source and says which.
-Rows with flags (orchestrator.flags: below the fibre floor, asymmetric, ...) are left out
-unless `include_flagged`; each view counts the tests it left out (`flagged_tests`).
+A test is left out of a metric's view when one of its flags invalidates that metric
+(orchestrator.results.flags: RTT, loss and jitter are the ping's figures, `rtt`;
+throughput is iperf3's), unless `include_flagged`; each view counts the tests it left
+out (`flagged_tests`). A throughput flag leaves the test's RTT in.
 
 A window (1D, 1W, 1M) ends at the latest test of its source, so a dated import has
 windows too; `all` takes everything.
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import Catalog, region_order
+from orchestrator.results import flags
 
 if TYPE_CHECKING:
     import duckdb
@@ -35,8 +38,17 @@ if TYPE_CHECKING:
 WINDOWS: dict[str, int | None] = {"1D": 1, "1W": 7, "1M": 30, "1Y": 365, "all": None}
 # a single_stream row: its measure, or a row from before the measure column
 SINGLE_STREAM_SQL = "coalesce(measure, 'single_stream') = 'single_stream'"
-# rows without flags: those that passed every check, and those from before the column
-UNFLAGGED_SQL = "coalesce(flags, '') = ''"
+
+
+def valid_sql(measure: str) -> str:
+    """SQL true for the rows whose flags leave `measure` valid (flags.rtt_invalid and
+    flags.throughput_invalid in SQL): no flags (the checks passed, or the row predates
+    the column), or only flags that do not invalidate it (a name not in flags.FLAGS
+    invalidates every measure)."""
+    allowed = ", ".join(f"'{f}'" for f in ("", *flags.harmless(measure)))
+    return f"(coalesce(flags, '') = '' OR list_has_all([{allowed}], string_split(flags, ';')))"
+
+
 # every statistic a view computes, and the quantile each percentile is
 QUANTILES = {"min": 0.0, "p10": 0.10, "p25": 0.25, "p50": 0.50, "p75": 0.75, "p90": 0.90,
              "p99": 0.99, "max": 1.0}  # fmt: skip
@@ -73,6 +85,7 @@ class Metric:
     samples_sql: str  # the test's samples, pooled into a window's percentiles
     # run_sql IS NOT NULL, without computing it (a median per row is seconds on a year)
     present_sql: str
+    measure: str  # what a flag must invalidate to leave a test out (flags.MEASURES)
 
 
 METRICS = {
@@ -84,6 +97,7 @@ METRICS = {
         "CASE WHEN len(rtt_samples_ms) > 0 THEN rtt_samples_ms "
         "ELSE [coalesce(rtt_p50_ms, rtt_avg_ms)] END",
         "(len(rtt_samples_ms) > 0 OR coalesce(rtt_p50_ms, rtt_avg_ms) IS NOT NULL)",
+        flags.RTT,
     ),
     # throughput is the single_stream measure's; capacity the capacity measure's: never
     # one aggregate (a row from before the measure column is single_stream)
@@ -93,6 +107,7 @@ METRICS = {
         f"CASE WHEN {SINGLE_STREAM_SQL} THEN throughput_bps END",
         "[throughput_bps]",
         f"throughput_bps IS NOT NULL AND {SINGLE_STREAM_SQL}",
+        flags.THROUGHPUT,
     ),
     "capacity": Metric(
         "capacity",
@@ -100,10 +115,15 @@ METRICS = {
         "CASE WHEN measure = 'capacity' THEN throughput_bps END",
         "[throughput_bps]",
         "throughput_bps IS NOT NULL AND measure = 'capacity'",
+        flags.THROUGHPUT,
     ),
     # one value per test (ping's own summary): a window pools the tests' values
-    "loss": Metric("loss", "%", "ping_loss_pct", "[ping_loss_pct]", "ping_loss_pct IS NOT NULL"),
-    "jitter": Metric("jitter", "ms", "rtt_mdev_ms", "[rtt_mdev_ms]", "rtt_mdev_ms IS NOT NULL"),
+    "loss": Metric(
+        "loss", "%", "ping_loss_pct", "[ping_loss_pct]", "ping_loss_pct IS NOT NULL", flags.RTT
+    ),
+    "jitter": Metric(
+        "jitter", "ms", "rtt_mdev_ms", "[rtt_mdev_ms]", "rtt_mdev_ms IS NOT NULL", flags.RTT
+    ),
 }
 
 
@@ -222,9 +242,9 @@ def pair_history(
         if start is not None:
             where += " AND started_utc >= ?"
             params.append(start)
-        flagged = _flagged_tests(con, where, params, include_flagged)
+        flagged = _flagged_tests(con, f"{where} AND {m.present_sql}", params, m, include_flagged)
         if not include_flagged:
-            where += f" AND {UNFLAGGED_SQL}"
+            where += f" AND {valid_sql(m.measure)}"
         # one scan of the store: the CTE, read twice, is materialized once
         found = con.execute(
             f"WITH t AS (SELECT started_utc, sweep_id, fingerprint, {m.run_sql} AS v, "
@@ -379,13 +399,19 @@ class Cell:
 
 
 def _flagged_tests(
-    con: duckdb.DuckDBPyConnection, where: str, params: Sequence[Any], include_flagged: bool
+    con: duckdb.DuckDBPyConnection,
+    where: str,
+    params: Sequence[Any],
+    m: Metric,
+    include_flagged: bool,
 ) -> int:
-    """Tests matching `where` that carry flags (0 when they are included)."""
+    """Tests matching `where` whose flags invalidate metric `m` (0 when flagged tests
+    are included)."""
     if include_flagged:
         return 0
     row = con.execute(
-        f"SELECT count(*) FROM measurements WHERE {where} AND NOT {UNFLAGGED_SQL}", params
+        f"SELECT count(*) FROM measurements WHERE {where} AND NOT {valid_sql(m.measure)}",
+        params,
     ).fetchone()
     return int(row[0]) if row else 0
 
@@ -405,7 +431,7 @@ def window_cells(
     m = metric(metric_name)
     where = f"source = ? AND status = 'ok' AND {m.present_sql}"
     if not include_flagged:
-        where += f" AND {UNFLAGGED_SQL}"
+        where += f" AND {valid_sql(m.measure)}"
     params: list[Any] = [info.name]
     tests = (
         f"SELECT src, dst, distance_km, started_utc, limiter, {m.samples_sql} AS s "
@@ -492,7 +518,7 @@ def matrix(
             for c in window_cells(con, info, m.name, window, include_flagged=include_flagged)
             if keep is None or keep(c.src, c.dst, c.distance_km)
         ]
-        where = "source = ? AND status = 'ok'"
+        where = f"source = ? AND status = 'ok' AND {m.present_sql}"
         params: list[Any] = [info.name]
         if start is not None:
             where += " AND started_utc >= ?"
@@ -507,7 +533,7 @@ def matrix(
                 "window_start_utc": iso_utc(start),
                 "window_end_utc": iso_utc(info.latest),
                 "regions": regions,
-                "flagged_tests": _flagged_tests(con, where, params, include_flagged),
+                "flagged_tests": _flagged_tests(con, where, params, m, include_flagged),
                 "cells": cells,
             }
         )

@@ -15,7 +15,7 @@ import os
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,10 +116,14 @@ class Loaded:
     host_flags: list[dict[str, Any]] = field(default_factory=list)
     sentinels: dict[str, allowance.SentinelCheck] = field(default_factory=dict)  # by sweep
     rtt_from_mean: int = 0  # rows whose source gave no median: their RTT is the mean
-    # rows left out for their flags (orchestrator.flags): flag -> rows (a row may have
-    # several), and how many rows that is; 0 with include_flagged
+    # what was left out for flags (orchestrator.results.flags), all 0 with include_flagged:
+    # flag -> rows (a row may have several); rows with any flag; measure -> rows whose
+    # value of that measure was left out (a flag leaves out only what it invalidates);
+    # rows left out whole (nothing valid was left)
     flagged: Counter[str] = field(default_factory=Counter)
     rows_flagged: int = 0
+    measures_flagged: Counter[str] = field(default_factory=Counter)
+    rows_flagged_out: int = 0
     include_flagged: bool = False
     # the capacity measure's ok rows ("src -> dst": throughput_bps of each test), kept
     # apart: every statistic, fit and chart is of single_stream rows alone
@@ -277,7 +281,8 @@ class _Reader:
             if c_measure is not None and row[c_measure].strip() == CAPACITY:
                 # never in one aggregate with single_stream: its own table
                 self.skipped["capacity measure (report.json: capacity)"] += 1
-                if not math.isnan(thr):
+                flagged = c_flags is not None and flags.throughput_invalid(row[c_flags])
+                if not math.isnan(thr) and (self.include_flagged or not flagged):
                     self.capacity.setdefault(f"{src} -> {dst}", []).append(thr)
                 continue
             if math.isnan(rtt) and math.isnan(thr):
@@ -316,18 +321,7 @@ class _Reader:
 
     def result(self, sources: list[str]) -> Loaded:
         self._add_asymmetry()
-        flagged: Counter[str] = Counter()
-        rows_flagged = 0
-        if not self.include_flagged:
-            keep = [i for i, cell in enumerate(self.flags) if not cell]
-            rows_flagged = len(self.flags) - len(keep)
-            for cell in self.flags:
-                flagged.update(flags.parse(cell))
-            if rows_flagged:
-                self.data = _subset(self.data, keep)
-        return Loaded(
-            flagged=flagged,
-            rows_flagged=rows_flagged,
+        loaded = Loaded(
             include_flagged=self.include_flagged,
             rtt_from_mean=self.rtt_from_mean,
             data=self.data,
@@ -340,6 +334,9 @@ class _Reader:
             warnings=self.warnings,
             capacity=self.capacity,
         )
+        if not self.include_flagged:
+            loaded.data = _leave_out_flagged(loaded, self.flags)
+        return loaded
 
     def _add_asymmetry(self) -> None:
         """`asymmetric` on the rows whose flags were computed here (the files without a
@@ -363,6 +360,32 @@ class _Reader:
             self.flags[i] = flags.SEPARATOR.join(
                 f for f in flags.FLAGS if f == flags.ASYMMETRIC or f in flags.parse(self.flags[i])
             )
+
+
+def _leave_out_flagged(loaded: Loaded, cells: Sequence[str]) -> analyze.Measurements:
+    """loaded.data with each measure's value left out (NaN) of the rows whose flags
+    invalidate it, and without the rows where nothing valid is left; counts all of it
+    into `loaded`."""
+    m = loaded.data
+    rtt, thr = array("d", m.rtt_ms), array("d", m.throughput_bps)
+    keep = []
+    for i, cell in enumerate(cells):
+        if cell:
+            loaded.rows_flagged += 1
+            loaded.flagged.update(flags.parse(cell))
+            if flags.rtt_invalid(cell) and math.isfinite(rtt[i]):
+                rtt[i] = math.nan
+                loaded.measures_flagged[flags.RTT] += 1
+            if flags.throughput_invalid(cell) and math.isfinite(thr[i]):
+                thr[i] = math.nan
+                loaded.measures_flagged[flags.THROUGHPUT] += 1
+            if math.isnan(rtt[i]) and math.isnan(thr[i]):
+                loaded.rows_flagged_out += 1
+                continue
+        keep.append(i)
+    if not loaded.rows_flagged:
+        return m
+    return _subset(replace(m, rtt_ms=rtt, throughput_bps=thr), keep)
 
 
 def _subset(m: analyze.Measurements, keep: Sequence[int]) -> analyze.Measurements:
@@ -774,9 +797,12 @@ def report_json(loaded: Loaded, summaries: Sequence[analyze.GroupSummary]) -> di
         "rtt": RTT_DEFINITION,
         "rows_rtt_from_mean": loaded.rtt_from_mean,
         "include_flagged": loaded.include_flagged,
-        "rows_flagged_left_out": loaded.rows_flagged,
+        "rows_flagged": loaded.rows_flagged,
+        "rows_flagged_left_out": loaded.rows_flagged_out,
+        "measures_flagged_left_out": {m: loaded.measures_flagged.get(m, 0) for m in flags.MEASURES},
         "flagged_left_out": {f: loaded.flagged.get(f, 0) for f in flags.FLAGS},
         "flag_rules": flags.REASONS,
+        "flag_invalidates": {f: list(flags.INVALIDATES[f]) for f in flags.FLAGS},
         "unknown_regions": dict(loaded.unknown_regions),
         "summary": [{k: clean(v) for k, v in s.row().items()} for s in summaries],
         "host_flags": len(loaded.host_flags),
@@ -812,19 +838,37 @@ RTT_DEFINITION = (
 )
 
 
+MEASURE_NAMES = {flags.RTT: "RTT", flags.THROUGHPUT: "throughput"}
+
+
 def notes(loaded: Loaded) -> list[str]:
     """What the report left out for flags, and which rows' RTT is a mean: one line each."""
     lines = []
     if loaded.rows_flagged:
         why = "; ".join(
-            f"{loaded.flagged[f]} {f} ({flags.REASONS[f]})"
+            f"{loaded.flagged[f]} {f} ({flags.REASONS[f]}: invalidates "
+            f"{' and '.join(MEASURE_NAMES[m] for m in flags.INVALIDATES[f])})"
             for f in flags.FLAGS
             if loaded.flagged[f]
         )
+        left = ", ".join(
+            f"{MEASURE_NAMES[m]} of {n} rows"
+            for m in flags.MEASURES
+            if (n := loaded.measures_flagged[m])
+        )
         lines.append(
-            f"{loaded.rows_flagged} flagged rows left out of every statistic and fit: {why}; "
+            f"{loaded.rows_flagged} flagged rows: {why}; left out of every statistic and fit: "
+            f"{left or 'nothing'} (a flag leaves out only what it invalidates); "
             "--include-flagged keeps them"
         )
+    values = {flags.RTT: loaded.data.rtt_ms, flags.THROUGHPUT: loaded.data.throughput_bps}
+    for m, name in MEASURE_NAMES.items():
+        n = loaded.measures_flagged[m]
+        if n and not any(math.isfinite(x) for x in values[m]):
+            lines.append(
+                f"{name}: not measured/flagged: every measured {name} ({n} rows) is flagged, "
+                f"so no {name} figure is shown"
+            )
     if loaded.rtt_from_mean:
         lines.append(
             f"{loaded.rtt_from_mean} rows give no median RTT (rtt_p50_ms): their RTT is the "
@@ -835,8 +879,8 @@ def notes(loaded: Loaded) -> list[str]:
 
 def _nothing_left(loaded: Loaded) -> str:
     why = ", ".join(f"{n} {reason}" for reason, n in loaded.skipped.most_common())
-    if loaded.rows_flagged:
-        why += f"{', ' if why else ''}{loaded.rows_flagged} flagged (--include-flagged)"
+    if loaded.rows_flagged_out:
+        why += f"{', ' if why else ''}{loaded.rows_flagged_out} flagged (--include-flagged)"
     if loaded.rows_read == 0:
         return "no measurements in the input: run a sweep first or check --input"
     return (

@@ -3,18 +3,25 @@
 Pure functions over rows in the results schema (values as text or numbers), so a
 sweep's collect, the public-data converters and every reader of a file that predates
 the column compute the same flags. A row's flags are names from FLAGS joined by ';'
-(empty: nothing found). Reports, fits, the matrix and the site leave flagged rows
-out unless asked (`--include-flagged`), and say how many and why.
+(empty: nothing found).
 
-- below_fibre_floor: an RTT statistic of the row (min, p50, mean, p90, p99, max) is
-  below the fibre floor, 2 x distance / (c x 2/3), by more than FLOOR_TOLERANCE_MS.
-- asymmetric: the two directions of a pair in one sweep (and one network tier)
+Each flag says what it invalidates (INVALIDATES): the row's RTT (with the rest of its
+ping figures, loss and jitter), its throughput, or both. Reports, fits, the matrix and
+the site leave a row out of a measure's figures only when one of its flags invalidates
+that measure (`rtt_invalid`, `throughput_invalid`): a throughput flag leaves the row's
+RTT in. `--include-flagged` keeps everything; they say how many and why.
+
+- below_fibre_floor (both): an RTT statistic of the row (min, p50, mean, p90, p99, max)
+  is below the fibre floor, 2 x distance / (c x 2/3), by more than FLOOR_TOLERANCE_MS:
+  faster than light, so the row's ends are not the regions it names (or its tool is
+  wrong), and nothing it says is about that pair.
+- asymmetric (rtt): the two directions of a pair in one sweep (and one network tier)
   differ in RTT by more than max(ASYMMETRY_MIN_MS, ASYMMETRY_FRACTION of the smaller).
-- receiver_exceeds_sender: the receiver counted more than RECEIVER_EXCESS_FRACTION
-  above what the sender sent.
-- duration_short: the measured interval is shorter than asked by more than
+- receiver_exceeds_sender (throughput): the receiver counted more than
+  RECEIVER_EXCESS_FRACTION above what the sender sent.
+- duration_short (throughput): the measured interval is shorter than asked by more than
   DURATION_SHORT_FRACTION.
-- few_samples: the RTT comes from fewer than MIN_RTT_SAMPLES echoes.
+- few_samples (rtt): the RTT comes from fewer than MIN_RTT_SAMPLES echoes.
 """
 
 from __future__ import annotations
@@ -38,6 +45,19 @@ FLAGS: tuple[str, ...] = (
     FEW_SAMPLES,
 )
 SEPARATOR = ";"
+
+# The measures a flag can invalidate. RTT stands for the ping's figures of the row (its
+# RTT statistics, loss and jitter); THROUGHPUT for iperf3's.
+RTT = "rtt"
+THROUGHPUT = "throughput"
+MEASURES: tuple[str, ...] = (RTT, THROUGHPUT)
+INVALIDATES: dict[str, tuple[str, ...]] = {
+    BELOW_FIBRE_FLOOR: (RTT, THROUGHPUT),
+    ASYMMETRIC: (RTT,),
+    RECEIVER_EXCEEDS_SENDER: (THROUGHPUT,),
+    DURATION_SHORT: (THROUGHPUT,),
+    FEW_SAMPLES: (RTT,),
+}
 
 # Region coordinates are the cities the clouds name, not the data centres, which can
 # lie up to ~100 km away at each end: 200 km of distance is 2 ms of round trip.
@@ -159,6 +179,35 @@ def set_flags(
 def parse(cell: Any) -> list[str]:
     """The flags of a `flags` cell."""
     return [f for f in str(cell or "").split(SEPARATOR) if f]
+
+
+def invalidated(cell: Any) -> set[str]:
+    """The measures the flags of a `flags` cell invalidate. A name that is not in FLAGS
+    (a later version's, or a typo in a file from elsewhere) invalidates every measure."""
+    out: set[str] = set()
+    for f in parse(cell):
+        out.update(INVALIDATES.get(f, MEASURES))
+    return out
+
+
+def rtt_invalid(cell: Any) -> bool:
+    """True when a flag of the `flags` cell invalidates the row's RTT (and its ping's
+    loss and jitter): leave the row out of every RTT figure."""
+    return RTT in invalidated(cell)
+
+
+def throughput_invalid(cell: Any) -> bool:
+    """True when a flag of the `flags` cell invalidates the row's throughput: leave the
+    row out of every throughput figure."""
+    return THROUGHPUT in invalidated(cell)
+
+
+def harmless(measure: str) -> tuple[str, ...]:
+    """The flags that leave `measure` valid, in FLAGS order (for readers that filter in
+    SQL: a row is valid for `measure` when every flag it has is one of these)."""
+    if measure not in MEASURES:
+        raise ValueError(f"unknown measure {measure!r}: one of {', '.join(MEASURES)}")
+    return tuple(f for f in FLAGS if measure not in INVALIDATES[f])
 
 
 def count(cells: Iterable[Any]) -> dict[str, int]:

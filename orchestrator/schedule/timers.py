@@ -207,6 +207,29 @@ def off_the_hour_minute(name: str) -> int:
     return minute + 1 if minute in (15, 30, 45) else minute
 
 
+# Third-party actions pinned by full commit SHA (a tag can be moved to other code), the
+# release in a comment. Each SHA is the commit its release tag names upstream.
+ACTIONS: dict[str, tuple[str, str]] = {
+    "actions/checkout": ("11bd71901bbe5b1630ceea73d27597364c9af683", "v4.2.2"),
+    "actions/setup-python": ("a26af69be951a213d495a4c3e4e4022e16d87065", "v5.6.0"),
+    "hashicorp/setup-terraform": ("b9cd54a3c349d3f38e8881555d616ced269862dd", "v3.1.2"),
+    "aws-actions/configure-aws-credentials": (
+        "e3dd6a429d7300a6a4c196c26e071d42e0343502",
+        "v4.0.2",
+    ),
+    "google-github-actions/auth": ("6fc4af4b145ae7821d527454aa9bd537d1f2dc5f", "v2.1.7"),
+    "google-github-actions/setup-gcloud": ("6189d56e4096ee891640bb02ac264be376592d6a", "v2.1.2"),
+    "actions/upload-artifact": ("ea165f8d65b6e75b540449e92b4886f43607fa02", "v4.6.2"),
+    "actions/upload-pages-artifact": ("56afc609e74202658d3ffba0e8f6dda462b719fa", "v3.0.1"),
+    "actions/deploy-pages": ("d6db90164ac5ed86f2b6aed7e0febac5b3c0c03e", "v4.0.5"),
+}
+
+
+def _uses(action: str) -> str:
+    sha, release = ACTIONS[action]
+    return f"{action}@{sha} # {release}"
+
+
 def _sync_commands(bucket: str) -> tuple[str, str, str]:
     """(setup step, restore command, save command) for the bucket holding the results."""
     target = parse_target(bucket)
@@ -225,7 +248,7 @@ def _sync_commands(bucket: str) -> tuple[str, str, str]:
         )
     excludes = "--exclude='.*/state/.*|[.]sweep[.]lock$'"
     return (
-        "      - uses: google-github-actions/setup-gcloud@v2\n",
+        f"      - uses: {_uses('google-github-actions/setup-gcloud')}\n",
         f'gcloud storage rsync -r "{url}" "$RESULTS"',
         f'gcloud storage rsync -r "$RESULTS" "{url}" {excludes}',
     )
@@ -273,22 +296,30 @@ def github_workflow(
     gcp = "gcp" in clouds or bucket.startswith("gs://")
     creds = ""
     if aws:
-        creds += """      - name: AWS credentials (OIDC, no stored keys)
-        uses: aws-actions/configure-aws-credentials@v4
-        with:
+        creds += f"""      - name: AWS credentials (OIDC, no stored keys)
+        uses: {_uses("aws-actions/configure-aws-credentials")}
+"""
+        creds += """        with:
           role-to-assume: ${{ vars.INTERREGION_AWS_ROLE_ARN }}
           aws-region: us-east-1
           role-session-name: interregion-${{ github.run_id }}
 """
     if gcp:
-        creds += """      - name: GCP credentials (workload identity federation, no keys)
-        uses: google-github-actions/auth@v2
-        with:
+        creds += f"""      - name: GCP credentials (workload identity federation, no keys)
+        uses: {_uses("google-github-actions/auth")}
+"""
+        creds += """        with:
           workload_identity_provider: ${{ vars.INTERREGION_GCP_WIF_PROVIDER }}
           service_account: ${{ vars.INTERREGION_GCP_SERVICE_ACCOUNT }}
 """
-    extras = ",".join(name for name, wanted in (("aws", aws), ("gcp", gcp)) if wanted)
-    install = f".[{extras}]" if extras else "."  # the cloud SDKs are extras
+    # the cloud SDKs are extras, installed for what interregion itself reaches: the
+    # backend's clouds and a bucket it publishes to (the results bucket is synced by the
+    # runner's own aws/gcloud tools)
+    publish = profile.publish or ""
+    needs = {"aws": "aws" in clouds or publish.startswith("s3://")}
+    needs["gcp"] = "gcp" in clouds or publish.startswith("gs://")
+    extras = ",".join(name for name, wanted in needs.items() if wanted)
+    install = f".[{extras}]" if extras else "."
     reap_clouds = {"aws": "aws", "gcp": "gcp", "cloud": "aws,gcp"}.get(profile.backend)
     reap = f"\n          interregion reap --clouds {reap_clouds}" if reap_clouds else ""
     pages_steps = ""
@@ -297,7 +328,7 @@ def github_workflow(
     if pages:
         pages_steps = f"""      - name: Site for GitHub Pages
         if: always()
-        uses: actions/upload-pages-artifact@v3
+        uses: {_uses("actions/upload-pages-artifact")}
         with:
           path: {site}
 """
@@ -313,8 +344,8 @@ def github_workflow(
       url: ${{ steps.deploy.outputs.page_url }}
     steps:
       - id: deploy
-        uses: actions/deploy-pages@v4
 """
+        pages_job += f"        uses: {_uses('actions/deploy-pages')}\n"
     owner_repo = repo
     return f"""# Written by 'interregion schedule export {profile.name} --github-actions'.
 #
@@ -353,11 +384,11 @@ jobs:
     env:
       RESULTS: {shlex.quote(results)}
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
+      - uses: {_uses("actions/checkout")}
+      - uses: {_uses("actions/setup-python")}
         with:
           python-version: "3.11"
-      - uses: hashicorp/setup-terraform@v3
+      - uses: {_uses("hashicorp/setup-terraform")}
         with:
           terraform_wrapper: false
       - name: Install interregion
@@ -377,7 +408,7 @@ jobs:
         run: {save}
       - name: Results as an artifact
         if: always()
-        uses: actions/upload-artifact@v4
+        uses: {_uses("actions/upload-artifact")}
         with:
           name: results-{profile.name}-${{{{ github.run_id }}}}
           path: |

@@ -234,8 +234,9 @@ def build_site(
     include_flagged: bool = False,
 ) -> Path:
     """Write the site for every sweep under `results` into `out`; returns index.html.
-    Flagged rows (orchestrator.results.flags) are left out of every page and counted,
-    unless `include_flagged`.
+    A flagged row's RTT or throughput, whichever its flags invalidate
+    (orchestrator.results.flags), is left out of every page and counted, unless
+    `include_flagged`.
 
     A sweep that cannot be read is left out with one `warn` line; the site is
     built in a folder beside `out` and swapped in whole (outdir.building).
@@ -716,9 +717,15 @@ def _methodology_html(
         "<li>Throughput is <code>throughput_bps</code> at the receiver. Failed tests are "
         "left out.</li>"
         "<li>Flags: every row is checked "
-        + "".join(f"(<code>{_e(n)}</code>: {_e(w)}) " for n, w in flags.REASONS.items())
-        + "and flagged rows are left out of every statistic, fit, chart and matrix unless "
-        "asked (<code>--include-flagged</code>); the report says how many and why.</li>"
+        + "".join(
+            f"(<code>{_e(n)}</code>: {_e(w)}; invalidates "
+            f"{_e(' and '.join(flags.INVALIDATES[n]))}) "
+            for n, w in flags.REASONS.items()
+        )
+        + "and a flagged row's RTT (with its loss and jitter) or throughput, whichever its "
+        "flags invalidate, is left out of every statistic, fit, chart and matrix unless "
+        "asked (<code>--include-flagged</code>): a throughput flag leaves the row's RTT in. "
+        "The report says how many and why.</li>"
         "<li>The fibre floor: light in fibre at c x 2/3 = 199,861.6 km/s, so a round trip "
         "costs 2 x distance / (c x 2/3) = 10.0069 ms per 1000 km.</li>"
         "<li>RTT against geodesic distance (WGS-84): a Theil-Sen line (the median of the "

@@ -90,7 +90,7 @@ def history_data(
 ) -> HistoryData:
     """Every figure of the history pages, from the store (read only); the regions in
     catalog.region_order, with their cities (the default catalog without one). The
-    matrix leaves flagged tests out unless `include_flagged`."""
+    matrix leaves out a test whose flags invalidate its metric unless `include_flagged`."""
     infos = list(v.source_infos(con).values())
     if not infos:
         from orchestrator.core.errors import UserError

@@ -1,7 +1,9 @@
 """The package as a user installs it: a wheel built from the checkout, installed into a
 fresh venv outside it (no extras), run from another folder. The catalog, stacks,
 playbooks, public data and pricing come from the wheel; delayd is built from its shipped
-source on first use; a cloud command names the extra it needs."""
+source on first use; a cloud command names the extra it needs. The workflow that
+`schedule export --github-actions` writes runs its own install and tick steps in that
+venv, as a runner would."""
 
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from orchestrator.core import paths
+from orchestrator.schedule import ledger
 
 CHECKOUT = paths.ROOT
 # what the build reads (pyproject.toml, setup.py, MANIFEST.in): copied, so the build's
@@ -41,16 +45,20 @@ def _clean_env(tmp: Path) -> dict[str, str]:
     return {**env, "CI": "true", "XDG_CACHE_HOME": str(tmp / "cache")}
 
 
+def _copy_sources(to: Path) -> None:
+    to.mkdir()
+    for name in SOURCES:
+        shutil.copy2(CHECKOUT / name, to / name)
+    for name in FOLDERS:
+        shutil.copytree(CHECKOUT / name, to / name, ignore=NOT_COPIED)
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     """(wheel, the venv's interregion, a folder outside the checkout, env)."""
     tmp = tmp_path_factory.mktemp("wheel")
     src = tmp / "src"
-    src.mkdir()
-    for name in SOURCES:
-        shutil.copy2(CHECKOUT / name, src / name)
-    for name in FOLDERS:
-        shutil.copytree(CHECKOUT / name, src / name, ignore=NOT_COPIED)
+    _copy_sources(src)
     env = _clean_env(tmp)
     built = _run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), "."],
@@ -77,6 +85,8 @@ def test_the_wheel_holds_the_files_the_package_runs_on_and_nothing_built(install
         "infra/pricing.yaml",
         "infra/local/main.tf",
         "infra/aws/main.tf",
+        "infra/aws/.terraform.lock.hcl",
+        "infra/cloud/.terraform.lock.hcl",
         "infra/local/delayd/delayd.c",
         "infra/local/delayd/Makefile",
         "playbooks/ansible.cfg",
@@ -85,7 +95,7 @@ def test_the_wheel_holds_the_files_the_package_runs_on_and_nothing_built(install
     ):
         assert bundle + needed in names, needed
     assert not [n for n in names if n.endswith(("/delayd", "/delayd-asan")) or "tfstate" in n]
-    assert not [n for n in names if "/.terraform" in n]
+    assert not [n for n in names if "/.terraform/" in n]
 
 
 def test_installed_regions_and_plan_run_from_another_folder(installed):
@@ -127,3 +137,84 @@ def test_the_installed_command_sweeps_the_emulated_cloud(installed):
     assert len(rows) == 2 and {r["status"] for r in rows} == {"ok"}, rows
     # delayd was built from the wheel's source into the cache on first use
     assert list((Path(env["XDG_CACHE_HOME"]) / "interregion").glob("delayd-*/delayd"))
+
+
+# The workflow's steps that reach what is not here, skipped by name. Steps that use an
+# action are GitHub's own set-up and are never run: the checkout is the copied workspace,
+# setup-python the fixture's venv, setup-terraform the terraform on PATH.
+NOT_RUN_HERE = {
+    "Restore the ledger, history and sweeps (runners keep nothing)": (
+        "syncs from the results bucket with the aws CLI: no bucket is reachable here, and on "
+        "a first tick it holds nothing"
+    ),
+    "Save the ledger and sweeps back": "syncs to the results bucket with the aws CLI",
+}
+
+TICK_PROFILE = """profiles:
+  tiny:
+    every: PT6H
+    regions: aws:us-east-1,gcp:europe-west1
+    pings: 10
+    duration: 2
+    omit: 1
+    backend: local
+    budget_usd: 1
+    budget_usd_month: 10
+"""
+
+
+@pytest.mark.root
+def test_the_exported_workflow_installs_and_ticks_on_the_emulated_cloud(
+    installed, tmp_path_factory
+):
+    _, interregion, _, env = installed
+    workspace = tmp_path_factory.mktemp("runner") / "workspace"  # what actions/checkout gives
+    _copy_sources(workspace)
+    (workspace / "schedules.yaml").write_text(TICK_PROFILE)
+    venv_bin = interregion.parent
+    runner_env = {
+        **env,
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_ACTIONS": "true",
+        "PATH": f"{venv_bin}{os.pathsep}{env['PATH']}",  # as setup-python leaves it
+    }
+    workflow = workspace / ".github" / "workflows" / "interregion-tiny.yml"
+    export = [
+        str(interregion),
+        "schedule",
+        "export",
+        "tiny",
+        "--repo",
+        "acme/interregion",
+        "--state-bucket",
+        "s3://acme-ir/state",
+        "--github-actions",
+        str(workflow),
+    ]
+    out = _run(export, workspace, runner_env)
+    assert out.returncode == 0, out.stderr
+    job = yaml.safe_load(workflow.read_text())["jobs"]["sweep"]
+    runner_env.update({k: str(v) for k, v in job.get("env", {}).items()})
+    ran = []
+    for step in job["steps"]:
+        if "uses" in step:
+            continue
+        assert "run" in step, step
+        name = step["name"]
+        if name in NOT_RUN_HERE:
+            continue
+        step_env = {**runner_env, **{k: str(v) for k, v in step.get("env", {}).items()}}
+        done = _run(["bash", "-e", "-c", step["run"]], workspace, step_env, timeout=900)
+        assert done.returncode == 0, f"{name}: {done.stderr[-3000:]}"
+        if name == "Install interregion":  # from the workspace, over the fixture's wheel
+            assert "Successfully installed interregion" in done.stdout, done.stdout[-2000:]
+        ran.append(name)
+    # the install and tick steps ran; any other step the workflow grows must be run or
+    # named above with the reason it cannot run here
+    assert ran == ["Install interregion", "Scheduled sweep", "Tear down and reap"], ran
+    results = workspace / runner_env["RESULTS"]
+    (record,) = ledger.read(results)
+    assert record["outcome"] == "ok" and record["tests_ok"] == 2, record
+    with (results / record["sweep_id"] / "measurements.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2 and {r["status"] for r in rows} == {"ok"}, rows

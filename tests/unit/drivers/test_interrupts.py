@@ -102,6 +102,56 @@ def test_stop_group_also_ends_a_fork_that_left_the_group():
     assert not running(fork)
 
 
+# a parent that, as the signal lands, forks a worker that leaves the group and then dies
+# (as Ansible's leader can while it starts a task's workers): the worker is nobody's
+# descendant and in no group of ours, and ran on after stop_group said "ended"
+LATE_FORK = (
+    "import os, signal, time\n"
+    "def on_term(signum, frame):\n"
+    "    if os.fork() == 0:\n"
+    "        os.setsid()\n"
+    "        signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
+    "        print(os.getpid(), flush=True)\n"
+    "        time.sleep(60)\n"
+    "        os._exit(0)\n"
+    "    os._exit(0)\n"
+    "signal.signal(signal.SIGTERM, on_term)\n"
+    "print('ready', flush=True)\n"
+    "time.sleep(60)\n"
+)
+
+
+def test_stop_group_ends_a_fork_made_as_the_signal_landed():
+    env = children.child_env()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LATE_FORK],
+        start_new_session=True,
+        text=True,
+        stdout=subprocess.PIPE,
+        env=env,
+    )
+    with children.registered(proc, env):
+        assert proc.stdout.readline().strip() == "ready"
+        said = children.stop_group(proc, ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)))
+    late = int(proc.stdout.readline())
+    try:
+        assert said.startswith("SIGTERM: ended after"), said
+        assert "waited for 1 that appeared after the signal (python" in said, said
+        assert not running(late)  # it carried the mark: found, signalled and waited for
+        assert children.marked(env[children.MARK_VARIABLE]) == set()
+    finally:
+        if running(late):
+            os.kill(late, signal.SIGKILL)
+
+
+def test_a_mark_is_new_for_each_child_and_keeps_the_parents():
+    outer = children.child_env({"PATH": "/bin"})
+    inner = children.child_env(outer)
+    first, second = outer[children.MARK_VARIABLE], inner[children.MARK_VARIABLE].split()
+    assert second[0] == first and second[1] != first and inner["PATH"] == "/bin"
+    assert children.marked(None) == set() and children.marked(second[1]) == set()
+
+
 def running(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"

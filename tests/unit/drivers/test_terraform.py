@@ -18,7 +18,13 @@ import pytest
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.keys import ensure_sweep_keys
-from orchestrator.drivers.terraform import TIMEOUTS_S, TerraformStack, summarize_error
+from orchestrator.drivers.terraform import (
+    TIMEOUTS_S,
+    TerraformStack,
+    json_messages,
+    summarize_diagnostics,
+    summarize_error,
+)
 from orchestrator.emulator import net, state
 from orchestrator.emulator.stack import SPEC_FILE, emulation_id_for, local_variables
 from orchestrator.model.catalog import load_catalog
@@ -53,6 +59,62 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network n
 )
 def test_terraform_errors_become_one_line(capture, summary):
     assert summarize_error((DATA / capture).read_text()) == summary
+
+
+@pytest.mark.parametrize(
+    ("capture", "summary"),
+    [
+        (
+            "validation_error.jsonl",
+            "Invalid value for variable: The emulation id is 1-10 lowercase letters or digits "
+            "(interface names are limited to 15 characters).",
+        ),
+        (
+            "provisioner_error.jsonl",
+            "local-exec provisioner error: /nonexistent/emulation.json: emulation spec not found",
+        ),
+        (
+            "provisioner_not_found.jsonl",
+            "local-exec provisioner error: fork/exec /nonexistent/python: "
+            "no such file or directory.",
+        ),
+    ],
+)
+def test_json_diagnostics_become_one_line(capture, summary):
+    """`terraform apply -json` streams, captured from Terraform 1.11 on the local stack."""
+    stream = (DATA / capture).read_text()
+    assert summarize_diagnostics(stream) == summary
+    # the log keeps the readable messages, the error among them
+    assert "Error: " in json_messages(stream)
+    assert "{" not in json_messages(stream).splitlines()[0]
+
+
+def test_a_stream_without_an_error_diagnostic_gives_none():
+    stream = (DATA / "validation_error.jsonl").read_text()
+    kept = [line for line in stream.splitlines() if '"type":"diagnostic"' not in line]
+    assert summarize_diagnostics("\n".join(kept)) is None
+    warning = stream.replace('"severity":"error"', '"severity":"warning"')
+    assert summarize_diagnostics(warning) is None
+    assert summarize_diagnostics("not json\n[1, 2]\n") is None
+
+
+def test_providers_are_cached_under_the_xdg_cache_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("TF_PLUGIN_CACHE_DIR", raising=False)
+    stack = TerraformStack(LOCAL_STACK, tmp_path / "work")
+    cache = tmp_path / "cache" / "interregion" / "terraform-plugins"
+    assert stack.env["TF_PLUGIN_CACHE_DIR"] == str(cache) and cache.is_dir()
+    monkeypatch.setenv("TF_PLUGIN_CACHE_DIR", str(tmp_path / "mine"))
+    assert TerraformStack(LOCAL_STACK, tmp_path / "w").env["TF_PLUGIN_CACHE_DIR"] == str(
+        tmp_path / "mine"
+    )
+
+
+def test_a_cache_folder_that_cannot_be_made_leaves_terraform_without_one(tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("")  # a file where the cache folder should be
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
+    monkeypatch.delenv("TF_PLUGIN_CACHE_DIR", raising=False)
+    assert "TF_PLUGIN_CACHE_DIR" not in TerraformStack(LOCAL_STACK, tmp_path / "work").env
 
 
 def test_output_without_an_error_block_gives_its_last_line():
@@ -176,7 +238,12 @@ def test_local_stack_up_and_down_through_the_driver(tmp_path):
         again = local_variables(sweep_id, regions, keys, workdir, owner_pid=os.getpid())
         assert again == variables
         assert stack.apply(again) == hosts
-        assert "No changes." in (workdir / "terraform-apply.log").read_text()
+        stream = (workdir / "terraform-apply.jsonl").read_text().splitlines()
+        summaries = [json.loads(ln) for ln in stream if '"type":"change_summary"' in ln]
+        assert summaries and {
+            (s["changes"]["add"], s["changes"]["change"], s["changes"]["remove"]) for s in summaries
+        } == {(0, 0, 0)}, summaries
+        assert "Apply complete!" in (workdir / "terraform-apply.log").read_text()
         assert stack.hosts() == hosts
     finally:
         stack.destroy()

@@ -279,3 +279,56 @@ def test_capacity_rows_are_their_own_metric_never_in_the_throughput(tmp_path):
         assert s["tests"] == 1 and s["p50"] == 9.0e8
     result = _cli(tmp_path, "matrix", "--metric", "capacity", "--window", "all")
     assert result.exit_code == 0, result.output
+
+
+def test_a_throughput_flag_leaves_the_tests_rtt_in_the_views_and_the_matrix(tmp_path):
+    from orchestrator.results import store
+
+    first = make_sweep(
+        tmp_path, sweep_id_at(T0, "0000"), {(A, B): [10.0] * 20, (B, A): [11.0] * 20}
+    )
+    # A -> B's receiver counted 2 % more than its sender sent: its throughput is wrong,
+    # its ping's RTT, loss and jitter are not
+    rows = store.read_rows(first / store.MEASUREMENTS_FILE)
+    for row in rows:
+        if f"{row['src_cloud']}:{row['src_region']}" == A:
+            row["throughput_sender_bps"] = f"{9.0e8 / 1.02:.0f}"
+    store.write_rows(first, rows, asked_duration_s=5)
+    t1 = T0 + timedelta(days=1)
+    make_sweep(tmp_path, sweep_id_at(t1, "0001"), {(A, B): [12.0] * 20}, started=t1,
+               throughput_bps=8.0e8)  # fmt: skip
+    h.ingest_all(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        (flagged,) = con.execute(
+            "SELECT flags FROM measurements WHERE sweep_id = ? AND src = ?", [first.name, A]
+        ).fetchone()
+        assert flagged == "receiver_exceeds_sender"
+        (rtt,) = v.matrix(con, "rtt", "p50", "all")["matrices"]
+        assert rtt["flagged_tests"] == 0
+        cells = {(c["src"], c["dst"]): (c["tests"], c["value"]) for c in rtt["cells"]}
+        assert cells == {(A, B): (2, 11.0), (B, A): (1, 11.0)}  # 20 x 10 and 20 x 12 pooled
+        (thr,) = v.matrix(con, "throughput", "p50", "all")["matrices"]
+        assert thr["flagged_tests"] == 1
+        cells = {(c["src"], c["dst"]): (c["tests"], c["value"]) for c in thr["cells"]}
+        assert cells == {(A, B): (1, 8.0e8), (B, A): (1, 9.0e8)}
+        for metric in ("loss", "jitter"):  # the ping's figures go with the RTT
+            (mx,) = v.matrix(con, metric, "p50", "all")["matrices"]
+            assert mx["flagged_tests"] == 0
+            assert {(c["src"], c["dst"]): c["tests"] for c in mx["cells"]}[(A, B)] == 2
+        (s,) = v.pair_history(con, (A, B), "rtt", "all")["sources"]
+        assert (s["tests"], s["flagged_tests"]) == (2, 0)
+        (s,) = v.pair_history(con, (A, B), "throughput", "all")["sources"]
+        assert (s["tests"], s["flagged_tests"]) == (1, 1)
+        assert [r["value"] for r in s["runs"]] == [8.0e8]
+        # and the site's matrix, from the same cells
+        (info,) = v.source_infos(con).values()
+        by_metric = {
+            m: {(c.src, c.dst): c.tests for c in v.window_cells(con, info, m, "all")}
+            for m in ("rtt", "throughput")
+        }
+        assert by_metric == {"rtt": {(A, B): 2, (B, A): 1}, "throughput": {(A, B): 1, (B, A): 1}}
+    result = _cli(tmp_path, "matrix", "--window", "all", "--metric", "throughput")
+    assert result.exit_code == 0, result.output
+    assert "1 flagged tests left out: their flags invalidate their throughput" in result.output
+    result = _cli(tmp_path, "matrix", "--window", "all")
+    assert result.exit_code == 0 and "flagged tests left out" not in result.output

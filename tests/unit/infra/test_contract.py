@@ -329,12 +329,78 @@ def test_gcp_zones_lie_in_their_regions(catalog, keys):
         assert settings["zone"].startswith(f"{region}-")
 
 
+def _pessimistic(constraint: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """`~> X.Y` as [X.Y, X+1): the only form the stacks' versions.tf use."""
+    match = re.fullmatch(r"~> (\d+)\.(\d+)", constraint)
+    assert match, f"versions.tf pins {constraint!r}: only '~> X.Y' is understood here"
+    major, minor = int(match[1]), int(match[2])
+    return (major, minor), (major + 1,)
+
+
+@pytest.mark.parametrize("stack", [*STACKS, "local"])
+def test_each_stack_locks_the_providers_it_requires(stack):
+    """The committed .terraform.lock.hcl names every provider versions.tf requires, at a
+    version the constraint allows, with the registry's package hashes (zh:, the SHA-256 of
+    each platform's zip; h1:, a hash of an unpacked package); the emulated stack uses only
+    Terraform's built-ins and has nothing to lock."""
+    import hcl2
+
+    (terraform,) = _load(stack, "versions.tf")["terraform"]
+    required = {
+        name: (_unquote(spec["source"]), _unquote(spec["version"]))
+        for block in terraform.get("required_providers", [])
+        for name, spec in block.items()
+        if not name.startswith("__")
+    }
+    lock_file = paths.INFRA / stack / ".terraform.lock.hcl"
+    if not required:
+        assert stack == "local" and not lock_file.exists()
+        return
+    locked = {
+        _unquote(address): block
+        for entry in hcl2.loads(lock_file.read_text())["provider"]
+        for address, block in entry.items()
+    }
+    assert set(locked) == {f"registry.terraform.io/{src}" for src, _ in required.values()}
+    for source, constraint in required.values():
+        block = locked[f"registry.terraform.io/{source}"]
+        version = tuple(int(p) for p in _unquote(block["version"]).split("."))
+        low, high = _pessimistic(constraint)
+        assert low <= version < high, (source, version, constraint)
+        hashes = [_unquote(h) for h in block["hashes"]]
+        assert hashes == sorted(set(hashes)), "terraform writes the hashes sorted, once each"
+        zh = [h for h in hashes if h.startswith("zh:")]
+        h1 = [h for h in hashes if h.startswith("h1:")]
+        assert len(zh) >= 10 and len(zh) + len(h1) == len(hashes)  # every platform's zip
+        assert all(re.fullmatch(r"zh:[0-9a-f]{64}", h) for h in zh)
+        assert all(len(base64.b64decode(h[3:], validate=True)) == 32 for h in h1)
+    # the same provider is locked at the same version in every stack
+    if stack == "cloud":
+        for other in ("aws", "gcp"):
+            for address, block in hcl2.loads(
+                (paths.INFRA / other / ".terraform.lock.hcl").read_text()
+            )["provider"][0].items():
+                assert locked[_unquote(address)] == block, (other, address)
+
+
+def test_lock_files_are_not_ignored_by_git():
+    if shutil.which("git") is None or not (paths.ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    for stack in STACKS:
+        ignored = subprocess.run(
+            ["git", "check-ignore", "-q", f"infra/{stack}/.terraform.lock.hcl"],
+            cwd=paths.ROOT,
+            check=False,
+        )
+        assert ignored.returncode == 1, f"infra/{stack}/.terraform.lock.hcl is ignored by git"
+
+
 def test_terraform_validate_where_providers_can_be_installed(tmp_path):
     """Runs `terraform validate` when the provider registry is reachable; here it is not."""
     if shutil.which("terraform") is None:
         pytest.skip("terraform is not installed")
     work = tmp_path / "infra"
-    shutil.copytree(paths.INFRA, work, ignore=shutil.ignore_patterns(".terraform*", "delayd"))
+    shutil.copytree(paths.INFRA, work, ignore=shutil.ignore_patterns(".terraform", "delayd"))
     init = subprocess.run(
         ["terraform", "init", "-backend=false", "-input=false", "-no-color"],
         cwd=work / "cloud",

@@ -294,3 +294,78 @@ def test_capacity_rows_are_kept_apart_from_every_statistic(tmp_path):
             "single_stream_median_bps": 6e6,
         }
     ]
+
+
+# --- flags leave out only the measure they invalidate ----------------------------------
+
+
+def test_a_throughput_flag_leaves_the_rows_rtt_in_and_an_rtt_flag_its_throughput(tmp_path):
+    header = ["src_cloud", "src_region", "dst_cloud", "dst_region", "rtt_p50_ms",
+              "throughput_bps", "flags"]  # fmt: skip
+    path = _write(
+        tmp_path / "flagged.csv",
+        header,
+        [
+            ["aws", "us-east-1", "aws", "eu-west-1", "70", "1e8", ""],
+            ["aws", "eu-west-1", "aws", "us-east-1", "72", "9e8", "receiver_exceeds_sender"],
+            ["aws", "us-east-1", "gcp", "europe-west1", "80", "2e8", "few_samples"],
+            ["aws", "eu-west-1", "gcp", "europe-west1", "90", "", "few_samples"],
+        ],
+    )
+    loaded = report.load_inputs(input_files=[path], catalog=CATALOG)
+    m = loaded.data
+    # the last row had only an RTT, and an RTT flag: nothing of it is left
+    assert len(m) == 3 and loaded.rows_flagged == 3 and loaded.rows_flagged_out == 1
+    assert list(m.rtt_ms)[:2] == [70.0, 72.0] and math.isnan(m.rtt_ms[2])
+    assert m.throughput_bps[0] == 1e8 and math.isnan(m.throughput_bps[1])
+    assert m.throughput_bps[2] == 2e8
+    assert loaded.measures_flagged == {"rtt": 2, "throughput": 1}
+    result = report.write_report(loaded, tmp_path / "out", png=False)
+    (every,) = [s.row() for s in result.summaries if s.cloud_pair == "all"]
+    assert every["rtt_median_over_tests_ms"] == 71.0  # 70 and 72: not 80
+    assert every["throughput_median_over_tests_bps"] == 1.5e8  # 1e8 and 2e8: not 9e8
+    doc = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert doc["measures_flagged_left_out"] == {"rtt": 2, "throughput": 1}
+    assert doc["rows_flagged"] == 3 and doc["rows_flagged_left_out"] == 1
+    assert doc["flag_invalidates"]["receiver_exceeds_sender"] == ["throughput"]
+    (note,) = report.notes(loaded)
+    assert "2 few_samples" in note and "RTT of 2 rows, throughput of 1 rows" in note
+    # --include-flagged: every value counts again
+    back = report.load_inputs(input_files=[path], catalog=CATALOG, include_flagged=True)
+    assert len(back.data) == 4 and back.rows_flagged == 0
+    (every,) = [s.row() for s in analyze.summarize(back.data) if s.cloud_pair == "all"]
+    assert every["rtt_median_over_tests_ms"] == 76.0  # 70, 72, 80, 90
+    assert every["throughput_median_over_tests_bps"] == 2e8  # 1e8, 2e8, 9e8
+
+
+def test_a_sweep_whose_every_row_has_a_throughput_flag_reports_its_rtt(tmp_path, catalog_file):
+    # as a 1 s iperf3 test from 0 s can do: every receiver counted more than was sent
+    results = tmp_path / "results"
+    folder = _sweep(results, "20261122T0100Z-f1a9", n=30)
+    path = folder / "measurements.csv"
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
+    for i, row in enumerate(rows):
+        row["flags"] = "receiver_exceeds_sender" if i % 2 else "duration_short"
+    synthetic.write_measurements(path, iter(rows))
+    args = ["report", "--sweep", folder.name, "--results", str(results)]
+    result = CliRunner().invoke(main, [*args, "--catalog", str(catalog_file), "--no-png"])
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())  # the console wraps long lines
+    assert "throughput: not measured/flagged: every measured throughput (30 rows) is flagged" in out
+    assert "30 of 30 measurements used" in out
+    with (folder / "report" / "summary.csv").open() as f:
+        every = next(r for r in csv.DictReader(f) if r["cloud_pair"] == "all")
+    assert every["n"] == "30"
+    want = sorted(float(r["rtt_p50_ms"]) for r in rows)
+    assert float(every["rtt_median_over_tests_ms"]) == pytest.approx((want[14] + want[15]) / 2)
+    assert every["throughput_median_over_tests_bps"] == ""
+    doc = json.loads((folder / "report" / "report.json").read_text())
+    assert doc["measures_flagged_left_out"] == {"rtt": 0, "throughput": 30}
+    assert doc["rows_used"] == 30 and doc["rows_flagged_left_out"] == 0
+    charts = {p.stem for p in (folder / "report" / "charts").glob("*.html")}
+    assert "heatmap-rtt" in charts and "heatmap-throughput" not in charts
+    # the sweep's own end-of-run report too (runner -> stages.report -> build_report)
+    lines: list[str] = []
+    report.build_report(folder, catalog=CATALOG, png=False, log=lines.append)
+    assert any("throughput: not measured/flagged" in line for line in lines)

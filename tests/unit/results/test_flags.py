@@ -95,3 +95,27 @@ def test_the_vendored_skyplane_grid_keeps_tiers_apart_and_flags_the_floor():
         "PREMIUM/STANDARD",
         "STANDARD/PREMIUM",
     }
+
+
+def test_each_flag_invalidates_only_its_measures():
+    # every flag declares what it says is wrong, and nothing else is a measure
+    assert set(flags.INVALIDATES) == set(flags.FLAGS)
+    assert all(m and set(m) <= set(flags.MEASURES) for m in flags.INVALIDATES.values())
+    # the throughput checks say nothing against the ping's RTT, and the ping's against iperf3
+    for cell in (
+        "receiver_exceeds_sender",
+        "duration_short",
+        "duration_short;receiver_exceeds_sender",
+    ):
+        assert flags.throughput_invalid(cell) and not flags.rtt_invalid(cell)
+    for cell in ("asymmetric", "few_samples", "asymmetric;few_samples"):
+        assert flags.rtt_invalid(cell) and not flags.throughput_invalid(cell)
+    # faster than light: the row is not of the pair it names; one RTT flag among others
+    for cell in ("below_fibre_floor", "few_samples;duration_short"):
+        assert flags.rtt_invalid(cell) and flags.throughput_invalid(cell)
+    for cell in ("", None, ";"):
+        assert not flags.rtt_invalid(cell) and not flags.throughput_invalid(cell)
+    # a name we do not know (a later version's, a typo) leaves nothing standing
+    assert flags.rtt_invalid("made_up") and flags.throughput_invalid("made_up")
+    assert flags.harmless(flags.RTT) == ("receiver_exceeds_sender", "duration_short")
+    assert flags.harmless(flags.THROUGHPUT) == ("asymmetric", "few_samples")

@@ -3,6 +3,7 @@ systemd-analyze for the units, croniter for the cron entry, actionlint for the w
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -238,6 +239,36 @@ def test_exported_workflow_passes_actionlint(tmp_path, schedules, name, extra):
     always = [s["name"] for s in steps if s.get("if") == "always()" and "name" in s]
     assert "Tear down and reap" in always and "Save the ledger and sweeps back" in always
     assert any(u.startswith("actions/upload-artifact") for u in uses)
+
+
+@pytest.mark.parametrize(
+    ("name", "extra"), [("lat", ["--state-bucket", "gs://acme-ir/state"]), ("thr", ["--pages"])]
+)
+def test_every_action_is_pinned_by_commit_sha_with_its_release(tmp_path, schedules, name, extra):
+    workflow = tmp_path / "wf.yml"
+    _cli(
+        "schedule",
+        "export",
+        name,
+        "--file",
+        str(schedules),
+        "--repo",
+        "acme/interregion",
+        "--github-actions",
+        str(workflow),
+        *extra,
+    )
+    text = workflow.read_text()
+    doc = yaml.safe_load(text)
+    uses = [s["uses"] for job in doc["jobs"].values() for s in job["steps"] if "uses" in s]
+    lines = [line.split("uses:", 1)[1].strip() for line in text.splitlines() if "uses:" in line]
+    assert len(uses) == len(lines) >= 6
+    for used, line in zip(uses, lines, strict=True):
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", used), used
+        assert re.fullmatch(re.escape(used) + r" # v\d+\.\d+\.\d+", line), line
+    # the credentials actions are there for the clouds the profile reaches
+    wanted = {"lat": "google-github-actions/setup-gcloud@", "thr": "actions/deploy-pages@"}
+    assert any(u.startswith(wanted[name]) for u in uses)
 
 
 def test_export_needs_a_bucket_to_keep_results_in(tmp_path, schedules):

@@ -443,8 +443,11 @@ def test_site_leaves_flagged_rows_out_unless_asked(tmp_path):
     left_out = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "a")])
     assert left_out.exit_code == 0, left_out.output
     page = (tmp_path / "a" / "index.html").read_text()
-    note = re.search(r"(\d+) flagged rows left out of every statistic and fit: ([^<]*)", page)
+    note = re.search(
+        r"(\d+) flagged rows: ([^<]*) left out of every statistic and fit: ([^<]*)", page
+    )
     assert note and int(note.group(1)) >= 1 and "1 below_fibre_floor" in note.group(2), note
+    assert "RTT of" in note.group(3) and "throughput of" in note.group(3), note
     kept = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "b"), "--include-flagged"])
     assert kept.exit_code == 0, kept.output
-    assert "flagged rows left out" not in (tmp_path / "b" / "index.html").read_text()
+    assert "flagged rows:" not in (tmp_path / "b" / "index.html").read_text()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import email.parser
 import email.policy
+import hashlib
 import http.server
 import json
 import threading
@@ -129,7 +131,7 @@ def test_publish_command_to_s3(site_dir, monkeypatch):
     boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="ir-cli")
     result = CliRunner().invoke(main, ["publish", "--site", str(site_dir), "--to", "s3://ir-cli/p"])
     assert result.exit_code == 0, result.output
-    assert "published 7 files" in result.output
+    assert "published 7 files" in result.output and "7 sent" in result.output
     keys = boto3.client("s3", region_name="us-east-1").list_objects_v2(Bucket="ir-cli")
     assert len(keys["Contents"]) == 7
 
@@ -142,6 +144,7 @@ class FakeGCS(http.server.ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _GCSHandler)
         self.buckets: dict[str, dict[str, dict[str, Any]]] = {"ir-site": {}}
         self.uploads: list[str] = []
+        self.listings = 0
 
     @property
     def endpoint(self) -> str:
@@ -161,6 +164,26 @@ class _GCSHandler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        url = urllib.parse.urlparse(self.path)
+        parts = url.path.split("/")
+        # /storage/v1/b/<bucket>/o?prefix=...: the listing publish compares against
+        if parts[1:3] != ["storage", "v1"] or parts[3] != "b" or parts[5:] != ["o"]:
+            self._reply(404, {"error": {"code": 404, "message": "not found"}})
+            return
+        bucket = urllib.parse.unquote(parts[4])
+        if bucket not in self.server.buckets:
+            self._reply(404, {"error": {"code": 404, "message": "bucket not found"}})
+            return
+        prefix = urllib.parse.parse_qs(url.query).get("prefix", [""])[0]
+        items = [
+            {k: v for k, v in obj.items() if k != "data"}
+            for name, obj in sorted(self.server.buckets[bucket].items())
+            if name.startswith(prefix)
+        ]
+        self.server.listings += 1
+        self._reply(200, {"kind": "storage#objects", "items": items})
 
     def do_POST(self) -> None:
         url = urllib.parse.urlparse(self.path)
@@ -187,6 +210,7 @@ class _GCSHandler(http.server.BaseHTTPRequestHandler):
             "size": str(len(data)),
             "contentType": meta.get("contentType", str(data_part["Content-Type"])),
             "cacheControl": meta.get("cacheControl", ""),
+            "md5Hash": base64.b64encode(hashlib.md5(data).digest()).decode(),
             "data": data,
         }
         self.server.buckets[bucket][name] = obj
@@ -278,3 +302,104 @@ def test_a_failed_copy_leaves_the_old_index(site_dir, tmp_path):
         publish.publish_site(site_dir, str(dest))
     assert (dest / "index.html").read_text() == "old"
     assert not list(dest.rglob(".*.publishing"))
+
+
+# --- only what changed, a few at a time, tier by tier --------------------------------
+
+
+def test_a_second_publish_to_a_folder_sends_only_what_changed(site_dir, tmp_path):
+    dest = tmp_path / "www"
+    first = publish.publish_site(site_dir, str(dest))
+    assert first.uploaded == first.order and first.unchanged == 0
+    inodes = {p: p.stat().st_ino for p in dest.rglob("*") if p.is_file()}
+    (site_dir / "index.html").write_text("<html>LATEST</html>")  # same size, new content
+    (site_dir / "data" / "s2").mkdir()
+    (site_dir / "data" / "s2" / "measurements.csv").write_text("sweep_id\ns2\n")
+    second = publish.publish_site(site_dir, str(dest))
+    assert second.uploaded == ("data/s2/measurements.csv", "index.html")
+    assert second.files == 8 and second.unchanged == 6
+    assert second.bytes == len("sweep_id\ns2\n") + len("<html>LATEST</html>")
+    assert (dest / "index.html").read_text() == "<html>LATEST</html>"
+    for path, inode in inodes.items():  # a replaced file would have a new inode
+        if path.relative_to(dest).as_posix() not in ("index.html", outdir.MANIFEST):
+            assert path.stat().st_ino == inode, path
+    assert set(second.order) <= outdir.read_manifest(dest)
+    third = publish.publish_site(site_dir, str(dest))
+    assert third.uploaded == () and third.bytes == 0
+
+
+@mock_aws
+def test_a_second_publish_to_s3_sends_only_what_changed(site_dir, monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    s3 = boto3.client("s3", region_name="us-east-1")
+    s3.create_bucket(Bucket="ir-site")
+    publish.publish_site(site_dir, "s3://ir-site/p", s3_client=s3)
+    calls: list[str] = []
+    real_put = s3.put_object
+
+    def spy(**kwargs: Any) -> Any:
+        calls.append(kwargs["Key"])
+        return real_put(**kwargs)
+
+    monkeypatch.setattr(s3, "put_object", spy)
+    (site_dir / "assets" / "site.css").write_text("body{color:red}")
+    result = publish.publish_site(site_dir, "s3://ir-site/p", s3_client=s3)
+    assert calls == ["p/assets/site.css"] and result.uploaded == ("assets/site.css",)
+    body = s3.get_object(Bucket="ir-site", Key="p/assets/site.css")["Body"].read()
+    assert body == b"body{color:red}"
+    # an object changed behind our back (another size or content) is sent again
+    s3.put_object(Bucket="ir-site", Key="p/index.html", Body=b"<html>edited</html>")
+    calls.clear()
+    publish.publish_site(site_dir, "s3://ir-site/p", s3_client=s3)
+    assert calls == ["p/index.html"]
+
+
+def test_a_second_publish_to_gcs_sends_only_what_changed(site_dir, fake_gcs):
+    client = _gcs_client(fake_gcs.endpoint)
+    publish.publish_site(site_dir, "gs://ir-site/p", gcs_client=client)
+    assert len(fake_gcs.uploads) == 7
+    fake_gcs.uploads.clear()
+    (site_dir / "sweeps" / "s1.html").write_text("<html>s1, again</html>")
+    result = publish.publish_site(site_dir, "gs://ir-site/p", gcs_client=client)
+    assert fake_gcs.uploads == ["p/sweeps/s1.html"] and result.unchanged == 6
+    assert fake_gcs.buckets["ir-site"]["p/sweeps/s1.html"]["data"] == b"<html>s1, again</html>"
+
+
+def test_files_go_up_in_parallel_and_tier_by_tier():
+    names = ["index.html", "a.js", "b.css", "c.csv", "p.html", "q.html", "sub/index.html"]
+    events: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    # the three assets wait for each other: only uploads running at once get past it
+    together = threading.Barrier(3, timeout=10)
+
+    def send(name: str) -> int:
+        with lock:
+            events.append(("start", name))
+        if publish.tier(name) == 0:
+            together.wait()
+        with lock:
+            events.append(("end", name))
+        return len(name)
+
+    total = publish.send_in_tiers(names, send, workers=4)
+    assert total == sum(len(n) for n in names)
+    tiers = [publish.tier(name) for kind, name in events if kind == "start"]
+    assert tiers == sorted(tiers) and tiers[-1] == 3  # the root index.html alone, last
+    for i, (kind, name) in enumerate(events):  # a tier starts once the one before ended
+        if kind == "start":
+            ends_before = {n for k, n in events[:i] if k == "end"}
+            assert {n for n in names if publish.tier(n) < publish.tier(name)} <= ends_before
+
+
+def test_a_failed_upload_stops_before_the_pages():
+    sent: list[str] = []
+
+    def send(name: str) -> int:
+        if name == "b.css":
+            raise UserError("cannot write b.css")
+        sent.append(name)
+        return 1
+
+    with pytest.raises(UserError, match=r"cannot write b\.css"):
+        publish.send_in_tiers(["a.js", "b.css", "p.html", "index.html"], send, workers=2)
+    assert "index.html" not in sent and "p.html" not in sent
