@@ -561,12 +561,14 @@ def changes(
         episodes = [d for d in episodes if recent(d)]
         hosts = [d for d in hosts if recent(d)]
         configs = v.config_change_docs(con, found.config_changes, since_iso)
+        waiting = [ch.unjudged_doc(u) for u in ch.unjudged(series, found)]
         if url:
             _notify(con, url, [*hosts, *episodes])
     open_count = sum(d["status"] == "open" for d in [*episodes, *hosts])
     if as_json:
         doc = {"open": open_count, "hosts": hosts, "episodes": episodes,
-               "suspected": suspected, "configuration_changes": configs}  # fmt: skip
+               "suspected": suspected, "configuration_changes": configs,
+               "judged_pairs": len(found.baselines), "not_judged": waiting}  # fmt: skip
         if calibration is not None:
             doc["calibration"] = _calibration_doc(calibration)
         click.echo(json.dumps(doc, indent=1))
@@ -579,6 +581,10 @@ def changes(
                 f"{c.inflation:.2f}, k1 {c.k1:g}, k2 {c.k2:g}"
             )
         _print_changes(hosts, episodes, configs, open_count, suspected)
+        for u in waiting:
+            click.echo(u["text"])
+        if not found.baselines:
+            click.echo("no pair judged yet: nothing can have changed")
     if open_count:
         sys.exit(3)
 
@@ -618,6 +624,14 @@ def _print_changes(
     def tag(doc: dict[str, Any]) -> str:
         return f"[{doc['source']}/{doc['backend']}]"
 
+    def delta(doc: dict[str, Any], x: dict[str, Any]) -> str:
+        """`+10.0 ms, +6.7 %`: the change, and in % of the old level."""
+        change = v.format_value(x["change"], doc["unit"])
+        sign = "+" if x["change"] >= 0 and not change.startswith("-") else ""
+        unit = " Mbit/s" if doc["unit"] == "bit/s" else " ms"
+        pct = f", {x['change_pct']:+.1f} %" if x.get("change_pct") is not None else ""
+        return f"{sign}{change}{unit}{pct}"
+
     for d in hosts:
         toward = f" toward {d['toward'].split(':', 1)[1]}" if d.get("toward") else ""
         click.echo(
@@ -636,7 +650,8 @@ def _print_changes(
         for x in d["directions"]:
             click.echo(
                 f"  {x['src']} -> {x['dst']}: {level(d, x['old_level'])} -> "
-                f"{level(d, x['new_level'])}{'' if x['moved'] else ' (did not move)'}; "
+                f"{level(d, x['new_level'])} ({delta(d, x)})"
+                f"{'' if x['moved'] else ' (did not move)'}; "
                 f"flag {x['flag_threshold']:g}, confirm {x['confirm_threshold']:g}"
             )
     for d in suspected:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import math
 from bisect import bisect_left, insort
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -722,6 +722,48 @@ def detect(
     return Detection(episodes, hosts, configs, baselines, scales, suspects, p, grouped)
 
 
+@dataclass(frozen=True)
+class Unjudged:
+    """`pairs` directed pairs of one source and metric that are not judged yet: each has
+    `runs` of the `needed` comparable runs (same backend and configuration)."""
+
+    source: str
+    metric: str
+    runs: int
+    needed: int
+    pairs: int
+
+    def text(self) -> str:
+        """`not judged: 56 pairs have 1 of the 8 runs needed (rtt, measured)`."""
+        what = "pair has" if self.pairs == 1 else "pairs have"
+        return (
+            f"not judged: {self.pairs} {what} {self.runs} of the {self.needed} runs needed "
+            f"({self.metric}, {self.source})"
+        )
+
+
+def unjudged(series: Sequence[Series], found: Detection) -> list[Unjudged]:
+    """The series `found` has no baseline for, counted by source, metric and how many
+    comparable runs they have (after a configuration change a series needs only
+    borrowed_min_runs when the old configuration had min_runs: it borrows its scale)."""
+    p = found.params
+    counts: Counter[tuple[str, str, int, int]] = Counter()
+    for s in series:
+        if s.key in found.baselines or not s.runs:
+            continue
+        tail = _tail(s, p)
+        last_fp = s.runs[-1].fingerprint
+        older = [r for r in s.runs if r.fingerprint != last_fp and r.value > 0]
+        needed = p.borrowed_min_runs if len(older) >= p.min_runs else p.min_runs
+        counts[(s.key.source, s.key.metric, len(tail), needed)] += 1
+    return [
+        Unjudged(source, metric, runs, needed, n)
+        for (source, metric, runs, needed), n in sorted(
+            counts.items(), key=lambda kv: (kv[0][0], kv[0][1] != "rtt", kv[0][1], kv[0][2])
+        )
+    ]
+
+
 def host_changes(results: Sequence[SeriesResult], p: Params) -> tuple[list[HostChange], set[int]]:
     """Hosts where at least host_share of their evaluated paths started an event in the
     same run; returns them and the ids of the events they stand for."""
@@ -858,10 +900,23 @@ def _shown(metric: str, x: float) -> float:
     return round(math.expm1(x), 4) if metric == "throughput" else round(x, 3)
 
 
+def _percent(old: float, new: float) -> float | None:
+    """The change in % of the old level, to 0.1 (None from a level of 0)."""
+    return round(100.0 * (new / old - 1.0), 1) if old else None
+
+
+def unjudged_doc(u: Unjudged) -> dict[str, Any]:
+    return {
+        "source": u.source, "metric": u.metric, "pairs": u.pairs, "runs": u.runs,
+        "runs_needed": u.needed, "text": u.text(),
+    }  # fmt: skip
+
+
 def direction_doc(c: DirectionChange, metric: str) -> dict[str, Any]:
     return {
         "src": c.key.src, "dst": c.key.dst, "old_level": c.old_level,
-        "new_level": c.new_level, "change": c.new_level - c.old_level, "moved": c.moved,
+        "new_level": c.new_level, "change": c.new_level - c.old_level,
+        "change_pct": _percent(c.old_level, c.new_level), "moved": c.moved,
         "scale": _shown(metric, c.scale), "flag_threshold": _shown(metric, c.flag_threshold),
         "confirm_threshold": _shown(metric, c.confirm_threshold),
     }  # fmt: skip

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from orchestrator.core.geo import FIBRE_RTT_MS_PER_KM, fibre_rtt_ms
 from orchestrator.core.stats import NAN, median, percentiles
@@ -223,6 +223,13 @@ class Measurements:
     distance_km: Sequence[float]
     rtt_ms: Sequence[float]
     throughput_bps: Sequence[float]
+    # What the charts' hovers add, per row (NaN where a row lacks it); empty when the
+    # loader did not read them (the hovers then leave them out): the test's RTT p90 and
+    # ping loss, its ping samples and its start (UNIX seconds).
+    rtt_p90_ms: Sequence[float] = field(default_factory=list)
+    loss_pct: Sequence[float] = field(default_factory=list)
+    rtt_samples: Sequence[float] = field(default_factory=list)
+    started_s: Sequence[float] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.src)

@@ -16,6 +16,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -164,6 +165,10 @@ class _Reader:
             distance_km=array("d"),
             rtt_ms=array("d"),
             throughput_bps=array("d"),
+            rtt_p90_ms=array("d"),
+            loss_pct=array("d"),
+            rtt_samples=array("d"),
+            started_s=array("d"),
         )
         self.rows_read = 0
         self.skipped: Counter[str] = Counter()
@@ -240,6 +245,10 @@ class _Reader:
         c_sweep, c_started = col.get("sweep_id"), col.get("started_utc")
         c_backend = col.get("backend")
         c_measure = col.get("measure")
+        # the hovers' extras: a cell that does not parse is NaN, never a dropped row
+        c_extra = [col.get(c) for c in ("rtt_p90_ms", "ping_loss_pct", "rtt_samples")]
+        extras = (self.data.rtt_p90_ms, self.data.loss_pct, self.data.rtt_samples)
+        times: dict[str, float] = {}
         width = max(col.values()) + 1
         d = self.data
         last_sweep, sweep_i = None, -1
@@ -309,6 +318,13 @@ class _Reader:
             d.distance_km.append(km)  # type: ignore[attr-defined]
             d.rtt_ms.append(rtt)  # type: ignore[attr-defined]
             d.throughput_bps.append(thr)  # type: ignore[attr-defined]
+            for c, values in zip(c_extra, extras, strict=True):
+                values.append(_extra(row[c]) if c is not None else math.nan)  # type: ignore[attr-defined]
+            stamp = row[c_started] if c_started is not None else ""
+            t = times.get(stamp)
+            if t is None:
+                t = times[stamp] = _epoch(stamp)
+            d.started_s.append(t)  # type: ignore[attr-defined]
             if c_flags is not None:
                 cell = row[c_flags].strip()
                 self.computed.append(False)
@@ -399,7 +415,31 @@ def _subset(m: analyze.Measurements, keep: Sequence[int]) -> analyze.Measurement
         distance_km=array("d", (m.distance_km[i] for i in keep)),
         rtt_ms=array("d", (m.rtt_ms[i] for i in keep)),
         throughput_bps=array("d", (m.throughput_bps[i] for i in keep)),
+        **{
+            name: array("d", (column[i] for i in keep))
+            for name in ("rtt_p90_ms", "loss_pct", "rtt_samples", "started_s")
+            if len(column := getattr(m, name)) == len(m)
+        },
     )
+
+
+def _extra(text: str) -> float:
+    """A hover's extra figure: NaN when empty or not a number."""
+    try:
+        return float(text) if text else math.nan
+    except ValueError:
+        return math.nan
+
+
+def _epoch(stamp: str) -> float:
+    """UNIX seconds of an ISO 8601 time (UTC without a zone); NaN when not one."""
+    if not stamp:
+        return math.nan
+    try:
+        t = datetime.fromisoformat(stamp.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return math.nan
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
 
 
 def _number(text: str, limit: float) -> float:
@@ -769,10 +809,12 @@ def report_figures(
                 m, group, groups, by_name, emulated=emulated, max_points=max_points, cities=cities
             )
     coords = {r.key: (r.lat, r.lon) for r in loaded.catalog.regions}
-    figures["heatmap-rtt"] = charts.heatmap_figure(m, coords, "rtt", emulated=emulated)
+    figures["heatmap-rtt"] = charts.heatmap_figure(
+        m, coords, "rtt", emulated=emulated, cities=cities
+    )
     if any(math.isfinite(x) for x in m.throughput_bps):  # latency-only: no empty chart
         figures["heatmap-throughput"] = charts.heatmap_figure(
-            m, coords, "throughput", emulated=emulated
+            m, coords, "throughput", emulated=emulated, cities=cities
         )
     figures["map"] = charts.map_figure(m, coords, emulated=emulated, cities=cities)
     started = {s.id: s.started_utc or s.id for s in loaded.sweeps.values()}

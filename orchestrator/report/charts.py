@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,10 @@ MAX_POINTS = 4000
 ROUTE_POINTS = 16  # points per great-circle line on the map
 RTT_BINS = 8  # map lines are drawn in this many colours
 RTT_COLORSCALE = "Viridis"
-MAX_SERIES = 10  # pairs drawn in the time series chart: one colour each, no spaghetti
+MAX_SERIES = 8  # pairs drawn in the time series chart: one colour each, no spaghetti
+# The time series' picker (any pair, drawn by the site's JS) holds at most this many
+# values; beyond it, the latest sweeps that fit (a data file stays under 2 MB).
+PICKER_VALUES = 150_000
 
 EMULATED_NOTE = "EMULATED: measured on the emulated cloud, not on AWS or GCP"
 
@@ -92,6 +96,74 @@ def _finite(v: float) -> bool:
     return math.isfinite(v)
 
 
+# ---- what hovers add: customdata, rounded as shown; "—" where a value is missing ----
+# (plotly prints a null as 0 under a number format, so the numbers go in rounded and
+# printed as they are)
+MISSING = "—"
+
+
+def _num(x: float, digits: int) -> float | int | str:
+    if not _finite(x):
+        return MISSING
+    return round(x) if digits == 0 else round(x, digits)
+
+
+def iso_time(seconds: float) -> str:
+    """UNIX seconds as ISO 8601 UTC with milliseconds and Z; "—" when unknown."""
+    if not _finite(seconds):
+        return MISSING
+    t = datetime.fromtimestamp(seconds, UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def _extras(m: analyze.Measurements) -> bool:
+    """True when the loader read the hovers' extra columns."""
+    n = len(m)
+    return all(len(c) == n for c in (m.rtt_p90_ms, m.loss_pct, m.rtt_samples, m.started_s))
+
+
+def _test_data(m: analyze.Measurements, i: int) -> list[Any]:
+    """One test's hover extras: [RTT p90 ms, loss %, ping samples, start time]."""
+    return [
+        _num(m.rtt_p90_ms[i], 1),
+        _num(m.loss_pct[i], 2),
+        _num(m.rtt_samples[i], 0),
+        iso_time(m.started_s[i]),
+    ]
+
+
+TEST_HOVER = (
+    "<br>test's RTT p90 %{customdata[0]} ms, loss %{customdata[1]} %, "
+    "n %{customdata[2]} samples<br>%{customdata[3]}"
+)
+
+
+def _pair_data(
+    m: analyze.Measurements, values: Sequence[float], ordered: bool = True
+) -> dict[tuple[int, int], list[Any]]:
+    """Per region pair (unordered if not `ordered`), over its tests with a value:
+    [tests, p90 of `values`, median loss %, newest test's time] (hover extras)."""
+    rows: dict[tuple[int, int], list[int]] = {}
+    for i in range(len(m)):
+        if not _finite(values[i]):
+            continue
+        s, d = m.src[i], m.dst[i]
+        rows.setdefault((s, d) if ordered or s < d else (d, s), []).append(i)
+    extras = _extras(m)
+    out = {}
+    for key, idx in rows.items():
+        p90 = analyze.percentile([values[i] for i in idx], 90.0)
+        loss = analyze.finite([m.loss_pct[i] for i in idx]) if extras else []
+        times = analyze.finite([m.started_s[i] for i in idx]) if extras else []
+        out[key] = [
+            len(idx),
+            p90,
+            _num(analyze.median(loss), 2) if loss else MISSING,
+            iso_time(max(times)) if times else MISSING,
+        ]
+    return out
+
+
 def distance_figure(
     m: analyze.Measurements,
     group: str,
@@ -135,6 +207,7 @@ def distance_figure(
             pts = [i for i in sample if _finite(values[i])]
             names = [_named(r, cities) for r in m.regions]
             text = [f"{names[m.src[i]]} → {names[m.dst[i]]}" for i in pts]
+            extra = _extras(m)
             fig.add_trace(
                 go.Scatter(
                     x=[round(m.distance_km[i]) for i in pts],
@@ -145,8 +218,9 @@ def distance_figure(
                     legendgroup=pair,
                     showlegend=col == 1,
                     text=text,
+                    customdata=[_test_data(m, i) for i in pts] if extra else None,
                     hovertemplate=f"%{{text}}<br>%{{x{HOVER['km']}}} km, "
-                    f"%{{y{HOVER[unit]}}} {unit}<extra></extra>",
+                    f"%{{y{HOVER[unit]}}} {unit}{TEST_HOVER if extra else ''}<extra></extra>",
                     meta={"filter": "points", "cloud_pair": pair},
                 ),
                 row=1,
@@ -251,8 +325,11 @@ def heatmap_figure(
     metric: str,
     *,
     emulated: bool,
+    cities: Mapping[str, str] | None = None,
 ) -> go.Figure:
-    """Median RTT or throughput, source region (rows) by destination (columns)."""
+    """Median RTT or throughput, source region (rows) by destination (columns); a cell's
+    hover has the pair, km, the median and p90 over its tests, their count, the median
+    loss and the newest test's time."""
     values = m.rtt_ms if metric == "rtt" else m.throughput_bps
     medians = _median_by_pair(m, values)
     used = sorted({k for pair in medians for k in pair})
@@ -260,23 +337,37 @@ def heatmap_figure(
     index = {name: n for n, name in enumerate(names)}
     z: list[list[float | None]] = [[None] * len(names) for _ in names]
     km: list[list[float | None]] = [[None] * len(names) for _ in names]
+    # per cell: [km, tests, p90 over tests, median loss %, newest test] for the hover
+    cells: list[list[Any]] = [[None] * len(names) for _ in names]
     dist = _median_by_pair(m, m.distance_km)
+    extra = _pair_data(m, values)
+    unit = "ms" if metric == "rtt" else "Mbit/s"
     for (s, d), v in medians.items():
         row, col = index[m.regions[s]], index[m.regions[d]]
         z[row][col] = round(v, 2) if metric == "rtt" else _mbit(v)
         km[row][col] = round(dist[(s, d)]) if (s, d) in dist else None
+        tests, p90, loss, newest = extra[(s, d)]
+        cells[row][col] = [
+            km[row][col] if km[row][col] is not None else MISSING,
+            tests,
+            _num(p90, 1) if metric == "rtt" else _num(_mbit(p90), 3),
+            loss,
+            newest,
+        ]
     clouds = [n.split(":", 1)[0] for n in names]
-    unit = "ms" if metric == "rtt" else "Mbit/s"
+    heads = [_named(n, cities) for n in names]
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=names,
-            y=names,
+            x=heads,
+            y=heads,
             colorscale=RTT_COLORSCALE,
             colorbar={"title": {"text": unit}},
-            hovertemplate=f"%{{y}} → %{{x}}<br>%{{z{HOVER[unit]}}} {unit}<br>"
-            f"%{{customdata}} km<extra></extra>",
-            customdata=km,
+            hoverongaps=False,
+            hovertemplate=f"%{{y}} → %{{x}}<br>median %{{z{HOVER[unit]}}} {unit}, p90 "
+            f"%{{customdata[2]}} {unit} over %{{customdata[1]}} tests<br>%{{customdata[0]}} km, "
+            "median loss %{customdata[3]} %<br>newest %{customdata[4]}<extra></extra>",
+            customdata=cells,
             meta={"filter": "heatmap", "clouds_y": clouds, "clouds_x": clouds, "km": km},
         )
     )
@@ -322,6 +413,7 @@ def map_figure(
     """Regions on a world map; measured pairs as great-circle lines coloured by median RTT."""
     medians = _median_by_pair(m, m.rtt_ms, ordered=False)
     dist = _median_by_pair(m, m.distance_km, ordered=False)
+    extra = _pair_data(m, m.rtt_ms, ordered=False)
     fig = go.Figure()
     if medians:
         lo, hi = min(medians.values()), max(medians.values())
@@ -333,6 +425,7 @@ def map_figure(
         mid_lat: list[float] = []
         mid_lon: list[float] = []
         mid_text: list[str] = []
+        mid_data: list[list[Any]] = []  # [tests, p90 ms, median loss %, newest test]
         mid_segments: list[list[Any]] = []
         for pair, rtt in sorted(medians.items()):
             bins[min(RTT_BINS - 1, int((rtt - lo) / span * RTT_BINS))].append(pair)
@@ -357,6 +450,8 @@ def map_figure(
                     f"{km:,} km, median RTT "
                     f"{medians[(s, d)]:.1f} ms"
                 )
+                tests, p90, loss, newest = extra[(s, d)]
+                mid_data.append([tests, _num(p90, 1), loss, newest])
                 mid_segments.append([cloud_s, cloud_d, km])
             low = lo + span * b / RTT_BINS
             fig.add_trace(
@@ -376,10 +471,13 @@ def map_figure(
                 lat=mid_lat,
                 lon=mid_lon,
                 text=mid_text,
+                customdata=mid_data,
                 mode="markers",
                 marker={"size": 5, "color": "#555", "opacity": 0.35},
                 name="pairs (hover a line's middle)",
-                hovertemplate="%{text}<extra></extra>",
+                hovertemplate="%{text}, p90 %{customdata[1]} ms over %{customdata[0]} tests "
+                "(both directions)<br>median loss %{customdata[2]} %, newest "
+                "%{customdata[3]}<extra></extra>",
                 meta={"filter": "routes", "segments": mid_segments, "points": 1},
             )
         )
@@ -410,7 +508,7 @@ def map_figure(
             go.Scattergeo(
                 lat=[coords[k][0] for k in keys],
                 lon=[coords[k][1] for k in keys],
-                text=keys,
+                text=[_named(k, cities) for k in keys],
                 mode="markers",
                 marker={"color": CLOUD_COLOURS[cloud], "size": 8, "line": {"width": 1}},
                 name=f"{cloud} regions",
@@ -429,12 +527,20 @@ def map_figure(
 
 
 def timeseries_figure(
-    m: analyze.Measurements, started: Mapping[str, str], *, emulated: bool
+    m: analyze.Measurements,
+    started: Mapping[str, str],
+    *,
+    emulated: bool,
+    max_series: int = MAX_SERIES,
+    picker_values: int = PICKER_VALUES,
 ) -> go.Figure:
     """Median RTT and throughput per directed pair across sweeps.
 
-    Only pairs measured in two or more sweeps; at most MAX_SERIES of them,
-    those whose RTT varied most, so the chart stays readable.
+    Only pairs measured in two or more sweeps; `max_series` of them drawn, those whose
+    median RTT moved most (the widest range of their per-sweep medians), so the chart
+    stays readable. Every pair's medians go in `layout.meta.picker` (sweep times `x`,
+    `pairs`, `codes`, `rtt` and, with throughput, `tput` in Mbit/s, null where a sweep
+    missed the pair), from which the site's picker draws any one pair.
     """
     acc: dict[tuple[int, int], dict[int, tuple[list[float], list[float]]]] = {}
     for i in range(len(m)):
@@ -449,7 +555,7 @@ def timeseries_figure(
         if len(per_sweep) < 2:
             continue
         points = sorted(
-            (started.get(m.sweeps[s], m.sweeps[s]), analyze.median(r), analyze.median(t))
+            (started.get(m.sweeps[s], m.sweeps[s]), analyze.median(r), analyze.median(t), s)
             for s, (r, t) in per_sweep.items()
         )
         rtts = analyze.finite([p[1] for p in points])
@@ -464,7 +570,7 @@ def timeseries_figure(
         shared_xaxes=True,
         subplot_titles=("Median RTT", "Median throughput") if both else ("Median RTT",),
     )
-    for _spread, (s, d), points in series[:MAX_SERIES]:
+    for _spread, (s, d), points in series[:max_series]:
         name = f"{m.regions[s]} → {m.regions[d]}"
         code = f"{m.regions[s].split(':')[0]}-{m.regions[d].split(':')[0]}"
         for row in (1, 2)[: 2 if both else 1]:
@@ -472,13 +578,13 @@ def timeseries_figure(
             fig.add_trace(
                 go.Scatter(
                     x=[p[0] for p in points],
-                    y=[round(p[1], 2) if row == 1 else _mbit(p[2]) for p in points],
+                    y=[_rounded(p[1]) if row == 1 else _mbit(p[2]) for p in points],
                     hovertemplate=f"{name}<br>%{{x}}<br>%{{y{HOVER[unit]}}} {unit}<extra></extra>",
                     mode="lines+markers",
                     name=name,
                     legendgroup=name,
                     showlegend=row == 1,
-                    meta={"filter": "series", "cloud_pair": code},
+                    meta={"filter": "series", "cloud_pair": code, "pair": name},
                 ),
                 row=row,
                 col=1,
@@ -487,13 +593,61 @@ def timeseries_figure(
     if both:
         fig.update_yaxes(title_text="throughput (Mbit/s, log)", type="log", row=2, col=1)
     fig.update_xaxes(title_text="sweep start (UTC)", row=2 if both else 1, col=1)
-    fig.update_layout(height=700)
-    shown = min(len(series), MAX_SERIES)
+    shown = min(len(series), max_series)
+    picker = _picker(m, series, both, picker_values)
+    fig.update_layout(height=700, meta={"picker": {**picker, "shown": shown}})
     title = (
         f"The {shown} pairs whose median RTT moved most across {len(m.sweeps)} sweeps "
         f"(of {len(series)} pairs)"
     )
     return label(fig, title, emulated)
+
+
+def _rounded(ms: float) -> float | None:
+    """0.01 ms, as a hover shows it (None for a sweep without the value)."""
+    return round(ms, 2) if _finite(ms) else None
+
+
+def _picker(
+    m: analyze.Measurements,
+    series: Sequence[tuple[float, tuple[int, int], Sequence[tuple[str, float, float, int]]]],
+    both: bool,
+    limit: int,
+) -> dict[str, Any]:
+    """Every pair's per-sweep medians on one shared time axis: `x` (the sweeps' start
+    times), `pairs` (in the order of how much they moved), `codes` (cloud pairs), `rtt`
+    (ms) and `tput` (Mbit/s, with throughput only), null where a sweep missed a pair.
+    Above `limit` values, only the latest sweeps that fit (`sweeps_kept` of `sweeps`)."""
+    # one column per sweep (two sweeps may share a start time), in time order
+    sweeps = sorted({(p[0], p[3]) for _spread, _pair, points in series for p in points})
+    per_value = 2 if both else 1
+    fit = max(2, limit // max(1, len(series) * per_value))
+    kept = sweeps[-fit:]
+    where = {sweep: k for k, (_t, sweep) in enumerate(kept)}
+    pairs, codes, rtt, tput = [], [], [], []
+    for _spread, (s, d), points in series:
+        pairs.append(f"{m.regions[s]} → {m.regions[d]}")
+        codes.append(f"{m.regions[s].split(':')[0]}-{m.regions[d].split(':')[0]}")
+        r: list[float | None] = [None] * len(kept)
+        t: list[float | None] = [None] * len(kept)
+        for _when, rtt_ms, bps, sweep in points:
+            k = where.get(sweep)
+            if k is not None:
+                r[k] = _rounded(rtt_ms)
+                t[k] = _mbit(bps) if _finite(bps) else None
+        rtt.append(r)
+        tput.append(t)
+    doc: dict[str, Any] = {
+        "x": [t for t, _sweep in kept],
+        "pairs": pairs,
+        "codes": codes,
+        "rtt": rtt,
+        "sweeps": len(sweeps),
+        "sweeps_kept": len(kept),
+    }
+    if both:
+        doc["tput"] = tput
+    return doc
 
 
 def find_browser() -> str | None:

@@ -631,8 +631,9 @@ _CHART_TEXT = {
     "(rows) to each destination (columns), regions ordered by cloud, then west to east.",
     "heatmap-throughput": "Median throughput by region pair, ordered as the RTT one.",
     "map": "The measured pairs as great-circle lines, coloured by median RTT.",
-    "timeseries": "The pairs whose median RTT moved most from sweep to sweep (the widest "
-    "range of their per-sweep medians), with their throughput.",
+    "timeseries": f"The {charts.MAX_SERIES} pairs whose median RTT moved most from sweep "
+    "to sweep (the widest range of their per-sweep medians), with their throughput; the "
+    "picker below draws any other pair.",
 }
 
 
@@ -678,6 +679,13 @@ def _sweep_html(
             f"<h3>{_e(name)}</h3><p class='muted'>{_e(text)}</p>"
             f"<div class='chart' id='chart-{_e(name)}' data-fig='{_e(name)}'></div>\n"
         )
+        if name == "timeseries":  # any pair, drawn by site.js from the figure's meta
+            parts.append(
+                "<form id='series-picker' class='picker'><label>pair "
+                "<select name='pair' data-fig='timeseries'><option value=''>the pairs "
+                "that moved most</option></select></label> "
+                "<span id='series-picker-note' class='muted'></span></form>\n"
+            )
     parts.append(_sweep_list(nav, prefix))
     parts += scripts
     parts.append(_scripts(prefix))

@@ -103,7 +103,7 @@ def history_data(
     built = now or datetime.now(UTC)
     return HistoryData(
         matrix=matrix_data(con, infos, found, built, catalog or load_catalog(), include_flagged),
-        changes={**changes_data(con, found, infos), "calibration": calibration},
+        changes={**changes_data(con, found, infos, series), "calibration": calibration},
         pairs=pair_data(con, infos, found),
         emulated={i.name: i.emulated for i in infos},
     )
@@ -278,9 +278,13 @@ def matrix_data(
 
 
 def changes_data(
-    con: duckdb.DuckDBPyConnection, found: ch.Detection, infos: Sequence[v.SourceInfo]
+    con: duckdb.DuckDBPyConnection,
+    found: ch.Detection,
+    infos: Sequence[v.SourceInfo],
+    series: Sequence[ch.Series] = (),
 ) -> dict[str, Any]:
-    """Pair and host episodes (open and closed) and configuration changes, apart."""
+    """Pair and host episodes (open and closed) and configuration changes, apart; the
+    pairs of `series` not judged yet (too few comparable runs), counted."""
     emulated = {i.name: i.emulated for i in infos}
     episodes = [ch.episode_doc(e, METRIC_UNITS) for e in found.episodes]
     hosts = [ch.host_doc(h, METRIC_UNITS) for h in found.hosts]
@@ -297,6 +301,8 @@ def changes_data(
         "suspected": sorted(suspected, key=lambda d: d["utc"], reverse=True),
         "regions": sorted(regions, key=lambda d: d["started_utc"], reverse=True),
         "configuration_changes": sorted(configs, key=lambda d: d["utc"], reverse=True),
+        "judged_pairs": len(found.baselines),
+        "not_judged": [ch.unjudged_doc(u) for u in ch.unjudged(series, found)],
     }
 
 
@@ -625,11 +631,23 @@ def _direction_lines(doc: dict[str, Any]) -> str:
     )
 
 
+def _delta_lines(doc: dict[str, Any]) -> tuple[str, str]:
+    """Each direction's change (ms or Mbit/s) and its change in % of the old level."""
+    unit = DISPLAY_UNITS[doc["metric"]]
+    deltas, percents = [], []
+    for d in doc["directions"]:
+        text = v.format_value(d["change"], doc["unit"])
+        deltas.append(f"{'+' if not text.startswith('-') else ''}{text} {unit}")
+        pct = d.get("change_pct")
+        percents.append("—" if pct is None else f"{pct:+.1f} %")
+    return "<br>".join(_e(x) for x in deltas), "<br>".join(_e(x) for x in percents)
+
+
 def _episode_rows(docs: Sequence[dict[str, Any]]) -> str:
     head = (
         "<tr><th>path</th><th>metric</th><th>status</th><th>each direction: change and "
-        "thresholds</th><th>k1, k2</th><th>started</th><th>confirmed</th><th>closed</th>"
-        "<th>source</th></tr>"
+        "thresholds</th><th>Δ</th><th>%</th><th>k1, k2</th><th>started</th><th>confirmed</th>"
+        "<th>closed</th><th>source</th></tr>"
     )
     rows = [
         f"<tr data-status='{_e(d['status'])}' class='path-event'>"
@@ -637,6 +655,7 @@ def _episode_rows(docs: Sequence[dict[str, Any]]) -> str:
         f"{' (one direction)' if d['one_direction'] else ''}</td>"
         f"<td>{_e(METRIC_TITLES[d['metric']])}</td><td>{_e(d['status'])}</td>"
         f"<td class='directions'>{_direction_lines(d)}</td>"
+        f"<td class='delta'>{_delta_lines(d)[0]}</td><td class='pct'>{_delta_lines(d)[1]}</td>"
         f"<td class='thresholds'>{d['k1']:g}, {d['k2']:g}</td>"
         f"<td>{_e(d['started_utc'])}</td><td>{_e(d['confirmed_utc'])}</td>"
         f"<td>{_e(d['closed_utc'] or '')}</td><td>{_tag(d)}</td></tr>"
@@ -701,6 +720,17 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
         f"a new baseline and are never counted as network changes. <strong id='open-count'>"
         f"{doc['open']} open</strong>.</p>\n",
     ]
+    waiting = doc.get("not_judged") or []
+    if waiting:
+        judged = doc.get("judged_pairs", 0)
+        parts.append(
+            "<ul id='not-judged'>"
+            + "".join(f"<li>{_e(u['text'])}</li>" for u in waiting)
+            + "</ul>\n"
+            + f"<p class='muted' id='judged-count'>{judged} directed pairs judged (per metric)"
+            + (": nothing can have changed yet" if not judged else "")
+            + ".</p>\n"
+        )
     for title, status_open in (("Open", True), ("Closed", False)):
         mine = [d for d in episodes if (d["status"] == "open") == status_open]
         mine_hosts = [

@@ -38,17 +38,19 @@
     var i;
     if (meta.filter === "points") {
       var keep = st.pairs[meta.cloud_pair];
-      var x = [], y = [], text = [];
+      var x = [], y = [], text = [], custom = [];
       for (i = 0; keep && i < trace.x.length; i++) {
         if (inBand(trace.x[i], st)) {
           x.push(trace.x[i]);
           y.push(trace.y[i]);
           if (trace.text) text.push(trace.text[i]);
+          if (trace.customdata) custom.push(trace.customdata[i]);
         }
       }
       t.x = x;
       t.y = y;
       if (trace.text) t.text = text;
+      if (trace.customdata) t.customdata = custom;
       return t;
     }
     if (meta.filter === "fit" || meta.filter === "series") {
@@ -56,7 +58,7 @@
       return t;
     }
     if (meta.filter === "routes") {
-      var lat = [], lon = [], texts = [];
+      var lat = [], lon = [], texts = [], custom = [];
       var n = meta.points;
       for (i = 0; i < meta.segments.length; i++) {
         var seg = meta.segments[i];
@@ -65,10 +67,12 @@
         lat = lat.concat(trace.lat.slice(i * n, (i + 1) * n));
         lon = lon.concat(trace.lon.slice(i * n, (i + 1) * n));
         if (trace.text) texts = texts.concat(trace.text.slice(i * n, (i + 1) * n));
+        if (trace.customdata) custom = custom.concat(trace.customdata.slice(i * n, (i + 1) * n));
       }
       t.lat = lat;
       t.lon = lon;
       if (trace.text) t.text = texts;
+      if (trace.customdata) t.customdata = custom;
       return t;
     }
     if (meta.filter === "heatmap") {
@@ -238,6 +242,99 @@
     return t;
   }
 
+  // The map's lines hover like the marker at their middle: each line point gets its
+  // pair's text and customdata here, in the browser (in the figure JSON they would weigh
+  // ROUTE_POINTS times more). The markers list the pairs in the lines' order.
+  function lineHovers(spec) {
+    var routes = spec.data.filter(function (t) { return (t.meta || {}).filter === "routes"; });
+    var mids = routes.filter(function (t) { return t.meta.points === 1; });
+    if (mids.length !== 1) return;
+    var mid = mids[0], k = 0;
+    routes.forEach(function (t) {
+      if (t === mid) return;
+      var n = t.meta.points, text = [], custom = [];
+      for (var s = 0; s < t.meta.segments.length; s++, k++) {
+        for (var j = 0; j < n; j++) {
+          text.push(mid.text[k]);
+          custom.push(mid.customdata ? mid.customdata[k] : null);
+        }
+      }
+      t.text = text;
+      if (mid.customdata) t.customdata = custom;
+      t.hovertemplate = mid.hovertemplate;
+      delete t.hoverinfo;
+      t.hoveron = "points";
+    });
+  }
+
+  // --- the time series' picker: any pair, from the figure's layout.meta.picker ------
+
+  function picked(spec) {
+    var sel = document.querySelector("select[data-fig='" + spec.name + "']");
+    var picker = spec.layout.meta && spec.layout.meta.picker;
+    if (!sel || !picker || sel.value === "") return null;
+    return { picker: picker, index: Number(sel.value) };
+  }
+
+  // The chosen directed pair (and its reverse, dashed), drawn as the chart's own series
+  // traces are (their axes, hover formats and modes), on the picker's time axis.
+  function pickedTraces(spec, chosen) {
+    var p = chosen.picker;
+    var templates = spec.data.filter(function (t) { return (t.meta || {}).filter === "series"; });
+    var rows = [];
+    templates.forEach(function (t) {
+      var axis = t.yaxis || "y";
+      if (!rows.some(function (r) { return (r.yaxis || "y") === axis; })) rows.push(t);
+    });
+    var name = p.pairs[chosen.index];
+    var ends = name.split(" → ");
+    var back = p.pairs.indexOf(ends[1] + " → " + ends[0]);
+    var out = [];
+    [chosen.index, back].forEach(function (i, n) {
+      if (i < 0) return;
+      rows.forEach(function (tpl) {
+        var tput = (tpl.yaxis || "y") !== "y";
+        var t = copy(tpl);
+        t.x = p.x;
+        t.y = tput ? p.tput[i] : p.rtt[i];
+        t.name = p.pairs[i];
+        t.legendgroup = p.pairs[i];
+        t.showlegend = !tput;
+        t.connectgaps = true;
+        t.line = n ? { dash: "dash" } : {};
+        t.marker = n ? { symbol: "circle-open", size: 8 } : { size: 6 };
+        t.hovertemplate = p.pairs[i] + "<br>%{x}<br>%{y:" + (tput ? ".3~r" : ".1f") + "} " +
+          (tput ? "Mbit/s" : "ms") + "<extra></extra>";
+        t.meta = { filter: "series", cloud_pair: p.codes[i], pair: p.pairs[i] };
+        out.push(t);
+      });
+    });
+    return out;
+  }
+
+  function pickerSetUp(spec) {
+    var form = document.getElementById("series-picker");
+    var sel = form && form.querySelector("select[data-fig='" + spec.name + "']");
+    var p = spec.layout.meta && spec.layout.meta.picker;
+    if (!sel || !p) return;
+    var order = p.pairs.map(function (_n, i) { return i; });
+    order.sort(function (a, b) { return p.pairs[a] < p.pairs[b] ? -1 : p.pairs[a] > p.pairs[b] ? 1 : 0; });
+    sel.options[0].textContent = "the " + p.shown + " pairs that moved most";
+    order.forEach(function (i) {
+      var o = document.createElement("option");
+      o.value = String(i);
+      o.textContent = p.pairs[i];
+      sel.appendChild(o);
+    });
+    var note = document.getElementById("series-picker-note");
+    if (note) {
+      note.textContent = p.pairs.length + " pairs" + (p.sweeps_kept < p.sweeps ?
+        "; a picked pair shows the latest " + p.sweeps_kept + " of " + p.sweeps + " sweeps" : "");
+    }
+    form.addEventListener("change", apply);
+    form.addEventListener("submit", function (e) { e.preventDefault(); });
+  }
+
   function apply() {
     var st = state();
     var shown = 0;
@@ -246,7 +343,10 @@
     charts.forEach(function (c) {
       var groups = filtered && /^chart-distance-/.test(c.div.id) ? matching(c.spec, st) : null;
       if (groups && c.div.id === "chart-distance-all") updateSummary(groups, true);
-      var data = c.spec.data.map(function (t) {
+      var chosen = picked(c.spec);
+      var traces = chosen ? pickedTraces(c.spec, chosen) : c.spec.data;
+      c.div.setAttribute("data-picked", chosen ? chosen.picker.pairs[chosen.index] : "");
+      var data = traces.map(function (t) {
         var f = groups && (t.meta || {}).filter === "fit" ? refit(t, groups, st) : filterTrace(t, st);
         // Counted on the all-pairs chart (each point is there twice: RTT and throughput).
         if (c.div.id === "chart-distance-all" && f.meta && f.meta.filter === "points" &&
@@ -274,7 +374,12 @@
     var divs = document.querySelectorAll("div.chart[data-fig]");
     for (var i = 0; i < divs.length; i++) {
       var spec = figures[divs[i].getAttribute("data-fig")];
-      if (spec) charts.push({ div: divs[i], spec: spec });
+      if (spec) {
+        spec.name = divs[i].getAttribute("data-fig");
+        lineHovers(spec);
+        charts.push({ div: divs[i], spec: spec });
+        pickerSetUp(spec);
+      }
     }
     var form = document.getElementById("filter");
     if (form) {

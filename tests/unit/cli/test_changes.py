@@ -61,6 +61,31 @@ def test_open_episode_exits_3_and_closes(tmp_path):
     assert "no changes" in _changes(tmp_path, "--since", "2026-11-05").output
 
 
+def test_after_one_sweep_changes_says_what_is_not_judged_yet(tmp_path):
+    _sweeps(tmp_path, [150.0])
+    result = _changes(tmp_path)
+    assert result.exit_code == 0, result.output
+    # two directed pairs, RTT and throughput: 1 of the 8 runs each
+    assert "not judged: 2 pairs have 1 of the 8 runs needed (rtt, emulated)" in result.output
+    assert "no pair judged yet" in result.output
+    doc = json.loads(_changes(tmp_path, "--json").output)
+    assert doc["judged_pairs"] == 0
+    waiting = [(u["metric"], u["pairs"], u["runs"], u["runs_needed"]) for u in doc["not_judged"]]
+    assert waiting == [("rtt", 2, 1, 8), ("throughput", 2, 1, 8)]
+    _sweeps(tmp_path, [150.0] * 8, start=1)  # 9 runs: judged, nothing left waiting
+    result = _changes(tmp_path)
+    assert "not judged" not in result.output and "no pair judged" not in result.output
+    assert "no changes" in result.output
+
+
+def test_a_change_prints_its_delta_and_percent(tmp_path):
+    _sweeps(tmp_path, [150.0] * 10 + [160.0] * 3)
+    lines = _changes(tmp_path).output.splitlines()
+    # A -> B: 150.1 ms (its baseline) to 160.1 ms: +10.0 ms, 10 / 150.1 = +6.7 %
+    (moved,) = [x for x in lines if x.startswith(f"  {A} -> {B}")]
+    assert "150.1 ms -> 160.1 ms (+10.0 ms, +6.7 %)" in moved, moved
+
+
 def test_a_kernel_change_is_a_configuration_change_not_a_network_change(tmp_path):
     kernels = {i: "6.1.0-29-amd64" for i in range(10, 13)}
     _sweeps(tmp_path, [150.0] * 10 + [160.0] * 3, kernels=kernels)

@@ -353,3 +353,36 @@ def test_calibration_by_hand():
     # nothing beyond: the rules as they are (the lower bounds)
     quiet = c.calibrate([series([149.0, 150.0, 151.0] * 13)], P4)
     assert (quiet.beyond, quiet.inflation, quiet.k1, quiet.k2) == (0, 1.0, 3.0, 4.0)
+
+
+def test_pairs_not_judged_are_counted_with_the_runs_they_still_need():
+    other = c.SeriesKey("emulated", "local", "rtt", "gcp:europe-west1", "aws:us-east-1")
+    tput = c.SeriesKey("emulated", "local", "throughput", "aws:us-east-1", "gcp:europe-west1")
+    given_series = [
+        series([150.0] * 3),  # 3 runs of 8
+        series([150.0] * 3, key=other),
+        series([5e8] * 1, key=tput),  # 1 run of 8
+    ]
+    found = c.detect(given_series)
+    assert found.baselines == {}
+    waiting = c.unjudged(given_series, found)
+    assert [(u.metric, u.pairs, u.runs, u.needed) for u in waiting] == [
+        ("rtt", 2, 3, 8),
+        ("throughput", 1, 1, 8),
+    ]
+    assert waiting[0].text() == "not judged: 2 pairs have 3 of the 8 runs needed (rtt, emulated)"
+    # 8 runs: judged, none waiting
+    judged = [series([150.0] * 8)]
+    assert c.unjudged(judged, c.detect(judged)) == []
+    # after a configuration change the new one borrows the old scale: 3 runs needed
+    moved = [series([150.0] * 10 + [151.0] * 2, fps=["a"] * 10 + ["b"] * 2)]
+    (u,) = c.unjudged(moved, c.detect(moved))
+    assert (u.runs, u.needed) == (2, 3)
+
+
+def test_an_episode_document_has_each_directions_change_in_percent():
+    r = c.detect_series(series([*STEADY, 165.0, 165.0, 165.0]))
+    (e,) = r.episodes
+    (d,) = c.episode_doc(e, {"rtt": "ms"})["directions"]
+    # baseline 150 (median of STEADY), new level 165: +15 ms, +10 %
+    assert d["change"] == pytest.approx(15.0) and d["change_pct"] == 10.0

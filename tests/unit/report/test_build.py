@@ -46,6 +46,25 @@ def test_minimal_input_gets_distance_from_the_catalog(tmp_path):
     assert m.sweeps == ["theirs"]  # no sweep_id column: the file's name
 
 
+def test_the_hovers_extras_are_read_and_missing_ones_are_nan(tmp_path):
+    path = _write(
+        tmp_path / "theirs.csv",
+        ["src_cloud", "src_region", "dst_cloud", "dst_region", "rtt_p50_ms", "rtt_p90_ms",
+         "ping_loss_pct", "rtt_samples", "started_utc"],
+        [
+            ["aws", "us-east-1", "aws", "eu-west-1", "70.5", "71.25", "0.5", "20",
+             "2026-11-25T19:06:24.209Z"],
+            ["aws", "eu-west-1", "aws", "us-east-1", "70", "", "x", "", "2026-11-25 19:06:24"],
+        ],
+    )  # fmt: skip
+    m = report.load_inputs(input_files=[path], catalog=CATALOG).data
+    assert m.rtt_p90_ms[0] == 71.25 and m.loss_pct[0] == 0.5
+    assert m.rtt_samples[0] == 20 and m.started_s[0] == pytest.approx(1795633584.209)
+    # a cell that does not parse is NaN (the row stays); a time without a zone is UTC
+    assert all(math.isnan(c[1]) for c in (m.rtt_p90_ms, m.loss_pct, m.rtt_samples))
+    assert m.started_s[1] == 1795633584.0
+
+
 def test_unknown_regions_are_counted_and_skipped(tmp_path):
     path = _write(
         tmp_path / "theirs.csv",

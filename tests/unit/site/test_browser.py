@@ -248,6 +248,13 @@ def test_index_renders_without_errors_and_filters(server, browser, tmp_path):
         })()"""
     )
     assert shown and all(pair == "aws-gcp" and low >= 5000 for pair, low in shown)
+    # each kept point keeps its hover's extras (its test's p90, loss, n and time)
+    custom = browser.evaluate(
+        """(() => document.getElementById('chart-distance-all').data
+          .filter(t => t.meta && t.meta.filter === 'points' && t.x.length > 0)
+          .map(t => [t.x.length, t.customdata.length, t.customdata[0][3]]))()"""
+    )
+    assert all(n == k and when.endswith("Z") for n, k, when in custom), custom
     hidden = browser.evaluate(
         "[...document.querySelectorAll('#summary tr[data-pair]')]"
         ".filter(r => r.style.display === 'none').map(r => r.dataset.pair)"
@@ -280,7 +287,54 @@ def test_index_renders_without_errors_and_filters(server, browser, tmp_path):
         })()"""
     )
     assert routes > 0
+    # the lines hover themselves: every point of a line has its pair's text and figures
+    lines = browser.evaluate(
+        """(() => document.getElementById('chart-map')._fullData
+          .filter(t => t.meta && t.meta.filter === 'routes' && t.meta.points > 1)
+          .map(t => [t.lat.length, t.text.length, t.customdata.length, t.hoverinfo,
+                     t.text[0]]))()"""
+    )
+    assert lines and all(n == k == c > 0 and info != "skip" for n, k, c, info, _ in lines)
+    assert all(" km, median RTT " in text for *_, text in lines), lines[0]
     _keep(browser.screenshot(tmp_path / "site-index-filtered.png"))
+
+    # the time series: the pairs that moved most, and a picker for any other pair
+    series = (
+        "[...new Set(document.getElementById('chart-timeseries').data"
+        ".filter(t => t.meta && t.meta.filter === 'series').map(t => t.name))]"
+    )
+    most = browser.evaluate(series)
+    assert len(most) == 8, most
+    options = browser.evaluate(
+        "[...document.querySelectorAll('#series-picker option')].map(o => [o.value, o.text])"
+    )
+    assert options[0] == ["", "the 8 pairs that moved most"] and len(options) > 9
+    value, name = next(o for o in options[1:] if o[1] not in most)
+    browser.evaluate(
+        f"""(() => {{
+          const s = document.querySelector('#series-picker select');
+          s.value = '{value}';
+          s.dispatchEvent(new Event('change', {{bubbles: true}}));
+        }})()"""
+    )
+    drawn = browser.evaluate(series)
+    a, b = name.split(" → ")
+    assert drawn[0] == name and set(drawn) <= {name, f"{b} → {a}"}, drawn
+    assert browser.evaluate("document.getElementById('chart-timeseries').dataset.picked") == name
+    # its RTT and throughput, one point per sweep, as the figure's meta holds them
+    ys = browser.evaluate(
+        "document.getElementById('chart-timeseries').data.filter(t => t.name === "
+        f"{json.dumps(name)}).map(t => t.y.filter(v => v !== null).length)"
+    )
+    assert ys == [2, 2], ys
+    browser.evaluate(
+        """(() => {
+          const s = document.querySelector('#series-picker select');
+          s.value = '';
+          s.dispatchEvent(new Event('change', {bubbles: true}));
+        })()"""
+    )
+    assert browser.evaluate(series) == most
 
     assert browser.errors() == []
     foreign = [u for u in browser.requested() if not u.startswith((server, "data:"))]
@@ -492,10 +546,17 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
     )
     assert traces == [2, 2, 1]  # emulated: both directions; theirs: A -> B, RTT only
     # the axis spans the caption's window (30 days up to the latest test), not the tests
-    days = browser.evaluate(
-        "(() => { const r = document.getElementById('pair-0-rtt').layout.xaxis.range;"
-        " return (new Date(r[1] + 'Z') - new Date(r[0] + 'Z')) / 86400000; })()"
+    span = (
+        "(() => {{ const r = document.getElementById('{}').layout.xaxis.range;"
+        " return (new Date(r[1] + 'Z') - new Date(r[0] + 'Z')) / 86400000; }})()"
     )
+    days = browser.evaluate(span.format("pair-0-rtt"))
+    assert 29.9 < days < 30.1, days
+    # a source with one test of the pair: its 30 days too, not ±1 ms around the test
+    assert browser.evaluate("document.getElementById('pair-1-rtt').data.map(t => t.x.length)") == [
+        1
+    ]
+    days = browser.evaluate(span.format("pair-1-rtt"))
     assert 29.9 < days < 30.1, days
     # the path event, drawn on each direction's series
     assert browser.evaluate("document.getElementById('pair-0-rtt').dataset.episodes") == "2"

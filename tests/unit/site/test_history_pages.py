@@ -210,6 +210,13 @@ def test_changes_page_lists_open_and_closed_apart_from_configuration(tmp_path):
         "flag ≥ 2 ms, confirm ≥ 2 ms" in closed and "<td class='thresholds'>3, 3.75</td>" in closed
     )
     assert "href='pairs/aws_us-east-1--gcp_europe-west1.html'" in closed
+    # each direction's change in ms and in % of its old level: 150.1 -> 160.1 ms is
+    # +10.0 ms, +6.7 %; B -> A did not move: +0.0 ms, +0.0 %
+    assert "<th>Δ</th><th>%</th>" in closed
+    assert "<td class='delta'>+10.0 ms<br>+0.0 ms</td>" in closed
+    assert "<td class='pct'>+6.7 %<br>+0.0 %</td>" in closed
+    # 18 runs: every pair judged, none waiting
+    assert "id='not-judged'" not in page
     configs = page[page.index("<table id='configuration-changes'>") :].split("</table>")[0]
     assert "src_kernel: 6.1.0-28-amd64 -&gt; 6.1.0-29-amd64" in configs
     assert "<td>3</td>" in configs  # the three directed pairs
@@ -217,6 +224,19 @@ def test_changes_page_lists_open_and_closed_apart_from_configuration(tmp_path):
     assert closed.count("<tr data-status=") == 1
     assert "id='suspected-none'" in page
     assert "id='calibration'" in page and "judged runs were 4.5 scales" in page
+
+
+def test_after_one_sweep_the_changes_page_says_what_is_not_judged(tmp_path):
+    results = tmp_path / "results"
+    _sweeps(results, [150.0])
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    page = (out / "history" / "changes.html").read_text()
+    waiting = page[page.index("<ul id='not-judged'>") :].split("</ul>")[0]
+    # three directed pairs, each with RTT and throughput, 1 of the 8 runs needed
+    assert "<li>not judged: 3 pairs have 1 of the 8 runs needed (rtt, emulated)</li>" in waiting
+    assert "<li>not judged: 3 pairs have 1 of the 8 runs needed (throughput, emulated)" in waiting
+    assert "nothing can have changed yet" in page
 
 
 def test_pair_page_has_both_directions_and_episode_markers(episode_site):

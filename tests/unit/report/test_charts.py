@@ -1,0 +1,137 @@
+"""Report figures built from hand-made measurements: what the time series draws and what
+its picker holds, what the hovers carry."""
+
+from __future__ import annotations
+
+import math
+
+from orchestrator.report import analyze, charts
+
+NAN = math.nan
+A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:eu-west-1"
+
+
+def _measurements(rows, regions=(A, B, C), sweeps=("s0", "s1", "s2")):
+    """rows: (src, dst, sweep index, rtt ms, throughput bit/s)."""
+    index = {r: i for i, r in enumerate(regions)}
+    return analyze.Measurements(
+        regions=list(regions),
+        sweeps=list(sweeps),
+        src=[index[r[0]] for r in rows],
+        dst=[index[r[1]] for r in rows],
+        sweep=[r[2] for r in rows],
+        distance_km=[5000.0] * len(rows),
+        rtt_ms=[r[3] for r in rows],
+        throughput_bps=[r[4] for r in rows],
+    )
+
+
+STARTED = {"s0": "2026-11-20T00:00:00.000Z", "s1": "2026-11-21T00:00:00.000Z",
+           "s2": "2026-11-22T00:00:00.000Z"}  # fmt: skip
+
+
+def test_the_time_series_draws_the_pairs_that_moved_most_and_holds_every_pair():
+    # A -> B moves 50 ms, B -> A 20, A -> C 5, C -> A 1; B -> C only once (not a series)
+    rows = [
+        (A, B, 0, 100.0, 4e8), (A, B, 1, 150.0, 3e8), (A, B, 2, 120.0, 2e8),
+        (B, A, 0, 100.0, 4e8), (B, A, 2, 120.0, 4e8),
+        (A, C, 0, 70.0, 9e8), (A, C, 1, 75.0, 9e8),
+        (C, A, 0, 70.0, 9e8), (C, A, 1, 71.0, 9e8),
+        (B, C, 0, 30.0, 9e8),
+    ]  # fmt: skip
+    fig = charts.timeseries_figure(_measurements(rows), STARTED, emulated=False, max_series=2)
+    doc = fig.to_plotly_json()
+    drawn = [t["name"] for t in doc["data"] if t["yaxis"] == "y"]
+    assert drawn == [f"{A} → {B}", f"{B} → {A}"]
+    assert (
+        "The 2 pairs whose median RTT moved most across 3 sweeps (of 4 pairs"
+        in (doc["layout"]["title"]["text"])
+    )
+    p = doc["layout"]["meta"]["picker"]
+    assert p["shown"] == 2 and p["x"] == list(STARTED.values())
+    assert p["pairs"] == [f"{A} → {B}", f"{B} → {A}", f"{A} → {C}", f"{C} → {A}"]
+    assert p["codes"] == ["aws-gcp", "gcp-aws", "aws-aws", "aws-aws"]
+    # null where a sweep missed the pair; throughput in Mbit/s
+    assert p["rtt"][1] == [100.0, None, 120.0] and p["rtt"][2] == [70.0, 75.0, None]
+    assert p["tput"][0] == [400.0, 300.0, 200.0]
+    assert (p["sweeps"], p["sweeps_kept"]) == (3, 3)
+    # a tight limit keeps the latest sweeps that fit (at least two)
+    fig = charts.timeseries_figure(
+        _measurements(rows), STARTED, emulated=False, max_series=2, picker_values=8
+    )
+    p = fig.to_plotly_json()["layout"]["meta"]["picker"]
+    assert (p["sweeps"], p["sweeps_kept"]) == (3, 2) and p["x"] == list(STARTED.values())[1:]
+    assert p["rtt"][0] == [150.0, 120.0]
+
+
+def test_latency_only_time_series_has_no_throughput_in_its_picker():
+    rows = [(A, B, 0, 100.0, NAN), (A, B, 1, 110.0, NAN)]
+    doc = charts.timeseries_figure(_measurements(rows), STARTED, emulated=False).to_plotly_json()
+    assert "tput" not in doc["layout"]["meta"]["picker"]
+    assert not any(k.startswith("yaxis2") for k in doc["layout"])
+
+
+def _with_extras(rows):
+    """rows: (src, dst, sweep, rtt ms, bit/s, p90 ms, loss %, samples, UNIX s)."""
+    m = _measurements([r[:5] for r in rows])
+    m.rtt_p90_ms = [r[5] for r in rows]
+    m.loss_pct = [r[6] for r in rows]
+    m.rtt_samples = [r[7] for r in rows]
+    m.started_s = [r[8] for r in rows]
+    return m
+
+
+T = 1795000000.0  # 2026-11-18T11:06:40Z
+ROWS = [
+    (A, B, 0, 100.0, 4e8, 104.26, 0.0, 20, T),
+    (A, B, 1, 110.0, 3e8, 113.0, 5.0, 19, T + 86400.5),
+    (A, B, 2, 130.0, 2e8, NAN, NAN, NAN, NAN),  # an import without the extras
+    (B, A, 0, 90.0, NAN, 95.0, 10.0, 18, T + 60),
+]
+CITIES = {A: "Ashburn", B: "St. Ghislain"}
+
+
+def test_every_point_hovers_with_its_tests_p90_loss_samples_and_time():
+    m = _with_extras(ROWS)
+    groups = analyze.group_rows(m)
+    doc = charts.distance_figure(m, "all", groups, {}, emulated=False, cities=CITIES)
+    doc = doc.to_plotly_json()
+    (rtt,) = [t for t in doc["data"] if t.get("meta", {}).get("cloud_pair") == "aws-gcp"
+              and t["xaxis"] == "x" and t.get("mode") == "markers"]  # fmt: skip
+    assert list(rtt["text"]) == [f"{A} (Ashburn) → {B} (St. Ghislain)"] * 3
+    assert [list(c) for c in rtt["customdata"]] == [
+        [104.3, 0.0, 20, "2026-11-18T11:06:40.000Z"],
+        [113.0, 5.0, 19, "2026-11-19T11:06:40.500Z"],
+        ["—", "—", "—", "—"],
+    ]
+    for part in (" km, %{y:.1f} ms", "RTT p90 %{customdata[0]} ms", "loss %{customdata[1]} %",
+                 "n %{customdata[2]} samples", "<br>%{customdata[3]}"):  # fmt: skip
+        assert part in rtt["hovertemplate"], part
+    # without the extras (a loader that did not read them): no customdata, no placeholders
+    bare = _measurements([r[:5] for r in ROWS])
+    doc = charts.distance_figure(
+        bare, "all", analyze.group_rows(bare), {}, emulated=False
+    ).to_plotly_json()
+    assert all("customdata" not in t["hovertemplate"] for t in doc["data"] if "hovertemplate" in t)
+
+
+def test_heatmap_and_map_hovers_have_the_tests_p90_loss_and_newest_time():
+    m = _with_extras(ROWS)
+    coords = {A: (39.0, -77.5), B: (50.5, 3.8), C: (53.3, -6.3)}
+    doc = charts.heatmap_figure(m, coords, "rtt", emulated=False, cities=CITIES).to_plotly_json()
+    (heat,) = doc["data"]
+    # by cloud, then west to east: aws:us-east-1, gcp:europe-west1
+    assert list(heat["x"]) == [f"{A} (Ashburn)", f"{B} (St. Ghislain)"]
+    km = heat["customdata"][0][1][0]
+    # A -> B: 3 tests, p90 of 100, 110, 130 = 126 ms; loss median of 0 and 5; newest known
+    assert heat["customdata"][0][1][1:] == [3, 126.0, 2.5, "2026-11-19T11:06:40.500Z"]
+    assert heat["customdata"][1][0][1:] == [1, 90.0, 10.0, "2026-11-18T11:07:40.000Z"]
+    assert heat["customdata"][0][0] is None and isinstance(km, int)
+    assert "p90 %{customdata[2]} ms over %{customdata[1]} tests" in heat["hovertemplate"]
+    assert "newest %{customdata[4]}" in heat["hovertemplate"]
+    doc = charts.map_figure(m, coords, emulated=False, cities=CITIES).to_plotly_json()
+    (mid,) = [t for t in doc["data"] if t.get("name", "").startswith("pairs (hover")]
+    # both directions together: 4 tests, p90 of 90, 100, 110, 130 = 124 ms
+    assert [list(c) for c in mid["customdata"]] == [[4, 124.0, 5.0, "2026-11-19T11:06:40.500Z"]]
+    assert mid["text"][0].startswith(f"{A} (Ashburn) ↔ {B} (St. Ghislain)")
+    assert "p90 %{customdata[1]} ms over %{customdata[0]} tests" in mid["hovertemplate"]
