@@ -106,6 +106,9 @@ def test_a_sender_ahead_by_what_a_long_path_holds_in_flight_still_agrees():
     facts = PathFacts(line_rate_bps=50e6)
     found = classify(row, {}, facts)
     assert found.name == limiter.CAPACITY and "sender_ahead_bytes=" in found.detail
+    # iperf3 reports a 5 s interval as a little less at times: still 5 s
+    assert classify({**row, "duration_s": 4.98}, {}, facts).name == limiter.CAPACITY
+    assert classify({**row, "duration_s": 3.0}, {}, facts).name == limiter.UNKNOWN
     # the same gap on a 20 ms path is more than it can hold: a disagreement
     near = classify({**row, "rtt_p50_ms": 20.0}, {}, facts)
     assert near.name == limiter.UNKNOWN and "receiver_minus_sender=" in near.detail
