@@ -75,7 +75,7 @@ terraform-check:
 lint: setup checkov
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy orchestrator
+	$(BIN)/mypy orchestrator testkit
 	$(BIN)/python tests/check_layers.py
 	terraform fmt -check -recursive infra/
 	$(CHECKOV_VENV)/bin/checkov --quiet --compact --skip-download --framework terraform -d infra/aws -d infra/gcp -d infra/cloud

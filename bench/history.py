@@ -2,7 +2,7 @@
 
 Detection (orchestrator.history.changes) on synthetic RTT series of every catalog path
 (regions.yaml, all pairs, at their modelled RTTs), with the noise of
-orchestrator.netmodel.noise.path_model fitted on the public data:
+testkit.noise.path_model fitted on the public data:
   - a run's offset is shared by both directions of a path, with a sigma growing as a power
     law of the RTT (doit's GCP<->GCP pairs tested on two days), read three ways: normal,
     Student-t with 6 and 4 degrees of freedom (same median absolute offset, heavier tails);
@@ -44,15 +44,18 @@ from pathlib import Path
 
 import numpy as np
 
-from orchestrator.core.geo import distance_km
-from orchestrator.history import changes
-from orchestrator.history import store as history
-from orchestrator.history import views as history_views
-from orchestrator.model.catalog import load_catalog
-from orchestrator.netmodel import noise as rtt_noise
-from orchestrator.netmodel.model import DEFAULT_MODEL
-from orchestrator.results import store
-from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # testkit/, beside the package
+
+from orchestrator.core.geo import distance_km  # noqa: E402
+from orchestrator.history import changes  # noqa: E402
+from orchestrator.history import store as history  # noqa: E402
+from orchestrator.history import views as history_views  # noqa: E402
+from orchestrator.model.catalog import load_catalog  # noqa: E402
+from orchestrator.netmodel.model import DEFAULT_MODEL  # noqa: E402
+from orchestrator.results import store  # noqa: E402
+from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION  # noqa: E402
+from testkit import noise as rtt_noise  # noqa: E402
 
 PINGS = 20
 WEEK_RUNS = 28  # every 6 h
@@ -181,7 +184,7 @@ def quality(args: argparse.Namespace) -> None:
     base = rtt_noise.path_model()
     points = rtt_noise.path_run_differences(doit)
     print(
-        f"noise model (orchestrator.netmodel.noise.path_model), fitted on the public data: "
+        f"noise model (testkit.noise.path_model), fitted on the public data: "
         f"a run's shared path offset sigma = {base.scale_100_ms:.2f} ms x (RTT/100 ms)^"
         f"{base.exponent:.2f} ({len(points)} doit GCP<->GCP pairs tested on two days): "
         + ", ".join(f"{base.sigma_ms(r):.2f} ms at {r:g}" for r in MODEL_RTTS_MS)

@@ -1,7 +1,7 @@
 """Report and site generation time and peak memory for 10k, 100k and 1M rows.
 
 Each size runs in its own process so its peak RSS (ru_maxrss) is its own.
-Rows are synthetic (orchestrator.netmodel.synthetic) over the whole catalog, one
+Rows are synthetic (testkit.synthetic) over the whole catalog, one
 sweep. Goal: 1M rows in under 30 s and under 2 GiB. Figures on a shared
 machine are noisy.
 
@@ -19,14 +19,17 @@ import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # testkit/, beside the package
+
 SIZES = (10_000, 100_000, 1_000_000)
 
 
 def one(rows: int, png: bool) -> dict[str, float]:
     from orchestrator.model.catalog import load_catalog
-    from orchestrator.netmodel import synthetic
     from orchestrator.report import build as report
     from orchestrator.site import build as site
+    from testkit import synthetic
 
     catalog = load_catalog()
     with tempfile.TemporaryDirectory(prefix="interregion-bench-") as tmp:

@@ -25,6 +25,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # testkit/, beside the package
+
 HTML_BUDGET = 500_000
 DATA_BUDGET = 2_000_000
 DATA_SUFFIXES = (".js", ".json", ".csv")
@@ -65,9 +68,9 @@ def print_sizes(site: Path) -> None:
 
 def sweep_bench() -> None:
     from orchestrator.model.catalog import load_catalog
-    from orchestrator.netmodel import synthetic
     from orchestrator.report import build as report
     from orchestrator.site import build as site
+    from testkit import synthetic
 
     catalog = load_catalog()
     n = len(catalog.regions)

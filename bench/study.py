@@ -65,9 +65,8 @@ def lossy_names(study: Path) -> set[str]:
 def analyse(study: Path) -> tuple[list[str], list[str], bool]:
     record = json.loads((study / "sweep.json").read_text())
     facts = json.loads((study / "hosts.json").read_text()).get("facts", {})
-    results = pair_results(
-        read_table(study / "study.csv"), record["study"]["pairs"], default_window(record, facts)
-    )
+    window = default_window(record["backend"], facts)
+    results = pair_results(read_table(study / "study.csv"), record["study"]["pairs"], window)
     lossy = lossy_names(study)
     relations = check(results, DEFAULT_MODEL, lossy)
     lines = [

@@ -33,6 +33,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.emulator.perturb import Perturbation, ends
 from orchestrator.history.changes import Params
 from orchestrator.model import backends
+from orchestrator.results.record import SweepStatus
 from orchestrator.results.store import check_results_for_sweeps
 
 # 12 regions of both clouds on six continents: same-metro pairs (Ashburn), the
@@ -164,8 +165,8 @@ def run_sweep(plan: DemoPlan, i: int, results: Path, held: Any, log: Callable[[s
     extra = f", perturbed: {plan.perturbation.text}" if emulation.perturbations else ""
     log(f"demo sweep {i}/{plan.sweeps}: {run.id} (seed {emulation.seed}{extra})")
     launch.start(run, held, build_report=False)
-    if run.record.get("status") != "done":
-        raise UserError(f"demo sweep {run.id} ended {run.record.get('status')}: see {run.dir}")
+    if run.record.status != SweepStatus.DONE:
+        raise UserError(f"demo sweep {run.id} ended {run.record.status}: see {run.dir}")
     return run.id
 
 

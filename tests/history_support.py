@@ -52,6 +52,7 @@ def make_sweep(
         "backend": backend,
         "emulated": backend == "local",
         "created_utc": started.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+        "status": "done",
         "params": {
             "pings": 20,
             "ping_interval_s": 0.2,
@@ -62,6 +63,8 @@ def make_sweep(
             "congestion": None,
         },
         "cloud_options": None,
+        # what the history reads of the plan is nothing; a sweep.Sweep needs its shape
+        "plan": {"backend": backend, "regions": [], "pairs": [], "estimate": {"wall_s": 0.0}},
         "placement": {
             h: {"zone": "local", "image_id": "emulated", "machine_type": "m"} for h in hosts
         },

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from orchestrator.model.catalog import parse_catalog
-from orchestrator.netmodel import synthetic
+from testkit import synthetic
 
 CATALOG = parse_catalog(
     {

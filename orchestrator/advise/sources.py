@@ -51,6 +51,7 @@ from orchestrator.netmodel.routes import default_routes
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.report.build import sweep_dirs
 from orchestrator.results import flags, store
+from orchestrator.results.record import read_record
 
 HISTORY, SWEEP, MODEL = "history", "sweep", "model"
 
@@ -216,10 +217,10 @@ def newest_emulated(tests: Iterable[Test]) -> Test | None:
     return max((t for t in tests if t.emulated), key=lambda t: t.started_utc, default=None)
 
 
-def iperf3_settings(record: Mapping[str, Any]) -> str:
-    """The sweep's iperf3 options that make a test not default TCP ('-w 4M -C bbr')."""
-    params = record.get("params")
-    if not isinstance(params, dict):
+def iperf3_settings(params: Mapping[str, Any] | None) -> str:
+    """The sweep's iperf3 options (its record's `params`) that make a test not default TCP
+    ('-w 4M -C bbr')."""
+    if not isinstance(params, Mapping):
         return ""
     out = []
     if params.get("window"):
@@ -230,11 +231,12 @@ def iperf3_settings(record: Mapping[str, Any]) -> str:
 
 
 def _record_settings(text: str | None) -> str:
+    """iperf3_settings of the record the history store kept as JSON (any version's)."""
     try:
         record = json.loads(text or "{}")
     except ValueError:
         return ""
-    return iperf3_settings(record) if isinstance(record, dict) else ""
+    return iperf3_settings(record.get("params")) if isinstance(record, dict) else ""
 
 
 def _int(value: Any) -> int | None:
@@ -297,14 +299,6 @@ def history_tests(results: Path, src: str, dst: str) -> list[Test]:
 # ---- sweep folders --------------------------------------------------------------------
 
 
-def _record(folder: Path) -> dict[str, Any]:
-    try:
-        doc = json.loads((folder / store.SWEEP_FILE).read_text())
-    except (OSError, ValueError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
-
 def _row_test(row: Mapping[str, str], forward: bool, sweep_id: str, settings: str) -> Test:
     return Test(
         sweep_id=row.get("sweep_id") or sweep_id,
@@ -338,8 +332,8 @@ def sweep_tests(results: Path, src: str, dst: str) -> SweepScan:
     whose measurements.csv cannot be read is left out and named."""
     scan = SweepScan([])
     for folder in reversed(sweep_dirs(Path(results))):
-        record = _record(folder)
-        if record.get("emulated") is True or is_emulated(record.get("backend")):
+        record = read_record(folder / store.SWEEP_FILE)  # None: no readable record
+        if record is not None and (record.emulated is True or is_emulated(record.backend)):
             scan.emulated_skipped += 1
             continue
         try:
@@ -353,7 +347,8 @@ def sweep_tests(results: Path, src: str, dst: str) -> SweepScan:
             s = f"{row.get('src_cloud')}:{row.get('src_region')}"
             d = f"{row.get('dst_cloud')}:{row.get('dst_region')}"
             if (s, d) in ((src, dst), (dst, src)):
-                scan.tests.append(_row_test(row, s == src, folder.name, iperf3_settings(record)))
+                settings = iperf3_settings(record.params if record else None)
+                scan.tests.append(_row_test(row, s == src, folder.name, settings))
         chosen = pick(scan.tests)
         if chosen is not None and chosen.forward and chosen.throughput_bps:
             probe = Evidence(SWEEP, "", chosen, (), tuple(scan.tests))

@@ -18,6 +18,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.options import FINITE, run_options, selection_options, test_params_options
 from orchestrator.results import store
+from orchestrator.results.record import StudyRecord
 from orchestrator.study.estimate import study_plan
 from orchestrator.study.plan import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
 from orchestrator.study.report import STUDIES_DIR, build_study_report
@@ -132,14 +133,14 @@ def tcp(**kwargs: Any) -> None:
     with launch.locked(studies, trigger="study", log=say) as held:
         run = launch.create(plan, spec, studies, cloud_options=options, emulation=emulation)
         seed = kwargs["seed"] if kwargs["seed"] is not None else zlib.crc32(run.id.encode())
-        run.record["study"] = {
-            "kind": "tcp",
-            "variants": [v.name for v in variants],
-            "repeats": repeats,
-            "seed": seed,
-            "max_buffer_bytes": kwargs["max_buffer_bytes"],
-            "estimate": found.to_dict(),
-        }
+        run.record.study = StudyRecord.new(
+            kind="tcp",
+            variants=[v.name for v in variants],
+            repeats=repeats,
+            seed=seed,
+            max_buffer_bytes=kwargs["max_buffer_bytes"],
+            estimate=found.to_dict(),
+        )
         run.save()
         click.echo(f"study {run.id}: {run.dir}", err=True)
         launch.start(

@@ -158,7 +158,7 @@ def sweep(**kwargs: Any) -> None:
             _replace_cloud_options(run, kwargs)
             # resuming provisions every host again: the same budget check as a new sweep
             _confirm_cost(
-                float(run.record["plan"]["estimate"].get("cost_usd", 0.0)),
+                float(run.record.plan.estimate.cost_usd),
                 kwargs["budget_usd"],
                 kwargs["yes"],
             )
@@ -250,8 +250,7 @@ def _run(run: sweeps.Sweep, kwargs: dict[str, Any], held: launch.Held) -> None:
         price_emulated=bool(kwargs.get("price_emulated")),
         build_report=not kwargs["no_report"],
     )
-    rows = run.record.get("rounds", [])
-    failed = sum(r["tests_failed"] for r in rows if r["kind"] != "retry")
+    failed = sum(r.tests_failed or 0 for r in run.record.rounds if r.kind != "retry")
     click.echo(f"sweep {run.id} done: {run.dir / 'measurements.csv'}", err=True)
     if failed:
         click.echo(f"{failed} tests failed at first; see the status and error columns", err=True)
@@ -264,7 +263,7 @@ def _replace_cloud_options(run: sweeps.Sweep, kwargs: dict[str, Any]) -> None:
         return
     if backends.is_emulated(run.backend):
         raise UserError(f"sweep {run.id} runs on the emulated cloud: cloud flags do not apply")
-    run.record["cloud_options"] = given
+    run.record.cloud_options = given
     run.save()
 
 

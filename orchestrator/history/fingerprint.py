@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from orchestrator.results.record import SweepRecord
 from orchestrator.results.schema import PING_PAYLOAD_BYTES
 
 FINGERPRINT_FIELDS: tuple[str, ...] = (
@@ -53,7 +54,7 @@ def _text(value: Any) -> str:
 def fingerprint_fields(
     *,
     row: Mapping[str, Any],
-    record: Mapping[str, Any],
+    record: SweepRecord,
     facts: Mapping[str, Mapping[str, Any]],
     placement: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, str]:
@@ -61,11 +62,11 @@ def fingerprint_fields(
     per host key). Every value is text, "" when unknown, so the hash is stable."""
     src = f"{row['src_cloud']}:{row['src_region']}"
     dst = f"{row['dst_cloud']}:{row['dst_region']}"
-    params = record.get("params") or {}
-    cloud_options = record.get("cloud_options") or {}
+    params = record.params
+    cloud_options = record.cloud_options or {}
     src_facts, dst_facts = facts.get(src, {}), facts.get(dst, {})
     # since the ping phase the agent times its own echoes: another probe, another baseline
-    phase = any(r.get("phase") == "ping" for r in record.get("rounds") or [])
+    phase = any(r.ping_phase for r in record.rounds)
     pinger = (
         f"agent {src_facts.get('agent_version', '')}" if phase else src_facts.get("ping_version")
     )
@@ -77,7 +78,7 @@ def fingerprint_fields(
         else ""
     )
     fields = {
-        "backend": row.get("backend") or record.get("backend"),
+        "backend": row.get("backend") or record.backend,
         "src_zone": placement.get(src, {}).get("zone"),
         "src_image_id": placement.get(src, {}).get("image_id"),
         "src_kernel": src_facts.get("kernel"),

@@ -48,6 +48,7 @@ from orchestrator.model.backends import is_emulated
 from orchestrator.results import parse, store
 from orchestrator.results.collect import host_doc
 from orchestrator.results.ping_rows import samples_of
+from orchestrator.results.record import SweepRecord
 from orchestrator.results.schema import (
     MEASUREMENT_COLUMNS,
     MEASURES,
@@ -307,15 +308,15 @@ def ping_samples(sweep_dir: Path, round_no: int, host: str) -> list[float]:
     return parse.ping_samples(str(ping.get("stdout", "")))
 
 
-def phase_samples(sweep_dir: Path, record: Mapping[str, Any]) -> dict[tuple[str, str], list[float]]:
+def phase_samples(sweep_dir: Path, record: SweepRecord) -> dict[tuple[str, str], list[float]]:
     """{(src, dst): RTT samples} of the sweep's ping phases, the last phase that probed a
     test winning (a retry's, as the test's row is the retry's)."""
     out: dict[tuple[str, str], list[float]] = {}
-    for entry in record.get("rounds") or []:
-        if entry.get("phase") != "ping":
+    for entry in record.rounds:
+        if not entry.ping_phase:
             continue
-        raw = store.read_raw_round(sweep_dir, int(entry["round"]))
-        for src in dict.fromkeys(t[0] for t in entry.get("tests") or []):
+        raw = store.read_raw_round(sweep_dir, int(entry.round))
+        for src in dict.fromkeys(t[0] for t in entry.tests or []):
             for dst, values in samples_of(raw.get(store.safe_name(src))).items():
                 out[(src, dst)] = values
     return out
@@ -338,8 +339,8 @@ def _hosts_json(sweep_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return facts, placement
 
 
-def sweep_source(record: Mapping[str, Any]) -> str:
-    return EMULATED if record.get("emulated") or is_emulated(record.get("backend")) else MEASURED
+def sweep_source(record: SweepRecord) -> str:
+    return EMULATED if record.emulated or is_emulated(record.backend) else MEASURED
 
 
 @dataclass
@@ -353,15 +354,17 @@ class Batch:
 
 def sweep_batch(results: Path, sweep_id: str) -> Batch:
     """The store's rows of one sweep folder (its record's format version checked)."""
-    record = store.load_record(results, sweep_id)
     folder = store.sweep_dir(results, sweep_id)
-    if store.is_study_record(record):
+    doc = store.load_record(results, sweep_id)
+    if store.is_study_record(doc):
         raise UserError(f"{folder} is a TCP study, not a sweep: the history holds sweeps only")
+    record = SweepRecord.from_json(doc, str(folder / store.SWEEP_FILE))
     csv_rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
     # computed again: a folder written before the column has none
-    csv_rows = store.flagged(csv_rows, (record.get("params") or {}).get("duration_s"))
+    csv_rows = store.flagged(csv_rows, record.params.get("duration_s"))
     facts, placement = _hosts_json(folder)
-    placement = {**placement, **(record.get("placement") or {})}
+    recorded = {name: p.to_json() for name, p in (record.placement or {}).items()}
+    placement = {**placement, **recorded}
     source = sweep_source(record)
     rows, prints = [], {}
     samples: dict[tuple[int, str], list[float]] = {}
@@ -399,13 +402,13 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
     sweep = {
         "sweep_id": sweep_id,
         "source": source,
-        "backend": record.get("backend"),
+        "backend": record.backend,
         "emulated": source == EMULATED,
         "label": source,
-        "started_utc": started or _utc(str(record.get("created_utc", ""))),
+        "started_utc": started or _utc(record.created_utc),
         "rows": len(rows),
-        "format_version": record.get("format_version"),
-        "record": json.dumps(record),
+        "format_version": record.format_version,
+        "record": json.dumps(doc),
     }
     return Batch(sweep, rows, prints)
 

@@ -40,14 +40,17 @@ WINDOWS: dict[str, int | None] = {"1D": 1, "1W": 7, "1M": 30, "1Y": 365, "all": 
 SINGLE_STREAM_SQL = "coalesce(measure, 'single_stream') = 'single_stream'"
 
 
-def valid_sql(measure: str) -> str:
+def valid_sql(measure: str, also: Sequence[str] = ()) -> str:
     """SQL true for the rows whose flags leave `measure` valid (flags.rtt_invalid and
     flags.throughput_invalid in SQL): no flags (the checks passed, or the row predates
-    the column), or only flags that do not invalidate it (a name not in flags.FLAGS
-    invalidates every measure)."""
-    allowed = ", ".join(f"'{f}'" for f in ("", *flags.harmless(measure)))
+    the column), or only flags that do not invalidate it, or that are in `also` (a name
+    not in flags.FLAGS invalidates every measure)."""
+    allowed = ", ".join(f"'{f}'" for f in ("", *flags.harmless(measure), *also))
     return f"(coalesce(flags, '') = '' OR list_has_all([{allowed}], string_split(flags, ';')))"
 
+
+# flags that leave a value in change detection though the views leave it out
+DETECTION_KEEPS = (flags.ASYMMETRIC, flags.FEW_SAMPLES)
 
 # every statistic a view computes, and the quantile each percentile is
 QUANTILES = {"min": 0.0, "p10": 0.10, "p25": 0.25, "p50": 0.50, "p75": 0.75, "p90": 0.90,
@@ -640,7 +643,11 @@ def change_series(
     sources: Sequence[str] = (),
 ) -> list[Any]:
     """changes.Series of every directed pair, metric, source and backend: each pair's ok
-    tests from the `last_runs` latest sweeps of its source (and all from `since`)."""
+    tests from the `last_runs` latest sweeps of its source (and all from `since`), less
+    the values their flags say are wrong (an RTT below the fibre floor, a throughput the
+    receiver over-counted, a test cut short: no evidence of a change). DETECTION_KEEPS
+    stay: a direction that moved alone is what `asymmetric` flags and what detection
+    judges per direction; a few echoes still give a level."""
     from orchestrator.history.changes import Run, Series, SeriesKey
 
     infos = chosen_sources(source_infos(con), sources)
@@ -662,8 +669,10 @@ def change_series(
             params.append(cutoff)
         rows = con.execute(
             f"SELECT backend, src, dst, sweep_id, strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ'), "
-            f"fingerprint, distance_km, {METRICS['rtt'].run_sql}, "
-            f"{METRICS['throughput'].run_sql} "
+            f"fingerprint, distance_km, "
+            f"CASE WHEN {valid_sql('rtt', DETECTION_KEEPS)} THEN {METRICS['rtt'].run_sql} END, "
+            f"CASE WHEN {valid_sql('throughput', DETECTION_KEEPS)} AND {SINGLE_STREAM_SQL} "
+            "THEN throughput_bps END "
             f"FROM measurements WHERE {where} ORDER BY backend, src, dst, started_utc",
             params,
         ).fetchall()

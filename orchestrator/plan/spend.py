@@ -18,6 +18,7 @@ from orchestrator.model.backends import is_emulated
 from orchestrator.model.catalog import Region, region_from_dict
 from orchestrator.plan.pricing import Pricing
 from orchestrator.results import store
+from orchestrator.results.record import SweepRecord
 from orchestrator.results.schema import PING_PACKET_BYTES
 
 
@@ -76,13 +77,14 @@ def over_budget(
 
 def sweep_spend(sweep_dir: Path, pricing: Pricing) -> Spend:
     """What a finished (or stopped) sweep moved and cost at list prices; 0 on local."""
-    record = json.loads((Path(sweep_dir) / store.SWEEP_FILE).read_text())
-    regions = {r.key: r for r in (region_from_dict(d) for d in record["plan"]["regions"])}
+    path = Path(sweep_dir) / store.SWEEP_FILE
+    record = SweepRecord.from_json(json.loads(path.read_text()), str(path))
+    regions = {r.key: r for r in (region_from_dict(d) for d in record.plan.regions)}
     rows = store.read_rows(Path(sweep_dir) / store.MEASUREMENTS_FILE)
-    pings = int(record.get("params", {}).get("pings") or 0)
+    pings = int(record.params.get("pings") or 0)
     moved, usd = egress_usd(rows, pricing, regions, pings)
-    if is_emulated(record.get("backend")):
+    if is_emulated(record.backend):
         return Spend(bytes=moved, egress_usd=0.0, vm_usd=0.0)
-    hours = _number(record.get("wall_s")) / 3600
+    hours = _number(record.wall_s) / 3600
     vm = sum(pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in regions.values())
     return Spend(bytes=moved, egress_usd=usd, vm_usd=vm)

@@ -411,12 +411,15 @@ class Plan:
             "sentinel_round": self.sentinel_round,
             "host_types": dict(self.host_types or {}),
             "allowance_shortfalls": [s.to_dict() for s in self.shortfalls],
-            # each test's omit (the slow-start ramp) and measured interval, per measure
+            # each test's omit (the slow-start ramp) and measured interval, per measure:
+            # `timings` always (single_stream's, as before the measures), the others'
+            # only when the plan measures them
             **{
                 timings_key(m): pair_timings(self.selection.pairs, self.params, m)
                 if self.params.throughput and m in self.params.measures
                 else {}
                 for m in MEASURES
+                if m == SINGLE_STREAM or m in self.params.measures
             },
         }
 

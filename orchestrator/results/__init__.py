@@ -11,6 +11,8 @@ Public API: the modules below; other packages import only these names
 - `parse`: Tool output -> numbers: pure functions over the text iperf3 and ping printed.
 - `ping_rows`: Rows of the ping phase: each source host's samples of its peers -> measurements
   rows.
+- `record`: sweep.json as types: the sweep's record, read once into dataclasses and written back
+  with the same keys, values and key order.
 - `schema`: The results contract: columns of measurements.csv, one row per directed test.
 - `store`: The results folder of a sweep: `results/<sweep-id>/`, written so a crash loses little.
 """
@@ -21,6 +23,7 @@ __all__ = [
     "limiter",
     "parse",
     "ping_rows",
+    "record",
     "schema",
     "store",
 ]

@@ -8,17 +8,15 @@ state/ is what tears its hosts down.
 
 from __future__ import annotations
 
-import json
 import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from orchestrator.results import store
-from orchestrator.sweep.abandoned import FINISHED
+from orchestrator.results.record import read_record
 
 
-def _created(record: dict[str, object]) -> datetime | None:
-    text = str(record.get("created_utc") or "")
+def _created(text: str) -> datetime | None:
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -30,13 +28,10 @@ def expired_folders(results: Path, keep_raw_days: float, now: datetime) -> list[
     cutoff = now - timedelta(days=keep_raw_days)
     found: list[Path] = []
     for path in sorted(Path(results).glob(f"*/{store.SWEEP_FILE}")):
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue  # unreadable: we cannot tell whether it runs; keep it
-        if not isinstance(record, dict) or record.get("status") not in FINISHED:
+        record = read_record(path)  # None when unreadable: it may run, so it is kept
+        if record is None or not record.status.finished:
             continue
-        created = _created(record)
+        created = _created(record.created_utc)
         if created is None or created >= cutoff:
             continue
         for name in (store.RAW_DIR, store.STATE_DIR):

@@ -25,6 +25,7 @@ from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import Plan
 from orchestrator.results import store
+from orchestrator.results.record import SweepRecord, SweepStatus
 from orchestrator.schedule import ledger
 from orchestrator.schedule.cadence import iso
 from orchestrator.schedule.profiles import PIN_PREVIOUS, Profile
@@ -83,17 +84,17 @@ def due_this_hour(profile: Profile, now: datetime) -> bool:
     return start <= now < start + timedelta(hours=1)
 
 
-def _stage_s(record: dict[str, Any], name: str) -> float | None:
-    entry = record.get("stages", {}).get(name) or {}
-    return entry.get("wall_s")
+def _stage_s(record: SweepRecord, name: str) -> float | None:
+    entry = record.stages.get(name)
+    return None if entry is None else entry.wall_s
 
 
-def sweep_outcome(sweep_dir: Path, status: str, error: str | None) -> dict[str, Any]:
+def sweep_outcome(sweep_dir: Path, status: SweepStatus, error: str | None) -> dict[str, Any]:
     """Outcome, reason and test counts of a sweep from its measurements.csv."""
     rows = store.read_rows(sweep_dir / store.MEASUREMENTS_FILE) if sweep_dir.is_dir() else []
     ok = sum(1 for r in rows if r.get("status") == "ok")
     failed = len(rows) - ok
-    if error or status != "done":
+    if error or status is not SweepStatus.DONE:
         outcome, reason = "failed", error or f"sweep ended {status}"
     elif failed or not ok:
         outcome, reason = "partial", f"{failed} of {len(rows)} tests failed"
@@ -266,8 +267,7 @@ def previous_sweep(results: Path, profile: str) -> str | None:
 
 
 def _record_sweep(record: dict[str, Any], sweep: Sweep, error: str | None) -> None:
-    status = str(sweep.record.get("status"))
-    record.update(sweep_outcome(sweep.dir, status, error))
+    record.update(sweep_outcome(sweep.dir, sweep.record.status, error))
     record["provision_s"] = _stage_s(sweep.record, "provision")
     record["measure_s"] = _stage_s(sweep.record, "measure")
 

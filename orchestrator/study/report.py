@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.advise.model import (
     WINDOW_EFFICIENCY,
@@ -29,7 +29,11 @@ from orchestrator.core.errors import UserError
 from orchestrator.model import backends
 from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_WINDOW_BYTES
 from orchestrator.results import store
+from orchestrator.results.record import StudyRecord
 from orchestrator.study.plan import BASELINE, VARIANTS
+
+if TYPE_CHECKING:  # the site reads study reports without loading the sweep's stages
+    from orchestrator.sweep.record import Sweep
 
 STUDIES_DIR = store.STUDIES_DIR  # under a results folder: the studies, apart from the sweeps
 SUMMARY_FILE = "study_summary.csv"
@@ -316,19 +320,21 @@ def _mbit(bps: float) -> str:
     return "-" if math.isinf(bps) else f"{bps / 1e6:.1f}"
 
 
-def report_text(results: Sequence[PairResult], record: Mapping[str, Any]) -> str:
-    study = record["study"]
+def report_text(
+    results: Sequence[PairResult], sweep_id: str, backend: str, study: StudyRecord
+) -> str:
+    """study.md: `study` is the record's `study` part (variants, repeats, seed)."""
     lines = [
-        f"# TCP study {record['sweep_id']}",
+        f"# TCP study {sweep_id}",
         "",
-        f"Backend {record['backend']}; variants {', '.join(study['variants'])}, each "
-        f"{study['repeats']} times per pair in an order shuffled per pair (seed "
-        f"{study['seed']}). Idle RTT from the ping phase; loaded RTT is iperf3's under the "
+        f"Backend {backend}; variants {', '.join(study.variants)}, each "
+        f"{study.repeats} times per pair in an order shuffled per pair (seed "
+        f"{study.seed}). Idle RTT from the ping phase; loaded RTT is iperf3's under the "
         "default stream: the difference is called queueing only when it is above twice the "
         "idle RTT's noise (ping mdev). Throughput in Mbit/s.",
         "",
     ]
-    if backends.is_emulated(record["backend"]):
+    if backends.is_emulated(backend):
         lines += [
             "Emulated cloud: the emulator is built from the same model, so this checks the "
             "emulator, it is no evidence about clouds.",
@@ -407,10 +413,10 @@ def page_html(text: str, title: str) -> str:
     )
 
 
-def default_window(record: Mapping[str, Any], facts: Mapping[str, Any]) -> float:
+def default_window(backend: str, facts: Mapping[str, Any]) -> float:
     """One default stream's window: the emulator's clamp, else the hosts' tcp_rmem max
     times the share TCP turns into window (the smallest host's)."""
-    if backends.is_emulated(record["backend"]):
+    if backends.is_emulated(backend):
         return DEFAULT_MODEL.window_bytes
     maxima = [
         int(str(f["tcp_rmem"]).split()[-1]) for f in facts.values() if str(f.get("tcp_rmem", ""))
@@ -418,14 +424,13 @@ def default_window(record: Mapping[str, Any], facts: Mapping[str, Any]) -> float
     return min(maxima) * WINDOW_EFFICIENCY if maxima else float(REAL_WINDOW_BYTES)
 
 
-def build_study_report(sweep: Any) -> Path:
+def build_study_report(sweep: Sweep) -> Path:
     """study_summary.csv, study.md and study.html from study.csv and the record."""
     import json
 
-    record = sweep.record
-    study = record.get("study") or {}
+    study = sweep.record.study
     path = sweep.dir / "study.csv"
-    if not path.exists() or not study.get("pairs"):
+    if study is None or not study.pairs or not path.exists():
         raise UserError(
             f"study {sweep.id} has no measured tests: run 'interregion study tcp' again"
         )
@@ -434,11 +439,11 @@ def build_study_report(sweep: Any) -> Path:
     rows = read_table(path)
     hosts = sweep.dir / store.HOSTS_FILE
     facts = json.loads(hosts.read_text()).get("facts", {}) if hosts.exists() else {}
-    results = pair_results(rows, study["pairs"], default_window(record, facts))
+    results = pair_results(rows, study.pairs, default_window(sweep.backend, facts))
     summary = summary_rows(results, sweep.id)
     columns = list(summary[0]) if summary else ["study_id"]
     store.write_atomic(sweep.dir / SUMMARY_FILE, table_text(summary, columns))
-    text = report_text(results, record)
+    text = report_text(results, sweep.id, sweep.backend, study)
     store.write_atomic(sweep.dir / REPORT_FILE, text)
     store.write_atomic(sweep.dir / PAGE_FILE, page_html(text, f"TCP study {sweep.id}"))
     sweep.log(f"study report: {sweep.dir / REPORT_FILE}")

@@ -31,6 +31,7 @@ from orchestrator.plan.sweep_plan import pair_rtt_ms, slot_seconds
 from orchestrator.plan.tuning import line_rate_bps, tune_spec, tuned_buffer_bytes
 from orchestrator.results import store
 from orchestrator.results.collect import FAILED, RowContext, SlotPlan, host_doc, round_rows
+from orchestrator.results.record import StudyRecord, SweepStatus
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.results.store import safe_name
 from orchestrator.study.plan import (
@@ -76,23 +77,23 @@ def read_table(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def study_part(sweep: Sweep) -> dict[str, Any]:
-    study = sweep.record.get("study")
-    if not isinstance(study, dict):
+def study_part(sweep: Sweep) -> StudyRecord:
+    study = sweep.record.study
+    if study is None:
         raise UserError(f"{sweep.id} is a sweep, not a study: use 'interregion sweep' commands")
     return study
 
 
 def variants_of(sweep: Sweep) -> list[Variant]:
-    return [VARIANTS[n] for n in study_part(sweep)["variants"]]
+    return [VARIANTS[n] for n in study_part(sweep).variants]
 
 
 def forward_tests(pairs: Sequence[Pair], sweep: Sweep) -> list[list[Pair]]:
     """The study's tests by the sweep's exclusive rounds: one forward test per slot."""
     rounds = schedule(
         pairs,
-        max_concurrent=sweep.record.get("max_concurrent"),
-        sequential=sweep.record.get("sequential", False),
+        max_concurrent=sweep.record.max_concurrent,
+        sequential=sweep.record.sequential,
     )
     return forward_rounds(rounds)
 
@@ -126,8 +127,8 @@ def pair_plan(
     tuned buffer sized from it, and its shuffled order of tests."""
     study = study_part(sweep)
     variants = variants_of(sweep)
-    rate = line_rate_bps(sweep.emulated, sweep.record["plan"].get("emulated_type"))
-    limit = host_buffer_limit(study.get("max_buffer_bytes"))
+    rate = line_rate_bps(sweep.emulated, sweep.record.plan.emulated_type)
+    limit = host_buffer_limit(study.max_buffer_bytes)
     out = {}
     for pair in tests:
         rtt = measured.get(pair.key)
@@ -145,9 +146,7 @@ def pair_plan(
             "idle_rtt_source": source,
             "line_rate_bps": rate,
             "tuned_buffer_bytes": buffer,
-            "order": run_order(
-                pair.src.key, pair.dst.key, variants, study["repeats"], study["seed"]
-            ),
+            "order": run_order(pair.src.key, pair.dst.key, variants, study.repeats, study.seed),
         }
     return out
 
@@ -262,23 +261,23 @@ def measure_study(sweep: Sweep, progress: RoundProgress | None = None) -> None:
     study = study_part(sweep)
     check_congestion(sweep)
     with sweep.stage("measure"):
-        sweep.record["status"] = "measuring"
+        sweep.record.status = SweepStatus.MEASURING
         by_round = forward_tests(sweep.planned_pairs(), sweep)
         tests = [p for r in by_round for p in r]
         measure.run_rounds(sweep, hosts, tests, "main", progress, phase=True)
         pairs = pair_plan(tests, sweep, idle_rtts(store.read_rows(sweep.dir / "measurements.csv")))
-        study["pairs"] = pairs
+        study.pairs = pairs
         first = measure.next_round_no(sweep)
         planned, plays, meta = study_rounds(by_round, pairs, sweep, by_name, first)
-        study["rounds"] = {str(k): v for k, v in meta.items()}
+        study.rounds = {str(k): v for k, v in meta.items()}
         sweep.save()
         try:
             run_study_rounds(sweep, hosts, planned, plays, meta, pairs, progress)
         finally:
-            if any(VARIANTS[v].tuned for v in study["variants"]):
-                study["restore"] = restore_hosts(sweep, hosts, "study-restore.json")
+            if any(VARIANTS[v].tuned for v in study.variants):
+                study.restore = restore_hosts(sweep, hosts, "study-restore.json")
                 sweep.save()
-        sweep.record["status"] = "measured"
+        sweep.record.status = SweepStatus.MEASURED
 
 
 def run_study_rounds(
@@ -304,7 +303,7 @@ def run_study_rounds(
         new = study_rows(done.number, done.slots, texts, ctx, meta[done.number], pairs)
         rows.extend(new)
         store.write_atomic(path, table_text(rows, ROW_COLUMNS))
-        sweep.record["rounds"].append(done.entry("study"))
+        sweep.record.rounds.append(done.entry("study"))
         sweep.save()
         ok = sum(r["status"] == "ok" for r in new)
         progress.round_done(done.number, ok, len(new) - ok, done.wall_s)
@@ -325,7 +324,7 @@ def run_study_rounds(
         tracker.close()
     finally:
         progress.end()
-    sweep.record["measure_runs"].append(
+    sweep.record.measure_runs.append(
         {
             "kind": "study",
             "rounds": len(planned),

@@ -9,55 +9,47 @@ purpose and are never reaped here.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from orchestrator.core.errors import UserError
 from orchestrator.emulator.state import process_start_ticks
 from orchestrator.results import store
+from orchestrator.results.record import Owner, SweepRecord, SweepStatus, read_record
 from orchestrator.results.store import utc_now
 
-FINISHED = frozenset({"done", "failed", "interrupted", "torn down", "planned"})
 
-
-def mark_owner(record: dict[str, Any], pid: int | None = None) -> None:
+def mark_owner(record: SweepRecord, pid: int | None = None) -> None:
     """Record this process (pid and start time, so a reused pid is not taken for it)."""
     pid = pid or os.getpid()
-    record["owner_pid"] = pid
-    record["owner_start_ticks"] = process_start_ticks(pid)
+    record.owner = Owner(pid, process_start_ticks(pid))
 
 
-def owner_alive(record: dict[str, Any]) -> bool:
+def owner_alive(record: SweepRecord) -> bool:
     """True while the process that recorded itself as the sweep's owner still runs."""
-    pid = int(record.get("owner_pid") or 0)
-    if not pid:
+    owner = record.owner
+    if owner is None:
         return False
-    start = process_start_ticks(pid)
-    return start is not None and start == record.get("owner_start_ticks", start)
-
-
-def is_abandoned(record: dict[str, Any]) -> bool:
-    """A sweep run whole whose owner died before it finished."""
-    return (
-        bool(record.get("owner_pid"))
-        and record.get("status") not in FINISHED
-        and not owner_alive(record)
+    start = process_start_ticks(owner.pid)
+    return start is not None and start == (
+        start if owner.start_ticks is None else owner.start_ticks
     )
 
 
+def is_abandoned(record: SweepRecord) -> bool:
+    """A sweep run whole whose owner died before it finished."""
+    return record.owner is not None and not record.status.finished and not owner_alive(record)
+
+
 def abandoned_sweeps(results: Path) -> list[str]:
-    """Ids of the abandoned sweeps under `results`, oldest first."""
+    """Ids of the abandoned sweeps under `results`, oldest first (records that cannot be
+    read are skipped)."""
     found = []
     for path in sorted(Path(results).glob(f"*/{store.SWEEP_FILE}")):
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(record, dict) and is_abandoned(record):
-            found.append(str(record.get("sweep_id")))
+        record = read_record(path)
+        if record is not None and is_abandoned(record):
+            found.append(record.sweep_id)
     return found
 
 
@@ -73,10 +65,7 @@ def reap_abandoned(results: Path, log: Callable[[str], None]) -> list[str]:
     local = False
     for sweep_id in abandoned_sweeps(results):
         sweep = open_sweep(sweep_id, results, log)
-        log(
-            f"sweep {sweep_id} was left {sweep.record.get('status')} by a dead process: "
-            "tearing down"
-        )
+        log(f"sweep {sweep_id} was left {sweep.record.status} by a dead process: tearing down")
         try:
             stages.teardown(sweep)
         except (UserError, OSError) as e:
@@ -86,8 +75,8 @@ def reap_abandoned(results: Path, log: Callable[[str], None]) -> list[str]:
                 f"'interregion teardown --sweep {sweep_id}'"
             )
             continue
-        sweep.record["status"] = "failed"
-        sweep.record["abandoned_utc"] = utc_now()
+        sweep.record.status = SweepStatus.FAILED
+        sweep.record.abandoned_utc = utc_now()
         sweep.save()
         local = local or sweep.emulated
         reaped.append(sweep_id)

@@ -25,6 +25,7 @@ from typing import Any
 from orchestrator.results import store
 from orchestrator.results.collect import RowContext, SlotPlan, round_rows
 from orchestrator.results.ping_rows import host_rows, phase_rows
+from orchestrator.results.record import RoundEntry
 from orchestrator.results.store import safe_name, utc_now
 from orchestrator.sweep.sentinels import merge_sentinel_rows, split_rows
 
@@ -87,22 +88,24 @@ class ClosedRound:
     def ok(self) -> int:
         return sum(r["status"] == "ok" for r in self.rows)
 
-    def entry(self, kind: str) -> dict[str, Any]:
-        """The round as sweep.json's `rounds` list keeps it."""
+    def entry(self, kind: str) -> RoundEntry:
+        """The round as sweep.json's `rounds` list keeps it (its keys in this order)."""
         phase = {} if self.phase_tests is None else {"phase": "ping", "tests": self.phase_tests}
-        return {
-            "round": self.number,
-            "kind": kind,
-            **phase,
-            "slots": [s.to_dict() for s in self.slots],
-            "started_utc": self.started_utc,
-            "ended_utc": self.ended_utc,
-            "wall_s": round(self.wall_s, 3),
-            "slot_s": self.expected_s,
-            "overhead_s": round(self.wall_s - self.expected_s, 3),
-            "tests_ok": self.ok,
-            "tests_failed": len(self.rows) - self.ok,
-        }
+        return RoundEntry.from_json(
+            {
+                "round": self.number,
+                "kind": kind,
+                **phase,
+                "slots": [s.to_dict() for s in self.slots],
+                "started_utc": self.started_utc,
+                "ended_utc": self.ended_utc,
+                "wall_s": round(self.wall_s, 3),
+                "slot_s": self.expected_s,
+                "overhead_s": round(self.wall_s - self.expected_s, 3),
+                "tests_ok": self.ok,
+                "tests_failed": len(self.rows) - self.ok,
+            }
+        )
 
 
 @dataclass

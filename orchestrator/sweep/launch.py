@@ -32,6 +32,7 @@ from orchestrator.plan.pricing import Pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import Plan, make_plan
 from orchestrator.results import store
+from orchestrator.results.record import EmulationRecord
 from orchestrator.sweep import abandoned, runner
 from orchestrator.sweep.provision import controller_region, existing_stacks
 from orchestrator.sweep.record import Sweep, create_sweep
@@ -140,14 +141,15 @@ def create(
     run = create_sweep(plan, spec, results, cloud_options=dict(cloud_options or {}) or None)
     if log is not None:
         run.log = log
-    run.record.update(record or {})
+    run.record.add(record or {})
     if run.emulated:
         from orchestrator.emulator.stack import EmulationSettings
         from orchestrator.emulator.variation import seed_for
 
         chosen = emulation or Emulation()
         seed = seed_for(run.id) if chosen.seed is None else chosen.seed
-        run.record["emulation"] = EmulationSettings(seed, chosen.perturbations).to_record()
+        settings = EmulationSettings(seed, chosen.perturbations).to_record()
+        run.record.emulation = EmulationRecord.from_json(settings)
     run.save()
     return run
 
@@ -169,9 +171,9 @@ def start(
     held.lock.note(sweep_id=run.id)
     abandoned.mark_owner(run.record)
     if budget_usd is not None:
-        run.record["budget_usd"] = budget_usd
+        run.record.budget_usd = budget_usd
     if price_emulated:
-        run.record["price_emulated"] = True
+        run.record.price_emulated = True
     run.save()
     try:
         (run_sweep or runner.run_sweep)(run, **stages)

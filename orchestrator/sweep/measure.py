@@ -37,6 +37,7 @@ from orchestrator.plan.tuning import (
 )
 from orchestrator.results import store
 from orchestrator.results.collect import SlotPlan, unmeasured_row, with_ping_phase
+from orchestrator.results.record import SweepStatus
 from orchestrator.results.schema import CAPACITY, SINGLE_STREAM, measure_of
 from orchestrator.results.store import safe_name, utc_now
 from orchestrator.sweep import sentinels
@@ -174,7 +175,7 @@ def rounds_playbook(
 
 def planned_controller_rtt_ms(sweep: Sweep) -> float:
     """The plan's RTT from the controller to its farthest host (0: next to them)."""
-    return float(sweep.record["plan"].get("controller_rtt_ms") or 0.0)
+    return float(sweep.record.plan.controller_rtt_ms or 0.0)
 
 
 def plan_ping_phase(tests: Sequence[Pair], first: int, sweep: Sweep) -> list[PlannedRound]:
@@ -195,8 +196,8 @@ def plan_rounds(
 ) -> list[PlannedRound]:
     rounds = schedule(
         tests,
-        max_concurrent=sweep.record.get("max_concurrent"),
-        sequential=sweep.record.get("sequential", False),
+        max_concurrent=sweep.record.max_concurrent,
+        sequential=sweep.record.sequential,
     )
     params = sweep.params
     return [
@@ -220,7 +221,7 @@ def capacity_buffers(
         for r in rows
         if measure_of(r) == SINGLE_STREAM and r.get("rtt_p50_ms") not in (None, "")
     }
-    rate = line_rate_bps(sweep.emulated, sweep.record["plan"].get("emulated_type") or None)
+    rate = line_rate_bps(sweep.emulated, sweep.record.plan.emulated_type or None)
     return {
         f"{p.src.key}->{p.dst.key}": min(
             tuned_buffer_bytes(rate, measured.get(p.key) or pair_rtt_ms(p)), TCP_BUFFER_MAX_BYTES
@@ -231,7 +232,7 @@ def capacity_buffers(
 
 def next_round_no(sweep: Sweep) -> int:
     """After every recorded round and every raw folder (an interrupted round leaves one)."""
-    numbers = [r["round"] for r in sweep.record["rounds"]]
+    numbers = [r.round for r in sweep.record.rounds]
     numbers += [int(p.name.split("-")[1]) for p in (sweep.dir / store.RAW_DIR).glob("round-*")]
     return max(numbers, default=0) + 1
 
@@ -273,7 +274,7 @@ def run_capacity(
     try:
         run_rounds(sweep, hosts, tests, kind, progress, measure=CAPACITY)
     finally:
-        sweep.record["restore"] = restore_hosts(sweep, hosts, "capacity-restore.json")
+        sweep.record.extra["restore"] = restore_hosts(sweep, hosts, "capacity-restore.json")
         sweep.save()
 
 
@@ -305,9 +306,12 @@ def run_rounds(
         planned = plan_rounds(tests, next_round_no(sweep), sweep, False, measure)
         if kind == "main" and measure == SINGLE_STREAM:
             # the first round's first slots again at the end: host drain
-            cap = 1 if sweep.record.get("sequential") else sweep.record.get("max_concurrent")
+            cap = 1 if sweep.record.sequential else sweep.record.max_concurrent
             planned = sentinels.add_sentinel_rounds(planned, max_concurrent=cap)
-        timings = sweep.record["plan"].get(timings_key(measure)) or {}
+        plan = sweep.record.plan
+        timings = (
+            plan.timings if measure == SINGLE_STREAM else plan.extra.get(timings_key(measure))
+        ) or {}
         tuned = None
         if measure == CAPACITY:
             rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
@@ -315,6 +319,12 @@ def run_rounds(
         plays = rounds_playbook(
             planned, by_name, params, False, timings, tuned=tuned, backend=sweep.backend
         )
+        planned = plan_rounds(tests, next_round_no(sweep), sweep, pings=False)
+        if kind == "main":  # the first round's first slots again at the end: host drain
+            cap = 1 if sweep.record.sequential else sweep.record.max_concurrent
+            planned = sentinels.add_sentinel_rounds(planned, max_concurrent=cap)
+        timings = sweep.record.plan.timings or {}
+        plays = rounds_playbook(planned, by_name, params, pings=False, timings=timings)
     state = state_folder(sweep)
     book = state / f"measure-{planned[0].number:03d}.json"
     store.write_json(book, plays)
@@ -322,13 +332,13 @@ def run_rounds(
     table = _Rows(sweep, with_ping_phase if with_phase and not phase else None)
 
     # read once per run, not per round, and only for a sweep that has a budget to keep
-    budgeted = sweep.record.get("budget_usd") and _priced(sweep)
+    budgeted = sweep.record.budget_usd and _priced(sweep)
     pricing = load_pricing() if budgeted else None
 
     def on_round(done: ClosedRound) -> None:
         state_folder(sweep)  # a sweep whose state vanished stops here
         table.merge(done.rows)
-        sweep.record["rounds"].append(done.entry(kind))
+        sweep.record.rounds.append(done.entry(kind))
         sweep.save()
         progress.round_done(done.number, done.ok, len(done.rows) - done.ok, done.wall_s)
         check_budget(sweep, table.rows, done.number, pricing)
@@ -379,7 +389,7 @@ def run_rounds(
         "ansible_rc": rc,
         "forks": forks,
     }
-    sweep.record["measure_runs"].append(summary)
+    sweep.record.measure_runs.append(summary)
     sweep.save()
     check_playbook_end(sweep, rc, len(tracker.closed), len(planned), state / "ansible-measure.log")
     return summary
@@ -410,12 +420,12 @@ def check_budget(
     """The hard stop: once the bytes moved so far (and the VMs' time) cost the sweep's
     `budget_usd` at list prices, no further round starts. Emulated sweeps cost nothing,
     unless the sweep asked to be priced as on the clouds (`sweep --price-emulated`)."""
-    budget = sweep.record.get("budget_usd")
+    budget = sweep.record.budget_usd
     if not budget or not _priced(sweep):
         return
     regions = sweep.regions()
     pricing = pricing or load_pricing()
-    started = sweep.record.get("started_utc") or sweep.record["created_utc"]
+    started = sweep.record.started_utc or sweep.record.created_utc
     hours = max(0.0, (time.time() - _epoch(started)) / 3600)
     vm_usd = sum(pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in regions.values())
     if not spend.over_budget(
@@ -431,13 +441,13 @@ def check_budget(
         f"stopped after round {round_no}: what the sweep moved (and its VMs' time) reached "
         f"its budget of ${float(budget):g} at list prices; the measured rounds are kept"
     )
-    sweep.record["stopped"] = why
+    sweep.record.stopped = why
     sweep.save()
     raise BudgetReached(why)
 
 
 def _priced(sweep: Sweep) -> bool:
-    return not sweep.emulated or bool(sweep.record.get("price_emulated"))
+    return not sweep.emulated or bool(sweep.record.price_emulated)
 
 
 def _epoch(utc: str) -> float:
@@ -448,21 +458,21 @@ def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = T
     """Measure every planned test that has no ok row yet; retry the failures once."""
     progress = progress or RoundProgress()
     hosts = load_hosts(sweep)
-    stages = sweep.record.get("stages", {})
-    provisioned = stages.get("provision", {}).get("started_utc", "")
-    if stages.get("teardown", {}).get("started_utc", "") > provisioned:
+    stages = sweep.record.stages
+    provisioned = stages["provision"].started_utc if "provision" in stages else ""
+    if "teardown" in stages and stages["teardown"].started_utc > provisioned:
         raise UserError(
             f"the hosts of sweep {sweep.id} were torn down: "
             f"continue with 'interregion sweep --resume {sweep.id}'"
         )
     with sweep.stage("measure"):
-        sweep.record["status"] = "measuring"
+        sweep.record.status = SweepStatus.MEASURING
         todo = missing_tests(sweep)
         count = sum(len(t) for t in todo.values())
         if not count:
             sweep.log(f"sweep {sweep.id}: every test is measured already")
             return
-        kind = "resume" if sweep.record["rounds"] else "main"
+        kind = "resume" if sweep.record.rounds else "main"
         planned = len(sweep.planned_pairs()) * len(todo)
         if count < planned:
             sweep.log(f"keeping {planned - count} ok tests, measuring the other {count}")
@@ -473,7 +483,7 @@ def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = T
             sweep.log(f"retrying {count} failed tests once")
             run_measures(sweep, hosts, failed, "retry", progress)
         fill_unmeasured(sweep, hosts)
-        sweep.record["status"] = "measured"
+        sweep.record.status = SweepStatus.MEASURED
 
 
 def measures_of(sweep: Sweep) -> tuple[str, ...]:

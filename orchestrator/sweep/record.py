@@ -26,6 +26,13 @@ from orchestrator.model.catalog import Region, region_from_dict
 from orchestrator.plan.selection import Pair, SelectionSpec
 from orchestrator.plan.sweep_plan import Plan, TestParams
 from orchestrator.results import store
+from orchestrator.results.record import (
+    PlanRecord,
+    Stage,
+    StageStatus,
+    SweepRecord,
+    SweepStatus,
+)
 from orchestrator.results.schema import RESULTS_FORMAT_VERSION
 from orchestrator.results.store import utc_now
 
@@ -44,12 +51,12 @@ class Sweep:
     """A results folder and its record (sweep.json), saved after every change."""
 
     results: Path
-    record: dict[str, Any]
+    record: SweepRecord
     log: Log = _stderr
 
     @property
     def id(self) -> str:
-        return str(self.record["sweep_id"])
+        return self.record.sweep_id
 
     @property
     def dir(self) -> Path:
@@ -62,50 +69,47 @@ class Sweep:
 
     @property
     def params(self) -> TestParams:
-        return TestParams.from_dict(self.record["params"])
+        return TestParams.from_dict(self.record.params)
 
     @property
     def backend(self) -> str:
-        return str(self.record["backend"])
+        return self.record.backend
 
     @property
     def emulated(self) -> bool:
         return backends.is_emulated(self.backend)
 
     def save(self) -> None:
-        store.save_record(self.results, self.record)
+        store.save_record(self.results, self.record.to_json())
 
     def regions(self) -> dict[str, Region]:
-        regions = (region_from_dict(r) for r in self.record["plan"]["regions"])
+        regions = (region_from_dict(r) for r in self.record.plan.regions)
         return {r.key: r for r in regions}
 
     def planned_pairs(self) -> list[Pair]:
         regions = self.regions()
-        return [
-            Pair(regions[p["src"]], regions[p["dst"]], p["distance_km"])
-            for p in self.record["plan"]["pairs"]
-        ]
+        return [Pair(regions[p.src], regions[p.dst], p.distance_km) for p in self.record.plan.pairs]
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         """Record a stage's start, end, wall time and outcome in sweep.json."""
-        entry: dict[str, Any] = {"started_utc": utc_now(), "status": "running"}
-        self.record.setdefault("stages", {})[name] = entry
+        entry = Stage(started_utc=utc_now(), status=StageStatus.RUNNING)
+        self.record.stages[name] = entry
         self.save()
         started = time.monotonic()
         try:
             yield
-            entry["status"] = "done"
+            entry.status = StageStatus.DONE
         except KeyboardInterrupt:
-            entry["status"] = "interrupted"
+            entry.status = StageStatus.INTERRUPTED
             raise
         except BaseException as e:
-            entry["status"] = "failed"
-            entry["error"] = str(e)
+            entry.status = StageStatus.FAILED
+            entry.error = str(e)
             raise
         finally:
-            entry["ended_utc"] = utc_now()
-            entry["wall_s"] = round(time.monotonic() - started, 3)
+            entry.ended_utc = utc_now()
+            entry.wall_s = round(time.monotonic() - started, 3)
             self.save()
 
 
@@ -145,24 +149,21 @@ def create_sweep(
     sweep_id = sweep_id or store.new_sweep_id()
     if store.sweep_dir(results, sweep_id).exists():
         raise UserError(f"sweep {sweep_id} exists already: pick another id")
-    record = {
-        "format_version": RESULTS_FORMAT_VERSION,
-        "sweep_id": sweep_id,
-        "backend": plan.backend,
-        "emulated": backends.info(plan.backend).emulated,
-        "created_utc": utc_now(),
-        "status": "planned",
-        "selection": asdict(spec),
-        "params": plan.params.to_dict(),
-        "max_concurrent": plan.max_concurrent,
-        "sequential": plan.sequential,
-        "cloud_options": dict(cloud_options) if cloud_options else None,
-        "plan": plan.to_json(),
-        "versions": tool_versions(),
-        "stages": {},
-        "rounds": [],
-        "measure_runs": [],
-    }
+    record = SweepRecord.new(
+        format_version=RESULTS_FORMAT_VERSION,
+        sweep_id=sweep_id,
+        backend=plan.backend,
+        emulated=backends.info(plan.backend).emulated,
+        created_utc=utc_now(),
+        status=SweepStatus.PLANNED,
+        selection=asdict(spec),
+        params=plan.params.to_dict(),
+        max_concurrent=plan.max_concurrent,
+        sequential=plan.sequential,
+        cloud_options=dict(cloud_options) if cloud_options else None,
+        plan=PlanRecord.from_json(plan.to_json()),
+        versions=tool_versions(),
+    )
     sweep = Sweep(Path(results), record)
     sweep.save()
     store.make_state_dir(sweep.dir)
@@ -170,4 +171,10 @@ def create_sweep(
 
 
 def open_sweep(sweep_id: str, results: Path = paths.RESULTS, log: Log = _stderr) -> Sweep:
-    return Sweep(Path(results), store.load_record(Path(results), sweep_id), log)
+    return Sweep(Path(results), load_record(Path(results), sweep_id), log)
+
+
+def load_record(results: Path, sweep_id: str) -> SweepRecord:
+    """The typed record of an existing sweep; one-line errors as store.load_record's."""
+    where = str(store.sweep_dir(results, sweep_id) / store.SWEEP_FILE)
+    return SweepRecord.from_json(store.load_record(results, sweep_id), where)

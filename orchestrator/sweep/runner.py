@@ -16,6 +16,7 @@ from orchestrator.drivers import interrupts
 from orchestrator.drivers import processes as children
 from orchestrator.drivers.interrupts import Interrupted
 from orchestrator.drivers.progress import RoundProgress
+from orchestrator.results.record import SweepStatus
 from orchestrator.results.store import utc_now
 from orchestrator.sweep import measure, stages
 from orchestrator.sweep.record import Sweep
@@ -35,7 +36,7 @@ def run_sweep(
 
     A TCP study passes its own measure and report stages, and joins no history store."""
     started = time.monotonic()
-    sweep.record["started_utc"] = sweep.record.get("started_utc") or utc_now()
+    sweep.record.started_utc = sweep.record.started_utc or utc_now()
     try:
         stages.provision(sweep, owner_pid=0 if keep_hosts else os.getpid())
         stages.prepare(sweep)
@@ -44,18 +45,18 @@ def run_sweep(
             stages.collect(sweep)
         else:
             measure_stage(sweep, progress)
-        sweep.record["status"] = "done"
+        sweep.record.status = SweepStatus.DONE
     except KeyboardInterrupt as e:
-        sweep.record["status"] = "interrupted"
+        sweep.record.status = SweepStatus.INTERRUPTED
         why = e.signal_name if isinstance(e, Interrupted) else "SIGINT"
-        sweep.record["interrupted_by"] = why
+        sweep.record.interrupted_by = why
         sweep.log(
             f"interrupted ({why}): completed rounds are kept in {sweep.dir}; tearing down "
             f"(continue later with 'interregion sweep --resume {sweep.id}')"
         )
         raise
     except BaseException:
-        sweep.record["status"] = "failed"
+        sweep.record.status = SweepStatus.FAILED
         raise
     finally:
         stopped = children.stop_all()
@@ -63,13 +64,13 @@ def run_sweep(
             sweep.log(f"stopped what was still running: {'; '.join(stopped)}")
         if not keep_hosts:
             stages.teardown(sweep)
-        sweep.record["ended_utc"] = utc_now()
-        sweep.record["wall_s"] = round(time.monotonic() - started, 3)
+        sweep.record.ended_utc = utc_now()
+        sweep.record.wall_s = round(time.monotonic() - started, 3)
         if (sweep.dir / "sweep.json").parent.is_dir():
             sweep.save()
     late = interrupts.requested()  # arrived while teardown ran: honoured now
     if late:
-        sweep.record["interrupted_by"] = late
+        sweep.record.interrupted_by = late
         sweep.save()
         interrupts.check()
     if build_report:

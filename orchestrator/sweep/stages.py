@@ -21,6 +21,7 @@ from orchestrator.model.hosts import Host, placement
 from orchestrator.netmodel.model import path_facts
 from orchestrator.results import store
 from orchestrator.results.collect import RowContext, SlotPlan, with_ping_phase
+from orchestrator.results.record import HostPlacement, SweepStatus
 from orchestrator.results.store import safe_name
 from orchestrator.sweep import backends
 from orchestrator.sweep.events import PlannedRound
@@ -75,12 +76,12 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             keys,
             sweep.state,
             owner_pid=owner_pid,
-            estimate_wall_s=sweep.record["plan"]["estimate"]["wall_s"],
-            cloud_options=sweep.record.get("cloud_options"),
+            estimate_wall_s=sweep.record.plan.estimate.wall_s,
+            cloud_options=sweep.record.cloud_options,
             log=sweep.log,
-            controller=sweep.record["plan"].get("controller") or None,
-            emulated_type=sweep.record["plan"].get("emulated_type", ""),
-            emulation=sweep.record.get("emulation"),
+            controller=sweep.record.plan.controller or None,
+            emulated_type=sweep.record.plan.emulated_type or "",
+            emulation=emulation.to_json() if (emulation := sweep.record.emulation) else None,
         )
         interrupts.check()
         sweep.log(f"provisioning {len(regions)} hosts ({sweep.backend}) with Terraform")
@@ -91,8 +92,10 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
         store.write_json(sweep.dir / store.HOSTS_FILE, {"hosts": [h.to_dict() for h in hosts]})
         # zone, image and machine type per host: what a later sweep pins (--pin-from) and
         # what tells a change of our own setup from a change of the network
-        sweep.record["placement"] = placement(hosts)
-        sweep.record["status"] = "provisioned"
+        sweep.record.placement = {
+            name: HostPlacement.from_json(where) for name, where in placement(hosts).items()
+        }
+        sweep.record.status = SweepStatus.PROVISIONED
     return hosts
 
 
@@ -128,7 +131,7 @@ def write_sweep_inventory(sweep: Sweep, hosts: Sequence[Host]) -> Path:
     known_hosts = sweep.state / "known_hosts"
     record_host_keys(known_hosts, hosts, sweep.log)
     cp = control_dir(sweep.state)
-    sweep.record["control_dir"] = str(cp)  # teardown finds it even if state/ is deleted
+    sweep.record.control_dir = str(cp)  # teardown finds it even if state/ is deleted
     path = sweep.state / "inventory.yml"
     facts = _hosts_doc(sweep)[0].get("facts", {}) if (sweep.dir / store.HOSTS_FILE).exists() else {}
     doc = inventory(
@@ -154,16 +157,14 @@ def host_settings(sweep: Sweep) -> dict[str, dict[str, Any]]:
 
 def row_context(sweep: Sweep, hosts: Sequence[Host]) -> RowContext:
     types = {h.name: h.machine_type for h in hosts}
-    pairs = [(p["src"], p["dst"]) for p in sweep.record["plan"]["pairs"]]
+    pairs = [(p.src, p.dst) for p in sweep.record.plan.pairs]
     catalog = None if sweep.backend == "local" else load_catalog()
     return RowContext(
         sweep_id=sweep.id,
         backend=sweep.backend,
         streams=sweep.params.streams,
         machine_types=types,
-        distances_km={
-            (p["src"], p["dst"]): float(p["distance_km"]) for p in sweep.record["plan"]["pairs"]
-        },
+        distances_km={(p.src, p.dst): float(p.distance_km) for p in sweep.record.plan.pairs},
         path_facts={
             (a, b): path_facts(types.get(a, ""), types.get(b, ""), catalog) for a, b in pairs
         },
@@ -233,8 +234,8 @@ def prepare(sweep: Sweep, forks: int = PREPARE_FORKS) -> dict[str, Any]:
         store.write_json(sweep.dir / store.HOSTS_FILE, doc)
         for key, fact in (("iperf3", "iperf3_version"), ("kernel", "kernel")):
             found = sorted({str(f.get(fact, "")) for f in facts.values()} - {""})
-            sweep.record["versions"][key] = ", ".join(found)
-        sweep.record["status"] = "prepared"
+            sweep.record.versions[key] = ", ".join(found)
+        sweep.record.status = SweepStatus.PREPARED
     return facts
 
 
@@ -248,7 +249,7 @@ def collect(sweep: Sweep, force: bool = False) -> list[dict[str, Any]]:
     copied from a site's downloads) is refused, and so is a rebuild that would turn ok
     rows into failed ones."""
     with sweep.stage("collect"):
-        if not (sweep.dir / store.RAW_DIR).is_dir() and sweep.record["rounds"]:
+        if not (sweep.dir / store.RAW_DIR).is_dir() and sweep.record.rounds:
             raise UserError(
                 f"sweep {sweep.id} has no raw/ folder: there is nothing to rebuild "
                 f"{store.MEASUREMENTS_FILE} from, so it is kept as it is"
@@ -257,14 +258,14 @@ def collect(sweep: Sweep, force: bool = False) -> list[dict[str, Any]]:
         ctx = row_context(sweep, hosts)
         rows: list[dict[str, Any]] = []
         late: list[dict[str, Any]] = []
-        for entry in sweep.record["rounds"]:
+        for entry in sweep.record.rounds:
             planned = PlannedRound(
-                entry["round"],
-                [SlotPlan(**s) for s in entry["slots"]],
-                entry.get("slot_s", 0.0),
-                [tuple(t) for t in entry["tests"]] if entry.get("phase") == "ping" else None,
+                entry.round,
+                [SlotPlan(**s) for s in entry.slots],
+                entry.slot_s or 0.0,
+                [(a, b) for a, b in entry.tests or []] if entry.ping_phase else None,
             )
-            raw = store.read_raw_round(sweep.dir, entry["round"])
+            raw = store.read_raw_round(sweep.dir, entry.round)
             texts = {name: raw.get(safe_name(name)) for name in planned.hosts}
             # a slot's rows after the ping phase are completed from it, as measure does
             own, repeats = split_rows(planned.slots, planned.rows(texts, ctx))
@@ -294,7 +295,7 @@ def teardown(sweep: Sweep) -> None:
 
     Runs to its end: interrupts that arrive meanwhile are kept for later."""
     with interrupts.deferred(), sweep.stage("teardown"):
-        remembered = remembered_control_dir(sweep.record.get("control_dir"))
+        remembered = remembered_control_dir(sweep.record.control_dir)
         cp = existing_control_dir(sweep.state) or remembered
         closed = close_control_sockets(cp) if cp is not None else []
         if closed:
@@ -304,8 +305,8 @@ def teardown(sweep: Sweep) -> None:
         remove_control_dir(sweep.state, also=remembered)
         if destroyed:
             sweep.log(f"destroyed: {', '.join(destroyed)}")
-        if sweep.record.get("status") not in ("done", "interrupted", "failed"):
-            sweep.record["status"] = "torn down"
+        if not sweep.record.status.ended:
+            sweep.record.status = SweepStatus.TORN_DOWN
 
 
 # ---- report ---------------------------------------------------------------------------

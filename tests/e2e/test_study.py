@@ -79,9 +79,8 @@ def test_the_five_relations_of_the_emulator_check_hold(studied):
     _, study = studied
     meta = record(study)
     facts = json.loads((study / "hosts.json").read_text()).get("facts", {})
-    results = pair_results(
-        read_table(study / "study.csv"), meta["study"]["pairs"], default_window(meta, facts)
-    )
+    window = default_window(meta["backend"], facts)
+    results = pair_results(read_table(study / "study.csv"), meta["study"]["pairs"], window)
     lossy = {n for n in meta["study"]["pairs"] if set(n.split("->")) == set(LOSSY)}
     assert len(lossy) == 1
     rtts = sorted(p.idle_rtt_ms for p in results)

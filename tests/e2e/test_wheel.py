@@ -96,6 +96,9 @@ def test_the_wheel_holds_the_files_the_package_runs_on_and_nothing_built(install
         assert bundle + needed in names, needed
     assert not [n for n in names if n.endswith(("/delayd", "/delayd-asan")) or "tfstate" in n]
     assert not [n for n in names if "/.terraform/" in n]
+    # what only tests and benches use stays out (testkit/ beside the package)
+    assert not [n for n in names if n.startswith("testkit/") or "/synthetic.py" in n]
+    assert not [n for n in names if n.endswith("/noise.py")]
 
 
 def test_installed_regions_and_plan_run_from_another_folder(installed):

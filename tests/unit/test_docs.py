@@ -138,7 +138,7 @@ def test_the_link_check_finds_what_is_broken(tmp_path):
     ]
 
 
-_REPO_PATH = re.compile(r"^(orchestrator|infra|playbooks|tests|bench|data|docs)/[\w./-]*$")
+_REPO_PATH = re.compile(r"^(orchestrator|testkit|infra|playbooks|tests|bench|data|docs)/[\w./-]*$")
 
 
 def test_every_path_the_docs_name_exists():

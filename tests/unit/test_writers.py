@@ -16,10 +16,10 @@ from orchestrator.cli import main
 from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
-from orchestrator.netmodel import synthetic
 from orchestrator.results import store
 from orchestrator.site import build as site
 from orchestrator.site import publish
+from testkit import synthetic
 
 CATALOG = load_catalog()
 

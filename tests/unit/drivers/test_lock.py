@@ -15,8 +15,11 @@ from click.testing import CliRunner
 
 from orchestrator.cli import main
 from orchestrator.drivers.lock import LOCK_FILE, LockHeld, lock_path, read_holder, results_lock
+from orchestrator.results.record import SweepRecord, SweepStatus
 from orchestrator.schedule import ledger
 from orchestrator.sweep import abandoned
+
+RECORD = Path(__file__).resolve().parents[2] / "data" / "records" / "sweep-done.json"
 
 HOLDER = textwrap.dedent(
     """
@@ -154,6 +157,7 @@ DIES_MID_SWEEP = textwrap.dedent(
     from orchestrator.model.catalog import load_catalog
     from orchestrator.plan.selection import SelectionSpec
     from orchestrator.plan.sweep_plan import make_plan
+    from orchestrator.results.record import SweepStatus
     from orchestrator.sweep import abandoned
     from orchestrator.sweep.record import create_sweep
     results = Path(sys.argv[1])
@@ -162,7 +166,7 @@ DIES_MID_SWEEP = textwrap.dedent(
         sweep = create_sweep(make_plan(load_catalog(), spec), spec, results)
         lock.note(sweep_id=sweep.id)
         abandoned.mark_owner(sweep.record)
-        sweep.record["status"] = "measuring"
+        sweep.record.status = SweepStatus.MEASURING
         sweep.save()
         (sweep.dir / "raw").mkdir()
         print(sweep.id, flush=True)
@@ -216,11 +220,17 @@ def test_a_sweep_run_stage_by_stage_is_never_reaped(tmp_path):
         json.dumps({"sweep_id": folder.name, "status": "provisioned"})
     )
     assert abandoned.abandoned_sweeps(tmp_path) == []
-    record = {"sweep_id": folder.name, "status": "provisioned"}
+    record = SweepRecord.from_json(
+        {**json.loads(RECORD.read_text()), "status": "provisioned"}, "sweep.json"
+    )
+    record.owner_pid = record.owner_start_ticks = None
+    assert not abandoned.is_abandoned(record)  # no owner: stages run alone
     abandoned.mark_owner(record, pid=os.getpid())
     assert not abandoned.is_abandoned(record)
-    record["owner_start_ticks"] = -1  # the pid was reused by another process
+    record.owner_start_ticks = -1  # the pid was reused by another process
     assert abandoned.is_abandoned(record)
+    record.status = SweepStatus.TORN_DOWN  # finished: nothing left to reap
+    assert not abandoned.is_abandoned(record)
 
 
 def test_an_ended_holder_leaves_no_lock_file_and_a_racing_taker_retakes(tmp_path):

@@ -327,6 +327,13 @@ def test_a_throughput_flag_leaves_the_tests_rtt_in_the_views_and_the_matrix(tmp_
             for m in ("rtt", "throughput")
         }
         assert by_metric == {"rtt": {(A, B): 2, (B, A): 1}, "throughput": {(A, B): 1, (B, A): 1}}
+        # change detection reads the same values: the flagged throughput is no run of it
+        series = {
+            (x.key.metric, x.key.src, x.key.dst): [r.value for r in x.runs]
+            for x in v.change_series(con)
+        }
+        assert series[("throughput", A, B)] == [8.0e8]
+        assert len(series[("rtt", A, B)]) == 2
     result = _cli(tmp_path, "matrix", "--window", "all", "--metric", "throughput")
     assert result.exit_code == 0, result.output
     assert "1 flagged tests left out: their flags invalidate their throughput" in result.output

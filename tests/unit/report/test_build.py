@@ -11,12 +11,12 @@ from report_support import CATALOG, _sweep, write_catalog
 
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
-from orchestrator.netmodel import synthetic
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.plan.selection import SelectionSpec, pair_filter
 from orchestrator.report import analyze
 from orchestrator.report import build as report
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
+from testkit import synthetic
 
 
 def _write(path: Path, header: list[str], rows: list[list[str]]) -> Path:

@@ -5,9 +5,9 @@ import shutil
 import pytest
 from report_support import CATALOG
 
-from orchestrator.netmodel import synthetic
 from orchestrator.report import analyze, charts
 from orchestrator.report import build as report
+from testkit import synthetic
 
 pytestmark = pytest.mark.slow
 

@@ -14,6 +14,7 @@ from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.spend import over_budget, row_bytes, sweep_spend
 from orchestrator.plan.sweep_plan import TestParams, make_plan, slot_seconds
 from orchestrator.results import store
+from orchestrator.results.record import SweepStatus
 from orchestrator.results.schema import PING_PACKET_BYTES
 from orchestrator.schedule import ledger
 from orchestrator.schedule.profiles import parse_profile
@@ -167,16 +168,18 @@ def test_sweep_outcome_from_measurements(tmp_path):
     folder = _sweep_folder(tmp_path, "20261101T0000Z-0001")
     ok = {**_row("aws:us-east-1", "aws:eu-west-1"), "round": 1}
     store.write_rows(folder, [ok])
-    assert sweep_outcome(folder, "done", None)["outcome"] == "ok"
+    assert sweep_outcome(folder, SweepStatus.DONE, None)["outcome"] == "ok"
     bad = {**_row("aws:eu-west-1", "aws:us-east-1", status="timeout"), "round": 1}
     store.write_rows(folder, [ok, bad])
-    assert sweep_outcome(folder, "done", None) == {
+    assert sweep_outcome(folder, SweepStatus.DONE, None) == {
         "outcome": "partial",
         "reason": "1 of 2 tests failed",
         "tests_ok": 1,
         "tests_failed": 1,
     }
-    assert sweep_outcome(folder, "failed", "boom")["outcome"] == "failed"
+    assert sweep_outcome(folder, SweepStatus.FAILED, "boom")["outcome"] == "failed"
+    ended = sweep_outcome(folder, SweepStatus.TORN_DOWN, None)
+    assert (ended["outcome"], ended["reason"]) == ("failed", "sweep ended torn down")
 
 
 def test_ledger_skips_a_torn_line_and_refuses_unknown_outcomes(tmp_path):
@@ -320,7 +323,7 @@ def test_a_site_folder_that_cannot_be_written_is_recorded_not_a_lost_ledger_line
                    dst_region="eu-west-1", distance_km="5000.0", rtt_avg_ms="70.0",
                    round="1", status="ok")  # fmt: skip
         store.write_rows(sweep.dir, [row])
-        sweep.record["status"] = "done"
+        sweep.record.status = SweepStatus.DONE
         sweep.save()
         return sweep
 
@@ -358,8 +361,8 @@ def test_a_cloud_profile_pins_the_zones_and_images_of_its_previous_sweep(tmp_pat
     seen = {}
 
     def run(sweep, build_report):
-        seen.update(sweep.record["cloud_options"])
-        sweep.record["status"] = "done"
+        seen.update(sweep.record.cloud_options)
+        sweep.record.status = SweepStatus.DONE
         return sweep
 
     first = run_tick(profile, results, run_sweep=run, log=lambda _m: None)

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from orchestrator.model.catalog import load_catalog
-from orchestrator.netmodel import synthetic
 from orchestrator.site import build as site
+from testkit import synthetic
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [

@@ -16,12 +16,12 @@ from site_support import (
 
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
-from orchestrator.netmodel import synthetic
 from orchestrator.report import analyze
 from orchestrator.results import store
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.site import build as site
 from orchestrator.study.report import STUDIES_DIR
+from testkit import synthetic
 
 
 @pytest.fixture

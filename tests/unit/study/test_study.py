@@ -32,6 +32,7 @@ from orchestrator.plan.tuning import (
     sysctl_values,
     tuned_buffer_bytes,
 )
+from orchestrator.results.record import StudyRecord
 from orchestrator.results.schema import PING_PACKET_BYTES
 from orchestrator.study.estimate import study_plan
 from orchestrator.study.plan import (
@@ -211,9 +212,8 @@ def test_loaded_minus_idle_is_queueing_only_beyond_the_rtt_noise():
     assert pair(90.5, 91.5, 0.35).queueing_text() == "queueing 1.0 ms"
     assert pair(90.5, 90.55, None).queueing_ms is None  # below the 0.1 ms floor
     assert pair(90.5, None, None).queueing_text() == "no loaded RTT"
-    record = {"sweep_id": "x", "backend": "local",
-              "study": {"variants": ["default"], "repeats": 3, "seed": 1}}  # fmt: skip
-    text = report_text([below], record)
+    study = StudyRecord("tcp", ["default"], repeats=3, seed=1)
+    text = report_text([below], "x", "local", study)
     assert "loaded RTT 90.4 ms (no queueing measured" in text
     assert "the difference is queueing" not in text
 
@@ -241,11 +241,10 @@ def test_the_page_escapes_what_it_shows():
 
 
 def test_a_pair_without_data_says_where_to_get_some():
-    record = {"sweep_id": "x", "backend": "local",
-              "study": {"variants": ["default"], "repeats": 3, "seed": 1}}  # fmt: skip
+    study = StudyRecord("tcp", ["default"], repeats=3, seed=1)
     failed = {**_row("aws:a", "gcp:b", "default", 1.0), "status": "failed"}
     (p,) = pair_results([failed], PAIR, default_window_bytes=131_000)
-    text = report_text([p], record)
+    text = report_text([p], "x", "local", study)
     assert "No measured test" in text
     assert "interregion study tcp --regions aws:a,gcp:b" in text
 

@@ -49,7 +49,7 @@ def test_each_play_closes_the_previous_round_and_stats_the_last(tmp_path):
     assert [c.number for c in closed] == [1]
     assert closed[0].wall_s == 5.5 and closed[0].expected_s == 4.0
     assert [r["status"] for r in closed[0].rows] == ["ok", "ok"]
-    assert closed[0].entry("main")["overhead_s"] == 1.5
+    assert closed[0].entry("main").overhead_s == 1.5
     t.on_event(result(A, client_doc()))
     t.on_event(result(B, server_doc()))
     t.on_event({"event": "stats", "summary": {}})
@@ -121,4 +121,4 @@ def test_a_sentinel_round_keeps_its_late_rows_apart(tmp_path):
     late = read_sentinel_rows(tmp_path)
     assert sorted(store.pair_key(r) for r in late) == sorted([(A, B), (B, A)])
     assert {r["round"] for r in late} == {"2"} and all(r["status"] == "ok" for r in late)
-    assert closed[1].entry("main")["slots"][0]["sentinel"] is True  # collect reads it back
+    assert closed[1].entry("main").slots[0]["sentinel"] is True  # collect reads it back

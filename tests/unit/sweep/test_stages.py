@@ -32,6 +32,7 @@ from orchestrator.results.collect import (
     unmeasured_row,
 )
 from orchestrator.results.parse import parse_iperf3
+from orchestrator.results.record import RoundEntry, Stage, StageStatus, SweepStatus
 from orchestrator.results.schema import (
     HOST_EVIDENCE_COLUMNS,
     LIMITER_COLUMNS,
@@ -592,9 +593,9 @@ def test_plan_only_creates_a_sweep_the_stages_can_open(tmp_path):
     assert result.exit_code == 0, result.output
     sweep_id = result.output.strip().splitlines()[-1]
     run = sweeps.open_sweep(sweep_id, tmp_path)
-    assert run.record["format_version"] == RESULTS_FORMAT_VERSION
+    assert run.record.format_version == RESULTS_FORMAT_VERSION
     assert len(run.planned_pairs()) == 2
-    assert run.record["plan"]["rounds"] and run.record["status"] == "planned"
+    assert run.record.plan.extra["rounds"] and run.record.status is SweepStatus.PLANNED
     # measuring before provisioning says what to do
     result = CliRunner().invoke(main, ["measure", "--sweep", sweep_id, "--results", str(tmp_path)])
     assert "provision" in one_line_error(result)
@@ -645,7 +646,8 @@ def test_cloud_flags_are_kept_with_a_cloud_sweep_and_replaced_by_provision(tmp_p
     args = ["--backend", "aws", "--operator-cidr", "198.51.100.7/32", "--ttl", "2h"]
     aws_only = f"{A},aws:eu-west-1"
     run = plan_only(tmp_path, *args, "--aws-machine-type", "t3.micro", regions=aws_only)
-    kept = run.record["cloud_options"]
+    kept = run.record.cloud_options
+    assert kept is not None
     assert kept["operator_cidr"] == "198.51.100.7/32" and kept["ttl_minutes"] == 120
     assert kept["machine_types"] == {"aws": "t3.micro"}
     assert kept["network_tier"] == "PREMIUM"
@@ -653,18 +655,19 @@ def test_cloud_flags_are_kept_with_a_cloud_sweep_and_replaced_by_provision(tmp_p
     results = ["--results", str(tmp_path)]
     result = CliRunner().invoke(main, ["provision", "--sweep", run.id, *results])
     assert "credentials" in one_line_error(result)  # no cloud account here: preflight fails
-    assert sweeps.open_sweep(run.id, tmp_path).record["cloud_options"] == kept
+    assert sweeps.open_sweep(run.id, tmp_path).record.cloud_options == kept
     # ... flags given again replace them all
     result = CliRunner().invoke(
         main, ["provision", "--sweep", run.id, "--network-tier", "standard", *results]
     )
     one_line_error(result)
-    kept = sweeps.open_sweep(run.id, tmp_path).record["cloud_options"]
+    kept = sweeps.open_sweep(run.id, tmp_path).record.cloud_options
+    assert kept is not None
     assert kept["network_tier"] == "STANDARD" and kept["operator_cidr"] is None
 
 
 def test_a_local_sweep_has_no_cloud_flags(tmp_path):
-    assert plan_only(tmp_path).record["cloud_options"] is None
+    assert plan_only(tmp_path).record.cloud_options is None
     result = CliRunner().invoke(
         main,
         [
@@ -712,9 +715,9 @@ def test_measuring_a_torn_down_sweep_says_to_resume(tmp_path):
     )
     run = sweeps.open_sweep(result.output.strip().splitlines()[-1], tmp_path)
     store.write_json(run.dir / store.HOSTS_FILE, {"hosts": []})
-    run.record["stages"] = {
-        "provision": {"started_utc": "2026-11-22T01:00:00.000Z"},
-        "teardown": {"started_utc": "2026-11-22T01:05:00.000Z"},
+    run.record.stages = {
+        "provision": Stage("2026-11-22T01:00:00.000Z", StageStatus.DONE),
+        "teardown": Stage("2026-11-22T01:05:00.000Z", StageStatus.DONE),
     }
     run.save()
     result = CliRunner().invoke(main, ["measure", "--sweep", run.id, "--results", str(tmp_path)])
@@ -727,7 +730,7 @@ def test_collect_rebuilds_rows_from_raw_alone(tmp_path):
         ["sweep", "--regions", f"{A},{B}", "--plan-only", "--yes", "--results", str(tmp_path)],
     )
     run = sweeps.open_sweep(result.output.strip().splitlines()[-1], tmp_path)
-    run.record["rounds"] = [{"round": 1, "kind": "main", "slots": [SLOT.to_dict()]}]
+    run.record.rounds = [RoundEntry(1, "main", [SLOT.to_dict()])]
     run.save()
     store.write_atomic(store.raw_path(run.dir, 1, A), json.dumps(client_doc()))
     store.write_atomic(store.raw_path(run.dir, 1, B), json.dumps(server_doc()))
@@ -743,7 +746,7 @@ def measured_sweep(tmp_path):
         ["sweep", "--regions", f"{A},{B}", "--plan-only", "--yes", "--results", str(tmp_path)],
     )
     run = sweeps.open_sweep(result.output.strip().splitlines()[-1], tmp_path)
-    run.record["rounds"] = [{"round": 1, "kind": "main", "slots": [SLOT.to_dict()]}]
+    run.record.rounds = [RoundEntry(1, "main", [SLOT.to_dict()])]
     run.save()
     store.write_atomic(store.raw_path(run.dir, 1, A), json.dumps(client_doc()))
     store.write_atomic(store.raw_path(run.dir, 1, B), json.dumps(server_doc()))
@@ -787,7 +790,7 @@ def test_cloud_backend_without_credentials_fails_in_one_line_and_leaves_nothing(
     real_teardown = stages.teardown
 
     def teardown(run):
-        seen.update(status=run.record["status"], owner=run.record.get("owner_pid"))
+        seen.update(status=run.record.status, owner=run.record.owner_pid)
         real_teardown(run)
 
     monkeypatch.setattr(stages, "teardown", teardown)
@@ -837,12 +840,12 @@ def test_resume_provisions_again_so_it_checks_the_budget_too(tmp_path, monkeypat
     no_aws_account(tmp_path, monkeypatch)
     args = ["--backend", "aws", "--operator-cidr", "198.51.100.7/32"]
     run = plan_only(tmp_path, *args, regions=f"{A},aws:eu-west-1")
-    assert run.record["plan"]["estimate"]["cost_usd"] > 0.01
+    assert run.record.plan.estimate.cost_usd > 0.01
     result = CliRunner().invoke(
         main, ["sweep", "--resume", run.id, "--budget-usd", "0.01", "--results", str(tmp_path)]
     )
     assert "--budget-usd" in one_line_error(result)
-    assert "provision" not in sweeps.open_sweep(run.id, tmp_path).record["stages"]
+    assert "provision" not in sweeps.open_sweep(run.id, tmp_path).record.stages
 
 
 def test_a_reset_before_any_data_is_a_server_not_ready_yet_and_is_retried():
@@ -872,7 +875,7 @@ def test_the_budget_is_a_hard_stop_once_what_was_moved_reaches_it(tmp_path, monk
     row = {"src_cloud": "aws", "src_region": "us-east-1", "dst_cloud": "aws"}
     row |= {"dst_region": "eu-west-1", "status": "ok", "round": 1}
     check_budget(run, [{**row, "bytes": 10**9}], 1)  # no budget recorded: no stop
-    run.record["budget_usd"] = 0.5
+    run.record.budget_usd = 0.5
     check_budget(run, [{**row, "bytes": 10**9}], 1)  # 1 GB at $0.02/GB: under the budget
     # the sentinels' repeats move bytes too: 24 GB more at the end puts it over
     sentinels.merge_sentinel_rows(run.dir, [{**row, "bytes": 24 * 10**9, "round": 9}])
@@ -881,9 +884,10 @@ def test_the_budget_is_a_hard_stop_once_what_was_moved_reaches_it(tmp_path, monk
     sentinels.sentinels_path(run.dir).unlink()
     with pytest.raises(BudgetReached, match=r"stopped after round 2: .* budget of \$0.5"):
         check_budget(run, [{**row, "bytes": 30 * 10**9}], 2)  # $0.60 of egress
-    assert sweeps.open_sweep(run.id, tmp_path).record["stopped"].startswith("stopped after round 2")
+    stopped = sweeps.open_sweep(run.id, tmp_path).record.stopped
+    assert stopped is not None and stopped.startswith("stopped after round 2")
     local = plan_only(tmp_path / "local")
-    local.record["budget_usd"] = 0.01
+    local.record.budget_usd = 0.01
     check_budget(local, [{**row, "bytes": 10**12}], 1)  # the emulated cloud costs nothing
 
 
@@ -895,7 +899,7 @@ def test_a_hand_given_budget_becomes_the_sweeps_hard_stop(tmp_path, monkeypatch,
 
     seen = {}
     monkeypatch.setattr(
-        runner, "run_sweep", lambda run, build_report: seen.update(run.record) or run
+        runner, "run_sweep", lambda run, build_report: seen.update(run.record.to_json()) or run
     )
     result = CliRunner().invoke(
         main,

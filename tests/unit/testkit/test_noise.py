@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from orchestrator.netmodel import noise as rn
+from testkit import noise as rn
 
 DOIT_HEADER = "timestamp,run_id,from_cloud,from_region,to_cloud,to_region,bitrate_Bps,avgrtt\n"
 SKY_HEADER = "src_region,src_tier,src_instance_class,dst_region,dst_tier,dst_instance_class,"

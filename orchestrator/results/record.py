@@ -1,0 +1,466 @@
+"""sweep.json as types: the sweep's record, read once into dataclasses and written back
+with the same keys, values and key order.
+
+The file format does not change: `SweepRecord.from_json(doc).to_json() == doc` for every
+record an earlier interregion wrote (tests/unit/results/test_record.py reads real ones
+kept under tests/data/records/). Keys this version does not know are kept in `extra`
+and written back in their place; a key a loaded record held is written back even when
+its value is null. Deep, rarely read parts stay plain JSON: the selection, the test
+parameters (`plan.sweep_plan.TestParams` reads them), the cloud options, the tool
+versions, the plan's regions (`model.catalog.region_from_dict` reads them), its rounds,
+slots, sentinels, host types, shortfalls and timings, a round's slots, the
+`measure_runs` log, the emulation's perturbations, a study's estimate, pairs and rounds,
+and a scheduled tick's `schedule`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Self
+
+from orchestrator.core.errors import UserError
+
+
+class SweepStatus(StrEnum):
+    """Where a sweep is: sweep.json's `status`."""
+
+    PLANNED = "planned"
+    PROVISIONED = "provisioned"
+    PREPARED = "prepared"
+    MEASURING = "measuring"
+    MEASURED = "measured"
+    DONE = "done"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+    TORN_DOWN = "torn down"
+
+    @property
+    def ended(self) -> bool:
+        """Ended by the runner (done, interrupted, failed): teardown keeps this status."""
+        return self in (SweepStatus.DONE, SweepStatus.INTERRUPTED, SweepStatus.FAILED)
+
+    @property
+    def finished(self) -> bool:
+        """Nothing is running for it: ended, torn down, or never started."""
+        return self.ended or self in (SweepStatus.TORN_DOWN, SweepStatus.PLANNED)
+
+
+class StageStatus(StrEnum):
+    """How one stage went: `stages.<name>.status`."""
+
+    RUNNING = "running"
+    DONE = "done"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+
+
+def read_record(path: Path) -> SweepRecord | None:
+    """The record at `path`, or None when it is unreadable or not a sweep's record: for
+    scans over a results folder, which skip what they cannot read."""
+    try:
+        doc = json.loads(path.read_text())
+        return SweepRecord.from_json(doc, str(path))
+    except (OSError, ValueError, UserError):
+        return None
+
+
+# ---- a dataclass <-> a JSON object, keys kept in place ---------------------------------
+
+
+def _from_json(cls: type[Any], doc: Mapping[str, Any], convert: Mapping[str, Any]) -> Any:
+    """An instance of `cls` from `doc`: `convert` turns a field's JSON into its type;
+    unknown keys go to `extra`, the order of all keys to `_keys`."""
+    names = {f.name for f in dataclasses.fields(cls)} - {"extra", "_keys"}
+    kwargs: dict[str, Any] = {}
+    for name in names & set(doc):
+        kwargs[name] = convert[name](doc[name]) if name in convert else doc[name]
+    extra = {k: v for k, v in doc.items() if k not in names}
+    return cls(**kwargs, extra=extra, _keys=tuple(doc))
+
+
+def _to_json(self: Any, convert: Mapping[str, Callable[[Any], Any]]) -> dict[str, Any]:
+    """`self` as the JSON object it was read from: loaded keys in their order, then new
+    ones in field order; None fields omitted unless loaded."""
+    loaded = set(self._keys)
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(self):
+        if f.name in ("extra", "_keys"):
+            continue
+        value = getattr(self, f.name)
+        if value is None and f.name not in loaded:
+            continue
+        out[f.name] = convert[f.name](value) if f.name in convert and value is not None else value
+    out.update(self.extra)
+    first = [k for k in self._keys if k in out]
+    return {k: out[k] for k in [*first, *(k for k in out if k not in loaded)]}
+
+
+def _keys_field() -> Any:
+    return field(default=(), repr=False, compare=False)
+
+
+def _plain(value: Any) -> Any:
+    """A StrEnum as its string (json writes StrEnums as strings too; this keeps == exact)."""
+    return str(value) if isinstance(value, StrEnum) else value
+
+
+# ---- the parts ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlanEstimate:
+    """The plan's estimate (`plan.estimate`), as `plan.sweep_plan.Estimate.to_dict` wrote it."""
+
+    wall_s: float
+    setup_s: float = 0.0
+    bytes: int = 0
+    vm_hours: float = 0.0
+    egress_usd: float = 0.0
+    vm_usd: float = 0.0
+    cloud_cost_usd: float = 0.0
+    cost_usd: float = 0.0
+    bytes_by_cloud_pair: Mapping[str, int] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    _keys: tuple[str, ...] = _keys_field()
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        estimate: Self = _from_json(cls, doc, {})
+        return estimate
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(self, {"bytes_by_cloud_pair": dict})
+
+
+@dataclass(frozen=True)
+class PlannedPair:
+    """One directed pair of the plan (`plan.pairs`)."""
+
+    src: str
+    dst: str
+    distance_km: float
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    _keys: tuple[str, ...] = _keys_field()
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        pair: Self = _from_json(cls, doc, {})
+        return pair
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(self, {})
+
+
+@dataclass(frozen=True)
+class PlanRecord:
+    """The plan a sweep was made from (`plan`, `plan.sweep_plan.Plan.to_json`). Regions stay
+    the catalog's dicts (`model.catalog.region_from_dict` reads them); rounds, slots,
+    timings, sentinels and shortfalls stay plain JSON."""
+
+    backend: str
+    estimate: PlanEstimate
+    regions: list[dict[str, Any]] = field(default_factory=list)
+    pairs: list[PlannedPair] = field(default_factory=list)
+    emulated: bool | None = None
+    params: Mapping[str, Any] | None = None
+    max_concurrent: int | None = None
+    sequential: bool | None = None
+    pricing_as_of: str | None = None
+    controller: str | None = None  # region key; "" = next to the hosts
+    controller_rtt_ms: float | None = None
+    emulated_type: str | None = None
+    timings: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    _keys: tuple[str, ...] = _keys_field()
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        plan: Self = _from_json(
+            cls,
+            doc,
+            {
+                "estimate": PlanEstimate.from_json,
+                "pairs": lambda ps: [PlannedPair.from_json(p) for p in ps],
+            },
+        )
+        return plan
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(
+            self,
+            {
+                "estimate": PlanEstimate.to_json,
+                "pairs": lambda ps: [p.to_json() for p in ps],
+            },
+        )
+
+
+@dataclass
+class Stage:
+    """One stage's run (`stages.<name>`): when, how long, how it ended."""
+
+    started_utc: str
+    status: StageStatus
+    ended_utc: str | None = None
+    wall_s: float | None = None
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    _keys: tuple[str, ...] = _keys_field()
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        stage: Self = _from_json(cls, doc, {"status": StageStatus})
+        return stage
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(self, {"status": _plain})
+
+
+@dataclass(frozen=True)
+class RoundEntry:
+    """One round run (an entry of `rounds`, sweep.events.ClosedRound.entry): a ping phase
+    (`phase` "ping" with its `tests`) or a round of slots (`slots`, SlotPlan.to_dict)."""
+
+    round: int
+    kind: str  # main, resume, retry, study
+    slots: list[Mapping[str, Any]] = field(default_factory=list)
+    phase: str | None = None
+    tests: list[list[str]] | None = None  # the phase's [src, dst] tests
+    started_utc: str | None = None
+    ended_utc: str | None = None
+    wall_s: float | None = None
+    slot_s: float | None = None
+    overhead_s: float | None = None
+    tests_ok: int | None = None
+    tests_failed: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    _keys: tuple[str, ...] = _keys_field()
+
+    @property
+    def ping_phase(self) -> bool:
+        return self.phase == "ping"
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        entry: Self = _from_json(cls, doc, {})
+        return entry
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(self, {})
+
+
+@dataclass
+class StudyRecord:
+    """A TCP study's part of its record (`study`): what `study tcp` chose, then what its
+    measure stage planned per pair (`pairs`: idle RTT, tuned buffer, order) and per round
+    (`rounds`), and how its hosts' settings were restored (`restore`). Mutable: the
+    measure stage adds those."""
+
+    kind: str  # "tcp"
+    variants: list[str]
+    repeats: int
+    seed: int
+    max_buffer_bytes: int | None = None
+    estimate: Mapping[str, Any] | None = None  # study.estimate's to_dict
+    pairs: dict[str, dict[str, Any]] | None = None
+    rounds: dict[str, Any] | None = None
+    restore: dict[str, dict[str, Any]] | None = None  # per host: restored, or its error
+    extra: dict[str, Any] = field(default_factory=dict)
+    _keys: tuple[str, ...] = _keys_field()
+
+    @classmethod
+    def new(cls, **fields: Any) -> Self:
+        """As `study tcp` first writes it: a null `max_buffer_bytes` too."""
+        return cls(**fields, _keys=("kind", "variants", "repeats", "seed", "max_buffer_bytes"))
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        study: Self = _from_json(cls, doc, {})
+        return study
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(self, {})
+
+
+@dataclass(frozen=True)
+class HostPlacement:
+    """Where a host ran and from what (`placement.<region key>`)."""
+
+    zone: str = ""
+    image_id: str = ""
+    machine_type: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    _keys: tuple[str, ...] = _keys_field()
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        placed: Self = _from_json(cls, doc, {})
+        return placed
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(self, {})
+
+
+@dataclass(frozen=True)
+class EmulationRecord:
+    """The emulated cloud's settings for a sweep (`emulation`): its seed and
+    perturbations (each as `emulator.perturb.Perturbation.to_dict` wrote it)."""
+
+    seed: int | None = None
+    perturbations: list[Mapping[str, Any]] = field(default_factory=list)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    _keys: tuple[str, ...] = _keys_field()
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        emulation: Self = _from_json(cls, doc, {})
+        return emulation
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(self, {})
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The process running a sweep whole (`owner_pid`, `owner_start_ticks`): its start time
+    tells a reused pid from it. None ticks: the process's start was not readable."""
+
+    pid: int
+    start_ticks: int | None = None
+
+
+NEW_KEYS = (
+    "format_version", "sweep_id", "backend", "emulated", "created_utc", "status", "selection",
+    "params", "max_concurrent", "sequential", "cloud_options", "plan", "versions", "stages",
+    "rounds", "measure_runs",
+)  # fmt: skip
+"""The keys of a new record, in the order it has always written them."""
+
+
+# ---- the record -----------------------------------------------------------------------
+
+
+def _status(value: Any) -> SweepStatus:
+    try:
+        return SweepStatus(value)
+    except ValueError:
+        known = ", ".join(s.value for s in SweepStatus)
+        raise UserError(f"sweep status {value!r} is not one of {known}") from None
+
+
+@dataclass
+class SweepRecord:
+    """A sweep's sweep.json. Mutable: the stages update it and save it after each change."""
+
+    sweep_id: str
+    backend: str
+    created_utc: str
+    status: SweepStatus
+    plan: PlanRecord
+    format_version: int | None = None  # results.store.load_record checks it
+    emulated: bool | None = None
+    selection: Mapping[str, Any] | None = None
+    params: dict[str, Any] = field(default_factory=dict)  # TestParams.to_dict
+    max_concurrent: int | None = None
+    sequential: bool = False
+    cloud_options: Mapping[str, Any] | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    stages: dict[str, Stage] = field(default_factory=dict)
+    rounds: list[RoundEntry] = field(default_factory=list)
+    measure_runs: list[dict[str, Any]] = field(default_factory=list)
+    study: StudyRecord | None = None
+    schedule: Mapping[str, Any] | None = None  # a scheduled tick's trigger
+    emulation: EmulationRecord | None = None
+    owner_pid: int | None = None  # see `owner`
+    owner_start_ticks: int | None = None
+    budget_usd: float | None = None
+    price_emulated: bool | None = None
+    started_utc: str | None = None
+    placement: dict[str, HostPlacement] | None = None
+    control_dir: str | None = None
+    stopped: str | None = None  # why measure stopped early (the budget)
+    interrupted_by: str | None = None
+    ended_utc: str | None = None
+    wall_s: float | None = None
+    abandoned_utc: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    _keys: tuple[str, ...] = _keys_field()
+
+    def add(self, fields: Mapping[str, Any]) -> None:
+        """Fields a caller keeps in the record beside the sweep's own (a tick's `schedule`,
+        a study's `study`): its known fields by name, anything else in `extra`."""
+        for name, value in fields.items():
+            if name == "schedule":
+                self.schedule = dict(value) if value is not None else None
+            elif name == "study":
+                self.study = StudyRecord.from_json(value) if value is not None else None
+            elif name in _NAMES:
+                raise ValueError(f"sweep record field {name!r} is the sweep's own")
+            else:
+                self.extra[name] = value
+
+    @classmethod
+    def new(cls, **fields: Any) -> Self:
+        """A record as `sweep.record.create_sweep` first writes it: its keys in that order,
+        null ones too (`cloud_options`, `max_concurrent`)."""
+        return cls(**fields, _keys=NEW_KEYS)
+
+    @property
+    def owner(self) -> Owner | None:
+        """The process that runs the sweep whole; None for stages run alone."""
+        if not self.owner_pid:
+            return None
+        return Owner(int(self.owner_pid), self.owner_start_ticks)
+
+    @owner.setter
+    def owner(self, owner: Owner) -> None:
+        self.owner_pid, self.owner_start_ticks = owner.pid, owner.start_ticks
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str = "sweep.json") -> Self:
+        """The record in `doc`; a one-line UserError naming `where` when it is not one."""
+        if not isinstance(doc, Mapping):
+            raise UserError(f"{where}: not a sweep record (a JSON object)")
+        try:
+            record: Self = _from_json(
+                cls,
+                doc,
+                {
+                    "status": _status,
+                    "plan": PlanRecord.from_json,
+                    "stages": lambda s: {k: Stage.from_json(v) for k, v in s.items()},
+                    "rounds": lambda rs: [RoundEntry.from_json(r) for r in rs],
+                    "study": StudyRecord.from_json,
+                    "emulation": EmulationRecord.from_json,
+                    "placement": lambda p: {k: HostPlacement.from_json(v) for k, v in p.items()},
+                },
+            )
+        except UserError as e:
+            raise UserError(f"{where}: {e}") from None
+        except (TypeError, AttributeError, ValueError, KeyError) as e:
+            raise UserError(
+                f"{where}: not a sweep record ({e}): the results folder is damaged"
+            ) from None
+        return record
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(
+            self,
+            {
+                "status": _plain,
+                "plan": PlanRecord.to_json,
+                "stages": lambda s: {k: v.to_json() for k, v in s.items()},
+                "rounds": lambda rs: [r.to_json() for r in rs],
+                "study": StudyRecord.to_json,
+                "emulation": EmulationRecord.to_json,
+                "placement": lambda p: {k: v.to_json() for k, v in p.items()},
+            },
+        )
+
+
+_NAMES = {f.name for f in dataclasses.fields(SweepRecord)}

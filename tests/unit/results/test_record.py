@@ -1,0 +1,200 @@
+"""sweep.json as types: real records of the previous format load and are written back
+byte for byte, unknown keys survive, and a new record keeps the keys and order the
+untyped record wrote."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import load_catalog
+from orchestrator.plan.selection import SelectionSpec
+from orchestrator.plan.sweep_plan import make_plan
+from orchestrator.results import store
+from orchestrator.results.record import (
+    NEW_KEYS,
+    Owner,
+    PlanRecord,
+    Stage,
+    StageStatus,
+    SweepRecord,
+    SweepStatus,
+    read_record,
+)
+from orchestrator.results.schema import RESULTS_FORMAT_VERSION
+from orchestrator.sweep.record import create_sweep, open_sweep
+
+RECORDS = Path(__file__).resolve().parents[2] / "data" / "records"
+FIXTURES = sorted(RECORDS.glob("*.json"))
+
+
+def test_the_fixtures_are_there():
+    names = {p.stem for p in FIXTURES}
+    assert names >= {"sweep-done", "sweep-abandoned-failed", "sweep-latency-only", "study-tcp"}
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_a_record_of_the_previous_format_round_trips_byte_for_byte(path):
+    text = path.read_text()
+    doc = json.loads(text)
+    record = SweepRecord.from_json(doc)
+    assert record.to_json() == doc
+    assert list(record.to_json()) == list(doc)  # the keys in their order
+    assert json.dumps(record.to_json(), indent=1) + "\n" == text
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_a_sweep_of_the_previous_format_opens_and_saves_unchanged(path, tmp_path):
+    doc = json.loads(path.read_text())
+    folder = tmp_path / doc["sweep_id"]
+    folder.mkdir()
+    shutil.copy(path, folder / store.SWEEP_FILE)
+    sweep = open_sweep(doc["sweep_id"], tmp_path)
+    assert isinstance(sweep.record.status, SweepStatus)
+    assert set(sweep.regions()) == {r["key"] for r in doc["plan"]["regions"]}
+    assert [p.key for p in sweep.planned_pairs()] == [
+        (p["src"], p["dst"]) for p in doc["plan"]["pairs"]
+    ]
+    sweep.save()
+    assert (folder / store.SWEEP_FILE).read_text() == path.read_text()
+
+
+def test_the_typed_fields_hold_what_the_file_says():
+    done = SweepRecord.from_json(json.loads((RECORDS / "sweep-done.json").read_text()))
+    assert done.status is SweepStatus.DONE and done.status == "done"
+    assert done.backend == "local" and done.emulated is True
+    assert set(done.stages) == {"provision", "prepare", "measure", "collect", "teardown", "report"}
+    assert all(s.status is StageStatus.DONE and s.wall_s is not None for s in done.stages.values())
+    assert done.plan.estimate.wall_s > 0 and done.plan.estimate.cost_usd == 0
+    assert len(done.plan.pairs) == 6 and all(p.distance_km > 0 for p in done.plan.pairs)
+    assert done.owner is not None and done.owner.pid > 0
+    assert done.emulation is not None and isinstance(done.emulation.seed, int)
+    assert done.placement is not None
+    assert {p.machine_type for p in done.placement.values()} == {done.plan.emulated_type}
+    assert done.wall_s is not None and done.ended_utc and done.abandoned_utc is None
+    assert done.extra == {}  # every key of today's records is a field
+    phase, *rounds = done.rounds
+    assert phase.ping_phase and phase.round == 1 and len(phase.tests or []) == 6
+    assert rounds and all(not r.ping_phase and r.slots and r.kind == "main" for r in rounds)
+    assert sum(r.tests_ok or 0 for r in rounds) == 6 and all(not r.extra for r in done.rounds)
+
+    failed = SweepRecord.from_json(
+        json.loads((RECORDS / "sweep-abandoned-failed.json").read_text())
+    )
+    assert failed.status is SweepStatus.FAILED and failed.abandoned_utc
+    assert failed.stages["measure"].status is StageStatus.RUNNING
+    assert failed.stages["measure"].ended_utc is None
+    assert failed.stages["teardown"].status is StageStatus.DONE
+
+    ping = SweepRecord.from_json(json.loads((RECORDS / "sweep-latency-only.json").read_text()))
+    assert ping.params["tests"] == ["ping"] and ping.plan.timings == {}
+
+    study = SweepRecord.from_json(json.loads((RECORDS / "study-tcp.json").read_text()))
+    assert study.study is not None and study.study.kind == "tcp"
+    assert study.study.variants == ["default", "p4"] and study.study.repeats == 3
+    assert study.study.pairs and study.study.rounds and study.study.extra == {}
+    assert study.study.estimate is not None and study.study.restore is None  # none tuned
+
+
+def test_unknown_keys_survive_a_load_and_save_in_their_place():
+    doc = json.loads((RECORDS / "sweep-done.json").read_text())
+    future = {"a_later_key": {"x": 1}, **doc, "at_the_end": [1, 2]}
+    future["plan"] = {**future["plan"], "plan_extra": "kept"}
+    future["plan"]["estimate"] = {"est_extra": 1.5, **future["plan"]["estimate"]}
+    future["plan"]["pairs"][0] = {**future["plan"]["pairs"][0], "pair_extra": True}
+    future["stages"]["measure"] = {**future["stages"]["measure"], "stage_extra": None}
+    future["emulation"] = {**future["emulation"], "emu_extra": 0}
+    record = SweepRecord.from_json(future)
+    assert record.extra == {"a_later_key": {"x": 1}, "at_the_end": [1, 2]}
+    assert record.stages["measure"].extra == {"stage_extra": None}
+    out = record.to_json()
+    assert json.dumps(out) == json.dumps(future)  # values and the order of every key
+
+
+def test_a_null_a_record_held_is_written_back_and_an_unset_field_is_not():
+    doc = json.loads((RECORDS / "sweep-done.json").read_text())
+    assert "stopped" not in doc and doc["cloud_options"] is None
+    record = SweepRecord.from_json({**doc, "stopped": None})
+    assert record.to_json()["stopped"] is None and record.to_json()["cloud_options"] is None
+    assert "stopped" not in SweepRecord.from_json(doc).to_json()
+
+
+def test_fields_set_later_are_written_after_the_loaded_keys():
+    doc = json.loads((RECORDS / "sweep-abandoned-failed.json").read_text())
+    record = SweepRecord.from_json(doc)
+    record.stopped = "stopped after round 2"
+    record.status = SweepStatus.TORN_DOWN
+    out = record.to_json()
+    assert list(out) == [*doc, "stopped"]
+    assert out["status"] == "torn down" and type(out["status"]) is str
+
+
+def test_a_new_record_has_the_keys_and_order_the_untyped_one_wrote(tmp_path):
+    spec = SelectionSpec(regions=("aws:us-east-1", "gcp:us-east4"))
+    sweep = create_sweep(make_plan(load_catalog(), spec, backend="local"), spec, tmp_path)
+    written = json.loads((sweep.dir / store.SWEEP_FILE).read_text())
+    assert tuple(written) == NEW_KEYS
+    old = json.loads((RECORDS / "sweep-done.json").read_text())
+    assert list(written) == list(old)[: len(NEW_KEYS)]
+    assert list(written["plan"]) == list(old["plan"])
+    assert list(written["plan"]["estimate"]) == list(old["plan"]["estimate"])
+    assert written["status"] == "planned" and written["cloud_options"] is None
+    assert written["format_version"] == RESULTS_FORMAT_VERSION
+    assert written["stages"] == {} and written["rounds"] == [] and written["measure_runs"] == []
+    with sweep.stage("provision"):
+        pass
+    sweep.record.owner = Owner(4321, 99)
+    sweep.save()
+    again = json.loads((sweep.dir / store.SWEEP_FILE).read_text())
+    assert list(again["stages"]["provision"]) == ["started_utc", "status", "ended_utc", "wall_s"]
+    assert again["stages"]["provision"]["status"] == "done"
+    assert (again["owner_pid"], again["owner_start_ticks"]) == (4321, 99)
+    assert list(again)[-2:] == ["owner_pid", "owner_start_ticks"]
+
+
+def test_a_failed_stage_keeps_its_error(tmp_path):
+    spec = SelectionSpec(regions=("aws:us-east-1", "gcp:us-east4"))
+    sweep = create_sweep(make_plan(load_catalog(), spec, backend="local"), spec, tmp_path)
+    with pytest.raises(RuntimeError), sweep.stage("prepare"):
+        raise RuntimeError("no ssh")
+    stage = open_sweep(sweep.id, tmp_path).record.stages["prepare"]
+    assert stage == Stage(stage.started_utc, StageStatus.FAILED, stage.ended_utc, stage.wall_s,
+                          "no ssh")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"status": "exploded"}, "sweep status 'exploded' is not one of planned,"),
+        ({"plan": None}, "not a sweep record"),
+        ({"stages": {"provision": {"status": "done"}}}, "not a sweep record"),
+    ],
+)
+def test_a_damaged_record_is_a_one_line_error(change, message):
+    doc = {**json.loads((RECORDS / "sweep-done.json").read_text()), **change}
+    with pytest.raises(UserError) as e:
+        SweepRecord.from_json(doc, "results/x/sweep.json")
+    assert str(e.value).startswith("results/x/sweep.json: ") and message in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_read_record_skips_what_it_cannot_read(tmp_path):
+    (tmp_path / "a.json").write_text("{not json")
+    (tmp_path / "b.json").write_text(json.dumps({"sweep_id": "x", "status": "done"}))
+    assert read_record(tmp_path / "a.json") is None
+    assert read_record(tmp_path / "b.json") is None
+    assert read_record(tmp_path / "missing.json") is None
+    assert read_record(RECORDS / "sweep-done.json") is not None
+
+
+def test_the_statuses_that_end_and_finish_a_sweep():
+    assert {s for s in SweepStatus if s.ended} == {"done", "interrupted", "failed"}
+    finished = {s.value for s in SweepStatus if s.finished}
+    assert finished == {"done", "interrupted", "failed", "torn down", "planned"}
+    assert PlanRecord.from_json(
+        {"backend": "aws", "estimate": {"wall_s": 1.0}}
+    ).estimate.cost_usd == 0
