@@ -319,12 +319,6 @@ def run_rounds(
         plays = rounds_playbook(
             planned, by_name, params, False, timings, tuned=tuned, backend=sweep.backend
         )
-        planned = plan_rounds(tests, next_round_no(sweep), sweep, pings=False)
-        if kind == "main":  # the first round's first slots again at the end: host drain
-            cap = 1 if sweep.record.sequential else sweep.record.max_concurrent
-            planned = sentinels.add_sentinel_rounds(planned, max_concurrent=cap)
-        timings = sweep.record.plan.timings or {}
-        plays = rounds_playbook(planned, by_name, params, pings=False, timings=timings)
     state = state_folder(sweep)
     book = state / f"measure-{planned[0].number:03d}.json"
     store.write_json(book, plays)
