@@ -353,7 +353,10 @@ def one_sweep_folder(results: Path, when: datetime) -> str:
             "backend": "local",
             "emulated": True,
             "created_utc": when.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+            "status": "done",
             "params": {"pings": PINGS, "ping_interval_s": 0.2, "duration_s": 5},
+            # the history reads nothing of the plan; a sweep record needs its shape
+            "plan": {"backend": "local", "regions": [], "pairs": [], "estimate": {"wall_s": 0.0}},
         },
     )
     rows = []

@@ -6,11 +6,14 @@ Public API: the modules below; other packages import only these names
 
 - `analyze`: Statistics for the report: pure functions on plain sequences of floats.
 - `build`: The report of one or more sweeps: read measurements, summarise, chart.
+- `cache`: A sweep's computed report, kept so that a site over the same inputs does not compute it
+  again: `results/.cache/report/<sweep id>.json`.
 - `charts`: Plotly figures of a report: distance charts, heatmaps, the world map, time series.
 """
 
 __all__ = [
     "analyze",
     "build",
+    "cache",
     "charts",
 ]

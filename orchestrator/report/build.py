@@ -27,7 +27,7 @@ from orchestrator.core.stats import median
 from orchestrator.model.backends import is_emulated
 from orchestrator.model.catalog import Catalog, Region, load_catalog
 from orchestrator.plan import allowance
-from orchestrator.report import analyze
+from orchestrator.report import analyze, cache
 from orchestrator.results import flags, store
 from orchestrator.results.schema import CAPACITY
 
@@ -129,6 +129,8 @@ class Loaded:
     # the capacity measure's ok rows ("src -> dst": throughput_bps of each test), kept
     # apart: every statistic, fit and chart is of single_stream rows alone
     capacity: dict[str, list[float]] = field(default_factory=dict)
+    # (sweep folder, key) when these are a whole sweep folder's rows (orchestrator.report.cache)
+    cache: tuple[Path, str] | None = None
 
     @property
     def emulated(self) -> bool:
@@ -574,6 +576,9 @@ def load_inputs(
     """
     cat = catalog if catalog is not None else load_catalog(paths.CATALOG)
     reader = _Reader(cat, keep, include_flagged)
+    whole = None  # the key of a whole sweep folder's rows, taken before they are read
+    if len(sweep_dirs_) == 1 and not input_files and keep is None:
+        whole = (sweep_dirs_[0], cache.input_key(sweep_dirs_[0], cat, include_flagged))
     sources = []
     for sweep_dir in _once(sweep_dirs_, "--sweep", reader.warnings):
         csv_path = sweep_dir / "measurements.csv"
@@ -597,6 +602,7 @@ def load_inputs(
         reader.read(path, path.stem)
         sources.append(str(path))
     loaded = reader.result(sources)
+    loaded.cache = whole
     for sweep_dir in _once(sweep_dirs_, "--sweep", []):
         add_host_evidence(loaded, sweep_dir)
     return loaded
@@ -696,6 +702,7 @@ class Report:
     summaries: list[analyze.GroupSummary]
     outliers: list[analyze.PairOutlier]
     charts: dict[str, Path] = field(default_factory=dict)  # name -> .html
+    figures: dict[str, Any] = field(default_factory=dict)  # name -> plotly figure
     pngs: list[Path] = field(default_factory=list)
     png_skipped: str = ""  # why no PNGs were written, if none were
 
@@ -726,7 +733,55 @@ def write_report(
         _write_report_files(report, tmp, png=png, log=log)
     report.charts = {name: out_dir / p.relative_to(tmp) for name, p in report.charts.items()}
     report.pngs = [out_dir / p.relative_to(tmp) for p in report.pngs]
+    if loaded.cache is not None:  # a whole sweep: what a site would compute again
+        from orchestrator.report import charts
+
+        sweep_dir, key = loaded.cache
+        figures = {k: v for k, v in report.figures.items() if k != "timeseries"}
+        cache.save(
+            sweep_dir,
+            sweep_products(loaded, summaries, outliers, figures, key, charts.MAX_POINTS),
+        )
     return report
+
+
+def figure_data(fig: go.Figure) -> dict[str, Any]:
+    """A figure's JSON as Python data, NaN as null (JSON has no NaN)."""
+    data = json.loads(fig.to_json())
+    return data if isinstance(data, dict) else {}
+
+
+def sweep_products(
+    loaded: Loaded,
+    summaries: list[analyze.GroupSummary],
+    outliers: list[analyze.PairOutlier],
+    figures: dict[str, go.Figure],
+    key: str,
+    max_points: int,
+) -> cache.Products:
+    """The cache entry (orchestrator.report.cache) of a whole sweep folder's report."""
+    from orchestrator.report import charts
+
+    sweep_id = loaded.cache[0].name if loaded.cache is not None else ""
+    info = loaded.sweeps.get(sweep_id)
+    return cache.Products(
+        key=key,
+        sweep_id=sweep_id,
+        max_points=max_points,
+        emulated=loaded.emulated,
+        started_utc=info.started_utc if info else "",
+        backends=sorted(info.backends) if info else [],
+        rows=len(loaded.data),
+        regions=list(loaded.data.regions),
+        sweeps=list(loaded.data.sweeps),
+        started={s.id: s.started_utc or s.id for s in loaded.sweeps.values()},
+        notes=notes(loaded),
+        warnings=list(loaded.warnings),
+        summaries=list(summaries),
+        outliers=list(outliers),
+        figures={name: figure_data(fig) for name, fig in figures.items()},
+        medians=charts.sweep_medians(loaded.data),
+    )
 
 
 def _write_report_files(
@@ -743,7 +798,7 @@ def _write_report_files(
     )
     (folder / "report.json").write_text(json.dumps(report_json(loaded, summaries), indent=2))
     write_csv(folder / "host-flags.csv", HOST_FLAGS_COLUMNS, loaded.host_flags)
-    figures = report_figures(loaded, summaries)
+    figures = report.figures = report_figures(loaded, summaries)
     chart_dir = folder / "charts"
     chart_dir.mkdir()
     # one plotly.min.js per results folder, not a 4.8 MB copy per sweep; a report

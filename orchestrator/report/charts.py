@@ -526,22 +526,13 @@ def map_figure(
     return label(fig, "Measured pairs, coloured by median RTT", emulated)
 
 
-def timeseries_figure(
-    m: analyze.Measurements,
-    started: Mapping[str, str],
-    *,
-    emulated: bool,
-    max_series: int = MAX_SERIES,
-    picker_values: int = PICKER_VALUES,
-) -> go.Figure:
-    """Median RTT and throughput per directed pair across sweeps.
+# (src, dst) region keys -> sweep id -> (median RTT ms, median throughput bps) of the
+# pair's rows in that sweep: what the time series draws, and all it needs of the rows
+SweepMedians = dict[tuple[str, str], dict[str, tuple[float, float]]]
 
-    Only pairs measured in two or more sweeps; `max_series` of them drawn, those whose
-    median RTT moved most (the widest range of their per-sweep medians), so the chart
-    stays readable. Every pair's medians go in `layout.meta.picker` (sweep times `x`,
-    `pairs`, `codes`, `rtt` and, with throughput, `tput` in Mbit/s, null where a sweep
-    missed the pair), from which the site's picker draws any one pair.
-    """
+
+def sweep_medians(m: analyze.Measurements) -> SweepMedians:
+    """Each directed pair's median RTT and throughput in each sweep of `m`."""
     acc: dict[tuple[int, int], dict[int, tuple[list[float], list[float]]]] = {}
     for i in range(len(m)):
         per_sweep = acc.setdefault((m.src[i], m.dst[i]), {})
@@ -550,17 +541,63 @@ def timeseries_figure(
             rtts.append(m.rtt_ms[i])
         if _finite(m.throughput_bps[i]):
             thrs.append(m.throughput_bps[i])
+    return {
+        (m.regions[s], m.regions[d]): {
+            m.sweeps[k]: (analyze.median(r), analyze.median(t)) for k, (r, t) in per_sweep.items()
+        }
+        for (s, d), per_sweep in acc.items()
+    }
+
+
+def timeseries_figure(
+    m: analyze.Measurements,
+    started: Mapping[str, str],
+    *,
+    emulated: bool,
+    max_series: int = MAX_SERIES,
+    picker_values: int = PICKER_VALUES,
+) -> go.Figure:
+    """Median RTT and throughput per directed pair across the sweeps of `m` (series_figure)."""
+    return series_figure(
+        sweep_medians(m),
+        m.regions,
+        m.sweeps,
+        started,
+        emulated=emulated,
+        max_series=max_series,
+        picker_values=picker_values,
+    )
+
+
+def series_figure(
+    medians: SweepMedians,
+    regions: Sequence[str],
+    sweeps: Sequence[str],
+    started: Mapping[str, str],
+    *,
+    emulated: bool,
+    max_series: int = MAX_SERIES,
+    picker_values: int = PICKER_VALUES,
+) -> go.Figure:
+    """Median RTT and throughput per directed pair across `sweeps`, from each pair's
+    medians per sweep; `regions` and `sweeps` in the order ties are broken in.
+
+    Only pairs measured in two or more sweeps; `max_series` of them drawn, those whose
+    median RTT moved most (the widest range of their per-sweep medians), so the chart
+    stays readable. Every pair's medians go in `layout.meta.picker` (sweep times `x`,
+    `pairs`, `codes`, `rtt` and, with throughput, `tput` in Mbit/s, null where a sweep
+    missed the pair), from which the site's picker draws any one pair.
+    """
+    rindex = {r: i for i, r in enumerate(regions)}
+    sindex = {s: i for i, s in enumerate(sweeps)}
     series = []
-    for pair, per_sweep in acc.items():
+    for (src, dst), per_sweep in medians.items():
         if len(per_sweep) < 2:
             continue
-        points = sorted(
-            (started.get(m.sweeps[s], m.sweeps[s]), analyze.median(r), analyze.median(t), s)
-            for s, (r, t) in per_sweep.items()
-        )
+        points = sorted((started.get(s, s), r, t, sindex[s]) for s, (r, t) in per_sweep.items())
         rtts = analyze.finite([p[1] for p in points])
         spread = (max(rtts) - min(rtts)) if rtts else 0.0
-        series.append((spread, pair, points))
+        series.append((spread, (rindex[src], rindex[dst]), points))
     series.sort(key=lambda s: (-s[0], s[1]))
     # latency-only data (an import, a ping-only sweep): no empty throughput axis
     both = any(_finite(p[2]) for _s, _pair, points in series for p in points)
@@ -571,8 +608,8 @@ def timeseries_figure(
         subplot_titles=("Median RTT", "Median throughput") if both else ("Median RTT",),
     )
     for _spread, (s, d), points in series[:max_series]:
-        name = f"{m.regions[s]} → {m.regions[d]}"
-        code = f"{m.regions[s].split(':')[0]}-{m.regions[d].split(':')[0]}"
+        name = f"{regions[s]} → {regions[d]}"
+        code = f"{regions[s].split(':')[0]}-{regions[d].split(':')[0]}"
         for row in (1, 2)[: 2 if both else 1]:
             unit = "ms" if row == 1 else "Mbit/s"
             fig.add_trace(
@@ -594,10 +631,10 @@ def timeseries_figure(
         fig.update_yaxes(title_text="throughput (Mbit/s, log)", type="log", row=2, col=1)
     fig.update_xaxes(title_text="sweep start (UTC)", row=2 if both else 1, col=1)
     shown = min(len(series), max_series)
-    picker = _picker(m, series, both, picker_values)
+    picker = _picker(regions, series, both, picker_values)
     fig.update_layout(height=700, meta={"picker": {**picker, "shown": shown}})
     title = (
-        f"The {shown} pairs whose median RTT moved most across {len(m.sweeps)} sweeps "
+        f"The {shown} pairs whose median RTT moved most across {len(sweeps)} sweeps "
         f"(of {len(series)} pairs)"
     )
     return label(fig, title, emulated)
@@ -609,7 +646,7 @@ def _rounded(ms: float) -> float | None:
 
 
 def _picker(
-    m: analyze.Measurements,
+    regions: Sequence[str],
     series: Sequence[tuple[float, tuple[int, int], Sequence[tuple[str, float, float, int]]]],
     both: bool,
     limit: int,
@@ -626,8 +663,8 @@ def _picker(
     where = {sweep: k for k, (_t, sweep) in enumerate(kept)}
     pairs, codes, rtt, tput = [], [], [], []
     for _spread, (s, d), points in series:
-        pairs.append(f"{m.regions[s]} → {m.regions[d]}")
-        codes.append(f"{m.regions[s].split(':')[0]}-{m.regions[d].split(':')[0]}")
+        pairs.append(f"{regions[s]} → {regions[d]}")
+        codes.append(f"{regions[s].split(':')[0]}-{regions[d].split(':')[0]}")
         r: list[float | None] = [None] * len(kept)
         t: list[float | None] = [None] * len(kept)
         for _when, rtt_ms, bps, sweep in points:

@@ -27,9 +27,9 @@ from plotly.offline import get_plotlyjs
 
 from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
-from orchestrator.model.catalog import Catalog
+from orchestrator.model.catalog import Catalog, load_catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL
-from orchestrator.report import analyze, charts
+from orchestrator.report import analyze, cache, charts
 from orchestrator.report import build as report
 from orchestrator.results import flags
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
@@ -196,12 +196,26 @@ NUMERIC_MEASUREMENT_COLUMNS = frozenset(
 @dataclass
 class SweepPage:
     id: str
-    loaded: report.Loaded
-    summaries: list[analyze.GroupSummary]
-    outliers: list[analyze.PairOutlier]
-    figures: dict[str, Any]  # name -> plotly figure
+    products: cache.Products  # what its report computed (orchestrator.report.cache)
     meta: dict[str, Any]  # the published part of sweep.json
     rows_published: int = 0  # rows of measurements.csv that parsed (set by _write_data)
+    rows_dropped: int = 0  # and those that did not
+
+    @property
+    def summaries(self) -> list[analyze.GroupSummary]:
+        return self.products.summaries
+
+    @property
+    def outliers(self) -> list[analyze.PairOutlier]:
+        return self.products.outliers
+
+    @property
+    def figures(self) -> dict[str, Any]:  # name -> figure JSON
+        return self.products.figures
+
+    @property
+    def emulated(self) -> bool:
+        return self.products.emulated
 
 
 def schema_json() -> dict[str, Any]:
@@ -245,6 +259,8 @@ def build_site(
     dirs = report.sweep_dirs(results)
     if not dirs:
         raise UserError(f"no sweeps under {results}: run 'interregion sweep' or pass --results")
+    catalog = catalog if catalog is not None else load_catalog()
+    cache.prune(results, {d.name for d in dirs})
     pages: list[SweepPage] = []
     for sweep_dir in dirs:
         try:
@@ -258,16 +274,10 @@ def build_site(
         pages.append(page)
     if not pages:
         raise UserError(f"no usable measurements in any sweep under {results}")
-    emulated_any = any(p.loaded.emulated for p in pages)
+    emulated_any = any(p.emulated for p in pages)
     timeseries = None
     if len(pages) >= 2:
-        combined = report.load_inputs(
-            sweep_dirs_=[results / p.id for p in pages],
-            catalog=catalog,
-            include_flagged=include_flagged,
-        )
-        started = {s.id: s.started_utc or s.id for s in combined.sweeps.values()}
-        timeseries = charts.timeseries_figure(combined.data, started, emulated=combined.emulated)
+        timeseries = _timeseries(results, pages, catalog, include_flagged)
     nav = [p.id for p in pages]
     hist = _history_pages(results, catalog, warn, include_flagged)
     has_history = hist is not None
@@ -275,10 +285,12 @@ def build_site(
 
     # every page's header links the TCP studies' list when there is one
     has_studies = bool(study_ids(results / STUDIES_DIR))
+    # the published rows of a sweep whose entry says the current site holds them
+    before = outdir.read_manifest(out) if out.is_dir() else set()
     with outdir.building(out, SITE_FILES, "site", manifest=True) as tmp:
         _write_assets(tmp / "assets")
         for page in pages:
-            _write_data(results / page.id, page, tmp / "data" / page.id, warn)
+            _write_data(results / page.id, page, tmp / "data" / page.id, warn, out, before)
             for name, fig in page.figures.items():
                 _write(tmp / "data" / page.id / figure_file(name), _figures_js({name: fig}))
         if timeseries is not None:
@@ -306,7 +318,51 @@ def build_site(
         studies = _write_study_pages(results / STUDIES_DIR, tmp / "studies", has_history, warn)
         if studies:
             log(f"site: {len(studies)} TCP study pages (studies/index.html)")
+    for page in pages:  # the site now holds these copies: a later build may take them
+        published = _published(
+            out / "data" / page.id / "measurements.csv", page.rows_published, page.rows_dropped
+        )
+        if page.products.published != published:
+            page.products.published = published
+            cache.save(results / page.id, page.products)
     return out / "index.html"
+
+
+def _published(path: Path, rows: int, dropped: int) -> dict[str, int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return {}
+    return {"rows": rows, "dropped": dropped, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def _timeseries(
+    results: Path, pages: Sequence[SweepPage], catalog: Catalog, include_flagged: bool
+) -> Any:
+    """Every pair's median per sweep over time, from each page's medians (read once,
+    when its report was computed); from the rows again only when a sweep id's rows are
+    in several folders (their medians are of all its rows together)."""
+    regions: dict[str, None] = {}
+    sweeps: dict[str, None] = {}  # in the order of the rows read, as a whole load has them
+    started: dict[str, str] = {}
+    medians: cache.Medians = {}
+    for page in pages:
+        p = page.products
+        if any(s in sweeps for s in p.sweeps):
+            combined = report.load_inputs(
+                sweep_dirs_=[results / q.id for q in pages],
+                catalog=catalog,
+                include_flagged=include_flagged,
+            )
+            started = {s.id: s.started_utc or s.id for s in combined.sweeps.values()}
+            return charts.timeseries_figure(combined.data, started, emulated=combined.emulated)
+        sweeps.update(dict.fromkeys(p.sweeps))
+        regions.update(dict.fromkeys(p.regions))
+        started.update(p.started)
+        for pair, per_sweep in p.medians.items():
+            medians.setdefault(pair, {}).update(per_sweep)
+    emulated = any(p.emulated for p in pages)
+    return charts.series_figure(medians, list(regions), list(sweeps), started, emulated=emulated)
 
 
 def _write_study_pages(
@@ -394,19 +450,26 @@ def _sweep_page(
     warn: Callable[[str], None],
     include_flagged: bool = False,
 ) -> SweepPage | None:
-    loaded = report.load_inputs(
-        sweep_dirs_=[sweep_dir], catalog=catalog, include_flagged=include_flagged
-    )
-    if len(loaded.data) == 0:
-        return None
-    for line in loaded.warnings:
+    """A sweep's page, from its report's cache entry when its inputs have not changed
+    since (orchestrator.report.cache), else computed and the entry written."""
+    key = cache.input_key(sweep_dir, catalog, include_flagged)
+    products = cache.load(sweep_dir, key)
+    if products is None or products.max_points != max_points:
+        loaded = report.load_inputs(
+            sweep_dirs_=[sweep_dir], catalog=catalog, include_flagged=include_flagged
+        )
+        if len(loaded.data) == 0:
+            return None
+        summaries = analyze.summarize(loaded.data)
+        outliers = analyze.find_outliers(loaded.data)
+        figures = report.report_figures(loaded, summaries, max_points=max_points)
+        figures.pop("timeseries", None)  # one sweep: nothing to plot over time
+        products = report.sweep_products(loaded, summaries, outliers, figures, key, max_points)
+        cache.save(sweep_dir, products)
+    for line in products.warnings:
         warn(f"site: {line}")
-    summaries = analyze.summarize(loaded.data)
-    outliers = analyze.find_outliers(loaded.data)
-    figures = report.report_figures(loaded, summaries, max_points=max_points)
-    figures.pop("timeseries", None)  # one sweep: nothing to plot over time
     meta = public_sweep_record(report.read_sweep_meta(sweep_dir))
-    return SweepPage(sweep_dir.name, loaded, summaries, outliers, figures, meta)
+    return SweepPage(sweep_dir.name, products, meta)
 
 
 def public_sweep_record(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -444,12 +507,15 @@ def write_parsed_rows(src: Path, dest: Path) -> tuple[int, int]:
         writer.writerow(MEASUREMENT_COLUMNS)
         header = [name.strip() for name in next(reader, [])]
         index = [header.index(c) if c in header else -1 for c in MEASUREMENT_COLUMNS]
-        records = (cells for cells in reader if any(c.strip() for c in cells))
+        same = index == list(range(len(header)))  # the columns as they are: rows as read
+        numeric = [i for i, name in enumerate(header) if name in NUMERIC_MEASUREMENT_COLUMNS]
+        # a row of blank cells is no row (one join and strip, not a strip per cell)
+        records = (cells for cells in reader if "".join(cells).strip())
         for cells, is_last in _flag_last(records):
-            if (is_last and cut) or len(cells) != len(header) or not _numbers_ok(header, cells):
+            if (is_last and cut) or len(cells) != len(header) or not _numbers_ok(numeric, cells):
                 dropped += 1
                 continue
-            writer.writerow([cells[i] if i >= 0 else "" for i in index])
+            writer.writerow(cells if same else [cells[i] if i >= 0 else "" for i in index])
             written += 1
     os.replace(tmp, dest)
     return written, dropped
@@ -474,9 +540,11 @@ def _last_byte(path: Path) -> bytes:
         return f.read(1)
 
 
-def _numbers_ok(header: Sequence[str], cells: Sequence[str]) -> bool:
-    for name, cell in zip(header, cells, strict=True):
-        if name in NUMERIC_MEASUREMENT_COLUMNS and cell.strip():
+def _numbers_ok(numeric: Sequence[int], cells: Sequence[str]) -> bool:
+    """Every cell at the `numeric` positions empty or a number >= 0."""
+    for i in numeric:
+        cell = cells[i]
+        if cell.strip():
             try:
                 value = float(cell)
             except ValueError:
@@ -494,11 +562,32 @@ def _write_assets(assets: Path) -> None:
         shutil.copyfile(ASSETS / name, assets / name)
 
 
-def _write_data(sweep_dir: Path, page: SweepPage, dest: Path, warn: Callable[[str], None]) -> None:
+def _write_data(
+    sweep_dir: Path,
+    page: SweepPage,
+    dest: Path,
+    warn: Callable[[str], None],
+    out: Path,
+    before: set[str],
+) -> None:
+    """A sweep's downloads. Its rows are taken from the site at `out` (listed in
+    `before`, its manifest) when its cache entry says that copy is of the same inputs
+    and the file is as written; else parsed again (write_parsed_rows)."""
     dest.mkdir(parents=True, exist_ok=True)
-    page.rows_published, dropped = write_parsed_rows(
-        sweep_dir / "measurements.csv", dest / "measurements.csv"
-    )
+    rows = dest / "measurements.csv"
+    done = page.products.published
+    old = out / "data" / page.id / "measurements.csv"
+    taken = False
+    if done and f"data/{page.id}/measurements.csv" in before:
+        published = _published(old, done.get("rows", -1), done.get("dropped", -1))
+        taken = published == done and _copy(old, rows)
+    if taken:
+        page.rows_published, page.rows_dropped = done["rows"], done["dropped"]
+    else:
+        page.rows_published, page.rows_dropped = write_parsed_rows(
+            sweep_dir / "measurements.csv", rows
+        )
+    dropped = page.rows_dropped
     if dropped:
         warn(f"site: {page.id}: {dropped} damaged row(s) of measurements.csv not published")
     if page.meta:
@@ -522,10 +611,21 @@ def _scripts(prefix: str) -> str:
     )
 
 
+def _copy(src: Path, dest: Path) -> bool:
+    """`dest` as a link to `src` (the old site goes, the file stays), else a copy."""
+    try:
+        os.link(src, dest)
+    except OSError:
+        try:
+            shutil.copyfile(src, dest)
+        except OSError:
+            return False
+    return True
+
+
 def _clean(fig: Any) -> dict[str, Any]:
-    """Figure JSON with NaN as null (JSON has no NaN)."""
-    data = json.loads(fig.to_json())
-    return data if isinstance(data, dict) else {}
+    """Figure JSON with NaN as null (JSON has no NaN); data already so as it is."""
+    return fig if isinstance(fig, dict) else report.figure_data(fig)
 
 
 # A page's figures live in files of their own, not inlined in its HTML (a 77-region
@@ -645,22 +745,21 @@ def _sweep_html(
     history: bool = False,
     studies: bool = False,
 ) -> str:
-    loaded = page.loaded
-    info = loaded.sweeps.get(page.id)
+    p = page.products
     title = f"Sweep {page.id}"
-    parts = [_head(title, prefix, history, studies), _banner(loaded.emulated)]
-    parts.append(f"<h1>{_e(title)}{' (emulated)' if loaded.emulated else ''}</h1>\n")
-    started = info.started_utc if info else ""
-    backends = ", ".join(sorted(info.backends)) if info else ""
+    parts = [_head(title, prefix, history, studies), _banner(p.emulated)]
+    parts.append(f"<h1>{_e(title)}{' (emulated)' if p.emulated else ''}</h1>\n")
+    started = p.started_utc
+    backends = ", ".join(p.backends)
     parts.append(
-        f"<p>{len(loaded.data)} measurements between {len(loaded.data.regions)} regions; "
+        f"<p>{p.rows} measurements between {len(p.regions)} regions; "
         f"started {_e(started)}; backend {_e(backends)}. "
         f"Downloads: <a href='{prefix}data/{_e(page.id)}/measurements.csv'>measurements.csv</a>, "
         f"<a href='{prefix}data/{_e(page.id)}/summary.csv'>summary.csv</a>, "
         f"<a href='{prefix}data/{_e(page.id)}/outliers.csv'>outliers.csv</a> "
         f"(<a href='{prefix}data.html'>schema</a>).</p>\n"
     )
-    parts.extend(f"<p class='flags'>{_e(line)}</p>\n" for line in report.notes(loaded))
+    parts.extend(f"<p class='flags'>{_e(line)}</p>\n" for line in p.notes)
     parts.append(_filter_form())
     parts.append("<h2>Summary by cloud pair</h2>\n" + _summary_table(page.summaries))
     parts.append("<h2>Outliers</h2>\n" + _outlier_table(page.outliers))
@@ -807,9 +906,8 @@ def _data_html(
         "<tr><th>sweep</th><th>rows</th><th>backend</th><th>files</th></tr>",
     ]
     for p in reversed(pages):
-        info = p.loaded.sweeps.get(p.id)
-        backends = ", ".join(sorted(info.backends)) if info else ""
-        label = " (EMULATED)" if p.loaded.emulated else ""
+        backends = ", ".join(p.products.backends)
+        label = " (EMULATED)" if p.emulated else ""
         files = " ".join(
             f"<a href='data/{_e(p.id)}/{f}'>{f}</a>"
             for f in ("measurements.csv", "summary.csv", "outliers.csv", "sweep.json")

@@ -41,7 +41,7 @@ PUBLIC = {
         "allowance", "option_names", "options", "ping_timing", "pricing", "ramp", "rounds",
         "selection", "spend", "sweep_plan", "tuning",
     ],
-    "report": ["analyze", "build", "charts"],
+    "report": ["analyze", "build", "cache", "charts"],
     "results": ["collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "store"],
     "schedule": ["cadence", "ledger", "profiles", "retention", "tick", "timers"],
     "site": ["build", "history_pages", "html", "publish"],

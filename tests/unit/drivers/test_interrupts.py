@@ -4,6 +4,7 @@ child's whole process group is stopped, and terraform's polite stop (one SIGINT 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -136,7 +137,8 @@ def test_stop_group_ends_a_fork_made_as_the_signal_landed():
     late = int(proc.stdout.readline())
     try:
         assert said.startswith("SIGTERM: ended after"), said
-        assert "waited for 1 that appeared after the signal (python" in said, said
+        # the worker, and under load its parent too when it was seen before it exited
+        assert re.search(r"waited for [12] that appeared after the signal \(python", said), said
         assert not running(late)  # it carried the mark: found, signalled and waited for
         assert children.marked(env[children.MARK_VARIABLE]) == set()
     finally:

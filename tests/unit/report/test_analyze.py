@@ -146,6 +146,18 @@ def test_physical_fit_holds_intercept_and_slope_to_physics():
     assert fit.slope * 1000 == pytest.approx(15.0) and fit.intercept == pytest.approx(20.0)
 
 
+@given(st.lists(st.integers(-5, 5).map(float), max_size=40))
+def test_ranks_are_the_mean_of_the_positions_a_value_spans(values):
+    # by the definition: sort, number from 1, and give each value the mean of the
+    # positions its copies take
+    ordered = sorted(values)
+    expected = []
+    for v in values:
+        positions = [i + 1 for i, w in enumerate(ordered) if w == v]
+        expected.append(sum(positions) / len(positions))
+    assert analyze.ranks(values) == expected
+
+
 def test_spearman_by_hand():
     # ranks x 1 2 3 4; y 2 4 5 4 -> ranks 1, 2.5, 4, 2.5 (the two 4s share 2 and 3)
     # Pearson of (1,2,3,4) and (1,2.5,4,2.5), both of mean 2.5: deviations -1.5 -.5 .5 1.5
