@@ -46,22 +46,24 @@ def _warn(line: str) -> None:
 def _metric_option(f: F) -> F:
     return click.option(
         "--metric",
-        type=click.Choice(["rtt", "loss", "jitter", "throughput"]),
+        type=click.Choice(["rtt", "loss", "jitter", "throughput", "capacity"]),
         default="rtt",
         show_default=True,
-        help="RTT (ping samples, ms), loss (ping_loss_pct, %), jitter (ping's rtt_mdev_ms) "
-        "or throughput (iperf3, bit/s).",
+        help="RTT (ping samples, ms), loss (ping_loss_pct, %), jitter (ping's rtt_mdev_ms), "
+        "throughput (iperf3's single_stream measure, bit/s) or capacity (the capacity "
+        "measure: several streams, buffers sized for the BDP).",
     )(f)
 
 
 def _matrix_metric_option(f: F) -> F:
     return click.option(
         "--metric",
-        type=click.Choice(["rtt", "loss", "jitter", "throughput", "detectable"]),
+        type=click.Choice(["rtt", "loss", "jitter", "throughput", "capacity", "detectable"]),
         default="rtt",
         show_default=True,
         help="RTT (ping samples, ms), loss (ping_loss_pct, %), jitter (ping's rtt_mdev_ms), "
-        "throughput (iperf3, bit/s), or detectable: each pair's smallest RTT change (ms) "
+        "throughput (iperf3's single_stream measure, bit/s), capacity (the capacity "
+        "measure, bit/s), or detectable: each pair's smallest RTT change (ms) "
         "change detection confirms within 3 runs with 95 % probability (--stat and "
         "--window do not apply).",
     )(f)

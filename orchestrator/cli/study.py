@@ -26,7 +26,7 @@ from orchestrator.study.run import STUDY_FILE, check_plan_buffers, measure_study
 from orchestrator.sweep import launch
 
 # set per variant by the study: given by hand they would mean something else
-PER_VARIANT = ("streams", "congestion", "window", "tests")
+PER_VARIANT = ("streams", "congestion", "window", "tests", "measures")
 
 
 @click.group()

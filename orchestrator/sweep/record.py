@@ -70,7 +70,7 @@ class Sweep:
 
     @property
     def params(self) -> TestParams:
-        return TestParams(**self.record.params)
+        return TestParams.from_dict(self.record.params)
 
     @property
     def backend(self) -> str:

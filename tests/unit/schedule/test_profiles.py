@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from orchestrator.cli import main
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.plan.options import params_from_options
 from orchestrator.schedule import ledger
 from orchestrator.schedule.cadence import (
     Cadence,
@@ -77,6 +78,8 @@ def test_the_repositorys_profiles_load_against_the_real_catalog():
         ({"tests": "ping,bandwidth"}, "tests", "--tests"),
         ({"tests": []}, "tests", "has no value"),
         ({"tests": ""}, "tests", "has no value"),
+        ({"measures": "bulk"}, "measures", "--measures 'bulk'"),
+        ({"streams": 4}, "streams", "sets the capacity measure's streams"),
         ({"pings": "twenty"}, "pings", "is not a valid integer"),
         ({"no_opt_in": "maybe"}, "no_opt_in", "is not a valid boolean"),
         ({"backend": "cloud", "network_tier": "gold"}, "network_tier", "is not one of"),
@@ -140,6 +143,15 @@ def test_profile_options_become_sweep_options():
     assert profile.options["clouds"] == "aws,gcp"
     assert profile.options["cloud_pair"] == ("aws:gcp",)
     assert profile.options["tests"] == "ping"
+
+
+def test_a_profile_chooses_its_measures():
+    profile = parse_profile(
+        "x", {**GOOD, "measures": ["single_stream", "capacity"], "streams": 6}, fixture_catalog()
+    )
+    assert profile.options["measures"] == "single_stream,capacity"
+    params = params_from_options(**profile.options)
+    assert params.measures == ("single_stream", "capacity") and params.streams == 6
 
 
 def test_durations():
