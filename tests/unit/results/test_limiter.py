@@ -2,6 +2,7 @@
 two namespaces, delayd for delay and loss, tc tbf for rates, a route's window clamp)."""
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,27 @@ def test_loss_is_read_off_the_retransmits_and_mathis():
     assert classify({**row, "retransmits": 0}, test, CASES["loss"][1]).name != limiter.LOSS
 
 
+def test_loss_allows_the_counting_error_of_its_retransmissions_and_yields_to_the_window():
+    row, test = captured("loss", 80.0)
+    k = row["retransmits"]
+    p = k / (test["sent_bytes"] / test["mss_bytes"])
+    ceiling = limiter.mathis_bps(80.0, p, 1, 1448)
+    facts = PathFacts(window_bytes=REAL_WINDOW_BYTES)
+    low, high = limiter.loss_band(k)
+    assert low < 0.7 and high > 1.3  # wider than the model's 30 % alone
+    for share, name in ((0.9 * high, limiter.LOSS), (1.1 * high, limiter.UNKNOWN),
+                        (1.05 * low, limiter.LOSS), (0.9 * low, limiter.UNKNOWN)):  # fmt: skip
+        found = classify({**row, "throughput_bps": share * ceiling,
+                          "throughput_sender_bps": share * ceiling}, test, facts)  # fmt: skip
+        assert found.name == name, (share, found.detail)
+    # a stream at its window bound is held by its window, even where loss could explain it
+    window_bps = REAL_WINDOW_BYTES * 8 / 0.08
+    at_window = {**row, "throughput_bps": window_bps, "throughput_sender_bps": window_bps}
+    wide = {**row, "retransmits": 2}  # two losses: the loss band is open above
+    assert limiter.loss_band(2)[1] == math.inf
+    assert classify({**wide, **at_window}, test, facts).name == limiter.WINDOW
+
+
 def test_capacity_needs_sender_and_receiver_to_agree():
     row, test = captured("capacity", 2.0)
     facts = CASES["capacity"][1]
@@ -96,6 +118,26 @@ def test_capacity_needs_sender_and_receiver_to_agree():
         assert "receiver_minus_sender=" in found.detail
         assert not limiter.usable_as_capacity(found.to_row())
     assert limiter.usable_as_capacity(classify(agreeing, test, facts).to_row())
+
+
+def test_a_sender_ahead_by_what_a_long_path_holds_in_flight_still_agrees():
+    # the emulated cloud's capacity test at 204 ms: 50.0 Mbit/s received, 52.56 sent over
+    # 5 s: 1.6 MB ahead, within 2 x BDP (2.55 MB) at the received rate
+    row = {"throughput_bps": 50.0e6, "throughput_sender_bps": 52.56e6, "rtt_p50_ms": 204.0,
+           "duration_s": 5.0, "streams": 8}  # fmt: skip
+    facts = PathFacts(line_rate_bps=50e6)
+    found = classify(row, {}, facts)
+    assert found.name == limiter.CAPACITY and "sender_ahead_bytes=" in found.detail
+    # iperf3 reports a 5 s interval as a little less at times: still 5 s
+    assert classify({**row, "duration_s": 4.98}, {}, facts).name == limiter.CAPACITY
+    assert classify({**row, "duration_s": 3.0}, {}, facts).name == limiter.UNKNOWN
+    # the same gap on a 20 ms path is more than it can hold: a disagreement
+    near = classify({**row, "rtt_p50_ms": 20.0}, {}, facts)
+    assert near.name == limiter.UNKNOWN and "receiver_minus_sender=" in near.detail
+    # a receiver ahead never gets the allowance
+    ahead = classify({**row, "throughput_bps": 52.56e6, "throughput_sender_bps": 50.0e6},
+                     {}, PathFacts(line_rate_bps=52.56e6))  # fmt: skip
+    assert ahead.name == limiter.UNKNOWN
 
 
 def test_a_disagreeing_row_is_still_classified_below_the_line_rate():
