@@ -266,6 +266,8 @@ class _Reader:
                 [f"NOT regexp_full_match(coalesce({_q(c)}, '0'), '{_PLAIN}')" for c in _NUMBERS]
                 + [f"NOT regexp_full_match(coalesce(started_utc, '{_EPOCH}'), '{_STAMP}')"]
             )
+            if "measure" in col:  # capacity rows are kept apart, by _rows
+                odd += f" OR coalesce(measure, '') LIKE '%{CAPACITY}%'"
             if con.execute(f"SELECT count(*) FROM raw WHERE {odd}").fetchone() != (0,):
                 return False
             ends = con.execute(
@@ -1124,6 +1126,8 @@ def report_json(loaded: Loaded, summaries: Sequence[analyze.GroupSummary]) -> di
 def capacity_json(loaded: Loaded) -> list[dict[str, Any]]:
     """Per directed pair with capacity tests: their median beside the median of the
     pair's single_stream tests (never pooled)."""
+    if not loaded.capacity:
+        return []
     d = loaded.data
     single: dict[str, list[float]] = {}
     for i in range(len(d)):

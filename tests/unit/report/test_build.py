@@ -443,3 +443,9 @@ def test_the_columnar_reader_leaves_an_unplain_file_to_the_row_reader(tmp_path):
     loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
     assert loaded.skipped == {"bad number": 1, "unknown region": 1}
     assert any("line 5" in w for w in loaded.warnings)
+    rows[3]["rtt_p50_ms"], rows[4]["src_region"] = "5.0", rows[5]["src_region"]
+    rows[6]["measure"] = "capacity"  # kept apart, by the row reader
+    synthetic.write_measurements(tmp_path / "s" / "measurements.csv", iter(rows))
+    loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
+    assert loaded.skipped == {"capacity measure (report.json: capacity)": 1}
+    assert len(loaded.data) == 19 and len(loaded.capacity) == 1
