@@ -12,6 +12,7 @@ from pathlib import Path
 from orchestrator.emulator import net, state
 from orchestrator.emulator.stack import emulation_id_for
 from orchestrator.results import store
+from orchestrator.results.schema import SINGLE_STREAM, measure_of
 from orchestrator.sweep.inventory import existing_control_dir, remembered_control_dir
 
 INTERREGION = str(Path(sys.executable).parent / "interregion")
@@ -58,8 +59,13 @@ def record(sweep_dir: Path) -> dict:
     return json.loads((sweep_dir / store.SWEEP_FILE).read_text())
 
 
-def rows(sweep_dir: Path) -> dict[tuple[str, str], dict[str, str]]:
-    return {store.pair_key(r): r for r in store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)}
+def rows(sweep_dir: Path, measure: str = SINGLE_STREAM) -> dict[tuple[str, str], dict[str, str]]:
+    """A sweep's rows of one measure (single_stream by default), by directed pair."""
+    return {
+        store.pair_key(r): r
+        for r in store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)
+        if measure_of(r) == measure
+    }
 
 
 def wait_for(condition, timeout_s: float, what: str, proc=None, poll_s: float = 0.2) -> None:

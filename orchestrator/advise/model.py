@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from orchestrator.core.errors import UserError
 from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.plan.tuning import TCP_BUFFER_MAX_BYTES, TUNED_BUFFER_BDP_FACTOR, bdp_bytes
 
 # 1500-byte MTU less IPv4 (20), TCP (20) and the timestamp option (12).
 MSS_BYTES = 1448
@@ -32,16 +33,14 @@ INITCWND_SEGMENTS = 10
 MATHIS_C = 1.22
 # Mathis explains a measured stream if within this share (the study's emulator check).
 LOSS_TOLERANCE = 0.3
-# The study's tuned buffer: 2 x BDP, as TCP turns about half a buffer into window.
-TUNED_BUFFER_BDP_FACTOR = 2.0
+# The tuned buffer (plan.tuning): 2 x BDP, as TCP turns about half a buffer into window;
+# Linux keeps tcp_rmem/tcp_wmem in an int, so none above TCP_BUFFER_MAX_BYTES.
 WINDOW_EFFICIENCY = DEFAULT_MODEL.window_efficiency
 TCP_HANDSHAKE_RTTS = 1.0  # SYN, SYN-ACK; the request rides on the ACK
 TLS13_HANDSHAKE_RTTS = 1.0  # a full TLS 1.3 handshake (no 0-RTT resumption)
 DEFAULT_STREAMS = 4
 ADVICE_FORMAT = "interregion.advice"
 ADVICE_VERSION = 1
-# Linux keeps tcp_rmem/tcp_wmem in an int: no buffer above this can be set.
-TCP_BUFFER_MAX_BYTES = 2**31 - 1
 # The kernel's own defaults (net.ipv4.tcp_rmem / tcp_wmem max since Linux 4.20): advice
 # never sets a buffer below them.
 KERNEL_RMEM_MAX_BYTES = 6_291_456
@@ -98,11 +97,6 @@ def parse_count(flag: str, text: str, what: str) -> int:
 
 
 # ---- the physics --------------------------------------------------------------------
-
-
-def bdp_bytes(rate_bps: float, rtt_ms: float) -> float:
-    """Bytes in flight needed to keep `rate_bps` going over `rtt_ms`."""
-    return rate_bps * rtt_ms / 1000.0 / 8.0
 
 
 def window_limited_bps(window_bytes: float, rtt_ms: float) -> float:
@@ -181,6 +175,7 @@ class PathFacts:
     measured_streams: int = 1
     # where the RTT comes from: the pair's own tests, the route table, the distance model
     rtt_source: str = "distance model"
+    rtt_tests: int = 0  # how many of the pair's own tests the RTT is the median of
     # the sender VM's sustained rate (regions.yaml baseline) when below its line rate, and
     # how long its burst lasts: a longer transfer runs at the baseline after it
     baseline_bps: float | None = None

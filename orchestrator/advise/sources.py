@@ -20,6 +20,7 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,68 @@ class Evidence:
 
 # Throughput is a promise only from the median of at least this many tests of one kind.
 MIN_THROUGHPUT_TESTS = 3
+# The pair's RTT is the median of its real tests (of the chosen test's direction) over
+# this window, ending at the newest of them: the history's 1M window.
+RTT_WINDOW_DAYS = 30
+
+
+@dataclass(frozen=True)
+class RttFigure:
+    """The RTT the advice uses from the pair's own tests, and what it is the median of."""
+
+    rtt_ms: float
+    tests: int
+    first_utc: str
+    last_utc: str
+
+    @property
+    def source(self) -> str:
+        span = (
+            f"the test of {self.last_utc}"
+            if self.tests == 1
+            else f"{self.tests} tests from {self.first_utc} to {self.last_utc}"
+        )
+        return (
+            f"the pair's own tests: the median of their idle RTTs over the {RTT_WINDOW_DAYS}-day "
+            f"window ending at the newest ({span})"
+        )
+
+
+def _utc(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def window_rtt(evidence: Evidence) -> RttFigure | None:
+    """The median idle RTT of the pair's real tests in the chosen test's direction over the
+    RTT_WINDOW_DAYS ending at the newest of them (a test without a readable time counts
+    only if it is the chosen one); None without a chosen test with an RTT."""
+    chosen = evidence.test
+    if chosen is None or chosen.rtt_ms is None:
+        return None
+    same = [
+        t for t in (*evidence.tests, chosen)
+        if not t.emulated and t.forward == chosen.forward and t.rtt_ms is not None
+        and t.rtt_ms > 0
+    ]  # fmt: skip
+    dated = [(when, t) for t in same if (when := _utc(t.started_utc)) is not None]
+    if not dated:
+        return RttFigure(chosen.rtt_ms, 1, chosen.started_utc, chosen.started_utc)
+    newest = max(when for when, _ in dated)
+    start = newest - timedelta(days=RTT_WINDOW_DAYS)
+    # one figure per test: the chosen test is in evidence.tests too
+    window = {
+        (t.sweep_id, t.started_utc): t for when, t in dated if start <= when <= newest
+    }.values()
+    ordered = sorted(window, key=lambda t: t.started_utc)
+    return RttFigure(
+        statistics.median(t.rtt_ms or 0.0 for t in ordered),
+        len(ordered),
+        ordered[0].started_utc,
+        ordered[-1].started_utc,
+    )
 
 
 def pool_notes(evidence: Evidence) -> tuple[str, ...]:
@@ -393,6 +456,8 @@ def path_facts(
             rtt_source=rtt_source,
             **vm,
         )
+    own = window_rtt(evidence)
+    assert own is not None  # the chosen test has an RTT
     pool = throughput_pool(evidence)
     measured = statistics.median(t.throughput_bps or 0.0 for t in pool) if pool else None
     allowance = bool(pool) and sum(t.limiter == "allowance" for t in pool) * 2 > len(pool)
@@ -400,7 +465,7 @@ def path_facts(
         # a VM's allowance is no window: the window stays the model's
         window: float = REAL_WINDOW_BYTES
     else:
-        window = default_window_from(measured, test.rtt_ms, test.streams)
+        window = default_window_from(measured, own.rtt_ms, test.streams)
     retransmits = (
         statistics.median(t.retransmits for t in pool if t.retransmits is not None)
         if pool and any(t.retransmits is not None for t in pool)
@@ -412,7 +477,7 @@ def path_facts(
         else None
     )
     return PathFacts(
-        rtt_ms=test.rtt_ms,
+        rtt_ms=own.rtt_ms,
         # a faster VM than the model's small one shows its own line rate
         line_rate_bps=max(REAL_CAP_BPS, measured or 0.0),
         default_window_bytes=window,
@@ -420,7 +485,8 @@ def path_facts(
         loaded_rtt_ms=test.loaded_rtt_ms,
         measured_bps=measured,
         measured_streams=test.streams,
-        rtt_source=f"the pair's own test ({test.sweep_id}, {test.started_utc})",
+        rtt_source=own.source,
+        rtt_tests=own.tests,
         **vm,
     )
 
@@ -446,14 +512,42 @@ def egress_cost(size_bytes: int, a: Region, b: Region) -> dict[str, Any]:
     }
 
 
+def vm_cost(
+    advice: Advice, a: Region, b: Region, catalog: Catalog | None = None
+) -> dict[str, Any] | None:
+    """What the two VMs of the advice (the catalog's machine type at each end, as sweeps
+    run) cost for each option's time at list prices (infra/pricing.yaml: instance, public
+    IPv4 and disk); None when the advice names no VM (no catalog) or the pricing file
+    prices another machine type than the one advised."""
+    if catalog is None:
+        return None
+    pricing = load_pricing()
+    ends = []
+    for region in (a, b):
+        prices = pricing.clouds[region.cloud]
+        machine_type = catalog.machine_types.get(region.cloud, "")
+        if not machine_type or machine_type != prices.machine_type:
+            return None
+        ends.append((region.key, machine_type, prices.vm_usd_per_hour))
+    per_hour = sum(usd for _, _, usd in ends)
+    return {
+        "machine_types": {key: machine_type for key, machine_type, _ in ends},
+        "usd_per_hour": round(per_hour, 6),
+        "option_usd": {o.name: round(o.time_s / 3600.0 * per_hour, 2) for o in advice.options},
+        "source": f"infra/pricing.yaml (instance, public IPv4 and disk, as of {pricing.as_of})",
+    }
+
+
 def advice_doc(
     advice: Advice,
     evidence: Evidence,
     src: str,
     dst: str,
     cost: dict[str, Any] | None = None,
+    vm: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The JSON of `interregion advise --json` (docs/advise.md)."""
+    """The JSON of `interregion advise --json` (docs/advise.md); `cost` is the egress
+    (egress_cost), `vm` the VMs' time (vm_cost), set under cost.vm."""
     facts = advice.facts
     test = evidence.test
 
@@ -475,10 +569,12 @@ def advice_doc(
             "throughput_measured": bool(facts.measured_bps),
             "throughput_tests": len(throughput_pool(evidence)),
         },
-        "cost": cost,
+        "cost": None if cost is None else {**cost, "vm": vm},
         "path": {
             "rtt_ms": facts.rtt_ms,
             "rtt_source": facts.rtt_source,
+            "rtt_tests": facts.rtt_tests,
+            "rtt_window_days": RTT_WINDOW_DAYS if facts.rtt_tests else None,
             "machine_type": facts.machine_type,
             "baseline_bps": facts.baseline_bps,
             "burst_s": facts.burst_s if facts.baseline_bps else None,
@@ -508,6 +604,7 @@ def advice_doc(
                 "files_time_s": o.files_time_s,
                 "burst_s": o.burst_s,
                 "sustained_bps": o.sustained_bps,
+                "vm_usd": vm["option_usd"][o.name] if vm else None,
             }
             for o in advice.options
         ],

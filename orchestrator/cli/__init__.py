@@ -4,6 +4,12 @@ Each command group lives in its own module and exposes `COMMANDS`, a list of
 click commands; the functions they call live in the library and are what the
 tests call directly.
 
+Exit codes (docs/development.md): 0 done, 2 bad input (a UserError, or an option
+click refuses), 1 a failed run (a RunFailure, or the system refusing a file), 130
+interrupted; `changes` alone adds 3 (open changes). Every command takes `--verbose`
+and `--quiet` (the log lines of core.log), also before the command's name. The
+common options read INTERREGION_* variables when not given (`ENVVARS`).
+
 Public API: `main()`, the console script (and `python -m orchestrator`). Only the
 entry points import this package (tests/check_layers.py).
 """
@@ -11,6 +17,7 @@ entry points import this package (tests/check_layers.py).
 from __future__ import annotations
 
 import sys
+import traceback
 from typing import Any, NoReturn
 
 import click
@@ -29,9 +36,21 @@ from orchestrator.cli import (
     sweep,
 )
 from orchestrator.cli.signals import stop_on_signals
-from orchestrator.core.errors import UserError
+from orchestrator.core import log
+from orchestrator.core.errors import BAD_INPUT, RUN_FAILED, UserError
 
 __all__ = ["main"]
+
+# The options every command that has them reads from the environment when not given:
+# one variable each, whatever the command (docs/development.md).
+ENVVARS = {
+    "--results": "INTERREGION_RESULTS",
+    "--backend": "INTERREGION_BACKEND",
+    "--catalog": "INTERREGION_CATALOG",
+    "--file": "INTERREGION_SCHEDULES",
+}
+# ... except where the option means something else: the runner's folder in a workflow.
+_NOT_FROM_ENV = {("schedule", "export", "--results")}
 
 
 def _usage_error(e: click.UsageError) -> NoReturn:
@@ -42,7 +61,45 @@ def _usage_error(e: click.UsageError) -> NoReturn:
     where = e.ctx.command_path if e.ctx else "interregion"
     said = " ".join(e.format_message().split())
     click.echo(f"error: {said} (see '{where} --help')", err=True)
-    sys.exit(e.exit_code)
+    sys.exit(BAD_INPUT)
+
+
+def _verbosity(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        log.configure(log.VERBOSE if param.name == "verbose" else log.QUIET)
+
+
+def _verbosity_options() -> list[click.Option]:
+    """`--verbose` and `--quiet`, added to the group and to every command under it."""
+    return [
+        click.Option(
+            opts,
+            help=text,
+            is_flag=True,
+            expose_value=False,
+            is_eager=True,
+            callback=_verbosity,
+        )
+        for opts, text in (
+            (["-v", "--verbose"], "Log debugging lines too."),
+            (["-q", "--quiet"], "Log warnings only."),
+        )
+    ]
+
+
+def _add_conventions(command: click.Command, path: tuple[str, ...] = ()) -> None:
+    """--verbose and --quiet on `command` and every command under it; the INTERREGION_*
+    variable of each common option they have."""
+    command.params.extend(_verbosity_options())
+    for param in command.params:
+        for opt in getattr(param, "opts", []):
+            if opt in ENVVARS and (*path, opt) not in _NOT_FROM_ENV and not param.envvar:
+                param.envvar = ENVVARS[opt]
+                if isinstance(param, click.Option):
+                    param.show_envvar = True
+    if isinstance(command, click.Group):
+        for name, sub in command.commands.items():
+            _add_conventions(sub, (*path, name))
 
 
 class _Main(click.Group):
@@ -53,6 +110,8 @@ class _Main(click.Group):
         parent: click.Context | None = None,
         **extra: Any,
     ) -> click.Context:
+        if parent is None:
+            log.configure(log.NORMAL)  # each run starts from the default; the options change it
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.UsageError as e:  # the top level's own options
@@ -67,6 +126,17 @@ class _Main(click.Group):
             sys.exit(e.exit_code)
         except click.UsageError as e:  # a command's options, or no such command
             _usage_error(e)
+        except click.ClickException as e:
+            click.echo(f"error: {' '.join(e.format_message().split())}", err=True)
+            sys.exit(BAD_INPUT)
+        except click.Abort:  # a question answered no
+            click.echo("error: aborted", err=True)
+            sys.exit(RUN_FAILED)
+        except OSError as e:  # the system refused (a full disk, a permission): the run failed
+            if log.is_verbose():
+                traceback.print_exc()
+            click.echo(f"error: {e}", err=True)
+            sys.exit(RUN_FAILED)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
@@ -87,3 +157,4 @@ for _module in (plan, emulator, sweep, report, history, cloud, schedule, advise,
     for _command in _module.COMMANDS:
         main.add_command(_command)
 plan.regions.add_command(cloud.regions_sync_command)
+_add_conventions(main)

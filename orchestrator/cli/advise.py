@@ -86,7 +86,8 @@ def advise(
     facts = sources.path_facts(evidence, region_a, region_b, regions)
     advice = a.advise(facts, size_bytes, n_streams, n_files)
     cost = sources.egress_cost(size_bytes, region_a, region_b)
-    doc = sources.advice_doc(advice, evidence, region_a.key, region_b.key, cost)
+    vm = sources.vm_cost(advice, region_a, region_b, regions)
+    doc = sources.advice_doc(advice, evidence, region_a.key, region_b.key, cost, vm)
     if as_json:
         click.echo(json.dumps(doc, indent=1))
     else:
@@ -128,12 +129,21 @@ def print_advice(doc: dict[str, Any]) -> None:
             f"egress cost: ${cost['egress_usd']:,.2f} ({cost['kind']}, "
             f"${cost['usd_per_gb']:g}/GB; {cost['source']})"
         )
+    vm = (cost or {}).get("vm")
+    if vm:
+        types = ", ".join(f"{t} at {k}" for k, t in vm["machine_types"].items())
+        say(
+            f"VM cost: ${vm['usd_per_hour']:.4f}/h for the two VMs ({types}; {vm['source']}), "
+            "for each option's time in the table"
+        )
     files = doc["files"]
     table = Table(box=box.SIMPLE)
     for name in ("option", "streams", "window/stream", "throughput", "limited by", "time"):
         table.add_column(name, justify="left" if name in ("option", "limited by") else "right")
     if files:
         table.add_column("new connection per file", justify="right")
+    if vm:
+        table.add_column("VM cost", justify="right")
     for o in doc["options"]:
         cells = [
             OPTION_LABELS[o["name"]].format(n=o["streams"]),
@@ -146,6 +156,8 @@ def print_advice(doc: dict[str, Any]) -> None:
         ]
         if files:
             cells.append(format_duration(o["files_time_s"]))
+        if vm:
+            cells.append(f"${o['vm_usd']:,.2f}")
         table.add_row(*cells)
     console.print(table)
     if files:

@@ -7,16 +7,18 @@ aws|gcp|cloud`'s.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.clouds.options import account_options, cloud_options, cloud_options_from
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
+from orchestrator.core import log, paths
+from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.model.catalog import CLOUDS, load_catalog
 from orchestrator.plan.options import (
     check_selection,
@@ -35,11 +37,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _warn(message: str) -> None:
-    click.echo(f"warning: {message}", err=True)
+    log.warning(message)
 
 
 def _note(message: str) -> None:
-    click.echo(f"note: {message}", err=True)
+    log.info(message)
 
 
 def _clouds(text: str) -> list[str]:
@@ -59,7 +61,8 @@ _catalog_option = click.option(
 @selection_options
 @cloud_options
 @_catalog_option
-def preflight_command(catalog: Path, **kwargs: Any) -> None:
+@json_option
+def preflight_command(catalog: Path, as_json: bool, **kwargs: Any) -> None:
     """Check credentials, regions, machine types, quotas and images before a cloud sweep.
 
     Nothing is created and nothing costs money. Regions that would fail are
@@ -68,6 +71,7 @@ def preflight_command(catalog: Path, **kwargs: Any) -> None:
     \b
     Example:
       interregion preflight --clouds aws,gcp --max-regions 8 --gcp-project my-project
+      interregion preflight --regions aws:us-east-1,gcp:us-east4 --json
     """
     if kwargs.get("pin_from"):
         raise UserError("--pin-from applies to sweep and provision: preflight checks the regions")
@@ -85,10 +89,19 @@ def preflight_command(catalog: Path, **kwargs: Any) -> None:
             strict=options.strict,
             warn=_warn,
         )
+    if as_json:
+        emit(
+            {
+                "identities": dict(sorted(result.identities.items())),
+                "ready": [{"region": r.key, "zone": _zone(result, r)} for r in result.regions],
+                "dropped": [{"region": key, "reason": why} for key, why in result.dropped],
+            }
+        )
+        return
     for cloud, who in sorted(result.identities.items()):
         click.echo(f"{cloud}: {who}")
     for region in result.regions:
-        zone = result.gcp_zones.get(region.id, "") if region.cloud == "gcp" else ""
+        zone = _zone(result, region)
         click.echo(f"ok       {region.key}{'  zone ' + zone if zone else ''}")
     for key, why in result.dropped:
         click.echo(f"dropped  {key}: {why}")
@@ -99,8 +112,9 @@ def preflight_command(catalog: Path, **kwargs: Any) -> None:
 @click.option("--clouds", default=",".join(CLOUDS), show_default=True, help="Clouds to ask.")
 @account_options
 @_catalog_option
+@json_option
 def regions_sync_command(
-    clouds: str, gcp_project: str | None, aws_profile: str | None, catalog: Path
+    clouds: str, gcp_project: str | None, aws_profile: str | None, catalog: Path, as_json: bool
 ) -> None:
     """Compare the regions the clouds offer with regions.yaml.
 
@@ -111,6 +125,7 @@ def regions_sync_command(
     \b
     Example:
       interregion regions sync --clouds aws
+      interregion regions sync --json
     """
     from orchestrator.clouds import aws, gcp, sync
 
@@ -127,6 +142,9 @@ def regions_sync_command(
         raise UserError("no cloud can be used: " + "; ".join(report.skipped))
     for line in report.skipped:
         _warn(f"skipped {line}")
+    if as_json:
+        emit(asdict(report))
+        return
     for key in report.missing:
         click.echo(f"missing from regions.yaml: {key}")
     for key in report.stale:
@@ -148,6 +166,7 @@ def regions_sync_command(
 )
 @click.option("--sweep", "sweep_id", default=None, help="Reap every resource of this sweep.")
 @click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
+@json_option
 @click.option("--clouds", default=",".join(CLOUDS), show_default=True, help="Clouds to reap.")
 @click.option(
     "--aws-region", "aws_regions", multiple=True, help="Only these AWS regions (repeatable)."
@@ -157,6 +176,7 @@ def reap_command(
     older_than: str | None,
     sweep_id: str | None,
     dry_run: bool,
+    as_json: bool,
     clouds: str,
     aws_regions: tuple[str, ...],
     gcp_project: str | None,
@@ -171,6 +191,7 @@ def reap_command(
     \b
     Example:
       interregion reap --dry-run
+      interregion reap --dry-run --json
       interregion reap --older-than 2h
       interregion reap --sweep 20261122T0130Z-3fa2
     """
@@ -197,15 +218,42 @@ def reap_command(
         raise UserError("no cloud can be used: " + "; ".join(report.skipped_clouds))
     for line in report.skipped_clouds:
         _warn(f"skipped {line}")
-    verb = "would delete" if dry_run else "found"
-    for item in report.due:
-        click.echo(f"{verb} {item.describe()}")
-    if dry_run:
-        click.echo(f"{len(report.due)} resources due; nothing deleted (--dry-run)")
+    if as_json:
+        emit(
+            {
+                "dry_run": dry_run,
+                "due": [_leftover_doc(item) for item in report.due],
+                "deleted": [_leftover_doc(item) for item in report.deleted],
+                "skipped_clouds": report.skipped_clouds,
+            }
+        )
     else:
-        click.echo(f"deleted {len(report.deleted)} of {len(report.due)} resources due")
-        if len(report.deleted) < len(report.due):
-            raise UserError("some resources could not be deleted (see warnings): run reap again")
+        verb = "would delete" if dry_run else "found"
+        for item in report.due:
+            click.echo(f"{verb} {item.describe()}")
+        if dry_run:
+            click.echo(f"{len(report.due)} resources due; nothing deleted (--dry-run)")
+        else:
+            click.echo(f"deleted {len(report.deleted)} of {len(report.due)} resources due")
+    if not dry_run and len(report.deleted) < len(report.due):
+        raise RunFailure("some resources could not be deleted (see warnings): run reap again")
+
+
+def _zone(result: Any, region: Any) -> str:
+    """The zone preflight picked for a GCP region ('' elsewhere)."""
+    return str(result.gcp_zones.get(region.id, "")) if region.cloud == "gcp" else ""
+
+
+def _leftover_doc(item: Any) -> dict[str, Any]:
+    return {
+        "cloud": item.cloud,
+        "region": item.region,
+        "kind": item.kind,
+        "id": item.id,
+        "name": item.name,
+        "sweep_id": item.sweep_id,
+        "expires_utc": item.tags.get("expires_utc", ""),
+    }
 
 
 # `regions sync` is attached to the `regions` group (cli/plan.py) by cli/__init__.py.

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from orchestrator.cli.pathopt import UserPath
+from orchestrator.core import log
 
 
 @click.command("demo")
@@ -91,7 +92,7 @@ def demo(
         out,
         replace=replace_out,
         build_site=not no_site,
-        log=lambda line: click.echo(line, err=True),
+        log=log.say,
     )
     episodes = outcome.changes.get("episodes", [])
     for e in episodes:  # a path event: one line per direction that moved
@@ -107,7 +108,7 @@ def demo(
     click.echo(f"demo: {len(outcome.sweep_ids)} sweeps in {outcome.wall_s:.0f} s")
     if outcome.problems:
         for problem in outcome.problems:
-            click.echo(f"demo check failed: {problem}", err=True)
+            log.warning(f"demo check failed: {problem}")
         sys.exit(1)
     click.echo(f"demo check passed: the injected change {plan.perturbation.text} and nothing else")
 

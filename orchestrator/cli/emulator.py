@@ -9,6 +9,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,13 +17,13 @@ from typing import Any, TypeVar
 import click
 
 from orchestrator import emulator as emu
+from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import paths
 from orchestrator.emulator import perturb as perturbing
 from orchestrator.emulator.spec import EmulationSpec
 
 DEFAULT_ID = "local"
-DEFAULT_KEYS = Path.home() / ".cache" / "interregion" / "emulator"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,6 +51,12 @@ def perturbations_from_options(
 ) -> tuple[perturbing.Perturbation, ...]:
     found = perturbing.load_file(file) if file is not None else ()
     return (*found, *(perturbing.parse(t) for t in texts))
+
+
+def _iso(epoch: float) -> str | None:
+    if not epoch:
+        return None
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _utc(epoch: float) -> str:
@@ -86,7 +93,8 @@ def emulator() -> None:
 @click.option(
     "--keys-dir",
     type=UserPath(file_okay=False),
-    help=f"Where the SSH keys and known_hosts go [default: {DEFAULT_KEYS}/<id>].",
+    help="Where the SSH keys and known_hosts go "
+    "[default: $XDG_STATE_HOME/interregion/emulator/<id>, ~/.local/state if unset].",
 )
 @click.option(
     "--ttl-hours", default=12.0, show_default=True, help="After this, reap may remove it."
@@ -158,7 +166,7 @@ def up_command(
     ).regions
     perturbing.check_hosts(perturbations, [r.key for r in chosen])
     seed = secrets.randbelow(2**31) if seed is None else seed
-    keys_dir = keys_dir or DEFAULT_KEYS / emulation_id
+    keys_dir = keys_dir or paths.state_home() / "emulator" / emulation_id
     keys = ensure_sweep_keys(keys_dir)
     expires_at = time.time() + ttl_hours * 3600
     subnet = emu.reserve_subnet(emulation_id, expires_at=expires_at)
@@ -236,14 +244,19 @@ def down_command(emulation_id: str) -> None:
 
 
 @emulator.command("status")
-def status_command() -> None:
+@json_option
+def status_command(as_json: bool) -> None:
     """List the emulations on this machine and whether their programs run.
 
     \b
     Example:
       interregion emulator status
+      interregion emulator status --json
     """
     rows = emu.status()
+    if as_json:
+        emit([{**asdict(s), "expires_utc": _iso(s.expires_at)} for s in rows])
+        return
     if not rows:
         click.echo("no emulations")
         return

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import paths
+from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import read_text
 from orchestrator.history.changes import Params
@@ -40,28 +40,30 @@ def _existing_results(results_dir: Path) -> Path:
 
 
 def _warn(line: str) -> None:
-    click.echo(f"warning: {line}", err=True)
+    log.warning(line)
 
 
 def _metric_option(f: F) -> F:
     return click.option(
         "--metric",
-        type=click.Choice(["rtt", "loss", "jitter", "throughput"]),
+        type=click.Choice(["rtt", "loss", "jitter", "throughput", "capacity"]),
         default="rtt",
         show_default=True,
-        help="RTT (ping samples, ms), loss (ping_loss_pct, %), jitter (ping's rtt_mdev_ms) "
-        "or throughput (iperf3, bit/s).",
+        help="RTT (ping samples, ms), loss (ping_loss_pct, %), jitter (ping's rtt_mdev_ms), "
+        "throughput (iperf3's single_stream measure, bit/s) or capacity (the capacity "
+        "measure: several streams, buffers sized for the BDP).",
     )(f)
 
 
 def _matrix_metric_option(f: F) -> F:
     return click.option(
         "--metric",
-        type=click.Choice(["rtt", "loss", "jitter", "throughput", "detectable"]),
+        type=click.Choice(["rtt", "loss", "jitter", "throughput", "capacity", "detectable"]),
         default="rtt",
         show_default=True,
         help="RTT (ping samples, ms), loss (ping_loss_pct, %), jitter (ping's rtt_mdev_ms), "
-        "throughput (iperf3, bit/s), or detectable: each pair's smallest RTT change (ms) "
+        "throughput (iperf3's single_stream measure, bit/s), capacity (the capacity "
+        "measure, bit/s), or detectable: each pair's smallest RTT change (ms) "
         "change detection confirms within 3 runs with 95 % probability (--stat and "
         "--window do not apply).",
     )(f)

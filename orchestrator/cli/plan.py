@@ -11,8 +11,9 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import paths
+from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.model import backends
 from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
@@ -130,7 +131,7 @@ def plan(
                 f"{message}: pick a machine type that covers them, or fewer or shorter "
                 "tests (--strict)"
             )
-        click.echo(f"warning: {message}", err=True)
+        log.warning(message)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
@@ -138,7 +139,7 @@ def plan(
 
 
 def _note(message: str) -> None:
-    click.echo(f"note: {message}", err=True)  # stderr: --json output stays parseable
+    log.info(message)  # stderr: --json output stays parseable
 
 
 def print_plan(result: Plan, console: Console) -> None:
@@ -238,7 +239,7 @@ def _bytes(n: float) -> str:
     metavar="LIST",
     help="Clouds to list, comma-separated.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the regions as JSON.")
+@json_option
 @_catalog_option
 @click.pass_context
 def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> None:
@@ -259,7 +260,7 @@ def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> No
             {**region_to_dict(r), "machine_type": loaded.machine_types.get(r.cloud, "")}
             for r in selected
         ]
-        click.echo(json.dumps(rows, indent=2))
+        emit(rows)
         return
     table = _table(f"{len(selected)} regions")
     for name in ("region", "city", "country", "lat", "lon", "zone", "opt-in"):

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestrator.cli.pathopt import UserPath, folder_or_url
-from orchestrator.core import paths
+from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.plan.options import selection_options, spec_from_options
 
@@ -127,7 +127,7 @@ def report(
     result = write_report(loaded, out_dir, png=not no_png, log=console.print)
     # after the report: when it fails, its one error line says enough on its own
     for line in loaded.warnings:
-        click.echo(f"warning: {line}", err=True)
+        log.warning(line)
     _print_report(console, result)
 
 
@@ -254,7 +254,7 @@ def site(out: Path, results_dir: Path, catalog: Path, include_flagged: bool) -> 
         results_dir,
         catalog=load_catalog(catalog),
         log=console.print,
-        warn=lambda line: click.echo(f"warning: {line}", err=True),
+        warn=lambda line: log.warning(line),
         include_flagged=include_flagged,
     )
     console.print(f"site: {index}")

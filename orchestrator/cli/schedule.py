@@ -13,8 +13,9 @@ from typing import Any
 
 import click
 
+from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import paths
+from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import results_lock
 from orchestrator.schedule import ledger
@@ -24,7 +25,7 @@ from orchestrator.sweep import abandoned
 
 
 def _log(message: str) -> None:
-    click.echo(message, err=True)
+    log.say(message)
 
 
 def file_option(f: Any) -> Any:
@@ -68,19 +69,20 @@ def run_profile(
     wait_slip: bool = False,
     hourly_draw: bool = False,
 ) -> None:
-    """One tick, its ledger line printed; exit 0 also when skipped (the timer did its job),
-    1 when the sweep failed (so systemd and Actions show it)."""
+    """One tick, its ledger line logged (a dated line: the cron log is made of them); exit 0
+    also when skipped (the timer did its job), 1 when the sweep failed (so systemd and
+    Actions show it)."""
     from orchestrator.schedule.tick import due_this_hour, run_tick, sleep_slip
 
     if hourly_draw and not due_this_hour(profile, datetime.now(UTC)):
-        click.echo(f"{profile.name}: not this tick's drawn hour; nothing to do")
+        log.info(f"{profile.name}: not this tick's drawn hour; nothing to do")
         return
     if wait_slip:
         sleep_slip(profile, _log)
     record = run_tick(profile, results, trigger=trigger, log=_log)
     reason = f": {record['reason']}" if record.get("reason") else ""
     sweep = f" sweep {record['sweep_id']}" if record.get("sweep_id") else ""
-    click.echo(f"{profile.name}{sweep}: {record['outcome']}{reason}")
+    log.info(f"{profile.name}{sweep}: {record['outcome']}{reason}")
     if record["outcome"] == "failed":
         raise SystemExit(1)
 
@@ -217,7 +219,8 @@ def remove_command(
 @schedule.command("list")
 @file_option
 @results_option
-def list_command(schedules: Path, results: Path) -> None:
+@json_option
+def list_command(schedules: Path, results: Path, as_json: bool) -> None:
     """Each profile's next run, last outcome, month-to-date spend and missed ticks.
 
     A missed tick is a due time, since the profile's first ledger record, with
@@ -226,6 +229,7 @@ def list_command(schedules: Path, results: Path) -> None:
     \b
     Example:
       interregion schedule list --results results/
+      interregion schedule list --json
     """
     now = datetime.now(UTC)
     records, bad = ledger.read_checked(results)
@@ -233,16 +237,31 @@ def list_command(schedules: Path, results: Path) -> None:
         lines = ", ".join(str(n) for n in bad[:5]) + (
             f" and {len(bad) - 5} more" if len(bad) > 5 else ""
         )
-        click.echo(
-            f"warning: {ledger.ledger_path(results)}: line {lines} is not a ledger record "
-            "(left out of the figures below)",
-            err=True,
+        log.warning(
+            f"{ledger.ledger_path(results)}: line {lines} is not a ledger record "
+            "(left out of the figures below)"
         )
+    docs = []
     for name, profile in load_profiles(schedules).items():
         mine = ledger.of_profile(records, name)
         last = mine[-1] if mine else None
         nxt = profile.cadence.next_tick(now)
         spent = ledger.month_spend_usd(records, name, now)
+        missed = ledger.missed_ticks(records, name, profile.cadence, profile.slip_s, now)
+        docs.append(
+            {
+                "profile": name,
+                "next_utc": iso(nxt) if nxt else None,
+                "slip_s": profile.slip_s,
+                "last_outcome": last.get("outcome") if last else None,
+                "last_started_utc": last.get("started_utc") if last else None,
+                "month_spend_usd": round(spent, 4),
+                "budget_usd_month": profile.budget_usd_month,
+                "missed_ticks": missed,
+            }
+        )
+        if as_json:
+            continue
         last_text = (
             f"last {last.get('outcome')} at {last.get('started_utc')}" if last else "no run yet"
         )
@@ -250,11 +269,12 @@ def list_command(schedules: Path, results: Path) -> None:
             f"{name}: next {iso(nxt) if nxt else '-'} (+ up to {profile.slip_s} s slip); "
             f"{last_text}; month-to-date ${spent:.2f} of {profile.budget_usd_month:g}"
         )
-        missed = ledger.missed_ticks(records, name, profile.cadence, profile.slip_s, now)
         if missed:
             shown = ", ".join(missed[-5:])
             more = f" (last 5 of {len(missed)})" if len(missed) > 5 else ""
             click.echo(f"  missed {len(missed)} ticks that never ran{more}: {shown}")
+    if as_json:
+        emit(docs)
 
 
 @schedule.command("export")

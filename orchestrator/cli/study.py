@@ -13,7 +13,7 @@ from orchestrator.cli.emulator import perturb_options, perturbations_from_option
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.cli.sweep import announce, new_cloud_options
 from orchestrator.clouds.options import cloud_options
-from orchestrator.core import paths
+from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.options import FINITE, run_options, selection_options, test_params_options
@@ -26,7 +26,7 @@ from orchestrator.study.run import STUDY_FILE, check_plan_buffers, measure_study
 from orchestrator.sweep import launch
 
 # set per variant by the study: given by hand they would mean something else
-PER_VARIANT = ("streams", "congestion", "window", "tests")
+PER_VARIANT = ("streams", "congestion", "window", "tests", "measures")
 
 
 @click.group()
@@ -114,7 +114,7 @@ def tcp(**kwargs: Any) -> None:
     if not kwargs["budget_usd"] > 0:  # also NaN: a budget nothing is within
         raise UserError(f"--budget-usd {kwargs['budget_usd']:g}: must be above 0")
     perturbations = perturbations_from_options(kwargs["perturb"], kwargs["perturb_file"])
-    plan, spec = launch.plan_from_options(kwargs, lambda m: click.echo(f"note: {m}", err=True))
+    plan, spec = launch.plan_from_options(kwargs, log.info)
     if any(v.tuned for v in variants):
         check_plan_buffers(
             plan.selection.pairs,
@@ -129,7 +129,7 @@ def tcp(**kwargs: Any) -> None:
     emulation = launch.emulation_from_options(kwargs["emulation_seed"], perturbations, plan)
     studies: Path = kwargs["results"] / STUDIES_DIR
     store.check_results_for_sweeps(studies)
-    say = lambda m: click.echo(m, err=True)  # noqa: E731
+    say = log.say
     with launch.locked(studies, trigger="study", log=say) as held:
         run = launch.create(plan, spec, studies, cloud_options=options, emulation=emulation)
         seed = kwargs["seed"] if kwargs["seed"] is not None else zlib.crc32(run.id.encode())
@@ -142,7 +142,7 @@ def tcp(**kwargs: Any) -> None:
             estimate=found.to_dict(),
         )
         run.save()
-        click.echo(f"study {run.id}: {run.dir}", err=True)
+        log.info(f"study {run.id}: {run.dir}")
         launch.start(
             run,
             held,
@@ -151,7 +151,7 @@ def tcp(**kwargs: Any) -> None:
             report_stage=build_study_report,
             history=False,
         )
-    click.echo(f"study {run.id} done: {run.dir / STUDY_FILE}", err=True)
+    log.info(f"study {run.id} done: {run.dir / STUDY_FILE}")
     click.echo(str(run.dir / STUDY_FILE))
 
 

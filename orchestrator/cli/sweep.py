@@ -14,7 +14,7 @@ from click.core import ParameterSource
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.clouds.options import cloud_options, cloud_options_from
-from orchestrator.core import paths
+from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.model import backends
 from orchestrator.plan.allowance import shortfall_message
@@ -162,7 +162,7 @@ def sweep(**kwargs: Any) -> None:
                 kwargs["budget_usd"],
                 kwargs["yes"],
             )
-            click.echo(f"resuming sweep {run.id} ({run.backend})", err=True)
+            log.info(f"resuming sweep {run.id} ({run.backend})")
             _run(run, kwargs, held)
         return
     perturbations = perturbations_from_options(kwargs["perturb"], kwargs["perturb_file"])
@@ -170,12 +170,12 @@ def sweep(**kwargs: Any) -> None:
     emulation = launch.emulation_from_options(kwargs["emulation_seed"], perturbations, plan)
     if kwargs["plan_only"]:
         run = launch.create(plan, spec, results, cloud_options=options, emulation=emulation)
-        click.echo(f"sweep {run.id}: {run.dir}", err=True)
+        log.info(f"sweep {run.id}: {run.dir}")
         click.echo(run.id)
         return
     with launch.locked(results, trigger="sweep", log=_say) as held:
         run = launch.create(plan, spec, results, cloud_options=options, emulation=emulation)
-        click.echo(f"sweep {run.id}: {run.dir}", err=True)
+        log.info(f"sweep {run.id}: {run.dir}")
         _run(run, kwargs, held)
 
 
@@ -189,7 +189,9 @@ def _sweep_profile(kwargs: dict[str, Any]) -> None:
         name
         for name in kwargs
         if name not in allowed
-        and ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+        # an INTERREGION_* variable is a default of this shell, not a clash
+        and ctx.get_parameter_source(name)
+        not in (None, ParameterSource.DEFAULT, ParameterSource.ENVIRONMENT)
     ]
     if given:
         flag = "--" + given[0].replace("_", "-")
@@ -210,17 +212,16 @@ def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None
     """Print the plan's estimate (`tests` tests, measured as `shape` says); ask above
     the budget."""
     if plan.shortfalls:
-        click.echo(f"warning: {shortfall_message(plan.shortfalls)}", err=True)
+        log.warning(f"{shortfall_message(plan.shortfalls)}")
     e = plan.estimate
-    click.echo(
+    log.info(
         f"plan: {len(plan.selection.regions)} regions, {tests} tests, {shape}, "
         f"about {e.wall_s / 60:.1f} min measuring; estimated cost ${e.cost_usd:.2f}"
         + (
             f" (on the clouds: ${e.cloud_cost_usd:.2f})"
             if backends.is_emulated(plan.backend)
             else ""
-        ),
-        err=True,
+        )
     )
     _confirm_cost(e.cost_usd, kwargs["budget_usd"], kwargs["yes"])
 
@@ -232,11 +233,11 @@ def new_cloud_options(kwargs: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _say(message: str) -> None:
-    click.echo(message, err=True)
+    log.say(message)
 
 
 def _note(message: str) -> None:
-    click.echo(f"note: {message}", err=True)
+    log.info(message)
 
 
 def _run(run: sweeps.Sweep, kwargs: dict[str, Any], held: launch.Held) -> None:
@@ -251,9 +252,9 @@ def _run(run: sweeps.Sweep, kwargs: dict[str, Any], held: launch.Held) -> None:
         build_report=not kwargs["no_report"],
     )
     failed = sum(r.tests_failed or 0 for r in run.record.rounds if r.kind != "retry")
-    click.echo(f"sweep {run.id} done: {run.dir / 'measurements.csv'}", err=True)
+    log.info(f"sweep {run.id} done: {run.dir / 'measurements.csv'}")
     if failed:
-        click.echo(f"{failed} tests failed at first; see the status and error columns", err=True)
+        log.info(f"{failed} tests failed at first; see the status and error columns")
 
 
 def _replace_cloud_options(run: sweeps.Sweep, kwargs: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from orchestrator.clouds.labels import PROJECT
 from orchestrator.clouds.leftovers import Leftover
-from orchestrator.core.errors import UserError, missing_extra
+from orchestrator.core.errors import RunFailure, UserError, missing_extra
 
 try:
     import boto3
@@ -53,7 +53,7 @@ def unreachable(error: botocore.exceptions.BotoCoreError) -> UserError:
     else:
         where = f"at {found.get('endpoint_url') or 'its endpoint'}"
     why = "timed out" if timed_out else "no connection"
-    return UserError(
+    return RunFailure(
         f"cannot reach AWS {where} ({why}): check the network connection "
         "(and HTTPS_PROXY / AWS_ENDPOINT_URL if set), then retry"
     )

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from orchestrator.clouds.labels import PROJECT
 from orchestrator.clouds.leftovers import Leftover, is_ours
-from orchestrator.core.errors import UserError, missing_extra
+from orchestrator.core.errors import RunFailure, UserError, missing_extra
 
 try:
     import google.auth.exceptions
@@ -78,7 +78,7 @@ def unreachable(error: BaseException) -> UserError:
     """One line for a network failure, naming the endpoint that could not be reached."""
     chain = (error, error.__cause__)
     timed_out = any(isinstance(e, requests.exceptions.Timeout) for e in chain)
-    return UserError(
+    return RunFailure(
         f"cannot reach GCP at {_endpoint_of(error)} "
         f"({'timed out' if timed_out else 'no connection'}): check the network connection "
         "(and HTTPS_PROXY if set), then retry"

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from orchestrator.clouds.labels import PROJECT, gcp_label_value, parse_utc
+from orchestrator.core import durations
 from orchestrator.core.errors import UserError
 
 
@@ -63,16 +64,10 @@ def due(
 
 
 def parse_age(text: str) -> timedelta:
-    """`--older-than 2h` (also 90m, 1d, 30s) as a timedelta."""
-
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    raw = text.strip().lower()
-    if len(raw) < 2 or raw[-1] not in units:
-        raise UserError(f"--older-than '{text}' is not an age: write e.g. 90m, 2h or 1d")
+    """`--older-than 2h` (also 90m, 1d, 30s, PT2H, P1W: core.durations) as a timedelta."""
     try:
-        value = float(raw[:-1])
-    except ValueError:
-        raise UserError(f"--older-than '{text}' is not an age: write e.g. 90m, 2h or 1d") from None
-    if value < 0:
-        raise UserError(f"--older-than '{text}' is negative: give a positive age")
-    return timedelta(seconds=value * units[raw[-1]])
+        return timedelta(seconds=durations.parse_seconds(text))
+    except durations.DurationError as e:
+        raise UserError(f"--older-than {e}") from None
+    except OverflowError:
+        raise UserError(f"--older-than '{text}' is beyond any date: give a shorter age") from None

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from orchestrator.clouds import labels
-from orchestrator.core import paths
+from orchestrator.core import durations, paths
 from orchestrator.core.errors import UserError
 from orchestrator.model import backends
 from orchestrator.model.catalog import Region
@@ -85,17 +85,11 @@ def ttl_minutes(estimate_wall_s: float, ttl_override_minutes: int | None = None)
 
 
 def parse_ttl(text: str) -> int:
-    """`--ttl 90`, `90m`, `2h` or `1d` as minutes."""
-    units = {"m": 1, "h": 60, "d": 1440}
-    raw = text.strip().lower()
-    number, unit = (raw[:-1], raw[-1]) if raw and raw[-1] in units else (raw, "m")
+    """`--ttl 90` (minutes), `90m`, `2h`, `1d`, `PT3H` (core.durations) as minutes."""
     try:
-        value = float(number)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
-        raise UserError(f"--ttl '{text}' is not a duration: write e.g. 90m, 2h or 1d")
-    return math.ceil(value * units[unit])
+        return math.ceil(durations.parse_seconds(text, bare_unit="m") / 60)
+    except durations.DurationError as e:
+        raise UserError(f"--ttl {e}") from None
 
 
 def operator_cidr(given: str | None, detect_url: str = "https://checkip.amazonaws.com") -> str:

@@ -2,10 +2,12 @@
 order statistics, geodesic distances, and output folders that appear whole.
 
 Public API: the modules below; other packages import only these names
-(`from orchestrator.core import errors`), never a name starting with `_`.
+(`from orchestrator.core import durations`), never a name starting with `_`.
 
-- `errors`: Errors a user can act on.
+- `durations`: One grammar for every duration a user writes: ISO 8601 or short units.
+- `errors`: Errors a user can act on, and the exit codes they end the command with.
 - `geo`: Distances between regions: geodesic on the WGS-84 ellipsoid (geopy).
+- `log`: Log lines on stderr: a UTC time, a level, the message.
 - `outdir`: Output folders that appear whole: build beside the target, then swap it in.
 - `paths`: Where the project's files live. Everything else takes paths as arguments.
 - `stats`: Order statistics of plain samples: percentiles and the median.
@@ -13,8 +15,10 @@ Public API: the modules below; other packages import only these names
 """
 
 __all__ = [
+    "durations",
     "errors",
     "geo",
+    "log",
     "outdir",
     "paths",
     "stats",

@@ -6,8 +6,16 @@ wheel's build copies from the checkout's top-level folders: setup.py), or, when 
 package runs from a checkout (an editable install, `make setup`), from those
 top-level folders directly. They are real files on disk either way: Terraform and
 Ansible read them by path.
+
+What the project writes outside a results folder goes under the XDG base folders,
+read when called (`cache_home`, `state_home`): a cache can be deleted at any time
+(delayd's build), state is kept between runs (the SSH keys of `emulator up`). The
+two exceptions are the emulator's runtime records in /run/interregion (root's
+namespaces, gone at a reboot as they are) and SSH's control sockets under /tmp
+(a socket path must stay under 108 bytes).
 """
 
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -34,3 +42,21 @@ PLAYBOOKS = SHARE / "playbooks"
 DATA = SHARE / "data"  # public measurements the model is calibrated on (data/README.md)
 RESULTS = ROOT / "results" if CHECKOUT else Path("results")
 SCHEDULES = ROOT / "schedules.yaml" if CHECKOUT else Path("schedules.yaml")
+
+
+def _xdg(variable: str, fallback: str) -> Path:
+    """$variable/interregion, or ~/fallback/interregion when it is unset, empty or relative
+    (the XDG base directory specification ignores a relative one)."""
+    value = os.environ.get(variable, "")
+    base = Path(value) if os.path.isabs(value) else Path.home() / fallback
+    return base / "interregion"
+
+
+def cache_home() -> Path:
+    """$XDG_CACHE_HOME/interregion (~/.cache/interregion): what can be rebuilt."""
+    return _xdg("XDG_CACHE_HOME", ".cache")
+
+
+def state_home() -> Path:
+    """$XDG_STATE_HOME/interregion (~/.local/state/interregion): what is kept between runs."""
+    return _xdg("XDG_STATE_HOME", ".local/state")

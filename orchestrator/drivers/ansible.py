@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from typing import Any
 
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.core.log import debug
 from orchestrator.drivers import interrupts
 from orchestrator.drivers import processes as children
 
@@ -63,6 +65,7 @@ def run_playbook(
     if extra_vars is not None:
         cmd += ["-e", f"@{extra_vars}"]
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    debug(f"run: {shlex.join(cmd)} (its stderr in {log_path})")
     # marked: a worker that left the group and lost its parent is still found and waited for
     env = children.child_env(ansible_env(forks))
     with log_path.open("a") as log:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.core.errors import UserError
+from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.model.hosts import Host
 
 
@@ -49,7 +49,7 @@ def _ssh_keygen(args: list[str]) -> str:
         raise UserError("ssh-keygen is not installed: run 'make setup'") from None
     if result.returncode != 0:
         detail = (result.stderr.strip().splitlines() or ["unknown error"])[-1]
-        raise UserError(f"ssh-keygen failed: {detail}")
+        raise RunFailure(f"ssh-keygen failed: {detail}")
     return result.stdout
 
 

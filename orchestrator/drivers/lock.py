@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
+from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.results.store import utc_now
 
 LOCK_FILE = ".sweep.lock"
 
 
-class LockHeld(UserError):
+class LockHeld(RunFailure):
     """Another sweep holds the results folder; `holder` is what it wrote into the lock."""
 
     def __init__(self, path: Path, holder: dict[str, Any]) -> None:

@@ -3,6 +3,7 @@ otherwise (CI, pipes), so a log always shows how far a sweep got."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -11,6 +12,8 @@ from typing import TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+
+from orchestrator.core import log
 
 
 def fmt_duration(seconds: float) -> str:
@@ -36,7 +39,8 @@ class RoundProgress:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.stream = stream
-        self.live = interactive(stream) if live is None else live
+        quiet = not log.LOGGER.isEnabledFor(logging.INFO)  # --quiet: no bar either
+        self.live = (interactive(stream) and not quiet) if live is None else live
         self.clock = clock
         self.total_rounds = 0
         self.total_tests = 0
@@ -98,4 +102,6 @@ class RoundProgress:
         )
 
     def _line(self, text: str) -> None:
-        print(text, file=self.stream, flush=True)
+        """A log line as core.log writes them (a UTC time, INFO), left out under --quiet."""
+        if log.LOGGER.isEnabledFor(logging.INFO):
+            print(f"{log.stamp()} INFO {text}", file=self.stream, flush=True)

@@ -25,6 +25,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.drivers import interrupts
 from orchestrator.drivers import processes as children
@@ -60,8 +61,7 @@ _CONTEXT = re.compile(r"^(on \S+ line \d+|\d+:|with |in |This was checked by|\(a
 def plugin_cache_dir() -> Path | None:
     """Where providers are kept between sweeps (made if missing); None if it cannot be
     made: Terraform then downloads into each sweep's folder, and a teardown still runs."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = cache / "interregion" / "terraform-plugins"
+    folder = paths.cache_home() / "terraform-plugins"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -97,10 +97,6 @@ def iptables_rules(spec: EmulationSpec) -> str:
     )
 
 
-def _cache_home() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "interregion"
-
-
 def delayd_binary(source: Path = DELAYD_SOURCE, cache: Path | None = None) -> Path:
     """The delayd program, built on first use when there is none.
 
@@ -117,7 +113,7 @@ def delayd_binary(source: Path = DELAYD_SOURCE, cache: Path | None = None) -> Pa
             digest.update((source / name).read_bytes())
         except OSError as e:
             raise UserError(f"{source / name}: delayd's source is missing ({e.strerror})") from None
-    folder = (cache or _cache_home()) / f"delayd-{digest.hexdigest()[:16]}"
+    folder = (cache or paths.cache_home()) / f"delayd-{digest.hexdigest()[:16]}"
     built = folder / "delayd"
     if os.access(built, os.X_OK):
         return built

@@ -23,13 +23,15 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import signal
 import subprocess
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from orchestrator.core.errors import UserError
+from orchestrator.core.errors import RunFailure, UserError
+from orchestrator.core.log import debug
 from orchestrator.emulator.spec import EmulationSpec
 
 NETNS_DIR = Path("/run/netns")
@@ -169,7 +171,8 @@ def sysctl_args(values: dict[str, str]) -> list[str]:
 
 
 def run(args: Sequence[str], stdin: str | None = None, what: str = "") -> str:
-    """Run a command; a failure is a one-line UserError with its last stderr line."""
+    """Run a command; a failure is a one-line RunFailure with its last stderr line."""
+    debug(f"run: {shlex.join(args)}")
     try:
         result = subprocess.run(
             list(args), input=stdin, capture_output=True, text=True, check=False, timeout=120
@@ -179,7 +182,7 @@ def run(args: Sequence[str], stdin: str | None = None, what: str = "") -> str:
     if result.returncode != 0:
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         detail = lines[-1].strip() if lines else f"exit status {result.returncode}"
-        raise UserError(f"{what or ' '.join(args[:3])} failed: {detail}")
+        raise RunFailure(f"{what or ' '.join(args[:3])} failed: {detail}")
     return result.stdout
 
 

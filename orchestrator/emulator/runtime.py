@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
+from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.emulator import delay, net, shaping, sshd, state
 from orchestrator.emulator.perturb import Perturbation
 from orchestrator.emulator.spec import (
@@ -282,7 +282,7 @@ def _run_parallel(jobs: list[tuple[str, list[str]]]) -> None:
     while running:
         reap_one()
     if failures:
-        raise UserError(f"setting up host {failures[0]} ({len(failures)} hosts failed)")
+        raise RunFailure(f"setting up host {failures[0]} ({len(failures)} hosts failed)")
 
 
 def _wait_for_files(files: list[Path], what: str) -> None:
@@ -293,7 +293,7 @@ def _wait_for_files(files: list[Path], what: str) -> None:
         if missing:
             time.sleep(0.02)
     if missing:
-        raise UserError(f"{what} did not start within {_READY_TIMEOUT_S:g} s ({missing[0].name})")
+        raise RunFailure(f"{what} did not start within {_READY_TIMEOUT_S:g} s ({missing[0].name})")
 
 
 def _start_delayd(spec: EmulationSpec, directory: Path) -> None:
@@ -317,10 +317,10 @@ def _start_delayd(spec: EmulationSpec, directory: Path) -> None:
             break
         if proc.poll() is not None:
             lines = [line for line in text.splitlines() if line.strip()]
-            raise UserError(f"delayd exited: {lines[-1] if lines else proc.returncode}")
+            raise RunFailure(f"delayd exited: {lines[-1] if lines else proc.returncode}")
         time.sleep(0.01)
     else:
-        raise UserError(f"delayd was not ready within {_READY_TIMEOUT_S:g} s: see {log_path}")
+        raise RunFailure(f"delayd was not ready within {_READY_TIMEOUT_S:g} s: see {log_path}")
     # The queue exists before packets are sent to it, so no packet is ever dropped for lack of it.
     net.run(
         net.netns_exec(hub, ["iptables-restore"]),
@@ -385,7 +385,7 @@ def _reload_delayd(spec: EmulationSpec, directory: Path) -> None:
     log_path = directory / "delayd.log"
     pid = _pid(directory / "delayd.pid")
     if not pid or pid not in _pids_from_files(directory):
-        raise UserError(f"delayd of emulation {spec.id} is not running: bring it up again")
+        raise RunFailure(f"delayd of emulation {spec.id} is not running: bring it up again")
     text = log_path.read_text()
     done, failed = text.count("delayd: reloaded"), text.count("reload failed")
     table = directory / "delays.tsv"
@@ -400,9 +400,9 @@ def _reload_delayd(spec: EmulationSpec, directory: Path) -> None:
             return
         if text.count("reload failed") > failed:
             last = [line for line in text.splitlines() if "reload failed" in line][-1]
-            raise UserError(f"delayd kept its old table: {last}")
+            raise RunFailure(f"delayd kept its old table: {last}")
         time.sleep(0.01)
-    raise UserError(
+    raise RunFailure(
         f"delayd did not reload its table within {_READY_TIMEOUT_S:g} s: see {log_path}"
     )
 

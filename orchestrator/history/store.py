@@ -49,7 +49,12 @@ from orchestrator.results import parse, store
 from orchestrator.results.collect import host_doc
 from orchestrator.results.ping_rows import samples_of
 from orchestrator.results.record import SweepRecord
-from orchestrator.results.schema import MEASUREMENT_COLUMNS
+from orchestrator.results.schema import (
+    MEASUREMENT_COLUMNS,
+    MEASURES,
+    SINGLE_STREAM,
+    measure_of,
+)
 
 if TYPE_CHECKING:
     import duckdb
@@ -57,8 +62,9 @@ if TYPE_CHECKING:
 HISTORY_FILE = "history.duckdb"
 IMPORTS_DIR = "imports"
 # 2: measurements split into recent + archive; 3: the host evidence columns; 4: the
-# limiter columns, rtt_samples and flags (1, 2, 3 migrate)
-STORE_SCHEMA_VERSION = 4
+# limiter columns, rtt_samples and flags; 5: the measure column (1 to 4 migrate, their
+# rows single_stream)
+STORE_SCHEMA_VERSION = 5
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
 ARCHIVE_AFTER_DAYS = 35
@@ -184,15 +190,15 @@ def connect(
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     """Version 1 -> 2: the measurements table becomes `recent`, beside an empty `archive`,
     both under the `measurements` view; 2 -> 3 -> 4: the columns added since (host
-    evidence; limiter, rtt_samples and flags), empty in the rows that predate them. One
-    transaction."""
+    evidence; limiter, rtt_samples and flags), empty in the rows that predate them; 4 -> 5:
+    the measure column, single_stream in every older row. One transaction."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
         return
-    if not found or found[0] not in ("1", "2", "3"):
+    if not found or found[0] not in ("1", "2", "3", "4"):
         return
     with transaction(con):
         if found[0] == "1":
@@ -207,6 +213,8 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
                     con.execute(
                         f'ALTER TABLE {table} ADD COLUMN "{column}" {_COLUMN_TYPES[column]}'
                     )
+            # every row before the column was measured as single_stream is today
+            con.execute(f"UPDATE {table} SET measure = ? WHERE measure IS NULL", [SINGLE_STREAM])
         con.execute(_VIEW)
         con.execute(
             "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(STORE_SCHEMA_VERSION)]
@@ -369,7 +377,10 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
         prints[fp] = fields
         round_no = row["round"] or 0
         dst = f"{raw['dst_cloud']}:{raw['dst_region']}"
-        if (src, dst) in phase:
+        row["measure"] = measure_of(raw)
+        if row["measure"] != SINGLE_STREAM:
+            test_samples = []  # its pair's pings are its single_stream row's
+        elif (src, dst) in phase:
             test_samples = phase[(src, dst)]
         elif round_no:
             if (round_no, src) not in samples:
@@ -641,7 +652,15 @@ def import_batch(rows: Sequence[Mapping[str, str]], source: str, month: str, lab
         fields = imported_fields(raw, source)
         fp = fingerprint(fields)
         prints[fp] = fields
+        measure = measure_of(raw)
+        if measure not in MEASURES:
+            raise UserError(
+                f"imported row {raw.get('src_cloud')}:{raw.get('src_region')} -> "
+                f"{raw.get('dst_cloud')}:{raw.get('dst_region')}: measure {measure!r} is not "
+                f"one of {', '.join(MEASURES)} (empty: single_stream)"
+            )
         row.update(
+            measure=measure,
             sweep_id=sweep_id,
             started_utc=row["started_utc"] or first_of_month,
             status=row["status"] or "ok",

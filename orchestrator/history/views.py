@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     import duckdb
 
 WINDOWS: dict[str, int | None] = {"1D": 1, "1W": 7, "1M": 30, "1Y": 365, "all": None}
+# a single_stream row: its measure, or a row from before the measure column
+SINGLE_STREAM_SQL = "coalesce(measure, 'single_stream') = 'single_stream'"
 
 
 def valid_sql(measure: str, also: Sequence[str] = ()) -> str:
@@ -100,12 +102,22 @@ METRICS = {
         "(len(rtt_samples_ms) > 0 OR coalesce(rtt_p50_ms, rtt_avg_ms) IS NOT NULL)",
         flags.RTT,
     ),
+    # throughput is the single_stream measure's; capacity the capacity measure's: never
+    # one aggregate (a row from before the measure column is single_stream)
     "throughput": Metric(
         "throughput",
         "bit/s",
-        "throughput_bps",
+        f"CASE WHEN {SINGLE_STREAM_SQL} THEN throughput_bps END",
         "[throughput_bps]",
-        "throughput_bps IS NOT NULL",
+        f"throughput_bps IS NOT NULL AND {SINGLE_STREAM_SQL}",
+        flags.THROUGHPUT,
+    ),
+    "capacity": Metric(
+        "capacity",
+        "bit/s",
+        "CASE WHEN measure = 'capacity' THEN throughput_bps END",
+        "[throughput_bps]",
+        "throughput_bps IS NOT NULL AND measure = 'capacity'",
         flags.THROUGHPUT,
     ),
     # one value per test (ping's own summary): a window pools the tests' values
@@ -668,7 +680,8 @@ def change_series(
             f"SELECT backend, src, dst, sweep_id, strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ'), "
             f"fingerprint, distance_km, "
             f"CASE WHEN {valid_sql('rtt', DETECTION_KEEPS)} THEN {METRICS['rtt'].run_sql} END, "
-            f"CASE WHEN {valid_sql('throughput', DETECTION_KEEPS)} THEN throughput_bps END "
+            f"CASE WHEN {valid_sql('throughput', DETECTION_KEEPS)} AND {SINGLE_STREAM_SQL} "
+            "THEN throughput_bps END "
             f"FROM measurements WHERE {where} ORDER BY backend, src, dst, started_utc",
             params,
         ).fetchall()

@@ -21,6 +21,9 @@ Public API: the modules below; other packages import only these names
 - `spend`: What a sweep actually cost, from the bytes it moved, at list prices
   (orchestrator.plan.pricing).
 - `sweep_plan`: A dry run: what a sweep would test, in which rounds, how long and at what cost.
+- `tuning`: Host buffers sized for a path's bandwidth-delay product: what the TCP study's tuned
+  variant and a sweep's capacity measure set on both hosts of a test (the agent's `tune`,
+  playbooks/files/ir_agent.py), put back after the test.
 """
 
 __all__ = [
@@ -34,4 +37,5 @@ __all__ = [
     "selection",
     "spend",
     "sweep_plan",
+    "tuning",
 ]

@@ -25,4 +25,5 @@ TEST_PARAMS_OPTIONS = (
     "window",
     "congestion",
     "tests",
+    "measures",
 )

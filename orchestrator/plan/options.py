@@ -21,7 +21,8 @@ from orchestrator.model import backends
 from orchestrator.model.backends import LOCAL_MAX_CONCURRENT
 from orchestrator.model.catalog import CLOUDS, Catalog
 from orchestrator.plan.selection import Selection, SelectionSpec, max_regions_note, select
-from orchestrator.plan.sweep_plan import TestParams
+from orchestrator.plan.sweep_plan import TestParams, parse_measures
+from orchestrator.results.schema import CAPACITY
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -118,7 +119,7 @@ def selection_options(f: F) -> F:
 
 def test_params_options(f: F) -> F:
     """Add --pings, --ping-interval, --duration, --omit, --streams, --window,
-    --congestion and --tests (what each test runs) to a click command."""
+    --congestion, --tests and --measures (what each test runs) to a click command."""
     defaults = TestParams()
     return _apply(
         f,
@@ -155,9 +156,9 @@ def test_params_options(f: F) -> F:
             click.option(
                 "--streams",
                 type=int,
-                default=defaults.streams,
-                show_default=True,
-                help="Parallel TCP streams (iperf3 -P).",
+                default=None,
+                help="Parallel TCP streams (iperf3 -P) of the capacity measure  "
+                f"[default: {defaults.streams}]; single_stream runs one.",
             ),
             click.option(
                 "--window",
@@ -174,6 +175,15 @@ def test_params_options(f: F) -> F:
                 metavar="LIST",
                 help="What each pair runs: ping, throughput or ping,throughput "
                 "(ping alone: a latency-only sweep, no iperf3 time or egress).",
+            ),
+            click.option(
+                "--measures",
+                default=",".join(defaults.measures),
+                show_default=True,
+                metavar="LIST",
+                help="Throughput measures each pair runs: single_stream (one stream, the "
+                "hosts' default settings), capacity (--streams streams, buffers sized for "
+                "the BDP) or single_stream,capacity.",
             ),
         ],
     )
@@ -360,14 +370,24 @@ def check_selection(
 def params_from_options(**kwargs: Any) -> TestParams:
     """TestParams from the keyword arguments click passes; others are ignored."""
     defaults = TestParams()
+    measures = parse_measures(
+        defaults.measures if kwargs.get("measures") is None else kwargs["measures"]
+    )
+    streams = kwargs.get("streams")
+    if streams is not None and CAPACITY not in measures:
+        raise UserError(
+            f"--streams {streams} sets the capacity measure's streams, and single_stream "
+            "runs one: add --measures single_stream,capacity (or capacity)"
+        )
     return TestParams(
         pings=kwargs.get("pings", defaults.pings),
         ping_interval_s=kwargs.get("ping_interval", defaults.ping_interval_s),
         duration_s=kwargs.get("duration", defaults.duration_s),
         omit_s=kwargs.get("omit", defaults.omit_s),
-        streams=kwargs.get("streams", defaults.streams),
+        streams=defaults.streams if streams is None else streams,
         window=kwargs.get("window"),
         congestion=kwargs.get("congestion"),
         # given but empty is an error (parse_tests), never "the default"
         tests=defaults.tests if kwargs.get("tests") is None else kwargs["tests"],
+        measures=measures,
     )

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -66,7 +66,8 @@ from orchestrator.plan.rounds import (
     sentinel_slots,
 )
 from orchestrator.plan.selection import Pair, Selection, SelectionSpec, pairs_per_band, select
-from orchestrator.results.schema import PING_PACKET_BYTES
+from orchestrator.plan.tuning import line_rate_bps, tuned_buffer_bytes
+from orchestrator.results.schema import CAPACITY, MEASURES, PING_PACKET_BYTES, SINGLE_STREAM
 
 SLOT_MARGIN_S = 1.0
 IPERF3_PROTOCOL_RTTS = 7
@@ -92,6 +93,12 @@ PING_MAX_INTERVAL_S = 2_147_483
 _WINDOW_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
 TESTS = ("ping", "throughput")  # what a slot can run; a plan runs one or both
+# The capacity measure's parallel streams unless --streams says otherwise: enough that
+# the default window (2.53 MB on a small cloud VM) no longer binds at the RTTs a sweep
+# meets (8 x 2.53 MB / 250 ms = 648 Mbit/s, 8 x 2.53 MB / 85 ms = 1.9 Gbit/s, against a
+# small VM's ~1 Gbit/s) even where a host caps the tuned buffers, while each stream still
+# carries over 100 Mbit/s of a 1 Gbit/s NIC (docs/sweeps.md).
+CAPACITY_STREAMS = 8
 
 _WINDOW = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([KMGTkmgt]?)$")
 _CONGESTION = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -108,14 +115,18 @@ class TestParams:
     # iperf3 reads -t and -O with atoi: whole seconds only.
     duration_s: int = 5
     omit_s: int = 1
-    streams: int = 1
+    # the capacity measure's parallel streams (iperf3 -P); single_stream runs one
+    streams: int = CAPACITY_STREAMS
     window: str | None = None  # iperf3 -w, e.g. "4M"
     congestion: str | None = None  # iperf3 -C, e.g. "cubic"
     # ("ping",) is a latency-only plan: no iperf3 time, no iperf3 bytes
     tests: tuple[str, ...] = TESTS
+    # which throughput measures each pair runs (schema.MEASURES), in that order
+    measures: tuple[str, ...] = (SINGLE_STREAM,)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tests", parse_tests(self.tests))
+        object.__setattr__(self, "measures", parse_measures(self.measures))
         for name, flag in (
             ("ping_interval_s", "--ping-interval"),
             ("duration_s", "--duration"),
@@ -164,7 +175,19 @@ class TestParams:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["tests"] = list(self.tests)
+        out["measures"] = list(self.measures)
         return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TestParams:
+        """A record's params; one written before the measures measured single_stream alone."""
+        fields = dict(data)
+        fields.setdefault("measures", [SINGLE_STREAM])
+        return cls(**fields)
+
+    def streams_of(self, measure: str) -> int:
+        """The streams a test of `measure` runs."""
+        return self.streams if measure == CAPACITY else 1
 
     @property
     def throughput(self) -> bool:
@@ -193,6 +216,19 @@ def parse_tests(value: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(t for t in TESTS if t in names)
 
 
+def parse_measures(value: str | Sequence[str]) -> tuple[str, ...]:
+    """'single_stream', 'capacity', 'single_stream,capacity' (or a list) -> the measures,
+    in MEASURES order."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    names = {str(t).strip().lower() for t in items if str(t).strip()}
+    shown = value if isinstance(value, str) else ",".join(map(str, value))
+    if not names or names - set(MEASURES):
+        raise UserError(
+            f"--measures {shown!r}: write single_stream, capacity or single_stream,capacity"
+        )
+    return tuple(m for m in MEASURES if m in names)
+
+
 def window_bytes(text: str) -> float:
     """An iperf3 -w size in bytes, read as iperf3 reads it: 4M = 4 x 1024^2, 256k = 256 x 1024."""
     match = _WINDOW.match(text)
@@ -202,33 +238,58 @@ def window_bytes(text: str) -> float:
 
 
 def slot_seconds(
-    params: TestParams, directions: int = 2, rtt_ms: float = 0.0, pings: bool = True
+    params: TestParams,
+    directions: int = 2,
+    rtt_ms: float = 0.0,
+    pings: bool = True,
+    measure: str = SINGLE_STREAM,
 ) -> float:
-    """Expected length of one slot measuring `directions` (1 or 2) directed pairs; with
-    `pings` False the slot runs iperf3 alone (the sweep's ping phase measured the RTT)."""
+    """Expected length of one slot measuring `directions` (1 or 2) directed pairs by
+    `measure`; with `pings` False the slot runs iperf3 alone (the sweep's ping phase
+    measured the RTT)."""
     rtt_s = rtt_ms / 1000
     ping_s = params.pings * params.ping_interval_s + rtt_s if pings and params.ping else 0.0
-    timing = timing_of(params, rtt_ms)
+    timing = timing_of(params, rtt_ms, measure)
     iperf3_s = timing.omit_s + timing.duration_s + IPERF3_PROTOCOL_RTTS * rtt_s
     return ping_s + (directions * iperf3_s if params.throughput else 0.0) + SLOT_MARGIN_S
 
 
-def timing_of(params: TestParams, rtt_ms: float) -> Timing:
+def timing_of(params: TestParams, rtt_ms: float, measure: str = SINGLE_STREAM) -> Timing:
     """What a test over a path of `rtt_ms` skips and measures (orchestrator.plan.ramp): the
     omit covers slow start to the window a small cloud VM's default stream reaches (the
     window fitted on the public data, 2.53 MB; --window when given), never below --omit.
-    On the emulated cloud, whose window is scaled down, that errs long."""
-    window = window_bytes(params.window) if params.window else REAL_WINDOW_BYTES
+    A capacity test's streams each ramp to their share of the BDP at a small VM's line
+    rate (their buffers are sized for it, plan.tuning). On the emulated cloud, whose
+    window is scaled down, that errs long."""
+    given = window_bytes(params.window) if params.window else None
+    if measure == CAPACITY:
+        rate = line_rate_bps(False)
+        window = given or tuned_buffer_bytes(rate, rtt_ms) * DEFAULT_MODEL.window_efficiency
+        return timing_for(
+            rtt_ms, window, rate, streams=params.streams, omit_s=params.omit_s,
+            duration_s=params.duration_s,
+        )  # fmt: skip
     return timing_for(
-        rtt_ms, window, None, streams=params.streams, omit_s=params.omit_s,
+        rtt_ms, given or REAL_WINDOW_BYTES, None, omit_s=params.omit_s,
         duration_s=params.duration_s,
     )  # fmt: skip
 
 
-def pair_timings(pairs: Sequence[Pair], params: TestParams) -> dict[str, dict[str, Any]]:
+def pair_timings(
+    pairs: Sequence[Pair], params: TestParams, measure: str = SINGLE_STREAM
+) -> dict[str, dict[str, Any]]:
     """Each directed test's timing ("src->dst": rtt_ms, ramp_window_bytes, ramp_s, omit_s,
-    duration_s), recorded in the plan."""
-    return {f"{p.src.key}->{p.dst.key}": timing_of(params, pair_rtt_ms(p)).to_dict() for p in pairs}
+    duration_s) by `measure`, recorded in the plan."""
+    return {
+        f"{p.src.key}->{p.dst.key}": timing_of(params, pair_rtt_ms(p), measure).to_dict()
+        for p in pairs
+    }
+
+
+def timings_key(measure: str) -> str:
+    """Where the plan records a measure's timings: `timings` (single_stream, as before
+    the measures), `capacity_timings`."""
+    return "timings" if measure == SINGLE_STREAM else f"{measure}_timings"
 
 
 def pair_rtt_ms(pair: Pair) -> float:
@@ -242,11 +303,13 @@ def pair_rtt_ms(pair: Pair) -> float:
     return DEFAULT_MODEL.rtt_ms(pair.distance_km, pair.src.cloud != pair.dst.cloud)
 
 
-def round_seconds(params: TestParams, slots: Sequence[Slot], pings: bool = True) -> float:
+def round_seconds(
+    params: TestParams, slots: Sequence[Slot], pings: bool = True, measure: str = SINGLE_STREAM
+) -> float:
     """A round lasts as long as its slowest slot."""
     return max(
         (
-            slot_seconds(params, len(slot.pairs), pair_rtt_ms(slot.pairs[0]), pings)
+            slot_seconds(params, len(slot.pairs), pair_rtt_ms(slot.pairs[0]), pings, measure)
             for slot in slots
         ),
         default=0.0,
@@ -318,6 +381,10 @@ class Plan:
     def shape(self) -> str:
         """What the measure stage runs, in words: the ping phase, the rounds, or both."""
         rounds = f"{len(self.rounds)} rounds (lower bound {self.lower_bound_rounds})"
+        if len(self.params.measures) > 1:
+            rounds += f", once per measure ({', '.join(self.params.measures)})"
+        elif self.params.measures != (SINGLE_STREAM,):
+            rounds += f" of {self.params.measures[0]}"
         if not self.params.throughput:
             return "one ping phase (latency only: no exclusive rounds)"
         return f"a ping phase, then {rounds}" if self.params.ping else rounds
@@ -344,10 +411,16 @@ class Plan:
             "sentinel_round": self.sentinel_round,
             "host_types": dict(self.host_types or {}),
             "allowance_shortfalls": [s.to_dict() for s in self.shortfalls],
-            # each test's omit (the slow-start ramp) and measured interval
-            "timings": pair_timings(self.selection.pairs, self.params)
-            if self.params.throughput
-            else {},
+            # each test's omit (the slow-start ramp) and measured interval, per measure:
+            # `timings` always (single_stream's, as before the measures), the others'
+            # only when the plan measures them
+            **{
+                timings_key(m): pair_timings(self.selection.pairs, self.params, m)
+                if self.params.throughput and m in self.params.measures
+                else {}
+                for m in MEASURES
+                if m == SINGLE_STREAM or m in self.params.measures
+            },
         }
 
 
@@ -457,20 +530,33 @@ def host_bytes(
     """What each host is expected to send over the sweep: its tests as the source, and
     the sentinels' repeats."""
     sent = {r.key: 0.0 for r in selection.regions}
-    pairs = [*selection.pairs, *(p for s in sentinel_slots(rounds) for p in s.pairs)]
-    for pair in pairs:
+    for pair in selection.pairs:
         sent[pair.src.key] += pair_bytes(pair, params, pricing, emulated)
+    for pair in (p for s in sentinel_slots(rounds) for p in s.pairs):  # single_stream only
+        sent[pair.src.key] += pair_bytes(pair, params, pricing, emulated, [SINGLE_STREAM])
     return sent
 
 
-def pair_bytes(pair: Pair, params: TestParams, pricing: Pricing, emulated: bool = False) -> float:
-    """What one directed test is expected to send from src to dst."""
+def pair_bytes(
+    pair: Pair,
+    params: TestParams,
+    pricing: Pricing,
+    emulated: bool = False,
+    measures: Sequence[str] | None = None,
+) -> float:
+    """What one directed pair is expected to send from src to dst: its pings and a test
+    of each of `measures` (the params' by default)."""
     ping_bytes = params.pings * PING_PACKET_BYTES if params.ping else 0.0
     if not params.throughput:
         return ping_bytes
-    rate_bps = pair_rate_bps(pair, params.streams, pricing, emulated)
-    timing = timing_of(params, pair_rtt_ms(pair))
-    iperf_bytes = rate_bps * (timing.omit_s + timing.duration_s) / 8
+    iperf_bytes = 0.0
+    for measure in params.measures if measures is None else measures:
+        if measure == CAPACITY:  # buffers sized for the BDP: the sender's cap
+            rate_bps = pair_cap_bps(pair, pricing, emulated)
+        else:
+            rate_bps = pair_rate_bps(pair, 1, pricing, emulated)
+        timing = timing_of(params, pair_rtt_ms(pair), measure)
+        iperf_bytes += rate_bps * (timing.omit_s + timing.duration_s) / 8
     return iperf_bytes + ping_bytes
 
 
@@ -522,18 +608,29 @@ def estimate_cost(
     if "ping" in tests:  # the ping phase: every test at once, one round of all hosts
         keys = [p.key for p in selection.pairs]
         wall_s += phase_seconds(keys, params.pings, params.ping_interval_s, controller_rtt_ms)
-    if "throughput" in tests:  # then the exclusive rounds, iperf3 alone
-        wall_s += sum(
-            round_seconds(params, rnd, pings=False) + overhead(2 * len(rnd)) for rnd in rounds
-        )
+    if "throughput" in tests:  # then the exclusive rounds, iperf3 alone, once per measure
+        for measure in params.measures:
+            # the sentinels repeat single_stream tests: a capacity run has none
+            plain = rounds if measure == SINGLE_STREAM else [
+                kept for rnd in rounds if (kept := [s for s in rnd if not s.sentinel])
+            ]  # fmt: skip
+            wall_s += sum(
+                round_seconds(params, rnd, False, measure) + overhead(2 * len(rnd)) for rnd in plain
+            )
     info = backends.info(backend)
     setup_s = info.setup_s
     total_bytes = 0.0
     egress_usd = 0.0
     by_pair: dict[str, float] = {}
-    for pair in [*selection.pairs, *(p for s in sentinel_slots(rounds) for p in s.pairs)]:
-        cloud_bytes = pair_bytes(pair, params, pricing)
-        sent = pair_bytes(pair, params, pricing, emulated=True) if info.emulated else cloud_bytes
+    tests_of: list[tuple[Pair, list[str] | None]] = [(p, None) for p in selection.pairs]
+    tests_of += [(p, [SINGLE_STREAM]) for s in sentinel_slots(rounds) for p in s.pairs]
+    for pair, measures in tests_of:
+        cloud_bytes = pair_bytes(pair, params, pricing, measures=measures)
+        sent = (
+            pair_bytes(pair, params, pricing, emulated=True, measures=measures)
+            if info.emulated
+            else cloud_bytes
+        )
         total_bytes += sent
         by_pair[pair.cloud_pair] = by_pair.get(pair.cloud_pair, 0.0) + sent
         egress_usd += cloud_bytes / 1e9 * pricing.egress_usd_per_gb(pair.src, pair.dst)

@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.core import outdir, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
+from orchestrator.core.stats import median
 from orchestrator.model.backends import is_emulated
 from orchestrator.model.catalog import Catalog, Region, load_catalog
 from orchestrator.plan import allowance
 from orchestrator.report import analyze, cache
 from orchestrator.results import flags, store
+from orchestrator.results.schema import CAPACITY
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -124,6 +126,9 @@ class Loaded:
     measures_flagged: Counter[str] = field(default_factory=Counter)
     rows_flagged_out: int = 0
     include_flagged: bool = False
+    # the capacity measure's ok rows ("src -> dst": throughput_bps of each test), kept
+    # apart: every statistic, fit and chart is of single_stream rows alone
+    capacity: dict[str, list[float]] = field(default_factory=dict)
     # (sweep folder, key) when these are a whole sweep folder's rows (orchestrator.report.cache)
     cache: tuple[Path, str] | None = None
 
@@ -171,6 +176,7 @@ class _Reader:
         self.skipped: Counter[str] = Counter()
         self.unknown: Counter[str] = Counter()
         self.warnings: list[str] = []
+        self.capacity: dict[str, list[float]] = {}
         self._distance_cache: dict[tuple[str, str], float] = {}
         self._keep_cache: dict[tuple[str, str], bool] = {}
 
@@ -240,6 +246,7 @@ class _Reader:
         c_km, c_status = col.get("distance_km"), col.get("status")
         c_sweep, c_started = col.get("sweep_id"), col.get("started_utc")
         c_backend = col.get("backend")
+        c_measure = col.get("measure")
         # the hovers' extras: a cell that does not parse is NaN, never a dropped row
         c_extra = [col.get(c) for c in ("rtt_p90_ms", "ping_loss_pct", "rtt_samples")]
         extras = (self.data.rtt_p90_ms, self.data.loss_pct, self.data.rtt_samples)
@@ -281,6 +288,13 @@ class _Reader:
                 self.skipped["bad number"] += 1
                 # the header was read before the reader: its line 1 is the file's line 2
                 bad.append((reader.line_num + 1, _bad_cell(row, col)))
+                continue
+            if c_measure is not None and row[c_measure].strip() == CAPACITY:
+                # never in one aggregate with single_stream: its own table
+                self.skipped["capacity measure (report.json: capacity)"] += 1
+                flagged = c_flags is not None and flags.throughput_invalid(row[c_flags])
+                if not math.isnan(thr) and (self.include_flagged or not flagged):
+                    self.capacity.setdefault(f"{src} -> {dst}", []).append(thr)
                 continue
             if math.isnan(rtt) and math.isnan(thr):
                 self.skipped["no RTT or throughput_bps"] += 1
@@ -336,6 +350,7 @@ class _Reader:
             unknown_regions=self.unknown,
             sources=sources,
             warnings=self.warnings,
+            capacity=self.capacity,
         )
         if not self.include_flagged:
             loaded.data = _leave_out_flagged(loaded, self.flags)
@@ -889,7 +904,29 @@ def report_json(loaded: Loaded, summaries: Sequence[analyze.GroupSummary]) -> di
         "summary": [{k: clean(v) for k, v in s.row().items()} for s in summaries],
         "host_flags": len(loaded.host_flags),
         "sentinels": {k: v.to_dict() for k, v in loaded.sentinels.items()},
+        "capacity": capacity_json(loaded),
     }
+
+
+def capacity_json(loaded: Loaded) -> list[dict[str, Any]]:
+    """Per directed pair with capacity tests: their median beside the median of the
+    pair's single_stream tests (never pooled)."""
+    d = loaded.data
+    single: dict[str, list[float]] = {}
+    for i in range(len(d)):
+        if math.isfinite(d.throughput_bps[i]):
+            key = f"{d.regions[d.src[i]]} -> {d.regions[d.dst[i]]}"
+            single.setdefault(key, []).append(d.throughput_bps[i])
+    return [
+        {
+            "pair": key,
+            "capacity_tests": len(values),
+            "capacity_median_bps": median(values),
+            "single_stream_tests": len(single.get(key, [])),
+            "single_stream_median_bps": median(single[key]) if key in single else None,
+        }
+        for key, values in sorted(loaded.capacity.items())
+    ]
 
 
 RTT_DEFINITION = (

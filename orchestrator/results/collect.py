@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from orchestrator.results.limiter import PathFacts, classify
@@ -25,7 +25,7 @@ from orchestrator.results.parse import (
     steal_pct,
     tc_allowance_counter,
 )
-from orchestrator.results.schema import MEASUREMENT_COLUMNS
+from orchestrator.results.schema import CAPACITY, MEASUREMENT_COLUMNS, SINGLE_STREAM
 
 
 def _columns(first: str, last: str) -> tuple[str, ...]:
@@ -53,6 +53,9 @@ class SlotPlan:
     port: int
     # a sentinel's late repeat (orchestrator.sweep.sentinels): its rows go to sentinels.csv
     sentinel: bool = False
+    # the throughput measure the slot runs (schema.MEASURES); a round entry written before
+    # capacity existed has none: single_stream
+    measure: str = SINGLE_STREAM
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -69,7 +72,7 @@ class RowContext:
 
     sweep_id: str
     backend: str
-    streams: int
+    streams: int  # the capacity measure's parallel streams (single_stream runs one)
     machine_types: Mapping[str, str]  # region key -> machine type
     distances_km: Mapping[tuple[str, str], float]
     # (src, dst) -> what the two hosts allow (netmodel.path_facts), for the limiter
@@ -152,7 +155,14 @@ def _ping(doc: dict[str, Any] | None) -> tuple[dict[str, Any], str]:
     return parse_ping(run.get("stdout", "") + run.get("stderr", "")), run.get("started_utc", "")
 
 
-def row_base(src: str, dst: str, ctx: RowContext, round_no: int) -> dict[str, Any]:
+def planned_streams(ctx: RowContext, measure: str) -> int:
+    """The streams a test of `measure` runs: the sweep's for capacity, else one."""
+    return ctx.streams if measure == CAPACITY else 1
+
+
+def row_base(
+    src: str, dst: str, ctx: RowContext, round_no: int, measure: str = SINGLE_STREAM
+) -> dict[str, Any]:
     """The fields that say which test a row is, measured or not."""
     src_cloud, src_region = src.split(":", 1)
     dst_cloud, dst_region = dst.split(":", 1)
@@ -164,7 +174,8 @@ def row_base(src: str, dst: str, ctx: RowContext, round_no: int) -> dict[str, An
         "dst_cloud": dst_cloud,
         "dst_region": dst_region,
         "distance_km": round(ctx.distances_km[(src, dst)], 1),
-        "streams": ctx.streams,
+        "measure": measure,
+        "streams": planned_streams(ctx, measure),
         "src_machine_type": ctx.machine_types.get(src, ""),
         "dst_machine_type": ctx.machine_types.get(dst, ""),
         "round": round_no,
@@ -201,8 +212,12 @@ def slot_rows(
             result = _iperf3(client, index, server)
             if result["ok"]:
                 measured.update({k: result.get(k) for k in IPERF3_FIELDS})
+                # what iperf3 ran (an older sweep's single test may have run several)
+                measured["streams"] = result.get("streams") or planned_streams(ctx, slot.measure)
                 measured.update(host_columns(index, client, server))
-                measured.update(limiter_columns(measured, ctx, src, dst, result))
+                measured.update(
+                    limiter_columns(measured, ctx, src, dst, result, slot.measure)
+                )
             elif result.get("peer_late"):
                 late = True
                 errors.append(result["error"])
@@ -212,7 +227,7 @@ def slot_rows(
                 errors.append(result["error"])
         rows.append(
             {
-                **row_base(src, dst, ctx, round_no),
+                **row_base(src, dst, ctx, round_no, slot.measure),
                 "started_utc": started or (client or server or {}).get("started_utc", ""),
                 **measured,
                 "status": row_status(errors, late),
@@ -223,13 +238,22 @@ def slot_rows(
 
 
 def limiter_columns(
-    measured: Mapping[str, Any], ctx: RowContext, src: str, dst: str, test: Mapping[str, Any]
+    measured: Mapping[str, Any],
+    ctx: RowContext,
+    src: str,
+    dst: str,
+    test: Mapping[str, Any],
+    measure: str = SINGLE_STREAM,
 ) -> dict[str, Any]:
     """`limiter` and `limiter_detail` of a measured test (orchestrator.limiter). The RTT is
     the slot's own ping when it pinged, else the sender's TCP RTT (the sweep's ping phase
-    is merged into the row later)."""
-    row = {**measured, "streams": ctx.streams}
-    found = classify(row, test, ctx.path_facts.get((src, dst), PathFacts()))
+    is merged into the row later). A capacity test's hosts had buffers sized for twice the
+    BDP at line rate, so the default window is not its bound: it is not tried."""
+    row = dict(measured)
+    facts = ctx.path_facts.get((src, dst), PathFacts())
+    if measure == CAPACITY:
+        facts = replace(facts, window_bytes=None)
+    found = classify(row, test, facts)
     return found.to_row() if found else {}
 
 
@@ -322,6 +346,8 @@ def round_rows(
     return [row for slot in slots for row in slot_rows(round_no, slot, texts, ctx)]
 
 
-def unmeasured_row(src: str, dst: str, ctx: RowContext, why: str) -> dict[str, Any]:
+def unmeasured_row(
+    src: str, dst: str, ctx: RowContext, why: str, measure: str = SINGLE_STREAM
+) -> dict[str, Any]:
     """A planned test that never ran (the sweep stopped first): failed, with the reason."""
-    return {**row_base(src, dst, ctx, round_no=0), "status": "failed", "error": why}
+    return {**row_base(src, dst, ctx, 0, measure), "status": "failed", "error": why}

@@ -200,11 +200,12 @@ class PlanRecord:
         )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Stage:
-    """One stage's run (`stages.<name>`): when, how long, how it ended."""
+    """One stage's run (`stages.<name>`): when, how long, how it ended. Only its status
+    is required: a stage noted by hand or by an older version may lack its times."""
 
-    started_utc: str
+    started_utc: str | None = None
     status: StageStatus
     ended_utc: str | None = None
     wall_s: float | None = None

@@ -4,6 +4,9 @@ Every later stage and every external user reads these names; units are in the
 names. docs/results.md documents each column.
 """
 
+from collections.abc import Mapping
+from typing import Any
+
 MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "sweep_id",
     "started_utc",
@@ -31,6 +34,9 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "retransmits",
     "tcp_rtt_ms",
     "max_cwnd_bytes",
+    # which throughput measure the row is (MEASURES): single_stream, one stream on the
+    # hosts' default settings; capacity, several streams with buffers sized for the BDP
+    "measure",
     "streams",
     "duration_s",
     "src_machine_type",
@@ -61,7 +67,8 @@ LIMITER_COLUMNS = ("limiter", "limiter_detail")
 # Columns added after the first contract, newest last: a file written before any of
 # them is read with those empty (and its flags computed by the reader).
 NUMBERS_COLUMNS = ("rtt_p10_ms", "rtt_p25_ms", "rtt_p75_ms", "rtt_samples", "flags")
-ADDED_COLUMNS = (*HOST_EVIDENCE_COLUMNS, *LIMITER_COLUMNS, *NUMBERS_COLUMNS)
+MEASURE_COLUMNS = ("measure",)
+ADDED_COLUMNS = (*HOST_EVIDENCE_COLUMNS, *LIMITER_COLUMNS, *NUMBERS_COLUMNS, *MEASURE_COLUMNS)
 # The columns before the host evidence was added: such a file is read with it empty.
 PREVIOUS_COLUMNS = tuple(c for c in MEASUREMENT_COLUMNS if c not in ADDED_COLUMNS)
 
@@ -78,6 +85,16 @@ def older_contract(header: tuple[str, ...]) -> bool:
 
 
 RESULTS_FORMAT_VERSION = 1
+
+# The throughput measures (the `measure` column). A row without one (a file written
+# before the column) is single_stream: what every sweep measured before capacity.
+SINGLE_STREAM, CAPACITY = "single_stream", "capacity"
+MEASURES = (SINGLE_STREAM, CAPACITY)
+
+
+def measure_of(row: Mapping[str, Any]) -> str:
+    """A row's measure; empty or missing reads as single_stream."""
+    return str(row.get("measure") or SINGLE_STREAM)
 
 # One ping probe: its ICMP payload (ping's default -s, and the agent's), and the packet
 # on the wire with the 8-byte ICMP and 20-byte IPv4 headers, which the cost counts.

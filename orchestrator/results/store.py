@@ -30,7 +30,13 @@ from typing import Any
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import read_text
 from orchestrator.results import flags
-from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION, older_contract
+from orchestrator.results.schema import (
+    MEASUREMENT_COLUMNS,
+    RESULTS_FORMAT_VERSION,
+    SINGLE_STREAM,
+    measure_of,
+    older_contract,
+)
 
 SWEEP_FILE = "sweep.json"
 HOSTS_FILE = "hosts.json"
@@ -153,7 +159,10 @@ def read_rows(path: Path) -> list[dict[str, str]]:
                 "'interregion collect'"
             )
         row = dict(zip(header, cells, strict=True))
-        rows.append({c: row.get(c, "") for c in MEASUREMENT_COLUMNS} if previous else row)
+        if previous:
+            row = {c: row.get(c, "") for c in MEASUREMENT_COLUMNS}
+            row["measure"] = measure_of(row)  # before the column: every row was one
+        rows.append(row)
     return rows
 
 
@@ -162,18 +171,25 @@ def pair_key(row: Mapping[str, Any]) -> tuple[str, str]:
     return (f"{row['src_cloud']}:{row['src_region']}", f"{row['dst_cloud']}:{row['dst_region']}")
 
 
+def test_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(src, dst, measure) of a row: the identity of a test in a sweep (a pair has one
+    single_stream test and, when the sweep measures it, one capacity test)."""
+    return (*pair_key(row), measure_of(row))
+
+
 def merge_rows(
     old: Iterable[Mapping[str, Any]], new: Iterable[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """One row per directed test: a newer attempt replaces an older one, except that a
-    failed retry never replaces an ok result. Sorted by round, then source and destination."""
-    merged: dict[tuple[str, str], dict[str, Any]] = {pair_key(r): dict(r) for r in old}
+    """One row per test (directed pair and measure): a newer attempt replaces an older
+    one, except that a failed retry never replaces an ok result. Sorted by round, then
+    source and destination."""
+    merged: dict[tuple[str, str, str], dict[str, Any]] = {test_key(r): dict(r) for r in old}
     for row in new:
-        key = pair_key(row)
+        key = test_key(row)
         if key in merged and merged[key].get("status") == "ok" and row.get("status") != "ok":
             continue
         merged[key] = dict(row)
-    return sorted(merged.values(), key=lambda r: (int(r.get("round") or 0), pair_key(r)))
+    return sorted(merged.values(), key=lambda r: (int(r.get("round") or 0), test_key(r)))
 
 
 def add_round_rows(
@@ -182,13 +198,19 @@ def add_round_rows(
     complete: Any = None,
 ) -> list[dict[str, Any]]:
     """merge_rows, except that with `complete(old_row, new_row)` a new row that carries no
-    RTT (a throughput slot after the sweep's ping phase) is completed from the row it
-    replaces (the same test's ping-phase row) and always replaces it: it holds both."""
-    merged: dict[tuple[str, str], dict[str, Any]] = {pair_key(r): dict(r) for r in old}
+    RTT (a single_stream throughput slot after the sweep's ping phase) is completed from
+    the row it replaces (the same test's ping-phase row) and always replaces it: it holds
+    both. A capacity row keeps no RTT: the pair's RTT is its single_stream row's."""
+    merged: dict[tuple[str, str, str], dict[str, Any]] = {test_key(r): dict(r) for r in old}
     rest = []
     for row in new:
-        key = pair_key(row)
-        if complete is not None and key in merged and row.get("rtt_avg_ms") in (None, ""):
+        key = test_key(row)
+        if (
+            complete is not None
+            and key in merged
+            and row.get("rtt_avg_ms") in (None, "")
+            and key[2] == SINGLE_STREAM
+        ):
             merged[key] = complete(merged[key], row)
         else:
             rest.append(row)
@@ -196,15 +218,18 @@ def add_round_rows(
 
 
 def ok_tests(
-    rows: Iterable[Mapping[str, Any]], tests: Iterable[str] = ("ping",)
+    rows: Iterable[Mapping[str, Any]], tests: Iterable[str] = ("ping",), measure: str = SINGLE_STREAM
 ) -> set[tuple[str, str]]:
-    """The tests measured to the end: an ok row, with its throughput when the sweep
-    measures throughput (a ping-phase row alone is half of such a test)."""
+    """The pairs whose `measure` test was measured to the end: an ok row, with its
+    throughput when the sweep measures throughput (a ping-phase row alone is half of
+    such a test)."""
     throughput = "throughput" in tuple(tests)
     return {
         pair_key(r)
         for r in rows
-        if r.get("status") == "ok" and (not throughput or r.get("throughput_bps") not in (None, ""))
+        if r.get("status") == "ok"
+        and measure_of(r) == measure
+        and (not throughput or r.get("throughput_bps") not in (None, ""))
     }
 
 

@@ -1,8 +1,16 @@
-"""When a scheduled sweep is due: ISO 8601 durations, `every` on a UTC grid, cron lines.
+"""When a scheduled sweep is due: `every` on a UTC grid (a duration of core.durations),
+or a cron line.
 
 Pure functions of their arguments (no clock read here): `ticks(cadence, start, end)`
 lists the due times, and the same cadence is turned into a systemd OnCalendar
 expression and a cron line, so every way of installing a profile agrees on when.
+
+A cron line has the 5 fields of cron (minute hour day-of-month month day-of-week), with
+names (`MON-FRI`, `JAN,JUL`, any case) and the macros `@hourly`, `@daily` (`@midnight`),
+`@weekly`, `@monthly`, `@yearly` (`@annually`). It is written out with numbers, which
+every cron, systemd and GitHub Actions read the same way; croniter computes its due
+times at run time. croniter's own extensions (`L`, `W`, `#`, `?`, `H`, a seconds
+field) are refused: systemd and Actions have no equivalent.
 """
 
 from __future__ import annotations
@@ -13,28 +21,45 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from croniter import CroniterBadDateError, croniter
+
+from orchestrator.core import durations
 from orchestrator.core.errors import UserError
 
 DAY_S = 86_400
 WEEK_S = 7 * DAY_S
-_DURATION = re.compile(r"^P(?:(?P<d>\d+)D)?(?:T(?:(?P<h>\d+)H)?(?:(?P<m>\d+)M)?(?:(?P<s>\d+)S)?)?$")
 # cron fields: name, smallest, largest
 _FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month", 1, 12))
 _DOW_NAMES = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
+_MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+# field index -> name -> number: months in field 3, weekdays in field 4
+_NAMES = {
+    3: {n.lower(): i + 1 for i, n in enumerate(_MONTH_NAMES)},
+    4: {n.lower(): i for i, n in enumerate(_DOW_NAMES)},
+}
+MACROS = {
+    "@hourly": "0 * * * *",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@weekly": "0 0 * * 0",
+    "@monthly": "0 0 1 * *",
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+}
+# the ticks a cron line's shortest gap is looked for in (a year of a weekly line)
+_GAP_TICKS = 60
 
 
-def parse_duration(text: str) -> int:
-    """'PT6H' -> 21600 seconds; 'P1D', 'PT30M', 'PT1H30M', 'PT0S'. Days are 24 h (UTC)."""
-    match = _DURATION.match(str(text).strip().upper())
-    if not match or str(text).strip().upper() in ("P", "PT") or str(text).upper().endswith("T"):
-        raise UserError(f"'{text}' is not an ISO 8601 duration like PT6H, PT30M or P1D")
-    parts = {k: int(v) for k, v in match.groupdict().items() if v}
-    return (
-        parts.get("d", 0) * DAY_S
-        + parts.get("h", 0) * 3600
-        + parts.get("m", 0) * 60
-        + parts.get("s", 0)
-    )
+def parse_duration(text: object) -> int:
+    """A profile's `every` or `slip` in whole seconds: `PT6H`, `6h`, `P1W`, `90m`
+    (the one grammar of core.durations)."""
+    try:
+        seconds = durations.parse_seconds(text)
+    except durations.DurationError as e:
+        raise UserError(str(e)) from None
+    if seconds != int(seconds):
+        raise UserError(f"'{text}' is not a whole number of seconds")
+    return int(seconds)
 
 
 def check_every(seconds: int, text: str) -> None:
@@ -64,6 +89,10 @@ class Cron:
     weekdays: frozenset[int]  # 0 = Sunday
     days_any: bool  # '*' in day of month
     weekdays_any: bool  # '*' in day of week
+
+    def matches(self, t: datetime) -> bool:
+        """Whether the minute of `t` is a due time (the sets the exports are written from)."""
+        return t.minute in self.minutes and t.hour in self.hours and self.matches_day(t)
 
     def matches_day(self, day: datetime) -> bool:
         if day.month not in self.months:
@@ -115,12 +144,32 @@ _MONTH_DAYS = {
 }
 
 
+def _numbers(field: str, index: int, line: str) -> str:
+    """A field with its month or weekday names written as numbers: MON-FRI -> 1-5."""
+    names = _NAMES.get(index, {})
+
+    def number(match: re.Match[str]) -> str:
+        word = match.group(0).lower()
+        if word not in names:
+            known = "JAN-DEC in the month field, SUN-SAT in the weekday field"
+            raise UserError(f"cron '{line}': '{match.group(0)}' is not a name cron knows ({known})")
+        return str(names[word])
+
+    return re.sub(r"[A-Za-z]+", number, field)
+
+
 def parse_cron(line: str) -> Cron:
-    fields = str(line).split()
+    text = " ".join(str(line).split())
+    if text.startswith("@"):
+        if text.lower() not in MACROS:
+            raise UserError(f"cron '{line}': unknown macro (known: {', '.join(MACROS)})")
+        text = MACROS[text.lower()]
+    fields = text.split()
     if len(fields) != 5:
         raise UserError(
             f"cron '{line}': expected 5 fields (minute hour day month weekday), got {len(fields)}"
         )
+    fields = [_numbers(f, i, str(line)) for i, f in enumerate(fields)]
     minutes, hours, days, months = (
         _field(f, n, lo, hi, line) for f, (n, lo, hi) in zip(fields, _FIELDS, strict=False)
     )
@@ -130,8 +179,11 @@ def parse_cron(line: str) -> Cron:
             f"cron '{line}': no month listed has any of the days listed, so it would never "
             "run: give a day of month that exists in one of the months"
         )
+    text = " ".join(fields)
+    if not croniter.is_valid(text):  # what croniter cannot run is refused now, not at a tick
+        raise UserError(f"cron '{line}': not a cron line croniter can run")
     return Cron(
-        text=" ".join(fields),
+        text=text,
         minutes=minutes,
         hours=hours,
         days=days,
@@ -143,16 +195,23 @@ def parse_cron(line: str) -> Cron:
 
 
 def cron_ticks(cron: Cron, start: datetime, end: datetime) -> Iterator[datetime]:
-    """Due times t with start < t <= end, in order."""
-    day = start.replace(hour=0, minute=0, second=0, microsecond=0)
-    while day <= end:
-        if cron.matches_day(day):
-            for hour in sorted(cron.hours):
-                for minute in sorted(cron.minutes):
-                    t = day.replace(hour=hour, minute=minute)
-                    if start < t <= end:
-                        yield t
-        day += timedelta(days=1)
+    """Due times t with start < t <= end, in order (croniter's)."""
+    if end <= start:
+        return
+    found = croniter(cron.text, start.astimezone(UTC))
+    while (t := found.get_next(datetime)) <= end:
+        yield t
+
+
+def _cron_prev(cron: Cron, now: datetime) -> datetime | None:
+    """The latest due time at or before `now`."""
+    minute = now.astimezone(UTC).replace(second=0, microsecond=0)
+    if cron.matches(minute):
+        return minute
+    try:
+        return croniter(cron.text, minute).get_prev(datetime)
+    except CroniterBadDateError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -175,12 +234,17 @@ class Cadence:
 
     def last_tick(self, now: datetime, lookback_s: int = 2 * 366 * DAY_S) -> datetime | None:
         """The latest due time at or before `now`."""
+        if self.cron is not None:
+            t = _cron_prev(self.cron, now)
+            return t if t is not None and (now - t).total_seconds() <= lookback_s else None
         if self.every_s:
             lookback_s = self.every_s
         found = self.ticks(now - timedelta(seconds=lookback_s + 1), now)
         return found[-1] if found else None
 
     def next_tick(self, now: datetime) -> datetime | None:
+        if self.cron is not None:
+            return next(cron_ticks(self.cron, now, now + timedelta(days=366)), None)
         horizon = self.every_s or 366 * DAY_S
         found = self.ticks(now, now + timedelta(seconds=horizon))
         return found[0] if found else None
@@ -189,8 +253,11 @@ class Cadence:
         """The grid interval, or the shortest gap of a cron line over two weeks."""
         if self.every_s:
             return self.every_s
+        assert self.cron is not None
         start = datetime(2026, 1, 5, tzinfo=UTC)
-        found = self.ticks(start, start + timedelta(days=14))
+        found = list(
+            itertools.islice(cron_ticks(self.cron, start, start + timedelta(days=14)), _GAP_TICKS)
+        )
         gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(found)]
         return int(min(gaps)) if gaps else WEEK_S
 

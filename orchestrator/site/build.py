@@ -69,6 +69,8 @@ MEASUREMENT_DOCS = {
     "retransmits": "TCP retransmissions at the sender",
     "tcp_rtt_ms": "sender's smoothed TCP RTT",
     "max_cwnd_bytes": "largest TCP congestion window seen",
+    "measure": "throughput measure: single_stream (one stream, default host settings) or "
+    "capacity (several streams, buffers sized for the BDP); empty reads as single_stream",
     "streams": "parallel TCP streams",
     "duration_s": "measured seconds (after the omitted warm-up)",
     "src_machine_type": "machine type of the sender",

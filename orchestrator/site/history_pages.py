@@ -476,7 +476,10 @@ def _pair_rows(
     first, rounded as shown(): its tests from `start` on, or its newest test when it has
     none there. One row per pair, the lists built by DuckDB (a year of a full catalog is
     millions of tests)."""
-    columns = f"src, dst, started_utc, sweep_id, {v.METRICS['rtt'].run_sql} AS rtt, throughput_bps"
+    columns = (
+        f"src, dst, started_utc, sweep_id, {v.METRICS['rtt'].run_sql} AS rtt, "
+        f"{v.METRICS['throughput'].run_sql} AS throughput_bps"
+    )
     ok = "source = ? AND status = 'ok'"
     if start is None:
         chosen = f"SELECT {columns} FROM measurements WHERE {ok}"

@@ -41,8 +41,9 @@ from orchestrator.plan.sweep_plan import (
     slot_seconds,
     vm_cost,
 )
+from orchestrator.plan.tuning import line_rate_bps
 from orchestrator.results.schema import PING_PACKET_BYTES
-from orchestrator.study.plan import Variant, forward_rounds, line_rate_bps
+from orchestrator.study.plan import Variant, forward_rounds
 
 
 @dataclass(frozen=True)

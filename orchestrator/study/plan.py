@@ -10,16 +10,14 @@ variant always meets a drained or a fresh host.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from orchestrator.advise.model import TCP_BUFFER_MAX_BYTES, TUNED_BUFFER_BDP_FACTOR, bdp_bytes
 from orchestrator.core.errors import UserError
-from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_CAP_BPS, emulated_type
 from orchestrator.plan.rounds import Round
 from orchestrator.plan.selection import Pair
+from orchestrator.plan.tuning import TCP_BUFFER_MAX_BYTES
 
 
 @dataclass(frozen=True)
@@ -47,9 +45,6 @@ VARIANTS: dict[str, Variant] = {
 BASELINE = "default"
 MIN_REPEATS = 3
 DEFAULT_REPEATS = 3
-# The default sysctl triples' first two fields (Linux's defaults); only the max changes.
-RMEM_MIN_DEFAULT = "4096 131072"
-WMEM_MIN_DEFAULT = "4096 16384"
 
 
 def parse_variants(text: str) -> tuple[Variant, ...]:
@@ -92,19 +87,6 @@ def forward_rounds(rounds: Sequence[Round]) -> list[list[Pair]]:
     return [[slot.pairs[0] for slot in slots] for slots in rounds]
 
 
-def line_rate_bps(emulated: bool, machine_type: str | None = None) -> float:
-    """The VM's line rate: the emulated type's cap (`emulated`), or a small cloud VM's
-    NIC cap."""
-    if emulated:
-        return emulated_type(machine_type).rate_mbit * 1e6
-    return REAL_CAP_BPS
-
-
-def tuned_buffer_bytes(rate_bps: float, idle_rtt_ms: float) -> int:
-    """tcp_rmem/tcp_wmem max of the tuned variant: 2 x BDP at line rate."""
-    return math.ceil(TUNED_BUFFER_BDP_FACTOR * bdp_bytes(rate_bps, idle_rtt_ms))
-
-
 def host_buffer_limit(max_buffer_bytes: int | None = None) -> int:
     """What a host can set as tcp_rmem/tcp_wmem max: the kernel's (an int), or less
     where the study was told so (--max-buffer-bytes, e.g. the hosts' memory)."""
@@ -118,17 +100,3 @@ def check_buffer(pair: str, buffer_bytes: int, rtt_ms: float, limit: int) -> Non
             f"above what the hosts can set ({limit} bytes): drop the 'tuned' variant or "
             "this pair"
         )
-
-
-def sysctl_values(buffer_bytes: int) -> dict[str, str]:
-    """The tuned sysctls as the agent writes them (only the max changes)."""
-    return {
-        "tcp_rmem": f"{RMEM_MIN_DEFAULT} {buffer_bytes}",
-        "tcp_wmem": f"{WMEM_MIN_DEFAULT} {buffer_bytes}",
-    }
-
-
-def emulated_window_bytes(buffer_bytes: int) -> int:
-    """The window clamp a tuned emulated host lifts its route to: its buffers scaled as
-    the default clamp scales the default buffers (netmodel: buffer x efficiency)."""
-    return round(buffer_bytes * DEFAULT_MODEL.window_efficiency)

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
-from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import run_playbook
 from orchestrator.drivers.progress import RoundProgress
 from orchestrator.model import backends
@@ -29,6 +28,7 @@ from orchestrator.model.hosts import Host, iperf3_port
 from orchestrator.plan.rounds import schedule
 from orchestrator.plan.selection import Pair
 from orchestrator.plan.sweep_plan import pair_rtt_ms, slot_seconds
+from orchestrator.plan.tuning import line_rate_bps, tune_spec, tuned_buffer_bytes
 from orchestrator.results import store
 from orchestrator.results.collect import FAILED, RowContext, SlotPlan, host_doc, round_rows
 from orchestrator.results.record import StudyRecord, SweepStatus
@@ -38,18 +38,15 @@ from orchestrator.study.plan import (
     VARIANTS,
     Variant,
     check_buffer,
-    emulated_window_bytes,
     forward_rounds,
     host_buffer_limit,
-    line_rate_bps,
     run_order,
-    sysctl_values,
-    tuned_buffer_bytes,
 )
 from orchestrator.sweep import measure, stages
 from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
 from orchestrator.sweep.hostcheck import congestion_problem
 from orchestrator.sweep.record import Sweep
+from orchestrator.sweep.restore import restore_hosts
 
 STUDY_FILE = "study.csv"
 STUDY_COLUMNS = (
@@ -180,7 +177,9 @@ def study_rounds(
                 vparams = replace(
                     params, streams=variant.streams, congestion=variant.congestion or None
                 )
-                got = measure.agent_parts(n, [slot], hosts, vparams, pings=False)
+                got = measure.agent_parts(
+                    n, [slot], hosts, vparams, pings=False, streams=variant.streams
+                )
                 if variant.tuned:
                     for alias, part in got.items():
                         part["tune"] = tune_spec(alias, info["tuned_buffer_bytes"], sweep.backend)
@@ -195,14 +194,6 @@ def study_rounds(
             meta[n] = what
             n += 1
     return planned, plays, meta
-
-
-def tune_spec(alias: str, buffer_bytes: int, backend: str) -> dict[str, Any]:
-    """What the agent sets for a tuned test; on the emulated cloud also the window clamp."""
-    spec: dict[str, Any] = {"name": alias, **sysctl_values(buffer_bytes)}
-    if backends.is_emulated(backend):
-        spec["window_bytes"] = emulated_window_bytes(buffer_bytes)
-    return spec
 
 
 def _rmem_max(doc: Mapping[str, Any] | None) -> int | None:
@@ -284,7 +275,8 @@ def measure_study(sweep: Sweep, progress: RoundProgress | None = None) -> None:
             run_study_rounds(sweep, hosts, planned, plays, meta, pairs, progress)
         finally:
             if any(VARIANTS[v].tuned for v in study.variants):
-                restore_hosts(sweep, hosts)
+                study.restore = restore_hosts(sweep, hosts, "study-restore.json")
+                sweep.save()
         sweep.record.status = SweepStatus.MEASURED
 
 
@@ -349,64 +341,3 @@ def run_study_rounds(
 
 def hosts_of(slots: Sequence[SlotPlan]) -> list[str]:
     return [name for slot in slots for name in (slot.client, slot.server)]
-
-
-RESTORE_TASK = "Tuned TCP settings are restored"
-
-
-def restore_play() -> list[dict[str, Any]]:
-    agent = "{{ ir_python }} {{ ir_agent_dir | quote }}/ir_agent.py --restore"
-    return [
-        {
-            "name": "Hosts have their own TCP settings back",
-            "hosts": "all",
-            "gather_facts": False,
-            "tasks": [
-                {
-                    "name": RESTORE_TASK,
-                    "ansible.builtin.raw": f"{agent} {{{{ inventory_hostname | quote }}}}",
-                    "changed_when": False,
-                }
-            ],
-        }
-    ]
-
-
-def restore_hosts(sweep: Sweep, hosts: Sequence[Host]) -> dict[str, Any]:
-    """Every host gets back what the study changed (a no-op where nothing is left
-    changed); runs to its end through interrupts, which are honoured after it."""
-    by_alias = {safe_name(h.name): h.name for h in hosts}
-    found: dict[str, Any] = {}
-
-    def on_event(event: dict[str, Any]) -> None:
-        if not str(event.get("task", "")).startswith(RESTORE_TASK):
-            return
-        name = by_alias.get(str(event.get("host", "")), str(event.get("host", "")))
-        if event["event"] == "ok":
-            try:
-                found[name] = json.loads(event.get("stdout", ""))
-            except ValueError:
-                found[name] = {"error": str(event.get("stdout", ""))[:200]}
-        elif event["event"] in ("failed", "unreachable"):
-            found[name] = {"error": str(event.get("msg", ""))[:200]}
-
-    with interrupts.deferred():
-        state = stages.state_folder(sweep)
-        book = state / "study-restore.json"
-        store.write_json(book, restore_play())
-        run_playbook(
-            book,
-            stages.write_sweep_inventory(sweep, hosts),
-            on_event=on_event,
-            log_path=state / "ansible-restore.log",
-            forks=min(len(hosts), stages.PREPARE_FORKS),
-        )
-    study_part(sweep).restore = found
-    sweep.save()
-    failed = sorted(n for n, r in found.items() if "error" in r)
-    if failed:
-        sweep.log(f"warning: could not restore the TCP settings of {', '.join(failed)}")
-    restored = sorted(n for n, r in found.items() if r.get("restored"))
-    if restored:
-        sweep.log(f"restored TCP settings left tuned on {', '.join(restored)}")
-    return found

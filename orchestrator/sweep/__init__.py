@@ -16,6 +16,10 @@ Public API: the modules below; other packages import only these names
 - `pingphase`: The ping phase: every host probes all its peers at once, as one round of its own.
 - `provision`: Backend -> the Terraform stack that makes its hosts, and that stack's variables.
 - `record`: A sweep's record: its results folder and sweep.json, made at plan time.
+- `restore`: Putting back the TCP settings of tuned tests (the TCP study's tuned variant, a sweep's
+  capacity measure): the agent saves what it found before a tuned test and restores it after
+  (playbooks/files/ir_agent.py `--tune`/`--restore`); a restore play over every host follows the
+  rounds, also after an interrupt or an error, for a round cut short.
 - `runner`: A whole sweep: provision -> prepare -> measure -> collect -> teardown -> report.
 - `sentinels`: Sentinel pairs in the measure stage, and their late results (`sentinels.csv`).
 - `stages`: The stages around measuring: provision, prepare, collect, teardown, report.
@@ -32,6 +36,7 @@ __all__ = [
     "pingphase",
     "provision",
     "record",
+    "restore",
     "runner",
     "sentinels",
     "stages",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core import paths
-from orchestrator.core.errors import UserError
+from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import run_playbook
 from orchestrator.drivers.progress import RoundProgress
@@ -28,15 +28,23 @@ from orchestrator.plan.ping_timing import PHASE_FORKS, phase_seconds
 from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.rounds import Slot, schedule
 from orchestrator.plan.selection import Pair
-from orchestrator.plan.sweep_plan import TestParams, round_seconds
+from orchestrator.plan.sweep_plan import TestParams, pair_rtt_ms, round_seconds, timings_key
+from orchestrator.plan.tuning import (
+    TCP_BUFFER_MAX_BYTES,
+    line_rate_bps,
+    tune_spec,
+    tuned_buffer_bytes,
+)
 from orchestrator.results import store
 from orchestrator.results.collect import SlotPlan, unmeasured_row, with_ping_phase
 from orchestrator.results.record import SweepStatus
+from orchestrator.results.schema import CAPACITY, SINGLE_STREAM, measure_of
 from orchestrator.results.store import safe_name, utc_now
 from orchestrator.sweep import sentinels
 from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
 from orchestrator.sweep.pingphase import phase_parts, phase_play, write_parts
 from orchestrator.sweep.record import Sweep
+from orchestrator.sweep.restore import restore_hosts
 from orchestrator.sweep.stages import load_hosts, row_context, state_folder, write_sweep_inventory
 
 # How long either end of a slot waits for the other beyond its own slot time: hosts
@@ -47,7 +55,9 @@ JITTER_S = 0.2  # random delay before a client starts, so tests do not start in 
 ROUND_TIMEOUT_MARGIN_S = 60  # Ansible's own bound on a round task, beyond the meeting
 
 
-def slot_plans(round_no: int, slots: Sequence[Slot]) -> list[SlotPlan]:
+def slot_plans(
+    round_no: int, slots: Sequence[Slot], measure: str = SINGLE_STREAM
+) -> list[SlotPlan]:
     port = iperf3_port(round_no)
     return [
         SlotPlan(
@@ -55,6 +65,7 @@ def slot_plans(round_no: int, slots: Sequence[Slot]) -> list[SlotPlan]:
             server=slot.pairs[0].dst.key,
             reverse=len(slot.pairs) == 2,
             port=port,
+            measure=measure,
         )
         for slot in slots
     ]
@@ -67,35 +78,44 @@ def agent_parts(
     params: TestParams,
     pings: bool = True,
     timings: Mapping[str, Mapping[str, Any]] | None = None,
+    streams: int | None = None,
+    tuned: Mapping[str, int] | None = None,
+    backend: str = "",
 ) -> dict[str, dict[str, Any]]:
     """{inventory host: the agent's part} of one round (both ends of every slot); with
     `pings` False the slot runs iperf3 alone (the ping phase measured the idle RTT).
     `timings` (the plan's, by "src->dst") sets each slot's omit: the longer ramp of its
-    two directions; a pair without one keeps --omit."""
-    common = {
+    two directions; a pair without one keeps --omit. A slot runs its measure's streams
+    (`streams` overrides, e.g. a study's variant); `tuned` ("src->dst": buffer bytes)
+    gives both hosts of a slot buffers sized for its BDP (plan.tuning, on `backend`)."""
+    common: dict[str, Any] = {
         "round": round_no,
         "pings": params.pings if pings else 0,
         "ping_interval_s": params.ping_interval_s,
         "duration_s": params.duration_s,
         "omit_s": params.omit_s,
-        "streams": params.streams,
         "window": params.window,
         "congestion": params.congestion,
         "meet_within_s": MEET_MARGIN_S,
         "jitter_s": JITTER_S,
     }
-    parts = {}
+    parts: dict[str, dict[str, Any]] = {}
     for slot in slots:
         omit_s = max(
             [int((timings or {}).get(f"{a}->{b}", {}).get("omit_s", params.omit_s))
              for a, b in slot.tests],
             default=params.omit_s,
         )  # fmt: skip
+        buffer = max(
+            [int((tuned or {})[f"{a}->{b}"]) for a, b in slot.tests
+             if f"{a}->{b}" in (tuned or {})],
+            default=0,
+        )  # fmt: skip
         for role, me, peer in (
             ("client", slot.client, slot.server),
             ("server", slot.server, slot.client),
         ):
-            parts[safe_name(me)] = {
+            part = parts[safe_name(me)] = {
                 **common,
                 "host": me,
                 "role": role,
@@ -105,7 +125,10 @@ def agent_parts(
                 "port": slot.port,
                 "reverse": slot.reverse,
                 "omit_s": omit_s,
+                "streams": params.streams_of(slot.measure) if streams is None else streams,
             }
+            if buffer:
+                part["tune"] = tune_spec(safe_name(me), buffer, backend)
     return parts
 
 
@@ -135,10 +158,17 @@ def rounds_playbook(
     params: TestParams,
     pings: bool = True,
     timings: Mapping[str, Mapping[str, Any]] | None = None,
+    tuned: Mapping[str, int] | None = None,
+    backend: str = "",
 ) -> list[dict[str, Any]]:
     """The playbook of one measure run: a play per round, in order."""
     return [
-        round_play(r, agent_parts(r.number, r.slots, hosts, params, pings, timings))
+        round_play(
+            r,
+            agent_parts(
+                r.number, r.slots, hosts, params, pings, timings, tuned=tuned, backend=backend
+            ),
+        )
         for r in planned
     ]
 
@@ -158,7 +188,11 @@ def plan_ping_phase(tests: Sequence[Pair], first: int, sweep: Sweep) -> list[Pla
 
 
 def plan_rounds(
-    tests: Sequence[Pair], first: int, sweep: Sweep, pings: bool = True
+    tests: Sequence[Pair],
+    first: int,
+    sweep: Sweep,
+    pings: bool = True,
+    measure: str = SINGLE_STREAM,
 ) -> list[PlannedRound]:
     rounds = schedule(
         tests,
@@ -167,9 +201,33 @@ def plan_rounds(
     )
     params = sweep.params
     return [
-        PlannedRound(n, slot_plans(n, slots), round(round_seconds(params, slots, pings), 3))
+        PlannedRound(
+            n,
+            slot_plans(n, slots, measure),
+            round(round_seconds(params, slots, pings, measure), 3),
+        )
         for n, slots in enumerate(rounds, start=first)
     ]
+
+
+def capacity_buffers(
+    sweep: Sweep, tests: Sequence[Pair], rows: Sequence[Mapping[str, Any]]
+) -> dict[str, int]:
+    """Each capacity test's host buffers ("src->dst": tcp_rmem/tcp_wmem max): 2 x BDP at
+    the hosts' line rate from the pair's idle RTT (its ping-phase median, else the
+    model's), as the TCP study's tuned variant (plan.tuning)."""
+    measured = {
+        store.pair_key(r): float(r["rtt_p50_ms"])
+        for r in rows
+        if measure_of(r) == SINGLE_STREAM and r.get("rtt_p50_ms") not in (None, "")
+    }
+    rate = line_rate_bps(sweep.emulated, sweep.record.plan.emulated_type or None)
+    return {
+        f"{p.src.key}->{p.dst.key}": min(
+            tuned_buffer_bytes(rate, measured.get(p.key) or pair_rtt_ms(p)), TCP_BUFFER_MAX_BYTES
+        )
+        for p in tests
+    }
 
 
 def next_round_no(sweep: Sweep) -> int:
@@ -199,10 +257,25 @@ def run_tests(
     """The ping phase first, while no throughput test runs anywhere; then the throughput
     rounds (each as the sweep's tests say)."""
     which = sweep.params.tests
-    if "ping" in which:
+    if "ping" in which and tests:
         run_rounds(sweep, hosts, tests, kind, progress, phase=True)
-    if "throughput" in which:
+    if "throughput" in which and tests:
         run_rounds(sweep, hosts, tests, kind, progress)
+
+
+def run_capacity(
+    sweep: Sweep, hosts: Sequence[Host], tests: Sequence[Pair], kind: str, progress: RoundProgress
+) -> None:
+    """The capacity rounds of `tests` (after their ping phase and single_stream rounds):
+    each slot's hosts get buffers sized for its BDP for the test and back after it; a
+    restore play over every host follows, whatever happens."""
+    if not tests:
+        return
+    try:
+        run_rounds(sweep, hosts, tests, kind, progress, measure=CAPACITY)
+    finally:
+        sweep.record.extra["restore"] = restore_hosts(sweep, hosts, "capacity-restore.json")
+        sweep.save()
 
 
 def run_rounds(
@@ -212,9 +285,10 @@ def run_rounds(
     kind: str,
     progress: RoundProgress,
     phase: bool = False,
+    measure: str = SINGLE_STREAM,
 ) -> dict[str, Any]:
     """Measure `tests` in ONE ansible-playbook run: the ping phase (`phase`), or the
-    throughput rounds (iperf3 alone: the idle RTT is the ping phase's)."""
+    throughput rounds of `measure` (iperf3 alone: the idle RTT is the ping phase's)."""
     interrupts.check()
     by_name = {h.name: h for h in hosts}
     params = sweep.params
@@ -229,12 +303,22 @@ def run_rounds(
         plays = [phase_play(number, list(parts), folder, planned[0].expected_s, rtt_ms)]
     else:
         # the idle RTT is the ping phase's: slots run iperf3 alone
-        planned = plan_rounds(tests, next_round_no(sweep), sweep, pings=False)
-        if kind == "main":  # the first round's first slots again at the end: host drain
+        planned = plan_rounds(tests, next_round_no(sweep), sweep, False, measure)
+        if kind == "main" and measure == SINGLE_STREAM:
+            # the first round's first slots again at the end: host drain
             cap = 1 if sweep.record.sequential else sweep.record.max_concurrent
             planned = sentinels.add_sentinel_rounds(planned, max_concurrent=cap)
-        timings = sweep.record.plan.timings or {}
-        plays = rounds_playbook(planned, by_name, params, pings=False, timings=timings)
+        plan = sweep.record.plan
+        timings = (
+            plan.timings if measure == SINGLE_STREAM else plan.extra.get(timings_key(measure))
+        ) or {}
+        tuned = None
+        if measure == CAPACITY:
+            rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+            tuned = capacity_buffers(sweep, tests, rows)
+        plays = rounds_playbook(
+            planned, by_name, params, False, timings, tuned=tuned, backend=sweep.backend
+        )
     state = state_folder(sweep)
     book = state / f"measure-{planned[0].number:03d}.json"
     store.write_json(book, plays)
@@ -260,7 +344,10 @@ def run_rounds(
         row_context(sweep, hosts),
         on_round,
     )
-    progress.begin(f"{kind} ping phase" if phase else kind, len(planned), len(tests))
+    what = (
+        f"{kind} ping phase" if phase else kind if measure == SINGLE_STREAM else f"{kind} {measure}"
+    )
+    progress.begin(what, len(planned), len(tests))
     # the ping phase's agents run in the background: its forks only start and collect
     # them, and a full catalog's hosts at once would cost the controller ~1 GiB
     forks = PHASE_FORKS if phase else max(len(p.hosts) for p in planned)
@@ -281,6 +368,7 @@ def run_rounds(
     summary = {
         "kind": kind,
         **({"phase": "ping"} if phase else {}),
+        **({"measure": measure} if not phase else {}),
         "started_utc": started_utc,
         "ended_utc": utc_now(),
         "rounds": len(planned),
@@ -306,14 +394,14 @@ def check_playbook_end(sweep: Sweep, rc: int, closed: int, planned: int, log: Pa
     if rc != 0 or not closed:
         state_folder(sweep)  # Ansible fails too when the state under it vanished: say which
     if rc < 0:
-        raise UserError(f"ansible-playbook was killed (signal {-rc}) during the rounds: see {log}")
+        raise RunFailure(f"ansible-playbook was killed (signal {-rc}) during the rounds: see {log}")
     if rc not in (0, 2, 4) or not closed:
-        raise UserError(
+        raise RunFailure(
             f"ansible-playbook failed (rc {rc}) after {closed} of {planned} rounds: see {log}"
         )
 
 
-class BudgetReached(UserError):
+class BudgetReached(RunFailure):
     """What the sweep moved reached its budget: it stops after the round, tears down."""
 
 
@@ -365,32 +453,65 @@ def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = T
     progress = progress or RoundProgress()
     hosts = load_hosts(sweep)
     stages = sweep.record.stages
-    provisioned = stages["provision"].started_utc if "provision" in stages else ""
-    if "teardown" in stages and stages["teardown"].started_utc > provisioned:
+    provisioned = (stages["provision"].started_utc if "provision" in stages else None) or ""
+    torn = (stages["teardown"].started_utc if "teardown" in stages else None) or ""
+    if torn > provisioned:
         raise UserError(
             f"the hosts of sweep {sweep.id} were torn down: "
             f"continue with 'interregion sweep --resume {sweep.id}'"
         )
     with sweep.stage("measure"):
         sweep.record.status = SweepStatus.MEASURING
-        rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
-        done = store.ok_tests(rows, sweep.params.tests)
-        todo = [p for p in sweep.planned_pairs() if p.key not in done]
-        if not todo:
+        todo = missing_tests(sweep)
+        count = sum(len(t) for t in todo.values())
+        if not count:
             sweep.log(f"sweep {sweep.id}: every test is measured already")
             return
         kind = "resume" if sweep.record.rounds else "main"
-        if done:
-            sweep.log(f"keeping {len(done)} ok tests, measuring the other {len(todo)}")
-        run_tests(sweep, hosts, todo, kind, progress)
-        rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
-        done = store.ok_tests(rows, sweep.params.tests)
-        failed = [p for p in todo if p.key not in done]
-        if failed and retry:
-            sweep.log(f"retrying {len(failed)} failed tests once")
-            run_tests(sweep, hosts, failed, "retry", progress)
+        planned = len(sweep.planned_pairs()) * len(todo)
+        if count < planned:
+            sweep.log(f"keeping {planned - count} ok tests, measuring the other {count}")
+        run_measures(sweep, hosts, todo, kind, progress)
+        failed = missing_tests(sweep, among=todo)
+        count = sum(len(t) for t in failed.values())
+        if count and retry:
+            sweep.log(f"retrying {count} failed tests once")
+            run_measures(sweep, hosts, failed, "retry", progress)
         fill_unmeasured(sweep, hosts)
         sweep.record.status = SweepStatus.MEASURED
+
+
+def measures_of(sweep: Sweep) -> tuple[str, ...]:
+    """The measures the sweep's tests run: its throughput measures, or single_stream
+    alone for a latency-only sweep (its ping rows)."""
+    return sweep.params.measures if sweep.params.throughput else (SINGLE_STREAM,)
+
+
+def missing_tests(
+    sweep: Sweep, among: Mapping[str, Sequence[Pair]] | None = None
+) -> dict[str, list[Pair]]:
+    """{measure: the planned pairs (of `among`, else all) without an ok test of it}."""
+    rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+    out = {}
+    for m in measures_of(sweep):
+        done = store.ok_tests(rows, sweep.params.tests, m)
+        pairs = sweep.planned_pairs() if among is None else among.get(m, [])
+        out[m] = [p for p in pairs if p.key not in done]
+    return out
+
+
+def run_measures(
+    sweep: Sweep,
+    hosts: Sequence[Host],
+    todo: Mapping[str, Sequence[Pair]],
+    kind: str,
+    progress: RoundProgress,
+) -> None:
+    """The ping phase and single_stream rounds of the pairs that lack them, then the
+    capacity rounds of those that lack one."""
+    run_tests(sweep, hosts, todo.get(SINGLE_STREAM, []), kind, progress)
+    if sweep.params.throughput:
+        run_capacity(sweep, hosts, todo.get(CAPACITY, []), kind, progress)
 
 
 def fill_unmeasured(sweep: Sweep, hosts: Sequence[Host]) -> None:
@@ -403,16 +524,19 @@ def fill_unmeasured(sweep: Sweep, hosts: Sequence[Host]) -> None:
         rows = [
             {**r, "status": "failed", "error": why}
             if r.get("status") == "ok" and r.get("throughput_bps") in (None, "")
+            and measure_of(r) in sweep.params.measures
             else r
             for r in rows
-        ]
+        ]  # fmt: skip
         store.write_rows(sweep.dir, rows, sweep.params.duration_s)
-    have = {store.pair_key(r) for r in rows}
+    have = {store.test_key(r) for r in rows}
     ctx = row_context(sweep, hosts)
+    why = "not measured: the play ended before its round"
     missing = [
-        unmeasured_row(p.src.key, p.dst.key, ctx, "not measured: the play ended before its round")
+        unmeasured_row(p.src.key, p.dst.key, ctx, why, m)
+        for m in measures_of(sweep)
         for p in sweep.planned_pairs()
-        if p.key not in have
+        if (*p.key, m) not in have
     ]
     if missing:
         store.write_rows(sweep.dir, store.merge_rows(rows, missing), sweep.params.duration_s)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.core import paths
-from orchestrator.core.errors import UserError
+from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.drivers.keys import SweepKeys
 from orchestrator.drivers.terraform import TerraformStack
 from orchestrator.model import backends
@@ -184,5 +184,5 @@ def destroy_all(
         if removed:
             log(f"emulation leftovers removed directly: {len(removed)} items")
     if problems:
-        raise UserError("teardown incomplete: " + "; ".join(problems))
+        raise RunFailure("teardown incomplete: " + "; ".join(problems))
     return done

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import platform
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import __version__
+from orchestrator.core import log as corelog
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.model import backends
@@ -43,7 +43,8 @@ JITTER_S = 0.2  # random delay before a client starts, so tests do not start in 
 
 
 def _stderr(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    """A dated log line on stderr (core.log)."""
+    corelog.say(msg)
 
 
 @dataclass
@@ -69,7 +70,7 @@ class Sweep:
 
     @property
     def params(self) -> TestParams:
-        return TestParams(**self.record.params)
+        return TestParams.from_dict(self.record.params)
 
     @property
     def backend(self) -> str:

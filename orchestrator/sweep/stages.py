@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
+from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import Event, close_control_sockets, run_playbook
 from orchestrator.drivers.keys import ensure_sweep_keys
@@ -45,7 +45,7 @@ PREPARE_FORKS = 24
 AGENT_DIR = "agent"  # under state/ on this machine: emulated hosts share its file system
 
 
-class StateVanished(UserError):
+class StateVanished(RunFailure):
     """The sweep's state folder disappeared while it ran: stop and reap."""
 
 

@@ -29,7 +29,7 @@ ARGS = ["--regions", ",".join(REGIONS), "--pings", "5", "--duration", "3", "--om
 def test_plan_warns_that_the_hosts_send_above_their_baseline():
     out = run_cli(["plan", *ARGS])
     assert out.returncode == 0, out.stderr
-    assert "warning: 3 hosts send more on average than their machine type sustains" in out.stderr
+    assert "WARNING 3 hosts send more on average than their machine type sustains" in out.stderr
     strict = run_cli(["plan", *ARGS, "--strict"])
     assert strict.returncode == 2 and len(strict.stderr.strip().splitlines()) == 1
 
@@ -47,7 +47,7 @@ def drained(tmp_path_factory):
 def test_the_sweep_measures_every_test_and_its_sentinels(drained):
     out, sweep_dir = drained
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "warning: 3 hosts send more on average" in out.stderr
+    assert "WARNING 3 hosts send more on average" in out.stderr
     got = rows(sweep_dir)
     assert set(got) == {(a, b) for a in REGIONS for b in REGIONS if a != b}
     assert all(r["status"] == "ok" for r in got.values()), {k: r["error"] for k, r in got.items()}

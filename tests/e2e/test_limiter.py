@@ -2,6 +2,9 @@
 bound it. Three regions: two close (aws:us-east-1, gcp:us-east4, a few ms: the 50 Mbit/s
 cap binds, so capacity) and one far (aws:ap-southeast-2, ~200 ms: the 131 kB window
 binds). The allowance limiter is shown by tests/e2e/test_allowance.py (drained buckets).
+The sweep runs both measures: after the single_stream rounds, capacity rounds of 8
+streams on buffers sized for the BDP, which lift the far pairs from the window to the
+line rate; the hosts' settings are back after them.
 Real Terraform, namespaces, delayd, sshd, Ansible and iperf3.
 """
 
@@ -10,13 +13,16 @@ from __future__ import annotations
 import pytest
 from e2e_support import nothing_left, only_sweep, record, rows, run_cli
 
-from orchestrator.results import limiter
+from orchestrator.results import limiter, store
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 NEAR = ("aws:us-east-1", "gcp:us-east4")
 FAR = "aws:ap-southeast-2"
-ARGS = ["--regions", ",".join((*NEAR, FAR)), "--pings", "5", "--duration", "5", "--omit", "1"]
+ARGS = [
+    "--regions", ",".join((*NEAR, FAR)), "--pings", "5", "--duration", "5", "--omit", "1",
+    "--measures", "single_stream,capacity",
+]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -50,3 +56,43 @@ def test_the_plan_records_each_tests_omit_from_its_ramp(swept):
         assert t["omit_s"] >= t["ramp_s"]
         if FAR in key:
             assert t["rtt_ms"] > 150 and t["omit_s"] == 2  # 7.45 RTTs to 2.53 MB
+
+
+def test_capacity_rows_exceed_the_single_stream_on_the_window_limited_path(swept):
+    _, sweep_dir = swept
+    single, capacity = rows(sweep_dir), rows(sweep_dir, "capacity")
+    assert set(capacity) == set(single)  # every directed pair, once per measure
+    assert all(r["status"] == "ok" for r in capacity.values()), {
+        k: r["error"] for k, r in capacity.items()
+    }
+    for pair, row in capacity.items():
+        assert row["streams"] == "8" and single[pair]["streams"] == "1"
+        assert row["rtt_p50_ms"] == ""  # the pair's RTT is its single_stream row's
+        ratio = float(row["throughput_bps"]) / float(single[pair]["throughput_bps"])
+        if FAR in pair:
+            # 131 kB / ~200 ms is ~5 Mbit/s; eight streams on 2 x BDP buffers fill the line
+            assert ratio > 3, (pair, row["throughput_bps"], single[pair]["throughput_bps"])
+            # at the 50 Mbit/s line; named capacity when both ends agree. Over 5 s at 204 ms
+            # eight tuned streams leave ~1 BDP in flight at either end of the interval, so
+            # the ends may differ by a few %: a sender ahead by that still agrees, a
+            # receiver ahead never does (flagged, never capacity)
+            assert float(row["throughput_bps"]) == pytest.approx(50e6, rel=0.1), pair
+            if row["limiter"] != limiter.CAPACITY:
+                assert row["limiter"] == limiter.UNKNOWN, (pair, row["limiter_detail"])
+                assert "at the line rate, but sender and receiver disagree" in (
+                    row["limiter_detail"]
+                ) and float(row["throughput_bps"]) > float(row["throughput_sender_bps"])
+        else:
+            assert ratio > 0.8, pair  # the line already bound one stream
+    # the hosts' buffers were put back after the capacity rounds
+    restored = record(sweep_dir)["restore"]
+    assert restored and not any("error" in r for r in restored.values()), restored
+    assert store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)  # read with both measures
+
+
+def test_the_plan_records_the_capacity_tests_timings(swept):
+    _, sweep_dir = swept
+    plan = record(sweep_dir)["plan"]
+    assert plan["params"]["measures"] == ["single_stream", "capacity"]
+    assert plan["params"]["streams"] == 8
+    assert set(plan["capacity_timings"]) == set(plan["timings"])

@@ -26,7 +26,7 @@ PUBLIC = {
         "aws", "gcp", "labels", "launch", "leftovers", "options", "preflight", "reap",
         "stacks", "sync",
     ],
-    "core": ["errors", "geo", "outdir", "paths", "stats", "textfile"],
+    "core": ["durations", "errors", "geo", "log", "outdir", "paths", "stats", "textfile"],
     "drivers": ["ansible", "interrupts", "keys", "lock", "processes", "progress", "terraform"],
     "emulator": [
         "LOCAL_MAX_CONCURRENT", "EmulationSpec", "EmulationStatus", "HostSpec", "PathSpec",
@@ -39,7 +39,7 @@ PUBLIC = {
     "netmodel": ["model", "routes"],
     "plan": [
         "allowance", "option_names", "options", "ping_timing", "pricing", "ramp", "rounds",
-        "selection", "spend", "sweep_plan",
+        "selection", "spend", "sweep_plan", "tuning",
     ],
     "report": ["analyze", "build", "cache", "charts"],
     "results": ["collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "store"],
@@ -48,7 +48,7 @@ PUBLIC = {
     "study": ["check", "estimate", "plan", "report", "run"],
     "sweep": [
         "abandoned", "backends", "events", "hostcheck", "inventory", "launch", "measure",
-        "pingphase", "provision", "record", "runner", "sentinels", "stages",
+        "pingphase", "provision", "record", "restore", "runner", "sentinels", "stages",
     ],
 }  # fmt: skip
 

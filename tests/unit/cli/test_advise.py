@@ -350,3 +350,61 @@ def test_the_catalogs_type_gives_the_baseline_and_its_json(tmp_path):
     # e2-small: its 1 Gbps cap is its baseline too: no sustained phase
     gcp = _json_for(tmp_path, "gcp:us-east4", "aws:us-east-1", "--size", "200GB")
     assert gcp["path"]["baseline_bps"] is None and gcp["options"][0]["sustained_bps"] is None
+
+
+def test_the_rtt_is_the_median_of_the_pairs_tests_over_the_window(tmp_path):
+    # newest 200 ms, then 100 and 120 ms within 30 days; a 60-day-old 10 ms test is outside
+    _sweep(tmp_path, -60, {(A, B): [10.0]}, suffix="a000")
+    _sweep(tmp_path, 0, {(A, B): [100.0]}, suffix="a001")
+    _sweep(tmp_path, 5, {(A, B): [120.0]}, suffix="a002")
+    newest = _sweep(tmp_path, 10, {(A, B): [200.0]}, suffix="a003")
+    h.ingest_all(tmp_path)
+    doc = _json(tmp_path)
+    assert doc["source"]["sweep_id"] == newest.name
+    assert doc["path"]["rtt_ms"] == pytest.approx(120.0)  # not the newest test's 200
+    assert doc["path"]["rtt_tests"] == 3
+    assert doc["path"]["rtt_window_days"] == sources.RTT_WINDOW_DAYS == 30
+    assert "median" in doc["path"]["rtt_source"] and "3 tests" in doc["path"]["rtt_source"]
+    text = _advise(tmp_path, "--from", A, "--to", B, "--size", "1GB").output
+    assert "RTT from: the pair's own tests: the median" in text
+
+
+def test_the_rtt_window_keeps_to_the_chosen_direction(tmp_path):
+    # the reverse direction's 300 ms test does not move A -> B's median
+    _sweep(tmp_path, 0, {(A, B): [100.0], (B, A): [300.0]}, suffix="a001")
+    _sweep(tmp_path, 1, {(A, B): [110.0]}, suffix="a002")
+    doc = _json(tmp_path)
+    assert doc["path"]["rtt_ms"] == pytest.approx(105.0)
+    assert doc["path"]["rtt_tests"] == 2
+
+
+def test_vm_cost_beside_the_egress_cost(tmp_path):
+    # the catalog's t3.small and e2-small at list prices, for each option's time
+    doc = _json_for(tmp_path, A, "gcp:asia-southeast1", "--size", "100GB")
+    pricing = load_pricing()
+    per_hour = pricing.clouds["aws"].vm_usd_per_hour + pricing.clouds["gcp"].vm_usd_per_hour
+    vm = doc["cost"]["vm"]
+    assert vm["usd_per_hour"] == pytest.approx(per_hour)
+    assert vm["machine_types"] == {A: "t3.small", "gcp:asia-southeast1": "e2-small"}
+    for option in doc["options"]:
+        assert option["vm_usd"] == pytest.approx(option["time_s"] / 3600 * per_hour, abs=0.006)
+        assert vm["option_usd"][option["name"]] == option["vm_usd"]
+    text = _advise(tmp_path, "--from", A, "--to", "gcp:asia-southeast1", "--size", "100GB").output
+    assert f"VM cost: ${per_hour:.4f}/h" in text
+    header = next(line for line in text.splitlines() if line.strip().startswith("option "))
+    assert header.rstrip().endswith("VM cost")
+
+
+def test_no_vm_cost_when_the_pricing_prices_another_machine_type(tmp_path):
+    catalog = load_catalog()
+    other = type(catalog)(
+        regions=catalog.regions,
+        machine_types={**catalog.machine_types, "aws": "m5.large"},
+        bandwidth=catalog.bandwidth,
+    )
+    a_, b_ = catalog.get(A), catalog.get(B)
+    advice = a.advise(a.PathFacts(rtt_ms=80.0, line_rate_bps=968e6,
+                                  default_window_bytes=2.53e6, loss_rate=None), 10**9)  # fmt: skip
+    assert sources.vm_cost(advice, a_, b_, other) is None
+    assert sources.vm_cost(advice, a_, b_, None) is None
+    assert sources.vm_cost(advice, a_, b_, catalog) is not None

@@ -93,8 +93,11 @@ def test_max_regions_above_what_the_filters_leave_is_noted_on_stderr(catalog_fil
     args = ["plan", "--catalog", catalog_file, "--regions", "aws:us-east-1,gcp:us-east4"]
     result = run(*args, "--max-regions", "5", "--json")
     assert result.exit_code == 0, result.output
-    assert result.stderr == (
-        "note: --max-regions 5: the other filters leave 2 regions, all of them are used\n"
+    assert (
+        result.stderr.endswith(  # one dated line
+            "Z INFO --max-regions 5: the other filters leave 2 regions, all of them are used\n"
+        )
+        and result.stderr.count("\n") == 1
     )
     assert result.stdout.startswith("{")  # the JSON stays parseable
     assert run(*args, "--max-regions", "2", "--json").stderr == ""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import google.auth.exceptions
 import pytest
 from click.testing import CliRunner
+from fakes.gcp_compute import FakeCompute
 from google.auth.credentials import AnonymousCredentials
 from moto import mock_aws
 
@@ -35,8 +38,9 @@ def no_credentials(tmp_path, monkeypatch):
     monkeypatch.setenv("NO_GCE_CHECK", "true")
 
 
-def _one_line_error(result) -> str:
-    assert result.exit_code == 2, result.output
+def _one_line_error(result, code: int = 2) -> str:
+    """Bad input or missing credentials exit 2; a network failure (code 1) is a failed run."""
+    assert result.exit_code == code, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.output
     return lines[0]
@@ -61,7 +65,7 @@ def test_preflight_without_credentials_is_one_line(no_credentials):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["reap", "--older-than", "soon"], "--older-than 'soon' is not an age"),
+        (["reap", "--older-than", "soon"], "--older-than 'soon' is not a duration"),
         (["reap", "--older-than", "2h", "--sweep", "x"], "give one of them"),
         (["reap", "--clouds", "azure"], "--clouds 'azure': unknown cloud"),
         (
@@ -143,7 +147,7 @@ def aws_offline(no_credentials, monkeypatch):
     ],
 )
 def test_aws_without_network_is_one_line_naming_the_endpoint(aws_offline, args):
-    line = _one_line_error(CliRunner().invoke(main, args))
+    line = _one_line_error(CliRunner().invoke(main, args), code=1)
     assert line.startswith(f"error: cannot reach AWS at {CLOSED}/ (no connection)"), line
 
 
@@ -214,7 +218,7 @@ def test_gcp_without_network_is_one_line_naming_the_endpoint(no_credentials, mon
         ["reap", "--clouds", "gcp", "--dry-run"],
         ["preflight", "--regions", "gcp:us-east4,gcp:europe-west1"],
     ):
-        line = _one_line_error(CliRunner().invoke(main, args))
+        line = _one_line_error(CliRunner().invoke(main, args), code=1)
         assert line == (
             f"error: cannot reach GCP at {CLOSED} (no connection): check the network "
             "connection (and HTTPS_PROXY if set), then retry"
@@ -232,3 +236,74 @@ def test_a_token_refresh_without_network_names_the_token_endpoint():
         wrapped.__cause__ = e
     error = gcp.unreachable(wrapped)
     assert str(error).startswith(f"cannot reach GCP at {CLOSED} (no connection)")
+
+
+# --- --json: the interregion/v1 envelope (cli/jsonout.py) -----------------------------
+
+
+def _envelope(result, command: str):
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "interregion/v1" and doc["command"] == command, doc
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", doc["generated_at"]), doc
+    return doc["data"]
+
+
+def test_the_cloud_commands_print_json_in_the_envelope(no_credentials, monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    now = datetime.now(UTC)
+    with mock_aws():
+        ec2 = aws.AwsApi().client("ec2", "eu-west-1")
+        tags = resource_tags("stale", "t", now - timedelta(hours=6), now - timedelta(hours=4))
+        ec2.create_security_group(
+            GroupName="interregion-stale",
+            Description="t",
+            TagSpecifications=[
+                {
+                    "ResourceType": "security-group",
+                    "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
+                }
+            ],
+        )
+        reap = CliRunner().invoke(
+            main, ["reap", "--clouds", "aws", "--aws-region", "eu-west-1", "--dry-run", "--json"]
+        )
+        sync = CliRunner().invoke(main, ["regions", "sync", "--clouds", "aws", "--json"])
+    data = _envelope(reap, "reap")
+    assert data["dry_run"] is True and data["deleted"] == []
+    ((due,),) = [data["due"]]
+    assert (due["cloud"], due["region"], due["kind"], due["name"], due["sweep_id"]) == (
+        "aws",
+        "eu-west-1",
+        "security-group",
+        "interregion-stale",
+        "stale",
+    )
+    data = _envelope(sync, "regions sync")
+    assert "aws:me-south-1" in data["not_enabled"] and data["skipped"] == []
+
+
+def test_preflight_prints_json_in_the_envelope(no_credentials, monkeypatch):
+    with FakeCompute("test-project") as fake:
+        s = fake.state
+        s.add_region("europe-west1", {"europe-west1-c": "UP"}, {"CPUS": (24, 0)})
+        s.add_region("us-east4", {"us-east4-a": "UP"}, {"CPUS": (24, 24)})  # no CPU left
+        for zone in s.zones:
+            s.add_machine_type(zone, "e2-small", 2, 2048)
+        s.project_quotas = [{"metric": "CPUS_ALL_REGIONS", "limit": 32, "usage": 0}]
+        real = gcp.GcpApi
+        monkeypatch.setattr(
+            gcp,
+            "GcpApi",
+            lambda project=None: real(
+                "test-project", AnonymousCredentials(), api_endpoint=fake.endpoint
+            ),
+        )
+        args = ["preflight", "--regions", "gcp:europe-west1,gcp:us-east4", "--json"]
+        result = CliRunner().invoke(main, args)
+    data = _envelope(result, "preflight")
+    assert data["identities"] == {"gcp": "test-project"}
+    assert data["ready"] == [{"region": "gcp:europe-west1", "zone": "europe-west1-c"}]
+    ((dropped,),) = [data["dropped"]]
+    assert dropped["region"] == "gcp:us-east4" and "CPUS quota" in dropped["reason"]

@@ -82,7 +82,8 @@ def test_parse_age():
     assert parse_age("2h") == timedelta(hours=2)
     assert parse_age("90m") == timedelta(minutes=90)
     assert parse_age("1.5d") == timedelta(hours=36)
-    for bad in ("2", "h", "-1h", "twoh"):
+    assert parse_age("PT2H") == parse_age("2h") and parse_age("P1W") == timedelta(days=7)
+    for bad in ("2", "h", "-1h", "twoh", "99999999999d"):
         with pytest.raises(UserError):
             parse_age(bad)
 
@@ -94,9 +95,15 @@ def test_ttl_from_estimate_and_override():
     assert stacks.ttl_minutes(10**7, 45) == 45
     with pytest.raises(UserError, match="--ttl 5 minutes is outside"):
         stacks.ttl_minutes(3600, 5)
-    assert [stacks.parse_ttl(t) for t in ("90", "90m", "2h", "1d")] == [90, 90, 120, 1440]
+    assert [stacks.parse_ttl(t) for t in ("90", "90m", "2h", "1d", "PT3H")] == [
+        90,
+        90,
+        120,
+        1440,
+        180,
+    ]
     for bad in ("soon", "nan", "inf", "-inf", "infh", "nand", ""):
-        with pytest.raises(UserError, match="not a duration"):
+        with pytest.raises(UserError, match=r"not a duration|negative"):
             stacks.parse_ttl(bad)
 
 

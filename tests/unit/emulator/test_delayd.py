@@ -39,21 +39,24 @@ HOSTS = {"a": f"{SUBNET}.1", "b": f"{SUBNET}.2", "c": f"{SUBNET}.3"}
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, iptables)")
 
 
-def test_without_a_binary_delayd_is_built_once_into_the_cache(tmp_path):
-    """An installed package ships the source only: built on first use, then reused."""
+def test_without_a_binary_delayd_is_built_once_into_the_cache(tmp_path, monkeypatch):
+    """An installed package ships the source only: built on first use into
+    $XDG_CACHE_HOME/interregion, then reused."""
     if shutil.which("pkg-config") is None or shutil.which("cc") is None:
         pytest.skip("no C toolchain: run 'make setup'")
     source = tmp_path / "src"
     source.mkdir()
     for name in ("delayd.c", "Makefile"):
         shutil.copy2(DELAYD_DIR / name, source / name)
-    built = delay.delayd_binary(source, cache=tmp_path / "cache")
-    assert built.parent.parent == tmp_path / "cache" and os.access(built, os.X_OK)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    built = delay.delayd_binary(source)
+    cache = tmp_path / "cache" / "interregion"
+    assert built.parent.parent == cache and os.access(built, os.X_OK)
     assert subprocess.run([str(built), "--self-test"], timeout=60).returncode == 0
     stamp = built.stat().st_mtime_ns
-    assert delay.delayd_binary(source, cache=tmp_path / "cache") == built
+    assert delay.delayd_binary(source) == built
     assert built.stat().st_mtime_ns == stamp  # not built again
-    assert [p.name for p in (tmp_path / "cache").iterdir()] == [built.parent.name]
+    assert [p.name for p in cache.iterdir()] == [built.parent.name]
 
 
 def test_delayd_that_cannot_be_built_is_one_line_naming_what_it_needs(tmp_path):

@@ -314,15 +314,15 @@ def test_a_version_1_store_migrates_on_its_first_write(tmp_path):
     folder = _sweep(tmp_path, 0)
     path = tmp_path / "history.duckdb"
     con = duckdb.connect(str(path))
-    # version 3's host evidence and version 4's limiter, rtt_samples and flags
+    # version 3's host evidence, version 4's limiter, rtt_samples and flags, 5's measure
     added = [
         c
         for c in h.STORE_COLUMNS
         if "allowance" in c
         or "steal" in c
-        or c in ("limiter", "limiter_detail", "rtt_samples", "flags")
+        or c in ("limiter", "limiter_detail", "rtt_samples", "flags", "measure")
     ]
-    assert len(added) == 10
+    assert len(added) == 11
     for statement in h._SCHEMA:
         if "archive" in statement or "VIEW" in statement:
             continue
@@ -339,11 +339,13 @@ def test_a_version_1_store_migrates_on_its_first_write(tmp_path):
     with pytest.raises(UserError, match=r"schema version 1.*rebuild"):
         h.connect(path, read_only=True)
     h.ingest_sweep(tmp_path, folder.name)
-    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("4",)]
-    # the columns added since are there, empty in the old row
+    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("5",)]
+    # the columns added since are there, empty in the old row; its measure single_stream
     for column in (added[0], "limiter"):
         got = _table(path, f"SELECT {column} FROM measurements WHERE sweep_id = 'old'")
         assert got == [(None,)]
+    got = _table(path, "SELECT measure FROM measurements WHERE sweep_id = 'old'")
+    assert got == [("single_stream",)]
     assert _table(path, "SELECT sweep_id, count(*) FROM measurements GROUP BY 1 ORDER BY 1") == [
         (folder.name, 2),
         ("old", 1),

@@ -13,6 +13,7 @@ from history_support import make_sweep, sweep_id_at
 from orchestrator.cli import main
 from orchestrator.history import store as h
 from orchestrator.history import views as v
+from orchestrator.results import store
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 A, B = "aws:us-east-1", "gcp:europe-west1"
@@ -254,6 +255,30 @@ def test_one_latency_sweep_of_the_default_profile_gives_every_pair_a_p99(tmp_pat
         (mx,) = v.matrix(con, "rtt", "p99", "all")["matrices"]
     assert len(mx["cells"]) == 12 * 11
     assert all(c["value"] is not None and c["value_n"] == kept for c in mx["cells"])
+
+
+def test_capacity_rows_are_their_own_metric_never_in_the_throughput(tmp_path):
+    # one sweep measured both: the single_stream row at 9e8 (make_sweep) and a capacity
+    # row of the same pair at 4e9, with no RTT of its own (its pings are the single row's)
+    folder = tmp_path / sweep_id_at(T0, "0000")
+    make_sweep(tmp_path, folder.name, {(A, B): [10.0] * 20}, started=T0)
+    rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
+    capacity = {**rows[0], "measure": "capacity", "streams": "8", "throughput_bps": "4e9",
+                "round": "9", **{c: "" for c in rows[0] if c.startswith("rtt_")}}  # fmt: skip
+    store.write_rows(folder, [*rows, capacity])
+    h.ingest_all(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        (mx,) = v.matrix(con, "throughput", "p50", "all")["matrices"]
+        assert [(c["tests"], c["value"]) for c in mx["cells"]] == [(1, 9.0e8)]
+        (mx,) = v.matrix(con, "capacity", "p50", "all")["matrices"]
+        assert [(c["tests"], c["value"]) for c in mx["cells"]] == [(1, 4.0e9)]
+        # the pair's RTT samples are counted once: the capacity row has none
+        (s,) = v.pair_history(con, (A, B), "rtt", "all")["sources"]
+        assert (s["tests"], s["samples"]) == (1, 20)
+        (s,) = v.pair_history(con, (A, B), "throughput", "all")["sources"]
+        assert s["tests"] == 1 and s["p50"] == 9.0e8
+    result = _cli(tmp_path, "matrix", "--metric", "capacity", "--window", "all")
+    assert result.exit_code == 0, result.output
 
 
 def test_a_throughput_flag_leaves_the_tests_rtt_in_the_views_and_the_matrix(tmp_path):

@@ -1,6 +1,7 @@
 """Plan: time model, estimate by hand, JSON shape, pricing file, and the CLI."""
 
 import json
+import math
 
 import pytest
 import yaml
@@ -183,6 +184,55 @@ def test_estimate_of_one_cross_cloud_pair_by_hand():
     assert e.vm_hours == pytest.approx(2 * hours)
     assert e.vm_usd == pytest.approx(vm)
     assert e.cost_usd == pytest.approx(egress + vm) == e.cloud_cost_usd
+
+
+def test_capacity_tests_are_extra_rounds_in_the_estimate_by_hand():
+    spec = SelectionSpec(pairs=(("aws:us-east-1", "gcp:us-east4"),))
+    single = make_plan(CATALOG, spec, TestParams(), backend="cloud", pricing=PRICING)
+    both = TestParams(measures=("capacity", "single_stream"))
+    assert both.measures == ("single_stream", "capacity")  # always in that order
+    plan = make_plan(CATALOG, spec, both, backend="cloud", pricing=PRICING)
+    rtt_s = expected_rtt_ms(plan.selection.pairs[0]) / 1000
+    # one more round of the same slot, no sentinels: 2 x (1 + 5 s + 7 round trips) + 1 s
+    extra = 13 + 14 * rtt_s + round_overhead_s(2)
+    assert plan.estimate.wall_s == pytest.approx(single.estimate.wall_s + extra)
+    # a few ms: both measures send at the senders' caps for omit + duration = 6 s
+    iperf3 = (5e9 + 1e9) * 6 / 8
+    assert plan.estimate.bytes == pytest.approx(single.estimate.bytes + iperf3)
+    doc = plan.to_json()
+    assert set(doc["capacity_timings"]) == set(doc["timings"]) and len(doc["timings"]) == 2
+    assert "once per measure (single_stream, capacity)" in plan.shape()
+
+
+def test_a_capacity_tests_streams_ramp_to_their_share_of_the_bdp():
+    # 250 ms at 968 Mbit/s: a BDP of 30.25 MB, 3.78 MB per stream of 8: longer than one
+    # default stream's ramp to 2.53 MB, so the omit covers it
+    capacity = timing_of(TestParams(), 250.0, "capacity")
+    single = timing_of(TestParams(), 250.0)
+    assert capacity.window_bytes == pytest.approx(968e6 * 0.25 / 8 / 8)
+    assert capacity.ramp_s > single.ramp_s and capacity.omit_s >= math.ceil(capacity.ramp_s)
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--streams", "4"], "--streams 4 sets the capacity measure's streams"),
+        (["--measures", "bulk"], "--measures 'bulk': write single_stream, capacity"),
+        (["--measures", ","], "--measures ','"),
+    ],
+)
+def test_bad_measures_are_one_line_errors(catalog_file, args, said):
+    result = run("plan", "--catalog", catalog_file, "--regions", "aws:us-east-1,gcp:us-east4",
+                 *args)  # fmt: skip
+    assert result.exit_code == 2 and said in result.output, result.output
+    assert "Traceback" not in result.output
+
+
+def test_an_old_records_params_measure_single_stream():
+    old = {"pings": 20, "ping_interval_s": 0.2, "duration_s": 5, "omit_s": 1, "streams": 1,
+           "window": None, "congestion": None, "tests": ["ping", "throughput"]}  # fmt: skip
+    params = TestParams.from_dict(old)
+    assert params.measures == ("single_stream",) and params.streams_of("single_stream") == 1
 
 
 def test_local_backend_costs_nothing_but_shows_the_cloud_cost():
@@ -390,11 +440,12 @@ def test_plan_options_reach_the_plan(catalog_file):
         "plan", "--catalog", catalog_file, "--clouds", "gcp", "--exclude", "gcp:us-east4",
         "--min-km", "1000", "--max-km", "12000", "--max-regions", "4", "--streams", "4",
         "--window", "4m", "--congestion", "cubic", "--omit", "0", "--ping-interval", "0.5",
-        "--sequential", "--tests", "ping", "--json",
+        "--sequential", "--tests", "ping", "--measures", "capacity", "--json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert doc["params"] == {
+        "measures": ["capacity"],
         "pings": 20,
         "ping_interval_s": 0.5,
         "duration_s": 5,
@@ -454,7 +505,7 @@ def test_plan_with_a_missing_catalog(tmp_path):
 def test_regions_lists_the_catalog(catalog_file):
     result = run("regions", "--catalog", catalog_file, "--cloud", "gcp", "--json")
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.output)
+    rows = json.loads(result.output)["data"]  # in the interregion/v1 envelope
     assert [r["key"] for r in rows] == [r.key for r in CATALOG.regions if r.cloud == "gcp"]
     assert rows[0]["zone"] and rows[0]["machine_type"] == "e2-small"
     table = run("regions", "--catalog", catalog_file)

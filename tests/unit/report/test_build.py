@@ -286,6 +286,35 @@ def test_reports_in_a_results_folder_share_one_plotly_js(tmp_path):
     assert [d.name for d in report.sweep_dirs(tmp_path)] == ids
 
 
+def test_capacity_rows_are_kept_apart_from_every_statistic(tmp_path):
+    path = _write(
+        tmp_path / "both.csv",
+        ["src_cloud", "src_region", "dst_cloud", "dst_region", "rtt_p50_ms", "throughput_bps",
+         "measure"],
+        [
+            ["aws", "us-east-1", "aws", "eu-west-1", "70", "5000000", "single_stream"],
+            ["aws", "us-east-1", "aws", "eu-west-1", "72", "7000000", ""],  # before the column
+            ["aws", "us-east-1", "aws", "eu-west-1", "", "40000000", "capacity"],
+            ["aws", "us-east-1", "aws", "eu-west-1", "", "60000000", "capacity"],
+        ],
+    )  # fmt: skip
+    loaded = report.load_inputs(input_files=[path], catalog=CATALOG)
+    assert len(loaded.data) == 2 and sorted(loaded.data.throughput_bps) == [5e6, 7e6]
+    assert loaded.skipped["capacity measure (report.json: capacity)"] == 2
+    summaries = {s.cloud_pair: s for s in analyze.summarize(loaded.data)}
+    assert summaries["aws-aws"].n == 2  # the two single_stream rows alone
+    assert summaries["aws-aws"].throughput_median_over_tests_bps == pytest.approx(6e6)
+    assert report.capacity_json(loaded) == [
+        {
+            "pair": "aws:us-east-1 -> aws:eu-west-1",
+            "capacity_tests": 2,
+            "capacity_median_bps": 5e7,
+            "single_stream_tests": 2,
+            "single_stream_median_bps": 6e6,
+        }
+    ]
+
+
 # --- flags leave out only the measure they invalidate ----------------------------------
 
 

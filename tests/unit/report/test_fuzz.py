@@ -100,7 +100,7 @@ def _check(data: bytes) -> None:
             assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
             assert not out.exists()
             return
-        assert all(line.startswith("warning: ") for line in result.stderr.splitlines())
+        assert all(" WARNING " in line for line in result.stderr.splitlines())
         summary = json.loads((out / "report.json").read_text())
         assert 0 < summary["rows_used"] <= summary["rows_read"]
         assert summary["summary"][0]["n"] == summary["rows_used"]

@@ -89,7 +89,7 @@ def test_other_delimiters_are_detected_and_said(tmp_path, catalog_file, sep, nam
     path = _csv(tmp_path / "theirs.csv", GOOD, sep=sep)
     result = _run(["--input", str(path)], catalog_file)
     assert result.exit_code == 0, result.output
-    assert f"warning: {path}: read as {name}-separated" in result.stderr
+    assert f" WARNING {path}: read as {name}-separated" in result.stderr
     assert "3 of 3 measurements used" in result.stdout
 
 
@@ -122,9 +122,11 @@ def test_bad_numbers_drop_their_rows_with_a_warning(tmp_path, catalog_file):
     path = _csv(tmp_path / "theirs.csv", lines)
     result = _run(["--input", str(path)], catalog_file)
     assert result.exit_code == 0, result.output
-    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    warnings = [
+        line.split(" WARNING ", 1)[1] for line in result.stderr.splitlines() if " WARNING " in line
+    ]
     assert warnings == [
-        f"warning: {path}: 7 row(s) dropped for a bad number (line 3: rtt_avg_ms '-3'; "
+        f"{path}: 7 row(s) dropped for a bad number (line 3: rtt_avg_ms '-3'; "
         "lines 3, 4, 6, 7, 8, ...): values must be numbers from 0 to a plausible maximum "
         "(RTT 1 h, throughput 1 Pbit/s, distance 20,040 km), empty when not measured"
     ]
@@ -169,7 +171,7 @@ def test_the_same_input_twice_is_read_once(tmp_path, catalog_file, monkeypatch):
     result = _run(["--input", str(path), "--input", "theirs.csv"], catalog_file)
     assert result.exit_code == 0, result.output
     # the same file, once relative: paths are absolute from the CLI edge on
-    assert f"warning: --input {path} given more than once: read once" in result.stderr
+    assert f" WARNING --input {path} given more than once: read once" in result.stderr
     assert "3 of 3 measurements used" in result.stdout
     summary = json.loads((tmp_path / "theirs-report" / "report.json").read_text())
     assert summary["rows_read"] == 3 and summary["sources"] == [str(path)]

@@ -98,6 +98,26 @@ def test_capacity_needs_sender_and_receiver_to_agree():
     assert limiter.usable_as_capacity(classify(agreeing, test, facts).to_row())
 
 
+def test_a_sender_ahead_by_what_a_long_path_holds_in_flight_still_agrees():
+    # the emulated cloud's capacity test at 204 ms: 50.0 Mbit/s received, 52.56 sent over
+    # 5 s: 1.6 MB ahead, within 2 x BDP (2.55 MB) at the received rate
+    row = {"throughput_bps": 50.0e6, "throughput_sender_bps": 52.56e6, "rtt_p50_ms": 204.0,
+           "duration_s": 5.0, "streams": 8}  # fmt: skip
+    facts = PathFacts(line_rate_bps=50e6)
+    found = classify(row, {}, facts)
+    assert found.name == limiter.CAPACITY and "sender_ahead_bytes=" in found.detail
+    # iperf3 reports a 5 s interval as a little less at times: still 5 s
+    assert classify({**row, "duration_s": 4.98}, {}, facts).name == limiter.CAPACITY
+    assert classify({**row, "duration_s": 3.0}, {}, facts).name == limiter.UNKNOWN
+    # the same gap on a 20 ms path is more than it can hold: a disagreement
+    near = classify({**row, "rtt_p50_ms": 20.0}, {}, facts)
+    assert near.name == limiter.UNKNOWN and "receiver_minus_sender=" in near.detail
+    # a receiver ahead never gets the allowance
+    ahead = classify({**row, "throughput_bps": 52.56e6, "throughput_sender_bps": 50.0e6},
+                     {}, PathFacts(line_rate_bps=52.56e6))  # fmt: skip
+    assert ahead.name == limiter.UNKNOWN
+
+
 def test_a_disagreeing_row_is_still_classified_below_the_line_rate():
     row, test = captured("window", 80.0)
     found = classify({**row, "throughput_sender_bps": row["throughput_bps"] * 0.9}, test,

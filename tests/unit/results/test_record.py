@@ -162,8 +162,8 @@ def test_a_failed_stage_keeps_its_error(tmp_path):
     with pytest.raises(RuntimeError), sweep.stage("prepare"):
         raise RuntimeError("no ssh")
     stage = open_sweep(sweep.id, tmp_path).record.stages["prepare"]
-    assert stage == Stage(stage.started_utc, StageStatus.FAILED, stage.ended_utc, stage.wall_s,
-                          "no ssh")  # fmt: skip
+    assert stage == Stage(started_utc=stage.started_utc, status=StageStatus.FAILED,
+                          ended_utc=stage.ended_utc, wall_s=stage.wall_s, error="no ssh")  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -171,7 +171,10 @@ def test_a_failed_stage_keeps_its_error(tmp_path):
     [
         ({"status": "exploded"}, "sweep status 'exploded' is not one of planned,"),
         ({"plan": None}, "not a sweep record"),
-        ({"stages": {"provision": {"status": "done"}}}, "not a sweep record"),
+        (
+            {"stages": {"provision": {"started_utc": "2026-11-22T01:00:00.000Z"}}},
+            "not a sweep record",
+        ),  # a stage needs its status, not its times
     ],
 )
 def test_a_damaged_record_is_a_one_line_error(change, message):
@@ -195,6 +198,6 @@ def test_the_statuses_that_end_and_finish_a_sweep():
     assert {s for s in SweepStatus if s.ended} == {"done", "interrupted", "failed"}
     finished = {s.value for s in SweepStatus if s.finished}
     assert finished == {"done", "interrupted", "failed", "torn down", "planned"}
-    assert PlanRecord.from_json(
-        {"backend": "aws", "estimate": {"wall_s": 1.0}}
-    ).estimate.cost_usd == 0
+    assert (
+        PlanRecord.from_json({"backend": "aws", "estimate": {"wall_s": 1.0}}).estimate.cost_usd == 0
+    )

@@ -170,3 +170,44 @@ def test_raw_files_are_named_by_round_and_host(tmp_path):
     store.write_atomic(path, "{}")
     assert store.read_raw_round(tmp_path, 7) == {"aws_us-east-1": "{}"}
     assert store.read_raw_round(tmp_path, 8) == {}
+
+
+def test_a_pair_has_one_test_per_measure_and_each_keeps_its_ok():
+    single = row(measure="single_stream", throughput_bps=5e6)
+    capacity = row(measure="capacity", throughput_bps=4e7, round_no=4)
+    failed_retry = row(measure="capacity", status="failed", round_no=6)
+    merged = store.merge_rows([single], [capacity, failed_retry])
+    assert sorted(r["measure"] for r in merged) == ["capacity", "single_stream"]
+    assert all(r["status"] == "ok" for r in merged)
+    pair = ("aws:us-east-1", "gcp:europe-west1")
+    assert store.ok_tests(merged, ("throughput",)) == {pair}
+    assert store.ok_tests(merged, ("throughput",), "capacity") == {pair}
+    assert store.ok_tests([single], ("throughput",), "capacity") == set()
+
+
+def test_a_capacity_row_is_never_completed_from_the_ping_phase(tmp_path):
+    # a capacity retry after a failed capacity test: it replaces it as it is, ok
+    phase = row(measure="single_stream", rtt_avg_ms=80.0, rtt_p50_ms=80.0)
+    failed = row(measure="capacity", status="failed", round_no=4)
+    retry = row(measure="capacity", throughput_bps=4e7, round_no=7)
+
+    def complete(old, new):
+        return {**new, "rtt_avg_ms": old["rtt_avg_ms"], "status": old["status"]}
+
+    merged = store.add_round_rows([phase, failed], [retry], complete)
+    by_measure = {r["measure"]: r for r in merged}
+    assert by_measure["capacity"]["status"] == "ok"
+    assert "rtt_avg_ms" not in by_measure["capacity"]
+    assert by_measure["single_stream"]["rtt_avg_ms"] == 80.0
+
+
+def test_a_csv_from_before_the_measure_column_reads_as_single_stream(tmp_path):
+    old = tuple(c for c in MEASUREMENT_COLUMNS if c != "measure")
+    values = {c: "" for c in old} | {"src_cloud": "aws", "src_region": "us-east-1",
+                                      "dst_cloud": "gcp", "dst_region": "us-east4",
+                                      "status": "ok", "throughput_bps": "5000000"}  # fmt: skip
+    path = tmp_path / "measurements.csv"
+    path.write_text(",".join(old) + "\n" + ",".join(values[c] for c in old) + "\n")
+    (got,) = store.read_rows(path)
+    assert got["measure"] == "single_stream" and got["throughput_bps"] == "5000000"
+    assert tuple(got) == MEASUREMENT_COLUMNS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -15,10 +16,12 @@ from hypothesis import strategies as st
 from orchestrator.cli import main
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.plan.options import params_from_options
 from orchestrator.schedule import ledger
 from orchestrator.schedule.cadence import (
     Cadence,
     cron_line,
+    cron_ticks,
     iso,
     on_calendar,
     parse_cron,
@@ -57,7 +60,11 @@ def test_the_repositorys_profiles_load_against_the_real_catalog():
     ("change", "key", "words"),
     [
         ({"evry": "PT6H"}, "evry", "unknown key"),
-        ({"every": "6h"}, "every", "ISO 8601"),
+        ({"every": "6 hours"}, "every", "not a duration: write e.g. 6h, 90m, 1d, PT6H or P1W"),
+        ({"every": "P1M"}, "every", "months and years are refused"),
+        ({"every": None, "cron": "0 0 * * FUN"}, "cron", "'FUN' is not a name cron knows"),
+        ({"every": None, "cron": "0 0 L * *"}, "cron", "'L' is not a name cron knows"),
+        ({"every": None, "cron": "@fortnightly"}, "cron", "unknown macro"),
         ({"every": "PT7H"}, "every", "grid interval"),
         ({"every": None, "cron": "0 */6 * *"}, "cron", "5 fields"),
         ({"every": None, "cron": "61 * * * *"}, "cron", "outside 0-59"),
@@ -71,6 +78,8 @@ def test_the_repositorys_profiles_load_against_the_real_catalog():
         ({"tests": "ping,bandwidth"}, "tests", "--tests"),
         ({"tests": []}, "tests", "has no value"),
         ({"tests": ""}, "tests", "has no value"),
+        ({"measures": "bulk"}, "measures", "--measures 'bulk'"),
+        ({"streams": 4}, "streams", "sets the capacity measure's streams"),
         ({"pings": "twenty"}, "pings", "is not a valid integer"),
         ({"no_opt_in": "maybe"}, "no_opt_in", "is not a valid boolean"),
         ({"backend": "cloud", "network_tier": "gold"}, "network_tier", "is not one of"),
@@ -136,12 +145,22 @@ def test_profile_options_become_sweep_options():
     assert profile.options["tests"] == "ping"
 
 
+def test_a_profile_chooses_its_measures():
+    profile = parse_profile(
+        "x", {**GOOD, "measures": ["single_stream", "capacity"], "streams": 6}, fixture_catalog()
+    )
+    assert profile.options["measures"] == "single_stream,capacity"
+    params = params_from_options(**profile.options)
+    assert params.measures == ("single_stream", "capacity") and params.streams == 6
+
+
 def test_durations():
-    assert parse_duration("PT6H") == 21600
-    assert parse_duration("P1D") == 86400
-    assert parse_duration("PT1H30M") == 5400
+    assert parse_duration("PT6H") == parse_duration("6h") == 21600
+    assert parse_duration("P1D") == parse_duration("1d") == 86400
+    assert parse_duration("P1W") == parse_duration("1w") == 7 * 86400
+    assert parse_duration("PT1H30M") == parse_duration("90m") == 5400
     assert parse_duration("PT0S") == 0
-    for bad in ("P", "PT", "6h", "PT6", "P1DT"):
+    for bad in ("P", "PT", "6", "PT6", "P1DT", "0.5s"):
         with pytest.raises(UserError):
             parse_duration(bad)
 
@@ -169,7 +188,10 @@ _CRON = st.tuples(
 
 @settings(max_examples=60, deadline=None)
 @given(line=_CRON, minutes=st.integers(0, 60 * 24 * 400))
-def test_cron_ticks_agree_with_croniter(line, minutes):
+def test_the_exported_fields_agree_with_croniter(line, minutes):
+    """The ticks come from croniter at run time; the field sets systemd's OnCalendar is
+    written from must say the same: every tick matches, and the minutes between two
+    ticks do not."""
     start = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=minutes)
     try:
         theirs = croniter(line, start).get_next(datetime)
@@ -177,7 +199,46 @@ def test_cron_ticks_agree_with_croniter(line, minutes):
         with pytest.raises(UserError, match="would never run"):
             parse_cron(line)
         return
-    assert Cadence(cron=parse_cron(line)).next_tick(start) == theirs
+    cron = parse_cron(line)
+    assert Cadence(cron=cron).next_tick(start) == theirs
+    assert cron.matches(theirs)
+    t = start.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    for _ in range(min(2000, int((theirs - t).total_seconds() // 60))):
+        assert not cron.matches(t), t
+        t += timedelta(minutes=1)
+
+
+@pytest.mark.parametrize(
+    ("line", "numbers"),
+    [
+        ("0 6 * * MON-FRI", "0 6 * * 1-5"),
+        ("30 2 1 jan,Jul *", "30 2 1 1,7 *"),
+        ("0 0 * * sun,SAT", "0 0 * * 0,6"),
+        ("@hourly", "0 * * * *"),
+        ("@daily", "0 0 * * *"),
+        ("@midnight", "0 0 * * *"),
+        ("@weekly", "0 0 * * 0"),
+        ("@monthly", "0 0 1 * *"),
+        ("@YEARLY", "0 0 1 1 *"),
+        ("@annually", "0 0 1 1 *"),
+    ],
+)
+def test_cron_names_and_macros_are_written_out_as_numbers(line, numbers):
+    named, plain = Cadence(cron=parse_cron(line)), Cadence(cron=parse_cron(numbers))
+    assert named.cron is not None and named.cron.text == numbers
+    assert cron_line(named) == numbers  # what cron.d and GitHub Actions get
+    start = datetime(2026, 3, 2, 1, 7, tzinfo=UTC)
+    theirs = croniter(line, start)  # croniter reads the names and macros itself
+    end = start + timedelta(days=6 * 366)
+
+    def first5(cadence):
+        return list(itertools.islice(cron_ticks(cadence.cron, start, end), 5))
+
+    ticks = first5(named)
+    assert ticks == [theirs.get_next(datetime) for _ in range(5)] == first5(plain)
+    assert named.last_tick(ticks[1]) == ticks[1]
+    assert named.last_tick(ticks[1] + timedelta(seconds=59)) == ticks[1]
+    assert named.last_tick(ticks[1] - timedelta(seconds=1)) == ticks[0]
 
 
 @pytest.mark.parametrize("line", ["0 0 31 2 *", "0 0 30,31 2 *", "0 0 31 4,6,9,11 *"])
@@ -209,6 +270,10 @@ def test_systemd_calendar_expressions():
     )
     with pytest.raises(UserError, match="restrict only one"):
         on_calendar(Cadence(cron=parse_cron("0 0 1 * 1")))
+    assert on_calendar(Cadence(cron=parse_cron("30 2 * * MON-FRI"))) == (
+        "Mon,Tue,Wed,Thu,Fri *-*-* 02:30:00 UTC"
+    )
+    assert on_calendar(Cadence(cron=parse_cron("@weekly"))) == "Sun *-*-* 00:00:00 UTC"
 
 
 def test_missed_ticks_are_due_times_without_a_record():

@@ -21,7 +21,7 @@ from orchestrator.schedule.timers import off_the_hour_minute
 PROFILES = """
 profiles:
   lat:
-    every: PT6H
+    every: 6h            # the short form of PT6H (core.durations)
     slip: PT10M
     tests: ping
     regions: aws:us-east-1,gcp:us-east4,aws:eu-west-1
@@ -29,8 +29,8 @@ profiles:
     budget_usd: 2
     budget_usd_month: 100
   thr:
-    cron: "30 2 * * 1-5"
-    slip: PT2H
+    cron: "30 2 * * mon-FRI"  # names: written out as 1-5 everywhere
+    slip: 2h
     regions: aws:us-east-1,aws:eu-west-1
     backend: aws
     duration: 3
@@ -173,6 +173,13 @@ def test_cron_entry_parses(tmp_path, schedules):
     assert user == "root"
     assert "schedule run lat" in command and "--wait-slip" in command
     assert "%" not in command  # cron would cut the line there
+    _cli(
+        "schedule", "install", "thr", "--cron", "--file", str(schedules), "--unit-dir", str(folder)
+    )
+    (thr,) = [
+        ln for ln in (folder / "interregion-thr").read_text().splitlines() if ln[:1].isdigit()
+    ]
+    assert thr.startswith("30 2 * * 1-5 root ")  # the names as numbers, as every cron reads
 
 
 def _actionlint() -> str:

@@ -214,9 +214,9 @@ def test_a_corrupt_sweep_is_left_out_with_a_one_line_warning(tmp_path):
     assert result.exit_code == 0, result.output
     warnings = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(warnings) == 2, result.stderr
-    assert warnings[0].startswith("warning: site: sweep 20261121T0000Z-0002 left out: ")
+    assert "Z WARNING site: sweep 20261121T0000Z-0002 left out: " in warnings[0]
     assert "unreadable sweep.json" in warnings[0]
-    assert warnings[1].startswith("warning: site: sweep 20261122T0000Z-0003 left out: ")
+    assert "Z WARNING site: sweep 20261122T0000Z-0003 left out: " in warnings[1]
     assert "gzip" in warnings[1]
     assert sorted(p.name for p in (out / "sweeps").iterdir()) == [
         "20261120T0000Z-0001.html",

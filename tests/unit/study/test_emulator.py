@@ -27,9 +27,13 @@ from orchestrator.emulator.variation import DEFAULT_VARIATION
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.netmodel.routes import default_routes
+from orchestrator.plan.tuning import (
+    emulated_window_bytes,
+    line_rate_bps,
+    tune_spec,
+    tuned_buffer_bytes,
+)
 from orchestrator.study.check import loss_band
-from orchestrator.study.plan import emulated_window_bytes, line_rate_bps, tuned_buffer_bytes
-from orchestrator.study.run import tune_spec
 
 pytestmark = [
     pytest.mark.root,

@@ -26,6 +26,12 @@ from orchestrator.plan.sweep_plan import (
     round_overhead_s,
     slot_seconds,
 )
+from orchestrator.plan.tuning import (
+    emulated_window_bytes,
+    line_rate_bps,
+    sysctl_values,
+    tuned_buffer_bytes,
+)
 from orchestrator.results.record import StudyRecord
 from orchestrator.results.schema import PING_PACKET_BYTES
 from orchestrator.study.estimate import study_plan
@@ -33,13 +39,9 @@ from orchestrator.study.plan import (
     VARIANTS,
     check_buffer,
     check_repeats,
-    emulated_window_bytes,
     host_buffer_limit,
-    line_rate_bps,
     parse_variants,
     run_order,
-    sysctl_values,
-    tuned_buffer_bytes,
 )
 from orchestrator.study.report import (
     PairResult,

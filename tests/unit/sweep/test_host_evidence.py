@@ -274,7 +274,7 @@ def test_plan_cli_warns_and_strict_refuses_in_one_line():
     warned = plan_cli(*args, "--json")
     assert warned.exit_code == 0, warned.output
     json.loads(warned.stdout)  # the warning is on stderr: stdout stays JSON
-    assert "warning: 3 hosts send more on average than their machine type sustains" in (
+    assert "WARNING 3 hosts send more on average than their machine type sustains" in (
         warned.stderr
     )
     assert "emulated-50mbit covers it" in warned.stderr

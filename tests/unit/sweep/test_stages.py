@@ -4,6 +4,7 @@ the round plumbing, progress lines and the CLI's one-line errors."""
 import io
 import json
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -358,8 +359,28 @@ def test_agent_parts_give_both_ends_their_role_and_peer_address():
     assert parts["gcp_europe-west1"]["peer_address"] == "198.18.7.2"
     assert parts["gcp_europe-west1"]["address"] == "198.18.7.3"  # where the server listens
     assert {p["port"] for p in parts.values()} == {5203}
-    assert parts["aws_us-east-1"]["pings"] == 7 and parts["aws_us-east-1"]["streams"] == 2
+    # a single_stream slot runs one stream whatever the capacity measure's --streams
+    assert parts["aws_us-east-1"]["pings"] == 7 and parts["aws_us-east-1"]["streams"] == 1
     assert {p["omit_s"] for p in parts.values()} == {1}  # no plan timings: --omit
+    assert not any("tune" in p for p in parts.values())
+
+
+def test_a_capacity_slot_runs_its_streams_on_buffers_sized_for_the_bdp():
+    slots = [SlotPlan(A, B, True, 5203, measure="capacity")]
+    hosts = {A: host(A, "198.18.7.2"), B: host(B, "198.18.7.3")}
+    # the longer direction's buffer for both ends of the slot
+    tuned = {f"{A}->{B}": 2_000_000, f"{B}->{A}": 3_000_000}
+    parts = measuring.agent_parts(3, slots, hosts, TestParams(streams=6), tuned=tuned,
+                                  backend="local")  # fmt: skip
+    assert {p["streams"] for p in parts.values()} == {6}
+    for alias, part in parts.items():
+        assert part["tune"]["name"] == alias
+        assert part["tune"]["tcp_rmem"] == "4096 131072 3000000"
+        assert part["tune"]["tcp_wmem"] == "4096 16384 3000000"
+        assert part["tune"]["window_bytes"] > 0  # the emulated clamp lifted too
+    cloud = measuring.agent_parts(3, slots, hosts, TestParams(), tuned=tuned, backend="aws")
+    assert {p["streams"] for p in cloud.values()} == {8}  # the default capacity streams
+    assert all("window_bytes" not in p["tune"] for p in cloud.values())
 
 
 def test_a_slots_omit_is_the_longer_ramp_of_its_two_directions():
@@ -467,7 +488,9 @@ def test_plain_progress_prints_one_line_per_round_with_an_eta():
     now[0] = 40.0
     p.round_done(2, 1, 1, 20.0)
     p.end()
-    lines = out.getvalue().splitlines()
+    stamped = out.getvalue().splitlines()
+    assert all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ INFO ", x) for x in stamped), stamped
+    lines = [x.split(" INFO ", 1)[1] for x in stamped]  # dated log lines (core.log)
     assert lines[0] == "main: 4 rounds, 8 tests"
     assert lines[1] == "main: round 1/4 (#1) took 20.0s; tests 2/8, 0 failed; ETA 1m00s"
     assert lines[2] == "main: round 2/4 (#2) took 20.0s; tests 4/8, 1 failed; ETA 40s"
@@ -696,8 +719,8 @@ def test_measuring_a_torn_down_sweep_says_to_resume(tmp_path):
     run = sweeps.open_sweep(result.output.strip().splitlines()[-1], tmp_path)
     store.write_json(run.dir / store.HOSTS_FILE, {"hosts": []})
     run.record.stages = {
-        "provision": Stage("2026-11-22T01:00:00.000Z", StageStatus.DONE),
-        "teardown": Stage("2026-11-22T01:05:00.000Z", StageStatus.DONE),
+        "provision": Stage(started_utc="2026-11-22T01:00:00.000Z", status=StageStatus.DONE),
+        "teardown": Stage(started_utc="2026-11-22T01:05:00.000Z", status=StageStatus.DONE),
     }
     run.save()
     result = CliRunner().invoke(main, ["measure", "--sweep", run.id, "--results", str(tmp_path)])

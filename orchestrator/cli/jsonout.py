@@ -1,0 +1,46 @@
+"""`--json` of the commands that list things: one versioned envelope around the data.
+
+    {"schema": "interregion/v1", "command": "schedule list",
+     "generated_at": "2026-11-26T05:40:00Z", "data": ...}
+
+`schema` changes (to `interregion/v2`) only when a field of `data` is removed or
+changes meaning; fields may be added within a version. The envelope is defined here
+once; `json_option` is the flag, `emit` prints it (docs/development.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import click
+
+SCHEMA = "interregion/v1"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def json_option(f: F) -> F:
+    """`--json` (as `as_json`): print the answer as the versioned JSON envelope."""
+    option = click.option(
+        "--json", "as_json", is_flag=True, help=f"Print JSON in the {SCHEMA} envelope."
+    )
+    return option(f)
+
+
+def envelope(command: str, data: Any, now: datetime | None = None) -> dict[str, Any]:
+    when = (now or datetime.now(UTC)).astimezone(UTC)
+    return {
+        "schema": SCHEMA,
+        "command": command,
+        "generated_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "data": data,
+    }
+
+
+def emit(data: Any) -> None:
+    """Print `data` in the envelope, named after the running command (`regions sync`)."""
+    ctx = click.get_current_context()
+    command = " ".join(ctx.command_path.split()[1:])  # without the program's own name
+    click.echo(json.dumps(envelope(command, data), indent=2, default=str))

@@ -1,0 +1,100 @@
+"""Log lines on stderr: a UTC time, a level, the message.
+
+`2026-11-26T05:40:00Z INFO sweep 20261126T0540Z-3fa2: results/...`: one line per
+event, so a cron log or a CI log says when each thing happened. What a command
+prints as its answer goes to stdout, never through here. The one-line error that
+ends a command (`error: ...`) is the command's answer about bad input or a failed
+run, printed by the CLI itself, not a log line.
+
+`configure(verbosity)` sets how much is shown: -1 (`--quiet`) warnings only, 0
+(the default) information too, 1 (`--verbose`) debugging lines too. The library
+logs through `info`, `warning` and `debug` or hands them on as `log=` callbacks.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+__all__ = ["configure", "debug", "info", "is_verbose", "say", "stamp", "warning"]
+
+LOGGER = logging.getLogger("interregion")
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+QUIET, NORMAL, VERBOSE = -1, 0, 1
+_LEVELS = {QUIET: logging.WARNING, NORMAL: logging.INFO, VERBOSE: logging.DEBUG}
+LOGGER.setLevel(logging.INFO)  # the default, also for the library called without the CLI
+
+
+class _Stderr(logging.Handler):
+    """Writes to whatever sys.stderr is at the time of the line (a test's capture too)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:  # logging must not end the command
+            self.handleError(record)
+
+
+class _UtcFormatter(logging.Formatter):
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(message)s", TIME_FORMAT)
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        return stamp(record.created)
+
+
+def _handler() -> logging.Handler:
+    for handler in LOGGER.handlers:
+        if isinstance(handler, _Stderr):
+            return handler
+    handler = _Stderr()
+    handler.setFormatter(_UtcFormatter())
+    LOGGER.addHandler(handler)
+    LOGGER.propagate = False
+    return handler
+
+
+def configure(verbosity: int = NORMAL) -> None:
+    """Show warnings only (-1), information too (0) or debugging lines too (1)."""
+    _handler()
+    LOGGER.setLevel(_LEVELS[max(QUIET, min(VERBOSE, verbosity))])
+
+
+def is_verbose() -> bool:
+    return LOGGER.getEffectiveLevel() <= logging.DEBUG
+
+
+def stamp(when: float | None = None) -> str:
+    """A UTC time as the log lines write it: 2026-11-26T05:40:00Z."""
+    return time.strftime(TIME_FORMAT, time.gmtime(time.time() if when is None else when))
+
+
+def _ready() -> None:
+    if not LOGGER.handlers:
+        configure(NORMAL)
+
+
+def info(message: str) -> None:
+    _ready()
+    LOGGER.info(message)
+
+
+def warning(message: str) -> None:
+    _ready()
+    LOGGER.warning(message)
+
+
+def say(message: str) -> None:
+    """The `log=` callback the library is handed: a line it starts with `warning: ` is a
+    WARNING (the prefix dropped), any other line INFO."""
+    if message.startswith("warning: "):
+        warning(message.removeprefix("warning: "))
+    else:
+        info(message)
+
+
+def debug(message: str) -> None:
+    _ready()
+    LOGGER.debug(message)

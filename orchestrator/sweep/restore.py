@@ -1,0 +1,78 @@
+"""Putting back the TCP settings of tuned tests (the TCP study's tuned variant, a sweep's
+capacity measure): the agent saves what it found before a tuned test and restores it
+after (playbooks/files/ir_agent.py `--tune`/`--restore`); a restore play over every
+host follows the rounds, also after an interrupt or an error, for a round cut short.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from orchestrator.drivers import interrupts
+from orchestrator.drivers.ansible import run_playbook
+from orchestrator.model.hosts import Host
+from orchestrator.results import store
+from orchestrator.results.store import safe_name
+from orchestrator.sweep import stages
+from orchestrator.sweep.record import Sweep
+
+RESTORE_TASK = "Tuned TCP settings are restored"
+
+
+def restore_play() -> list[dict[str, Any]]:
+    agent = "{{ ir_python }} {{ ir_agent_dir | quote }}/ir_agent.py --restore"
+    return [
+        {
+            "name": "Hosts have their own TCP settings back",
+            "hosts": "all",
+            "gather_facts": False,
+            "tasks": [
+                {
+                    "name": RESTORE_TASK,
+                    "ansible.builtin.raw": f"{agent} {{{{ inventory_hostname | quote }}}}",
+                    "changed_when": False,
+                }
+            ],
+        }
+    ]
+
+
+def restore_hosts(sweep: Sweep, hosts: Sequence[Host], book_name: str) -> dict[str, Any]:
+    """Every host gets back the TCP settings a tuned test changed (a no-op where nothing
+    is left changed); runs to its end through interrupts, which are honoured after it.
+    Returns what each host said; the playbook is state/`book_name`."""
+    by_alias = {safe_name(h.name): h.name for h in hosts}
+    found: dict[str, Any] = {}
+
+    def on_event(event: dict[str, Any]) -> None:
+        if not str(event.get("task", "")).startswith(RESTORE_TASK):
+            return
+        name = by_alias.get(str(event.get("host", "")), str(event.get("host", "")))
+        if event["event"] == "ok":
+            try:
+                found[name] = json.loads(event.get("stdout", ""))
+            except ValueError:
+                found[name] = {"error": str(event.get("stdout", ""))[:200]}
+        elif event["event"] in ("failed", "unreachable"):
+            found[name] = {"error": str(event.get("msg", ""))[:200]}
+
+    with interrupts.deferred():
+        state = stages.state_folder(sweep)
+        book = state / book_name
+        store.write_json(book, restore_play())
+        run_playbook(
+            book,
+            stages.write_sweep_inventory(sweep, hosts),
+            on_event=on_event,
+            log_path=state / "ansible-restore.log",
+            forks=min(len(hosts), stages.PREPARE_FORKS),
+        )
+    failed = sorted(n for n, r in found.items() if "error" in r)
+    if failed:
+        sweep.log(f"warning: could not restore the TCP settings of {', '.join(failed)}")
+    restored = sorted(n for n, r in found.items() if r.get("restored"))
+    if restored:
+        sweep.log(f"restored TCP settings left tuned on {', '.join(restored)}")
+    return found
