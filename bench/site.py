@@ -128,7 +128,8 @@ def history_bench(sweeps: int, fresh: bool) -> None:
         history.ingest_sweep(results, bench_history.one_sweep_folder(results, last))
         done.write_text(f"{time.perf_counter() - t0:.0f}\n")
     shutil.rmtree(results / ".cache", ignore_errors=True)  # a cold site first
-    with history.opened(results, read_only=True) as con:
+    # opened to write: a kept store of an older schema migrates
+    with history.opened(results) as con:
         (rows,) = con.execute("SELECT count(*) FROM measurements").fetchone() or (0,)
     print(f"history store: {sweeps} full-catalog sweeps every 6 h, {rows:,} rows "
           f"(generated in {done.read_text().strip()} s, kept in {results})")  # fmt: skip
