@@ -15,6 +15,7 @@ the limiter found:
   - 3 close regions of type emulated-t3.small-5s (a 5 s token bucket over a 6.6 Mbit/s
     baseline): every test (omit + 5 s) outlasts its bucket, so the allowance counters
     move: allowance.
+A pair the emulation drew a loss episode for (its seed is in sweep.json) expects loss.
 The emulator is built from the same model as the facts the limiter reads: this checks the
 classification and the emulator together, it is no evidence about clouds.
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import subprocess
 import sys
 import tempfile
@@ -33,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from orchestrator.emulator.variation import draw_pair  # noqa: E402
 from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_CAP_BPS, REAL_WINDOW_BYTES  # noqa: E402
 from orchestrator.plan.ramp import timing_for  # noqa: E402
 
@@ -58,20 +61,32 @@ def timings() -> None:
             print(f"{rtt:7.0f} | {name:>22} {t.ramp_s:7.3f} {t.omit_s:6d} {t.duration_s:10d}")
 
 
-def sweep(results: Path, args: list[str]) -> list[dict[str, str]]:
+def sweep(results: Path, args: list[str]) -> tuple[list[dict[str, str]], int]:
+    """The sweep's rows, and the seed of its emulation (whose draws put a loss episode
+    on a pair now and then: VariationParams.loss_episode_p)."""
     cmd = [INTERREGION, "sweep", *args, "--pings", "5", "--duration", "5", "--omit", "1",
            "--yes", "--no-report", "--results", str(results)]  # fmt: skip
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
     if out.returncode != 0:
         sys.exit(f"sweep failed: {out.stderr.strip()[-2000:]}")
     (folder,) = [p for p in results.iterdir() if p.is_dir() and p.name[:1].isdigit()]
+    seed = int(json.loads((folder / "sweep.json").read_text())["emulation"]["seed"])
     with (folder / "measurements.csv").open(newline="") as f:
-        return list(csv.DictReader(f))
+        return list(csv.DictReader(f)), seed
 
 
 def expected_of(
-    src: str, dst: str, burstable: bool, rtt_ms: float, measure: str = "single_stream"
+    src: str,
+    dst: str,
+    burstable: bool,
+    rtt_ms: float,
+    measure: str = "single_stream",
+    episode_pct: float = 0.0,
 ) -> tuple[str, str]:
+    if episode_pct and {src, dst} != set(LOSSY) and not burstable:
+        # the emulation drew a loss episode on this pair: Mathis holds it well below its
+        # window (and 8 streams below the cap)
+        return "loss", f"{rtt_ms:.0f} ms, a {episode_pct:.1f} % loss episode (drawn)"
     if measure == "capacity" and not burstable:
         if {src, dst} == set(LOSSY):  # 8 x Mathis at 1 % and 77 ms: ~15 Mbit/s
             return "loss", f"~77 ms, {LOSS_PCT:g} % loss, 8 streams on 2 x BDP buffers"
@@ -88,7 +103,7 @@ def expected_of(
     return "window", f"{rtt_ms:.0f} ms: 131 kB / RTT = {window_bps / 1e6:.1f} Mbit/s"
 
 
-def show(rows: list[dict[str, str]], burstable: bool) -> tuple[int, int]:
+def show(rows: list[dict[str, str]], seed: int, burstable: bool) -> tuple[int, int]:
     right = 0
     # a capacity row's RTT is its pair's single_stream row's
     rtts = {(r["src_cloud"], r["src_region"], r["dst_cloud"], r["dst_region"]): r["rtt_p50_ms"]
@@ -97,7 +112,8 @@ def show(rows: list[dict[str, str]], burstable: bool) -> tuple[int, int]:
         src, dst = f"{r['src_cloud']}:{r['src_region']}", f"{r['dst_cloud']}:{r['dst_region']}"
         rtt = rtts[(r["src_cloud"], r["src_region"], r["dst_cloud"], r["dst_region"])]
         measure = r.get("measure") or "single_stream"
-        expected, setup = expected_of(src, dst, burstable, float(rtt), measure)
+        episode = draw_pair(seed, src, dst).loss_pct
+        expected, setup = expected_of(src, dst, burstable, float(rtt), measure, episode)
         ok = r["limiter"] == expected
         right += ok
         mbit = float(r["throughput_bps"] or 0) / 1e6
@@ -118,21 +134,21 @@ def main() -> None:
         return
     total = [0, 0]
     with tempfile.TemporaryDirectory(prefix="ir-bench-limiter-") as tmp:
-        mixed = sweep(
+        mixed, seed = sweep(
             Path(tmp) / "mixed",
             ["--regions", ",".join((*CLOSE, *LOSSY, FAR)),
              "--perturb", f"{LOSSY[0]}/{LOSSY[1]},loss_pct={LOSS_PCT:g}",
              "--measures", "single_stream,capacity"],
         )  # fmt: skip
         print("\nsweep 1: window, capacity and loss; single_stream and capacity measures")
-        for i, n in enumerate(show(mixed, burstable=False)):
+        for i, n in enumerate(show(mixed, seed, burstable=False)):
             total[i] += n
-        drained = sweep(
+        drained, seed = sweep(
             Path(tmp) / "burstable",
             ["--regions", ",".join(BURSTABLE), "--emulated-type", "emulated-t3.small-5s"],
         )
         print("\nsweep 2: allowance (burstable hosts)")
-        for i, n in enumerate(show(drained, burstable=True)):
+        for i, n in enumerate(show(drained, seed, burstable=True)):
             total[i] += n
     print(f"\n{total[0]} of {total[1]} rows named as set up")
 

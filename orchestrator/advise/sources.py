@@ -37,7 +37,7 @@ from orchestrator.advise.model import (
 )
 from orchestrator.core.errors import UserError
 from orchestrator.history import store as history
-from orchestrator.history.views import METRICS, iso_utc
+from orchestrator.history.views import METRICS, iso_utc, valid_sql
 from orchestrator.model.backends import is_emulated
 from orchestrator.model.catalog import Catalog, Region
 from orchestrator.netmodel.model import (
@@ -257,7 +257,8 @@ def _float(value: Any) -> float | None:
 
 
 def history_tests(results: Path, src: str, dst: str) -> list[Test]:
-    """Every ok test of src -> dst and dst -> src in the store; [] without a store."""
+    """Every ok test of src -> dst and dst -> src in the store, less the RTT or throughput
+    its flags invalidate (as in every view); [] without a store."""
     path = history.store_path(results)
     if not path.exists():
         return []
@@ -265,7 +266,9 @@ def history_tests(results: Path, src: str, dst: str) -> list[Test]:
     with history.opened(results, read_only=True) as con:
         rows = con.execute(
             f"SELECT m.sweep_id, m.started_utc, m.src = ? AS forward, s.emulated, "
-            f"{rtt} AS rtt, m.throughput_bps, m.streams, m.retransmits, m.bytes, "
+            f"CASE WHEN {valid_sql('rtt')} THEN {rtt} END AS rtt, "
+            f"CASE WHEN {valid_sql('throughput')} THEN m.throughput_bps END, "
+            "m.streams, m.retransmits, m.bytes, "
             "m.tcp_rtt_ms, m.source, s.record, m.limiter, m.fingerprint, "
             "m.src_machine_type || ' -> ' || m.dst_machine_type "
             "FROM measurements m JOIN sweeps s USING (sweep_id) "
@@ -305,8 +308,12 @@ def _row_test(row: Mapping[str, str], forward: bool, sweep_id: str, settings: st
         started_utc=row.get("started_utc") or "",
         forward=forward,
         emulated=is_emulated(row.get("backend")),
-        rtt_ms=flags.row_rtt_ms(row),
-        throughput_bps=_float(row.get("throughput_bps")),
+        rtt_ms=None if flags.rtt_invalid(row.get("flags")) else flags.row_rtt_ms(row),
+        throughput_bps=(
+            None
+            if flags.throughput_invalid(row.get("flags"))
+            else _float(row.get("throughput_bps"))
+        ),
         streams=_int(row.get("streams")) or 1,
         retransmits=_int(row.get("retransmits")),
         received_bytes=_int(row.get("bytes")),

@@ -111,7 +111,8 @@ def plan(
     loaded = load_catalog(catalog)
     spec = spec_from_options(**options)
     params = params_from_options(**options)
-    check_selection(loaded, spec, backend, _note)
+    notes: list[str] = []  # said once the plan is made: bad input is one line alone
+    check_selection(loaded, spec, backend, notes.append)
     result = make_plan(
         loaded,
         spec,
@@ -124,6 +125,8 @@ def plan(
         controller=controller_region(options.get("controller")),
         emulated=options.get("emulated_type"),
     )
+    for note in notes:
+        _note(note)
     if result.shortfalls:
         message = shortfall_message(result.shortfalls)
         if strict:

@@ -6,7 +6,8 @@ the facts of its two hosts to a named limiter and the figures that decided it.
                within 10 % of the machine type's documented baseline (a burstable VM
                whose burst is spent)
     loss       retransmissions explain it: within 30 % of Mathis's ceiling
-               streams x MSS / RTT x 1.22 / sqrt(p)
+               streams x MSS / RTT x 1.22 / sqrt(p), widened by the counting error of p
+               (loss_band: k counted losses; not when the window bound fits)
     cpu        CPU steal on a host, or the sender's iperf3 at its CPU limit
     capacity   within 10 % of the line rate (the smaller of the sender's egress and
                the receiver's ingress cap)
@@ -107,6 +108,19 @@ def _detail(**figures: float | str | None) -> str:
             continue
         parts.append(f"{key}={value if isinstance(value, str) else _fmt(value)}")
     return ";".join(parts)
+
+
+def loss_band(retransmits: float | None, tolerance: float = LOSS_TOLERANCE) -> tuple[float, float]:
+    """The range of measured / Mathis ceiling that loss explains, when the ceiling comes
+    from `retransmits` counted losses: the model's `tolerance` either way, widened by two
+    standard errors of the counted rate p (relative error e = 2 / sqrt(k)), through the
+    ceiling's 1 / sqrt(p). A true rate up to (1 + e) p puts the ceiling lower, one down
+    to (1 - e) p higher; below 4 losses (e >= 1) the count bounds it from one side only.
+    k = 15: 0.55 to 1.87; k = 400: 0.67 to 1.37."""
+    e = 2.0 / math.sqrt(max(retransmits or 0.0, 1.0))
+    low = (1.0 - tolerance) / math.sqrt(1.0 + e)
+    high = (1.0 + tolerance) / math.sqrt(1.0 - e) if e < 1.0 else math.inf
+    return low, high
 
 
 def _near(measured: float, bound: float, tolerance: float) -> bool:
@@ -219,6 +233,12 @@ def classify(row: Mapping[str, Any], test: Mapping[str, Any], facts: PathFacts) 
     # 4. the models: loss (Mathis) and the window per RTT; both said when neither fits
     tried: dict[str, float | str | None] = {}
     if rtt:
+        # the window first: its bound is tighter; a stream at it that lost a few segments
+        # is held by its window, and the loss band of a few losses is wide
+        window_bound = (
+            streams * facts.window_bytes * 8.0 / (rtt / 1000.0) if facts.window_bytes else None
+        )
+        window_fits = bool(window_bound and _near(received, window_bound, RATE_TOLERANCE))
         retransmits = _num(row.get("retransmits"))
         mss = _num(test.get("mss_bytes")) or MSS_BYTES
         sent_bytes = _num(test.get("sent_bytes")) or _num(row.get("bytes"))
@@ -226,7 +246,8 @@ def classify(row: Mapping[str, Any], test: Mapping[str, Any], facts: PathFacts) 
             p = retransmits / (sent_bytes / mss)
             ceiling = mathis_bps(rtt, p, streams, mss)
             tried.update(retransmits=retransmits, mathis_bps=ceiling)
-            if _near(received, ceiling, LOSS_TOLERANCE):
+            low, high = loss_band(retransmits)
+            if not window_fits and ceiling > 0 and low <= received / ceiling <= high:
                 return Limiter(
                     LOSS,
                     _detail(
@@ -237,10 +258,10 @@ def classify(row: Mapping[str, Any], test: Mapping[str, Any], facts: PathFacts) 
                         ratio=received / ceiling,
                     ),
                 )
-        if facts.window_bytes:
-            bound = streams * facts.window_bytes * 8.0 / (rtt / 1000.0)
+        if window_bound:
+            bound = window_bound
             tried.update(window_bps=bound)
-            if _near(received, bound, RATE_TOLERANCE):
+            if window_fits:
                 return Limiter(
                     WINDOW,
                     _detail(

@@ -8,11 +8,12 @@ from the same model. What bench/study.py prints and tests/e2e/test_study.py asse
 3. tuned >= default at every RTT >= 20 ms (5 % allowed for measurement noise);
 4. P streams carry about P x default (within 25 %) until the cap;
 5. on a pair with loss set, the ceiling of Mathis at the measured retransmission rate
-   (or the window or cap if lower) is within 30 % of what the default stream carried,
-   widened by the counting error of that rate: k retransmissions give the rate a relative
-   error of 1/sqrt(k) and the ceiling, which goes as 1/sqrt(rate), half that, so the band
-   is 30 % + 2 x 1/(2 sqrt(k)). A 3 s test at 1 Mbit/s and 1 % loss counts about 3 losses
-   (a band of 88 %); a stream that ignored the loss would still be several times out.
+   (or the window or cap if lower) explains what the default stream carried: within
+   30 %, widened by the counting error of that rate (results.limiter.loss_band: k
+   retransmissions leave p uncertain by 2/sqrt(k), the ceiling by its square root; a 3 s
+   test at 1 Mbit/s and 1 % loss counts about 3 losses, which bound the ceiling from
+   one side only). A stream that ignored the loss sends far more, counts far more
+   losses and sits far above its band.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from orchestrator.netmodel.model import NetModel
+from orchestrator.results.limiter import loss_band
 from orchestrator.study.plan import BASELINE, VARIANTS
 from orchestrator.study.report import PairResult
 
@@ -41,12 +43,6 @@ class Relation:
     ok: bool
     checked: int  # pairs it was checked on (0: none qualified, which fails)
     detail: str
-
-
-def loss_band(retransmits: float | None) -> float:
-    """How far a stream may sit from its loss ceiling (a share of it): the model's 30 %
-    plus two standard errors of a ceiling computed from `retransmits` counted losses."""
-    return LOSS_TOLERANCE + 1.0 / math.sqrt(max(retransmits or 0.0, 1.0))
 
 
 def knee_rtt_ms(model: NetModel) -> float:
@@ -153,12 +149,11 @@ def check(results: Sequence[PairResult], model: NetModel, lossy: Collection[str]
             continue
         n += 1
         ceiling = min(p.mathis_bps, p.default_ceiling_bps, model.rate_bps)
-        band = loss_band(p.retransmits)
-        if math.isinf(ceiling) or abs(d - ceiling) > band * ceiling:
-            bad.append(
-                f"{p.src}->{p.dst} {d / 1e6:.2f} vs {ceiling / 1e6:.2f} Mbit/s (band {band:.0%})"
-            )
-        detail = f"measured {d / 1e6:.2f}, ceiling {ceiling / 1e6:.2f} Mbit/s, band {band:.0%}"
+        low, high = loss_band(p.retransmits, LOSS_TOLERANCE)
+        band = f"band {low:.2f}-{high:.2f} x"
+        if math.isinf(ceiling) or not low <= d / ceiling <= high:
+            bad.append(f"{p.src}->{p.dst} {d / 1e6:.2f} vs {ceiling / 1e6:.2f} Mbit/s ({band})")
+        detail = f"measured {d / 1e6:.2f}, ceiling {ceiling / 1e6:.2f} Mbit/s, {band}"
     out.append(
         Relation(
             5,

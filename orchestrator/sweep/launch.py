@@ -70,7 +70,8 @@ def plan_from_options(
     spec = spec_from_options(**options)
     params = params_from_options(**options)
     catalog = catalog or load_catalog()
-    check_selection(catalog, spec, backend, note)
+    notes: list[str] = []  # said once the plan is made: bad input is one line alone
+    check_selection(catalog, spec, backend, notes.append)
     plan = make_plan(
         catalog,
         spec,
@@ -85,6 +86,8 @@ def plan_from_options(
         },
         pricing=pricing,
     )
+    for text in notes:
+        note(text)
     return plan, spec
 
 

@@ -370,8 +370,9 @@ def test_the_rtt_is_the_median_of_the_pairs_tests_over_the_window(tmp_path):
 
 
 def test_the_rtt_window_keeps_to_the_chosen_direction(tmp_path):
-    # the reverse direction's 300 ms test does not move A -> B's median
-    _sweep(tmp_path, 0, {(A, B): [100.0], (B, A): [300.0]}, suffix="a001")
+    # the reverse direction's 104 ms test does not move A -> B's median to 104 (one at
+    # 300 ms would be flagged asymmetric and leave out both directions' RTTs)
+    _sweep(tmp_path, 0, {(A, B): [100.0], (B, A): [104.0]}, suffix="a001")
     _sweep(tmp_path, 1, {(A, B): [110.0]}, suffix="a002")
     doc = _json(tmp_path)
     assert doc["path"]["rtt_ms"] == pytest.approx(105.0)
@@ -408,3 +409,25 @@ def test_no_vm_cost_when_the_pricing_prices_another_machine_type(tmp_path):
     assert sources.vm_cost(advice, a_, b_, other) is None
     assert sources.vm_cost(advice, a_, b_, None) is None
     assert sources.vm_cost(advice, a_, b_, catalog) is not None
+
+
+@pytest.mark.parametrize("ingest", [True, False])
+def test_a_flagged_value_is_no_evidence_but_the_rest_of_its_test_is(tmp_path, ingest):
+    # three tests of 100 Mbit/s, then three over-counted by their receivers
+    # (receiver_exceeds_sender, a throughput flag) at 900 Mbit/s
+    for day in range(6):
+        bps = 1e8 if day < 3 else 9e8
+        folder = _sweep(tmp_path, day, {(A, B): [100.0]}, throughput_bps=bps, suffix=f"a00{day}")
+        if day >= 3:
+            _set(folder, throughput_sender_bps=8e8)
+            assert (
+                "receiver_exceeds_sender"
+                in store.read_rows(folder / "measurements.csv")[0]["flags"]
+            )
+    if ingest:
+        h.ingest_all(tmp_path)
+    doc = _json(tmp_path)
+    assert doc["source"]["kind"] == ("history" if ingest else "sweep")
+    assert doc["path"]["measured_bps"] == pytest.approx(1e8)  # not 5e8, the median of all six
+    if ingest:  # their RTTs still count: the median over the window is of six tests
+        assert doc["path"]["rtt_tests"] == 6

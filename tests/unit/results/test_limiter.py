@@ -2,6 +2,7 @@
 two namespaces, delayd for delay and loss, tc tbf for rates, a route's window clamp)."""
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,27 @@ def test_loss_is_read_off_the_retransmits_and_mathis():
     assert abs(row["throughput_bps"] - ceiling) <= 0.3 * ceiling
     # no retransmission: nothing for Mathis to explain
     assert classify({**row, "retransmits": 0}, test, CASES["loss"][1]).name != limiter.LOSS
+
+
+def test_loss_allows_the_counting_error_of_its_retransmissions_and_yields_to_the_window():
+    row, test = captured("loss", 80.0)
+    k = row["retransmits"]
+    p = k / (test["sent_bytes"] / test["mss_bytes"])
+    ceiling = limiter.mathis_bps(80.0, p, 1, 1448)
+    facts = PathFacts(window_bytes=REAL_WINDOW_BYTES)
+    low, high = limiter.loss_band(k)
+    assert low < 0.7 and high > 1.3  # wider than the model's 30 % alone
+    for share, name in ((0.9 * high, limiter.LOSS), (1.1 * high, limiter.UNKNOWN),
+                        (1.05 * low, limiter.LOSS), (0.9 * low, limiter.UNKNOWN)):  # fmt: skip
+        found = classify({**row, "throughput_bps": share * ceiling,
+                          "throughput_sender_bps": share * ceiling}, test, facts)  # fmt: skip
+        assert found.name == name, (share, found.detail)
+    # a stream at its window bound is held by its window, even where loss could explain it
+    window_bps = REAL_WINDOW_BYTES * 8 / 0.08
+    at_window = {**row, "throughput_bps": window_bps, "throughput_sender_bps": window_bps}
+    wide = {**row, "retransmits": 2}  # two losses: the loss band is open above
+    assert limiter.loss_band(2)[1] == math.inf
+    assert classify({**wide, **at_window}, test, facts).name == limiter.WINDOW
 
 
 def test_capacity_needs_sender_and_receiver_to_agree():

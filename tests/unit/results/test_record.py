@@ -162,8 +162,13 @@ def test_a_failed_stage_keeps_its_error(tmp_path):
     with pytest.raises(RuntimeError), sweep.stage("prepare"):
         raise RuntimeError("no ssh")
     stage = open_sweep(sweep.id, tmp_path).record.stages["prepare"]
-    assert stage == Stage(started_utc=stage.started_utc, status=StageStatus.FAILED,
-                          ended_utc=stage.ended_utc, wall_s=stage.wall_s, error="no ssh")  # fmt: skip
+    assert stage == Stage(
+        started_utc=stage.started_utc,
+        status=StageStatus.FAILED,
+        ended_utc=stage.ended_utc,
+        wall_s=stage.wall_s,
+        error="no ssh",
+    )
 
 
 @pytest.mark.parametrize(

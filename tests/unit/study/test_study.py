@@ -460,14 +460,16 @@ def test_readers_of_sweeps_and_of_studies_never_take_the_other(tmp_path):
 
 
 def test_the_loss_relation_allows_the_counting_error_of_few_retransmissions():
-    """A ceiling from 3 counted losses is known to about +-58 %, one from 400 to +-5 %:
-    the band is the model's 30 % plus that, and a stream ignoring the loss stays out."""
+    """A ceiling from k counted losses is known to 2/sqrt(k) in p, the square root of
+    that in the ceiling: the band is the model's 30 % widened by it, one-sided below
+    4 losses; a stream far below its ceiling (held by something else) stays out."""
     from orchestrator.netmodel.model import DEFAULT_MODEL
-    from orchestrator.study.check import check, loss_band
+    from orchestrator.results.limiter import loss_band
+    from orchestrator.study.check import check
 
-    assert loss_band(3) == pytest.approx(0.3 + 1 / 3**0.5)
-    assert loss_band(400) == pytest.approx(0.35)
-    assert loss_band(None) == pytest.approx(1.3)  # nothing counted: 1 loss at best
+    assert loss_band(400) == pytest.approx((0.7 / 1.1**0.5, 1.3 / 0.9**0.5))
+    assert loss_band(16) == pytest.approx((0.7 / 1.5**0.5, 1.3 / 0.5**0.5))
+    assert loss_band(3)[1] == math.inf and loss_band(None) == loss_band(1)
 
     def lossy(bps, retransmits):
         v = {"default": VariantResult("default", 3, bps, bps, bps, 1.0)}
@@ -477,10 +479,12 @@ def test_the_loss_relation_allows_the_counting_error_of_few_retransmissions():
     ceiling = lossy(1.0, 3).mathis_bps
     fifth = {  # measured share of the ceiling, retransmissions -> relation 5 holds?
         (0.6, 3): True,
+        (0.4, 3): False,
         (0.6, 400): False,
         (1.3, 400): True,
         (1.4, 400): False,
-        (5.0, 3): False,
+        (1.5, 16): True,
+        (2.0, 16): False,
     }
     for (share, k), holds in fifth.items():
         relation = check([lossy(share * ceiling, k)], DEFAULT_MODEL, {"aws:a->aws:b"})[4]
