@@ -352,10 +352,12 @@ class Window:
         self.n = n
         self.recent: deque[float] = deque()
         self.ordered: list[float] = []
+        self._mad: float | None = None  # mad_scale(), until the next push
         for v in values:
             self.push(v)
 
     def push(self, x: float) -> None:
+        self._mad = None
         self.recent.append(x)
         insort(self.ordered, x)
         if len(self.recent) > self.n:
@@ -371,6 +373,14 @@ class Window:
 
     def values(self) -> list[float]:
         return list(self.recent)
+
+    def mad_scale(self) -> float:
+        """mad_scale of the values, from the sorted ones, kept until the next push (a
+        direction asks for its scale several times per run)."""
+        if self._mad is None:
+            m = self.median()
+            self._mad = MAD_TO_SIGMA * median([abs(v - m) for v in self.ordered])
+        return self._mad
 
 
 def _tail(s: Series, p: Params) -> list[float]:
@@ -434,12 +444,12 @@ class _Direction:
         return len(self.base) >= self.p.min_runs
 
     def scale(self) -> float:
-        window = self.base.values()
+        n = len(self.base)
         if self.borrowed is not None:
-            if len(window) < self.p.min_runs:
+            if n < self.p.min_runs:
                 return self.borrowed
             self.borrowed = None
-        scale = shrunk_scale(mad_scale(window), len(window), self.pooled, self.p.prior_runs)
+        scale = shrunk_scale(self.base.mad_scale(), n, self.pooled, self.p.prior_runs)
         return max(scale, floor_scale(self.key.metric, self.p))
 
     def restart(self) -> None:

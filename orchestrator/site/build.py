@@ -432,7 +432,9 @@ def _history_pages(
         return None
     try:
         with history.opened(results, read_only=True) as con:
-            return site_history.history_data(con, catalog=catalog, include_flagged=include_flagged)
+            return site_history.cached_history_data(
+                con, results, catalog=catalog, include_flagged=include_flagged
+            )
     except UserError as e:
         warn(f"site: history pages left out: {e}")
     except duckdb.Error as e:

@@ -15,7 +15,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -107,6 +107,108 @@ def history_data(
         pairs=pair_data(con, infos, found),
         emulated={i.name: i.emulated for i in infos},
     )
+
+
+# ---- the figures, kept while the store is unchanged -----------------------------------
+
+# under the results folder, beside the report's cache (orchestrator.report.cache)
+CACHE_FILE = Path(".cache") / "site" / "history.json"
+CACHE_FORMAT = "interregion.site-history-cache"
+# the modules whose code computes the figures: a change to one is a new key
+_FIGURE_MODULES = ("history_pages.py",)
+_HISTORY_MODULES = ("views.py", "changes.py", "store.py", "continents.py", "fingerprint.py")
+
+
+def store_state(con: duckdb.DuckDBPyConnection) -> str:
+    """A digest of what the figures are computed from: every sweep's id, rows and
+    ingest time (an ingest, a rebuild or a deletion changes it) and the stored
+    fingerprints."""
+    row = con.execute(
+        "SELECT md5(coalesce(string_agg(concat_ws('|', sweep_id, source, rows, "
+        "ingested_utc, started_utc), ';' ORDER BY sweep_id), '')), count(*) FROM sweeps"
+    ).fetchone()
+    (prints,) = con.execute("SELECT count(*) FROM fingerprints").fetchone() or (0,)
+    return f"{row[0] if row else ''}:{row[1] if row else 0}:{prints}"
+
+
+def _cache_key(con: duckdb.DuckDBPyConnection, catalog: Catalog, include_flagged: bool) -> str:
+    """The store's state, the catalogs (the given one orders the regions, the default one
+    groups them), include_flagged, and the code that computes the figures."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    here = Path(__file__).parent
+    for path in [here / n for n in _FIGURE_MODULES] + [
+        here.parent / "history" / n for n in _HISTORY_MODULES
+    ]:
+        digest.update(path.read_bytes())
+    for c in (catalog, load_catalog()):
+        digest.update(repr(c.regions).encode())
+    digest.update(f"{store_state(con)}:{include_flagged}".encode())
+    return digest.hexdigest()
+
+
+def _to_json(data: HistoryData) -> dict[str, Any]:
+    cal = data.changes.get("calibration")
+    return {
+        "matrix": data.matrix,
+        "changes": {**data.changes, "calibration": asdict(cal) if cal is not None else None},
+        "pairs": [[a, b, page] for (a, b), page in data.pairs.items()],
+        "emulated": data.emulated,
+    }
+
+
+def _from_json(doc: dict[str, Any]) -> HistoryData:
+    cal = doc["changes"].get("calibration")
+    return HistoryData(
+        matrix=doc["matrix"],
+        changes={**doc["changes"], "calibration": ch.Calibration(**cal) if cal else None},
+        pairs={(a, b): page for a, b, page in doc["pairs"]},
+        emulated=doc["emulated"],
+    )
+
+
+def cached_history_data(
+    con: duckdb.DuckDBPyConnection,
+    results: Path,
+    now: datetime | None = None,
+    catalog: Catalog | None = None,
+    include_flagged: bool = False,
+) -> HistoryData:
+    """history_data, kept in `results/.cache/site/history.json` under a key of the
+    store's state (store_state), the catalogs, include_flagged and the code: a site
+    built again over an unchanged store computes nothing (only its build time is new).
+    An unreadable or stale entry is computed again and replaced."""
+    catalog = catalog or load_catalog()
+    key = _cache_key(con, catalog, include_flagged)
+    path = results / CACHE_FILE
+    built = now or datetime.now(UTC)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if doc.get("format") == CACHE_FORMAT and doc.get("key") == key:
+            data = _from_json(doc["data"])
+            data.matrix.update(_built_fields(built))
+            return data
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # no entry, or one this code cannot read: computed again
+    data = history_data(con, built, catalog, include_flagged)
+    text = json.dumps({"format": CACHE_FORMAT, "key": key, "data": _to_json(data)},
+                      separators=(",", ":"))  # fmt: skip
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only results folder: the site is built all the same
+    return data
+
+
+def _built_fields(built: datetime) -> dict[str, Any]:
+    return {
+        "built_utc": v.iso_utc(built.astimezone(UTC).replace(tzinfo=None)),
+        "built_s": int(built.timestamp()),
+    }
 
 
 # ---- the matrix -----------------------------------------------------------------------
@@ -262,8 +364,7 @@ def matrix_data(
     return {
         "format": MATRIX_DATA_FORMAT,
         "version": MATRIX_DATA_VERSION,
-        "built_utc": v.iso_utc(built.astimezone(UTC).replace(tzinfo=None)),
-        "built_s": int(built.timestamp()),
+        **_built_fields(built),
         "units": DISPLAY_UNITS,
         "metrics": list(MATRIX_METRICS),
         # emulated throughput is the real curve times this (Methodology)

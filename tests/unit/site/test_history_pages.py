@@ -445,3 +445,53 @@ def test_a_throughput_cell_names_what_limited_most_of_its_tests(tmp_path):
     assert _cell(theirs, "throughput|1W", "limiter", B, A) is None  # not said: not guessed
     assert _cell(theirs, "rtt|1W", "limiter", A, B) is None
     assert "limited by " in (out / "assets" / "history.js").read_text()
+
+
+def _pages(root, data):
+    site_history.write_pages(root, data)
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    return {str(p.relative_to(root)): p.read_bytes() for p in files}
+
+
+def test_the_history_figures_are_kept_while_the_store_is_unchanged(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 10 + [160.0] * 4)
+    now = datetime(2026, 11, 30, tzinfo=UTC)
+    with h.opened(results, read_only=True) as con:
+        first = site_history.cached_history_data(con, results, now=now)
+    assert (results / site_history.CACHE_FILE).is_file()
+    computed = []
+    real = site_history.history_data
+    monkeypatch.setattr(
+        site_history, "history_data", lambda *a, **k: computed.append(1) or real(*a, **k)
+    )
+    later = now + timedelta(hours=1)
+    with h.opened(results, read_only=True) as con:
+        again = site_history.cached_history_data(con, results, now=later)
+    assert computed == []  # read back, not computed
+    assert again.matrix["built_s"] == int(later.timestamp())  # only the build time is new
+    again.matrix.update(built_utc=first.matrix["built_utc"], built_s=first.matrix["built_s"])
+    assert _pages(tmp_path / "a", first) == _pages(tmp_path / "b", again)
+    assert again.changes["calibration"] == first.changes["calibration"]
+
+
+def test_a_new_sweep_or_a_damaged_entry_computes_the_figures_again(tmp_path):
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 10)
+    with h.opened(results, read_only=True) as con:
+        before = site_history.cached_history_data(con, results)
+    _sweeps(results, [151.0], start=10)  # one more sweep ingested
+    with h.opened(results, read_only=True) as con:
+        after = site_history.cached_history_data(con, results)
+        fresh = site_history.history_data(con)
+    (src,) = after.matrix["sources"]
+    old = before.matrix["sources"][0]["views"]
+    assert src["views"]["rtt|1W"]["tests"] != old["rtt|1W"]["tests"]  # 11 sweeps, not 10
+    assert src["views"] == fresh.matrix["sources"][0]["views"]
+    (results / site_history.CACHE_FILE).write_text("{not json", encoding="utf-8")
+    with h.opened(results, read_only=True) as con:
+        again = site_history.cached_history_data(con, results)
+    assert again.matrix["sources"][0]["views"] == src["views"]
+    assert json.loads((results / site_history.CACHE_FILE).read_text())["format"] == (
+        site_history.CACHE_FORMAT
+    )
