@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -25,11 +26,10 @@ def test_a_scheduled_tick_runs_publishes_retains_and_records(tmp_path):
     old = results / OLD_ID  # a finished sweep from long ago: loses raw/ and state/ only
     (old / "raw" / "round-001").mkdir(parents=True)
     (old / "state").mkdir()
-    (old / "sweep.json").write_text(
-        json.dumps(
-            {"sweep_id": OLD_ID, "status": "done", "created_utc": "2025-01-01T00:00:00.000Z"}
-        )
-    )
+    # a whole record (an older version's, tests/data/records), moved to that day
+    record = json.loads((Path(__file__).parent.parent / "data/records/sweep-done.json").read_text())
+    record.update(sweep_id=OLD_ID, status="done", created_utc="2025-01-01T00:00:00.000Z")
+    (old / "sweep.json").write_text(json.dumps(record))
     schedules = tmp_path / "schedules.yaml"
     schedules.write_text(
         f"""profiles:
