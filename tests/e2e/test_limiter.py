@@ -11,29 +11,19 @@ Real Terraform, namespaces, delayd, sshd, Ansible and iperf3.
 from __future__ import annotations
 
 import pytest
-from e2e_support import nothing_left, only_sweep, record, rows, run_cli
+from e2e_support import calm_seed, nothing_left, only_sweep, record, rows, run_cli
 
-from orchestrator.emulator.variation import draw_pair
 from orchestrator.results import limiter, store
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 NEAR = ("aws:us-east-1", "gcp:us-east4")
 FAR = "aws:ap-southeast-2"
-# an emulation whose draws put no loss episode on these pairs (a sweep's own seed does,
-# now and then: VariationParams.loss_episode_p, and such a pair is loss-limited)
-SEED = 1
+SEED = calm_seed((*NEAR, FAR))  # no drawn loss episode: each pair is what it was set up as
 ARGS = [
     "--regions", ",".join((*NEAR, FAR)), "--pings", "5", "--duration", "5", "--omit", "1",
     "--measures", "single_stream,capacity", "--emulation-seed", str(SEED),
 ]  # fmt: skip
-
-
-def test_the_emulation_draws_no_loss_episode_on_these_pairs():
-    keys = (*NEAR, FAR)
-    for i, a in enumerate(keys):
-        for b in keys[i + 1 :]:
-            assert draw_pair(SEED, a, b).loss_pct == 0.0, (a, b)
 
 
 @pytest.fixture(scope="module")
