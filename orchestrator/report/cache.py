@@ -18,6 +18,7 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -62,15 +63,19 @@ def path_of(sweep_dir: Path) -> Path:
     return sweep_dir.parent / CACHE_DIR / f"{sweep_dir.name}.json"
 
 
+def source_digest(sources: Iterable[Path]) -> str:
+    """A digest of source files' names and bytes: a cache made by other code is a miss."""
+    h = hashlib.sha256()
+    for source in sources:
+        h.update(source.name.encode())
+        h.update(source.read_bytes())
+    return h.hexdigest()
+
+
 @functools.cache
 def _code_digest() -> str:
     root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256()
-    for package in _CODE:
-        for source in sorted((root / package).glob("*.py")):
-            h.update(source.name.encode())
-            h.update(source.read_bytes())
-    return h.hexdigest()
+    return source_digest(s for package in _CODE for s in sorted((root / package).glob("*.py")))
 
 
 def input_key(sweep_dir: Path, catalog: object, include_flagged: bool) -> str:

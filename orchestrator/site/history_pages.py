@@ -24,6 +24,7 @@ from orchestrator.history import changes as ch
 from orchestrator.history import views as v
 from orchestrator.model.catalog import Catalog, load_catalog, region_order
 from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.report.cache import source_digest
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
@@ -136,12 +137,14 @@ def _cache_key(con: duckdb.DuckDBPyConnection, catalog: Catalog, include_flagged
     groups them), include_flagged, and the code that computes the figures."""
     import hashlib
 
-    digest = hashlib.sha256()
     here = Path(__file__).parent
-    for path in [here / n for n in _FIGURE_MODULES] + [
-        here.parent / "history" / n for n in _HISTORY_MODULES
-    ]:
-        digest.update(path.read_bytes())
+    digest = hashlib.sha256()
+    digest.update(
+        source_digest(
+            [here / n for n in _FIGURE_MODULES]
+            + [here.parent / "history" / n for n in _HISTORY_MODULES]
+        ).encode()
+    )
     for c in (catalog, load_catalog()):
         digest.update(repr(c.regions).encode())
     digest.update(f"{store_state(con)}:{include_flagged}".encode())
