@@ -5,9 +5,11 @@ Public API: the modules below; other packages import only these names
 (`from orchestrator.history import changes`), never a name starting with `_`.
 
 - `changes`: Change detection per path over per-run values (pure: no store, no clock).
-- `continents`: The continent of each country of the catalog (region roll-ups).
+- `continents`: The continent of each country of the catalog (ISO 3166 alpha-2): change detection
+  groups one region's simultaneous path changes toward one continent into one event.
 - `fingerprint`: The configuration fingerprint of a measurement: what must stay the same for two
   runs of a pair to be comparable.
+- `histogram`: Log-binned histograms of RTT samples, and percentiles read from them.
 - `notify`: Change notifications: one JSON document POSTed to a URL per new or closed episode.
 - `public_data`: Converters: the public AWS/GCP measurements vendored in data/ -> our CSV schema.
 - `store`: History across sweeps: one DuckDB file, `results/history.duckdb`.
@@ -18,6 +20,7 @@ __all__ = [
     "changes",
     "continents",
     "fingerprint",
+    "histogram",
     "notify",
     "public_data",
     "store",

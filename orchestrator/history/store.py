@@ -11,6 +11,10 @@
       archive      older rows, moved a week or more at a time and written in pair order,
                    so one pair's year is a few contiguous stretches, not one row in
                    every block of the sample column
+    rtt_bins       the histogram of the ok tests' RTT samples per source, directed pair,
+                   UTC day and flags value (orchestrator.history.histogram): what the
+                   site's windows read instead of every sample; each write refreshes the
+                   days of the rows it adds or replaces
     fingerprints   the fields of each fingerprint (orchestrator.history.fingerprint)
     notified       which change episodes `changes --notify` has sent, and in what state
 
@@ -30,7 +34,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -44,6 +48,7 @@ from orchestrator.history.fingerprint import (
     fingerprint_fields,
     imported_fields,
 )
+from orchestrator.history.histogram import bin_sql
 from orchestrator.model.backends import is_emulated
 from orchestrator.results import parse, store
 from orchestrator.results.collect import host_doc
@@ -63,8 +68,8 @@ HISTORY_FILE = "history.duckdb"
 IMPORTS_DIR = "imports"
 # 2: measurements split into recent + archive; 3: the host evidence columns; 4: the
 # limiter columns, rtt_samples and flags; 5: the measure column (1 to 4 migrate, their
-# rows single_stream)
-STORE_SCHEMA_VERSION = 5
+# rows single_stream); 6: rtt_bins (5 migrates: filled from the stored rows)
+STORE_SCHEMA_VERSION = 6
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
 ARCHIVE_AFTER_DAYS = 35
@@ -115,6 +120,16 @@ _COLUMN_TYPES = {
 
 _QUOTED_COLUMNS = ", ".join(f'"{c}"' for c in STORE_COLUMNS)
 _VIEW = "CREATE VIEW measurements AS SELECT * FROM recent UNION ALL SELECT * FROM archive"
+_RTT_BINS = (
+    "CREATE TABLE rtt_bins (source VARCHAR, src VARCHAR, dst VARCHAR, day DATE, "
+    "flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total DOUBLE)"
+)
+# a test's RTT samples as the views pool them (views.METRICS["rtt"].samples_sql): its
+# ping samples, or its one p50 (or mean) when it has none (an imported row)
+RTT_SAMPLES_SQL = (
+    "CASE WHEN len(rtt_samples_ms) > 0 THEN rtt_samples_ms "
+    "ELSE [coalesce(rtt_p50_ms, rtt_avg_ms)] END"
+)
 _SCHEMA = [
     "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
     "CREATE TABLE sweeps (sweep_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, "
@@ -127,6 +142,7 @@ _SCHEMA = [
         for table in ("recent", "archive")
     ),
     _VIEW,
+    _RTT_BINS,
     "CREATE TABLE fingerprints (fingerprint VARCHAR PRIMARY KEY, "
     + ", ".join(f'"{f}" VARCHAR' for f in FINGERPRINT_FIELDS)
     + ")",
@@ -191,34 +207,88 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     """Version 1 -> 2: the measurements table becomes `recent`, beside an empty `archive`,
     both under the `measurements` view; 2 -> 3 -> 4: the columns added since (host
     evidence; limiter, rtt_samples and flags), empty in the rows that predate them; 4 -> 5:
-    the measure column, single_stream in every older row. One transaction."""
+    the measure column, single_stream in every older row; 5 -> 6: rtt_bins, filled from
+    every stored row. One transaction."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
         return
-    if not found or found[0] not in ("1", "2", "3", "4"):
+    if not found or found[0] not in ("1", "2", "3", "4", "5"):
         return
     with transaction(con):
-        if found[0] == "1":
-            con.execute("ALTER TABLE measurements RENAME TO recent")
-            con.execute("CREATE TABLE archive AS SELECT * FROM recent LIMIT 0")
-        else:
-            con.execute("DROP VIEW measurements")
-        for table in ("recent", "archive"):
-            have = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
-            for column in STORE_COLUMNS:
-                if column not in have:
-                    con.execute(
-                        f'ALTER TABLE {table} ADD COLUMN "{column}" {_COLUMN_TYPES[column]}'
-                    )
-            # every row before the column was measured as single_stream is today
-            con.execute(f"UPDATE {table} SET measure = ? WHERE measure IS NULL", [SINGLE_STREAM])
-        con.execute(_VIEW)
+        if found[0] != "5":
+            _migrate_columns(con, found[0])
+        con.execute(_RTT_BINS)
+        refresh_bins(con)
         con.execute(
             "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(STORE_SCHEMA_VERSION)]
         )
+
+
+def _migrate_columns(con: duckdb.DuckDBPyConnection, version: str) -> None:
+    """Versions 1 to 4 -> 5 (inside the caller's transaction)."""
+    if version == "1":
+        con.execute("ALTER TABLE measurements RENAME TO recent")
+        con.execute("CREATE TABLE archive AS SELECT * FROM recent LIMIT 0")
+    else:
+        con.execute("DROP VIEW measurements")
+    for table in ("recent", "archive"):
+        have = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
+        for column in STORE_COLUMNS:
+            if column not in have:
+                con.execute(f'ALTER TABLE {table} ADD COLUMN "{column}" {_COLUMN_TYPES[column]}')
+        # every row before the column was measured as single_stream is today
+        con.execute(f"UPDATE {table} SET measure = ? WHERE measure IS NULL", [SINGLE_STREAM])
+    con.execute(_VIEW)
+
+
+# the histogram rows of the ok tests matching a condition ({where}), per source, directed
+# pair, UTC day, flags value and bin
+_BINS_SELECT = (
+    "SELECT source, src, dst, CAST(started_utc AS DATE) AS day, coalesce(flags, '') AS flags, "
+    f"{bin_sql('x')} AS bin, count(*) AS n, min(x) AS lo, max(x) AS hi, sum(x) AS total "
+    f"FROM (SELECT source, src, dst, started_utc, flags, unnest({RTT_SAMPLES_SQL}) AS x "
+    "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}) "
+    "WHERE x IS NOT NULL GROUP BY ALL"
+)
+
+
+def refresh_bins(
+    con: duckdb.DuckDBPyConnection, days: Iterable[tuple[str, str]] | None = None
+) -> None:
+    """Compute rtt_bins again for the (source, UTC day 'YYYY-MM-DD') given, from the stored
+    rows; every day without `days` (inside the caller's transaction)."""
+    if days is None:
+        con.execute("DELETE FROM rtt_bins")
+        con.execute("INSERT INTO rtt_bins " + _BINS_SELECT.format(where=""))
+        return
+    for source, day in sorted(set(days)):
+        con.execute(
+            "DELETE FROM rtt_bins WHERE source = ? AND day = CAST(? AS DATE)", [source, day]
+        )
+        con.execute(
+            "INSERT INTO rtt_bins "
+            + _BINS_SELECT.format(
+                where="AND source = ? AND started_utc >= CAST(? AS DATE) "
+                "AND started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
+            ),
+            [source, day, day],
+        )
+
+
+def delete_sweep(con: duckdb.DuckDBPyConnection, sweep_id: str) -> None:
+    """Remove a sweep's rows and its sweeps row, and refresh the bins of its days (inside
+    the caller's transaction)."""
+    days = con.execute(
+        "SELECT DISTINCT source, strftime(CAST(started_utc AS DATE), '%Y-%m-%d') "
+        "FROM measurements WHERE sweep_id = ? AND started_utc IS NOT NULL",
+        [sweep_id],
+    ).fetchall()
+    for table in ("recent", "archive", "sweeps"):
+        con.execute(f"DELETE FROM {table} WHERE sweep_id = ?", [sweep_id])
+    refresh_bins(con, [(r[0], r[1]) for r in days])
 
 
 def _check_version(con: duckdb.DuckDBPyConnection, path: Path) -> None:
@@ -418,9 +488,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
     sweep_id = batch.sweep["sweep_id"]
     # a new sweep has no rows to replace: skip scanning a year of rows for them
     if con.execute("SELECT 1 FROM sweeps WHERE sweep_id = ?", [sweep_id]).fetchone():
-        con.execute("DELETE FROM recent WHERE sweep_id = ?", [sweep_id])
-        con.execute("DELETE FROM archive WHERE sweep_id = ?", [sweep_id])
-        con.execute("DELETE FROM sweeps WHERE sweep_id = ?", [sweep_id])
+        delete_sweep(con, sweep_id)
     con.execute(
         "INSERT INTO sweeps VALUES (?, ?, ?, ?, ?, CAST(? AS TIMESTAMP), ?, ?, ?, "
         "CAST(current_timestamp AS TIMESTAMP))",
@@ -461,6 +529,9 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
         )
     finally:
         Path(tmp).unlink(missing_ok=True)
+    refresh_bins(
+        con, {(r["source"], r["started_utc"][:10]) for r in batch.rows if r["started_utc"]}
+    )
 
 
 def archive_old_rows(

@@ -490,6 +490,74 @@ def window_cells(
     ]
 
 
+def binned_cells(
+    con: duckdb.DuckDBPyConnection, info: SourceInfo, window: str, previous: bool = False
+) -> list[Cell]:
+    """window_cells of RTT for a window of days (1D..1Y, flagged tests left out), its
+    percentiles from the store's histograms (orchestrator.history.histogram: within 0.05 %
+    of the exact ones; count, min, max and mean exact): the days wholly inside the window
+    from rtt_bins, the day it starts in (and, for `previous`, the day it ends in) from the
+    tests' samples. The site's matrix reads these: a year of samples is tens of seconds."""
+    import numpy as np
+
+    from orchestrator.history.histogram import bin_sql, quantiles
+
+    m = METRICS["rtt"]
+    days = window_days(window)
+    start, _end = window_bounds(info, window)
+    if days is None or start is None:
+        return window_cells(con, info, m.name, window, previous=previous)
+    a, b = (start - timedelta(days=days), start) if previous else (start, None)
+    valid = valid_sql(m.measure)
+    tests = f"source = ? AND status = 'ok' AND {valid} AND started_utc >= ?"
+    params: list[Any] = [info.name, a]
+    whole = "source = ? AND day > CAST(? AS DATE)"
+    whole_params: list[Any] = [info.name, a]
+    part = "started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
+    part_params: list[Any] = [a]
+    if b is not None:
+        tests += " AND started_utc < ?"
+        params.append(b)
+        whole += " AND day < CAST(? AS DATE)"
+        whole_params.append(b)
+        part += " OR started_utc >= CAST(? AS DATE)"
+        part_params.append(b)
+    counts = {
+        (src, dst): (int(n), km, newest)
+        for src, dst, n, km, newest in con.execute(
+            "SELECT src, dst, count(*), max(distance_km), max(started_utc) FROM measurements "
+            f"WHERE {tests} AND {m.present_sql} GROUP BY src, dst",
+            params,
+        ).fetchall()
+    }
+    found = con.execute(
+        "SELECT src, dst, bin, sum(n) AS n, min(lo) AS lo, max(hi) AS hi, sum(total) AS total "
+        f"FROM (SELECT src, dst, bin, n, lo, hi, total FROM rtt_bins WHERE {whole} AND {valid} "
+        f"UNION ALL SELECT src, dst, {bin_sql('x')}, 1, x, x, x FROM (SELECT src, dst, "
+        f"unnest({m.samples_sql}) AS x FROM measurements WHERE {tests} AND ({part})) "
+        "WHERE x IS NOT NULL) GROUP BY src, dst, bin ORDER BY src, dst, bin",
+        [*whole_params, *params, *part_params],
+    ).fetchnumpy()
+    if not len(found["n"]):
+        return []
+    src, dst = found["src"], found["dst"]
+    firsts = np.flatnonzero(np.concatenate(([True], (src[1:] != src[:-1]) | (dst[1:] != dst[:-1]))))
+    qs = quantiles(firsts, found["n"], found["lo"], found["hi"], list(QUANTILES.values()))
+    ends = np.concatenate((firsts[1:], [len(src)]))
+    samples = np.add.reduceat(np.asarray(found["n"], dtype=np.int64), firsts)
+    totals = np.add.reduceat(np.asarray(found["total"], dtype=np.float64), firsts)
+    cells = []
+    for g, (first, _last) in enumerate(zip(firsts, ends, strict=True)):
+        key = (str(src[first]), str(dst[first]))
+        if key not in counts:
+            continue
+        n_tests, km, newest = counts[key]
+        k = int(samples[g])
+        stats = (*(float(x) for x in qs[g]), float(totals[g]) / k)
+        cells.append(Cell(key[0], key[1], km, n_tests, k, stats, newest))
+    return cells
+
+
 PairKeep = Callable[[str, str, float | None], bool]
 
 

@@ -240,6 +240,23 @@ def _open_episodes(found: ch.Detection) -> set[tuple[str, str, str, str]]:
 WindowCells = dict[tuple[str, str], list[v.Cell]]
 
 
+def _cells(
+    con: duckdb.DuckDBPyConnection,
+    info: v.SourceInfo,
+    metric: str,
+    window: str,
+    previous: bool,
+    include_flagged: bool,
+) -> list[v.Cell]:
+    """One window's cells: RTT's windows of days pool the samples from the store's
+    histograms (views.binned_cells), the rest from the tests."""
+    if metric == "rtt" and window != "latest" and not include_flagged:
+        return v.binned_cells(con, info, window, previous=previous)
+    return v.window_cells(
+        con, info, metric, window, previous=previous, include_flagged=include_flagged
+    )
+
+
 def _window_cells(
     con: duckdb.DuckDBPyConnection, info: v.SourceInfo, include_flagged: bool = False
 ) -> tuple[WindowCells, WindowCells]:
@@ -260,16 +277,12 @@ def _window_cells(
             before[metric, window] = (
                 []
                 if window == "latest" or covers
-                else v.window_cells(
-                    con, info, metric, window, previous=True, include_flagged=include_flagged
-                )
+                else _cells(con, info, metric, window, True, include_flagged)
             )
             if covers and whole is not None:
                 cells[metric, window] = cells[metric, whole]
                 continue
-            cells[metric, window] = v.window_cells(
-                con, info, metric, window, include_flagged=include_flagged
-            )
+            cells[metric, window] = _cells(con, info, metric, window, False, include_flagged)
             if covers:
                 whole = window
     return cells, before

@@ -495,3 +495,32 @@ def test_a_new_sweep_or_a_damaged_entry_computes_the_figures_again(tmp_path):
     assert json.loads((results / site_history.CACHE_FILE).read_text())["format"] == (
         site_history.CACHE_FORMAT
     )
+
+
+def test_a_site_over_a_store_kept_by_ingests_equals_one_over_a_rebuilt_store(tmp_path):
+    """The histograms each ingest keeps give the matrix the whole store gives."""
+    import shutil
+
+    results = tmp_path / "results"
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    for i in range(40):
+        t = T0 + timedelta(hours=6 * i)
+        samples = {(A, B): [150.0 + 0.37 * (k % 5) + 0.01 * i for k in range(20)],
+                   (B, A): [148.0 + 0.11 * k for k in range(20)]}  # fmt: skip
+        h.ingest_sweep(results, make_sweep(results, sweep_id_at(t, f"{i:04x}"), samples,
+                                           started=t).name)  # fmt: skip
+        if i in (30, 38):  # a site built on the way, its figures cached
+            with h.opened(results, read_only=True) as con:
+                site_history.cached_history_data(con, results, now=now)
+    with h.opened(results, read_only=True) as con:
+        kept = site_history.cached_history_data(con, results, now=now)
+    whole = tmp_path / "whole"
+    shutil.copytree(results, whole, ignore=shutil.ignore_patterns("history.duckdb*", ".cache"))
+    h.rebuild(whole)
+    with h.opened(whole, read_only=True) as con:
+        rebuilt = site_history.history_data(con, now=now)
+    assert kept.matrix == rebuilt.matrix
+    assert (
+        kept.matrix["sources"][0]["views"]["rtt|1W"]["p90"]
+        == rebuilt.matrix["sources"][0]["views"]["rtt|1W"]["p90"]
+    )

@@ -1,0 +1,155 @@
+"""The RTT histograms: percentiles read from them against DuckDB's exact quantile_cont,
+the stored bins against the bins of every row at once (incremental = whole), the
+migration from version 5, and the site's RTT windows read from them."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import duckdb
+import numpy as np
+import pytest
+from history_support import make_sweep, sweep_id_at
+
+from orchestrator.history import histogram
+from orchestrator.history import store as h
+from orchestrator.history import views as v
+
+QS = [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0]
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:eu-west-1"
+
+
+def _exact_and_binned(groups: list[list[float]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's QS by quantile_cont over its samples, and from its bins."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE s (g INTEGER, x DOUBLE)")
+    con.executemany(
+        "INSERT INTO s VALUES (?, ?)", [(g, x) for g, xs in enumerate(groups) for x in xs]
+    )
+    exact = np.array(
+        [
+            r[0]
+            for r in con.execute(
+                f"SELECT quantile_cont(x, {QS}) FROM s GROUP BY g ORDER BY g"
+            ).fetchall()
+        ]
+    )
+    rows = con.execute(
+        f"SELECT g, {histogram.bin_sql('x')} AS b, count(*), min(x), max(x) FROM s "
+        "GROUP BY g, b ORDER BY g, b"
+    ).fetchall()
+    con.close()
+    g = np.array([r[0] for r in rows])
+    firsts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+    binned = histogram.quantiles(
+        firsts, [r[2] for r in rows], [r[3] for r in rows], [r[4] for r in rows], QS
+    )
+    return exact, binned
+
+
+def test_percentiles_from_the_bins_are_within_the_error_bound():
+    rng = random.Random(7)
+    groups = []
+    for _ in range(40):
+        level = rng.uniform(0.2, 300.0)
+        n = rng.choice([1, 2, 3, 17, 200, 3000])
+        # ping's three decimals, a spread of a few %, some heavy tails
+        groups.append(
+            [
+                round(level * (1 + abs(rng.gauss(0, 0.02))) + rng.expovariate(2.0), 3)
+                for _ in range(n)
+            ]
+        )
+    exact, binned = _exact_and_binned(groups)
+    error = np.abs(binned - exact) / exact
+    assert error.max() <= histogram.ERROR_BOUND
+    assert error.max() > 0  # the test would see an error: some bins hold several values
+    # min and max are exact
+    assert np.array_equal(binned[:, 0], exact[:, 0])
+    assert np.array_equal(binned[:, -1], exact[:, -1])
+
+
+def test_percentiles_are_exact_when_each_bin_holds_one_value():
+    rng = random.Random(3)
+    groups = [[float(rng.randint(10, 90)) for _ in range(rng.randint(1, 500))] for _ in range(20)]
+    groups.append([0.0, 0.0, 5.0])  # zero: its own bin below every other
+    exact, binned = _exact_and_binned(groups)
+    assert np.array_equal(binned, exact)
+
+
+def _sweep(results, i, level=150.0, day_shift=0):
+    t = T0 + timedelta(hours=6 * i + 24 * day_shift)
+    samples = {
+        (A, B): [level + 0.137 * (k % 7) + 0.01 * i for k in range(20)],
+        (B, A): [148.0 + 0.3 * (k % 5) for k in range(20)],
+        (A, C): [70.0 + 0.5 * (i % 4)] * 20,
+    }
+    return make_sweep(results, sweep_id_at(t, f"{i:04x}"), samples, started=t)
+
+
+def _bins(con):
+    return con.execute("SELECT * FROM rtt_bins ORDER BY ALL").fetchall()
+
+
+def test_bins_kept_by_each_ingest_are_the_bins_of_every_row(tmp_path):
+    for i in range(10):
+        h.ingest_sweep(tmp_path, _sweep(tmp_path, i).name)
+    # one sweep replaced, with other samples: its day's bins follow
+    _sweep(tmp_path, 4, level=190.0)
+    h.ingest_sweep(tmp_path, sweep_id_at(T0 + timedelta(hours=24), "0004"))
+    with h.opened(tmp_path) as con:
+        kept = _bins(con)
+        assert sum(r[6] for r in kept) == 10 * 3 * 20
+        assert any(r[7] >= 190.0 for r in kept)
+        with h.transaction(con):
+            h.refresh_bins(con)  # every day, from every row at once
+        assert _bins(con) == kept
+        # a sweep deleted takes its samples out of the bins
+        with h.transaction(con):
+            h.delete_sweep(con, sweep_id_at(T0 + timedelta(hours=24), "0004"))
+        assert sum(r[6] for r in _bins(con)) == 9 * 3 * 20
+        assert not any(r[7] >= 190.0 for r in _bins(con))
+
+
+def test_a_version_5_store_migrates_with_its_bins(tmp_path):
+    for i in range(6):
+        _sweep(tmp_path, i)
+    h.ingest_all(tmp_path)
+    path = h.store_path(tmp_path)
+    with h.opened(tmp_path) as con:
+        want = _bins(con)
+        con.execute("DROP TABLE rtt_bins")
+        con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    with pytest.raises(h.UserError, match="schema version 5"):
+        h.connect(path, read_only=True)
+    with h.opened(tmp_path) as con:  # opened to write: migrates
+        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+            str(h.STORE_SCHEMA_VERSION),
+        )
+        assert _bins(con) == want and want
+
+
+def test_binned_windows_match_the_exact_ones(tmp_path):
+    # 3 weeks of sweeps every 6 h: the windows start inside a day, whole days between
+    for i in range(84):
+        _sweep(tmp_path, i)
+    h.ingest_all(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        (info,) = v.source_infos(con).values()
+        for window in ("1D", "1W", "1M"):
+            for previous in (False, True):
+                exact = v.window_cells(con, info, "rtt", window, previous=previous)
+                binned = v.binned_cells(con, info, window, previous=previous)
+                assert [(c.src, c.dst, c.tests, c.samples, c.newest, c.distance_km)
+                        for c in binned] == [
+                    (c.src, c.dst, c.tests, c.samples, c.newest, c.distance_km) for c in exact
+                ]  # fmt: skip
+                for e, b in zip(exact, binned, strict=True):
+                    assert e.quantiles is not None and b.quantiles is not None
+                    assert b.quantiles[0] == e.quantiles[0] and b.quantiles[-2] == e.quantiles[-2]
+                    assert b.quantiles[-1] == pytest.approx(e.quantiles[-1], rel=1e-12)
+                    for x, y in zip(b.quantiles, e.quantiles, strict=True):
+                        assert abs(x - y) <= histogram.ERROR_BOUND * y
+        assert v.binned_cells(con, info, "1M", previous=True) == []  # nothing before
