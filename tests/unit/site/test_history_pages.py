@@ -520,7 +520,5 @@ def test_a_site_over_a_store_kept_by_ingests_equals_one_over_a_rebuilt_store(tmp
     with h.opened(whole, read_only=True) as con:
         rebuilt = site_history.history_data(con, now=now)
     assert kept.matrix == rebuilt.matrix
-    assert (
-        kept.matrix["sources"][0]["views"]["rtt|1W"]["p90"]
-        == rebuilt.matrix["sources"][0]["views"]["rtt|1W"]["p90"]
-    )
+    # the binned windows are there to compare: a p90 from 560 samples
+    assert any(x is not None for x in kept.matrix["sources"][0]["views"]["rtt|1W"]["p90"])
