@@ -155,8 +155,7 @@ def history_bench(sweeps: int, fresh: bool) -> None:
             print(f"  site built again in {time.perf_counter() - t0:.1f} s (goal < 5 s)")
         finally:
             with history.opened(results) as con, history.transaction(con):
-                for table in ("recent", "archive", "sweeps"):
-                    con.execute(f"DELETE FROM {table} WHERE sweep_id = ?", [new])
+                history.delete_sweep(con, new)  # its rows, and its day's RTT histograms
             shutil.rmtree(results / new, ignore_errors=True)
 
 

@@ -36,7 +36,7 @@ import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,7 +122,7 @@ _QUOTED_COLUMNS = ", ".join(f'"{c}"' for c in STORE_COLUMNS)
 _VIEW = "CREATE VIEW measurements AS SELECT * FROM recent UNION ALL SELECT * FROM archive"
 _RTT_BINS = (
     "CREATE TABLE rtt_bins (source VARCHAR, src VARCHAR, dst VARCHAR, day DATE, "
-    "flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total DOUBLE)"
+    "days INTEGER, flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total DOUBLE)"
 )
 # a test's RTT samples as the views pool them (views.METRICS["rtt"].samples_sql): its
 # ping samples, or its one p50 (or mean) when it has none (an imported row)
@@ -247,26 +247,38 @@ def _migrate_columns(con: duckdb.DuckDBPyConnection, version: str) -> None:
 # the histogram rows of the ok tests matching a condition ({where}), per source, directed
 # pair, UTC day, flags value and bin
 _BINS_SELECT = (
-    "SELECT source, src, dst, CAST(started_utc AS DATE) AS day, coalesce(flags, '') AS flags, "
+    "SELECT source, src, dst, CAST(started_utc AS DATE) AS day, 1 AS days, "
+    "coalesce(flags, '') AS flags, "
     f"{bin_sql('x')} AS bin, count(*) AS n, min(x) AS lo, max(x) AS hi, sum(x) AS total "
     f"FROM (SELECT source, src, dst, started_utc, flags, unnest({RTT_SAMPLES_SQL}) AS x "
     "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}) "
     "WHERE x IS NOT NULL GROUP BY ALL"
+)
+# the week rows (days = 7, day = its Monday) from the day rows matching {where}: a year's
+# window reads weeks, and days only at its ends
+_WEEKS_SELECT = (
+    "SELECT source, src, dst, CAST(date_trunc('week', day) AS DATE) AS week, 7, flags, bin, "
+    "sum(n), min(lo), max(hi), sum(total) FROM rtt_bins WHERE days = 1 {where} "
+    "GROUP BY source, src, dst, week, flags, bin"
 )
 
 
 def refresh_bins(
     con: duckdb.DuckDBPyConnection, days: Iterable[tuple[str, str]] | None = None
 ) -> None:
-    """Compute rtt_bins again for the (source, UTC day 'YYYY-MM-DD') given, from the stored
-    rows; every day without `days` (inside the caller's transaction)."""
+    """Compute rtt_bins again for the (source, UTC day 'YYYY-MM-DD') given, and their
+    weeks, from the stored rows; every day without `days` (inside the caller's
+    transaction)."""
     if days is None:
         con.execute("DELETE FROM rtt_bins")
         con.execute("INSERT INTO rtt_bins " + _BINS_SELECT.format(where=""))
+        con.execute("INSERT INTO rtt_bins " + _WEEKS_SELECT.format(where=""))
         return
+    weeks = set()
     for source, day in sorted(set(days)):
         con.execute(
-            "DELETE FROM rtt_bins WHERE source = ? AND day = CAST(? AS DATE)", [source, day]
+            "DELETE FROM rtt_bins WHERE source = ? AND days = 1 AND day = CAST(? AS DATE)",
+            [source, day],
         )
         con.execute(
             "INSERT INTO rtt_bins "
@@ -275,6 +287,21 @@ def refresh_bins(
                 "AND started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
             ),
             [source, day, day],
+        )
+        when = date.fromisoformat(day)
+        weeks.add((source, (when - timedelta(days=when.weekday())).isoformat()))
+    for source, monday in sorted(weeks):
+        con.execute(
+            "DELETE FROM rtt_bins WHERE source = ? AND days = 7 AND day = CAST(? AS DATE)",
+            [source, monday],
+        )
+        con.execute(
+            "INSERT INTO rtt_bins "
+            + _WEEKS_SELECT.format(
+                where="AND source = ? AND day >= CAST(? AS DATE) "
+                "AND day < CAST(? AS DATE) + INTERVAL 7 DAY"
+            ),
+            [source, monday, monday],
         )
 
 

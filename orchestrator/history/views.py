@@ -490,6 +490,29 @@ def window_cells(
     ]
 
 
+def _whole_days(a: datetime, b: datetime | None) -> tuple[str, list[Any]]:
+    """SQL over rtt_bins of the whole days after a's day and before b's (all after without
+    b): the whole weeks (from the Monday after a's day) as week rows, the days before and
+    after them as day rows."""
+    da = a.date()
+    wa = da + timedelta(days=7 - da.weekday())  # the first Monday after a's day
+    if b is None:
+        return (
+            "(days = 7 AND day >= CAST(? AS DATE)) OR "
+            "(days = 1 AND day > CAST(? AS DATE) AND day < CAST(? AS DATE))",
+            [wa.isoformat(), da.isoformat(), wa.isoformat()],
+        )
+    db = b.date()
+    we = wa + timedelta(days=7 * max(0, (db - wa).days // 7))  # after the last whole week
+    return (
+        "(days = 7 AND day >= CAST(? AS DATE) AND day < CAST(? AS DATE)) OR (days = 1 AND "
+        "((day > CAST(? AS DATE) AND day < CAST(? AS DATE)) OR "
+        "(day >= CAST(? AS DATE) AND day < CAST(? AS DATE))))",
+        [wa.isoformat(), we.isoformat(), da.isoformat(), min(wa, db).isoformat(),
+         we.isoformat(), db.isoformat()],
+    )  # fmt: skip
+
+
 def binned_cells(
     con: duckdb.DuckDBPyConnection, info: SourceInfo, window: str, previous: bool = False
 ) -> list[Cell]:
@@ -511,15 +534,13 @@ def binned_cells(
     valid = valid_sql(m.measure)
     tests = f"source = ? AND status = 'ok' AND {valid} AND started_utc >= ?"
     params: list[Any] = [info.name, a]
-    whole = "source = ? AND day > CAST(? AS DATE)"
-    whole_params: list[Any] = [info.name, a]
+    whole, whole_params = _whole_days(a, b)
+    whole_params = [info.name, *whole_params]
     part = "started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
     part_params: list[Any] = [a]
     if b is not None:
         tests += " AND started_utc < ?"
         params.append(b)
-        whole += " AND day < CAST(? AS DATE)"
-        whole_params.append(b)
         part += " OR started_utc >= CAST(? AS DATE)"
         part_params.append(b)
     counts = {
@@ -532,7 +553,8 @@ def binned_cells(
     }
     found = con.execute(
         "SELECT src, dst, bin, sum(n) AS n, min(lo) AS lo, max(hi) AS hi, sum(total) AS total "
-        f"FROM (SELECT src, dst, bin, n, lo, hi, total FROM rtt_bins WHERE {whole} AND {valid} "
+        "FROM (SELECT src, dst, bin, n, lo, hi, total FROM rtt_bins "
+        f"WHERE source = ? AND ({whole}) AND {valid} "
         f"UNION ALL SELECT src, dst, {bin_sql('x')}, 1, x, x, x FROM (SELECT src, dst, "
         f"unnest({m.samples_sql}) AS x FROM measurements WHERE {tests} AND ({part})) "
         "WHERE x IS NOT NULL) GROUP BY src, dst, bin ORDER BY src, dst, bin",

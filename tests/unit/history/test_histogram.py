@@ -79,8 +79,8 @@ def test_percentiles_are_exact_when_each_bin_holds_one_value():
     assert np.array_equal(binned, exact)
 
 
-def _sweep(results, i, level=150.0, day_shift=0):
-    t = T0 + timedelta(hours=6 * i + 24 * day_shift)
+def _sweep(results, i, level=150.0, hours=6):
+    t = T0 + timedelta(hours=hours * i)
     samples = {
         (A, B): [level + 0.137 * (k % 7) + 0.01 * i for k in range(20)],
         (B, A): [148.0 + 0.3 * (k % 5) for k in range(20)],
@@ -90,7 +90,14 @@ def _sweep(results, i, level=150.0, day_shift=0):
 
 
 def _bins(con):
-    return con.execute("SELECT * FROM rtt_bins ORDER BY ALL").fetchall()
+    """Every bin row, its sum of samples rounded (a sum's last bits depend on its order)."""
+    rows = con.execute("SELECT * FROM rtt_bins ORDER BY ALL").fetchall()
+    return [(*r[:-1], round(r[-1], 6)) for r in rows]
+
+
+def _samples(rows, days=1):
+    """The samples in the day (or week) rows."""
+    return sum(r[7] for r in rows if r[4] == days)
 
 
 def test_bins_kept_by_each_ingest_are_the_bins_of_every_row(tmp_path):
@@ -101,16 +108,16 @@ def test_bins_kept_by_each_ingest_are_the_bins_of_every_row(tmp_path):
     h.ingest_sweep(tmp_path, sweep_id_at(T0 + timedelta(hours=24), "0004"))
     with h.opened(tmp_path) as con:
         kept = _bins(con)
-        assert sum(r[6] for r in kept) == 10 * 3 * 20
-        assert any(r[7] >= 190.0 for r in kept)
+        assert _samples(kept) == _samples(kept, days=7) == 10 * 3 * 20
+        assert any(r[9] >= 190.0 for r in kept)
         with h.transaction(con):
             h.refresh_bins(con)  # every day, from every row at once
         assert _bins(con) == kept
         # a sweep deleted takes its samples out of the bins
         with h.transaction(con):
             h.delete_sweep(con, sweep_id_at(T0 + timedelta(hours=24), "0004"))
-        assert sum(r[6] for r in _bins(con)) == 9 * 3 * 20
-        assert not any(r[7] >= 190.0 for r in _bins(con))
+        assert _samples(_bins(con)) == _samples(_bins(con), days=7) == 9 * 3 * 20
+        assert not any(r[9] >= 190.0 for r in _bins(con))
 
 
 def test_a_version_5_store_migrates_with_its_bins(tmp_path):
@@ -132,9 +139,10 @@ def test_a_version_5_store_migrates_with_its_bins(tmp_path):
 
 
 def test_binned_windows_match_the_exact_ones(tmp_path):
-    # 3 weeks of sweeps every 6 h: the windows start inside a day, whole days between
-    for i in range(84):
-        _sweep(tmp_path, i)
+    # 45 days of sweeps every 13 h: the windows start inside a day, whole weeks and days
+    # between (1M and the month before it: both ends inside a day)
+    for i in range(83):
+        _sweep(tmp_path, i, hours=13)
     h.ingest_all(tmp_path)
     with h.opened(tmp_path, read_only=True) as con:
         (info,) = v.source_infos(con).values()
@@ -152,4 +160,5 @@ def test_binned_windows_match_the_exact_ones(tmp_path):
                     assert b.quantiles[-1] == pytest.approx(e.quantiles[-1], rel=1e-12)
                     for x, y in zip(b.quantiles, e.quantiles, strict=True):
                         assert abs(x - y) <= histogram.ERROR_BOUND * y
-        assert v.binned_cells(con, info, "1M", previous=True) == []  # nothing before
+        # the month before 1M starts and ends inside a day, with whole weeks between
+        assert v.binned_cells(con, info, "1M", previous=True)
