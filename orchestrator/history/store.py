@@ -271,8 +271,9 @@ def refresh_bins(
     transaction)."""
     if days is None:
         con.execute("DELETE FROM rtt_bins")
-        con.execute("INSERT INTO rtt_bins " + _BINS_SELECT.format(where=""))
-        con.execute("INSERT INTO rtt_bins " + _WEEKS_SELECT.format(where=""))
+        # in day order: a window's filter on the day skips the blocks before it
+        con.execute("INSERT INTO rtt_bins " + _BINS_SELECT.format(where="") + " ORDER BY day")
+        con.execute("INSERT INTO rtt_bins " + _WEEKS_SELECT.format(where="") + " ORDER BY week")
         return
     weeks = set()
     for source, day in sorted(set(days)):

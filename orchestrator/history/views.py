@@ -490,27 +490,25 @@ def window_cells(
     ]
 
 
-def _whole_days(a: datetime, b: datetime | None) -> tuple[str, list[Any]]:
-    """SQL over rtt_bins of the whole days after a's day and before b's (all after without
-    b): the whole weeks (from the Monday after a's day) as week rows, the days before and
-    after them as day rows."""
-    da = a.date()
-    wa = da + timedelta(days=7 - da.weekday())  # the first Monday after a's day
+def _whole_days(a: datetime, b: datetime | None) -> list[tuple[int, str, str | None]]:
+    """The rtt_bins rows of the whole days after a's day and before b's (all after without
+    b): (days, from, to) ranges of `day`, to excluded: the whole weeks from the Monday
+    after a's day as week rows, the days before and after them as day rows. Each range
+    a filter of its own, which DuckDB prunes by the column's zone maps (an OR of them it
+    would not)."""
+    da = a.date() + timedelta(days=1)
+    wa = da + timedelta(days=(7 - da.weekday()) % 7)  # the first Monday from da on
     if b is None:
-        return (
-            "(days = 7 AND day >= CAST(? AS DATE)) OR "
-            "(days = 1 AND day > CAST(? AS DATE) AND day < CAST(? AS DATE))",
-            [wa.isoformat(), da.isoformat(), wa.isoformat()],
-        )
+        return [(1, da.isoformat(), wa.isoformat()), (7, wa.isoformat(), None)]
     db = b.date()
-    we = wa + timedelta(days=7 * max(0, (db - wa).days // 7))  # after the last whole week
-    return (
-        "(days = 7 AND day >= CAST(? AS DATE) AND day < CAST(? AS DATE)) OR (days = 1 AND "
-        "((day > CAST(? AS DATE) AND day < CAST(? AS DATE)) OR "
-        "(day >= CAST(? AS DATE) AND day < CAST(? AS DATE))))",
-        [wa.isoformat(), we.isoformat(), da.isoformat(), min(wa, db).isoformat(),
-         we.isoformat(), db.isoformat()],
-    )  # fmt: skip
+    if wa >= db:
+        return [(1, da.isoformat(), db.isoformat())]
+    we = wa + timedelta(days=7 * ((db - wa).days // 7))  # after the last whole week
+    return [
+        (1, da.isoformat(), wa.isoformat()),
+        (7, wa.isoformat(), we.isoformat()),
+        (1, we.isoformat(), db.isoformat()),
+    ]
 
 
 def binned_cells(
@@ -534,8 +532,6 @@ def binned_cells(
     valid = valid_sql(m.measure)
     tests = f"source = ? AND status = 'ok' AND {valid} AND started_utc >= ?"
     params: list[Any] = [info.name, a]
-    whole, whole_params = _whole_days(a, b)
-    whole_params = [info.name, *whole_params]
     part = "started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
     part_params: list[Any] = [a]
     if b is not None:
@@ -551,10 +547,17 @@ def binned_cells(
             params,
         ).fetchall()
     }
+    whole, whole_params = [], []
+    for span, since, until in _whole_days(a, b):
+        whole.append(
+            f"SELECT src, dst, bin, n, lo, hi, total FROM rtt_bins WHERE source = ? AND {valid} "
+            f"AND days = {span} AND day >= CAST(? AS DATE)"
+            + (" AND day < CAST(? AS DATE)" if until else "")
+        )
+        whole_params += [info.name, since, *([until] if until else [])]
     found = con.execute(
         "SELECT src, dst, bin, sum(n) AS n, min(lo) AS lo, max(hi) AS hi, sum(total) AS total "
-        "FROM (SELECT src, dst, bin, n, lo, hi, total FROM rtt_bins "
-        f"WHERE source = ? AND ({whole}) AND {valid} "
+        f"FROM ({' UNION ALL '.join(whole)} "
         f"UNION ALL SELECT src, dst, {bin_sql('x')}, 1, x, x, x FROM (SELECT src, dst, "
         f"unnest({m.samples_sql}) AS x FROM measurements WHERE {tests} AND ({part})) "
         "WHERE x IS NOT NULL) GROUP BY src, dst, bin ORDER BY src, dst, bin",
@@ -565,12 +568,11 @@ def binned_cells(
     src, dst = found["src"], found["dst"]
     firsts = np.flatnonzero(np.concatenate(([True], (src[1:] != src[:-1]) | (dst[1:] != dst[:-1]))))
     qs = quantiles(firsts, found["n"], found["lo"], found["hi"], list(QUANTILES.values()))
-    ends = np.concatenate((firsts[1:], [len(src)]))
     samples = np.add.reduceat(np.asarray(found["n"], dtype=np.int64), firsts)
     totals = np.add.reduceat(np.asarray(found["total"], dtype=np.float64), firsts)
     cells = []
-    for g, (first, _last) in enumerate(zip(firsts, ends, strict=True)):
-        key = (str(src[first]), str(dst[first]))
+    for g, row in enumerate(firsts):
+        key = (str(src[row]), str(dst[row]))
         if key not in counts:
             continue
         n_tests, km, newest = counts[key]
