@@ -121,9 +121,12 @@ _COLUMN_TYPES = {
 _QUOTED_COLUMNS = ", ".join(f'"{c}"' for c in STORE_COLUMNS)
 _VIEW = "CREATE VIEW measurements AS SELECT * FROM recent UNION ALL SELECT * FROM archive"
 _RTT_BINS = (
-    "CREATE TABLE rtt_bins (source VARCHAR, src VARCHAR, dst VARCHAR, day DATE, "
-    "days INTEGER, flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total DOUBLE)"
+    "CREATE TABLE rtt_bins (source VARCHAR, pair INTEGER, day DATE, days INTEGER, "
+    "flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total DOUBLE)"
 )
+# a number per directed pair, for rtt_bins: a year's window groups millions of bins by
+# pair, in half the time by a number than by two names
+_PAIRS = "CREATE TABLE pairs (pair INTEGER PRIMARY KEY, src VARCHAR, dst VARCHAR)"
 # a test's RTT samples as the views pool them (views.METRICS["rtt"].samples_sql): its
 # ping samples, or its one p50 (or mean) when it has none (an imported row)
 RTT_SAMPLES_SQL = (
@@ -142,6 +145,7 @@ _SCHEMA = [
         for table in ("recent", "archive")
     ),
     _VIEW,
+    _PAIRS,
     _RTT_BINS,
     "CREATE TABLE fingerprints (fingerprint VARCHAR PRIMARY KEY, "
     + ", ".join(f'"{f}" VARCHAR' for f in FINGERPRINT_FIELDS)
@@ -220,6 +224,7 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     with transaction(con):
         if found[0] != "5":
             _migrate_columns(con, found[0])
+        con.execute(_PAIRS)
         con.execute(_RTT_BINS)
         refresh_bins(con)
         con.execute(
@@ -247,20 +252,35 @@ def _migrate_columns(con: duckdb.DuckDBPyConnection, version: str) -> None:
 # the histogram rows of the ok tests matching a condition ({where}), per source, directed
 # pair, UTC day, flags value and bin
 _BINS_SELECT = (
-    "SELECT source, src, dst, CAST(started_utc AS DATE) AS day, 1 AS days, "
+    "SELECT source, p.pair, CAST(started_utc AS DATE) AS day, 1 AS days, "
     "coalesce(flags, '') AS flags, "
     f"{bin_sql('x')} AS bin, count(*) AS n, min(x) AS lo, max(x) AS hi, sum(x) AS total "
     f"FROM (SELECT source, src, dst, started_utc, flags, unnest({RTT_SAMPLES_SQL}) AS x "
-    "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}) "
+    "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}) m "
+    "JOIN pairs p ON m.src = p.src AND m.dst = p.dst "
     "WHERE x IS NOT NULL GROUP BY ALL"
 )
 # the week rows (days = 7, day = its Monday) from the day rows matching {where}: a year's
 # window reads weeks, and days only at its ends
 _WEEKS_SELECT = (
-    "SELECT source, src, dst, CAST(date_trunc('week', day) AS DATE) AS week, 7, flags, bin, "
+    "SELECT source, pair, CAST(date_trunc('week', day) AS DATE) AS week, 7, flags, bin, "
     "sum(n), min(lo), max(hi), sum(total) FROM rtt_bins WHERE days = 1 {where} "
-    "GROUP BY source, src, dst, week, flags, bin"
+    "GROUP BY source, pair, week, flags, bin"
 )
+
+
+def _number_pairs(
+    con: duckdb.DuckDBPyConnection, where: str = "", params: Sequence[Any] = ()
+) -> None:
+    """Give the directed pairs of the rows matching `where` that have none a number."""
+    con.execute(
+        "INSERT INTO pairs SELECT (SELECT coalesce(max(pair), 0) FROM pairs) + "
+        "CAST(row_number() OVER (ORDER BY src, dst) AS INTEGER), src, dst FROM ("
+        "SELECT DISTINCT m.src, m.dst FROM measurements m ANTI JOIN pairs p "
+        "ON m.src = p.src AND m.dst = p.dst "
+        f"WHERE m.src IS NOT NULL AND m.dst IS NOT NULL {where})",
+        list(params),
+    )
 
 
 def refresh_bins(
@@ -271,12 +291,19 @@ def refresh_bins(
     transaction)."""
     if days is None:
         con.execute("DELETE FROM rtt_bins")
+        _number_pairs(con)
         # in day order: a window's filter on the day skips the blocks before it
         con.execute("INSERT INTO rtt_bins " + _BINS_SELECT.format(where="") + " ORDER BY day")
         con.execute("INSERT INTO rtt_bins " + _WEEKS_SELECT.format(where="") + " ORDER BY week")
         return
     weeks = set()
     for source, day in sorted(set(days)):
+        _number_pairs(
+            con,
+            "AND m.source = ? AND m.started_utc >= CAST(? AS DATE) "
+            "AND m.started_utc < CAST(? AS DATE) + INTERVAL 1 DAY",
+            [source, day, day],
+        )
         con.execute(
             "DELETE FROM rtt_bins WHERE source = ? AND days = 1 AND day = CAST(? AS DATE)",
             [source, day],

@@ -550,36 +550,38 @@ def binned_cells(
     whole, whole_params = [], []
     for span, since, until in _whole_days(a, b):
         whole.append(
-            f"SELECT src, dst, bin, n, lo, hi, total FROM rtt_bins WHERE source = ? AND {valid} "
+            f"SELECT pair, bin, n, lo, hi, total FROM rtt_bins WHERE source = ? AND {valid} "
             f"AND days = {span} AND day >= CAST(? AS DATE)"
             + (" AND day < CAST(? AS DATE)" if until else "")
         )
         whole_params += [info.name, since, *([until] if until else [])]
     found = con.execute(
-        "SELECT src, dst, bin, sum(n) AS n, min(lo) AS lo, max(hi) AS hi, sum(total) AS total "
+        "SELECT pair, bin, sum(n) AS n, min(lo) AS lo, max(hi) AS hi, sum(total) AS total "
         f"FROM ({' UNION ALL '.join(whole)} "
-        f"UNION ALL SELECT src, dst, {bin_sql('x')}, 1, x, x, x FROM (SELECT src, dst, "
-        f"unnest({m.samples_sql}) AS x FROM measurements WHERE {tests} AND ({part})) "
-        "WHERE x IS NOT NULL) GROUP BY src, dst, bin ORDER BY src, dst, bin",
+        f"UNION ALL SELECT p.pair, {bin_sql('x')}, 1, x, x, x FROM (SELECT src, dst, "
+        f"unnest({m.samples_sql}) AS x FROM measurements WHERE {tests} AND ({part})) r "
+        "JOIN pairs p ON r.src = p.src AND r.dst = p.dst "
+        "WHERE x IS NOT NULL) GROUP BY pair, bin ORDER BY pair, bin",
         [*whole_params, *params, *part_params],
     ).fetchnumpy()
     if not len(found["n"]):
         return []
-    src, dst = found["src"], found["dst"]
-    firsts = np.flatnonzero(np.concatenate(([True], (src[1:] != src[:-1]) | (dst[1:] != dst[:-1]))))
+    names = {r[0]: (r[1], r[2]) for r in con.execute("SELECT pair, src, dst FROM pairs").fetchall()}
+    pairs = np.asarray(found["pair"])
+    firsts = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1])))
     qs = quantiles(firsts, found["n"], found["lo"], found["hi"], list(QUANTILES.values()))
     samples = np.add.reduceat(np.asarray(found["n"], dtype=np.int64), firsts)
     totals = np.add.reduceat(np.asarray(found["total"], dtype=np.float64), firsts)
     cells = []
     for g, row in enumerate(firsts):
-        key = (str(src[row]), str(dst[row]))
+        key = names[int(pairs[row])]
         if key not in counts:
             continue
         n_tests, km, newest = counts[key]
         k = int(samples[g])
         stats = (*(float(x) for x in qs[g]), float(totals[g]) / k)
         cells.append(Cell(key[0], key[1], km, n_tests, k, stats, newest))
-    return cells
+    return sorted(cells, key=lambda c: (c.src, c.dst))
 
 
 PairKeep = Callable[[str, str, float | None], bool]
