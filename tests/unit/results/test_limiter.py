@@ -56,6 +56,17 @@ def test_each_captured_set_up_is_named_for_what_limited_it(name):
     assert f"throughput_bps={limiter._fmt(row['throughput_bps'])}" in found.detail
 
 
+def test_a_reverse_capacity_test_on_a_long_path_is_capacity():
+    """-R at 200 ms, 8 streams on buffers sized for 2 x BDP through a 50 Mbit/s line: the
+    server's clock ran one RTT past the client's. Its bytes over the client's interval
+    agree with the receiver's (the sender ahead by what the path held), so the test is
+    capacity, not "at the line rate, but sender and receiver disagree"."""
+    row, test = captured("reverse_long_rtt", 200.0)
+    found = classify(row, test, PathFacts(line_rate_bps=50e6, window_bytes=1_250_000))
+    assert found.name == limiter.CAPACITY, found.detail
+    assert limiter.usable_as_capacity({"limiter": found.name})
+
+
 def test_the_deciding_figures_are_in_the_detail():
     row, test = captured("window", 80.0)
     found = classify(row, test, CASES["window"][1])
