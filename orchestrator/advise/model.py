@@ -23,16 +23,10 @@ from dataclasses import dataclass, field
 
 from orchestrator.core.errors import UserError
 from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.plan.ramp import INITCWND_SEGMENTS, MSS_BYTES
 from orchestrator.plan.tuning import TCP_BUFFER_MAX_BYTES, TUNED_BUFFER_BDP_FACTOR, bdp_bytes
+from orchestrator.results.limiter import LOSS_TOLERANCE, MATHIS_C, mathis_bps
 
-# 1500-byte MTU less IPv4 (20), TCP (20) and the timestamp option (12).
-MSS_BYTES = 1448
-# Linux's initial congestion window (RFC 6928).
-INITCWND_SEGMENTS = 10
-# sqrt(3/2): Mathis et al.'s constant for periodic loss with delayed ACKs off.
-MATHIS_C = 1.22
-# Mathis explains a measured stream if within this share (the study's emulator check).
-LOSS_TOLERANCE = 0.3
 # The tuned buffer (plan.tuning): 2 x BDP, as TCP turns about half a buffer into window;
 # Linux keeps tcp_rmem/tcp_wmem in an int, so none above TCP_BUFFER_MAX_BYTES.
 WINDOW_EFFICIENCY = DEFAULT_MODEL.window_efficiency
@@ -108,7 +102,7 @@ def loss_limited_bps(rtt_ms: float, loss_rate: float | None, mss_bytes: int = MS
     """Mathis's ceiling of one stream; infinite when no loss is known (None or 0)."""
     if not loss_rate:
         return math.inf
-    return mss_bytes * 8.0 / (rtt_ms / 1000.0) * MATHIS_C / math.sqrt(loss_rate)
+    return mathis_bps(rtt_ms, loss_rate, 1, mss_bytes)
 
 
 def loss_rate(
