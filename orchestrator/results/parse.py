@@ -70,7 +70,9 @@ def _iperf3_figures(doc: dict[str, Any]) -> dict[str, Any]:
         # iperf3 reports RTT in microseconds; several streams: the mean of their means
         "tcp_rtt_ms": sum(rtts_us) / len(rtts_us) / 1000 if rtts_us else None,
         "max_cwnd_bytes": max(cwnds) if cwnds else None,
-        "duration_s": float(received["seconds"]),
+        # the client's measured interval, the one -t times: the server's clock runs about
+        # one RTT longer (_sender_bps)
+        "duration_s": float((received if reverse else sent)["seconds"]),
         "streams": int(test["num_streams"]),
         # beside the row, for the limiter (orchestrator.limiter): what the sender put on
         # the wire, its iperf3's CPU (percent of one core), the MSS and the version

@@ -31,7 +31,7 @@ def test_iperf3_forward_takes_receiver_sender_and_the_clients_kernel_figures():
     assert r["retransmits"] == 805
     assert r["tcp_rtt_ms"] == pytest.approx(0.411)  # mean_rtt 411 us
     assert r["max_cwnd_bytes"] == 2574544
-    assert r["duration_s"] == pytest.approx(2.000368)
+    assert r["duration_s"] == pytest.approx(1.99857)  # the client's (sum_sent) interval
     assert r["streams"] == 1
 
 
@@ -63,6 +63,19 @@ def test_a_reverse_tests_sender_rate_is_its_bytes_over_the_receivers_interval():
     assert r["throughput_sender_bps"] == pytest.approx(sent["bytes"] * 8 / received["seconds"])
     assert r["throughput_sender_bps"] >= r["throughput_bps"]
     assert flags.RECEIVER_EXCEEDS_SENDER not in flags.row_flags(r, asked_duration_s=5)
+    assert r["duration_s"] == pytest.approx(received["seconds"])  # the client's, as asked
+
+
+def test_the_measured_interval_is_the_clients_in_both_directions():
+    """iperf3 -t 5 at 200 ms: the server's clock ran 5.2 s; the interval asked was 5 s."""
+    for name in ("limiter_reverse_long_rtt", "limiter_window"):
+        doc = json.loads(read(f"iperf3_{name}.json"))
+        asked = doc["start"]["test_start"]["duration"]
+        server = doc["server_output_json"]["end"][
+            "sum_received" if name.endswith("window") else "sum_sent"
+        ]
+        assert server["seconds"] > asked * 1.015  # one RTT (80 or 200 ms) longer
+        assert parse_iperf3(json.dumps(doc))["duration_s"] == pytest.approx(asked, rel=0.005)
 
 
 def test_a_forward_tests_rates_are_iperf3s_own():
