@@ -77,6 +77,11 @@ def _iperf3_figures(doc: dict[str, Any]) -> dict[str, Any]:
         # beside the row, for the limiter (orchestrator.limiter): what the sender put on
         # the wire, its iperf3's CPU (percent of one core), the MSS and the version
         "sent_bytes": int(sent["bytes"]),
+        # how much longer the sender's count ran than the receiver's (a reverse test's
+        # server: about one RTT, _sender_bps)
+        "sender_extra_s": max(0.0, float(sent["seconds"]) - float(received["seconds"]))
+        if reverse
+        else 0.0,
         "sender_cpu_pct": _sender_cpu_pct(end, reverse),
         "mss_bytes": int(doc["start"].get("tcp_mss_default") or 0) or None,
         "iperf3_version": str(doc["start"].get("version", "")),

@@ -151,6 +151,24 @@ def test_a_sender_ahead_by_what_a_long_path_holds_in_flight_still_agrees():
     assert ahead.name == limiter.UNKNOWN
 
 
+def test_a_reverse_tests_server_may_be_ahead_by_what_it_sent_past_the_clients_interval():
+    # the emulated cloud's reverse capacity test at 94.7 ms: the server counted 0.19 s past
+    # the client and sent 1.51 MB more than the client got (2.6 BDP at 50 Mbit/s)
+    row = {"throughput_bps": 50.0e6, "throughput_sender_bps": 52.42e6, "rtt_p50_ms": 94.7,
+           "duration_s": 5.0, "streams": 8}  # fmt: skip
+    facts = PathFacts(line_rate_bps=50e6)
+    assert classify(row, {"sender_extra_s": 0.19}, facts).name == limiter.CAPACITY
+    # a forward test (the client sent; its clock is the one asked) has no such time
+    assert classify(row, {"sender_extra_s": 0.0}, facts).name == limiter.UNKNOWN
+    assert classify(row, {}, facts).name == limiter.UNKNOWN
+
+
+def test_parse_gives_a_reverse_tests_sender_extra_time():
+    test = parse_iperf3((DATA / "iperf3_limiter_reverse_long_rtt.json").read_text())
+    assert test["sender_extra_s"] == pytest.approx(5.200247 - 4.99995)
+    assert parse_iperf3((DATA / "iperf3_limiter_window.json").read_text())["sender_extra_s"] == 0
+
+
 def test_a_disagreeing_row_is_still_classified_below_the_line_rate():
     row, test = captured("window", 80.0)
     found = classify({**row, "throughput_sender_bps": row["throughput_bps"] * 0.9}, test,
