@@ -34,7 +34,16 @@ PUBLIC = {
         "reserve_subnet", "running_spec", "set_perturbations", "spec", "stack", "state",
         "status", "up", "variation",
     ],
-    "history": ["changes", "continents", "fingerprint", "histogram", "notify", "public_data", "store", "views"],
+    "history": [
+        "changes",
+        "continents",
+        "fingerprint",
+        "histogram",
+        "notify",
+        "public_data",
+        "store",
+        "views",
+    ],
     "model": ["backends", "catalog", "hosts"],
     "netmodel": ["model", "routes"],
     "plan": [
