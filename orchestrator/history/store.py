@@ -333,9 +333,53 @@ def refresh_bins(
         )
 
 
+def add_bins(
+    con: duckdb.DuckDBPyConnection, sweep_id: str, days: Iterable[tuple[str, str]]
+) -> None:
+    """Merge the bins of a sweep's rows on the (source, day)s given into the bins of
+    those days and their weeks, the sweep new to them (inside the caller's transaction).
+    The same rows as refresh_bins: counts add up, the smallest and largest samples are
+    the smaller and larger of the two (the sums differ in their last bits)."""
+    for source, day in sorted(set(days)):
+        when = date.fromisoformat(day)
+        monday = (when - timedelta(days=when.weekday())).isoformat()
+        scope = (
+            "AND sweep_id = ? AND source = ? AND started_utc >= CAST(? AS DATE) "
+            "AND started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
+        )
+        _number_pairs(con, scope, [sweep_id, source, day, day])
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE added_bins AS " + _BINS_SELECT.format(where=scope),
+            [sweep_id, source, day, day],
+        )
+        for span, first in ((1, day), (7, monday)):
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE merged_bins AS SELECT source, pair, "
+                f"CAST(? AS DATE) AS day, {span} AS days, flags, bin, sum(n) AS n, min(lo) AS lo, "
+                "max(hi) AS hi, sum(total) AS total FROM (SELECT source, pair, flags, bin, n, "
+                "lo, hi, total FROM rtt_bins WHERE source = ? AND days = ? "
+                "AND day = CAST(? AS DATE) UNION ALL SELECT source, pair, flags, bin, n, lo, "
+                "hi, total FROM added_bins) GROUP BY source, pair, flags, bin",
+                [first, source, span, first],
+            )
+            con.execute(
+                "DELETE FROM rtt_bins WHERE source = ? AND days = ? AND day = CAST(? AS DATE)",
+                [source, span, first],
+            )
+            con.execute("INSERT INTO rtt_bins SELECT * FROM merged_bins")
+        con.execute("DROP TABLE added_bins")
+        con.execute("DROP TABLE merged_bins")
+
+
 def delete_sweep(con: duckdb.DuckDBPyConnection, sweep_id: str) -> None:
     """Remove a sweep's rows and its sweeps row, and refresh the bins of its days (inside
     the caller's transaction)."""
+    refresh_bins(con, _delete_rows(con, sweep_id))
+
+
+def _delete_rows(con: duckdb.DuckDBPyConnection, sweep_id: str) -> set[tuple[str, str]]:
+    """Remove a sweep's rows and its sweeps row; returns the (source, day)s they were on,
+    whose bins the caller refreshes."""
     days = con.execute(
         "SELECT DISTINCT source, strftime(CAST(started_utc AS DATE), '%Y-%m-%d') "
         "FROM measurements WHERE sweep_id = ? AND started_utc IS NOT NULL",
@@ -343,7 +387,7 @@ def delete_sweep(con: duckdb.DuckDBPyConnection, sweep_id: str) -> None:
     ).fetchall()
     for table in ("recent", "archive", "sweeps"):
         con.execute(f"DELETE FROM {table} WHERE sweep_id = ?", [sweep_id])
-    refresh_bins(con, [(r[0], r[1]) for r in days])
+    return {(r[0], r[1]) for r in days}
 
 
 def _check_version(con: duckdb.DuckDBPyConnection, path: Path) -> None:
@@ -542,8 +586,8 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
     """Replace the batch's sweep in the store (inside the caller's transaction)."""
     sweep_id = batch.sweep["sweep_id"]
     # a new sweep has no rows to replace: skip scanning a year of rows for them
-    if con.execute("SELECT 1 FROM sweeps WHERE sweep_id = ?", [sweep_id]).fetchone():
-        delete_sweep(con, sweep_id)
+    replaced = bool(con.execute("SELECT 1 FROM sweeps WHERE sweep_id = ?", [sweep_id]).fetchone())
+    old_days = _delete_rows(con, sweep_id) if replaced else set()
     con.execute(
         "INSERT INTO sweeps VALUES (?, ?, ?, ?, ?, CAST(? AS TIMESTAMP), ?, ?, ?, "
         "CAST(current_timestamp AS TIMESTAMP))",
@@ -568,6 +612,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
             [fp, *(fields[k] for k in FINGERPRINT_FIELDS)],
         )
     if not batch.rows:
+        refresh_bins(con, old_days)
         return
     # One bulk read of a temporary JSON-lines file: thousands of rows in a few ms,
     # where executemany would insert them one by one.
@@ -584,9 +629,11 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
         )
     finally:
         Path(tmp).unlink(missing_ok=True)
-    refresh_bins(
-        con, {(r["source"], r["started_utc"][:10]) for r in batch.rows if r["started_utc"]}
-    )
+    days = {(r["source"], r["started_utc"][:10]) for r in batch.rows if r["started_utc"]}
+    if replaced:  # the days of its old rows and of its new ones, once
+        refresh_bins(con, old_days | days)
+    else:  # its samples merged into its days' and weeks' bins: a quarter of a day's samples
+        add_bins(con, sweep_id, days)
 
 
 def archive_old_rows(
