@@ -290,8 +290,9 @@ def synthetic_store(results: Path, sweeps: int, seed: int = 1) -> tuple[int, flo
     with history.opened(results, create=True) as con:
         con.execute("SET preserve_insertion_order = false")
         con.execute(f"SELECT setseed({1 / (seed + 1)})")
-        con.execute(f"CREATE TEMP TABLE pairs AS SELECT * FROM read_json('{pairs_file}')")
-        n_pairs = con.execute("SELECT count(*) FROM pairs").fetchone()[0]  # type: ignore[index]
+        # not `pairs`, which would hide the store's table of that name
+        con.execute(f"CREATE TEMP TABLE gen_pairs AS SELECT * FROM read_json('{pairs_file}')")
+        n_pairs = con.execute("SELECT count(*) FROM gen_pairs").fetchone()[0]  # type: ignore[index]
         con.execute(
             "CREATE TEMP TABLE runs AS SELECT i, "
             "TIMESTAMP '2026-01-01' + i * INTERVAL 6 HOUR AS t, "
@@ -321,13 +322,15 @@ def synthetic_store(results: Path, sweeps: int, seed: int = 1) -> tuple[int, flo
                     "1, 5, 1, 'ok', p.src, p.dst, 'synthetic', "
                     f"list_transform(range({PINGS}), "
                     "k -> round(p.rtt + 0.35 * -ln(1 - random()), 3)) "
-                    "FROM runs r CROSS JOIN pairs p WHERE r.i >= ? AND r.i < ? "
+                    "FROM runs r CROSS JOIN gen_pairs p WHERE r.i >= ? AND r.i < ? "
                     "ORDER BY r.t, p.src, p.dst",
                     [first, first + GENERATE_CHUNK],
                 )
                 t0 = time.perf_counter()
                 history.archive_old_rows(con)
                 longest = max(longest, time.perf_counter() - t0)
+        with history.transaction(con):  # the RTT histograms the ingests would have kept
+            history.refresh_bins(con)
         con.execute("CHECKPOINT")
         (rows,) = con.execute("SELECT count(*) FROM measurements").fetchone() or (0,)
     pairs_file.unlink()
