@@ -260,13 +260,26 @@ _BINS_SELECT = (
     "JOIN pairs p ON m.src = p.src AND m.dst = p.dst "
     "WHERE x IS NOT NULL GROUP BY ALL"
 )
-# the week rows (days = 7, day = its Monday) from the day rows matching {where}: a year's
-# window reads weeks, and days only at its ends
-_WEEKS_SELECT = (
-    "SELECT source, pair, CAST(date_trunc('week', day) AS DATE) AS week, 7, flags, bin, "
-    "sum(n), min(lo), max(hi), sum(total) FROM rtt_bins WHERE days = 1 {where} "
-    "GROUP BY source, pair, week, flags, bin"
+# the week rows (days = 7, day = its Monday) and month rows (days = 31, day = its first)
+# from the day rows matching {where}: a year's window reads months, then weeks and days
+# only at its ends
+PERIODS = {7: "week", 31: "month"}
+_PERIOD_SELECT = (
+    "SELECT source, pair, CAST(date_trunc('{unit}', day) AS DATE) AS first, {span}, flags, "
+    "bin, sum(n), min(lo), max(hi), sum(total) FROM rtt_bins WHERE days = 1 {where} "
+    "GROUP BY source, pair, first, flags, bin"
 )
+
+
+def period_start(day: date, span: int) -> date:
+    """The first day of the week (Monday) or month holding `day`."""
+    return day - timedelta(days=day.weekday()) if span == 7 else day.replace(day=1)
+
+
+def _period_end(first: date, span: int) -> date:
+    if span == 7:
+        return first + timedelta(days=7)
+    return (first.replace(day=28) + timedelta(days=4)).replace(day=1)
 
 
 def _number_pairs(
@@ -287,16 +300,18 @@ def refresh_bins(
     con: duckdb.DuckDBPyConnection, days: Iterable[tuple[str, str]] | None = None
 ) -> None:
     """Compute rtt_bins again for the (source, UTC day 'YYYY-MM-DD') given, and their
-    weeks, from the stored rows; every day without `days` (inside the caller's
-    transaction)."""
+    weeks and months, from the stored rows; every day without `days` (inside the
+    caller's transaction)."""
     if days is None:
         con.execute("DELETE FROM rtt_bins")
         _number_pairs(con)
         # in day order: a window's filter on the day skips the blocks before it
         con.execute("INSERT INTO rtt_bins " + _BINS_SELECT.format(where="") + " ORDER BY day")
-        con.execute("INSERT INTO rtt_bins " + _WEEKS_SELECT.format(where="") + " ORDER BY week")
+        for span, unit in PERIODS.items():
+            select = _PERIOD_SELECT.format(unit=unit, span=span, where="")
+            con.execute(f"INSERT INTO rtt_bins {select} ORDER BY first")
         return
-    weeks = set()
+    periods = set()
     for source, day in sorted(set(days)):
         _number_pairs(
             con,
@@ -316,20 +331,18 @@ def refresh_bins(
             ),
             [source, day, day],
         )
-        when = date.fromisoformat(day)
-        weeks.add((source, (when - timedelta(days=when.weekday())).isoformat()))
-    for source, monday in sorted(weeks):
+        for span in PERIODS:
+            periods.add((source, span, period_start(date.fromisoformat(day), span)))
+    for source, span, first in sorted(periods):
         con.execute(
-            "DELETE FROM rtt_bins WHERE source = ? AND days = 7 AND day = CAST(? AS DATE)",
-            [source, monday],
+            f"DELETE FROM rtt_bins WHERE source = ? AND days = {span} AND day = ?",
+            [source, first],
         )
+        where = "AND source = ? AND day >= ? AND day < ?"
         con.execute(
             "INSERT INTO rtt_bins "
-            + _WEEKS_SELECT.format(
-                where="AND source = ? AND day >= CAST(? AS DATE) "
-                "AND day < CAST(? AS DATE) + INTERVAL 7 DAY"
-            ),
-            [source, monday, monday],
+            + _PERIOD_SELECT.format(unit=PERIODS[span], span=span, where=where),
+            [source, first, _period_end(first, span)],
         )
 
 
@@ -337,12 +350,11 @@ def add_bins(
     con: duckdb.DuckDBPyConnection, sweep_id: str, days: Iterable[tuple[str, str]]
 ) -> None:
     """Merge the bins of a sweep's rows on the (source, day)s given into the bins of
-    those days and their weeks, the sweep new to them (inside the caller's transaction).
+    those days and their weeks and months, the sweep new to them (inside the caller's transaction).
     The same rows as refresh_bins: counts add up, the smallest and largest samples are
     the smaller and larger of the two (the sums differ in their last bits)."""
     for source, day in sorted(set(days)):
         when = date.fromisoformat(day)
-        monday = (when - timedelta(days=when.weekday())).isoformat()
         scope = (
             "AND sweep_id = ? AND source = ? AND started_utc >= CAST(? AS DATE) "
             "AND started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
@@ -354,11 +366,11 @@ def add_bins(
         )
         # in place: the bins it shares with the day (week) updated, its others added (a
         # third of the time of rewriting the week's rows)
-        for span, first in ((1, day), (7, monday)):
+        for span, first in ((1, when), *((n, period_start(when, n)) for n in PERIODS)):
             con.execute(
                 "UPDATE rtt_bins b SET n = b.n + a.n, lo = least(b.lo, a.lo), "
                 "hi = greatest(b.hi, a.hi), total = b.total + a.total FROM added_bins a "
-                f"WHERE b.source = ? AND b.days = {span} AND b.day = CAST(? AS DATE) "
+                f"WHERE b.source = ? AND b.days = {span} AND b.day = ? "
                 "AND a.pair = b.pair AND a.flags = b.flags AND a.bin = b.bin",
                 [source, first],
             )
@@ -366,7 +378,7 @@ def add_bins(
                 f"INSERT INTO rtt_bins SELECT a.source, a.pair, CAST(? AS DATE), {span}, "
                 "a.flags, a.bin, a.n, a.lo, a.hi, a.total FROM added_bins a ANTI JOIN "
                 f"(SELECT pair, flags, bin FROM rtt_bins WHERE source = ? AND days = {span} "
-                "AND day = CAST(? AS DATE)) b "
+                "AND day = ?) b "
                 "ON a.pair = b.pair AND a.flags = b.flags AND a.bin = b.bin",
                 [first, source, first],
             )

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
@@ -490,25 +490,30 @@ def window_cells(
     ]
 
 
-def _whole_days(a: datetime, b: datetime | None) -> list[tuple[int, str, str | None]]:
+def _weeks_and_days(x: date, y: date) -> list[tuple[int, date, date | None]]:
+    """[x, y) as (days, from, to): day rows up to the first Monday, whole weeks, days."""
+    wa = x + timedelta(days=(7 - x.weekday()) % 7)  # the first Monday from x on
+    if wa >= y:
+        return [(1, x, y)]
+    we = wa + timedelta(days=7 * ((y - wa).days // 7))  # after the last whole week
+    return [(1, x, wa), (7, wa, we), (1, we, y)]
+
+
+def _whole_days(a: datetime, b: datetime | None) -> list[tuple[int, date, date | None]]:
     """The rtt_bins rows of the whole days after a's day and before b's (all after without
-    b): (days, from, to) ranges of `day`, to excluded: the whole weeks from the Monday
-    after a's day as week rows, the days before and after them as day rows. Each range
-    a filter of its own, which DuckDB prunes by the column's zone maps (an OR of them it
-    would not)."""
+    b): (days, from, to) ranges of `day`, to excluded (None: open): the whole months as
+    month rows, the whole weeks before and after them as week rows, the days left as day
+    rows. Each range a filter of its own, which DuckDB prunes by the column's zone maps
+    (an OR of them it would not)."""
     da = a.date() + timedelta(days=1)
-    wa = da + timedelta(days=(7 - da.weekday()) % 7)  # the first Monday from da on
+    ma = da if da.day == 1 else (da.replace(day=28) + timedelta(days=4)).replace(day=1)
     if b is None:
-        return [(1, da.isoformat(), wa.isoformat()), (7, wa.isoformat(), None)]
+        return [*_weeks_and_days(da, ma), (31, ma, None)]
     db = b.date()
-    if wa >= db:
-        return [(1, da.isoformat(), db.isoformat())]
-    we = wa + timedelta(days=7 * ((db - wa).days // 7))  # after the last whole week
-    return [
-        (1, da.isoformat(), wa.isoformat()),
-        (7, wa.isoformat(), we.isoformat()),
-        (1, we.isoformat(), db.isoformat()),
-    ]
+    mb = db.replace(day=1)
+    if ma >= mb:
+        return _weeks_and_days(da, db) if da < db else []
+    return [*_weeks_and_days(da, ma), (31, ma, mb), *_weeks_and_days(mb, db)]
 
 
 def binned_cells(
@@ -547,21 +552,24 @@ def binned_cells(
             params,
         ).fetchall()
     }
-    whole, whole_params = [], []
+    whole: list[str] = []
+    whole_params: list[Any] = []
     for span, since, until in _whole_days(a, b):
         whole.append(
             f"SELECT pair, bin, n, lo, hi, total FROM rtt_bins WHERE source = ? AND {valid} "
-            f"AND days = {span} AND day >= CAST(? AS DATE)"
-            + (" AND day < CAST(? AS DATE)" if until else "")
+            f"AND days = {span} AND day >= ?" + (" AND day < ?" if until else "")
         )
         whole_params += [info.name, since, *([until] if until else [])]
+    # the tests of the days the window starts and ends in, binned as the store bins them
+    whole.append(
+        f"SELECT p.pair, {bin_sql('x')} AS bin, 1 AS n, x AS lo, x AS hi, x AS total "
+        "FROM (SELECT src, dst, "
+        f"unnest({m.samples_sql}) AS x FROM measurements WHERE {tests} AND ({part})) r "
+        "JOIN pairs p ON r.src = p.src AND r.dst = p.dst WHERE x IS NOT NULL"
+    )
     found = con.execute(
         "SELECT pair, bin, sum(n) AS n, min(lo) AS lo, max(hi) AS hi, sum(total) AS total "
-        f"FROM ({' UNION ALL '.join(whole)} "
-        f"UNION ALL SELECT p.pair, {bin_sql('x')}, 1, x, x, x FROM (SELECT src, dst, "
-        f"unnest({m.samples_sql}) AS x FROM measurements WHERE {tests} AND ({part})) r "
-        "JOIN pairs p ON r.src = p.src AND r.dst = p.dst "
-        "WHERE x IS NOT NULL) GROUP BY pair, bin ORDER BY pair, bin",
+        f"FROM ({' UNION ALL '.join(whole)}) GROUP BY pair, bin ORDER BY pair, bin",
         [*whole_params, *params, *part_params],
     ).fetchnumpy()
     if not len(found["n"]):

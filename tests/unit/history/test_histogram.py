@@ -111,7 +111,7 @@ def test_bins_kept_by_each_ingest_are_the_bins_of_every_row(tmp_path):
     h.ingest_sweep(tmp_path, sweep_id_at(T0 + timedelta(hours=24), "0004"))
     with h.opened(tmp_path) as con:
         kept = _bins(con)
-        assert _samples(kept) == _samples(kept, days=7) == 10 * 3 * 20
+        assert _samples(kept) == _samples(kept, days=7) == _samples(kept, days=31) == 600
         assert any(r[9] >= 190.0 for r in kept)
         with h.transaction(con):
             h.refresh_bins(con)  # every day, from every row at once
@@ -119,7 +119,7 @@ def test_bins_kept_by_each_ingest_are_the_bins_of_every_row(tmp_path):
         # a sweep deleted takes its samples out of the bins
         with h.transaction(con):
             h.delete_sweep(con, sweep_id_at(T0 + timedelta(hours=24), "0004"))
-        assert _samples(_bins(con)) == _samples(_bins(con), days=7) == 9 * 3 * 20
+        assert _samples(_bins(con)) == _samples(_bins(con), days=31) == 9 * 3 * 20
         assert not any(r[9] >= 190.0 for r in _bins(con))
 
 
@@ -142,27 +142,49 @@ def test_a_version_5_store_migrates_with_its_bins(tmp_path):
         assert _bins(con) == want and want
 
 
+def _same_cells(con, windows):
+    """binned_cells against window_cells: the same pairs, counts and times, the
+    percentiles within the bound, min and max exact."""
+    (info,) = v.source_infos(con).values()
+    compared = 0
+    for window in windows:
+        for previous in (False, True):
+            exact = v.window_cells(con, info, "rtt", window, previous=previous)
+            binned = v.binned_cells(con, info, window, previous=previous)
+            assert [(c.src, c.dst, c.tests, c.samples, c.newest, c.distance_km)
+                    for c in binned] == [
+                (c.src, c.dst, c.tests, c.samples, c.newest, c.distance_km) for c in exact
+            ]  # fmt: skip
+            for e, b in zip(exact, binned, strict=True):
+                assert e.quantiles is not None and b.quantiles is not None
+                assert b.quantiles[0] == e.quantiles[0] and b.quantiles[-2] == e.quantiles[-2]
+                assert b.quantiles[-1] == pytest.approx(e.quantiles[-1], rel=1e-12)
+                for x, y in zip(b.quantiles, e.quantiles, strict=True):
+                    assert abs(x - y) <= histogram.ERROR_BOUND * y
+            compared += len(exact)
+    return compared
+
+
 def test_binned_windows_match_the_exact_ones(tmp_path):
     # 45 days of sweeps every 13 h: the windows start inside a day, whole weeks and days
-    # between (1M and the month before it: both ends inside a day)
+    # between (1M and the month before it: both ends inside a day; 1M: a month row)
     for i in range(83):
         _sweep(tmp_path, i, hours=13)
     h.ingest_all(tmp_path)
     with h.opened(tmp_path, read_only=True) as con:
+        assert _same_cells(con, ("1D", "1W", "1M", "1Y"))
         (info,) = v.source_infos(con).values()
-        for window in ("1D", "1W", "1M"):
-            for previous in (False, True):
-                exact = v.window_cells(con, info, "rtt", window, previous=previous)
-                binned = v.binned_cells(con, info, window, previous=previous)
-                assert [(c.src, c.dst, c.tests, c.samples, c.newest, c.distance_km)
-                        for c in binned] == [
-                    (c.src, c.dst, c.tests, c.samples, c.newest, c.distance_km) for c in exact
-                ]  # fmt: skip
-                for e, b in zip(exact, binned, strict=True):
-                    assert e.quantiles is not None and b.quantiles is not None
-                    assert b.quantiles[0] == e.quantiles[0] and b.quantiles[-2] == e.quantiles[-2]
-                    assert b.quantiles[-1] == pytest.approx(e.quantiles[-1], rel=1e-12)
-                    for x, y in zip(b.quantiles, e.quantiles, strict=True):
-                        assert abs(x - y) <= histogram.ERROR_BOUND * y
         # the month before 1M starts and ends inside a day, with whole weeks between
         assert v.binned_cells(con, info, "1M", previous=True)
+
+
+def test_binned_windows_of_a_year_and_the_year_before(tmp_path):
+    # 13 months of a sweep every 97 h: 1Y reads whole months, and the year before it
+    # ends inside a month, with whole months, weeks and days before
+    for i in range(100):
+        _sweep(tmp_path, i, hours=97)
+    h.ingest_all(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        (info,) = v.source_infos(con).values()
+        assert v.binned_cells(con, info, "1Y", previous=True)
+        assert _same_cells(con, ("1M", "1Y"))
