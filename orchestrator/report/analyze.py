@@ -16,7 +16,6 @@ import numpy as np
 
 from orchestrator.core.geo import FIBRE_RTT_MS_PER_KM, fibre_rtt_ms
 from orchestrator.core.stats import NAN, median, percentiles
-from orchestrator.core.stats import pearson_r as pearson_r  # the report's callers use it here
 from orchestrator.core.stats import percentile as percentile  # callers of the analysis use it here
 
 # 1.4826 x MAD estimates the standard deviation of normally distributed data.
@@ -53,54 +52,99 @@ def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> Fit:
 
     Uses centred sums (not the one-pass textbook formula) so that distances in
     the thousands do not cancel catastrophically. Fewer than two points, or no
-    spread in x, give NaN coefficients; no spread in y gives r = NaN.
+    spread in x, give NaN coefficients; no spread in y gives r = NaN. Computed by
+    numpy over the columns (a million points take milliseconds).
     """
-    n = len(xs)
-    if n != len(ys):
-        raise ValueError(f"xs and ys differ in length ({n} and {len(ys)})")
+    x, y = _array(xs), _array(ys)
+    n = len(x)
+    if n != len(y):
+        raise ValueError(f"xs and ys differ in length ({n} and {len(y)})")
     if n < 2:
         return Fit(NAN, NAN, NAN, n)
-    mean_x = math.fsum(xs) / n
-    mean_y = math.fsum(ys) / n
-    sxx = math.fsum((x - mean_x) ** 2 for x in xs)
-    syy = math.fsum((y - mean_y) ** 2 for y in ys)
-    sxy = math.fsum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True))
+    dx, dy = x - x.mean(), y - y.mean()
+    sxx, syy, sxy = float(np.sum(dx * dx)), float(np.sum(dy * dy)), float(np.sum(dx * dy))
     if sxx == 0.0:
         return Fit(NAN, NAN, NAN, n)
     slope = sxy / sxx
-    intercept = mean_y - slope * mean_x
+    intercept = float(y.mean()) - slope * float(x.mean())
     r = sxy / math.sqrt(sxx * syy) if syy > 0.0 else NAN
     return Fit(intercept, slope, r, n)
 
 
-def ranks(values: Sequence[float]) -> list[float]:
-    """Ranks from 1, ties given the mean of the ranks they span.
+def _array(values: Sequence[float]) -> np.ndarray:
+    """A float64 array of `values` (no copy of an array or array('d'))."""
+    return np.asarray(values, dtype=np.float64)
 
-    By counting: a value's rank is the number of smaller values plus (ties + 1) / 2.
-    Sorting the distinct values only, not every value: distances repeat once per test
-    of a pair, so a million rows hold a few thousand of them."""
-    counts: dict[float, int] = {}
-    for v in values:
-        counts[v] = counts.get(v, 0) + 1
-    rank: dict[float, float] = {}
-    below = 0
-    for v in sorted(counts):
-        c = counts[v]
-        rank[v] = below + (c + 1) / 2.0
-        below += c
-    return [rank[v] for v in values]
+
+def pearson_r(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Pearson's r, as core.stats.pearson_r defines it (NaN for fewer than 2 points or
+    a flat series, also when the product of the spreads underflows), by numpy."""
+    x, y = _array(xs), _array(ys)
+    if len(x) != len(y):
+        raise ValueError("pearson_r needs two series of the same length")
+    if len(x) < 2:
+        return NAN
+    dx, dy = x - x.mean(), y - y.mean()
+    spread = math.sqrt(float(np.sum(dx * dx)) * float(np.sum(dy * dy)))
+    if spread == 0:
+        return NAN
+    return float(np.sum(dx * dy)) / spread
+
+
+def _ranks(values: Sequence[float]) -> np.ndarray:
+    """ranks() as an array."""
+    _, inverse, counts = np.unique(_array(values), return_inverse=True, return_counts=True)
+    below = np.cumsum(counts) - counts  # how many values are smaller
+    return (below + (counts + 1) / 2.0)[inverse.ravel()]
+
+
+def ranks(values: Sequence[float]) -> list[float]:
+    """Ranks from 1, ties given the mean of the ranks they span: a value's rank is the
+    number of smaller values plus (its copies + 1) / 2. Finite values only."""
+    ranked: list[float] = _ranks(values).tolist()
+    return ranked
 
 
 def spearman_rho(xs: Sequence[float], ys: Sequence[float]) -> float:
     """Spearman's rank correlation: Pearson's r of the ranks (ties averaged)."""
     if len(xs) != len(ys):
         raise ValueError(f"xs and ys differ in length ({len(xs)} and {len(ys)})")
-    return pearson_r(ranks(xs), ranks(ys))
+    return pearson_r(_ranks(xs), _ranks(ys))
 
 
 # Theil-Sen over more points than this takes the median of this many pairwise slopes
 # drawn at random (a fixed seed: the same data give the same fit), not of all n(n-1)/2.
 THEIL_SEN_MAX_PAIRS = 50_000
+
+
+def _percentiles(values: np.ndarray, qs: Sequence[float]) -> list[float]:
+    """core.stats.percentiles of an array (the same values, sorted by numpy)."""
+    if len(values) == 0:
+        return percentiles([], qs)
+    for q in qs:
+        if not 0.0 <= q <= 100.0:
+            raise ValueError(f"percentile {q} is outside [0, 100]")
+    last = len(values) - 1
+    ranks = [(math.floor(h), h) for h in (last * q / 100.0 for q in qs)]
+    ends = sorted({k for lo, _h in ranks for k in (lo, min(lo + 1, last))})
+    ordered = np.partition(values, ends)  # each of these ranks in its sorted place
+    out = []
+    for lo, h in ranks:
+        a, b = float(ordered[lo]), float(ordered[min(lo + 1, last)])
+        out.append(a + (h - lo) * (b - a))
+    return out
+
+
+def _median(values: np.ndarray) -> float:
+    """core.stats.median of an array (the same value, by a partial sort)."""
+    n = len(values)
+    if n == 0:
+        return NAN
+    mid = n // 2
+    if n % 2:
+        return float(np.partition(values, mid)[mid])
+    part = np.partition(values, (mid - 1, mid))
+    return (float(part[mid - 1]) + float(part[mid])) / 2
 
 
 def theil_sen(
@@ -114,28 +158,25 @@ def theil_sen(
     as the intercept, raised to `min_intercept`. A quarter of the points can be
     anywhere without moving it far. r is Pearson's, for reference. NaN coefficients
     for fewer than two distinct x."""
-    n = len(xs)
-    if n != len(ys):
-        raise ValueError(f"xs and ys differ in length ({n} and {len(ys)})")
-    r = pearson_r(xs, ys) if n >= 2 else NAN
+    x, y = _array(xs), _array(ys)
+    n = len(x)
+    if n != len(y):
+        raise ValueError(f"xs and ys differ in length ({n} and {len(y)})")
+    r = pearson_r(x, y) if n >= 2 else NAN
     total = n * (n - 1) // 2
-    slopes = []
     if total <= THEIL_SEN_MAX_PAIRS:
-        for i in range(n):
-            xi, yi = xs[i], ys[i]
-            for j in range(i + 1, n):
-                if xs[j] != xi:
-                    slopes.append((ys[j] - yi) / (xs[j] - xi))
+        i, j = np.triu_indices(n, 1)
     else:
-        draw = random.Random(0).random  # randrange costs 10x as much, per call
-        for _ in range(THEIL_SEN_MAX_PAIRS):
-            i, j = int(draw() * n), int(draw() * n)
-            if xs[i] != xs[j]:
-                slopes.append((ys[j] - ys[i]) / (xs[j] - xs[i]))
-    if not slopes:
+        # the draws of random.Random(0), two per pair: the same pairs as drawn one by one
+        draw = random.Random(0).random
+        picks = np.array([draw() for _ in range(2 * THEIL_SEN_MAX_PAIRS)]) * n
+        i, j = picks[0::2].astype(np.intp), picks[1::2].astype(np.intp)
+    distinct = x[i] != x[j]
+    i, j = i[distinct], j[distinct]
+    if len(i) == 0:
         return Fit(NAN, NAN, r, n)
-    slope = max(median(slopes), min_slope)
-    intercept = max(median([y - slope * x for x, y in zip(xs, ys, strict=True)]), min_intercept)
+    slope = max(_median((y[j] - y[i]) / (x[j] - x[i])), min_slope)
+    intercept = max(_median(y - slope * x), min_intercept)
     return Fit(intercept, slope, r, n)
 
 
@@ -360,23 +401,22 @@ def summarize_group(name: str, m: Measurements, rows: Sequence[int]) -> GroupSum
     with_rtt = np.isfinite(rtt) & np.isfinite(dist)
     rtt_km, rtt_ms = dist[with_rtt], rtt[with_rtt]
     far = rtt_km >= INFLATION_MIN_KM  # route_inflation, row by row, in numpy
-    inflation = (rtt_ms[far] / (rtt_km[far] * FIBRE_RTT_MS_PER_KM)).tolist()
+    inflation = rtt_ms[far] / (rtt_km[far] * FIBRE_RTT_MS_PER_KM)
     with_thr = np.isfinite(thr) & (thr > 0.0) & np.isfinite(dist)
-    rtt_x, rtt_y = rtt_km.tolist(), rtt_ms.tolist()
-    log_x = dist[with_thr].tolist()
-    log_y = [math.log10(t) for t in thr[with_thr].tolist()]  # math's, to the last bit
-    rtt_p50, rtt_p90 = percentiles(rtt[np.isfinite(rtt)].tolist(), (50, 90))
-    thr_p50, thr_p90 = percentiles(thr[np.isfinite(thr)].tolist(), (50, 90))
-    infl_p25, infl_p50, infl_p75 = percentiles(inflation, (25, 50, 75))
+    log_x = dist[with_thr]
+    log_y = np.fromiter(map(math.log10, thr[with_thr].tolist()), np.float64)  # math's, to the bit
+    rtt_p50, rtt_p90 = _percentiles(rtt[np.isfinite(rtt)], (50, 90))
+    thr_p50, thr_p90 = _percentiles(thr[np.isfinite(thr)], (50, 90))
+    infl_p25, infl_p50, infl_p75 = _percentiles(inflation, (25, 50, 75))
     return GroupSummary(
         cloud_pair=name,
         n=len(rows),
-        rtt_fit=physical_rtt_fit(rtt_x, rtt_y),
+        rtt_fit=physical_rtt_fit(rtt_km, rtt_ms),
         log_throughput_fit=linear_fit(log_x, log_y),
         route_inflation_median=infl_p50,
         route_inflation_p25=infl_p25,
         route_inflation_p75=infl_p75,
-        rtt_distance_spearman=spearman_rho(rtt_x, rtt_y) if len(rtt_x) >= 2 else NAN,
+        rtt_distance_spearman=spearman_rho(rtt_km, rtt_ms) if len(rtt_km) >= 2 else NAN,
         rtt_median_over_tests_ms=rtt_p50,
         rtt_p90_over_tests_ms=rtt_p90,
         throughput_median_over_tests_bps=thr_p50,
