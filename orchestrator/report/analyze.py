@@ -18,6 +18,9 @@ from orchestrator.core.geo import FIBRE_RTT_MS_PER_KM, fibre_rtt_ms
 from orchestrator.core.stats import NAN, median, percentiles
 from orchestrator.core.stats import percentile as percentile  # callers of the analysis use it here
 
+# A column of numbers: a list, an array('d') or a numpy array.
+Values = Sequence[float] | np.ndarray
+
 # 1.4826 x MAD estimates the standard deviation of normally distributed data.
 MAD_TO_SIGMA = 1.4826
 
@@ -47,7 +50,7 @@ def mad(values: Sequence[float]) -> float:
     return median([abs(v - m) for v in values])
 
 
-def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> Fit:
+def linear_fit(xs: Values, ys: Values) -> Fit:
     """Least squares line through (xs, ys) and Pearson's r.
 
     Uses centred sums (not the one-pass textbook formula) so that distances in
@@ -71,12 +74,12 @@ def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> Fit:
     return Fit(intercept, slope, r, n)
 
 
-def _array(values: Sequence[float]) -> np.ndarray:
+def _array(values: Values) -> np.ndarray:
     """A float64 array of `values` (no copy of an array or array('d'))."""
     return np.asarray(values, dtype=np.float64)
 
 
-def pearson_r(xs: Sequence[float], ys: Sequence[float]) -> float:
+def pearson_r(xs: Values, ys: Values) -> float:
     """Pearson's r, as core.stats.pearson_r defines it (NaN for fewer than 2 points or
     a flat series, also when the product of the spreads underflows), by numpy."""
     x, y = _array(xs), _array(ys)
@@ -91,21 +94,21 @@ def pearson_r(xs: Sequence[float], ys: Sequence[float]) -> float:
     return float(np.sum(dx * dy)) / spread
 
 
-def _ranks(values: Sequence[float]) -> np.ndarray:
+def _ranks(values: Values) -> np.ndarray:
     """ranks() as an array."""
     _, inverse, counts = np.unique(_array(values), return_inverse=True, return_counts=True)
     below = np.cumsum(counts) - counts  # how many values are smaller
     return (below + (counts + 1) / 2.0)[inverse.ravel()]
 
 
-def ranks(values: Sequence[float]) -> list[float]:
+def ranks(values: Values) -> list[float]:
     """Ranks from 1, ties given the mean of the ranks they span: a value's rank is the
     number of smaller values plus (its copies + 1) / 2. Finite values only."""
     ranked: list[float] = _ranks(values).tolist()
     return ranked
 
 
-def spearman_rho(xs: Sequence[float], ys: Sequence[float]) -> float:
+def spearman_rho(xs: Values, ys: Values) -> float:
     """Spearman's rank correlation: Pearson's r of the ranks (ties averaged)."""
     if len(xs) != len(ys):
         raise ValueError(f"xs and ys differ in length ({len(xs)} and {len(ys)})")
@@ -148,8 +151,8 @@ def _median(values: np.ndarray) -> float:
 
 
 def theil_sen(
-    xs: Sequence[float],
-    ys: Sequence[float],
+    xs: Values,
+    ys: Values,
     min_slope: float = -math.inf,
     min_intercept: float = -math.inf,
 ) -> Fit:
@@ -180,7 +183,7 @@ def theil_sen(
     return Fit(intercept, slope, r, n)
 
 
-def physical_rtt_fit(km: Sequence[float], rtt_ms: Sequence[float]) -> Fit:
+def physical_rtt_fit(km: Values, rtt_ms: Values) -> Fit:
     """RTT against distance by Theil-Sen, held to what physics allows: no RTT below
     zero at 0 km, and no slope below the fibre floor's (10.0069 ms per 1000 km)."""
     return theil_sen(km, rtt_ms, min_slope=FIBRE_RTT_MS_PER_KM, min_intercept=0.0)

@@ -31,7 +31,11 @@ from orchestrator.model.catalog import Catalog, Region, load_catalog
 from orchestrator.plan import allowance
 from orchestrator.report import analyze, cache
 from orchestrator.results import flags, store
-from orchestrator.results.schema import CAPACITY
+from orchestrator.results.schema import (
+    CAPACITY,
+    MEASUREMENT_COLUMNS,
+    NUMERIC_COLUMNS,
+)
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -133,6 +137,10 @@ class Loaded:
     capacity: dict[str, list[float]] = field(default_factory=dict)
     # (sweep folder, key) when these are a whole sweep folder's rows (orchestrator.report.cache)
     cache: tuple[Path, str] | None = None
+    # per CSV read into columns: rows with a host counter or CPU steal cell; and, for a
+    # file a site may publish as it is (site.build.write_parsed_rows), its rows
+    evidence: dict[Path, int] = field(default_factory=dict)
+    publishable: dict[Path, int] = field(default_factory=dict)
 
     @property
     def emulated(self) -> bool:
@@ -179,6 +187,10 @@ class _Reader:
         self.unknown: Counter[str] = Counter()
         self.warnings: list[str] = []
         self.capacity: dict[str, list[float]] = {}
+        # per file read by _columns: rows with host evidence, and the rows of a file a
+        # site may publish as it is (what site.build.write_parsed_rows would write)
+        self.evidence: dict[Path, int] = {}
+        self.publishable: dict[Path, int] = {}
         self._distance_cache: dict[tuple[str, str], float] = {}
         self._keep_cache: dict[tuple[str, str], bool] = {}
 
@@ -254,10 +266,22 @@ class _Reader:
             or any(c not in col for c in _FAST_COLUMNS)
         ):
             return False
+        # only the columns read here, plus what the site and the host evidence ask of
+        # every row (one scan of the file, not three): is it publishable as it is, has
+        # it a host counter or CPU steal cell
+        wanted = [c for c in dict.fromkeys((*_FAST_COLUMNS, "measure")) if c in col]
+        as_is = first == _HEADER_LINE
+        publishable = _publishable_sql() if as_is else "false"
+        evidence = " OR ".join(f"coalesce({_q(c)}, '') <> ''" for c in _EVIDENCE_COLUMNS)
+        if any(c not in col for c in _EVIDENCE_COLUMNS):
+            evidence = "true"  # unknown: host evidence reads the file itself
         con = duckdb.connect()
         try:
             con.execute(
-                "CREATE TEMP TABLE raw AS SELECT * FROM read_csv(?, columns = ?, "
+                "CREATE TEMP TABLE raw AS SELECT "
+                + ", ".join(_q(c) for c in wanted)
+                + f", {publishable} AS publishable, ({evidence}) AS evidence "
+                "FROM read_csv(?, columns = ?, "
                 "header = true, auto_detect = false, delim = ',', quote = '\"', "
                 "escape = '\"', strict_mode = true, null_padding = false)",
                 [str(path), {name: "VARCHAR" for name in names}],
@@ -310,6 +334,10 @@ class _Reader:
             backend_names = [
                 v for (v,) in con.execute("SELECT v FROM d_backend ORDER BY k").fetchall()
             ]
+            all_publishable, with_evidence = con.execute(
+                "SELECT coalesce(bool_and(publishable), true), count(*) FILTER (WHERE evidence) "
+                "FROM raw"
+            ).fetchone() or (False, 1)
         except duckdb.Error:
             return False
         finally:
@@ -380,6 +408,10 @@ class _Reader:
         cells = [name.strip() for name in flag_names]
         self.flags.extend(cells[int(k)] for k in np.asarray(got["flag"])[rows])
         self.computed.extend([False] * len(rows))
+        if as_is:  # _host_rows reads only such a file
+            self.evidence[path] = int(with_evidence)
+        if as_is and all_publishable and _plain_bytes(path, n):
+            self.publishable[path] = n
         return True
 
     def _rows(self, reader: Any, col: dict[str, int], default_sweep: str) -> list[tuple[int, str]]:
@@ -499,6 +531,8 @@ class _Reader:
             sources=sources,
             warnings=self.warnings,
             capacity=self.capacity,
+            evidence=self.evidence,
+            publishable=self.publishable,
         )
         if not self.include_flagged:
             loaded.data = _leave_out_flagged(loaded, self.flags)
@@ -582,6 +616,43 @@ _PLAIN = r"[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?"  # what float() and DuckDB read 
 _STAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?Z"
 _EPOCH = "1970-01-01T00:00:00Z"
 _OK = "coalesce(status, '') IN ('ok', '')"
+_EVIDENCE_COLUMNS = (*allowance.ALLOWANCE_COLUMNS, *allowance.STEAL_COLUMNS)  # as _host_rows
+_HEADER_LINE = ",".join(MEASUREMENT_COLUMNS) + "\n"
+# A numeric cell a site publishes as it is: a plain decimal, small enough to be finite
+# (at most 30 digits each side of the point, a two-digit exponent): float() reads it.
+_PUBLISHED_NUMBER = r"[0-9]{1,30}(\.[0-9]{0,30})?([eE][-+]?[0-9]{1,2})?"
+# Characters str.strip() may remove, ASCII ones (a file with others is not published as it is)
+_BLANK = r"[ \t\x0b\x0c\x1c-\x1f]*"
+
+
+def _publishable_sql() -> str:
+    """SQL true for a row of this version's file that site.build.write_parsed_rows would
+    copy as it is: every numeric cell empty or a plain number, and not a blank row (its
+    src_cloud holds something). False rows are not dropped: the site then parses the
+    file row by row, as it always did."""
+    numbers = ", ".join(_q(c) for c in MEASUREMENT_COLUMNS if c in NUMERIC_COLUMNS)
+    n = _PUBLISHED_NUMBER
+    return (
+        f"(regexp_full_match(concat_ws(',', {numbers}), '({n}(,{n})*)?') "
+        f"AND NOT regexp_full_match(coalesce(src_cloud, ''), '{_BLANK}'))"
+    )
+
+
+def _plain_bytes(path: Path, rows: int) -> bool:
+    """True when the bytes of `path` are what csv.writer writes of its rows: ASCII, no
+    quote, carriage return or NUL, this version's header, a newline after each of its
+    `rows` rows (so no blank line, and the last row is whole)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return (
+        data.isascii()
+        and data.startswith(_HEADER_LINE.encode())
+        and data.endswith(b"\n")
+        and data.count(b"\n") == rows + 1
+        and all(data.find(c) < 0 for c in (b'"', b"\r", b"\x00"))
+    )
 
 
 def _q(name: str) -> str:
@@ -789,7 +860,10 @@ def add_host_evidence(loaded: Loaded, sweep_dir: Path) -> None:
     try:
         late = store.read_rows(sweep_dir / "sentinels.csv")
         sentinel_pairs = {allowance.pair_key(r) for r in late}
-        rows = _host_rows(sweep_dir / store.MEASUREMENTS_FILE, sentinel_pairs)
+        path = sweep_dir / store.MEASUREMENTS_FILE
+        # no sentinel and no row with host evidence (seen when the rows were read): none
+        none = not sentinel_pairs and loaded.evidence.get(path) == 0
+        rows = [] if none else _host_rows(path, sentinel_pairs)
         if rows is None:  # not this version's plain file: the strict reader says why
             rows = store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)
     except UserError as e:
@@ -834,9 +908,7 @@ def _host_rows(path: Path, late: set[tuple[str, str]]) -> list[dict[str, str]] |
         return None
     if header != store.MEASUREMENT_COLUMNS:
         return None
-    evidence = " OR ".join(
-        f"coalesce({c}, '') <> ''" for c in (*allowance.ALLOWANCE_COLUMNS, *allowance.STEAL_COLUMNS)
-    )
+    evidence = " OR ".join(f"coalesce({c}, '') <> ''" for c in _EVIDENCE_COLUMNS)
     columns = {c: "VARCHAR" for c in header}
     con = duckdb.connect()
     try:
@@ -996,6 +1068,11 @@ def sweep_products(
         outliers=list(outliers),
         figures={name: figure_data(fig) for name, fig in figures.items()},
         medians=charts.sweep_medians(loaded.data),
+        verbatim_rows=(
+            loaded.publishable.get(loaded.cache[0] / store.MEASUREMENTS_FILE, -1)
+            if loaded.cache is not None
+            else -1
+        ),
     )
 
 

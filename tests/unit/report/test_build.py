@@ -393,7 +393,10 @@ def test_a_sweep_whose_every_row_has_a_throughput_flag_reports_its_rtt(tmp_path,
 def _every_field(loaded: report.Loaded) -> dict:
     m = loaded.data
     columns = {name: [repr(v) for v in getattr(m, name)] for name in m.__dataclass_fields__}
-    fields = {k: v for k, v in loaded.__dict__.items() if k not in ("data", "catalog")}
+    # evidence and publishable: what the columnar reader notes of a file for later steps
+    # (host evidence, the site's copy), no part of the rows read
+    skip = ("data", "catalog", "evidence", "publishable")
+    fields = {k: v for k, v in loaded.__dict__.items() if k not in skip}
     fields["sweeps"] = {k: (v.started_utc, sorted(v.backends)) for k, v in loaded.sweeps.items()}
     order = {k: list(v) for k, v in fields.items() if isinstance(v, dict)}  # first seen first
     return {"columns": columns, "fields": fields, "order": order}
