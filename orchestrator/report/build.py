@@ -989,7 +989,7 @@ class Report:
     summaries: list[analyze.GroupSummary]
     outliers: list[analyze.PairOutlier]
     charts: dict[str, Path] = field(default_factory=dict)  # name -> .html
-    figures: dict[str, Any] = field(default_factory=dict)  # name -> plotly figure
+    figures: dict[str, Any] = field(default_factory=dict)  # name -> figure JSON
     pngs: list[Path] = field(default_factory=list)
     png_skipped: str = ""  # why no PNGs were written, if none were
 
@@ -1032,17 +1032,19 @@ def write_report(
     return report
 
 
-def figure_data(fig: go.Figure) -> dict[str, Any]:
-    """A figure's JSON as Python data, NaN as null (JSON has no NaN)."""
-    data = json.loads(fig.to_json())
-    return data if isinstance(data, dict) else {}
+def figure_data(fig: go.Figure | dict[str, Any]) -> dict[str, Any]:
+    """A figure's JSON as Python data, NaN as null (JSON has no NaN); the charts build
+    theirs as data already."""
+    from orchestrator.report import charts
+
+    return charts.figure_json(fig)
 
 
 def sweep_products(
     loaded: Loaded,
     summaries: list[analyze.GroupSummary],
     outliers: list[analyze.PairOutlier],
-    figures: dict[str, go.Figure],
+    figures: dict[str, dict[str, Any]],
     key: str,
     max_points: int,
 ) -> cache.Products:
@@ -1099,9 +1101,12 @@ def _write_report_files(
     script: str = "directory"
     if shared is not None:
         script = os.path.relpath(shared, report.out_dir / "charts")
+    import plotly.io
+
     for name, fig in figures.items():
         path = chart_dir / f"{name}.html"
-        fig.write_html(path, include_plotlyjs=script, full_html=True)
+        # the figure is plotly's JSON already (charts builds it as data): not validated again
+        plotly.io.write_html(fig, path, include_plotlyjs=script, full_html=True, validate=False)
         report.charts[name] = path
     if png:
         report.pngs, report.png_skipped = charts.write_pngs(figures, chart_dir)
@@ -1136,9 +1141,11 @@ def shared_plotly_js(out_dir: Path) -> Path | None:
 
 def report_figures(
     loaded: Loaded, summaries: Sequence[analyze.GroupSummary], max_points: int | None = None
-) -> dict[str, go.Figure]:
+) -> dict[str, dict[str, Any]]:
     """Every chart of a report, by file name (without extension); at most
     `max_points` (default charts.MAX_POINTS) points per scatter."""
+    import numpy as np
+
     from orchestrator.report import charts  # plotly is slow to import; only when charting
 
     if max_points is None:
@@ -1146,7 +1153,7 @@ def report_figures(
 
     m = loaded.data
     emulated = loaded.emulated
-    figures: dict[str, go.Figure] = {}
+    figures: dict[str, dict[str, Any]] = {}
     groups = analyze.group_rows(m)
     by_name = {s.cloud_pair: s for s in summaries}
     cities = {r.key: r.city for r in loaded.catalog.regions}  # hovers name them
@@ -1159,7 +1166,7 @@ def report_figures(
     figures["heatmap-rtt"] = charts.heatmap_figure(
         m, coords, "rtt", emulated=emulated, cities=cities
     )
-    if any(math.isfinite(x) for x in m.throughput_bps):  # latency-only: no empty chart
+    if bool(np.isfinite(analyze.column(m.throughput_bps)).any()):  # latency-only: no empty chart
         figures["heatmap-throughput"] = charts.heatmap_figure(
             m, coords, "throughput", emulated=emulated, cities=cities
         )

@@ -10,18 +10,21 @@ without a server.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.colors import sample_colorscale
+from plotly.colors import get_colorscale, sample_colorscale
 from plotly.subplots import make_subplots
 
 from orchestrator.core.geo import fibre_rtt_ms
@@ -46,6 +49,7 @@ MAX_SERIES = 8  # pairs drawn in the time series chart: one colour each, no spag
 # values; beyond it, the latest sweeps that fit (a data file stays under 2 MB).
 PICKER_VALUES = 150_000
 
+TEMPLATE = "plotly_white"
 EMULATED_NOTE = "EMULATED: measured on the emulated cloud, not on AWS or GCP"
 
 # Hovers print values in ms and Mbit/s with fixed decimals, never d3's SI format
@@ -59,8 +63,9 @@ def _mbit(bps: float) -> float:
     return float(f"{bps * MBIT:.3g}") if _finite(bps) else math.nan
 
 
-def label(fig: go.Figure, title: str, emulated: bool) -> go.Figure:
-    """Title the figure; emulated results get the label on the chart itself."""
+def label(fig: go.Figure, title: str, emulated: bool, template: bool = True) -> go.Figure:
+    """Title the figure; emulated results get the label on the chart itself. Without
+    `template`, the template is left for _figure to add (as JSON, made once)."""
     if emulated:
         title = f"{title} [EMULATED]"
         fig.add_annotation(
@@ -77,20 +82,10 @@ def label(fig: go.Figure, title: str, emulated: bool) -> go.Figure:
             bgcolor="#fff3cd",
             bordercolor="#b00020",
         )
-    fig.update_layout(
-        title={"text": title, "y": 0.98, "yanchor": "top"},
-        template="plotly_white",
-        margin={"t": 110},
-    )
+    fig.update_layout(title={"text": title, "y": 0.98, "yanchor": "top"}, margin={"t": 110})
+    if template:
+        fig.update_layout(template=TEMPLATE)
     return fig
-
-
-def subsample(rows: Sequence[int], keep: int) -> list[int]:
-    """`keep` evenly spaced rows of `rows` (all of them when there are fewer)."""
-    if len(rows) <= keep:
-        return list(rows)
-    step = len(rows) / keep
-    return [rows[int(k * step)] for k in range(keep)]
 
 
 def _finite(v: float) -> bool:
@@ -139,27 +134,125 @@ TEST_HOVER = (
 )
 
 
-def _pair_data(
-    m: analyze.Measurements, values: Sequence[float], ordered: bool = True
-) -> dict[tuple[int, int], list[Any]]:
-    """Per region pair (unordered if not `ordered`), over its tests with a value:
-    [tests, p90 of `values`, median loss %, newest test's time] (hover extras)."""
+@dataclass(frozen=True)
+class PairStats:
+    """Per region pair (directed, or unordered low index first), over its tests with a
+    value: the median and p90 of the value (core.stats', to the bit), the tests, the
+    median loss % and the newest test's time (hover extras), and the median distance
+    over all of the pair's tests."""
+
+    median: dict[tuple[int, int], float]
+    extra: dict[tuple[int, int], list[Any]]  # [tests, p90, median loss %, newest test]
+    distance: dict[tuple[int, int], float]
+
+
+def _segments(
+    keys: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`values` sorted by key then value, with the first index and length of each key's run,
+    and the keys of those runs."""
+    # by value, then stably by key: a lexsort's order, by two faster sorts (the keys, a
+    # few thousand pairs, sort as 16-bit integers where they fit: a radix sort)
+    order = np.argsort(values)
+    small = len(keys) == 0 or int(keys.max()) < 2**15
+    order = order[np.argsort(keys[order].astype(np.int16 if small else np.int64), kind="stable")]
+    k, v = keys[order], values[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, np.intp)
+    counts = np.diff(np.r_[starts, len(k)])
+    return v, starts, counts, k[starts]
+
+
+def _segment_medians(v: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """core.stats.median of each run: the middle value, or the mean of the two middle."""
+    mid = starts + counts // 2
+    low = np.maximum(mid - 1, 0)
+    return np.where(counts % 2 == 1, v[mid], (v[low] + v[mid]) / 2)
+
+
+def _segment_percentiles(
+    v: np.ndarray, starts: np.ndarray, counts: np.ndarray, q: float
+) -> np.ndarray:
+    """core.stats.percentile of each run, by the same arithmetic."""
+    h = (counts - 1) * q / 100.0
+    lo = np.floor(h).astype(np.intp)
+    hi = np.minimum(lo + 1, counts - 1)
+    a, b = v[starts + lo], v[starts + hi]
+    return a + (h - lo) * (b - a)
+
+
+def pair_stats(m: analyze.Measurements, values: Sequence[float], ordered: bool = True) -> PairStats:
+    """PairStats of `values` by numpy over the columns (a sort per figure, no loop per row)."""
     column = analyze.column(values)
-    extras = _extras(m)
-    loss = analyze.column(m.loss_pct) if extras else None
-    started = analyze.column(m.started_s) if extras else None
-    out = {}
-    for key, idx in analyze.pair_rows(m, np.isfinite(column), ordered).items():
-        p90 = analyze.percentile(column[idx].tolist(), 90.0)
-        losses = analyze.finite(loss[idx].tolist()) if loss is not None else []
-        times = analyze.finite(started[idx].tolist()) if started is not None else []
-        out[key] = [
-            len(idx),
-            p90,
-            _num(analyze.median(losses), 2) if losses else MISSING,
-            iso_time(max(times)) if times else MISSING,
+    src = np.asarray(m.src, dtype=np.int64)
+    dst = np.asarray(m.dst, dtype=np.int64)
+    if not ordered:
+        src, dst = np.minimum(src, dst), np.maximum(src, dst)
+    width = max(len(m.regions), 1)
+    keys = src * width + dst
+
+    def pair(k: int) -> tuple[int, int]:
+        return (k // width, k % width)
+
+    def medians(mask: np.ndarray, of: np.ndarray) -> dict[int, float]:
+        v, starts, counts, runs = _segments(keys[mask], of[mask])
+        return dict(zip(runs.tolist(), _segment_medians(v, starts, counts).tolist(), strict=True))
+
+    has = np.isfinite(column)
+    v, starts, counts, runs = _segments(keys[has], column[has])
+    median = _segment_medians(v, starts, counts).tolist()
+    p90 = _segment_percentiles(v, starts, counts, 90.0).tolist()
+    loss: dict[int, float] = {}
+    newest: dict[int, float] = {}
+    if _extras(m):
+        loss_col, started = analyze.column(m.loss_pct), analyze.column(m.started_s)
+        loss = medians(has & np.isfinite(loss_col), loss_col)
+        with_time = has & np.isfinite(started)
+        t, t_starts, t_counts, t_runs = _segments(keys[with_time], started[with_time])
+        newest = dict(zip(t_runs.tolist(), t[t_starts + t_counts - 1].tolist(), strict=True))
+    extra = {}
+    for k, n, p in zip(runs.tolist(), counts.tolist(), p90, strict=True):
+        extra[pair(k)] = [
+            n,
+            p,
+            _num(loss[k], 2) if k in loss else MISSING,
+            iso_time(newest[k]) if k in newest else MISSING,
         ]
-    return out
+    km = analyze.column(m.distance_km)
+    distance = medians(np.isfinite(km), km)
+    return PairStats(
+        median={pair(k): x for k, x in zip(runs.tolist(), median, strict=True)},
+        extra=extra,
+        distance={pair(k): x for k, x in distance.items()},
+    )
+
+
+def _figure(layout: go.Figure, traces: list[dict[str, Any]]) -> dict[str, Any]:
+    """Figure JSON: the layout plotly built (small: axes, titles), the template and
+    `traces` built here as plain data, JSON-ready (None, never NaN). Plotly's validation
+    of a full catalog's points took seconds; the JSON is what it would have written."""
+    doc: dict[str, Any] = json.loads(layout.to_json())
+    return {"data": traces, "layout": {**doc["layout"], "template": _template()}}
+
+
+@functools.cache
+def _template_json() -> str:
+    """The template as a figure's JSON holds it (made once: plotly copies it per figure)."""
+    layout = json.loads(go.Figure(layout={"template": TEMPLATE}).to_json())["layout"]
+    return json.dumps(layout["template"])
+
+
+def _template() -> dict[str, Any]:
+    """The template's JSON, a fresh copy (a figure's data may be changed by its reader)."""
+    template: dict[str, Any] = json.loads(_template_json())
+    return template
+
+
+def _sample(rows: np.ndarray, keep: int) -> np.ndarray:
+    """`keep` evenly spaced rows of `rows` (all of them when there are fewer)."""
+    if len(rows) <= keep:
+        return rows
+    step = len(rows) / keep
+    return rows[(np.arange(keep) * step).astype(np.intp)]
 
 
 def distance_figure(
@@ -171,18 +264,20 @@ def distance_figure(
     emulated: bool,
     max_points: int = MAX_POINTS,
     cities: Mapping[str, str] | None = None,
-) -> go.Figure:
+) -> dict[str, Any]:
     """RTT and throughput (log axis) against distance with fit lines, r in the legend;
     a point's hover names the pair and, from `cities`, their cities.
 
     The 'all' chart colours points by cloud pair and fits each pair; a pair's
     chart shows that pair alone.
     """
-    pairs = [g for g in analyze.GROUPS[1:] if group in ("all", g) and groups.get(g)]
-    total = sum(len(groups[p]) for p in pairs)
+    pairs = [g for g in analyze.GROUPS[1:] if group in ("all", g) and len(groups.get(g, ()))]
+    rows_of = {p: np.asarray(groups[p], dtype=np.intp) for p in pairs}
+    total = sum(len(r) for r in rows_of.values())
+    km, rtt, thr = (analyze.column(c) for c in (m.distance_km, m.rtt_ms, m.throughput_bps))
     # latency-only data (an import, a ping-only sweep): no empty throughput axis
-    both = any(_finite(m.throughput_bps[i]) for p in pairs for i in groups[p])
-    fig = make_subplots(
+    both = any(bool(np.isfinite(thr[r]).any()) for r in rows_of.values())
+    layout = make_subplots(
         rows=1,
         cols=2 if both else 1,
         subplot_titles=(
@@ -192,96 +287,101 @@ def distance_figure(
         ),
         horizontal_spacing=0.08,
     )
+    traces: list[dict[str, Any]] = []
+    names = [_named(r, cities) for r in m.regions]
+    extra = _extras(m)
     shown = 0
     for pair in pairs:
-        rows = groups[pair]
+        rows = rows_of[pair]
         keep = max(1, round(max_points * len(rows) / total)) if total > max_points else len(rows)
-        sample = subsample(rows, keep)
+        sample = _sample(rows, keep)
         shown += len(sample)
         colour = PAIR_COLOURS[pair]
         name = f"{PAIR_LABELS[pair]} (n={len(rows)})"
-        columns = ((1, m.rtt_ms, "ms"), (2, m.throughput_bps, "Mbit/s"))
+        columns = ((1, rtt, "ms"), (2, thr, "Mbit/s"))
         for col, values, unit in columns[: 2 if both else 1]:
-            pts = [i for i in sample if _finite(values[i])]
-            names = [_named(r, cities) for r in m.regions]
-            text = [f"{names[m.src[i]]} → {names[m.dst[i]]}" for i in pts]
-            extra = _extras(m)
-            fig.add_trace(
-                go.Scatter(
-                    x=[round(m.distance_km[i]) for i in pts],
-                    y=[round(values[i], 2) if col == 1 else _mbit(values[i]) for i in pts],
-                    mode="markers",
-                    marker={"color": colour, "size": 5, "opacity": 0.6},
-                    name=name,
-                    legendgroup=pair,
-                    showlegend=col == 1,
-                    text=text,
-                    customdata=[_test_data(m, i) for i in pts] if extra else None,
-                    hovertemplate=f"%{{text}}<br>%{{x{HOVER['km']}}} km, "
-                    f"%{{y{HOVER[unit]}}} {unit}{TEST_HOVER if extra else ''}<extra></extra>",
-                    meta={"filter": "points", "cloud_pair": pair},
-                ),
-                row=1,
-                col=col,
-            )
+            pts = sample[np.isfinite(values[sample])].tolist()
+            trace: dict[str, Any] = {
+                "type": "scatter",
+                "x": [round(x) for x in km[pts].tolist()],
+                "y": [round(v, 2) for v in values[pts].tolist()]
+                if col == 1
+                else [_mbit(v) for v in values[pts].tolist()],
+                "mode": "markers",
+                "marker": {"color": colour, "size": 5, "opacity": 0.6},
+                "name": name,
+                "legendgroup": pair,
+                "showlegend": col == 1,
+                "text": [f"{names[m.src[i]]} → {names[m.dst[i]]}" for i in pts],
+                "hovertemplate": f"%{{text}}<br>%{{x{HOVER['km']}}} km, "
+                f"%{{y{HOVER[unit]}}} {unit}{TEST_HOVER if extra else ''}<extra></extra>",
+                "meta": {"filter": "points", "cloud_pair": pair},
+                "xaxis": "x" if col == 1 else "x2",
+                "yaxis": "y" if col == 1 else "y2",
+            }
+            if extra:
+                trace["customdata"] = [_test_data(m, i) for i in pts]
+            traces.append(trace)
         summary = summaries.get(pair)
         if summary is None:
             continue
-        xs = [m.distance_km[i] for i in rows]
-        lo, hi = min(xs), max(xs)
+        lo, hi = float(km[rows].min()), float(km[rows].max())
         fit = summary.rtt_fit
         if _finite(fit.slope):
-            fig.add_trace(
-                go.Scatter(
-                    x=[lo, hi],
-                    y=[fit.at(lo), fit.at(hi)],
-                    mode="lines",
-                    line={"color": colour, "width": 2},
-                    name=f"{PAIR_LABELS[pair]} RTT fit (Theil-Sen), Pearson r={_r(fit.r)}",
-                    legendgroup=pair,
-                    meta={"filter": "fit", "cloud_pair": pair},
-                ),
-                row=1,
-                col=1,
+            traces.append(
+                {
+                    "type": "scatter",
+                    "x": [lo, hi],
+                    "y": [fit.at(lo), fit.at(hi)],
+                    "mode": "lines",
+                    "line": {"color": colour, "width": 2},
+                    "name": f"{PAIR_LABELS[pair]} RTT fit (Theil-Sen), Pearson r={_r(fit.r)}",
+                    "legendgroup": pair,
+                    "meta": {"filter": "fit", "cloud_pair": pair},
+                    "xaxis": "x",
+                    "yaxis": "y",
+                }
             )
         fit = summary.log_throughput_fit
         if both and _finite(fit.slope):
-            fig.add_trace(
-                go.Scatter(
-                    x=[lo, hi],
-                    y=[_mbit(10 ** fit.at(lo)), _mbit(10 ** fit.at(hi))],
-                    mode="lines",
-                    line={"color": colour, "width": 2, "dash": "dash"},
-                    name=f"{PAIR_LABELS[pair]} log throughput fit, r={_r(fit.r)}",
-                    legendgroup=pair,
-                    meta={"filter": "fit", "cloud_pair": pair},
-                ),
-                row=1,
-                col=2,
+            traces.append(
+                {
+                    "type": "scatter",
+                    "x": [lo, hi],
+                    "y": [_mbit(10 ** fit.at(lo)), _mbit(10 ** fit.at(hi))],
+                    "mode": "lines",
+                    "line": {"color": colour, "width": 2, "dash": "dash"},
+                    "name": f"{PAIR_LABELS[pair]} log throughput fit, r={_r(fit.r)}",
+                    "legendgroup": pair,
+                    "meta": {"filter": "fit", "cloud_pair": pair},
+                    "xaxis": "x2",
+                    "yaxis": "y2",
+                }
             )
-    far = max((m.distance_km[i] for p in pairs for i in groups[p]), default=0.0)
+    far = max((float(km[r].max()) for r in rows_of.values()), default=0.0)
     if far > 0.0:
-        fig.add_trace(
-            go.Scatter(
-                x=[0.0, far],
-                y=[0.0, fibre_rtt_ms(far)],
-                mode="lines",
-                line={"color": "black", "width": 1, "dash": "dot"},
-                name="fibre floor: 2 x distance / (c x 2/3)",
-                meta={"filter": "floor"},
-            ),
-            row=1,
-            col=1,
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [0.0, far],
+                "y": [0.0, fibre_rtt_ms(far)],
+                "mode": "lines",
+                "line": {"color": "black", "width": 1, "dash": "dot"},
+                "name": "fibre floor: 2 x distance / (c x 2/3)",
+                "meta": {"filter": "floor"},
+                "xaxis": "x",
+                "yaxis": "y",
+            }
         )
-    fig.update_xaxes(title_text="distance (km)", rangemode="tozero")
-    fig.update_yaxes(title_text="RTT, median of samples (ms)", rangemode="tozero", row=1, col=1)
+    layout.update_xaxes(title_text="distance (km)", rangemode="tozero")
+    layout.update_yaxes(title_text="RTT, median of samples (ms)", rangemode="tozero", row=1, col=1)
     if both:
-        fig.update_yaxes(title_text="throughput (Mbit/s, log)", type="log", row=1, col=2)
+        layout.update_yaxes(title_text="throughput (Mbit/s, log)", type="log", row=1, col=2)
     title = "All cloud pairs" if group == "all" else f"{PAIR_LABELS[group]}"
     if shown < total:
         title += f" ({shown} of {total} points shown)"
-    fig.update_layout(height=520, legend={"orientation": "h", "y": -0.18})
-    return label(fig, title, emulated)
+    layout.update_layout(height=520, legend={"orientation": "h", "y": -0.18})
+    return _figure(label(layout, title, emulated, template=False), traces)
 
 
 def _named(region: str, cities: Mapping[str, str] | None) -> str:
@@ -292,17 +392,6 @@ def _named(region: str, cities: Mapping[str, str] | None) -> str:
 
 def _r(r: float) -> str:
     return f"{r:.3f}" if _finite(r) else "n/a"
-
-
-def _median_by_pair(
-    m: analyze.Measurements, values: Sequence[float], ordered: bool = True
-) -> dict[tuple[int, int], float]:
-    """Median of `values` per (src, dst) region pair; unordered pairs if not `ordered`."""
-    column = analyze.column(values)
-    return {
-        k: analyze.median(column[idx].tolist())
-        for k, idx in analyze.pair_rows(m, np.isfinite(column), ordered).items()
-    }
 
 
 def geographic_order(keys: Sequence[str], coords: Mapping[str, tuple[float, float]]) -> list[str]:
@@ -320,12 +409,13 @@ def heatmap_figure(
     *,
     emulated: bool,
     cities: Mapping[str, str] | None = None,
-) -> go.Figure:
+) -> dict[str, Any]:
     """Median RTT or throughput, source region (rows) by destination (columns); a cell's
     hover has the pair, km, the median and p90 over its tests, their count, the median
     loss and the newest test's time."""
     values = m.rtt_ms if metric == "rtt" else m.throughput_bps
-    medians = _median_by_pair(m, values)
+    stats = pair_stats(m, values)
+    medians = stats.median
     used = sorted({k for pair in medians for k in pair})
     names = geographic_order([m.regions[i] for i in used], coords)
     index = {name: n for n, name in enumerate(names)}
@@ -333,8 +423,8 @@ def heatmap_figure(
     km: list[list[float | None]] = [[None] * len(names) for _ in names]
     # per cell: [km, tests, p90 over tests, median loss %, newest test] for the hover
     cells: list[list[Any]] = [[None] * len(names) for _ in names]
-    dist = _median_by_pair(m, m.distance_km)
-    extra = _pair_data(m, values)
+    dist = stats.distance
+    extra = stats.extra
     unit = "ms" if metric == "rtt" else "Mbit/s"
     for (s, d), v in medians.items():
         row, col = index[m.regions[s]], index[m.regions[d]]
@@ -350,27 +440,37 @@ def heatmap_figure(
         ]
     clouds = [n.split(":", 1)[0] for n in names]
     heads = [_named(n, cities) for n in names]
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=heads,
-            y=heads,
-            colorscale=RTT_COLORSCALE,
-            colorbar={"title": {"text": unit}},
-            hoverongaps=False,
-            hovertemplate=f"%{{y}} → %{{x}}<br>median %{{z{HOVER[unit]}}} {unit}, p90 "
-            f"%{{customdata[2]}} {unit} over %{{customdata[1]}} tests<br>%{{customdata[0]}} km, "
-            "median loss %{customdata[3]} %<br>newest %{customdata[4]}<extra></extra>",
-            customdata=cells,
-            meta={"filter": "heatmap", "clouds_y": clouds, "clouds_x": clouds, "km": km},
-        )
-    )
-    fig.update_xaxes(title_text="destination (by cloud, west → east)", tickangle=-60)
-    fig.update_yaxes(title_text="source (by cloud, west → east)", autorange="reversed")
+    trace = {
+        "type": "heatmap",
+        "z": z,
+        "x": heads,
+        "y": heads,
+        "colorscale": _colorscale(RTT_COLORSCALE),
+        "colorbar": {"title": {"text": unit}},
+        "hoverongaps": False,
+        "hovertemplate": f"%{{y}} → %{{x}}<br>median %{{z{HOVER[unit]}}} {unit}, p90 "
+        f"%{{customdata[2]}} {unit} over %{{customdata[1]}} tests<br>%{{customdata[0]}} km, "
+        "median loss %{customdata[3]} %<br>newest %{customdata[4]}<extra></extra>",
+        "customdata": cells,
+        "meta": {"filter": "heatmap", "clouds_y": clouds, "clouds_x": clouds, "km": km},
+    }
+    layout = go.Figure()
+    layout.update_xaxes(title_text="destination (by cloud, west → east)", tickangle=-60)
+    layout.update_yaxes(title_text="source (by cloud, west → east)", autorange="reversed")
     size = max(500, 14 * len(names) + 250)
-    fig.update_layout(height=size)
+    layout.update_layout(height=size)
     what = "RTT (median of samples)" if metric == "rtt" else "Throughput"
-    return label(fig, f"{what} by region pair, median over sweeps", emulated)
+    return _figure(
+        label(layout, f"{what} by region pair, median over sweeps", emulated, template=False),
+        [trace],
+    )
+
+
+def _colorscale(name: str) -> list[list[Any]]:
+    """A named colour scale as the [position, colour] pairs plotly writes for it (its
+    colours evenly spaced, as plotly's own validator spaces them)."""
+    colours = get_colorscale(name)
+    return [[k / (len(colours) - 1), colour] for k, (_at, colour) in enumerate(colours)]
 
 
 def great_circle(
@@ -403,12 +503,12 @@ def map_figure(
     *,
     emulated: bool,
     cities: Mapping[str, str] | None = None,
-) -> go.Figure:
+) -> dict[str, Any]:
     """Regions on a world map; measured pairs as great-circle lines coloured by median RTT."""
-    medians = _median_by_pair(m, m.rtt_ms, ordered=False)
-    dist = _median_by_pair(m, m.distance_km, ordered=False)
-    extra = _pair_data(m, m.rtt_ms, ordered=False)
-    fig = go.Figure()
+    stats = pair_stats(m, m.rtt_ms, ordered=False)
+    medians, dist, extra = stats.median, stats.distance, stats.extra
+    fig = go.Figure()  # the layout; the traces are built as data
+    traces: list[dict[str, Any]] = []
     if medians:
         lo, hi = min(medians.values()), max(medians.values())
         span = (hi - lo) or 1.0
@@ -448,8 +548,9 @@ def map_figure(
                 mid_data.append([tests, _num(p90, 1), loss, newest])
                 mid_segments.append([cloud_s, cloud_d, km])
             low = lo + span * b / RTT_BINS
-            fig.add_trace(
-                go.Scattergeo(
+            traces.append(
+                dict(
+                    type="scattergeo",
                     lat=lats,
                     lon=lons,
                     mode="lines",
@@ -460,8 +561,9 @@ def map_figure(
                     meta={"filter": "routes", "segments": segments, "points": ROUTE_POINTS + 1},
                 )
             )
-        fig.add_trace(
-            go.Scattergeo(
+        traces.append(
+            dict(
+                type="scattergeo",
                 lat=mid_lat,
                 lon=mid_lon,
                 text=mid_text,
@@ -476,8 +578,9 @@ def map_figure(
             )
         )
         # An invisible marker trace carries the colour bar for the lines.
-        fig.add_trace(
-            go.Scattergeo(
+        traces.append(
+            dict(
+                type="scattergeo",
                 lat=[None],
                 lon=[None],
                 mode="markers",
@@ -485,7 +588,7 @@ def map_figure(
                     "color": [lo, hi],
                     "cmin": lo,
                     "cmax": hi,
-                    "colorscale": RTT_COLORSCALE,
+                    "colorscale": _colorscale(RTT_COLORSCALE),
                     "showscale": True,
                     "colorbar": {"title": {"text": "RTT (ms)"}},
                 },
@@ -498,8 +601,9 @@ def map_figure(
         keys = [k for k in used if k.startswith(cloud + ":")]
         if not keys:
             continue
-        fig.add_trace(
-            go.Scattergeo(
+        traces.append(
+            dict(
+                type="scattergeo",
                 lat=[coords[k][0] for k in keys],
                 lon=[coords[k][1] for k in keys],
                 text=[_named(k, cities) for k in keys],
@@ -517,7 +621,9 @@ def map_figure(
         landcolor="#f3f3f3",
     )
     fig.update_layout(height=560, legend={"orientation": "h", "y": -0.05})
-    return label(fig, "Measured pairs, coloured by median RTT", emulated)
+    return _figure(
+        label(fig, "Measured pairs, coloured by median RTT", emulated, template=False), traces
+    )
 
 
 # (src, dst) region keys -> sweep id -> (median RTT ms, median throughput bps) of the
@@ -551,7 +657,7 @@ def timeseries_figure(
     emulated: bool,
     max_series: int = MAX_SERIES,
     picker_values: int = PICKER_VALUES,
-) -> go.Figure:
+) -> dict[str, Any]:
     """Median RTT and throughput per directed pair across the sweeps of `m` (series_figure)."""
     return series_figure(
         sweep_medians(m),
@@ -573,7 +679,7 @@ def series_figure(
     emulated: bool,
     max_series: int = MAX_SERIES,
     picker_values: int = PICKER_VALUES,
-) -> go.Figure:
+) -> dict[str, Any]:
     """Median RTT and throughput per directed pair across `sweeps`, from each pair's
     medians per sweep; `regions` and `sweeps` in the order ties are broken in.
 
@@ -632,7 +738,7 @@ def series_figure(
         f"The {shown} pairs whose median RTT moved most across {len(sweeps)} sweeps "
         f"(of {len(series)} pairs)"
     )
-    return label(fig, title, emulated)
+    return figure_json(label(fig, title, emulated))
 
 
 def _rounded(ms: float) -> float | None:
@@ -707,7 +813,7 @@ def geo_assets_js() -> str:
     )
 
 
-def write_pngs(figures: Mapping[str, go.Figure], out_dir: Path) -> tuple[list[Path], str]:
+def write_pngs(figures: Mapping[str, Mapping[str, Any]], out_dir: Path) -> tuple[list[Path], str]:
     """Every figure as <name>.png via kaleido; ([], reason) when no renderer works.
 
     A missing renderer never fails a report: the HTML charts are the product,
@@ -755,11 +861,15 @@ def write_pngs(figures: Mapping[str, go.Figure], out_dir: Path) -> tuple[list[Pa
     return written, ""
 
 
-def _png_size(fig: go.Figure) -> tuple[int, int]:
-    height = fig.layout.height or 520
+def _png_size(fig: Mapping[str, Any]) -> tuple[int, int]:
+    height = fig.get("layout", {}).get("height") or 520
     return 1200, int(height)
 
 
-def figure_json(fig: go.Figure) -> dict[str, Any]:
-    """The figure as plain JSON-able data (what Plotly.newPlot takes)."""
-    return fig.to_plotly_json()
+def figure_json(fig: go.Figure | dict[str, Any]) -> dict[str, Any]:
+    """A figure as plain JSON data (what Plotly.newPlot takes), NaN as null; a figure
+    already built as data is returned as it is."""
+    if isinstance(fig, dict):
+        return fig
+    doc: dict[str, Any] = json.loads(fig.to_json())
+    return doc

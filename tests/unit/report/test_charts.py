@@ -40,7 +40,7 @@ def test_the_time_series_draws_the_pairs_that_moved_most_and_holds_every_pair():
         (B, C, 0, 30.0, 9e8),
     ]  # fmt: skip
     fig = charts.timeseries_figure(_measurements(rows), STARTED, emulated=False, max_series=2)
-    doc = fig.to_plotly_json()
+    doc = fig
     drawn = [t["name"] for t in doc["data"] if t["yaxis"] == "y"]
     assert drawn == [f"{A} → {B}", f"{B} → {A}"]
     assert (
@@ -59,14 +59,14 @@ def test_the_time_series_draws_the_pairs_that_moved_most_and_holds_every_pair():
     fig = charts.timeseries_figure(
         _measurements(rows), STARTED, emulated=False, max_series=2, picker_values=8
     )
-    p = fig.to_plotly_json()["layout"]["meta"]["picker"]
+    p = fig["layout"]["meta"]["picker"]
     assert (p["sweeps"], p["sweeps_kept"]) == (3, 2) and p["x"] == list(STARTED.values())[1:]
     assert p["rtt"][0] == [150.0, 120.0]
 
 
 def test_latency_only_time_series_has_no_throughput_in_its_picker():
     rows = [(A, B, 0, 100.0, NAN), (A, B, 1, 110.0, NAN)]
-    doc = charts.timeseries_figure(_measurements(rows), STARTED, emulated=False).to_plotly_json()
+    doc = charts.timeseries_figure(_measurements(rows), STARTED, emulated=False)
     assert "tput" not in doc["layout"]["meta"]["picker"]
     assert not any(k.startswith("yaxis2") for k in doc["layout"])
 
@@ -95,7 +95,6 @@ def test_every_point_hovers_with_its_tests_p90_loss_samples_and_time():
     m = _with_extras(ROWS)
     groups = analyze.group_rows(m)
     doc = charts.distance_figure(m, "all", groups, {}, emulated=False, cities=CITIES)
-    doc = doc.to_plotly_json()
     (rtt,) = [t for t in doc["data"] if t.get("meta", {}).get("cloud_pair") == "aws-gcp"
               and t["xaxis"] == "x" and t.get("mode") == "markers"]  # fmt: skip
     assert list(rtt["text"]) == [f"{A} (Ashburn) → {B} (St. Ghislain)"] * 3
@@ -109,16 +108,14 @@ def test_every_point_hovers_with_its_tests_p90_loss_samples_and_time():
         assert part in rtt["hovertemplate"], part
     # without the extras (a loader that did not read them): no customdata, no placeholders
     bare = _measurements([r[:5] for r in ROWS])
-    doc = charts.distance_figure(
-        bare, "all", analyze.group_rows(bare), {}, emulated=False
-    ).to_plotly_json()
+    doc = charts.distance_figure(bare, "all", analyze.group_rows(bare), {}, emulated=False)
     assert all("customdata" not in t["hovertemplate"] for t in doc["data"] if "hovertemplate" in t)
 
 
 def test_heatmap_and_map_hovers_have_the_tests_p90_loss_and_newest_time():
     m = _with_extras(ROWS)
     coords = {A: (39.0, -77.5), B: (50.5, 3.8), C: (53.3, -6.3)}
-    doc = charts.heatmap_figure(m, coords, "rtt", emulated=False, cities=CITIES).to_plotly_json()
+    doc = charts.heatmap_figure(m, coords, "rtt", emulated=False, cities=CITIES)
     (heat,) = doc["data"]
     # by cloud, then west to east: aws:us-east-1, gcp:europe-west1
     assert list(heat["x"]) == [f"{A} (Ashburn)", f"{B} (St. Ghislain)"]
@@ -129,7 +126,7 @@ def test_heatmap_and_map_hovers_have_the_tests_p90_loss_and_newest_time():
     assert heat["customdata"][0][0] is None and isinstance(km, int)
     assert "p90 %{customdata[2]} ms over %{customdata[1]} tests" in heat["hovertemplate"]
     assert "newest %{customdata[4]}" in heat["hovertemplate"]
-    doc = charts.map_figure(m, coords, emulated=False, cities=CITIES).to_plotly_json()
+    doc = charts.map_figure(m, coords, emulated=False, cities=CITIES)
     (mid,) = [t for t in doc["data"] if t.get("name", "").startswith("pairs (hover")]
     # both directions together: 4 tests, p90 of 90, 100, 110, 130 = 124 ms
     assert [list(c) for c in mid["customdata"]] == [[4, 124.0, 5.0, "2026-11-19T11:06:40.500Z"]]
