@@ -269,71 +269,79 @@ class _Reader:
         # only the columns read here, plus what the site and the host evidence ask of
         # every row (one scan of the file, not three): is it publishable as it is, has
         # it a host counter or CPU steal cell
-        wanted = [c for c in dict.fromkeys((*_FAST_COLUMNS, "measure")) if c in col]
+        # the numbers are checked and cast as they are read (the table keeps no text of them)
+        names_read = [c for c in _FAST_COLUMNS if c not in _NUMBERS]
         as_is = first == _HEADER_LINE
         publishable = _publishable_sql() if as_is else "false"
         evidence = " OR ".join(f"coalesce({_q(c)}, '') <> ''" for c in _EVIDENCE_COLUMNS)
         if any(c not in col for c in _EVIDENCE_COLUMNS):
             evidence = "true"  # unknown: host evidence reads the file itself
+        odd = " OR ".join(
+            [f"NOT regexp_full_match(coalesce({_q(c)}, '0'), '{_PLAIN}')" for c in _NUMBERS]
+            + [f"NOT regexp_full_match(coalesce(started_utc, '{_EPOCH}'), '{_STAMP}')"]
+        )
+        if "measure" in col:  # capacity rows are kept apart, by _rows
+            odd += f" OR coalesce(measure, '') LIKE '%{CAPACITY}%'"
         con = duckdb.connect()
         try:
             con.execute(
                 "CREATE TEMP TABLE raw AS SELECT "
-                + ", ".join(_q(c) for c in wanted)
-                + f", {publishable} AS publishable, ({evidence}) AS evidence "
+                + ", ".join(_q(c) for c in names_read)
+                + ", "
+                + ", ".join(f"TRY_CAST({_q(c)} AS DOUBLE) AS {_q(c)}" for c in _NUMBERS)
+                + ", epoch_us(TRY_CAST(replace(started_utc, 'Z', '') AS TIMESTAMP)) / 1e6 AS t"
+                + f", ({odd}) AS odd, {publishable} AS publishable, ({evidence}) AS evidence "
                 "FROM read_csv(?, columns = ?, "
                 "header = true, auto_detect = false, delim = ',', quote = '\"', "
                 "escape = '\"', strict_mode = true, null_padding = false)",
                 [str(path), {name: "VARCHAR" for name in names}],
             )
-            odd = " OR ".join(
-                [f"NOT regexp_full_match(coalesce({_q(c)}, '0'), '{_PLAIN}')" for c in _NUMBERS]
-                + [f"NOT regexp_full_match(coalesce(started_utc, '{_EPOCH}'), '{_STAMP}')"]
-            )
-            if "measure" in col:  # capacity rows are kept apart, by _rows
-                odd += f" OR coalesce(measure, '') LIKE '%{CAPACITY}%'"
-            if con.execute(f"SELECT count(*) FROM raw WHERE {odd}").fetchone() != (0,):
+            if con.execute("SELECT count(*) FROM raw WHERE odd").fetchone() != (0,):
                 return False
-            ends = con.execute(
-                "SELECT DISTINCT coalesce(src_cloud, ''), coalesce(src_region, '') FROM raw "
-                f"WHERE {_OK} UNION SELECT DISTINCT coalesce(dst_cloud, ''), "
-                f"coalesce(dst_region, '') FROM raw WHERE {_OK}"
-            ).fetchall()
-            keys = {(c, r): f"{c.strip().lower()}:{r.strip()}" for c, r in ends}
-            if any(k not in self.by_key for k in keys.values()):
-                return False  # counted and named by _rows
-            key_list = sorted(set(keys.values()))
-            con.execute("CREATE TEMP TABLE ends (c VARCHAR, r VARCHAR, k INTEGER)")
-            con.executemany(
-                "INSERT INTO ends VALUES (?, ?, ?)",
-                [(c, r, key_list.index(k)) for (c, r), k in keys.items()],
+            # every name column coded by an ENUM of its distinct values (a dictionary
+            # lookup per row: no join, so no sort to put the rows back in order)
+            src_end = "coalesce(src_cloud, '') || chr(31) || coalesce(src_region, '')"
+            dst_end = "coalesce(dst_cloud, '') || chr(31) || coalesce(dst_region, '')"
+            con.execute(
+                f"CREATE TYPE ends_t AS ENUM (SELECT DISTINCT {src_end} FROM raw WHERE {_OK} "
+                f"UNION SELECT DISTINCT {dst_end} FROM raw WHERE {_OK})"
             )
             for name in ("sweep_id", "flags", "backend"):
                 con.execute(
-                    f"CREATE TEMP TABLE d_{name} AS SELECT v, row_number() OVER (ORDER BY v) - 1 "
-                    f"AS k FROM (SELECT DISTINCT coalesce({name}, '') AS v FROM raw)"
+                    f"CREATE TYPE {name}_t AS ENUM (SELECT DISTINCT coalesce({name}, '') FROM raw)"
                 )
+
+            def values(enum: str) -> list[str]:
+                found = con.execute(f"SELECT enum_range(NULL::{enum})").fetchone()
+                return list(found[0]) if found else []
+
+            ends = [e.split("\x1f") for e in values("ends_t")]
+            if any(len(e) != 2 for e in ends):
+                return False  # a name with the separator in it: read row by row
+            keys = [f"{c.strip().lower()}:{r.strip()}" for c, r in ends]
+            if any(k not in self.by_key for k in keys):
+                return False  # counted and named by _rows
+            key_list = sorted(set(keys))
+            end_key = np.array([key_list.index(k) for k in keys] or [0], dtype=np.int64)
+            sweep_names, flag_names = values("sweep_id_t"), values("flags_t")
+            backend_names = values("backend_t")
             got = con.execute(
-                f"SELECT {_OK} AS ok, s.k AS src, t.k AS dst, w.k AS sweep, f.k AS flag, "
-                "b.k AS backend, "
-                + ", ".join(f"CAST({_q(c)} AS DOUBLE) AS {_q(c)}" for c in _NUMBERS)
-                + ", epoch_us(CAST(replace(started_utc, 'Z', '') AS TIMESTAMP)) / 1e6 AS t, "
-                "started_utc FROM raw "
-                "LEFT JOIN ends s ON s.c = coalesce(src_cloud, '') "
-                "AND s.r = coalesce(src_region, '') "
-                "LEFT JOIN ends t ON t.c = coalesce(dst_cloud, '') "
-                "AND t.r = coalesce(dst_region, '') "
-                "JOIN d_sweep_id w ON w.v = coalesce(sweep_id, '') "
-                "JOIN d_flags f ON f.v = coalesce(flags, '') "
-                "JOIN d_backend b ON b.v = coalesce(backend, '') ORDER BY raw.rowid"
+                f"SELECT {_OK} AS ok, enum_code(TRY_CAST({src_end} AS ends_t)) AS src, "
+                f"enum_code(TRY_CAST({dst_end} AS ends_t)) AS dst, "
+                "enum_code(CAST(coalesce(sweep_id, '') AS sweep_id_t)) AS sweep, "
+                "enum_code(CAST(coalesce(flags, '') AS flags_t)) AS flag, "
+                "enum_code(CAST(coalesce(backend, '') AS backend_t)) AS backend, "
+                + ", ".join(_q(c) for c in _NUMBERS)
+                + ", t FROM raw"
             ).fetchnumpy()
-            sweep_names = [
-                v for (v,) in con.execute("SELECT v FROM d_sweep_id ORDER BY k").fetchall()
-            ]
-            flag_names = [v for (v,) in con.execute("SELECT v FROM d_flags ORDER BY k").fetchall()]
-            backend_names = [
-                v for (v,) in con.execute("SELECT v FROM d_backend ORDER BY k").fetchall()
-            ]
+            # the earliest start of each sweep's measured rows (the rows kept below)
+            measured = f"{_OK} AND ({' OR '.join(f'{_q(c)} IS NOT NULL' for c in _MEASURES)})"
+            first_start = dict(
+                con.execute(
+                    "SELECT enum_code(CAST(coalesce(sweep_id, '') AS sweep_id_t)), "
+                    f"min(started_utc) FROM raw WHERE {measured} GROUP BY 1"
+                ).fetchall()
+            )
             all_publishable, with_evidence = con.execute(
                 "SELECT coalesce(bool_and(publishable), true), count(*) FILTER (WHERE evidence) "
                 "FROM raw"
@@ -364,8 +372,9 @@ class _Reader:
             if len(where):
                 self.skipped[reason] += len(where)
         rows = np.flatnonzero(measured)
-        src = np.asarray(got["src"], dtype=np.int64)[rows]
-        dst = np.asarray(got["dst"], dtype=np.int64)[rows]
+        # a measured row is an ok row: its ends are coded (failed rows' may be NULL)
+        src = end_key[np.ma.filled(got["src"], 0).astype(np.int64)[rows]]
+        dst = end_key[np.ma.filled(got["dst"], 0).astype(np.int64)[rows]]
         km = km[rows]
         no_km = np.isnan(km)
         for a, b in {(int(x), int(y)) for x, y in zip(src[no_km], dst[no_km], strict=True)}:
@@ -379,17 +388,15 @@ class _Reader:
         sweep = np.asarray(got["sweep"], dtype=np.int64)[rows]
         _, at = np.unique(sweep, return_index=True)
         sweep_id = np.zeros(len(sweep_names), dtype=np.int32)
-        started = got["started_utc"]
         backend = np.asarray(got["backend"], dtype=np.int64)[rows]
         for k in sweep[np.sort(at)]:
             name = sweep_names[int(k)].strip() or default_sweep
             sweep_id[k] = self._sweep(name)
         for k in np.unique(sweep):
             info = self.sweeps[self.data.sweeps[sweep_id[k]]]
-            mine = rows[sweep == k]
-            stamps = [t for t in started[mine] if t]
-            if stamps and (not info.started_utc or min(stamps) < info.started_utc):
-                info.started_utc = min(stamps)
+            first = first_start.get(int(k))
+            if first and (not info.started_utc or first < info.started_utc):
+                info.started_utc = first
             info.backends.update(backend_names[int(b)] for b in np.unique(backend[sweep == k]))
         data = self.data
         data.src.frombytes(region_id[src].tobytes())  # type: ignore[attr-defined]
@@ -608,6 +615,7 @@ def _subset(m: analyze.Measurements, keep: Sequence[int]) -> analyze.Measurement
 
 
 # What _Reader._columns needs of a file, and what it reads only when plain.
+_MEASURES = (RTT_COLUMN, RTT_MEAN_COLUMN, "throughput_bps")  # a row with none is not used
 _NUMBERS = (RTT_COLUMN, RTT_MEAN_COLUMN, "throughput_bps", "distance_km",
             "rtt_p90_ms", "ping_loss_pct", "rtt_samples")  # fmt: skip
 _FAST_COLUMNS = (*REQUIRED_COLUMNS, *_NUMBERS, "sweep_id", "started_utc", "backend", "status",

@@ -290,6 +290,7 @@ def distance_figure(
     traces: list[dict[str, Any]] = []
     names = [_named(r, cities) for r in m.regions]
     extra = _extras(m)
+    tests: dict[int, list[Any]] = {}
     shown = 0
     for pair in pairs:
         rows = rows_of[pair]
@@ -319,8 +320,10 @@ def distance_figure(
                 "xaxis": "x" if col == 1 else "x2",
                 "yaxis": "y" if col == 1 else "y2",
             }
-            if extra:
-                trace["customdata"] = [_test_data(m, i) for i in pts]
+            if extra:  # the same tests in both columns: each made once
+                trace["customdata"] = [
+                    tests[i] if i in tests else tests.setdefault(i, _test_data(m, i)) for i in pts
+                ]
             traces.append(trace)
         summary = summaries.get(pair)
         if summary is None:
@@ -632,20 +635,28 @@ SweepMedians = dict[tuple[str, str], dict[str, tuple[float, float]]]
 
 
 def sweep_medians(m: analyze.Measurements) -> SweepMedians:
-    """Each directed pair's median RTT and throughput in each sweep of `m`."""
+    """Each directed pair's median RTT and throughput in each sweep of `m` (NaN where the
+    pair has none in that sweep); pairs and sweeps in the order of their first row."""
     rtt, thr = analyze.column(m.rtt_ms), analyze.column(m.throughput_bps)
     src = np.asarray(m.src, dtype=np.int64)
     dst = np.asarray(m.dst, dtype=np.int64)
     sweep = np.asarray(m.sweep, dtype=np.int64)
     regions, sweeps = max(len(m.regions), 1), max(len(m.sweeps), 1)
     keys = (src * regions + dst) * sweeps + sweep
+    found, first = np.unique(keys, return_index=True)
+    of: list[dict[int, float]] = []
+    for values in (rtt, thr):
+        has = np.isfinite(values)
+        v, starts, counts, runs = _segments(keys[has], values[has])
+        medians = _segment_medians(v, starts, counts).tolist()
+        of.append(dict(zip(runs.tolist(), medians, strict=True)))
     out: SweepMedians = {}
-    for key, idx in analyze.groups_by_key(keys, np.arange(len(m))):
+    for key in found[np.argsort(first, kind="stable")].tolist():
         pair, k = divmod(key, sweeps)
         s, d = divmod(pair, regions)
         out.setdefault((m.regions[s], m.regions[d]), {})[m.sweeps[k]] = (
-            analyze.median(analyze.finite(rtt[idx].tolist())),
-            analyze.median(analyze.finite(thr[idx].tolist())),
+            of[0].get(key, math.nan),
+            of[1].get(key, math.nan),
         )
     return out
 
