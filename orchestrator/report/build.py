@@ -394,7 +394,7 @@ class _Reader:
             sweep_id[k] = self._sweep(name)
         for k in np.unique(sweep):
             info = self.sweeps[self.data.sweeps[sweep_id[k]]]
-            first = first_start.get(int(k))
+            first = str(first_start.get(int(k)) or "")
             if first and (not info.started_utc or first < info.started_utc):
                 info.started_utc = first
             info.backends.update(backend_names[int(b)] for b in np.unique(backend[sweep == k]))
