@@ -1171,14 +1171,15 @@ def report_figures(
                 m, group, groups, by_name, emulated=emulated, max_points=max_points, cities=cities
             )
     coords = {r.key: (r.lat, r.lon) for r in loaded.catalog.regions}
+    orders: charts.Orders = {}  # each column sorted once for every figure
     figures["heatmap-rtt"] = charts.heatmap_figure(
-        m, coords, "rtt", emulated=emulated, cities=cities
+        m, coords, "rtt", emulated=emulated, cities=cities, orders=orders
     )
     if bool(np.isfinite(analyze.column(m.throughput_bps)).any()):  # latency-only: no empty chart
         figures["heatmap-throughput"] = charts.heatmap_figure(
-            m, coords, "throughput", emulated=emulated, cities=cities
+            m, coords, "throughput", emulated=emulated, cities=cities, orders=orders
         )
-    figures["map"] = charts.map_figure(m, coords, emulated=emulated, cities=cities)
+    figures["map"] = charts.map_figure(m, coords, emulated=emulated, cities=cities, orders=orders)
     started = {s.id: s.started_utc or s.id for s in loaded.sweeps.values()}
     if len(m.sweeps) >= 2:
         figures["timeseries"] = charts.timeseries_figure(m, started, emulated=emulated)

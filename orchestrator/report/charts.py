@@ -104,6 +104,7 @@ def _num(x: float, digits: int) -> float | int | str:
     return round(x) if digits == 0 else round(x, digits)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a test's time is shown by several figures
 def iso_time(seconds: float) -> str:
     """UNIX seconds as ISO 8601 UTC with milliseconds and Z; "—" when unknown."""
     if not _finite(seconds):
@@ -147,14 +148,16 @@ class PairStats:
 
 
 def _segments(
-    keys: np.ndarray, values: np.ndarray
+    keys: np.ndarray, values: np.ndarray, mask: np.ndarray, by_value: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """`values` sorted by key then value, with the first index and length of each key's run,
-    and the keys of those runs."""
+    """The `values` of the rows in `mask`, sorted by key then value, with the first index
+    and length of each key's run, and the keys of those runs. `by_value`, the rows of the
+    whole column in order of value (np.argsort), when a caller has it already."""
     # by value, then stably by key: a lexsort's order, by two faster sorts (the keys, a
     # few thousand pairs, sort as 16-bit integers where they fit: a radix sort)
-    order = np.argsort(values)
-    small = len(keys) == 0 or int(keys.max()) < 2**15
+    order = np.argsort(values) if by_value is None else by_value
+    order = order[mask[order]]
+    small = len(order) == 0 or int(keys.max()) < 2**15
     order = order[np.argsort(keys[order].astype(np.int16 if small else np.int64), kind="stable")]
     k, v = keys[order], values[order]
     starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, np.intp)
@@ -180,9 +183,25 @@ def _segment_percentiles(
     return a + (h - lo) * (b - a)
 
 
-def pair_stats(m: analyze.Measurements, values: Sequence[float], ordered: bool = True) -> PairStats:
-    """PairStats of `values` by numpy over the columns (a sort per figure, no loop per row)."""
-    column = analyze.column(values)
+# Measurements field -> its rows in order of value: sorted once for every figure
+Orders = dict[str, np.ndarray]
+
+
+def _by_value(m: analyze.Measurements, name: str, orders: Orders | None) -> np.ndarray:
+    if orders is not None and name in orders:
+        return orders[name]
+    order = np.argsort(analyze.column(getattr(m, name)))
+    if orders is not None:
+        orders[name] = order
+    return order
+
+
+def pair_stats(
+    m: analyze.Measurements, name: str, ordered: bool = True, orders: Orders | None = None
+) -> PairStats:
+    """PairStats of the column `name` of `m` (rtt_ms, throughput_bps) by numpy (a sort of
+    each column, shared through `orders` by the figures of one report; no loop per row)."""
+    column = analyze.column(getattr(m, name))
     src = np.asarray(m.src, dtype=np.int64)
     dst = np.asarray(m.dst, dtype=np.int64)
     if not ordered:
@@ -193,21 +212,23 @@ def pair_stats(m: analyze.Measurements, values: Sequence[float], ordered: bool =
     def pair(k: int) -> tuple[int, int]:
         return (k // width, k % width)
 
-    def medians(mask: np.ndarray, of: np.ndarray) -> dict[int, float]:
-        v, starts, counts, runs = _segments(keys[mask], of[mask])
+    def runs_of(field: str, mask: np.ndarray) -> tuple[np.ndarray, ...]:
+        of = analyze.column(getattr(m, field))
+        return _segments(keys, of, mask & np.isfinite(of), _by_value(m, field, orders))
+
+    def medians(field: str, mask: np.ndarray) -> dict[int, float]:
+        v, starts, counts, runs = runs_of(field, mask)
         return dict(zip(runs.tolist(), _segment_medians(v, starts, counts).tolist(), strict=True))
 
     has = np.isfinite(column)
-    v, starts, counts, runs = _segments(keys[has], column[has])
+    v, starts, counts, runs = runs_of(name, has)
     median = _segment_medians(v, starts, counts).tolist()
     p90 = _segment_percentiles(v, starts, counts, 90.0).tolist()
     loss: dict[int, float] = {}
     newest: dict[int, float] = {}
     if _extras(m):
-        loss_col, started = analyze.column(m.loss_pct), analyze.column(m.started_s)
-        loss = medians(has & np.isfinite(loss_col), loss_col)
-        with_time = has & np.isfinite(started)
-        t, t_starts, t_counts, t_runs = _segments(keys[with_time], started[with_time])
+        loss = medians("loss_pct", has)
+        t, t_starts, t_counts, t_runs = runs_of("started_s", has)
         newest = dict(zip(t_runs.tolist(), t[t_starts + t_counts - 1].tolist(), strict=True))
     extra = {}
     for k, n, p in zip(runs.tolist(), counts.tolist(), p90, strict=True):
@@ -217,8 +238,7 @@ def pair_stats(m: analyze.Measurements, values: Sequence[float], ordered: bool =
             _num(loss[k], 2) if k in loss else MISSING,
             iso_time(newest[k]) if k in newest else MISSING,
         ]
-    km = analyze.column(m.distance_km)
-    distance = medians(np.isfinite(km), km)
+    distance = medians("distance_km", np.ones(len(keys), dtype=bool))
     return PairStats(
         median={pair(k): x for k, x in zip(runs.tolist(), median, strict=True)},
         extra=extra,
@@ -412,12 +432,12 @@ def heatmap_figure(
     *,
     emulated: bool,
     cities: Mapping[str, str] | None = None,
+    orders: Orders | None = None,
 ) -> dict[str, Any]:
     """Median RTT or throughput, source region (rows) by destination (columns); a cell's
     hover has the pair, km, the median and p90 over its tests, their count, the median
     loss and the newest test's time."""
-    values = m.rtt_ms if metric == "rtt" else m.throughput_bps
-    stats = pair_stats(m, values)
+    stats = pair_stats(m, "rtt_ms" if metric == "rtt" else "throughput_bps", orders=orders)
     medians = stats.median
     used = sorted({k for pair in medians for k in pair})
     names = geographic_order([m.regions[i] for i in used], coords)
@@ -506,9 +526,10 @@ def map_figure(
     *,
     emulated: bool,
     cities: Mapping[str, str] | None = None,
+    orders: Orders | None = None,
 ) -> dict[str, Any]:
     """Regions on a world map; measured pairs as great-circle lines coloured by median RTT."""
-    stats = pair_stats(m, m.rtt_ms, ordered=False)
+    stats = pair_stats(m, "rtt_ms", ordered=False, orders=orders)
     medians, dist, extra = stats.median, stats.distance, stats.extra
     fig = go.Figure()  # the layout; the traces are built as data
     traces: list[dict[str, Any]] = []
@@ -647,7 +668,7 @@ def sweep_medians(m: analyze.Measurements) -> SweepMedians:
     of: list[dict[int, float]] = []
     for values in (rtt, thr):
         has = np.isfinite(values)
-        v, starts, counts, runs = _segments(keys[has], values[has])
+        v, starts, counts, runs = _segments(keys, values, has)
         medians = _segment_medians(v, starts, counts).tolist()
         of.append(dict(zip(runs.tolist(), medians, strict=True)))
     out: SweepMedians = {}
