@@ -161,8 +161,11 @@ class _Reader:
         self.catalog = catalog
         self.keep = keep
         self.include_flagged = include_flagged
-        self.flags: list[str] = []  # per row kept, as read or computed
-        self.computed: list[bool] = []  # per row: flags computed here (no flags column)
+        # per row kept: its flags cell (as read or computed), coded: flag_names[code]
+        self.flag_codes = array("i")
+        self.flag_names: list[str] = [""]
+        self._flag_code: dict[str, int] = {"": 0}
+        self.computed = array("b")  # per row: flags computed here (no flags column)
         self.rtt_from_mean = 0
         self.by_key: dict[str, Region] = {r.key: r for r in catalog.regions}
         self.region_index: dict[str, int] = {}
@@ -413,8 +416,9 @@ class _Reader:
         ):
             column.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())  # type: ignore[attr-defined]
         cells = [name.strip() for name in flag_names]
-        self.flags.extend(cells[int(k)] for k in np.asarray(got["flag"])[rows])
-        self.computed.extend([False] * len(rows))
+        codes = np.array([self._code(cell) for cell in cells] or [0], dtype=np.int32)
+        self.flag_codes.frombytes(codes[np.asarray(got["flag"], dtype=np.int64)[rows]].tobytes())
+        self.computed.frombytes(bytes(len(rows)))
         if as_is:  # _host_rows reads only such a file
             self.evidence[path] = int(with_evidence)
         if as_is and all_publishable and _plain_bytes(path, n):
@@ -429,7 +433,6 @@ class _Reader:
         c_thr = col.get("throughput_bps")
         c_flags = col.get("flags")
         c_inputs = [(c, col[c]) for c in FLAG_INPUT_COLUMNS if c in col]
-        interned: dict[str, str] = {}
         c_km, c_status = col.get("distance_km"), col.get("status")
         c_sweep, c_started = col.get("sweep_id"), col.get("started_utc")
         c_backend = col.get("backend")
@@ -516,12 +519,12 @@ class _Reader:
             d.started_s.append(t)  # type: ignore[attr-defined]
             if c_flags is not None:
                 cell = row[c_flags].strip()
-                self.computed.append(False)
+                self.computed.append(0)
             else:  # the row's own checks now, the asymmetry over all rows at the end
                 own = {name: row[i] for name, i in c_inputs}
                 cell = flags.SEPARATOR.join(flags.row_flags({**own, "distance_km": km}))
-                self.computed.append(True)
-            self.flags.append(interned.setdefault(cell, cell))
+                self.computed.append(1)
+            self.flag_codes.append(self._code(cell))
         return bad
 
     def result(self, sources: list[str]) -> Loaded:
@@ -542,13 +545,24 @@ class _Reader:
             publishable=self.publishable,
         )
         if not self.include_flagged:
-            loaded.data = _leave_out_flagged(loaded, self.flags)
+            loaded.data = _leave_out_flagged(loaded, self.flag_codes, self.flag_names)
         return loaded
+
+    def _code(self, cell: str) -> int:
+        """The code of a flags cell (flag_names[code] is the cell)."""
+        code = self._flag_code.get(cell)
+        if code is None:
+            code = self._flag_code[cell] = len(self.flag_names)
+            self.flag_names.append(cell)
+        return code
 
     def _add_asymmetry(self) -> None:
         """`asymmetric` on the rows whose flags were computed here (the files without a
         flags column): the two directions of a pair in one sweep, by their medians."""
+        import numpy as np
+
         d = self.data
+        index = np.flatnonzero(np.frombuffer(self.computed, dtype=np.int8)).tolist()
         rows = [
             {
                 "sweep_id": d.sweeps[d.sweep[i]],
@@ -556,58 +570,78 @@ class _Reader:
                 "dst_cloud": d.regions[d.dst[i]],
                 "rtt_p50_ms": d.rtt_ms[i],
             }
-            for i in range(len(d))
-            if self.computed[i]
+            for i in index
         ]
         if not rows:
             return
-        index = [i for i in range(len(d)) if self.computed[i]]
         for j in flags.asymmetric_rows(rows):
             i = index[j]
-            self.flags[i] = flags.SEPARATOR.join(
-                f for f in flags.FLAGS if f == flags.ASYMMETRIC or f in flags.parse(self.flags[i])
+            cell = self.flag_names[self.flag_codes[i]]
+            self.flag_codes[i] = self._code(
+                flags.SEPARATOR.join(
+                    f for f in flags.FLAGS if f == flags.ASYMMETRIC or f in flags.parse(cell)
+                )
             )
 
 
-def _leave_out_flagged(loaded: Loaded, cells: Sequence[str]) -> analyze.Measurements:
+def _leave_out_flagged(
+    loaded: Loaded, codes: Sequence[int], names: Sequence[str]
+) -> analyze.Measurements:
     """loaded.data with each measure's value left out (NaN) of the rows whose flags
     invalidate it, and without the rows where nothing valid is left; counts all of it
-    into `loaded`."""
+    into `loaded`. `codes`: each row's flags cell, as an index into `names`. By numpy,
+    each distinct cell judged once."""
+    import numpy as np
+
     m = loaded.data
-    rtt, thr = array("d", m.rtt_ms), array("d", m.throughput_bps)
-    keep = []
-    for i, cell in enumerate(cells):
-        if cell:
-            loaded.rows_flagged += 1
-            loaded.flagged.update(flags.parse(cell))
-            if flags.rtt_invalid(cell) and math.isfinite(rtt[i]):
-                rtt[i] = math.nan
-                loaded.measures_flagged[flags.RTT] += 1
-            if flags.throughput_invalid(cell) and math.isfinite(thr[i]):
-                thr[i] = math.nan
-                loaded.measures_flagged[flags.THROUGHPUT] += 1
-            if math.isnan(rtt[i]) and math.isnan(thr[i]):
-                loaded.rows_flagged_out += 1
-                continue
-        keep.append(i)
+    code = np.asarray(codes, dtype=np.int64)
+    flagged = np.array([bool(name) for name in names])[code]
+    loaded.rows_flagged = int(np.count_nonzero(flagged))
     if not loaded.rows_flagged:
         return m
-    return _subset(replace(m, rtt_ms=rtt, throughput_bps=thr), keep)
+    # each flag counted per row that has it, counters in order of the first row with it
+    used, first, per = np.unique(code[flagged], return_index=True, return_counts=True)
+    for k in np.argsort(first, kind="stable").tolist():
+        for flag in flags.parse(names[int(used[k])]):
+            loaded.flagged[flag] += int(per[k])
+    rtt, thr = analyze.column(m.rtt_ms).copy(), analyze.column(m.throughput_bps).copy()
+    bad_rtt = np.array([flags.rtt_invalid(name) for name in names])[code] & np.isfinite(rtt)
+    bad_thr = np.array([flags.throughput_invalid(name) for name in names])[code] & np.isfinite(thr)
+    firsts = []
+    for measure, bad in ((flags.RTT, bad_rtt), (flags.THROUGHPUT, bad_thr)):
+        if bad.any():
+            firsts.append((int(np.argmax(bad)), measure, int(np.count_nonzero(bad))))
+    for _row, measure, n in sorted(firsts):
+        loaded.measures_flagged[measure] += n
+    rtt[bad_rtt] = math.nan
+    thr[bad_thr] = math.nan
+    out = flagged & np.isnan(rtt) & np.isnan(thr)
+    loaded.rows_flagged_out = int(np.count_nonzero(out))
+    left = replace(m, rtt_ms=array("d", rtt.tobytes()), throughput_bps=array("d", thr.tobytes()))
+    return _subset(left, ~out)
 
 
-def _subset(m: analyze.Measurements, keep: Sequence[int]) -> analyze.Measurements:
-    """The rows `keep` of m (same interned regions and sweeps)."""
+def _subset(m: analyze.Measurements, keep: Any) -> analyze.Measurements:
+    """The rows `keep` (a mask or indices) of m (same interned regions and sweeps)."""
+    import numpy as np
+
+    def ints(values: Sequence[int]) -> array[int]:
+        return array("i", np.asarray(values, dtype=np.int32)[keep].tobytes())
+
+    def floats(values: Sequence[float]) -> array[float]:
+        return array("d", analyze.column(values)[keep].tobytes())
+
     return analyze.Measurements(
         regions=m.regions,
         sweeps=m.sweeps,
-        src=array("i", (m.src[i] for i in keep)),  # type: ignore[arg-type]
-        dst=array("i", (m.dst[i] for i in keep)),  # type: ignore[arg-type]
-        sweep=array("i", (m.sweep[i] for i in keep)),  # type: ignore[arg-type]
-        distance_km=array("d", (m.distance_km[i] for i in keep)),
-        rtt_ms=array("d", (m.rtt_ms[i] for i in keep)),
-        throughput_bps=array("d", (m.throughput_bps[i] for i in keep)),
+        src=ints(m.src),  # type: ignore[arg-type]
+        dst=ints(m.dst),  # type: ignore[arg-type]
+        sweep=ints(m.sweep),  # type: ignore[arg-type]
+        distance_km=floats(m.distance_km),
+        rtt_ms=floats(m.rtt_ms),
+        throughput_bps=floats(m.throughput_bps),
         **{
-            name: array("d", (column[i] for i in keep))
+            name: floats(column)
             for name in ("rtt_p90_ms", "loss_pct", "rtt_samples", "started_s")
             if len(column := getattr(m, name)) == len(m)
         },
