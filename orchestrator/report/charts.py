@@ -246,12 +246,57 @@ def pair_stats(
     )
 
 
-def _figure(layout: go.Figure, traces: list[dict[str, Any]]) -> dict[str, Any]:
-    """Figure JSON: the layout plotly built (small: axes, titles), the template and
-    `traces` built here as plain data, JSON-ready (None, never NaN). Plotly's validation
-    of a full catalog's points took seconds; the JSON is what it would have written."""
-    doc: dict[str, Any] = json.loads(layout.to_json())
-    return {"data": traces, "layout": {**doc["layout"], "template": _template()}}
+def _figure(
+    layout: dict[str, Any], title: str, emulated: bool, traces: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Figure JSON: `layout` (from _layout) titled, the template and `traces` built here
+    as plain data, JSON-ready (None, never NaN). Plotly's validation of a full catalog's
+    points took seconds; the JSON is what it would have written."""
+    layout["title"]["text"] = f"{title} [EMULATED]" if emulated else title  # as label()
+    return {"data": traces, "layout": {**layout, "template": _template()}}
+
+
+def _layout(kind: str, both: bool, emulated: bool) -> dict[str, Any]:
+    """The layout of a distance, heatmap or map figure as plotly builds it (axes,
+    subplots, the EMULATED label), a fresh copy: built once per kind."""
+    layout: dict[str, Any] = json.loads(_layout_json(kind, both, emulated))
+    return layout
+
+
+@functools.cache
+def _layout_json(kind: str, both: bool, emulated: bool) -> str:
+    if kind == "distance":
+        fig = make_subplots(
+            rows=1,
+            cols=2 if both else 1,
+            subplot_titles=(
+                ("RTT (each test's median) against distance", "Throughput against distance")
+                if both
+                else ("RTT (each test's median) against distance",)
+            ),
+            horizontal_spacing=0.08,
+        )
+        fig.update_xaxes(title_text="distance (km)", rangemode="tozero")
+        fig.update_yaxes(title_text="RTT, median of samples (ms)", rangemode="tozero", row=1, col=1)
+        if both:
+            fig.update_yaxes(title_text="throughput (Mbit/s, log)", type="log", row=1, col=2)
+        fig.update_layout(height=520, legend={"orientation": "h", "y": -0.18})
+    elif kind == "heatmap":
+        fig = go.Figure()
+        fig.update_xaxes(title_text="destination (by cloud, west → east)", tickangle=-60)
+        fig.update_yaxes(title_text="source (by cloud, west → east)", autorange="reversed")
+    else:
+        fig = go.Figure()
+        fig.update_geos(
+            projection_type="natural earth",
+            showcountries=True,
+            countrycolor="#ccc",
+            showland=True,
+            landcolor="#f3f3f3",
+        )
+        fig.update_layout(height=560, legend={"orientation": "h", "y": -0.05})
+    layout = json.loads(label(fig, "", emulated, template=False).to_json())["layout"]
+    return json.dumps(layout)
 
 
 @functools.cache
@@ -297,16 +342,6 @@ def distance_figure(
     km, rtt, thr = (analyze.column(c) for c in (m.distance_km, m.rtt_ms, m.throughput_bps))
     # latency-only data (an import, a ping-only sweep): no empty throughput axis
     both = any(bool(np.isfinite(thr[r]).any()) for r in rows_of.values())
-    layout = make_subplots(
-        rows=1,
-        cols=2 if both else 1,
-        subplot_titles=(
-            ("RTT (each test's median) against distance", "Throughput against distance")
-            if both
-            else ("RTT (each test's median) against distance",)
-        ),
-        horizontal_spacing=0.08,
-    )
     traces: list[dict[str, Any]] = []
     names = [_named(r, cities) for r in m.regions]
     extra = _extras(m)
@@ -396,15 +431,10 @@ def distance_figure(
                 "yaxis": "y",
             }
         )
-    layout.update_xaxes(title_text="distance (km)", rangemode="tozero")
-    layout.update_yaxes(title_text="RTT, median of samples (ms)", rangemode="tozero", row=1, col=1)
-    if both:
-        layout.update_yaxes(title_text="throughput (Mbit/s, log)", type="log", row=1, col=2)
     title = "All cloud pairs" if group == "all" else f"{PAIR_LABELS[group]}"
     if shown < total:
         title += f" ({shown} of {total} points shown)"
-    layout.update_layout(height=520, legend={"orientation": "h", "y": -0.18})
-    return _figure(label(layout, title, emulated, template=False), traces)
+    return _figure(_layout("distance", both, emulated), title, emulated, traces)
 
 
 def _named(region: str, cities: Mapping[str, str] | None) -> str:
@@ -477,16 +507,10 @@ def heatmap_figure(
         "customdata": cells,
         "meta": {"filter": "heatmap", "clouds_y": clouds, "clouds_x": clouds, "km": km},
     }
-    layout = go.Figure()
-    layout.update_xaxes(title_text="destination (by cloud, west → east)", tickangle=-60)
-    layout.update_yaxes(title_text="source (by cloud, west → east)", autorange="reversed")
-    size = max(500, 14 * len(names) + 250)
-    layout.update_layout(height=size)
+    layout = _layout("heatmap", False, emulated)
+    layout["height"] = max(500, 14 * len(names) + 250)
     what = "RTT (median of samples)" if metric == "rtt" else "Throughput"
-    return _figure(
-        label(layout, f"{what} by region pair, median over sweeps", emulated, template=False),
-        [trace],
-    )
+    return _figure(layout, f"{what} by region pair, median over sweeps", emulated, [trace])
 
 
 def _colorscale(name: str) -> list[list[Any]]:
@@ -531,7 +555,6 @@ def map_figure(
     """Regions on a world map; measured pairs as great-circle lines coloured by median RTT."""
     stats = pair_stats(m, "rtt_ms", ordered=False, orders=orders)
     medians, dist, extra = stats.median, stats.distance, stats.extra
-    fig = go.Figure()  # the layout; the traces are built as data
     traces: list[dict[str, Any]] = []
     if medians:
         lo, hi = min(medians.values()), max(medians.values())
@@ -637,17 +660,8 @@ def map_figure(
                 hovertemplate="%{text}<extra></extra>",
             )
         )
-    fig.update_geos(
-        projection_type="natural earth",
-        showcountries=True,
-        countrycolor="#ccc",
-        showland=True,
-        landcolor="#f3f3f3",
-    )
-    fig.update_layout(height=560, legend={"orientation": "h", "y": -0.05})
-    return _figure(
-        label(fig, "Measured pairs, coloured by median RTT", emulated, template=False), traces
-    )
+    layout = _layout("map", False, emulated)
+    return _figure(layout, "Measured pairs, coloured by median RTT", emulated, traces)
 
 
 # (src, dst) region keys -> sweep id -> (median RTT ms, median throughput bps) of the
