@@ -7,6 +7,7 @@ Missing values are NaN and are dropped by the callers, never here.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Sequence
@@ -150,6 +151,15 @@ def _median(values: np.ndarray) -> float:
     return (float(part[mid - 1]) + float(part[mid])) / 2
 
 
+@functools.cache
+def _draws() -> np.ndarray:
+    """The draws of random.Random(0), two per pair, the same for every fit."""
+    draw = random.Random(0).random
+    draws = np.array([draw() for _ in range(2 * THEIL_SEN_MAX_PAIRS)])
+    draws.flags.writeable = False
+    return draws
+
+
 def theil_sen(
     xs: Values,
     ys: Values,
@@ -170,9 +180,7 @@ def theil_sen(
     if total <= THEIL_SEN_MAX_PAIRS:
         i, j = np.triu_indices(n, 1)
     else:
-        # the draws of random.Random(0), two per pair: the same pairs as drawn one by one
-        draw = random.Random(0).random
-        picks = np.array([draw() for _ in range(2 * THEIL_SEN_MAX_PAIRS)]) * n
+        picks = _draws() * n  # the same pairs as drawn one by one
         i, j = picks[0::2].astype(np.intp), picks[1::2].astype(np.intp)
     distinct = x[i] != x[j]
     i, j = i[distinct], j[distinct]
@@ -309,13 +317,21 @@ def column(values: Sequence[float]) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
+def small_ints(keys: np.ndarray) -> np.ndarray:
+    """Keys >= 0 as 16-bit integers when they fit, which numpy's stable sort sorts by radix
+    (a few thousand region pairs: the keys of most groupings)."""
+    if len(keys) and int(keys.min()) >= 0 and int(keys.max()) < 2**15:
+        return keys.astype(np.int16)
+    return keys
+
+
 def groups_by_key(keys: np.ndarray, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
     """(key, its rows) for each distinct value of `keys` (one per row of `rows`), keys in
     order of their first row, rows ascending in each: what one pass appending every
     row to a dict of lists gives, with the rows sorted by numpy, not looped in Python."""
     if len(rows) == 0:
         return []
-    order = np.argsort(keys, kind="stable")
+    order = np.argsort(small_ints(keys), kind="stable")
     ordered = keys[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
     parts = np.split(rows[order], starts[1:])

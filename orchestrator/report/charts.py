@@ -109,8 +109,8 @@ def iso_time(seconds: float) -> str:
     """UNIX seconds as ISO 8601 UTC with milliseconds and Z; "—" when unknown."""
     if not _finite(seconds):
         return MISSING
-    t = datetime.fromtimestamp(seconds, UTC)
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+    t = datetime.fromtimestamp(seconds, UTC)  # isoformat's milliseconds are truncated
+    return t.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 def _extras(m: analyze.Measurements) -> bool:
@@ -157,8 +157,7 @@ def _segments(
     # few thousand pairs, sort as 16-bit integers where they fit: a radix sort)
     order = np.argsort(values) if by_value is None else by_value
     order = order[mask[order]]
-    small = len(order) == 0 or int(keys.max()) < 2**15
-    order = order[np.argsort(keys[order].astype(np.int16 if small else np.int64), kind="stable")]
+    order = order[np.argsort(analyze.small_ints(keys[order]), kind="stable")]
     k, v = keys[order], values[order]
     starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, np.intp)
     counts = np.diff(np.r_[starts, len(k)])
@@ -214,11 +213,35 @@ def pair_stats(
 
     def runs_of(field: str, mask: np.ndarray) -> tuple[np.ndarray, ...]:
         of = analyze.column(getattr(m, field))
-        return _segments(keys, of, mask & np.isfinite(of), _by_value(m, field, orders))
+        mask = mask & np.isfinite(of)
+        if not mask.any():
+            return _segments(keys, of, mask, np.zeros(0, np.intp))
+        return _segments(keys, of, mask, _by_value(m, field, orders))
+
+    def by_key(field: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The field's values of the rows in `mask` in order of key (not of value), the
+        first index of each key's run and the keys of the runs."""
+        of = analyze.column(getattr(m, field))
+        rows = np.flatnonzero(mask & np.isfinite(of))
+        rows = rows[np.argsort(analyze.small_ints(keys[rows]), kind="stable")]
+        k = keys[rows]
+        starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else rows[:0]
+        return of[rows], starts, k[starts]
 
     def medians(field: str, mask: np.ndarray) -> dict[int, float]:
         v, starts, counts, runs = runs_of(field, mask)
         return dict(zip(runs.tolist(), _segment_medians(v, starts, counts).tolist(), strict=True))
+
+    def same_medians(field: str) -> dict[int, float]:
+        """medians() of a field that is the same on every row of a pair (a distance):
+        that value, found without sorting values; sorted as medians() when it is not."""
+        v, starts, runs = by_key(field, np.ones(len(keys), dtype=bool))
+        if not len(v):
+            return {}
+        low, high = np.minimum.reduceat(v, starts), np.maximum.reduceat(v, starts)
+        if not np.array_equal(low, high):
+            return medians(field, np.ones(len(keys), dtype=bool))
+        return dict(zip(runs.tolist(), low.tolist(), strict=True))
 
     has = np.isfinite(column)
     v, starts, counts, runs = runs_of(name, has)
@@ -228,8 +251,10 @@ def pair_stats(
     newest: dict[int, float] = {}
     if _extras(m):
         loss = medians("loss_pct", has)
-        t, t_starts, t_counts, t_runs = runs_of("started_s", has)
-        newest = dict(zip(t_runs.tolist(), t[t_starts + t_counts - 1].tolist(), strict=True))
+        t, t_starts, t_runs = by_key("started_s", has)
+        if len(t):
+            latest = np.maximum.reduceat(t, t_starts).tolist()
+            newest = dict(zip(t_runs.tolist(), latest, strict=True))
     extra = {}
     for k, n, p in zip(runs.tolist(), counts.tolist(), p90, strict=True):
         extra[pair(k)] = [
@@ -238,7 +263,7 @@ def pair_stats(
             _num(loss[k], 2) if k in loss else MISSING,
             iso_time(newest[k]) if k in newest else MISSING,
         ]
-    distance = medians("distance_km", np.ones(len(keys), dtype=bool))
+    distance = same_medians("distance_km")
     return PairStats(
         median={pair(k): x for k, x in zip(runs.tolist(), median, strict=True)},
         extra=extra,
