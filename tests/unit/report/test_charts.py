@@ -4,7 +4,11 @@ its picker holds, what the hovers carry."""
 from __future__ import annotations
 
 import math
+import random
 
+import pytest
+
+from orchestrator.core import stats
 from orchestrator.report import analyze, charts
 
 NAN = math.nan
@@ -132,3 +136,78 @@ def test_heatmap_and_map_hovers_have_the_tests_p90_loss_and_newest_time():
     assert [list(c) for c in mid["customdata"]] == [[4, 124.0, 5.0, "2026-11-19T11:06:40.500Z"]]
     assert mid["text"][0].startswith(f"{A} (Ashburn) ↔ {B} (St. Ghislain)")
     assert "p90 %{customdata[1]} ms over %{customdata[0]} tests" in mid["hovertemplate"]
+
+
+def _random_measurements(seed, distance_varies):
+    """Four regions, three sweeps, ties, missing values and missing hover extras."""
+    rng = random.Random(seed)
+    regions = [A, B, C, "gcp:us-east4"]
+    rows = []
+    for i in range(2000):
+        s, d = rng.sample(range(4), 2)
+        km = 1000.0 * (s + 1) + 10.0 * d + (rng.choice((0.0, 25.0)) if distance_varies else 0.0)
+        rows.append((
+            s, d, i % 3, km,
+            rng.choice((50.0, 50.0, 61.5, NAN, 70.25)),
+            rng.choice((1e8, 3e8, 3e8, NAN)),
+            rng.choice((0.0, 2.5, 2.5, NAN)),
+            rng.choice((T, T + 0.5, T + 86400.25, NAN)),
+        ))  # fmt: skip
+    m = analyze.Measurements(
+        regions=regions,
+        sweeps=["s0", "s1", "s2"],
+        src=[r[0] for r in rows],
+        dst=[r[1] for r in rows],
+        sweep=[r[2] for r in rows],
+        distance_km=[r[3] for r in rows],
+        rtt_ms=[r[4] for r in rows],
+        throughput_bps=[r[5] for r in rows],
+        rtt_p90_ms=[NAN] * len(rows),
+        loss_pct=[r[6] for r in rows],
+        rtt_samples=[NAN] * len(rows),
+        started_s=[r[7] for r in rows],
+    )
+    return m, rows
+
+
+@pytest.mark.parametrize("distance_varies", [False, True])
+@pytest.mark.parametrize("ordered", [True, False])
+@pytest.mark.parametrize("name", ["rtt_ms", "throughput_bps"])
+def test_pair_statistics_equal_the_plain_definitions(name, ordered, distance_varies):
+    m, rows = _random_measurements(3, distance_varies)
+    value = 4 if name == "rtt_ms" else 5
+    got = charts.pair_stats(m, name, ordered, orders={})
+    by_pair: dict = {}
+    for r in rows:
+        key = (r[0], r[1]) if ordered else (min(r[0], r[1]), max(r[0], r[1]))
+        by_pair.setdefault(key, []).append(r)
+    with_value = {k: [r for r in v if r[value] == r[value]] for k, v in by_pair.items()}
+    assert got.median == {
+        k: stats.median([r[value] for r in v]) for k, v in with_value.items() if v
+    }
+    assert got.distance == {k: stats.median([r[3] for r in v]) for k, v in by_pair.items()}
+    for key, tests in with_value.items():
+        losses = [r[6] for r in tests if r[6] == r[6]]
+        times = [r[7] for r in tests if r[7] == r[7]]
+        assert got.extra[key] == [
+            len(tests),
+            stats.percentile([r[value] for r in tests], 90.0),
+            round(stats.median(losses), 2) if losses else charts.MISSING,
+            charts.iso_time(max(times)) if times else charts.MISSING,
+        ]
+
+
+def test_sweep_medians_equal_the_plain_definitions():
+    m, rows = _random_measurements(5, True)
+    got = charts.sweep_medians(m)
+    expected: dict = {}
+    for r in rows:
+        cell = expected.setdefault((m.regions[r[0]], m.regions[r[1]]), {})
+        cell.setdefault(m.sweeps[r[2]], []).append(r)
+    assert list(got) == list(expected)  # pairs in order of their first row
+    for pair, per_sweep in expected.items():
+        assert list(got[pair]) == list(per_sweep)
+        for sweep, tests in per_sweep.items():
+            rtt = [r[4] for r in tests if r[4] == r[4]]
+            thr = [r[5] for r in tests if r[5] == r[5]]
+            assert repr(got[pair][sweep]) == repr((stats.median(rtt), stats.median(thr)))
