@@ -325,15 +325,11 @@ def _layout_json(kind: str, both: bool, emulated: bool) -> str:
 
 
 @functools.cache
-def _template_json() -> str:
-    """The template as a figure's JSON holds it (made once: plotly copies it per figure)."""
-    layout = json.loads(go.Figure(layout={"template": TEMPLATE}).to_json())["layout"]
-    return json.dumps(layout["template"])
-
-
 def _template() -> dict[str, Any]:
-    """The template's JSON, a fresh copy (a figure's data may be changed by its reader)."""
-    template: dict[str, Any] = json.loads(_template_json())
+    """The template as a figure's JSON holds it, made once (plotly copies it into every
+    figure) and shared by every figure: figure JSON is written, never changed."""
+    layout = json.loads(go.Figure(layout={"template": TEMPLATE}).to_json())["layout"]
+    template: dict[str, Any] = layout["template"]
     return template
 
 
