@@ -23,16 +23,10 @@ from dataclasses import dataclass, field
 
 from orchestrator.core.errors import UserError
 from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.plan.ramp import INITCWND_SEGMENTS, MSS_BYTES
 from orchestrator.plan.tuning import TCP_BUFFER_MAX_BYTES, TUNED_BUFFER_BDP_FACTOR, bdp_bytes
+from orchestrator.results.limiter import LOSS_TOLERANCE, MATHIS_C, mathis_bps
 
-# 1500-byte MTU less IPv4 (20), TCP (20) and the timestamp option (12).
-MSS_BYTES = 1448
-# Linux's initial congestion window (RFC 6928).
-INITCWND_SEGMENTS = 10
-# sqrt(3/2): Mathis et al.'s constant for periodic loss with delayed ACKs off.
-MATHIS_C = 1.22
-# Mathis explains a measured stream if within this share (the study's emulator check).
-LOSS_TOLERANCE = 0.3
 # The tuned buffer (plan.tuning): 2 x BDP, as TCP turns about half a buffer into window;
 # Linux keeps tcp_rmem/tcp_wmem in an int, so none above TCP_BUFFER_MAX_BYTES.
 WINDOW_EFFICIENCY = DEFAULT_MODEL.window_efficiency
@@ -108,7 +102,7 @@ def loss_limited_bps(rtt_ms: float, loss_rate: float | None, mss_bytes: int = MS
     """Mathis's ceiling of one stream; infinite when no loss is known (None or 0)."""
     if not loss_rate:
         return math.inf
-    return mss_bytes * 8.0 / (rtt_ms / 1000.0) * MATHIS_C / math.sqrt(loss_rate)
+    return mathis_bps(rtt_ms, loss_rate, 1, mss_bytes)
 
 
 def loss_rate(
@@ -265,6 +259,9 @@ class Option:
     sustained_bps: float | None = None
 
 
+TIE_TOLERANCE = 1e-6
+
+
 def _throughput(facts: PathFacts, window_bytes: float, streams: int) -> tuple[float, str]:
     # on a tie the first named wins: a measured stream whose loss explains it is "loss"
     ceilings = {
@@ -272,8 +269,11 @@ def _throughput(facts: PathFacts, window_bytes: float, streams: int) -> tuple[fl
         "loss": streams * facts.loss_ceiling_bps,
         "window": streams * window_limited_bps(window_bytes, facts.rtt_ms),
     }
-    limit = min(ceilings, key=lambda k: ceilings[k])
-    return ceilings[limit], limit
+    low = min(ceilings.values())
+    # within float noise of the lowest counts as a tie (tuned buffers give a window of
+    # exactly the BDP, whose bound is the line rate)
+    limit = next(k for k, v in ceilings.items() if v <= low * (1 + TIE_TOLERANCE))
+    return low, limit
 
 
 def _option(
@@ -454,8 +454,7 @@ def assumptions(facts: PathFacts) -> list[str]:
     return [
         f"throughput = min(line rate, streams x window / RTT, streams x loss ceiling), "
         f"at the idle RTT {facts.rtt_ms:.1f} ms",
-        f"line rate {facts.line_rate_bps / 1e6:.0f} Mbit/s, sustained for the whole transfer "
-        "(a burstable VM, e.g. t3.small, drops to its baseline once its credits run out)",
+        _rate_assumption(facts),
         f"tuned: tcp_rmem/tcp_wmem max = 2 x BDP = {_mb(facts.tuned_buffer_bytes)} on both "
         f"hosts; TCP turns about {WINDOW_EFFICIENCY:.0%} of a buffer into window",
         f"loss ceiling MSS / RTT x {MATHIS_C} / sqrt(p) with MSS {MSS_BYTES} bytes, never "
@@ -467,6 +466,17 @@ def assumptions(facts: PathFacts) -> list[str]:
         "files: of equal size, one after another on each connection; a reused "
         "connection sends them back to back",
     ]
+
+
+def _rate_assumption(facts: PathFacts) -> str:
+    line = f"line rate {facts.line_rate_bps / 1e6:.0f} Mbit/s"
+    if facts.baseline_bps and facts.baseline_bps < facts.line_rate_bps:
+        return (
+            f"{line} for the sender's first {facts.burst_s / 60:.0f} min, then its baseline "
+            f"{facts.baseline_bps / 1e6:.0f} Mbit/s (regions.yaml): a burstable VM's credits "
+            "run out"
+        )
+    return f"{line}, sustained for the whole transfer (no baseline below it in regions.yaml)"
 
 
 def _loss_assumption(facts: PathFacts) -> str:

@@ -196,6 +196,19 @@ def throughput_pool(evidence: Evidence) -> list[Test]:
     return pool if len(pool) >= MIN_THROUGHPUT_TESTS else []
 
 
+def throughput_source(facts: PathFacts, pooled: int) -> str:
+    """Where the advice's throughput comes from, in words (the `throughput from:` line)."""
+    if facts.measured_bps:
+        return (
+            f"measured: the median of {pooled} real tests of one kind (direction, streams, "
+            "settings, fingerprint, machine types)"
+        )
+    return (
+        "network model: a small VM's line rate and default window fitted on public "
+        f"AWS/GCP measurements (fewer than {MIN_THROUGHPUT_TESTS} real tests of one kind)"
+    )
+
+
 def pick(tests: Iterable[Test]) -> Test | None:
     """The newest usable real test: one with both RTT and throughput before one with
     RTT alone, the pair's own direction before the reverse. Emulated ones never."""
@@ -580,6 +593,7 @@ def advice_doc(
         "path": {
             "rtt_ms": facts.rtt_ms,
             "rtt_source": facts.rtt_source,
+            "throughput_source": throughput_source(facts, len(throughput_pool(evidence))),
             "rtt_tests": facts.rtt_tests,
             "rtt_window_days": RTT_WINDOW_DAYS if facts.rtt_tests else None,
             "machine_type": facts.machine_type,

@@ -121,8 +121,7 @@ def print_advice(doc: dict[str, Any]) -> None:
         f"{format_rate(path['line_rate_bps'])}; BDP {format_bytes(path['bdp_bytes'])}{measured}"
     )
     say(f"RTT from: {path['rtt_source']}")
-    throughput_from = "measured test" if src["throughput_measured"] else "network model"
-    say(f"throughput from: {throughput_from}")
+    say(f"throughput from: {path['throughput_source']}")
     cost = doc.get("cost")
     if cost:
         say(

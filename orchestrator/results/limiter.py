@@ -16,8 +16,10 @@ the facts of its two hosts to a named limiter and the figures that decided it.
 Sender and receiver must agree within 1 %, or the sender be ahead by no more than the
 bytes a path holds in flight and queued when the test stops (2 x BDP at the received
 rate: a long path's capacity test, 8 streams on buffers sized for it, ends with over 1 %
-of a 5 s interval in flight); a row where they do not is classified on the receiver's
-figure, carries the gap in its detail (receiver_minus_sender) and is never `capacity`.
+of a 5 s interval in flight), plus, for a reverse test, what the server sent in the time
+its count ran past the client's (parse: sender_extra_s, about one RTT); a row where they
+do not is classified on the receiver's figure, carries the gap in its detail
+(receiver_minus_sender) and is never `capacity`.
 
 The order is the order of evidence: a counter or a saturated CPU is seen directly,
 the line rate and the baseline are documented figures, the window and loss ceilings
@@ -182,6 +184,9 @@ def classify(row: Mapping[str, Any], test: Mapping[str, Any], facts: PathFacts) 
     if not agree and gap < 0 and rtt and duration and duration >= IN_FLIGHT_MIN_S:
         ahead_bytes = (sent - received) / 8.0 * duration
         in_flight_bytes = IN_FLIGHT_BDPS * received / 8.0 * rtt / 1000.0
+        # a reverse test's server counted for longer than the client: what it sent then
+        extra_s = _num(test.get("sender_extra_s")) or 0.0
+        in_flight_bytes += received / 8.0 * extra_s
         if ahead_bytes <= in_flight_bytes:
             agree = True
             figures.update(sender_ahead_bytes=ahead_bytes, in_flight_bytes=in_flight_bytes)

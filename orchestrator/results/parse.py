@@ -64,21 +64,46 @@ def _iperf3_figures(doc: dict[str, Any]) -> dict[str, Any]:
         "error": "",
         "reverse": reverse,
         "throughput_bps": float(received["bits_per_second"]),
-        "throughput_sender_bps": float(sent["bits_per_second"]),
+        "throughput_sender_bps": _sender_bps(sent, received, reverse),
         "bytes": int(received["bytes"]),
         "retransmits": int(sent["retransmits"]) if "retransmits" in sent else None,
         # iperf3 reports RTT in microseconds; several streams: the mean of their means
         "tcp_rtt_ms": sum(rtts_us) / len(rtts_us) / 1000 if rtts_us else None,
         "max_cwnd_bytes": max(cwnds) if cwnds else None,
-        "duration_s": float(received["seconds"]),
+        # the client's measured interval, the one -t times: the server's clock runs about
+        # one RTT longer (_sender_bps)
+        "duration_s": float((received if reverse else sent)["seconds"]),
         "streams": int(test["num_streams"]),
         # beside the row, for the limiter (orchestrator.limiter): what the sender put on
         # the wire, its iperf3's CPU (percent of one core), the MSS and the version
         "sent_bytes": int(sent["bytes"]),
+        # how much longer the sender's count ran than the receiver's (a reverse test's
+        # server: about one RTT, _sender_bps)
+        "sender_extra_s": max(0.0, float(sent["seconds"]) - float(received["seconds"]))
+        if reverse
+        else 0.0,
         "sender_cpu_pct": _sender_cpu_pct(end, reverse),
         "mss_bytes": int(doc["start"].get("tcp_mss_default") or 0) or None,
         "iperf3_version": str(doc["start"].get("version", "")),
     }
+
+
+def _sender_bps(sent: dict[str, Any], received: dict[str, Any], reverse: bool) -> float:
+    """What the sender put on the wire per second, over the interval the receiver's figure
+    covers.
+
+    iperf3's server keeps its clock from its own start until the client's end message
+    reaches it, about one RTT longer than the client's. Forward, the server receives, and
+    the data of that extra RTT reaches it, so each side's own rate is comparable. Reverse
+    (`-R`), the server sends and the client stops reading at its own end: the server's
+    last RTT carries at most what the path still takes, so its bits_per_second reads low
+    by up to RTT / interval (4 % at 200 ms over 5 s). Its bytes are what it sent while the
+    client counted, so its rate is those bytes over the client's (the receiver's)
+    interval."""
+    seconds = float(received["seconds"])
+    if reverse and seconds > 0:
+        return int(sent["bytes"]) * 8 / seconds
+    return float(sent["bits_per_second"])
 
 
 def _sender_cpu_pct(end: dict[str, Any], reverse: bool) -> float | None:

@@ -9,6 +9,7 @@ state/ is what tears its hosts down.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -23,13 +24,27 @@ def _created(text: str) -> datetime | None:
         return None
 
 
-def expired_folders(results: Path, keep_raw_days: float, now: datetime) -> list[Path]:
-    """raw/ and state/ folders of finished sweeps created before now - keep_raw_days."""
+def expired_folders(
+    results: Path,
+    keep_raw_days: float,
+    now: datetime,
+    warn: Callable[[str], None] | None = None,
+) -> list[Path]:
+    """raw/ and state/ folders of finished sweeps created before now - keep_raw_days. A
+    sweep whose record cannot be read may still be running, so it is kept, and `warn`
+    is told so."""
     cutoff = now - timedelta(days=keep_raw_days)
     found: list[Path] = []
     for path in sorted(Path(results).glob(f"*/{store.SWEEP_FILE}")):
-        record = read_record(path)  # None when unreadable: it may run, so it is kept
-        if record is None or not record.status.finished:
+        record = read_record(path)
+        if record is None:
+            if warn is not None:
+                warn(
+                    f"retention kept {path.parent.name}: its {store.SWEEP_FILE} cannot be "
+                    "read; repair it, or remove the folder once it is not running"
+                )
+            continue
+        if not record.status.finished:
             continue
         created = _created(record.created_utc)
         if created is None or created >= cutoff:
@@ -41,9 +56,14 @@ def expired_folders(results: Path, keep_raw_days: float, now: datetime) -> list[
     return found
 
 
-def apply_retention(results: Path, keep_raw_days: float, now: datetime) -> list[Path]:
+def apply_retention(
+    results: Path,
+    keep_raw_days: float,
+    now: datetime,
+    warn: Callable[[str], None] | None = None,
+) -> list[Path]:
     """Delete the expired raw/ and state/ folders; returns what was deleted."""
-    folders = expired_folders(results, keep_raw_days, now)
+    folders = expired_folders(results, keep_raw_days, now, warn)
     for folder in folders:
         shutil.rmtree(folder)
     return folders

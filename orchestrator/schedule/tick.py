@@ -248,7 +248,7 @@ def _locked_tick(
     if profile.keep_raw_days is not None:
         from orchestrator.schedule.retention import apply_retention
 
-        deleted = apply_retention(results, profile.keep_raw_days, datetime.now(UTC))
+        deleted = apply_retention(results, profile.keep_raw_days, datetime.now(UTC), log)
         record["retention_deleted"] = [str(p.relative_to(results)) for p in deleted]
 
 

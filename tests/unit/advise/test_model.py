@@ -129,6 +129,26 @@ def test_three_options_by_hand():
     assert "window limits default TCP" in advice.notes[0]
 
 
+@pytest.mark.parametrize("rtt_ms", [26.1, 27.8, 217.2, 224.2])
+def test_tuned_buffers_at_the_bdp_are_held_by_the_line_rate_not_the_window(rtt_ms):
+    """A window of exactly the BDP carries the line rate: float noise must not name it
+    "window" (it did at 26.1 and 27.8 ms, and for a third of all RTTs)."""
+    advice = a.advise(_facts(rtt_ms=rtt_ms, line_rate_bps=968e6), 10**11)
+    assert advice.options[1].limit == "line rate"
+
+
+def test_the_rate_assumption_says_the_baseline_of_a_burstable_sender():
+    burstable = a.assumptions(_facts(baseline_bps=128e6, burst_s=300.0))
+    assert "line rate 1000 Mbit/s for the sender's first 5 min, then its baseline 128 Mbit/s" in (
+        " ".join(burstable)
+    )
+    steady = " ".join(a.assumptions(_facts()))
+    assert (
+        "sustained for the whole transfer" in steady
+        and "baseline" not in steady.split("sustained")[0]
+    )
+
+
 def test_new_connection_per_file_by_hand():
     advice = a.advise(_facts(), 10**9, streams=4, files=1000)
     cost = advice.files

@@ -67,6 +67,7 @@ def test_a_measured_sweep_folder_answers_without_a_store(tmp_path):
         _sweep(tmp_path, day, {(A, B): [90.0, 100.0, 110.0]}, suffix=f"a00{day}")
     doc = _json(tmp_path)
     assert doc["source"]["throughput_tests"] == 3
+    assert doc["path"]["throughput_source"].startswith("measured: the median of 3 real tests")
     assert doc["source"]["kind"] == "sweep"
     assert "measurements.csv" in doc["source"]["detail"]
     assert doc["path"]["rtt_ms"] == pytest.approx(100.0)
@@ -108,6 +109,8 @@ def test_a_lone_test_is_context_never_a_promise(tmp_path):
     assert doc["source"]["throughput_measured"] is False
     assert doc["source"]["throughput_tests"] == 0
     assert doc["path"]["measured_bps"] is None
+    assert doc["path"]["throughput_source"].startswith("network model")
+    assert "fewer than 3 real tests" in doc["path"]["throughput_source"]
     assert doc["path"]["default_window_bytes"] == REAL_WINDOW_BYTES
     assert any("2 test(s) of this kind" in n and "shown as context" in n for n in doc["notes"])
 

@@ -56,6 +56,17 @@ def test_each_captured_set_up_is_named_for_what_limited_it(name):
     assert f"throughput_bps={limiter._fmt(row['throughput_bps'])}" in found.detail
 
 
+def test_a_reverse_capacity_test_on_a_long_path_is_capacity():
+    """-R at 200 ms, 8 streams on buffers sized for 2 x BDP through a 50 Mbit/s line: the
+    server's clock ran one RTT past the client's. Its bytes over the client's interval
+    agree with the receiver's (the sender ahead by what the path held), so the test is
+    capacity, not "at the line rate, but sender and receiver disagree"."""
+    row, test = captured("reverse_long_rtt", 200.0)
+    found = classify(row, test, PathFacts(line_rate_bps=50e6, window_bytes=1_250_000))
+    assert found.name == limiter.CAPACITY, found.detail
+    assert limiter.usable_as_capacity({"limiter": found.name})
+
+
 def test_the_deciding_figures_are_in_the_detail():
     row, test = captured("window", 80.0)
     found = classify(row, test, CASES["window"][1])
@@ -138,6 +149,24 @@ def test_a_sender_ahead_by_what_a_long_path_holds_in_flight_still_agrees():
     ahead = classify({**row, "throughput_bps": 52.56e6, "throughput_sender_bps": 50.0e6},
                      {}, PathFacts(line_rate_bps=52.56e6))  # fmt: skip
     assert ahead.name == limiter.UNKNOWN
+
+
+def test_a_reverse_tests_server_may_be_ahead_by_what_it_sent_past_the_clients_interval():
+    # the emulated cloud's reverse capacity test at 94.7 ms: the server counted 0.19 s past
+    # the client and sent 1.51 MB more than the client got (2.6 BDP at 50 Mbit/s)
+    row = {"throughput_bps": 50.0e6, "throughput_sender_bps": 52.42e6, "rtt_p50_ms": 94.7,
+           "duration_s": 5.0, "streams": 8}  # fmt: skip
+    facts = PathFacts(line_rate_bps=50e6)
+    assert classify(row, {"sender_extra_s": 0.19}, facts).name == limiter.CAPACITY
+    # a forward test (the client sent; its clock is the one asked) has no such time
+    assert classify(row, {"sender_extra_s": 0.0}, facts).name == limiter.UNKNOWN
+    assert classify(row, {}, facts).name == limiter.UNKNOWN
+
+
+def test_parse_gives_a_reverse_tests_sender_extra_time():
+    test = parse_iperf3((DATA / "iperf3_limiter_reverse_long_rtt.json").read_text())
+    assert test["sender_extra_s"] == pytest.approx(5.200247 - 4.99995)
+    assert parse_iperf3((DATA / "iperf3_limiter_window.json").read_text())["sender_extra_s"] == 0
 
 
 def test_a_disagreeing_row_is_still_classified_below_the_line_rate():

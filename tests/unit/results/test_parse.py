@@ -1,5 +1,6 @@
 """Parsers on real captured outputs (tests/data/capture.sh made them)."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -7,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orchestrator.core.stats import percentile
+from orchestrator.results import flags
 from orchestrator.results.parse import CORRUPTED, parse_iperf3, parse_ping
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -29,7 +31,7 @@ def test_iperf3_forward_takes_receiver_sender_and_the_clients_kernel_figures():
     assert r["retransmits"] == 805
     assert r["tcp_rtt_ms"] == pytest.approx(0.411)  # mean_rtt 411 us
     assert r["max_cwnd_bytes"] == 2574544
-    assert r["duration_s"] == pytest.approx(2.000368)
+    assert r["duration_s"] == pytest.approx(1.99857)  # the client's (sum_sent) interval
     assert r["streams"] == 1
 
 
@@ -37,11 +39,52 @@ def test_iperf3_reverse_takes_rtt_and_cwnd_from_the_server_which_was_the_sender(
     r = parse_iperf3(read("iperf3_reverse.json"))
     assert r["ok"] and r["reverse"] is True
     assert r["throughput_bps"] == pytest.approx(12928750169.60185)
-    assert r["throughput_sender_bps"] == pytest.approx(12945803477.804308)
+    # the server's bytes over the client's (the receiver's) interval: see the next test
+    sent = json.loads(read("iperf3_reverse.json"))["end"]["sum_sent"]
+    assert r["throughput_sender_bps"] == pytest.approx(sent["bytes"] * 8 / 2.000273)
     assert r["retransmits"] == 358
     # the client's own streams hold zeros here: the figures must come from server_output_json
     assert r["tcp_rtt_ms"] == pytest.approx(0.438)
     assert r["max_cwnd_bytes"] == 2704864
+
+
+def test_a_reverse_tests_sender_rate_is_its_bytes_over_the_receivers_interval():
+    """-R at 200 ms (capture_limiters.sh reverse_long_rtt): the server, which sent, kept its
+    clock one RTT past the client's; iperf3's own sender rate reads below the receiver's
+    although the server sent more bytes than the client got."""
+    text = (DATA / "iperf3_limiter_reverse_long_rtt.json").read_text()
+    end = json.loads(text)["end"]
+    sent, received = end["sum_sent"], end["sum_received"]
+    assert sent["seconds"] > received["seconds"] + 0.15  # one RTT longer
+    assert sent["bytes"] > received["bytes"]
+    assert received["bits_per_second"] > sent["bits_per_second"] * 1.01  # would be "ahead"
+    r = parse_iperf3(text)
+    assert r["ok"] and r["reverse"] is True
+    assert r["throughput_sender_bps"] == pytest.approx(sent["bytes"] * 8 / received["seconds"])
+    assert r["throughput_sender_bps"] >= r["throughput_bps"]
+    assert flags.RECEIVER_EXCEEDS_SENDER not in flags.row_flags(r, asked_duration_s=5)
+    assert r["duration_s"] == pytest.approx(received["seconds"])  # the client's, as asked
+
+
+def test_the_measured_interval_is_the_clients_in_both_directions():
+    """iperf3 -t 5 at 200 ms: the server's clock ran 5.2 s; the interval asked was 5 s."""
+    for name in ("limiter_reverse_long_rtt", "limiter_window"):
+        doc = json.loads(read(f"iperf3_{name}.json"))
+        asked = doc["start"]["test_start"]["duration"]
+        server = doc["server_output_json"]["end"][
+            "sum_received" if name.endswith("window") else "sum_sent"
+        ]
+        assert server["seconds"] > asked * 1.015  # one RTT (80 or 200 ms) longer
+        assert parse_iperf3(json.dumps(doc))["duration_s"] == pytest.approx(asked, rel=0.005)
+
+
+def test_a_forward_tests_rates_are_iperf3s_own():
+    """Forward, the server received through its longer clock: each side's rate is its own
+    bytes over its own seconds, as iperf3 reports them."""
+    doc = json.loads(read("iperf3_limiter_window.json"))
+    r = parse_iperf3(json.dumps(doc))
+    assert r["throughput_sender_bps"] == doc["end"]["sum_sent"]["bits_per_second"]
+    assert r["throughput_bps"] == doc["end"]["sum_received"]["bits_per_second"]
 
 
 def test_iperf3_several_streams_average_rtt_and_take_the_largest_cwnd():

@@ -164,6 +164,20 @@ def test_retention_deletes_raw_and_state_of_old_finished_sweeps_only(tmp_path):
     assert apply_retention(tmp_path, 30, now) == []
 
 
+def test_retention_keeps_a_sweep_whose_record_cannot_be_read_and_says_so(tmp_path):
+    now = datetime(2026, 11, 23, tzinfo=UTC)
+    old = (now - timedelta(days=31)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    broken = _sweep_folder(tmp_path, "20261020T0000Z-0001", created=old)
+    (broken / "sweep.json").write_text("{not json")
+    said: list[str] = []
+    assert apply_retention(tmp_path, 30, now, said.append) == []
+    assert (broken / "raw" / "round-001").is_dir()
+    assert said == [
+        "retention kept 20261020T0000Z-0001: its sweep.json cannot be read; repair it, "
+        "or remove the folder once it is not running"
+    ]
+
+
 def test_sweep_outcome_from_measurements(tmp_path):
     folder = _sweep_folder(tmp_path, "20261101T0000Z-0001")
     ok = {**_row("aws:us-east-1", "aws:eu-west-1"), "round": 1}
