@@ -279,9 +279,13 @@ class _Reader:
         evidence = " OR ".join(f"coalesce({_q(c)}, '') <> ''" for c in _EVIDENCE_COLUMNS)
         if any(c not in col for c in _EVIDENCE_COLUMNS):
             evidence = "true"  # unknown: host evidence reads the file itself
-        odd = " OR ".join(
-            [f"NOT regexp_full_match(coalesce({_q(c)}, '0'), '{_PLAIN}')" for c in _NUMBERS]
-            + [f"NOT regexp_full_match(coalesce(started_utc, '{_EPOCH}'), '{_STAMP}')"]
+        # a row is odd (read row by row, which explains) when a number is not plain; a
+        # publishable row's numeric cells are plain already (a stricter pattern)
+        unchecked = [c for c in _NUMBERS if c not in NUMERIC_COLUMNS]
+        odd = (
+            f"(CASE WHEN publishable THEN {_not_plain(unchecked)} "
+            f"ELSE {_not_plain(_NUMBERS)} END) "
+            f"OR NOT regexp_full_match(coalesce(started_utc, '{_EPOCH}'), '{_STAMP}')"
         )
         if "measure" in col:  # capacity rows are kept apart, by _rows
             odd += f" OR coalesce(measure, '') LIKE '%{CAPACITY}%'"
@@ -293,10 +297,10 @@ class _Reader:
                 + ", "
                 + ", ".join(f"TRY_CAST({_q(c)} AS DOUBLE) AS {_q(c)}" for c in _NUMBERS)
                 + ", epoch_us(TRY_CAST(replace(started_utc, 'Z', '') AS TIMESTAMP)) / 1e6 AS t"
-                + f", ({odd}) AS odd, {publishable} AS publishable, ({evidence}) AS evidence "
-                "FROM read_csv(?, columns = ?, "
+                + f", ({odd}) AS odd, publishable, ({evidence}) AS evidence "
+                f"FROM (SELECT *, {publishable} AS publishable FROM read_csv(?, columns = ?, "
                 "header = true, auto_detect = false, delim = ',', quote = '\"', "
-                "escape = '\"', strict_mode = true, null_padding = false)",
+                "escape = '\"', strict_mode = true, null_padding = false))",
                 [str(path), {name: "VARCHAR" for name in names}],
             )
             if con.execute("SELECT count(*) FROM raw WHERE odd").fetchone() != (0,):
@@ -665,6 +669,14 @@ _HEADER_LINE = ",".join(MEASUREMENT_COLUMNS) + "\n"
 _PUBLISHED_NUMBER = r"[0-9]{1,30}(\.[0-9]{0,30})?([eE][-+]?[0-9]{1,2})?"
 # Characters str.strip() may remove, ASCII ones (a file with others is not published as it is)
 _BLANK = r"[ \t\x0b\x0c\x1c-\x1f]*"
+
+
+def _not_plain(columns: Sequence[str]) -> str:
+    """SQL true for a row where a cell of `columns` is neither empty nor a plain number."""
+    if not columns:
+        return "false"
+    cells = ", ".join(_q(c) for c in columns)
+    return f"NOT regexp_full_match(concat_ws(',', {cells}), '({_PLAIN}(,{_PLAIN})*)?')"
 
 
 def _publishable_sql() -> str:

@@ -452,3 +452,26 @@ def test_the_columnar_reader_leaves_an_unplain_file_to_the_row_reader(tmp_path):
     loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
     assert loaded.skipped == {"capacity measure (report.json: capacity)": 1}
     assert len(loaded.data) == 19 and len(loaded.capacity) == 1
+
+
+@pytest.mark.parametrize("column", report._NUMBERS)
+@pytest.mark.parametrize("cell", ["12abc", " 5", "-1", ".5"])
+def test_a_number_the_columnar_reader_does_not_take_is_read_row_by_row(
+    tmp_path, monkeypatch, column, cell
+):
+    # in a file a site may publish as it is or not (a column the site does not check,
+    # rtt_samples, is checked all the same)
+    rows = list(synthetic.synthetic_rows(CATALOG.regions, 20, sweep_id="s"))
+    rows[3][column] = cell
+    synthetic.write_measurements(tmp_path / "s" / "measurements.csv", iter(rows))
+    read_by_row = []
+    row_reader = report._Reader._rows
+
+    def by_row(self, *args):
+        read_by_row.append(True)
+        return row_reader(self, *args)
+
+    monkeypatch.setattr(report._Reader, "_rows", by_row)
+    loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
+    assert read_by_row == [True]
+    assert loaded.publishable == {}
