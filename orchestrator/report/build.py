@@ -307,35 +307,28 @@ class _Reader:
                 return False
             # every name column coded by an ENUM of its distinct values (a dictionary
             # lookup per row: no join, so no sort to put the rows back in order)
-            src_end = "coalesce(src_cloud, '') || chr(31) || coalesce(src_region, '')"
-            dst_end = "coalesce(dst_cloud, '') || chr(31) || coalesce(dst_region, '')"
-            con.execute(
-                f"CREATE TYPE ends_t AS ENUM (SELECT DISTINCT {src_end} FROM raw WHERE {_OK} "
-                f"UNION SELECT DISTINCT {dst_end} FROM raw WHERE {_OK})"
-            )
-            for name in ("sweep_id", "flags", "backend"):
-                con.execute(
-                    f"CREATE TYPE {name}_t AS ENUM (SELECT DISTINCT coalesce({name}, '') FROM raw)"
-                )
+            for name in ("cloud", "region", "sweep_id", "flags", "backend"):
+                of = (f"src_{name}", f"dst_{name}") if name in ("cloud", "region") else (name,)
+                distinct = " UNION ".join(f"SELECT DISTINCT coalesce({c}, '') FROM raw" for c in of)
+                con.execute(f"CREATE TYPE {name}_t AS ENUM ({distinct})")
 
             def values(enum: str) -> list[str]:
                 found = con.execute(f"SELECT enum_range(NULL::{enum})").fetchone()
                 return list(found[0]) if found else []
 
-            ends = [e.split("\x1f") for e in values("ends_t")]
-            if any(len(e) != 2 for e in ends):
-                return False  # a name with the separator in it: read row by row
-            keys = [f"{c.strip().lower()}:{r.strip()}" for c, r in ends]
-            if any(k not in self.by_key for k in keys):
-                return False  # counted and named by _rows
-            key_list = sorted(set(keys))
-            end_key = np.array([key_list.index(k) for k in keys] or [0], dtype=np.int64)
+            clouds, regions = values("cloud_t"), values("region_t")
+            if len(clouds) * len(regions) > _MAX_ENDS:
+                return False  # names by the million: read row by row
             sweep_names, flag_names = values("sweep_id_t"), values("flags_t")
             backend_names = values("backend_t")
             got = con.execute(
-                f"SELECT {_OK} AS ok, enum_code(TRY_CAST({src_end} AS ends_t)) AS src, "
-                f"enum_code(TRY_CAST({dst_end} AS ends_t)) AS dst, "
-                "enum_code(CAST(coalesce(sweep_id, '') AS sweep_id_t)) AS sweep, "
+                f"SELECT {_OK} AS ok, "
+                + "".join(
+                    f"enum_code(CAST(coalesce({end}_{name}, '') AS {name}_t)) AS {end}_{name}, "
+                    for end in ("src", "dst")
+                    for name in ("cloud", "region")
+                )
+                + "enum_code(CAST(coalesce(sweep_id, '') AS sweep_id_t)) AS sweep, "
                 "enum_code(CAST(coalesce(flags, '') AS flags_t)) AS flag, "
                 "enum_code(CAST(coalesce(backend, '') AS backend_t)) AS backend, "
                 + ", ".join(_q(c) for c in _NUMBERS)
@@ -357,9 +350,28 @@ class _Reader:
             return False
         finally:
             con.close()
+        ok = np.asarray(got["ok"], dtype=bool)
+        # each (cloud, region) of the ok rows' ends, coded cloud * len(regions) + region,
+        # and the index of its catalog key (failed rows may name anything)
+        width = max(len(regions), 1)
+        src_end, dst_end = (
+            got[f"{end}_cloud"].astype(np.int64) * width + got[f"{end}_region"]
+            for end in ("src", "dst")
+        )
+        seen = np.zeros(max(len(clouds) * width, 1), dtype=bool)
+        seen[src_end[ok]] = seen[dst_end[ok]] = True
+        keys = {
+            int(e): f"{clouds[e // width].strip().lower()}:{regions[e % width].strip()}"
+            for e in np.flatnonzero(seen).tolist()
+        }
+        if any(k not in self.by_key for k in keys.values()):
+            return False  # counted and named by _rows
+        key_list = sorted(set(keys.values()))
+        end_key = np.zeros(len(seen), dtype=np.int64)
+        for e, k in keys.items():
+            end_key[e] = key_list.index(k)
         n = len(got["ok"])
         self.rows_read += n
-        ok = np.asarray(got["ok"], dtype=bool)
         p50, mean = _filled(got[RTT_COLUMN]), _filled(got[RTT_MEAN_COLUMN])  # the mean: a fallback
         thr, km = _filled(got["throughput_bps"]), _filled(got["distance_km"])
         if (
@@ -379,9 +391,7 @@ class _Reader:
             if len(where):
                 self.skipped[reason] += len(where)
         rows = np.flatnonzero(measured)
-        # a measured row is an ok row: its ends are coded (failed rows' may be NULL)
-        src = end_key[np.ma.filled(got["src"], 0).astype(np.int64)[rows]]
-        dst = end_key[np.ma.filled(got["dst"], 0).astype(np.int64)[rows]]
+        src, dst = end_key[src_end[rows]], end_key[dst_end[rows]]  # measured rows are ok
         km = km[rows]
         no_km = np.isnan(km)
         for a, b in {(int(x), int(y)) for x, y in zip(src[no_km], dst[no_km], strict=True)}:
@@ -653,6 +663,7 @@ def _subset(m: analyze.Measurements, keep: Any) -> analyze.Measurements:
 
 
 # What _Reader._columns needs of a file, and what it reads only when plain.
+_MAX_ENDS = 10_000_000  # clouds x regions named in one file, for the columnar reader
 _MEASURES = (RTT_COLUMN, RTT_MEAN_COLUMN, "throughput_bps")  # a row with none is not used
 _NUMBERS = (RTT_COLUMN, RTT_MEAN_COLUMN, "throughput_bps", "distance_km",
             "rtt_p90_ms", "ping_loss_pct", "rtt_samples")  # fmt: skip

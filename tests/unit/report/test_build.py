@@ -475,3 +475,16 @@ def test_a_number_the_columnar_reader_does_not_take_is_read_row_by_row(
     loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
     assert read_by_row == [True]
     assert loaded.publishable == {}
+
+
+def test_a_failed_row_may_name_any_region_and_the_columnar_reader_still_reads(
+    tmp_path, monkeypatch
+):
+    rows = list(synthetic.synthetic_rows(CATALOG.regions, 20, sweep_id="s"))
+    rows[2].update(status="failed", src_region="mars-1", dst_cloud="azure")
+    rows[5].update(src_cloud=" AWS ", src_region=f" {rows[5]['src_region']}")  # read as aws
+    synthetic.write_measurements(tmp_path / "s" / "measurements.csv", iter(rows))
+    monkeypatch.setattr(report._Reader, "_rows", None)  # the columnar reader, or a TypeError
+    loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
+    assert loaded.skipped == {"failed test": 1} and len(loaded.data) == 19
+    assert set(loaded.data.regions) <= {r.key for r in CATALOG.regions}
