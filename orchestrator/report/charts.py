@@ -565,6 +565,26 @@ def great_circle(
     return lats, lons
 
 
+def great_circles(
+    a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]], points: int = ROUTE_POINTS
+) -> tuple[np.ndarray, np.ndarray]:
+    """great_circle of every a[i] to b[i] at once (numpy): latitudes and longitudes, one
+    row of `points` per line."""
+    p1, l1 = np.radians(np.asarray(a, dtype=np.float64).reshape(-1, 2)).T
+    p2, l2 = np.radians(np.asarray(b, dtype=np.float64).reshape(-1, 2)).T
+    v1 = np.stack([np.cos(p1) * np.cos(l1), np.cos(p1) * np.sin(l1), np.sin(p1)], axis=1)
+    v2 = np.stack([np.cos(p2) * np.cos(l2), np.cos(p2) * np.sin(l2), np.sin(p2)], axis=1)
+    omega = np.arccos(np.clip(np.sum(v1 * v2, axis=1), -1.0, 1.0))[:, None]
+    t = (np.arange(points) / (points - 1))[None, :]
+    near = omega < 1e-9  # the same place: a straight blend
+    sin_omega = np.where(near, 1.0, np.sin(omega))
+    w1 = np.where(near, 1.0 - t, np.sin((1 - t) * omega) / sin_omega)[:, :, None]
+    w2 = np.where(near, t, np.sin(t * omega) / sin_omega)[:, :, None]
+    xyz = w1 * v1[:, None, :] + w2 * v2[:, None, :]
+    x, y, z = xyz[..., 0], xyz[..., 1], xyz[..., 2]
+    return np.degrees(np.arctan2(z, np.hypot(x, y))), np.degrees(np.arctan2(y, x))
+
+
 def map_figure(
     m: analyze.Measurements,
     coords: Mapping[str, tuple[float, float]],
@@ -591,6 +611,12 @@ def map_figure(
         mid_segments: list[list[Any]] = []
         for pair, rtt in sorted(medians.items()):
             bins[min(RTT_BINS - 1, int((rtt - lo) / span * RTT_BINS))].append(pair)
+        # every line at once; 0.01 degrees (about 1 km) is finer than a line on a world map
+        lines = sorted(medians)
+        line_lats, line_lons = great_circles(
+            [coords[m.regions[s]] for s, _d in lines], [coords[m.regions[d]] for _s, d in lines]
+        )
+        line_of = {pair: k for k, pair in enumerate(lines)}
         for b, pairs in enumerate(bins):
             if not pairs:
                 continue
@@ -598,8 +624,8 @@ def map_figure(
             lons: list[float | None] = []
             segments = []
             for s, d in pairs:
-                la, lo_ = great_circle(coords[m.regions[s]], coords[m.regions[d]])
-                # 0.01 degrees (about 1 km) is finer than a line on a world map
+                la = line_lats[line_of[(s, d)]].tolist()
+                lo_ = line_lons[line_of[(s, d)]].tolist()
                 lats += [*(round(v, 2) for v in la), None]
                 lons += [*(round(v, 2) for v in lo_), None]
                 cloud_s, cloud_d = m.regions[s].split(":")[0], m.regions[d].split(":")[0]

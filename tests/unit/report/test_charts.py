@@ -211,3 +211,21 @@ def test_sweep_medians_equal_the_plain_definitions():
             rtt = [r[4] for r in tests if r[4] == r[4]]
             thr = [r[5] for r in tests if r[5] == r[5]]
             assert repr(got[pair][sweep]) == repr((stats.median(rtt), stats.median(thr)))
+
+
+def test_every_map_line_at_once_is_the_great_circle_of_each():
+    # antipodes-free pairs of the catalog's kind, one place to itself, across the antimeridian
+    ends = [
+        ((39.0, -77.5), (50.5, 3.8)),
+        ((-33.9, 151.2), (37.4, -122.1)),
+        ((1.3, 103.8), (1.3, 103.8)),
+        ((64.1, -21.9), (-34.6, -58.4)),
+        ((35.7, 139.7), (52.4, 4.9)),
+    ]
+    lats, lons = charts.great_circles([a for a, _b in ends], [b for _a, b in ends])
+    assert lats.shape == lons.shape == (len(ends), charts.ROUTE_POINTS)
+    for k, (a, b) in enumerate(ends):
+        la, lo = charts.great_circle(a, b)
+        assert lats[k].tolist() == pytest.approx(la, abs=1e-9)
+        assert lons[k].tolist() == pytest.approx(lo, abs=1e-9)
+        assert (la[0], lo[0]) == pytest.approx(a) and (la[-1], lo[-1]) == pytest.approx(b)
