@@ -1081,8 +1081,9 @@ def write_report(
     summaries = analyze.summarize(loaded.data)
     outliers = analyze.find_outliers(loaded.data)
     report = Report(out_dir=out_dir, loaded=loaded, summaries=summaries, outliers=outliers)
+    orders: dict[str, Any] = {}  # each column sorted once, for the figures and the cache
     with outdir.building(out_dir, REPORT_FILES, "report") as tmp:
-        _write_report_files(report, tmp, png=png, log=log)
+        _write_report_files(report, tmp, png=png, log=log, orders=orders)
     report.charts = {name: out_dir / p.relative_to(tmp) for name, p in report.charts.items()}
     report.pngs = [out_dir / p.relative_to(tmp) for p in report.pngs]
     if loaded.cache is not None:  # a whole sweep: what a site would compute again
@@ -1092,7 +1093,9 @@ def write_report(
         figures = {k: v for k, v in report.figures.items() if k != "timeseries"}
         cache.save(
             sweep_dir,
-            sweep_products(loaded, summaries, outliers, figures, key, charts.MAX_POINTS),
+            sweep_products(
+                loaded, summaries, outliers, figures, key, charts.MAX_POINTS, orders=orders
+            ),
         )
     return report
 
@@ -1112,8 +1115,10 @@ def sweep_products(
     figures: dict[str, dict[str, Any]],
     key: str,
     max_points: int,
+    orders: dict[str, Any] | None = None,
 ) -> cache.Products:
-    """The cache entry (orchestrator.report.cache) of a whole sweep folder's report."""
+    """The cache entry (orchestrator.report.cache) of a whole sweep folder's report;
+    `orders`, the columns' sorts its figures made (charts.Orders)."""
     from orchestrator.report import charts
 
     sweep_id = loaded.cache[0].name if loaded.cache is not None else ""
@@ -1134,7 +1139,7 @@ def sweep_products(
         summaries=list(summaries),
         outliers=list(outliers),
         figures={name: figure_data(fig) for name, fig in figures.items()},
-        medians=charts.sweep_medians(loaded.data),
+        medians=charts.sweep_medians(loaded.data, orders),
         verbatim_rows=(
             loaded.publishable.get(loaded.cache[0] / store.MEASUREMENTS_FILE, -1)
             if loaded.cache is not None
@@ -1144,7 +1149,12 @@ def sweep_products(
 
 
 def _write_report_files(
-    report: Report, folder: Path, *, png: bool, log: Callable[[str], None]
+    report: Report,
+    folder: Path,
+    *,
+    png: bool,
+    log: Callable[[str], None],
+    orders: dict[str, Any] | None = None,
 ) -> None:
     from orchestrator.report import charts  # plotly is slow to import; only when charting
 
@@ -1157,7 +1167,7 @@ def _write_report_files(
     )
     (folder / "report.json").write_text(json.dumps(report_json(loaded, summaries), indent=2))
     write_csv(folder / "host-flags.csv", HOST_FLAGS_COLUMNS, loaded.host_flags)
-    figures = report.figures = report_figures(loaded, summaries)
+    figures = report.figures = report_figures(loaded, summaries, orders=orders)
     chart_dir = folder / "charts"
     chart_dir.mkdir()
     # one plotly.min.js per results folder, not a 4.8 MB copy per sweep; a report
@@ -1205,10 +1215,14 @@ def shared_plotly_js(out_dir: Path) -> Path | None:
 
 
 def report_figures(
-    loaded: Loaded, summaries: Sequence[analyze.GroupSummary], max_points: int | None = None
+    loaded: Loaded,
+    summaries: Sequence[analyze.GroupSummary],
+    max_points: int | None = None,
+    orders: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Every chart of a report, by file name (without extension); at most
-    `max_points` (default charts.MAX_POINTS) points per scatter."""
+    `max_points` (default charts.MAX_POINTS) points per scatter. `orders` keeps the
+    columns' sorts for a caller that needs them again (charts.Orders)."""
     import numpy as np
 
     from orchestrator.report import charts  # plotly is slow to import; only when charting
@@ -1228,7 +1242,7 @@ def report_figures(
                 m, group, groups, by_name, emulated=emulated, max_points=max_points, cities=cities
             )
     coords = {r.key: (r.lat, r.lon) for r in loaded.catalog.regions}
-    orders: charts.Orders = {}  # each column sorted once for every figure
+    orders = {} if orders is None else orders  # each column sorted once for every figure
     figures["heatmap-rtt"] = charts.heatmap_figure(
         m, coords, "rtt", emulated=emulated, cities=cities, orders=orders
     )

@@ -716,21 +716,26 @@ def map_figure(
 SweepMedians = dict[tuple[str, str], dict[str, tuple[float, float]]]
 
 
-def sweep_medians(m: analyze.Measurements) -> SweepMedians:
+def sweep_medians(m: analyze.Measurements, orders: Orders | None = None) -> SweepMedians:
     """Each directed pair's median RTT and throughput in each sweep of `m` (NaN where the
-    pair has none in that sweep); pairs and sweeps in the order of their first row."""
-    rtt, thr = analyze.column(m.rtt_ms), analyze.column(m.throughput_bps)
+    pair has none in that sweep); pairs and sweeps in the order of their first row.
+    `orders`: the columns' sorts a report's figures made already (pair_stats)."""
     src = np.asarray(m.src, dtype=np.int64)
     dst = np.asarray(m.dst, dtype=np.int64)
     sweep = np.asarray(m.sweep, dtype=np.int64)
     regions, sweeps = max(len(m.regions), 1), max(len(m.sweeps), 1)
     keys = (src * regions + dst) * sweeps + sweep
-    found, first = np.unique(keys, return_index=True)
+    by_key = np.argsort(analyze.small_ints(keys), kind="stable")
+    ordered = keys[by_key]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(keys) else by_key
+    found, first = ordered[starts], by_key[starts]  # each key and its first row
     of: list[dict[int, float]] = []
-    for values in (rtt, thr):
+    for name in ("rtt_ms", "throughput_bps"):
+        values = analyze.column(getattr(m, name))
         has = np.isfinite(values)
-        v, starts, counts, runs = _segments(keys, values, has)
-        medians = _segment_medians(v, starts, counts).tolist()
+        order = _by_value(m, name, orders) if has.any() else np.zeros(0, np.intp)
+        v, run_starts, counts, runs = _segments(keys, values, has, order)
+        medians = _segment_medians(v, run_starts, counts).tolist()
         of.append(dict(zip(runs.tolist(), medians, strict=True)))
     out: SweepMedians = {}
     for key in found[np.argsort(first, kind="stable")].tolist():

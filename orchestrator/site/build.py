@@ -459,9 +459,12 @@ def _sweep_page(
             return None
         summaries = analyze.summarize(loaded.data)
         outliers = analyze.find_outliers(loaded.data)
-        figures = report.report_figures(loaded, summaries, max_points=max_points)
+        orders: dict[str, Any] = {}  # each column sorted once, for the figures and the entry
+        figures = report.report_figures(loaded, summaries, max_points=max_points, orders=orders)
         figures.pop("timeseries", None)  # one sweep: nothing to plot over time
-        products = report.sweep_products(loaded, summaries, outliers, figures, key, max_points)
+        products = report.sweep_products(
+            loaded, summaries, outliers, figures, key, max_points, orders=orders
+        )
         cache.save(sweep_dir, products)
     for line in products.warnings:
         warn(f"site: {line}")
