@@ -410,7 +410,20 @@ def group_rows(m: Measurements) -> dict[str, list[int]]:
     return groups
 
 
-def summarize_group(name: str, m: Measurements, rows: Sequence[int]) -> GroupSummary:
+def log10_throughput(m: Measurements) -> np.ndarray:
+    """log10 of every row's throughput (math's, to the bit), NaN where none or not > 0."""
+    thr = column(m.throughput_bps)
+    out = np.full(len(thr), np.nan)
+    positive = np.isfinite(thr) & (thr > 0.0)
+    out[positive] = np.fromiter(map(math.log10, thr[positive].tolist()), np.float64)
+    return out
+
+
+def summarize_group(
+    name: str, m: Measurements, rows: Sequence[int], log_throughput: np.ndarray | None = None
+) -> GroupSummary:
+    """The summary of the rows `rows` of m; `log_throughput`: log10_throughput(m), when the
+    caller has it (summarize makes it once for every group)."""
     idx = np.asarray(rows, dtype=np.intp)
     dist, rtt, thr = (
         column(m.distance_km)[idx],
@@ -423,7 +436,9 @@ def summarize_group(name: str, m: Measurements, rows: Sequence[int]) -> GroupSum
     inflation = rtt_ms[far] / (rtt_km[far] * FIBRE_RTT_MS_PER_KM)
     with_thr = np.isfinite(thr) & (thr > 0.0) & np.isfinite(dist)
     log_x = dist[with_thr]
-    log_y = np.fromiter(map(math.log10, thr[with_thr].tolist()), np.float64)  # math's, to the bit
+    if log_throughput is None:
+        log_throughput = log10_throughput(m)
+    log_y = log_throughput[idx][with_thr]
     rtt_p50, rtt_p90 = _percentiles(rtt[np.isfinite(rtt)], (50, 90))
     thr_p50, thr_p90 = _percentiles(thr[np.isfinite(thr)], (50, 90))
     infl_p25, infl_p50, infl_p75 = _percentiles(inflation, (25, 50, 75))
@@ -446,7 +461,8 @@ def summarize_group(name: str, m: Measurements, rows: Sequence[int]) -> GroupSum
 def summarize(m: Measurements) -> list[GroupSummary]:
     """One summary per group in GROUPS, in that order (empty groups have n = 0)."""
     groups = group_rows(m)
-    return [summarize_group(g, m, groups[g]) for g in GROUPS]
+    logs = log10_throughput(m)
+    return [summarize_group(g, m, groups[g], logs) for g in GROUPS]
 
 
 @dataclass(frozen=True)

@@ -398,23 +398,23 @@ class _Reader:
             km[np.isnan(km) & (src == a) & (dst == b)] = self._distance(key_list[a], key_list[b])
         # regions and sweeps interned in order of first use, as _rows does
         ends_in_order = np.column_stack([src, dst]).ravel()
-        _, at = np.unique(ends_in_order, return_index=True)
         region_id = np.zeros(len(key_list), dtype=np.int32)
-        for k in ends_in_order[np.sort(at)]:
-            region_id[k] = self._region(key_list[int(k)])
+        for end in _in_first_order(ends_in_order):
+            region_id[end] = self._region(key_list[end])
         sweep = np.asarray(got["sweep"], dtype=np.int64)[rows]
-        _, at = np.unique(sweep, return_index=True)
         sweep_id = np.zeros(len(sweep_names), dtype=np.int32)
         backend = np.asarray(got["backend"], dtype=np.int64)[rows]
-        for k in sweep[np.sort(at)]:
-            name = sweep_names[int(k)].strip() or default_sweep
-            sweep_id[k] = self._sweep(name)
-        for k in np.unique(sweep):
-            info = self.sweeps[self.data.sweeps[sweep_id[k]]]
-            first = str(first_start.get(int(k)) or "")
+        in_order = _in_first_order(sweep)
+        for code in in_order:
+            name = sweep_names[code].strip() or default_sweep
+            sweep_id[code] = self._sweep(name)
+        for code in in_order:
+            info = self.sweeps[self.data.sweeps[sweep_id[code]]]
+            first = str(first_start.get(code) or "")
             if first and (not info.started_utc or first < info.started_utc):
                 info.started_utc = first
-            info.backends.update(backend_names[int(b)] for b in np.unique(backend[sweep == k]))
+            used = np.bincount(backend[sweep == code], minlength=len(backend_names))
+            info.backends.update(backend_names[b] for b in np.flatnonzero(used).tolist())
         data = self.data
         data.src.frombytes(region_id[src].tobytes())  # type: ignore[attr-defined]
         data.dst.frombytes(region_id[dst].tobytes())  # type: ignore[attr-defined]
@@ -718,6 +718,20 @@ def _plain_bytes(path: Path, rows: int) -> bool:
         and data.count(b"\n") == rows + 1
         and all(data.find(c) < 0 for c in (b'"', b"\r", b"\x00"))
     )
+
+
+def _in_first_order(values: Any) -> list[int]:
+    """The distinct values of an array of small integers >= 0, in order of their first
+    row (np.unique's, by a radix sort where they fit in 16 bits)."""
+    import numpy as np
+
+    order = np.argsort(analyze.small_ints(values), kind="stable")
+    ordered = values[order]
+    if not len(ordered):
+        return []
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    distinct: list[int] = ordered[starts][np.argsort(order[starts])].tolist()
+    return distinct
 
 
 def _q(name: str) -> str:
