@@ -410,6 +410,36 @@ def group_rows(m: Measurements) -> dict[str, list[int]]:
     return groups
 
 
+# Measurements field -> its rows in order of value (np.argsort, NaN last): each column
+# sorted once for the summary, the figures and the cache entry of one report
+Orders = dict[str, np.ndarray]
+
+
+def by_value(m: Measurements, name: str, orders: Orders | None = None) -> np.ndarray:
+    """The rows of the column `name` of m in order of value, from `orders` when there."""
+    if orders is not None and name in orders:
+        return orders[name]
+    order = np.argsort(column(getattr(m, name)))
+    if orders is not None:
+        orders[name] = order
+    return order
+
+
+def ranks_of(values: np.ndarray, order: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """ranks() of the values of the rows in `mask`, in row order, from `order` (the rows of
+    all `values` by value): no sort of its own."""
+    rows = order[mask[order]]
+    ordered = values[rows]
+    if not len(ordered):
+        return ordered
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    counts = np.diff(np.r_[starts, len(ordered)])
+    ranked = np.empty(len(values))
+    ranked[rows] = np.repeat(starts + (counts + 1) / 2.0, counts)
+    out: np.ndarray = ranked[mask]
+    return out
+
+
 def log10_throughput(m: Measurements) -> np.ndarray:
     """log10 of every row's throughput (math's, to the bit), NaN where none or not > 0."""
     thr = column(m.throughput_bps)
@@ -420,10 +450,15 @@ def log10_throughput(m: Measurements) -> np.ndarray:
 
 
 def summarize_group(
-    name: str, m: Measurements, rows: Sequence[int], log_throughput: np.ndarray | None = None
+    name: str,
+    m: Measurements,
+    rows: Sequence[int],
+    log_throughput: np.ndarray | None = None,
+    orders: Orders | None = None,
 ) -> GroupSummary:
-    """The summary of the rows `rows` of m; `log_throughput`: log10_throughput(m), when the
-    caller has it (summarize makes it once for every group)."""
+    """The summary of the rows `rows` (ascending) of m; `log_throughput`:
+    log10_throughput(m) and `orders` the columns' sorts, when the caller has them
+    (summarize makes them once for every group)."""
     idx = np.asarray(rows, dtype=np.intp)
     dist, rtt, thr = (
         column(m.distance_km)[idx],
@@ -450,7 +485,7 @@ def summarize_group(
         route_inflation_median=infl_p50,
         route_inflation_p25=infl_p25,
         route_inflation_p75=infl_p75,
-        rtt_distance_spearman=spearman_rho(rtt_km, rtt_ms) if len(rtt_km) >= 2 else NAN,
+        rtt_distance_spearman=_spearman(m, idx[with_rtt], orders) if len(rtt_km) >= 2 else NAN,
         rtt_median_over_tests_ms=rtt_p50,
         rtt_p90_over_tests_ms=rtt_p90,
         throughput_median_over_tests_bps=thr_p50,
@@ -458,11 +493,24 @@ def summarize_group(
     )
 
 
-def summarize(m: Measurements) -> list[GroupSummary]:
+def summarize(m: Measurements, orders: Orders | None = None) -> list[GroupSummary]:
     """One summary per group in GROUPS, in that order (empty groups have n = 0)."""
     groups = group_rows(m)
     logs = log10_throughput(m)
-    return [summarize_group(g, m, groups[g], logs) for g in GROUPS]
+    orders = {} if orders is None else orders
+    return [summarize_group(g, m, groups[g], logs, orders) for g in GROUPS]
+
+
+def _spearman(m: Measurements, rows: np.ndarray, orders: Orders | None) -> float:
+    """spearman_rho of the distance and RTT of `rows` (ascending), ranked from the
+    columns' sorts (one sort of each column for every group)."""
+    mask = np.zeros(len(m), dtype=bool)
+    mask[rows] = True
+    dist, rtt = column(m.distance_km), column(m.rtt_ms)
+    return pearson_r(
+        ranks_of(dist, by_value(m, "distance_km", orders), mask),
+        ranks_of(rtt, by_value(m, "rtt_ms", orders), mask),
+    )
 
 
 @dataclass(frozen=True)

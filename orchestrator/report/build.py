@@ -1092,10 +1092,10 @@ def write_report(
     """
     if len(loaded.data) == 0:
         raise UserError(_nothing_left(loaded))
-    summaries = analyze.summarize(loaded.data)
+    orders: dict[str, Any] = {}  # each column sorted once, for all that follows
+    summaries = analyze.summarize(loaded.data, orders)
     outliers = analyze.find_outliers(loaded.data)
     report = Report(out_dir=out_dir, loaded=loaded, summaries=summaries, outliers=outliers)
-    orders: dict[str, Any] = {}  # each column sorted once, for the figures and the cache
     with outdir.building(out_dir, REPORT_FILES, "report") as tmp:
         _write_report_files(report, tmp, png=png, log=log, orders=orders)
     report.charts = {name: out_dir / p.relative_to(tmp) for name, p in report.charts.items()}

@@ -182,17 +182,7 @@ def _segment_percentiles(
     return a + (h - lo) * (b - a)
 
 
-# Measurements field -> its rows in order of value: sorted once for every figure
-Orders = dict[str, np.ndarray]
-
-
-def _by_value(m: analyze.Measurements, name: str, orders: Orders | None) -> np.ndarray:
-    if orders is not None and name in orders:
-        return orders[name]
-    order = np.argsort(analyze.column(getattr(m, name)))
-    if orders is not None:
-        orders[name] = order
-    return order
+Orders = analyze.Orders  # each column sorted once for a report (analyze.by_value)
 
 
 def pair_stats(
@@ -216,7 +206,7 @@ def pair_stats(
         mask = mask & np.isfinite(of)
         if not mask.any():
             return _segments(keys, of, mask, np.zeros(0, np.intp))
-        return _segments(keys, of, mask, _by_value(m, field, orders))
+        return _segments(keys, of, mask, analyze.by_value(m, field, orders))
 
     def by_key(field: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The field's values of the rows in `mask` in order of key (not of value), the
@@ -733,7 +723,7 @@ def sweep_medians(m: analyze.Measurements, orders: Orders | None = None) -> Swee
     for name in ("rtt_ms", "throughput_bps"):
         values = analyze.column(getattr(m, name))
         has = np.isfinite(values)
-        order = _by_value(m, name, orders) if has.any() else np.zeros(0, np.intp)
+        order = analyze.by_value(m, name, orders) if has.any() else np.zeros(0, np.intp)
         v, run_starts, counts, runs = _segments(keys, values, has, order)
         medians = _segment_medians(v, run_starts, counts).tolist()
         of.append(dict(zip(runs.tolist(), medians, strict=True)))

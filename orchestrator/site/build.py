@@ -457,9 +457,9 @@ def _sweep_page(
         )
         if len(loaded.data) == 0:
             return None
-        summaries = analyze.summarize(loaded.data)
+        orders: dict[str, Any] = {}  # each column sorted once, for all that follows
+        summaries = analyze.summarize(loaded.data, orders)
         outliers = analyze.find_outliers(loaded.data)
-        orders: dict[str, Any] = {}  # each column sorted once, for the figures and the entry
         figures = report.report_figures(loaded, summaries, max_points=max_points, orders=orders)
         figures.pop("timeseries", None)  # one sweep: nothing to plot over time
         products = report.sweep_products(
