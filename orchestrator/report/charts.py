@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -272,54 +273,95 @@ def _figure(
 
 
 def _layout(kind: str, both: bool, emulated: bool) -> dict[str, Any]:
-    """The layout of a distance, heatmap or map figure as plotly builds it (axes,
-    subplots, the EMULATED label), a fresh copy: built once per kind."""
-    layout: dict[str, Any] = json.loads(_layout_json(kind, both, emulated))
+    """The layout of a distance, heatmap or map figure as plotly writes it (axes,
+    subplots, the EMULATED label; tests/unit/report/test_charts.py holds it to what
+    plotly's make_subplots and update_* build), without its template (_figure adds it)."""
+    layout: dict[str, Any] = {}
+    if kind == "distance":
+        rtt = "RTT (each test's median) against distance"
+        titles = [(rtt, 0.23), ("Throughput against distance", 0.77)] if both else [(rtt, 0.5)]
+        x = {"title": {"text": "distance (km)"}, "rangemode": "tozero"}
+        layout["xaxis"] = {"anchor": "y", "domain": [0.0, 0.46 if both else 1.0], **x}
+        layout["yaxis"] = {
+            "anchor": "x",
+            "domain": [0.0, 1.0],
+            "title": {"text": "RTT, median of samples (ms)"},
+            "rangemode": "tozero",
+        }
+        if both:
+            layout["xaxis2"] = {"anchor": "y2", "domain": [0.54, 1.0], **x}
+            layout["yaxis2"] = {
+                "anchor": "x2",
+                "domain": [0.0, 1.0],
+                "title": {"text": "throughput (Mbit/s, log)"},
+                "type": "log",
+            }
+        layout["annotations"] = [
+            {
+                "font": {"size": 16},
+                "showarrow": False,
+                "text": text,
+                "x": at,
+                "xanchor": "center",
+                "xref": "paper",
+                "y": 1.0,
+                "yanchor": "bottom",
+                "yref": "paper",
+            }
+            for text, at in titles
+        ]
+        layout["legend"] = {"orientation": "h", "y": -0.18}
+        layout["height"] = 520
+    elif kind == "heatmap":
+        layout["xaxis"] = {
+            "title": {"text": "destination (by cloud, west → east)"},
+            "tickangle": -60,
+        }
+        layout["yaxis"] = {
+            "title": {"text": "source (by cloud, west → east)"},
+            "autorange": "reversed",
+        }
+    else:
+        layout["geo"] = {
+            "projection": {"type": "natural earth"},
+            "showcountries": True,
+            "countrycolor": "#ccc",
+            "showland": True,
+            "landcolor": "#f3f3f3",
+        }
+        layout["legend"] = {"orientation": "h", "y": -0.05}
+        layout["height"] = 560
+    if emulated:  # as label() adds it
+        layout.setdefault("annotations", []).append(
+            {
+                "bgcolor": "#fff3cd",
+                "bordercolor": "#b00020",
+                "font": {"color": "#b00020", "size": 12},
+                "showarrow": False,
+                "text": EMULATED_NOTE,
+                "x": 1.0,
+                "xanchor": "right",
+                "xref": "paper",
+                "y": 1.0,
+                "yanchor": "bottom",
+                "yref": "paper",
+                "yshift": 30,
+            }
+        )
+    layout["title"] = {"text": "", "y": 0.98, "yanchor": "top"}
+    layout["margin"] = {"t": 110}
     return layout
 
 
 @functools.cache
-def _layout_json(kind: str, both: bool, emulated: bool) -> str:
-    if kind == "distance":
-        fig = make_subplots(
-            rows=1,
-            cols=2 if both else 1,
-            subplot_titles=(
-                ("RTT (each test's median) against distance", "Throughput against distance")
-                if both
-                else ("RTT (each test's median) against distance",)
-            ),
-            horizontal_spacing=0.08,
-        )
-        fig.update_xaxes(title_text="distance (km)", rangemode="tozero")
-        fig.update_yaxes(title_text="RTT, median of samples (ms)", rangemode="tozero", row=1, col=1)
-        if both:
-            fig.update_yaxes(title_text="throughput (Mbit/s, log)", type="log", row=1, col=2)
-        fig.update_layout(height=520, legend={"orientation": "h", "y": -0.18})
-    elif kind == "heatmap":
-        fig = go.Figure()
-        fig.update_xaxes(title_text="destination (by cloud, west → east)", tickangle=-60)
-        fig.update_yaxes(title_text="source (by cloud, west → east)", autorange="reversed")
-    else:
-        fig = go.Figure()
-        fig.update_geos(
-            projection_type="natural earth",
-            showcountries=True,
-            countrycolor="#ccc",
-            showland=True,
-            landcolor="#f3f3f3",
-        )
-        fig.update_layout(height=560, legend={"orientation": "h", "y": -0.05})
-    layout = json.loads(label(fig, "", emulated, template=False).to_json())["layout"]
-    return json.dumps(layout)
-
-
-@functools.cache
 def _template() -> dict[str, Any]:
-    """The template as a figure's JSON holds it, made once (plotly copies it into every
-    figure) and shared by every figure: figure JSON is written, never changed."""
-    layout = json.loads(go.Figure(layout={"template": TEMPLATE}).to_json())["layout"]
-    template: dict[str, Any] = layout["template"]
+    """The template as a figure's JSON holds it: plotly's own file of it (what plotly
+    copies into every figure; a test holds the two equal), read once and shared by every
+    figure: figure JSON is written, never changed."""
+    text = (
+        resources.files("plotly") / "package_data" / "templates" / f"{TEMPLATE}.json"
+    ).read_text(encoding="utf-8")
+    template: dict[str, Any] = json.loads(text)
     return template
 
 

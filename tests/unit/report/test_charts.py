@@ -3,10 +3,13 @@ its picker holds, what the hovers carry."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 
+import plotly.graph_objects as go
 import pytest
+from plotly.subplots import make_subplots
 
 from orchestrator.core import stats
 from orchestrator.report import analyze, charts
@@ -229,3 +232,52 @@ def test_every_map_line_at_once_is_the_great_circle_of_each():
         assert lats[k].tolist() == pytest.approx(la, abs=1e-9)
         assert lons[k].tolist() == pytest.approx(lo, abs=1e-9)
         assert (la[0], lo[0]) == pytest.approx(a) and (la[-1], lo[-1]) == pytest.approx(b)
+
+
+def _plotly_layout(kind, both, emulated):
+    """A figure's layout as plotly builds it (make_subplots, update_*, charts.label)."""
+    if kind == "distance":
+        fig = make_subplots(
+            rows=1,
+            cols=2 if both else 1,
+            subplot_titles=(
+                ("RTT (each test's median) against distance", "Throughput against distance")
+                if both
+                else ("RTT (each test's median) against distance",)
+            ),
+            horizontal_spacing=0.08,
+        )
+        fig.update_xaxes(title_text="distance (km)", rangemode="tozero")
+        fig.update_yaxes(title_text="RTT, median of samples (ms)", rangemode="tozero", row=1, col=1)
+        if both:
+            fig.update_yaxes(title_text="throughput (Mbit/s, log)", type="log", row=1, col=2)
+        fig.update_layout(height=520, legend={"orientation": "h", "y": -0.18})
+    elif kind == "heatmap":
+        fig = go.Figure()
+        fig.update_xaxes(title_text="destination (by cloud, west → east)", tickangle=-60)
+        fig.update_yaxes(title_text="source (by cloud, west → east)", autorange="reversed")
+    else:
+        fig = go.Figure()
+        fig.update_geos(
+            projection_type="natural earth",
+            showcountries=True,
+            countrycolor="#ccc",
+            showland=True,
+            landcolor="#f3f3f3",
+        )
+        fig.update_layout(height=560, legend={"orientation": "h", "y": -0.05})
+    layout = json.loads(charts.label(fig, "", emulated, template=False).to_json())["layout"]
+    layout.pop("template", None)
+    layout["title"]["text"] = ""  # each figure's own, set by charts._figure
+    return layout
+
+
+@pytest.mark.parametrize("emulated", [False, True])
+@pytest.mark.parametrize("kind, both", [("distance", True), ("distance", False), ("heatmap", False),
+                                        ("map", False)])  # fmt: skip
+def test_figure_layouts_and_template_are_what_plotly_builds(kind, both, emulated):
+    # the charts write their layouts as data (plotly's objects took seconds at a full
+    # catalog); this holds them to plotly's own, so an upgrade of plotly shows up here
+    assert charts._layout(kind, both, emulated) == _plotly_layout(kind, both, emulated)
+    built = go.Figure(layout={"template": charts.TEMPLATE}).to_json()
+    assert charts._template() == json.loads(built)["layout"]["template"]
