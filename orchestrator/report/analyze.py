@@ -325,6 +325,54 @@ def small_ints(keys: np.ndarray) -> np.ndarray:
     return keys
 
 
+def segments(
+    keys: np.ndarray, values: np.ndarray, mask: np.ndarray, by_value: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The `values` of the rows in `mask` grouped by key (a region pair, a pair in a
+    sweep), sorted by key then value, with the first index
+    and length of each key's run, and the keys of those runs. `by_value`, the rows of the
+    whole column in order of value (np.argsort), when a caller has it already."""
+    # by value, then stably by key: a lexsort's order, by two faster sorts (the keys, a
+    # few thousand pairs, sort as 16-bit integers where they fit: a radix sort)
+    order = np.argsort(values) if by_value is None else by_value
+    order = order[mask[order]]
+    order = order[np.argsort(small_ints(keys[order]), kind="stable")]
+    k, v = keys[order], values[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, np.intp)
+    counts = np.diff(np.r_[starts, len(k)])
+    return v, starts, counts, k[starts]
+
+
+def segment_medians(v: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """core.stats.median of each run: the middle value, or the mean of the two middle."""
+    mid = starts + counts // 2
+    low = np.maximum(mid - 1, 0)
+    return np.where(counts % 2 == 1, v[mid], (v[low] + v[mid]) / 2)
+
+
+def segment_percentiles(
+    v: np.ndarray, starts: np.ndarray, counts: np.ndarray, q: float
+) -> np.ndarray:
+    """core.stats.percentile of each run, by the same arithmetic."""
+    h = (counts - 1) * q / 100.0
+    lo = np.floor(h).astype(np.intp)
+    hi = np.minimum(lo + 1, counts - 1)
+    a, b = v[starts + lo], v[starts + hi]
+    return a + (h - lo) * (b - a)
+
+
+def first_order(values: np.ndarray) -> list[int]:
+    """The distinct values of an array of integers >= 0, in order of their first row
+    (np.unique's, by a radix sort where they fit in 16 bits)."""
+    order = np.argsort(small_ints(values), kind="stable")
+    ordered = values[order]
+    if not len(ordered):
+        return []
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    distinct: list[int] = ordered[starts][np.argsort(order[starts])].tolist()
+    return distinct
+
+
 def groups_by_key(keys: np.ndarray, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
     """(key, its rows) for each distinct value of `keys` (one per row of `rows`), keys in
     order of their first row, rows ascending in each: what one pass appending every
@@ -539,6 +587,7 @@ def find_outliers(
     m: Measurements,
     k: float = 3.0,
     min_excess_ms: float = OUTLIER_MIN_EXCESS_MS,
+    orders: Orders | None = None,
 ) -> list[PairOutlier]:
     """Directed pairs whose median RTT is more than k robust sigmas from their
     group's fit (physical_rtt_fit), above or below, and more than `min_excess_ms` from it.
@@ -549,16 +598,26 @@ def find_outliers(
     Sorted by the size of the excess, largest first.
     """
     rtt, km = column(m.rtt_ms), column(m.distance_km)
-    by_pair = pair_rows(m, np.isfinite(rtt) & np.isfinite(km))
+    valid = np.isfinite(rtt) & np.isfinite(km)
+    width = max(len(m.regions), 1)
+    keys = np.asarray(m.src, dtype=np.int64) * width + np.asarray(m.dst, dtype=np.int64)
+    # each pair's medians by one sort of each column, pairs in order of their first row
+    v, starts, counts, runs = segments(keys, rtt, valid, by_value(m, "rtt_ms", orders))
+    rtt_of = dict(zip(runs.tolist(), segment_medians(v, starts, counts).tolist(), strict=True))
+    tests = dict(zip(runs.tolist(), counts.tolist(), strict=True))
+    v, starts, counts, runs = segments(keys, km, valid, by_value(m, "distance_km", orders))
+    km_of = dict(zip(runs.tolist(), segment_medians(v, starts, counts).tolist(), strict=True))
+    in_order = first_order(keys[valid])
     found: list[PairOutlier] = []
     for group in GROUPS[1:]:
         pairs, medians, distances = [], [], []
-        for (s, d), rows in by_pair.items():
+        for key in in_order:
+            s, d = divmod(key, width)
             if f"{_cloud(m.regions[s])}-{_cloud(m.regions[d])}" != group:
                 continue
-            pairs.append((s, d, len(rows)))
-            medians.append(median(rtt[rows].tolist()))
-            distances.append(median(km[rows].tolist()))
+            pairs.append((s, d, tests[key]))
+            medians.append(rtt_of[key])
+            distances.append(km_of[key])
         fit = physical_rtt_fit(distances, medians)
         if not math.isfinite(fit.slope):
             continue

@@ -399,12 +399,12 @@ class _Reader:
         # regions and sweeps interned in order of first use, as _rows does
         ends_in_order = np.column_stack([src, dst]).ravel()
         region_id = np.zeros(len(key_list), dtype=np.int32)
-        for end in _in_first_order(ends_in_order):
+        for end in analyze.first_order(ends_in_order):
             region_id[end] = self._region(key_list[end])
         sweep = np.asarray(got["sweep"], dtype=np.int64)[rows]
         sweep_id = np.zeros(len(sweep_names), dtype=np.int32)
         backend = np.asarray(got["backend"], dtype=np.int64)[rows]
-        in_order = _in_first_order(sweep)
+        in_order = analyze.first_order(sweep)
         for code in in_order:
             name = sweep_names[code].strip() or default_sweep
             sweep_id[code] = self._sweep(name)
@@ -718,20 +718,6 @@ def _plain_bytes(path: Path, rows: int) -> bool:
         and data.count(b"\n") == rows + 1
         and all(data.find(c) < 0 for c in (b'"', b"\r", b"\x00"))
     )
-
-
-def _in_first_order(values: Any) -> list[int]:
-    """The distinct values of an array of small integers >= 0, in order of their first
-    row (np.unique's, by a radix sort where they fit in 16 bits)."""
-    import numpy as np
-
-    order = np.argsort(analyze.small_ints(values), kind="stable")
-    ordered = values[order]
-    if not len(ordered):
-        return []
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    distinct: list[int] = ordered[starts][np.argsort(order[starts])].tolist()
-    return distinct
 
 
 def _q(name: str) -> str:
@@ -1094,7 +1080,7 @@ def write_report(
         raise UserError(_nothing_left(loaded))
     orders: dict[str, Any] = {}  # each column sorted once, for all that follows
     summaries = analyze.summarize(loaded.data, orders)
-    outliers = analyze.find_outliers(loaded.data)
+    outliers = analyze.find_outliers(loaded.data, orders=orders)
     report = Report(out_dir=out_dir, loaded=loaded, summaries=summaries, outliers=outliers)
     with outdir.building(out_dir, REPORT_FILES, "report") as tmp:
         _write_report_files(report, tmp, png=png, log=log, orders=orders)

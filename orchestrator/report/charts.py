@@ -148,41 +148,6 @@ class PairStats:
     distance: dict[tuple[int, int], float]
 
 
-def _segments(
-    keys: np.ndarray, values: np.ndarray, mask: np.ndarray, by_value: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The `values` of the rows in `mask`, sorted by key then value, with the first index
-    and length of each key's run, and the keys of those runs. `by_value`, the rows of the
-    whole column in order of value (np.argsort), when a caller has it already."""
-    # by value, then stably by key: a lexsort's order, by two faster sorts (the keys, a
-    # few thousand pairs, sort as 16-bit integers where they fit: a radix sort)
-    order = np.argsort(values) if by_value is None else by_value
-    order = order[mask[order]]
-    order = order[np.argsort(analyze.small_ints(keys[order]), kind="stable")]
-    k, v = keys[order], values[order]
-    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, np.intp)
-    counts = np.diff(np.r_[starts, len(k)])
-    return v, starts, counts, k[starts]
-
-
-def _segment_medians(v: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """core.stats.median of each run: the middle value, or the mean of the two middle."""
-    mid = starts + counts // 2
-    low = np.maximum(mid - 1, 0)
-    return np.where(counts % 2 == 1, v[mid], (v[low] + v[mid]) / 2)
-
-
-def _segment_percentiles(
-    v: np.ndarray, starts: np.ndarray, counts: np.ndarray, q: float
-) -> np.ndarray:
-    """core.stats.percentile of each run, by the same arithmetic."""
-    h = (counts - 1) * q / 100.0
-    lo = np.floor(h).astype(np.intp)
-    hi = np.minimum(lo + 1, counts - 1)
-    a, b = v[starts + lo], v[starts + hi]
-    return a + (h - lo) * (b - a)
-
-
 Orders = analyze.Orders  # each column sorted once for a report (analyze.by_value)
 
 
@@ -206,8 +171,8 @@ def pair_stats(
         of = analyze.column(getattr(m, field))
         mask = mask & np.isfinite(of)
         if not mask.any():
-            return _segments(keys, of, mask, np.zeros(0, np.intp))
-        return _segments(keys, of, mask, analyze.by_value(m, field, orders))
+            return analyze.segments(keys, of, mask, np.zeros(0, np.intp))
+        return analyze.segments(keys, of, mask, analyze.by_value(m, field, orders))
 
     def by_key(field: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The field's values of the rows in `mask` in order of key (not of value), the
@@ -221,7 +186,9 @@ def pair_stats(
 
     def medians(field: str, mask: np.ndarray) -> dict[int, float]:
         v, starts, counts, runs = runs_of(field, mask)
-        return dict(zip(runs.tolist(), _segment_medians(v, starts, counts).tolist(), strict=True))
+        return dict(
+            zip(runs.tolist(), analyze.segment_medians(v, starts, counts).tolist(), strict=True)
+        )
 
     def same_medians(field: str) -> dict[int, float]:
         """medians() of a field that is the same on every row of a pair (a distance):
@@ -236,8 +203,8 @@ def pair_stats(
 
     has = np.isfinite(column)
     v, starts, counts, runs = runs_of(name, has)
-    median = _segment_medians(v, starts, counts).tolist()
-    p90 = _segment_percentiles(v, starts, counts, 90.0).tolist()
+    median = analyze.segment_medians(v, starts, counts).tolist()
+    p90 = analyze.segment_percentiles(v, starts, counts, 90.0).tolist()
     loss: dict[int, float] = {}
     newest: dict[int, float] = {}
     if _extras(m):
@@ -766,8 +733,8 @@ def sweep_medians(m: analyze.Measurements, orders: Orders | None = None) -> Swee
         values = analyze.column(getattr(m, name))
         has = np.isfinite(values)
         order = analyze.by_value(m, name, orders) if has.any() else np.zeros(0, np.intp)
-        v, run_starts, counts, runs = _segments(keys, values, has, order)
-        medians = _segment_medians(v, run_starts, counts).tolist()
+        v, run_starts, counts, runs = analyze.segments(keys, values, has, order)
+        medians = analyze.segment_medians(v, run_starts, counts).tolist()
         of.append(dict(zip(runs.tolist(), medians, strict=True)))
     out: SweepMedians = {}
     for key in found[np.argsort(first, kind="stable")].tolist():

@@ -459,7 +459,7 @@ def _sweep_page(
             return None
         orders: dict[str, Any] = {}  # each column sorted once, for all that follows
         summaries = analyze.summarize(loaded.data, orders)
-        outliers = analyze.find_outliers(loaded.data)
+        outliers = analyze.find_outliers(loaded.data, orders=orders)
         figures = report.report_figures(loaded, summaries, max_points=max_points, orders=orders)
         figures.pop("timeseries", None)  # one sweep: nothing to plot over time
         products = report.sweep_products(
