@@ -488,3 +488,25 @@ def test_a_failed_row_may_name_any_region_and_the_columnar_reader_still_reads(
     loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
     assert loaded.skipped == {"failed test": 1} and len(loaded.data) == 19
     assert set(loaded.data.regions) <= {r.key for r in CATALOG.regions}
+
+
+def test_host_evidence_reads_the_file_again_only_when_a_row_holds_some(tmp_path, monkeypatch):
+    rows = list(synthetic.synthetic_rows(CATALOG.regions, 30, sweep_id="s"))
+    synthetic.write_measurements(tmp_path / "s" / "measurements.csv", iter(rows))
+    scans = []
+    host_rows = report._host_rows
+
+    def counted(*args):
+        scans.append(args[0])
+        return host_rows(*args)
+
+    monkeypatch.setattr(report, "_host_rows", counted)
+    loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
+    assert scans == [] and loaded.host_flags == []  # none in any row: no second scan
+    rows[7]["dst_cpu_steal_pct"] = "12.5"
+    synthetic.write_measurements(tmp_path / "s" / "measurements.csv", iter(rows))
+    loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
+    assert scans == [tmp_path / "s" / "measurements.csv"]
+    assert [f["dst"] for f in loaded.host_flags] == [
+        f"{rows[7]['dst_cloud']}:{rows[7]['dst_region']}"
+    ]
