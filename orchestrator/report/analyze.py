@@ -7,6 +7,7 @@ Missing values are NaN and are dropped by the callers, never here.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Sequence
@@ -16,8 +17,10 @@ import numpy as np
 
 from orchestrator.core.geo import FIBRE_RTT_MS_PER_KM, fibre_rtt_ms
 from orchestrator.core.stats import NAN, median, percentiles
-from orchestrator.core.stats import pearson_r as pearson_r  # the report's callers use it here
 from orchestrator.core.stats import percentile as percentile  # callers of the analysis use it here
+
+# A column of numbers: a list, an array('d') or a numpy array.
+Values = Sequence[float] | np.ndarray
 
 # 1.4826 x MAD estimates the standard deviation of normally distributed data.
 MAD_TO_SIGMA = 1.4826
@@ -48,54 +51,69 @@ def mad(values: Sequence[float]) -> float:
     return median([abs(v - m) for v in values])
 
 
-def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> Fit:
+def linear_fit(xs: Values, ys: Values) -> Fit:
     """Least squares line through (xs, ys) and Pearson's r.
 
     Uses centred sums (not the one-pass textbook formula) so that distances in
     the thousands do not cancel catastrophically. Fewer than two points, or no
-    spread in x, give NaN coefficients; no spread in y gives r = NaN.
+    spread in x, give NaN coefficients; no spread in y gives r = NaN. Computed by
+    numpy over the columns (a million points take milliseconds).
     """
-    n = len(xs)
-    if n != len(ys):
-        raise ValueError(f"xs and ys differ in length ({n} and {len(ys)})")
+    x, y = _array(xs), _array(ys)
+    n = len(x)
+    if n != len(y):
+        raise ValueError(f"xs and ys differ in length ({n} and {len(y)})")
     if n < 2:
         return Fit(NAN, NAN, NAN, n)
-    mean_x = math.fsum(xs) / n
-    mean_y = math.fsum(ys) / n
-    sxx = math.fsum((x - mean_x) ** 2 for x in xs)
-    syy = math.fsum((y - mean_y) ** 2 for y in ys)
-    sxy = math.fsum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True))
+    dx, dy = x - x.mean(), y - y.mean()
+    sxx, syy, sxy = float(np.sum(dx * dx)), float(np.sum(dy * dy)), float(np.sum(dx * dy))
     if sxx == 0.0:
         return Fit(NAN, NAN, NAN, n)
     slope = sxy / sxx
-    intercept = mean_y - slope * mean_x
+    intercept = float(y.mean()) - slope * float(x.mean())
     r = sxy / math.sqrt(sxx * syy) if syy > 0.0 else NAN
     return Fit(intercept, slope, r, n)
 
 
-def ranks(values: Sequence[float]) -> list[float]:
-    """Ranks from 1, ties given the mean of the ranks they span.
-
-    By counting: a value's rank is the number of smaller values plus (ties + 1) / 2.
-    Sorting the distinct values only, not every value: distances repeat once per test
-    of a pair, so a million rows hold a few thousand of them."""
-    counts: dict[float, int] = {}
-    for v in values:
-        counts[v] = counts.get(v, 0) + 1
-    rank: dict[float, float] = {}
-    below = 0
-    for v in sorted(counts):
-        c = counts[v]
-        rank[v] = below + (c + 1) / 2.0
-        below += c
-    return [rank[v] for v in values]
+def _array(values: Values) -> np.ndarray:
+    """A float64 array of `values` (no copy of an array or array('d'))."""
+    return np.asarray(values, dtype=np.float64)
 
 
-def spearman_rho(xs: Sequence[float], ys: Sequence[float]) -> float:
+def pearson_r(xs: Values, ys: Values) -> float:
+    """Pearson's r, as core.stats.pearson_r defines it (NaN for fewer than 2 points or
+    a flat series, also when the product of the spreads underflows), by numpy."""
+    x, y = _array(xs), _array(ys)
+    if len(x) != len(y):
+        raise ValueError("pearson_r needs two series of the same length")
+    if len(x) < 2:
+        return NAN
+    dx, dy = x - x.mean(), y - y.mean()
+    spread = math.sqrt(float(np.sum(dx * dx)) * float(np.sum(dy * dy)))
+    if spread == 0:
+        return NAN
+    return float(np.sum(dx * dy)) / spread
+
+
+def _ranks(values: Values) -> np.ndarray:
+    """ranks() as an array."""
+    _, inverse, counts = np.unique(_array(values), return_inverse=True, return_counts=True)
+    below = np.cumsum(counts) - counts  # how many values are smaller
+    return (below + (counts + 1) / 2.0)[inverse.ravel()]
+
+
+def ranks(values: Values) -> list[float]:
+    """Ranks from 1, ties given the mean of the ranks they span: a value's rank is the
+    number of smaller values plus (its copies + 1) / 2. Finite values only."""
+    ranked: list[float] = _ranks(values).tolist()
+    return ranked
+
+
+def spearman_rho(xs: Values, ys: Values) -> float:
     """Spearman's rank correlation: Pearson's r of the ranks (ties averaged)."""
     if len(xs) != len(ys):
         raise ValueError(f"xs and ys differ in length ({len(xs)} and {len(ys)})")
-    return pearson_r(ranks(xs), ranks(ys))
+    return pearson_r(_ranks(xs), _ranks(ys))
 
 
 # Theil-Sen over more points than this takes the median of this many pairwise slopes
@@ -103,9 +121,48 @@ def spearman_rho(xs: Sequence[float], ys: Sequence[float]) -> float:
 THEIL_SEN_MAX_PAIRS = 50_000
 
 
+def _percentiles(values: np.ndarray, qs: Sequence[float]) -> list[float]:
+    """core.stats.percentiles of an array (the same values, sorted by numpy)."""
+    if len(values) == 0:
+        return percentiles([], qs)
+    for q in qs:
+        if not 0.0 <= q <= 100.0:
+            raise ValueError(f"percentile {q} is outside [0, 100]")
+    last = len(values) - 1
+    ranks = [(math.floor(h), h) for h in (last * q / 100.0 for q in qs)]
+    ends = sorted({k for lo, _h in ranks for k in (lo, min(lo + 1, last))})
+    ordered = np.partition(values, ends)  # each of these ranks in its sorted place
+    out = []
+    for lo, h in ranks:
+        a, b = float(ordered[lo]), float(ordered[min(lo + 1, last)])
+        out.append(a + (h - lo) * (b - a))
+    return out
+
+
+def _median(values: np.ndarray) -> float:
+    """core.stats.median of an array (the same value, by a partial sort)."""
+    n = len(values)
+    if n == 0:
+        return NAN
+    mid = n // 2
+    if n % 2:
+        return float(np.partition(values, mid)[mid])
+    part = np.partition(values, (mid - 1, mid))
+    return (float(part[mid - 1]) + float(part[mid])) / 2
+
+
+@functools.cache
+def _draws() -> np.ndarray:
+    """The draws of random.Random(0), two per pair, the same for every fit."""
+    draw = random.Random(0).random
+    draws = np.array([draw() for _ in range(2 * THEIL_SEN_MAX_PAIRS)])
+    draws.flags.writeable = False
+    return draws
+
+
 def theil_sen(
-    xs: Sequence[float],
-    ys: Sequence[float],
+    xs: Values,
+    ys: Values,
     min_slope: float = -math.inf,
     min_intercept: float = -math.inf,
 ) -> Fit:
@@ -114,32 +171,27 @@ def theil_sen(
     as the intercept, raised to `min_intercept`. A quarter of the points can be
     anywhere without moving it far. r is Pearson's, for reference. NaN coefficients
     for fewer than two distinct x."""
-    n = len(xs)
-    if n != len(ys):
-        raise ValueError(f"xs and ys differ in length ({n} and {len(ys)})")
-    r = pearson_r(xs, ys) if n >= 2 else NAN
+    x, y = _array(xs), _array(ys)
+    n = len(x)
+    if n != len(y):
+        raise ValueError(f"xs and ys differ in length ({n} and {len(y)})")
+    r = pearson_r(x, y) if n >= 2 else NAN
     total = n * (n - 1) // 2
-    slopes = []
     if total <= THEIL_SEN_MAX_PAIRS:
-        for i in range(n):
-            xi, yi = xs[i], ys[i]
-            for j in range(i + 1, n):
-                if xs[j] != xi:
-                    slopes.append((ys[j] - yi) / (xs[j] - xi))
+        i, j = np.triu_indices(n, 1)
     else:
-        draw = random.Random(0).random  # randrange costs 10x as much, per call
-        for _ in range(THEIL_SEN_MAX_PAIRS):
-            i, j = int(draw() * n), int(draw() * n)
-            if xs[i] != xs[j]:
-                slopes.append((ys[j] - ys[i]) / (xs[j] - xs[i]))
-    if not slopes:
+        picks = _draws() * n  # the same pairs as drawn one by one
+        i, j = picks[0::2].astype(np.intp), picks[1::2].astype(np.intp)
+    distinct = x[i] != x[j]
+    i, j = i[distinct], j[distinct]
+    if len(i) == 0:
         return Fit(NAN, NAN, r, n)
-    slope = max(median(slopes), min_slope)
-    intercept = max(median([y - slope * x for x, y in zip(xs, ys, strict=True)]), min_intercept)
+    slope = max(_median((y[j] - y[i]) / (x[j] - x[i])), min_slope)
+    intercept = max(_median(y - slope * x), min_intercept)
     return Fit(intercept, slope, r, n)
 
 
-def physical_rtt_fit(km: Sequence[float], rtt_ms: Sequence[float]) -> Fit:
+def physical_rtt_fit(km: Values, rtt_ms: Values) -> Fit:
     """RTT against distance by Theil-Sen, held to what physics allows: no RTT below
     zero at 0 km, and no slope below the fibre floor's (10.0069 ms per 1000 km)."""
     return theil_sen(km, rtt_ms, min_slope=FIBRE_RTT_MS_PER_KM, min_intercept=0.0)
@@ -265,13 +317,69 @@ def column(values: Sequence[float]) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
+def small_ints(keys: np.ndarray) -> np.ndarray:
+    """Keys >= 0 as 16-bit integers when they fit, which numpy's stable sort sorts by radix
+    (a few thousand region pairs: the keys of most groupings)."""
+    if len(keys) and int(keys.min()) >= 0 and int(keys.max()) < 2**15:
+        return keys.astype(np.int16)
+    return keys
+
+
+def segments(
+    keys: np.ndarray, values: np.ndarray, mask: np.ndarray, by_value: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The `values` of the rows in `mask` grouped by key (a region pair, a pair in a
+    sweep), sorted by key then value, with the first index
+    and length of each key's run, and the keys of those runs. `by_value`, the rows of the
+    whole column in order of value (np.argsort), when a caller has it already."""
+    # by value, then stably by key: a lexsort's order, by two faster sorts (the keys, a
+    # few thousand pairs, sort as 16-bit integers where they fit: a radix sort)
+    order = np.argsort(values) if by_value is None else by_value
+    order = order[mask[order]]
+    order = order[np.argsort(small_ints(keys[order]), kind="stable")]
+    k, v = keys[order], values[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, np.intp)
+    counts = np.diff(np.r_[starts, len(k)])
+    return v, starts, counts, k[starts]
+
+
+def segment_medians(v: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """core.stats.median of each run: the middle value, or the mean of the two middle."""
+    mid = starts + counts // 2
+    low = np.maximum(mid - 1, 0)
+    return np.where(counts % 2 == 1, v[mid], (v[low] + v[mid]) / 2)
+
+
+def segment_percentiles(
+    v: np.ndarray, starts: np.ndarray, counts: np.ndarray, q: float
+) -> np.ndarray:
+    """core.stats.percentile of each run, by the same arithmetic."""
+    h = (counts - 1) * q / 100.0
+    lo = np.floor(h).astype(np.intp)
+    hi = np.minimum(lo + 1, counts - 1)
+    a, b = v[starts + lo], v[starts + hi]
+    return a + (h - lo) * (b - a)
+
+
+def first_order(values: np.ndarray) -> list[int]:
+    """The distinct values of an array of integers >= 0, in order of their first row
+    (np.unique's, by a radix sort where they fit in 16 bits)."""
+    order = np.argsort(small_ints(values), kind="stable")
+    ordered = values[order]
+    if not len(ordered):
+        return []
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    distinct: list[int] = ordered[starts][np.argsort(order[starts])].tolist()
+    return distinct
+
+
 def groups_by_key(keys: np.ndarray, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
     """(key, its rows) for each distinct value of `keys` (one per row of `rows`), keys in
     order of their first row, rows ascending in each: what one pass appending every
     row to a dict of lists gives, with the rows sorted by numpy, not looped in Python."""
     if len(rows) == 0:
         return []
-    order = np.argsort(keys, kind="stable")
+    order = np.argsort(small_ints(keys), kind="stable")
     ordered = keys[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
     parts = np.split(rows[order], starts[1:])
@@ -350,7 +458,55 @@ def group_rows(m: Measurements) -> dict[str, list[int]]:
     return groups
 
 
-def summarize_group(name: str, m: Measurements, rows: Sequence[int]) -> GroupSummary:
+# Measurements field -> its rows in order of value (np.argsort, NaN last): each column
+# sorted once for the summary, the figures and the cache entry of one report
+Orders = dict[str, np.ndarray]
+
+
+def by_value(m: Measurements, name: str, orders: Orders | None = None) -> np.ndarray:
+    """The rows of the column `name` of m in order of value, from `orders` when there."""
+    if orders is not None and name in orders:
+        return orders[name]
+    order = np.argsort(column(getattr(m, name)))
+    if orders is not None:
+        orders[name] = order
+    return order
+
+
+def ranks_of(values: np.ndarray, order: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """ranks() of the values of the rows in `mask`, in row order, from `order` (the rows of
+    all `values` by value): no sort of its own."""
+    rows = order[mask[order]]
+    ordered = values[rows]
+    if not len(ordered):
+        return ordered
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    counts = np.diff(np.r_[starts, len(ordered)])
+    ranked = np.empty(len(values))
+    ranked[rows] = np.repeat(starts + (counts + 1) / 2.0, counts)
+    out: np.ndarray = ranked[mask]
+    return out
+
+
+def log10_throughput(m: Measurements) -> np.ndarray:
+    """log10 of every row's throughput (math's, to the bit), NaN where none or not > 0."""
+    thr = column(m.throughput_bps)
+    out = np.full(len(thr), np.nan)
+    positive = np.isfinite(thr) & (thr > 0.0)
+    out[positive] = np.fromiter(map(math.log10, thr[positive].tolist()), np.float64)
+    return out
+
+
+def summarize_group(
+    name: str,
+    m: Measurements,
+    rows: Sequence[int],
+    log_throughput: np.ndarray | None = None,
+    orders: Orders | None = None,
+) -> GroupSummary:
+    """The summary of the rows `rows` (ascending) of m; `log_throughput`:
+    log10_throughput(m) and `orders` the columns' sorts, when the caller has them
+    (summarize makes them once for every group)."""
     idx = np.asarray(rows, dtype=np.intp)
     dist, rtt, thr = (
         column(m.distance_km)[idx],
@@ -360,23 +516,24 @@ def summarize_group(name: str, m: Measurements, rows: Sequence[int]) -> GroupSum
     with_rtt = np.isfinite(rtt) & np.isfinite(dist)
     rtt_km, rtt_ms = dist[with_rtt], rtt[with_rtt]
     far = rtt_km >= INFLATION_MIN_KM  # route_inflation, row by row, in numpy
-    inflation = (rtt_ms[far] / (rtt_km[far] * FIBRE_RTT_MS_PER_KM)).tolist()
+    inflation = rtt_ms[far] / (rtt_km[far] * FIBRE_RTT_MS_PER_KM)
     with_thr = np.isfinite(thr) & (thr > 0.0) & np.isfinite(dist)
-    rtt_x, rtt_y = rtt_km.tolist(), rtt_ms.tolist()
-    log_x = dist[with_thr].tolist()
-    log_y = [math.log10(t) for t in thr[with_thr].tolist()]  # math's, to the last bit
-    rtt_p50, rtt_p90 = percentiles(rtt[np.isfinite(rtt)].tolist(), (50, 90))
-    thr_p50, thr_p90 = percentiles(thr[np.isfinite(thr)].tolist(), (50, 90))
-    infl_p25, infl_p50, infl_p75 = percentiles(inflation, (25, 50, 75))
+    log_x = dist[with_thr]
+    if log_throughput is None:
+        log_throughput = log10_throughput(m)
+    log_y = log_throughput[idx][with_thr]
+    rtt_p50, rtt_p90 = _percentiles(rtt[np.isfinite(rtt)], (50, 90))
+    thr_p50, thr_p90 = _percentiles(thr[np.isfinite(thr)], (50, 90))
+    infl_p25, infl_p50, infl_p75 = _percentiles(inflation, (25, 50, 75))
     return GroupSummary(
         cloud_pair=name,
         n=len(rows),
-        rtt_fit=physical_rtt_fit(rtt_x, rtt_y),
+        rtt_fit=physical_rtt_fit(rtt_km, rtt_ms),
         log_throughput_fit=linear_fit(log_x, log_y),
         route_inflation_median=infl_p50,
         route_inflation_p25=infl_p25,
         route_inflation_p75=infl_p75,
-        rtt_distance_spearman=spearman_rho(rtt_x, rtt_y) if len(rtt_x) >= 2 else NAN,
+        rtt_distance_spearman=_spearman(m, idx[with_rtt], orders) if len(rtt_km) >= 2 else NAN,
         rtt_median_over_tests_ms=rtt_p50,
         rtt_p90_over_tests_ms=rtt_p90,
         throughput_median_over_tests_bps=thr_p50,
@@ -384,10 +541,24 @@ def summarize_group(name: str, m: Measurements, rows: Sequence[int]) -> GroupSum
     )
 
 
-def summarize(m: Measurements) -> list[GroupSummary]:
+def summarize(m: Measurements, orders: Orders | None = None) -> list[GroupSummary]:
     """One summary per group in GROUPS, in that order (empty groups have n = 0)."""
     groups = group_rows(m)
-    return [summarize_group(g, m, groups[g]) for g in GROUPS]
+    logs = log10_throughput(m)
+    orders = {} if orders is None else orders
+    return [summarize_group(g, m, groups[g], logs, orders) for g in GROUPS]
+
+
+def _spearman(m: Measurements, rows: np.ndarray, orders: Orders | None) -> float:
+    """spearman_rho of the distance and RTT of `rows` (ascending), ranked from the
+    columns' sorts (one sort of each column for every group)."""
+    mask = np.zeros(len(m), dtype=bool)
+    mask[rows] = True
+    dist, rtt = column(m.distance_km), column(m.rtt_ms)
+    return pearson_r(
+        ranks_of(dist, by_value(m, "distance_km", orders), mask),
+        ranks_of(rtt, by_value(m, "rtt_ms", orders), mask),
+    )
 
 
 @dataclass(frozen=True)
@@ -416,6 +587,7 @@ def find_outliers(
     m: Measurements,
     k: float = 3.0,
     min_excess_ms: float = OUTLIER_MIN_EXCESS_MS,
+    orders: Orders | None = None,
 ) -> list[PairOutlier]:
     """Directed pairs whose median RTT is more than k robust sigmas from their
     group's fit (physical_rtt_fit), above or below, and more than `min_excess_ms` from it.
@@ -426,16 +598,26 @@ def find_outliers(
     Sorted by the size of the excess, largest first.
     """
     rtt, km = column(m.rtt_ms), column(m.distance_km)
-    by_pair = pair_rows(m, np.isfinite(rtt) & np.isfinite(km))
+    valid = np.isfinite(rtt) & np.isfinite(km)
+    width = max(len(m.regions), 1)
+    keys = np.asarray(m.src, dtype=np.int64) * width + np.asarray(m.dst, dtype=np.int64)
+    # each pair's medians by one sort of each column, pairs in order of their first row
+    v, starts, counts, runs = segments(keys, rtt, valid, by_value(m, "rtt_ms", orders))
+    rtt_of = dict(zip(runs.tolist(), segment_medians(v, starts, counts).tolist(), strict=True))
+    tests = dict(zip(runs.tolist(), counts.tolist(), strict=True))
+    v, starts, counts, runs = segments(keys, km, valid, by_value(m, "distance_km", orders))
+    km_of = dict(zip(runs.tolist(), segment_medians(v, starts, counts).tolist(), strict=True))
+    in_order = first_order(keys[valid])
     found: list[PairOutlier] = []
     for group in GROUPS[1:]:
         pairs, medians, distances = [], [], []
-        for (s, d), rows in by_pair.items():
+        for key in in_order:
+            s, d = divmod(key, width)
             if f"{_cloud(m.regions[s])}-{_cloud(m.regions[d])}" != group:
                 continue
-            pairs.append((s, d, len(rows)))
-            medians.append(median(rtt[rows].tolist()))
-            distances.append(median(km[rows].tolist()))
+            pairs.append((s, d, tests[key]))
+            medians.append(rtt_of[key])
+            distances.append(km_of[key])
         fit = physical_rtt_fit(distances, medians)
         if not math.isfinite(fit.slope):
             continue

@@ -31,7 +31,11 @@ from orchestrator.model.catalog import Catalog, Region, load_catalog
 from orchestrator.plan import allowance
 from orchestrator.report import analyze, cache
 from orchestrator.results import flags, store
-from orchestrator.results.schema import CAPACITY
+from orchestrator.results.schema import (
+    CAPACITY,
+    MEASUREMENT_COLUMNS,
+    NUMERIC_COLUMNS,
+)
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -133,6 +137,10 @@ class Loaded:
     capacity: dict[str, list[float]] = field(default_factory=dict)
     # (sweep folder, key) when these are a whole sweep folder's rows (orchestrator.report.cache)
     cache: tuple[Path, str] | None = None
+    # per CSV read into columns: rows with a host counter or CPU steal cell; and, for a
+    # file a site may publish as it is (site.build.write_parsed_rows), its rows
+    evidence: dict[Path, int] = field(default_factory=dict)
+    publishable: dict[Path, int] = field(default_factory=dict)
 
     @property
     def emulated(self) -> bool:
@@ -153,8 +161,11 @@ class _Reader:
         self.catalog = catalog
         self.keep = keep
         self.include_flagged = include_flagged
-        self.flags: list[str] = []  # per row kept, as read or computed
-        self.computed: list[bool] = []  # per row: flags computed here (no flags column)
+        # per row kept: its flags cell (as read or computed), coded: flag_names[code]
+        self.flag_codes = array("i")
+        self.flag_names: list[str] = [""]
+        self._flag_code: dict[str, int] = {"": 0}
+        self.computed = array("b")  # per row: flags computed here (no flags column)
         self.rtt_from_mean = 0
         self.by_key: dict[str, Region] = {r.key: r for r in catalog.regions}
         self.region_index: dict[str, int] = {}
@@ -179,6 +190,10 @@ class _Reader:
         self.unknown: Counter[str] = Counter()
         self.warnings: list[str] = []
         self.capacity: dict[str, list[float]] = {}
+        # per file read by _columns: rows with host evidence, and the rows of a file a
+        # site may publish as it is (what site.build.write_parsed_rows would write)
+        self.evidence: dict[Path, int] = {}
+        self.publishable: dict[Path, int] = {}
         self._distance_cache: dict[tuple[str, str], float] = {}
         self._keep_cache: dict[tuple[str, str], bool] = {}
 
@@ -254,69 +269,109 @@ class _Reader:
             or any(c not in col for c in _FAST_COLUMNS)
         ):
             return False
+        # only the columns read here, plus what the site and the host evidence ask of
+        # every row (one scan of the file, not three): is it publishable as it is, has
+        # it a host counter or CPU steal cell
+        # the numbers are checked and cast as they are read (the table keeps no text of them)
+        names_read = [c for c in _FAST_COLUMNS if c not in _NUMBERS]
+        as_is = first == _HEADER_LINE
+        publishable = _publishable_sql() if as_is else "false"
+        evidence = " OR ".join(f"coalesce({_q(c)}, '') <> ''" for c in _EVIDENCE_COLUMNS)
+        if any(c not in col for c in _EVIDENCE_COLUMNS):
+            evidence = "true"  # unknown: host evidence reads the file itself
+        # a row is odd (read row by row, which explains) when a number is not plain; a
+        # publishable row's numeric cells are plain already (a stricter pattern)
+        unchecked = [c for c in _NUMBERS if c not in NUMERIC_COLUMNS]
+        odd = (
+            f"(CASE WHEN publishable THEN {_not_plain(unchecked)} "
+            f"ELSE {_not_plain(_NUMBERS)} END) "
+            f"OR NOT regexp_full_match(coalesce(started_utc, '{_EPOCH}'), '{_STAMP}')"
+        )
+        if "measure" in col:  # capacity rows are kept apart, by _rows
+            odd += f" OR coalesce(measure, '') LIKE '%{CAPACITY}%'"
         con = duckdb.connect()
         try:
             con.execute(
-                "CREATE TEMP TABLE raw AS SELECT * FROM read_csv(?, columns = ?, "
+                "CREATE TEMP TABLE raw AS SELECT "
+                + ", ".join(_q(c) for c in names_read)
+                + ", "
+                + ", ".join(f"TRY_CAST({_q(c)} AS DOUBLE) AS {_q(c)}" for c in _NUMBERS)
+                + ", epoch_us(TRY_CAST(replace(started_utc, 'Z', '') AS TIMESTAMP)) / 1e6 AS t"
+                + f", ({odd}) AS odd, publishable, ({evidence}) AS evidence "
+                f"FROM (SELECT *, {publishable} AS publishable FROM read_csv(?, columns = ?, "
                 "header = true, auto_detect = false, delim = ',', quote = '\"', "
-                "escape = '\"', strict_mode = true, null_padding = false)",
+                "escape = '\"', strict_mode = true, null_padding = false))",
                 [str(path), {name: "VARCHAR" for name in names}],
             )
-            odd = " OR ".join(
-                [f"NOT regexp_full_match(coalesce({_q(c)}, '0'), '{_PLAIN}')" for c in _NUMBERS]
-                + [f"NOT regexp_full_match(coalesce(started_utc, '{_EPOCH}'), '{_STAMP}')"]
-            )
-            if "measure" in col:  # capacity rows are kept apart, by _rows
-                odd += f" OR coalesce(measure, '') LIKE '%{CAPACITY}%'"
-            if con.execute(f"SELECT count(*) FROM raw WHERE {odd}").fetchone() != (0,):
+            if con.execute("SELECT count(*) FROM raw WHERE odd").fetchone() != (0,):
                 return False
-            ends = con.execute(
-                "SELECT DISTINCT coalesce(src_cloud, ''), coalesce(src_region, '') FROM raw "
-                f"WHERE {_OK} UNION SELECT DISTINCT coalesce(dst_cloud, ''), "
-                f"coalesce(dst_region, '') FROM raw WHERE {_OK}"
-            ).fetchall()
-            keys = {(c, r): f"{c.strip().lower()}:{r.strip()}" for c, r in ends}
-            if any(k not in self.by_key for k in keys.values()):
-                return False  # counted and named by _rows
-            key_list = sorted(set(keys.values()))
-            con.execute("CREATE TEMP TABLE ends (c VARCHAR, r VARCHAR, k INTEGER)")
-            con.executemany(
-                "INSERT INTO ends VALUES (?, ?, ?)",
-                [(c, r, key_list.index(k)) for (c, r), k in keys.items()],
-            )
-            for name in ("sweep_id", "flags", "backend"):
-                con.execute(
-                    f"CREATE TEMP TABLE d_{name} AS SELECT v, row_number() OVER (ORDER BY v) - 1 "
-                    f"AS k FROM (SELECT DISTINCT coalesce({name}, '') AS v FROM raw)"
-                )
+            # every name column coded by an ENUM of its distinct values (a dictionary
+            # lookup per row: no join, so no sort to put the rows back in order)
+            for name in ("cloud", "region", "sweep_id", "flags", "backend"):
+                of = (f"src_{name}", f"dst_{name}") if name in ("cloud", "region") else (name,)
+                distinct = " UNION ".join(f"SELECT DISTINCT coalesce({c}, '') FROM raw" for c in of)
+                con.execute(f"CREATE TYPE {name}_t AS ENUM ({distinct})")
+
+            def values(enum: str) -> list[str]:
+                found = con.execute(f"SELECT enum_range(NULL::{enum})").fetchone()
+                return list(found[0]) if found else []
+
+            clouds, regions = values("cloud_t"), values("region_t")
+            if len(clouds) * len(regions) > _MAX_ENDS:
+                return False  # names by the million: read row by row
+            sweep_names, flag_names = values("sweep_id_t"), values("flags_t")
+            backend_names = values("backend_t")
             got = con.execute(
-                f"SELECT {_OK} AS ok, s.k AS src, t.k AS dst, w.k AS sweep, f.k AS flag, "
-                "b.k AS backend, "
-                + ", ".join(f"CAST({_q(c)} AS DOUBLE) AS {_q(c)}" for c in _NUMBERS)
-                + ", epoch_us(CAST(replace(started_utc, 'Z', '') AS TIMESTAMP)) / 1e6 AS t, "
-                "started_utc FROM raw "
-                "LEFT JOIN ends s ON s.c = coalesce(src_cloud, '') "
-                "AND s.r = coalesce(src_region, '') "
-                "LEFT JOIN ends t ON t.c = coalesce(dst_cloud, '') "
-                "AND t.r = coalesce(dst_region, '') "
-                "JOIN d_sweep_id w ON w.v = coalesce(sweep_id, '') "
-                "JOIN d_flags f ON f.v = coalesce(flags, '') "
-                "JOIN d_backend b ON b.v = coalesce(backend, '') ORDER BY raw.rowid"
+                f"SELECT {_OK} AS ok, "
+                + "".join(
+                    f"enum_code(CAST(coalesce({end}_{name}, '') AS {name}_t)) AS {end}_{name}, "
+                    for end in ("src", "dst")
+                    for name in ("cloud", "region")
+                )
+                + "enum_code(CAST(coalesce(sweep_id, '') AS sweep_id_t)) AS sweep, "
+                "enum_code(CAST(coalesce(flags, '') AS flags_t)) AS flag, "
+                "enum_code(CAST(coalesce(backend, '') AS backend_t)) AS backend, "
+                + ", ".join(_q(c) for c in _NUMBERS)
+                + ", t FROM raw"
             ).fetchnumpy()
-            sweep_names = [
-                v for (v,) in con.execute("SELECT v FROM d_sweep_id ORDER BY k").fetchall()
-            ]
-            flag_names = [v for (v,) in con.execute("SELECT v FROM d_flags ORDER BY k").fetchall()]
-            backend_names = [
-                v for (v,) in con.execute("SELECT v FROM d_backend ORDER BY k").fetchall()
-            ]
+            # the earliest start of each sweep's measured rows (the rows kept below)
+            measured = f"{_OK} AND ({' OR '.join(f'{_q(c)} IS NOT NULL' for c in _MEASURES)})"
+            first_start = dict(
+                con.execute(
+                    "SELECT enum_code(CAST(coalesce(sweep_id, '') AS sweep_id_t)), "
+                    f"min(started_utc) FROM raw WHERE {measured} GROUP BY 1"
+                ).fetchall()
+            )
+            all_publishable, with_evidence = con.execute(
+                "SELECT coalesce(bool_and(publishable), true), count(*) FILTER (WHERE evidence) "
+                "FROM raw"
+            ).fetchone() or (False, 1)
         except duckdb.Error:
             return False
         finally:
             con.close()
+        ok = np.asarray(got["ok"], dtype=bool)
+        # each (cloud, region) of the ok rows' ends, coded cloud * len(regions) + region,
+        # and the index of its catalog key (failed rows may name anything)
+        width = max(len(regions), 1)
+        src_end, dst_end = (
+            got[f"{end}_cloud"].astype(np.int64) * width + got[f"{end}_region"]
+            for end in ("src", "dst")
+        )
+        seen = np.zeros(max(len(clouds) * width, 1), dtype=bool)
+        seen[src_end[ok]] = seen[dst_end[ok]] = True
+        keys = {
+            int(e): f"{clouds[e // width].strip().lower()}:{regions[e % width].strip()}"
+            for e in np.flatnonzero(seen).tolist()
+        }
+        if any(k not in self.by_key for k in keys.values()):
+            return False  # counted and named by _rows
+        key_list = sorted(set(keys.values()))
+        end_key = np.zeros(len(seen), dtype=np.int64)
+        for e, k in keys.items():
+            end_key[e] = key_list.index(k)
         n = len(got["ok"])
         self.rows_read += n
-        ok = np.asarray(got["ok"], dtype=bool)
         p50, mean = _filled(got[RTT_COLUMN]), _filled(got[RTT_MEAN_COLUMN])  # the mean: a fallback
         thr, km = _filled(got["throughput_bps"]), _filled(got["distance_km"])
         if (
@@ -336,33 +391,30 @@ class _Reader:
             if len(where):
                 self.skipped[reason] += len(where)
         rows = np.flatnonzero(measured)
-        src = np.asarray(got["src"], dtype=np.int64)[rows]
-        dst = np.asarray(got["dst"], dtype=np.int64)[rows]
+        src, dst = end_key[src_end[rows]], end_key[dst_end[rows]]  # measured rows are ok
         km = km[rows]
         no_km = np.isnan(km)
         for a, b in {(int(x), int(y)) for x, y in zip(src[no_km], dst[no_km], strict=True)}:
             km[np.isnan(km) & (src == a) & (dst == b)] = self._distance(key_list[a], key_list[b])
         # regions and sweeps interned in order of first use, as _rows does
         ends_in_order = np.column_stack([src, dst]).ravel()
-        _, at = np.unique(ends_in_order, return_index=True)
         region_id = np.zeros(len(key_list), dtype=np.int32)
-        for k in ends_in_order[np.sort(at)]:
-            region_id[k] = self._region(key_list[int(k)])
+        for end in analyze.first_order(ends_in_order):
+            region_id[end] = self._region(key_list[end])
         sweep = np.asarray(got["sweep"], dtype=np.int64)[rows]
-        _, at = np.unique(sweep, return_index=True)
         sweep_id = np.zeros(len(sweep_names), dtype=np.int32)
-        started = got["started_utc"]
         backend = np.asarray(got["backend"], dtype=np.int64)[rows]
-        for k in sweep[np.sort(at)]:
-            name = sweep_names[int(k)].strip() or default_sweep
-            sweep_id[k] = self._sweep(name)
-        for k in np.unique(sweep):
-            info = self.sweeps[self.data.sweeps[sweep_id[k]]]
-            mine = rows[sweep == k]
-            stamps = [t for t in started[mine] if t]
-            if stamps and (not info.started_utc or min(stamps) < info.started_utc):
-                info.started_utc = min(stamps)
-            info.backends.update(backend_names[int(b)] for b in np.unique(backend[sweep == k]))
+        in_order = analyze.first_order(sweep)
+        for code in in_order:
+            name = sweep_names[code].strip() or default_sweep
+            sweep_id[code] = self._sweep(name)
+        for code in in_order:
+            info = self.sweeps[self.data.sweeps[sweep_id[code]]]
+            first = str(first_start.get(code) or "")
+            if first and (not info.started_utc or first < info.started_utc):
+                info.started_utc = first
+            used = np.bincount(backend[sweep == code], minlength=len(backend_names))
+            info.backends.update(backend_names[b] for b in np.flatnonzero(used).tolist())
         data = self.data
         data.src.frombytes(region_id[src].tobytes())  # type: ignore[attr-defined]
         data.dst.frombytes(region_id[dst].tobytes())  # type: ignore[attr-defined]
@@ -378,8 +430,13 @@ class _Reader:
         ):
             column.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())  # type: ignore[attr-defined]
         cells = [name.strip() for name in flag_names]
-        self.flags.extend(cells[int(k)] for k in np.asarray(got["flag"])[rows])
-        self.computed.extend([False] * len(rows))
+        codes = np.array([self._code(cell) for cell in cells] or [0], dtype=np.int32)
+        self.flag_codes.frombytes(codes[np.asarray(got["flag"], dtype=np.int64)[rows]].tobytes())
+        self.computed.frombytes(bytes(len(rows)))
+        if as_is:  # _host_rows reads only such a file
+            self.evidence[path] = int(with_evidence)
+        if as_is and all_publishable and _plain_bytes(path, n):
+            self.publishable[path] = n
         return True
 
     def _rows(self, reader: Any, col: dict[str, int], default_sweep: str) -> list[tuple[int, str]]:
@@ -390,7 +447,6 @@ class _Reader:
         c_thr = col.get("throughput_bps")
         c_flags = col.get("flags")
         c_inputs = [(c, col[c]) for c in FLAG_INPUT_COLUMNS if c in col]
-        interned: dict[str, str] = {}
         c_km, c_status = col.get("distance_km"), col.get("status")
         c_sweep, c_started = col.get("sweep_id"), col.get("started_utc")
         c_backend = col.get("backend")
@@ -477,12 +533,12 @@ class _Reader:
             d.started_s.append(t)  # type: ignore[attr-defined]
             if c_flags is not None:
                 cell = row[c_flags].strip()
-                self.computed.append(False)
+                self.computed.append(0)
             else:  # the row's own checks now, the asymmetry over all rows at the end
                 own = {name: row[i] for name, i in c_inputs}
                 cell = flags.SEPARATOR.join(flags.row_flags({**own, "distance_km": km}))
-                self.computed.append(True)
-            self.flags.append(interned.setdefault(cell, cell))
+                self.computed.append(1)
+            self.flag_codes.append(self._code(cell))
         return bad
 
     def result(self, sources: list[str]) -> Loaded:
@@ -499,15 +555,28 @@ class _Reader:
             sources=sources,
             warnings=self.warnings,
             capacity=self.capacity,
+            evidence=self.evidence,
+            publishable=self.publishable,
         )
         if not self.include_flagged:
-            loaded.data = _leave_out_flagged(loaded, self.flags)
+            loaded.data = _leave_out_flagged(loaded, self.flag_codes, self.flag_names)
         return loaded
+
+    def _code(self, cell: str) -> int:
+        """The code of a flags cell (flag_names[code] is the cell)."""
+        code = self._flag_code.get(cell)
+        if code is None:
+            code = self._flag_code[cell] = len(self.flag_names)
+            self.flag_names.append(cell)
+        return code
 
     def _add_asymmetry(self) -> None:
         """`asymmetric` on the rows whose flags were computed here (the files without a
         flags column): the two directions of a pair in one sweep, by their medians."""
+        import numpy as np
+
         d = self.data
+        index = np.flatnonzero(np.frombuffer(self.computed, dtype=np.int8)).tolist()
         rows = [
             {
                 "sweep_id": d.sweeps[d.sweep[i]],
@@ -515,58 +584,78 @@ class _Reader:
                 "dst_cloud": d.regions[d.dst[i]],
                 "rtt_p50_ms": d.rtt_ms[i],
             }
-            for i in range(len(d))
-            if self.computed[i]
+            for i in index
         ]
         if not rows:
             return
-        index = [i for i in range(len(d)) if self.computed[i]]
         for j in flags.asymmetric_rows(rows):
             i = index[j]
-            self.flags[i] = flags.SEPARATOR.join(
-                f for f in flags.FLAGS if f == flags.ASYMMETRIC or f in flags.parse(self.flags[i])
+            cell = self.flag_names[self.flag_codes[i]]
+            self.flag_codes[i] = self._code(
+                flags.SEPARATOR.join(
+                    f for f in flags.FLAGS if f == flags.ASYMMETRIC or f in flags.parse(cell)
+                )
             )
 
 
-def _leave_out_flagged(loaded: Loaded, cells: Sequence[str]) -> analyze.Measurements:
+def _leave_out_flagged(
+    loaded: Loaded, codes: Sequence[int], names: Sequence[str]
+) -> analyze.Measurements:
     """loaded.data with each measure's value left out (NaN) of the rows whose flags
     invalidate it, and without the rows where nothing valid is left; counts all of it
-    into `loaded`."""
+    into `loaded`. `codes`: each row's flags cell, as an index into `names`. By numpy,
+    each distinct cell judged once."""
+    import numpy as np
+
     m = loaded.data
-    rtt, thr = array("d", m.rtt_ms), array("d", m.throughput_bps)
-    keep = []
-    for i, cell in enumerate(cells):
-        if cell:
-            loaded.rows_flagged += 1
-            loaded.flagged.update(flags.parse(cell))
-            if flags.rtt_invalid(cell) and math.isfinite(rtt[i]):
-                rtt[i] = math.nan
-                loaded.measures_flagged[flags.RTT] += 1
-            if flags.throughput_invalid(cell) and math.isfinite(thr[i]):
-                thr[i] = math.nan
-                loaded.measures_flagged[flags.THROUGHPUT] += 1
-            if math.isnan(rtt[i]) and math.isnan(thr[i]):
-                loaded.rows_flagged_out += 1
-                continue
-        keep.append(i)
+    code = np.asarray(codes, dtype=np.int64)
+    flagged = np.array([bool(name) for name in names])[code]
+    loaded.rows_flagged = int(np.count_nonzero(flagged))
     if not loaded.rows_flagged:
         return m
-    return _subset(replace(m, rtt_ms=rtt, throughput_bps=thr), keep)
+    # each flag counted per row that has it, counters in order of the first row with it
+    used, first, per = np.unique(code[flagged], return_index=True, return_counts=True)
+    for k in np.argsort(first, kind="stable").tolist():
+        for flag in flags.parse(names[int(used[k])]):
+            loaded.flagged[flag] += int(per[k])
+    rtt, thr = analyze.column(m.rtt_ms).copy(), analyze.column(m.throughput_bps).copy()
+    bad_rtt = np.array([flags.rtt_invalid(name) for name in names])[code] & np.isfinite(rtt)
+    bad_thr = np.array([flags.throughput_invalid(name) for name in names])[code] & np.isfinite(thr)
+    firsts = []
+    for measure, bad in ((flags.RTT, bad_rtt), (flags.THROUGHPUT, bad_thr)):
+        if bad.any():
+            firsts.append((int(np.argmax(bad)), measure, int(np.count_nonzero(bad))))
+    for _row, measure, n in sorted(firsts):
+        loaded.measures_flagged[measure] += n
+    rtt[bad_rtt] = math.nan
+    thr[bad_thr] = math.nan
+    out = flagged & np.isnan(rtt) & np.isnan(thr)
+    loaded.rows_flagged_out = int(np.count_nonzero(out))
+    left = replace(m, rtt_ms=array("d", rtt.tobytes()), throughput_bps=array("d", thr.tobytes()))
+    return _subset(left, ~out)
 
 
-def _subset(m: analyze.Measurements, keep: Sequence[int]) -> analyze.Measurements:
-    """The rows `keep` of m (same interned regions and sweeps)."""
+def _subset(m: analyze.Measurements, keep: Any) -> analyze.Measurements:
+    """The rows `keep` (a mask or indices) of m (same interned regions and sweeps)."""
+    import numpy as np
+
+    def ints(values: Sequence[int]) -> array[int]:
+        return array("i", np.asarray(values, dtype=np.int32)[keep].tobytes())
+
+    def floats(values: Sequence[float]) -> array[float]:
+        return array("d", analyze.column(values)[keep].tobytes())
+
     return analyze.Measurements(
         regions=m.regions,
         sweeps=m.sweeps,
-        src=array("i", (m.src[i] for i in keep)),  # type: ignore[arg-type]
-        dst=array("i", (m.dst[i] for i in keep)),  # type: ignore[arg-type]
-        sweep=array("i", (m.sweep[i] for i in keep)),  # type: ignore[arg-type]
-        distance_km=array("d", (m.distance_km[i] for i in keep)),
-        rtt_ms=array("d", (m.rtt_ms[i] for i in keep)),
-        throughput_bps=array("d", (m.throughput_bps[i] for i in keep)),
+        src=ints(m.src),  # type: ignore[arg-type]
+        dst=ints(m.dst),  # type: ignore[arg-type]
+        sweep=ints(m.sweep),  # type: ignore[arg-type]
+        distance_km=floats(m.distance_km),
+        rtt_ms=floats(m.rtt_ms),
+        throughput_bps=floats(m.throughput_bps),
         **{
-            name: array("d", (column[i] for i in keep))
+            name: floats(column)
             for name in ("rtt_p90_ms", "loss_pct", "rtt_samples", "started_s")
             if len(column := getattr(m, name)) == len(m)
         },
@@ -574,6 +663,8 @@ def _subset(m: analyze.Measurements, keep: Sequence[int]) -> analyze.Measurement
 
 
 # What _Reader._columns needs of a file, and what it reads only when plain.
+_MAX_ENDS = 10_000_000  # clouds x regions named in one file, for the columnar reader
+_MEASURES = (RTT_COLUMN, RTT_MEAN_COLUMN, "throughput_bps")  # a row with none is not used
 _NUMBERS = (RTT_COLUMN, RTT_MEAN_COLUMN, "throughput_bps", "distance_km",
             "rtt_p90_ms", "ping_loss_pct", "rtt_samples")  # fmt: skip
 _FAST_COLUMNS = (*REQUIRED_COLUMNS, *_NUMBERS, "sweep_id", "started_utc", "backend", "status",
@@ -582,6 +673,51 @@ _PLAIN = r"[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?"  # what float() and DuckDB read 
 _STAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?Z"
 _EPOCH = "1970-01-01T00:00:00Z"
 _OK = "coalesce(status, '') IN ('ok', '')"
+_EVIDENCE_COLUMNS = (*allowance.ALLOWANCE_COLUMNS, *allowance.STEAL_COLUMNS)  # as _host_rows
+_HEADER_LINE = ",".join(MEASUREMENT_COLUMNS) + "\n"
+# A numeric cell a site publishes as it is: a plain decimal, small enough to be finite
+# (at most 30 digits each side of the point, a two-digit exponent): float() reads it.
+_PUBLISHED_NUMBER = r"[0-9]{1,30}(\.[0-9]{0,30})?([eE][-+]?[0-9]{1,2})?"
+# Characters str.strip() may remove, ASCII ones (a file with others is not published as it is)
+_BLANK = r"[ \t\x0b\x0c\x1c-\x1f]*"
+
+
+def _not_plain(columns: Sequence[str]) -> str:
+    """SQL true for a row where a cell of `columns` is neither empty nor a plain number."""
+    if not columns:
+        return "false"
+    cells = ", ".join(_q(c) for c in columns)
+    return f"NOT regexp_full_match(concat_ws(',', {cells}), '({_PLAIN}(,{_PLAIN})*)?')"
+
+
+def _publishable_sql() -> str:
+    """SQL true for a row of this version's file that site.build.write_parsed_rows would
+    copy as it is: every numeric cell empty or a plain number, and not a blank row (its
+    src_cloud holds something). False rows are not dropped: the site then parses the
+    file row by row, as it always did."""
+    numbers = ", ".join(_q(c) for c in MEASUREMENT_COLUMNS if c in NUMERIC_COLUMNS)
+    n = _PUBLISHED_NUMBER
+    return (
+        f"(regexp_full_match(concat_ws(',', {numbers}), '({n}(,{n})*)?') "
+        f"AND NOT regexp_full_match(coalesce(src_cloud, ''), '{_BLANK}'))"
+    )
+
+
+def _plain_bytes(path: Path, rows: int) -> bool:
+    """True when the bytes of `path` are what csv.writer writes of its rows: ASCII, no
+    quote, carriage return or NUL, this version's header, a newline after each of its
+    `rows` rows (so no blank line, and the last row is whole)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return (
+        data.isascii()
+        and data.startswith(_HEADER_LINE.encode())
+        and data.endswith(b"\n")
+        and data.count(b"\n") == rows + 1
+        and all(data.find(c) < 0 for c in (b'"', b"\r", b"\x00"))
+    )
 
 
 def _q(name: str) -> str:
@@ -789,7 +925,10 @@ def add_host_evidence(loaded: Loaded, sweep_dir: Path) -> None:
     try:
         late = store.read_rows(sweep_dir / "sentinels.csv")
         sentinel_pairs = {allowance.pair_key(r) for r in late}
-        rows = _host_rows(sweep_dir / store.MEASUREMENTS_FILE, sentinel_pairs)
+        path = sweep_dir / store.MEASUREMENTS_FILE
+        # no sentinel and no row with host evidence (seen when the rows were read): none
+        none = not sentinel_pairs and loaded.evidence.get(path) == 0
+        rows = [] if none else _host_rows(path, sentinel_pairs)
         if rows is None:  # not this version's plain file: the strict reader says why
             rows = store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)
     except UserError as e:
@@ -834,9 +973,7 @@ def _host_rows(path: Path, late: set[tuple[str, str]]) -> list[dict[str, str]] |
         return None
     if header != store.MEASUREMENT_COLUMNS:
         return None
-    evidence = " OR ".join(
-        f"coalesce({c}, '') <> ''" for c in (*allowance.ALLOWANCE_COLUMNS, *allowance.STEAL_COLUMNS)
-    )
+    evidence = " OR ".join(f"coalesce({c}, '') <> ''" for c in _EVIDENCE_COLUMNS)
     columns = {c: "VARCHAR" for c in header}
     con = duckdb.connect()
     try:
@@ -917,7 +1054,7 @@ class Report:
     summaries: list[analyze.GroupSummary]
     outliers: list[analyze.PairOutlier]
     charts: dict[str, Path] = field(default_factory=dict)  # name -> .html
-    figures: dict[str, Any] = field(default_factory=dict)  # name -> plotly figure
+    figures: dict[str, Any] = field(default_factory=dict)  # name -> figure JSON
     pngs: list[Path] = field(default_factory=list)
     png_skipped: str = ""  # why no PNGs were written, if none were
 
@@ -941,11 +1078,12 @@ def write_report(
     """
     if len(loaded.data) == 0:
         raise UserError(_nothing_left(loaded))
-    summaries = analyze.summarize(loaded.data)
-    outliers = analyze.find_outliers(loaded.data)
+    orders: dict[str, Any] = {}  # each column sorted once, for all that follows
+    summaries = analyze.summarize(loaded.data, orders)
+    outliers = analyze.find_outliers(loaded.data, orders=orders)
     report = Report(out_dir=out_dir, loaded=loaded, summaries=summaries, outliers=outliers)
     with outdir.building(out_dir, REPORT_FILES, "report") as tmp:
-        _write_report_files(report, tmp, png=png, log=log)
+        _write_report_files(report, tmp, png=png, log=log, orders=orders)
     report.charts = {name: out_dir / p.relative_to(tmp) for name, p in report.charts.items()}
     report.pngs = [out_dir / p.relative_to(tmp) for p in report.pngs]
     if loaded.cache is not None:  # a whole sweep: what a site would compute again
@@ -955,26 +1093,32 @@ def write_report(
         figures = {k: v for k, v in report.figures.items() if k != "timeseries"}
         cache.save(
             sweep_dir,
-            sweep_products(loaded, summaries, outliers, figures, key, charts.MAX_POINTS),
+            sweep_products(
+                loaded, summaries, outliers, figures, key, charts.MAX_POINTS, orders=orders
+            ),
         )
     return report
 
 
-def figure_data(fig: go.Figure) -> dict[str, Any]:
-    """A figure's JSON as Python data, NaN as null (JSON has no NaN)."""
-    data = json.loads(fig.to_json())
-    return data if isinstance(data, dict) else {}
+def figure_data(fig: go.Figure | dict[str, Any]) -> dict[str, Any]:
+    """A figure's JSON as Python data, NaN as null (JSON has no NaN); the charts build
+    theirs as data already."""
+    from orchestrator.report import charts
+
+    return charts.figure_json(fig)
 
 
 def sweep_products(
     loaded: Loaded,
     summaries: list[analyze.GroupSummary],
     outliers: list[analyze.PairOutlier],
-    figures: dict[str, go.Figure],
+    figures: dict[str, dict[str, Any]],
     key: str,
     max_points: int,
+    orders: dict[str, Any] | None = None,
 ) -> cache.Products:
-    """The cache entry (orchestrator.report.cache) of a whole sweep folder's report."""
+    """The cache entry (orchestrator.report.cache) of a whole sweep folder's report;
+    `orders`, the columns' sorts its figures made (charts.Orders)."""
     from orchestrator.report import charts
 
     sweep_id = loaded.cache[0].name if loaded.cache is not None else ""
@@ -995,12 +1139,22 @@ def sweep_products(
         summaries=list(summaries),
         outliers=list(outliers),
         figures={name: figure_data(fig) for name, fig in figures.items()},
-        medians=charts.sweep_medians(loaded.data),
+        medians=charts.sweep_medians(loaded.data, orders),
+        verbatim_rows=(
+            loaded.publishable.get(loaded.cache[0] / store.MEASUREMENTS_FILE, -1)
+            if loaded.cache is not None
+            else -1
+        ),
     )
 
 
 def _write_report_files(
-    report: Report, folder: Path, *, png: bool, log: Callable[[str], None]
+    report: Report,
+    folder: Path,
+    *,
+    png: bool,
+    log: Callable[[str], None],
+    orders: dict[str, Any] | None = None,
 ) -> None:
     from orchestrator.report import charts  # plotly is slow to import; only when charting
 
@@ -1013,7 +1167,7 @@ def _write_report_files(
     )
     (folder / "report.json").write_text(json.dumps(report_json(loaded, summaries), indent=2))
     write_csv(folder / "host-flags.csv", HOST_FLAGS_COLUMNS, loaded.host_flags)
-    figures = report.figures = report_figures(loaded, summaries)
+    figures = report.figures = report_figures(loaded, summaries, orders=orders)
     chart_dir = folder / "charts"
     chart_dir.mkdir()
     # one plotly.min.js per results folder, not a 4.8 MB copy per sweep; a report
@@ -1022,9 +1176,12 @@ def _write_report_files(
     script: str = "directory"
     if shared is not None:
         script = os.path.relpath(shared, report.out_dir / "charts")
+    import plotly.io
+
     for name, fig in figures.items():
         path = chart_dir / f"{name}.html"
-        fig.write_html(path, include_plotlyjs=script, full_html=True)
+        # the figure is plotly's JSON already (charts builds it as data): not validated again
+        plotly.io.write_html(fig, path, include_plotlyjs=script, full_html=True, validate=False)
         report.charts[name] = path
     if png:
         report.pngs, report.png_skipped = charts.write_pngs(figures, chart_dir)
@@ -1058,10 +1215,16 @@ def shared_plotly_js(out_dir: Path) -> Path | None:
 
 
 def report_figures(
-    loaded: Loaded, summaries: Sequence[analyze.GroupSummary], max_points: int | None = None
-) -> dict[str, go.Figure]:
+    loaded: Loaded,
+    summaries: Sequence[analyze.GroupSummary],
+    max_points: int | None = None,
+    orders: dict[str, Any] | None = None,
+) -> dict[str, dict[str, Any]]:
     """Every chart of a report, by file name (without extension); at most
-    `max_points` (default charts.MAX_POINTS) points per scatter."""
+    `max_points` (default charts.MAX_POINTS) points per scatter. `orders` keeps the
+    columns' sorts for a caller that needs them again (charts.Orders)."""
+    import numpy as np
+
     from orchestrator.report import charts  # plotly is slow to import; only when charting
 
     if max_points is None:
@@ -1069,7 +1232,7 @@ def report_figures(
 
     m = loaded.data
     emulated = loaded.emulated
-    figures: dict[str, go.Figure] = {}
+    figures: dict[str, dict[str, Any]] = {}
     groups = analyze.group_rows(m)
     by_name = {s.cloud_pair: s for s in summaries}
     cities = {r.key: r.city for r in loaded.catalog.regions}  # hovers name them
@@ -1079,14 +1242,15 @@ def report_figures(
                 m, group, groups, by_name, emulated=emulated, max_points=max_points, cities=cities
             )
     coords = {r.key: (r.lat, r.lon) for r in loaded.catalog.regions}
+    orders = {} if orders is None else orders  # each column sorted once for every figure
     figures["heatmap-rtt"] = charts.heatmap_figure(
-        m, coords, "rtt", emulated=emulated, cities=cities
+        m, coords, "rtt", emulated=emulated, cities=cities, orders=orders
     )
-    if any(math.isfinite(x) for x in m.throughput_bps):  # latency-only: no empty chart
+    if bool(np.isfinite(analyze.column(m.throughput_bps)).any()):  # latency-only: no empty chart
         figures["heatmap-throughput"] = charts.heatmap_figure(
-            m, coords, "throughput", emulated=emulated, cities=cities
+            m, coords, "throughput", emulated=emulated, cities=cities, orders=orders
         )
-    figures["map"] = charts.map_figure(m, coords, emulated=emulated, cities=cities)
+    figures["map"] = charts.map_figure(m, coords, emulated=emulated, cities=cities, orders=orders)
     started = {s.id: s.started_utc or s.id for s in loaded.sweeps.values()}
     if len(m.sweeps) >= 2:
         figures["timeseries"] = charts.timeseries_figure(m, started, emulated=emulated)

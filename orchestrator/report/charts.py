@@ -10,18 +10,22 @@ without a server.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.colors import sample_colorscale
+from plotly.colors import get_colorscale, sample_colorscale
 from plotly.subplots import make_subplots
 
 from orchestrator.core.geo import fibre_rtt_ms
@@ -46,6 +50,7 @@ MAX_SERIES = 8  # pairs drawn in the time series chart: one colour each, no spag
 # values; beyond it, the latest sweeps that fit (a data file stays under 2 MB).
 PICKER_VALUES = 150_000
 
+TEMPLATE = "plotly_white"
 EMULATED_NOTE = "EMULATED: measured on the emulated cloud, not on AWS or GCP"
 
 # Hovers print values in ms and Mbit/s with fixed decimals, never d3's SI format
@@ -59,8 +64,9 @@ def _mbit(bps: float) -> float:
     return float(f"{bps * MBIT:.3g}") if _finite(bps) else math.nan
 
 
-def label(fig: go.Figure, title: str, emulated: bool) -> go.Figure:
-    """Title the figure; emulated results get the label on the chart itself."""
+def label(fig: go.Figure, title: str, emulated: bool, template: bool = True) -> go.Figure:
+    """Title the figure; emulated results get the label on the chart itself. Without
+    `template`, the template is left for _figure to add (as JSON, made once)."""
     if emulated:
         title = f"{title} [EMULATED]"
         fig.add_annotation(
@@ -77,20 +83,10 @@ def label(fig: go.Figure, title: str, emulated: bool) -> go.Figure:
             bgcolor="#fff3cd",
             bordercolor="#b00020",
         )
-    fig.update_layout(
-        title={"text": title, "y": 0.98, "yanchor": "top"},
-        template="plotly_white",
-        margin={"t": 110},
-    )
+    fig.update_layout(title={"text": title, "y": 0.98, "yanchor": "top"}, margin={"t": 110})
+    if template:
+        fig.update_layout(template=TEMPLATE)
     return fig
-
-
-def subsample(rows: Sequence[int], keep: int) -> list[int]:
-    """`keep` evenly spaced rows of `rows` (all of them when there are fewer)."""
-    if len(rows) <= keep:
-        return list(rows)
-    step = len(rows) / keep
-    return [rows[int(k * step)] for k in range(keep)]
 
 
 def _finite(v: float) -> bool:
@@ -109,12 +105,13 @@ def _num(x: float, digits: int) -> float | int | str:
     return round(x) if digits == 0 else round(x, digits)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a test's time is shown by several figures
 def iso_time(seconds: float) -> str:
     """UNIX seconds as ISO 8601 UTC with milliseconds and Z; "—" when unknown."""
     if not _finite(seconds):
         return MISSING
-    t = datetime.fromtimestamp(seconds, UTC)
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+    t = datetime.fromtimestamp(seconds, UTC)  # isoformat's milliseconds are truncated
+    return t.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 def _extras(m: analyze.Measurements) -> bool:
@@ -139,27 +136,208 @@ TEST_HOVER = (
 )
 
 
-def _pair_data(
-    m: analyze.Measurements, values: Sequence[float], ordered: bool = True
-) -> dict[tuple[int, int], list[Any]]:
-    """Per region pair (unordered if not `ordered`), over its tests with a value:
-    [tests, p90 of `values`, median loss %, newest test's time] (hover extras)."""
-    column = analyze.column(values)
-    extras = _extras(m)
-    loss = analyze.column(m.loss_pct) if extras else None
-    started = analyze.column(m.started_s) if extras else None
-    out = {}
-    for key, idx in analyze.pair_rows(m, np.isfinite(column), ordered).items():
-        p90 = analyze.percentile(column[idx].tolist(), 90.0)
-        losses = analyze.finite(loss[idx].tolist()) if loss is not None else []
-        times = analyze.finite(started[idx].tolist()) if started is not None else []
-        out[key] = [
-            len(idx),
-            p90,
-            _num(analyze.median(losses), 2) if losses else MISSING,
-            iso_time(max(times)) if times else MISSING,
+@dataclass(frozen=True)
+class PairStats:
+    """Per region pair (directed, or unordered low index first), over its tests with a
+    value: the median and p90 of the value (core.stats', to the bit), the tests, the
+    median loss % and the newest test's time (hover extras), and the median distance
+    over all of the pair's tests."""
+
+    median: dict[tuple[int, int], float]
+    extra: dict[tuple[int, int], list[Any]]  # [tests, p90, median loss %, newest test]
+    distance: dict[tuple[int, int], float]
+
+
+Orders = analyze.Orders  # each column sorted once for a report (analyze.by_value)
+
+
+def pair_stats(
+    m: analyze.Measurements, name: str, ordered: bool = True, orders: Orders | None = None
+) -> PairStats:
+    """PairStats of the column `name` of `m` (rtt_ms, throughput_bps) by numpy (a sort of
+    each column, shared through `orders` by the figures of one report; no loop per row)."""
+    column = analyze.column(getattr(m, name))
+    src = np.asarray(m.src, dtype=np.int64)
+    dst = np.asarray(m.dst, dtype=np.int64)
+    if not ordered:
+        src, dst = np.minimum(src, dst), np.maximum(src, dst)
+    width = max(len(m.regions), 1)
+    keys = src * width + dst
+
+    def pair(k: int) -> tuple[int, int]:
+        return (k // width, k % width)
+
+    def runs_of(field: str, mask: np.ndarray) -> tuple[np.ndarray, ...]:
+        of = analyze.column(getattr(m, field))
+        mask = mask & np.isfinite(of)
+        if not mask.any():
+            return analyze.segments(keys, of, mask, np.zeros(0, np.intp))
+        return analyze.segments(keys, of, mask, analyze.by_value(m, field, orders))
+
+    def by_key(field: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The field's values of the rows in `mask` in order of key (not of value), the
+        first index of each key's run and the keys of the runs."""
+        of = analyze.column(getattr(m, field))
+        rows = np.flatnonzero(mask & np.isfinite(of))
+        rows = rows[np.argsort(analyze.small_ints(keys[rows]), kind="stable")]
+        k = keys[rows]
+        starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else rows[:0]
+        return of[rows], starts, k[starts]
+
+    def medians(field: str, mask: np.ndarray) -> dict[int, float]:
+        v, starts, counts, runs = runs_of(field, mask)
+        return dict(
+            zip(runs.tolist(), analyze.segment_medians(v, starts, counts).tolist(), strict=True)
+        )
+
+    def same_medians(field: str) -> dict[int, float]:
+        """medians() of a field that is the same on every row of a pair (a distance):
+        that value, found without sorting values; sorted as medians() when it is not."""
+        v, starts, runs = by_key(field, np.ones(len(keys), dtype=bool))
+        if not len(v):
+            return {}
+        low, high = np.minimum.reduceat(v, starts), np.maximum.reduceat(v, starts)
+        if not np.array_equal(low, high):
+            return medians(field, np.ones(len(keys), dtype=bool))
+        return dict(zip(runs.tolist(), low.tolist(), strict=True))
+
+    has = np.isfinite(column)
+    v, starts, counts, runs = runs_of(name, has)
+    median = analyze.segment_medians(v, starts, counts).tolist()
+    p90 = analyze.segment_percentiles(v, starts, counts, 90.0).tolist()
+    loss: dict[int, float] = {}
+    newest: dict[int, float] = {}
+    if _extras(m):
+        loss = medians("loss_pct", has)
+        t, t_starts, t_runs = by_key("started_s", has)
+        if len(t):
+            latest = np.maximum.reduceat(t, t_starts).tolist()
+            newest = dict(zip(t_runs.tolist(), latest, strict=True))
+    extra = {}
+    for k, n, p in zip(runs.tolist(), counts.tolist(), p90, strict=True):
+        extra[pair(k)] = [
+            n,
+            p,
+            _num(loss[k], 2) if k in loss else MISSING,
+            iso_time(newest[k]) if k in newest else MISSING,
         ]
-    return out
+    distance = same_medians("distance_km")
+    return PairStats(
+        median={pair(k): x for k, x in zip(runs.tolist(), median, strict=True)},
+        extra=extra,
+        distance={pair(k): x for k, x in distance.items()},
+    )
+
+
+def _figure(
+    layout: dict[str, Any], title: str, emulated: bool, traces: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Figure JSON: `layout` (from _layout) titled, the template and `traces` built here
+    as plain data, JSON-ready (None, never NaN). Plotly's validation of a full catalog's
+    points took seconds; the JSON is what it would have written."""
+    layout["title"]["text"] = f"{title} [EMULATED]" if emulated else title  # as label()
+    return {"data": traces, "layout": {**layout, "template": _template()}}
+
+
+def _layout(kind: str, both: bool, emulated: bool) -> dict[str, Any]:
+    """The layout of a distance, heatmap or map figure as plotly writes it (axes,
+    subplots, the EMULATED label; tests/unit/report/test_charts.py holds it to what
+    plotly's make_subplots and update_* build), without its template (_figure adds it)."""
+    layout: dict[str, Any] = {}
+    if kind == "distance":
+        rtt = "RTT (each test's median) against distance"
+        titles = [(rtt, 0.23), ("Throughput against distance", 0.77)] if both else [(rtt, 0.5)]
+        x = {"title": {"text": "distance (km)"}, "rangemode": "tozero"}
+        layout["xaxis"] = {"anchor": "y", "domain": [0.0, 0.46 if both else 1.0], **x}
+        layout["yaxis"] = {
+            "anchor": "x",
+            "domain": [0.0, 1.0],
+            "title": {"text": "RTT, median of samples (ms)"},
+            "rangemode": "tozero",
+        }
+        if both:
+            layout["xaxis2"] = {"anchor": "y2", "domain": [0.54, 1.0], **x}
+            layout["yaxis2"] = {
+                "anchor": "x2",
+                "domain": [0.0, 1.0],
+                "title": {"text": "throughput (Mbit/s, log)"},
+                "type": "log",
+            }
+        layout["annotations"] = [
+            {
+                "font": {"size": 16},
+                "showarrow": False,
+                "text": text,
+                "x": at,
+                "xanchor": "center",
+                "xref": "paper",
+                "y": 1.0,
+                "yanchor": "bottom",
+                "yref": "paper",
+            }
+            for text, at in titles
+        ]
+        layout["legend"] = {"orientation": "h", "y": -0.18}
+        layout["height"] = 520
+    elif kind == "heatmap":
+        layout["xaxis"] = {
+            "title": {"text": "destination (by cloud, west → east)"},
+            "tickangle": -60,
+        }
+        layout["yaxis"] = {
+            "title": {"text": "source (by cloud, west → east)"},
+            "autorange": "reversed",
+        }
+    else:
+        layout["geo"] = {
+            "projection": {"type": "natural earth"},
+            "showcountries": True,
+            "countrycolor": "#ccc",
+            "showland": True,
+            "landcolor": "#f3f3f3",
+        }
+        layout["legend"] = {"orientation": "h", "y": -0.05}
+        layout["height"] = 560
+    if emulated:  # as label() adds it
+        layout.setdefault("annotations", []).append(
+            {
+                "bgcolor": "#fff3cd",
+                "bordercolor": "#b00020",
+                "font": {"color": "#b00020", "size": 12},
+                "showarrow": False,
+                "text": EMULATED_NOTE,
+                "x": 1.0,
+                "xanchor": "right",
+                "xref": "paper",
+                "y": 1.0,
+                "yanchor": "bottom",
+                "yref": "paper",
+                "yshift": 30,
+            }
+        )
+    layout["title"] = {"text": "", "y": 0.98, "yanchor": "top"}
+    layout["margin"] = {"t": 110}
+    return layout
+
+
+@functools.cache
+def _template() -> dict[str, Any]:
+    """The template as a figure's JSON holds it: plotly's own file of it (what plotly
+    copies into every figure; a test holds the two equal), read once and shared by every
+    figure: figure JSON is written, never changed."""
+    text = (
+        resources.files("plotly") / "package_data" / "templates" / f"{TEMPLATE}.json"
+    ).read_text(encoding="utf-8")
+    template: dict[str, Any] = json.loads(text)
+    return template
+
+
+def _sample(rows: np.ndarray, keep: int) -> np.ndarray:
+    """`keep` evenly spaced rows of `rows` (all of them when there are fewer)."""
+    if len(rows) <= keep:
+        return rows
+    step = len(rows) / keep
+    return rows[(np.arange(keep) * step).astype(np.intp)]
 
 
 def distance_figure(
@@ -171,117 +349,112 @@ def distance_figure(
     emulated: bool,
     max_points: int = MAX_POINTS,
     cities: Mapping[str, str] | None = None,
-) -> go.Figure:
+) -> dict[str, Any]:
     """RTT and throughput (log axis) against distance with fit lines, r in the legend;
     a point's hover names the pair and, from `cities`, their cities.
 
     The 'all' chart colours points by cloud pair and fits each pair; a pair's
     chart shows that pair alone.
     """
-    pairs = [g for g in analyze.GROUPS[1:] if group in ("all", g) and groups.get(g)]
-    total = sum(len(groups[p]) for p in pairs)
+    pairs = [g for g in analyze.GROUPS[1:] if group in ("all", g) and len(groups.get(g, ()))]
+    rows_of = {p: np.asarray(groups[p], dtype=np.intp) for p in pairs}
+    total = sum(len(r) for r in rows_of.values())
+    km, rtt, thr = (analyze.column(c) for c in (m.distance_km, m.rtt_ms, m.throughput_bps))
     # latency-only data (an import, a ping-only sweep): no empty throughput axis
-    both = any(_finite(m.throughput_bps[i]) for p in pairs for i in groups[p])
-    fig = make_subplots(
-        rows=1,
-        cols=2 if both else 1,
-        subplot_titles=(
-            ("RTT (each test's median) against distance", "Throughput against distance")
-            if both
-            else ("RTT (each test's median) against distance",)
-        ),
-        horizontal_spacing=0.08,
-    )
+    both = any(bool(np.isfinite(thr[r]).any()) for r in rows_of.values())
+    traces: list[dict[str, Any]] = []
+    names = [_named(r, cities) for r in m.regions]
+    extra = _extras(m)
+    tests: dict[int, list[Any]] = {}
     shown = 0
     for pair in pairs:
-        rows = groups[pair]
+        rows = rows_of[pair]
         keep = max(1, round(max_points * len(rows) / total)) if total > max_points else len(rows)
-        sample = subsample(rows, keep)
+        sample = _sample(rows, keep)
         shown += len(sample)
         colour = PAIR_COLOURS[pair]
         name = f"{PAIR_LABELS[pair]} (n={len(rows)})"
-        columns = ((1, m.rtt_ms, "ms"), (2, m.throughput_bps, "Mbit/s"))
+        columns = ((1, rtt, "ms"), (2, thr, "Mbit/s"))
         for col, values, unit in columns[: 2 if both else 1]:
-            pts = [i for i in sample if _finite(values[i])]
-            names = [_named(r, cities) for r in m.regions]
-            text = [f"{names[m.src[i]]} → {names[m.dst[i]]}" for i in pts]
-            extra = _extras(m)
-            fig.add_trace(
-                go.Scatter(
-                    x=[round(m.distance_km[i]) for i in pts],
-                    y=[round(values[i], 2) if col == 1 else _mbit(values[i]) for i in pts],
-                    mode="markers",
-                    marker={"color": colour, "size": 5, "opacity": 0.6},
-                    name=name,
-                    legendgroup=pair,
-                    showlegend=col == 1,
-                    text=text,
-                    customdata=[_test_data(m, i) for i in pts] if extra else None,
-                    hovertemplate=f"%{{text}}<br>%{{x{HOVER['km']}}} km, "
-                    f"%{{y{HOVER[unit]}}} {unit}{TEST_HOVER if extra else ''}<extra></extra>",
-                    meta={"filter": "points", "cloud_pair": pair},
-                ),
-                row=1,
-                col=col,
-            )
+            pts = sample[np.isfinite(values[sample])].tolist()
+            trace: dict[str, Any] = {
+                "type": "scatter",
+                "x": [round(x) for x in km[pts].tolist()],
+                "y": [round(v, 2) for v in values[pts].tolist()]
+                if col == 1
+                else [_mbit(v) for v in values[pts].tolist()],
+                "mode": "markers",
+                "marker": {"color": colour, "size": 5, "opacity": 0.6},
+                "name": name,
+                "legendgroup": pair,
+                "showlegend": col == 1,
+                "text": [f"{names[m.src[i]]} → {names[m.dst[i]]}" for i in pts],
+                "hovertemplate": f"%{{text}}<br>%{{x{HOVER['km']}}} km, "
+                f"%{{y{HOVER[unit]}}} {unit}{TEST_HOVER if extra else ''}<extra></extra>",
+                "meta": {"filter": "points", "cloud_pair": pair},
+                "xaxis": "x" if col == 1 else "x2",
+                "yaxis": "y" if col == 1 else "y2",
+            }
+            if extra:  # the same tests in both columns: each made once
+                trace["customdata"] = [
+                    tests[i] if i in tests else tests.setdefault(i, _test_data(m, i)) for i in pts
+                ]
+            traces.append(trace)
         summary = summaries.get(pair)
         if summary is None:
             continue
-        xs = [m.distance_km[i] for i in rows]
-        lo, hi = min(xs), max(xs)
+        lo, hi = float(km[rows].min()), float(km[rows].max())
         fit = summary.rtt_fit
         if _finite(fit.slope):
-            fig.add_trace(
-                go.Scatter(
-                    x=[lo, hi],
-                    y=[fit.at(lo), fit.at(hi)],
-                    mode="lines",
-                    line={"color": colour, "width": 2},
-                    name=f"{PAIR_LABELS[pair]} RTT fit (Theil-Sen), Pearson r={_r(fit.r)}",
-                    legendgroup=pair,
-                    meta={"filter": "fit", "cloud_pair": pair},
-                ),
-                row=1,
-                col=1,
+            traces.append(
+                {
+                    "type": "scatter",
+                    "x": [lo, hi],
+                    "y": [fit.at(lo), fit.at(hi)],
+                    "mode": "lines",
+                    "line": {"color": colour, "width": 2},
+                    "name": f"{PAIR_LABELS[pair]} RTT fit (Theil-Sen), Pearson r={_r(fit.r)}",
+                    "legendgroup": pair,
+                    "meta": {"filter": "fit", "cloud_pair": pair},
+                    "xaxis": "x",
+                    "yaxis": "y",
+                }
             )
         fit = summary.log_throughput_fit
         if both and _finite(fit.slope):
-            fig.add_trace(
-                go.Scatter(
-                    x=[lo, hi],
-                    y=[_mbit(10 ** fit.at(lo)), _mbit(10 ** fit.at(hi))],
-                    mode="lines",
-                    line={"color": colour, "width": 2, "dash": "dash"},
-                    name=f"{PAIR_LABELS[pair]} log throughput fit, r={_r(fit.r)}",
-                    legendgroup=pair,
-                    meta={"filter": "fit", "cloud_pair": pair},
-                ),
-                row=1,
-                col=2,
+            traces.append(
+                {
+                    "type": "scatter",
+                    "x": [lo, hi],
+                    "y": [_mbit(10 ** fit.at(lo)), _mbit(10 ** fit.at(hi))],
+                    "mode": "lines",
+                    "line": {"color": colour, "width": 2, "dash": "dash"},
+                    "name": f"{PAIR_LABELS[pair]} log throughput fit, r={_r(fit.r)}",
+                    "legendgroup": pair,
+                    "meta": {"filter": "fit", "cloud_pair": pair},
+                    "xaxis": "x2",
+                    "yaxis": "y2",
+                }
             )
-    far = max((m.distance_km[i] for p in pairs for i in groups[p]), default=0.0)
+    far = max((float(km[r].max()) for r in rows_of.values()), default=0.0)
     if far > 0.0:
-        fig.add_trace(
-            go.Scatter(
-                x=[0.0, far],
-                y=[0.0, fibre_rtt_ms(far)],
-                mode="lines",
-                line={"color": "black", "width": 1, "dash": "dot"},
-                name="fibre floor: 2 x distance / (c x 2/3)",
-                meta={"filter": "floor"},
-            ),
-            row=1,
-            col=1,
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [0.0, far],
+                "y": [0.0, fibre_rtt_ms(far)],
+                "mode": "lines",
+                "line": {"color": "black", "width": 1, "dash": "dot"},
+                "name": "fibre floor: 2 x distance / (c x 2/3)",
+                "meta": {"filter": "floor"},
+                "xaxis": "x",
+                "yaxis": "y",
+            }
         )
-    fig.update_xaxes(title_text="distance (km)", rangemode="tozero")
-    fig.update_yaxes(title_text="RTT, median of samples (ms)", rangemode="tozero", row=1, col=1)
-    if both:
-        fig.update_yaxes(title_text="throughput (Mbit/s, log)", type="log", row=1, col=2)
     title = "All cloud pairs" if group == "all" else f"{PAIR_LABELS[group]}"
     if shown < total:
         title += f" ({shown} of {total} points shown)"
-    fig.update_layout(height=520, legend={"orientation": "h", "y": -0.18})
-    return label(fig, title, emulated)
+    return _figure(_layout("distance", both, emulated), title, emulated, traces)
 
 
 def _named(region: str, cities: Mapping[str, str] | None) -> str:
@@ -292,17 +465,6 @@ def _named(region: str, cities: Mapping[str, str] | None) -> str:
 
 def _r(r: float) -> str:
     return f"{r:.3f}" if _finite(r) else "n/a"
-
-
-def _median_by_pair(
-    m: analyze.Measurements, values: Sequence[float], ordered: bool = True
-) -> dict[tuple[int, int], float]:
-    """Median of `values` per (src, dst) region pair; unordered pairs if not `ordered`."""
-    column = analyze.column(values)
-    return {
-        k: analyze.median(column[idx].tolist())
-        for k, idx in analyze.pair_rows(m, np.isfinite(column), ordered).items()
-    }
 
 
 def geographic_order(keys: Sequence[str], coords: Mapping[str, tuple[float, float]]) -> list[str]:
@@ -320,12 +482,13 @@ def heatmap_figure(
     *,
     emulated: bool,
     cities: Mapping[str, str] | None = None,
-) -> go.Figure:
+    orders: Orders | None = None,
+) -> dict[str, Any]:
     """Median RTT or throughput, source region (rows) by destination (columns); a cell's
     hover has the pair, km, the median and p90 over its tests, their count, the median
     loss and the newest test's time."""
-    values = m.rtt_ms if metric == "rtt" else m.throughput_bps
-    medians = _median_by_pair(m, values)
+    stats = pair_stats(m, "rtt_ms" if metric == "rtt" else "throughput_bps", orders=orders)
+    medians = stats.median
     used = sorted({k for pair in medians for k in pair})
     names = geographic_order([m.regions[i] for i in used], coords)
     index = {name: n for n, name in enumerate(names)}
@@ -333,8 +496,8 @@ def heatmap_figure(
     km: list[list[float | None]] = [[None] * len(names) for _ in names]
     # per cell: [km, tests, p90 over tests, median loss %, newest test] for the hover
     cells: list[list[Any]] = [[None] * len(names) for _ in names]
-    dist = _median_by_pair(m, m.distance_km)
-    extra = _pair_data(m, values)
+    dist = stats.distance
+    extra = stats.extra
     unit = "ms" if metric == "rtt" else "Mbit/s"
     for (s, d), v in medians.items():
         row, col = index[m.regions[s]], index[m.regions[d]]
@@ -350,27 +513,31 @@ def heatmap_figure(
         ]
     clouds = [n.split(":", 1)[0] for n in names]
     heads = [_named(n, cities) for n in names]
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=heads,
-            y=heads,
-            colorscale=RTT_COLORSCALE,
-            colorbar={"title": {"text": unit}},
-            hoverongaps=False,
-            hovertemplate=f"%{{y}} → %{{x}}<br>median %{{z{HOVER[unit]}}} {unit}, p90 "
-            f"%{{customdata[2]}} {unit} over %{{customdata[1]}} tests<br>%{{customdata[0]}} km, "
-            "median loss %{customdata[3]} %<br>newest %{customdata[4]}<extra></extra>",
-            customdata=cells,
-            meta={"filter": "heatmap", "clouds_y": clouds, "clouds_x": clouds, "km": km},
-        )
-    )
-    fig.update_xaxes(title_text="destination (by cloud, west → east)", tickangle=-60)
-    fig.update_yaxes(title_text="source (by cloud, west → east)", autorange="reversed")
-    size = max(500, 14 * len(names) + 250)
-    fig.update_layout(height=size)
+    trace = {
+        "type": "heatmap",
+        "z": z,
+        "x": heads,
+        "y": heads,
+        "colorscale": _colorscale(RTT_COLORSCALE),
+        "colorbar": {"title": {"text": unit}},
+        "hoverongaps": False,
+        "hovertemplate": f"%{{y}} → %{{x}}<br>median %{{z{HOVER[unit]}}} {unit}, p90 "
+        f"%{{customdata[2]}} {unit} over %{{customdata[1]}} tests<br>%{{customdata[0]}} km, "
+        "median loss %{customdata[3]} %<br>newest %{customdata[4]}<extra></extra>",
+        "customdata": cells,
+        "meta": {"filter": "heatmap", "clouds_y": clouds, "clouds_x": clouds, "km": km},
+    }
+    layout = _layout("heatmap", False, emulated)
+    layout["height"] = max(500, 14 * len(names) + 250)
     what = "RTT (median of samples)" if metric == "rtt" else "Throughput"
-    return label(fig, f"{what} by region pair, median over sweeps", emulated)
+    return _figure(layout, f"{what} by region pair, median over sweeps", emulated, [trace])
+
+
+def _colorscale(name: str) -> list[list[Any]]:
+    """A named colour scale as the [position, colour] pairs plotly writes for it (its
+    colours evenly spaced, as plotly's own validator spaces them)."""
+    colours = get_colorscale(name)
+    return [[k / (len(colours) - 1), colour] for k, (_at, colour) in enumerate(colours)]
 
 
 def great_circle(
@@ -397,18 +564,38 @@ def great_circle(
     return lats, lons
 
 
+def great_circles(
+    a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]], points: int = ROUTE_POINTS
+) -> tuple[np.ndarray, np.ndarray]:
+    """great_circle of every a[i] to b[i] at once (numpy): latitudes and longitudes, one
+    row of `points` per line."""
+    p1, l1 = np.radians(np.asarray(a, dtype=np.float64).reshape(-1, 2)).T
+    p2, l2 = np.radians(np.asarray(b, dtype=np.float64).reshape(-1, 2)).T
+    v1 = np.stack([np.cos(p1) * np.cos(l1), np.cos(p1) * np.sin(l1), np.sin(p1)], axis=1)
+    v2 = np.stack([np.cos(p2) * np.cos(l2), np.cos(p2) * np.sin(l2), np.sin(p2)], axis=1)
+    omega = np.arccos(np.clip(np.sum(v1 * v2, axis=1), -1.0, 1.0))[:, None]
+    t = (np.arange(points) / (points - 1))[None, :]
+    near = omega < 1e-9  # the same place: a straight blend
+    sin_omega = np.where(near, 1.0, np.sin(omega))
+    w1 = np.where(near, 1.0 - t, np.sin((1 - t) * omega) / sin_omega)[:, :, None]
+    w2 = np.where(near, t, np.sin(t * omega) / sin_omega)[:, :, None]
+    xyz = w1 * v1[:, None, :] + w2 * v2[:, None, :]
+    x, y, z = xyz[..., 0], xyz[..., 1], xyz[..., 2]
+    return np.degrees(np.arctan2(z, np.hypot(x, y))), np.degrees(np.arctan2(y, x))
+
+
 def map_figure(
     m: analyze.Measurements,
     coords: Mapping[str, tuple[float, float]],
     *,
     emulated: bool,
     cities: Mapping[str, str] | None = None,
-) -> go.Figure:
+    orders: Orders | None = None,
+) -> dict[str, Any]:
     """Regions on a world map; measured pairs as great-circle lines coloured by median RTT."""
-    medians = _median_by_pair(m, m.rtt_ms, ordered=False)
-    dist = _median_by_pair(m, m.distance_km, ordered=False)
-    extra = _pair_data(m, m.rtt_ms, ordered=False)
-    fig = go.Figure()
+    stats = pair_stats(m, "rtt_ms", ordered=False, orders=orders)
+    medians, dist, extra = stats.median, stats.distance, stats.extra
+    traces: list[dict[str, Any]] = []
     if medians:
         lo, hi = min(medians.values()), max(medians.values())
         span = (hi - lo) or 1.0
@@ -423,6 +610,12 @@ def map_figure(
         mid_segments: list[list[Any]] = []
         for pair, rtt in sorted(medians.items()):
             bins[min(RTT_BINS - 1, int((rtt - lo) / span * RTT_BINS))].append(pair)
+        # every line at once; 0.01 degrees (about 1 km) is finer than a line on a world map
+        lines = sorted(medians)
+        line_lats, line_lons = great_circles(
+            [coords[m.regions[s]] for s, _d in lines], [coords[m.regions[d]] for _s, d in lines]
+        )
+        line_of = {pair: k for k, pair in enumerate(lines)}
         for b, pairs in enumerate(bins):
             if not pairs:
                 continue
@@ -430,8 +623,8 @@ def map_figure(
             lons: list[float | None] = []
             segments = []
             for s, d in pairs:
-                la, lo_ = great_circle(coords[m.regions[s]], coords[m.regions[d]])
-                # 0.01 degrees (about 1 km) is finer than a line on a world map
+                la = line_lats[line_of[(s, d)]].tolist()
+                lo_ = line_lons[line_of[(s, d)]].tolist()
                 lats += [*(round(v, 2) for v in la), None]
                 lons += [*(round(v, 2) for v in lo_), None]
                 cloud_s, cloud_d = m.regions[s].split(":")[0], m.regions[d].split(":")[0]
@@ -448,8 +641,9 @@ def map_figure(
                 mid_data.append([tests, _num(p90, 1), loss, newest])
                 mid_segments.append([cloud_s, cloud_d, km])
             low = lo + span * b / RTT_BINS
-            fig.add_trace(
-                go.Scattergeo(
+            traces.append(
+                dict(
+                    type="scattergeo",
                     lat=lats,
                     lon=lons,
                     mode="lines",
@@ -460,8 +654,9 @@ def map_figure(
                     meta={"filter": "routes", "segments": segments, "points": ROUTE_POINTS + 1},
                 )
             )
-        fig.add_trace(
-            go.Scattergeo(
+        traces.append(
+            dict(
+                type="scattergeo",
                 lat=mid_lat,
                 lon=mid_lon,
                 text=mid_text,
@@ -476,8 +671,9 @@ def map_figure(
             )
         )
         # An invisible marker trace carries the colour bar for the lines.
-        fig.add_trace(
-            go.Scattergeo(
+        traces.append(
+            dict(
+                type="scattergeo",
                 lat=[None],
                 lon=[None],
                 mode="markers",
@@ -485,7 +681,7 @@ def map_figure(
                     "color": [lo, hi],
                     "cmin": lo,
                     "cmax": hi,
-                    "colorscale": RTT_COLORSCALE,
+                    "colorscale": _colorscale(RTT_COLORSCALE),
                     "showscale": True,
                     "colorbar": {"title": {"text": "RTT (ms)"}},
                 },
@@ -498,8 +694,9 @@ def map_figure(
         keys = [k for k in used if k.startswith(cloud + ":")]
         if not keys:
             continue
-        fig.add_trace(
-            go.Scattergeo(
+        traces.append(
+            dict(
+                type="scattergeo",
                 lat=[coords[k][0] for k in keys],
                 lon=[coords[k][1] for k in keys],
                 text=[_named(k, cities) for k in keys],
@@ -509,15 +706,8 @@ def map_figure(
                 hovertemplate="%{text}<extra></extra>",
             )
         )
-    fig.update_geos(
-        projection_type="natural earth",
-        showcountries=True,
-        countrycolor="#ccc",
-        showland=True,
-        landcolor="#f3f3f3",
-    )
-    fig.update_layout(height=560, legend={"orientation": "h", "y": -0.05})
-    return label(fig, "Measured pairs, coloured by median RTT", emulated)
+    layout = _layout("map", False, emulated)
+    return _figure(layout, "Measured pairs, coloured by median RTT", emulated, traces)
 
 
 # (src, dst) region keys -> sweep id -> (median RTT ms, median throughput bps) of the
@@ -525,21 +715,34 @@ def map_figure(
 SweepMedians = dict[tuple[str, str], dict[str, tuple[float, float]]]
 
 
-def sweep_medians(m: analyze.Measurements) -> SweepMedians:
-    """Each directed pair's median RTT and throughput in each sweep of `m`."""
-    rtt, thr = analyze.column(m.rtt_ms), analyze.column(m.throughput_bps)
+def sweep_medians(m: analyze.Measurements, orders: Orders | None = None) -> SweepMedians:
+    """Each directed pair's median RTT and throughput in each sweep of `m` (NaN where the
+    pair has none in that sweep); pairs and sweeps in the order of their first row.
+    `orders`: the columns' sorts a report's figures made already (pair_stats)."""
     src = np.asarray(m.src, dtype=np.int64)
     dst = np.asarray(m.dst, dtype=np.int64)
     sweep = np.asarray(m.sweep, dtype=np.int64)
     regions, sweeps = max(len(m.regions), 1), max(len(m.sweeps), 1)
     keys = (src * regions + dst) * sweeps + sweep
+    by_key = np.argsort(analyze.small_ints(keys), kind="stable")
+    ordered = keys[by_key]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(keys) else by_key
+    found, first = ordered[starts], by_key[starts]  # each key and its first row
+    of: list[dict[int, float]] = []
+    for name in ("rtt_ms", "throughput_bps"):
+        values = analyze.column(getattr(m, name))
+        has = np.isfinite(values)
+        order = analyze.by_value(m, name, orders) if has.any() else np.zeros(0, np.intp)
+        v, run_starts, counts, runs = analyze.segments(keys, values, has, order)
+        medians = analyze.segment_medians(v, run_starts, counts).tolist()
+        of.append(dict(zip(runs.tolist(), medians, strict=True)))
     out: SweepMedians = {}
-    for key, idx in analyze.groups_by_key(keys, np.arange(len(m))):
+    for key in found[np.argsort(first, kind="stable")].tolist():
         pair, k = divmod(key, sweeps)
         s, d = divmod(pair, regions)
         out.setdefault((m.regions[s], m.regions[d]), {})[m.sweeps[k]] = (
-            analyze.median(analyze.finite(rtt[idx].tolist())),
-            analyze.median(analyze.finite(thr[idx].tolist())),
+            of[0].get(key, math.nan),
+            of[1].get(key, math.nan),
         )
     return out
 
@@ -551,7 +754,7 @@ def timeseries_figure(
     emulated: bool,
     max_series: int = MAX_SERIES,
     picker_values: int = PICKER_VALUES,
-) -> go.Figure:
+) -> dict[str, Any]:
     """Median RTT and throughput per directed pair across the sweeps of `m` (series_figure)."""
     return series_figure(
         sweep_medians(m),
@@ -573,7 +776,7 @@ def series_figure(
     emulated: bool,
     max_series: int = MAX_SERIES,
     picker_values: int = PICKER_VALUES,
-) -> go.Figure:
+) -> dict[str, Any]:
     """Median RTT and throughput per directed pair across `sweeps`, from each pair's
     medians per sweep; `regions` and `sweeps` in the order ties are broken in.
 
@@ -632,7 +835,7 @@ def series_figure(
         f"The {shown} pairs whose median RTT moved most across {len(sweeps)} sweeps "
         f"(of {len(series)} pairs)"
     )
-    return label(fig, title, emulated)
+    return figure_json(label(fig, title, emulated))
 
 
 def _rounded(ms: float) -> float | None:
@@ -707,7 +910,7 @@ def geo_assets_js() -> str:
     )
 
 
-def write_pngs(figures: Mapping[str, go.Figure], out_dir: Path) -> tuple[list[Path], str]:
+def write_pngs(figures: Mapping[str, Mapping[str, Any]], out_dir: Path) -> tuple[list[Path], str]:
     """Every figure as <name>.png via kaleido; ([], reason) when no renderer works.
 
     A missing renderer never fails a report: the HTML charts are the product,
@@ -755,11 +958,15 @@ def write_pngs(figures: Mapping[str, go.Figure], out_dir: Path) -> tuple[list[Pa
     return written, ""
 
 
-def _png_size(fig: go.Figure) -> tuple[int, int]:
-    height = fig.layout.height or 520
+def _png_size(fig: Mapping[str, Any]) -> tuple[int, int]:
+    height = fig.get("layout", {}).get("height") or 520
     return 1200, int(height)
 
 
-def figure_json(fig: go.Figure) -> dict[str, Any]:
-    """The figure as plain JSON-able data (what Plotly.newPlot takes)."""
-    return fig.to_plotly_json()
+def figure_json(fig: go.Figure | dict[str, Any]) -> dict[str, Any]:
+    """A figure as plain JSON data (what Plotly.newPlot takes), NaN as null; a figure
+    already built as data is returned as it is."""
+    if isinstance(fig, dict):
+        return fig
+    doc: dict[str, Any] = json.loads(fig.to_json())
+    return doc

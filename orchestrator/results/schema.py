@@ -60,6 +60,14 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "flags",
 )
 
+# The columns that hold a number >= 0 (or nothing) in a row that parses.
+NUMERIC_COLUMNS = frozenset(
+    c
+    for c in MEASUREMENT_COLUMNS
+    if c.endswith(("_ms", "_bps", "_km", "_pct", "_s", "_bytes"))
+    or c in ("bytes", "retransmits", "streams", "round")
+)
+
 HOST_EVIDENCE_COLUMNS = MEASUREMENT_COLUMNS[
     MEASUREMENT_COLUMNS.index("src_cpu_steal_pct") : MEASUREMENT_COLUMNS.index("limiter")
 ]

@@ -32,7 +32,7 @@ from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.report import analyze, cache, charts
 from orchestrator.report import build as report
 from orchestrator.results import flags
-from orchestrator.results.schema import MEASUREMENT_COLUMNS
+from orchestrator.results.schema import MEASUREMENT_COLUMNS, NUMERIC_COLUMNS
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
@@ -185,12 +185,7 @@ PUBLIC_SWEEP_FIELDS: dict[str, Any] = {
 }  # fmt: skip
 
 # Columns of measurements.csv that hold a number >= 0 (or nothing) in a row that parsed.
-NUMERIC_MEASUREMENT_COLUMNS = frozenset(
-    c
-    for c in MEASUREMENT_COLUMNS
-    if c.endswith(("_ms", "_bps", "_km", "_pct", "_s", "_bytes"))
-    or c in ("bytes", "retransmits", "streams", "round")
-)
+NUMERIC_MEASUREMENT_COLUMNS = NUMERIC_COLUMNS
 
 
 @dataclass
@@ -462,11 +457,14 @@ def _sweep_page(
         )
         if len(loaded.data) == 0:
             return None
-        summaries = analyze.summarize(loaded.data)
-        outliers = analyze.find_outliers(loaded.data)
-        figures = report.report_figures(loaded, summaries, max_points=max_points)
+        orders: dict[str, Any] = {}  # each column sorted once, for all that follows
+        summaries = analyze.summarize(loaded.data, orders)
+        outliers = analyze.find_outliers(loaded.data, orders=orders)
+        figures = report.report_figures(loaded, summaries, max_points=max_points, orders=orders)
         figures.pop("timeseries", None)  # one sweep: nothing to plot over time
-        products = report.sweep_products(loaded, summaries, outliers, figures, key, max_points)
+        products = report.sweep_products(
+            loaded, summaries, outliers, figures, key, max_points, orders=orders
+        )
         cache.save(sweep_dir, products)
     for line in products.warnings:
         warn(f"site: {line}")
@@ -585,6 +583,10 @@ def _write_data(
         taken = published == done and _copy(old, rows)
     if taken:
         page.rows_published, page.rows_dropped = done["rows"], done["dropped"]
+    elif page.products.verbatim_rows >= 0 and _copy_whole(sweep_dir / "measurements.csv", rows):
+        # the report found every row publishable as it is: the file is what parsing it
+        # row by row would write
+        page.rows_published, page.rows_dropped = page.products.verbatim_rows, 0
     else:
         page.rows_published, page.rows_dropped = write_parsed_rows(
             sweep_dir / "measurements.csv", rows
@@ -622,6 +624,17 @@ def _copy(src: Path, dest: Path) -> bool:
             shutil.copyfile(src, dest)
         except OSError:
             return False
+    return True
+
+
+def _copy_whole(src: Path, dest: Path) -> bool:
+    """`dest` a copy of `src` (never a link: results/ may change after), written whole."""
+    tmp = dest.with_name(dest.name + ".tmp")
+    try:
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dest)
+    except OSError:
+        return False
     return True
 
 

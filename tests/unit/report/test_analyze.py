@@ -1,11 +1,14 @@
 """The report's statistics against values computed by hand."""
 
 import math
+import random
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from orchestrator.core import stats
+from orchestrator.core.geo import FIBRE_RTT_MS_PER_KM
 from orchestrator.report import analyze
 from orchestrator.report.analyze import Measurements
 
@@ -278,3 +281,81 @@ def test_find_outliers_flags_a_pair_below_the_fit():
     found = analyze.find_outliers(_m(rows))
     assert [(o.src, o.dst) for o in found] == [("aws:x", "gcp:y")]
     assert found[0].excess_ms == pytest.approx(-40.0) and found[0].robust_z < 0
+
+
+# --- the numpy statistics against their plain definitions ------------------------
+
+
+def _theil_sen_by_definition(xs, ys):
+    """The median of the slopes of every two points of distinct x (or of the pairs drawn
+    by random.Random(0), two draws per pair, above THEIL_SEN_MAX_PAIRS), then the median
+    of y - slope x: one pair at a time, in plain Python."""
+    n = len(xs)
+    if n * (n - 1) // 2 <= analyze.THEIL_SEN_MAX_PAIRS:
+        pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    else:
+        draw = random.Random(0).random
+        pairs = [(int(draw() * n), int(draw() * n)) for _ in range(analyze.THEIL_SEN_MAX_PAIRS)]
+    slopes = [(ys[j] - ys[i]) / (xs[j] - xs[i]) for i, j in pairs if xs[i] != xs[j]]
+    slope = stats.median(slopes)
+    return slope, stats.median([y - slope * x for x, y in zip(xs, ys, strict=True)])
+
+
+@pytest.mark.parametrize("n", [2, 7, 300, 2000])
+def test_numpy_fits_and_ranks_equal_their_plain_definitions(n):
+    # distances repeat (a pair's tests share one), RTTs tie: what a sweep's columns hold
+    rng = random.Random(n)
+    xs = [float(rng.choice((600, 1200, 1200, 5000, 9000))) for _ in range(n)]
+    ys = [round(x / 100 + rng.choice((0.0, 0.5, 0.5, 3.0)), 1) for x in xs]
+    fit = analyze.theil_sen(xs, ys)
+    # to the bit (repr: NaN, for two points of one x, equals itself there)
+    assert repr((fit.slope, fit.intercept)) == repr(_theil_sen_by_definition(xs, ys))
+    assert fit.r == pytest.approx(stats.pearson_r(xs, ys), rel=1e-12, nan_ok=True)
+    ls = analyze.linear_fit(xs, ys)
+    mx, my = math.fsum(xs) / n, math.fsum(ys) / n
+    sxx = math.fsum((x - mx) ** 2 for x in xs)
+    sxy = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    if sxx:
+        assert ls.slope == pytest.approx(sxy / sxx, rel=1e-12)
+        assert ls.intercept == pytest.approx(my - sxy / sxx * mx, rel=1e-9, abs=1e-12)
+    rx = analyze.ranks(xs)
+    assert rx == [sum(1 for w in xs if w < v) + (xs.count(v) + 1) / 2 for v in xs]
+    assert analyze.spearman_rho(xs, ys) == pytest.approx(
+        stats.pearson_r(rx, analyze.ranks(ys)), rel=1e-12, nan_ok=True
+    )
+
+
+def test_the_summary_equals_the_plain_definitions_with_ties_and_missing_values():
+    rng = random.Random(7)
+    regions = ["aws:a", "aws:b", "gcp:c", "gcp:d"]
+    rows = []
+    for i in range(3000):
+        s, d = rng.sample(range(4), 2)
+        km = 100.0 + 1000.0 * s + 300.0 * d  # some pairs under INFLATION_MIN_KM's 500 km
+        rtt = float(rng.choice((km / 100, km / 100, km / 80))) if i % 9 else math.nan
+        thr = float(rng.choice((1e8, 2e8, 2e8))) if i % 4 else math.nan
+        rows.append((regions[s], regions[d], km, rtt, thr))
+    m = _m(rows)
+    for s in analyze.summarize(m):
+        picked = [r for r in rows if s.cloud_pair in ("all", f"{r[0][:3]}-{r[1][:3]}")]
+        rtts = [r[3] for r in picked if r[3] == r[3]]
+        thrs = [r[4] for r in picked if r[4] == r[4]]
+        infl = [r[3] / (r[2] * FIBRE_RTT_MS_PER_KM) for r in picked if r[3] == r[3] and r[2] >= 500]
+        assert s.n == len(picked)
+        assert [s.rtt_median_over_tests_ms, s.rtt_p90_over_tests_ms] == stats.percentiles(
+            rtts, (50, 90)
+        )
+        assert [
+            s.throughput_median_over_tests_bps,
+            s.throughput_p90_over_tests_bps,
+        ] == stats.percentiles(thrs, (50, 90))
+        assert [
+            s.route_inflation_p25,
+            s.route_inflation_median,
+            s.route_inflation_p75,
+        ] == stats.percentiles(infl, (25, 50, 75))
+        with_rtt = [r for r in picked if r[3] == r[3]]
+        slope, _intercept = _theil_sen_by_definition(
+            [r[2] for r in with_rtt], [r[3] for r in with_rtt]
+        )
+        assert s.rtt_fit.slope == max(slope, FIBRE_RTT_MS_PER_KM) and s.rtt_fit.slope > 0

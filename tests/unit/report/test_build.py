@@ -393,7 +393,10 @@ def test_a_sweep_whose_every_row_has_a_throughput_flag_reports_its_rtt(tmp_path,
 def _every_field(loaded: report.Loaded) -> dict:
     m = loaded.data
     columns = {name: [repr(v) for v in getattr(m, name)] for name in m.__dataclass_fields__}
-    fields = {k: v for k, v in loaded.__dict__.items() if k not in ("data", "catalog")}
+    # evidence and publishable: what the columnar reader notes of a file for later steps
+    # (host evidence, the site's copy), no part of the rows read
+    skip = ("data", "catalog", "evidence", "publishable")
+    fields = {k: v for k, v in loaded.__dict__.items() if k not in skip}
     fields["sweeps"] = {k: (v.started_utc, sorted(v.backends)) for k, v in loaded.sweeps.items()}
     order = {k: list(v) for k, v in fields.items() if isinstance(v, dict)}  # first seen first
     return {"columns": columns, "fields": fields, "order": order}
@@ -449,3 +452,61 @@ def test_the_columnar_reader_leaves_an_unplain_file_to_the_row_reader(tmp_path):
     loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
     assert loaded.skipped == {"capacity measure (report.json: capacity)": 1}
     assert len(loaded.data) == 19 and len(loaded.capacity) == 1
+
+
+@pytest.mark.parametrize("column", report._NUMBERS)
+@pytest.mark.parametrize("cell", ["12abc", " 5", "-1", ".5"])
+def test_a_number_the_columnar_reader_does_not_take_is_read_row_by_row(
+    tmp_path, monkeypatch, column, cell
+):
+    # in a file a site may publish as it is or not (a column the site does not check,
+    # rtt_samples, is checked all the same)
+    rows = list(synthetic.synthetic_rows(CATALOG.regions, 20, sweep_id="s"))
+    rows[3][column] = cell
+    synthetic.write_measurements(tmp_path / "s" / "measurements.csv", iter(rows))
+    read_by_row = []
+    row_reader = report._Reader._rows
+
+    def by_row(self, *args):
+        read_by_row.append(True)
+        return row_reader(self, *args)
+
+    monkeypatch.setattr(report._Reader, "_rows", by_row)
+    loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
+    assert read_by_row == [True]
+    assert loaded.publishable == {}
+
+
+def test_a_failed_row_may_name_any_region_and_the_columnar_reader_still_reads(
+    tmp_path, monkeypatch
+):
+    rows = list(synthetic.synthetic_rows(CATALOG.regions, 20, sweep_id="s"))
+    rows[2].update(status="failed", src_region="mars-1", dst_cloud="azure")
+    rows[5].update(src_cloud=" AWS ", src_region=f" {rows[5]['src_region']}")  # read as aws
+    synthetic.write_measurements(tmp_path / "s" / "measurements.csv", iter(rows))
+    monkeypatch.setattr(report._Reader, "_rows", None)  # the columnar reader, or a TypeError
+    loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
+    assert loaded.skipped == {"failed test": 1} and len(loaded.data) == 19
+    assert set(loaded.data.regions) <= {r.key for r in CATALOG.regions}
+
+
+def test_host_evidence_reads_the_file_again_only_when_a_row_holds_some(tmp_path, monkeypatch):
+    rows = list(synthetic.synthetic_rows(CATALOG.regions, 30, sweep_id="s"))
+    synthetic.write_measurements(tmp_path / "s" / "measurements.csv", iter(rows))
+    scans = []
+    host_rows = report._host_rows
+
+    def counted(*args):
+        scans.append(args[0])
+        return host_rows(*args)
+
+    monkeypatch.setattr(report, "_host_rows", counted)
+    loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
+    assert scans == [] and loaded.host_flags == []  # none in any row: no second scan
+    rows[7]["dst_cpu_steal_pct"] = "12.5"
+    synthetic.write_measurements(tmp_path / "s" / "measurements.csv", iter(rows))
+    loaded = report.load_inputs(sweep_dirs_=[tmp_path / "s"])
+    assert scans == [tmp_path / "s" / "measurements.csv"]
+    assert [f["dst"] for f in loaded.host_flags] == [
+        f"{rows[7]['dst_cloud']}:{rows[7]['dst_region']}"
+    ]

@@ -63,14 +63,14 @@ def test_the_report_charts_and_summary_show_the_median_not_the_mean(tmp_path):
     by = {s.cloud_pair: s.row() for s in result.summaries}
     assert by["aws-aws"]["rtt_median_over_tests_ms"] == 75.5
     figures = report.report_figures(loaded, result.summaries)
-    heat = figures["heatmap-rtt"].data[0]
-    shown = sorted(v for row in heat.z for v in row if v is not None and v == v)
+    heat = figures["heatmap-rtt"]["data"][0]
+    shown = sorted(v for row in heat["z"] for v in row if v is not None and v == v)
     assert shown == [9.0, 9.5, 75.0, 76.0]
     points = [
         y
-        for trace in figures["distance-all"].data
-        if (trace.meta or {}).get("filter") == "points" and trace.xaxis in (None, "x")
-        for y in trace.y
+        for trace in figures["distance-all"]["data"]
+        if trace.get("meta", {}).get("filter") == "points" and trace.get("xaxis") in (None, "x")
+        for y in trace["y"]
     ]
     assert sorted(points) == [9.0, 9.5, 75.0, 76.0]
-    assert "median of samples" in figures["heatmap-rtt"].layout.title.text
+    assert "median of samples" in figures["heatmap-rtt"]["layout"]["title"]["text"]

@@ -303,6 +303,62 @@ def test_a_cut_row_of_the_same_width_is_not_published(tmp_path):
         assert [r["status"] for r in csv.DictReader(f)] == ["ok"]
 
 
+def _damaged(text: str, damage: str) -> bytes:
+    """A measurements.csv's text with one kind of damage or oddity."""
+    lines = text.splitlines(keepends=True)
+    header = lines[0].rstrip("\n").split(",")
+
+    def cell(line: int, column: str, value: str) -> None:
+        cells = lines[line].rstrip("\n").split(",")
+        cells[header.index(column)] = value
+        lines[line] = ",".join(cells) + "\n"
+
+    if damage == "quoted":
+        cell(2, "error", '"no route, try again"')
+    elif damage == "negative":  # a column the report does not read
+        cell(3, "tcp_rtt_ms", "-1")
+    elif damage == "huge":
+        cell(3, "retransmits", "1" + "0" * 400)
+    elif damage == "spaced":  # float() reads it; published, not as a plain number
+        cell(4, "retransmits", " 5")
+    elif damage == "blank":
+        lines.insert(5, "," * (len(header) - 1) + "\n")
+    elif damage == "cut":
+        lines[-1] = lines[-1][: len(lines[-1]) // 2]
+    elif damage == "utf8":
+        cell(2, "error", "délai dépassé")
+    elif damage == "crlf":
+        lines = [line.replace("\n", "\r\n") for line in lines]
+    return "".join(lines).encode()
+
+
+@pytest.mark.parametrize(
+    "damage", ["", "quoted", "negative", "huge", "spaced", "blank", "cut", "utf8", "crlf"]
+)
+def test_a_sweep_published_as_it_is_holds_what_parsing_it_would(tmp_path, damage):
+    # the report notes a file whose every row parses and whose bytes are what the
+    # csv writer writes (cache.Products.verbatim_rows); the site then copies it whole
+    from orchestrator.report import build as report
+    from orchestrator.report import cache
+
+    results = tmp_path / "results"
+    folder = _good_sweep(results, "20261120T0000Z-0001", n=30)
+    path = folder / "measurements.csv"
+    path.write_bytes(_damaged(path.read_text(), damage))
+    loaded = report.load_inputs(sweep_dirs_=[folder], catalog=CATALOG)
+    report.write_report(loaded, folder / "report", png=False)
+    assert loaded.cache is not None
+    entry = cache.load(folder, loaded.cache[1])
+    assert entry is not None and entry.verbatim_rows == (30 if damage == "" else -1)
+    site.build_site(tmp_path / "site", results, catalog=CATALOG)
+    parsed = tmp_path / "parsed.csv"
+    site.write_parsed_rows(path, parsed)
+    published = tmp_path / "site" / "data" / "20261120T0000Z-0001" / "measurements.csv"
+    assert published.read_bytes() == parsed.read_bytes()
+    if damage == "":
+        assert published.read_bytes() == path.read_bytes()
+
+
 def test_sweep_json_is_published_from_an_allow_list(tmp_path):
     results = tmp_path / "results"
     meta = {
