@@ -1,10 +1,11 @@
 """Log-binned histograms of RTT samples, and percentiles read from them.
 
-The store keeps, per source, directed pair, UTC day and flags value, the histogram of
-its ok tests' RTT samples (table `rtt_bins`, kept by every ingest): bin b holds the
-samples x > 0 with RATIO^b <= x < RATIO^(b+1) (x <= 0 in one bin below every other),
-each bin with its count, smallest and largest sample and their sum. A window of a year
-reads about a fifth of the rows it would as samples, and no sample list.
+The store keeps, per source, directed pair, UTC day (and week and month) and flags
+value, the histogram of its ok tests' RTT samples (table `rtt_bins`, kept by every
+ingest): bin b holds the samples x > 0 with RATIO^b <= x < RATIO^(b+1) (x <= 0 in one
+bin below every other), each bin with its count, smallest and largest sample and their
+sum. A window of a year reads its whole months' rows (a fortieth of its samples' count)
+and no sample list.
 
 Percentiles as DuckDB's quantile_cont takes them from the samples (the order statistics
 at floor and ceil of (N - 1) q, interpolated), with each order statistic estimated

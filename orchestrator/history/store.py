@@ -11,10 +11,11 @@
       archive      older rows, moved a week or more at a time and written in pair order,
                    so one pair's year is a few contiguous stretches, not one row in
                    every block of the sample column
-    rtt_bins       the histogram of the ok tests' RTT samples per source, directed pair,
-                   UTC day and flags value (orchestrator.history.histogram): what the
-                   site's windows read instead of every sample; each write refreshes the
-                   days of the rows it adds or replaces
+    rtt_bins       the histogram of the ok tests' RTT samples per source, directed pair
+                   (numbered in `pairs`), UTC day, week and month and flags value
+                   (orchestrator.history.histogram): what the site's windows read
+                   instead of every sample; a new sweep's bins are merged in, a replaced
+                   or deleted one's days computed again
     fingerprints   the fields of each fingerprint (orchestrator.history.fingerprint)
     notified       which change episodes `changes --notify` has sent, and in what state
 
