@@ -89,6 +89,9 @@ class Metric:
     # run_sql IS NOT NULL, without computing it (a median per row is seconds on a year)
     present_sql: str
     measure: str  # what a flag must invalidate to leave a test out (flags.MEASURES)
+    # one sample per test (samples_sql is [run_sql] on the present rows): a window's
+    # statistics are those of run_sql, without unnesting a list per test
+    one_value: bool = False
 
 
 METRICS = {
@@ -111,6 +114,7 @@ METRICS = {
         "[throughput_bps]",
         f"throughput_bps IS NOT NULL AND {SINGLE_STREAM_SQL}",
         flags.THROUGHPUT,
+        one_value=True,
     ),
     "capacity": Metric(
         "capacity",
@@ -119,13 +123,26 @@ METRICS = {
         "[throughput_bps]",
         "throughput_bps IS NOT NULL AND measure = 'capacity'",
         flags.THROUGHPUT,
+        one_value=True,
     ),
     # one value per test (ping's own summary): a window pools the tests' values
     "loss": Metric(
-        "loss", "%", "ping_loss_pct", "[ping_loss_pct]", "ping_loss_pct IS NOT NULL", flags.RTT
+        "loss",
+        "%",
+        "ping_loss_pct",
+        "[ping_loss_pct]",
+        "ping_loss_pct IS NOT NULL",
+        flags.RTT,
+        one_value=True,
     ),
     "jitter": Metric(
-        "jitter", "ms", "rtt_mdev_ms", "[rtt_mdev_ms]", "rtt_mdev_ms IS NOT NULL", flags.RTT
+        "jitter",
+        "ms",
+        "rtt_mdev_ms",
+        "[rtt_mdev_ms]",
+        "rtt_mdev_ms IS NOT NULL",
+        flags.RTT,
+        one_value=True,
     ),
 }
 
@@ -419,6 +436,22 @@ def _flagged_tests(
     return int(row[0]) if row else 0
 
 
+def every_pair_since(
+    con: duckdb.DuckDBPyConnection, where: str, params: Sequence[Any], since: datetime
+) -> bool:
+    """Whether every directed pair of the store (numbered in `pairs`, every pair any row
+    has) has a row matching `where` from `since` on: then each pair's newest such row
+    is one of those, and a search for it can skip the older rows (a scan of the
+    newest day instead of the store)."""
+    row = con.execute(
+        "SELECT (SELECT count(*) FROM (SELECT DISTINCT src, dst FROM measurements "
+        f"WHERE {where} AND started_utc >= ? AND src IS NOT NULL AND dst IS NOT NULL)) "
+        ">= (SELECT count(*) FROM pairs)",
+        [*params, since],
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def window_cells(
     con: duckdb.DuckDBPyConnection,
     info: SourceInfo,
@@ -443,26 +476,33 @@ def window_cells(
     if window == "latest":
         # each pair's newest start by a per-pair max joined back, then one test per pair
         # among the few that start then (a window function over every test is seconds
-        # on a year)
+        # on a year); when every pair has a test in the source's last day, both read
+        # that day only
+        recent = info.latest - timedelta(days=1) if info.latest is not None else None
+        if recent is not None and every_pair_since(con, where, params, recent):
+            where += " AND started_utc >= ?"
+            params.append(recent)
         tests = (
             f"SELECT * FROM ({tests} m SEMI JOIN (SELECT src AS a, dst AS b, "
             f"max(started_utc) AS newest FROM measurements WHERE {where} GROUP BY src, dst) n "
             f"ON m.src = n.a AND m.dst = n.b AND m.started_utc = n.newest WHERE {where}) "
             "QUALIFY row_number() OVER (PARTITION BY src, dst ORDER BY started_utc DESC) = 1"
         )
-        params.append(info.name)
+        params = params * 2
     else:
         start, _end = window_bounds(info, window)
-        tests += f" WHERE {where}"
         if previous:
             days = window_days(window)
             if start is None or days is None:
                 return []
-            tests += " AND started_utc >= ? AND started_utc < ?"
+            where += " AND started_utc >= ? AND started_utc < ?"
             params += [start - timedelta(days=days), start]
         elif start is not None:
-            tests += " AND started_utc >= ?"
+            where += " AND started_utc >= ?"
             params.append(start)
+        if m.one_value:
+            return _one_value_cells(con, m, where, params)
+        tests += f" WHERE {where}"
     # a window's tests read twice, by their counts and by their samples: "latest" (a few
     # thousand rows) is materialized once, so both read the same test of a tie; a
     # window's rows are read from the store twice, which costs less than materializing
@@ -487,6 +527,25 @@ def window_cells(
     return [
         Cell(src, dst, km, int(tests), int(k), tuple(qs) if qs else None, newest, limiter)
         for src, dst, km, tests, k, qs, newest, limiter in rows
+    ]
+
+
+def _one_value_cells(
+    con: duckdb.DuckDBPyConnection, m: Metric, where: str, params: Sequence[Any]
+) -> list[Cell]:
+    """window_cells of a one-value metric (Metric.one_value) over the rows matching
+    `where`: its tests read once, each one sample (present_sql: never null), so the
+    samples are the tests."""
+    rows = con.execute(
+        "SELECT src, dst, max(distance_km), count(*), max(started_utc), mode(limiter), "
+        f"{_STATS_SQL} FROM (SELECT src, dst, distance_km, started_utc, limiter, "
+        f"{m.run_sql} AS x FROM measurements WHERE {where}) GROUP BY src, dst "
+        "ORDER BY src, dst",
+        params,
+    ).fetchall()
+    return [
+        Cell(src, dst, km, int(n), int(n), tuple(qs) if qs else None, newest, limiter)
+        for src, dst, km, n, newest, limiter, qs in rows
     ]
 
 

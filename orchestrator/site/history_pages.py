@@ -490,8 +490,8 @@ def _pair_rows(
 ) -> list[tuple[Any, ...]]:
     """Per directed pair: (src, dst, [t], [sweep], [rtt ms], [throughput Mbit/s]), oldest
     first, rounded as shown(): its tests from `start` on, or its newest test when it has
-    none there. One row per pair, the lists built by DuckDB (a year of a full catalog is
-    millions of tests)."""
+    none there (a year of a full catalog is millions of tests: a month of them is read,
+    and the store searched for older ones only when a pair has none in the month)."""
     columns = (
         f"src, dst, started_utc, sweep_id, {v.METRICS['rtt'].run_sql} AS rtt, "
         f"{v.METRICS['throughput'].run_sql} AS throughput_bps"
@@ -500,6 +500,10 @@ def _pair_rows(
     if start is None:
         chosen = f"SELECT {columns} FROM measurements WHERE {ok}"
         params: list[Any] = [source]
+    elif v.every_pair_since(con, ok, [source], start):
+        # no pair lacks a test in the window (the search for those is a scan of the store)
+        chosen = f"SELECT {columns} FROM measurements WHERE {ok} AND started_utc >= ?"
+        params = [source, start]
     else:
         # the window, and the newest test of each pair that has none in it (a per-pair max
         # joined back, not a window function over every older test)
@@ -512,18 +516,33 @@ def _pair_rows(
             "QUALIFY row_number() OVER (PARTITION BY src, dst ORDER BY started_utc DESC) = 1)"
         )
         params = [source, start, source, start, source]
-    # one ordered list of structs per pair (four ordered lists would sort four times),
-    # split into the page's arrays, values in their display units (as shown())
+    # the rows in pair and time order, as arrays (lists built per row by DuckDB, or
+    # Python tuples, cost twice as much), cut at each pair; values in their display
+    # units (as shown())
+    import numpy as np
+
     rtt_scale, tput_scale = _DISPLAY_SCALE["rtt"], _DISPLAY_SCALE["throughput"]
-    return con.execute(
-        "SELECT src, dst, [x.t FOR x IN l], [x.sweep FOR x IN l], "
-        f"[round(x.rtt * {rtt_scale!r}, 2) FOR x IN l], "
-        f"[round(x.tput * {tput_scale!r}, 2) FOR x IN l] FROM (SELECT src, dst, "
-        "list({'t': strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ'), 'sweep': sweep_id, "
-        "'rtt': rtt, 'tput': throughput_bps} ORDER BY started_utc) AS l "
-        f"FROM ({chosen}) GROUP BY src, dst) ORDER BY src, dst",
+    found = con.execute(
+        "SELECT src, dst, strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ') AS t, sweep_id, "
+        f"round(rtt * {rtt_scale!r}, 2) AS rtt, "
+        f"round(throughput_bps * {tput_scale!r}, 2) AS tput "
+        f"FROM ({chosen}) ORDER BY src, dst, started_utc",
         params,
-    ).fetchall()
+    ).fetchnumpy()
+    src, dst = found["src"], found["dst"]
+    if not len(src):
+        return []
+    cuts = np.flatnonzero((src[1:] != src[:-1]) | (dst[1:] != dst[:-1])) + 1
+    firsts = [0, *cuts.tolist()]
+    ends = [*cuts.tolist(), len(src)]
+    # masked where null: tolist() gives None
+    times, sweeps, rtts, tputs = (
+        np.ma.asarray(found[k]).tolist() for k in ("t", "sweep_id", "rtt", "tput")
+    )
+    return [
+        (src[i], dst[i], times[i:j], sweeps[i:j], rtts[i:j], tputs[i:j])
+        for i, j in zip(firsts, ends, strict=True)
+    ]
 
 
 def _pair_marks(found: ch.Detection) -> dict[str, dict[tuple[str, str, str], list[Any]]]:

@@ -522,3 +522,24 @@ def test_a_site_over_a_store_kept_by_ingests_equals_one_over_a_rebuilt_store(tmp
     assert kept.matrix == rebuilt.matrix
     # the binned windows are there to compare: a p90 from 560 samples
     assert any(x is not None for x in kept.matrix["sources"][0]["views"]["rtt|1W"]["p90"])
+
+
+def test_pair_pages_read_the_month_alone_as_the_store_searched_whole(tmp_path, monkeypatch):
+    """Every pair tested in the 30 days: the pages read those rows only, and hold what
+    the search of the whole store for pairs without one gives, byte for byte."""
+    results = tmp_path / "results"
+    _sweeps(results, [150.0 + 0.5 * (i % 4) for i in range(30)])
+    with h.opened(results, read_only=True) as con:
+        (info,) = site_history.v.source_infos(con).values()
+        start = info.latest - timedelta(days=2)  # A -> B's and A -> C's last 8 sweeps
+        fast = site_history._pair_rows(con, info.name, start)
+        monkeypatch.setattr(site_history.v, "every_pair_since", lambda *a: False)
+        whole = site_history._pair_rows(con, info.name, start)
+    # A -> C, A -> B (10 s later in each sweep), B -> A (20 s later)
+    assert [r[:2] for r in fast] == [(A, C), (A, B), (B, A)]
+    assert [len(r[2]) for r in fast] == [8, 8, 9]
+    assert fast == whole
+    assert fast[1][4] == [150.0 + 0.5 * (i % 4) + 0.1 for i in range(22, 30)]
+    assert fast[1][2][0] == "2026-11-06T12:00:10.000Z"
+    assert fast[1][3][0] == sweep_id_at(T0 + timedelta(hours=6 * 22), f"{22:04x}")
+    assert fast[1][5] == [900.0] * 8  # Mbit/s
