@@ -187,7 +187,12 @@ def cached_history_data(
     path = results / CACHE_FILE
     built = now or datetime.now(UTC)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        # the entry starts with its format and key (as written below): a stale one (a new
+        # sweep) is known by its first bytes, never parsed (tens of MB at a year)
+        head = json.dumps({"format": CACHE_FORMAT, "key": key}, separators=(",", ":"))[:-1]
+        with path.open("rb") as f:
+            fresh = f.read(len(head) + 1) == (head + ",").encode()
+        doc = json.loads(path.read_text(encoding="utf-8")) if fresh else {}
         if doc.get("format") == CACHE_FORMAT and doc.get("key") == key:
             data = _from_json(doc["data"])
             data.matrix.update(_built_fields(built))

@@ -543,3 +543,24 @@ def test_pair_pages_read_the_month_alone_as_the_store_searched_whole(tmp_path, m
     assert fast[1][2][0] == "2026-11-06T12:00:10.000Z"
     assert fast[1][3][0] == sweep_id_at(T0 + timedelta(hours=6 * 22), f"{22:04x}")
     assert fast[1][5] == [900.0] * 8  # Mbit/s
+
+
+def test_a_stale_entry_is_known_by_its_key_without_being_read(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 10)
+    with h.opened(results, read_only=True) as con:
+        site_history.cached_history_data(con, results)
+    _sweeps(results, [151.0], start=10)
+    parsed = []
+    real = json.loads
+    monkeypatch.setattr(
+        site_history.json, "loads", lambda *a, **k: parsed.append(1) or real(*a, **k)
+    )
+    with h.opened(results, read_only=True) as con:
+        after = site_history.cached_history_data(con, results)
+        assert parsed == []  # the new sweep: the old entry's key differs, it is not parsed
+        assert (
+            site_history.cached_history_data(con, results).matrix["sources"]
+            == (after.matrix["sources"])
+        )
+    assert parsed == [1]  # the entry just written: read back
