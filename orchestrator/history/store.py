@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.core.errors import UserError
+from orchestrator.core.log import info
 from orchestrator.core.textfile import read_text
 from orchestrator.history.fingerprint import (
     FINGERPRINT_FIELDS,
@@ -222,6 +223,11 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
         return
     if not found or found[0] not in ("1", "2", "3", "4", "5"):
         return
+    info(
+        f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
+        "(RTT histograms from every stored sample: about a minute for a year of "
+        "full-catalog sweeps, once)"
+    )
     with transaction(con):
         if found[0] != "5":
             _migrate_columns(con, found[0])
