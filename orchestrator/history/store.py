@@ -420,9 +420,15 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path) -> None:
         found = None
     version = found[0] if found else None
     if version != str(STORE_SCHEMA_VERSION):
+        older = version is not None and version.isdigit() and int(version) < STORE_SCHEMA_VERSION
+        fix = (
+            "run 'interregion history ingest' (it upgrades an older store in place)"
+            if older
+            else "use the interregion that wrote it, or run 'interregion history rebuild'"
+        )
         raise UserError(
             f"{path}: history store schema version {version or 'unknown'}, this interregion "
-            f"uses version {STORE_SCHEMA_VERSION}: run 'interregion history rebuild'"
+            f"uses version {STORE_SCHEMA_VERSION}: {fix}"
         )
 
 

@@ -133,8 +133,9 @@ def test_a_version_5_store_migrates_with_its_bins(tmp_path, monkeypatch):
         con.execute("DROP TABLE rtt_bins")
         con.execute("DROP TABLE pairs")
         con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
-    with pytest.raises(h.UserError, match="schema version 5"):
+    with pytest.raises(h.UserError, match="schema version 5") as refused:
         h.connect(path, read_only=True)
+    assert "run 'interregion history ingest' (it upgrades an older store" in str(refused.value)
     said: list[str] = []
     monkeypatch.setattr(h, "info", said.append)
     with h.opened(tmp_path) as con:  # opened to write: migrates, and says so first
