@@ -43,7 +43,7 @@ import hashlib
 import math
 from bisect import bisect_left, insort
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, NamedTuple
@@ -954,20 +954,21 @@ def unjudged(series: Sequence[Series], found: Detection) -> list[Unjudged]:
 
 def _judged_counts(
     started: Iterable[tuple[str, ...]],
-    results: Sequence[tuple[SeriesResult, Iterable[tuple[str, ...]]]],
+    results: Sequence[SeriesResult],
+    prefixes: Callable[[SeriesKey], list[tuple[str, ...]]],
 ) -> dict[tuple[str, ...], int]:
-    """Per key of `started` (a prefix and a run id): how many of the results under that
-    prefix judged that run; each result comes with its prefixes (one per host or host and
-    group it counts toward). Only the runs where an event started are counted: the only
-    counts the roll-ups look at."""
+    """Per key of `started` (a prefix and a run id): how many results with that prefix
+    (`prefixes` of a path: one per host, or host and group, it counts toward) judged that
+    run. Only the runs where an event started are counted: the only counts the roll-ups
+    look at."""
     wanted: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for key in started:
         wanted[key[:-1]].append(key[-1])
     counts: dict[tuple[str, ...], int] = defaultdict(int)
     if not wanted:
         return counts
-    for r, prefixes in results:
-        for prefix in prefixes:
+    for r in results:
+        for prefix in prefixes(r.key):
             for run_id in wanted.get(prefix, ()):
                 if run_id in r.evaluated_runs:
                     counts[(*prefix, run_id)] += 1
@@ -986,8 +987,8 @@ def host_changes(results: Sequence[SeriesResult], p: Params) -> tuple[list[HostC
             for host in (k.src, k.dst):
                 started[(k.source, k.backend, k.metric, host, e.started_run)].append(e)
     evaluated = _judged_counts(
-        started, [(r, ((k.source, k.backend, k.metric, h) for h in (k.src, k.dst)))
-                  for r in results for k in (r.key,)])  # fmt: skip
+        started, results, lambda k: [(k.source, k.backend, k.metric, h) for h in (k.src, k.dst)]
+    )
     candidates = []
     for key, episodes in started.items():
         n = evaluated.get(key, 0)
@@ -1028,11 +1029,13 @@ def group_changes(
                         started[key].append(e)
     evaluated = _judged_counts(
         started,
-        [(r, ((k.source, k.backend, k.metric, host, toward)
-              for host, other in ((k.src, k.dst), (k.dst, k.src))
-              for toward in groups.get(other, ())))
-         for r in results for k in (r.key,)],
-    )  # fmt: skip
+        results,
+        lambda k: [
+            (k.source, k.backend, k.metric, host, toward)
+            for host, other in ((k.src, k.dst), (k.dst, k.src))
+            for toward in groups.get(other, ())
+        ],
+    )
     candidates = []
     for key, episodes in started.items():
         n = evaluated.get(key, 0)
