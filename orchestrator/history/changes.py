@@ -39,11 +39,13 @@ confirms within 3 runs with 95 % probability (normal run-to-run noise of its sca
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import math
 from bisect import bisect_left, insort
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, NamedTuple
@@ -274,6 +276,20 @@ class Detection:
 
 def _key_tuple(key: SeriesKey) -> tuple[str, ...]:
     return (key.source, key.backend, key.metric, key.src, key.dst)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused (as it was after): building a year's
+    series and judging them make millions of tuples and lists, none in a cycle, and each
+    collection would walk them all again (a third of the time)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 # ---- statistics ------------------------------------------------------------------------
@@ -889,15 +905,16 @@ def detect(
     """Every path, with pooled scales, then path events folded into host changes, then
     into region changes toward one group (`groups`: region -> its labels, e.g.
     "continent:Europe", "cloud:gcp")."""
-    pooled = pooled_scales(series, p)
-    by_path = paths(series)
-    starts = _quiet_starts(by_path, p, pooled)
-    results = []
-    for key, members in by_path.items():
-        if (start := starts.get(key)) is not None:
-            results.append(_judge(key, *start, p))
-        else:
-            results.append(detect_path(key, members, p, pooled))
+    with gc_paused():
+        pooled = pooled_scales(series, p)
+        by_path = paths(series)
+        starts = _quiet_starts(by_path, p, pooled)
+        results = []
+        for key, members in by_path.items():
+            if (start := starts.get(key)) is not None:
+                results.append(_judge(key, *start, p))
+            else:
+                results.append(detect_path(key, members, p, pooled))
     hosts, folded = host_changes(results, p)
     grouped = group_changes(results, p, groups or {}, folded)
     for g in grouped:
@@ -1082,8 +1099,22 @@ def calibrate(series: Sequence[Series], p: Params = Params(), last_runs: int = 2
     and k1, k2 grow by that much, within K1_BOUNDS and K2_BOUNDS."""
     from statistics import NormalDist
 
+    with gc_paused():
+        judged, beyond = _calibration_counts(series, p, last_runs)
+    normal = NormalDist()
+    expected = 2 * (1 - normal.cdf(CALIBRATION_SCALES))
+    rate = beyond / judged if judged else 0.0
+    inflation = 1.0
+    if rate > expected:
+        inflation = CALIBRATION_SCALES / normal.inv_cdf(1 - min(rate, 0.5) / 2)
+    k1 = min(max(p.k1 * inflation, K1_BOUNDS[0]), K1_BOUNDS[1])
+    k2 = min(max(p.k2 * inflation, K2_BOUNDS[0]), K2_BOUNDS[1])
+    return Calibration(judged, beyond, expected, inflation, round(k1, 2), round(k2, 2))
+
+
+def _calibration_counts(series: Sequence[Series], p: Params, last_runs: int) -> tuple[int, int]:
+    """calibrate's runs judged and runs beyond CALIBRATION_SCALES."""
     pooled = pooled_scales(series, p)
-    judged = beyond = 0
     # until a series' first configuration change, or first run within rounding of 4.5
     # scales, every run's deviation and scale at once; from there on, the loop
     kept = [[r for r in s.runs if r.value > 0] for s in series]
@@ -1114,15 +1145,7 @@ def calibrate(series: Sequence[Series], p: Params = Params(), last_runs: int = 2
                 judged += 1
                 beyond += abs(x - d.base.median()) >= CALIBRATION_SCALES * d.scale()
             d.base.push(x)
-    normal = NormalDist()
-    expected = 2 * (1 - normal.cdf(CALIBRATION_SCALES))
-    rate = beyond / judged if judged else 0.0
-    inflation = 1.0
-    if rate > expected:
-        inflation = CALIBRATION_SCALES / normal.inv_cdf(1 - min(rate, 0.5) / 2)
-    k1 = min(max(p.k1 * inflation, K1_BOUNDS[0]), K1_BOUNDS[1])
-    k2 = min(max(p.k2 * inflation, K2_BOUNDS[0]), K2_BOUNDS[1])
-    return Calibration(judged, beyond, expected, inflation, round(k1, 2), round(k2, 2))
+    return judged, beyond
 
 
 # ---- documents -------------------------------------------------------------------------
