@@ -446,7 +446,7 @@ def pooled_scales(series: Sequence[Series], p: Params) -> dict[SeriesKey, float]
 # numpy's scales may differ from the loop's in the last bits: a deviation within this
 # share of a threshold is left to the loop, so results are the loop's to the bit
 _MARGIN = 1e-9
-_CHUNK = 1024  # series per block of windows (1024 x 56 runs x 28 values: 13 MB)
+_CHUNK = 256  # series per block of windows (256 x 56 runs x 28 values: 3 MB)
 
 
 def _rolling(
@@ -477,10 +477,12 @@ def _rolling(
     for a in range(0, rows, _CHUNK):
         # run k's window: x[k - w : k] = padded[k : k + w]; its NaNs (before the first
         # run) sort last, past the n values
-        win = np.sort(np.lib.stride_tricks.sliding_window_view(padded[a : a + _CHUNK], w,
-                                                               axis=1)[:, ks], axis=2)  # fmt: skip
+        windows = np.lib.stride_tricks.sliding_window_view(padded[a : a + _CHUNK], w, axis=1)
+        win = np.sort(windows[:, first:length], axis=2)
         med = (win[:, at, lo] + win[:, at, hi]) / 2
-        spread = np.sort(np.abs(win - med[:, :, None]), axis=2)
+        spread = np.subtract(win, med[:, :, None], out=win)
+        np.abs(spread, out=spread)
+        spread.sort(axis=2)
         own = MAD_TO_SIGMA * ((spread[:, at, lo] + spread[:, at, hi]) / 2)
         q = pool[a : a + _CHUNK, None]
         shrunk = np.sqrt((n * own * own + p.prior_runs * q * q) / (n + p.prior_runs))
