@@ -35,6 +35,10 @@ and a doubling are the same size of change).
 
 k1 and k2 are recorded with every event; `smallest_change` gives the change a direction
 confirms within 3 runs with 95 % probability (normal run-to-run noise of its scale).
+
+`detect` and `calibrate` judge the runs before a path's first run near a threshold or
+with a new configuration for all paths at once (numpy windows: those runs only join the
+baselines), then run the per-path loop from there; the results are the loop's alone.
 """
 
 from __future__ import annotations
