@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.core.errors import UserError
+from orchestrator.core.log import info
 from orchestrator.core.textfile import read_text
 from orchestrator.history.fingerprint import (
     FINGERPRINT_FIELDS,
@@ -222,6 +223,11 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
         return
     if not found or found[0] not in ("1", "2", "3", "4", "5"):
         return
+    info(
+        f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
+        "(RTT histograms from every stored sample: about a minute for a year of "
+        "full-catalog sweeps, once)"
+    )
     with transaction(con):
         if found[0] != "5":
             _migrate_columns(con, found[0])
@@ -414,9 +420,15 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path) -> None:
         found = None
     version = found[0] if found else None
     if version != str(STORE_SCHEMA_VERSION):
+        older = version is not None and version.isdigit() and int(version) < STORE_SCHEMA_VERSION
+        fix = (
+            "run 'interregion history ingest' (it upgrades an older store in place)"
+            if older
+            else "use the interregion that wrote it, or run 'interregion history rebuild'"
+        )
         raise UserError(
             f"{path}: history store schema version {version or 'unknown'}, this interregion "
-            f"uses version {STORE_SCHEMA_VERSION}: run 'interregion history rebuild'"
+            f"uses version {STORE_SCHEMA_VERSION}: {fix}"
         )
 
 

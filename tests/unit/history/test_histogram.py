@@ -123,7 +123,7 @@ def test_bins_kept_by_each_ingest_are_the_bins_of_every_row(tmp_path):
         assert not any(r[9] >= 190.0 for r in _bins(con))
 
 
-def test_a_version_5_store_migrates_with_its_bins(tmp_path):
+def test_a_version_5_store_migrates_with_its_bins(tmp_path, monkeypatch):
     for i in range(6):
         _sweep(tmp_path, i)
     h.ingest_all(tmp_path)
@@ -133,9 +133,17 @@ def test_a_version_5_store_migrates_with_its_bins(tmp_path):
         con.execute("DROP TABLE rtt_bins")
         con.execute("DROP TABLE pairs")
         con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
-    with pytest.raises(h.UserError, match="schema version 5"):
+    with pytest.raises(h.UserError, match="schema version 5") as refused:
         h.connect(path, read_only=True)
-    with h.opened(tmp_path) as con:  # opened to write: migrates
+    assert "run 'interregion history ingest' (it upgrades an older store" in str(refused.value)
+    said: list[str] = []
+    monkeypatch.setattr(h, "info", said.append)
+    with h.opened(tmp_path) as con:  # opened to write: migrates, and says so first
+        assert said == [
+            f"history: upgrading the store from version 5 to {h.STORE_SCHEMA_VERSION} (RTT "
+            "histograms from every stored sample: about a minute for a year of full-catalog "
+            "sweeps, once)"
+        ]
         assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
             str(h.STORE_SCHEMA_VERSION),
         )
