@@ -213,9 +213,14 @@ def _path(rng, metric, a, b, run_ids, times, groups):
     return members
 
 
-@pytest.mark.parametrize("seed", [1, 2])
 @pytest.mark.parametrize(
-    "params", [c.Params(), c.Params(k1=3.0, k2=4.0, window_runs=14), c.Params(min_runs=5)]
+    ("seed", "params"),
+    [
+        (1, c.Params()),
+        (2, c.Params()),
+        (1, c.Params(k1=3.0, k2=4.0, window_runs=14)),
+        (2, c.Params(min_runs=5)),
+    ],
 )
 def test_detection_at_once_is_the_per_path_loop(seed, params):
     series, groups = synthetic_store(seed)
