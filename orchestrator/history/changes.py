@@ -35,17 +35,26 @@ and a doubling are the same size of change).
 
 k1 and k2 are recorded with every event; `smallest_change` gives the change a direction
 confirms within 3 runs with 95 % probability (normal run-to-run noise of its scale).
+
+`detect` and `calibrate` judge the runs before a path's first run near a threshold or
+with a new configuration for all paths at once (numpy windows: those runs only join the
+baselines), then run the per-path loop from there; the results are the loop's alone.
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import math
 from bisect import bisect_left, insort
 from collections import Counter, defaultdict, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from orchestrator.core.stats import median as median  # tests and views use it here
 
@@ -273,6 +282,20 @@ def _key_tuple(key: SeriesKey) -> tuple[str, ...]:
     return (key.source, key.backend, key.metric, key.src, key.dst)
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused (as it was after): building a year's
+    series and judging them make millions of tuples and lists, none in a cycle, and each
+    collection would walk them all again (a third of the time)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 # ---- statistics ------------------------------------------------------------------------
 
 
@@ -353,8 +376,11 @@ class Window:
         self.recent: deque[float] = deque()
         self.ordered: list[float] = []
         self._mad: float | None = None  # mad_scale(), until the next push
-        for v in values:
-            self.push(v)
+        # as pushing them one by one: the last n, and sorted stably (equal values in
+        # arrival order, as insort leaves them)
+        last = list(values)[max(0, len(values) - n) :] if n > 0 else []
+        self.recent.extend(last)
+        self.ordered = sorted(last)
 
     def push(self, x: float) -> None:
         self._mad = None
@@ -416,6 +442,162 @@ def pooled_scales(series: Sequence[Series], p: Params) -> dict[SeriesKey, float]
             pooled = median([m[1] for m in chunk])
             for m in chunk:
                 out[m[2]] = pooled
+    return out
+
+
+# ---- many series at once ---------------------------------------------------------------
+
+# numpy's scales may differ from the loop's in the last bits: a deviation within this
+# share of a threshold is left to the loop, so results are the loop's to the bit
+_MARGIN = 1e-9
+_CHUNK = 256  # series per block of windows (256 x 56 runs x 28 values: 3 MB)
+
+
+def _rolling(
+    values: Sequence[Sequence[float]],
+    pooled: Sequence[float | None],
+    floors: Sequence[float],
+    p: Params,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per series (transformed values, oldest first, one configuration) and run: its
+    deviation from the median of the up to window_runs values before it and the scale of
+    those (as _Direction.scale, to numpy's rounding); NaN where the run is not judged
+    (fewer than min_runs before it) or past the series' end. Arrays series x runs."""
+    rows, length, w = len(values), max((len(v) for v in values), default=0), p.window_runs
+    first = p.min_runs if w >= p.min_runs else length  # the first run with a baseline
+    dev = np.full((rows, length), np.nan)
+    scale = np.full((rows, length), np.nan)
+    if first >= length:
+        return dev, scale
+    x = np.full((rows, length), np.nan)
+    for i, v in enumerate(values):
+        x[i, : len(v)] = v
+    pool = np.array([np.nan if q is None else q for q in pooled], dtype=float)
+    floor = np.array(floors, dtype=float)
+    ks = np.arange(first, length)
+    n = np.minimum(ks, w)  # values in the window before run k
+    lo, hi, at = (n - 1) // 2, n // 2, np.arange(len(ks))
+    padded = np.concatenate([np.full((rows, w), np.nan), x], axis=1)
+    for a in range(0, rows, _CHUNK):
+        # run k's window: x[k - w : k] = padded[k : k + w]; its NaNs (before the first
+        # run) sort last, past the n values
+        windows = np.lib.stride_tricks.sliding_window_view(padded[a : a + _CHUNK], w, axis=1)
+        win = np.sort(windows[:, first:length], axis=2)
+        med = (win[:, at, lo] + win[:, at, hi]) / 2
+        spread = np.subtract(win, med[:, :, None], out=win)
+        np.abs(spread, out=spread)
+        spread.sort(axis=2)
+        own = MAD_TO_SIGMA * ((spread[:, at, lo] + spread[:, at, hi]) / 2)
+        q = pool[a : a + _CHUNK, None]
+        shrunk = np.sqrt((n * own * own + p.prior_runs * q * q) / (n + p.prior_runs))
+        shrunk = np.where(np.isfinite(q), shrunk, own)
+        dev[a : a + _CHUNK, first:] = x[a : a + _CHUNK, first:] - med
+        scale[a : a + _CHUNK, first:] = np.maximum(shrunk, floor[a : a + _CHUNK, None])
+    past = np.arange(length)[None, :] >= np.array([len(v) for v in values])[:, None]
+    dev[past] = np.nan
+    scale[past] = np.nan
+    return dev, scale
+
+
+def _first(mask: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per row: the first column where `mask` holds, else its entry of `ends`."""
+    if not mask.shape[1]:
+        return ends
+    return np.where(mask.any(axis=1), mask.argmax(axis=1), ends)
+
+
+def _first_change(runs: Sequence[Run]) -> int:
+    """The index of the first run of another fingerprint than the one before it."""
+    prints = [r.fingerprint for r in runs]
+    if not prints or prints.count(prints[0]) == len(prints):
+        return len(prints)
+    return next(j for j in range(1, len(prints)) if prints[j] != prints[j - 1])
+
+
+def _values(metric: str, runs: Sequence[Run]) -> list[float]:
+    """transform() of each run's value."""
+    if metric == "throughput":
+        return [math.log(r.value) for r in runs]
+    return [r.value for r in runs]
+
+
+def _ordered(times: list[str], ids: list[str]) -> bool:
+    """Whether the runs are in strictly increasing (time, id) order."""
+    if times == sorted(times) and len(set(times)) == len(times):
+        return True
+    return all(a < b for a, b in pairwise(zip(times, ids, strict=True)))
+
+
+def _before(times: list[str], ids: list[str], cut: tuple[str, str]) -> int:
+    """How many of the runs, in strictly increasing (time, id) order, come before `cut`."""
+    at = bisect_left(times, cut[0])
+    while at < len(times) and times[at] == cut[0] and ids[at] < cut[1]:
+        at += 1
+    return at
+
+
+_Start = tuple[list["_Direction"], list[Series], SeriesResult]
+
+
+def _quiet_starts(
+    by_path: Mapping[SeriesKey, Sequence[Series]], p: Params, pooled: Mapping[SeriesKey, float]
+) -> dict[SeriesKey, _Start]:
+    """Per path: where detect_path's state is known without its loop, and that state.
+    Until a path's first run with a configuration change or a direction within rounding
+    of its flag threshold, every run just joins its direction's baseline: those runs'
+    deviations and scales are computed for all paths at once, and the directions start
+    with their baselines of them, the runs judged noted. Returns (directions, the
+    series of the runs after, the result so far) for _judge; a path whose directions'
+    runs are out of order, or take their times from each other, is left out."""
+    Member = tuple[Series, list[Run], list[float], list[str], list[str]]
+    candidates: list[tuple[SeriesKey, list[Member]]] = []
+    for key, members in by_path.items():
+        dirs: list[Member] = []
+        for s in members:
+            metric = s.key.metric
+            runs = [r for r in s.runs if r.value > 0 or (metric == "rtt" and r.value == 0)]
+            times, ids = [r.t for r in runs], [r.run_id for r in runs]
+            if len(set(ids)) != len(ids) or not _ordered(times, ids):
+                break  # a run id twice, or runs out of the path's order
+            if dirs and (times != dirs[0][3] or ids != dirs[0][4]):
+                first = dict(zip(dirs[0][4], dirs[0][3], strict=True))
+                if any(first.get(rid, t) != t for t, rid in zip(times, ids, strict=True)):
+                    break  # the path would order this direction's runs by the other's times
+            dirs.append((s, runs, _values(metric, runs), times, ids))
+        else:
+            candidates.append((key, dirs))
+    flat = [d for _key, dirs in candidates for d in dirs]
+    dev, scale = _rolling(
+        [m[2] for m in flat],
+        [pooled.get(m[0].key) for m in flat],
+        [floor_scale(m[0].key.metric, p) for m in flat],
+        p,
+    )
+    least = np.array([min_change(m[0].key.metric, p) for m in flat])
+    loud = np.abs(dev) >= np.maximum(p.k1 * scale, least[:, None]) * (1 - _MARGIN)
+    lens = np.array([len(m[1]) for m in flat], dtype=int)
+    changes = np.array([_first_change(m[1]) for m in flat], dtype=int)
+    firsts = np.minimum(_first(loud, lens), changes)
+    out: dict[SeriesKey, _Start] = {}
+    row = 0
+    for key, path in candidates:
+        mine = firsts[row : row + len(path)]
+        row += len(path)
+        # the path's first run that is more than a run joining a baseline
+        ends = [(m[3][j], m[4][j]) for m, j in zip(path, mine, strict=True) if j < len(m[1])]
+        cut = min(ends) if ends else None
+        result = SeriesResult(key)
+        states, tails = [], []
+        for s, runs, values, times, ids in path:
+            before = len(runs) if cut is None else _before(times, ids, cut)
+            d = _Direction(s, p, pooled.get(s.key))
+            d.base = Window(p.window_runs, values[max(0, before - p.window_runs) : before])
+            d.fingerprint = runs[before - 1].fingerprint if before else None
+            if p.window_runs >= p.min_runs:  # else no run is ever judged
+                result.evaluated_runs.update(ids[p.min_runs : before])
+            states.append(d)
+            tails.append(Series(s.key, runs[before:], s.distance_km))
+        out[key] = (states, tails, result)
     return out
 
 
@@ -481,10 +663,21 @@ def detect_path(
 ) -> SeriesResult:
     """The events, suspected runs and configuration changes of one path from its one or
     two directions' series (see the module's rules)."""
-    metric = key.metric
     pooled = pooled or {}
     dirs = [_Direction(s, p, pooled.get(s.key)) for s in series]
-    out = SeriesResult(key)
+    return _judge(key, dirs, series, SeriesResult(key), p)
+
+
+def _judge(
+    key: SeriesKey,
+    dirs: Sequence[_Direction],
+    series: Sequence[Series],
+    out: SeriesResult,
+    p: Params,
+) -> SeriesResult:
+    """detect_path over `series`' runs, from `dirs` and `out` as the runs before them
+    left them with no run flagged and no configuration change (fresh: from the start)."""
+    metric = key.metric
     # pending: flagged runs not confirmed yet: (run id, t, {i: x}, {i: deviation}, side)
     pending: list[tuple[str, str, dict[int, float], dict[int, float], int]] = []
     episode: Episode | None = None
@@ -718,8 +911,16 @@ def detect(
     """Every path, with pooled scales, then path events folded into host changes, then
     into region changes toward one group (`groups`: region -> its labels, e.g.
     "continent:Europe", "cloud:gcp")."""
-    pooled = pooled_scales(series, p)
-    results = [detect_path(key, members, p, pooled) for key, members in paths(series).items()]
+    with gc_paused():
+        pooled = pooled_scales(series, p)
+        by_path = paths(series)
+        starts = _quiet_starts(by_path, p, pooled)
+        results = []
+        for key, members in by_path.items():
+            if (start := starts.get(key)) is not None:
+                results.append(_judge(key, *start, p))
+            else:
+                results.append(detect_path(key, members, p, pooled))
     hosts, folded = host_changes(results, p)
     grouped = group_changes(results, p, groups or {}, folded)
     for g in grouped:
@@ -774,21 +975,43 @@ def unjudged(series: Sequence[Series], found: Detection) -> list[Unjudged]:
     ]
 
 
+def _judged_counts(
+    started: Iterable[tuple[str, ...]],
+    results: Sequence[SeriesResult],
+    prefixes: Callable[[SeriesKey], list[tuple[str, ...]]],
+) -> dict[tuple[str, ...], int]:
+    """Per key of `started` (a prefix and a run id): how many results with that prefix
+    (`prefixes` of a path: one per host, or host and group, it counts toward) judged that
+    run. Only the runs where an event started are counted: the only counts the roll-ups
+    look at."""
+    wanted: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for key in started:
+        wanted[key[:-1]].append(key[-1])
+    counts: dict[tuple[str, ...], int] = defaultdict(int)
+    if not wanted:
+        return counts
+    for r in results:
+        for prefix in prefixes(r.key):
+            for run_id in wanted.get(prefix, ()):
+                if run_id in r.evaluated_runs:
+                    counts[(*prefix, run_id)] += 1
+    return counts
+
+
 def host_changes(results: Sequence[SeriesResult], p: Params) -> tuple[list[HostChange], set[int]]:
     """Hosts where at least host_share of their evaluated paths started an event in the
     same run; returns them and the ids of the events they stand for."""
-    evaluated: dict[tuple[str, str, str, str, str], int] = defaultdict(int)
     started: dict[tuple[str, str, str, str, str], list[Episode]] = defaultdict(list)
     times: dict[str, str] = {}
     for r in results:
         k = r.key
-        for run_id in r.evaluated_runs:
-            for host in (k.src, k.dst):
-                evaluated[(k.source, k.backend, k.metric, host, run_id)] += 1
         for e in r.episodes:
             times[e.started_run] = e.started_t
             for host in (k.src, k.dst):
                 started[(k.source, k.backend, k.metric, host, e.started_run)].append(e)
+    evaluated = _judged_counts(
+        started, results, lambda k: [(k.source, k.backend, k.metric, h) for h in (k.src, k.dst)]
+    )
     candidates = []
     for key, episodes in started.items():
         n = evaluated.get(key, 0)
@@ -816,20 +1039,26 @@ def group_changes(
     group_share of those judged in that run, started an event in the same run (events
     already in a host change left out)."""
     GKey = tuple[str, str, str, str, str, str]  # source, backend, metric, host, toward, run
-    evaluated: dict[GKey, int] = defaultdict(int)
     started: dict[GKey, list[Episode]] = defaultdict(list)
     times: dict[str, str] = {}
     for r in results:
         k = r.key
         for host, other in ((k.src, k.dst), (k.dst, k.src)):
             for toward in groups.get(other, ()):
-                for run_id in r.evaluated_runs:
-                    evaluated[(k.source, k.backend, k.metric, host, toward, run_id)] += 1
                 for e in r.episodes:
                     if id(e) not in folded:
                         times[e.started_run] = e.started_t
                         key = (k.source, k.backend, k.metric, host, toward, e.started_run)
                         started[key].append(e)
+    evaluated = _judged_counts(
+        started,
+        results,
+        lambda k: [
+            (k.source, k.backend, k.metric, host, toward)
+            for host, other in ((k.src, k.dst), (k.dst, k.src))
+            for toward in groups.get(other, ())
+        ],
+    )
     candidates = []
     for key, episodes in started.items():
         n = evaluated.get(key, 0)
@@ -876,21 +1105,8 @@ def calibrate(series: Sequence[Series], p: Params = Params(), last_runs: int = 2
     and k1, k2 grow by that much, within K1_BOUNDS and K2_BOUNDS."""
     from statistics import NormalDist
 
-    pooled = pooled_scales(series, p)
-    judged = beyond = 0
-    for s in series:
-        d = _Direction(s, p, pooled.get(s.key))
-        runs = [r for r in s.runs if r.value > 0]
-        start = len(runs) - last_runs
-        for i, run in enumerate(runs):
-            if d.fingerprint not in (None, run.fingerprint):
-                d.restart()
-            d.fingerprint = run.fingerprint
-            x = transform(s.key.metric, run.value)
-            if i >= start and d.ready():
-                judged += 1
-                beyond += abs(x - d.base.median()) >= CALIBRATION_SCALES * d.scale()
-            d.base.push(x)
+    with gc_paused():
+        judged, beyond = _calibration_counts(series, p, last_runs)
     normal = NormalDist()
     expected = 2 * (1 - normal.cdf(CALIBRATION_SCALES))
     rate = beyond / judged if judged else 0.0
@@ -900,6 +1116,42 @@ def calibrate(series: Sequence[Series], p: Params = Params(), last_runs: int = 2
     k1 = min(max(p.k1 * inflation, K1_BOUNDS[0]), K1_BOUNDS[1])
     k2 = min(max(p.k2 * inflation, K2_BOUNDS[0]), K2_BOUNDS[1])
     return Calibration(judged, beyond, expected, inflation, round(k1, 2), round(k2, 2))
+
+
+def _calibration_counts(series: Sequence[Series], p: Params, last_runs: int) -> tuple[int, int]:
+    """calibrate's runs judged and runs beyond CALIBRATION_SCALES."""
+    pooled = pooled_scales(series, p)
+    # until a series' first configuration change, or first run within rounding of 4.5
+    # scales, every run's deviation and scale at once; from there on, the loop
+    kept = [[r for r in s.runs if r.value > 0] for s in series]
+    values = [_values(s.key.metric, runs) for s, runs in zip(series, kept, strict=True)]
+    dev, scale = _rolling(values, [pooled.get(s.key) for s in series],
+                          [floor_scale(s.key.metric, p) for s in series], p)  # fmt: skip
+    lens = np.array([len(v) for v in values], dtype=int)
+    cols = np.arange(dev.shape[1])[None, :]
+    last = cols >= np.maximum(lens - last_runs, 0)[:, None]  # NaN where not judged
+    near = last & (np.abs(np.abs(dev) - CALIBRATION_SCALES * scale) <= _MARGIN * scale)
+    cuts = np.minimum(_first(near, lens), [_first_change(runs) for runs in kept])
+    before = last & (cols < cuts[:, None])
+    judged = int((before & ~np.isnan(dev)).sum())
+    beyond = int((before & (np.abs(dev) >= CALIBRATION_SCALES * scale)).sum())
+    for s, runs, xs, cut in zip(series, kept, values, cuts.tolist(), strict=True):
+        if cut >= len(runs):
+            continue
+        d = _Direction(s, p, pooled.get(s.key))
+        d.base = Window(p.window_runs, xs[max(0, cut - p.window_runs) : cut])
+        d.fingerprint = runs[cut - 1].fingerprint if cut else None
+        start = len(runs) - last_runs
+        for i in range(cut, len(runs)):
+            run, x = runs[i], xs[i]
+            if d.fingerprint not in (None, run.fingerprint):
+                d.restart()
+            d.fingerprint = run.fingerprint
+            if i >= start and d.ready():
+                judged += 1
+                beyond += abs(x - d.base.median()) >= CALIBRATION_SCALES * d.scale()
+            d.base.push(x)
+    return judged, beyond
 
 
 # ---- documents -------------------------------------------------------------------------

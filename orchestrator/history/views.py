@@ -25,7 +25,6 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.core.errors import UserError
@@ -818,46 +817,66 @@ def change_series(
     receiver over-counted, a test cut short: no evidence of a change). DETECTION_KEEPS
     stay: a direction that moved alone is what `asymmetric` flags and what detection
     judges per direction; a few echoes still give a level."""
+    from orchestrator.history.changes import gc_paused
+
+    with gc_paused():  # a year's series are 650,000 runs
+        return [
+            s
+            for info in chosen_sources(source_infos(con), sources)
+            for s in _source_series(con, info, last_runs, since)
+        ]
+
+
+def _source_series(
+    con: duckdb.DuckDBPyConnection, info: SourceInfo, last_runs: int, since: datetime | None
+) -> list[Any]:
+    """change_series of one source."""
     from orchestrator.history.changes import Run, Series, SeriesKey
 
-    infos = chosen_sources(source_infos(con), sources)
+    # the cut-off is the K-th latest sweep's start: a filter DuckDB prunes by zone maps
+    row = con.execute(
+        "SELECT started_utc FROM sweeps WHERE source = ? ORDER BY started_utc DESC "
+        "LIMIT 1 OFFSET ?",
+        [info.name, max(last_runs - 1, 0)],
+    ).fetchone()
+    cutoff = row[0] if row else None
+    if since is not None and cutoff is not None:
+        cutoff = min(cutoff, since)
+    where = "source = ? AND status = 'ok'"
+    params: list[Any] = [info.name]
+    if cutoff is not None:
+        where += " AND started_utc >= ?"
+        params.append(cutoff)
+    columns = con.execute(
+        "SELECT backend, src, dst, sweep_id, "
+        "strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ') AS t, fingerprint, distance_km, "
+        f"CASE WHEN {valid_sql('rtt', DETECTION_KEEPS)} THEN {METRICS['rtt'].run_sql} END "
+        f"AS rtt, CASE WHEN {valid_sql('throughput', DETECTION_KEEPS)} AND "
+        f"{SINGLE_STREAM_SQL} THEN throughput_bps END AS throughput "
+        f"FROM measurements WHERE {where} ORDER BY backend, src, dst, started_utc",
+        params,
+    ).fetchnumpy()  # columns, not a tuple per row (a year's 56 sweeps: 330,000 rows)
+    c = {name: column.tolist() for name, column in columns.items()}  # NULL: None
+    backends, srcs, dsts = c["backend"], c["src"], c["dst"]
+    ids, times, prints, rows = c["sweep_id"], c["t"], c["fingerprint"], len(c["sweep_id"])
+    firsts = [0] + [
+        i
+        for i in range(1, rows)
+        if dsts[i] != dsts[i - 1] or srcs[i] != srcs[i - 1] or backends[i] != backends[i - 1]
+    ]
     out: list[Series] = []
-    for info in infos:
-        # the cut-off is the K-th latest sweep's start: a filter DuckDB prunes by zone maps
-        row = con.execute(
-            "SELECT started_utc FROM sweeps WHERE source = ? ORDER BY started_utc DESC "
-            "LIMIT 1 OFFSET ?",
-            [info.name, max(last_runs - 1, 0)],
-        ).fetchone()
-        cutoff = row[0] if row else None
-        if since is not None and cutoff is not None:
-            cutoff = min(cutoff, since)
-        where = "source = ? AND status = 'ok'"
-        params: list[Any] = [info.name]
-        if cutoff is not None:
-            where += " AND started_utc >= ?"
-            params.append(cutoff)
-        rows = con.execute(
-            f"SELECT backend, src, dst, sweep_id, strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ'), "
-            f"fingerprint, distance_km, "
-            f"CASE WHEN {valid_sql('rtt', DETECTION_KEEPS)} THEN {METRICS['rtt'].run_sql} END, "
-            f"CASE WHEN {valid_sql('throughput', DETECTION_KEEPS)} AND {SINGLE_STREAM_SQL} "
-            "THEN throughput_bps END "
-            f"FROM measurements WHERE {where} ORDER BY backend, src, dst, started_utc",
-            params,
-        ).fetchall()
-        for (backend, src, dst), group in groupby(rows, key=lambda r: (r[0], r[1], r[2])):
-            items = list(group)
-            runs: dict[str, list[Run]] = {
-                "rtt": [Run(r[3], r[4], float(r[7]), r[5]) for r in items if r[7] is not None],
-                "throughput": [
-                    Run(r[3], r[4], float(r[8]), r[5])
-                    for r in items
-                    if r[8] is not None and r[8] > 0
-                ],
-            }
-            for metric_name, metric_runs in runs.items():
-                if metric_runs:
-                    key = SeriesKey(info.name, backend or "", metric_name, src, dst)
-                    out.append(Series(key, metric_runs, items[0][6]))
+    for a, b in zip(firsts, [*firsts[1:], rows], strict=True):  # one pair's rows
+        runs = list(zip(ids[a:b], times[a:b], prints[a:b], strict=True))
+        by_metric: dict[str, list[Run]] = {
+            "rtt": [Run(i, t, float(v), f) for (i, t, f), v in zip(runs, c["rtt"][a:b],
+                                                                   strict=True)
+                    if v is not None],
+            "throughput": [Run(i, t, float(v), f)
+                           for (i, t, f), v in zip(runs, c["throughput"][a:b], strict=True)
+                           if v is not None and v > 0],
+        }  # fmt: skip
+        for metric_name, metric_runs in by_metric.items():
+            if metric_runs:
+                key = SeriesKey(info.name, backends[a] or "", metric_name, srcs[a], dsts[a])
+                out.append(Series(key, metric_runs, c["distance_km"][a]))
     return out
