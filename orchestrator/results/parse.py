@@ -98,8 +98,9 @@ def _sender_bps(sent: dict[str, Any], received: dict[str, Any], reverse: bool) -
     (`-R`), the server sends and the client stops reading at its own end: the server's
     last RTT carries at most what the path still takes, so its bits_per_second reads low
     by up to RTT / interval (4 % at 200 ms over 5 s). Its bytes are what it sent while the
-    client counted, so its rate is those bytes over the client's (the receiver's)
-    interval."""
+    client counted, plus the little it sent after, so its rate is taken as those bytes
+    over the client's (the receiver's) interval: at worst a little high, which the
+    limiter allows for (sender_extra_s), never low enough to make the receiver ahead."""
     seconds = float(received["seconds"])
     if reverse and seconds > 0:
         return int(sent["bytes"]) * 8 / seconds
