@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from orchestrator.model.catalog import MachineBandwidth
+from orchestrator.results import store
 
 SENTINEL_DROP = 0.20  # late results this far below the early ones flag the sweep
 # A host's CPU steal above this during a test is evidence of its own (CPU) limit.
@@ -171,11 +172,6 @@ class SentinelCheck:
         return out
 
 
-def pair_key(row: Mapping[str, Any]) -> tuple[str, str]:
-    """A row's directed pair: (src "cloud:region", dst "cloud:region")."""
-    return (f"{row['src_cloud']}:{row['src_region']}", f"{row['dst_cloud']}:{row['dst_region']}")
-
-
 def sentinel_check(
     early_rows: Iterable[Mapping[str, Any]],
     late_rows: Iterable[Mapping[str, Any]],
@@ -183,10 +179,10 @@ def sentinel_check(
 ) -> SentinelCheck | None:
     """Compare the late sentinel results with the same tests' early ones (medians over
     the tests both have); None when no test has both."""
-    late = {pair_key(r): _number(r.get("throughput_bps")) for r in late_rows}
+    late = {store.pair_key(r): _number(r.get("throughput_bps")) for r in late_rows}
     pairs = []
     for row in early_rows:
-        key = pair_key(row)
+        key = store.pair_key(row)
         early = _number(row.get("throughput_bps"))
         if key in late and early and late[key] is not None:
             pairs.append((early, late[key]))

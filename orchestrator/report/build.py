@@ -924,7 +924,7 @@ def add_host_evidence(loaded: Loaded, sweep_dir: Path) -> None:
     may have been measured rather than the path."""
     try:
         late = store.read_rows(sweep_dir / "sentinels.csv")
-        sentinel_pairs = {allowance.pair_key(r) for r in late}
+        sentinel_pairs = {store.pair_key(r) for r in late}
         path = sweep_dir / store.MEASUREMENTS_FILE
         # no sentinel and no row with host evidence (seen when the rows were read): none
         none = not sentinel_pairs and loaded.evidence.get(path) == 0

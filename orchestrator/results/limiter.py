@@ -264,16 +264,15 @@ def classify(row: Mapping[str, Any], test: Mapping[str, Any], facts: PathFacts) 
                     ),
                 )
         if window_bound:
-            bound = window_bound
-            tried.update(window_bps=bound)
+            tried.update(window_bps=window_bound)
             if window_fits:
                 return Limiter(
                     WINDOW,
                     _detail(
                         **figures,
                         window_bytes=facts.window_bytes,
-                        window_bps=bound,
-                        ratio=received / bound,
+                        window_bps=window_bound,
+                        ratio=received / window_bound,
                     ),
                 )
     return Limiter(

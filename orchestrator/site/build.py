@@ -184,9 +184,6 @@ PUBLIC_SWEEP_FIELDS: dict[str, Any] = {
     ],
 }  # fmt: skip
 
-# Columns of measurements.csv that hold a number >= 0 (or nothing) in a row that parsed.
-NUMERIC_MEASUREMENT_COLUMNS = NUMERIC_COLUMNS
-
 
 @dataclass
 class SweepPage:
@@ -508,7 +505,7 @@ def write_parsed_rows(src: Path, dest: Path) -> tuple[int, int]:
         header = [name.strip() for name in next(reader, [])]
         index = [header.index(c) if c in header else -1 for c in MEASUREMENT_COLUMNS]
         same = index == list(range(len(header)))  # the columns as they are: rows as read
-        numeric = [i for i, name in enumerate(header) if name in NUMERIC_MEASUREMENT_COLUMNS]
+        numeric = [i for i, name in enumerate(header) if name in NUMERIC_COLUMNS]
         # a row of blank cells is no row (one join and strip, not a strip per cell)
         records = (cells for cells in reader if "".join(cells).strip())
         for cells, is_last in _flag_last(records):

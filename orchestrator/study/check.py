@@ -32,7 +32,6 @@ WINDOW_TOLERANCE = 0.2
 CAP_SHARE = 0.8
 NOISE = 0.05
 STREAMS_TOLERANCE = 0.25
-LOSS_TOLERANCE = 0.3
 TUNED_FROM_RTT_MS = 20.0
 
 
@@ -149,7 +148,7 @@ def check(results: Sequence[PairResult], model: NetModel, lossy: Collection[str]
             continue
         n += 1
         ceiling = min(p.mathis_bps, p.default_ceiling_bps, model.rate_bps)
-        low, high = loss_band(p.retransmits, LOSS_TOLERANCE)
+        low, high = loss_band(p.retransmits)
         band = f"band {low:.2f}-{high:.2f} x"
         if math.isinf(ceiling) or not low <= d / ceiling <= high:
             bad.append(f"{p.src}->{p.dst} {d / 1e6:.2f} vs {ceiling / 1e6:.2f} Mbit/s ({band})")
