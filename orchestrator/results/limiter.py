@@ -8,7 +8,8 @@ the facts of its two hosts to a named limiter and the figures that decided it.
     loss       retransmissions explain it: within 30 % of Mathis's ceiling
                streams x MSS / RTT x 1.22 / sqrt(p), widened by the counting error of p
                (loss_band: k counted losses; not when the window bound fits)
-    cpu        CPU steal on a host, or the sender's iperf3 at its CPU limit
+    cpu        CPU steal on a host, or the sender's iperf3 at its CPU limit, and no
+               bound above fits
     capacity   within 10 % of the line rate (the smaller of the sender's egress and
                the receiver's ingress cap)
     unknown    none of these, or at the line rate while sender and receiver disagree
@@ -21,9 +22,11 @@ its count ran past the client's (parse: sender_extra_s, about one RTT); a row wh
 do not is classified on the receiver's figure, carries the gap in its detail
 (receiver_minus_sender) and is never `capacity`.
 
-The order is the order of evidence: a counter or a saturated CPU is seen directly,
-the line rate and the baseline are documented figures, the window and loss ceilings
-are models. The facts (line rate, baseline, window) are passed in by the caller, so
+The order is the order of evidence: a counter is seen directly, the line rate and the
+baseline are documented figures, the window and loss ceilings are models. A busy CPU
+(steal, or the sender's iperf3 at its limit) is seen directly too, but only explains a
+rate that no bound does: a test at the line rate or its window on a shared machine
+shows steal as well, and the CPU did not hold it there. The facts (line rate, baseline, window) are passed in by the caller, so
 nothing here reads the catalog or the emulator.
 """
 
@@ -193,7 +196,7 @@ def classify(row: Mapping[str, Any], test: Mapping[str, Any], facts: PathFacts) 
     if not agree:
         figures.update(throughput_sender_bps=sent, receiver_minus_sender=gap)
 
-    # 2. what the hosts saw directly: allowance counters, CPU steal, a busy sender
+    # 2. what the hosts counted directly: the allowance counters
     counters = {
         c: _num(row.get(c))
         for c in (
@@ -206,15 +209,6 @@ def classify(row: Mapping[str, Any], test: Mapping[str, Any], facts: PathFacts) 
     moved = {c: v for c, v in counters.items() if v}
     if moved:
         return Limiter(ALLOWANCE, _detail(**figures, **moved, baseline_bps=facts.baseline_bps))
-    for side in ("src", "dst"):
-        steal = _num(row.get(f"{side}_cpu_steal_pct"))
-        if steal is not None and steal >= STEAL_BUSY_PCT:
-            return Limiter(CPU, _detail(**figures, **{f"{side}_cpu_steal_pct": steal}))
-    sender_cpu = _num(test.get("sender_cpu_pct"))
-    if sender_cpu is not None:
-        limit = cpu_limit_pct(str(test.get("iperf3_version", "")), streams, facts.vcpus)
-        if sender_cpu >= CPU_BUSY_PCT / 100.0 * limit:
-            return Limiter(CPU, _detail(**figures, sender_cpu_pct=sender_cpu, cpu_limit_pct=limit))
 
     # 3. the documented rates: the line rate, then a burstable VM's baseline
     line = facts.line_rate_bps
@@ -275,6 +269,19 @@ def classify(row: Mapping[str, Any], test: Mapping[str, Any], facts: PathFacts) 
                         ratio=received / window_bound,
                     ),
                 )
+    # 5. a busy CPU: seen directly, but a test at a bound may load its CPU as well (a
+    # shared machine's steal, a sender at the line rate), so it names only a shortfall
+    for side in ("src", "dst"):
+        steal = _num(row.get(f"{side}_cpu_steal_pct"))
+        if steal is not None and steal >= STEAL_BUSY_PCT:
+            return Limiter(CPU, _detail(**figures, **{f"{side}_cpu_steal_pct": steal}, **tried))
+    sender_cpu = _num(test.get("sender_cpu_pct"))
+    if sender_cpu is not None:
+        limit = cpu_limit_pct(str(test.get("iperf3_version", "")), streams, facts.vcpus)
+        if sender_cpu >= CPU_BUSY_PCT / 100.0 * limit:
+            return Limiter(
+                CPU, _detail(**figures, sender_cpu_pct=sender_cpu, cpu_limit_pct=limit, **tried)
+            )
     return Limiter(
         UNKNOWN,
         _detail(

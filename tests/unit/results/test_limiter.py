@@ -188,18 +188,34 @@ def test_moved_allowance_counters_win_over_the_line_rate():
         assert classify(row, test, CASES["capacity"][1]).name == limiter.CAPACITY
 
 
-def test_cpu_steal_or_a_saturated_sender_is_cpu():
+def test_cpu_steal_or_a_saturated_sender_is_cpu_when_no_bound_explains_the_rate():
     row, test = captured("window", 80.0)
-    facts = CASES["window"][1]
-    assert classify({**row, "src_cpu_steal_pct": 12.5}, test, facts).name == limiter.CPU
-    assert classify({**row, "dst_cpu_steal_pct": 9.9}, test, facts).name == limiter.WINDOW
+    # hosts whose window would allow 4 x the rate: no bound fits, the row is unknown...
+    short = PathFacts(window_bytes=4 * 131072)
+    assert classify(row, test, short).name == limiter.UNKNOWN
+    # ...unless a host's CPU was taken (steal) or the sender's iperf3 was at its limit
+    stolen = classify({**row, "src_cpu_steal_pct": 12.5}, test, short)
+    assert stolen.name == limiter.CPU
+    assert "src_cpu_steal_pct=12.5" in stolen.detail and "window_bps=" in stolen.detail
+    assert classify({**row, "dst_cpu_steal_pct": 9.9}, test, short).name == limiter.UNKNOWN
     busy = {**test, "sender_cpu_pct": 95.0}
-    assert classify(row, busy, facts).name == limiter.CPU
+    assert classify(row, busy, short).name == limiter.CPU
     # iperf3 3.16 runs a thread per stream: 95 % of one core is not 4 streams' limit
     many = {**row, "streams": 4}
-    assert classify(many, {**busy, "iperf3_version": "iperf 3.17.1"}, facts).name != limiter.CPU
+    assert classify(many, {**busy, "iperf3_version": "iperf 3.17.1"}, short).name != limiter.CPU
     assert limiter.cpu_limit_pct("iperf 3.17.1", 4, 2) == 200.0
     assert limiter.cpu_limit_pct("iperf 3.12", 4, 2) == 100.0
+
+
+def test_a_busy_cpu_does_not_hide_the_bound_the_rate_is_at():
+    """A shared machine's steal (CI's was 11-20 %) or a busy sender during a test at its
+    window or at the line rate: the bound held it, not the CPU."""
+    for name in ("window", "capacity"):
+        rtt, facts = CASES[name]
+        row, test = captured(name, rtt)
+        stolen = {**row, "src_cpu_steal_pct": 20.5, "dst_cpu_steal_pct": 11.7}
+        assert classify(stolen, test, facts).name == name
+        assert classify(row, {**test, "sender_cpu_pct": 99.0}, facts).name == name
 
 
 def test_the_loopback_captures_are_not_cpu_bound_and_name_the_sender_side():
