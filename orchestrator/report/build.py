@@ -331,8 +331,10 @@ class _Reader:
                 + "enum_code(CAST(coalesce(sweep_id, '') AS sweep_id_t)) AS sweep, "
                 "enum_code(CAST(coalesce(flags, '') AS flags_t)) AS flag, "
                 "enum_code(CAST(coalesce(backend, '') AS backend_t)) AS backend, "
-                + ", ".join(_q(c) for c in _NUMBERS)
-                + ", t FROM raw"
+                # NULL (an empty cell) as NaN: plain arrays, no masks (a cell that reads as
+                # NaN is not plain: the row is odd)
+                + ", ".join(f"coalesce({_q(c)}, 'NaN'::DOUBLE) AS {_q(c)}" for c in _NUMBERS)
+                + ", coalesce(t, 'NaN'::DOUBLE) AS t FROM raw"
             ).fetchnumpy()
             # the earliest start of each sweep's measured rows (the rows kept below)
             measured = f"{_OK} AND ({' OR '.join(f'{_q(c)} IS NOT NULL' for c in _MEASURES)})"
@@ -728,6 +730,8 @@ def _filled(values: Any) -> Any:
     """A DuckDB column as float64 with NaN where it was NULL (an empty cell)."""
     import numpy as np
 
+    if not np.ma.isMaskedArray(values):  # no NULL in it
+        return np.asarray(values, dtype=np.float64)
     filled: Any = np.ma.filled(np.ma.asarray(values).astype(np.float64), np.nan)
     return filled
 
