@@ -2,7 +2,8 @@
 
 Each command group lives in its own module and exposes `COMMANDS`, a list of
 click commands; the functions they call live in the library and are what the
-tests call directly.
+tests call directly. A module is imported when one of its commands is first asked
+for (COMMAND_MODULES): a command pays for its own imports only.
 
 Exit codes (docs/development.md): 0 done, 2 bad input (a UserError, or an option
 click refuses), 1 a failed run (a RunFailure, or the system refusing a file), 130
@@ -16,25 +17,15 @@ entry points import this package (tests/check_layers.py).
 
 from __future__ import annotations
 
+import importlib
 import sys
 import traceback
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import click
 
 from orchestrator import __version__
-from orchestrator.cli import (
-    advise,
-    cloud,
-    demo,
-    emulator,
-    history,
-    plan,
-    report,
-    schedule,
-    study,
-    sweep,
-)
 from orchestrator.cli.signals import stop_on_signals
 from orchestrator.core import log
 from orchestrator.core.errors import BAD_INPUT, RUN_FAILED, UserError
@@ -102,6 +93,91 @@ def _add_conventions(command: click.Command, path: tuple[str, ...] = ()) -> None
             _add_conventions(sub, (*path, name))
 
 
+# Each command's module under orchestrator.cli (its COMMANDS); tests/unit/cli/test_help.py
+# holds this to the modules.
+COMMAND_MODULES = {
+    **dict.fromkeys(("plan", "regions"), "plan"),
+    "emulator": "emulator",
+    **dict.fromkeys(("sweep", "provision", "prepare", "measure", "collect", "teardown"), "sweep"),
+    **dict.fromkeys(("report", "site", "publish"), "report"),
+    **dict.fromkeys(("history", "matrix", "changes"), "history"),
+    **dict.fromkeys(("preflight", "reap"), "cloud"),
+    "schedule": "schedule",
+    "advise": "advise",
+    "demo": "demo",
+    "study": "study",
+}
+
+
+class _Commands(dict[str, click.Command]):
+    """The group's commands by name, each module imported (and its commands given the
+    conventions) when one of its commands is first looked up, or all of them when the
+    commands are listed (--help). A command added by add_command is kept as it is."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._loaded: set[str] = set()
+
+    def _load(self, module: str) -> None:
+        if module in self._loaded:
+            return
+        self._loaded.add(module)
+        found = importlib.import_module(f"orchestrator.cli.{module}")
+        if module == "plan":  # `regions sync` is the cloud module's
+            self._load("cloud")
+            found.regions.add_command(
+                importlib.import_module("orchestrator.cli.cloud").regions_sync_command
+            )
+        for command in found.COMMANDS:
+            _add_conventions(command, (command.name,))
+            super().__setitem__(command.name, command)
+
+    def _load_all(self) -> None:
+        for module in sorted(set(COMMAND_MODULES.values())):
+            self._load(module)
+
+    def _load_for(self, name: object) -> None:
+        module = COMMAND_MODULES.get(name) if isinstance(name, str) else None
+        if module is not None:
+            self._load(module)
+
+    def __getitem__(self, name: str) -> click.Command:
+        self._load_for(name)
+        return super().__getitem__(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self._load_for(name)
+        return super().get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        self._load_for(name)
+        return super().__contains__(name)
+
+    def pop(self, name: str, *default: Any) -> Any:
+        self._load_for(name)
+        return super().pop(name, *default)
+
+    def __iter__(self) -> Iterator[str]:
+        self._load_all()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._load_all()
+        return super().__len__()
+
+    def keys(self) -> Any:
+        self._load_all()
+        return super().keys()
+
+    def values(self) -> Any:
+        self._load_all()
+        return super().values()
+
+    def items(self) -> Any:
+        self._load_all()
+        return super().items()
+
+
 class _Main(click.Group):
     def make_context(
         self,
@@ -153,8 +229,5 @@ def main() -> None:
     """
 
 
-for _module in (plan, emulator, sweep, report, history, cloud, schedule, advise, demo, study):
-    for _command in _module.COMMANDS:
-        main.add_command(_command)
-plan.regions.add_command(cloud.regions_sync_command)
-_add_conventions(main)
+main.params.extend(_verbosity_options())
+main.commands = _Commands()

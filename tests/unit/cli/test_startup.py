@@ -5,6 +5,7 @@ fresh interpreter, never on time."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -12,13 +13,15 @@ import sys
 
 import pytest
 
+from orchestrator.cli import COMMAND_MODULES
 from orchestrator.core import paths
 
 HEAVY = ("boto3", "botocore", "google", "grpc", "plotly", "geopy", "kaleido", "moto")
 
 
-def loaded_after(code: str) -> set[str]:
-    """Top-level packages a fresh interpreter holds after running `code`."""
+def loaded_after(code: str, whole: bool = False) -> set[str]:
+    """Top-level packages a fresh interpreter holds after running `code` (every module's
+    whole name with `whole`)."""
     script = f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(paths.ROOT), env.get("PYTHONPATH")]))
@@ -32,7 +35,7 @@ def loaded_after(code: str) -> set[str]:
         timeout=120,
     )
     last = done.stdout.strip().splitlines()[-1]
-    return {name.split(".")[0] for name in json.loads(last)}
+    return {name if whole else name.split(".")[0] for name in json.loads(last)}
 
 
 def test_importing_the_cli_loads_no_heavy_library():
@@ -61,3 +64,30 @@ def test_local_commands_load_only_the_heavy_library_they_use(args, needs):
 def test_the_probe_sees_a_heavy_library_when_one_is_imported():
     # the check above could not pass by a broken probe
     assert "boto3" in loaded_after("import orchestrator.clouds.aws")
+
+
+def test_each_command_is_in_the_module_its_name_is_looked_up_in():
+    for module in set(COMMAND_MODULES.values()):
+        commands = importlib.import_module(f"orchestrator.cli.{module}").COMMANDS
+        names = {name for name, of in COMMAND_MODULES.items() if of == module}
+        assert {c.name for c in commands} == names, module
+
+
+@pytest.mark.parametrize(
+    ("args", "modules"),
+    [
+        (["report", "--help"], {"report"}),
+        (["site", "--help"], {"report"}),
+        (["regions", "--help"], {"plan", "cloud"}),  # `regions sync` is the cloud module's
+        (["--help"], set(COMMAND_MODULES.values())),  # every command listed
+    ],
+)
+def test_a_command_imports_only_its_own_command_module(args, modules):
+    # the others' imports (croniter, the emulator, the history's numpy) are not its cost
+    code = (
+        "from orchestrator.cli import main\n"
+        f"try:\n    main({args!r})\nexcept SystemExit as e:\n    assert not e.code, e.code"
+    )
+    loaded = loaded_after(code, whole=True)
+    commands = {n.split(".")[2] for n in loaded if n.startswith("orchestrator.cli.")}
+    assert commands - {"signals", "pathopt", "jsonout"} == modules
