@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import plotly.graph_objects as go
 from plotly.colors import get_colorscale, sample_colorscale
-from plotly.subplots import make_subplots
+
+if TYPE_CHECKING:  # plotly's figure classes: only the time series builds one
+    import plotly.graph_objects as go
 
 from orchestrator.core.geo import fibre_rtt_ms
 from orchestrator.report import analyze
@@ -799,6 +800,9 @@ def series_figure(
     series.sort(key=lambda s: (-s[0], s[1]))
     # latency-only data (an import, a ping-only sweep): no empty throughput axis
     both = any(_finite(p[2]) for _s, _pair, points in series for p in points)
+    import plotly.graph_objects as go  # ~40 ms to import: only for a figure built this way
+    from plotly.subplots import make_subplots
+
     fig = make_subplots(
         rows=2 if both else 1,
         cols=1,
