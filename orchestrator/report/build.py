@@ -1241,7 +1241,7 @@ def report_figures(
     by_name = {s.cloud_pair: s for s in summaries}
     cities = {r.key: r.city for r in loaded.catalog.regions}  # hovers name them
     for group in analyze.GROUPS:
-        if group == "all" or groups.get(group):
+        if group == "all" or len(groups.get(group, ())):
             figures[f"distance-{group}"] = charts.distance_figure(
                 m, group, groups, by_name, emulated=emulated, max_points=max_points, cities=cities
             )

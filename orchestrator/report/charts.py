@@ -344,7 +344,7 @@ def _sample(rows: np.ndarray, keep: int) -> np.ndarray:
 def distance_figure(
     m: analyze.Measurements,
     group: str,
-    groups: Mapping[str, Sequence[int]],
+    groups: Mapping[str, Sequence[int] | np.ndarray],
     summaries: Mapping[str, analyze.GroupSummary],
     *,
     emulated: bool,
