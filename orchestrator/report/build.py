@@ -1142,7 +1142,7 @@ def sweep_products(
         warnings=list(loaded.warnings),
         summaries=list(summaries),
         outliers=list(outliers),
-        figures={name: figure_data(fig) for name, fig in figures.items()},
+        figures=cache.FigureSet.of({name: figure_data(fig) for name, fig in figures.items()}),
         medians=charts.sweep_medians(loaded.data, orders),
         verbatim_rows=(
             loaded.publishable.get(loaded.cache[0] / store.MEASUREMENTS_FILE, -1)

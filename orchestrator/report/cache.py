@@ -7,7 +7,10 @@ sweep's input files (size, modification time and inode of measurements.csv, swee
 and sentinels.csv), the catalog, the options and the code that computes them. An entry
 whose key differs is recomputed; an entry that cannot be read is a miss, never an
 error. `interregion report` of a whole sweep writes one; `interregion site` reads it,
-and writes it on a miss.
+and writes it on a miss. The file is one line of JSON (every field but the figures),
+then a line per figure: its name (a JSON string), a tab and its compact JSON, kept as
+text (FigureSet): the site writes a figure's file from that text, so the megabytes of a
+full catalog's figures are never parsed or encoded again to read or update an entry.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -26,13 +29,56 @@ from typing import Any
 from orchestrator.report import analyze
 
 CACHE_DIR = Path(".cache") / "report"  # under the results folder
-FORMAT = 1  # raised when an entry's fields change
+FORMAT = 2  # raised when an entry's fields change (2: the figures on lines of their own)
 INPUT_FILES = ("measurements.csv", "sweep.json", "sentinels.csv")
 # the packages whose code decides what an entry holds
 _CODE = ("core", "model", "results", "report", "plan")
 
 # (src, dst) region keys -> sweep id -> (median RTT ms, median throughput bps)
 Medians = dict[tuple[str, str], dict[str, tuple[float, float]]]
+
+
+def compact(value: Any) -> str:
+    """JSON without spaces, as the entry and the site's figure files hold it."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+class FigureSet(Mapping[str, Any]):
+    """Figure JSON by name, each kept as its compact JSON text too and parsed only when
+    asked for: written out (an entry, the site's figure files) as that text."""
+
+    def __init__(self, texts: dict[str, str], parsed: dict[str, Any] | None = None) -> None:
+        self._texts = texts
+        self._parsed = dict(parsed or {})
+
+    @classmethod
+    def of(cls, figures: Mapping[str, Any]) -> FigureSet:
+        """The figures given as JSON data (NaN as null), each encoded once."""
+        return cls({name: compact(fig) for name, fig in figures.items()}, dict(figures))
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._parsed:
+            self._parsed[name] = json.loads(self._texts[name])
+        return self._parsed[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def text(self, name: str) -> str:
+        """The figure's compact JSON."""
+        return self._texts[name]
+
+    def only(self, name: str) -> FigureSet:
+        return FigureSet(
+            {name: self._texts[name]}, {k: v for k, v in self._parsed.items() if k == name}
+        )
+
+    def json(self) -> str:
+        """compact() of the figures as one JSON object, from their texts."""
+        return "{" + ",".join(f"{compact(n)}:{t}" for n, t in self._texts.items()) + "}"
 
 
 @dataclass
@@ -53,7 +99,7 @@ class Products:
     warnings: list[str]
     summaries: list[analyze.GroupSummary]
     outliers: list[analyze.PairOutlier]
-    figures: dict[str, Any]  # name -> figure JSON (NaN as null)
+    figures: FigureSet  # name -> figure JSON (NaN as null)
     medians: Medians
     # the site's published copy of measurements.csv: {"rows", "dropped", "bytes"}
     published: dict[str, int] = field(default_factory=dict)
@@ -100,10 +146,19 @@ def input_key(sweep_dir: Path, catalog: object, include_flagged: bool) -> str:
 def load(sweep_dir: Path, key: str) -> Products | None:
     """The entry of `sweep_dir` when its key is `key`; None otherwise."""
     try:
-        doc = json.loads(path_of(sweep_dir).read_text(encoding="utf-8"))
+        head, _, figures = path_of(sweep_dir).read_text(encoding="utf-8").partition("\n")
+        doc = json.loads(head)
         if doc.get("format") != FORMAT or doc.get("key") != key:
             return None
-        return _products(doc)
+        if hashlib.sha256(figures.encode()).hexdigest() != doc.pop("figures_sha256"):
+            return None  # the figures' lines are not those written with it
+        texts = {}
+        for line in figures.split("\n")[:-1]:
+            name, tab, text = line.partition("\t")
+            if not tab:
+                return None
+            texts[json.loads(name)] = text
+        return _products(doc, FigureSet(texts))
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
 
@@ -112,16 +167,18 @@ def save(sweep_dir: Path, products: Products) -> None:
     """Write the entry whole (a reader never sees half of one); a folder that cannot be
     written to keeps no entry."""
     # field by field: asdict would deep-copy the figures' data (seconds at a full catalog)
-    doc = {f.name: getattr(products, f.name) for f in fields(products)}
+    doc = {f.name: getattr(products, f.name) for f in fields(products) if f.name != "figures"}
     doc["summaries"] = [asdict(s) for s in products.summaries]
     doc["outliers"] = [asdict(o) for o in products.outliers]
     doc["format"] = FORMAT
     doc["medians"] = [[s, d, per] for (s, d), per in products.medians.items()]
+    figures = "".join(f"{compact(n)}\t{products.figures.text(n)}\n" for n in products.figures)
+    doc["figures_sha256"] = hashlib.sha256(figures.encode()).hexdigest()
     path = path_of(sweep_dir)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8")
+        tmp.write_text(compact(doc) + "\n" + figures, encoding="utf-8")
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
@@ -143,7 +200,7 @@ def _nan(x: Any) -> float:
     return math.nan if x is None else float(x)
 
 
-def _products(doc: dict[str, Any]) -> Products:
+def _products(doc: dict[str, Any], figures: FigureSet) -> Products:
     def summary(d: dict[str, Any]) -> analyze.GroupSummary:
         for k in ("rtt_fit", "log_throughput_fit"):
             d[k] = analyze.Fit(**d[k])
@@ -152,6 +209,7 @@ def _products(doc: dict[str, Any]) -> Products:
     fields = {k: v for k, v in doc.items() if k != "format"}
     fields["summaries"] = [summary(d) for d in doc["summaries"]]
     fields["outliers"] = [analyze.PairOutlier(**d) for d in doc["outliers"]]
+    fields["figures"] = figures
     fields["medians"] = {
         (s, d): {k: (_nan(r), _nan(t)) for k, (r, t) in per.items()} for s, d, per in doc["medians"]
     }

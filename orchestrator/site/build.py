@@ -202,7 +202,7 @@ class SweepPage:
         return self.products.outliers
 
     @property
-    def figures(self) -> dict[str, Any]:  # name -> figure JSON
+    def figures(self) -> cache.FigureSet:  # name -> figure JSON
         return self.products.figures
 
     @property
@@ -283,8 +283,10 @@ def build_site(
         _write_assets(tmp / "assets")
         for page in pages:
             _write_data(results / page.id, page, tmp / "data" / page.id, warn, out, before)
-            for name, fig in page.figures.items():
-                _write(tmp / "data" / page.id / figure_file(name), _figures_js({name: fig}))
+            for name in page.figures:
+                _write(
+                    tmp / "data" / page.id / figure_file(name), _figures_js(page.figures.only(name))
+                )
         if timeseries is not None:
             _write(tmp / "data" / TIMESERIES_FILE, _figures_js({"timeseries": timeseries}))
         _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
@@ -652,8 +654,12 @@ def figure_file(name: str) -> str:
 
 
 def _figures_js(figures: Mapping[str, Any]) -> str:
-    """`window.InterregionFigures[name] = figure JSON` for each figure, compact."""
-    text = json.dumps({name: _clean(fig) for name, fig in figures.items()}, separators=(",", ":"))
+    """`window.InterregionFigures[name] = figure JSON` for each figure, compact (a
+    cache entry's figures as the text it holds)."""
+    if isinstance(figures, cache.FigureSet):
+        text = figures.json()
+    else:
+        text = cache.compact({name: _clean(fig) for name, fig in figures.items()})
     return (
         f"window.InterregionFigures = Object.assign(window.InterregionFigures || {{}}, {text});\n"
     )

@@ -97,3 +97,23 @@ def test_a_filtered_report_writes_no_entry(results):
     )
     report.write_report(loaded, sweep / "report", png=False)
     assert not cache.path_of(sweep).exists()
+
+
+def test_an_entry_keeps_its_figures_as_the_text_the_site_writes(tmp_path, results):
+    sweep = results / "20261121T0000Z-c1"
+    report.build_report(sweep, catalog=CATALOG, png=False)
+    key = cache.input_key(sweep, CATALOG, False)
+    entry = cache.load(sweep, key)
+    assert entry is not None and {"distance-all", "heatmap-rtt", "map"} <= set(entry.figures)
+    for name in entry.figures:  # each line the compact JSON of its figure
+        assert cache.compact(entry.figures[name]) == entry.figures.text(name)
+    site.build_site(tmp_path / "site", results, catalog=CATALOG)
+    for name in entry.figures:
+        js = (tmp_path / "site" / "data" / sweep.name / site.figure_file(name)).read_text()
+        assert js.count(entry.figures.text(name)) == 1
+    # a figure's line changed after it was written: a miss, not a figure drawn wrong
+    lines = cache.path_of(sweep).read_text().split("\n")
+    changed = lines[2].replace(":5", ":6", 1)
+    assert changed != lines[2]
+    cache.path_of(sweep).write_text("\n".join([*lines[:2], changed, *lines[3:]]))
+    assert cache.load(sweep, key) is None
