@@ -465,12 +465,39 @@ Orders = dict[str, np.ndarray]
 
 
 def by_value(m: Measurements, name: str, orders: Orders | None = None) -> np.ndarray:
-    """The rows of the column `name` of m in order of value, from `orders` when there."""
+    """The rows of the column `name` of m in order of value (NaN last; equal values in
+    any order: every use is of the values alone), from `orders` when there."""
     if orders is not None and name in orders:
         return orders[name]
-    order = np.argsort(column(getattr(m, name)))
+    values = column(getattr(m, name))
+    order = _by_pair_value(m, values) if name == "distance_km" else None
+    if order is None:
+        order = np.argsort(values)
     if orders is not None:
         orders[name] = order
+    return order
+
+
+def _by_pair_value(m: Measurements, values: np.ndarray) -> np.ndarray | None:
+    """The rows in order of `values` when every row of a region pair holds the same value
+    (a distance): the pairs sorted by it, then the rows by their pair's place (radix sorts
+    of small integers, not a sort of a million floats); None when a pair's rows differ."""
+    width = max(len(m.regions), 1)
+    keys = np.asarray(m.src, dtype=np.int64) * width + np.asarray(m.dst, dtype=np.int64)
+    if not len(keys):
+        return None
+    by_key = np.argsort(small_ints(keys), kind="stable")
+    k, v = keys[by_key], values[by_key]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    first = v[starts]
+    same = np.repeat(first, np.diff(np.r_[starts, len(k)]))
+    if not np.array_equal(v, same, equal_nan=True):
+        return None
+    place = np.empty(len(starts), dtype=np.int64)
+    place[np.argsort(first)] = np.arange(len(starts))  # NaN pairs last
+    rank = np.empty(len(keys), dtype=np.int64)
+    rank[by_key] = np.repeat(place, np.diff(np.r_[starts, len(k)]))
+    order: np.ndarray = np.argsort(small_ints(rank), kind="stable")
     return order
 
 

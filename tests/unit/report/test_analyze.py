@@ -359,3 +359,32 @@ def test_the_summary_equals_the_plain_definitions_with_ties_and_missing_values()
             [r[2] for r in with_rtt], [r[3] for r in with_rtt]
         )
         assert s.rtt_fit.slope == max(slope, FIBRE_RTT_MS_PER_KM) and s.rtt_fit.slope > 0
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 5), st.integers(0, 5), st.booleans()), min_size=1, max_size=60
+    ),
+    st.booleans(),
+)
+def test_rows_by_distance_are_in_order_of_value_however_found(rows, vary):
+    # a distance the same on every row of a pair is ordered by its pairs (no float sort);
+    # one that varies within a pair by a sort: either way the values come out ascending
+    km = {(s, d): float((s * 7 + d * 3) % 5) * 1000.0 + 0.5 for s in range(6) for d in range(6)}
+    km[(5, 5)] = math.nan  # a pair without a distance: last
+    values = [km[(s, d)] + (i if vary and odd else 0) for i, (s, d, odd) in enumerate(rows)]
+    m = Measurements(
+        regions=[f"aws:r{i}" for i in range(6)],
+        sweeps=["s"],
+        src=[s for s, _d, _o in rows],
+        dst=[d for _s, d, _o in rows],
+        sweep=[0] * len(rows),
+        distance_km=values,
+        rtt_ms=[1.0] * len(rows),
+        throughput_bps=[1.0] * len(rows),
+    )
+    order = analyze.by_value(m, "distance_km")
+    assert sorted(order.tolist()) == list(range(len(rows)))
+    got = [values[i] for i in order]
+    want = sorted(v for v in values if not math.isnan(v))
+    assert got[: len(want)] == want and all(math.isnan(v) for v in got[len(want) :])
