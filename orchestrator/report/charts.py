@@ -131,6 +131,36 @@ def _test_data(m: analyze.Measurements, i: int) -> list[Any]:
     ]
 
 
+def _tests_data(m: analyze.Measurements, rows: Sequence[int]) -> list[list[Any]]:
+    """_test_data of each of `rows`, a column at a time (the times by iso_times)."""
+    idx = np.asarray(rows, dtype=np.intp)
+    p90, loss, samples = (
+        analyze.column(c)[idx].tolist() for c in (m.rtt_p90_ms, m.loss_pct, m.rtt_samples)
+    )
+    times = iso_times(analyze.column(m.started_s)[idx])
+    return [
+        [_num(a, 1), _num(b, 2), _num(c, 0), t]
+        for a, b, c, t in zip(p90, loss, samples, times, strict=True)
+    ]
+
+
+def iso_times(seconds: np.ndarray) -> list[str]:
+    """iso_time of each value, to the character, by numpy: the second and microsecond
+    datetime.fromtimestamp takes (the fraction rounded half to even), then the
+    milliseconds isoformat keeps (truncated)."""
+    finite = np.isfinite(seconds)
+    s = np.where(finite, seconds, 0.0)
+    whole = np.trunc(s)
+    us = np.rint((s - whole) * 1e6)  # the fraction is exact, as C's modf gives it
+    whole = whole + (us >= 1e6) - (us < 0)
+    us = np.where(us >= 1e6, us - 1e6, np.where(us < 0, us + 1e6, us))
+    ms = whole.astype(np.int64) * 1000 + (us // 1000).astype(np.int64)
+    text = np.datetime_as_string(ms.astype("datetime64[ms]"), unit="ms")
+    return [
+        f"{t}Z" if ok else MISSING for t, ok in zip(text.tolist(), finite.tolist(), strict=True)
+    ]
+
+
 TEST_HOVER = (
     "<br>test's RTT p90 %{customdata[0]} ms, loss %{customdata[1]} %, "
     "n %{customdata[2]} samples<br>%{customdata[3]}"
@@ -207,12 +237,12 @@ def pair_stats(
     median = analyze.segment_medians(v, starts, counts).tolist()
     p90 = analyze.segment_percentiles(v, starts, counts, 90.0).tolist()
     loss: dict[int, float] = {}
-    newest: dict[int, float] = {}
+    newest: dict[int, str] = {}
     if _extras(m):
         loss = medians("loss_pct", has)
         t, t_starts, t_runs = by_key("started_s", has)
         if len(t):
-            latest = np.maximum.reduceat(t, t_starts).tolist()
+            latest = iso_times(np.maximum.reduceat(t, t_starts))
             newest = dict(zip(t_runs.tolist(), latest, strict=True))
     extra = {}
     for k, n, p in zip(runs.tolist(), counts.tolist(), p90, strict=True):
@@ -220,7 +250,7 @@ def pair_stats(
             n,
             p,
             _num(loss[k], 2) if k in loss else MISSING,
-            iso_time(newest[k]) if k in newest else MISSING,
+            newest.get(k, MISSING),
         ]
     distance = same_medians("distance_km")
     return PairStats(
@@ -397,9 +427,9 @@ def distance_figure(
                 "yaxis": "y" if col == 1 else "y2",
             }
             if extra:  # the same tests in both columns: each made once
-                trace["customdata"] = [
-                    tests[i] if i in tests else tests.setdefault(i, _test_data(m, i)) for i in pts
-                ]
+                new = [i for i in pts if i not in tests]
+                tests.update(zip(new, _tests_data(m, new), strict=True))
+                trace["customdata"] = [tests[i] for i in pts]
             traces.append(trace)
         summary = summaries.get(pair)
         if summary is None:

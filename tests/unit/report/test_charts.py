@@ -7,8 +7,11 @@ import json
 import math
 import random
 
+import numpy as np
 import plotly.graph_objects as go
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from plotly.subplots import make_subplots
 
 from orchestrator.core import stats
@@ -281,3 +284,20 @@ def test_figure_layouts_and_template_are_what_plotly_builds(kind, both, emulated
     assert charts._layout(kind, both, emulated) == _plotly_layout(kind, both, emulated)
     built = go.Figure(layout={"template": charts.TEMPLATE}).to_json()
     assert charts._template() == json.loads(built)["layout"]["template"]
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(-5e10, 2.5e11),  # the years 385 to 9892
+            st.integers(0, 2_000_000_000).map(lambda ms: ms / 1000 + 0.0005),  # half-way
+            st.integers(-(10**9), 10**9).map(lambda us: us / 1e6),
+            st.sampled_from([math.nan, math.inf, -math.inf, 0.0, -0.0]),
+        ),
+        max_size=40,
+    )
+)
+def test_times_by_numpy_are_those_of_datetime_to_the_character(seconds):
+    assert charts.iso_times(np.array(seconds, dtype=np.float64)) == [
+        charts.iso_time(s) for s in seconds
+    ]
