@@ -510,3 +510,10 @@ def test_host_evidence_reads_the_file_again_only_when_a_row_holds_some(tmp_path,
     assert [f["dst"] for f in loaded.host_flags] == [
         f"{rows[7]['dst_cloud']}:{rows[7]['dst_region']}"
     ]
+
+
+def test_the_scan_takes_the_cores_other_work_leaves_idle():
+    assert report.scan_threads(2, None) == 2  # no load average known: every core
+    assert report.scan_threads(2, 0.2) == report.scan_threads(2, 1.0) == 2  # this process
+    assert report.scan_threads(2, 2.0) == report.scan_threads(2, 3.5) == 1  # a core busy
+    assert report.scan_threads(8, 3.0) == 6 and report.scan_threads(8, 40.0) == 1
