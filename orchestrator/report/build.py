@@ -723,21 +723,27 @@ def _publishable_sql() -> str:
     )
 
 
-def _plain_bytes(path: Path, rows: int) -> bool:
+def _plain_bytes(path: Path, rows: int, chunk: int = 1 << 23) -> bool:
     """True when the bytes of `path` are what csv.writer writes of its rows: ASCII, no
     quote, carriage return or NUL, this version's header, a newline after each of its
-    `rows` rows (so no blank line, and the last row is whole)."""
+    `rows` rows (so no blank line, and the last row is whole). Read `chunk` bytes at a
+    time into one buffer (a 164 MB file is never all in memory at once)."""
+    header = _HEADER_LINE.encode()
+    buffer = bytearray(chunk)
+    newlines, last, head = 0, b"", b""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            while n := f.readinto(buffer):
+                data = buffer if n == chunk else buffer[:n]
+                if not data.isascii() or any(data.find(c) >= 0 for c in (b'"', b"\r", b"\x00")):
+                    return False
+                if len(head) < len(header):
+                    head += bytes(data[: len(header) - len(head)])
+                newlines += data.count(b"\n")
+                last = bytes(data[-1:])
     except OSError:
         return False
-    return (
-        data.isascii()
-        and data.startswith(_HEADER_LINE.encode())
-        and data.endswith(b"\n")
-        and data.count(b"\n") == rows + 1
-        and all(data.find(c) < 0 for c in (b'"', b"\r", b"\x00"))
-    )
+    return head == header and last == b"\n" and newlines == rows + 1
 
 
 def _q(name: str) -> str:

@@ -517,3 +517,24 @@ def test_the_scan_takes_the_cores_other_work_leaves_idle():
     assert report.scan_threads(2, 0.2) == report.scan_threads(2, 1.0) == 2  # this process
     assert report.scan_threads(2, 2.0) == report.scan_threads(2, 3.5) == 1  # a core busy
     assert report.scan_threads(8, 3.0) == 6 and report.scan_threads(8, 40.0) == 1
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096, 1 << 23])
+def test_a_file_is_plain_bytes_whatever_the_chunks_it_is_read_in(tmp_path, chunk):
+    rows = list(synthetic.synthetic_rows(CATALOG.regions, 30, sweep_id="s"))
+    path = tmp_path / "measurements.csv"
+    synthetic.write_measurements(path, iter(rows))
+    good = path.read_bytes()
+    assert report._plain_bytes(path, 30, chunk)
+    assert not report._plain_bytes(path, 29, chunk) and not report._plain_bytes(path, 31, chunk)
+    for damaged in (
+        good[:-1],  # the last row cut
+        good + b"\n",  # a blank line
+        good.replace(b"\n", b"\r\n", 1),
+        good[:900] + b'"' + good[900:],
+        good[:900] + "é".encode() + good[900:],
+        good[:900] + b"\x00" + good[900:],
+        b"x" + good,  # not this version's header
+    ):
+        path.write_bytes(damaged)
+        assert not report._plain_bytes(path, 30, chunk), damaged[:40]
