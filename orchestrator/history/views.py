@@ -212,12 +212,13 @@ def window_bounds(info: SourceInfo, window: str) -> tuple[datetime | None, datet
     return info.latest - timedelta(days=days), info.latest
 
 
-def _stat_value(stat: str, samples: int, quantiles: Sequence[float] | None) -> float | None:
+def _stat_value(stat: str, samples: int, quantiles: Sequence[float | None] | None) -> float | None:
     """`stat` of a window from its quantiles (in STATS order), None when there are none
     or too few samples for it (min_samples)."""
     if quantiles is None or samples < min_samples(stat):
         return None
-    return float(quantiles[STATS.index(stat)])
+    value = quantiles[STATS.index(stat)]
+    return None if value is None else float(value)
 
 
 def stat_fields(samples: int, quantiles: Sequence[float] | None) -> dict[str, Any]:
@@ -408,7 +409,8 @@ class Cell:
     distance_km: float | None
     tests: int
     samples: int
-    quantiles: tuple[float, ...] | None
+    # None where not computed (the site's kept matrix windows: SITE_STATS alone)
+    quantiles: tuple[float | None, ...] | None
     newest: datetime | None  # the start of the pair's newest test in the window
     # what limited most of the window's tests (results.limiter; throughput rows only)
     limiter: str | None = None
@@ -582,19 +584,65 @@ def binned_cells(
     of the exact ones; count, min, max and mean exact): the days wholly inside the window
     from rtt_bins, the day it starts in (and, for `previous`, the day it ends in) from the
     tests' samples. The site's matrix reads these: a year of samples is tens of seconds."""
-    import numpy as np
-
-    from orchestrator.history.histogram import bin_sql, quantiles
-
     m = METRICS["rtt"]
     days = window_days(window)
     start, _end = window_bounds(info, window)
     if days is None or start is None:
         return window_cells(con, info, m.name, window, previous=previous)
     a, b = (start - timedelta(days=days), start) if previous else (start, None)
+    return bins_cells(con, binned_range(con, info.name, a, b))
+
+
+# a histogram row's key: its pair number in the high 32 bits, its bin (offset to be
+# unsigned) in the low ones; rows sorted by key are in pair, then value, order
+_PAIR_SHIFT = 1 << 32
+_BIN_OFFSET = 1 << 31
+
+
+def bin_key_sql(pair: str, bin_: str) -> str:
+    return f"(CAST({pair} AS BIGINT) * {_PAIR_SHIFT} + {bin_} + {_BIN_OFFSET})"
+
+
+@dataclass
+class Bins:
+    """The RTT histograms of one source's valid ok tests in a time range, per directed
+    pair (numbered as in the store's `pairs`): rows sorted by `key` (bin_key_sql), each
+    with its samples `n`, smallest `lo` and largest `hi` sample and their sum `total`
+    (None where not kept: orchestrator.site.matrix_state); and per pair (`pair`,
+    sorted) its tests with an RTT, the newest one's start (`newest_us`, UNIX
+    microseconds) and its distance (`km`, NaN when unknown or not kept)."""
+
+    key: Any
+    n: Any
+    lo: Any
+    hi: Any
+    total: Any | None
+    pair: Any
+    tests: Any
+    newest_us: Any
+    km: Any
+
+
+def binned_range(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    a: datetime,
+    b: datetime | None,
+    pairs: Sequence[int] | None = None,
+) -> Bins:
+    """The Bins of the tests starting in [a, b) (b None: from a on), of the `pairs`
+    numbers given (all without): the days wholly inside from rtt_bins, the day it starts
+    in (and the day b falls in) from the tests' samples, binned as the store bins them."""
+    import numpy as np
+
+    from orchestrator.history.histogram import bin_sql
+
+    m = METRICS["rtt"]
     valid = valid_sql(m.measure)
+    chosen = "" if pairs is None else " AND pair IN (SELECT unnest(?))"
+    chosen_params: list[Any] = [] if pairs is None else [list(pairs)]
     tests = f"source = ? AND status = 'ok' AND {valid} AND started_utc >= ?"
-    params: list[Any] = [info.name, a]
+    params: list[Any] = [source, a]
     part = "started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
     part_params: list[Any] = [a]
     if b is not None:
@@ -602,51 +650,103 @@ def binned_cells(
         params.append(b)
         part += " OR started_utc >= CAST(? AS DATE)"
         part_params.append(b)
-    counts = {
-        (src, dst): (int(n), km, newest)
-        for src, dst, n, km, newest in con.execute(
-            "SELECT src, dst, count(*), max(distance_km), max(started_utc) FROM measurements "
-            f"WHERE {tests} AND {m.present_sql} GROUP BY src, dst",
-            params,
-        ).fetchall()
-    }
+    counts = con.execute(
+        "SELECT p.pair, count(*) AS tests, max(distance_km) AS km, "
+        "epoch_us(max(started_utc)) AS newest FROM measurements m JOIN pairs p "
+        f"ON m.src = p.src AND m.dst = p.dst WHERE {tests} AND {m.present_sql}{chosen} "
+        "GROUP BY p.pair ORDER BY p.pair",
+        [*params, *chosen_params],
+    ).fetchnumpy()
     whole: list[str] = []
     whole_params: list[Any] = []
     for span, since, until in _whole_days(a, b):
         whole.append(
             f"SELECT pair, bin, n, lo, hi, total FROM rtt_bins WHERE source = ? AND {valid} "
-            f"AND days = {span} AND day >= ?" + (" AND day < ?" if until else "")
+            f"AND days = {span} AND day >= ?" + (" AND day < ?" if until else "") + chosen
         )
-        whole_params += [info.name, since, *([until] if until else [])]
-    # the tests of the days the window starts and ends in, binned as the store bins them
+        whole_params += [source, since, *([until] if until else []), *chosen_params]
+    # the tests of the days the range starts and ends in, binned as the store bins them
     whole.append(
         f"SELECT p.pair, {bin_sql('x')} AS bin, 1 AS n, x AS lo, x AS hi, x AS total "
         "FROM (SELECT src, dst, "
         f"unnest({m.samples_sql}) AS x FROM measurements WHERE {tests} AND ({part})) r "
-        "JOIN pairs p ON r.src = p.src AND r.dst = p.dst WHERE x IS NOT NULL"
+        f"JOIN pairs p ON r.src = p.src AND r.dst = p.dst WHERE x IS NOT NULL{chosen}"
     )
     found = con.execute(
-        "SELECT pair, bin, sum(n) AS n, min(lo) AS lo, max(hi) AS hi, sum(total) AS total "
-        f"FROM ({' UNION ALL '.join(whole)}) GROUP BY pair, bin ORDER BY pair, bin",
-        [*whole_params, *params, *part_params],
+        f"SELECT {bin_key_sql('pair', 'bin')} AS key, sum(n) AS n, min(lo) AS lo, "
+        f"max(hi) AS hi, sum(total) AS total FROM ({' UNION ALL '.join(whole)}) "
+        "GROUP BY pair, bin ORDER BY key",
+        [*whole_params, *params, *part_params, *chosen_params],
     ).fetchnumpy()
-    if not len(found["n"]):
+    km = np.ma.asarray(counts["km"]).astype(np.float64)
+    return Bins(
+        key=np.asarray(found["key"], dtype=np.int64),
+        n=np.asarray(found["n"], dtype=np.int64),
+        lo=np.asarray(found["lo"], dtype=np.float64),
+        hi=np.asarray(found["hi"], dtype=np.float64),
+        total=np.asarray(found["total"], dtype=np.float64),
+        pair=np.asarray(counts["pair"], dtype=np.int64),
+        tests=np.asarray(counts["tests"], dtype=np.int64),
+        newest_us=np.asarray(counts["newest"], dtype=np.int64),
+        km=np.ma.filled(km, np.nan) if np.ma.isMaskedArray(km) else np.asarray(km),
+    )
+
+
+def bin_pairs(key: Any) -> Any:
+    """The pair number of each histogram row."""
+    return key // _PAIR_SHIFT
+
+
+def bins_quantiles(bins: Bins, stats: Sequence[str] = tuple(QUANTILES)) -> tuple[Any, Any]:
+    """(index of each pair's first row, its quantiles `stats` (groups x stats)) of
+    bins' histograms (which must have rows)."""
+    import numpy as np
+
+    from orchestrator.history.histogram import quantiles
+
+    pairs = bin_pairs(bins.key)
+    firsts = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1])))
+    return firsts, quantiles(firsts, bins.n, bins.lo, bins.hi, [QUANTILES[s] for s in stats])
+
+
+def bins_cells(
+    con: duckdb.DuckDBPyConnection,
+    bins: Bins,
+    stats: Sequence[str] = tuple(QUANTILES),
+    quantiles: tuple[Any, Any] | None = None,
+) -> list[Cell]:
+    """The Cells of bins' pairs that have tests, sorted by (src, dst); each with the
+    quantiles `stats` (the others None) and the mean when bins keep their sums."""
+    import numpy as np
+
+    if not len(bins.n):
         return []
     names = {r[0]: (r[1], r[2]) for r in con.execute("SELECT pair, src, dst FROM pairs").fetchall()}
-    pairs = np.asarray(found["pair"])
-    firsts = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1])))
-    qs = quantiles(firsts, found["n"], found["lo"], found["hi"], list(QUANTILES.values()))
-    samples = np.add.reduceat(np.asarray(found["n"], dtype=np.int64), firsts)
-    totals = np.add.reduceat(np.asarray(found["total"], dtype=np.float64), firsts)
+    firsts, qs = quantiles or bins_quantiles(bins, stats)
+    pairs = bin_pairs(bins.key)
+    samples = np.add.reduceat(bins.n, firsts)
+    totals = None if bins.total is None else np.add.reduceat(bins.total, firsts)
+    row = {int(p): i for i, p in enumerate(bins.pair.tolist())}
+    epoch = datetime(1970, 1, 1)
+    where = [STATS.index(s) for s in stats]
     cells = []
-    for g, row in enumerate(firsts):
-        key = names[int(pairs[row])]
-        if key not in counts:
+    for g, first in enumerate(firsts.tolist()):
+        pair = int(pairs[first])
+        i = row.get(pair)
+        if i is None:
             continue
-        n_tests, km, newest = counts[key]
         k = int(samples[g])
-        stats = (*(float(x) for x in qs[g]), float(totals[g]) / k)
-        cells.append(Cell(key[0], key[1], km, n_tests, k, stats, newest))
+        values: list[float | None] = [None] * len(STATS)
+        for c, at in enumerate(where):
+            values[at] = float(qs[g, c])
+        if totals is not None:
+            values[-1] = float(totals[g]) / k
+        km = float(bins.km[i])
+        src, dst = names[pair]
+        cells.append(
+            Cell(src, dst, None if math.isnan(km) else km, int(bins.tests[i]), k,
+                 tuple(values), epoch + timedelta(microseconds=int(bins.newest_us[i])))
+        )  # fmt: skip
     return sorted(cells, key=lambda c: (c.src, c.dst))
 
 

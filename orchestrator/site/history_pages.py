@@ -25,6 +25,7 @@ from orchestrator.history import views as v
 from orchestrator.model.catalog import Catalog, load_catalog, region_order
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.report.cache import source_digest
+from orchestrator.site import matrix_state as kept_windows
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
@@ -88,10 +89,13 @@ def history_data(
     now: datetime | None = None,
     catalog: Catalog | None = None,
     include_flagged: bool = False,
+    kept: kept_windows.MatrixState | None = None,
 ) -> HistoryData:
     """Every figure of the history pages, from the store (read only); the regions in
     catalog.region_order, with their cities (the default catalog without one). The
-    matrix leaves out a test whose flags invalidate its metric unless `include_flagged`."""
+    matrix leaves out a test whose flags invalidate its metric unless `include_flagged`.
+    `kept`: the RTT windows of the last build, updated (orchestrator.site.matrix_state);
+    this build's go into its `made`."""
     infos = list(v.source_infos(con).values())
     if not infos:
         from orchestrator.core.errors import UserError
@@ -103,7 +107,9 @@ def history_data(
     calibration = ch.calibrate(series)
     built = now or datetime.now(UTC)
     return HistoryData(
-        matrix=matrix_data(con, infos, found, built, catalog or load_catalog(), include_flagged),
+        matrix=matrix_data(
+            con, infos, found, built, catalog or load_catalog(), include_flagged, kept
+        ),
         changes={**changes_data(con, found, infos, series), "calibration": calibration},
         pairs=pair_data(con, infos, found),
         emulated={i.name: i.emulated for i in infos},
@@ -116,7 +122,7 @@ def history_data(
 CACHE_FILE = Path(".cache") / "site" / "history.json"
 CACHE_FORMAT = "interregion.site-history-cache"
 # the modules whose code computes the figures: a change to one is a new key
-_FIGURE_MODULES = ("history_pages.py",)
+_FIGURE_MODULES = ("history_pages.py", "matrix_state.py")
 _HISTORY_MODULES = ("views.py", "changes.py", "store.py", "continents.py", "fingerprint.py")
 
 
@@ -199,7 +205,10 @@ def cached_history_data(
             return data
     except (OSError, ValueError, KeyError, TypeError):
         pass  # no entry, or one this code cannot read: computed again
-    data = history_data(con, built, catalog, include_flagged)
+    kept = kept_windows.load(con, results) if not include_flagged else None
+    data = history_data(con, built, catalog, include_flagged, kept)
+    if kept is not None:
+        kept_windows.save(con, results, kept)
     text = json.dumps({"format": CACHE_FORMAT, "key": key, "data": _to_json(data)},
                       separators=(",", ":"))  # fmt: skip
     try:
@@ -252,18 +261,24 @@ def _cells(
     window: str,
     previous: bool,
     include_flagged: bool,
+    kept: kept_windows.MatrixState | None = None,
 ) -> list[v.Cell]:
     """One window's cells: RTT's windows of days pool the samples from the store's
-    histograms (views.binned_cells), the rest from the tests."""
+    histograms (views.binned_cells; matrix_state.window_cells, which keeps them for
+    the next build: the same cells), the rest from the tests."""
     if metric == "rtt" and window != "latest" and not include_flagged:
-        return v.binned_cells(con, info, window, previous=previous)
+        state = kept if kept is not None else kept_windows.MatrixState()
+        return kept_windows.window_cells(con, state, info, window, previous)
     return v.window_cells(
         con, info, metric, window, previous=previous, include_flagged=include_flagged
     )
 
 
 def _window_cells(
-    con: duckdb.DuckDBPyConnection, info: v.SourceInfo, include_flagged: bool = False
+    con: duckdb.DuckDBPyConnection,
+    info: v.SourceInfo,
+    include_flagged: bool = False,
+    kept: kept_windows.MatrixState | None = None,
 ) -> tuple[WindowCells, WindowCells]:
     """Every (metric, window)'s cells, and those of the window just before it. A window
     reaching back past the source's first test holds what the narrower one before it
@@ -282,12 +297,12 @@ def _window_cells(
             before[metric, window] = (
                 []
                 if window == "latest" or covers
-                else _cells(con, info, metric, window, True, include_flagged)
+                else _cells(con, info, metric, window, True, include_flagged, kept)
             )
             if covers and whole is not None:
                 cells[metric, window] = cells[metric, whole]
                 continue
-            cells[metric, window] = _cells(con, info, metric, window, False, include_flagged)
+            cells[metric, window] = _cells(con, info, metric, window, False, include_flagged, kept)
             if covers:
                 whole = window
     return cells, before
@@ -300,6 +315,7 @@ def matrix_data(
     built: datetime,
     catalog: Catalog,
     include_flagged: bool = False,
+    kept: kept_windows.MatrixState | None = None,
 ) -> dict[str, Any]:
     """Every (source, metric, window) view of the From x To matrix, with all three stats.
     Regions in catalog.region_order, `cities` beside them ("" for one the catalog lacks).
@@ -314,7 +330,7 @@ def matrix_data(
     opened = _open_episodes(found)
     sources = []
     for info in infos:
-        cells, previous = _window_cells(con, info, include_flagged)
+        cells, previous = _window_cells(con, info, include_flagged, kept)
         regions = region_order(
             {c.src for cs in cells.values() for c in cs}
             | {c.dst for cs in cells.values() for c in cs},
