@@ -302,11 +302,22 @@ def _subtract(bins: v.Bins, out: v.Bins) -> v.Bins:
     )  # fmt: skip
 
 
+def _merged(keys: Any, more: Any) -> Any:
+    """Sorted `keys` with those of sorted `more` it lacks inserted."""
+    import numpy as np
+
+    if not len(keys):
+        return more.copy()
+    at = np.searchsorted(keys, more)
+    lacks = (at >= len(keys)) | (keys[np.minimum(at, len(keys) - 1)] != more)
+    return np.insert(keys, at[lacks], more[lacks]) if lacks.any() else keys
+
+
 def _add(bins: v.Bins, more: v.Bins) -> v.Bins:
     """bins with the samples and tests of `more` (newer tests) added."""
     import numpy as np
 
-    key = np.union1d(bins.key, more.key)
+    key = _merged(bins.key, more.key)
     n = np.zeros(len(key), dtype=np.int64)
     lo = np.full(len(key), np.inf)
     hi = np.full(len(key), -np.inf)
@@ -315,7 +326,7 @@ def _add(bins: v.Bins, more: v.Bins) -> v.Bins:
     n[mat] += more.n
     lo[mat] = np.minimum(lo[mat], more.lo)  # NaN (unknown) stays unknown
     hi[mat] = np.maximum(hi[mat], more.hi)
-    pair = np.union1d(bins.pair, more.pair)
+    pair = _merged(bins.pair, more.pair)
     tests = np.zeros(len(pair), dtype=np.int64)
     newest = np.full(len(pair), np.iinfo(np.int64).min, dtype=np.int64)
     pat, pmat = np.searchsorted(pair, bins.pair), np.searchsorted(pair, more.pair)
@@ -342,7 +353,7 @@ def _known(
         return bins, (firsts, qs)
     pairs = v.bin_pairs(bins.key)
     wanted = np.unique(pairs[firsts[bad]])
-    fresh = v.binned_range(con, source, a, b, wanted.tolist())
+    fresh = v.binned_range(con, source, a, b, wanted.tolist(), counts=False)
     mine = np.isin(pairs, wanted)
     if not np.array_equal(bins.key[mine], fresh.key) or not np.array_equal(bins.n[mine], fresh.n):
         bins = _whole(con, source, a, b)  # never trust a state that disagrees

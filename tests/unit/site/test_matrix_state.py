@@ -98,10 +98,10 @@ def test_windows_updated_sweep_after_sweep_equal_windows_read_whole(tmp_path, mo
     reread = []  # the pairs whose unknown extremes were read again
     real = matrix_state.v.binned_range
 
-    def binned_range(con, source, a, b, pairs=None):
+    def binned_range(con, source, a, b, pairs=None, counts=True):
         if pairs is not None:
             reread.append(pairs)
-        return real(con, source, a, b, pairs)
+        return real(con, source, a, b, pairs, counts)
 
     monkeypatch.setattr(matrix_state.v, "binned_range", binned_range)
     for i in range(6, 14):
