@@ -32,6 +32,7 @@ from orchestrator.site.html import foot as _foot
 from orchestrator.site.html import head as _head
 from orchestrator.site.html import json_script as _json_script
 from orchestrator.site.html import write as _write
+from orchestrator.site.html import write_new as _write_new
 
 if TYPE_CHECKING:
     import duckdb
@@ -606,7 +607,8 @@ def _pair_marks(found: ch.Detection) -> dict[str, dict[tuple[str, str, str], lis
 
 
 def write_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
-    """history/matrix.html (+ matrix-data.js), history/changes.html, history/pairs/*.html;
+    """history/matrix.html (+ matrix-data.js), history/changes.html, history/pairs/*.html
+    under `root`, a folder being built (the pair pages are written in place, html.write_new);
     `studies`: the site has TCP study pages (a link in every header)."""
     folder = root / "history"
     index, parts = matrix_files(data.matrix)
@@ -617,8 +619,9 @@ def write_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
         _write(folder / name, f"window.InterregionMatrixPart({args});\n")
     _write(folder / "matrix.html", matrix_html(data, studies))
     _write(folder / "changes.html", changes_html(data, studies))
+    (folder / "pairs").mkdir(parents=True, exist_ok=True)
     for (a, b), page in data.pairs.items():
-        _write(folder / "pairs" / pair_file(a, b), pair_html(page, studies))
+        _write_new(folder / "pairs" / pair_file(a, b), pair_html(page, studies))
 
 
 def matrix_files(

@@ -81,6 +81,9 @@ class MatrixState:
     # why the kept windows were not used (None: they were, or there were none)
     reason: str | None = None
     used: list[str] = field(default_factory=list)  # the windows updated, not read whole
+    # the slices read this build, by (source, from, to): a window's start is the end of
+    # the window before it, so what leaves one enters the other
+    slices: dict[tuple[str, datetime, datetime | None], v.Bins] = field(default_factory=dict)
 
 
 def _name(source: str, window: str, previous: bool) -> str:
@@ -220,7 +223,7 @@ def window_cells(
     bins = None
     if kept is not None:
         try:
-            bins = _moved(con, info, kept, a, b)
+            bins = _moved(con, state, info, kept, a, b)
             state.used.append(name)
         except Stale:
             bins = None
@@ -240,7 +243,12 @@ def _whole(con: duckdb.DuckDBPyConnection, source: str, a: datetime, b: datetime
 
 
 def _moved(
-    con: duckdb.DuckDBPyConnection, info: v.SourceInfo, kept: Entry, a: datetime, b: datetime | None
+    con: duckdb.DuckDBPyConnection,
+    state: MatrixState,
+    info: v.SourceInfo,
+    kept: Entry,
+    a: datetime,
+    b: datetime | None,
 ) -> v.Bins:
     """The kept window moved to [a, b): the tests that entered added, those that left
     subtracted. Stale when it cannot be (moved back or too far, an end changed kind)."""
@@ -260,10 +268,23 @@ def _moved(
         raise Stale  # the slices would be most of the window
     bins = kept.bins
     if a > kept.a:
-        bins = _subtract(bins, v.binned_range(con, info.name, kept.a, a))
+        bins = _subtract(bins, _slice(con, state, info.name, kept.a, a))
     if moved > timedelta(0):
-        bins = _add(bins, v.binned_range(con, info.name, *enter))
+        bins = _add(bins, _slice(con, state, info.name, *enter))
     return bins
+
+
+def _slice(
+    con: duckdb.DuckDBPyConnection,
+    state: MatrixState,
+    source: str,
+    a: datetime,
+    b: datetime | None,
+) -> v.Bins:
+    key = (source, a, b)
+    if key not in state.slices:
+        state.slices[key] = v.binned_range(con, source, a, b)
+    return state.slices[key]
 
 
 def _positions(keys: Any, of: Any) -> Any:
