@@ -18,7 +18,8 @@ as it was then (id, source, rows, ingest and start time), plus sweeps whose test
 start after the newest test the state saw, and the pairs are numbered as then, and the
 code and format are the same (KEY_MODULES): otherwise (a sweep deleted, re-ingested or
 added with older tests, a rebuild) every window is computed from the store again. A
-window also is when it moved more than MAX_SHIFT, or has no entry.
+window also is when it moved more than MAX_SHIFT, or has no entry, or is shorter than
+MIN_DAYS (a week is read as fast as it is updated).
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ STATE_FORMAT = "interregion.site-matrix-state"
 STATE_VERSION = 1
 # a window moved further is computed again (the slices would cost what the window does)
 MAX_SHIFT = timedelta(days=2)
+# shorter windows are read whole: a week of the store's rows costs what the slices and
+# the extremes read again do (most of their bins lose one with each 6-hourly sweep)
+MIN_DAYS = 30
 _HERE = Path(__file__).parent
 KEY_MODULES = (
     _HERE / "matrix_state.py",
@@ -219,7 +223,7 @@ def window_cells(
         return v.binned_cells(con, info, window, previous)
     a, b = (start - timedelta(days=days), start) if previous else (start, None)
     name = _name(info.name, window, previous)
-    kept = state.entries.get(name)
+    kept = state.entries.get(name) if days >= MIN_DAYS else None
     bins = None
     if kept is not None:
         try:

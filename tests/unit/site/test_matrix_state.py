@@ -64,7 +64,8 @@ def _updated(results, now):
     return data, kept
 
 
-def test_a_site_built_after_each_new_sweep_equals_one_built_from_scratch(tmp_path):
+def test_a_site_built_after_each_new_sweep_equals_one_built_from_scratch(tmp_path, monkeypatch):
+    monkeypatch.setattr(matrix_state, "MIN_DAYS", 1)  # the day's and week's windows kept too
     results = tmp_path / "results"
     for i in range(8):
         _sweep(results, i)
@@ -89,6 +90,7 @@ def test_windows_updated_sweep_after_sweep_equal_windows_read_whole(tmp_path, mo
     """Across day boundaries, the 1D window losing a sweep each time (extremes that leave,
     read again), the previous windows moving at both ends: the matrix is the one the
     store gives, value for value, and the kept windows were the ones used."""
+    monkeypatch.setattr(matrix_state, "MIN_DAYS", 1)
     results = tmp_path / "results"
     for i in range(6):
         _sweep(results, i)
@@ -114,6 +116,7 @@ def test_windows_updated_sweep_after_sweep_equal_windows_read_whole(tmp_path, mo
         assert data.matrix == whole.matrix
     assert reread  # some windows lost a bin's smallest or largest sample
     source = "emulated"
+    # 3.5 days of sweeps: the week's window holds them all (the month's is the same cells)
     assert {f"{source}|1D|window", f"{source}|1D|previous", f"{source}|1W|window"} <= used
 
 
