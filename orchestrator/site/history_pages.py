@@ -15,7 +15,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +31,7 @@ from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
 from orchestrator.site.html import head as _head
 from orchestrator.site.html import json_script as _json_script
+from orchestrator.site.html import json_text as _json_text
 from orchestrator.site.html import write as _write
 from orchestrator.site.html import write_new as _write_new
 
@@ -57,6 +58,17 @@ class HistoryData:
     changes: dict[str, Any]  # open and closed episodes, configuration changes
     pairs: dict[tuple[str, str], dict[str, Any]]  # unordered pair -> its page's data
     emulated: dict[str, bool]  # source -> emulated?
+    # unordered pair -> its page's data as JSON (html.json_text), made once (pair_texts)
+    pair_json: dict[tuple[str, str], str] = field(default_factory=dict)
+
+
+def pair_texts(data: HistoryData) -> dict[tuple[str, str], str]:
+    """Each pair page's data as JSON, made once for the page and the cache (a year's
+    pair pages are tens of MB of JSON)."""
+    for key, page in data.pairs.items():
+        if key not in data.pair_json:
+            data.pair_json[key] = _json_text(page)
+    return data.pair_json
 
 
 def shown(metric: str, value: float | None) -> float | None:
@@ -163,7 +175,8 @@ def _to_json(data: HistoryData) -> dict[str, Any]:
     return {
         "matrix": data.matrix,
         "changes": {**data.changes, "calibration": asdict(cal) if cal is not None else None},
-        "pairs": [[a, b, page] for (a, b), page in data.pairs.items()],
+        # each page's JSON as a string: written once more as a string, not encoded again
+        "pairs": [[a, b, text] for (a, b), text in pair_texts(data).items()],
         "emulated": data.emulated,
     }
 
@@ -173,8 +186,9 @@ def _from_json(doc: dict[str, Any]) -> HistoryData:
     return HistoryData(
         matrix=doc["matrix"],
         changes={**doc["changes"], "calibration": ch.Calibration(**cal) if cal else None},
-        pairs={(a, b): page for a, b, page in doc["pairs"]},
+        pairs={(a, b): json.loads(text) for a, b, text in doc["pairs"]},
         emulated=doc["emulated"],
+        pair_json={(a, b): text for a, b, text in doc["pairs"]},
     )
 
 
@@ -620,8 +634,9 @@ def write_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
     _write(folder / "matrix.html", matrix_html(data, studies))
     _write(folder / "changes.html", changes_html(data, studies))
     (folder / "pairs").mkdir(parents=True, exist_ok=True)
+    texts = pair_texts(data)
     for (a, b), page in data.pairs.items():
-        _write_new(folder / "pairs" / pair_file(a, b), pair_html(page, studies))
+        _write_new(folder / "pairs" / pair_file(a, b), pair_html(page, studies, texts[a, b]))
 
 
 def matrix_files(
@@ -942,7 +957,8 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
     return "".join(parts)
 
 
-def pair_html(page: dict[str, Any], studies: bool = False) -> str:
+def pair_html(page: dict[str, Any], studies: bool = False, text: str | None = None) -> str:
+    """A pair's page; `text`: its data as JSON (pair_texts), already made."""
     a, b = page["a"], page["b"]
     title = f"{a} ↔ {b}"
     emulated = any(s["emulated"] for s in page["sources"])
@@ -979,7 +995,7 @@ def pair_html(page: dict[str, Any], studies: bool = False) -> str:
                 f"<div class='chart pair-chart' id='pair-{n}-{metric}' data-pair='pair-data' "
                 f"data-source='{n}' data-metric='{metric}'></div>\n"
             )
-    parts.append(_json_script("pair-data", page))
+    parts.append(_json_script("pair-data", page, text))
     parts.append(
         "<script src='../../assets/plotly.min.js'></script>\n"
         "<script src='../../assets/history.js'></script>\n"

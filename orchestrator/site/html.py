@@ -71,10 +71,15 @@ def banner(emulated: bool, what: str = "These results were") -> str:
     )
 
 
-def json_script(element_id: str, data: Any) -> str:
+def json_text(data: Any) -> str:
+    """The compact JSON json_script puts in a page."""
+    return json.dumps(data, separators=(",", ":"), default=_json_default)
+
+
+def json_script(element_id: str, data: Any, text: str | None = None) -> str:
+    """`data` in a script element; `text`: its json_text, already made."""
     # "</" inside a script element would end it early; JSON allows "<\/".
-    text = json.dumps(data, separators=(",", ":"), default=_json_default)
-    text = text.replace("</", "<\\/")
+    text = (json_text(data) if text is None else text).replace("</", "<\\/")
     return f"<script type='application/json' id='{element_id}'>{text}</script>\n"
 
 
