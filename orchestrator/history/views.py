@@ -234,6 +234,28 @@ def stat_fields(samples: int, quantiles: Sequence[float] | None) -> dict[str, An
 _STATS_SQL = f"list_append(quantile_cont(x, {list(QUANTILES.values())}), avg(x))"
 
 
+def _stats_sql(stats: Sequence[str] | None) -> str:
+    """The SQL of `stats` (quantiles, in that order) over pooled samples x; all of STATS
+    without (a year's eight quantiles and mean cost a third more than three)."""
+    if stats is None:
+        return _STATS_SQL
+    return f"quantile_cont(x, {[QUANTILES[s] for s in stats]})"
+
+
+def _in_stats_order(
+    found: Sequence[float] | None, stats: Sequence[str] | None
+) -> tuple[float | None, ...] | None:
+    """The values of `stats` (all of STATS without) as a Cell's quantiles, None elsewhere."""
+    if not found:
+        return None
+    if stats is None:
+        return tuple(found)
+    values: list[float | None] = [None] * len(STATS)
+    for stat, x in zip(stats, found, strict=True):
+        values[STATS.index(stat)] = x
+    return tuple(values)
+
+
 def iso_utc(t: datetime | None) -> str | None:
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z" if t else None
 
@@ -460,11 +482,13 @@ def window_cells(
     window: str,
     previous: bool = False,
     include_flagged: bool = False,
+    stats: Sequence[str] | None = None,
 ) -> list[Cell]:
     """Every directed pair of one source and window, all three quantiles in one query.
     `window` is one of WINDOWS or "latest" (each pair's newest test alone); `previous`:
     the window of the same length just before it (none for "latest" or "all"). Flagged
-    rows are left out unless `include_flagged`."""
+    rows are left out unless `include_flagged`. `stats`: only those computed (the cells'
+    other statistics None)."""
     m = metric(metric_name)
     where = f"source = ? AND status = 'ok' AND {m.present_sql}"
     if not include_flagged:
@@ -502,7 +526,7 @@ def window_cells(
             where += " AND started_utc >= ?"
             params.append(start)
         if m.one_value:
-            return _one_value_cells(con, m, where, params)
+            return _one_value_cells(con, m, where, params, stats)
         tests += f" WHERE {where}"
     # a window's tests read twice, by their counts and by their samples: "latest" (a few
     # thousand rows) is materialized once, so both read the same test of a tie; a
@@ -518,7 +542,7 @@ def window_cells(
         "n AS (SELECT src, dst, count(*) AS tests, max(distance_km) AS km, "
         f"max(started_utc) AS newest, mode(limiter) AS limiter FROM {source} GROUP BY src, dst), "
         "q AS (SELECT src, dst, count(x) AS samples, "
-        f"{_STATS_SQL} AS qs "
+        f"{_stats_sql(stats)} AS qs "
         f"FROM (SELECT src, dst, unnest(s) AS x FROM {source}) WHERE x IS NOT NULL "
         "GROUP BY src, dst) "
         "SELECT n.src, n.dst, n.km, n.tests, q.samples, q.qs, n.newest, n.limiter FROM n "
@@ -526,26 +550,30 @@ def window_cells(
         params,
     ).fetchall()
     return [
-        Cell(src, dst, km, int(tests), int(k), tuple(qs) if qs else None, newest, limiter)
+        Cell(src, dst, km, int(tests), int(k), _in_stats_order(qs, stats), newest, limiter)
         for src, dst, km, tests, k, qs, newest, limiter in rows
     ]
 
 
 def _one_value_cells(
-    con: duckdb.DuckDBPyConnection, m: Metric, where: str, params: Sequence[Any]
+    con: duckdb.DuckDBPyConnection,
+    m: Metric,
+    where: str,
+    params: Sequence[Any],
+    stats: Sequence[str] | None = None,
 ) -> list[Cell]:
     """window_cells of a one-value metric (Metric.one_value) over the rows matching
     `where`: its tests read once, each one sample (present_sql: never null), so the
     samples are the tests."""
     rows = con.execute(
         "SELECT src, dst, max(distance_km), count(*), max(started_utc), mode(limiter), "
-        f"{_STATS_SQL} FROM (SELECT src, dst, distance_km, started_utc, limiter, "
+        f"{_stats_sql(stats)} FROM (SELECT src, dst, distance_km, started_utc, limiter, "
         f"{m.run_sql} AS x FROM measurements WHERE {where}) GROUP BY src, dst "
         "ORDER BY src, dst",
         params,
     ).fetchall()
     return [
-        Cell(src, dst, km, int(n), int(n), tuple(qs) if qs else None, newest, limiter)
+        Cell(src, dst, km, int(n), int(n), _in_stats_order(qs, stats), newest, limiter)
         for src, dst, km, n, newest, limiter, qs in rows
     ]
 

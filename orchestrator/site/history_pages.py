@@ -284,9 +284,7 @@ def _cells(
     if metric == "rtt" and window != "latest" and not include_flagged:
         state = kept if kept is not None else kept_windows.MatrixState()
         return kept_windows.window_cells(con, state, info, window, previous)
-    return v.window_cells(
-        con, info, metric, window, previous=previous, include_flagged=include_flagged
-    )
+    return v.window_cells(con, info, metric, window, previous, include_flagged, stats=v.SITE_STATS)
 
 
 def _window_cells(
