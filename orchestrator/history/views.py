@@ -55,7 +55,8 @@ DETECTION_KEEPS = (flags.ASYMMETRIC, flags.FEW_SAMPLES)
 QUANTILES = {"min": 0.0, "p10": 0.10, "p25": 0.25, "p50": 0.50, "p75": 0.75, "p90": 0.90,
              "p99": 0.99, "max": 1.0}  # fmt: skip
 STATS = (*QUANTILES, "mean")
-SITE_STATS = ("p50", "p90", "p99")  # the site's matrix carries these
+# the site's matrix carries these, each in its own file (orchestrator.site.history_pages)
+SITE_STATS = STATS
 BEYOND = 10  # samples a tail percentile needs beyond it
 PERCENTILE_RULE = (
     f"a percentile q needs {BEYOND} / min(q, 1 - q) samples (p25, p75: 40; p10, p90: 100; "
@@ -235,11 +236,29 @@ _STATS_SQL = f"list_append(quantile_cont(x, {list(QUANTILES.values())}), avg(x))
 
 
 def _stats_sql(stats: Sequence[str] | None) -> str:
-    """The SQL of `stats` (quantiles, in that order) over pooled samples x; all of STATS
-    without (a year's eight quantiles and mean cost a third more than three)."""
+    """The SQL of `stats` over pooled samples x, a list in the order of _stats_order(stats):
+    one quantile_cont of the percentiles, then min, max and mean as min(x), max(x) and
+    avg(x) (cheaper than quantiles 0 and 1); all of STATS without (a year's eight
+    quantiles and mean cost a third more than three)."""
     if stats is None:
         return _STATS_SQL
-    return f"quantile_cont(x, {[QUANTILES[s] for s in stats]})"
+    qs = [QUANTILES[s] for s in _stats_order(stats) if s not in _PLAIN_SQL]
+    parts = [f"quantile_cont(x, {qs})"] if qs else []
+    plain = [_PLAIN_SQL[s] for s in _stats_order(stats) if s in _PLAIN_SQL]
+    if plain:
+        parts.append(f"[{', '.join(plain)}]")
+    if not parts:
+        return "[]::DOUBLE[]"
+    return parts[0] if len(parts) == 1 else f"list_concat({', '.join(parts)})"
+
+
+# the statistics _stats_sql computes with an aggregate of their own
+_PLAIN_SQL = {"min": "min(x)", "max": "max(x)", "mean": "avg(x)"}
+
+
+def _stats_order(stats: Sequence[str]) -> list[str]:
+    """`stats` in the order _stats_sql gives them: the percentiles, then min, max, mean."""
+    return [s for s in stats if s not in _PLAIN_SQL] + [s for s in _PLAIN_SQL if s in stats]
 
 
 def _in_stats_order(
@@ -251,7 +270,7 @@ def _in_stats_order(
     if stats is None:
         return tuple(found)
     values: list[float | None] = [None] * len(STATS)
-    for stat, x in zip(stats, found, strict=True):
+    for stat, x in zip(_stats_order(stats), found, strict=True):
         values[STATS.index(stat)] = x
     return tuple(values)
 
@@ -729,15 +748,17 @@ def bin_pairs(key: Any) -> Any:
 
 
 def bins_quantiles(bins: Bins, stats: Sequence[str] = tuple(QUANTILES)) -> tuple[Any, Any]:
-    """(index of each pair's first row, its quantiles `stats` (groups x stats)) of
-    bins' histograms (which must have rows)."""
+    """(index of each pair's first row, its quantiles among `stats` (groups x those, in
+    their order; the mean, from the sums, left out)) of bins' histograms (which must
+    have rows)."""
     import numpy as np
 
     from orchestrator.history.histogram import quantiles
 
     pairs = bin_pairs(bins.key)
     firsts = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1])))
-    return firsts, quantiles(firsts, bins.n, bins.lo, bins.hi, [QUANTILES[s] for s in stats])
+    qs = [QUANTILES[s] for s in stats if s in QUANTILES]
+    return firsts, quantiles(firsts, bins.n, bins.lo, bins.hi, qs)
 
 
 def bins_cells(
@@ -759,7 +780,7 @@ def bins_cells(
     totals = None if bins.total is None else np.add.reduceat(bins.total, firsts)
     row = {int(p): i for i, p in enumerate(bins.pair.tolist())}
     epoch = datetime(1970, 1, 1)
-    where = [STATS.index(s) for s in stats]
+    where = [STATS.index(s) for s in stats if s in QUANTILES]
     cells = []
     for g, first in enumerate(firsts.tolist()):
         pair = int(pairs[first])

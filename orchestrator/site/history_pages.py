@@ -330,11 +330,13 @@ def matrix_data(
     include_flagged: bool = False,
     kept: kept_windows.MatrixState | None = None,
 ) -> dict[str, Any]:
-    """Every (source, metric, window) view of the From x To matrix, with all three stats.
-    Regions in catalog.region_order, `cities` beside them ("" for one the catalog lacks).
+    """Every (source, metric, window) view of the From x To matrix, with every statistic
+    of views.SITE_STATS. Regions in catalog.region_order, `cities` beside them ("" for
+    one the catalog lacks).
 
-    A view's arrays are row-major over the source's regions (From x To, R x R):
-    `p50`, `p90`, `p99` (display unit; p99 null below 100 samples), `samples`, `tests`,
+    A view's arrays are row-major over the source's regions (From x To, R x R): one per
+    statistic (`min` .. `max`, `mean`; display unit; a percentile null below the samples
+    views.min_samples gives it: p99 below 1,000), `samples`, `tests`,
     `newest_s` (UNIX time of the newest test), `limiter` (what limited most of a
     throughput cell's tests), `prev_p50` the p50 of the window of the same length just
     before (null for "latest"). `baseline` (RTT and throughput) is the
@@ -420,6 +422,8 @@ def matrix_data(
         # emulated throughput is the real curve times this (Methodology)
         "emulated_rate_scale": DEFAULT_MODEL.scale,
         "stats": list(v.SITE_STATS),
+        # the samples each statistic needs to be shown (views.PERCENTILE_RULE)
+        "min_samples": {s: v.min_samples(s) for s in v.SITE_STATS},
         "windows": list(v.SITE_WINDOWS),
         "sources": sources,
     }
@@ -626,8 +630,9 @@ def write_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
     index, parts = matrix_files(data.matrix)
     text = json.dumps(index, separators=(",", ":"))
     _write(folder / "matrix-data.js", f"window.InterregionMatrix = {text};\n")
-    for name, (source, metric, part) in parts.items():
-        args = json.dumps([source, metric, part], separators=(",", ":"))[1:-1]
+    for name, (source, metric, part, stat) in parts.items():
+        call = [source, metric, part] + ([stat] if stat else [])
+        args = json.dumps(call, separators=(",", ":"))[1:-1]
         _write(folder / name, f"window.InterregionMatrixPart({args});\n")
     _write(folder / "matrix.html", matrix_html(data, studies))
     _write(folder / "changes.html", changes_html(data, studies))
@@ -637,37 +642,50 @@ def write_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
         _write_new(folder / "pairs" / pair_file(a, b), pair_html(page, studies, texts[a, b]))
 
 
+# the statistic every metric's file holds (the default one, and what the change and
+# deviation colours compare); each other statistic is a file of its own
+FILE_STAT = "p50"
+
+
 def matrix_files(
     matrix: dict[str, Any],
-) -> tuple[dict[str, Any], dict[str, tuple[str, str, dict[str, Any]]]]:
+) -> tuple[dict[str, Any], dict[str, tuple[str, str, dict[str, Any], str | None]]]:
     """The matrix split for the page: an index (matrix-data.js: every source's regions,
-    cities and caption, and the file of each of its metrics) and one file per source and
-    metric (its windows' views, baselines and open cells), which history.js loads when
-    that metric is first shown. A full catalog's metric is about 1 MB; the whole matrix
-    would be several (issue 22's budget: no data file over 2 MB)."""
+    cities and caption, and the file of each of its metrics and statistics), one file
+    per source and metric (its windows' views with the FILE_STAT, counts and freshness,
+    baselines and open cells) and one per source, metric and other statistic (that
+    statistic of each window), which history.js loads when first shown. A full
+    catalog's metric with three statistics was 1.45 MB over a year; with nine in one
+    file it would pass issue 22's budget (no data file over 2 MB)."""
     index = {k: v for k, v in matrix.items() if k != "sources"}
     index["sources"] = []
-    parts: dict[str, tuple[str, str, dict[str, Any]]] = {}
+    parts: dict[str, tuple[str, str, dict[str, Any], str | None]] = {}
+    others = [s for s in matrix["stats"] if s != FILE_STAT]
     for n, src in enumerate(matrix["sources"]):
         meta = {k: v for k, v in src.items() if k not in ("views", "baseline", "open")}
-        meta["files"] = {}
+        meta["files"], meta["stat_files"] = {}, {}
         slug = re.sub(r"[^a-z0-9-]", "_", src["source"].lower())
         for metric in matrix["metrics"]:
             name = f"matrix-{n}-{slug}-{metric}.js"
             meta["files"][metric] = name
-            parts[name] = (
-                src["source"],
-                metric,
-                {
-                    "views": {
-                        w: src["views"][f"{metric}|{w}"]
-                        for w in matrix["windows"]
-                        if f"{metric}|{w}" in src["views"]
-                    },
-                    "baseline": src["baseline"].get(metric),
-                    "open": src["open"].get(metric, []),
-                },
-            )
+            views = {
+                w: src["views"][f"{metric}|{w}"]
+                for w in matrix["windows"]
+                if f"{metric}|{w}" in src["views"]
+            }
+            part = {
+                "views": {w: {k: x for k, x in view.items() if k not in others}
+                          for w, view in views.items()},
+                "baseline": src["baseline"].get(metric),
+                "open": src["open"].get(metric, []),
+            }  # fmt: skip
+            parts[name] = (src["source"], metric, part, None)
+            meta["stat_files"][metric] = {}
+            for stat in others:
+                name = f"matrix-{n}-{slug}-{metric}-{stat}.js"
+                meta["stat_files"][metric][stat] = name
+                values = {w: view[stat] for w, view in views.items()}
+                parts[name] = (src["source"], metric, values, stat)
         index["sources"].append(meta)
     return index, parts
 
@@ -747,12 +765,14 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
             _head("Matrix", prefix, history=True, studies=studies),
             _source_banner(first["emulated"]),
             "<h1>From x To matrix</h1>\n",
-            "<p>Each cell is one directed pair: the percentile of the pooled samples of every "
-            "test in the window (p99 needs 100 samples, else —), rows send, columns receive. "
+            "<p>Each cell is one directed pair, rows send, columns receive: the statistic "
+            "chosen (min, p10 to p99, max or mean) of the pooled samples of every test in "
+            f"the window. As in <code>interregion matrix</code>, {_e(v.PERCENTILE_RULE)} "
+            "(null is shown as —; point at a cell for its samples and tests). "
             "RTT percentiles of the 1D to 1Y windows are read from histograms kept as each "
             "sweep is stored (bins 0.05 % wide: within 0.05 % of the exact value, 0.1 ms at "
-            "200 ms; the counts are exact); <code>interregion matrix</code> gives exact "
-            "values. "
+            "200 ms; the counts, min and max are exact, and the mean is, from each bin's sum "
+            "kept to 0.0001 ms); <code>interregion matrix</code> gives exact values. "
             "Regions are ordered by cloud, then west to east. Loss and jitter are ping's "
             "(<code>ping_loss_pct</code>, <code>rtt_mdev_ms</code>), one value per test. "
             "Colours run from good (light) to bad (dark) for every metric. "

@@ -9,9 +9,11 @@ subtracted (a 6-hourly sweep moves every window by 6 hours: two slices of tests)
 are integers, so the histogram's counts are exact; a bin's smallest or largest sample
 cannot be subtracted, so a bin whose extreme left is marked unknown (NaN) and read
 again from the store for the pairs whose percentiles need it (views.binned_range of
-those pairs). The cells are those views.binned_cells gives, value for value, for the
-statistics the matrix shows (views.SITE_STATS; the others, the mean and the distance
-are not kept).
+those pairs). Each bin's sum is kept too, snapped to SUM_STEP (ping's samples have
+three decimals, so a sum of them is a multiple of 0.001 ms: snapped, what was added and
+subtracted is exactly what the store sums), for the mean. The cells are those
+views.binned_cells gives, value for value, for the statistics the matrix shows
+(views.SITE_STATS; the distance is not kept).
 
 The state is used only when the store holds exactly the sweeps it was made from, each
 as it was then (id, source, rows, ingest and start time), plus sweeps whose tests all
@@ -39,7 +41,10 @@ if TYPE_CHECKING:
 
 STATE_FILE = Path(".cache") / "site" / "matrix-state.npz"
 STATE_FORMAT = "interregion.site-matrix-state"
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: each bin's sum (`total`)
+# the bins' sums kept to this step (ms): far below the mean's display (0.01 ms), far
+# above the error of a sum of doubles
+SUM_STEP = 1e-4
 # a window moved further is computed again (the slices would cost what the window does)
 MAX_SHIFT = timedelta(days=2)
 # shorter windows are read whole: a week of the store's rows costs what the slices and
@@ -52,7 +57,9 @@ KEY_MODULES = (
     _HERE.parent / "history" / "histogram.py",
     _HERE.parent / "history" / "store.py",
 )
-_FIELDS = ("key", "n", "lo", "hi", "pair", "tests", "newest_us")
+# the statistics read from the histograms (the mean is the sums')
+_QUANTILES = tuple(s for s in v.SITE_STATS if s in v.QUANTILES)
+_FIELDS = ("key", "n", "lo", "hi", "total", "pair", "tests", "newest_us")
 _EPOCH = datetime(1970, 1, 1)
 
 
@@ -167,7 +174,7 @@ def load(con: duckdb.DuckDBPyConnection, results: Path) -> MatrixState:
             entries = {}
             for n, (name, doc) in enumerate(meta["entries"].items()):
                 arrays = {f: np.asarray(z[f"{n}.{f}"]) for f in _FIELDS}
-                bins = v.Bins(**arrays, total=None, km=np.full(len(arrays["pair"]), np.nan))
+                bins = v.Bins(**arrays, km=np.full(len(arrays["pair"]), np.nan))
                 entries[name] = Entry(_time(doc["a"]), _time(doc["b"]), _time(doc["latest"]), bins)  # type: ignore[arg-type]
     except (OSError, ValueError, KeyError, TypeError) as e:
         return MatrixState(reason=f"unreadable ({e})")
@@ -215,7 +222,8 @@ def window_cells(
     window: str,
     previous: bool,
 ) -> list[v.Cell]:
-    """views.binned_cells' cells (SITE_STATS, counts and newest test) of the window, from
+    """views.binned_cells' cells (SITE_STATS, the mean from the kept sums, counts and
+    newest test) of the window, from
     its kept entry updated, or from the store; the window goes into state.made."""
     days = v.window_days(window)
     start, _end = v.window_bounds(info, window)
@@ -239,11 +247,19 @@ def window_cells(
 
 
 def _whole(con: duckdb.DuckDBPyConnection, source: str, a: datetime, b: datetime | None) -> v.Bins:
-    """The window read from the store, without the sums and distances (never kept: the
-    cells are the same whichever way they came)."""
+    """The window read from the store, its sums snapped and without the distances (never
+    kept: the cells are the same whichever way they came)."""
     got = v.binned_range(con, source, a, b)
-    return v.Bins(key=got.key, n=got.n, lo=got.lo, hi=got.hi, total=None, pair=got.pair,
-                  tests=got.tests, newest_us=got.newest_us, km=got.km * float("nan"))  # fmt: skip
+    return v.Bins(key=got.key, n=got.n, lo=got.lo, hi=got.hi, total=_snapped(got.total),
+                  pair=got.pair, tests=got.tests, newest_us=got.newest_us,
+                  km=got.km * float("nan"))  # fmt: skip
+
+
+def _snapped(total: Any) -> Any:
+    """Sums to the nearest SUM_STEP: what was summed in any order is the same number."""
+    import numpy as np
+
+    return np.rint(np.asarray(total, dtype=np.float64) / SUM_STEP) * SUM_STEP
 
 
 def _moved(
@@ -287,7 +303,9 @@ def _slice(
 ) -> v.Bins:
     key = (source, a, b)
     if key not in state.slices:
-        state.slices[key] = v.binned_range(con, source, a, b)
+        got = v.binned_range(con, source, a, b)
+        got.total = _snapped(got.total)
+        state.slices[key] = got
     return state.slices[key]
 
 
@@ -306,9 +324,11 @@ def _subtract(bins: v.Bins, out: v.Bins) -> v.Bins:
     smallest (largest) sample equals out's loses it: unknown (NaN) unless none is left."""
     import numpy as np
 
-    n, lo, hi = bins.n.copy(), bins.lo.copy(), bins.hi.copy()
+    assert bins.total is not None and out.total is not None  # the state keeps its sums
+    n, lo, hi, total = bins.n.copy(), bins.lo.copy(), bins.hi.copy(), bins.total.copy()
     at = _positions(bins.key, out.key)
     n[at] -= out.n
+    total[at] = _snapped(total[at] - out.total)
     if (n[at] < 0).any():
         raise Stale
     lo[at] = np.where(out.lo <= lo[at], np.nan, lo[at])
@@ -321,7 +341,7 @@ def _subtract(bins: v.Bins, out: v.Bins) -> v.Bins:
     # a pair with tests left keeps its newest one (the tests that left are older)
     keep, pkeep = n > 0, tests > 0
     return v.Bins(
-        key=bins.key[keep], n=n[keep], lo=lo[keep], hi=hi[keep], total=None,
+        key=bins.key[keep], n=n[keep], lo=lo[keep], hi=hi[keep], total=total[keep],
         pair=bins.pair[pkeep], tests=tests[pkeep], newest_us=bins.newest_us[pkeep],
         km=bins.km[pkeep],
     )  # fmt: skip
@@ -346,9 +366,11 @@ def _add(bins: v.Bins, more: v.Bins) -> v.Bins:
     n = np.zeros(len(key), dtype=np.int64)
     lo = np.full(len(key), np.inf)
     hi = np.full(len(key), -np.inf)
+    total = np.zeros(len(key))
     at, mat = np.searchsorted(key, bins.key), np.searchsorted(key, more.key)
-    n[at], lo[at], hi[at] = bins.n, bins.lo, bins.hi
+    n[at], lo[at], hi[at], total[at] = bins.n, bins.lo, bins.hi, bins.total
     n[mat] += more.n
+    total[mat] = _snapped(total[mat] + more.total)
     lo[mat] = np.minimum(lo[mat], more.lo)  # NaN (unknown) stays unknown
     hi[mat] = np.maximum(hi[mat], more.hi)
     pair = _merged(bins.pair, more.pair)
@@ -358,7 +380,7 @@ def _add(bins: v.Bins, more: v.Bins) -> v.Bins:
     tests[pat], newest[pat] = bins.tests, bins.newest_us
     tests[pmat] += more.tests
     newest[pmat] = np.maximum(newest[pmat], more.newest_us)
-    return v.Bins(key=key, n=n, lo=lo, hi=hi, total=None, pair=pair, tests=tests,
+    return v.Bins(key=key, n=n, lo=lo, hi=hi, total=total, pair=pair, tests=tests,
                   newest_us=newest, km=np.full(len(pair), np.nan))  # fmt: skip
 
 
@@ -371,8 +393,8 @@ def _known(
     import numpy as np
 
     if not len(bins.n):
-        return bins, (np.zeros(0, dtype=np.int64), np.zeros((0, len(v.SITE_STATS))))
-    firsts, qs = v.bins_quantiles(bins, v.SITE_STATS)
+        return bins, (np.zeros(0, dtype=np.int64), np.zeros((0, len(_QUANTILES))))
+    firsts, qs = v.bins_quantiles(bins, _QUANTILES)
     bad = np.isnan(qs).any(axis=1)
     if not bad.any():
         return bins, (firsts, qs)
@@ -385,6 +407,6 @@ def _known(
     else:
         lo, hi = bins.lo.copy(), bins.hi.copy()
         lo[mine], hi[mine] = fresh.lo, fresh.hi
-        bins = v.Bins(key=bins.key, n=bins.n, lo=lo, hi=hi, total=None, pair=bins.pair,
+        bins = v.Bins(key=bins.key, n=bins.n, lo=lo, hi=hi, total=bins.total, pair=bins.pair,
                       tests=bins.tests, newest_us=bins.newest_us, km=bins.km)  # fmt: skip
-    return bins, v.bins_quantiles(bins, v.SITE_STATS)
+    return bins, v.bins_quantiles(bins, _QUANTILES)
