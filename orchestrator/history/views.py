@@ -238,8 +238,8 @@ _STATS_SQL = f"list_append(quantile_cont(x, {list(QUANTILES.values())}), avg(x))
 def _stats_sql(stats: Sequence[str] | None) -> str:
     """The SQL of `stats` over pooled samples x, a list in the order of _stats_order(stats):
     one quantile_cont of the percentiles, then min, max and mean as min(x), max(x) and
-    avg(x) (cheaper than quantiles 0 and 1); all of STATS without (a year's eight
-    quantiles and mean cost a third more than three)."""
+    avg(x) (cheaper than quantiles 0 and 1); all of STATS without (as one quantile_cont
+    of eight and the mean)."""
     if stats is None:
         return _STATS_SQL
     qs = [QUANTILES[s] for s in _stats_order(stats) if s not in _PLAIN_SQL]
@@ -775,30 +775,29 @@ def bins_cells(
         return []
     names = {r[0]: (r[1], r[2]) for r in con.execute("SELECT pair, src, dst FROM pairs").fetchall()}
     firsts, qs = quantiles or bins_quantiles(bins, stats)
-    pairs = bin_pairs(bins.key)
+    pairs = bin_pairs(bins.key)[firsts]
     samples = np.add.reduceat(bins.n, firsts)
-    totals = None if bins.total is None else np.add.reduceat(bins.total, firsts)
-    row = {int(p): i for i, p in enumerate(bins.pair.tolist())}
-    epoch = datetime(1970, 1, 1)
+    means = None if bins.total is None else np.add.reduceat(bins.total, firsts) / samples
+    # the groups of pairs with tests, and their rows among the counted pairs
+    at = np.minimum(np.searchsorted(bins.pair, pairs), max(len(bins.pair) - 1, 0))
+    has = (bins.pair[at] == pairs) if len(bins.pair) else np.zeros(len(pairs), dtype=bool)
+    groups, rows = np.flatnonzero(has), at[has]
     where = [STATS.index(s) for s in stats if s in QUANTILES]
-    cells = []
-    for g, first in enumerate(firsts.tolist()):
-        pair = int(pairs[first])
-        i = row.get(pair)
-        if i is None:
-            continue
-        k = int(samples[g])
-        values: list[float | None] = [None] * len(STATS)
-        for c, at in enumerate(where):
-            values[at] = float(qs[g, c])
-        if totals is not None:
-            values[-1] = float(totals[g]) / k
-        km = float(bins.km[i])
-        src, dst = names[pair]
-        cells.append(
-            Cell(src, dst, None if math.isnan(km) else km, int(bins.tests[i]), k,
-                 tuple(values), epoch + timedelta(microseconds=int(bins.newest_us[i])))
-        )  # fmt: skip
+    columns: list[list[float | None]] = [[None] * len(groups)] * len(STATS)
+    for c, index in enumerate(where):
+        columns[index] = qs[groups, c].tolist()
+    if means is not None:
+        columns[-1] = means[groups].tolist()
+    epoch = datetime(1970, 1, 1)
+    cells = [
+        Cell(*names[pair], None if math.isnan(km) else km, tests, k, values,
+             epoch + timedelta(microseconds=newest))
+        for pair, km, tests, k, newest, values in zip(
+            pairs[groups].tolist(), bins.km[rows].tolist(), bins.tests[rows].tolist(),
+            samples[groups].tolist(), bins.newest_us[rows].tolist(),
+            zip(*columns, strict=True), strict=True,
+        )
+    ]  # fmt: skip
     return sorted(cells, key=lambda c: (c.src, c.dst))
 
 

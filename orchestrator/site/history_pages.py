@@ -119,14 +119,17 @@ def history_data(
     found = ch.detect(series, ch.Params(), v.region_groups())
     calibration = ch.calibrate(series)
     built = now or datetime.now(UTC)
-    return HistoryData(
-        matrix=matrix_data(
-            con, infos, found, built, catalog or load_catalog(), include_flagged, kept
-        ),
-        changes={**changes_data(con, found, infos, series), "calibration": calibration},
-        pairs=pair_data(con, infos, found),
-        emulated={i.name: i.emulated for i in infos},
-    )
+    # the matrix's cells and the pair pages' series are millions of objects, none in a
+    # cycle: the collector would walk them all again and again (as change detection)
+    with ch.gc_paused():
+        return HistoryData(
+            matrix=matrix_data(
+                con, infos, found, built, catalog or load_catalog(), include_flagged, kept
+            ),
+            changes={**changes_data(con, found, infos, series), "calibration": calibration},
+            pairs=pair_data(con, infos, found),
+            emulated={i.name: i.emulated for i in infos},
+        )
 
 
 # ---- the figures, kept while the store is unchanged -----------------------------------
@@ -213,18 +216,22 @@ def cached_history_data(
         head = json.dumps({"format": CACHE_FORMAT, "key": key}, separators=(",", ":"))[:-1]
         with path.open("rb") as f:
             fresh = f.read(len(head) + 1) == (head + ",").encode()
-        doc = json.loads(path.read_text(encoding="utf-8")) if fresh else {}
-        if doc.get("format") == CACHE_FORMAT and doc.get("key") == key:
-            data = _from_json(doc["data"])
-            data.matrix.update(_built_fields(built))
-            return data
+        with ch.gc_paused():  # tens of MB of JSON: millions of objects, none in a cycle
+            doc = json.loads(path.read_text(encoding="utf-8")) if fresh else {}
+            ours = doc.get("format") == CACHE_FORMAT and doc.get("key") == key
+            read = _from_json(doc["data"]) if ours else None
+        if read is not None:
+            read.matrix.update(_built_fields(built))
+            return read
     except (OSError, ValueError, KeyError, TypeError):
         pass  # no entry, or one this code cannot read: computed again
     kept = kept_windows.load(con, results) if not include_flagged else None
     data = history_data(con, built, catalog, include_flagged, kept)
     if kept is not None:
         kept_windows.save(con, results, kept)
-    text = json.dumps({"format": CACHE_FORMAT, "key": key, "data": _to_json(data)},
+    with ch.gc_paused():
+        doc = _to_json(data)
+    text = json.dumps({"format": CACHE_FORMAT, "key": key, "data": doc},
                       separators=(",", ":"))  # fmt: skip
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -637,7 +644,8 @@ def write_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
     _write(folder / "matrix.html", matrix_html(data, studies))
     _write(folder / "changes.html", changes_html(data, studies))
     (folder / "pairs").mkdir(parents=True, exist_ok=True)
-    texts = pair_texts(data)
+    with ch.gc_paused():
+        texts = pair_texts(data)
     for (a, b), page in data.pairs.items():
         _write_new(folder / "pairs" / pair_file(a, b), pair_html(page, studies, texts[a, b]))
 
