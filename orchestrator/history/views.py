@@ -503,7 +503,7 @@ def window_cells(
     include_flagged: bool = False,
     stats: Sequence[str] | None = None,
 ) -> list[Cell]:
-    """Every directed pair of one source and window, all three quantiles in one query.
+    """Every directed pair of one source and window, its statistics in one query.
     `window` is one of WINDOWS or "latest" (each pair's newest test alone); `previous`:
     the window of the same length just before it (none for "latest" or "all"). Flagged
     rows are left out unless `include_flagged`. `stats`: only those computed (the cells'

@@ -1,8 +1,9 @@
 """The site's pages built from the history store: the matrix, the changes and the pairs.
 
 Everything the pages show is computed here at build time, in DuckDB and
-orchestrator.history.changes: the matrix of every (source, metric, window) with all three
-percentiles, freshness, samples and the change-detection baseline of each cell, so
+orchestrator.history.changes: the matrix of every (source, metric, window) with every
+statistic of views.SITE_STATS, freshness, samples and the change-detection baseline of
+each cell, so
 the browser only switches between precomputed arrays. The data goes into the pages
 as JSON (a local .js file for the matrix: file:// forbids fetching local JSON), drawn
 by assets/history.js. Sources are never mixed; every view names its source, and an
