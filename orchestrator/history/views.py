@@ -21,6 +21,7 @@ windows too; `all` takes everything.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -63,6 +64,7 @@ PERCENTILE_RULE = (
 )
 
 
+@functools.cache  # asked for every cell of every view (a year's matrix: 220,000 times)
 def min_samples(stat: str) -> int:
     """Samples `stat` needs to be shown: 10 / min(q, 1 - q) for a tail percentile, else 1."""
     q = QUANTILES.get(stat)
