@@ -21,6 +21,7 @@ windows too; `all` takes everything.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -64,6 +65,7 @@ PERCENTILE_RULE = (
 )
 
 
+@functools.cache  # asked for every cell of every view (a year's matrix: 220,000 times)
 def min_samples(stat: str) -> int:
     """Samples `stat` needs to be shown: 10 / min(q, 1 - q) for a tail percentile, else 1."""
     q = QUANTILES.get(stat)
@@ -937,18 +939,24 @@ def config_change_docs(
         con, sorted({c.old_fingerprint for c in found} | {c.new_fingerprint for c in found})
     )
     groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    seen: dict[tuple[Any, ...], set[str]] = {}  # each group's pairs (a new image: thousands)
+    diffs: dict[tuple[str, str], tuple[str, ...]] = {}  # one per fingerprint change
     for c in found:
         if since_iso and c.t < since_iso:
             continue
-        diff = tuple(
-            differences(fields.get(c.old_fingerprint, {}), fields.get(c.new_fingerprint, {}))
-        )
+        change = (c.old_fingerprint, c.new_fingerprint)
+        if change not in diffs:
+            diffs[change] = tuple(
+                differences(fields.get(c.old_fingerprint, {}), fields.get(c.new_fingerprint, {}))
+            )
+        diff = diffs[change]
         key = (c.key.source, c.key.backend, c.run_id, diff)
         group = groups.setdefault(key, {"source": c.key.source, "backend": c.key.backend,
                                         "run": c.run_id, "utc": c.t, "fields": list(diff),
                                         "pairs": []})  # fmt: skip
         pair = f"{c.key.src}/{c.key.dst}"
-        if pair not in group["pairs"]:
+        if pair not in seen.setdefault(key, set()):
+            seen[key].add(pair)
             group["pairs"].append(pair)
     return list(groups.values())
 

@@ -77,6 +77,7 @@ class Stale(Exception):
 
 @dataclass
 class Entry:
+    source: str
     a: datetime  # the window's start (its tests start in [a, b))
     b: datetime | None  # its end; None: the window runs to the source's newest test
     latest: datetime | None  # the source's newest test when it was made
@@ -175,7 +176,12 @@ def load(con: duckdb.DuckDBPyConnection, results: Path) -> MatrixState:
             for n, (name, doc) in enumerate(meta["entries"].items()):
                 arrays = {f: np.asarray(z[f"{n}.{f}"]) for f in _FIELDS}
                 bins = v.Bins(**arrays, km=np.full(len(arrays["pair"]), np.nan))
-                entries[name] = Entry(_time(doc["a"]), _time(doc["b"]), _time(doc["latest"]), bins)  # type: ignore[arg-type]
+                a = _time(doc["a"])
+                if a is None:
+                    raise ValueError(f"{name} has no start")
+                entries[name] = Entry(
+                    str(doc["source"]), a, _time(doc["b"]), _time(doc["latest"]), bins
+                )
     except (OSError, ValueError, KeyError, TypeError) as e:
         return MatrixState(reason=f"unreadable ({e})")
     return MatrixState(entries=entries)
@@ -189,8 +195,8 @@ def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> N
     arrays: dict[str, Any] = {}
     docs = {}
     for n, (name, e) in enumerate(state.made.items()):
-        latest[name.split("|", 1)[0]] = _us(e.latest)
-        docs[name] = {"a": _us(e.a), "b": _us(e.b), "latest": _us(e.latest)}
+        latest[e.source] = _us(e.latest)
+        docs[name] = {"source": e.source, "a": _us(e.a), "b": _us(e.b), "latest": _us(e.latest)}
         for f in _FIELDS:
             arrays[f"{n}.{f}"] = getattr(e.bins, f)
     meta = {
@@ -242,7 +248,7 @@ def window_cells(
     if bins is None:
         bins = _whole(con, info.name, a, b)
     bins, quantiles = _known(con, info.name, a, b, bins)
-    state.made[name] = Entry(a, b, info.latest, bins)
+    state.made[name] = Entry(info.name, a, b, info.latest, bins)
     return v.bins_cells(con, bins, v.SITE_STATS, quantiles)
 
 
