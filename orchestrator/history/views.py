@@ -263,6 +263,12 @@ def _stats_order(stats: Sequence[str]) -> list[str]:
     return [s for s in stats if s not in _PLAIN_SQL] + [s for s in _PLAIN_SQL if s in stats]
 
 
+@functools.cache  # asked for every cell of every view
+def _stats_positions(stats: tuple[str, ...]) -> tuple[int, ...]:
+    """Where each value _stats_sql(stats) gives goes among STATS."""
+    return tuple(STATS.index(s) for s in _stats_order(stats))
+
+
 def _in_stats_order(
     found: Sequence[float] | None, stats: Sequence[str] | None
 ) -> tuple[float | None, ...] | None:
@@ -272,8 +278,8 @@ def _in_stats_order(
     if stats is None:
         return tuple(found)
     values: list[float | None] = [None] * len(STATS)
-    for stat, x in zip(_stats_order(stats), found, strict=True):
-        values[STATS.index(stat)] = x
+    for at, x in zip(_stats_positions(tuple(stats)), found, strict=True):
+        values[at] = x
     return tuple(values)
 
 
