@@ -2,9 +2,9 @@
 
 A year's RTT window is a histogram of millions of samples per source (views.Bins, read
 from the store's rtt_bins and the tests at its ends): seconds of DuckDB per build. The
-site keeps each window of days (1D..1Y, and the window of the same length before each)
-in `results/.cache/site/matrix-state.npz`, and the next build updates it: the samples
-of the tests that entered the window added, those of the tests that left it
+site keeps each window of MIN_DAYS or more (1M, 1Y, and the window of the same length
+before each) in `results/.cache/site/matrix-state.npz`, and the next build updates it:
+the samples of the tests that entered the window added, those of the tests that left it
 subtracted (a 6-hourly sweep moves every window by 6 hours: two slices of tests). Counts
 are integers, so the histogram's counts are exact; a bin's smallest or largest sample
 cannot be subtracted, so a bin whose extreme left is marked unknown (NaN) and read
@@ -229,8 +229,8 @@ def window_cells(
     previous: bool,
 ) -> list[v.Cell]:
     """views.binned_cells' cells (SITE_STATS, the mean from the kept sums, counts and
-    newest test) of the window, from
-    its kept entry updated, or from the store; the window goes into state.made."""
+    newest test) of the window, from its kept entry updated, or from the store; a
+    window of MIN_DAYS or more goes into state.made."""
     days = v.window_days(window)
     start, _end = v.window_bounds(info, window)
     if days is None or start is None:
@@ -248,7 +248,8 @@ def window_cells(
     if bins is None:
         bins = _whole(con, info.name, a, b)
     bins, quantiles = _known(con, info.name, a, b, bins)
-    state.made[name] = Entry(info.name, a, b, info.latest, bins)
+    if days >= MIN_DAYS:  # the shorter ones are read whole next time too
+        state.made[name] = Entry(info.name, a, b, info.latest, bins)
     return v.bins_cells(con, bins, v.SITE_STATS, quantiles)
 
 

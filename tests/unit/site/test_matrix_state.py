@@ -120,7 +120,8 @@ def test_windows_updated_sweep_after_sweep_equal_windows_read_whole(tmp_path, mo
     assert {f"{source}|1D|window", f"{source}|1D|previous", f"{source}|1W|window"} <= used
 
 
-def test_a_sweep_with_tests_older_than_the_kept_ones_is_not_added_to_them(tmp_path):
+def test_a_sweep_with_tests_older_than_the_kept_ones_is_not_added_to_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(matrix_state, "MIN_DAYS", 1)
     results = tmp_path / "results"
     for i in range(6):
         _sweep(results, i)
