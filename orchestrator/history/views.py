@@ -21,6 +21,7 @@ windows too; `all` takes everything.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -55,7 +56,8 @@ DETECTION_KEEPS = (flags.ASYMMETRIC, flags.FEW_SAMPLES)
 QUANTILES = {"min": 0.0, "p10": 0.10, "p25": 0.25, "p50": 0.50, "p75": 0.75, "p90": 0.90,
              "p99": 0.99, "max": 1.0}  # fmt: skip
 STATS = (*QUANTILES, "mean")
-SITE_STATS = ("p50", "p90", "p99")  # the site's matrix carries these
+# the site's matrix carries these, each in its own file (orchestrator.site.history_pages)
+SITE_STATS = STATS
 BEYOND = 10  # samples a tail percentile needs beyond it
 PERCENTILE_RULE = (
     f"a percentile q needs {BEYOND} / min(q, 1 - q) samples (p25, p75: 40; p10, p90: 100; "
@@ -63,6 +65,7 @@ PERCENTILE_RULE = (
 )
 
 
+@functools.cache  # asked for every cell of every view (a year's matrix: 220,000 times)
 def min_samples(stat: str) -> int:
     """Samples `stat` needs to be shown: 10 / min(q, 1 - q) for a tail percentile, else 1."""
     q = QUANTILES.get(stat)
@@ -212,12 +215,13 @@ def window_bounds(info: SourceInfo, window: str) -> tuple[datetime | None, datet
     return info.latest - timedelta(days=days), info.latest
 
 
-def _stat_value(stat: str, samples: int, quantiles: Sequence[float] | None) -> float | None:
+def _stat_value(stat: str, samples: int, quantiles: Sequence[float | None] | None) -> float | None:
     """`stat` of a window from its quantiles (in STATS order), None when there are none
     or too few samples for it (min_samples)."""
     if quantiles is None or samples < min_samples(stat):
         return None
-    return float(quantiles[STATS.index(stat)])
+    value = quantiles[STATS.index(stat)]
+    return None if value is None else float(value)
 
 
 def stat_fields(samples: int, quantiles: Sequence[float] | None) -> dict[str, Any]:
@@ -231,6 +235,52 @@ def stat_fields(samples: int, quantiles: Sequence[float] | None) -> dict[str, An
 
 # the SQL of a window's statistics over pooled samples x, in STATS order
 _STATS_SQL = f"list_append(quantile_cont(x, {list(QUANTILES.values())}), avg(x))"
+
+
+def _stats_sql(stats: Sequence[str] | None) -> str:
+    """The SQL of `stats` over pooled samples x, a list in the order of _stats_order(stats):
+    one quantile_cont of the percentiles, then min, max and mean as min(x), max(x) and
+    avg(x) (cheaper than quantiles 0 and 1); all of STATS without (as one quantile_cont
+    of eight and the mean)."""
+    if stats is None:
+        return _STATS_SQL
+    qs = [QUANTILES[s] for s in _stats_order(stats) if s not in _PLAIN_SQL]
+    parts = [f"quantile_cont(x, {qs})"] if qs else []
+    plain = [_PLAIN_SQL[s] for s in _stats_order(stats) if s in _PLAIN_SQL]
+    if plain:
+        parts.append(f"[{', '.join(plain)}]")
+    if not parts:
+        return "[]::DOUBLE[]"
+    return parts[0] if len(parts) == 1 else f"list_concat({', '.join(parts)})"
+
+
+# the statistics _stats_sql computes with an aggregate of their own
+_PLAIN_SQL = {"min": "min(x)", "max": "max(x)", "mean": "avg(x)"}
+
+
+def _stats_order(stats: Sequence[str]) -> list[str]:
+    """`stats` in the order _stats_sql gives them: the percentiles, then min, max, mean."""
+    return [s for s in stats if s not in _PLAIN_SQL] + [s for s in _PLAIN_SQL if s in stats]
+
+
+@functools.cache  # asked for every cell of every view
+def _stats_positions(stats: tuple[str, ...]) -> tuple[int, ...]:
+    """Where each value _stats_sql(stats) gives goes among STATS."""
+    return tuple(STATS.index(s) for s in _stats_order(stats))
+
+
+def _in_stats_order(
+    found: Sequence[float] | None, stats: Sequence[str] | None
+) -> tuple[float | None, ...] | None:
+    """The values of `stats` (all of STATS without) as a Cell's quantiles, None elsewhere."""
+    if not found:
+        return None
+    if stats is None:
+        return tuple(found)
+    values: list[float | None] = [None] * len(STATS)
+    for at, x in zip(_stats_positions(tuple(stats)), found, strict=True):
+        values[at] = x
+    return tuple(values)
 
 
 def iso_utc(t: datetime | None) -> str | None:
@@ -408,7 +458,8 @@ class Cell:
     distance_km: float | None
     tests: int
     samples: int
-    quantiles: tuple[float, ...] | None
+    # None where not computed (the site's kept matrix windows: SITE_STATS alone)
+    quantiles: tuple[float | None, ...] | None
     newest: datetime | None  # the start of the pair's newest test in the window
     # what limited most of the window's tests (results.limiter; throughput rows only)
     limiter: str | None = None
@@ -458,11 +509,13 @@ def window_cells(
     window: str,
     previous: bool = False,
     include_flagged: bool = False,
+    stats: Sequence[str] | None = None,
 ) -> list[Cell]:
-    """Every directed pair of one source and window, all three quantiles in one query.
+    """Every directed pair of one source and window, its statistics in one query.
     `window` is one of WINDOWS or "latest" (each pair's newest test alone); `previous`:
     the window of the same length just before it (none for "latest" or "all"). Flagged
-    rows are left out unless `include_flagged`."""
+    rows are left out unless `include_flagged`. `stats`: only those computed (the cells'
+    other statistics None)."""
     m = metric(metric_name)
     where = f"source = ? AND status = 'ok' AND {m.present_sql}"
     if not include_flagged:
@@ -500,7 +553,7 @@ def window_cells(
             where += " AND started_utc >= ?"
             params.append(start)
         if m.one_value:
-            return _one_value_cells(con, m, where, params)
+            return _one_value_cells(con, m, where, params, stats)
         tests += f" WHERE {where}"
     # a window's tests read twice, by their counts and by their samples: "latest" (a few
     # thousand rows) is materialized once, so both read the same test of a tie; a
@@ -516,7 +569,7 @@ def window_cells(
         "n AS (SELECT src, dst, count(*) AS tests, max(distance_km) AS km, "
         f"max(started_utc) AS newest, mode(limiter) AS limiter FROM {source} GROUP BY src, dst), "
         "q AS (SELECT src, dst, count(x) AS samples, "
-        f"{_STATS_SQL} AS qs "
+        f"{_stats_sql(stats)} AS qs "
         f"FROM (SELECT src, dst, unnest(s) AS x FROM {source}) WHERE x IS NOT NULL "
         "GROUP BY src, dst) "
         "SELECT n.src, n.dst, n.km, n.tests, q.samples, q.qs, n.newest, n.limiter FROM n "
@@ -524,26 +577,30 @@ def window_cells(
         params,
     ).fetchall()
     return [
-        Cell(src, dst, km, int(tests), int(k), tuple(qs) if qs else None, newest, limiter)
+        Cell(src, dst, km, int(tests), int(k), _in_stats_order(qs, stats), newest, limiter)
         for src, dst, km, tests, k, qs, newest, limiter in rows
     ]
 
 
 def _one_value_cells(
-    con: duckdb.DuckDBPyConnection, m: Metric, where: str, params: Sequence[Any]
+    con: duckdb.DuckDBPyConnection,
+    m: Metric,
+    where: str,
+    params: Sequence[Any],
+    stats: Sequence[str] | None = None,
 ) -> list[Cell]:
     """window_cells of a one-value metric (Metric.one_value) over the rows matching
     `where`: its tests read once, each one sample (present_sql: never null), so the
     samples are the tests."""
     rows = con.execute(
         "SELECT src, dst, max(distance_km), count(*), max(started_utc), mode(limiter), "
-        f"{_STATS_SQL} FROM (SELECT src, dst, distance_km, started_utc, limiter, "
+        f"{_stats_sql(stats)} FROM (SELECT src, dst, distance_km, started_utc, limiter, "
         f"{m.run_sql} AS x FROM measurements WHERE {where}) GROUP BY src, dst "
         "ORDER BY src, dst",
         params,
     ).fetchall()
     return [
-        Cell(src, dst, km, int(n), int(n), tuple(qs) if qs else None, newest, limiter)
+        Cell(src, dst, km, int(n), int(n), _in_stats_order(qs, stats), newest, limiter)
         for src, dst, km, n, newest, limiter, qs in rows
     ]
 
@@ -582,19 +639,68 @@ def binned_cells(
     of the exact ones; count, min, max and mean exact): the days wholly inside the window
     from rtt_bins, the day it starts in (and, for `previous`, the day it ends in) from the
     tests' samples. The site's matrix reads these: a year of samples is tens of seconds."""
-    import numpy as np
-
-    from orchestrator.history.histogram import bin_sql, quantiles
-
     m = METRICS["rtt"]
     days = window_days(window)
     start, _end = window_bounds(info, window)
     if days is None or start is None:
         return window_cells(con, info, m.name, window, previous=previous)
     a, b = (start - timedelta(days=days), start) if previous else (start, None)
+    return bins_cells(con, binned_range(con, info.name, a, b))
+
+
+# a histogram row's key: its pair number in the high 32 bits, its bin (offset to be
+# unsigned) in the low ones; rows sorted by key are in pair, then value, order
+_PAIR_SHIFT = 1 << 32
+_BIN_OFFSET = 1 << 31
+
+
+def bin_key_sql(pair: str, bin_: str) -> str:
+    return f"(CAST({pair} AS BIGINT) * {_PAIR_SHIFT} + {bin_} + {_BIN_OFFSET})"
+
+
+@dataclass
+class Bins:
+    """The RTT histograms of one source's valid ok tests in a time range, per directed
+    pair (numbered as in the store's `pairs`): rows sorted by `key` (bin_key_sql), each
+    with its samples `n`, smallest `lo` and largest `hi` sample and their sum `total`
+    (None where not kept: orchestrator.site.matrix_state); and per pair (`pair`,
+    sorted) its tests with an RTT, the newest one's start (`newest_us`, UNIX
+    microseconds) and its distance (`km`, NaN when unknown or not kept)."""
+
+    key: Any
+    n: Any
+    lo: Any
+    hi: Any
+    total: Any | None
+    pair: Any
+    tests: Any
+    newest_us: Any
+    km: Any
+
+
+def binned_range(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    a: datetime,
+    b: datetime | None,
+    pairs: Sequence[int] | None = None,
+    counts: bool = True,
+) -> Bins:
+    """The Bins of the tests starting in [a, b) (b None: from a on), of the `pairs`
+    numbers given (all without): the days wholly inside from rtt_bins, the day it starts
+    in (and the day b falls in) from the tests' samples, binned as the store bins them.
+    Without `counts`, the histograms alone (no pairs, tests, newest: a scan saved)."""
+    import numpy as np
+
+    from orchestrator.history.histogram import bin_sql
+
+    m = METRICS["rtt"]
     valid = valid_sql(m.measure)
+    # the numbers written out: a list parameter costs DuckDB a failed import per item
+    chosen = "" if pairs is None else f" AND pair IN ({', '.join(str(int(p)) for p in pairs)})"
+    chosen_params: list[Any] = []
     tests = f"source = ? AND status = 'ok' AND {valid} AND started_utc >= ?"
-    params: list[Any] = [info.name, a]
+    params: list[Any] = [source, a]
     part = "started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
     part_params: list[Any] = [a]
     if b is not None:
@@ -602,51 +708,104 @@ def binned_cells(
         params.append(b)
         part += " OR started_utc >= CAST(? AS DATE)"
         part_params.append(b)
-    counts = {
-        (src, dst): (int(n), km, newest)
-        for src, dst, n, km, newest in con.execute(
-            "SELECT src, dst, count(*), max(distance_km), max(started_utc) FROM measurements "
-            f"WHERE {tests} AND {m.present_sql} GROUP BY src, dst",
-            params,
-        ).fetchall()
-    }
+    counted = con.execute(
+        "SELECT p.pair, count(*) AS tests, max(distance_km) AS km, "
+        "epoch_us(max(started_utc)) AS newest FROM measurements m JOIN pairs p "
+        f"ON m.src = p.src AND m.dst = p.dst WHERE {tests} AND {m.present_sql}{chosen} "
+        f"{'' if counts else 'AND false '}GROUP BY p.pair ORDER BY p.pair",
+        [*params, *chosen_params],
+    ).fetchnumpy()
     whole: list[str] = []
     whole_params: list[Any] = []
     for span, since, until in _whole_days(a, b):
         whole.append(
             f"SELECT pair, bin, n, lo, hi, total FROM rtt_bins WHERE source = ? AND {valid} "
-            f"AND days = {span} AND day >= ?" + (" AND day < ?" if until else "")
+            f"AND days = {span} AND day >= ?" + (" AND day < ?" if until else "") + chosen
         )
-        whole_params += [info.name, since, *([until] if until else [])]
-    # the tests of the days the window starts and ends in, binned as the store bins them
+        whole_params += [source, since, *([until] if until else []), *chosen_params]
+    # the tests of the days the range starts and ends in, binned as the store bins them
     whole.append(
         f"SELECT p.pair, {bin_sql('x')} AS bin, 1 AS n, x AS lo, x AS hi, x AS total "
         "FROM (SELECT src, dst, "
         f"unnest({m.samples_sql}) AS x FROM measurements WHERE {tests} AND ({part})) r "
-        "JOIN pairs p ON r.src = p.src AND r.dst = p.dst WHERE x IS NOT NULL"
+        f"JOIN pairs p ON r.src = p.src AND r.dst = p.dst WHERE x IS NOT NULL{chosen}"
     )
     found = con.execute(
-        "SELECT pair, bin, sum(n) AS n, min(lo) AS lo, max(hi) AS hi, sum(total) AS total "
-        f"FROM ({' UNION ALL '.join(whole)}) GROUP BY pair, bin ORDER BY pair, bin",
-        [*whole_params, *params, *part_params],
+        f"SELECT {bin_key_sql('pair', 'bin')} AS key, sum(n) AS n, min(lo) AS lo, "
+        f"max(hi) AS hi, sum(total) AS total FROM ({' UNION ALL '.join(whole)}) "
+        "GROUP BY pair, bin ORDER BY key",
+        [*whole_params, *params, *part_params, *chosen_params],
     ).fetchnumpy()
-    if not len(found["n"]):
+    km = np.ma.asarray(counted["km"]).astype(np.float64)
+    return Bins(
+        key=np.asarray(found["key"], dtype=np.int64),
+        n=np.asarray(found["n"], dtype=np.int64),
+        lo=np.asarray(found["lo"], dtype=np.float64),
+        hi=np.asarray(found["hi"], dtype=np.float64),
+        total=np.asarray(found["total"], dtype=np.float64),
+        pair=np.asarray(counted["pair"], dtype=np.int64),
+        tests=np.asarray(counted["tests"], dtype=np.int64),
+        newest_us=np.asarray(counted["newest"], dtype=np.int64),
+        km=np.ma.filled(km, np.nan) if np.ma.isMaskedArray(km) else np.asarray(km),
+    )
+
+
+def bin_pairs(key: Any) -> Any:
+    """The pair number of each histogram row."""
+    return key // _PAIR_SHIFT
+
+
+def bins_quantiles(bins: Bins, stats: Sequence[str] = tuple(QUANTILES)) -> tuple[Any, Any]:
+    """(index of each pair's first row, its quantiles among `stats` (groups x those, in
+    their order; the mean, from the sums, left out)) of bins' histograms (which must
+    have rows)."""
+    import numpy as np
+
+    from orchestrator.history.histogram import quantiles
+
+    pairs = bin_pairs(bins.key)
+    firsts = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1])))
+    qs = [QUANTILES[s] for s in stats if s in QUANTILES]
+    return firsts, quantiles(firsts, bins.n, bins.lo, bins.hi, qs)
+
+
+def bins_cells(
+    con: duckdb.DuckDBPyConnection,
+    bins: Bins,
+    stats: Sequence[str] = tuple(QUANTILES),
+    quantiles: tuple[Any, Any] | None = None,
+) -> list[Cell]:
+    """The Cells of bins' pairs that have tests, sorted by (src, dst); each with the
+    quantiles `stats` (the others None) and the mean when bins keep their sums."""
+    import numpy as np
+
+    if not len(bins.n):
         return []
     names = {r[0]: (r[1], r[2]) for r in con.execute("SELECT pair, src, dst FROM pairs").fetchall()}
-    pairs = np.asarray(found["pair"])
-    firsts = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1])))
-    qs = quantiles(firsts, found["n"], found["lo"], found["hi"], list(QUANTILES.values()))
-    samples = np.add.reduceat(np.asarray(found["n"], dtype=np.int64), firsts)
-    totals = np.add.reduceat(np.asarray(found["total"], dtype=np.float64), firsts)
-    cells = []
-    for g, row in enumerate(firsts):
-        key = names[int(pairs[row])]
-        if key not in counts:
-            continue
-        n_tests, km, newest = counts[key]
-        k = int(samples[g])
-        stats = (*(float(x) for x in qs[g]), float(totals[g]) / k)
-        cells.append(Cell(key[0], key[1], km, n_tests, k, stats, newest))
+    firsts, qs = quantiles or bins_quantiles(bins, stats)
+    pairs = bin_pairs(bins.key)[firsts]
+    samples = np.add.reduceat(bins.n, firsts)
+    means = None if bins.total is None else np.add.reduceat(bins.total, firsts) / samples
+    # the groups of pairs with tests, and their rows among the counted pairs
+    at = np.minimum(np.searchsorted(bins.pair, pairs), max(len(bins.pair) - 1, 0))
+    has = (bins.pair[at] == pairs) if len(bins.pair) else np.zeros(len(pairs), dtype=bool)
+    groups, rows = np.flatnonzero(has), at[has]
+    where = [STATS.index(s) for s in stats if s in QUANTILES]
+    columns: list[list[float | None]] = [[None] * len(groups)] * len(STATS)
+    for c, index in enumerate(where):
+        columns[index] = qs[groups, c].tolist()
+    if means is not None:
+        columns[-1] = means[groups].tolist()
+    epoch = datetime(1970, 1, 1)
+    cells = [
+        Cell(*names[pair], None if math.isnan(km) else km, tests, k, values,
+             epoch + timedelta(microseconds=newest))
+        for pair, km, tests, k, newest, values in zip(
+            pairs[groups].tolist(), bins.km[rows].tolist(), bins.tests[rows].tolist(),
+            samples[groups].tolist(), bins.newest_us[rows].tolist(),
+            zip(*columns, strict=True), strict=True,
+        )
+    ]  # fmt: skip
     return sorted(cells, key=lambda c: (c.src, c.dst))
 
 
@@ -786,18 +945,24 @@ def config_change_docs(
         con, sorted({c.old_fingerprint for c in found} | {c.new_fingerprint for c in found})
     )
     groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    seen: dict[tuple[Any, ...], set[str]] = {}  # each group's pairs (a new image: thousands)
+    diffs: dict[tuple[str, str], tuple[str, ...]] = {}  # one per fingerprint change
     for c in found:
         if since_iso and c.t < since_iso:
             continue
-        diff = tuple(
-            differences(fields.get(c.old_fingerprint, {}), fields.get(c.new_fingerprint, {}))
-        )
+        change = (c.old_fingerprint, c.new_fingerprint)
+        if change not in diffs:
+            diffs[change] = tuple(
+                differences(fields.get(c.old_fingerprint, {}), fields.get(c.new_fingerprint, {}))
+            )
+        diff = diffs[change]
         key = (c.key.source, c.key.backend, c.run_id, diff)
         group = groups.setdefault(key, {"source": c.key.source, "backend": c.key.backend,
                                         "run": c.run_id, "utc": c.t, "fields": list(diff),
                                         "pairs": []})  # fmt: skip
         pair = f"{c.key.src}/{c.key.dst}"
-        if pair not in group["pairs"]:
+        if pair not in seen.setdefault(key, set()):
+            seen[key].add(pair)
             group["pairs"].append(pair)
     return list(groups.values())
 

@@ -8,8 +8,10 @@ Public API: the modules below; other packages import only these names
 - `history_pages`: The site's pages built from the history store: the matrix, the changes and the
   pairs.
 - `html`: The pages' common parts: the header and footer, the EMULATED banner, JSON in a page, and
-  a file written whole. Shared by the site's sweep pages (orchestrator.site) and its history pages
-  (orchestrator.site.history_pages).
+  a file written whole (or in place, into a folder being built). Shared by the site's sweep pages
+  (orchestrator.site) and its history pages (orchestrator.site.history_pages).
+- `matrix_state`: The matrix's RTT windows kept between site builds, updated by the sweeps added
+  since.
 - `publish`: Publishing the static site to a folder, S3 or Google Cloud Storage.
 """
 
@@ -17,5 +19,6 @@ __all__ = [
     "build",
     "history_pages",
     "html",
+    "matrix_state",
     "publish",
 ]

@@ -1,8 +1,9 @@
 """The site's pages built from the history store: the matrix, the changes and the pairs.
 
 Everything the pages show is computed here at build time, in DuckDB and
-orchestrator.history.changes: the matrix of every (source, metric, window) with all three
-percentiles, freshness, samples and the change-detection baseline of each cell, so
+orchestrator.history.changes: the matrix of every (source, metric, window) with every
+statistic of views.SITE_STATS, freshness, samples and the change-detection baseline of
+each cell, so
 the browser only switches between precomputed arrays. The data goes into the pages
 as JSON (a local .js file for the matrix: file:// forbids fetching local JSON), drawn
 by assets/history.js. Sources are never mixed; every view names its source, and an
@@ -15,7 +16,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,12 +26,15 @@ from orchestrator.history import views as v
 from orchestrator.model.catalog import Catalog, load_catalog, region_order
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.report.cache import source_digest
+from orchestrator.site import matrix_state as kept_windows
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
 from orchestrator.site.html import head as _head
 from orchestrator.site.html import json_script as _json_script
+from orchestrator.site.html import json_text as _json_text
 from orchestrator.site.html import write as _write
+from orchestrator.site.html import write_new as _write_new
 
 if TYPE_CHECKING:
     import duckdb
@@ -55,6 +59,17 @@ class HistoryData:
     changes: dict[str, Any]  # open and closed episodes, configuration changes
     pairs: dict[tuple[str, str], dict[str, Any]]  # unordered pair -> its page's data
     emulated: dict[str, bool]  # source -> emulated?
+    # unordered pair -> its page's data as JSON (html.json_text), made once (pair_texts)
+    pair_json: dict[tuple[str, str], str] = field(default_factory=dict)
+
+
+def pair_texts(data: HistoryData) -> dict[tuple[str, str], str]:
+    """Each pair page's data as JSON, made once for the page and the cache (a year's
+    pair pages are tens of MB of JSON)."""
+    for key, page in data.pairs.items():
+        if key not in data.pair_json:
+            data.pair_json[key] = _json_text(page)
+    return data.pair_json
 
 
 def shown(metric: str, value: float | None) -> float | None:
@@ -88,10 +103,13 @@ def history_data(
     now: datetime | None = None,
     catalog: Catalog | None = None,
     include_flagged: bool = False,
+    kept: kept_windows.MatrixState | None = None,
 ) -> HistoryData:
     """Every figure of the history pages, from the store (read only); the regions in
     catalog.region_order, with their cities (the default catalog without one). The
-    matrix leaves out a test whose flags invalidate its metric unless `include_flagged`."""
+    matrix leaves out a test whose flags invalidate its metric unless `include_flagged`.
+    `kept`: the RTT windows of the last build, updated (orchestrator.site.matrix_state);
+    this build's go into its `made`."""
     infos = list(v.source_infos(con).values())
     if not infos:
         from orchestrator.core.errors import UserError
@@ -102,12 +120,17 @@ def history_data(
     found = ch.detect(series, ch.Params(), v.region_groups())
     calibration = ch.calibrate(series)
     built = now or datetime.now(UTC)
-    return HistoryData(
-        matrix=matrix_data(con, infos, found, built, catalog or load_catalog(), include_flagged),
-        changes={**changes_data(con, found, infos, series), "calibration": calibration},
-        pairs=pair_data(con, infos, found),
-        emulated={i.name: i.emulated for i in infos},
-    )
+    # the matrix's cells and the pair pages' series are millions of objects, none in a
+    # cycle: the collector would walk them all again and again (as change detection)
+    with ch.gc_paused():
+        return HistoryData(
+            matrix=matrix_data(
+                con, infos, found, built, catalog or load_catalog(), include_flagged, kept
+            ),
+            changes={**changes_data(con, found, infos, series), "calibration": calibration},
+            pairs=pair_data(con, infos, found),
+            emulated={i.name: i.emulated for i in infos},
+        )
 
 
 # ---- the figures, kept while the store is unchanged -----------------------------------
@@ -116,7 +139,7 @@ def history_data(
 CACHE_FILE = Path(".cache") / "site" / "history.json"
 CACHE_FORMAT = "interregion.site-history-cache"
 # the modules whose code computes the figures: a change to one is a new key
-_FIGURE_MODULES = ("history_pages.py",)
+_FIGURE_MODULES = ("history_pages.py", "matrix_state.py")
 _HISTORY_MODULES = ("views.py", "changes.py", "store.py", "continents.py", "fingerprint.py")
 
 
@@ -156,7 +179,8 @@ def _to_json(data: HistoryData) -> dict[str, Any]:
     return {
         "matrix": data.matrix,
         "changes": {**data.changes, "calibration": asdict(cal) if cal is not None else None},
-        "pairs": [[a, b, page] for (a, b), page in data.pairs.items()],
+        # each page's JSON as a string: written once more as a string, not encoded again
+        "pairs": [[a, b, text] for (a, b), text in pair_texts(data).items()],
         "emulated": data.emulated,
     }
 
@@ -166,8 +190,9 @@ def _from_json(doc: dict[str, Any]) -> HistoryData:
     return HistoryData(
         matrix=doc["matrix"],
         changes={**doc["changes"], "calibration": ch.Calibration(**cal) if cal else None},
-        pairs={(a, b): page for a, b, page in doc["pairs"]},
+        pairs={(a, b): json.loads(text) for a, b, text in doc["pairs"]},
         emulated=doc["emulated"],
+        pair_json={(a, b): text for a, b, text in doc["pairs"]},
     )
 
 
@@ -192,15 +217,22 @@ def cached_history_data(
         head = json.dumps({"format": CACHE_FORMAT, "key": key}, separators=(",", ":"))[:-1]
         with path.open("rb") as f:
             fresh = f.read(len(head) + 1) == (head + ",").encode()
-        doc = json.loads(path.read_text(encoding="utf-8")) if fresh else {}
-        if doc.get("format") == CACHE_FORMAT and doc.get("key") == key:
-            data = _from_json(doc["data"])
-            data.matrix.update(_built_fields(built))
-            return data
+        with ch.gc_paused():  # tens of MB of JSON: millions of objects, none in a cycle
+            doc = json.loads(path.read_text(encoding="utf-8")) if fresh else {}
+            ours = doc.get("format") == CACHE_FORMAT and doc.get("key") == key
+            read = _from_json(doc["data"]) if ours else None
+        if read is not None:
+            read.matrix.update(_built_fields(built))
+            return read
     except (OSError, ValueError, KeyError, TypeError):
         pass  # no entry, or one this code cannot read: computed again
-    data = history_data(con, built, catalog, include_flagged)
-    text = json.dumps({"format": CACHE_FORMAT, "key": key, "data": _to_json(data)},
+    kept = kept_windows.load(con, results) if not include_flagged else None
+    data = history_data(con, built, catalog, include_flagged, kept)
+    if kept is not None:
+        kept_windows.save(con, results, kept)
+    with ch.gc_paused():
+        doc = _to_json(data)
+    text = json.dumps({"format": CACHE_FORMAT, "key": key, "data": doc},
                       separators=(",", ":"))  # fmt: skip
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -252,18 +284,22 @@ def _cells(
     window: str,
     previous: bool,
     include_flagged: bool,
+    kept: kept_windows.MatrixState | None = None,
 ) -> list[v.Cell]:
     """One window's cells: RTT's windows of days pool the samples from the store's
-    histograms (views.binned_cells), the rest from the tests."""
+    histograms (views.binned_cells; matrix_state.window_cells, which keeps them for
+    the next build: the same cells), the rest from the tests."""
     if metric == "rtt" and window != "latest" and not include_flagged:
-        return v.binned_cells(con, info, window, previous=previous)
-    return v.window_cells(
-        con, info, metric, window, previous=previous, include_flagged=include_flagged
-    )
+        state = kept if kept is not None else kept_windows.MatrixState()
+        return kept_windows.window_cells(con, state, info, window, previous)
+    return v.window_cells(con, info, metric, window, previous, include_flagged, stats=v.SITE_STATS)
 
 
 def _window_cells(
-    con: duckdb.DuckDBPyConnection, info: v.SourceInfo, include_flagged: bool = False
+    con: duckdb.DuckDBPyConnection,
+    info: v.SourceInfo,
+    include_flagged: bool = False,
+    kept: kept_windows.MatrixState | None = None,
 ) -> tuple[WindowCells, WindowCells]:
     """Every (metric, window)'s cells, and those of the window just before it. A window
     reaching back past the source's first test holds what the narrower one before it
@@ -282,12 +318,12 @@ def _window_cells(
             before[metric, window] = (
                 []
                 if window == "latest" or covers
-                else _cells(con, info, metric, window, True, include_flagged)
+                else _cells(con, info, metric, window, True, include_flagged, kept)
             )
             if covers and whole is not None:
                 cells[metric, window] = cells[metric, whole]
                 continue
-            cells[metric, window] = _cells(con, info, metric, window, False, include_flagged)
+            cells[metric, window] = _cells(con, info, metric, window, False, include_flagged, kept)
             if covers:
                 whole = window
     return cells, before
@@ -300,12 +336,15 @@ def matrix_data(
     built: datetime,
     catalog: Catalog,
     include_flagged: bool = False,
+    kept: kept_windows.MatrixState | None = None,
 ) -> dict[str, Any]:
-    """Every (source, metric, window) view of the From x To matrix, with all three stats.
-    Regions in catalog.region_order, `cities` beside them ("" for one the catalog lacks).
+    """Every (source, metric, window) view of the From x To matrix, with every statistic
+    of views.SITE_STATS. Regions in catalog.region_order, `cities` beside them ("" for
+    one the catalog lacks).
 
-    A view's arrays are row-major over the source's regions (From x To, R x R):
-    `p50`, `p90`, `p99` (display unit; p99 null below 100 samples), `samples`, `tests`,
+    A view's arrays are row-major over the source's regions (From x To, R x R): one per
+    statistic (`min` .. `max`, `mean`; display unit; a percentile null below the samples
+    views.min_samples gives it: p99 below 1,000), `samples`, `tests`,
     `newest_s` (UNIX time of the newest test), `limiter` (what limited most of a
     throughput cell's tests), `prev_p50` the p50 of the window of the same length just
     before (null for "latest"). `baseline` (RTT and throughput) is the
@@ -314,7 +353,7 @@ def matrix_data(
     opened = _open_episodes(found)
     sources = []
     for info in infos:
-        cells, previous = _window_cells(con, info, include_flagged)
+        cells, previous = _window_cells(con, info, include_flagged, kept)
         regions = region_order(
             {c.src for cs in cells.values() for c in cs}
             | {c.dst for cs in cells.values() for c in cs},
@@ -391,6 +430,8 @@ def matrix_data(
         # emulated throughput is the real curve times this (Methodology)
         "emulated_rate_scale": DEFAULT_MODEL.scale,
         "stats": list(v.SITE_STATS),
+        # the samples each statistic needs to be shown (views.PERCENTILE_RULE)
+        "min_samples": {s: v.min_samples(s) for s in v.SITE_STATS},
         "windows": list(v.SITE_WINDOWS),
         "sources": sources,
     }
@@ -590,52 +631,70 @@ def _pair_marks(found: ch.Detection) -> dict[str, dict[tuple[str, str, str], lis
 
 
 def write_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
-    """history/matrix.html (+ matrix-data.js), history/changes.html, history/pairs/*.html;
+    """history/matrix.html (+ matrix-data.js), history/changes.html, history/pairs/*.html
+    under `root`, a folder being built (the pair pages are written in place, html.write_new);
     `studies`: the site has TCP study pages (a link in every header)."""
     folder = root / "history"
     index, parts = matrix_files(data.matrix)
     text = json.dumps(index, separators=(",", ":"))
     _write(folder / "matrix-data.js", f"window.InterregionMatrix = {text};\n")
-    for name, (source, metric, part) in parts.items():
-        args = json.dumps([source, metric, part], separators=(",", ":"))[1:-1]
+    for name, (source, metric, part, stat) in parts.items():
+        call = [source, metric, part] + ([stat] if stat else [])
+        args = json.dumps(call, separators=(",", ":"))[1:-1]
         _write(folder / name, f"window.InterregionMatrixPart({args});\n")
     _write(folder / "matrix.html", matrix_html(data, studies))
     _write(folder / "changes.html", changes_html(data, studies))
+    (folder / "pairs").mkdir(parents=True, exist_ok=True)
+    with ch.gc_paused():
+        texts = pair_texts(data)
     for (a, b), page in data.pairs.items():
-        _write(folder / "pairs" / pair_file(a, b), pair_html(page, studies))
+        _write_new(folder / "pairs" / pair_file(a, b), pair_html(page, studies, texts[a, b]))
+
+
+# the statistic every metric's file holds (the default one, and what the change and
+# deviation colours compare); each other statistic is a file of its own
+FILE_STAT = "p50"
 
 
 def matrix_files(
     matrix: dict[str, Any],
-) -> tuple[dict[str, Any], dict[str, tuple[str, str, dict[str, Any]]]]:
+) -> tuple[dict[str, Any], dict[str, tuple[str, str, dict[str, Any], str | None]]]:
     """The matrix split for the page: an index (matrix-data.js: every source's regions,
-    cities and caption, and the file of each of its metrics) and one file per source and
-    metric (its windows' views, baselines and open cells), which history.js loads when
-    that metric is first shown. A full catalog's metric is about 1 MB; the whole matrix
-    would be several (issue 22's budget: no data file over 2 MB)."""
+    cities and caption, and the file of each of its metrics and statistics), one file
+    per source and metric (its windows' views with the FILE_STAT, counts and freshness,
+    baselines and open cells) and one per source, metric and other statistic (that
+    statistic of each window), which history.js loads when first shown. A full
+    catalog's metric with three statistics was 1.45 MB over a year; with nine in one
+    file it would pass issue 22's budget (no data file over 2 MB)."""
     index = {k: v for k, v in matrix.items() if k != "sources"}
     index["sources"] = []
-    parts: dict[str, tuple[str, str, dict[str, Any]]] = {}
+    parts: dict[str, tuple[str, str, dict[str, Any], str | None]] = {}
+    others = [s for s in matrix["stats"] if s != FILE_STAT]
     for n, src in enumerate(matrix["sources"]):
         meta = {k: v for k, v in src.items() if k not in ("views", "baseline", "open")}
-        meta["files"] = {}
+        meta["files"], meta["stat_files"] = {}, {}
         slug = re.sub(r"[^a-z0-9-]", "_", src["source"].lower())
         for metric in matrix["metrics"]:
             name = f"matrix-{n}-{slug}-{metric}.js"
             meta["files"][metric] = name
-            parts[name] = (
-                src["source"],
-                metric,
-                {
-                    "views": {
-                        w: src["views"][f"{metric}|{w}"]
-                        for w in matrix["windows"]
-                        if f"{metric}|{w}" in src["views"]
-                    },
-                    "baseline": src["baseline"].get(metric),
-                    "open": src["open"].get(metric, []),
-                },
-            )
+            views = {
+                w: src["views"][f"{metric}|{w}"]
+                for w in matrix["windows"]
+                if f"{metric}|{w}" in src["views"]
+            }
+            part = {
+                "views": {w: {k: x for k, x in view.items() if k not in others}
+                          for w, view in views.items()},
+                "baseline": src["baseline"].get(metric),
+                "open": src["open"].get(metric, []),
+            }  # fmt: skip
+            parts[name] = (src["source"], metric, part, None)
+            meta["stat_files"][metric] = {}
+            for stat in others:
+                name = f"matrix-{n}-{slug}-{metric}-{stat}.js"
+                meta["stat_files"][metric][stat] = name
+                values = {w: view[stat] for w, view in views.items()}
+                parts[name] = (src["source"], metric, values, stat)
         index["sources"].append(meta)
     return index, parts
 
@@ -715,17 +774,20 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
             _head("Matrix", prefix, history=True, studies=studies),
             _source_banner(first["emulated"]),
             "<h1>From x To matrix</h1>\n",
-            "<p>Each cell is one directed pair: the percentile of the pooled samples of every "
-            "test in the window (p99 needs 100 samples, else —), rows send, columns receive. "
+            "<p>Each cell is one directed pair, rows send, columns receive: the statistic "
+            "chosen (min, p10 to p99, max or mean) of the pooled samples of every test in "
+            f"the window. As in <code>interregion matrix</code>, {_e(v.PERCENTILE_RULE)} "
+            "(null is shown as —; point at a cell for its samples and tests). "
             "RTT percentiles of the 1D to 1Y windows are read from histograms kept as each "
             "sweep is stored (bins 0.05 % wide: within 0.05 % of the exact value, 0.1 ms at "
-            "200 ms; the counts are exact); <code>interregion matrix</code> gives exact "
-            "values. "
+            "200 ms; the counts, min and max are exact, and so is the mean: each bin keeps "
+            "its sum, to 0.0001 ms); <code>interregion matrix</code> gives exact values. "
             "Regions are ordered by cloud, then west to east. Loss and jitter are ping's "
             "(<code>ping_loss_pct</code>, <code>rtt_mdev_ms</code>), one value per test. "
             "Colours run from good (light) to bad (dark) for every metric. "
             "Point at a cell for its samples (n), tests, the age of its newest test and its "
-            "baseline; a cell links to the pair's page. Change vs the previous window compares "
+            "baseline; a cell links to the pair's page. Whatever the stat shown, change vs the "
+            "previous window compares "
             "the window's p50 with the p50 of the window of the same length just before it. "
             "Deviation compares the window's p50, "
             "whatever the stat shown, with the change-detection baseline (the median of the "
@@ -923,7 +985,8 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
     return "".join(parts)
 
 
-def pair_html(page: dict[str, Any], studies: bool = False) -> str:
+def pair_html(page: dict[str, Any], studies: bool = False, text: str | None = None) -> str:
+    """A pair's page; `text`: its data as JSON (pair_texts), already made."""
     a, b = page["a"], page["b"]
     title = f"{a} ↔ {b}"
     emulated = any(s["emulated"] for s in page["sources"])
@@ -960,7 +1023,7 @@ def pair_html(page: dict[str, Any], studies: bool = False) -> str:
                 f"<div class='chart pair-chart' id='pair-{n}-{metric}' data-pair='pair-data' "
                 f"data-source='{n}' data-metric='{metric}'></div>\n"
             )
-    parts.append(_json_script("pair-data", page))
+    parts.append(_json_script("pair-data", page, text))
     parts.append(
         "<script src='../../assets/plotly.min.js'></script>\n"
         "<script src='../../assets/history.js'></script>\n"

@@ -1,6 +1,6 @@
 """The pages' common parts: the header and footer, the EMULATED banner, JSON in a page,
-and a file written whole. Shared by the site's sweep pages (orchestrator.site) and its
-history pages (orchestrator.site.history_pages)."""
+and a file written whole (or in place, into a folder being built). Shared by the site's
+sweep pages (orchestrator.site) and its history pages (orchestrator.site.history_pages)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,14 @@ def write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def write_new(path: Path, text: str) -> None:
+    """A file written into a folder being built (core.outdir.building), which no reader
+    sees before it is swapped in whole: written in place, no temporary name to rename
+    (thousands of pair pages); its folder must exist."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def head(title: str, prefix: str, history: bool = False, studies: bool = False) -> str:
@@ -63,10 +71,15 @@ def banner(emulated: bool, what: str = "These results were") -> str:
     )
 
 
-def json_script(element_id: str, data: Any) -> str:
+def json_text(data: Any) -> str:
+    """The compact JSON json_script puts in a page."""
+    return json.dumps(data, separators=(",", ":"), default=_json_default)
+
+
+def json_script(element_id: str, data: Any, text: str | None = None) -> str:
+    """`data` in a script element; `text`: its json_text, already made."""
     # "</" inside a script element would end it early; JSON allows "<\/".
-    text = json.dumps(data, separators=(",", ":"), default=_json_default)
-    text = text.replace("</", "<\\/")
+    text = (json_text(data) if text is None else text).replace("</", "<\\/")
     return f"<script type='application/json' id='{element_id}'>{text}</script>\n"
 
 

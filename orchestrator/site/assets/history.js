@@ -122,24 +122,26 @@
     return esc(region) + " <small>" + esc(city) + "</small>";
   }
 
-  // Each (source, metric) is its own file (history_pages.matrix_files), loaded by a
-  // script element the first time it is shown (file:// allows scripts, not fetch).
+  // Each (source, metric) is its own file, with the p50 and the counts, and each other
+  // statistic of it too (history_pages.matrix_files), loaded by a script element the
+  // first time it is shown (file:// allows scripts, not fetch).
   var parts = {};
   var waiting = {};
-  window.InterregionMatrixPart = function (source, metric, part) {
-    var key = source + "|" + metric;
+  window.InterregionMatrixPart = function (source, metric, part, stat) {
+    var key = source + "|" + metric + (stat ? "|" + stat : "");
     parts[key] = part;
     (waiting[key] || []).forEach(function (f) { f(); });
     delete waiting[key];
   };
 
-  function loadPart(folder, src, metric, done) {
-    var key = src.source + "|" + metric;
+  // `stat`: that statistic's file (none: the metric's own)
+  function loadPart(folder, src, metric, stat, done) {
+    var key = src.source + "|" + metric + (stat ? "|" + stat : "");
     if (parts[key]) return done();
     if (waiting[key]) return waiting[key].push(done);
     waiting[key] = [done];
     var s = document.createElement("script");
-    s.src = folder + src.files[metric];
+    s.src = folder + (stat ? src.stat_files[metric][stat] : src.files[metric]);
     s.onerror = function () {
       document.getElementById("matrix-caption").textContent = "could not load " + s.src;
     };
@@ -162,17 +164,22 @@
       for (var s = 0; s < data.sources.length; s++) {
         if (data.sources[s].source === choice("source")) src = data.sources[s];
       }
-      var metric = choice("metric");
+      var metric = choice("metric"), stat = choice("stat");
       var part = parts[src.source + "|" + metric];
-      if (!part) {
+      // a statistic the metric's file lacks is a file of its own
+      var own = (src.stat_files && src.stat_files[metric] || {})[stat] ? stat : null;
+      var statPart = own ? parts[src.source + "|" + metric + "|" + own] : null;
+      if (!part || (own && !statPart)) {
         document.body.setAttribute("data-matrix-loading", "1");
-        return loadPart(folder, src, metric, render);
+        return loadPart(folder, src, metric, part ? own : null, render);
       }
       document.body.removeAttribute("data-matrix-loading");
-      var stat = choice("stat"), win = choice("window");
+      var win = choice("window");
       var colour = choice("colour"), detail = choice("show") === "detail", heads = choice("heads");
       var view = part.views[win];
-      var values = view[stat], base = part.baseline || [], prev = view.prev_p50 || [];
+      var values = own ? statPart[win] : view[stat];
+      var base = part.baseline || [], prev = view.prev_p50 || [];
+      var needs = (data.min_samples || {})[stat] || 1;
       var open = {};
       (part.open || []).forEach(function (k) { open[k] = true; });
       var regions = src.regions, cities = src.cities || [], n = regions.length;
@@ -210,8 +217,10 @@
           var change = ref !== null && ref !== undefined && p50 !== null ?
             " (p50 " + signed(p50 - ref, metric === "loss" ? 2 : 1) + " " + unit +
             (ref ? ", " + signed(100 * (p50 / ref - 1)) + " %" : "") + ")" : "";
+          // a percentile from too few samples is not estimated: say how many it needs
           var title = named(i) + " → " + named(j) + ": " + fmt(metric, value) + " " + unit +
-            " (" + stat + "), n = " + view.samples[k] + " samples, " + view.tests[k] +
+            " (" + stat + (value === null && view.samples[k] < needs ? ", needs " + needs +
+            " samples" : "") + "), n = " + view.samples[k] + " samples, " + view.tests[k] +
             " tests, newest " + age(view.newest_s[k]) + " ago, " +
             (colour === "delta" ? "previous window p50 " + fmt(metric, prev[k]) :
               "baseline " + fmt(metric, base[k])) + change + (open[k] ? ", open episode" : "") +

@@ -388,6 +388,29 @@ def test_one_value_metrics_read_once_give_the_cells_of_their_pooled_samples(
         assert any(c.quantiles and c.quantiles[3] != c.quantiles[6] for c in got[True][0])
 
 
+@pytest.mark.parametrize(
+    "stats", [("p50", "p90", "p99"), ("mean",), ("max", "p10", "min"), v.SITE_STATS]
+)
+def test_window_cells_of_some_statistics_are_those_of_all_of_them(tmp_path, stats):
+    """The site asks for its statistics alone (min, max and mean by aggregates of their
+    own after the percentiles): each lands in its place, the others None."""
+    _varied_store(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        (info,) = v.source_infos(con).values()
+        for name in ("rtt", "jitter"):
+            for w in ("all", "1D", "latest"):
+                every = v.window_cells(con, info, name, w)
+                some = v.window_cells(con, info, name, w, stats=stats)
+                assert len(some) == len(every) > 0
+                for a, b in zip(every, some, strict=True):
+                    assert a.quantiles is not None and b.quantiles is not None
+                    for k, stat in enumerate(v.STATS):
+                        if stat in stats:
+                            assert b.quantiles[k] == pytest.approx(a.quantiles[k], abs=1e-9)
+                        else:
+                            assert b.quantiles[k] is None, (stat, b)
+
+
 def test_every_pair_since_says_whether_each_pair_has_a_row_from_then_on(tmp_path):
     c = "aws:eu-west-1"
     _sweep(tmp_path, 0, {(A, B): [10.0] * 20, (A, c): [20.0] * 20}, 0)

@@ -13,6 +13,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -462,6 +463,37 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
     assert browser.evaluate(banner_hidden) is False
     week = _cell_text(browser, a, b)
     assert week.split("|")[0] and "n = 800 samples, 8 tests" in week  # days 4..10.5
+
+    # every statistic, each beyond the p50 loaded from its own file: numbers as text in
+    # every measured cell, in order, the mean that of the 8 tests' samples (as the fixture
+    # makes them), and p99 (it needs 1,000 samples) a dash that says why
+    def stat_files() -> list[str]:
+        return [u.rsplit("-", 1)[1] for u in browser.requested() if "-emulated-rtt-" in u]
+
+    assert stat_files() == []  # the p50 is in the metric's own file
+    numbers = {}
+    for stat in ("min", "p10", "p25", "p75", "p90", "p99", "max", "mean", "p50"):
+        assert _choose(browser, "stat", stat) == f"emulated|rtt|{stat}|1W|absolute"
+        texts = browser.evaluate("[...document.querySelectorAll('#matrix td[data-k]')]"
+                                 ".map(td => td.innerText)")  # fmt: skip
+        assert len(texts) == 5, texts  # five measured pairs
+        if stat == "p99":
+            assert texts == ["—"] * 5, texts
+            assert "(p99, needs 1000 samples), n = 800 samples" in _cell_text(browser, a, b)
+            continue
+        assert all(re.fullmatch(r"\d+\.\d", t) for t in texts), (stat, texts)
+        numbers[stat] = float(_cell_text(browser, a, b).split("|")[0])
+    # each loaded once, on first use
+    assert stat_files() == [
+        f"{s}.js" for s in ("min", "p10", "p25", "p75", "p90", "p99", "max", "mean")
+    ]
+    order = ["min", "p10", "p25", "p50", "p75", "p90", "max"]
+    assert [numbers[s] for s in order] == sorted(numbers[s] for s in order), numbers
+    assert len(set(numbers.values())) == len(numbers), numbers
+    jumps = {9: 30.0, 10: 55.0, 11: 65.0}
+    pooled = [100.0 + jumps.get(d, 0.0) + d * 0.1 + k / 5 for d in range(4, 12) for k in range(100)]
+    assert numbers["mean"] == round(sum(pooled) / len(pooled), 1)
+    assert (numbers["min"], numbers["max"]) == (round(min(pooled), 1), round(max(pooled), 1))
     shown = {"1W": week}
     for name, value in (("stat", "p90"), ("window", "1D"), ("window", "latest"),
                         ("metric", "throughput")):  # fmt: skip

@@ -45,19 +45,34 @@ def matrix_data(out):
     prefix = "window.InterregionMatrix = "
     assert text.startswith(prefix) and text.endswith(";\n")
     doc = json.loads(text[len(prefix) : -2])
+
+    def call(name):
+        text = (out / "history" / name).read_text()
+        call = "window.InterregionMatrixPart("
+        assert text.startswith(call) and text.endswith(");\n")
+        return json.loads("[" + text[len(call) : -3] + "]")
+
     for src in doc["sources"]:
         src["views"], src["baseline"], src["open"] = {}, {}, {}
+        stat_files = src.pop("stat_files")
         for metric, name in src.pop("files").items():
-            text = (out / "history" / name).read_text()
-            call = "window.InterregionMatrixPart("
-            assert text.startswith(call) and text.endswith(");\n")
-            source, got, part = json.loads("[" + text[len(call) : -3] + "]")
+            source, got, part = call(name)
             assert (source, got) == (src["source"], metric)
             for window, view in part["views"].items():
+                # the metric's own file: the p50 alone of the statistics
+                assert [s for s in doc["stats"] if s in view] == ["p50"]
                 src["views"][f"{metric}|{window}"] = view
             if part["baseline"] is not None:
                 src["baseline"][metric] = part["baseline"]
             src["open"][metric] = part["open"]
+            # every other statistic in a file of its own: each window's values
+            assert sorted(stat_files[metric]) == sorted(s for s in doc["stats"] if s != "p50")
+            for stat, name in stat_files[metric].items():
+                source, got, values, named = call(name)
+                assert (source, got, named) == (src["source"], metric, stat)
+                assert sorted(values) == sorted(part["views"])
+                for window, column in values.items():
+                    src["views"][f"{metric}|{window}"][stat] = column
     return doc
 
 
@@ -81,7 +96,9 @@ def test_matrix_holds_every_combination_with_known_values(episode_site):
     doc = matrix_data(episode_site)
     assert doc["format"] == "interregion.site-matrix" and doc["version"] == 1
     assert doc["windows"] == ["latest", "1D", "1W", "1M", "1Y"]
-    assert doc["stats"] == ["p50", "p90", "p99"]
+    assert doc["stats"] == ["min", "p10", "p25", "p50", "p75", "p90", "p99", "max", "mean"]
+    assert doc["min_samples"] == {"min": 1, "p10": 100, "p25": 40, "p50": 1, "p75": 40,
+                                  "p90": 100, "p99": 1000, "max": 1, "mean": 1}  # fmt: skip
     assert doc["metrics"] == ["rtt", "loss", "jitter", "throughput"]
     (src,) = doc["sources"]
     assert (src["source"], src["emulated"], src["caption"]) == (
@@ -98,7 +115,7 @@ def test_matrix_holds_every_combination_with_known_values(episode_site):
         for w in ("latest", "1D", "1W", "1M", "1Y")
     )
     for view in src["views"].values():
-        keys = ("p50", "p90", "p99", "samples", "tests", "newest_s", "prev_p50")
+        keys = (*doc["stats"], "samples", "tests", "newest_s", "prev_p50")
         assert all(len(view[k]) == 9 for k in keys)
     # ping's loss (0 %) and mdev (0.1 ms) of every test
     assert _cell(src, "loss|1W", "p50", A, B) == 0.0
@@ -129,6 +146,24 @@ def test_matrix_holds_every_combination_with_known_values(episode_site):
     assert _cell(src, "rtt|1M", "p50", A, C) == pytest.approx(75.5)
     assert _cell(src, "rtt|1M", "p90", A, C) == pytest.approx(80.0)
     assert _cell(src, "rtt|1M", "p99", A, C) is None
+    # the others by hand: 70..81 ms, 20 samples each; p25 at rank 59.75 (72 and 73), p75
+    # at 179.25 (78 and 79), p10 at 23.9 (both 71)
+    got = {s: _cell(src, "rtt|1M", s, A, C) for s in doc["stats"]}
+    assert got == pytest.approx({"min": 70.0, "p10": 71.0, "p25": 72.75, "p50": 75.5,
+                                 "p75": 78.25, "p90": 80.0, "p99": None, "max": 81.0,
+                                 "mean": 75.5})  # fmt: skip
+    # 1D's 80 samples (78..81): a p25 (rank 19.75), no p10 (it needs 100)
+    assert _cell(src, "rtt|1D", "p25", A, C) == pytest.approx(78.75)
+    assert _cell(src, "rtt|1D", "p10", A, C) is None
+    assert _cell(src, "rtt|1D", "mean", A, C) == pytest.approx(79.5)
+    # latest (computed from the tests, not the histograms): run 11 alone, 20 samples,
+    # 7 of 160.0, 7 of 160.1, 6 of 160.2: mean 160.095 (to 0.01 on the page)
+    got = {s: _cell(src, "rtt|latest", s, A, B) for s in doc["stats"]}
+    assert got == pytest.approx({"min": 160.0, "p10": None, "p25": None, "p50": 160.1,
+                                 "p75": None, "p90": None, "p99": None, "max": 160.2,
+                                 "mean": 160.095}, abs=0.006)  # fmt: skip
+    assert _cell(src, "throughput|1W", "mean", A, B) == pytest.approx(900.0)
+    assert _cell(src, "loss|1M", "max", A, B) == 0.0
     assert _cell(src, "rtt|latest", "p99", A, C) is None  # 20 samples
     assert _cell(src, "throughput|1W", "p50", A, B) == pytest.approx(900.0)  # Mbit/s
     # freshness: the newest test's start (run 11, A -> C is the first row: +0 s)
@@ -152,6 +187,11 @@ def test_matrix_page_is_labelled_and_linked(episode_site):
     assert "<p id='matrix-caption' class='caption'>source: emulated, EMULATED</p>" in page
     for name in ("source", "metric", "stat", "window", "colour"):
         assert f"<select name='{name}'>" in page
+    # every statistic of the CLI's matrix, the p50 first shown; the rule a null follows
+    picker = re.search(r"<select name='stat'>(.*?)</select>", page).group(1)
+    assert re.findall(r"<option value='([^']+)'", picker) == list(site_history.v.SITE_STATS)
+    assert "<option value='p50' selected>" in picker
+    assert "p10, p90: 100; p99: 1,000" in page and "the mean: each bin keeps its sum" in page
     # the front page is the same matrix, from the same data file; the sweep is latest.html
     index = (episode_site / "index.html").read_text()
     assert "href='history/matrix.html'" in index and "href='history/changes.html'" in index
@@ -553,9 +593,14 @@ def test_a_stale_entry_is_known_by_its_key_without_being_read(tmp_path, monkeypa
     _sweeps(results, [151.0], start=10)
     parsed = []
     real = json.loads
-    monkeypatch.setattr(
-        site_history.json, "loads", lambda *a, **k: parsed.append(1) or real(*a, **k)
-    )
+    head = f'{{"format":"{site_history.CACHE_FORMAT}"'
+
+    def loads(text, *a, **k):  # the entries read (matrix_state reads its own file too)
+        if str(text).startswith(head):
+            parsed.append(1)
+        return real(text, *a, **k)
+
+    monkeypatch.setattr(site_history.json, "loads", loads)
     with h.opened(results, read_only=True) as con:
         after = site_history.cached_history_data(con, results)
         assert parsed == []  # the new sweep: the old entry's key differs, it is not parsed

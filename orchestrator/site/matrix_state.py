@@ -1,0 +1,419 @@
+"""The matrix's RTT windows kept between site builds, updated by the sweeps added since.
+
+A year's RTT window is a histogram of millions of samples per source (views.Bins, read
+from the store's rtt_bins and the tests at its ends): seconds of DuckDB per build. The
+site keeps each window of MIN_DAYS or more (1M, 1Y, and the window of the same length
+before each) in `results/.cache/site/matrix-state.npz`, and the next build updates it:
+the samples of the tests that entered the window added, those of the tests that left it
+subtracted (a 6-hourly sweep moves every window by 6 hours: two slices of tests). Counts
+are integers, so the histogram's counts are exact; a bin's smallest or largest sample
+cannot be subtracted, so a bin whose extreme left is marked unknown (NaN) and read
+again from the store for the pairs whose percentiles need it (views.binned_range of
+those pairs). Each bin's sum is kept too, snapped to SUM_STEP (ping's samples have
+three decimals, so a sum of them is a multiple of 0.001 ms: snapped, what was added and
+subtracted is exactly what the store sums), for the mean. The cells are those
+views.binned_cells gives, value for value, for the statistics the matrix shows
+(views.SITE_STATS; the distance is not kept).
+
+The state is used only when the store holds exactly the sweeps it was made from, each
+as it was then (id, source, rows, ingest and start time), plus sweeps whose tests all
+start after the newest test the state saw, and the pairs are numbered as then, and the
+code and format are the same (KEY_MODULES): otherwise (a sweep deleted, re-ingested or
+added with older tests, a rebuild) every window is computed from the store again. A
+window also is when it moved more than MAX_SHIFT, or has no entry, or is shorter than
+MIN_DAYS (a week is read as fast as it is updated).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.history import views as v
+from orchestrator.report.cache import source_digest
+
+if TYPE_CHECKING:
+    import duckdb
+
+STATE_FILE = Path(".cache") / "site" / "matrix-state.npz"
+STATE_FORMAT = "interregion.site-matrix-state"
+STATE_VERSION = 2  # 2: each bin's sum (`total`)
+# the bins' sums kept to this step (ms): far below the mean's display (0.01 ms), far
+# above the error of a sum of doubles
+SUM_STEP = 1e-4
+# a window moved further is computed again (the slices would cost what the window does)
+MAX_SHIFT = timedelta(days=2)
+# shorter windows are read whole: a week of the store's rows costs what the slices and
+# the extremes read again do (most of their bins lose one with each 6-hourly sweep)
+MIN_DAYS = 30
+_HERE = Path(__file__).parent
+KEY_MODULES = (
+    _HERE / "matrix_state.py",
+    _HERE.parent / "history" / "views.py",
+    _HERE.parent / "history" / "histogram.py",
+    _HERE.parent / "history" / "store.py",
+)
+# the statistics read from the histograms (the mean is the sums')
+_QUANTILES = tuple(s for s in v.SITE_STATS if s in v.QUANTILES)
+_FIELDS = ("key", "n", "lo", "hi", "total", "pair", "tests", "newest_us")
+_EPOCH = datetime(1970, 1, 1)
+
+
+def _us(t: datetime | None) -> int | None:
+    return None if t is None else (t - _EPOCH) // timedelta(microseconds=1)
+
+
+def _time(us: int | None) -> datetime | None:
+    return None if us is None else _EPOCH + timedelta(microseconds=us)
+
+
+class Stale(Exception):
+    """A window's entry does not fit the store: it is computed again."""
+
+
+@dataclass
+class Entry:
+    source: str
+    a: datetime  # the window's start (its tests start in [a, b))
+    b: datetime | None  # its end; None: the window runs to the source's newest test
+    latest: datetime | None  # the source's newest test when it was made
+    bins: v.Bins
+
+
+@dataclass
+class MatrixState:
+    """The windows read (`entries`, from the last build) and those of this build (`made`)."""
+
+    entries: dict[str, Entry] = field(default_factory=dict)
+    made: dict[str, Entry] = field(default_factory=dict)
+    # why the kept windows were not used (None: they were, or there were none)
+    reason: str | None = None
+    used: list[str] = field(default_factory=list)  # the windows updated, not read whole
+    # the slices read this build, by (source, from, to): a window's start is the end of
+    # the window before it, so what leaves one enters the other
+    slices: dict[tuple[str, datetime, datetime | None], v.Bins] = field(default_factory=dict)
+
+
+def _name(source: str, window: str, previous: bool) -> str:
+    return f"{source}|{window}|{'previous' if previous else 'window'}"
+
+
+# ---- the store's state -----------------------------------------------------------------
+
+
+def _sweep_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """(sweep id, what identifies its content) of every stored sweep."""
+    rows = con.execute(
+        "SELECT sweep_id, concat_ws('|', source, rows, ingested_utc, started_utc) FROM sweeps "
+        "ORDER BY sweep_id"
+    ).fetchall()
+    return [(str(a), str(b)) for a, b in rows]
+
+
+def _pairs_digest(con: duckdb.DuckDBPyConnection) -> str:
+    (digest,) = con.execute(
+        "SELECT md5(coalesce(string_agg(concat_ws('|', pair, src, dst), ';' ORDER BY pair), '')) "
+        "FROM pairs"
+    ).fetchone() or ("",)
+    return str(digest)
+
+
+def code_key() -> str:
+    return hashlib.sha256(
+        f"{STATE_FORMAT}:{STATE_VERSION}:{source_digest(list(KEY_MODULES))}".encode()
+    ).hexdigest()
+
+
+def _check_store(
+    con: duckdb.DuckDBPyConnection, meta: dict[str, Any], latest: dict[str, int | None]
+) -> str | None:
+    """Why the store is not the state's plus newer sweeps (None: it is)."""
+    if meta.get("format") != STATE_FORMAT or meta.get("code") != code_key():
+        return "other code or format"
+    if meta.get("pairs") != _pairs_digest(con):
+        return "the pairs were numbered again"
+    now = dict(_sweep_rows(con))
+    kept = {str(a): str(b) for a, b in meta.get("sweeps", [])}
+    if any(now.get(sweep) != what for sweep, what in kept.items()):
+        return "a sweep was deleted or stored again"
+    added = sorted(set(now) - set(kept))
+    if added:
+        rows = con.execute(
+            "SELECT source, epoch_us(min(started_utc)) FROM measurements "
+            "WHERE sweep_id IN (SELECT unnest(?)) GROUP BY source",
+            [added],
+        ).fetchall()
+        for source, first in rows:
+            newest = latest.get(source)
+            if newest is not None and (first is None or first <= newest):
+                return f"an added sweep of {source} holds tests older than the kept windows' newest"
+    return None
+
+
+# ---- the file ---------------------------------------------------------------------------
+
+
+def load(con: duckdb.DuckDBPyConnection, results: Path) -> MatrixState:
+    """The state kept under `results`, its entries dropped (with the reason) unless the
+    store is the state's plus newer sweeps; an unreadable file is no state."""
+    import numpy as np
+
+    path = results / STATE_FILE
+    if not path.is_file():
+        return MatrixState()
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            latest = {str(k): (None if x is None else int(x)) for k, x in meta["latest"].items()}
+            reason = _check_store(con, meta, latest)
+            if reason is not None:
+                return MatrixState(reason=reason)
+            entries = {}
+            for n, (name, doc) in enumerate(meta["entries"].items()):
+                arrays = {f: np.asarray(z[f"{n}.{f}"]) for f in _FIELDS}
+                bins = v.Bins(**arrays, km=np.full(len(arrays["pair"]), np.nan))
+                a = _time(doc["a"])
+                if a is None:
+                    raise ValueError(f"{name} has no start")
+                entries[name] = Entry(
+                    str(doc["source"]), a, _time(doc["b"]), _time(doc["latest"]), bins
+                )
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return MatrixState(reason=f"unreadable ({e})")
+    return MatrixState(entries=entries)
+
+
+def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> None:
+    """Write this build's windows (written whole; a read-only results folder keeps none)."""
+    import numpy as np
+
+    latest: dict[str, int | None] = {}
+    arrays: dict[str, Any] = {}
+    docs = {}
+    for n, (name, e) in enumerate(state.made.items()):
+        latest[e.source] = _us(e.latest)
+        docs[name] = {"source": e.source, "a": _us(e.a), "b": _us(e.b), "latest": _us(e.latest)}
+        for f in _FIELDS:
+            arrays[f"{n}.{f}"] = getattr(e.bins, f)
+    meta = {
+        "format": STATE_FORMAT,
+        "code": code_key(),
+        "pairs": _pairs_digest(con),
+        "sweeps": _sweep_rows(con),
+        "latest": latest,
+        "entries": docs,
+    }
+    path = results / STATE_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        with tmp.open("wb") as out:
+            np.savez(out, meta=np.asarray(json.dumps(meta)), **arrays)
+        tmp.replace(path)
+    except OSError:
+        pass
+
+
+# ---- a window ---------------------------------------------------------------------------
+
+
+def window_cells(
+    con: duckdb.DuckDBPyConnection,
+    state: MatrixState,
+    info: v.SourceInfo,
+    window: str,
+    previous: bool,
+) -> list[v.Cell]:
+    """views.binned_cells' cells (SITE_STATS, the mean from the kept sums, counts and
+    newest test) of the window, from its kept entry updated, or from the store; a
+    window of MIN_DAYS or more goes into state.made."""
+    days = v.window_days(window)
+    start, _end = v.window_bounds(info, window)
+    if days is None or start is None:
+        return v.binned_cells(con, info, window, previous)
+    a, b = (start - timedelta(days=days), start) if previous else (start, None)
+    name = _name(info.name, window, previous)
+    kept = state.entries.get(name) if days >= MIN_DAYS else None
+    bins = None
+    if kept is not None:
+        try:
+            bins = _moved(con, state, info, kept, a, b)
+            state.used.append(name)
+        except Stale:
+            bins = None
+    if bins is None:
+        bins = _whole(con, info.name, a, b)
+    bins, quantiles = _known(con, info.name, a, b, bins)
+    if days >= MIN_DAYS:  # the shorter ones are read whole next time too
+        state.made[name] = Entry(info.name, a, b, info.latest, bins)
+    return v.bins_cells(con, bins, v.SITE_STATS, quantiles)
+
+
+def _whole(con: duckdb.DuckDBPyConnection, source: str, a: datetime, b: datetime | None) -> v.Bins:
+    """The window read from the store, its sums snapped and without the distances (never
+    kept: the cells are the same whichever way they came)."""
+    got = v.binned_range(con, source, a, b)
+    return v.Bins(key=got.key, n=got.n, lo=got.lo, hi=got.hi, total=_snapped(got.total),
+                  pair=got.pair, tests=got.tests, newest_us=got.newest_us,
+                  km=got.km * float("nan"))  # fmt: skip
+
+
+def _snapped(total: Any) -> Any:
+    """Sums to the nearest SUM_STEP: what was summed in any order is the same number."""
+    import numpy as np
+
+    return np.rint(np.asarray(total, dtype=np.float64) / SUM_STEP) * SUM_STEP
+
+
+def _moved(
+    con: duckdb.DuckDBPyConnection,
+    state: MatrixState,
+    info: v.SourceInfo,
+    kept: Entry,
+    a: datetime,
+    b: datetime | None,
+) -> v.Bins:
+    """The kept window moved to [a, b): the tests that entered added, those that left
+    subtracted. Stale when it cannot be (moved back or too far, an end changed kind)."""
+    if (kept.b is None) != (b is None) or a < kept.a:
+        raise Stale
+    if b is None:  # to the newest test: what entered is every test after the kept newest
+        if kept.latest is None or info.latest is None or info.latest < kept.latest:
+            raise Stale
+        enter: tuple[datetime, datetime | None] = (kept.latest + timedelta(microseconds=1), None)
+        moved = info.latest - kept.latest
+    else:
+        assert kept.b is not None
+        if b < kept.b:
+            raise Stale
+        enter, moved = (kept.b, b), b - kept.b
+    if max(moved, a - kept.a) > MAX_SHIFT or a > enter[0]:
+        raise Stale  # the slices would be most of the window
+    bins = kept.bins
+    if a > kept.a:
+        bins = _subtract(bins, _slice(con, state, info.name, kept.a, a))
+    if moved > timedelta(0):
+        bins = _add(bins, _slice(con, state, info.name, *enter))
+    return bins
+
+
+def _slice(
+    con: duckdb.DuckDBPyConnection,
+    state: MatrixState,
+    source: str,
+    a: datetime,
+    b: datetime | None,
+) -> v.Bins:
+    key = (source, a, b)
+    if key not in state.slices:
+        got = v.binned_range(con, source, a, b)
+        got.total = _snapped(got.total)
+        state.slices[key] = got
+    return state.slices[key]
+
+
+def _positions(keys: Any, of: Any) -> Any:
+    """Where each of `of` is in sorted `keys` (each must be there)."""
+    import numpy as np
+
+    at = np.searchsorted(keys, of)
+    if len(of) and (at.max() >= len(keys) or not np.array_equal(keys[at], of)):
+        raise Stale
+    return at
+
+
+def _subtract(bins: v.Bins, out: v.Bins) -> v.Bins:
+    """bins less the samples and tests of `out` (which they must hold). A bin whose
+    smallest (largest) sample equals out's loses it: unknown (NaN) unless none is left."""
+    import numpy as np
+
+    assert bins.total is not None and out.total is not None  # the state keeps its sums
+    n, lo, hi, total = bins.n.copy(), bins.lo.copy(), bins.hi.copy(), bins.total.copy()
+    at = _positions(bins.key, out.key)
+    n[at] -= out.n
+    total[at] = _snapped(total[at] - out.total)
+    if (n[at] < 0).any():
+        raise Stale
+    lo[at] = np.where(out.lo <= lo[at], np.nan, lo[at])
+    hi[at] = np.where(out.hi >= hi[at], np.nan, hi[at])
+    tests = bins.tests.copy()
+    pat = _positions(bins.pair, out.pair)
+    tests[pat] -= out.tests
+    if (tests[pat] < 0).any():
+        raise Stale
+    # a pair with tests left keeps its newest one (the tests that left are older)
+    keep, pkeep = n > 0, tests > 0
+    return v.Bins(
+        key=bins.key[keep], n=n[keep], lo=lo[keep], hi=hi[keep], total=total[keep],
+        pair=bins.pair[pkeep], tests=tests[pkeep], newest_us=bins.newest_us[pkeep],
+        km=bins.km[pkeep],
+    )  # fmt: skip
+
+
+def _merged(keys: Any, more: Any) -> Any:
+    """Sorted `keys` with those of sorted `more` it lacks inserted."""
+    import numpy as np
+
+    if not len(keys):
+        return more.copy()
+    at = np.searchsorted(keys, more)
+    lacks = (at >= len(keys)) | (keys[np.minimum(at, len(keys) - 1)] != more)
+    return np.insert(keys, at[lacks], more[lacks]) if lacks.any() else keys
+
+
+def _add(bins: v.Bins, more: v.Bins) -> v.Bins:
+    """bins with the samples and tests of `more` (newer tests) added."""
+    import numpy as np
+
+    key = _merged(bins.key, more.key)
+    n = np.zeros(len(key), dtype=np.int64)
+    lo = np.full(len(key), np.inf)
+    hi = np.full(len(key), -np.inf)
+    total = np.zeros(len(key))
+    at, mat = np.searchsorted(key, bins.key), np.searchsorted(key, more.key)
+    n[at], lo[at], hi[at], total[at] = bins.n, bins.lo, bins.hi, bins.total
+    n[mat] += more.n
+    total[mat] = _snapped(total[mat] + more.total)
+    lo[mat] = np.minimum(lo[mat], more.lo)  # NaN (unknown) stays unknown
+    hi[mat] = np.maximum(hi[mat], more.hi)
+    pair = _merged(bins.pair, more.pair)
+    tests = np.zeros(len(pair), dtype=np.int64)
+    newest = np.full(len(pair), np.iinfo(np.int64).min, dtype=np.int64)
+    pat, pmat = np.searchsorted(pair, bins.pair), np.searchsorted(pair, more.pair)
+    tests[pat], newest[pat] = bins.tests, bins.newest_us
+    tests[pmat] += more.tests
+    newest[pmat] = np.maximum(newest[pmat], more.newest_us)
+    return v.Bins(key=key, n=n, lo=lo, hi=hi, total=total, pair=pair, tests=tests,
+                  newest_us=newest, km=np.full(len(pair), np.nan))  # fmt: skip
+
+
+def _known(
+    con: duckdb.DuckDBPyConnection, source: str, a: datetime, b: datetime | None, bins: v.Bins
+) -> tuple[v.Bins, tuple[Any, Any]]:
+    """bins with every unknown extreme the SITE_STATS read taken from the store (the
+    pairs that need one, read whole), and those quantiles. Stale pairs (counts that
+    differ from the store's) are never kept: then the window is read whole."""
+    import numpy as np
+
+    if not len(bins.n):
+        return bins, (np.zeros(0, dtype=np.int64), np.zeros((0, len(_QUANTILES))))
+    firsts, qs = v.bins_quantiles(bins, _QUANTILES)
+    bad = np.isnan(qs).any(axis=1)
+    if not bad.any():
+        return bins, (firsts, qs)
+    pairs = v.bin_pairs(bins.key)
+    wanted = np.unique(pairs[firsts[bad]])
+    fresh = v.binned_range(con, source, a, b, wanted.tolist(), counts=False)
+    mine = np.isin(pairs, wanted)
+    if not np.array_equal(bins.key[mine], fresh.key) or not np.array_equal(bins.n[mine], fresh.n):
+        bins = _whole(con, source, a, b)  # never trust a state that disagrees
+    else:
+        lo, hi = bins.lo.copy(), bins.hi.copy()
+        lo[mine], hi[mine] = fresh.lo, fresh.hi
+        bins = v.Bins(key=bins.key, n=bins.n, lo=lo, hi=hi, total=bins.total, pair=bins.pair,
+                      tests=bins.tests, newest_us=bins.newest_us, km=bins.km)  # fmt: skip
+    return bins, v.bins_quantiles(bins, _QUANTILES)
