@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -567,7 +567,8 @@ def window_cells(
     rows = con.execute(
         f"{head}"
         "n AS (SELECT src, dst, count(*) AS tests, max(distance_km) AS km, "
-        f"max(started_utc) AS newest, mode(limiter) AS limiter FROM {source} GROUP BY src, dst), "
+        f"max(started_utc) AS newest, histogram(limiter) AS limiter FROM {source} "
+        "GROUP BY src, dst), "
         "q AS (SELECT src, dst, count(x) AS samples, "
         f"{_stats_sql(stats)} AS qs "
         f"FROM (SELECT src, dst, unnest(s) AS x FROM {source}) WHERE x IS NOT NULL "
@@ -577,9 +578,17 @@ def window_cells(
         params,
     ).fetchall()
     return [
-        Cell(src, dst, km, int(tests), int(k), _in_stats_order(qs, stats), newest, limiter)
-        for src, dst, km, tests, k, qs, newest, limiter in rows
+        Cell(src, dst, km, int(tests), int(k), _in_stats_order(qs, stats), newest, _mode(limiters))
+        for src, dst, km, tests, k, qs, newest, limiters in rows
     ]
+
+
+def _mode(counts: Mapping[str, int] | None) -> str | None:
+    """The most frequent value of a histogram (DuckDB's), the first by name of a tie:
+    DuckDB's mode() picks among ties in an order that varies between runs."""
+    if not counts:
+        return None
+    return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
 
 
 def _one_value_cells(
@@ -593,15 +602,15 @@ def _one_value_cells(
     `where`: its tests read once, each one sample (present_sql: never null), so the
     samples are the tests."""
     rows = con.execute(
-        "SELECT src, dst, max(distance_km), count(*), max(started_utc), mode(limiter), "
+        "SELECT src, dst, max(distance_km), count(*), max(started_utc), histogram(limiter), "
         f"{_stats_sql(stats)} FROM (SELECT src, dst, distance_km, started_utc, limiter, "
         f"{m.run_sql} AS x FROM measurements WHERE {where}) GROUP BY src, dst "
         "ORDER BY src, dst",
         params,
     ).fetchall()
     return [
-        Cell(src, dst, km, int(n), int(n), _in_stats_order(qs, stats), newest, limiter)
-        for src, dst, km, n, newest, limiter, qs in rows
+        Cell(src, dst, km, int(n), int(n), _in_stats_order(qs, stats), newest, _mode(limiters))
+        for src, dst, km, n, newest, limiters, qs in rows
     ]
 
 

@@ -17,6 +17,7 @@ from site_support import PLANTED, _refs, write_study
 from orchestrator.cli import main
 from orchestrator.history import changes
 from orchestrator.history import store as h
+from orchestrator.history import views as v
 from orchestrator.site import build as site
 from orchestrator.site import history_pages as site_history
 
@@ -485,6 +486,28 @@ def test_a_throughput_cell_names_what_limited_most_of_its_tests(tmp_path):
     assert _cell(theirs, "throughput|1W", "limiter", B, A) is None  # not said: not guessed
     assert _cell(theirs, "rtt|1W", "limiter", A, B) is None
     assert "limited by " in (out / "assets" / "history.js").read_text()
+
+
+def test_a_tie_of_limiters_names_the_same_one_in_every_build(tmp_path):
+    """DuckDB's mode() picks among ties in an order that varies between runs: the cell
+    names the first of a tie by name, whatever the order the rows are read in."""
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 2)
+    f = tmp_path / "theirs.csv"
+    f.write_text(
+        "src_cloud,src_region,dst_cloud,dst_region,rtt_avg_ms,throughput_bps,limiter\n"
+        + "aws,us-east-1,gcp,europe-west1,77.5,2e6,window\n" * 3
+        + "aws,us-east-1,gcp,europe-west1,77.7,1.2e6,capacity\n" * 3
+        + "aws,us-east-1,gcp,europe-west1,77.7,1.2e6,loss\n" * 2
+    )
+    h.import_file(results, f, "theirs", "2022-02", label="Their 2022 data")
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG)
+    theirs = matrix_data(out)["sources"][1]
+    assert _cell(theirs, "throughput|1W", "limiter", A, B) == "capacity"
+    assert v._mode({"window": 3, "capacity": 3, "loss": 2}) == "capacity"
+    assert v._mode({"window": 4, "capacity": 3}) == "window"
+    assert v._mode(None) is None and v._mode({}) is None
 
 
 def _pages(root, data):
