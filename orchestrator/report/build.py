@@ -289,7 +289,7 @@ class _Reader:
         )
         if "measure" in col:  # capacity rows are kept apart, by _rows
             odd += f" OR coalesce(measure, '') LIKE '%{CAPACITY}%'"
-        con = duckdb.connect(config={"threads": scan_threads(os.cpu_count() or 1, _load())})
+        con = duckdb.connect()
         try:
             con.execute(
                 "CREATE TEMP TABLE raw AS SELECT "
@@ -690,24 +690,6 @@ def _not_plain(columns: Sequence[str]) -> str:
         return "false"
     cells = ", ".join(_q(c) for c in columns)
     return f"NOT regexp_full_match(concat_ws(',', {cells}), '({_PLAIN}(,{_PLAIN})*)?')"
-
-
-def scan_threads(cores: int, load: float | None) -> int:
-    """DuckDB's threads for the scan of a measurements file: the cores other work leaves
-    idle (`load`, the machine's 1-minute load average, less the one this process is
-    likely part of), at least one. A second thread on a core another process keeps busy
-    wins no time and costs CPU: at load 3.5 on 2 cores the 1M-row read took 4.8 s with
-    one thread, 5.3-6.2 s with two (bench/report.py, docs/benchmarks.md)."""
-    if load is None:
-        return cores
-    return max(1, min(cores, math.floor(cores - max(load - 1.0, 0.0) + 0.5)))
-
-
-def _load() -> float | None:
-    try:
-        return os.getloadavg()[0]
-    except OSError:  # no load average on this system
-        return None
 
 
 def _publishable_sql() -> str:

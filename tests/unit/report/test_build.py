@@ -512,13 +512,6 @@ def test_host_evidence_reads_the_file_again_only_when_a_row_holds_some(tmp_path,
     ]
 
 
-def test_the_scan_takes_the_cores_other_work_leaves_idle():
-    assert report.scan_threads(2, None) == 2  # no load average known: every core
-    assert report.scan_threads(2, 0.2) == report.scan_threads(2, 1.0) == 2  # this process
-    assert report.scan_threads(2, 2.0) == report.scan_threads(2, 3.5) == 1  # a core busy
-    assert report.scan_threads(8, 3.0) == 6 and report.scan_threads(8, 40.0) == 1
-
-
 @pytest.mark.parametrize("chunk", [1, 7, 4096, 1 << 23])
 def test_a_file_is_plain_bytes_whatever_the_chunks_it_is_read_in(tmp_path, chunk):
     rows = list(synthetic.synthetic_rows(CATALOG.regions, 30, sweep_id="s"))
