@@ -707,7 +707,6 @@ def binned_range(
     valid = valid_sql(m.measure)
     # the numbers written out: a list parameter costs DuckDB a failed import per item
     chosen = "" if pairs is None else f" AND pair IN ({', '.join(str(int(p)) for p in pairs)})"
-    chosen_params: list[Any] = []
     tests = f"source = ? AND status = 'ok' AND {valid} AND started_utc >= ?"
     params: list[Any] = [source, a]
     part = "started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
@@ -722,7 +721,7 @@ def binned_range(
         "epoch_us(max(started_utc)) AS newest FROM measurements m JOIN pairs p "
         f"ON m.src = p.src AND m.dst = p.dst WHERE {tests} AND {m.present_sql}{chosen} "
         f"{'' if counts else 'AND false '}GROUP BY p.pair ORDER BY p.pair",
-        [*params, *chosen_params],
+        params,
     ).fetchnumpy()
     whole: list[str] = []
     whole_params: list[Any] = []
@@ -731,7 +730,7 @@ def binned_range(
             f"SELECT pair, bin, n, lo, hi, total FROM rtt_bins WHERE source = ? AND {valid} "
             f"AND days = {span} AND day >= ?" + (" AND day < ?" if until else "") + chosen
         )
-        whole_params += [source, since, *([until] if until else []), *chosen_params]
+        whole_params += [source, since, *([until] if until else [])]
     # the tests of the days the range starts and ends in, binned as the store bins them
     whole.append(
         f"SELECT p.pair, {bin_sql('x')} AS bin, 1 AS n, x AS lo, x AS hi, x AS total "
@@ -743,9 +742,8 @@ def binned_range(
         f"SELECT {bin_key_sql('pair', 'bin')} AS key, sum(n) AS n, min(lo) AS lo, "
         f"max(hi) AS hi, sum(total) AS total FROM ({' UNION ALL '.join(whole)}) "
         "GROUP BY pair, bin ORDER BY key",
-        [*whole_params, *params, *part_params, *chosen_params],
+        [*whole_params, *params, *part_params],
     ).fetchnumpy()
-    km = np.ma.asarray(counted["km"]).astype(np.float64)
     return Bins(
         key=np.asarray(found["key"], dtype=np.int64),
         n=np.asarray(found["n"], dtype=np.int64),
@@ -755,7 +753,7 @@ def binned_range(
         pair=np.asarray(counted["pair"], dtype=np.int64),
         tests=np.asarray(counted["tests"], dtype=np.int64),
         newest_us=np.asarray(counted["newest"], dtype=np.int64),
-        km=np.ma.filled(km, np.nan) if np.ma.isMaskedArray(km) else np.asarray(km),
+        km=np.ma.filled(np.ma.asarray(counted["km"], dtype=np.float64), np.nan),
     )
 
 

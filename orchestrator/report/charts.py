@@ -106,9 +106,9 @@ def _num(x: float, digits: int) -> float | int | str:
     return round(x) if digits == 0 else round(x, digits)
 
 
-@functools.lru_cache(maxsize=1 << 16)  # a test's time is shown by several figures
 def iso_time(seconds: float) -> str:
-    """UNIX seconds as ISO 8601 UTC with milliseconds and Z; "—" when unknown."""
+    """UNIX seconds as ISO 8601 UTC with milliseconds and Z; "—" when unknown: one value,
+    as datetime gives it (iso_times, which the figures use, is held to it)."""
     if not _finite(seconds):
         return MISSING
     t = datetime.fromtimestamp(seconds, UTC)  # isoformat's milliseconds are truncated
@@ -121,18 +121,9 @@ def _extras(m: analyze.Measurements) -> bool:
     return all(len(c) == n for c in (m.rtt_p90_ms, m.loss_pct, m.rtt_samples, m.started_s))
 
 
-def _test_data(m: analyze.Measurements, i: int) -> list[Any]:
-    """One test's hover extras: [RTT p90 ms, loss %, ping samples, start time]."""
-    return [
-        _num(m.rtt_p90_ms[i], 1),
-        _num(m.loss_pct[i], 2),
-        _num(m.rtt_samples[i], 0),
-        iso_time(m.started_s[i]),
-    ]
-
-
 def _tests_data(m: analyze.Measurements, rows: Sequence[int]) -> list[list[Any]]:
-    """_test_data of each of `rows`, a column at a time (the times by iso_times)."""
+    """The hover extras of each of `rows` (tests): [RTT p90 ms, loss %, ping samples, start
+    time], a column at a time (the times by iso_times)."""
     idx = np.asarray(rows, dtype=np.intp)
     p90, loss, samples = (
         analyze.column(c)[idx].tolist() for c in (m.rtt_p90_ms, m.loss_pct, m.rtt_samples)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -256,10 +256,10 @@ def window_cells(
 def _whole(con: duckdb.DuckDBPyConnection, source: str, a: datetime, b: datetime | None) -> v.Bins:
     """The window read from the store, its sums snapped and without the distances (never
     kept: the cells are the same whichever way they came)."""
+    import numpy as np
+
     got = v.binned_range(con, source, a, b)
-    return v.Bins(key=got.key, n=got.n, lo=got.lo, hi=got.hi, total=_snapped(got.total),
-                  pair=got.pair, tests=got.tests, newest_us=got.newest_us,
-                  km=got.km * float("nan"))  # fmt: skip
+    return replace(got, total=_snapped(got.total), km=np.full(len(got.pair), np.nan))
 
 
 def _snapped(total: Any) -> Any:
@@ -414,6 +414,5 @@ def _known(
     else:
         lo, hi = bins.lo.copy(), bins.hi.copy()
         lo[mine], hi[mine] = fresh.lo, fresh.hi
-        bins = v.Bins(key=bins.key, n=bins.n, lo=lo, hi=hi, total=bins.total, pair=bins.pair,
-                      tests=bins.tests, newest_us=bins.newest_us, km=bins.km)  # fmt: skip
+        bins = replace(bins, lo=lo, hi=hi)
     return bins, v.bins_quantiles(bins, _QUANTILES)

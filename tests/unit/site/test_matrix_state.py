@@ -64,6 +64,18 @@ def _updated(results, now):
     return data, kept
 
 
+def _kept_six(tmp_path, monkeypatch):
+    """Six sweeps stored and their windows kept (every window, the day's too): (results,
+    the build time the tests use)."""
+    monkeypatch.setattr(matrix_state, "MIN_DAYS", 1)
+    results = tmp_path / "results"
+    for i in range(6):
+        _sweep(results, i)
+    now = T0 + timedelta(days=30)
+    _updated(results, now)
+    return results, now
+
+
 def test_a_site_built_after_each_new_sweep_equals_one_built_from_scratch(tmp_path, monkeypatch):
     monkeypatch.setattr(matrix_state, "MIN_DAYS", 1)  # the day's and week's windows kept too
     results = tmp_path / "results"
@@ -90,12 +102,7 @@ def test_windows_updated_sweep_after_sweep_equal_windows_read_whole(tmp_path, mo
     """Across day boundaries, the 1D window losing a sweep each time (extremes that leave,
     read again), the previous windows moving at both ends: the matrix is the one the
     store gives, value for value, and the kept windows were the ones used."""
-    monkeypatch.setattr(matrix_state, "MIN_DAYS", 1)
-    results = tmp_path / "results"
-    for i in range(6):
-        _sweep(results, i)
-    now = T0 + timedelta(days=30)
-    _updated(results, now)
+    results, now = _kept_six(tmp_path, monkeypatch)
     used = set()
     reread = []  # the pairs whose unknown extremes were read again
     real = matrix_state.v.binned_range
@@ -121,12 +128,7 @@ def test_windows_updated_sweep_after_sweep_equal_windows_read_whole(tmp_path, mo
 
 
 def test_a_sweep_with_tests_older_than_the_kept_ones_is_not_added_to_them(tmp_path, monkeypatch):
-    monkeypatch.setattr(matrix_state, "MIN_DAYS", 1)
-    results = tmp_path / "results"
-    for i in range(6):
-        _sweep(results, i)
-    now = T0 + timedelta(days=30)
-    _updated(results, now)
+    results, now = _kept_six(tmp_path, monkeypatch)
     _sweep(results, 6, hours=6 * 5 - 3)  # between sweeps 4 and 5
     data, kept = _updated(results, now)
     assert kept.reason is not None and "older" in kept.reason
