@@ -12,7 +12,6 @@ emulated source is labelled EMULATED.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -20,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from orchestrator.history import changes as ch
 from orchestrator.history import views as v
@@ -193,7 +194,7 @@ def _from_json(doc: dict[str, Any]) -> HistoryData:
     return HistoryData(
         matrix=doc["matrix"],
         changes={**doc["changes"], "calibration": ch.Calibration(**cal) if cal else None},
-        pairs={(a, b): json.loads(text) for a, b, text in doc["pairs"]},
+        pairs={(a, b): orjson.loads(text) for a, b, text in doc["pairs"]},
         emulated=doc["emulated"],
         pair_json={(a, b): text for a, b, text in doc["pairs"]},
     )
@@ -217,11 +218,11 @@ def cached_history_data(
     try:
         # the entry starts with its format and key (as written below): a stale one (a new
         # sweep) is known by its first bytes, never parsed (tens of MB at a year)
-        head = json.dumps({"format": CACHE_FORMAT, "key": key}, separators=(",", ":"))[:-1]
+        head = orjson.dumps({"format": CACHE_FORMAT, "key": key})[:-1] + b","
         with path.open("rb") as f:
-            fresh = f.read(len(head) + 1) == (head + ",").encode()
+            fresh = f.read(len(head)) == head
         with ch.gc_paused():  # tens of MB of JSON: millions of objects, none in a cycle
-            doc = json.loads(path.read_text(encoding="utf-8")) if fresh else {}
+            doc = orjson.loads(path.read_bytes()) if fresh else {}
             ours = doc.get("format") == CACHE_FORMAT and doc.get("key") == key
             read = _from_json(doc["data"]) if ours else None
         if read is not None:
@@ -237,12 +238,13 @@ def cached_history_data(
     pair_state.save(con, results, kept_tests)
     with ch.gc_paused():
         doc = _to_json(data)
-    text = json.dumps({"format": CACHE_FORMAT, "key": key, "data": doc},
-                      separators=(",", ":"))  # fmt: skip
+        text = orjson.dumps(
+            {"format": CACHE_FORMAT, "key": key, "data": doc}, option=orjson.OPT_NON_STR_KEYS
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_bytes(text)
         tmp.replace(path)
     except OSError:
         pass  # a read-only results folder: the site is built all the same
@@ -676,11 +678,11 @@ def write_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
     `studies`: the site has TCP study pages (a link in every header)."""
     folder = root / "history"
     index, parts = matrix_files(data.matrix)
-    text = json.dumps(index, separators=(",", ":"))
+    text = _json_text(index)
     _write(folder / "matrix-data.js", f"window.InterregionMatrix = {text};\n")
     for name, (source, metric, part, stat) in parts.items():
         call = [source, metric, part] + ([stat] if stat else [])
-        args = json.dumps(call, separators=(",", ":"))[1:-1]
+        args = _json_text(call)[1:-1]
         _write(folder / name, f"window.InterregionMatrixPart({args});\n")
     _write(folder / "matrix.html", matrix_html(data, studies))
     _write(folder / "changes.html", changes_html(data, studies))
