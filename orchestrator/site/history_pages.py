@@ -494,21 +494,22 @@ def pair_data(
     detectable = _detectable_rtt(found)
     for info in infos:
         start, _end = v.window_bounds(info, PAIR_WINDOW)
-        shown_from = v.iso_utc(start)
+        shown_from, shown_to = v.iso_utc(start), v.iso_utc(info.latest)
+        caption = v.source_caption(
+            {"source": info.name, "label": info.label, "emulated": info.emulated}
+        )
         rows = _pair_rows(con, info, start, kept)
         for src, dst, times, sweeps, rtts, throughputs in rows.series():
             key = (min(src, dst), max(src, dst))
             page = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": {}})
-            entry = page["sources"].setdefault(
-                info.name,
-                {
+            entry = page["sources"].get(info.name)
+            if entry is None:
+                entry = page["sources"][info.name] = {
                     "source": info.name,
                     "emulated": info.emulated,
-                    "caption": v.source_caption(
-                        {"source": info.name, "label": info.label, "emulated": info.emulated}
-                    ),
-                    "window_start_utc": v.iso_utc(start),
-                    "window_end_utc": v.iso_utc(info.latest),
+                    "caption": caption,
+                    "window_start_utc": shown_from,
+                    "window_end_utc": shown_to,
                     "directions": [],
                     # only what shows in the window (an old span would stretch the axis)
                     "episodes": [
@@ -521,8 +522,7 @@ def pair_data(
                         for c in marks["configs"].get((info.name, *key), [])
                         if shown_from is None or c["utc"] >= shown_from
                     ],
-                },
-            )
+                }
             entry["directions"].append(
                 {
                     "src": src,

@@ -69,17 +69,31 @@ class Rows:
         missing value (the lists made whole, then cut: a list per test costs twice)."""
         import numpy as np
 
-        if not len(self.pair):
+        n = len(self.pair)
+        if not n:
             return []
-        cuts = np.flatnonzero(self.pair[1:] != self.pair[:-1]) + 1
-        firsts, ends = [0, *cuts.tolist()], [*cuts.tolist(), len(self.pair)]
-        times = self.t.astype(str).tolist()
+        cuts = (np.flatnonzero(self.pair[1:] != self.pair[:-1]) + 1).tolist()
+        firsts, ends = [0, *cuts], [*cuts, n]
+        names = [self.pairs[p] for p in self.pair[firsts].tolist()]
+        # the times as one text split at its newlines: a str per test made in C, a third
+        # of the time numpy's conversion to str takes
+        width = self.t.dtype.itemsize
+        lines = np.full((n, width + 1), ord("\n"), dtype=np.uint8)
+        lines[:, :width] = self.t.view(np.uint8).reshape(n, width)
+        times = lines.tobytes().decode("ascii").replace("\0", "")[:-1].split("\n")
         sweeps = np.asarray(self.sweeps, dtype=object)[self.sweep].tolist()
-        rtts, tputs = (np.ma.masked_invalid(x).tolist() for x in (self.rtt, self.tput))
+        rtts, tputs = (_listed(x) for x in (self.rtt, self.tput))
         return [
-            (*self.pairs[self.pair[i]], times[i:j], sweeps[i:j], rtts[i:j], tputs[i:j])
-            for i, j in zip(firsts, ends, strict=True)
+            (src, dst, times[i:j], sweeps[i:j], rtts[i:j], tputs[i:j])
+            for (src, dst), i, j in zip(names, firsts, ends, strict=True)
         ]
+
+
+def _listed(values: Any) -> list[float | None]:
+    """A float array as a list, None for NaN."""
+    import numpy as np
+
+    return np.ma.masked_invalid(values).tolist() if np.isnan(values).any() else values.tolist()
 
 
 @dataclass
@@ -142,45 +156,47 @@ def moved(kept: Rows, new: Rows, start: datetime | None) -> Rows:
     import numpy as np
 
     pairs = sorted({*kept.pairs, *new.pairs})
-    at = {p: n for n, p in enumerate(pairs)}
     sweeps = list(dict.fromkeys([*kept.sweeps, *new.sweeps]))
+    pair_at = {p: n for n, p in enumerate(pairs)}
     sweep_at = {s: n for n, s in enumerate(sweeps)}
 
-    def renumbered(rows: Rows) -> tuple[Any, Any]:
-        pair = np.array([at[p] for p in rows.pairs], dtype=np.int32)[rows.pair]
-        sweep = np.array([sweep_at[s] for s in rows.sweeps], dtype=np.int32)[rows.sweep]
-        return (pair, sweep) if len(rows.pair) else (rows.pair, rows.sweep)
+    def numbered(rows: Rows) -> tuple[Any, Any]:
+        """The rows' pairs and sweeps as indices into `pairs` and `sweeps`."""
+        pair = np.array([pair_at[p] for p in rows.pairs], dtype=np.int32)
+        sweep = np.array([sweep_at[s] for s in rows.sweeps], dtype=np.int32)
+        return pair[rows.pair] if len(pair) else rows.pair, sweep[rows.sweep] if len(
+            sweep
+        ) else rows.sweep
 
-    (kp, ks), (np_, ns) = renumbered(kept), renumbered(new)
-    pair = np.concatenate([kp, np_])
+    (kept_pair, kept_sweep), (new_pair, new_sweep) = numbered(kept), numbered(new)
+    pair = np.concatenate([kept_pair, new_pair])
     # stable: each pair's kept tests, then its new ones (newer): still in start order
     order = np.argsort(pair, kind="stable")
     pair = pair[order]
     arrays = {
-        "us": np.concatenate([kept.us, new.us])[order],
-        "t": np.concatenate([kept.t, new.t])[order],
-        "sweep": np.concatenate([ks, ns])[order],
-        "rtt": np.concatenate([kept.rtt, new.rtt])[order],
-        "tput": np.concatenate([kept.tput, new.tput])[order],
+        name: np.concatenate([getattr(kept, name), getattr(new, name)])[order]
+        for name in ("us", "t", "rtt", "tput")
     }
+    arrays["sweep"] = np.concatenate([kept_sweep, new_sweep])[order]
     if start is not None and len(pair):
         shown = arrays["us"] >= us(start)
         newest = np.append(pair[1:] != pair[:-1], True)  # each pair's last test
         has = np.zeros(len(pairs), dtype=bool)
         has[pair[shown]] = True
         keep = shown | (newest & ~has[pair])
-        pair = pair[keep]
-        arrays = {k: x[keep] for k, x in arrays.items()}
-    # the pairs and sweeps no test refers to any more are dropped
-    used_pairs = np.unique(pair)
-    used_sweeps = np.unique(arrays["sweep"])
+        if not keep.all():
+            pair = pair[keep]
+            arrays = {k: x[keep] for k, x in arrays.items()}
+    # the pairs and sweeps no test is of any more are dropped, the others numbered again
+    pair_used = np.bincount(pair, minlength=len(pairs)) > 0
+    sweep_used = np.bincount(arrays["sweep"], minlength=len(sweeps)) > 0
     return Rows(
-        pairs=[pairs[n] for n in used_pairs.tolist()],
-        sweeps=[sweeps[n] for n in used_sweeps.tolist()],
-        pair=np.searchsorted(used_pairs, pair).astype(np.int32),
+        pairs=[p for p, used in zip(pairs, pair_used.tolist(), strict=True) if used],
+        sweeps=[s for s, used in zip(sweeps, sweep_used.tolist(), strict=True) if used],
+        pair=(np.cumsum(pair_used, dtype=np.int32) - 1)[pair],
+        sweep=(np.cumsum(sweep_used, dtype=np.int32) - 1)[arrays["sweep"]],
         us=arrays["us"],
         t=arrays["t"],
-        sweep=np.searchsorted(used_sweeps, arrays["sweep"]).astype(np.int32),
         rtt=arrays["rtt"],
         tput=arrays["tput"],
     )
