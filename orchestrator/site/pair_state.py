@@ -137,7 +137,7 @@ def rows_from(found: dict[str, Any]) -> Rows:
         sweeps=list(index),
         pair=pair,
         us=np.asarray(found["us"], dtype=np.int64),
-        t=np.asarray(found["t"].tolist(), dtype="S"),
+        t=np.asarray(found["t"]).astype("S"),
         sweep=sweep,
         rtt=np.ma.filled(np.ma.asarray(found["rtt"], dtype=np.float64), np.nan),
         tput=np.ma.filled(np.ma.asarray(found["tput"], dtype=np.float64), np.nan),
@@ -164,29 +164,28 @@ def moved(kept: Rows, new: Rows, start: datetime | None) -> Rows:
         """The rows' pairs and sweeps as indices into `pairs` and `sweeps`."""
         pair = np.array([pair_at[p] for p in rows.pairs], dtype=np.int32)
         sweep = np.array([sweep_at[s] for s in rows.sweeps], dtype=np.int32)
-        return pair[rows.pair] if len(pair) else rows.pair, sweep[rows.sweep] if len(
-            sweep
-        ) else rows.sweep
+        if not len(rows.pair):
+            return rows.pair, rows.sweep
+        return pair[rows.pair], sweep[rows.sweep]
 
     (kept_pair, kept_sweep), (new_pair, new_sweep) = numbered(kept), numbered(new)
     pair = np.concatenate([kept_pair, new_pair])
     # stable: each pair's kept tests, then its new ones (newer): still in start order
     order = np.argsort(pair, kind="stable")
     pair = pair[order]
+    if start is not None and len(pair):
+        shown = np.concatenate([kept.us, new.us])[order] >= us(start)
+        newest = np.append(pair[1:] != pair[:-1], True)  # each pair's last test
+        has = np.zeros(len(pairs), dtype=bool)
+        has[pair[shown]] = True
+        keep = shown | (newest & ~has[pair])
+        order, pair = order[keep], pair[keep]
+    # each array copied once more than it must (numpy has no take from two arrays)
     arrays = {
         name: np.concatenate([getattr(kept, name), getattr(new, name)])[order]
         for name in ("us", "t", "rtt", "tput")
     }
     arrays["sweep"] = np.concatenate([kept_sweep, new_sweep])[order]
-    if start is not None and len(pair):
-        shown = arrays["us"] >= us(start)
-        newest = np.append(pair[1:] != pair[:-1], True)  # each pair's last test
-        has = np.zeros(len(pairs), dtype=bool)
-        has[pair[shown]] = True
-        keep = shown | (newest & ~has[pair])
-        if not keep.all():
-            pair = pair[keep]
-            arrays = {k: x[keep] for k, x in arrays.items()}
     # the pairs and sweeps no test is of any more are dropped, the others numbered again
     pair_used = np.bincount(pair, minlength=len(pairs)) > 0
     sweep_used = np.bincount(arrays["sweep"], minlength=len(sweeps)) > 0
