@@ -543,22 +543,20 @@ def pair_data(
 
 
 def _detectable_rtt(found: ch.Detection) -> dict[tuple[str, str, str], float | None]:
-    """(source, src, dst) -> views.detectable's smallest detectable RTT change of each
-    directed pair that has one: one pass over the scales (views.detectable passes
-    over them all for one pair: minutes for a full catalog's pages)."""
-    last = {
-        (k.source, k.src, k.dst): k for k in found.scales if k.metric == "rtt"
-    }  # the last key of each pair, as views.detectable takes
-    return {
-        (source, src, dst): v.detectable(
-            ch.Detection([], [], [], scales={k: found.scales[k]}, params=found.params),
-            source,
-            "rtt",
-            src,
-            dst,
-        )["smallest_detectable_change"]
-        for (source, src, dst), k in last.items()
-    }
+    """(source, src, dst) -> views.detectable's smallest detectable RTT change, for each
+    directed pair that has one: the scales passed over once (views.detectable passes
+    over them all for one pair: seconds for a full catalog's pages), and each scale's
+    change computed once (a bisection: many pairs' scales are the floor)."""
+    last = {(k.source, k.src, k.dst): k for k in found.scales if k.metric == "rtt"}
+    sizes: dict[float, float | None] = {}
+    out = {}
+    for (source, src, dst), k in last.items():  # the last key of a pair, as detectable
+        scale = found.scales[k]
+        if scale not in sizes:
+            one = ch.Detection([], [], [], scales={k: scale}, params=found.params)
+            sizes[scale] = v.detectable(one, source, "rtt", src, dst)["smallest_detectable_change"]
+        out[source, src, dst] = sizes[scale]
+    return out
 
 
 def _pair_rows(

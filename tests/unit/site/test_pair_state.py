@@ -183,9 +183,12 @@ def test_the_smallest_detectable_change_of_every_pair_is_views_detectable():
     # each backend's scale differs: the last one of a pair is taken, as views does
     scales = {k: 0.2 + 0.37 * n for n, k in enumerate(keys)}
     del scales[keys[2]]  # (aws, rtt, A -> C): gcp's alone
+    floor = ch.Params().floor_rtt_ms
+    scales[keys[7]] = scales[keys[8]] = floor  # (gcp, rtt, B -> A and A -> C): the floor
     found = ch.Detection([], [], [], scales=scales)
     got = site_history._detectable_rtt(found)
     assert sorted(got) == sorted(("measured", s, d) for s, d in ((A, B), (B, A), (A, C)))
     for (source, src, dst), size in got.items():
         assert size == v.detectable(found, source, "rtt", src, dst)["smallest_detectable_change"]
     assert got["measured", A, B] == round(ch.smallest_change(0.2 + 0.37 * 6), 2)  # gcp's
+    assert got["measured", B, A] == got["measured", A, C] == round(ch.smallest_change(floor), 2)
