@@ -569,13 +569,15 @@ def _pair_rows(
     directed pair's tests from `start` on, or its newest test when it has none there;
     the kept tests of the last build with the newer ones read, or all read from the
     store. `kept` gets this build's in its `made`."""
-    old = pair_state.usable(kept, info.name, start) if kept is not None else None
+    if kept is None:
+        return _read_rows(con, info.name, start)
+    old = pair_state.usable(kept, info.name, start)
     if old is not None:
         rows = pair_state.moved(old.rows, _read_rows(con, info.name, None, old.latest), start)
-        kept.used.append(info.name)  # type: ignore[union-attr]
+        kept.used.append(info.name)
     else:
         rows = _read_rows(con, info.name, start)
-    if kept is not None and info.latest is not None:
+    if info.latest is not None:
         kept.made[info.name] = pair_state.Kept(rows, start, info.latest)
     return rows
 
