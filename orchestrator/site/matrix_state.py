@@ -1,9 +1,9 @@
-"""The matrix's RTT windows kept between site builds, updated by the sweeps added since.
+"""The matrix's long windows kept between site builds, updated by the sweeps added since.
 
 A year's RTT window is a histogram of millions of samples per source (views.Bins, read
 from the store's rtt_bins and the tests at its ends): seconds of DuckDB per build. The
 site keeps each window of MIN_DAYS or more (1M, 1Y, and the window of the same length
-before each) in `results/.cache/site/matrix-state.npz`, and the next build updates it:
+before each) in `results/.cache/site/matrix-state/`, and the next build updates it:
 the samples of the tests that entered the window added, those of the tests that left it
 subtracted (a 6-hourly sweep moves every window by 6 hours: two slices of tests). Counts
 are integers, so the histogram's counts are exact; a bin's smallest or largest sample
@@ -22,12 +22,22 @@ code and format are the same (KEY_MODULES): otherwise (a sweep deleted, re-inges
 added with older tests, a rebuild) every window is computed from the store again. A
 window also is when it moved more than MAX_SHIFT, or has no entry, or is shorter than
 MIN_DAYS (a week is read as fast as it is updated).
+
+The one-value metrics (throughput, loss, jitter: one value per test) keep their long
+windows too, exactly: each pair's distinct values with their tests (Values), to which
+the tests that entered are added and from which those that left are taken, so their
+percentiles are DuckDB's quantile_cont of the window's tests to the bit (a year of
+throughput is 8.5M values: DuckDB's percentiles of them take a second per metric).
+
+The arrays are kept as .npy files, mapped when read (a year's are 200 MB).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import tempfile
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -39,7 +49,9 @@ from orchestrator.report.cache import source_digest
 if TYPE_CHECKING:
     import duckdb
 
-STATE_FILE = Path(".cache") / "site" / "matrix-state.npz"
+# a folder: meta.json and one .npy file per array (mapped when read)
+STATE_DIR = Path(".cache") / "site" / "matrix-state"
+_OLD_FILE = Path(".cache") / "site" / "matrix-state.npz"
 STATE_FORMAT = "interregion.site-matrix-state"
 STATE_VERSION = 3  # 2: each bin's sum (`total`); 3: the one-value metrics' windows
 # the bins' sums kept to this step (ms): far below the mean's display (0.01 ms), far
@@ -184,42 +196,48 @@ def _check_store(
 
 def load(con: duckdb.DuckDBPyConnection, results: Path) -> MatrixState:
     """The state kept under `results`, its entries dropped (with the reason) unless the
-    store is the state's plus newer sweeps; an unreadable file is no state."""
+    store is the state's plus newer sweeps; an unreadable one is no state. Its arrays
+    are mapped, not read: a year's are 200 MB, of which a build reads what it uses."""
     import numpy as np
 
-    path = results / STATE_FILE
-    if not path.is_file():
+    folder = results / STATE_DIR
+    if not (folder / "meta.json").is_file():
         return MatrixState()
     try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            latest = {str(k): (None if x is None else int(x)) for k, x in meta["latest"].items()}
-            reason = _check_store(con, meta, latest)
-            if reason is not None:
-                return MatrixState(reason=reason)
-            entries = {}
-            for n, (name, doc) in enumerate(meta["entries"].items()):
-                kind = doc.get("kind", "bins")
-                arrays = {f: np.asarray(z[f"{n}.{f}"]) for f in _KINDS[kind]}
-                bins: v.Bins | Values
-                if kind == "values":
-                    bins = _unpacked(arrays)
-                else:
-                    bins = v.Bins(**arrays, km=np.full(len(arrays["pair"]), np.nan))
-                a = _time(doc["a"])
-                if a is None:
-                    raise ValueError(f"{name} has no start")
-                entries[name] = Entry(
-                    str(doc["source"]), a, _time(doc["b"]), _time(doc["latest"]), bins
-                )
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        latest = {str(k): (None if x is None else int(x)) for k, x in meta["latest"].items()}
+        reason = _check_store(con, meta, latest)
+        if reason is not None:
+            return MatrixState(reason=reason)
+        entries = {}
+        for n, (name, doc) in enumerate(meta["entries"].items()):
+            kind = doc["kind"]
+            arrays = {
+                f: np.load(folder / f"{n}.{f}.npy", mmap_mode="r", allow_pickle=False)
+                for f in _KINDS[kind]
+            }
+            bins: v.Bins | Values
+            if kind == "values":
+                bins = _unpacked(arrays)
+            else:
+                bins = v.Bins(**arrays, km=np.full(len(arrays["pair"]), np.nan))
+            a = _time(doc["a"])
+            if a is None:
+                raise ValueError(f"{name} has no start")
+            entries[name] = Entry(
+                str(doc["source"]), a, _time(doc["b"]), _time(doc["latest"]), bins
+            )
     except (OSError, ValueError, KeyError, TypeError) as e:
         return MatrixState(reason=f"unreadable ({e})")
     return MatrixState(entries=entries)
 
 
 def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> None:
-    """Write this build's windows (written whole; a read-only results folder keeps none)."""
+    """Write this build's windows, a folder swapped in whole (a read-only results folder
+    keeps none)."""
     import numpy as np
+
+    from orchestrator.core import outdir
 
     latest: dict[str, int | None] = {}
     arrays: dict[str, Any] = {}
@@ -242,13 +260,19 @@ def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> N
         "latest": latest,
         "entries": docs,
     }
-    path = results / STATE_FILE
+    folder = results / STATE_DIR
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        with tmp.open("wb") as out:
-            np.savez(out, meta=np.asarray(json.dumps(meta)), **arrays)
-        tmp.replace(path)
+        (results / _OLD_FILE).unlink(missing_ok=True)  # what version 2 kept, one file
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+        try:
+            for name, array in arrays.items():
+                np.save(tmp / f"{name}.npy", array, allow_pickle=False)
+            (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+            outdir.swap_into_place(tmp, folder)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     except OSError:
         pass
 
@@ -582,14 +606,18 @@ def _packed(values: Values) -> dict[str, Any]:
     firsts = _firsts(values.pair)
     fields = {k: x for k, x in vars(values).items() if k != "pair"}
     rows = np.diff(np.append(firsts, len(values.pair)))
+    # most counts are 1 (a throughput is seldom seen twice): a byte each
+    most = int(values.n.max()) if len(values.n) else 0
+    fields["n"] = values.n.astype(np.min_scalar_type(most))
     return {**fields, "pairs": values.pair[firsts], "rows": rows}
 
 
 def _unpacked(arrays: dict[str, Any]) -> Values:
     import numpy as np
 
-    fields = {k: x for k, x in arrays.items() if k not in ("pairs", "rows")}
-    return Values(pair=np.repeat(arrays["pairs"], arrays["rows"]).astype(np.int32), **fields)
+    fields = {k: x for k, x in arrays.items() if k not in ("pairs", "rows", "n")}
+    pair = np.repeat(arrays["pairs"], arrays["rows"]).astype(np.int32)
+    return Values(pair=pair, n=np.asarray(arrays["n"], dtype=np.int32), **fields)
 
 
 def _complex(values: Values) -> Any:

@@ -86,7 +86,7 @@ def test_a_site_built_after_each_new_sweep_equals_one_built_from_scratch(tmp_pat
         _sweep(results, i)
     out = tmp_path / "site"
     site.build_site(out, results, catalog=CATALOG)
-    assert (results / matrix_state.STATE_FILE).is_file()
+    assert (results / matrix_state.STATE_DIR / "meta.json").is_file()
     _sweep(results, 8)
     site.build_site(out, results, catalog=CATALOG)  # the windows kept, updated
     with h.opened(results, read_only=True) as con:
@@ -139,7 +139,7 @@ def test_a_sweep_with_tests_older_than_the_kept_ones_is_not_added_to_them(tmp_pa
     with h.opened(results, read_only=True) as con:
         assert data.matrix == site_history.history_data(con, now, CATALOG).matrix
     # a damaged file is no state
-    (results / matrix_state.STATE_FILE).write_bytes(b"not a zip")
+    (results / matrix_state.STATE_DIR / "0.n.npy").write_bytes(b"not an array")
     with h.opened(results, read_only=True) as con:
         assert matrix_state.load(con, results).reason.startswith("unreadable")
 
