@@ -295,10 +295,14 @@ def _cells(
 ) -> list[v.Cell]:
     """One window's cells: RTT's windows of days pool the samples from the store's
     histograms (views.binned_cells; matrix_state.window_cells, which keeps them for
-    the next build: the same cells), the rest from the tests."""
-    if metric == "rtt" and window != "latest" and not include_flagged:
+    the next build: the same cells); the one-value metrics' long windows are kept too
+    (matrix_state.value_cells); the rest from the tests."""
+    if window != "latest" and not include_flagged:
         state = kept if kept is not None else kept_windows.MatrixState()
-        return kept_windows.window_cells(con, state, info, window, previous)
+        if metric == "rtt":
+            return kept_windows.window_cells(con, state, info, window, previous)
+        if v.metric(metric).one_value:
+            return kept_windows.value_cells(con, state, info, metric, window, previous)
     return v.window_cells(con, info, metric, window, previous, include_flagged, stats=v.SITE_STATS)
 
 
