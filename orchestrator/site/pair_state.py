@@ -3,8 +3,9 @@
 A pair page shows each direction's tests of the last month (history_pages.PAIR_WINDOW),
 each test's RTT the median of its ping samples: over a full catalog 700,000 tests, whose
 medians and times are a second and a half of DuckDB per build. The site keeps the tests
-it showed, as they are shown (`Rows`), in `results/.cache/site/pair-state.npz`, and the
-next build reads only the tests after the newest one it saw (a 6-hourly sweep: one test
+it showed, as they are shown (`Rows`), in `results/.cache/site/pair-state/` (a
+meta.json and one .npy file per array, mapped when read, as matrix_state), and the next
+build reads only the tests after the newest one it saw (a 6-hourly sweep: one test
 per directed pair) and drops those that left the window.
 
 The kept tests are used only when the store holds exactly the sweeps they were read
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -28,7 +31,8 @@ from orchestrator.report.cache import source_digest
 if TYPE_CHECKING:
     import duckdb
 
-STATE_FILE = Path(".cache") / "site" / "pair-state.npz"
+# a folder: meta.json and one .npy file per array
+STATE_DIR = Path(".cache") / "site" / "pair-state"
 STATE_FORMAT = "interregion.site-pair-state"
 STATE_VERSION = 1
 _HERE = Path(__file__).parent
@@ -262,38 +266,43 @@ def _time(x: int | None) -> datetime | None:
 
 def load(con: duckdb.DuckDBPyConnection, results: Path) -> PairState:
     """The state kept under `results`, its tests dropped (with the reason) unless the
-    store is the state's plus newer sweeps; an unreadable file is no state."""
+    store is the state's plus newer sweeps; an unreadable one is no state."""
     import numpy as np
 
-    path = results / STATE_FILE
-    if not path.is_file():
+    folder = results / STATE_DIR
+    if not (folder / "meta.json").is_file():
         return PairState()
     try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            docs = meta["sources"]
-            reason = _check_store(con, meta, {s: int(d["latest"]) for s, d in docs.items()})
-            if reason is not None:
-                return PairState(reason=reason)
-            kept = {}
-            for n, (source, doc) in enumerate(docs.items()):
-                arrays = {f: np.asarray(z[f"{n}.{f}"]) for f in _ARRAYS}
-                rows = Rows(
-                    pairs=[(str(a), str(b)) for a, b in doc["pairs"]],
-                    sweeps=[str(s) for s in doc["sweeps"]],
-                    **arrays,
-                )
-                latest = _time(int(doc["latest"]))
-                assert latest is not None
-                kept[str(source)] = Kept(rows, _time(doc["start"]), latest)
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        docs = meta["sources"]
+        reason = _check_store(con, meta, {s: int(d["latest"]) for s, d in docs.items()})
+        if reason is not None:
+            return PairState(reason=reason)
+        kept = {}
+        for n, (source, doc) in enumerate(docs.items()):
+            arrays = {
+                f: np.load(folder / f"{n}.{f}.npy", mmap_mode="r", allow_pickle=False)
+                for f in _ARRAYS
+            }
+            rows = Rows(
+                pairs=[(str(a), str(b)) for a, b in doc["pairs"]],
+                sweeps=[str(s) for s in doc["sweeps"]],
+                **arrays,
+            )
+            latest = _time(int(doc["latest"]))
+            assert latest is not None
+            kept[str(source)] = Kept(rows, _time(doc["start"]), latest)
     except (OSError, ValueError, KeyError, TypeError) as e:
         return PairState(reason=f"unreadable ({e})")
     return PairState(kept=kept)
 
 
 def save(con: duckdb.DuckDBPyConnection, results: Path, state: PairState) -> None:
-    """Write this build's tests (written whole; a read-only results folder keeps none)."""
+    """Write this build's tests, a folder swapped in whole (a read-only results folder
+    keeps none)."""
     import numpy as np
+
+    from orchestrator.core import outdir
 
     arrays: dict[str, Any] = {}
     docs = {}
@@ -312,12 +321,17 @@ def save(con: duckdb.DuckDBPyConnection, results: Path, state: PairState) -> Non
         "sweeps": _sweep_rows(con),
         "sources": docs,
     }
-    path = results / STATE_FILE
+    folder = results / STATE_DIR
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        with tmp.open("wb") as out:
-            np.savez(out, meta=np.asarray(json.dumps(meta)), **arrays)
-        tmp.replace(path)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+        try:
+            for name, array in arrays.items():
+                np.save(tmp / f"{name}.npy", array, allow_pickle=False)
+            (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+            outdir.swap_into_place(tmp, folder)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     except OSError:
         pass

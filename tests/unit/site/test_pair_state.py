@@ -100,7 +100,7 @@ def test_kept_tests_are_not_used_when_the_store_is_not_theirs_plus_newer_sweeps(
     pages, kept = _updated(results)
     assert kept.reason == "a sweep was deleted or stored again"
     assert pages == _pages(results)[0]
-    (results / pair_state.STATE_FILE).write_bytes(b"not a zip")
+    (results / pair_state.STATE_DIR / "meta.json").write_text("not JSON")
     with h.opened(results, read_only=True) as con:
         assert pair_state.load(con, results).reason.startswith("unreadable")
 
@@ -111,7 +111,7 @@ def test_a_site_build_keeps_the_tests_and_the_next_one_updates_them(tmp_path):
         _sweep(results, day)
     out = tmp_path / "site"
     site.build_site(out, results, catalog=CATALOG)
-    assert (results / pair_state.STATE_FILE).is_file()
+    assert (results / pair_state.STATE_DIR / "meta.json").is_file()
     _sweep(results, 3)
     with h.opened(results, read_only=True) as con:
         kept = pair_state.load(con, results)
