@@ -1,8 +1,8 @@
 """The pair pages' tests kept between site builds, updated by the sweeps added since.
 
 A pair page shows each direction's tests of the last month (history_pages.PAIR_WINDOW),
-each test's RTT the median of its ping samples: over a full catalog 700,000 tests, whose
-medians and times are a second and a half of DuckDB per build. The site keeps the tests
+each test's RTT the median of its ping samples: over a full catalog 700,000 tests, read
+in 1.2 s or more per build (the medians two thirds of it). The site keeps the tests
 it showed, as they are shown (`Rows`), in `results/.cache/site/pair-state/` (a
 meta.json and one .npy file per array, mapped when read, as matrix_state), and the next
 build reads only the tests after the newest one it saw (a 6-hourly sweep: one test
