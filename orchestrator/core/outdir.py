@@ -80,12 +80,13 @@ def read_manifest(folder: Path) -> set[str]:
 def files_under(folder: Path) -> list[str]:
     """Relative paths (posix) of everything but folders under `folder`, the manifest aside."""
     found = []
-    for path in Path(folder).rglob("*"):
-        if path.is_symlink() or not path.is_dir():
-            rel = path.relative_to(folder).as_posix()
-            if rel != MANIFEST:
-                found.append(rel)
-    return sorted(found)
+    # os.walk: the kind of each entry from the folder's listing, no stat of each (a
+    # year's site is 3,000 files, listed three times a build)
+    for at, dirs, files in os.walk(folder):
+        rel = Path(at).relative_to(folder)
+        links = [d for d in dirs if os.path.islink(os.path.join(at, d))]  # not followed
+        found += [(rel / name).as_posix() for name in [*files, *links]]
+    return sorted(f for f in found if f != MANIFEST)
 
 
 def write_manifest(folder: Path, files: Collection[str]) -> None:
@@ -110,7 +111,7 @@ def check_only_ours(out: Path, what: str, flag: str) -> None:
         )
 
 
-def _mode_for(out: Path) -> int:
+def mode_for(out: Path) -> int:
     """The mode the new folder gets: the old folder's, else the umask's default."""
     try:
         return stat.S_IMODE(out.stat().st_mode)
@@ -159,7 +160,7 @@ def building(
         if manifest:
             write_manifest(tmp, files_under(tmp))
         check()  # nothing foreign appeared meanwhile
-        tmp.chmod(_mode_for(out))  # mkdtemp made it 0700
+        tmp.chmod(mode_for(out))  # mkdtemp made it 0700
         swap_into_place(tmp, out, keep=previous_path(out) if reuse else None)
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)

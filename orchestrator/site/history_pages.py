@@ -379,14 +379,20 @@ def matrix_data(
             return index[src] * width + index[dst]
 
         views = {}
+        # each statistic's place in a Cell's quantiles and the samples it needs (as
+        # Cell.stat): a year's matrix is 5,852 cells of 9 statistics in 18 views
+        needs = [(s, v.STATS.index(s), v.min_samples(s)) for s in v.SITE_STATS]
         for (metric, window), found_cells in cells.items():
             arrays: dict[str, list[Any]] = {
                 k: [None] * size for k in (*v.SITE_STATS, "samples", "tests", "newest_s", "limiter")
             }
+            columns = [(arrays[s], i, need) for s, i, need in needs]
             for c in found_cells:
                 k = at(c.src, c.dst)
-                for stat in v.SITE_STATS:
-                    arrays[stat][k] = shown(metric, c.stat(stat))
+                if c.quantiles is not None:
+                    for column, i, need in columns:
+                        if c.samples >= need:
+                            column[k] = shown(metric, c.quantiles[i])
                 arrays["samples"][k] = c.samples
                 arrays["tests"][k] = c.tests
                 arrays["newest_s"][k] = _epoch_s(c.newest)

@@ -269,6 +269,7 @@ def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> N
             for name, array in arrays.items():
                 np.save(tmp / f"{name}.npy", array, allow_pickle=False)
             (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+            tmp.chmod(outdir.mode_for(folder))  # mkdtemp made it 0700
             outdir.swap_into_place(tmp, folder)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
