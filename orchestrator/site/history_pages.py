@@ -76,12 +76,20 @@ def pair_texts(data: HistoryData) -> dict[tuple[str, str], str]:
 def shown(metric: str, value: float | None) -> float | None:
     """A value in the metric's display unit, rounded for the page: 0.01 ms, 0.01 %, and
     three significant digits of Mbit/s (0.01 below 10, 0.1 below 100, else 1)."""
-    if value is None:
-        return None
-    x = value * _DISPLAY_SCALE[metric]
-    if metric == "throughput":
-        return round(x, 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0)
-    return round(x, 2)
+    return None if value is None else _ROUNDED[metric](value)
+
+
+def _mbits(value: float) -> float:
+    x = value * _DISPLAY_SCALE["throughput"]
+    return round(x, 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0)
+
+
+def _hundredths(value: float) -> float:
+    return round(value * 1.0, 2)  # ms and % as stored (their scale is 1), always a float
+
+
+# shown() of a value that is not None, per metric (the matrix rounds 800,000 of them)
+_ROUNDED = {m: _mbits if m == "throughput" else _hundredths for m in _DISPLAY_SCALE}
 
 
 def pair_file(a: str, b: str) -> str:
@@ -382,12 +390,14 @@ def matrix_data(
                 k: [None] * size for k in (*v.SITE_STATS, "samples", "tests", "newest_s", "limiter")
             }
             columns = [(arrays[s], i, need) for s, i, need in needs]
+            rounded = _ROUNDED[metric]
             for c in found_cells:
                 k = at(c.src, c.dst)
                 if c.quantiles is not None:
                     for column, i, need in columns:
-                        if c.samples >= need:
-                            column[k] = shown(metric, c.quantiles[i])
+                        x = c.quantiles[i]
+                        if x is not None and c.samples >= need:
+                            column[k] = rounded(x)
                 arrays["samples"][k] = c.samples
                 arrays["tests"][k] = c.tests
                 arrays["newest_s"][k] = _epoch_s(c.newest)
