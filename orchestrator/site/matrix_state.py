@@ -23,8 +23,8 @@ added with older tests, a rebuild) every window is computed from the store again
 window also is when it moved more than MAX_SHIFT, or has no entry, or is shorter than
 MIN_DAYS (a week is read as fast as it is updated).
 
-The one-value metrics (throughput, loss, jitter: one value per test) keep their long
-windows too, exactly: each pair's distinct values with their tests (Values), to which
+The one-value metrics (throughput, loss, jitter: one value per test) keep every
+window of days (1D to 1Y, and the window before each), exactly: each pair's distinct values with their tests (Values), to which
 the tests that entered are added and from which those that left are taken, so their
 percentiles are DuckDB's quantile_cont of the window's tests to the bit (a year of
 throughput is 8.5M values: DuckDB's percentiles of them take a second per metric).
@@ -504,13 +504,14 @@ def value_cells(
     previous: bool,
 ) -> list[v.Cell]:
     """views.window_cells of a one-value metric (flagged tests left out, SITE_STATS):
-    a window of MIN_DAYS or more from its kept entry updated, or read whole, into
-    state.made; a shorter one from the store. Its percentiles are DuckDB's quantile_cont
-    of the same values, to the bit; its mean the sum of the values in order over their
-    count (DuckDB's avg adds in an order of its own: the last bits may differ)."""
+    a window of days (every one: a day's is updated by a tenth of what reading it
+    costs, none has extremes to read again) from its kept entry updated, or read
+    whole, into state.made. Its percentiles are DuckDB's quantile_cont of the same
+    values, to the bit; its mean the sum of the values in order over their count
+    (DuckDB's avg adds in an order of its own: the last bits may differ)."""
     days = v.window_days(window)
     start, _end = v.window_bounds(info, window)
-    if days is None or start is None or days < MIN_DAYS:
+    if days is None or start is None:
         return v.window_cells(con, info, metric, window, previous, stats=v.SITE_STATS)
     a, b = (start - timedelta(days=days), start) if previous else (start, None)
     name = _name(info.name, f"{metric}:{window}", previous)
