@@ -24,10 +24,11 @@ window also is when it moved more than MAX_SHIFT, or has no entry, or is shorter
 MIN_DAYS (a week is read as fast as it is updated).
 
 The one-value metrics (throughput, loss, jitter: one value per test) keep every
-window of days (1D to 1Y, and the window before each), exactly: each pair's distinct values with their tests (Values), to which
-the tests that entered are added and from which those that left are taken, so their
-percentiles are DuckDB's quantile_cont of the window's tests to the bit (a year of
-throughput is 8.5M values: DuckDB's percentiles of them take a second per metric).
+window of days (1D to 1Y, and the window before each), exactly: each pair's distinct
+values with their tests (Values), to which the tests that entered are added and from
+which those that left are taken, so their percentiles are DuckDB's quantile_cont of
+the window's tests to the bit (a year of throughput is 8.5M values: DuckDB's
+percentiles of them take a second per metric).
 
 The arrays are kept as .npy files, mapped when read (a year's are 200 MB).
 """
