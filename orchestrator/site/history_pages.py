@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -77,12 +78,20 @@ def pair_texts(data: HistoryData) -> dict[tuple[str, str], str]:
 def shown(metric: str, value: float | None) -> float | None:
     """A value in the metric's display unit, rounded for the page: 0.01 ms, 0.01 %, and
     three significant digits of Mbit/s (0.01 below 10, 0.1 below 100, else 1)."""
-    if value is None:
-        return None
-    x = value * _DISPLAY_SCALE[metric]
-    if metric == "throughput":
-        return round(x, 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0)
-    return round(x, 2)
+    return None if value is None else _ROUNDED[metric](value)
+
+
+def _mbits(value: float) -> float:
+    x = value * _DISPLAY_SCALE["throughput"]
+    return round(x, 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0)
+
+
+def _hundredths(value: float) -> float:
+    return round(value * 1.0, 2)  # ms and % as stored (their scale is 1), always a float
+
+
+# shown() of a value that is not None, per metric (the matrix rounds 800,000 of them)
+_ROUNDED = {m: _mbits if m == "throughput" else _hundredths for m in _DISPLAY_SCALE}
 
 
 def pair_file(a: str, b: str) -> str:
@@ -120,19 +129,32 @@ def history_data(
 
         raise UserError("the history store is empty: run 'interregion history ingest --all'")
     infos.sort(key=lambda i: (i.name not in ("measured", "emulated"), i.name != "measured", i.name))
-    series = v.change_series(con, CHANGE_RUNS)
-    found = ch.detect(series, ch.Params(), v.region_groups())
-    calibration = ch.calibrate(series)
     built = now or datetime.now(UTC)
-    # the matrix's cells and the pair pages' series are millions of objects, none in a
-    # cycle: the collector would walk them all again and again (as change detection)
+    # the matrix's windows are read on a thread of their own (DuckDB and numpy, which let
+    # go of the GIL, on a connection of their own) while change detection (Python) runs:
+    # the two cores both busy
+    cursor = con.cursor()
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            windows = pool.submit(_source_windows, cursor, infos, include_flagged, kept)
+            series = v.change_series(con, CHANGE_RUNS)
+            found = ch.detect(series, ch.Params(), v.region_groups())
+            calibration = ch.calibrate(series)
+            # the matrix's cells and the pair pages' series are millions of objects, none
+            # in a cycle: the collector would walk them all again and again
+            with ch.gc_paused():
+                changes = {**changes_data(con, found, infos, series), "calibration": calibration}
+                pairs = pair_data(con, infos, found, kept_tests)
+                cells = windows.result()
+    finally:
+        cursor.close()
     with ch.gc_paused():
         return HistoryData(
             matrix=matrix_data(
-                con, infos, found, built, catalog or load_catalog(), include_flagged, kept
+                con, infos, found, built, catalog or load_catalog(), include_flagged, kept, cells
             ),
-            changes={**changes_data(con, found, infos, series), "calibration": calibration},
-            pairs=pair_data(con, infos, found, kept_tests),
+            changes=changes,
+            pairs=pairs,
             emulated={i.name: i.emulated for i in infos},
         )
 
@@ -340,6 +362,16 @@ def _window_cells(
     return cells, before
 
 
+def _source_windows(
+    con: duckdb.DuckDBPyConnection,
+    infos: Sequence[v.SourceInfo],
+    include_flagged: bool = False,
+    kept: kept_windows.MatrixState | None = None,
+) -> dict[str, tuple[WindowCells, WindowCells]]:
+    """Each source's _window_cells."""
+    return {i.name: _window_cells(con, i, include_flagged, kept) for i in infos}
+
+
 def matrix_data(
     con: duckdb.DuckDBPyConnection,
     infos: Sequence[v.SourceInfo],
@@ -348,6 +380,7 @@ def matrix_data(
     catalog: Catalog,
     include_flagged: bool = False,
     kept: kept_windows.MatrixState | None = None,
+    windows: Mapping[str, tuple[WindowCells, WindowCells]] | None = None,
 ) -> dict[str, Any]:
     """Every (source, metric, window) view of the From x To matrix, with every statistic
     of views.SITE_STATS. Regions in catalog.region_order, `cities` beside them ("" for
@@ -359,12 +392,15 @@ def matrix_data(
     `newest_s` (UNIX time of the newest test), `limiter` (what limited most of a
     throughput cell's tests), `prev_p50` the p50 of the window of the same length just
     before (null for "latest"). `baseline` (RTT and throughput) is the
-    change-detection baseline of each cell, `open` the cells with an open episode."""
+    change-detection baseline of each cell, `open` the cells with an open episode.
+    `windows`: the sources' _window_cells, read already (_source_windows)."""
     baselines = _baselines(found)
     opened = _open_episodes(found)
     sources = []
+    if windows is None:
+        windows = _source_windows(con, infos, include_flagged, kept)
     for info in infos:
-        cells, previous = _window_cells(con, info, include_flagged, kept)
+        cells, previous = windows[info.name]
         regions = region_order(
             {c.src for cs in cells.values() for c in cs}
             | {c.dst for cs in cells.values() for c in cs},
@@ -387,12 +423,14 @@ def matrix_data(
                 k: [None] * size for k in (*v.SITE_STATS, "samples", "tests", "newest_s", "limiter")
             }
             columns = [(arrays[s], i, need) for s, i, need in needs]
+            rounded = _ROUNDED[metric]
             for c in found_cells:
                 k = at(c.src, c.dst)
                 if c.quantiles is not None:
                     for column, i, need in columns:
-                        if c.samples >= need:
-                            column[k] = shown(metric, c.quantiles[i])
+                        x = c.quantiles[i]
+                        if x is not None and c.samples >= need:
+                            column[k] = rounded(x)
                 arrays["samples"][k] = c.samples
                 arrays["tests"][k] = c.tests
                 arrays["newest_s"][k] = _epoch_s(c.newest)
