@@ -491,13 +491,19 @@ def _known(
         return bins, (firsts, qs)
     pairs = v.bin_pairs(bins.key)
     wanted = np.unique(pairs[firsts[bad]])
-    fresh = v.binned_range(con, source, a, b, wanted.tolist(), counts=False)
-    mine = np.isin(pairs, wanted)
-    if not np.array_equal(bins.key[mine], fresh.key) or not np.array_equal(bins.n[mine], fresh.n):
+    # the unknown rows of those pairs: a few each, read from the store (grouping them
+    # alone, not the pairs' every row)
+    unknown = np.isin(pairs, wanted) & (np.isnan(bins.lo) | np.isnan(bins.hi))
+    fresh = v.binned_range(
+        con, source, a, b, wanted.tolist(), counts=False, keys=bins.key[unknown].tolist()
+    )
+    if not np.array_equal(bins.key[unknown], fresh.key) or not np.array_equal(
+        bins.n[unknown], fresh.n
+    ):
         bins = _whole(con, source, a, b)  # never trust a state that disagrees
     else:
         lo, hi = bins.lo.copy(), bins.hi.copy()
-        lo[mine], hi[mine] = fresh.lo, fresh.hi
+        lo[unknown], hi[unknown] = fresh.lo, fresh.hi
         bins = replace(bins, lo=lo, hi=hi)
     return bins, v.bins_quantiles(bins, asked)
 
