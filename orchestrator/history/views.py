@@ -716,13 +716,20 @@ def binned_range(
         rows += f" AND {bin_key_sql('pair', 'bin')} IN ({', '.join(str(int(k)) for k in keys)})"
     tests = f"source = ? AND status = 'ok' AND {valid} AND started_utc >= ?"
     params: list[Any] = [source, a]
-    part = "started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
-    part_params: list[Any] = [a]
     if b is not None:
         tests += " AND started_utc < ?"
         params.append(b)
-        part += " OR started_utc >= CAST(? AS DATE)"
-        part_params.append(b)
+    # the days the range starts and ends in (what _whole_days leaves), each a range of
+    # its own: DuckDB prunes each by the column's zone maps, a year's rows between them
+    # never read
+    first_end = datetime.combine(a.date() + timedelta(days=1), datetime.min.time(), a.tzinfo)
+    edges: list[tuple[datetime, datetime | None]] = [
+        (a, first_end if b is None else min(b, first_end))
+    ]
+    if b is not None:
+        last_start = max(first_end, datetime.combine(b.date(), datetime.min.time(), b.tzinfo))
+        if last_start < b:
+            edges.append((last_start, b))
     counted = con.execute(
         "SELECT p.pair, count(*) AS tests, max(distance_km) AS km, "
         "epoch_us(max(started_utc)) AS newest FROM measurements m JOIN pairs p "
@@ -739,17 +746,21 @@ def binned_range(
         )
         whole_params += [source, since, *([until] if until else [])]
     # the tests of the days the range starts and ends in, binned as the store bins them
-    whole.append(
-        f"SELECT p.pair, {bin_sql('x')} AS bin, 1 AS n, x AS lo, x AS hi, x AS total "
-        "FROM (SELECT src, dst, "
-        f"unnest({m.samples_sql}) AS x FROM measurements WHERE {tests} AND ({part})) r "
-        f"JOIN pairs p ON r.src = p.src AND r.dst = p.dst WHERE x IS NOT NULL{rows}"
-    )
+    for since, until in edges:
+        within = f"source = ? AND status = 'ok' AND {valid} AND started_utc >= ?"
+        within += " AND started_utc < ?" if until is not None else ""
+        whole.append(
+            f"SELECT p.pair, {bin_sql('x')} AS bin, 1 AS n, x AS lo, x AS hi, x AS total "
+            "FROM (SELECT src, dst, "
+            f"unnest({m.samples_sql}) AS x FROM measurements WHERE {within}) r "
+            f"JOIN pairs p ON r.src = p.src AND r.dst = p.dst WHERE x IS NOT NULL{rows}"
+        )
+        whole_params += [source, since, *([until] if until is not None else [])]
     found = con.execute(
         f"SELECT {bin_key_sql('pair', 'bin')} AS key, sum(n) AS n, min(lo) AS lo, "
         f"max(hi) AS hi, sum(total) AS total FROM ({' UNION ALL '.join(whole)}) "
         "GROUP BY pair, bin ORDER BY key",
-        [*whole_params, *params, *part_params],
+        whole_params,
     ).fetchnumpy()
     return Bins(
         key=np.asarray(found["key"], dtype=np.int64),
