@@ -51,8 +51,8 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import pairwise
-from typing import Any, NamedTuple
+from itertools import compress, pairwise
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 
@@ -110,6 +110,48 @@ class Run(NamedTuple):
     t: str  # when (ISO 8601), for reports
     value: float  # median RTT, ms; or throughput, bit/s
     fingerprint: str
+
+
+class Runs(Sequence[Run]):
+    """A series' runs as columns, each Run made only when read: change_series builds a
+    year's series so (650,000 runs), and detection reads the columns."""
+
+    __slots__ = ("ids", "prints", "times", "values")
+
+    def __init__(
+        self, ids: list[str], times: list[str], values: np.ndarray, prints: list[str]
+    ) -> None:
+        self.ids, self.times, self.values, self.prints = ids, times, values, prints
+
+    @classmethod
+    def of(cls, runs: Sequence[Run]) -> Runs:
+        if isinstance(runs, Runs):
+            return runs
+        values = np.array([r.value for r in runs], dtype=float)
+        return cls([r.run_id for r in runs], [r.t for r in runs], values,
+                   [r.fingerprint for r in runs])  # fmt: skip
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, i: int) -> Run: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Runs: ...
+
+    def __getitem__(self, i: int | slice) -> Run | Runs:
+        if isinstance(i, slice):
+            return Runs(self.ids[i], self.times[i], self.values[i], self.prints[i])
+        return Run(self.ids[i], self.times[i], float(self.values[i]), self.prints[i])
+
+    def __iter__(self) -> Iterator[Run]:
+        return map(Run, self.ids, self.times, self.values.tolist(), self.prints)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # a sequence, as a list
 
 
 @dataclass
@@ -409,29 +451,18 @@ class Window:
         return self._mad
 
 
-def _tail(s: Series, p: Params) -> list[float]:
-    """The transformed values of the last N runs of the series' latest fingerprint."""
-    if not s.runs:
-        return []
-    last_fp = s.runs[-1].fingerprint
-    tail: list[float] = []
-    for run in reversed(s.runs):
-        if run.fingerprint != last_fp or len(tail) >= p.window_runs:
-            break
-        if run.value > 0:
-            tail.append(transform(s.key.metric, run.value))
-    return tail
-
-
 def pooled_scales(series: Sequence[Series], p: Params) -> dict[SeriesKey, float]:
     """Per series: the median own scale of the series of its RTT decile (within its source,
     backend and metric), each from its last N runs of its latest fingerprint."""
+    tails, counts = _Block(series).tails(p)
+    tails.sort(axis=1)
+    levels, own = _medians(tails, counts), MAD_TO_SIGMA * _medians(_spreads(tails, counts), counts)
     groups: dict[tuple[str, str, str], list[tuple[float, float, SeriesKey]]] = defaultdict(list)
-    for s in series:
-        tail = _tail(s, p)
-        if len(tail) >= p.min_runs:
+    for s, n, level, scale in zip(series, counts.tolist(), levels.tolist(), own.tolist(),
+                                  strict=True):  # fmt: skip
+        if n >= p.min_runs:
             k = s.key
-            groups[(k.source, k.backend, k.metric)].append((median(tail), mad_scale(tail), k))
+            groups[(k.source, k.backend, k.metric)].append((level, scale, k))
     out: dict[SeriesKey, float] = {}
     for members in groups.values():
         members.sort(key=lambda m: m[0])
@@ -453,25 +484,112 @@ _MARGIN = 1e-9
 _CHUNK = 256  # series per block of windows (256 x 56 runs x 28 values: 3 MB)
 
 
+def _transformed(metric: str, runs: Runs) -> np.ndarray:
+    """transform() of each run's value, NaN where there is none (no log of 0 or less):
+    math.log, not numpy's, whose last bit may differ."""
+    if metric != "throughput":
+        return runs.values
+    return np.array([math.log(v) if v > 0 else math.nan for v in runs.values.tolist()])
+
+
+class _Block:
+    """Many series' runs end to end: their values as given (raw) and transformed, and
+    which series (row) and which of its runs (pos) each is."""
+
+    def __init__(self, series: Sequence[Series]) -> None:
+        self.runs = [Runs.of(s.runs) for s in series]
+        self.lens = np.array([len(r) for r in self.runs], dtype=np.intp)
+        self.starts = np.concatenate(([0], np.cumsum(self.lens)))
+        self.row = np.repeat(np.arange(len(self.runs)), self.lens)
+        self.pos = np.arange(len(self.row)) - self.starts[self.row]
+        self.raw = _joined([r.values for r in self.runs])
+        self.values = _joined(
+            [_transformed(s.key.metric, r) for s, r in zip(series, self.runs, strict=True)]
+        )
+        self.rtt = np.repeat([s.key.metric == "rtt" for s in series], self.lens)
+
+    def kept(self, keep: np.ndarray) -> tuple[list[Runs], np.ndarray, np.ndarray]:
+        """The runs `keep` holds for: per series as Runs, their values left-aligned in a
+        series x runs array (NaN past its end) and how many each has."""
+        counts = np.bincount(self.row[keep], minlength=len(self.runs))
+        before = np.concatenate(([0], np.cumsum(keep)))  # kept runs before each
+        at = before[:-1] - before[self.starts[self.row]]
+        x = np.full((len(self.runs), int(counts.max(initial=0))), np.nan)
+        x[self.row[keep], at[keep]] = self.values[keep]
+        runs = self.runs
+        if (counts != self.lens).any():
+            runs = [r if n == len(r) else _compress(r, keep[a:b])
+                    for r, n, a, b in zip(self.runs, counts.tolist(), self.starts[:-1].tolist(),
+                                          self.starts[1:].tolist(), strict=True)]  # fmt: skip
+        return runs, x, counts
+
+    def tails(self, p: Params) -> tuple[np.ndarray, np.ndarray]:
+        """Per series: the transformed values of its last window_runs runs of a value
+        above 0 within the last stretch of its latest fingerprint (newest first, NaN past
+        them; series x window_runs), and how many."""
+        begins = np.array([_last_stretch(r.prints) for r in self.runs], dtype=np.intp)
+        keep = (self.raw > 0) & (self.pos >= begins[self.row])
+        before = np.concatenate(([0], np.cumsum(keep)))
+        after = before[self.starts[1:]][self.row] - before[1:]  # kept runs after each
+        keep &= after < p.window_runs
+        tails = np.full((len(self.runs), max(p.window_runs, 1)), np.nan)
+        tails[self.row[keep], after[keep]] = self.values[keep]
+        return tails, np.bincount(self.row[keep], minlength=len(self.runs))
+
+
+def _joined(arrays: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(arrays) if arrays else np.zeros(0)
+
+
+def _compress(runs: Runs, keep: np.ndarray) -> Runs:
+    mask = keep.tolist()
+    return Runs(list(compress(runs.ids, mask)), list(compress(runs.times, mask)),
+                runs.values[keep], list(compress(runs.prints, mask)))  # fmt: skip
+
+
+def _last_stretch(prints: list[str]) -> int:
+    """The index of the first run of the last stretch of one fingerprint."""
+    if not prints or prints.count(prints[-1]) == len(prints):
+        return 0
+    at = len(prints) - 1
+    while at and prints[at - 1] == prints[-1]:
+        at -= 1
+    return at
+
+
+def _medians(ordered: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Per row of values sorted with the NaNs last: the median of its first `counts`
+    (as median(): the middle one, or the mean of the two; a value x is (x + x) / 2)."""
+    rows = np.arange(len(counts))
+    return (ordered[rows, np.maximum(counts - 1, 0) // 2] + ordered[rows, counts // 2]) / 2
+
+
+def _spreads(ordered: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Per row as _medians': its values' absolute deviations from their median, sorted
+    (their median is the MAD)."""
+    spread = np.abs(ordered - _medians(ordered, counts)[:, None])
+    spread.sort(axis=1)
+    return spread
+
+
 def _rolling(
-    values: Sequence[Sequence[float]],
+    x: np.ndarray,
+    lens: np.ndarray,
     pooled: Sequence[float | None],
     floors: Sequence[float],
     p: Params,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per series (transformed values, oldest first, one configuration) and run: its
-    deviation from the median of the up to window_runs values before it and the scale of
-    those (as _Direction.scale, to numpy's rounding); NaN where the run is not judged
-    (fewer than min_runs before it) or past the series' end. Arrays series x runs."""
-    rows, length, w = len(values), max((len(v) for v in values), default=0), p.window_runs
+    """Per series (a row of `x`: its transformed values, oldest first, one configuration,
+    `lens` of them) and run: its deviation from the median of the up to window_runs
+    values before it and the scale of those (as _Direction.scale, to numpy's rounding);
+    NaN where the run is not judged (fewer than min_runs before it) or past the series'
+    end. Arrays series x runs."""
+    (rows, length), w = x.shape, p.window_runs
     first = p.min_runs if w >= p.min_runs else length  # the first run with a baseline
     dev = np.full((rows, length), np.nan)
     scale = np.full((rows, length), np.nan)
     if first >= length:
         return dev, scale
-    x = np.full((rows, length), np.nan)
-    for i, v in enumerate(values):
-        x[i, : len(v)] = v
     pool = np.array([np.nan if q is None else q for q in pooled], dtype=float)
     floor = np.array(floors, dtype=float)
     ks = np.arange(first, length)
@@ -493,7 +611,7 @@ def _rolling(
         shrunk = np.where(np.isfinite(q), shrunk, own)
         dev[a : a + _CHUNK, first:] = x[a : a + _CHUNK, first:] - med
         scale[a : a + _CHUNK, first:] = np.maximum(shrunk, floor[a : a + _CHUNK, None])
-    past = np.arange(length)[None, :] >= np.array([len(v) for v in values])[:, None]
+    past = np.arange(length)[None, :] >= lens[:, None]
     dev[past] = np.nan
     scale[past] = np.nan
     return dev, scale
@@ -506,19 +624,11 @@ def _first(mask: np.ndarray, ends: np.ndarray) -> np.ndarray:
     return np.where(mask.any(axis=1), mask.argmax(axis=1), ends)
 
 
-def _first_change(runs: Sequence[Run]) -> int:
+def _first_change(prints: list[str]) -> int:
     """The index of the first run of another fingerprint than the one before it."""
-    prints = [r.fingerprint for r in runs]
     if not prints or prints.count(prints[0]) == len(prints):
         return len(prints)
     return next(j for j in range(1, len(prints)) if prints[j] != prints[j - 1])
-
-
-def _values(metric: str, runs: Sequence[Run]) -> list[float]:
-    """transform() of each run's value."""
-    if metric == "throughput":
-        return [math.log(r.value) for r in runs]
-    return [r.value for r in runs]
 
 
 def _ordered(times: list[str], ids: list[str]) -> bool:
@@ -526,6 +636,24 @@ def _ordered(times: list[str], ids: list[str]) -> bool:
     if times == sorted(times) and len(set(times)) == len(times):
         return True
     return all(a < b for a, b in pairwise(zip(times, ids, strict=True)))
+
+
+def _in_path_order(directions: Sequence[Runs]) -> bool:
+    """Whether a path's directions' runs are in (time, id) order, each run id once, and
+    a run id shared by both has the same time in each (the path orders them as one)."""
+    first = directions[0] if directions else None
+    for runs in directions:
+        if len(set(runs.ids)) != len(runs.ids) or not _ordered(runs.times, runs.ids):
+            return False  # a run id twice, or runs out of the path's order
+        if (
+            first is not None
+            and runs is not first
+            and (runs.times != first.times or runs.ids != first.ids)
+        ):
+            times = dict(zip(first.ids, first.times, strict=True))
+            if any(times.get(rid, t) != t for t, rid in zip(runs.times, runs.ids, strict=True)):
+                return False  # the path would order this direction's runs by the other's
+    return True
 
 
 def _before(times: list[str], ids: list[str], cut: tuple[str, str]) -> int:
@@ -549,54 +677,41 @@ def _quiet_starts(
     with their baselines of them, the runs judged noted. Returns (directions, the
     series of the runs after, the result so far) for _judge; a path whose directions'
     runs are out of order, or take their times from each other, is left out."""
-    Member = tuple[Series, list[Run], list[float], list[str], list[str]]
-    candidates: list[tuple[SeriesKey, list[Member]]] = []
-    for key, members in by_path.items():
-        dirs: list[Member] = []
-        for s in members:
-            metric = s.key.metric
-            runs = [r for r in s.runs if r.value > 0 or (metric == "rtt" and r.value == 0)]
-            times, ids = [r.t for r in runs], [r.run_id for r in runs]
-            if len(set(ids)) != len(ids) or not _ordered(times, ids):
-                break  # a run id twice, or runs out of the path's order
-            if dirs and (times != dirs[0][3] or ids != dirs[0][4]):
-                first = dict(zip(dirs[0][4], dirs[0][3], strict=True))
-                if any(first.get(rid, t) != t for t, rid in zip(times, ids, strict=True)):
-                    break  # the path would order this direction's runs by the other's times
-            dirs.append((s, runs, _values(metric, runs), times, ids))
-        else:
-            candidates.append((key, dirs))
-    flat = [d for _key, dirs in candidates for d in dirs]
+    flat = [s for members in by_path.values() for s in members]
+    block = _Block(flat)
+    # the runs the loop judges: no log of 0 throughput (a failed test is not a level)
+    runs, x, lens = block.kept((block.raw > 0) | (block.rtt & (block.raw == 0)))
     dev, scale = _rolling(
-        [m[2] for m in flat],
-        [pooled.get(m[0].key) for m in flat],
-        [floor_scale(m[0].key.metric, p) for m in flat],
-        p,
+        x, lens, [pooled.get(s.key) for s in flat], [floor_scale(s.key.metric, p) for s in flat], p
     )
-    least = np.array([min_change(m[0].key.metric, p) for m in flat])
+    least = np.array([min_change(s.key.metric, p) for s in flat])
     loud = np.abs(dev) >= np.maximum(p.k1 * scale, least[:, None]) * (1 - _MARGIN)
-    lens = np.array([len(m[1]) for m in flat], dtype=int)
-    changes = np.array([_first_change(m[1]) for m in flat], dtype=int)
-    firsts = np.minimum(_first(loud, lens), changes)
+    changes = np.array([_first_change(r.prints) for r in runs], dtype=np.intp)
+    firsts = np.minimum(_first(loud, lens), changes).tolist()
+    sizes = lens.tolist()
     out: dict[SeriesKey, _Start] = {}
     row = 0
-    for key, path in candidates:
-        mine = firsts[row : row + len(path)]
-        row += len(path)
+    for key, members in by_path.items():
+        rows = range(row, row + len(members))
+        row += len(members)
+        if not _in_path_order([runs[i] for i in rows]):
+            continue
         # the path's first run that is more than a run joining a baseline
-        ends = [(m[3][j], m[4][j]) for m, j in zip(path, mine, strict=True) if j < len(m[1])]
+        ends = [(runs[i].times[firsts[i]], runs[i].ids[firsts[i]])
+                for i in rows if firsts[i] < sizes[i]]  # fmt: skip
         cut = min(ends) if ends else None
         result = SeriesResult(key)
         states, tails = [], []
-        for s, runs, values, times, ids in path:
-            before = len(runs) if cut is None else _before(times, ids, cut)
+        for s, i in zip(members, rows, strict=True):
+            mine = runs[i]
+            before = len(mine) if cut is None else _before(mine.times, mine.ids, cut)
             d = _Direction(s, p, pooled.get(s.key))
-            d.base = Window(p.window_runs, values[max(0, before - p.window_runs) : before])
-            d.fingerprint = runs[before - 1].fingerprint if before else None
+            d.base = Window(p.window_runs, x[i, max(0, before - p.window_runs) : before].tolist())
+            d.fingerprint = mine.prints[before - 1] if before else None
             if p.window_runs >= p.min_runs:  # else no run is ever judged
-                result.evaluated_runs.update(ids[p.min_runs : before])
+                result.evaluated_runs.update(mine.ids[p.min_runs : before])
             states.append(d)
-            tails.append(Series(s.key, runs[before:], s.distance_km))
+            tails.append(Series(s.key, mine[before:], s.distance_km))
         out[key] = (states, tails, result)
     return out
 
@@ -958,15 +1073,22 @@ def unjudged(series: Sequence[Series], found: Detection) -> list[Unjudged]:
     comparable runs they have (after a configuration change a series needs only
     borrowed_min_runs when the old configuration had min_runs: it borrows its scale)."""
     p = found.params
+    waiting = [s for s in series if s.key not in found.baselines and len(s.runs)]
+    block = _Block(waiting)
+    _tails, tail_counts = block.tails(p)
+    positive = np.concatenate(([0], np.cumsum(block.raw > 0)))  # values above 0 before each
     counts: Counter[tuple[str, str, int, int]] = Counter()
-    for s in series:
-        if s.key in found.baselines or not s.runs:
-            continue
-        tail = _tail(s, p)
-        last_fp = s.runs[-1].fingerprint
-        older = [r for r in s.runs if r.fingerprint != last_fp and r.value > 0]
-        needed = p.borrowed_min_runs if len(older) >= p.min_runs else p.min_runs
-        counts[(s.key.source, s.key.metric, len(tail), needed)] += 1
+    for s, runs, start, tail in zip(waiting, block.runs, block.starts[:-1].tolist(),
+                                    tail_counts.tolist(), strict=True):  # fmt: skip
+        last_fp = runs.prints[-1]
+        stretch = _last_stretch(runs.prints)
+        if runs.prints.count(last_fp) == len(runs.prints) - stretch:  # only in its stretch
+            older = int(positive[start + stretch] - positive[start])
+        else:
+            older = sum(f != last_fp and v > 0 for f, v in zip(runs.prints, runs.values.tolist(),
+                                                                strict=True))  # fmt: skip
+        needed = p.borrowed_min_runs if older >= p.min_runs else p.min_runs
+        counts[(s.key.source, s.key.metric, tail, needed)] += 1
     return [
         Unjudged(source, metric, runs, needed, n)
         for (source, metric, runs, needed), n in sorted(
@@ -1123,34 +1245,34 @@ def _calibration_counts(series: Sequence[Series], p: Params, last_runs: int) -> 
     pooled = pooled_scales(series, p)
     # until a series' first configuration change, or first run within rounding of 4.5
     # scales, every run's deviation and scale at once; from there on, the loop
-    kept = [[r for r in s.runs if r.value > 0] for s in series]
-    values = [_values(s.key.metric, runs) for s, runs in zip(series, kept, strict=True)]
-    dev, scale = _rolling(values, [pooled.get(s.key) for s in series],
+    block = _Block(series)
+    kept, x, lens = block.kept(block.raw > 0)
+    dev, scale = _rolling(x, lens, [pooled.get(s.key) for s in series],
                           [floor_scale(s.key.metric, p) for s in series], p)  # fmt: skip
-    lens = np.array([len(v) for v in values], dtype=int)
     cols = np.arange(dev.shape[1])[None, :]
     last = cols >= np.maximum(lens - last_runs, 0)[:, None]  # NaN where not judged
     near = last & (np.abs(np.abs(dev) - CALIBRATION_SCALES * scale) <= _MARGIN * scale)
-    cuts = np.minimum(_first(near, lens), [_first_change(runs) for runs in kept])
+    cuts = np.minimum(_first(near, lens), [_first_change(runs.prints) for runs in kept])
     before = last & (cols < cuts[:, None])
     judged = int((before & ~np.isnan(dev)).sum())
     beyond = int((before & (np.abs(dev) >= CALIBRATION_SCALES * scale)).sum())
-    for s, runs, xs, cut in zip(series, kept, values, cuts.tolist(), strict=True):
+    for i, (s, runs, cut) in enumerate(zip(series, kept, cuts.tolist(), strict=True)):
         if cut >= len(runs):
             continue
+        xs = x[i, : len(runs)].tolist()
         d = _Direction(s, p, pooled.get(s.key))
         d.base = Window(p.window_runs, xs[max(0, cut - p.window_runs) : cut])
-        d.fingerprint = runs[cut - 1].fingerprint if cut else None
+        d.fingerprint = runs.prints[cut - 1] if cut else None
         start = len(runs) - last_runs
-        for i in range(cut, len(runs)):
-            run, x = runs[i], xs[i]
-            if d.fingerprint not in (None, run.fingerprint):
+        for j in range(cut, len(runs)):
+            fingerprint, value = runs.prints[j], xs[j]
+            if d.fingerprint not in (None, fingerprint):
                 d.restart()
-            d.fingerprint = run.fingerprint
-            if i >= start and d.ready():
+            d.fingerprint = fingerprint
+            if j >= start and d.ready():
                 judged += 1
-                beyond += abs(x - d.base.median()) >= CALIBRATION_SCALES * d.scale()
-            d.base.push(x)
+                beyond += abs(value - d.base.median()) >= CALIBRATION_SCALES * d.scale()
+            d.base.push(value)
     return judged, beyond
 
 
