@@ -116,12 +116,22 @@ class Runs(Sequence[Run]):
     """A series' runs as columns, each Run made only when read: change_series builds a
     year's series so (650,000 runs), and detection reads the columns."""
 
-    __slots__ = ("ids", "prints", "times", "values")
+    __slots__ = ("_logs", "ids", "prints", "times", "values")
 
     def __init__(
         self, ids: list[str], times: list[str], values: np.ndarray, prints: list[str]
     ) -> None:
         self.ids, self.times, self.values, self.prints = ids, times, values, prints
+        self._logs: np.ndarray | None = None
+
+    def logs(self) -> np.ndarray:
+        """math.log of each value (numpy's may differ in the last bit), NaN for 0 or less;
+        computed once (detect, calibrate and unjudged each read them)."""
+        if self._logs is None:
+            self._logs = np.array(
+                [math.log(v) if v > 0 else math.nan for v in self.values.tolist()], dtype=float
+            )
+        return self._logs
 
     @classmethod
     def of(cls, runs: Sequence[Run]) -> Runs:
@@ -484,14 +494,6 @@ _MARGIN = 1e-9
 _CHUNK = 256  # series per block of windows (256 x 56 runs x 28 values: 3 MB)
 
 
-def _transformed(metric: str, runs: Runs) -> np.ndarray:
-    """transform() of each run's value, NaN where there is none (no log of 0 or less):
-    math.log, not numpy's, whose last bit may differ."""
-    if metric != "throughput":
-        return runs.values
-    return np.array([math.log(v) if v > 0 else math.nan for v in runs.values.tolist()])
-
-
 class _Block:
     """Many series' runs end to end: their values as given (raw) and transformed, and
     which series (row) and which of its runs (pos) each is."""
@@ -503,10 +505,11 @@ class _Block:
         self.row = np.repeat(np.arange(len(self.runs)), self.lens)
         self.pos = np.arange(len(self.row)) - self.starts[self.row]
         self.raw = _joined([r.values for r in self.runs])
-        self.values = _joined(
-            [_transformed(s.key.metric, r) for s, r in zip(series, self.runs, strict=True)]
-        )
-        self.rtt = np.repeat([s.key.metric == "rtt" for s in series], self.lens)
+        metrics = [s.key.metric for s in series]
+        logged = [r.logs() if m == "throughput" else r.values
+                  for m, r in zip(metrics, self.runs, strict=True)]  # fmt: skip
+        self.values = _joined(logged)  # transform()
+        self.rtt = np.repeat([m == "rtt" for m in metrics], self.lens)
 
     def kept(self, keep: np.ndarray) -> tuple[list[Runs], np.ndarray, np.ndarray]:
         """The runs `keep` holds for: per series as Runs, their values left-aligned in a
@@ -631,6 +634,28 @@ def _first_change(prints: list[str]) -> int:
     return next(j for j in range(1, len(prints)) if prints[j] != prints[j - 1])
 
 
+def _settled(prints: list[str], change: int, p: Params) -> bool:
+    """Whether no run from a series' first configuration change (at `change`) on is
+    judged: one configuration to its end, with too few runs for the new baseline (the
+    borrowed_min_runs of a borrowed scale when the old baseline had min_runs)."""
+    n, w = len(prints), p.window_runs
+    if change >= n or prints[change:].count(prints[-1]) != n - change:
+        return False
+    need = p.borrowed_min_runs if min(change, w) >= p.min_runs else p.min_runs
+    return min(n - change - 1, w) < need
+
+
+def _loop_from(near: np.ndarray, runs: Sequence[Runs], p: Params) -> tuple[list[int], list[int]]:
+    """Per series: the first run the loop must see (its length: none), from its first run
+    near a threshold (`near`) and its first configuration change, unless no run is judged
+    from that change on (_settled); and that change (its length: none)."""
+    changes = [_first_change(r.prints) for r in runs]
+    return [
+        j if j < c else (len(r) if _settled(r.prints, c, p) else c)
+        for j, c, r in zip(near.tolist(), changes, runs, strict=True)
+    ], changes
+
+
 def _ordered(times: list[str], ids: list[str]) -> bool:
     """Whether the runs are in strictly increasing (time, id) order."""
     if times == sorted(times) and len(set(times)) == len(times):
@@ -686,9 +711,7 @@ def _quiet_starts(
     )
     least = np.array([min_change(s.key.metric, p) for s in flat])
     loud = np.abs(dev) >= np.maximum(p.k1 * scale, least[:, None]) * (1 - _MARGIN)
-    changes = np.array([_first_change(r.prints) for r in runs], dtype=np.intp)
-    firsts = np.minimum(_first(loud, lens), changes).tolist()
-    sizes = lens.tolist()
+    firsts, changes = _loop_from(_first(loud, lens), runs, p)
     out: dict[SeriesKey, _Start] = {}
     row = 0
     for key, members in by_path.items():
@@ -698,20 +721,30 @@ def _quiet_starts(
             continue
         # the path's first run that is more than a run joining a baseline
         ends = [(runs[i].times[firsts[i]], runs[i].ids[firsts[i]])
-                for i in rows if firsts[i] < sizes[i]]  # fmt: skip
+                for i in rows if firsts[i] < len(runs[i])]  # fmt: skip
         cut = min(ends) if ends else None
         result = SeriesResult(key)
-        states, tails = [], []
-        for s, i in zip(members, rows, strict=True):
-            mine = runs[i]
+        states, tails, configs = [], [], []
+        for k, (s, i) in enumerate(zip(members, rows, strict=True)):
+            mine, change = runs[i], changes[i]
             before = len(mine) if cut is None else _before(mine.times, mine.ids, cut)
             d = _Direction(s, p, pooled.get(s.key))
-            d.base = Window(p.window_runs, x[i, max(0, before - p.window_runs) : before].tolist())
-            d.fingerprint = mine.prints[before - 1] if before else None
+            upto = min(before, change)  # the runs before a configuration change
+            d.base = Window(p.window_runs, x[i, max(0, upto - p.window_runs) : upto].tolist())
+            d.fingerprint = mine.prints[upto - 1] if upto else None
             if p.window_runs >= p.min_runs:  # else no run is ever judged
-                result.evaluated_runs.update(mine.ids[p.min_runs : before])
+                result.evaluated_runs.update(mine.ids[p.min_runs : upto])
+            if upto < before:  # the change, then runs that only join the new baseline
+                t, run_id = mine.times[change], mine.ids[change]
+                configs.append(((t, run_id, k), ConfigChange(
+                    s.key, run_id, t, mine.prints[change - 1], mine.prints[change])))  # fmt: skip
+                d.restart()
+                for value in x[i, change:before].tolist():
+                    d.base.push(value)
+                d.fingerprint = mine.prints[before - 1]
             states.append(d)
             tails.append(Series(s.key, mine[before:], s.distance_km))
+        result.config_changes = [c for _at, c in sorted(configs, key=lambda c: c[0])]
         out[key] = (states, tails, result)
     return out
 
@@ -1252,11 +1285,11 @@ def _calibration_counts(series: Sequence[Series], p: Params, last_runs: int) -> 
     cols = np.arange(dev.shape[1])[None, :]
     last = cols >= np.maximum(lens - last_runs, 0)[:, None]  # NaN where not judged
     near = last & (np.abs(np.abs(dev) - CALIBRATION_SCALES * scale) <= _MARGIN * scale)
-    cuts = np.minimum(_first(near, lens), [_first_change(runs.prints) for runs in kept])
-    before = last & (cols < cuts[:, None])
+    firsts, changes = _loop_from(_first(near, lens), kept, p)
+    before = last & (cols < np.minimum(firsts, changes)[:, None])
     judged = int((before & ~np.isnan(dev)).sum())
     beyond = int((before & (np.abs(dev) >= CALIBRATION_SCALES * scale)).sum())
-    for i, (s, runs, cut) in enumerate(zip(series, kept, cuts.tolist(), strict=True)):
+    for i, (s, runs, cut) in enumerate(zip(series, kept, firsts, strict=True)):
         if cut >= len(runs):
             continue
         xs = x[i, : len(runs)].tolist()
