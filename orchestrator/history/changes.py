@@ -51,7 +51,7 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import compress, pairwise
+from itertools import pairwise
 from typing import Any, NamedTuple, overload
 
 import numpy as np
@@ -114,12 +114,14 @@ class Run(NamedTuple):
 
 class Runs(Sequence[Run]):
     """A series' runs as columns, each Run made only when read: change_series builds a
-    year's series so (650,000 runs), and detection reads the columns."""
+    year's series so (650,000 runs), and detection reads the columns. The strings are in
+    numpy object arrays, which the garbage collector does not walk (lists of a year's
+    runs made each collection after detection tens of milliseconds longer)."""
 
     __slots__ = ("_logs", "ids", "prints", "times", "values")
 
     def __init__(
-        self, ids: list[str], times: list[str], values: np.ndarray, prints: list[str]
+        self, ids: np.ndarray, times: np.ndarray, values: np.ndarray, prints: np.ndarray
     ) -> None:
         self.ids, self.times, self.values, self.prints = ids, times, values, prints
         self._logs: np.ndarray | None = None
@@ -137,9 +139,14 @@ class Runs(Sequence[Run]):
     def of(cls, runs: Sequence[Run]) -> Runs:
         if isinstance(runs, Runs):
             return runs
+
+        def column(field: str) -> np.ndarray:
+            out = np.empty(len(runs), dtype=object)  # strings, never split into characters
+            out[:] = [getattr(r, field) for r in runs]
+            return out
+
         values = np.array([r.value for r in runs], dtype=float)
-        return cls([r.run_id for r in runs], [r.t for r in runs], values,
-                   [r.fingerprint for r in runs])  # fmt: skip
+        return cls(column("run_id"), column("t"), values, column("fingerprint"))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -423,11 +430,12 @@ def smallest_change(scale: float, metric: str = "rtt", p: Params | None = None) 
 class Window:
     """The last n values, in arrival order and sorted: the median without a sort per run."""
 
-    def __init__(self, n: int, values: Sequence[float] = ()) -> None:
+    def __init__(self, n: int, values: Sequence[float] = (), mad: float | None = None) -> None:
+        """`mad`: mad_scale() of the (last n) values when known (_spreads gives it)."""
         self.n = n
         self.recent: deque[float] = deque()
         self.ordered: list[float] = []
-        self._mad: float | None = None  # mad_scale(), until the next push
+        self._mad = mad  # mad_scale(), until the next push
         # as pushing them one by one: the last n, and sorted stably (equal values in
         # arrival order, as insort leaves them)
         last = list(values)[max(0, len(values) - n) :] if n > 0 else []
@@ -530,7 +538,7 @@ class _Block:
         """Per series: the transformed values of its last window_runs runs of a value
         above 0 within the last stretch of its latest fingerprint (newest first, NaN past
         them; series x window_runs), and how many."""
-        begins = np.array([_last_stretch(r.prints) for r in self.runs], dtype=np.intp)
+        _first, begins, _count = _print_changes(self.runs)
         keep = (self.raw > 0) & (self.pos >= begins[self.row])
         before = np.concatenate(([0], np.cumsum(keep)))
         after = before[self.starts[1:]][self.row] - before[1:]  # kept runs after each
@@ -545,19 +553,31 @@ def _joined(arrays: list[np.ndarray]) -> np.ndarray:
 
 
 def _compress(runs: Runs, keep: np.ndarray) -> Runs:
-    mask = keep.tolist()
-    return Runs(list(compress(runs.ids, mask)), list(compress(runs.times, mask)),
-                runs.values[keep], list(compress(runs.prints, mask)))  # fmt: skip
+    return Runs(runs.ids[keep], runs.times[keep], runs.values[keep], runs.prints[keep])
 
 
-def _last_stretch(prints: list[str]) -> int:
-    """The index of the first run of the last stretch of one fingerprint."""
-    if not prints or prints.count(prints[-1]) == len(prints):
-        return 0
-    at = len(prints) - 1
-    while at and prints[at - 1] == prints[-1]:
-        at -= 1
-    return at
+def _steps(runs: Sequence[Runs], column: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The series' `column` end to end: for each run, whether it is not the first of its
+    series, which series it is, and its index in it."""
+    lens = np.array([len(r) for r in runs], dtype=np.intp)
+    row = np.repeat(np.arange(len(runs)), lens)
+    pos = np.arange(len(row)) - np.concatenate(([0], np.cumsum(lens)))[row]
+    return _joined([getattr(r, column) for r in runs]), row, pos
+
+
+def _print_changes(runs: Sequence[Runs]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per series: the index of its first run of another fingerprint than the one before
+    it (its length: none), of its last such run (0: none), and how many such runs."""
+    prints, row, pos = _steps(runs, "prints")
+    moved = np.flatnonzero((pos[1:] > 0) & (prints[1:] != prints[:-1])) + 1
+    where, at = row[moved], pos[moved]
+    first = np.array([len(r) for r in runs], dtype=np.intp)
+    last = np.zeros(len(runs), dtype=np.intp)
+    series, i = np.unique(where, return_index=True)
+    first[series] = at[i]
+    series, i = np.unique(where[::-1], return_index=True)
+    last[series] = at[::-1][i]
+    return first, last, np.bincount(where, minlength=len(runs))
 
 
 def _medians(ordered: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -581,14 +601,15 @@ def _rolling(
     pooled: Sequence[float | None],
     floors: Sequence[float],
     p: Params,
+    start: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per series (a row of `x`: its transformed values, oldest first, one configuration,
     `lens` of them) and run: its deviation from the median of the up to window_runs
     values before it and the scale of those (as _Direction.scale, to numpy's rounding);
-    NaN where the run is not judged (fewer than min_runs before it) or past the series'
-    end. Arrays series x runs."""
+    NaN where the run is not judged (fewer than min_runs before it), is before column
+    `start` or past the series' end. Arrays series x runs."""
     (rows, length), w = x.shape, p.window_runs
-    first = p.min_runs if w >= p.min_runs else length  # the first run with a baseline
+    first = max(p.min_runs, start) if w >= p.min_runs else length  # the first run asked
     dev = np.full((rows, length), np.nan)
     scale = np.full((rows, length), np.nan)
     if first >= length:
@@ -620,6 +641,18 @@ def _rolling(
     return dev, scale
 
 
+def _mads_before(x: np.ndarray, at: Sequence[int], w: int) -> list[float]:
+    """Per row of `x`: mad_scale() of the up to w values before column `at`."""
+    if not x.shape[1] or not w:
+        return [math.nan] * len(x)  # no values: no Window is given one
+    cols = np.asarray(at, dtype=np.intp)[:, None] + np.arange(-w, 0)
+    inside = (cols >= 0) & (cols < x.shape[1])
+    values = np.where(inside, x[np.arange(len(x))[:, None], np.clip(cols, 0, None)], np.nan)
+    values.sort(axis=1)
+    counts = inside.sum(axis=1)
+    return (MAD_TO_SIGMA * _medians(_spreads(values, counts), counts)).tolist()
+
+
 def _first(mask: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Per row: the first column where `mask` holds, else its entry of `ends`."""
     if not mask.shape[1]:
@@ -627,33 +660,18 @@ def _first(mask: np.ndarray, ends: np.ndarray) -> np.ndarray:
     return np.where(mask.any(axis=1), mask.argmax(axis=1), ends)
 
 
-def _first_change(prints: list[str]) -> int:
-    """The index of the first run of another fingerprint than the one before it."""
-    if not prints or prints.count(prints[0]) == len(prints):
-        return len(prints)
-    return next(j for j in range(1, len(prints)) if prints[j] != prints[j - 1])
-
-
-def _settled(prints: list[str], change: int, p: Params) -> bool:
-    """Whether no run from a series' first configuration change (at `change`) on is
-    judged: one configuration to its end, with too few runs for the new baseline (the
-    borrowed_min_runs of a borrowed scale when the old baseline had min_runs)."""
-    n, w = len(prints), p.window_runs
-    if change >= n or prints[change:].count(prints[-1]) != n - change:
-        return False
-    need = p.borrowed_min_runs if min(change, w) >= p.min_runs else p.min_runs
-    return min(n - change - 1, w) < need
-
-
 def _loop_from(near: np.ndarray, runs: Sequence[Runs], p: Params) -> tuple[list[int], list[int]]:
     """Per series: the first run the loop must see (its length: none), from its first run
-    near a threshold (`near`) and its first configuration change, unless no run is judged
-    from that change on (_settled); and that change (its length: none)."""
-    changes = [_first_change(r.prints) for r in runs]
-    return [
-        j if j < c else (len(r) if _settled(r.prints, c, p) else c)
-        for j, c, r in zip(near.tolist(), changes, runs, strict=True)
-    ], changes
+    near a threshold (`near`) and its first configuration change; but none from a change
+    after which no run is judged: the last, with too few runs after it for the new
+    baseline (borrowed_min_runs of a borrowed scale when the old baseline had min_runs).
+    And that change (its length: none)."""
+    changes, _last, count = _print_changes(runs)
+    lens, w = np.array([len(r) for r in runs], dtype=np.intp), p.window_runs
+    need = np.where(np.minimum(changes, w) >= p.min_runs, p.borrowed_min_runs, p.min_runs)
+    settled = (count == 1) & (np.minimum(lens - changes - 1, w) < need)
+    firsts = np.where(near < changes, near, np.where(settled, lens, changes))
+    return firsts.tolist(), changes.tolist()
 
 
 def _ordered(times: list[str], ids: list[str]) -> bool:
@@ -663,25 +681,47 @@ def _ordered(times: list[str], ids: list[str]) -> bool:
     return all(a < b for a, b in pairwise(zip(times, ids, strict=True)))
 
 
-def _in_path_order(directions: Sequence[Runs]) -> bool:
-    """Whether a path's directions' runs are in (time, id) order, each run id once, and
-    a run id shared by both has the same time in each (the path orders them as one)."""
-    first = directions[0] if directions else None
-    for runs in directions:
-        if len(set(runs.ids)) != len(runs.ids) or not _ordered(runs.times, runs.ids):
-            return False  # a run id twice, or runs out of the path's order
-        if (
-            first is not None
-            and runs is not first
-            and (runs.times != first.times or runs.ids != first.ids)
-        ):
+def _in_order(runs: Sequence[Runs]) -> list[bool]:
+    """Per series: whether its runs are in strictly increasing (time, id) order, each run
+    id once."""
+    times, row, pos = _steps(runs, "times")
+    tied = np.flatnonzero((pos[1:] > 0) & ~(times[1:] > times[:-1])) + 1
+    out = [len(set(r.ids.tolist())) == len(r) for r in runs]
+    for i in np.unique(row[tied]).tolist():  # times not strictly increasing: by (time, id)
+        out[i] = out[i] and _ordered(runs[i].times.tolist(), runs[i].ids.tolist())
+    return out
+
+
+def _in_path_order(runs: Sequence[Runs], sizes: Sequence[int]) -> list[bool]:
+    """Per path (`sizes`: its directions, consecutive in `runs`): whether its directions'
+    runs are in (time, id) order, each run id once, and a run id shared by both has the
+    same time in each (the path orders them as one)."""
+    ordered = _in_order(runs)
+    starts = np.cumsum([0, *sizes[:-1]], dtype=np.intp)
+    # a path's second direction with the first's runs, compared for all paths at once
+    pairs = [(a, a + 1) for a, n in zip(starts.tolist(), sizes, strict=True)
+             if n == 2 and len(runs[a]) == len(runs[a + 1])]  # fmt: skip
+    alike = {a for a, _b in pairs}
+    if pairs:
+        one, other = ([runs[i] for i in side] for side in zip(*pairs, strict=True))
+        _, row, _ = _steps(one, "ids")
+        differ = (_joined([r.ids for r in one]) != _joined([r.ids for r in other])) | (
+            _joined([r.times for r in one]) != _joined([r.times for r in other])
+        )
+        alike -= {pairs[i][0] for i in np.unique(row[differ]).tolist()}
+    out = []
+    for a, n in zip(starts.tolist(), sizes, strict=True):
+        fine = all(ordered[a : a + n])  # else a run id twice, or runs out of order
+        if fine and n > 1 and a not in alike:
+            first = runs[a]
             times = dict(zip(first.ids, first.times, strict=True))
-            if any(times.get(rid, t) != t for t, rid in zip(runs.times, runs.ids, strict=True)):
-                return False  # the path would order this direction's runs by the other's
-    return True
+            fine = not any(times.get(rid, t) != t for r in runs[a + 1 : a + n]
+                           for t, rid in zip(r.times, r.ids, strict=True))  # fmt: skip
+        out.append(fine)  # else the path would order a direction's runs by another's
+    return out
 
 
-def _before(times: list[str], ids: list[str], cut: tuple[str, str]) -> int:
+def _before(times: np.ndarray, ids: np.ndarray, cut: tuple[str, str]) -> int:
     """How many of the runs, in strictly increasing (time, id) order, come before `cut`."""
     at = bisect_left(times, cut[0])
     while at < len(times) and times[at] == cut[0] and ids[at] < cut[1]:
@@ -712,25 +752,29 @@ def _quiet_starts(
     least = np.array([min_change(s.key.metric, p) for s in flat])
     loud = np.abs(dev) >= np.maximum(p.k1 * scale, least[:, None]) * (1 - _MARGIN)
     firsts, changes = _loop_from(_first(loud, lens), runs, p)
+    mads = _mads_before(x, changes, p.window_runs)  # for a configuration change's restart
+    in_order = _in_path_order(runs, [len(members) for members in by_path.values()])
+    sizes = lens.tolist()
     out: dict[SeriesKey, _Start] = {}
     row = 0
-    for key, members in by_path.items():
+    for (key, members), fine in zip(by_path.items(), in_order, strict=True):
         rows = range(row, row + len(members))
         row += len(members)
-        if not _in_path_order([runs[i] for i in rows]):
+        if not fine:
             continue
         # the path's first run that is more than a run joining a baseline
         ends = [(runs[i].times[firsts[i]], runs[i].ids[firsts[i]])
-                for i in rows if firsts[i] < len(runs[i])]  # fmt: skip
+                for i in rows if firsts[i] < sizes[i]]  # fmt: skip
         cut = min(ends) if ends else None
         result = SeriesResult(key)
         states, tails, configs = [], [], []
         for k, (s, i) in enumerate(zip(members, rows, strict=True)):
             mine, change = runs[i], changes[i]
-            before = len(mine) if cut is None else _before(mine.times, mine.ids, cut)
+            before = sizes[i] if cut is None else _before(mine.times, mine.ids, cut)
             d = _Direction(s, p, pooled.get(s.key))
             upto = min(before, change)  # the runs before a configuration change
-            d.base = Window(p.window_runs, x[i, max(0, upto - p.window_runs) : upto].tolist())
+            d.base = Window(p.window_runs, x[i, max(0, upto - p.window_runs) : upto].tolist(),
+                            mads[i] if upto == change else None)  # fmt: skip
             d.fingerprint = mine.prints[upto - 1] if upto else None
             if p.window_runs >= p.min_runs:  # else no run is ever judged
                 result.evaluated_runs.update(mine.ids[p.min_runs : upto])
@@ -743,7 +787,7 @@ def _quiet_starts(
                     d.base.push(value)
                 d.fingerprint = mine.prints[before - 1]
             states.append(d)
-            tails.append(Series(s.key, mine[before:], s.distance_km))
+            tails.append(Series(s.key, mine[before:] if before < sizes[i] else (), s.distance_km))
         result.config_changes = [c for _at, c in sorted(configs, key=lambda c: c[0])]
         out[key] = (states, tails, result)
     return out
@@ -1109,17 +1153,12 @@ def unjudged(series: Sequence[Series], found: Detection) -> list[Unjudged]:
     waiting = [s for s in series if s.key not in found.baselines and len(s.runs)]
     block = _Block(waiting)
     _tails, tail_counts = block.tails(p)
-    positive = np.concatenate(([0], np.cumsum(block.raw > 0)))  # values above 0 before each
+    prints = _joined([r.prints for r in block.runs])
+    last = prints[block.starts[1:] - 1]  # each series' latest fingerprint
+    older_runs = (prints != last[block.row]) & (block.raw > 0)  # of another configuration
+    olders = np.bincount(block.row[older_runs], minlength=len(waiting)).tolist()
     counts: Counter[tuple[str, str, int, int]] = Counter()
-    for s, runs, start, tail in zip(waiting, block.runs, block.starts[:-1].tolist(),
-                                    tail_counts.tolist(), strict=True):  # fmt: skip
-        last_fp = runs.prints[-1]
-        stretch = _last_stretch(runs.prints)
-        if runs.prints.count(last_fp) == len(runs.prints) - stretch:  # only in its stretch
-            older = int(positive[start + stretch] - positive[start])
-        else:
-            older = sum(f != last_fp and v > 0 for f, v in zip(runs.prints, runs.values.tolist(),
-                                                                strict=True))  # fmt: skip
+    for s, older, tail in zip(waiting, olders, tail_counts.tolist(), strict=True):
         needed = p.borrowed_min_runs if older >= p.min_runs else p.min_runs
         counts[(s.key.source, s.key.metric, tail, needed)] += 1
     return [
@@ -1280,8 +1319,9 @@ def _calibration_counts(series: Sequence[Series], p: Params, last_runs: int) -> 
     # scales, every run's deviation and scale at once; from there on, the loop
     block = _Block(series)
     kept, x, lens = block.kept(block.raw > 0)
+    start = max(int((lens - last_runs).min(initial=0)), 0)  # no series' last runs before
     dev, scale = _rolling(x, lens, [pooled.get(s.key) for s in series],
-                          [floor_scale(s.key.metric, p) for s in series], p)  # fmt: skip
+                          [floor_scale(s.key.metric, p) for s in series], p, start)  # fmt: skip
     cols = np.arange(dev.shape[1])[None, :]
     last = cols >= np.maximum(lens - last_runs, 0)[:, None]  # NaN where not judged
     near = last & (np.abs(np.abs(dev) - CALIBRATION_SCALES * scale) <= _MARGIN * scale)

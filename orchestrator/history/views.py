@@ -1050,7 +1050,7 @@ def _source_series(
     for metric_name, (metric_values, present) in values.items():
         keep = np.flatnonzero(present)
         bounds: list[int] = np.searchsorted(keep, np.append(starts, rows)).tolist()  # per pair
-        kept_ids, kept_times, kept_prints = (c[keep].tolist() for c in (ids, times, prints))
+        kept_ids, kept_times, kept_prints = (c[keep] for c in (ids, times, prints))
         kept_values = metric_values[keep].astype(float)
         by_metric[metric_name] = [
             Runs(kept_ids[a:b], kept_times[a:b], kept_values[a:b], kept_prints[a:b])
