@@ -38,7 +38,9 @@ confirms within 3 runs with 95 % probability (normal run-to-run noise of its sca
 
 `detect` and `calibrate` judge the runs before a path's first run near a threshold or
 with a new configuration for all paths at once (numpy windows: those runs only join the
-baselines), then run the per-path loop from there; the results are the loop's alone.
+baselines; so does a new configuration's first runs when none of them is judged), then
+run the per-path loop from there; the results are the loop's alone. change_series gives
+each series' runs as columns (`Runs`), which those numpy parts read as they are.
 """
 
 from __future__ import annotations
