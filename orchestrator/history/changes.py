@@ -559,8 +559,8 @@ def _compress(runs: Runs, keep: np.ndarray) -> Runs:
 
 
 def _steps(runs: Sequence[Runs], column: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The series' `column` end to end: for each run, whether it is not the first of its
-    series, which series it is, and its index in it."""
+    """The series' `column` end to end, and for each run which series it is of and its
+    index in it."""
     lens = np.array([len(r) for r in runs], dtype=np.intp)
     row = np.repeat(np.arange(len(runs)), lens)
     pos = np.arange(len(row)) - np.concatenate(([0], np.cumsum(lens)))[row]
@@ -683,41 +683,36 @@ def _ordered(times: list[str], ids: list[str]) -> bool:
     return all(a < b for a, b in pairwise(zip(times, ids, strict=True)))
 
 
-def _in_order(runs: Sequence[Runs]) -> list[bool]:
-    """Per series: whether its runs are in strictly increasing (time, id) order, each run
-    id once."""
-    times, row, pos = _steps(runs, "times")
-    tied = np.flatnonzero((pos[1:] > 0) & ~(times[1:] > times[:-1])) + 1
-    out = [len(set(r.ids.tolist())) == len(r) for r in runs]
-    for i in np.unique(row[tied]).tolist():  # times not strictly increasing: by (time, id)
-        out[i] = out[i] and _ordered(runs[i].times.tolist(), runs[i].ids.tolist())
-    return out
-
-
 def _in_path_order(runs: Sequence[Runs], sizes: Sequence[int]) -> list[bool]:
     """Per path (`sizes`: its directions, consecutive in `runs`): whether its directions'
-    runs are in (time, id) order, each run id once, and a run id shared by both has the
-    same time in each (the path orders them as one)."""
-    ordered = _in_order(runs)
-    starts = np.cumsum([0, *sizes[:-1]], dtype=np.intp)
+    runs are in strictly increasing (time, id) order, each run id once, and a run id
+    shared by both has the same time in each (the path orders them as one)."""
+    times, row, pos = _steps(runs, "times")
+    ids = _joined([r.ids for r in runs])
+    later = pos[1:] > 0
+    # run ids that rise with the times (a sweep id starts with its time) are each there
+    # once and in order; any other series is looked at alone
+    ordered = [True] * len(runs)
+    for i in np.unique(row[1:][later & ~(ids[1:] > ids[:-1])]).tolist():
+        ordered[i] = len(set(runs[i].ids.tolist())) == len(runs[i])
+    for i in np.unique(row[1:][later & ~(times[1:] > times[:-1])]).tolist():
+        ordered[i] = ordered[i] and _ordered(runs[i].times.tolist(), runs[i].ids.tolist())
     # a path's second direction with the first's runs, compared for all paths at once
-    pairs = [(a, a + 1) for a, n in zip(starts.tolist(), sizes, strict=True)
-             if n == 2 and len(runs[a]) == len(runs[a + 1])]  # fmt: skip
-    alike = {a for a, _b in pairs}
-    if pairs:
-        one, other = ([runs[i] for i in side] for side in zip(*pairs, strict=True))
-        _, row, _ = _steps(one, "ids")
-        differ = (_joined([r.ids for r in one]) != _joined([r.ids for r in other])) | (
-            _joined([r.times for r in one]) != _joined([r.times for r in other])
-        )
-        alike -= {pairs[i][0] for i in np.unique(row[differ]).tolist()}
+    starts = np.cumsum([0, *sizes[:-1]], dtype=np.intp).tolist()
+    lens = np.array([len(r) for r in runs], dtype=np.intp)
+    alike = np.zeros(len(runs), dtype=bool)
+    alike[[a for a, n in zip(starts, sizes, strict=True) if n == 2 and lens[a] == lens[a + 1]]] = (
+        True
+    )
+    at = np.flatnonzero(alike[row])
+    partner = at + lens[row[at]]
+    alike[row[at][(ids[at] != ids[partner]) | (times[at] != times[partner])]] = False
     out = []
-    for a, n in zip(starts.tolist(), sizes, strict=True):
+    for a, n in zip(starts, sizes, strict=True):
         fine = all(ordered[a : a + n])  # else a run id twice, or runs out of order
-        if fine and n > 1 and a not in alike:
-            first = runs[a]
-            times = dict(zip(first.ids, first.times, strict=True))
-            fine = not any(times.get(rid, t) != t for r in runs[a + 1 : a + n]
+        if fine and n > 1 and not alike[a]:
+            first = dict(zip(runs[a].ids, runs[a].times, strict=True))
+            fine = not any(first.get(rid, t) != t for r in runs[a + 1 : a + n]
                            for t, rid in zip(r.times, r.ids, strict=True))  # fmt: skip
         out.append(fine)  # else the path would order a direction's runs by another's
     return out
