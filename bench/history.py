@@ -315,10 +315,17 @@ def synthetic_store(results: Path, sweeps: int, seed: int = 1) -> tuple[int, flo
                 con.execute(
                     "INSERT INTO recent (source, sweep_id, started_utc, backend, "
                     "src_cloud, src_region, dst_cloud, dst_region, distance_km, rtt_avg_ms, "
-                    "throughput_bps, streams, duration_s, round, status, src, dst, fingerprint, "
-                    "rtt_samples_ms) "
+                    "rtt_mdev_ms, ping_loss_pct, throughput_bps, limiter, streams, "
+                    "duration_s, round, status, src, dst, fingerprint, rtt_samples_ms) "
                     "SELECT 'emulated', r.sweep_id, r.t, 'local', p.src_cloud, p.src_region, "
-                    "p.dst_cloud, p.dst_region, p.km, p.rtt, p.tput * (0.8 + 0.2 * random()), "
+                    "p.dst_cloud, p.dst_region, p.km, p.rtt, "
+                    # every test has a jitter and a loss (one in twenty loses a ping or
+                    # two) and a limiter, as a sweep's rows do: the matrix shows them all
+                    "round(0.35 * (0.5 + random()), 3), "
+                    "CASE WHEN random() < 0.05 THEN 5 * ceil(2 * random()) ELSE 0 END, "
+                    "p.tput * (0.8 + 0.2 * random()), "
+                    "CASE WHEN random() < 0.02 THEN 'loss' WHEN p.rtt > 40 THEN 'window' "
+                    "ELSE 'capacity' END, "
                     "1, 5, 1, 'ok', p.src, p.dst, 'synthetic', "
                     f"list_transform(range({PINGS}), "
                     "k -> round(p.rtt + 0.35 * -ln(1 - random()), 3)) "
@@ -391,7 +398,10 @@ def one_sweep_folder(results: Path, when: datetime) -> str:
                 dst_cloud=b.cloud,
                 dst_region=b.id,
                 rtt_avg_ms=f"{rtt:.3f}",
+                rtt_mdev_ms="0.1",
+                ping_loss_pct="0",
                 throughput_bps="1e9",
+                limiter="window" if rtt > 40 else "capacity",
                 streams="1",
                 duration_s="5",
                 round=str(round_no),

@@ -49,7 +49,15 @@ def load() -> str:
 
 
 CACHE = Path(tempfile.gettempdir()) / "interregion-bench-cache"
-STORE_FORMAT = 1  # raised when the generated store changes; older caches are regenerated
+# raised when the generated store changes; older caches are regenerated (2: each test's
+# jitter, loss and limiter, which the matrix shows as it does RTT and throughput)
+STORE_FORMAT = 2
+
+
+def _mb(path: Path) -> float:
+    """The size of a file or of everything under a folder, in MB."""
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    return sum(p.stat().st_size for p in files) / 1e6
 
 
 def largest(site: Path) -> tuple[tuple[int, str], tuple[int, str], int]:
@@ -162,7 +170,14 @@ def history_bench(sweeps: int, fresh: bool) -> None:
                   f"{time.perf_counter() - t0:.1f} s (as the sweep ends)")  # fmt: skip
             t0 = time.perf_counter()
             site.build_site(out, results)
-            print(f"  site built again in {time.perf_counter() - t0:.1f} s (goal < 5 s)")
+            print(f"  site built again in {time.perf_counter() - t0:.1f} s (goal < 5 s; {load()})")
+            kept = [
+                f"{p.name} {_mb(p):.0f} MB" for p in sorted((results / ".cache" / "site").iterdir())
+            ]
+            previous = _mb(out.with_name(".site.previous"))
+            print(
+                f"  kept for the next build: {', '.join(kept)}; the previous site {previous:.0f} MB"
+            )
         finally:
             with history.opened(results) as con, history.transaction(con):
                 history.delete_sweep(con, new)  # its rows, and its day's RTT histograms

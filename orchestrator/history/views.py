@@ -585,11 +585,13 @@ def window_cells(
 
 
 def _mode(counts: Mapping[str, int] | None) -> str | None:
-    """The most frequent value of a histogram (DuckDB's), the first by name of a tie:
-    DuckDB's mode() picks among ties in an order that varies between runs."""
-    if not counts:
+    """The most frequent value of a histogram (DuckDB's), the first by name of a tie
+    (DuckDB's mode() picks among ties in an order that varies between runs); an empty
+    name is none."""
+    named = [kv for kv in (counts or {}).items() if kv[0]]
+    if not named:
         return None
-    return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+    return min(named, key=lambda kv: (-kv[1], kv[0]))[0]
 
 
 def _one_value_cells(

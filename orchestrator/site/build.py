@@ -279,7 +279,7 @@ def build_site(
     has_studies = bool(study_ids(results / STUDIES_DIR))
     # the published rows of a sweep whose entry says the current site holds them
     before = outdir.read_manifest(out) if out.is_dir() else set()
-    with outdir.building(out, SITE_FILES, "site", manifest=True) as tmp:
+    with outdir.building(out, SITE_FILES, "site", manifest=True, reuse=True) as tmp:
         _write_assets(tmp / "assets")
         for page in pages:
             _write_data(results / page.id, page, tmp / "data" / page.id, warn, out, before)

@@ -12,14 +12,16 @@ emulated source is labelled EMULATED.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from orchestrator.history import changes as ch
 from orchestrator.history import views as v
@@ -75,12 +77,20 @@ def pair_texts(data: HistoryData) -> dict[tuple[str, str], str]:
 def shown(metric: str, value: float | None) -> float | None:
     """A value in the metric's display unit, rounded for the page: 0.01 ms, 0.01 %, and
     three significant digits of Mbit/s (0.01 below 10, 0.1 below 100, else 1)."""
-    if value is None:
-        return None
-    x = value * _DISPLAY_SCALE[metric]
-    if metric == "throughput":
-        return round(x, 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0)
-    return round(x, 2)
+    return None if value is None else _ROUNDED[metric](value)
+
+
+def _mbits(value: float) -> float:
+    x = value * _DISPLAY_SCALE["throughput"]
+    return round(x, 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0)
+
+
+def _hundredths(value: float) -> float:
+    return round(value * 1.0, 2)  # ms and % as stored (their scale is 1), always a float
+
+
+# shown() of a value that is not None, per metric (the matrix rounds 800,000 of them)
+_ROUNDED = {m: _mbits if m == "throughput" else _hundredths for m in _DISPLAY_SCALE}
 
 
 def pair_file(a: str, b: str) -> str:
@@ -116,19 +126,32 @@ def history_data(
 
         raise UserError("the history store is empty: run 'interregion history ingest --all'")
     infos.sort(key=lambda i: (i.name not in ("measured", "emulated"), i.name != "measured", i.name))
-    series = v.change_series(con, CHANGE_RUNS)
-    found = ch.detect(series, ch.Params(), v.region_groups())
-    calibration = ch.calibrate(series)
     built = now or datetime.now(UTC)
-    # the matrix's cells and the pair pages' series are millions of objects, none in a
-    # cycle: the collector would walk them all again and again (as change detection)
+    # the matrix's windows are read on a thread of their own (DuckDB and numpy, which let
+    # go of the GIL, on a connection of their own) while change detection (Python) runs:
+    # the two cores both busy
+    cursor = con.cursor()
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            windows = pool.submit(_source_windows, cursor, infos, include_flagged, kept)
+            series = v.change_series(con, CHANGE_RUNS)
+            found = ch.detect(series, ch.Params(), v.region_groups())
+            calibration = ch.calibrate(series)
+            # the matrix's cells and the pair pages' series are millions of objects, none
+            # in a cycle: the collector would walk them all again and again
+            with ch.gc_paused():
+                changes = {**changes_data(con, found, infos, series), "calibration": calibration}
+                pairs = pair_data(con, infos, found)
+                cells = windows.result()
+    finally:
+        cursor.close()
     with ch.gc_paused():
         return HistoryData(
             matrix=matrix_data(
-                con, infos, found, built, catalog or load_catalog(), include_flagged, kept
+                con, infos, found, built, catalog or load_catalog(), include_flagged, kept, cells
             ),
-            changes={**changes_data(con, found, infos, series), "calibration": calibration},
-            pairs=pair_data(con, infos, found),
+            changes=changes,
+            pairs=pairs,
             emulated={i.name: i.emulated for i in infos},
         )
 
@@ -190,7 +213,7 @@ def _from_json(doc: dict[str, Any]) -> HistoryData:
     return HistoryData(
         matrix=doc["matrix"],
         changes={**doc["changes"], "calibration": ch.Calibration(**cal) if cal else None},
-        pairs={(a, b): json.loads(text) for a, b, text in doc["pairs"]},
+        pairs={(a, b): orjson.loads(text) for a, b, text in doc["pairs"]},
         emulated=doc["emulated"],
         pair_json={(a, b): text for a, b, text in doc["pairs"]},
     )
@@ -214,11 +237,11 @@ def cached_history_data(
     try:
         # the entry starts with its format and key (as written below): a stale one (a new
         # sweep) is known by its first bytes, never parsed (tens of MB at a year)
-        head = json.dumps({"format": CACHE_FORMAT, "key": key}, separators=(",", ":"))[:-1]
+        head = orjson.dumps({"format": CACHE_FORMAT, "key": key})[:-1] + b","
         with path.open("rb") as f:
-            fresh = f.read(len(head) + 1) == (head + ",").encode()
+            fresh = f.read(len(head)) == head
         with ch.gc_paused():  # tens of MB of JSON: millions of objects, none in a cycle
-            doc = json.loads(path.read_text(encoding="utf-8")) if fresh else {}
+            doc = orjson.loads(path.read_bytes()) if fresh else {}
             ours = doc.get("format") == CACHE_FORMAT and doc.get("key") == key
             read = _from_json(doc["data"]) if ours else None
         if read is not None:
@@ -232,12 +255,13 @@ def cached_history_data(
         kept_windows.save(con, results, kept)
     with ch.gc_paused():
         doc = _to_json(data)
-    text = json.dumps({"format": CACHE_FORMAT, "key": key, "data": doc},
-                      separators=(",", ":"))  # fmt: skip
+        text = orjson.dumps(
+            {"format": CACHE_FORMAT, "key": key, "data": doc}, option=orjson.OPT_NON_STR_KEYS
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_bytes(text)
         tmp.replace(path)
     except OSError:
         pass  # a read-only results folder: the site is built all the same
@@ -288,10 +312,14 @@ def _cells(
 ) -> list[v.Cell]:
     """One window's cells: RTT's windows of days pool the samples from the store's
     histograms (views.binned_cells; matrix_state.window_cells, which keeps them for
-    the next build: the same cells), the rest from the tests."""
-    if metric == "rtt" and window != "latest" and not include_flagged:
+    the next build: the same cells); the one-value metrics' long windows are kept too
+    (matrix_state.value_cells); the rest from the tests."""
+    if window != "latest" and not include_flagged:
         state = kept if kept is not None else kept_windows.MatrixState()
-        return kept_windows.window_cells(con, state, info, window, previous)
+        if metric == "rtt":
+            return kept_windows.window_cells(con, state, info, window, previous)
+        if v.metric(metric).one_value:
+            return kept_windows.value_cells(con, state, info, metric, window, previous)
     return v.window_cells(con, info, metric, window, previous, include_flagged, stats=v.SITE_STATS)
 
 
@@ -329,6 +357,16 @@ def _window_cells(
     return cells, before
 
 
+def _source_windows(
+    con: duckdb.DuckDBPyConnection,
+    infos: Sequence[v.SourceInfo],
+    include_flagged: bool = False,
+    kept: kept_windows.MatrixState | None = None,
+) -> dict[str, tuple[WindowCells, WindowCells]]:
+    """Each source's _window_cells."""
+    return {i.name: _window_cells(con, i, include_flagged, kept) for i in infos}
+
+
 def matrix_data(
     con: duckdb.DuckDBPyConnection,
     infos: Sequence[v.SourceInfo],
@@ -337,6 +375,7 @@ def matrix_data(
     catalog: Catalog,
     include_flagged: bool = False,
     kept: kept_windows.MatrixState | None = None,
+    windows: Mapping[str, tuple[WindowCells, WindowCells]] | None = None,
 ) -> dict[str, Any]:
     """Every (source, metric, window) view of the From x To matrix, with every statistic
     of views.SITE_STATS. Regions in catalog.region_order, `cities` beside them ("" for
@@ -348,12 +387,15 @@ def matrix_data(
     `newest_s` (UNIX time of the newest test), `limiter` (what limited most of a
     throughput cell's tests), `prev_p50` the p50 of the window of the same length just
     before (null for "latest"). `baseline` (RTT and throughput) is the
-    change-detection baseline of each cell, `open` the cells with an open episode."""
+    change-detection baseline of each cell, `open` the cells with an open episode.
+    `windows`: the sources' _window_cells, read already (_source_windows)."""
     baselines = _baselines(found)
     opened = _open_episodes(found)
     sources = []
+    if windows is None:
+        windows = _source_windows(con, infos, include_flagged, kept)
     for info in infos:
-        cells, previous = _window_cells(con, info, include_flagged, kept)
+        cells, previous = windows[info.name]
         regions = region_order(
             {c.src for cs in cells.values() for c in cs}
             | {c.dst for cs in cells.values() for c in cs},
@@ -368,14 +410,22 @@ def matrix_data(
             return index[src] * width + index[dst]
 
         views = {}
+        # each statistic's place in a Cell's quantiles and the samples it needs (as
+        # Cell.stat): a year's matrix is 5,852 cells of 9 statistics in 18 views
+        needs = [(s, v.STATS.index(s), v.min_samples(s)) for s in v.SITE_STATS]
         for (metric, window), found_cells in cells.items():
             arrays: dict[str, list[Any]] = {
                 k: [None] * size for k in (*v.SITE_STATS, "samples", "tests", "newest_s", "limiter")
             }
+            columns = [(arrays[s], i, need) for s, i, need in needs]
+            rounded = _ROUNDED[metric]
             for c in found_cells:
                 k = at(c.src, c.dst)
-                for stat in v.SITE_STATS:
-                    arrays[stat][k] = shown(metric, c.stat(stat))
+                if c.quantiles is not None:
+                    for column, i, need in columns:
+                        x = c.quantiles[i]
+                        if x is not None and c.samples >= need:
+                            column[k] = rounded(x)
                 arrays["samples"][k] = c.samples
                 arrays["tests"][k] = c.tests
                 arrays["newest_s"][k] = _epoch_s(c.newest)
@@ -636,11 +686,11 @@ def write_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
     `studies`: the site has TCP study pages (a link in every header)."""
     folder = root / "history"
     index, parts = matrix_files(data.matrix)
-    text = json.dumps(index, separators=(",", ":"))
+    text = _json_text(index)
     _write(folder / "matrix-data.js", f"window.InterregionMatrix = {text};\n")
     for name, (source, metric, part, stat) in parts.items():
         call = [source, metric, part] + ([stat] if stat else [])
-        args = json.dumps(call, separators=(",", ":"))[1:-1]
+        args = _json_text(call)[1:-1]
         _write(folder / name, f"window.InterregionMatrixPart({args});\n")
     _write(folder / "matrix.html", matrix_html(data, studies))
     _write(folder / "changes.html", changes_html(data, studies))

@@ -1,9 +1,9 @@
-"""The matrix's RTT windows kept between site builds, updated by the sweeps added since.
+"""The matrix's long windows kept between site builds, updated by the sweeps added since.
 
 A year's RTT window is a histogram of millions of samples per source (views.Bins, read
 from the store's rtt_bins and the tests at its ends): seconds of DuckDB per build. The
 site keeps each window of MIN_DAYS or more (1M, 1Y, and the window of the same length
-before each) in `results/.cache/site/matrix-state.npz`, and the next build updates it:
+before each) in `results/.cache/site/matrix-state/`, and the next build updates it:
 the samples of the tests that entered the window added, those of the tests that left it
 subtracted (a 6-hourly sweep moves every window by 6 hours: two slices of tests). Counts
 are integers, so the histogram's counts are exact; a bin's smallest or largest sample
@@ -22,12 +22,23 @@ code and format are the same (KEY_MODULES): otherwise (a sweep deleted, re-inges
 added with older tests, a rebuild) every window is computed from the store again. A
 window also is when it moved more than MAX_SHIFT, or has no entry, or is shorter than
 MIN_DAYS (a week is read as fast as it is updated).
+
+The one-value metrics (throughput, loss, jitter: one value per test) keep every
+window of days (1D to 1Y, and the window before each), exactly: each pair's distinct
+values with their tests (Values), to which the tests that entered are added and from
+which those that left are taken, so their percentiles are DuckDB's quantile_cont of
+the window's tests to the bit (a year of throughput is 8.5M values: DuckDB's
+percentiles of them take a second per metric).
+
+The arrays are kept as .npy files, mapped when read (a year's are 200 MB).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import tempfile
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -39,9 +50,11 @@ from orchestrator.report.cache import source_digest
 if TYPE_CHECKING:
     import duckdb
 
-STATE_FILE = Path(".cache") / "site" / "matrix-state.npz"
+# a folder: meta.json and one .npy file per array (mapped when read)
+STATE_DIR = Path(".cache") / "site" / "matrix-state"
+_OLD_FILE = Path(".cache") / "site" / "matrix-state.npz"
 STATE_FORMAT = "interregion.site-matrix-state"
-STATE_VERSION = 2  # 2: each bin's sum (`total`)
+STATE_VERSION = 3  # 2: each bin's sum (`total`); 3: the one-value metrics' windows
 # the bins' sums kept to this step (ms): far below the mean's display (0.01 ms), far
 # above the error of a sum of doubles
 SUM_STEP = 1e-4
@@ -59,7 +72,11 @@ KEY_MODULES = (
 )
 # the statistics read from the histograms (the mean is the sums')
 _QUANTILES = tuple(s for s in v.SITE_STATS if s in v.QUANTILES)
-_FIELDS = ("key", "n", "lo", "hi", "total", "pair", "tests", "newest_us")
+_KINDS = {
+    "bins": ("key", "n", "lo", "hi", "total", "pair", "tests", "newest_us"),
+    # a Values' rows' pairs as each pair and its rows (_packed)
+    "values": ("pairs", "rows", "x", "n", "newest_pair", "newest_us", "lim_pair", "lim", "lim_n"),
+}
 _EPOCH = datetime(1970, 1, 1)
 
 
@@ -76,12 +93,30 @@ class Stale(Exception):
 
 
 @dataclass
+class Values:
+    """A one-value metric's tests of a window (views.Metric.one_value: throughput, loss,
+    jitter), per pair (numbered as in the store's `pairs`): each distinct value with its
+    tests (rows sorted by `pair`, then value `x`; `n` the tests), per pair its newest
+    test (`newest_pair` sorted, `newest_us` UNIX microseconds), and the tests of each
+    limiter (`lim_pair`, `lim`, `lim_n`; rows sorted by pair, then limiter)."""
+
+    pair: Any
+    x: Any
+    n: Any
+    newest_pair: Any
+    newest_us: Any
+    lim_pair: Any
+    lim: Any
+    lim_n: Any
+
+
+@dataclass
 class Entry:
     source: str
     a: datetime  # the window's start (its tests start in [a, b))
     b: datetime | None  # its end; None: the window runs to the source's newest test
     latest: datetime | None  # the source's newest test when it was made
-    bins: v.Bins
+    bins: v.Bins | Values
 
 
 @dataclass
@@ -96,6 +131,9 @@ class MatrixState:
     # the slices read this build, by (source, from, to): a window's start is the end of
     # the window before it, so what leaves one enters the other
     slices: dict[tuple[str, datetime, datetime | None], v.Bins] = field(default_factory=dict)
+    value_slices: dict[tuple[str, str, datetime, datetime | None], Values] = field(
+        default_factory=dict
+    )
 
 
 def _name(source: str, window: str, previous: bool) -> str:
@@ -159,46 +197,62 @@ def _check_store(
 
 def load(con: duckdb.DuckDBPyConnection, results: Path) -> MatrixState:
     """The state kept under `results`, its entries dropped (with the reason) unless the
-    store is the state's plus newer sweeps; an unreadable file is no state."""
+    store is the state's plus newer sweeps; an unreadable one is no state. Its arrays
+    are mapped, not read: a year's are 200 MB, of which a build reads what it uses."""
     import numpy as np
 
-    path = results / STATE_FILE
-    if not path.is_file():
+    folder = results / STATE_DIR
+    if not (folder / "meta.json").is_file():
         return MatrixState()
     try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            latest = {str(k): (None if x is None else int(x)) for k, x in meta["latest"].items()}
-            reason = _check_store(con, meta, latest)
-            if reason is not None:
-                return MatrixState(reason=reason)
-            entries = {}
-            for n, (name, doc) in enumerate(meta["entries"].items()):
-                arrays = {f: np.asarray(z[f"{n}.{f}"]) for f in _FIELDS}
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        latest = {str(k): (None if x is None else int(x)) for k, x in meta["latest"].items()}
+        reason = _check_store(con, meta, latest)
+        if reason is not None:
+            return MatrixState(reason=reason)
+        entries = {}
+        for n, (name, doc) in enumerate(meta["entries"].items()):
+            kind = doc["kind"]
+            arrays = {
+                f: np.load(folder / f"{n}.{f}.npy", mmap_mode="r", allow_pickle=False)
+                for f in _KINDS[kind]
+            }
+            bins: v.Bins | Values
+            if kind == "values":
+                bins = _unpacked(arrays)
+            else:
                 bins = v.Bins(**arrays, km=np.full(len(arrays["pair"]), np.nan))
-                a = _time(doc["a"])
-                if a is None:
-                    raise ValueError(f"{name} has no start")
-                entries[name] = Entry(
-                    str(doc["source"]), a, _time(doc["b"]), _time(doc["latest"]), bins
-                )
+            a = _time(doc["a"])
+            if a is None:
+                raise ValueError(f"{name} has no start")
+            entries[name] = Entry(
+                str(doc["source"]), a, _time(doc["b"]), _time(doc["latest"]), bins
+            )
     except (OSError, ValueError, KeyError, TypeError) as e:
         return MatrixState(reason=f"unreadable ({e})")
     return MatrixState(entries=entries)
 
 
 def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> None:
-    """Write this build's windows (written whole; a read-only results folder keeps none)."""
+    """Write this build's windows, a folder swapped in whole (a read-only results folder
+    keeps none)."""
     import numpy as np
+
+    from orchestrator.core import outdir
 
     latest: dict[str, int | None] = {}
     arrays: dict[str, Any] = {}
     docs = {}
     for n, (name, e) in enumerate(state.made.items()):
         latest[e.source] = _us(e.latest)
-        docs[name] = {"source": e.source, "a": _us(e.a), "b": _us(e.b), "latest": _us(e.latest)}
-        for f in _FIELDS:
-            arrays[f"{n}.{f}"] = getattr(e.bins, f)
+        kind = "values" if isinstance(e.bins, Values) else "bins"
+        docs[name] = {
+            "source": e.source, "kind": kind, "a": _us(e.a), "b": _us(e.b),
+            "latest": _us(e.latest),
+        }  # fmt: skip
+        fields = _packed(e.bins) if isinstance(e.bins, Values) else vars(e.bins)
+        for f in _KINDS[kind]:
+            arrays[f"{n}.{f}"] = fields[f]
     meta = {
         "format": STATE_FORMAT,
         "code": code_key(),
@@ -207,13 +261,20 @@ def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> N
         "latest": latest,
         "entries": docs,
     }
-    path = results / STATE_FILE
+    folder = results / STATE_DIR
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        with tmp.open("wb") as out:
-            np.savez(out, meta=np.asarray(json.dumps(meta)), **arrays)
-        tmp.replace(path)
+        (results / _OLD_FILE).unlink(missing_ok=True)  # what version 2 kept, one file
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+        try:
+            for name, array in arrays.items():
+                np.save(tmp / f"{name}.npy", array, allow_pickle=False)
+            (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+            tmp.chmod(outdir.mode_for(folder))  # mkdtemp made it 0700
+            outdir.swap_into_place(tmp, folder)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     except OSError:
         pass
 
@@ -279,12 +340,31 @@ def _moved(
 ) -> v.Bins:
     """The kept window moved to [a, b): the tests that entered added, those that left
     subtracted. Stale when it cannot be (moved back or too far, an end changed kind)."""
+    leave, enter = _shift(info, kept, a, b)
+    bins = kept.bins
+    if not isinstance(bins, v.Bins):
+        raise Stale
+    if leave is not None:
+        bins = _subtract(bins, _slice(con, state, info.name, *leave))
+    if enter is not None:
+        bins = _add(bins, _slice(con, state, info.name, *enter))
+    return bins
+
+
+Span = tuple[datetime, datetime | None]
+
+
+def _shift(info: v.SourceInfo, kept: Entry, a: datetime, b: datetime | None) -> tuple[
+    Span | None, Span | None
+]:  # fmt: skip
+    """The tests that left the kept window and those that entered it, moved to [a, b)
+    (None: none). Stale when it cannot be moved (back or too far, an end changed kind)."""
     if (kept.b is None) != (b is None) or a < kept.a:
         raise Stale
     if b is None:  # to the newest test: what entered is every test after the kept newest
         if kept.latest is None or info.latest is None or info.latest < kept.latest:
             raise Stale
-        enter: tuple[datetime, datetime | None] = (kept.latest + timedelta(microseconds=1), None)
+        enter: Span = (kept.latest + timedelta(microseconds=1), None)
         moved = info.latest - kept.latest
     else:
         assert kept.b is not None
@@ -293,12 +373,7 @@ def _moved(
         enter, moved = (kept.b, b), b - kept.b
     if max(moved, a - kept.a) > MAX_SHIFT or a > enter[0]:
         raise Stale  # the slices would be most of the window
-    bins = kept.bins
-    if a > kept.a:
-        bins = _subtract(bins, _slice(con, state, info.name, kept.a, a))
-    if moved > timedelta(0):
-        bins = _add(bins, _slice(con, state, info.name, *enter))
-    return bins
+    return (kept.a, a) if a > kept.a else None, enter if moved > timedelta(0) else None
 
 
 def _slice(
@@ -416,3 +491,273 @@ def _known(
         lo[mine], hi[mine] = fresh.lo, fresh.hi
         bins = replace(bins, lo=lo, hi=hi)
     return bins, v.bins_quantiles(bins, _QUANTILES)
+
+
+# ---- the one-value metrics' windows ------------------------------------------------------
+
+
+def value_cells(
+    con: duckdb.DuckDBPyConnection,
+    state: MatrixState,
+    info: v.SourceInfo,
+    metric: str,
+    window: str,
+    previous: bool,
+) -> list[v.Cell]:
+    """views.window_cells of a one-value metric (flagged tests left out, SITE_STATS):
+    a window of days (every one: a day's is updated by a tenth of what reading it
+    costs, none has extremes to read again) from its kept entry updated, or read
+    whole, into state.made. Its percentiles are DuckDB's quantile_cont of the same
+    values, to the bit; its mean the sum of the values in order over their count
+    (DuckDB's avg adds in an order of its own: the last bits may differ)."""
+    days = v.window_days(window)
+    start, _end = v.window_bounds(info, window)
+    if days is None or start is None:
+        return v.window_cells(con, info, metric, window, previous, stats=v.SITE_STATS)
+    a, b = (start - timedelta(days=days), start) if previous else (start, None)
+    name = _name(info.name, f"{metric}:{window}", previous)
+    kept = state.entries.get(name)
+    values = None
+    if kept is not None and isinstance(kept.bins, Values):
+        try:
+            leave, enter = _shift(info, kept, a, b)
+            values = kept.bins
+            if leave is not None:
+                values = _less(values, _value_slice(con, state, info.name, metric, *leave))
+            if enter is not None:
+                values = _more(values, _value_slice(con, state, info.name, metric, *enter))
+            state.used.append(name)
+        except Stale:
+            values = None
+    if values is None:
+        values = read_values(con, info.name, metric, a, b)
+    state.made[name] = Entry(info.name, a, b, info.latest, values)
+    return values_cells(con, values)
+
+
+def read_values(
+    con: duckdb.DuckDBPyConnection, source: str, metric: str, a: datetime, b: datetime | None
+) -> Values:
+    """The Values of the metric's valid ok tests of `source` starting in [a, b) (b None:
+    from a on)."""
+    import numpy as np
+
+    m = v.metric(metric)
+    where = f"source = ? AND status = 'ok' AND {m.present_sql} AND {v.valid_sql(m.measure)} "
+    where += "AND started_utc >= ?" + (" AND started_utc < ?" if b is not None else "")
+    params = [source, a, *([b] if b is not None else [])]
+    tests = (
+        f"(SELECT p.pair, {m.run_sql} AS x, limiter, started_utc FROM measurements m "
+        f"JOIN pairs p ON m.src = p.src AND m.dst = p.dst WHERE {where})"
+    )
+    # the rows as they come, sorted here: a third of the time DuckDB takes to group or
+    # sort them (a year's 8.5M)
+    found = con.execute(f"SELECT pair, x FROM {tests}", params).fetchnumpy()
+    keys = np.empty(len(found["x"]), dtype=np.complex128)
+    keys.real, keys.imag = found["pair"], found["x"]
+    keys.sort()
+    firsts = _firsts(keys)
+    lims = con.execute(
+        "SELECT pair, coalesce(limiter, '') AS lim, count(*) AS n, "
+        f"epoch_us(max(started_utc)) AS newest FROM {tests} GROUP BY pair, lim "
+        "ORDER BY pair, lim",
+        params,
+    ).fetchnumpy()
+    lim_pair = np.asarray(lims["pair"], dtype=np.int32)
+    per_pair = _firsts(lim_pair)
+    newest = np.asarray(lims["newest"], dtype=np.int64)
+    return Values(
+        pair=keys.real[firsts].astype(np.int32),
+        x=keys.imag[firsts].copy(),
+        n=np.diff(np.append(firsts, len(keys))).astype(np.int32),
+        newest_pair=lim_pair[per_pair],
+        newest_us=np.maximum.reduceat(newest, per_pair) if len(newest) else newest,
+        lim_pair=lim_pair,
+        lim=np.asarray(lims["lim"], dtype=str),
+        lim_n=np.asarray(lims["n"], dtype=np.int32),
+    )
+
+
+def _value_slice(
+    con: duckdb.DuckDBPyConnection,
+    state: MatrixState,
+    source: str,
+    metric: str,
+    a: datetime,
+    b: datetime | None,
+) -> Values:
+    key = (source, metric, a, b)
+    if key not in state.value_slices:
+        state.value_slices[key] = read_values(con, source, metric, a, b)
+    return state.value_slices[key]
+
+
+def _firsts(sorted_keys: Any) -> Any:
+    """The index of the first row of each run of equal keys."""
+    import numpy as np
+
+    if not len(sorted_keys):
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))
+
+
+def _packed(values: Values) -> dict[str, Any]:
+    """values' fields for the file: each row's pair as each pair's rows (a year's
+    throughput is 8.5M rows, of 5,852 pairs)."""
+    import numpy as np
+
+    firsts = _firsts(values.pair)
+    fields = {k: x for k, x in vars(values).items() if k != "pair"}
+    rows = np.diff(np.append(firsts, len(values.pair)))
+    # most counts are 1 (a throughput is seldom seen twice): a byte each
+    most = int(values.n.max()) if len(values.n) else 0
+    fields["n"] = values.n.astype(np.min_scalar_type(most))
+    return {**fields, "pairs": values.pair[firsts], "rows": rows}
+
+
+def _unpacked(arrays: dict[str, Any]) -> Values:
+    import numpy as np
+
+    fields = {k: x for k, x in arrays.items() if k not in ("pairs", "rows", "n")}
+    pair = np.repeat(arrays["pairs"], arrays["rows"]).astype(np.int32)
+    return Values(pair=pair, n=np.asarray(arrays["n"], dtype=np.int32), **fields)
+
+
+def _search(values: Values, of: Values) -> tuple[Any, Any]:
+    """Where each row of `of` is, or would go, in values' rows (both sorted by pair,
+    then value), and whether it is there: a binary search within each pair's rows, all
+    rows at once (a year's 8.5M rows are never copied to search them)."""
+    import numpy as np
+
+    lo = np.searchsorted(values.pair, of.pair, side="left")
+    hi = np.searchsorted(values.pair, of.pair, side="right")
+    while (lo < hi).any():
+        mid = (lo + hi) // 2
+        less = np.zeros(len(mid), dtype=bool)
+        open_ = lo < hi
+        less[open_] = values.x[mid[open_]] < of.x[open_]
+        lo = np.where(open_ & less, mid + 1, lo)
+        hi = np.where(open_ & ~less, mid, hi)
+    inside = lo < len(values.x)
+    found = np.zeros(len(lo), dtype=bool)
+    found[inside] = (values.pair[lo[inside]] == of.pair[inside]) & (
+        values.x[lo[inside]] == of.x[inside]
+    )
+    return lo, found
+
+
+def _limiters(values: Values) -> dict[tuple[int, str], int]:
+    return dict(
+        zip(
+            zip(values.lim_pair.tolist(), values.lim.tolist(), strict=True),
+            values.lim_n.tolist(),
+            strict=True,
+        )
+    )
+
+
+def _with_limiters(
+    values: Values, counts: dict[tuple[int, str], int], newest: dict[int, int]
+) -> Values:
+    """values with the limiter counts and newest tests given (pairs without tests
+    dropped)."""
+    import numpy as np
+
+    rows = sorted((k, n) for k, n in counts.items() if n > 0)
+    pairs = sorted(newest)
+    return replace(
+        values,
+        lim_pair=np.asarray([p for (p, _), _ in rows], dtype=np.int32),
+        lim=np.asarray([lim for (_, lim), _ in rows], dtype=str),
+        lim_n=np.asarray([n for _, n in rows], dtype=np.int32),
+        newest_pair=np.asarray(pairs, dtype=np.int32),
+        newest_us=np.asarray([newest[p] for p in pairs], dtype=np.int64),
+    )
+
+
+def _less(values: Values, out: Values) -> Values:
+    """values less the tests of `out` (which they must hold; older than those left)."""
+
+    at, found = _search(values, out)
+    if not found.all():
+        raise Stale
+    n = values.n.copy()
+    n[at] -= out.n
+    if (n[at] < 0).any():
+        raise Stale
+    keep = n > 0
+    left = replace(values, pair=values.pair[keep], x=values.x[keep], n=n[keep])
+    counts = _limiters(values)
+    for k, c in _limiters(out).items():
+        counts[k] = counts.get(k, 0) - c
+        if counts[k] < 0:
+            raise Stale
+    still = set(left.pair[_firsts(left.pair)].tolist())
+    newest = {
+        p: t
+        for p, t in zip(values.newest_pair.tolist(), values.newest_us.tolist(), strict=True)
+        if p in still
+    }
+    return _with_limiters(left, {k: c for k, c in counts.items() if k[0] in still}, newest)
+
+
+def _more(values: Values, more: Values) -> Values:
+    """values with the tests of `more` (newer ones) added."""
+    import numpy as np
+
+    at, found = _search(values, more)
+    lacks = ~found
+    pair = np.insert(values.pair, at[lacks], more.pair[lacks])
+    x = np.insert(values.x, at[lacks], more.x[lacks])
+    n = np.insert(values.n, at[lacks], 0)
+    # each of `more` is where it was searched, after the rows inserted before it
+    n[at + np.cumsum(lacks) - lacks] += more.n
+    merged = replace(values, pair=pair, x=x, n=n)
+    counts = _limiters(values)
+    for k, c in _limiters(more).items():
+        counts[k] = counts.get(k, 0) + c
+    newest = dict(zip(values.newest_pair.tolist(), values.newest_us.tolist(), strict=True))
+    for p, t in zip(more.newest_pair.tolist(), more.newest_us.tolist(), strict=True):
+        newest[p] = max(t, newest.get(p, t))
+    return _with_limiters(merged, counts, newest)
+
+
+def values_cells(con: duckdb.DuckDBPyConnection, values: Values) -> list[v.Cell]:
+    """The Cells of values' pairs, sorted by (src, dst), with SITE_STATS."""
+    import numpy as np
+
+    if not len(values.n):
+        return []
+    names = {r[0]: (r[1], r[2]) for r in con.execute("SELECT pair, src, dst FROM pairs").fetchall()}
+    firsts = _firsts(values.pair)
+    cum = np.cumsum(values.n, dtype=np.int64)
+    tests = np.add.reduceat(values.n.astype(np.int64), firsts)
+    before = cum[firsts] - values.n[firsts]
+    columns: list[list[float | None]] = [[None] * len(firsts)] * len(v.STATS)
+    for stat, q in v.QUANTILES.items():
+        if stat not in v.SITE_STATS:
+            continue
+        # as DuckDB's quantile_cont: the order statistics at floor and ceil of (N - 1) q,
+        # lo (1 - d) + hi d between them
+        h = (tests - 1).astype(np.float64) * q
+        lo, hi = np.floor(h), np.ceil(h)
+        x_lo = values.x[np.searchsorted(cum, before + lo.astype(np.int64), side="right")]
+        x_hi = values.x[np.searchsorted(cum, before + hi.astype(np.int64), side="right")]
+        d = h - lo
+        columns[v.STATS.index(stat)] = np.where(lo == hi, x_lo, x_lo * (1 - d) + x_hi * d).tolist()
+    if "mean" in v.SITE_STATS:
+        columns[v.STATS.index("mean")] = (
+            np.add.reduceat(values.x * values.n, firsts) / tests
+        ).tolist()
+    pairs = values.pair[firsts].tolist()
+    newest = dict(zip(values.newest_pair.tolist(), values.newest_us.tolist(), strict=True))
+    best: dict[int, tuple[int, str]] = {}
+    for p, lim, c in zip(values.lim_pair.tolist(), values.lim.tolist(), values.lim_n.tolist(),
+                         strict=True):  # fmt: skip
+        if lim and (p not in best or c > best[p][0]):  # rows by name: the first of a tie
+            best[p] = (c, lim)
+    cells = [
+        v.Cell(*names[p], None, k, k, stats, _time(newest[p]), best[p][1] if p in best else None)
+        for p, k, stats in zip(pairs, tests.tolist(), zip(*columns, strict=True), strict=True)
+    ]
+    return sorted(cells, key=lambda c: (c.src, c.dst))

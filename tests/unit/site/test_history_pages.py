@@ -615,15 +615,15 @@ def test_a_stale_entry_is_known_by_its_key_without_being_read(tmp_path, monkeypa
         site_history.cached_history_data(con, results)
     _sweeps(results, [151.0], start=10)
     parsed = []
-    real = json.loads
-    head = f'{{"format":"{site_history.CACHE_FORMAT}"'
+    real = site_history.orjson.loads
+    head = f'{{"format":"{site_history.CACHE_FORMAT}"'.encode()
 
-    def loads(text, *a, **k):  # the entries read (matrix_state reads its own file too)
-        if str(text).startswith(head):
+    def loads(text, *a, **k):  # the entries read (the pair pages' texts are read too)
+        if (text if isinstance(text, bytes) else str(text).encode()).startswith(head):
             parsed.append(1)
         return real(text, *a, **k)
 
-    monkeypatch.setattr(site_history.json, "loads", loads)
+    monkeypatch.setattr(site_history.orjson, "loads", loads)
     with h.opened(results, read_only=True) as con:
         after = site_history.cached_history_data(con, results)
         assert parsed == []  # the new sweep: the old entry's key differs, it is not parsed

@@ -7,10 +7,12 @@ import re
 import shutil
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from history_support import make_sweep, sweep_id_at
 from report_support import CATALOG
 
 from orchestrator.history import store as h
+from orchestrator.history import views as v
 from orchestrator.site import build as site
 from orchestrator.site import history_pages as site_history
 from orchestrator.site import matrix_state
@@ -21,7 +23,8 @@ A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:eu-west-1"
 
 def _sweep(results, i, hours=None):
     """Sweep i, 6 h after sweep i - 1: samples that differ per sweep, so that a window
-    that moves loses the smallest and largest samples of some of its bins."""
+    that moves loses the smallest and largest samples of some of its bins; a throughput
+    that repeats every third sweep (the one-value windows' ties)."""
     t = T0 + timedelta(hours=6 * i if hours is None else hours)
     samples = {
         (A, B): [150.0 + 0.013 * ((7 * i + k) % 11) + 0.2 * (k % 4) for k in range(20)],
@@ -29,7 +32,7 @@ def _sweep(results, i, hours=None):
         (A, C): [70.0 + (i % 5) + 0.01 * k for k in range(20)],
     }
     sweep_id = sweep_id_at(t, f"{i:04x}")
-    make_sweep(results, sweep_id, samples, started=t)
+    make_sweep(results, sweep_id, samples, started=t, throughput_bps=8.0e8 + 1.5e7 * (i % 3))
     h.ingest_sweep(results, sweep_id)
     return sweep_id
 
@@ -83,7 +86,7 @@ def test_a_site_built_after_each_new_sweep_equals_one_built_from_scratch(tmp_pat
         _sweep(results, i)
     out = tmp_path / "site"
     site.build_site(out, results, catalog=CATALOG)
-    assert (results / matrix_state.STATE_FILE).is_file()
+    assert (results / matrix_state.STATE_DIR / "meta.json").is_file()
     _sweep(results, 8)
     site.build_site(out, results, catalog=CATALOG)  # the windows kept, updated
     with h.opened(results, read_only=True) as con:
@@ -136,6 +139,41 @@ def test_a_sweep_with_tests_older_than_the_kept_ones_is_not_added_to_them(tmp_pa
     with h.opened(results, read_only=True) as con:
         assert data.matrix == site_history.history_data(con, now, CATALOG).matrix
     # a damaged file is no state
-    (results / matrix_state.STATE_FILE).write_bytes(b"not a zip")
+    (results / matrix_state.STATE_DIR / "0.n.npy").write_bytes(b"not an array")
     with h.opened(results, read_only=True) as con:
         assert matrix_state.load(con, results).reason.startswith("unreadable")
+
+
+def test_one_value_windows_kept_are_the_stores_to_the_bit(tmp_path, monkeypatch):
+    """Throughput, loss and jitter windows updated sweep after sweep: every cell the one
+    DuckDB gives from the tests (the percentiles to the bit, the mean to its last bits),
+    and the kept entries were the ones used."""
+    results, _now = _kept_six(tmp_path, monkeypatch)
+    used = set()
+    for i in range(6, 12):
+        _sweep(results, i)
+        with h.opened(results, read_only=True) as con:
+            state = matrix_state.load(con, results)
+            info = next(iter(v.source_infos(con).values()))
+            for metric in ("throughput", "loss", "jitter"):
+                for window in ("1D", "1W", "1M"):
+                    for previous in (False, True):
+                        mine = matrix_state.value_cells(con, state, info, metric, window, previous)
+                        ref = v.window_cells(con, info, metric, window, previous, stats=v.STATS)
+                        assert [c.src for c in mine] == [c.src for c in ref]
+                        for c, r in zip(mine, ref, strict=True):
+                            assert (c.dst, c.tests, c.samples, c.newest, c.limiter) == (
+                                r.dst,
+                                r.tests,
+                                r.samples,
+                                r.newest,
+                                r.limiter,
+                            )
+                            for stat in v.QUANTILES:
+                                assert c.stat(stat) == r.stat(stat), (metric, window, stat)
+                            mean, want = c.stat("mean"), r.stat("mean")
+                            assert mean == pytest.approx(want, rel=1e-12)
+            matrix_state.save(con, results, state)
+        used |= set(state.used)
+    assert {f"emulated|{m}:1D|window" for m in ("throughput", "loss", "jitter")} <= used
+    assert "emulated|throughput:1D|previous" in used
