@@ -697,11 +697,13 @@ def binned_range(
     b: datetime | None,
     pairs: Sequence[int] | None = None,
     counts: bool = True,
+    keys: Sequence[int] | None = None,
 ) -> Bins:
     """The Bins of the tests starting in [a, b) (b None: from a on), of the `pairs`
     numbers given (all without): the days wholly inside from rtt_bins, the day it starts
     in (and the day b falls in) from the tests' samples, binned as the store bins them.
-    Without `counts`, the histograms alone (no pairs, tests, newest: a scan saved)."""
+    Without `counts`, the histograms alone (no pairs, tests, newest: a scan saved).
+    `keys`: those rows alone (bin_key_sql; of `pairs`), fewer to group."""
     import numpy as np
 
     from orchestrator.history.histogram import bin_sql
@@ -710,6 +712,9 @@ def binned_range(
     valid = valid_sql(m.measure)
     # the numbers written out: a list parameter costs DuckDB a failed import per item
     chosen = "" if pairs is None else f" AND pair IN ({', '.join(str(int(p)) for p in pairs)})"
+    rows = chosen  # of the histograms' rows
+    if keys is not None:
+        rows += f" AND {bin_key_sql('pair', 'bin')} IN ({', '.join(str(int(k)) for k in keys)})"
     tests = f"source = ? AND status = 'ok' AND {valid} AND started_utc >= ?"
     params: list[Any] = [source, a]
     part = "started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
@@ -731,7 +736,7 @@ def binned_range(
     for span, since, until in _whole_days(a, b):
         whole.append(
             f"SELECT pair, bin, n, lo, hi, total FROM rtt_bins WHERE source = ? AND {valid} "
-            f"AND days = {span} AND day >= ?" + (" AND day < ?" if until else "") + chosen
+            f"AND days = {span} AND day >= ?" + (" AND day < ?" if until else "") + rows
         )
         whole_params += [source, since, *([until] if until else [])]
     # the tests of the days the range starts and ends in, binned as the store bins them
@@ -739,7 +744,7 @@ def binned_range(
         f"SELECT p.pair, {bin_sql('x')} AS bin, 1 AS n, x AS lo, x AS hi, x AS total "
         "FROM (SELECT src, dst, "
         f"unnest({m.samples_sql}) AS x FROM measurements WHERE {tests} AND ({part})) r "
-        f"JOIN pairs p ON r.src = p.src AND r.dst = p.dst WHERE x IS NOT NULL{chosen}"
+        f"JOIN pairs p ON r.src = p.src AND r.dst = p.dst WHERE x IS NOT NULL{rows}"
     )
     found = con.execute(
         f"SELECT {bin_key_sql('pair', 'bin')} AS key, sum(n) AS n, min(lo) AS lo, "

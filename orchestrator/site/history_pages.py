@@ -314,13 +314,18 @@ def _cells(
     histograms (views.binned_cells; matrix_state.window_cells, which keeps them for
     the next build: the same cells); the one-value metrics' long windows are kept too
     (matrix_state.value_cells); the rest from the tests."""
+    stats = PREVIOUS_STATS if previous else v.SITE_STATS
     if window != "latest" and not include_flagged:
         state = kept if kept is not None else kept_windows.MatrixState()
         if metric == "rtt":
-            return kept_windows.window_cells(con, state, info, window, previous)
+            return kept_windows.window_cells(con, state, info, window, previous, stats)
         if v.metric(metric).one_value:
-            return kept_windows.value_cells(con, state, info, metric, window, previous)
-    return v.window_cells(con, info, metric, window, previous, include_flagged, stats=v.SITE_STATS)
+            return kept_windows.value_cells(con, state, info, metric, window, previous, stats)
+    return v.window_cells(con, info, metric, window, previous, include_flagged, stats=stats)
+
+
+# what the matrix shows of the window before each (its "change vs previous window" view)
+PREVIOUS_STATS = ("p50",)
 
 
 def _window_cells(
@@ -431,7 +436,7 @@ def matrix_data(
                 arrays["newest_s"][k] = _epoch_s(c.newest)
                 arrays["limiter"][k] = c.limiter if metric == "throughput" else None
             # the p50 of the window just before, for the "change vs previous window" view
-            before = {(c.src, c.dst): c.stat("p50") for c in previous[metric, window]}
+            before = {(c.src, c.dst): c.stat(PREVIOUS_STATS[0]) for c in previous[metric, window]}
             arrays["prev_p50"] = [None] * size
             for (src, dst), value in before.items():
                 if src in index and dst in index:

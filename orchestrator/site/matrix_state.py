@@ -39,6 +39,7 @@ import hashlib
 import json
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -288,10 +289,12 @@ def window_cells(
     info: v.SourceInfo,
     window: str,
     previous: bool,
+    stats: Sequence[str] = v.SITE_STATS,
 ) -> list[v.Cell]:
-    """views.binned_cells' cells (SITE_STATS, the mean from the kept sums, counts and
+    """views.binned_cells' cells (`stats`, the mean from the kept sums, counts and
     newest test) of the window, from its kept entry updated, or from the store; a
-    window of MIN_DAYS or more goes into state.made."""
+    window of MIN_DAYS or more goes into state.made. The extremes that left are read
+    again for the statistics asked for only."""
     days = v.window_days(window)
     start, _end = v.window_bounds(info, window)
     if days is None or start is None:
@@ -308,10 +311,11 @@ def window_cells(
             bins = None
     if bins is None:
         bins = _whole(con, info.name, a, b)
-    bins, quantiles = _known(con, info.name, a, b, bins)
+    asked = tuple(s for s in stats if s in v.QUANTILES)
+    bins, quantiles = _known(con, info.name, a, b, bins, asked)
     if days >= MIN_DAYS:  # the shorter ones are read whole next time too
         state.made[name] = Entry(info.name, a, b, info.latest, bins)
-    return v.bins_cells(con, bins, v.SITE_STATS, quantiles)
+    return v.bins_cells(con, bins, stats, quantiles)
 
 
 def _whole(con: duckdb.DuckDBPyConnection, source: str, a: datetime, b: datetime | None) -> v.Bins:
@@ -467,30 +471,41 @@ def _add(bins: v.Bins, more: v.Bins) -> v.Bins:
 
 
 def _known(
-    con: duckdb.DuckDBPyConnection, source: str, a: datetime, b: datetime | None, bins: v.Bins
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    a: datetime,
+    b: datetime | None,
+    bins: v.Bins,
+    asked: Sequence[str] = _QUANTILES,
 ) -> tuple[v.Bins, tuple[Any, Any]]:
-    """bins with every unknown extreme the SITE_STATS read taken from the store (the
-    pairs that need one, read whole), and those quantiles. Stale pairs (counts that
+    """bins with every unknown extreme the quantiles `asked` read taken from the store
+    (the pairs that need one, read whole), and those quantiles. Stale pairs (counts that
     differ from the store's) are never kept: then the window is read whole."""
     import numpy as np
 
     if not len(bins.n):
-        return bins, (np.zeros(0, dtype=np.int64), np.zeros((0, len(_QUANTILES))))
-    firsts, qs = v.bins_quantiles(bins, _QUANTILES)
+        return bins, (np.zeros(0, dtype=np.int64), np.zeros((0, len(asked))))
+    firsts, qs = v.bins_quantiles(bins, asked)
     bad = np.isnan(qs).any(axis=1)
     if not bad.any():
         return bins, (firsts, qs)
     pairs = v.bin_pairs(bins.key)
     wanted = np.unique(pairs[firsts[bad]])
-    fresh = v.binned_range(con, source, a, b, wanted.tolist(), counts=False)
-    mine = np.isin(pairs, wanted)
-    if not np.array_equal(bins.key[mine], fresh.key) or not np.array_equal(bins.n[mine], fresh.n):
+    # the unknown rows of those pairs: a few each, read from the store (grouping them
+    # alone, not the pairs' every row)
+    unknown = np.isin(pairs, wanted) & (np.isnan(bins.lo) | np.isnan(bins.hi))
+    fresh = v.binned_range(
+        con, source, a, b, wanted.tolist(), counts=False, keys=bins.key[unknown].tolist()
+    )
+    if not np.array_equal(bins.key[unknown], fresh.key) or not np.array_equal(
+        bins.n[unknown], fresh.n
+    ):
         bins = _whole(con, source, a, b)  # never trust a state that disagrees
     else:
         lo, hi = bins.lo.copy(), bins.hi.copy()
-        lo[mine], hi[mine] = fresh.lo, fresh.hi
+        lo[unknown], hi[unknown] = fresh.lo, fresh.hi
         bins = replace(bins, lo=lo, hi=hi)
-    return bins, v.bins_quantiles(bins, _QUANTILES)
+    return bins, v.bins_quantiles(bins, asked)
 
 
 # ---- the one-value metrics' windows ------------------------------------------------------
@@ -503,8 +518,9 @@ def value_cells(
     metric: str,
     window: str,
     previous: bool,
+    stats: Sequence[str] = v.SITE_STATS,
 ) -> list[v.Cell]:
-    """views.window_cells of a one-value metric (flagged tests left out, SITE_STATS):
+    """views.window_cells of a one-value metric (flagged tests left out, `stats`):
     a window of days (every one: a day's is updated by a tenth of what reading it
     costs, none has extremes to read again) from its kept entry updated, or read
     whole, into state.made. Its percentiles are DuckDB's quantile_cont of the same
@@ -513,7 +529,7 @@ def value_cells(
     days = v.window_days(window)
     start, _end = v.window_bounds(info, window)
     if days is None or start is None:
-        return v.window_cells(con, info, metric, window, previous, stats=v.SITE_STATS)
+        return v.window_cells(con, info, metric, window, previous, stats=stats)
     a, b = (start - timedelta(days=days), start) if previous else (start, None)
     name = _name(info.name, f"{metric}:{window}", previous)
     kept = state.entries.get(name)
@@ -532,7 +548,7 @@ def value_cells(
     if values is None:
         values = read_values(con, info.name, metric, a, b)
     state.made[name] = Entry(info.name, a, b, info.latest, values)
-    return values_cells(con, values)
+    return values_cells(con, values, stats)
 
 
 def read_values(
@@ -722,8 +738,10 @@ def _more(values: Values, more: Values) -> Values:
     return _with_limiters(merged, counts, newest)
 
 
-def values_cells(con: duckdb.DuckDBPyConnection, values: Values) -> list[v.Cell]:
-    """The Cells of values' pairs, sorted by (src, dst), with SITE_STATS."""
+def values_cells(
+    con: duckdb.DuckDBPyConnection, values: Values, stats: Sequence[str] = v.SITE_STATS
+) -> list[v.Cell]:
+    """The Cells of values' pairs, sorted by (src, dst), with `stats`."""
     import numpy as np
 
     if not len(values.n):
@@ -735,7 +753,7 @@ def values_cells(con: duckdb.DuckDBPyConnection, values: Values) -> list[v.Cell]
     before = cum[firsts] - values.n[firsts]
     columns: list[list[float | None]] = [[None] * len(firsts)] * len(v.STATS)
     for stat, q in v.QUANTILES.items():
-        if stat not in v.SITE_STATS:
+        if stat not in stats:
             continue
         # as DuckDB's quantile_cont: the order statistics at floor and ceil of (N - 1) q,
         # lo (1 - d) + hi d between them
@@ -745,7 +763,7 @@ def values_cells(con: duckdb.DuckDBPyConnection, values: Values) -> list[v.Cell]
         x_hi = values.x[np.searchsorted(cum, before + hi.astype(np.int64), side="right")]
         d = h - lo
         columns[v.STATS.index(stat)] = np.where(lo == hi, x_lo, x_lo * (1 - d) + x_hi * d).tolist()
-    if "mean" in v.SITE_STATS:
+    if "mean" in stats:
         columns[v.STATS.index("mean")] = (
             np.add.reduceat(values.x * values.n, firsts) / tests
         ).tolist()

@@ -110,10 +110,10 @@ def test_windows_updated_sweep_after_sweep_equal_windows_read_whole(tmp_path, mo
     reread = []  # the pairs whose unknown extremes were read again
     real = matrix_state.v.binned_range
 
-    def binned_range(con, source, a, b, pairs=None, counts=True):
+    def binned_range(con, source, a, b, pairs=None, counts=True, keys=None):
         if pairs is not None:
             reread.append(pairs)
-        return real(con, source, a, b, pairs, counts)
+        return real(con, source, a, b, pairs, counts, keys)
 
     monkeypatch.setattr(matrix_state.v, "binned_range", binned_range)
     for i in range(6, 14):
