@@ -768,13 +768,13 @@ def _quiet_starts(
         for k, (s, i) in enumerate(zip(members, rows, strict=True)):
             mine, change = runs[i], changes[i]
             before = sizes[i] if cut is None else _before(mine.times, mine.ids, cut)
-            d = _Direction(s, p, pooled.get(s.key))
             upto = min(before, change)  # the runs before a configuration change
-            d.base = Window(p.window_runs, x[i, max(0, upto - p.window_runs) : upto].tolist(),
-                            mads[i] if upto == change else None)  # fmt: skip
+            base = Window(p.window_runs, x[i, max(0, upto - p.window_runs) : upto].tolist(),
+                          mads[i] if upto == change else None)  # fmt: skip
+            d = _Direction(s, p, pooled.get(s.key), base)
             d.fingerprint = mine.prints[upto - 1] if upto else None
             if p.window_runs >= p.min_runs:  # else no run is ever judged
-                result.evaluated_runs.update(mine.ids[p.min_runs : upto])
+                result.evaluated_runs.update(mine.ids[p.min_runs : upto].tolist())
             if upto < before:  # the change, then runs that only join the new baseline
                 t, run_id = mine.times[change], mine.ids[change]
                 configs.append(((t, run_id, k), ConfigChange(
@@ -796,11 +796,13 @@ def _quiet_starts(
 class _Direction:
     """One direction's state within a path."""
 
-    def __init__(self, s: Series, p: Params, pooled: float | None) -> None:
+    def __init__(
+        self, s: Series, p: Params, pooled: float | None, base: Window | None = None
+    ) -> None:
         self.key = s.key
         self.p = p
         self.pooled = pooled
-        self.base = Window(p.window_runs)
+        self.base = Window(p.window_runs) if base is None else base
         self.fingerprint: str | None = None
         self.post: list[float] = []
         self.old_window: list[float] = []
