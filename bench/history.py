@@ -344,6 +344,24 @@ def synthetic_store(results: Path, sweeps: int, seed: int = 1) -> tuple[int, flo
     return int(rows), longest
 
 
+def same_configuration(results: Path) -> None:
+    """The generated tests given the configuration (fingerprint) of the store's real
+    sweep (one_sweep_folder's, ingested), as a schedule's sweeps share one: else every
+    path would change configuration at that sweep, and change detection would judge
+    none of them."""
+    with history.opened(results) as con, history.transaction(con):
+        row = con.execute(
+            "SELECT fingerprint FROM measurements WHERE fingerprint <> 'synthetic' LIMIT 1"
+        ).fetchone()
+        if row is None:
+            return
+        for table in ("archive", "recent"):
+            con.execute(
+                f"UPDATE {table} SET fingerprint = ? WHERE fingerprint = 'synthetic'", [row[0]]
+            )
+        con.execute("DELETE FROM fingerprints WHERE fingerprint = 'synthetic'")
+
+
 def _generate(results: str, sweeps: int, seed: int) -> tuple[int, float]:
     return synthetic_store(Path(results), sweeps, seed)
 

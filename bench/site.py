@@ -50,8 +50,9 @@ def load() -> str:
 
 CACHE = Path(tempfile.gettempdir()) / "interregion-bench-cache"
 # raised when the generated store changes; older caches are regenerated (2: each test's
-# jitter, loss and limiter, which the matrix shows as it does RTT and throughput)
-STORE_FORMAT = 2
+# jitter, loss and limiter, which the matrix shows as it does RTT and throughput; 3: the
+# generated tests in the configuration of the real sweeps, so detection judges them)
+STORE_FORMAT = 3
 
 
 def _mb(path: Path) -> float:
@@ -134,8 +135,10 @@ def history_bench(sweeps: int, fresh: bool) -> None:
         results.mkdir(parents=True)
         t0 = time.perf_counter()
         bench_history.synthetic_store(results, sweeps)
-        # the newest sweep as a folder too, so the site has a sweep page
+        # the newest sweep as a folder too, so the site has a sweep page; the generated
+        # tests in its configuration, as a schedule's sweeps are
         history.ingest_sweep(results, bench_history.one_sweep_folder(results, last))
+        bench_history.same_configuration(results)
         done.write_text(f"{time.perf_counter() - t0:.0f}\n")
     shutil.rmtree(results / ".cache", ignore_errors=True)  # a cold site first
     # opened to write: a kept store of an older schema migrates

@@ -12,6 +12,7 @@ Public API: the modules below; other packages import only these names
   (orchestrator.site) and its history pages (orchestrator.site.history_pages).
 - `matrix_state`: The matrix's RTT windows kept between site builds, updated by the sweeps added
   since.
+- `pair_state`: The pair pages' tests kept between site builds, updated by the sweeps added since.
 - `publish`: Publishing the static site to a folder, S3 or Google Cloud Storage.
 """
 
@@ -20,5 +21,6 @@ __all__ = [
     "history_pages",
     "html",
     "matrix_state",
+    "pair_state",
     "publish",
 ]

@@ -29,6 +29,7 @@ from orchestrator.model.catalog import Catalog, load_catalog, region_order
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.report.cache import source_digest
 from orchestrator.site import matrix_state as kept_windows
+from orchestrator.site import pair_state
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
@@ -114,12 +115,14 @@ def history_data(
     catalog: Catalog | None = None,
     include_flagged: bool = False,
     kept: kept_windows.MatrixState | None = None,
+    kept_tests: pair_state.PairState | None = None,
 ) -> HistoryData:
     """Every figure of the history pages, from the store (read only); the regions in
     catalog.region_order, with their cities (the default catalog without one). The
     matrix leaves out a test whose flags invalidate its metric unless `include_flagged`.
     `kept`: the RTT windows of the last build, updated (orchestrator.site.matrix_state);
-    this build's go into its `made`."""
+    `kept_tests`: the pair pages' tests (orchestrator.site.pair_state); this build's go
+    into their `made`."""
     infos = list(v.source_infos(con).values())
     if not infos:
         from orchestrator.core.errors import UserError
@@ -141,7 +144,7 @@ def history_data(
             # in a cycle: the collector would walk them all again and again
             with ch.gc_paused():
                 changes = {**changes_data(con, found, infos, series), "calibration": calibration}
-                pairs = pair_data(con, infos, found)
+                pairs = pair_data(con, infos, found, kept_tests)
                 cells = windows.result()
     finally:
         cursor.close()
@@ -162,7 +165,7 @@ def history_data(
 CACHE_FILE = Path(".cache") / "site" / "history.json"
 CACHE_FORMAT = "interregion.site-history-cache"
 # the modules whose code computes the figures: a change to one is a new key
-_FIGURE_MODULES = ("history_pages.py", "matrix_state.py")
+_FIGURE_MODULES = ("history_pages.py", "matrix_state.py", "pair_state.py")
 _HISTORY_MODULES = ("views.py", "changes.py", "store.py", "continents.py", "fingerprint.py")
 
 
@@ -250,9 +253,11 @@ def cached_history_data(
     except (OSError, ValueError, KeyError, TypeError):
         pass  # no entry, or one this code cannot read: computed again
     kept = kept_windows.load(con, results) if not include_flagged else None
-    data = history_data(con, built, catalog, include_flagged, kept)
+    kept_tests = pair_state.load(con, results)
+    data = history_data(con, built, catalog, include_flagged, kept, kept_tests)
     if kept is not None:
         kept_windows.save(con, results, kept)
+    pair_state.save(con, results, kept_tests)
     with ch.gc_paused():
         doc = _to_json(data)
         text = orjson.dumps(
@@ -528,29 +533,36 @@ def changes_data(
 
 
 def pair_data(
-    con: duckdb.DuckDBPyConnection, infos: Sequence[v.SourceInfo], found: ch.Detection
+    con: duckdb.DuckDBPyConnection,
+    infos: Sequence[v.SourceInfo],
+    found: ch.Detection,
+    kept: pair_state.PairState | None = None,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """Per unordered pair: each source's runs in both directions over the PAIR_WINDOW
     (a pair without a test there shows its newest one), with its episodes and
-    configuration changes as markers."""
+    configuration changes as markers. `kept`: the tests of the last build, updated
+    (orchestrator.site.pair_state); this build's go into its `made`."""
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
     marks = _pair_marks(found)
+    detectable = _detectable_rtt(found)
     for info in infos:
         start, _end = v.window_bounds(info, PAIR_WINDOW)
-        shown_from = v.iso_utc(start)
-        for src, dst, times, sweeps, rtts, throughputs in _pair_rows(con, info.name, start):
+        shown_from, shown_to = v.iso_utc(start), v.iso_utc(info.latest)
+        caption = v.source_caption(
+            {"source": info.name, "label": info.label, "emulated": info.emulated}
+        )
+        rows = _pair_rows(con, info, start, kept)
+        for src, dst, times, sweeps, rtts, throughputs in rows.series():
             key = (min(src, dst), max(src, dst))
             page = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": {}})
-            entry = page["sources"].setdefault(
-                info.name,
-                {
+            entry = page["sources"].get(info.name)
+            if entry is None:
+                entry = page["sources"][info.name] = {
                     "source": info.name,
                     "emulated": info.emulated,
-                    "caption": v.source_caption(
-                        {"source": info.name, "label": info.label, "emulated": info.emulated}
-                    ),
-                    "window_start_utc": v.iso_utc(start),
-                    "window_end_utc": v.iso_utc(info.latest),
+                    "caption": caption,
+                    "window_start_utc": shown_from,
+                    "window_end_utc": shown_to,
                     "directions": [],
                     # only what shows in the window (an old span would stretch the axis)
                     "episodes": [
@@ -563,16 +575,13 @@ def pair_data(
                         for c in marks["configs"].get((info.name, *key), [])
                         if shown_from is None or c["utc"] >= shown_from
                     ],
-                },
-            )
+                }
             entry["directions"].append(
                 {
                     "src": src,
                     "dst": dst,
                     # what change detection can see on this direction (RTT, ms)
-                    "smallest_detectable_change_ms": v.detectable(
-                        found, info.name, "rtt", src, dst
-                    )["smallest_detectable_change"],
+                    "smallest_detectable_change_ms": detectable.get((info.name, src, dst)),
                     "t": times,
                     "sweep": sweeps,
                     "rtt": rtts,
@@ -586,21 +595,67 @@ def pair_data(
     return pairs
 
 
+def _detectable_rtt(found: ch.Detection) -> dict[tuple[str, str, str], float | None]:
+    """(source, src, dst) -> views.detectable's smallest detectable RTT change, for each
+    directed pair that has one: the scales passed over once (views.detectable passes
+    over them all for one pair: seconds for a full catalog's pages), and each scale's
+    change computed once (a bisection: many pairs' scales are the floor)."""
+    last = {(k.source, k.src, k.dst): k for k in found.scales if k.metric == "rtt"}
+    sizes: dict[float, float | None] = {}
+    out = {}
+    for (source, src, dst), k in last.items():  # the last key of a pair, as detectable
+        scale = found.scales[k]
+        if scale not in sizes:
+            one = ch.Detection([], [], [], scales={k: scale}, params=found.params)
+            sizes[scale] = v.detectable(one, source, "rtt", src, dst)["smallest_detectable_change"]
+        out[source, src, dst] = sizes[scale]
+    return out
+
+
 def _pair_rows(
-    con: duckdb.DuckDBPyConnection, source: str, start: datetime | None
-) -> list[tuple[Any, ...]]:
-    """Per directed pair: (src, dst, [t], [sweep], [rtt ms], [throughput Mbit/s]), oldest
-    first, rounded as shown(): its tests from `start` on, or its newest test when it has
-    none there (a year of a full catalog is millions of tests: a month of them is read,
-    and the store searched for older ones only when a pair has none in the month)."""
+    con: duckdb.DuckDBPyConnection,
+    info: v.SourceInfo,
+    start: datetime | None,
+    kept: pair_state.PairState | None = None,
+) -> pair_state.Rows:
+    """A source's tests for its pair pages (pair_state.Rows), rounded as shown(): each
+    directed pair's tests from `start` on, or its newest test when it has none there;
+    the kept tests of the last build with the newer ones read, or all read from the
+    store. `kept` gets this build's in its `made`."""
+    if kept is None:
+        return _read_rows(con, info.name, start)
+    old = pair_state.usable(kept, info.name, start)
+    if old is not None:
+        rows = pair_state.moved(old.rows, _read_rows(con, info.name, None, old.latest), start)
+        kept.used.append(info.name)
+    else:
+        rows = _read_rows(con, info.name, start)
+    if info.latest is not None:
+        kept.made[info.name] = pair_state.Kept(rows, start, info.latest)
+    return rows
+
+
+def _read_rows(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    start: datetime | None,
+    after: datetime | None = None,
+) -> pair_state.Rows:
+    """The source's tests from the store: those from `start` on with each pair's newest
+    when it has none there (a year of a full catalog is millions of tests: a month of
+    them is read, and the store searched for older ones only when a pair has none in
+    the month); or, `after` given, the tests that start after it."""
     columns = (
         f"src, dst, started_utc, sweep_id, {v.METRICS['rtt'].run_sql} AS rtt, "
         f"{v.METRICS['throughput'].run_sql} AS throughput_bps"
     )
     ok = "source = ? AND status = 'ok'"
-    if start is None:
+    if after is not None:
+        chosen = f"SELECT {columns} FROM measurements WHERE {ok} AND started_utc > ?"
+        params: list[Any] = [source, after]
+    elif start is None:
         chosen = f"SELECT {columns} FROM measurements WHERE {ok}"
-        params: list[Any] = [source]
+        params = [source]
     elif v.every_pair_since(con, ok, [source], start):
         # no pair lacks a test in the window (the search for those is a scan of the store)
         chosen = f"SELECT {columns} FROM measurements WHERE {ok} AND started_utc >= ?"
@@ -617,33 +672,18 @@ def _pair_rows(
             "QUALIFY row_number() OVER (PARTITION BY src, dst ORDER BY started_utc DESC) = 1)"
         )
         params = [source, start, source, start, source]
-    # the rows in pair and time order, as arrays (lists built per row by DuckDB, or
-    # Python tuples, cost twice as much), cut at each pair; values in their display
-    # units (as shown())
-    import numpy as np
-
+    # the rows in pair and time order, as arrays; values in their display units (as
+    # shown())
     rtt_scale, tput_scale = _DISPLAY_SCALE["rtt"], _DISPLAY_SCALE["throughput"]
     found = con.execute(
-        "SELECT src, dst, strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ') AS t, sweep_id, "
+        "SELECT src, dst, epoch_us(started_utc) AS us, "
+        "strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ') AS t, sweep_id, "
         f"round(rtt * {rtt_scale!r}, 2) AS rtt, "
         f"round(throughput_bps * {tput_scale!r}, 2) AS tput "
         f"FROM ({chosen}) ORDER BY src, dst, started_utc",
         params,
     ).fetchnumpy()
-    src, dst = found["src"], found["dst"]
-    if not len(src):
-        return []
-    cuts = np.flatnonzero((src[1:] != src[:-1]) | (dst[1:] != dst[:-1])) + 1
-    firsts = [0, *cuts.tolist()]
-    ends = [*cuts.tolist(), len(src)]
-    # masked where null: tolist() gives None
-    times, sweeps, rtts, tputs = (
-        np.ma.asarray(found[k]).tolist() for k in ("t", "sweep_id", "rtt", "tput")
-    )
-    return [
-        (src[i], dst[i], times[i:j], sweeps[i:j], rtts[i:j], tputs[i:j])
-        for i, j in zip(firsts, ends, strict=True)
-    ]
+    return pair_state.rows_from(found)
 
 
 def _pair_marks(found: ch.Detection) -> dict[str, dict[tuple[str, str, str], list[Any]]]:

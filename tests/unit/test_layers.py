@@ -53,7 +53,7 @@ PUBLIC = {
     "report": ["analyze", "build", "cache", "charts"],
     "results": ["collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "store"],
     "schedule": ["cadence", "ledger", "profiles", "retention", "tick", "timers"],
-    "site": ["build", "history_pages", "html", "matrix_state", "publish"],
+    "site": ["build", "history_pages", "html", "matrix_state", "pair_state", "publish"],
     "study": ["check", "estimate", "plan", "report", "run"],
     "sweep": [
         "abandoned", "backends", "events", "hostcheck", "inventory", "launch", "measure",

@@ -595,9 +595,9 @@ def test_pair_pages_read_the_month_alone_as_the_store_searched_whole(tmp_path, m
     with h.opened(results, read_only=True) as con:
         (info,) = site_history.v.source_infos(con).values()
         start = info.latest - timedelta(days=2)  # A -> B's and A -> C's last 8 sweeps
-        fast = site_history._pair_rows(con, info.name, start)
+        fast = site_history._read_rows(con, info.name, start).series()
         monkeypatch.setattr(site_history.v, "every_pair_since", lambda *a: False)
-        whole = site_history._pair_rows(con, info.name, start)
+        whole = site_history._read_rows(con, info.name, start).series()
     # A -> C, A -> B (10 s later in each sweep), B -> A (20 s later)
     assert [r[:2] for r in fast] == [(A, C), (A, B), (B, A)]
     assert [len(r[2]) for r in fast] == [8, 8, 9]
