@@ -38,7 +38,9 @@ confirms within 3 runs with 95 % probability (normal run-to-run noise of its sca
 
 `detect` and `calibrate` judge the runs before a path's first run near a threshold or
 with a new configuration for all paths at once (numpy windows: those runs only join the
-baselines), then run the per-path loop from there; the results are the loop's alone.
+baselines; so does a new configuration's first runs when none of them is judged), then
+run the per-path loop from there; the results are the loop's alone. change_series gives
+each series' runs as columns (`Runs`), which those numpy parts read as they are.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 
@@ -110,6 +112,65 @@ class Run(NamedTuple):
     t: str  # when (ISO 8601), for reports
     value: float  # median RTT, ms; or throughput, bit/s
     fingerprint: str
+
+
+class Runs(Sequence[Run]):
+    """A series' runs as columns, each Run made only when read: change_series builds a
+    year's series so (650,000 runs), and detection reads the columns. The strings are in
+    numpy object arrays, which the garbage collector does not walk (lists of a year's
+    runs made each collection after detection tens of milliseconds longer)."""
+
+    __slots__ = ("_logs", "ids", "prints", "times", "values")
+
+    def __init__(
+        self, ids: np.ndarray, times: np.ndarray, values: np.ndarray, prints: np.ndarray
+    ) -> None:
+        self.ids, self.times, self.values, self.prints = ids, times, values, prints
+        self._logs: np.ndarray | None = None
+
+    def logs(self) -> np.ndarray:
+        """math.log of each value (numpy's may differ in the last bit), NaN for 0 or less;
+        computed once (detect, calibrate and unjudged each read them)."""
+        if self._logs is None:
+            self._logs = np.array(
+                [math.log(v) if v > 0 else math.nan for v in self.values.tolist()], dtype=float
+            )
+        return self._logs
+
+    @classmethod
+    def of(cls, runs: Sequence[Run]) -> Runs:
+        if isinstance(runs, Runs):
+            return runs
+
+        def column(field: str) -> np.ndarray:
+            out = np.empty(len(runs), dtype=object)  # strings, never split into characters
+            out[:] = [getattr(r, field) for r in runs]
+            return out
+
+        values = np.array([r.value for r in runs], dtype=float)
+        return cls(column("run_id"), column("t"), values, column("fingerprint"))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, i: int) -> Run: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Runs: ...
+
+    def __getitem__(self, i: int | slice) -> Run | Runs:
+        if isinstance(i, slice):
+            return Runs(self.ids[i], self.times[i], self.values[i], self.prints[i])
+        return Run(self.ids[i], self.times[i], float(self.values[i]), self.prints[i])
+
+    def __iter__(self) -> Iterator[Run]:
+        return map(Run, self.ids, self.times, self.values.tolist(), self.prints)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # a sequence, as a list
 
 
 @dataclass
@@ -371,11 +432,12 @@ def smallest_change(scale: float, metric: str = "rtt", p: Params | None = None) 
 class Window:
     """The last n values, in arrival order and sorted: the median without a sort per run."""
 
-    def __init__(self, n: int, values: Sequence[float] = ()) -> None:
+    def __init__(self, n: int, values: Sequence[float] = (), mad: float | None = None) -> None:
+        """`mad`: mad_scale() of the (last n) values when known (_spreads gives it)."""
         self.n = n
         self.recent: deque[float] = deque()
         self.ordered: list[float] = []
-        self._mad: float | None = None  # mad_scale(), until the next push
+        self._mad = mad  # mad_scale(), until the next push
         # as pushing them one by one: the last n, and sorted stably (equal values in
         # arrival order, as insort leaves them)
         last = list(values)[max(0, len(values) - n) :] if n > 0 else []
@@ -409,29 +471,18 @@ class Window:
         return self._mad
 
 
-def _tail(s: Series, p: Params) -> list[float]:
-    """The transformed values of the last N runs of the series' latest fingerprint."""
-    if not s.runs:
-        return []
-    last_fp = s.runs[-1].fingerprint
-    tail: list[float] = []
-    for run in reversed(s.runs):
-        if run.fingerprint != last_fp or len(tail) >= p.window_runs:
-            break
-        if run.value > 0:
-            tail.append(transform(s.key.metric, run.value))
-    return tail
-
-
 def pooled_scales(series: Sequence[Series], p: Params) -> dict[SeriesKey, float]:
     """Per series: the median own scale of the series of its RTT decile (within its source,
     backend and metric), each from its last N runs of its latest fingerprint."""
+    tails, counts = _Block(series).tails(p)
+    tails.sort(axis=1)
+    levels, own = _medians(tails, counts), MAD_TO_SIGMA * _medians(_spreads(tails, counts), counts)
     groups: dict[tuple[str, str, str], list[tuple[float, float, SeriesKey]]] = defaultdict(list)
-    for s in series:
-        tail = _tail(s, p)
-        if len(tail) >= p.min_runs:
+    for s, n, level, scale in zip(series, counts.tolist(), levels.tolist(), own.tolist(),
+                                  strict=True):  # fmt: skip
+        if n >= p.min_runs:
             k = s.key
-            groups[(k.source, k.backend, k.metric)].append((median(tail), mad_scale(tail), k))
+            groups[(k.source, k.backend, k.metric)].append((level, scale, k))
     out: dict[SeriesKey, float] = {}
     for members in groups.values():
         members.sort(key=lambda m: m[0])
@@ -453,25 +504,118 @@ _MARGIN = 1e-9
 _CHUNK = 256  # series per block of windows (256 x 56 runs x 28 values: 3 MB)
 
 
+class _Block:
+    """Many series' runs end to end: their values as given (raw) and transformed, and
+    which series (row) and which of its runs (pos) each is."""
+
+    def __init__(self, series: Sequence[Series]) -> None:
+        self.runs = [Runs.of(s.runs) for s in series]
+        self.lens = np.array([len(r) for r in self.runs], dtype=np.intp)
+        self.starts = np.concatenate(([0], np.cumsum(self.lens)))
+        self.row = np.repeat(np.arange(len(self.runs)), self.lens)
+        self.pos = np.arange(len(self.row)) - self.starts[self.row]
+        self.raw = _joined([r.values for r in self.runs])
+        metrics = [s.key.metric for s in series]
+        logged = [r.logs() if m == "throughput" else r.values
+                  for m, r in zip(metrics, self.runs, strict=True)]  # fmt: skip
+        self.values = _joined(logged)  # transform()
+        self.rtt = np.repeat([m == "rtt" for m in metrics], self.lens)
+
+    def kept(self, keep: np.ndarray) -> tuple[list[Runs], np.ndarray, np.ndarray]:
+        """The runs `keep` holds for: per series as Runs, their values left-aligned in a
+        series x runs array (NaN past its end) and how many each has."""
+        counts = np.bincount(self.row[keep], minlength=len(self.runs))
+        before = np.concatenate(([0], np.cumsum(keep)))  # kept runs before each
+        at = before[:-1] - before[self.starts[self.row]]
+        x = np.full((len(self.runs), int(counts.max(initial=0))), np.nan)
+        x[self.row[keep], at[keep]] = self.values[keep]
+        runs = self.runs
+        if (counts != self.lens).any():
+            runs = [r if n == len(r) else _compress(r, keep[a:b])
+                    for r, n, a, b in zip(self.runs, counts.tolist(), self.starts[:-1].tolist(),
+                                          self.starts[1:].tolist(), strict=True)]  # fmt: skip
+        return runs, x, counts
+
+    def tails(self, p: Params) -> tuple[np.ndarray, np.ndarray]:
+        """Per series: the transformed values of its last window_runs runs of a value
+        above 0 within the last stretch of its latest fingerprint (newest first, NaN past
+        them; series x window_runs), and how many."""
+        _first, begins, _count = _print_changes(self.runs)
+        keep = (self.raw > 0) & (self.pos >= begins[self.row])
+        before = np.concatenate(([0], np.cumsum(keep)))
+        after = before[self.starts[1:]][self.row] - before[1:]  # kept runs after each
+        keep &= after < p.window_runs
+        tails = np.full((len(self.runs), max(p.window_runs, 1)), np.nan)
+        tails[self.row[keep], after[keep]] = self.values[keep]
+        return tails, np.bincount(self.row[keep], minlength=len(self.runs))
+
+
+def _joined(arrays: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(arrays) if arrays else np.zeros(0)
+
+
+def _compress(runs: Runs, keep: np.ndarray) -> Runs:
+    return Runs(runs.ids[keep], runs.times[keep], runs.values[keep], runs.prints[keep])
+
+
+def _steps(runs: Sequence[Runs], column: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The series' `column` end to end, and for each run which series it is of and its
+    index in it."""
+    lens = np.array([len(r) for r in runs], dtype=np.intp)
+    row = np.repeat(np.arange(len(runs)), lens)
+    pos = np.arange(len(row)) - np.concatenate(([0], np.cumsum(lens)))[row]
+    return _joined([getattr(r, column) for r in runs]), row, pos
+
+
+def _print_changes(runs: Sequence[Runs]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per series: the index of its first run of another fingerprint than the one before
+    it (its length: none), of its last such run (0: none), and how many such runs."""
+    prints, row, pos = _steps(runs, "prints")
+    moved = np.flatnonzero((pos[1:] > 0) & (prints[1:] != prints[:-1])) + 1
+    where, at = row[moved], pos[moved]
+    first = np.array([len(r) for r in runs], dtype=np.intp)
+    last = np.zeros(len(runs), dtype=np.intp)
+    series, i = np.unique(where, return_index=True)
+    first[series] = at[i]
+    series, i = np.unique(where[::-1], return_index=True)
+    last[series] = at[::-1][i]
+    return first, last, np.bincount(where, minlength=len(runs))
+
+
+def _medians(ordered: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Per row of values sorted with the NaNs last: the median of its first `counts`
+    (as median(): the middle one, or the mean of the two; a value x is (x + x) / 2)."""
+    rows = np.arange(len(counts))
+    return (ordered[rows, np.maximum(counts - 1, 0) // 2] + ordered[rows, counts // 2]) / 2
+
+
+def _spreads(ordered: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Per row as _medians': its values' absolute deviations from their median, sorted
+    (their median is the MAD)."""
+    spread = np.abs(ordered - _medians(ordered, counts)[:, None])
+    spread.sort(axis=1)
+    return spread
+
+
 def _rolling(
-    values: Sequence[Sequence[float]],
+    x: np.ndarray,
+    lens: np.ndarray,
     pooled: Sequence[float | None],
     floors: Sequence[float],
     p: Params,
+    start: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per series (transformed values, oldest first, one configuration) and run: its
-    deviation from the median of the up to window_runs values before it and the scale of
-    those (as _Direction.scale, to numpy's rounding); NaN where the run is not judged
-    (fewer than min_runs before it) or past the series' end. Arrays series x runs."""
-    rows, length, w = len(values), max((len(v) for v in values), default=0), p.window_runs
-    first = p.min_runs if w >= p.min_runs else length  # the first run with a baseline
+    """Per series (a row of `x`: its transformed values, oldest first, one configuration,
+    `lens` of them) and run: its deviation from the median of the up to window_runs
+    values before it and the scale of those (as _Direction.scale, to numpy's rounding);
+    NaN where the run is not judged (fewer than min_runs before it), is before column
+    `start` or past the series' end. Arrays series x runs."""
+    (rows, length), w = x.shape, p.window_runs
+    first = max(p.min_runs, start) if w >= p.min_runs else length  # the first run asked
     dev = np.full((rows, length), np.nan)
     scale = np.full((rows, length), np.nan)
     if first >= length:
         return dev, scale
-    x = np.full((rows, length), np.nan)
-    for i, v in enumerate(values):
-        x[i, : len(v)] = v
     pool = np.array([np.nan if q is None else q for q in pooled], dtype=float)
     floor = np.array(floors, dtype=float)
     ks = np.arange(first, length)
@@ -493,10 +637,22 @@ def _rolling(
         shrunk = np.where(np.isfinite(q), shrunk, own)
         dev[a : a + _CHUNK, first:] = x[a : a + _CHUNK, first:] - med
         scale[a : a + _CHUNK, first:] = np.maximum(shrunk, floor[a : a + _CHUNK, None])
-    past = np.arange(length)[None, :] >= np.array([len(v) for v in values])[:, None]
+    past = np.arange(length)[None, :] >= lens[:, None]
     dev[past] = np.nan
     scale[past] = np.nan
     return dev, scale
+
+
+def _mads_before(x: np.ndarray, at: Sequence[int], w: int) -> list[float]:
+    """Per row of `x`: mad_scale() of the up to w values before column `at`."""
+    if not x.shape[1] or not w:
+        return [math.nan] * len(x)  # no values: no Window is given one
+    cols = np.asarray(at, dtype=np.intp)[:, None] + np.arange(-w, 0)
+    inside = (cols >= 0) & (cols < x.shape[1])
+    values = np.where(inside, x[np.arange(len(x))[:, None], np.clip(cols, 0, None)], np.nan)
+    values.sort(axis=1)
+    counts = inside.sum(axis=1)
+    return (MAD_TO_SIGMA * _medians(_spreads(values, counts), counts)).tolist()
 
 
 def _first(mask: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -506,19 +662,18 @@ def _first(mask: np.ndarray, ends: np.ndarray) -> np.ndarray:
     return np.where(mask.any(axis=1), mask.argmax(axis=1), ends)
 
 
-def _first_change(runs: Sequence[Run]) -> int:
-    """The index of the first run of another fingerprint than the one before it."""
-    prints = [r.fingerprint for r in runs]
-    if not prints or prints.count(prints[0]) == len(prints):
-        return len(prints)
-    return next(j for j in range(1, len(prints)) if prints[j] != prints[j - 1])
-
-
-def _values(metric: str, runs: Sequence[Run]) -> list[float]:
-    """transform() of each run's value."""
-    if metric == "throughput":
-        return [math.log(r.value) for r in runs]
-    return [r.value for r in runs]
+def _loop_from(near: np.ndarray, runs: Sequence[Runs], p: Params) -> tuple[list[int], list[int]]:
+    """Per series: the first run the loop must see (its length: none), from its first run
+    near a threshold (`near`) and its first configuration change; but none from a change
+    after which no run is judged: the last, with too few runs after it for the new
+    baseline (borrowed_min_runs of a borrowed scale when the old baseline had min_runs).
+    And that change (its length: none)."""
+    changes, _last, count = _print_changes(runs)
+    lens, w = np.array([len(r) for r in runs], dtype=np.intp), p.window_runs
+    need = np.where(np.minimum(changes, w) >= p.min_runs, p.borrowed_min_runs, p.min_runs)
+    settled = (count == 1) & (np.minimum(lens - changes - 1, w) < need)
+    firsts = np.where(near < changes, near, np.where(settled, lens, changes))
+    return firsts.tolist(), changes.tolist()
 
 
 def _ordered(times: list[str], ids: list[str]) -> bool:
@@ -528,7 +683,42 @@ def _ordered(times: list[str], ids: list[str]) -> bool:
     return all(a < b for a, b in pairwise(zip(times, ids, strict=True)))
 
 
-def _before(times: list[str], ids: list[str], cut: tuple[str, str]) -> int:
+def _in_path_order(runs: Sequence[Runs], sizes: Sequence[int]) -> list[bool]:
+    """Per path (`sizes`: its directions, consecutive in `runs`): whether its directions'
+    runs are in strictly increasing (time, id) order, each run id once, and a run id
+    shared by both has the same time in each (the path orders them as one)."""
+    times, row, pos = _steps(runs, "times")
+    ids = _joined([r.ids for r in runs])
+    later = pos[1:] > 0
+    # run ids that rise with the times (a sweep id starts with its time) are each there
+    # once and in order; any other series is looked at alone
+    ordered = [True] * len(runs)
+    for i in np.unique(row[1:][later & ~(ids[1:] > ids[:-1])]).tolist():
+        ordered[i] = len(set(runs[i].ids.tolist())) == len(runs[i])
+    for i in np.unique(row[1:][later & ~(times[1:] > times[:-1])]).tolist():
+        ordered[i] = ordered[i] and _ordered(runs[i].times.tolist(), runs[i].ids.tolist())
+    # a path's second direction with the first's runs, compared for all paths at once
+    starts = np.cumsum([0, *sizes[:-1]], dtype=np.intp).tolist()
+    lens = np.array([len(r) for r in runs], dtype=np.intp)
+    alike = np.zeros(len(runs), dtype=bool)
+    alike[[a for a, n in zip(starts, sizes, strict=True) if n == 2 and lens[a] == lens[a + 1]]] = (
+        True
+    )
+    at = np.flatnonzero(alike[row])
+    partner = at + lens[row[at]]
+    alike[row[at][(ids[at] != ids[partner]) | (times[at] != times[partner])]] = False
+    out = []
+    for a, n in zip(starts, sizes, strict=True):
+        fine = all(ordered[a : a + n])  # else a run id twice, or runs out of order
+        if fine and n > 1 and not alike[a]:
+            first = dict(zip(runs[a].ids, runs[a].times, strict=True))
+            fine = not any(first.get(rid, t) != t for r in runs[a + 1 : a + n]
+                           for t, rid in zip(r.times, r.ids, strict=True))  # fmt: skip
+        out.append(fine)  # else the path would order a direction's runs by another's
+    return out
+
+
+def _before(times: np.ndarray, ids: np.ndarray, cut: tuple[str, str]) -> int:
     """How many of the runs, in strictly increasing (time, id) order, come before `cut`."""
     at = bisect_left(times, cut[0])
     while at < len(times) and times[at] == cut[0] and ids[at] < cut[1]:
@@ -549,54 +739,53 @@ def _quiet_starts(
     with their baselines of them, the runs judged noted. Returns (directions, the
     series of the runs after, the result so far) for _judge; a path whose directions'
     runs are out of order, or take their times from each other, is left out."""
-    Member = tuple[Series, list[Run], list[float], list[str], list[str]]
-    candidates: list[tuple[SeriesKey, list[Member]]] = []
-    for key, members in by_path.items():
-        dirs: list[Member] = []
-        for s in members:
-            metric = s.key.metric
-            runs = [r for r in s.runs if r.value > 0 or (metric == "rtt" and r.value == 0)]
-            times, ids = [r.t for r in runs], [r.run_id for r in runs]
-            if len(set(ids)) != len(ids) or not _ordered(times, ids):
-                break  # a run id twice, or runs out of the path's order
-            if dirs and (times != dirs[0][3] or ids != dirs[0][4]):
-                first = dict(zip(dirs[0][4], dirs[0][3], strict=True))
-                if any(first.get(rid, t) != t for t, rid in zip(times, ids, strict=True)):
-                    break  # the path would order this direction's runs by the other's times
-            dirs.append((s, runs, _values(metric, runs), times, ids))
-        else:
-            candidates.append((key, dirs))
-    flat = [d for _key, dirs in candidates for d in dirs]
+    flat = [s for members in by_path.values() for s in members]
+    block = _Block(flat)
+    # the runs the loop judges: no log of 0 throughput (a failed test is not a level)
+    runs, x, lens = block.kept((block.raw > 0) | (block.rtt & (block.raw == 0)))
     dev, scale = _rolling(
-        [m[2] for m in flat],
-        [pooled.get(m[0].key) for m in flat],
-        [floor_scale(m[0].key.metric, p) for m in flat],
-        p,
+        x, lens, [pooled.get(s.key) for s in flat], [floor_scale(s.key.metric, p) for s in flat], p
     )
-    least = np.array([min_change(m[0].key.metric, p) for m in flat])
+    least = np.array([min_change(s.key.metric, p) for s in flat])
     loud = np.abs(dev) >= np.maximum(p.k1 * scale, least[:, None]) * (1 - _MARGIN)
-    lens = np.array([len(m[1]) for m in flat], dtype=int)
-    changes = np.array([_first_change(m[1]) for m in flat], dtype=int)
-    firsts = np.minimum(_first(loud, lens), changes)
+    firsts, changes = _loop_from(_first(loud, lens), runs, p)
+    mads = _mads_before(x, changes, p.window_runs)  # for a configuration change's restart
+    in_order = _in_path_order(runs, [len(members) for members in by_path.values()])
+    sizes = lens.tolist()
     out: dict[SeriesKey, _Start] = {}
     row = 0
-    for key, path in candidates:
-        mine = firsts[row : row + len(path)]
-        row += len(path)
+    for (key, members), fine in zip(by_path.items(), in_order, strict=True):
+        rows = range(row, row + len(members))
+        row += len(members)
+        if not fine:
+            continue
         # the path's first run that is more than a run joining a baseline
-        ends = [(m[3][j], m[4][j]) for m, j in zip(path, mine, strict=True) if j < len(m[1])]
+        ends = [(runs[i].times[firsts[i]], runs[i].ids[firsts[i]])
+                for i in rows if firsts[i] < sizes[i]]  # fmt: skip
         cut = min(ends) if ends else None
         result = SeriesResult(key)
-        states, tails = [], []
-        for s, runs, values, times, ids in path:
-            before = len(runs) if cut is None else _before(times, ids, cut)
-            d = _Direction(s, p, pooled.get(s.key))
-            d.base = Window(p.window_runs, values[max(0, before - p.window_runs) : before])
-            d.fingerprint = runs[before - 1].fingerprint if before else None
+        states, tails, configs = [], [], []
+        for k, (s, i) in enumerate(zip(members, rows, strict=True)):
+            mine, change = runs[i], changes[i]
+            before = sizes[i] if cut is None else _before(mine.times, mine.ids, cut)
+            upto = min(before, change)  # the runs before a configuration change
+            base = Window(p.window_runs, x[i, max(0, upto - p.window_runs) : upto].tolist(),
+                          mads[i] if upto == change else None)  # fmt: skip
+            d = _Direction(s, p, pooled.get(s.key), base)
+            d.fingerprint = mine.prints[upto - 1] if upto else None
             if p.window_runs >= p.min_runs:  # else no run is ever judged
-                result.evaluated_runs.update(ids[p.min_runs : before])
+                result.evaluated_runs.update(mine.ids[p.min_runs : upto].tolist())
+            if upto < before:  # the change, then runs that only join the new baseline
+                t, run_id = mine.times[change], mine.ids[change]
+                configs.append(((t, run_id, k), ConfigChange(
+                    s.key, run_id, t, mine.prints[change - 1], mine.prints[change])))  # fmt: skip
+                d.restart()
+                for value in x[i, change:before].tolist():
+                    d.base.push(value)
+                d.fingerprint = mine.prints[before - 1]
             states.append(d)
-            tails.append(Series(s.key, runs[before:], s.distance_km))
+            tails.append(Series(s.key, mine[before:] if before < sizes[i] else (), s.distance_km))
+        result.config_changes = [c for _at, c in sorted(configs, key=lambda c: c[0])]
         out[key] = (states, tails, result)
     return out
 
@@ -607,11 +796,13 @@ def _quiet_starts(
 class _Direction:
     """One direction's state within a path."""
 
-    def __init__(self, s: Series, p: Params, pooled: float | None) -> None:
+    def __init__(
+        self, s: Series, p: Params, pooled: float | None, base: Window | None = None
+    ) -> None:
         self.key = s.key
         self.p = p
         self.pooled = pooled
-        self.base = Window(p.window_runs)
+        self.base = Window(p.window_runs) if base is None else base
         self.fingerprint: str | None = None
         self.post: list[float] = []
         self.old_window: list[float] = []
@@ -958,15 +1149,17 @@ def unjudged(series: Sequence[Series], found: Detection) -> list[Unjudged]:
     comparable runs they have (after a configuration change a series needs only
     borrowed_min_runs when the old configuration had min_runs: it borrows its scale)."""
     p = found.params
+    waiting = [s for s in series if s.key not in found.baselines and len(s.runs)]
+    block = _Block(waiting)
+    _tails, tail_counts = block.tails(p)
+    prints = _joined([r.prints for r in block.runs])
+    last = prints[block.starts[1:] - 1]  # each series' latest fingerprint
+    older_runs = (prints != last[block.row]) & (block.raw > 0)  # of another configuration
+    olders = np.bincount(block.row[older_runs], minlength=len(waiting)).tolist()
     counts: Counter[tuple[str, str, int, int]] = Counter()
-    for s in series:
-        if s.key in found.baselines or not s.runs:
-            continue
-        tail = _tail(s, p)
-        last_fp = s.runs[-1].fingerprint
-        older = [r for r in s.runs if r.fingerprint != last_fp and r.value > 0]
-        needed = p.borrowed_min_runs if len(older) >= p.min_runs else p.min_runs
-        counts[(s.key.source, s.key.metric, len(tail), needed)] += 1
+    for s, older, tail in zip(waiting, olders, tail_counts.tolist(), strict=True):
+        needed = p.borrowed_min_runs if older >= p.min_runs else p.min_runs
+        counts[(s.key.source, s.key.metric, tail, needed)] += 1
     return [
         Unjudged(source, metric, runs, needed, n)
         for (source, metric, runs, needed), n in sorted(
@@ -1123,34 +1316,35 @@ def _calibration_counts(series: Sequence[Series], p: Params, last_runs: int) -> 
     pooled = pooled_scales(series, p)
     # until a series' first configuration change, or first run within rounding of 4.5
     # scales, every run's deviation and scale at once; from there on, the loop
-    kept = [[r for r in s.runs if r.value > 0] for s in series]
-    values = [_values(s.key.metric, runs) for s, runs in zip(series, kept, strict=True)]
-    dev, scale = _rolling(values, [pooled.get(s.key) for s in series],
-                          [floor_scale(s.key.metric, p) for s in series], p)  # fmt: skip
-    lens = np.array([len(v) for v in values], dtype=int)
+    block = _Block(series)
+    kept, x, lens = block.kept(block.raw > 0)
+    start = max(int((lens - last_runs).min(initial=0)), 0)  # no series' last runs before
+    dev, scale = _rolling(x, lens, [pooled.get(s.key) for s in series],
+                          [floor_scale(s.key.metric, p) for s in series], p, start)  # fmt: skip
     cols = np.arange(dev.shape[1])[None, :]
     last = cols >= np.maximum(lens - last_runs, 0)[:, None]  # NaN where not judged
     near = last & (np.abs(np.abs(dev) - CALIBRATION_SCALES * scale) <= _MARGIN * scale)
-    cuts = np.minimum(_first(near, lens), [_first_change(runs) for runs in kept])
-    before = last & (cols < cuts[:, None])
+    firsts, changes = _loop_from(_first(near, lens), kept, p)
+    before = last & (cols < np.minimum(firsts, changes)[:, None])
     judged = int((before & ~np.isnan(dev)).sum())
     beyond = int((before & (np.abs(dev) >= CALIBRATION_SCALES * scale)).sum())
-    for s, runs, xs, cut in zip(series, kept, values, cuts.tolist(), strict=True):
+    for i, (s, runs, cut) in enumerate(zip(series, kept, firsts, strict=True)):
         if cut >= len(runs):
             continue
+        xs = x[i, : len(runs)].tolist()
         d = _Direction(s, p, pooled.get(s.key))
         d.base = Window(p.window_runs, xs[max(0, cut - p.window_runs) : cut])
-        d.fingerprint = runs[cut - 1].fingerprint if cut else None
+        d.fingerprint = runs.prints[cut - 1] if cut else None
         start = len(runs) - last_runs
-        for i in range(cut, len(runs)):
-            run, x = runs[i], xs[i]
-            if d.fingerprint not in (None, run.fingerprint):
+        for j in range(cut, len(runs)):
+            fingerprint, value = runs.prints[j], xs[j]
+            if d.fingerprint not in (None, fingerprint):
                 d.restart()
-            d.fingerprint = run.fingerprint
-            if i >= start and d.ready():
+            d.fingerprint = fingerprint
+            if j >= start and d.ready():
                 judged += 1
-                beyond += abs(x - d.base.median()) >= CALIBRATION_SCALES * d.scale()
-            d.base.push(x)
+                beyond += abs(value - d.base.median()) >= CALIBRATION_SCALES * d.scale()
+            d.base.push(value)
     return judged, beyond
 
 

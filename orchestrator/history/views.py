@@ -26,6 +26,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.core.errors import UserError
@@ -1021,7 +1022,9 @@ def _source_series(
     con: duckdb.DuckDBPyConnection, info: SourceInfo, last_runs: int, since: datetime | None
 ) -> list[Any]:
     """change_series of one source."""
-    from orchestrator.history.changes import Run, Series, SeriesKey
+    import numpy as np
+
+    from orchestrator.history.changes import Runs, Series, SeriesKey
 
     # the cut-off is the K-th latest sweep's start: a filter DuckDB prunes by zone maps
     row = con.execute(
@@ -1046,27 +1049,35 @@ def _source_series(
         f"FROM measurements WHERE {where} ORDER BY backend, src, dst, started_utc",
         params,
     ).fetchnumpy()  # columns, not a tuple per row (a year's 56 sweeps: 330,000 rows)
-    c = {name: column.tolist() for name, column in columns.items()}  # NULL: None
-    backends, srcs, dsts = c["backend"], c["src"], c["dst"]
-    ids, times, prints, rows = c["sweep_id"], c["t"], c["fingerprint"], len(c["sweep_id"])
-    firsts = [0] + [
-        i
-        for i in range(1, rows)
-        if dsts[i] != dsts[i - 1] or srcs[i] != srcs[i - 1] or backends[i] != backends[i - 1]
-    ]
+    rows = len(columns["sweep_id"])
+    if not rows:
+        return []
+    # a pair's rows follow each other: a pair starts where backend, src or dst differs
+    keys = [np.ma.filled(columns[n], None) for n in ("backend", "src", "dst")]  # NULL: None
+    starts = np.flatnonzero(np.r_[True, np.any([k[1:] != k[:-1] for k in keys], axis=0)])
+    backends, srcs, dsts = (k[starts].tolist() for k in keys)
+    distances = columns["distance_km"][starts].tolist()  # NULL: None
+    ids, times, prints = (np.ma.filled(columns[n], None) for n in ("sweep_id", "t", "fingerprint"))
+    rtt, throughput = (columns[n] for n in ("rtt", "throughput"))
+    values = {
+        "rtt": (np.ma.getdata(rtt), ~np.ma.getmaskarray(rtt)),
+        "throughput": (np.ma.getdata(throughput),
+                       ~np.ma.getmaskarray(throughput) & (np.ma.getdata(throughput) > 0)),
+    }  # fmt: skip
+    by_metric: dict[str, list[Runs]] = {}
+    for metric_name, (metric_values, present) in values.items():
+        keep = np.flatnonzero(present)
+        bounds: list[int] = np.searchsorted(keep, np.append(starts, rows)).tolist()  # per pair
+        kept_ids, kept_times, kept_prints = (c[keep] for c in (ids, times, prints))
+        kept_values = metric_values[keep].astype(float)
+        by_metric[metric_name] = [
+            Runs(kept_ids[a:b], kept_times[a:b], kept_values[a:b], kept_prints[a:b])
+            for a, b in pairwise(bounds)
+        ]
     out: list[Series] = []
-    for a, b in zip(firsts, [*firsts[1:], rows], strict=True):  # one pair's rows
-        runs = list(zip(ids[a:b], times[a:b], prints[a:b], strict=True))
-        by_metric: dict[str, list[Run]] = {
-            "rtt": [Run(i, t, float(v), f) for (i, t, f), v in zip(runs, c["rtt"][a:b],
-                                                                   strict=True)
-                    if v is not None],
-            "throughput": [Run(i, t, float(v), f)
-                           for (i, t, f), v in zip(runs, c["throughput"][a:b], strict=True)
-                           if v is not None and v > 0],
-        }  # fmt: skip
-        for metric_name, metric_runs in by_metric.items():
-            if metric_runs:
-                key = SeriesKey(info.name, backends[a] or "", metric_name, srcs[a], dsts[a])
-                out.append(Series(key, metric_runs, c["distance_km"][a]))
+    for pair, (backend, src, dst) in enumerate(zip(backends, srcs, dsts, strict=True)):
+        for metric_name, runs in by_metric.items():
+            if runs[pair]:
+                key = SeriesKey(info.name, backend or "", metric_name, src, dst)
+                out.append(Series(key, runs[pair], distances[pair]))
     return out

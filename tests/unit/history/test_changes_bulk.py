@@ -2,13 +2,16 @@
 run or configuration change, then the per-path loop) against the per-path loop alone, on
 a seeded synthetic store of a few hundred paths with steps, reverts, spikes, noise, gaps,
 configuration changes, flagged values, a host change and a region change: every verdict,
-baseline, scale and calibration figure the same, to the bit."""
+baseline, scale and calibration figure the same, to the bit; the same with the runs as
+columns (changes.Runs, as change_series gives them) and with a new configuration in the
+last runs of every series (taken at once when no run after it is judged); the pooled
+scales and the not-judged counts against their per-series versions."""
 
 from __future__ import annotations
 
 import math
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -129,6 +132,52 @@ def old_calibrate(series, p, last_runs=28):
     k1 = min(max(p.k1 * inflation, c.K1_BOUNDS[0]), c.K1_BOUNDS[1])
     k2 = min(max(p.k2 * inflation, c.K2_BOUNDS[0]), c.K2_BOUNDS[1])
     return c.Calibration(judged, beyond, expected, inflation, round(k1, 2), round(k2, 2))
+
+
+def old_tail(s, p):
+    if not s.runs:
+        return []
+    last_fp = s.runs[-1].fingerprint
+    tail = []
+    for run in reversed(s.runs):
+        if run.fingerprint != last_fp or len(tail) >= p.window_runs:
+            break
+        if run.value > 0:
+            tail.append(c.transform(s.key.metric, run.value))
+    return tail
+
+
+def old_pooled_scales(series, p):
+    groups = defaultdict(list)
+    for s in series:
+        tail = old_tail(s, p)
+        if len(tail) >= p.min_runs:
+            k = s.key
+            groups[(k.source, k.backend, k.metric)].append((c.median(tail), c.mad_scale(tail), k))
+    out = {}
+    for members in groups.values():
+        members.sort(key=lambda m: m[0])
+        n = len(members)
+        bands = min(c.RTT_BANDS, n)
+        for band in range(bands):
+            chunk = members[band * n // bands : (band + 1) * n // bands]
+            pooled = c.median([m[1] for m in chunk])
+            for m in chunk:
+                out[m[2]] = pooled
+    return out
+
+
+def old_unjudged(series, found):
+    p = found.params
+    counts = Counter()
+    for s in series:
+        if s.key in found.baselines or not s.runs:
+            continue
+        last_fp = s.runs[-1].fingerprint
+        older = [r for r in s.runs if r.fingerprint != last_fp and r.value > 0]
+        needed = p.borrowed_min_runs if len(older) >= p.min_runs else p.min_runs
+        counts[(s.key.source, s.key.metric, len(old_tail(s, p)), needed)] += 1
+    return sorted(counts.items())
 
 
 # ---- a synthetic store ---------------------------------------------------------------
@@ -267,3 +316,78 @@ def test_a_window_built_at_once_is_the_window_pushed_run_by_run(values, n):
     assert [(v, math.copysign(1, v)) for v in built.ordered] == [
         (v, math.copysign(1, v)) for v in pushed.ordered
     ]
+
+
+def as_columns(series):
+    return [c.Series(s.key, c.Runs.of(s.runs), s.distance_km) for s in series]
+
+
+def with_new_configuration(series, last):
+    """Every series' last `last` runs of a new configuration (a new version measuring)."""
+    out = []
+    for s in series:
+        runs = list(s.runs)
+        runs[len(runs) - last :] = [r._replace(fingerprint="fp-new") for r in runs[-last:]]
+        out.append(c.Series(s.key, runs, s.distance_km))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("last", "params"),
+    [(1, c.Params()), (3, c.Params()), (4, c.Params()), (2, c.Params(borrowed_min_runs=1)),
+     (3, c.Params(min_runs=3, window_runs=4))],
+)  # fmt: skip
+def test_a_new_configuration_in_the_last_runs_is_the_per_path_loops(last, params):
+    base, groups = synthetic_store(3)
+    series = with_new_configuration(base, last)
+    found = c.detect(series, params, groups)
+    assert found == old_detect(series, params, groups)
+    assert len(found.config_changes) > 300
+    assert c.calibrate(series, params) == old_calibrate(series, params)
+    assert sorted((u.source, u.metric, u.runs, u.needed, u.pairs) for u in c.unjudged(
+        series, found)) == [(*k, n) for k, n in old_unjudged(series, found)]  # fmt: skip
+    if last <= params.borrowed_min_runs:  # nothing judged after the change: no loop
+        quiet, changed = (_paths_left_alone(s, params) for s in (base, series))
+        assert changed >= quiet > 50
+
+
+def _paths_left_alone(series, params):
+    """The paths _quiet_starts leaves no run of to the per-path loop."""
+    starts = c._quiet_starts(c.paths(series), params, c.pooled_scales(series, params))
+    return sum(not any(t.runs for t in tails) for _dirs, tails, _result in starts.values())
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_runs_as_columns_are_judged_as_run_lists(seed):
+    series, groups = synthetic_store(seed)
+    columns = as_columns(series)
+    assert repr([list(s.runs) for s in columns]) == repr([list(s.runs) for s in series])  # NaN
+    found = c.detect(columns, c.Params(), groups)
+    assert found == c.detect(series, c.Params(), groups)
+    assert c.calibrate(columns) == c.calibrate(series)
+    assert c.unjudged(columns, found) == c.unjudged(series, found)
+
+
+@pytest.mark.parametrize("params", [c.Params(), c.Params(window_runs=6), c.Params(min_runs=3)])
+def test_pooled_scales_and_counts_not_judged_are_the_per_series_ones(params):
+    series, _groups = synthetic_store(4)
+    series += with_new_configuration(series[:40], 5)  # not judged yet, 5 runs of 8
+    assert c.pooled_scales(series, params) == old_pooled_scales(series, params)
+    found = c.detect(series, params)
+    waiting = c.unjudged(series, found)
+    assert sorted((u.source, u.metric, u.runs, u.needed, u.pairs) for u in waiting) == [
+        (*k, n) for k, n in old_unjudged(series, found)
+    ]
+    assert waiting
+
+
+def test_runs_as_columns_are_a_sequence_of_runs():
+    runs = [c.Run("s1", "t1", 1.5, "a"), c.Run("s2", "t2", 2.0, "b"), c.Run("s3", "t3", 0.0, "b")]
+    columns = c.Runs.of(runs)
+    assert c.Runs.of(columns) is columns
+    assert len(columns) == 3 and columns[1] == runs[1] and columns[-1] == runs[-1]
+    assert list(columns[1:]) == runs[1:] and columns == runs and columns != runs[:2]
+    assert isinstance(columns[0].value, float) and [r.t for r in columns] == ["t1", "t2", "t3"]
+    assert list(columns.logs()[:2]) == [math.log(1.5), math.log(2.0)]
+    assert math.isnan(columns.logs()[2])
+    assert c.Runs.of([]) == [] and not c.Runs.of([])
