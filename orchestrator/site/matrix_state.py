@@ -99,7 +99,8 @@ class Values:
     jitter), per pair (numbered as in the store's `pairs`): each distinct value with its
     tests (rows sorted by `pair`, then value `x`; `n` the tests), per pair its newest
     test (`newest_pair` sorted, `newest_us` UNIX microseconds), and the tests of each
-    limiter (`lim_pair`, `lim`, `lim_n`; rows sorted by pair, then limiter)."""
+    limiter (`lim_pair`, `lim`, `lim_n`; rows sorted by pair, then limiter; throughput's
+    alone, the other metrics' limiter "", none)."""
 
     pair: Any
     x: Any
@@ -135,6 +136,7 @@ class MatrixState:
     value_slices: dict[tuple[str, str, datetime, datetime | None], Values] = field(
         default_factory=dict
     )
+    names: dict[int, tuple[str, str]] | None = None  # pair_names, read once a build
 
 
 def _name(source: str, window: str, previous: bool) -> str:
@@ -548,7 +550,9 @@ def value_cells(
     if values is None:
         values = read_values(con, info.name, metric, a, b)
     state.made[name] = Entry(info.name, a, b, info.latest, values)
-    return values_cells(con, values, stats)
+    if state.names is None:
+        state.names = pair_names(con)
+    return values_cells(con, values, stats, state.names)
 
 
 def read_values(
@@ -573,8 +577,10 @@ def read_values(
     keys.real, keys.imag = found["pair"], found["x"]
     keys.sort()
     firsts = _firsts(keys)
+    # the limiters of throughput's tests (the matrix shows no other metric's)
+    lim_sql = "coalesce(limiter, '')" if metric == "throughput" else "''"
     lims = con.execute(
-        "SELECT pair, coalesce(limiter, '') AS lim, count(*) AS n, "
+        f"SELECT pair, {lim_sql} AS lim, count(*) AS n, "
         f"epoch_us(max(started_utc)) AS newest FROM {tests} GROUP BY pair, lim "
         "ORDER BY pair, lim",
         params,
@@ -739,14 +745,18 @@ def _more(values: Values, more: Values) -> Values:
 
 
 def values_cells(
-    con: duckdb.DuckDBPyConnection, values: Values, stats: Sequence[str] = v.SITE_STATS
+    con: duckdb.DuckDBPyConnection,
+    values: Values,
+    stats: Sequence[str] = v.SITE_STATS,
+    names: dict[int, tuple[str, str]] | None = None,
 ) -> list[v.Cell]:
-    """The Cells of values' pairs, sorted by (src, dst), with `stats`."""
+    """The Cells of values' pairs, sorted by (src, dst), with `stats`; `names`: each
+    pair's (src, dst), pair_names(con), read already."""
     import numpy as np
 
     if not len(values.n):
         return []
-    names = {r[0]: (r[1], r[2]) for r in con.execute("SELECT pair, src, dst FROM pairs").fetchall()}
+    names = names if names is not None else pair_names(con)
     firsts = _firsts(values.pair)
     cum = np.cumsum(values.n, dtype=np.int64)
     tests = np.add.reduceat(values.n.astype(np.int64), firsts)
@@ -774,8 +784,14 @@ def values_cells(
                          strict=True):  # fmt: skip
         if lim and (p not in best or c > best[p][0]):  # rows by name: the first of a tie
             best[p] = (c, lim)
+    times = {t: _time(t) for t in set(newest.values())}  # most pairs' newest is one sweep's
     cells = [
-        v.Cell(*names[p], None, k, k, stats, _time(newest[p]), best[p][1] if p in best else None)
+        v.Cell(*names[p], None, k, k, stats, times[newest[p]], best[p][1] if p in best else None)
         for p, k, stats in zip(pairs, tests.tolist(), zip(*columns, strict=True), strict=True)
     ]
     return sorted(cells, key=lambda c: (c.src, c.dst))
+
+
+def pair_names(con: duckdb.DuckDBPyConnection) -> dict[int, tuple[str, str]]:
+    """Each pair number's (src, dst)."""
+    return {r[0]: (r[1], r[2]) for r in con.execute("SELECT pair, src, dst FROM pairs").fetchall()}
