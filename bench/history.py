@@ -31,6 +31,7 @@ import argparse
 import json
 import math
 import multiprocessing
+import random
 import resource
 import signal
 import sys
@@ -394,14 +395,19 @@ def one_sweep_folder(results: Path, when: datetime) -> str:
                 continue
             round_no = (j - i) % n  # a host pings one peer per round
             rtt = DEFAULT_MODEL.rtt_ms(distance_km(a.lat, a.lon, b.lat, b.lon), a.cloud != b.cloud)
-            samples = [rtt + 0.01 * k for k in range(PINGS)]
+            # drawn as synthetic_store draws its tests (a sweep more of the same network:
+            # no path changed)
+            rng = random.Random(f"{sweep_id}|{a.key}|{b.key}")
+            samples = [rtt + 0.35 * -math.log(1 - rng.random()) for _ in range(PINGS)]
+            tput = DEFAULT_MODEL.expected_throughput_bps(rtt) * (0.8 + 0.2 * rng.random())
             text = "".join(
                 f"64 bytes from x: icmp_seq={k} ttl=64 time={s:.3f} ms\n"
                 for k, s in enumerate(samples)
             )
+            avg = sum(samples) / len(samples)
             text += (
                 f"{PINGS} packets transmitted, {PINGS} received, 0% packet loss\n"
-                f"rtt min/avg/max/mdev = {rtt:.3f}/{rtt:.3f}/{rtt:.3f}/0.1 ms\n"
+                f"rtt min/avg/max/mdev = {min(samples):.3f}/{avg:.3f}/{max(samples):.3f}/0.1 ms\n"
             )
             path = store.raw_path(folder, round_no, a.key)
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -415,10 +421,10 @@ def one_sweep_folder(results: Path, when: datetime) -> str:
                 src_region=a.id,
                 dst_cloud=b.cloud,
                 dst_region=b.id,
-                rtt_avg_ms=f"{rtt:.3f}",
+                rtt_avg_ms=f"{avg:.3f}",
                 rtt_mdev_ms="0.1",
                 ping_loss_pct="0",
-                throughput_bps="1e9",
+                throughput_bps=f"{tput:.0f}",
                 limiter="window" if rtt > 40 else "capacity",
                 streams="1",
                 duration_s="5",

@@ -1003,6 +1003,23 @@ def _host_rows(docs: Sequence[dict[str, Any]]) -> str:
     return head + "".join(rows)
 
 
+# the rows each table of the changes page shows, the newest first: a network-wide event
+# (every path's run flagged at once) would be thousands of rows, a page of megabytes
+TABLE_ROWS = 200
+
+
+def _capped(docs: Sequence[dict[str, Any]], element_id: str) -> tuple[list[Any], str]:
+    """The TABLE_ROWS first of docs (newest first), and the line saying how many more
+    there are and where every one is ("" when none is left out)."""
+    if len(docs) <= TABLE_ROWS:
+        return list(docs), ""
+    note = (
+        f"<p class='muted' id='{element_id}-more'>The first {TABLE_ROWS} of {len(docs):,} "
+        "shown; every one: <code>interregion changes --json</code>.</p>\n"
+    )
+    return list(docs[:TABLE_ROWS]), note
+
+
 def changes_html(data: HistoryData, studies: bool = False) -> str:
     doc = data.changes
     episodes, hosts = doc["episodes"], doc["hosts"]
@@ -1041,9 +1058,11 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
         key = "open" if status_open else "closed"
         parts.append(f"<h2>{title} episodes</h2>\n")
         if mine_hosts:
-            parts.append(f"<table id='hosts-{key}'>{_host_rows(mine_hosts)}</table>\n")
+            shown_hosts, more = _capped(mine_hosts, f"hosts-{key}")
+            parts.append(f"<table id='hosts-{key}'>{_host_rows(shown_hosts)}</table>\n{more}")
         if mine:
-            parts.append(f"<table id='episodes-{key}'>{_episode_rows(mine)}</table>\n")
+            shown_paths, more = _capped(mine, f"episodes-{key}")
+            parts.append(f"<table id='episodes-{key}'>{_episode_rows(shown_paths)}</table>\n{more}")
         if not (mine or mine_hosts):
             parts.append(f"<p class='muted' id='episodes-{key}-none'>None.</p>\n")
     cal = doc.get("calibration")
@@ -1058,11 +1077,12 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
         )
     parts.append("<h2>Suspected runs</h2>\n")
     if doc["suspected"]:
-        parts.append(f"<table id='suspected'>{_suspect_rows(doc['suspected'])}</table>\n")
+        shown_runs, more = _capped(doc["suspected"], "suspected")
+        parts.append(f"<table id='suspected'>{_suspect_rows(shown_runs)}</table>\n{more}")
     else:
         parts.append("<p class='muted' id='suspected-none'>None.</p>\n")
     parts.append("<h2>Configuration changes</h2>\n")
-    configs = doc["configuration_changes"]
+    configs, more = _capped(doc["configuration_changes"], "configuration-changes")
     if configs:
         rows = "".join(
             f"<tr><td>{_e(c['utc'])}</td><td>{_e(c['run'])}</td>"
@@ -1072,7 +1092,7 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
         )
         parts.append(
             "<table id='configuration-changes'><tr><th>when</th><th>sweep</th>"
-            "<th>what changed</th><th>pairs</th><th>source</th></tr>" + rows + "</table>\n"
+            "<th>what changed</th><th>pairs</th><th>source</th></tr>" + rows + "</table>\n" + more
         )
     else:
         parts.append("<p class='muted' id='configuration-changes-none'>None.</p>\n")

@@ -467,6 +467,27 @@ def test_the_changes_page_shows_suspected_runs(tmp_path):
     assert f"{A} → {B}: +10 (2 ms)" in table
 
 
+def test_a_long_table_of_the_changes_page_shows_its_first_rows_and_says_how_many_more(
+    tmp_path, monkeypatch
+):
+    """A network-wide event flags every path's run at once: thousands of rows, a page
+    of megabytes at a full catalog (1.2 MB over issue 22's 500 KB), unless capped."""
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 10 + [160.0])
+    with h.opened(results, read_only=True) as con:
+        data = site_history.history_data(con, catalog=CATALOG)
+    one = data.changes["suspected"][0]
+    data.changes["suspected"] = [{**one, "run": f"run-{i}"} for i in range(7)]
+    monkeypatch.setattr(site_history, "TABLE_ROWS", 3)
+    page = site_history.changes_html(data)
+    table = page[page.index("<table id='suspected'>") :].split("</table>")[0]
+    assert [f"run-{i}" in table for i in range(7)] == [True] * 3 + [False] * 4
+    assert "id='suspected-more'>The first 3 of 7 shown" in page
+    assert "interregion changes --json" in page
+    monkeypatch.setattr(site_history, "TABLE_ROWS", 7)  # all shown: no line
+    assert "suspected-more" not in site_history.changes_html(data)
+
+
 def test_a_throughput_cell_names_what_limited_most_of_its_tests(tmp_path):
     results = tmp_path / "results"
     _sweeps(results, [150.0] * 2)
