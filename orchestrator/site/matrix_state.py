@@ -35,6 +35,7 @@ The arrays are kept as .npy files, mapped when read (a year's are 200 MB).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
@@ -146,7 +147,7 @@ def _name(source: str, window: str, previous: bool) -> str:
 # ---- the store's state -----------------------------------------------------------------
 
 
-def _sweep_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+def sweep_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     """(sweep id, what identifies its content) of every stored sweep."""
     rows = con.execute(
         "SELECT sweep_id, concat_ws('|', source, rows, ingested_utc, started_utc) FROM sweeps "
@@ -169,15 +170,23 @@ def code_key() -> str:
     ).hexdigest()
 
 
-def _check_store(
-    con: duckdb.DuckDBPyConnection, meta: dict[str, Any], latest: dict[str, int | None]
+def check_store(
+    con: duckdb.DuckDBPyConnection,
+    meta: dict[str, Any],
+    latest: dict[str, int | None],
+    form: str = STATE_FORMAT,
+    code: str | None = None,
+    pairs: bool = True,
 ) -> str | None:
-    """Why the store is not the state's plus newer sweeps (None: it is)."""
-    if meta.get("format") != STATE_FORMAT or meta.get("code") != code_key():
+    """Why the store is not the state's plus newer sweeps (None: it is): a state's
+    `meta` of format `form` and code `code` (code_key() without), with each source's
+    newest test kept (`latest`, UNIX microseconds); `pairs`: numbered as then too. The
+    site's pair pages keep their tests under the same rule (site.pair_state)."""
+    if meta.get("format") != form or meta.get("code") != (code or code_key()):
         return "other code or format"
-    if meta.get("pairs") != _pairs_digest(con):
+    if pairs and meta.get("pairs") != _pairs_digest(con):
         return "the pairs were numbered again"
-    now = dict(_sweep_rows(con))
+    now = dict(sweep_rows(con))
     kept = {str(a): str(b) for a, b in meta.get("sweeps", [])}
     if any(now.get(sweep) != what for sweep, what in kept.items()):
         return "a sweep was deleted or stored again"
@@ -191,7 +200,7 @@ def _check_store(
         for source, first in rows:
             newest = latest.get(source)
             if newest is not None and (first is None or first <= newest):
-                return f"an added sweep of {source} holds tests older than the kept windows' newest"
+                return f"an added sweep of {source} holds tests older than the kept newest"
     return None
 
 
@@ -210,7 +219,7 @@ def load(con: duckdb.DuckDBPyConnection, results: Path) -> MatrixState:
     try:
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         latest = {str(k): (None if x is None else int(x)) for k, x in meta["latest"].items()}
-        reason = _check_store(con, meta, latest)
+        reason = check_store(con, meta, latest)
         if reason is not None:
             return MatrixState(reason=reason)
         entries = {}
@@ -239,10 +248,6 @@ def load(con: duckdb.DuckDBPyConnection, results: Path) -> MatrixState:
 def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> None:
     """Write this build's windows, a folder swapped in whole (a read-only results folder
     keeps none)."""
-    import numpy as np
-
-    from orchestrator.core import outdir
-
     latest: dict[str, int | None] = {}
     arrays: dict[str, Any] = {}
     docs = {}
@@ -260,26 +265,33 @@ def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> N
         "format": STATE_FORMAT,
         "code": code_key(),
         "pairs": _pairs_digest(con),
-        "sweeps": _sweep_rows(con),
+        "sweeps": sweep_rows(con),
         "latest": latest,
         "entries": docs,
     }
-    folder = results / STATE_DIR
-    try:
+    with contextlib.suppress(OSError):
         (results / _OLD_FILE).unlink(missing_ok=True)  # what version 2 kept, one file
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
-        try:
-            for name, array in arrays.items():
-                np.save(tmp / f"{name}.npy", array, allow_pickle=False)
-            (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
-            tmp.chmod(outdir.mode_for(folder))  # mkdtemp made it 0700
-            outdir.swap_into_place(tmp, folder)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    except OSError:
-        pass
+        write_folder(results / STATE_DIR, arrays, meta)
+
+
+def write_folder(folder: Path, arrays: dict[str, Any], meta: dict[str, Any]) -> None:
+    """A kept state written whole: meta.json and each array as <name>.npy, in a folder
+    beside `folder` swapped into its place (OSError when it cannot be)."""
+    import numpy as np
+
+    from orchestrator.core import outdir
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    try:
+        for name, array in arrays.items():
+            np.save(tmp / f"{name}.npy", array, allow_pickle=False)
+        (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+        tmp.chmod(outdir.mode_for(folder))  # mkdtemp made it 0700
+        outdir.swap_into_place(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 # ---- a window ---------------------------------------------------------------------------

@@ -17,16 +17,16 @@ tests are read from the store again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.report.cache import source_digest
+from orchestrator.site.matrix_state import check_store, sweep_rows, write_folder
 
 if TYPE_CHECKING:
     import duckdb
@@ -218,43 +218,10 @@ def usable(state: PairState, source: str, start: datetime | None) -> Kept | None
 # ---- the store's state -----------------------------------------------------------------
 
 
-def _sweep_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
-    """(sweep id, what identifies its content) of every stored sweep."""
-    rows = con.execute(
-        "SELECT sweep_id, concat_ws('|', source, rows, ingested_utc, started_utc) FROM sweeps "
-        "ORDER BY sweep_id"
-    ).fetchall()
-    return [(str(a), str(b)) for a, b in rows]
-
-
 def code_key() -> str:
     return hashlib.sha256(
         f"{STATE_FORMAT}:{STATE_VERSION}:{source_digest(list(KEY_MODULES))}".encode()
     ).hexdigest()
-
-
-def _check_store(
-    con: duckdb.DuckDBPyConnection, meta: dict[str, Any], latest: dict[str, int]
-) -> str | None:
-    """Why the store is not the state's plus newer sweeps (None: it is)."""
-    if meta.get("format") != STATE_FORMAT or meta.get("code") != code_key():
-        return "other code or format"
-    now = dict(_sweep_rows(con))
-    kept = {str(a): str(b) for a, b in meta.get("sweeps", [])}
-    if any(now.get(sweep) != what for sweep, what in kept.items()):
-        return "a sweep was deleted or stored again"
-    added = sorted(set(now) - set(kept))
-    if added:
-        rows = con.execute(
-            "SELECT source, epoch_us(min(started_utc)) FROM measurements "
-            "WHERE sweep_id IN (SELECT unnest(?)) GROUP BY source",
-            [added],
-        ).fetchall()
-        for source, first in rows:
-            newest = latest.get(source)
-            if newest is not None and (first is None or first <= newest):
-                return f"an added sweep of {source} holds tests older than the kept newest"
-    return None
 
 
 # ---- the file ---------------------------------------------------------------------------
@@ -275,7 +242,8 @@ def load(con: duckdb.DuckDBPyConnection, results: Path) -> PairState:
     try:
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         docs = meta["sources"]
-        reason = _check_store(con, meta, {s: int(d["latest"]) for s, d in docs.items()})
+        newest: dict[str, int | None] = {s: int(d["latest"]) for s, d in docs.items()}
+        reason = check_store(con, meta, newest, STATE_FORMAT, code_key(), pairs=False)
         if reason is not None:
             return PairState(reason=reason)
         kept = {}
@@ -300,10 +268,6 @@ def load(con: duckdb.DuckDBPyConnection, results: Path) -> PairState:
 def save(con: duckdb.DuckDBPyConnection, results: Path, state: PairState) -> None:
     """Write this build's tests, a folder swapped in whole (a read-only results folder
     keeps none)."""
-    import numpy as np
-
-    from orchestrator.core import outdir
-
     arrays: dict[str, Any] = {}
     docs = {}
     for n, (source, k) in enumerate(state.made.items()):
@@ -318,20 +282,8 @@ def save(con: duckdb.DuckDBPyConnection, results: Path, state: PairState) -> Non
     meta = {
         "format": STATE_FORMAT,
         "code": code_key(),
-        "sweeps": _sweep_rows(con),
+        "sweeps": sweep_rows(con),
         "sources": docs,
     }
-    folder = results / STATE_DIR
-    try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
-        try:
-            for name, array in arrays.items():
-                np.save(tmp / f"{name}.npy", array, allow_pickle=False)
-            (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
-            outdir.swap_into_place(tmp, folder)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        write_folder(results / STATE_DIR, arrays, meta)
