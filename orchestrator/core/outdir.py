@@ -272,7 +272,7 @@ def open_new(path: Path) -> TextIO:
     (building(reuse=True)) renamed there and emptied while one is left, else a new one.
     Its folder must exist."""
     spare = _SPARE.get()
-    if spare is not None and spare.files and spare.into in path.parents:
+    if spare is not None and reusing(path):
         with contextlib.suppress(OSError):  # (a folder of that name): a new file
             os.rename(spare.files.pop(), path)
     return open(path, "w", encoding="utf-8")

@@ -781,16 +781,28 @@ def bin_pairs(key: Any) -> Any:
     return key // _PAIR_SHIFT
 
 
+def run_starts(sorted_keys: Any) -> Any:
+    """The index of the first row of each run of equal keys (numpy)."""
+    import numpy as np
+
+    if not len(sorted_keys):
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))
+
+
+def pair_names(con: duckdb.DuckDBPyConnection) -> dict[int, tuple[str, str]]:
+    """Each pair number of the store's `pairs` with its (src, dst)."""
+    return {r[0]: (r[1], r[2]) for r in con.execute("SELECT pair, src, dst FROM pairs").fetchall()}
+
+
 def bins_quantiles(bins: Bins, stats: Sequence[str] = tuple(QUANTILES)) -> tuple[Any, Any]:
     """(index of each pair's first row, its quantiles among `stats` (groups x those, in
     their order; the mean, from the sums, left out)) of bins' histograms (which must
     have rows)."""
-    import numpy as np
 
     from orchestrator.history.histogram import quantiles
 
-    pairs = bin_pairs(bins.key)
-    firsts = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1])))
+    firsts = run_starts(bin_pairs(bins.key))
     qs = [QUANTILES[s] for s in stats if s in QUANTILES]
     return firsts, quantiles(firsts, bins.n, bins.lo, bins.hi, qs)
 
@@ -800,14 +812,16 @@ def bins_cells(
     bins: Bins,
     stats: Sequence[str] = tuple(QUANTILES),
     quantiles: tuple[Any, Any] | None = None,
+    names: dict[int, tuple[str, str]] | None = None,
 ) -> list[Cell]:
     """The Cells of bins' pairs that have tests, sorted by (src, dst); each with the
-    quantiles `stats` (the others None) and the mean when bins keep their sums."""
+    quantiles `stats` (the others None) and the mean when bins keep their sums.
+    `names`: pair_names(con), read already."""
     import numpy as np
 
     if not len(bins.n):
         return []
-    names = {r[0]: (r[1], r[2]) for r in con.execute("SELECT pair, src, dst FROM pairs").fetchall()}
+    names = names if names is not None else pair_names(con)
     firsts, qs = quantiles or bins_quantiles(bins, stats)
     pairs = bin_pairs(bins.key)[firsts]
     samples = np.add.reduceat(bins.n, firsts)

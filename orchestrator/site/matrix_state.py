@@ -82,12 +82,18 @@ _KINDS = {
 _EPOCH = datetime(1970, 1, 1)
 
 
+def us(t: datetime) -> int:
+    """A naive UTC time in microseconds since 1970 (as DuckDB's epoch_us)."""
+    return (t - _EPOCH) // timedelta(microseconds=1)
+
+
 def _us(t: datetime | None) -> int | None:
-    return None if t is None else (t - _EPOCH) // timedelta(microseconds=1)
+    return None if t is None else us(t)
 
 
-def _time(us: int | None) -> datetime | None:
-    return None if us is None else _EPOCH + timedelta(microseconds=us)
+def from_us(x: int | None) -> datetime | None:
+    """us() undone (None stays None)."""
+    return None if x is None else _EPOCH + timedelta(microseconds=x)
 
 
 class Stale(Exception):
@@ -137,7 +143,7 @@ class MatrixState:
     value_slices: dict[tuple[str, str, datetime, datetime | None], Values] = field(
         default_factory=dict
     )
-    names: dict[int, tuple[str, str]] | None = None  # pair_names, read once a build
+    names: dict[int, tuple[str, str]] | None = None  # views.pair_names, read once a build
 
 
 def _name(source: str, window: str, previous: bool) -> str:
@@ -225,20 +231,17 @@ def load(con: duckdb.DuckDBPyConnection, results: Path) -> MatrixState:
         entries = {}
         for n, (name, doc) in enumerate(meta["entries"].items()):
             kind = doc["kind"]
-            arrays = {
-                f: np.load(folder / f"{n}.{f}.npy", mmap_mode="r", allow_pickle=False)
-                for f in _KINDS[kind]
-            }
+            arrays = read_arrays(folder, n, _KINDS[kind])
             bins: v.Bins | Values
             if kind == "values":
                 bins = _unpacked(arrays)
             else:
                 bins = v.Bins(**arrays, km=np.full(len(arrays["pair"]), np.nan))
-            a = _time(doc["a"])
+            a = from_us(doc["a"])
             if a is None:
                 raise ValueError(f"{name} has no start")
             entries[name] = Entry(
-                str(doc["source"]), a, _time(doc["b"]), _time(doc["latest"]), bins
+                str(doc["source"]), a, from_us(doc["b"]), from_us(doc["latest"]), bins
             )
     except (OSError, ValueError, KeyError, TypeError) as e:
         return MatrixState(reason=f"unreadable ({e})")
@@ -272,6 +275,13 @@ def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> N
     with contextlib.suppress(OSError):
         (results / _OLD_FILE).unlink(missing_ok=True)  # what version 2 kept, one file
         write_folder(results / STATE_DIR, arrays, meta)
+
+
+def read_arrays(folder: Path, n: int, fields: Sequence[str]) -> dict[str, Any]:
+    """Entry n's arrays of a folder write_folder wrote (as `<n>.<field>`), mapped."""
+    import numpy as np
+
+    return {f: np.load(folder / f"{n}.{f}.npy", mmap_mode="r", allow_pickle=False) for f in fields}
 
 
 def write_folder(folder: Path, arrays: dict[str, Any], meta: dict[str, Any]) -> None:
@@ -329,7 +339,7 @@ def window_cells(
     bins, quantiles = _known(con, info.name, a, b, bins, asked)
     if days >= MIN_DAYS:  # the shorter ones are read whole next time too
         state.made[name] = Entry(info.name, a, b, info.latest, bins)
-    return v.bins_cells(con, bins, stats, quantiles)
+    return v.bins_cells(con, bins, stats, quantiles, _names(con, state))
 
 
 def _whole(con: duckdb.DuckDBPyConnection, source: str, a: datetime, b: datetime | None) -> v.Bins:
@@ -562,9 +572,14 @@ def value_cells(
     if values is None:
         values = read_values(con, info.name, metric, a, b)
     state.made[name] = Entry(info.name, a, b, info.latest, values)
+    return values_cells(con, values, stats, _names(con, state))
+
+
+def _names(con: duckdb.DuckDBPyConnection, state: MatrixState) -> dict[int, tuple[str, str]]:
+    """views.pair_names, read once a build."""
     if state.names is None:
-        state.names = pair_names(con)
-    return values_cells(con, values, stats, state.names)
+        state.names = v.pair_names(con)
+    return state.names
 
 
 def read_values(
@@ -588,7 +603,7 @@ def read_values(
     keys = np.empty(len(found["x"]), dtype=np.complex128)
     keys.real, keys.imag = found["pair"], found["x"]
     keys.sort()
-    firsts = _firsts(keys)
+    firsts = v.run_starts(keys)
     # the limiters of throughput's tests (the matrix shows no other metric's)
     lim_sql = "coalesce(limiter, '')" if metric == "throughput" else "''"
     lims = con.execute(
@@ -598,7 +613,7 @@ def read_values(
         params,
     ).fetchnumpy()
     lim_pair = np.asarray(lims["pair"], dtype=np.int32)
-    per_pair = _firsts(lim_pair)
+    per_pair = v.run_starts(lim_pair)
     newest = np.asarray(lims["newest"], dtype=np.int64)
     return Values(
         pair=keys.real[firsts].astype(np.int32),
@@ -626,21 +641,12 @@ def _value_slice(
     return state.value_slices[key]
 
 
-def _firsts(sorted_keys: Any) -> Any:
-    """The index of the first row of each run of equal keys."""
-    import numpy as np
-
-    if not len(sorted_keys):
-        return np.zeros(0, dtype=np.int64)
-    return np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))
-
-
 def _packed(values: Values) -> dict[str, Any]:
     """values' fields for the file: each row's pair as each pair's rows (a year's
     throughput is 8.5M rows, of 5,852 pairs)."""
     import numpy as np
 
-    firsts = _firsts(values.pair)
+    firsts = v.run_starts(values.pair)
     fields = {k: x for k, x in vars(values).items() if k != "pair"}
     rows = np.diff(np.append(firsts, len(values.pair)))
     # most counts are 1 (a throughput is seldom seen twice): a byte each
@@ -726,7 +732,7 @@ def _less(values: Values, out: Values) -> Values:
         counts[k] = counts.get(k, 0) - c
         if counts[k] < 0:
             raise Stale
-    still = set(left.pair[_firsts(left.pair)].tolist())
+    still = set(left.pair[v.run_starts(left.pair)].tolist())
     newest = {
         p: t
         for p, t in zip(values.newest_pair.tolist(), values.newest_us.tolist(), strict=True)
@@ -763,13 +769,13 @@ def values_cells(
     names: dict[int, tuple[str, str]] | None = None,
 ) -> list[v.Cell]:
     """The Cells of values' pairs, sorted by (src, dst), with `stats`; `names`: each
-    pair's (src, dst), pair_names(con), read already."""
+    pair's (src, dst), views.pair_names(con), read already."""
     import numpy as np
 
     if not len(values.n):
         return []
-    names = names if names is not None else pair_names(con)
-    firsts = _firsts(values.pair)
+    names = names if names is not None else v.pair_names(con)
+    firsts = v.run_starts(values.pair)
     cum = np.cumsum(values.n, dtype=np.int64)
     tests = np.add.reduceat(values.n.astype(np.int64), firsts)
     before = cum[firsts] - values.n[firsts]
@@ -796,14 +802,9 @@ def values_cells(
                          strict=True):  # fmt: skip
         if lim and (p not in best or c > best[p][0]):  # rows by name: the first of a tie
             best[p] = (c, lim)
-    times = {t: _time(t) for t in set(newest.values())}  # most pairs' newest is one sweep's
+    times = {t: from_us(t) for t in set(newest.values())}  # most pairs' newest is one sweep's
     cells = [
         v.Cell(*names[p], None, k, k, stats, times[newest[p]], best[p][1] if p in best else None)
         for p, k, stats in zip(pairs, tests.tolist(), zip(*columns, strict=True), strict=True)
     ]
     return sorted(cells, key=lambda c: (c.src, c.dst))
-
-
-def pair_names(con: duckdb.DuckDBPyConnection) -> dict[int, tuple[str, str]]:
-    """Each pair number's (src, dst)."""
-    return {r[0]: (r[1], r[2]) for r in con.execute("SELECT pair, src, dst FROM pairs").fetchall()}

@@ -21,12 +21,19 @@ import contextlib
 import hashlib
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.report.cache import source_digest
-from orchestrator.site.matrix_state import check_store, sweep_rows, write_folder
+from orchestrator.site.matrix_state import (
+    check_store,
+    from_us,
+    read_arrays,
+    sweep_rows,
+    us,
+    write_folder,
+)
 
 if TYPE_CHECKING:
     import duckdb
@@ -44,12 +51,6 @@ KEY_MODULES = (
     _HERE.parent / "history" / "store.py",
 )
 _ARRAYS = ("pair", "us", "t", "sweep", "rtt", "tput")
-_EPOCH = datetime(1970, 1, 1)
-
-
-def us(t: datetime) -> int:
-    """A naive UTC time in microseconds since 1970 (as DuckDB's epoch_us)."""
-    return (t - _EPOCH) // timedelta(microseconds=1)
 
 
 @dataclass
@@ -227,14 +228,9 @@ def code_key() -> str:
 # ---- the file ---------------------------------------------------------------------------
 
 
-def _time(x: int | None) -> datetime | None:
-    return None if x is None else _EPOCH + timedelta(microseconds=x)
-
-
 def load(con: duckdb.DuckDBPyConnection, results: Path) -> PairState:
     """The state kept under `results`, its tests dropped (with the reason) unless the
     store is the state's plus newer sweeps; an unreadable one is no state."""
-    import numpy as np
 
     folder = results / STATE_DIR
     if not (folder / "meta.json").is_file():
@@ -248,18 +244,15 @@ def load(con: duckdb.DuckDBPyConnection, results: Path) -> PairState:
             return PairState(reason=reason)
         kept = {}
         for n, (source, doc) in enumerate(docs.items()):
-            arrays = {
-                f: np.load(folder / f"{n}.{f}.npy", mmap_mode="r", allow_pickle=False)
-                for f in _ARRAYS
-            }
+            arrays = read_arrays(folder, n, _ARRAYS)
             rows = Rows(
                 pairs=[(str(a), str(b)) for a, b in doc["pairs"]],
                 sweeps=[str(s) for s in doc["sweeps"]],
                 **arrays,
             )
-            latest = _time(int(doc["latest"]))
+            latest = from_us(int(doc["latest"]))
             assert latest is not None
-            kept[str(source)] = Kept(rows, _time(doc["start"]), latest)
+            kept[str(source)] = Kept(rows, from_us(doc["start"]), latest)
     except (OSError, ValueError, KeyError, TypeError) as e:
         return PairState(reason=f"unreadable ({e})")
     return PairState(kept=kept)
