@@ -781,6 +781,11 @@ def bin_pairs(key: Any) -> Any:
     return key // _PAIR_SHIFT
 
 
+def bin_numbers(key: Any) -> Any:
+    """The bin of each histogram row (as histogram.bin_sql gives it)."""
+    return key % _PAIR_SHIFT - _BIN_OFFSET
+
+
 def run_starts(sorted_keys: Any) -> Any:
     """The index of the first row of each run of equal keys (numpy)."""
     import numpy as np
@@ -798,13 +803,14 @@ def pair_names(con: duckdb.DuckDBPyConnection) -> dict[int, tuple[str, str]]:
 def bins_quantiles(bins: Bins, stats: Sequence[str] = tuple(QUANTILES)) -> tuple[Any, Any]:
     """(index of each pair's first row, its quantiles among `stats` (groups x those, in
     their order; the mean, from the sums, left out)) of bins' histograms (which must
-    have rows)."""
+    have rows): from the counts and each pair's smallest and largest sample
+    (histogram.quantiles; NaN where one of those is)."""
 
     from orchestrator.history.histogram import quantiles
 
     firsts = run_starts(bin_pairs(bins.key))
     qs = [QUANTILES[s] for s in stats if s in QUANTILES]
-    return firsts, quantiles(firsts, bins.n, bins.lo, bins.hi, qs)
+    return firsts, quantiles(firsts, bin_numbers(bins.key), bins.n, bins.lo, bins.hi, qs)
 
 
 def bins_cells(

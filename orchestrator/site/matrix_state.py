@@ -1,27 +1,31 @@
-"""The matrix's long windows kept between site builds, updated by the sweeps added since.
+"""The matrix's windows of days kept between site builds, updated by the sweeps added since.
 
 A year's RTT window is a histogram of millions of samples per source (views.Bins, read
 from the store's rtt_bins and the tests at its ends): seconds of DuckDB per build. The
-site keeps each window of MIN_DAYS or more (1M, 1Y, and the window of the same length
-before each) in `results/.cache/site/matrix-state/`, and the next build updates it:
-the samples of the tests that entered the window added, those of the tests that left it
-subtracted (a 6-hourly sweep moves every window by 6 hours: two slices of tests). Counts
-are integers, so the histogram's counts are exact; a bin's smallest or largest sample
-cannot be subtracted, so a bin whose extreme left is marked unknown (NaN) and read
-again from the store for the pairs whose percentiles need it (views.binned_range of
-those pairs). Each bin's sum is kept too, snapped to SUM_STEP (ping's samples have
-three decimals, so a sum of them is a multiple of 0.001 ms: snapped, what was added and
-subtracted is exactly what the store sums), for the mean. The cells are those
-views.binned_cells gives, value for value, for the statistics the matrix shows
-(views.SITE_STATS; the distance is not kept).
+site keeps each RTT window of MIN_DAYS or more (1D to 1Y, and the window of the same
+length before each) in `results/.cache/site/matrix-state/`, and the next build updates
+it: the samples of the tests that entered the window added, those of the tests that
+left it subtracted (a 6-hourly sweep moves every window by 6 hours: two slices of
+tests). Counts are integers, so the histogram's counts are exact, and the percentiles
+are estimated from the counts and bin edges (orchestrator.history.histogram), save
+those in a pair's first or last bin, which read the pair's smallest or largest sample.
+Those (and every bin's) cannot be subtracted: a bin whose smallest or largest sample
+left (or one equal to it: ping's samples repeat) is marked unknown (NaN), and a pair
+whose statistics need an unknown extreme has its first and last bins read again from
+the store (views.binned_range of those rows alone): rare in long windows, which lose
+one 6-hour slice of many (a few percent of a year's pairs, mostly ties), common in the
+day's, where the update still costs what reading it whole does. Each bin's sum is kept
+too, snapped to SUM_STEP (ping's samples have three decimals, so a sum of them is a
+multiple of 0.001 ms: snapped, what was added and subtracted is exactly what the store
+sums), for the mean. The cells are those views.binned_cells gives, value for value,
+for the statistics the matrix shows (views.SITE_STATS; the distance is not kept).
 
 The state is used only when the store holds exactly the sweeps it was made from, each
 as it was then (id, source, rows, ingest and start time), plus sweeps whose tests all
 start after the newest test the state saw, and the pairs are numbered as then, and the
 code and format are the same (KEY_MODULES): otherwise (a sweep deleted, re-ingested or
 added with older tests, a rebuild) every window is computed from the store again. A
-window also is when it moved more than MAX_SHIFT, or has no entry, or is shorter than
-MIN_DAYS (a week is read as fast as it is updated).
+window also is when it moved more than MAX_SHIFT, or has no entry.
 
 The one-value metrics (throughput, loss, jitter: one value per test) keep every
 window of days (1D to 1Y, and the window before each), exactly: each pair's distinct
@@ -62,9 +66,10 @@ STATE_VERSION = 3  # 2: each bin's sum (`total`); 3: the one-value metrics' wind
 SUM_STEP = 1e-4
 # a window moved further is computed again (the slices would cost what the window does)
 MAX_SHIFT = timedelta(days=2)
-# shorter windows are read whole: a week of the store's rows costs what the slices and
-# the extremes read again do (most of their bins lose one with each 6-hourly sweep)
-MIN_DAYS = 30
+# shorter windows are read whole. Every window of days is kept: updated, a week costs
+# half of what reading it does, a day (a quarter of whose tests leave with each
+# 6-hourly sweep, and with them half its pairs' extremes) about what reading it does
+MIN_DAYS = 1
 _HERE = Path(__file__).parent
 KEY_MODULES = (
     _HERE / "matrix_state.py",
@@ -502,9 +507,12 @@ def _known(
     bins: v.Bins,
     asked: Sequence[str] = _QUANTILES,
 ) -> tuple[v.Bins, tuple[Any, Any]]:
-    """bins with every unknown extreme the quantiles `asked` read taken from the store
-    (the pairs that need one, read whole), and those quantiles. Stale pairs (counts that
-    differ from the store's) are never kept: then the window is read whole."""
+    """bins with every unknown extreme the quantiles `asked` read taken from the store,
+    and those quantiles. They read a pair's smallest sample (its first bin's lo) or its
+    largest (its last bin's hi) alone (histogram.quantiles; min and max always): a pair
+    whose one they read left has its first and last rows read again, two rows of the
+    pairs that need them. Stale pairs (counts that differ from the store's) are never
+    kept: then the window is read whole."""
     import numpy as np
 
     if not len(bins.n):
@@ -513,11 +521,13 @@ def _known(
     bad = np.isnan(qs).any(axis=1)
     if not bad.any():
         return bins, (firsts, qs)
-    pairs = v.bin_pairs(bins.key)
-    wanted = np.unique(pairs[firsts[bad]])
-    # the unknown rows of those pairs: a few each, read from the store (grouping them
-    # alone, not the pairs' every row)
-    unknown = np.isin(pairs, wanted) & (np.isnan(bins.lo) | np.isnan(bins.hi))
+    lasts = np.append(firsts[1:], len(bins.n)) - 1
+    ends = np.union1d(firsts[bad], lasts[bad])
+    unknown = ends[np.isnan(bins.lo[ends]) | np.isnan(bins.hi[ends])]
+    if not len(unknown):  # never so: only those rows' extremes are read
+        bins = _whole(con, source, a, b)
+        return bins, v.bins_quantiles(bins, asked)
+    wanted = np.unique(v.bin_pairs(bins.key[unknown]))
     fresh = v.binned_range(
         con, source, a, b, wanted.tolist(), counts=False, keys=bins.key[unknown].tolist()
     )

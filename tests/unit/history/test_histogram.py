@@ -44,8 +44,9 @@ def _exact_and_binned(groups: list[list[float]]) -> tuple[np.ndarray, np.ndarray
     g = np.array([r[0] for r in rows])
     firsts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
     binned = histogram.quantiles(
-        firsts, [r[2] for r in rows], [r[3] for r in rows], [r[4] for r in rows], QS
-    )
+        firsts, [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows],
+        [r[4] for r in rows], QS,
+    )  # fmt: skip
     return exact, binned
 
 
@@ -64,19 +65,75 @@ def test_percentiles_from_the_bins_are_within_the_error_bound():
         )
     exact, binned = _exact_and_binned(groups)
     error = np.abs(binned - exact) / exact
-    assert error.max() <= histogram.ERROR_BOUND
+    assert error.max() < histogram.ERROR_BOUND
     assert error.max() > 0  # the test would see an error: some bins hold several values
     # min and max are exact
     assert np.array_equal(binned[:, 0], exact[:, 0])
     assert np.array_equal(binned[:, -1], exact[:, -1])
+    assert (binned >= exact[:, :1]).all() and (binned <= exact[:, -1:]).all()
 
 
-def test_percentiles_are_exact_when_each_bin_holds_one_value():
+def test_percentiles_are_exact_at_the_ends_and_for_few_samples_or_values():
     rng = random.Random(3)
     groups = [[float(rng.randint(10, 90)) for _ in range(rng.randint(1, 500))] for _ in range(20)]
-    groups.append([0.0, 0.0, 5.0])  # zero: its own bin below every other
+    # one or two samples; one value many times; three evenly spread in one bin (binary
+    # fractions: their means are exact); zero and below, a bin below every other
+    few = [[42.5], [7.25, 9.0], [3.0, 3.0], [80.125] * 300, [1.0, 1.000244140625, 1.00048828125]]
+    few += [[0.0, 0.0, 5.0], [-1.0, 0.0], [-0.5]]
+    exact, binned = _exact_and_binned(groups + few)
+    # min and max to the bit, every other within the bound
+    assert np.array_equal(binned[:, [0, -1]], exact[:, [0, -1]])
+    assert (np.abs(binned - exact) <= histogram.ERROR_BOUND * np.abs(exact)).all()
+    assert np.array_equal(binned[len(groups) :], exact[len(groups) :])
+
+
+def test_percentiles_from_the_counts_and_the_extremes_by_hand():
+    """Bins 0 (one sample, 1.0), 100 (four) and 200 (one, 1.1053): the four spread over
+    bin 100's edges, each in the middle of a quarter of it; lo and hi of the middle bin
+    (unknown: NaN) are not read, nor the first bin's hi or the last's lo."""
+    r = histogram.RATIO
+    low, high = r**100, r**101
+    quarter = [low + (high - low) * (j + 0.5) / 4 for j in range(4)]
+    qs = [0.0, 0.1, 0.5, 0.9, 1.0]
+    nan = float("nan")
+    bins, n = [0, 100, 200], [1, 4, 1]
+    got = histogram.quantiles([0], bins, n, [1.0, nan, nan], [nan, nan, 1.1053], qs)
+    # (6 - 1) q: 0; 0.5 (1.0 and the first quarter's); 2.5; 4.5; 5
+    want = [1.0, (1.0 + quarter[0]) / 2, (quarter[1] + quarter[2]) / 2,
+            (quarter[3] + 1.1053) / 2, 1.1053]  # fmt: skip
+    assert got[0].tolist() == pytest.approx(want, rel=1e-15)
+    assert got[0, 0] == 1.0 and got[0, -1] == 1.1053
+    # the same counts with other inner extremes: the same numbers, to the bit
+    again = histogram.quantiles([0], bins, n, [1.0, low, 1.0], [1.0001, high, 1.1053], qs)
+    assert np.array_equal(again, got)
+    # the smallest sample unknown: those read from the first bin are unknown too, the
+    # others the same
+    unknown = histogram.quantiles([0], bins, n, [nan] * 3, [nan, nan, 1.1053], qs)
+    assert np.isnan(unknown[0, :2]).all()
+    assert np.array_equal(unknown[0, 2:], got[0, 2:])
+
+
+def test_estimates_stay_within_the_bound_and_between_the_extremes():
+    """Samples crowded at one edge of their bins (the estimate assumes them spread over
+    the bin): each order statistic still within the bound, none outside [min, max]."""
+    rng = random.Random(11)
+    r = histogram.RATIO
+    groups = []
+    for _ in range(30):
+        b = rng.randint(-3000, 12000)
+        at_top = rng.random() < 0.5
+        # every sample in the top (or bottom) hundredth of a few bins
+        xs = []
+        for _ in range(rng.randint(3, 400)):
+            k = b + rng.randint(0, 2)
+            f = 0.99 + 0.01 * rng.random() if at_top else 0.01 * rng.random()
+            xs.append(r**k + (r ** (k + 1) - r**k) * f)
+        groups.append(xs)
     exact, binned = _exact_and_binned(groups)
-    assert np.array_equal(binned, exact)
+    assert (np.abs(binned - exact) < histogram.ERROR_BOUND * exact).all()
+    assert (np.abs(binned - exact) > 0.5 * histogram.ERROR_BOUND * exact).any()  # far off
+    for g, xs in enumerate(groups):
+        assert (binned[g] >= min(xs)).all() and (binned[g] <= max(xs)).all()
 
 
 def _sweep(results, i, level=150.0, hours=6):

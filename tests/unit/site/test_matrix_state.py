@@ -67,10 +67,9 @@ def _updated(results, now):
     return data, kept
 
 
-def _kept_six(tmp_path, monkeypatch):
+def _kept_six(tmp_path):
     """Six sweeps stored and their windows kept (every window, the day's too): (results,
     the build time the tests use)."""
-    monkeypatch.setattr(matrix_state, "MIN_DAYS", 1)
     results = tmp_path / "results"
     for i in range(6):
         _sweep(results, i)
@@ -79,8 +78,7 @@ def _kept_six(tmp_path, monkeypatch):
     return results, now
 
 
-def test_a_site_built_after_each_new_sweep_equals_one_built_from_scratch(tmp_path, monkeypatch):
-    monkeypatch.setattr(matrix_state, "MIN_DAYS", 1)  # the day's and week's windows kept too
+def test_a_site_built_after_each_new_sweep_equals_one_built_from_scratch(tmp_path):
     results = tmp_path / "results"
     for i in range(8):
         _sweep(results, i)
@@ -105,14 +103,14 @@ def test_windows_updated_sweep_after_sweep_equal_windows_read_whole(tmp_path, mo
     """Across day boundaries, the 1D window losing a sweep each time (extremes that leave,
     read again), the previous windows moving at both ends: the matrix is the one the
     store gives, value for value, and the kept windows were the ones used."""
-    results, now = _kept_six(tmp_path, monkeypatch)
+    results, now = _kept_six(tmp_path)
     used = set()
     reread = []  # the pairs whose unknown extremes were read again
     real = matrix_state.v.binned_range
 
     def binned_range(con, source, a, b, pairs=None, counts=True, keys=None):
         if pairs is not None:
-            reread.append(pairs)
+            reread.append((pairs, keys))
         return real(con, source, a, b, pairs, counts, keys)
 
     monkeypatch.setattr(matrix_state.v, "binned_range", binned_range)
@@ -124,14 +122,16 @@ def test_windows_updated_sweep_after_sweep_equal_windows_read_whole(tmp_path, mo
         with h.opened(results, read_only=True) as con:
             whole = site_history.history_data(con, now, CATALOG)
         assert data.matrix == whole.matrix
-    assert reread  # some windows lost a bin's smallest or largest sample
+    assert reread  # some windows lost a pair's smallest or largest sample
+    # each such pair's first and last bins alone
+    assert all(0 < len(keys) <= 2 * len(pairs) for pairs, keys in reread)
     source = "emulated"
     # 3.5 days of sweeps: the week's window holds them all (the month's is the same cells)
     assert {f"{source}|1D|window", f"{source}|1D|previous", f"{source}|1W|window"} <= used
 
 
-def test_a_sweep_with_tests_older_than_the_kept_ones_is_not_added_to_them(tmp_path, monkeypatch):
-    results, now = _kept_six(tmp_path, monkeypatch)
+def test_a_sweep_with_tests_older_than_the_kept_ones_is_not_added_to_them(tmp_path):
+    results, now = _kept_six(tmp_path)
     _sweep(results, 6, hours=6 * 5 - 3)  # between sweeps 4 and 5
     data, kept = _updated(results, now)
     assert kept.reason is not None and "older" in kept.reason
@@ -148,7 +148,7 @@ def test_one_value_windows_kept_are_the_stores_to_the_bit(tmp_path, monkeypatch)
     """Throughput, loss and jitter windows updated sweep after sweep: every cell the one
     DuckDB gives from the tests (the percentiles to the bit, the mean to its last bits),
     and the kept entries were the ones used."""
-    results, _now = _kept_six(tmp_path, monkeypatch)
+    results, _now = _kept_six(tmp_path)
     used, limiters = set(), set()
     for i in range(6, 12):
         sweep_id = _sweep(results, i)
