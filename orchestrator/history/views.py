@@ -677,7 +677,9 @@ class Bins:
     with its samples `n`, smallest `lo` and largest `hi` sample and their sum `total`
     (None where not kept: orchestrator.site.matrix_state); and per pair (`pair`,
     sorted) its tests with an RTT, the newest one's start (`newest_us`, UNIX
-    microseconds) and its distance (`km`, NaN when unknown or not kept)."""
+    microseconds) and its distance (`km`, NaN when unknown or not kept). `lo_t`, `hi_t`
+    (when asked for, UNIX microseconds): per row, a time at or after which a test of the
+    range starts that holds a sample equal to `lo` (`hi`)."""
 
     key: Any
     n: Any
@@ -688,6 +690,8 @@ class Bins:
     tests: Any
     newest_us: Any
     km: Any
+    lo_t: Any | None = None
+    hi_t: Any | None = None
 
 
 def binned_range(
@@ -698,12 +702,16 @@ def binned_range(
     pairs: Sequence[int] | None = None,
     counts: bool = True,
     keys: Sequence[int] | None = None,
+    witnesses: bool = False,
 ) -> Bins:
     """The Bins of the tests starting in [a, b) (b None: from a on), of the `pairs`
     numbers given (all without): the days wholly inside from rtt_bins, the day it starts
     in (and the day b falls in) from the tests' samples, binned as the store bins them.
     Without `counts`, the histograms alone (no pairs, tests, newest: a scan saved).
-    `keys`: those rows alone (bin_key_sql; of `pairs`), fewer to group."""
+    `keys`: those rows alone (bin_key_sql; of `pairs`), fewer to group. `witnesses`:
+    each row's lo_t and hi_t too, the first day of a day (week, month) or the start of a
+    test that holds its lo (hi): the newest of those with `keys` (an aggregate that
+    costs, for a few rows), any without."""
     import numpy as np
 
     from orchestrator.history.histogram import bin_sql
@@ -740,9 +748,10 @@ def binned_range(
     ).fetchnumpy()
     whole: list[str] = []
     whole_params: list[Any] = []
+    when = ", epoch_us(day) AS t" if witnesses else ""  # the first day of the row's days
     for span, since, until in _whole_days(a, b):
         whole.append(
-            f"SELECT pair, bin, n, lo, hi, total FROM rtt_bins WHERE source = ? AND {valid} "
+            f"SELECT pair, bin, n, lo, hi, total{when} FROM rtt_bins WHERE source = ? AND {valid} "
             f"AND days = {span} AND day >= ?" + (" AND day < ?" if until else "") + rows
         )
         whole_params += [source, since, *([until] if until else [])]
@@ -750,16 +759,22 @@ def binned_range(
     for since, until in edges:
         within = f"source = ? AND status = 'ok' AND {valid} AND started_utc >= ?"
         within += " AND started_utc < ?" if until is not None else ""
+        started = ", epoch_us(started_utc) AS t" if witnesses else ""
         whole.append(
-            f"SELECT p.pair, {bin_sql('x')} AS bin, 1 AS n, x AS lo, x AS hi, x AS total "
-            "FROM (SELECT src, dst, "
+            f"SELECT p.pair, {bin_sql('x')} AS bin, 1 AS n, x AS lo, x AS hi, x AS total"
+            f"{', t' if witnesses else ''} FROM (SELECT src, dst{started}, "
             f"unnest({m.samples_sql}) AS x FROM measurements WHERE {within}) r "
             f"JOIN pairs p ON r.src = p.src AND r.dst = p.dst WHERE x IS NOT NULL{rows}"
         )
         whole_params += [source, since, *([until] if until is not None else [])]
+    # a row whose lo (hi) is the group's; of a few rows, the newest
+    seen = ""
+    if witnesses:
+        lo_by, hi_by = ("[lo, -t]", "[hi, t]") if keys is not None else ("lo", "hi")
+        seen = f", arg_min(t, {lo_by}) AS lo_t, arg_max(t, {hi_by}) AS hi_t"
     found = con.execute(
         f"SELECT {bin_key_sql('pair', 'bin')} AS key, sum(n) AS n, min(lo) AS lo, "
-        f"max(hi) AS hi, sum(total) AS total FROM ({' UNION ALL '.join(whole)}) "
+        f"max(hi) AS hi, sum(total) AS total{seen} FROM ({' UNION ALL '.join(whole)}) "
         "GROUP BY pair, bin ORDER BY key",
         whole_params,
     ).fetchnumpy()
@@ -773,6 +788,8 @@ def binned_range(
         tests=np.asarray(counted["tests"], dtype=np.int64),
         newest_us=np.asarray(counted["newest"], dtype=np.int64),
         km=np.ma.filled(np.ma.asarray(counted["km"], dtype=np.float64), np.nan),
+        lo_t=np.asarray(found["lo_t"], dtype=np.int64) if witnesses else None,
+        hi_t=np.asarray(found["hi_t"], dtype=np.int64) if witnesses else None,
     )
 
 

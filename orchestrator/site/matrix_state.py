@@ -60,7 +60,9 @@ if TYPE_CHECKING:
 STATE_DIR = Path(".cache") / "site" / "matrix-state"
 _OLD_FILE = Path(".cache") / "site" / "matrix-state.npz"
 STATE_FORMAT = "interregion.site-matrix-state"
-STATE_VERSION = 3  # 2: each bin's sum (`total`); 3: the one-value metrics' windows
+# 2: each bin's sum (`total`); 3: the one-value metrics' windows; 4: when each bin's
+# extremes were last seen (`lo_t`, `hi_t`)
+STATE_VERSION = 4
 # the bins' sums kept to this step (ms): far below the mean's display (0.01 ms), far
 # above the error of a sum of doubles
 SUM_STEP = 1e-4
@@ -80,11 +82,12 @@ KEY_MODULES = (
 # the statistics read from the histograms (the mean is the sums')
 _QUANTILES = tuple(s for s in v.SITE_STATS if s in v.QUANTILES)
 _KINDS = {
-    "bins": ("key", "n", "lo", "hi", "total", "pair", "tests", "newest_us"),
+    "bins": ("key", "n", "lo", "hi", "total", "pair", "tests", "newest_us", "lo_t", "hi_t"),
     # a Values' rows' pairs as each pair and its rows (_packed)
     "values": ("pairs", "rows", "x", "n", "newest_pair", "newest_us", "lim_pair", "lim", "lim_n"),
 }
 _EPOCH = datetime(1970, 1, 1)
+_NEVER = -(2**63)  # lo_t, hi_t: no test known to hold the extreme
 
 
 def us(t: datetime) -> int:
@@ -348,11 +351,12 @@ def window_cells(
 
 
 def _whole(con: duckdb.DuckDBPyConnection, source: str, a: datetime, b: datetime | None) -> v.Bins:
-    """The window read from the store, its sums snapped and without the distances (never
-    kept: the cells are the same whichever way they came)."""
+    """The window read from the store, its sums snapped, each bin's extremes with a test
+    that holds them (lo_t, hi_t), without the distances (never kept: the cells are the
+    same whichever way they came)."""
     import numpy as np
 
-    got = v.binned_range(con, source, a, b)
+    got = v.binned_range(con, source, a, b, witnesses=True)
     return replace(got, total=_snapped(got.total), km=np.full(len(got.pair), np.nan))
 
 
@@ -378,7 +382,7 @@ def _moved(
     if not isinstance(bins, v.Bins):
         raise Stale
     if leave is not None:
-        bins = _subtract(bins, _slice(con, state, info.name, *leave))
+        bins = _subtract(bins, _slice(con, state, info.name, *leave), us(a))
     if enter is not None:
         bins = _add(bins, _slice(con, state, info.name, *enter))
     return bins
@@ -418,8 +422,13 @@ def _slice(
 ) -> v.Bins:
     key = (source, a, b)
     if key not in state.slices:
+        import numpy as np
+
         got = v.binned_range(con, source, a, b)
         got.total = _snapped(got.total)
+        # the tests holding its extremes start at a or after
+        got.lo_t = np.full(len(got.key), us(a), dtype=np.int64)
+        got.hi_t = got.lo_t.copy()
         state.slices[key] = got
     return state.slices[key]
 
@@ -434,20 +443,23 @@ def _positions(keys: Any, of: Any) -> Any:
     return at
 
 
-def _subtract(bins: v.Bins, out: v.Bins) -> v.Bins:
-    """bins less the samples and tests of `out` (which they must hold). A bin whose
-    smallest (largest) sample equals out's loses it: unknown (NaN) unless none is left."""
+def _subtract(bins: v.Bins, out: v.Bins, a: int) -> v.Bins:
+    """bins less the samples and tests of `out` (which they must hold: the tests before
+    `a`, UNIX microseconds, the window's new start). A bin whose smallest (largest)
+    sample equals out's loses it, unknown (NaN) unless a test of a or after holds one
+    equal to it too (lo_t, hi_t) or none is left."""
     import numpy as np
 
     assert bins.total is not None and out.total is not None  # the state keeps its sums
+    assert bins.lo_t is not None and bins.hi_t is not None
     n, lo, hi, total = bins.n.copy(), bins.lo.copy(), bins.hi.copy(), bins.total.copy()
     at = _positions(bins.key, out.key)
     n[at] -= out.n
     total[at] = _snapped(total[at] - out.total)
     if (n[at] < 0).any():
         raise Stale
-    lo[at] = np.where(out.lo <= lo[at], np.nan, lo[at])
-    hi[at] = np.where(out.hi >= hi[at], np.nan, hi[at])
+    lo[at] = np.where((out.lo <= lo[at]) & (bins.lo_t[at] < a), np.nan, lo[at])
+    hi[at] = np.where((out.hi >= hi[at]) & (bins.hi_t[at] < a), np.nan, hi[at])
     tests = bins.tests.copy()
     pat = _positions(bins.pair, out.pair)
     tests[pat] -= out.tests
@@ -458,7 +470,7 @@ def _subtract(bins: v.Bins, out: v.Bins) -> v.Bins:
     return v.Bins(
         key=bins.key[keep], n=n[keep], lo=lo[keep], hi=hi[keep], total=total[keep],
         pair=bins.pair[pkeep], tests=tests[pkeep], newest_us=bins.newest_us[pkeep],
-        km=bins.km[pkeep],
+        km=bins.km[pkeep], lo_t=bins.lo_t[keep], hi_t=bins.hi_t[keep],
     )  # fmt: skip
 
 
@@ -477,15 +489,23 @@ def _add(bins: v.Bins, more: v.Bins) -> v.Bins:
     """bins with the samples and tests of `more` (newer tests) added."""
     import numpy as np
 
+    assert bins.lo_t is not None and bins.hi_t is not None  # the state keeps them
+    assert more.lo_t is not None and more.hi_t is not None
     key = _merged(bins.key, more.key)
     n = np.zeros(len(key), dtype=np.int64)
     lo = np.full(len(key), np.inf)
     hi = np.full(len(key), -np.inf)
     total = np.zeros(len(key))
+    lo_t = np.full(len(key), _NEVER, dtype=np.int64)
+    hi_t = lo_t.copy()
     at, mat = np.searchsorted(key, bins.key), np.searchsorted(key, more.key)
     n[at], lo[at], hi[at], total[at] = bins.n, bins.lo, bins.hi, bins.total
+    lo_t[at], hi_t[at] = bins.lo_t, bins.hi_t
     n[mat] += more.n
     total[mat] = _snapped(total[mat] + more.total)
+    # the newer tests' extreme, where it is the bin's, was seen when they were
+    lo_t[mat] = np.where(more.lo <= lo[mat], np.maximum(lo_t[mat], more.lo_t), lo_t[mat])
+    hi_t[mat] = np.where(more.hi >= hi[mat], np.maximum(hi_t[mat], more.hi_t), hi_t[mat])
     lo[mat] = np.minimum(lo[mat], more.lo)  # NaN (unknown) stays unknown
     hi[mat] = np.maximum(hi[mat], more.hi)
     pair = _merged(bins.pair, more.pair)
@@ -496,7 +516,33 @@ def _add(bins: v.Bins, more: v.Bins) -> v.Bins:
     tests[pmat] += more.tests
     newest[pmat] = np.maximum(newest[pmat], more.newest_us)
     return v.Bins(key=key, n=n, lo=lo, hi=hi, total=total, pair=pair, tests=tests,
-                  newest_us=newest, km=np.full(len(pair), np.nan))  # fmt: skip
+                  newest_us=newest, km=np.full(len(pair), np.nan), lo_t=lo_t,
+                  hi_t=hi_t)  # fmt: skip
+
+
+def _read_again(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    a: datetime,
+    b: datetime | None,
+    bins: v.Bins,
+    rows: Any,
+) -> v.Bins | None:
+    """bins with the extremes of `rows` (and when they were last seen) read from the
+    store; None when the store's counts of those rows differ."""
+    import numpy as np
+
+    keys = bins.key[rows]
+    fresh = v.binned_range(
+        con, source, a, b, np.unique(v.bin_pairs(keys)).tolist(), counts=False,
+        keys=keys.tolist(), witnesses=True,
+    )  # fmt: skip
+    if not np.array_equal(keys, fresh.key) or not np.array_equal(bins.n[rows], fresh.n):
+        return None
+    assert bins.lo_t is not None and bins.hi_t is not None  # the state keeps them
+    lo, hi, lo_t, hi_t = bins.lo.copy(), bins.hi.copy(), bins.lo_t.copy(), bins.hi_t.copy()
+    lo[rows], hi[rows], lo_t[rows], hi_t[rows] = fresh.lo, fresh.hi, fresh.lo_t, fresh.hi_t
+    return replace(bins, lo=lo, hi=hi, lo_t=lo_t, hi_t=hi_t)
 
 
 def _known(
@@ -524,21 +570,10 @@ def _known(
     lasts = np.append(firsts[1:], len(bins.n)) - 1
     ends = np.union1d(firsts[bad], lasts[bad])
     unknown = ends[np.isnan(bins.lo[ends]) | np.isnan(bins.hi[ends])]
-    if not len(unknown):  # never so: only those rows' extremes are read
-        bins = _whole(con, source, a, b)
-        return bins, v.bins_quantiles(bins, asked)
-    wanted = np.unique(v.bin_pairs(bins.key[unknown]))
-    fresh = v.binned_range(
-        con, source, a, b, wanted.tolist(), counts=False, keys=bins.key[unknown].tolist()
-    )
-    if not np.array_equal(bins.key[unknown], fresh.key) or not np.array_equal(
-        bins.n[unknown], fresh.n
-    ):
-        bins = _whole(con, source, a, b)  # never trust a state that disagrees
-    else:
-        lo, hi = bins.lo.copy(), bins.hi.copy()
-        lo[unknown], hi[unknown] = fresh.lo, fresh.hi
-        bins = replace(bins, lo=lo, hi=hi)
+    # (never empty: only those rows' extremes are read)
+    known = _read_again(con, source, a, b, bins, unknown) if len(unknown) else None
+    # never trust a state that disagrees with the store
+    bins = known if known is not None else _whole(con, source, a, b)
     return bins, v.bins_quantiles(bins, asked)
 
 
