@@ -9,16 +9,21 @@ left it subtracted (a 6-hourly sweep moves every window by 6 hours: two slices o
 tests). Counts are integers, so the histogram's counts are exact, and the percentiles
 are estimated from the counts and bin edges (orchestrator.history.histogram), save
 those in a pair's first or last bin, which read the pair's smallest or largest sample.
-Those (and every bin's) cannot be subtracted: a bin whose smallest or largest sample
-left (or one equal to it: ping's samples repeat) is marked unknown (NaN), and a pair
-whose statistics need an unknown extreme has its first and last bins read again from
-the store (views.binned_range of those rows alone): rare in long windows, which lose
-one 6-hour slice of many (a few percent of a year's pairs, mostly ties), common in the
-day's, where the update still costs what reading it whole does. Each bin's sum is kept
-too, snapped to SUM_STEP (ping's samples have three decimals, so a sum of them is a
-multiple of 0.001 ms: snapped, what was added and subtracted is exactly what the store
-sums), for the mean. The cells are those views.binned_cells gives, value for value,
-for the statistics the matrix shows (views.SITE_STATS; the distance is not kept).
+Those (and every bin's) cannot be subtracted. Each bin keeps a time at or after which
+a test holds a sample equal to its smallest (largest) one (lo_t, hi_t: the first day
+of the store's day, week or month row, a test's start, or a slice's start, whichever
+last held it): a sample equal to it that leaves (ping's samples repeat: the year's
+minimum is seen many times) takes it only when that time left too. Then the bin's
+extreme is unknown (NaN), and a pair whose statistics need an unknown extreme has its
+first and last bins read again from the store (views.binned_range of those rows
+alone): rare in long windows, which lose one 6-hour slice of many (none of a year's
+5,852 pairs, 13 of a month's after one slice of the bench's year), common in the
+day's (a fifth of its pairs), where the update costs what reading it whole does. Each
+bin's sum is kept too, snapped to SUM_STEP (ping's samples have three decimals, so a
+sum of them is a multiple of 0.001 ms: snapped, what was added and subtracted is
+exactly what the store sums), for the mean. The cells are those views.binned_cells
+gives, value for value, for the statistics the matrix shows (views.SITE_STATS; the
+distance is not kept).
 
 The state is used only when the store holds exactly the sweeps it was made from, each
 as it was then (id, source, rows, ingest and start time), plus sweeps whose tests all
