@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,6 +64,14 @@ class HistoryData:
     emulated: dict[str, bool]  # source -> emulated?
     # unordered pair -> its page's data as JSON (html.json_text), made once (pair_texts)
     pair_json: dict[tuple[str, str], str] = field(default_factory=dict)
+    # what cached_history_data still writes (its cache and kept states) on a thread
+    pending: Future[None] | None = None
+
+    def finish(self) -> None:
+        """Wait for what is still being written (re-raising its error)."""
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            pending.result()
 
 
 def pair_texts(data: HistoryData) -> dict[tuple[str, str], str]:
@@ -228,11 +236,14 @@ def cached_history_data(
     now: datetime | None = None,
     catalog: Catalog | None = None,
     include_flagged: bool = False,
+    wait: bool = True,
 ) -> HistoryData:
     """history_data, kept in `results/.cache/site/history.json` under a key of the
     store's state (store_state), the catalogs, include_flagged and the code: a site
     built again over an unchanged store computes nothing (only its build time is new).
-    An unreadable or stale entry is computed again and replaced."""
+    An unreadable or stale entry is computed again and replaced. Without `wait`, the
+    entry and the kept states (matrix_state, pair_state) are written on a thread while
+    the caller goes on (the store may be closed): it calls the data's finish()."""
     catalog = catalog or load_catalog()
     key = _cache_key(con, catalog, include_flagged)
     path = results / CACHE_FILE
@@ -255,21 +266,33 @@ def cached_history_data(
     kept = kept_windows.load(con, results) if not include_flagged else None
     kept_tests = pair_state.load(con, results)
     data = history_data(con, built, catalog, include_flagged, kept, kept_tests)
+    writes = [pair_state.saving(con, results, kept_tests)]
     if kept is not None:
-        kept_windows.save(con, results, kept)
-    pair_state.save(con, results, kept_tests)
+        writes.append(kept_windows.saving(con, results, kept))
     with ch.gc_paused():
-        doc = _to_json(data)
-        text = orjson.dumps(
-            {"format": CACHE_FORMAT, "key": key, "data": doc}, option=orjson.OPT_NON_STR_KEYS
-        )
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(text)
-        tmp.replace(path)
-    except OSError:
-        pass  # a read-only results folder: the site is built all the same
+        doc = _to_json(data)  # its pages' JSON made here, once, for the pages too
+
+    def write() -> None:
+        # numpy's writes and the file's let go of the GIL: the pages are written meanwhile
+        for w in writes:
+            w()
+        with ch.gc_paused():
+            text = orjson.dumps(
+                {"format": CACHE_FORMAT, "key": key, "data": doc}, option=orjson.OPT_NON_STR_KEYS
+            )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(text)
+            tmp.replace(path)
+        except OSError:
+            pass  # a read-only results folder: the site is built all the same
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history-cache")
+    data.pending = pool.submit(write)
+    pool.shutdown(wait=False)
+    if wait:
+        data.finish()
     return data
 
 

@@ -40,7 +40,7 @@ import hashlib
 import json
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -251,6 +251,13 @@ def load(con: duckdb.DuckDBPyConnection, results: Path) -> MatrixState:
 def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> None:
     """Write this build's windows, a folder swapped in whole (a read-only results folder
     keeps none)."""
+    saving(con, results, state)()
+
+
+def saving(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> Callable[[], None]:
+    """save, its writing left for later: what it needs of the store is read now, and
+    the function returned writes the files (on another thread if it likes: numpy
+    writes without the GIL; the store need not be open then)."""
     latest: dict[str, int | None] = {}
     arrays: dict[str, Any] = {}
     docs = {}
@@ -272,9 +279,13 @@ def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> N
         "latest": latest,
         "entries": docs,
     }
-    with contextlib.suppress(OSError):
-        (results / _OLD_FILE).unlink(missing_ok=True)  # what version 2 kept, one file
-        write_folder(results / STATE_DIR, arrays, meta)
+
+    def write() -> None:
+        with contextlib.suppress(OSError):
+            (results / _OLD_FILE).unlink(missing_ok=True)  # what version 2 kept, one file
+            write_folder(results / STATE_DIR, arrays, meta)
+
+    return write
 
 
 def read_arrays(folder: Path, n: int, fields: Sequence[str]) -> dict[str, Any]:

@@ -670,3 +670,22 @@ def test_the_matrix_rounds_whole_arrays_as_shown_rounds_each_value(metric):
     got = site_history._rounded(metric, np.append(x, np.nan))
     assert np.isnan(got[-1])
     assert got[:-1].tolist() == [site_history.shown(metric, float(y)) for y in x]
+
+
+def test_the_cache_and_kept_states_written_on_a_thread_are_there_once_finished(tmp_path):
+    """Without wait the store can be closed while the entry and the kept states are
+    written; finish() waits for them: then the next build reads its figures back."""
+    from orchestrator.site import matrix_state, pair_state
+
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 10)
+    with h.opened(results, read_only=True) as con:
+        data = site_history.cached_history_data(con, results, wait=False)
+    data.finish()
+    assert data.pending is None
+    for kept in (site_history.CACHE_FILE, matrix_state.STATE_DIR, pair_state.STATE_DIR):
+        assert (results / kept).exists(), kept
+    with h.opened(results, read_only=True) as con:
+        again = site_history.cached_history_data(con, results)
+    assert again.matrix["sources"] == data.matrix["sources"]
+    assert again.pending is None  # read back: nothing to write
