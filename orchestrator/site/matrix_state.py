@@ -49,7 +49,7 @@ import hashlib
 import json
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -264,6 +264,13 @@ def load(con: duckdb.DuckDBPyConnection, results: Path) -> MatrixState:
 def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> None:
     """Write this build's windows, a folder swapped in whole (a read-only results folder
     keeps none)."""
+    saving(con, results, state)()
+
+
+def saving(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> Callable[[], None]:
+    """save, its writing left for later: what it needs of the store is read now, and
+    the function returned writes the files (on another thread if it likes: numpy
+    writes without the GIL; the store need not be open then)."""
     latest: dict[str, int | None] = {}
     arrays: dict[str, Any] = {}
     docs = {}
@@ -285,9 +292,13 @@ def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> N
         "latest": latest,
         "entries": docs,
     }
-    with contextlib.suppress(OSError):
-        (results / _OLD_FILE).unlink(missing_ok=True)  # what version 2 kept, one file
-        write_folder(results / STATE_DIR, arrays, meta)
+
+    def write() -> None:
+        with contextlib.suppress(OSError):
+            (results / _OLD_FILE).unlink(missing_ok=True)  # what version 2 kept, one file
+            write_folder(results / STATE_DIR, arrays, meta)
+
+    return write
 
 
 def read_arrays(folder: Path, n: int, fields: Sequence[str]) -> dict[str, Any]:
@@ -327,7 +338,8 @@ def window_cells(
     window: str,
     previous: bool,
     stats: Sequence[str] = v.SITE_STATS,
-) -> list[v.Cell]:
+    table: bool = False,
+) -> list[v.Cell] | v.CellTable:
     """views.binned_cells' cells (`stats`, the mean from the kept sums, counts and
     newest test) of the window, from its kept entry updated, or from the store; a
     window of MIN_DAYS or more goes into state.made. The extremes that left are read
@@ -352,6 +364,8 @@ def window_cells(
     bins, quantiles = _known(con, info.name, a, b, bins, asked)
     if days >= MIN_DAYS:  # the shorter ones are read whole next time too
         state.made[name] = Entry(info.name, a, b, info.latest, bins)
+    if table:  # a views.CellTable
+        return v.bins_table(bins, stats, quantiles)
     return v.bins_cells(con, bins, stats, quantiles, _names(con, state))
 
 
@@ -593,7 +607,8 @@ def value_cells(
     window: str,
     previous: bool,
     stats: Sequence[str] = v.SITE_STATS,
-) -> list[v.Cell]:
+    table: bool = False,
+) -> list[v.Cell] | v.CellTable:
     """views.window_cells of a one-value metric (flagged tests left out, `stats`):
     a window of days (every one: a day's is updated by a tenth of what reading it
     costs, none has extremes to read again) from its kept entry updated, or read
@@ -622,6 +637,8 @@ def value_cells(
     if values is None:
         values = read_values(con, info.name, metric, a, b)
     state.made[name] = Entry(info.name, a, b, info.latest, values)
+    if table:  # a views.CellTable
+        return values_table(values, stats)
     return values_cells(con, values, stats, _names(con, state))
 
 
@@ -820,16 +837,22 @@ def values_cells(
 ) -> list[v.Cell]:
     """The Cells of values' pairs, sorted by (src, dst), with `stats`; `names`: each
     pair's (src, dst), views.pair_names(con), read already."""
+    if not len(values.n):
+        return []
+    return values_table(values, stats).cells(names if names is not None else v.pair_names(con))
+
+
+def values_table(values: Values, stats: Sequence[str] = v.SITE_STATS) -> v.CellTable:
+    """values_cells as a views.CellTable (rows in pair order)."""
     import numpy as np
 
     if not len(values.n):
-        return []
-    names = names if names is not None else v.pair_names(con)
+        return v.empty_table()
     firsts = v.run_starts(values.pair)
     cum = np.cumsum(values.n, dtype=np.int64)
     tests = np.add.reduceat(values.n.astype(np.int64), firsts)
     before = cum[firsts] - values.n[firsts]
-    columns: list[list[float | None]] = [[None] * len(firsts)] * len(v.STATS)
+    table = np.full((len(firsts), len(v.STATS)), np.nan)
     for stat, q in v.QUANTILES.items():
         if stat not in stats:
             continue
@@ -840,21 +863,23 @@ def values_cells(
         x_lo = values.x[np.searchsorted(cum, before + lo.astype(np.int64), side="right")]
         x_hi = values.x[np.searchsorted(cum, before + hi.astype(np.int64), side="right")]
         d = h - lo
-        columns[v.STATS.index(stat)] = np.where(lo == hi, x_lo, x_lo * (1 - d) + x_hi * d).tolist()
+        table[:, v.STATS.index(stat)] = np.where(lo == hi, x_lo, x_lo * (1 - d) + x_hi * d)
     if "mean" in stats:
-        columns[v.STATS.index("mean")] = (
-            np.add.reduceat(values.x * values.n, firsts) / tests
-        ).tolist()
-    pairs = values.pair[firsts].tolist()
-    newest = dict(zip(values.newest_pair.tolist(), values.newest_us.tolist(), strict=True))
+        table[:, v.STATS.index("mean")] = np.add.reduceat(values.x * values.n, firsts) / tests
+    pairs = values.pair[firsts]
+    # each pair's newest test and the limiter of most of its tests (rows by name: the
+    # first of a tie)
+    newest = values.newest_us[np.searchsorted(values.newest_pair, pairs)]
     best: dict[int, tuple[int, str]] = {}
     for p, lim, c in zip(values.lim_pair.tolist(), values.lim.tolist(), values.lim_n.tolist(),
                          strict=True):  # fmt: skip
-        if lim and (p not in best or c > best[p][0]):  # rows by name: the first of a tie
+        if lim and (p not in best or c > best[p][0]):
             best[p] = (c, lim)
-    times = {t: from_us(t) for t in set(newest.values())}  # most pairs' newest is one sweep's
-    cells = [
-        v.Cell(*names[p], None, k, k, stats, times[newest[p]], best[p][1] if p in best else None)
-        for p, k, stats in zip(pairs, tests.tolist(), zip(*columns, strict=True), strict=True)
-    ]
-    return sorted(cells, key=lambda c: (c.src, c.dst))
+    return v.CellTable(
+        pair=pairs.astype(np.int64),
+        tests=tests,
+        samples=tests,
+        stats=table,
+        newest_us=np.asarray(newest, dtype=np.int64),
+        limiter=[best[p][1] if p in best else None for p in pairs.tolist()],
+    )
