@@ -56,7 +56,9 @@ if TYPE_CHECKING:
 STATE_DIR = Path(".cache") / "site" / "matrix-state"
 _OLD_FILE = Path(".cache") / "site" / "matrix-state.npz"
 STATE_FORMAT = "interregion.site-matrix-state"
-STATE_VERSION = 3  # 2: each bin's sum (`total`); 3: the one-value metrics' windows
+# 2: each bin's sum (`total`); 3: the one-value metrics' windows; 4: their newest tests
+# by pair, without the pairs again
+STATE_VERSION = 4
 # the bins' sums kept to this step (ms): far below the mean's display (0.01 ms), far
 # above the error of a sum of doubles
 SUM_STEP = 1e-4
@@ -76,8 +78,8 @@ KEY_MODULES = (
 _QUANTILES = tuple(s for s in v.SITE_STATS if s in v.QUANTILES)
 _KINDS = {
     "bins": ("key", "n", "lo", "hi", "total", "pair", "tests", "newest_us"),
-    # a Values' rows' pairs as each pair and its rows (_packed)
-    "values": ("pairs", "rows", "x", "n", "newest_pair", "newest_us", "lim_pair", "lim", "lim_n"),
+    # a Values' pairs' rows counted, not bounded (_packed)
+    "values": ("pairs", "rows", "x", "n", "newest_us", "lim_pair", "lim", "lim_n"),
 }
 _EPOCH = datetime(1970, 1, 1)
 
@@ -103,16 +105,16 @@ class Stale(Exception):
 @dataclass
 class Values:
     """A one-value metric's tests of a window (views.Metric.one_value: throughput, loss,
-    jitter), per pair (numbered as in the store's `pairs`): each distinct value with its
-    tests (rows sorted by `pair`, then value `x`; `n` the tests), per pair its newest
-    test (`newest_pair` sorted, `newest_us` UNIX microseconds), and the tests of each
-    limiter (`lim_pair`, `lim`, `lim_n`; rows sorted by pair, then limiter; throughput's
-    alone, the other metrics' limiter "", none)."""
+    jitter), per pair (numbered as in the store's `pairs`; `pairs` sorted, each one's
+    rows from `starts[i]` to `starts[i + 1]`): each distinct value `x` (sorted within
+    the pair) with its tests `n`; each pair's newest test (`newest_us`, UNIX
+    microseconds); the tests of each limiter (`lim_pair`, `lim`, `lim_n`; rows sorted
+    by pair, then limiter; throughput's alone, the other metrics' limiter "")."""
 
-    pair: Any
+    pairs: Any
+    starts: Any
     x: Any
     n: Any
-    newest_pair: Any
     newest_us: Any
     lim_pair: Any
     lim: Any
@@ -143,6 +145,7 @@ class MatrixState:
     value_slices: dict[tuple[str, str, datetime, datetime | None], Values] = field(
         default_factory=dict
     )
+    value_sources: set[str] = field(default_factory=set)  # whose slices were read
     names: dict[int, tuple[str, str]] | None = None  # views.pair_names, read once a build
 
 
@@ -550,22 +553,21 @@ def value_cells(
     whole, into state.made. Its percentiles are DuckDB's quantile_cont of the same
     values, to the bit; its mean the sum of the values in order over their count
     (DuckDB's avg adds in an order of its own: the last bits may differ)."""
-    days = v.window_days(window)
-    start, _end = v.window_bounds(info, window)
-    if days is None or start is None:
+    span = _value_span(info, window, previous)
+    if span is None:
         return v.window_cells(con, info, metric, window, previous, stats=stats)
-    a, b = (start - timedelta(days=days), start) if previous else (start, None)
+    a, b = span
     name = _name(info.name, f"{metric}:{window}", previous)
     kept = state.entries.get(name)
     values = None
     if kept is not None and isinstance(kept.bins, Values):
         try:
             leave, enter = _shift(info, kept, a, b)
-            values = kept.bins
-            if leave is not None:
-                values = _less(values, _value_slice(con, state, info.name, metric, *leave))
-            if enter is not None:
-                values = _more(values, _value_slice(con, state, info.name, metric, *enter))
+            values = _updated(
+                kept.bins,
+                None if leave is None else _value_slice(con, state, info, metric, *leave),
+                None if enter is None else _value_slice(con, state, info, metric, *enter),
+            )
             state.used.append(name)
         except Stale:
             values = None
@@ -575,11 +577,31 @@ def value_cells(
     return values_cells(con, values, stats, _names(con, state))
 
 
+def _value_span(info: v.SourceInfo, window: str, previous: bool) -> Span | None:
+    """The tests [a, b) of a one-value window of days (None: another window)."""
+    days = v.window_days(window)
+    start, _end = v.window_bounds(info, window)
+    if days is None or start is None:
+        return None
+    return (start - timedelta(days=days), start) if previous else (start, None)
+
+
 def _names(con: duckdb.DuckDBPyConnection, state: MatrixState) -> dict[int, tuple[str, str]]:
     """views.pair_names, read once a build."""
     if state.names is None:
         state.names = v.pair_names(con)
     return state.names
+
+
+def _tests_sql(metric: str) -> str:
+    """SQL true for the tests a one-value metric's window holds (valid, ok, present)."""
+    m = v.metric(metric)
+    return f"(status = 'ok' AND {m.present_sql} AND {v.valid_sql(m.measure)})"
+
+
+def _limiter_sql(metric: str) -> str:
+    """A test's limiter as kept: throughput's (the matrix shows no other metric's)."""
+    return "coalesce(limiter, '')" if metric == "throughput" else "''"
 
 
 def read_values(
@@ -589,25 +611,18 @@ def read_values(
     from a on)."""
     import numpy as np
 
-    m = v.metric(metric)
-    where = f"source = ? AND status = 'ok' AND {m.present_sql} AND {v.valid_sql(m.measure)} "
-    where += "AND started_utc >= ?" + (" AND started_utc < ?" if b is not None else "")
+    where = f"source = ? AND {_tests_sql(metric)} AND started_utc >= ?"
+    where += " AND started_utc < ?" if b is not None else ""
     params = [source, a, *([b] if b is not None else [])]
     tests = (
-        f"(SELECT p.pair, {m.run_sql} AS x, limiter, started_utc FROM measurements m "
-        f"JOIN pairs p ON m.src = p.src AND m.dst = p.dst WHERE {where})"
+        f"(SELECT p.pair, {v.metric(metric).run_sql} AS x, limiter, started_utc "
+        f"FROM measurements m JOIN pairs p ON m.src = p.src AND m.dst = p.dst WHERE {where})"
     )
     # the rows as they come, sorted here: a third of the time DuckDB takes to group or
     # sort them (a year's 8.5M)
     found = con.execute(f"SELECT pair, x FROM {tests}", params).fetchnumpy()
-    keys = np.empty(len(found["x"]), dtype=np.complex128)
-    keys.real, keys.imag = found["pair"], found["x"]
-    keys.sort()
-    firsts = v.run_starts(keys)
-    # the limiters of throughput's tests (the matrix shows no other metric's)
-    lim_sql = "coalesce(limiter, '')" if metric == "throughput" else "''"
     lims = con.execute(
-        f"SELECT pair, {lim_sql} AS lim, count(*) AS n, "
+        f"SELECT pair, {_limiter_sql(metric)} AS lim, count(*) AS n, "
         f"epoch_us(max(started_utc)) AS newest FROM {tests} GROUP BY pair, lim "
         "ORDER BY pair, lim",
         params,
@@ -615,151 +630,287 @@ def read_values(
     lim_pair = np.asarray(lims["pair"], dtype=np.int32)
     per_pair = v.run_starts(lim_pair)
     newest = np.asarray(lims["newest"], dtype=np.int64)
+    return _values_of(
+        found["pair"],
+        found["x"],
+        lim_pair,
+        np.asarray(lims["lim"], dtype=str),
+        np.asarray(lims["n"], dtype=np.int64),
+        np.maximum.reduceat(newest, per_pair) if len(newest) else newest,
+    )
+
+
+def _values_of(pair: Any, x: Any, lim_pair: Any, lim: Any, lim_n: Any, newest_us: Any) -> Values:
+    """The Values of tests (each one's `pair` and value `x`, in any order), their
+    limiters' counts (rows sorted by pair, then limiter) and each pair's newest test
+    (in pair order)."""
+    import numpy as np
+
+    keys = np.empty(len(x), dtype=np.complex128)
+    keys.real, keys.imag = pair, x
+    keys.sort()
+    firsts = v.run_starts(keys)
+    row_pair = keys.real[firsts].astype(np.int32)
+    per_pair = v.run_starts(row_pair)
     return Values(
-        pair=keys.real[firsts].astype(np.int32),
+        pairs=row_pair[per_pair],
+        starts=np.append(per_pair, len(firsts)).astype(np.int64),
         x=keys.imag[firsts].copy(),
         n=np.diff(np.append(firsts, len(keys))).astype(np.int32),
-        newest_pair=lim_pair[per_pair],
-        newest_us=np.maximum.reduceat(newest, per_pair) if len(newest) else newest,
-        lim_pair=lim_pair,
-        lim=np.asarray(lims["lim"], dtype=str),
-        lim_n=np.asarray(lims["n"], dtype=np.int32),
+        newest_us=np.asarray(newest_us, dtype=np.int64),
+        lim_pair=np.asarray(lim_pair, dtype=np.int32),
+        lim=np.asarray(lim, dtype=str),
+        lim_n=np.asarray(lim_n, dtype=np.int32),
     )
 
 
 def _value_slice(
     con: duckdb.DuckDBPyConnection,
     state: MatrixState,
-    source: str,
+    info: v.SourceInfo,
     metric: str,
     a: datetime,
     b: datetime | None,
 ) -> Values:
-    key = (source, metric, a, b)
+    """The Values of a slice, read with every slice the source's kept windows need this
+    build (_read_slices): the first one asked for reads them all."""
+    key = (info.name, metric, a, b)
     if key not in state.value_slices:
-        state.value_slices[key] = read_values(con, source, metric, a, b)
+        spans = {(a, b)}
+        metrics = {metric}
+        if info.name not in state.value_sources:
+            state.value_sources.add(info.name)
+            for m, span in _slices_needed(state, info):
+                metrics.add(m)
+                spans.add(span)
+        _read_slices(con, state, info.name, sorted(metrics), spans)
     return state.value_slices[key]
 
 
-def _packed(values: Values) -> dict[str, Any]:
-    """values' fields for the file: each row's pair as each pair's rows (a year's
-    throughput is 8.5M rows, of 5,852 pairs)."""
+def _slices_needed(state: MatrixState, info: v.SourceInfo) -> list[tuple[str, Span]]:
+    """(metric, slice) of every kept one-value window of the source that can be moved."""
+    out = []
+    for name, kept in state.entries.items():
+        if kept.source != info.name or not isinstance(kept.bins, Values):
+            continue
+        _source, what, which = name.rsplit("|", 2)
+        metric, _sep, window = what.rpartition(":")
+        span = _value_span(info, window, which == "previous")
+        if span is None:
+            continue
+        try:
+            slices = _shift(info, kept, *span)
+        except Stale:
+            continue
+        out += [(metric, s) for s in slices if s is not None]
+    return out
+
+
+def _read_slices(
+    con: duckdb.DuckDBPyConnection,
+    state: MatrixState,
+    source: str,
+    metrics: Sequence[str],
+    spans: set[Span],
+) -> None:
+    """The Values of each metric's tests in each span (state.value_slices): one query
+    for all, its rows split here (a 6-hourly build's spans are a dozen sweeps; each
+    read alone is a query of its own per metric)."""
     import numpy as np
 
-    firsts = v.run_starts(values.pair)
-    fields = {k: x for k, x in vars(values).items() if k != "pair"}
-    rows = np.diff(np.append(firsts, len(values.pair)))
-    # most counts are 1 (a throughput is seldom seen twice): a byte each
+    ordered = sorted(spans, key=lambda s: (s[0], s[1] is None, s[1] or s[0]))
+    ranges = " OR ".join(
+        "started_utc >= ?" + (" AND started_utc < ?" if b is not None else "") for _a, b in ordered
+    )
+    params: list[Any] = [source]
+    for a, b in ordered:
+        params += [a, *([b] if b is not None else [])]
+    columns = ", ".join(
+        f"{_tests_sql(m)} AS ok{i}, CASE WHEN {_tests_sql(m)} THEN {v.metric(m).run_sql} END "
+        f"AS x{i}, {_limiter_sql(m)} AS lim{i}"
+        for i, m in enumerate(metrics)
+    )
+    found = con.execute(
+        f"SELECT p.pair, epoch_us(started_utc) AS t, {columns} FROM measurements m "
+        f"JOIN pairs p ON m.src = p.src AND m.dst = p.dst WHERE source = ? AND ({ranges})",
+        params,
+    ).fetchnumpy()
+    pair = np.asarray(found["pair"], dtype=np.int32)
+    t = np.asarray(found["t"], dtype=np.int64)
+    for a, b in ordered:
+        inside = t >= us(a)
+        if b is not None:
+            inside &= t < us(b)
+        for i, m in enumerate(metrics):
+            rows = np.flatnonzero(inside & np.ma.filled(found[f"ok{i}"], False))
+            x = np.asarray(np.ma.getdata(found[f"x{i}"])[rows], dtype=np.float64)
+            lim = np.asarray(found[f"lim{i}"][rows], dtype=str)
+            state.value_slices[source, m, a, b] = _values_of(
+                pair[rows], x, *_counted(pair[rows], lim, t[rows])
+            )
+
+
+def _counted(pair: Any, lim: Any, t: Any) -> tuple[Any, Any, Any, Any]:
+    """Tests' limiter counts as read_values groups them (pair, limiter, count; sorted by
+    pair, then limiter) and each pair's newest start (pair order)."""
+    import numpy as np
+
+    names, code = np.unique(lim, return_inverse=True)
+    keys, counts = np.unique(pair.astype(np.int64) * max(len(names), 1) + code, return_counts=True)
+    order = np.argsort(pair, kind="stable")
+    per_pair = v.run_starts(pair[order])
+    newest = np.maximum.reduceat(t[order], per_pair) if len(t) else t
+    return keys // max(len(names), 1), names[keys % max(len(names), 1)], counts, newest
+
+
+def _packed(values: Values) -> dict[str, Any]:
+    """values' fields for the file: each pair's rows counted rather than bounded, the
+    tests of each row in the smallest integer that holds them (a throughput is seldom
+    seen twice: a byte each, for a year's 8.5M rows)."""
+    import numpy as np
+
+    fields = {k: x for k, x in vars(values).items() if k != "starts"}
     most = int(values.n.max()) if len(values.n) else 0
-    fields["n"] = values.n.astype(np.min_scalar_type(most))
-    return {**fields, "pairs": values.pair[firsts], "rows": rows}
+    fields["n"] = np.asarray(values.n, dtype=np.min_scalar_type(most))
+    return {**fields, "rows": np.diff(values.starts)}
 
 
 def _unpacked(arrays: dict[str, Any]) -> Values:
     import numpy as np
 
-    fields = {k: x for k, x in arrays.items() if k not in ("pairs", "rows", "n")}
-    pair = np.repeat(arrays["pairs"], arrays["rows"]).astype(np.int32)
-    return Values(pair=pair, n=np.asarray(arrays["n"], dtype=np.int32), **fields)
+    fields = {k: x for k, x in arrays.items() if k != "rows"}
+    starts = np.zeros(len(arrays["rows"]) + 1, dtype=np.int64)
+    np.cumsum(arrays["rows"], out=starts[1:])
+    return Values(starts=starts, **fields)
 
 
-def _search(values: Values, of: Values) -> tuple[Any, Any]:
-    """Where each row of `of` is, or would go, in values' rows (both sorted by pair,
-    then value), and whether it is there: a binary search within each pair's rows, all
-    rows at once (a year's 8.5M rows are never copied to search them)."""
+def _row_pairs(values: Values) -> Any:
+    """Each row's pair (for a slice's few rows)."""
     import numpy as np
 
-    lo = np.searchsorted(values.pair, of.pair, side="left")
-    hi = np.searchsorted(values.pair, of.pair, side="right")
+    return np.repeat(values.pairs, np.diff(values.starts))
+
+
+def _search(values: Values, pair: Any, x: Any) -> tuple[Any, Any]:
+    """Where each (pair, x) is, or would go, in values' rows (sorted by pair, then
+    value), and whether it is there: a binary search within each pair's rows, all at
+    once (a year's 8.5M rows are never copied to search them)."""
+    import numpy as np
+
+    at = np.searchsorted(values.pairs, pair)
+    inside = at < len(values.pairs)
+    has = np.zeros(len(pair), dtype=bool)
+    has[inside] = values.pairs[at[inside]] == pair[inside]
+    # a pair not there: where it would go, before the next pair's rows
+    lo = values.starts[at]
+    hi = np.where(has, values.starts[np.minimum(at + 1, len(values.pairs))], lo)
     while (lo < hi).any():
         mid = (lo + hi) // 2
         less = np.zeros(len(mid), dtype=bool)
         open_ = lo < hi
-        less[open_] = values.x[mid[open_]] < of.x[open_]
+        less[open_] = values.x[mid[open_]] < x[open_]
         lo = np.where(open_ & less, mid + 1, lo)
         hi = np.where(open_ & ~less, mid, hi)
-    inside = lo < len(values.x)
     found = np.zeros(len(lo), dtype=bool)
-    found[inside] = (values.pair[lo[inside]] == of.pair[inside]) & (
-        values.x[lo[inside]] == of.x[inside]
-    )
+    within = has & (lo < values.starts[np.minimum(at + 1, len(values.pairs))])
+    found[within] = values.x[lo[within]] == x[within]
     return lo, found
 
 
-def _limiters(values: Values) -> dict[tuple[int, str], int]:
-    return dict(
-        zip(
-            zip(values.lim_pair.tolist(), values.lim.tolist(), strict=True),
-            values.lim_n.tolist(),
-            strict=True,
-        )
-    )
-
-
-def _with_limiters(
-    values: Values, counts: dict[tuple[int, str], int], newest: dict[int, int]
-) -> Values:
-    """values with the limiter counts and newest tests given (pairs without tests
-    dropped)."""
+def _updated(values: Values, out: Values | None, more: Values | None) -> Values:
+    """values less the tests of `out` (which they must hold; older than those left)
+    and with those of `more` (newer ones) added, every array written once: the rows
+    whose tests all left taken out and the new ones put in, in one pass."""
     import numpy as np
 
-    rows = sorted((k, n) for k, n in counts.items() if n > 0)
-    pairs = sorted(newest)
-    return replace(
-        values,
-        lim_pair=np.asarray([p for (p, _), _ in rows], dtype=np.int32),
-        lim=np.asarray([lim for (_, lim), _ in rows], dtype=str),
-        lim_n=np.asarray([n for _, n in rows], dtype=np.int32),
-        newest_pair=np.asarray(pairs, dtype=np.int32),
-        newest_us=np.asarray([newest[p] for p in pairs], dtype=np.int64),
+    if out is None and more is None:
+        return values
+    none = _values_of(np.zeros(0), np.zeros(0), [], [], [], [])
+    out, more = out or none, more or none
+    # each distinct (pair, x) of the slices, the tests that left and entered with it
+    pair = np.concatenate((_row_pairs(out), _row_pairs(more)))
+    keys = np.empty(len(pair), dtype=np.complex128)
+    keys.real, keys.imag = pair, np.concatenate((out.x, more.x))
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    firsts = v.run_starts(keys)
+    left = np.concatenate((out.n, np.zeros(len(more.n), dtype=np.int32)))[order]
+    entered = np.concatenate((np.zeros(len(out.n), dtype=np.int32), more.n))[order]
+    left, entered = np.add.reduceat(left, firsts), np.add.reduceat(entered, firsts)
+    d_pair, d_x = keys.real[firsts].astype(np.int32), keys.imag[firsts]
+    at, found = _search(values, d_pair, d_x)
+    if (left[~found] > 0).any():
+        raise Stale
+    was = np.asarray(values.n[at[found]], dtype=np.int64)
+    now = was - left[found]
+    if (now < 0).any():
+        raise Stale
+    now += entered[found]
+    gone = at[found][now == 0]  # rows whose tests all left
+    fresh = ~found  # rows new to the window, before old row `at`
+    new_at = at[fresh] - np.searchsorted(gone, at[fresh])  # among the rows kept
+    new_at += np.arange(len(new_at))  # in the result
+    size = len(values.x) - len(gone) + len(new_at)
+    kept = np.ones(size, dtype=bool)
+    kept[new_at] = False
+    keep = None
+    if len(gone):
+        keep = np.ones(len(values.x), dtype=bool)
+        keep[gone] = False
+    n_now = np.array(values.n, dtype=np.int32)  # a copy to write (the file's is mapped)
+    n_now[at[found]] = now
+    x = np.empty(size, dtype=np.float64)
+    n = np.empty(size, dtype=np.int32)
+    x[kept] = values.x if keep is None else values.x[keep]
+    n[kept] = n_now if keep is None else n_now[keep]
+    x[new_at], n[new_at] = d_x[fresh], entered[fresh]
+    # each pair's rows: its old ones, less those gone, with the new ones
+    pairs = np.union1d(values.pairs, d_pair)
+    rows = np.zeros(len(pairs), dtype=np.int64)
+    rows[np.searchsorted(pairs, values.pairs)] = np.diff(values.starts)
+    gone_pair = values.pairs[np.searchsorted(values.starts, gone, side="right") - 1]
+    np.subtract.at(rows, np.searchsorted(pairs, gone_pair), 1)
+    np.add.at(rows, np.searchsorted(pairs, d_pair[fresh]), 1)
+    newest = np.full(len(pairs), np.iinfo(np.int64).min, dtype=np.int64)
+    newest[np.searchsorted(pairs, values.pairs)] = values.newest_us
+    at_more = np.searchsorted(pairs, more.pairs)
+    newest[at_more] = np.maximum(newest[at_more], more.newest_us)
+    still = rows > 0
+    starts = np.zeros(int(still.sum()) + 1, dtype=np.int64)
+    np.cumsum(rows[still], out=starts[1:])
+    return Values(
+        pairs=pairs[still].astype(np.int32),
+        starts=starts,
+        x=x,
+        n=n,
+        newest_us=newest[still],
+        **_limiters_updated(values, out, more, pairs[still]),
     )
 
 
-def _less(values: Values, out: Values) -> Values:
-    """values less the tests of `out` (which they must hold; older than those left)."""
+def _limiters_updated(values: Values, out: Values, more: Values, pairs: Any) -> dict[str, Any]:
+    """The limiter counts of values less out's, plus more's: the rows of the pairs
+    with tests (`pairs`) with a count, sorted by pair, then limiter."""
+    import numpy as np
 
-    at, found = _search(values, out)
-    if not found.all():
+    names, code = np.unique(np.concatenate((values.lim, out.lim, more.lim)), return_inverse=True)
+    base = max(len(names), 1)
+    keys = np.concatenate((values.lim_pair, out.lim_pair, more.lim_pair)).astype(np.int64) * base
+    keys += code
+    sign = np.repeat(np.array([1, -1, 1]), [len(values.lim), len(out.lim), len(more.lim)])
+    counts = np.concatenate((values.lim_n, out.lim_n, more.lim_n)).astype(np.int64) * sign
+    unique, inverse = np.unique(keys, return_inverse=True)
+    total = np.zeros(len(unique), dtype=np.int64)
+    np.add.at(total, inverse, counts)
+    if (total < 0).any():
         raise Stale
-    n = values.n.copy()
-    n[at] -= out.n
-    if (n[at] < 0).any():
-        raise Stale
-    keep = n > 0
-    left = replace(values, pair=values.pair[keep], x=values.x[keep], n=n[keep])
-    counts = _limiters(values)
-    for k, c in _limiters(out).items():
-        counts[k] = counts.get(k, 0) - c
-        if counts[k] < 0:
-            raise Stale
-    still = set(left.pair[v.run_starts(left.pair)].tolist())
-    newest = {
-        p: t
-        for p, t in zip(values.newest_pair.tolist(), values.newest_us.tolist(), strict=True)
-        if p in still
+    pair = unique // base
+    wanted = (total > 0) & np.isin(pair, pairs)
+    return {
+        "lim_pair": pair[wanted].astype(np.int32),
+        "lim": names[unique[wanted] % base],
+        "lim_n": total[wanted].astype(np.int32),
     }
-    return _with_limiters(left, {k: c for k, c in counts.items() if k[0] in still}, newest)
-
-
-def _more(values: Values, more: Values) -> Values:
-    """values with the tests of `more` (newer ones) added."""
-    import numpy as np
-
-    at, found = _search(values, more)
-    lacks = ~found
-    pair = np.insert(values.pair, at[lacks], more.pair[lacks])
-    x = np.insert(values.x, at[lacks], more.x[lacks])
-    n = np.insert(values.n, at[lacks], 0)
-    # each of `more` is where it was searched, after the rows inserted before it
-    n[at + np.cumsum(lacks) - lacks] += more.n
-    merged = replace(values, pair=pair, x=x, n=n)
-    counts = _limiters(values)
-    for k, c in _limiters(more).items():
-        counts[k] = counts.get(k, 0) + c
-    newest = dict(zip(values.newest_pair.tolist(), values.newest_us.tolist(), strict=True))
-    for p, t in zip(more.newest_pair.tolist(), more.newest_us.tolist(), strict=True):
-        newest[p] = max(t, newest.get(p, t))
-    return _with_limiters(merged, counts, newest)
 
 
 def values_cells(
@@ -775,11 +926,15 @@ def values_cells(
     if not len(values.n):
         return []
     names = names if names is not None else v.pair_names(con)
-    firsts = v.run_starts(values.pair)
-    cum = np.cumsum(values.n, dtype=np.int64)
-    tests = np.add.reduceat(values.n.astype(np.int64), firsts)
-    before = cum[firsts] - values.n[firsts]
-    columns: list[list[float | None]] = [[None] * len(firsts)] * len(v.STATS)
+    firsts = values.starts[:-1]
+    # a value seldom has two tests (a throughput, of 8.5M a year): then the k-th test of
+    # a pair is its k-th row, without counting them
+    ones = int(values.n.max()) == 1
+    cum = None if ones else np.cumsum(values.n, dtype=np.int64)
+    before = values.starts if cum is None else np.append(0, cum[values.starts[1:] - 1])
+    tests = np.diff(before)
+    before = before[:-1]
+    columns: list[Any] = [[None] * len(firsts)] * len(v.STATS)
     for stat, q in v.QUANTILES.items():
         if stat not in stats:
             continue
@@ -787,24 +942,33 @@ def values_cells(
         # lo (1 - d) + hi d between them
         h = (tests - 1).astype(np.float64) * q
         lo, hi = np.floor(h), np.ceil(h)
-        x_lo = values.x[np.searchsorted(cum, before + lo.astype(np.int64), side="right")]
-        x_hi = values.x[np.searchsorted(cum, before + hi.astype(np.int64), side="right")]
+        at_lo, at_hi = before + lo.astype(np.int64), before + hi.astype(np.int64)
+        if cum is not None:
+            at_lo = np.searchsorted(cum, at_lo, side="right")
+            at_hi = np.searchsorted(cum, at_hi, side="right")
+        x_lo, x_hi = values.x[at_lo], values.x[at_hi]
         d = h - lo
         columns[v.STATS.index(stat)] = np.where(lo == hi, x_lo, x_lo * (1 - d) + x_hi * d).tolist()
-    if "mean" in stats:
+    if "mean" in stats:  # each value times its tests (x * 1 is x: not multiplied)
         columns[v.STATS.index("mean")] = (
-            np.add.reduceat(values.x * values.n, firsts) / tests
+            np.add.reduceat(values.x if ones else values.x * values.n, firsts) / tests
         ).tolist()
-    pairs = values.pair[firsts].tolist()
-    newest = dict(zip(values.newest_pair.tolist(), values.newest_us.tolist(), strict=True))
-    best: dict[int, tuple[int, str]] = {}
-    for p, lim, c in zip(values.lim_pair.tolist(), values.lim.tolist(), values.lim_n.tolist(),
-                         strict=True):  # fmt: skip
-        if lim and (p not in best or c > best[p][0]):  # rows by name: the first of a tie
-            best[p] = (c, lim)
-    times = {t: from_us(t) for t in set(newest.values())}  # most pairs' newest is one sweep's
-    cells = [
-        v.Cell(*names[p], None, k, k, stats, times[newest[p]], best[p][1] if p in best else None)
-        for p, k, stats in zip(pairs, tests.tolist(), zip(*columns, strict=True), strict=True)
-    ]
-    return sorted(cells, key=lambda c: (c.src, c.dst))
+    # each pair's limiter: the one of most tests (rows by name: the first of a tie)
+    named = np.flatnonzero(values.lim != "")
+    order = named[np.lexsort((named, -values.lim_n[named], values.lim_pair[named]))]
+    best = order[v.run_starts(values.lim_pair[order])]
+    limiter: list[str | None] = [None] * len(firsts)
+    for at, lim in zip(
+        np.searchsorted(values.pairs, values.lim_pair[best]).tolist(),
+        values.lim[best].tolist(),
+        strict=True,
+    ):
+        limiter[at] = lim
+    times = {t: from_us(t) for t in set(values.newest_us.tolist())}  # most are one sweep's
+    ends = [names[p] for p in values.pairs.tolist()]
+    rows = list(
+        zip(ends, tests.tolist(), zip(*columns, strict=True), values.newest_us.tolist(), limiter,
+            strict=True)
+    )  # fmt: skip
+    rows.sort(key=lambda r: r[0])
+    return [v.Cell(*e, None, k, k, s, times[t], lim) for e, k, s, t, lim in rows]
