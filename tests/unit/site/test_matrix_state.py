@@ -185,3 +185,52 @@ def test_one_value_windows_kept_are_the_stores_to_the_bit(tmp_path, monkeypatch)
     assert {f"emulated|{m}:1D|window" for m in ("throughput", "loss", "jitter")} <= used
     assert {"window", "loss", "capacity", None} <= limiters
     assert "emulated|throughput:1D|previous" in used
+
+
+def test_values_updated_equal_values_made_from_the_tests_left():
+    """A window's Values less the oldest tests and with newer ones (values that tie,
+    rows and pairs that empty, pairs new to it, limiters that come and go) are the
+    Values of the tests it then holds, array for array."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(7)
+    size = 400
+    pair = rng.integers(0, 9, size).astype(np.int32)
+    pair[rng.random(size) < 0.1] = 11  # a pair seen only among the newest tests
+    x = rng.choice([0.0, 0.5, 1.25, 3.0, 7.5], size) + rng.integers(0, 3, size) * 100.0
+    t = np.sort(rng.integers(0, 10_000, size))
+    lim = rng.choice(["", "receiver", "window"], size)
+    old, new = t < 7_000, t >= 7_000
+    pair[old & (pair == 11)] = 3
+    pair[(t < 2_000) & (pair == 5)] = 5  # pair 5's tests: some leave, the rest stay
+    pair[(t >= 2_000) & (pair == 8)] = 7  # pair 8's tests all leave
+
+    def made(rows):
+        return matrix_state._values_of(
+            pair[rows], x[rows], *matrix_state._counted(pair[rows], lim[rows], t[rows])
+        )
+
+    window, out, more = made(old), made(t < 2_000), made(new)
+    got = matrix_state._updated(window, out, more)
+    want = made(t >= 2_000)
+    assert 8 not in got.pairs.tolist() and 11 in got.pairs.tolist()
+    for name, array in vars(want).items():
+        assert np.array_equal(getattr(got, name), array), name
+    # what left must have been in the window
+    with pytest.raises(matrix_state.Stale):
+        matrix_state._updated(made(t >= 2_000), out, None)
+
+
+@pytest.mark.parametrize("size", [50, 20_000])  # through masks, and piece by piece
+def test_rows_spliced_are_the_rows_kept_with_those_put_in(size):
+    np = pytest.importorskip("numpy")
+    a = np.arange(size, dtype=np.uint8 if size < 256 else np.int64)
+    gone = np.array([0, 7, 8, size - 1])
+    at = np.array([0, 0, 8, 9, size - 1, size])  # before a row gone, twice at one place
+    more = np.array([-1, -2, -3, -4, -5, -6])
+    want: list[int] = []
+    for i, x in enumerate([*a.tolist(), None]):
+        want += more[at == i].tolist()
+        if x is not None and i not in gone:
+            want.append(x)
+    got = matrix_state._spliced(a, gone, at, more, np.int32)
+    assert got.dtype == np.int32 and got.tolist() == want
