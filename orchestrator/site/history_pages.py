@@ -318,13 +318,16 @@ def _cells(
     """One window's cells: RTT's windows of days pool the samples from the store's
     histograms (views.binned_cells; matrix_state.window_cells, which keeps them for
     the next build: the same cells); the one-value metrics' long windows are kept too
-    (matrix_state.value_cells); the rest from the tests."""
+    (matrix_state.value_cells), and their "latest" read together (matrix_state.
+    latest_cells); the rest from the tests."""
     stats = PREVIOUS_STATS if previous else v.SITE_STATS
-    if window != "latest" and not include_flagged:
+    if not include_flagged:
         state = kept if kept is not None else kept_windows.MatrixState()
-        if metric == "rtt":
+        if window == "latest" and v.metric(metric).one_value and stats == v.SITE_STATS:
+            return kept_windows.latest_cells(con, state, info, metric)
+        if window != "latest" and metric == "rtt":
             return kept_windows.window_cells(con, state, info, window, previous, stats)
-        if v.metric(metric).one_value:
+        if window != "latest" and v.metric(metric).one_value:
             return kept_windows.value_cells(con, state, info, metric, window, previous, stats)
     return v.window_cells(con, info, metric, window, previous, include_flagged, stats=stats)
 

@@ -161,6 +161,11 @@ def test_one_value_windows_kept_are_the_stores_to_the_bit(tmp_path, monkeypatch)
             state = matrix_state.load(con, results)
             info = next(iter(v.source_infos(con).values()))
             for metric in ("throughput", "loss", "jitter"):
+                # each pair's newest test, the three metrics' read together: the cells
+                # views.window_cells gives, every field
+                latest = matrix_state.latest_cells(con, state, info, metric)
+                assert state.latest[info.name, metric] is latest
+                assert latest == v.window_cells(con, info, metric, "latest", stats=v.STATS)
                 for window in ("1D", "1W", "1M"):
                     for previous in (False, True):
                         mine = matrix_state.value_cells(con, state, info, metric, window, previous)
