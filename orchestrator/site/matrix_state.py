@@ -28,7 +28,12 @@ window of days (1D to 1Y, and the window before each), exactly: each pair's dist
 values with their tests (Values), to which the tests that entered are added and from
 which those that left are taken, so their percentiles are DuckDB's quantile_cont of
 the window's tests to the bit (a year of throughput is 8.5M values: DuckDB's
-percentiles of them take a second per metric).
+percentiles of them take a second per metric). Every window moves by the same sweep,
+so their slices are a dozen time ranges shared by the three metrics: the first window
+updated reads them all in one query (_read_slices). Each window's rows are rewritten
+once per build, what left and what entered together (_updated); each pair's rows are
+kept as bounds, not as a pair per row. Their "latest" windows (each pair's newest
+test) are read together too, from the source's last day (latest_cells).
 
 The arrays are kept as .npy files, mapped when read (a year's are 200 MB).
 """
