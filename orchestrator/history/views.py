@@ -469,6 +469,83 @@ class Cell:
         return _stat_value(stat, self.samples, self.quantiles)
 
 
+# a CellTable's newest_us of a cell without a time (the smallest int64)
+NO_TIME = -(2**63)
+
+
+@dataclass
+class CellTable:
+    """A window's Cells as columns (the site's matrix reads 36 windows of 5,852 pairs):
+    `pair` each row's pair number (the store's `pairs`, pair_names), `stats` (rows x
+    STATS, NaN where not computed), `tests`, `samples`, `newest_us` (the newest test's
+    start, UNIX microseconds), `limiter` (None, or one per row) and `km` (None, or each
+    row's distance, NaN when unknown)."""
+
+    pair: Any
+    tests: Any
+    samples: Any
+    stats: Any
+    newest_us: Any
+    limiter: list[str | None] | None = None
+    km: Any = None
+
+    def __len__(self) -> int:
+        return len(self.pair)
+
+    def cells(self, names: Mapping[int, tuple[str, str]]) -> list[Cell]:
+        """The Cells, sorted by (src, dst); `names` pair_names."""
+        import numpy as np
+
+        epoch = datetime(1970, 1, 1)
+        computed = ~np.isnan(self.stats).all(axis=0)
+        columns = [
+            self.stats[:, i].tolist() if computed[i] else [None] * len(self.pair)
+            for i in range(len(STATS))
+        ]
+        times = {
+            t: None if t == NO_TIME else epoch + timedelta(microseconds=t)
+            for t in set(self.newest_us.tolist())
+        }
+        none = [None] * len(self.pair)
+        kms = none if self.km is None else [None if math.isnan(x) else x for x in self.km.tolist()]
+        cells = [
+            Cell(*names[p], km, t, k, values, times[newest], lim)
+            for p, km, t, k, newest, lim, values in zip(
+                self.pair.tolist(), kms, self.tests.tolist(), self.samples.tolist(),
+                self.newest_us.tolist(), self.limiter or none, zip(*columns, strict=True),
+                strict=True,
+            )
+        ]  # fmt: skip
+        return sorted(cells, key=lambda c: (c.src, c.dst))
+
+    @staticmethod
+    def of(cells: Sequence[Cell], numbers: Mapping[tuple[str, str], int]) -> CellTable:
+        """Cells as a table (`numbers`: each (src, dst)'s pair number); their distances
+        are left out."""
+        import numpy as np
+
+        def column(values: list[Any], dtype: Any) -> Any:
+            return np.asarray(values, dtype=dtype)
+
+        stats = np.full((len(cells), len(STATS)), np.nan)
+        for row, c in enumerate(cells):
+            if c.quantiles is not None:
+                stats[row] = [np.nan if x is None else x for x in c.quantiles]
+        epoch = datetime(1970, 1, 1)
+        newest = [
+            NO_TIME if c.newest is None else (c.newest - epoch) // timedelta(microseconds=1)
+            for c in cells
+        ]
+        return CellTable(
+            pair=column([numbers[c.src, c.dst] for c in cells], np.int64),
+            tests=column([c.tests for c in cells], np.int64),
+            samples=column([c.samples for c in cells], np.int64),
+            stats=stats,
+            newest_us=column(newest, np.int64),
+            limiter=[c.limiter for c in cells],
+        )
+
+
 def _flagged_tests(
     con: duckdb.DuckDBPyConnection,
     where: str,
@@ -817,36 +894,46 @@ def bins_cells(
     """The Cells of bins' pairs that have tests, sorted by (src, dst); each with the
     quantiles `stats` (the others None) and the mean when bins keep their sums.
     `names`: pair_names(con), read already."""
+    if not len(bins.n):
+        return []
+    return bins_table(bins, stats, quantiles).cells(names if names is not None else pair_names(con))
+
+
+def bins_table(
+    bins: Bins, stats: Sequence[str] = tuple(QUANTILES), quantiles: tuple[Any, Any] | None = None
+) -> CellTable:
+    """bins_cells as a CellTable (rows in pair order)."""
     import numpy as np
 
     if not len(bins.n):
-        return []
-    names = names if names is not None else pair_names(con)
+        return empty_table()
     firsts, qs = quantiles or bins_quantiles(bins, stats)
     pairs = bin_pairs(bins.key)[firsts]
     samples = np.add.reduceat(bins.n, firsts)
-    means = None if bins.total is None else np.add.reduceat(bins.total, firsts) / samples
     # the groups of pairs with tests, and their rows among the counted pairs
     at = np.minimum(np.searchsorted(bins.pair, pairs), max(len(bins.pair) - 1, 0))
     has = (bins.pair[at] == pairs) if len(bins.pair) else np.zeros(len(pairs), dtype=bool)
     groups, rows = np.flatnonzero(has), at[has]
-    where = [STATS.index(s) for s in stats if s in QUANTILES]
-    columns: list[list[float | None]] = [[None] * len(groups)] * len(STATS)
-    for c, index in enumerate(where):
-        columns[index] = qs[groups, c].tolist()
-    if means is not None:
-        columns[-1] = means[groups].tolist()
-    epoch = datetime(1970, 1, 1)
-    cells = [
-        Cell(*names[pair], None if math.isnan(km) else km, tests, k, values,
-             epoch + timedelta(microseconds=newest))
-        for pair, km, tests, k, newest, values in zip(
-            pairs[groups].tolist(), bins.km[rows].tolist(), bins.tests[rows].tolist(),
-            samples[groups].tolist(), bins.newest_us[rows].tolist(),
-            zip(*columns, strict=True), strict=True,
-        )
-    ]  # fmt: skip
-    return sorted(cells, key=lambda c: (c.src, c.dst))
+    table = np.full((len(groups), len(STATS)), np.nan)
+    for c, index in enumerate(STATS.index(s) for s in stats if s in QUANTILES):
+        table[:, index] = qs[groups, c]
+    if bins.total is not None:
+        table[:, -1] = (np.add.reduceat(bins.total, firsts) / samples)[groups]
+    return CellTable(
+        pair=pairs[groups].astype(np.int64),
+        tests=np.asarray(bins.tests[rows], dtype=np.int64),
+        samples=samples[groups].astype(np.int64),
+        stats=table,
+        newest_us=np.asarray(bins.newest_us[rows], dtype=np.int64),
+        km=np.asarray(bins.km[rows], dtype=np.float64),
+    )
+
+
+def empty_table() -> CellTable:
+    import numpy as np
+
+    none = np.zeros(0, dtype=np.int64)
+    return CellTable(none, none, none, np.zeros((0, len(STATS))), none)
 
 
 PairKeep = Callable[[str, str, float | None], bool]

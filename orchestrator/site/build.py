@@ -272,54 +272,57 @@ def build_site(
         timeseries = _timeseries(results, pages, catalog, include_flagged)
     nav = [p.id for p in pages]
     hist = _history_pages(results, catalog, warn, include_flagged)
-    has_history = hist is not None
-    from orchestrator.study.report import STUDIES_DIR, study_ids
+    try:
+        has_history = hist is not None
+        from orchestrator.study.report import STUDIES_DIR, study_ids
 
-    # every page's header links the TCP studies' list when there is one
-    has_studies = bool(study_ids(results / STUDIES_DIR))
-    # the published rows of a sweep whose entry says the current site holds them
-    before = outdir.read_manifest(out) if out.is_dir() else set()
-    with outdir.building(out, SITE_FILES, "site", manifest=True, reuse=True) as tmp:
-        _write_assets(tmp / "assets")
-        for page in pages:
-            _write_data(results / page.id, page, tmp / "data" / page.id, warn, out, before)
-            for name in page.figures:
-                _write(
-                    tmp / "data" / page.id / figure_file(name), _figures_js(page.figures.only(name))
+        # every page's header links the TCP studies' list when there is one
+        has_studies = bool(study_ids(results / STUDIES_DIR))
+        # the published rows of a sweep whose entry says the current site holds them
+        before = outdir.read_manifest(out) if out.is_dir() else set()
+        with outdir.building(out, SITE_FILES, "site", manifest=True, reuse=True) as tmp:
+            _write_assets(tmp / "assets")
+            for page in pages:
+                _write_data(results / page.id, page, tmp / "data" / page.id, warn, out, before)
+                for name in page.figures:
+                    figure = _figures_js(page.figures.only(name))
+                    _write(tmp / "data" / page.id / figure_file(name), figure)
+            if timeseries is not None:
+                _write(tmp / "data" / TIMESERIES_FILE, _figures_js({"timeseries": timeseries}))
+            _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
+            for page in pages:
+                text = _sweep_html(
+                    page, nav, "../", timeseries=None, history=has_history, studies=has_studies
                 )
-        if timeseries is not None:
-            _write(tmp / "data" / TIMESERIES_FILE, _figures_js({"timeseries": timeseries}))
-        _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
-        for page in pages:
-            text = _sweep_html(
-                page, nav, "../", timeseries=None, history=has_history, studies=has_studies
+                _write(tmp / "sweeps" / f"{page.id}.html", text)
+            latest = pages[-1]
+            index = _sweep_html(
+                latest, nav, "", timeseries=timeseries, history=has_history, studies=has_studies
             )
-            _write(tmp / "sweeps" / f"{page.id}.html", text)
-        latest = pages[-1]
-        index = _sweep_html(
-            latest, nav, "", timeseries=timeseries, history=has_history, studies=has_studies
-        )
-        # the front page is the matrix when there is a history store, else the latest sweep
-        _write(tmp / ("latest.html" if has_history else "index.html"), index)
-        methodology = _methodology_html(nav, emulated_any, has_history, has_studies)
-        _write(tmp / "methodology.html", methodology)
-        _write(tmp / "data.html", _data_html(pages, emulated_any, has_history, has_studies))
-        if hist is not None:
-            from orchestrator.site import history_pages as site_history
+            # the front page is the matrix when there is a history store, else the latest sweep
+            _write(tmp / ("latest.html" if has_history else "index.html"), index)
+            methodology = _methodology_html(nav, emulated_any, has_history, has_studies)
+            _write(tmp / "methodology.html", methodology)
+            _write(tmp / "data.html", _data_html(pages, emulated_any, has_history, has_studies))
+            if hist is not None:
+                from orchestrator.site import history_pages as site_history
 
-            site_history.write_pages(tmp, hist, studies=has_studies)
-            _write(tmp / "index.html", site_history.matrix_html(hist, has_studies, prefix=""))
-        studies = _write_study_pages(results / STUDIES_DIR, tmp / "studies", has_history, warn)
-        if studies:
-            log(f"site: {len(studies)} TCP study pages (studies/index.html)")
-    for page in pages:  # the site now holds these copies: a later build may take them
-        published = _published(
-            out / "data" / page.id / "measurements.csv", page.rows_published, page.rows_dropped
-        )
-        if page.products.published != published:
-            page.products.published = published
-            cache.save(results / page.id, page.products)
-    return out / "index.html"
+                site_history.write_pages(tmp, hist, studies=has_studies)
+                _write(tmp / "index.html", site_history.matrix_html(hist, has_studies, prefix=""))
+            studies = _write_study_pages(results / STUDIES_DIR, tmp / "studies", has_history, warn)
+            if studies:
+                log(f"site: {len(studies)} TCP study pages (studies/index.html)")
+        for page in pages:  # the site now holds these copies: a later build may take them
+            published = _published(
+                out / "data" / page.id / "measurements.csv", page.rows_published, page.rows_dropped
+            )
+            if page.products.published != published:
+                page.products.published = published
+                cache.save(results / page.id, page.products)
+        return out / "index.html"
+    finally:
+        if hist is not None:
+            hist.finish()  # its cache and kept states, written meanwhile
 
 
 def _published(path: Path, rows: int, dropped: int) -> dict[str, int]:
@@ -426,8 +429,9 @@ def _history_pages(
         return None
     try:
         with history.opened(results, read_only=True) as con:
+            # its cache and kept states are written while the site is: build_site waits
             return site_history.cached_history_data(
-                con, results, catalog=catalog, include_flagged=include_flagged
+                con, results, catalog=catalog, include_flagged=include_flagged, wait=False
             )
     except UserError as e:
         warn(f"site: history pages left out: {e}")

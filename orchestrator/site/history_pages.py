@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,6 +64,14 @@ class HistoryData:
     emulated: dict[str, bool]  # source -> emulated?
     # unordered pair -> its page's data as JSON (html.json_text), made once (pair_texts)
     pair_json: dict[tuple[str, str], str] = field(default_factory=dict)
+    # what cached_history_data still writes (its cache and kept states) on a thread
+    pending: Future[None] | None = None
+
+    def finish(self) -> None:
+        """Wait for what is still being written (re-raising its error)."""
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            pending.result()
 
 
 def pair_texts(data: HistoryData) -> dict[tuple[str, str], str]:
@@ -228,11 +236,14 @@ def cached_history_data(
     now: datetime | None = None,
     catalog: Catalog | None = None,
     include_flagged: bool = False,
+    wait: bool = True,
 ) -> HistoryData:
     """history_data, kept in `results/.cache/site/history.json` under a key of the
     store's state (store_state), the catalogs, include_flagged and the code: a site
     built again over an unchanged store computes nothing (only its build time is new).
-    An unreadable or stale entry is computed again and replaced."""
+    An unreadable or stale entry is computed again and replaced. Without `wait`, the
+    entry and the kept states (matrix_state, pair_state) are written on a thread while
+    the caller goes on (the store may be closed): it calls the data's finish()."""
     catalog = catalog or load_catalog()
     key = _cache_key(con, catalog, include_flagged)
     path = results / CACHE_FILE
@@ -255,21 +266,33 @@ def cached_history_data(
     kept = kept_windows.load(con, results) if not include_flagged else None
     kept_tests = pair_state.load(con, results)
     data = history_data(con, built, catalog, include_flagged, kept, kept_tests)
+    writes = [pair_state.saving(con, results, kept_tests)]
     if kept is not None:
-        kept_windows.save(con, results, kept)
-    pair_state.save(con, results, kept_tests)
+        writes.append(kept_windows.saving(con, results, kept))
     with ch.gc_paused():
-        doc = _to_json(data)
-        text = orjson.dumps(
-            {"format": CACHE_FORMAT, "key": key, "data": doc}, option=orjson.OPT_NON_STR_KEYS
-        )
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(text)
-        tmp.replace(path)
-    except OSError:
-        pass  # a read-only results folder: the site is built all the same
+        doc = _to_json(data)  # its pages' JSON made here, once, for the pages too
+
+    def write() -> None:
+        # numpy's writes and the file's let go of the GIL: the pages are written meanwhile
+        for w in writes:
+            w()
+        with ch.gc_paused():
+            text = orjson.dumps(
+                {"format": CACHE_FORMAT, "key": key, "data": doc}, option=orjson.OPT_NON_STR_KEYS
+            )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(text)
+            tmp.replace(path)
+        except OSError:
+            pass  # a read-only results folder: the site is built all the same
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history-cache")
+    data.pending = pool.submit(write)
+    pool.shutdown(wait=False)
+    if wait:
+        data.finish()
     return data
 
 
@@ -303,7 +326,7 @@ def _open_episodes(found: ch.Detection) -> set[tuple[str, str, str, str]]:
     return out
 
 
-WindowCells = dict[tuple[str, str], list[v.Cell]]
+WindowCells = dict[tuple[str, str], v.CellTable]
 
 
 def _cells(
@@ -314,22 +337,33 @@ def _cells(
     previous: bool,
     include_flagged: bool,
     kept: kept_windows.MatrixState | None = None,
-) -> list[v.Cell]:
-    """One window's cells: RTT's windows of days pool the samples from the store's
-    histograms (views.binned_cells; matrix_state.window_cells, which keeps them for
-    the next build: the same cells); the one-value metrics' long windows are kept too
-    (matrix_state.value_cells), and their "latest" read together (matrix_state.
-    latest_cells); the rest from the tests."""
+    numbers: Mapping[tuple[str, str], int] | None = None,
+) -> v.CellTable:
+    """One window's cells, as a table: RTT's windows of days pool the samples from the
+    store's histograms (views.binned_cells; matrix_state.window_cells, which keeps them
+    for the next build: the same cells); the one-value metrics' windows of days are
+    kept too (matrix_state.value_cells), and their "latest" read together
+    (matrix_state.latest_cells); the rest from the tests. `numbers`: each (src, dst)'s
+    pair number (views.pair_names turned round)."""
     stats = PREVIOUS_STATS if previous else v.SITE_STATS
-    if not include_flagged:
-        state = kept if kept is not None else kept_windows.MatrixState()
-        if window == "latest" and v.metric(metric).one_value and stats == v.SITE_STATS:
-            return kept_windows.latest_cells(con, state, info, metric)
-        if window != "latest" and metric == "rtt":
-            return kept_windows.window_cells(con, state, info, window, previous, stats)
-        if window != "latest" and v.metric(metric).one_value:
-            return kept_windows.value_cells(con, state, info, metric, window, previous, stats)
-    return v.window_cells(con, info, metric, window, previous, include_flagged, stats=stats)
+    found: list[v.Cell] | v.CellTable
+    state = kept if kept is not None else kept_windows.MatrixState()
+    one_value = v.metric(metric).one_value
+    if window != "latest" and not include_flagged and metric == "rtt":
+        found = kept_windows.window_cells(con, state, info, window, previous, stats, table=True)
+    elif window != "latest" and not include_flagged and one_value:
+        found = kept_windows.value_cells(
+            con, state, info, metric, window, previous, stats, table=True
+        )
+    elif window == "latest" and not include_flagged and one_value and stats == v.SITE_STATS:
+        found = kept_windows.latest_cells(con, state, info, metric, table=True)
+    else:
+        found = v.window_cells(con, info, metric, window, previous, include_flagged, stats=stats)
+    if isinstance(found, v.CellTable):
+        return found
+    if numbers is None:
+        numbers = {names: p for p, names in v.pair_names(con).items()}
+    return v.CellTable.of(found, numbers)
 
 
 # what the matrix shows of the window before each (its "change vs previous window" view)
@@ -349,6 +383,7 @@ def _window_cells(
     (first,) = con.execute(
         "SELECT min(started_utc) FROM measurements WHERE source = ?", [info.name]
     ).fetchone() or (None,)
+    numbers = {names: p for p, names in v.pair_names(con).items()}
     cells: WindowCells = {}
     before: WindowCells = {}
     for metric in MATRIX_METRICS:
@@ -357,14 +392,16 @@ def _window_cells(
             start = None if window == "latest" else v.window_bounds(info, window)[0]
             covers = window != "latest" and (start is None or first is None or start <= first)
             before[metric, window] = (
-                []
+                v.empty_table()
                 if window == "latest" or covers
-                else _cells(con, info, metric, window, True, include_flagged, kept)
+                else _cells(con, info, metric, window, True, include_flagged, kept, numbers)
             )
             if covers and whole is not None:
                 cells[metric, window] = cells[metric, whole]
                 continue
-            cells[metric, window] = _cells(con, info, metric, window, False, include_flagged, kept)
+            cells[metric, window] = _cells(
+                con, info, metric, window, False, include_flagged, kept, numbers
+            )
             if covers:
                 whole = window
     return cells, before
@@ -378,6 +415,41 @@ def _source_windows(
 ) -> dict[str, tuple[WindowCells, WindowCells]]:
     """Each source's _window_cells."""
     return {i.name: _window_cells(con, i, include_flagged, kept) for i in infos}
+
+
+def _rounded(metric: str, x: Any) -> Any:
+    """shown() of each of the array `x` (NaN stays NaN): the same numbers as Python's
+    round, which rounds the exact binary value (numpy's rounds x scaled, which differs
+    where that lands on a half: those few are rounded by Python's)."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=np.float64) * _DISPLAY_SCALE[metric]
+    if metric == "throughput":
+        size = np.abs(x)
+        digits = np.where(size < 10, 2, np.where(size < 100, 1, 0))
+    else:
+        digits = np.full(len(x), 2)
+    scaled = x * 10.0**digits
+    out = np.round(scaled) / 10.0**digits
+    near = np.abs(np.abs(scaled - np.floor(scaled)) - 0.5) < 1e-6
+    for i in np.flatnonzero(near):
+        out[i] = round(float(x[i]), int(digits[i]))
+    return out
+
+
+def _placed(size: int, at: Any, values: Any) -> list[Any]:
+    """A list of `size` Nones with `values` (an array; NaN is None) at `at`."""
+    import numpy as np
+
+    out = np.full(size, None, dtype=object)
+    if values.dtype.kind == "f":
+        objects = values.astype(object)
+        objects[np.isnan(values)] = None
+    else:
+        objects = np.empty(len(values), dtype=object)
+        objects[:] = values.tolist()
+    out[at] = objects
+    return out.tolist()
 
 
 def matrix_data(
@@ -402,58 +474,66 @@ def matrix_data(
     before (null for "latest"). `baseline` (RTT and throughput) is the
     change-detection baseline of each cell, `open` the cells with an open episode.
     `windows`: the sources' _window_cells, read already (_source_windows)."""
+    import numpy as np
+
     baselines = _baselines(found)
     opened = _open_episodes(found)
     sources = []
     if windows is None:
         windows = _source_windows(con, infos, include_flagged, kept)
+    names = v.pair_names(con)
     for info in infos:
         cells, previous = windows[info.name]
+        numbers = np.unique(np.concatenate([t.pair for t in cells.values()] or [[]]))
         regions = region_order(
-            {c.src for cs in cells.values() for c in cs}
-            | {c.dst for cs in cells.values() for c in cs},
+            {names[p][0] for p in numbers.tolist()} | {names[p][1] for p in numbers.tolist()},
             catalog,
         )
         known = {r.key: r.city for r in catalog.regions}
         index = {r: i for i, r in enumerate(regions)}
         width = len(regions)
         size = width**2
+        # each pair number's cell (-1: a pair of no cell)
+        place = np.full(max(names, default=-1) + 1, -1, dtype=np.int64)
+        for p, (src, dst) in names.items():
+            if src in index and dst in index:
+                place[p] = index[src] * width + index[dst]
 
         def at(src: str, dst: str, index: dict[str, int] = index, width: int = width) -> int:
             return index[src] * width + index[dst]
 
         views = {}
-        # each statistic's place in a Cell's quantiles and the samples it needs (as
-        # Cell.stat): a year's matrix is 5,852 cells of 9 statistics in 18 views
-        needs = [(s, v.STATS.index(s), v.min_samples(s)) for s in v.SITE_STATS]
-        for (metric, window), found_cells in cells.items():
-            arrays: dict[str, list[Any]] = {
-                k: [None] * size for k in (*v.SITE_STATS, "samples", "tests", "newest_s", "limiter")
-            }
-            columns = [(arrays[s], i, need) for s, i, need in needs]
-            rounded = _ROUNDED[metric]
-            for c in found_cells:
-                k = at(c.src, c.dst)
-                if c.quantiles is not None:
-                    for column, i, need in columns:
-                        x = c.quantiles[i]
-                        if x is not None and c.samples >= need:
-                            column[k] = rounded(x)
-                arrays["samples"][k] = c.samples
-                arrays["tests"][k] = c.tests
-                arrays["newest_s"][k] = _epoch_s(c.newest)
-                arrays["limiter"][k] = c.limiter if metric == "throughput" else None
+        for (metric, window), table in cells.items():
+            k = place[table.pair]
+            arrays: dict[str, list[Any]] = {}
+            for stat in v.SITE_STATS:
+                column = table.stats[:, v.STATS.index(stat)]
+                column = np.where(table.samples >= v.min_samples(stat), column, np.nan)
+                arrays[stat] = _placed(size, k, _rounded(metric, column))
+            arrays["samples"] = _placed(size, k, table.samples)
+            arrays["tests"] = _placed(size, k, table.tests)
+            newest = table.newest_us // 1_000_000  # UNIX seconds (floor, as int(timestamp))
+            newest_s = _placed(size, k, newest)
+            for i in np.flatnonzero(table.newest_us == v.NO_TIME).tolist():
+                newest_s[k[i]] = None
+            arrays["newest_s"] = newest_s
+            limiter = np.full(size, None, dtype=object)
+            if metric == "throughput" and table.limiter is not None:
+                limiter[k] = np.asarray(table.limiter, dtype=object)
+            arrays["limiter"] = limiter.tolist()
             # the p50 of the window just before, for the "change vs previous window" view
-            before = {(c.src, c.dst): c.stat(PREVIOUS_STATS[0]) for c in previous[metric, window]}
-            arrays["prev_p50"] = [None] * size
-            for (src, dst), value in before.items():
-                if src in index and dst in index:
-                    arrays["prev_p50"][at(src, dst)] = shown(metric, value)
+            prev = previous[metric, window]
+            p50 = prev.stats[:, v.STATS.index(PREVIOUS_STATS[0])]
+            p50 = np.where(prev.samples >= v.min_samples(PREVIOUS_STATS[0]), p50, np.nan)
+            inside = place[prev.pair] >= 0
+            arrays["prev_p50"] = _placed(
+                size, place[prev.pair][inside], _rounded(metric, p50)[inside]
+            )
             start = None if window == "latest" else v.window_bounds(info, window)[0]
             views[f"{metric}|{window}"] = {
                 "window_start_utc": v.iso_utc(start),
                 "window_end_utc": v.iso_utc(info.latest),
-                "pairs": len(found_cells),
+                "pairs": len(table),
                 **arrays,
             }
         baseline: dict[str, list[float | None]] = {}

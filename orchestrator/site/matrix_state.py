@@ -45,7 +45,7 @@ import hashlib
 import json
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -153,7 +153,7 @@ class MatrixState:
     value_sources: set[str] = field(default_factory=set)  # whose slices were read
     # each one-value metric's "latest" cells by (source, metric), read together (None:
     # read by views.window_cells)
-    latest: dict[tuple[str, str], list[v.Cell] | None] = field(default_factory=dict)
+    latest: dict[tuple[str, str], v.CellTable | None] = field(default_factory=dict)
     names: dict[int, tuple[str, str]] | None = None  # views.pair_names, read once a build
 
 
@@ -262,6 +262,13 @@ def load(con: duckdb.DuckDBPyConnection, results: Path) -> MatrixState:
 def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> None:
     """Write this build's windows, a folder swapped in whole (a read-only results folder
     keeps none)."""
+    saving(con, results, state)()
+
+
+def saving(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> Callable[[], None]:
+    """save, its writing left for later: what it needs of the store is read now, and
+    the function returned writes the files (on another thread if it likes: numpy
+    writes without the GIL; the store need not be open then)."""
     latest: dict[str, int | None] = {}
     arrays: dict[str, Any] = {}
     docs = {}
@@ -283,9 +290,13 @@ def save(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) -> N
         "latest": latest,
         "entries": docs,
     }
-    with contextlib.suppress(OSError):
-        (results / _OLD_FILE).unlink(missing_ok=True)  # what version 2 kept, one file
-        write_folder(results / STATE_DIR, arrays, meta)
+
+    def write() -> None:
+        with contextlib.suppress(OSError):
+            (results / _OLD_FILE).unlink(missing_ok=True)  # what version 2 kept, one file
+            write_folder(results / STATE_DIR, arrays, meta)
+
+    return write
 
 
 def read_arrays(folder: Path, n: int, fields: Sequence[str]) -> dict[str, Any]:
@@ -325,7 +336,8 @@ def window_cells(
     window: str,
     previous: bool,
     stats: Sequence[str] = v.SITE_STATS,
-) -> list[v.Cell]:
+    table: bool = False,
+) -> list[v.Cell] | v.CellTable:
     """views.binned_cells' cells (`stats`, the mean from the kept sums, counts and
     newest test) of the window, from its kept entry updated, or from the store; a
     window of MIN_DAYS or more goes into state.made. The extremes that left are read
@@ -350,6 +362,8 @@ def window_cells(
     bins, quantiles = _known(con, info.name, a, b, bins, asked)
     if days >= MIN_DAYS:  # the shorter ones are read whole next time too
         state.made[name] = Entry(info.name, a, b, info.latest, bins)
+    if table:  # a views.CellTable
+        return v.bins_table(bins, stats, quantiles)
     return v.bins_cells(con, bins, stats, quantiles, _names(con, state))
 
 
@@ -554,7 +568,8 @@ def value_cells(
     window: str,
     previous: bool,
     stats: Sequence[str] = v.SITE_STATS,
-) -> list[v.Cell]:
+    table: bool = False,
+) -> list[v.Cell] | v.CellTable:
     """views.window_cells of a one-value metric (flagged tests left out, `stats`):
     a window of days (every one: a day's is updated by a tenth of what reading it
     costs, none has extremes to read again) from its kept entry updated, or read
@@ -582,6 +597,8 @@ def value_cells(
     if values is None:
         values = read_values(con, info.name, metric, a, b)
     state.made[name] = Entry(info.name, a, b, info.latest, values)
+    if table:  # a views.CellTable
+        return values_table(values, stats)
     return values_cells(con, values, stats, _names(con, state))
 
 
@@ -595,19 +612,24 @@ def _value_span(info: v.SourceInfo, window: str, previous: bool) -> Span | None:
 
 
 def latest_cells(
-    con: duckdb.DuckDBPyConnection, state: MatrixState, info: v.SourceInfo, metric: str
-) -> list[v.Cell]:
-    """views.window_cells' "latest" window of a one-value metric (flagged tests left out):
-    each pair's newest test, the three metrics' read in one query of the source's last
-    day. As views.window_cells reads it when every pair has a test in that day and
-    none has two at its newest start (which of those it takes is DuckDB's choice);
-    otherwise read by it."""
+    con: duckdb.DuckDBPyConnection,
+    state: MatrixState,
+    info: v.SourceInfo,
+    metric: str,
+    table: bool = False,
+) -> list[v.Cell] | v.CellTable:
+    """views.window_cells' "latest" window of a one-value metric (flagged tests left out,
+    every statistic; `table`: as a views.CellTable, rows in pair order): each pair's
+    newest test, the one-value metrics' read in one query of the source's last day. As
+    views.window_cells reads it when every pair has a test in that day and none has
+    two at its newest start (which of those it takes is DuckDB's choice); otherwise
+    read by it."""
     if (info.name, metric) not in state.latest:
         _read_latest(con, state, info)
-    cells = state.latest.get((info.name, metric))
-    if cells is None:
+    found = state.latest.get((info.name, metric))
+    if found is None:
         return v.window_cells(con, info, metric, "latest", stats=v.SITE_STATS)
-    return cells
+    return found if table else found.cells(_names(con, state))
 
 
 def _read_latest(con: duckdb.DuckDBPyConnection, state: MatrixState, info: v.SourceInfo) -> None:
@@ -628,31 +650,30 @@ def _read_latest(con: duckdb.DuckDBPyConnection, state: MatrixState, info: v.Sou
         "WHERE source = ? AND started_utc >= ? ORDER BY p.pair, started_utc",
         [info.name, info.latest - timedelta(days=1)],
     ).fetchnumpy()
-    names = _names(con, state)
+    pairs = len(_names(con, state))
     pair = np.asarray(rows["pair"], dtype=np.int64)
     t = np.asarray(rows["t"], dtype=np.int64)
-    km = np.ma.asarray(rows["km"]).tolist()  # None where null
-    limiter = np.ma.asarray(rows["limiter"]).tolist()
+    km = np.ma.filled(np.ma.asarray(rows["km"], dtype=np.float64), np.nan)
+    limiter = np.ma.asarray(rows["limiter"]).tolist()  # None where null
     for i, m in enumerate(metrics):
         ok = np.flatnonzero(np.ma.filled(rows[f"ok{i}"], False))
-        if not len(ok) or len(np.unique(pair[ok])) < len(names):
+        if not len(ok) or len(np.unique(pair[ok])) < pairs:
             continue  # a pair without a test in the day: its newest is older
         last = ok[np.append(pair[ok][1:] != pair[ok][:-1], True)]  # each pair's newest
-        before = np.searchsorted(ok, last) - 1  # the test before each pair's newest
-        tie = (before >= 0) & (pair[ok[np.maximum(before, 0)]] == pair[last])
-        if (tie & (t[ok[np.maximum(before, 0)]] == t[last])).any():
+        before = ok[np.maximum(np.searchsorted(ok, last) - 1, 0)]  # the test before it
+        if ((before != last) & (pair[before] == pair[last]) & (t[before] == t[last])).any():
             continue
-        x = np.asarray(np.ma.getdata(rows[f"x{i}"])[last], dtype=np.float64).tolist()
-        cells = [
-            v.Cell(
-                *names[p], km[at], 1, 1, (value,) * len(v.STATS), from_us(when),
-                limiter[at] or None,
-            )
-            for p, value, when, at in zip(
-                pair[last].tolist(), x, t[last].tolist(), last.tolist(), strict=True
-            )
-        ]  # fmt: skip
-        state.latest[info.name, m] = sorted(cells, key=lambda c: (c.src, c.dst))
+        x = np.asarray(np.ma.getdata(rows[f"x{i}"])[last], dtype=np.float64)
+        one = np.ones(len(last), dtype=np.int64)
+        state.latest[info.name, m] = v.CellTable(
+            pair=pair[last],
+            tests=one,
+            samples=one,
+            stats=np.repeat(x[:, None], len(v.STATS), axis=1),
+            newest_us=t[last],
+            limiter=[limiter[at] or None for at in last.tolist()],
+            km=km[last],
+        )
 
 
 def _names(con: duckdb.DuckDBPyConnection, state: MatrixState) -> dict[int, tuple[str, str]]:
@@ -1014,11 +1035,17 @@ def values_cells(
 ) -> list[v.Cell]:
     """The Cells of values' pairs, sorted by (src, dst), with `stats`; `names`: each
     pair's (src, dst), views.pair_names(con), read already."""
+    if not len(values.n):
+        return []
+    return values_table(values, stats).cells(names if names is not None else v.pair_names(con))
+
+
+def values_table(values: Values, stats: Sequence[str] = v.SITE_STATS) -> v.CellTable:
+    """values_cells as a views.CellTable (rows in pair order)."""
     import numpy as np
 
     if not len(values.n):
-        return []
-    names = names if names is not None else v.pair_names(con)
+        return v.empty_table()
     firsts = values.starts[:-1]
     # a value seldom has two tests (a throughput, of 8.5M a year): then the k-th test of
     # a pair is its k-th row, without counting them
@@ -1027,7 +1054,7 @@ def values_cells(
     before = values.starts if cum is None else np.append(0, cum[values.starts[1:] - 1])
     tests = np.diff(before)
     before = before[:-1]
-    columns: list[Any] = [[None] * len(firsts)] * len(v.STATS)
+    table = np.full((len(firsts), len(v.STATS)), np.nan)
     for stat, q in v.QUANTILES.items():
         if stat not in stats:
             continue
@@ -1041,11 +1068,11 @@ def values_cells(
             at_hi = np.searchsorted(cum, at_hi, side="right")
         x_lo, x_hi = values.x[at_lo], values.x[at_hi]
         d = h - lo
-        columns[v.STATS.index(stat)] = np.where(lo == hi, x_lo, x_lo * (1 - d) + x_hi * d).tolist()
+        table[:, v.STATS.index(stat)] = np.where(lo == hi, x_lo, x_lo * (1 - d) + x_hi * d)
     if "mean" in stats:  # each value times its tests (x * 1 is x: not multiplied)
-        columns[v.STATS.index("mean")] = (
+        table[:, v.STATS.index("mean")] = (
             np.add.reduceat(values.x if ones else values.x * values.n, firsts) / tests
-        ).tolist()
+        )
     # each pair's limiter: the one of most tests (rows by name: the first of a tie)
     named = np.flatnonzero(values.lim != "")
     order = named[np.lexsort((named, -values.lim_n[named], values.lim_pair[named]))]
@@ -1057,11 +1084,11 @@ def values_cells(
         strict=True,
     ):
         limiter[at] = lim
-    times = {t: from_us(t) for t in set(values.newest_us.tolist())}  # most are one sweep's
-    ends = [names[p] for p in values.pairs.tolist()]
-    rows = list(
-        zip(ends, tests.tolist(), zip(*columns, strict=True), values.newest_us.tolist(), limiter,
-            strict=True)
-    )  # fmt: skip
-    rows.sort(key=lambda r: r[0])
-    return [v.Cell(*e, None, k, k, s, times[t], lim) for e, k, s, t, lim in rows]
+    return v.CellTable(
+        pair=values.pairs.astype(np.int64),
+        tests=tests,
+        samples=tests,
+        stats=table,
+        newest_us=np.asarray(values.newest_us, dtype=np.int64),
+        limiter=limiter,
+    )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -261,6 +262,11 @@ def load(con: duckdb.DuckDBPyConnection, results: Path) -> PairState:
 def save(con: duckdb.DuckDBPyConnection, results: Path, state: PairState) -> None:
     """Write this build's tests, a folder swapped in whole (a read-only results folder
     keeps none)."""
+    saving(con, results, state)()
+
+
+def saving(con: duckdb.DuckDBPyConnection, results: Path, state: PairState) -> Callable[[], None]:
+    """save, its writing left for later (as matrix_state.saving)."""
     arrays: dict[str, Any] = {}
     docs = {}
     for n, (source, k) in enumerate(state.made.items()):
@@ -278,5 +284,9 @@ def save(con: duckdb.DuckDBPyConnection, results: Path, state: PairState) -> Non
         "sweeps": sweep_rows(con),
         "sources": docs,
     }
-    with contextlib.suppress(OSError):
-        write_folder(results / STATE_DIR, arrays, meta)
+
+    def write() -> None:
+        with contextlib.suppress(OSError):
+            write_folder(results / STATE_DIR, arrays, meta)
+
+    return write

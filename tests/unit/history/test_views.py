@@ -425,3 +425,23 @@ def test_every_pair_since_says_whether_each_pair_has_a_row_from_then_on(tmp_path
         )
         (mx,) = v.matrix(con, "rtt", "p50", "latest")["matrices"]
     assert {(x["src"], x["dst"]): x["tests"] for x in mx["cells"]} == {(A, B): 1, (A, c): 1}
+
+
+def test_a_cell_table_holds_its_cells_column_by_column(tmp_path):
+    """CellTable.of and .cells undo each other (the distance, which a table of Cells
+    leaves out, aside): every statistic, count, newest time and limiter."""
+    import dataclasses
+
+    _varied_store(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        (info,) = v.source_infos(con).values()
+        names = v.pair_names(con)
+        numbers = {pair: p for p, pair in names.items()}
+        for name in ("rtt", "throughput", "loss"):
+            for w in ("all", "1D", "latest"):
+                cells = v.window_cells(con, info, name, w, stats=("p50", "max", "mean"))
+                assert cells
+                table = v.CellTable.of(cells, numbers)
+                assert len(table) == len(cells)
+                back = table.cells(names)
+                assert back == [dataclasses.replace(c, distance_km=None) for c in cells]

@@ -653,3 +653,39 @@ def test_a_stale_entry_is_known_by_its_key_without_being_read(tmp_path, monkeypa
             == (after.matrix["sources"])
         )
     assert parsed == [1]  # the entry just written: read back
+
+
+@pytest.mark.parametrize("metric", ["rtt", "throughput"])
+def test_the_matrix_rounds_whole_arrays_as_shown_rounds_each_value(metric):
+    """_rounded (numpy, a view at once) gives what shown (Python's round) gives, also
+    at the halves where scaling by 10^digits rounds the other way (2.675, 1.005)."""
+    import numpy as np
+
+    scale = 1e6 if metric == "throughput" else 1.0
+    rng = np.random.default_rng(7)
+    values = [0.125, 2.675, 1.005, 0.285, 9.995, 99.95, 1234.5, 0.0, -0.004, 1e-9]
+    values += (rng.random(2000) * 400).round(3).tolist() + rng.random(2000).tolist()
+    values += [k / 1000 + 0.0005 for k in range(0, 20000, 7)]
+    x = np.asarray(values) * scale
+    got = site_history._rounded(metric, np.append(x, np.nan))
+    assert np.isnan(got[-1])
+    assert got[:-1].tolist() == [site_history.shown(metric, float(y)) for y in x]
+
+
+def test_the_cache_and_kept_states_written_on_a_thread_are_there_once_finished(tmp_path):
+    """Without wait the store can be closed while the entry and the kept states are
+    written; finish() waits for them: then the next build reads its figures back."""
+    from orchestrator.site import matrix_state, pair_state
+
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 10)
+    with h.opened(results, read_only=True) as con:
+        data = site_history.cached_history_data(con, results, wait=False)
+    data.finish()
+    assert data.pending is None
+    for kept in (site_history.CACHE_FILE, matrix_state.STATE_DIR, pair_state.STATE_DIR):
+        assert (results / kept).exists(), kept
+    with h.opened(results, read_only=True) as con:
+        again = site_history.cached_history_data(con, results)
+    assert again.matrix["sources"] == data.matrix["sources"]
+    assert again.pending is None  # read back: nothing to write
