@@ -19,6 +19,7 @@ import math
 import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -253,6 +254,11 @@ def build_site(
         raise UserError(f"no sweeps under {results}: run 'interregion sweep' or pass --results")
     catalog = catalog if catalog is not None else load_catalog()
     cache.prune(results, {d.name for d in dirs})
+    # the history pages' figures on a thread of their own (their matrix windows are
+    # DuckDB's and numpy's, mostly without the GIL) while the sweeps' pages are made
+    history = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history")
+    computing = history.submit(_history_pages, results, catalog, warn, include_flagged)
+    history.shutdown(wait=False)
     pages: list[SweepPage] = []
     for sweep_dir in dirs:
         try:
@@ -271,7 +277,7 @@ def build_site(
     if len(pages) >= 2:
         timeseries = _timeseries(results, pages, catalog, include_flagged)
     nav = [p.id for p in pages]
-    hist = _history_pages(results, catalog, warn, include_flagged)
+    hist = computing.result()
     try:
         has_history = hist is not None
         from orchestrator.study.report import STUDIES_DIR, study_ids
