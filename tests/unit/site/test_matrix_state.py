@@ -239,3 +239,32 @@ def test_rows_spliced_are_the_rows_kept_with_those_put_in(size):
             want.append(x)
     got = matrix_state._spliced(a, gone, at, more, np.int32)
     assert got.dtype == np.int32 and got.tolist() == want
+
+
+def test_latest_cells_are_read_by_views_when_the_last_day_cannot_tell(tmp_path, monkeypatch):
+    """Two tests of a pair at its newest start (which one is DuckDB's choice), or a pair
+    whose newest test is older than the last day: the latest cells are views'."""
+    results, _now = _kept_six(tmp_path, monkeypatch)
+    with h.opened(results) as con:  # pair (A, B)'s newest test twice
+        con.execute(
+            "INSERT INTO recent SELECT * FROM recent WHERE src = ? AND dst = ? "
+            "ORDER BY started_utc DESC LIMIT 1",
+            [A, B],
+        )
+    with h.opened(results, read_only=True) as con:
+        info = next(iter(v.source_infos(con).values()))
+        state = matrix_state.MatrixState()
+        cells = matrix_state.latest_cells(con, state, info, "jitter")
+        assert state.latest[info.name, "jitter"] is None
+        assert [(c.src, c.dst) for c in cells] == sorted([(A, B), (A, C), (B, A)])
+    _sweep(results, 6, hours=6 * 10)  # a day and a half later
+    with h.opened(results) as con:  # (B, A) left out of the newest sweep
+        con.execute("DELETE FROM recent WHERE src = ? AND dst = ? AND started_utc >= ?",
+                    [B, A, T0.replace(tzinfo=None) + timedelta(hours=60)])  # fmt: skip
+    with h.opened(results, read_only=True) as con:
+        info = next(iter(v.source_infos(con).values()))
+        state = matrix_state.MatrixState()
+        cells = matrix_state.latest_cells(con, state, info, "loss")
+        assert state.latest[info.name, "loss"] is None
+        assert cells == v.window_cells(con, info, "loss", "latest", stats=v.STATS)
+        assert next(c for c in cells if (c.src, c.dst) == (B, A)).newest < info.latest
