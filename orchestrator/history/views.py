@@ -1123,26 +1123,75 @@ def _source_series(
     con: duckdb.DuckDBPyConnection, info: SourceInfo, last_runs: int, since: datetime | None
 ) -> list[Any]:
     """change_series of one source."""
-    import numpy as np
+    cutoff = series_cutoff(con, info.name, last_runs, since)
+    return series_from(info.name, series_rows(con, info.name, cutoff))
 
-    from orchestrator.history.changes import Runs, Series, SeriesKey
 
-    # the cut-off is the K-th latest sweep's start: a filter DuckDB prunes by zone maps
+def series_cutoff(
+    con: duckdb.DuckDBPyConnection, source: str, last_runs: int, since: datetime | None = None
+) -> datetime | None:
+    """The start of the `last_runs`-th latest sweep of `source` (or `since` when earlier):
+    change_series takes the tests from then on (None: every test)."""
     row = con.execute(
         "SELECT started_utc FROM sweeps WHERE source = ? ORDER BY started_utc DESC "
         "LIMIT 1 OFFSET ?",
-        [info.name, max(last_runs - 1, 0)],
+        [source, max(last_runs - 1, 0)],
     ).fetchone()
     cutoff = row[0] if row else None
     if since is not None and cutoff is not None:
         cutoff = min(cutoff, since)
+    return cutoff
+
+
+@dataclass
+class SeriesRows:
+    """A source's ok tests as change detection reads them (change_series), in (backend,
+    src, dst, start) order, as columns: each test's directed pair and backend (`group`,
+    an index into `groups`, which is sorted, a null backend last), sweep (an index into
+    `sweeps`), start (`us`, UNIX microseconds, and as text, `t`: ISO 8601 bytes),
+    fingerprint (an index into `prints`, -1 for none), distance (`km`), RTT (ms) and
+    single-stream throughput (bit/s); NaN: none (the flags say it is wrong)."""
+
+    groups: list[tuple[str | None, str, str]]
+    sweeps: list[str]
+    prints: list[str]
+    group: Any  # int32
+    sweep: Any  # int32
+    us: Any  # int64
+    t: Any  # bytes (numpy "S")
+    print: Any  # int32
+    km: Any  # float64
+    rtt: Any  # float64
+    tput: Any  # float64
+
+
+SERIES_ARRAYS = ("group", "sweep", "us", "t", "print", "km", "rtt", "tput")
+
+
+def group_order(group: tuple[str | None, str, str]) -> tuple[Any, ...]:
+    """The order of SeriesRows.groups (DuckDB's ORDER BY backend, src, dst: nulls last)."""
+    return tuple(x for part in group for x in (part is None, part or ""))
+
+
+def series_rows(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    cutoff: datetime | None,
+    after: datetime | None = None,
+) -> SeriesRows:
+    """The SeriesRows of `source`'s ok tests from `cutoff` on, or those after `after`."""
+    import numpy as np
+
     where = "source = ? AND status = 'ok'"
-    params: list[Any] = [info.name]
-    if cutoff is not None:
+    params: list[Any] = [source]
+    if after is not None:
+        where += " AND started_utc > ?"
+        params.append(after)
+    elif cutoff is not None:  # the sweeps' starts: a filter DuckDB prunes by zone maps
         where += " AND started_utc >= ?"
         params.append(cutoff)
     columns = con.execute(
-        "SELECT backend, src, dst, sweep_id, "
+        "SELECT backend, src, dst, sweep_id, epoch_us(started_utc) AS us, "
         "strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ') AS t, fingerprint, distance_km, "
         f"CASE WHEN {valid_sql('rtt', DETECTION_KEEPS)} THEN {METRICS['rtt'].run_sql} END "
         f"AS rtt, CASE WHEN {valid_sql('throughput', DETECTION_KEEPS)} AND "
@@ -1152,23 +1201,74 @@ def _source_series(
     ).fetchnumpy()  # columns, not a tuple per row (a year's 56 sweeps: 330,000 rows)
     rows = len(columns["sweep_id"])
     if not rows:
-        return []
+        return empty_series_rows()
     # a pair's rows follow each other: a pair starts where backend, src or dst differs
     keys = [np.ma.filled(columns[n], None) for n in ("backend", "src", "dst")]  # NULL: None
     starts = np.flatnonzero(np.r_[True, np.any([k[1:] != k[:-1] for k in keys], axis=0)])
-    backends, srcs, dsts = (k[starts].tolist() for k in keys)
-    distances = columns["distance_km"][starts].tolist()  # NULL: None
-    ids, times, prints = (np.ma.filled(columns[n], None) for n in ("sweep_id", "t", "fingerprint"))
-    rtt, throughput = (columns[n] for n in ("rtt", "throughput"))
+    groups = list(zip(*(k[starts].tolist() for k in keys), strict=True))
+    sizes = np.diff(np.append(starts, rows))
+
+    def numbered(values: list[Any], index: dict[Any, int]) -> Any:
+        return np.fromiter((index.setdefault(x, len(index)) for x in values), np.int32, rows)
+
+    sweeps: dict[str, int] = {}
+    prints: dict[str | None, int] = {None: -1}
+    sweep = numbered(np.ma.filled(columns["sweep_id"], None).tolist(), sweeps)
+    fingerprint = numbered(np.ma.filled(columns["fingerprint"], None).tolist(), prints)
+
+    def floats(name: str) -> Any:
+        return np.ma.filled(np.ma.asarray(columns[name], dtype=np.float64), np.nan)
+
+    return SeriesRows(
+        groups=groups,
+        sweeps=list(sweeps),
+        prints=[x for x in prints if x is not None],
+        group=np.repeat(np.arange(len(groups), dtype=np.int32), sizes),
+        sweep=sweep,
+        us=np.asarray(columns["us"], dtype=np.int64),
+        t=np.asarray(np.ma.filled(columns["t"], ""), dtype="S"),
+        print=fingerprint - (fingerprint > 0),  # -1 stays, the others from 0
+        km=floats("distance_km"),
+        rtt=floats("rtt"),
+        tput=floats("throughput"),
+    )
+
+
+def empty_series_rows() -> SeriesRows:
+    import numpy as np
+
+    i4, f8 = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
+    return SeriesRows([], [], [], i4, i4, np.zeros(0, dtype=np.int64), np.zeros(0, "S1"),
+                      i4, f8, f8, f8)  # fmt: skip
+
+
+def series_from(source: str, rows: SeriesRows) -> list[Any]:
+    """change_series' Series of SeriesRows."""
+    import numpy as np
+
+    from orchestrator.history.changes import Runs, Series, SeriesKey
+
+    n = len(rows.group)
+    if not n:
+        return []
+    starts = np.flatnonzero(np.r_[True, rows.group[1:] != rows.group[:-1]])
+    distances = np.ma.masked_invalid(rows.km[starts]).tolist()  # NaN: None
+    ids = np.asarray(rows.sweeps, dtype=object)[rows.sweep]
+    # the times as one text split at its newlines: a str per test made in C
+    width = rows.t.dtype.itemsize
+    lines = np.full((n, width + 1), ord("\n"), dtype=np.uint8)
+    lines[:, :width] = rows.t.view(np.uint8).reshape(n, width)
+    times = np.empty(n, dtype=object)
+    times[:] = lines.tobytes().decode("ascii").replace("\0", "")[:-1].split("\n")
+    prints = np.asarray([*rows.prints, None], dtype=object)[rows.print]  # -1: None
     values = {
-        "rtt": (np.ma.getdata(rtt), ~np.ma.getmaskarray(rtt)),
-        "throughput": (np.ma.getdata(throughput),
-                       ~np.ma.getmaskarray(throughput) & (np.ma.getdata(throughput) > 0)),
-    }  # fmt: skip
+        "rtt": (rows.rtt, ~np.isnan(rows.rtt)),
+        "throughput": (rows.tput, ~np.isnan(rows.tput) & (np.nan_to_num(rows.tput) > 0)),
+    }
     by_metric: dict[str, list[Runs]] = {}
     for metric_name, (metric_values, present) in values.items():
         keep = np.flatnonzero(present)
-        bounds: list[int] = np.searchsorted(keep, np.append(starts, rows)).tolist()  # per pair
+        bounds: list[int] = np.searchsorted(keep, np.append(starts, n)).tolist()  # per pair
         kept_ids, kept_times, kept_prints = (c[keep] for c in (ids, times, prints))
         kept_values = metric_values[keep].astype(float)
         by_metric[metric_name] = [
@@ -1176,9 +1276,9 @@ def _source_series(
             for a, b in pairwise(bounds)
         ]
     out: list[Series] = []
-    for pair, (backend, src, dst) in enumerate(zip(backends, srcs, dsts, strict=True)):
+    for pair, (backend, src, dst) in enumerate(rows.groups):
         for metric_name, runs in by_metric.items():
             if runs[pair]:
-                key = SeriesKey(info.name, backend or "", metric_name, src, dst)
+                key = SeriesKey(source, backend or "", metric_name, src, dst)
                 out.append(Series(key, runs[pair], distances[pair]))
     return out

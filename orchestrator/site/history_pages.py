@@ -29,7 +29,7 @@ from orchestrator.model.catalog import Catalog, load_catalog, region_order
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.report.cache import source_digest
 from orchestrator.site import matrix_state as kept_windows
-from orchestrator.site import pair_state
+from orchestrator.site import pair_state, series_state
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
@@ -124,14 +124,17 @@ def history_data(
     include_flagged: bool = False,
     kept: kept_windows.MatrixState | None = None,
     kept_tests: pair_state.PairState | None = None,
+    kept_series: series_state.SeriesState | None = None,
 ) -> HistoryData:
     """Every figure of the history pages, from the store (read only); the regions in
     catalog.region_order, with their cities (the default catalog without one). The
     matrix leaves out a test whose flags invalidate its metric unless `include_flagged`.
     `kept`: the RTT windows of the last build, updated (orchestrator.site.matrix_state);
-    `kept_tests`: the pair pages' tests (orchestrator.site.pair_state); this build's go
-    into their `made`."""
-    infos = list(v.source_infos(con).values())
+    `kept_tests`: the pair pages' tests (orchestrator.site.pair_state), `kept_series`
+    change detection's (orchestrator.site.series_state); this build's go into their
+    `made`."""
+    stored = list(v.source_infos(con).values())
+    infos = list(stored)
     if not infos:
         from orchestrator.core.errors import UserError
 
@@ -145,7 +148,7 @@ def history_data(
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
             windows = pool.submit(_source_windows, cursor, infos, include_flagged, kept)
-            series = v.change_series(con, CHANGE_RUNS)
+            series = series_state.change_series(con, CHANGE_RUNS, kept_series, stored)
             found = ch.detect(series, ch.Params(), v.region_groups())
             calibration = ch.calibrate(series)
             # the matrix's cells and the pair pages' series are millions of objects, none
@@ -173,7 +176,7 @@ def history_data(
 CACHE_FILE = Path(".cache") / "site" / "history.json"
 CACHE_FORMAT = "interregion.site-history-cache"
 # the modules whose code computes the figures: a change to one is a new key
-_FIGURE_MODULES = ("history_pages.py", "matrix_state.py", "pair_state.py")
+_FIGURE_MODULES = ("history_pages.py", "matrix_state.py", "pair_state.py", "series_state.py")
 _HISTORY_MODULES = ("views.py", "changes.py", "store.py", "continents.py", "fingerprint.py")
 
 
@@ -242,7 +245,7 @@ def cached_history_data(
     store's state (store_state), the catalogs, include_flagged and the code: a site
     built again over an unchanged store computes nothing (only its build time is new).
     An unreadable or stale entry is computed again and replaced. Without `wait`, the
-    entry and the kept states (matrix_state, pair_state) are written on a thread while
+    entry and the kept states (matrix_state, pair_state, series_state) are written on a thread while
     the caller goes on (the store may be closed): it calls the data's finish()."""
     catalog = catalog or load_catalog()
     key = _cache_key(con, catalog, include_flagged)
@@ -265,8 +268,12 @@ def cached_history_data(
         pass  # no entry, or one this code cannot read: computed again
     kept = kept_windows.load(con, results) if not include_flagged else None
     kept_tests = pair_state.load(con, results)
-    data = history_data(con, built, catalog, include_flagged, kept, kept_tests)
-    writes = [pair_state.saving(con, results, kept_tests)]
+    kept_series = series_state.load(con, results)
+    data = history_data(con, built, catalog, include_flagged, kept, kept_tests, kept_series)
+    writes = [
+        pair_state.saving(con, results, kept_tests),
+        series_state.saving(con, results, kept_series),
+    ]
     if kept is not None:
         writes.append(kept_windows.saving(con, results, kept))
     with ch.gc_paused():

@@ -53,7 +53,9 @@ PUBLIC = {
     "report": ["analyze", "build", "cache", "charts"],
     "results": ["collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "store"],
     "schedule": ["cadence", "ledger", "profiles", "retention", "tick", "timers"],
-    "site": ["build", "history_pages", "html", "matrix_state", "pair_state", "publish"],
+    "site": [
+        "build", "history_pages", "html", "matrix_state", "pair_state", "publish", "series_state"
+    ],
     "study": ["check", "estimate", "plan", "report", "run"],
     "sweep": [
         "abandoned", "backends", "events", "hostcheck", "inventory", "launch", "measure",
