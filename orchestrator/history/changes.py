@@ -1098,12 +1098,14 @@ def detect(
     series: Sequence[Series],
     p: Params = Params(),
     groups: Mapping[str, Sequence[str]] | None = None,
+    pooled: Mapping[SeriesKey, float] | None = None,
 ) -> Detection:
     """Every path, with pooled scales, then path events folded into host changes, then
     into region changes toward one group (`groups`: region -> its labels, e.g.
-    "continent:Europe", "cloud:gcp")."""
+    "continent:Europe", "cloud:gcp"). `pooled`: pooled_scales(series, p), computed
+    already (calibrate takes them too)."""
     with gc_paused():
-        pooled = pooled_scales(series, p)
+        pooled = pooled if pooled is not None else pooled_scales(series, p)
         by_path = paths(series)
         starts = _quiet_starts(by_path, p, pooled)
         results = []
@@ -1291,15 +1293,22 @@ class Calibration:
         return self.beyond / self.judged if self.judged else 0.0
 
 
-def calibrate(series: Sequence[Series], p: Params = Params(), last_runs: int = 28) -> Calibration:
+def calibrate(
+    series: Sequence[Series],
+    p: Params = Params(),
+    last_runs: int = 28,
+    pooled: Mapping[SeriesKey, float] | None = None,
+) -> Calibration:
     """The rate of runs at least 4.5 scales from their baseline over each series' last
     `last_runs` runs (a week of 6-hourly runs) and the thresholds it implies: if that rate
     is what a normal noise gives beyond z, the tails are 4.5 / z times wider than normal,
-    and k1, k2 grow by that much, within K1_BOUNDS and K2_BOUNDS."""
+    and k1, k2 grow by that much, within K1_BOUNDS and K2_BOUNDS. `pooled`:
+    pooled_scales(series, p), computed already."""
     from statistics import NormalDist
 
     with gc_paused():
-        judged, beyond = _calibration_counts(series, p, last_runs)
+        pooled = pooled if pooled is not None else pooled_scales(series, p)
+        judged, beyond = _calibration_counts(series, p, last_runs, pooled)
     normal = NormalDist()
     expected = 2 * (1 - normal.cdf(CALIBRATION_SCALES))
     rate = beyond / judged if judged else 0.0
@@ -1311,9 +1320,10 @@ def calibrate(series: Sequence[Series], p: Params = Params(), last_runs: int = 2
     return Calibration(judged, beyond, expected, inflation, round(k1, 2), round(k2, 2))
 
 
-def _calibration_counts(series: Sequence[Series], p: Params, last_runs: int) -> tuple[int, int]:
+def _calibration_counts(
+    series: Sequence[Series], p: Params, last_runs: int, pooled: Mapping[SeriesKey, float]
+) -> tuple[int, int]:
     """calibrate's runs judged and runs beyond CALIBRATION_SCALES."""
-    pooled = pooled_scales(series, p)
     # until a series' first configuration change, or first run within rounding of 4.5
     # scales, every run's deviation and scale at once; from there on, the loop
     block = _Block(series)

@@ -149,8 +149,10 @@ def history_data(
         with ThreadPoolExecutor(max_workers=1) as pool:
             windows = pool.submit(_source_windows, cursor, infos, include_flagged, kept)
             series = series_state.change_series(con, CHANGE_RUNS, kept_series, stored)
-            found = ch.detect(series, ch.Params(), v.region_groups())
-            calibration = ch.calibrate(series)
+            params = ch.Params()
+            pooled = ch.pooled_scales(series, params)  # both take them
+            found = ch.detect(series, params, v.region_groups(), pooled)
+            calibration = ch.calibrate(series, params, pooled=pooled)
             # the matrix's cells and the pair pages' series are millions of objects, none
             # in a cycle: the collector would walk them all again and again
             with ch.gc_paused():

@@ -277,6 +277,10 @@ def test_detection_at_once_is_the_per_path_loop(seed, params):
     assert found == old_detect(series, params, groups)
     for last in (28, 7):
         assert c.calibrate(series, params, last) == old_calibrate(series, params, last)
+    # the site computes the pooled scales once for both
+    pooled = c.pooled_scales(series, params)
+    assert c.detect(series, params, groups, pooled) == found
+    assert c.calibrate(series, params, 28, pooled) == old_calibrate(series, params, 28)
     # the store has what the loop decides on, and most paths take the bulk path
     assert found.hosts and found.groups and found.config_changes and found.suspects
     assert {e.status for e in found.episodes} >= {"open", "reverted", "new normal"}
