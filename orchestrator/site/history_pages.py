@@ -351,18 +351,21 @@ def _cells(
     """One window's cells, as a table: RTT's windows of days pool the samples from the
     store's histograms (views.binned_cells; matrix_state.window_cells, which keeps them
     for the next build: the same cells); the one-value metrics' windows of days are
-    kept too (matrix_state.value_cells); the rest from the tests. `numbers`: each
-    (src, dst)'s pair number (views.pair_names turned round)."""
+    kept too (matrix_state.value_cells), and their "latest" read together
+    (matrix_state.latest_cells); the rest from the tests. `numbers`: each (src, dst)'s
+    pair number (views.pair_names turned round)."""
     stats = PREVIOUS_STATS if previous else v.SITE_STATS
     found: list[v.Cell] | v.CellTable
+    state = kept if kept is not None else kept_windows.MatrixState()
+    one_value = v.metric(metric).one_value
     if window != "latest" and not include_flagged and metric == "rtt":
-        state = kept if kept is not None else kept_windows.MatrixState()
         found = kept_windows.window_cells(con, state, info, window, previous, stats, table=True)
-    elif window != "latest" and not include_flagged and v.metric(metric).one_value:
-        state = kept if kept is not None else kept_windows.MatrixState()
+    elif window != "latest" and not include_flagged and one_value:
         found = kept_windows.value_cells(
             con, state, info, metric, window, previous, stats, table=True
         )
+    elif window == "latest" and not include_flagged and one_value and stats == v.SITE_STATS:
+        found = kept_windows.latest_cells(con, state, info, metric, table=True)
     else:
         found = v.window_cells(con, info, metric, window, previous, include_flagged, stats=stats)
     if isinstance(found, v.CellTable):

@@ -37,7 +37,12 @@ window of days (1D to 1Y, and the window before each), exactly: each pair's dist
 values with their tests (Values), to which the tests that entered are added and from
 which those that left are taken, so their percentiles are DuckDB's quantile_cont of
 the window's tests to the bit (a year of throughput is 8.5M values: DuckDB's
-percentiles of them take a second per metric).
+percentiles of them take a second per metric). Every window moves by the same sweep,
+so their slices are a dozen time ranges shared by the three metrics: the first window
+updated reads them all in one query (_read_slices). Each window's rows are rewritten
+once per build, what left and what entered together (_updated); each pair's rows are
+kept as bounds, not as a pair per row. Their "latest" windows (each pair's newest
+test) are read together too, from the source's last day (latest_cells).
 
 The arrays are kept as .npy files, mapped when read (a year's are 200 MB).
 """
@@ -65,9 +70,10 @@ if TYPE_CHECKING:
 STATE_DIR = Path(".cache") / "site" / "matrix-state"
 _OLD_FILE = Path(".cache") / "site" / "matrix-state.npz"
 STATE_FORMAT = "interregion.site-matrix-state"
-# 2: each bin's sum (`total`); 3: the one-value metrics' windows; 4: when each bin's
-# extremes were last seen (`lo_t`, `hi_t`)
-STATE_VERSION = 4
+# 2: each bin's sum (`total`); 3: the one-value metrics' windows; 4: their newest tests
+# by pair, without the pairs again; 5: when each bin's extremes were last seen (`lo_t`,
+# `hi_t`)
+STATE_VERSION = 5
 # the bins' sums kept to this step (ms): far below the mean's display (0.01 ms), far
 # above the error of a sum of doubles
 SUM_STEP = 1e-4
@@ -88,8 +94,8 @@ KEY_MODULES = (
 _QUANTILES = tuple(s for s in v.SITE_STATS if s in v.QUANTILES)
 _KINDS = {
     "bins": ("key", "n", "lo", "hi", "total", "pair", "tests", "newest_us", "lo_t", "hi_t"),
-    # a Values' rows' pairs as each pair and its rows (_packed)
-    "values": ("pairs", "rows", "x", "n", "newest_pair", "newest_us", "lim_pair", "lim", "lim_n"),
+    # a Values' pairs' rows counted, not bounded (_packed)
+    "values": ("pairs", "rows", "x", "n", "newest_us", "lim_pair", "lim", "lim_n"),
 }
 _EPOCH = datetime(1970, 1, 1)
 _NEVER = -(2**63)  # lo_t, hi_t: no test known to hold the extreme
@@ -116,16 +122,16 @@ class Stale(Exception):
 @dataclass
 class Values:
     """A one-value metric's tests of a window (views.Metric.one_value: throughput, loss,
-    jitter), per pair (numbered as in the store's `pairs`): each distinct value with its
-    tests (rows sorted by `pair`, then value `x`; `n` the tests), per pair its newest
-    test (`newest_pair` sorted, `newest_us` UNIX microseconds), and the tests of each
-    limiter (`lim_pair`, `lim`, `lim_n`; rows sorted by pair, then limiter; throughput's
-    alone, the other metrics' limiter "", none)."""
+    jitter), per pair (numbered as in the store's `pairs`; `pairs` sorted, each one's
+    rows from `starts[i]` to `starts[i + 1]`): each distinct value `x` (sorted within
+    the pair) with its tests `n`; each pair's newest test (`newest_us`, UNIX
+    microseconds); the tests of each limiter (`lim_pair`, `lim`, `lim_n`; rows sorted
+    by pair, then limiter; throughput's alone, the other metrics' limiter "")."""
 
-    pair: Any
+    pairs: Any
+    starts: Any
     x: Any
     n: Any
-    newest_pair: Any
     newest_us: Any
     lim_pair: Any
     lim: Any
@@ -156,6 +162,10 @@ class MatrixState:
     value_slices: dict[tuple[str, str, datetime, datetime | None], Values] = field(
         default_factory=dict
     )
+    value_sources: set[str] = field(default_factory=set)  # whose slices were read
+    # each one-value metric's "latest" cells by (source, metric), read together (None:
+    # read by views.window_cells)
+    latest: dict[tuple[str, str], v.CellTable | None] = field(default_factory=dict)
     names: dict[int, tuple[str, str]] | None = None  # views.pair_names, read once a build
 
 
@@ -615,22 +625,21 @@ def value_cells(
     whole, into state.made. Its percentiles are DuckDB's quantile_cont of the same
     values, to the bit; its mean the sum of the values in order over their count
     (DuckDB's avg adds in an order of its own: the last bits may differ)."""
-    days = v.window_days(window)
-    start, _end = v.window_bounds(info, window)
-    if days is None or start is None:
+    span = _value_span(info, window, previous)
+    if span is None:
         return v.window_cells(con, info, metric, window, previous, stats=stats)
-    a, b = (start - timedelta(days=days), start) if previous else (start, None)
+    a, b = span
     name = _name(info.name, f"{metric}:{window}", previous)
     kept = state.entries.get(name)
     values = None
     if kept is not None and isinstance(kept.bins, Values):
         try:
             leave, enter = _shift(info, kept, a, b)
-            values = kept.bins
-            if leave is not None:
-                values = _less(values, _value_slice(con, state, info.name, metric, *leave))
-            if enter is not None:
-                values = _more(values, _value_slice(con, state, info.name, metric, *enter))
+            values = _updated(
+                kept.bins,
+                None if leave is None else _value_slice(con, state, info, metric, *leave),
+                None if enter is None else _value_slice(con, state, info, metric, *enter),
+            )
             state.used.append(name)
         except Stale:
             values = None
@@ -642,11 +651,96 @@ def value_cells(
     return values_cells(con, values, stats, _names(con, state))
 
 
+def _value_span(info: v.SourceInfo, window: str, previous: bool) -> Span | None:
+    """The tests [a, b) of a one-value window of days (None: another window)."""
+    days = v.window_days(window)
+    start, _end = v.window_bounds(info, window)
+    if days is None or start is None:
+        return None
+    return (start - timedelta(days=days), start) if previous else (start, None)
+
+
+def latest_cells(
+    con: duckdb.DuckDBPyConnection,
+    state: MatrixState,
+    info: v.SourceInfo,
+    metric: str,
+    table: bool = False,
+) -> list[v.Cell] | v.CellTable:
+    """views.window_cells' "latest" window of a one-value metric (flagged tests left out,
+    every statistic; `table`: as a views.CellTable, rows in pair order): each pair's
+    newest test, the one-value metrics' read in one query of the source's last day. As
+    views.window_cells reads it when every pair has a test in that day and none has
+    two at its newest start (which of those it takes is DuckDB's choice); otherwise
+    read by it."""
+    if (info.name, metric) not in state.latest:
+        _read_latest(con, state, info)
+    found = state.latest.get((info.name, metric))
+    if found is None:
+        return v.window_cells(con, info, metric, "latest", stats=v.SITE_STATS)
+    return found if table else found.cells(_names(con, state))
+
+
+def _read_latest(con: duckdb.DuckDBPyConnection, state: MatrixState, info: v.SourceInfo) -> None:
+    import numpy as np
+
+    metrics = [m for m, x in v.METRICS.items() if x.one_value]
+    state.latest.update({(info.name, m): None for m in metrics})
+    if info.latest is None:
+        return
+    columns = ", ".join(
+        f"{_tests_sql(m)} AS ok{i}, CASE WHEN {_tests_sql(m)} THEN {v.metric(m).run_sql} END "
+        f"AS x{i}"
+        for i, m in enumerate(metrics)
+    )
+    rows = con.execute(
+        f"SELECT p.pair, epoch_us(started_utc) AS t, distance_km AS km, limiter, {columns} "
+        "FROM measurements m JOIN pairs p ON m.src = p.src AND m.dst = p.dst "
+        "WHERE source = ? AND started_utc >= ? ORDER BY p.pair, started_utc",
+        [info.name, info.latest - timedelta(days=1)],
+    ).fetchnumpy()
+    pairs = len(_names(con, state))
+    pair = np.asarray(rows["pair"], dtype=np.int64)
+    t = np.asarray(rows["t"], dtype=np.int64)
+    km = np.ma.filled(np.ma.asarray(rows["km"], dtype=np.float64), np.nan)
+    limiter = np.ma.asarray(rows["limiter"]).tolist()  # None where null
+    for i, m in enumerate(metrics):
+        ok = np.flatnonzero(np.ma.filled(rows[f"ok{i}"], False))
+        if not len(ok) or len(np.unique(pair[ok])) < pairs:
+            continue  # a pair without a test in the day: its newest is older
+        last = ok[np.append(pair[ok][1:] != pair[ok][:-1], True)]  # each pair's newest
+        before = ok[np.maximum(np.searchsorted(ok, last) - 1, 0)]  # the test before it
+        if ((before != last) & (pair[before] == pair[last]) & (t[before] == t[last])).any():
+            continue
+        x = np.asarray(np.ma.getdata(rows[f"x{i}"])[last], dtype=np.float64)
+        one = np.ones(len(last), dtype=np.int64)
+        state.latest[info.name, m] = v.CellTable(
+            pair=pair[last],
+            tests=one,
+            samples=one,
+            stats=np.repeat(x[:, None], len(v.STATS), axis=1),
+            newest_us=t[last],
+            limiter=[limiter[at] or None for at in last.tolist()],
+            km=km[last],
+        )
+
+
 def _names(con: duckdb.DuckDBPyConnection, state: MatrixState) -> dict[int, tuple[str, str]]:
     """views.pair_names, read once a build."""
     if state.names is None:
         state.names = v.pair_names(con)
     return state.names
+
+
+def _tests_sql(metric: str) -> str:
+    """SQL true for the tests a one-value metric's window holds (valid, ok, present)."""
+    m = v.metric(metric)
+    return f"(status = 'ok' AND {m.present_sql} AND {v.valid_sql(m.measure)})"
+
+
+def _limiter_sql(metric: str) -> str:
+    """A test's limiter as kept: throughput's (the matrix shows no other metric's)."""
+    return "coalesce(limiter, '')" if metric == "throughput" else "''"
 
 
 def read_values(
@@ -656,25 +750,18 @@ def read_values(
     from a on)."""
     import numpy as np
 
-    m = v.metric(metric)
-    where = f"source = ? AND status = 'ok' AND {m.present_sql} AND {v.valid_sql(m.measure)} "
-    where += "AND started_utc >= ?" + (" AND started_utc < ?" if b is not None else "")
+    where = f"source = ? AND {_tests_sql(metric)} AND started_utc >= ?"
+    where += " AND started_utc < ?" if b is not None else ""
     params = [source, a, *([b] if b is not None else [])]
     tests = (
-        f"(SELECT p.pair, {m.run_sql} AS x, limiter, started_utc FROM measurements m "
-        f"JOIN pairs p ON m.src = p.src AND m.dst = p.dst WHERE {where})"
+        f"(SELECT p.pair, {v.metric(metric).run_sql} AS x, limiter, started_utc "
+        f"FROM measurements m JOIN pairs p ON m.src = p.src AND m.dst = p.dst WHERE {where})"
     )
     # the rows as they come, sorted here: a third of the time DuckDB takes to group or
     # sort them (a year's 8.5M)
     found = con.execute(f"SELECT pair, x FROM {tests}", params).fetchnumpy()
-    keys = np.empty(len(found["x"]), dtype=np.complex128)
-    keys.real, keys.imag = found["pair"], found["x"]
-    keys.sort()
-    firsts = v.run_starts(keys)
-    # the limiters of throughput's tests (the matrix shows no other metric's)
-    lim_sql = "coalesce(limiter, '')" if metric == "throughput" else "''"
     lims = con.execute(
-        f"SELECT pair, {lim_sql} AS lim, count(*) AS n, "
+        f"SELECT pair, {_limiter_sql(metric)} AS lim, count(*) AS n, "
         f"epoch_us(max(started_utc)) AS newest FROM {tests} GROUP BY pair, lim "
         "ORDER BY pair, lim",
         params,
@@ -682,151 +769,311 @@ def read_values(
     lim_pair = np.asarray(lims["pair"], dtype=np.int32)
     per_pair = v.run_starts(lim_pair)
     newest = np.asarray(lims["newest"], dtype=np.int64)
+    return _values_of(
+        found["pair"],
+        found["x"],
+        lim_pair,
+        np.asarray(lims["lim"], dtype=str),
+        np.asarray(lims["n"], dtype=np.int64),
+        np.maximum.reduceat(newest, per_pair) if len(newest) else newest,
+    )
+
+
+def _values_of(pair: Any, x: Any, lim_pair: Any, lim: Any, lim_n: Any, newest_us: Any) -> Values:
+    """The Values of tests (each one's `pair` and value `x`, in any order), their
+    limiters' counts (rows sorted by pair, then limiter) and each pair's newest test
+    (in pair order)."""
+    import numpy as np
+
+    keys = np.empty(len(x), dtype=np.complex128)
+    keys.real, keys.imag = pair, x
+    keys.sort()
+    firsts = v.run_starts(keys)
+    row_pair = keys.real[firsts].astype(np.int32)
+    per_pair = v.run_starts(row_pair)
     return Values(
-        pair=keys.real[firsts].astype(np.int32),
+        pairs=row_pair[per_pair],
+        starts=np.append(per_pair, len(firsts)).astype(np.int64),
         x=keys.imag[firsts].copy(),
         n=np.diff(np.append(firsts, len(keys))).astype(np.int32),
-        newest_pair=lim_pair[per_pair],
-        newest_us=np.maximum.reduceat(newest, per_pair) if len(newest) else newest,
-        lim_pair=lim_pair,
-        lim=np.asarray(lims["lim"], dtype=str),
-        lim_n=np.asarray(lims["n"], dtype=np.int32),
+        newest_us=np.asarray(newest_us, dtype=np.int64),
+        lim_pair=np.asarray(lim_pair, dtype=np.int32),
+        lim=np.asarray(lim, dtype=str),
+        lim_n=np.asarray(lim_n, dtype=np.int32),
     )
 
 
 def _value_slice(
     con: duckdb.DuckDBPyConnection,
     state: MatrixState,
-    source: str,
+    info: v.SourceInfo,
     metric: str,
     a: datetime,
     b: datetime | None,
 ) -> Values:
-    key = (source, metric, a, b)
+    """The Values of a slice, read with every slice the source's kept windows need this
+    build (_read_slices): the first one asked for reads them all."""
+    key = (info.name, metric, a, b)
     if key not in state.value_slices:
-        state.value_slices[key] = read_values(con, source, metric, a, b)
+        spans = {(a, b)}
+        metrics = {metric}
+        if info.name not in state.value_sources:
+            state.value_sources.add(info.name)
+            for m, span in _slices_needed(state, info):
+                metrics.add(m)
+                spans.add(span)
+        _read_slices(con, state, info.name, sorted(metrics), spans)
     return state.value_slices[key]
 
 
-def _packed(values: Values) -> dict[str, Any]:
-    """values' fields for the file: each row's pair as each pair's rows (a year's
-    throughput is 8.5M rows, of 5,852 pairs)."""
+def _slices_needed(state: MatrixState, info: v.SourceInfo) -> list[tuple[str, Span]]:
+    """(metric, slice) of every kept one-value window of the source that can be moved."""
+    out = []
+    for name, kept in state.entries.items():
+        if kept.source != info.name or not isinstance(kept.bins, Values):
+            continue
+        _source, what, which = name.rsplit("|", 2)
+        metric, _sep, window = what.rpartition(":")
+        span = _value_span(info, window, which == "previous")
+        if span is None:
+            continue
+        try:
+            slices = _shift(info, kept, *span)
+        except Stale:
+            continue
+        out += [(metric, s) for s in slices if s is not None]
+    return out
+
+
+def _read_slices(
+    con: duckdb.DuckDBPyConnection,
+    state: MatrixState,
+    source: str,
+    metrics: Sequence[str],
+    spans: set[Span],
+) -> None:
+    """The Values of each metric's tests in each span (state.value_slices): one query
+    for all, its rows split here (a 6-hourly build's spans are a dozen sweeps; each
+    read alone is a query of its own per metric)."""
     import numpy as np
 
-    firsts = v.run_starts(values.pair)
-    fields = {k: x for k, x in vars(values).items() if k != "pair"}
-    rows = np.diff(np.append(firsts, len(values.pair)))
-    # most counts are 1 (a throughput is seldom seen twice): a byte each
+    ordered = sorted(spans, key=lambda s: (s[0], s[1] is None, s[1] or s[0]))
+    ranges = " OR ".join(
+        "started_utc >= ?" + (" AND started_utc < ?" if b is not None else "") for _a, b in ordered
+    )
+    params: list[Any] = [source]
+    for a, b in ordered:
+        params += [a, *([b] if b is not None else [])]
+    columns = ", ".join(
+        f"{_tests_sql(m)} AS ok{i}, CASE WHEN {_tests_sql(m)} THEN {v.metric(m).run_sql} END "
+        f"AS x{i}, {_limiter_sql(m)} AS lim{i}"
+        for i, m in enumerate(metrics)
+    )
+    found = con.execute(
+        f"SELECT p.pair, epoch_us(started_utc) AS t, {columns} FROM measurements m "
+        f"JOIN pairs p ON m.src = p.src AND m.dst = p.dst WHERE source = ? AND ({ranges})",
+        params,
+    ).fetchnumpy()
+    pair = np.asarray(found["pair"], dtype=np.int32)
+    t = np.asarray(found["t"], dtype=np.int64)
+    for a, b in ordered:
+        inside = t >= us(a)
+        if b is not None:
+            inside &= t < us(b)
+        for i, m in enumerate(metrics):
+            rows = np.flatnonzero(inside & np.ma.filled(found[f"ok{i}"], False))
+            x = np.asarray(np.ma.getdata(found[f"x{i}"])[rows], dtype=np.float64)
+            lim = np.asarray(found[f"lim{i}"][rows], dtype=str)
+            state.value_slices[source, m, a, b] = _values_of(
+                pair[rows], x, *_counted(pair[rows], lim, t[rows])
+            )
+
+
+def _counted(pair: Any, lim: Any, t: Any) -> tuple[Any, Any, Any, Any]:
+    """Tests' limiter counts as read_values groups them (pair, limiter, count; sorted by
+    pair, then limiter) and each pair's newest start (pair order)."""
+    import numpy as np
+
+    names, code = np.unique(lim, return_inverse=True)
+    keys, counts = np.unique(pair.astype(np.int64) * max(len(names), 1) + code, return_counts=True)
+    order = np.argsort(pair, kind="stable")
+    per_pair = v.run_starts(pair[order])
+    newest = np.maximum.reduceat(t[order], per_pair) if len(t) else t
+    return keys // max(len(names), 1), names[keys % max(len(names), 1)], counts, newest
+
+
+def _packed(values: Values) -> dict[str, Any]:
+    """values' fields for the file: each pair's rows counted rather than bounded, the
+    tests of each row in the smallest integer that holds them (a throughput is seldom
+    seen twice: a byte each, for a year's 8.5M rows)."""
+    import numpy as np
+
+    fields = {k: x for k, x in vars(values).items() if k != "starts"}
     most = int(values.n.max()) if len(values.n) else 0
-    fields["n"] = values.n.astype(np.min_scalar_type(most))
-    return {**fields, "pairs": values.pair[firsts], "rows": rows}
+    fields["n"] = np.asarray(values.n, dtype=np.min_scalar_type(most))
+    return {**fields, "rows": np.diff(values.starts)}
 
 
 def _unpacked(arrays: dict[str, Any]) -> Values:
     import numpy as np
 
-    fields = {k: x for k, x in arrays.items() if k not in ("pairs", "rows", "n")}
-    pair = np.repeat(arrays["pairs"], arrays["rows"]).astype(np.int32)
-    return Values(pair=pair, n=np.asarray(arrays["n"], dtype=np.int32), **fields)
+    fields = {k: x for k, x in arrays.items() if k != "rows"}
+    starts = np.zeros(len(arrays["rows"]) + 1, dtype=np.int64)
+    np.cumsum(arrays["rows"], out=starts[1:])
+    return Values(starts=starts, **fields)
 
 
-def _search(values: Values, of: Values) -> tuple[Any, Any]:
-    """Where each row of `of` is, or would go, in values' rows (both sorted by pair,
-    then value), and whether it is there: a binary search within each pair's rows, all
-    rows at once (a year's 8.5M rows are never copied to search them)."""
+def _row_pairs(values: Values) -> Any:
+    """Each row's pair (for a slice's few rows)."""
     import numpy as np
 
-    lo = np.searchsorted(values.pair, of.pair, side="left")
-    hi = np.searchsorted(values.pair, of.pair, side="right")
+    return np.repeat(values.pairs, np.diff(values.starts))
+
+
+def _search(values: Values, pair: Any, x: Any) -> tuple[Any, Any]:
+    """Where each (pair, x) is, or would go, in values' rows (sorted by pair, then
+    value), and whether it is there: a binary search within each pair's rows, all at
+    once (a year's 8.5M rows are never copied to search them)."""
+    import numpy as np
+
+    at = np.searchsorted(values.pairs, pair)
+    inside = at < len(values.pairs)
+    has = np.zeros(len(pair), dtype=bool)
+    has[inside] = values.pairs[at[inside]] == pair[inside]
+    # a pair not there: where it would go, before the next pair's rows
+    lo = values.starts[at]
+    hi = np.where(has, values.starts[np.minimum(at + 1, len(values.pairs))], lo)
     while (lo < hi).any():
         mid = (lo + hi) // 2
         less = np.zeros(len(mid), dtype=bool)
         open_ = lo < hi
-        less[open_] = values.x[mid[open_]] < of.x[open_]
+        less[open_] = values.x[mid[open_]] < x[open_]
         lo = np.where(open_ & less, mid + 1, lo)
         hi = np.where(open_ & ~less, mid, hi)
-    inside = lo < len(values.x)
     found = np.zeros(len(lo), dtype=bool)
-    found[inside] = (values.pair[lo[inside]] == of.pair[inside]) & (
-        values.x[lo[inside]] == of.x[inside]
-    )
+    within = has & (lo < values.starts[np.minimum(at + 1, len(values.pairs))])
+    found[within] = values.x[lo[within]] == x[within]
     return lo, found
 
 
-def _limiters(values: Values) -> dict[tuple[int, str], int]:
-    return dict(
-        zip(
-            zip(values.lim_pair.tolist(), values.lim.tolist(), strict=True),
-            values.lim_n.tolist(),
-            strict=True,
-        )
-    )
-
-
-def _with_limiters(
-    values: Values, counts: dict[tuple[int, str], int], newest: dict[int, int]
-) -> Values:
-    """values with the limiter counts and newest tests given (pairs without tests
-    dropped)."""
+def _updated(values: Values, out: Values | None, more: Values | None) -> Values:
+    """values less the tests of `out` (which they must hold; older than those left)
+    and with those of `more` (newer ones) added, every array written once: the rows
+    whose tests all left taken out and the new ones put in, in one pass."""
     import numpy as np
 
-    rows = sorted((k, n) for k, n in counts.items() if n > 0)
-    pairs = sorted(newest)
-    return replace(
-        values,
-        lim_pair=np.asarray([p for (p, _), _ in rows], dtype=np.int32),
-        lim=np.asarray([lim for (_, lim), _ in rows], dtype=str),
-        lim_n=np.asarray([n for _, n in rows], dtype=np.int32),
-        newest_pair=np.asarray(pairs, dtype=np.int32),
-        newest_us=np.asarray([newest[p] for p in pairs], dtype=np.int64),
+    if out is None and more is None:
+        return values
+    none = _values_of(np.zeros(0), np.zeros(0), [], [], [], [])
+    out, more = out or none, more or none
+    # each distinct (pair, x) of the slices, the tests that left and entered with it
+    pair = np.concatenate((_row_pairs(out), _row_pairs(more)))
+    keys = np.empty(len(pair), dtype=np.complex128)
+    keys.real, keys.imag = pair, np.concatenate((out.x, more.x))
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    firsts = v.run_starts(keys)
+    left = np.concatenate((out.n, np.zeros(len(more.n), dtype=np.int32)))[order]
+    entered = np.concatenate((np.zeros(len(out.n), dtype=np.int32), more.n))[order]
+    left, entered = np.add.reduceat(left, firsts), np.add.reduceat(entered, firsts)
+    d_pair, d_x = keys.real[firsts].astype(np.int32), keys.imag[firsts]
+    at, found = _search(values, d_pair, d_x)
+    if (left[~found] > 0).any():
+        raise Stale
+    was = np.asarray(values.n[at[found]], dtype=np.int64)
+    now = was - left[found]
+    if (now < 0).any():
+        raise Stale
+    now += entered[found]
+    gone = at[found][now == 0]  # rows whose tests all left
+    fresh = ~found  # rows new to the window, before old row `at`
+    x = _spliced(values.x, gone, at[fresh], d_x[fresh], np.float64)
+    n = _spliced(values.n, gone, at[fresh], entered[fresh], np.int32)
+    # the rows still there, where they went: less those gone before, with those put in
+    stays, counts = at[found][now > 0], now[now > 0]
+    n[stays - np.searchsorted(gone, stays) + np.searchsorted(at[fresh], stays, "right")] = counts
+    # each pair's rows: its old ones, less those gone, with the new ones
+    pairs = np.union1d(values.pairs, d_pair)
+    rows = np.zeros(len(pairs), dtype=np.int64)
+    rows[np.searchsorted(pairs, values.pairs)] = np.diff(values.starts)
+    gone_pair = values.pairs[np.searchsorted(values.starts, gone, side="right") - 1]
+    np.subtract.at(rows, np.searchsorted(pairs, gone_pair), 1)
+    np.add.at(rows, np.searchsorted(pairs, d_pair[fresh]), 1)
+    newest = np.full(len(pairs), np.iinfo(np.int64).min, dtype=np.int64)
+    newest[np.searchsorted(pairs, values.pairs)] = values.newest_us
+    at_more = np.searchsorted(pairs, more.pairs)
+    newest[at_more] = np.maximum(newest[at_more], more.newest_us)
+    still = rows > 0
+    starts = np.zeros(int(still.sum()) + 1, dtype=np.int64)
+    np.cumsum(rows[still], out=starts[1:])
+    return Values(
+        pairs=pairs[still].astype(np.int32),
+        starts=starts,
+        x=x,
+        n=n,
+        newest_us=newest[still],
+        **_limiters_updated(values, out, more, pairs[still]),
     )
 
 
-def _less(values: Values, out: Values) -> Values:
-    """values less the tests of `out` (which they must hold; older than those left)."""
+def _spliced(a: Any, gone: Any, at: Any, more: Any, dtype: Any) -> Any:
+    """A new array of `dtype`: `a` without its rows `gone` and with `more` put before
+    its rows `at` (both sorted). A long array (a year's 8.5M rows) is copied once, a
+    piece between two changes at a time, rather than through masks that copy each row
+    twice; a short one (a few rows per change) through masks, with no loop."""
+    import numpy as np
 
-    at, found = _search(values, out)
-    if not found.all():
+    changes = len(gone) + len(at)
+    if len(a) < 256 * changes:
+        keep = np.ones(len(a), dtype=bool)
+        keep[gone] = False
+        new_at = at - np.searchsorted(gone, at) + np.arange(len(at))
+        out = np.empty(len(a) - len(gone) + len(at), dtype=dtype)
+        mask = np.ones(len(out), dtype=bool)
+        mask[new_at] = False
+        out[mask], out[new_at] = a[keep], more
+        return out
+    # the cuts in order: a row put in before a row that is gone there
+    where = np.concatenate((at, gone))
+    dropped = np.concatenate((np.zeros(len(at), dtype=bool), np.ones(len(gone), dtype=bool)))
+    order = np.argsort(where * 2 + dropped, kind="stable")
+    which = np.concatenate((np.arange(len(at)), np.zeros(len(gone), dtype=np.int64)))[order]
+    put = np.asarray(more, dtype=dtype)
+    parts, start = [], 0
+    for w, d, j in zip(where[order].tolist(), dropped[order].tolist(), which.tolist(), strict=True):
+        parts.append(a[start:w])
+        if d:
+            start = w + 1
+        else:
+            parts.append(put[j : j + 1])
+            start = w
+    parts.append(a[start:])
+    return np.concatenate(parts, dtype=dtype)
+
+
+def _limiters_updated(values: Values, out: Values, more: Values, pairs: Any) -> dict[str, Any]:
+    """The limiter counts of values less out's, plus more's: the rows of the pairs
+    with tests (`pairs`) with a count, sorted by pair, then limiter."""
+    import numpy as np
+
+    names, code = np.unique(np.concatenate((values.lim, out.lim, more.lim)), return_inverse=True)
+    base = max(len(names), 1)
+    keys = np.concatenate((values.lim_pair, out.lim_pair, more.lim_pair)).astype(np.int64) * base
+    keys += code
+    sign = np.repeat(np.array([1, -1, 1]), [len(values.lim), len(out.lim), len(more.lim)])
+    counts = np.concatenate((values.lim_n, out.lim_n, more.lim_n)).astype(np.int64) * sign
+    unique, inverse = np.unique(keys, return_inverse=True)
+    total = np.zeros(len(unique), dtype=np.int64)
+    np.add.at(total, inverse, counts)
+    if (total < 0).any():
         raise Stale
-    n = values.n.copy()
-    n[at] -= out.n
-    if (n[at] < 0).any():
-        raise Stale
-    keep = n > 0
-    left = replace(values, pair=values.pair[keep], x=values.x[keep], n=n[keep])
-    counts = _limiters(values)
-    for k, c in _limiters(out).items():
-        counts[k] = counts.get(k, 0) - c
-        if counts[k] < 0:
-            raise Stale
-    still = set(left.pair[v.run_starts(left.pair)].tolist())
-    newest = {
-        p: t
-        for p, t in zip(values.newest_pair.tolist(), values.newest_us.tolist(), strict=True)
-        if p in still
+    pair = unique // base
+    wanted = (total > 0) & np.isin(pair, pairs)
+    return {
+        "lim_pair": pair[wanted].astype(np.int32),
+        "lim": names[unique[wanted] % base],
+        "lim_n": total[wanted].astype(np.int32),
     }
-    return _with_limiters(left, {k: c for k, c in counts.items() if k[0] in still}, newest)
-
-
-def _more(values: Values, more: Values) -> Values:
-    """values with the tests of `more` (newer ones) added."""
-    import numpy as np
-
-    at, found = _search(values, more)
-    lacks = ~found
-    pair = np.insert(values.pair, at[lacks], more.pair[lacks])
-    x = np.insert(values.x, at[lacks], more.x[lacks])
-    n = np.insert(values.n, at[lacks], 0)
-    # each of `more` is where it was searched, after the rows inserted before it
-    n[at + np.cumsum(lacks) - lacks] += more.n
-    merged = replace(values, pair=pair, x=x, n=n)
-    counts = _limiters(values)
-    for k, c in _limiters(more).items():
-        counts[k] = counts.get(k, 0) + c
-    newest = dict(zip(values.newest_pair.tolist(), values.newest_us.tolist(), strict=True))
-    for p, t in zip(more.newest_pair.tolist(), more.newest_us.tolist(), strict=True):
-        newest[p] = max(t, newest.get(p, t))
-    return _with_limiters(merged, counts, newest)
 
 
 def values_cells(
@@ -848,10 +1095,14 @@ def values_table(values: Values, stats: Sequence[str] = v.SITE_STATS) -> v.CellT
 
     if not len(values.n):
         return v.empty_table()
-    firsts = v.run_starts(values.pair)
-    cum = np.cumsum(values.n, dtype=np.int64)
-    tests = np.add.reduceat(values.n.astype(np.int64), firsts)
-    before = cum[firsts] - values.n[firsts]
+    firsts = values.starts[:-1]
+    # a value seldom has two tests (a throughput, of 8.5M a year): then the k-th test of
+    # a pair is its k-th row, without counting them
+    ones = int(values.n.max()) == 1
+    cum = None if ones else np.cumsum(values.n, dtype=np.int64)
+    before = values.starts if cum is None else np.append(0, cum[values.starts[1:] - 1])
+    tests = np.diff(before)
+    before = before[:-1]
     table = np.full((len(firsts), len(v.STATS)), np.nan)
     for stat, q in v.QUANTILES.items():
         if stat not in stats:
@@ -860,26 +1111,33 @@ def values_table(values: Values, stats: Sequence[str] = v.SITE_STATS) -> v.CellT
         # lo (1 - d) + hi d between them
         h = (tests - 1).astype(np.float64) * q
         lo, hi = np.floor(h), np.ceil(h)
-        x_lo = values.x[np.searchsorted(cum, before + lo.astype(np.int64), side="right")]
-        x_hi = values.x[np.searchsorted(cum, before + hi.astype(np.int64), side="right")]
+        at_lo, at_hi = before + lo.astype(np.int64), before + hi.astype(np.int64)
+        if cum is not None:
+            at_lo = np.searchsorted(cum, at_lo, side="right")
+            at_hi = np.searchsorted(cum, at_hi, side="right")
+        x_lo, x_hi = values.x[at_lo], values.x[at_hi]
         d = h - lo
         table[:, v.STATS.index(stat)] = np.where(lo == hi, x_lo, x_lo * (1 - d) + x_hi * d)
-    if "mean" in stats:
-        table[:, v.STATS.index("mean")] = np.add.reduceat(values.x * values.n, firsts) / tests
-    pairs = values.pair[firsts]
-    # each pair's newest test and the limiter of most of its tests (rows by name: the
-    # first of a tie)
-    newest = values.newest_us[np.searchsorted(values.newest_pair, pairs)]
-    best: dict[int, tuple[int, str]] = {}
-    for p, lim, c in zip(values.lim_pair.tolist(), values.lim.tolist(), values.lim_n.tolist(),
-                         strict=True):  # fmt: skip
-        if lim and (p not in best or c > best[p][0]):
-            best[p] = (c, lim)
+    if "mean" in stats:  # each value times its tests (x * 1 is x: not multiplied)
+        table[:, v.STATS.index("mean")] = (
+            np.add.reduceat(values.x if ones else values.x * values.n, firsts) / tests
+        )
+    # each pair's limiter: the one of most tests (rows by name: the first of a tie)
+    named = np.flatnonzero(values.lim != "")
+    order = named[np.lexsort((named, -values.lim_n[named], values.lim_pair[named]))]
+    best = order[v.run_starts(values.lim_pair[order])]
+    limiter: list[str | None] = [None] * len(firsts)
+    for at, lim in zip(
+        np.searchsorted(values.pairs, values.lim_pair[best]).tolist(),
+        values.lim[best].tolist(),
+        strict=True,
+    ):
+        limiter[at] = lim
     return v.CellTable(
-        pair=pairs.astype(np.int64),
+        pair=values.pairs.astype(np.int64),
         tests=tests,
         samples=tests,
         stats=table,
-        newest_us=np.asarray(newest, dtype=np.int64),
-        limiter=[best[p][1] if p in best else None for p in pairs.tolist()],
+        newest_us=np.asarray(values.newest_us, dtype=np.int64),
+        limiter=limiter,
     )

@@ -67,9 +67,10 @@ def _updated(results, now):
     return data, kept
 
 
-def _kept_six(tmp_path):
+def _kept_six(tmp_path, monkeypatch):
     """Six sweeps stored and their windows kept (every window, the day's too): (results,
     the build time the tests use)."""
+    monkeypatch.setattr(matrix_state, "MIN_DAYS", 1)
     results = tmp_path / "results"
     for i in range(6):
         _sweep(results, i)
@@ -78,7 +79,8 @@ def _kept_six(tmp_path):
     return results, now
 
 
-def test_a_site_built_after_each_new_sweep_equals_one_built_from_scratch(tmp_path):
+def test_a_site_built_after_each_new_sweep_equals_one_built_from_scratch(tmp_path, monkeypatch):
+    monkeypatch.setattr(matrix_state, "MIN_DAYS", 1)  # the day's and week's windows kept too
     results = tmp_path / "results"
     for i in range(8):
         _sweep(results, i)
@@ -103,30 +105,24 @@ def test_windows_updated_sweep_after_sweep_equal_windows_read_whole(tmp_path, mo
     """Across day boundaries, the 1D window losing a sweep each time (extremes that leave,
     read again), the previous windows moving at both ends: the matrix is the one the
     store gives, value for value, and the kept windows were the ones used."""
-    results, now = _kept_six(tmp_path)
+    results, now = _kept_six(tmp_path, monkeypatch)
     used = set()
     reread = []  # the pairs and rows whose unknown extremes were read again
-    real, whole = matrix_state._read_again, matrix_state._whole
+    real = matrix_state._read_again
 
     def read_again(con, source, a, b, bins, rows):
         reread.append((set(matrix_state.v.bin_pairs(bins.key[rows]).tolist()), len(rows)))
         return real(con, source, a, b, bins, rows)
 
-    def read_whole(*args):
-        with monkeypatch.context() as m:  # a window read whole: not read again
-            m.setattr(matrix_state, "_read_again", real)
-            return whole(*args)
-
     monkeypatch.setattr(matrix_state, "_read_again", read_again)
-    monkeypatch.setattr(matrix_state, "_whole", read_whole)
     for i in range(6, 14):
         _sweep(results, i)
         data, kept = _updated(results, now)
         assert kept.reason is None
         used |= set(kept.used)
         with h.opened(results, read_only=True) as con:
-            whole_data = site_history.history_data(con, now, CATALOG)
-        assert data.matrix == whole_data.matrix
+            whole = site_history.history_data(con, now, CATALOG)
+        assert data.matrix == whole.matrix
     with h.opened(results, read_only=True) as con:
         numbers = {names: p for p, names in matrix_state.v.pair_names(con).items()}
     # some windows lost a pair's smallest or largest sample (A -> B's 150 ms is in some
@@ -141,8 +137,8 @@ def test_windows_updated_sweep_after_sweep_equal_windows_read_whole(tmp_path, mo
     assert {f"{source}|1D|window", f"{source}|1D|previous", f"{source}|1W|window"} <= used
 
 
-def test_a_sweep_with_tests_older_than_the_kept_ones_is_not_added_to_them(tmp_path):
-    results, now = _kept_six(tmp_path)
+def test_a_sweep_with_tests_older_than_the_kept_ones_is_not_added_to_them(tmp_path, monkeypatch):
+    results, now = _kept_six(tmp_path, monkeypatch)
     _sweep(results, 6, hours=6 * 5 - 3)  # between sweeps 4 and 5
     data, kept = _updated(results, now)
     assert kept.reason is not None and "older" in kept.reason
@@ -159,7 +155,7 @@ def test_one_value_windows_kept_are_the_stores_to_the_bit(tmp_path, monkeypatch)
     """Throughput, loss and jitter windows updated sweep after sweep: every cell the one
     DuckDB gives from the tests (the percentiles to the bit, the mean to its last bits),
     and the kept entries were the ones used."""
-    results, _now = _kept_six(tmp_path)
+    results, _now = _kept_six(tmp_path, monkeypatch)
     used, limiters = set(), set()
     for i in range(6, 12):
         sweep_id = _sweep(results, i)
@@ -172,6 +168,11 @@ def test_one_value_windows_kept_are_the_stores_to_the_bit(tmp_path, monkeypatch)
             state = matrix_state.load(con, results)
             info = next(iter(v.source_infos(con).values()))
             for metric in ("throughput", "loss", "jitter"):
+                # each pair's newest test, the three metrics' read together: the cells
+                # views.window_cells gives, every field
+                latest = matrix_state.latest_cells(con, state, info, metric)
+                assert state.latest[info.name, metric] is not None  # not read by views
+                assert latest == v.window_cells(con, info, metric, "latest", stats=v.STATS)
                 for window in ("1D", "1W", "1M"):
                     for previous in (False, True):
                         mine = matrix_state.value_cells(con, state, info, metric, window, previous)
@@ -196,3 +197,81 @@ def test_one_value_windows_kept_are_the_stores_to_the_bit(tmp_path, monkeypatch)
     assert {f"emulated|{m}:1D|window" for m in ("throughput", "loss", "jitter")} <= used
     assert {"window", "loss", "capacity", None} <= limiters
     assert "emulated|throughput:1D|previous" in used
+
+
+def test_values_updated_equal_values_made_from_the_tests_left():
+    """A window's Values less the oldest tests and with newer ones (values that tie,
+    rows and pairs that empty, pairs new to it, limiters that come and go) are the
+    Values of the tests it then holds, array for array."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(7)
+    size = 400
+    pair = rng.integers(0, 9, size).astype(np.int32)
+    pair[rng.random(size) < 0.1] = 11  # a pair seen only among the newest tests
+    x = rng.choice([0.0, 0.5, 1.25, 3.0, 7.5], size) + rng.integers(0, 3, size) * 100.0
+    t = np.sort(rng.integers(0, 10_000, size))
+    lim = rng.choice(["", "receiver", "window"], size)
+    old, new = t < 7_000, t >= 7_000
+    pair[old & (pair == 11)] = 3
+    pair[(t < 2_000) & (pair == 5)] = 5  # pair 5's tests: some leave, the rest stay
+    pair[(t >= 2_000) & (pair == 8)] = 7  # pair 8's tests all leave
+
+    def made(rows):
+        return matrix_state._values_of(
+            pair[rows], x[rows], *matrix_state._counted(pair[rows], lim[rows], t[rows])
+        )
+
+    window, out, more = made(old), made(t < 2_000), made(new)
+    got = matrix_state._updated(window, out, more)
+    want = made(t >= 2_000)
+    assert 8 not in got.pairs.tolist() and 11 in got.pairs.tolist()
+    for name, array in vars(want).items():
+        assert np.array_equal(getattr(got, name), array), name
+    # what left must have been in the window
+    with pytest.raises(matrix_state.Stale):
+        matrix_state._updated(made(t >= 2_000), out, None)
+
+
+@pytest.mark.parametrize("size", [50, 20_000])  # through masks, and piece by piece
+def test_rows_spliced_are_the_rows_kept_with_those_put_in(size):
+    np = pytest.importorskip("numpy")
+    a = np.arange(size, dtype=np.uint8 if size < 256 else np.int64)
+    gone = np.array([0, 7, 8, size - 1])
+    at = np.array([0, 0, 8, 9, size - 1, size])  # before a row gone, twice at one place
+    more = np.array([-1, -2, -3, -4, -5, -6])
+    want: list[int] = []
+    for i, x in enumerate([*a.tolist(), None]):
+        want += more[at == i].tolist()
+        if x is not None and i not in gone:
+            want.append(x)
+    got = matrix_state._spliced(a, gone, at, more, np.int32)
+    assert got.dtype == np.int32 and got.tolist() == want
+
+
+def test_latest_cells_are_read_by_views_when_the_last_day_cannot_tell(tmp_path, monkeypatch):
+    """Two tests of a pair at its newest start (which one is DuckDB's choice), or a pair
+    whose newest test is older than the last day: the latest cells are views'."""
+    results, _now = _kept_six(tmp_path, monkeypatch)
+    with h.opened(results) as con:  # pair (A, B)'s newest test twice
+        con.execute(
+            "INSERT INTO recent SELECT * FROM recent WHERE src = ? AND dst = ? "
+            "ORDER BY started_utc DESC LIMIT 1",
+            [A, B],
+        )
+    with h.opened(results, read_only=True) as con:
+        info = next(iter(v.source_infos(con).values()))
+        state = matrix_state.MatrixState()
+        cells = matrix_state.latest_cells(con, state, info, "jitter")
+        assert state.latest[info.name, "jitter"] is None
+        assert [(c.src, c.dst) for c in cells] == sorted([(A, B), (A, C), (B, A)])
+    _sweep(results, 6, hours=6 * 10)  # a day and a half later
+    with h.opened(results) as con:  # (B, A) left out of the newest sweep
+        con.execute("DELETE FROM recent WHERE src = ? AND dst = ? AND started_utc >= ?",
+                    [B, A, T0.replace(tzinfo=None) + timedelta(hours=60)])  # fmt: skip
+    with h.opened(results, read_only=True) as con:
+        info = next(iter(v.source_infos(con).values()))
+        state = matrix_state.MatrixState()
+        cells = matrix_state.latest_cells(con, state, info, "loss")
+        assert state.latest[info.name, "loss"] is None
+        assert cells == v.window_cells(con, info, "loss", "latest", stats=v.STATS)
+        assert next(c for c in cells if (c.src, c.dst) == (B, A)).newest < info.latest
