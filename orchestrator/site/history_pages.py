@@ -143,22 +143,21 @@ def history_data(
     built = now or datetime.now(UTC)
     # the matrix's windows are read on a thread of their own (DuckDB and numpy, which let
     # go of the GIL, on a connection of their own) while change detection (Python) runs:
-    # the two cores both busy
+    # the two cores both busy. The series, the matrix's cells and the pair pages' tests
+    # are millions of objects, none in a cycle: the collector, paused for the whole
+    # (on both threads), would walk them all again and again
     cursor = con.cursor()
     try:
-        with ThreadPoolExecutor(max_workers=1) as pool:
+        with ch.gc_paused(), ThreadPoolExecutor(max_workers=1) as pool:
             windows = pool.submit(_source_windows, cursor, infos, include_flagged, kept)
             series = series_state.change_series(con, CHANGE_RUNS, kept_series, stored)
             params = ch.Params()
             pooled = ch.pooled_scales(series, params)  # both take them
             found = ch.detect(series, params, v.region_groups(), pooled)
             calibration = ch.calibrate(series, params, pooled=pooled)
-            # the matrix's cells and the pair pages' series are millions of objects, none
-            # in a cycle: the collector would walk them all again and again
-            with ch.gc_paused():
-                changes = {**changes_data(con, found, infos, series), "calibration": calibration}
-                pairs = pair_data(con, infos, found, kept_tests)
-                cells = windows.result()
+            changes = {**changes_data(con, found, infos, series), "calibration": calibration}
+            pairs = pair_data(con, infos, found, kept_tests)
+            cells = windows.result()
     finally:
         cursor.close()
     with ch.gc_paused():
