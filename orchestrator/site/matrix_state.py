@@ -6,9 +6,10 @@ site keeps each RTT window of MIN_DAYS or more (1D to 1Y, and the window of the 
 length before each) in `results/.cache/site/matrix-state/`, and the next build updates
 it: the samples of the tests that entered the window added, those of the tests that
 left it subtracted (a 6-hourly sweep moves every window by 6 hours: two slices of
-tests). Counts are integers, so the histogram's counts are exact, and the percentiles
-are estimated from the counts and bin edges (orchestrator.history.histogram), save
-those in a pair's first or last bin, which read the pair's smallest or largest sample.
+tests; the first window updated reads every window's slices, _read_rtt_slices). Counts
+are integers, so the histogram's counts are exact, and the percentiles are estimated
+from the counts and bin edges (orchestrator.history.histogram), save those in a pair's
+first or last bin, which read the pair's smallest or largest sample.
 Those (and every bin's) cannot be subtracted. Each bin keeps a time at or after which
 a test holds a sample equal to its smallest (largest) one (lo_t, hi_t: the first day
 of the store's day, week or month row, a test's start, or a slice's start, whichever
@@ -163,6 +164,7 @@ class MatrixState:
         default_factory=dict
     )
     value_sources: set[str] = field(default_factory=set)  # whose slices were read
+    rtt_sources: set[str] = field(default_factory=set)  # whose RTT slices were read
     # each one-value metric's "latest" cells by (source, metric), read together (None:
     # read by views.window_cells)
     latest: dict[tuple[str, str], v.CellTable | None] = field(default_factory=dict)
@@ -411,9 +413,9 @@ def _moved(
     if not isinstance(bins, v.Bins):
         raise Stale
     if leave is not None:
-        bins = _subtract(bins, _slice(con, state, info.name, *leave), us(a))
+        bins = _subtract(bins, _slice(con, state, info, *leave), us(a))
     if enter is not None:
-        bins = _add(bins, _slice(con, state, info.name, *enter))
+        bins = _add(bins, _slice(con, state, info, *enter))
     return bins
 
 
@@ -445,21 +447,104 @@ def _shift(info: v.SourceInfo, kept: Entry, a: datetime, b: datetime | None) -> 
 def _slice(
     con: duckdb.DuckDBPyConnection,
     state: MatrixState,
-    source: str,
+    info: v.SourceInfo,
     a: datetime,
     b: datetime | None,
 ) -> v.Bins:
-    key = (source, a, b)
+    """The Bins of the tests of a slice [a, b), read with every slice the source's kept
+    RTT windows need this build (_read_rtt_slices): the first one asked for reads them
+    all."""
+    key = (info.name, a, b)
     if key not in state.slices:
-        import numpy as np
-
-        got = v.binned_range(con, source, a, b)
-        got.total = _snapped(got.total)
-        # the tests holding its extremes start at a or after
-        got.lo_t = np.full(len(got.key), us(a), dtype=np.int64)
-        got.hi_t = got.lo_t.copy()
-        state.slices[key] = got
+        spans = {(a, b)}
+        if info.name not in state.rtt_sources:
+            state.rtt_sources.add(info.name)
+            spans |= set(_rtt_slices_needed(state, info))
+        _read_rtt_slices(con, state, info.name, spans)
     return state.slices[key]
+
+
+def _rtt_slices_needed(state: MatrixState, info: v.SourceInfo) -> list[Span]:
+    """Every slice of every kept RTT window of the source that can be moved."""
+    out = []
+    for name, kept in state.entries.items():
+        if kept.source != info.name or not isinstance(kept.bins, v.Bins):
+            continue
+        _source, window, which = name.rsplit("|", 2)
+        span = _value_span(info, window, which == "previous")
+        if span is None:
+            continue
+        try:
+            out += [s for s in _shift(info, kept, *span) if s is not None]
+        except Stale:
+            continue
+    return out
+
+
+def _read_rtt_slices(
+    con: duckdb.DuckDBPyConnection, state: MatrixState, source: str, spans: set[Span]
+) -> None:
+    """The Bins of the tests in each span (state.slices), as views.binned_range bins
+    them (the bins DuckDB's, as the store's), grouped here: two queries for all (a
+    6-hourly build's RTT slices are seven sweeps; each read alone is two queries)."""
+    import numpy as np
+
+    from orchestrator.history.histogram import bin_sql
+
+    m = v.METRICS["rtt"]
+    ordered = sorted(spans, key=lambda s: (s[0], s[1] is None, s[1] or s[0]))
+    # each span a range of its own, tagged: DuckDB prunes each by the column's zone maps
+    # (an OR of them it would not)
+    tests_sql, samples_sql, params = [], [], []
+    for i, (a, b) in enumerate(ordered):
+        where = (
+            f"source = ? AND status = 'ok' AND {v.valid_sql(m.measure)} AND started_utc >= ?"
+            + (" AND started_utc < ?" if b is not None else "")
+        )
+        params += [source, a, *([b] if b is not None else [])]
+        tests_sql.append(
+            f"SELECT {i} AS s, p.pair, epoch_us(started_utc) AS t FROM measurements m "
+            f"JOIN pairs p ON m.src = p.src AND m.dst = p.dst WHERE {where} AND {m.present_sql}"
+        )
+        samples_sql.append(
+            f"SELECT {i} AS s, p.pair, {bin_sql('x')} AS bin, x FROM (SELECT src, dst, "
+            f"unnest({m.samples_sql}) AS x FROM measurements WHERE {where}) r "
+            "JOIN pairs p ON r.src = p.src AND r.dst = p.dst WHERE x IS NOT NULL"
+        )
+    tests = con.execute(" UNION ALL ".join(tests_sql), params).fetchnumpy()
+    samples = con.execute(" UNION ALL ".join(samples_sql), params).fetchnumpy()
+    test_span = np.asarray(tests["s"], dtype=np.int64)
+    test_pair = np.asarray(tests["pair"], dtype=np.int64)
+    test_t = np.asarray(tests["t"], dtype=np.int64)
+    span = np.asarray(samples["s"], dtype=np.int64)
+    x = np.asarray(samples["x"], dtype=np.float64)
+    keys = (
+        np.asarray(samples["pair"], dtype=np.int64) * (1 << 32)
+        + np.asarray(samples["bin"], dtype=np.int64)
+        + (1 << 31)
+    )  # views.bin_key_sql
+    for i, (a, b) in enumerate(ordered):
+        inside = span == i
+        order = np.argsort(keys[inside], kind="stable")
+        key, xs = keys[inside][order], x[inside][order]
+        firsts = v.run_starts(key)
+        n = np.diff(np.append(firsts, len(key)))
+        counted = test_span == i
+        by_pair = np.argsort(test_pair[counted], kind="stable")
+        pair, when = test_pair[counted][by_pair], test_t[counted][by_pair]
+        pfirsts = v.run_starts(pair)
+        lo = np.minimum.reduceat(xs, firsts) if len(xs) else xs
+        state.slices[source, a, b] = v.Bins(
+            key=key[firsts], n=n, lo=lo,
+            hi=np.maximum.reduceat(xs, firsts) if len(xs) else xs,
+            total=_snapped(np.add.reduceat(xs, firsts) if len(xs) else xs),
+            pair=pair[pfirsts], tests=np.diff(np.append(pfirsts, len(pair))),
+            newest_us=np.maximum.reduceat(when, pfirsts) if len(when) else when,
+            km=np.full(len(pfirsts), np.nan),
+            # the tests holding its extremes start at a or after
+            lo_t=np.full(len(firsts), us(a), dtype=np.int64),
+            hi_t=np.full(len(firsts), us(a), dtype=np.int64),
+        )  # fmt: skip
 
 
 def _positions(keys: Any, of: Any) -> Any:

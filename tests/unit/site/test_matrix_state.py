@@ -275,3 +275,35 @@ def test_latest_cells_are_read_by_views_when_the_last_day_cannot_tell(tmp_path, 
         assert state.latest[info.name, "loss"] is None
         assert cells == v.window_cells(con, info, "loss", "latest", stats=v.STATS)
         assert next(c for c in cells if (c.src, c.dst) == (B, A)).newest < info.latest
+
+
+def test_rtt_slices_read_together_are_those_binned_range_reads(tmp_path):
+    """Every RTT slice a build needs, read in one go (_read_rtt_slices): each the Bins
+    views.binned_range reads of it (its sums snapped), a slice that starts or ends
+    inside a sweep's tests, and one with none, too."""
+    import numpy as np
+
+    results = tmp_path / "results"
+    for i in range(6):
+        _sweep(results, i)
+    spans = [
+        (T0.replace(tzinfo=None), T0.replace(tzinfo=None) + timedelta(hours=6)),
+        (
+            T0.replace(tzinfo=None) + timedelta(hours=5),
+            T0.replace(tzinfo=None) + timedelta(hours=13),
+        ),
+        (T0.replace(tzinfo=None) + timedelta(hours=24), None),
+        (T0.replace(tzinfo=None) + timedelta(days=9), None),
+    ]
+    with h.opened(results, read_only=True) as con:
+        state = matrix_state.MatrixState()
+        matrix_state._read_rtt_slices(con, state, "emulated", set(spans))
+        for a, b in spans:
+            got, want = state.slices["emulated", a, b], v.binned_range(con, "emulated", a, b)
+            for f in ("key", "n", "lo", "hi", "pair", "tests", "newest_us"):
+                assert np.array_equal(getattr(got, f), getattr(want, f)), (a, b, f)
+            assert np.array_equal(got.total, matrix_state._snapped(want.total))
+            assert (got.lo_t == matrix_state.us(a)).all() and (got.hi_t == got.lo_t).all()
+        assert len(state.slices["emulated", *spans[1]].n) and not len(
+            state.slices["emulated", *spans[3]].n
+        )
