@@ -13,6 +13,8 @@ store, the matrix, changes and pair pages come from it (orchestrator.site.histor
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import csv
 import json
 import math
@@ -254,11 +256,95 @@ def build_site(
         raise UserError(f"no sweeps under {results}: run 'interregion sweep' or pass --results")
     catalog = catalog if catalog is not None else load_catalog()
     cache.prune(results, {d.name for d in dirs})
-    # the history pages' figures on a thread of their own (their matrix windows are
-    # DuckDB's and numpy's, mostly without the GIL) while the sweeps' pages are made
-    history = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history")
-    computing = history.submit(_history_pages, results, catalog, warn, include_flagged)
-    history.shutdown(wait=False)
+    from orchestrator.study.report import STUDIES_DIR, study_ids
+
+    # every page's header links the TCP studies' list when there is one
+    has_studies = bool(study_ids(results / STUDIES_DIR))
+    # the published rows of a sweep whose entry says the current site holds them
+    before = outdir.read_manifest(out) if out.is_dir() else set()
+    hist = None
+    with outdir.building(out, SITE_FILES, "site", manifest=True, reuse=True) as tmp:
+        # the history pages' figures on a thread of their own (their matrix windows are
+        # DuckDB's and numpy's, mostly without the GIL), which writes the pair pages as
+        # soon as their data is there, while this one makes the sweeps' pages; in this
+        # context (the previous build's files to take: outdir.open_new)
+        history = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history")
+        computing = history.submit(
+            contextvars.copy_context().run,
+            _history_pages, results, catalog, warn, include_flagged, tmp, has_studies,
+        )  # fmt: skip
+        history.shutdown(wait=False)
+        try:
+            pages = _sweep_pages(results, dirs, catalog, max_points, warn, log, include_flagged)
+            emulated_any = any(p.emulated for p in pages)
+            timeseries = None
+            if len(pages) >= 2:
+                timeseries = _timeseries(results, pages, catalog, include_flagged)
+            nav = [p.id for p in pages]
+            _write_assets(tmp / "assets")
+            for page in pages:
+                _write_data(results / page.id, page, tmp / "data" / page.id, warn, out, before)
+                for name in page.figures:
+                    figure = _figures_js(page.figures.only(name))
+                    _write(tmp / "data" / page.id / figure_file(name), figure)
+            if timeseries is not None:
+                _write(tmp / "data" / TIMESERIES_FILE, _figures_js({"timeseries": timeseries}))
+            _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
+            hist = computing.result()
+        except BaseException:
+            # the thread writes into the folder being built, which is removed now: after it
+            with contextlib.suppress(BaseException):
+                computing.result()
+            raise
+        has_history = hist is not None
+        for page in pages:
+            text = _sweep_html(
+                page, nav, "../", timeseries=None, history=has_history, studies=has_studies
+            )
+            _write(tmp / "sweeps" / f"{page.id}.html", text)
+        latest = pages[-1]
+        index = _sweep_html(
+            latest, nav, "", timeseries=timeseries, history=has_history, studies=has_studies
+        )
+        # the front page is the matrix when there is a history store, else the latest sweep
+        _write(tmp / ("latest.html" if has_history else "index.html"), index)
+        methodology = _methodology_html(nav, emulated_any, has_history, has_studies)
+        _write(tmp / "methodology.html", methodology)
+        _write(tmp / "data.html", _data_html(pages, emulated_any, has_history, has_studies))
+        if hist is not None:
+            from orchestrator.site import history_pages as site_history
+
+            # the pair pages are written already (_history_pages)
+            site_history.write_pages(tmp, hist, studies=has_studies, pair_pages=False)
+            _write(tmp / "index.html", site_history.matrix_html(hist, has_studies, prefix=""))
+        studies = _write_study_pages(results / STUDIES_DIR, tmp / "studies", has_history, warn)
+        if studies:
+            log(f"site: {len(studies)} TCP study pages (studies/index.html)")
+    try:
+        for page in pages:  # the site now holds these copies: a later build may take them
+            published = _published(
+                out / "data" / page.id / "measurements.csv", page.rows_published, page.rows_dropped
+            )
+            if page.products.published != published:
+                page.products.published = published
+                cache.save(results / page.id, page.products)
+        return out / "index.html"
+    finally:
+        if hist is not None:
+            hist.finish()  # its cache and kept states, written meanwhile
+
+
+def _sweep_pages(
+    results: Path,
+    dirs: Sequence[Path],
+    catalog: Catalog,
+    max_points: int,
+    warn: Callable[[str], None],
+    log: Callable[[str], None],
+    include_flagged: bool,
+) -> list[SweepPage]:
+    """The page of each sweep that can be read and has usable measurements (one line for
+    each left out); UserError when none has."""
     pages: list[SweepPage] = []
     for sweep_dir in dirs:
         try:
@@ -272,63 +358,7 @@ def build_site(
         pages.append(page)
     if not pages:
         raise UserError(f"no usable measurements in any sweep under {results}")
-    emulated_any = any(p.emulated for p in pages)
-    timeseries = None
-    if len(pages) >= 2:
-        timeseries = _timeseries(results, pages, catalog, include_flagged)
-    nav = [p.id for p in pages]
-    hist = computing.result()
-    try:
-        has_history = hist is not None
-        from orchestrator.study.report import STUDIES_DIR, study_ids
-
-        # every page's header links the TCP studies' list when there is one
-        has_studies = bool(study_ids(results / STUDIES_DIR))
-        # the published rows of a sweep whose entry says the current site holds them
-        before = outdir.read_manifest(out) if out.is_dir() else set()
-        with outdir.building(out, SITE_FILES, "site", manifest=True, reuse=True) as tmp:
-            _write_assets(tmp / "assets")
-            for page in pages:
-                _write_data(results / page.id, page, tmp / "data" / page.id, warn, out, before)
-                for name in page.figures:
-                    figure = _figures_js(page.figures.only(name))
-                    _write(tmp / "data" / page.id / figure_file(name), figure)
-            if timeseries is not None:
-                _write(tmp / "data" / TIMESERIES_FILE, _figures_js({"timeseries": timeseries}))
-            _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
-            for page in pages:
-                text = _sweep_html(
-                    page, nav, "../", timeseries=None, history=has_history, studies=has_studies
-                )
-                _write(tmp / "sweeps" / f"{page.id}.html", text)
-            latest = pages[-1]
-            index = _sweep_html(
-                latest, nav, "", timeseries=timeseries, history=has_history, studies=has_studies
-            )
-            # the front page is the matrix when there is a history store, else the latest sweep
-            _write(tmp / ("latest.html" if has_history else "index.html"), index)
-            methodology = _methodology_html(nav, emulated_any, has_history, has_studies)
-            _write(tmp / "methodology.html", methodology)
-            _write(tmp / "data.html", _data_html(pages, emulated_any, has_history, has_studies))
-            if hist is not None:
-                from orchestrator.site import history_pages as site_history
-
-                site_history.write_pages(tmp, hist, studies=has_studies)
-                _write(tmp / "index.html", site_history.matrix_html(hist, has_studies, prefix=""))
-            studies = _write_study_pages(results / STUDIES_DIR, tmp / "studies", has_history, warn)
-            if studies:
-                log(f"site: {len(studies)} TCP study pages (studies/index.html)")
-        for page in pages:  # the site now holds these copies: a later build may take them
-            published = _published(
-                out / "data" / page.id / "measurements.csv", page.rows_published, page.rows_dropped
-            )
-            if page.products.published != published:
-                page.products.published = published
-                cache.save(results / page.id, page.products)
-        return out / "index.html"
-    finally:
-        if hist is not None:
-            hist.finish()  # its cache and kept states, written meanwhile
+    return pages
 
 
 def _published(path: Path, rows: int, dropped: int) -> dict[str, int]:
@@ -422,10 +452,14 @@ def _history_pages(
     catalog: Catalog | None,
     warn: Callable[[str], None],
     include_flagged: bool = False,
+    into: Path | None = None,
+    studies: bool = False,
 ) -> Any:
     """The history store's figures for the matrix, changes and pair pages (a
-    site_history.HistoryData), or None without a store. A store that cannot be read is
-    one warning: the site is then built as without one."""
+    site_history.HistoryData), or None without a store; `into`: the folder being built,
+    into which the pair pages are written as soon as their data is there (`studies`: the
+    site has TCP study pages). A store that cannot be read is one warning: the site is
+    then built as without one."""
     import duckdb
 
     from orchestrator.history import store as history
@@ -433,11 +467,21 @@ def _history_pages(
 
     if not history.store_path(results).exists():
         return None
+
+    def pair_pages(data: Any) -> None:
+        if into is not None:
+            site_history.write_pair_pages(into, data, studies)
+
     try:
         with history.opened(results, read_only=True) as con:
             # its cache and kept states are written while the site is: build_site waits
             return site_history.cached_history_data(
-                con, results, catalog=catalog, include_flagged=include_flagged, wait=False
+                con,
+                results,
+                catalog=catalog,
+                include_flagged=include_flagged,
+                wait=False,
+                pair_pages=pair_pages,
             )
     except UserError as e:
         warn(f"site: history pages left out: {e}")
@@ -446,6 +490,8 @@ def _history_pages(
             f"site: history pages left out: {' '.join(str(e).split())[:200]}: "
             "run 'interregion history rebuild'"
         )
+    if into is not None:
+        shutil.rmtree(into / "history", ignore_errors=True)  # pages written before it failed
     return None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -125,6 +125,7 @@ def history_data(
     kept: kept_windows.MatrixState | None = None,
     kept_tests: pair_state.PairState | None = None,
     kept_series: series_state.SeriesState | None = None,
+    pair_pages: Callable[[HistoryData], None] | None = None,
 ) -> HistoryData:
     """Every figure of the history pages, from the store (read only); the regions in
     catalog.region_order, with their cities (the default catalog without one). The
@@ -132,7 +133,8 @@ def history_data(
     `kept`: the RTT windows of the last build, updated (orchestrator.site.matrix_state);
     `kept_tests`: the pair pages' tests (orchestrator.site.pair_state), `kept_series`
     change detection's (orchestrator.site.series_state); this build's go into their
-    `made`."""
+    `made`. `pair_pages` is given the pair pages' data (the rest empty) as soon as it is
+    computed, while the matrix's windows still are (to write the pages meanwhile)."""
     stored = list(v.source_infos(con).values())
     infos = list(stored)
     if not infos:
@@ -157,6 +159,10 @@ def history_data(
             calibration = ch.calibrate(series, params, pooled=pooled)
             changes = {**changes_data(con, found, infos, series), "calibration": calibration}
             pairs = pair_data(con, infos, found, kept_tests)
+            emulated = {i.name: i.emulated for i in infos}
+            early = HistoryData(matrix={}, changes={}, pairs=pairs, emulated=emulated)
+            if pair_pages is not None:
+                pair_pages(early)
             cells = windows.result()
     finally:
         cursor.close()
@@ -167,7 +173,8 @@ def history_data(
             ),
             changes=changes,
             pairs=pairs,
-            emulated={i.name: i.emulated for i in infos},
+            emulated=emulated,
+            pair_json=early.pair_json,  # the pages' JSON, made once
         )
 
 
@@ -241,13 +248,15 @@ def cached_history_data(
     catalog: Catalog | None = None,
     include_flagged: bool = False,
     wait: bool = True,
+    pair_pages: Callable[[HistoryData], None] | None = None,
 ) -> HistoryData:
     """history_data, kept in `results/.cache/site/history.json` under a key of the
     store's state (store_state), the catalogs, include_flagged and the code: a site
     built again over an unchanged store computes nothing (only its build time is new).
     An unreadable or stale entry is computed again and replaced. Without `wait`, the
     entry and the kept states (matrix_state, pair_state, series_state) are written on a thread while
-    the caller goes on (the store may be closed): it calls the data's finish()."""
+    the caller goes on (the store may be closed): it calls the data's finish().
+    `pair_pages`: as history_data's (given the data read back, too)."""
     catalog = catalog or load_catalog()
     key = _cache_key(con, catalog, include_flagged)
     path = results / CACHE_FILE
@@ -264,13 +273,17 @@ def cached_history_data(
             read = _from_json(doc["data"]) if ours else None
         if read is not None:
             read.matrix.update(_built_fields(built))
+            if pair_pages is not None:
+                pair_pages(read)
             return read
     except (OSError, ValueError, KeyError, TypeError):
         pass  # no entry, or one this code cannot read: computed again
     kept = kept_windows.load(con, results) if not include_flagged else None
     kept_tests = pair_state.load(con, results)
     kept_series = series_state.load(con, results)
-    data = history_data(con, built, catalog, include_flagged, kept, kept_tests, kept_series)
+    data = history_data(
+        con, built, catalog, include_flagged, kept, kept_tests, kept_series, pair_pages
+    )
     writes = [
         pair_state.saving(con, results, kept_tests),
         series_state.saving(con, results, kept_series),
@@ -816,10 +829,12 @@ def _pair_marks(found: ch.Detection) -> dict[str, dict[tuple[str, str, str], lis
 # ---- pages ----------------------------------------------------------------------------
 
 
-def write_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
+def write_pages(
+    root: Path, data: HistoryData, studies: bool = False, pair_pages: bool = True
+) -> None:
     """history/matrix.html (+ matrix-data.js), history/changes.html, history/pairs/*.html
-    under `root`, a folder being built (the pair pages are written in place, html.write_new);
-    `studies`: the site has TCP study pages (a link in every header)."""
+    (unless not `pair_pages`: written already, write_pair_pages) under `root`, a folder
+    being built; `studies`: the site has TCP study pages (a link in every header)."""
     folder = root / "history"
     index, parts = matrix_files(data.matrix)
     text = _json_text(index)
@@ -830,11 +845,19 @@ def write_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
         _write(folder / name, f"window.InterregionMatrixPart({args});\n")
     _write(folder / "matrix.html", matrix_html(data, studies))
     _write(folder / "changes.html", changes_html(data, studies))
-    (folder / "pairs").mkdir(parents=True, exist_ok=True)
+    if pair_pages:
+        write_pair_pages(root, data, studies)
+
+
+def write_pair_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
+    """history/pairs/*.html under `root`, a folder being built (written in place,
+    html.write_new), from data.pairs alone."""
+    folder = root / "history" / "pairs"
+    folder.mkdir(parents=True, exist_ok=True)
     with ch.gc_paused():
         texts = pair_texts(data)
     for (a, b), page in data.pairs.items():
-        _write_new(folder / "pairs" / pair_file(a, b), pair_html(page, studies, texts[a, b]))
+        _write_new(folder / pair_file(a, b), pair_html(page, studies, texts[a, b]))
 
 
 # the statistic every metric's file holds (the default one, and what the change and

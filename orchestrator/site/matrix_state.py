@@ -317,7 +317,12 @@ def read_arrays(folder: Path, n: int, fields: Sequence[str]) -> dict[str, Any]:
     """Entry n's arrays of a folder write_folder wrote (as `<n>.<field>`), mapped."""
     import numpy as np
 
-    return {f: np.load(folder / f"{n}.{f}.npy", mmap_mode="r", allow_pickle=False) for f in fields}
+    # plain arrays over the mapping (numpy's memmap class costs microseconds an index: a
+    # build indexes them tens of thousands of times)
+    return {
+        f: np.asarray(np.load(folder / f"{n}.{f}.npy", mmap_mode="r", allow_pickle=False))
+        for f in fields
+    }
 
 
 def write_folder(folder: Path, arrays: dict[str, Any], meta: dict[str, Any]) -> None:
