@@ -363,6 +363,33 @@ def test_a_damaged_store_is_one_warning_and_the_site_is_built_without(tmp_path):
     assert "history rebuild" in warnings[0]
 
 
+def test_a_store_failing_after_the_pair_pages_leaves_none_of_them(tmp_path, monkeypatch):
+    """The pair pages are written while the matrix is still computed: when the matrix
+    then fails, the site is built without history pages, none left behind."""
+    import duckdb
+
+    results = tmp_path / "results"
+    _sweeps(results, [150.0] * 3)
+    written = []
+    real = site_history.write_pair_pages
+
+    def pair_pages(root, data, studies=False):
+        real(root, data, studies)
+        written.append(sorted(p.name for p in (root / "history" / "pairs").iterdir()))
+
+    def matrix_data(*a, **k):
+        raise duckdb.IOException("the disk went away")
+
+    monkeypatch.setattr(site_history, "write_pair_pages", pair_pages)
+    monkeypatch.setattr(site_history, "matrix_data", matrix_data)
+    warnings: list[str] = []
+    out = tmp_path / "site"
+    site.build_site(out, results, catalog=CATALOG, warn=warnings.append)
+    assert written and written[0]  # the pages were there before the failure
+    assert not (out / "history").exists() and (out / "index.html").exists()
+    assert len(warnings) == 1 and "the disk went away" in warnings[0]
+
+
 def test_site_command_builds_the_history_pages(tmp_path):
     results = tmp_path / "results"
     _sweeps(results, [150.0] * 3)
