@@ -65,13 +65,13 @@ class HistoryData:
     # unordered pair -> its page's data as JSON (html.json_text), made once (pair_texts)
     pair_json: dict[tuple[str, str], str] = field(default_factory=dict)
     # what cached_history_data still writes (its cache and kept states) on a thread
-    pending: Future[None] | None = None
+    pending: list[Future[None]] = field(default_factory=list)
 
     def finish(self) -> None:
-        """Wait for what is still being written (re-raising its error)."""
-        if self.pending is not None:
-            pending, self.pending = self.pending, None
-            pending.result()
+        """Wait for what is still being written (re-raising the first error)."""
+        pending, self.pending = self.pending, []
+        for f in pending:
+            f.result()
 
 
 def pair_texts(data: HistoryData) -> dict[tuple[str, str], str]:
@@ -126,6 +126,7 @@ def history_data(
     kept_tests: pair_state.PairState | None = None,
     kept_series: series_state.SeriesState | None = None,
     pair_pages: Callable[[HistoryData], None] | None = None,
+    ready: Callable[[str], None] | None = None,
 ) -> HistoryData:
     """Every figure of the history pages, from the store (read only); the regions in
     catalog.region_order, with their cities (the default catalog without one). The
@@ -134,7 +135,13 @@ def history_data(
     `kept_tests`: the pair pages' tests (orchestrator.site.pair_state), `kept_series`
     change detection's (orchestrator.site.series_state); this build's go into their
     `made`. `pair_pages` is given the pair pages' data (the rest empty) as soon as it is
-    computed, while the matrix's windows still are (to write the pages meanwhile)."""
+    computed, while the matrix's windows still are (to write the pages meanwhile);
+    `ready` is told when a kept state is complete: "series", "pairs", "windows"."""
+
+    def done(what: str) -> None:
+        if ready is not None:
+            ready(what)
+
     stored = list(v.source_infos(con).values())
     infos = list(stored)
     if not infos:
@@ -153,17 +160,20 @@ def history_data(
         with ch.gc_paused(), ThreadPoolExecutor(max_workers=1) as pool:
             windows = pool.submit(_source_windows, cursor, infos, include_flagged, kept)
             series = series_state.change_series(con, CHANGE_RUNS, kept_series, stored)
+            done("series")
             params = ch.Params()
             pooled = ch.pooled_scales(series, params)  # both take them
             found = ch.detect(series, params, v.region_groups(), pooled)
             calibration = ch.calibrate(series, params, pooled=pooled)
             changes = {**changes_data(con, found, infos, series), "calibration": calibration}
             pairs = pair_data(con, infos, found, kept_tests)
+            done("pairs")
             emulated = {i.name: i.emulated for i in infos}
             early = HistoryData(matrix={}, changes={}, pairs=pairs, emulated=emulated)
             if pair_pages is not None:
                 pair_pages(early)
             cells = windows.result()
+            done("windows")
     finally:
         cursor.close()
     with ch.gc_paused():
@@ -281,37 +291,44 @@ def cached_history_data(
     kept = kept_windows.load(con, results) if not include_flagged else None
     kept_tests = pair_state.load(con, results)
     kept_series = series_state.load(con, results)
-    data = history_data(
-        con, built, catalog, include_flagged, kept, kept_tests, kept_series, pair_pages
-    )
-    writes = [
-        pair_state.saving(con, results, kept_tests),
-        series_state.saving(con, results, kept_series),
-    ]
-    if kept is not None:
-        writes.append(kept_windows.saving(con, results, kept))
-    with ch.gc_paused():
-        doc = _to_json(data)  # its pages' JSON made here, once, for the pages too
+    # each kept state is written on a thread as soon as it is complete (numpy's writes
+    # and the files' let go of the GIL), the cache entry last
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history-cache")
+    pending: list[Future[None]] = []
 
-    def write() -> None:
-        # numpy's writes and the file's let go of the GIL: the pages are written meanwhile
-        for w in writes:
-            w()
+    def ready(what: str) -> None:
+        if what == "series":
+            pending.append(writer.submit(series_state.saving(con, results, kept_series)))
+        elif what == "pairs":
+            pending.append(writer.submit(pair_state.saving(con, results, kept_tests)))
+        elif what == "windows" and kept is not None:
+            pending.append(writer.submit(kept_windows.saving(con, results, kept)))
+
+    try:
+        data = history_data(
+            con, built, catalog, include_flagged, kept, kept_tests, kept_series, pair_pages, ready
+        )
         with ch.gc_paused():
-            text = orjson.dumps(
-                {"format": CACHE_FORMAT, "key": key, "data": doc}, option=orjson.OPT_NON_STR_KEYS
-            )
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_bytes(text)
-            tmp.replace(path)
-        except OSError:
-            pass  # a read-only results folder: the site is built all the same
+            doc = _to_json(data)  # its pages' JSON made here, once, for the pages too
 
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history-cache")
-    data.pending = pool.submit(write)
-    pool.shutdown(wait=False)
+        def write() -> None:
+            with ch.gc_paused():
+                text = orjson.dumps(
+                    {"format": CACHE_FORMAT, "key": key, "data": doc},
+                    option=orjson.OPT_NON_STR_KEYS,
+                )
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(".tmp")
+                tmp.write_bytes(text)
+                tmp.replace(path)
+            except OSError:
+                pass  # a read-only results folder: the site is built all the same
+
+        pending.append(writer.submit(write))
+    finally:
+        writer.shutdown(wait=False)
+    data.pending = pending
     if wait:
         data.finish()
     return data

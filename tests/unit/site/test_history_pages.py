@@ -715,10 +715,10 @@ def test_the_cache_and_kept_states_written_on_a_thread_are_there_once_finished(t
     with h.opened(results, read_only=True) as con:
         data = site_history.cached_history_data(con, results, wait=False)
     data.finish()
-    assert data.pending is None
+    assert data.pending == []
     for kept in (site_history.CACHE_FILE, matrix_state.STATE_DIR, pair_state.STATE_DIR):
         assert (results / kept).exists(), kept
     with h.opened(results, read_only=True) as con:
         again = site_history.cached_history_data(con, results)
     assert again.matrix["sources"] == data.matrix["sources"]
-    assert again.pending is None  # read back: nothing to write
+    assert again.pending == []  # read back: nothing to write
