@@ -59,13 +59,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from orchestrator.history import views as v
 from orchestrator.report.cache import source_digest
 
 if TYPE_CHECKING:
     import duckdb
+
+T = TypeVar("T")
 
 # a folder: meta.json and one .npy file per array (mapped when read)
 STATE_DIR = Path(".cache") / "site" / "matrix-state"
@@ -196,9 +198,7 @@ def _pairs_digest(con: duckdb.DuckDBPyConnection) -> str:
 
 
 def code_key() -> str:
-    return hashlib.sha256(
-        f"{STATE_FORMAT}:{STATE_VERSION}:{source_digest(list(KEY_MODULES))}".encode()
-    ).hexdigest()
+    return state_key(STATE_FORMAT, STATE_VERSION, KEY_MODULES)
 
 
 def check_store(
@@ -309,6 +309,66 @@ def saving(con: duckdb.DuckDBPyConnection, results: Path, state: MatrixState) ->
         with contextlib.suppress(OSError):
             (results / _OLD_FILE).unlink(missing_ok=True)  # what version 2 kept, one file
             write_folder(results / STATE_DIR, arrays, meta)
+
+    return write
+
+
+def state_key(form: str, version: int, modules: Sequence[Path]) -> str:
+    """A kept state's code key: its format, version and the code that makes it."""
+    return hashlib.sha256(f"{form}:{version}:{source_digest(list(modules))}".encode()).hexdigest()
+
+
+def load_sources(
+    con: duckdb.DuckDBPyConnection,
+    folder: Path,
+    form: str,
+    code: str,
+    fields: Sequence[str],
+    make: Callable[[dict[str, Any], dict[str, Any]], T],
+) -> tuple[dict[str, T], str | None]:
+    """A state kept per source (saving_sources) of format `form` and code `code`: each
+    source's `make(doc, arrays)` (its arrays `fields`, mapped), and why there are none
+    (None: there were none, or they are used). Unless the store is the state's plus
+    newer sweeps (check_store, the pairs' numbering aside) none is; an unreadable one
+    neither."""
+    if not (folder / "meta.json").is_file():
+        return {}, None
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        docs = meta["sources"]
+        newest: dict[str, int | None] = {s: int(d["latest"]) for s, d in docs.items()}
+        reason = check_store(con, meta, newest, form, code, pairs=False)
+        if reason is not None:
+            return {}, reason
+        return {
+            str(source): make(doc, read_arrays(folder, n, fields))
+            for n, (source, doc) in enumerate(docs.items())
+        }, None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return {}, f"unreadable ({e})"
+
+
+def saving_sources(
+    con: duckdb.DuckDBPyConnection,
+    folder: Path,
+    form: str,
+    code: str,
+    made: dict[str, tuple[dict[str, Any], dict[str, Any]]],
+) -> Callable[[], None]:
+    """A state kept per source, its writing left for later (as saving): each source's
+    doc (with its newest test's time, `latest`, UNIX microseconds) and arrays; a
+    read-only results folder keeps none."""
+    arrays = {f"{n}.{f}": x for n, (_doc, a) in enumerate(made.values()) for f, x in a.items()}
+    meta = {
+        "format": form,
+        "code": code,
+        "sweeps": sweep_rows(con),
+        "sources": {source: doc for source, (doc, _a) in made.items()},
+    }
+
+    def write() -> None:
+        with contextlib.suppress(OSError):
+            write_folder(folder, arrays, meta)
 
     return write
 
@@ -778,11 +838,7 @@ def _read_latest(con: duckdb.DuckDBPyConnection, state: MatrixState, info: v.Sou
     state.latest.update({(info.name, m): None for m in metrics})
     if info.latest is None:
         return
-    columns = ", ".join(
-        f"{_tests_sql(m)} AS ok{i}, CASE WHEN {_tests_sql(m)} THEN {v.metric(m).run_sql} END "
-        f"AS x{i}"
-        for i, m in enumerate(metrics)
-    )
+    columns = _metric_columns(metrics)
     rows = con.execute(
         f"SELECT p.pair, epoch_us(started_utc) AS t, distance_km AS km, limiter, {columns} "
         "FROM measurements m JOIN pairs p ON m.src = p.src AND m.dst = p.dst "
@@ -935,6 +991,16 @@ def _slices_needed(state: MatrixState, info: v.SourceInfo) -> list[tuple[str, Sp
     return out
 
 
+def _metric_columns(metrics: Sequence[str], limiters: bool = False) -> str:
+    """SQL of each metric's columns, numbered as `metrics`: ok<i> (a test of it counts),
+    x<i> (its value then) and, with `limiters`, lim<i>."""
+    return ", ".join(
+        f"{_tests_sql(m)} AS ok{i}, CASE WHEN {_tests_sql(m)} THEN {v.metric(m).run_sql} END "
+        f"AS x{i}" + (f", {_limiter_sql(m)} AS lim{i}" if limiters else "")
+        for i, m in enumerate(metrics)
+    )
+
+
 def _read_slices(
     con: duckdb.DuckDBPyConnection,
     state: MatrixState,
@@ -954,11 +1020,7 @@ def _read_slices(
     params: list[Any] = [source]
     for a, b in ordered:
         params += [a, *([b] if b is not None else [])]
-    columns = ", ".join(
-        f"{_tests_sql(m)} AS ok{i}, CASE WHEN {_tests_sql(m)} THEN {v.metric(m).run_sql} END "
-        f"AS x{i}, {_limiter_sql(m)} AS lim{i}"
-        for i, m in enumerate(metrics)
-    )
+    columns = _metric_columns(metrics, limiters=True)
     found = con.execute(
         f"SELECT p.pair, epoch_us(started_utc) AS t, {columns} FROM measurements m "
         f"JOIN pairs p ON m.src = p.src AND m.dst = p.dst WHERE source = ? AND ({ranges})",

@@ -17,23 +17,18 @@ tests are read from the store again.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.report.cache import source_digest
 from orchestrator.site.matrix_state import (
-    check_store,
     from_us,
-    read_arrays,
-    sweep_rows,
+    load_sources,
+    saving_sources,
+    state_key,
     us,
-    write_folder,
 )
 
 if TYPE_CHECKING:
@@ -221,9 +216,7 @@ def usable(state: PairState, source: str, start: datetime | None) -> Kept | None
 
 
 def code_key() -> str:
-    return hashlib.sha256(
-        f"{STATE_FORMAT}:{STATE_VERSION}:{source_digest(list(KEY_MODULES))}".encode()
-    ).hexdigest()
+    return state_key(STATE_FORMAT, STATE_VERSION, KEY_MODULES)
 
 
 # ---- the file ---------------------------------------------------------------------------
@@ -232,31 +225,19 @@ def code_key() -> str:
 def load(con: duckdb.DuckDBPyConnection, results: Path) -> PairState:
     """The state kept under `results`, its tests dropped (with the reason) unless the
     store is the state's plus newer sweeps; an unreadable one is no state."""
+    kept, reason = load_sources(con, results / STATE_DIR, STATE_FORMAT, code_key(), _ARRAYS, _kept)
+    return PairState(kept=kept, reason=reason)
 
-    folder = results / STATE_DIR
-    if not (folder / "meta.json").is_file():
-        return PairState()
-    try:
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        docs = meta["sources"]
-        newest: dict[str, int | None] = {s: int(d["latest"]) for s, d in docs.items()}
-        reason = check_store(con, meta, newest, STATE_FORMAT, code_key(), pairs=False)
-        if reason is not None:
-            return PairState(reason=reason)
-        kept = {}
-        for n, (source, doc) in enumerate(docs.items()):
-            arrays = read_arrays(folder, n, _ARRAYS)
-            rows = Rows(
-                pairs=[(str(a), str(b)) for a, b in doc["pairs"]],
-                sweeps=[str(s) for s in doc["sweeps"]],
-                **arrays,
-            )
-            latest = from_us(int(doc["latest"]))
-            assert latest is not None
-            kept[str(source)] = Kept(rows, from_us(doc["start"]), latest)
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        return PairState(reason=f"unreadable ({e})")
-    return PairState(kept=kept)
+
+def _kept(doc: dict[str, Any], arrays: dict[str, Any]) -> Kept:
+    rows = Rows(
+        pairs=[(str(a), str(b)) for a, b in doc["pairs"]],
+        sweeps=[str(s) for s in doc["sweeps"]],
+        **arrays,
+    )
+    latest = from_us(int(doc["latest"]))
+    assert latest is not None
+    return Kept(rows, from_us(doc["start"]), latest)
 
 
 def save(con: duckdb.DuckDBPyConnection, results: Path, state: PairState) -> None:
@@ -267,26 +248,16 @@ def save(con: duckdb.DuckDBPyConnection, results: Path, state: PairState) -> Non
 
 def saving(con: duckdb.DuckDBPyConnection, results: Path, state: PairState) -> Callable[[], None]:
     """save, its writing left for later (as matrix_state.saving)."""
-    arrays: dict[str, Any] = {}
-    docs = {}
-    for n, (source, k) in enumerate(state.made.items()):
-        docs[source] = {
-            "start": None if k.start is None else us(k.start),
-            "latest": us(k.latest),
-            "pairs": k.rows.pairs,
-            "sweeps": k.rows.sweeps,
-        }
-        for f in _ARRAYS:
-            arrays[f"{n}.{f}"] = getattr(k.rows, f)
-    meta = {
-        "format": STATE_FORMAT,
-        "code": code_key(),
-        "sweeps": sweep_rows(con),
-        "sources": docs,
+    made = {
+        source: (
+            {
+                "start": None if k.start is None else us(k.start),
+                "latest": us(k.latest),
+                "pairs": k.rows.pairs,
+                "sweeps": k.rows.sweeps,
+            },
+            {f: getattr(k.rows, f) for f in _ARRAYS},
+        )
+        for source, k in state.made.items()
     }
-
-    def write() -> None:
-        with contextlib.suppress(OSError):
-            write_folder(results / STATE_DIR, arrays, meta)
-
-    return write
+    return saving_sources(con, results / STATE_DIR, STATE_FORMAT, code_key(), made)

@@ -19,9 +19,6 @@ tests are read from the store again.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,14 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.history import views as v
-from orchestrator.report.cache import source_digest
 from orchestrator.site.matrix_state import (
-    check_store,
     from_us,
-    read_arrays,
-    sweep_rows,
+    load_sources,
+    saving_sources,
+    state_key,
     us,
-    write_folder,
 )
 
 if TYPE_CHECKING:
@@ -169,38 +164,28 @@ def moved(kept: v.SeriesRows, new: v.SeriesRows, cutoff: datetime | None) -> v.S
 
 
 def code_key() -> str:
-    return hashlib.sha256(
-        f"{STATE_FORMAT}:{STATE_VERSION}:{source_digest(list(KEY_MODULES))}".encode()
-    ).hexdigest()
+    return state_key(STATE_FORMAT, STATE_VERSION, KEY_MODULES)
 
 
 def load(con: duckdb.DuckDBPyConnection, results: Path) -> SeriesState:
     """The state kept under `results`, its tests dropped (with the reason) unless the
     store is the state's plus newer sweeps; an unreadable one is no state."""
-    folder = results / STATE_DIR
-    if not (folder / "meta.json").is_file():
-        return SeriesState()
-    try:
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        docs = meta["sources"]
-        newest: dict[str, int | None] = {s: int(d["latest"]) for s, d in docs.items()}
-        reason = check_store(con, meta, newest, STATE_FORMAT, code_key(), pairs=False)
-        if reason is not None:
-            return SeriesState(reason=reason)
-        kept = {}
-        for n, (source, doc) in enumerate(docs.items()):
-            rows = v.SeriesRows(
-                groups=[_group(g) for g in doc["groups"]],
-                sweeps=[str(s) for s in doc["sweeps"]],
-                prints=[str(p) for p in doc["prints"]],
-                **read_arrays(folder, n, v.SERIES_ARRAYS),
-            )
-            latest = from_us(int(doc["latest"]))
-            assert latest is not None
-            kept[str(source)] = Kept(rows, from_us(doc["cutoff"]), latest)
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        return SeriesState(reason=f"unreadable ({e})")
-    return SeriesState(kept=kept)
+    kept, reason = load_sources(
+        con, results / STATE_DIR, STATE_FORMAT, code_key(), v.SERIES_ARRAYS, _kept
+    )
+    return SeriesState(kept=kept, reason=reason)
+
+
+def _kept(doc: dict[str, Any], arrays: dict[str, Any]) -> Kept:
+    rows = v.SeriesRows(
+        groups=[_group(g) for g in doc["groups"]],
+        sweeps=[str(s) for s in doc["sweeps"]],
+        prints=[str(p) for p in doc["prints"]],
+        **arrays,
+    )
+    latest = from_us(int(doc["latest"]))
+    assert latest is not None
+    return Kept(rows, from_us(doc["cutoff"]), latest)
 
 
 def _group(doc: Sequence[Any]) -> tuple[str | None, str, str]:
@@ -216,27 +201,17 @@ def save(con: duckdb.DuckDBPyConnection, results: Path, state: SeriesState) -> N
 
 def saving(con: duckdb.DuckDBPyConnection, results: Path, state: SeriesState) -> Callable[[], None]:
     """save, its writing left for later (as matrix_state.saving)."""
-    arrays: dict[str, Any] = {}
-    docs = {}
-    for n, (source, k) in enumerate(state.made.items()):
-        docs[source] = {
-            "cutoff": None if k.cutoff is None else us(k.cutoff),
-            "latest": us(k.latest),
-            "groups": k.rows.groups,
-            "sweeps": k.rows.sweeps,
-            "prints": k.rows.prints,
-        }
-        for f in v.SERIES_ARRAYS:
-            arrays[f"{n}.{f}"] = getattr(k.rows, f)
-    meta = {
-        "format": STATE_FORMAT,
-        "code": code_key(),
-        "sweeps": sweep_rows(con),
-        "sources": docs,
+    made = {
+        source: (
+            {
+                "cutoff": None if k.cutoff is None else us(k.cutoff),
+                "latest": us(k.latest),
+                "groups": k.rows.groups,
+                "sweeps": k.rows.sweeps,
+                "prints": k.rows.prints,
+            },
+            {f: getattr(k.rows, f) for f in v.SERIES_ARRAYS},
+        )
+        for source, k in state.made.items()
     }
-
-    def write() -> None:
-        with contextlib.suppress(OSError):
-            write_folder(results / STATE_DIR, arrays, meta)
-
-    return write
+    return saving_sources(con, results / STATE_DIR, STATE_FORMAT, code_key(), made)
