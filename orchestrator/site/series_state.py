@@ -10,11 +10,9 @@ one it saw (a 6-hourly sweep: one test per directed pair and backend) and drops 
 that start before the new cut-off (views.series_cutoff): the same series as
 views.change_series gives.
 
-The kept tests are used only when the store holds exactly the sweeps they were read
-from, each as it was then (id, source, rows, ingest and start time), plus sweeps whose
-tests all start after the newest test it saw, the cut-off did not move back, and the
-code and format are the same (KEY_MODULES); otherwise (as matrix_state) the source's
-tests are read from the store again.
+They are used under the rule the pair pages' kept tests are (orchestrator.site.pair_state:
+the store the state's plus newer sweeps, the same code and format), and only when the
+cut-off did not move back; otherwise the source's tests are read from the store again.
 """
 
 from __future__ import annotations
