@@ -116,7 +116,7 @@ $(STAMP)/checkov: Makefile
 actionlint: $(BIN)/actionlint
 $(BIN)/actionlint: Makefile $(STAMP)/venv
 	@command -v go >/dev/null || { echo "error: go is not installed: actionlint is built from its Go module (any Go 1.22+)"; exit 1; }
-	GOBIN=$(abspath $(BIN)) go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	GOBIN="$(abspath $(BIN))" go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 
 clean:
 	rm -rf $(VENV) $(CHECKOV_VENV) $(STAMP)
