@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from script_support import python_script
 
 from orchestrator.core.errors import UserError
 from orchestrator.drivers import interrupts
@@ -180,20 +181,21 @@ def fake_terraform(tmp_path: Path, stubborn: bool = False) -> dict[str, str]:
     script = bin_dir / "terraform"
     log = tmp_path / "signals.log"
     script.write_text(
-        f"#!{sys.executable}\n"
-        "import signal, subprocess, sys, time\n"
-        "def got(signum, frame):\n"
-        f"    open({str(log)!r}, 'a').write(signal.Signals(signum).name + '\\n')\n"
-        "    time.sleep(0.3)\n"
-        f"    {'return' if stubborn else 'sys.exit(1)'}\n"
-        "signal.signal(signal.SIGINT, got)\n"
-        "signal.signal(signal.SIGTERM, got)\n"
-        # a provider plugin: terraform's child, in its process group
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-        f"open({str(tmp_path / 'child.pid')!r}, 'w').write(str(child.pid))\n"
-        "print('applying', flush=True)\n"
-        "while True:\n"
-        "    time.sleep(60)\n"
+        python_script(
+            "import signal, subprocess, sys, time\n"
+            "def got(signum, frame):\n"
+            f"    open({str(log)!r}, 'a').write(signal.Signals(signum).name + '\\n')\n"
+            "    time.sleep(0.3)\n"
+            f"    {'return' if stubborn else 'sys.exit(1)'}\n"
+            "signal.signal(signal.SIGINT, got)\n"
+            "signal.signal(signal.SIGTERM, got)\n"
+            # a provider plugin: terraform's child, in its process group
+            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+            f"open({str(tmp_path / 'child.pid')!r}, 'w').write(str(child.pid))\n"
+            "print('applying', flush=True)\n"
+            "while True:\n"
+            "    time.sleep(60)\n"
+        )
     )
     script.chmod(0o755)
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
@@ -292,12 +294,13 @@ def slow_ansible(tmp_path: Path) -> Path:
     interrupt comes: silent, deaf to SIGINT, with a fork in its group."""
     script = tmp_path / "ansible-playbook"
     script.write_text(
-        f"#!{sys.executable}\n"
-        "import signal, subprocess, sys, time\n"
-        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-        "fork = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-        f"open({str(tmp_path / 'fork.pid')!r}, 'w').write(str(fork.pid))\n"
-        "time.sleep(60)\n"
+        python_script(
+            "import signal, subprocess, sys, time\n"
+            "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+            "fork = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+            f"open({str(tmp_path / 'fork.pid')!r}, 'w').write(str(fork.pid))\n"
+            "time.sleep(60)\n"
+        )
     )
     script.chmod(0o755)
     return script

@@ -10,10 +10,10 @@ import secrets
 import shutil
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from script_support import python_script
 
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
@@ -142,11 +142,12 @@ def _fake_terraform(tmp_path: Path, ignore_interrupt: bool) -> dict[str, str]:
     script = bin_dir / "terraform"
     ignore = "signal.signal(signal.SIGINT, signal.SIG_IGN)" if ignore_interrupt else ""
     script.write_text(
-        f"#!{sys.executable}\n"
-        "import signal, sys, time\n"
-        f"{ignore}\n"
-        "print('hanging on purpose', flush=True)\n"
-        "time.sleep(600)\n"
+        python_script(
+            "import signal, sys, time\n"
+            f"{ignore}\n"
+            "print('hanging on purpose', flush=True)\n"
+            "time.sleep(600)\n"
+        )
     )
     script.chmod(0o755)
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
