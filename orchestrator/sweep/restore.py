@@ -22,7 +22,7 @@ RESTORE_TASK = "Tuned TCP settings are restored"
 
 
 def restore_play() -> list[dict[str, Any]]:
-    agent = "{{ ir_python }} {{ ir_agent_dir | quote }}/ir_agent.py --restore"
+    agent = "{{ ir_python | quote }} {{ ir_agent_dir | quote }}/ir_agent.py --restore"
     return [
         {
             "name": "Hosts have their own TCP settings back",

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from croniter import croniter
 
 from orchestrator.cli import main
-from orchestrator.schedule.timers import off_the_hour_minute
+from orchestrator.schedule.timers import off_the_hour_minute, systemd_quote
 
 PROFILES = """
 profiles:
@@ -94,7 +94,8 @@ def test_installed_units_pass_systemd_analyze_verify(tmp_path, schedules, name):
     assert shown.returncode == 0, shown.stderr
     assert "Next elapse" in shown.stdout
     exec_start = service.read_text().split("ExecStart=")[1].splitlines()[0]
-    assert exec_start.startswith(sys.executable) and f"schedule run {name}" in exec_start
+    assert exec_start.startswith(systemd_quote(sys.executable))  # quoted when it must be
+    assert f"schedule run {name}" in exec_start
     timeout = int(service.read_text().split("TimeoutStartSec=")[1].splitlines()[0])
     assert 900 < timeout < 6 * 3600
 
