@@ -113,10 +113,6 @@ def pair_file(a: str, b: str) -> str:
     return f"{part(first)}--{part(second)}.html"
 
 
-def _epoch_s(t: datetime | None) -> int | None:
-    return int(t.replace(tzinfo=UTC).timestamp()) if t is not None else None
-
-
 def history_data(
     con: duckdb.DuckDBPyConnection,
     now: datetime | None = None,
