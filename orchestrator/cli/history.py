@@ -474,17 +474,21 @@ UNITS = {"rtt": "ms", "throughput": "bit/s"}
     help="The latest sweeps of each source to examine (2 x the 28-run baseline).",
 )  # fmt: skip
 @click.option(
-    "--baseline-runs", type=click.IntRange(min=2), default=Params.window_runs, show_default=True,
-    help="N: a pair's baseline is the median of its last N comparable runs.",
+    "--baseline-runs", type=click.IntRange(min=2), default=None,
+    help=f"N: a pair's baseline is the median of its last N comparable runs (the store's "
+    f"rule; {Params.window_runs} until set). Another value judges every run again with it.",
 )  # fmt: skip
 @click.option(
-    "--min-runs", type=click.IntRange(min=2), default=Params.min_runs, show_default=True,
-    help="Comparable runs a pair needs before any of its runs is judged.",
+    "--min-runs", type=click.IntRange(min=2), default=None,
+    help=f"Comparable runs a pair needs before any of its runs is judged (the store's rule; "
+    f"{Params.min_runs} until set). Another value judges every run again with it.",
 )  # fmt: skip
 @click.option(
-    "--calibrate", is_flag=True,
-    help="Set k1, k2 from the rate of runs beyond 4.5 scales over the last week "
-    "(within 3-4.5 and 3.75-5.5) and report it.",
+    "--calibrate/--no-calibrate", default=None,
+    help="Judge with k1, k2 set by each sweep's calibration (the rate of runs beyond 4.5 "
+    "scales over each direction's last 28 runs outside episodes; within 3-4.5 and "
+    "3.75-5.5), or with the fixed 3 and 3.75. The store's rule until given; another "
+    "value judges every run again.",
 )  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option(
@@ -498,17 +502,18 @@ UNITS = {"rtt": "ms", "throughput": "bit/s"}
 )  # fmt: skip
 @_RESULTS_OPTION
 def changes(
-    since: str | None, sources: tuple[str, ...], last_runs: int, baseline_runs: int,
-    min_runs: int, calibrate: bool, as_json: bool, url: str | None, notify_file: Path | None,
-    results_dir: Path,
+    since: str | None, sources: tuple[str, ...], last_runs: int, baseline_runs: int | None,
+    min_runs: int | None, calibrate: bool | None, as_json: bool, url: str | None,
+    notify_file: Path | None, results_dir: Path,
 ) -> None:  # fmt: skip
     """Changes of median RTT and throughput per path; exit 3 while any is open.
 
-    Path events (both directions judged together, each direction's change shown), host/
-    region changes (most of one host's paths in the same run), suspected runs (flagged,
-    not confirmed: never notified) and configuration changes (a fingerprint changed:
-    never counted as a network change). With --notify, each new or closed event is
-    POSTed once as JSON.
+    Each run was judged once, when its sweep joined the store, against the runs before
+    it; this shows what was judged. Path events (both directions judged together, each
+    direction's change shown), host/region changes (most of one host's paths in the same
+    run), suspected runs (flagged, not confirmed: never notified) and configuration
+    changes (a fingerprint changed: never counted as a network change). With --notify,
+    each new or closed event is POSTed once as JSON.
 
     \b
     Examples:
@@ -518,12 +523,11 @@ def changes(
       interregion changes --min-runs 4 --baseline-runs 12
       interregion changes --calibrate --json
     """
-    if min_runs > baseline_runs:
-        raise UserError(f"--min-runs {min_runs} is above --baseline-runs {baseline_runs}")
+    from dataclasses import replace
     from datetime import datetime
 
     from orchestrator.history import changes as ch
-    from orchestrator.history import notify
+    from orchestrator.history import judgments, notify
     from orchestrator.history import store as h
     from orchestrator.history import views as v
 
@@ -535,48 +539,50 @@ def changes(
         url = notify.url_from_file(notify_file)
     if url:
         notify.check_url(url)
-    since_t = datetime.fromisoformat(h.parse_since(since)) if since else None
-    since_iso = v.iso_utc(since_t) if since_t else None
-    with h.opened(results_dir, read_only=not url) as con:
-        series = v.change_series(con, last_runs, since_t, sources)
-        params = ch.Params(window_runs=baseline_runs, min_runs=min_runs)
-        calibration = None
-        if calibrate:
-            from dataclasses import replace
-
-            calibration = ch.calibrate(series, params)
-            params = replace(params, k1=calibration.k1, k2=calibration.k2)
-        found = ch.detect(series, params, v.region_groups())
+    since_iso = v.iso_utc(datetime.fromisoformat(h.parse_since(since))) if since else None
+    with h.opened(results_dir, read_only=True) as con:
+        kept = judgments.rule(con)
+    rule = replace(
+        kept,
+        window_runs=kept.window_runs if baseline_runs is None else baseline_runs,
+        min_runs=kept.min_runs if min_runs is None else min_runs,
+        calibrate=kept.calibrate if calibrate is None else calibrate,
+    )
+    if rule.min_runs > rule.window_runs:
+        raise UserError(f"--min-runs {rule.min_runs} is above --baseline-runs {rule.window_runs}")
+    with h.opened(results_dir, read_only=not url and rule == kept) as con:
+        if rule != kept:
+            _warn(
+                f"the rule changed ({_rule_text(rule)}; it was {_rule_text(kept)}): every "
+                "run of the store is judged again with it"
+            )
+            with h.transaction(con):
+                judgments.set_rule(con, rule)
+                judgments.rejudge(con)
+        found = judgments.detection(con, sources, last_runs, since_iso)
         episodes = [ch.episode_doc(e, UNITS) for e in found.episodes]
         hosts = [ch.host_doc(x, UNITS) for x in found.hosts]
         hosts += [ch.group_doc(x, UNITS) for x in found.groups]
         suspected = [ch.suspect_doc(x, UNITS) for x in found.suspects]
-        suspected = [d for d in suspected if since_iso is None or d["utc"] >= since_iso]
-
-        def recent(doc: dict[str, Any]) -> bool:
-            if since_iso is None or doc["status"] == "open":
-                return True
-            return doc["started_utc"] >= since_iso or (doc.get("closed_utc") or "") >= since_iso
-
-        episodes = [d for d in episodes if recent(d)]
-        hosts = [d for d in hosts if recent(d)]
-        configs = v.config_change_docs(con, found.config_changes, since_iso)
-        waiting = [ch.unjudged_doc(u) for u in ch.unjudged(series, found)]
+        configs = v.config_change_docs(con, found.config_changes)
+        waiting = [ch.unjudged_doc(u) for u in found.waiting]
         if url:
             _notify(con, url, [*hosts, *episodes])
+    calibration = ch.combined_calibration(found)
     open_count = sum(d["status"] == "open" for d in [*episodes, *hosts])
     if as_json:
         doc = {"open": open_count, "hosts": hosts, "episodes": episodes,
                "suspected": suspected, "configuration_changes": configs,
-               "judged_pairs": len(found.baselines), "not_judged": waiting}  # fmt: skip
+               "judged_pairs": len(found.baselines), "not_judged": waiting,
+               "rule": _rule_doc(rule)}  # fmt: skip
         if calibration is not None:
             doc["calibration"] = _calibration_doc(calibration)
         click.echo(json.dumps(doc, indent=1))
     else:
-        if calibration is not None:
+        if calibrate and calibration is not None:
             c = calibration
             click.echo(
-                f"CALIBRATION {c.beyond} of {c.judged} runs of the last week beyond 4.5 scales "
+                f"CALIBRATION {c.beyond} of {c.judged} recent runs beyond 4.5 scales "
                 f"({100 * c.rate:.3f} %, normal noise {100 * c.expected:.4f} %): tails x "
                 f"{c.inflation:.2f}, k1 {c.k1:g}, k2 {c.k2:g}"
             )
@@ -587,6 +593,16 @@ def changes(
             click.echo("no pair judged yet: nothing can have changed")
     if open_count:
         sys.exit(3)
+
+
+def _rule_text(p: Params) -> str:
+    calibrated = "calibrated k" if p.calibrate else f"k1 {p.k1:g}, k2 {p.k2:g}"
+    return f"--baseline-runs {p.window_runs}, --min-runs {p.min_runs}, {calibrated}"
+
+
+def _rule_doc(p: Params) -> dict[str, Any]:
+    return {"baseline_runs": p.window_runs, "min_runs": p.min_runs, "calibrate": p.calibrate,
+            "k1": p.k1, "k2": p.k2}  # fmt: skip
 
 
 def _calibration_doc(c: Any) -> dict[str, Any]:

@@ -4,12 +4,13 @@ fingerprints, change notifications, and imports of the public measurements.
 Public API: the modules below; other packages import only these names
 (`from orchestrator.history import changes`), never a name starting with `_`.
 
-- `changes`: Change detection per path over per-run values (pure: no store, no clock).
+- `changes`: Change detection per path, each run judged once, in time order (pure: no store).
 - `continents`: The continent of each country of the catalog (ISO 3166 alpha-2): change detection
   groups one region's simultaneous path changes toward one continent into one event.
 - `fingerprint`: The configuration fingerprint of a measurement: what must stay the same for two
   runs of a pair to be comparable.
 - `histogram`: Log-binned histograms of RTT samples, and percentiles read from them.
+- `judgments`: Change detection in the store: each run judged once, at ingest, and kept.
 - `notify`: Change notifications: one JSON document POSTed to a URL per new or closed episode.
 - `public_data`: Converters: the public AWS/GCP measurements vendored in data/ -> our CSV schema.
 - `store`: History across sweeps: one DuckDB file, `results/history.duckdb`.
@@ -21,6 +22,7 @@ __all__ = [
     "continents",
     "fingerprint",
     "histogram",
+    "judgments",
     "notify",
     "public_data",
     "store",

@@ -1,4 +1,4 @@
-"""Change detection per path over per-run values (pure: no store, no clock).
+"""Change detection per path, each run judged once, in time order, from the runs before it.
 
 A series is one directed pair's runs of one metric, within one source and backend; a path
 is the two directions of one pair (A -> B and B -> A), judged together: a route change
@@ -8,39 +8,42 @@ direction's change shown. Median RTT is compared as is; throughput in log space 
 and a doubling are the same size of change).
 
 - Baseline, per direction: the median of the last N (28) comparable runs: same source,
-  backend and configuration fingerprint. Nothing is judged before MIN_RUNS (8) such runs.
+  backend and configuration fingerprint, neither flagged nor in an episode. Nothing is
+  judged before MIN_RUNS (8) such runs.
 - Scale, per direction: 1.4826 x MAD of those runs, shrunk toward the scale pooled over the
-  series of similar level (their RTT decile within the source, backend and metric: the
-  noise grows with RTT, slowly): scale^2 = (n s^2 + n0 s_pool^2) / (n + n0), n0 = 28 runs.
-  Floored at 0.3 ms (throughput: log 1.01); no floor proportional to the RTT, which made
-  every 10 ms change on a 200 ms path undetectable.
+  directions of similar level (their RTT decile within the source, backend and metric, from
+  the runs judged before: pooled_scales): scale^2 = (n s^2 + n0 s_pool^2) / (n + n0), n0 =
+  28 runs. Floored at 0.3 ms (throughput: log 1.01); no floor proportional to the RTT,
+  which made every 10 ms change on a 200 ms path undetectable.
 - Flagged run: a direction deviates by at least max(k1 x scale, 2 ms) (throughput: 20 %).
-  A flagged run that is not (yet) confirmed is "suspected": shown, never notified.
-- Event: confirmed by 3 consecutive flagged runs on the same side whose median deviation,
-  in some direction, is at least max(k2 x scale, 2 ms); it starts at the first. It is then
-  judged against the old baselines: 2 runs in a row inside them close it as "reverted";
-  6 flagged runs on its side as "new normal", and each direction's baseline is rebuilt
-  from the post-change runs only. A direction whose median change over the confirming
-  runs stays below its confirmation threshold did not move: a one-directional change is
-  reported as such.
+  A flagged run never joins a baseline; one that is not (yet) confirmed is "suspected":
+  shown, never notified.
+- Episode: confirmed by 3 consecutive flagged runs on the same side whose median
+  deviation, in some direction, is at least max(k2 x scale, 2 ms); it starts at the first.
+  It is then judged against the old baselines: 2 runs in a row inside them close it as
+  "reverted" (the old baselines resume, with those runs); 6 runs on its side as "new
+  normal", and each direction's baseline is rebuilt from the post-change runs only. A
+  direction whose median change over the confirming runs stays below its confirmation
+  threshold did not move: a one-directional change is reported as such.
 - Configuration: a fingerprint change starts a new baseline and is reported as a
-  configuration change (an open event closes as "configuration change"), never as a
+  configuration change (an open episode closes as "configuration change"), never as a
   network change. The new baseline borrows the old one's scale (not its level) until it
   has 8 runs of its own, so the path is judged again from its 4th run (3 for a level).
-- Host level: when at least 60 % (and at least 3) of one host's evaluated paths start an
-  event in the same run, one host/region change is reported instead of those paths.
-- Region toward a group: of the events left, at least 3 of one region's paths toward one
+- Calibration (Params.calibrate): k1 and k2 grow with the rate of judged runs at least 4.5
+  scales from their baseline over each direction's last 28 judged runs outside episodes
+  (calibration); the k1 and k2 in force are recorded with every judgment and episode.
+- Host level: when at least 60 % (and at least 3) of one host's judged paths start an
+  episode in the same run, one host/region change is reported instead of those paths.
+- Region toward a group: of the episodes left, at least 3 of one region's paths toward one
   continent (or one cloud), and at least half of those judged, starting in the same run
   are one region change toward that group, with its member paths.
 
-k1 and k2 are recorded with every event; `smallest_change` gives the change a direction
-confirms within 3 runs with 95 % probability (normal run-to-run noise of its scale).
-
-`detect` and `calibrate` judge the runs before a path's first run near a threshold or
-with a new configuration for all paths at once (numpy windows: those runs only join the
-baselines; so does a new configuration's first runs when none of them is judged), then
-run the per-path loop from there; the results are the loop's alone. change_series gives
-each series' runs as columns (`Runs`), which those numpy parts read as they are.
+A PathJudge judges one path run by run and keeps only what the next run needs (its state,
+which the store keeps between ingests: orchestrator.history.judgments); a Judge feeds many
+paths sweep by sweep, with the pooled scales and calibration of the runs before each
+sweep. `detect` runs a Judge over in-memory series, exactly as ingest does over the store;
+`smallest_change` gives the change a direction confirms within 3 runs with 95 %
+probability (normal run-to-run noise of its scale).
 """
 
 from __future__ import annotations
@@ -52,8 +55,7 @@ from bisect import bisect_left, insort
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from itertools import pairwise
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, overload
 
 import numpy as np
@@ -82,6 +84,7 @@ class Params:
     prior_runs: float = 28.0  # weight of the pooled scale, in runs (a full baseline)
     borrowed_min_runs: int = 3  # after a configuration change: runs for a level of its own
     group_share: float = 0.5  # region roll-up: share of its paths toward a continent/cloud
+    calibrate: bool = False  # k1, k2 from each sweep's calibration (within the bounds)
 
 
 @dataclass(frozen=True)
@@ -216,7 +219,7 @@ class Episode:
 
     @property
     def id(self) -> str:
-        text = "|".join((*_key_tuple(self.key), self.started_run))
+        text = "|".join((*key_tuple(self.key), self.started_run))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     @property
@@ -330,6 +333,10 @@ class Detection:
     params: Params = field(default_factory=lambda: Params())
     groups: list[GroupChange] = field(default_factory=list)  # region toward continent/cloud
 
+    # per source, backend and metric: the calibration after the latest sweep
+    calibrations: dict[tuple[str, str, str], Calibration] = field(default_factory=dict)
+    waiting: list[Unjudged] = field(default_factory=list)  # directions not judged yet
+
     @property
     def open(self) -> int:
         return (
@@ -339,15 +346,15 @@ class Detection:
         )
 
 
-def _key_tuple(key: SeriesKey) -> tuple[str, ...]:
+def key_tuple(key: SeriesKey) -> tuple[str, ...]:
     return (key.source, key.backend, key.metric, key.src, key.dst)
 
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused (as it was after): building a year's
-    series and judging them make millions of tuples and lists, none in a cycle, and each
-    collection would walk them all again (a third of the time)."""
+    """Python's cyclic garbage collector paused (as it was after): judging many paths makes
+    millions of tuples and lists, none in a cycle, and each collection would walk them all
+    again."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -471,338 +478,50 @@ class Window:
         return self._mad
 
 
-def pooled_scales(series: Sequence[Series], p: Params) -> dict[SeriesKey, float]:
-    """Per series: the median own scale of the series of its RTT decile (within its source,
-    backend and metric), each from its last N runs of its latest fingerprint."""
-    tails, counts = _Block(series).tails(p)
-    tails.sort(axis=1)
-    levels, own = _medians(tails, counts), MAD_TO_SIGMA * _medians(_spreads(tails, counts), counts)
-    groups: dict[tuple[str, str, str], list[tuple[float, float, SeriesKey]]] = defaultdict(list)
-    for s, n, level, scale in zip(series, counts.tolist(), levels.tolist(), own.tolist(),
-                                  strict=True):  # fmt: skip
-        if n >= p.min_runs:
-            k = s.key
-            groups[(k.source, k.backend, k.metric)].append((level, scale, k))
-    out: dict[SeriesKey, float] = {}
-    for members in groups.values():
-        members.sort(key=lambda m: m[0])
-        n = len(members)
-        bands = min(RTT_BANDS, n)
-        for band in range(bands):
-            chunk = members[band * n // bands : (band + 1) * n // bands]
-            pooled = median([m[1] for m in chunk])
-            for m in chunk:
-                out[m[2]] = pooled
-    return out
+# ---- one path, run by run --------------------------------------------------------------
+
+LEARNING = "learning"  # too few comparable runs: joined the baseline, not judged
+NORMAL = "normal"  # judged, inside its flag threshold: joined the baseline
+FLAGGED = "flagged"  # judged, some direction beyond its flag threshold: kept out
+EPISODE = "episode"  # judged against an open episode's old level: kept out
+STATUSES = (LEARNING, NORMAL, FLAGGED, EPISODE)
+
+CALIBRATION_RUNS = 28  # calibration: each direction's last judged runs outside episodes
 
 
-# ---- many series at once ---------------------------------------------------------------
+class Judgment(NamedTuple):
+    """One direction's run as it was judged, once: what the store's `judgments` holds.
+    Levels in the metric's unit, scale, deviation and threshold in the transformed one
+    (ms; log for throughput); None where the run was not judged (LEARNING)."""
 
-# numpy's scales may differ from the loop's in the last bits: a deviation within this
-# share of a threshold is left to the loop, so results are the loop's to the bit
-_MARGIN = 1e-9
-_CHUNK = 256  # series per block of windows (256 x 56 runs x 28 values: 3 MB)
-
-
-class _Block:
-    """Many series' runs end to end: their values as given (raw) and transformed, and
-    which series (row) and which of its runs (pos) each is."""
-
-    def __init__(self, series: Sequence[Series]) -> None:
-        self.runs = [Runs.of(s.runs) for s in series]
-        self.lens = np.array([len(r) for r in self.runs], dtype=np.intp)
-        self.starts = np.concatenate(([0], np.cumsum(self.lens)))
-        self.row = np.repeat(np.arange(len(self.runs)), self.lens)
-        self.pos = np.arange(len(self.row)) - self.starts[self.row]
-        self.raw = _joined([r.values for r in self.runs])
-        metrics = [s.key.metric for s in series]
-        logged = [r.logs() if m == "throughput" else r.values
-                  for m, r in zip(metrics, self.runs, strict=True)]  # fmt: skip
-        self.values = _joined(logged)  # transform()
-        self.rtt = np.repeat([m == "rtt" for m in metrics], self.lens)
-
-    def kept(self, keep: np.ndarray) -> tuple[list[Runs], np.ndarray, np.ndarray]:
-        """The runs `keep` holds for: per series as Runs, their values left-aligned in a
-        series x runs array (NaN past its end) and how many each has."""
-        counts = np.bincount(self.row[keep], minlength=len(self.runs))
-        before = np.concatenate(([0], np.cumsum(keep)))  # kept runs before each
-        at = before[:-1] - before[self.starts[self.row]]
-        x = np.full((len(self.runs), int(counts.max(initial=0))), np.nan)
-        x[self.row[keep], at[keep]] = self.values[keep]
-        runs = self.runs
-        if (counts != self.lens).any():
-            runs = [r if n == len(r) else _compress(r, keep[a:b])
-                    for r, n, a, b in zip(self.runs, counts.tolist(), self.starts[:-1].tolist(),
-                                          self.starts[1:].tolist(), strict=True)]  # fmt: skip
-        return runs, x, counts
-
-    def tails(self, p: Params) -> tuple[np.ndarray, np.ndarray]:
-        """Per series: the transformed values of its last window_runs runs of a value
-        above 0 within the last stretch of its latest fingerprint (newest first, NaN past
-        them; series x window_runs), and how many."""
-        _first, begins, _count = _print_changes(self.runs)
-        keep = (self.raw > 0) & (self.pos >= begins[self.row])
-        before = np.concatenate(([0], np.cumsum(keep)))
-        after = before[self.starts[1:]][self.row] - before[1:]  # kept runs after each
-        keep &= after < p.window_runs
-        tails = np.full((len(self.runs), max(p.window_runs, 1)), np.nan)
-        tails[self.row[keep], after[keep]] = self.values[keep]
-        return tails, np.bincount(self.row[keep], minlength=len(self.runs))
-
-
-def _joined(arrays: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(arrays) if arrays else np.zeros(0)
-
-
-def _compress(runs: Runs, keep: np.ndarray) -> Runs:
-    return Runs(runs.ids[keep], runs.times[keep], runs.values[keep], runs.prints[keep])
-
-
-def _steps(runs: Sequence[Runs], column: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The series' `column` end to end, and for each run which series it is of and its
-    index in it."""
-    lens = np.array([len(r) for r in runs], dtype=np.intp)
-    row = np.repeat(np.arange(len(runs)), lens)
-    pos = np.arange(len(row)) - np.concatenate(([0], np.cumsum(lens)))[row]
-    return _joined([getattr(r, column) for r in runs]), row, pos
-
-
-def _print_changes(runs: Sequence[Runs]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per series: the index of its first run of another fingerprint than the one before
-    it (its length: none), of its last such run (0: none), and how many such runs."""
-    prints, row, pos = _steps(runs, "prints")
-    moved = np.flatnonzero((pos[1:] > 0) & (prints[1:] != prints[:-1])) + 1
-    where, at = row[moved], pos[moved]
-    first = np.array([len(r) for r in runs], dtype=np.intp)
-    last = np.zeros(len(runs), dtype=np.intp)
-    series, i = np.unique(where, return_index=True)
-    first[series] = at[i]
-    series, i = np.unique(where[::-1], return_index=True)
-    last[series] = at[::-1][i]
-    return first, last, np.bincount(where, minlength=len(runs))
-
-
-def _medians(ordered: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Per row of values sorted with the NaNs last: the median of its first `counts`
-    (as median(): the middle one, or the mean of the two; a value x is (x + x) / 2)."""
-    rows = np.arange(len(counts))
-    return (ordered[rows, np.maximum(counts - 1, 0) // 2] + ordered[rows, counts // 2]) / 2
-
-
-def _spreads(ordered: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Per row as _medians': its values' absolute deviations from their median, sorted
-    (their median is the MAD)."""
-    spread = np.abs(ordered - _medians(ordered, counts)[:, None])
-    spread.sort(axis=1)
-    return spread
-
-
-def _rolling(
-    x: np.ndarray,
-    lens: np.ndarray,
-    pooled: Sequence[float | None],
-    floors: Sequence[float],
-    p: Params,
-    start: int = 0,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per series (a row of `x`: its transformed values, oldest first, one configuration,
-    `lens` of them) and run: its deviation from the median of the up to window_runs
-    values before it and the scale of those (as _Direction.scale, to numpy's rounding);
-    NaN where the run is not judged (fewer than min_runs before it), is before column
-    `start` or past the series' end. Arrays series x runs."""
-    (rows, length), w = x.shape, p.window_runs
-    first = max(p.min_runs, start) if w >= p.min_runs else length  # the first run asked
-    dev = np.full((rows, length), np.nan)
-    scale = np.full((rows, length), np.nan)
-    if first >= length:
-        return dev, scale
-    pool = np.array([np.nan if q is None else q for q in pooled], dtype=float)
-    floor = np.array(floors, dtype=float)
-    ks = np.arange(first, length)
-    n = np.minimum(ks, w)  # values in the window before run k
-    lo, hi, at = (n - 1) // 2, n // 2, np.arange(len(ks))
-    padded = np.concatenate([np.full((rows, w), np.nan), x], axis=1)
-    for a in range(0, rows, _CHUNK):
-        # run k's window: x[k - w : k] = padded[k : k + w]; its NaNs (before the first
-        # run) sort last, past the n values
-        windows = np.lib.stride_tricks.sliding_window_view(padded[a : a + _CHUNK], w, axis=1)
-        win = np.sort(windows[:, first:length], axis=2)
-        med = (win[:, at, lo] + win[:, at, hi]) / 2
-        spread = np.subtract(win, med[:, :, None], out=win)
-        np.abs(spread, out=spread)
-        spread.sort(axis=2)
-        own = MAD_TO_SIGMA * ((spread[:, at, lo] + spread[:, at, hi]) / 2)
-        q = pool[a : a + _CHUNK, None]
-        shrunk = np.sqrt((n * own * own + p.prior_runs * q * q) / (n + p.prior_runs))
-        shrunk = np.where(np.isfinite(q), shrunk, own)
-        dev[a : a + _CHUNK, first:] = x[a : a + _CHUNK, first:] - med
-        scale[a : a + _CHUNK, first:] = np.maximum(shrunk, floor[a : a + _CHUNK, None])
-    past = np.arange(length)[None, :] >= lens[:, None]
-    dev[past] = np.nan
-    scale[past] = np.nan
-    return dev, scale
-
-
-def _mads_before(x: np.ndarray, at: Sequence[int], w: int) -> list[float]:
-    """Per row of `x`: mad_scale() of the up to w values before column `at`."""
-    if not x.shape[1] or not w:
-        return [math.nan] * len(x)  # no values: no Window is given one
-    cols = np.asarray(at, dtype=np.intp)[:, None] + np.arange(-w, 0)
-    inside = (cols >= 0) & (cols < x.shape[1])
-    values = np.where(inside, x[np.arange(len(x))[:, None], np.clip(cols, 0, None)], np.nan)
-    values.sort(axis=1)
-    counts = inside.sum(axis=1)
-    return (MAD_TO_SIGMA * _medians(_spreads(values, counts), counts)).tolist()
-
-
-def _first(mask: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Per row: the first column where `mask` holds, else its entry of `ends`."""
-    if not mask.shape[1]:
-        return ends
-    return np.where(mask.any(axis=1), mask.argmax(axis=1), ends)
-
-
-def _loop_from(near: np.ndarray, runs: Sequence[Runs], p: Params) -> tuple[list[int], list[int]]:
-    """Per series: the first run the loop must see (its length: none), from its first run
-    near a threshold (`near`) and its first configuration change; but none from a change
-    after which no run is judged: the last, with too few runs after it for the new
-    baseline (borrowed_min_runs of a borrowed scale when the old baseline had min_runs).
-    And that change (its length: none)."""
-    changes, _last, count = _print_changes(runs)
-    lens, w = np.array([len(r) for r in runs], dtype=np.intp), p.window_runs
-    need = np.where(np.minimum(changes, w) >= p.min_runs, p.borrowed_min_runs, p.min_runs)
-    settled = (count == 1) & (np.minimum(lens - changes - 1, w) < need)
-    firsts = np.where(near < changes, near, np.where(settled, lens, changes))
-    return firsts.tolist(), changes.tolist()
-
-
-def _ordered(times: list[str], ids: list[str]) -> bool:
-    """Whether the runs are in strictly increasing (time, id) order."""
-    if times == sorted(times) and len(set(times)) == len(times):
-        return True
-    return all(a < b for a, b in pairwise(zip(times, ids, strict=True)))
-
-
-def _in_path_order(runs: Sequence[Runs], sizes: Sequence[int]) -> list[bool]:
-    """Per path (`sizes`: its directions, consecutive in `runs`): whether its directions'
-    runs are in strictly increasing (time, id) order, each run id once, and a run id
-    shared by both has the same time in each (the path orders them as one)."""
-    times, row, pos = _steps(runs, "times")
-    ids = _joined([r.ids for r in runs])
-    later = pos[1:] > 0
-    # run ids that rise with the times (a sweep id starts with its time) are each there
-    # once and in order; any other series is looked at alone
-    ordered = [True] * len(runs)
-    for i in np.unique(row[1:][later & ~(ids[1:] > ids[:-1])]).tolist():
-        ordered[i] = len(set(runs[i].ids.tolist())) == len(runs[i])
-    for i in np.unique(row[1:][later & ~(times[1:] > times[:-1])]).tolist():
-        ordered[i] = ordered[i] and _ordered(runs[i].times.tolist(), runs[i].ids.tolist())
-    # a path's second direction with the first's runs, compared for all paths at once
-    starts = np.cumsum([0, *sizes[:-1]], dtype=np.intp).tolist()
-    lens = np.array([len(r) for r in runs], dtype=np.intp)
-    alike = np.zeros(len(runs), dtype=bool)
-    alike[[a for a, n in zip(starts, sizes, strict=True) if n == 2 and lens[a] == lens[a + 1]]] = (
-        True
-    )
-    at = np.flatnonzero(alike[row])
-    partner = at + lens[row[at]]
-    alike[row[at][(ids[at] != ids[partner]) | (times[at] != times[partner])]] = False
-    out = []
-    for a, n in zip(starts, sizes, strict=True):
-        fine = all(ordered[a : a + n])  # else a run id twice, or runs out of order
-        if fine and n > 1 and not alike[a]:
-            first = dict(zip(runs[a].ids, runs[a].times, strict=True))
-            fine = not any(first.get(rid, t) != t for r in runs[a + 1 : a + n]
-                           for t, rid in zip(r.times, r.ids, strict=True))  # fmt: skip
-        out.append(fine)  # else the path would order a direction's runs by another's
-    return out
-
-
-def _before(times: np.ndarray, ids: np.ndarray, cut: tuple[str, str]) -> int:
-    """How many of the runs, in strictly increasing (time, id) order, come before `cut`."""
-    at = bisect_left(times, cut[0])
-    while at < len(times) and times[at] == cut[0] and ids[at] < cut[1]:
-        at += 1
-    return at
-
-
-_Start = tuple[list["_Direction"], list[Series], SeriesResult]
-
-
-def _quiet_starts(
-    by_path: Mapping[SeriesKey, Sequence[Series]], p: Params, pooled: Mapping[SeriesKey, float]
-) -> dict[SeriesKey, _Start]:
-    """Per path: where detect_path's state is known without its loop, and that state.
-    Until a path's first run with a configuration change or a direction within rounding
-    of its flag threshold, every run just joins its direction's baseline: those runs'
-    deviations and scales are computed for all paths at once, and the directions start
-    with their baselines of them, the runs judged noted. Returns (directions, the
-    series of the runs after, the result so far) for _judge; a path whose directions'
-    runs are out of order, or take their times from each other, is left out."""
-    flat = [s for members in by_path.values() for s in members]
-    block = _Block(flat)
-    # the runs the loop judges: no log of 0 throughput (a failed test is not a level)
-    runs, x, lens = block.kept((block.raw > 0) | (block.rtt & (block.raw == 0)))
-    dev, scale = _rolling(
-        x, lens, [pooled.get(s.key) for s in flat], [floor_scale(s.key.metric, p) for s in flat], p
-    )
-    least = np.array([min_change(s.key.metric, p) for s in flat])
-    loud = np.abs(dev) >= np.maximum(p.k1 * scale, least[:, None]) * (1 - _MARGIN)
-    firsts, changes = _loop_from(_first(loud, lens), runs, p)
-    mads = _mads_before(x, changes, p.window_runs)  # for a configuration change's restart
-    in_order = _in_path_order(runs, [len(members) for members in by_path.values()])
-    sizes = lens.tolist()
-    out: dict[SeriesKey, _Start] = {}
-    row = 0
-    for (key, members), fine in zip(by_path.items(), in_order, strict=True):
-        rows = range(row, row + len(members))
-        row += len(members)
-        if not fine:
-            continue
-        # the path's first run that is more than a run joining a baseline
-        ends = [(runs[i].times[firsts[i]], runs[i].ids[firsts[i]])
-                for i in rows if firsts[i] < sizes[i]]  # fmt: skip
-        cut = min(ends) if ends else None
-        result = SeriesResult(key)
-        states, tails, configs = [], [], []
-        for k, (s, i) in enumerate(zip(members, rows, strict=True)):
-            mine, change = runs[i], changes[i]
-            before = sizes[i] if cut is None else _before(mine.times, mine.ids, cut)
-            upto = min(before, change)  # the runs before a configuration change
-            base = Window(p.window_runs, x[i, max(0, upto - p.window_runs) : upto].tolist(),
-                          mads[i] if upto == change else None)  # fmt: skip
-            d = _Direction(s, p, pooled.get(s.key), base)
-            d.fingerprint = mine.prints[upto - 1] if upto else None
-            if p.window_runs >= p.min_runs:  # else no run is ever judged
-                result.evaluated_runs.update(mine.ids[p.min_runs : upto].tolist())
-            if upto < before:  # the change, then runs that only join the new baseline
-                t, run_id = mine.times[change], mine.ids[change]
-                configs.append(((t, run_id, k), ConfigChange(
-                    s.key, run_id, t, mine.prints[change - 1], mine.prints[change])))  # fmt: skip
-                d.restart()
-                for value in x[i, change:before].tolist():
-                    d.base.push(value)
-                d.fingerprint = mine.prints[before - 1]
-            states.append(d)
-            tails.append(Series(s.key, mine[before:] if before < sizes[i] else (), s.distance_km))
-        result.config_changes = [c for _at, c in sorted(configs, key=lambda c: c[0])]
-        out[key] = (states, tails, result)
-    return out
-
-
-# ---- one path ----------------------------------------------------------------------
+    src: str
+    dst: str
+    run_id: str
+    t: str
+    fingerprint: str
+    value: float
+    status: str
+    baseline: float | None  # the level it was judged against
+    scale: float | None  # the scale in force (shrunk, floored; an episode's old one)
+    own_scale: float | None  # 1.4826 x MAD of the baseline's runs alone
+    pooled_scale: float | None  # the prior of its RTT decile, from the runs before
+    baseline_runs: int
+    k1: float
+    k2: float
+    deviation: float | None
+    flag_threshold: float | None
+    flagged: bool
+    episode: str | None  # the open episode it was judged in (or that it confirmed)
 
 
 class _Direction:
-    """One direction's state within a path."""
+    """One direction's state within a path (JSON: doc / of_doc)."""
 
-    def __init__(
-        self, s: Series, p: Params, pooled: float | None, base: Window | None = None
-    ) -> None:
-        self.key = s.key
+    def __init__(self, key: SeriesKey, p: Params) -> None:
+        self.key = key
         self.p = p
-        self.pooled = pooled
-        self.base = Window(p.window_runs) if base is None else base
+        self.pooled: float | None = None  # set for each run by the caller
+        self.base = Window(p.window_runs)
         self.fingerprint: str | None = None
         self.post: list[float] = []
         self.old_window: list[float] = []
@@ -810,11 +529,17 @@ class _Direction:
         # after a configuration change: the previous configuration's scale, used (with a
         # level of the new runs' own) until the new baseline has min_runs runs
         self.borrowed: float | None = None
+        # calibration: (run id, at least CALIBRATION_SCALES from its baseline) of its last
+        # judged runs outside episodes
+        self.tail: deque[tuple[str, bool]] = deque(maxlen=CALIBRATION_RUNS)
 
     def ready(self) -> bool:
         if self.borrowed is not None:
             return len(self.base) >= self.p.borrowed_min_runs
         return len(self.base) >= self.p.min_runs
+
+    def needed(self) -> int:
+        return self.p.borrowed_min_runs if self.borrowed is not None else self.p.min_runs
 
     def scale(self) -> float:
         n = len(self.base)
@@ -830,58 +555,83 @@ class _Direction:
         self.borrowed = self.scale() if len(self.base) >= self.p.min_runs else self.borrowed
         self.base = Window(self.p.window_runs)
 
+    def doc(self) -> dict[str, Any]:
+        return {
+            "base": self.base.values(), "fingerprint": self.fingerprint, "post": self.post,
+            "old_window": self.old_window, "old_level": self.old_level,
+            "old_scale": self.old_scale, "borrowed": self.borrowed,
+            "tail": [list(x) for x in self.tail],
+        }  # fmt: skip
 
-def _sorted_runs(directions: Sequence[_Direction], series: Sequence[Series]) -> list[
-    tuple[str, str, dict[int, Run]]
-]:  # fmt: skip
-    """(t, run id, {direction index: run}) in time order."""
-    by_run: dict[str, tuple[str, dict[int, Run]]] = {}
-    for i, s in enumerate(series):
-        metric = s.key.metric
-        for run in s.runs:
-            if not (run.value > 0 or (metric == "rtt" and run.value == 0)):
-                continue  # no log of 0 throughput: a failed test is not a level
-            entry = by_run.setdefault(run.run_id, (run.t, {}))
-            entry[1][i] = run
-    return sorted(((t, rid, runs) for rid, (t, runs) in by_run.items()), key=lambda x: x[:2])
-
-
-def detect_path(
-    key: SeriesKey,
-    series: Sequence[Series],
-    p: Params = Params(),
-    pooled: Mapping[SeriesKey, float] | None = None,
-) -> SeriesResult:
-    """The events, suspected runs and configuration changes of one path from its one or
-    two directions' series (see the module's rules)."""
-    pooled = pooled or {}
-    dirs = [_Direction(s, p, pooled.get(s.key)) for s in series]
-    return _judge(key, dirs, series, SeriesResult(key), p)
+    @classmethod
+    def of_doc(cls, key: SeriesKey, p: Params, doc: Mapping[str, Any]) -> _Direction:
+        d = cls(key, p)
+        d.base = Window(p.window_runs, doc["base"])
+        d.fingerprint, d.post = doc["fingerprint"], list(doc["post"])
+        d.old_window, d.old_level = list(doc["old_window"]), doc["old_level"]
+        d.old_scale, d.borrowed = doc["old_scale"], doc["borrowed"]
+        d.tail.extend((r, bool(b)) for r, b in doc["tail"])
+        return d
 
 
-def _judge(
-    key: SeriesKey,
-    dirs: Sequence[_Direction],
-    series: Sequence[Series],
-    out: SeriesResult,
-    p: Params,
-) -> SeriesResult:
-    """detect_path over `series`' runs, from `dirs` and `out` as the runs before them
-    left them with no run flagged and no configuration change (fresh: from the start)."""
-    metric = key.metric
-    # pending: flagged runs not confirmed yet: (run id, t, {i: x}, {i: deviation}, side)
-    pending: list[tuple[str, str, dict[int, float], dict[int, float], int]] = []
-    episode: Episode | None = None
-    post_runs = 0  # runs at the new level, the confirming ones included
-    inside_runs: list[dict[int, float]] = []  # consecutive runs back inside the old levels
+class _Pending(NamedTuple):
+    """A flagged run waiting for confirmation: per direction (0: src -> dst of the path,
+    1: back) its transformed value, deviation and flag threshold."""
 
-    def flush() -> None:
-        for _rid, _t, xs, _devs, _side in pending:
-            for i, x in xs.items():
-                dirs[i].base.push(x)
-        pending.clear()
+    run_id: str
+    t: str
+    xs: dict[int, float]
+    devs: dict[int, float]
+    flags: dict[int, float]
+    side: int
 
-    for t, run_id, runs in _sorted_runs(dirs, series):
+
+class Step(NamedTuple):
+    """What judging one run of a path gave."""
+
+    judgments: list[Judgment]
+    episodes: list[Episode]  # opened, moved or closed by it
+    config_changes: list[ConfigChange]
+
+
+def _ints(doc: Mapping[str, float]) -> dict[int, float]:
+    return {int(i): x for i, x in doc.items()}
+
+
+class PathJudge:
+    """One path's judge: each run judged once, in time order, against the runs before it
+    only (see the module's rules). Its state is what the store keeps between ingests
+    (doc / of_doc): the baselines' runs, the flagged runs waiting for confirmation and
+    the open episode."""
+
+    def __init__(self, key: SeriesKey, p: Params) -> None:
+        self.key = key  # the path: src < dst
+        self.p = p
+        self.dirs: dict[int, _Direction] = {}  # 0: src -> dst, 1: dst -> src
+        self.pending: list[_Pending] = []
+        self.episode: Episode | None = None
+        self.post_runs = 0  # runs at the new level, the confirming ones included
+        self.inside_runs: list[dict[int, float]] = []  # runs back inside the old levels
+        self.last: tuple[str, str] = ("", "")  # (t, run id) of the latest run judged
+
+    def directed(self, i: int) -> SeriesKey:
+        return self.key if i == 0 else self.key.reverse()
+
+    def direction(self, i: int) -> _Direction:
+        d = self.dirs.get(i)
+        if d is None:
+            d = self.dirs[i] = _Direction(self.directed(i), self.p)
+        return d
+
+    def step(self, run_id: str, t: str, runs: Mapping[int, Run], p: Params) -> Step:
+        """Judge one run (each direction's test of one sweep) with the rule `p` in force
+        (k1 and k2 may differ from run to run: calibration)."""
+        self.p = p
+        metric = self.key.metric
+        out = Step([], [], [])
+        dirs = {i: self.direction(i) for i in runs}
+        for d in dirs.values():
+            d.p = p
         xs = {i: transform(metric, run.value) for i, run in runs.items()}
         changed = [
             i for i, run in runs.items() if dirs[i].fingerprint not in (None, run.fingerprint)
@@ -893,109 +643,232 @@ def _judge(
             )
             d.restart()
         if changed:
-            if episode is not None:
-                episode.status = "configuration change"
-                episode.closed_run, episode.closed_t = run_id, t
-                episode = None
-            pending.clear()
+            if self.episode is not None:
+                self._close("configuration change", run_id, t, out)
+            self.pending.clear()
         for i, run in runs.items():
             dirs[i].fingerprint = run.fingerprint
+        self.last = (t, run_id)
 
-        if episode is None:
-            judged = {i: x for i, x in xs.items() if dirs[i].ready()}
-            for i, x in xs.items():
-                if i not in judged:
-                    dirs[i].base.push(x)
-            if not judged:
-                continue
-            out.evaluated_runs.add(run_id)
-            devs: dict[int, float] = {}
-            flags: dict[int, float] = {}  # deviation / flag threshold, of flagged directions
-            least = min_change(metric, p)
+        def row(i: int, status: str, level: float | None = None, scale: float | None = None,
+                own: float | None = None, n: int | None = None, dev: float | None = None,
+                flag: float | None = None, episode: str | None = None) -> Judgment:  # fmt: skip
+            d = dirs[i]
+            base = untransform(metric, level) if level is not None else None
+            return Judgment(
+                d.key.src, d.key.dst, run_id, runs[i].t, runs[i].fingerprint, runs[i].value, status,
+                base, scale, own, d.pooled, len(d.base) if n is None else n, p.k1, p.k2, dev,
+                flag, dev is not None and flag is not None and abs(dev) >= flag, episode,
+            )  # fmt: skip
+
+        if self.episode is not None:
+            self._judge_open(run_id, t, xs, dirs, row, out)
+            return out
+        judged = {i: x for i, x in xs.items() if dirs[i].ready()}
+        for i, x in xs.items():
+            if i not in judged:
+                out.judgments.append(row(i, LEARNING))
+                dirs[i].base.push(x)
+        if not judged:
+            return out
+        devs: dict[int, float] = {}
+        flags: dict[int, float] = {}  # flag thresholds
+        beyond: dict[int, float] = {}  # deviation / flag threshold, of flagged directions
+        rows: dict[int, tuple[float, float, float]] = {}
+        for i, x in judged.items():
+            d = dirs[i]
+            level, scale = d.base.median(), d.scale()
+            flag, _ = thresholds(metric, scale, p)
+            devs[i], flags[i], rows[i] = x - level, flag, (level, scale, d.base.mad_scale())
+            if abs(devs[i]) >= flag:
+                beyond[i] = devs[i] / flag
+            d.tail.append((run_id, abs(devs[i]) >= CALIBRATION_SCALES * scale))
+        status = FLAGGED if beyond else NORMAL
+        for i in judged:
+            level, scale, own = rows[i]
+            out.judgments.append(row(i, status, level, scale, own, dev=devs[i], flag=flags[i]))
+        if not beyond:  # flagged runs before it were spikes: they never join a baseline
+            self.pending.clear()
             for i, x in judged.items():
-                devs[i] = x - dirs[i].base.median()
-                if abs(devs[i]) >= least:  # most runs move too little: no scale needed
-                    flag, _ = thresholds(metric, dirs[i].scale(), p)
-                    if abs(devs[i]) >= flag:
-                        flags[i] = devs[i] / flag
-            if not flags:
-                flush()
-                for i, x in judged.items():
-                    dirs[i].base.push(x)
-                continue
-            out.flagged_runs.add(run_id)
-            side = 1 if max(flags.values(), key=abs) > 0 else -1
-            if pending and pending[-1][4] != side:
-                flush()
-            pending.append((run_id, t, judged, devs, side))
-            if len(pending) < p.confirm_runs:
-                continue
-            episode = _confirmed(key, dirs, pending, side, run_id, t, p)
-            if episode is None:  # not far enough: the oldest joins the baseline, slide on
-                first = pending.pop(0)
-                for i, x in first[2].items():
-                    dirs[i].base.push(x)
-                continue
-            out.episodes.append(episode)
-            for i, d in enumerate(dirs):
-                d.old_window = d.base.values() if d.ready() else []
-                d.post = [item[2][i] for item in pending if i in item[2]]
-            post_runs, inside_runs = len(pending), []
-            pending.clear()
-            continue
+                dirs[i].base.push(x)
+            return out
+        side = 1 if max(beyond.values(), key=abs) > 0 else -1
+        if self.pending and self.pending[-1].side != side:
+            self.pending.clear()
+        self.pending.append(_Pending(run_id, t, judged, devs, flags, side))
+        if len(self.pending) < p.confirm_runs:
+            return out
+        episode = self._confirmed(side, run_id, t, p)
+        if episode is None:  # not far enough: the oldest is dropped, slide on
+            self.pending.pop(0)
+            return out
+        self.episode = episode
+        out.episodes.append(episode)
+        pending_ids = {item.run_id for item in self.pending}
+        for i, d in self.dirs.items():
+            d.old_window = d.base.values() if d.ready() else []
+            d.post = [item.xs[i] for item in self.pending if i in item.xs]
+            kept = [x for x in d.tail if x[0] not in pending_ids]  # an episode is no noise
+            d.tail = deque(kept, maxlen=CALIBRATION_RUNS)
+        self.post_runs, self.inside_runs = len(self.pending), []
+        self.pending.clear()
+        out.judgments[-len(judged) :] = [
+            j._replace(episode=episode.id) for j in out.judgments[-len(judged) :]
+        ]
+        return out
 
-        # an open event: judged against the old baselines
-        out.evaluated_runs.add(run_id)
+    def _judge_open(self, run_id: str, t: str, xs: dict[int, float], dirs: dict[int, _Direction],
+                    row: Callable[..., Judgment], out: Step) -> None:  # fmt: skip
+        """A run while an episode is open: judged against the old baselines."""
+        episode, metric, p = self.episode, self.key.metric, self.p
+        assert episode is not None
         states = []  # per judged direction: 0 inside, +1/-1 flagged on that side
         for i, x in xs.items():
             d = dirs[i]
             if not d.old_window:
-                d.base.push(x)  # not judged: it had too few runs when the event began
+                out.judgments.append(row(i, LEARNING))
+                d.base.push(x)  # not judged: it had too few runs when the episode began
                 continue
             flag, _ = thresholds(metric, d.old_scale, p)
             dev = x - d.old_level
             states.append(0 if abs(dev) < flag else (1 if dev > 0 else -1))
+            out.judgments.append(
+                row(i, EPISODE, d.old_level, d.old_scale, None, len(d.old_window), dev, flag,
+                    episode.id)
+            )  # fmt: skip
         if states and all(state == 0 for state in states):
-            inside_runs.append(xs)
-            if len(inside_runs) >= p.revert_runs:
-                episode.status, episode.closed_run, episode.closed_t = "reverted", run_id, t
-                for i, d in enumerate(dirs):
+            self.inside_runs.append(xs)
+            if len(self.inside_runs) >= p.revert_runs:
+                for i, d in self.dirs.items():
                     if d.old_window:  # the old baseline resumes, with the runs back in it
                         d.base = Window(p.window_runs, d.old_window)
-                        for inside_xs in inside_runs:
-                            if i in inside_xs:
-                                d.base.push(inside_xs[i])
-                episode = None
-            continue
-        out.flagged_runs.add(run_id)
-        inside_runs = []
+                        for inside in self.inside_runs:
+                            if i in inside:
+                                d.base.push(inside[i])
+                self._close("reverted", run_id, t, out)
+            return
+        self.inside_runs = []
         if episode.direction not in states:
-            continue  # beyond the old level on the other side only: neither old nor new
+            return  # beyond the old level on the other side only: neither old nor new
         for i, x in xs.items():
-            if dirs[i].old_window:
-                dirs[i].post.append(x)
-        post_runs += 1
-        _update_levels(episode, dirs, metric)
-        if post_runs >= p.new_normal_runs:
-            episode.status, episode.closed_run, episode.closed_t = "new normal", run_id, t
-            for d in dirs:
+            if self.dirs[i].old_window:
+                self.dirs[i].post.append(x)
+        self.post_runs += 1
+        _update_levels(episode, self.dirs, metric)
+        if self.post_runs >= p.new_normal_runs:
+            for d in self.dirs.values():
                 if d.old_window:  # rebuilt from the post-change runs only
                     d.base = Window(p.window_runs, d.post)
-            episode = None
+            self._close("new normal", run_id, t, out)
+        else:
+            out.episodes.append(episode)
 
-    out.suspects = _suspects(key, out, pending, dirs, metric, p)
-    for d in dirs:
-        if episode is not None and d.old_window:
-            out.baselines[d.key] = untransform(metric, d.old_level)
-            out.scales[d.key] = d.old_scale
-        elif d.ready():
-            out.baselines[d.key] = untransform(metric, d.base.median())
-            out.scales[d.key] = d.scale()
-    return out
+    def _close(self, status: str, run_id: str, t: str, out: Step) -> None:
+        episode = self.episode
+        assert episode is not None
+        episode.status, episode.closed_run, episode.closed_t = status, run_id, t
+        out.episodes.append(episode)
+        self.episode = None
+        for d in self.dirs.values():
+            d.old_window, d.post = [], []
+
+    def _confirmed(self, side: int, run_id: str, t: str, p: Params) -> Episode | None:
+        """The episode the pending runs confirm, or None when no direction's median
+        deviation over them reaches its confirmation threshold."""
+        metric = self.key.metric
+        changes: list[DirectionChange] = []
+        any_moved = False
+        for i, d in sorted(self.dirs.items()):
+            if not d.ready():
+                continue
+            scale = d.scale()
+            flag, confirm = thresholds(metric, scale, p)
+            devs = [item.devs[i] for item in self.pending if i in item.devs]
+            level = d.base.median()
+            moved = bool(devs) and side * median(devs) >= confirm
+            any_moved = any_moved or moved
+            d.old_level, d.old_scale = level, scale
+            xs = [item.xs[i] for item in self.pending if i in item.xs]
+            changes.append(
+                DirectionChange(
+                    d.key, untransform(metric, level),
+                    untransform(metric, median(xs) if xs else level), scale, flag, confirm, moved,
+                )
+            )  # fmt: skip
+        if not any_moved:
+            return None
+        first = self.pending[0]
+        z = max(((dev / self.dirs[i].old_scale) for i, dev in first.devs.items()), key=abs)
+        went = [c for c in changes if c.moved]
+        return Episode(
+            key=self.key, started_run=first.run_id, started_t=first.t, confirmed_run=run_id,
+            confirmed_t=t, direction=side, old_level=sum(c.old_level for c in went) / len(went),
+            z=z, new_level=sum(c.new_level for c in went) / len(went), directions=changes,
+            k1=p.k1, k2=p.k2,
+        )  # fmt: skip
+
+    # ---- what it shows -----------------------------------------------------------------
+
+    def suspects(self) -> list[Suspect]:
+        """The flagged runs still waiting for confirmation."""
+        out = []
+        for item in self.pending:
+            ends = [(self.directed(i), dev, item.flags[i]) for i, dev in item.devs.items()]
+            deviations = tuple((k.src, k.dst, dev, flag) for k, dev, flag in ends)
+            out.append(Suspect(self.key, item.run_id, item.t, deviations))
+        return out
+
+    def baselines(self) -> dict[SeriesKey, tuple[float, float]]:
+        """Per directed pair: the level the next run is judged against (the old one while
+        an episode is open), in the metric's unit, and its scale; none before it is
+        judged."""
+        metric, out = self.key.metric, {}
+        for d in self.dirs.values():
+            if self.episode is not None and d.old_window:
+                out[d.key] = (untransform(metric, d.old_level), d.old_scale)
+            elif d.ready():
+                out[d.key] = (untransform(metric, d.base.median()), d.scale())
+        return out
+
+    def waiting(self) -> list[tuple[SeriesKey, int, int]]:
+        """The directions not judged yet: (key, comparable runs, runs needed)."""
+        return [(d.key, len(d.base), d.needed()) for d in self.dirs.values()
+                if d.key not in self.baselines()]  # fmt: skip
+
+    def doc(self) -> dict[str, Any]:
+        """The state, as JSON-able data."""
+        return {
+            "dirs": {str(i): d.doc() for i, d in self.dirs.items()},
+            "pending": [
+                [x.run_id, x.t, {str(i): v for i, v in x.xs.items()},
+                 {str(i): v for i, v in x.devs.items()},
+                 {str(i): v for i, v in x.flags.items()}, x.side]
+                for x in self.pending
+            ],
+            "episode": None if self.episode is None else episode_state(self.episode),
+            "post_runs": self.post_runs,
+            "inside_runs": [{str(i): v for i, v in xs.items()} for xs in self.inside_runs],
+            "last": list(self.last),
+        }  # fmt: skip
+
+    @classmethod
+    def of_doc(cls, key: SeriesKey, p: Params, doc: Mapping[str, Any]) -> PathJudge:
+        judge = cls(key, p)
+        for i, d in doc["dirs"].items():
+            judge.dirs[int(i)] = _Direction.of_doc(judge.directed(int(i)), p, d)
+        judge.pending = [
+            _Pending(r, t, _ints(xs), _ints(devs), _ints(flags), side)
+            for r, t, xs, devs, flags, side in doc["pending"]
+        ]
+        judge.episode = None if doc["episode"] is None else episode_of_state(doc["episode"])
+        judge.post_runs = doc["post_runs"]
+        judge.inside_runs = [_ints(xs) for xs in doc["inside_runs"]]
+        judge.last = (doc["last"][0], doc["last"][1])
+        return judge
 
 
-def _update_levels(episode: Episode, dirs: Sequence[_Direction], metric: str) -> None:
-    by_key = {d.key: d for d in dirs}
+def _update_levels(episode: Episode, dirs: Mapping[int, _Direction], metric: str) -> None:
+    by_key = {d.key: d for d in dirs.values()}
     for change in episode.directions:
         d = by_key[change.key]
         if d.post:
@@ -1004,84 +877,183 @@ def _update_levels(episode: Episode, dirs: Sequence[_Direction], metric: str) ->
     episode.new_level = sum(c.new_level for c in moved) / len(moved)
 
 
-def _confirmed(
-    key: SeriesKey,
-    dirs: Sequence[_Direction],
-    pending: Sequence[tuple[str, str, dict[int, float], dict[int, float], int]],
-    side: int,
-    run_id: str,
-    t: str,
-    p: Params,
-) -> Episode | None:
-    """The event the pending runs confirm, or None when no direction's median deviation
-    over them reaches its confirmation threshold."""
-    metric = key.metric
-    changes: list[DirectionChange] = []
-    any_moved = False
-    for i, d in enumerate(dirs):
-        if not d.ready():
-            continue
-        scale = d.scale()
-        flag, confirm = thresholds(metric, scale, p)
-        devs = [item[3][i] for item in pending if i in item[3]]
-        level = d.base.median()
-        moved = bool(devs) and side * median(devs) >= confirm
-        any_moved = any_moved or moved
-        d.old_level, d.old_scale = level, scale
-        xs = [item[2][i] for item in pending if i in item[2]]
-        changes.append(
-            DirectionChange(
-                d.key, untransform(metric, level), untransform(metric, median(xs) if xs else level),
-                scale, flag, confirm, moved,
-            )
-        )  # fmt: skip
-    if not any_moved:
-        return None
-    first = pending[0]
-    z = max(((dev / dirs[i].old_scale) for i, dev in first[3].items()), key=abs)
-    went = [c for c in changes if c.moved]
+def episode_state(e: Episode) -> dict[str, Any]:
+    """An episode as JSON-able data (episode_of_state reads it back)."""
+    return {
+        "key": list(key_tuple(e.key)), "started_run": e.started_run, "started_t": e.started_t,
+        "confirmed_run": e.confirmed_run, "confirmed_t": e.confirmed_t,
+        "direction": e.direction, "old_level": e.old_level, "z": e.z,
+        "new_level": e.new_level, "k1": e.k1, "k2": e.k2, "status": e.status,
+        "closed_run": e.closed_run, "closed_t": e.closed_t,
+        "directions": [
+            [list(key_tuple(c.key)), c.old_level, c.new_level, c.scale, c.flag_threshold,
+             c.confirm_threshold, c.moved]
+            for c in e.directions
+        ],
+    }  # fmt: skip
+
+
+def episode_of_state(doc: Mapping[str, Any]) -> Episode:
+    fields = {k: v for k, v in doc.items() if k not in ("key", "directions")}
     return Episode(
-        key=key,
-        started_run=first[0],
-        started_t=first[1],
-        confirmed_run=run_id,
-        confirmed_t=t,
-        direction=side,
-        old_level=sum(c.old_level for c in went) / len(went),
-        z=z,
-        new_level=sum(c.new_level for c in went) / len(went),
-        directions=changes,
-        k1=p.k1,
-        k2=p.k2,
+        key=SeriesKey(*doc["key"]),
+        directions=[DirectionChange(SeriesKey(*k), *rest) for k, *rest in doc["directions"]],
+        **fields,
     )
 
 
-def _suspects(
+# ---- many paths, sweep by sweep --------------------------------------------------------
+
+Group = tuple[str, str, str]  # source, backend, metric
+
+
+def judgeable(metric: str, value: float) -> bool:
+    """A value detection judges: no log of 0 throughput (a failed test is not a level)."""
+    return value > 0 or (metric == "rtt" and value == 0)
+
+
+def pooled_scales(
+    directions: Iterable[tuple[Any, SeriesKey, Window]], p: Params
+) -> dict[Any, float]:
+    """Per direction (an id, its key and its baseline's runs): the median own scale of
+    the directions of its RTT decile (within its source, backend and metric), over those
+    with at least min_runs runs in their baselines."""
+    groups: dict[Group, list[tuple[float, float, Any]]] = defaultdict(list)
+    for ident, key, base in directions:
+        if len(base) >= p.min_runs:
+            groups[(key.source, key.backend, key.metric)].append(
+                (base.median(), base.mad_scale(), ident)
+            )
+    out: dict[Any, float] = {}
+    for members in groups.values():
+        members.sort(key=lambda m: m[0])
+        n = len(members)
+        bands = min(RTT_BANDS, n)
+        for band in range(bands):
+            chunk = members[band * n // bands : (band + 1) * n // bands]
+            pooled = median([m[1] for m in chunk])
+            for m in chunk:
+                out[m[2]] = pooled
+    return out
+
+
+@dataclass
+class Judged:
+    """What judging one sweep gave, to be stored."""
+
+    judgments: list[tuple[SeriesKey, Judgment]] = field(default_factory=list)  # path, row
+    episodes: dict[str, Episode] = field(default_factory=dict)  # by id, as they stand now
+    config_changes: list[ConfigChange] = field(default_factory=list)
+    calibrations: dict[Group, Calibration] = field(default_factory=dict)  # in force
+
+
+class Judge:
+    """Many paths' judges, fed sweep by sweep in time order: each sweep's runs judged with
+    the pooled scales and calibration of the runs before it."""
+
+    def __init__(self, p: Params, paths: dict[SeriesKey, PathJudge] | None = None) -> None:
+        self.p = p
+        self.paths: dict[SeriesKey, PathJudge] = paths if paths is not None else {}
+
+    def in_force(self, group: Group) -> tuple[dict[tuple[SeriesKey, int], float], Calibration]:
+        """The pooled scales and the calibration of `group` from the runs judged so far."""
+        members = [
+            (key, i, d) for key, judge in self.paths.items()
+            if (key.source, key.backend, key.metric) == group
+            for i, d in judge.dirs.items()
+        ]  # fmt: skip
+        pooled = pooled_scales((((k, i), d.key, d.base) for k, i, d in members), self.p)
+        judged = sum(len(d.tail) for _k, _i, d in members)
+        beyond = sum(b for _k, _i, d in members for _r, b in d.tail)
+        return pooled, calibration(judged, beyond, self.p)
+
+    def sweep(self, run_id: str, runs: Iterable[tuple[SeriesKey, Run]]) -> Judged:
+        """Judge one sweep's runs (directed keys; a pair's later test of the same sweep
+        replaces its earlier one)."""
+        grouped: dict[Group, dict[SeriesKey, dict[int, Run]]] = defaultdict(dict)
+        for key, run in runs:
+            if not judgeable(key.metric, run.value):
+                continue
+            path = key.path()
+            grouped[(key.source, key.backend, key.metric)].setdefault(path, {})[
+                0 if key.src == path.src else 1
+            ] = run
+        out = Judged()
+        for group, paths in grouped.items():
+            pooled, cal = self.in_force(group)
+            out.calibrations[group] = cal
+            p = replace(self.p, k1=cal.k1, k2=cal.k2) if self.p.calibrate else self.p
+            for path, by_direction in paths.items():
+                judge = self.paths.get(path)
+                if judge is None:
+                    judge = self.paths[path] = PathJudge(path, self.p)
+                for i in by_direction:
+                    judge.direction(i).pooled = pooled.get((path, i))
+                first = by_direction[min(by_direction)]
+                step = judge.step(run_id, first.t, by_direction, p)
+                out.judgments.extend((path, j) for j in step.judgments)
+                out.episodes.update((e.id, e) for e in step.episodes)
+                out.config_changes.extend(step.config_changes)
+        return out
+
+
+def sweeps_of(series: Iterable[Series]) -> list[tuple[str, list[tuple[SeriesKey, Run]]]]:
+    """The series' runs as sweeps (their run ids), in time order: by their earliest run's
+    time, then id."""
+    by_run: dict[str, list[tuple[SeriesKey, Run]]] = defaultdict(list)
+    for s in series:
+        for run in s.runs:
+            by_run[run.run_id].append((s.key, run))
+    order = sorted(by_run, key=lambda r: (min(run.t for _k, run in by_run[r]), r))
+    return [(r, by_run[r]) for r in order]
+
+
+def detect_path(
     key: SeriesKey,
-    out: SeriesResult,
-    pending: Sequence[tuple[str, str, dict[int, float], dict[int, float], int]],
-    dirs: Sequence[_Direction],
-    metric: str,
-    p: Params,
-) -> list[Suspect]:
-    """The flagged runs still waiting for confirmation at the end of the series."""
-    found = []
-    for run_id, t, _xs, devs, _side in pending:
-        items = []
-        for i, dev in devs.items():
-            flag, _ = thresholds(metric, dirs[i].scale(), p)
-            k = dirs[i].key
-            items.append((k.src, k.dst, dev, flag))
-        found.append(Suspect(key, run_id, t, tuple(items)))
-    return found
+    series: Sequence[Series],
+    p: Params = Params(),
+    pooled: Mapping[SeriesKey, float] | None = None,
+) -> SeriesResult:
+    """The episodes, suspected runs and configuration changes of one path from its one or
+    two directions' series, with fixed pooled scales (see the module's rules)."""
+    judge = PathJudge(key.path(), p)
+    out = SeriesResult(key.path())
+    episodes: dict[str, Episode] = {}
+    for run_id, runs in sweeps_of(series):
+        by_direction = {
+            0 if k.src == judge.key.src else 1: run
+            for k, run in runs if judgeable(k.metric, run.value)
+        }  # fmt: skip
+        if not by_direction:
+            continue
+        for i in by_direction:
+            judge.direction(i).pooled = (pooled or {}).get(judge.directed(i))
+        step = judge.step(run_id, by_direction[min(by_direction)].t, by_direction, p)
+        _collect(out, step, episodes)
+    return _finish(out, judge, episodes)
+
+
+def _collect(out: SeriesResult, step: Step, episodes: dict[str, Episode]) -> None:
+    for j in step.judgments:
+        if j.status != LEARNING:
+            out.evaluated_runs.add(j.run_id)
+        if j.flagged:
+            out.flagged_runs.add(j.run_id)
+    episodes.update((e.id, e) for e in step.episodes)
+    out.config_changes.extend(step.config_changes)
+
+
+def _finish(out: SeriesResult, judge: PathJudge, episodes: dict[str, Episode]) -> SeriesResult:
+    out.episodes = sorted(episodes.values(), key=lambda e: (e.started_t, e.started_run))
+    out.suspects = judge.suspects()
+    for key, (level, scale) in judge.baselines().items():
+        out.baselines[key], out.scales[key] = level, scale
+    return out
 
 
 def detect_series(s: Series, p: Params = Params(), pooled: float | None = None) -> SeriesResult:
     """One directed pair alone: a path with one direction."""
     return detect_path(s.key, [s], p, {s.key: pooled} if pooled is not None else None)
-
-
-# ---- all series ------------------------------------------------------------------------
 
 
 def paths(series: Sequence[Series]) -> dict[SeriesKey, list[Series]]:
@@ -1098,32 +1070,57 @@ def detect(
     series: Sequence[Series],
     p: Params = Params(),
     groups: Mapping[str, Sequence[str]] | None = None,
-    pooled: Mapping[SeriesKey, float] | None = None,
 ) -> Detection:
-    """Every path, with pooled scales, then path events folded into host changes, then
-    into region changes toward one group (`groups`: region -> its labels, e.g.
-    "continent:Europe", "cloud:gcp"). `pooled`: pooled_scales(series, p), computed
-    already (calibrate takes them too)."""
+    """Every path judged sweep by sweep, as the store's ingest judges them, then path
+    episodes folded into host changes, then into region changes toward one group
+    (`groups`: region -> its labels, e.g. "continent:Europe", "cloud:gcp")."""
     with gc_paused():
-        pooled = pooled if pooled is not None else pooled_scales(series, p)
-        by_path = paths(series)
-        starts = _quiet_starts(by_path, p, pooled)
-        results = []
-        for key, members in by_path.items():
-            if (start := starts.get(key)) is not None:
-                results.append(_judge(key, *start, p))
-            else:
-                results.append(detect_path(key, members, p, pooled))
+        judge = Judge(p)
+        results: dict[SeriesKey, SeriesResult] = {}
+        episodes: dict[SeriesKey, dict[str, Episode]] = defaultdict(dict)
+        calibrations: dict[Group, Calibration] = {}
+        for run_id, runs in sweeps_of(series):
+            judged = judge.sweep(run_id, runs)
+            calibrations.update(judged.calibrations)
+            for path, j in judged.judgments:
+                r = results.setdefault(path, SeriesResult(path))
+                if j.status != LEARNING:
+                    r.evaluated_runs.add(j.run_id)
+                if j.flagged:
+                    r.flagged_runs.add(j.run_id)
+            for e in judged.episodes.values():
+                episodes[e.key][e.id] = e
+            for c in judged.config_changes:
+                results[c.key.path()].config_changes.append(c)
+        finished = [_finish(r, judge.paths[k], episodes[k]) for k, r in results.items()]
+        waiting = unjudged(w for j in judge.paths.values() for w in j.waiting())
+    return detection_of(finished, p, groups or {}, calibrations, waiting)
+
+
+def detection_of(
+    results: Sequence[SeriesResult],
+    p: Params,
+    groups: Mapping[str, Sequence[str]],
+    calibrations: Mapping[Group, Calibration] | None = None,
+    waiting: Sequence[Unjudged] = (),
+) -> Detection:
+    """The paths' results with their episodes folded into host and region changes."""
     hosts, folded = host_changes(results, p)
-    grouped = group_changes(results, p, groups or {}, folded)
+    grouped = group_changes(results, p, groups, folded)
     for g in grouped:
         folded.update(id(e) for e in g.pairs)
-    episodes = [e for r in results for e in r.episodes if id(e) not in folded]
-    configs = [c for r in results for c in r.config_changes]
-    baselines = {k: v for r in results for k, v in r.baselines.items()}
-    scales = {k: v for r in results for k, v in r.scales.items()}
-    suspects = [x for r in results for x in r.suspects]
-    return Detection(episodes, hosts, configs, baselines, scales, suspects, p, grouped)
+    return Detection(
+        episodes=[e for r in results for e in r.episodes if id(e) not in folded],
+        hosts=hosts,
+        config_changes=[c for r in results for c in r.config_changes],
+        baselines={k: v for r in results for k, v in r.baselines.items()},
+        scales={k: v for r in results for k, v in r.scales.items()},
+        suspects=[x for r in results for x in r.suspects],
+        params=p,
+        groups=grouped,
+        calibrations=dict(calibrations or {}),
+        waiting=list(waiting),
+    )
 
 
 @dataclass(frozen=True)
@@ -1146,22 +1143,12 @@ class Unjudged:
         )
 
 
-def unjudged(series: Sequence[Series], found: Detection) -> list[Unjudged]:
-    """The series `found` has no baseline for, counted by source, metric and how many
-    comparable runs they have (after a configuration change a series needs only
-    borrowed_min_runs when the old configuration had min_runs: it borrows its scale)."""
-    p = found.params
-    waiting = [s for s in series if s.key not in found.baselines and len(s.runs)]
-    block = _Block(waiting)
-    _tails, tail_counts = block.tails(p)
-    prints = _joined([r.prints for r in block.runs])
-    last = prints[block.starts[1:] - 1]  # each series' latest fingerprint
-    older_runs = (prints != last[block.row]) & (block.raw > 0)  # of another configuration
-    olders = np.bincount(block.row[older_runs], minlength=len(waiting)).tolist()
-    counts: Counter[tuple[str, str, int, int]] = Counter()
-    for s, older, tail in zip(waiting, olders, tail_counts.tolist(), strict=True):
-        needed = p.borrowed_min_runs if older >= p.min_runs else p.min_runs
-        counts[(s.key.source, s.key.metric, tail, needed)] += 1
+def unjudged(waiting: Iterable[tuple[SeriesKey, int, int]]) -> list[Unjudged]:
+    """The directions not judged yet ((key, comparable runs, runs needed), PathJudge.waiting)
+    counted by source, metric, runs and runs needed."""
+    counts: Counter[tuple[str, str, int, int]] = Counter(
+        (key.source, key.metric, runs, needed) for key, runs, needed in waiting
+    )
     return [
         Unjudged(source, metric, runs, needed, n)
         for (source, metric, runs, needed), n in sorted(
@@ -1281,7 +1268,7 @@ K2_BOUNDS = (3.75, 5.5)
 
 @dataclass(frozen=True)
 class Calibration:
-    judged: int  # runs judged against a baseline in the window
+    judged: int  # runs judged against a baseline, outside episodes
     beyond: int  # of which at least CALIBRATION_SCALES scales from it
     expected: float  # the share a normal noise would give
     inflation: float  # how much wider the tails are than normal's (>= 1)
@@ -1293,22 +1280,13 @@ class Calibration:
         return self.beyond / self.judged if self.judged else 0.0
 
 
-def calibrate(
-    series: Sequence[Series],
-    p: Params = Params(),
-    last_runs: int = 28,
-    pooled: Mapping[SeriesKey, float] | None = None,
-) -> Calibration:
-    """The rate of runs at least 4.5 scales from their baseline over each series' last
-    `last_runs` runs (a week of 6-hourly runs) and the thresholds it implies: if that rate
-    is what a normal noise gives beyond z, the tails are 4.5 / z times wider than normal,
-    and k1, k2 grow by that much, within K1_BOUNDS and K2_BOUNDS. `pooled`:
-    pooled_scales(series, p), computed already."""
+def calibration(judged: int, beyond: int, p: Params = Params()) -> Calibration:
+    """The thresholds a rate of `beyond` of `judged` runs at least 4.5 scales from their
+    baseline implies: if that rate is what a normal noise gives beyond z, the tails are
+    4.5 / z times wider than normal, and k1, k2 grow by that much, within K1_BOUNDS and
+    K2_BOUNDS."""
     from statistics import NormalDist
 
-    with gc_paused():
-        pooled = pooled if pooled is not None else pooled_scales(series, p)
-        judged, beyond = _calibration_counts(series, p, last_runs, pooled)
     normal = NormalDist()
     expected = 2 * (1 - normal.cdf(CALIBRATION_SCALES))
     rate = beyond / judged if judged else 0.0
@@ -1320,42 +1298,22 @@ def calibrate(
     return Calibration(judged, beyond, expected, inflation, round(k1, 2), round(k2, 2))
 
 
-def _calibration_counts(
-    series: Sequence[Series], p: Params, last_runs: int, pooled: Mapping[SeriesKey, float]
-) -> tuple[int, int]:
-    """calibrate's runs judged and runs beyond CALIBRATION_SCALES."""
-    # until a series' first configuration change, or first run within rounding of 4.5
-    # scales, every run's deviation and scale at once; from there on, the loop
-    block = _Block(series)
-    kept, x, lens = block.kept(block.raw > 0)
-    start = max(int((lens - last_runs).min(initial=0)), 0)  # no series' last runs before
-    dev, scale = _rolling(x, lens, [pooled.get(s.key) for s in series],
-                          [floor_scale(s.key.metric, p) for s in series], p, start)  # fmt: skip
-    cols = np.arange(dev.shape[1])[None, :]
-    last = cols >= np.maximum(lens - last_runs, 0)[:, None]  # NaN where not judged
-    near = last & (np.abs(np.abs(dev) - CALIBRATION_SCALES * scale) <= _MARGIN * scale)
-    firsts, changes = _loop_from(_first(near, lens), kept, p)
-    before = last & (cols < np.minimum(firsts, changes)[:, None])
-    judged = int((before & ~np.isnan(dev)).sum())
-    beyond = int((before & (np.abs(dev) >= CALIBRATION_SCALES * scale)).sum())
-    for i, (s, runs, cut) in enumerate(zip(series, kept, firsts, strict=True)):
-        if cut >= len(runs):
-            continue
-        xs = x[i, : len(runs)].tolist()
-        d = _Direction(s, p, pooled.get(s.key))
-        d.base = Window(p.window_runs, xs[max(0, cut - p.window_runs) : cut])
-        d.fingerprint = runs.prints[cut - 1] if cut else None
-        start = len(runs) - last_runs
-        for j in range(cut, len(runs)):
-            fingerprint, value = runs.prints[j], xs[j]
-            if d.fingerprint not in (None, fingerprint):
-                d.restart()
-            d.fingerprint = fingerprint
-            if j >= start and d.ready():
-                judged += 1
-                beyond += abs(value - d.base.median()) >= CALIBRATION_SCALES * d.scale()
-            d.base.push(value)
-    return judged, beyond
+def combined_calibration(found: Detection) -> Calibration | None:
+    """The calibration of every source, backend and metric of `found` together (None:
+    nothing judged yet)."""
+    cals = found.calibrations.values()
+    if not cals:
+        return None
+    return calibration(sum(c.judged for c in cals), sum(c.beyond for c in cals), found.params)
+
+
+def calibrate(series: Sequence[Series], p: Params = Params()) -> Calibration:
+    """The calibration after the series' last sweep, over every source, backend and
+    metric: each direction's last 28 judged runs outside episodes."""
+    found = detect(series, p)
+    judged = sum(c.judged for c in found.calibrations.values())
+    beyond = sum(c.beyond for c in found.calibrations.values())
+    return calibration(judged, beyond, p)
 
 
 # ---- documents -------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.core.errors import UserError
 from orchestrator.core.log import info
 from orchestrator.core.textfile import read_text
+from orchestrator.history import judgments
 from orchestrator.history.fingerprint import (
     FINGERPRINT_FIELDS,
     fingerprint,
@@ -71,7 +72,7 @@ IMPORTS_DIR = "imports"
 # 2: measurements split into recent + archive; 3: the host evidence columns; 4: the
 # limiter columns, rtt_samples and flags; 5: the measure column (1 to 4 migrate, their
 # rows single_stream); 6: rtt_bins (5 migrates: filled from the stored rows)
-STORE_SCHEMA_VERSION = 6
+STORE_SCHEMA_VERSION = 7
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
 ARCHIVE_AFTER_DAYS = 35
@@ -153,6 +154,7 @@ _SCHEMA = [
     + ", ".join(f'"{f}" VARCHAR' for f in FINGERPRINT_FIELDS)
     + ")",
     "CREATE TABLE notified (episode_id VARCHAR PRIMARY KEY, status VARCHAR, sent_utc TIMESTAMP)",
+    *judgments.TABLES,
 ]
 
 
@@ -214,26 +216,30 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     both under the `measurements` view; 2 -> 3 -> 4: the columns added since (host
     evidence; limiter, rtt_samples and flags), empty in the rows that predate them; 4 -> 5:
     the measure column, single_stream in every older row; 5 -> 6: rtt_bins, filled from
-    every stored row. One transaction."""
+    every stored row; 6 -> 7: change detection's tables, every stored sweep judged in time
+    order (orchestrator.history.judgments). One transaction."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
         return
-    if not found or found[0] not in ("1", "2", "3", "4", "5"):
+    if not found or found[0] not in ("1", "2", "3", "4", "5", "6"):
         return
     info(
         f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
-        "(RTT histograms from every stored sample: about a minute for a year of "
-        "full-catalog sweeps, once)"
+        "(RTT histograms and change detection's judgments from every stored test: minutes "
+        "for a year of full-catalog sweeps, once)"
     )
     with transaction(con):
-        if found[0] != "5":
+        if found[0] not in ("5", "6"):
             _migrate_columns(con, found[0])
-        con.execute(_PAIRS)
-        con.execute(_RTT_BINS)
-        refresh_bins(con)
+        if found[0] != "6":
+            con.execute(_PAIRS)
+            con.execute(_RTT_BINS)
+            refresh_bins(con)
+        judgments.create_tables(con)
+        judgments.rejudge(con)
         con.execute(
             "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(STORE_SCHEMA_VERSION)]
         )
@@ -663,6 +669,13 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
         add_bins(con, sweep_id, days)
 
 
+def _judge(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> None:
+    """Change detection's judgments of the sweeps just written (inside the caller's
+    transaction), saying which paths were judged again."""
+    for line in judgments.judge_sweeps(con, sweep_ids).lines():
+        info(line)
+
+
 def archive_old_rows(
     con: duckdb.DuckDBPyConnection,
     after_days: int = ARCHIVE_AFTER_DAYS,
@@ -725,6 +738,7 @@ def ingest_sweep(results: Path, sweep_id: str, replace: bool = False) -> int:
         if problem:
             raise UserError(problem)
         _write_batch(con, batch)
+        _judge(con, [sweep_id])
         archive_old_rows(con)
     return len(batch.rows)
 
@@ -738,7 +752,11 @@ def sweep_ids(results: Path) -> list[str]:
 
 
 def ingest_all(
-    results: Path, warn: Any = None, path: Path | None = None, replace: bool = False
+    results: Path,
+    warn: Any = None,
+    path: Path | None = None,
+    replace: bool = False,
+    rule: Any = None,
 ) -> tuple[int, int]:
     """Ingest every sweep under `results` and every imported file. A sweep that cannot be
     read (another format version, a damaged record), or whose files now give fewer rows
@@ -754,6 +772,8 @@ def ingest_all(
     batches.extend(_imported_batches(results, warn))
     written = []
     with opened(results, create=True, path=path) as con, transaction(con):
+        if rule is not None:  # a rebuild's: the old store's change-detection rule
+            judgments.set_rule(con, rule)
         for batch in batches:
             problem = None if replace else _shrinks(con, batch)
             if problem:
@@ -762,6 +782,7 @@ def ingest_all(
                 continue
             _write_batch(con, batch)
             written.append(batch)
+        _judge(con, [b.sweep["sweep_id"] for b in written])
         archive_old_rows(con)
     return len(written), sum(len(b.rows) for b in written)
 
@@ -771,8 +792,11 @@ def rebuild(results: Path, warn: Any = None) -> tuple[int, int]:
     temporary name, then renamed over the old one (a failed rebuild keeps the old)."""
     path = store_path(results)
     tmp = path.with_name(f".{path.name}.rebuild-{os.getpid()}")
+    rule = None
+    with contextlib.suppress(UserError, OSError), opened(results, read_only=True) as con:
+        rule = judgments.rule(con)  # kept: the store's change detection goes on as set
     try:
-        counts = ingest_all(results, warn, path=tmp)
+        counts = ingest_all(results, warn, path=tmp, rule=rule)
         os.replace(tmp, path)
         Path(f"{path}.wal").unlink(missing_ok=True)
     finally:
@@ -993,6 +1017,7 @@ def import_file(
     with opened(results, create=True) as con, transaction(con):
         for batch in batches:
             _write_batch(con, batch)
+        _judge(con, [b.sweep["sweep_id"] for b in batches])
         archive_old_rows(con)
     return sum(len(b.rows) for b in batches)
 

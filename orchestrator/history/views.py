@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
@@ -360,6 +360,7 @@ def pair_history(
 
 # ---- what change detection can see -----------------------------------------------------
 
+CHANGE_RUNS = 56  # `interregion changes` and the site: each source's latest sweeps
 DETECTABLE = "detectable"  # the matrix's metric of each pair's smallest detectable change
 
 
@@ -372,14 +373,18 @@ def detectable(
     from orchestrator.history import changes as ch
 
     scales = [
-        s
+        (k, s)
         for k, s in found.scales.items()
         if (k.source, k.metric, k.src, k.dst) == (source, metric_name, src, dst)
     ]
     if not scales:
         return {"scale": None, "smallest_detectable_change": None}
-    scale = scales[-1]
-    change = ch.smallest_change(scale, metric_name, found.params)
+    key, scale = scales[-1]
+    p = found.params
+    calibrated = found.calibrations.get((key.source, key.backend, key.metric))
+    if p.calibrate and calibrated is not None:  # the k in force
+        p = replace(p, k1=calibrated.k1, k2=calibrated.k2)
+    change = ch.smallest_change(scale, metric_name, p)
     if metric_name == "throughput":
         return {"scale": round(math.expm1(scale), 4),
                 "smallest_detectable_change": round(math.expm1(change), 4)}  # fmt: skip
@@ -398,15 +403,12 @@ def region_groups() -> dict[str, tuple[str, ...]]:
     return out
 
 
-def detection(
-    con: duckdb.DuckDBPyConnection, sources: Sequence[str] = (), params: Any = None
-) -> Any:
-    """changes.detect over the store's latest runs, with the region roll-up (as
-    `interregion changes`)."""
-    from orchestrator.history import changes as ch
+def detection(con: duckdb.DuckDBPyConnection, sources: Sequence[str] = ()) -> Any:
+    """What the store judged over each source's latest CHANGE_RUNS sweeps (as
+    `interregion changes`): orchestrator.history.judgments.detection."""
+    from orchestrator.history import judgments
 
-    series = change_series(con, sources=sources)
-    return ch.detect(series, params or ch.Params(), region_groups())
+    return judgments.detection(con, sources, last_runs=CHANGE_RUNS)
 
 
 def detectable_matrix(

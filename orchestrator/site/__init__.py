@@ -14,8 +14,6 @@ Public API: the modules below; other packages import only these names
   since.
 - `pair_state`: The pair pages' tests kept between site builds, updated by the sweeps added since.
 - `publish`: Publishing the static site to a folder, S3 or Google Cloud Storage.
-- `series_state`: Change detection's tests kept between site builds, updated by the sweeps added
-  since.
 """
 
 __all__ = [
@@ -25,5 +23,4 @@ __all__ = [
     "matrix_state",
     "pair_state",
     "publish",
-    "series_state",
 ]

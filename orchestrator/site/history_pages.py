@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from orchestrator.history import changes as ch
+from orchestrator.history import judgments
 from orchestrator.history import views as v
 from orchestrator.model.catalog import Catalog, load_catalog, region_order
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.report.cache import source_digest
 from orchestrator.site import matrix_state as kept_windows
-from orchestrator.site import pair_state, series_state
+from orchestrator.site import pair_state
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
@@ -120,7 +121,6 @@ def history_data(
     include_flagged: bool = False,
     kept: kept_windows.MatrixState | None = None,
     kept_tests: pair_state.PairState | None = None,
-    kept_series: series_state.SeriesState | None = None,
     pair_pages: Callable[[HistoryData], None] | None = None,
     ready: Callable[[str], None] | None = None,
 ) -> HistoryData:
@@ -128,8 +128,7 @@ def history_data(
     catalog.region_order, with their cities (the default catalog without one). The
     matrix leaves out a test whose flags invalidate its metric unless `include_flagged`.
     `kept`: the RTT windows of the last build, updated (orchestrator.site.matrix_state);
-    `kept_tests`: the pair pages' tests (orchestrator.site.pair_state), `kept_series`
-    change detection's (orchestrator.site.series_state); this build's go into their
+    `kept_tests`: the pair pages' tests (orchestrator.site.pair_state); this build's go into their
     `made`. `pair_pages` is given the pair pages' data (the rest empty) as soon as it is
     computed, while the matrix's windows still are (to write the pages meanwhile);
     `ready` is told when a kept state is complete: "series", "pairs", "windows"."""
@@ -155,13 +154,11 @@ def history_data(
     try:
         with ch.gc_paused(), ThreadPoolExecutor(max_workers=1) as pool:
             windows = pool.submit(_source_windows, cursor, infos, include_flagged, kept)
-            series = series_state.change_series(con, CHANGE_RUNS, kept_series, stored)
-            done("series")
-            params = ch.Params()
-            pooled = ch.pooled_scales(series, params)  # both take them
-            found = ch.detect(series, params, v.region_groups(), pooled)
-            calibration = ch.calibrate(series, params, pooled=pooled)
-            changes = {**changes_data(con, found, infos, series), "calibration": calibration}
+            found = judgments.detection(con, last_runs=CHANGE_RUNS)
+            changes = {
+                **changes_data(con, found, infos),
+                "calibration": ch.combined_calibration(found),
+            }
             pairs = pair_data(con, infos, found, kept_tests)
             done("pairs")
             emulated = {i.name: i.emulated for i in infos}
@@ -190,8 +187,15 @@ def history_data(
 CACHE_FILE = Path(".cache") / "site" / "history.json"
 CACHE_FORMAT = "interregion.site-history-cache"
 # the modules whose code computes the figures: a change to one is a new key
-_FIGURE_MODULES = ("history_pages.py", "matrix_state.py", "pair_state.py", "series_state.py")
-_HISTORY_MODULES = ("views.py", "changes.py", "store.py", "continents.py", "fingerprint.py")
+_FIGURE_MODULES = ("history_pages.py", "matrix_state.py", "pair_state.py")
+_HISTORY_MODULES = (
+    "views.py",
+    "changes.py",
+    "judgments.py",
+    "store.py",
+    "continents.py",
+    "fingerprint.py",
+)
 
 
 def store_state(con: duckdb.DuckDBPyConnection) -> str:
@@ -260,7 +264,7 @@ def cached_history_data(
     store's state (store_state), the catalogs, include_flagged and the code: a site
     built again over an unchanged store computes nothing (only its build time is new).
     An unreadable or stale entry is computed again and replaced. Without `wait`, the
-    entry and the kept states (matrix_state, pair_state, series_state) are written on a thread while
+    entry and the kept states (matrix_state, pair_state) are written on a thread while
     the caller goes on (the store may be closed): it calls the data's finish().
     `pair_pages`: as history_data's (given the data read back, too)."""
     catalog = catalog or load_catalog()
@@ -286,23 +290,20 @@ def cached_history_data(
         pass  # no entry, or one this code cannot read: computed again
     kept = kept_windows.load(con, results) if not include_flagged else None
     kept_tests = pair_state.load(con, results)
-    kept_series = series_state.load(con, results)
     # each kept state is written on a thread as soon as it is complete (numpy's writes
     # and the files' let go of the GIL), the cache entry last
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history-cache")
     pending: list[Future[None]] = []
 
     def ready(what: str) -> None:
-        if what == "series":
-            pending.append(writer.submit(series_state.saving(con, results, kept_series)))
-        elif what == "pairs":
+        if what == "pairs":
             pending.append(writer.submit(pair_state.saving(con, results, kept_tests)))
         elif what == "windows" and kept is not None:
             pending.append(writer.submit(kept_windows.saving(con, results, kept)))
 
     try:
         data = history_data(
-            con, built, catalog, include_flagged, kept, kept_tests, kept_series, pair_pages, ready
+            con, built, catalog, include_flagged, kept, kept_tests, pair_pages, ready
         )
         with ch.gc_paused():
             doc = _to_json(data)  # its pages' JSON made here, once, for the pages too
@@ -621,10 +622,9 @@ def changes_data(
     con: duckdb.DuckDBPyConnection,
     found: ch.Detection,
     infos: Sequence[v.SourceInfo],
-    series: Sequence[ch.Series] = (),
 ) -> dict[str, Any]:
     """Pair and host episodes (open and closed) and configuration changes, apart; the
-    pairs of `series` not judged yet (too few comparable runs), counted."""
+    pairs not judged yet (too few comparable runs), counted."""
     emulated = {i.name: i.emulated for i in infos}
     episodes = [ch.episode_doc(e, METRIC_UNITS) for e in found.episodes]
     hosts = [ch.host_doc(h, METRIC_UNITS) for h in found.hosts]
@@ -642,7 +642,8 @@ def changes_data(
         "regions": sorted(regions, key=lambda d: d["started_utc"], reverse=True),
         "configuration_changes": sorted(configs, key=lambda d: d["utc"], reverse=True),
         "judged_pairs": len(found.baselines),
-        "not_judged": [ch.unjudged_doc(u) for u in ch.unjudged(series, found)],
+        "not_judged": [ch.unjudged_doc(u) for u in found.waiting],
+        "calibrated": found.params.calibrate,
     }
 
 
@@ -1147,6 +1148,16 @@ def _capped(docs: Sequence[dict[str, Any]], element_id: str) -> tuple[list[Any],
     return list(docs[:TABLE_ROWS]), note
 
 
+def _rule_note(doc: dict[str, Any]) -> str:
+    """Whether the store judged with the calibrated thresholds."""
+    if doc.get("calibrated"):
+        return "the store judges with them"
+    return (
+        f"the store judges with k1 {ch.Params.k1:g}, k2 {ch.Params.k2:g}; "
+        "<code>interregion changes --calibrate</code> judges every run again with these"
+    )
+
+
 def changes_html(data: HistoryData, studies: bool = False) -> str:
     doc = data.changes
     episodes, hosts = doc["episodes"], doc["hosts"]
@@ -1195,12 +1206,11 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
     cal = doc.get("calibration")
     if cal is not None:
         parts.append(
-            f"<p id='calibration'>Calibration over the last week: {cal.beyond} of "
-            f"{cal.judged} judged runs were 4.5 scales or more from their baseline "
-            f"({100 * cal.rate:.3f} %; normal noise: {100 * cal.expected:.4f} %), tails "
-            f"{cal.inflation:.2f} x a normal's: thresholds k1 {cal.k1:g}, k2 {cal.k2:g} "
-            "(<code>interregion changes --calibrate</code> uses them; this page uses "
-            f"k1 {ch.Params.k1:g}, k2 {ch.Params.k2:g}).</p>\n"
+            f"<p id='calibration'>Calibration over each direction's last 28 runs outside "
+            f"episodes: {cal.beyond} of {cal.judged} judged runs were 4.5 scales or more "
+            f"from their baseline ({100 * cal.rate:.3f} %; normal noise: "
+            f"{100 * cal.expected:.4f} %), tails {cal.inflation:.2f} x a normal's: "
+            f"thresholds k1 {cal.k1:g}, k2 {cal.k2:g} ({_rule_note(doc)}).</p>\n"
         )
     parts.append("<h2>Suspected runs</h2>\n")
     if doc["suspected"]:

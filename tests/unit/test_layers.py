@@ -39,6 +39,7 @@ PUBLIC = {
         "continents",
         "fingerprint",
         "histogram",
+        "judgments",
         "notify",
         "public_data",
         "store",
@@ -54,7 +55,7 @@ PUBLIC = {
     "results": ["collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "store"],
     "schedule": ["cadence", "ledger", "profiles", "retention", "tick", "timers"],
     "site": [
-        "build", "history_pages", "html", "matrix_state", "pair_state", "publish", "series_state"
+        "build", "history_pages", "html", "matrix_state", "pair_state", "publish"
     ],
     "study": ["check", "estimate", "plan", "report", "run"],
     "sweep": [

@@ -243,9 +243,15 @@ def test_calibrate_reports_the_rate_and_records_the_thresholds_it_sets(tmp_path)
     _sweeps(tmp_path, levels)
     result = _changes(tmp_path, "--calibrate", "--json")
     assert result.exit_code == 3, result.output
-    doc = json.loads(result.output)
+    # the rule is the store's: calibrating judges every run again, and says so
+    assert "the rule changed" in result.stderr and "every run" in result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["rule"]["calibrate"] is True
     cal = doc["calibration"]
     assert cal["beyond_4_5_scales"] >= 1 and cal["rate"] > cal["normal_rate"]
     (e,) = doc["episodes"]
     assert (e["k1"], e["k2"]) == (cal["k1"], cal["k2"]) and cal["k1"] > Params.k1
-    assert "CALIBRATION" in _changes(tmp_path, "--calibrate").output
+    again = _changes(tmp_path, "--calibrate")
+    assert "CALIBRATION" in again.stdout and "the rule changed" not in again.stderr
+    # kept: the next call judges nothing again and still calibrates
+    assert json.loads(_changes(tmp_path, "--json").stdout)["rule"]["calibrate"] is True

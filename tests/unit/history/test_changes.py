@@ -215,7 +215,8 @@ def test_the_pooled_scale_is_of_pairs_of_similar_rtt():
 
     short = [one(i, 30.0 + i, 0.2) for i in range(10)]  # own scale 0.2965
     long = [one(10 + i, 300.0 + i, 2.0) for i in range(10)]  # own scale 2.965
-    pooled = c.pooled_scales([*short, *long], P)
+    windows = [(s.key, s.key, c.Window(28, [r.value for r in s.runs])) for s in [*short, *long]]
+    pooled = c.pooled_scales(windows, P)
     assert [pooled[s.key] for s in short] == [pytest.approx(1.4826 * 0.2)] * 10
     assert [pooled[s.key] for s in long] == [pytest.approx(1.4826 * 2.0)] * 10
     # a 160 run: flagged alone (scale 0.3); against the shrunk scale
@@ -365,7 +366,7 @@ def test_pairs_not_judged_are_counted_with_the_runs_they_still_need():
     ]
     found = c.detect(given_series)
     assert found.baselines == {}
-    waiting = c.unjudged(given_series, found)
+    waiting = found.waiting
     assert [(u.metric, u.pairs, u.runs, u.needed) for u in waiting] == [
         ("rtt", 2, 3, 8),
         ("throughput", 1, 1, 8),
@@ -373,10 +374,10 @@ def test_pairs_not_judged_are_counted_with_the_runs_they_still_need():
     assert waiting[0].text() == "not judged: 2 pairs have 3 of the 8 runs needed (rtt, emulated)"
     # 8 runs: judged, none waiting
     judged = [series([150.0] * 8)]
-    assert c.unjudged(judged, c.detect(judged)) == []
+    assert c.detect(judged).waiting == []
     # after a configuration change the new one borrows the old scale: 3 runs needed
     moved = [series([150.0] * 10 + [151.0] * 2, fps=["a"] * 10 + ["b"] * 2)]
-    (u,) = c.unjudged(moved, c.detect(moved))
+    (u,) = c.detect(moved).waiting
     assert (u.runs, u.needed) == (2, 3)
 
 

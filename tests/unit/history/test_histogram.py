@@ -198,8 +198,8 @@ def test_a_version_5_store_migrates_with_its_bins(tmp_path, monkeypatch):
     with h.opened(tmp_path) as con:  # opened to write: migrates, and says so first
         assert said == [
             f"history: upgrading the store from version 5 to {h.STORE_SCHEMA_VERSION} (RTT "
-            "histograms from every stored sample: about a minute for a year of full-catalog "
-            "sweeps, once)"
+            "histograms and change detection's judgments from every stored test: minutes "
+            "for a year of full-catalog sweeps, once)"
         ]
         assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
             str(h.STORE_SCHEMA_VERSION),

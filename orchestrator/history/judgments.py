@@ -1,0 +1,532 @@
+"""Change detection in the store: each run judged once, at ingest, and kept.
+
+When a sweep's rows are written (ingest, import, rebuild), `judge_sweeps` judges each new
+run of each path (changes.PathJudge: the rules are in orchestrator.history.changes) with
+the baselines, pooled scales and calibration of the runs before it, and writes:
+
+- `judgments`: one row per directed pair, metric and run: changes.Judgment (value,
+  baseline, scale, own and pooled scale, k1 and k2 in force, deviation, flag threshold,
+  flagged, status, the episode it was judged in). Never changed afterwards;
+- `episodes`: one row per episode, with its opening, confirming and closing runs and its
+  levels (its new level moves while it is open; it closes once);
+- `config_changes`: one row per directed pair whose configuration fingerprint changed;
+- `calibrations`: per source, backend, metric and sweep, the calibration in force;
+- `detection_state`: per path, the judge's state after its latest run (JSON) and what
+  it shows (its baselines, suspected runs and what it still needs), which `detection`
+  reads: `changes`, the site and notifications never judge anything again.
+
+Order and repair: a path whose new runs all come after its latest judged run is judged on
+from its state. A run older than the path's latest (a sweep ingested out of order), a
+sweep ingested again with other values, or a sweep gone judges that path again from its
+first run, each run with the pooled scale and k its row had (a run that had none: those
+of the path's nearest earlier run), and says so. Changing the rule (`set_rule`) judges
+everything again. `rejudge` (and `history rebuild`) judges every sweep again in time
+order, which gives the tables that ingesting the sweeps one at a time gives.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from orchestrator.history import changes as ch
+
+if TYPE_CHECKING:
+    import duckdb
+
+RULE_KEY = "detection_rule"
+_PATH = "source VARCHAR, backend VARCHAR, metric VARCHAR, src VARCHAR, dst VARCHAR"
+_JUDGMENT_COLUMNS = {
+    "source": "VARCHAR", "backend": "VARCHAR", "metric": "VARCHAR", "src": "VARCHAR",
+    "dst": "VARCHAR", "sweep_id": "VARCHAR", "t": "TIMESTAMP", "fingerprint": "VARCHAR",
+    "value": "DOUBLE", "status": "VARCHAR", "baseline": "DOUBLE", "scale": "DOUBLE",
+    "own_scale": "DOUBLE", "pooled_scale": "DOUBLE", "baseline_runs": "INTEGER",
+    "k1": "DOUBLE", "k2": "DOUBLE", "deviation": "DOUBLE", "flag_threshold": "DOUBLE",
+    "flagged": "BOOLEAN", "episode": "VARCHAR",
+}  # fmt: skip
+_EPISODE_COLUMNS = {
+    "id": "VARCHAR", "source": "VARCHAR", "backend": "VARCHAR", "metric": "VARCHAR",
+    "src": "VARCHAR", "dst": "VARCHAR", "status": "VARCHAR", "started_run": "VARCHAR",
+    "started_t": "VARCHAR", "confirmed_run": "VARCHAR", "confirmed_t": "VARCHAR",
+    "closed_run": "VARCHAR", "closed_t": "VARCHAR", "direction": "INTEGER",
+    "old_level": "DOUBLE", "new_level": "DOUBLE", "z": "DOUBLE", "k1": "DOUBLE",
+    "k2": "DOUBLE", "state": "VARCHAR",
+}  # fmt: skip
+TABLES = (
+    "CREATE TABLE judgments (" + ", ".join(f"{c} {t}" for c, t in _JUDGMENT_COLUMNS.items()) + ")",
+    "CREATE TABLE episodes (" + ", ".join(f"{c} {t}" for c, t in _EPISODE_COLUMNS.items()) + ")",
+    f"CREATE TABLE config_changes ({_PATH}, sweep_id VARCHAR, t VARCHAR, "
+    "old_fingerprint VARCHAR, new_fingerprint VARCHAR)",
+    "CREATE TABLE calibrations (source VARCHAR, backend VARCHAR, metric VARCHAR, "
+    "sweep_id VARCHAR, judged INTEGER, beyond INTEGER, expected DOUBLE, inflation DOUBLE, "
+    "k1 DOUBLE, k2 DOUBLE)",
+    f"CREATE TABLE detection_state ({_PATH}, state VARCHAR, shown VARCHAR)",
+)
+# a test's value as detection reads it (the views' run values), less the values whose
+# flags say they are wrong: asymmetric and few_samples stay (a direction that moved alone
+# is what detection judges per direction; a few echoes still give a level)
+T_SQL = "strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ')"
+
+
+def create_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """The detection tables (inside the caller's transaction; rejudge fills them)."""
+    for statement in TABLES:
+        con.execute(statement.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
+
+
+def rule(con: duckdb.DuckDBPyConnection) -> ch.Params:
+    """The rule the store judges with (changes.Params; the default until set_rule)."""
+    row = con.execute("SELECT value FROM meta WHERE key = ?", [RULE_KEY]).fetchone()
+    if not row:
+        return ch.Params()
+    return ch.Params(**json.loads(row[0]))
+
+
+def set_rule(con: duckdb.DuckDBPyConnection, p: ch.Params) -> bool:
+    """Store `p` as the rule; True when it changed (every path is then judged again:
+    the caller calls rejudge). Inside the caller's transaction."""
+    if p == rule(con):
+        return False
+    con.execute("DELETE FROM meta WHERE key = ?", [RULE_KEY])
+    con.execute("INSERT INTO meta VALUES (?, ?)", [RULE_KEY, json.dumps(asdict(p))])
+    return True
+
+
+# ---- what detection reads of a sweep ---------------------------------------------------
+
+
+def _inputs(
+    con: duckdb.DuckDBPyConnection, where: str, params: Sequence[Any]
+) -> list[tuple[ch.SeriesKey, ch.Run]]:
+    """(directed key, run) of the ok tests matching `where`, both metrics, in time order."""
+    from orchestrator.history import views as v
+
+    keeps = v.DETECTION_KEEPS
+    rows = con.execute(
+        f"SELECT source, coalesce(backend, ''), src, dst, sweep_id, {T_SQL}, "
+        "coalesce(fingerprint, ''), "
+        f"CASE WHEN {v.valid_sql('rtt', keeps)} THEN {v.METRICS['rtt'].run_sql} END, "
+        f"CASE WHEN {v.valid_sql('throughput', keeps)} AND {v.SINGLE_STREAM_SQL} "
+        "THEN throughput_bps END "
+        f"FROM measurements WHERE status = 'ok' AND ({where}) ORDER BY started_utc, src, dst",
+        list(params),
+    ).fetchall()
+    out = []
+    for source, backend, src, dst, sweep_id, t, fp, rtt, tput in rows:
+        for metric, value in (("rtt", rtt), ("throughput", tput)):
+            if value is not None:
+                key = ch.SeriesKey(source, backend, metric, src, dst)
+                out.append((key, ch.Run(sweep_id, t, float(value), fp)))
+    return out
+
+
+def _sweep_order(con: duckdb.DuckDBPyConnection, ids: Iterable[str]) -> list[str]:
+    """`ids` in the order they are judged: by their start, then id (gone ones first)."""
+    starts = dict(
+        con.execute(
+            "SELECT sweep_id, started_utc FROM sweeps WHERE sweep_id IN (SELECT unnest(?))",
+            [sorted(set(ids))],
+        ).fetchall()
+    )
+    return sorted(set(ids), key=lambda s: (starts.get(s) is not None, starts.get(s) or 0, s))
+
+
+# ---- the states ------------------------------------------------------------------------
+
+
+def _load(
+    con: duckdb.DuckDBPyConnection, sources: Iterable[str], p: ch.Params
+) -> dict[ch.SeriesKey, ch.PathJudge]:
+    rows = con.execute(
+        "SELECT source, backend, metric, src, dst, state FROM detection_state "
+        "WHERE source IN (SELECT unnest(?))",
+        [sorted(set(sources))],
+    ).fetchall()
+    out = {}
+    with ch.gc_paused():
+        for *names, state in rows:
+            key = ch.SeriesKey(*names)
+            out[key] = ch.PathJudge.of_doc(key, p, orjson.loads(state))
+    return out
+
+
+def _shown(judge: ch.PathJudge) -> dict[str, Any]:
+    """What `detection` reads of a path's state."""
+    return {
+        "baselines": [[k.src, k.dst, level, scale] for k, (level, scale) in
+                      judge.baselines().items()],
+        "suspects": [[s.run_id, s.t, [list(d) for d in s.deviations]] for s in judge.suspects()],
+        "waiting": [[k.src, k.dst, runs, needed] for k, runs, needed in judge.waiting()],
+    }  # fmt: skip
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, columns: Mapping[str, str],
+            rows: Iterable[Mapping[str, Any]]) -> None:  # fmt: skip
+    """Rows into `table` in one bulk read of a JSON-lines file (executemany would insert
+    them one by one)."""
+    fd, tmp = tempfile.mkstemp(suffix=".jsonl")
+    try:
+        n = 0
+        with os.fdopen(fd, "wb") as f:
+            for row in rows:
+                f.write(orjson.dumps(row) + b"\n")
+                n += 1
+        if n:
+            typed = ", ".join(f"'{c}': '{t}'" for c, t in columns.items())
+            names = ", ".join(columns)
+            con.execute(
+                f"INSERT INTO {table} ({names}) SELECT {names} FROM read_json(?, "
+                f"format = 'newline_delimited', columns = {{{typed}}})",
+                [tmp],
+            )
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+_STATE_COLUMNS = {c: "VARCHAR" for c in
+                  ("source", "backend", "metric", "src", "dst", "state", "shown")}  # fmt: skip
+
+
+def _save_states(
+    con: duckdb.DuckDBPyConnection, judges: Mapping[ch.SeriesKey, ch.PathJudge]
+) -> None:
+    """Replace the states of `judges`' paths."""
+    if not judges:
+        return
+    con.execute(
+        "DELETE FROM detection_state WHERE concat_ws('|', source, backend, metric, src, dst) "
+        "IN (SELECT unnest(?))",
+        [["|".join(ch.key_tuple(k)) for k in judges]],
+    )
+    _insert(con, "detection_state", _STATE_COLUMNS, (
+        {"source": k.source, "backend": k.backend, "metric": k.metric, "src": k.src,
+         "dst": k.dst, "state": orjson.dumps(j.doc()).decode(),
+         "shown": orjson.dumps(_shown(j)).decode()}
+        for k, j in judges.items()
+    ))  # fmt: skip
+
+
+# ---- writing what was judged -----------------------------------------------------------
+
+
+def _judgment_rows(judged: Iterable[tuple[ch.SeriesKey, ch.Judgment]]) -> Iterable[dict[str, Any]]:
+    for path, j in judged:
+        t = j.t.rstrip("Z").replace("T", " ")
+        yield {"source": path.source, "backend": path.backend, "metric": path.metric,
+               **j._asdict(), "sweep_id": j.run_id, "t": t}  # fmt: skip
+
+
+def _episode_row(e: ch.Episode) -> dict[str, Any]:
+    k = e.key
+    return {
+        "id": e.id, "source": k.source, "backend": k.backend, "metric": k.metric,
+        "src": k.src, "dst": k.dst, "status": e.status, "started_run": e.started_run,
+        "started_t": e.started_t, "confirmed_run": e.confirmed_run,
+        "confirmed_t": e.confirmed_t, "closed_run": e.closed_run, "closed_t": e.closed_t,
+        "direction": e.direction, "old_level": e.old_level, "new_level": e.new_level,
+        "z": e.z, "k1": e.k1, "k2": e.k2,
+        "state": orjson.dumps(ch.episode_state(e)).decode(),
+    }  # fmt: skip
+
+
+def _write(con: duckdb.DuckDBPyConnection, judged: ch.Judged, sweep_id: str) -> None:
+    _insert(con, "judgments", _JUDGMENT_COLUMNS, _judgment_rows(judged.judgments))
+    if judged.episodes:
+        con.execute("DELETE FROM episodes WHERE id IN (SELECT unnest(?))", [list(judged.episodes)])
+        _insert(con, "episodes", _EPISODE_COLUMNS,
+                (_episode_row(e) for e in judged.episodes.values()))  # fmt: skip
+    for c in judged.config_changes:
+        k = c.key
+        con.execute(
+            "INSERT INTO config_changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [k.source, k.backend, k.metric, k.src, k.dst, c.run_id, c.t, c.old_fingerprint,
+             c.new_fingerprint],
+        )  # fmt: skip
+    for (source, backend, metric), cal in judged.calibrations.items():
+        con.execute(
+            "INSERT INTO calibrations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [source, backend, metric, sweep_id, cal.judged, cal.beyond, cal.expected,
+             cal.inflation, cal.k1, cal.k2],
+        )  # fmt: skip
+
+
+# ---- judging ---------------------------------------------------------------------------
+
+
+@dataclass
+class Repairs:
+    """What an ingest judged again: per source, the paths and the earliest run."""
+
+    paths: dict[str, set[ch.SeriesKey]] = field(default_factory=lambda: defaultdict(set))
+    since: dict[str, str] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        out = []
+        for source, keys in sorted(self.paths.items()):
+            n = len({(k.backend, k.src, k.dst) for k in keys})
+            out.append(
+                f"history: {n} pair{'s' if n != 1 else ''} of {source} judged again from "
+                f"{self.since[source]} on (a sweep added out of order, replaced or removed)"
+            )
+        return out
+
+
+CHUNK_SWEEPS = 32  # sweeps read at a time (a year's rebuild: 1,460 of 12,000 runs each)
+
+
+def judge_sweeps(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> Repairs:
+    """Judge the runs of the sweeps just written, replaced or removed (inside the
+    caller's transaction, after their rows were written): in order where they come after
+    each path's latest judged run, else by judging those paths again (Repairs)."""
+    p = rule(con)
+    ids = _sweep_order(con, sweep_ids)
+    repairs = Repairs()
+    if not ids:
+        return repairs
+    sources = {r[0] for r in con.execute(
+        "SELECT DISTINCT source FROM sweeps WHERE sweep_id IN (SELECT unnest(?)) UNION "
+        "SELECT DISTINCT source FROM judgments WHERE sweep_id IN (SELECT unnest(?))",
+        [ids, ids]).fetchall()}  # fmt: skip
+    judges = _load(con, sources, p)
+    judge = ch.Judge(p, judges)
+    touched: set[ch.SeriesKey] = set()
+    stale: set[ch.SeriesKey] = set()
+    with ch.gc_paused():
+        for at in range(0, len(ids), CHUNK_SWEEPS):
+            chunk = ids[at : at + CHUNK_SWEEPS]
+            new = _inputs(con, "sweep_id IN (SELECT unnest(?))", [chunk])
+            mine = _by_path(k_r for k_r in new if ch.judgeable(k_r[0].metric, k_r[1].value))
+            had = _by_path(_judged_inputs(con, chunk))
+            for path in mine.keys() | had.keys():
+                runs, before = mine.get(path, set()), had.get(path, set())
+                if runs == before or path in stale:
+                    continue  # ingested again as it was (or judged again below)
+                earliest = min((r[3], r[2]) for r in runs | before)  # (t, run id)
+                known = judges.get(path)
+                if before or (known is not None and earliest <= known.last):
+                    stale.add(path)
+                    repairs.paths[path.source].add(path)
+                    since = repairs.since.get(path.source)
+                    repairs.since[path.source] = min(since or earliest[0], earliest[0])
+            by_sweep: dict[str, list[tuple[ch.SeriesKey, ch.Run]]] = defaultdict(list)
+            for key, run in new:
+                path = key.path()
+                if path not in stale and mine.get(path) != had.get(path, set()):
+                    by_sweep[run.run_id].append((key, run))
+                    touched.add(path)
+            for sweep_id in chunk:
+                if by_sweep.get(sweep_id):
+                    _write(con, judge.sweep(sweep_id, by_sweep[sweep_id]), sweep_id)
+    for path in sorted(stale, key=ch.key_tuple):
+        judges[path] = _repair(con, path, p)
+    _save_states(con, {k: judges[k] for k in touched | stale})
+    return repairs
+
+
+def _by_path(
+    runs: Iterable[tuple[ch.SeriesKey, ch.Run]],
+) -> dict[ch.SeriesKey, set[tuple[Any, ...]]]:
+    out: dict[ch.SeriesKey, set[tuple[Any, ...]]] = defaultdict(set)
+    for key, run in runs:
+        out[key.path()].add((key.src, key.dst, *run))
+    return out
+
+
+def _judged_inputs(
+    con: duckdb.DuckDBPyConnection, ids: Sequence[str]
+) -> list[tuple[ch.SeriesKey, ch.Run]]:
+    rows = con.execute(
+        "SELECT source, backend, metric, src, dst, sweep_id, "
+        "strftime(t, '%Y-%m-%dT%H:%M:%S.%gZ'), fingerprint, value FROM judgments "
+        "WHERE sweep_id IN (SELECT unnest(?))",
+        [list(ids)],
+    ).fetchall()
+    return [(ch.SeriesKey(*r[:5]), ch.Run(r[5], r[6], r[8], r[7])) for r in rows]
+
+
+def _repair(con: duckdb.DuckDBPyConnection, path: ch.SeriesKey, p: ch.Params) -> ch.PathJudge:
+    """Judge one path again from its first run, each run with the pooled scale and k
+    its row had (or its nearest earlier run's); its rows, episodes and configuration
+    changes replaced."""
+    where = (
+        "source = ? AND coalesce(backend, '') = ? AND ((src = ? AND dst = ?) OR "
+        "(src = ? AND dst = ?))"
+    )
+    args = [path.source, path.backend, path.src, path.dst, path.dst, path.src]
+    runs = [(k, r) for k, r in _inputs(con, where, args) if k.metric == path.metric]
+    priors: dict[tuple[str, str], list[tuple[str, str, float | None, float, float]]] = defaultdict(
+        list
+    )
+    for src, dst, run_id, t, pooled, k1, k2 in con.execute(
+        "SELECT src, dst, sweep_id, strftime(t, '%Y-%m-%dT%H:%M:%S.%gZ'), pooled_scale, k1, k2 "
+        "FROM judgments WHERE source = ? AND backend = ? AND metric = ? AND "
+        "((src = ? AND dst = ?) OR (src = ? AND dst = ?)) ORDER BY t, sweep_id",
+        [path.source, path.backend, path.metric, path.src, path.dst, path.dst, path.src],
+    ).fetchall():
+        priors[(src, dst)].append((t, run_id, pooled, k1, k2))
+    for table, ends in (("judgments", ("src", "dst")), ("episodes", ("src", "dst")),
+                        ("config_changes", ("src", "dst"))):  # fmt: skip
+        con.execute(
+            f"DELETE FROM {table} WHERE source = ? AND backend = ? AND metric = ? AND "
+            f"(({ends[0]} = ? AND {ends[1]} = ?) OR ({ends[0]} = ? AND {ends[1]} = ?))",
+            [path.source, path.backend, path.metric, path.src, path.dst, path.dst, path.src],
+        )
+    judge = ch.PathJudge(path, p)
+    for run_id, sweep_runs in ch.sweeps_of([ch.Series(k, [r]) for k, r in runs]):
+        by_direction = {0 if k.src == path.src else 1: r for k, r in sweep_runs
+                        if ch.judgeable(k.metric, r.value)}  # fmt: skip
+        if not by_direction:
+            continue
+        t = by_direction[min(by_direction)].t
+        ks: tuple[float, float] | None = None
+        for i in by_direction:
+            d = judge.direction(i)
+            prior = _prior(priors.get((d.key.src, d.key.dst), []), (by_direction[i].t, run_id))
+            d.pooled = prior[0] if prior else None
+            ks = ks or (prior[1:] if prior else None)
+        rule_now = replace(p, k1=ks[0], k2=ks[1]) if (p.calibrate and ks) else p
+        step = judge.step(run_id, t, by_direction, rule_now)
+        judged = ch.Judged([(path, j) for j in step.judgments],
+                           {e.id: e for e in step.episodes}, step.config_changes)  # fmt: skip
+        _write(con, judged, run_id)
+    return judge
+
+
+def _prior(
+    rows: Sequence[tuple[str, str, float | None, float, float]], at: tuple[str, str]
+) -> tuple[float | None, float, float] | None:
+    """The (pooled scale, k1, k2) of the row of run `at` (t, run id), or of the nearest
+    earlier one (the earliest when none is earlier)."""
+    if not rows:
+        return None
+    for _t, run_id, pooled, k1, k2 in rows:
+        if run_id == at[1]:
+            return pooled, k1, k2
+    i = bisect.bisect_right([(r[0], r[1]) for r in rows], at) - 1
+    row = rows[max(i, 0)]
+    return row[2], row[3], row[4]
+
+
+def rejudge(con: duckdb.DuckDBPyConnection) -> int:
+    """Every sweep judged again from scratch, in time order (inside the caller's
+    transaction). Returns the sweeps judged."""
+    for table in ("judgments", "episodes", "config_changes", "calibrations", "detection_state"):
+        con.execute(f"DELETE FROM {table}")
+    ids = [r[0] for r in con.execute("SELECT sweep_id FROM sweeps").fetchall()]
+    judge_sweeps(con, ids)
+    return len(ids)
+
+
+# ---- reading what was judged -----------------------------------------------------------
+
+
+def detection(
+    con: duckdb.DuckDBPyConnection,
+    sources: Sequence[str] = (),
+    last_runs: int | None = None,
+    since: str | None = None,
+) -> ch.Detection:
+    """What the store judged, as a changes.Detection (nothing judged again): every open
+    episode, and those that started or closed within each source's latest `last_runs`
+    sweeps or from `since` (ISO 8601 text; both None: all), folded into host and region
+    changes; the configuration changes of that span; each path's suspected runs,
+    baselines and scales as its latest run left them; the calibration in force."""
+    from orchestrator.history import views as v
+
+    p = rule(con)
+    names = [i.name for i in v.chosen_sources(v.source_infos(con), sources)]
+    cuts = {name: _cutoff(con, name, last_runs, since) for name in names}
+    results: dict[ch.SeriesKey, ch.SeriesResult] = {}
+
+    def result(key: ch.SeriesKey) -> ch.SeriesResult:
+        return results.setdefault(key, ch.SeriesResult(key))
+
+    def recent(source: str, *times: str | None) -> bool:
+        cut = cuts[source]
+        return cut is None or any(t is not None and t >= cut for t in times)
+
+    started: set[str] = set()
+    for (state,) in con.execute(
+        "SELECT state FROM episodes WHERE source IN (SELECT unnest(?)) "
+        "ORDER BY started_t, started_run",
+        [names],
+    ).fetchall():
+        e = ch.episode_of_state(orjson.loads(state))
+        if e.status == "open" or recent(e.key.source, e.started_t, e.closed_t or None):
+            result(e.key).episodes.append(e)
+            started.add(e.started_run)
+    for *path, run_id in con.execute(
+        "SELECT DISTINCT source, backend, metric, least(src, dst), greatest(src, dst), "
+        "sweep_id FROM judgments WHERE status <> ? AND sweep_id IN (SELECT unnest(?)) "
+        "AND source IN (SELECT unnest(?))",
+        [ch.LEARNING, sorted(started), names],
+    ).fetchall():
+        result(ch.SeriesKey(*path)).evaluated_runs.add(run_id)
+    waiting = []
+    for *names_, shown in con.execute(
+        "SELECT source, backend, metric, src, dst, shown FROM detection_state "
+        "WHERE source IN (SELECT unnest(?)) ORDER BY source, backend, metric, src, dst",
+        [names],
+    ).fetchall():
+        key = ch.SeriesKey(*names_)
+        doc = orjson.loads(shown)
+        r = result(key)
+        for src, dst, level, scale in doc["baselines"]:
+            directed = ch.SeriesKey(key.source, key.backend, key.metric, src, dst)
+            r.baselines[directed], r.scales[directed] = level, scale
+        for run_id, t, deviations in doc["suspects"]:
+            if recent(key.source, t):
+                r.suspects.append(ch.Suspect(key, run_id, t, tuple(map(tuple, deviations))))
+        waiting += [(ch.SeriesKey(key.source, key.backend, key.metric, src, dst), runs, needed)
+                    for src, dst, runs, needed in doc["waiting"]]  # fmt: skip
+    for *names_, run_id, t, old, new in con.execute(
+        "SELECT source, backend, metric, src, dst, sweep_id, t, old_fingerprint, "
+        "new_fingerprint FROM config_changes WHERE source IN (SELECT unnest(?)) "
+        "ORDER BY t, sweep_id, src, dst",
+        [names],
+    ).fetchall():
+        key = ch.SeriesKey(*names_)
+        if recent(key.source, t):
+            result(key.path()).config_changes.append(ch.ConfigChange(key, run_id, t, old, new))
+    return ch.detection_of(
+        list(results.values()), p, v.region_groups(), calibrations(con, names),
+        ch.unjudged(waiting),
+    )  # fmt: skip
+
+
+def _cutoff(
+    con: duckdb.DuckDBPyConnection, source: str, last_runs: int | None, since: str | None
+) -> str | None:
+    """`since`, else the start (ISO 8601 text, as the judgments' times) of `source`'s
+    `last_runs`-th latest sweep; None: no limit."""
+    if since is not None or last_runs is None:
+        return since
+    row = con.execute(
+        "SELECT strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ') FROM sweeps "
+        "WHERE source = ? ORDER BY started_utc DESC LIMIT 1 OFFSET ?",
+        [source, max(last_runs - 1, 0)],
+    ).fetchone()
+    return row[0] if row else None
+
+
+def calibrations(
+    con: duckdb.DuckDBPyConnection, sources: Sequence[str]
+) -> dict[ch.Group, ch.Calibration]:
+    """Per source, backend and metric: the calibration in force for its latest sweep."""
+    rows = con.execute(
+        "SELECT c.source, c.backend, c.metric, judged, beyond, expected, inflation, k1, k2 "
+        "FROM calibrations c JOIN sweeps s USING (sweep_id) WHERE c.source IN "
+        "(SELECT unnest(?)) QUALIFY row_number() OVER (PARTITION BY c.source, c.backend, "
+        "c.metric ORDER BY s.started_utc DESC, c.sweep_id DESC) = 1",
+        [list(sources)],
+    ).fetchall()
+    return {(s, b, m): ch.Calibration(*rest) for s, b, m, *rest in rows}
