@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # testkit/, beside the package
 
 from orchestrator.core.geo import distance_km  # noqa: E402
-from orchestrator.history import changes  # noqa: E402
+from orchestrator.history import changes, judgments  # noqa: E402
 from orchestrator.history import store as history  # noqa: E402
 from orchestrator.history import views as history_views  # noqa: E402
 from orchestrator.model.catalog import load_catalog  # noqa: E402
@@ -489,9 +489,9 @@ def store_timings(args: argparse.Namespace) -> None:
             print(f"    ({one['sources'][0]['tests']} tests)")
 
             def detect() -> changes.Detection:
-                return changes.detect(history_views.change_series(con))
+                return judgments.detection(con, last_runs=56)
 
-            found = timed("detection over all pairs (latest 56 sweeps)", detect, 5.0)
+            found = timed("changes: what the store judged (latest 56 sweeps)", detect, 1.0)
             print(f"    ({len(found.episodes)} episodes, {len(found.hosts)} host changes)")
 
         def report_and_site() -> int:

@@ -56,9 +56,7 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple, overload
-
-import numpy as np
+from typing import Any, NamedTuple
 
 from orchestrator.core.stats import median as median  # tests and views use it here
 
@@ -115,65 +113,6 @@ class Run(NamedTuple):
     t: str  # when (ISO 8601), for reports
     value: float  # median RTT, ms; or throughput, bit/s
     fingerprint: str
-
-
-class Runs(Sequence[Run]):
-    """A series' runs as columns, each Run made only when read: change_series builds a
-    year's series so (650,000 runs), and detection reads the columns. The strings are in
-    numpy object arrays, which the garbage collector does not walk (lists of a year's
-    runs made each collection after detection tens of milliseconds longer)."""
-
-    __slots__ = ("_logs", "ids", "prints", "times", "values")
-
-    def __init__(
-        self, ids: np.ndarray, times: np.ndarray, values: np.ndarray, prints: np.ndarray
-    ) -> None:
-        self.ids, self.times, self.values, self.prints = ids, times, values, prints
-        self._logs: np.ndarray | None = None
-
-    def logs(self) -> np.ndarray:
-        """math.log of each value (numpy's may differ in the last bit), NaN for 0 or less;
-        computed once (detect, calibrate and unjudged each read them)."""
-        if self._logs is None:
-            self._logs = np.array(
-                [math.log(v) if v > 0 else math.nan for v in self.values.tolist()], dtype=float
-            )
-        return self._logs
-
-    @classmethod
-    def of(cls, runs: Sequence[Run]) -> Runs:
-        if isinstance(runs, Runs):
-            return runs
-
-        def column(field: str) -> np.ndarray:
-            out = np.empty(len(runs), dtype=object)  # strings, never split into characters
-            out[:] = [getattr(r, field) for r in runs]
-            return out
-
-        values = np.array([r.value for r in runs], dtype=float)
-        return cls(column("run_id"), column("t"), values, column("fingerprint"))
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    @overload
-    def __getitem__(self, i: int) -> Run: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> Runs: ...
-
-    def __getitem__(self, i: int | slice) -> Run | Runs:
-        if isinstance(i, slice):
-            return Runs(self.ids[i], self.times[i], self.values[i], self.prints[i])
-        return Run(self.ids[i], self.times[i], float(self.values[i]), self.prints[i])
-
-    def __iter__(self) -> Iterator[Run]:
-        return map(Run, self.ids, self.times, self.values.tolist(), self.prints)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]  # a sequence, as a list
 
 
 @dataclass

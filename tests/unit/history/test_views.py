@@ -327,11 +327,12 @@ def test_a_throughput_flag_leaves_the_tests_rtt_in_the_views_and_the_matrix(tmp_
             for m in ("rtt", "throughput")
         }
         assert by_metric == {"rtt": {(A, B): 2, (B, A): 1}, "throughput": {(A, B): 1, (B, A): 1}}
-        # change detection reads the same values: the flagged throughput is no run of it
-        series = {
-            (x.key.metric, x.key.src, x.key.dst): [r.value for r in x.runs]
-            for x in v.change_series(con)
-        }
+        # change detection judged the same values: the flagged throughput is no run of it
+        judged = con.execute(
+            "SELECT metric, src, dst, list(value ORDER BY t) FROM judgments "
+            "GROUP BY metric, src, dst"
+        ).fetchall()
+        series = {(m, s, d): values for m, s, d, values in judged}
         assert series[("throughput", A, B)] == [8.0e8]
         assert len(series[("rtt", A, B)]) == 2
     result = _cli(tmp_path, "matrix", "--window", "all", "--metric", "throughput")

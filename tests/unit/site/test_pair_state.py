@@ -10,6 +10,7 @@ from history_support import make_sweep, sweep_id_at
 from report_support import CATALOG
 
 from orchestrator.history import changes as ch
+from orchestrator.history import judgments
 from orchestrator.history import store as h
 from orchestrator.history import views as v
 from orchestrator.site import build as site
@@ -43,7 +44,7 @@ def _pages(results, kept=None):
     """Each pair page's data as JSON (html.json_text), with the kept tests if given."""
     with h.opened(results, read_only=True) as con:
         infos = list(v.source_infos(con).values())
-        found = ch.detect(v.change_series(con, site_history.CHANGE_RUNS), ch.Params())
+        found = judgments.detection(con, last_runs=site_history.CHANGE_RUNS)
         pairs = site_history.pair_data(con, infos, found, kept)
     data = site_history.HistoryData(matrix={}, changes={}, pairs=pairs, emulated={})
     return dict(site_history.pair_texts(data)), pairs
