@@ -22,6 +22,7 @@ those commands. --sweeps full-catalog sweeps (1,460 = a year every 6 h, 8.5M row
 
     python bench/history.py                      # full sizes (a few minutes, ~1 GiB)
     python bench/history.py --small              # 60 sweeps, 300 paths, 1 trial each
+    python bench/history.py --only stability     # a change found stays found (8 seeds)
     python bench/history.py --only quality       # or --only store
 """
 
@@ -248,6 +249,95 @@ def quality(args: argparse.Namespace) -> None:
             + ", ".join(f"{sdc[r]:.2f} ms at {r:g} ms" for r in MODEL_RTTS_MS)
             + f"  [{time.perf_counter() - t0:.0f} s]"
         )
+
+
+# ---- judged once: a change found stays found -------------------------------------------
+
+# the make run regions: 8 regions of both clouds on four continents (28 paths)
+STABLE_REGIONS = ("aws:us-east-1", "gcp:us-east4", "gcp:us-central1", "aws:eu-west-1",
+                  "gcp:europe-west3", "aws:ap-northeast-1", "gcp:asia-southeast1",
+                  "aws:sa-east-1")  # fmt: skip
+STABLE_RUNS, STEP_RUN, STEP_MS, STEPPED_PATHS = 60, 30, 10.0, 3
+
+
+def stable_history(seed: int) -> tuple[list[changes.Series], set[tuple[str, str]], dict]:
+    """60 six-hourly runs of the 8 regions' 56 directed pairs: a per-run offset shared by
+    both directions, 1.42 ms x (RTT/100)^0.34 with t6 tails, a 0.2 ms residual per
+    direction (the noise the public data shows); +10 ms on both directions of 3 paths
+    from run 30 on. Returns the series, the stepped paths and each path's RTT."""
+    rng = random.Random(seed)
+    by_key = {r.key: r for r in load_catalog().regions}
+    paths = [(a, b) for i, a in enumerate(STABLE_REGIONS) for b in STABLE_REGIONS[i + 1 :]]
+    rtt = {}
+    for a, b in paths:
+        ra, rb = by_key[a], by_key[b]
+        km = distance_km(ra.lat, ra.lon, rb.lat, rb.lon)
+        rtt[(a, b)] = DEFAULT_MODEL.rtt_ms(km, ra.cloud != rb.cloud)
+    stepped = set(rng.sample(paths, STEPPED_PATHS))
+    runs: dict[tuple[str, str], list[changes.Run]] = {}
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    for i in range(STABLE_RUNS):
+        t = (t0 + timedelta(hours=6 * i)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        for (a, b), level in rtt.items():
+            shared = 1.42 * (level / 100) ** 0.34 * rtt_noise.student_t(rng, 6.0)
+            step = STEP_MS if (a, b) in stepped and i >= STEP_RUN else 0.0
+            for pair in ((a, b), (b, a)):
+                value = level + shared + step + rng.gauss(0, 0.2)
+                runs.setdefault(pair, []).append(changes.Run(f"r{i:03d}", t, value, "fp"))
+    series = [changes.Series(changes.SeriesKey("bench", "local", "rtt", *pair), r)
+              for pair, r in runs.items()]  # fmt: skip
+    return series, stepped, rtt
+
+
+def stability(args: argparse.Namespace) -> None:
+    """Steps confirmed within 3 runs and false paths, read at every run from 33 to 60."""
+    seeds = range(args.seed, args.seed + 8)
+    reads = range(STEP_RUN + 3, STABLE_RUNS + 1)
+    found_all = found_short = steps = short = false_paths = vanished = 0
+    t0 = time.perf_counter()
+    for seed in seeds:
+        series, stepped, rtt = stable_history(seed)
+        first: set[tuple[str, str, str, str]] | None = None
+        false_here: set[tuple[str, str]] = set()
+        for n in reads:
+            cut = [changes.Series(s.key, s.runs[:n]) for s in series]
+            found = changes.detect(cut)
+            got = {(e.key.src, e.key.dst, e.started_run, e.confirmed_run) for e in found.episodes}
+            got |= {(e.key.src, e.key.dst, e.started_run, e.confirmed_run)
+                    for h in [*found.hosts, *found.groups] for e in h.pairs}  # fmt: skip
+            if first is None:
+                first = got
+            vanished += len(first - got)
+            for path in stepped:
+                ok = any((src, dst) == tuple(sorted(path)) and started >= f"r{STEP_RUN - 1:03d}"
+                         and confirmed <= f"r{STEP_RUN + 2:03d}"
+                         for src, dst, started, confirmed in got)  # fmt: skip
+                steps += 1
+                found_all += ok
+                if rtt[path] < 200:
+                    short += 1
+                    found_short += ok
+            on = {tuple(sorted(p)) for p in stepped}
+            false_here |= {(src, dst) for src, dst, _s, _c in got if (src, dst) not in on}
+        false_paths += len(false_here)
+    print(
+        f"judged once ({len(seeds)} seeds x {len(STABLE_REGIONS)} regions, 6-hourly, "
+        f"+{STEP_MS:g} ms on {STEPPED_PATHS} paths from run {STEP_RUN}, read after each of "
+        f"runs {reads.start}-{reads.stop - 1}):"
+    )
+    print(
+        f"  steps confirmed within 3 runs: {100 * found_all / steps:.1f} % of all "
+        f"(goal >= 90 %), {100 * found_short / max(short, 1):.1f} % under 200 ms "
+        f"(goal >= 95 %); false paths over the {len(seeds)} seeds: {false_paths} (goal <= 1); "
+        f"episodes that vanished on a later read: {vanished} (goal 0)  "
+        f"[{time.perf_counter() - t0:.0f} s, load {_load()}]"
+    )
+
+
+def _load() -> str:
+    import os
+
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 # ---- the store's timings ---------------------------------------------------------------
@@ -529,7 +619,7 @@ def main() -> None:
         action="store_true",
         help="quick sizes: 60 sweeps, 300 pairs, 300 trials (overrides those options)",
     )
-    ap.add_argument("--only", choices=("quality", "store"), help="run one half only")
+    ap.add_argument("--only", choices=("quality", "stability", "store"), help="run one part only")
     ap.add_argument("--no-png", action="store_true", help="report without PNG charts")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
@@ -537,9 +627,11 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda _sig, _frame: sys.exit(143))
     if args.small:
         args.sweeps, args.paths, args.repeats, args.histories = 60, 300, 1, 1
-    if args.only != "store":
+    if args.only in (None, "quality"):
         quality(args)
-    if args.only != "quality":
+    if args.only in (None, "stability"):
+        stability(args)
+    if args.only in (None, "store"):
         store_timings(args)
 
 
