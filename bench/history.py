@@ -451,6 +451,10 @@ def same_configuration(results: Path) -> None:
                 f"UPDATE {table} SET fingerprint = ? WHERE fingerprint = 'synthetic'", [row[0]]
             )
         con.execute("DELETE FROM fingerprints WHERE fingerprint = 'synthetic'")
+        # each run judged as its ingest would have judged it, in time order
+        t0 = time.perf_counter()
+        judgments.rejudge(con)
+        print(f"  (every stored run judged in time order in {time.perf_counter() - t0:.0f} s)")
 
 
 def _generate(results: str, sweeps: int, seed: int) -> tuple[int, float]:
@@ -558,11 +562,15 @@ def store_timings(args: argparse.Namespace) -> None:
             f"{archiving:.2f} s"
         )
         when = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=6 * args.sweeps)
-        sweep_id = one_sweep_folder(results, when)
+        # a real sweep's configuration for the generated tests, then one more sweep as a
+        # schedule's next one arrives: its runs judged on from the kept states
+        history.ingest_sweep(results, one_sweep_folder(results, when))
+        same_configuration(results)
+        sweep_id = one_sweep_folder(results, when + timedelta(hours=6))
         n = timed(
-            "ingest of one sweep (raw files parsed)",
+            "ingest of one sweep (raw files parsed, every run judged)",
             lambda: history.ingest_sweep(results, sweep_id),
-            1.0,
+            3.0,
         )
         print(f"    ({n:,} rows)")
         with history.opened(results, read_only=True) as con:

@@ -52,8 +52,9 @@ CACHE = Path(tempfile.gettempdir()) / "interregion-bench-cache"
 # raised when the generated store changes; older caches are regenerated (2: each test's
 # jitter, loss and limiter, which the matrix shows as it does RTT and throughput; 3: the
 # generated tests in the configuration of the real sweeps, so detection judges them; 4:
-# the real sweeps' tests drawn as the generated ones, so no path changes at them)
-STORE_FORMAT = 4
+# the real sweeps' tests drawn as the generated ones, so no path changes at them; 5:
+# change detection judged at ingest, every run in time order)
+STORE_FORMAT = 5
 
 
 def _mb(path: Path) -> float:

@@ -85,9 +85,9 @@ class Params:
     calibrate: bool = False  # k1, k2 from each sweep's calibration (within the bounds)
 
 
-@dataclass(frozen=True)
-class SeriesKey:
-    """A directed pair's series; for a path, src < dst are its two ends."""
+class SeriesKey(NamedTuple):
+    """A directed pair's series; for a path, src < dst are its two ends. A tuple: a
+    full catalog's judging hashes millions of them."""
 
     source: str
     backend: str
@@ -100,8 +100,9 @@ class SeriesKey:
         return f"{self.src.split(':')[0]}-{self.dst.split(':')[0]}"
 
     def path(self) -> SeriesKey:
-        a, b = sorted((self.src, self.dst))
-        return SeriesKey(self.source, self.backend, self.metric, a, b)
+        if self.src <= self.dst:
+            return self
+        return SeriesKey(self.source, self.backend, self.metric, self.dst, self.src)
 
     def reverse(self) -> SeriesKey:
         return SeriesKey(self.source, self.backend, self.metric, self.dst, self.src)
@@ -286,7 +287,7 @@ class Detection:
 
 
 def key_tuple(key: SeriesKey) -> tuple[str, ...]:
-    return (key.source, key.backend, key.metric, key.src, key.dst)
+    return tuple(key)
 
 
 @contextmanager
@@ -468,9 +469,9 @@ class _Direction:
         # after a configuration change: the previous configuration's scale, used (with a
         # level of the new runs' own) until the new baseline has min_runs runs
         self.borrowed: float | None = None
-        # calibration: (run id, at least CALIBRATION_SCALES from its baseline) of its last
-        # judged runs outside episodes
-        self.tail: deque[tuple[str, bool]] = deque(maxlen=CALIBRATION_RUNS)
+        # calibration: of its last judged runs outside episodes, oldest first, "1" for one
+        # at least CALIBRATION_SCALES from its baseline, else "0"
+        self.tail = ""
 
     def ready(self) -> bool:
         if self.borrowed is not None:
@@ -499,7 +500,7 @@ class _Direction:
             "base": self.base.values(), "fingerprint": self.fingerprint, "post": self.post,
             "old_window": self.old_window, "old_level": self.old_level,
             "old_scale": self.old_scale, "borrowed": self.borrowed,
-            "tail": [list(x) for x in self.tail],
+            "tail": self.tail,
         }  # fmt: skip
 
     @classmethod
@@ -509,7 +510,7 @@ class _Direction:
         d.fingerprint, d.post = doc["fingerprint"], list(doc["post"])
         d.old_window, d.old_level = list(doc["old_window"]), doc["old_level"]
         d.old_scale, d.borrowed = doc["old_scale"], doc["borrowed"]
-        d.tail.extend((r, bool(b)) for r, b in doc["tail"])
+        d.tail = doc["tail"]
         return d
 
 
@@ -621,7 +622,8 @@ class PathJudge:
             devs[i], flags[i], rows[i] = x - level, flag, (level, scale, d.base.mad_scale())
             if abs(devs[i]) >= flag:
                 beyond[i] = devs[i] / flag
-            d.tail.append((run_id, abs(devs[i]) >= CALIBRATION_SCALES * scale))
+            beyond_calibration = abs(devs[i]) >= CALIBRATION_SCALES * scale
+            d.tail = (d.tail + ("1" if beyond_calibration else "0"))[-CALIBRATION_RUNS:]
         status = FLAGGED if beyond else NORMAL
         for i in judged:
             level, scale, own = rows[i]
@@ -643,12 +645,12 @@ class PathJudge:
             return out
         self.episode = episode
         out.episodes.append(episode)
-        pending_ids = {item.run_id for item in self.pending}
         for i, d in self.dirs.items():
             d.old_window = d.base.values() if d.ready() else []
             d.post = [item.xs[i] for item in self.pending if i in item.xs]
-            kept = [x for x in d.tail if x[0] not in pending_ids]  # an episode is no noise
-            d.tail = deque(kept, maxlen=CALIBRATION_RUNS)
+            # an episode is no noise: its runs (the last ones judged) leave the tail
+            mine = sum(i in item.devs for item in self.pending)
+            d.tail = d.tail[: len(d.tail) - mine]
         self.post_runs, self.inside_runs = len(self.pending), []
         self.pending.clear()
         out.judgments[-len(judged) :] = [
@@ -903,7 +905,7 @@ class Judge:
         ]  # fmt: skip
         pooled = pooled_scales((((k, i), d.key, d.base) for k, i, d in members), self.p)
         judged = sum(len(d.tail) for _k, _i, d in members)
-        beyond = sum(b for _k, _i, d in members for _r, b in d.tail)
+        beyond = sum(d.tail.count("1") for _k, _i, d in members)
         return pooled, calibration(judged, beyond, self.p)
 
     def sweep(self, run_id: str, runs: Iterable[tuple[SeriesKey, Run]]) -> Judged:

@@ -161,11 +161,12 @@ def _load(
 
 def _shown(judge: ch.PathJudge) -> dict[str, Any]:
     """What `detection` reads of a path's state."""
+    baselines = judge.baselines()
     return {
-        "baselines": [[k.src, k.dst, level, scale] for k, (level, scale) in
-                      judge.baselines().items()],
+        "baselines": [[k.src, k.dst, level, scale] for k, (level, scale) in baselines.items()],
         "suspects": [[s.run_id, s.t, [list(d) for d in s.deviations]] for s in judge.suspects()],
-        "waiting": [[k.src, k.dst, runs, needed] for k, runs, needed in judge.waiting()],
+        "waiting": [[d.key.src, d.key.dst, len(d.base), d.needed()]
+                    for d in judge.dirs.values() if d.key not in baselines],
     }  # fmt: skip
 
 
@@ -199,20 +200,27 @@ _STATE_COLUMNS = {c: "VARCHAR" for c in
 def _save_states(
     con: duckdb.DuckDBPyConnection, judges: Mapping[ch.SeriesKey, ch.PathJudge]
 ) -> None:
-    """Replace the states of `judges`' paths."""
+    """Replace the states of `judges`' paths (through a temporary table: a list of
+    thousands of keys as a query parameter costs DuckDB seconds)."""
     if not judges:
         return
     con.execute(
-        "DELETE FROM detection_state WHERE concat_ws('|', source, backend, metric, src, dst) "
-        "IN (SELECT unnest(?))",
-        [["|".join(ch.key_tuple(k)) for k in judges]],
+        "CREATE OR REPLACE TEMP TABLE new_state ("
+        + ", ".join(f"{c} {t}" for c, t in _STATE_COLUMNS.items())
+        + ")"
     )
-    _insert(con, "detection_state", _STATE_COLUMNS, (
+    _insert(con, "new_state", _STATE_COLUMNS, (
         {"source": k.source, "backend": k.backend, "metric": k.metric, "src": k.src,
          "dst": k.dst, "state": orjson.dumps(j.doc()).decode(),
          "shown": orjson.dumps(_shown(j)).decode()}
         for k, j in judges.items()
     ))  # fmt: skip
+    con.execute(
+        "DELETE FROM detection_state d USING new_state n WHERE d.source = n.source AND "
+        "d.backend = n.backend AND d.metric = n.metric AND d.src = n.src AND d.dst = n.dst"
+    )
+    con.execute("INSERT INTO detection_state SELECT * FROM new_state")
+    con.execute("DROP TABLE new_state")
 
 
 # ---- writing what was judged -----------------------------------------------------------
@@ -304,23 +312,30 @@ def judge_sweeps(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> Re
         for at in range(0, len(ids), CHUNK_SWEEPS):
             chunk = ids[at : at + CHUNK_SWEEPS]
             new = _inputs(con, "sweep_id IN (SELECT unnest(?))", [chunk])
-            mine = _by_path(k_r for k_r in new if ch.judgeable(k_r[0].metric, k_r[1].value))
-            had = _by_path(_judged_inputs(con, chunk))
-            for path in mine.keys() | had.keys():
-                runs, before = mine.get(path, set()), had.get(path, set())
-                if runs == before or path in stale:
-                    continue  # ingested again as it was (or judged again below)
-                earliest = min((r[3], r[2]) for r in runs | before)  # (t, run id)
+            new = [(k, r) for k, r in new if ch.judgeable(k.metric, r.value)]
+            had = _by_path(_judged_inputs(con, chunk))  # none unless ingested before
+            mine = _by_path(new) if had else {}
+            earliest: dict[ch.SeriesKey, tuple[str, str]] = {}
+            for key, run in new:  # in time order: a path's first is its earliest
+                earliest.setdefault(key.path(), (run.t, run.run_id))
+            for path in earliest.keys() | had.keys():
+                if path in stale:
+                    continue
+                before = had.get(path)
+                if before is not None and mine.get(path) == before:
+                    continue  # ingested again as it was
                 known = judges.get(path)
-                if before or (known is not None and earliest <= known.last):
+                first = min(x for x in (earliest.get(path), *(
+                    (r[3], r[2]) for r in before or ())) if x is not None)  # fmt: skip
+                if before or (known is not None and first <= known.last):
                     stale.add(path)
                     repairs.paths[path.source].add(path)
                     since = repairs.since.get(path.source)
-                    repairs.since[path.source] = min(since or earliest[0], earliest[0])
+                    repairs.since[path.source] = min(since or first[0], first[0])
             by_sweep: dict[str, list[tuple[ch.SeriesKey, ch.Run]]] = defaultdict(list)
             for key, run in new:
                 path = key.path()
-                if path not in stale and mine.get(path) != had.get(path, set()):
+                if path not in stale and path not in had:
                     by_sweep[run.run_id].append((key, run))
                     touched.add(path)
             for sweep_id in chunk:
