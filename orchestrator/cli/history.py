@@ -439,7 +439,7 @@ def _print_matrix(doc: dict[str, Any]) -> None:
         srcs = [r for r in mx["regions"] if any(c["src"] == r for c in mx["cells"])]
         dsts = [r for r in mx["regions"] if any(c["dst"] == r for c in mx["cells"])]
         console.print(title, soft_wrap=True, highlight=False)
-        if mx["flagged_tests"]:
+        if mx.get("flagged_tests"):  # none in the detectable matrix
             console.print(
                 f"{mx['flagged_tests']} flagged tests left out: their flags invalidate their "
                 f"{doc['metric']} (docs/results.md, 'Flags'); --include-flagged keeps them",

@@ -226,6 +226,18 @@ def test_each_pairs_smallest_detectable_change_in_history_and_matrix(tmp_path):
     assert mx["metric"] == "detectable" and mx["unit"] == "ms"
     cells = {(c["src"], c["dst"]): c["value"] for c in mx["matrices"][0]["cells"]}
     assert cells == {(A, B): expected, (B, A): expected}
+    # every output format: the terminal table and CSV too
+    text = CliRunner().invoke(
+        main, ["matrix", "--metric", "detectable", "--results", str(tmp_path)]
+    )
+    assert text.exit_code == 0, text.output
+    assert f" {expected:.1f} " in text.stdout and "From \\ To" in text.stdout
+    csv = CliRunner().invoke(
+        main, ["matrix", "--metric", "detectable", "--csv", "--results", str(tmp_path)]
+    )
+    assert (
+        csv.exit_code == 0 and f"{A},{B},detectable,p95 within 3 runs,ms,{expected}" in csv.stdout
+    )
     # too few runs: none yet
     few = tmp_path / "few"
     _sweeps(few, [150.0] * 3)
