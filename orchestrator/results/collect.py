@@ -122,7 +122,9 @@ def _iperf3(client: dict[str, Any], index: int, server: dict[str, Any] | None) -
     if index >= len(tests):
         return {"ok": False, "error": f"iperf3 {('forward', 'reverse')[index]} test not run"}
     test = tests[index]
-    result = parse_iperf3(test.get("run", {}).get("stdout", ""))
+    # the server's own documents: its intervals when the client's copy lacks them
+    served = [str(r.get("stdout") or "") for r in (server or {}).get("iperf3_server", [])]
+    result = parse_iperf3(test.get("run", {}).get("stdout", ""), served)
     if not result["ok"]:
         error = result["error"]
         if error == CORRUPTED and test.get("run", {}).get("stderr"):
@@ -215,9 +217,7 @@ def slot_rows(
                 # what iperf3 ran (an older sweep's single test may have run several)
                 measured["streams"] = result.get("streams") or planned_streams(ctx, slot.measure)
                 measured.update(host_columns(index, client, server))
-                measured.update(
-                    limiter_columns(measured, ctx, src, dst, result, slot.measure)
-                )
+                measured.update(limiter_columns(measured, ctx, src, dst, result, slot.measure))
             elif result.get("peer_late"):
                 late = True
                 errors.append(result["error"])
