@@ -197,14 +197,12 @@ def classify(row: Mapping[str, Any], test: Mapping[str, Any], facts: PathFacts) 
         if ahead_bytes <= in_flight_bytes:
             agree = True
             figures.update(sender_ahead_bytes=ahead_bytes, in_flight_bytes=in_flight_bytes)
-    if not agree and gap > 0:
-        # the sender's count left out what it wrote during the omit and the receiver read
-        # after it: the aligned counts say whether that explains the receiver's lead
-        if _num(row.get("bytes")) is not None and not receiver_exceeds(row, AGREEMENT):
-            agree = True
-            figures.update(
-                receiver_ahead=gap, omit_backlog_bytes=_num(test.get("omit_backlog_bytes"))
-            )
+    # a receiver ahead: the sender's count left out what it wrote during the omit and the
+    # receiver read after it; the aligned counts say whether that explains the lead
+    counted = _num(row.get("bytes")) is not None
+    if not agree and gap > 0 and counted and not receiver_exceeds(row, AGREEMENT):
+        agree = True
+        figures.update(receiver_ahead=gap, omit_backlog_bytes=_num(test.get("omit_backlog_bytes")))
     if not agree:
         figures.update(throughput_sender_bps=sent, receiver_minus_sender=gap)
 
