@@ -268,7 +268,6 @@ def accounting(sweep_dirs: Sequence[Path]) -> None:
     aligned = [t for t in tests if t["aligned"]]
     own = [t["receiver_own_bps"] / t["throughput_sender_bps"] - 1 for t in tests]
     counts = [c[0] / c[1] - 1 for t in aligned if (c := flags.receiver_and_sender(t))]
-    backlog = [t["omit_backlog_bytes"] for t in aligned if t["omit_backlog_bytes"] is not None]
     print(
         f"  flagged (aligned counts)   {len(flagged):3d} of {n} = {len(flagged) / n:.1%}"
         "   goal < 1 %"
@@ -277,11 +276,19 @@ def accounting(sweep_dirs: Sequence[Path]) -> None:
     print(f"  aligned                    {len(aligned):3d} of {n}")
     print(f"  receiver vs sender, iperf3's own figures  {_spread(own)}")
     print(f"  receiver vs sender, aligned counts        {_spread(counts)}")
-    if backlog:
-        print(
-            f"  omit backlog (sender's omit bytes the receiver read after its boundary): "
-            f"{min(backlog):,} / {statistics.median(backlog):,.0f} / {max(backlog):,} bytes"
-        )
+    print("  omit backlog: what the sender wrote in its omit and the receiver read after its")
+    print("  boundary, min / median / max")
+    for name, several in (("single stream", False), ("several streams", True)):
+        backlog = [
+            t["omit_backlog_bytes"]
+            for t in aligned
+            if t["omit_backlog_bytes"] is not None and (t["streams"] > 1) == several
+        ]
+        if backlog:
+            print(
+                f"    {name:16} {min(backlog):>12,} / {statistics.median(backlog):>12,.0f} / "
+                f"{max(backlog):>12,} bytes"
+            )
     print(f"  sentinel warnings           {warnings}   goal 0")
     print(f"  {load()}")
 
@@ -304,6 +311,7 @@ def main() -> int:
     sweeps = list(args.sweeps)
     with tempfile.TemporaryDirectory(prefix="quotable-") as tmp:
         if args.run:
+            print(f"\nrunning a clean sweep of both measures on make run's regions: {load()}")
             made = run_sweep(Path(tmp))
             if made is not None:
                 sweeps.append(made)
