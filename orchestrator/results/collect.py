@@ -5,7 +5,8 @@ pings and runs iperf3 forward and, when both directions are selected, reverse (`
 the server pings back and serves. So the row of client -> server takes the client's
 pings and the forward test, and the row of server -> client the server's pings and
 the reverse test (whose sender, the server, is in the client's JSON via
---get-server-output).
+--get-server-output). Both ends' intervals align the two counts at the omit boundary
+(parse.align); the server's own iperf3 output stands in for the client's copy.
 """
 
 from __future__ import annotations
