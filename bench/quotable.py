@@ -30,6 +30,7 @@ test's raw iperf3 output (both ends), parsed as `collect` does:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -164,11 +165,11 @@ def run_sweep(results: Path) -> Path | None:
         "--quiet",
     ]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    folders = [d for d in results.iterdir() if (d / "sweep.json").exists()]
+    folders = sorted(d for d in results.iterdir() if (d / "sweep.json").exists())
     if done.returncode != 0 or not folders:
         print(f"  --run: the sweep failed ({done.returncode}): {done.stderr.strip()[-300:]}")
         return None
-    return folders[0]
+    return folders[-1]  # the newest: sweep ids start with their UTC time
 
 
 def client_tests(sweep_dir: Path) -> list[dict[str, Any]]:
@@ -189,8 +190,31 @@ def client_tests(sweep_dir: Path) -> list[dict[str, Any]]:
             for test in doc.get("iperf3") or []:
                 parsed = parse.parse_iperf3(str(test.get("run", {}).get("stdout", "")), served)
                 if parsed["ok"]:
-                    out.append(parsed)
+                    where = f"{folder.name} {doc.get('host')} -> {doc.get('peer')}"
+                    out.append({**parsed, "where": where, "direction": test.get("direction")})
     return out
+
+
+def omit_listings(sweep_dir: Path, test: Mapping[str, Any]) -> str:
+    """How far each end's omitted intervals reached, for a flagged test."""
+    folder, host = test["where"].split()[:2]
+    doc, _ = collect.host_doc(
+        (sweep_dir / "raw" / folder / f"{store.safe_name(host)}.json").read_text()
+    )
+    for run in (doc or {}).get("iperf3") or []:
+        if run.get("direction") != test["direction"]:
+            continue
+        client = json.loads(run["run"]["stdout"])
+        omit = client["start"]["test_start"]["omit"]
+        parts = []
+        for name, end_doc in (
+            ("client", client),
+            ("server", client.get("server_output_json") or {}),
+        ):
+            listed = [i["sum"] for i in end_doc.get("intervals", []) if i["sum"].get("omitted")]
+            parts.append(f"{name} to {listed[-1]['end'] if listed else 0:.4f} s")
+        return f"omit {omit} s, listed: " + ", ".join(parts)
+    return ""
 
 
 def _spread(values: Sequence[float]) -> str:
@@ -230,7 +254,10 @@ def accounting(sweep_dirs: Sequence[Path]) -> None:
         if rec.emulation is not None and rec.emulation.perturbations:
             print(f"  {sweep_dir.name}: perturbed on purpose; not a clean path, skipped")
             continue
-        found = client_tests(sweep_dir)
+        found = [
+            {**t, "sweep": sweep_dir.name, "sweep_dir": str(sweep_dir)}
+            for t in client_tests(sweep_dir)
+        ]
         tests += found
         rows = store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)
         late = [r for r in store.read_rows(sweep_dir / "sentinels.csv") if r["status"] == "ok"]
@@ -289,6 +316,13 @@ def accounting(sweep_dirs: Sequence[Path]) -> None:
                 f"    {name:16} {min(backlog):>12,} / {statistics.median(backlog):>12,.0f} / "
                 f"{max(backlog):>12,} bytes"
             )
+    for t in flagged:
+        counts = flags.receiver_and_sender(t) or (0.0, 1.0)
+        print(
+            f"  flagged: {t['sweep']} {t['where']} {t['direction']}, {t['streams']} streams: "
+            f"aligned {counts[0] / counts[1] - 1:+.2%}; "
+            f"{omit_listings(Path(t['sweep_dir']), t)}"
+        )
     print(f"  sentinel warnings           {warnings}   goal 0")
     print(f"  {load()}")
 
@@ -298,6 +332,9 @@ def main() -> int:
     parser.add_argument("--run", action="store_true", help="run a clean sweep of both measures")
     parser.add_argument("--sweeps", nargs="*", type=Path, default=[], help="sweep folders")
     parser.add_argument("--no-public", action="store_true", help="skip bands and public data")
+    parser.add_argument(
+        "--keep", type=Path, help="--run's results folder, kept (default: a temporary one)"
+    )
     args = parser.parse_args()
     if not args.no_public:
         print(
@@ -312,7 +349,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="quotable-") as tmp:
         if args.run:
             print(f"\nrunning a clean sweep of both measures on make run's regions: {load()}")
-            made = run_sweep(Path(tmp))
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+            made = run_sweep(args.keep or Path(tmp))
             if made is not None:
                 sweeps.append(made)
         if sweeps:
