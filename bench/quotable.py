@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.core.geo import FIBRE_KM_S, FIBRE_RTT_MS_PER_KM
 from orchestrator.history import public_data
 from orchestrator.model.catalog import load_catalog
@@ -249,7 +250,7 @@ def accounting(sweep_dirs: Sequence[Path]) -> None:
     for sweep_dir in sweep_dirs:
         rec = record.read_record(sweep_dir / "sweep.json")
         if rec is None:
-            print(f"  {sweep_dir}: no sweep.json; skipped")
+            print(f"  {sweep_dir}: no sweep record it can read (sweep.json); skipped")
             continue
         if rec.emulation is not None and rec.emulation.perturbations:
             print(f"  {sweep_dir.name}: perturbed on purpose; not a clean path, skipped")
@@ -258,9 +259,13 @@ def accounting(sweep_dirs: Sequence[Path]) -> None:
             {**t, "sweep": sweep_dir.name, "sweep_dir": str(sweep_dir)}
             for t in client_tests(sweep_dir)
         ]
+        try:
+            rows = store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)
+            late = [r for r in store.read_rows(sweep_dir / "sentinels.csv") if r["status"] == "ok"]
+        except UserError as e:
+            print(f"  {sweep_dir.name}: {e}; skipped")
+            continue
         tests += found
-        rows = store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)
-        late = [r for r in store.read_rows(sweep_dir / "sentinels.csv") if r["status"] == "ok"]
         early = [r for r in rows if r["status"] == "ok"]
         measures = sorted({r.get("measure") or "single_stream" for r in rows})
         check = allowance.sentinel_check(early, late)
