@@ -1,4 +1,5 @@
-"""Numbers a user can quote (issue 19): distance bands, flags and physical fits.
+"""Numbers a user can quote (issues 19 and 29): distance bands, flags, physical fits, and
+what the emulator's clean paths say about throughput accounting and sentinels.
 
 Prints, for `make run`'s selection (the Makefile's RUN_REGIONS) and for --max-regions 8
 (both spreads), the directed pairs per distance band; then, for the vendored Skyplane
@@ -8,22 +9,47 @@ slope >= the fibre's 10.0069 ms per 1000 km), whether the constraints bind (the 
 Theil-Sen line and least squares beside it), Pearson and Spearman, and the RTT
 inflation over the fibre floor (median and quartiles).
 
-    python bench/quotable.py   (not numbers.py: that name would hide the standard library's)
+Then (issue 29), with the machine's load before and after, for emulated sweeps of both
+measures on clean paths (no perturbation): `--run` runs one on `make run`'s regions (as
+root; about 6 minutes), `--sweeps DIR ...` reads sweep folders already made. From each
+test's raw iperf3 output (both ends), parsed as `collect` does:
+  flagged        throughput rows flagged receiver_exceeds_sender (aligned counts)
+                                                                goal < 1 % of the rows
+  old rule       the rows the rule before alignment flagged: iperf3's receiver rate
+                 over 1 % above the sender's
+  aligned        rows whose counts were aligned (both ends' omitted intervals complete)
+  spreads        receiver against sender, min / median / max: iperf3's own figures, and
+                 the aligned counts (never above 0 for a good test)
+  sentinels      the sentinel check (like with like) and its warnings      goal 0
+                 beside it what matching by (src, dst) alone gave
+
+    python bench/quotable.py [--run] [--sweeps DIR ...] [--no-public]
+    (not numbers.py: that name would hide the standard library's)
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import re
+import statistics
+import subprocess
 import sys
+import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from orchestrator.core import paths
+from orchestrator.core.errors import UserError
 from orchestrator.core.geo import FIBRE_KM_S, FIBRE_RTT_MS_PER_KM
 from orchestrator.history import public_data
 from orchestrator.model.catalog import load_catalog
+from orchestrator.plan import allowance
 from orchestrator.plan.selection import SelectionSpec, pairs_per_band, select
 from orchestrator.report import analyze
-from orchestrator.results import flags
+from orchestrator.results import collect, flags, parse, record, store
 
 DATA = {
     "skyplane": paths.DATA / "skyplane-latency-2022.csv",
@@ -109,15 +135,232 @@ def data_set(name: str, path: Path) -> None:
         )
 
 
-def main() -> int:
-    print(
-        f"fibre floor: c x 2/3 = {FIBRE_KM_S:,.2f} km/s, a round trip costs "
-        f"{FIBRE_RTT_MS_PER_KM * 1000:.4f} ms per 1000 km; flags' floor tolerance "
-        f"{flags.FLOOR_TOLERANCE_MS:g} ms"
+# ---- issue 29: throughput accounting and sentinels on the emulator's clean paths ---------
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f} (1/5/15 min) on {os.cpu_count()} CPUs"
+
+
+def run_sweep(results: Path) -> Path | None:
+    """One emulated sweep of both measures on make run's regions, clean paths; its folder."""
+    if os.geteuid() != 0:
+        print("  --run: the emulated cloud needs root (network namespaces); skipped")
+        return None
+    cmd = [
+        sys.executable,
+        "-m",
+        "orchestrator",
+        "sweep",
+        "--backend",
+        "local",
+        "--yes",
+        "--regions",
+        ",".join(run_regions()),
+        "--measures",
+        "single_stream,capacity",
+        "--results",
+        str(results),
+        "--no-report",
+        "--quiet",
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    folders = sorted(d for d in results.iterdir() if (d / "sweep.json").exists())
+    if done.returncode != 0 or not folders:
+        print(f"  --run: the sweep failed ({done.returncode}): {done.stderr.strip()[-300:]}")
+        return None
+    return folders[-1]  # the newest: sweep ids start with their UTC time
+
+
+def client_tests(sweep_dir: Path) -> list[dict[str, Any]]:
+    """Every throughput test of a sweep, parsed from its raw files as collect does (the
+    client's document, with the server's own output beside it), with its measure."""
+    out = []
+    for folder in sorted((sweep_dir / "raw").glob("round-*")):
+        docs = {}
+        for path in folder.glob("*.json"):
+            doc, _ = collect.host_doc(path.read_text(encoding="utf-8", errors="replace"))
+            if doc is not None:
+                docs[str(doc.get("host"))] = doc
+        for doc in docs.values():
+            if doc.get("role") != "client":
+                continue
+            server = docs.get(str(doc.get("peer"))) or {}
+            served = [str(r.get("stdout") or "") for r in server.get("iperf3_server", [])]
+            for test in doc.get("iperf3") or []:
+                parsed = parse.parse_iperf3(str(test.get("run", {}).get("stdout", "")), served)
+                if parsed["ok"]:
+                    where = f"{folder.name} {doc.get('host')} -> {doc.get('peer')}"
+                    out.append({**parsed, "where": where, "direction": test.get("direction")})
+    return out
+
+
+def omit_listings(sweep_dir: Path, test: Mapping[str, Any]) -> str:
+    """How far each end's omitted intervals reached, for a flagged test."""
+    folder, host = test["where"].split()[:2]
+    doc, _ = collect.host_doc(
+        (sweep_dir / "raw" / folder / f"{store.safe_name(host)}.json").read_text()
     )
-    bands()
-    for name, path in DATA.items():
-        data_set(name, path)
+    for run in (doc or {}).get("iperf3") or []:
+        if run.get("direction") != test["direction"]:
+            continue
+        client = json.loads(run["run"]["stdout"])
+        omit = client["start"]["test_start"]["omit"]
+        parts = []
+        for name, end_doc in (
+            ("client", client),
+            ("server", client.get("server_output_json") or {}),
+        ):
+            listed = [i["sum"] for i in end_doc.get("intervals", []) if i["sum"].get("omitted")]
+            parts.append(f"{name} to {listed[-1]['end'] if listed else 0:.4f} s")
+        return f"omit {omit} s, listed: " + ", ".join(parts)
+    return ""
+
+
+def _spread(values: Sequence[float]) -> str:
+    if not values:
+        return "-"
+    return (
+        f"{min(values) * 100:+.2f} / {statistics.median(values) * 100:+.2f} / "
+        f"{max(values) * 100:+.2f} %"
+    )
+
+
+def pair_only_check(early: Sequence[Mapping[str, Any]], late: Sequence[Mapping[str, Any]]) -> Any:
+    """The sentinel check as it matched before issue 29: by (src, dst) alone."""
+    late_bps = {
+        store.pair_key(r): float(r["throughput_bps"]) for r in late if r.get("throughput_bps")
+    }
+    pairs = [
+        (float(r["throughput_bps"]), late_bps[store.pair_key(r)])
+        for r in early
+        if r.get("throughput_bps") and store.pair_key(r) in late_bps
+    ]
+    if not pairs:
+        return None
+    e, x = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
+    return len(pairs), e, x, 1 - x / e
+
+
+def accounting(sweep_dirs: Sequence[Path]) -> None:
+    print(f"\nthroughput accounting and sentinels on clean emulated paths: {load()}")
+    tests: list[dict[str, Any]] = []
+    warnings = 0
+    for sweep_dir in sweep_dirs:
+        rec = record.read_record(sweep_dir / "sweep.json")
+        if rec is None:
+            print(f"  {sweep_dir}: no sweep record it can read (sweep.json); skipped")
+            continue
+        if rec.emulation is not None and rec.emulation.perturbations:
+            print(f"  {sweep_dir.name}: perturbed on purpose; not a clean path, skipped")
+            continue
+        found = [
+            {**t, "sweep": sweep_dir.name, "sweep_dir": str(sweep_dir)}
+            for t in client_tests(sweep_dir)
+        ]
+        try:
+            rows = store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)
+            late = [r for r in store.read_rows(sweep_dir / "sentinels.csv") if r["status"] == "ok"]
+        except UserError as e:
+            print(f"  {sweep_dir.name}: {e}; skipped")
+            continue
+        tests += found
+        early = [r for r in rows if r["status"] == "ok"]
+        measures = sorted({r.get("measure") or "single_stream" for r in rows})
+        check = allowance.sentinel_check(early, late)
+        old = pair_only_check(early, late)
+        written = sum(1 for r in rows if flags.RECEIVER_EXCEEDS_SENDER in flags.parse(r["flags"]))
+        print(
+            f"  {sweep_dir.name}: {len(found)} throughput tests ({', '.join(measures)}); "
+            f"measurements.csv flags {written} receiver_exceeds_sender"
+        )
+        if check is None:
+            print("    sentinels: no test with both an early and a late result")
+        else:
+            warnings += check.flagged
+            print(
+                f"    sentinels, like with like: {check.tests} tests, "
+                f"{check.early_bps / 1e6:.1f} -> {check.late_bps / 1e6:.1f} Mbit/s, "
+                f"{-check.drop:+.1%}: {'WARNING' if check.flagged else 'no warning'}"
+            )
+        if old is not None:
+            n, e, x, drop = old
+            print(
+                f"    sentinels by (src, dst) alone, as before: {n} tests, "
+                f"{e / 1e6:.1f} -> {x / 1e6:.1f} Mbit/s, {-drop:+.1%}"
+                f"{': WARNING' if drop > allowance.SENTINEL_DROP else ''}"
+            )
+    if not tests:
+        print("  no throughput tests read")
+        return
+    n = len(tests)
+    flagged = [t for t in tests if flags.RECEIVER_EXCEEDS_SENDER in flags.row_flags(t)]
+    old_rule = [t for t in tests if t["receiver_own_bps"] > t["throughput_sender_bps"] * 1.01]
+    aligned = [t for t in tests if t["aligned"]]
+    own = [t["receiver_own_bps"] / t["throughput_sender_bps"] - 1 for t in tests]
+    counts = [c[0] / c[1] - 1 for t in aligned if (c := flags.receiver_and_sender(t))]
+    print(
+        f"  flagged (aligned counts)   {len(flagged):3d} of {n} = {len(flagged) / n:.1%}"
+        "   goal < 1 %"
+    )
+    print(f"  old rule (rates, 1 %)      {len(old_rule):3d} of {n} = {len(old_rule) / n:.1%}")
+    print(f"  aligned                    {len(aligned):3d} of {n}")
+    print(f"  receiver vs sender, iperf3's own figures  {_spread(own)}")
+    print(f"  receiver vs sender, aligned counts        {_spread(counts)}")
+    print("  omit backlog: what the sender wrote in its omit and the receiver read after its")
+    print("  boundary, min / median / max")
+    for name, several in (("single stream", False), ("several streams", True)):
+        backlog = [
+            t["omit_backlog_bytes"]
+            for t in aligned
+            if t["omit_backlog_bytes"] is not None and (t["streams"] > 1) == several
+        ]
+        if backlog:
+            print(
+                f"    {name:16} {min(backlog):>12,} / {statistics.median(backlog):>12,.0f} / "
+                f"{max(backlog):>12,} bytes"
+            )
+    for t in flagged:
+        counts = flags.receiver_and_sender(t) or (0.0, 1.0)
+        print(
+            f"  flagged: {t['sweep']} {t['where']} {t['direction']}, {t['streams']} streams: "
+            f"aligned {counts[0] / counts[1] - 1:+.2%}; "
+            f"{omit_listings(Path(t['sweep_dir']), t)}"
+        )
+    print(f"  sentinel warnings           {warnings}   goal 0")
+    print(f"  {load()}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", action="store_true", help="run a clean sweep of both measures")
+    parser.add_argument("--sweeps", nargs="*", type=Path, default=[], help="sweep folders")
+    parser.add_argument("--no-public", action="store_true", help="skip bands and public data")
+    parser.add_argument(
+        "--keep", type=Path, help="--run's results folder, kept (default: a temporary one)"
+    )
+    args = parser.parse_args()
+    if not args.no_public:
+        print(
+            f"fibre floor: c x 2/3 = {FIBRE_KM_S:,.2f} km/s, a round trip costs "
+            f"{FIBRE_RTT_MS_PER_KM * 1000:.4f} ms per 1000 km; flags' floor tolerance "
+            f"{flags.FLOOR_TOLERANCE_MS:g} ms"
+        )
+        bands()
+        for name, path in DATA.items():
+            data_set(name, path)
+    sweeps = list(args.sweeps)
+    with tempfile.TemporaryDirectory(prefix="quotable-") as tmp:
+        if args.run:
+            print(f"\nrunning a clean sweep of both measures on make run's regions: {load()}")
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+            made = run_sweep(args.keep or Path(tmp))
+            if made is not None:
+                sweeps.append(made)
+        if sweeps:
+            accounting(sweeps)
     return 0
 
 

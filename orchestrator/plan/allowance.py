@@ -22,6 +22,7 @@ from typing import Any
 
 from orchestrator.model.catalog import MachineBandwidth
 from orchestrator.results import store
+from orchestrator.results.schema import measure_of
 
 SENTINEL_DROP = 0.20  # late results this far below the early ones flag the sweep
 # A host's CPU steal above this during a test is evidence of its own (CPU) limit.
@@ -172,17 +173,27 @@ class SentinelCheck:
         return out
 
 
+def sentinel_key(row: Mapping[str, Any]) -> tuple[str, str, str, int]:
+    """What makes an early and a late sentinel result the same test: source, destination,
+    measure and streams. The buffers are the measure's within one sweep (single_stream:
+    the sweep's --window or the hosts' defaults; capacity: sized once per pair for its
+    BDP), and the rows of one sweep are compared, so the measure stands for them."""
+    streams = int(_number(row.get("streams")) or 1)
+    return (*store.pair_key(row), measure_of(row), streams)
+
+
 def sentinel_check(
     early_rows: Iterable[Mapping[str, Any]],
     late_rows: Iterable[Mapping[str, Any]],
     threshold: float = SENTINEL_DROP,
 ) -> SentinelCheck | None:
     """Compare the late sentinel results with the same tests' early ones (medians over
-    the tests both have); None when no test has both."""
-    late = {store.pair_key(r): _number(r.get("throughput_bps")) for r in late_rows}
+    the tests both have, like with like: sentinel_key); None when no test has both. An
+    early capacity row is never set against a late single_stream one."""
+    late = {sentinel_key(r): _number(r.get("throughput_bps")) for r in late_rows}
     pairs = []
     for row in early_rows:
-        key = store.pair_key(row)
+        key = sentinel_key(row)
         early = _number(row.get("throughput_bps"))
         if key in late and early and late[key] is not None:
             pairs.append((early, late[key]))

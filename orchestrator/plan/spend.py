@@ -1,9 +1,9 @@
 """What a sweep actually cost, from the bytes it moved, at list prices (orchestrator.plan.pricing).
 
 Estimates are for deciding before a run; a budget is checked against what was
-spent: the `bytes` column of measurements.csv (iperf3's own count of what it sent)
-plus pings x 84 bytes per row that pinged, priced by source and destination, and
-the VMs' list price for the hours the sweep actually ran.
+spent: iperf3's count of what it sent (the larger of the sender's and the receiver's
+counts in measurements.csv) plus pings x 84 bytes per row that pinged, priced by source
+and destination, and the VMs' list price for the hours the sweep actually ran.
 """
 
 from __future__ import annotations
@@ -42,9 +42,14 @@ def _number(text: Any) -> float:
 
 
 def row_bytes(row: Mapping[str, Any], pings: int) -> int:
-    """What one directed test sent: iperf3's bytes plus its pings (when it pinged)."""
+    """What one directed test sent: iperf3's bytes plus its pings (when it pinged). The
+    larger of the sender's count (throughput_sender_bps x duration_s) and the receiver's
+    (`bytes`, its count of the sender's bytes: below the sender's by what was still
+    queued when the test stopped)."""
     pinged = str(row.get("rtt_avg_ms") or "") != "" or str(row.get("ping_loss_pct") or "") != ""
-    return int(_number(row.get("bytes"))) + (pings * PING_PACKET_BYTES if pinged else 0)
+    sent = _number(row.get("throughput_sender_bps")) * _number(row.get("duration_s")) / 8
+    iperf3 = max(_number(row.get("bytes")), sent)
+    return round(iperf3) + (pings * PING_PACKET_BYTES if pinged else 0)
 
 
 def egress_usd(

@@ -55,7 +55,15 @@ MAX_DISTANCE_KM = 20_040.0  # half the Earth's circumference, the longest geodes
 LIMITS = {RTT_COLUMN: MAX_RTT_MS, RTT_MEAN_COLUMN: MAX_RTT_MS,
           "throughput_bps": MAX_THROUGHPUT_BPS, "distance_km": MAX_DISTANCE_KM}  # fmt: skip
 # Read only to compute the flags of a file that has no flags column.
-FLAG_INPUT_COLUMNS = (*flags.RTT_STATS, "throughput_sender_bps", "rtt_samples")
+FLAG_INPUT_COLUMNS = (
+    *flags.RTT_STATS,
+    # receiver_exceeds_sender: the receiver's aligned count against the sender's
+    "bytes",
+    "duration_s",
+    "throughput_bps",
+    "throughput_sender_bps",
+    "rtt_samples",
+)
 BAD_LINES_SHOWN = 5  # line numbers named in the warning about rows with bad numbers
 # Leading bytes of files that are not CSV text, and what to do about them.
 _NOT_TEXT = (

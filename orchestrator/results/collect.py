@@ -5,7 +5,8 @@ pings and runs iperf3 forward and, when both directions are selected, reverse (`
 the server pings back and serves. So the row of client -> server takes the client's
 pings and the forward test, and the row of server -> client the server's pings and
 the reverse test (whose sender, the server, is in the client's JSON via
---get-server-output).
+--get-server-output). Both ends' intervals align the two counts at the omit boundary
+(parse.align); the server's own iperf3 output stands in for the client's copy.
 """
 
 from __future__ import annotations
@@ -122,7 +123,9 @@ def _iperf3(client: dict[str, Any], index: int, server: dict[str, Any] | None) -
     if index >= len(tests):
         return {"ok": False, "error": f"iperf3 {('forward', 'reverse')[index]} test not run"}
     test = tests[index]
-    result = parse_iperf3(test.get("run", {}).get("stdout", ""))
+    # the server's own documents: its intervals when the client's copy lacks them
+    served = [str(r.get("stdout") or "") for r in (server or {}).get("iperf3_server", [])]
+    result = parse_iperf3(test.get("run", {}).get("stdout", ""), served)
     if not result["ok"]:
         error = result["error"]
         if error == CORRUPTED and test.get("run", {}).get("stderr"):
@@ -215,9 +218,7 @@ def slot_rows(
                 # what iperf3 ran (an older sweep's single test may have run several)
                 measured["streams"] = result.get("streams") or planned_streams(ctx, slot.measure)
                 measured.update(host_columns(index, client, server))
-                measured.update(
-                    limiter_columns(measured, ctx, src, dst, result, slot.measure)
-                )
+                measured.update(limiter_columns(measured, ctx, src, dst, result, slot.measure))
             elif result.get("peer_late"):
                 late = True
                 errors.append(result["error"])

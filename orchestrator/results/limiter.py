@@ -18,16 +18,18 @@ Sender and receiver must agree within 1 %, or the sender be ahead by no more tha
 bytes a path holds in flight and queued when the test stops (2 x BDP at the received
 rate: a long path's capacity test, 8 streams on buffers sized for it, ends with over 1 %
 of a 5 s interval in flight), plus, for a reverse test, what the server sent in the time
-its count ran past the client's (parse: sender_extra_s, about one RTT); a row where they
-do not is classified on the receiver's figure, carries the gap in its detail
-(receiver_minus_sender) and is never `capacity`.
+its count ran past the client's (parse: sender_extra_s, about one RTT), or the receiver
+be ahead only by what the omit boundary explains (its aligned count, `bytes`, not above
+the sender's: flags.receiver_exceeds); a row where they do not is classified on the
+receiver's figure, carries the gap in its detail (receiver_minus_sender) and is never
+`capacity`.
 
 The order is the order of evidence: a counter is seen directly, the line rate and the
 baseline are documented figures, the window and loss ceilings are models. A busy CPU
 (steal, or the sender's iperf3 at its limit) is seen directly too, but only explains a
 rate that no bound does: a test at the line rate or its window on a shared machine
-shows steal as well, and the CPU did not hold it there. The facts (line rate, baseline, window) are passed in by the caller, so
-nothing here reads the catalog or the emulator.
+shows steal as well, and the CPU did not hold it there. The facts (line rate, baseline,
+window) are passed in by the caller, so nothing here reads the catalog or the emulator.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from orchestrator.results.flags import receiver_exceeds
 
 WINDOW, ALLOWANCE, LOSS, CPU, CAPACITY, UNKNOWN = (
     "window",
@@ -193,6 +197,12 @@ def classify(row: Mapping[str, Any], test: Mapping[str, Any], facts: PathFacts) 
         if ahead_bytes <= in_flight_bytes:
             agree = True
             figures.update(sender_ahead_bytes=ahead_bytes, in_flight_bytes=in_flight_bytes)
+    # a receiver ahead: the sender's count left out what it wrote during the omit and the
+    # receiver read after it; the aligned counts say whether that explains the lead
+    counted = _num(row.get("bytes")) is not None
+    if not agree and gap > 0 and counted and not receiver_exceeds(row, AGREEMENT):
+        agree = True
+        figures.update(receiver_ahead=gap, omit_backlog_bytes=_num(test.get("omit_backlog_bytes")))
     if not agree:
         figures.update(throughput_sender_bps=sent, receiver_minus_sender=gap)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.core.stats import percentiles
@@ -24,13 +26,20 @@ def _failed(error: str, **extra: Any) -> dict[str, Any]:
 # ---- iperf3 ---------------------------------------------------------------------------
 
 
-def parse_iperf3(json_text: str) -> dict[str, Any]:
-    """One `iperf3 -c ... --json [--get-server-output]` document -> a test's throughput figures.
+def parse_iperf3(json_text: str, server_outputs: Sequence[str] = ()) -> dict[str, Any]:
+    """One `iperf3 -c ... --json --get-server-output` document -> a test's throughput figures.
 
     Throughput is what the receiver got (`throughput_bps`) and what the sender put
     on the wire (`throughput_sender_bps`). The sender's kernel figures (mean TCP RTT,
     max congestion window) come from the sending side's streams: the client's own
     for a forward test, the server's output for a reverse (`-R`) test.
+
+    With the receiver's intervals `throughput_bps` is its goodput over the sender's
+    measured interval (align); with both ends' complete intervals (the server's in
+    `server_output_json`, or in the one of `server_outputs`, the server's own `iperf3 -s
+    --json` documents, of the same test) `bytes` is the receiver's count of the bytes the
+    sender counted (`aligned` True). Otherwise `bytes` is the receiver's count over the
+    sender's interval, or iperf3's own figures without its intervals.
     """
     try:
         doc = json.loads(json_text)
@@ -41,38 +50,68 @@ def parse_iperf3(json_text: str) -> dict[str, Any]:
     if doc.get("error"):
         return _failed(str(doc["error"]))
     try:
-        return _iperf3_figures(doc)
-    except (KeyError, TypeError, ValueError, IndexError):
+        return _iperf3_figures(doc, _server_doc(doc, server_outputs))
+    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError):
         return _failed(CORRUPTED)
 
 
-def _iperf3_figures(doc: dict[str, Any]) -> dict[str, Any]:
+def _server_doc(doc: dict[str, Any], server_outputs: Sequence[str]) -> dict[str, Any]:
+    """The server's document of the test: the client's copy (--get-server-output), else
+    the server's own output of the same test (by its cookie), else {}."""
+    copy = doc.get("server_output_json")
+    if isinstance(copy, dict) and copy.get("intervals"):
+        return copy
+    cookie = doc.get("start", {}).get("cookie")
+    for text in server_outputs if cookie else ():
+        if cookie not in text:
+            continue
+        try:
+            own = json.loads(text)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(own, dict) and own.get("start", {}).get("cookie") == cookie:
+            return own
+    return copy if isinstance(copy, dict) else {}
+
+
+def _iperf3_figures(doc: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]:
     test = doc["start"]["test_start"]
     reverse = bool(test.get("reverse", 0))
     end = doc["end"]
     received = end["sum_received"]
     sent = end["sum_sent"]
     if reverse:
-        server = doc.get("server_output_json") or {}
         sender_streams = [s["sender"] for s in server.get("end", {}).get("streams", [])]
     else:
         sender_streams = [s["sender"] for s in end["streams"]]
     rtts_us = [s["mean_rtt"] for s in sender_streams if s.get("mean_rtt")]
     cwnds = [s["max_snd_cwnd"] for s in sender_streams if s.get("max_snd_cwnd")]
+    # the client's measured interval, the one -t times: the server's clock runs about one
+    # RTT longer (_sender_bps)
+    seconds = float((received if reverse else sent)["seconds"])
+    sender_doc, receiver_doc = (server, doc) if reverse else (doc, server)
+    sender, receiver = end_count(sender_doc, True), end_count(receiver_doc, False)
+    aligned = align(sender, receiver, seconds) if receiver and seconds > 0 else None
+    # the receiver's count of the sender's bytes; without both ends' complete listings,
+    # its bytes over the sender's interval (unaligned at the omit boundary)
+    if aligned is None:
+        received_bytes = int(received["bytes"])
+    elif aligned.received_bytes is None:
+        received_bytes = aligned.window_bytes
+    else:
+        received_bytes = aligned.received_bytes
     return {
         "ok": True,
         "error": "",
         "reverse": reverse,
-        "throughput_bps": float(received["bits_per_second"]),
+        "throughput_bps": aligned.goodput_bps if aligned else float(received["bits_per_second"]),
         "throughput_sender_bps": _sender_bps(sent, received, reverse),
-        "bytes": int(received["bytes"]),
+        "bytes": received_bytes,
         "retransmits": int(sent["retransmits"]) if "retransmits" in sent else None,
         # iperf3 reports RTT in microseconds; several streams: the mean of their means
         "tcp_rtt_ms": sum(rtts_us) / len(rtts_us) / 1000 if rtts_us else None,
         "max_cwnd_bytes": max(cwnds) if cwnds else None,
-        # the client's measured interval, the one -t times: the server's clock runs about
-        # one RTT longer (_sender_bps)
-        "duration_s": float((received if reverse else sent)["seconds"]),
+        "duration_s": seconds,
         "streams": int(test["num_streams"]),
         # beside the row, for the limiter (orchestrator.limiter): what the sender put on
         # the wire, its iperf3's CPU (percent of one core), the MSS and the version
@@ -85,6 +124,11 @@ def _iperf3_figures(doc: dict[str, Any]) -> dict[str, Any]:
         "sender_cpu_pct": _sender_cpu_pct(end, reverse),
         "mss_bytes": int(doc["start"].get("tcp_mss_default") or 0) or None,
         "iperf3_version": str(doc["start"].get("version", "")),
+        # whether `bytes` is aligned (align), and the omit boundary's backlog
+        "aligned": aligned is not None and aligned.received_bytes is not None,
+        "omit_backlog_bytes": aligned.omit_backlog_bytes if aligned else None,
+        # what iperf3 printed as the receiver's rate: its bytes over its own clock
+        "receiver_own_bps": float(received["bits_per_second"]),
     }
 
 
@@ -113,6 +157,126 @@ def _sender_cpu_pct(end: dict[str, Any], reverse: bool) -> float | None:
     cpu = end.get("cpu_utilization_percent") or {}
     value = cpu.get("remote_total" if reverse else "host_total")
     return float(value) if isinstance(value, (int, float)) else None
+
+
+# ---- aligned accounting: both ends' counts of the same bytes --------------------------
+#
+# iperf3's sender counts the bytes it writes into its socket after the omit; bytes written
+# during the omit that are still in its socket buffer (up to the whole send buffer) drain
+# after the boundary, and the receiver counts them as they arrive. So each end's figure,
+# taken alone, covers a different set of bytes: the receiver's can run ahead of the
+# sender's by what was queued at the boundary, or fall behind by what is queued at the end.
+# Both ends list their omitted intervals too, and TCP delivers in order: the receiver's
+# whole count less what the sender wrote during the omit is its count of exactly the bytes
+# the sender counted.
+#
+# iperf3 (3.12) zeroes its interval counters when the omit timer fires: an interval not
+# yet reported then is lost from the listing. With -i 1 the timers often fire together at
+# the boundary and a whole second goes (seen with --omit 2); the agent reports every
+# AGENT_INTERVAL_S, so a timer fires just before the boundary and what is lost is the last
+# few ms (360 listings of two sweeps stopped 0 to 3 ms short). An omitted listing that
+# stops more than OMIT_GAP_S short of the boundary is incomplete, and that test's counts
+# are not aligned. What an omit timer that fires late (a busy machine) lets the sender
+# write after its last listed interval is in neither listing: the one way left for an
+# aligned count to read above the sender's (flags.RECEIVER_EXCESS_FRACTION).
+AGENT_INTERVAL_S = 0.999  # playbooks/files/ir_agent.py runs iperf3 -i with this
+OMIT_GAP_S = 0.01
+
+
+@dataclass(frozen=True)
+class EndCount:
+    """One end's own count of a test, from its intervals: the bytes of its omitted
+    intervals, whether they reach the omit boundary (`omit_complete`), and every interval
+    after them as (start_s, end_s, bytes) on its clock, which iperf3 restarts at the
+    boundary."""
+
+    omitted_bytes: int
+    omit_complete: bool
+    intervals: tuple[tuple[float, float, int], ...]
+
+    @property
+    def measured_bytes(self) -> int:
+        return sum(b for _, _, b in self.intervals)
+
+    @property
+    def total_bytes(self) -> int:
+        """Every byte this end counted over the connection, the omit included."""
+        return self.omitted_bytes + self.measured_bytes
+
+    def bytes_within(self, seconds: float) -> float:
+        """The bytes of the first `seconds` after the omit boundary; an interval that
+        straddles the bound counts pro rata (iperf3's last interval of a receiver is the
+        time its clock ran past the sender's end)."""
+        total = 0.0
+        for start, end, nbytes in self.intervals:
+            if end <= seconds:
+                total += nbytes
+            elif start < seconds < end:
+                total += nbytes * (seconds - start) / (end - start)
+        return total
+
+
+def end_count(doc: Mapping[str, Any], sender: bool) -> EndCount | None:
+    """The count of the end whose document `doc` is, when it is the sending (`sender`) or
+    the receiving end; None when it is not that end, has no intervals, or its intervals
+    after the omit do not add up to its own total (a server copy cut short:
+    esnet/iperf#251)."""
+    intervals = doc.get("intervals") or []
+    sums = [i.get("sum") or {} for i in intervals if isinstance(i, dict)]
+    if not sums or any(bool(s.get("sender")) != sender for s in sums):
+        return None
+    omitted = [s for s in sums if s.get("omitted")]
+    after = tuple(
+        (float(s["start"]), float(s["end"]), int(s["bytes"])) for s in sums if not s.get("omitted")
+    )
+    omit_s = float(((doc.get("start") or {}).get("test_start") or {}).get("omit") or 0)
+    reached = float(omitted[-1]["end"]) if omitted else 0.0
+    count = EndCount(
+        omitted_bytes=sum(int(s["bytes"]) for s in omitted),
+        omit_complete=reached >= omit_s - OMIT_GAP_S,
+        intervals=after,
+    )
+    own = (doc.get("end") or {}).get("sum_sent" if sender else "sum_received") or {}
+    if "bytes" not in own or int(own["bytes"]) != count.measured_bytes:
+        return None
+    return count
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Sender and receiver counted over the same interval."""
+
+    # the receiver's goodput over the sender's measured interval: its bytes in the first
+    # `seconds` after its own omit boundary, over `seconds`
+    goodput_bps: float
+    # the receiver's bytes in that interval
+    window_bytes: int
+    # the receiver's count of the bytes the sender counted (TCP delivers in order): its
+    # whole count less the bytes the sender wrote during the omit, >= 0; never above the
+    # sender's count, unless a count is wrong. None when an end's omitted intervals are
+    # incomplete
+    received_bytes: int | None
+    # what the sender wrote during its omit that the receiver read after its own omit
+    # boundary: the receiver's own figure holds these and the sender's does not (negative
+    # when the receiver's boundary came later and it read more in its omit); None as above
+    omit_backlog_bytes: int | None
+
+
+def align(sender: EndCount | None, receiver: EndCount, seconds: float) -> Alignment:
+    """Both ends' counts over the sender's measured interval of `seconds` (the client's,
+    which -t timed); the sender's count may be missing (its intervals were not kept)."""
+    window = receiver.bytes_within(seconds)
+    exact = sender is not None and sender.omit_complete and receiver.omit_complete
+    return Alignment(
+        goodput_bps=window * 8 / seconds,
+        window_bytes=round(window),
+        received_bytes=max(0, receiver.total_bytes - sender.omitted_bytes)
+        if exact and sender is not None
+        else None,
+        omit_backlog_bytes=sender.omitted_bytes - receiver.omitted_bytes
+        if exact and sender is not None
+        else None,
+    )
 
 
 # ---- ping -----------------------------------------------------------------------------

@@ -4,7 +4,8 @@ Two slots of a throughput run's first round are measured again at its end
 (schedule.add_sentinels; the plan estimates them the same way). The early results are
 the tests' own rows in measurements.csv; the late repeats are rows of the same
 contract in `sentinels.csv`, so every reader of measurements.csv still sees one row
-per directed test. The report compares the two (allowance.sentinel_check).
+per directed test. The report compares the two, like with like: the same source,
+destination, measure and streams (allowance.sentinel_check).
 
 The measure stage calls `add_sentinel_rounds` on the rounds it planned; the round
 tracker and `collect` split a round's rows with `split_rows` and keep the late ones
@@ -22,6 +23,7 @@ from orchestrator.model.hosts import iperf3_port
 from orchestrator.plan.rounds import SENTINEL_SLOTS, add_sentinels
 from orchestrator.results import store
 from orchestrator.results.collect import SlotPlan
+from orchestrator.results.schema import measure_of
 
 SENTINELS_FILE = "sentinels.csv"
 
@@ -66,13 +68,16 @@ def split_rows(
     slots: Sequence[SlotPlan], rows: Iterable[Mapping[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A round's rows -> (the tests' own rows, the sentinels' late rows). A row belongs to
-    a sentinel slot when its two regions are that slot's (a round has each host once)."""
-    late_hosts = {frozenset((s.client, s.server)) for s in slots if s.sentinel}
+    a sentinel slot when its two regions and its measure are that slot's (a round has
+    each host once; the report then sets each late row against the early row of the same
+    test: allowance.sentinel_check)."""
+    late_tests = {(frozenset((s.client, s.server)), s.measure) for s in slots if s.sentinel}
     own: list[dict[str, Any]] = []
     late: list[dict[str, Any]] = []
     for row in rows:
         src, dst = store.pair_key(row)
-        (late if frozenset((src, dst)) in late_hosts else own).append(dict(row))
+        key = (frozenset((src, dst)), measure_of(row))
+        (late if key in late_tests else own).append(dict(row))
     return own, late
 
 

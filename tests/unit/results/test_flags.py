@@ -26,11 +26,21 @@ def test_below_fibre_floor_with_its_tolerance():
 
 
 def test_receiver_sender_duration_and_samples():
-    # 1 % over the sender is allowed: 101 of 100 is not flagged, 101.5 is
+    # the counts: the sender's 8 Mbit/s over 5 s is 5,000,000 bytes; the receiver's aligned
+    # count may be up to 1 % above it (5,050,000), not more
+    sent = {"throughput_sender_bps": 8e6, "duration_s": 5.0}
+    assert flags.row_flags(_row(bytes=5_050_000, **sent)) == []
+    assert flags.row_flags(_row(bytes=5_050_001, **sent)) == [flags.RECEIVER_EXCEEDS_SENDER]
+    # the rates are not compared when the counts are there: the receiver's goodput over the
+    # window may be ahead by what the omit boundary moved
+    assert flags.row_flags(_row(bytes=4_900_000, throughput_bps=8.3e6, **sent)) == []
+    assert flags.receiver_and_sender(_row(bytes="4900000", **sent)) == (4_900_000, 5_000_000)
+    # a row without its counts (an import): the rates, 1 % over the sender allowed
     assert flags.row_flags(_row(throughput_bps=101.0, throughput_sender_bps=100.0)) == []
     assert flags.row_flags(_row(throughput_bps=101.5, throughput_sender_bps=100)) == [
         flags.RECEIVER_EXCEEDS_SENDER
     ]
+    assert flags.receiver_and_sender(_row(throughput_bps=101.0)) is None  # no sender figure
     # asked 10 s: 9.5 s is within 5 %, 9.4 s is short; unknown asked duration: no check
     assert flags.row_flags(_row(duration_s=9.5), asked_duration_s=10) == []
     assert flags.row_flags(_row(duration_s=9.4), asked_duration_s=10) == [flags.DURATION_SHORT]

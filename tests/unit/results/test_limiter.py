@@ -123,8 +123,11 @@ def test_capacity_needs_sender_and_receiver_to_agree():
     received = row["throughput_bps"]
     agreeing = {**row, "throughput_sender_bps": received * 1.005}
     assert classify(agreeing, test, facts).name == limiter.CAPACITY
+    seconds = row["duration_s"]
     for sender in (received * 1.02, received * 0.98):  # sender above; receiver above
-        found = classify({**row, "throughput_sender_bps": sender}, test, facts)
+        # the receiver's count of the sender's bytes as far off as its rate
+        count = received * seconds / 8
+        found = classify({**row, "throughput_sender_bps": sender, "bytes": count}, test, facts)
         assert found.name == limiter.UNKNOWN
         assert "receiver_minus_sender=" in found.detail
         assert not limiter.usable_as_capacity(found.to_row())

@@ -25,9 +25,15 @@ def test_iperf3_forward_takes_receiver_sender_and_the_clients_kernel_figures():
     r = parse_iperf3(read("iperf3_forward.json"))
     assert r["ok"] and r["error"] == ""
     assert r["reverse"] is False
-    assert r["throughput_bps"] == pytest.approx(14034474008.782385)  # end.sum_received
+    # the receiver's (server's) intervals over the client's 1.99857 s: 3,506,151,342 bytes
+    assert r["throughput_bps"] == pytest.approx(14034904590.033041)
+    assert r["receiver_own_bps"] == pytest.approx(14034474008.782385)  # end.sum_received
     assert r["throughput_sender_bps"] == pytest.approx(14013752312.903727)  # end.sum_sent
-    assert r["bytes"] == 3509264088
+    # aligned: the receiver's whole count (1,694,425,384 in its omit + 3,509,264,088 after)
+    # less the 1,709,703,168 the sender wrote in its omit. iperf3's own receiver figure,
+    # 3,509,264,088, is above the sender's 3,500,933,120 by 15,277,784 bytes of the omit
+    assert r["aligned"] and r["bytes"] == 1694425384 + 3509264088 - 1709703168 == 3493986304
+    assert r["omit_backlog_bytes"] == 1709703168 - 1694425384
     assert r["retransmits"] == 805
     assert r["tcp_rtt_ms"] == pytest.approx(0.411)  # mean_rtt 411 us
     assert r["max_cwnd_bytes"] == 2574544
@@ -38,7 +44,8 @@ def test_iperf3_forward_takes_receiver_sender_and_the_clients_kernel_figures():
 def test_iperf3_reverse_takes_rtt_and_cwnd_from_the_server_which_was_the_sender():
     r = parse_iperf3(read("iperf3_reverse.json"))
     assert r["ok"] and r["reverse"] is True
-    assert r["throughput_bps"] == pytest.approx(12928750169.60185)
+    assert r["throughput_bps"] == pytest.approx(12928750169.60185)  # the client's own
+    assert r["aligned"] and r["bytes"] == 3228565504
     # the server's bytes over the client's (the receiver's) interval: see the next test
     sent = json.loads(read("iperf3_reverse.json"))["end"]["sum_sent"]
     assert r["throughput_sender_bps"] == pytest.approx(sent["bytes"] * 8 / 2.000273)
@@ -62,6 +69,9 @@ def test_a_reverse_tests_sender_rate_is_its_bytes_over_the_receivers_interval():
     assert r["ok"] and r["reverse"] is True
     assert r["throughput_sender_bps"] == pytest.approx(sent["bytes"] * 8 / received["seconds"])
     assert r["throughput_sender_bps"] >= r["throughput_bps"]
+    # omit 2 with iperf3's 1 s intervals: an end's last omitted second is not listed, so
+    # the counts are not aligned; bytes is the client's count over its own interval
+    assert not r["aligned"] and r["bytes"] == received["bytes"]
     assert flags.RECEIVER_EXCEEDS_SENDER not in flags.row_flags(r, asked_duration_s=5)
     assert r["duration_s"] == pytest.approx(received["seconds"])  # the client's, as asked
 
@@ -78,13 +88,26 @@ def test_the_measured_interval_is_the_clients_in_both_directions():
         assert parse_iperf3(json.dumps(doc))["duration_s"] == pytest.approx(asked, rel=0.005)
 
 
-def test_a_forward_tests_rates_are_iperf3s_own():
-    """Forward, the server received through its longer clock: each side's rate is its own
-    bytes over its own seconds, as iperf3 reports them."""
+def test_a_forward_tests_receiver_rate_is_over_the_senders_interval():
+    """Forward, the server received through its longer clock (4.08 s against the client's
+    4.00): its goodput is its bytes of the client's 4 s after its omit, over 4 s; the
+    sender's rate is iperf3's own."""
     doc = json.loads(read("iperf3_limiter_window.json"))
     r = parse_iperf3(json.dumps(doc))
     assert r["throughput_sender_bps"] == doc["end"]["sum_sent"]["bits_per_second"]
-    assert r["throughput_bps"] == doc["end"]["sum_received"]["bits_per_second"]
+    seconds = doc["end"]["sum_sent"]["seconds"]
+    server = doc["server_output_json"]
+    after = [i["sum"] for i in server["intervals"] if not i["sum"]["omitted"]]
+    # every interval but the last ends within the client's interval; the last, past it,
+    # counts for the share of it that lies inside
+    last = after[-1]
+    inside = sum(s["bytes"] for s in after[:-1]) + last["bytes"] * (seconds - last["start"]) / (
+        last["end"] - last["start"]
+    )
+    assert last["start"] < seconds < last["end"]
+    assert r["throughput_bps"] == pytest.approx(inside * 8 / seconds)
+    assert r["throughput_bps"] == pytest.approx(13095159.730727425)
+    assert r["receiver_own_bps"] == doc["end"]["sum_received"]["bits_per_second"]
 
 
 def test_iperf3_several_streams_average_rtt_and_take_the_largest_cwnd():
@@ -92,7 +115,7 @@ def test_iperf3_several_streams_average_rtt_and_take_the_largest_cwnd():
     assert r["ok"] and r["streams"] == 2
     assert r["tcp_rtt_ms"] == pytest.approx((628 + 627) / 2 / 1000)
     assert r["max_cwnd_bytes"] == 3075552
-    assert r["bytes"] == 4133224448
+    assert r["bytes"] == 4130865152  # aligned; the receiver's own count: 4,133,224,448
 
 
 def test_reverse_without_server_output_still_gives_throughput():

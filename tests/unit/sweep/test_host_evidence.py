@@ -366,6 +366,47 @@ def test_sentinel_check_by_hand():
     assert allowance.sentinel_check(early, [row("aws:x", "aws:y", 1e6)]) is None
 
 
+def test_sentinels_compare_like_with_like():
+    """Issue 29: an early 8-stream capacity row was set against a late single_stream row of
+    the same pair ("47 % less at the end (49.7 -> 26.4 Mbit/s)"). A late row meets only the
+    early row of its own source, destination, measure and streams."""
+    capacity = {**row("aws:a", "aws:b", 49.7e6), "measure": "capacity", "streams": "8"}
+    single = {**row("aws:a", "aws:b", 26.1e6), "measure": "single_stream", "streams": "1"}
+    late_single = {**row("aws:a", "aws:b", 26.4e6, round_no=9), "measure": "single_stream"}
+    for early in ([capacity, single], [single, capacity]):
+        check = allowance.sentinel_check(early, [late_single])
+        assert (check.tests, check.early_bps, check.late_bps) == (1, 26.1e6, 26.4e6)
+        assert check.drop == pytest.approx(1 - 26.4 / 26.1) and not check.flagged  # +1.1 %
+    # no late capacity row: the early capacity row has nothing to meet
+    assert allowance.sentinel_check([capacity], [late_single]) is None
+    # a row without measure or streams (a file before them) is single_stream, one stream
+    assert allowance.sentinel_key(row("aws:a", "aws:b", 1.0)) == (
+        "aws:a",
+        "aws:b",
+        "single_stream",
+        1,
+    )
+    # the same measure with other streams (an older sweep's single test of several) is not
+    # the same test
+    four = {**single, "streams": "4"}
+    assert allowance.sentinel_check([four], [late_single]) is None
+    # both measures repeated, no drift: nothing flagged, each against its own
+    late_cap = {**capacity, "throughput_bps": "49.9e6", "round": "9"}
+    both = allowance.sentinel_check([capacity, single], [late_single, late_cap])
+    assert both.tests == 2 and not both.flagged
+    assert both.early_bps == pytest.approx((49.7e6 + 26.1e6) / 2)
+    assert both.late_bps == pytest.approx((49.9e6 + 26.4e6) / 2)
+
+
+def test_split_rows_takes_the_sentinel_slots_measure_only():
+    slots = [SlotPlan("aws:a", "aws:b", True, 5201, sentinel=True, measure="capacity")]
+    cap = {**row("aws:a", "aws:b", 1e6), "measure": "capacity"}
+    single = {**row("aws:b", "aws:a", 2e6), "measure": "single_stream"}
+    own, late = sentinels.split_rows(slots, [cap, single])
+    assert [r["measure"] for r in late] == ["capacity"]
+    assert [r["measure"] for r in own] == ["single_stream"]
+
+
 def test_split_and_keep_the_late_rows(tmp_path):
     slots = [
         SlotPlan("aws:a", "aws:b", True, 5201, sentinel=True),
