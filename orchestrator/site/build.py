@@ -68,7 +68,7 @@ MEASUREMENT_DOCS = {
     "ping_loss_pct": "pings lost, percent",
     "throughput_bps": "TCP goodput at the receiver, bits per second",
     "throughput_sender_bps": "TCP rate at the sender, bits per second",
-    "bytes": "bytes received in the measured interval",
+    "bytes": "the receiver's count of the bytes the sender counted (aligned at the omit boundary)",
     "retransmits": "TCP retransmissions at the sender",
     "tcp_rtt_ms": "sender's smoothed TCP RTT",
     "max_cwnd_bytes": "largest TCP congestion window seen",
