@@ -341,8 +341,7 @@ def judge_sweeps(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> Re
             for sweep_id in chunk:
                 if by_sweep.get(sweep_id):
                     _write(con, judge.sweep(sweep_id, by_sweep[sweep_id]), sweep_id)
-    for path in sorted(stale, key=ch.key_tuple):
-        judges[path] = _repair(con, path, p)
+    judges.update(_repair(con, stale, p))
     _save_states(con, {k: judges[k] for k in touched | stale})
     return repairs
 
@@ -368,52 +367,71 @@ def _judged_inputs(
     return [(ch.SeriesKey(*r[:5]), ch.Run(r[5], r[6], r[8], r[7])) for r in rows]
 
 
-def _repair(con: duckdb.DuckDBPyConnection, path: ch.SeriesKey, p: ch.Params) -> ch.PathJudge:
-    """Judge one path again from its first run, each run with the pooled scale and k
-    its row had (or its nearest earlier run's); its rows, episodes and configuration
-    changes replaced."""
-    where = (
-        "source = ? AND coalesce(backend, '') = ? AND ((src = ? AND dst = ?) OR "
-        "(src = ? AND dst = ?))"
+_STALE_COLUMNS = {c: "VARCHAR" for c in ("source", "backend", "metric", "a", "b")}
+_ON_STALE = (
+    "x.source = s.source AND x.backend = s.backend AND x.metric = s.metric AND "
+    "least(x.src, x.dst) = s.a AND greatest(x.src, x.dst) = s.b"
+)
+
+
+def _repair(
+    con: duckdb.DuckDBPyConnection, paths: set[ch.SeriesKey], p: ch.Params
+) -> dict[ch.SeriesKey, ch.PathJudge]:
+    """Judge `paths` again from their first run, each run with the pooled scale and k
+    its row had (or its nearest earlier run's); their rows, episodes and configuration
+    changes replaced. In bulk: a full sweep replaced is thousands of paths."""
+    if not paths:
+        return {}
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE stale ("
+        + ", ".join(f"{c} {t}" for c, t in _STALE_COLUMNS.items())
+        + ")"
     )
-    args = [path.source, path.backend, path.src, path.dst, path.dst, path.src]
-    runs = [(k, r) for k, r in _inputs(con, where, args) if k.metric == path.metric]
-    priors: dict[tuple[str, str], list[tuple[str, str, float | None, float, float]]] = defaultdict(
+    _insert(con, "stale", _STALE_COLUMNS, (dict(zip(_STALE_COLUMNS, k, strict=True))
+                                           for k in paths))  # fmt: skip
+    inputs = _inputs(
+        con,
+        "EXISTS (SELECT 1 FROM stale s WHERE s.source = measurements.source AND "
+        "s.backend = coalesce(measurements.backend, '') AND "
+        "s.a = least(measurements.src, measurements.dst) AND "
+        "s.b = greatest(measurements.src, measurements.dst))",
+        [],
+    )
+    runs: dict[ch.SeriesKey, list[ch.Series]] = defaultdict(list)
+    for key, run in inputs:
+        if key.path() in paths and ch.judgeable(key.metric, run.value):
+            runs[key.path()].append(ch.Series(key, [run]))
+    priors: dict[ch.SeriesKey, list[tuple[str, str, float | None, float, float]]] = defaultdict(
         list
     )
-    for src, dst, run_id, t, pooled, k1, k2 in con.execute(
-        "SELECT src, dst, sweep_id, strftime(t, '%Y-%m-%dT%H:%M:%S.%gZ'), pooled_scale, k1, k2 "
-        "FROM judgments WHERE source = ? AND backend = ? AND metric = ? AND "
-        "((src = ? AND dst = ?) OR (src = ? AND dst = ?)) ORDER BY t, sweep_id",
-        [path.source, path.backend, path.metric, path.src, path.dst, path.dst, path.src],
+    for *names, run_id, t, pooled, k1, k2 in con.execute(
+        "SELECT x.source, x.backend, x.metric, x.src, x.dst, x.sweep_id, "
+        "strftime(x.t, '%Y-%m-%dT%H:%M:%S.%gZ'), x.pooled_scale, x.k1, x.k2 "
+        f"FROM judgments x JOIN stale s ON {_ON_STALE} ORDER BY x.t, x.sweep_id"
     ).fetchall():
-        priors[(src, dst)].append((t, run_id, pooled, k1, k2))
-    for table, ends in (("judgments", ("src", "dst")), ("episodes", ("src", "dst")),
-                        ("config_changes", ("src", "dst"))):  # fmt: skip
-        con.execute(
-            f"DELETE FROM {table} WHERE source = ? AND backend = ? AND metric = ? AND "
-            f"(({ends[0]} = ? AND {ends[1]} = ?) OR ({ends[0]} = ? AND {ends[1]} = ?))",
-            [path.source, path.backend, path.metric, path.src, path.dst, path.dst, path.src],
-        )
-    judge = ch.PathJudge(path, p)
-    for run_id, sweep_runs in ch.sweeps_of([ch.Series(k, [r]) for k, r in runs]):
-        by_direction = {0 if k.src == path.src else 1: r for k, r in sweep_runs
-                        if ch.judgeable(k.metric, r.value)}  # fmt: skip
-        if not by_direction:
-            continue
-        t = by_direction[min(by_direction)].t
-        ks: tuple[float, float] | None = None
-        for i in by_direction:
-            d = judge.direction(i)
-            prior = _prior(priors.get((d.key.src, d.key.dst), []), (by_direction[i].t, run_id))
-            d.pooled = prior[0] if prior else None
-            ks = ks or (prior[1:] if prior else None)
-        rule_now = replace(p, k1=ks[0], k2=ks[1]) if (p.calibrate and ks) else p
-        step = judge.step(run_id, t, by_direction, rule_now)
-        judged = ch.Judged([(path, j) for j in step.judgments],
-                           {e.id: e for e in step.episodes}, step.config_changes)  # fmt: skip
-        _write(con, judged, run_id)
-    return judge
+        priors[ch.SeriesKey(*names)].append((t, run_id, pooled, k1, k2))
+    for table in ("judgments", "episodes", "config_changes"):
+        con.execute(f"DELETE FROM {table} x USING stale s WHERE {_ON_STALE}")
+    con.execute("DROP TABLE stale")
+    out: dict[ch.SeriesKey, ch.PathJudge] = {}
+    judged = ch.Judged()
+    for path in sorted(paths):
+        judge = out[path] = ch.PathJudge(path, p)
+        for run_id, sweep_runs in ch.sweeps_of(runs.get(path, [])):
+            by_direction = {0 if k.src == path.src else 1: r for k, r in sweep_runs}
+            ks: tuple[float, float] | None = None
+            for i, run in by_direction.items():
+                d = judge.direction(i)
+                prior = _prior(priors.get(d.key, []), (run.t, run_id))
+                d.pooled = prior[0] if prior else None
+                ks = ks or (prior[1:] if prior else None)
+            rule_now = replace(p, k1=ks[0], k2=ks[1]) if (p.calibrate and ks) else p
+            step = judge.step(run_id, by_direction[min(by_direction)].t, by_direction, rule_now)
+            judged.judgments.extend((path, j) for j in step.judgments)
+            judged.episodes.update((e.id, e) for e in step.episodes)
+            judged.config_changes.extend(step.config_changes)
+    _write(con, judged, "")
+    return out
 
 
 def _prior(
