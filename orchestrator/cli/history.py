@@ -531,6 +531,8 @@ def changes(
     from orchestrator.history import store as h
     from orchestrator.history import views as v
 
+    if min_runs is not None and baseline_runs is not None and min_runs > baseline_runs:
+        raise UserError(f"--min-runs {min_runs} is above --baseline-runs {baseline_runs}")
     if notify_file is not None:
         if url:
             raise UserError(
