@@ -16,10 +16,12 @@
                    and flags value (orchestrator.history.histogram), each bin with its
                    count, smallest and largest sample and their sum
     value_bins     the same of the one-value metrics (loss, jitter, throughput,
-                   capacity: one value per test), per metric too. Every window of
-                   every view is a merge of these (orchestrator.history.windows); a new
-                   sweep's bins are merged in, a replaced or deleted one's days computed
-                   again
+                   capacity: one value per test), per metric too
+    test_days      each metric's tests per source, pair, day (week, month), flags
+                   value and limiter: their count, newest start and distance. Every
+                   window of every view is a merge of these three (SUMMARIES;
+                   orchestrator.history.windows); a new sweep's rows are merged in, a
+                   replaced or deleted one's days computed again
     fingerprints   the fields of each fingerprint (orchestrator.history.fingerprint)
     notified       which change episodes `changes --notify` has sent, and in what state
 
@@ -135,6 +137,10 @@ _VALUE_BINS = (
     "CREATE TABLE value_bins (source VARCHAR, metric VARCHAR, pair INTEGER, day DATE, "
     "days INTEGER, flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total DOUBLE)"
 )
+_TEST_DAYS = (
+    "CREATE TABLE test_days (source VARCHAR, metric VARCHAR, pair INTEGER, day DATE, "
+    "days INTEGER, flags VARCHAR, limiter VARCHAR, tests BIGINT, newest TIMESTAMP, km DOUBLE)"
+)
 # a single_stream row: its measure, or a row from before the measure column
 SINGLE_STREAM_SQL = "coalesce(measure, 'single_stream') = 'single_stream'"
 # the one-value metrics (one value per test) and each test's value (views.METRICS'
@@ -144,6 +150,11 @@ VALUE_METRICS = {
     "jitter": "rtt_mdev_ms",
     "throughput": f"CASE WHEN {SINGLE_STREAM_SQL} THEN throughput_bps END",
     "capacity": "CASE WHEN measure = 'capacity' THEN throughput_bps END",
+}
+# a test has a value of each metric (views.METRICS' present_sql)
+PRESENT_SQL = {
+    "rtt": "(len(rtt_samples_ms) > 0 OR coalesce(rtt_p50_ms, rtt_avg_ms) IS NOT NULL)",
+    **{m: f"({sql}) IS NOT NULL" for m, sql in VALUE_METRICS.items()},
 }
 # a number per directed pair, for rtt_bins: a year's window groups millions of bins by
 # pair, in half the time by a number than by two names
@@ -169,6 +180,7 @@ _SCHEMA = [
     _PAIRS,
     _RTT_BINS,
     _VALUE_BINS,
+    _TEST_DAYS,
     "CREATE TABLE fingerprints (fingerprint VARCHAR PRIMARY KEY, "
     + ", ".join(f'"{f}" VARCHAR' for f in FINGERPRINT_FIELDS)
     + ")",
@@ -263,14 +275,15 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
 
 def _summary_tables() -> list[str]:
     """The schema of the one-value metrics' day summaries (version 7)."""
-    return [_VALUE_BINS]
+    return [_VALUE_BINS, _TEST_DAYS]
 
 
 def _migrate_summaries(con: duckdb.DuckDBPyConnection) -> None:
-    """6 -> 7: value_bins, filled from every stored row (inside the caller's transaction)."""
+    """6 -> 7: value_bins and test_days, filled from every stored row (inside the
+    caller's transaction)."""
     for statement in _summary_tables():
         con.execute(statement)
-    refresh_bins(con, tables=("value_bins",))
+    refresh_bins(con, tables=("value_bins", "test_days"))
 
 
 def _migrate_columns(con: duckdb.DuckDBPyConnection, version: str) -> None:
@@ -290,48 +303,74 @@ def _migrate_columns(con: duckdb.DuckDBPyConnection, version: str) -> None:
     con.execute(_VIEW)
 
 
-# the histogram rows of the ok tests matching a condition ({where}), per source, directed
-# pair, UTC day, flags value and bin: of their RTT samples (rtt_bins), and of each
-# one-value metric's value (value_bins, per metric too)
-_BINS_SELECT = {
-    "rtt_bins": (
-        "SELECT source, p.pair, CAST(started_utc AS DATE) AS day, 1 AS days, "
-        "coalesce(flags, '') AS flags, "
-        f"{bin_sql('x')} AS bin, count(*) AS n, min(x) AS lo, max(x) AS hi, sum(x) AS total "
-        f"FROM (SELECT source, src, dst, started_utc, flags, unnest({RTT_SAMPLES_SQL}) AS x "
-        "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}) m "
-        "JOIN pairs p ON m.src = p.src AND m.dst = p.dst "
-        "WHERE x IS NOT NULL GROUP BY ALL"
+@dataclass(frozen=True)
+class _Summary:
+    """A day-summary table: its columns in order (source, what tells its rows apart
+    within a day, day, days, the values), the SELECT of its day rows from the ok tests
+    matching {where}, and how each value of two rows of one key merges."""
+
+    columns: tuple[str, ...]
+    select: str
+    merges: dict[str, str]  # value column -> sum, min or max
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(c for c in self.columns if c not in ("source", "day", "days", *self.merges))
+
+
+_MERGED = {"sum": "{b} + {a}", "min": "least({b}, {a})", "max": "greatest({b}, {a})"}
+_BINS_MERGE = {"n": "sum", "lo": "min", "hi": "max", "total": "sum"}
+_OK_TESTS = "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}"
+_DAY = "CAST(started_utc AS DATE) AS day, 1 AS days, coalesce(flags, '') AS flags"
+_BIN_VALUES = f"{bin_sql('x')} AS bin, count(*) AS n, min(x) AS lo, max(x) AS hi, sum(x) AS total"
+_JOIN_PAIRS = "JOIN pairs p ON m.src = p.src AND m.dst = p.dst"
+# the day summaries (each also per week and month): the histogram of each pair's RTT
+# samples (rtt_bins) and of each one-value metric's values (value_bins), and each
+# metric's tests (test_days: their count, newest start and distance, per limiter for
+# throughput and capacity), per source, directed pair, UTC day and flags value
+SUMMARIES = {
+    "rtt_bins": _Summary(
+        ("source", "pair", "day", "days", "flags", "bin", *_BINS_MERGE),
+        f"SELECT source, p.pair, {_DAY}, {_BIN_VALUES} FROM (SELECT source, src, dst, "
+        f"started_utc, flags, unnest({RTT_SAMPLES_SQL}) AS x {_OK_TESTS}) m {_JOIN_PAIRS} "
+        "WHERE x IS NOT NULL GROUP BY ALL",
+        _BINS_MERGE,
     ),
     # the metrics' values side by side, unnested together: one scan of the rows
-    "value_bins": (
-        "SELECT source, metric, p.pair, CAST(started_utc AS DATE) AS day, 1 AS days, "
-        "coalesce(flags, '') AS flags, "
-        f"{bin_sql('x')} AS bin, count(*) AS n, min(x) AS lo, max(x) AS hi, sum(x) AS total "
-        "FROM (SELECT source, src, dst, started_utc, flags, "
-        f"unnest({list(VALUE_METRICS)}) AS metric, "
-        f"unnest([{', '.join(VALUE_METRICS.values())}]) AS x "
-        "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}) m "
-        "JOIN pairs p ON m.src = p.src AND m.dst = p.dst "
-        "WHERE x IS NOT NULL GROUP BY ALL"
+    "value_bins": _Summary(
+        ("source", "metric", "pair", "day", "days", "flags", "bin", *_BINS_MERGE),
+        f"SELECT source, metric, p.pair, {_DAY}, {_BIN_VALUES} FROM (SELECT source, src, "
+        f"dst, started_utc, flags, unnest({list(VALUE_METRICS)}) AS metric, "
+        f"unnest([{', '.join(VALUE_METRICS.values())}]) AS x {_OK_TESTS}) m {_JOIN_PAIRS} "
+        "WHERE x IS NOT NULL GROUP BY ALL",
+        _BINS_MERGE,
+    ),
+    "test_days": _Summary(
+        ("source", "metric", "pair", "day", "days", "flags", "limiter", "tests", "newest", "km"),
+        f"SELECT source, metric, p.pair, {_DAY}, CASE WHEN metric IN "
+        "('throughput', 'capacity') THEN coalesce(limiter, '') ELSE '' END AS limiter, "
+        "count(*) AS tests, max(started_utc) AS newest, max(distance_km) AS km "
+        "FROM (SELECT source, src, dst, started_utc, flags, limiter, distance_km, "
+        f"unnest({list(PRESENT_SQL)}) AS metric, unnest([{', '.join(PRESENT_SQL.values())}]) "
+        f"AS present {_OK_TESTS}) m {_JOIN_PAIRS} WHERE present GROUP BY ALL",
+        {"tests": "sum", "newest": "max", "km": "max"},
     ),
 }
-# what tells one bin from another within a day (and week and month) of a source
-_BIN_KEYS = {"rtt_bins": ("pair", "flags", "bin"), "value_bins": ("metric", "pair", "flags", "bin")}
-SUMMARY_TABLES = tuple(_BINS_SELECT)
+SUMMARY_TABLES = tuple(SUMMARIES)
 # the week rows (days = 7, day = its Monday) and month rows (days = 31, day = its first)
-# from the day rows matching {where}: a year's window reads months, then weeks and days
-# only at its ends
+# from the day rows: a year's window reads months, then weeks and days only at its ends
 PERIODS = {7: "week", 31: "month"}
 
 
 def _period_select(table: str, unit: str, span: int, where: str) -> str:
     """The week or month rows of `table` from its day rows matching `where`."""
-    keys = ", ".join(k for k in _BIN_KEYS[table] if k not in ("flags", "bin"))
+    summary = SUMMARIES[table]
+    out = {"day": f"CAST(date_trunc('{unit}', day) AS DATE) AS first", "days": str(span)}
+    out.update({c: f"{how}({c})" for c, how in summary.merges.items()})
+    keys = ", ".join(("source", *summary.keys))
     return (
-        f"SELECT source, {keys}, CAST(date_trunc('{unit}', day) AS DATE) AS first, {span}, "
-        f"flags, bin, sum(n), min(lo), max(hi), sum(total) FROM {table} WHERE days = 1 {where} "
-        f"GROUP BY source, {keys}, first, flags, bin"
+        f"SELECT {', '.join(out.get(c, c) for c in summary.columns)} FROM {table} "
+        f"WHERE days = 1 {where} GROUP BY {keys}, first"
     )
 
 
@@ -371,15 +410,15 @@ def refresh_bins(
     days: Iterable[tuple[str, str]] | None = None,
     tables: Sequence[str] = SUMMARY_TABLES,
 ) -> None:
-    """Compute the day summaries (`tables`: rtt_bins, value_bins) again for the (source,
-    UTC day 'YYYY-MM-DD') given, and their weeks and months, from the stored rows; every
+    """Compute the day summaries (`tables`, of SUMMARIES) again for the (source, UTC
+    day 'YYYY-MM-DD') given, and their weeks and months, from the stored rows; every
     day without `days` (inside the caller's transaction)."""
     if days is None:
         _number_pairs(con)
         for table in tables:
             con.execute(f"DELETE FROM {table}")
             # in day order: a window's filter on the day skips the blocks before it
-            select = _BINS_SELECT[table].format(where="")
+            select = SUMMARIES[table].select.format(where="")
             con.execute(f"INSERT INTO {table} {select} ORDER BY day")
             for span, unit in PERIODS.items():
                 select = _period_select(table, unit, span, "")
@@ -394,7 +433,7 @@ def refresh_bins(
                 [source, day],
             )
             con.execute(
-                f"INSERT INTO {table} " + _BINS_SELECT[table].format(where=_DAY_SCOPE),
+                f"INSERT INTO {table} " + SUMMARIES[table].select.format(where=_DAY_SCOPE),
                 [source, day, day],
             )
         for span in PERIODS:
@@ -415,40 +454,41 @@ def refresh_bins(
 def add_bins(
     con: duckdb.DuckDBPyConnection, sweep_id: str, days: Iterable[tuple[str, str]]
 ) -> None:
-    """Merge the bins of a sweep's rows on the (source, day)s given into the day summaries
+    """Merge the day summaries of a sweep's rows on the (source, day)s given into those
     of those days and their weeks and months, the sweep new to them (inside the caller's
-    transaction). The same rows as refresh_bins: counts add up, the smallest and largest
-    values are the smaller and larger of the two (the sums differ in their last bits)."""
+    transaction). The same rows as refresh_bins: counts and sums add up, smallest and
+    largest are the smaller and larger of the two (the sums differ in their last bits)."""
     for source, day in sorted(set(days)):
         when = date.fromisoformat(day)
         scope = f"AND sweep_id = ? {_DAY_SCOPE}"
         _number_pairs(con, scope, [sweep_id, source, day, day])
-        for table in SUMMARY_TABLES:
-            keys = _BIN_KEYS[table]
-            match = " AND ".join(f"a.{k} = b.{k}" for k in keys)
-            values = ", ".join(f"a.{k}" for k in keys if k not in ("flags", "bin"))
+        for table, summary in SUMMARIES.items():
+            match = " AND ".join(f"a.{k} = b.{k}" for k in summary.keys)
+            merged = ", ".join(
+                f"{c} = " + _MERGED[how].format(b=f"b.{c}", a=f"a.{c}")
+                for c, how in summary.merges.items()
+            )
             con.execute(
-                "CREATE OR REPLACE TEMP TABLE added_bins AS "
-                + _BINS_SELECT[table].format(where=scope),
+                "CREATE OR REPLACE TEMP TABLE added AS " + summary.select.format(where=scope),
                 [sweep_id, source, day, day],
             )
-            # in place: the bins it shares with the day (week, month) updated, its others
+            # in place: the rows it shares with the day (week, month) updated, its others
             # added (a third of the time of rewriting the week's rows)
             for span, first in ((1, when), *((n, period_start(when, n)) for n in PERIODS)):
                 con.execute(
-                    f"UPDATE {table} b SET n = b.n + a.n, lo = least(b.lo, a.lo), "
-                    "hi = greatest(b.hi, a.hi), total = b.total + a.total FROM added_bins a "
-                    f"WHERE b.source = ? AND b.days = {span} AND b.day = ? AND {match}",
+                    f"UPDATE {table} b SET {merged} FROM added a WHERE b.source = ? "
+                    f"AND b.days = {span} AND b.day = ? AND {match}",
                     [source, first],
                 )
+                values = {"day": "CAST(? AS DATE)", "days": str(span)}
                 con.execute(
-                    f"INSERT INTO {table} SELECT a.source, {values}, CAST(? AS DATE), {span}, "
-                    "a.flags, a.bin, a.n, a.lo, a.hi, a.total FROM added_bins a ANTI JOIN "
-                    f"(SELECT {', '.join(keys)} FROM {table} WHERE source = ? AND days = {span} "
-                    f"AND day = ?) b ON {match}",
+                    f"INSERT INTO {table} SELECT "
+                    + ", ".join(values.get(c, f"a.{c}") for c in summary.columns)
+                    + f" FROM added a ANTI JOIN (SELECT {', '.join(summary.keys)} FROM {table} "
+                    f"WHERE source = ? AND days = {span} AND day = ?) b ON {match}",
                     [first, source, first],
                 )
-            con.execute("DROP TABLE added_bins")
+            con.execute("DROP TABLE added")
 
 
 def delete_sweep(con: duckdb.DuckDBPyConnection, sweep_id: str) -> None:

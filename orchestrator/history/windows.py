@@ -229,15 +229,33 @@ def _range(
         f"FROM ({' UNION ALL '.join(merged)}) GROUP BY pair, bin ORDER BY pair, bin",
         params,
     ).fetchnumpy()
-    counted_params: list[Any] = [source, a, *([b] if b is not None else [])]
+    # the tests: their counts, newest start and distance, and limiters, merged likewise
+    summed: list[str] = []
+    summed_params: list[Any] = []
+    for span, since, until in whole_days(a, b):
+        summed.append(
+            f"SELECT pair, limiter, tests, newest, km FROM test_days WHERE source = ? "
+            f"AND metric = ?{valid} AND days = {span} AND day >= ?"
+            + (" AND day < ?" if until else "")
+            + chosen
+        )
+        summed_params += [source, m.name, since, *([until] if until else [])]
+    for since, until in _edges(a, b):
+        within = tests + (" AND started_utc < ?" if until is not None else "")
+        summed.append(
+            "SELECT p.pair, coalesce(limiter, '') AS limiter, count(*) AS tests, "
+            "max(started_utc) AS newest, max(distance_km) AS km FROM (SELECT src, dst, "
+            f"limiter, started_utc, distance_km FROM measurements WHERE {within}) r JOIN pairs p "
+            f"ON r.src = p.src AND r.dst = p.dst WHERE true{chosen} GROUP BY p.pair, limiter"
+        )
+        summed_params += [source, since, *([until] if until is not None else [])]
+    limiter = "map_from_entries(list((limiter, tests)))" if m.measure == "throughput" else "NULL"
     counted = con.execute(
-        "SELECT p.pair, count(*) AS tests, max(distance_km) AS km, "
-        "epoch_us(max(started_utc)) AS newest, "
-        f"{'histogram(limiter)' if m.measure == 'throughput' else 'NULL'} AS limiter "
-        f"FROM measurements m JOIN pairs p ON m.src = p.src AND m.dst = p.dst WHERE {tests}"
-        f"{' AND started_utc < ?' if b is not None else ''}{chosen} "
-        "GROUP BY p.pair ORDER BY p.pair",
-        counted_params,
+        "SELECT pair, sum(tests) AS tests, max(km) AS km, epoch_us(max(newest)) AS newest, "
+        f"{limiter} AS limiter FROM (SELECT pair, limiter, sum(tests) AS tests, max(newest) "
+        f"AS newest, max(km) AS km FROM ({' UNION ALL '.join(summed)}) GROUP BY pair, limiter) "
+        "GROUP BY pair ORDER BY pair",
+        summed_params,
     ).fetchnumpy()
     return _table(found, counted)
 

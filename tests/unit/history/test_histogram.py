@@ -140,6 +140,14 @@ def _bins(con, table="rtt_bins"):
     return [(*r[:-1], round(r[-1], 6)) for r in rows]
 
 
+def _tests(con):
+    """Every test_days row."""
+    return con.execute(
+        "SELECT b.source, p.src, p.dst, b.* EXCLUDE (source, pair) FROM test_days b "
+        "JOIN pairs p USING (pair) ORDER BY ALL"
+    ).fetchall()
+
+
 def _samples(rows, days=1):
     """The samples in the day (or week) rows."""
     return sum(r[7] for r in rows if r[4] == days)
@@ -153,7 +161,10 @@ def test_bins_kept_by_each_ingest_are_the_bins_of_every_row(tmp_path):
     h.ingest_sweep(tmp_path, sweep_id_at(T0 + timedelta(hours=24), "0004"))
     with h.opened(tmp_path) as con:
         kept = _bins(con)
-        values = _bins(con, "value_bins")
+        values, tests = _bins(con, "value_bins"), _tests(con)
+        # each metric's tests per day: 3 pairs a sweep, 10 sweeps, every metric but capacity
+        counted = {m: sum(r[8] for r in tests if r[3] == m and r[5] == 1) for m in h.PRESENT_SQL}
+        assert counted == {"rtt": 30, "loss": 30, "jitter": 30, "throughput": 30, "capacity": 0}
         assert _samples(kept) == _samples(kept, days=7) == _samples(kept, days=31) == 600
         assert any(r[9] >= 190.0 for r in kept)
         # each test's loss, jitter and throughput (its single_stream measure)
@@ -165,6 +176,7 @@ def test_bins_kept_by_each_ingest_are_the_bins_of_every_row(tmp_path):
             h.refresh_bins(con)  # every day, from every row at once
         assert _bins(con) == kept
         assert _bins(con, "value_bins") == values
+        assert _tests(con) == tests
         # a sweep deleted takes its samples out of the bins
         with h.transaction(con):
             h.delete_sweep(con, sweep_id_at(T0 + timedelta(hours=24), "0004"))
@@ -179,10 +191,9 @@ def test_a_version_5_store_migrates_with_its_bins(tmp_path, monkeypatch):
     path = h.store_path(tmp_path)
     with h.opened(tmp_path) as con:
         want = _bins(con)
-        values = _bins(con, "value_bins")
-        con.execute("DROP TABLE rtt_bins")
-        con.execute("DROP TABLE value_bins")
-        con.execute("DROP TABLE pairs")
+        values, tests = _bins(con, "value_bins"), _tests(con)
+        for table in ("rtt_bins", "value_bins", "test_days", "pairs"):
+            con.execute(f"DROP TABLE {table}")
         con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
     with pytest.raises(h.UserError, match="schema version 5") as refused:
         h.connect(path, read_only=True)
@@ -200,6 +211,7 @@ def test_a_version_5_store_migrates_with_its_bins(tmp_path, monkeypatch):
         )
         assert _bins(con) == want and want
         assert _bins(con, "value_bins") == values and values
+        assert _tests(con) == tests and tests
 
 
 def test_a_version_6_store_migrates_with_its_value_summaries(tmp_path):
@@ -207,12 +219,14 @@ def test_a_version_6_store_migrates_with_its_value_summaries(tmp_path):
         _sweep(tmp_path, i)
     h.ingest_all(tmp_path)
     with h.opened(tmp_path) as con:
-        want = _bins(con, "value_bins")
+        want, tests = _bins(con, "value_bins"), _tests(con)
         rtt = _bins(con)
         con.execute("DROP TABLE value_bins")
+        con.execute("DROP TABLE test_days")
         con.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
     with pytest.raises(h.UserError, match="schema version 6"):
         h.connect(h.store_path(tmp_path), read_only=True)
     with h.opened(tmp_path) as con:  # opened to write: migrates
         assert _bins(con, "value_bins") == want and want
+        assert _tests(con) == tests and tests
         assert _bins(con) == rtt  # the RTT summaries as they were
