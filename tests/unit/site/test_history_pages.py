@@ -198,7 +198,8 @@ def test_matrix_page_is_labelled_and_linked(episode_site):
     picker = re.search(r"<select name='stat'>(.*?)</select>", page).group(1)
     assert re.findall(r"<option value='([^']+)'", picker) == list(site_history.v.SITE_STATS)
     assert "<option value='p50' selected>" in picker
-    assert "p10, p90: 100; p99: 1,000" in page and "the mean: each bin keeps its sum" in page
+    assert "p10, p90: 100; p99: 1,000" in page
+    assert "as <code>interregion matrix</code> reads them: the same numbers" in page
     # the front page is the same matrix, from the same data file; the sweep is latest.html
     index = (episode_site / "index.html").read_text()
     assert "href='history/matrix.html'" in index and "href='history/changes.html'" in index
