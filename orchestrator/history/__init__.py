@@ -9,12 +9,14 @@ Public API: the modules below; other packages import only these names
   groups one region's simultaneous path changes toward one continent into one event.
 - `fingerprint`: The configuration fingerprint of a measurement: what must stay the same for two
   runs of a pair to be comparable.
-- `histogram`: Log-binned histograms of RTT samples, and percentiles read from them.
+- `histogram`: Log-binned histograms (the store's day summaries), and every percentile read from
+  them.
 - `judgments`: Change detection in the store: each run judged once, at ingest, and kept.
 - `notify`: Change notifications: one JSON document POSTed to a URL per new or closed episode.
 - `public_data`: Converters: the public AWS/GCP measurements vendored in data/ -> our CSV schema.
 - `store`: History across sweeps: one DuckDB file, `results/history.duckdb`.
 - `views`: Views of the history store: one pair's series, and the From x To matrix.
+- `windows`: Windows of the history store, and every statistic shown of them.
 """
 
 __all__ = [
@@ -27,4 +29,5 @@ __all__ = [
     "public_data",
     "store",
     "views",
+    "windows",
 ]

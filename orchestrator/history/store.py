@@ -11,11 +11,17 @@
       archive      older rows, moved a week or more at a time and written in pair order,
                    so one pair's year is a few contiguous stretches, not one row in
                    every block of the sample column
-    rtt_bins       the histogram of the ok tests' RTT samples per source, directed pair
-                   (numbered in `pairs`), UTC day, week and month and flags value
-                   (orchestrator.history.histogram): what the site's windows read
-                   instead of every sample; a new sweep's bins are merged in, a replaced
-                   or deleted one's days computed again
+    rtt_bins       the day summaries: the histogram of the ok tests' RTT samples per
+                   source, directed pair (numbered in `pairs`), UTC day, week and month
+                   and flags value (orchestrator.history.histogram), each bin with its
+                   count, smallest and largest sample and their sum
+    value_bins     the same of the one-value metrics (loss, jitter, throughput,
+                   capacity: one value per test), per metric too
+    test_days      each metric's tests per source, pair, day (week, month), flags
+                   value and limiter: their count, newest start and distance. Every
+                   window of every view is a merge of these three (SUMMARIES;
+                   orchestrator.history.windows); a new sweep's rows are merged in, a
+                   replaced or deleted one's days computed again
     fingerprints   the fields of each fingerprint (orchestrator.history.fingerprint)
     notified       which change episodes `changes --notify` has sent, and in what state
 
@@ -71,7 +77,9 @@ HISTORY_FILE = "history.duckdb"
 IMPORTS_DIR = "imports"
 # 2: measurements split into recent + archive; 3: the host evidence columns; 4: the
 # limiter columns, rtt_samples and flags; 5: the measure column (1 to 4 migrate, their
-# rows single_stream); 6: rtt_bins (5 migrates: filled from the stored rows)
+# rows single_stream); 6: rtt_bins (5 migrates: filled from the stored rows); 7:
+# value_bins, test_days and change detection's tables (6 migrates: filled from the stored
+# rows, every stored run judged in time order)
 STORE_SCHEMA_VERSION = 7
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
@@ -127,6 +135,29 @@ _RTT_BINS = (
     "CREATE TABLE rtt_bins (source VARCHAR, pair INTEGER, day DATE, days INTEGER, "
     "flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total DOUBLE)"
 )
+_VALUE_BINS = (
+    "CREATE TABLE value_bins (source VARCHAR, metric VARCHAR, pair INTEGER, day DATE, "
+    "days INTEGER, flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total DOUBLE)"
+)
+_TEST_DAYS = (
+    "CREATE TABLE test_days (source VARCHAR, metric VARCHAR, pair INTEGER, day DATE, "
+    "days INTEGER, flags VARCHAR, limiter VARCHAR, tests BIGINT, newest TIMESTAMP, km DOUBLE)"
+)
+# a single_stream row: its measure, or a row from before the measure column
+SINGLE_STREAM_SQL = "coalesce(measure, 'single_stream') = 'single_stream'"
+# the one-value metrics (one value per test) and each test's value (views.METRICS'
+# run_sql): what value_bins summarises
+VALUE_METRICS = {
+    "loss": "ping_loss_pct",
+    "jitter": "rtt_mdev_ms",
+    "throughput": f"CASE WHEN {SINGLE_STREAM_SQL} THEN throughput_bps END",
+    "capacity": "CASE WHEN measure = 'capacity' THEN throughput_bps END",
+}
+# a test has a value of each metric (views.METRICS' present_sql)
+PRESENT_SQL = {
+    "rtt": "(len(rtt_samples_ms) > 0 OR coalesce(rtt_p50_ms, rtt_avg_ms) IS NOT NULL)",
+    **{m: f"({sql}) IS NOT NULL" for m, sql in VALUE_METRICS.items()},
+}
 # a number per directed pair, for rtt_bins: a year's window groups millions of bins by
 # pair, in half the time by a number than by two names
 _PAIRS = "CREATE TABLE pairs (pair INTEGER PRIMARY KEY, src VARCHAR, dst VARCHAR)"
@@ -150,6 +181,8 @@ _SCHEMA = [
     _VIEW,
     _PAIRS,
     _RTT_BINS,
+    _VALUE_BINS,
+    _TEST_DAYS,
     "CREATE TABLE fingerprints (fingerprint VARCHAR PRIMARY KEY, "
     + ", ".join(f'"{f}" VARCHAR' for f in FINGERPRINT_FIELDS)
     + ")",
@@ -216,7 +249,8 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     both under the `measurements` view; 2 -> 3 -> 4: the columns added since (host
     evidence; limiter, rtt_samples and flags), empty in the rows that predate them; 4 -> 5:
     the measure column, single_stream in every older row; 5 -> 6: rtt_bins, filled from
-    every stored row; 6 -> 7: change detection's tables, every stored sweep judged in time
+    every stored row; 6 -> 7: the one-value metrics' day summaries (value_bins, test_days)
+    from every stored row, and change detection's tables, every stored sweep judged in time
     order (orchestrator.history.judgments). One transaction."""
     import duckdb
 
@@ -228,7 +262,7 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
         return
     info(
         f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
-        "(RTT histograms and change detection's judgments from every stored test: minutes "
+        "(day summaries and change detection's judgments from every stored test: minutes "
         "for a year of full-catalog sweeps, once)"
     )
     with transaction(con):
@@ -237,12 +271,26 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
         if found[0] != "6":
             con.execute(_PAIRS)
             con.execute(_RTT_BINS)
-            refresh_bins(con)
+            refresh_bins(con, tables=("rtt_bins",))
+        _migrate_summaries(con)
         judgments.create_tables(con)
         judgments.rejudge(con)
         con.execute(
             "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(STORE_SCHEMA_VERSION)]
         )
+
+
+def _summary_tables() -> list[str]:
+    """The schema of the one-value metrics' day summaries (version 7)."""
+    return [_VALUE_BINS, _TEST_DAYS]
+
+
+def _migrate_summaries(con: duckdb.DuckDBPyConnection) -> None:
+    """6 -> 7: value_bins and test_days, filled from every stored row (inside the
+    caller's transaction)."""
+    for statement in _summary_tables():
+        con.execute(statement)
+    refresh_bins(con, tables=("value_bins", "test_days"))
 
 
 def _migrate_columns(con: duckdb.DuckDBPyConnection, version: str) -> None:
@@ -262,26 +310,75 @@ def _migrate_columns(con: duckdb.DuckDBPyConnection, version: str) -> None:
     con.execute(_VIEW)
 
 
-# the histogram rows of the ok tests matching a condition ({where}), per source, directed
-# pair, UTC day, flags value and bin
-_BINS_SELECT = (
-    "SELECT source, p.pair, CAST(started_utc AS DATE) AS day, 1 AS days, "
-    "coalesce(flags, '') AS flags, "
-    f"{bin_sql('x')} AS bin, count(*) AS n, min(x) AS lo, max(x) AS hi, sum(x) AS total "
-    f"FROM (SELECT source, src, dst, started_utc, flags, unnest({RTT_SAMPLES_SQL}) AS x "
-    "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}) m "
-    "JOIN pairs p ON m.src = p.src AND m.dst = p.dst "
-    "WHERE x IS NOT NULL GROUP BY ALL"
-)
+@dataclass(frozen=True)
+class _Summary:
+    """A day-summary table: its columns in order (source, what tells its rows apart
+    within a day, day, days, the values), the SELECT of its day rows from the ok tests
+    matching {where}, and how each value of two rows of one key merges."""
+
+    columns: tuple[str, ...]
+    select: str
+    merges: dict[str, str]  # value column -> sum, min or max
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(c for c in self.columns if c not in ("source", "day", "days", *self.merges))
+
+
+_MERGED = {"sum": "{b} + {a}", "min": "least({b}, {a})", "max": "greatest({b}, {a})"}
+_BINS_MERGE = {"n": "sum", "lo": "min", "hi": "max", "total": "sum"}
+_OK_TESTS = "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}"
+_DAY = "CAST(started_utc AS DATE) AS day, 1 AS days, coalesce(flags, '') AS flags"
+_BIN_VALUES = f"{bin_sql('x')} AS bin, count(*) AS n, min(x) AS lo, max(x) AS hi, sum(x) AS total"
+_JOIN_PAIRS = "JOIN pairs p ON m.src = p.src AND m.dst = p.dst"
+# the day summaries (each also per week and month): the histogram of each pair's RTT
+# samples (rtt_bins) and of each one-value metric's values (value_bins), and each
+# metric's tests (test_days: their count, newest start and distance, per limiter for
+# throughput and capacity), per source, directed pair, UTC day and flags value
+SUMMARIES = {
+    "rtt_bins": _Summary(
+        ("source", "pair", "day", "days", "flags", "bin", *_BINS_MERGE),
+        f"SELECT source, p.pair, {_DAY}, {_BIN_VALUES} FROM (SELECT source, src, dst, "
+        f"started_utc, flags, unnest({RTT_SAMPLES_SQL}) AS x {_OK_TESTS}) m {_JOIN_PAIRS} "
+        "WHERE x IS NOT NULL GROUP BY ALL",
+        _BINS_MERGE,
+    ),
+    # the metrics' values side by side, unnested together: one scan of the rows
+    "value_bins": _Summary(
+        ("source", "metric", "pair", "day", "days", "flags", "bin", *_BINS_MERGE),
+        f"SELECT source, metric, p.pair, {_DAY}, {_BIN_VALUES} FROM (SELECT source, src, "
+        f"dst, started_utc, flags, unnest({list(VALUE_METRICS)}) AS metric, "
+        f"unnest([{', '.join(VALUE_METRICS.values())}]) AS x {_OK_TESTS}) m {_JOIN_PAIRS} "
+        "WHERE x IS NOT NULL GROUP BY ALL",
+        _BINS_MERGE,
+    ),
+    "test_days": _Summary(
+        ("source", "metric", "pair", "day", "days", "flags", "limiter", "tests", "newest", "km"),
+        f"SELECT source, metric, p.pair, {_DAY}, CASE WHEN metric IN "
+        "('throughput', 'capacity') THEN coalesce(limiter, '') ELSE '' END AS limiter, "
+        "count(*) AS tests, max(started_utc) AS newest, max(distance_km) AS km "
+        "FROM (SELECT source, src, dst, started_utc, flags, limiter, distance_km, "
+        f"unnest({list(PRESENT_SQL)}) AS metric, unnest([{', '.join(PRESENT_SQL.values())}]) "
+        f"AS present {_OK_TESTS}) m {_JOIN_PAIRS} WHERE present GROUP BY ALL",
+        {"tests": "sum", "newest": "max", "km": "max"},
+    ),
+}
+SUMMARY_TABLES = tuple(SUMMARIES)
 # the week rows (days = 7, day = its Monday) and month rows (days = 31, day = its first)
-# from the day rows matching {where}: a year's window reads months, then weeks and days
-# only at its ends
+# from the day rows: a year's window reads months, then weeks and days only at its ends
 PERIODS = {7: "week", 31: "month"}
-_PERIOD_SELECT = (
-    "SELECT source, pair, CAST(date_trunc('{unit}', day) AS DATE) AS first, {span}, flags, "
-    "bin, sum(n), min(lo), max(hi), sum(total) FROM rtt_bins WHERE days = 1 {where} "
-    "GROUP BY source, pair, first, flags, bin"
-)
+
+
+def _period_select(table: str, unit: str, span: int, where: str) -> str:
+    """The week or month rows of `table` from its day rows matching `where`."""
+    summary = SUMMARIES[table]
+    out = {"day": f"CAST(date_trunc('{unit}', day) AS DATE) AS first", "days": str(span)}
+    out.update({c: f"{how}({c})" for c, how in summary.merges.items()})
+    keys = ", ".join(("source", *summary.keys))
+    return (
+        f"SELECT {', '.join(out.get(c, c) for c in summary.columns)} FROM {table} "
+        f"WHERE days = 1 {where} GROUP BY {keys}, first"
+    )
 
 
 def period_start(day: date, span: int) -> date:
@@ -309,93 +406,96 @@ def _number_pairs(
     )
 
 
+_DAY_SCOPE = (
+    "AND source = ? AND started_utc >= CAST(? AS DATE) "
+    "AND started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
+)
+
+
 def refresh_bins(
-    con: duckdb.DuckDBPyConnection, days: Iterable[tuple[str, str]] | None = None
+    con: duckdb.DuckDBPyConnection,
+    days: Iterable[tuple[str, str]] | None = None,
+    tables: Sequence[str] = SUMMARY_TABLES,
 ) -> None:
-    """Compute rtt_bins again for the (source, UTC day 'YYYY-MM-DD') given, and their
-    weeks and months, from the stored rows; every day without `days` (inside the
-    caller's transaction)."""
+    """Compute the day summaries (`tables`, of SUMMARIES) again for the (source, UTC
+    day 'YYYY-MM-DD') given, and their weeks and months, from the stored rows; every
+    day without `days` (inside the caller's transaction)."""
     if days is None:
-        con.execute("DELETE FROM rtt_bins")
         _number_pairs(con)
-        # in day order: a window's filter on the day skips the blocks before it
-        con.execute("INSERT INTO rtt_bins " + _BINS_SELECT.format(where="") + " ORDER BY day")
-        for span, unit in PERIODS.items():
-            select = _PERIOD_SELECT.format(unit=unit, span=span, where="")
-            con.execute(f"INSERT INTO rtt_bins {select} ORDER BY first")
+        for table in tables:
+            con.execute(f"DELETE FROM {table}")
+            # in day order: a window's filter on the day skips the blocks before it
+            select = SUMMARIES[table].select.format(where="")
+            con.execute(f"INSERT INTO {table} {select} ORDER BY day")
+            for span, unit in PERIODS.items():
+                select = _period_select(table, unit, span, "")
+                con.execute(f"INSERT INTO {table} {select} ORDER BY first")
         return
     periods = set()
     for source, day in sorted(set(days)):
-        _number_pairs(
-            con,
-            "AND m.source = ? AND m.started_utc >= CAST(? AS DATE) "
-            "AND m.started_utc < CAST(? AS DATE) + INTERVAL 1 DAY",
-            [source, day, day],
-        )
-        con.execute(
-            "DELETE FROM rtt_bins WHERE source = ? AND days = 1 AND day = CAST(? AS DATE)",
-            [source, day],
-        )
-        con.execute(
-            "INSERT INTO rtt_bins "
-            + _BINS_SELECT.format(
-                where="AND source = ? AND started_utc >= CAST(? AS DATE) "
-                "AND started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
-            ),
-            [source, day, day],
-        )
+        _number_pairs(con, _DAY_SCOPE, [source, day, day])
+        for table in tables:
+            con.execute(
+                f"DELETE FROM {table} WHERE source = ? AND days = 1 AND day = CAST(? AS DATE)",
+                [source, day],
+            )
+            con.execute(
+                f"INSERT INTO {table} " + SUMMARIES[table].select.format(where=_DAY_SCOPE),
+                [source, day, day],
+            )
         for span in PERIODS:
             periods.add((source, span, period_start(date.fromisoformat(day), span)))
     for source, span, first in sorted(periods):
-        con.execute(
-            f"DELETE FROM rtt_bins WHERE source = ? AND days = {span} AND day = ?",
-            [source, first],
-        )
-        where = "AND source = ? AND day >= ? AND day < ?"
-        con.execute(
-            "INSERT INTO rtt_bins "
-            + _PERIOD_SELECT.format(unit=PERIODS[span], span=span, where=where),
-            [source, first, _period_end(first, span)],
-        )
+        for table in tables:
+            con.execute(
+                f"DELETE FROM {table} WHERE source = ? AND days = {span} AND day = ?",
+                [source, first],
+            )
+            where = "AND source = ? AND day >= ? AND day < ?"
+            con.execute(
+                f"INSERT INTO {table} " + _period_select(table, PERIODS[span], span, where),
+                [source, first, _period_end(first, span)],
+            )
 
 
 def add_bins(
     con: duckdb.DuckDBPyConnection, sweep_id: str, days: Iterable[tuple[str, str]]
 ) -> None:
-    """Merge the bins of a sweep's rows on the (source, day)s given into the bins of
-    those days and their weeks and months, the sweep new to them (inside the caller's transaction).
-    The same rows as refresh_bins: counts add up, the smallest and largest samples are
-    the smaller and larger of the two (the sums differ in their last bits)."""
+    """Merge the day summaries of a sweep's rows on the (source, day)s given into those
+    of those days and their weeks and months, the sweep new to them (inside the caller's
+    transaction). The same rows as refresh_bins: counts and sums add up, smallest and
+    largest are the smaller and larger of the two (the sums differ in their last bits)."""
     for source, day in sorted(set(days)):
         when = date.fromisoformat(day)
-        scope = (
-            "AND sweep_id = ? AND source = ? AND started_utc >= CAST(? AS DATE) "
-            "AND started_utc < CAST(? AS DATE) + INTERVAL 1 DAY"
-        )
+        scope = f"AND sweep_id = ? {_DAY_SCOPE}"
         _number_pairs(con, scope, [sweep_id, source, day, day])
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE added_bins AS " + _BINS_SELECT.format(where=scope),
-            [sweep_id, source, day, day],
-        )
-        # in place: the bins it shares with the day (week) updated, its others added (a
-        # third of the time of rewriting the week's rows)
-        for span, first in ((1, when), *((n, period_start(when, n)) for n in PERIODS)):
-            con.execute(
-                "UPDATE rtt_bins b SET n = b.n + a.n, lo = least(b.lo, a.lo), "
-                "hi = greatest(b.hi, a.hi), total = b.total + a.total FROM added_bins a "
-                f"WHERE b.source = ? AND b.days = {span} AND b.day = ? "
-                "AND a.pair = b.pair AND a.flags = b.flags AND a.bin = b.bin",
-                [source, first],
+        for table, summary in SUMMARIES.items():
+            match = " AND ".join(f"a.{k} = b.{k}" for k in summary.keys)
+            merged = ", ".join(
+                f"{c} = " + _MERGED[how].format(b=f"b.{c}", a=f"a.{c}")
+                for c, how in summary.merges.items()
             )
             con.execute(
-                f"INSERT INTO rtt_bins SELECT a.source, a.pair, CAST(? AS DATE), {span}, "
-                "a.flags, a.bin, a.n, a.lo, a.hi, a.total FROM added_bins a ANTI JOIN "
-                f"(SELECT pair, flags, bin FROM rtt_bins WHERE source = ? AND days = {span} "
-                "AND day = ?) b "
-                "ON a.pair = b.pair AND a.flags = b.flags AND a.bin = b.bin",
-                [first, source, first],
+                "CREATE OR REPLACE TEMP TABLE added AS " + summary.select.format(where=scope),
+                [sweep_id, source, day, day],
             )
-        con.execute("DROP TABLE added_bins")
+            # in place: the rows it shares with the day (week, month) updated, its others
+            # added (a third of the time of rewriting the week's rows)
+            for span, first in ((1, when), *((n, period_start(when, n)) for n in PERIODS)):
+                con.execute(
+                    f"UPDATE {table} b SET {merged} FROM added a WHERE b.source = ? "
+                    f"AND b.days = {span} AND b.day = ? AND {match}",
+                    [source, first],
+                )
+                values = {"day": "CAST(? AS DATE)", "days": str(span)}
+                con.execute(
+                    f"INSERT INTO {table} SELECT "
+                    + ", ".join(values.get(c, f"a.{c}") for c in summary.columns)
+                    + f" FROM added a ANTI JOIN (SELECT {', '.join(summary.keys)} FROM {table} "
+                    f"WHERE source = ? AND days = {span} AND day = ?) b ON {match}",
+                    [first, source, first],
+                )
+            con.execute("DROP TABLE added")
 
 
 def delete_sweep(con: duckdb.DuckDBPyConnection, sweep_id: str) -> None:

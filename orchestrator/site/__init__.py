@@ -10,9 +10,6 @@ Public API: the modules below; other packages import only these names
 - `html`: The pages' common parts: the header and footer, the EMULATED banner, JSON in a page, and
   a file written whole (or in place, into a folder being built). Shared by the site's sweep pages
   (orchestrator.site) and its history pages (orchestrator.site.history_pages).
-- `matrix_state`: The matrix's long windows kept between site builds, updated by the sweeps added
-  since.
-- `pair_state`: The pair pages' tests kept between site builds, updated by the sweeps added since.
 - `publish`: Publishing the static site to a folder, S3 or Google Cloud Storage.
 """
 
@@ -20,7 +17,5 @@ __all__ = [
     "build",
     "history_pages",
     "html",
-    "matrix_state",
-    "pair_state",
     "publish",
 ]

@@ -330,8 +330,9 @@ def build_site(
                 cache.save(results / page.id, page.products)
         return out / "index.html"
     finally:
-        if hist is not None:
-            hist.finish()  # its cache and kept states, written meanwhile
+        # what versions before 0 bytes of kept state left (the history figures' cache,
+        # the matrix's, pair pages' and series' states): the site no longer reads them
+        shutil.rmtree(results / ".cache" / "site", ignore_errors=True)
 
 
 def _sweep_pages(
@@ -474,14 +475,8 @@ def _history_pages(
 
     try:
         with history.opened(results, read_only=True) as con:
-            # its cache and kept states are written while the site is: build_site waits
-            return site_history.cached_history_data(
-                con,
-                results,
-                catalog=catalog,
-                include_flagged=include_flagged,
-                wait=False,
-                pair_pages=pair_pages,
+            return site_history.history_data(
+                con, catalog=catalog, include_flagged=include_flagged, pair_pages=pair_pages
             )
     except UserError as e:
         warn(f"site: history pages left out: {e}")

@@ -15,22 +15,18 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import orjson
 
 from orchestrator.history import changes as ch
 from orchestrator.history import judgments
 from orchestrator.history import views as v
+from orchestrator.history import windows as w
 from orchestrator.model.catalog import Catalog, load_catalog, region_order
 from orchestrator.netmodel.model import DEFAULT_MODEL
-from orchestrator.report.cache import source_digest
-from orchestrator.site import matrix_state as kept_windows
-from orchestrator.site import pair_state
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
@@ -65,19 +61,11 @@ class HistoryData:
     emulated: dict[str, bool]  # source -> emulated?
     # unordered pair -> its page's data as JSON (html.json_text), made once (pair_texts)
     pair_json: dict[tuple[str, str], str] = field(default_factory=dict)
-    # what cached_history_data still writes (its cache and kept states) on a thread
-    pending: list[Future[None]] = field(default_factory=list)
-
-    def finish(self) -> None:
-        """Wait for what is still being written (re-raising the first error)."""
-        pending, self.pending = self.pending, []
-        for f in pending:
-            f.result()
 
 
 def pair_texts(data: HistoryData) -> dict[tuple[str, str], str]:
-    """Each pair page's data as JSON, made once for the page and the cache (a year's
-    pair pages are tens of MB of JSON)."""
+    """Each pair page's data as JSON, made once (a year's pair pages are tens of MB of
+    JSON)."""
     for key, page in data.pairs.items():
         if key not in data.pair_json:
             data.pair_json[key] = _json_text(page)
@@ -116,27 +104,16 @@ def pair_file(a: str, b: str) -> str:
 
 def history_data(
     con: duckdb.DuckDBPyConnection,
-    now: datetime | None = None,
     catalog: Catalog | None = None,
     include_flagged: bool = False,
-    kept: kept_windows.MatrixState | None = None,
-    kept_tests: pair_state.PairState | None = None,
     pair_pages: Callable[[HistoryData], None] | None = None,
-    ready: Callable[[str], None] | None = None,
 ) -> HistoryData:
-    """Every figure of the history pages, from the store (read only); the regions in
-    catalog.region_order, with their cities (the default catalog without one). The
-    matrix leaves out a test whose flags invalidate its metric unless `include_flagged`.
-    `kept`: the RTT windows of the last build, updated (orchestrator.site.matrix_state);
-    `kept_tests`: the pair pages' tests (orchestrator.site.pair_state); this build's go into their
-    `made`. `pair_pages` is given the pair pages' data (the rest empty) as soon as it is
-    computed, while the matrix's windows still are (to write the pages meanwhile);
-    `ready` is told when a kept state is complete: "series", "pairs", "windows"."""
-
-    def done(what: str) -> None:
-        if ready is not None:
-            ready(what)
-
+    """Every figure of the history pages, from the store (read only) and nothing else:
+    the same store gives the same figures. The regions in catalog.region_order, with
+    their cities (the default catalog without one). The matrix leaves out a test whose
+    flags invalidate its metric unless `include_flagged`. `pair_pages` is given the pair
+    pages' data (the rest empty) as soon as it is computed, while the matrix's windows
+    still are (to write the pages meanwhile)."""
     stored = list(v.source_infos(con).values())
     infos = list(stored)
     if not infos:
@@ -144,7 +121,6 @@ def history_data(
 
         raise UserError("the history store is empty: run 'interregion history ingest --all'")
     infos.sort(key=lambda i: (i.name not in ("measured", "emulated"), i.name != "measured", i.name))
-    built = now or datetime.now(UTC)
     # the matrix's windows are read on a thread of their own (DuckDB and numpy, which let
     # go of the GIL, on a connection of their own) while change detection (Python) runs:
     # the two cores both busy. The series, the matrix's cells and the pair pages' tests
@@ -153,189 +129,30 @@ def history_data(
     cursor = con.cursor()
     try:
         with ch.gc_paused(), ThreadPoolExecutor(max_workers=1) as pool:
-            windows = pool.submit(_source_windows, cursor, infos, include_flagged, kept)
+            windows = pool.submit(_source_windows, cursor, infos, include_flagged)
             found = judgments.detection(con, last_runs=CHANGE_RUNS)
             changes = {
                 **changes_data(con, found, infos),
                 "calibration": ch.combined_calibration(found),
             }
-            pairs = pair_data(con, infos, found, kept_tests)
-            done("pairs")
+            pairs = pair_data(con, infos, found)
             emulated = {i.name: i.emulated for i in infos}
             early = HistoryData(matrix={}, changes={}, pairs=pairs, emulated=emulated)
             if pair_pages is not None:
                 pair_pages(early)
             cells = windows.result()
-            done("windows")
     finally:
         cursor.close()
     with ch.gc_paused():
         return HistoryData(
             matrix=matrix_data(
-                con, infos, found, built, catalog or load_catalog(), include_flagged, kept, cells
+                con, infos, found, catalog or load_catalog(), include_flagged, cells
             ),
             changes=changes,
             pairs=pairs,
             emulated=emulated,
             pair_json=early.pair_json,  # the pages' JSON, made once
         )
-
-
-# ---- the figures, kept while the store is unchanged -----------------------------------
-
-# under the results folder, beside the report's cache (orchestrator.report.cache)
-CACHE_FILE = Path(".cache") / "site" / "history.json"
-CACHE_FORMAT = "interregion.site-history-cache"
-# the modules whose code computes the figures: a change to one is a new key
-_FIGURE_MODULES = ("history_pages.py", "matrix_state.py", "pair_state.py")
-_HISTORY_MODULES = (
-    "views.py",
-    "changes.py",
-    "judgments.py",
-    "store.py",
-    "continents.py",
-    "fingerprint.py",
-)
-
-
-def store_state(con: duckdb.DuckDBPyConnection) -> str:
-    """A digest of what the figures are computed from: every sweep's id, rows and
-    ingest time (an ingest, a rebuild or a deletion changes it) and the stored
-    fingerprints."""
-    row = con.execute(
-        "SELECT md5(coalesce(string_agg(concat_ws('|', sweep_id, source, rows, "
-        "ingested_utc, started_utc), ';' ORDER BY sweep_id), '')), count(*) FROM sweeps"
-    ).fetchone()
-    (prints,) = con.execute("SELECT count(*) FROM fingerprints").fetchone() or (0,)
-    return f"{row[0] if row else ''}:{row[1] if row else 0}:{prints}"
-
-
-def _cache_key(con: duckdb.DuckDBPyConnection, catalog: Catalog, include_flagged: bool) -> str:
-    """The store's state, the catalogs (the given one orders the regions, the default one
-    groups them), include_flagged, and the code that computes the figures."""
-    import hashlib
-
-    here = Path(__file__).parent
-    digest = hashlib.sha256()
-    digest.update(
-        source_digest(
-            [here / n for n in _FIGURE_MODULES]
-            + [here.parent / "history" / n for n in _HISTORY_MODULES]
-        ).encode()
-    )
-    for c in (catalog, load_catalog()):
-        digest.update(repr(c.regions).encode())
-    digest.update(f"{store_state(con)}:{include_flagged}".encode())
-    return digest.hexdigest()
-
-
-def _to_json(data: HistoryData) -> dict[str, Any]:
-    cal = data.changes.get("calibration")
-    return {
-        "matrix": data.matrix,
-        "changes": {**data.changes, "calibration": asdict(cal) if cal is not None else None},
-        # each page's JSON as a string: written once more as a string, not encoded again
-        "pairs": [[a, b, text] for (a, b), text in pair_texts(data).items()],
-        "emulated": data.emulated,
-    }
-
-
-def _from_json(doc: dict[str, Any]) -> HistoryData:
-    cal = doc["changes"].get("calibration")
-    return HistoryData(
-        matrix=doc["matrix"],
-        changes={**doc["changes"], "calibration": ch.Calibration(**cal) if cal else None},
-        pairs={(a, b): orjson.loads(text) for a, b, text in doc["pairs"]},
-        emulated=doc["emulated"],
-        pair_json={(a, b): text for a, b, text in doc["pairs"]},
-    )
-
-
-def cached_history_data(
-    con: duckdb.DuckDBPyConnection,
-    results: Path,
-    now: datetime | None = None,
-    catalog: Catalog | None = None,
-    include_flagged: bool = False,
-    wait: bool = True,
-    pair_pages: Callable[[HistoryData], None] | None = None,
-) -> HistoryData:
-    """history_data, kept in `results/.cache/site/history.json` under a key of the
-    store's state (store_state), the catalogs, include_flagged and the code: a site
-    built again over an unchanged store computes nothing (only its build time is new).
-    An unreadable or stale entry is computed again and replaced. Without `wait`, the
-    entry and the kept states (matrix_state, pair_state) are written on a thread while
-    the caller goes on (the store may be closed): it calls the data's finish().
-    `pair_pages`: as history_data's (given the data read back, too)."""
-    catalog = catalog or load_catalog()
-    key = _cache_key(con, catalog, include_flagged)
-    path = results / CACHE_FILE
-    built = now or datetime.now(UTC)
-    try:
-        # the entry starts with its format and key (as written below): a stale one (a new
-        # sweep) is known by its first bytes, never parsed (tens of MB at a year)
-        head = orjson.dumps({"format": CACHE_FORMAT, "key": key})[:-1] + b","
-        with path.open("rb") as f:
-            fresh = f.read(len(head)) == head
-        with ch.gc_paused():  # tens of MB of JSON: millions of objects, none in a cycle
-            doc = orjson.loads(path.read_bytes()) if fresh else {}
-            ours = doc.get("format") == CACHE_FORMAT and doc.get("key") == key
-            read = _from_json(doc["data"]) if ours else None
-        if read is not None:
-            read.matrix.update(_built_fields(built))
-            if pair_pages is not None:
-                pair_pages(read)
-            return read
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # no entry, or one this code cannot read: computed again
-    kept = kept_windows.load(con, results) if not include_flagged else None
-    kept_tests = pair_state.load(con, results)
-    # each kept state is written on a thread as soon as it is complete (numpy's writes
-    # and the files' let go of the GIL), the cache entry last
-    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history-cache")
-    pending: list[Future[None]] = []
-
-    def ready(what: str) -> None:
-        if what == "pairs":
-            pending.append(writer.submit(pair_state.saving(con, results, kept_tests)))
-        elif what == "windows" and kept is not None:
-            pending.append(writer.submit(kept_windows.saving(con, results, kept)))
-
-    try:
-        data = history_data(
-            con, built, catalog, include_flagged, kept, kept_tests, pair_pages, ready
-        )
-        with ch.gc_paused():
-            doc = _to_json(data)  # its pages' JSON made here, once, for the pages too
-
-        def write() -> None:
-            with ch.gc_paused():
-                text = orjson.dumps(
-                    {"format": CACHE_FORMAT, "key": key, "data": doc},
-                    option=orjson.OPT_NON_STR_KEYS,
-                )
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(".tmp")
-                tmp.write_bytes(text)
-                tmp.replace(path)
-            except OSError:
-                pass  # a read-only results folder: the site is built all the same
-
-        pending.append(writer.submit(write))
-    finally:
-        writer.shutdown(wait=False)
-    data.pending = pending
-    if wait:
-        data.finish()
-    return data
-
-
-def _built_fields(built: datetime) -> dict[str, Any]:
-    return {
-        "built_utc": v.iso_utc(built.astimezone(UTC).replace(tzinfo=None)),
-        "built_s": int(built.timestamp()),
-    }
 
 
 # ---- the matrix -----------------------------------------------------------------------
@@ -361,44 +178,7 @@ def _open_episodes(found: ch.Detection) -> set[tuple[str, str, str, str]]:
     return out
 
 
-WindowCells = dict[tuple[str, str], v.CellTable]
-
-
-def _cells(
-    con: duckdb.DuckDBPyConnection,
-    info: v.SourceInfo,
-    metric: str,
-    window: str,
-    previous: bool,
-    include_flagged: bool,
-    kept: kept_windows.MatrixState | None = None,
-    numbers: Mapping[tuple[str, str], int] | None = None,
-) -> v.CellTable:
-    """One window's cells, as a table: RTT's windows of days pool the samples from the
-    store's histograms (views.binned_cells; matrix_state.window_cells, which keeps them
-    for the next build: the same cells); the one-value metrics' windows of days are
-    kept too (matrix_state.value_cells), and their "latest" read together
-    (matrix_state.latest_cells); the rest from the tests. `numbers`: each (src, dst)'s
-    pair number (views.pair_names turned round)."""
-    stats = PREVIOUS_STATS if previous else v.SITE_STATS
-    found: list[v.Cell] | v.CellTable
-    state = kept if kept is not None else kept_windows.MatrixState()
-    one_value = v.metric(metric).one_value
-    if window != "latest" and not include_flagged and metric == "rtt":
-        found = kept_windows.window_cells(con, state, info, window, previous, stats, table=True)
-    elif window != "latest" and not include_flagged and one_value:
-        found = kept_windows.value_cells(
-            con, state, info, metric, window, previous, stats, table=True
-        )
-    elif window == "latest" and not include_flagged and one_value and stats == v.SITE_STATS:
-        found = kept_windows.latest_cells(con, state, info, metric, table=True)
-    else:
-        found = v.window_cells(con, info, metric, window, previous, include_flagged, stats=stats)
-    if isinstance(found, v.CellTable):
-        return found
-    if numbers is None:
-        numbers = {names: p for p, names in v.pair_names(con).items()}
-    return v.CellTable.of(found, numbers)
+WindowCells = dict[tuple[str, str], w.CellTable]
 
 
 # what the matrix shows of the window before each (its "change vs previous window" view)
@@ -406,19 +186,16 @@ PREVIOUS_STATS = ("p50",)
 
 
 def _window_cells(
-    con: duckdb.DuckDBPyConnection,
-    info: v.SourceInfo,
-    include_flagged: bool = False,
-    kept: kept_windows.MatrixState | None = None,
+    con: duckdb.DuckDBPyConnection, info: v.SourceInfo, include_flagged: bool = False
 ) -> tuple[WindowCells, WindowCells]:
-    """Every (metric, window)'s cells, and those of the window just before it. A window
-    reaching back past the source's first test holds what the narrower one before it
-    holds when that one reached back too (a month-old store's 1Y is its 1M): computed
-    once; and the window before it is empty."""
+    """Every (metric, window)'s cells, and those of the window just before it
+    (windows.window_table, as every view reads them). A window reaching back past the
+    source's first test holds what the narrower one before it holds when that one
+    reached back too (a month-old store's 1Y is its 1M): computed once; and the window
+    before it is empty."""
     (first,) = con.execute(
         "SELECT min(started_utc) FROM measurements WHERE source = ?", [info.name]
     ).fetchone() or (None,)
-    numbers = {names: p for p, names in v.pair_names(con).items()}
     cells: WindowCells = {}
     before: WindowCells = {}
     for metric in MATRIX_METRICS:
@@ -427,15 +204,15 @@ def _window_cells(
             start = None if window == "latest" else v.window_bounds(info, window)[0]
             covers = window != "latest" and (start is None or first is None or start <= first)
             before[metric, window] = (
-                v.empty_table()
+                w.empty_table()
                 if window == "latest" or covers
-                else _cells(con, info, metric, window, True, include_flagged, kept, numbers)
+                else w.window_table(con, info, metric, window, True, include_flagged)
             )
             if covers and whole is not None:
                 cells[metric, window] = cells[metric, whole]
                 continue
-            cells[metric, window] = _cells(
-                con, info, metric, window, False, include_flagged, kept, numbers
+            cells[metric, window] = w.window_table(
+                con, info, metric, window, False, include_flagged
             )
             if covers:
                 whole = window
@@ -443,13 +220,10 @@ def _window_cells(
 
 
 def _source_windows(
-    con: duckdb.DuckDBPyConnection,
-    infos: Sequence[v.SourceInfo],
-    include_flagged: bool = False,
-    kept: kept_windows.MatrixState | None = None,
+    con: duckdb.DuckDBPyConnection, infos: Sequence[v.SourceInfo], include_flagged: bool = False
 ) -> dict[str, tuple[WindowCells, WindowCells]]:
     """Each source's _window_cells."""
-    return {i.name: _window_cells(con, i, include_flagged, kept) for i in infos}
+    return {i.name: _window_cells(con, i, include_flagged) for i in infos}
 
 
 def _rounded(metric: str, x: Any) -> Any:
@@ -491,10 +265,8 @@ def matrix_data(
     con: duckdb.DuckDBPyConnection,
     infos: Sequence[v.SourceInfo],
     found: ch.Detection,
-    built: datetime,
     catalog: Catalog,
     include_flagged: bool = False,
-    kept: kept_windows.MatrixState | None = None,
     windows: Mapping[str, tuple[WindowCells, WindowCells]] | None = None,
 ) -> dict[str, Any]:
     """Every (source, metric, window) view of the From x To matrix, with every statistic
@@ -515,8 +287,8 @@ def matrix_data(
     opened = _open_episodes(found)
     sources = []
     if windows is None:
-        windows = _source_windows(con, infos, include_flagged, kept)
-    names = v.pair_names(con)
+        windows = _source_windows(con, infos, include_flagged)
+    names = w.pair_names(con)
     for info in infos:
         cells, previous = windows[info.name]
         numbers = np.unique(np.concatenate([t.pair for t in cells.values()] or [[]]))
@@ -549,7 +321,7 @@ def matrix_data(
             arrays["tests"] = _placed(size, k, table.tests)
             newest = table.newest_us // 1_000_000  # UNIX seconds (floor, as int(timestamp))
             newest_s = _placed(size, k, newest)
-            for i in np.flatnonzero(table.newest_us == v.NO_TIME).tolist():
+            for i in np.flatnonzero(table.newest_us == w.NO_TIME).tolist():
                 newest_s[k[i]] = None
             arrays["newest_s"] = newest_s
             limiter = np.full(size, None, dtype=object)
@@ -602,7 +374,6 @@ def matrix_data(
     return {
         "format": MATRIX_DATA_FORMAT,
         "version": MATRIX_DATA_VERSION,
-        **_built_fields(built),
         "units": DISPLAY_UNITS,
         "metrics": list(MATRIX_METRICS),
         # emulated throughput is the real curve times this (Methodology)
@@ -654,12 +425,10 @@ def pair_data(
     con: duckdb.DuckDBPyConnection,
     infos: Sequence[v.SourceInfo],
     found: ch.Detection,
-    kept: pair_state.PairState | None = None,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """Per unordered pair: each source's runs in both directions over the PAIR_WINDOW
     (a pair without a test there shows its newest one), with its episodes and
-    configuration changes as markers. `kept`: the tests of the last build, updated
-    (orchestrator.site.pair_state); this build's go into its `made`."""
+    configuration changes as markers."""
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
     marks = _pair_marks(found)
     detectable = _detectable_rtt(found)
@@ -669,8 +438,7 @@ def pair_data(
         caption = v.source_caption(
             {"source": info.name, "label": info.label, "emulated": info.emulated}
         )
-        rows = _pair_rows(con, info, start, kept)
-        for src, dst, times, sweeps, rtts, throughputs in rows.series():
+        for src, dst, times, sweeps, rtts, throughputs in _pair_series(con, info.name, start):
             key = (min(src, dst), max(src, dst))
             page = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": {}})
             entry = page["sources"].get(info.name)
@@ -730,48 +498,21 @@ def _detectable_rtt(found: ch.Detection) -> dict[tuple[str, str, str], float | N
     return out
 
 
-def _pair_rows(
-    con: duckdb.DuckDBPyConnection,
-    info: v.SourceInfo,
-    start: datetime | None,
-    kept: pair_state.PairState | None = None,
-) -> pair_state.Rows:
-    """A source's tests for its pair pages (pair_state.Rows), rounded as shown(): each
-    directed pair's tests from `start` on, or its newest test when it has none there;
-    the kept tests of the last build with the newer ones read, or all read from the
-    store. `kept` gets this build's in its `made`."""
-    if kept is None:
-        return _read_rows(con, info.name, start)
-    old = pair_state.usable(kept, info.name, start)
-    if old is not None:
-        rows = pair_state.moved(old.rows, _read_rows(con, info.name, None, old.latest), start)
-        kept.used.append(info.name)
-    else:
-        rows = _read_rows(con, info.name, start)
-    if info.latest is not None:
-        kept.made[info.name] = pair_state.Kept(rows, start, info.latest)
-    return rows
-
-
-def _read_rows(
-    con: duckdb.DuckDBPyConnection,
-    source: str,
-    start: datetime | None,
-    after: datetime | None = None,
-) -> pair_state.Rows:
-    """The source's tests from the store: those from `start` on with each pair's newest
-    when it has none there (a year of a full catalog is millions of tests: a month of
-    them is read, and the store searched for older ones only when a pair has none in
-    the month); or, `after` given, the tests that start after it."""
+def _pair_series(
+    con: duckdb.DuckDBPyConnection, source: str, start: datetime | None
+) -> list[tuple[str, str, list[Any], list[Any], list[Any], list[Any]]]:
+    """A source's tests for its pair pages, per directed pair: (src, dst, [t], [sweep],
+    [rtt], [throughput]), rounded as shown() (None: none): the tests from `start` on,
+    with each pair's newest when it has none there (a year of a full catalog is
+    millions of tests: a month of them is read, and the store searched for older ones
+    only when a pair has none in the month)."""
     columns = (
         f"src, dst, started_utc, sweep_id, {v.METRICS['rtt'].run_sql} AS rtt, "
         f"{v.METRICS['throughput'].run_sql} AS throughput_bps"
     )
     ok = "source = ? AND status = 'ok'"
-    if after is not None:
-        chosen = f"SELECT {columns} FROM measurements WHERE {ok} AND started_utc > ?"
-        params: list[Any] = [source, after]
-    elif start is None:
+    params: list[Any]
+    if start is None:
         chosen = f"SELECT {columns} FROM measurements WHERE {ok}"
         params = [source]
     elif v.every_pair_since(con, ok, [source], start):
@@ -801,7 +542,34 @@ def _read_rows(
         f"FROM ({chosen}) ORDER BY src, dst, started_utc",
         params,
     ).fetchnumpy()
-    return pair_state.rows_from(found)
+    return _per_pair(found)
+
+
+def _per_pair(
+    found: dict[str, Any],
+) -> list[tuple[str, str, list[Any], list[Any], list[Any], list[Any]]]:
+    """_pair_series of DuckDB's columns (fetchnumpy: src, dst, t, sweep_id, rtt, tput, in
+    (src, dst, start) order): the lists made whole, then cut (a list per test costs
+    twice)."""
+    import numpy as np
+
+    src, dst = found["src"], found["dst"]
+    n = len(src)
+    if not n:
+        return []
+    cuts = (np.flatnonzero((src[1:] != src[:-1]) | (dst[1:] != dst[:-1])) + 1).tolist()
+    firsts, ends = [0, *cuts], [*cuts, n]
+
+    def listed(name: str) -> list[Any]:
+        values = np.ma.filled(np.ma.asarray(found[name], dtype=np.float64), np.nan)
+        return np.ma.masked_invalid(values).tolist()  # NaN: None
+
+    times, sweeps = found["t"].tolist(), found["sweep_id"].tolist()
+    rtts, tputs = listed("rtt"), listed("tput")
+    return [
+        (src[i], dst[i], times[i:j], sweeps[i:j], rtts[i:j], tputs[i:j])
+        for i, j in zip(firsts, ends, strict=True)
+    ]
 
 
 def _pair_marks(found: ch.Detection) -> dict[str, dict[tuple[str, str, str], list[Any]]]:
@@ -1001,10 +769,10 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
             "chosen (min, p10 to p99, max or mean) of the pooled samples of every test in "
             f"the window. As in <code>interregion matrix</code>, {_e(v.PERCENTILE_RULE)} "
             "(null is shown as —; point at a cell for its samples and tests). "
-            "RTT percentiles of the 1D to 1Y windows are read from histograms kept as each "
-            "sweep is stored (bins 0.05 % wide: within 0.05 % of the exact value, 0.1 ms at "
-            "200 ms; the counts, min and max are exact, and so is the mean: each bin keeps "
-            "its sum, to 0.0001 ms); <code>interregion matrix</code> gives exact values. "
+            "Every window is read from histograms kept as each sweep is stored (bins 0.05 % "
+            "wide: a percentile within 0.05 % of the exact value, 0.1 ms at 200 ms, and "
+            "exact where its bin holds one value; the counts, min, max and mean exact), as "
+            "<code>interregion matrix</code> reads them: the same numbers. "
             "Regions are ordered by cloud, then west to east. Loss and jitter are ping's "
             "(<code>ping_loss_pct</code>, <code>rtt_mdev_ms</code>), one value per test. "
             "Colours run from good (light) to bad (dark) for every metric. "

@@ -44,6 +44,7 @@ PUBLIC = {
         "public_data",
         "store",
         "views",
+        "windows",
     ],
     "model": ["backends", "catalog", "hosts"],
     "netmodel": ["model", "routes"],
@@ -54,9 +55,7 @@ PUBLIC = {
     "report": ["analyze", "build", "cache", "charts"],
     "results": ["collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "store"],
     "schedule": ["cadence", "ledger", "profiles", "retention", "tick", "timers"],
-    "site": [
-        "build", "history_pages", "html", "matrix_state", "pair_state", "publish"
-    ],
+    "site": ["build", "history_pages", "html", "publish"],
     "study": ["check", "estimate", "plan", "report", "run"],
     "sweep": [
         "abandoned", "backends", "events", "hostcheck", "inventory", "launch", "measure",

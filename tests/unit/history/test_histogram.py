@@ -1,6 +1,6 @@
-"""The RTT histograms: percentiles read from them against DuckDB's exact quantile_cont,
-the stored bins against the bins of every row at once (incremental = whole), the
-migration from version 5, and the site's RTT windows read from them."""
+"""The day summaries' histograms: percentiles read from them against DuckDB's exact
+quantile_cont and by hand, the stored bins against the bins of every row at once
+(incremental = whole), and the migration from version 5."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from history_support import make_sweep, sweep_id_at
 
 from orchestrator.history import histogram
 from orchestrator.history import store as h
-from orchestrator.history import views as v
 
 QS = [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0]
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -44,9 +43,8 @@ def _exact_and_binned(groups: list[list[float]]) -> tuple[np.ndarray, np.ndarray
     g = np.array([r[0] for r in rows])
     firsts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
     binned = histogram.quantiles(
-        firsts, [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows],
-        [r[4] for r in rows], QS,
-    )  # fmt: skip
+        firsts, [r[2] for r in rows], [r[3] for r in rows], [r[4] for r in rows], QS
+    )
     return exact, binned
 
 
@@ -88,34 +86,22 @@ def test_percentiles_are_exact_at_the_ends_and_for_few_samples_or_values():
 
 
 def test_percentiles_from_the_counts_and_the_extremes_by_hand():
-    """Bins 0 (one sample, 1.0), 100 (four) and 200 (one, 1.1053): the four spread over
-    bin 100's edges, each in the middle of a quarter of it; lo and hi of the middle bin
-    (unknown: NaN) are not read, nor the first bin's hi or the last's lo."""
-    r = histogram.RATIO
-    low, high = r**100, r**101
-    quarter = [low + (high - low) * (j + 0.5) / 4 for j in range(4)]
+    """Bins of 1 value (1.0), 4 (2.0 to 2.6) and 1 (5.0): the four spread evenly from
+    their bin's smallest to its largest, 2.0, 2.2, 2.4, 2.6; then as quantile_cont."""
     qs = [0.0, 0.1, 0.5, 0.9, 1.0]
-    nan = float("nan")
-    bins, n = [0, 100, 200], [1, 4, 1]
-    got = histogram.quantiles([0], bins, n, [1.0, nan, nan], [nan, nan, 1.1053], qs)
-    # (6 - 1) q: 0; 0.5 (1.0 and the first quarter's); 2.5; 4.5; 5
-    want = [1.0, (1.0 + quarter[0]) / 2, (quarter[1] + quarter[2]) / 2,
-            (quarter[3] + 1.1053) / 2, 1.1053]  # fmt: skip
-    assert got[0].tolist() == pytest.approx(want, rel=1e-15)
-    assert got[0, 0] == 1.0 and got[0, -1] == 1.1053
-    # the same counts with other inner extremes: the same numbers, to the bit
-    again = histogram.quantiles([0], bins, n, [1.0, low, 1.0], [1.0001, high, 1.1053], qs)
-    assert np.array_equal(again, got)
-    # the smallest sample unknown: those read from the first bin are unknown too, the
-    # others the same
-    unknown = histogram.quantiles([0], bins, n, [nan] * 3, [nan, nan, 1.1053], qs)
-    assert np.isnan(unknown[0, :2]).all()
-    assert np.array_equal(unknown[0, 2:], got[0, 2:])
+    got = histogram.quantiles([0], [1, 4, 1], [1.0, 2.0, 5.0], [1.0, 2.6, 5.0], qs)
+    # (6 - 1) q: 0; 0.5 (1.0 and 2.0); 2.5 (2.2 and 2.4); 4.5 (2.6 and 5.0); 5
+    assert got[0].tolist() == pytest.approx([1.0, 1.5, 2.3, 3.8, 5.0], rel=1e-15)
+    # two groups one after the other: each its own; a bin of one value many times
+    two = histogram.quantiles([0, 1], [3, 2, 2], [7.0, 1.0, 3.0], [7.0, 1.0, 4.0], qs)
+    assert two[0].tolist() == pytest.approx([7.0] * 5, rel=1e-15)
+    # 1, 1, 3, 4: (4 - 1) q = 0, 0.3, 1.5, 2.7, 3
+    assert two[1].tolist() == pytest.approx([1.0, 1.0, 2.0, 3.7, 4.0], rel=1e-15)
 
 
 def test_estimates_stay_within_the_bound_and_between_the_extremes():
-    """Samples crowded at one edge of their bins (the estimate assumes them spread over
-    the bin): each order statistic still within the bound, none outside [min, max]."""
+    """Samples crowded at one edge of their bins (the estimate spreads them evenly over
+    what each bin holds): each order statistic within the bound, none outside [min, max]."""
     rng = random.Random(11)
     r = histogram.RATIO
     groups = []
@@ -131,7 +117,6 @@ def test_estimates_stay_within_the_bound_and_between_the_extremes():
         groups.append(xs)
     exact, binned = _exact_and_binned(groups)
     assert (np.abs(binned - exact) < histogram.ERROR_BOUND * exact).all()
-    assert (np.abs(binned - exact) > 0.5 * histogram.ERROR_BOUND * exact).any()  # far off
     for g, xs in enumerate(groups):
         assert (binned[g] >= min(xs)).all() and (binned[g] <= max(xs)).all()
 
@@ -146,13 +131,21 @@ def _sweep(results, i, level=150.0, hours=6):
     return make_sweep(results, sweep_id_at(t, f"{i:04x}"), samples, started=t)
 
 
-def _bins(con):
+def _bins(con, table="rtt_bins"):
     """Every bin row, its sum of samples rounded (a sum's last bits depend on its order)."""
     rows = con.execute(
-        "SELECT b.source, p.src, p.dst, b.* EXCLUDE (source, pair) FROM rtt_bins b "
+        f"SELECT b.source, p.src, p.dst, b.* EXCLUDE (source, pair) FROM {table} b "
         "JOIN pairs p USING (pair) ORDER BY ALL"
     ).fetchall()
     return [(*r[:-1], round(r[-1], 6)) for r in rows]
+
+
+def _tests(con):
+    """Every test_days row."""
+    return con.execute(
+        "SELECT b.source, p.src, p.dst, b.* EXCLUDE (source, pair) FROM test_days b "
+        "JOIN pairs p USING (pair) ORDER BY ALL"
+    ).fetchall()
 
 
 def _samples(rows, days=1):
@@ -168,11 +161,22 @@ def test_bins_kept_by_each_ingest_are_the_bins_of_every_row(tmp_path):
     h.ingest_sweep(tmp_path, sweep_id_at(T0 + timedelta(hours=24), "0004"))
     with h.opened(tmp_path) as con:
         kept = _bins(con)
+        values, tests = _bins(con, "value_bins"), _tests(con)
+        # each metric's tests per day: 3 pairs a sweep, 10 sweeps, every metric but capacity
+        counted = {m: sum(r[8] for r in tests if r[3] == m and r[5] == 1) for m in h.PRESENT_SQL}
+        assert counted == {"rtt": 30, "loss": 30, "jitter": 30, "throughput": 30, "capacity": 0}
         assert _samples(kept) == _samples(kept, days=7) == _samples(kept, days=31) == 600
         assert any(r[9] >= 190.0 for r in kept)
+        # each test's loss, jitter and throughput (its single_stream measure)
+        by_metric = {
+            m: sum(r[8] for r in values if r[3] == m and r[5] == 1) for m in h.VALUE_METRICS
+        }
+        assert by_metric == {"loss": 30, "jitter": 30, "throughput": 30, "capacity": 0}
         with h.transaction(con):
             h.refresh_bins(con)  # every day, from every row at once
         assert _bins(con) == kept
+        assert _bins(con, "value_bins") == values
+        assert _tests(con) == tests
         # a sweep deleted takes its samples out of the bins
         with h.transaction(con):
             h.delete_sweep(con, sweep_id_at(T0 + timedelta(hours=24), "0004"))
@@ -187,8 +191,9 @@ def test_a_version_5_store_migrates_with_its_bins(tmp_path, monkeypatch):
     path = h.store_path(tmp_path)
     with h.opened(tmp_path) as con:
         want = _bins(con)
-        con.execute("DROP TABLE rtt_bins")
-        con.execute("DROP TABLE pairs")
+        values, tests = _bins(con, "value_bins"), _tests(con)
+        for table in ("rtt_bins", "value_bins", "test_days", "pairs"):
+            con.execute(f"DROP TABLE {table}")
         con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
     with pytest.raises(h.UserError, match="schema version 5") as refused:
         h.connect(path, read_only=True)
@@ -197,59 +202,31 @@ def test_a_version_5_store_migrates_with_its_bins(tmp_path, monkeypatch):
     monkeypatch.setattr(h, "info", said.append)
     with h.opened(tmp_path) as con:  # opened to write: migrates, and says so first
         assert said == [
-            f"history: upgrading the store from version 5 to {h.STORE_SCHEMA_VERSION} (RTT "
-            "histograms and change detection's judgments from every stored test: minutes "
+            f"history: upgrading the store from version 5 to {h.STORE_SCHEMA_VERSION} (day "
+            "summaries and change detection's judgments from every stored test: minutes "
             "for a year of full-catalog sweeps, once)"
         ]
         assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
             str(h.STORE_SCHEMA_VERSION),
         )
         assert _bins(con) == want and want
+        assert _bins(con, "value_bins") == values and values
+        assert _tests(con) == tests and tests
 
 
-def _same_cells(con, windows):
-    """binned_cells against window_cells: the same pairs, counts and times, the
-    percentiles within the bound, min and max exact."""
-    (info,) = v.source_infos(con).values()
-    compared = 0
-    for window in windows:
-        for previous in (False, True):
-            exact = v.window_cells(con, info, "rtt", window, previous=previous)
-            binned = v.binned_cells(con, info, window, previous=previous)
-            assert [(c.src, c.dst, c.tests, c.samples, c.newest, c.distance_km)
-                    for c in binned] == [
-                (c.src, c.dst, c.tests, c.samples, c.newest, c.distance_km) for c in exact
-            ]  # fmt: skip
-            for e, b in zip(exact, binned, strict=True):
-                assert e.quantiles is not None and b.quantiles is not None
-                assert b.quantiles[0] == e.quantiles[0] and b.quantiles[-2] == e.quantiles[-2]
-                assert b.quantiles[-1] == pytest.approx(e.quantiles[-1], rel=1e-12)
-                for x, y in zip(b.quantiles, e.quantiles, strict=True):
-                    assert abs(x - y) <= histogram.ERROR_BOUND * y
-            compared += len(exact)
-    return compared
-
-
-def test_binned_windows_match_the_exact_ones(tmp_path):
-    # 45 days of sweeps every 13 h: the windows start inside a day, whole weeks and days
-    # between (1M and the month before it: both ends inside a day; 1M: a month row)
-    for i in range(83):
-        _sweep(tmp_path, i, hours=13)
+def test_a_version_6_store_migrates_with_its_value_summaries(tmp_path):
+    for i in range(6):
+        _sweep(tmp_path, i)
     h.ingest_all(tmp_path)
-    with h.opened(tmp_path, read_only=True) as con:
-        assert _same_cells(con, ("1D", "1W", "1M", "1Y"))
-        (info,) = v.source_infos(con).values()
-        # the month before 1M starts and ends inside a day, with whole weeks between
-        assert v.binned_cells(con, info, "1M", previous=True)
-
-
-def test_binned_windows_of_a_year_and_the_year_before(tmp_path):
-    # 13 months of a sweep every 97 h: 1Y reads whole months, and the year before it
-    # ends inside a month, with whole months, weeks and days before
-    for i in range(100):
-        _sweep(tmp_path, i, hours=97)
-    h.ingest_all(tmp_path)
-    with h.opened(tmp_path, read_only=True) as con:
-        (info,) = v.source_infos(con).values()
-        assert v.binned_cells(con, info, "1Y", previous=True)
-        assert _same_cells(con, ("1M", "1Y"))
+    with h.opened(tmp_path) as con:
+        want, tests = _bins(con, "value_bins"), _tests(con)
+        rtt = _bins(con)
+        con.execute("DROP TABLE value_bins")
+        con.execute("DROP TABLE test_days")
+        con.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    with pytest.raises(h.UserError, match="schema version 6"):
+        h.connect(h.store_path(tmp_path), read_only=True)
+    with h.opened(tmp_path) as con:  # opened to write: migrates
+        assert _bins(con, "value_bins") == want and want
+        assert _tests(con) == tests and tests
+        assert _bins(con) == rtt  # the RTT summaries as they were

@@ -13,6 +13,7 @@ from history_support import make_sweep, sweep_id_at
 from orchestrator.cli import main
 from orchestrator.history import store as h
 from orchestrator.history import views as v
+from orchestrator.history import windows
 from orchestrator.results import store
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -323,7 +324,7 @@ def test_a_throughput_flag_leaves_the_tests_rtt_in_the_views_and_the_matrix(tmp_
         # and the site's matrix, from the same cells
         (info,) = v.source_infos(con).values()
         by_metric = {
-            m: {(c.src, c.dst): c.tests for c in v.window_cells(con, info, m, "all")}
+            m: {(c.src, c.dst): c.tests for c in windows.window_cells(con, info, m, "all")}
             for m in ("rtt", "throughput")
         }
         assert by_metric == {"rtt": {(A, B): 2, (B, A): 1}, "throughput": {(A, B): 1, (B, A): 1}}
@@ -342,76 +343,6 @@ def test_a_throughput_flag_leaves_the_tests_rtt_in_the_views_and_the_matrix(tmp_
     assert result.exit_code == 0 and "flagged tests left out" not in result.output
 
 
-def _varied_store(tmp_path):
-    """12 sweeps a day apart, A <-> B and A -> C, their loss, jitter and throughput
-    varying per sweep and pair; one test with a throughput flag (its receiver counted
-    more than its sender sent), one sweep's A <-> B flagged asymmetric (an RTT flag)."""
-    c = "aws:eu-west-1"
-    for day in range(12):
-        t = T0 + timedelta(days=day)
-        back = 30.0 if day == 5 else 10.5
-        folder = make_sweep(tmp_path, sweep_id_at(t, f"{day:04x}"),
-                            {(A, B): [10.0 + day % 3] * 20, (B, A): [back] * 20,
-                             (A, c): [20.0 + day] * 20}, started=t)  # fmt: skip
-        rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
-        for k, row in enumerate(rows):
-            row["ping_loss_pct"] = f"{(day * 7 + k * 3) % 5}"
-            row["rtt_mdev_ms"] = f"{0.1 + ((day + k) % 4) * 0.37:.3f}"
-            row["throughput_bps"] = f"{(5 + (day * 3 + k) % 7) * 1e8:.0f}"
-            if day == 7 and k == 0:
-                row["throughput_sender_bps"] = f"{float(row['throughput_bps']) / 1.02:.0f}"
-        store.write_rows(folder, rows, asked_duration_s=5)
-    h.ingest_all(tmp_path)
-
-
-@pytest.mark.parametrize("name", ["throughput", "capacity", "loss", "jitter"])
-def test_one_value_metrics_read_once_give_the_cells_of_their_pooled_samples(
-    tmp_path, monkeypatch, name
-):
-    import dataclasses
-
-    _varied_store(tmp_path)
-    with h.opened(tmp_path, read_only=True) as con:
-        (info,) = v.source_infos(con).values()
-        got = {}
-        for one in (True, False):  # False: the samples unnested, as for RTT
-            changed = dataclasses.replace(v.METRICS[name], one_value=one)
-            monkeypatch.setitem(v.METRICS, name, changed)
-            got[one] = [
-                v.window_cells(con, info, name, w, previous=p, include_flagged=f)
-                for w in ("all", "1D", "1W", "latest")
-                for p in (False, True)
-                for f in (False, True)
-            ]
-    assert got[True] == got[False]
-    if name != "capacity":  # no capacity rows: every window empty
-        assert sum(len(cells) for cells in got[True]) > 20
-        assert any(c.quantiles and c.quantiles[3] != c.quantiles[6] for c in got[True][0])
-
-
-@pytest.mark.parametrize(
-    "stats", [("p50", "p90", "p99"), ("mean",), ("max", "p10", "min"), v.SITE_STATS]
-)
-def test_window_cells_of_some_statistics_are_those_of_all_of_them(tmp_path, stats):
-    """The site asks for its statistics alone (min, max and mean by aggregates of their
-    own after the percentiles): each lands in its place, the others None."""
-    _varied_store(tmp_path)
-    with h.opened(tmp_path, read_only=True) as con:
-        (info,) = v.source_infos(con).values()
-        for name in ("rtt", "jitter"):
-            for w in ("all", "1D", "latest"):
-                every = v.window_cells(con, info, name, w)
-                some = v.window_cells(con, info, name, w, stats=stats)
-                assert len(some) == len(every) > 0
-                for a, b in zip(every, some, strict=True):
-                    assert a.quantiles is not None and b.quantiles is not None
-                    for k, stat in enumerate(v.STATS):
-                        if stat in stats:
-                            assert b.quantiles[k] == pytest.approx(a.quantiles[k], abs=1e-9)
-                        else:
-                            assert b.quantiles[k] is None, (stat, b)
-
-
 def test_every_pair_since_says_whether_each_pair_has_a_row_from_then_on(tmp_path):
     c = "aws:eu-west-1"
     _sweep(tmp_path, 0, {(A, B): [10.0] * 20, (A, c): [20.0] * 20}, 0)
@@ -426,23 +357,3 @@ def test_every_pair_since_says_whether_each_pair_has_a_row_from_then_on(tmp_path
         )
         (mx,) = v.matrix(con, "rtt", "p50", "latest")["matrices"]
     assert {(x["src"], x["dst"]): x["tests"] for x in mx["cells"]} == {(A, B): 1, (A, c): 1}
-
-
-def test_a_cell_table_holds_its_cells_column_by_column(tmp_path):
-    """CellTable.of and .cells undo each other (the distance, which a table of Cells
-    leaves out, aside): every statistic, count, newest time and limiter."""
-    import dataclasses
-
-    _varied_store(tmp_path)
-    with h.opened(tmp_path, read_only=True) as con:
-        (info,) = v.source_infos(con).values()
-        names = v.pair_names(con)
-        numbers = {pair: p for p, pair in names.items()}
-        for name in ("rtt", "throughput", "loss"):
-            for w in ("all", "1D", "latest"):
-                cells = v.window_cells(con, info, name, w, stats=("p50", "max", "mean"))
-                assert cells
-                table = v.CellTable.of(cells, numbers)
-                assert len(table) == len(cells)
-                back = table.cells(names)
-                assert back == [dataclasses.replace(c, distance_km=None) for c in cells]

@@ -15,7 +15,7 @@ from report_support import CATALOG, write_catalog
 from site_support import PLANTED, _refs, write_study
 
 from orchestrator.cli import main
-from orchestrator.history import changes, histogram
+from orchestrator.history import changes, histogram, windows
 from orchestrator.history import store as h
 from orchestrator.history import views as v
 from orchestrator.site import build as site
@@ -198,7 +198,8 @@ def test_matrix_page_is_labelled_and_linked(episode_site):
     picker = re.search(r"<select name='stat'>(.*?)</select>", page).group(1)
     assert re.findall(r"<option value='([^']+)'", picker) == list(site_history.v.SITE_STATS)
     assert "<option value='p50' selected>" in picker
-    assert "p10, p90: 100; p99: 1,000" in page and "the mean: each bin keeps its sum" in page
+    assert "p10, p90: 100; p99: 1,000" in page
+    assert "as <code>interregion matrix</code> reads them: the same numbers" in page
     # the front page is the same matrix, from the same data file; the sweep is latest.html
     index = (episode_site / "index.html").read_text()
     assert "href='history/matrix.html'" in index and "href='history/changes.html'" in index
@@ -559,9 +560,9 @@ def test_a_tie_of_limiters_names_the_same_one_in_every_build(tmp_path):
     site.build_site(out, results, catalog=CATALOG)
     theirs = matrix_data(out)["sources"][1]
     assert _cell(theirs, "throughput|1W", "limiter", A, B) == "capacity"
-    assert v._mode({"window": 3, "capacity": 3, "loss": 2}) == "capacity"
-    assert v._mode({"window": 4, "capacity": 3}) == "window"
-    assert v._mode(None) is None and v._mode({}) is None
+    assert windows._mode({"window": 3, "capacity": 3, "loss": 2}) == "capacity"
+    assert windows._mode({"window": 4, "capacity": 3}) == "window"
+    assert windows._mode(None) is None and windows._mode({}) is None
 
 
 def _pages(root, data):
@@ -570,48 +571,56 @@ def _pages(root, data):
     return {str(p.relative_to(root)): p.read_bytes() for p in files}
 
 
-def test_the_history_figures_are_kept_while_the_store_is_unchanged(tmp_path, monkeypatch):
-    results = tmp_path / "results"
-    _sweeps(results, [150.0] * 10 + [160.0] * 4)
-    now = datetime(2026, 11, 30, tzinfo=UTC)
-    with h.opened(results, read_only=True) as con:
-        first = site_history.cached_history_data(con, results, now=now)
-    assert (results / site_history.CACHE_FILE).is_file()
-    computed = []
-    real = site_history.history_data
-    monkeypatch.setattr(
-        site_history, "history_data", lambda *a, **k: computed.append(1) or real(*a, **k)
-    )
-    later = now + timedelta(hours=1)
-    with h.opened(results, read_only=True) as con:
-        again = site_history.cached_history_data(con, results, now=later)
-    assert computed == []  # read back, not computed
-    assert again.matrix["built_s"] == int(later.timestamp())  # only the build time is new
-    again.matrix.update(built_utc=first.matrix["built_utc"], built_s=first.matrix["built_s"])
-    assert _pages(tmp_path / "a", first) == _pages(tmp_path / "b", again)
-    assert again.changes["calibration"] == first.changes["calibration"]
+def _built_after_each(results, out, sweeps):
+    """The site built after each of `sweeps` is ingested (a sweep's end does both)."""
+    for i in sweeps:
+        t = T0 + timedelta(hours=6 * i)
+        # samples and throughputs that differ per sweep: windows that move lose the
+        # smallest and largest values of some bins; a change at sweep 9
+        level = 150.0 if i < 9 else 165.0
+        samples = {
+            (A, B): [level + 0.013 * ((7 * i + k) % 11) + 0.2 * (k % 4) for k in range(20)],
+            (B, A): [148.0 + 0.05 * ((3 * i + k) % 7) for k in range(20)],
+            (A, C): [70.0 + (i % 5) + 0.01 * k for k in range(20)],
+        }
+        sweep_id = sweep_id_at(t, f"{i:04x}")
+        make_sweep(results, sweep_id, samples, started=t, throughput_bps=8.0e8 + 1.5e7 * (i % 3))
+        h.ingest_sweep(results, sweep_id)
+        site.build_site(out, results, catalog=CATALOG)
 
 
-def test_a_new_sweep_or_a_damaged_entry_computes_the_figures_again(tmp_path):
-    results = tmp_path / "results"
-    _sweeps(results, [150.0] * 10)
-    with h.opened(results, read_only=True) as con:
-        before = site_history.cached_history_data(con, results)
-    _sweeps(results, [151.0], start=10)  # one more sweep ingested
-    with h.opened(results, read_only=True) as con:
-        after = site_history.cached_history_data(con, results)
-        fresh = site_history.history_data(con)
-    (src,) = after.matrix["sources"]
-    old = before.matrix["sources"][0]["views"]
-    assert src["views"]["rtt|1W"]["tests"] != old["rtt|1W"]["tests"]  # 11 sweeps, not 10
-    assert src["views"] == fresh.matrix["sources"][0]["views"]
-    (results / site_history.CACHE_FILE).write_text("{not json", encoding="utf-8")
-    with h.opened(results, read_only=True) as con:
-        again = site_history.cached_history_data(con, results)
-    assert again.matrix["sources"][0]["views"] == src["views"]
-    assert json.loads((results / site_history.CACHE_FILE).read_text())["format"] == (
-        site_history.CACHE_FORMAT
-    )
+def _files(out):
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_a_site_built_after_each_of_12_sweeps_is_the_one_built_after_the_12th(tmp_path):
+    """The site is a function of the store and the sweep folders: built after each of
+    12 sweeps, or once over a copy of the same results, the same files, byte for byte;
+    nothing kept outside the store."""
+    import shutil
+
+    results, out = tmp_path / "results", tmp_path / "site"
+    _built_after_each(results, out, range(12))
+    assert not (results / ".cache" / "site").exists()
+    once = tmp_path / "once"
+    shutil.copytree(results, once, ignore=shutil.ignore_patterns(".cache"))
+    site.build_site(tmp_path / "site-once", once, catalog=CATALOG)
+    built, whole = _files(out), _files(tmp_path / "site-once")
+    assert built == whole
+    assert "history/pairs/aws_us-east-1--gcp_europe-west1.html" in built
+    # the windows are there to compare: a p90 of 240 samples
+    data = matrix_data(out)["sources"][0]["views"]
+    assert all(any(x is not None for x in data[f"rtt|{w}"]["p90"]) for w in ("1W", "1M"))
+
+
+def test_an_old_kept_state_is_removed_and_never_read(tmp_path):
+    results, out = tmp_path / "results", tmp_path / "site"
+    _built_after_each(results, out, range(3))
+    kept = results / ".cache" / "site" / "matrix-state"
+    kept.mkdir(parents=True)
+    (kept / "meta.json").write_text("{}")
+    site.build_site(out, results, catalog=CATALOG)
+    assert not (results / ".cache" / "site").exists()
 
 
 def test_a_site_over_a_store_kept_by_ingests_equals_one_over_a_rebuilt_store(tmp_path):
@@ -619,23 +628,19 @@ def test_a_site_over_a_store_kept_by_ingests_equals_one_over_a_rebuilt_store(tmp
     import shutil
 
     results = tmp_path / "results"
-    now = datetime(2026, 12, 1, tzinfo=UTC)
     for i in range(40):
         t = T0 + timedelta(hours=6 * i)
         samples = {(A, B): [150.0 + 0.37 * (k % 5) + 0.01 * i for k in range(20)],
                    (B, A): [148.0 + 0.11 * k for k in range(20)]}  # fmt: skip
         h.ingest_sweep(results, make_sweep(results, sweep_id_at(t, f"{i:04x}"), samples,
                                            started=t).name)  # fmt: skip
-        if i in (30, 38):  # a site built on the way, its figures cached
-            with h.opened(results, read_only=True) as con:
-                site_history.cached_history_data(con, results, now=now)
     with h.opened(results, read_only=True) as con:
-        kept = site_history.cached_history_data(con, results, now=now)
+        kept = site_history.history_data(con)
     whole = tmp_path / "whole"
     shutil.copytree(results, whole, ignore=shutil.ignore_patterns("history.duckdb*", ".cache"))
     h.rebuild(whole)
     with h.opened(whole, read_only=True) as con:
-        rebuilt = site_history.history_data(con, now=now)
+        rebuilt = site_history.history_data(con)
     assert kept.matrix == rebuilt.matrix
     # the binned windows are there to compare: a p90 from 560 samples
     assert any(x is not None for x in kept.matrix["sources"][0]["views"]["rtt|1W"]["p90"])
@@ -649,9 +654,9 @@ def test_pair_pages_read_the_month_alone_as_the_store_searched_whole(tmp_path, m
     with h.opened(results, read_only=True) as con:
         (info,) = site_history.v.source_infos(con).values()
         start = info.latest - timedelta(days=2)  # A -> B's and A -> C's last 8 sweeps
-        fast = site_history._read_rows(con, info.name, start).series()
+        fast = site_history._pair_series(con, info.name, start)
         monkeypatch.setattr(site_history.v, "every_pair_since", lambda *a: False)
-        whole = site_history._read_rows(con, info.name, start).series()
+        whole = site_history._pair_series(con, info.name, start)
     # A -> C, A -> B (10 s later in each sweep), B -> A (20 s later)
     assert [r[:2] for r in fast] == [(A, C), (A, B), (B, A)]
     assert [len(r[2]) for r in fast] == [8, 8, 9]
@@ -660,32 +665,6 @@ def test_pair_pages_read_the_month_alone_as_the_store_searched_whole(tmp_path, m
     assert fast[1][2][0] == "2026-11-06T12:00:10.000Z"
     assert fast[1][3][0] == sweep_id_at(T0 + timedelta(hours=6 * 22), f"{22:04x}")
     assert fast[1][5] == [900.0] * 8  # Mbit/s
-
-
-def test_a_stale_entry_is_known_by_its_key_without_being_read(tmp_path, monkeypatch):
-    results = tmp_path / "results"
-    _sweeps(results, [150.0] * 10)
-    with h.opened(results, read_only=True) as con:
-        site_history.cached_history_data(con, results)
-    _sweeps(results, [151.0], start=10)
-    parsed = []
-    real = site_history.orjson.loads
-    head = f'{{"format":"{site_history.CACHE_FORMAT}"'.encode()
-
-    def loads(text, *a, **k):  # the entries read (the pair pages' texts are read too)
-        if (text if isinstance(text, bytes) else str(text).encode()).startswith(head):
-            parsed.append(1)
-        return real(text, *a, **k)
-
-    monkeypatch.setattr(site_history.orjson, "loads", loads)
-    with h.opened(results, read_only=True) as con:
-        after = site_history.cached_history_data(con, results)
-        assert parsed == []  # the new sweep: the old entry's key differs, it is not parsed
-        assert (
-            site_history.cached_history_data(con, results).matrix["sources"]
-            == (after.matrix["sources"])
-        )
-    assert parsed == [1]  # the entry just written: read back
 
 
 @pytest.mark.parametrize("metric", ["rtt", "throughput"])
@@ -705,20 +684,28 @@ def test_the_matrix_rounds_whole_arrays_as_shown_rounds_each_value(metric):
     assert got[:-1].tolist() == [site_history.shown(metric, float(y)) for y in x]
 
 
-def test_the_cache_and_kept_states_written_on_a_thread_are_there_once_finished(tmp_path):
-    """Without wait the store can be closed while the entry and the kept states are
-    written; finish() waits for them: then the next build reads its figures back."""
-    from orchestrator.site import matrix_state, pair_state
-
-    results = tmp_path / "results"
-    _sweeps(results, [150.0] * 10)
+def test_the_site_matrix_and_history_show_agree_on_every_windows_numbers(tmp_path):
+    """The same window gives the same numbers in the site, `interregion matrix` and
+    `history show` (the site's rounded as shown)."""
+    results, out = tmp_path / "results", tmp_path / "site"
+    _built_after_each(results, out, range(12))
+    (doc,) = matrix_data(out)["sources"]
     with h.opened(results, read_only=True) as con:
-        data = site_history.cached_history_data(con, results, wait=False)
-    data.finish()
-    assert data.pending == []
-    for kept in (site_history.CACHE_FILE, matrix_state.STATE_DIR, pair_state.STATE_DIR):
-        assert (results / kept).exists(), kept
-    with h.opened(results, read_only=True) as con:
-        again = site_history.cached_history_data(con, results)
-    assert again.matrix["sources"] == data.matrix["sources"]
-    assert again.pending == []  # read back: nothing to write
+        for metric in ("rtt", "jitter", "loss", "throughput"):
+            for window in ("latest", "1D", "1W", "1M", "1Y"):
+                for stat in ("p10", "p50", "p90", "max", "mean"):
+                    (mx,) = v.matrix(con, metric, stat, window)["matrices"]
+                    for c in mx["cells"]:
+                        site_value = _cell(doc, f"{metric}|{window}", stat, c["src"], c["dst"])
+                        assert site_value == site_history.shown(metric, c["value"])
+                        assert (
+                            _cell(doc, f"{metric}|{window}", "samples", c["src"], c["dst"])
+                            == (c["samples"])
+                        )
+                    if window == "latest":
+                        continue
+                    (s,) = v.pair_history(con, (A, B), metric, window)["sources"]
+                    mine = {(c["src"], c["dst"]): c["value"] for c in mx["cells"]}
+                    assert s[stat] == mine[A, B]
+    # the numbers compared are there: a p90 of the month's 960 samples
+    assert _cell(doc, "rtt|1M", "p90", A, B) is not None

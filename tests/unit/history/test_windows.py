@@ -1,0 +1,156 @@
+"""Windows as merges of the day summaries: every window of every metric against the
+pooled values of its tests (DuckDB's quantile_cont, computed here from the rows):
+counts, newest test, min, max and mean exact, percentiles within the histogram's
+bound, and to the bit where each bin holds one value; the same numbers in `matrix`,
+`history show` and the site's tables."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from history_support import make_sweep, sweep_id_at
+
+from orchestrator.history import histogram, windows
+from orchestrator.history import store as h
+from orchestrator.history import views as v
+from orchestrator.results import store
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:eu-west-1"
+QS = list(v.QUANTILES.values())
+
+
+def _pooled(con, info, metric, window, previous, include_flagged):
+    """{(src, dst): (tests, newest, samples, [quantiles..., mean])} of the window's
+    tests, from the rows themselves (the rule's exact answer)."""
+    m = v.METRICS[metric]
+    days = v.window_days(window)
+    start, _end = v.window_bounds(info, window)
+    where = f"source = ? AND status = 'ok' AND {m.present_sql}"
+    params: list = [info.name]
+    if not include_flagged:
+        where += f" AND {v.valid_sql(m.measure)}"
+    if previous:
+        if start is None or days is None:
+            return {}
+        where += " AND started_utc >= ? AND started_utc < ?"
+        params += [start - timedelta(days=days), start]
+    elif start is not None:
+        where += " AND started_utc >= ?"
+        params.append(start)
+    x = m.run_sql if m.one_value else f"unnest({m.samples_sql})"
+    rows = con.execute(
+        f"WITH t AS (SELECT src, dst, started_utc, {x} AS x FROM measurements WHERE {where}) "
+        "SELECT src, dst, (SELECT count(DISTINCT started_utc) FROM t u WHERE u.src = t.src "
+        "AND u.dst = t.dst), max(started_utc), count(x), "
+        f"list_append(quantile_cont(x, {QS}), avg(x)) FROM t WHERE x IS NOT NULL "
+        "GROUP BY src, dst",
+        params,
+    ).fetchall()
+    return {(r[0], r[1]): (r[2], r[3], r[4], r[5]) for r in rows}
+
+
+def _same(con, metrics, windows_, flagged=(False, True)):
+    """window_cells against _pooled; returns the cells compared and those exact."""
+    (info,) = v.source_infos(con).values()
+    compared = exact = 0
+    for metric in metrics:
+        for window in windows_:
+            for previous in (False, True):
+                for include in flagged:
+                    want = _pooled(con, info, metric, window, previous, include)
+                    cells = windows.window_cells(con, info, metric, window, previous, include)
+                    assert {(c.src, c.dst) for c in cells} == set(want), (metric, window)
+                    for c in cells:
+                        tests, newest, samples, qs = want[c.src, c.dst]
+                        assert (c.tests, c.newest, c.samples) == (tests, newest, samples)
+                        got = c.quantiles
+                        assert got is not None
+                        assert (got[0], got[-2]) == (qs[0], qs[-2])  # min, max
+                        assert got[-1] == pytest.approx(qs[-1], rel=1e-12)  # mean
+                        for a, b in zip(got[:-1], qs[:-1], strict=True):
+                            assert abs(a - b) <= histogram.ERROR_BOUND * abs(b) + 1e-12
+                        compared += 1
+                        exact += list(got[:-1]) == pytest.approx(qs[:-1], rel=1e-12, abs=1e-12)
+    return compared, exact
+
+
+def _varied_store(tmp_path):
+    """12 sweeps a day apart, A <-> B and A -> C, their loss, jitter and throughput
+    varying per sweep and pair; one test with a throughput flag (its receiver counted
+    more than its sender sent), one sweep's A <-> B flagged asymmetric (an RTT flag)."""
+    c = "aws:eu-west-1"
+    for day in range(12):
+        t = T0 + timedelta(days=day)
+        back = 30.0 if day == 5 else 10.5
+        folder = make_sweep(tmp_path, sweep_id_at(t, f"{day:04x}"),
+                            {(A, B): [10.0 + day % 3] * 20, (B, A): [back] * 20,
+                             (A, c): [20.0 + day] * 20}, started=t)  # fmt: skip
+        rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
+        for k, row in enumerate(rows):
+            row["ping_loss_pct"] = f"{(day * 7 + k * 3) % 5}"
+            row["rtt_mdev_ms"] = f"{0.1 + ((day + k) % 4) * 0.37:.3f}"
+            row["throughput_bps"] = f"{(5 + (day * 3 + k) % 7) * 1e8:.0f}"
+            if day == 7 and k == 0:
+                row["throughput_sender_bps"] = f"{float(row['throughput_bps']) / 1.02:.0f}"
+        store.write_rows(folder, rows, asked_duration_s=5)
+    h.ingest_all(tmp_path)
+
+
+def test_every_window_of_every_metric_is_the_rule_applied_to_its_tests(tmp_path):
+    _varied_store(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        compared, exact = _same(con, ["rtt", *h.VALUE_METRICS], ("all", "1D", "1W", "1M", "1Y"))
+    assert compared > 100
+    # loss, jitter and throughput take a few values each: one value a bin, exact
+    assert exact == compared
+
+
+def _rtt_sweep(results, i, hours):
+    t = T0 + timedelta(hours=hours * i)
+    samples = {
+        (A, B): [150.0 + 0.137 * (k % 7) + 0.01 * i for k in range(20)],
+        (B, A): [148.0 + 0.3 * (k % 5) for k in range(20)],
+        (A, C): [70.0 + 0.5 * (i % 4)] * 20,
+    }
+    return make_sweep(results, sweep_id_at(t, f"{i:04x}"), samples, started=t)
+
+
+def test_windows_from_days_weeks_and_months_and_the_days_at_their_ends(tmp_path):
+    # 45 days of sweeps every 13 h: the windows start inside a day, whole weeks and days
+    # between (1M and the month before it: both ends inside a day; 1M: a month row)
+    for i in range(83):
+        _rtt_sweep(tmp_path, i, 13)
+    h.ingest_all(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        compared, exact = _same(con, ["rtt", "jitter"], ("1D", "1W", "1M", "1Y"), (False,))
+    assert compared > 20 and exact < compared  # some RTT bins hold several values
+
+
+def test_a_year_and_the_year_before_from_month_rows(tmp_path):
+    # 13 months of a sweep every 97 h: 1Y reads whole months, and the year before it
+    # ends inside a month, with whole months, weeks and days before
+    for i in range(100):
+        _rtt_sweep(tmp_path, i, 97)
+    h.ingest_all(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        (info,) = v.source_infos(con).values()
+        assert windows.window_cells(con, info, "rtt", "1Y", previous=True)
+        assert _same(con, ["rtt", "loss"], ("1M", "1Y"), (False,))[0] > 6
+
+
+def test_matrix_and_history_show_give_the_windows_numbers(tmp_path):
+    _varied_store(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        (info,) = v.source_infos(con).values()
+        for metric in ("rtt", "jitter", "throughput"):
+            cells = {(c.src, c.dst): c for c in windows.window_cells(con, info, metric, "1W")}
+            for stat in ("p50", "p90", "mean", "max"):
+                (mx,) = v.matrix(con, metric, stat, "1W")["matrices"]
+                assert {(x["src"], x["dst"]): x["value"] for x in mx["cells"]} == {
+                    k: c.stat(stat) for k, c in cells.items()
+                }
+            (s,) = v.pair_history(con, (A, B), metric, "1W")["sources"]
+            assert [s[x] for x in v.STATS] == [cells[A, B].stat(x) for x in v.STATS]
+            assert (s["samples"], s["tests"]) == (cells[A, B].samples, cells[A, B].tests)
