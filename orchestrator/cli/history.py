@@ -39,6 +39,20 @@ def _existing_results(results_dir: Path) -> Path:
     return results_dir
 
 
+def _with_store(results_dir: Path) -> Path:
+    """--results for a command that reads the store: a one-line error when the folder or
+    its store is missing, whose hint runs as printed (it names the folder)."""
+    from orchestrator.history import store as h
+
+    _existing_results(results_dir)
+    if not h.store_path(results_dir).exists():
+        raise UserError(
+            f"no history store at {h.store_path(results_dir)}: run 'interregion history "
+            f"ingest --all --results {paths.shell_word(results_dir)}' first"
+        )
+    return results_dir
+
+
 def _warn(line: str) -> None:
     log.warning(line)
 
@@ -161,7 +175,7 @@ def _show(
     from orchestrator.history import views as v
 
     chosen = v.parse_pairs(pairs)
-    with h.opened(results_dir, read_only=True) as con:
+    with h.opened(_with_store(results_dir), read_only=True) as con:
         found = v.detection(con, sources)
         docs = [v.pair_history(con, p, metric, window, sources, found) for p in chosen]
     if as_json:
@@ -274,7 +288,7 @@ def export(fmt: str, since: str | None, out: Path | None, results_dir: Path) -> 
     from orchestrator.history import store as h
 
     target = out or results_dir / f"history.{fmt}"
-    rows = h.export(results_dir, target, fmt, since)
+    rows = h.export(_with_store(results_dir), target, fmt, since)
     click.echo(f"{rows} rows -> {target}")
 
 
@@ -393,7 +407,7 @@ def matrix(
     spec = spec_from_options(**selection)
     regions = load_catalog(catalog)
     keep = pair_filter(spec, regions) if spec != type(spec)() else None
-    with h.opened(results_dir, read_only=True) as con:
+    with h.opened(_with_store(results_dir), read_only=True) as con:
         doc = v.matrix(
             con,
             metric,

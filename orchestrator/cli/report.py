@@ -32,7 +32,10 @@ def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]
     if all_:
         found = sweep_dirs(results)
         if not found:
-            raise UserError(f"no sweeps under {results}: run 'interregion sweep' first")
+            raise UserError(
+                f"no sweeps under {results}: run 'interregion sweep --max-regions 4 "
+                f"--results {paths.shell_word(results)}' first"
+            )
         return found
     chosen = []
     for sweep_id in sweep:

@@ -153,6 +153,7 @@ def sweep(**kwargs: Any) -> None:
                 "--perturb and --emulation-seed with --resume: a resumed sweep keeps the "
                 "emulation it recorded; start a new sweep to change it"
             )
+        sweeps.load_record(results, kwargs["resume_id"])  # before the lock makes a folder
         with launch.locked(results, trigger="sweep", log=_say) as held:
             run = sweeps.open_sweep(kwargs["resume_id"], results)
             _replace_cloud_options(run, kwargs)

@@ -498,7 +498,7 @@ def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = T
     if torn > provisioned:
         raise UserError(
             f"the hosts of sweep {sweep.id} were torn down: "
-            f"continue with 'interregion sweep --resume {sweep.id}'"
+            f"continue with '{sweep.resume_command()}'"
         )
     with sweep.stage("measure"):
         sweep.record.status = SweepStatus.MEASURING

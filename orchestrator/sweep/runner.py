@@ -52,7 +52,7 @@ def run_sweep(
         sweep.record.interrupted_by = why
         sweep.log(
             f"interrupted ({why}): completed rounds are kept in {sweep.dir}; tearing down "
-            f"(continue later with 'interregion sweep --resume {sweep.id}')"
+            f"(continue later with '{sweep.resume_command()}')"
         )
         raise
     except BaseException:

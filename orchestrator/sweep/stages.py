@@ -110,7 +110,7 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
 def _hosts_doc(sweep: Sweep) -> tuple[dict[str, Any], list[Host]]:
     """hosts.json and its hosts; one-line errors when it is missing or damaged."""
     path = sweep.dir / store.HOSTS_FILE
-    again = f"run 'interregion provision --sweep {sweep.id}'"
+    again = f"run '{sweep.command(f'provision --sweep {sweep.id}')}'"
     if not path.exists():
         raise UserError(f"sweep {sweep.id} has no hosts: {again}")
     try:
