@@ -258,7 +258,8 @@ def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None
         log.warning(f"{shortfall_message(plan.shortfalls)}")
     e = plan.estimate
     log.info(
-        f"plan: {len(plan.selection.regions)} regions, {tests} tests, {shape}, "
+        f"plan: {log.counted(len(plan.selection.regions), 'region')}, "
+        f"{log.counted(tests, 'test')}, {shape}, "
         f"about {e.wall_s / 60:.1f} min measuring; estimated cost ${e.cost_usd:.2f}"
         + (
             f" (on the clouds: ${e.cloud_cost_usd:.2f})"
@@ -298,7 +299,7 @@ def _run(run: sweeps.Sweep, kwargs: dict[str, Any], held: launch.Held) -> None:
     failed = sum(r.tests_failed or 0 for r in run.record.rounds if r.kind != "retry")
     log.info(f"sweep {run.id} done: {run.dir / 'measurements.csv'}")
     if failed:
-        log.info(f"{failed} tests failed at first; see the status and error columns")
+        log.info(f"{log.counted(failed, 'test')} failed at first; see the status and error columns")
 
 
 def _replace_cloud_options(run: sweeps.Sweep, kwargs: dict[str, Any]) -> None:
@@ -330,7 +331,7 @@ def provision(sweep_id: str, results: Path, **kwargs: Any) -> None:
     run = sweeps.open_sweep(sweep_id, results)
     _replace_cloud_options(run, kwargs)
     hosts = stages.provision(run)
-    click.echo(f"{len(hosts)} hosts up")
+    click.echo(f"{log.counted(len(hosts), 'host')} up")
 
 
 @click.command()
@@ -352,7 +353,7 @@ def prepare(sweep_id: str, forks: int, results: Path) -> None:
       interregion prepare --sweep 20261122T0130Z-3fa2 --forks 77
     """
     facts = stages.prepare(sweeps.open_sweep(sweep_id, results), forks=forks)
-    click.echo(f"{len(facts)} hosts ready")
+    click.echo(f"{log.counted(len(facts), 'host')} ready")
 
 
 @click.command()
@@ -388,7 +389,7 @@ def collect(sweep_id: str, force: bool, results: Path) -> None:
       interregion collect --sweep 20261122T0130Z-3fa2
     """
     rows = stages.collect(sweeps.open_sweep(sweep_id, results), force=force)
-    click.echo(f"{len(rows)} rows")
+    click.echo(log.counted(len(rows), "row"))
 
 
 @click.command()

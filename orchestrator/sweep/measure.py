@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from orchestrator.core import log as corelog
 from orchestrator.core import paths
 from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.drivers import interrupts
@@ -437,7 +438,8 @@ def check_playbook_end(sweep: Sweep, rc: int, closed: int, planned: int, log: Pa
         raise RunFailure(f"ansible-playbook was killed (signal {-rc}) during the rounds: see {log}")
     if rc not in (0, 2, 4) or not closed:
         raise RunFailure(
-            f"ansible-playbook failed (rc {rc}) after {closed} of {planned} rounds: see {log}"
+            f"ansible-playbook failed (rc {rc}) after {closed} of "
+            f"{corelog.counted(planned, 'round')}: see {log}"
         )
 
 

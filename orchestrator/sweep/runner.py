@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 from orchestrator.core.errors import UserError
+from orchestrator.core.log import counted
 from orchestrator.drivers import interrupts
 from orchestrator.drivers import processes as children
 from orchestrator.drivers.interrupts import Interrupted
@@ -90,4 +91,4 @@ def ingest(sweep: Sweep) -> None:
     except UserError as e:
         sweep.log(f"warning: not added to the history store: {e}")
         return
-    sweep.log(f"history: {rows} rows added to {sweep.results / history.HISTORY_FILE}")
+    sweep.log(f"history: {counted(rows, 'row')} added to {sweep.results / history.HISTORY_FILE}")

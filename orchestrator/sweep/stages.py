@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import RunFailure, UserError
+from orchestrator.core.log import counted
 from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import (
     Event,
@@ -92,7 +93,7 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             emulation=emulation.to_json() if (emulation := sweep.record.emulation) else None,
         )
         interrupts.check()
-        sweep.log(f"provisioning {len(regions)} hosts ({sweep.backend}) with Terraform")
+        sweep.log(f"provisioning {counted(len(regions), 'host')} ({sweep.backend}) with Terraform")
         hosts = planned.stack().apply(planned.variables)
         missing = sorted(set(sweep.regions()) - {h.name for h in hosts})
         if missing:
@@ -214,7 +215,7 @@ def prepare(sweep: Sweep, forks: int = PREPARE_FORKS) -> dict[str, Any]:
     with sweep.stage("prepare"), plain_view(state_folder(sweep)) as view:
         interrupts.check()
         inv = write_sweep_inventory(sweep, hosts, view)
-        sweep.log(f"preparing {len(hosts)} hosts with Ansible")
+        sweep.log(f"preparing {counted(len(hosts), 'host')} with Ansible")
         rc = run_playbook(
             "prepare.yml",
             inv,

@@ -56,7 +56,7 @@ def test_the_no_store_hint_names_the_folder_and_runs_as_printed(folders, command
     assert list(elsewhere.iterdir()) == []  # no ./results made where the hint ran
     again = cli(["history", "--results", ODD, *command], here)
     assert again.returncode == 0, again.stderr
-    assert "1 rows" in again.stdout or "20261122T0130Z-3fa2" in again.stdout, again.stdout
+    assert "1 row " in again.stdout or "20261122T0130Z-3fa2" in again.stdout, again.stdout
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -224,3 +226,21 @@ def test_a_big_sweep_asks_on_a_terminal(tmp_path, monkeypatch, answer, code):
     assert "this sweep starts 17 hosts; go ahead?" in out.output
     assert out.exit_code == code, out.output
     assert (tmp_path / "r").exists() == (code == 0)
+
+
+# Counts ------------------------------------------------------------------------------
+
+
+def test_a_count_of_one_is_said_in_the_singular(tmp_path, monkeypatch):
+    from orchestrator.core.log import counted
+
+    assert [counted(n, "round") for n in (0, 1, 2)] == ["0 rounds", "1 round", "2 rounds"]
+    assert counted(1, "study", "studies") == "1 study" and counted(3, "study", "studies") == (
+        "3 studies"
+    )
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(
+        main, ["plan", "--regions", "aws:us-east-1,gcp:us-east4", "--tests", "ping"]
+    )
+    assert out.exit_code == 0, out.output
+    assert "2 regions" in out.output and not re.search(r"\b1 (rounds|regions|tests)\b", out.output)

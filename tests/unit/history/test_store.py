@@ -156,7 +156,7 @@ def test_sweep_of_another_format_version_is_a_one_line_error(tmp_path):
     _sweep(tmp_path, 1)
     result = CliRunner().invoke(main, ["history", "ingest", "--all", "--results", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "1 sweeps, 2 rows" in result.output
+    assert "1 sweep, 2 rows" in result.output
 
 
 def test_write_is_one_transaction(tmp_path, monkeypatch):
