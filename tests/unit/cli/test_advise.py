@@ -260,7 +260,7 @@ def test_text_output_has_the_table_and_the_assumptions(tmp_path):
         (["--from", "aws:us-est-1", "--to", B, "--size", "1GB"], "--from: unknown region"),
         (["--from", A, "--to", "europe-west1", "--size", "1GB"], "--to: region 'europe-west1'"),
         (["--from", A, "--to", A, "--size", "1GB"], "both aws:us-east-1"),
-        (["--from", A, "--to", B, "--size", "100Gb"], "b is bits"),
+        (["--from", A, "--to", B, "--size", "100Gb"], "are bits"),
         (["--from", A, "--to", B, "--size", "lots"], "give a number and a unit"),
         (["--from", A, "--to", B, "--size", "1GB", "--streams", "0"], "at least 1 stream"),
         (["--from", A, "--to", B, "--size", "1GB", "--streams", "two"], "--streams 'two'"),
