@@ -244,3 +244,11 @@ def test_a_count_of_one_is_said_in_the_singular(tmp_path, monkeypatch):
     )
     assert out.exit_code == 0, out.output
     assert "2 regions" in out.output and not re.search(r"\b1 (rounds|regions|tests)\b", out.output)
+
+
+def test_report_offers_the_filters_and_not_what_chooses_a_sweeps_regions():
+    out = CliRunner().invoke(main, ["report", "--help"])
+    assert out.exit_code == 0
+    assert "--min-km" in out.output and "--cloud-pair" in out.output
+    assert "--max-regions" not in out.output and "--spread" not in out.output
+    assert "does not apply" not in out.output
