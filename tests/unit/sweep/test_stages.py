@@ -913,3 +913,23 @@ def test_a_hand_given_budget_becomes_the_sweeps_hard_stop(tmp_path, monkeypatch,
     assert seen and seen.get("budget_usd") == recorded
     (folder,) = [p for p in tmp_path.iterdir() if (p / store.SWEEP_FILE).exists()]
     assert json.loads((folder / store.SWEEP_FILE).read_text()).get("budget_usd") == recorded
+
+
+def test_prepare_with_hosts_ansible_never_reported_on_fails_instead_of_saying_done(
+    tmp_path, monkeypatch
+):
+    """Ansible that read no inventory (it once expanded `r$HOME` in its path) sends no
+    event for any host: prepare said done and measure failed later with rc 1."""
+    from orchestrator.core.errors import UserError
+    from orchestrator.plan.selection import SelectionSpec
+    from orchestrator.plan.sweep_plan import make_plan
+
+    spec = SelectionSpec(regions=(A, B))
+    run = sweeps.create_sweep(make_plan(load_catalog(), spec, backend="local"), spec, tmp_path)
+    hosts = [host(A, "198.18.7.2"), host(B, "198.18.7.3")]
+    store.write_json(run.dir / store.HOSTS_FILE, {"hosts": [h.to_dict() for h in hosts]})
+    monkeypatch.setattr(stages, "record_host_keys", lambda *a, **k: [])
+    monkeypatch.setattr(stages, "run_playbook", lambda *a, **k: 0)  # no event at all
+    with pytest.raises(UserError, match="no host could be prepared.*Ansible reported nothing"):
+        stages.prepare(run)
+    assert run.record.stages["prepare"].status == StageStatus.FAILED
