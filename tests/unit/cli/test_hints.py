@@ -43,6 +43,7 @@ def test_shell_word_reads_back_as_the_path_in_a_shell(tmp_path):
         assert got.stdout == text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["show", "--pairs", "aws:us-east-1/gcp:us-east4"], ["export"]])
 def test_the_no_store_hint_names_the_folder_and_runs_as_printed(folders, command):
     here, elsewhere = folders
@@ -59,6 +60,7 @@ def test_the_no_store_hint_names_the_folder_and_runs_as_printed(folders, command
     assert "1 row " in again.stdout or "20261122T0130Z-3fa2" in again.stdout, again.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [

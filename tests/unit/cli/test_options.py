@@ -186,6 +186,7 @@ def test_sweep_budget_must_be_above_zero(tmp_path):
 # Big runs ask first ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "said"),
     [

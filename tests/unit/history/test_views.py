@@ -136,6 +136,7 @@ def test_matrix_terminal_and_csv(results):
     assert len(out) == 3
 
 
+@pytest.mark.slow
 def test_history_group_takes_the_pair_query(results):
     result = _cli(results, "history", "--pairs", f"{A}/{B}", "--json")
     assert result.exit_code == 0, result.output
@@ -147,6 +148,7 @@ def test_history_group_takes_the_pair_query(results):
     assert "p50 900" in tput.output  # 9e8 bit/s in Mbit/s
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -233,6 +235,7 @@ def test_flagged_tests_are_left_out_counted_and_brought_back(tmp_path):
     assert "2 flagged tests left out" in result.output
 
 
+@pytest.mark.slow
 def test_one_latency_sweep_of_the_default_profile_gives_every_pair_a_p99(tmp_path):
     from orchestrator.core import paths
     from orchestrator.model.catalog import load_catalog
@@ -364,6 +367,7 @@ def _varied_store(tmp_path):
     h.ingest_all(tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["throughput", "capacity", "loss", "jitter"])
 def test_one_value_metrics_read_once_give_the_cells_of_their_pooled_samples(
     tmp_path, monkeypatch, name
@@ -389,6 +393,7 @@ def test_one_value_metrics_read_once_give_the_cells_of_their_pooled_samples(
         assert any(c.quantiles and c.quantiles[3] != c.quantiles[6] for c in got[True][0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "stats", [("p50", "p90", "p99"), ("mean",), ("max", "p10", "min"), v.SITE_STATS]
 )
@@ -428,6 +433,7 @@ def test_every_pair_since_says_whether_each_pair_has_a_row_from_then_on(tmp_path
     assert {(x["src"], x["dst"]): x["tests"] for x in mx["cells"]} == {(A, B): 1, (A, c): 1}
 
 
+@pytest.mark.slow
 def test_a_cell_table_holds_its_cells_column_by_column(tmp_path):
     """CellTable.of and .cells undo each other (the distance, which a table of Cells
     leaves out, aside): every statistic, count, newest time and limiter."""

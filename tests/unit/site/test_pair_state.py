@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pytest
 from history_support import make_sweep, sweep_id_at
 from report_support import CATALOG
 
@@ -16,6 +17,9 @@ from orchestrator.history import views as v
 from orchestrator.site import build as site
 from orchestrator.site import history_pages as site_history
 from orchestrator.site import pair_state
+
+# builds stores and sites: seconds each; `make unit` skips them
+pytestmark = pytest.mark.slow
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:eu-west-1"

@@ -213,6 +213,7 @@ def part():
     }
 
 
+@pytest.mark.slow
 def test_agent_pair_on_loopback_produces_rows_that_are_ok(part):
     texts = {}
 
@@ -230,6 +231,7 @@ def test_agent_pair_on_loopback_produces_rows_that_are_ok(part):
     assert len(json.loads(texts[B])["iperf3_server"]) == 2
 
 
+@pytest.mark.slow
 def test_agent_against_a_server_that_never_starts_fails_with_the_reason(part):
     part = {**part, "meet_within_s": 1}
     texts = {A: run_agent({**part, "host": A, "role": "client", "peer": B})}
@@ -242,6 +244,7 @@ def test_agent_against_a_server_that_never_starts_fails_with_the_reason(part):
     assert doc["iperf3"][1]["attempts"] == 1  # no second wait for the reverse test
 
 
+@pytest.mark.slow
 def test_a_server_that_starts_late_within_the_meeting_window_still_meets(part):
     # the server's part starts 2 s after the client's: a fixed 10 s retry window missed such
     # meetings at 77 hosts; the client waits until its meeting deadline instead
@@ -261,6 +264,7 @@ def test_a_server_that_starts_late_within_the_meeting_window_still_meets(part):
     assert json.loads(texts[A])["iperf3"][0]["attempts"] > 1  # it did have to wait
 
 
+@pytest.mark.slow
 def test_a_server_later_than_the_meeting_window_is_peer_late_not_a_network_failure(part):
     part = {**part, "meet_within_s": 1}
     texts = {}
@@ -289,6 +293,7 @@ def test_agent_server_whose_port_is_taken_reports_iperf3s_error(part):
     assert "Address already in use" in json.loads(served["stdout"])["error"]
 
 
+@pytest.mark.slow
 def test_agent_server_listens_only_on_its_own_test_address(part):
     # serve_wait_s: the agent gives up and stops its iperf3 itself (nothing is left behind)
     part = {**part, "host": B, "role": "server", "peer": A, "pings": 1, "serve_wait_s": 3}
@@ -323,6 +328,7 @@ def test_agent_binds_only_to_addresses_on_the_host():
     assert agent.local_address(None) is None
 
 
+@pytest.mark.slow
 def test_agent_server_without_a_client_gives_up_and_says_so(part):
     part = {**part, "serve_wait_s": 1, "pings": 1}
     doc = json.loads(run_agent({**part, "host": B, "role": "server", "peer": A}))
@@ -781,6 +787,7 @@ def test_collect_never_turns_ok_rows_into_failed_ones_without_force(tmp_path):
     assert sorted(r["status"] for r in rows) == ["failed", "ok"]
 
 
+@pytest.mark.slow
 def test_cloud_backend_without_credentials_fails_in_one_line_and_leaves_nothing(
     tmp_path, monkeypatch
 ):
