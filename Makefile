@@ -30,12 +30,13 @@ RUN_REGIONS := aws:us-east-1,gcp:us-east4,gcp:us-central1,aws:eu-west-1
 RUN_REGIONS := $(RUN_REGIONS),gcp:europe-west3,aws:ap-northeast-1,gcp:asia-southeast1,aws:sa-east-1
 RUN_ARGS ?= --backend local --yes --regions $(RUN_REGIONS)
 
-.PHONY: help setup deb venv delayd delayd-asan terraform-check checkov actionlint test lint pytest run demo bench clean
+.PHONY: help setup deb venv delayd delayd-asan terraform-check checkov actionlint test lint pytest unit run demo bench clean
 
 help:
 	@echo "make run    - set up, then sweep the emulated cloud and build the report"
 	@echo "make demo   - set up, then an emulated history with one injected change, checked, and its site"
 	@echo "make test   - set up, then run the linters and the test suite (what CI runs)"
+	@echo "make unit   - the fast unit tests: no root, no namespaces, no sweep (about 2 min)"
 	@echo "make setup  - install everything the project needs (idempotent)"
 	@echo "make bench  - print the benchmark figures"
 
@@ -89,6 +90,12 @@ pytest: setup delayd-asan actionlint
 	if [ $$rc = 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 
 test: lint pytest
+
+# The edit-test loop: tests/unit without what needs root (namespaces, iptables) or takes
+# seconds (marked slow: real tools, whole stores and sites). `make pytest` runs them all.
+unit: venv
+	@$(BIN)/pytest -q -ra -m "not root and not slow" $(PYTEST_ARGS) tests/unit; rc=$$?; \
+	if [ $$rc = 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 
 # The main job: a sweep (which ends with its report), then the static site of every sweep.
 run: setup

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from orchestrator.drivers.ansible import VIEW_PREFIX
 from orchestrator.emulator import net, state
 from orchestrator.emulator.stack import emulation_id_for
 from orchestrator.emulator.variation import draw_pair
@@ -131,6 +132,8 @@ def leftovers(sweep_dir: Path) -> dict[str, list[str]]:
     ]
     if control is not None:
         files.append(str(control))
+    # the folders Ansible was shown the sweep's state in (drivers.ansible.plain_view)
+    files += [str(p) for p in Path("/tmp").glob(f"{VIEW_PREFIX}{sweep_id}-*")]
     return {
         "namespaces": names,
         "links": [link for link in net.root_links() if link == net.root_link(emu)],

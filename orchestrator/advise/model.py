@@ -56,23 +56,28 @@ SIZE_UNITS: dict[str, int] = {
     "TiB": 2**40,
     "PiB": 2**50,
 }
+# Units are read whatever their case (10gb = 10GB, 2mib = 2MiB), but for the way bits are
+# written, a capital prefix and a small b (100Gb, 1Mb): that is refused, not guessed.
+_UNITS = {unit.lower(): size for unit, size in SIZE_UNITS.items()}
 _SIZE = re.compile(
-    r"(\d+(?:\.\d+)?) ?(" + "|".join(sorted(SIZE_UNITS, key=len, reverse=True)) + r")"
+    r"(\d+(?:\.\d+)?) ?(" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")",
+    re.IGNORECASE,
 )
-_BITS = re.compile(r"\d+(?:\.\d+)? ?(?:[kKMGTP]i?)?b")
-_SIZE_HINT = "e.g. 100GB, 1.5TiB or 500MB (GB = 10^9 bytes, GiB = 2^30)"
+_BITS = re.compile(r"\d+(?:\.\d+)? ?[KMGTP]i?b")
+_SIZE_HINT = "e.g. 100GB, 1.5TiB or 500MB (GB = 10^9 bytes, GiB = 2^30; any case)"
 
 
 def parse_size_bytes(text: str) -> int:
-    """'100GB', '1.5TiB', '500MB' -> bytes. Decimal units are powers of 1000, binary
-    (KiB, MiB, ...) of 1024; anything else (no unit, bits, a comma) is a UserError."""
+    """'100GB', '1.5TiB', '500MB', '10gb' -> bytes. Decimal units are powers of 1000,
+    binary (KiB, MiB, ...) of 1024, in any case; anything else (no unit, bits written
+    as bits are, Gb, a comma) is a UserError."""
     value = text.strip()
+    if _BITS.fullmatch(value):
+        raise UserError(f"--size '{text}': Gb, Mb ... are bits; give bytes, {_SIZE_HINT}")
     m = _SIZE.fullmatch(value)
     if not m:
-        if _BITS.fullmatch(value):
-            raise UserError(f"--size '{text}': b is bits; give bytes, {_SIZE_HINT}")
         raise UserError(f"--size '{text}': give a number and a unit, {_SIZE_HINT}")
-    size = float(m.group(1)) * SIZE_UNITS[m.group(2)]
+    size = float(m.group(1)) * _UNITS[m.group(2).lower()]
     if not math.isfinite(size) or size > MAX_SIZE_BYTES:
         raise UserError(f"--size '{text}': above 1 EB; give a transfer size, {_SIZE_HINT}")
     if round(size) < 1:

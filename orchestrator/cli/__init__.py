@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import click
+from click.core import ParameterSource
 
 from orchestrator import __version__
 from orchestrator.cli.signals import stop_on_signals
@@ -91,6 +92,35 @@ def _add_conventions(command: click.Command, path: tuple[str, ...] = ()) -> None
     if isinstance(command, click.Group):
         for name, sub in command.commands.items():
             _add_conventions(sub, (*path, name))
+            _take_from_group(command, sub)
+
+
+def _take_from_group(group: click.Group, sub: click.Command) -> None:
+    """An option a group and its subcommand both have applies to the subcommand when it
+    is given to the group alone: `history --results X ingest --all` ingests X."""
+    shared = {p.name for p in group.params if p.expose_value} & {
+        p.name for p in sub.params if p.expose_value
+    }
+    for param in sub.params:
+        if param.name in shared:
+            param.callback = _group_value(param.callback)
+
+
+_GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.PROMPT)
+
+
+def _group_value(own: Any) -> Any:
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        parent, name = ctx.parent, param.name or ""
+        if (
+            ctx.get_parameter_source(name) not in _GIVEN
+            and parent is not None
+            and parent.get_parameter_source(name) in _GIVEN
+        ):
+            return parent.params[name]  # converted and checked as the group's option
+        return own(ctx, param, value) if own is not None else value
+
+    return callback
 
 
 # Each command's module under orchestrator.cli (its COMMANDS); tests/unit/cli/test_help.py

@@ -21,7 +21,8 @@ OPTION_LABELS = {"default": "default TCP", "tuned": "tuned buffers", "streams": 
 @click.option("--to", "dst", required=True, metavar="REGION", help="Destination region.")
 @click.option(
     "--size", required=True, metavar="SIZE",
-    help="How much to move: 100GB, 1.5TiB, 500MB (GB = 10^9 bytes, GiB = 2^30).",
+    help="How much to move: 100GB, 1.5TiB, 500MB (GB = 10^9 bytes, GiB = 2^30; any case, "
+    "but 100Gb is bits).",
 )  # fmt: skip
 @click.option(
     "--files", default=None, metavar="N",

@@ -105,7 +105,7 @@ def preflight_command(catalog: Path, as_json: bool, **kwargs: Any) -> None:
         click.echo(f"ok       {region.key}{'  zone ' + zone if zone else ''}")
     for key, why in result.dropped:
         click.echo(f"dropped  {key}: {why}")
-    click.echo(f"{len(result.regions)} regions ready, {len(result.dropped)} dropped")
+    click.echo(f"{log.counted(len(result.regions), 'region')} ready, {len(result.dropped)} dropped")
 
 
 @click.command("sync")

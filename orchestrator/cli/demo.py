@@ -105,7 +105,7 @@ def demo(
                 )
     if outcome.site is not None:
         click.echo(f"site: {outcome.site}")
-    click.echo(f"demo: {len(outcome.sweep_ids)} sweeps in {outcome.wall_s:.0f} s")
+    click.echo(f"demo: {log.counted(len(outcome.sweep_ids), 'sweep')} in {outcome.wall_s:.0f} s")
     if outcome.problems:
         for problem in outcome.problems:
             log.warning(f"demo check failed: {problem}")

@@ -20,6 +20,7 @@ from orchestrator import emulator as emu
 from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import paths
+from orchestrator.core.log import counted
 from orchestrator.emulator import perturb as perturbing
 from orchestrator.emulator.spec import EmulationSpec
 
@@ -143,7 +144,7 @@ def up_command(
         started = time.monotonic()
         hosts = emu.up(spec)
         click.echo(
-            f"emulation {spec.id} up: {len(hosts)} hosts in {spec.subnet} "
+            f"emulation {spec.id} up: {counted(len(hosts), 'host')} in {spec.subnet} "
             f"({time.monotonic() - started:.1f} s)"
         )
         return

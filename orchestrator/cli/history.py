@@ -39,6 +39,20 @@ def _existing_results(results_dir: Path) -> Path:
     return results_dir
 
 
+def _with_store(results_dir: Path) -> Path:
+    """--results for a command that reads the store: a one-line error when the folder or
+    its store is missing, whose hint runs as printed (it names the folder)."""
+    from orchestrator.history import store as h
+
+    _existing_results(results_dir)
+    if not h.store_path(results_dir).exists():
+        raise UserError(
+            f"no history store at {h.store_path(results_dir)}: run 'interregion history "
+            f"ingest --all --results {paths.shell_word(results_dir)}' first"
+        )
+    return results_dir
+
+
 def _warn(line: str) -> None:
     log.warning(line)
 
@@ -161,7 +175,7 @@ def _show(
     from orchestrator.history import views as v
 
     chosen = v.parse_pairs(pairs)
-    with h.opened(results_dir, read_only=True) as con:
+    with h.opened(_with_store(results_dir), read_only=True) as con:
         found = v.detection(con, sources)
         docs = [v.pair_history(con, p, metric, window, sources, found) for p in chosen]
     if as_json:
@@ -173,14 +187,18 @@ def _show(
         if not doc["sources"]:
             click.echo("  no tests of this pair in the store")
         for s in doc["sources"]:
-            click.echo(f"  {v.source_caption(s)}; {s['tests']} tests, {s['samples']} samples")
+            click.echo(
+                f"  {v.source_caption(s)}; {log.counted(s['tests'], 'test')}, "
+                f"{log.counted(s['samples'], 'sample')}"
+            )
             stats = ", ".join(
                 f"{k} {v.format_value(s[k], doc['unit'])}" for k in v.STATS if s[k] is not None
             )
             missing = [k for k in v.STATS if s[k] is None]
             if missing:
                 stats += (
-                    f"; {', '.join(missing)} — (from {s['samples']} samples: {v.PERCENTILE_RULE})"
+                    f"; {', '.join(missing)} — (from {log.counted(s['samples'], 'sample')}: "
+                    f"{v.PERCENTILE_RULE})"
                 )
             click.echo(f"  window {s['window_start_utc'] or 'start'} .. {s['window_end_utc']}: "
                        f"{stats}")  # fmt: skip
@@ -191,7 +209,8 @@ def _show(
             for run in s["runs"]:
                 click.echo(
                     f"    {run['started_utc']}  {run['sweep_id']:<20} "
-                    f"{v.format_value(run['value'], doc['unit']):>10}  ({run['samples']} samples)"
+                    f"{v.format_value(run['value'], doc['unit']):>10}  "
+                    f"({log.counted(run['samples'], 'sample')})"
                 )
 
 
@@ -219,16 +238,18 @@ def ingest(sweep_id: str | None, all_: bool, replace: bool, results_dir: Path) -
         raise UserError("say which sweeps: --sweep ID or --all (not both)")
     if sweep_id:
         rows = h.ingest_sweep(results_dir, sweep_id, replace=replace)
-        click.echo(f"{sweep_id}: {rows} rows in {h.store_path(results_dir)}")
+        click.echo(f"{sweep_id}: {log.counted(rows, 'row')} in {h.store_path(results_dir)}")
         with h.opened(results_dir, read_only=True) as con:
             for fields, pairs in h.fingerprint_changes(con, sweep_id):
                 click.echo(
-                    f"configuration changed for {pairs} pairs since their previous test: "
-                    + ("; ".join(fields) or "fingerprint differs")
+                    f"configuration changed for {log.counted(pairs, 'pair')} since their "
+                    "previous test: " + ("; ".join(fields) or "fingerprint differs")
                 )
         return
     sweeps, rows = h.ingest_all(_existing_results(results_dir), warn=_warn, replace=replace)
-    click.echo(f"{sweeps} sweeps, {rows} rows in {h.store_path(results_dir)}")
+    click.echo(
+        f"{log.counted(sweeps, 'sweep')}, {log.counted(rows, 'row')} in {h.store_path(results_dir)}"
+    )
 
 
 @history.command()
@@ -243,7 +264,10 @@ def rebuild(results_dir: Path) -> None:
     from orchestrator.history import store as h
 
     sweeps, rows = h.rebuild(_existing_results(results_dir), warn=_warn)
-    click.echo(f"rebuilt {h.store_path(results_dir)}: {sweeps} sweeps, {rows} rows")
+    click.echo(
+        f"rebuilt {h.store_path(results_dir)}: {log.counted(sweeps, 'sweep')}, "
+        f"{log.counted(rows, 'row')}"
+    )
 
 
 @history.command()
@@ -274,8 +298,8 @@ def export(fmt: str, since: str | None, out: Path | None, results_dir: Path) -> 
     from orchestrator.history import store as h
 
     target = out or results_dir / f"history.{fmt}"
-    rows = h.export(results_dir, target, fmt, since)
-    click.echo(f"{rows} rows -> {target}")
+    rows = h.export(_with_store(results_dir), target, fmt, since)
+    click.echo(f"{log.counted(rows, 'row')} -> {target}")
 
 
 @history.command(name="import")
@@ -307,7 +331,7 @@ def import_(
     rows = h.import_file(results_dir, file, source, month, label, replace=replace)
     if before is not None:
         click.echo(f"replaced the import of {source} {month} from {before.get('file', '?')}")
-    click.echo(f"{source} {month}: {rows} rows in {h.store_path(results_dir)}")
+    click.echo(f"{source} {month}: {log.counted(rows, 'row')} in {h.store_path(results_dir)}")
 
 
 @history.command()
@@ -334,7 +358,7 @@ def convert(fmt: str, file: Path, out: Path) -> None:
     store.write_atomic(out, store.csv_text(rows, extra=EXTRA_COLUMNS))
     counts = flags.count(r.get("flags") for r in rows)
     found = ", ".join(f"{n} {name}" for name, n in counts.items() if n)
-    click.echo(f"{len(rows)} rows -> {out} (flagged: {found or 'none'})")
+    click.echo(f"{log.counted(len(rows), 'row')} -> {out} (flagged: {found or 'none'})")
 
 
 @click.command()
@@ -393,7 +417,7 @@ def matrix(
     spec = spec_from_options(**selection)
     regions = load_catalog(catalog)
     keep = pair_filter(spec, regions) if spec != type(spec)() else None
-    with h.opened(results_dir, read_only=True) as con:
+    with h.opened(_with_store(results_dir), read_only=True) as con:
         doc = v.matrix(
             con,
             metric,

@@ -147,7 +147,7 @@ def _note(message: str) -> None:
 
 def print_plan(result: Plan, console: Console) -> None:
     selection = result.selection
-    regions = _table(f"{len(selection.regions)} regions")
+    regions = _table(log.counted(len(selection.regions), "region"))
     for name in ("region", "city", "country", "lat", "lon"):
         regions.add_column(name, justify="right" if name in ("lat", "lon") else "left")
     for r in selection.regions:
@@ -175,7 +175,7 @@ def print_plan(result: Plan, console: Console) -> None:
         cap = f"at most {result.max_concurrent} slots per round"
     title = result.shape()
     if not result.params.throughput:
-        title += f"; the {len(result.rounds)} rounds it would take with throughput"
+        title += f"; the {log.counted(len(result.rounds), 'round')} it would take with throughput"
     rounds = _table(title + (f", {cap}" if cap else ""))
     rounds.add_column("round", justify="right")
     rounds.add_column("tests", justify="right")
@@ -265,7 +265,7 @@ def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> No
         ]
         emit(rows)
         return
-    table = _table(f"{len(selected)} regions")
+    table = _table(log.counted(len(selected), "region"))
     for name in ("region", "city", "country", "lat", "lon", "zone", "opt-in"):
         table.add_column(name, justify="right" if name in ("lat", "lon") else "left")
     for r in selected:

@@ -13,7 +13,7 @@ from rich.table import Table
 from orchestrator.cli.pathopt import UserPath, folder_or_url
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
-from orchestrator.plan.options import selection_options, spec_from_options
+from orchestrator.plan.options import choosers_given, filter_options, spec_from_options
 
 _RESULTS_OPTION = click.option(
     "--results",
@@ -32,7 +32,10 @@ def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]
     if all_:
         found = sweep_dirs(results)
         if not found:
-            raise UserError(f"no sweeps under {results}: run 'interregion sweep' first")
+            raise UserError(
+                f"no sweeps under {results}: run 'interregion sweep --max-regions 4 "
+                f"--results {paths.shell_word(results)}' first"
+            )
         return found
     chosen = []
     for sweep_id in sweep:
@@ -80,7 +83,7 @@ def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]
     show_default=True,
     help="Region catalog (coordinates for distances and maps).",
 )
-@selection_options
+@filter_options
 def report(
     sweep: tuple[str, ...],
     all_: bool,
@@ -96,7 +99,7 @@ def report(
 
     Writes summary.csv, outliers.csv, report.json and charts/ (HTML, and PNG
     when Chromium is available). The selection options filter the
-    measurements (--max-regions does not apply to a report).
+    measurements.
 
     \b
     Examples:
@@ -109,8 +112,9 @@ def report(
     from orchestrator.report.build import default_out_dir, load_inputs, write_report
 
     _check_sources(sweep, all_, input_files)
-    if selection.get("max_regions") is not None:
-        raise UserError("--max-regions chooses regions for a sweep: it does not filter a report")
+    chooser = choosers_given(selection)
+    if chooser:
+        raise UserError(f"{chooser} chooses regions for a sweep: it does not filter a report")
     dirs = _sweep_dirs(results_dir, sweep, all_) if not input_files else []
     cat = load_catalog(catalog)
     spec = spec_from_options(**selection)

@@ -32,6 +32,10 @@ from orchestrator.sweep import measure as measuring
 from orchestrator.sweep import record as sweeps
 
 DEFAULT_BUDGET_USD = 5.0
+# A sweep past either asks first, whatever it costs: a local sweep is $0 and never
+# reached the budget's question, and a bare `interregion sweep` starts 77 hosts.
+BIG_HOSTS = 16
+BIG_MINUTES = 10
 
 
 def _results_option(f: Any) -> Any:
@@ -59,10 +63,15 @@ def _cloud_options_given(kwargs: dict[str, Any]) -> dict[str, Any] | None:
     return asdict(cloud_options_from(**kwargs))
 
 
+def _on_terminal() -> bool:
+    """Whether a question can be asked (stdin is a terminal)."""
+    return sys.stdin.isatty()
+
+
 def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
     if cost_usd <= budget_usd or yes:
         return
-    if not sys.stdin.isatty():
+    if not _on_terminal():
         raise UserError(
             f"estimated cost ${cost_usd:.2f} is above --budget-usd {budget_usd:g}: "
             "pass --yes to accept it or raise --budget-usd"
@@ -71,12 +80,40 @@ def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
         raise UserError("not confirmed: nothing was provisioned")
 
 
+def big_run(hosts: int, wall_s: float) -> str:
+    """What makes a sweep big enough to ask first ("" when nothing does)."""
+    reasons = [f"{hosts} hosts"] if hosts > BIG_HOSTS else []
+    if wall_s > BIG_MINUTES * 60:
+        reasons.append(f"about {wall_s / 60:.0f} min of measuring")
+    return " and ".join(reasons)
+
+
+def _confirm_size(hosts: int, wall_s: float, yes: bool) -> None:
+    """Above BIG_HOSTS hosts or BIG_MINUTES minutes: a question on a terminal, --yes
+    otherwise."""
+    big = big_run(hosts, wall_s)
+    if not big or yes:
+        return
+    if not _on_terminal():
+        raise UserError(
+            f"this sweep starts {big} (more than {BIG_HOSTS} hosts or {BIG_MINUTES} min "
+            "asks first): pass --yes to run it, or narrow it with --max-regions or --regions"
+        )
+    if not click.confirm(f"this sweep starts {big}; go ahead?"):
+        raise UserError("not confirmed: nothing was provisioned")
+
+
 @click.command()
 @selection_options
 @test_params_options
 @run_options
 @cloud_options
-@click.option("--yes", is_flag=True, help="Do not ask, even above the budget.")
+@click.option(
+    "--yes",
+    is_flag=True,
+    help=f"Do not ask, even above the budget or past {BIG_HOSTS} hosts or {BIG_MINUTES} min "
+    "(needed then when not on a terminal).",
+)
 @click.option(
     "--budget-usd",
     type=FINITE,
@@ -153,13 +190,19 @@ def sweep(**kwargs: Any) -> None:
                 "--perturb and --emulation-seed with --resume: a resumed sweep keeps the "
                 "emulation it recorded; start a new sweep to change it"
             )
+        sweeps.load_record(results, kwargs["resume_id"])  # before the lock makes a folder
         with launch.locked(results, trigger="sweep", log=_say) as held:
             run = sweeps.open_sweep(kwargs["resume_id"], results)
             _replace_cloud_options(run, kwargs)
-            # resuming provisions every host again: the same budget check as a new sweep
+            # resuming provisions every host again: the same checks as a new sweep
             _confirm_cost(
                 float(run.record.plan.estimate.cost_usd),
                 kwargs["budget_usd"],
+                kwargs["yes"],
+            )
+            _confirm_size(
+                len(run.record.plan.regions),
+                float(run.record.plan.estimate.wall_s),
                 kwargs["yes"],
             )
             log.info(f"resuming sweep {run.id} ({run.backend})")
@@ -215,7 +258,8 @@ def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None
         log.warning(f"{shortfall_message(plan.shortfalls)}")
     e = plan.estimate
     log.info(
-        f"plan: {len(plan.selection.regions)} regions, {tests} tests, {shape}, "
+        f"plan: {log.counted(len(plan.selection.regions), 'region')}, "
+        f"{log.counted(tests, 'test')}, {shape}, "
         f"about {e.wall_s / 60:.1f} min measuring; estimated cost ${e.cost_usd:.2f}"
         + (
             f" (on the clouds: ${e.cloud_cost_usd:.2f})"
@@ -224,6 +268,7 @@ def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None
         )
     )
     _confirm_cost(e.cost_usd, kwargs["budget_usd"], kwargs["yes"])
+    _confirm_size(len(plan.selection.regions), e.wall_s, kwargs["yes"])
 
 
 def new_cloud_options(kwargs: dict[str, Any]) -> dict[str, Any] | None:
@@ -254,7 +299,7 @@ def _run(run: sweeps.Sweep, kwargs: dict[str, Any], held: launch.Held) -> None:
     failed = sum(r.tests_failed or 0 for r in run.record.rounds if r.kind != "retry")
     log.info(f"sweep {run.id} done: {run.dir / 'measurements.csv'}")
     if failed:
-        log.info(f"{failed} tests failed at first; see the status and error columns")
+        log.info(f"{log.counted(failed, 'test')} failed at first; see the status and error columns")
 
 
 def _replace_cloud_options(run: sweeps.Sweep, kwargs: dict[str, Any]) -> None:
@@ -286,7 +331,7 @@ def provision(sweep_id: str, results: Path, **kwargs: Any) -> None:
     run = sweeps.open_sweep(sweep_id, results)
     _replace_cloud_options(run, kwargs)
     hosts = stages.provision(run)
-    click.echo(f"{len(hosts)} hosts up")
+    click.echo(f"{log.counted(len(hosts), 'host')} up")
 
 
 @click.command()
@@ -308,7 +353,7 @@ def prepare(sweep_id: str, forks: int, results: Path) -> None:
       interregion prepare --sweep 20261122T0130Z-3fa2 --forks 77
     """
     facts = stages.prepare(sweeps.open_sweep(sweep_id, results), forks=forks)
-    click.echo(f"{len(facts)} hosts ready")
+    click.echo(f"{log.counted(len(facts), 'host')} ready")
 
 
 @click.command()
@@ -344,7 +389,7 @@ def collect(sweep_id: str, force: bool, results: Path) -> None:
       interregion collect --sweep 20261122T0130Z-3fa2
     """
     rows = stages.collect(sweeps.open_sweep(sweep_id, results), force=force)
-    click.echo(f"{len(rows)} rows")
+    click.echo(log.counted(len(rows), "row"))
 
 
 @click.command()

@@ -17,7 +17,7 @@ import logging
 import sys
 import time
 
-__all__ = ["configure", "debug", "info", "is_verbose", "say", "stamp", "warning"]
+__all__ = ["configure", "counted", "debug", "info", "is_verbose", "say", "stamp", "warning"]
 
 LOGGER = logging.getLogger("interregion")
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
@@ -64,6 +64,12 @@ def configure(verbosity: int = NORMAL) -> None:
 
 def is_verbose() -> bool:
     return LOGGER.getEffectiveLevel() <= logging.DEBUG
+
+
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """`count` and its noun as a printed line says it: "1 round", "2 rounds", "0 sweeps"
+    (`plural` where adding an s is wrong: "1 study", "2 studies")."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
 
 
 def stamp(when: float | None = None) -> str:

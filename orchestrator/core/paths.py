@@ -16,6 +16,7 @@ namespaces, gone at a reboot as they are) and SSH's control sockets under /tmp
 """
 
 import os
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -60,3 +61,15 @@ def cache_home() -> Path:
 def state_home() -> Path:
     """$XDG_STATE_HOME/interregion (~/.local/state/interregion): what is kept between runs."""
     return _xdg("XDG_STATE_HOME", ".local/state")
+
+
+_SHELL_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+
+
+def shell_word(path: Path | str) -> str:
+    """`path` as a shell reads it back in a command a hint prints: as it is when plain,
+    else in double quotes with `\\`, `"`, `$` and backticks escaped."""
+    text = str(path)
+    if _SHELL_PLAIN.fullmatch(text):
+        return text
+    return '"' + re.sub(r'([\\"$`])', r"\\\1", text) + '"'

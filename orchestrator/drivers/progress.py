@@ -69,7 +69,9 @@ class RoundProgress:
             self._bar.start()
             self._task = self._bar.add_task(label, total=total_rounds, tests=self._tests())
         else:
-            self._line(f"{label}: {total_rounds} rounds, {total_tests} tests")
+            self._line(
+                f"{label}: {log.counted(total_rounds, 'round')}, {log.counted(total_tests, 'test')}"
+            )
 
     def _tests(self) -> str:
         return f"tests {self.ok + self.failed}/{self.total_tests}, {self.failed} failed"
@@ -97,7 +99,8 @@ class RoundProgress:
             self._bar.stop()
             self._bar = None
         self._line(
-            f"{self.label}: {self.rounds} rounds in {fmt_duration(self.clock() - self._started)}; "
+            f"{self.label}: {log.counted(self.rounds, 'round')} in "
+            f"{fmt_duration(self.clock() - self._started)}; "
             f"{self._tests()}"
         )
 

@@ -54,67 +54,88 @@ def _apply(f: F, options: list[Callable[[F], F]]) -> F:
 
 def selection_options(f: F) -> F:
     """Add --clouds, --regions, --exclude, --no-opt-in, --cloud-pair, --min-km,
-    --max-km, --pairs and --max-regions to a click command."""
-    return _apply(
-        f,
-        [
-            click.option(
-                "--clouds",
-                default=",".join(CLOUDS),
-                show_default=True,
-                metavar="LIST",
-                help="Clouds to include, comma-separated.",
-            ),
-            click.option(
-                "--regions",
-                default=None,
-                metavar="LIST",
-                help="Only these regions, e.g. aws:us-east-1,gcp:europe-west1.",
-            ),
-            click.option(
-                "--exclude", default=None, metavar="LIST", help="Leave these regions out."
-            ),
-            click.option(
-                "--no-opt-in",
-                is_flag=True,
-                help="Skip AWS opt-in regions (they must be enabled per account).",
-            ),
-            click.option(
-                "--cloud-pair",
-                multiple=True,
-                metavar="SRC:DST",
-                help="Directed cloud pair, repeatable, e.g. aws:gcp. Default: all four.",
-            ),
-            click.option(
-                "--min-km", type=FINITE, default=None, help="Shortest pair distance (inclusive)."
-            ),
-            click.option(
-                "--max-km", type=FINITE, default=None, help="Longest pair distance (inclusive)."
-            ),
-            click.option(
-                "--pairs",
-                default=None,
-                metavar="LIST",
-                help="Explicit pairs a/b, comma-separated, e.g. aws:us-east-1/gcp:us-east4 "
-                "(both directions unless --cloud-pair narrows them).",
-            ),
-            click.option(
-                "--max-regions",
-                type=int,
-                default=None,
-                metavar="N",
-                help="At most N regions whose pairs spread over the distance bands "
-                "(<1000, 1000-3000, 3000-8000, >8000 km), the globe and both clouds.",
-            ),
-            click.option(
-                "--spread",
-                type=click.Choice(["bands", "globe"]),
-                default=None,
-                help="How --max-regions chooses: bands (default; every distance band, then "
-                "the globe) or globe (farthest-point sampling alone, the older choice).",
-            ),
-        ],
-    )
+    --max-km, --pairs, --max-regions and --spread to a click command."""
+    return _apply(f, [*_filters(), *_choosers()])
+
+
+def filter_options(f: F) -> F:
+    """The selection options that filter pairs already measured (a report). --max-regions
+    and --spread choose regions for a sweep: left out of the help, and taken only so the
+    command can say that in one line (`choosers_given`)."""
+    return _apply(f, [*_filters(), *_choosers(hidden=True)])
+
+
+def choosers_given(selection: dict[str, Any]) -> str | None:
+    """The first of --max-regions, --spread given to a command that only filters."""
+    for name in ("max_regions", "spread"):
+        if selection.get(name) is not None:
+            return "--" + name.replace("_", "-")
+    return None
+
+
+def _filters() -> list[Callable[[F], F]]:
+    return [
+        click.option(
+            "--clouds",
+            default=",".join(CLOUDS),
+            show_default=True,
+            metavar="LIST",
+            help="Clouds to include, comma-separated.",
+        ),
+        click.option(
+            "--regions",
+            default=None,
+            metavar="LIST",
+            help="Only these regions, e.g. aws:us-east-1,gcp:europe-west1.",
+        ),
+        click.option("--exclude", default=None, metavar="LIST", help="Leave these regions out."),
+        click.option(
+            "--no-opt-in",
+            is_flag=True,
+            help="Skip AWS opt-in regions (they must be enabled per account).",
+        ),
+        click.option(
+            "--cloud-pair",
+            multiple=True,
+            metavar="SRC:DST",
+            help="Directed cloud pair, repeatable, e.g. aws:gcp. Default: all four.",
+        ),
+        click.option(
+            "--min-km", type=FINITE, default=None, help="Shortest pair distance (inclusive)."
+        ),
+        click.option(
+            "--max-km", type=FINITE, default=None, help="Longest pair distance (inclusive)."
+        ),
+        click.option(
+            "--pairs",
+            default=None,
+            metavar="LIST",
+            help="Explicit pairs a/b, comma-separated, e.g. aws:us-east-1/gcp:us-east4 "
+            "(both directions unless --cloud-pair narrows them).",
+        ),
+    ]
+
+
+def _choosers(hidden: bool = False) -> list[Callable[[F], F]]:
+    return [
+        click.option(
+            "--max-regions",
+            hidden=hidden,
+            type=int,
+            default=None,
+            metavar="N",
+            help="At most N regions whose pairs spread over the distance bands "
+            "(<1000, 1000-3000, 3000-8000, >8000 km), the globe and both clouds.",
+        ),
+        click.option(
+            "--spread",
+            hidden=hidden,
+            type=click.Choice(["bands", "globe"]),
+            default=None,
+            help="How --max-regions chooses: bands (default; every distance band, then "
+            "the globe) or globe (farthest-point sampling alone, the older choice).",
+        ),
+    ]
 
 
 def test_params_options(f: F) -> F:

@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from orchestrator.core.errors import UserError
+from orchestrator.core.log import counted
 from orchestrator.model import backends
 from orchestrator.model.catalog import Catalog, MachineBandwidth, Region, region_to_dict
 from orchestrator.netmodel.model import (
@@ -380,7 +381,7 @@ class Plan:
 
     def shape(self) -> str:
         """What the measure stage runs, in words: the ping phase, the rounds, or both."""
-        rounds = f"{len(self.rounds)} rounds (lower bound {self.lower_bound_rounds})"
+        rounds = f"{counted(len(self.rounds), 'round')} (lower bound {self.lower_bound_rounds})"
         if len(self.params.measures) > 1:
             rounds += f", once per measure ({', '.join(self.params.measures)})"
         elif self.params.measures != (SINGLE_STREAM,):

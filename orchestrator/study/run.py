@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
-from orchestrator.drivers.ansible import run_playbook
+from orchestrator.drivers.ansible import plain_view, run_playbook, write_playbook
 from orchestrator.drivers.progress import RoundProgress
 from orchestrator.model import backends
 from orchestrator.model.hosts import Host, iperf3_port
@@ -275,7 +275,7 @@ def measure_study(sweep: Sweep, progress: RoundProgress | None = None) -> None:
             run_study_rounds(sweep, hosts, planned, plays, meta, pairs, progress)
         finally:
             if any(VARIANTS[v].tuned for v in study.variants):
-                study.restore = restore_hosts(sweep, hosts, "study-restore.json")
+                study.restore = restore_hosts(sweep, hosts, "study-restore.yml")
                 sweep.save()
         sweep.record.status = SweepStatus.MEASURED
 
@@ -290,8 +290,8 @@ def run_study_rounds(
     progress: RoundProgress,
 ) -> None:
     state = stages.state_folder(sweep)
-    book = state / f"study-{planned[0].number:03d}.json"
-    store.write_json(book, plays)
+    book = state / f"study-{planned[0].number:03d}.yml"
+    write_playbook(book, plays)
     ctx = stages.row_context(sweep, hosts)
     path = sweep.dir / STUDY_FILE
     rows: list[dict[str, Any]] = []
@@ -314,13 +314,15 @@ def run_study_rounds(
     progress.begin("study", len(planned), len(planned) * len(planned[0].slots))
     started = time.monotonic()
     try:
-        rc = run_playbook(
-            book,
-            stages.write_sweep_inventory(sweep, hosts),
-            on_event=tracker.on_event,
-            log_path=state / "ansible-study.log",
-            forks=max(len(p.hosts) for p in planned),
-        )
+        with plain_view(state) as view:
+            rc = run_playbook(
+                view.state / book.name,
+                stages.write_sweep_inventory(sweep, hosts, view),
+                on_event=tracker.on_event,
+                log_path=state / "ansible-study.log",
+                forks=max(len(p.hosts) for p in planned),
+                view=view,
+            )
         tracker.close()
     finally:
         progress.end()

@@ -72,7 +72,7 @@ def reap_abandoned(results: Path, log: Callable[[str], None]) -> list[str]:
             # this run goes on; the next one tries again (the record still says running)
             log(
                 f"warning: could not tear down abandoned sweep {sweep_id} ({e}): run "
-                f"'interregion teardown --sweep {sweep_id}'"
+                f"'{sweep.command(f'teardown --sweep {sweep_id}')}'"
             )
             continue
         sweep.record.status = SweepStatus.FAILED

@@ -8,6 +8,7 @@ and a short control-socket folder (ControlMaster sockets are closed at the end).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import stat
 import subprocess
@@ -16,8 +17,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from orchestrator.drivers.keys import write_known_hosts
 from orchestrator.model.hosts import Host
 from orchestrator.results.store import safe_name
@@ -25,12 +24,16 @@ from orchestrator.results.store import safe_name
 # ssh appends ".XXXXXXXXXXXXXXXX" to a control path while creating it, and a Unix
 # socket path holds 107 bytes: keep the folder short, "%h-%p" adds up to 21.
 MAX_CONTROL_DIR_CHARS = 64
-CONTROL_DIR_NOTE = "control-dir"  # in state/: the /tmp folder used when state/cp is too long
+CONTROL_DIR_NOTE = "control-dir"  # in state/: the /tmp folder used when state/cp won't do
+# ssh reads the control path as it is given beside Ansible's own arguments: only a
+# path of these characters is left to it, anything else gets a /tmp folder
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9/._+-]+")
 
 
 def _short_enough(state_dir: Path) -> Path | None:
     preferred = Path(state_dir) / "cp"
-    return preferred if len(str(preferred)) <= MAX_CONTROL_DIR_CHARS else None
+    plain = _PLAIN_PATH.fullmatch(str(preferred)) is not None
+    return preferred if plain and len(str(preferred)) <= MAX_CONTROL_DIR_CHARS else None
 
 
 def _private_dir_of_mine(path: Path) -> bool:
@@ -175,11 +178,6 @@ def inventory(
             },
         }
     }
-
-
-def write_inventory(path: Path, document: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(document, sort_keys=True))
 
 
 def record_host_keys(path: Path, hosts: Sequence[Host], log: Any = print) -> list[str]:

@@ -1,6 +1,6 @@
 """The measure stage: the planned tests, in exclusive rounds, through one playbook run.
 
-Each run writes a playbook of its own (state/measure-NNN.json) with one play per
+Each run writes a playbook of its own (state/measure-NNN.yml) with one play per
 round, targeting only that round's hosts and carrying only their parts (what
 orchestrator.sweep.events reads back). So Ansible's work per round is one task per busy
 host and grows with the round, not with the sweep: the controller's time and memory
@@ -17,10 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from orchestrator.core import log as corelog
 from orchestrator.core import paths
 from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.drivers import interrupts
-from orchestrator.drivers.ansible import run_playbook
+from orchestrator.drivers.ansible import View, plain_view, run_playbook, write_playbook
 from orchestrator.drivers.progress import RoundProgress
 from orchestrator.model.hosts import Host, iperf3_port
 from orchestrator.plan import spend
@@ -52,6 +53,7 @@ from orchestrator.sweep.stages import load_hosts, row_context, state_folder, wri
 # round out host by host), and a peer later than this is recorded as `peer-late`.
 MEET_MARGIN_S = 10.0
 JITTER_S = 0.2  # random delay before a client starts, so tests do not start in lock-step
+ROUND_TASKS = "tasks/round.yml"  # under the playbooks
 ROUND_TIMEOUT_MARGIN_S = 60  # Ansible's own bound on a round task, beyond the meeting
 
 
@@ -136,8 +138,14 @@ def round_timeout_s(expected_s: float) -> int:
     return int(expected_s + MEET_MARGIN_S + ROUND_TIMEOUT_MARGIN_S)
 
 
-def round_play(planned: PlannedRound, parts: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
-    """One round as a play: only its hosts, only their parts."""
+def round_play(
+    planned: PlannedRound,
+    parts: Mapping[str, dict[str, Any]],
+    playbooks: Path | None = None,
+) -> dict[str, Any]:
+    """One round as a play: only its hosts, only their parts. `playbooks`: the folder
+    Ansible is shown the playbooks in (a `View`'s)."""
+    tasks = (playbooks or paths.PLAYBOOKS) / ROUND_TASKS
     return {
         "name": f"Round {planned.number}",
         "hosts": ":".join(sorted(parts)),
@@ -148,7 +156,7 @@ def round_play(planned: PlannedRound, parts: Mapping[str, dict[str, Any]]) -> di
             # ir_round_timeout_s: Ansible's bound on the round task
             "ir_round_timeout_s": round_timeout_s(planned.expected_s),
         },
-        "tasks": [{"ansible.builtin.import_tasks": str(paths.PLAYBOOKS / "tasks" / "round.yml")}],
+        "tasks": [{"ansible.builtin.import_tasks": str(tasks)}],
     }
 
 
@@ -160,6 +168,7 @@ def rounds_playbook(
     timings: Mapping[str, Mapping[str, Any]] | None = None,
     tuned: Mapping[str, int] | None = None,
     backend: str = "",
+    playbooks: Path | None = None,
 ) -> list[dict[str, Any]]:
     """The playbook of one measure run: a play per round, in order."""
     return [
@@ -168,6 +177,7 @@ def rounds_playbook(
             agent_parts(
                 r.number, r.slots, hosts, params, pings, timings, tuned=tuned, backend=backend
             ),
+            playbooks,
         )
         for r in planned
     ]
@@ -274,7 +284,7 @@ def run_capacity(
     try:
         run_rounds(sweep, hosts, tests, kind, progress, measure=CAPACITY)
     finally:
-        sweep.record.extra["restore"] = restore_hosts(sweep, hosts, "capacity-restore.json")
+        sweep.record.extra["restore"] = restore_hosts(sweep, hosts, "capacity-restore.yml")
         sweep.save()
 
 
@@ -290,6 +300,20 @@ def run_rounds(
     """Measure `tests` in ONE ansible-playbook run: the ping phase (`phase`), or the
     throughput rounds of `measure` (iperf3 alone: the idle RTT is the ping phase's)."""
     interrupts.check()
+    with plain_view(state_folder(sweep)) as view:
+        return _run_rounds(view, sweep, hosts, tests, kind, progress, phase, measure)
+
+
+def _run_rounds(
+    view: View,
+    sweep: Sweep,
+    hosts: Sequence[Host],
+    tests: Sequence[Pair],
+    kind: str,
+    progress: RoundProgress,
+    phase: bool,
+    measure: str,
+) -> dict[str, Any]:
     by_name = {h.name: h for h in hosts}
     params = sweep.params
     with_phase = params.ping
@@ -300,7 +324,16 @@ def run_rounds(
         parts = phase_parts(keys, by_name, params.pings, params.ping_interval_s)
         folder = write_parts(state_folder(sweep) / f"phase-{number:03d}", parts)
         rtt_ms = planned_controller_rtt_ms(sweep)
-        plays = [phase_play(number, list(parts), folder, planned[0].expected_s, rtt_ms)]
+        plays = [
+            phase_play(
+                number,
+                list(parts),
+                view.state / folder.name,
+                planned[0].expected_s,
+                rtt_ms,
+                playbooks=view.playbooks,
+            )
+        ]
     else:
         # the idle RTT is the ping phase's: slots run iperf3 alone
         planned = plan_rounds(tests, next_round_no(sweep), sweep, False, measure)
@@ -317,11 +350,18 @@ def run_rounds(
             rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
             tuned = capacity_buffers(sweep, tests, rows)
         plays = rounds_playbook(
-            planned, by_name, params, False, timings, tuned=tuned, backend=sweep.backend
+            planned,
+            by_name,
+            params,
+            False,
+            timings,
+            tuned=tuned,
+            backend=sweep.backend,
+            playbooks=view.playbooks,
         )
     state = state_folder(sweep)
-    book = state / f"measure-{planned[0].number:03d}.json"
-    store.write_json(book, plays)
+    book = state / f"measure-{planned[0].number:03d}.yml"
+    write_playbook(book, plays)
     # slots after the ping phase carry no RTT: their rows are completed from the phase's
     table = _Rows(sweep, with_ping_phase if with_phase and not phase else None)
 
@@ -354,11 +394,12 @@ def run_rounds(
     started, started_utc = time.monotonic(), utc_now()
     try:
         rc = run_playbook(
-            book,
-            write_sweep_inventory(sweep, hosts),
+            view.state / book.name,
+            write_sweep_inventory(sweep, hosts, view),
             on_event=tracker.on_event,
             log_path=state / "ansible-measure.log",
             forks=forks,
+            view=view,
         )
         tracker.close()
     finally:
@@ -397,7 +438,8 @@ def check_playbook_end(sweep: Sweep, rc: int, closed: int, planned: int, log: Pa
         raise RunFailure(f"ansible-playbook was killed (signal {-rc}) during the rounds: see {log}")
     if rc not in (0, 2, 4) or not closed:
         raise RunFailure(
-            f"ansible-playbook failed (rc {rc}) after {closed} of {planned} rounds: see {log}"
+            f"ansible-playbook failed (rc {rc}) after {closed} of "
+            f"{corelog.counted(planned, 'round')}: see {log}"
         )
 
 
@@ -458,7 +500,7 @@ def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = T
     if torn > provisioned:
         raise UserError(
             f"the hosts of sweep {sweep.id} were torn down: "
-            f"continue with 'interregion sweep --resume {sweep.id}'"
+            f"continue with '{sweep.resume_command()}'"
         )
     with sweep.stage("measure"):
         sweep.record.status = SweepStatus.MEASURING

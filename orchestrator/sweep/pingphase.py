@@ -67,10 +67,12 @@ def phase_play(
     parts_dir: Path,
     expected_s: float,
     controller_rtt_ms: float = 0.0,
+    playbooks: Path | None = None,
 ) -> dict:
     """The phase as a play. Its variables are the same few for every host, whatever the
     catalog: each host's part is read from `parts_dir` by its own start task, so the
-    controller never holds (nor templates, per host) every host's peers in one variable."""
+    controller never holds (nor templates, per host) every host's peers in one variable.
+    `parts_dir` and `playbooks` are paths as Ansible is shown them (a `View`'s)."""
     return {
         "name": f"Round {number}",
         "hosts": ":".join(sorted(hosts)),
@@ -88,6 +90,10 @@ def phase_play(
             "ir_round_timeout_s": int(expected_s + REPLY_WAIT_S + 60),
         },
         "tasks": [
-            {"ansible.builtin.import_tasks": str(paths.PLAYBOOKS / "tasks" / "ping_phase.yml")}
+            {
+                "ansible.builtin.import_tasks": str(
+                    (playbooks or paths.PLAYBOOKS) / "tasks" / "ping_phase.yml"
+                )
+            }
         ],
     }

@@ -83,6 +83,16 @@ class Sweep:
     def save(self) -> None:
         store.save_record(self.results, self.record.to_json())
 
+    def command(self, words: str) -> str:
+        """`interregion <words> --results <this sweep's results folder>`, as a hint prints
+        it: it runs as printed from any folder, whatever --results or INTERREGION_RESULTS
+        the sweep was started with."""
+        return f"interregion {words} --results {paths.shell_word(Path(self.results).absolute())}"
+
+    def resume_command(self) -> str:
+        """The command that continues this sweep (--yes: it was agreed to when it started)."""
+        return self.command(f"sweep --resume {self.id}") + " --yes"
+
     def regions(self) -> dict[str, Region]:
         regions = (region_from_dict(r) for r in self.record.plan.regions)
         return {r.key: r for r in regions}
@@ -176,6 +186,11 @@ def open_sweep(sweep_id: str, results: Path = paths.RESULTS, log: Log = _stderr)
 
 
 def load_record(results: Path, sweep_id: str) -> SweepRecord:
-    """The typed record of an existing sweep; one-line errors as store.load_record's."""
+    """The typed record of an existing sweep; one-line errors as store.load_record's, and
+    for a results folder that does not exist (whose `ls` a hint would send the user to)."""
     where = str(store.sweep_dir(results, sweep_id) / store.SWEEP_FILE)
+    if not Path(results).is_dir():
+        raise UserError(
+            f"no results folder {results}: pass --results with the folder sweep {sweep_id} is in"
+        )
     return SweepRecord.from_json(store.load_record(results, sweep_id), where)

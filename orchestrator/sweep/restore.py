@@ -11,9 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from orchestrator.drivers import interrupts
-from orchestrator.drivers.ansible import run_playbook
+from orchestrator.drivers.ansible import plain_view, run_playbook, write_playbook
 from orchestrator.model.hosts import Host
-from orchestrator.results import store
 from orchestrator.results.store import safe_name
 from orchestrator.sweep import stages
 from orchestrator.sweep.record import Sweep
@@ -61,14 +60,16 @@ def restore_hosts(sweep: Sweep, hosts: Sequence[Host], book_name: str) -> dict[s
     with interrupts.deferred():
         state = stages.state_folder(sweep)
         book = state / book_name
-        store.write_json(book, restore_play())
-        run_playbook(
-            book,
-            stages.write_sweep_inventory(sweep, hosts),
-            on_event=on_event,
-            log_path=state / "ansible-restore.log",
-            forks=min(len(hosts), stages.PREPARE_FORKS),
-        )
+        write_playbook(book, restore_play())
+        with plain_view(state) as view:
+            run_playbook(
+                view.state / book_name,
+                stages.write_sweep_inventory(sweep, hosts, view),
+                on_event=on_event,
+                log_path=state / "ansible-restore.log",
+                forks=min(len(hosts), stages.PREPARE_FORKS),
+                view=view,
+            )
     failed = sorted(n for n, r in found.items() if "error" in r)
     if failed:
         sweep.log(f"warning: could not restore the TCP settings of {', '.join(failed)}")

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 from orchestrator.core.errors import UserError
+from orchestrator.core.log import counted
 from orchestrator.drivers import interrupts
 from orchestrator.drivers import processes as children
 from orchestrator.drivers.interrupts import Interrupted
@@ -52,7 +53,7 @@ def run_sweep(
         sweep.record.interrupted_by = why
         sweep.log(
             f"interrupted ({why}): completed rounds are kept in {sweep.dir}; tearing down "
-            f"(continue later with 'interregion sweep --resume {sweep.id}')"
+            f"(continue later with '{sweep.resume_command()}')"
         )
         raise
     except BaseException:
@@ -90,4 +91,4 @@ def ingest(sweep: Sweep) -> None:
     except UserError as e:
         sweep.log(f"warning: not added to the history store: {e}")
         return
-    sweep.log(f"history: {rows} rows added to {sweep.results / history.HISTORY_FILE}")
+    sweep.log(f"history: {counted(rows, 'row')} added to {sweep.results / history.HISTORY_FILE}")

@@ -13,9 +13,19 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import RunFailure, UserError
+from orchestrator.core.log import counted
 from orchestrator.drivers import interrupts
-from orchestrator.drivers.ansible import Event, close_control_sockets, run_playbook
+from orchestrator.drivers.ansible import (
+    Event,
+    View,
+    as_data,
+    close_control_sockets,
+    plain_view,
+    run_playbook,
+    write_document,
+)
 from orchestrator.drivers.keys import ensure_sweep_keys
+from orchestrator.model.backends import is_emulated
 from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host, placement
 from orchestrator.netmodel.model import path_facts
@@ -33,7 +43,6 @@ from orchestrator.sweep.inventory import (
     record_host_keys,
     remembered_control_dir,
     remove_control_dir,
-    write_inventory,
 )
 from orchestrator.sweep.provision import destroy_all
 from orchestrator.sweep.record import Sweep
@@ -84,7 +93,7 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             emulation=emulation.to_json() if (emulation := sweep.record.emulation) else None,
         )
         interrupts.check()
-        sweep.log(f"provisioning {len(regions)} hosts ({sweep.backend}) with Terraform")
+        sweep.log(f"provisioning {counted(len(regions), 'host')} ({sweep.backend}) with Terraform")
         hosts = planned.stack().apply(planned.variables)
         missing = sorted(set(sweep.regions()) - {h.name for h in hosts})
         if missing:
@@ -102,7 +111,7 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
 def _hosts_doc(sweep: Sweep) -> tuple[dict[str, Any], list[Host]]:
     """hosts.json and its hosts; one-line errors when it is missing or damaged."""
     path = sweep.dir / store.HOSTS_FILE
-    again = f"run 'interregion provision --sweep {sweep.id}'"
+    again = f"run '{sweep.command(f'provision --sweep {sweep.id}')}'"
     if not path.exists():
         raise UserError(f"sweep {sweep.id} has no hosts: {again}")
     try:
@@ -126,25 +135,34 @@ def local_agent_dir(sweep: Sweep) -> Path:
     return sweep.state / AGENT_DIR
 
 
-def write_sweep_inventory(sweep: Sweep, hosts: Sequence[Host]) -> Path:
+def write_sweep_inventory(sweep: Sweep, hosts: Sequence[Host], view: View) -> Path:
+    """state/inventory.yml, every path in it as the `view` shows it, every value data;
+    returns the inventory's path in the view."""
     keys = ensure_sweep_keys(sweep.state / "keys")
     known_hosts = sweep.state / "known_hosts"
     record_host_keys(known_hosts, hosts, sweep.log)
     cp = control_dir(sweep.state)
     sweep.record.control_dir = str(cp)  # teardown finds it even if state/ is deleted
-    path = sweep.state / "inventory.yml"
     facts = _hosts_doc(sweep)[0].get("facts", {}) if (sweep.dir / store.HOSTS_FILE).exists() else {}
+    seen = view.state
+    backend_of = {h.name: h.backend for h in hosts}
     doc = inventory(
         hosts,
-        client_key=keys.client_key,
-        known_hosts=known_hosts,
+        client_key=seen / keys.client_key.relative_to(sweep.state),
+        known_hosts=seen / known_hosts.name,
         control_path_dir=cp,
-        agent_dir=str(local_agent_dir(sweep)),
-        agent_dirs={n: f["agent_dir"] for n, f in facts.items() if f.get("agent_dir")},
+        agent_dir=str(seen / AGENT_DIR),
+        # a cloud host's own folder; an emulated host's is state/agent, seen through the
+        # view of this run (its facts name the view prepare ran in, gone since)
+        agent_dirs={
+            n: f["agent_dir"]
+            for n, f in facts.items()
+            if f.get("agent_dir") and not is_emulated(backend_of.get(n))
+        },
         host_settings=host_settings(sweep),
     )
-    write_inventory(path, doc)
-    return path
+    write_document(sweep.state / "inventory.yml", as_data(doc))
+    return seen / "inventory.yml"
 
 
 def host_settings(sweep: Sweep) -> dict[str, dict[str, Any]]:
@@ -194,17 +212,22 @@ def prepare(sweep: Sweep, forks: int = PREPARE_FORKS) -> dict[str, Any]:
         elif event["event"] in ("failed", "unreachable"):
             problems[name] = f"{event['event']} at '{event.get('task')}': {event.get('msg')}"
 
-    with sweep.stage("prepare"):
+    with sweep.stage("prepare"), plain_view(state_folder(sweep)) as view:
         interrupts.check()
-        inv = write_sweep_inventory(sweep, hosts)
-        sweep.log(f"preparing {len(hosts)} hosts with Ansible")
+        inv = write_sweep_inventory(sweep, hosts, view)
+        sweep.log(f"preparing {counted(len(hosts), 'host')} with Ansible")
         rc = run_playbook(
             "prepare.yml",
             inv,
             on_event=on_event,
             log_path=sweep.state / "ansible-prepare.log",
             forks=min(len(hosts), forks),
+            view=view,
         )
+        # a host Ansible never reported on (it read no inventory) is not ready either
+        for h in hosts:
+            if h.name not in facts and h.name not in problems:
+                problems[h.name] = "Ansible reported nothing for it"
         if rc < 0:
             raise UserError(
                 f"ansible-playbook was killed (signal {-rc}) while preparing: "

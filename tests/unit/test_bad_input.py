@@ -234,7 +234,7 @@ def test_rebuild_leaves_out_an_import_copy_that_became_unreadable(tmp_path):
     h.import_file(tmp_path, f, "theirs", "2024-01")
     (tmp_path / h.IMPORTS_DIR / "theirs" / "2024-01.csv").write_bytes(b"\xff\xfe\x00")
     code, output = cli("history", "rebuild", "--results", str(tmp_path))
-    assert code == 0 and "2024-01.csv left out" in output and "1 sweeps" in output
+    assert code == 0 and "2024-01.csv left out" in output and "1 sweep," in output
 
 
 def test_history_convert_refuses_a_binary_file(tmp_path):

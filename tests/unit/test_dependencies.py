@@ -11,6 +11,8 @@ import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -34,6 +36,7 @@ def _imported_modules() -> dict[str, str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_imported_distribution_is_declared():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = {_name(r) for r in project["dependencies"]}

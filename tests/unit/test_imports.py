@@ -13,7 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from orchestrator.core import paths
+
+# every module imported in a fresh interpreter: seconds; `make unit` skips it
+pytestmark = pytest.mark.slow
 
 PACKAGE = paths.ROOT / "orchestrator"
 

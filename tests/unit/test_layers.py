@@ -68,6 +68,7 @@ def packages() -> list[str]:
     return sorted(p.parent.name for p in (ROOT / "orchestrator").glob("*/__init__.py"))
 
 
+@pytest.mark.slow
 def test_the_tree_keeps_its_layers():
     assert [str(p) for p in check_layers.check(ROOT)] == []
 
@@ -124,6 +125,7 @@ def test_the_lint_step_passes_on_the_tree():
     assert done.returncode == 0, done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("module", "line", "said"),
     [

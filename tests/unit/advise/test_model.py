@@ -26,6 +26,11 @@ from orchestrator.core.errors import UserError
         ("2kB", 2000),
         ("2KB", 2000),
         (" 3PB ", 3 * 10**15),
+        ("10gb", 10 * 10**9),  # any case
+        ("10 gB", 10 * 10**9),
+        ("2mib", 2 * 2**20),
+        ("1.5TIB", int(1.5 * 2**40)),
+        ("100b", 100),
     ],
 )
 def test_sizes_parse_in_decimal_and_binary_units(text, size):
@@ -36,8 +41,9 @@ def test_sizes_parse_in_decimal_and_binary_units(text, size):
     ("text", "message"),
     [
         ("100", "give a number and a unit"),
-        ("100gb", "give a number and a unit"),
-        ("100Gb", "b is bits"),
+        ("100Gb", "are bits"),
+        ("1Mib", "are bits"),
+        ("100 Kb", "are bits"),
         ("1,5GB", "give a number and a unit"),
         ("-1GB", "give a number and a unit"),
         ("1e3GB", "give a number and a unit"),

@@ -100,6 +100,7 @@ def test_the_newest_real_test_is_named_and_three_give_the_median(tmp_path):
     assert doc["path"]["measured_bps"] == pytest.approx(2.5e8)  # median of 1, 3, 2.5
 
 
+@pytest.mark.slow
 def test_a_lone_test_is_context_never_a_promise(tmp_path):
     # the DoiT case: one test at 31.4 Mbit/s must not become an 815 kB window
     _sweep(tmp_path, 0, {(A, B): [100.0]}, throughput_bps=31.4e6)
@@ -115,6 +116,7 @@ def test_a_lone_test_is_context_never_a_promise(tmp_path):
     assert any("2 test(s) of this kind" in n and "shown as context" in n for n in doc["notes"])
 
 
+@pytest.mark.slow
 def test_allowance_limited_tests_are_never_read_as_a_window(tmp_path):
     for day in range(3):
         folder = _sweep(tmp_path, day, {(A, B): [100.0]}, throughput_bps=31.4e6,
@@ -260,7 +262,7 @@ def test_text_output_has_the_table_and_the_assumptions(tmp_path):
         (["--from", "aws:us-est-1", "--to", B, "--size", "1GB"], "--from: unknown region"),
         (["--from", A, "--to", "europe-west1", "--size", "1GB"], "--to: region 'europe-west1'"),
         (["--from", A, "--to", A, "--size", "1GB"], "both aws:us-east-1"),
-        (["--from", A, "--to", B, "--size", "100Gb"], "b is bits"),
+        (["--from", A, "--to", B, "--size", "100Gb"], "are bits"),
         (["--from", A, "--to", B, "--size", "lots"], "give a number and a unit"),
         (["--from", A, "--to", B, "--size", "1GB", "--streams", "0"], "at least 1 stream"),
         (["--from", A, "--to", B, "--size", "1GB", "--streams", "two"], "--streams 'two'"),

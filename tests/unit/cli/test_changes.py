@@ -35,6 +35,7 @@ def _changes(results, *args):
     return CliRunner().invoke(main, ["changes", "--results", str(results), *args])
 
 
+@pytest.mark.slow
 def test_open_episode_exits_3_and_closes(tmp_path):
     _sweeps(tmp_path, [150.0] * 10 + [160.0] * 3)
     result = _changes(tmp_path, "--json")
@@ -78,6 +79,7 @@ def test_after_one_sweep_changes_says_what_is_not_judged_yet(tmp_path):
     assert "no changes" in result.output
 
 
+@pytest.mark.slow
 def test_a_change_prints_its_delta_and_percent(tmp_path):
     _sweeps(tmp_path, [150.0] * 10 + [160.0] * 3)
     lines = _changes(tmp_path).output.splitlines()
@@ -98,6 +100,7 @@ def test_a_kernel_change_is_a_configuration_change_not_a_network_change(tmp_path
     assert "dst_kernel: 6.1.0-28-amd64 -> 6.1.0-29-amd64" in lines[0]
 
 
+@pytest.mark.slow
 def test_notify_posts_once_per_new_and_once_per_closed_episode(tmp_path, httpserver):
     httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
     url = httpserver.url_for("/hook")
@@ -116,6 +119,7 @@ def test_notify_posts_once_per_new_and_once_per_closed_episode(tmp_path, httpser
     assert (posted[0]["src"], posted[0]["dst"], posted[0]["kind"]) == (A, B, "path")
 
 
+@pytest.mark.slow
 def test_notify_failure_is_retried_next_time(tmp_path, httpserver):
     httpserver.expect_oneshot_request("/hook", method="POST").respond_with_data("no", status=503)
     httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
@@ -190,6 +194,7 @@ def test_a_notify_file_that_is_empty_or_missing_is_one_line(tmp_path):
     assert result.exit_code == 2 and "no such file" in result.output
 
 
+@pytest.mark.slow
 def test_a_flagged_run_not_yet_confirmed_is_suspected_never_notified(tmp_path, httpserver):
     httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
     _sweeps(tmp_path, [150.0] * 10 + [160.0])
@@ -205,6 +210,7 @@ def test_a_flagged_run_not_yet_confirmed_is_suspected_never_notified(tmp_path, h
     assert "SUSPECTED" in _changes(tmp_path).output
 
 
+@pytest.mark.slow
 def test_each_pairs_smallest_detectable_change_in_history_and_matrix(tmp_path):
     # A -> B: 150, 150.1, 150.2 ms a run (MAD 0.1: scale floored at 0.3 ms, where the 2 ms
     # minimum sets the smallest change); B -> A: 150 ms flat, the same
@@ -249,6 +255,7 @@ def test_each_pairs_smallest_detectable_change_in_history_and_matrix(tmp_path):
     assert doc["sources"][0]["smallest_detectable_change"] is None
 
 
+@pytest.mark.slow
 def test_calibrate_reports_the_rate_and_records_the_thresholds_it_sets(tmp_path):
     # steady but for one +10 ms run in the last week: heavier tails than normal noise
     levels = [150.0] * 30 + [160.0] + [150.0] * 5 + [170.0] * 3

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -179,3 +181,75 @@ def test_sweep_budget_must_be_above_zero(tmp_path):
         assert result.exit_code == 2, result.output
         assert result.stderr.startswith(f"error: {said}") and result.stderr.count("\n") == 1
         assert list(tmp_path.iterdir()) == []
+
+
+# Big runs ask first ------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ([], "77 hosts and about 85 min of measuring"),  # a bare sweep: the whole catalog
+        (["--max-regions", "17", "--tests", "ping"], "17 hosts"),
+        (["--max-regions", "4", "--duration", "900", "--tests", "throughput"], "min of measuring"),
+    ],
+)
+def test_a_big_local_sweep_needs_yes_off_a_terminal_and_makes_nothing(
+    tmp_path, monkeypatch, args, said
+):
+    """A local sweep costs $0, so the budget never asked: size asks on its own."""
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(main, ["sweep", *args, "--results", "r"])
+    assert out.exit_code == 2, out.output
+    line = out.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: this sweep starts ") and said in line and "--yes" in line
+    assert list(tmp_path.iterdir()) == []
+    planned = CliRunner().invoke(main, ["sweep", *args, "--results", "r", "--yes", "--plan-only"])
+    assert planned.exit_code == 0, planned.output
+
+
+def test_a_small_sweep_does_not_ask(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["sweep", "--max-regions", "16", "--tests", "ping", "--plan-only", "--results", "r"]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+
+
+@pytest.mark.parametrize(("answer", "code"), [("n\n", 2), ("y\n", 0)])
+def test_a_big_sweep_asks_on_a_terminal(tmp_path, monkeypatch, answer, code):
+    from orchestrator.cli import sweep as sweep_cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sweep_cli, "_on_terminal", lambda: True)
+    args = ["sweep", "--max-regions", "17", "--tests", "ping", "--plan-only", "--results", "r"]
+    out = CliRunner().invoke(main, args, input=answer)
+    assert "this sweep starts 17 hosts; go ahead?" in out.output
+    assert out.exit_code == code, out.output
+    assert (tmp_path / "r").exists() == (code == 0)
+
+
+# Counts ------------------------------------------------------------------------------
+
+
+def test_a_count_of_one_is_said_in_the_singular(tmp_path, monkeypatch):
+    from orchestrator.core.log import counted
+
+    assert [counted(n, "round") for n in (0, 1, 2)] == ["0 rounds", "1 round", "2 rounds"]
+    assert counted(1, "study", "studies") == "1 study" and counted(3, "study", "studies") == (
+        "3 studies"
+    )
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(
+        main, ["plan", "--regions", "aws:us-east-1,gcp:us-east4", "--tests", "ping"]
+    )
+    assert out.exit_code == 0, out.output
+    assert "2 regions" in out.output and not re.search(r"\b1 (rounds|regions|tests)\b", out.output)
+
+
+def test_report_offers_the_filters_and_not_what_chooses_a_sweeps_regions():
+    out = CliRunner().invoke(main, ["report", "--help"])
+    assert out.exit_code == 0
+    assert "--min-km" in out.output and "--cloud-pair" in out.output
+    assert "--max-regions" not in out.output and "--spread" not in out.output
+    assert "does not apply" not in out.output

@@ -18,6 +18,9 @@ from hypothesis import strategies as st
 
 from orchestrator.cli import main
 
+# hypothesis drives the whole CLI: a minute or so; `make unit` skips it
+pytestmark = pytest.mark.slow
+
 KEYS = [f"{r['cloud']}:{r['id']}" for r in CATALOG_DATA["regions"]]
 NAMES = st.sampled_from([*KEYS, "aws:us-est-1", "azure:x", "us-east-1", "", " ", ":", "/"])
 JUNK = st.text(alphabet="aAgGmMkK0123456789.,:/- _-e+", max_size=12)

@@ -44,6 +44,7 @@ def test_importing_the_cli_loads_no_heavy_library():
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "needs"),
     [

@@ -100,6 +100,7 @@ def test_unknown_profile_is_one_line(no_aws_config):
         aws.AwsApi(profile="nobody")
 
 
+@pytest.mark.slow
 def test_whoami_and_regions_under_moto(moto_aws):
     assert aws.whoami(moto_aws).startswith("arn:aws:")
     status = aws.region_status(moto_aws)
@@ -133,6 +134,7 @@ def test_opt_in_status_from_describe_regions(no_aws_config):
 # --- preflight facts -----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_region_facts_and_quota_arithmetic(moto_aws):
     region = "eu-west-1"
     ec2 = moto_aws.client("ec2", region)
@@ -174,6 +176,7 @@ def test_unknown_machine_type_and_missing_ami(moto_aws):
     assert all("\n" not in p for p in problems)
 
 
+@pytest.mark.slow
 def test_preflight_drops_disabled_opt_in_region_or_fails_when_strict(moto_aws):
     regions = [_region("us-east-1"), _region("me-south-1", opt_in=True)]
 
@@ -246,6 +249,7 @@ def _alive(api: aws.AwsApi, region: str) -> dict[str, set[str]]:
     }
 
 
+@pytest.mark.slow
 def test_reaper_deletes_expired_sweeps_and_nothing_else(moto_aws):
     regions = ["us-east-1", "eu-west-1"]
     expired, current = {}, {}
@@ -307,6 +311,7 @@ def test_reaper_deletes_expired_sweeps_and_nothing_else(moto_aws):
     assert foreign in _alive(moto_aws, "us-east-1")["instance"]
 
 
+@pytest.mark.slow
 def test_reaper_by_sweep_id_and_by_age(moto_aws):
     region = "eu-west-1"
     young = _make_sweep(moto_aws, region, "young", NOW - timedelta(minutes=30), 24)
@@ -327,6 +332,7 @@ def test_reaper_skips_a_cloud_without_credentials_unless_required(no_aws_config)
         reap.reap(["aws"], now=NOW, required=True, warn=print)
 
 
+@pytest.mark.slow
 def test_leftover_warnings_before_a_sweep(moto_aws):
     region = "eu-west-1"
     kwargs = {"now": NOW, "aws_api": lambda: moto_aws, "aws_regions": [region]}

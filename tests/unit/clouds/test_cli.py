@@ -82,6 +82,7 @@ def test_bad_options_are_one_line(no_credentials, args, message):
     assert message in _one_line_error(CliRunner().invoke(main, args))
 
 
+@pytest.mark.slow
 def test_reap_under_moto_lists_then_deletes(no_credentials, monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
@@ -249,6 +250,7 @@ def _envelope(result, command: str):
     return doc["data"]
 
 
+@pytest.mark.slow
 def test_the_cloud_commands_print_json_in_the_envelope(no_credentials, monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")

@@ -81,6 +81,7 @@ def _aws_api(region: str) -> aws.AwsApi:
     return api
 
 
+@pytest.mark.slow
 def test_cloud_backend_preflights_both_clouds_and_writes_the_cross_cloud_stack(aws_env, keys):
     catalog = load_catalog()
     regions = [
@@ -131,6 +132,7 @@ def test_cloud_backend_preflights_both_clouds_and_writes_the_cross_cloud_stack(a
     assert len(warnings) == 3  # zone fallback + two dropped regions
 
 
+@pytest.mark.slow
 def test_pins_from_an_earlier_sweep_reach_the_stack_variables(aws_env, keys):
     catalog = load_catalog()
     regions = [catalog.get(k) for k in ("aws:eu-west-1", "gcp:europe-west1")]

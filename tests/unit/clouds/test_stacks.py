@@ -30,6 +30,7 @@ GCP_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
 GCP_PREFIX = re.compile(r"^[a-z][-a-z0-9]{0,34}$")
 
 
+@pytest.mark.slow
 @given(st.text(max_size=200))
 def test_gcp_label_values_are_always_valid(text):
     assert GCP_VALUE.fullmatch(labels.gcp_label_value(text))

@@ -162,6 +162,7 @@ def running(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_stop_all_leaves_no_registered_child_running():
     procs = [start_group(STUBBORN) for _ in range(2)]
     for p in procs:
@@ -250,6 +251,7 @@ def interrupt_after(seconds: float, stack: TerraformStack) -> None:
         signal.signal(signal.SIGALRM, old)
 
 
+@pytest.mark.slow
 def test_a_terraform_deaf_to_sigint_and_sigterm_is_killed_with_its_children_and_logged(
     tmp_path,
 ):
@@ -272,6 +274,7 @@ def test_a_terraform_deaf_to_sigint_and_sigterm_is_killed_with_its_children_and_
     assert children.live() == []
 
 
+@pytest.mark.slow
 def test_a_terraform_past_its_time_is_stopped_the_same_way_and_logged(tmp_path):
     source = tmp_path / "stack"
     source.mkdir()
@@ -352,6 +355,7 @@ def test_an_interrupt_during_a_playbooks_start_stops_it_and_all_it_started(tmp_p
     assert "stopped ansible-playbook (Interrupted): SIGTERM: ended after" in log
 
 
+@pytest.mark.slow
 def test_only_the_cli_edge_installs_signal_handlers():
     import ast
 
@@ -402,6 +406,7 @@ os.waitpid(orphan, 0)
 """
 
 
+@pytest.mark.slow
 def test_a_group_of_zombies_has_ended():
     import json
 

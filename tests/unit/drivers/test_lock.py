@@ -180,6 +180,7 @@ DIES_MID_SWEEP = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_after_kill_9_the_next_holder_tears_the_dead_sweep_down(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
     proc = subprocess.Popen(
@@ -253,6 +254,7 @@ def test_an_ended_holder_leaves_no_lock_file_and_a_racing_taker_retakes(tmp_path
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_sweep_that_fails_before_provisioning_leaves_no_folder_keys_or_lock(tmp_path):
     """No cloud credentials: the preflight fails before Terraform runs."""
     env = {

@@ -120,6 +120,7 @@ def test_builds_without_warnings(tmp_path: Path) -> None:
     assert out.stderr == ""
 
 
+@pytest.mark.slow
 def test_self_test_passes(delayd: Path) -> None:
     out = run(str(delayd), "--self-test", check=False)
     assert out.returncode == 0, out.stderr

@@ -201,6 +201,7 @@ def test_iptables_queues_host_traffic_only():
     assert "--queue-bypass" not in rules[queue[0]]
 
 
+@pytest.mark.slow
 def test_subnet_choice_skips_taken_routed_and_reserved_subnets():
     first = runtime.choose_subnet("abc", set(), [])
     assert runtime.choose_subnet("abc", set(), []) == first  # deterministic per id

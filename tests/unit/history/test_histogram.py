@@ -15,6 +15,9 @@ from history_support import make_sweep, sweep_id_at
 from orchestrator.history import histogram
 from orchestrator.history import store as h
 
+# builds DuckDB stores of many runs: seconds each; `make unit` skips them
+pytestmark = pytest.mark.slow
+
 QS = [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0]
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:eu-west-1"

@@ -52,6 +52,7 @@ def test_skyplane_converter_keeps_aws_and_gcp_and_names_zones_regions():
     assert not any(r["src_region"].count("-") == 2 and r["src_cloud"] == "gcp" for r in rows)
 
 
+@pytest.mark.slow
 def test_vendored_data_imports_through_the_cli_and_survives_rebuild(tmp_path):
     results = tmp_path / "results"
     for fmt, path, month in (("skyplane", SKYPLANE, "2022-11"), ("doit", DOIT, "2022-02")):

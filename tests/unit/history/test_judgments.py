@@ -101,6 +101,7 @@ def _changes(results, *args):
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_the_store_keeps_the_episode_it_reported_and_rebuild_gives_the_same_tables(tmp_path):
     levels = _levels(44, seed=7)
     ids = []
@@ -138,6 +139,7 @@ def test_the_store_keeps_the_episode_it_reported_and_rebuild_gives_the_same_tabl
     assert _tables(tmp_path) == one_by_one
 
 
+@pytest.mark.slow
 def test_a_sweep_added_late_judges_only_its_paths_again_and_says_so(tmp_path, monkeypatch):
     levels = _levels(20, seed=3)
     folders = [_sweep(tmp_path, i, by_pair) for i, by_pair in enumerate(levels)]

@@ -92,6 +92,7 @@ def test_ingest_is_idempotent_and_replaces_a_sweeps_rows(tmp_path):
     assert [r[0] for r in again] == pytest.approx([90.95, 91.0])
 
 
+@pytest.mark.slow
 def test_rebuild_equals_ingesting_each_sweep(tmp_path):
     for i in range(3):
         _sweep(tmp_path, i, rtt=80.0 + i)
@@ -156,7 +157,7 @@ def test_sweep_of_another_format_version_is_a_one_line_error(tmp_path):
     _sweep(tmp_path, 1)
     result = CliRunner().invoke(main, ["history", "ingest", "--all", "--results", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "1 sweeps, 2 rows" in result.output
+    assert "1 sweep, 2 rows" in result.output
 
 
 def test_write_is_one_transaction(tmp_path, monkeypatch):
@@ -289,6 +290,7 @@ def test_ingest_prints_which_fingerprint_fields_changed(tmp_path):
     assert "configuration" not in result.output
 
 
+@pytest.mark.slow
 def test_old_rows_move_to_the_archive_in_pair_order_a_week_at_a_time(tmp_path):
     # one sweep a day for 45 days: rows from before the day 35 days before the latest
     # move once more than 7 days of them are due: on day 43, days 0..7 (2 pairs each)

@@ -137,6 +137,7 @@ def test_matrix_terminal_and_csv(results):
     assert len(out) == 3
 
 
+@pytest.mark.slow
 def test_history_group_takes_the_pair_query(results):
     result = _cli(results, "history", "--pairs", f"{A}/{B}", "--json")
     assert result.exit_code == 0, result.output
@@ -148,6 +149,7 @@ def test_history_group_takes_the_pair_query(results):
     assert "p50 900" in tput.output  # 9e8 bit/s in Mbit/s
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -234,6 +236,7 @@ def test_flagged_tests_are_left_out_counted_and_brought_back(tmp_path):
     assert "2 flagged tests left out" in result.output
 
 
+@pytest.mark.slow
 def test_one_latency_sweep_of_the_default_profile_gives_every_pair_a_p99(tmp_path):
     from orchestrator.core import paths
     from orchestrator.model.catalog import load_catalog

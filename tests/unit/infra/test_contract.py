@@ -237,6 +237,7 @@ def _terraform_eval(expression: str, cwd: Path) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_operator_cidr_validation_agrees_with_the_orchestrator(stack, tmp_path):
     if shutil.which("terraform") is None:

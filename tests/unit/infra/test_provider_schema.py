@@ -424,6 +424,7 @@ def _sg_rules() -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+@pytest.mark.slow
 def test_aws_all_protocol_rules_use_ports_zero_and_icmp_rules_all_types():
     """Provider docs: with protocol -1, from_port and to_port must be 0; for icmp,
     from_port is the ICMP type and to_port the code (-1: all)."""

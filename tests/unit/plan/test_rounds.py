@@ -49,6 +49,7 @@ def check_rounds(pairs, rounds):
             assert {k for p in slot.pairs for k in p.key} == set(slot.regions)
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(
     data=st.data(),
@@ -83,6 +84,7 @@ def test_schedule_properties(data, n, density, max_concurrent, sequential):
     assert schedule(pairs, max_concurrent=max_concurrent, sequential=sequential) == rounds
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(n=st.integers(2, 60), seed=st.integers(0, 2**32 - 1), density=st.floats(0.05, 1))
 def test_misra_gries_alone_never_needs_more_than_delta_plus_one(n, seed, density):

@@ -424,7 +424,7 @@ def test_plan_table(catalog_file):
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "2 regions" in result.output and "2 directed pairs" in result.output
-    assert "a ping phase, then 1 rounds (lower bound 1)" in result.output
+    assert "a ping phase, then 1 round (lower bound 1)" in result.output
     assert "6,233" in result.output  # Ashburn - Saint-Ghislain km
     assert "emulated cloud" in result.output
     latency = run(

@@ -18,6 +18,9 @@ import yaml
 
 from orchestrator.core import paths
 
+# real Ansible runs: seconds each; `make unit` skips them
+pytestmark = pytest.mark.slow
+
 AGENT_TASKS = ("Private agent folder", "Agent folder is known", "Test agent is on the host")
 
 

@@ -224,6 +224,7 @@ def test_report_command(tmp_path, catalog_file):
         (["--all", "--sweep", "x"], "--all already takes every sweep"),
         (["--all", "--min-km", "5000", "--max-km", "10"], "above --max-km"),
         (["--all", "--max-regions", "3"], "does not filter a report"),
+        (["--all", "--spread", "globe"], "--spread chooses regions for a sweep"),
         (["--all", "--cloud-pair", "aws-gcp"], "write it as SRC:DST"),
     ],
 )

@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from orchestrator.cli import main
@@ -106,6 +107,7 @@ def test_report_command_on_real_skyplane_data(tmp_path):
     assert (out / "charts" / "map.html").exists()
 
 
+@pytest.mark.slow
 def test_report_on_the_converted_skyplane_grid_leaves_out_rows_below_the_floor(tmp_path):
     converted = tmp_path / "sky.csv"
     runner = CliRunner()

@@ -143,6 +143,7 @@ def test_remove_undoes_install(tmp_path, schedules):
     assert again.exit_code == 2 and "not installed" in again.output
 
 
+@pytest.mark.slow
 def test_remove_finds_the_units_of_a_profile_that_left_the_file(tmp_path, schedules):
     units = tmp_path / "units"
     _cli("schedule", "install", "lat", "--file", str(schedules), "--unit-dir", str(units),

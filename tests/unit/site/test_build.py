@@ -73,6 +73,7 @@ def test_index_is_the_latest_sweep_with_a_time_series(tmp_path, results):
     assert any("500 of 9000 points shown" in title for title in titles), titles
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("studies", [False, True])
 def test_pages_are_offline_and_labelled_emulated(tmp_path, results, studies):
     if studies:
@@ -107,6 +108,7 @@ def test_pages_are_offline_and_labelled_emulated(tmp_path, results, studies):
         assert "EMULATED" in fig["layout"]["title"]["text"]
 
 
+@pytest.mark.slow
 def test_study_pages_render_their_markdown_in_the_site_frame(tmp_path, results):
     for sid in ("20261125T0400Z-aaaa", "20261125T0500Z-bbbb"):
         write_study(results, sid)
@@ -126,6 +128,7 @@ def test_study_pages_render_their_markdown_in_the_site_frame(tmp_path, results):
     assert "<pre><code>sysctl -w" in page
 
 
+@pytest.mark.slow
 def test_methodology_has_the_emulator_model(tmp_path, results):
     from orchestrator.netmodel.model import DEFAULT_MODEL
 
@@ -434,6 +437,7 @@ def _hover_formats(fig):
     return [f for f in found if f]
 
 
+@pytest.mark.slow
 def test_no_figure_uses_an_si_format_for_ms_or_mbit(tmp_path, results):
     assert SI_FORMAT.search("%{y:.4s} ms") and not SI_FORMAT.search("%{y:.1f} ms")
     out = tmp_path / "site"
@@ -456,6 +460,7 @@ def test_no_figure_uses_an_si_format_for_ms_or_mbit(tmp_path, results):
     assert points and all(pair.fullmatch(s) for t in points for s in t["text"])
 
 
+@pytest.mark.slow
 def test_latency_only_data_draws_no_throughput_axis(tmp_path):
     results = tmp_path / "results"
     for k in range(2):  # two sweeps: the time series is drawn too

@@ -21,6 +21,9 @@ from orchestrator.history import views as v
 from orchestrator.site import build as site
 from orchestrator.site import history_pages as site_history
 
+# builds stores and sites: seconds each; `make unit` skips them
+pytestmark = pytest.mark.slow
+
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:eu-west-1"
 

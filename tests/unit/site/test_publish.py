@@ -123,6 +123,7 @@ def test_publish_to_a_missing_s3_bucket_is_one_line(site_dir, monkeypatch):
         publish.publish_site(site_dir, "s3://nope/x", s3_client=s3)
 
 
+@pytest.mark.slow
 @mock_aws
 def test_publish_command_to_s3(site_dir, monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")

@@ -67,6 +67,7 @@ def test_full_catalog_plays_hold_only_their_rounds_hosts_and_parts(cap):
     assert tests == 77 * 76
 
 
+@pytest.mark.slow
 def test_the_playbook_grows_linearly_with_the_number_of_tests():
     sizes = {}
     for n in (10, 20, 40, 77):
@@ -118,6 +119,7 @@ def _plugins_a_worker_loads(warm: bool) -> list[str]:
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 def test_the_round_tasks_filters_are_loaded_before_ansible_forks_its_workers():
     # without the callback's hook, rendering the round task loads the filter plugins
     # (this checks that the check can fail); with it, a worker loads nothing of its own

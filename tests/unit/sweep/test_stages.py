@@ -213,6 +213,7 @@ def part():
     }
 
 
+@pytest.mark.slow
 def test_agent_pair_on_loopback_produces_rows_that_are_ok(part):
     texts = {}
 
@@ -230,6 +231,7 @@ def test_agent_pair_on_loopback_produces_rows_that_are_ok(part):
     assert len(json.loads(texts[B])["iperf3_server"]) == 2
 
 
+@pytest.mark.slow
 def test_agent_against_a_server_that_never_starts_fails_with_the_reason(part):
     part = {**part, "meet_within_s": 1}
     texts = {A: run_agent({**part, "host": A, "role": "client", "peer": B})}
@@ -242,6 +244,7 @@ def test_agent_against_a_server_that_never_starts_fails_with_the_reason(part):
     assert doc["iperf3"][1]["attempts"] == 1  # no second wait for the reverse test
 
 
+@pytest.mark.slow
 def test_a_server_that_starts_late_within_the_meeting_window_still_meets(part):
     # the server's part starts 2 s after the client's: a fixed 10 s retry window missed such
     # meetings at 77 hosts; the client waits until its meeting deadline instead
@@ -261,6 +264,7 @@ def test_a_server_that_starts_late_within_the_meeting_window_still_meets(part):
     assert json.loads(texts[A])["iperf3"][0]["attempts"] > 1  # it did have to wait
 
 
+@pytest.mark.slow
 def test_a_server_later_than_the_meeting_window_is_peer_late_not_a_network_failure(part):
     part = {**part, "meet_within_s": 1}
     texts = {}
@@ -289,6 +293,7 @@ def test_agent_server_whose_port_is_taken_reports_iperf3s_error(part):
     assert "Address already in use" in json.loads(served["stdout"])["error"]
 
 
+@pytest.mark.slow
 def test_agent_server_listens_only_on_its_own_test_address(part):
     # serve_wait_s: the agent gives up and stops its iperf3 itself (nothing is left behind)
     part = {**part, "host": B, "role": "server", "peer": A, "pings": 1, "serve_wait_s": 3}
@@ -323,6 +328,7 @@ def test_agent_binds_only_to_addresses_on_the_host():
     assert agent.local_address(None) is None
 
 
+@pytest.mark.slow
 def test_agent_server_without_a_client_gives_up_and_says_so(part):
     part = {**part, "serve_wait_s": 1, "pings": 1}
     doc = json.loads(run_agent({**part, "host": B, "role": "server", "peer": A}))
@@ -781,6 +787,7 @@ def test_collect_never_turns_ok_rows_into_failed_ones_without_force(tmp_path):
     assert sorted(r["status"] for r in rows) == ["failed", "ok"]
 
 
+@pytest.mark.slow
 def test_cloud_backend_without_credentials_fails_in_one_line_and_leaves_nothing(
     tmp_path, monkeypatch
 ):
@@ -913,3 +920,23 @@ def test_a_hand_given_budget_becomes_the_sweeps_hard_stop(tmp_path, monkeypatch,
     assert seen and seen.get("budget_usd") == recorded
     (folder,) = [p for p in tmp_path.iterdir() if (p / store.SWEEP_FILE).exists()]
     assert json.loads((folder / store.SWEEP_FILE).read_text()).get("budget_usd") == recorded
+
+
+def test_prepare_with_hosts_ansible_never_reported_on_fails_instead_of_saying_done(
+    tmp_path, monkeypatch
+):
+    """Ansible that read no inventory (it once expanded `r$HOME` in its path) sends no
+    event for any host: prepare said done and measure failed later with rc 1."""
+    from orchestrator.core.errors import UserError
+    from orchestrator.plan.selection import SelectionSpec
+    from orchestrator.plan.sweep_plan import make_plan
+
+    spec = SelectionSpec(regions=(A, B))
+    run = sweeps.create_sweep(make_plan(load_catalog(), spec, backend="local"), spec, tmp_path)
+    hosts = [host(A, "198.18.7.2"), host(B, "198.18.7.3")]
+    store.write_json(run.dir / store.HOSTS_FILE, {"hosts": [h.to_dict() for h in hosts]})
+    monkeypatch.setattr(stages, "record_host_keys", lambda *a, **k: [])
+    monkeypatch.setattr(stages, "run_playbook", lambda *a, **k: 0)  # no event at all
+    with pytest.raises(UserError, match=r"no host could be prepared.*Ansible reported nothing"):
+        stages.prepare(run)
+    assert run.record.stages["prepare"].status == StageStatus.FAILED
