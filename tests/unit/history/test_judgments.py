@@ -102,19 +102,25 @@ def _changes(results, *args):
 
 
 @pytest.mark.slow
-def test_the_store_keeps_the_episode_it_reported_and_rebuild_gives_the_same_tables(tmp_path):
-    levels = _levels(44, seed=7)
+def test_the_store_keeps_the_episode_it_reported_and_rebuild_gives_the_same_tables(
+    tmp_path, httpserver
+):
+    httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
+    url = httpserver.url_for("/hook")
+    levels = _levels(60, seed=7)
     ids = []
     for i, by_pair in enumerate(levels):
-        kernel = "6.1.0-29-amd64" if i >= 40 else "6.1.0-28-amd64"  # a new image at run 40
+        kernel = "6.1.0-29-amd64" if i >= 56 else "6.1.0-28-amd64"  # a new image at run 56
         ids.append(_sweep(tmp_path, i, by_pair, kernel).name)
         h.ingest_sweep(tmp_path, ids[-1])
-        if i == 33:
-            early = _changes(tmp_path)
+        if i == 33:  # reported, and notified, 3 runs after the step
+            early = _changes(tmp_path, "--notify", url)
     seen = {(e["src"], e["dst"]): e for e in early["episodes"]}
     assert set(seen) == {tuple(sorted(p)) for p in STEPPED}
-    late = _changes(tmp_path)
-    since = _changes(tmp_path, "--since", ids[30][:8])
+    posted = [json.loads(r.get_data()) for r, _response in httpserver.log]
+    assert {(d["id"], d["event"]) for d in posted} == {(e["id"], "opened") for e in seen.values()}
+    late = _changes(tmp_path)  # 27 runs later
+    since = _changes(tmp_path, "--since", _iso(30)[:10])
     for doc in (late, since):
         now = {e["id"]: e for e in doc["episodes"]}
         for e in seen.values():
@@ -122,16 +128,20 @@ def test_the_store_keeps_the_episode_it_reported_and_rebuild_gives_the_same_tabl
             assert (now[e["id"]]["started_run"], now[e["id"]]["confirmed_run"]) == (
                 e["started_run"], e["confirmed_run"],
             )  # fmt: skip
-            # 6 runs at the new level: a new normal, long before the new image at run 40
+            # 6 runs at the new level: a new normal, long before the new image at run 56
             assert now[e["id"]]["status"] == "new normal"
-            assert now[e["id"]]["closed_run"] < ids[40]
+            assert now[e["id"]]["closed_run"] < ids[56]
+    # what was notified is what `changes --since` lists of those days
+    with h.opened(tmp_path, read_only=True) as con:
+        notified = {r[0] for r in con.execute("SELECT episode_id FROM notified").fetchall()}
+    assert notified == {e["id"] for e in since["episodes"]}
     assert len(late["configuration_changes"]) == 1
     # the judgments never changed: each run's row as it was written when it arrived
     with h.opened(tmp_path, read_only=True) as con:
         rows = con.execute(
             "SELECT count(*), count(DISTINCT (metric, src, dst, sweep_id)) FROM judgments"
         ).fetchone()
-    assert rows[0] == rows[1] == 44 * 12 * 2  # RTT and throughput
+    assert rows[0] == rows[1] == 60 * 12 * 2  # RTT and throughput
     one_by_one = _tables(tmp_path)
     h.rebuild(tmp_path)
     assert _tables(tmp_path) == one_by_one
