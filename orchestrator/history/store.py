@@ -1181,15 +1181,6 @@ def parse_since(text: str) -> str:
     return value
 
 
-def stored_sweeps(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    cur = con.execute(
-        "SELECT sweep_id, source, backend, label, started_utc, rows FROM sweeps "
-        "ORDER BY started_utc"
-    )
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-
-
 def sources(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [r[0] for r in con.execute("SELECT DISTINCT source FROM sweeps ORDER BY 1").fetchall()]
 
