@@ -40,6 +40,7 @@ import io
 import json
 import os
 import re
+import shlex
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -207,9 +208,14 @@ def _open_error(path: Path, e: Exception) -> UserError:
             f"{path} is in use by another process{who}: wait for it to finish, then retry"
         )
     return UserError(
-        f"{path} is not a readable DuckDB file (damaged?): "
-        "run 'interregion history rebuild' to recreate it from results/"
+        f"{path} is not a readable DuckDB file (damaged?): run 'interregion history rebuild "
+        f"{_results_option(path)}' to recreate it from the sweep folders"
     )
+
+
+def _results_option(path: Path) -> str:
+    """`--results DIR` of a store at `path`, quoted for a shell: hints run as printed."""
+    return f"--results {shlex.quote(str(Path(path).absolute().parent))}"
 
 
 def connect(
@@ -221,7 +227,10 @@ def connect(
 
     path = Path(path)
     if not path.exists() and not create:
-        raise UserError(f"no history store at {path}: run 'interregion history ingest --all' first")
+        raise UserError(
+            f"no history store at {path}: run 'interregion history ingest --all "
+            f"{_results_option(path)}' first"
+        )
     fresh = not path.exists()
     try:
         con = duckdb.connect(str(path), read_only=read_only and not fresh)
@@ -528,9 +537,11 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     if version != str(STORE_SCHEMA_VERSION):
         older = version is not None and version.isdigit() and int(version) < STORE_SCHEMA_VERSION
         fix = (
-            "run 'interregion history ingest' (it upgrades an older store in place)"
+            f"run 'interregion history ingest --all {_results_option(path)}' (it upgrades an "
+            "older store in place)"
             if older
-            else "use the interregion that wrote it, or run 'interregion history rebuild'"
+            else "use the interregion that wrote it, or run 'interregion history rebuild "
+            f"{_results_option(path)}'"
         )
         raise UserError(
             f"{path}: history store schema version {version or 'unknown'}, this interregion "

@@ -200,7 +200,7 @@ def source_infos(con: duckdb.DuckDBPyConnection) -> dict[str, SourceInfo]:
 
 def chosen_sources(infos: dict[str, SourceInfo], wanted: Sequence[str] = ()) -> list[SourceInfo]:
     if not infos:
-        raise UserError("the history store is empty: run 'interregion history ingest --all'")
+        raise UserError("the history store holds no sweep yet: a sweep adds itself as it ends")
     unknown = [s for s in wanted if s not in infos]
     if unknown:
         raise UserError(f"--source {unknown[0]}: not in the store (sources: {', '.join(infos)})")

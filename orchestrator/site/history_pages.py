@@ -119,7 +119,7 @@ def history_data(
     if not infos:
         from orchestrator.core.errors import UserError
 
-        raise UserError("the history store is empty: run 'interregion history ingest --all'")
+        raise UserError("the history store holds no sweep yet: a sweep adds itself as it ends")
     infos.sort(key=lambda i: (i.name not in ("measured", "emulated"), i.name != "measured", i.name))
     # the matrix's windows are read on a thread of their own (DuckDB and numpy, which let
     # go of the GIL, on a connection of their own) while change detection (Python) runs:

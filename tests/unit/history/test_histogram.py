@@ -200,7 +200,8 @@ def test_a_version_5_store_migrates_with_its_bins(tmp_path, monkeypatch):
         con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
     with pytest.raises(h.UserError, match="schema version 5") as refused:
         h.connect(path, read_only=True)
-    assert "run 'interregion history ingest' (it upgrades an older store" in str(refused.value)
+    hint = f"run 'interregion history ingest --all --results {tmp_path}' (it upgrades an older"
+    assert hint in str(refused.value)
     said: list[str] = []
     monkeypatch.setattr(h, "info", said.append)
     with h.opened(tmp_path) as con:  # opened to write: migrates, and says so first

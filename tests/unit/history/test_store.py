@@ -341,7 +341,9 @@ def test_a_version_1_store_migrates_on_its_first_write(tmp_path):
         "VALUES ('emulated', 'old', 'a', 'b', 1.0)"
     )
     con.close()
-    with pytest.raises(UserError, match=r"schema version 1.*history ingest. \(it upgrades"):
+    with pytest.raises(
+        UserError, match=r"schema version 1.*history ingest --all --results .*\(it upgrades"
+    ):
         h.connect(path, read_only=True)
     h.ingest_sweep(tmp_path, folder.name)
     assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [
