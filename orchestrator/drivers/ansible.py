@@ -74,6 +74,26 @@ def plain_view(state: Path) -> Iterator[View]:
         holder.rmdir()
 
 
+def remove_views(sweep_id: str) -> list[Path]:
+    """The folders plain_view made for `sweep_id` that a controller killed outright left
+    in /tmp, removed: their two links and the folder itself, never what the links point
+    at. Returns the folders removed."""
+    owner = _NOT_PLAIN.sub("", sweep_id)[:40]
+    removed = []
+    for holder in Path("/tmp").glob(f"{VIEW_PREFIX}{owner}-*"):
+        if holder.is_symlink() or not holder.is_dir():
+            continue
+        try:
+            for name in ("p", "s"):
+                if (holder / name).is_symlink():
+                    (holder / name).unlink()
+            holder.rmdir()  # anything else in it: not ours, left alone
+        except OSError:
+            continue
+        removed.append(holder)
+    return removed
+
+
 class _Data(str):
     """A string Ansible takes as it is (written with the `!unsafe` tag)."""
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from orchestrator.core.errors import UserError
+from orchestrator.drivers import ansible
 from orchestrator.emulator.state import process_start_ticks
 from orchestrator.results import store
 from orchestrator.results.record import Owner, SweepRecord, SweepStatus, read_record
@@ -75,6 +76,7 @@ def reap_abandoned(results: Path, log: Callable[[str], None]) -> list[str]:
                 f"'{sweep.command(f'teardown --sweep {sweep_id}')}'"
             )
             continue
+        ansible.remove_views(sweep_id)  # the folders Ansible was shown it in
         sweep.record.status = SweepStatus.FAILED
         sweep.record.abandoned_utc = utc_now()
         sweep.save()

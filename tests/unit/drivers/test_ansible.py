@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from pathlib import Path
 
 from orchestrator.core import paths
@@ -12,6 +13,7 @@ from orchestrator.drivers.ansible import (
     VIEW_PREFIX,
     as_data,
     plain_view,
+    remove_views,
     write_document,
     write_playbook,
 )
@@ -43,6 +45,27 @@ def test_the_view_is_removed_when_the_block_fails(tmp_path):
     except KeyboardInterrupt:
         pass
     assert not holder.exists()
+
+
+def test_a_view_a_killed_controller_left_is_removed_and_only_it(tmp_path):
+    sweep_id = "20261128T1702Z-0b1e"
+    state = tmp_path / sweep_id / "state"
+    state.mkdir(parents=True)
+    (state / "keep.txt").write_text("measured\n")
+    left = Path(tempfile.mkdtemp(prefix=f"{VIEW_PREFIX}{sweep_id}-", dir="/tmp"))
+    (left / "s").symlink_to(state)
+    (left / "p").symlink_to(paths.PLAYBOOKS)
+    other = Path(tempfile.mkdtemp(prefix=f"{VIEW_PREFIX}{sweep_id}-", dir="/tmp"))
+    (other / "not-ours.txt").write_text("x")  # something else in it: left alone
+    try:
+        assert remove_views(sweep_id) == [left]
+        assert not left.exists() and other.exists()
+        assert (state / "keep.txt").read_text() == "measured\n"  # what the links showed
+        assert (paths.PLAYBOOKS / "prepare.yml").exists()
+        assert remove_views("20261128T1702Z-ffff") == []  # another sweep's: none
+    finally:
+        (other / "not-ours.txt").unlink()
+        other.rmdir()
 
 
 def _templated(path: Path, pick):
