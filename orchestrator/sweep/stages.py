@@ -251,6 +251,13 @@ def prepare(sweep: Sweep, forks: int = PREPARE_FORKS) -> dict[str, Any]:
             problem = congestion_problem(congestion, available)
             if problem:
                 raise UserError(f"{problem} (nothing was measured)")
+        # an emulated host's agent folder as it is, not as this run's view showed it (the
+        # view is gone when prepare ends)
+        shown, real = str(view.state), str(state_folder(sweep))
+        for f in facts.values():
+            where = f.get("agent_dir")
+            if isinstance(where, str) and (where == shown or where.startswith(shown + "/")):
+                f["agent_dir"] = real + where[len(shown) :]
         doc = _hosts_doc(sweep)[0]
         doc["facts"] = facts
         doc["not_ready"] = problems
