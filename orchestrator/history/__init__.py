@@ -12,6 +12,8 @@ Public API: the modules below; other packages import only these names
 - `histogram`: Log-binned histograms (the store's day summaries), and every percentile read from
   them.
 - `judgments`: Change detection in the store: each run judged once, at ingest, and kept.
+- `metrics`: The metrics of the views and the rules every view reads them by (which values,
+  which flags, which statistics and windows, which sources).
 - `notify`: Change notifications: one JSON document POSTed to a URL per new or closed episode.
 - `public_data`: Converters: the public AWS/GCP measurements vendored in data/ -> our CSV schema.
 - `store`: History across sweeps: one DuckDB file, `results/history.duckdb`.
@@ -25,6 +27,7 @@ __all__ = [
     "fingerprint",
     "histogram",
     "judgments",
+    "metrics",
     "notify",
     "public_data",
     "store",

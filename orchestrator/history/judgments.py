@@ -108,7 +108,7 @@ def _inputs(
     con: duckdb.DuckDBPyConnection, where: str, params: Sequence[Any]
 ) -> list[tuple[ch.SeriesKey, ch.Run]]:
     """(directed key, run) of the ok tests matching `where`, both metrics, in time order."""
-    from orchestrator.history import views as v
+    from orchestrator.history import metrics as v
 
     keeps = v.DETECTION_KEEPS
     rows = con.execute(
@@ -462,6 +462,18 @@ def rejudge(con: duckdb.DuckDBPyConnection) -> int:
 # ---- reading what was judged -----------------------------------------------------------
 
 
+def region_groups() -> dict[str, tuple[str, ...]]:
+    """Each catalog region's groups for the region roll-up: its continent and its cloud."""
+    from orchestrator.history.continents import continent
+    from orchestrator.model.catalog import load_catalog
+
+    out = {}
+    for r in load_catalog().regions:
+        where = continent(r.country)
+        out[r.key] = (*((f"continent:{where}",) if where else ()), f"cloud:{r.cloud}")
+    return out
+
+
 def detection(
     con: duckdb.DuckDBPyConnection,
     sources: Sequence[str] = (),
@@ -473,7 +485,7 @@ def detection(
     sweeps or from `since` (ISO 8601 text; both None: all), folded into host and region
     changes; the configuration changes of that span; each path's suspected runs,
     baselines and scales as its latest run left them; the calibration in force."""
-    from orchestrator.history import views as v
+    from orchestrator.history import metrics as v
 
     p = rule(con)
     names = [i.name for i in v.chosen_sources(v.source_infos(con), sources)]
@@ -531,7 +543,7 @@ def detection(
         if recent(key.source, t):
             result(key.path()).config_changes.append(ch.ConfigChange(key, run_id, t, old, new))
     return ch.detection_of(
-        list(results.values()), p, v.region_groups(), calibrations(con, names),
+        list(results.values()), p, region_groups(), calibrations(con, names),
         ch.unjudged(waiting),
     )  # fmt: skip
 

@@ -21,223 +21,48 @@ windows too; `all` takes everything.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.core.errors import UserError
+
+# the metrics and rules, also read here as views.X by the CLI, the site and tests
+from orchestrator.history.metrics import (  # noqa: F401
+    BEYOND,
+    DETECTION_KEEPS,
+    MATRIX_FORMAT,
+    MATRIX_VERSION,
+    METRICS,
+    PAIR_FORMAT,
+    PAIR_VERSION,
+    PERCENTILE_RULE,
+    QUANTILES,
+    SINGLE_STREAM_SQL,
+    SITE_STATS,
+    STATS,
+    WINDOWS,
+    Metric,
+    SourceInfo,
+    check_window,
+    chosen_sources,
+    every_pair_since,
+    iso_utc,
+    metric,
+    min_samples,
+    parse_pairs,
+    source_infos,
+    stat_fields,
+    stat_value,
+    valid_sql,
+    window_bounds,
+    window_days,
+)
 from orchestrator.model.catalog import Catalog, region_order
-from orchestrator.results import flags
 
 if TYPE_CHECKING:
     import duckdb
-
-WINDOWS: dict[str, int | None] = {"1D": 1, "1W": 7, "1M": 30, "1Y": 365, "all": None}
-# a single_stream row: its measure, or a row from before the measure column
-SINGLE_STREAM_SQL = "coalesce(measure, 'single_stream') = 'single_stream'"
-
-
-def valid_sql(measure: str, also: Sequence[str] = ()) -> str:
-    """SQL true for the rows whose flags leave `measure` valid (flags.rtt_invalid and
-    flags.throughput_invalid in SQL): no flags (the checks passed, or the row predates
-    the column), or only flags that do not invalidate it, or that are in `also` (a name
-    not in flags.FLAGS invalidates every measure)."""
-    allowed = ", ".join(f"'{f}'" for f in ("", *flags.harmless(measure), *also))
-    return f"(coalesce(flags, '') = '' OR list_has_all([{allowed}], string_split(flags, ';')))"
-
-
-# flags that leave a value in change detection though the views leave it out
-DETECTION_KEEPS = (flags.ASYMMETRIC, flags.FEW_SAMPLES)
-
-# every statistic a view computes, and the quantile each percentile is
-QUANTILES = {"min": 0.0, "p10": 0.10, "p25": 0.25, "p50": 0.50, "p75": 0.75, "p90": 0.90,
-             "p99": 0.99, "max": 1.0}  # fmt: skip
-STATS = (*QUANTILES, "mean")
-# the site's matrix carries these, each in its own file (orchestrator.site.history_pages)
-SITE_STATS = STATS
-BEYOND = 10  # samples a tail percentile needs beyond it
-PERCENTILE_RULE = (
-    f"a percentile q needs {BEYOND} / min(q, 1 - q) samples (p25, p75: 40; p10, p90: 100; "
-    "p99: 1,000); below that it is null, with its count"
-)
-
-
-@functools.cache  # asked for every cell of every view (a year's matrix: 220,000 times)
-def min_samples(stat: str) -> int:
-    """Samples `stat` needs to be shown: 10 / min(q, 1 - q) for a tail percentile, else 1."""
-    q = QUANTILES.get(stat)
-    if q is None or q in (0.0, 0.5, 1.0):
-        return 1
-    return math.ceil(BEYOND / min(q, 1.0 - q) - 1e-9)
-
-
-MATRIX_FORMAT = "interregion.matrix"
-# 2: include_flagged, each matrix's flagged_tests, the percentile rule, each cell's
-# value_n (the samples its value comes from), stats min..max and mean
-MATRIX_VERSION = 2
-PAIR_FORMAT = "interregion.pair-history"
-PAIR_VERSION = 2  # 2: format and version, every statistic with its count (p99, p99_n)
-
-
-@dataclass(frozen=True)
-class Metric:
-    name: str
-    unit: str
-    run_sql: str  # one value per test: what change detection and a series use
-    samples_sql: str  # the test's samples, pooled into a window's percentiles
-    # run_sql IS NOT NULL, without computing it (a median per row is seconds on a year)
-    present_sql: str
-    measure: str  # what a flag must invalidate to leave a test out (flags.MEASURES)
-    # one sample per test (samples_sql is [run_sql] on the present rows): a window's
-    # statistics are those of run_sql, without unnesting a list per test
-    one_value: bool = False
-
-
-METRICS = {
-    "rtt": Metric(
-        "rtt",
-        "ms",
-        "CASE WHEN len(rtt_samples_ms) > 0 THEN list_median(rtt_samples_ms) "
-        "ELSE coalesce(rtt_p50_ms, rtt_avg_ms) END",
-        "CASE WHEN len(rtt_samples_ms) > 0 THEN rtt_samples_ms "
-        "ELSE [coalesce(rtt_p50_ms, rtt_avg_ms)] END",
-        "(len(rtt_samples_ms) > 0 OR coalesce(rtt_p50_ms, rtt_avg_ms) IS NOT NULL)",
-        flags.RTT,
-    ),
-    # throughput is the single_stream measure's; capacity the capacity measure's: never
-    # one aggregate (a row from before the measure column is single_stream)
-    "throughput": Metric(
-        "throughput",
-        "bit/s",
-        f"CASE WHEN {SINGLE_STREAM_SQL} THEN throughput_bps END",
-        "[throughput_bps]",
-        f"throughput_bps IS NOT NULL AND {SINGLE_STREAM_SQL}",
-        flags.THROUGHPUT,
-        one_value=True,
-    ),
-    "capacity": Metric(
-        "capacity",
-        "bit/s",
-        "CASE WHEN measure = 'capacity' THEN throughput_bps END",
-        "[throughput_bps]",
-        "throughput_bps IS NOT NULL AND measure = 'capacity'",
-        flags.THROUGHPUT,
-        one_value=True,
-    ),
-    # one value per test (ping's own summary): a window pools the tests' values
-    "loss": Metric(
-        "loss",
-        "%",
-        "ping_loss_pct",
-        "[ping_loss_pct]",
-        "ping_loss_pct IS NOT NULL",
-        flags.RTT,
-        one_value=True,
-    ),
-    "jitter": Metric(
-        "jitter",
-        "ms",
-        "rtt_mdev_ms",
-        "[rtt_mdev_ms]",
-        "rtt_mdev_ms IS NOT NULL",
-        flags.RTT,
-        one_value=True,
-    ),
-}
-
-
-def metric(name: str) -> Metric:
-    if name not in METRICS:
-        raise UserError(f"--metric {name}: one of {', '.join(METRICS)}")
-    return METRICS[name]
-
-
-def window_days(window: str) -> int | None:
-    if window not in WINDOWS:
-        raise UserError(f"--window {window}: one of {', '.join(WINDOWS)}")
-    return WINDOWS[window]
-
-
-def check_window(window: str) -> None:
-    """A matrix's window: one of WINDOWS, or "latest" (each pair's newest test)."""
-    if window != "latest":
-        window_days(window)
-
-
-def parse_pairs(text: str) -> list[tuple[str, str]]:
-    """`aws:us-east-1/gcp:europe-west1,...` -> directed (src, dst) pairs."""
-    pairs = []
-    for item in (p.strip() for p in text.split(",")):
-        src, sep, dst = item.partition("/")
-        if not sep or ":" not in src or ":" not in dst:
-            raise UserError(
-                f"--pairs '{item}': give a directed pair as SRC/DST, "
-                "e.g. aws:us-east-1/gcp:europe-west1"
-            )
-        pairs.append((src.strip(), dst.strip()))
-    return pairs
-
-
-@dataclass(frozen=True)
-class SourceInfo:
-    name: str
-    label: str
-    emulated: bool
-    latest: datetime | None
-
-
-def source_infos(con: duckdb.DuckDBPyConnection) -> dict[str, SourceInfo]:
-    rows = con.execute(
-        "SELECT s.source, any_value(s.label), bool_or(s.emulated), "
-        "(SELECT max(started_utc) FROM measurements m WHERE m.source = s.source) "
-        "FROM sweeps s GROUP BY s.source ORDER BY s.source"
-    ).fetchall()
-    return {r[0]: SourceInfo(r[0], r[1] or r[0], bool(r[2]), r[3]) for r in rows}
-
-
-def chosen_sources(infos: dict[str, SourceInfo], wanted: Sequence[str] = ()) -> list[SourceInfo]:
-    if not infos:
-        raise UserError("the history store holds no sweep yet: a sweep adds itself as it ends")
-    unknown = [s for s in wanted if s not in infos]
-    if unknown:
-        raise UserError(f"--source {unknown[0]}: not in the store (sources: {', '.join(infos)})")
-    return [infos[s] for s in wanted] if wanted else list(infos.values())
-
-
-def window_bounds(info: SourceInfo, window: str) -> tuple[datetime | None, datetime | None]:
-    """(start, end) of a window; "latest" has no start (each pair's newest test)."""
-    days = None if window == "latest" else window_days(window)
-    if info.latest is None or days is None:
-        return None, info.latest
-    return info.latest - timedelta(days=days), info.latest
-
-
-def stat_value(stat: str, samples: int, quantiles: Sequence[float | None] | None) -> float | None:
-    """`stat` of a window from its quantiles (in STATS order), None when there are none
-    or too few samples for it (min_samples)."""
-    if quantiles is None or samples < min_samples(stat):
-        return None
-    value = quantiles[STATS.index(stat)]
-    return None if value is None else float(value)
-
-
-def stat_fields(samples: int, quantiles: Sequence[float | None] | None) -> dict[str, Any]:
-    """Every statistic with its sample count: {"p99": None, "p99_n": 60, ...}."""
-    out: dict[str, Any] = {}
-    for stat in STATS:
-        out[stat] = stat_value(stat, samples, quantiles)
-        out[f"{stat}_n"] = samples
-    return out
-
-
-def iso_utc(t: datetime | None) -> str | None:
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z" if t else None
-
-
-# ---- one pair -------------------------------------------------------------------------
 
 
 def pair_history(
@@ -343,18 +168,6 @@ def detectable(
     return {"scale": round(scale, 3), "smallest_detectable_change": round(change, 2)}
 
 
-def region_groups() -> dict[str, tuple[str, ...]]:
-    """Each catalog region's groups for the region roll-up: its continent and its cloud."""
-    from orchestrator.history.continents import continent
-    from orchestrator.model.catalog import load_catalog
-
-    out = {}
-    for r in load_catalog().regions:
-        where = continent(r.country)
-        out[r.key] = (*((f"continent:{where}",) if where else ()), f"cloud:{r.cloud}")
-    return out
-
-
 def detection(con: duckdb.DuckDBPyConnection, sources: Sequence[str] = ()) -> Any:
     """What the store judged over each source's latest CHANGE_RUNS sweeps (as
     `interregion changes`): orchestrator.history.judgments.detection."""
@@ -420,22 +233,6 @@ def _flagged_tests(
         params,
     ).fetchone()
     return int(row[0]) if row else 0
-
-
-def every_pair_since(
-    con: duckdb.DuckDBPyConnection, where: str, params: Sequence[Any], since: datetime
-) -> bool:
-    """Whether every directed pair of the store (numbered in `pairs`, every pair any row
-    has) has a row matching `where` from `since` on: then each pair's newest such row
-    is one of those, and a search for it can skip the older rows (a scan of the
-    newest day instead of the store)."""
-    row = con.execute(
-        "SELECT (SELECT count(*) FROM (SELECT DISTINCT src, dst FROM measurements "
-        f"WHERE {where} AND started_utc >= ? AND src IS NOT NULL AND dst IS NOT NULL)) "
-        ">= (SELECT count(*) FROM pairs)",
-        [*params, since],
-    ).fetchone()
-    return bool(row and row[0])
 
 
 PairKeep = Callable[[str, str, float | None], bool]

@@ -22,7 +22,7 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.history import histogram
-from orchestrator.history import views as v
+from orchestrator.history import metrics as v
 
 if TYPE_CHECKING:
     import duckdb

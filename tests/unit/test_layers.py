@@ -40,6 +40,7 @@ PUBLIC = {
         "fingerprint",
         "histogram",
         "judgments",
+        "metrics",
         "notify",
         "public_data",
         "store",
