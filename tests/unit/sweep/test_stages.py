@@ -937,6 +937,9 @@ def test_prepare_with_hosts_ansible_never_reported_on_fails_instead_of_saying_do
     store.write_json(run.dir / store.HOSTS_FILE, {"hosts": [h.to_dict() for h in hosts]})
     monkeypatch.setattr(stages, "record_host_keys", lambda *a, **k: [])
     monkeypatch.setattr(stages, "run_playbook", lambda *a, **k: 0)  # no event at all
-    with pytest.raises(UserError, match=r"no host could be prepared.*Ansible reported nothing"):
-        stages.prepare(run)
-    assert run.record.stages["prepare"].status == StageStatus.FAILED
+    try:
+        with pytest.raises(UserError, match=r"no host could be prepared.*Ansible reported nothing"):
+            stages.prepare(run)
+        assert run.record.stages["prepare"].status == StageStatus.FAILED
+    finally:
+        remove_control_dir(run.state)  # what the teardown after a failed prepare removes
