@@ -74,7 +74,8 @@ TABLES = (
 # a test's value as detection reads it (the views' run values), less the values whose
 # flags say they are wrong: asymmetric and few_samples stay (a direction that moved alone
 # is what detection judges per direction; a few echoes still give a level)
-T_SQL = "strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ')"
+ISO = "'%Y-%m-%dT%H:%M:%S.%gZ'"  # the judgments' times as text (the views' iso_utc)
+T_SQL = f"strftime(started_utc, {ISO})"
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> None:
@@ -165,8 +166,7 @@ def _shown(judge: ch.PathJudge) -> dict[str, Any]:
     return {
         "baselines": [[k.src, k.dst, level, scale] for k, (level, scale) in baselines.items()],
         "suspects": [[s.run_id, s.t, [list(d) for d in s.deviations]] for s in judge.suspects()],
-        "waiting": [[d.key.src, d.key.dst, len(d.base), d.needed()]
-                    for d in judge.dirs.values() if d.key not in baselines],
+        "waiting": [[k.src, k.dst, runs, needed] for k, runs, needed in judge.waiting(baselines)],
     }  # fmt: skip
 
 
@@ -360,7 +360,7 @@ def _judged_inputs(
 ) -> list[tuple[ch.SeriesKey, ch.Run]]:
     rows = con.execute(
         "SELECT source, backend, metric, src, dst, sweep_id, "
-        "strftime(t, '%Y-%m-%dT%H:%M:%S.%gZ'), fingerprint, value FROM judgments "
+        f"strftime(t, {ISO}), fingerprint, value FROM judgments "
         "WHERE sweep_id IN (SELECT unnest(?))",
         [list(ids)],
     ).fetchall()
@@ -406,7 +406,7 @@ def _repair(
     )
     for *names, run_id, t, pooled, k1, k2 in con.execute(
         "SELECT x.source, x.backend, x.metric, x.src, x.dst, x.sweep_id, "
-        "strftime(x.t, '%Y-%m-%dT%H:%M:%S.%gZ'), x.pooled_scale, x.k1, x.k2 "
+        f"strftime(x.t, {ISO}), x.pooled_scale, x.k1, x.k2 "
         f"FROM judgments x JOIN stale s ON {_ON_STALE} ORDER BY x.t, x.sweep_id"
     ).fetchall():
         priors[ch.SeriesKey(*names)].append((t, run_id, pooled, k1, k2))
@@ -556,8 +556,7 @@ def _cutoff(
     if since is not None or last_runs is None:
         return since
     row = con.execute(
-        "SELECT strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ') FROM sweeps "
-        "WHERE source = ? ORDER BY started_utc DESC LIMIT 1 OFFSET ?",
+        f"SELECT {T_SQL} FROM sweeps WHERE source = ? ORDER BY started_utc DESC LIMIT 1 OFFSET ?",
         [source, max(last_runs - 1, 0)],
     ).fetchone()
     return row[0] if row else None
