@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("drivers",),
     ("emulator", "clouds"),
     ("sweep",),
-    ("advise",),
+    ("advise", "mesh"),
     ("study",),
     ("site",),
     ("schedule", "demo"),

@@ -136,6 +136,7 @@ COMMAND_MODULES = {
     "advise": "advise",
     "demo": "demo",
     "study": "study",
+    **dict.fromkeys(("mesh", "metrics"), "mesh"),
 }
 
 

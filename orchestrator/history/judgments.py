@@ -449,11 +449,34 @@ def _prior(
     return row[2], row[3], row[4]
 
 
+def judge_runs(
+    con: duckdb.DuckDBPyConnection,
+    runs: Sequence[tuple[str, Sequence[tuple[ch.SeriesKey, ch.Run]]]],
+    p: ch.Params,
+) -> int:
+    """Runs that are not sweeps (the mesh's 5-minute bins: (run id, its directed runs),
+    oldest first, each after every path's latest), judged once with their own rule `p`
+    from the paths' kept states (inside the caller's transaction). Returns the runs."""
+    judges = _load(con, {k.source for _, rs in runs for k, _ in rs}, p)
+    judge = ch.Judge(p, judges)
+    touched: set[ch.SeriesKey] = set()
+    with ch.gc_paused():
+        for run_id, rs in runs:
+            _write(con, judge.sweep(run_id, rs), run_id)
+            touched |= {k.path() for k, _ in rs}
+    _save_states(con, {k: judges[k] for k in touched if k in judges})
+    return len(runs)
+
+
+# the mesh's sources: judged by judge_runs with the mesh's rule, never by rejudge
+_NOT_MESH = "source NOT IN (SELECT DISTINCT source FROM mesh_bins)"
+
+
 def rejudge(con: duckdb.DuckDBPyConnection) -> int:
     """Every sweep judged again from scratch, in time order (inside the caller's
-    transaction). Returns the sweeps judged."""
+    transaction); the mesh's judgments are kept. Returns the sweeps judged."""
     for table in ("judgments", "episodes", "config_changes", "calibrations", "detection_state"):
-        con.execute(f"DELETE FROM {table}")
+        con.execute(f"DELETE FROM {table} WHERE {_NOT_MESH}")
     ids = [r[0] for r in con.execute("SELECT sweep_id FROM sweeps").fetchall()]
     judge_sweeps(con, ids)
     return len(ids)

@@ -24,6 +24,12 @@
                    replaced or deleted one's days computed again
     fingerprints   the fields of each fingerprint (orchestrator.history.fingerprint)
     notified       which change episodes `changes --notify` has sent, and in what state
+    mesh_samples   the continuous mesh's records: per mesh source, directed pair and
+                   agent cycle (a minute by default), the echoes sent and the RTTs of
+                   the replies (orchestrator.mesh writes them and everything below)
+    mesh_bins      those rolled into 5-minute bins per directed pair: sent, received,
+                   p50/p90/p99 by the sample rule, loss with its Wilson interval, and
+                   the bin's samples (what a window down to one hour pools)
 
 The store is derived data: `rebuild` recreates it from `results/*/` and
 `results/imports/` alone. Every write runs in one transaction, so a reader sees a
@@ -80,8 +86,9 @@ IMPORTS_DIR = "imports"
 # limiter columns, rtt_samples and flags; 5: the measure column (1 to 4 migrate, their
 # rows single_stream); 6: rtt_bins (5 migrates: filled from the stored rows); 7:
 # value_bins, test_days and change detection's tables (6 migrates: filled from the stored
-# rows, every stored run judged in time order)
-STORE_SCHEMA_VERSION = 7
+# rows, every stored run judged in time order); 8: mesh_samples and mesh_bins (7 migrates:
+# both empty)
+STORE_SCHEMA_VERSION = 8
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
 ARCHIVE_AFTER_DAYS = 35
@@ -144,6 +151,14 @@ _TEST_DAYS = (
     "CREATE TABLE test_days (source VARCHAR, metric VARCHAR, pair INTEGER, day DATE, "
     "days INTEGER, flags VARCHAR, limiter VARCHAR, tests BIGINT, newest TIMESTAMP, km DOUBLE)"
 )
+_MESH = (
+    "CREATE TABLE mesh_samples (source VARCHAR, mesh_id VARCHAR, src VARCHAR, dst VARCHAR, "
+    "t TIMESTAMP, sent INTEGER, rtt_ms DOUBLE[])",
+    "CREATE TABLE mesh_bins (source VARCHAR, mesh_id VARCHAR, src VARCHAR, dst VARCHAR, "
+    "t TIMESTAMP, sent BIGINT, received BIGINT, rtt_p50_ms DOUBLE, rtt_p90_ms DOUBLE, "
+    "rtt_p99_ms DOUBLE, rtt_sum_ms DOUBLE, loss_ratio DOUBLE, loss_lo DOUBLE, "
+    "loss_hi DOUBLE, rtt_samples_ms DOUBLE[])",
+)
 # a single_stream row: its measure, or a row from before the measure column
 SINGLE_STREAM_SQL = "coalesce(measure, 'single_stream') = 'single_stream'"
 # the one-value metrics (one value per test) and each test's value (views.METRICS'
@@ -189,6 +204,7 @@ _SCHEMA = [
     + ")",
     "CREATE TABLE notified (episode_id VARCHAR PRIMARY KEY, status VARCHAR, sent_utc TIMESTAMP)",
     *judgments.TABLES,
+    *_MESH,
 ]
 
 
@@ -260,14 +276,21 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     the measure column, single_stream in every older row; 5 -> 6: rtt_bins, filled from
     every stored row; 6 -> 7: the one-value metrics' day summaries (value_bins, test_days)
     from every stored row, and change detection's tables, every stored sweep judged in time
-    order (orchestrator.history.judgments). One transaction."""
+    order (orchestrator.history.judgments); 7 -> 8: the mesh's tables, empty. One
+    transaction."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
         return
-    if not found or found[0] not in ("1", "2", "3", "4", "5", "6"):
+    if not found or found[0] not in ("1", "2", "3", "4", "5", "6", "7"):
+        return
+    if found[0] == "7":
+        with transaction(con):
+            for statement in _MESH:
+                con.execute(statement)
+            con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", ["8"])
         return
     info(
         f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
@@ -283,6 +306,8 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
             refresh_bins(con, tables=("rtt_bins",))
         _migrate_summaries(con)
         judgments.create_tables(con)
+        for statement in _MESH:
+            con.execute(statement)
         judgments.rejudge(con)
         con.execute(
             "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(STORE_SCHEMA_VERSION)]

@@ -52,6 +52,18 @@ a lock the agent inherits: `flock` on the `.lock` beside `--out`). The agent beg
 probing at `--start-at EPOCH` (else the part's `start_at_epoch_s`): when the controller
 expects to have started every host.
 
+`python3 ir_agent.py --mesh PART_FILE` runs the continuous mesh's prober until stopped
+(SIGTERM; under systemd on cloud hosts): every `interval_s` (cycles aligned to the clock)
+it sends `pings` echoes to every peer with the same kernel-timestamped ICMP socket as the
+ping phase, spread evenly over the interval from a per-host phase, so the hosts' probes
+interleave instead of bursting together. Each cycle of each peer becomes one line, once
+its replies are in (or `reply_wait_s` passed), appended to `records-NNNNNN.jsonl` in the
+part's `dir`: `{"t": cycle start (epoch s), "d": peer, "s": sent, "r": [rtt ms, ...]}`.
+A file past `rotate_bytes` is closed and the next number begun; only the newest
+`keep_files` are kept. `python3 ir_agent.py --mesh-read DIR NUMBER OFFSET` prints what
+the controller has not pulled yet: for each file from NUMBER on, a line
+`#file NUMBER START` and its whole lines from START (OFFSET for the first, 0 after).
+
 Every tool output is kept verbatim; the orchestrator parses them. The agent never
 exits non-zero for a failed test: one bad test must not stop the round.
 """
@@ -76,7 +88,8 @@ from datetime import datetime, timezone
 AGENT_VERSION = 5  # 3: host samples around each throughput test; 4: ping phase to a file;
 # 5: a part's `tune` (the TCP study's tuned buffers) and --restore. (iperf3 -i 0.999 did
 # not bump it: the history fingerprints the ping phase by it, which did not change; each
-# test's raw `cmd` shows the interval.)
+# test's raw `cmd` shows the interval; nor did --mesh, which leaves every round and the
+# ping phase as they were.)
 RETRYABLE = ("Connection refused", "server is busy")
 # iperf3's report interval on both ends. iperf3 zeroes its interval counters when the omit
 # timer fires; with -i 1 its interval timer often fires just after, at the same boundary,
@@ -595,6 +608,145 @@ def restore(name):
     return {"restored": True, **current_tuning()}
 
 
+
+# ---- the continuous mesh ---------------------------------------------------------------
+
+MESH_FILE = "records-%06d.jsonl"
+
+
+def mesh_files(directory):
+    """{number: path} of the record files in `directory`."""
+    out = {}
+    for name in os.listdir(directory) if os.path.isdir(directory) else ():
+        m = re.fullmatch(r"records-(\d{6})\.jsonl", name)
+        if m:
+            out[int(m.group(1))] = os.path.join(directory, name)
+    return out
+
+
+def mesh_schedule(host, peers, pings, interval_s):
+    """[(offset_s, peer index)] of one cycle: pings x peers probes evenly spread over the
+    interval, round-robin over the peers, from a phase of this host's own (its name's
+    CRC), so that hosts started together do not send together."""
+    n = len(peers) * pings
+    if not n:
+        return []
+    gap = interval_s / n
+    phase = (zlib.crc32(host.encode()) % 1000) / 1000.0 * gap
+    first = zlib.crc32(host.encode()) % len(peers)
+    return [(phase + k * gap, (first + k) % len(peers)) for k in range(n)]
+
+
+class MeshLog:
+    """The append-only record files, rotated by size."""
+
+    def __init__(self, directory, rotate_bytes, keep_files):
+        self.directory, self.rotate_bytes, self.keep = directory, rotate_bytes, keep_files
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        files = mesh_files(directory)
+        self.number = max(files) if files else 1
+        self.f = open(os.path.join(directory, MESH_FILE % self.number), "a")
+
+    def write(self, lines):
+        if not lines:
+            return
+        self.f.write("".join(lines))
+        self.f.flush()
+        if self.f.tell() >= self.rotate_bytes:
+            self.f.close()
+            self.number += 1
+            self.f = open(os.path.join(self.directory, MESH_FILE % self.number), "a")
+            for old in sorted(mesh_files(self.directory))[: -self.keep]:
+                os.unlink(os.path.join(self.directory, MESH_FILE % old))
+
+    def close(self):
+        self.f.close()
+
+
+def mesh(part, stop):
+    """Probe every peer every interval until `stop()`; records appended as cycles end."""
+    peers = part["peers"]
+    interval = float(part.get("interval_s", 60))
+    wait_s = float(part.get("reply_wait_s", 2.0))
+    plan = mesh_schedule(part["host"], peers, int(part.get("pings", 5)), interval)
+    out = MeshLog(part["dir"], int(part.get("rotate_bytes", 8 << 20)), int(part.get("keep_files", 8)))
+    sock, kind, ident = icmp_socket()
+    by_address = {p["address"]: i for i, p in enumerate(peers)}
+    cycles = {}  # cycle start -> [sent per peer, rtts per peer]
+    in_flight = {}  # sequence -> (cycle, peer, send time ns)
+    seq = 0
+    cycle = int(time.time() // interval * interval)
+    if plan and time.time() - cycle > plan[0][0]:
+        cycle += int(interval)  # a partial first cycle would read as loss: start whole
+    k = 0
+    try:
+        while not stop():
+            now = time.time()
+            while plan and cycle + plan[k][0] <= now:
+                c = cycles.setdefault(cycle, ([0] * len(peers), [[] for _ in peers]))
+                peer = plan[k][1]
+                seq = seq % 65535 + 1
+                sent_ns = time.time_ns()
+                try:
+                    sock.sendto(echo_request(ident, seq), (peers[peer]["address"], 0))
+                    in_flight[seq] = (cycle, peer, sent_ns)
+                except OSError:
+                    pass  # no route: sent and lost
+                c[0][peer] += 1
+                k += 1
+                if k == len(plan):
+                    k, cycle = 0, cycle + int(interval)
+            done = [t for t in cycles if t + interval + wait_s <= now]
+            lines = []
+            for t in sorted(done):
+                sent, rtts = cycles.pop(t)
+                for i, p in enumerate(peers):
+                    if sent[i]:
+                        lines.append(json.dumps({"t": t, "d": p["name"], "s": sent[i],
+                                                 "r": rtts[i]}, separators=(",", ":")) + "\n")
+            if done:
+                in_flight = {s: v for s, v in in_flight.items() if v[0] in cycles}
+            out.write(lines)
+            due = cycle + plan[k][0] if plan else now + 1.0
+            readable, _, _ = select.select([sock], [], [], max(0.0, min(due - time.time(), 1.0)))
+            while readable:
+                try:
+                    data, ancillary, _flags, source = sock.recvmsg(2048, 64)
+                except (BlockingIOError, InterruptedError):
+                    break
+                received_ns = time.time_ns()
+                for level, type_, value in ancillary:
+                    if level == socket.SOL_SOCKET and type_ == SO_TIMESTAMPNS:
+                        sec, nsec = struct.unpack("qq", value[:16])
+                        received_ns = sec * 1_000_000_000 + nsec
+                reply = echo_reply(data, kind)
+                if reply is None or reply[0] != ident or reply[1] not in in_flight:
+                    continue
+                t, peer, sent_ns = in_flight[reply[1]]
+                if by_address.get(source[0]) != peer or t not in cycles:
+                    continue
+                del in_flight[reply[1]]
+                cycles[t][1][peer].append(round((received_ns - sent_ns) / 1e6, 4))
+    finally:
+        sock.close()
+        out.close()
+
+
+def mesh_read(directory, number, offset):
+    """What the controller has not pulled: whole lines from (number, offset) on."""
+    chunks = []
+    for n, path in sorted(mesh_files(directory).items()):
+        if n < number:
+            continue
+        start = offset if n == number else 0
+        with open(path, "rb") as f:
+            f.seek(start)
+            data = f.read()
+        data = data[: data.rfind(b"\n") + 1]
+        chunks.append(b"#file %d %d\n" % (n, start) + data)
+    sys.stdout.buffer.write(b"".join(chunks))
+
+
 def on_signal(signum, _frame):
     raise SystemExit(128 + signum)  # unwinds through the finally that restores
 
@@ -605,6 +757,20 @@ def main(argv):
         return 0
     if argv[1:2] == ["--restore"]:
         sys.stdout.write(json.dumps(restore(argv[2])) + "\n")
+        return 0
+    if argv[1:2] == ["--mesh"]:
+        with open(argv[2]) as f:
+            part = json.load(f)
+        stopping = []
+        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(signum, lambda s, _f: stopping.append(s))
+        os.makedirs(part["dir"], mode=0o700, exist_ok=True)
+        with open(os.path.join(part["dir"], "agent.pid"), "w") as f:
+            f.write(f"{os.getpid()}\n")
+        mesh(part, lambda: bool(stopping))
+        return 0
+    if argv[1:2] == ["--mesh-read"]:
+        mesh_read(argv[2], int(argv[3]), int(argv[4]))
         return 0
     if argv[1:] == ["--facts"]:
         sys.stdout.write(json.dumps(facts()) + "\n")

@@ -1,0 +1,149 @@
+"""The mesh's records -> the store's samples -> 5-minute bins per directed pair.
+
+An agent writes one line per peer and cycle (`{"t", "d", "s", "r"}`: cycle start, peer,
+echoes sent, reply RTTs in ms); `parse_pulled` reads what the controller pulled of one
+host (the agent's `--mesh-read` output) into Samples and the position to pull from next.
+`add_samples` writes them to `mesh_samples` and rolls every bin they touch into
+`mesh_bins` again, in SQL: the bin's samples pooled, p50/p90/p99 by the store's sample
+rule (orchestrator.history.metrics.min_samples: null below it), loss with its Wilson
+score interval (95 %).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from orchestrator.history.metrics import QUANTILES, min_samples
+
+if TYPE_CHECKING:
+    import duckdb
+
+BIN_S = 300  # the bins' length: 5 minutes
+WILSON_Z = 1.959964  # 95 %
+PERCENTILES = ("p50", "p90", "p99")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One agent cycle of one directed pair."""
+
+    src: str
+    dst: str
+    t: int  # the cycle's start, epoch s
+    sent: int
+    rtt_ms: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where the next pull of a host starts: its record file's number and offset."""
+
+    number: int = 0
+    offset: int = 0
+
+
+def parse_pulled(host: str, text: str, at: Position) -> tuple[list[Sample], Position, int]:
+    """The samples in one host's pulled text and the position after them; also the number
+    of lines that were not records (counted, skipped: a damaged line loses itself only)."""
+    samples: list[Sample] = []
+    position = at
+    bad = 0
+    for line in text.splitlines():
+        if line.startswith("#file "):
+            _, number, start = line.split()
+            position = Position(int(number), int(start))
+            continue
+        position = Position(position.number, position.offset + len(line.encode()) + 1)
+        try:
+            doc = json.loads(line)
+            rtts = tuple(float(x) for x in doc["r"])
+            samples.append(Sample(host, str(doc["d"]), int(doc["t"]), int(doc["s"]), rtts))
+        except (ValueError, KeyError, TypeError):
+            bad += 1
+    return samples, position, bad
+
+
+def wilson(lost: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
+    """The Wilson score interval of a loss ratio lost/n ((0, 1) when n is 0)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = lost / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def bin_start(t: int) -> int:
+    return t - t % BIN_S
+
+
+def _wilson_sql(lost: str, n: str, sign: str) -> str:
+    z2 = WILSON_Z * WILSON_Z
+    p = f"({lost})::DOUBLE / ({n})"
+    centre = f"({p} + {z2} / (2.0 * ({n})))"
+    half = f"{WILSON_Z} * sqrt({p} * (1 - {p}) / ({n}) + {z2} / (4.0 * ({n}) * ({n})))"
+    return f"CASE WHEN ({n}) > 0 THEN ({centre} {sign} {half}) / (1 + {z2} / ({n})) END"
+
+
+def _quantile_sql(stat: str) -> str:
+    q = QUANTILES[stat]
+    return (
+        f"CASE WHEN len(xs) >= {min_samples(stat)} "
+        f"THEN list_aggregate(xs, 'quantile_cont', {q}) END"
+    )
+
+
+# every bin of `scope` (a temp table of bin starts) rolled up again from mesh_samples
+_ROLLUP = f"""
+INSERT INTO mesh_bins
+SELECT source, mesh_id, src, dst, b, sent, len(xs),
+       {_quantile_sql("p50")}, {_quantile_sql("p90")}, {_quantile_sql("p99")},
+       list_sum(xs), CASE WHEN sent > 0 THEN (sent - len(xs))::DOUBLE / sent END,
+       greatest(0.0, {_wilson_sql("sent - len(xs)", "sent", "-")}),
+       least(1.0, {_wilson_sql("sent - len(xs)", "sent", "+")}), xs
+FROM (
+    SELECT source, mesh_id, src, dst, time_bucket(INTERVAL {BIN_S} SECOND, t) AS b,
+           sum(sent) AS sent, list_sort(flatten(list(rtt_ms))) AS xs
+    FROM mesh_samples
+    WHERE source = ? AND mesh_id = ?
+      AND time_bucket(INTERVAL {BIN_S} SECOND, t) IN (SELECT b FROM touched)
+    GROUP BY ALL
+)
+"""
+
+
+def utc(t: int) -> datetime:
+    return datetime.fromtimestamp(t, UTC).replace(tzinfo=None)
+
+
+def add_samples(
+    con: duckdb.DuckDBPyConnection, source: str, mesh_id: str, samples: Sequence[Sample]
+) -> int:
+    """Samples into the store and their bins rolled up again (inside the caller's
+    transaction); returns the bins touched."""
+    if not samples:
+        return 0
+    con.executemany(
+        "INSERT INTO mesh_samples VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(source, mesh_id, s.src, s.dst, utc(s.t), s.sent, list(s.rtt_ms)) for s in samples],
+    )
+    starts = sorted({bin_start(s.t) for s in samples})
+    con.execute("CREATE OR REPLACE TEMP TABLE touched (b TIMESTAMP)")
+    con.executemany("INSERT INTO touched VALUES (?)", [(utc(b),) for b in starts])
+    con.execute(
+        "DELETE FROM mesh_bins WHERE source = ? AND mesh_id = ? AND t IN (SELECT b FROM touched)",
+        [source, mesh_id],
+    )
+    con.execute(_ROLLUP, [source, mesh_id])
+    con.execute("DROP TABLE touched")
+    return len(starts)
+
+
+def pairs_of(samples: Iterable[Sample]) -> set[tuple[str, str]]:
+    return {(s.src, s.dst) for s in samples}

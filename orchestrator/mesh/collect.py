@@ -1,0 +1,173 @@
+"""Collection: the controller pulls each host's new records over SSH, every few minutes.
+
+Each pull asks a host's agent for what follows the position pulled last
+(`ir_agent.py --mesh-read`), keeps the text verbatim (`pulled/<host>.jsonl`), writes the
+samples and their bins into the store and the new positions with them (the store's
+`meta`, one transaction: a pull that fails is pulled again, never twice), then judges
+the bins every live host has finished (orchestrator.mesh.detect). `state/collect.json`
+says, per host, when it was last pulled, its newest record and its lag: what `mesh
+status` shows.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from orchestrator.core.errors import UserError
+from orchestrator.history import store as history
+from orchestrator.mesh import bins, detect
+from orchestrator.mesh.run import PULLED_DIR, host_facts, parts, request_of, source_of
+from orchestrator.model.hosts import Host
+from orchestrator.results import store
+from orchestrator.results.store import safe_name, utc_now
+from orchestrator.sweep import stages
+from orchestrator.sweep.inventory import control_dir, ssh_common_args
+from orchestrator.sweep.record import Sweep
+
+PULL_FORKS = 16  # SSH sessions at once
+PULL_TIMEOUT_S = 60
+STATUS_FILE = "collect.json"
+_POSITION_KEY = "mesh_position:{mesh}:{host}"
+
+
+@dataclass(frozen=True)
+class Pulled:
+    host: str
+    text: str
+    error: str = ""
+
+
+def ssh_command(sweep: Sweep, host: Host, remote: list[str]) -> list[str]:
+    """ssh to `host` with the mesh's key, known_hosts (checked) and control sockets."""
+    keys = sweep.state / "keys"
+    common = ssh_common_args(
+        keys / "client_ed25519", sweep.state / "known_hosts", control_dir(sweep.state)
+    )
+    return [
+        "ssh", *shlex.split(common), "-o", "ControlMaster=auto", "-o", "ControlPersist=300",
+        "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-p", str(host.ssh_port),
+        f"{host.ssh_user}@{host.ssh_host}", shlex.join(remote),
+    ]  # fmt: skip
+
+
+def _pull(sweep: Sweep, host: Host, agent: str, folder: str, at: bins.Position) -> Pulled:
+    remote = ["/usr/bin/python3", f"{agent}/ir_agent.py", "--mesh-read", folder,
+              str(at.number), str(at.offset)]  # fmt: skip
+    try:
+        done = subprocess.run(
+            ssh_command(sweep, host, remote),
+            capture_output=True,
+            text=True,
+            timeout=PULL_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return Pulled(host.name, "", f"no answer in {PULL_TIMEOUT_S} s")
+    if done.returncode != 0:
+        return Pulled(host.name, "", " ".join(done.stderr.split())[:200] or f"rc {done.returncode}")
+    return Pulled(host.name, done.stdout)
+
+
+def positions(con: Any, mesh_id: str) -> dict[str, bins.Position]:
+    prefix = _POSITION_KEY.format(mesh=mesh_id, host="")
+    rows = con.execute("SELECT key, value FROM meta WHERE starts_with(key, ?)", [prefix]).fetchall()
+    return {k[len(prefix) :]: bins.Position(*json.loads(v)) for k, v in rows}
+
+
+def collect(sweep: Sweep) -> dict[str, Any]:
+    """One pull of every host into the store; returns the status it wrote."""
+    request = request_of(sweep)
+    source = source_of(sweep.emulated)
+    hosts = stages.load_hosts(sweep)
+    facts = host_facts(sweep)
+    folders = {name: part["dir"] for name, part in parts(sweep, request).items()}
+    with history.opened(sweep.results.parent, create=True) as con:
+        at = positions(con, sweep.id)
+    with ThreadPoolExecutor(PULL_FORKS) as pool:
+        pulled = list(pool.map(
+            lambda h: _pull(sweep, h, str(facts.get(h.name, {}).get("agent_dir", "")),
+                            folders[h.name], at.get(h.name, bins.Position())),
+            hosts,
+        ))  # fmt: skip
+    now = time.time()
+    samples: list[bins.Sample] = []
+    new_at: dict[str, bins.Position] = {}
+    status = read_status(sweep)
+    hosts_status = status.setdefault("hosts", {})
+    raw = sweep.dir / PULLED_DIR
+    raw.mkdir(exist_ok=True)
+    for p in pulled:
+        entry = hosts_status.setdefault(p.host, {"samples": 0, "probes": 0})
+        entry["pulled_utc" if not p.error else "failed_utc"] = utc_now()
+        entry["error"] = p.error
+        if p.error:
+            continue
+        got, position, bad = bins.parse_pulled(p.host, p.text, at.get(p.host, bins.Position()))
+        new_at[p.host] = position
+        samples += got
+        if got:
+            entry["newest_t"] = max(s.t for s in got)
+            entry["samples"] += len(got)
+            entry["probes"] += sum(s.sent for s in got)
+            entry.setdefault("first_t", min(s.t for s in got))
+        entry["bad_lines"] = entry.get("bad_lines", 0) + bad
+        if "newest_t" in entry:
+            entry["lag_s"] = round(now - (entry["newest_t"] + request.interval_s), 1)
+        with (raw / f"{safe_name(p.host)}.jsonl").open("a") as f:
+            f.write(p.text)
+    started = time.monotonic()
+    with history.opened(sweep.results.parent, create=True) as con, history.transaction(con):
+        register_source(con, sweep, source)
+        bins.add_samples(con, source, sweep.id, samples)
+        for host, position in new_at.items():
+            key = _POSITION_KEY.format(mesh=sweep.id, host=host)
+            con.execute("DELETE FROM meta WHERE key = ?", [key])
+            con.execute(
+                "INSERT INTO meta VALUES (?, ?)", [key, json.dumps(list(asdict(position).values()))]
+            )
+        judged = detect.judge_final_bins(con, sweep, source, hosts_status, request, now)
+    status.update(
+        collected_utc=utc_now(),
+        samples=len(samples),
+        ingest_s=round(time.monotonic() - started, 3),
+        bins_judged=judged,
+    )
+    write_status(sweep, status)
+    return status
+
+
+def register_source(con: Any, sweep: Sweep, source: str) -> None:
+    """The mesh's row in `sweeps`: what `changes` and notifications list sources from."""
+    if con.execute("SELECT 1 FROM sweeps WHERE sweep_id = ?", [sweep.id]).fetchone():
+        return
+    con.execute(
+        "INSERT INTO sweeps VALUES (?, ?, ?, ?, ?, now()::TIMESTAMP, 0, ?, ?, now()::TIMESTAMP)",
+        [sweep.id, source, sweep.backend, sweep.emulated, source,
+         sweep.record.format_version, json.dumps(sweep.record.to_json())],
+    )  # fmt: skip
+
+
+def read_status(sweep: Sweep) -> dict[str, Any]:
+    path = sweep.state / STATUS_FILE
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def write_status(sweep: Sweep, doc: dict[str, Any]) -> None:
+    if not sweep.state.is_dir():
+        raise UserError(f"the state folder of mesh {sweep.id} is gone")
+    store.write_atomic(sweep.state / STATUS_FILE, json.dumps(doc, indent=1) + "\n")
+
+
+def pulled_dir(sweep: Sweep) -> Path:
+    return sweep.dir / PULLED_DIR

@@ -1,0 +1,58 @@
+"""What a mesh costs before it starts (`plan --mesh`): hosts, probe traffic, money.
+
+Every host sends `echoes` echo requests to each of its N - 1 peers every interval and
+answers as many from them, each an 84-byte IP packet (orchestrator.results.schema): its
+egress is 2 x (N - 1) x echoes x 84 bytes per interval, to each peer in equal parts.
+A month is 730 hours. The VMs are the pricing file's machine type per cloud (the
+smallest the catalog uses: instance, public IPv4 and disk), egress at its list price per
+pair (orchestrator.plan.pricing), before free tiers and discounts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from orchestrator.model.catalog import Region
+from orchestrator.plan.pricing import Pricing
+from orchestrator.results.schema import PING_PACKET_BYTES
+
+HOURS_PER_MONTH = 730
+
+
+@dataclass(frozen=True)
+class MeshCost:
+    hosts: int
+    directed_pairs: int
+    probes_per_host_per_s: float
+    egress_bytes_per_host_per_s: float
+    egress_gb_per_host_per_month: float  # 10^9 bytes
+    vm_usd_per_month: float
+    egress_usd_per_month: float
+
+    @property
+    def total_usd_per_month(self) -> float:
+        return self.vm_usd_per_month + self.egress_usd_per_month
+
+
+def mesh_cost(
+    regions: Sequence[Region], pricing: Pricing, interval_s: float, echoes: int
+) -> MeshCost:
+    n = len(regions)
+    per_peer_bytes_s = 2 * echoes * PING_PACKET_BYTES / interval_s  # requests and replies
+    month_s = HOURS_PER_MONTH * 3600
+    egress_usd = sum(
+        per_peer_bytes_s * month_s / 1e9 * pricing.egress_usd_per_gb(src, dst)
+        for src in regions for dst in regions if src.key != dst.key
+    )  # fmt: skip
+    vm_usd = sum(pricing.clouds[r.cloud].vm_usd_per_hour for r in regions) * HOURS_PER_MONTH
+    per_host_s = per_peer_bytes_s * max(n - 1, 0)
+    return MeshCost(
+        hosts=n,
+        directed_pairs=n * (n - 1),
+        probes_per_host_per_s=round(echoes * max(n - 1, 0) / interval_s, 3),
+        egress_bytes_per_host_per_s=round(per_host_s, 1),
+        egress_gb_per_host_per_month=round(per_host_s * month_s / 1e9, 3),
+        vm_usd_per_month=round(vm_usd, 2),
+        egress_usd_per_month=round(egress_usd, 2),
+    )

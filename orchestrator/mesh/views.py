@@ -1,0 +1,99 @@
+"""What the mesh shows: each host's collection status, and the matrix over a window.
+
+A window of the mesh's matrix pools the samples of its 5-minute bins (1H: 12 bins), so
+its percentiles are those of the samples themselves, by the store's sample rule
+(orchestrator.history.metrics.min_samples), and its loss is the sum of what was lost over
+what was sent, with its Wilson interval. Mesh sources only: sweeps' sources have their
+own matrix (`interregion matrix`), and the two are never pooled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from orchestrator.core.errors import UserError
+from orchestrator.history.metrics import QUANTILES, min_samples
+from orchestrator.mesh.bins import BIN_S, wilson
+
+WINDOWS = {"1H": 3600, "6H": 6 * 3600, "1D": 86400, "1W": 7 * 86400}
+
+
+@dataclass(frozen=True)
+class HostStatus:
+    name: str
+    last_record_utc: str | None  # the start of its newest recorded cycle
+    lag_s: float | None  # from the end of that cycle to its collection
+    probes_per_s: float | None
+    error: str
+
+
+def host_status(status: dict[str, Any], interval_s: int) -> list[HostStatus]:
+    out = []
+    for name, h in sorted(status.get("hosts", {}).items()):
+        newest, first = h.get("newest_t"), h.get("first_t")
+        rate = None
+        if newest is not None and first is not None:
+            rate = round(h.get("probes", 0) / (newest - first + interval_s), 2)
+        last = (
+            datetime.fromtimestamp(newest, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if newest else None
+        )
+        out.append(HostStatus(name, last, h.get("lag_s"), rate, h.get("error", "")))
+    return out
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    src: str
+    dst: str
+    samples: int
+    sent: int
+    p50_ms: float | None
+    p90_ms: float | None
+    p99_ms: float | None
+    loss_ratio: float | None
+    loss_lo: float
+    loss_hi: float
+    bins: int
+
+
+def mesh_sources(con: Any) -> list[str]:
+    return [
+        r[0] for r in con.execute("SELECT DISTINCT source FROM mesh_bins ORDER BY 1").fetchall()
+    ]
+
+
+def matrix(con: Any, source: str, window: str = "1H") -> tuple[datetime | None, list[MatrixCell]]:
+    """Every directed pair of a mesh source over the window ending at its newest bin."""
+    if window not in WINDOWS:
+        raise UserError(f"--window {window}: one of {', '.join(WINDOWS)}")
+    known = mesh_sources(con)
+    if source not in known:
+        raise UserError(
+            f"--source {source}: no mesh data (mesh sources: {', '.join(known) or 'none'})"
+        )
+    end = con.execute("SELECT max(t) FROM mesh_bins WHERE source = ?", [source]).fetchone()[0]
+    if end is None:
+        return None, []
+    qs = ", ".join(
+        f"CASE WHEN len(xs) >= {min_samples(s)} THEN list_aggregate(xs, 'quantile_cont', "
+        f"{QUANTILES[s]}) END"
+        for s in ("p50", "p90", "p99")
+    )
+    rows = con.execute(
+        f"SELECT src, dst, len(xs), sent, {qs}, received, bins FROM ("
+        "SELECT src, dst, flatten(list(rtt_samples_ms)) AS xs, sum(sent) AS sent, "
+        "sum(received) AS received, count(*) AS bins FROM mesh_bins WHERE source = ? "
+        f"AND t > ?::TIMESTAMP - INTERVAL {WINDOWS[window] - BIN_S} SECOND GROUP BY src, dst"
+        ") ORDER BY src, dst",
+        [source, end],
+    ).fetchall()
+    cells = []
+    for src, dst, n, sent, p50, p90, p99, received, nbins in rows:
+        lo, hi = wilson(int(sent - received), int(sent))
+        loss = (sent - received) / sent if sent else None
+        cells.append(
+            MatrixCell(src, dst, int(n), int(sent), p50, p90, p99, loss, lo, hi, int(nbins))
+        )
+    return end, cells
