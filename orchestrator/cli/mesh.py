@@ -64,6 +64,13 @@ def mesh() -> None:
     show_default=True,
     help="Seconds between two pulls of the hosts' records into the store.",
 )
+@click.option(
+    "--bin-seconds",
+    type=click.IntRange(1, 3600),
+    default=300,
+    show_default=True,
+    help="The store's bins (a multiple of --interval); shorter only to test detection.",
+)
 @click.option("--yes", is_flag=True, help="Do not ask before starting more than 16 hosts.")
 @perturb_options
 @click.option(
@@ -90,8 +97,11 @@ def up_command(**kwargs: Any) -> None:
     from orchestrator.mesh import collect, run
     from orchestrator.sweep import launch
 
-    request = run.MeshRequest(kwargs["interval"], kwargs["echoes"], kwargs["collect_every"]).check()
-    options = {k: v for k, v in kwargs.items() if k not in ("interval", "echoes", "collect_every")}
+    request = run.MeshRequest(
+        kwargs["interval"], kwargs["echoes"], kwargs["collect_every"], bin_s=kwargs["bin_seconds"]
+    ).check()
+    mine = ("interval", "echoes", "collect_every", "bin_seconds")
+    options = {k: v for k, v in kwargs.items() if k not in mine}
     options["tests"] = "ping"
     plan, spec = launch.plan_from_options(options, log.info)
     hosts = len(plan.selection.regions)
@@ -138,6 +148,10 @@ def status_command(mesh_id: str | None, as_json: bool, results: Path) -> None:
             "hosts": [asdict(h) for h in hosts],
         }, indent=2))  # fmt: skip
         return
+    if sweep.emulated:
+        from orchestrator.emulator.stack import emulation_id_for
+
+        log.info(f"emulation {emulation_id_for(sweep.id)} (interregion emulator perturb --id ...)")
     state = "running" if live else f"not running ({sweep.record.status})"
     click.echo(
         f"mesh {sweep.id}: {state}; last collection {status.get('collected_utc') or 'none yet'}"

@@ -79,8 +79,8 @@ def wilson(lost: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def bin_start(t: int) -> int:
-    return t - t % BIN_S
+def bin_start(t: int, bin_s: int = BIN_S) -> int:
+    return t - t % bin_s
 
 
 def _wilson_sql(lost: str, n: str, sign: str) -> str:
@@ -99,23 +99,33 @@ def _quantile_sql(stat: str) -> str:
     )
 
 
-# every bin of `scope` (a temp table of bin starts) rolled up again from mesh_samples
-_ROLLUP = f"""
+# every bin of `touched` (a temp table of bin starts) rolled up again from mesh_samples
+_ROLLUP = """
 INSERT INTO mesh_bins
 SELECT source, mesh_id, src, dst, b, sent, len(xs),
-       {_quantile_sql("p50")}, {_quantile_sql("p90")}, {_quantile_sql("p99")},
+       {p50}, {p90}, {p99},
        list_sum(xs), CASE WHEN sent > 0 THEN (sent - len(xs))::DOUBLE / sent END,
-       greatest(0.0, {_wilson_sql("sent - len(xs)", "sent", "-")}),
-       least(1.0, {_wilson_sql("sent - len(xs)", "sent", "+")}), xs
+       greatest(0.0, {lo}), least(1.0, {hi}), xs
 FROM (
-    SELECT source, mesh_id, src, dst, time_bucket(INTERVAL {BIN_S} SECOND, t) AS b,
+    SELECT source, mesh_id, src, dst, time_bucket(INTERVAL {bin_s} SECOND, t) AS b,
            sum(sent) AS sent, list_sort(flatten(list(rtt_ms))) AS xs
     FROM mesh_samples
     WHERE source = ? AND mesh_id = ?
-      AND time_bucket(INTERVAL {BIN_S} SECOND, t) IN (SELECT b FROM touched)
+      AND time_bucket(INTERVAL {bin_s} SECOND, t) IN (SELECT b FROM touched)
     GROUP BY ALL
 )
 """
+
+
+def rollup_sql(bin_s: int) -> str:
+    return _ROLLUP.format(
+        p50=_quantile_sql("p50"),
+        p90=_quantile_sql("p90"),
+        p99=_quantile_sql("p99"),
+        lo=_wilson_sql("sent - len(xs)", "sent", "-"),
+        hi=_wilson_sql("sent - len(xs)", "sent", "+"),
+        bin_s=int(bin_s),
+    )
 
 
 def utc(t: int) -> datetime:
@@ -123,7 +133,11 @@ def utc(t: int) -> datetime:
 
 
 def add_samples(
-    con: duckdb.DuckDBPyConnection, source: str, mesh_id: str, samples: Sequence[Sample]
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    mesh_id: str,
+    samples: Sequence[Sample],
+    bin_s: int = BIN_S,
 ) -> int:
     """Samples into the store and their bins rolled up again (inside the caller's
     transaction); returns the bins touched."""
@@ -133,14 +147,14 @@ def add_samples(
         "INSERT INTO mesh_samples VALUES (?, ?, ?, ?, ?, ?, ?)",
         [(source, mesh_id, s.src, s.dst, utc(s.t), s.sent, list(s.rtt_ms)) for s in samples],
     )
-    starts = sorted({bin_start(s.t) for s in samples})
+    starts = sorted({bin_start(s.t, bin_s) for s in samples})
     con.execute("CREATE OR REPLACE TEMP TABLE touched (b TIMESTAMP)")
     con.executemany("INSERT INTO touched VALUES (?)", [(utc(b),) for b in starts])
     con.execute(
         "DELETE FROM mesh_bins WHERE source = ? AND mesh_id = ? AND t IN (SELECT b FROM touched)",
         [source, mesh_id],
     )
-    con.execute(_ROLLUP, [source, mesh_id])
+    con.execute(rollup_sql(bin_s), [source, mesh_id])
     con.execute("DROP TABLE touched")
     return len(starts)
 

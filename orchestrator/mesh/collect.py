@@ -125,7 +125,7 @@ def collect(sweep: Sweep) -> dict[str, Any]:
     started = time.monotonic()
     with history.opened(sweep.results.parent, create=True) as con, history.transaction(con):
         register_source(con, sweep, source)
-        bins.add_samples(con, source, sweep.id, samples)
+        bins.add_samples(con, source, sweep.id, samples, request.bin_s)
         for host, position in new_at.items():
             key = _POSITION_KEY.format(mesh=sweep.id, host=host)
             con.execute("DELETE FROM meta WHERE key = ?", [key])

@@ -15,6 +15,8 @@ A bin is judged once every host that reported in the last three collections has 
 its last cycle (the bin is complete), or once it ended three collections ago (a dead host
 does not hold the others back); bins are judged in time order, each after the last one
 judged (`meta`: mesh_judged:<id>). A bin with fewer than MIN_SAMPLES replies is no run.
+The rule counts bins, not minutes: a mesh with shorter bins (`--bin-seconds`, for
+tests) keeps the same counts, so its times shrink with its bins.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.history import changes as ch
 from orchestrator.history import judgments
-from orchestrator.mesh.bins import BIN_S, utc
+from orchestrator.mesh.bins import utc
 
 if TYPE_CHECKING:
     from orchestrator.mesh.run import MeshRequest
@@ -35,7 +37,7 @@ _JUDGED_KEY = "mesh_judged:{mesh}"
 
 
 def run_id(mesh_id: str, t: int) -> str:
-    return f"{mesh_id}@{utc(t).strftime('%Y%m%dT%H%MZ')}"
+    return f"{mesh_id}@{utc(t).strftime('%Y%m%dT%H%M%SZ')}"
 
 
 def final_through(hosts: dict[str, Any], request: MeshRequest, now: float) -> int:
@@ -43,11 +45,11 @@ def final_through(hosts: dict[str, Any], request: MeshRequest, now: float) -> in
     recent = [h for h in hosts.values() if not h.get("error") and "newest_t" in h]
     stale_end = int(now - 3 * request.collect_every_s)
     if not recent:
-        return stale_end - stale_end % BIN_S
+        return stale_end - stale_end % request.bin_s
     # a host's newest record is the start of its last cycle: the bins up to its end are done
     done = min(int(h["newest_t"]) + request.interval_s for h in recent)
     through = max(done, stale_end)
-    return through - through % BIN_S
+    return through - through % request.bin_s
 
 
 def judge_final_bins(
@@ -65,7 +67,7 @@ def judge_final_bins(
         "strftime(t, '%Y-%m-%dT%H:%M:%S.000Z') FROM mesh_bins "
         "WHERE source = ? AND mesh_id = ? AND epoch(t) >= ? AND epoch(t) + ? <= ? "
         "AND rtt_p50_ms IS NOT NULL AND received >= ? ORDER BY t, src, dst",
-        [source, sweep.id, after, BIN_S, through, MIN_SAMPLES],
+        [source, sweep.id, after, request.bin_s, through, MIN_SAMPLES],
     ).fetchall()
     runs: dict[int, list[tuple[ch.SeriesKey, ch.Run]]] = {}
     for t, src, dst, p50, iso in rows:

@@ -55,6 +55,7 @@ class MeshRequest:
     reply_wait_s: float = 2.0
     rotate_bytes: int = 8 << 20
     keep_files: int = 8
+    bin_s: int = 300  # the store's bins; shorter only to test detection in minutes
 
     def check(self) -> MeshRequest:
         if not 1 <= self.interval_s <= 3600:
@@ -63,6 +64,10 @@ class MeshRequest:
             raise UserError(f"--pings {self.pings}: give 1 to 100 echoes per peer and interval")
         if not 5 <= self.collect_every_s <= 3600:
             raise UserError(f"--collect-every {self.collect_every_s}: give 5 to 3600 seconds")
+        if self.bin_s % self.interval_s or not 1 <= self.bin_s // self.interval_s <= 3600:
+            raise UserError(
+                f"--bin-seconds {self.bin_s}: give a multiple of --interval {self.interval_s}"
+            )
         return self
 
 
