@@ -20,7 +20,7 @@ ACTIONLINT_VERSION := v1.7.7
 # systemd: systemd-analyze checks the timers `schedule install` writes).
 DEB_PACKAGES := iperf3 iputils-ping ethtool openssh-server openssh-client iproute2 iptables \
 	libnetfilter-queue-dev libmnl-dev pkg-config gcc libasan8 libubsan1 make procps util-linux \
-	chromium python3-venv systemd
+	chromium python3-venv systemd prometheus
 
 # The default sweep of `make run`, on the emulated cloud: 8 regions of both clouds on
 # four continents, from the same metro (Ashburn) to the antipodes (Tokyo - Sao Paulo),

@@ -75,7 +75,30 @@ _catalog_option = click.option(
     show_default="infra/pricing.yaml",
     help="Price list for the estimate.",
 )
+@click.option(
+    "--mesh",
+    is_flag=True,
+    help="Plan a continuous mesh (interregion mesh up) instead: hosts, probe traffic and "
+    "cost per month.",
+)
+@click.option(
+    "--mesh-interval",
+    type=click.IntRange(1, 3600),
+    default=60,
+    show_default=True,
+    help="With --mesh: seconds between two probes of the same peer.",
+)
+@click.option(
+    "--mesh-echoes",
+    type=click.IntRange(1, 100),
+    default=5,
+    show_default=True,
+    help="With --mesh: echoes to each peer per interval.",
+)
 def plan(
+    mesh: bool,
+    mesh_interval: int,
+    mesh_echoes: int,
     max_concurrent: int | None,
     sequential: bool,
     backend: str,
@@ -103,6 +126,7 @@ def plan(
       interregion plan --regions aws:us-east-1,aws:us-east-2,gcp:us-east4 --strict
       interregion plan --cloud-pair aws:gcp --min-km 1000 --max-km 5000 --json
       interregion plan --pairs aws:us-east-1/gcp:us-east4 --pings 50 --duration 10
+      interregion plan --mesh --max-regions 8
     """
     if round_overhead is not None and not 0 <= round_overhead <= MAX_ROUND_OVERHEAD_S:  # nan too
         raise UserError(
@@ -135,10 +159,42 @@ def plan(
                 "tests (--strict)"
             )
         log.warning(message)
-    if as_json:
+    if mesh:
+        _print_mesh(result, load_pricing(pricing_path), mesh_interval, mesh_echoes, as_json)
+    elif as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
         print_plan(result, _console())
+
+
+def _print_mesh(result: Plan, pricing: Any, interval_s: int, echoes: int, as_json: bool) -> None:
+    """`plan --mesh`: what `mesh up` with these options would keep running, and its cost."""
+    from dataclasses import asdict
+
+    from orchestrator.mesh.cost import HOURS_PER_MONTH, mesh_cost
+
+    cost = mesh_cost(result.selection.regions, pricing, interval_s, echoes)
+    emulated = backends.is_emulated(result.backend)
+    if as_json:
+        doc = {**asdict(cost), "total_usd_per_month": round(cost.total_usd_per_month, 2),
+               "interval_s": interval_s, "echoes": echoes, "backend": result.backend,
+               "emulated": emulated, "pricing_as_of": pricing.as_of}  # fmt: skip
+        click.echo(json.dumps(doc, indent=2))
+        return
+    keys = ", ".join(r.key for r in result.selection.regions)
+    click.echo(f"mesh: {log.counted(cost.hosts, 'host')} ({keys})")
+    click.echo(
+        f"{cost.directed_pairs:,} directed pairs, {echoes} echoes each every {interval_s} s: "
+        f"{cost.probes_per_host_per_s:g} probes/s per host, "
+        f"{cost.egress_bytes_per_host_per_s:,.0f} B/s out per host (requests and replies, "
+        f"84-byte packets), {cost.egress_gb_per_host_per_month:,.2f} GB per host per month"
+    )
+    where = " if run on the clouds (this is the emulated cloud: $0)" if emulated else ""
+    click.echo(
+        f"cost per month ({HOURS_PER_MONTH} h) at list prices of {pricing.as_of}{where}: "
+        f"VMs ${cost.vm_usd_per_month:,.2f}, egress ${cost.egress_usd_per_month:,.2f}, "
+        f"total ${cost.total_usd_per_month:,.2f}"
+    )
 
 
 def _note(message: str) -> None:

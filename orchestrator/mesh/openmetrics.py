@@ -8,6 +8,8 @@ textfile collector or any scraper, following Prometheus naming, in base units:
     interregion_loss_ratio           gauge: echoes lost / sent over the window
     interregion_probes_total         counter: echoes sent since the mesh started
     interregion_probe_failures_total counter: echoes never answered since the mesh started
+    interregion_change_delta_seconds gauge: each open change episode of a path (change
+                                     detection's), its new level less its old one
 
 Labels: src_cloud, src_region, dst_cloud, dst_region, source (a mesh source of the store,
 never pooled with another). A pair with no reply in the window has no RTT samples at
@@ -35,11 +37,13 @@ FAMILIES = (
     "interregion_loss_ratio",
     "interregion_probes",
     "interregion_probe_failures",
+    "interregion_change_delta_seconds",
 )
 # every sample name a scraper sees
 SAMPLE_NAMES = (
     "interregion_rtt_seconds", "interregion_rtt_seconds_count", "interregion_rtt_seconds_sum",
     "interregion_loss_ratio", "interregion_probes_total", "interregion_probe_failures_total",
+    "interregion_change_delta_seconds",
 )  # fmt: skip
 
 
@@ -106,6 +110,15 @@ def render(
             loss.append(f"interregion_loss_ratio{labels} {_number((w_sent - w_recv) / w_sent)}")
         probes.append(f"interregion_probes_total{labels} {_number(sent)}")
         failures.append(f"interregion_probe_failures_total{labels} {_number(sent - recv)}")
+    changes = [
+        f"interregion_change_delta_seconds{_labels(source, src, dst)} {_number((new - old) / 1000)}"
+        for source, src, dst, old, new in con.execute(
+            "SELECT source, src, dst, old_level, new_level FROM episodes WHERE status = 'open' "
+            "AND metric = 'rtt' AND old_level IS NOT NULL AND new_level IS NOT NULL "
+            "AND source IN (SELECT unnest(?)) ORDER BY source, src, dst",
+            [chosen],
+        ).fetchall()
+    ]
     total = "" if om else "_total"
     out = [
         "# TYPE interregion_rtt_seconds summary",
@@ -124,6 +137,11 @@ def render(
         f"# HELP interregion_probe_failures{total} ICMP echoes never answered since the mesh "
         "started.",
         *failures,
+        "# TYPE interregion_change_delta_seconds gauge",
+        *(["# UNIT interregion_change_delta_seconds seconds"] if om else []),
+        "# HELP interregion_change_delta_seconds Open change episodes of a path's RTT median: "
+        "new level less old level.",
+        *changes,
         *(["# EOF"] if om else []),
     ]
     return "\n".join(out) + "\n"

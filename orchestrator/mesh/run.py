@@ -230,12 +230,19 @@ def start_agents(sweep: Sweep, request: MeshRequest) -> list[str]:
 
 def serve(sweep: Sweep, collect: Callable[[Sweep], object], every_s: float,
           until: Callable[[], bool] = lambda: False) -> None:  # fmt: skip
-    """Collect every `every_s` until interrupted (or `until()`), then once more."""
+    """Collect every `every_s` until interrupted (or `until()`). A collection runs whole
+    (a stop signal waits for its end); one that fails (the store busy with another
+    command, a host unreachable) is a warning and is tried again next time: what it did
+    not store is pulled again."""
     next_at = time.monotonic() + every_s
     while not until():
         interrupts.check()
         if time.monotonic() >= next_at:
-            collect(sweep)
+            try:
+                with interrupts.deferred():
+                    collect(sweep)
+            except (UserError, OSError) as e:
+                sweep.log(f"warning: collection failed, tried again in {every_s:g} s: {e}")
             next_at = time.monotonic() + every_s
         time.sleep(0.5)
 
@@ -286,7 +293,7 @@ def down(results: Path, mesh_id: str | None, log: Log, wait_s: float = 300.0) ->
         log(f"mesh {sweep.id}: stopping its controller (process {owner.pid})")
         os.kill(owner.pid, signal.SIGTERM)
         deadline = time.monotonic() + wait_s
-        while process_start_ticks(owner.pid) == owner.start_ticks:
+        while _alive(owner.pid, owner.start_ticks):
             if time.monotonic() > deadline:
                 raise UserError(
                     f"mesh {sweep.id}: its controller (process {owner.pid}) did not stop in "
@@ -301,6 +308,18 @@ def down(results: Path, mesh_id: str | None, log: Log, wait_s: float = 300.0) ->
             sweep.record.status = SweepStatus.FAILED
         sweep.save()
     return sweep
+
+
+def _alive(pid: int, start_ticks: int | None) -> bool:
+    """The process still runs (a zombie, ended but not yet waited for by its parent, does
+    not): its teardown is over."""
+    if process_start_ticks(pid) != start_ticks:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
 
 
 def stages_left(sweep: Sweep) -> bool:

@@ -47,6 +47,7 @@ PUBLIC = {
         "views",
         "windows",
     ],
+    "mesh": ["bins", "collect", "cost", "detect", "openmetrics", "run", "views"],
     "model": ["backends", "catalog", "hosts"],
     "netmodel": ["model", "routes"],
     "plan": [

@@ -103,7 +103,7 @@ def test_agent_records_rotate_and_read_back(tmp_path):
         "a = importlib.util.module_from_spec(spec); spec.loader.exec_module(a)\n"
         f"log = a.MeshLog({str(tmp_path)!r}, 120, 2)\n"
         "for i in range(10):\n"
-        "    log.write(['{\"t\": %d, \"d\": \"p\", \"s\": 1, \"r\": [1.5]}\\n' % i])\n"
+        '    log.write([\'{"t": %d, "d": "p", "s": 1, "r": [1.5]}\\n\' % i])\n'
         "log.close()\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

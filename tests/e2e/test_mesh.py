@@ -1,0 +1,133 @@
+"""A short continuous mesh on the emulated cloud (issue 32): 3 regions, 2-second probes,
+10-second bins (the detection rule counts bins, so a change is confirmed in seconds
+instead of minutes), a +10 ms RTT change injected on one path and detected with nothing
+else reported, the bins and the metrics checked (promtool, prometheus_client's
+OpenMetrics parser), then `mesh down` and nothing left."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+
+import pytest
+from e2e_support import calm_seed, leftovers, run_cli, start_cli, wait_for
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+from orchestrator.emulator.stack import emulation_id_for
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+REGIONS = ("aws:us-east-1", "gcp:europe-west1", "aws:ap-northeast-1")
+CHANGED = ("aws:us-east-1", "gcp:europe-west1")
+PAIRS = {(a, b) for a in REGIONS for b in REGIONS if a != b}
+
+
+def _json(args: list[str], tries: int = 20) -> dict:
+    """A reading command's JSON; the store is busy for a moment at each collection.
+    (`changes` exits 3 while a change is open.)"""
+    for _ in range(tries):
+        out = run_cli(args, timeout_s=60)
+        if out.returncode in (0, 3) and out.stdout:
+            return json.loads(out.stdout)
+        assert "in use" in out.stderr, out.stderr
+        time.sleep(0.5)
+    raise AssertionError(f"{args}: the store stayed busy")
+
+
+def _status(results) -> dict:
+    return _json(["mesh", "status", "--json", "--results", str(results)])
+
+
+def _episodes(results) -> list[dict]:
+    return _json(["changes", "--json", "--results", str(results)])["episodes"]
+
+
+def test_a_short_mesh_bins_metrics_a_detected_change_and_a_clean_teardown(tmp_path):
+    results = tmp_path / "r"
+    proc = start_cli([
+        "mesh", "up", "--backend", "local", "--regions", ",".join(REGIONS),
+        "--interval", "2", "--bin-seconds", "10", "--collect-every", "5",
+        "--emulation-seed", str(calm_seed(REGIONS)), "--results", str(results),
+    ])  # fmt: skip
+    mesh_dir = None
+    try:
+        wait_for(lambda: list((results / "mesh").glob("*/state/collect.json")), 180,
+                 "the first collection", proc)  # fmt: skip
+        mesh_dir = next((results / "mesh").glob("*/sweep.json")).parent
+        status = _status(results)
+        assert status["running"] and len(status["hosts"]) == 3
+        # the baseline: 6 bins at least (RULE.min_runs), and a few judged beyond it
+        time.sleep(95)
+        status = _status(results)
+        for host in status["hosts"]:
+            assert not host["error"], host
+            assert host["lag_s"] is not None and host["lag_s"] < 15, host
+            assert host["probes_per_s"] == pytest.approx(2 * 5 / 2, rel=0.1), host
+        assert _episodes(results) == []
+        changed_at = time.time()
+        out = run_cli([
+            "emulator", "perturb", "--id", emulation_id_for(mesh_dir.name),
+            "--perturb", f"{CHANGED[0]}/{CHANGED[1]},delay_ms=5",
+        ])  # fmt: skip
+        assert out.returncode == 0, out.stderr
+
+        def confirmed() -> bool:
+            return any(e["status"] == "open" for e in _episodes(results))
+
+        wait_for(confirmed, 90, "the injected change confirmed", proc, poll_s=3)
+        took_s = time.time() - changed_at
+        (episode,) = _episodes(results)  # nothing else reported
+        assert {episode["src"], episode["dst"]} == set(CHANGED)
+        assert episode["source"] == "mesh-emulated"
+        for d in episode["directions"]:
+            assert d["new_level"] - d["old_level"] == pytest.approx(10.0, abs=2.0), d
+        # 2 bins to confirm, a bin to start in, and the collection's lag: about 4 bins
+        assert took_s < 60, took_s
+
+        matrix = _json(["mesh", "matrix", "--json", "--results", str(results)])
+        assert {(c["src"], c["dst"]) for c in matrix["cells"]} == PAIRS
+        for c in matrix["cells"]:
+            assert c["samples"] >= 100 and c["loss_ratio"] == 0.0, c
+            assert c["p90_ms"] is not None  # 100 samples and more: the rule shows p90
+
+        prom = tmp_path / "interregion.prom"
+        om = tmp_path / "interregion.om"
+        for path, fmt in ((prom, "prometheus"), (om, "openmetrics")):
+            for _ in range(20):
+                out = run_cli(["metrics", "--format", fmt, "--out", str(path),
+                               "--results", str(results)])  # fmt: skip
+                if out.returncode == 0:
+                    break
+                time.sleep(0.5)
+            assert out.returncode == 0, out.stderr
+        promtool = shutil.which("promtool")
+        assert promtool, "promtool is missing: 'make deb' installs the prometheus package"
+        checked = subprocess.run([promtool, "check", "metrics"], stdin=prom.open(),
+                                 capture_output=True, text=True)  # fmt: skip
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        families = {f.name: f for f in text_string_to_metric_families(om.read_text())}
+        assert set(families) == {"interregion_rtt_seconds", "interregion_loss_ratio",
+                                 "interregion_probes", "interregion_probe_failures",
+                                 "interregion_change_delta_seconds"}  # fmt: skip
+        (change,) = families["interregion_change_delta_seconds"].samples
+        assert change.value == pytest.approx(0.010, abs=0.002)
+        medians = {
+            (s.labels["src_region"], s.labels["dst_region"]): s.value
+            for s in families["interregion_rtt_seconds"].samples
+            if s.labels.get("quantile") == "0.5"
+        }
+        assert len(medians) == len(PAIRS)
+        assert all(0.001 < v < 1.0 for v in medians.values())  # seconds, not ms
+    finally:
+        if proc.poll() is None:
+            down = run_cli(["mesh", "down", "--results", str(results)], timeout_s=300)
+            assert down.returncode == 0, down.stderr
+        proc.wait(timeout=120)
+    assert proc.returncode == 0, proc.stdout.read()
+    assert mesh_dir is not None
+    assert not any(leftovers(mesh_dir).values()), leftovers(mesh_dir)
+    record = json.loads((mesh_dir / "sweep.json").read_text())
+    assert record["status"] == "done"
+    assert (mesh_dir / "pulled").is_dir()  # what was pulled is kept, verbatim
