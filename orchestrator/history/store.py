@@ -288,8 +288,7 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
         return
     if found[0] == "7":
         with transaction(con):
-            for statement in _MESH:
-                con.execute(statement)
+            _create_mesh_tables(con)
             con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", ["8"])
         return
     info(
@@ -306,12 +305,16 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
             refresh_bins(con, tables=("rtt_bins",))
         _migrate_summaries(con)
         judgments.create_tables(con)
-        for statement in _MESH:
-            con.execute(statement)
+        _create_mesh_tables(con)
         judgments.rejudge(con)
         con.execute(
             "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(STORE_SCHEMA_VERSION)]
         )
+
+
+def _create_mesh_tables(con: duckdb.DuckDBPyConnection) -> None:
+    for statement in _MESH:
+        con.execute(statement.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
 
 
 def _summary_tables() -> list[str]:

@@ -40,7 +40,8 @@ from orchestrator.sweep import abandoned, launch, stages
 from orchestrator.sweep.record import Sweep, open_sweep
 
 Log = Callable[[str], None]
-MESH_DIR = "mesh"  # under the results folder: meshes are not sweeps to the report or site
+# under the results folder: meshes are not sweeps to the report or site
+MESH_DIR = abandoned.MESH_DIR
 PULLED_DIR = "pulled"
 UNIT = "interregion-mesh.service"
 

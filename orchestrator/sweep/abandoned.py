@@ -20,6 +20,9 @@ from orchestrator.results import store
 from orchestrator.results.record import Owner, SweepRecord, SweepStatus, read_record
 from orchestrator.results.store import utc_now
 
+# where continuous meshes keep their sweep records (orchestrator.mesh): reaped here too
+MESH_DIR = "mesh"
+
 
 def mark_owner(record: SweepRecord, pid: int | None = None) -> None:
     """Record this process (pid and start time, so a reused pid is not taken for it)."""
@@ -56,16 +59,20 @@ def abandoned_sweeps(results: Path) -> list[str]:
 
 def reap_abandoned(results: Path, log: Callable[[str], None]) -> list[str]:
     """Tear down every abandoned sweep (its hosts, connections, local emulation) and mark
-    it failed (with `abandoned_utc`); then remove emulations no live process owns.
-    Returns the sweep ids."""
+    it failed (with `abandoned_utc`), and every abandoned mesh (`results/mesh/`); then
+    remove emulations no live process owns. Returns the sweep ids."""
     from orchestrator.sweep import stages
     from orchestrator.sweep.provision import reap_local_leftovers
     from orchestrator.sweep.record import open_sweep
 
     reaped = []
     local = False
-    for sweep_id in abandoned_sweeps(results):
-        sweep = open_sweep(sweep_id, results, log)
+    mesh = Path(results) / MESH_DIR
+    found = [(results, i) for i in abandoned_sweeps(results)]
+    if Path(results).name != MESH_DIR:  # a sweep's lock reaps dead meshes as well
+        found += [(mesh, i) for i in abandoned_sweeps(mesh)]
+    for folder, sweep_id in found:
+        sweep = open_sweep(sweep_id, folder, log)
         log(f"sweep {sweep_id} was left {sweep.record.status} by a dead process: tearing down")
         try:
             stages.teardown(sweep)
