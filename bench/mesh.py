@@ -53,22 +53,31 @@ def load() -> str:
 
 
 def synthetic_hour(regions, echoes: int, seed: int, t0: int, step_path):
-    """{minute: [Sample]}: one cycle of every directed pair a minute."""
+    """{minute: {host: the agent's lines of that cycle}}, as --mesh-read prints them."""
     rng = random.Random(seed)
     base = {(a.key, b.key): region_rtt_ms(a, b) for a in regions for b in regions if a != b}
-    out = {}
+    out: dict[int, dict[str, list[str]]] = {}
     for minute in range(60):
-        cycle = []
+        cycle: dict[str, list[str]] = {}
         for (src, dst), rtt in base.items():
             level = rtt + (STEP_MS if minute >= STEP_MINUTE and {src, dst} == step_path else 0)
-            rtts = tuple(
-                round(level + rng.expovariate(5.0), 4)
-                for _ in range(echoes)
-                if rng.random() >= 0.001
-            )
-            cycle.append(bins.Sample(src, dst, t0 + minute * 60, echoes, rtts))
+            rtts = [round(level + rng.expovariate(5.0), 4) for _ in range(echoes)
+                    if rng.random() >= 0.001]  # fmt: skip
+            line = json.dumps({"t": t0 + minute * 60, "d": dst, "s": echoes, "r": rtts},
+                              separators=(",", ":"))  # fmt: skip
+            cycle.setdefault(src, []).append(line + "\n")
         out[minute] = cycle
     return out
+
+
+def pulled(hour, minutes, offsets):
+    """Each host's text of `minutes`, with its #file line, as one pull gets it."""
+    texts = {}
+    for host in hour[minutes[0]]:
+        body = "".join(line for m in minutes for line in hour[m][host])
+        texts[host] = f"#file 1 {offsets.get(host, 0)}\n" + body
+        offsets[host] = offsets.get(host, 0) + len(body.encode())
+    return texts
 
 
 def store_part(n_regions: int, echoes: int) -> None:
@@ -85,14 +94,16 @@ def store_part(n_regions: int, echoes: int) -> None:
     mesh = SimpleNamespace(id="bench", backend="local")
     with tempfile.TemporaryDirectory(prefix="ir-bench-mesh-") as tmp:
         con = store.connect(Path(tmp) / "h.duckdb", create=True)
-        pulls, confirmed_at = [], None
+        pulls, confirmed_at, offsets = [], None, {}
         for pull in range(1, 31):  # every 2 minutes: the cycles that ended by then
             now = t0 + pull * 120
-            chunk = [s for m in range(pull * 2 - 2, pull * 2) for s in hour[m]]
+            texts = pulled(hour, [pull * 2 - 2, pull * 2 - 1], offsets)
             hosts = {k: {"newest_t": t0 + (pull * 2 - 1) * 60, "error": ""} for k in keys}
             started = time.perf_counter()
+            for host, text in texts.items():  # what collect parses: positions, counts
+                bins.parse_pulled(host, text, bins.Position())
             with store.transaction(con):
-                bins.add_samples(con, SOURCE, mesh.id, chunk)
+                bins.add_pulled(con, SOURCE, mesh.id, texts)
                 detect.judge_final_bins(con, mesh, SOURCE, hosts, request, now + 5)
             pulls.append(time.perf_counter() - started)
             if (
@@ -114,10 +125,10 @@ def store_part(n_regions: int, echoes: int) -> None:
         ).fetchall()
         con.close()
         one = store.connect(Path(tmp) / "one.duckdb", create=True)
-        everything = [s for m in range(60) for s in hour[m]]
+        everything = pulled(hour, list(range(60)), {})
         started = time.perf_counter()
         with store.transaction(one):
-            bins.add_samples(one, SOURCE, "bench", everything)
+            bins.add_pulled(one, SOURCE, "bench", everything)
         bulk_s = time.perf_counter() - started
         one.close()
     expected = pairs * 12

@@ -98,6 +98,7 @@ def collect(sweep: Sweep) -> dict[str, Any]:
         ))  # fmt: skip
     now = time.time()
     samples: list[bins.Sample] = []
+    texts: dict[str, str] = {}
     new_at: dict[str, bins.Position] = {}
     status = read_status(sweep)
     hosts_status = status.setdefault("hosts", {})
@@ -111,6 +112,7 @@ def collect(sweep: Sweep) -> dict[str, Any]:
             continue
         got, position, bad = bins.parse_pulled(p.host, p.text, at.get(p.host, bins.Position()))
         new_at[p.host] = position
+        texts[p.host] = p.text
         samples += got
         if got:
             entry["newest_t"] = max(s.t for s in got)
@@ -125,7 +127,7 @@ def collect(sweep: Sweep) -> dict[str, Any]:
     started = time.monotonic()
     with history.opened(sweep.results.parent, create=True) as con, history.transaction(con):
         register_source(con, sweep, source)
-        bins.add_samples(con, source, sweep.id, samples, request.bin_s)
+        bins.add_pulled(con, source, sweep.id, texts, request.bin_s)
         for host, position in new_at.items():
             key = _POSITION_KEY.format(mesh=sweep.id, host=host)
             con.execute("DELETE FROM meta WHERE key = ?", [key])

@@ -125,3 +125,28 @@ def test_agent_records_rotate_and_read_back(tmp_path):
     ).stdout  # fmt: skip
     assert bins.parse_pulled("h", again, at)[0] == []
     assert json.loads(out.splitlines()[1])["d"] == "p"
+
+
+def test_pulled_text_and_parsed_samples_give_the_same_bins(tmp_path):
+    """The collector's path (the agent's text read by DuckDB as it is) and the parsed
+    samples' path store the same rows and bins; a damaged line is skipped by both."""
+    text = "#file 1 0\n" + "".join(
+        json.dumps({"t": T0 + 60 * i, "d": "gcp:b", "s": 5, "r": [10.0 + i, 10.5 + i]},
+                   separators=(",", ":")) + "\n"
+        for i in range(7)
+    ) + "garbage\n"  # fmt: skip
+    samples, _at, bad = bins.parse_pulled("aws:a", text, bins.Position())
+    assert bad == 1
+    got = []
+    for name, add in (("a", "text"), ("b", "samples")):
+        c = store.connect(tmp_path / f"{name}.duckdb", create=True)
+        with store.transaction(c):
+            if add == "text":
+                assert bins.add_pulled(c, "mesh", "m", {"aws:a": text}) == 2
+            else:
+                assert bins.add_samples(c, "mesh", "m", samples) == 2
+        got.append(c.execute("SELECT * EXCLUDE (rtt_samples_ms), list_sort(rtt_samples_ms) "
+                             "FROM mesh_bins ORDER BY t").fetchall())  # fmt: skip
+        c.close()
+    assert got[0] == got[1] and len(got[0]) == 2
+    assert got[0][0][2:4] == ("aws:a", "gcp:b")
