@@ -60,7 +60,7 @@ def mesh() -> None:
 @click.option(
     "--collect-every",
     type=click.IntRange(5, 3600),
-    default=120,
+    default=60,
     show_default=True,
     help="Seconds between two pulls of the hosts' records into the store.",
 )

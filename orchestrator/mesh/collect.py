@@ -1,4 +1,4 @@
-"""Collection: the controller pulls each host's new records over SSH, every few minutes.
+"""Collection: the controller pulls each host's new records over SSH, every minute by default.
 
 Each pull asks a host's agent for what follows the position pulled last
 (`ir_agent.py --mesh-read`), keeps the text verbatim (`pulled/<host>.jsonl`), writes the

@@ -8,7 +8,7 @@ region roll-ups, episodes and notifications as sweeps) with the mesh's own rule,
 - flag: a bin's median beyond max(3 x scale, 2 ms) of its baseline;
 - confirm: 2 flagged bins in a row on the same side (k2 = 3.75): a change that starts
   inside a bin is confirmed when the second whole bin after it is judged, at most 10
-  minutes after its start plus the collection's lag (a pull every 2 minutes);
+  minutes after its start plus the collection's lag (a pull a minute);
 - reverted after 2 bins back inside; new normal after 6 bins (30 min) at the new level.
 
 A bin is judged once every host that reported in the last three collections has recorded

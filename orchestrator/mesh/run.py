@@ -52,7 +52,7 @@ class MeshRequest:
 
     interval_s: int = 60
     pings: int = 5
-    collect_every_s: int = 120
+    collect_every_s: int = 60
     reply_wait_s: float = 2.0
     rotate_bytes: int = 8 << 20
     keep_files: int = 8
