@@ -80,21 +80,7 @@ def test_a_short_mesh_bins_metrics_a_detected_change_and_a_clean_teardown(tmp_pa
         took_s = time.time() - changed_at
         # 2 bins to confirm, a bin to start in, and the collection's lag: about 4 bins
         assert took_s < 60, took_s
-        # an open episode's new level follows the bins after it (the first was partly
-        # before the change): three more bins
-        time.sleep(35)
-        (episode,) = _episodes(results)  # nothing else reported
-        assert {episode["src"], episode["dst"]} == set(CHANGED)
-        assert episode["source"] == "mesh-emulated" and episode["status"] == "open"
-        for d in episode["directions"]:
-            assert d["new_level"] - d["old_level"] == pytest.approx(10.0, abs=2.0), d
-
-        matrix = _json(["mesh", "matrix", "--json", "--results", str(results)])
-        assert {(c["src"], c["dst"]) for c in matrix["cells"]} == PAIRS
-        for c in matrix["cells"]:
-            assert c["samples"] >= 100 and c["loss_ratio"] == 0.0, c
-            assert c["p90_ms"] is not None  # 100 samples and more: the rule shows p90
-
+        # the metrics while the change is open (6 bins at its new level close it)
         prom = tmp_path / "interregion.prom"
         om = tmp_path / "interregion.om"
         for path, fmt in ((prom, "prometheus"), (om, "openmetrics")):
@@ -105,6 +91,22 @@ def test_a_short_mesh_bins_metrics_a_detected_change_and_a_clean_teardown(tmp_pa
                     break
                 time.sleep(0.5)
             assert out.returncode == 0, out.stderr
+        # an open episode's new level follows the bins after it (the first was partly
+        # before the change): three more bins
+        time.sleep(35)
+        (episode,) = _episodes(results)  # nothing else reported
+        assert {episode["src"], episode["dst"]} == set(CHANGED)
+        assert episode["source"] == "mesh-emulated"
+        assert episode["status"] in ("open", "new normal")
+        for d in episode["directions"]:
+            assert d["new_level"] - d["old_level"] == pytest.approx(10.0, abs=2.0), d
+
+        matrix = _json(["mesh", "matrix", "--json", "--results", str(results)])
+        assert {(c["src"], c["dst"]) for c in matrix["cells"]} == PAIRS
+        for c in matrix["cells"]:
+            assert c["samples"] >= 100 and c["loss_ratio"] == 0.0, c
+            assert c["p90_ms"] is not None  # 100 samples and more: the rule shows p90
+
         promtool = shutil.which("promtool")
         assert promtool, "promtool is missing: 'make deb' installs the prometheus package"
         checked = subprocess.run([promtool, "check", "metrics"], stdin=prom.open(),
@@ -115,7 +117,7 @@ def test_a_short_mesh_bins_metrics_a_detected_change_and_a_clean_teardown(tmp_pa
                                  "interregion_probes", "interregion_probe_failures",
                                  "interregion_change_delta_seconds"}  # fmt: skip
         (change,) = families["interregion_change_delta_seconds"].samples
-        assert change.value == pytest.approx(0.010, abs=0.002)
+        assert 0.004 < change.value < 0.012  # seconds; its new level still settling
         medians = {
             (s.labels["src_region"], s.labels["dst_region"]): s.value
             for s in families["interregion_rtt_seconds"].samples
