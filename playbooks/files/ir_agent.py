@@ -608,7 +608,6 @@ def restore(name):
     return {"restored": True, **current_tuning()}
 
 
-
 # ---- the continuous mesh ---------------------------------------------------------------
 
 MESH_FILE = "records-%06d.jsonl"
@@ -645,7 +644,8 @@ class MeshLog:
         os.makedirs(directory, mode=0o700, exist_ok=True)
         files = mesh_files(directory)
         self.number = max(files) if files else 1
-        self.f = open(os.path.join(directory, MESH_FILE % self.number), "a")
+        # open for the agent's life, closed by close() or when the next file begins
+        self.f = open(os.path.join(directory, MESH_FILE % self.number), "a")  # noqa: SIM115
 
     def write(self, lines):
         if not lines:
@@ -655,7 +655,7 @@ class MeshLog:
         if self.f.tell() >= self.rotate_bytes:
             self.f.close()
             self.number += 1
-            self.f = open(os.path.join(self.directory, MESH_FILE % self.number), "a")
+            self.f = open(os.path.join(self.directory, MESH_FILE % self.number), "a")  # noqa: SIM115
             for old in sorted(mesh_files(self.directory))[: -self.keep]:
                 os.unlink(os.path.join(self.directory, MESH_FILE % old))
 
@@ -669,7 +669,8 @@ def mesh(part, stop):
     interval = float(part.get("interval_s", 60))
     wait_s = float(part.get("reply_wait_s", 2.0))
     plan = mesh_schedule(part["host"], peers, int(part.get("pings", 5)), interval)
-    out = MeshLog(part["dir"], int(part.get("rotate_bytes", 8 << 20)), int(part.get("keep_files", 8)))
+    rotate, keep = int(part.get("rotate_bytes", 8 << 20)), int(part.get("keep_files", 8))
+    out = MeshLog(part["dir"], rotate, keep)
     sock, kind, ident = icmp_socket()
     by_address = {p["address"]: i for i, p in enumerate(peers)}
     cycles = {}  # cycle start -> [sent per peer, rtts per peer]
@@ -702,8 +703,13 @@ def mesh(part, stop):
                 sent, rtts = cycles.pop(t)
                 for i, p in enumerate(peers):
                     if sent[i]:
-                        lines.append(json.dumps({"t": t, "d": p["name"], "s": sent[i],
-                                                 "r": rtts[i]}, separators=(",", ":")) + "\n")
+                        lines.append(
+                            json.dumps(
+                                {"t": t, "d": p["name"], "s": sent[i], "r": rtts[i]},
+                                separators=(",", ":"),
+                            )
+                            + "\n"
+                        )
             if done:
                 in_flight = {s: v for s, v in in_flight.items() if v[0] in cycles}
             out.write(lines)
