@@ -19,6 +19,9 @@ from orchestrator.history import store
 from orchestrator.mesh import bins, detect, openmetrics
 from orchestrator.mesh.run import MeshRequest
 
+# a store judged bin by bin (20 transactions), promtool: seconds; `make unit` skips them
+pytestmark = pytest.mark.slow
+
 T0 = 1_800_000_000  # a bin start
 HOSTS = ("aws:us-east-1", "gcp:europe-west1", "aws:ap-northeast-1")
 LEVEL = {frozenset(HOSTS[:2]): 89.7, frozenset(HOSTS[::2]): 168.5, frozenset(HOSTS[1:]): 230.3}

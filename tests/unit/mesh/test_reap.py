@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import make_plan
@@ -15,6 +17,7 @@ from orchestrator.sweep import abandoned
 from orchestrator.sweep.record import create_sweep
 
 
+@pytest.mark.slow  # a teardown stage: seconds
 def test_a_dead_controllers_mesh_is_reaped_by_a_sweeps_lock(tmp_path):
     spec = SelectionSpec(regions=("aws:us-east-1", "aws:eu-west-1"))
     mesh_folder = tmp_path / abandoned.MESH_DIR

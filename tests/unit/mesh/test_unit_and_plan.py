@@ -79,3 +79,25 @@ def test_plan_mesh_prints_hosts_traffic_and_cost():
     assert doc["emulated"] and doc["total_usd_per_month"] > doc["vm_usd_per_month"] > 0
     text = CliRunner().invoke(main, ["plan", "--mesh", "--max-regions", "4"]).output
     assert "probes/s per host" in text and "cost per month" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["mesh", "up", "--regions", "aws:us-east-1"], "at least 2 regions"),
+        (
+            ["mesh", "up", "--max-regions", "3", "--interval", "7"],
+            "--bin-seconds 300: give a multiple",
+        ),
+        (["mesh", "status"], "no mesh under"),
+        (["mesh", "down"], "no mesh under"),
+        (["metrics", "--window", "5m"], "--window 5m: one of 1H"),
+    ],
+)
+def test_bad_mesh_input_is_one_line(tmp_path, args, message):
+    out = CliRunner().invoke(main, [*args, "--results", str(tmp_path)])
+    assert out.exit_code == 2, out.output
+    lines = [line for line in out.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and message in lines[0], out.output
+    assert "Traceback" not in out.output
+    assert not (tmp_path / "mesh").exists() or args[1] != "up"
