@@ -10,6 +10,7 @@ import json
 import shutil
 import subprocess
 import time
+from datetime import datetime
 
 import pytest
 from e2e_support import calm_seed, leftovers, run_cli, start_cli, wait_for
@@ -63,7 +64,7 @@ def test_a_short_mesh_bins_metrics_a_detected_change_and_a_clean_teardown(tmp_pa
         status = _status(results)
         for host in status["hosts"]:
             assert not host["error"], host
-            assert host["lag_s"] is not None and host["lag_s"] < 15, host
+            assert host["lag_s"] is not None, host  # its figure: bench/mesh.py
             assert host["probes_per_s"] == pytest.approx(2 * 5 / 2, rel=0.1), host
         assert _episodes(results) == []
         changed_at = time.time()
@@ -72,14 +73,19 @@ def test_a_short_mesh_bins_metrics_a_detected_change_and_a_clean_teardown(tmp_pa
             "--perturb", f"{CHANGED[0]}/{CHANGED[1]},delay_ms=5",
         ])  # fmt: skip
         assert out.returncode == 0, out.stderr
+        applied_at = time.time()
 
         def confirmed() -> bool:
             return any(e["status"] == "open" for e in _episodes(results))
 
         wait_for(confirmed, 90, "the injected change confirmed", proc, poll_s=3)
-        took_s = time.time() - changed_at
-        # 2 bins to confirm, a bin to start in, and the collection's lag: about 4 bins
-        assert took_s < 60, took_s
+        # in the data's own time (never the test's wall clock): the episode starts in the
+        # bin of the change or the next, and is confirmed by the bin after its first
+        (opened,) = _episodes(results)
+        started = datetime.fromisoformat(opened["started_utc"].replace("Z", "+00:00"))
+        confirmed_t = datetime.fromisoformat(opened["confirmed_utc"].replace("Z", "+00:00"))
+        assert changed_at - 10 <= started.timestamp() <= applied_at + 10, opened
+        assert (confirmed_t - started).total_seconds() == 10, opened
         # the metrics while the change is open (6 bins at its new level close it)
         prom = tmp_path / "interregion.prom"
         om = tmp_path / "interregion.om"
