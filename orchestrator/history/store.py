@@ -41,7 +41,6 @@ import json
 import os
 import re
 import shlex
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -51,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.core.errors import UserError
 from orchestrator.core.log import info
 from orchestrator.core.textfile import read_text
-from orchestrator.history import judgments
+from orchestrator.history import bulk, judgments
 from orchestrator.history.fingerprint import (
     FINGERPRINT_FIELDS,
     fingerprint,
@@ -758,21 +757,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
     if not batch.rows:
         refresh_bins(con, old_days)
         return
-    # One bulk read of a temporary JSON-lines file: thousands of rows in a few ms,
-    # where executemany would insert them one by one.
-    fd, tmp = tempfile.mkstemp(suffix=".jsonl")
-    try:
-        with os.fdopen(fd, "w") as f:
-            for row in batch.rows:
-                f.write(json.dumps(row) + "\n")
-        columns = ", ".join(f"'{c}': '{_COLUMN_TYPES[c]}'" for c in STORE_COLUMNS)
-        con.execute(
-            f"INSERT INTO recent ({_QUOTED_COLUMNS}) SELECT {_QUOTED_COLUMNS} FROM read_json(?, "
-            f"format = 'newline_delimited', columns = {{{columns}}})",
-            [tmp],
-        )
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    bulk.insert(con, "recent", {c: _COLUMN_TYPES[c] for c in STORE_COLUMNS}, batch.rows)
     days = {(r["source"], r["started_utc"][:10]) for r in batch.rows if r["started_utc"]}
     if replaced:  # the days of its old rows and of its new ones, once
         refresh_bins(con, old_days | days)
