@@ -59,7 +59,7 @@ def _estimate(profile: Profile) -> Any:
     from orchestrator.model.catalog import load_catalog
     from orchestrator.schedule.tick import plan_profile
 
-    return plan_profile(profile, load_catalog())[0].estimate
+    return plan_profile(profile, load_catalog()).estimate
 
 
 def run_profile(

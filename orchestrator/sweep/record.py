@@ -11,11 +11,11 @@ import json
 import platform
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from orchestrator import __version__
 from orchestrator.core import log as corelog
@@ -40,6 +40,9 @@ Log = Callable[[str], None]
 ROUND_TASK = "Round:"
 CONNECT_WAIT_S = 10.0  # how long a client retries a server that is not up (yet)
 JITTER_S = 0.2  # random delay before a client starts, so tests do not start in lock-step
+
+if TYPE_CHECKING:  # the cloud SDKs behind clouds.launch take seconds to import
+    from orchestrator.clouds.launch import CloudOptions
 
 
 def _stderr(msg: str) -> None:
@@ -150,12 +153,12 @@ def create_sweep(
     spec: SelectionSpec,
     results: Path = paths.RESULTS,
     sweep_id: str | None = None,
-    cloud_options: Mapping[str, Any] | None = None,
+    cloud_options: CloudOptions | None = None,
 ) -> Sweep:
     """A new results folder holding the plan; nothing is provisioned yet.
 
-    `cloud_options` (the fields of clouds.launch.CloudOptions) are kept in the record, so
-    a later 'provision --sweep ID' provisions the same way."""
+    `cloud_options` are kept in the record, so a later 'provision --sweep ID' provisions
+    the same way."""
     store.check_results_for_sweeps(results)
     sweep_id = sweep_id or store.new_sweep_id()
     if store.sweep_dir(results, sweep_id).exists():
@@ -171,7 +174,7 @@ def create_sweep(
         params=plan.params.to_dict(),
         max_concurrent=plan.max_concurrent,
         sequential=plan.sequential,
-        cloud_options=dict(cloud_options) if cloud_options else None,
+        cloud_options=asdict(cloud_options) if cloud_options is not None else None,
         plan=PlanRecord.from_json(plan.to_json()),
         versions=tool_versions(),
     )

@@ -176,7 +176,7 @@ def host_settings(sweep: Sweep) -> dict[str, dict[str, Any]]:
 def row_context(sweep: Sweep, hosts: Sequence[Host]) -> RowContext:
     types = {h.name: h.machine_type for h in hosts}
     pairs = [(p.src, p.dst) for p in sweep.record.plan.pairs]
-    catalog = None if sweep.backend == "local" else load_catalog()
+    catalog = None if sweep.emulated else load_catalog()
     return RowContext(
         sweep_id=sweep.id,
         backend=sweep.backend,
