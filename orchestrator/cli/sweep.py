@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 from click.core import ParameterSource
@@ -22,7 +22,7 @@ from orchestrator.cli.options import (
     test_params_options,
 )
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.clouds.options import cloud_options_from
+from orchestrator.clouds.options import CloudOptions, cloud_options_from
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.model import backends
@@ -33,9 +33,6 @@ from orchestrator.sweep import launch, stages
 from orchestrator.sweep import measure as measuring
 from orchestrator.sweep import record as sweeps
 from orchestrator.sweep.launch import Emulation, SweepRequest
-
-if TYPE_CHECKING:  # the cloud SDKs behind clouds.launch take seconds to import
-    from orchestrator.clouds.launch import CloudOptions
 
 DEFAULT_BUDGET_USD = 5.0
 # A sweep past either asks first, whatever it costs: a local sweep is $0 and never

@@ -8,19 +8,42 @@ from an earlier sweep. The CLI (orchestrator.cli.options) and the profiles file
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import CLOUDS
 from orchestrator.model.hosts import pins_from_file
 from orchestrator.results import store
 
-if TYPE_CHECKING:
-    from orchestrator.clouds.launch import CloudOptions
-
 NETWORK_TIERS = ("premium", "standard")
+
+
+@dataclass(frozen=True)
+class CloudOptions:
+    """How a cloud sweep's hosts are made, as its record keeps them (`cloud_options`)."""
+
+    operator_cidr: str | None = None  # None: detect the public address
+    ttl_minutes: int | None = None  # None: from the sweep's estimate
+    gcp_project: str | None = None  # None: GOOGLE_CLOUD_PROJECT or the ADC project
+    aws_profile: str | None = None
+    network_tier: str = "PREMIUM"
+    machine_types: dict[str, str] = field(default_factory=dict)  # per-cloud overrides
+    strict: bool = False
+    owner: str | None = None
+    # Pins (region key to zone / image id), e.g. from an earlier sweep's hosts.json
+    # (`--pin-from`): AWS Availability Zone IDs and AMI ids, GCP zones and images.
+    zones: dict[str, str] = field(default_factory=dict)
+    images: dict[str, str] = field(default_factory=dict)
+    pinned_from: str | None = None  # the sweep the pins came from, for the record
+
+    @classmethod
+    def from_record(cls, doc: Mapping[str, object] | None) -> CloudOptions | None:
+        """The options a sweep record keeps (`asdict` of them); None when it keeps none."""
+        if doc is None:
+            return None
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (doc or {}).items() if k in known})  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -56,7 +79,6 @@ class CloudFlags:
 def cloud_options_from(flags: CloudFlags, results: Path) -> CloudOptions:
     """The CloudOptions the flags make; --pin-from reads that sweep's hosts.json in `results`."""
     from orchestrator.clouds import stacks
-    from orchestrator.clouds.launch import CloudOptions
 
     zones: dict[str, str] = {}
     images: dict[str, str] = {}

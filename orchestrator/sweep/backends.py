@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from orchestrator.clouds.options import CloudOptions
 from orchestrator.drivers.keys import SweepKeys
 from orchestrator.model import backends
 from orchestrator.model.backends import BackendInfo
@@ -47,7 +48,7 @@ class StackRequest:
     owner_pid: int = 0
     machine_types: dict[str, str] | None = None
     estimate_wall_s: float = 0.0
-    cloud_options: Mapping[str, Any] | None = None
+    cloud_options: CloudOptions | None = None
     log: Log = print
     controller: str | None = None
     emulated_type: str = ""
@@ -170,7 +171,7 @@ def stack_plan(
     owner_pid: int = 0,
     machine_types: dict[str, str] | None = None,
     estimate_wall_s: float = 0.0,
-    cloud_options: Mapping[str, Any] | None = None,
+    cloud_options: CloudOptions | None = None,
     log: Log = print,
     controller: str | None = None,
     emulated_type: str = "",

@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from orchestrator.clouds.options import CloudFlags, cloud_options_from
+from orchestrator.clouds.options import CloudFlags, CloudOptions, cloud_options_from
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import ResultsLock, results_lock
 from orchestrator.drivers.progress import RoundProgress
@@ -48,9 +48,6 @@ Log = Callable[[str], None]
 RunSweep = Callable[..., Any]
 MeasureStage = Callable[[Sweep, RoundProgress | None], None]
 ReportStage = Callable[[Sweep], object]
-
-if TYPE_CHECKING:  # the cloud SDKs behind clouds.launch take seconds to import
-    from orchestrator.clouds.launch import CloudOptions
 
 
 @dataclass(frozen=True)

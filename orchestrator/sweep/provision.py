@@ -10,17 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from orchestrator.clouds.options import CloudOptions
 from orchestrator.core import paths
 from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.drivers.keys import SweepKeys
 from orchestrator.drivers.terraform import TerraformStack
 from orchestrator.model import backends
 from orchestrator.model.catalog import Region
-
-if TYPE_CHECKING:
-    from orchestrator.clouds.launch import CloudOptions
 
 
 @dataclass(frozen=True)
@@ -90,17 +88,16 @@ def cloud_stack(
     *,
     machine_types: dict[str, str],
     estimate_wall_s: float,
-    cloud_options: Mapping[str, Any] | None = None,
+    cloud_options: CloudOptions | None = None,
     log: Callable[[str], None] = print,
 ) -> StackPlan:
     """The seam to the clouds: orchestrator.clouds.launch (preflight, then the stack and
-    its variables). `cloud_options` are the fields of launch.CloudOptions, as the sweep
-    record keeps them."""
+    its variables), with the cloud options the sweep records (None: the defaults)."""
     # Imported here, not at the top: the cloud SDKs take seconds to import and a local
     # sweep never needs them.
     from orchestrator.clouds import launch
 
-    options = launch.CloudOptions(**(cloud_options or {}))
+    options = cloud_options or CloudOptions()
     for line in leftover_warnings(backend, options, log):
         log(line)
     source, variables, checked = launch.prepare(

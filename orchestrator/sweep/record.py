@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from orchestrator import __version__
+from orchestrator.clouds.options import CloudOptions
 from orchestrator.core import log as corelog
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
@@ -40,9 +40,6 @@ Log = Callable[[str], None]
 ROUND_TASK = "Round:"
 CONNECT_WAIT_S = 10.0  # how long a client retries a server that is not up (yet)
 JITTER_S = 0.2  # random delay before a client starts, so tests do not start in lock-step
-
-if TYPE_CHECKING:  # the cloud SDKs behind clouds.launch take seconds to import
-    from orchestrator.clouds.launch import CloudOptions
 
 
 def _stderr(msg: str) -> None:

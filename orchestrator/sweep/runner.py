@@ -1,7 +1,7 @@
 """A whole sweep: provision -> prepare -> measure -> collect -> teardown -> report.
 
 Teardown always runs: on success, on an error, on an interrupt (the CLI turns
-Ctrl-C, SIGTERM and SIGHUP into orchestrator.interrupts.Interrupted) and when the
+Ctrl-C, SIGTERM and SIGHUP into orchestrator.drivers.interrupts.Interrupted) and when the
 sweep's state folder vanished under it. Signal handlers are the CLI's business.
 """
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from orchestrator.clouds.options import CloudOptions
 from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.core.log import counted
 from orchestrator.drivers import interrupts
@@ -86,7 +87,9 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             sweep.state,
             owner_pid=owner_pid,
             estimate_wall_s=sweep.record.plan.estimate.wall_s,
-            cloud_options=sweep.record.cloud_options,
+            cloud_options=CloudOptions.from_record(kept)
+            if (kept := sweep.record.cloud_options)
+            else None,
             log=sweep.log,
             controller=sweep.record.plan.controller or None,
             emulated_type=sweep.record.plan.emulated_type or "",
