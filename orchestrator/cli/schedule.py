@@ -1,7 +1,7 @@
 """CLI commands: `schedule run|install|remove|list|export|reap` (scheduled sweeps).
 
 Profiles live in schedules.yaml (orchestrator.schedule.profiles); one tick is
-orchestrator.ticks.run_tick; unit, cron and workflow files come from
+orchestrator.schedule.tick.run_tick; unit, cron and workflow files come from
 orchestrator.schedule.timers.
 """
 

@@ -244,7 +244,7 @@ def write_rows(
 def flagged(
     rows: Iterable[Mapping[str, Any]], asked_duration_s: float | None = None
 ) -> list[dict[str, Any]]:
-    """Copies of `rows` with their `flags` computed (orchestrator.flags)."""
+    """Copies of `rows` with their `flags` computed (orchestrator.results.flags)."""
     out = [dict(r) for r in rows]
     flags.set_flags(out, asked_duration_s)
     return out
