@@ -53,11 +53,6 @@ def new_sweep_id(now: datetime | None = None, suffix: str | None = None) -> str:
     return f"{now:%Y%m%dT%H%MZ}-{suffix or secrets.token_hex(2)}"
 
 
-def utc_now() -> str:
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
-
-
 def not_a_regular_file(path: Path) -> str | None:
     """What `path` is when it exists and is not a regular file ("a FIFO", ...), else None."""
     try:

@@ -21,6 +21,7 @@ from orchestrator.clouds.options import CloudOptions
 from orchestrator.core import log as corelog
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.core.times import utc_now
 from orchestrator.model import backends
 from orchestrator.model.catalog import Region, region_from_dict
 from orchestrator.plan.selection import Pair, SelectionSpec
@@ -34,7 +35,6 @@ from orchestrator.results.record import (
     SweepStatus,
 )
 from orchestrator.results.schema import RESULTS_FORMAT_VERSION
-from orchestrator.results.store import utc_now
 
 Log = Callable[[str], None]
 ROUND_TASK = "Round:"

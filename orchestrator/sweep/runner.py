@@ -13,12 +13,12 @@ from collections.abc import Callable
 
 from orchestrator.core.errors import UserError
 from orchestrator.core.log import counted
+from orchestrator.core.times import utc_now
 from orchestrator.drivers import interrupts
 from orchestrator.drivers import processes as children
 from orchestrator.drivers.interrupts import Interrupted
 from orchestrator.drivers.progress import RoundProgress
 from orchestrator.results.record import SweepStatus
-from orchestrator.results.store import utc_now
 from orchestrator.sweep import measure, stages
 from orchestrator.sweep.record import Sweep
 
