@@ -285,7 +285,7 @@ def run_capacity(
     try:
         run_rounds(sweep, hosts, tests, kind, progress, measure=CAPACITY)
     finally:
-        sweep.record.extra["restore"] = restore_hosts(sweep, hosts, "capacity-restore.yml")
+        sweep.record.restore = restore_hosts(sweep, hosts, "capacity-restore.yml")
         sweep.save()
 
 

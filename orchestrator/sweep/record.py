@@ -188,9 +188,8 @@ def open_sweep(sweep_id: str, results: Path = paths.RESULTS, log: Log = _stderr)
 def load_record(results: Path, sweep_id: str) -> SweepRecord:
     """The typed record of an existing sweep; one-line errors as store.load_record's, and
     for a results folder that does not exist (whose `ls` a hint would send the user to)."""
-    where = str(store.sweep_dir(results, sweep_id) / store.SWEEP_FILE)
     if not Path(results).is_dir():
         raise UserError(
             f"no results folder {results}: pass --results with the folder sweep {sweep_id} is in"
         )
-    return SweepRecord.from_json(store.load_record(results, sweep_id), where)
+    return store.load_record(results, sweep_id)
