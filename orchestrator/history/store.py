@@ -668,9 +668,9 @@ class Batch:
 def sweep_batch(results: Path, sweep_id: str) -> Batch:
     """The store's rows of one sweep folder (its record's format version checked)."""
     folder = store.sweep_dir(results, sweep_id)
-    record = store.load_record(results, sweep_id)
-    if record.study is not None:
+    if store.is_study_dir(folder):  # before reading it as a sweep's record
         raise UserError(f"{folder} is a TCP study, not a sweep: the history holds sweeps only")
+    record = store.load_record(results, sweep_id)
     csv_rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
     # computed again: a folder written before the column has none
     csv_rows = store.flagged(csv_rows, record.params.get("duration_s"))
