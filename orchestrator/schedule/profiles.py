@@ -73,7 +73,6 @@ SCHEDULE_KEYS = (
     "description",
 )
 KNOWN_KEYS = SELECTION_KEYS + PARAM_KEYS + RUN_KEYS + CLOUD_KEYS + SCHEDULE_KEYS
-_LIST_KEYS = ("clouds", "regions", "exclude", "pairs", "tests", "measures")
 # a systemd unit name and a cron.d file name (cron skips files with a '.' in the name)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 

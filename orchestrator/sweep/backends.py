@@ -15,7 +15,7 @@ BackendInfo's fields.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,6 +25,7 @@ from orchestrator.drivers.keys import SweepKeys
 from orchestrator.model import backends
 from orchestrator.model.backends import BackendInfo
 from orchestrator.model.catalog import Region
+from orchestrator.results.record import EmulationRecord
 from orchestrator.sweep.provision import (
     StackPlan,
     cloud_stack,
@@ -52,7 +53,7 @@ class StackRequest:
     log: Log = print
     controller: str | None = None
     emulated_type: str = ""
-    emulation: Mapping[str, Any] | None = None
+    emulation: EmulationRecord | None = None
 
 
 class Backend(Protocol):
@@ -175,7 +176,7 @@ def stack_plan(
     log: Log = print,
     controller: str | None = None,
     emulated_type: str = "",
-    emulation: Mapping[str, Any] | None = None,
+    emulation: EmulationRecord | None = None,
 ) -> StackPlan:
     """The stack that makes the sweep's hosts on `backend`, with its variables.
 

@@ -7,7 +7,7 @@ after provisioning only sees the host contract, whatever the backend.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from orchestrator.drivers.keys import SweepKeys
 from orchestrator.drivers.terraform import TerraformStack
 from orchestrator.model import backends
 from orchestrator.model.catalog import Region
+from orchestrator.results.record import EmulationRecord
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def local_stack(
     owner_pid: int,
     controller: str | None = None,
     emulated_type: str = "",
-    emulation: Mapping[str, Any] | None = None,
+    emulation: EmulationRecord | None = None,
 ) -> StackPlan:
     """The emulated cloud's stack; `controller` (a region key or None) places the
     controller in that region, so its traffic to the hosts gets the modelled delay;
@@ -74,7 +75,7 @@ def local_stack(
         owner_pid=owner_pid,
         controller=controller_region(controller),
         machine_type=emulated_type,
-        settings=EmulationSettings.of_record(emulation, sweep_id),
+        settings=EmulationSettings.of_record(emulation.to_json() if emulation else None, sweep_id),
     )
     return StackPlan(paths.INFRA / "local", workdir, variables)
 

@@ -93,7 +93,7 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             log=sweep.log,
             controller=sweep.record.plan.controller or None,
             emulated_type=sweep.record.plan.emulated_type or "",
-            emulation=emulation.to_json() if (emulation := sweep.record.emulation) else None,
+            emulation=sweep.record.emulation,
         )
         interrupts.check()
         sweep.log(f"provisioning {counted(len(regions), 'host')} ({sweep.backend}) with Terraform")
