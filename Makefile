@@ -30,7 +30,7 @@ RUN_REGIONS := aws:us-east-1,gcp:us-east4,gcp:us-central1,aws:eu-west-1
 RUN_REGIONS := $(RUN_REGIONS),gcp:europe-west3,aws:ap-northeast-1,gcp:asia-southeast1,aws:sa-east-1
 RUN_ARGS ?= --backend local --yes --regions $(RUN_REGIONS)
 
-.PHONY: help setup deb venv delayd delayd-asan terraform-check checkov actionlint test lint pytest unit run demo bench clean
+.PHONY: help setup deb venv delayd delayd-asan terraform-check checkov actionlint test lint pytest unit run demo bench bench-json bench-docs clean
 
 help:
 	@echo "make run    - set up, then sweep the emulated cloud and build the report"
@@ -39,6 +39,7 @@ help:
 	@echo "make unit   - the fast unit tests: no root, no namespaces, no sweep (about 2 min)"
 	@echo "make setup  - install everything the project needs (idempotent)"
 	@echo "make bench  - print the benchmark figures"
+	@echo "make bench-docs - docs/benchmarks.md from bench/figures/ (bench-json: run them again)"
 
 setup: deb venv delayd terraform-check
 
@@ -109,8 +110,23 @@ DEMO_OUT ?= demo
 demo: setup
 	$(BIN)/interregion demo --out $(DEMO_OUT) --replace
 
+# bench/_figures.py is the benches' shared --json; bench/docs.py makes docs/benchmarks.md.
+BENCHES := $(filter-out bench/_figures.py bench/docs.py,$(wildcard bench/*.py))
+
 bench: setup
-	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+# Each bench's figures as JSON in bench/figures/ (root for the emulator and sweep ones;
+# one at a time, BENCH=schedule), then docs/benchmarks.md made from them.
+BENCH ?= $(patsubst bench/%.py,%,$(BENCHES))
+bench-json: setup
+	@for b in $(BENCH); do echo "== bench/$$b.py --json"; \
+		$(BIN)/python bench/$$b.py --json > bench/figures/$$b.json.new && \
+		mv bench/figures/$$b.json.new bench/figures/$$b.json || { rm -f bench/figures/$$b.json.new; exit 1; }; done
+	$(MAKE) bench-docs
+
+bench-docs: venv
+	$(BIN)/python bench/docs.py
 
 # Static checks of the cloud stacks (no account needed); skips are inline, each with its reason.
 checkov: $(STAMP)/checkov

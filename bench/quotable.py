@@ -41,6 +41,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from _figures import Figures
+
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import FIBRE_KM_S, FIBRE_RTT_MS_PER_KM
@@ -50,6 +52,8 @@ from orchestrator.plan import allowance
 from orchestrator.plan.selection import SelectionSpec, pairs_per_band, select
 from orchestrator.report import analyze
 from orchestrator.results import collect, flags, parse, record, store
+
+FIGURES = Figures("quotable", "Numbers a user can quote")
 
 DATA = {
     "skyplane": paths.DATA / "skyplane-latency-2022.csv",
@@ -71,6 +75,7 @@ def bands() -> None:
         "--max-regions 8 --spread globe": SelectionSpec(max_regions=8, spread="globe"),
     }
     print("directed pairs per distance band")
+    table = None
     for name, spec in cases.items():
         selection = select(catalog, spec)
         counts = pairs_per_band(selection.pairs)
@@ -78,6 +83,10 @@ def bands() -> None:
         empty = [band for band, n in counts.items() if not n]
         note = f"  EMPTY: {', '.join(empty)}" if empty else ""
         print(f"  {name:34} {len(selection.regions)} regions: {shown}{note}")
+        if table is None:
+            table = FIGURES.table("directed pairs per distance band", ["selection", "regions",
+                                  *(f"{band} km" for band in counts)])  # fmt: skip
+        table.add(name, len(selection.regions), *counts.values())
         if name.startswith("make run"):
             print(f"    {', '.join(r.key for r in selection.regions)}")
 
@@ -109,6 +118,12 @@ def data_set(name: str, path: Path) -> None:
         f"{'free TS':>14} {'OLS':>14} {'Pearson':>7} {'Spearman':>8} "
         f"{'inflation p25/p50/p75':>22}"
     )
+    fits = FIGURES.table(
+        f"{name}: {len(rows):,} AWS/GCP rows, {flagged:,} flagged; physical RTT fits "
+        "(Theil-Sen) over the unflagged rows",
+        ["cloud pair", "n", "ms at 0 km", "ms per 1000 km", "Pearson", "Spearman",
+         "RTT over the fibre floor p25 / p50 / p75"],
+    )  # fmt: skip
     for group in analyze.GROUPS:
         if group not in groups:
             continue
@@ -133,6 +148,9 @@ def data_set(name: str, path: Path) -> None:
             f"{_fmt(p25) + ' / ' + _fmt(p50) + ' / ' + _fmt(p75):>22}"
             + ("" if ok else "  NOT PHYSICAL")
         )
+        fits.add(group, len(xs), _fmt(fit.intercept, ".1f"), _fmt(fit.slope * 1000),
+                 _fmt(fit.r, ".3f"), _fmt(analyze.spearman_rho(xs, ys), ".3f"),
+                 f"{_fmt(p25)} / {_fmt(p50)} / {_fmt(p75)}")  # fmt: skip
 
 
 # ---- issue 29: throughput accounting and sentinels on the emulator's clean paths ---------
@@ -340,12 +358,22 @@ def main() -> int:
     parser.add_argument(
         "--keep", type=Path, help="--run's results folder, kept (default: a temporary one)"
     )
+    parser.add_argument("--json", action="store_true", help="the figures as JSON (bench/docs.py)")
     args = parser.parse_args()
+    with FIGURES.printing(args.json):
+        return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
     if not args.no_public:
         print(
             f"fibre floor: c x 2/3 = {FIBRE_KM_S:,.2f} km/s, a round trip costs "
             f"{FIBRE_RTT_MS_PER_KM * 1000:.4f} ms per 1000 km; flags' floor tolerance "
             f"{flags.FLOOR_TOLERANCE_MS:g} ms"
+        )
+        FIGURES.headline = (
+            f"fibre floor {FIBRE_KM_S:,.2f} km/s: {FIBRE_RTT_MS_PER_KM * 1000:.4f} ms of round "
+            "trip per 1000 km"
         )
         bands()
         for name, path in DATA.items():

@@ -20,7 +20,7 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from orchestrator.advise.model import (
     sysctl_lines,
 )
 from orchestrator.core.errors import UserError
+from orchestrator.core.times import parse_utc
 from orchestrator.history import store as history
 from orchestrator.history.views import METRICS, iso_utc, valid_sql
 from orchestrator.model.backends import is_emulated
@@ -122,13 +123,6 @@ class RttFigure:
         )
 
 
-def _utc(text: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def window_rtt(evidence: Evidence) -> RttFigure | None:
     """The median idle RTT of the pair's real tests in the chosen test's direction over the
     RTT_WINDOW_DAYS ending at the newest of them (a test without a readable time counts
@@ -141,7 +135,7 @@ def window_rtt(evidence: Evidence) -> RttFigure | None:
         if not t.emulated and t.forward == chosen.forward and t.rtt_ms is not None
         and t.rtt_ms > 0
     ]  # fmt: skip
-    dated = [(when, t) for t in same if (when := _utc(t.started_utc)) is not None]
+    dated = [(when, t) for t in same if (when := parse_utc(t.started_utc)) is not None]
     if not dated:
         return RttFigure(chosen.rtt_ms, 1, chosen.started_utc, chosen.started_utc)
     newest = max(when for when, _ in dated)

@@ -10,12 +10,12 @@ from typing import Any, TypeVar
 
 import click
 
+from orchestrator.cli.options import selection_from, selection_options
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import read_text
 from orchestrator.history.changes import Params
-from orchestrator.plan.options import selection_options, spec_from_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -414,7 +414,7 @@ def matrix(
         raise UserError("--json and --csv both given: pick one")
     if selection.get("max_regions") is not None:
         raise UserError("--max-regions chooses regions for a sweep: it does not filter a matrix")
-    spec = spec_from_options(**selection)
+    spec = selection_from(selection)
     regions = load_catalog(catalog)
     keep = pair_filter(spec, regions) if spec != type(spec)() else None
     with h.opened(_with_store(results_dir), read_only=True) as con:

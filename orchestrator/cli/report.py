@@ -10,10 +10,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from orchestrator.cli.options import choosers_given, filter_options, selection_from
 from orchestrator.cli.pathopt import UserPath, folder_or_url
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
-from orchestrator.plan.options import choosers_given, filter_options, spec_from_options
 
 _RESULTS_OPTION = click.option(
     "--results",
@@ -117,7 +117,7 @@ def report(
         raise UserError(f"{chooser} chooses regions for a sweep: it does not filter a report")
     dirs = _sweep_dirs(results_dir, sweep, all_) if not input_files else []
     cat = load_catalog(catalog)
-    spec = spec_from_options(**selection)
+    spec = selection_from(selection)
     keep = pair_filter(spec, cat) if spec != type(spec)() else None
     console = _console()
     loaded = load_inputs(

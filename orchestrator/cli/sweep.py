@@ -12,24 +12,27 @@ import click
 from click.core import ParameterSource
 
 from orchestrator.cli.emulator import perturb_options, perturbations_from_options
-from orchestrator.cli.pathopt import UserPath
-from orchestrator.clouds.options import cloud_options, cloud_options_from
-from orchestrator.core import log, paths
-from orchestrator.core.errors import UserError
-from orchestrator.model import backends
-from orchestrator.plan.allowance import shortfall_message
-from orchestrator.plan.options import (
+from orchestrator.cli.options import (
     FINITE,
+    cloud_flags_given,
+    cloud_options,
+    request_from,
     run_options,
     selection_options,
     test_params_options,
 )
-from orchestrator.plan.selection import SelectionSpec
+from orchestrator.cli.pathopt import UserPath
+from orchestrator.clouds.options import CloudOptions, cloud_options_from
+from orchestrator.core import log, paths
+from orchestrator.core.errors import UserError
+from orchestrator.model import backends
+from orchestrator.plan.allowance import shortfall_message
 from orchestrator.plan.sweep_plan import Plan
 from orchestrator.results import store
 from orchestrator.sweep import launch, stages
 from orchestrator.sweep import measure as measuring
 from orchestrator.sweep import record as sweeps
+from orchestrator.sweep.launch import Emulation, SweepRequest
 
 DEFAULT_BUDGET_USD = 5.0
 # A sweep past either asks first, whatever it costs: a local sweep is $0 and never
@@ -50,17 +53,6 @@ def _results_option(f: Any) -> Any:
 
 def _sweep_id_option(f: Any) -> Any:
     return click.option("--sweep", "sweep_id", required=True, metavar="ID", help="Sweep id.")(f)
-
-
-def _cloud_options_given(kwargs: dict[str, Any]) -> dict[str, Any] | None:
-    """The cloud flags as the sweep record keeps them, or None when none was given
-    on the command line (or in the environment): defaults alone change nothing."""
-    ctx = click.get_current_context()
-    flags: list[click.Parameter] = cloud_options(lambda: None).__click_params__  # type: ignore[attr-defined]
-    sources = {ctx.get_parameter_source(p.name) for p in flags if p.name}
-    if sources <= {None, ParameterSource.DEFAULT}:
-        return None
-    return asdict(cloud_options_from(**kwargs))
 
 
 def _on_terminal() -> bool:
@@ -208,9 +200,9 @@ def sweep(**kwargs: Any) -> None:
             log.info(f"resuming sweep {run.id} ({run.backend})")
             _run(run, kwargs, held)
         return
-    perturbations = perturbations_from_options(kwargs["perturb"], kwargs["perturb_file"])
-    plan, spec, options = _plan(kwargs)  # every input check; nothing is written before
-    emulation = launch.emulation_from_options(kwargs["emulation_seed"], perturbations, plan)
+    request = request_from(kwargs, emulation_from(kwargs))
+    plan, options = _plan(request, kwargs)  # every input check; nothing is written before
+    spec, emulation = request.selection, request.emulation
     if kwargs["plan_only"]:
         run = launch.create(plan, spec, results, cloud_options=options, emulation=emulation)
         log.info(f"sweep {run.id}: {run.dir}")
@@ -244,11 +236,20 @@ def _sweep_profile(kwargs: dict[str, Any]) -> None:
     run_profile(profile_named(kwargs["schedules"], kwargs["profile"]), kwargs["results"], "hand")
 
 
-def _plan(kwargs: dict[str, Any]) -> tuple[Plan, SelectionSpec, dict[str, Any] | None]:
-    """The plan, its selection and the cloud options of a new sweep; asks above the budget."""
-    plan, spec = launch.plan_from_options(kwargs, _note)
+def emulation_from(kwargs: dict[str, Any]) -> Emulation | None:
+    """The emulation --perturb, --perturb-file and --emulation-seed ask for; None when
+    none of them was given."""
+    perturbations = perturbations_from_options(kwargs["perturb"], kwargs["perturb_file"])
+    if kwargs["emulation_seed"] is None and not perturbations:
+        return None
+    return Emulation(kwargs["emulation_seed"], perturbations)
+
+
+def _plan(request: SweepRequest, kwargs: dict[str, Any]) -> tuple[Plan, CloudOptions | None]:
+    """The plan and the cloud options of a new sweep; asks above the budget."""
+    plan = launch.plan_for(request, _note)
     announce(plan, kwargs, len(plan.selection.pairs), plan.shape())
-    return plan, spec, new_cloud_options(kwargs)
+    return plan, launch.cloud_options_for(request, kwargs["results"])
 
 
 def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None:
@@ -269,12 +270,6 @@ def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None
     )
     _confirm_cost(e.cost_usd, kwargs["budget_usd"], kwargs["yes"])
     _confirm_size(len(plan.selection.regions), e.wall_s, kwargs["yes"])
-
-
-def new_cloud_options(kwargs: dict[str, Any]) -> dict[str, Any] | None:
-    """The cloud options a new sweep records (None on local); checks --ttl and the
-    other cloud flags before any folder is made."""
-    return launch.cloud_options_for(kwargs["backend"], _cloud_options_given(kwargs), kwargs)
 
 
 def _say(message: str) -> None:
@@ -304,12 +299,12 @@ def _run(run: sweeps.Sweep, kwargs: dict[str, Any], held: launch.Held) -> None:
 
 def _replace_cloud_options(run: sweeps.Sweep, kwargs: dict[str, Any]) -> None:
     """Cloud flags given again replace the ones the sweep was planned with."""
-    given = _cloud_options_given({**kwargs, "results": run.results})
+    given = cloud_flags_given(kwargs)
     if given is None:
         return
     if backends.is_emulated(run.backend):
         raise UserError(f"sweep {run.id} runs on the emulated cloud: cloud flags do not apply")
-    run.record.cloud_options = given
+    run.record.cloud_options = asdict(cloud_options_from(given, run.results))
     run.save()
 
 

@@ -17,8 +17,8 @@ rtt_avg_ms (rtt_samples 5: `ping -c 5`); `bitrate_Bps` is the BYTES one ~10 s ip
 stream moved, so throughput_bps = bitrate_Bps x 8 / 10 (netmodel.DOIT_TEST_SECONDS); streams 1,
 duration_s 10; the machine type of each side from `aws_vm` / `gcp_vm`.
 
-Both publish the mean RTT only, so their RTT is the mean (orchestrator.flags.row_rtt_ms).
-Every converted row carries its `flags` (orchestrator.flags), computed over the file.
+Both publish the mean RTT only, so their RTT is the mean (orchestrator.results.flags.row_rtt_ms).
+Every converted row carries its `flags` (orchestrator.results.flags), computed over the file.
 """
 
 from __future__ import annotations

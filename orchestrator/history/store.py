@@ -677,10 +677,9 @@ class Batch:
 def sweep_batch(results: Path, sweep_id: str) -> Batch:
     """The store's rows of one sweep folder (its record's format version checked)."""
     folder = store.sweep_dir(results, sweep_id)
-    doc = store.load_record(results, sweep_id)
-    if store.is_study_record(doc):
+    if store.is_study_dir(folder):  # before reading it as a sweep's record
         raise UserError(f"{folder} is a TCP study, not a sweep: the history holds sweeps only")
-    record = SweepRecord.from_json(doc, str(folder / store.SWEEP_FILE))
+    record = store.load_record(results, sweep_id)
     csv_rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
     # computed again: a folder written before the column has none
     csv_rows = store.flagged(csv_rows, record.params.get("duration_s"))
@@ -730,7 +729,7 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
         "started_utc": started or _utc(record.created_utc),
         "rows": len(rows),
         "format_version": record.format_version,
-        "record": json.dumps(doc),
+        "record": json.dumps(record.to_json()),
     }
     return Batch(sweep, rows, prints)
 

@@ -895,7 +895,7 @@ def load_inputs(
     """Read sweeps' measurements.csv and/or external CSVs into one Loaded.
 
     `keep` (e.g. selection.pair_filter(spec)) drops rows before anything is
-    computed; they are counted as "filtered out". Rows with flags (orchestrator.flags:
+    computed; they are counted as "filtered out". Rows with flags (orchestrator.results.flags:
     read from the file's flags column, or computed when it has none) are left out and
     counted in `flagged`, unless `include_flagged`.
     """

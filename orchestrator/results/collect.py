@@ -246,7 +246,7 @@ def limiter_columns(
     test: Mapping[str, Any],
     measure: str = SINGLE_STREAM,
 ) -> dict[str, Any]:
-    """`limiter` and `limiter_detail` of a measured test (orchestrator.limiter). The RTT is
+    """`limiter` and `limiter_detail` of a measured test (orchestrator.results.limiter). The RTT is
     the slot's own ping when it pinged, else the sender's TCP RTT (the sweep's ping phase
     is merged into the row later). A capacity test's hosts had buffers sized for twice the
     BDP at line rate, so the default window is not its bound: it is not tried."""

@@ -113,7 +113,7 @@ def _iperf3_figures(doc: dict[str, Any], server: dict[str, Any]) -> dict[str, An
         "max_cwnd_bytes": max(cwnds) if cwnds else None,
         "duration_s": seconds,
         "streams": int(test["num_streams"]),
-        # beside the row, for the limiter (orchestrator.limiter): what the sender put on
+        # beside the row, for the limiter (orchestrator.results.limiter): what the sender put on
         # the wire, its iperf3's CPU (percent of one core), the MSS and the version
         "sent_bytes": int(sent["bytes"]),
         # how much longer the sender's count ran than the receiver's (a reverse test's

@@ -51,14 +51,14 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "dst_bw_in_allowance_exceeded_packets",
     "src_pps_allowance_exceeded_packets",
     "dst_pps_allowance_exceeded_packets",
-    # what limited the throughput (orchestrator.limiter: window, allowance, loss, cpu,
+    # what limited the throughput (orchestrator.results.limiter: window, allowance, loss, cpu,
     # capacity, unknown) and the figures that decided it ("key=value;...")
     "limiter",
     "limiter_detail",
     "round",
     "status",
     "error",
-    # physics and consistency checks, names joined by ';' (orchestrator.flags.FLAGS)
+    # physics and consistency checks, names joined by ';' (orchestrator.results.flags.FLAGS)
     "flags",
 )
 

@@ -30,6 +30,7 @@ from plotly.offline import get_plotlyjs
 
 from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
+from orchestrator.model import backends
 from orchestrator.model.catalog import Catalog, load_catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.report import analyze, cache, charts
@@ -337,7 +338,7 @@ def _write_study_pages(
         except (OSError, UnicodeDecodeError, UserError) as e:
             warn(f"site: study {study_id} left out: {e}")
             continue
-        emulated = meta.get("backend") == "local" or "Emulated cloud" in text
+        emulated = backends.is_emulated(meta.get("backend"))
         emulated_any |= emulated
         title = f"TCP study {study_id}"
         page = [

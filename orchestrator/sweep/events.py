@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.core.times import utc_now
 from orchestrator.results import store
 from orchestrator.results.collect import RowContext, SlotPlan, round_rows
 from orchestrator.results.ping_rows import host_rows, phase_rows
 from orchestrator.results.record import RoundEntry
-from orchestrator.results.store import safe_name, utc_now
+from orchestrator.results.store import safe_name
 from orchestrator.sweep.sentinels import merge_sentinel_rows, split_rows
 
 Event = dict[str, Any]

@@ -243,7 +243,7 @@ def test_one_latency_sweep_of_the_default_profile_gives_every_pair_a_p99(tmp_pat
     from orchestrator.schedule.profiles import load_profiles
 
     profile = load_profiles(paths.ROOT / "schedules.yaml")["latency"]
-    pings = int(profile.options["pings"])
+    pings = profile.request.params.pings
     # what a ping phase of 12 regions brings back, each pair losing 5 % of its pings
     regions = [r.key for r in load_catalog(paths.CATALOG).regions][:12]
     kept = int(pings * 0.95)
