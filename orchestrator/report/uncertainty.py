@@ -170,6 +170,23 @@ TABLE_NOTE = (
 )
 
 
+def from_dict(d: Mapping[str, Any]) -> GroupUncertainty:
+    """A GroupUncertainty from its dataclasses.asdict (a cache entry); JSON's null as NaN."""
+
+    def interval(v: Mapping[str, Any]) -> Interval:
+        return Interval(*(NAN if v[k] is None else float(v[k]) for k in ("low", "high")))
+
+    return GroupUncertainty(
+        pairs=int(d["pairs"]),
+        rtt_median=interval(d["rtt_median"]),
+        throughput_median=interval(d["throughput_median"]),
+        slope=interval(d["slope"]),
+        intercept=interval(d["intercept"]),
+        fit_marks=tuple(d["fit_marks"]),
+        nearest_km=NAN if d["nearest_km"] is None else float(d["nearest_km"]),
+    )
+
+
 def _pairs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(rows sorted by pair, first index of each pair's run, its length)."""
     order = np.argsort(keys, kind="stable")
