@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.core.geo import distance_km
+from orchestrator.core.geo import distance_km, fibre_rtt_ms
 from orchestrator.core.stats import pearson_r as pearson_r  # bench/netmodel uses it here
 from orchestrator.model.catalog import Region
 from orchestrator.netmodel.model import (
@@ -30,7 +30,7 @@ from orchestrator.netmodel.model import (
     Sample,
     load_public_samples,
 )
-from orchestrator.results import tiers
+from orchestrator.results import flags, tiers
 
 # skyplane first: 10 pings per pair and 1,128 of the catalog's pairs, against doit's 5 and 779.
 ROUTE_SOURCES = ("skyplane", "doit")
@@ -94,8 +94,17 @@ def route_table(
 @functools.cache
 def default_routes(data_dir: Path = PUBLIC_DATA, tier: str | None = None) -> RouteTable:
     """The route table of the vendored public data (read once per process); of one GCP
-    network tier when `tier` is given (what advise quotes), else of all."""
-    return route_table(load_public_samples(data_dir).samples, tier=tier)
+    network tier when `tier` is given (what advise quotes: without the samples below the
+    fibre floor, which flags.BELOW_FIBRE_FLOOR leaves out of every figure), else of all
+    (what the emulator's delays were calibrated on)."""
+    samples = load_public_samples(data_dir).samples
+    if tier is None:
+        return route_table(samples)
+    physical = [
+        s for s in samples
+        if s.rtt_ms >= fibre_rtt_ms(s.distance_km) - flags.FLOOR_TOLERANCE_MS
+    ]  # fmt: skip
+    return route_table(physical, tier=tier)
 
 
 def pair_rtt_ms(
