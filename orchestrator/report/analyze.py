@@ -480,7 +480,7 @@ def group_rows(m: Measurements) -> dict[str, np.ndarray]:
         cloud_of[np.asarray(m.src, dtype=np.int64)] * len(clouds)
         + cloud_of[np.asarray(m.dst, dtype=np.int64)]
     ) + tier_codes(m) * width
-    extra = {}
+    extra: dict[str, np.ndarray] = {}
     for code, rows in groups_by_key(codes, np.arange(len(m))):
         tier, pair = divmod(code, width)
         cloud_pair = f"{clouds[pair // len(clouds)]}-{clouds[pair % len(clouds)]}"

@@ -203,7 +203,7 @@ class _Reader:
             rtt_samples=array("d"),
             started_s=array("d"),
             tiers=[tiers.DEFAULT],
-            tier=array("i"),  # type: ignore[arg-type]
+            tier=array("i"),
         )
         self.tier_index: dict[str, int] = {tiers.DEFAULT: 0}
         # the GCP network tier of the sweep being read (its sweep.json), for the rows of
@@ -695,7 +695,7 @@ def _subset(m: analyze.Measurements, keep: Any) -> analyze.Measurements:
         dst=ints(m.dst),  # type: ignore[arg-type]
         sweep=ints(m.sweep),  # type: ignore[arg-type]
         tiers=m.tiers,
-        tier=ints(m.tier) if len(m.tier) == len(m) else array("i"),  # type: ignore[arg-type]
+        tier=ints(m.tier) if len(m.tier) == len(m) else array("i"),
         distance_km=floats(m.distance_km),
         rtt_ms=floats(m.rtt_ms),
         throughput_bps=floats(m.throughput_bps),
