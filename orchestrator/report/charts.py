@@ -30,7 +30,8 @@ if TYPE_CHECKING:  # plotly's figure classes: only the time series builds one
     import plotly.graph_objects as go
 
 from orchestrator.core.geo import fibre_rtt_ms
-from orchestrator.report import analyze
+from orchestrator.core.stats import min_samples_for
+from orchestrator.report import analyze, uncertainty
 
 PAIR_COLOURS = {
     "aws-aws": "#ff9900",
@@ -141,9 +142,34 @@ def _tests_data(m: analyze.Measurements, rows: Sequence[int]) -> list[list[Any]]
     )
     times = iso_times(analyze.column(m.started_s)[idx])
     return [
-        [_num(a, 1), _num(b, 2), _num(c, 0), t]
+        [_test_p90(a, c), _test_loss(b, c), _num(c, 0), t]
         for a, b, c, t in zip(p90, loss, samples, times, strict=True)
     ]
+
+
+P90_SAMPLES = min_samples_for(90)  # the matrix's sample rule (core.stats)
+
+
+def _test_p90(p90_ms: float, samples: float) -> Any:
+    """A test's RTT p90 as its hover says it: blank, with why, below the sample rule
+    (a row written before the rule may hold one)."""
+    if not math.isfinite(p90_ms):
+        return "—"
+    if not (math.isfinite(samples) and samples >= P90_SAMPLES):
+        return f"— ({samples:.0f} samples; a p90 needs {P90_SAMPLES})"
+    return f"{p90_ms:.1f} ms"
+
+
+def _test_loss(loss_pct: float, received: float) -> Any:
+    """A test's ping loss with its Wilson 95 % interval: 0 lost of 20 is 0-16.1 %, not
+    a plain 0 %. The pings sent are the replies over (1 - loss)."""
+    if not math.isfinite(loss_pct):
+        return "—"
+    if not (math.isfinite(received) and received > 0 and loss_pct < 100.0):
+        return f"{loss_pct:g} %"
+    sent = round(received / (1.0 - loss_pct / 100.0))
+    ci = uncertainty.wilson(sent - received, sent)
+    return f"{loss_pct:.2g} % (95 %: {ci.low * 100:.1f}–{ci.high * 100:.1f} % of {sent} pings)"
 
 
 def iso_times(seconds: np.ndarray) -> list[str]:
@@ -164,7 +190,7 @@ def iso_times(seconds: np.ndarray) -> list[str]:
 
 
 TEST_HOVER = (
-    "<br>test's RTT p90 %{customdata[0]} ms, loss %{customdata[1]} %, "
+    "<br>test's RTT p90 %{customdata[0]}, loss %{customdata[1]}, "
     "n %{customdata[2]} samples<br>%{customdata[3]}"
 )
 
