@@ -169,7 +169,7 @@ def _test_loss(loss_pct: float, received: float) -> Any:
         return f"{loss_pct:g} %"
     sent = round(received / (1.0 - loss_pct / 100.0))
     ci = uncertainty.wilson(sent - received, sent)
-    return f"{loss_pct:.2g} % (95 %: {ci.low * 100:.1f}–{ci.high * 100:.1f} % of {sent} pings)"
+    return f"{loss_pct:.2g} % (95 %: {ci.low * 100:.1f}-{ci.high * 100:.1f} % of {sent} pings)"
 
 
 def iso_times(seconds: np.ndarray) -> list[str]:

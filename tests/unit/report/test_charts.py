@@ -111,9 +111,9 @@ def test_every_point_hovers_with_its_tests_p90_loss_samples_and_time():
     # a test's p90 only from samples enough for it (the matrix's rule: 100), and its loss
     # with Wilson's 95 % interval: none lost of 20 pings is 0-16.1 %, not 0 %
     assert [list(c) for c in rtt["customdata"]] == [
-        ["— (20 samples; a p90 needs 100)", "0 % (95 %: 0.0–16.1 % of 20 pings)", 20,
+        ["— (20 samples; a p90 needs 100)", "0 % (95 %: 0.0-16.1 % of 20 pings)", 20,
          "2026-11-18T11:06:40.000Z"],
-        ["— (19 samples; a p90 needs 100)", "5 % (95 %: 0.9–23.6 % of 20 pings)", 19,
+        ["— (19 samples; a p90 needs 100)", "5 % (95 %: 0.9-23.6 % of 20 pings)", 19,
          "2026-11-19T11:06:40.500Z"],
         ["—", "—", "—", "—"],
     ]  # fmt: skip
