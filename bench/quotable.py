@@ -115,16 +115,18 @@ def data_set(name: str, path: Path) -> None:
         rtt = flags.row_rtt_ms(r)
         if rtt is None:
             continue
-        for group in ("all", f"{r['src_cloud']}-{r['dst_cloud']}"):
+        tier = tiers.of_row(r)  # tiers never pooled: 'all' is the default tier's rows
+        named = tiers.group_name(f"{r['src_cloud']}-{r['dst_cloud']}", tier)
+        for group in ("all", named) if tiers.is_default(tier) else (named,):
             xs, ys = groups.setdefault(group, ([], []))
             xs.append(float(r["distance_km"]))
             ys.append(rtt)
     print(
-        f"  {'cloud pair':10} {'n':>5} {'fit ms@0':>8} {'ms/1000km':>9} {'binds':>6} "
+        f"  {'cloud pair':24} {'n':>5} {'fit ms@0':>8} {'ms/1000km':>9} {'binds':>6} "
         f"{'free TS':>14} {'OLS':>14} {'Pearson':>7} {'Spearman':>8} "
         f"{'inflation p25/p50/p75':>22}"
     )
-    for group in analyze.GROUPS:
+    for group in [*analyze.GROUPS, *sorted(set(groups) - set(analyze.GROUPS))]:
         if group not in groups:
             continue
         xs, ys = groups[group]
@@ -140,7 +142,7 @@ def data_set(name: str, path: Path) -> None:
         p25, p50, p75 = analyze.percentiles(infl, (25, 50, 75))
         ok = fit.intercept >= 0.0 and fit.slope >= FIBRE_RTT_MS_PER_KM
         print(
-            f"  {group:10} {len(xs):5d} {_fmt(fit.intercept, '.1f'):>8} "
+            f"  {group:24} {len(xs):5d} {_fmt(fit.intercept, '.1f'):>8} "
             f"{_fmt(fit.slope * 1000):>9} {','.join(binds) or 'no':>6} "
             f"{_fmt(free.intercept, '.1f') + ' + ' + _fmt(free.slope * 1000):>14} "
             f"{_fmt(ols.intercept, '.1f') + ' + ' + _fmt(ols.slope * 1000):>14} "
