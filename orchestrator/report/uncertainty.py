@@ -61,6 +61,25 @@ COLUMNS = (
 )
 
 
+_CI = "95 % bootstrap interval (resampling region pairs, each with all its tests)"
+COLUMN_DOCS = {
+    "pairs": "distinct directed region pairs of the group (beside n, its tests)",
+    "rtt_median_ci_low_ms": f"rtt_median_over_tests_ms: low end of its {_CI}",
+    "rtt_median_ci_high_ms": "rtt_median_over_tests_ms: high end of the same interval",
+    "throughput_median_ci_low_bps": f"throughput_median_over_tests_bps: low end of its {_CI}",
+    "throughput_median_ci_high_bps": "throughput_median_over_tests_bps: high end of it",
+    "rtt_slope_ci_low_ms_per_1000km": f"rtt_slope_ms_per_1000km: low end of its {_CI}",
+    "rtt_slope_ci_high_ms_per_1000km": "rtt_slope_ms_per_1000km: high end of it",
+    "rtt_intercept_ci_low_ms": f"rtt_intercept_ms: low end of its {_CI}",
+    "rtt_intercept_ci_high_ms": "rtt_intercept_ms: high end of it",
+    "rtt_fit_marks": f"the RTT fit's marks: few_pairs (under {MIN_FIT_PAIRS} distinct pairs), "
+    "slope_clamped (held at the fibre's), intercept_clamped (held at 0); empty: none",
+    "rtt_nearest_km": "the shortest distance of the fit's data",
+    "rtt_intercept_is_rtt_at_0km": f"whether the data reach within {INTERCEPT_REACH_KM:,.0f} km "
+    "of 0 km, so the intercept reads as an RTT at 0 km (else an extrapolation)",
+}
+
+
 @dataclass(frozen=True)
 class Interval:
     low: float = NAN

@@ -32,7 +32,7 @@ from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import Catalog, load_catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL
-from orchestrator.report import analyze, cache, charts
+from orchestrator.report import analyze, cache, charts, uncertainty
 from orchestrator.report import build as report
 from orchestrator.results import flags
 from orchestrator.results.schema import MEASUREMENT_COLUMNS, NUMERIC_COLUMNS
@@ -95,7 +95,8 @@ MEASUREMENT_DOCS = {
 }
 
 SUMMARY_DOCS = {
-    "cloud_pair": "group: all, or source-destination cloud (aws-gcp = from AWS to GCP)",
+    "cloud_pair": "group: all, or source-destination cloud (aws-gcp = from AWS to GCP), of "
+    "GCP's Premium tier; another tier apart and named (gcp-gcp standard)",
     "n": "measurements in the group",
     "route_inflation_median": "the headline: median of RTT over the fibre floor "
     f"(2 x distance / (c x 2/3)), pairs >= {analyze.INFLATION_MIN_KM:.0f} km",
@@ -114,6 +115,7 @@ SUMMARY_DOCS = {
     "rtt_p90_over_tests_ms": "90th percentile over the group's tests of each test's RTT",
     "throughput_median_over_tests_bps": "median over the group's tests of their throughput",
     "throughput_p90_over_tests_bps": "90th percentile over the group's tests of their throughput",
+    **uncertainty.COLUMN_DOCS,
 }
 
 OUTLIER_DOCS = {
@@ -755,6 +757,36 @@ def _summary_table(summaries: Sequence[analyze.GroupSummary]) -> str:
     )
 
 
+def _uncertainty_table(summaries: Sequence[analyze.GroupSummary]) -> str:
+    """The summary's figures with their 95 % intervals over region pairs, the pairs
+    beside n, the fit's marks and whether its intercept is an RTT at 0 km."""
+    cols = [
+        ("cloud pair", "cloud_pair"),
+        ("n", "n"),
+        ("pairs", "pairs"),
+        ("median RTT 95 % CI (ms)", "rtt_median_ci"),
+        ("median throughput 95 % CI (Mbit/s)", "throughput_median_ci"),
+        ("ms per 1000 km 95 % CI", "rtt_slope_ci"),
+        ("fit intercept (ms)", "rtt_intercept"),
+        ("fit marks", "rtt_fit_marks"),
+    ]
+    head = "".join(f"<th>{_e(t)}</th>" for t, _k in cols)
+    rows = []
+    for s in summaries:
+        if not s.n or s.uncertainty is None:
+            continue
+        row = {**s.row(), **uncertainty.table_cells(s.row())}
+        row["cloud_pair"] = charts.PAIR_LABELS.get(s.cloud_pair, s.cloud_pair)
+        cells = "".join(f"<td data-col='{k}'>{_e(str(row[k]))}</td>" for _t, k in cols)
+        rows.append(f"<tr data-pair='{_e(s.cloud_pair)}'>{cells}</tr>")
+    return (
+        "<h3>How sure</h3>\n"
+        f"<table id='uncertainty'><tr>{head}</tr>{''.join(rows)}</table>\n"
+        f"<p class='muted'>{_e(uncertainty.TABLE_NOTE)} Over every measurement, not the "
+        "filter.</p>\n"
+    )
+
+
 def _outlier_table(outliers: Sequence[analyze.PairOutlier]) -> str:
     if not outliers:
         return "<p class='muted'>No pair's RTT is far above its cloud pair's fit.</p>\n"
@@ -831,6 +863,7 @@ def _sweep_html(
     parts.extend(f"<p class='flags'>{_e(line)}</p>\n" for line in p.notes)
     parts.append(_filter_form())
     parts.append("<h2>Summary by cloud pair</h2>\n" + _summary_table(page.summaries))
+    parts.append(_uncertainty_table(page.summaries))
     parts.append("<h2>Outliers</h2>\n" + _outlier_table(page.outliers))
     names = list(page.figures)
     scripts = [
