@@ -600,9 +600,7 @@ def summarize_group(
         rtt_p90_over_tests_ms=rtt_p90,
         throughput_median_over_tests_bps=thr_p50,
         throughput_p90_over_tests_bps=thr_p90,
-        uncertainty=uncertainty.of_group(
-            pair_keys(m, idx), dist, rtt, thr, physical_rtt_fit, theil_sen
-        ),
+        uncertainty=uncertainty.of_group(pair_keys(m, idx), dist, rtt, thr, theil_sen),
     )
 
 

@@ -31,6 +31,14 @@ FitFunction = Callable[[np.ndarray, np.ndarray], Any]
 
 SEED = 29
 DRAWS = 200  # bootstrap resamples per figure
+# Above this many tests a group's bootstrap reads the same number of each pair's tests,
+# evenly spaced in the order they were measured: the interval measures how pairs vary,
+# which a pair's 170th test adds little to, and a million rows stay seconds.
+MAX_TESTS = 5_000
+# Each resample's Theil-Sen line takes the median slope of at most this many point pairs
+# (all of them below it), drawn anew per resample: the resampling's own noise widens the
+# interval a little, never narrows it, and a report's groups take a second, not minutes.
+RESAMPLE_SLOPE_PAIRS = 4_000
 CONFIDENCE = 0.95
 MIN_FIT_PAIRS = 5
 INTERCEPT_REACH_KM = 1_000.0
@@ -234,27 +242,104 @@ def _interval(values: Sequence[float]) -> Interval:
     return Interval(float(low), float(high))
 
 
+def _codes(keys: np.ndarray) -> np.ndarray:
+    """Keys as small integers >= 0: as they are when they fit in 16 bits (numpy's stable
+    sort of those is a radix sort), else their index among the distinct keys."""
+    if len(keys) and keys.min() >= 0 and keys.max() < 2**15:
+        return keys.astype(np.int16)
+    out: np.ndarray = np.unique(keys, return_inverse=True)[1]
+    return out.astype(np.int16) if len(out) and out.max() < 2**15 else out
+
+
+def distinct(keys: np.ndarray) -> int:
+    """How many distinct keys."""
+    if not len(keys):
+        return 0
+    codes = _codes(keys)
+    return int(np.count_nonzero(np.bincount(codes.astype(np.int64))))
+
+
+def thinned(keys: np.ndarray, values: np.ndarray, cap: int = MAX_TESTS) -> np.ndarray:
+    """The rows the bootstrap reads: all of them up to `cap`, else the same number of
+    each pair's tests (at least one), evenly spaced in the order they were measured, so
+    each pair keeps its spread over time. One radix sort of the pairs' codes, no sort of
+    the values."""
+    if len(keys) <= cap:
+        return np.arange(len(keys))
+    order = np.argsort(_codes(keys), kind="stable")  # by pair, each pair's rows in order
+    k = keys[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    counts = np.diff(np.r_[starts, len(k)])
+    per = max(1, cap // len(starts))
+    take = np.minimum(counts, per)
+    first = np.repeat(starts, take)
+    j = _within(take)
+    spread = ((j + 0.5) * np.repeat(counts, take) / np.repeat(take, take)).astype(np.intp)
+    kept: np.ndarray = np.sort(order[first + spread])
+    return kept
+
+
+def _within(counts: np.ndarray) -> np.ndarray:
+    """0..count-1 for each count, concatenated."""
+    if not len(counts):
+        return np.zeros(0, dtype=np.intp)
+    total = int(counts.sum())
+    return np.arange(total) - np.repeat(np.r_[0, np.cumsum(counts)[:-1]], counts)
+
+
 def median_interval(values: np.ndarray, keys: np.ndarray, draws: int = DRAWS) -> Interval:
     """The 95 % interval of the median of `values` (one per test; NaN ignored) by
-    resampling the pairs `keys` names, each with all its tests; none for < 2 pairs."""
+    resampling the pairs `keys` names, each with all its tests (thinned above
+    MAX_TESTS); none for < 2 pairs. All resamples at once: each is a count per pair
+    (how often it was drawn), and its median the middle of the values weighted by them."""
     ok = np.isfinite(values)
     values, keys = values[ok], keys[ok]
-    order, starts, counts = _pairs(keys)
-    if len(starts) < 2:
+    keep = thinned(keys, values)
+    values, keys = values[keep], keys[keep]
+    distinct = np.unique(keys)
+    pairs = len(distinct)
+    if pairs < 2:
         return NONE
+    pair_of = np.searchsorted(distinct, keys)  # each test's pair, 0..pairs-1
+    by_value = np.argsort(values, kind="stable")
+    ordered, pair_sorted = values[by_value], pair_of[by_value]
     rng = np.random.default_rng(SEED)
-    out = []
-    for _ in range(draws):
-        rows = _gather(order, starts, counts, rng.integers(0, len(starts), len(starts)))
-        out.append(float(np.median(values[rows])))
-    return _interval(out)
+    picks = rng.integers(0, pairs, (draws, pairs))
+    times = np.bincount(
+        (picks + pairs * np.arange(draws)[:, None]).ravel(), minlength=draws * pairs
+    ).reshape(draws, pairs)
+    cumulative = np.cumsum(times[:, pair_sorted], axis=1)  # tests up to each value
+    total = cumulative[:, -1]
+    low = (cumulative <= ((total - 1) // 2)[:, None]).sum(axis=1)
+    high = (cumulative <= (total // 2)[:, None]).sum(axis=1)
+    return _interval(((ordered[low] + ordered[high]) / 2).tolist())
+
+
+def _line(x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
+    """The physical Theil-Sen line (report.analyze.physical_rtt_fit: slope at least the
+    fibre's, intercept at least 0) of one resample, over RESAMPLE_SLOPE_PAIRS point pairs
+    at most."""
+    n = len(x)
+    if n * (n - 1) // 2 <= RESAMPLE_SLOPE_PAIRS:
+        i, j = np.triu_indices(n, 1)
+    else:
+        i = rng.integers(0, n, RESAMPLE_SLOPE_PAIRS)
+        j = rng.integers(0, n, RESAMPLE_SLOPE_PAIRS)
+    distinct = x[i] != x[j]
+    if not distinct.any():
+        return NAN, NAN
+    i, j = i[distinct], j[distinct]
+    slope = max(float(np.median((y[j] - y[i]) / (x[j] - x[i]))), FIBRE_RTT_MS_PER_KM)
+    return slope, max(float(np.median(y - slope * x)), 0.0)
 
 
 def fit_intervals(
-    km: np.ndarray, rtt_ms: np.ndarray, keys: np.ndarray, fit: FitFunction, draws: int = DRAWS
+    km: np.ndarray, rtt_ms: np.ndarray, keys: np.ndarray, draws: int = DRAWS
 ) -> tuple[Interval, Interval]:
-    """The 95 % intervals of `fit`'s slope and intercept (the report's
-    physical_rtt_fit), resampling pairs."""
+    """The 95 % intervals of the physical fit's slope and intercept, resampling pairs
+    (thinned above MAX_TESTS)."""
+    keep = thinned(keys, rtt_ms)
+    km, rtt_ms, keys = km[keep], rtt_ms[keep], keys[keep]
     order, starts, counts = _pairs(keys)
     if len(starts) < 2:
         return NONE, NONE
@@ -262,9 +347,9 @@ def fit_intervals(
     slopes, intercepts = [], []
     for _ in range(draws):
         rows = _gather(order, starts, counts, rng.integers(0, len(starts), len(starts)))
-        line = fit(km[rows], rtt_ms[rows])
-        slopes.append(line.slope)
-        intercepts.append(line.intercept)
+        slope, intercept = _line(km[rows], rtt_ms[rows], rng)
+        slopes.append(slope)
+        intercepts.append(intercept)
     return _interval(slopes), _interval(intercepts)
 
 
@@ -291,7 +376,6 @@ def of_group(
     km: np.ndarray,
     rtt_ms: np.ndarray,
     throughput_bps: np.ndarray,
-    fit: FitFunction,
     free_fit: FitFunction,
 ) -> GroupUncertainty:
     """The intervals and marks of a group's rows: each row's pair `keys` (one integer
@@ -299,10 +383,10 @@ def of_group(
     measured = np.isfinite(rtt_ms) | np.isfinite(throughput_bps)
     with_rtt = np.isfinite(rtt_ms) & np.isfinite(km)
     x, y, k = km[with_rtt], rtt_ms[with_rtt], keys[with_rtt]
-    fit_pairs = len(np.unique(k))
-    slope, intercept = fit_intervals(x, y, k, fit)
+    fit_pairs = distinct(k)
+    slope, intercept = fit_intervals(x, y, k)
     return GroupUncertainty(
-        pairs=len(np.unique(keys[measured])),
+        pairs=distinct(keys[measured]),
         rtt_median=median_interval(rtt_ms, keys),
         throughput_median=median_interval(throughput_bps, keys),
         slope=slope,

@@ -59,9 +59,7 @@ def test_a_fit_over_few_pairs_or_a_clamped_one_is_marked():
     # 3 pairs whose RTT falls with distance: the slope is held at the fibre's
     km = np.array([1000.0, 2000.0, 3000.0])
     rtt = np.array([80.0, 70.0, 60.0])
-    u = uncertainty.of_group(
-        np.arange(3), km, rtt, np.full(3, np.nan), analyze.physical_rtt_fit, analyze.theil_sen
-    )
+    u = uncertainty.of_group(np.arange(3), km, rtt, np.full(3, np.nan), analyze.theil_sen)
     assert u.fit_marks == (uncertainty.FEW_PAIRS, uncertainty.SLOPE_CLAMPED)
     assert u.pairs == 3 and u.row()["rtt_fit_marks"] == "few_pairs;slope_clamped"
     fit = analyze.physical_rtt_fit(km, rtt)
@@ -70,7 +68,7 @@ def test_a_fit_over_few_pairs_or_a_clamped_one_is_marked():
     km5 = np.array([1000.0, 2000.0, 3000.0, 4000.0, 5000.0])
     good = uncertainty.of_group(
         np.arange(5), km5, 5 + 0.015 * km5, np.full(5, np.nan),
-        analyze.physical_rtt_fit, analyze.theil_sen,
+        analyze.theil_sen,
     )  # fmt: skip
     assert good.fit_marks == ()
     assert good.intercept_text(5.0) == "RTT at 0 km = 5.0 ms"
@@ -168,3 +166,29 @@ def test_a_standard_tier_sweep_is_reported_apart(tmp_path):
     assert names == {
         "all": 1, "aws-aws": 1, "gcp-gcp standard": 1, "aws-gcp premium/standard": 1,
     }  # fmt: skip
+
+
+def test_the_weighted_resamples_are_the_medians_of_the_pairs_drawn():
+    # every resample at once (counts per pair) gives what drawing the pairs and taking
+    # the median of all their tests gives, draw by draw
+    rng = np.random.default_rng(7)
+    keys = rng.integers(0, 12, 90) * 5  # 12 pairs, uneven tests, sparse key values
+    values = rng.normal(100.0, 20.0, 90).round(1)  # ties too
+    distinct = np.unique(keys)
+    picks = np.random.default_rng(uncertainty.SEED).integers(0, 12, (uncertainty.DRAWS, 12))
+    brute = [
+        float(np.median(np.concatenate([values[keys == distinct[p]] for p in draw])))
+        for draw in picks
+    ]
+    assert uncertainty.median_interval(values, keys) == uncertainty._interval(brute)
+
+
+def test_a_large_group_is_thinned_evenly_within_each_pair():
+    # 4 pairs of 1,000 tests, interleaved as measured; a pair of 3 keeps all 3
+    keys = np.r_[np.tile(np.arange(4), 1000), [9, 9, 9]]
+    values = np.arange(len(keys), dtype=np.float64)
+    keep = uncertainty.thinned(keys, values, cap=40)
+    assert sorted(set(keys[keep])) == [0, 1, 2, 3, 9] and len(keep) == 4 * 8 + 3
+    # pair 0's 8 tests: its 62nd, 187th, ... (the (j + 0.5) / 8 points of its 1,000)
+    assert (keep[keys[keep] == 0] // 4).tolist() == [62, 187, 312, 437, 562, 687, 812, 937]
+    assert uncertainty.distinct(keys) == 5 and uncertainty.distinct(keys * 100_000) == 5
