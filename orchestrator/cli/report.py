@@ -164,6 +164,8 @@ def _uncertainty_table(summaries: Any, label: str) -> Table:
         ("pair", "cloud_pair", "{}"),
         ("n", "n", "{:d}"),
         ("pairs", "pairs", "{:d}"),
+        ("inflation median", "route_inflation_median", "{:.2f}"),
+        ("its CI", "route_inflation_median_ci", "{}"),
         ("RTT median over tests", "rtt_median_over_tests_ms", "{:.1f}"),
         ("its CI", "rtt_median_ci", "{}"),
         ("Mbit/s median", "throughput_median_over_tests_bps", "{:.1f}"),

@@ -600,8 +600,18 @@ def summarize_group(
         rtt_p90_over_tests_ms=rtt_p90,
         throughput_median_over_tests_bps=thr_p50,
         throughput_p90_over_tests_bps=thr_p90,
-        uncertainty=uncertainty.of_group(pair_keys(m, idx), dist, rtt, thr, theil_sen),
+        uncertainty=uncertainty.of_group(
+            pair_keys(m, idx), dist, rtt, thr, theil_sen, _inflation(dist, rtt)
+        ),
     )
+
+
+def _inflation(km: np.ndarray, rtt_ms: np.ndarray) -> np.ndarray:
+    """route_inflation of each row, NaN below INFLATION_MIN_KM or without an RTT."""
+    out = np.full(len(km), np.nan)
+    far = np.isfinite(rtt_ms) & np.isfinite(km) & (km >= INFLATION_MIN_KM)
+    out[far] = rtt_ms[far] / (km[far] * FIBRE_RTT_MS_PER_KM)
+    return out
 
 
 def pair_keys(m: Measurements, rows: np.ndarray) -> np.ndarray:

@@ -97,6 +97,8 @@ _FORMATS = {
     "fit_rtt_ms": "{:.3f}",
     "excess_ms": "{:.3f}",
     "robust_z": "{:.2f}",
+    "route_inflation_median_ci_low": "{:.3f}",
+    "route_inflation_median_ci_high": "{:.3f}",
     "rtt_median_ci_low_ms": "{:.3f}",
     "rtt_median_ci_high_ms": "{:.3f}",
     "throughput_median_ci_low_bps": "{:.0f}",

@@ -55,6 +55,8 @@ FIT_MARKS = {
 
 COLUMNS = (
     "pairs",
+    "route_inflation_median_ci_low",
+    "route_inflation_median_ci_high",
     "rtt_median_ci_low_ms",
     "rtt_median_ci_high_ms",
     "throughput_median_ci_low_bps",
@@ -72,6 +74,8 @@ COLUMNS = (
 _CI = "95 % bootstrap interval (resampling region pairs, each with all its tests)"
 COLUMN_DOCS = {
     "pairs": "distinct directed region pairs of the group (beside n, its tests)",
+    "route_inflation_median_ci_low": f"route_inflation_median: low end of its {_CI}",
+    "route_inflation_median_ci_high": "route_inflation_median: high end of the same interval",
     "rtt_median_ci_low_ms": f"rtt_median_over_tests_ms: low end of its {_CI}",
     "rtt_median_ci_high_ms": "rtt_median_over_tests_ms: high end of the same interval",
     "throughput_median_ci_low_bps": f"throughput_median_over_tests_bps: low end of its {_CI}",
@@ -110,6 +114,7 @@ class GroupUncertainty:
     """The intervals and marks of one group of a report (analyze.GroupSummary)."""
 
     pairs: int  # distinct directed region pairs with an RTT or a throughput
+    inflation_median: Interval
     rtt_median: Interval
     throughput_median: Interval
     slope: Interval  # ms per km, as analyze.Fit
@@ -125,6 +130,8 @@ class GroupUncertainty:
     def row(self) -> dict[str, float | int | str | bool]:
         return {
             "pairs": self.pairs,
+            "route_inflation_median_ci_low": self.inflation_median.low,
+            "route_inflation_median_ci_high": self.inflation_median.high,
             "rtt_median_ci_low_ms": self.rtt_median.low,
             "rtt_median_ci_high_ms": self.rtt_median.high,
             "throughput_median_ci_low_bps": self.throughput_median.low,
@@ -171,6 +178,11 @@ def table_cells(row: Mapping[str, Any]) -> dict[str, str]:
         shown = f"({shown})"
     mbit = 1e-6
     return {
+        "route_inflation_median_ci": range_text(
+            row.get("route_inflation_median_ci_low", NAN),
+            row.get("route_inflation_median_ci_high", NAN),
+            "{:.2f}",
+        ),
         "rtt_median_ci": range_text(
             row.get("rtt_median_ci_low_ms", NAN), row.get("rtt_median_ci_high_ms", NAN)
         ),
@@ -205,6 +217,7 @@ def from_dict(d: Mapping[str, Any]) -> GroupUncertainty:
 
     return GroupUncertainty(
         pairs=int(d["pairs"]),
+        inflation_median=interval(d["inflation_median"]),
         rtt_median=interval(d["rtt_median"]),
         throughput_median=interval(d["throughput_median"]),
         slope=interval(d["slope"]),
@@ -377,9 +390,11 @@ def of_group(
     rtt_ms: np.ndarray,
     throughput_bps: np.ndarray,
     free_fit: FitFunction,
+    inflation: np.ndarray | None = None,
 ) -> GroupUncertainty:
     """The intervals and marks of a group's rows: each row's pair `keys` (one integer
-    per directed region pair in one tier), distance, RTT and throughput (NaN: none)."""
+    per directed region pair in one tier), distance, RTT, throughput and RTT over the
+    fibre floor (NaN: none)."""
     measured = np.isfinite(rtt_ms) | np.isfinite(throughput_bps)
     with_rtt = np.isfinite(rtt_ms) & np.isfinite(km)
     x, y, k = km[with_rtt], rtt_ms[with_rtt], keys[with_rtt]
@@ -387,6 +402,7 @@ def of_group(
     slope, intercept = fit_intervals(x, y, k)
     return GroupUncertainty(
         pairs=distinct(keys[measured]),
+        inflation_median=NONE if inflation is None else median_interval(inflation, keys),
         rtt_median=median_interval(rtt_ms, keys),
         throughput_median=median_interval(throughput_bps, keys),
         slope=slope,

@@ -764,6 +764,7 @@ def _uncertainty_table(summaries: Sequence[analyze.GroupSummary]) -> str:
         ("cloud pair", "cloud_pair"),
         ("n", "n"),
         ("pairs", "pairs"),
+        ("RTT over the fibre floor, median: 95 % CI", "route_inflation_median_ci"),
         ("median RTT 95 % CI (ms)", "rtt_median_ci"),
         ("median throughput 95 % CI (Mbit/s)", "throughput_median_ci"),
         ("ms per 1000 km 95 % CI", "rtt_slope_ci"),

@@ -88,7 +88,13 @@ def test_the_tiers_are_never_pooled_and_each_pair_counts_once_per_group(skyplane
     }
     for s in summaries.values():
         if s.n:
-            assert s.uncertainty is not None and s.uncertainty.pairs == s.n
+            u = s.uncertainty
+            assert u is not None and u.pairs == s.n
+            # every interval holds its figure, and none is empty
+            assert u.rtt_median.low <= s.rtt_median_over_tests_ms <= u.rtt_median.high
+            assert u.inflation_median.low <= s.route_inflation_median <= u.inflation_median.high
+            assert u.slope.low <= s.rtt_fit.slope <= u.slope.high
+            assert u.rtt_median.width > 0 and u.slope.width > 0
     # 'all' is the default tier's rows alone
     assert summaries["all"].n == sum(summaries[g].n for g in analyze.GROUPS[1:])
     groups = analyze.group_rows(loaded.data)
