@@ -187,7 +187,8 @@ def intervals(name: str, path: Path) -> None:
         f"seed {uncertainty.SEED}), unflagged rows; summarized in {took:.1f} s; {load()}"
     )
     print(
-        f"  {'group':26} {'n':>5} {'pairs':>5} {'RTT median':>10} {'95 % CI':>15} "
+        f"  {'group':26} {'n':>5} {'pairs':>5} {'inflation':>9} {'95 % CI':>11} "
+        f"{'RTT median':>10} {'95 % CI':>15} "
         f"{'width':>6} {'ms/1000km':>9} {'95 % CI':>13} {'width':>5}  marks, intercept"
     )
     for s in summaries:
@@ -195,8 +196,11 @@ def intervals(name: str, path: Path) -> None:
         if not s.n or u is None:
             continue
         slope = s.rtt_fit.slope * 1000
+        infl = (u.inflation_median.low, u.inflation_median.high)
         print(
-            f"  {s.cloud_pair:26} {s.n:5d} {u.pairs:5d} {_fmt(s.rtt_median_over_tests_ms):>10} "
+            f"  {s.cloud_pair:26} {s.n:5d} {u.pairs:5d} {_fmt(s.route_inflation_median):>9} "
+            f"{uncertainty.range_text(*infl, '{:.2f}'):>11} "
+            f"{_fmt(s.rtt_median_over_tests_ms):>10} "
             f"{uncertainty.range_text(u.rtt_median.low, u.rtt_median.high):>15} "
             f"{_fmt(u.rtt_median.width, '.1f'):>6} {_fmt(slope):>9} "
             f"{uncertainty.range_text(u.slope.low * 1000, u.slope.high * 1000, '{:.2f}'):>13} "
