@@ -746,6 +746,8 @@ def _summary_table(summaries: Sequence[analyze.GroupSummary]) -> str:
                 text = charts.PAIR_LABELS.get(str(value), str(value))
             else:
                 text = report.display_cell(key, value, fmt)
+            if key == "rtt_intercept_ms" and row.get("rtt_intercept_is_rtt_at_0km") is False:
+                text = f"({text})"  # no pair within 1,000 km: not an RTT at 0 km
             cells.append(f"<td data-col='{key}'>{_e(text)}</td>")
         rows.append(f"<tr data-pair='{_e(s.cloud_pair)}'>{''.join(cells)}</tr>")
     # site.js recomputes the rows from the plotted points when the filter narrows them
