@@ -154,7 +154,40 @@ def _console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=160)
 
 
+def _uncertainty_table(summaries: Any, label: str) -> Table:
+    """The summary's figures with their 95 % intervals, pairs beside n, the fit's marks."""
+    from orchestrator.report import uncertainty
+    from orchestrator.report.build import display_cell
+
+    table = Table(title=f"How sure: 95 % intervals over region pairs{label}")
+    columns = (
+        ("pair", "cloud_pair", "{}"),
+        ("n", "n", "{:d}"),
+        ("pairs", "pairs", "{:d}"),
+        ("inflation median", "route_inflation_median", "{:.2f}"),
+        ("its CI", "route_inflation_median_ci", "{}"),
+        ("RTT median over tests", "rtt_median_over_tests_ms", "{:.1f}"),
+        ("its CI", "rtt_median_ci", "{}"),
+        ("Mbit/s median", "throughput_median_over_tests_bps", "{:.1f}"),
+        ("its CI", "throughput_median_ci", "{}"),
+        ("ms/1000km", "rtt_slope_ms_per_1000km", "{:.2f}"),
+        ("its CI", "rtt_slope_ci", "{}"),
+        ("RTT ms @0", "rtt_intercept", "{}"),
+        ("fit marks", "rtt_fit_marks", "{}"),
+    )
+    for title, _key, _fmt in columns:
+        table.add_column(title, justify="left" if title in ("pair", "fit marks") else "right")
+    for s in summaries:
+        if not s.n:
+            continue
+        row = s.row()
+        row.update(uncertainty.table_cells(row))
+        table.add_row(*(display_cell(key, row[key], fmt) for _title, key, fmt in columns))
+    return table
+
+
 def _print_report(console: Console, result: Any) -> None:
+    from orchestrator.report import uncertainty
     from orchestrator.report.build import RTT_DEFINITION, display_cell, notes
 
     loaded = result.loaded
@@ -168,7 +201,7 @@ def _print_report(console: Console, result: Any) -> None:
         ("p75", "route_inflation_p75", "{:.2f}"),
         ("Pearson r", "rtt_distance_r", "{:.3f}"),
         ("Spearman", "rtt_distance_spearman", "{:.3f}"),
-        ("RTT ms @0", "rtt_intercept_ms", "{:.1f}"),
+        ("RTT ms @0", "rtt_intercept", "{}"),
         ("ms/1000km", "rtt_slope_ms_per_1000km", "{:.2f}"),
         ("r log tput", "log_throughput_distance_r", "{:.3f}"),
         ("RTT median over tests", "rtt_median_over_tests_ms", "{:.1f}"),
@@ -179,12 +212,14 @@ def _print_report(console: Console, result: Any) -> None:
         table.add_column(title, justify="left" if title == "pair" else "right")
     for s in result.summaries:
         row = s.row()
+        row.update(uncertainty.table_cells(row))
         table.add_row(*(display_cell(key, row[key], fmt) for _title, key, fmt in columns))
     console.print(table)
+    console.print(_uncertainty_table(result.summaries, label))
     console.print(
         f"RTT: {RTT_DEFINITION}. Inflation: RTT over the fibre floor 2 x distance / (c x 2/3). "
         "Fit: Theil-Sen, intercept >= 0, slope >= 10.007 ms per 1000 km (the fibre's). "
-        "-: not measured/flagged."
+        "-: not measured/flagged. " + uncertainty.TABLE_NOTE
     )
     for line in notes(loaded):
         console.print(line)

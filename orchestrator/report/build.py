@@ -14,6 +14,7 @@ import csv
 import json
 import math
 import os
+import re
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -30,7 +31,7 @@ from orchestrator.model.backends import is_emulated
 from orchestrator.model.catalog import Catalog, Region, load_catalog
 from orchestrator.plan import allowance
 from orchestrator.report import analyze, cache
-from orchestrator.results import flags, store
+from orchestrator.results import flags, store, tiers
 from orchestrator.results.schema import (
     CAPACITY,
     MEASUREMENT_COLUMNS,
@@ -96,6 +97,17 @@ _FORMATS = {
     "fit_rtt_ms": "{:.3f}",
     "excess_ms": "{:.3f}",
     "robust_z": "{:.2f}",
+    "route_inflation_median_ci_low": "{:.3f}",
+    "route_inflation_median_ci_high": "{:.3f}",
+    "rtt_median_ci_low_ms": "{:.3f}",
+    "rtt_median_ci_high_ms": "{:.3f}",
+    "throughput_median_ci_low_bps": "{:.0f}",
+    "throughput_median_ci_high_bps": "{:.0f}",
+    "rtt_slope_ci_low_ms_per_1000km": "{:.4f}",
+    "rtt_slope_ci_high_ms_per_1000km": "{:.4f}",
+    "rtt_intercept_ci_low_ms": "{:.3f}",
+    "rtt_intercept_ci_high_ms": "{:.3f}",
+    "rtt_nearest_km": "{:.1f}",
 }
 
 
@@ -192,7 +204,13 @@ class _Reader:
             loss_pct=array("d"),
             rtt_samples=array("d"),
             started_s=array("d"),
+            tiers=[tiers.DEFAULT],
+            tier=array("i"),
         )
+        self.tier_index: dict[str, int] = {tiers.DEFAULT: 0}
+        # the GCP network tier of the sweep being read (its sweep.json), for the rows of
+        # a file without a network_tier column
+        self.gcp_tier = tiers.DEFAULT
         self.rows_read = 0
         self.skipped: Counter[str] = Counter()
         self.unknown: Counter[str] = Counter()
@@ -210,6 +228,13 @@ class _Reader:
         if i is None:
             i = self.region_index[key] = len(self.data.regions)
             self.data.regions.append(key)
+        return i
+
+    def _tier(self, tier: str) -> int:
+        i = self.tier_index.get(tier)
+        if i is None:
+            i = self.tier_index[tier] = len(self.data.tiers)
+            self.data.tiers.append(tier)
         return i
 
     def _sweep(self, sweep_id: str) -> int:
@@ -275,6 +300,8 @@ class _Reader:
             or first.startswith("\ufeff")
             or len(set(names)) != len(names)
             or any(c not in col for c in _FAST_COLUMNS)
+            or "network_tier" in col  # tiers: row by row (the public data's few thousand)
+            or not tiers.is_default(self.gcp_tier)
         ):
             return False
         # only the columns read here, plus what the site and the host evidence ask of
@@ -429,6 +456,7 @@ class _Reader:
         data.src.frombytes(region_id[src].tobytes())  # type: ignore[attr-defined]
         data.dst.frombytes(region_id[dst].tobytes())  # type: ignore[attr-defined]
         data.sweep.frombytes(sweep_id[sweep].tobytes())  # type: ignore[attr-defined]
+        data.tier.frombytes(bytes(4 * len(rows)))  # type: ignore[attr-defined]  # all default
         for column, values in (
             (data.distance_km, km),
             (data.rtt_ms, rtt[rows]),
@@ -461,6 +489,7 @@ class _Reader:
         c_sweep, c_started = col.get("sweep_id"), col.get("started_utc")
         c_backend = col.get("backend")
         c_measure = col.get("measure")
+        c_tier = col.get("network_tier")
         # the hovers' extras: a cell that does not parse is NaN, never a dropped row
         c_extra = [col.get(c) for c in ("rtt_p90_ms", "ping_loss_pct", "rtt_samples")]
         extras = (self.data.rtt_p90_ms, self.data.loss_pct, self.data.rtt_samples)
@@ -531,6 +560,11 @@ class _Reader:
             d.src.append(self._region(src))
             d.dst.append(self._region(dst))
             d.sweep.append(sweep_i)
+            if c_tier is not None:
+                tier = tiers.normal(row[c_tier])
+            else:
+                tier = tiers.for_sweep(row[c_sc], row[c_dc], self.gcp_tier)
+            d.tier.append(self._tier(tier))  # type: ignore[attr-defined]
             d.distance_km.append(km)  # type: ignore[attr-defined]
             d.rtt_ms.append(rtt)  # type: ignore[attr-defined]
             d.throughput_bps.append(thr)  # type: ignore[attr-defined]
@@ -593,6 +627,7 @@ class _Reader:
                 "src_cloud": d.regions[d.src[i]],
                 "dst_cloud": d.regions[d.dst[i]],
                 "rtt_p50_ms": d.rtt_ms[i],
+                "network_tier": d.tiers[d.tier[i]] if len(d.tier) == len(d) else "",
             }
             for i in index
         ]
@@ -661,6 +696,8 @@ def _subset(m: analyze.Measurements, keep: Any) -> analyze.Measurements:
         src=ints(m.src),  # type: ignore[arg-type]
         dst=ints(m.dst),  # type: ignore[arg-type]
         sweep=ints(m.sweep),  # type: ignore[arg-type]
+        tiers=m.tiers,
+        tier=ints(m.tier) if len(m.tier) == len(m) else array("i"),
         distance_km=floats(m.distance_km),
         rtt_ms=floats(m.rtt_ms),
         throughput_bps=floats(m.throughput_bps),
@@ -913,7 +950,12 @@ def load_inputs(
                 "(see the folders in results/)"
             )
         meta = read_sweep_meta(sweep_dir)
+        options = meta.get("cloud_options")
+        reader.gcp_tier = tiers.normal(
+            options.get("network_tier") if isinstance(options, dict) else None
+        )
         reader.read(csv_path, sweep_dir.name)
+        reader.gcp_tier = tiers.DEFAULT
         if sweep_dir.name in reader.sweeps:
             info = reader.sweeps[sweep_dir.name]
             info.meta = meta
@@ -1254,9 +1296,9 @@ def report_figures(
     groups = analyze.group_rows(m)
     by_name = {s.cloud_pair: s for s in summaries}
     cities = {r.key: r.city for r in loaded.catalog.regions}  # hovers name them
-    for group in analyze.GROUPS:
-        if group == "all" or len(groups.get(group, ())):
-            figures[f"distance-{group}"] = charts.distance_figure(
+    for group in groups:  # GROUPS, then a cloud pair in another network tier
+        if group == "all" or len(groups[group]):
+            figures[f"distance-{re.sub(r'[^a-z0-9-]+', '-', group)}"] = charts.distance_figure(
                 m, group, groups, by_name, emulated=emulated, max_points=max_points, cities=cities
             )
     coords = {r.key: (r.lat, r.lon) for r in loaded.catalog.regions}

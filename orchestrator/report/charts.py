@@ -30,7 +30,8 @@ if TYPE_CHECKING:  # plotly's figure classes: only the time series builds one
     import plotly.graph_objects as go
 
 from orchestrator.core.geo import fibre_rtt_ms
-from orchestrator.report import analyze
+from orchestrator.core.stats import min_samples_for
+from orchestrator.report import analyze, uncertainty
 
 PAIR_COLOURS = {
     "aws-aws": "#ff9900",
@@ -40,6 +41,17 @@ PAIR_COLOURS = {
 }
 CLOUD_COLOURS = {"aws": "#ff9900", "gcp": "#1f77b4"}
 PAIR_LABELS = {g: g.replace("-", "→") for g in analyze.GROUPS}
+
+
+def pair_label(group: str) -> str:
+    """A group's name on a chart: "gcp→gcp", "gcp→gcp standard" (a tier apart)."""
+    return PAIR_LABELS.get(group) or group.replace("-", "→", 1)
+
+
+def pair_colour(group: str) -> str:
+    """A group's colour: its cloud pair's, whatever its tier."""
+    return PAIR_COLOURS.get(group.split(" ", 1)[0], "#7f7f7f")
+
 
 # Above this many points a scatter gets slow to pan in a browser.
 MAX_POINTS = 4000
@@ -130,9 +142,34 @@ def _tests_data(m: analyze.Measurements, rows: Sequence[int]) -> list[list[Any]]
     )
     times = iso_times(analyze.column(m.started_s)[idx])
     return [
-        [_num(a, 1), _num(b, 2), _num(c, 0), t]
+        [_test_p90(a, c), _test_loss(b, c), _num(c, 0), t]
         for a, b, c, t in zip(p90, loss, samples, times, strict=True)
     ]
+
+
+P90_SAMPLES = min_samples_for(90)  # the matrix's sample rule (core.stats)
+
+
+def _test_p90(p90_ms: float, samples: float) -> Any:
+    """A test's RTT p90 as its hover says it: blank, with why, below the sample rule
+    (a row written before the rule may hold one)."""
+    if not math.isfinite(p90_ms):
+        return "—"
+    if not (math.isfinite(samples) and samples >= P90_SAMPLES):
+        return f"— ({samples:.0f} samples; a p90 needs {P90_SAMPLES})"
+    return f"{p90_ms:.1f} ms"
+
+
+def _test_loss(loss_pct: float, received: float) -> Any:
+    """A test's ping loss with its Wilson 95 % interval: 0 lost of 20 is 0-16.1 %, not
+    a plain 0 %. The pings sent are the replies over (1 - loss)."""
+    if not math.isfinite(loss_pct):
+        return "—"
+    if not (math.isfinite(received) and received > 0 and loss_pct < 100.0):
+        return f"{loss_pct:g} %"
+    sent = round(received / (1.0 - loss_pct / 100.0))
+    ci = uncertainty.wilson(sent - received, sent)
+    return f"{loss_pct:.2g} % (95 %: {ci.low * 100:.1f}-{ci.high * 100:.1f} % of {sent} pings)"
 
 
 def iso_times(seconds: np.ndarray) -> list[str]:
@@ -153,7 +190,7 @@ def iso_times(seconds: np.ndarray) -> list[str]:
 
 
 TEST_HOVER = (
-    "<br>test's RTT p90 %{customdata[0]} ms, loss %{customdata[1]} %, "
+    "<br>test's RTT p90 %{customdata[0]}, loss %{customdata[1]}, "
     "n %{customdata[2]} samples<br>%{customdata[3]}"
 )
 
@@ -378,7 +415,8 @@ def distance_figure(
     The 'all' chart colours points by cloud pair and fits each pair; a pair's
     chart shows that pair alone.
     """
-    pairs = [g for g in analyze.GROUPS[1:] if group in ("all", g) and len(groups.get(g, ()))]
+    wanted = analyze.GROUPS[1:] if group == "all" else (group,)  # "all": the default tier
+    pairs = [g for g in wanted if len(groups.get(g, ()))]
     rows_of = {p: np.asarray(groups[p], dtype=np.intp) for p in pairs}
     total = sum(len(r) for r in rows_of.values())
     km, rtt, thr = (analyze.column(c) for c in (m.distance_km, m.rtt_ms, m.throughput_bps))
@@ -394,8 +432,8 @@ def distance_figure(
         keep = max(1, round(max_points * len(rows) / total)) if total > max_points else len(rows)
         sample = _sample(rows, keep)
         shown += len(sample)
-        colour = PAIR_COLOURS[pair]
-        name = f"{PAIR_LABELS[pair]} (n={len(rows)})"
+        colour = pair_colour(pair)
+        name = f"{pair_label(pair)} (n={len(rows)})"
         columns = ((1, rtt, "ms"), (2, thr, "Mbit/s"))
         for col, values, unit in columns[: 2 if both else 1]:
             pts = sample[np.isfinite(values[sample])].tolist()
@@ -435,7 +473,8 @@ def distance_figure(
                     "y": [fit.at(lo), fit.at(hi)],
                     "mode": "lines",
                     "line": {"color": colour, "width": 2},
-                    "name": f"{PAIR_LABELS[pair]} RTT fit (Theil-Sen), Pearson r={_r(fit.r)}",
+                    "name": f"{pair_label(pair)} RTT fit (Theil-Sen), Pearson r={_r(fit.r)}"
+                    + _fit_marks(summary),
                     "legendgroup": pair,
                     "meta": {"filter": "fit", "cloud_pair": pair},
                     "xaxis": "x",
@@ -451,7 +490,7 @@ def distance_figure(
                     "y": [_mbit(10 ** fit.at(lo)), _mbit(10 ** fit.at(hi))],
                     "mode": "lines",
                     "line": {"color": colour, "width": 2, "dash": "dash"},
-                    "name": f"{PAIR_LABELS[pair]} log throughput fit, r={_r(fit.r)}",
+                    "name": f"{pair_label(pair)} log throughput fit, r={_r(fit.r)}",
                     "legendgroup": pair,
                     "meta": {"filter": "fit", "cloud_pair": pair},
                     "xaxis": "x2",
@@ -473,10 +512,19 @@ def distance_figure(
                 "yaxis": "y",
             }
         )
-    title = "All cloud pairs" if group == "all" else f"{PAIR_LABELS[group]}"
+    title = "All cloud pairs" if group == "all" else f"{pair_label(group)}"
     if shown < total:
         title += f" ({shown} of {total} points shown)"
     return _figure(_layout("distance", both, emulated), title, emulated, traces)
+
+
+def _fit_marks(summary: analyze.GroupSummary) -> str:
+    """The fit's marks (uncertainty.FIT_MARKS) and its pairs, for its legend entry."""
+    u = summary.uncertainty
+    if u is None:
+        return ""
+    note = u.fit_note()
+    return f", {u.pairs} pairs" + (f" [{note}]" if note else "")
 
 
 def _named(region: str, cities: Mapping[str, str] | None) -> str:

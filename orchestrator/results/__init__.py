@@ -14,6 +14,7 @@ Public API: the modules below; other packages import only these names
 - `record`: sweep.json as types: the sweep's record, read once into dataclasses and written back
   with the same keys, values and key order.
 - `schema`: The results contract: columns of measurements.csv, one row per directed test.
+- `tiers`: GCP network tiers as a key: a row's tier, its reverse, its name in a report.
 - `store`: The results folder of a sweep: `results/<sweep-id>/`, written so a crash loses little.
 """
 
@@ -26,4 +27,5 @@ __all__ = [
     "record",
     "schema",
     "store",
+    "tiers",
 ]

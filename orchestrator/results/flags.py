@@ -15,8 +15,9 @@ RTT in. `--include-flagged` keeps everything; they say how many and why.
   is below the fibre floor, 2 x distance / (c x 2/3), by more than FLOOR_TOLERANCE_MS:
   faster than light, so the row's ends are not the regions it names (or its tool is
   wrong), and nothing it says is about that pair.
-- asymmetric (rtt): the two directions of a pair in one sweep (and one network tier)
-  differ in RTT by more than max(ASYMMETRY_MIN_MS, ASYMMETRY_FRACTION of the smaller).
+- asymmetric (rtt): the two directions of a pair in one sweep, over ends of the same
+  network tiers (a PREMIUM/STANDARD row against the STANDARD/PREMIUM reverse), differ
+  in RTT by more than max(ASYMMETRY_MIN_MS, ASYMMETRY_FRACTION of the smaller).
 - receiver_exceeds_sender (throughput): the receiver's count of the bytes the sender
   counted (`bytes`, aligned by parse.align) is more than RECEIVER_EXCESS_FRACTION above
   the sender's own count (throughput_sender_bps x duration_s): a difference the omit
@@ -34,6 +35,7 @@ from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from orchestrator.core.geo import fibre_rtt_ms
+from orchestrator.results import tiers
 
 BELOW_FIBRE_FLOOR = "below_fibre_floor"
 ASYMMETRIC = "asymmetric"
@@ -161,13 +163,15 @@ def asymmetric(a_ms: float, b_ms: float) -> bool:
 def _direction_key(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
     src = f"{row.get('src_cloud', '')}:{row.get('src_region', '')}"
     dst = f"{row.get('dst_cloud', '')}:{row.get('dst_region', '')}"
-    return (str(row.get("sweep_id") or ""), str(row.get("network_tier") or ""), src, dst)
+    return (str(row.get("sweep_id") or ""), tiers.of_row(row), src, dst)
 
 
 def asymmetric_rows(rows: Sequence[Mapping[str, Any]]) -> set[int]:
-    """Indices of the rows whose reverse direction, in the same sweep and tier, differs
-    by more than the asymmetry bound. Several rows of one direction count by their
-    median, so a repeat does not decide alone."""
+    """Indices of the rows whose reverse direction, in the same sweep and over ends of
+    the same tiers, differs by more than the asymmetry bound: the reverse of a
+    PREMIUM/STANDARD row is the STANDARD/PREMIUM row of the other direction
+    (tiers.reverse). Several rows of one direction count by their median, so a repeat
+    does not decide alone."""
     by_direction: dict[tuple[str, str, str, str], list[int]] = {}
     for i, row in enumerate(rows):
         if str(row.get("status") or "ok") != "ok" or row_rtt_ms(row) is None:
@@ -180,7 +184,7 @@ def asymmetric_rows(rows: Sequence[Mapping[str, Any]]) -> set[int]:
         medians[key] = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
     found: set[int] = set()
     for (sweep, tier, src, dst), idx in by_direction.items():
-        reverse = medians.get((sweep, tier, dst, src))
+        reverse = medians.get((sweep, tiers.reverse(tier), dst, src))
         if reverse is not None and asymmetric(medians[(sweep, tier, src, dst)], reverse):
             found.update(idx)
     return found

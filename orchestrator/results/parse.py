@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.core.stats import percentiles
+from orchestrator.core.stats import quotable_percentiles
 
 CORRUPTED = "corrupted output"
 
@@ -296,7 +296,9 @@ def ping_samples(text: str) -> list[float]:
 def parse_ping(text: str) -> dict[str, Any]:
     """iputils `ping` output -> RTT statistics, loss and every sample (ms).
 
-    p50/p90/p99 come from the samples themselves, not from ping's averages.
+    p50/p90/p99 come from the samples themselves, not from ping's averages, each only
+    where there are samples enough for it (core.stats.min_samples_for, the matrix's
+    rule: p90 needs 100, p99 1,000); else NaN, a blank cell, with rtt_samples beside.
     A test where no reply came back is failed, with loss 100 %.
     """
     samples = ping_samples(text)
@@ -326,7 +328,7 @@ def parse_ping(text: str) -> dict[str, Any]:
     # Percentiles come from the samples as printed: from 100 ms on iputils prints
     # whole ms (the summary keeps us), so p99 may sit up to 0.5 ms past rtt_max_ms.
     # Clamping them to the summary would mix two resolutions and bias the tail.
-    p10, p25, p50, p75, p90, p99 = percentiles(samples, (10, 25, 50, 75, 90, 99))
+    p10, p25, p50, p75, p90, p99 = quotable_percentiles(samples, (10, 25, 50, 75, 90, 99))
 
     return {
         "ok": True,
@@ -366,7 +368,7 @@ def summarize_probes(sent: int, samples_ms: list[float], probe: str = "icmp") ->
         return _failed(f"{probe}: no reply ({loss_pct:g}% loss)", **result)
     mean = sum(samples_ms) / received
     mdev = max(0.0, sum(x * x for x in samples_ms) / received - mean * mean) ** 0.5
-    p10, p25, p50, p75, p90, p99 = percentiles(samples_ms, (10, 25, 50, 75, 90, 99))
+    p10, p25, p50, p75, p90, p99 = quotable_percentiles(samples_ms, (10, 25, 50, 75, 90, 99))
     return {
         "ok": True,
         "error": "",

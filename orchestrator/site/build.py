@@ -33,7 +33,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.model import backends
 from orchestrator.model.catalog import Catalog, load_catalog
 from orchestrator.netmodel.model import DEFAULT_MODEL
-from orchestrator.report import analyze, cache, charts
+from orchestrator.report import analyze, cache, charts, uncertainty
 from orchestrator.report import build as report
 from orchestrator.results import flags
 from orchestrator.results.schema import MEASUREMENT_COLUMNS, MEASUREMENT_DOCS, NUMERIC_COLUMNS
@@ -659,6 +659,8 @@ def _summary_table(summaries: Sequence[analyze.GroupSummary]) -> str:
                 text = charts.PAIR_LABELS.get(str(value), str(value))
             else:
                 text = report.display_cell(key, value, fmt)
+            if key == "rtt_intercept_ms" and row.get("rtt_intercept_is_rtt_at_0km") is False:
+                text = f"({text})"  # no pair within 1,000 km: not an RTT at 0 km
             cells.append(f"<td data-col='{key}'>{_e(text)}</td>")
         rows.append(f"<tr data-pair='{_e(s.cloud_pair)}'>{''.join(cells)}</tr>")
     # site.js recomputes the rows from the plotted points when the filter narrows them
@@ -667,6 +669,37 @@ def _summary_table(summaries: Sequence[analyze.GroupSummary]) -> str:
         f"<tr>{head}</tr>{''.join(rows)}</table>\n"
         "<p class='muted' id='summary-note'>Computed from every measurement; with a "
         "filter, from the plotted points that match it.</p>\n"
+    )
+
+
+def _uncertainty_table(summaries: Sequence[analyze.GroupSummary]) -> str:
+    """The summary's figures with their 95 % intervals over region pairs, the pairs
+    beside n, the fit's marks and whether its intercept is an RTT at 0 km."""
+    cols = [
+        ("cloud pair", "cloud_pair"),
+        ("n", "n"),
+        ("pairs", "pairs"),
+        ("RTT over the fibre floor, median: 95 % CI", "route_inflation_median_ci"),
+        ("median RTT 95 % CI (ms)", "rtt_median_ci"),
+        ("median throughput 95 % CI (Mbit/s)", "throughput_median_ci"),
+        ("ms per 1000 km 95 % CI", "rtt_slope_ci"),
+        ("fit intercept (ms)", "rtt_intercept"),
+        ("fit marks", "rtt_fit_marks"),
+    ]
+    head = "".join(f"<th>{_e(t)}</th>" for t, _k in cols)
+    rows = []
+    for s in summaries:
+        if not s.n or s.uncertainty is None:
+            continue
+        row = {**s.row(), **uncertainty.table_cells(s.row())}
+        row["cloud_pair"] = charts.PAIR_LABELS.get(s.cloud_pair, s.cloud_pair)
+        cells = "".join(f"<td data-col='{k}'>{_e(str(row[k]))}</td>" for _t, k in cols)
+        rows.append(f"<tr data-pair='{_e(s.cloud_pair)}'>{cells}</tr>")
+    return (
+        "<h3>How sure</h3>\n"
+        f"<table id='uncertainty'><tr>{head}</tr>{''.join(rows)}</table>\n"
+        f"<p class='muted'>{_e(uncertainty.TABLE_NOTE)} Over every measurement, not the "
+        "filter.</p>\n"
     )
 
 
@@ -746,6 +779,7 @@ def _sweep_html(
     parts.extend(f"<p class='flags'>{_e(line)}</p>\n" for line in p.notes)
     parts.append(_filter_form())
     parts.append("<h2>Summary by cloud pair</h2>\n" + _summary_table(page.summaries))
+    parts.append(_uncertainty_table(page.summaries))
     parts.append("<h2>Outliers</h2>\n" + _outlier_table(page.outliers))
     names = list(page.figures)
     scripts = [

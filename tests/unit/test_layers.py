@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import check_layers  # noqa: E402
 
 PUBLIC = {
-    "advise": ["model", "sources"],
+    "advise": ["model", "sources", "spread"],
     "cli": ["main"],
     "clouds": [
         "aws", "gcp", "labels", "launch", "leftovers", "options", "preflight", "reap",
@@ -55,8 +55,10 @@ PUBLIC = {
         "allowance", "option_names", "options", "ping_timing", "pricing", "ramp", "rounds",
         "selection", "spend", "sweep_plan", "tuning",
     ],
-    "report": ["analyze", "build", "cache", "charts"],
-    "results": ["collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "store"],
+    "report": ["analyze", "build", "cache", "charts", "uncertainty"],
+    "results": [
+        "collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "store", "tiers",
+    ],
     "schedule": ["cadence", "ledger", "profiles", "retention", "tick", "timers"],
     "site": ["build", "history_pages", "html", "publish"],
     "study": ["check", "estimate", "plan", "report", "run"],
