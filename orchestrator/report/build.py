@@ -1343,7 +1343,7 @@ def notes(loaded: Loaded) -> list[str]:
     if loaded.rows_flagged:
         why = "; ".join(
             f"{loaded.flagged[f]} {f} ({flags.REASONS[f]}: invalidates "
-            f"{' and '.join(MEASURE_NAMES[m] for m in flags.INVALIDATES[f])})"
+            f"{flags.invalidates_text(f, MEASURE_NAMES)})"
             for f in flags.FLAGS
             if loaded.flagged[f]
         )

@@ -894,8 +894,7 @@ def _methodology_html(
         "left out.</li>"
         "<li>Flags: every row is checked "
         + "".join(
-            f"(<code>{_e(n)}</code>: {_e(w)}; invalidates "
-            f"{_e(' and '.join(flags.INVALIDATES[n]))}) "
+            f"(<code>{_e(n)}</code>: {_e(w)}; invalidates {_e(flags.invalidates_text(n))}) "
             for n, w in flags.REASONS.items()
         )
         + "and a flagged row's RTT (with its loss and jitter) or throughput, whichever its "

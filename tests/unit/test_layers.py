@@ -54,7 +54,9 @@ PUBLIC = {
         "selection", "spend", "sweep_plan", "tuning",
     ],
     "report": ["analyze", "build", "cache", "charts"],
-    "results": ["collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "store"],
+    "results": [
+        "collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "stalls", "store",
+    ],
     "schedule": ["cadence", "ledger", "profiles", "retention", "tick", "timers"],
     "site": ["build", "history_pages", "html", "publish"],
     "study": ["check", "estimate", "plan", "report", "run"],
