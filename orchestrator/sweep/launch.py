@@ -140,7 +140,8 @@ def create(
     """The sweep's folder and record; `record`: fields added to sweep.json (a study's
     `study`, a tick's `schedule`). On the emulated cloud the record keeps the
     emulation's seed (the sweep id's when none was given) and perturbations, where
-    provisioning reads them."""
+    provisioning reads them, and what they inject between its regions (the report
+    marks those tests and leaves them out of its fits)."""
     run = create_sweep(plan, spec, results, cloud_options=dict(cloud_options or {}) or None)
     if log is not None:
         run.log = log
@@ -151,7 +152,8 @@ def create(
 
         chosen = emulation or Emulation()
         seed = seed_for(run.id) if chosen.seed is None else chosen.seed
-        settings = EmulationSettings(seed, chosen.perturbations).to_record()
+        regions = [r.key for r in plan.selection.regions]
+        settings = EmulationSettings(seed, chosen.perturbations).to_record(regions)
         run.record.emulation = EmulationRecord.from_json(settings)
     run.save()
     return run
