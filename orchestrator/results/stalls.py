@@ -127,25 +127,12 @@ def timed_samples(docs: Mapping[str, Mapping[str, Any]]) -> tuple[list[Sample], 
     return every, odd
 
 
-def _tests_by_host(samples: list[Sample]) -> dict[str, set[Test]]:
+def _tests_by_host(samples: Iterable[Sample]) -> dict[str, set[Test]]:
     out: dict[str, set[Test]] = {}
     for s in samples:
         for host in s.test:
             out.setdefault(host, set()).add(s.test)
     return out
-
-
-def stalled_hosts(odd: list[Sample], exposed: list[Sample]) -> tuple[set[str], bool]:
-    """(the hosts most of whose tests in flight at one moment deviated there, the whole
-    machine: most of all the tests in flight); `odd` and `exposed`: the deviating and
-    all samples in flight at that moment."""
-    odd_tests = {s.test for s in odd}
-    whole = len(odd_tests) >= MIN_TESTS and len(odd_tests) > MOST * len({s.test for s in exposed})
-    seen, bad = _tests_by_host(exposed), _tests_by_host(odd)
-    hosts = {
-        h for h, tests in bad.items() if len(tests) >= MIN_TESTS and len(tests) > MOST * len(seen[h])
-    }
-    return hosts, whole
 
 
 def find_stalls(docs: Mapping[str, Mapping[str, Any]]) -> dict[Test, set[int]]:
@@ -155,22 +142,48 @@ def find_stalls(docs: Mapping[str, Mapping[str, Any]]) -> dict[Test, set[int]]:
     if len(odd) < MIN_TESTS:
         return {}
     all_flying, odd_flying = _InFlight(every), _InFlight(odd)
-    # each deviating sample's start, by how many deviating samples are in flight then
-    shared = {s: len(odd_flying.at(s.sent)) for s in odd}
+    by_host: dict[str, list[Sample]] = {}
+    for s in every:
+        for host in s.test:
+            by_host.setdefault(host, []).append(s)
+    host_flying: dict[str, _InFlight] = {}
+    # each deviating sample's start, by how many deviating samples are in flight then:
+    # those that left by then less those back before it
+    starts, backs = odd_flying.starts, sorted(s.back for s in odd)
+    shared = {
+        s: bisect.bisect_right(starts, s.sent) - bisect.bisect_left(backs, s.sent) for s in odd
+    }
     found: dict[Test, set[int]] = {}
     for first in sorted(odd, key=lambda s: (-shared[s], s.sent, s.test, s.index)):
         if shared[first] < MIN_TESTS:
             break
         if first.index in found.get(first.test, ()):
             continue
-        odd_now = odd_flying.at(first.sent)
-        if len({s.test for s in odd_now}) < MIN_TESTS:
+        moment = first.sent
+        odd_now = odd_flying.at(moment)
+        odd_tests = {s.test for s in odd_now}
+        if len(odd_tests) < MIN_TESTS:
             continue
-        hosts, whole = stalled_hosts(odd_now, all_flying.at(first.sent))
+        # a host stalled: most of its tests in flight deviate (only hosts with enough)
+        hosts = set()
+        for host, tests in _tests_by_host(odd_now).items():
+            if len(tests) < MIN_TESTS:
+                continue
+            if host not in host_flying:
+                host_flying[host] = _InFlight(by_host[host])
+            if most(tests, host_flying[host], moment):
+                hosts.add(host)
+        whole = most(odd_tests, all_flying, moment)  # the whole machine
         for s in odd_now:
             if whole or hosts.intersection(s.test):
                 found.setdefault(s.test, set()).add(s.index)
     return found
+
+
+def most(tests: set[Test], flying: _InFlight, moment: float) -> bool:
+    """Whether `tests` are more than MOST of the tests with a sample in `flying` in flight
+    at `moment` (counted no further than needed)."""
+    return len(tests) > MOST * flying.tests_at(moment, more_than=len(tests) / MOST)
 
 
 class _InFlight:
@@ -185,3 +198,17 @@ class _InFlight:
         lo = bisect.bisect_left(self.starts, moment - self.longest)
         hi = bisect.bisect_right(self.starts, moment)
         return [s for s in self.samples[lo:hi] if s.back >= moment]
+
+    def tests_at(self, moment: float, more_than: float | None = None) -> int:
+        """How many tests have a sample in flight at `moment`; counting stops past
+        `more_than` (enough to know a share is not most), from the latest departures,
+        which are the likeliest in flight."""
+        lo = bisect.bisect_left(self.starts, moment - self.longest)
+        hi = bisect.bisect_right(self.starts, moment)
+        seen: set[Test] = set()
+        for s in reversed(self.samples[lo:hi]):
+            if s.back >= moment:
+                seen.add(s.test)
+                if more_than is not None and len(seen) > more_than:
+                    break
+        return len(seen)
