@@ -16,8 +16,8 @@ directions). A stall is therefore found across tests, at one moment:
   moment.
 - At the moment most deviating samples share, a **host stalled** when at least
   MIN_TESTS of its tests (as source or destination) had a deviating sample in flight and
-  they are most (more than MOST) of its tests with any sample in flight; the whole
-  machine when that holds of all the round's tests. The deviating samples there of the
+  those are most (more than MOST) of its samples in flight; the whole machine when that
+  holds of all the round's samples. The deviating samples there of the
   tests of a stalled host (every one, the whole machine stalled) are in the stall. The
   moments are looked at from the one most deviating samples share, each deviating
   sample's departure once, until fewer than MIN_TESTS samples share one.
@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import bisect
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
+
+import numpy as np
 
 from orchestrator.core.stats import median
 
@@ -109,81 +111,114 @@ def deviating(values: list[float]) -> list[int]:
     return [i for i, v in enumerate(values) if v - m > bound]
 
 
+def _timed(
+    docs: Mapping[str, Mapping[str, Any]],
+) -> Iterator[tuple[Test, list[float], list[float], list[float]]]:
+    """(test, its samples' departures, their returns, their RTTs in ms) of every test
+    whose samples have send times."""
+    for src, doc in docs.items():
+        peers = doc.get("peers") or {}
+        for dst, times in send_times(doc).items():
+            rtts = [float(x) for x in peers[dst]["rtt_ms"]]
+            yield (
+                (src, dst),
+                times,
+                [t + r / 1000.0 for t, r in zip(times, rtts, strict=True)],
+                rtts,
+            )
+
+
 def timed_samples(docs: Mapping[str, Mapping[str, Any]]) -> tuple[list[Sample], set[Sample]]:
     """(every timed sample of the round, the deviating ones); `docs`: source host ->
     its ping-phase document."""
     every: list[Sample] = []
     odd: set[Sample] = set()
-    for src, doc in docs.items():
-        peers = doc.get("peers") or {}
-        for dst, times in send_times(doc).items():
-            rtts = [float(x) for x in peers[dst]["rtt_ms"]]
-            mine = [
-                Sample((src, dst), i, t, t + r / 1000.0)
-                for i, (t, r) in enumerate(zip(times, rtts, strict=True))
-            ]
-            every.extend(mine)
-            odd.update(mine[i] for i in deviating(rtts))
+    for test, times, backs, rtts in _timed(docs):
+        mine = [Sample(test, i, t, b) for i, (t, b) in enumerate(zip(times, backs, strict=True))]
+        every.extend(mine)
+        odd.update(mine[i] for i in deviating(rtts))
     return every, odd
 
 
-def _tests_by_host(samples: Iterable[Sample]) -> dict[str, set[Test]]:
-    out: dict[str, set[Test]] = {}
-    for s in samples:
-        for host in s.test:
-            out.setdefault(host, set()).add(s.test)
-    return out
+class _Flying:
+    """How many samples are in flight at a moment: those that left by then less those
+    back before it (two sorted arrays, by bisection)."""
+
+    def __init__(self, sent: np.ndarray, back: np.ndarray) -> None:
+        self.sent, self.back = np.sort(sent), np.sort(back)
+
+    def at(self, moment: float) -> int:
+        left = int(np.searchsorted(self.sent, moment, side="right"))
+        return left - int(np.searchsorted(self.back, moment, side="left"))
 
 
 def find_stalls(docs: Mapping[str, Mapping[str, Any]]) -> dict[Test, set[int]]:
     """{(src, dst): indices of its samples in a host-wide stall} of one ping phase;
-    `docs`: source host -> its document (hosts without one left out). Empty when none."""
-    every, odd = timed_samples(docs)
+    `docs`: source host -> its document (hosts without one left out). Empty when none.
+
+    "Most" is counted in samples in flight (a test has one in flight at a time unless
+    its RTT is longer than the ping interval), the least number in distinct tests."""
+    tests: list[Test] = []
+    sent_l: list[float] = []
+    back_l: list[float] = []
+    which: list[int] = []
+    odd: list[Sample] = []
+    for test, times, backs, rtts in _timed(docs):
+        which.extend([len(tests)] * len(times))
+        tests.append(test)
+        sent_l.extend(times)
+        back_l.extend(backs)
+        odd.extend(Sample(test, i, times[i], backs[i]) for i in deviating(rtts))
     if len(odd) < MIN_TESTS:
         return {}
-    all_flying, odd_flying = _InFlight(every), _InFlight(odd)
-    by_host: dict[str, list[Sample]] = {}
-    for s in every:
-        for host in s.test:
-            by_host.setdefault(host, []).append(s)
-    host_flying: dict[str, _InFlight] = {}
-    # each deviating sample's start, by how many deviating samples are in flight then:
-    # those that left by then less those back before it
-    starts, backs = odd_flying.starts, sorted(s.back for s in odd)
-    shared = {
-        s: bisect.bisect_right(starts, s.sent) - bisect.bisect_left(backs, s.sent) for s in odd
-    }
+    sent, back, test_of = np.array(sent_l), np.array(back_l), np.array(which, dtype=np.intp)
+    names = sorted({h for t in tests for h in t})
+    number = {h: k for k, h in enumerate(names)}
+    src_of = np.array([number[t[0]] for t in tests], dtype=np.intp)[test_of]
+    dst_of = np.array([number[t[1]] for t in tests], dtype=np.intp)[test_of]
+    every = _Flying(sent, back)
+    per_host: dict[str, _Flying] = {}
+
+    def flying_of(host: str) -> _Flying:
+        if host not in per_host:
+            mine = (src_of == number[host]) | (dst_of == number[host])
+            per_host[host] = _Flying(sent[mine], back[mine])
+        return per_host[host]
+
+    odd_flying = _InFlight(odd)
+    # each deviating sample's start, by how many deviating samples are in flight then
+    odd_count = _Flying(np.array([o.sent for o in odd]), np.array([o.back for o in odd]))
+    shared = {o: odd_count.at(o.sent) for o in odd}
     found: dict[Test, set[int]] = {}
-    for first in sorted(odd, key=lambda s: (-shared[s], s.sent, s.test, s.index)):
+    for first in sorted(odd, key=lambda o: (-shared[o], o.sent, o.test, o.index)):
         if shared[first] < MIN_TESTS:
             break
         if first.index in found.get(first.test, ()):
             continue
         moment = first.sent
         odd_now = odd_flying.at(moment)
-        odd_tests = {s.test for s in odd_now}
-        if len(odd_tests) < MIN_TESTS:
+        if len({o.test for o in odd_now}) < MIN_TESTS:
             continue
-        # a host stalled: most of its tests in flight deviate (only hosts with enough)
+        # a host stalled: most of its samples in flight deviate (hosts with enough tests)
         hosts = set()
-        for host, tests in _tests_by_host(odd_now).items():
-            if len(tests) < MIN_TESTS:
-                continue
-            if host not in host_flying:
-                host_flying[host] = _InFlight(by_host[host])
-            if most(tests, host_flying[host], moment):
+        for host, mine in _by_host(odd_now).items():
+            if len({o.test for o in mine}) >= MIN_TESTS and len(mine) > MOST * flying_of(host).at(
+                moment
+            ):
                 hosts.add(host)
-        whole = most(odd_tests, all_flying, moment)  # the whole machine
-        for s in odd_now:
-            if whole or hosts.intersection(s.test):
-                found.setdefault(s.test, set()).add(s.index)
+        whole = len(odd_now) > MOST * every.at(moment)  # the whole machine
+        for o in odd_now:
+            if whole or hosts.intersection(o.test):
+                found.setdefault(o.test, set()).add(o.index)
     return found
 
 
-def most(tests: set[Test], flying: _InFlight, moment: float) -> bool:
-    """Whether `tests` are more than MOST of the tests with a sample in `flying` in flight
-    at `moment` (counted no further than needed)."""
-    return len(tests) > MOST * flying.tests_at(moment, more_than=len(tests) / MOST)
+def _by_host(samples: Iterable[Sample]) -> dict[str, list[Sample]]:
+    out: dict[str, list[Sample]] = {}
+    for s in samples:
+        for host in s.test:
+            out.setdefault(host, []).append(s)
+    return out
 
 
 class _InFlight:
@@ -198,17 +233,3 @@ class _InFlight:
         lo = bisect.bisect_left(self.starts, moment - self.longest)
         hi = bisect.bisect_right(self.starts, moment)
         return [s for s in self.samples[lo:hi] if s.back >= moment]
-
-    def tests_at(self, moment: float, more_than: float | None = None) -> int:
-        """How many tests have a sample in flight at `moment`; counting stops past
-        `more_than` (enough to know a share is not most), from the latest departures,
-        which are the likeliest in flight."""
-        lo = bisect.bisect_left(self.starts, moment - self.longest)
-        hi = bisect.bisect_right(self.starts, moment)
-        seen: set[Test] = set()
-        for s in reversed(self.samples[lo:hi]):
-            if s.back >= moment:
-                seen.add(s.test)
-                if more_than is not None and len(seen) > more_than:
-                    break
-        return len(seen)
