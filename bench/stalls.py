@@ -6,12 +6,12 @@ Prints, with the machine's load:
              deviating samples, and those found in a stall, per capture
              goal: machine and host found, path and clean nothing
   scale      find_stalls on a constructed ping phase of N hosts probing all their peers
-             20 times (RTTs 2-400 ms, 1 % of samples spiked at random, one machine stall
+             20 times (RTTs 2-400 ms, 1 % of samples spiked at random (--spikes), one machine stall
              of 150 ms), as `collect` and the history ingest run it: seconds, the
              samples found in the stall, and the random spikes not in flight when it
              ended that it took for a stall (goal 0)
 
-    python bench/stalls.py [--hosts 77 240]
+    python bench/stalls.py [--hosts 77 240] [--spikes 0.01]
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def captures() -> None:
               f"({len(found)} tests)")  # fmt: skip
 
 
-def constructed(n_hosts: int, seed: int = 1) -> tuple[dict, set]:
+def constructed(n_hosts: int, spikes: float = 0.01, seed: int = 1) -> tuple[dict, set]:
     """A ping phase as the agent runs it; (its documents, the randomly spiked samples)."""
     rng = random.Random(seed)
     hosts = [f"aws:r{i}" for i in range(n_hosts)]
@@ -75,7 +75,7 @@ def constructed(n_hosts: int, seed: int = 1) -> tuple[dict, set]:
                 back = T0 + s + r / 1000.0
                 if back >= stall_at and T0 + s <= stall_at + stall_s:
                     r += 1000.0 * (stall_at + stall_s - max(T0 + s, stall_at))
-                elif rng.random() < 0.01:
+                elif rng.random() < spikes:
                     r += rng.uniform(20.0, 200.0)
                     if T0 + s + r / 1000.0 < stall_at + stall_s or T0 + s > stall_at + stall_s:
                         spiked.add(((host, peer), k))  # not in flight when the stall ended
@@ -86,9 +86,9 @@ def constructed(n_hosts: int, seed: int = 1) -> tuple[dict, set]:
     return docs, spiked
 
 
-def scale(sizes: list[int]) -> None:
+def scale(sizes: list[int], spikes: float) -> None:
     for n in sizes:
-        docs, spiked = constructed(n)
+        docs, spiked = constructed(n, spikes)
         tests = n * (n - 1)
         t = time.perf_counter()
         found = stalls.find_stalls(docs)
@@ -102,12 +102,13 @@ def scale(sizes: list[int]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, nargs="+", default=[77, 240])
+    parser.add_argument("--spikes", type=float, default=0.01, help="share of samples spiked")
     args = parser.parse_args()
     print(f"host-wide stalls ({load()})")
     print("captures (tests/data/stall/):")
     captures()
     print("scale (find_stalls on one constructed ping phase):")
-    scale(args.hosts)
+    scale(args.hosts, args.spikes)
     return 0
 
 
