@@ -92,7 +92,7 @@ def test_matrix_json_shape_is_stable(results):
     assert list(doc) == ["format", "version", "metric", "unit", "stat", "window",
                          "percentile_rule", "include_flagged", "matrices"]  # fmt: skip
     # version 2: include_flagged and each matrix's flagged_tests
-    assert (doc["format"], doc["version"], doc["unit"]) == ("interregion.matrix", 2, "ms")
+    assert (doc["format"], doc["version"], doc["unit"]) == ("interregion.matrix", 3, "ms")
     (mx,) = doc["matrices"]
     assert list(mx) == ["source", "label", "emulated", "window_start_utc", "window_end_utc",
                         "regions", "flagged_tests", "cells"]  # fmt: skip
