@@ -320,3 +320,28 @@ def test_a_stalled_sweep_collects_ingests_and_reports_without_its_stalled_sample
     assert loaded.measures_flagged["rtt"] == 0 and len(loaded.data) == 56
     (line,) = notes(loaded)
     assert "56 host_stall" in line and "invalidates nothing else" in line
+
+
+def test_the_rounds_end_makes_again_the_rows_a_stall_shows_in(tmp_path):
+    """The tracker makes each host's rows as its document arrives, before any stall can
+    show (it needs every host's); at the round's end the stalled hosts' rows are made
+    again, so what measure writes is what collect rebuilds."""
+    from orchestrator.results.store import safe_name
+    from orchestrator.sweep.events import PlannedRound, RoundTracker
+
+    docs, _at = captured("machine")
+    tests = directed_tests(docs)
+    closed = []
+    tracker = RoundTracker(tmp_path, list(docs), {1: PlannedRound(1, [], 10.0, tests)},
+                           ctx_for(docs), closed.append)  # fmt: skip
+    tracker.on_event({"event": "play", "name": "Round 1"})
+    texts = {}
+    for host, doc in docs.items():
+        texts[host] = json.dumps({**doc, "agent_version": 5})
+        tracker.on_event({"event": "ok", "host": safe_name(host), "task": "Round: x",
+                          "stdout": texts[host]})  # fmt: skip
+        assert not any(r.get("flags") for r in tracker.host_rows[host])  # one host: no stall
+    tracker.on_event({"event": "stats"})
+    (done,) = closed
+    assert {r.get("flags") for r in done.rows} == {"host_stall"}
+    assert done.rows == phase_rows(1, tests, texts, ctx_for(docs))
