@@ -67,6 +67,13 @@ def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]
     "every statistic and fit; by default a flagged row's RTT or throughput is left out (what "
     "its flag invalidates) and counted.",
 )
+@click.option(
+    "--include-injected",
+    is_flag=True,
+    help="Keep the tests the emulator perturbed on purpose (loss episodes, --perturb; "
+    "sweep.json emulation.injected) in the summary and its fits; by default they are "
+    "marked on the charts and left out of both.",
+)
 @_RESULTS_OPTION
 @click.option(
     "--out",
@@ -93,6 +100,7 @@ def report(
     no_png: bool,
     catalog: Path,
     include_flagged: bool,
+    include_injected: bool,
     **selection: Any,
 ) -> None:
     """Summarise sweeps: statistics per cloud pair, outliers, charts.
@@ -126,6 +134,7 @@ def report(
         catalog=cat,
         keep=keep,
         include_flagged=include_flagged,
+        include_injected=include_injected,
     )
     out_dir = out if out is not None else default_out_dir(dirs, input_files)
     result = write_report(loaded, out_dir, png=not no_png, log=console.print)
@@ -208,6 +217,11 @@ def _print_report(console: Console, result: Any) -> None:
         ("RTT p90 over tests", "rtt_p90_over_tests_ms", "{:.1f}"),
         ("Mbit/s median over tests", "throughput_median_over_tests_bps", "{:.1f}"),
     )
+    if loaded.emulated:  # an emulated rate says its scale beside it
+        from orchestrator.netmodel.model import rate_scale_tag
+
+        columns = (*columns[:-1], (f"Mbit/s median over tests ({rate_scale_tag()})",
+                                   *columns[-1][1:]))  # fmt: skip
     for title, _key, _fmt in columns:
         table.add_column(title, justify="left" if title == "pair" else "right")
     for s in result.summaries:

@@ -58,10 +58,13 @@ def min_samples(stat: str) -> int:
 
 MATRIX_FORMAT = "interregion.matrix"
 # 2: include_flagged, each matrix's flagged_tests, the percentile rule, each cell's
-# value_n (the samples its value comes from), stats min..max and mean
-MATRIX_VERSION = 2
+# value_n (the samples its value comes from), stats min..max and mean; 3: an emulated
+# source's throughput and capacity matrices carry their rate_scale
+MATRIX_VERSION = 3
 PAIR_FORMAT = "interregion.pair-history"
-PAIR_VERSION = 2  # 2: format and version, every statistic with its count (p99, p99_n)
+# 2: format and version, every statistic with its count (p99, p99_n); 3: an emulated
+# source's throughput and capacity carry their rate_scale
+PAIR_VERSION = 3
 
 
 @dataclass(frozen=True)

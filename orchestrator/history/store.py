@@ -59,9 +59,9 @@ from orchestrator.history.fingerprint import (
 )
 from orchestrator.history.histogram import bin_sql
 from orchestrator.model.backends import is_emulated
-from orchestrator.results import parse, store
+from orchestrator.results import flags, parse, store
 from orchestrator.results.collect import host_doc
-from orchestrator.results.ping_rows import samples_of
+from orchestrator.results.ping_rows import round_stalls, samples_of
 from orchestrator.results.record import SweepRecord
 from orchestrator.results.schema import (
     MEASUREMENT_COLUMNS,
@@ -630,17 +630,25 @@ def ping_samples(sweep_dir: Path, round_no: int, host: str) -> list[float]:
     return parse.ping_samples(str(ping.get("stdout", "")))
 
 
-def phase_samples(sweep_dir: Path, record: SweepRecord) -> dict[tuple[str, str], list[float]]:
-    """{(src, dst): RTT samples} of the sweep's ping phases, the last phase that probed a
-    test winning (a retry's, as the test's row is the retry's)."""
-    out: dict[tuple[str, str], list[float]] = {}
+def phase_samples(
+    sweep_dir: Path, record: SweepRecord
+) -> dict[tuple[str, str], tuple[list[float], list[float]]]:
+    """{(src, dst): (RTT samples, those outside a host-wide stall)} of the sweep's ping
+    phases, the last phase that probed a test winning (a retry's, as the test's row is
+    the retry's). A row flagged host_stall holds the second: its figures leave the
+    stalled samples out (orchestrator.results.stalls)."""
+    out: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
     for entry in record.rounds:
         if not entry.ping_phase:
             continue
         raw = store.read_raw_round(sweep_dir, int(entry.round))
-        for src in dict.fromkeys(t[0] for t in entry.tests or []):
-            for dst, values in samples_of(raw.get(store.safe_name(src))).items():
-                out[(src, dst)] = values
+        texts = {src: raw.get(store.safe_name(src)) for src in {t[0] for t in entry.tests or []}}
+        stalled = round_stalls(texts)
+        for src, text in texts.items():
+            for dst, values in samples_of(text).items():
+                out_ = stalled.get((src, dst), set())
+                kept = [x for i, x in enumerate(values) if i not in out_]
+                out[(src, dst)] = (values, kept)
     return out
 
 
@@ -702,7 +710,8 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
         if row["measure"] != SINGLE_STREAM:
             test_samples = []  # its pair's pings are its single_stream row's
         elif (src, dst) in phase:
-            test_samples = phase[(src, dst)]
+            every, kept = phase[(src, dst)]
+            test_samples = kept if flags.HOST_STALL in flags.parse(raw.get("flags")) else every
         elif round_no:
             if (round_no, src) not in samples:
                 samples[(round_no, src)] = ping_samples(folder, round_no, src)

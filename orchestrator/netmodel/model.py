@@ -134,6 +134,12 @@ DEFAULT_MODEL = NetModel(
 )
 
 
+def rate_scale_tag(model: NetModel = DEFAULT_MODEL) -> str:
+    """What stands beside every emulated throughput figure: the emulator carries the
+    real small-VM curve times `scale`, so its rates read `1 / scale` times too low."""
+    return f"emulated: rate scale {model.scale:.4f}, x{1.0 / model.scale:.1f} = real"
+
+
 # ------------------------------------------------------- emulated machine types
 
 

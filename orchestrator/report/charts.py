@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # plotly's figure classes: only the time series builds one
 
 from orchestrator.core.geo import fibre_rtt_ms
 from orchestrator.core.stats import min_samples_for
+from orchestrator.netmodel.model import rate_scale_tag
 from orchestrator.report import analyze, uncertainty
 
 PAIR_COLOURS = {
@@ -64,12 +65,20 @@ MAX_SERIES = 8  # pairs drawn in the time series chart: one colour each, no spag
 PICKER_VALUES = 150_000
 
 TEMPLATE = "plotly_white"
-EMULATED_NOTE = "EMULATED: measured on the emulated cloud, not on AWS or GCP"
+EMULATED_NOTE = (
+    f"EMULATED: measured on the emulated cloud, not on AWS or GCP; throughput at the "
+    f"{rate_scale_tag().removeprefix('emulated: ')}"
+)
 
 # Hovers print values in ms and Mbit/s with fixed decimals, never d3's SI format
 # (".4s" prints 0.5 ms as "500.0m ms"); tests/unit/report/test_build.py checks every figure.
 MBIT = 1e-6  # the charts draw throughput in Mbit/s
 HOVER = {"ms": ":.1f", "Mbit/s": ":.3~r", "km": ":.0f"}
+
+
+def shown_unit(unit: str, emulated: bool) -> str:
+    """The unit a hover prints after a value: an emulated throughput says its rate scale."""
+    return f"{unit} ({rate_scale_tag()})" if emulated and unit == "Mbit/s" else unit
 
 
 def _mbit(bps: float) -> float:
@@ -408,15 +417,19 @@ def distance_figure(
     emulated: bool,
     max_points: int = MAX_POINTS,
     cities: Mapping[str, str] | None = None,
+    injected: Mapping[int, tuple[str, tuple[str, ...]]] | None = None,
 ) -> dict[str, Any]:
     """RTT and throughput (log axis) against distance with fit lines, r in the legend;
     a point's hover names the pair and, from `cities`, their cities.
 
     The 'all' chart colours points by cloud pair and fits each pair; a pair's
-    chart shows that pair alone.
+    chart shows that pair alone. `injected`: row -> (what the emulator injected on its
+    path, the measures that moved): such points are drawn apart, as crosses, and said
+    so in their hover (the fits leave them out: build.fit_data).
     """
     wanted = analyze.GROUPS[1:] if group == "all" else (group,)  # "all": the default tier
     pairs = [g for g in wanted if len(groups.get(g, ()))]
+    injected = injected or {}
     rows_of = {p: np.asarray(groups[p], dtype=np.intp) for p in pairs}
     total = sum(len(r) for r in rows_of.values())
     km, rtt, thr = (analyze.column(c) for c in (m.distance_km, m.rtt_ms, m.throughput_bps))
@@ -434,9 +447,35 @@ def distance_figure(
         shown += len(sample)
         colour = pair_colour(pair)
         name = f"{pair_label(pair)} (n={len(rows)})"
-        columns = ((1, rtt, "ms"), (2, thr, "Mbit/s"))
-        for col, values, unit in columns[: 2 if both else 1]:
+        columns = ((1, rtt, "ms", "rtt"), (2, thr, "Mbit/s", "throughput"))
+        for col, values, unit, measure in columns[: 2 if both else 1]:
             pts = sample[np.isfinite(values[sample])].tolist()
+            odd = [i for i in pts if i in injected and measure in injected[i][1]]
+            if odd:
+                pts = [i for i in pts if not (i in injected and measure in injected[i][1])]
+                traces.append(
+                    {
+                        "type": "scatter",
+                        "x": [round(x) for x in km[odd].tolist()],
+                        "y": [round(v, 2) for v in values[odd].tolist()]
+                        if col == 1
+                        else [_mbit(v) for v in values[odd].tolist()],
+                        "mode": "markers",
+                        "marker": {"color": colour, "size": 8, "symbol": "x"},
+                        "name": f"{pair_label(pair)} injected on purpose, not in the fits",
+                        "legendgroup": pair,
+                        "showlegend": True,
+                        "text": [
+                            f"{names[m.src[i]]} → {names[m.dst[i]]}<br>{injected[i][0]}"
+                            for i in odd
+                        ],
+                        "hovertemplate": f"%{{text}}<br>%{{x{HOVER['km']}}} km, "
+                        f"%{{y{HOVER[unit]}}} {shown_unit(unit, emulated)}<extra></extra>",
+                        "meta": {"filter": "injected", "cloud_pair": pair},
+                        "xaxis": "x" if col == 1 else "x2",
+                        "yaxis": "y" if col == 1 else "y2",
+                    }
+                )
             trace: dict[str, Any] = {
                 "type": "scatter",
                 "x": [round(x) for x in km[pts].tolist()],
@@ -450,7 +489,8 @@ def distance_figure(
                 "showlegend": col == 1,
                 "text": [f"{names[m.src[i]]} → {names[m.dst[i]]}" for i in pts],
                 "hovertemplate": f"%{{text}}<br>%{{x{HOVER['km']}}} km, "
-                f"%{{y{HOVER[unit]}}} {unit}{TEST_HOVER if extra else ''}<extra></extra>",
+                f"%{{y{HOVER[unit]}}} {shown_unit(unit, emulated)}"
+                f"{TEST_HOVER if extra else ''}<extra></extra>",
                 "meta": {"filter": "points", "cloud_pair": pair},
                 "xaxis": "x" if col == 1 else "x2",
                 "yaxis": "y" if col == 1 else "y2",
@@ -592,7 +632,8 @@ def heatmap_figure(
         "colorbar": {"title": {"text": unit}},
         "hoverongaps": False,
         "hovertemplate": f"%{{y}} → %{{x}}<br>median %{{z{HOVER[unit]}}} {unit}, p90 "
-        f"%{{customdata[2]}} {unit} over %{{customdata[1]}} tests<br>%{{customdata[0]}} km, "
+        f"%{{customdata[2]}} {shown_unit(unit, emulated)} over %{{customdata[1]}} tests<br>"
+        "%{customdata[0]} km, "
         "median loss %{customdata[3]} %<br>newest %{customdata[4]}<extra></extra>",
         "customdata": cells,
         "meta": {"filter": "heatmap", "clouds_y": clouds, "clouds_x": clouds, "km": km},
@@ -887,7 +928,8 @@ def series_figure(
                 go.Scatter(
                     x=[p[0] for p in points],
                     y=[_rounded(p[1]) if row == 1 else _mbit(p[2]) for p in points],
-                    hovertemplate=f"{name}<br>%{{x}}<br>%{{y{HOVER[unit]}}} {unit}<extra></extra>",
+                    hovertemplate=f"{name}<br>%{{x}}<br>%{{y{HOVER[unit]}}} "
+                    f"{shown_unit(unit, emulated)}<extra></extra>",
                     mode="lines+markers",
                     name=name,
                     legendgroup=name,

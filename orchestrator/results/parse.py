@@ -348,13 +348,17 @@ def parse_ping(text: str) -> dict[str, Any]:
     }
 
 
-def summarize_probes(sent: int, samples_ms: list[float], probe: str = "icmp") -> dict[str, Any]:
+def summarize_probes(
+    sent: int, samples_ms: list[float], probe: str = "icmp", left_out: int = 0
+) -> dict[str, Any]:
     """The agent's own timed echoes (ping phase) -> the same figures as parse_ping.
 
     mdev as iputils computes it (the population standard deviation); loss from the
     probes sent against the replies matched. No reply at all is a failed test.
+    `left_out`: replies received but not among `samples_ms` (in a host-wide stall,
+    orchestrator.results.stalls): they count as received, not in any RTT figure.
     """
-    received = len(samples_ms)
+    received = len(samples_ms) + left_out
     loss_pct = 100.0 * (1 - received / sent) if sent else 100.0
     result: dict[str, Any] = {
         "transmitted": sent,
@@ -366,8 +370,11 @@ def summarize_probes(sent: int, samples_ms: list[float], probe: str = "icmp") ->
         return _failed(f"{probe}: no probe was sent", **result)
     if not received:
         return _failed(f"{probe}: no reply ({loss_pct:g}% loss)", **result)
-    mean = sum(samples_ms) / received
-    mdev = max(0.0, sum(x * x for x in samples_ms) / received - mean * mean) ** 0.5
+    if not samples_ms:
+        return _failed(f"{probe}: every reply in a host-wide stall", **result)
+    count = len(samples_ms)
+    mean = sum(samples_ms) / count
+    mdev = max(0.0, sum(x * x for x in samples_ms) / count - mean * mean) ** 0.5
     p10, p25, p50, p75, p90, p99 = quotable_percentiles(samples_ms, (10, 25, 50, 75, 90, 99))
     return {
         "ok": True,
@@ -377,7 +384,7 @@ def summarize_probes(sent: int, samples_ms: list[float], probe: str = "icmp") ->
         "rtt_avg_ms": round(mean, 4),
         "rtt_max_ms": max(samples_ms),
         "rtt_mdev_ms": round(mdev, 4),
-        "rtt_samples": received,
+        "rtt_samples": count,
         "rtt_p10_ms": p10,
         "rtt_p25_ms": p25,
         "rtt_p50_ms": p50,

@@ -320,10 +320,13 @@ class HostPlacement:
 @dataclass(frozen=True)
 class EmulationRecord:
     """The emulated cloud's settings for a sweep (`emulation`): its seed and
-    perturbations (each as `emulator.perturb.Perturbation.to_dict` wrote it)."""
+    perturbations (each as `emulator.perturb.Perturbation.to_dict` wrote it), and what
+    they inject on purpose between the sweep's regions (`injected`, as
+    `emulator.stack.injected_effects` wrote it; None in records from before it)."""
 
     seed: int | None = None
     perturbations: list[Mapping[str, Any]] = field(default_factory=list)
+    injected: list[Mapping[str, Any]] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     _keys: tuple[str, ...] = _keys_field()
 

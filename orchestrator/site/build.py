@@ -32,7 +32,7 @@ from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
 from orchestrator.model import backends
 from orchestrator.model.catalog import Catalog, load_catalog
-from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.netmodel.model import DEFAULT_MODEL, rate_scale_tag
 from orchestrator.report import analyze, cache, charts, uncertainty
 from orchestrator.report import build as report
 from orchestrator.results import flags
@@ -423,8 +423,7 @@ def _sweep_page(
         if len(loaded.data) == 0:
             return None
         orders: dict[str, Any] = {}  # each column sorted once, for all that follows
-        summaries = analyze.summarize(loaded.data, orders)
-        outliers = analyze.find_outliers(loaded.data, orders=orders)
+        summaries, outliers = report.summaries_of(loaded, orders)
         figures = report.report_figures(loaded, summaries, max_points=max_points, orders=orders)
         figures.pop("timeseries", None)  # one sweep: nothing to plot over time
         products = report.sweep_products(
@@ -631,7 +630,9 @@ def _figures_js(figures: Mapping[str, Any]) -> str:
     )
 
 
-def _summary_table(summaries: Sequence[analyze.GroupSummary]) -> str:
+def _summary_table(summaries: Sequence[analyze.GroupSummary], emulated: bool = False) -> str:
+    # an emulated throughput says its rate scale beside it (netmodel.rate_scale_tag)
+    mbit = f"Mbit/s, {rate_scale_tag()}" if emulated else "Mbit/s"
     cols = [
         ("cloud pair", "cloud_pair", "{}"),
         ("n", "n", "{:d}"),
@@ -645,8 +646,8 @@ def _summary_table(summaries: Sequence[analyze.GroupSummary]) -> str:
         ("r (log throughput, distance)", "log_throughput_distance_r", "{:.3f}"),
         ("median over tests of the test's RTT (ms)", "rtt_median_over_tests_ms", "{:.1f}"),
         ("p90 over tests of the test's RTT (ms)", "rtt_p90_over_tests_ms", "{:.1f}"),
-        ("median over tests, throughput (Mbit/s)", "throughput_median_over_tests_bps", "{:.2f}"),
-        ("p90 over tests, throughput (Mbit/s)", "throughput_p90_over_tests_bps", "{:.2f}"),
+        (f"median over tests, throughput ({mbit})", "throughput_median_over_tests_bps", "{:.2f}"),
+        (f"p90 over tests, throughput ({mbit})", "throughput_p90_over_tests_bps", "{:.2f}"),
     ]
     head = "".join(f"<th>{_e(t)}</th>" for t, _k, _f in cols)
     rows = []
@@ -778,7 +779,7 @@ def _sweep_html(
     )
     parts.extend(f"<p class='flags'>{_e(line)}</p>\n" for line in p.notes)
     parts.append(_filter_form())
-    parts.append("<h2>Summary by cloud pair</h2>\n" + _summary_table(page.summaries))
+    parts.append("<h2>Summary by cloud pair</h2>\n" + _summary_table(page.summaries, p.emulated))
     parts.append(_uncertainty_table(page.summaries))
     parts.append("<h2>Outliers</h2>\n" + _outlier_table(page.outliers))
     names = list(page.figures)
@@ -843,8 +844,7 @@ def _methodology_html(
         "left out.</li>"
         "<li>Flags: every row is checked "
         + "".join(
-            f"(<code>{_e(n)}</code>: {_e(w)}; invalidates "
-            f"{_e(' and '.join(flags.INVALIDATES[n]))}) "
+            f"(<code>{_e(n)}</code>: {_e(w)}; invalidates {_e(flags.invalidates_text(n))}) "
             for n, w in flags.REASONS.items()
         )
         + "and a flagged row's RTT (with its loss and jitter) or throughput, whichever its "

@@ -26,7 +26,7 @@ from orchestrator.history import judgments
 from orchestrator.history import views as v
 from orchestrator.history import windows as w
 from orchestrator.model.catalog import Catalog, load_catalog, region_order
-from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.netmodel.model import DEFAULT_MODEL, rate_scale_tag
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
@@ -447,6 +447,8 @@ def pair_data(
                     "source": info.name,
                     "emulated": info.emulated,
                     "caption": caption,
+                    # its throughput is the real small-VM curve times this (Methodology)
+                    **({"rate_scale_tag": rate_scale_tag()} if info.emulated else {}),
                     "window_start_utc": shown_from,
                     "window_end_utc": shown_to,
                     "directions": [],

@@ -181,9 +181,11 @@ class RoundTracker:
         texts: dict[str, str | None] = {}
         done, self.host_rows = self.host_rows, {}
         for name in planned.hosts:
-            if name in done:
-                continue
             path = store.raw_path(self.sweep_dir, planned.number, name)
+            if name in done:
+                # the phase's rows need every document: a stall shows across hosts
+                texts[name] = path.read_text()
+                continue
             if not path.exists():
                 why = self.unreachable.get(name) or "no result"
                 store.write_atomic(

@@ -159,7 +159,9 @@ def create(
 ) -> Sweep:
     """The sweep's folder and record; `schedule`: a scheduled tick's trigger, kept in
     sweep.json. On the emulated cloud the record keeps the emulation's seed (the sweep
-    id's when none was given) and perturbations, where provisioning reads them."""
+    id's when none was given) and perturbations, where provisioning reads them, and what
+    they inject between its regions (the report marks those tests and leaves them out of
+    its fits)."""
     run = create_sweep(plan, spec, results, cloud_options=cloud_options)
     if log is not None:
         run.log = log
@@ -171,7 +173,8 @@ def create(
 
         chosen = emulation or Emulation()
         seed = seed_for(run.id) if chosen.seed is None else chosen.seed
-        settings = EmulationSettings(seed, chosen.perturbations).to_record()
+        regions = [r.key for r in plan.selection.regions]
+        settings = EmulationSettings(seed, chosen.perturbations).to_record(regions)
         run.record.emulation = EmulationRecord.from_json(settings)
     run.save()
     return run

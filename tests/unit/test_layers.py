@@ -57,7 +57,8 @@ PUBLIC = {
     ],
     "report": ["analyze", "build", "cache", "charts", "uncertainty"],
     "results": [
-        "collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "store", "tiers",
+        "collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "stalls", "store",
+        "tiers",
     ],
     "schedule": ["cadence", "ledger", "profiles", "retention", "tick", "timers"],
     "site": ["build", "history_pages", "html", "publish"],

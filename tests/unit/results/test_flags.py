@@ -110,7 +110,11 @@ def test_the_vendored_skyplane_grid_keeps_tiers_apart_and_flags_the_floor():
 def test_each_flag_invalidates_only_its_measures():
     # every flag declares what it says is wrong, and nothing else is a measure
     assert set(flags.INVALIDATES) == set(flags.FLAGS)
-    assert all(m and set(m) <= set(flags.MEASURES) for m in flags.INVALIDATES.values())
+    assert all(set(m) <= set(flags.MEASURES) for m in flags.INVALIDATES.values())
+    # only a flag whose samples are out of the row's figures already invalidates nothing
+    assert [f for f, m in flags.INVALIDATES.items() if not m] == [flags.HOST_STALL]
+    assert not flags.rtt_invalid("host_stall") and not flags.throughput_invalid("host_stall")
+    assert flags.rtt_invalid("host_stall;few_samples")
     # the throughput checks say nothing against the ping's RTT, and the ping's against iperf3
     for cell in (
         "receiver_exceeds_sender",
@@ -127,8 +131,8 @@ def test_each_flag_invalidates_only_its_measures():
         assert not flags.rtt_invalid(cell) and not flags.throughput_invalid(cell)
     # a name we do not know (a later version's, a typo) leaves nothing standing
     assert flags.rtt_invalid("made_up") and flags.throughput_invalid("made_up")
-    assert flags.harmless(flags.RTT) == ("receiver_exceeds_sender", "duration_short")
-    assert flags.harmless(flags.THROUGHPUT) == ("asymmetric", "few_samples")
+    assert flags.harmless(flags.RTT) == ("receiver_exceeds_sender", "duration_short", "host_stall")
+    assert flags.harmless(flags.THROUGHPUT) == ("asymmetric", "few_samples", "host_stall")
 
 
 def test_a_mixed_tier_row_is_checked_against_the_reverse_over_the_same_ends():

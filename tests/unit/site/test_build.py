@@ -106,6 +106,11 @@ def test_pages_are_offline_and_labelled_emulated(tmp_path, results, studies):
     assert len(figures) >= 8
     for fig in figures:
         assert "EMULATED" in fig["layout"]["title"]["text"]
+    # and every emulated throughput figure its rate scale beside it
+    index = (out / "index.html").read_text()
+    tag = "Mbit/s, emulated: rate scale 0.0517, x19.4 = real"
+    assert f"median over tests, throughput ({tag})" in index
+    assert "throughput is emulated: rate scale 0.0517" in index  # the sweep's notes
 
 
 @pytest.mark.slow
@@ -148,6 +153,7 @@ def test_real_results_have_no_emulated_label(tmp_path):
     site.build_site(out, results, catalog=CATALOG)
     index = (out / "index.html").read_text()
     assert "emulated-banner" not in index and "EMULATED" not in index
+    assert "rate scale" not in index and "median over tests, throughput (Mbit/s)" in index
 
 
 def test_no_sweeps_is_a_clear_error(tmp_path):
