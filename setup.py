@@ -2,7 +2,7 @@
 
 The checkout keeps regions.yaml, infra/, playbooks/ and data/ at the top (each step's
 folder, as the README's table shows); an installed package reads its copies from
-orchestrator/bundled/ (orchestrator.paths). Built and machine-local things stay out:
+orchestrator/bundled/ (orchestrator.core.paths). Built and machine-local things stay out:
 Terraform's working folders and state (its lock files go in), and the delayd binaries
 (an installed package builds delayd from its source on first use:
 orchestrator.emulator.delay).

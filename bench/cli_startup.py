@@ -2,15 +2,15 @@
 
 Runs each command REPEATS times as a fresh process (the way a user runs it, the
 console script when installed) and prints the median and the spread of the wall
-times against the goal. Every command paid ~3 s before the cloud SDKs and heavy
-libraries were imported only inside the commands that need them; the machine is
-shared, so figures are indicative.
+times against the goal. The cloud SDKs and heavy libraries are imported only inside
+the commands that need them; the machine is shared, so figures are indicative.
 
-Run: .venv/bin/python bench/cli_startup.py
+Run: .venv/bin/python bench/cli_startup.py [--json]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import statistics
@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _figures import Figures
 
 ROOT = Path(__file__).resolve().parent.parent
 REPEATS = 5
@@ -46,6 +48,16 @@ def time_run(argv: list[str], env: dict[str, str]) -> float:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="the figures as JSON (bench/docs.py)")
+    args = parser.parse_args()
+    figures = Figures("cli_startup", "Start-up", goal="; ".join(
+        f"interregion {' '.join(a)} {g:g} s" for a, g in CASES[:2]))  # fmt: skip
+    with figures.printing(args.json):
+        return run(figures)
+
+
+def run(figures: Figures) -> int:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     base = command()
@@ -54,6 +66,9 @@ def main() -> int:
     print(f"cpus: {os.cpu_count()}, load average: {load:.2f} (shared machine: noisy)")
     print(f"{'command':<40} {'median s':>9} {'min s':>7} {'max s':>7} {'goal s':>7}")
     over = 0
+    table = figures.table(
+        f"median of {REPEATS} fresh processes", ["command", "median s", "min s", "max s", "goal s"]
+    )
     for args, goal_s in CASES:
         time_run(base + args, env)  # warm the file cache once, as a second run would
         times = [time_run(base + args, env) for _ in range(REPEATS)]
@@ -65,6 +80,9 @@ def main() -> int:
             f"{label:<40} {median:>9.2f} {min(times):>7.2f} {max(times):>7.2f} "
             f"{goal_s:>7.1f}  {verdict}"
         )
+        table.add(label, round(median, 2), round(min(times), 2), round(max(times), 2), goal_s)
+    shown = [f"`{str(r[0]).removeprefix('interregion ')}` {r[1]:.2f} s" for r in table.rows[:2]]
+    figures.headline = ", ".join(shown) + (" (over a goal)" if over else "")
     return 1 if over else 0
 
 

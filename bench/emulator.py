@@ -22,6 +22,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from _figures import Figures
+
 from orchestrator import emulator as emu
 from orchestrator.core.geo import distance_km
 from orchestrator.drivers.keys import SweepKeys, ensure_sweep_keys
@@ -87,7 +89,11 @@ def rss_kib(pids: Sequence[int]) -> int:
     return total
 
 
-def bench_scale(keys: SweepKeys, sizes: Sequence[int]) -> None:
+def bench_scale(keys: SweepKeys, sizes: Sequence[int], figures: Figures) -> None:
+    table = figures.table(
+        "set-up and teardown (rss: sshd + delayd resident; mem: drop of MemAvailable)",
+        ["hosts", "up s", "down s", "processes", "rss MiB", "mem MiB"],
+    )
     print("== set-up and teardown (goal: 77 hosts up < 60 s, down < 10 s)")
     print(f"{'hosts':>5} {'up_s':>7} {'down_s':>7} {'procs':>5} {'rss_MiB':>8} {'mem_MiB':>8}")
     for n in sizes:
@@ -105,6 +111,9 @@ def bench_scale(keys: SweepKeys, sizes: Sequence[int]) -> None:
         emu.down(emulation_id)
         down_s = time.monotonic() - started
         print(f"{n:5} {up_s:7.2f} {down_s:7.2f} {len(pids):5} {rss / 1024:8.1f} {used / 1024:8.1f}")
+        table.add(n, round(up_s, 2), round(down_s, 2), len(pids), round(rss / 1024, 1),
+                  round(used / 1024, 1))  # fmt: skip
+        figures.headline = f"{n} hosts up / down {up_s:.2f} / {down_s:.2f} s"
     print("  rss = sshd + delayd resident memory; mem = drop of MemAvailable (kernel objects too)")
 
 
@@ -122,7 +131,7 @@ def median_rtt(proc: subprocess.Popen[str]) -> float:
     return statistics.median(rtts) if rtts else float("nan")
 
 
-def bench_rtt(keys: SweepKeys) -> None:
+def bench_rtt(keys: SweepKeys, figures: Figures) -> None:
     chosen = regions(RTT_HOSTS)
     spec = spec_for("brtt", chosen, keys)
     emu.up(spec)
@@ -152,6 +161,12 @@ def bench_rtt(keys: SweepKeys) -> None:
             f"{abs_errors[int(0.9 * (len(abs_errors) - 1))]:.3f} ms "
             f"(baseline subtracted: {BASELINE_RTT_MS} ms)"
         )
+        accuracy = figures.table(
+            "RTT against the model (median of 20 pings a pair)",
+            ["pairs", "hosts", "within 0.5 ms + 2 %", "median error ms", "max error ms"],
+        )
+        accuracy.add(len(pairs), len(chosen), within, round(statistics.median(errors), 3),
+                     round(abs_errors[-1], 3))  # fmt: skip
     finally:
         emu.down(spec.id)
 
@@ -414,19 +429,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", choices=PARTS, action="append")
     parser.add_argument("--sizes", default="8,46,77")
     parser.add_argument("--levels", default="1,2,4,6,8")
+    parser.add_argument("--json", action="store_true", help="the figures as JSON (bench/docs.py)")
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         print("bench/emulator.py: skipped, the emulated cloud needs root")
         return 0
+    figures = Figures("emulator", "Emulated cloud", goal="77 hosts up < 60 s, down < 10 s; "
+                      "RTT within 0.5 ms + 2 % of the model")  # fmt: skip
+    with figures.printing(args.json):
+        return run(args, figures)
+
+
+def run(args: argparse.Namespace, figures: Figures) -> int:
     emu.reap()
     parts = args.only or PARTS
     print(f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f} (shared machine: noisy)")
     with tempfile.TemporaryDirectory() as tmp:
         keys = ensure_sweep_keys(Path(tmp))
         if "scale" in parts:
-            bench_scale(keys, [int(n) for n in args.sizes.split(",")])
+            bench_scale(keys, [int(n) for n in args.sizes.split(",")], figures)
         if "rtt" in parts:
-            bench_rtt(keys)
+            bench_rtt(keys, figures)
         if "routes" in parts:
             bench_routes(keys)
         if "controller" in parts:

@@ -49,6 +49,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # testkit/, beside the package
 
+from _figures import Figures, Table  # noqa: E402
+
+FIGURES = Figures("history", "History", goal="detection >= 95 % under 200 ms, < 1 false change "
+                  "a week; ingest < 1 s, matrix < 1 s, changes < 5 s")  # fmt: skip
+
 from orchestrator.core.geo import distance_km  # noqa: E402
 from orchestrator.history import changes, judgments  # noqa: E402
 from orchestrator.history import store as history  # noqa: E402
@@ -214,6 +219,12 @@ def quality(args: argparse.Namespace) -> None:
     under200, under100 = rtts < 200, rtts < 100
     week_paths = len(ends)
     scale_to_catalog = len(catalog_paths()[0]) / week_paths
+    table = FIGURES.table(
+        f"change detection on {len(ends):,} catalog paths ({WEEKS} weeks of 6-hourly runs)",
+        ["offsets", "+10 ms, paths < 200 ms", "+10 ms, all", "+10 ms, >= 200 ms",
+         "+5 ms, < 100 ms", "+5 ms, all", "false changes a week",
+         "smallest detectable at " + " / ".join(f"{r:g}" for r in MODEL_RTTS_MS) + " ms"],
+    )  # fmt: skip
     for df in rtt_noise.READINGS:
         model = replace(base, df=df)
         rng = np.random.default_rng(args.seed)
@@ -244,6 +255,11 @@ def quality(args: argparse.Namespace) -> None:
             f"{WEEK_RUNS} runs)"
             f"; suspected runs left open at the end: {len(found.suspects)}"
         )
+        table.add(model.name, f"{100 * ten[:, under200].mean():.1f} %",
+                  f"{100 * ten.mean():.1f} %", f"{100 * ten[:, ~under200].mean():.1f} %",
+                  f"{100 * five[:, under100].mean():.1f} %", f"{100 * five.mean():.1f} %",
+                  round(per_week, 2),
+                  " / ".join(f"{sdc[r]:.2f}" for r in MODEL_RTTS_MS))  # fmt: skip
         print(
             "  median smallest detectable change: "
             + ", ".join(f"{sdc[r]:.2f} ms at {r:g} ms" for r in MODEL_RTTS_MS)
@@ -331,6 +347,20 @@ def stability(args: argparse.Namespace) -> None:
         f"(goal >= 95 %); false paths over the {len(seeds)} seeds: {false_paths} (goal <= 1); "
         f"episodes that vanished on a later read: {vanished} (goal 0)  "
         f"[{time.perf_counter() - t0:.0f} s, load {_load()}]"
+    )
+    judged = FIGURES.table(
+        f"judged once: {len(seeds)} seeds of {STABLE_RUNS} six-hourly runs of "
+        f"{len(STABLE_REGIONS)} regions, +{STEP_MS:g} ms on {STEPPED_PATHS} paths",
+        ["figure", "measured", "goal"],
+    )
+    judged.add("steps confirmed within 3 runs, all / under 200 ms",
+               f"{100 * found_all / steps:.1f} % / {100 * found_short / max(short, 1):.1f} %",
+               ">= 90 % / >= 95 %")  # fmt: skip
+    judged.add(f"false paths over the {len(seeds)} seeds", false_paths, "<= 1")
+    judged.add("episodes found and gone on a later read", vanished, 0)
+    FIGURES.headline = (
+        f"judged once: steps found {100 * found_all / steps:.1f} %, false paths {false_paths}, "
+        f"episodes gone on a later read {vanished}"
     )
 
 
@@ -530,6 +560,17 @@ def one_sweep_folder(results: Path, when: datetime) -> str:
     return sweep_id
 
 
+def store_table() -> Table:
+    """The store's timings, one table however many steps add to it."""
+    for table in FIGURES.tables:
+        if table.title == STORE_TITLE:
+            return table
+    return FIGURES.table(STORE_TITLE, ["step", "wall s", "CPU s", "goal s"])
+
+
+STORE_TITLE = "the store's timings on a synthetic history"
+
+
 def timed(what: str, fn, goal_s: float):  # type: ignore[no-untyped-def]
     """Wall time against the goal, and the process's CPU time (all threads): on a shared
     machine the wall time depends on the others' load, the CPU time much less."""
@@ -537,6 +578,7 @@ def timed(what: str, fn, goal_s: float):  # type: ignore[no-untyped-def]
     out = fn()
     took, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"  {what}: {took:.3f} s (goal < {goal_s:g} s; CPU {cpu:.3f} s)")
+    store_table().add(what, round(took, 3), round(cpu, 3), goal_s)
     return out
 
 
@@ -630,17 +672,19 @@ def main() -> None:
     ap.add_argument("--only", choices=("quality", "stability", "store"), help="run one part only")
     ap.add_argument("--no-png", action="store_true", help="report without PNG charts")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", action="store_true", help="the figures as JSON (bench/docs.py)")
     args = ap.parse_args()
     # a stopped bench still removes its temporary store (TemporaryDirectory's exit)
     signal.signal(signal.SIGTERM, lambda _sig, _frame: sys.exit(143))
     if args.small:
         args.sweeps, args.paths, args.repeats, args.histories = 60, 300, 1, 1
-    if args.only in (None, "quality"):
-        quality(args)
-    if args.only in (None, "stability"):
-        stability(args)
-    if args.only in (None, "store"):
-        store_timings(args)
+    with FIGURES.printing(args.json):
+        if args.only in (None, "quality"):
+            quality(args)
+        if args.only in (None, "stability"):
+            stability(args)
+        if args.only in (None, "store"):
+            store_timings(args)
 
 
 if __name__ == "__main__":

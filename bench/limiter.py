@@ -35,6 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _figures import Figures, Table  # noqa: E402
+
 from orchestrator.emulator.variation import draw_pair  # noqa: E402
 from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_CAP_BPS, REAL_WINDOW_BYTES  # noqa: E402
 from orchestrator.plan.ramp import timing_for  # noqa: E402
@@ -48,7 +50,11 @@ BURSTABLE = ("aws:us-east-1", "gcp:us-east4", "aws:us-east-2")
 INTERREGION = str(Path(sys.executable).parent / "interregion")
 
 
-def timings() -> None:
+def timings(figures: Figures) -> None:
+    table = figures.table(
+        "omit and measured interval by RTT (omit: slow start to the window, rounded up)",
+        ["RTT ms", "window", "ramp s", "omit s", "interval s"],
+    )
     print("omit and measured interval by RTT (omit = slow start to the window, rounded up)")
     print(f"{'RTT ms':>7} | {'window':>22} {'ramp s':>7} {'omit s':>6} {'interval s':>10}")
     cases = (
@@ -59,6 +65,7 @@ def timings() -> None:
         for name, window, rate in cases:
             t = timing_for(rtt, window, rate)
             print(f"{rtt:7.0f} | {name:>22} {t.ramp_s:7.3f} {t.omit_s:6d} {t.duration_s:10d}")
+            table.add(rtt, name, round(t.ramp_s, 3), t.omit_s, t.duration_s)
 
 
 def sweep(results: Path, args: list[str]) -> tuple[list[dict[str, str]], int]:
@@ -103,7 +110,7 @@ def expected_of(
     return "window", f"{rtt_ms:.0f} ms: 131 kB / RTT = {window_bps / 1e6:.1f} Mbit/s"
 
 
-def show(rows: list[dict[str, str]], seed: int, burstable: bool) -> tuple[int, int]:
+def show(rows: list[dict[str, str]], seed: int, burstable: bool, named: Table) -> tuple[int, int]:
     right = 0
     # a capacity row's RTT is its pair's single_stream row's
     rtts = {(r["src_cloud"], r["src_region"], r["dst_cloud"], r["dst_region"]): r["rtt_p50_ms"]
@@ -120,6 +127,7 @@ def show(rows: list[dict[str, str]], seed: int, burstable: bool) -> tuple[int, i
         verdict = "ok" if ok else "WRONG"
         print(f"  {src:>20} -> {dst:<20} {measure:<13} {setup:<52} {mbit:7.2f} Mbit/s "
               f"expected {expected:<9} found {r['limiter']:<9} {verdict}")  # fmt: skip
+        named.add(src, dst, measure, setup, round(mbit, 2), expected, r["limiter"], ok)
         if not ok:
             print(f"      {r['limiter_detail']}")
     return right, len(rows)
@@ -128,10 +136,22 @@ def show(rows: list[dict[str, str]], seed: int, burstable: bool) -> tuple[int, i
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sweep", action="store_true", help="run the two emulated sweeps")
+    parser.add_argument("--json", action="store_true", help="the figures as JSON (bench/docs.py)")
     opts = parser.parse_args()
-    timings()
+    figures = Figures("limiter", "Throughput limiter", goal="every row named as set up")
+    with figures.printing(opts.json):
+        run(opts, figures)
+
+
+def run(opts: argparse.Namespace, figures: Figures) -> None:
+    timings(figures)
     if not opts.sweep:
+        figures.headline = "omit and interval by RTT (--sweep: the rows of two emulated sweeps)"
         return
+    named = figures.table(
+        "each row's limiter: expected from its set-up, found by the collect stage",
+        ["src", "dst", "measure", "set-up", "Mbit/s", "expected", "found", "named"],
+    )
     total = [0, 0]
     with tempfile.TemporaryDirectory(prefix="ir-bench-limiter-") as tmp:
         mixed, seed = sweep(
@@ -141,16 +161,17 @@ def main() -> None:
              "--measures", "single_stream,capacity"],
         )  # fmt: skip
         print("\nsweep 1: window, capacity and loss; single_stream and capacity measures")
-        for i, n in enumerate(show(mixed, seed, burstable=False)):
+        for i, n in enumerate(show(mixed, seed, burstable=False, named=named)):
             total[i] += n
         drained, seed = sweep(
             Path(tmp) / "burstable",
             ["--regions", ",".join(BURSTABLE), "--emulated-type", "emulated-t3.small-5s"],
         )
         print("\nsweep 2: allowance (burstable hosts)")
-        for i, n in enumerate(show(drained, seed, burstable=True)):
+        for i, n in enumerate(show(drained, seed, burstable=True, named=named)):
             total[i] += n
     print(f"\n{total[0]} of {total[1]} rows named as set up")
+    figures.headline = f"{total[0]} of {total[1]} rows named as set up"
 
 
 if __name__ == "__main__":

@@ -6,15 +6,18 @@ Then the per-pair route detours (orchestrator/netmodel/routes.py): fitted on one
 checked against the other, and r(RTT, distance) of the emulated matrix against the
 real data's.
 
-Run: .venv/bin/python bench/netmodel.py [DATA_DIR]
+Run: .venv/bin/python bench/netmodel.py [--json] [DATA_DIR]
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import statistics
 import sys
 from pathlib import Path
+
+from _figures import Figures, Table
 
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
@@ -27,13 +30,28 @@ from orchestrator.netmodel.model import DEFAULT_MODEL, Sample
 RTT_BINS_MS = ((0, 10), (10, 20), (20, 40), (40, 80), (80, 160), (160, 320), (320, 1000))
 
 
-def _errors(model: netmodel.NetModel, samples: list[Sample]) -> str:
+def _errors(
+    model: netmodel.NetModel, samples: list[Sample], table: Table | None = None, name: str = ""
+) -> str:
     errors = netmodel.relative_errors(model, samples)
     p90 = statistics.quantiles(errors, n=10)[-1] if len(errors) > 1 else errors[0]
-    return f"n={len(samples):5d}  median {statistics.median(errors):6.1%}  p90 {p90:6.1%}"
+    median = statistics.median(errors)
+    if table is not None:
+        table.add(name, len(samples), f"{median:.1%}", f"{p90:.1%}")
+    return f"n={len(samples):5d}  median {median:6.1%}  p90 {p90:6.1%}"
 
 
-def main(data_dir: Path) -> int:
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data_dir", nargs="?", type=Path, default=netmodel.PUBLIC_DATA)
+    parser.add_argument("--json", action="store_true", help="the figures as JSON (bench/docs.py)")
+    args = parser.parse_args()
+    figures = Figures("netmodel", "Network model")
+    with figures.printing(args.json):
+        return run(args.data_dir, figures)
+
+
+def run(data_dir: Path, figures: Figures) -> int:
     try:
         loaded = netmodel.load_public_samples(data_dir)
     except UserError as e:
@@ -47,6 +65,13 @@ def main(data_dir: Path) -> int:
     if loaded.unknown_regions:
         print(f"  regions not in the catalog: {', '.join(sorted(loaded.unknown_regions))}")
 
+    figures.note(
+        f"public data: {', '.join(f'{s} {loaded.used[s]:,} used' for s in ('skyplane', 'doit'))}"
+    )
+    fits = figures.table(
+        "RTT fit: rtt = base + k x km/1000 + cross-cloud",
+        ["data", "base ms", "ms per 1000 km", "cross-cloud ms"],
+    )
     print("\nRTT fit (least squares on relative error): rtt = base + k * km/1000 + cross")
     print(f"  {'data':10s} {'base ms':>8s} {'ms/1000km':>10s} {'cross ms':>9s}  fit error")
     for name, subset in (
@@ -60,26 +85,36 @@ def main(data_dir: Path) -> int:
             f"  {name:10s} {fit['base_rtt_ms']:8.2f} {fit['rtt_ms_per_1000km']:10.2f}"
             f" {fit['cross_cloud_rtt_ms']:9.2f}  {_errors(fitted, subset)}"
         )
+        fits.add(name, round(fit["base_rtt_ms"], 2), round(fit["rtt_ms_per_1000km"], 2),
+                 round(fit["cross_cloud_rtt_ms"], 2))  # fmt: skip
     m = DEFAULT_MODEL
+    fits.add("the emulator's model", m.base_rtt_ms, m.rtt_ms_per_1000km, m.cross_cloud_rtt_ms)
     print(
         f"  {'DEFAULT':10s} {m.base_rtt_ms:8.2f} {m.rtt_ms_per_1000km:10.2f}"
         f" {m.cross_cloud_rtt_ms:9.2f}"
         f"  (route inflation over the fibre floor: x{m.rtt_ms_per_1000km / 10:.2f})"
     )
 
+    errors = figures.table(
+        "the model's relative RTT error, |model - measured| / measured",
+        ["samples", "n", "median", "p90"],
+    )
     print("\nDEFAULT_MODEL relative RTT error |model - measured| / measured")
     for pair in sorted({s.cloud_pair for s in samples}):
-        print(f"  {pair:9s} {_errors(m, [s for s in samples if s.cloud_pair == pair])}")
+        chosen = [s for s in samples if s.cloud_pair == pair]
+        print(f"  {pair:9s} {_errors(m, chosen, errors, pair)}")
     for source in ("skyplane", "doit"):
-        print(f"  {source:9s} {_errors(m, [s for s in samples if s.source == source])}")
-    print(f"  {'overall':9s} {_errors(m, samples)}")
+        chosen = [s for s in samples if s.source == source]
+        print(f"  {source:9s} {_errors(m, chosen, errors, source)}")
+    print(f"  {'overall':9s} {_errors(m, samples, errors, 'overall')}")
+    figures.headline = f"median relative RTT error {errors.rows[-1][2]} (distance model)"
     print("  by distance:")
     for lo, hi in ((0, 1000), (1000, 3000), (3000, 6000), (6000, 10000), (10000, 21000)):
         subset = [s for s in samples if lo <= s.distance_km < hi]
         if subset:
             print(f"    {lo:5d}-{hi:5d} km {_errors(m, subset)}")
 
-    _routes(samples)
+    _routes(samples, figures)
 
     mdev_ms = netmodel.load_rtt_mdev_ms(data_dir)
     median_mdev = statistics.median(mdev_ms)
@@ -129,7 +164,11 @@ def _median_error(predicted: list[float], measured: list[float]) -> str:
     return f"{statistics.median(errors):6.1%}" if errors else "     -"
 
 
-def _routes(samples: list[Sample]) -> None:
+def _routes(samples: list[Sample], figures: Figures) -> None:
+    checks = figures.table(
+        "route detours fitted on one source, checked on the other: median relative error",
+        ["fit", "check", "pairs", "samples", "distance model", "routes"],
+    )
     print("\nroute detours: a pair's median RTT in one source, checked on the other's samples")
     print(f"  {'fit':9s} {'check':9s} {'pairs':>6s} {'samples':>8s}   median relative error")
     print(f"  {'':9s} {'':9s} {'':>6s} {'':>8s}   {'distance':>8s} {'routes':>8s}")
@@ -143,11 +182,14 @@ def _routes(samples: list[Sample]) -> None:
         by_distance = [fitted.rtt_ms(s.distance_km, s.cross_cloud) for s in covered]
         by_route = [table.get(s.src, s.dst) or 0.0 for s in covered]
         measured = [s.rtt_ms for s in covered]
+        pairs = len({routes.pair_key(s.src, s.dst) for s in covered})
         print(
-            f"  {fit:9s} {check:9s} {len({routes.pair_key(s.src, s.dst) for s in covered}):6d}"
+            f"  {fit:9s} {check:9s} {pairs:6d}"
             f" {len(covered):8d}   {_median_error(by_distance, measured):>8s}"
             f" {_median_error(by_route, measured):>8s}"
         )
+        checks.add(fit, check, pairs, len(covered), _median_error(by_distance, measured).strip(),
+                   _median_error(by_route, measured).strip())  # fmt: skip
     catalog = load_catalog()
     medians = routes.median_rtts(samples)
     km = {k: _km(catalog.get(k[0]), catalog.get(k[1])) for k in medians}
@@ -182,4 +224,4 @@ def _km(a: Region, b: Region) -> float:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else netmodel.PUBLIC_DATA))
+    sys.exit(main())

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _figures import Figures
+
 INTERREGION = str(Path(sys.executable).parent / "interregion")
 
 
@@ -35,9 +37,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--regions", type=int, default=77)
     parser.add_argument("--forks", default="8,16,24,40,77")
+    parser.add_argument("--json", action="store_true", help="the figures as JSON (bench/docs.py)")
     args = parser.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("bench/prepare.py needs root (the emulated cloud uses namespaces)")
+    figures = Figures("prepare", "Prepare at 77 hosts")
+    with figures.printing(args.json):
+        run(args, figures)
+
+
+def run(args: argparse.Namespace, figures: Figures) -> None:
+    table = figures.table(
+        f"prepare of {args.regions} hosts by Ansible forks", ["forks", "wall s", "load after"]
+    )
     with tempfile.TemporaryDirectory(prefix="ir-bench-") as tmp:
         planned = cli(
             "sweep", "--max-regions", str(args.regions), "--yes", "--plan-only", "--results", tmp
@@ -58,6 +70,9 @@ def main() -> None:
                 if done.returncode != 0:
                     raise SystemExit(done.stderr)
                 print(f"{forks:>5} {wall_s:>6.1f}s {os.getloadavg()[0]:>19.1f}", flush=True)
+                table.add(forks, round(wall_s, 1), round(os.getloadavg()[0], 1))
+            fastest = min(table.rows, key=lambda r: float(str(r[1])))
+            figures.headline = f"fastest: {fastest[1]} s with {fastest[0]} forks"
         finally:
             cli("teardown", *stage)
 

@@ -9,6 +9,15 @@ slope >= the fibre's 10.0069 ms per 1000 km), whether the constraints bind (the 
 Theil-Sen line and least squares beside it), Pearson and Spearman, and the RTT
 inflation over the fibre floor (median and quartiles).
 
+Then (issue 29, items 3 and 4), with the load: Skyplane's gcp->gcp rows per network tier
+(rows and distinct pairs, before and after flags: the tiers are never pooled), the 95 %
+bootstrap intervals (resampling region pairs) of every cloud-pair group's median RTT and
+fit slope, with their widths, the pairs beside n and the fit's marks, for both public
+sets; and `advise`'s low-high range (the network model, no store) against the public
+medians for 10 pairs DoiT measured: the pair's Premium RTT median (Skyplane, else DoiT)
+inside the RTT range, DoiT's single-stream throughput median inside the default TCP
+throughput range.
+
 Then (issue 29), with the machine's load before and after, for emulated sweeps of both
 measures on clean paths (no perturbation): `--run` runs one on `make run`'s regions (as
 root; about 6 minutes), `--sweeps DIR ...` reads sweep folders already made. From each
@@ -31,25 +40,35 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from _figures import Figures
+
+from orchestrator.advise import model as advise_model
+from orchestrator.advise import sources, spread
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import FIBRE_KM_S, FIBRE_RTT_MS_PER_KM
 from orchestrator.history import public_data
 from orchestrator.model.catalog import load_catalog
+from orchestrator.netmodel.model import load_public_samples
+from orchestrator.netmodel.routes import default_routes
 from orchestrator.plan import allowance
 from orchestrator.plan.selection import SelectionSpec, pairs_per_band, select
-from orchestrator.report import analyze
-from orchestrator.results import collect, flags, parse, record, store
+from orchestrator.report import analyze, build, uncertainty
+from orchestrator.results import collect, flags, parse, record, store, tiers
+
+FIGURES = Figures("quotable", "Numbers a user can quote")
 
 DATA = {
     "skyplane": paths.DATA / "skyplane-latency-2022.csv",
@@ -71,6 +90,7 @@ def bands() -> None:
         "--max-regions 8 --spread globe": SelectionSpec(max_regions=8, spread="globe"),
     }
     print("directed pairs per distance band")
+    table = None
     for name, spec in cases.items():
         selection = select(catalog, spec)
         counts = pairs_per_band(selection.pairs)
@@ -78,6 +98,10 @@ def bands() -> None:
         empty = [band for band, n in counts.items() if not n]
         note = f"  EMPTY: {', '.join(empty)}" if empty else ""
         print(f"  {name:34} {len(selection.regions)} regions: {shown}{note}")
+        if table is None:
+            table = FIGURES.table("directed pairs per distance band", ["selection", "regions",
+                                  *(f"{band} km" for band in counts)])  # fmt: skip
+        table.add(name, len(selection.regions), *counts.values())
         if name.startswith("make run"):
             print(f"    {', '.join(r.key for r in selection.regions)}")
 
@@ -100,16 +124,24 @@ def data_set(name: str, path: Path) -> None:
         rtt = flags.row_rtt_ms(r)
         if rtt is None:
             continue
-        for group in ("all", f"{r['src_cloud']}-{r['dst_cloud']}"):
+        tier = tiers.of_row(r)  # tiers never pooled: 'all' is the default tier's rows
+        named = tiers.group_name(f"{r['src_cloud']}-{r['dst_cloud']}", tier)
+        for group in ("all", named) if tiers.is_default(tier) else (named,):
             xs, ys = groups.setdefault(group, ([], []))
             xs.append(float(r["distance_km"]))
             ys.append(rtt)
     print(
-        f"  {'cloud pair':10} {'n':>5} {'fit ms@0':>8} {'ms/1000km':>9} {'binds':>6} "
+        f"  {'cloud pair':24} {'n':>5} {'fit ms@0':>8} {'ms/1000km':>9} {'binds':>6} "
         f"{'free TS':>14} {'OLS':>14} {'Pearson':>7} {'Spearman':>8} "
         f"{'inflation p25/p50/p75':>22}"
     )
-    for group in analyze.GROUPS:
+    fits = FIGURES.table(
+        f"{name}: {len(rows):,} AWS/GCP rows, {flagged:,} flagged; physical RTT fits "
+        "(Theil-Sen) over the unflagged rows",
+        ["cloud pair", "n", "ms at 0 km", "ms per 1000 km", "Pearson", "Spearman",
+         "RTT over the fibre floor p25 / p50 / p75"],
+    )  # fmt: skip
+    for group in [*analyze.GROUPS, *sorted(set(groups) - set(analyze.GROUPS))]:
         if group not in groups:
             continue
         xs, ys = groups[group]
@@ -125,7 +157,7 @@ def data_set(name: str, path: Path) -> None:
         p25, p50, p75 = analyze.percentiles(infl, (25, 50, 75))
         ok = fit.intercept >= 0.0 and fit.slope >= FIBRE_RTT_MS_PER_KM
         print(
-            f"  {group:10} {len(xs):5d} {_fmt(fit.intercept, '.1f'):>8} "
+            f"  {group:24} {len(xs):5d} {_fmt(fit.intercept, '.1f'):>8} "
             f"{_fmt(fit.slope * 1000):>9} {','.join(binds) or 'no':>6} "
             f"{_fmt(free.intercept, '.1f') + ' + ' + _fmt(free.slope * 1000):>14} "
             f"{_fmt(ols.intercept, '.1f') + ' + ' + _fmt(ols.slope * 1000):>14} "
@@ -133,6 +165,123 @@ def data_set(name: str, path: Path) -> None:
             f"{_fmt(p25) + ' / ' + _fmt(p50) + ' / ' + _fmt(p75):>22}"
             + ("" if ok else "  NOT PHYSICAL")
         )
+        fits.add(group, len(xs), _fmt(fit.intercept, ".1f"), _fmt(fit.slope * 1000),
+                 _fmt(fit.r, ".3f"), _fmt(analyze.spearman_rho(xs, ys), ".3f"),
+                 f"{_fmt(p25)} / {_fmt(p50)} / {_fmt(p75)}")  # fmt: skip
+
+
+# ---- issue 29: tiers kept apart, and every figure's uncertainty ---------------------------
+
+
+def tier_counts(path: Path) -> None:
+    catalog = load_catalog(paths.CATALOG)
+    rows = public_data.convert("skyplane", path.read_text(encoding="utf-8"), catalog)
+    gcp = [r for r in rows if r["src_cloud"] == r["dst_cloud"] == "gcp"]
+    print(f"\nSkyplane gcp->gcp per network tier (source/destination): {load()}")
+    print(f"  {'tier':18} {'rows':>5} {'pairs':>5} {'unflagged':>9} {'pairs':>5}")
+    for tier in sorted({r["network_tier"] for r in gcp}):
+        mine = [r for r in gcp if r["network_tier"] == tier]
+        kept = [r for r in mine if not flags.rtt_invalid(r["flags"])]
+
+        def pairs(rs: Sequence[Mapping[str, Any]]) -> int:
+            return len({(r["src_region"], r["dst_region"]) for r in rs})
+
+        print(f"  {tier:18} {len(mine):5d} {pairs(mine):5d} {len(kept):9d} {pairs(kept):5d}")
+    print(f"  {'all tiers pooled':18} {len(gcp):5d}   (what report counted as gcp-gcp before)")
+
+
+def intervals(name: str, path: Path) -> None:
+    catalog = load_catalog(paths.CATALOG)
+    rows = public_data.convert(name, path.read_text(encoding="utf-8"), catalog)
+    with tempfile.TemporaryDirectory(prefix="quotable-") as tmp:
+        csv_path = Path(tmp) / f"{name}.csv"
+        csv_path.write_text(store.csv_text(rows, extra=public_data.EXTRA_COLUMNS))
+        loaded = build.load_inputs(input_files=[csv_path], catalog=catalog)
+    started = time.perf_counter()
+    summaries = analyze.summarize(loaded.data)
+    took = time.perf_counter() - started
+    print(
+        f"\n{name}: 95 % bootstrap intervals over region pairs ({uncertainty.DRAWS} draws, "
+        f"seed {uncertainty.SEED}), unflagged rows; summarized in {took:.1f} s; {load()}"
+    )
+    print(
+        f"  {'group':26} {'n':>5} {'pairs':>5} {'inflation':>9} {'95 % CI':>11} "
+        f"{'RTT median':>10} {'95 % CI':>15} "
+        f"{'width':>6} {'ms/1000km':>9} {'95 % CI':>13} {'width':>5}  marks, intercept"
+    )
+    for s in summaries:
+        u = s.uncertainty
+        if not s.n or u is None:
+            continue
+        slope = s.rtt_fit.slope * 1000
+        infl = (u.inflation_median.low, u.inflation_median.high)
+        print(
+            f"  {s.cloud_pair:26} {s.n:5d} {u.pairs:5d} {_fmt(s.route_inflation_median):>9} "
+            f"{uncertainty.range_text(*infl, '{:.2f}'):>11} "
+            f"{_fmt(s.rtt_median_over_tests_ms):>10} "
+            f"{uncertainty.range_text(u.rtt_median.low, u.rtt_median.high):>15} "
+            f"{_fmt(u.rtt_median.width, '.1f'):>6} {_fmt(slope):>9} "
+            f"{uncertainty.range_text(u.slope.low * 1000, u.slope.high * 1000, '{:.2f}'):>13} "
+            f"{_fmt(u.slope.width * 1000):>5}  {','.join(u.fit_marks) or '-'}, "
+            f"{u.intercept_text(s.rtt_fit.intercept)}"
+        )
+
+
+ADVISE_PAIRS = 10
+
+
+def advise_ranges() -> None:
+    """advise's range (network model, no store) against the public medians, 10 pairs."""
+    catalog = load_catalog(paths.CATALOG)
+    samples = load_public_samples().samples
+    measured: dict[tuple[str, str], list[float]] = {}
+    for x in samples:
+        if x.source == "doit" and x.throughput_bps and x.src != x.dst:
+            measured.setdefault((x.src, x.dst), []).append(x.throughput_bps)
+    pairs = sorted(measured)
+    chosen = [pairs[i * len(pairs) // ADVISE_PAIRS] for i in range(ADVISE_PAIRS)]
+    premium = default_routes(tier=tiers.DEFAULT)
+    print(
+        f"\nadvise --size 10GB, network model (no store), Premium tier: its range against the "
+        f"public medians for {ADVISE_PAIRS} pairs DoiT measured; {load()}"
+    )
+    print(
+        f"  {'pair':44} {'RTT':>6} {'range':>13} {'public':>7} {'in':>3} "
+        f"{'Mbit/s':>7} {'range':>13} {'DoiT':>6} {'in':>3} {'loss below':>10}"
+    )
+    inside_rtt = inside_bps = 0
+    with tempfile.TemporaryDirectory(prefix="quotable-") as empty:
+        for src, dst in chosen:
+            a, b = catalog.get(src), catalog.get(dst)
+            evidence = sources.find_evidence(Path(empty), src, dst, tier=tiers.DEFAULT)
+            facts = sources.path_facts(evidence, a, b, catalog, tiers.DEFAULT)
+            advice = advise_model.advise(facts, 10 * 10**9)
+            ranged = spread.advice_range(
+                facts, sources.spread_of(evidence, facts, a, b), 10 * 10**9, 4, None, advice
+            )
+            rtt = ranged.spread.rtt_ms
+            public_rtt = premium.get(src, dst)
+            slow = ranged.slow.option("default").throughput_bps
+            fast = ranged.fast.option("default").throughput_bps
+            doit = statistics.median(measured[(src, dst)])
+            in_rtt = public_rtt is not None and rtt.low <= public_rtt <= rtt.high
+            in_bps = slow <= doit <= fast
+            inside_rtt += in_rtt
+            inside_bps += in_bps
+            print(
+                f"  {src + ' -> ' + dst:44} {facts.rtt_ms:6.1f} "
+                f"{uncertainty.range_text(rtt.low, rtt.high):>13} "
+                f"{_fmt(public_rtt if public_rtt is not None else math.nan, '.1f'):>7} "
+                f"{'yes' if in_rtt else 'NO':>3} "
+                f"{advice.option('default').throughput_bps / 1e6:7.1f} "
+                f"{uncertainty.range_text(slow / 1e6, fast / 1e6):>13} {doit / 1e6:6.1f} "
+                f"{'yes' if in_bps else 'NO':>3} {ranged.loss_bound:10.2g}"
+            )
+    print(
+        f"  inside the range: RTT {inside_rtt} of {ADVISE_PAIRS}, default TCP throughput "
+        f"{inside_bps} of {ADVISE_PAIRS} (public window quartiles: "
+        f"{spread.public_windows()[0] / 1e6:.2f}-{spread.public_windows()[1] / 1e6:.2f} MB)"
+    )
 
 
 # ---- issue 29: throughput accounting and sentinels on the emulator's clean paths ---------
@@ -340,16 +489,30 @@ def main() -> int:
     parser.add_argument(
         "--keep", type=Path, help="--run's results folder, kept (default: a temporary one)"
     )
+    parser.add_argument("--json", action="store_true", help="the figures as JSON (bench/docs.py)")
     args = parser.parse_args()
+    with FIGURES.printing(args.json):
+        return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
     if not args.no_public:
         print(
             f"fibre floor: c x 2/3 = {FIBRE_KM_S:,.2f} km/s, a round trip costs "
             f"{FIBRE_RTT_MS_PER_KM * 1000:.4f} ms per 1000 km; flags' floor tolerance "
             f"{flags.FLOOR_TOLERANCE_MS:g} ms"
         )
+        FIGURES.headline = (
+            f"fibre floor {FIBRE_KM_S:,.2f} km/s: {FIBRE_RTT_MS_PER_KM * 1000:.4f} ms of round "
+            "trip per 1000 km"
+        )
         bands()
         for name, path in DATA.items():
             data_set(name, path)
+        tier_counts(DATA["skyplane"])
+        for name, path in DATA.items():
+            intervals(name, path)
+        advise_ranges()
     sweeps = list(args.sweeps)
     with tempfile.TemporaryDirectory(prefix="quotable-") as tmp:
         if args.run:

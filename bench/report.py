@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # testkit/, beside the package
@@ -131,6 +132,14 @@ def main() -> None:
         rows = int(sys.argv[sys.argv.index("--rows") + 1])
         print(json.dumps(one(rows, png="--png" in sys.argv)))
         return
+    from _figures import Figures
+
+    figures = Figures("report", "Reports", goal="report + site < 5 s at 1M rows; peak < 2 GiB")
+    with figures.printing("--json" in sys.argv):
+        run(figures)
+
+
+def run(figures: Any) -> None:
     import os
 
     print(subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip())
@@ -142,6 +151,11 @@ def main() -> None:
         f"{'again s':>8} {'PNG s':>6} {'peak MiB':>9} {'index MB':>9} {'CLI s':>6} "
         f"{'(report':>7} {'+ site)':>7}"
     )
+    table = figures.table(
+        "report + site of one synthetic sweep",
+        ["rows", "load s", "report s", "site s", "total s", "CPU s", "site again s", "PNG s",
+         "peak MiB", "CLI s (report + site)"],
+    )  # fmt: skip
     for rows in SIZES:
         args = [sys.executable, __file__, "--rows", str(rows)]
         if rows == SIZES[0]:
@@ -159,6 +173,21 @@ def main() -> None:
             f"{r['index_html_mb']:>9.2f} {r['cli_report_s'] + r['cli_site_s']:>6.2f} "
             f"{r['cli_report_s']:>7.2f} {r['cli_site_s']:>7.2f}"
         )
+        cli = r["cli_report_s"] + r["cli_site_s"]
+        table.add(
+            f"{rows:,}", r["load_s"], r["report_s"], r["site_s"], round(total, 2),
+            round(r["report_cpu_s"] + r["site_cpu_s"], 2), r["again_s"], r["png_s"] or None,
+            round(r["peak_rss_mib"]),
+            f"{cli:.2f} ({r['cli_report_s']:.2f} + {r['cli_site_s']:.2f})",
+        )  # fmt: skip
+        if rows == SIZES[-1]:
+            figures.headline = (
+                f"{rows:,} rows: report + site {total:.2f} s in-process, {cli:.2f} s from the "
+                f"command line; peak {r['peak_rss_mib']:.0f} MiB"
+            )
+    figures.note("report s includes load s; site s builds every page from the report's cache "
+                 "entry; CPU s: report + site, all threads; CLI: `interregion report --no-png` "
+                 "+ `interregion site`, as a user runs them")  # fmt: skip
     print("report s includes load s; site s builds every page from the report's cache entry")
     print("and copies the rows that parse; again s: the site once more, nothing new")
     print("cpu s: CPU seconds of report + site (all threads), steadier than wall on a busy machine")

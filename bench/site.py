@@ -37,6 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # testkit/, beside the package
 
+from _figures import Figures  # noqa: E402
+
 HTML_BUDGET = 500_000
 DATA_BUDGET = 2_000_000
 DATA_SUFFIXES = (".js", ".json", ".csv")
@@ -90,7 +92,7 @@ def print_sizes(site: Path) -> None:
           f"{verdict(d, DATA_BUDGET)}")  # fmt: skip
 
 
-def sweep_bench() -> None:
+def sweep_bench(figures: Figures) -> None:
     from orchestrator.model.catalog import load_catalog
     from orchestrator.report import build as report
     from orchestrator.site import build as site
@@ -114,10 +116,13 @@ def sweep_bench() -> None:
         site.build_site(Path(tmp) / "site", results, catalog=catalog)
         site_s = time.perf_counter() - t0
         print(f"  report {report_s:.1f} s, site {site_s:.1f} s")
+        figures.table(f"a {n}-region sweep, {rows:,} rows", ["report s", "site s"]).add(
+            round(report_s, 1), round(site_s, 1)
+        )
         print_sizes(Path(tmp) / "site")
 
 
-def history_bench(sweeps: int, fresh: bool) -> None:
+def history_bench(sweeps: int, fresh: bool, figures: Figures) -> None:
     spec = importlib.util.spec_from_file_location(
         "bench_history", Path(__file__).with_name("history.py")
     )
@@ -155,11 +160,18 @@ def history_bench(sweeps: int, fresh: bool) -> None:
         site.build_site(out, results)
         full_s = time.perf_counter() - t0
         print(f"  site built in {full_s:.1f} s (goal < 30 s at a year, 1,460 sweeps)")
+        built = figures.table(
+            f"the site over a store of {sweeps:,} full-catalog sweeps ({rows:,} rows)",
+            ["build", "s", "goal s"],
+        )
+        built.add("site over the store", round(full_s, 1), 30)
         print_sizes(out)
         # the same store again: computed again, nothing kept
         t0 = time.perf_counter()
         site.build_site(out, results)
-        print(f"  site built again over the unchanged store in {time.perf_counter() - t0:.1f} s")
+        again_s = time.perf_counter() - t0
+        print(f"  site built again over the unchanged store in {again_s:.1f} s")
+        built.add("again, the store unchanged", round(again_s, 1), None)
         # incremental: one more sweep, 6 h later, reported and ingested as a sweep does as
         # it ends (its report's cache entry is what the site shows of it); the site over
         # the last one
@@ -171,11 +183,18 @@ def history_bench(sweeps: int, fresh: bool) -> None:
             report_s = time.perf_counter() - t0
             t0 = time.perf_counter()
             history.ingest_sweep(results, new)
+            ingest_s = time.perf_counter() - t0
             print(f"  the new sweep's report {report_s:.1f} s and ingest "
-                  f"{time.perf_counter() - t0:.1f} s (as the sweep ends)")  # fmt: skip
+                  f"{ingest_s:.1f} s (as the sweep ends)")  # fmt: skip
+            built.add("a new sweep's ingest", round(ingest_s, 1), 3)
             t0 = time.perf_counter()
             site.build_site(out, results)
-            print(f"  site built again in {time.perf_counter() - t0:.1f} s (goal < 5 s; {load()})")
+            incremental_s = time.perf_counter() - t0
+            print(f"  site built again in {incremental_s:.1f} s (goal < 5 s; {load()})")
+            built.add("incremental: one sweep more", round(incremental_s, 1), 5)
+            figures.headline = (
+                f"{sweeps:,} sweeps: site {full_s:.1f} s, incremental {incremental_s:.1f} s"
+            )
             kept = results / ".cache" / "site"
             kept_mb = _mb(kept) if kept.exists() else 0.0
             store_mb = sum(_mb(p) for p in results.glob(f"{history.HISTORY_FILE}*"))
@@ -195,13 +214,17 @@ def main() -> None:
     ap.add_argument("--sweeps", type=int, default=60, help="full-catalog sweeps in the store")
     ap.add_argument("--only", choices=("sweep", "history"), help="run one half only")
     ap.add_argument("--fresh", action="store_true", help="generate the store again")
+    ap.add_argument("--json", action="store_true", help="the figures as JSON (bench/docs.py)")
     args = ap.parse_args()
     if args.sweeps < 1:
         sys.exit("--sweeps: at least 1")
-    if args.only in (None, "sweep"):
-        sweep_bench()
-    if args.only in (None, "history"):
-        history_bench(args.sweeps, args.fresh)
+    figures = Figures("site", "Site weight", goal="a year's site < 30 s, incremental < 5 s; "
+                      "no page over 500 KB, no data file over 2 MB")  # fmt: skip
+    with figures.printing(args.json):
+        if args.only in (None, "sweep"):
+            sweep_bench(figures)
+        if args.only in (None, "history"):
+            history_bench(args.sweeps, args.fresh, figures)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _figures import Figures  # noqa: E402
+
 from orchestrator.netmodel.model import DEFAULT_MODEL  # noqa: E402
 from orchestrator.study.check import check, table  # noqa: E402
 from orchestrator.study.report import default_window, pair_results  # noqa: E402
@@ -62,7 +64,7 @@ def lossy_names(study: Path) -> set[str]:
     return {n for n in pairs if set(n.split("->")) == set(LOSSY)}
 
 
-def analyse(study: Path) -> tuple[list[str], list[str], bool]:
+def analyse(study: Path, figures: Figures) -> tuple[list[str], list[str], bool]:
     record = json.loads((study / "sweep.json").read_text())
     facts = json.loads((study / "hosts.json").read_text()).get("facts", {})
     window = default_window(record["backend"], facts)
@@ -73,6 +75,10 @@ def analyse(study: Path) -> tuple[list[str], list[str], bool]:
         f"{r.number}. {'ok  ' if r.ok else 'FAIL'} {r.text} ({r.checked} checked): {r.detail}"
         for r in relations
     ]
+    held = figures.table("the study's relations", ["relation", "held", "checked", "detail"])
+    for r in relations:
+        held.add(r.text, r.ok, r.checked, r.detail)
+    figures.headline = f"{sum(r.ok for r in relations)} of {len(relations)} relations hold"
     return table(results, DEFAULT_MODEL, lossy), lines, all(r.ok for r in relations)
 
 
@@ -82,22 +88,32 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=3)
     parser.add_argument("--variants", default="default,tuned,p4,p8")
     parser.add_argument("--keep", type=Path, default=None, help="results folder to keep")
+    parser.add_argument("--json", action="store_true", help="the figures as JSON (bench/docs.py)")
     opts = parser.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("bench/study.py needs root (the emulated cloud)")
+    figures = Figures("study", "TCP study", goal="all relations hold")
+    with figures.printing(opts.json):
+        ok = run(opts, figures)
+    sys.exit(0 if ok else 1)
+
+
+def run(opts: argparse.Namespace, figures: Figures) -> bool:
     with tempfile.TemporaryDirectory(prefix="bench-study-") as tmp:
         results = opts.keep or Path(tmp)
         results.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         study = run_study(study_args(opts.repeats, opts.duration, opts.variants, results))
         wall = time.monotonic() - started
-        rows, relations, ok = analyse(study)
+        rows, relations, ok = analyse(study, figures)
     print(f"study of {len(REGIONS)} regions, variants {opts.variants}, {opts.repeats} repeats, "
           f"-t {opts.duration} -O 3: {wall:.0f} s (machine shared: noisy)")  # fmt: skip
     print("throughput in Mbit/s; model = min(cap, streams x window / RTT), Mathis if lossy")
     print("\n".join(rows))
     print("\n".join(relations))
-    sys.exit(0 if ok else 1)
+    figures.note(f"{len(REGIONS)} regions, variants {opts.variants} x {opts.repeats}, "
+                 f"-t {opts.duration} -O 3: {wall:.0f} s")  # fmt: skip
+    return ok
 
 
 if __name__ == "__main__":

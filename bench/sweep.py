@@ -4,7 +4,7 @@ Runs `interregion sweep --backend local --max-regions N` for real (Terraform, th
 emulated cloud, Ansible over SSH, iperf3, ping) and prints a row per case:
 
   tests, failed  tests of the main run, and how many did not end ok at first
-  prepare        the prepare stage's wall time (forks: orchestrator.stages.PREPARE_FORKS)
+  prepare        the prepare stage's wall time (forks: orchestrator.sweep.stages.PREPARE_FORKS)
   1st round      from the end of prepare to the start of round 1 (the ping phase)
                                                                        goal < 30 s at 77
   phase          the ping phase's wall time (every host probes all its peers at once)
@@ -44,6 +44,8 @@ import threading
 import time
 from datetime import datetime
 from pathlib import Path
+
+from _figures import Figures
 
 ROOT = Path(__file__).resolve().parent.parent
 INTERREGION = str(Path(sys.executable).parent / "interregion")
@@ -291,10 +293,18 @@ def main() -> None:
     parser.add_argument("--latency", default="77", help="regions, latency-only ('' none)")
     parser.add_argument("--keep", default="", help="folder to keep the sweeps in (default: none)")
     parser.add_argument("--controller", default="", help="controller region, e.g. aws:us-east-1")
+    parser.add_argument("--json", action="store_true", help="the figures as JSON (bench/docs.py)")
     parser.add_argument("--tests", nargs=argparse.REMAINDER, default=FAST, help="test options")
     args = parser.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("bench/sweep.py needs root (the emulated cloud uses namespaces)")
+    figures = Figures("sweep", "Sweeps", goal="controller < 1 GiB at 77 regions; the measure "
+                      "stage near the plan")  # fmt: skip
+    with figures.printing(args.json):
+        bench(args, figures)
+
+
+def bench(args: argparse.Namespace, figures: Figures) -> None:
     controller = ["--controller", args.controller] if args.controller else []
     extra = list(args.tests) + controller
     cases = [(int(s), []) for s in args.sizes.split(",") if s]
@@ -313,6 +323,11 @@ def main() -> None:
         if args.keep
         else tempfile.TemporaryDirectory(prefix="ir-bench-")
     )
+    sweeps = figures.table(
+        f"local sweeps ({' '.join(extra)})",
+        ["regions", "tests", "failed", "prepare s", "1st round s", "ping phase s", "rounds",
+         "bound", "measure wall s", "vs plan", "per round s", "ctl PSS MiB"],
+    )  # fmt: skip
     with folder as tmp:
         for size, more in cases:
             r = run(size, extra + more, Path(tmp))
@@ -324,6 +339,14 @@ def main() -> None:
                 f"{r['wall_s']:>7.1f}s {r['vs_plan']:>7.2f} {r['per_round_s']:>8.2f}s "
                 f"{r['peak_mib']:>5.0f}MiB {r['total_s']:>6.0f}s",
                 flush=True,
+            )
+            sweeps.add(label, r["tests"], r["failed"], round(r["prepare_s"], 1),
+                       round(r["first_round_s"], 1), round(r["phase_s"], 1), r["rounds"],
+                       r["bound"], round(r["wall_s"], 1), round(r["vs_plan"], 2),
+                       round(r["per_round_s"], 2), round(r["peak_mib"]))  # fmt: skip
+            figures.headline = (
+                f"{label} regions: measure {r['vs_plan']:.2f}x the plan, "
+                f"ctl {r['peak_mib']:.0f} MiB"
             )
             print(f"{'':>10} final statuses: {r['statuses']}")
             print(f"{'':>10} ctl PSS at its peak: {r['at_peak']}")
@@ -338,6 +361,11 @@ def main() -> None:
                 f"{r['median_error_ms']:+.2f} ms, max {r['max_error_ms']:.2f} ms; "
                 f"ctl PSS {r['peak_mib']:.0f} MiB",
                 flush=True,
+            )
+            figures.note(
+                f"latency-only, {r['regions']} regions: {r['ok']}/{r['tests']} ok in "
+                f"{r['wall_s']:.1f} s (bound {r['bound_s']:g} s); {r['within']}/{r['ok']} RTTs "
+                f"within 0.5 ms + 2 % of the model; ctl {r['peak_mib']:.0f} MiB"
             )
     print(f"load after: {os.getloadavg()}")
 

@@ -1,7 +1,7 @@
 """Synthetic measurements in the results schema, for benchmarks and tests.
 
 The RTT and throughput are those of the network model the emulator runs
-(orchestrator.netmodel.DEFAULT_MODEL), with noise and an occasional detour, so
+(orchestrator.netmodel.model.DEFAULT_MODEL), with noise and an occasional detour, so
 charts, statistics and benchmarks see what a sweep would produce. Rows of the
 local backend carry the emulated throughput; rows of a cloud backend the real
 one (the emulated figure over the model's scale). Deterministic for a given seed.

@@ -5,7 +5,9 @@ of its own layer (`a | b`), not even inside a function or under TYPE_CHECKING: a
 import is still a dependency. Also checked:
 - other packages import only the names a package's `__all__` declares (its public
   modules, or names its `__init__` re-exports), and no name starting with `_`;
-- nothing imports `orchestrator.cli` but the entry points.
+- nothing imports `orchestrator.cli` but the entry points;
+- click is imported only in `orchestrator.cli`: the library takes typed values
+  (orchestrator.sweep.launch), never a command's parameters.
 
 usage: python tests/check_layers.py [ROOT]   (ROOT: the checkout; default: this one)
 """
@@ -40,6 +42,7 @@ ENTRY_POINTS = {
     "orchestrator.emulator.__main__",  # what infra/local's provisioners run: the emulator's CLI
 }
 ROOT_NAMES = {"__version__"}  # what any module may take from `orchestrator` itself
+CLI_ONLY = {"click"}  # third-party packages only the CLI imports
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,8 @@ def check(root: Path) -> list[Problem]:
             if target.startswith("."):
                 problems.append(Problem(name, line, f"relative import {target}: use absolute"))
                 continue
+            if target.split(".")[0] in CLI_ONLY and mine != "cli" and name not in ENTRY_POINTS:
+                problems.append(Problem(name, line, f"imports {target}: only orchestrator.cli may"))
             if target != "orchestrator" and not target.startswith("orchestrator."):
                 continue
             if target == "orchestrator":

@@ -33,7 +33,9 @@ def write_study(results, study_id):
     text = STUDY_TEXT.format(study_id=study_id)
     (folder / REPORT_FILE).write_text(text)
     (folder / PAGE_FILE).write_text(page_html(text, study_id))
-    (folder / "sweep.json").write_text(json.dumps({"sweep_id": study_id, "study": {"kind": "tcp"}}))
+    (folder / "sweep.json").write_text(
+        json.dumps({"sweep_id": study_id, "backend": "local", "study": {"kind": "tcp"}})
+    )
 
 
 # The shapes orchestrator.study.report.report_text writes: headings, bullets, a table, code.

@@ -6,9 +6,12 @@ Public API: the modules below; other packages import only these names
 
 - `model`: How long a transfer between two regions takes, and what wins the time back.
 - `sources`: Where `interregion advise` gets a pair's figures, newest first:
+- `spread`: How far `advise`'s figures can be off: a low-high range of each option's time, and
+  the loss rate below which its estimate holds.
 """
 
 __all__ = [
     "model",
     "sources",
+    "spread",
 ]

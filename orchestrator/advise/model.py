@@ -34,7 +34,7 @@ TCP_HANDSHAKE_RTTS = 1.0  # SYN, SYN-ACK; the request rides on the ACK
 TLS13_HANDSHAKE_RTTS = 1.0  # a full TLS 1.3 handshake (no 0-RTT resumption)
 DEFAULT_STREAMS = 4
 ADVICE_FORMAT = "interregion.advice"
-ADVICE_VERSION = 1
+ADVICE_VERSION = 2  # 2: network_tier, range (each option low-high, the loss bound)
 # The kernel's own defaults (net.ipv4.tcp_rmem / tcp_wmem max since Linux 4.20): advice
 # never sets a buffer below them.
 KERNEL_RMEM_MAX_BYTES = 6_291_456

@@ -20,10 +20,11 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from orchestrator.advise import spread
 from orchestrator.advise.model import (
     ADVICE_FORMAT,
     ADVICE_VERSION,
@@ -36,6 +37,7 @@ from orchestrator.advise.model import (
     sysctl_lines,
 )
 from orchestrator.core.errors import UserError
+from orchestrator.core.times import parse_utc
 from orchestrator.history import store as history
 from orchestrator.history.views import METRICS, iso_utc, valid_sql
 from orchestrator.model.backends import is_emulated
@@ -45,12 +47,13 @@ from orchestrator.netmodel.model import (
     DEFAULT_MODEL,
     REAL_CAP_BPS,
     REAL_WINDOW_BYTES,
+    load_public_samples,
     region_rtt_ms,
 )
-from orchestrator.netmodel.routes import default_routes
+from orchestrator.netmodel.routes import default_routes, pair_key
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.report.build import sweep_dirs
-from orchestrator.results import flags, store
+from orchestrator.results import flags, store, tiers
 from orchestrator.results.record import read_record
 
 HISTORY, SWEEP, MODEL = "history", "sweep", "model"
@@ -75,6 +78,8 @@ class Test:
     limiter: str = ""  # what limited its throughput (results.limiter), if known
     fingerprint: str = ""  # the store's fingerprint of its set-up ("" from a sweep folder)
     machine_types: str = ""  # "src type -> dst type"
+    # the GCP network tiers of its ends, in its own direction (results.tiers)
+    tier: str = tiers.DEFAULT
 
     @property
     def kind(self) -> tuple[bool, int, str, str, str]:
@@ -108,6 +113,8 @@ class RttFigure:
     tests: int
     first_utc: str
     last_utc: str
+    sources: tuple[str, ...] = ()  # the store's sources of those tests ("" a sweep's own)
+    rtts_ms: tuple[float, ...] = ()  # each test's RTT: the figure's spread
 
     @property
     def source(self) -> str:
@@ -116,17 +123,12 @@ class RttFigure:
             if self.tests == 1
             else f"{self.tests} tests from {self.first_utc} to {self.last_utc}"
         )
+        named = [s for s in self.sources if s]
+        of = f", source {', '.join(named)}" if named else ""
         return (
             f"the pair's own tests: the median of their idle RTTs over the {RTT_WINDOW_DAYS}-day "
-            f"window ending at the newest ({span})"
+            f"window ending at the newest ({span}{of})"
         )
-
-
-def _utc(text: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def window_rtt(evidence: Evidence) -> RttFigure | None:
@@ -141,9 +143,16 @@ def window_rtt(evidence: Evidence) -> RttFigure | None:
         if not t.emulated and t.forward == chosen.forward and t.rtt_ms is not None
         and t.rtt_ms > 0
     ]  # fmt: skip
-    dated = [(when, t) for t in same if (when := _utc(t.started_utc)) is not None]
+    dated = [(when, t) for t in same if (when := parse_utc(t.started_utc)) is not None]
     if not dated:
-        return RttFigure(chosen.rtt_ms, 1, chosen.started_utc, chosen.started_utc)
+        return RttFigure(
+            chosen.rtt_ms,
+            1,
+            chosen.started_utc,
+            chosen.started_utc,
+            (chosen.source,),
+            (chosen.rtt_ms,),
+        )
     newest = max(when for when, _ in dated)
     start = newest - timedelta(days=RTT_WINDOW_DAYS)
     # one figure per test: the chosen test is in evidence.tests too
@@ -156,6 +165,8 @@ def window_rtt(evidence: Evidence) -> RttFigure | None:
         len(ordered),
         ordered[0].started_utc,
         ordered[-1].started_utc,
+        tuple(sorted({t.source for t in ordered})),
+        tuple(t.rtt_ms or 0.0 for t in ordered),
     )
 
 
@@ -196,12 +207,15 @@ def throughput_pool(evidence: Evidence) -> list[Test]:
     return pool if len(pool) >= MIN_THROUGHPUT_TESTS else []
 
 
-def throughput_source(facts: PathFacts, pooled: int) -> str:
-    """Where the advice's throughput comes from, in words (the `throughput from:` line)."""
+def throughput_source(facts: PathFacts, pooled: int, sources: Iterable[str] = ()) -> str:
+    """Where the advice's throughput comes from, in words (the `throughput from:` line),
+    naming the store's sources of the pooled tests."""
     if facts.measured_bps:
+        named = sorted({s for s in sources if s})
+        of = f", source {', '.join(named)}" if named else ""
         return (
             f"measured: the median of {pooled} real tests of one kind (direction, streams, "
-            "settings, fingerprint, machine types)"
+            f"settings, fingerprint, machine types{of})"
         )
     return (
         "network model: a small VM's line rate and default window fitted on public "
@@ -283,8 +297,9 @@ def history_tests(results: Path, src: str, dst: str) -> list[Test]:
             f"CASE WHEN {valid_sql('throughput')} THEN m.throughput_bps END, "
             "m.streams, m.retransmits, m.bytes, "
             "m.tcp_rtt_ms, m.source, s.record, m.limiter, m.fingerprint, "
-            "m.src_machine_type || ' -> ' || m.dst_machine_type "
+            "m.src_machine_type || ' -> ' || m.dst_machine_type, f.network_tier "
             "FROM measurements m JOIN sweeps s USING (sweep_id) "
+            "LEFT JOIN fingerprints f ON f.fingerprint = m.fingerprint "
             "WHERE ((m.src = ? AND m.dst = ?) OR (m.src = ? AND m.dst = ?)) "
             "AND m.status = 'ok'",
             [src, src, dst, dst, src],
@@ -306,17 +321,29 @@ def history_tests(results: Path, src: str, dst: str) -> list[Test]:
             limiter=limiter or "",
             fingerprint=fp or "",
             machine_types=types or "",
+            tier=stored_tier(src if fwd else dst, dst if fwd else src, tier),
         )
         for (sid, t, fwd, emu, rtt_ms, bps, streams, retr, nbytes, loaded, source, record,
-             limiter, fp, types) in rows
+             limiter, fp, types, tier) in rows
     ]  # fmt: skip
+
+
+def stored_tier(src: str, dst: str, tier: str | None) -> str:
+    """A stored test's tier in its own direction: an import's fingerprint names the
+    row's (PREMIUM/STANDARD), a sweep's the tier of all its GCP hosts."""
+    if tier and "/" in tier:
+        return tiers.normal(tier)
+    return tiers.for_sweep(src.split(":")[0], dst.split(":")[0], tier)
 
 
 # ---- sweep folders --------------------------------------------------------------------
 
 
-def _row_test(row: Mapping[str, str], forward: bool, sweep_id: str, settings: str) -> Test:
+def _row_test(
+    row: Mapping[str, str], forward: bool, sweep_id: str, settings: str, gcp_tier: Any = None
+) -> Test:
     return Test(
+        tier=tiers.for_sweep(row.get("src_cloud") or "", row.get("dst_cloud") or "", gcp_tier),
         sweep_id=row.get("sweep_id") or sweep_id,
         started_utc=row.get("started_utc") or "",
         forward=forward,
@@ -368,7 +395,10 @@ def sweep_tests(results: Path, src: str, dst: str) -> SweepScan:
             d = f"{row.get('dst_cloud')}:{row.get('dst_region')}"
             if (s, d) in ((src, dst), (dst, src)):
                 settings = iperf3_settings(record.params if record else None)
-                scan.tests.append(_row_test(row, s == src, folder.name, settings))
+                options = (record.cloud_options if record else None) or {}
+                scan.tests.append(
+                    _row_test(row, s == src, folder.name, settings, options.get("network_tier"))
+                )
         chosen = pick(scan.tests)
         if chosen is not None and chosen.forward and chosen.throughput_bps:
             probe = Evidence(SWEEP, "", chosen, (), tuple(scan.tests))
@@ -404,25 +434,67 @@ def _emulated_note(test: Test | None, skipped: int, results: Path) -> list[str]:
     return notes
 
 
-def find_evidence(results: Path, src: str, dst: str, *, measured_only: bool = False) -> Evidence:
-    """The figures for src -> dst: store, else sweep folders, else the network model.
-    With `measured_only`, no real test anywhere is a UserError saying how to get one."""
+def of_tier(tests: Iterable[Test], src: str, dst: str, tier: str) -> tuple[list[Test], int]:
+    """The tests over ends of GCP network tier `tier` (the reverse direction's of the
+    reversed tier), and how many of another tier were left out: tiers are never pooled."""
+    want = tiers.for_sweep(src.split(":")[0], dst.split(":")[0], tier)
+    kept, other = [], 0
+    for t in tests:
+        if t.tier == (want if t.forward else tiers.reverse(want)):
+            kept.append(t)
+        else:
+            other += 1
+    return kept, other
+
+
+def _tier_note(other: int, tier: str) -> list[str]:
+    if not other:
+        return []
+    return [
+        f"{other} test(s) of this pair over another GCP network tier left out: the advice "
+        f"is for the {tiers.describe(tier)} (--tier chooses another)"
+    ]
+
+
+def find_evidence(
+    results: Path,
+    src: str,
+    dst: str,
+    *,
+    measured_only: bool = False,
+    tier: str = tiers.DEFAULT,
+) -> Evidence:
+    """The figures for src -> dst over GCP network tier `tier`: store, else sweep
+    folders, else the network model. With `measured_only`, no real test anywhere is a
+    UserError saying how to get one."""
     results = Path(results)
-    stored = history_tests(results, src, dst)
+    stored, other = of_tier(history_tests(results, src, dst), src, dst, tier)
     chosen = pick(stored)
     emulated = newest_emulated(stored)
     if chosen is not None:
         where = f"history store {history.store_path(results)}"
         found = Evidence(HISTORY, _described(chosen, where, src, dst), chosen, (), tuple(stored))
-        return replace(found, notes=(*_emulated_note(emulated, 0, results), *pool_notes(found)))
+        said = (*_tier_note(other, tier), *_emulated_note(emulated, 0, results))
+        return replace(found, notes=(*said, *pool_notes(found)))
     scan = sweep_tests(results, src, dst)
+    scan.tests, more = of_tier(scan.tests, src, dst, tier)
+    other += more
     chosen = pick(scan.tests)
     if chosen is not None:
         where = f"sweep {chosen.sweep_id} ({results / chosen.sweep_id / store.MEASUREMENTS_FILE})"
         found = Evidence(SWEEP, _described(chosen, where, src, dst), chosen, (), tuple(scan.tests))
-        said = (*_emulated_note(emulated, 0, results), *scan.unreadable, *pool_notes(found))
+        said = (
+            *_tier_note(other, tier),
+            *_emulated_note(emulated, 0, results),
+            *scan.unreadable,
+            *pool_notes(found),
+        )
         return replace(found, notes=said)
-    notes = [*_emulated_note(emulated, scan.emulated_skipped, results), *scan.unreadable]
+    notes = [
+        *_tier_note(other, tier),
+        *_emulated_note(emulated, scan.emulated_skipped, results),
+        *scan.unreadable,
+    ]
     if measured_only:
         raise UserError(no_data_message(results, src, dst, bool(notes)))
     return Evidence(
@@ -459,7 +531,11 @@ def sender_baseline(catalog: Catalog | None, a: Region) -> dict[str, Any]:
 
 
 def path_facts(
-    evidence: Evidence, a: Region, b: Region, catalog: Catalog | None = None
+    evidence: Evidence,
+    a: Region,
+    b: Region,
+    catalog: Catalog | None = None,
+    tier: str = tiers.DEFAULT,
 ) -> PathFacts:
     """The model's inputs: the test's figures where there is a test, the network model's
     (at real scale: the fitted cap and window, not the emulator's) for the rest; with the
@@ -467,7 +543,7 @@ def path_facts(
     test = evidence.test
     vm = sender_baseline(catalog, a)
     if test is None or test.rtt_ms is None:
-        rtt, rtt_source = model_rtt(a, b)
+        rtt, rtt_source = model_rtt(a, b, tier)
         return PathFacts(
             rtt_ms=rtt,
             line_rate_bps=REAL_CAP_BPS,
@@ -511,13 +587,74 @@ def path_facts(
     )
 
 
-def model_rtt(a: Region, b: Region) -> tuple[float, str]:
-    """The RTT of a pair without a test of its own: the route table's (the public data's
-    median for the pair), else the distance model's; with which one it is."""
-    routed = default_routes().get(a.key, b.key)
+def model_rtt(a: Region, b: Region, tier: str = tiers.DEFAULT) -> tuple[float, str]:
+    """The RTT of a pair without a test of its own: the route table's of its GCP network
+    tier (the public data's median for the pair in that tier), else the distance
+    model's; with which one it is and its source."""
+    table = default_routes(tier=tier)
+    routed = table.get(a.key, b.key)
     if routed is not None:
-        return routed, "route table (netmodel.routes: the public measurements' median)"
+        source = table.source_of.get(pair_key(a.key, b.key), "")
+        return routed, (
+            f"route table (netmodel.routes: the public measurements' median, source "
+            f"{source}, {tiers.describe(tiers.for_sweep(a.cloud, b.cloud, tier))})"
+        )
     return region_rtt_ms(a, b, DEFAULT_MODEL), "distance model (no test, no route-table entry)"
+
+
+def route_rtts(a: Region, b: Region, tier: str = tiers.DEFAULT) -> list[float]:
+    """Every public RTT sample of the pair (both directions) in its GCP network tier."""
+    want = tiers.for_sweep(a.cloud, b.cloud, tier)
+    return [
+        s.rtt_ms
+        for s in load_public_samples().samples
+        if (s.src, s.dst) in ((a.key, b.key), (b.key, a.key))
+        and s.network_tier == (want if s.src == a.key else tiers.reverse(want))
+    ]
+
+
+def spread_of(
+    evidence: Evidence, facts: PathFacts, a: Region, b: Region, tier: str = tiers.DEFAULT
+) -> spread.Spread:
+    """The ranges of the advice's RTT and default window, each named by its source
+    (advise.spread): the pair's own tests where the figure is theirs, else the public
+    data of its tier, else the models' error."""
+    own = window_rtt(evidence) if evidence.test is not None else None
+    if own is not None and facts.rtt_tests:
+        rtt = spread.rtt_range(own.rtts_ms, facts.rtt_ms, "of the pair's own tests' RTTs")
+    else:
+        rtt = spread.rtt_range(
+            route_rtts(a, b, tier),
+            facts.rtt_ms,
+            f"public RTTs of the pair ({tiers.describe(tiers.for_sweep(a.cloud, b.cloud, tier))})",
+        )
+    pooled = (
+        [t.throughput_bps or 0.0 for t in throughput_pool(evidence)] if facts.measured_bps else []
+    )
+    window = spread.window_range(
+        pooled, facts.rtt_ms, facts.measured_streams, facts.default_window_bytes
+    )
+    return spread.Spread(rtt, window)
+
+
+def range_doc(advice_range: spread.AdviceRange) -> dict[str, Any]:
+    """The advice JSON's `range`: each option's low-high time and what its ends assume."""
+    s = advice_range.spread
+    return {
+        "rtt_ms": {"low": s.rtt_ms.low, "high": s.rtt_ms.high, "source": s.rtt_ms.source},
+        "default_window_bytes": {
+            "low": s.window_bytes.low,
+            "high": s.window_bytes.high,
+            "source": s.window_bytes.source,
+        },
+        "options": {
+            o.name: dict(zip(("low_s", "high_s"), advice_range.times(o.name), strict=True))
+            for o in advice_range.fast.options
+        },
+        "loss_rate_below": advice_range.loss_bound
+        if math.isfinite(advice_range.loss_bound)
+        else None,
+    }
 
 
 def egress_cost(size_bytes: int, a: Region, b: Region) -> dict[str, Any]:
@@ -565,6 +702,8 @@ def advice_doc(
     dst: str,
     cost: dict[str, Any] | None = None,
     vm: dict[str, Any] | None = None,
+    advice_range: spread.AdviceRange | None = None,
+    tier: str = tiers.DEFAULT,
 ) -> dict[str, Any]:
     """The JSON of `interregion advise --json` (docs/advise.md); `cost` is the egress
     (egress_cost), `vm` the VMs' time (vm_cost), set under cost.vm."""
@@ -580,6 +719,7 @@ def advice_doc(
         "src": src,
         "dst": dst,
         "size_bytes": advice.size_bytes,
+        "network_tier": tiers.for_sweep(src.split(":")[0], dst.split(":")[0], tier),
         "source": {
             "kind": evidence.kind,
             "detail": evidence.detail,
@@ -593,7 +733,11 @@ def advice_doc(
         "path": {
             "rtt_ms": facts.rtt_ms,
             "rtt_source": facts.rtt_source,
-            "throughput_source": throughput_source(facts, len(throughput_pool(evidence))),
+            "throughput_source": throughput_source(
+                facts,
+                len(throughput_pool(evidence)),
+                (t.source for t in throughput_pool(evidence)),
+            ),
             "rtt_tests": facts.rtt_tests,
             "rtt_window_days": RTT_WINDOW_DAYS if facts.rtt_tests else None,
             "machine_type": facts.machine_type,
@@ -641,8 +785,29 @@ def advice_doc(
             "reused_connection_s": advice.files.reused_connection_s,
             "new_connection_per_file_s": advice.files.new_connection_per_file_s,
         },
+        "range": None if advice_range is None else range_doc(advice_range),
         "sysctl": sysctl_lines(facts),
         "buffers": buffer_note(facts),
         "notes": [*evidence.notes, *advice.notes],
-        "assumptions": assumptions(facts),
+        "assumptions": [*assumptions(facts), *_range_assumptions(advice_range)],
     }
+
+
+def _range_assumptions(advice_range: spread.AdviceRange | None) -> list[str]:
+    """What the range and the loss bound take for granted (advise.spread)."""
+    if advice_range is None:
+        return []
+    s = advice_range.spread
+    lines = [
+        f"range: the fast end at RTT {s.rtt_ms.low:.1f} ms and a default window of "
+        f"{s.window_bytes.high / 1e6:.2f} MB, the slow end at {s.rtt_ms.high:.1f} ms and "
+        f"{s.window_bytes.low / 1e6:.2f} MB (RTT: {s.rtt_ms.source}; window: "
+        f"{s.window_bytes.source})"
+    ]
+    if math.isfinite(advice_range.loss_bound):
+        lines.append(
+            f"loss: the default TCP estimate holds while loss stays below "
+            f"p = {advice_range.loss_bound:.2g} (where Mathis's ceiling of one stream at "
+            "this RTT falls to its rate); above it, loss limits the stream"
+        )
+    return lines

@@ -128,7 +128,10 @@ def _group_value(own: Any) -> Any:
 COMMAND_MODULES = {
     **dict.fromkeys(("plan", "regions"), "plan"),
     "emulator": "emulator",
-    **dict.fromkeys(("sweep", "provision", "prepare", "measure", "collect", "teardown"), "sweep"),
+    **dict.fromkeys(
+        ("sweep", "provision", "prepare", "measure", "collect", "teardown", "mesh", "metrics"),
+        "sweep",
+    ),
     **dict.fromkeys(("report", "site", "publish"), "report"),
     **dict.fromkeys(("history", "matrix", "changes"), "history"),
     **dict.fromkeys(("preflight", "reap"), "cloud"),
@@ -136,7 +139,6 @@ COMMAND_MODULES = {
     "advise": "advise",
     "demo": "demo",
     "study": "study",
-    **dict.fromkeys(("mesh", "metrics"), "mesh"),
 }
 
 

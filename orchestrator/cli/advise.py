@@ -36,6 +36,11 @@ OPTION_LABELS = {"default": "default TCP", "tuned": "tuned buffers", "streams": 
     "--measured-only", is_flag=True,
     help="Refuse to answer from the network model when the pair has no real measurements.",
 )  # fmt: skip
+@click.option(
+    "--tier", default="premium", show_default=True, metavar="TIER",
+    help="GCP network tier of the GCP end(s): premium or standard (or source/destination, "
+    "premium/standard). Tests of another tier are never pooled.",
+)  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON (docs/advise.md).")
 @click.option(
     "--results", "results_dir", type=UserPath(file_okay=False),
@@ -48,7 +53,7 @@ OPTION_LABELS = {"default": "default TCP", "tuned": "tuned buffers", "streams": 
 )  # fmt: skip
 def advise(
     src: str, dst: str, size: str, files: str | None, streams: str | None,
-    measured_only: bool, as_json: bool, results_dir: Path, catalog: Path,
+    measured_only: bool, tier: str, as_json: bool, results_dir: Path, catalog: Path,
 ) -> None:  # fmt: skip
     """How long moving SIZE from one region to another takes with default TCP, tuned
     buffers and parallel streams, and what a new connection per file costs.
@@ -64,9 +69,14 @@ def advise(
         --files 20000 --streams 8 --json
     """
     from orchestrator.advise import model as a
-    from orchestrator.advise import sources
+    from orchestrator.advise import sources, spread
     from orchestrator.model.catalog import load_catalog
+    from orchestrator.results import tiers
 
+    try:
+        network_tier = tiers.parse_option(tier)
+    except ValueError as e:
+        raise UserError(f"--tier: {e}") from None
     size_bytes = a.parse_size_bytes(size)
     n_streams = a.parse_count("--streams", streams, "stream") if streams else a.DEFAULT_STREAMS
     n_files = a.parse_count("--files", files, "file") if files is not None else None
@@ -82,13 +92,23 @@ def advise(
     if region_a.key == region_b.key:
         raise UserError(f"--from and --to are both {region_a.key}: give two different regions")
     evidence = sources.find_evidence(
-        results_dir, region_a.key, region_b.key, measured_only=measured_only
+        results_dir, region_a.key, region_b.key, measured_only=measured_only, tier=network_tier
     )
-    facts = sources.path_facts(evidence, region_a, region_b, regions)
+    facts = sources.path_facts(evidence, region_a, region_b, regions, network_tier)
     advice = a.advise(facts, size_bytes, n_streams, n_files)
+    ranged = spread.advice_range(
+        facts,
+        sources.spread_of(evidence, facts, region_a, region_b, network_tier),
+        size_bytes,
+        n_streams,
+        n_files,
+        advice,
+    )
     cost = sources.egress_cost(size_bytes, region_a, region_b)
     vm = sources.vm_cost(advice, region_a, region_b, regions)
-    doc = sources.advice_doc(advice, evidence, region_a.key, region_b.key, cost, vm)
+    doc = sources.advice_doc(
+        advice, evidence, region_a.key, region_b.key, cost, vm, ranged, network_tier
+    )
     if as_json:
         click.echo(json.dumps(doc, indent=1))
     else:
@@ -101,6 +121,7 @@ def print_advice(doc: dict[str, Any]) -> None:
     from rich.table import Table
 
     from orchestrator.advise.model import format_bytes, format_duration, format_rate
+    from orchestrator.results.tiers import describe
 
     console = Console() if sys.stdout.isatty() else Console(width=160)
 
@@ -108,8 +129,10 @@ def print_advice(doc: dict[str, Any]) -> None:
         console.print(text, soft_wrap=True, highlight=False, markup=False)
 
     path, src = doc["path"], doc["source"]
+    tier = doc.get("network_tier") or ""
+    tier_text = f", GCP {describe(tier)}" if "gcp" in (doc["src"] + doc["dst"]) else ""
     say(f"{doc['src']} -> {doc['dst']}: {format_bytes(doc['size_bytes'])} "
-        f"({doc['size_bytes']:,} bytes)")  # fmt: skip
+        f"({doc['size_bytes']:,} bytes){tier_text}")  # fmt: skip
     say(f"source: {src['detail']}")
     loaded = f", {path['loaded_rtt_ms']:.1f} ms under load" if path["loaded_rtt_ms"] else ""
     measured = (
@@ -138,7 +161,11 @@ def print_advice(doc: dict[str, Any]) -> None:
         )
     files = doc["files"]
     table = Table(box=box.SIMPLE)
-    for name in ("option", "streams", "window/stream", "throughput", "limited by", "time"):
+    ranged = doc.get("range")
+    names = ["option", "streams", "window/stream", "throughput", "limited by", "time"]
+    if ranged:
+        names.append("range (low-high)")
+    for name in names:
         table.add_column(name, justify="left" if name in ("option", "limited by") else "right")
     if files:
         table.add_column("new connection per file", justify="right")
@@ -154,6 +181,9 @@ def print_advice(doc: dict[str, Any]) -> None:
             + (f", then baseline {format_rate(o['sustained_bps'])}" if o["sustained_bps"] else ""),
             format_duration(o["time_s"]),
         ]
+        if ranged:
+            span = ranged["options"][o["name"]]
+            cells.append(f"{format_duration(span['low_s'])} - {format_duration(span['high_s'])}")
         if files:
             cells.append(format_duration(o["files_time_s"]))
         if vm:

@@ -1,6 +1,6 @@
 """CLI commands for the real clouds: preflight, regions sync, reap.
 
-Their cloud flags are orchestrator.clouds.options', the same as `sweep --backend
+Their cloud flags are orchestrator.cli.options', the same as `sweep --backend
 aws|gcp|cloud`'s.
 """
 
@@ -15,17 +15,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from orchestrator.cli.jsonout import emit, json_option
+from orchestrator.cli.options import (
+    account_options,
+    cloud_flags_from,
+    cloud_options,
+    selection_from,
+    selection_options,
+)
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.clouds.options import account_options, cloud_options, cloud_options_from
+from orchestrator.clouds.options import cloud_options_from
 from orchestrator.core import log, paths
 from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.model.catalog import CLOUDS, load_catalog
-from orchestrator.plan.options import (
-    check_selection,
-    parse_clouds,
-    selection_options,
-    spec_from_options,
-)
+from orchestrator.plan.options import check_selection, parse_clouds
 
 if TYPE_CHECKING:
     pass
@@ -78,8 +80,8 @@ def preflight_command(catalog: Path, as_json: bool, **kwargs: Any) -> None:
     from orchestrator.clouds import aws, gcp, preflight
 
     cat = load_catalog(catalog)
-    regions = list(check_selection(cat, spec_from_options(**kwargs), None, _note).regions)
-    options = cloud_options_from(**kwargs)
+    regions = list(check_selection(cat, selection_from(kwargs), None, _note).regions)
+    options = cloud_options_from(cloud_flags_from(kwargs), paths.RESULTS)  # no --pin-from
     with aws.network_errors(), gcp.network_errors():
         result = preflight.preflight(
             regions,

@@ -21,6 +21,7 @@ from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import paths
 from orchestrator.core.log import counted
+from orchestrator.core.times import iso_of_epoch
 from orchestrator.emulator import perturb as perturbing
 from orchestrator.emulator.spec import EmulationSpec
 
@@ -52,12 +53,6 @@ def perturbations_from_options(
 ) -> tuple[perturbing.Perturbation, ...]:
     found = perturbing.load_file(file) if file is not None else ()
     return (*found, *(perturbing.parse(t) for t in texts))
-
-
-def _iso(epoch: float) -> str | None:
-    if not epoch:
-        return None
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _utc(epoch: float) -> str:
@@ -256,7 +251,7 @@ def status_command(as_json: bool) -> None:
     """
     rows = emu.status()
     if as_json:
-        emit([{**asdict(s), "expires_utc": _iso(s.expires_at)} for s in rows])
+        emit([{**asdict(s), "expires_utc": iso_of_epoch(s.expires_at)} for s in rows])
         return
     if not rows:
         click.echo("no emulations")

@@ -10,12 +10,12 @@ from typing import Any, TypeVar
 
 import click
 
+from orchestrator.cli.options import selection_from, selection_options
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import read_text
 from orchestrator.history.changes import Params
-from orchestrator.plan.options import selection_options, spec_from_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -173,6 +173,7 @@ def _show(
 ) -> None:  # fmt: skip
     from orchestrator.history import store as h
     from orchestrator.history import views as v
+    from orchestrator.netmodel.model import rate_scale_tag
 
     chosen = v.parse_pairs(pairs)
     with h.opened(_with_store(results_dir), read_only=True) as con:
@@ -187,8 +188,9 @@ def _show(
         if not doc["sources"]:
             click.echo("  no tests of this pair in the store")
         for s in doc["sources"]:
+            scale = f" ({unit}, {rate_scale_tag()})" if s.get("rate_scale") else ""
             click.echo(
-                f"  {v.source_caption(s)}; {log.counted(s['tests'], 'test')}, "
+                f"  {v.source_caption(s)}{scale}; {log.counted(s['tests'], 'test')}, "
                 f"{log.counted(s['samples'], 'sample')}"
             )
             stats = ", ".join(
@@ -414,7 +416,7 @@ def matrix(
         raise UserError("--json and --csv both given: pick one")
     if selection.get("max_regions") is not None:
         raise UserError("--max-regions chooses regions for a sweep: it does not filter a matrix")
-    spec = spec_from_options(**selection)
+    spec = selection_from(selection)
     regions = load_catalog(catalog)
     keep = pair_filter(spec, regions) if spec != type(spec)() else None
     with h.opened(_with_store(results_dir), read_only=True) as con:
@@ -445,6 +447,7 @@ def _print_matrix(doc: dict[str, Any]) -> None:
     from rich.table import Table
 
     from orchestrator.history import views as v
+    from orchestrator.netmodel.model import rate_scale_tag
 
     console = Console() if sys.stdout.isatty() else Console(width=400)
     unit = "Mbit/s" if doc["unit"] == "bit/s" else doc["unit"]
@@ -454,8 +457,9 @@ def _print_matrix(doc: dict[str, Any]) -> None:
             if doc["window"] == "latest"
             else f"{mx['window_start_utc'] or 'start'} .. {mx['window_end_utc']}"
         )
+        shown = f"{unit}, {rate_scale_tag()}" if mx.get("rate_scale") else unit
         title = (
-            f"{doc['metric']} {doc['stat']} ({unit}), window {doc['window']} {span}; "
+            f"{doc['metric']} {doc['stat']} ({shown}), window {doc['window']} {span}; "
             f"{v.source_caption(mx)}"
         )
         cells = {(c["src"], c["dst"]): c["value"] for c in mx["cells"]}
@@ -659,9 +663,14 @@ def _print_changes(
     open_count: int, suspected: list[dict[str, Any]],
 ) -> None:  # fmt: skip
     from orchestrator.history import views as v
+    from orchestrator.model.backends import is_emulated
+    from orchestrator.netmodel.model import rate_scale_tag
 
     def level(doc: dict[str, Any], value: float) -> str:
-        return v.format_value(value, doc["unit"]) + (" Mbit/s" if doc["unit"] == "bit/s" else " ms")
+        if doc["unit"] != "bit/s":
+            return v.format_value(value, doc["unit"]) + " ms"
+        scale = f" ({rate_scale_tag()})" if is_emulated(str(doc.get("backend"))) else ""
+        return v.format_value(value, doc["unit"]) + " Mbit/s" + scale
 
     def tag(doc: dict[str, Any]) -> str:
         return f"[{doc['source']}/{doc['backend']}]"

@@ -12,22 +12,21 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestrator.cli.jsonout import emit, json_option
+from orchestrator.cli.options import (
+    FINITE,
+    params_from,
+    run_options,
+    selection_from,
+    selection_options,
+    test_params_options,
+)
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.model import backends
 from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.plan.allowance import shortfall_message
-from orchestrator.plan.options import (
-    FINITE,
-    check_selection,
-    params_from_options,
-    parse_clouds,
-    run_options,
-    selection_options,
-    spec_from_options,
-    test_params_options,
-)
+from orchestrator.plan.options import check_selection, parse_clouds
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.plan.selection import pairs_per_band
 from orchestrator.plan.sweep_plan import Plan, make_plan, slot_seconds
@@ -133,8 +132,8 @@ def plan(
             f"--round-overhead {round_overhead:g}: give 0 to {MAX_ROUND_OVERHEAD_S:,.0f} seconds"
         )
     loaded = load_catalog(catalog)
-    spec = spec_from_options(**options)
-    params = params_from_options(**options)
+    spec = selection_from(options)
+    params = params_from(options)
     notes: list[str] = []  # said once the plan is made: bad input is one line alone
     check_selection(loaded, spec, backend, notes.append)
     result = make_plan(
@@ -146,8 +145,8 @@ def plan(
         sequential=sequential,
         round_overhead=round_overhead,
         pricing=load_pricing(pricing_path),
-        controller=controller_region(options.get("controller")),
-        emulated=options.get("emulated_type"),
+        controller=controller_region(options["controller"]),
+        emulated=options["emulated_type"],
     )
     for note in notes:
         _note(note)

@@ -10,10 +10,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from orchestrator.cli.options import choosers_given, filter_options, selection_from
 from orchestrator.cli.pathopt import UserPath, folder_or_url
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
-from orchestrator.plan.options import choosers_given, filter_options, spec_from_options
 
 _RESULTS_OPTION = click.option(
     "--results",
@@ -67,6 +67,13 @@ def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]
     "every statistic and fit; by default a flagged row's RTT or throughput is left out (what "
     "its flag invalidates) and counted.",
 )
+@click.option(
+    "--include-injected",
+    is_flag=True,
+    help="Keep the tests the emulator perturbed on purpose (loss episodes, --perturb; "
+    "sweep.json emulation.injected) in the summary and its fits; by default they are "
+    "marked on the charts and left out of both.",
+)
 @_RESULTS_OPTION
 @click.option(
     "--out",
@@ -93,6 +100,7 @@ def report(
     no_png: bool,
     catalog: Path,
     include_flagged: bool,
+    include_injected: bool,
     **selection: Any,
 ) -> None:
     """Summarise sweeps: statistics per cloud pair, outliers, charts.
@@ -117,7 +125,7 @@ def report(
         raise UserError(f"{chooser} chooses regions for a sweep: it does not filter a report")
     dirs = _sweep_dirs(results_dir, sweep, all_) if not input_files else []
     cat = load_catalog(catalog)
-    spec = spec_from_options(**selection)
+    spec = selection_from(selection)
     keep = pair_filter(spec, cat) if spec != type(spec)() else None
     console = _console()
     loaded = load_inputs(
@@ -126,6 +134,7 @@ def report(
         catalog=cat,
         keep=keep,
         include_flagged=include_flagged,
+        include_injected=include_injected,
     )
     out_dir = out if out is not None else default_out_dir(dirs, input_files)
     result = write_report(loaded, out_dir, png=not no_png, log=console.print)
@@ -154,7 +163,40 @@ def _console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=160)
 
 
+def _uncertainty_table(summaries: Any, label: str) -> Table:
+    """The summary's figures with their 95 % intervals, pairs beside n, the fit's marks."""
+    from orchestrator.report import uncertainty
+    from orchestrator.report.build import display_cell
+
+    table = Table(title=f"How sure: 95 % intervals over region pairs{label}")
+    columns = (
+        ("pair", "cloud_pair", "{}"),
+        ("n", "n", "{:d}"),
+        ("pairs", "pairs", "{:d}"),
+        ("inflation median", "route_inflation_median", "{:.2f}"),
+        ("its CI", "route_inflation_median_ci", "{}"),
+        ("RTT median over tests", "rtt_median_over_tests_ms", "{:.1f}"),
+        ("its CI", "rtt_median_ci", "{}"),
+        ("Mbit/s median", "throughput_median_over_tests_bps", "{:.1f}"),
+        ("its CI", "throughput_median_ci", "{}"),
+        ("ms/1000km", "rtt_slope_ms_per_1000km", "{:.2f}"),
+        ("its CI", "rtt_slope_ci", "{}"),
+        ("RTT ms @0", "rtt_intercept", "{}"),
+        ("fit marks", "rtt_fit_marks", "{}"),
+    )
+    for title, _key, _fmt in columns:
+        table.add_column(title, justify="left" if title in ("pair", "fit marks") else "right")
+    for s in summaries:
+        if not s.n:
+            continue
+        row = s.row()
+        row.update(uncertainty.table_cells(row))
+        table.add_row(*(display_cell(key, row[key], fmt) for _title, key, fmt in columns))
+    return table
+
+
 def _print_report(console: Console, result: Any) -> None:
+    from orchestrator.report import uncertainty
     from orchestrator.report.build import RTT_DEFINITION, display_cell, notes
 
     loaded = result.loaded
@@ -168,23 +210,30 @@ def _print_report(console: Console, result: Any) -> None:
         ("p75", "route_inflation_p75", "{:.2f}"),
         ("Pearson r", "rtt_distance_r", "{:.3f}"),
         ("Spearman", "rtt_distance_spearman", "{:.3f}"),
-        ("RTT ms @0", "rtt_intercept_ms", "{:.1f}"),
+        ("RTT ms @0", "rtt_intercept", "{}"),
         ("ms/1000km", "rtt_slope_ms_per_1000km", "{:.2f}"),
         ("r log tput", "log_throughput_distance_r", "{:.3f}"),
         ("RTT median over tests", "rtt_median_over_tests_ms", "{:.1f}"),
         ("RTT p90 over tests", "rtt_p90_over_tests_ms", "{:.1f}"),
         ("Mbit/s median over tests", "throughput_median_over_tests_bps", "{:.1f}"),
     )
+    if loaded.emulated:  # an emulated rate says its scale beside it
+        from orchestrator.netmodel.model import rate_scale_tag
+
+        columns = (*columns[:-1], (f"Mbit/s median over tests ({rate_scale_tag()})",
+                                   *columns[-1][1:]))  # fmt: skip
     for title, _key, _fmt in columns:
         table.add_column(title, justify="left" if title == "pair" else "right")
     for s in result.summaries:
         row = s.row()
+        row.update(uncertainty.table_cells(row))
         table.add_row(*(display_cell(key, row[key], fmt) for _title, key, fmt in columns))
     console.print(table)
+    console.print(_uncertainty_table(result.summaries, label))
     console.print(
         f"RTT: {RTT_DEFINITION}. Inflation: RTT over the fibre floor 2 x distance / (c x 2/3). "
         "Fit: Theil-Sen, intercept >= 0, slope >= 10.007 ms per 1000 km (the fibre's). "
-        "-: not measured/flagged."
+        "-: not measured/flagged. " + uncertainty.TABLE_NOTE
     )
     for line in notes(loaded):
         console.print(line)

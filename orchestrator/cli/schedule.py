@@ -1,7 +1,7 @@
 """CLI commands: `schedule run|install|remove|list|export|reap` (scheduled sweeps).
 
 Profiles live in schedules.yaml (orchestrator.schedule.profiles); one tick is
-orchestrator.ticks.run_tick; unit, cron and workflow files come from
+orchestrator.schedule.tick.run_tick; unit, cron and workflow files come from
 orchestrator.schedule.timers.
 """
 
@@ -59,7 +59,7 @@ def _estimate(profile: Profile) -> Any:
     from orchestrator.model.catalog import load_catalog
     from orchestrator.schedule.tick import plan_profile
 
-    return plan_profile(profile, load_catalog())[0].estimate
+    return plan_profile(profile, load_catalog()).estimate
 
 
 def run_profile(

@@ -9,14 +9,20 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from orchestrator.cli.emulator import perturb_options, perturbations_from_options
+from orchestrator.cli.emulator import perturb_options
+from orchestrator.cli.options import (
+    FINITE,
+    cloud_options,
+    request_from,
+    run_options,
+    selection_options,
+    test_params_options,
+)
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.cli.sweep import announce, new_cloud_options
-from orchestrator.clouds.options import cloud_options
+from orchestrator.cli.sweep import announce, emulation_from
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
-from orchestrator.plan.options import FINITE, run_options, selection_options, test_params_options
 from orchestrator.results import store
 from orchestrator.results.record import StudyRecord
 from orchestrator.study.estimate import study_plan
@@ -113,20 +119,20 @@ def tcp(**kwargs: Any) -> None:
     repeats = check_repeats(kwargs["repeats"])
     if not kwargs["budget_usd"] > 0:  # also NaN: a budget nothing is within
         raise UserError(f"--budget-usd {kwargs['budget_usd']:g}: must be above 0")
-    perturbations = perturbations_from_options(kwargs["perturb"], kwargs["perturb_file"])
-    plan, spec = launch.plan_from_options(kwargs, log.info)
+    request = request_from(kwargs, emulation_from(kwargs))
+    plan = launch.plan_for(request, log.info)
     if any(v.tuned for v in variants):
         check_plan_buffers(
             plan.selection.pairs,
             plan.backend,
-            kwargs.get("emulated_type"),
+            request.run.emulated_type,
             kwargs["max_buffer_bytes"],
         )
     # the budget question reads what the study runs, not what a sweep of it would
     plan, found = study_plan(plan, load_catalog(), variants, repeats)
     announce(plan, kwargs, found.tests, found.shape())
-    options = new_cloud_options(kwargs)
-    emulation = launch.emulation_from_options(kwargs["emulation_seed"], perturbations, plan)
+    options = launch.cloud_options_for(request, kwargs["results"])
+    spec, emulation = request.selection, request.emulation
     studies: Path = kwargs["results"] / STUDIES_DIR
     store.check_results_for_sweeps(studies)
     say = log.say

@@ -15,7 +15,8 @@ Public API: the modules below; other packages import only these names.
 - `sync`: the regions an account can use, against regions.yaml.
 - `reap`, `leftovers`: what crashed sweeps left on the clouds, found by label and removed.
 - `labels`: the labels and tags every resource carries.
-- `options`: the cloud flags of `sweep`/`study`/`preflight` and the CloudOptions they make.
+- `options`: the cloud flags as given (`CloudFlags`) and the `CloudOptions` they make, which a
+  sweep's record keeps.
 """
 
 __all__ = [

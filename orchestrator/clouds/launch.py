@@ -11,32 +11,13 @@ pairs over those only.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from orchestrator.clouds import aws, gcp, preflight, stacks
+from orchestrator.clouds.options import CloudOptions
 from orchestrator.model.catalog import Region
-
-
-@dataclass(frozen=True)
-class CloudOptions:
-    """What the CLI lets a user set for a cloud sweep."""
-
-    operator_cidr: str | None = None  # None: detect the public address
-    ttl_minutes: int | None = None  # None: from the sweep's estimate
-    gcp_project: str | None = None  # None: GOOGLE_CLOUD_PROJECT or the ADC project
-    aws_profile: str | None = None
-    network_tier: str = "PREMIUM"
-    machine_types: dict[str, str] = field(default_factory=dict)  # per-cloud overrides
-    strict: bool = False
-    owner: str | None = None
-    # Pins (region key to zone / image id), e.g. from an earlier sweep's hosts.json
-    # (`--pin-from`): AWS Availability Zone IDs and AMI ids, GCP zones and images.
-    zones: dict[str, str] = field(default_factory=dict)
-    images: dict[str, str] = field(default_factory=dict)
-    pinned_from: str | None = None  # the sweep the pins came from, for the record
 
 
 def prepare(

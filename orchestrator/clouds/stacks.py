@@ -52,7 +52,7 @@ GCP_IMAGE = re.compile(r"projects/[a-z][-a-z0-9]*/global/images/[a-z][-a-z0-9]*"
 
 
 class KeyMaterial(Protocol):
-    """What the stacks need of the sweep's keys (orchestrator.keys.SweepKeys has it)."""
+    """What the stacks need of the sweep's keys (orchestrator.drivers.keys.SweepKeys has it)."""
 
     @property
     def client_pub(self) -> str: ...

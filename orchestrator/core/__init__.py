@@ -1,5 +1,5 @@
 """Foundations every layer uses: errors a user can act on, where the project's files live,
-order statistics, geodesic distances, and output folders that appear whole.
+order statistics, geodesic distances, UTC times, and output folders that appear whole.
 
 Public API: the modules below; other packages import only these names
 (`from orchestrator.core import durations`), never a name starting with `_`.
@@ -11,6 +11,7 @@ Public API: the modules below; other packages import only these names
 - `outdir`: Output folders that appear whole: build beside the target, then swap it in.
 - `paths`: Where the project's files live. Everything else takes paths as arguments.
 - `stats`: Order statistics of plain samples: percentiles and the median.
+- `times`: Times, parsed once where they enter and formatted once where they leave.
 - `textfile`: Reading the files a user gives us: text only, UTF-8 only, and YAML without surprises.
 """
 
@@ -23,4 +24,5 @@ __all__ = [
     "paths",
     "stats",
     "textfile",
+    "times",
 ]

@@ -34,6 +34,30 @@ def percentile(values: Sequence[float], q: float) -> float:
     return percentiles(values, (q,))[0]
 
 
+# The sample rule every quoted percentile follows (the matrix's, history.metrics): a
+# tail percentile q needs BEYOND samples beyond it, so BEYOND / min(q, 1 - q) in all;
+# below that it is not shown (a p99 of 20 samples is only their largest).
+BEYOND = 10
+
+
+def min_samples_for(q: float) -> int:
+    """Samples percentile q (0-100) needs to be quoted: BEYOND / min(q, 1 - q) for a tail
+    percentile, 1 for the minimum, the median and the maximum."""
+    f = q / 100.0
+    if f in (0.0, 0.5, 1.0):
+        return 1
+    return math.ceil(BEYOND / min(f, 1.0 - f) - 1e-9)
+
+
+def quotable_percentiles(values: Sequence[float], qs: Sequence[float]) -> list[float]:
+    """percentiles() of `values`, NaN for each q with fewer samples than
+    min_samples_for(q) (written blank; the count is beside it)."""
+    return [
+        v if len(values) >= min_samples_for(q) else NAN
+        for q, v in zip(qs, percentiles(values, qs), strict=True)
+    ]
+
+
 def percentiles(values: Sequence[float], qs: Sequence[float]) -> list[float]:
     """Several percentiles of one sample, sorting it once."""
     for q in qs:

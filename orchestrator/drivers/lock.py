@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import RunFailure, UserError
-from orchestrator.results.store import utc_now
+from orchestrator.core.times import utc_now
 
 LOCK_FILE = ".sweep.lock"
 

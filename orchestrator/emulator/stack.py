@@ -79,8 +79,16 @@ class EmulationSettings:
     seed: int
     perturbations: tuple[Perturbation, ...] = ()
 
-    def to_record(self) -> dict[str, Any]:
-        return {"seed": self.seed, "perturbations": [p.to_dict() for p in self.perturbations]}
+    def to_record(self, regions: Sequence[str] = ()) -> dict[str, Any]:
+        """The record; with the sweep's `regions`, also what is `injected` on purpose
+        between them (injected_effects): what a report marks and leaves out of its fits."""
+        doc: dict[str, Any] = {
+            "seed": self.seed,
+            "perturbations": [p.to_dict() for p in self.perturbations],
+        }
+        if regions:
+            doc["injected"] = injected_effects(self.seed, regions, self.perturbations)
+        return doc
 
     @classmethod
     def of_record(cls, doc: Mapping[str, Any] | None, sweep_id: str) -> EmulationSettings:
@@ -94,6 +102,30 @@ class EmulationSettings:
         if seed is not None and not isinstance(seed, int):
             raise UserError(f"sweep {sweep_id}: emulation seed {seed!r} is not an integer")
         return cls(seed_for(sweep_id) if seed is None else seed, perturbations)
+
+
+def injected_effects(
+    seed: int,
+    regions: Sequence[str],
+    perturbations: Sequence[Perturbation] = (),
+    variation: VariationParams = DEFAULT_VARIATION,
+) -> list[dict[str, Any]]:
+    """What an emulation of `regions` injects on purpose, as sweep.json keeps it: each
+    pair's loss episode drawn from `seed` (`{"target": "A/B", "loss_pct": x, "cause":
+    "loss episode"}`, emulator.variation) and each perturbation (its own fields, `"cause":
+    "perturbation"`). The delay variation every pair gets is not listed: it is the
+    run-to-run noise of a real path."""
+    out: list[dict[str, Any]] = []
+    keys = sorted(regions)
+    for i, a in enumerate(keys):
+        for b in keys[i + 1 :]:
+            loss = draw_pair(seed, a, b, variation).loss_pct
+            if loss:
+                out.append(
+                    {"target": f"{a}/{b}", "loss_pct": round(loss, 4), "cause": "loss episode"}
+                )
+    out.extend({**p.to_dict(), "cause": "perturbation"} for p in perturbations)
+    return out
 
 
 def build_spec(

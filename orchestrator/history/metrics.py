@@ -7,12 +7,12 @@ it is imported here)."""
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.core import stats
 from orchestrator.core.errors import UserError
 from orchestrator.results import flags
 
@@ -42,7 +42,7 @@ QUANTILES = {"min": 0.0, "p10": 0.10, "p25": 0.25, "p50": 0.50, "p75": 0.75, "p9
 STATS = (*QUANTILES, "mean")
 # the site's matrix carries these, each in its own file (orchestrator.site.history_pages)
 SITE_STATS = STATS
-BEYOND = 10  # samples a tail percentile needs beyond it
+BEYOND = stats.BEYOND  # samples a tail percentile needs beyond it (core.stats: one rule)
 PERCENTILE_RULE = (
     f"a percentile q needs {BEYOND} / min(q, 1 - q) samples (p25, p75: 40; p10, p90: 100; "
     "p99: 1,000); below that it is null, with its count"
@@ -53,17 +53,18 @@ PERCENTILE_RULE = (
 def min_samples(stat: str) -> int:
     """Samples `stat` needs to be shown: 10 / min(q, 1 - q) for a tail percentile, else 1."""
     q = QUANTILES.get(stat)
-    if q is None or q in (0.0, 0.5, 1.0):
-        return 1
-    return math.ceil(BEYOND / min(q, 1.0 - q) - 1e-9)
+    return 1 if q is None else stats.min_samples_for(q * 100.0)
 
 
 MATRIX_FORMAT = "interregion.matrix"
 # 2: include_flagged, each matrix's flagged_tests, the percentile rule, each cell's
-# value_n (the samples its value comes from), stats min..max and mean
-MATRIX_VERSION = 2
+# value_n (the samples its value comes from), stats min..max and mean; 3: an emulated
+# source's throughput and capacity matrices carry their rate_scale
+MATRIX_VERSION = 3
 PAIR_FORMAT = "interregion.pair-history"
-PAIR_VERSION = 2  # 2: format and version, every statistic with its count (p99, p99_n)
+# 2: format and version, every statistic with its count (p99, p99_n); 3: an emulated
+# source's throughput and capacity carry their rate_scale
+PAIR_VERSION = 3
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ rtt_avg_ms (rtt_samples 5: `ping -c 5`); `bitrate_Bps` is the BYTES one ~10 s ip
 stream moved, so throughput_bps = bitrate_Bps x 8 / 10 (netmodel.DOIT_TEST_SECONDS); streams 1,
 duration_s 10; the machine type of each side from `aws_vm` / `gcp_vm`.
 
-Both publish the mean RTT only, so their RTT is the mean (orchestrator.flags.row_rtt_ms).
-Every converted row carries its `flags` (orchestrator.flags), computed over the file.
+Both publish the mean RTT only, so their RTT is the mean (orchestrator.results.flags.row_rtt_ms).
+Every converted row carries its `flags` (orchestrator.results.flags), computed over the file.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
 from orchestrator.model.catalog import Catalog
 from orchestrator.netmodel.model import DOIT_TEST_SECONDS
-from orchestrator.results import flags
+from orchestrator.results import flags, tiers
 
 FORMATS = ("skyplane", "doit")
 CLOUDS = ("aws", "gcp")
@@ -44,8 +44,7 @@ EXTRA_COLUMNS = ("network_tier",)
 
 def tier(src_tier: str, dst_tier: str) -> str:
     """One network_tier for a pair: the tier both ends use, else source/destination."""
-    a, b = src_tier.strip().upper(), dst_tier.strip().upper()
-    return a if a == b else f"{a}/{b}"
+    return tiers.of_ends(src_tier, dst_tier)
 
 
 def region_key(cloud: str, region: str) -> tuple[str, str]:

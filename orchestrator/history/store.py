@@ -47,7 +47,6 @@ import json
 import os
 import re
 import shlex
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -57,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.core.errors import UserError
 from orchestrator.core.log import info
 from orchestrator.core.textfile import read_text
-from orchestrator.history import judgments
+from orchestrator.history import bulk, judgments
 from orchestrator.history.fingerprint import (
     FINGERPRINT_FIELDS,
     fingerprint,
@@ -66,9 +65,9 @@ from orchestrator.history.fingerprint import (
 )
 from orchestrator.history.histogram import bin_sql
 from orchestrator.model.backends import is_emulated
-from orchestrator.results import parse, store
+from orchestrator.results import flags, parse, store
 from orchestrator.results.collect import host_doc
-from orchestrator.results.ping_rows import samples_of
+from orchestrator.results.ping_rows import round_stalls, samples_of
 from orchestrator.results.record import SweepRecord
 from orchestrator.results.schema import (
     MEASUREMENT_COLUMNS,
@@ -86,9 +85,10 @@ IMPORTS_DIR = "imports"
 # limiter columns, rtt_samples and flags; 5: the measure column (1 to 4 migrate, their
 # rows single_stream); 6: rtt_bins (5 migrates: filled from the stored rows); 7:
 # value_bins, test_days and change detection's tables (6 migrates: filled from the stored
-# rows, every stored run judged in time order); 8: mesh_samples and mesh_bins (7 migrates:
-# both empty)
-STORE_SCHEMA_VERSION = 8
+# rows, every stored run judged in time order); 8: value_bins in bins of 1 % (7 migrates:
+# value_bins computed again); 9: mesh_samples and mesh_bins (8 migrates: both empty; 7:
+# value_bins computed again and both)
+STORE_SCHEMA_VERSION = 9
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
 ARCHIVE_AFTER_DAYS = 35
@@ -276,20 +276,30 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     the measure column, single_stream in every older row; 5 -> 6: rtt_bins, filled from
     every stored row; 6 -> 7: the one-value metrics' day summaries (value_bins, test_days)
     from every stored row, and change detection's tables, every stored sweep judged in time
-    order (orchestrator.history.judgments); 7 -> 8: the mesh's tables, empty. One
-    transaction."""
+    order (orchestrator.history.judgments); 7 -> 8: value_bins computed again, in their
+    coarser bins; 8 -> 9: the mesh's tables, empty. One transaction."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
         return
-    if not found or found[0] not in ("1", "2", "3", "4", "5", "6", "7"):
+    if not found or found[0] not in ("1", "2", "3", "4", "5", "6", "7", "8"):
         return
-    if found[0] == "7":
+    if found[0] in ("7", "8"):
+        if found[0] == "7":
+            info(
+                f"history: upgrading the store from version 7 to {STORE_SCHEMA_VERSION} "
+                "(value_bins computed again)"
+            )
         with transaction(con):
+            if found[0] == "7":
+                refresh_bins(con, tables=("value_bins",))
             _create_mesh_tables(con)
-            con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", ["8"])
+            con.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                [str(STORE_SCHEMA_VERSION)],
+            )
         return
     info(
         f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
@@ -366,7 +376,7 @@ _MERGED = {"sum": "{b} + {a}", "min": "least({b}, {a})", "max": "greatest({b}, {
 _BINS_MERGE = {"n": "sum", "lo": "min", "hi": "max", "total": "sum"}
 _OK_TESTS = "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}"
 _DAY = "CAST(started_utc AS DATE) AS day, 1 AS days, coalesce(flags, '') AS flags"
-_BIN_VALUES = f"{bin_sql('x')} AS bin, count(*) AS n, min(x) AS lo, max(x) AS hi, sum(x) AS total"
+_BIN_VALUES = "count(*) AS n, min(x) AS lo, max(x) AS hi, sum(x) AS total"
 _JOIN_PAIRS = "JOIN pairs p ON m.src = p.src AND m.dst = p.dst"
 # the day summaries (each also per week and month): the histogram of each pair's RTT
 # samples (rtt_bins) and of each one-value metric's values (value_bins), and each
@@ -375,7 +385,8 @@ _JOIN_PAIRS = "JOIN pairs p ON m.src = p.src AND m.dst = p.dst"
 SUMMARIES = {
     "rtt_bins": _Summary(
         ("source", "pair", "day", "days", "flags", "bin", *_BINS_MERGE),
-        f"SELECT source, p.pair, {_DAY}, {_BIN_VALUES} FROM (SELECT source, src, dst, "
+        f"SELECT source, p.pair, {_DAY}, {bin_sql('x')} AS bin, {_BIN_VALUES} FROM (SELECT "
+        "source, src, dst, "
         f"started_utc, flags, unnest({RTT_SAMPLES_SQL}) AS x {_OK_TESTS}) m {_JOIN_PAIRS} "
         "WHERE x IS NOT NULL GROUP BY ALL",
         _BINS_MERGE,
@@ -383,7 +394,8 @@ SUMMARIES = {
     # the metrics' values side by side, unnested together: one scan of the rows
     "value_bins": _Summary(
         ("source", "metric", "pair", "day", "days", "flags", "bin", *_BINS_MERGE),
-        f"SELECT source, metric, p.pair, {_DAY}, {_BIN_VALUES} FROM (SELECT source, src, "
+        f"SELECT source, metric, p.pair, {_DAY}, {bin_sql('x', True)} AS bin, {_BIN_VALUES} "
+        "FROM (SELECT source, src, "
         f"dst, started_utc, flags, unnest({list(VALUE_METRICS)}) AS metric, "
         f"unnest([{', '.join(VALUE_METRICS.values())}]) AS x {_OK_TESTS}) m {_JOIN_PAIRS} "
         "WHERE x IS NOT NULL GROUP BY ALL",
@@ -649,17 +661,25 @@ def ping_samples(sweep_dir: Path, round_no: int, host: str) -> list[float]:
     return parse.ping_samples(str(ping.get("stdout", "")))
 
 
-def phase_samples(sweep_dir: Path, record: SweepRecord) -> dict[tuple[str, str], list[float]]:
-    """{(src, dst): RTT samples} of the sweep's ping phases, the last phase that probed a
-    test winning (a retry's, as the test's row is the retry's)."""
-    out: dict[tuple[str, str], list[float]] = {}
+def phase_samples(
+    sweep_dir: Path, record: SweepRecord
+) -> dict[tuple[str, str], tuple[list[float], list[float]]]:
+    """{(src, dst): (RTT samples, those outside a host-wide stall)} of the sweep's ping
+    phases, the last phase that probed a test winning (a retry's, as the test's row is
+    the retry's). A row flagged host_stall holds the second: its figures leave the
+    stalled samples out (orchestrator.results.stalls)."""
+    out: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
     for entry in record.rounds:
         if not entry.ping_phase:
             continue
         raw = store.read_raw_round(sweep_dir, int(entry.round))
-        for src in dict.fromkeys(t[0] for t in entry.tests or []):
-            for dst, values in samples_of(raw.get(store.safe_name(src))).items():
-                out[(src, dst)] = values
+        texts = {src: raw.get(store.safe_name(src)) for src in {t[0] for t in entry.tests or []}}
+        stalled = round_stalls(texts)
+        for src, text in texts.items():
+            for dst, values in samples_of(text).items():
+                out_ = stalled.get((src, dst), set())
+                kept = [x for i, x in enumerate(values) if i not in out_]
+                out[(src, dst)] = (values, kept)
     return out
 
 
@@ -696,10 +716,9 @@ class Batch:
 def sweep_batch(results: Path, sweep_id: str) -> Batch:
     """The store's rows of one sweep folder (its record's format version checked)."""
     folder = store.sweep_dir(results, sweep_id)
-    doc = store.load_record(results, sweep_id)
-    if store.is_study_record(doc):
+    if store.is_study_dir(folder):  # before reading it as a sweep's record
         raise UserError(f"{folder} is a TCP study, not a sweep: the history holds sweeps only")
-    record = SweepRecord.from_json(doc, str(folder / store.SWEEP_FILE))
+    record = store.load_record(results, sweep_id)
     csv_rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
     # computed again: a folder written before the column has none
     csv_rows = store.flagged(csv_rows, record.params.get("duration_s"))
@@ -722,7 +741,8 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
         if row["measure"] != SINGLE_STREAM:
             test_samples = []  # its pair's pings are its single_stream row's
         elif (src, dst) in phase:
-            test_samples = phase[(src, dst)]
+            every, kept = phase[(src, dst)]
+            test_samples = kept if flags.HOST_STALL in flags.parse(raw.get("flags")) else every
         elif round_no:
             if (round_no, src) not in samples:
                 samples[(round_no, src)] = ping_samples(folder, round_no, src)
@@ -749,7 +769,7 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
         "started_utc": started or _utc(record.created_utc),
         "rows": len(rows),
         "format_version": record.format_version,
-        "record": json.dumps(doc),
+        "record": json.dumps(record.to_json()),
     }
     return Batch(sweep, rows, prints)
 
@@ -786,21 +806,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
     if not batch.rows:
         refresh_bins(con, old_days)
         return
-    # One bulk read of a temporary JSON-lines file: thousands of rows in a few ms,
-    # where executemany would insert them one by one.
-    fd, tmp = tempfile.mkstemp(suffix=".jsonl")
-    try:
-        with os.fdopen(fd, "w") as f:
-            for row in batch.rows:
-                f.write(json.dumps(row) + "\n")
-        columns = ", ".join(f"'{c}': '{_COLUMN_TYPES[c]}'" for c in STORE_COLUMNS)
-        con.execute(
-            f"INSERT INTO recent ({_QUOTED_COLUMNS}) SELECT {_QUOTED_COLUMNS} FROM read_json(?, "
-            f"format = 'newline_delimited', columns = {{{columns}}})",
-            [tmp],
-        )
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    bulk.insert(con, "recent", {c: _COLUMN_TYPES[c] for c in STORE_COLUMNS}, batch.rows)
     days = {(r["source"], r["started_utc"][:10]) for r in batch.rows if r["started_utc"]}
     if replaced:  # the days of its old rows and of its new ones, once
         refresh_bins(con, old_days | days)

@@ -60,6 +60,7 @@ from orchestrator.history.metrics import (  # noqa: F401
     window_days,
 )
 from orchestrator.model.catalog import Catalog, region_order
+from orchestrator.netmodel.model import DEFAULT_MODEL
 
 if TYPE_CHECKING:
     import duckdb
@@ -116,6 +117,7 @@ def pair_history(
                 "samples": int(n),
                 "tests": len(runs),
                 "flagged_tests": flagged,
+                **rate_scale(info.emulated, m.unit),
                 **stat_fields(int(n), qs),
                 **(detectable(detected, info.name, m.name, src, dst) if detected else {}),
                 "runs": [
@@ -295,6 +297,7 @@ def matrix(
                 "window_end_utc": iso_utc(info.latest),
                 "regions": regions,
                 "flagged_tests": _flagged_tests(con, where, params, m, include_flagged),
+                **rate_scale(info.emulated, m.unit),
                 "cells": cells,
             }
         )
@@ -337,6 +340,12 @@ def matrix_csv_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
         for mx in doc["matrices"]
         for c in mx["cells"]
     ]
+
+
+def rate_scale(emulated: bool, unit: str) -> dict[str, Any]:
+    """`{"rate_scale": s}` for an emulated source's throughput (its rates are the real
+    small-VM curve times s; netmodel.rate_scale_tag says it in words), else nothing."""
+    return {"rate_scale": DEFAULT_MODEL.scale} if emulated and unit == "bit/s" else {}
 
 
 def source_caption(mx: dict[str, Any]) -> str:

@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
+from orchestrator.core.times import utc_now
 from orchestrator.history import store as history
 from orchestrator.mesh import bins, detect
 from orchestrator.mesh.run import PULLED_DIR, host_facts, parts, request_of, source_of
 from orchestrator.model.hosts import Host
 from orchestrator.results import store
-from orchestrator.results.store import safe_name, utc_now
+from orchestrator.results.store import safe_name
 from orchestrator.sweep import stages
 from orchestrator.sweep.inventory import control_dir, ssh_common_args
 from orchestrator.sweep.record import Sweep

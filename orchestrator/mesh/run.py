@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.clouds.options import CloudOptions
 from orchestrator.core.errors import UserError
 from orchestrator.drivers import interrupts
 from orchestrator.drivers import processes as children
@@ -131,7 +132,7 @@ def create(
     request: MeshRequest,
     log: Log,
     *,
-    cloud_options: dict[str, Any] | None = None,
+    cloud_options: CloudOptions | None = None,
     emulation: launch.Emulation | None = None,
 ) -> Sweep:
     """The mesh's record, under the mesh folder's lock (which tears down dead meshes
@@ -143,9 +144,12 @@ def create(
             mesh_results(results),
             cloud_options=cloud_options,
             emulation=emulation,
-            record={"mesh": {"request": asdict(request), "source": source_of(plan_emulated(plan))}},
             log=log,
         )
+        run.record.extra["mesh"] = {
+            "request": asdict(request),
+            "source": source_of(plan_emulated(plan)),
+        }
         abandoned.mark_owner(run.record)
         run.save()
     return run

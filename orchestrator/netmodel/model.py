@@ -29,6 +29,7 @@ from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km as geodesic_km
 from orchestrator.model.catalog import Catalog, Region, load_catalog
+from orchestrator.results import tiers
 from orchestrator.results.limiter import PathFacts
 
 PUBLIC_DATA = paths.DATA
@@ -131,6 +132,12 @@ DEFAULT_MODEL = NetModel(
     window_efficiency=_WINDOW_EFFICIENCY,
     scale=_SCALE,
 )
+
+
+def rate_scale_tag(model: NetModel = DEFAULT_MODEL) -> str:
+    """What stands beside every emulated throughput figure: the emulator carries the
+    real small-VM curve times `scale`, so its rates read `1 / scale` times too low."""
+    return f"emulated: rate scale {model.scale:.4f}, x{1.0 / model.scale:.1f} = real"
 
 
 # ------------------------------------------------------- emulated machine types
@@ -237,6 +244,9 @@ class Sample:
     distance_km: float
     rtt_ms: float
     throughput_bps: float | None = None  # doit only: one TCP stream
+    # the GCP network tiers of its ends (results.tiers): skyplane names them; doit's
+    # VMs used GCP's default, Premium
+    network_tier: str = "PREMIUM"
 
     @property
     def cross_cloud(self) -> bool:
@@ -289,7 +299,14 @@ def load_public_samples(
     skipped: Counter[str] = Counter()
     unknown: set[str] = set()
 
-    def add(source: str, src: str, dst: str, rtt: str, throughput_bps: float | None) -> None:
+    def add(
+        source: str,
+        src: str,
+        dst: str,
+        rtt: str,
+        throughput_bps: float | None,
+        tier: str = "PREMIUM",
+    ) -> None:
         missing = [k for k in (src, dst) if k not in known]
         try:
             rtt_ms = float(rtt)
@@ -301,7 +318,7 @@ def load_public_samples(
             return
         a, b = known[src], known[dst]
         distance = geodesic_km(a.lat, a.lon, b.lat, b.lon)
-        samples.append(Sample(source, src, dst, distance, rtt_ms, throughput_bps))
+        samples.append(Sample(source, src, dst, distance, rtt_ms, throughput_bps, tier))
         used[source] += 1
 
     with files[0].open(newline="") as f:
@@ -315,6 +332,7 @@ def load_public_samples(
                     _region_key(dst_cloud, dst),
                     row["avg_rtt"],
                     None,
+                    tiers.of_ends(row.get("src_tier", ""), row.get("dst_tier", "")),
                 )
     with files[1].open(newline="") as f:
         for row in csv.DictReader(f):

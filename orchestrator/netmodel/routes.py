@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.core.geo import distance_km
+from orchestrator.core.geo import distance_km, fibre_rtt_ms
 from orchestrator.core.stats import pearson_r as pearson_r  # bench/netmodel uses it here
 from orchestrator.model.catalog import Region
 from orchestrator.netmodel.model import (
@@ -30,6 +30,7 @@ from orchestrator.netmodel.model import (
     Sample,
     load_public_samples,
 )
+from orchestrator.results import flags, tiers
 
 # skyplane first: 10 pings per pair and 1,128 of the catalog's pairs, against doit's 5 and 779.
 ROUTE_SOURCES = ("skyplane", "doit")
@@ -42,11 +43,18 @@ def pair_key(a: str, b: str) -> PairKey:
     return (a, b) if a <= b else (b, a)
 
 
-def median_rtts(samples: Iterable[Sample], source: str | None = None) -> dict[PairKey, float]:
+def median_rtts(
+    samples: Iterable[Sample], source: str | None = None, tier: str | None = None
+) -> dict[PairKey, float]:
     """The median RTT of every measured pair of distinct regions (both directions
-    pooled), from one source or, with `source` None, from all."""
+    pooled), from one source or, with `source` None, from all; of one GCP network tier
+    (the tier of a GCP end: tiers.for_sweep) or, with `tier` None, of all."""
     found: dict[PairKey, list[float]] = defaultdict(list)
     for s in samples:
+        if tier is not None and s.network_tier != tiers.for_sweep(
+            s.src.split(":")[0], s.dst.split(":")[0], tier
+        ):
+            continue
         if s.src != s.dst and (source is None or s.source == source):
             found[pair_key(s.src, s.dst)].append(s.rtt_ms)
     return {k: statistics.median(v) for k, v in found.items()}
@@ -69,21 +77,34 @@ class RouteTable:
 EMPTY = RouteTable({}, {})
 
 
-def route_table(samples: Sequence[Sample], sources: Sequence[str] = ROUTE_SOURCES) -> RouteTable:
-    """Each pair's median RTT from the first of `sources` that measured it."""
+def route_table(
+    samples: Sequence[Sample], sources: Sequence[str] = ROUTE_SOURCES, tier: str | None = None
+) -> RouteTable:
+    """Each pair's median RTT from the first of `sources` that measured it; of the GCP
+    network tier `tier` alone when given (None: every tier, what the emulator uses)."""
     rtt: dict[PairKey, float] = {}
     source_of: dict[PairKey, str] = {}
     for source in sources:
-        for key, value in median_rtts(samples, source).items():
+        for key, value in median_rtts(samples, source, tier).items():
             if key not in rtt:
                 rtt[key], source_of[key] = value, source
     return RouteTable(rtt, source_of)
 
 
 @functools.cache
-def default_routes(data_dir: Path = PUBLIC_DATA) -> RouteTable:
-    """The route table of the vendored public data (read once per process)."""
-    return route_table(load_public_samples(data_dir).samples)
+def default_routes(data_dir: Path = PUBLIC_DATA, tier: str | None = None) -> RouteTable:
+    """The route table of the vendored public data (read once per process); of one GCP
+    network tier when `tier` is given (what advise quotes: without the samples below the
+    fibre floor, which flags.BELOW_FIBRE_FLOOR leaves out of every figure), else of all
+    (what the emulator's delays were calibrated on)."""
+    samples = load_public_samples(data_dir).samples
+    if tier is None:
+        return route_table(samples)
+    physical = [
+        s for s in samples
+        if s.rtt_ms >= fibre_rtt_ms(s.distance_km) - flags.FLOOR_TOLERANCE_MS
+    ]  # fmt: skip
+    return route_table(physical, tier=tier)
 
 
 def pair_rtt_ms(

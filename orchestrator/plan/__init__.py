@@ -10,8 +10,9 @@ Public API: the modules below; other packages import only these names
   (`cli/options.py`) and the profiles file (`profiles.py`): a profile's keys are the same options,
   spelt as the CLI's parameter names. A module of its own, so that neither imports the other
   (profiles -> cli -> schedule -> profiles would be a cycle).
-- `options`: Options shared by plan, sweep and report: the selection, the test parameters and where
-  and how concurrently a sweep runs (`run_options`).
+- `options`: The options shared by plan, sweep, study and report, read into types: the selection
+  (`selection_spec`), the test parameters (`params_spec`) and where and how concurrently a sweep
+  runs (`RunOptions`).
 - `ping_timing`: How long the ping phase takes: every host probes all its peers at once.
 - `pricing`: List prices for the cost estimate: `infra/pricing.yaml`, loaded and checked.
 - `ramp`: How long a throughput test must skip and measure: the slow-start ramp at a pair's idle

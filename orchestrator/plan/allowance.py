@@ -9,7 +9,7 @@ measure the VM, not the path. Three kinds of evidence, all pure functions here:
 - the host's own counters around each test (the rows' allowance and steal columns,
   filled by orchestrator.results.collect): `host_flags` lists the tests where they moved;
 - sentinel pairs, measured in the first and again in the last round
-  (orchestrator.schedule.add_sentinels): `sentinel_check` flags a sweep whose late
+  (orchestrator.plan.rounds.add_sentinels): `sentinel_check` flags a sweep whose late
   results fell more than SENTINEL_DROP below the early ones.
 """
 

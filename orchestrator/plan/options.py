@@ -1,260 +1,24 @@
-"""Options shared by plan, sweep and report: the selection, the test parameters
-and where and how concurrently a sweep runs (`run_options`).
+"""The options shared by plan, sweep, study and report, read into types: the selection
+(`selection_spec`), the test parameters (`params_spec`) and where and how concurrently
+a sweep runs (`RunOptions`).
 
-`selection_options` adds the selection flags to a command and
-`spec_from_options(**kwargs)` turns them into a SelectionSpec (extra keyword
-arguments are ignored, so a command can pass all of its own). Likewise
-`test_params_options` and `params_from_options`. Malformed values are
-one-line UserErrors that show the expected form.
+Each takes its options by name (keyword-only, as the CLI and a profile spell them), so
+a misspelt name is a TypeError where it is written, never a setting silently dropped.
+Malformed values are one-line UserErrors that show the expected form. The click flags
+that fill them live in `orchestrator.cli.options`.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from typing import Any, TypeVar
-
-import click
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from orchestrator.core.errors import UserError
 from orchestrator.model import backends
-from orchestrator.model.backends import LOCAL_MAX_CONCURRENT
 from orchestrator.model.catalog import CLOUDS, Catalog
 from orchestrator.plan.selection import Selection, SelectionSpec, max_regions_note, select
-from orchestrator.plan.sweep_plan import TestParams, parse_measures
+from orchestrator.plan.sweep_plan import TestParams, parse_measures, parse_tests
 from orchestrator.results.schema import CAPACITY
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-class FiniteFloat(click.ParamType):
-    """A number that is neither infinite nor NaN (click's float takes "inf" and "nan":
-    `--budget-usd inf` would be a budget nothing exceeds)."""
-
-    name = "number"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        return number
-
-
-FINITE = FiniteFloat()
-
-
-def _apply(f: F, options: list[Callable[[F], F]]) -> F:
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
-def selection_options(f: F) -> F:
-    """Add --clouds, --regions, --exclude, --no-opt-in, --cloud-pair, --min-km,
-    --max-km, --pairs, --max-regions and --spread to a click command."""
-    return _apply(f, [*_filters(), *_choosers()])
-
-
-def filter_options(f: F) -> F:
-    """The selection options that filter pairs already measured (a report). --max-regions
-    and --spread choose regions for a sweep: left out of the help, and taken only so the
-    command can say that in one line (`choosers_given`)."""
-    return _apply(f, [*_filters(), *_choosers(hidden=True)])
-
-
-def choosers_given(selection: dict[str, Any]) -> str | None:
-    """The first of --max-regions, --spread given to a command that only filters."""
-    for name in ("max_regions", "spread"):
-        if selection.get(name) is not None:
-            return "--" + name.replace("_", "-")
-    return None
-
-
-def _filters() -> list[Callable[[F], F]]:
-    return [
-        click.option(
-            "--clouds",
-            default=",".join(CLOUDS),
-            show_default=True,
-            metavar="LIST",
-            help="Clouds to include, comma-separated.",
-        ),
-        click.option(
-            "--regions",
-            default=None,
-            metavar="LIST",
-            help="Only these regions, e.g. aws:us-east-1,gcp:europe-west1.",
-        ),
-        click.option("--exclude", default=None, metavar="LIST", help="Leave these regions out."),
-        click.option(
-            "--no-opt-in",
-            is_flag=True,
-            help="Skip AWS opt-in regions (they must be enabled per account).",
-        ),
-        click.option(
-            "--cloud-pair",
-            multiple=True,
-            metavar="SRC:DST",
-            help="Directed cloud pair, repeatable, e.g. aws:gcp. Default: all four.",
-        ),
-        click.option(
-            "--min-km", type=FINITE, default=None, help="Shortest pair distance (inclusive)."
-        ),
-        click.option(
-            "--max-km", type=FINITE, default=None, help="Longest pair distance (inclusive)."
-        ),
-        click.option(
-            "--pairs",
-            default=None,
-            metavar="LIST",
-            help="Explicit pairs a/b, comma-separated, e.g. aws:us-east-1/gcp:us-east4 "
-            "(both directions unless --cloud-pair narrows them).",
-        ),
-    ]
-
-
-def _choosers(hidden: bool = False) -> list[Callable[[F], F]]:
-    return [
-        click.option(
-            "--max-regions",
-            hidden=hidden,
-            type=int,
-            default=None,
-            metavar="N",
-            help="At most N regions whose pairs spread over the distance bands "
-            "(<1000, 1000-3000, 3000-8000, >8000 km), the globe and both clouds.",
-        ),
-        click.option(
-            "--spread",
-            hidden=hidden,
-            type=click.Choice(["bands", "globe"]),
-            default=None,
-            help="How --max-regions chooses: bands (default; every distance band, then "
-            "the globe) or globe (farthest-point sampling alone, the older choice).",
-        ),
-    ]
-
-
-def test_params_options(f: F) -> F:
-    """Add --pings, --ping-interval, --duration, --omit, --streams, --window,
-    --congestion, --tests and --measures (what each test runs) to a click command."""
-    defaults = TestParams()
-    return _apply(
-        f,
-        [
-            click.option(
-                "--pings",
-                type=int,
-                default=defaults.pings,
-                show_default=True,
-                help="Pings per pair.",
-            ),
-            click.option(
-                "--ping-interval",
-                type=FINITE,
-                default=defaults.ping_interval_s,
-                show_default=True,
-                help="Seconds between pings.",
-            ),
-            click.option(
-                "--duration",
-                type=click.IntRange(1),
-                default=defaults.duration_s,
-                show_default=True,
-                help="iperf3 seconds measured per direction (whole seconds, at most 86400).",
-            ),
-            click.option(
-                "--omit",
-                type=click.IntRange(0),
-                default=defaults.omit_s,
-                show_default=True,
-                help="iperf3 seconds skipped at the start (TCP slow start; whole seconds, "
-                "at most 60).",
-            ),
-            click.option(
-                "--streams",
-                type=int,
-                default=None,
-                help="Parallel TCP streams (iperf3 -P) of the capacity measure  "
-                f"[default: {defaults.streams}]; single_stream runs one.",
-            ),
-            click.option(
-                "--window",
-                default=None,
-                help="TCP window (iperf3 -w), e.g. 4M or 256k (binary units, at most 512M).",
-            ),
-            click.option(
-                "--congestion", default=None, help="TCP congestion control (iperf3 -C), e.g. cubic."
-            ),
-            click.option(
-                "--tests",
-                default=",".join(defaults.tests),
-                show_default=True,
-                metavar="LIST",
-                help="What each pair runs: ping, throughput or ping,throughput "
-                "(ping alone: a latency-only sweep, no iperf3 time or egress).",
-            ),
-            click.option(
-                "--measures",
-                default=",".join(defaults.measures),
-                show_default=True,
-                metavar="LIST",
-                help="Throughput measures each pair runs: single_stream (one stream, the "
-                "hosts' default settings), capacity (--streams streams, buffers sized for "
-                "the BDP) or single_stream,capacity.",
-            ),
-        ],
-    )
-
-
-def run_options(f: F) -> F:
-    """Add --backend, --max-concurrent, --sequential, --emulated-type and --controller
-    (where and on what the sweep runs, how many slots per round) to a click command;
-    `plan.make_plan` applies them."""
-    return _apply(
-        f,
-        [
-            click.option(
-                "--backend",
-                type=click.Choice(backends.NAMES),
-                default=backends.DEFAULT,
-                show_default=True,
-                help="Where the hosts run: local = the emulated cloud on this machine.",
-            ),
-            click.option(
-                "--max-concurrent",
-                type=click.IntRange(min=1),
-                default=None,
-                metavar="K",
-                help="At most K slots (region pairs) per round, so at most K iperf3 tests "
-                "at once: a slot runs its two directions one after the other "
-                f"(default: {LOCAL_MAX_CONCURRENT} on local, no cap on the clouds).",
-            ),
-            click.option(
-                "--sequential", is_flag=True, help="One slot per round: one test at a time."
-            ),
-            click.option(
-                "--emulated-type",
-                metavar="TYPE",
-                default=None,
-                help="On local: the hosts' emulated machine type, e.g. emulated-t3.small (a "
-                "burstable host: a token-bucket allowance under the cap; default: the "
-                "emulator's cap alone).",
-            ),
-            click.option(
-                "--controller",
-                metavar="REGION",
-                default=None,
-                help="Where this machine (the controller) stands, e.g. aws:us-east-1: the "
-                "plan's round overhead uses its modelled RTT to the farthest host, and on "
-                "local the emulator delays controller-host traffic by it (default: next to "
-                "the hosts).",
-            ),
-        ],
-    )
 
 
 def split_list(value: str | None) -> tuple[str, ...]:
@@ -312,22 +76,32 @@ def parse_clouds(text: str | None, flag: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(clouds))
 
 
-def spec_from_options(**kwargs: Any) -> SelectionSpec:
-    """A SelectionSpec from the keyword arguments click passes; others are ignored."""
-    clouds = parse_clouds(kwargs.get("clouds"), "--clouds") or CLOUDS
+def selection_spec(
+    *,
+    clouds: str | None = None,
+    regions: str | None = None,
+    exclude: str | None = None,
+    no_opt_in: bool = False,
+    cloud_pair: Sequence[str] = (),
+    min_km: float | None = None,
+    max_km: float | None = None,
+    pairs: str | None = None,
+    max_regions: int | None = None,
+    spread: str | None = None,
+) -> SelectionSpec:
+    """A SelectionSpec from the selection options as given (comma-separated lists as text;
+    None: not given)."""
     return SelectionSpec(
-        clouds=clouds,
-        regions=option_list(kwargs.get("regions"), "--regions", "aws:us-east-1,gcp:us-east4"),
-        exclude=option_list(kwargs.get("exclude"), "--exclude", "aws:me-south-1"),
-        no_opt_in=bool(kwargs.get("no_opt_in")),
-        cloud_pairs=tuple(
-            dict.fromkeys(parse_cloud_pair(t) for t in kwargs.get("cloud_pair") or ())
-        ),
-        min_km=kwargs.get("min_km"),
-        max_km=kwargs.get("max_km"),
-        pairs=parse_pairs(kwargs.get("pairs")),
-        max_regions=kwargs.get("max_regions"),
-        spread=kwargs.get("spread") or "bands",
+        clouds=parse_clouds(clouds, "--clouds") or CLOUDS,
+        regions=option_list(regions, "--regions", "aws:us-east-1,gcp:us-east4"),
+        exclude=option_list(exclude, "--exclude", "aws:me-south-1"),
+        no_opt_in=bool(no_opt_in),
+        cloud_pairs=tuple(dict.fromkeys(parse_cloud_pair(t) for t in cloud_pair)),
+        min_km=min_km,
+        max_km=max_km,
+        pairs=parse_pairs(pairs),
+        max_regions=max_regions,
+        spread=spread or "bands",
     )
 
 
@@ -388,27 +162,55 @@ def check_selection(
     return selection
 
 
-def params_from_options(**kwargs: Any) -> TestParams:
-    """TestParams from the keyword arguments click passes; others are ignored."""
+def params_spec(
+    *,
+    pings: int | None = None,
+    ping_interval: float | None = None,
+    duration: int | None = None,
+    omit: int | None = None,
+    streams: int | None = None,
+    window: str | None = None,
+    congestion: str | None = None,
+    tests: str | None = None,
+    measures: str | None = None,
+) -> TestParams:
+    """TestParams from the test options as given (None: not given, the default)."""
     defaults = TestParams()
-    measures = parse_measures(
-        defaults.measures if kwargs.get("measures") is None else kwargs["measures"]
-    )
-    streams = kwargs.get("streams")
-    if streams is not None and CAPACITY not in measures:
+    chosen = parse_measures(defaults.measures if measures is None else measures)
+    if streams is not None and CAPACITY not in chosen:
         raise UserError(
             f"--streams {streams} sets the capacity measure's streams, and single_stream "
             "runs one: add --measures single_stream,capacity (or capacity)"
         )
     return TestParams(
-        pings=kwargs.get("pings", defaults.pings),
-        ping_interval_s=kwargs.get("ping_interval", defaults.ping_interval_s),
-        duration_s=kwargs.get("duration", defaults.duration_s),
-        omit_s=kwargs.get("omit", defaults.omit_s),
+        pings=defaults.pings if pings is None else pings,
+        ping_interval_s=defaults.ping_interval_s if ping_interval is None else ping_interval,
+        duration_s=defaults.duration_s if duration is None else duration,
+        omit_s=defaults.omit_s if omit is None else omit,
         streams=defaults.streams if streams is None else streams,
-        window=kwargs.get("window"),
-        congestion=kwargs.get("congestion"),
+        window=window,
+        congestion=congestion,
         # given but empty is an error (parse_tests), never "the default"
-        tests=defaults.tests if kwargs.get("tests") is None else kwargs["tests"],
-        measures=measures,
+        tests=defaults.tests if tests is None else parse_tests(tests),
+        measures=chosen,
     )
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Where and on what a sweep runs, and how many slots per round (`plan.make_plan`
+    applies them): --backend, --max-concurrent, --sequential, --emulated-type, --controller."""
+
+    backend: str = backends.DEFAULT
+    max_concurrent: int | None = None  # None: the backend's default
+    sequential: bool = False
+    emulated_type: str | None = None
+    controller: str | None = None  # a region key; None: next to the hosts
+
+    def __post_init__(self) -> None:
+        if self.backend not in backends.NAMES:
+            raise UserError(
+                f"--backend '{self.backend}': expected one of {', '.join(backends.NAMES)}"
+            )
+        if self.max_concurrent is not None and not self.max_concurrent >= 1:
+            raise UserError(f"--max-concurrent {self.max_concurrent}: give 1 or more slots")

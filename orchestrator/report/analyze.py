@@ -18,6 +18,8 @@ import numpy as np
 from orchestrator.core.geo import FIBRE_RTT_MS_PER_KM, fibre_rtt_ms
 from orchestrator.core.stats import NAN, median, percentiles
 from orchestrator.core.stats import percentile as percentile  # callers of the analysis use it here
+from orchestrator.report import uncertainty
+from orchestrator.results import tiers
 
 # A column of numbers: a list, an array('d') or a numpy array.
 Values = Sequence[float] | np.ndarray
@@ -261,6 +263,7 @@ SUMMARY_COLUMNS = (
     "rtt_p90_over_tests_ms",
     "throughput_median_over_tests_bps",
     "throughput_p90_over_tests_bps",
+    *uncertainty.COLUMNS,
 )
 
 
@@ -287,6 +290,10 @@ class Measurements:
     loss_pct: Sequence[float] = field(default_factory=list)
     rtt_samples: Sequence[float] = field(default_factory=list)
     started_s: Sequence[float] = field(default_factory=list)
+    # each row's GCP network tier (orchestrator.results.tiers), interned: `tier[i]`
+    # indexes `tiers`; both empty when every row is of the default tier (Premium)
+    tiers: list[str] = field(default_factory=list)
+    tier: Sequence[int] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.src)
@@ -419,8 +426,10 @@ class GroupSummary:
     rtt_p90_over_tests_ms: float
     throughput_median_over_tests_bps: float
     throughput_p90_over_tests_bps: float
+    # bootstrap intervals over region pairs, the pairs beside n, the fit's marks
+    uncertainty: uncertainty.GroupUncertainty | None = None
 
-    def row(self) -> dict[str, float | int | str]:
+    def row(self) -> dict[str, float | int | str | bool]:
         """The summary.csv row: slopes per 1000 km, NaN where undefined."""
         return {
             "cloud_pair": self.cloud_pair,
@@ -439,23 +448,48 @@ class GroupSummary:
             "rtt_p90_over_tests_ms": self.rtt_p90_over_tests_ms,
             "throughput_median_over_tests_bps": self.throughput_median_over_tests_bps,
             "throughput_p90_over_tests_bps": self.throughput_p90_over_tests_bps,
+            **(self.uncertainty.row() if self.uncertainty is not None else {}),
         }
 
 
+def tier_codes(m: Measurements) -> np.ndarray:
+    """Each row's index into m.tiers (0 for every row when m has no tier column)."""
+    if len(m.tier) != len(m):
+        return np.zeros(len(m), dtype=np.int64)
+    return np.asarray(m.tier, dtype=np.int64)
+
+
+def default_tier_rows(m: Measurements) -> np.ndarray:
+    """A mask of the rows of the default network tier (Premium)."""
+    codes = tier_codes(m)
+    default = np.array([tiers.is_default(t) for t in m.tiers] or [True], dtype=bool)
+    out: np.ndarray = default[codes]
+    return out
+
+
 def group_rows(m: Measurements) -> dict[str, np.ndarray]:
-    """Row indices of each group in GROUPS ('all' holds every row), ascending, as arrays
-    (a million rows: no list of a million ints to build and convert back)."""
+    """Row indices of each group, ascending, as arrays (a million rows: no list of a
+    million ints to build and convert back): every name in GROUPS, of the default
+    network tier ('all' holds every default-tier row), then a group per cloud pair in
+    each other tier present ("gcp-gcp standard"): tiers are never pooled."""
     groups: dict[str, np.ndarray] = {g: np.zeros(0, dtype=np.intp) for g in GROUPS}
     clouds = sorted({_cloud(r) for r in m.regions})
     cloud_of = np.array([clouds.index(_cloud(r)) for r in m.regions] or [0], dtype=np.int64)
+    width = len(clouds) * len(clouds)
     codes = (
         cloud_of[np.asarray(m.src, dtype=np.int64)] * len(clouds)
         + cloud_of[np.asarray(m.dst, dtype=np.int64)]
-    )
+    ) + tier_codes(m) * width
+    extra: dict[str, np.ndarray] = {}
     for code, rows in groups_by_key(codes, np.arange(len(m))):
-        name = f"{clouds[code // len(clouds)]}-{clouds[code % len(clouds)]}"
-        groups[name] = rows.astype(np.intp, copy=False)  # one run per code: one per name
-    groups["all"] = np.arange(len(m), dtype=np.intp)
+        tier, pair = divmod(code, width)
+        cloud_pair = f"{clouds[pair // len(clouds)]}-{clouds[pair % len(clouds)]}"
+        name = tiers.group_name(cloud_pair, m.tiers[tier] if m.tiers else "")
+        if name in groups:  # one run per code; the default tier may be spelt two ways
+            rows = np.sort(np.concatenate([groups[name], rows]))
+        (groups if name in GROUPS else extra)[name] = rows.astype(np.intp, copy=False)
+    groups["all"] = np.flatnonzero(default_tier_rows(m)).astype(np.intp)
+    groups.update(sorted(extra.items()))
     return groups
 
 
@@ -566,15 +600,36 @@ def summarize_group(
         rtt_p90_over_tests_ms=rtt_p90,
         throughput_median_over_tests_bps=thr_p50,
         throughput_p90_over_tests_bps=thr_p90,
+        uncertainty=uncertainty.of_group(
+            pair_keys(m, idx), dist, rtt, thr, theil_sen, _inflation(dist, rtt)
+        ),
     )
 
 
+def _inflation(km: np.ndarray, rtt_ms: np.ndarray) -> np.ndarray:
+    """route_inflation of each row, NaN below INFLATION_MIN_KM or without an RTT."""
+    out = np.full(len(km), np.nan)
+    far = np.isfinite(rtt_ms) & np.isfinite(km) & (km >= INFLATION_MIN_KM)
+    out[far] = rtt_ms[far] / (km[far] * FIBRE_RTT_MS_PER_KM)
+    return out
+
+
+def pair_keys(m: Measurements, rows: np.ndarray) -> np.ndarray:
+    """One integer per directed region pair in one tier, for the rows `rows` of m."""
+    width = max(len(m.regions), 1)
+    src = np.asarray(m.src, dtype=np.int64)[rows]
+    dst = np.asarray(m.dst, dtype=np.int64)[rows]
+    out: np.ndarray = (src * width + dst) * max(len(m.tiers), 1) + tier_codes(m)[rows]
+    return out
+
+
 def summarize(m: Measurements, orders: Orders | None = None) -> list[GroupSummary]:
-    """One summary per group in GROUPS, in that order (empty groups have n = 0)."""
+    """One summary per group in GROUPS, in that order (empty groups have n = 0), then
+    one per cloud pair of each other network tier present (group_rows)."""
     groups = group_rows(m)
     logs = log10_throughput(m)
     orders = {} if orders is None else orders
-    return [summarize_group(g, m, groups[g], logs, orders) for g in GROUPS]
+    return [summarize_group(g, m, rows, logs, orders) for g, rows in groups.items()]
 
 
 def _spearman(m: Measurements, rows: np.ndarray, orders: Orders | None) -> float:
@@ -607,6 +662,43 @@ class PairOutlier:
 
 OUTLIER_COLUMNS = tuple(PairOutlier.__dataclass_fields__)
 
+SUMMARY_DOCS = {
+    "cloud_pair": "group: all, or source-destination cloud (aws-gcp = from AWS to GCP), of "
+    "GCP's Premium tier; another tier apart and named (gcp-gcp standard)",
+    "n": "measurements in the group",
+    "route_inflation_median": "the headline: median of RTT over the fibre floor "
+    f"(2 x distance / (c x 2/3)), pairs >= {INFLATION_MIN_KM:.0f} km",
+    "route_inflation_p25": "25th percentile of the same ratios",
+    "route_inflation_p75": "75th percentile of the same ratios",
+    "rtt_distance_r": "Pearson r of RTT against distance",
+    "rtt_distance_spearman": "Spearman's rank correlation of RTT against distance",
+    "rtt_intercept_ms": "Theil-Sen RTT at 0 km, held at 0 or above",
+    "rtt_slope_ms_per_1000km": "Theil-Sen RTT increase per 1000 km, held at the fibre's "
+    "10.007 or above",
+    "log_throughput_distance_r": "Pearson r of log10(throughput_bps) against distance",
+    "log_throughput_intercept": "least-squares log10(throughput_bps) at 0 km",
+    "log_throughput_slope_per_1000km": "least-squares change of log10(throughput_bps) per 1000 km",
+    "rtt_median_over_tests_ms": "median over the group's tests of each test's RTT (a "
+    "spread across pairs, not any pair's RTT)",
+    "rtt_p90_over_tests_ms": "90th percentile over the group's tests of each test's RTT",
+    "throughput_median_over_tests_bps": "median over the group's tests of their throughput",
+    "throughput_p90_over_tests_bps": "90th percentile over the group's tests of their throughput",
+    **uncertainty.COLUMN_DOCS,
+}
+
+OUTLIER_DOCS = {
+    "cloud_pair": "group whose fit the pair is compared with",
+    "src": "sending region",
+    "dst": "receiving region",
+    "distance_km": "geodesic distance",
+    "n": "measurements of the pair",
+    "rtt_ms": "the pair's median RTT",
+    "fit_rtt_ms": "the group's fitted RTT at that distance (Theil-Sen through one median per pair)",
+    "excess_ms": "rtt_ms - fit_rtt_ms: negative for a pair faster than the fit",
+    "robust_z": "excess over the median residual, in sigmas estimated as 1.4826 x MAD",
+    "route_inflation": "rtt_ms over the fibre floor",
+}
+
 # A detour that costs less than this is noise, however tight the group.
 OUTLIER_MIN_EXCESS_MS = 5.0
 
@@ -628,7 +720,10 @@ def find_outliers(
     rtt, km = column(m.rtt_ms), column(m.distance_km)
     valid = np.isfinite(rtt) & np.isfinite(km)
     width = max(len(m.regions), 1)
-    keys = np.asarray(m.src, dtype=np.int64) * width + np.asarray(m.dst, dtype=np.int64)
+    # a pair in each tier is a point of its own: (src, dst, tier) as one key
+    keys = (np.asarray(m.src, dtype=np.int64) * width + np.asarray(m.dst, dtype=np.int64)) * max(
+        len(m.tiers), 1
+    ) + tier_codes(m)
     # each pair's medians by one sort of each column, pairs in order of their first row
     v, starts, counts, runs = segments(keys, rtt, valid, by_value(m, "rtt_ms", orders))
     rtt_of = dict(zip(runs.tolist(), segment_medians(v, starts, counts).tolist(), strict=True))
@@ -637,12 +732,19 @@ def find_outliers(
     km_of = dict(zip(runs.tolist(), segment_medians(v, starts, counts).tolist(), strict=True))
     in_order = first_order(keys[valid])
     found: list[PairOutlier] = []
-    for group in GROUPS[1:]:
+    names = list(m.tiers) or [""]
+    group_of = {}
+    for key in in_order:
+        pair, tier = divmod(key, len(names))
+        s, d = divmod(pair, width)
+        cloud_pair = f"{_cloud(m.regions[s])}-{_cloud(m.regions[d])}"
+        group_of[key] = tiers.group_name(cloud_pair, names[tier])
+    for group in [*GROUPS[1:], *sorted(set(group_of.values()) - set(GROUPS))]:
         pairs, medians, distances = [], [], []
         for key in in_order:
-            s, d = divmod(key, width)
-            if f"{_cloud(m.regions[s])}-{_cloud(m.regions[d])}" != group:
+            if group_of[key] != group:
                 continue
+            s, d = divmod(key // len(names), width)
             pairs.append((s, d, tests[key]))
             medians.append(rtt_of[key])
             distances.append(km_of[key])

@@ -14,9 +14,10 @@ import csv
 import json
 import math
 import os
+import re
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,9 +29,10 @@ from orchestrator.core.geo import distance_km
 from orchestrator.core.stats import median
 from orchestrator.model.backends import is_emulated
 from orchestrator.model.catalog import Catalog, Region, load_catalog
+from orchestrator.netmodel.model import DEFAULT_MODEL, rate_scale_tag
 from orchestrator.plan import allowance
 from orchestrator.report import analyze, cache
-from orchestrator.results import flags, store
+from orchestrator.results import flags, store, tiers
 from orchestrator.results.schema import (
     CAPACITY,
     MEASUREMENT_COLUMNS,
@@ -96,6 +98,17 @@ _FORMATS = {
     "fit_rtt_ms": "{:.3f}",
     "excess_ms": "{:.3f}",
     "robust_z": "{:.2f}",
+    "route_inflation_median_ci_low": "{:.3f}",
+    "route_inflation_median_ci_high": "{:.3f}",
+    "rtt_median_ci_low_ms": "{:.3f}",
+    "rtt_median_ci_high_ms": "{:.3f}",
+    "throughput_median_ci_low_bps": "{:.0f}",
+    "throughput_median_ci_high_bps": "{:.0f}",
+    "rtt_slope_ci_low_ms_per_1000km": "{:.4f}",
+    "rtt_slope_ci_high_ms_per_1000km": "{:.4f}",
+    "rtt_intercept_ci_low_ms": "{:.3f}",
+    "rtt_intercept_ci_high_ms": "{:.3f}",
+    "rtt_nearest_km": "{:.1f}",
 }
 
 
@@ -149,6 +162,11 @@ class Loaded:
     # file a site may publish as it is (site.build.write_parsed_rows), its rows
     evidence: dict[Path, int] = field(default_factory=dict)
     publishable: dict[Path, int] = field(default_factory=dict)
+    # the rows of tests the emulator perturbed on purpose (sweep.json emulation.injected:
+    # loss episodes, perturbations): row -> (what, the measures it moved); marked on the
+    # charts and left out of the summary and its fits unless include_injected
+    injected: dict[int, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    include_injected: bool = False
 
     @property
     def emulated(self) -> bool:
@@ -192,7 +210,13 @@ class _Reader:
             loss_pct=array("d"),
             rtt_samples=array("d"),
             started_s=array("d"),
+            tiers=[tiers.DEFAULT],
+            tier=array("i"),
         )
+        self.tier_index: dict[str, int] = {tiers.DEFAULT: 0}
+        # the GCP network tier of the sweep being read (its sweep.json), for the rows of
+        # a file without a network_tier column
+        self.gcp_tier = tiers.DEFAULT
         self.rows_read = 0
         self.skipped: Counter[str] = Counter()
         self.unknown: Counter[str] = Counter()
@@ -210,6 +234,13 @@ class _Reader:
         if i is None:
             i = self.region_index[key] = len(self.data.regions)
             self.data.regions.append(key)
+        return i
+
+    def _tier(self, tier: str) -> int:
+        i = self.tier_index.get(tier)
+        if i is None:
+            i = self.tier_index[tier] = len(self.data.tiers)
+            self.data.tiers.append(tier)
         return i
 
     def _sweep(self, sweep_id: str) -> int:
@@ -275,6 +306,8 @@ class _Reader:
             or first.startswith("\ufeff")
             or len(set(names)) != len(names)
             or any(c not in col for c in _FAST_COLUMNS)
+            or "network_tier" in col  # tiers: row by row (the public data's few thousand)
+            or not tiers.is_default(self.gcp_tier)
         ):
             return False
         # only the columns read here, plus what the site and the host evidence ask of
@@ -429,6 +462,7 @@ class _Reader:
         data.src.frombytes(region_id[src].tobytes())  # type: ignore[attr-defined]
         data.dst.frombytes(region_id[dst].tobytes())  # type: ignore[attr-defined]
         data.sweep.frombytes(sweep_id[sweep].tobytes())  # type: ignore[attr-defined]
+        data.tier.frombytes(bytes(4 * len(rows)))  # type: ignore[attr-defined]  # all default
         for column, values in (
             (data.distance_km, km),
             (data.rtt_ms, rtt[rows]),
@@ -461,6 +495,7 @@ class _Reader:
         c_sweep, c_started = col.get("sweep_id"), col.get("started_utc")
         c_backend = col.get("backend")
         c_measure = col.get("measure")
+        c_tier = col.get("network_tier")
         # the hovers' extras: a cell that does not parse is NaN, never a dropped row
         c_extra = [col.get(c) for c in ("rtt_p90_ms", "ping_loss_pct", "rtt_samples")]
         extras = (self.data.rtt_p90_ms, self.data.loss_pct, self.data.rtt_samples)
@@ -531,6 +566,11 @@ class _Reader:
             d.src.append(self._region(src))
             d.dst.append(self._region(dst))
             d.sweep.append(sweep_i)
+            if c_tier is not None:
+                tier = tiers.normal(row[c_tier])
+            else:
+                tier = tiers.for_sweep(row[c_sc], row[c_dc], self.gcp_tier)
+            d.tier.append(self._tier(tier))  # type: ignore[attr-defined]
             d.distance_km.append(km)  # type: ignore[attr-defined]
             d.rtt_ms.append(rtt)  # type: ignore[attr-defined]
             d.throughput_bps.append(thr)  # type: ignore[attr-defined]
@@ -593,6 +633,7 @@ class _Reader:
                 "src_cloud": d.regions[d.src[i]],
                 "dst_cloud": d.regions[d.dst[i]],
                 "rtt_p50_ms": d.rtt_ms[i],
+                "network_tier": d.tiers[d.tier[i]] if len(d.tier) == len(d) else "",
             }
             for i in index
         ]
@@ -661,6 +702,8 @@ def _subset(m: analyze.Measurements, keep: Any) -> analyze.Measurements:
         src=ints(m.src),  # type: ignore[arg-type]
         dst=ints(m.dst),  # type: ignore[arg-type]
         sweep=ints(m.sweep),  # type: ignore[arg-type]
+        tiers=m.tiers,
+        tier=ints(m.tier) if len(m.tier) == len(m) else array("i"),
         distance_km=floats(m.distance_km),
         rtt_ms=floats(m.rtt_ms),
         throughput_bps=floats(m.throughput_bps),
@@ -891,13 +934,16 @@ def load_inputs(
     catalog: Catalog | None = None,
     keep: PairPredicate | None = None,
     include_flagged: bool = False,
+    include_injected: bool = False,
 ) -> Loaded:
     """Read sweeps' measurements.csv and/or external CSVs into one Loaded.
 
     `keep` (e.g. selection.pair_filter(spec)) drops rows before anything is
-    computed; they are counted as "filtered out". Rows with flags (orchestrator.flags:
+    computed; they are counted as "filtered out". Rows with flags (orchestrator.results.flags:
     read from the file's flags column, or computed when it has none) are left out and
-    counted in `flagged`, unless `include_flagged`.
+    counted in `flagged`, unless `include_flagged`. The tests a sweep's emulation
+    perturbed on purpose are found (`injected`); the summary leaves them out unless
+    `include_injected`.
     """
     cat = catalog if catalog is not None else load_catalog(paths.CATALOG)
     reader = _Reader(cat, keep, include_flagged)
@@ -913,7 +959,12 @@ def load_inputs(
                 "(see the folders in results/)"
             )
         meta = read_sweep_meta(sweep_dir)
+        options = meta.get("cloud_options")
+        reader.gcp_tier = tiers.normal(
+            options.get("network_tier") if isinstance(options, dict) else None
+        )
         reader.read(csv_path, sweep_dir.name)
+        reader.gcp_tier = tiers.DEFAULT
         if sweep_dir.name in reader.sweeps:
             info = reader.sweeps[sweep_dir.name]
             info.meta = meta
@@ -927,10 +978,101 @@ def load_inputs(
         reader.read(path, path.stem)
         sources.append(str(path))
     loaded = reader.result(sources)
-    loaded.cache = whole
+    loaded.cache = None if include_injected else whole  # the cache holds the default report
+    loaded.injected = injected_rows(loaded)
+    loaded.include_injected = include_injected
     for sweep_dir in _once(sweep_dirs_, "--sweep", []):
         add_host_evidence(loaded, sweep_dir)
     return loaded
+
+
+# What each amount of an injected effect moves: a delay the RTT and the window-bound
+# throughput; a loss or a rate cap the throughput (a loss also the ping's loss, which
+# no fit reads).
+INJECTED_MOVES = {
+    "delay_ms": (flags.RTT, flags.THROUGHPUT),
+    "loss_pct": (flags.THROUGHPUT,),
+    "rate_mbit": (flags.THROUGHPUT,),
+}
+_INJECTED_TEXT = {"delay_ms": "+{:g} ms one way", "loss_pct": "{:g} % loss each way",
+                  "rate_mbit": "capped at {:g} Mbit/s"}  # fmt: skip
+
+
+def sweep_injected(meta: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """What a sweep's emulation injected on purpose (sweep.json `emulation.injected`); a
+    record from before that key lists its perturbations alone (its loss episodes were
+    not recorded)."""
+    emulation = meta.get("emulation")
+    if not isinstance(emulation, Mapping):
+        return []
+    found = emulation.get("injected")
+    if found is None:
+        found = [{**p, "cause": "perturbation"} for p in emulation.get("perturbations") or ()]
+    return [e for e in found if isinstance(e, Mapping) and isinstance(e.get("target"), str)]
+
+
+def injected_rows(loaded: Loaded) -> dict[int, tuple[str, tuple[str, ...]]]:
+    """Row -> (what was injected on its path, the measures that moves) for every row of
+    a sweep whose emulation injected something on the row's pair (`A/B`, `A>B`: both
+    directions of the pair; a host `A`: every path to and from it)."""
+    d = loaded.data
+    effects: dict[int, dict[frozenset[str] | str, tuple[str, tuple[str, ...]]]] = {}
+    for k, name in enumerate(d.sweeps):
+        info = loaded.sweeps.get(name)
+        for e in sweep_injected(info.meta if info else {}):
+            target = str(e["target"])
+            amounts = [a for a in INJECTED_MOVES if e.get(a)]
+            what = ", ".join(_INJECTED_TEXT[a].format(e[a]) for a in amounts)
+            moves = tuple(m for m in flags.MEASURES if any(m in INJECTED_MOVES[a] for a in amounts))
+            ends = target.replace(">", "/").split("/")
+            key: frozenset[str] | str = frozenset(ends) if len(ends) == 2 else target
+            text = f"injected ({e.get('cause') or 'perturbation'} {target}: {what})"
+            old = effects.setdefault(k, {}).get(key)
+            if old is not None:
+                text = f"{old[0]}; {text}"
+                moves = tuple(m for m in flags.MEASURES if m in old[1] or m in moves)
+            effects[k][key] = (text, moves)
+    out: dict[int, tuple[str, tuple[str, ...]]] = {}
+    if not effects:
+        return out
+    for i in range(len(d)):
+        mine = effects.get(d.sweep[i])
+        if not mine:
+            continue
+        src, dst = d.regions[d.src[i]], d.regions[d.dst[i]]
+        found = [mine[k] for k in (frozenset((src, dst)), src, dst) if k in mine]
+        if found:
+            out[i] = (
+                "; ".join(t for t, _m in found),
+                tuple(m for m in flags.MEASURES if any(m in ms for _t, ms in found)),
+            )
+    return out
+
+
+def fit_data(loaded: Loaded) -> analyze.Measurements:
+    """The rows the summary and its fits read: every row, less the values the tests
+    injected on purpose moved (unless include_injected)."""
+    if loaded.include_injected or not loaded.injected:
+        return loaded.data
+    m = loaded.data
+    rtt, thr = analyze.column(m.rtt_ms).copy(), analyze.column(m.throughput_bps).copy()
+    for i, (_what, moves) in loaded.injected.items():
+        if flags.RTT in moves:
+            rtt[i] = math.nan
+        if flags.THROUGHPUT in moves:
+            thr[i] = math.nan
+    return replace(m, rtt_ms=array("d", rtt.tobytes()), throughput_bps=array("d", thr.tobytes()))
+
+
+def summaries_of(
+    loaded: Loaded, orders: dict[str, Any]
+) -> tuple[list[analyze.GroupSummary], list[analyze.PairOutlier]]:
+    """The summary by cloud pair and the outliers of `loaded`, without what its tests
+    injected on purpose moved (fit_data); `orders` serves only when nothing is left
+    out (it holds the sorts of loaded.data's columns, which the charts reuse)."""
+    data = fit_data(loaded)
+    own = orders if data is loaded.data else {}
+    return analyze.summarize(data, own), analyze.find_outliers(data, orders=own)
 
 
 HOST_FLAGS_COLUMNS = ("sweep_id", "round", "src", "dst", "throughput_bps", "evidence")
@@ -1097,8 +1239,7 @@ def write_report(
     if len(loaded.data) == 0:
         raise UserError(_nothing_left(loaded))
     orders: dict[str, Any] = {}  # each column sorted once, for all that follows
-    summaries = analyze.summarize(loaded.data, orders)
-    outliers = analyze.find_outliers(loaded.data, orders=orders)
+    summaries, outliers = summaries_of(loaded, orders)
     report = Report(out_dir=out_dir, loaded=loaded, summaries=summaries, outliers=outliers)
     with outdir.building(out_dir, REPORT_FILES, "report") as tmp:
         _write_report_files(report, tmp, png=png, log=log, orders=orders)
@@ -1254,10 +1395,17 @@ def report_figures(
     groups = analyze.group_rows(m)
     by_name = {s.cloud_pair: s for s in summaries}
     cities = {r.key: r.city for r in loaded.catalog.regions}  # hovers name them
-    for group in analyze.GROUPS:
-        if group == "all" or len(groups.get(group, ())):
-            figures[f"distance-{group}"] = charts.distance_figure(
-                m, group, groups, by_name, emulated=emulated, max_points=max_points, cities=cities
+    for group in groups:  # GROUPS, then a cloud pair in another network tier
+        if group == "all" or len(groups[group]):
+            figures[f"distance-{re.sub(r'[^a-z0-9-]+', '-', group)}"] = charts.distance_figure(
+                m,
+                group,
+                groups,
+                by_name,
+                emulated=emulated,
+                max_points=max_points,
+                cities=cities,
+                injected=loaded.injected,
             )
     coords = {r.key: (r.lat, r.lon) for r in loaded.catalog.regions}
     orders = {} if orders is None else orders  # each column sorted once for every figure
@@ -1300,6 +1448,15 @@ def report_json(loaded: Loaded, summaries: Sequence[analyze.GroupSummary]) -> di
         "unknown_regions": dict(loaded.unknown_regions),
         "summary": [{k: clean(v) for k, v in s.row().items()} for s in summaries],
         "host_flags": len(loaded.host_flags),
+        # emulated throughput is the real small-VM curve times this (None: not emulated)
+        "emulated_rate_scale": DEFAULT_MODEL.scale if loaded.emulated else None,
+        "injected": {
+            "tests": len(loaded.injected),
+            "left_out_of_summary": bool(loaded.injected) and not loaded.include_injected,
+            "by_measure": {
+                m: sum(m in moves for _w, moves in loaded.injected.values()) for m in flags.MEASURES
+            },
+        },
         "sentinels": {k: v.to_dict() for k, v in loaded.sentinels.items()},
         "capacity": capacity_json(loaded),
     }
@@ -1343,7 +1500,7 @@ def notes(loaded: Loaded) -> list[str]:
     if loaded.rows_flagged:
         why = "; ".join(
             f"{loaded.flagged[f]} {f} ({flags.REASONS[f]}: invalidates "
-            f"{' and '.join(MEASURE_NAMES[m] for m in flags.INVALIDATES[f])})"
+            f"{flags.invalidates_text(f, MEASURE_NAMES)})"
             for f in flags.FLAGS
             if loaded.flagged[f]
         )
@@ -1365,6 +1522,19 @@ def notes(loaded: Loaded) -> list[str]:
                 f"{name}: not measured/flagged: every measured {name} ({n} rows) is flagged, "
                 f"so no {name} figure is shown"
             )
+    if loaded.emulated and any(math.isfinite(x) for x in loaded.data.throughput_bps):
+        lines.append(
+            f"throughput is {rate_scale_tag()}: the emulator carries the real small-VM "
+            "curve times the rate scale (Methodology)"
+        )
+    if loaded.injected:
+        kept = "kept in" if loaded.include_injected else "left out of"
+        lines.append(
+            f"{len(loaded.injected)} tests ran on paths perturbed on purpose by the emulator "
+            "(loss episodes, perturbations; sweep.json emulation.injected): marked on the "
+            f"charts, {kept} the summary and its fits"
+            + ("" if loaded.include_injected else " (--include-injected keeps them)")
+        )
     if loaded.rtt_from_mean:
         lines.append(
             f"{loaded.rtt_from_mean} rows give no median RTT (rtt_p50_ms): their RTT is the "

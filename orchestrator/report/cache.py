@@ -26,10 +26,10 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from orchestrator.report import analyze
+from orchestrator.report import analyze, uncertainty
 
 CACHE_DIR = Path(".cache") / "report"  # under the results folder
-FORMAT = 2  # raised when an entry's fields change (2: the figures on lines of their own)
+FORMAT = 3  # raised when an entry's fields change (2: figures on lines; 3: tiers, uncertainty)
 INPUT_FILES = ("measurements.csv", "sweep.json", "sentinels.csv")
 # the packages whose code decides what an entry holds
 _CODE = ("core", "model", "results", "report", "plan")
@@ -204,6 +204,8 @@ def _products(doc: dict[str, Any], figures: FigureSet) -> Products:
     def summary(d: dict[str, Any]) -> analyze.GroupSummary:
         for k in ("rtt_fit", "log_throughput_fit"):
             d[k] = analyze.Fit(**d[k])
+        if d.get("uncertainty") is not None:
+            d["uncertainty"] = uncertainty.from_dict(d["uncertainty"])
         return analyze.GroupSummary(**d)
 
     fields = {k: v for k, v in doc.items() if k != "format"}

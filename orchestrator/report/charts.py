@@ -30,7 +30,9 @@ if TYPE_CHECKING:  # plotly's figure classes: only the time series builds one
     import plotly.graph_objects as go
 
 from orchestrator.core.geo import fibre_rtt_ms
-from orchestrator.report import analyze
+from orchestrator.core.stats import min_samples_for
+from orchestrator.netmodel.model import rate_scale_tag
+from orchestrator.report import analyze, uncertainty
 
 PAIR_COLOURS = {
     "aws-aws": "#ff9900",
@@ -40,6 +42,17 @@ PAIR_COLOURS = {
 }
 CLOUD_COLOURS = {"aws": "#ff9900", "gcp": "#1f77b4"}
 PAIR_LABELS = {g: g.replace("-", "→") for g in analyze.GROUPS}
+
+
+def pair_label(group: str) -> str:
+    """A group's name on a chart: "gcp→gcp", "gcp→gcp standard" (a tier apart)."""
+    return PAIR_LABELS.get(group) or group.replace("-", "→", 1)
+
+
+def pair_colour(group: str) -> str:
+    """A group's colour: its cloud pair's, whatever its tier."""
+    return PAIR_COLOURS.get(group.split(" ", 1)[0], "#7f7f7f")
+
 
 # Above this many points a scatter gets slow to pan in a browser.
 MAX_POINTS = 4000
@@ -52,12 +65,20 @@ MAX_SERIES = 8  # pairs drawn in the time series chart: one colour each, no spag
 PICKER_VALUES = 150_000
 
 TEMPLATE = "plotly_white"
-EMULATED_NOTE = "EMULATED: measured on the emulated cloud, not on AWS or GCP"
+EMULATED_NOTE = (
+    f"EMULATED: measured on the emulated cloud, not on AWS or GCP; throughput at the "
+    f"{rate_scale_tag().removeprefix('emulated: ')}"
+)
 
 # Hovers print values in ms and Mbit/s with fixed decimals, never d3's SI format
 # (".4s" prints 0.5 ms as "500.0m ms"); tests/unit/report/test_build.py checks every figure.
 MBIT = 1e-6  # the charts draw throughput in Mbit/s
 HOVER = {"ms": ":.1f", "Mbit/s": ":.3~r", "km": ":.0f"}
+
+
+def shown_unit(unit: str, emulated: bool) -> str:
+    """The unit a hover prints after a value: an emulated throughput says its rate scale."""
+    return f"{unit} ({rate_scale_tag()})" if emulated and unit == "Mbit/s" else unit
 
 
 def _mbit(bps: float) -> float:
@@ -130,9 +151,34 @@ def _tests_data(m: analyze.Measurements, rows: Sequence[int]) -> list[list[Any]]
     )
     times = iso_times(analyze.column(m.started_s)[idx])
     return [
-        [_num(a, 1), _num(b, 2), _num(c, 0), t]
+        [_test_p90(a, c), _test_loss(b, c), _num(c, 0), t]
         for a, b, c, t in zip(p90, loss, samples, times, strict=True)
     ]
+
+
+P90_SAMPLES = min_samples_for(90)  # the matrix's sample rule (core.stats)
+
+
+def _test_p90(p90_ms: float, samples: float) -> Any:
+    """A test's RTT p90 as its hover says it: blank, with why, below the sample rule
+    (a row written before the rule may hold one)."""
+    if not math.isfinite(p90_ms):
+        return "—"
+    if not (math.isfinite(samples) and samples >= P90_SAMPLES):
+        return f"— ({samples:.0f} samples; a p90 needs {P90_SAMPLES})"
+    return f"{p90_ms:.1f} ms"
+
+
+def _test_loss(loss_pct: float, received: float) -> Any:
+    """A test's ping loss with its Wilson 95 % interval: 0 lost of 20 is 0-16.1 %, not
+    a plain 0 %. The pings sent are the replies over (1 - loss)."""
+    if not math.isfinite(loss_pct):
+        return "—"
+    if not (math.isfinite(received) and received > 0 and loss_pct < 100.0):
+        return f"{loss_pct:g} %"
+    sent = round(received / (1.0 - loss_pct / 100.0))
+    ci = uncertainty.wilson(sent - received, sent)
+    return f"{loss_pct:.2g} % (95 %: {ci.low * 100:.1f}-{ci.high * 100:.1f} % of {sent} pings)"
 
 
 def iso_times(seconds: np.ndarray) -> list[str]:
@@ -153,7 +199,7 @@ def iso_times(seconds: np.ndarray) -> list[str]:
 
 
 TEST_HOVER = (
-    "<br>test's RTT p90 %{customdata[0]} ms, loss %{customdata[1]} %, "
+    "<br>test's RTT p90 %{customdata[0]}, loss %{customdata[1]}, "
     "n %{customdata[2]} samples<br>%{customdata[3]}"
 )
 
@@ -371,14 +417,19 @@ def distance_figure(
     emulated: bool,
     max_points: int = MAX_POINTS,
     cities: Mapping[str, str] | None = None,
+    injected: Mapping[int, tuple[str, tuple[str, ...]]] | None = None,
 ) -> dict[str, Any]:
     """RTT and throughput (log axis) against distance with fit lines, r in the legend;
     a point's hover names the pair and, from `cities`, their cities.
 
     The 'all' chart colours points by cloud pair and fits each pair; a pair's
-    chart shows that pair alone.
+    chart shows that pair alone. `injected`: row -> (what the emulator injected on its
+    path, the measures that moved): such points are drawn apart, as crosses, and said
+    so in their hover (the fits leave them out: build.fit_data).
     """
-    pairs = [g for g in analyze.GROUPS[1:] if group in ("all", g) and len(groups.get(g, ()))]
+    wanted = analyze.GROUPS[1:] if group == "all" else (group,)  # "all": the default tier
+    pairs = [g for g in wanted if len(groups.get(g, ()))]
+    injected = injected or {}
     rows_of = {p: np.asarray(groups[p], dtype=np.intp) for p in pairs}
     total = sum(len(r) for r in rows_of.values())
     km, rtt, thr = (analyze.column(c) for c in (m.distance_km, m.rtt_ms, m.throughput_bps))
@@ -394,11 +445,37 @@ def distance_figure(
         keep = max(1, round(max_points * len(rows) / total)) if total > max_points else len(rows)
         sample = _sample(rows, keep)
         shown += len(sample)
-        colour = PAIR_COLOURS[pair]
-        name = f"{PAIR_LABELS[pair]} (n={len(rows)})"
-        columns = ((1, rtt, "ms"), (2, thr, "Mbit/s"))
-        for col, values, unit in columns[: 2 if both else 1]:
+        colour = pair_colour(pair)
+        name = f"{pair_label(pair)} (n={len(rows)})"
+        columns = ((1, rtt, "ms", "rtt"), (2, thr, "Mbit/s", "throughput"))
+        for col, values, unit, measure in columns[: 2 if both else 1]:
             pts = sample[np.isfinite(values[sample])].tolist()
+            odd = [i for i in pts if i in injected and measure in injected[i][1]]
+            if odd:
+                pts = [i for i in pts if not (i in injected and measure in injected[i][1])]
+                traces.append(
+                    {
+                        "type": "scatter",
+                        "x": [round(x) for x in km[odd].tolist()],
+                        "y": [round(v, 2) for v in values[odd].tolist()]
+                        if col == 1
+                        else [_mbit(v) for v in values[odd].tolist()],
+                        "mode": "markers",
+                        "marker": {"color": colour, "size": 8, "symbol": "x"},
+                        "name": f"{pair_label(pair)} injected on purpose, not in the fits",
+                        "legendgroup": pair,
+                        "showlegend": True,
+                        "text": [
+                            f"{names[m.src[i]]} → {names[m.dst[i]]}<br>{injected[i][0]}"
+                            for i in odd
+                        ],
+                        "hovertemplate": f"%{{text}}<br>%{{x{HOVER['km']}}} km, "
+                        f"%{{y{HOVER[unit]}}} {shown_unit(unit, emulated)}<extra></extra>",
+                        "meta": {"filter": "injected", "cloud_pair": pair},
+                        "xaxis": "x" if col == 1 else "x2",
+                        "yaxis": "y" if col == 1 else "y2",
+                    }
+                )
             trace: dict[str, Any] = {
                 "type": "scatter",
                 "x": [round(x) for x in km[pts].tolist()],
@@ -412,7 +489,8 @@ def distance_figure(
                 "showlegend": col == 1,
                 "text": [f"{names[m.src[i]]} → {names[m.dst[i]]}" for i in pts],
                 "hovertemplate": f"%{{text}}<br>%{{x{HOVER['km']}}} km, "
-                f"%{{y{HOVER[unit]}}} {unit}{TEST_HOVER if extra else ''}<extra></extra>",
+                f"%{{y{HOVER[unit]}}} {shown_unit(unit, emulated)}"
+                f"{TEST_HOVER if extra else ''}<extra></extra>",
                 "meta": {"filter": "points", "cloud_pair": pair},
                 "xaxis": "x" if col == 1 else "x2",
                 "yaxis": "y" if col == 1 else "y2",
@@ -435,7 +513,8 @@ def distance_figure(
                     "y": [fit.at(lo), fit.at(hi)],
                     "mode": "lines",
                     "line": {"color": colour, "width": 2},
-                    "name": f"{PAIR_LABELS[pair]} RTT fit (Theil-Sen), Pearson r={_r(fit.r)}",
+                    "name": f"{pair_label(pair)} RTT fit (Theil-Sen), Pearson r={_r(fit.r)}"
+                    + _fit_marks(summary),
                     "legendgroup": pair,
                     "meta": {"filter": "fit", "cloud_pair": pair},
                     "xaxis": "x",
@@ -451,7 +530,7 @@ def distance_figure(
                     "y": [_mbit(10 ** fit.at(lo)), _mbit(10 ** fit.at(hi))],
                     "mode": "lines",
                     "line": {"color": colour, "width": 2, "dash": "dash"},
-                    "name": f"{PAIR_LABELS[pair]} log throughput fit, r={_r(fit.r)}",
+                    "name": f"{pair_label(pair)} log throughput fit, r={_r(fit.r)}",
                     "legendgroup": pair,
                     "meta": {"filter": "fit", "cloud_pair": pair},
                     "xaxis": "x2",
@@ -473,10 +552,19 @@ def distance_figure(
                 "yaxis": "y",
             }
         )
-    title = "All cloud pairs" if group == "all" else f"{PAIR_LABELS[group]}"
+    title = "All cloud pairs" if group == "all" else f"{pair_label(group)}"
     if shown < total:
         title += f" ({shown} of {total} points shown)"
     return _figure(_layout("distance", both, emulated), title, emulated, traces)
+
+
+def _fit_marks(summary: analyze.GroupSummary) -> str:
+    """The fit's marks (uncertainty.FIT_MARKS) and its pairs, for its legend entry."""
+    u = summary.uncertainty
+    if u is None:
+        return ""
+    note = u.fit_note()
+    return f", {u.pairs} pairs" + (f" [{note}]" if note else "")
 
 
 def _named(region: str, cities: Mapping[str, str] | None) -> str:
@@ -544,7 +632,8 @@ def heatmap_figure(
         "colorbar": {"title": {"text": unit}},
         "hoverongaps": False,
         "hovertemplate": f"%{{y}} → %{{x}}<br>median %{{z{HOVER[unit]}}} {unit}, p90 "
-        f"%{{customdata[2]}} {unit} over %{{customdata[1]}} tests<br>%{{customdata[0]}} km, "
+        f"%{{customdata[2]}} {shown_unit(unit, emulated)} over %{{customdata[1]}} tests<br>"
+        "%{customdata[0]} km, "
         "median loss %{customdata[3]} %<br>newest %{customdata[4]}<extra></extra>",
         "customdata": cells,
         "meta": {"filter": "heatmap", "clouds_y": clouds, "clouds_x": clouds, "km": km},
@@ -839,7 +928,8 @@ def series_figure(
                 go.Scatter(
                     x=[p[0] for p in points],
                     y=[_rounded(p[1]) if row == 1 else _mbit(p[2]) for p in points],
-                    hovertemplate=f"{name}<br>%{{x}}<br>%{{y{HOVER[unit]}}} {unit}<extra></extra>",
+                    hovertemplate=f"{name}<br>%{{x}}<br>%{{y{HOVER[unit]}}} "
+                    f"{shown_unit(unit, emulated)}<extra></extra>",
                     mode="lines+markers",
                     name=name,
                     legendgroup=name,

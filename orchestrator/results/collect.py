@@ -246,7 +246,7 @@ def limiter_columns(
     test: Mapping[str, Any],
     measure: str = SINGLE_STREAM,
 ) -> dict[str, Any]:
-    """`limiter` and `limiter_detail` of a measured test (orchestrator.limiter). The RTT is
+    """`limiter` and `limiter_detail` of a measured test (orchestrator.results.limiter). The RTT is
     the slot's own ping when it pinged, else the sender's TCP RTT (the sweep's ping phase
     is merged into the row later). A capacity test's hosts had buffers sized for twice the
     BDP at line rate, so the default window is not its bound: it is not tried."""
@@ -329,9 +329,12 @@ def row_status(errors: Sequence[str], late: bool) -> str:
 def with_ping_phase(phase_row: Mapping[str, Any], slot_row: Mapping[str, Any]) -> dict[str, Any]:
     """A throughput slot's row (no ping fields) completed by the same test's row from the
     sweep's ping phase: the slot's round, both parts' figures, the worse status, both
-    errors."""
+    errors, and the phase row's flags (those found in raw output, `host_stall`, are
+    kept as the row has them; the others are computed again when written)."""
     row = dict(slot_row)
     row.update({k: phase_row.get(k) for k in PING_FIELDS})
+    if phase_row.get("flags"):
+        row["flags"] = phase_row["flags"]
     row["started_utc"] = phase_row.get("started_utc") or slot_row.get("started_utc", "")
     statuses = (phase_row.get("status"), slot_row.get("status"))
     row["status"] = next((s for s in (FAILED, PEER_LATE) if s in statuses), OK)

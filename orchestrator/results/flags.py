@@ -15,8 +15,9 @@ RTT in. `--include-flagged` keeps everything; they say how many and why.
   is below the fibre floor, 2 x distance / (c x 2/3), by more than FLOOR_TOLERANCE_MS:
   faster than light, so the row's ends are not the regions it names (or its tool is
   wrong), and nothing it says is about that pair.
-- asymmetric (rtt): the two directions of a pair in one sweep (and one network tier)
-  differ in RTT by more than max(ASYMMETRY_MIN_MS, ASYMMETRY_FRACTION of the smaller).
+- asymmetric (rtt): the two directions of a pair in one sweep, over ends of the same
+  network tiers (a PREMIUM/STANDARD row against the STANDARD/PREMIUM reverse), differ
+  in RTT by more than max(ASYMMETRY_MIN_MS, ASYMMETRY_FRACTION of the smaller).
 - receiver_exceeds_sender (throughput): the receiver's count of the bytes the sender
   counted (`bytes`, aligned by parse.align) is more than RECEIVER_EXCESS_FRACTION above
   the sender's own count (throughput_sender_bps x duration_s): a difference the omit
@@ -25,6 +26,12 @@ RTT in. `--include-flagged` keeps everything; they say how many and why.
 - duration_short (throughput): the measured interval is shorter than asked by more than
   DURATION_SHORT_FRACTION.
 - few_samples (rtt): the RTT comes from fewer than MIN_RTT_SAMPLES echoes.
+- host_stall (nothing more): some of the row's ping samples were delayed together with
+  most of a host's tests, or every host's, at one moment (orchestrator.results.stalls):
+  the machine stalled, not the path. Those samples are already left out of the row's
+  figures (its percentiles, min, mean, max and mdev), so the flag leaves nothing else
+  out. It is found in the round's raw documents, not in the row: `flag_rows` keeps it
+  as the row has it (FROM_RAW).
 """
 
 from __future__ import annotations
@@ -34,19 +41,24 @@ from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from orchestrator.core.geo import fibre_rtt_ms
+from orchestrator.results import tiers
 
 BELOW_FIBRE_FLOOR = "below_fibre_floor"
 ASYMMETRIC = "asymmetric"
 RECEIVER_EXCEEDS_SENDER = "receiver_exceeds_sender"
 DURATION_SHORT = "duration_short"
 FEW_SAMPLES = "few_samples"
+HOST_STALL = "host_stall"
 FLAGS: tuple[str, ...] = (
     BELOW_FIBRE_FLOOR,
     ASYMMETRIC,
     RECEIVER_EXCEEDS_SENDER,
     DURATION_SHORT,
     FEW_SAMPLES,
+    HOST_STALL,
 )
+# Flags found in a round's raw output, not in the row alone: a row keeps them as it has them.
+FROM_RAW: tuple[str, ...] = (HOST_STALL,)
 SEPARATOR = ";"
 
 # The measures a flag can invalidate. RTT stands for the ping's figures of the row (its
@@ -60,6 +72,7 @@ INVALIDATES: dict[str, tuple[str, ...]] = {
     RECEIVER_EXCEEDS_SENDER: (THROUGHPUT,),
     DURATION_SHORT: (THROUGHPUT,),
     FEW_SAMPLES: (RTT,),
+    HOST_STALL: (),  # its stalled samples are out of the row's figures already
 }
 
 # Region coordinates are the cities the clouds name, not the data centres, which can
@@ -90,6 +103,9 @@ REASONS = {
     "more of the sender's bytes than the sender sent (aligned at the omit boundary)",
     DURATION_SHORT: f"the measured interval over {DURATION_SHORT_FRACTION:.0%} shorter than asked",
     FEW_SAMPLES: f"fewer than {MIN_RTT_SAMPLES} RTT samples",
+    HOST_STALL: "ping samples delayed at one moment with most of a host's tests (or every "
+    "host's): the machine stalled, not the path; those samples are left out of the row's "
+    "figures (max, mean, jitter, percentiles)",
 }
 
 
@@ -161,13 +177,15 @@ def asymmetric(a_ms: float, b_ms: float) -> bool:
 def _direction_key(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
     src = f"{row.get('src_cloud', '')}:{row.get('src_region', '')}"
     dst = f"{row.get('dst_cloud', '')}:{row.get('dst_region', '')}"
-    return (str(row.get("sweep_id") or ""), str(row.get("network_tier") or ""), src, dst)
+    return (str(row.get("sweep_id") or ""), tiers.of_row(row), src, dst)
 
 
 def asymmetric_rows(rows: Sequence[Mapping[str, Any]]) -> set[int]:
-    """Indices of the rows whose reverse direction, in the same sweep and tier, differs
-    by more than the asymmetry bound. Several rows of one direction count by their
-    median, so a repeat does not decide alone."""
+    """Indices of the rows whose reverse direction, in the same sweep and over ends of
+    the same tiers, differs by more than the asymmetry bound: the reverse of a
+    PREMIUM/STANDARD row is the STANDARD/PREMIUM row of the other direction
+    (tiers.reverse). Several rows of one direction count by their median, so a repeat
+    does not decide alone."""
     by_direction: dict[tuple[str, str, str, str], list[int]] = {}
     for i, row in enumerate(rows):
         if str(row.get("status") or "ok") != "ok" or row_rtt_ms(row) is None:
@@ -180,7 +198,7 @@ def asymmetric_rows(rows: Sequence[Mapping[str, Any]]) -> set[int]:
         medians[key] = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
     found: set[int] = set()
     for (sweep, tier, src, dst), idx in by_direction.items():
-        reverse = medians.get((sweep, tier, dst, src))
+        reverse = medians.get((sweep, tiers.reverse(tier), dst, src))
         if reverse is not None and asymmetric(medians[(sweep, tier, src, dst)], reverse):
             found.update(idx)
     return found
@@ -189,14 +207,16 @@ def asymmetric_rows(rows: Sequence[Mapping[str, Any]]) -> set[int]:
 def flag_rows(
     rows: Sequence[Mapping[str, Any]], asked_duration_s: float | None = None
 ) -> list[str]:
-    """The `flags` cell of every row, in order."""
+    """The `flags` cell of every row, in order: computed, but for the flags FROM_RAW,
+    which a row keeps as its cell has them."""
     asym = asymmetric_rows(rows)
     out = []
     for i, row in enumerate(rows):
-        found = row_flags(row, asked_duration_s)
+        found = set(row_flags(row, asked_duration_s))
         if i in asym:
-            found.insert(1 if BELOW_FIBRE_FLOOR in found else 0, ASYMMETRIC)
-        out.append(SEPARATOR.join(found))
+            found.add(ASYMMETRIC)
+        found.update(f for f in parse(row.get("flags")) if f in FROM_RAW)
+        out.append(SEPARATOR.join(f for f in FLAGS if f in found))
     return out
 
 
@@ -209,7 +229,7 @@ def set_flags(
 
 
 def parse(cell: Any) -> list[str]:
-    """The flags of a `flags` cell."""
+    """The flags of a `flags` cell (none for an empty cell or a missing one)."""
     return [f for f in str(cell or "").split(SEPARATOR) if f]
 
 
@@ -232,6 +252,15 @@ def throughput_invalid(cell: Any) -> bool:
     """True when a flag of the `flags` cell invalidates the row's throughput: leave the
     row out of every throughput figure."""
     return THROUGHPUT in invalidated(cell)
+
+
+def invalidates_text(flag: str, names: Mapping[str, str] | None = None) -> str:
+    """What a flag invalidates, for people: its measures' names joined by "and" (as
+    `names` calls them), or "nothing else" for a flag whose samples are out already."""
+    measures = INVALIDATES.get(flag, MEASURES)
+    if not measures:
+        return "nothing else (its samples are out of the row's figures already)"
+    return " and ".join((names or {}).get(m, m) for m in measures)
 
 
 def harmless(measure: str) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.core.stats import percentiles
+from orchestrator.core.stats import quotable_percentiles
 
 CORRUPTED = "corrupted output"
 
@@ -113,7 +113,7 @@ def _iperf3_figures(doc: dict[str, Any], server: dict[str, Any]) -> dict[str, An
         "max_cwnd_bytes": max(cwnds) if cwnds else None,
         "duration_s": seconds,
         "streams": int(test["num_streams"]),
-        # beside the row, for the limiter (orchestrator.limiter): what the sender put on
+        # beside the row, for the limiter (orchestrator.results.limiter): what the sender put on
         # the wire, its iperf3's CPU (percent of one core), the MSS and the version
         "sent_bytes": int(sent["bytes"]),
         # how much longer the sender's count ran than the receiver's (a reverse test's
@@ -296,7 +296,9 @@ def ping_samples(text: str) -> list[float]:
 def parse_ping(text: str) -> dict[str, Any]:
     """iputils `ping` output -> RTT statistics, loss and every sample (ms).
 
-    p50/p90/p99 come from the samples themselves, not from ping's averages.
+    p50/p90/p99 come from the samples themselves, not from ping's averages, each only
+    where there are samples enough for it (core.stats.min_samples_for, the matrix's
+    rule: p90 needs 100, p99 1,000); else NaN, a blank cell, with rtt_samples beside.
     A test where no reply came back is failed, with loss 100 %.
     """
     samples = ping_samples(text)
@@ -326,7 +328,7 @@ def parse_ping(text: str) -> dict[str, Any]:
     # Percentiles come from the samples as printed: from 100 ms on iputils prints
     # whole ms (the summary keeps us), so p99 may sit up to 0.5 ms past rtt_max_ms.
     # Clamping them to the summary would mix two resolutions and bias the tail.
-    p10, p25, p50, p75, p90, p99 = percentiles(samples, (10, 25, 50, 75, 90, 99))
+    p10, p25, p50, p75, p90, p99 = quotable_percentiles(samples, (10, 25, 50, 75, 90, 99))
 
     return {
         "ok": True,
@@ -346,13 +348,17 @@ def parse_ping(text: str) -> dict[str, Any]:
     }
 
 
-def summarize_probes(sent: int, samples_ms: list[float], probe: str = "icmp") -> dict[str, Any]:
+def summarize_probes(
+    sent: int, samples_ms: list[float], probe: str = "icmp", left_out: int = 0
+) -> dict[str, Any]:
     """The agent's own timed echoes (ping phase) -> the same figures as parse_ping.
 
     mdev as iputils computes it (the population standard deviation); loss from the
     probes sent against the replies matched. No reply at all is a failed test.
+    `left_out`: replies received but not among `samples_ms` (in a host-wide stall,
+    orchestrator.results.stalls): they count as received, not in any RTT figure.
     """
-    received = len(samples_ms)
+    received = len(samples_ms) + left_out
     loss_pct = 100.0 * (1 - received / sent) if sent else 100.0
     result: dict[str, Any] = {
         "transmitted": sent,
@@ -364,9 +370,12 @@ def summarize_probes(sent: int, samples_ms: list[float], probe: str = "icmp") ->
         return _failed(f"{probe}: no probe was sent", **result)
     if not received:
         return _failed(f"{probe}: no reply ({loss_pct:g}% loss)", **result)
-    mean = sum(samples_ms) / received
-    mdev = max(0.0, sum(x * x for x in samples_ms) / received - mean * mean) ** 0.5
-    p10, p25, p50, p75, p90, p99 = percentiles(samples_ms, (10, 25, 50, 75, 90, 99))
+    if not samples_ms:
+        return _failed(f"{probe}: every reply in a host-wide stall", **result)
+    count = len(samples_ms)
+    mean = sum(samples_ms) / count
+    mdev = max(0.0, sum(x * x for x in samples_ms) / count - mean * mean) ** 0.5
+    p10, p25, p50, p75, p90, p99 = quotable_percentiles(samples_ms, (10, 25, 50, 75, 90, 99))
     return {
         "ok": True,
         "error": "",
@@ -375,7 +384,7 @@ def summarize_probes(sent: int, samples_ms: list[float], probe: str = "icmp") ->
         "rtt_avg_ms": round(mean, 4),
         "rtt_max_ms": max(samples_ms),
         "rtt_mdev_ms": round(mdev, 4),
-        "rtt_samples": received,
+        "rtt_samples": count,
         "rtt_p10_ms": p10,
         "rtt_p25_ms": p25,
         "rtt_p50_ms": p50,

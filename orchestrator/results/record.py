@@ -59,13 +59,23 @@ class StageStatus(StrEnum):
     FAILED = "failed"
 
 
+def load_record_file(path: Path) -> SweepRecord:
+    """The record at `path`: every reader of a sweep.json goes through here (or
+    `read_record`, or results.store.load_record, which also checks its version and id).
+    A one-line UserError naming the file when it is unreadable or not a sweep's record."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: unreadable ({e}): the results folder is damaged") from None
+    return SweepRecord.from_json(doc, str(path))
+
+
 def read_record(path: Path) -> SweepRecord | None:
     """The record at `path`, or None when it is unreadable or not a sweep's record: for
     scans over a results folder, which skip what they cannot read."""
     try:
-        doc = json.loads(path.read_text())
-        return SweepRecord.from_json(doc, str(path))
-    except (OSError, ValueError, UserError):
+        return load_record_file(path)
+    except UserError:
         return None
 
 
@@ -310,10 +320,13 @@ class HostPlacement:
 @dataclass(frozen=True)
 class EmulationRecord:
     """The emulated cloud's settings for a sweep (`emulation`): its seed and
-    perturbations (each as `emulator.perturb.Perturbation.to_dict` wrote it)."""
+    perturbations (each as `emulator.perturb.Perturbation.to_dict` wrote it), and what
+    they inject on purpose between the sweep's regions (`injected`, as
+    `emulator.stack.injected_effects` wrote it; None in records from before it)."""
 
     seed: int | None = None
     perturbations: list[Mapping[str, Any]] = field(default_factory=list)
+    injected: list[Mapping[str, Any]] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     _keys: tuple[str, ...] = _keys_field()
 
@@ -389,6 +402,8 @@ class SweepRecord:
     ended_utc: str | None = None
     wall_s: float | None = None
     abandoned_utc: str | None = None
+    # the capacity measure's restore play: per host, restored or its error (sweep.restore)
+    restore: dict[str, dict[str, Any]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     _keys: tuple[str, ...] = _keys_field()
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
+from orchestrator.results.record import SweepRecord
 from orchestrator.core.textfile import read_text
 from orchestrator.results import flags
 from orchestrator.results.schema import (
@@ -51,11 +52,6 @@ def new_sweep_id(now: datetime | None = None, suffix: str | None = None) -> str:
     """`20261122T0130Z-3fa2`: sorts by start time; the random suffix keeps ids unique."""
     now = now or datetime.now(UTC)
     return f"{now:%Y%m%dT%H%MZ}-{suffix or secrets.token_hex(2)}"
-
-
-def utc_now() -> str:
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
 def not_a_regular_file(path: Path) -> str | None:
@@ -218,7 +214,9 @@ def add_round_rows(
 
 
 def ok_tests(
-    rows: Iterable[Mapping[str, Any]], tests: Iterable[str] = ("ping",), measure: str = SINGLE_STREAM
+    rows: Iterable[Mapping[str, Any]],
+    tests: Iterable[str] = ("ping",),
+    measure: str = SINGLE_STREAM,
 ) -> set[tuple[str, str]]:
     """The pairs whose `measure` test was measured to the end: an ok row, with its
     throughput when the sweep measures throughput (a ping-phase row alone is half of
@@ -244,7 +242,7 @@ def write_rows(
 def flagged(
     rows: Iterable[Mapping[str, Any]], asked_duration_s: float | None = None
 ) -> list[dict[str, Any]]:
-    """Copies of `rows` with their `flags` computed (orchestrator.flags)."""
+    """Copies of `rows` with their `flags` computed (orchestrator.results.flags)."""
     out = [dict(r) for r in rows]
     flags.set_flags(out, asked_duration_s)
     return out
@@ -327,9 +325,9 @@ def is_study_dir(folder: Path) -> bool:
         return False
 
 
-def load_record(results: Path, sweep_id: str) -> dict[str, Any]:
-    """sweep.json of an existing sweep; one-line errors for bad or unknown ids, damaged
-    records and other versions."""
+def load_record(results: Path, sweep_id: str) -> SweepRecord:
+    """The typed sweep.json of an existing sweep; one-line errors for bad or unknown ids,
+    damaged records and other versions."""
     directory = sweep_dir(results, sweep_id)
     path = directory / SWEEP_FILE
     if not path.exists():
@@ -337,22 +335,23 @@ def load_record(results: Path, sweep_id: str) -> dict[str, Any]:
         hint = f" (latest: {known[-1]})" if known else ""
         raise UserError(f"unknown sweep id '{sweep_id}' in {results}{hint}: see 'ls {results}'")
     try:
-        record = json.loads(path.read_text())
+        doc = json.loads(path.read_text())
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: unreadable ({e}): the results folder is damaged") from None
-    version = record.get("format_version") if isinstance(record, dict) else None
+    # the version first: a record of another version need not be one this version reads
+    version = doc.get("format_version") if isinstance(doc, dict) else None
     if version != RESULTS_FORMAT_VERSION:
         raise UserError(
             f"{path}: results format version {version}, this interregion reads version "
             f"{RESULTS_FORMAT_VERSION}: use the interregion release that wrote it"
         )
-    if record.get("sweep_id") != sweep_id:
+    if doc.get("sweep_id") != sweep_id:
         # every stage writes to the folder the record names: it must be this one
         raise UserError(
-            f"{path}: records sweep id '{record.get('sweep_id')}', not '{sweep_id}' "
+            f"{path}: records sweep id '{doc.get('sweep_id')}', not '{sweep_id}' "
             "(renamed or copied folder?): give the folder its sweep's id"
         )
-    return record
+    return SweepRecord.from_json(doc, str(path))
 
 
 def save_record(results: Path, record: Mapping[str, Any]) -> None:

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 
 from croniter import CroniterBadDateError, croniter
 
-from orchestrator.core import durations
+from orchestrator.core import durations, times
 from orchestrator.core.errors import UserError
 
 DAY_S = 86_400
@@ -313,4 +313,5 @@ def on_calendar(cadence: Cadence) -> str:
 
 
 def iso(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A tick's time to the second (core.times.iso)."""
+    return times.iso(t)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
+from orchestrator.core.times import parse_utc
 from orchestrator.schedule.cadence import Cadence, iso
 
 LEDGER_FILE = "schedule-ledger.jsonl"
@@ -86,9 +87,7 @@ def _well_formed(record: Any) -> bool:
         value = record.get(key)
         if value is None and key == "scheduled_utc":
             continue
-        try:
-            datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-        except ValueError:
+        if parse_utc(value) is None:
             return False
     cost = record.get("cost_usd", 0.0)
     return isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost)
@@ -124,6 +123,8 @@ def missed_ticks(
         return []
     seen = {str(r.get("scheduled_utc")) for r in mine}
     first = min(str(r.get("scheduled_utc") or r.get("started_utc")) for r in mine)
-    start = datetime.fromisoformat(first.replace("Z", "+00:00"))
+    start = parse_utc(first)
+    if start is None:  # kept out by valid_record: never here
+        return []
     until = now - timedelta(seconds=slip_s + 3600)
     return [iso(t) for t in cadence.ticks(start, until) if iso(t) not in seen]

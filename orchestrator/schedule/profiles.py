@@ -12,23 +12,30 @@
         keep_raw_days: 30
 
 Keys are the long option names of `interregion sweep` with '_' for '-'; lists may
-be YAML lists. Every problem is one line naming the profile and the key.
+be YAML lists. Each profile is read into the same SweepRequest `sweep` builds from its
+flags (orchestrator.sweep.launch), its values checked as the flags' are. Every problem
+(an unknown key, a misspelt one, a value of the wrong kind) is one line naming the
+profile and the key.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.clouds.options import NETWORK_TIERS, CloudFlags
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import load_yaml
 from orchestrator.model import backends
 from orchestrator.model.catalog import Catalog
 from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
+from orchestrator.plan.options import RunOptions, check_selection, params_spec, selection_spec
 from orchestrator.schedule.cadence import Cadence, check_every, parse_cron, parse_duration
+from orchestrator.sweep.launch import SweepRequest
 
 DEFAULT_FILE = "schedules.yaml"
 DEFAULT_BUDGET_MARGIN = 1.5
@@ -66,7 +73,6 @@ SCHEDULE_KEYS = (
     "description",
 )
 KNOWN_KEYS = SELECTION_KEYS + PARAM_KEYS + RUN_KEYS + CLOUD_KEYS + SCHEDULE_KEYS
-_LIST_KEYS = ("clouds", "regions", "exclude", "pairs", "tests", "measures")
 # a systemd unit name and a cron.d file name (cron skips files with a '.' in the name)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
@@ -82,11 +88,11 @@ class Profile:
     publish: str | None = None
     site: str | None = None
     keep_raw_days: float | None = None
-    options: dict[str, Any] = field(default_factory=dict)  # sweep's keyword arguments
+    request: SweepRequest = field(default_factory=SweepRequest)  # what each run sweeps
 
     @property
     def backend(self) -> str:
-        return str(self.options.get("backend", backends.DEFAULT))
+        return self.request.backend
 
 
 class ProfileError(UserError):
@@ -106,54 +112,163 @@ def _number(source: str, name: str, key: str, value: Any, positive: bool = True)
     return float(value)
 
 
-def sweep_options(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """A profile's sweep settings as the keyword arguments `interregion sweep` passes."""
-    options: dict[str, Any] = {}
+# ---- a profile's YAML values, each read as its `sweep` flag reads it --------------------
+
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+
+
+def _integer(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"[+-]?[0-9]+", value.strip()):
+        return int(value)
+    raise UserError(f"{value!r} is not a valid integer")
+
+
+def _finite(value: object) -> float:
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise UserError(f"{value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise UserError(f"{value!r} is not a finite number")
+    return number
+
+
+def _flag(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if str(value).strip().lower() in _TRUE + _FALSE:
+        return str(value).strip().lower() in _TRUE
+    raise UserError(f"{value!r} is not a valid boolean (true or false)")
+
+
+def _text(value: object) -> str:
+    if isinstance(value, dict | list | tuple | bool):
+        raise UserError(f"{value!r}: expected a single value")
+    return str(value)
+
+
+def _listed(value: object) -> str:
+    """A list option: a YAML list or the flag's comma-separated text."""
+    if isinstance(value, list | tuple):
+        return ",".join(_text(v) for v in value)
+    return _text(value)
+
+
+def _repeated(value: object) -> tuple[str, ...]:
+    """A repeatable flag (cloud_pair): a YAML list or one value."""
+    items = value if isinstance(value, list | tuple) else [value]
+    return tuple(_text(v) for v in items)
+
+
+def _one_of(*choices: str) -> Callable[[object], str]:
+    def read(value: object) -> str:
+        text = _text(value)
+        if text.lower() not in choices:
+            raise UserError(f"{text!r} is not one of {', '.join(choices)}")
+        return text.lower()
+
+    return read
+
+
+def _pins(what: str) -> Callable[[object], dict[str, str]]:
+    """`zones:` / `images:`, a mapping of region key (aws:us-east-1) -> zone or image id."""
+
+    def read(value: object) -> dict[str, str]:
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and ":" in k and isinstance(v, str) and v for k, v in value.items()
+        ):
+            raise UserError(f"expected a mapping of region (aws:us-east-1) to {what}")
+        return dict(value)
+
+    return read
+
+
+# each sweep key and how its value is read (what the flag's click type does on the CLI)
+_READ: dict[str, Callable[[object], Any]] = {
+    "clouds": _listed,
+    "regions": _listed,
+    "exclude": _listed,
+    "no_opt_in": _flag,
+    "cloud_pair": _repeated,
+    "min_km": _finite,
+    "max_km": _finite,
+    "pairs": _listed,
+    "max_regions": _integer,
+    "pings": _integer,
+    "ping_interval": _finite,
+    "duration": _integer,
+    "omit": _integer,
+    "streams": _integer,
+    "window": _text,
+    "congestion": _text,
+    "tests": _listed,
+    "measures": _listed,
+    "backend": _text,  # RunOptions names the backends
+    "max_concurrent": _integer,
+    "sequential": _flag,
+    "controller": _text,
+    "operator_cidr": _text,
+    "ttl": _text,
+    "network_tier": _one_of(*NETWORK_TIERS),
+    "aws_machine_type": _text,
+    "gcp_machine_type": _text,
+    "strict": _flag,
+    "pin_from": _text,
+    "zones": _pins("zone (AZ ID or GCP zone)"),
+    "images": _pins("image id"),
+    "gcp_project": _text,
+    "aws_profile": _text,
+}
+
+
+def sweep_request(source: str, name: str, settings: dict[str, object]) -> SweepRequest:
+    """A profile's sweep keys as the SweepRequest `sweep` would build from the same
+    flags; a cloud profile pins what its previous sweep ran on unless it says
+    `pin_from`. Every problem is one line naming the key."""
+    values: dict[str, Any] = {}
     for key in SELECTION_KEYS + PARAM_KEYS + RUN_KEYS + CLOUD_KEYS:
-        if key not in settings:
-            continue
-        value = settings[key]
-        if key in _LIST_KEYS and isinstance(value, list | tuple):
-            value = ",".join(str(v) for v in value)
-        elif key == "cloud_pair":
-            value = tuple(value) if isinstance(value, list | tuple) else (str(value),)
-        elif key in ("ping_interval",) and isinstance(value, int):
-            value = float(value)
-        options[key] = value
-    return options
+        if key in settings:
+            try:
+                values[key] = _READ[key](settings[key])
+            except UserError as e:
+                raise _fail(source, name, key, str(e)) from None
+
+    def given(keys: tuple[str, ...]) -> dict[str, Any]:
+        return {k: values[k] for k in keys if k in values}
+
+    step = "selection"
+    try:
+        selection = selection_spec(**given(SELECTION_KEYS))
+        step = "tests"
+        params = params_spec(**given(PARAM_KEYS))
+        step = "backend"
+        run = RunOptions(**given(RUN_KEYS))
+        cloud = given(CLOUD_KEYS)
+        if backends.is_emulated(run.backend) and cloud:
+            step = next(iter(cloud))
+            raise UserError(f"applies to a cloud backend (aws, gcp or cloud), not {run.backend}")
+        if backends.is_cloud(run.backend):
+            cloud.setdefault("pin_from", PIN_PREVIOUS)
+        request = SweepRequest(
+            selection=selection,
+            params=params,
+            run=run,
+            cloud=CloudFlags(**cloud) if cloud else None,
+        )
+    except UserError as e:
+        raise _fail(source, name, _key_of(e, step), str(e)) from None
+    return request
 
 
-def _typed_options(source: str, name: str, options: dict[str, Any]) -> dict[str, Any]:
-    """Each sweep option converted by the `sweep` command's own click type, so that a
-    profile's `pings: twenty` is the same one-line error as `--pings twenty`."""
-    import click
-
-    # the option sets `sweep` is built from, not the command itself: its module imports
-    # this one (sweep --profile)
-    from orchestrator.clouds.options import cloud_options
-    from orchestrator.plan.options import run_options, selection_options, test_params_options
-
-    def options_of(**_: Any) -> None:
-        """The sweep options a profile may set."""
-
-    command = click.command()(
-        selection_options(test_params_options(run_options(cloud_options(options_of))))
-    )
-    params = {p.name: p for p in command.params}
-    typed: dict[str, Any] = {}
-    for key, value in options.items():
-        param = params.get(key)
-        if param is None or value is None:
-            typed[key] = value
-            continue
-        try:
-            if param.multiple:
-                typed[key] = tuple(param.type.convert(v, param, None) for v in value)
-            else:
-                typed[key] = param.type.convert(value, param, None)
-        except click.BadParameter as e:
-            raise _fail(source, name, key, e.message) from None
-    return typed
+def _key_of(error: UserError, step: str) -> str:
+    """The key a check's message is about: the flag it names (--min-km is min_km)."""
+    flag = re.search(r"--([a-z][a-z-]*)", str(error))
+    return flag.group(1).replace("-", "_") if flag else step
 
 
 def check_name(name: str, source: str = DEFAULT_FILE) -> str:
@@ -207,17 +322,7 @@ def parse_profile(
     site = settings.get("site")
     if publish is not None and site is None:
         raise _fail(source, name, "site", "publish needs a site folder to build first")
-    backend = settings.get("backend", backends.DEFAULT)
-    if backend not in backends.NAMES:
-        raise _fail(
-            source, name, "backend", f"'{backend}': expected one of {', '.join(backends.NAMES)}"
-        )
-    options = sweep_options(settings)
-    for key in ("zones", "images"):
-        if key in settings:
-            _check_pins(source, name, key, settings[key])
-    if backends.is_cloud(backend) and "pin_from" not in settings:
-        options["pin_from"] = PIN_PREVIOUS
+    request = sweep_request(source, name, settings)
     profile = Profile(
         name=name,
         cadence=cadence,
@@ -230,7 +335,7 @@ def parse_profile(
         publish=str(publish) if publish is not None else None,
         site=str(site) if site is not None else None,
         keep_raw_days=_number(source, name, "keep_raw_days", keep) if keep is not None else None,
-        options=_typed_options(source, name, options),
+        request=request,
     )
     if publish is not None:
         from orchestrator.site.publish import parse_target
@@ -244,40 +349,23 @@ def parse_profile(
     return profile
 
 
-def _check_pins(source: str, name: str, key: str, value: Any) -> None:
-    """`zones:` / `images:`, a mapping of region key (aws:us-east-1) -> zone or image id."""
-    if not isinstance(value, dict) or not all(
-        isinstance(k, str) and ":" in k and isinstance(v, str) and v for k, v in value.items()
-    ):
-        raise _fail(
-            source,
-            name,
-            key,
-            "expected a mapping of region (aws:us-east-1) to "
-            + ("zone (AZ ID or GCP zone)" if key == "zones" else "image id"),
-        )
-
-
 def check_profile_sweep(profile: Profile, catalog: Catalog, source: str = DEFAULT_FILE) -> None:
-    """The profile's sweep options as `sweep` would read them; an empty selection is an error."""
-    from orchestrator.clouds.options import cloud_options_from
-    from orchestrator.plan.options import check_selection, params_from_options, spec_from_options
+    """The profile's selection against the catalog, as `sweep` would check it; an empty
+    selection is an error. The cloud flags that need no cloud are checked too (its
+    pins: at run, from the ledger)."""
+    from dataclasses import replace
 
-    opts = profile.options
+    from orchestrator.clouds.options import cloud_options_from
+
+    request = profile.request
     step = "selection"
     try:
-        spec = spec_from_options(**opts)
-        selection = check_selection(catalog, spec, profile.backend, lambda _m: None)
-        step = "tests"
-        params_from_options(**opts)
+        selection = check_selection(catalog, request.selection, profile.backend, lambda _m: None)
         step = "backend"
-        if backends.is_cloud(profile.backend):
-            cloud_options_from(**{**opts, "pin_from": None})  # its sweep: checked at run
+        if request.cloud is not None:
+            cloud_options_from(replace(request.cloud, pin_from=None), Path("."))
     except UserError as e:
-        # the sweep's own message names its flag (--min-km): that is the profile's key
-        flag = re.search(r"--([a-z][a-z-]*)", str(e))
-        key = flag.group(1).replace("-", "_") if flag else step
-        raise _fail(source, profile.name, key, str(e)) from None
+        raise _fail(source, profile.name, _key_of(e, step), str(e)) from None
     if not selection.pairs:
         raise _fail(source, profile.name, "selection", "selects no pair of regions: widen it")
 

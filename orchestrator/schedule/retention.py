@@ -13,15 +13,9 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from orchestrator.core.times import parse_utc
 from orchestrator.results import store
 from orchestrator.results.record import read_record
-
-
-def _created(text: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def expired_folders(
@@ -46,7 +40,7 @@ def expired_folders(
             continue
         if not record.status.finished:
             continue
-        created = _created(record.created_utc)
+        created = parse_utc(record.created_utc)
         if created is None or created >= cutoff:
             continue
         for name in (store.RAW_DIR, store.STATE_DIR):

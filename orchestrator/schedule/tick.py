@@ -14,6 +14,7 @@ import hashlib
 import random
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,6 @@ from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import LockHeld
 from orchestrator.model.catalog import Catalog, load_catalog
 from orchestrator.plan.pricing import Pricing, load_pricing
-from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import Plan
 from orchestrator.results import store
 from orchestrator.results.record import SweepRecord, SweepStatus
@@ -36,11 +36,9 @@ Log = Callable[[str], None]
 RunSweep = Callable[..., Any]
 
 
-def plan_profile(
-    profile: Profile, catalog: Catalog, pricing: Pricing | None = None
-) -> tuple[Plan, SelectionSpec]:
-    """The plan `sweep` would make from the profile's options."""
-    return launch.plan_from_options(profile.options, lambda _m: None, catalog, pricing)
+def plan_profile(profile: Profile, catalog: Catalog, pricing: Pricing | None = None) -> Plan:
+    """The plan `sweep` would make from the profile's request."""
+    return launch.plan_for(profile.request, lambda _m: None, catalog, pricing)
 
 
 def budget_problem(profile: Profile, estimate_usd: float, month_spent_usd: float) -> str | None:
@@ -202,7 +200,7 @@ def _locked_tick(
     catalog = catalog or load_catalog()
     pricing = pricing or load_pricing()
     try:
-        plan, spec = plan_profile(profile, catalog, pricing)
+        plan = plan_profile(profile, catalog, pricing)
     except UserError as e:
         record.update(outcome="failed", reason=f"cannot plan: {e}")
         return
@@ -216,11 +214,12 @@ def _locked_tick(
         record.update(outcome="skipped-budget", reason=problem)
         log(f"skipped: {problem}")
         return
-    chosen = {**profile.options, "results": results}
-    if chosen.get("pin_from") == PIN_PREVIOUS:
-        chosen["pin_from"] = previous_sweep(results, profile.name)
-        record["pinned_from"] = chosen["pin_from"]
-    options = launch.cloud_options_for(profile.backend, None, chosen)
+    request = profile.request
+    if request.cloud is not None and request.cloud.pin_from == PIN_PREVIOUS:
+        previous = previous_sweep(results, profile.name)
+        request = replace(request, cloud=replace(request.cloud, pin_from=previous))
+        record["pinned_from"] = previous
+    options = launch.cloud_options_for(request, results)
     schedule = {
         "profile": profile.name,
         "trigger": record["trigger"],
@@ -228,7 +227,7 @@ def _locked_tick(
         "hour_utc": record["hour_utc"],
     }
     sweep = launch.create(
-        plan, spec, results, cloud_options=options, record={"schedule": schedule}, log=log
+        plan, request.selection, results, cloud_options=options, schedule=schedule, log=log
     )
     record["sweep_id"] = sweep.id
     error = None

@@ -26,7 +26,7 @@ from orchestrator.history import judgments
 from orchestrator.history import views as v
 from orchestrator.history import windows as w
 from orchestrator.model.catalog import Catalog, load_catalog, region_order
-from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.netmodel.model import DEFAULT_MODEL, rate_scale_tag
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
@@ -447,6 +447,8 @@ def pair_data(
                     "source": info.name,
                     "emulated": info.emulated,
                     "caption": caption,
+                    # its throughput is the real small-VM curve times this (Methodology)
+                    **({"rate_scale_tag": rate_scale_tag()} if info.emulated else {}),
                     "window_start_utc": shown_from,
                     "window_end_utc": shown_to,
                     "directions": [],
@@ -769,8 +771,9 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
             "chosen (min, p10 to p99, max or mean) of the pooled samples of every test in "
             f"the window. As in <code>interregion matrix</code>, {_e(v.PERCENTILE_RULE)} "
             "(null is shown as —; point at a cell for its samples and tests). "
-            "Every window is read from histograms kept as each sweep is stored (bins 0.05 % "
-            "wide: a percentile within 0.05 % of the exact value, 0.1 ms at 200 ms, and "
+            "Every window is read from histograms kept as each sweep is stored (RTT's bins "
+            "0.05 % wide: a percentile within 0.05 % of the exact value, 0.1 ms at 200 ms; "
+            "loss, jitter and throughput within 1 %; "
             "exact where its bin holds one value; the counts, min, max and mean exact), as "
             "<code>interregion matrix</code> reads them: the same numbers. "
             "Regions are ordered by cloud, then west to east. Loss and jitter are ping's "

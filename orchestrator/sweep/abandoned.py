@@ -14,11 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from orchestrator.core.errors import UserError
+from orchestrator.core.times import utc_now
 from orchestrator.drivers import ansible
 from orchestrator.emulator.state import process_start_ticks
 from orchestrator.results import store
 from orchestrator.results.record import Owner, SweepRecord, SweepStatus, read_record
-from orchestrator.results.store import utc_now
 
 # where continuous meshes keep their sweep records (orchestrator.mesh): reaped here too
 MESH_DIR = "mesh"

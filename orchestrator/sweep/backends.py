@@ -15,15 +15,17 @@ BackendInfo's fields.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from orchestrator.clouds.options import CloudOptions
 from orchestrator.drivers.keys import SweepKeys
 from orchestrator.model import backends
 from orchestrator.model.backends import BackendInfo
 from orchestrator.model.catalog import Region
+from orchestrator.results.record import EmulationRecord
 from orchestrator.sweep.provision import (
     StackPlan,
     cloud_stack,
@@ -47,11 +49,11 @@ class StackRequest:
     owner_pid: int = 0
     machine_types: dict[str, str] | None = None
     estimate_wall_s: float = 0.0
-    cloud_options: Mapping[str, Any] | None = None
+    cloud_options: CloudOptions | None = None
     log: Log = print
     controller: str | None = None
     emulated_type: str = ""
-    emulation: Mapping[str, Any] | None = None
+    emulation: EmulationRecord | None = None
 
 
 class Backend(Protocol):
@@ -170,11 +172,11 @@ def stack_plan(
     owner_pid: int = 0,
     machine_types: dict[str, str] | None = None,
     estimate_wall_s: float = 0.0,
-    cloud_options: Mapping[str, Any] | None = None,
+    cloud_options: CloudOptions | None = None,
     log: Log = print,
     controller: str | None = None,
     emulated_type: str = "",
-    emulation: Mapping[str, Any] | None = None,
+    emulation: EmulationRecord | None = None,
 ) -> StackPlan:
     """The stack that makes the sweep's hosts on `backend`, with its variables.
 

@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.core.times import utc_now
 from orchestrator.results import store
 from orchestrator.results.collect import RowContext, SlotPlan, round_rows
 from orchestrator.results.ping_rows import host_rows, phase_rows
 from orchestrator.results.record import RoundEntry
-from orchestrator.results.store import safe_name, utc_now
+from orchestrator.results.store import safe_name
 from orchestrator.sweep.sentinels import merge_sentinel_rows, split_rows
 
 Event = dict[str, Any]
@@ -180,9 +181,11 @@ class RoundTracker:
         texts: dict[str, str | None] = {}
         done, self.host_rows = self.host_rows, {}
         for name in planned.hosts:
-            if name in done:
-                continue
             path = store.raw_path(self.sweep_dir, planned.number, name)
+            if name in done:
+                # the phase's rows need every document: a stall shows across hosts
+                texts[name] = path.read_text()
+                continue
             if not path.exists():
                 why = self.unreachable.get(name) or "no result"
                 store.write_atomic(

@@ -1,8 +1,14 @@
 """One way to start a sweep, for `sweep`, `study tcp` and the scheduled tick alike.
 
-    plan_from_options     the options -> the plan and its selection (every input check)
-    emulation_from_options / cloud_options_for
-                          the emulated cloud's seed and perturbations, or the cloud flags
+    SweepRequest          what a new sweep is asked to do, one frozen, checked value
+                          built where the options enter (the CLI's flags in
+                          orchestrator.cli.options, a profile in schedule.profiles) from
+                          typed parts, each checked as it is made: the selection
+                          (SelectionSpec), the test parameters (TestParams), where and
+                          how it runs (plan.options.RunOptions), the cloud flags
+                          (clouds.options.CloudFlags) and the emulation (`Emulation`)
+    plan_for              a SweepRequest -> its plan (every check that needs the catalog)
+    cloud_options_for     the cloud flags -> the cloud options the record keeps
     locked                the results folder's lock, then what a dead sweep left torn down
     create                the sweep's folder and record (with the emulation it runs)
     start                 its owner recorded, then run: provision ... teardown, report,
@@ -17,28 +23,31 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.clouds.options import cloud_options_from
+from orchestrator.clouds.options import CloudFlags, CloudOptions, cloud_options_from
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import ResultsLock, results_lock
+from orchestrator.drivers.progress import RoundProgress
 from orchestrator.emulator.perturb import Perturbation, check_hosts
 from orchestrator.model import backends
-from orchestrator.model.catalog import CLOUDS, Catalog, load_catalog
-from orchestrator.plan.options import check_selection, params_from_options, spec_from_options
+from orchestrator.model.catalog import Catalog, load_catalog
+from orchestrator.plan.options import RunOptions, check_selection
 from orchestrator.plan.pricing import Pricing
 from orchestrator.plan.selection import SelectionSpec
-from orchestrator.plan.sweep_plan import Plan, make_plan
+from orchestrator.plan.sweep_plan import Plan, TestParams, make_plan
 from orchestrator.results import store
 from orchestrator.results.record import EmulationRecord
-from orchestrator.sweep import abandoned, runner
+from orchestrator.sweep import abandoned, runner, stages
 from orchestrator.sweep.provision import controller_region, existing_stacks
 from orchestrator.sweep.record import Sweep, create_sweep
 
 Log = Callable[[str], None]
 RunSweep = Callable[..., Any]
+MeasureStage = Callable[[Sweep, RoundProgress | None], None]
+ReportStage = Callable[[Sweep], object]
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,36 @@ class Emulation:
     perturbations: tuple[Perturbation, ...] = ()
 
 
+@dataclass(frozen=True)
+class SweepRequest:
+    """A new sweep (or study, or scheduled tick): what it selects, what each test runs,
+    where it runs, its cloud flags (None: none given; a cloud backend then takes their
+    defaults) and its emulation (None: none given). Refuses on creation what no backend
+    can do: cloud flags on the emulated cloud, an emulation on a real one."""
+
+    selection: SelectionSpec = field(default_factory=SelectionSpec)
+    params: TestParams = field(default_factory=TestParams)
+    run: RunOptions = field(default_factory=RunOptions)
+    cloud: CloudFlags | None = None
+    emulation: Emulation | None = None
+
+    def __post_init__(self) -> None:
+        emulated = backends.info(self.run.backend).emulated
+        if emulated and self.cloud is not None:
+            raise UserError("cloud flags apply to --backend aws, gcp or cloud, not local")
+        if not emulated and self.emulation is not None:
+            raise UserError("--perturb and --emulation-seed apply to --backend local only")
+
+    @property
+    def backend(self) -> str:
+        return self.run.backend
+
+    @property
+    def machine_types(self) -> dict[str, str]:
+        """The machine types given per cloud (the cloud flags'), over the catalog's."""
+        return self.cloud.machine_types if self.cloud is not None else {}
+
+
 @dataclass
 class Held:
     """The results folder's lock, and the dead sweeps its taking tore down."""
@@ -58,63 +97,44 @@ class Held:
     reaped: list[str] = field(default_factory=list)
 
 
-def plan_from_options(
-    options: Mapping[str, Any],
+def plan_for(
+    request: SweepRequest,
     note: Log,
     catalog: Catalog | None = None,
     pricing: Pricing | None = None,
-) -> tuple[Plan, SelectionSpec]:
-    """The plan of a new sweep (or study) and its selection, from the sweep options
-    (as the CLI or a profile gives them): every input check, nothing written."""
-    backend = str(options.get("backend") or backends.DEFAULT)
-    spec = spec_from_options(**options)
-    params = params_from_options(**options)
+) -> Plan:
+    """The plan of a new sweep (or study) from its request: every check that needs the
+    catalog (the selection, the backend that hosts it, the emulation's hosts), nothing
+    written."""
     catalog = catalog or load_catalog()
     notes: list[str] = []  # said once the plan is made: bad input is one line alone
-    check_selection(catalog, spec, backend, notes.append)
+    check_selection(catalog, request.selection, request.backend, notes.append)
+    run = request.run
     plan = make_plan(
         catalog,
-        spec,
-        params,
-        backend=backend,
-        max_concurrent=options.get("max_concurrent"),  # None: the backend's default
-        sequential=bool(options.get("sequential")),
-        controller=controller_region(options.get("controller")),
-        emulated=options.get("emulated_type"),
-        machine_types={
-            c: options[f"{c}_machine_type"] for c in CLOUDS if options.get(f"{c}_machine_type")
-        },
+        request.selection,
+        request.params,
+        backend=run.backend,
+        max_concurrent=run.max_concurrent,  # None: the backend's default
+        sequential=run.sequential,
+        controller=controller_region(run.controller),
+        emulated=run.emulated_type,
+        machine_types=request.machine_types,
         pricing=pricing,
     )
+    if request.emulation is not None:
+        check_hosts(request.emulation.perturbations, [r.key for r in plan.selection.regions])
     for text in notes:
         note(text)
-    return plan, spec
+    return plan
 
 
-def emulation_from_options(
-    seed: int | None, perturbations: tuple[Perturbation, ...], plan: Plan
-) -> Emulation | None:
-    """The --perturb/--perturb-file/--emulation-seed of a new sweep, checked against its
-    regions; None when none was given. They apply to the emulated cloud only."""
-    if seed is None and not perturbations:
-        return None
-    if not backends.info(plan.backend).emulated:
-        raise UserError("--perturb and --emulation-seed apply to --backend local only")
-    check_hosts(perturbations, [r.key for r in plan.selection.regions])
-    return Emulation(seed, perturbations)
-
-
-def cloud_options_for(
-    backend: str, given: Mapping[str, Any] | None, options: Mapping[str, Any]
-) -> dict[str, Any] | None:
+def cloud_options_for(request: SweepRequest, results: Path) -> CloudOptions | None:
     """The cloud options a new sweep records: on a cloud backend, its flags (defaults
-    included); None on the emulated cloud, where `given` (the flags given by hand, as
-    the CLI reads them) must be None."""
-    if backends.info(backend).emulated:
-        if given:
-            raise UserError("cloud flags apply to --backend aws, gcp or cloud, not local")
+    for those not given); None on the emulated cloud."""
+    if backends.info(request.backend).emulated:
         return None
-    return asdict(cloud_options_from(**options))
+    return cloud_options_from(request.cloud or CloudFlags(), results)
 
 
 @contextmanager
@@ -132,26 +152,29 @@ def create(
     spec: SelectionSpec,
     results: Path,
     *,
-    cloud_options: Mapping[str, Any] | None = None,
+    cloud_options: CloudOptions | None = None,
     emulation: Emulation | None = None,
-    record: Mapping[str, Any] | None = None,
+    schedule: Mapping[str, str | int] | None = None,
     log: Log | None = None,
 ) -> Sweep:
-    """The sweep's folder and record; `record`: fields added to sweep.json (a study's
-    `study`, a tick's `schedule`). On the emulated cloud the record keeps the
-    emulation's seed (the sweep id's when none was given) and perturbations, where
-    provisioning reads them."""
-    run = create_sweep(plan, spec, results, cloud_options=dict(cloud_options or {}) or None)
+    """The sweep's folder and record; `schedule`: a scheduled tick's trigger, kept in
+    sweep.json. On the emulated cloud the record keeps the emulation's seed (the sweep
+    id's when none was given) and perturbations, where provisioning reads them, and what
+    they inject between its regions (the report marks those tests and leaves them out of
+    its fits)."""
+    run = create_sweep(plan, spec, results, cloud_options=cloud_options)
     if log is not None:
         run.log = log
-    run.record.add(record or {})
+    if schedule is not None:
+        run.record.schedule = dict(schedule)
     if run.emulated:
         from orchestrator.emulator.stack import EmulationSettings
         from orchestrator.emulator.variation import seed_for
 
         chosen = emulation or Emulation()
         seed = seed_for(run.id) if chosen.seed is None else chosen.seed
-        settings = EmulationSettings(seed, chosen.perturbations).to_record()
+        regions = [r.key for r in plan.selection.regions]
+        settings = EmulationSettings(seed, chosen.perturbations).to_record(regions)
         run.record.emulation = EmulationRecord.from_json(settings)
     run.save()
     return run
@@ -164,13 +187,16 @@ def start(
     budget_usd: float | None = None,
     price_emulated: bool = False,
     run_sweep: RunSweep | None = None,
-    **stages: Any,
+    build_report: bool = True,
+    measure_stage: MeasureStage | None = None,
+    report_stage: ReportStage | None = None,
+    history: bool = True,
 ) -> Sweep:
     """Run the sweep under the lock: its owner recorded (a later run tears it down if
     this process dies), `budget_usd` kept as the hard stop of what it may move
-    (measure.check_budget), then every stage, its report and its history ingest
-    (`stages`: runner.run_sweep's options, e.g. a study's measure and report stages;
-    `run_sweep`: another runner, for tests)."""
+    (measure.check_budget), then every stage, its report (unless not `build_report`)
+    and its history ingest (unless not `history`); a study passes its own measure and
+    report stages; `run_sweep`: another runner, for tests."""
     held.lock.note(sweep_id=run.id)
     abandoned.mark_owner(run.record)
     if budget_usd is not None:
@@ -179,7 +205,13 @@ def start(
         run.record.price_emulated = True
     run.save()
     try:
-        (run_sweep or runner.run_sweep)(run, **stages)
+        (run_sweep or runner.run_sweep)(
+            run,
+            build_report=build_report,
+            measure_stage=measure_stage,
+            report_stage=report_stage or stages.report,
+            history=history,
+        )
     except Exception:
         # failed before anything was made (no credentials, a refused preflight): nothing
         # to keep, and the folder would keep the sweep's private keys. An interrupt keeps

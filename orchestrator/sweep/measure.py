@@ -20,6 +20,7 @@ from typing import Any
 from orchestrator.core import log as corelog
 from orchestrator.core import paths
 from orchestrator.core.errors import RunFailure, UserError
+from orchestrator.core.times import utc_now
 from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import View, plain_view, run_playbook, write_playbook
 from orchestrator.drivers.progress import RoundProgress
@@ -40,7 +41,7 @@ from orchestrator.results import store
 from orchestrator.results.collect import SlotPlan, unmeasured_row, with_ping_phase
 from orchestrator.results.record import SweepStatus
 from orchestrator.results.schema import CAPACITY, SINGLE_STREAM, measure_of
-from orchestrator.results.store import safe_name, utc_now
+from orchestrator.results.store import safe_name
 from orchestrator.sweep import sentinels
 from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
 from orchestrator.sweep.pingphase import phase_parts, phase_play, write_parts
@@ -284,7 +285,7 @@ def run_capacity(
     try:
         run_rounds(sweep, hosts, tests, kind, progress, measure=CAPACITY)
     finally:
-        sweep.record.extra["restore"] = restore_hosts(sweep, hosts, "capacity-restore.yml")
+        sweep.record.restore = restore_hosts(sweep, hosts, "capacity-restore.yml")
         sweep.save()
 
 

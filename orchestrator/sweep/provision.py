@@ -7,20 +7,19 @@ after provisioning only sees the host contract, whatever the backend.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from orchestrator.clouds.options import CloudOptions
 from orchestrator.core import paths
 from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.drivers.keys import SweepKeys
 from orchestrator.drivers.terraform import TerraformStack
 from orchestrator.model import backends
 from orchestrator.model.catalog import Region
-
-if TYPE_CHECKING:
-    from orchestrator.clouds.launch import CloudOptions
+from orchestrator.results.record import EmulationRecord
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ def local_stack(
     owner_pid: int,
     controller: str | None = None,
     emulated_type: str = "",
-    emulation: Mapping[str, Any] | None = None,
+    emulation: EmulationRecord | None = None,
 ) -> StackPlan:
     """The emulated cloud's stack; `controller` (a region key or None) places the
     controller in that region, so its traffic to the hosts gets the modelled delay;
@@ -76,7 +75,7 @@ def local_stack(
         owner_pid=owner_pid,
         controller=controller_region(controller),
         machine_type=emulated_type,
-        settings=EmulationSettings.of_record(emulation, sweep_id),
+        settings=EmulationSettings.of_record(emulation.to_json() if emulation else None, sweep_id),
     )
     return StackPlan(paths.INFRA / "local", workdir, variables)
 
@@ -90,17 +89,16 @@ def cloud_stack(
     *,
     machine_types: dict[str, str],
     estimate_wall_s: float,
-    cloud_options: Mapping[str, Any] | None = None,
+    cloud_options: CloudOptions | None = None,
     log: Callable[[str], None] = print,
 ) -> StackPlan:
     """The seam to the clouds: orchestrator.clouds.launch (preflight, then the stack and
-    its variables). `cloud_options` are the fields of launch.CloudOptions, as the sweep
-    record keeps them."""
+    its variables), with the cloud options the sweep records (None: the defaults)."""
     # Imported here, not at the top: the cloud SDKs take seconds to import and a local
     # sweep never needs them.
     from orchestrator.clouds import launch
 
-    options = launch.CloudOptions(**(cloud_options or {}))
+    options = cloud_options or CloudOptions()
     for line in leftover_warnings(backend, options, log):
         log(line)
     source, variables, checked = launch.prepare(

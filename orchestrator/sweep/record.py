@@ -11,16 +11,17 @@ import json
 import platform
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from orchestrator import __version__
+from orchestrator.clouds.options import CloudOptions
 from orchestrator.core import log as corelog
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.core.times import utc_now
 from orchestrator.model import backends
 from orchestrator.model.catalog import Region, region_from_dict
 from orchestrator.plan.selection import Pair, SelectionSpec
@@ -34,7 +35,6 @@ from orchestrator.results.record import (
     SweepStatus,
 )
 from orchestrator.results.schema import RESULTS_FORMAT_VERSION
-from orchestrator.results.store import utc_now
 
 Log = Callable[[str], None]
 ROUND_TASK = "Round:"
@@ -150,12 +150,12 @@ def create_sweep(
     spec: SelectionSpec,
     results: Path = paths.RESULTS,
     sweep_id: str | None = None,
-    cloud_options: Mapping[str, Any] | None = None,
+    cloud_options: CloudOptions | None = None,
 ) -> Sweep:
     """A new results folder holding the plan; nothing is provisioned yet.
 
-    `cloud_options` (the fields of clouds.launch.CloudOptions) are kept in the record, so
-    a later 'provision --sweep ID' provisions the same way."""
+    `cloud_options` are kept in the record, so a later 'provision --sweep ID' provisions
+    the same way."""
     store.check_results_for_sweeps(results)
     sweep_id = sweep_id or store.new_sweep_id()
     if store.sweep_dir(results, sweep_id).exists():
@@ -171,7 +171,7 @@ def create_sweep(
         params=plan.params.to_dict(),
         max_concurrent=plan.max_concurrent,
         sequential=plan.sequential,
-        cloud_options=dict(cloud_options) if cloud_options else None,
+        cloud_options=asdict(cloud_options) if cloud_options is not None else None,
         plan=PlanRecord.from_json(plan.to_json()),
         versions=tool_versions(),
     )
@@ -188,9 +188,8 @@ def open_sweep(sweep_id: str, results: Path = paths.RESULTS, log: Log = _stderr)
 def load_record(results: Path, sweep_id: str) -> SweepRecord:
     """The typed record of an existing sweep; one-line errors as store.load_record's, and
     for a results folder that does not exist (whose `ls` a hint would send the user to)."""
-    where = str(store.sweep_dir(results, sweep_id) / store.SWEEP_FILE)
     if not Path(results).is_dir():
         raise UserError(
             f"no results folder {results}: pass --results with the folder sweep {sweep_id} is in"
         )
-    return SweepRecord.from_json(store.load_record(results, sweep_id), where)
+    return store.load_record(results, sweep_id)

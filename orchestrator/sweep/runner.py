@@ -1,7 +1,7 @@
 """A whole sweep: provision -> prepare -> measure -> collect -> teardown -> report.
 
 Teardown always runs: on success, on an error, on an interrupt (the CLI turns
-Ctrl-C, SIGTERM and SIGHUP into orchestrator.interrupts.Interrupted) and when the
+Ctrl-C, SIGTERM and SIGHUP into orchestrator.drivers.interrupts.Interrupted) and when the
 sweep's state folder vanished under it. Signal handlers are the CLI's business.
 """
 
@@ -13,12 +13,12 @@ from collections.abc import Callable
 
 from orchestrator.core.errors import UserError
 from orchestrator.core.log import counted
+from orchestrator.core.times import utc_now
 from orchestrator.drivers import interrupts
 from orchestrator.drivers import processes as children
 from orchestrator.drivers.interrupts import Interrupted
 from orchestrator.drivers.progress import RoundProgress
 from orchestrator.results.record import SweepStatus
-from orchestrator.results.store import utc_now
 from orchestrator.sweep import measure, stages
 from orchestrator.sweep.record import Sweep
 

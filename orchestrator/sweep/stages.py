@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from orchestrator.clouds.options import CloudOptions
 from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.core.log import counted
 from orchestrator.drivers import interrupts
@@ -86,11 +87,13 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             sweep.state,
             owner_pid=owner_pid,
             estimate_wall_s=sweep.record.plan.estimate.wall_s,
-            cloud_options=sweep.record.cloud_options,
+            cloud_options=CloudOptions.from_record(kept)
+            if (kept := sweep.record.cloud_options)
+            else None,
             log=sweep.log,
             controller=sweep.record.plan.controller or None,
             emulated_type=sweep.record.plan.emulated_type or "",
-            emulation=emulation.to_json() if (emulation := sweep.record.emulation) else None,
+            emulation=sweep.record.emulation,
         )
         interrupts.check()
         sweep.log(f"provisioning {counted(len(regions), 'host')} ({sweep.backend}) with Terraform")
@@ -176,7 +179,7 @@ def host_settings(sweep: Sweep) -> dict[str, dict[str, Any]]:
 def row_context(sweep: Sweep, hosts: Sequence[Host]) -> RowContext:
     types = {h.name: h.machine_type for h in hosts}
     pairs = [(p.src, p.dst) for p in sweep.record.plan.pairs]
-    catalog = None if sweep.backend == "local" else load_catalog()
+    catalog = None if sweep.emulated else load_catalog()
     return RowContext(
         sweep_id=sweep.id,
         backend=sweep.backend,

@@ -43,7 +43,9 @@ with nothing saved it changes nothing (`--tune '<tune>'` applies one alone).
 `python3 ir_agent.py --ping-phase '<part>'` probes every peer of the part at once with
 the agent's own ICMP echoes (one process per host): kernel receive timestamps
 (SO_TIMESTAMPNS), replies matched by identifier and sequence, so every sample keeps
-microseconds at every RTT (iputils ping prints whole ms from 100 ms up). Probes leave
+microseconds at every RTT (iputils ping prints whole ms from 100 ms up), with when its
+probe left (`sent_s`, after the document's `t0_epoch_s`): a stall of the machine shows
+as samples of many peers delayed at the same moment. Probes leave
 the host at least `min_gap_s` apart, round-robin over the peers from a per-host offset,
 so no peer gets a burst. With `--out PATH` the document goes to that file instead
 (written whole, then renamed): the playbook starts the agents in the background and
@@ -88,8 +90,9 @@ from datetime import datetime, timezone
 AGENT_VERSION = 5  # 3: host samples around each throughput test; 4: ping phase to a file;
 # 5: a part's `tune` (the TCP study's tuned buffers) and --restore. (iperf3 -i 0.999 did
 # not bump it: the history fingerprints the ping phase by it, which did not change; each
-# test's raw `cmd` shows the interval; nor did --mesh, which leaves every round and the
-# ping phase as they were.)
+# test's raw `cmd` shows the interval. Nor did the ping phase's send times, `sent_s`: the
+# probing is the same, its document says a little more; nor did --mesh, which leaves every
+# round and the ping phase as they were.)
 RETRYABLE = ("Connection refused", "server is busy")
 # iperf3's report interval on both ends. iperf3 zeroes its interval counters when the omit
 # timer fires; with -i 1 its interval timer often fires just after, at the same boundary,
@@ -415,10 +418,11 @@ def ping_phase(part):
     sock, kind, ident = icmp_socket()
     by_address = {p["address"]: i for i, p in enumerate(peers)}
     rtts = [[] for _ in peers]
+    sent_s = [[] for _ in peers]  # when each sample's probe left, after t0_ns
     sent = [0] * len(peers)
     in_flight = {}  # sequence -> (peer index, send time in ns)
     wait_s = part.get("reply_wait_s", 2.0)
-    started = time.monotonic()
+    started, t0_ns = time.monotonic(), time.time_ns()
     next_probe = 0
     deadline = None
     try:
@@ -461,13 +465,20 @@ def ping_phase(part):
                     continue
                 del in_flight[reply[1]]
                 rtts[peer].append(round((received_ns - sent_ns) / 1e6, 4))
+                sent_s[peer].append(round((sent_ns - t0_ns) / 1e9, 4))
     finally:
         sock.close()
     return {
         "probe": f"icmp-{kind}",
         "gap_s": round(gap, 4),
+        "t0_epoch_s": round(t0_ns / 1e9, 6),
         "peers": {
-            p["name"]: {"address": p["address"], "sent": sent[i], "rtt_ms": rtts[i]}
+            p["name"]: {
+                "address": p["address"],
+                "sent": sent[i],
+                "rtt_ms": rtts[i],
+                "sent_s": sent_s[i],
+            }
             for i, p in enumerate(peers)
         },
     }

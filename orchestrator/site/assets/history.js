@@ -270,6 +270,8 @@
       var entry = data.sources[Number(div.getAttribute("data-source"))];
       var metric = div.getAttribute("data-metric");
       var unit = metric === "rtt" ? "ms" : "Mbit/s";
+      // an emulated throughput says its rate scale beside it, in the hover and the title
+      var shown = metric !== "rtt" && entry.rate_scale_tag ? unit + ", " + entry.rate_scale_tag : unit;
       var last = null;
       var traces = entry.directions.map(function (d, n) {
         if (d.t.length && (last === null || d.t[d.t.length - 1] > last)) last = d.t[d.t.length - 1];
@@ -278,7 +280,7 @@
           type: "scatter", mode: "lines+markers", connectgaps: true,
           name: d.src + " → " + d.dst, x: d.t, y: d[metric], text: d.sweep,
           line: n ? { dash: "dash" } : {}, marker: n ? { symbol: "circle-open", size: 8 } : { size: 5 },
-          hovertemplate: "%{x}<br>%{y:" + (metric === "rtt" ? ".1f" : ".3~r") + "} " + unit +
+          hovertemplate: "%{x}<br>%{y:" + (metric === "rtt" ? ".1f" : ".3~r") + "} " + shown +
             "<br>sweep %{text}<extra>%{fullData.name}</extra>",
         };
       });
@@ -315,7 +317,7 @@
       if (start && end && start < end) xaxis.range = [start.replace("Z", ""), end.replace("Z", "")];
       var layout = {
         // on a phone the caption goes on a line of its own (plotly clips, never wraps)
-        title: { text: TITLES[metric] + " (" + unit + ")" + (div.clientWidth < 600 ? "<br>" : ", ") +
+        title: { text: TITLES[metric] + " (" + shown + ")" + (div.clientWidth < 600 ? "<br>" : ", ") +
           entry.caption, font: div.clientWidth < 600 ? { size: 13 } : {} },
         xaxis: xaxis, yaxis: { title: { text: unit }, rangemode: "tozero" },
         shapes: shapes, annotations: notes, margin: { t: 70 + 12 * notes.length },

@@ -36,7 +36,8 @@
     var meta = trace.meta || {};
     var t = copy(trace);
     var i;
-    if (meta.filter === "points") {
+    // "injected": tests the emulator perturbed on purpose, filtered as points, never refitted
+    if (meta.filter === "points" || meta.filter === "injected") {
       var keep = st.pairs[meta.cloud_pair];
       var x = [], y = [], text = [], custom = [];
       for (i = 0; keep && i < trace.x.length; i++) {

@@ -98,7 +98,8 @@ def test_sweep_pin_from_records_the_earlier_zones_and_images(tmp_path):
     assert result.exit_code == 0, result.output
     sweep_id = result.output.strip().splitlines()[-1]
     record = store.load_record(tmp_path, sweep_id)
-    options = record["cloud_options"]
+    options = record.cloud_options
+    assert options is not None
     assert options["pinned_from"] == EARLIER
     assert options["zones"] == {"aws:us-east-1": "use1-az4", "gcp:europe-west1": "europe-west1-c"}
     assert options["images"] == {

@@ -359,3 +359,49 @@ def test_a_version_1_store_migrates_on_its_first_write(tmp_path):
         (folder.name, 2),
         ("old", 1),
     ]
+
+
+def test_a_version_7_store_bins_its_one_value_metrics_again(tmp_path):
+    """Version 7 kept value_bins in the RTT's 0.05 % bins; 8 in 1 % bins: the first
+    write computes them again, as a fresh ingest bins them."""
+    for i in range(2):
+        h.ingest_sweep(tmp_path, _sweep(tmp_path, i, rtt=80.0 + i).name)
+    path = tmp_path / "history.duckdb"
+    query = "SELECT * FROM value_bins ORDER BY ALL"
+    fresh = _table(path, query)
+    assert fresh
+    con = duckdb.connect(str(path))
+    con.execute("DELETE FROM value_bins")
+    for table in ("mesh_samples", "mesh_bins"):  # version 9's, not 7's
+        con.execute(f"DROP TABLE {table}")
+    con.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    con.close()
+    h.ingest_sweep(tmp_path, _sweep(tmp_path, 1, rtt=81.0).name)  # as it was: no change
+    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(h.STORE_SCHEMA_VERSION),)
+    ]
+    assert _table(path, query) == fresh
+    assert _table(path, "SELECT count(*) FROM mesh_bins") == [(0,)]
+
+
+def test_a_version_8_store_gains_the_mesh_tables_and_keeps_its_rows(tmp_path):
+    """Version 9 adds mesh_samples and mesh_bins: a version-8 store gains them, empty,
+    its rows and day summaries as they were."""
+    for i in range(2):
+        h.ingest_sweep(tmp_path, _sweep(tmp_path, i, rtt=80.0 + i).name)
+    path = tmp_path / "history.duckdb"
+    before = _table(path, "SELECT * FROM value_bins ORDER BY ALL")
+    rows = _table(path, "SELECT count(*) FROM measurements")
+    con = duckdb.connect(str(path))
+    for table in ("mesh_samples", "mesh_bins"):
+        con.execute(f"DROP TABLE {table}")
+    con.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(UserError, match="schema version 8"):
+        h.connect(path, read_only=True)  # read-only: refused, nothing changed
+    h.connect(path).close()  # a writer upgrades it
+    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("9",)]
+    assert _table(path, "SELECT count(*) FROM mesh_samples") == [(0,)]
+    assert _table(path, "SELECT count(*) FROM mesh_bins") == [(0,)]
+    assert _table(path, "SELECT * FROM value_bins ORDER BY ALL") == before
+    assert _table(path, "SELECT count(*) FROM measurements") == rows

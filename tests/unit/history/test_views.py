@@ -14,6 +14,7 @@ from orchestrator.cli import main
 from orchestrator.history import store as h
 from orchestrator.history import views as v
 from orchestrator.history import windows
+from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.results import store
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -91,7 +92,7 @@ def test_matrix_json_shape_is_stable(results):
     assert list(doc) == ["format", "version", "metric", "unit", "stat", "window",
                          "percentile_rule", "include_flagged", "matrices"]  # fmt: skip
     # version 2: include_flagged and each matrix's flagged_tests
-    assert (doc["format"], doc["version"], doc["unit"]) == ("interregion.matrix", 2, "ms")
+    assert (doc["format"], doc["version"], doc["unit"]) == ("interregion.matrix", 3, "ms")
     (mx,) = doc["matrices"]
     assert list(mx) == ["source", "label", "emulated", "window_start_utc", "window_end_utc",
                         "regions", "flagged_tests", "cells"]  # fmt: skip
@@ -243,7 +244,7 @@ def test_one_latency_sweep_of_the_default_profile_gives_every_pair_a_p99(tmp_pat
     from orchestrator.schedule.profiles import load_profiles
 
     profile = load_profiles(paths.ROOT / "schedules.yaml")["latency"]
-    pings = int(profile.options["pings"])
+    pings = profile.request.params.pings
     # what a ping phase of 12 regions brings back, each pair losing 5 % of its pings
     regions = [r.key for r in load_catalog(paths.CATALOG).regions][:12]
     kept = int(pings * 0.95)
@@ -281,8 +282,18 @@ def test_capacity_rows_are_their_own_metric_never_in_the_throughput(tmp_path):
         assert (s["tests"], s["samples"]) == (1, 20)
         (s,) = v.pair_history(con, (A, B), "throughput", "all")["sources"]
         assert s["tests"] == 1 and s["p50"] == 9.0e8
+        # an emulated source's throughput carries its rate scale; its RTT none
+        assert s["rate_scale"] == DEFAULT_MODEL.scale
+        assert "rate_scale" not in v.pair_history(con, (A, B), "rtt", "all")["sources"][0]
+        (mx,) = v.matrix(con, "rtt", "p50", "all")["matrices"]
+        assert "rate_scale" not in mx
     result = _cli(tmp_path, "matrix", "--metric", "capacity", "--window", "all")
     assert result.exit_code == 0, result.output
+    assert "capacity p50 (Mbit/s, emulated: rate scale 0.0517, x19.4 = real)" in result.output
+    shown = _cli(tmp_path, "history", "show", "--pairs", f"{A}/{B}", "--metric", "throughput")
+    assert "(Mbit/s, emulated: rate scale 0.0517, x19.4 = real)" in shown.output
+    rtt = _cli(tmp_path, "matrix", "--metric", "rtt", "--window", "all")
+    assert "rate scale" not in rtt.output
 
 
 def test_a_throughput_flag_leaves_the_tests_rtt_in_the_views_and_the_matrix(tmp_path):

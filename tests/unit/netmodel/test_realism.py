@@ -25,6 +25,7 @@ from orchestrator.emulator.stack import (
     EmulationSettings,
     build_spec,
     expected_rtts_ms,
+    injected_effects,
 )
 from orchestrator.emulator.variation import (
     DEFAULT_VARIATION,
@@ -335,6 +336,27 @@ def test_emulation_settings_from_the_sweep_record():
         EmulationSettings.of_record({"seed": "x"}, "s1")
 
 
+def test_what_an_emulation_injects_is_its_loss_episodes_and_perturbations():
+    regions = ["aws:us-east-1", "gcp:europe-west1", "aws:ap-southeast-2", "gcp:us-east4",
+               "aws:sa-east-1", "aws:af-south-1", "gcp:asia-southeast1"]  # fmt: skip
+    # a seed under which some of the 21 pairs draw a loss episode (2 % each)
+    seed = next(s for s in range(1000) if any(
+        draw_pair(s, a, b).loss_pct for a in regions for b in regions if a < b))  # fmt: skip
+    perturbation = Perturbation("aws:us-east-1/gcp:europe-west1", delay_ms=10.0)
+    got = injected_effects(seed, regions, (perturbation,))
+    episodes = [e for e in got if e["cause"] == "loss episode"]
+    assert episodes and all(0.5 <= e["loss_pct"] <= 3.0 for e in episodes)
+    for e in episodes:
+        a, b = e["target"].split("/")
+        assert a < b and draw_pair(seed, a, b).loss_pct == pytest.approx(e["loss_pct"], abs=1e-4)
+    assert got[-1] == {"target": "aws:us-east-1/gcp:europe-west1", "delay_ms": 10.0,
+                       "cause": "perturbation"}  # fmt: skip
+    # every pair without an episode is left out: its delay draw is run-to-run noise
+    drawn = sum(1 for a in regions for b in regions if a < b and draw_pair(seed, a, b).loss_pct)
+    assert len(episodes) == drawn
+    assert EmulationSettings(seed).to_record(regions)["injected"] == episodes
+
+
 def test_sweep_plan_only_records_the_seed_and_perturbations(tmp_path):
     args = ["sweep", "--regions", "aws:us-east-1,gcp:europe-west1", "--plan-only",
             "--results", str(tmp_path)]  # fmt: skip
@@ -345,15 +367,24 @@ def test_sweep_plan_only_records_the_seed_and_perturbations(tmp_path):
     assert result.exit_code == 0, result.output
     sweep_id = result.stdout.strip().splitlines()[-1]
     record = json.loads((tmp_path / sweep_id / "sweep.json").read_text())
+    pair = ("aws:us-east-1", "gcp:europe-west1")
+    loss = round(draw_pair(42, *pair).loss_pct, 4)
+    episode = [{"target": "/".join(sorted(pair)), "loss_pct": loss, "cause": "loss episode"}]
     assert record["emulation"] == {
         "seed": 42,
         "perturbations": [{"target": "aws:us-east-1/gcp:europe-west1", "delay_ms": 7.0}],
+        "injected": [
+            *(episode if loss else []),
+            {"target": "aws:us-east-1/gcp:europe-west1", "delay_ms": 7.0, "cause": "perturbation"},
+        ],
     }
     # without options: the seed derived from the sweep id, recorded
     result = CliRunner().invoke(main, args)
     sweep_id = result.stdout.strip().splitlines()[-1]
     record = json.loads((tmp_path / sweep_id / "sweep.json").read_text())
-    assert record["emulation"] == {"seed": seed_for(sweep_id), "perturbations": []}
+    seed = seed_for(sweep_id)
+    assert record["emulation"]["seed"] == seed and record["emulation"]["perturbations"] == []
+    assert len(record["emulation"]["injected"]) == (1 if draw_pair(seed, *pair).loss_pct else 0)
 
 
 @pytest.mark.parametrize(

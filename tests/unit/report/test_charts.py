@@ -108,12 +108,16 @@ def test_every_point_hovers_with_its_tests_p90_loss_samples_and_time():
     (rtt,) = [t for t in doc["data"] if t.get("meta", {}).get("cloud_pair") == "aws-gcp"
               and t["xaxis"] == "x" and t.get("mode") == "markers"]  # fmt: skip
     assert list(rtt["text"]) == [f"{A} (Ashburn) → {B} (St. Ghislain)"] * 3
+    # a test's p90 only from samples enough for it (the matrix's rule: 100), and its loss
+    # with Wilson's 95 % interval: none lost of 20 pings is 0-16.1 %, not 0 %
     assert [list(c) for c in rtt["customdata"]] == [
-        [104.3, 0.0, 20, "2026-11-18T11:06:40.000Z"],
-        [113.0, 5.0, 19, "2026-11-19T11:06:40.500Z"],
+        ["— (20 samples; a p90 needs 100)", "0 % (95 %: 0.0-16.1 % of 20 pings)", 20,
+         "2026-11-18T11:06:40.000Z"],
+        ["— (19 samples; a p90 needs 100)", "5 % (95 %: 0.9-23.6 % of 20 pings)", 19,
+         "2026-11-19T11:06:40.500Z"],
         ["—", "—", "—", "—"],
-    ]
-    for part in (" km, %{y:.1f} ms", "RTT p90 %{customdata[0]} ms", "loss %{customdata[1]} %",
+    ]  # fmt: skip
+    for part in (" km, %{y:.1f} ms", "RTT p90 %{customdata[0]}", "loss %{customdata[1]}",
                  "n %{customdata[2]} samples", "<br>%{customdata[3]}"):  # fmt: skip
         assert part in rtt["hovertemplate"], part
     # without the extras (a loader that did not read them): no customdata, no placeholders

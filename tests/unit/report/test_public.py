@@ -128,7 +128,12 @@ def test_report_on_the_converted_skyplane_grid_leaves_out_rows_below_the_floor(t
     assert f"{below} below_fibre_floor" in result.output
     summary = json.loads((out / "report.json").read_text())
     assert summary["flagged_left_out"]["below_fibre_floor"] == below
-    assert summary["rows_used"] == len(cells) - flagged == summary["summary"][0]["n"]
+    # every used row in one group: 'all' and the four cloud pairs of the Premium tier, then
+    # each cloud pair of another tier apart (never pooled)
+    groups = {g["cloud_pair"]: g["n"] for g in summary["summary"]}
+    assert summary["rows_used"] == len(cells) - flagged == sum(groups.values()) - groups["all"]
+    assert groups["all"] == sum(groups[g] for g in ("aws-aws", "aws-gcp", "gcp-aws", "gcp-gcp"))
+    assert groups["gcp-gcp standard"] == 300
     for group in summary["summary"]:
         assert group["rtt_intercept_ms"] >= 0.0
         assert group["rtt_slope_ms_per_1000km"] >= 10.0069

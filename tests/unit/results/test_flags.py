@@ -5,7 +5,7 @@ import csv
 from orchestrator.core import paths
 from orchestrator.history import public_data
 from orchestrator.model.catalog import load_catalog
-from orchestrator.results import flags, store
+from orchestrator.results import flags, store, tiers
 
 
 def _row(**values):
@@ -110,7 +110,11 @@ def test_the_vendored_skyplane_grid_keeps_tiers_apart_and_flags_the_floor():
 def test_each_flag_invalidates_only_its_measures():
     # every flag declares what it says is wrong, and nothing else is a measure
     assert set(flags.INVALIDATES) == set(flags.FLAGS)
-    assert all(m and set(m) <= set(flags.MEASURES) for m in flags.INVALIDATES.values())
+    assert all(set(m) <= set(flags.MEASURES) for m in flags.INVALIDATES.values())
+    # only a flag whose samples are out of the row's figures already invalidates nothing
+    assert [f for f, m in flags.INVALIDATES.items() if not m] == [flags.HOST_STALL]
+    assert not flags.rtt_invalid("host_stall") and not flags.throughput_invalid("host_stall")
+    assert flags.rtt_invalid("host_stall;few_samples")
     # the throughput checks say nothing against the ping's RTT, and the ping's against iperf3
     for cell in (
         "receiver_exceeds_sender",
@@ -127,5 +131,31 @@ def test_each_flag_invalidates_only_its_measures():
         assert not flags.rtt_invalid(cell) and not flags.throughput_invalid(cell)
     # a name we do not know (a later version's, a typo) leaves nothing standing
     assert flags.rtt_invalid("made_up") and flags.throughput_invalid("made_up")
-    assert flags.harmless(flags.RTT) == ("receiver_exceeds_sender", "duration_short")
-    assert flags.harmless(flags.THROUGHPUT) == ("asymmetric", "few_samples")
+    assert flags.harmless(flags.RTT) == ("receiver_exceeds_sender", "duration_short", "host_stall")
+    assert flags.harmless(flags.THROUGHPUT) == ("asymmetric", "few_samples", "host_stall")
+
+
+def test_a_mixed_tier_row_is_checked_against_the_reverse_over_the_same_ends():
+    # aws -> gcp with the GCP end on Standard: its reverse is gcp(Standard) -> aws, whose
+    # tier reads STANDARD/PREMIUM; the same ends, so the two are compared
+    fwd = _row(rtt_p50_ms=100.0, network_tier="PREMIUM/STANDARD")
+    rev = _row(
+        src_region="b", dst_region="a", src_cloud="gcp", dst_cloud="aws", rtt_p50_ms=115,
+        network_tier="STANDARD/PREMIUM",
+    )  # fmt: skip
+    assert flags.flag_rows([fwd, rev]) == ["asymmetric", "asymmetric"]
+    # a Premium reverse is another measurement: not compared
+    assert flags.flag_rows([fwd, {**rev, "network_tier": "PREMIUM"}]) == ["", ""]
+    assert tiers.reverse("PREMIUM/STANDARD") == "STANDARD/PREMIUM"
+    assert tiers.reverse("") == tiers.reverse("premium") == "PREMIUM"
+    assert tiers.normal("standard/standard") == "STANDARD"
+
+
+def test_the_skyplane_mixed_tier_aws_gcp_rows_are_checked_for_asymmetry():
+    # issue 29: the 882 mixed-tier aws<->gcp rows were never paired with their reverse;
+    # paired over the same ends, 152 of them differ beyond the bound
+    text = (paths.DATA / "skyplane-latency-2022.csv").read_text()
+    rows = public_data.convert("skyplane", text, load_catalog())
+    mixed = [r for r in rows if r["src_cloud"] != r["dst_cloud"] and "/" in r["network_tier"]]
+    assert len(mixed) == 882
+    assert sum(flags.ASYMMETRIC in flags.parse(r["flags"]) for r in mixed) == 152

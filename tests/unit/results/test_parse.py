@@ -1,15 +1,17 @@
 """Parsers on real captured outputs (tests/data/capture.sh made them)."""
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.core.stats import percentile
+from orchestrator.core.stats import min_samples_for, percentile, quotable_percentiles
 from orchestrator.results import flags
-from orchestrator.results.parse import CORRUPTED, parse_iperf3, parse_ping
+from orchestrator.results.parse import CORRUPTED, parse_iperf3, parse_ping, summarize_probes
+from orchestrator.results.store import format_value
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -166,8 +168,25 @@ def test_ping_success_keeps_every_sample_and_percentiles_come_from_them():
     assert r["ping_loss_pct"] == 0.0
     # sorted: .014 .022 .027 .044 .047 .051 .051 .052 .057 .497
     assert r["rtt_p50_ms"] == pytest.approx((0.047 + 0.051) / 2)  # rank 4.5
-    assert r["rtt_p90_ms"] == pytest.approx(0.057 + (0.497 - 0.057) * 0.1)  # rank 8.1
-    assert r["rtt_p99_ms"] == pytest.approx(0.057 + (0.497 - 0.057) * 0.91)  # rank 8.91
+    # the matrix's sample rule: 10 samples quote no tail percentile (p25/p75 need 40,
+    # p10/p90 100, p99 1,000); blank, with the count beside it, never the largest sample
+    assert r["rtt_samples"] == 10
+    for q in ("p10", "p25", "p75", "p90", "p99"):
+        assert math.isnan(r[f"rtt_{q}_ms"])
+    assert format_value(r["rtt_p99_ms"]) == ""
+
+
+def test_a_percentile_is_quoted_once_there_are_samples_enough_for_it():
+    # the rule at its edges: p90 from 100 samples, not 99; p99 from 1,000
+    assert [min_samples_for(q) for q in (0, 10, 25, 50, 75, 90, 99, 100)] == [
+        1, 100, 40, 1, 40, 100, 1000, 1,
+    ]  # fmt: skip
+    samples = [float(i) for i in range(1, 101)]  # 1..100 ms
+    p90, p99 = quotable_percentiles(samples, (90, 99))
+    assert p90 == pytest.approx(90.1) and math.isnan(p99)
+    assert math.isnan(quotable_percentiles(samples[:99], (90,))[0])
+    probes = summarize_probes(100, samples)
+    assert probes["rtt_p90_ms"] == pytest.approx(90.1) and math.isnan(probes["rtt_p99_ms"])
 
 
 def test_ping_loss_counts_only_replies():
@@ -209,8 +228,8 @@ def test_long_rtt_percentiles_come_from_whole_ms_samples_unclamped():
     assert (r["rtt_min_ms"], r["rtt_max_ms"]) == (126.485, 130.870)
     # sorted: 126 127 128 128 129 129 130 130 131 131
     assert r["rtt_p50_ms"] == 129.0  # rank 4.5
-    assert r["rtt_p90_ms"] == 131.0  # rank 8.1, between 131 and 131
-    assert r["rtt_p99_ms"] == 131.0  # above rtt_max_ms: the samples' resolution, not clamped
+    # too few samples for a p90 or p99 (the sample rule): blank, not the largest sample
+    assert math.isnan(r["rtt_p90_ms"]) and math.isnan(r["rtt_p99_ms"])
 
 
 def test_duplicate_replies_are_not_samples():

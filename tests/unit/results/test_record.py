@@ -100,6 +100,17 @@ def test_the_typed_fields_hold_what_the_file_says():
     assert study.study.estimate is not None and study.study.restore is None  # none tuned
 
 
+def test_a_record_the_typed_code_wrote_loads_its_restore_as_a_field():
+    """sweep-capacity-typed.json was written while `restore` sat in `extra`: it reads into
+    the field, and is written back in its place."""
+    text = (RECORDS / "sweep-capacity-typed.json").read_text()
+    record = read_record(RECORDS / "sweep-capacity-typed.json")
+    assert record is not None and record.status is SweepStatus.DONE
+    assert record.restore is not None and set(record.restore) == {"aws:us-east-1", "aws:eu-west-1"}
+    assert "restore" not in record.extra
+    assert json.dumps(record.to_json(), indent=1) + "\n" == text
+
+
 def test_unknown_keys_survive_a_load_and_save_in_their_place():
     doc = json.loads((RECORDS / "sweep-done.json").read_text())
     future = {"a_later_key": {"x": 1}, **doc, "at_the_end": [1, 2]}

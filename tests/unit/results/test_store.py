@@ -1,6 +1,7 @@
 """The results folder: atomic writes, the CSV contract, merging attempts, loading errors."""
 
 import json
+from pathlib import Path
 import os
 import re
 from datetime import UTC, datetime
@@ -124,9 +125,19 @@ def test_damaged_sweep_record_is_a_one_line_error(tmp_path):
 
 
 def test_record_round_trip(tmp_path):
-    record = {"sweep_id": ID, "format_version": RESULTS_FORMAT_VERSION, "rounds": [1]}
-    store.save_record(tmp_path, record)
-    assert store.load_record(tmp_path, ID) == record
+    """A real record (tests/data/records) saved and loaded: the typed record, written back
+    as it was."""
+    doc = json.loads((Path(__file__).parents[2] / "data/records/sweep-done.json").read_text())
+    store.save_record(tmp_path, doc)
+    record = store.load_record(tmp_path, doc["sweep_id"])
+    assert record.sweep_id == doc["sweep_id"] and record.to_json() == doc
+
+
+def test_a_record_that_is_not_one_is_a_one_line_error_naming_the_file(tmp_path):
+    store.save_record(tmp_path, {"sweep_id": ID, "format_version": RESULTS_FORMAT_VERSION})
+    with pytest.raises(UserError) as e:
+        store.load_record(tmp_path, ID)
+    assert str(tmp_path / ID / store.SWEEP_FILE) in str(e.value) and "\n" not in str(e.value)
 
 
 @pytest.mark.parametrize("bad", ["../x", "x", "20261122T0130Z-3fa2/..", "/tmp/x", ""])

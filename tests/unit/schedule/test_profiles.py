@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from orchestrator.cli import main
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
-from orchestrator.plan.options import params_from_options
 from orchestrator.schedule import ledger
 from orchestrator.schedule.cadence import (
     Cadence,
@@ -50,7 +49,7 @@ def test_the_repositorys_profiles_load_against_the_real_catalog():
 
     profiles = load_profiles(paths.ROOT / "schedules.yaml", load_catalog())
     assert set(profiles) == {"latency", "throughput"}
-    assert profiles["latency"].options["tests"] == "ping"
+    assert profiles["latency"].request.params.tests == ("ping",)
     assert profiles["latency"].cadence.every_s == 6 * 3600
     # a throughput profile's slip is as long as its interval (docs/scheduled-sweeps.md: hour of day)
     assert profiles["throughput"].slip_s == profiles["throughput"].cadence.interval_s()
@@ -140,17 +139,16 @@ def test_profile_options_become_sweep_options():
         {**GOOD, "clouds": ["aws", "gcp"], "cloud_pair": ["aws:gcp"], "tests": ["ping"]},
         fixture_catalog(),
     )
-    assert profile.options["clouds"] == "aws,gcp"
-    assert profile.options["cloud_pair"] == ("aws:gcp",)
-    assert profile.options["tests"] == "ping"
+    assert profile.request.selection.clouds == ("aws", "gcp")
+    assert profile.request.selection.cloud_pairs == (("aws", "gcp"),)
+    assert profile.request.params.tests == ("ping",)
 
 
 def test_a_profile_chooses_its_measures():
     profile = parse_profile(
         "x", {**GOOD, "measures": ["single_stream", "capacity"], "streams": 6}, fixture_catalog()
     )
-    assert profile.options["measures"] == "single_stream,capacity"
-    params = params_from_options(**profile.options)
+    params = profile.request.params
     assert params.measures == ("single_stream", "capacity") and params.streams == 6
 
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from orchestrator.core.times import utc_now
 from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.plan.selection import SelectionSpec
@@ -127,7 +128,7 @@ def _sweep_folder(results, sweep_id, *, status="done", created=None, backend="aw
         "sweep_id": sweep_id,
         "status": status,
         "backend": backend,
-        "created_utc": created or store.utc_now(),
+        "created_utc": created or utc_now(),
         "params": plan.params.to_dict(),
         "plan": plan.to_json(),
         "wall_s": 3600.0,
@@ -328,7 +329,7 @@ def test_a_site_folder_that_cannot_be_written_is_recorded_not_a_lost_ledger_line
     blocker.write_text("")
     profile = _profile(backend="local", site=str(blocker / "site"))
 
-    def measured(sweep, build_report):
+    def measured(sweep, build_report, **_stages):
         from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
         row = dict.fromkeys(MEASUREMENT_COLUMNS, "")
@@ -369,12 +370,12 @@ def test_a_cloud_profile_pins_the_zones_and_images_of_its_previous_sweep(tmp_pat
     """No reset of every baseline by a new AZ or a newer image: pin_from previous is the
     default of a cloud profile; a profile's own zones/images go over the pinned ones."""
     profile = _profile(zones={"aws:eu-west-1": "euw1-az3"})
-    assert profile.options["pin_from"] == "previous"
-    assert "pin_from" not in _profile(backend="local").options
+    assert profile.request.cloud is not None and profile.request.cloud.pin_from == "previous"
+    assert _profile(backend="local").request.cloud is None
     results = tmp_path / "results"
     seen = {}
 
-    def run(sweep, build_report):
+    def run(sweep, build_report, **_stages):
         seen.update(sweep.record.cloud_options)
         sweep.record.status = SweepStatus.DONE
         return sweep

@@ -106,6 +106,11 @@ def test_pages_are_offline_and_labelled_emulated(tmp_path, results, studies):
     assert len(figures) >= 8
     for fig in figures:
         assert "EMULATED" in fig["layout"]["title"]["text"]
+    # and every emulated throughput figure its rate scale beside it
+    index = (out / "index.html").read_text()
+    tag = "Mbit/s, emulated: rate scale 0.0517, x19.4 = real"
+    assert f"median over tests, throughput ({tag})" in index
+    assert "throughput is emulated: rate scale 0.0517" in index  # the sweep's notes
 
 
 @pytest.mark.slow
@@ -148,6 +153,7 @@ def test_real_results_have_no_emulated_label(tmp_path):
     site.build_site(out, results, catalog=CATALOG)
     index = (out / "index.html").read_text()
     assert "emulated-banner" not in index and "EMULATED" not in index
+    assert "rate scale" not in index and "median over tests, throughput (Mbit/s)" in index
 
 
 def test_no_sweeps_is_a_clear_error(tmp_path):
@@ -512,3 +518,12 @@ def test_site_leaves_flagged_rows_out_unless_asked(tmp_path):
     kept = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "b"), "--include-flagged"])
     assert kept.exit_code == 0, kept.output
     assert "flagged rows:" not in (tmp_path / "b" / "index.html").read_text()
+
+
+def test_every_downloadable_column_says_what_it_means():
+    """data/schema.json: each column of measurements.csv, summary.csv and outliers.csv
+    with a description, from the docs kept beside each file's columns."""
+    for name, columns in site.schema_json().items():
+        assert columns, name
+        undocumented = [c["name"] for c in columns if not c["description"]]
+        assert not undocumented, (name, undocumented)

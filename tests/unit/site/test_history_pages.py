@@ -298,6 +298,8 @@ def test_pair_page_has_both_directions_and_episode_markers(episode_site):
     doc = json.loads(raw.group(1))
     (entry,) = doc["sources"]
     assert entry["caption"] == "source: emulated, EMULATED"
+    # what history.js puts beside its throughput (hover, title)
+    assert entry["rate_scale_tag"] == "emulated: rate scale 0.0517, x19.4 = real"
     assert [(d["src"], d["dst"]) for d in entry["directions"]] == [(A, B), (B, A)]
     forward = entry["directions"][0]
     assert len(forward["t"]) == 12 and forward["rtt"][-3:] == pytest.approx([160.1] * 3)

@@ -345,12 +345,20 @@ def test_agent_probes_loopback_peers_and_matches_every_reply():
         "reply_wait_s": 1.0,
         "peers": [{"name": B, "address": "127.0.0.1"}, {"name": C, "address": "127.0.0.2"}],
     }
+    started = datetime.now(UTC).timestamp()
     got = run_phase(part)
     assert got["probe"].startswith("icmp-")
+    # each sample's probe left at sent_s after t0 (what a stall is found by), in order,
+    # each peer's 0.05 s apart and the two peers' a gap (0.025 s) apart
+    assert started <= got["t0_epoch_s"] <= datetime.now(UTC).timestamp()
     for name in (B, C):
         peer = got["peers"][name]
         assert peer["sent"] == 5 and len(peer["rtt_ms"]) == 5
         assert all(0 < r < 5 for r in peer["rtt_ms"])
+        gaps = [b - a for a, b in itertools.pairwise(peer["sent_s"])]
+        assert len(peer["sent_s"]) == 5 and all(0.045 < g < 0.1 for g in gaps), peer["sent_s"]
+    first = got["peers"][B]["sent_s"][0], got["peers"][C]["sent_s"][0]
+    assert 0.02 < abs(first[0] - first[1]) < 0.05 and min(first) < 0.05
 
 
 W = "aws:us-west-2"  # about 62 ms from us-east-1: below 100 ms, iputils prints microseconds

@@ -909,7 +909,9 @@ def test_a_hand_given_budget_becomes_the_sweeps_hard_stop(tmp_path, monkeypatch,
 
     seen = {}
     monkeypatch.setattr(
-        runner, "run_sweep", lambda run, build_report: seen.update(run.record.to_json()) or run
+        runner,
+        "run_sweep",
+        lambda run, build_report, **_stages: seen.update(run.record.to_json()) or run,
     )
     result = CliRunner().invoke(
         main,
