@@ -50,12 +50,18 @@ from orchestrator.netmodel.model import region_rtt_ms  # noqa: E402
 SOURCE = "mesh-emulated"
 STEP_MINUTE = 35
 STEP_MS = 10.0
-FIGURES = Figures(
-    "mesh",
-    "Continuous mesh",
-    goal="bins >= 99 % of pairs; a +10 ms step confirmed within 15 min, nothing else; "
-    "agent < 2 % of a core; lag < 2 min; an hour's ingest < 2 s; 1H matrix < 1 s",
+FIGURES = Figures("mesh", "Continuous mesh")
+STORE_GOAL = (
+    "bins >= 99 % of pairs; a +10 ms step confirmed within 15 min, nothing else; an hour's "
+    "ingest < 2 s; 1H matrix < 1 s"
 )
+LIVE_GOAL = "agent < 2 % of a core; collection lag < 2 min"
+
+
+def _figure(goal: str, headline: str) -> None:
+    """A part's goal and headline, after the other part's when both ran."""
+    FIGURES.goal = "; ".join(filter(None, (FIGURES.goal, goal)))
+    FIGURES.headline = "; ".join(filter(None, (FIGURES.headline, headline)))
 
 
 def load() -> str:
@@ -162,8 +168,9 @@ def store_part(n_regions: int, echoes: int) -> None:
         ["figure", "value", "goal"],
     )
     table.add("bins present", f"{present:,} of {expected:,}", ">= 99 %")
-    table.add("ingest of the hour (60 pulls, judged)", f"{sum(pulls):.2f} s", "< 2 s")
-    table.add("ingest in one piece", f"{bulk_s:.2f} s", "")
+    table.add("ingest of the hour, in one piece", f"{bulk_s:.2f} s", "< 2 s")
+    table.add("ingest of the hour, 60 pulls with their judging",
+              f"{sum(pulls):.2f} s, slowest pull {max(pulls):.2f} s", "")  # fmt: skip
     table.add("matrix at 1H", f"{matrix_s:.2f} s", "< 1 s")
     if confirmed_at is not None and step:
         after_min = (confirmed_at - (t0 + STEP_MINUTE * 60)) / 60
@@ -171,9 +178,16 @@ def store_part(n_regions: int, echoes: int) -> None:
     else:
         table.add(f"+{STEP_MS:g} ms step confirmed", "not confirmed", "15 min")
     table.add("other changes", len(others), 0)
-    FIGURES.headline = (
-        f"{len(keys)} regions, an hour: {present:,} of {expected:,} bins; ingest "
-        f"{sum(pulls):.2f} s; 1H matrix {matrix_s:.2f} s"
+    found = "+10 ms confirmed " + (
+        f"{(confirmed_at - (t0 + STEP_MINUTE * 60)) / 60:.0f} min after"
+        if confirmed_at is not None and step
+        else "NOT"
+    )
+    _figure(
+        STORE_GOAL,
+        f"{len(keys)} regions, an hour in the store: {present:,} of {expected:,} bins, "
+        f"{found}, {len(others)} other changes; ingest {bulk_s:.2f} s, 1H matrix "
+        f"{matrix_s:.2f} s",
     )
 
 
@@ -259,6 +273,15 @@ def live_part(n_regions: int, minutes: float, interval: int) -> None:
         if finished:
             table.add("finished bins present", f"{present:,} of {pairs * finished:,}", "")
         table.add("namespaces left after down", len(left), 0)
+        FIGURES.note(
+            "Not measured here: the 77-region live mesh for an hour (77 namespaces and "
+            "5,852 pairs on this shared machine) and the 24-hour soak (agents killed, hosts "
+            "paused, memory flat)."
+        )
+        _figure(
+            LIVE_GOAL,
+            f"live {n_regions} regions: agent {shares[-1]:.2f} % of a core, lag {max(lags):.0f} s",
+        )
 
 
 def main() -> None:
@@ -270,6 +293,8 @@ def main() -> None:
     parser.add_argument("--interval", type=int, default=60)
     parser.add_argument("--json", action="store_true", help="the figures as JSON on stdout")
     args = parser.parse_args()
+    if args.only == "live":  # its own section of docs/benchmarks.md (mesh-live.json)
+        FIGURES.area = "Continuous mesh, live"
     with FIGURES.printing(args.json):
         if args.only in (None, "store"):
             store_part(args.regions, 5)
