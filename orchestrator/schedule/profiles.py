@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.core import grammar
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import load_yaml
 from orchestrator.model import backends
@@ -237,6 +238,8 @@ def parse_profile(
 
         try:
             parse_target(str(publish))
+            if "://" in str(publish):  # it reaches a workflow's env: a bucket's grammar
+                grammar.bucket_url(str(publish), "publish:")
         except UserError as e:
             raise _fail(source, name, "publish", str(e)) from None
     if catalog is not None:
