@@ -244,3 +244,43 @@ def test_history_convert_refuses_a_binary_file(tmp_path):
         "history", "convert", "--from", "skyplane", str(path), "--out", str(tmp_path / "o.csv")
     )
     assert code == 2 and "binary data" in one_line(output)
+
+
+# ---- generated files: a user's string is data in every page ------------------------------
+
+HOSTILE_REGIONS = ("<!--<script>", "b\"'&x</script><img src=x onerror=alert(1)>\u2028z")
+
+
+@pytest.mark.slow  # a whole store and site
+def test_hostile_region_names_in_imported_data_are_data_in_every_page(tmp_path):
+    import html as htmllib
+    import re
+
+    from orchestrator.site import build as site
+
+    evil = tmp_path / "evil.csv"
+    with evil.open("w", newline="") as f:
+        import csv
+
+        w = csv.writer(f)
+        w.writerow(["src_cloud", "src_region", "dst_cloud", "dst_region", "rtt_avg_ms"])
+        w.writerow(["aws", HOSTILE_REGIONS[0], "gcp", HOSTILE_REGIONS[1], "10"])
+    make_sweep(tmp_path, "20261122T0000Z-aaaa", PAIRS)
+    h.ingest_all(tmp_path)
+    h.import_file(tmp_path, evil, "theirs", "2024-01")
+    out = tmp_path / "site"
+    site.build_site(out, tmp_path)
+    pages = list(out.rglob("*.html"))
+    for page in pages:
+        text = page.read_text()
+        for name in HOSTILE_REGIONS:
+            assert name not in text, page  # neither raw in the HTML nor in inline JSON
+        assert "<!--" not in text and text.count("<script") == text.count("</script>"), page
+    (pair,) = [p for p in pages if "script" in p.name]
+    (data,) = re.findall(
+        r"<script type='application/json' id='pair-data'>(.*?)</script>", pair.read_text(), re.S
+    )
+    doc = json.loads(data)  # the page's data reads back whole, with the names as they were
+    assert {doc["a"], doc["b"]} == {f"aws:{HOSTILE_REGIONS[0]}", f"gcp:{HOSTILE_REGIONS[1]}"}
+    shown = htmllib.unescape(pair.read_text())
+    assert HOSTILE_REGIONS[0] in shown  # the page names the pair, escaped
