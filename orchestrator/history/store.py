@@ -1135,6 +1135,53 @@ def import_file(
 
 # ---- export ---------------------------------------------------------------------------
 
+_SWEEP_FILES = (store.SWEEP_FILE, store.MEASUREMENTS_FILE, store.HOSTS_FILE)
+
+
+def _check_export_target(
+    results: Path, out: Path, fmt: str, columns: list[str], con: duckdb.DuckDBPyConnection
+) -> None:
+    """UserError unless `out` is new or an earlier export in `fmt` (the same columns): an
+    export never replaces the store, a sweep's files, or any file it did not write."""
+    if not out.exists():
+        return
+    store_file = store_path(results)
+    for own in (store_file, store_file.with_name(store_file.name + ".wal")):
+        with contextlib.suppress(OSError):
+            if os.path.samefile(out, own):
+                raise UserError(f"--out {out} is the history store itself: give a new file")
+    if out.name in _SWEEP_FILES or out.name == HISTORY_FILE:
+        raise UserError(f"--out {out} is a sweep's {out.name}: give a new file")
+    if _earlier_export(out, fmt, columns, con):
+        return
+    raise UserError(
+        f"--out {out} exists and is not an earlier 'history export --format {fmt}': "
+        "give a new file, or remove that one first"
+    )
+
+
+def _earlier_export(
+    out: Path, fmt: str, columns: list[str], con: duckdb.DuckDBPyConnection
+) -> bool:
+    """Whether `out` is a file this export wrote: a CSV whose first line is the export's
+    header, or a Parquet file with the export's columns."""
+    import duckdb
+
+    try:
+        with out.open("rb") as f:
+            head = f.read(64 * 1024)
+    except OSError:
+        return False
+    if fmt == "csv":
+        return head.split(b"\n", 1)[0].rstrip(b"\r") == ",".join(columns).encode()
+    if not head.startswith(b"PAR1"):
+        return False
+    try:
+        found = con.execute("SELECT * FROM read_parquet(?) LIMIT 0", [str(out)]).description
+    except duckdb.Error:
+        return False
+    return [d[0] for d in found] == columns
+
 EXPORT_FORMATS = ("parquet", "csv")
 
 
@@ -1160,6 +1207,8 @@ def export(results: Path, out: Path, fmt: str, since: str | None = None) -> int:
         raise UserError(f"--out {out} is {problem}: give the path of a regular file, or a new one")
     tmp = out.with_name(f".{out.name}.tmp")
     with opened(results, read_only=True) as con:
+        columns = [d[0] for d in con.execute("SELECT * FROM measurements LIMIT 0").description]
+        _check_export_target(results, out, fmt, columns, con)
         (count,) = con.execute(f"SELECT count(*) FROM measurements {where}", params).fetchone() or (
             0,
         )

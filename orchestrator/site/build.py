@@ -332,7 +332,8 @@ def build_site(
     finally:
         # what versions before 0 bytes of kept state left (the history figures' cache,
         # the matrix's, pair pages' and series' states): the site no longer reads them
-        shutil.rmtree(results / ".cache" / "site", ignore_errors=True)
+        with contextlib.suppress(OSError):  # never through a linked .cache
+            outdir.remove_within(results, results / ".cache" / "site")
 
 
 def _sweep_pages(
