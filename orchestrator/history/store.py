@@ -40,6 +40,7 @@ import io
 import json
 import os
 import re
+import secrets
 import shlex
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -48,7 +49,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core.errors import UserError
+from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.core.log import info
 from orchestrator.core.textfile import read_text
 from orchestrator.history import judgments
@@ -199,12 +200,17 @@ def store_path(results: Path) -> Path:
 # ---- opening the store ----------------------------------------------------------------
 
 
+class StoreBusy(RunFailure):
+    """The store is held by another process (DuckDB's file lock): exit 1, and never a
+    smaller result in place of the whole one (a site without its history pages)."""
+
+
 def _open_error(path: Path, e: Exception) -> UserError:
     text = " ".join(str(e).split())
     if "lock" in text.lower():
         pid = re.search(r"PID (\d+)", text)
         who = f" (process {pid.group(1)})" if pid else ""
-        return UserError(
+        return StoreBusy(
             f"{path} is in use by another process{who}: wait for it to finish, then retry"
         )
     return UserError(
@@ -1070,6 +1076,8 @@ def _import_files(results: Path) -> list[tuple[Path, dict[str, Any]]]:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):
             continue
+        if not isinstance(meta, dict):
+            meta = {}  # kept state of another shape: left out with a warning (KeyError)
         found.append((meta_path.with_suffix(".csv"), meta))
     return found
 
@@ -1081,8 +1089,10 @@ def _imported_batches(results: Path, warn: Any = None) -> list[Batch]:
     for csv_path, meta in _import_files(results):
         try:
             rows = read_import_csv(read_text(csv_path, "CSV file"), str(csv_path))
-            batches.extend(import_batches(rows, meta["source"], meta["date"], meta["label"]))
-        except (UserError, FileNotFoundError, KeyError) as e:
+            batches.extend(
+                import_batches(rows, str(meta["source"]), str(meta["date"]), str(meta["label"]))
+            )
+        except (UserError, FileNotFoundError, KeyError, TypeError, ValueError) as e:
             if not warn:
                 raise UserError(f"{csv_path}: cannot be loaded again ({e})") from None
             warn(f"{csv_path} left out: {e}")
@@ -1122,15 +1132,64 @@ def import_file(
     if not batches:
         raise UserError(f"{path}: no row has a usable rtt_avg_ms or throughput_bps")
     folder = Path(results) / IMPORTS_DIR / source
-    store.write_atomic(folder / f"{month}.csv", text)
     meta = {"source": source, "date": month, "label": label or source, "file": Path(path).name}
-    store.write_json(folder / f"{month}.json", meta)
-    with opened(results, create=True) as con, transaction(con):
-        for batch in batches:
-            _write_batch(con, batch)
-        _judge(con, [b.sweep["sweep_id"] for b in batches])
-        archive_old_rows(con)
+    # the copies are written beside the kept ones and take their places only once the
+    # store has the new rows: a failed import leaves the store and the copies as they
+    # were (none, for a first import), so a retry and a rebuild find what was there
+    with _kept_beside(
+        [
+            (folder / f"{month}.csv", text),
+            (folder / f"{month}.json", json.dumps(meta, indent=1) + "\n"),
+        ]
+    ) as swap_in:
+        with opened(results, create=True) as con, transaction(con):
+            for batch in batches:
+                _write_batch(con, batch)
+            _judge(con, [b.sweep["sweep_id"] for b in batches])
+            archive_old_rows(con)
+            swap_in()  # the last step before the commit
     return sum(len(b.rows) for b in batches)
+
+
+@contextlib.contextmanager
+def _kept_beside(files: list[tuple[Path, str]]) -> Iterator[Any]:
+    """Each (path, text) written whole beside `path`; the block calls the function it is
+    given to move them into place (the old files kept aside). An exception in the block,
+    before or after that call, puts the old files back (removes the new ones where there
+    were none); at a normal end the old ones are removed."""
+    tag = f"{os.getpid()}-{secrets.token_hex(3)}"
+    new = [path.with_name(f".{path.name}.new-{tag}") for path, _ in files]
+    old = [path.with_name(f".{path.name}.old-{tag}") for path, _ in files]
+    placed: list[int] = []
+    for path, _ in files:
+        problem = store.not_a_regular_file(path)
+        if problem:
+            raise UserError(f"{path} is {problem}: move it away, then import again")
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def swap_in() -> None:
+        for i, (path, _) in enumerate(files):
+            if os.path.lexists(path):
+                os.replace(path, old[i])
+            placed.append(i)
+            os.replace(new[i], path)
+
+    try:
+        for (_, text), tmp in zip(files, new, strict=True):
+            store.write_atomic(tmp, text)
+        yield swap_in
+    except BaseException:
+        for i in reversed(placed):
+            path = files[i][0]
+            if os.path.lexists(old[i]):
+                os.replace(old[i], path)
+            else:
+                path.unlink(missing_ok=True)
+        for tmp in new:
+            tmp.unlink(missing_ok=True)
+        raise
+    for path in old:
+        path.unlink(missing_ok=True)
 
 
 # ---- export ---------------------------------------------------------------------------

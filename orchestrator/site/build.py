@@ -479,6 +479,8 @@ def _history_pages(
             return site_history.history_data(
                 con, catalog=catalog, include_flagged=include_flagged, pair_pages=pair_pages
             )
+    except history.StoreBusy:
+        raise  # the whole site or none: the history pages are not left out for a lock
     except UserError as e:
         warn(f"site: history pages left out: {e}")
     except duckdb.Error as e:

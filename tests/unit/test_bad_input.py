@@ -284,3 +284,105 @@ def test_hostile_region_names_in_imported_data_are_data_in_every_page(tmp_path):
     assert {doc["a"], doc["b"]} == {f"aws:{HOSTILE_REGIONS[0]}", f"gcp:{HOSTILE_REGIONS[1]}"}
     shown = htmllib.unescape(pair.read_text())
     assert HOSTILE_REGIONS[0] in shown  # the page names the pair, escaped
+
+
+# ---- a failed replacement loses nothing; a busy store is never a smaller result ----------
+
+IMPORT_HEADER = "src_cloud,src_region,dst_cloud,dst_region,rtt_avg_ms\n"
+
+
+@pytest.fixture
+def hold_store():
+    """The store of a results folder held open for writing by another process (DuckDB's
+    file lock), until the test ends."""
+    import subprocess
+    import sys
+
+    held = []
+
+    def hold(results: Path) -> None:
+        code = (
+            "import duckdb, sys; con = duckdb.connect(sys.argv[1]); print('held', flush=True); "
+            "sys.stdin.read()"
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code, str(h.store_path(results))],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        held.append(proc)
+        assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+
+    yield hold
+    for proc in held:
+        proc.communicate(timeout=30)  # stdin closed: it ends
+
+
+def _import_state(results: Path) -> dict[str, bytes]:
+    folder = results / h.IMPORTS_DIR
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
+
+
+def test_a_replacement_the_store_refuses_keeps_the_previous_import(tmp_path, hold_store):
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    first.write_text(IMPORT_HEADER + "aws,a,gcp,b,10\n")
+    second.write_text(IMPORT_HEADER + "aws,a,gcp,b,20\n")
+    results = tmp_path / "results"
+    base = ["history", "import", "--source", "theirs", "--date", "2024-01", "--results", str(results)]
+    assert cli(*base, str(first))[0] == 0
+    kept = _import_state(results)
+    hold_store(results)
+    code, output = cli(*base, "--replace", str(second))
+    assert code == 1 and "in use by another process" in one_line(output)
+    assert _import_state(results) == kept  # the kept copy of the first, and nothing beside it
+
+
+def test_a_failed_first_import_leaves_no_copy_so_a_retry_and_rebuild_work(tmp_path, hold_store):
+    results = tmp_path / "results"
+    make_sweep(results, "20261122T0000Z-aaaa", PAIRS)
+    h.ingest_all(results)
+    data = tmp_path / "x.csv"
+    data.write_text(IMPORT_HEADER + "aws,a,gcp,b,10\n")
+    base = ["history", "import", "--source", "theirs", "--date", "2024-01", "--results", str(results)]
+    hold_store(results)
+    code, output = cli(*base, str(data))
+    assert code == 1 and "in use by another process" in one_line(output)
+    assert _import_state(results) == {}
+
+
+def test_a_failed_first_import_then_retry(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    make_sweep(results, "20261122T0000Z-aaaa", PAIRS)
+    h.ingest_all(results)
+    data = tmp_path / "x.csv"
+    data.write_text(IMPORT_HEADER + "aws,a,gcp,b,10\n")
+
+    def refused(*args, **kwargs):
+        raise duckdb.IOException("IO Error: No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(h, "_judge", refused)  # the store refuses the rows at its boundary
+        with pytest.raises(duckdb.IOException):
+            h.import_file(results, data, "theirs", "2024-01")
+    assert not [p for p in (results / h.IMPORTS_DIR).rglob("*") if p.is_file()]
+    assert h.import_file(results, data, "theirs", "2024-01") == 1  # a retry is not refused
+    code, output = cli("history", "rebuild", "--results", str(results))
+    assert code == 0 and "left out" not in output, output
+
+
+@pytest.mark.slow  # a whole site
+def test_site_on_a_store_busy_elsewhere_fails_in_one_line_and_keeps_the_old_site(tmp_path, hold_store):
+    results = tmp_path / "results"
+    make_sweep(results, "20261122T0000Z-aaaa", PAIRS)
+    h.ingest_all(results)
+    out = tmp_path / "site"
+    assert cli("site", "--results", str(results), "--out", str(out))[0] == 0
+    before = {p.relative_to(out).as_posix() for p in out.rglob("*")}
+    assert any(name.startswith("history/") for name in before)
+    hold_store(results)
+    code, output = cli("site", "--results", str(results), "--out", str(out))
+    assert code == 1 and "in use by another process" in one_line(output)
+    assert {p.relative_to(out).as_posix() for p in out.rglob("*")} == before
