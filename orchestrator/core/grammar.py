@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from orchestrator.core.errors import UserError
@@ -109,3 +110,31 @@ def script_safe(json_text: str) -> str:
         if char in json_text:
             json_text = json_text.replace(char, escaped)
     return json_text
+
+
+# No count an option takes comes near this (a year of six-hourly runs is 1,460; a full
+# catalog 240 regions): an integer option without an upper bound of its own gets this
+# one, so a typo or `--pings 10^20` is one line, never a plan, an allocation or a loop of
+# that size. A seed takes 32 bits, a size in bytes up to a TiB.
+INT_CEILING = 1_000_000
+_CEILING_BY_NAME = {"seed": 2**32 - 1, "bytes": 2**40}
+
+
+def bound_integers(params: Iterable[Any]) -> None:
+    """Every integer click parameter in `params` without an upper bound given one
+    (INT_CEILING, or by the last word of its name: a seed, a size in bytes). The CLI
+    applies it to every command; a profile's sweep options are converted by the same."""
+    import click
+
+    for param in params:
+        kind = param.type
+        if not isinstance(kind, click.types.IntParamType):
+            continue
+        if isinstance(kind, click.IntRange) and kind.max is not None:
+            continue
+        last = (param.name or "").rsplit("_", 1)[-1]
+        ceiling = _CEILING_BY_NAME.get(last, INT_CEILING)
+        low, open_low = (
+            (kind.min, kind.min_open) if isinstance(kind, click.IntRange) else (None, False)
+        )
+        param.type = click.IntRange(low, ceiling, min_open=open_low)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import io
 import json
 import os
@@ -51,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.core.log import info
-from orchestrator.core.textfile import read_text
+from orchestrator.core.textfile import csv_errors, read_text
 from orchestrator.history import judgments
 from orchestrator.history.fingerprint import (
     FINGERPRINT_FIELDS,
@@ -69,7 +70,10 @@ from orchestrator.results.schema import (
     MEASUREMENT_COLUMNS,
     MEASURES,
     SINGLE_STREAM,
+    YEARS,
     measure_of,
+    number_problem,
+    value_range,
 )
 
 if TYPE_CHECKING:
@@ -561,9 +565,17 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     try:
         yield
     except BaseException:
+        _stop(con)
         con.rollback()
         raise
     con.commit()
+
+
+def _stop(con: duckdb.DuckDBPyConnection) -> None:
+    """Stop what `con` may still be running: after ^C DuckDB's Python client raises while
+    the query goes on, and a rollback or close waits for it to end (minutes)."""
+    with contextlib.suppress(Exception):
+        con.interrupt()
 
 
 @contextlib.contextmanager
@@ -572,10 +584,49 @@ def opened(
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection to the store of `results` (or the file `path`), closed on exit."""
     con = connect(path or store_path(results), read_only=read_only, create=create)
+    _OPEN.add(con)
     try:
         yield con
+    except BaseException as e:
+        _stop(con)
+        refused = _system_refused(e)
+        if refused:  # a full disk: one line; the transaction was rolled back
+            raise RunFailure(
+                f"{con_path(results, path)}: the system refused a write ({refused}): the store "
+                "keeps every row it held (the write was rolled back); free space and run the "
+                "command again"
+            ) from None
+        raise
     finally:
+        _OPEN.discard(con)
         con.close()
+
+
+_OPEN: set[Any] = set()  # the connections opened() holds, on any thread
+# what DuckDB says when the system refuses one of its writes (its IOException, or a
+# TransactionException at commit carrying the OS error)
+_REFUSED = ("No space left on device", "Disk quota exceeded", "Read-only file system")
+
+
+def con_path(results: Path, path: Path | None) -> Path:
+    return Path(path) if path is not None else store_path(results)
+
+
+def _system_refused(error: BaseException) -> str | None:
+    """The OS error's words when `error` is DuckDB's report of a write the system refused
+    (a full disk), else None."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) else None
+    text = str(error)
+    return next((said for said in _REFUSED if said in text), None)
+
+
+def interrupt_queries() -> None:
+    """Stop the query each connection of opened() is running, on whatever thread: a signal
+    reaches only the main thread's, and a process waits for its threads before it exits.
+    The interrupted query raises in its own thread."""
+    for con in list(_OPEN):
+        _stop(con)
 
 
 # ---- rows of a sweep ------------------------------------------------------------------
@@ -591,7 +642,12 @@ def _utc(text: str) -> str | None:
         return None
     offset = t.utcoffset()
     if offset is not None:
-        t = (t - offset).replace(tzinfo=None)
+        try:
+            t = (t - offset).replace(tzinfo=None)
+        except OverflowError:  # year 1 minus an offset
+            return None
+    if not YEARS[0] <= t.year <= YEARS[1]:
+        return None
     return t.isoformat(sep=" ")
 
 
@@ -599,13 +655,15 @@ def _typed(column: str, text: Any) -> Any:
     if text is None or text == "":
         return None
     kind = _COLUMN_TYPES[column]
-    try:
-        if kind == "DOUBLE":
-            return float(text)
-        if kind == "BIGINT":
-            return int(float(text))
-    except ValueError:
-        return None
+    if kind in ("DOUBLE", "BIGINT"):
+        # infinite, NaN or out of its range: not a value (and int(inf) would raise)
+        if number_problem(column, str(text)) is not None:
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        return value if kind == "DOUBLE" else int(value)
     if kind == "TIMESTAMP":
         return _utc(str(text))
     return str(text)
@@ -940,8 +998,11 @@ def check_source_name(name: str) -> str:
 
 
 def check_month(date: str) -> str:
-    if not _MONTH.fullmatch(date):
+    found = _MONTH.fullmatch(date)
+    if not found:
         raise UserError(f"--date '{date}': give the month the data was measured, as YYYY-MM")
+    if not YEARS[0] <= int(found.group(1)) <= YEARS[1]:
+        raise UserError(f"--date '{date}': give a year from {YEARS[0]} to {YEARS[1]}")
     return date
 
 
@@ -970,14 +1031,23 @@ def read_import_csv(text: str, name: str) -> list[dict[str, str]]:
             f"{name}: neither rtt_avg_ms nor throughput_bps is a column: nothing to load"
         )
     reader = csv.reader(io.StringIO(text), delimiter=delimiter)
-    next(reader)
+    numeric = [(i, c) for i, c in enumerate(columns) if c in _COLUMN_TYPES and value_range(c)]
     rows = []
-    for cells in reader:
-        if not any(c.strip() for c in cells):
-            continue
-        rows.append(
-            {c: (cells[i].strip() if i < len(cells) else "") for i, c in enumerate(columns)}
-        )
+    with csv_errors(name, reader):
+        next(reader)
+        for cells in reader:
+            if not any(c.strip() for c in cells):
+                continue
+            for i, column in numeric:
+                problem = number_problem(column, cells[i].strip()) if i < len(cells) else None
+                if problem:
+                    raise UserError(
+                        f"{name}: line {reader.line_num}, {column}: {problem}: fix or remove "
+                        "the row"
+                    )
+            rows.append(
+                {c: (cells[i].strip() if i < len(cells) else "") for i, c in enumerate(columns)}
+            )
     return rows
 
 
@@ -1136,18 +1206,21 @@ def import_file(
     # the copies are written beside the kept ones and take their places only once the
     # store has the new rows: a failed import leaves the store and the copies as they
     # were (none, for a first import), so a retry and a rebuild find what was there
-    with _kept_beside(
-        [
-            (folder / f"{month}.csv", text),
-            (folder / f"{month}.json", json.dumps(meta, indent=1) + "\n"),
-        ]
-    ) as swap_in:
-        with opened(results, create=True) as con, transaction(con):
-            for batch in batches:
-                _write_batch(con, batch)
-            _judge(con, [b.sweep["sweep_id"] for b in batches])
-            archive_old_rows(con)
-            swap_in()  # the last step before the commit
+    with (
+        _kept_beside(
+            [
+                (folder / f"{month}.csv", text),
+                (folder / f"{month}.json", json.dumps(meta, indent=1) + "\n"),
+            ]
+        ) as swap_in,
+        opened(results, create=True) as con,
+        transaction(con),
+    ):
+        for batch in batches:
+            _write_batch(con, batch)
+        _judge(con, [b.sweep["sweep_id"] for b in batches])
+        archive_old_rows(con)
+        swap_in()  # the last step before the commit
     return sum(len(b.rows) for b in batches)
 
 
@@ -1240,6 +1313,7 @@ def _earlier_export(
     except duckdb.Error:
         return False
     return [d[0] for d in found] == columns
+
 
 EXPORT_FORMATS = ("parquet", "csv")
 

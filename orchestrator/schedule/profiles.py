@@ -140,6 +140,7 @@ def _typed_options(source: str, name: str, options: dict[str, Any]) -> dict[str,
     command = click.command()(
         selection_options(test_params_options(run_options(cloud_options(options_of))))
     )
+    grammar.bound_integers(command.params)  # as the CLI bounds them
     params = {p.name: p for p in command.params}
     typed: dict[str, Any] = {}
     for key, value in options.items():

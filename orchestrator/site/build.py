@@ -293,6 +293,10 @@ def build_site(
             hist = computing.result()
         except BaseException:
             # the thread writes into the folder being built, which is removed now: after it
+            # (its query stopped: an interrupt reaches only this thread's)
+            from orchestrator.history import store as history_store
+
+            history_store.interrupt_queries()
             with contextlib.suppress(BaseException):
                 computing.result()
             raise
@@ -479,8 +483,8 @@ def _history_pages(
             return site_history.history_data(
                 con, catalog=catalog, include_flagged=include_flagged, pair_pages=pair_pages
             )
-    except history.StoreBusy:
-        raise  # the whole site or none: the history pages are not left out for a lock
+    except (history.StoreBusy, duckdb.InterruptException):
+        raise  # the whole site or none: its history pages are not left out for a lock or ^C
     except UserError as e:
         warn(f"site: history pages left out: {e}")
     except duckdb.Error as e:

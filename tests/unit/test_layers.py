@@ -26,7 +26,9 @@ PUBLIC = {
         "aws", "gcp", "labels", "launch", "leftovers", "options", "preflight", "reap",
         "stacks", "sync",
     ],
-    "core": ["durations", "errors", "geo", "grammar", "log", "outdir", "paths", "stats", "textfile"],
+    "core": [
+        "durations", "errors", "geo", "grammar", "log", "outdir", "paths", "stats", "textfile",
+    ],
     "drivers": ["ansible", "interrupts", "keys", "lock", "processes", "progress", "terraform"],
     "emulator": [
         "LOCAL_MAX_CONCURRENT", "EmulationSpec", "EmulationStatus", "HostSpec", "PathSpec",

@@ -227,9 +227,14 @@ def test_site_and_report_caches_never_delete_through_a_linked_cache(tmp_path, re
 )
 def test_history_export_refuses_a_file_it_did_not_write(tmp_path, results, target, said):
     runner = CliRunner()
-    assert runner.invoke(main, ["history", "ingest", "--all", "--results", str(results)]).exit_code == 0
+    assert (
+        runner.invoke(main, ["history", "ingest", "--all", "--results", str(results)]).exit_code
+        == 0
+    )
     base = ["history", "export", "--results", str(results)]
-    made = runner.invoke(main, [*base, "--format", "parquet", "--out", str(tmp_path / "earlier.parquet")])
+    made = runner.invoke(
+        main, [*base, "--format", "parquet", "--out", str(tmp_path / "earlier.parquet")]
+    )
     assert made.exit_code == 0, made.output
     (tmp_path / "notes.txt").write_text("my notes\n")
     path = tmp_path / target
@@ -238,5 +243,7 @@ def test_history_export_refuses_a_file_it_did_not_write(tmp_path, results, targe
     assert out.exit_code == 2 and said in out.output and out.output.count("\n") == 1, out.output
     assert path.read_bytes() == before
     # its own earlier export is replaced
-    again = runner.invoke(main, [*base, "--format", "parquet", "--out", str(tmp_path / "earlier.parquet")])
+    again = runner.invoke(
+        main, [*base, "--format", "parquet", "--out", str(tmp_path / "earlier.parquet")]
+    )
     assert again.exit_code == 0, again.output
