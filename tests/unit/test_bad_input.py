@@ -267,13 +267,13 @@ def test_hostile_region_names_in_imported_data_are_data_in_every_page(tmp_path):
         w.writerow(["aws", HOSTILE_REGIONS[0], "gcp", HOSTILE_REGIONS[1], "10"])
     make_sweep(tmp_path, "20261122T0000Z-aaaa", PAIRS)
     h.ingest_all(tmp_path)
-    h.import_file(tmp_path, evil, "theirs", "2024-01")
+    h.import_file(tmp_path, evil, "theirs", "2024-01", label="<b onmouseover=x>label</b>")
     out = tmp_path / "site"
     site.build_site(out, tmp_path)
     pages = list(out.rglob("*.html"))
     for page in pages:
         text = page.read_text()
-        for name in HOSTILE_REGIONS:
+        for name in (*HOSTILE_REGIONS, "<b onmouseover"):
             assert name not in text, page  # neither raw in the HTML nor in inline JSON
         assert "<!--" not in text and text.count("<script") == text.count("</script>"), page
     (pair,) = [p for p in pages if "script" in p.name]
@@ -284,6 +284,7 @@ def test_hostile_region_names_in_imported_data_are_data_in_every_page(tmp_path):
     assert {doc["a"], doc["b"]} == {f"aws:{HOSTILE_REGIONS[0]}", f"gcp:{HOSTILE_REGIONS[1]}"}
     shown = htmllib.unescape(pair.read_text())
     assert HOSTILE_REGIONS[0] in shown  # the page names the pair, escaped
+    assert any("<b onmouseover=x>label</b>" in htmllib.unescape(p.read_text()) for p in pages)
 
 
 # ---- a failed replacement loses nothing; a busy store is never a smaller result ----------
