@@ -651,17 +651,22 @@ def _utc(text: str) -> str | None:
     return t.isoformat(sep=" ")
 
 
+_ANY = (-1e300, 1e300)  # a number without a range of its own: finite, at least
+_BOUNDS = {c: value_range(c) or _ANY for c in _COLUMN_TYPES}
+
+
 def _typed(column: str, text: Any) -> Any:
     if text is None or text == "":
         return None
     kind = _COLUMN_TYPES[column]
     if kind in ("DOUBLE", "BIGINT"):
-        # infinite, NaN or out of its range: not a value (and int(inf) would raise)
-        if number_problem(column, str(text)) is not None:
-            return None
         try:
             value = float(text)
         except ValueError:
+            return None
+        # infinite, NaN or out of its range: not a value (and int(inf) would raise)
+        low, high = _BOUNDS.get(column, _ANY)
+        if not low <= value <= high:  # False for NaN too
             return None
         return value if kind == "DOUBLE" else int(value)
     if kind == "TIMESTAMP":
