@@ -5,7 +5,8 @@ value, the histogram of its ok tests' RTT samples (table `rtt_bins`) and of each
 one-value metric's values (`value_bins`: loss, jitter, throughput, capacity), kept by
 every ingest: bin b holds the values x > 0 with RATIO^b <= x < RATIO^(b+1) (x <= 0 in
 one bin below every other), each bin with its count, smallest and largest value and
-their sum. A window is a merge of such rows (orchestrator.history.windows): counts and
+their sum; RATIO is 1.0005 for RTT samples, VALUE_RATIO (1.0005^20, 1.0100) for the
+one-value metrics. A window is a merge of such rows (orchestrator.history.windows): counts and
 sums add, smallest and largest are the smaller and larger.
 
 The rule every view follows (`interregion matrix`, `history show`, the site):
@@ -14,7 +15,8 @@ order statistics at floor and ceil of (N - 1) q, interpolated), each order stati
 read inside the bin that holds it, the bin's n values spread evenly from its smallest
 to its largest (the j-th at lo + (hi - lo) j / (n - 1)). The true order statistic lies
 between the same two, so the error is below the bin's width, (RATIO - 1) RATIO^b <=
-(RATIO - 1) x: under ERROR_BOUND (0.05 %) of the value, 0.1 ms at 200 ms. An order
+(RATIO - 1) x: under ERROR_BOUND (0.05 %) of the value, 0.1 ms at 200 ms, for RTT, and
+under VALUE_ERROR_BOUND (1.0 %) for loss, jitter, throughput and capacity. An order
 statistic is exact where its bin holds one distinct value (ping's three decimals below
 2 ms, a loss of 0 or 5 %, a jitter's three decimals below 2 ms), or is the bin's
 smallest or largest: min and max are exact, and so is every percentile of one or two
@@ -26,15 +28,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-RATIO = 1.0005
+RATIO = 1.0005  # RTT samples (rtt_bins)
 ERROR_BOUND = RATIO - 1.0
+# the one-value metrics (value_bins): a year's window of throughput or jitter merges a bin
+# per test at 0.05 % (each value its own bin), 1.0005^20 merges a twentieth of them
+VALUE_RATIO = RATIO**20
+VALUE_ERROR_BOUND = VALUE_RATIO - 1.0
 BELOW = -1_000_000_000  # the bin of samples <= 0
 
 
-def bin_sql(x: str) -> str:
-    """SQL of the bin of the sample expression `x`."""
+def bin_sql(x: str, one_value: bool = False) -> str:
+    """SQL of the bin of the sample expression `x`: an RTT sample's, or a one-value
+    metric's (`one_value`)."""
+    ratio = VALUE_RATIO if one_value else RATIO
     return (
-        f"CASE WHEN {x} > 0 THEN CAST(floor(ln({x}) / ln({RATIO!r})) AS INTEGER) ELSE {BELOW} END"
+        f"CASE WHEN {x} > 0 THEN CAST(floor(ln({x}) / ln({ratio!r})) AS INTEGER) ELSE {BELOW} END"
     )
 
 

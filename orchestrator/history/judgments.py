@@ -28,17 +28,15 @@ from __future__ import annotations
 
 import bisect
 import json
-import os
-import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from orchestrator.core import log
+from orchestrator.history import bulk
 from orchestrator.history import changes as ch
 
 if TYPE_CHECKING:
@@ -178,29 +176,6 @@ def _shown(judge: ch.PathJudge) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _insert(con: duckdb.DuckDBPyConnection, table: str, columns: Mapping[str, str],
-            rows: Iterable[Mapping[str, Any]]) -> None:  # fmt: skip
-    """Rows into `table` in one bulk read of a JSON-lines file (executemany would insert
-    them one by one)."""
-    fd, tmp = tempfile.mkstemp(suffix=".jsonl")
-    try:
-        n = 0
-        with os.fdopen(fd, "wb") as f:
-            for row in rows:
-                f.write(orjson.dumps(row) + b"\n")
-                n += 1
-        if n:
-            typed = ", ".join(f"'{c}': '{t}'" for c, t in columns.items())
-            names = ", ".join(columns)
-            con.execute(
-                f"INSERT INTO {table} ({names}) SELECT {names} FROM read_json(?, "
-                f"format = 'newline_delimited', columns = {{{typed}}})",
-                [tmp],
-            )
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-
-
 _STATE_COLUMNS = {c: "VARCHAR" for c in
                   ("source", "backend", "metric", "src", "dst", "state", "shown")}  # fmt: skip
 
@@ -217,7 +192,7 @@ def _save_states(
         + ", ".join(f"{c} {t}" for c, t in _STATE_COLUMNS.items())
         + ")"
     )
-    _insert(con, "new_state", _STATE_COLUMNS, (
+    bulk.insert(con, "new_state", _STATE_COLUMNS, (
         {"source": k.source, "backend": k.backend, "metric": k.metric, "src": k.src,
          "dst": k.dst, "state": orjson.dumps(j.doc()).decode(),
          "shown": orjson.dumps(_shown(j)).decode()}
@@ -255,10 +230,10 @@ def _episode_row(e: ch.Episode) -> dict[str, Any]:
 
 
 def _write(con: duckdb.DuckDBPyConnection, judged: ch.Judged, sweep_id: str) -> None:
-    _insert(con, "judgments", _JUDGMENT_COLUMNS, _judgment_rows(judged.judgments))
+    bulk.insert(con, "judgments", _JUDGMENT_COLUMNS, _judgment_rows(judged.judgments))
     if judged.episodes:
         con.execute("DELETE FROM episodes WHERE id IN (SELECT unnest(?))", [list(judged.episodes)])
-        _insert(con, "episodes", _EPISODE_COLUMNS,
+        bulk.insert(con, "episodes", _EPISODE_COLUMNS,
                 (_episode_row(e) for e in judged.episodes.values()))  # fmt: skip
     for c in judged.config_changes:
         k = c.key
@@ -395,7 +370,7 @@ def _repair(
         + ", ".join(f"{c} {t}" for c, t in _STALE_COLUMNS.items())
         + ")"
     )
-    _insert(con, "stale", _STALE_COLUMNS, (dict(zip(_STALE_COLUMNS, k, strict=True))
+    bulk.insert(con, "stale", _STALE_COLUMNS, (dict(zip(_STALE_COLUMNS, k, strict=True))
                                            for k in paths))  # fmt: skip
     inputs = _inputs(
         con,

@@ -43,7 +43,6 @@ import os
 import re
 import secrets
 import shlex
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -53,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.core.log import info
 from orchestrator.core.textfile import csv_errors, read_text
-from orchestrator.history import judgments
+from orchestrator.history import bulk, judgments
 from orchestrator.history.fingerprint import (
     FINGERPRINT_FIELDS,
     fingerprint,
@@ -85,8 +84,9 @@ IMPORTS_DIR = "imports"
 # limiter columns, rtt_samples and flags; 5: the measure column (1 to 4 migrate, their
 # rows single_stream); 6: rtt_bins (5 migrates: filled from the stored rows); 7:
 # value_bins, test_days and change detection's tables (6 migrates: filled from the stored
-# rows, every stored run judged in time order)
-STORE_SCHEMA_VERSION = 7
+# rows, every stored run judged in time order); 8: value_bins in bins of 1 % (7 migrates:
+# value_bins computed again)
+STORE_SCHEMA_VERSION = 8
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
 ARCHIVE_AFTER_DAYS = 35
@@ -270,14 +270,21 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     the measure column, single_stream in every older row; 5 -> 6: rtt_bins, filled from
     every stored row; 6 -> 7: the one-value metrics' day summaries (value_bins, test_days)
     from every stored row, and change detection's tables, every stored sweep judged in time
-    order (orchestrator.history.judgments). One transaction."""
+    order (orchestrator.history.judgments); 7 -> 8: value_bins computed again, in their
+    coarser bins. One transaction."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
         return
-    if not found or found[0] not in ("1", "2", "3", "4", "5", "6"):
+    if not found or found[0] not in ("1", "2", "3", "4", "5", "6", "7"):
+        return
+    if found[0] == "7":
+        info("history: upgrading the store from version 7 to 8 (value_bins computed again)")
+        with transaction(con):
+            refresh_bins(con, tables=("value_bins",))
+            con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", ["8"])
         return
     info(
         f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
@@ -348,7 +355,7 @@ _MERGED = {"sum": "{b} + {a}", "min": "least({b}, {a})", "max": "greatest({b}, {
 _BINS_MERGE = {"n": "sum", "lo": "min", "hi": "max", "total": "sum"}
 _OK_TESTS = "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}"
 _DAY = "CAST(started_utc AS DATE) AS day, 1 AS days, coalesce(flags, '') AS flags"
-_BIN_VALUES = f"{bin_sql('x')} AS bin, count(*) AS n, min(x) AS lo, max(x) AS hi, sum(x) AS total"
+_BIN_VALUES = "count(*) AS n, min(x) AS lo, max(x) AS hi, sum(x) AS total"
 _JOIN_PAIRS = "JOIN pairs p ON m.src = p.src AND m.dst = p.dst"
 # the day summaries (each also per week and month): the histogram of each pair's RTT
 # samples (rtt_bins) and of each one-value metric's values (value_bins), and each
@@ -357,7 +364,8 @@ _JOIN_PAIRS = "JOIN pairs p ON m.src = p.src AND m.dst = p.dst"
 SUMMARIES = {
     "rtt_bins": _Summary(
         ("source", "pair", "day", "days", "flags", "bin", *_BINS_MERGE),
-        f"SELECT source, p.pair, {_DAY}, {_BIN_VALUES} FROM (SELECT source, src, dst, "
+        f"SELECT source, p.pair, {_DAY}, {bin_sql('x')} AS bin, {_BIN_VALUES} FROM (SELECT "
+        "source, src, dst, "
         f"started_utc, flags, unnest({RTT_SAMPLES_SQL}) AS x {_OK_TESTS}) m {_JOIN_PAIRS} "
         "WHERE x IS NOT NULL GROUP BY ALL",
         _BINS_MERGE,
@@ -365,7 +373,8 @@ SUMMARIES = {
     # the metrics' values side by side, unnested together: one scan of the rows
     "value_bins": _Summary(
         ("source", "metric", "pair", "day", "days", "flags", "bin", *_BINS_MERGE),
-        f"SELECT source, metric, p.pair, {_DAY}, {_BIN_VALUES} FROM (SELECT source, src, "
+        f"SELECT source, metric, p.pair, {_DAY}, {bin_sql('x', True)} AS bin, {_BIN_VALUES} "
+        "FROM (SELECT source, src, "
         f"dst, started_utc, flags, unnest({list(VALUE_METRICS)}) AS metric, "
         f"unnest([{', '.join(VALUE_METRICS.values())}]) AS x {_OK_TESTS}) m {_JOIN_PAIRS} "
         "WHERE x IS NOT NULL GROUP BY ALL",
@@ -827,21 +836,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
     if not batch.rows:
         refresh_bins(con, old_days)
         return
-    # One bulk read of a temporary JSON-lines file: thousands of rows in a few ms,
-    # where executemany would insert them one by one.
-    fd, tmp = tempfile.mkstemp(suffix=".jsonl")
-    try:
-        with os.fdopen(fd, "w") as f:
-            for row in batch.rows:
-                f.write(json.dumps(row) + "\n")
-        columns = ", ".join(f"'{c}': '{_COLUMN_TYPES[c]}'" for c in STORE_COLUMNS)
-        con.execute(
-            f"INSERT INTO recent ({_QUOTED_COLUMNS}) SELECT {_QUOTED_COLUMNS} FROM read_json(?, "
-            f"format = 'newline_delimited', columns = {{{columns}}})",
-            [tmp],
-        )
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    bulk.insert(con, "recent", {c: _COLUMN_TYPES[c] for c in STORE_COLUMNS}, batch.rows)
     days = {(r["source"], r["started_utc"][:10]) for r in batch.rows if r["started_utc"]}
     if replaced:  # the days of its old rows and of its new ones, once
         refresh_bins(con, old_days | days)

@@ -7,7 +7,8 @@ months, weeks and days from the month, week and day rows, and the day it starts 
 the day it ends in, for a window before another) from the tests themselves, binned as
 the store bins them. Its statistics come from the merged histogram by one rule
 (orchestrator.history.histogram): count, min, max and mean exact, each percentile
-within 0.05 % of the pooled values' (exact where its bin holds one value).
+within 0.05 % (RTT) or 1 % (the one-value metrics) of the pooled values' (exact where its
+bin holds one value).
 
 `interregion matrix`, `history show` and the site all read window_table: the same
 window gives the same numbers in each. Nothing is kept between calls.
@@ -218,7 +219,8 @@ def _range(
     for since, until in _edges(a, b):
         within = tests + (" AND started_utc < ?" if until is not None else "")
         merged.append(
-            f"SELECT p.pair, {histogram.bin_sql('x')} AS bin, 1 AS n, x AS lo, x AS hi, "
+            f"SELECT p.pair, {histogram.bin_sql('x', m.one_value)} AS bin, 1 AS n, x AS lo, "
+            "x AS hi, "
             f"x AS total FROM (SELECT src, dst, {_value_sql(m)} AS x FROM measurements "
             f"WHERE {within}) r JOIN pairs p ON r.src = p.src AND r.dst = p.dst "
             f"WHERE x IS NOT NULL{chosen}"
@@ -291,7 +293,8 @@ def _latest(
         f"max(started_utc) AS newest FROM measurements WHERE {where} GROUP BY src, dst) n "
         f"ON m.src = n.a AND m.dst = n.b AND m.started_utc = n.newest WHERE {where}) "
         "QUALIFY row_number() OVER (PARTITION BY src, dst ORDER BY started_utc DESC) = 1) "
-        f"SELECT p.pair, {histogram.bin_sql('x')} AS bin, count(*) AS n, min(x) AS lo, "
+        f"SELECT p.pair, {histogram.bin_sql('x', m.one_value)} AS bin, count(*) AS n, "
+        "min(x) AS lo, "
         "max(x) AS hi, sum(x) AS total, any_value(distance_km) AS km, "
         "epoch_us(any_value(started_utc)) AS newest, any_value(limiter) AS limiter "
         "FROM (SELECT *, unnest(s) AS x FROM t) r JOIN pairs p ON r.src = p.src AND "

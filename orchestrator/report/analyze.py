@@ -607,6 +607,41 @@ class PairOutlier:
 
 OUTLIER_COLUMNS = tuple(PairOutlier.__dataclass_fields__)
 
+SUMMARY_DOCS = {
+    "cloud_pair": "group: all, or source-destination cloud (aws-gcp = from AWS to GCP)",
+    "n": "measurements in the group",
+    "route_inflation_median": "the headline: median of RTT over the fibre floor "
+    f"(2 x distance / (c x 2/3)), pairs >= {INFLATION_MIN_KM:.0f} km",
+    "route_inflation_p25": "25th percentile of the same ratios",
+    "route_inflation_p75": "75th percentile of the same ratios",
+    "rtt_distance_r": "Pearson r of RTT against distance",
+    "rtt_distance_spearman": "Spearman's rank correlation of RTT against distance",
+    "rtt_intercept_ms": "Theil-Sen RTT at 0 km, held at 0 or above",
+    "rtt_slope_ms_per_1000km": "Theil-Sen RTT increase per 1000 km, held at the fibre's "
+    "10.007 or above",
+    "log_throughput_distance_r": "Pearson r of log10(throughput_bps) against distance",
+    "log_throughput_intercept": "least-squares log10(throughput_bps) at 0 km",
+    "log_throughput_slope_per_1000km": "least-squares change of log10(throughput_bps) per 1000 km",
+    "rtt_median_over_tests_ms": "median over the group's tests of each test's RTT (a "
+    "spread across pairs, not any pair's RTT)",
+    "rtt_p90_over_tests_ms": "90th percentile over the group's tests of each test's RTT",
+    "throughput_median_over_tests_bps": "median over the group's tests of their throughput",
+    "throughput_p90_over_tests_bps": "90th percentile over the group's tests of their throughput",
+}
+
+OUTLIER_DOCS = {
+    "cloud_pair": "group whose fit the pair is compared with",
+    "src": "sending region",
+    "dst": "receiving region",
+    "distance_km": "geodesic distance",
+    "n": "measurements of the pair",
+    "rtt_ms": "the pair's median RTT",
+    "fit_rtt_ms": "the group's fitted RTT at that distance (Theil-Sen through one median per pair)",
+    "excess_ms": "rtt_ms - fit_rtt_ms: negative for a pair faster than the fit",
+    "robust_z": "excess over the median residual, in sigmas estimated as 1.4826 x MAD",
+    "route_inflation": "rtt_ms over the fibre floor",
+}
+
 # A detour that costs less than this is noise, however tight the group.
 OUTLIER_MIN_EXCESS_MS = 5.0
 

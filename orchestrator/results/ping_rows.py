@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from orchestrator.results.collect import PING_FIELDS, RowContext, one_line, row_base, host_doc
+from orchestrator.results.collect import PING_FIELDS, RowContext, host_doc, one_line, row_base
 from orchestrator.results.parse import summarize_probes
 
 

@@ -8,6 +8,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from orchestrator.results import flags
+
 MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "sweep_id",
     "started_utc",
@@ -126,6 +128,57 @@ MEASURE_COLUMNS = ("measure",)
 ADDED_COLUMNS = (*HOST_EVIDENCE_COLUMNS, *LIMITER_COLUMNS, *NUMBERS_COLUMNS, *MEASURE_COLUMNS)
 # The columns before the host evidence was added: such a file is read with it empty.
 PREVIOUS_COLUMNS = tuple(c for c in MEASUREMENT_COLUMNS if c not in ADDED_COLUMNS)
+
+
+# What each downloadable column means; the unit is in the name.
+MEASUREMENT_DOCS = {
+    "sweep_id": "the sweep the test belongs to (sortable: UTC start, then a random suffix)",
+    "started_utc": "when the test started, ISO 8601 UTC",
+    "backend": "which stack ran the hosts: local (the EMULATED cloud), aws or gcp",
+    "src_cloud": "cloud of the sending region",
+    "src_region": "sending region id",
+    "dst_cloud": "cloud of the receiving region",
+    "dst_region": "receiving region id",
+    "distance_km": "geodesic distance between the regions (WGS-84)",
+    "rtt_min_ms": "smallest ping round-trip time",
+    "rtt_avg_ms": "mean ping round-trip time (the mean, not the RTT charts show)",
+    "rtt_p10_ms": "10th percentile ping round-trip time (of the test's own samples)",
+    "rtt_p25_ms": "25th percentile ping round-trip time",
+    "rtt_p50_ms": "median ping round-trip time: the test's RTT, shown wherever one RTT is",
+    "rtt_p75_ms": "75th percentile ping round-trip time",
+    "rtt_p90_ms": "90th percentile ping round-trip time",
+    "rtt_p99_ms": "99th percentile ping round-trip time",
+    "rtt_max_ms": "largest ping round-trip time",
+    "rtt_mdev_ms": "ping's mean deviation of the round-trip time",
+    "rtt_samples": "echoes the RTT figures come from (replies received)",
+    "ping_loss_pct": "pings lost, percent",
+    "throughput_bps": "TCP goodput at the receiver, bits per second",
+    "throughput_sender_bps": "TCP rate at the sender, bits per second",
+    "bytes": "the receiver's count of the bytes the sender counted (aligned at the omit boundary)",
+    "retransmits": "TCP retransmissions at the sender",
+    "tcp_rtt_ms": "sender's smoothed TCP RTT",
+    "max_cwnd_bytes": "largest TCP congestion window seen",
+    "measure": "throughput measure: single_stream (one stream, default host settings) or "
+    "capacity (several streams, buffers sized for the BDP); empty reads as single_stream",
+    "streams": "parallel TCP streams",
+    "duration_s": "measured seconds (after the omitted warm-up)",
+    "src_machine_type": "machine type of the sender",
+    "dst_machine_type": "machine type of the receiver",
+    "src_cpu_steal_pct": "CPU steal on the sender during the test, % of its CPU time",
+    "dst_cpu_steal_pct": "CPU steal on the receiver during the test, % of its CPU time",
+    "src_bw_out_allowance_exceeded_packets": "sender's outbound allowance counter's move "
+    "(AWS ENA, or the emulated one): packets queued or dropped above its allowance",
+    "dst_bw_in_allowance_exceeded_packets": "receiver's inbound allowance counter's move",
+    "src_pps_allowance_exceeded_packets": "sender's packets-per-second allowance counter's move",
+    "dst_pps_allowance_exceeded_packets": "receiver's packets-per-second allowance counter's move",
+    "limiter": "what limited the throughput: window, allowance, loss, cpu, capacity or unknown",
+    "limiter_detail": "the figures that decided the limiter (key=value;...)",
+    "round": "round of the schedule the test ran in",
+    "status": "ok, or failed (then error says why)",
+    "error": "why the test failed, empty when ok",
+    "flags": "physics and consistency checks the row failed, ';'-separated: "
+    + "; ".join(f"{name}: {why}" for name, why in flags.REASONS.items()),
+}
 
 
 def older_contract(header: tuple[str, ...]) -> bool:

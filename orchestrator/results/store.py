@@ -223,7 +223,9 @@ def add_round_rows(
 
 
 def ok_tests(
-    rows: Iterable[Mapping[str, Any]], tests: Iterable[str] = ("ping",), measure: str = SINGLE_STREAM
+    rows: Iterable[Mapping[str, Any]],
+    tests: Iterable[str] = ("ping",),
+    measure: str = SINGLE_STREAM,
 ) -> set[tuple[str, str]]:
     """The pairs whose `measure` test was measured to the end: an ok row, with its
     throughput when the sweep measures throughput (a ping-phase row alone is half of

@@ -35,7 +35,7 @@ from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.report import analyze, cache, charts
 from orchestrator.report import build as report
 from orchestrator.results import flags
-from orchestrator.results.schema import MEASUREMENT_COLUMNS, NUMERIC_COLUMNS
+from orchestrator.results.schema import MEASUREMENT_COLUMNS, MEASUREMENT_DOCS, NUMERIC_COLUMNS
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
@@ -43,92 +43,6 @@ from orchestrator.site.html import head as _head
 from orchestrator.site.html import write as _write
 
 ASSETS = Path(__file__).resolve().parent / "assets"
-
-# What each downloadable column means; the unit is in the name.
-MEASUREMENT_DOCS = {
-    "sweep_id": "the sweep the test belongs to (sortable: UTC start, then a random suffix)",
-    "started_utc": "when the test started, ISO 8601 UTC",
-    "backend": "which stack ran the hosts: local (the EMULATED cloud), aws or gcp",
-    "src_cloud": "cloud of the sending region",
-    "src_region": "sending region id",
-    "dst_cloud": "cloud of the receiving region",
-    "dst_region": "receiving region id",
-    "distance_km": "geodesic distance between the regions (WGS-84)",
-    "rtt_min_ms": "smallest ping round-trip time",
-    "rtt_avg_ms": "mean ping round-trip time (the mean, not the RTT charts show)",
-    "rtt_p10_ms": "10th percentile ping round-trip time (of the test's own samples)",
-    "rtt_p25_ms": "25th percentile ping round-trip time",
-    "rtt_p50_ms": "median ping round-trip time: the test's RTT, shown wherever one RTT is",
-    "rtt_p75_ms": "75th percentile ping round-trip time",
-    "rtt_p90_ms": "90th percentile ping round-trip time",
-    "rtt_p99_ms": "99th percentile ping round-trip time",
-    "rtt_max_ms": "largest ping round-trip time",
-    "rtt_mdev_ms": "ping's mean deviation of the round-trip time",
-    "rtt_samples": "echoes the RTT figures come from (replies received)",
-    "ping_loss_pct": "pings lost, percent",
-    "throughput_bps": "TCP goodput at the receiver, bits per second",
-    "throughput_sender_bps": "TCP rate at the sender, bits per second",
-    "bytes": "the receiver's count of the bytes the sender counted (aligned at the omit boundary)",
-    "retransmits": "TCP retransmissions at the sender",
-    "tcp_rtt_ms": "sender's smoothed TCP RTT",
-    "max_cwnd_bytes": "largest TCP congestion window seen",
-    "measure": "throughput measure: single_stream (one stream, default host settings) or "
-    "capacity (several streams, buffers sized for the BDP); empty reads as single_stream",
-    "streams": "parallel TCP streams",
-    "duration_s": "measured seconds (after the omitted warm-up)",
-    "src_machine_type": "machine type of the sender",
-    "dst_machine_type": "machine type of the receiver",
-    "src_cpu_steal_pct": "CPU steal on the sender during the test, % of its CPU time",
-    "dst_cpu_steal_pct": "CPU steal on the receiver during the test, % of its CPU time",
-    "src_bw_out_allowance_exceeded_packets": "sender's outbound allowance counter's move "
-    "(AWS ENA, or the emulated one): packets queued or dropped above its allowance",
-    "dst_bw_in_allowance_exceeded_packets": "receiver's inbound allowance counter's move",
-    "src_pps_allowance_exceeded_packets": "sender's packets-per-second allowance counter's move",
-    "dst_pps_allowance_exceeded_packets": "receiver's packets-per-second allowance counter's move",
-    "limiter": "what limited the throughput: window, allowance, loss, cpu, capacity or unknown",
-    "limiter_detail": "the figures that decided the limiter (key=value;...)",
-    "round": "round of the schedule the test ran in",
-    "status": "ok, or failed (then error says why)",
-    "error": "why the test failed, empty when ok",
-    "flags": "physics and consistency checks the row failed, ';'-separated: "
-    + "; ".join(f"{name}: {why}" for name, why in flags.REASONS.items()),
-}
-
-SUMMARY_DOCS = {
-    "cloud_pair": "group: all, or source-destination cloud (aws-gcp = from AWS to GCP)",
-    "n": "measurements in the group",
-    "route_inflation_median": "the headline: median of RTT over the fibre floor "
-    f"(2 x distance / (c x 2/3)), pairs >= {analyze.INFLATION_MIN_KM:.0f} km",
-    "route_inflation_p25": "25th percentile of the same ratios",
-    "route_inflation_p75": "75th percentile of the same ratios",
-    "rtt_distance_r": "Pearson r of RTT against distance",
-    "rtt_distance_spearman": "Spearman's rank correlation of RTT against distance",
-    "rtt_intercept_ms": "Theil-Sen RTT at 0 km, held at 0 or above",
-    "rtt_slope_ms_per_1000km": "Theil-Sen RTT increase per 1000 km, held at the fibre's "
-    "10.007 or above",
-    "log_throughput_distance_r": "Pearson r of log10(throughput_bps) against distance",
-    "log_throughput_intercept": "least-squares log10(throughput_bps) at 0 km",
-    "log_throughput_slope_per_1000km": "least-squares change of log10(throughput_bps) per 1000 km",
-    "rtt_median_over_tests_ms": "median over the group's tests of each test's RTT (a "
-    "spread across pairs, not any pair's RTT)",
-    "rtt_p90_over_tests_ms": "90th percentile over the group's tests of each test's RTT",
-    "throughput_median_over_tests_bps": "median over the group's tests of their throughput",
-    "throughput_p90_over_tests_bps": "90th percentile over the group's tests of their throughput",
-}
-
-OUTLIER_DOCS = {
-    "cloud_pair": "group whose fit the pair is compared with",
-    "src": "sending region",
-    "dst": "receiving region",
-    "distance_km": "geodesic distance",
-    "n": "measurements of the pair",
-    "rtt_ms": "the pair's median RTT",
-    "fit_rtt_ms": "the group's fitted RTT at that distance (Theil-Sen through one median per pair)",
-    "excess_ms": "rtt_ms - fit_rtt_ms: negative for a pair faster than the fit",
-    "robust_z": "excess over the median residual, in sigmas estimated as 1.4826 x MAD",
-    "route_inflation": "rtt_ms over the fibre floor",
-}
-
 
 # What a site folder holds; build_site replaces only a folder of these.
 SITE_FILES = frozenset(
@@ -221,8 +135,8 @@ def schema_json() -> dict[str, Any]:
 
     return {
         "measurements.csv": cols(MEASUREMENT_COLUMNS, MEASUREMENT_DOCS),
-        "summary.csv": cols(analyze.SUMMARY_COLUMNS, SUMMARY_DOCS),
-        "outliers.csv": cols(analyze.OUTLIER_COLUMNS, OUTLIER_DOCS),
+        "summary.csv": cols(analyze.SUMMARY_COLUMNS, analyze.SUMMARY_DOCS),
+        "outliers.csv": cols(analyze.OUTLIER_COLUMNS, analyze.OUTLIER_DOCS),
         "sweep.json": [
             {
                 "name": "*",

@@ -359,3 +359,21 @@ def test_a_version_1_store_migrates_on_its_first_write(tmp_path):
         (folder.name, 2),
         ("old", 1),
     ]
+
+
+def test_a_version_7_store_bins_its_one_value_metrics_again(tmp_path):
+    """Version 7 kept value_bins in the RTT's 0.05 % bins; 8 in 1 % bins: the first
+    write computes them again, as a fresh ingest bins them."""
+    for i in range(2):
+        h.ingest_sweep(tmp_path, _sweep(tmp_path, i, rtt=80.0 + i).name)
+    path = tmp_path / "history.duckdb"
+    query = "SELECT * FROM value_bins ORDER BY ALL"
+    fresh = _table(path, query)
+    assert fresh
+    con = duckdb.connect(str(path))
+    con.execute("DELETE FROM value_bins")
+    con.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    con.close()
+    h.ingest_sweep(tmp_path, _sweep(tmp_path, 1, rtt=81.0).name)  # as it was: no change
+    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("8",)]
+    assert _table(path, query) == fresh

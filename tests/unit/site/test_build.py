@@ -512,3 +512,12 @@ def test_site_leaves_flagged_rows_out_unless_asked(tmp_path):
     kept = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "b"), "--include-flagged"])
     assert kept.exit_code == 0, kept.output
     assert "flagged rows:" not in (tmp_path / "b" / "index.html").read_text()
+
+
+def test_every_downloadable_column_says_what_it_means():
+    """data/schema.json: each column of measurements.csv, summary.csv and outliers.csv
+    with a description, from the docs kept beside each file's columns."""
+    for name, columns in site.schema_json().items():
+        assert columns, name
+        undocumented = [c["name"] for c in columns if not c["description"]]
+        assert not undocumented, (name, undocumented)
