@@ -15,7 +15,7 @@ from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import read_text
-from orchestrator.history.changes import Params
+from orchestrator.history.changes import MAX_RUNS, Params
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -498,16 +498,16 @@ UNITS = {"rtt": "ms", "throughput": "bit/s"}
 )  # fmt: skip
 @_SOURCE_OPTION
 @click.option(
-    "--runs", "last_runs", type=click.IntRange(min=2), default=56, show_default=True,
+    "--runs", "last_runs", type=click.IntRange(2, MAX_RUNS), default=56, show_default=True,
     help="The latest sweeps of each source to examine (2 x the 28-run baseline).",
 )  # fmt: skip
 @click.option(
-    "--baseline-runs", type=click.IntRange(min=2), default=None,
+    "--baseline-runs", type=click.IntRange(2, MAX_RUNS), default=None,
     help=f"N: a pair's baseline is the median of its last N comparable runs (the store's "
     f"rule; {Params.window_runs} until set). Another value judges every run again with it.",
 )  # fmt: skip
 @click.option(
-    "--min-runs", type=click.IntRange(min=2), default=None,
+    "--min-runs", type=click.IntRange(2, MAX_RUNS), default=None,
     help=f"Comparable runs a pair needs before any of its runs is judged (the store's rule; "
     f"{Params.min_runs} until set). Another value judges every run again with it.",
 )  # fmt: skip

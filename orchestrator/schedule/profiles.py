@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.clouds.options import NETWORK_TIERS, CloudFlags
+from orchestrator.core import grammar
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import load_yaml
 from orchestrator.model import backends
@@ -235,6 +236,9 @@ def sweep_request(source: str, name: str, settings: dict[str, object]) -> SweepR
         if key in settings:
             try:
                 values[key] = _READ[key](settings[key])
+                most = grammar.ceiling(key)
+                if _READ[key] is _integer and abs(values[key]) > most:
+                    raise UserError(f"{values[key]} is out of range (at most {most:,})")
             except UserError as e:
                 raise _fail(source, name, key, str(e)) from None
 
@@ -342,6 +346,8 @@ def parse_profile(
 
         try:
             parse_target(str(publish))
+            if "://" in str(publish):  # it reaches a workflow's env: a bucket's grammar
+                grammar.bucket_url(str(publish), "publish:")
         except UserError as e:
             raise _fail(source, name, "publish", str(e)) from None
     if catalog is not None:

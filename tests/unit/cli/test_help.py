@@ -50,7 +50,9 @@ def test_every_option_click_refuses_is_one_line_naming_the_commands_help():
 def test_a_bad_value_or_a_missing_option_is_one_line():
     runner = CliRunner()
     line = one_line(runner.invoke(main, ["plan", "--duration", "0"]))
-    assert line.startswith("error: Invalid value for '--duration': 0 is not in the range x>=1")
+    assert line.startswith(
+        "error: Invalid value for '--duration': 0 is not in the range 1<=x<=1000000"
+    )
     line = one_line(runner.invoke(main, ["publish", "--to", "x"], prog_name="interregion"))
     assert line == "error: Missing option '--site'. (see 'interregion publish --help')"
     line = one_line(runner.invoke(main, ["plna"]))
