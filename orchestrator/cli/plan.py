@@ -183,9 +183,15 @@ def print_plan(result: Plan, console: Console) -> None:
     for i, rnd in enumerate(result.rounds[:SHOW_ROUNDS], 1):
         slots = ", ".join(" <> ".join(slot.regions) for slot in rnd)
         rounds.add_row(str(i), str(sum(len(s.pairs) for s in rnd)), slots)
+    if result.sentinel_round and len(result.rounds) < SHOW_ROUNDS:
+        slots = ", ".join(" <> ".join(slot.regions) for slot in result.sentinels)
+        tests = sum(len(s.pairs) for s in result.sentinels)
+        rounds.add_row(str(len(result.rounds) + 1), str(tests), f"{slots} (sentinels, again)")
     console.print(rounds)
     if len(result.rounds) > SHOW_ROUNDS:
         console.print(f"... and {len(result.rounds) - SHOW_ROUNDS} more rounds (see --json)")
+    for line in result.extra_rounds():
+        console.print(line, highlight=False)
 
     e = result.estimate
     params = result.params

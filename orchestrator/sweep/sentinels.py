@@ -64,6 +64,26 @@ def add_sentinel_rounds(
     return out
 
 
+def describe(planned: Sequence[Any], before: int) -> str:
+    """The line the measure stage logs for the sentinels `add_sentinel_rounds` added to
+    `before` rounds: which slots run again, where, and why ("" when none were added)."""
+    late = [(p.number, s) for p in planned for s in p.slots if s.sentinel]
+    if not late:
+        return ""
+    first = planned[0].number
+    names = ", ".join(f"{s.client} <> {s.server}" for _n, s in late)
+    where = (
+        f"in one more round (#{late[0][0]}) after the {before} planned"
+        if len(planned) > before
+        else f"in the last round (#{late[0][0]})"
+    )
+    return (
+        f"sentinels: {len(late)} slots of round #{first} ({names}) run again {where}; "
+        "their late results, set against the early ones, show a host whose bandwidth fell "
+        "during the sweep (sentinels.csv)"
+    )
+
+
 def split_rows(
     slots: Sequence[SlotPlan], rows: Iterable[Mapping[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
