@@ -237,7 +237,8 @@ def ingest(sweep_id: str | None, all_: bool, replace: bool, results_dir: Path) -
     if bool(sweep_id) == all_:
         raise UserError("say which sweeps: --sweep ID or --all (not both)")
     if sweep_id:
-        rows = h.ingest_sweep(results_dir, sweep_id, replace=replace)
+        with log.step(f"ingesting sweep {sweep_id}"):
+            rows = h.ingest_sweep(results_dir, sweep_id, replace=replace)
         click.echo(f"{sweep_id}: {log.counted(rows, 'row')} in {h.store_path(results_dir)}")
         with h.opened(results_dir, read_only=True) as con:
             for fields, pairs in h.fingerprint_changes(con, sweep_id):
@@ -246,7 +247,9 @@ def ingest(sweep_id: str | None, all_: bool, replace: bool, results_dir: Path) -
                     "previous test: " + ("; ".join(fields) or "fingerprint differs")
                 )
         return
-    sweeps, rows = h.ingest_all(_existing_results(results_dir), warn=_warn, replace=replace)
+    folder = _existing_results(results_dir)
+    with log.step(f"ingesting every sweep and import of {folder}"):
+        sweeps, rows = h.ingest_all(folder, warn=_warn, replace=replace)
     click.echo(
         f"{log.counted(sweeps, 'sweep')}, {log.counted(rows, 'row')} in {h.store_path(results_dir)}"
     )

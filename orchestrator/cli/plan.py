@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from orchestrator.plan.options import (
     test_params_options,
 )
 from orchestrator.plan.pricing import load_pricing
-from orchestrator.plan.selection import pairs_per_band
+from orchestrator.plan.selection import SelectionSpec, pairs_per_band
 from orchestrator.plan.sweep_plan import Plan, make_plan, slot_seconds
 from orchestrator.sweep.provision import controller_region
 
@@ -109,8 +110,10 @@ def plan(
             f"--round-overhead {round_overhead:g}: give 0 to {MAX_ROUND_OVERHEAD_S:,.0f} seconds"
         )
     loaded = load_catalog(catalog)
+    log.debug(f"plan: catalog {catalog}: {log.counted(len(loaded.regions), 'region')}")
     spec = spec_from_options(**options)
     params = params_from_options(**options)
+    log.debug(f"plan: selection {_given(spec)}; tests {', '.join(params.tests)}")
     notes: list[str] = []  # said once the plan is made: bad input is one line alone
     check_selection(loaded, spec, backend, notes.append)
     result = make_plan(
@@ -125,6 +128,15 @@ def plan(
         controller=controller_region(options.get("controller")),
         emulated=options.get("emulated_type"),
     )
+    log.debug(
+        f"plan: {log.counted(len(result.selection.regions), 'region')} and "
+        f"{log.counted(len(result.selection.pairs), 'directed pair')} selected; "
+        f"{log.counted(len(result.rounds), 'round')} against a lower bound of "
+        f"{result.lower_bound_rounds}; cap {result.max_concurrent or 'none'}"
+        f"{' (sequential)' if result.sequential else ''}; round overhead "
+        + (f"{round_overhead:g} s" if round_overhead is not None else "the controller's model")
+    )
+    log.debug(f"plan: prices from {pricing_path} (as of {result.pricing_as_of})")
     for note in notes:
         _note(note)
     if result.shortfalls:
@@ -139,6 +151,17 @@ def plan(
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
         print_plan(result, _console())
+
+
+def _given(spec: SelectionSpec) -> str:
+    """The selection's fields that differ from the defaults, as `name=value`."""
+    default = SelectionSpec()
+    given = [
+        f"{f.name}={getattr(spec, f.name)}"
+        for f in fields(spec)
+        if getattr(spec, f.name) != getattr(default, f.name)
+    ]
+    return ", ".join(given) or "every region of both clouds"
 
 
 def _note(message: str) -> None:

@@ -16,8 +16,20 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-__all__ = ["configure", "counted", "debug", "info", "is_verbose", "say", "stamp", "warning"]
+__all__ = [
+    "configure",
+    "counted",
+    "debug",
+    "info",
+    "is_verbose",
+    "say",
+    "stamp",
+    "step",
+    "warning",
+]
 
 LOGGER = logging.getLogger("interregion")
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
@@ -104,3 +116,16 @@ def say(message: str) -> None:
 def debug(message: str) -> None:
     _ready()
     LOGGER.debug(message)
+
+
+@contextmanager
+def step(what: str, done: str = "", tell: Callable[[str], None] | None = None) -> Iterator[None]:
+    """A step that can take more than 2 seconds: a line as it starts (`what`, e.g.
+    "rendering 9 PNG charts"), and one with its time when it ends (`done`, else `what`
+    again: "rendering 9 PNG charts: done in 7.4 s"). `tell` is where the lines go (a
+    sweep's log, else INFO); a step that fails says nothing more (its error will)."""
+    tell = tell or info
+    tell(what)
+    started = time.monotonic()
+    yield
+    tell(f"{done or what}: done in {time.monotonic() - started:.1f} s")

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from orchestrator.core.log import counted
 from orchestrator.model.hosts import iperf3_port
 from orchestrator.plan.rounds import SENTINEL_SLOTS, add_sentinels
 from orchestrator.results import store
@@ -78,7 +79,7 @@ def describe(planned: Sequence[Any], before: int) -> str:
         else f"in the last round (#{late[0][0]})"
     )
     return (
-        f"sentinels: {len(late)} slots of round #{first} ({names}) run again {where}; "
+        f"sentinels: {counted(len(late), 'slot')} of round #{first} ({names}) run again {where}; "
         "their late results, set against the early ones, show a host whose bandwidth fell "
         "during the sweep (sentinels.csv)"
     )
