@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import click
 import pytest
@@ -141,6 +142,14 @@ def test_a_long_step_says_when_it_starts_and_how_long_it_took():
     with pytest.raises(ValueError), log.step("a step", tell=failed.append):
         raise ValueError("its own error says it")
     assert failed == ["a step"]  # no "done" for a step that failed
+    quick = []
+    with log.step("a quick step", tell=quick.append, after_s=5):
+        pass
+    assert quick == []  # over before its start line was due: nothing said
+    slow = []
+    with log.step("a slow step", tell=slow.append, after_s=0.05):
+        time.sleep(0.3)
+    assert slow[0] == "a slow step" and slow[1].startswith("a slow step: done in "), slow
 
 
 def test_verbose_adds_what_plan_and_report_do(tmp_path):
