@@ -15,7 +15,7 @@ from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import read_text
 from orchestrator.history.changes import Params
-from orchestrator.plan.options import selection_options, spec_from_options
+from orchestrator.plan.options import choosers_given, filter_options, spec_from_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -405,7 +405,7 @@ def convert(fmt: str, file: Path | str, out: Path) -> None:
     show_default=True,
     help="Region catalog (opt-in regions for --no-opt-in).",
 )
-@selection_options
+@filter_options
 def matrix(
     metric: str, stat: str, window: str, sources: tuple[str, ...], as_json: bool,
     include_flagged: bool, as_csv: bool, results_dir: Path, catalog: Path, **selection: Any,
@@ -431,8 +431,9 @@ def matrix(
 
     if as_json and as_csv:
         raise UserError("--json and --csv both given: pick one")
-    if selection.get("max_regions") is not None:
-        raise UserError("--max-regions chooses regions for a sweep: it does not filter a matrix")
+    chooser = choosers_given(selection)
+    if chooser:
+        raise UserError(f"{chooser} chooses regions for a sweep: it does not filter a matrix")
     spec = spec_from_options(**selection)
     regions = load_catalog(catalog)
     keep = pair_filter(spec, regions) if spec != type(spec)() else None

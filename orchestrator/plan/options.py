@@ -54,7 +54,7 @@ def _apply(f: F, options: list[Callable[[F], F]]) -> F:
 
 def selection_options(f: F) -> F:
     """Add --clouds, --regions, --exclude, --no-opt-in, --cloud-pair, --min-km,
-    --max-km, --pairs, --max-regions and --spread to a click command."""
+    --max-km, --pairs, --max-regions, --spread and --opt-in to a click command."""
     return _apply(f, [*_filters(), *_choosers()])
 
 
@@ -66,8 +66,8 @@ def filter_options(f: F) -> F:
 
 
 def choosers_given(selection: dict[str, Any]) -> str | None:
-    """The first of --max-regions, --spread given to a command that only filters."""
-    for name in ("max_regions", "spread"):
+    """The first of --max-regions, --spread, --opt-in given to a command that only filters."""
+    for name in ("max_regions", "spread", "opt_in"):
         if selection.get(name) is not None:
             return "--" + name.replace("_", "-")
     return None
@@ -134,6 +134,14 @@ def _choosers(hidden: bool = False) -> list[Callable[[F], F]]:
             default=None,
             help="How --max-regions chooses: bands (default; every distance band, then "
             "the globe) or globe (farthest-point sampling alone, the older choice).",
+        ),
+        click.option(
+            "--opt-in",
+            hidden=hidden,
+            is_flag=True,
+            default=None,
+            help="Let --max-regions choose AWS opt-in regions too (each must be enabled "
+            "for the account first; without this flag it leaves them out).",
         ),
     ]
 
@@ -328,6 +336,7 @@ def spec_from_options(**kwargs: Any) -> SelectionSpec:
         pairs=parse_pairs(kwargs.get("pairs")),
         max_regions=kwargs.get("max_regions"),
         spread=kwargs.get("spread") or "bands",
+        opt_in=bool(kwargs.get("opt_in")),
     )
 
 

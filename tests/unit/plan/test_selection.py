@@ -395,3 +395,34 @@ def test_make_run_regions_have_pairs_in_every_band():
 def test_spread_is_checked():
     with pytest.raises(UserError, match="--spread"):
         select(CATALOG, SelectionSpec(max_regions=4, spread="random"))
+
+
+def test_max_regions_leaves_opt_in_regions_out_unless_asked_or_named():
+    real = load_catalog(paths.CATALOG)
+    opt_in = {r.key for r in real.regions if r.opt_in}
+    assert len(opt_in) == 17
+    for n in (4, 6, 8, 12, 24):
+        chosen = set(select(real, SelectionSpec(max_regions=n)).keys)
+        assert len(chosen) == n and not chosen & opt_in, (n, chosen & opt_in)
+    # asked: at 6 the spread takes two of them (Dubai, Querétaro), as it did by default
+    asked = set(select(real, SelectionSpec(max_regions=6, opt_in=True)).keys)
+    assert asked & opt_in == {"aws:me-central-1", "aws:mx-central-1"}
+    # named: an opt-in region --regions names may be chosen
+    named = ("aws:me-central-1", "aws:us-east-1", "gcp:europe-west1", "gcp:asia-east1")
+    chosen = set(select(real, SelectionSpec(regions=named, max_regions=4)).keys)
+    assert chosen == set(named)
+    with pytest.raises(UserError, match=r"--opt-in .* --no-opt-in"):
+        select(real, SelectionSpec(max_regions=4, opt_in=True, no_opt_in=True))
+
+
+def test_opt_in_is_a_chooser_a_report_and_a_matrix_refuse():
+    from click.testing import CliRunner
+
+    from orchestrator.cli import main
+
+    for command in (["report", "--all"], ["matrix"]):
+        out = CliRunner().invoke(main, [*command, "--opt-in"])
+        assert out.exit_code == 2 and "--opt-in chooses regions for a sweep" in out.output
+        listed = CliRunner().invoke(main, [*command, "--help"]).output
+        for hidden in ("--max-regions", "--spread", "--opt-in"):
+            assert hidden not in listed, (command, hidden)
