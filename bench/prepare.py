@@ -40,7 +40,14 @@ def main() -> None:
         raise SystemExit("bench/prepare.py needs root (the emulated cloud uses namespaces)")
     with tempfile.TemporaryDirectory(prefix="ir-bench-") as tmp:
         planned = cli(
-            "sweep", "--max-regions", str(args.regions), "--yes", "--plan-only", "--results", tmp
+            "sweep",
+            "--opt-in",
+            "--max-regions",
+            str(args.regions),
+            "--yes",
+            "--plan-only",
+            "--results",
+            tmp,
         )
         if planned.returncode != 0:
             raise SystemExit(planned.stderr)

@@ -158,7 +158,8 @@ def test_spread_globe_is_farthest_point_sampling_from_us_east_1():
     # Sydney (15,673 km); aws's farthest from {Ashburn, Sydney} is Cape Town
     # (min 11,034 km, Tokyo only 7,792); gcp's farthest from those three is Tokyo
     # (min 7,792 km, Saint-Ghislain 6,233, Osasco 6,371).
-    selection = select(CATALOG, SelectionSpec(max_regions=4, spread="globe"))
+    # (--opt-in: Cape Town is one; the sampling over every region is what is checked)
+    selection = select(CATALOG, SelectionSpec(max_regions=4, spread="globe", opt_in=True))
     assert selection.keys == (
         "aws:us-east-1",
         "aws:af-south-1",
@@ -170,15 +171,15 @@ def test_spread_globe_is_farthest_point_sampling_from_us_east_1():
 
 def test_max_regions_is_deterministic_balanced_and_spread():
     for n, spread in ((n, spread) for n in range(2, 15) for spread in ("bands", "globe")):
-        first = select(CATALOG, SelectionSpec(max_regions=n, spread=spread))
-        again = select(CATALOG, SelectionSpec(max_regions=n, spread=spread))
+        first = select(CATALOG, SelectionSpec(max_regions=n, spread=spread, opt_in=True))
+        again = select(CATALOG, SelectionSpec(max_regions=n, spread=spread, opt_in=True))
         assert first == again
         assert len(first.regions) == n
         clouds = [r.cloud for r in first.regions]
         # even shares, until the fixture's 6 gcp regions run out
         assert min(clouds.count("aws"), clouds.count("gcp")) == min(n // 2, len(GCP))
     # spread: the closest two of the sample are farther apart than in the first 4
-    sample = select(CATALOG, SelectionSpec(max_regions=4, spread="globe")).regions
+    sample = select(CATALOG, SelectionSpec(max_regions=4, spread="globe", opt_in=True)).regions
     first_four = CATALOG.regions[:4]
 
     def closest(regions):
@@ -202,7 +203,9 @@ def test_farthest_point_sample_falls_back_to_the_medoid():
 
 
 def test_more_regions_than_exist_keeps_all():
-    assert len(select(CATALOG, SelectionSpec(max_regions=100)).regions) == 14
+    assert len(select(CATALOG, SelectionSpec(max_regions=100, opt_in=True)).regions) == 14
+    # without --opt-in, all but the fixture's opt-in region (af-south-1)
+    assert len(select(CATALOG, SelectionSpec(max_regions=100)).regions) == 13
 
 
 @pytest.mark.parametrize(
