@@ -247,8 +247,11 @@ def _sweep_profile(kwargs: dict[str, Any]) -> None:
 def _plan(kwargs: dict[str, Any]) -> tuple[Plan, SelectionSpec, dict[str, Any] | None]:
     """The plan, its selection and the cloud options of a new sweep; asks above the budget."""
     plan, spec = launch.plan_from_options(kwargs, _note)
+    # the cloud flags (and the cloud's extra) checked before the plan is shown or asked
+    # about: bad input stays one line
+    options = new_cloud_options(kwargs)
     announce(plan, kwargs, len(plan.selection.pairs), plan.shape())
-    return plan, spec, new_cloud_options(kwargs)
+    return plan, spec, options
 
 
 def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None:
