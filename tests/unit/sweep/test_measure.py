@@ -25,7 +25,7 @@ FAST = TestParams(pings=5, duration_s=1, omit_s=0)
 def playbook_for(n_regions: int, max_concurrent: int | None = None):
     plan = make_plan(
         load_catalog(),
-        SelectionSpec(max_regions=n_regions),
+        SelectionSpec(max_regions=n_regions, opt_in=True),  # the catalog's every region
         FAST,
         backend="local" if max_concurrent else "cloud",
         max_concurrent=max_concurrent,
