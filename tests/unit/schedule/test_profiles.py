@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import re
+import shlex
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -315,6 +317,12 @@ def test_schedule_init_writes_the_sample_and_keeps_a_file_already_there(tmp_path
     missing = CliRunner().invoke(main, ["schedule", "list", "--file", str(target)])
     assert missing.exit_code == 2
     assert f"'interregion schedule init --file {target}' writes a sample" in missing.output
+    # the hint, run as printed (a path with a space comes back quoted)
+    spaced = tmp_path / "my profiles.yaml"
+    said = CliRunner().invoke(main, ["schedule", "list", "--file", str(spaced)]).output
+    (hint,) = re.findall(r"'(interregion schedule init [^']*)'", said)
+    ran = CliRunner().invoke(main, shlex.split(hint)[1:])
+    assert ran.exit_code == 0 and spaced.is_file(), ran.output
     made = CliRunner().invoke(main, ["schedule", "init", "--file", str(target)])
     assert made.exit_code == 0, made.output
     assert target.read_text() == paths.SAMPLE_SCHEDULES.read_text()
