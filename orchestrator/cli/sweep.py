@@ -185,6 +185,7 @@ def sweep(**kwargs: Any) -> None:
             "priced anyway)"
         )
     if kwargs["resume_id"]:
+        _refuse_with_resume(kwargs)
         if kwargs["perturb"] or kwargs["perturb_file"] or kwargs["emulation_seed"] is not None:
             raise UserError(
                 "--perturb and --emulation-seed with --resume: a resumed sweep keeps the "
@@ -220,6 +221,21 @@ def sweep(**kwargs: Any) -> None:
         run = launch.create(plan, spec, results, cloud_options=options, emulation=emulation)
         log.info(f"sweep {run.id}: {run.dir}")
         _run(run, kwargs, held)
+
+
+def _refuse_with_resume(kwargs: dict[str, Any]) -> None:
+    """A selection or test option given with --resume is one line: the resumed sweep
+    measures what it planned, and the option would be silently ignored."""
+    from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
+
+    ctx = click.get_current_context()
+    for name in (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS):
+        if name in kwargs and ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE:
+            flag = "--" + name.replace("_", "-")
+            raise UserError(
+                f"{flag} with --resume: a resumed sweep measures what it planned; "
+                f"drop {flag}, or start a new sweep"
+            )
 
 
 def _sweep_profile(kwargs: dict[str, Any]) -> None:

@@ -552,11 +552,12 @@ def retry_bound(
     sequential: bool,
 ) -> int:
     """The most rounds a retry of failed tests can take: their schedule has at most Δ + 1
-    rounds (ceil(slots / cap) with a cap), and the failed tests' Δ and slots are at most
-    the sweep's."""
+    rounds (ceil(slots / cap) with a cap), never more than its slots, and the failed
+    tests' Δ and slots are at most the sweep's."""
     if sequential:
         return len(rounds)
-    return max(len(rounds), lower_bound(pairs, max_concurrent), lower_bound(pairs) + 1)
+    slots = sum(len(r) for r in rounds)
+    return max(len(rounds), lower_bound(pairs, max_concurrent), min(lower_bound(pairs) + 1, slots))
 
 
 def emulated_bandwidth() -> dict[str, MachineBandwidth]:
