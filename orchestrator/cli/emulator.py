@@ -132,8 +132,10 @@ def up_command(
     \b
     Example:
       interregion emulator up --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2
-      interregion emulator up --max-regions 12 --id demo --controller aws:us-east-1
-      interregion emulator up --seed 7 --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
+      interregion emulator up --regions aws:us-east-1,gcp:us-east4,aws:ap-southeast-2 \\
+        --id demo --controller aws:us-east-1
+      interregion emulator up --regions aws:us-east-1,gcp:europe-west1 --seed 7 \\
+        --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
     """
     if spec_file is not None:
         if controller or seed is not None or perturb or perturb_file:

@@ -333,29 +333,13 @@ for _to in ("/var/www/interregion", "s3://my-bucket/interregion", "gs://my-bucke
         "publishes the site 'site' builds: none here",
         "Invalid value for '--site'",
     )
-# Examples that run minutes as root on the emulated cloud (namespaces for every region of
-# the selection): not run here; the e2e tests named run the same commands' paths.
+# Examples that run minutes as root on the emulated cloud (a whole sweep, a study, the
+# demo): not run here; the e2e tests named run the same commands' paths. The emulator's
+# own examples (seconds each) run above.
 TOO_LONG = {
     "interregion demo --out demo --replace": "tests/e2e/test_demo.py",
     "interregion demo --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2 --sweeps 5 "
     "--change-from 3 --min-runs 2": "tests/e2e/test_demo.py",
-    "interregion emulator up --max-regions 8": "tests/e2e/test_faults.py",
-    "interregion emulator up --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2": (
-        "tests/e2e/test_faults.py"
-    ),
-    "interregion emulator up --max-regions 12 --id demo --controller aws:us-east-1": (
-        "tests/e2e/test_faults.py"
-    ),
-    "interregion emulator up --seed 7 --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10": (
-        "tests/e2e/test_faults.py"
-    ),
-    "interregion emulator perturb --id demo --perturb aws:us-east-1/gcp:us-east4,delay_ms=10": (
-        "tests/e2e/test_demo.py (a kept-up emulation)"
-    ),
-    "interregion emulator perturb --id demo --perturb aws:ap-southeast-2,loss_pct=2": (
-        "tests/e2e/test_demo.py (a kept-up emulation)"
-    ),
-    "interregion emulator perturb --id demo": "tests/e2e/test_demo.py (a kept-up emulation)",
     "interregion sweep --backend local --yes --max-regions 8": "tests/e2e/test_sweep.py",
     "interregion sweep --tests ping --yes --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10": (
         "tests/e2e/test_sweep.py"
@@ -367,6 +351,11 @@ TOO_LONG = {
         "tests/e2e/test_study.py"
     ),
 }
+
+
+# the emulations the emulator's examples bring up (`--id`, else its default `local`):
+# the examples take them down themselves; the test again whatever happened
+EMULATIONS = ("local", "demo")
 
 
 def test_the_examples_are_collected_from_every_commands_help():
@@ -393,15 +382,19 @@ def test_every_help_example_runs_as_written_from_the_wheel_in_an_empty_folder(
     examples = help_examples()
     ordered = [*FIRST, *(e for e in examples if e not in FIRST and e not in TOO_LONG)]
     problems = []
-    for example in ordered:
-        done = _run(["bash", "-c", example], empty, run_env, timeout=300)
-        said = done.stderr.strip().splitlines()
-        if example in FAILS_HERE:
-            why, error = FAILS_HERE[example]
-            if done.returncode != 2 or len(said) != 1 or error not in said[0]:
-                problems.append(f"{example} ({why}): rc {done.returncode}: {said[-3:]}")
-        elif done.returncode != 0:
-            problems.append(f"{example}: rc {done.returncode}: {said[-3:]}")
+    try:
+        for example in ordered:
+            done = _run(["bash", "-c", example], empty, run_env, timeout=300)
+            said = done.stderr.strip().splitlines()
+            if example in FAILS_HERE:
+                why, error = FAILS_HERE[example]
+                if done.returncode != 2 or len(said) != 1 or error not in said[0]:
+                    problems.append(f"{example} ({why}): rc {done.returncode}: {said[-3:]}")
+            elif done.returncode != 0:
+                problems.append(f"{example}: rc {done.returncode}: {said[-3:]}")
+    finally:  # the emulations the examples bring up by name (an example may have failed)
+        for name in EMULATIONS:
+            _run([str(interregion), "emulator", "down", "--id", name], empty, run_env)
     assert not problems, "\n".join(problems)
     # what the first steps made is there, in the folder the user started in
     assert (empty / "schedules.yaml").read_text() == (CHECKOUT / "schedules.yaml").read_text()
