@@ -29,7 +29,7 @@ from click.core import ParameterSource
 
 from orchestrator import __version__
 from orchestrator.cli.signals import stop_on_signals
-from orchestrator.core import grammar, log
+from orchestrator.core import grammar, log, paths
 from orchestrator.core.errors import BAD_INPUT, RUN_FAILED, UserError
 from orchestrator.drivers import interrupts
 
@@ -295,4 +295,9 @@ def main() -> None:
 
 
 main.params.extend(_verbosity_options())
+# the pages ship with the package: the folder named is there, installed or in a checkout
+main.epilog = (
+    f"Documentation: the pages in {paths.DOCS} (sweeps.md, planning.md, history.md, "
+    "scheduled-sweeps.md, ...); each command's --help ends with examples."
+)
 main.commands = _Commands()

@@ -26,8 +26,10 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
 from orchestrator.core.textfile import csv_errors
@@ -37,6 +39,20 @@ from orchestrator.results import flags, tiers
 from orchestrator.results.schema import number_problem
 
 FORMATS = ("skyplane", "doit")
+# the file of each format that ships with the package (data/, in the wheel too): what
+# `history convert --from FORMAT builtin` converts
+BUILTIN = "builtin"
+BUILTIN_FILES = {
+    "skyplane": "skyplane-latency-2022.csv",
+    "doit": "doit-intercloud-throughput-2022-02.csv",
+}
+
+
+def builtin_file(fmt: str) -> Path:
+    """The shipped public data file of format `fmt` (data/README.md says where from)."""
+    return paths.DATA / BUILTIN_FILES[fmt]
+
+
 CLOUDS = ("aws", "gcp")
 SKYPLANE_PINGS = 10  # ping -c 10 (data/README.md)
 DOIT_PINGS = 5  # ping -c 5

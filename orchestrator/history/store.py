@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.core.errors import RunFailure, UserError
-from orchestrator.core.log import info
+from orchestrator.core.log import counted, debug, info
 from orchestrator.core.textfile import csv_errors, read_text
 from orchestrator.history import bulk, judgments
 from orchestrator.history.fingerprint import (
@@ -916,11 +916,13 @@ def ingest_sweep(results: Path, sweep_id: str, replace: bool = False) -> int:
     but never with fewer rows unless `replace` (an unreadable or shorter CSV would
     lose what was measured). Returns the number of rows. A sweep calls it as it ends."""
     batch = sweep_batch(results, sweep_id)
+    debug(f"history: {sweep_id}: {counted(len(batch.rows), 'row')} read")
     with opened(results, create=True) as con, transaction(con):
         problem = None if replace else _shrinks(con, batch)
         if problem:
             raise UserError(problem)
         _write_batch(con, batch)
+        debug(f"history: {sweep_id}: written; judging its paths (change detection)")
         _judge(con, [sweep_id])
         archive_old_rows(con)
     return len(batch.rows)
@@ -949,6 +951,7 @@ def ingest_all(
     for sweep_id in sweep_ids(results):
         try:
             batches.append(sweep_batch(results, sweep_id))
+            debug(f"history: {sweep_id}: {counted(len(batches[-1].rows), 'row')} read")
         except UserError as e:
             if warn:
                 warn(f"{sweep_id} left out: {e}")
@@ -965,6 +968,7 @@ def ingest_all(
                 continue
             _write_batch(con, batch)
             written.append(batch)
+        debug(f"history: {counted(len(written), 'batch', 'batches')} written; judging their paths")
         _judge(con, [b.sweep["sweep_id"] for b in written])
         archive_old_rows(con)
     return len(written), sum(len(b.rows) for b in written)
