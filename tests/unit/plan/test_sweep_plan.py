@@ -470,7 +470,7 @@ def test_plan_options_reach_the_plan(catalog_file):
         (["--min-km", "5000", "--max-km", "10"], "--min-km 5000 is above --max-km 10"),
         (["--regions", "aws:mars-1"], "unknown region 'aws:mars-1'"),
         (["--clouds", "aws,azure"], "--clouds 'azure': unknown cloud"),
-        (["--max-concurrent", "0"], "'--max-concurrent': 0 is not in the range x>=1"),
+        (["--max-concurrent", "0"], "'--max-concurrent': 0 is not in the range 1<=x<=1000000"),
         (["--max-concurrent", "2", "--sequential"], "give one"),
         (["--streams", "0"], "--streams 0"),
         (["--duration", "86401"], "--duration 86401: iperf3 runs 1 to 86,400 s"),
