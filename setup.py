@@ -2,9 +2,10 @@
 
 The checkout keeps regions.yaml, infra/, playbooks/ and data/ at the top (each step's
 folder, as the README's table shows); an installed package reads its copies from
-orchestrator/bundled/ (orchestrator.core.paths). Built and machine-local things stay out:
-Terraform's working folders and state (its lock files go in), and the delayd binaries
-(an installed package builds delayd from its source on first use:
+orchestrator/bundled/ (orchestrator.core.paths), with the sample schedules.yaml that
+`schedule init` writes and the docs/ pages its help points to. Built and machine-local
+things stay out: Terraform's working folders and state (its lock files go in), and the
+delayd binaries (an installed package builds delayd from its source on first use:
 orchestrator.emulator.delay).
 Everything else is in pyproject.toml.
 """
@@ -19,7 +20,7 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-TOP = ("regions.yaml", "infra", "playbooks", "data")
+TOP = ("regions.yaml", "schedules.yaml", "infra", "playbooks", "data", "docs")
 LEFT_OUT = (".terraform", "*.tfstate", "*.tfstate.*", "__pycache__", "*.pyc", "*.o", "tf-*")
 BUILT = {"delayd", "delayd-asan"}  # binaries beside delayd.c (the folder is also "delayd")
 

@@ -25,7 +25,8 @@ CHANGELOG = FIGURES / "CHANGELOG.md"
 # the page's order: from planning to the history, then what the user sees first
 ORDER = (
     "schedule", "netmodel", "emulator", "sweep", "prepare", "study", "limiter",
-    "report", "site", "history", "mesh", "quotable", "stalls", "demo", "cli_startup",
+    "report", "site", "history", "mesh", "quotable", "stalls", "hostile_input", "demo",
+    "cli_startup",
 )  # fmt: skip
 FORMAT = "interregion-bench/v1"
 

@@ -52,7 +52,14 @@ def run(args: argparse.Namespace, figures: Figures) -> None:
     )
     with tempfile.TemporaryDirectory(prefix="ir-bench-") as tmp:
         planned = cli(
-            "sweep", "--max-regions", str(args.regions), "--yes", "--plan-only", "--results", tmp
+            "sweep",
+            "--opt-in",
+            "--max-regions",
+            str(args.regions),
+            "--yes",
+            "--plan-only",
+            "--results",
+            tmp,
         )
         if planned.returncode != 0:
             raise SystemExit(planned.stderr)

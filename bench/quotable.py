@@ -87,6 +87,7 @@ def bands() -> None:
     cases = {
         "make run (RUN_REGIONS)": SelectionSpec(regions=run_regions()),
         "--max-regions 8 (--spread bands)": SelectionSpec(max_regions=8),
+        "--max-regions 8 --opt-in": SelectionSpec(max_regions=8, opt_in=True),
         "--max-regions 8 --spread globe": SelectionSpec(max_regions=8, spread="globe"),
     }
     print("directed pairs per distance band")

@@ -147,7 +147,16 @@ def _kind(root: bool, parent: str, argv: list[bytes]) -> str:
 
 def run(size: int, extra: list[str], results: Path) -> dict:
     started = time.monotonic()
-    args = ["sweep", "--backend", "local", "--yes", "--no-report", "--max-regions", str(size)]
+    args = [
+        "sweep",
+        "--backend",
+        "local",
+        "--yes",
+        "--no-report",
+        "--opt-in",
+        "--max-regions",
+        str(size),
+    ]
     proc = subprocess.Popen(
         [INTERREGION, *args, "--results", str(results), *extra],
         stdout=subprocess.PIPE,
@@ -203,7 +212,16 @@ def latency_run(size: int, extra: list[str], results: Path) -> dict:
     from orchestrator.emulator.stack import expected_rtts_ms, sweep_spec
     from orchestrator.results import store
 
-    args = ["sweep", "--backend", "local", "--yes", "--no-report", "--max-regions", str(size)]
+    args = [
+        "sweep",
+        "--backend",
+        "local",
+        "--yes",
+        "--no-report",
+        "--opt-in",
+        "--max-regions",
+        str(size),
+    ]
     proc = subprocess.Popen(
         [INTERREGION, *args, "--tests", "ping", "--results", str(results), *extra],
         stdout=subprocess.PIPE,

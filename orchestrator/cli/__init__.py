@@ -17,10 +17,11 @@ entry points import this package (tests/check_layers.py).
 
 from __future__ import annotations
 
+import csv
 import importlib
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, NoReturn
 
 import click
@@ -28,8 +29,9 @@ from click.core import ParameterSource
 
 from orchestrator import __version__
 from orchestrator.cli.signals import stop_on_signals
-from orchestrator.core import log
+from orchestrator.core import grammar, log, paths
 from orchestrator.core.errors import BAD_INPUT, RUN_FAILED, UserError
+from orchestrator.drivers import interrupts
 
 __all__ = ["main"]
 
@@ -79,10 +81,27 @@ def _verbosity_options() -> list[click.Option]:
     ]
 
 
+def bound_integers(params: Iterable[Any]) -> None:
+    """Every integer click parameter in `params` without an upper bound given one
+    (core.grammar.ceiling): the CLI applies it to every command, as a profile's keys
+    are bounded where they are read."""
+    for param in params:
+        kind = param.type
+        if not isinstance(kind, click.types.IntParamType):
+            continue
+        if isinstance(kind, click.IntRange) and kind.max is not None:
+            continue
+        low, open_low = (
+            (kind.min, kind.min_open) if isinstance(kind, click.IntRange) else (None, False)
+        )
+        param.type = click.IntRange(low, grammar.ceiling(param.name or ""), min_open=open_low)
+
+
 def _add_conventions(command: click.Command, path: tuple[str, ...] = ()) -> None:
     """--verbose and --quiet on `command` and every command under it; the INTERREGION_*
-    variable of each common option they have."""
+    variable of each common option they have; an upper bound on every integer."""
     command.params.extend(_verbosity_options())
+    bound_integers(command.params)
     for param in command.params:
         for opt in getattr(param, "opts", []):
             if opt in ENVVARS and (*path, opt) not in _NOT_FROM_ENV and not param.envvar:
@@ -230,6 +249,22 @@ class _Main(click.Group):
         try:
             with stop_on_signals():
                 return super().invoke(ctx)
+        except Exception as e:
+            # an interrupt is 130 wherever it lands: a library that turns it into its own
+            # error (DuckDB: RuntimeError 'Query interrupted') or a failed write included
+            if interrupts.requested():
+                click.echo("interrupted", err=True)
+                sys.exit(130)
+            self._fail(e)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+
+    @staticmethod
+    def _fail(error: Exception) -> NoReturn:
+        """One line and the exit code of `error`; anything else is re-raised as it is."""
+        try:
+            raise error
         except UserError as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(e.exit_code)
@@ -246,9 +281,9 @@ class _Main(click.Group):
                 traceback.print_exc()
             click.echo(f"error: {e}", err=True)
             sys.exit(RUN_FAILED)
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(130)
+        except csv.Error as e:  # a reader that did not name its file: still one line
+            click.echo(f"error: a CSV file cannot be read ({e})", err=True)
+            sys.exit(BAD_INPUT)
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
@@ -263,4 +298,9 @@ def main() -> None:
 
 
 main.params.extend(_verbosity_options())
+# the pages ship with the package: the folder named is there, installed or in a checkout
+main.epilog = (
+    f"Documentation: the pages in {paths.DOCS} (sweeps.md, planning.md, history.md, "
+    "scheduled-sweeps.md, ...); each command's --help ends with examples."
+)
 main.commands = _Commands()

@@ -60,12 +60,13 @@ def demo(
     recorded seed (per-pair variation, loss episodes); from --change-from on, one pair
     gets extra delay. Every sweep joins the history store; 'interregion changes' must
     then find that change and confirm nothing else (exit 1 otherwise); then the site.
-    Needs root. Every emulation is removed at the end, also on Ctrl-C.
+    Needs root (network namespaces, iptables). Every emulation is removed at the end, also
+    on Ctrl-C.
 
     \b
     Example:
-      sudo interregion demo --out demo --replace
-      sudo interregion demo --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2 \\
+      interregion demo --out demo --replace
+      interregion demo --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2 \\
           --sweeps 5 --change-from 3 --min-runs 2
     """
     from orchestrator import demo as d

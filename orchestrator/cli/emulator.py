@@ -67,12 +67,12 @@ def emulator() -> None:
 
     Hosts get addresses in 198.18.0.0/15, their own sshd (key-only, root), a
     rate cap, TCP buffers and per-pair WAN delays from the network model.
-    Needs root.
+    Needs root (network namespaces, iptables).
 
     \b
     Example:
-      sudo interregion emulator up --max-regions 8
-      sudo interregion emulator down --id local
+      interregion emulator up --max-regions 8
+      interregion emulator down --id local
     """
 
 
@@ -122,13 +122,15 @@ def up_command(
     perturb: tuple[str, ...],
     perturb_file: Path | None,
 ) -> None:
-    """Bring an emulated cloud up (first removing leftovers of the same id).
+    """Bring an emulated cloud up (first removing leftovers of the same id). Needs root.
 
     \b
     Example:
-      sudo interregion emulator up --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2
-      sudo interregion emulator up --max-regions 12 --id demo --controller aws:us-east-1
-      sudo interregion emulator up --seed 7 --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
+      interregion emulator up --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2
+      interregion emulator up --regions aws:us-east-1,gcp:us-east4,aws:ap-southeast-2 \\
+        --id demo --controller aws:us-east-1
+      interregion emulator up --regions aws:us-east-1,gcp:europe-west1 --seed 7 \\
+        --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
     """
     if spec_file is not None:
         if controller or seed is not None or perturb or perturb_file:
@@ -207,13 +209,13 @@ def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: P
     """Replace a running emulation's perturbations; with none given, remove them all.
 
     Between two sweeps on a kept-up emulation this is how a route changes: delays and
-    losses are reloaded into delayd without losing a packet, rate caps rebuilt.
+    losses are reloaded into delayd without losing a packet, rate caps rebuilt. Needs root.
 
     \b
     Example:
-      sudo interregion emulator perturb --id demo --perturb aws:us-east-1/gcp:us-east4,delay_ms=10
-      sudo interregion emulator perturb --id demo --perturb aws:ap-southeast-2,loss_pct=2
-      sudo interregion emulator perturb --id demo
+      interregion emulator perturb --id demo --perturb aws:us-east-1/gcp:us-east4,delay_ms=10
+      interregion emulator perturb --id demo --perturb aws:ap-southeast-2,loss_pct=2
+      interregion emulator perturb --id demo
     """
     perturbations = perturbations_from_options(perturb, perturb_file)
     spec = emu.set_perturbations(emulation_id, perturbations)
@@ -226,11 +228,11 @@ def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: P
 @emulator.command("down")
 @click.option("--id", "emulation_id", required=True, help="Emulation id (see 'status').")
 def down_command(emulation_id: str) -> None:
-    """Tear an emulation down; does nothing if it is not there.
+    """Tear an emulation down; does nothing if it is not there. Needs root.
 
     \b
     Example:
-      sudo interregion emulator down --id local
+      interregion emulator down --id local
     """
     removed = emu.down(emulation_id)
     if removed:
@@ -274,11 +276,11 @@ def reap_command() -> None:
     """Remove what crashed or expired runs left: ir-* namespaces, links, processes, state.
 
     An emulation is reaped when the process that owns it has ended or, if it
-    has no owner (made through Terraform or 'emulator up'), once it expired.
+    has no owner (made through Terraform or 'emulator up'), once it expired. Needs root.
 
     \b
     Example:
-      sudo interregion emulator reap
+      interregion emulator reap
     """
     removed = emu.reap()
     for item in removed:

@@ -10,12 +10,12 @@ from typing import Any, TypeVar
 
 import click
 
-from orchestrator.cli.options import selection_from, selection_options
+from orchestrator.cli.options import choosers_given, filter_options, selection_from
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import read_text
-from orchestrator.history.changes import Params
+from orchestrator.history.changes import MAX_RUNS, Params
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -239,7 +239,8 @@ def ingest(sweep_id: str | None, all_: bool, replace: bool, results_dir: Path) -
     if bool(sweep_id) == all_:
         raise UserError("say which sweeps: --sweep ID or --all (not both)")
     if sweep_id:
-        rows = h.ingest_sweep(results_dir, sweep_id, replace=replace)
+        with log.step(f"ingesting sweep {sweep_id}", after_s=STEP_AFTER_S):
+            rows = h.ingest_sweep(results_dir, sweep_id, replace=replace)
         click.echo(f"{sweep_id}: {log.counted(rows, 'row')} in {h.store_path(results_dir)}")
         with h.opened(results_dir, read_only=True) as con:
             for fields, pairs in h.fingerprint_changes(con, sweep_id):
@@ -248,7 +249,9 @@ def ingest(sweep_id: str | None, all_: bool, replace: bool, results_dir: Path) -
                     "previous test: " + ("; ".join(fields) or "fingerprint differs")
                 )
         return
-    sweeps, rows = h.ingest_all(_existing_results(results_dir), warn=_warn, replace=replace)
+    folder = _existing_results(results_dir)
+    with log.step(f"ingesting every sweep and import of {folder}", after_s=STEP_AFTER_S):
+        sweeps, rows = h.ingest_all(folder, warn=_warn, replace=replace)
     click.echo(
         f"{log.counted(sweeps, 'sweep')}, {log.counted(rows, 'row')} in {h.store_path(results_dir)}"
     )
@@ -324,8 +327,8 @@ def import_(
 
     \b
     Examples:
-      interregion history convert --from skyplane data/skyplane-latency-2022.csv --out /tmp/s.csv
-      interregion history import --source skyplane --date 2022-11 /tmp/s.csv
+      interregion history convert --from skyplane builtin --out s.csv
+      interregion history import --source skyplane --date 2022-11 s.csv
     """
     from orchestrator.history import store as h
 
@@ -336,27 +339,43 @@ def import_(
     click.echo(f"{source} {month}: {log.counted(rows, 'row')} in {h.store_path(results_dir)}")
 
 
+# a step of a command that bad input can end at once says it is running only after this
+STEP_AFTER_S = 2.0
+
+
+class _BuiltinOrPath(UserPath):
+    """A file, or the word 'builtin' (a file that ships with the package), kept as is."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "builtin":
+            return value
+        return super().convert(value, param, ctx)
+
+
 @history.command()
 @click.option(
     "--from", "fmt", type=click.Choice(["skyplane", "doit"]), required=True, help="Its format."
 )
-@click.argument("file", type=UserPath(dir_okay=False, exists=True))
+@click.argument("file", type=_BuiltinOrPath(dir_okay=False, exists=True))
 @click.option("--out", type=UserPath(dir_okay=False), required=True, help="CSV to write.")
-def convert(fmt: str, file: Path, out: Path) -> None:
-    """Rewrite a vendored public data file (data/) in our CSV schema, for 'history import'.
+def convert(fmt: str, file: Path | str, out: Path) -> None:
+    """Rewrite a public data file in our CSV schema, for 'history import'. FILE 'builtin'
+    is the format's file that ships with interregion (skyplane-latency-2022.csv,
+    doit-intercloud-throughput-2022-02.csv; their sources in data/README.md); write
+    ./builtin for a file of that name.
 
     \b
     Examples:
-      interregion history convert --from skyplane data/skyplane-latency-2022.csv --out s.csv
-      interregion history convert --from doit data/doit-intercloud-throughput-2022-02.csv \\
-        --out d.csv
+      interregion history convert --from skyplane builtin --out s.csv
+      interregion history convert --from doit builtin --out d.csv
     """
-    from orchestrator.history.public_data import EXTRA_COLUMNS
+    from orchestrator.history.public_data import BUILTIN, EXTRA_COLUMNS, builtin_file
     from orchestrator.history.public_data import convert as convert_rows
     from orchestrator.model.catalog import load_catalog
     from orchestrator.results import flags, store
 
-    rows = convert_rows(fmt, read_text(file, "CSV file"), load_catalog())
+    path = builtin_file(fmt) if file == BUILTIN else Path(file)
+    rows = convert_rows(fmt, read_text(path, "CSV file"), load_catalog())
     store.write_atomic(out, store.csv_text(rows, extra=EXTRA_COLUMNS))
     counts = flags.count(r.get("flags") for r in rows)
     found = ", ".join(f"{n} {name}" for name, n in counts.items() if n)
@@ -388,7 +407,7 @@ def convert(fmt: str, file: Path, out: Path) -> None:
     show_default=True,
     help="Region catalog (opt-in regions for --no-opt-in).",
 )
-@selection_options
+@filter_options
 def matrix(
     metric: str, stat: str, window: str, sources: tuple[str, ...], as_json: bool,
     include_flagged: bool, as_csv: bool, results_dir: Path, catalog: Path, **selection: Any,
@@ -414,8 +433,9 @@ def matrix(
 
     if as_json and as_csv:
         raise UserError("--json and --csv both given: pick one")
-    if selection.get("max_regions") is not None:
-        raise UserError("--max-regions chooses regions for a sweep: it does not filter a matrix")
+    chooser = choosers_given(selection)
+    if chooser:
+        raise UserError(f"{chooser} chooses regions for a sweep: it does not filter a matrix")
     spec = selection_from(selection)
     regions = load_catalog(catalog)
     keep = pair_filter(spec, regions) if spec != type(spec)() else None
@@ -498,16 +518,16 @@ UNITS = {"rtt": "ms", "throughput": "bit/s"}
 )  # fmt: skip
 @_SOURCE_OPTION
 @click.option(
-    "--runs", "last_runs", type=click.IntRange(min=2), default=56, show_default=True,
+    "--runs", "last_runs", type=click.IntRange(2, MAX_RUNS), default=56, show_default=True,
     help="The latest sweeps of each source to examine (2 x the 28-run baseline).",
 )  # fmt: skip
 @click.option(
-    "--baseline-runs", type=click.IntRange(min=2), default=None,
+    "--baseline-runs", type=click.IntRange(2, MAX_RUNS), default=None,
     help=f"N: a pair's baseline is the median of its last N comparable runs (the store's "
     f"rule; {Params.window_runs} until set). Another value judges every run again with it.",
 )  # fmt: skip
 @click.option(
-    "--min-runs", type=click.IntRange(min=2), default=None,
+    "--min-runs", type=click.IntRange(2, MAX_RUNS), default=None,
     help=f"Comparable runs a pair needs before any of its runs is judged (the store's rule; "
     f"{Params.min_runs} until set). Another value judges every run again with it.",
 )  # fmt: skip

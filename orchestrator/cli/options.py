@@ -75,8 +75,8 @@ def filter_options(f: F) -> F:
 
 
 def choosers_given(selection: dict[str, Any]) -> str | None:
-    """The first of --max-regions, --spread given to a command that only filters."""
-    for name in ("max_regions", "spread"):
+    """The first of --max-regions, --spread, --opt-in given to a command that only filters."""
+    for name in ("max_regions", "spread", "opt_in"):
         if selection.get(name) is not None:
             return "--" + name.replace("_", "-")
     return None
@@ -143,6 +143,14 @@ def _choosers(hidden: bool = False) -> list[Callable[[F], F]]:
             default=None,
             help="How --max-regions chooses: bands (default; every distance band, then "
             "the globe) or globe (farthest-point sampling alone, the older choice).",
+        ),
+        click.option(
+            "--opt-in",
+            hidden=hidden,
+            is_flag=True,
+            default=None,
+            help="Let --max-regions choose AWS opt-in regions too (each must be enabled "
+            "for the account first; without this flag it leaves them out).",
         ),
     ]
 
@@ -333,6 +341,7 @@ def selection_from(values: Mapping[str, Any]) -> SelectionSpec:
         pairs=values["pairs"],
         max_regions=values["max_regions"],
         spread=values["spread"],
+        opt_in=bool(values.get("opt_in")),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.plan.allowance import shortfall_message
 from orchestrator.plan.options import check_selection, parse_clouds
 from orchestrator.plan.pricing import load_pricing
-from orchestrator.plan.selection import pairs_per_band
+from orchestrator.plan.selection import SelectionSpec, pairs_per_band
 from orchestrator.plan.sweep_plan import Plan, make_plan, slot_seconds
 from orchestrator.sweep.provision import controller_region
 
@@ -132,8 +133,10 @@ def plan(
             f"--round-overhead {round_overhead:g}: give 0 to {MAX_ROUND_OVERHEAD_S:,.0f} seconds"
         )
     loaded = load_catalog(catalog)
+    log.debug(f"plan: catalog {catalog}: {log.counted(len(loaded.regions), 'region')}")
     spec = selection_from(options)
     params = params_from(options)
+    log.debug(f"plan: selection {_given(spec)}; tests {', '.join(params.tests)}")
     notes: list[str] = []  # said once the plan is made: bad input is one line alone
     check_selection(loaded, spec, backend, notes.append)
     result = make_plan(
@@ -148,6 +151,15 @@ def plan(
         controller=controller_region(options["controller"]),
         emulated=options["emulated_type"],
     )
+    log.debug(
+        f"plan: {log.counted(len(result.selection.regions), 'region')} and "
+        f"{log.counted(len(result.selection.pairs), 'directed pair')} selected; "
+        f"{log.counted(len(result.rounds), 'round')} against a lower bound of "
+        f"{result.lower_bound_rounds}; cap {result.max_concurrent or 'none'}"
+        f"{' (sequential)' if result.sequential else ''}; round overhead "
+        + (f"{round_overhead:g} s" if round_overhead is not None else "the controller's model")
+    )
+    log.debug(f"plan: prices from {pricing_path} (as of {result.pricing_as_of})")
     for note in notes:
         _note(note)
     if result.shortfalls:
@@ -196,6 +208,17 @@ def _print_mesh(result: Plan, pricing: Any, interval_s: int, echoes: int, as_jso
     )
 
 
+def _given(spec: SelectionSpec) -> str:
+    """The selection's fields that differ from the defaults, as `name=value`."""
+    default = SelectionSpec()
+    given = [
+        f"{f.name}={getattr(spec, f.name)}"
+        for f in fields(spec)
+        if getattr(spec, f.name) != getattr(default, f.name)
+    ]
+    return ", ".join(given) or "every region of both clouds"
+
+
 def _note(message: str) -> None:
     log.info(message)  # stderr: --json output stays parseable
 
@@ -238,9 +261,15 @@ def print_plan(result: Plan, console: Console) -> None:
     for i, rnd in enumerate(result.rounds[:SHOW_ROUNDS], 1):
         slots = ", ".join(" <> ".join(slot.regions) for slot in rnd)
         rounds.add_row(str(i), str(sum(len(s.pairs) for s in rnd)), slots)
+    if result.sentinel_round and len(result.rounds) < SHOW_ROUNDS:
+        slots = ", ".join(" <> ".join(slot.regions) for slot in result.sentinels)
+        tests = sum(len(s.pairs) for s in result.sentinels)
+        rounds.add_row(str(len(result.rounds) + 1), str(tests), f"{slots} (sentinels, again)")
     console.print(rounds)
     if len(result.rounds) > SHOW_ROUNDS:
         console.print(f"... and {len(result.rounds) - SHOW_ROUNDS} more rounds (see --json)")
+    for line in result.extra_rounds():
+        console.print(line, highlight=False)
 
     e = result.estimate
     params = result.params

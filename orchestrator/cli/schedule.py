@@ -1,4 +1,4 @@
-"""CLI commands: `schedule run|install|remove|list|export|reap` (scheduled sweeps).
+"""CLI commands: `schedule init|run|install|remove|list|export|reap` (scheduled sweeps).
 
 Profiles live in schedules.yaml (orchestrator.schedule.profiles); one tick is
 orchestrator.schedule.tick.run_tick; unit, cron and workflow files come from
@@ -91,11 +91,32 @@ def run_profile(
 def schedule() -> None:
     """Scheduled sweeps: profiles in schedules.yaml run by a timer, cron or GitHub Actions.
 
+    'schedule init' writes a sample to start from.
+
     \b
     Example:
+      interregion schedule init
       interregion schedule list
       interregion schedule install latency --dry-run
     """
+
+
+@schedule.command("init")
+@click.option("--force", is_flag=True, help="Replace the profiles file if there is one.")
+@file_option
+def init_command(force: bool, schedules: Path) -> None:
+    """Write a sample profiles file (two profiles, latency and throughput, every key
+    explained) to edit; an existing one is kept unless --force.
+
+    \b
+    Example:
+      interregion schedule init
+      interregion schedule list
+    """
+    from orchestrator.schedule.profiles import write_sample
+
+    write_sample(schedules, force=force)
+    click.echo(f"wrote {schedules}: edit it, then 'interregion schedule list'")
 
 
 @schedule.command("run")

@@ -161,4 +161,9 @@ def tcp(**kwargs: Any) -> None:
     click.echo(str(run.dir / STUDY_FILE))
 
 
+# refused in one line (the study sets them per variant), so not listed in its help either
+for _param in tcp.params:
+    if isinstance(_param, click.Option) and _param.name in PER_VARIANT:
+        _param.hidden = True
+
 COMMANDS: list[click.Command] = [study]

@@ -181,6 +181,7 @@ def sweep(**kwargs: Any) -> None:
             "priced anyway)"
         )
     if kwargs["resume_id"]:
+        _refuse_with_resume(kwargs)
         if kwargs["perturb"] or kwargs["perturb_file"] or kwargs["emulation_seed"] is not None:
             raise UserError(
                 "--perturb and --emulation-seed with --resume: a resumed sweep keeps the "
@@ -218,6 +219,21 @@ def sweep(**kwargs: Any) -> None:
         _run(run, kwargs, held)
 
 
+def _refuse_with_resume(kwargs: dict[str, Any]) -> None:
+    """A selection or test option given with --resume is one line: the resumed sweep
+    measures what it planned, and the option would be silently ignored."""
+    from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
+
+    ctx = click.get_current_context()
+    for name in (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS):
+        if name in kwargs and ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE:
+            flag = "--" + name.replace("_", "-")
+            raise UserError(
+                f"{flag} with --resume: a resumed sweep measures what it planned; "
+                f"drop {flag}, or start a new sweep"
+            )
+
+
 def _sweep_profile(kwargs: dict[str, Any]) -> None:
     """`sweep --profile NAME`: the profile's tick, by hand; other sweep options clash."""
     from orchestrator.cli.schedule import profile_named, run_profile
@@ -252,8 +268,11 @@ def emulation_from(kwargs: dict[str, Any]) -> Emulation | None:
 def _plan(request: SweepRequest, kwargs: dict[str, Any]) -> tuple[Plan, CloudOptions | None]:
     """The plan and the cloud options of a new sweep; asks above the budget."""
     plan = launch.plan_for(request, _note)
+    # the cloud flags (and the cloud's extra) checked before the plan is shown or asked
+    # about: bad input stays one line
+    options = launch.cloud_options_for(request, kwargs["results"])
     announce(plan, kwargs, len(plan.selection.pairs), plan.shape())
-    return plan, launch.cloud_options_for(request, kwargs["results"])
+    return plan, options
 
 
 def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None:

@@ -7,6 +7,7 @@ Public API: the modules below; other packages import only these names
 - `durations`: One grammar for every duration a user writes: ISO 8601 or short units.
 - `errors`: Errors a user can act on, and the exit codes they end the command with.
 - `geo`: Distances between regions: geodesic on the WGS-84 ellipsoid (geopy).
+- `grammar`: The grammars of values that reach a file we generate, checked where they enter.
 - `log`: Log lines on stderr: a UTC time, a level, the message.
 - `outdir`: Output folders that appear whole: build beside the target, then swap it in.
 - `paths`: Where the project's files live. Everything else takes paths as arguments.
@@ -19,6 +20,7 @@ __all__ = [
     "durations",
     "errors",
     "geo",
+    "grammar",
     "log",
     "outdir",
     "paths",

@@ -15,9 +15,22 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-__all__ = ["configure", "counted", "debug", "info", "is_verbose", "say", "stamp", "warning"]
+__all__ = [
+    "configure",
+    "counted",
+    "debug",
+    "info",
+    "is_verbose",
+    "say",
+    "stamp",
+    "step",
+    "warning",
+]
 
 LOGGER = logging.getLogger("interregion")
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
@@ -104,3 +117,43 @@ def say(message: str) -> None:
 def debug(message: str) -> None:
     _ready()
     LOGGER.debug(message)
+
+
+@contextmanager
+def step(
+    what: str,
+    done: str = "",
+    tell: Callable[[str], None] | None = None,
+    after_s: float = 0.0,
+) -> Iterator[None]:
+    """A step that can take more than 2 seconds: a line as it starts (`what`, e.g.
+    "rendering 9 PNG charts"), and one with its time when it ends (`done`, else `what`
+    again: "rendering 9 PNG charts: done in 7.4 s"). `tell` is where the lines go (a
+    sweep's log, else INFO); a step that fails says nothing more (its error will).
+
+    With `after_s`, the start line waits that long (a timer thread) and a step over by
+    then says nothing at all: a command whose bad input ends it at once keeps its error
+    the one line it prints."""
+    tell = tell or info
+    said = threading.Event()
+
+    def start() -> None:
+        said.set()
+        tell(what)
+
+    timer = None
+    if after_s > 0:
+        timer = threading.Timer(after_s, start)
+        timer.daemon = True
+        timer.start()
+    else:
+        start()
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        if timer is not None:
+            timer.cancel()
+            timer.join()
+    if said.is_set():
+        tell(f"{done or what}: done in {time.monotonic() - started:.1f} s")

@@ -64,6 +64,40 @@ def check_replaceable(out: Path, owned: Collection[str], what: str) -> None:
         )
 
 
+def within(root: Path, path: Path) -> bool:
+    """Whether `path` lies under `root` with no symlink from `root` down to it (`path`
+    itself included; `root` may be one): what a writer owning `root` may replace or
+    delete. A link inside a folder the tool owns leads to what is not its own."""
+    root, path = Path(root), Path(path)
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return False
+    at = root
+    for part in parts:
+        if part in (".", ".."):
+            return False
+        at = at / part
+        if at.is_symlink():
+            return False
+    return True
+
+
+def remove_within(root: Path, path: Path) -> bool:
+    """Delete the file or folder `path` under `root`, never through a symlink: a link on
+    the way (or at `path`) is left as it is, with what it leads to, and False returned.
+    A missing `path` is False too. Every writer that deletes in a folder it owns (a
+    sweep's raw/ and state/, the results' caches) deletes through this."""
+    path = Path(path)
+    if not within(root, path) or not os.path.lexists(path):
+        return False
+    if path.is_dir():
+        shutil.rmtree(path)  # rmtree itself never follows a link inside the folder
+    else:
+        path.unlink()
+    return True
+
+
 MANIFEST = ".interregion-manifest"  # JSON: the files interregion wrote into a folder
 
 

@@ -1,11 +1,11 @@
 """Where the project's files live. Everything else takes paths as arguments.
 
-The catalog, the Terraform stacks, the playbooks, the vendored public data and the
-pricing table are read from the package itself (`orchestrator/bundled/`, which the
-wheel's build copies from the checkout's top-level folders: setup.py), or, when the
-package runs from a checkout (an editable install, `make setup`), from those
-top-level folders directly. They are real files on disk either way: Terraform and
-Ansible read them by path.
+The catalog, the Terraform stacks, the playbooks, the vendored public data, the
+pricing table, the sample profiles and the docs are read from the package itself
+(`orchestrator/bundled/`, which the wheel's build copies from the checkout's top-level
+folders: setup.py), or, when the package runs from a checkout (an editable install,
+`make setup`), from those top-level folders directly. They are real files on disk
+either way: Terraform and Ansible read them by path.
 
 What the project writes outside a results folder goes under the XDG base folders,
 read when called (`cache_home`, `state_home`): a cache can be deleted at any time
@@ -41,6 +41,8 @@ PRICING = SHARE / "infra" / "pricing.yaml"
 INFRA = SHARE / "infra"
 PLAYBOOKS = SHARE / "playbooks"
 DATA = SHARE / "data"  # public measurements the model is calibrated on (data/README.md)
+DOCS = SHARE / "docs"  # the documentation pages (shipped in the wheel too)
+SAMPLE_SCHEDULES = SHARE / "schedules.yaml"  # what `schedule init` writes
 RESULTS = ROOT / "results" if CHECKOUT else Path("results")
 SCHEDULES = ROOT / "schedules.yaml" if CHECKOUT else Path("schedules.yaml")
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
+from orchestrator.core.log import debug
 from orchestrator.drivers import interrupts
 from orchestrator.drivers import processes as children
 from orchestrator.model.hosts import Host, hosts_from_output
@@ -160,6 +161,7 @@ class TerraformStack:
     def _run(self, what: str, args: list[str]) -> str:
         timeout_s = self.timeouts_s[what]
         log = self.workdir / f"terraform-{what}.log"
+        debug(f"run: terraform {' '.join(args)} in {self.rundir} (its log: {log})")
         try:
             process = subprocess.Popen(
                 ["terraform", f"-chdir={self.rundir}", *args],
@@ -203,6 +205,9 @@ class TerraformStack:
         if streamed:  # the log keeps the messages readable; the stream is kept beside it
             (self.workdir / f"terraform-{what}.jsonl").write_text(stdout)
             log.write_text(json_messages(stdout) + stderr)
+            for item in _json_lines(stdout):  # -v: what it made, destroyed or failed
+                if item.get("type") in SAID_TYPES and "@message" in item:
+                    debug(f"terraform {what}: {item['@message']}")
         else:
             log.write_text(stdout + stderr)
         if process.returncode != 0:
@@ -232,6 +237,10 @@ def module_dirs(source: Path) -> list[Path]:
             for relative in _LOCAL_MODULE.findall(tf.read_text()):
                 todo.append((directory / relative).resolve())
     return found
+
+
+# the messages of a `-json` stream that -v shows: each resource done or failed, the sum
+SAID_TYPES = ("apply_complete", "apply_errored", "change_summary")
 
 
 def _json_lines(stream: str) -> list[dict[str, Any]]:

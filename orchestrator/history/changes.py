@@ -64,6 +64,11 @@ MAD_TO_SIGMA = 1.4826
 RTT_BANDS = 10  # the pooled scale is of the series in the same RTT decile
 
 
+# the most runs a count of runs may name (--runs, --baseline-runs, --min-runs and the rule
+# kept in the store): a year of six-hourly runs is 1,460; 10^8 allocated 9 GiB up front
+MAX_RUNS = 10_000
+
+
 @dataclass(frozen=True)
 class Params:
     window_runs: int = 28
@@ -83,6 +88,30 @@ class Params:
     borrowed_min_runs: int = 3  # after a configuration change: runs for a level of its own
     group_share: float = 0.5  # region roll-up: share of its paths toward a continent/cloud
     calibrate: bool = False  # k1, k2 from each sweep's calibration (within the bounds)
+
+    @classmethod
+    def from_doc(cls, doc: Any) -> Params:
+        """The rule a JSON document keeps (judgments.set_rule), each field checked for its
+        type and range: ValueError naming the first that is not, never a rule that
+        crashes or allocates beyond bounds later."""
+        if not isinstance(doc, dict):
+            raise ValueError(f"expected a mapping of its fields, found {type(doc).__name__}")
+        defaults = cls()
+        for key, value in doc.items():
+            default = getattr(defaults, str(key), None)
+            if default is None:
+                raise ValueError(f"unknown field {key!r}")
+            if isinstance(default, bool):
+                ok = isinstance(value, bool)
+            elif isinstance(default, int):
+                ok = isinstance(value, int) and not isinstance(value, bool)
+                ok = ok and 0 <= value <= MAX_RUNS
+            else:
+                ok = isinstance(value, int | float) and not isinstance(value, bool)
+                ok = ok and math.isfinite(value) and 0 <= value <= 1e6
+            if not ok:
+                raise ValueError(f"{key}: {value!r} is not a {type(default).__name__} in range")
+        return cls(**doc)
 
 
 class SeriesKey(NamedTuple):

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from orchestrator.core import log
 from orchestrator.history import bulk
 from orchestrator.history import changes as ch
 
@@ -87,7 +88,14 @@ def rule(con: duckdb.DuckDBPyConnection) -> ch.Params:
     row = con.execute("SELECT value FROM meta WHERE key = ?", [RULE_KEY]).fetchone()
     if not row:
         return ch.Params()
-    return ch.Params(**json.loads(row[0]))
+    try:
+        return ch.Params.from_doc(json.loads(row[0]))
+    except ValueError as e:  # kept state damaged: every later build would fail on it
+        log.warning(
+            f"the store's judging rule cannot be read ({e}): judging with the default; "
+            "set one again with 'interregion changes --baseline-runs N'"
+        )
+        return ch.Params()
 
 
 def set_rule(con: duckdb.DuckDBPyConnection, p: ch.Params) -> bool:

@@ -26,15 +26,33 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
+from orchestrator.core.textfile import csv_errors
 from orchestrator.model.catalog import Catalog
 from orchestrator.netmodel.model import DOIT_TEST_SECONDS
 from orchestrator.results import flags, tiers
+from orchestrator.results.schema import number_problem
 
 FORMATS = ("skyplane", "doit")
+# the file of each format that ships with the package (data/, in the wheel too): what
+# `history convert --from FORMAT builtin` converts
+BUILTIN = "builtin"
+BUILTIN_FILES = {
+    "skyplane": "skyplane-latency-2022.csv",
+    "doit": "doit-intercloud-throughput-2022-02.csv",
+}
+
+
+def builtin_file(fmt: str) -> Path:
+    """The shipped public data file of format `fmt` (data/README.md says where from)."""
+    return paths.DATA / BUILTIN_FILES[fmt]
+
+
 CLOUDS = ("aws", "gcp")
 SKYPLANE_PINGS = 10  # ping -c 10 (data/README.md)
 DOIT_PINGS = 5  # ping -c 5
@@ -137,12 +155,18 @@ def _require(found: Any, needed: tuple[str, ...], fmt: str) -> None:
 def convert(fmt: str, text: str, catalog: Catalog | None = None) -> list[dict[str, Any]]:
     """Rows in the results schema from a public file of format `fmt` (skyplane, doit),
     each with its flags; a source's extra fields in EXTRA_COLUMNS."""
-    if fmt == "skyplane":
-        rows = list(skyplane_rows(text, catalog))
-    elif fmt == "doit":
-        rows = list(doit_rows(text, catalog))
-    else:
-        raise UserError(f"--from {fmt}: one of {', '.join(FORMATS)}")
+    with csv_errors(f"--from {fmt} file"):
+        if fmt == "skyplane":
+            rows = list(skyplane_rows(text, catalog))
+        elif fmt == "doit":
+            rows = list(doit_rows(text, catalog))
+        else:
+            raise UserError(f"--from {fmt}: one of {', '.join(FORMATS)}")
+    for n, row in enumerate(rows, start=2):  # each number as the store will take it
+        for column, value in row.items():
+            problem = number_problem(column, str(value)) if value not in ("", None) else None
+            if problem:
+                raise UserError(f"--from {fmt} file: row {n}, {column}: {problem}: fix the row")
     # the asked duration is unknown (iperf2's ~10 s): no duration_short
     flags.set_flags(rows)
     return rows

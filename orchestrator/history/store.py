@@ -42,10 +42,12 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import io
 import json
 import os
 import re
+import secrets
 import shlex
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,9 +55,9 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core.errors import UserError
-from orchestrator.core.log import info
-from orchestrator.core.textfile import read_text
+from orchestrator.core.errors import RunFailure, UserError
+from orchestrator.core.log import counted, debug, info
+from orchestrator.core.textfile import csv_errors, read_text
 from orchestrator.history import bulk, judgments
 from orchestrator.history.fingerprint import (
     FINGERPRINT_FIELDS,
@@ -73,7 +75,10 @@ from orchestrator.results.schema import (
     MEASUREMENT_COLUMNS,
     MEASURES,
     SINGLE_STREAM,
+    YEARS,
     measure_of,
+    number_problem,
+    value_range,
 )
 
 if TYPE_CHECKING:
@@ -215,12 +220,17 @@ def store_path(results: Path) -> Path:
 # ---- opening the store ----------------------------------------------------------------
 
 
+class StoreBusy(RunFailure):
+    """The store is held by another process (DuckDB's file lock): exit 1, and never a
+    smaller result in place of the whole one (a site without its history pages)."""
+
+
 def _open_error(path: Path, e: Exception) -> UserError:
     text = " ".join(str(e).split())
     if "lock" in text.lower():
         pid = re.search(r"PID (\d+)", text)
         who = f" (process {pid.group(1)})" if pid else ""
-        return UserError(
+        return StoreBusy(
             f"{path} is in use by another process{who}: wait for it to finish, then retry"
         )
     return UserError(
@@ -595,9 +605,17 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     try:
         yield
     except BaseException:
+        _stop(con)
         con.rollback()
         raise
     con.commit()
+
+
+def _stop(con: duckdb.DuckDBPyConnection) -> None:
+    """Stop what `con` may still be running: after ^C DuckDB's Python client raises while
+    the query goes on, and a rollback or close waits for it to end (minutes)."""
+    with contextlib.suppress(Exception):
+        con.interrupt()
 
 
 @contextlib.contextmanager
@@ -606,10 +624,49 @@ def opened(
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection to the store of `results` (or the file `path`), closed on exit."""
     con = connect(path or store_path(results), read_only=read_only, create=create)
+    _OPEN.add(con)
     try:
         yield con
+    except BaseException as e:
+        _stop(con)
+        refused = _system_refused(e)
+        if refused:  # a full disk: one line; the transaction was rolled back
+            raise RunFailure(
+                f"{con_path(results, path)}: the system refused a write ({refused}): the store "
+                "keeps every row it held (the write was rolled back); free space and run the "
+                "command again"
+            ) from None
+        raise
     finally:
+        _OPEN.discard(con)
         con.close()
+
+
+_OPEN: set[Any] = set()  # the connections opened() holds, on any thread
+# what DuckDB says when the system refuses one of its writes (its IOException, or a
+# TransactionException at commit carrying the OS error)
+_REFUSED = ("No space left on device", "Disk quota exceeded", "Read-only file system")
+
+
+def con_path(results: Path, path: Path | None) -> Path:
+    return Path(path) if path is not None else store_path(results)
+
+
+def _system_refused(error: BaseException) -> str | None:
+    """The OS error's words when `error` is DuckDB's report of a write the system refused
+    (a full disk), else None."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) else None
+    text = str(error)
+    return next((said for said in _REFUSED if said in text), None)
+
+
+def interrupt_queries() -> None:
+    """Stop the query each connection of opened() is running, on whatever thread: a signal
+    reaches only the main thread's, and a process waits for its threads before it exits.
+    The interrupted query raises in its own thread."""
+    for con in list(_OPEN):
+        _stop(con)
 
 
 # ---- rows of a sweep ------------------------------------------------------------------
@@ -625,21 +682,33 @@ def _utc(text: str) -> str | None:
         return None
     offset = t.utcoffset()
     if offset is not None:
-        t = (t - offset).replace(tzinfo=None)
+        try:
+            t = (t - offset).replace(tzinfo=None)
+        except OverflowError:  # year 1 minus an offset
+            return None
+    if not YEARS[0] <= t.year <= YEARS[1]:
+        return None
     return t.isoformat(sep=" ")
+
+
+_ANY = (-1e300, 1e300)  # a number without a range of its own: finite, at least
+_BOUNDS = {c: value_range(c) or _ANY for c in _COLUMN_TYPES}
 
 
 def _typed(column: str, text: Any) -> Any:
     if text is None or text == "":
         return None
     kind = _COLUMN_TYPES[column]
-    try:
-        if kind == "DOUBLE":
-            return float(text)
-        if kind == "BIGINT":
-            return int(float(text))
-    except ValueError:
-        return None
+    if kind in ("DOUBLE", "BIGINT"):
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        # infinite, NaN or out of its range: not a value (and int(inf) would raise)
+        low, high = _BOUNDS.get(column, _ANY)
+        if not low <= value <= high:  # False for NaN too
+            return None
+        return value if kind == "DOUBLE" else int(value)
     if kind == "TIMESTAMP":
         return _utc(str(text))
     return str(text)
@@ -878,11 +947,13 @@ def ingest_sweep(results: Path, sweep_id: str, replace: bool = False) -> int:
     but never with fewer rows unless `replace` (an unreadable or shorter CSV would
     lose what was measured). Returns the number of rows. A sweep calls it as it ends."""
     batch = sweep_batch(results, sweep_id)
+    debug(f"history: {sweep_id}: {counted(len(batch.rows), 'row')} read")
     with opened(results, create=True) as con, transaction(con):
         problem = None if replace else _shrinks(con, batch)
         if problem:
             raise UserError(problem)
         _write_batch(con, batch)
+        debug(f"history: {sweep_id}: written; judging its paths (change detection)")
         _judge(con, [sweep_id])
         archive_old_rows(con)
     return len(batch.rows)
@@ -911,6 +982,7 @@ def ingest_all(
     for sweep_id in sweep_ids(results):
         try:
             batches.append(sweep_batch(results, sweep_id))
+            debug(f"history: {sweep_id}: {counted(len(batches[-1].rows), 'row')} read")
         except UserError as e:
             if warn:
                 warn(f"{sweep_id} left out: {e}")
@@ -927,6 +999,7 @@ def ingest_all(
                 continue
             _write_batch(con, batch)
             written.append(batch)
+        debug(f"history: {counted(len(written), 'batch', 'batches')} written; judging their paths")
         _judge(con, [b.sweep["sweep_id"] for b in written])
         archive_old_rows(con)
     return len(written), sum(len(b.rows) for b in written)
@@ -968,8 +1041,11 @@ def check_source_name(name: str) -> str:
 
 
 def check_month(date: str) -> str:
-    if not _MONTH.fullmatch(date):
+    found = _MONTH.fullmatch(date)
+    if not found:
         raise UserError(f"--date '{date}': give the month the data was measured, as YYYY-MM")
+    if not YEARS[0] <= int(found.group(1)) <= YEARS[1]:
+        raise UserError(f"--date '{date}': give a year from {YEARS[0]} to {YEARS[1]}")
     return date
 
 
@@ -998,14 +1074,23 @@ def read_import_csv(text: str, name: str) -> list[dict[str, str]]:
             f"{name}: neither rtt_avg_ms nor throughput_bps is a column: nothing to load"
         )
     reader = csv.reader(io.StringIO(text), delimiter=delimiter)
-    next(reader)
+    numeric = [(i, c) for i, c in enumerate(columns) if c in _COLUMN_TYPES and value_range(c)]
     rows = []
-    for cells in reader:
-        if not any(c.strip() for c in cells):
-            continue
-        rows.append(
-            {c: (cells[i].strip() if i < len(cells) else "") for i, c in enumerate(columns)}
-        )
+    with csv_errors(name, reader):
+        next(reader)
+        for cells in reader:
+            if not any(c.strip() for c in cells):
+                continue
+            for i, column in numeric:
+                problem = number_problem(column, cells[i].strip()) if i < len(cells) else None
+                if problem:
+                    raise UserError(
+                        f"{name}: line {reader.line_num}, {column}: {problem}: fix or remove "
+                        "the row"
+                    )
+            rows.append(
+                {c: (cells[i].strip() if i < len(cells) else "") for i, c in enumerate(columns)}
+            )
     return rows
 
 
@@ -1104,6 +1189,8 @@ def _import_files(results: Path) -> list[tuple[Path, dict[str, Any]]]:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):
             continue
+        if not isinstance(meta, dict):
+            meta = {}  # kept state of another shape: left out with a warning (KeyError)
         found.append((meta_path.with_suffix(".csv"), meta))
     return found
 
@@ -1115,8 +1202,10 @@ def _imported_batches(results: Path, warn: Any = None) -> list[Batch]:
     for csv_path, meta in _import_files(results):
         try:
             rows = read_import_csv(read_text(csv_path, "CSV file"), str(csv_path))
-            batches.extend(import_batches(rows, meta["source"], meta["date"], meta["label"]))
-        except (UserError, FileNotFoundError, KeyError) as e:
+            batches.extend(
+                import_batches(rows, str(meta["source"]), str(meta["date"]), str(meta["label"]))
+            )
+        except (UserError, FileNotFoundError, KeyError, TypeError, ValueError) as e:
             if not warn:
                 raise UserError(f"{csv_path}: cannot be loaded again ({e})") from None
             warn(f"{csv_path} left out: {e}")
@@ -1156,18 +1245,118 @@ def import_file(
     if not batches:
         raise UserError(f"{path}: no row has a usable rtt_avg_ms or throughput_bps")
     folder = Path(results) / IMPORTS_DIR / source
-    store.write_atomic(folder / f"{month}.csv", text)
     meta = {"source": source, "date": month, "label": label or source, "file": Path(path).name}
-    store.write_json(folder / f"{month}.json", meta)
-    with opened(results, create=True) as con, transaction(con):
+    # the copies are written beside the kept ones and take their places only once the
+    # store has the new rows: a failed import leaves the store and the copies as they
+    # were (none, for a first import), so a retry and a rebuild find what was there
+    with (
+        _kept_beside(
+            [
+                (folder / f"{month}.csv", text),
+                (folder / f"{month}.json", json.dumps(meta, indent=1) + "\n"),
+            ]
+        ) as swap_in,
+        opened(results, create=True) as con,
+        transaction(con),
+    ):
         for batch in batches:
             _write_batch(con, batch)
         _judge(con, [b.sweep["sweep_id"] for b in batches])
         archive_old_rows(con)
+        swap_in()  # the last step before the commit
     return sum(len(b.rows) for b in batches)
 
 
+@contextlib.contextmanager
+def _kept_beside(files: list[tuple[Path, str]]) -> Iterator[Any]:
+    """Each (path, text) written whole beside `path`; the block calls the function it is
+    given to move them into place (the old files kept aside). An exception in the block,
+    before or after that call, puts the old files back (removes the new ones where there
+    were none); at a normal end the old ones are removed."""
+    tag = f"{os.getpid()}-{secrets.token_hex(3)}"
+    new = [path.with_name(f".{path.name}.new-{tag}") for path, _ in files]
+    old = [path.with_name(f".{path.name}.old-{tag}") for path, _ in files]
+    placed: list[int] = []
+    for path, _ in files:
+        problem = store.not_a_regular_file(path)
+        if problem:
+            raise UserError(f"{path} is {problem}: move it away, then import again")
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def swap_in() -> None:
+        for i, (path, _) in enumerate(files):
+            if os.path.lexists(path):
+                os.replace(path, old[i])
+            placed.append(i)
+            os.replace(new[i], path)
+
+    try:
+        for (_, text), tmp in zip(files, new, strict=True):
+            store.write_atomic(tmp, text)
+        yield swap_in
+    except BaseException:
+        for i in reversed(placed):
+            path = files[i][0]
+            if os.path.lexists(old[i]):
+                os.replace(old[i], path)
+            else:
+                path.unlink(missing_ok=True)
+        for tmp in new:
+            tmp.unlink(missing_ok=True)
+        raise
+    for path in old:
+        path.unlink(missing_ok=True)
+
+
 # ---- export ---------------------------------------------------------------------------
+
+_SWEEP_FILES = (store.SWEEP_FILE, store.MEASUREMENTS_FILE, store.HOSTS_FILE)
+
+
+def _check_export_target(
+    results: Path, out: Path, fmt: str, columns: list[str], con: duckdb.DuckDBPyConnection
+) -> None:
+    """UserError unless `out` is new or an earlier export in `fmt` (the same columns): an
+    export never replaces the store, a sweep's files, or any file it did not write."""
+    if not out.exists():
+        return
+    store_file = store_path(results)
+    for own in (store_file, store_file.with_name(store_file.name + ".wal")):
+        with contextlib.suppress(OSError):
+            if os.path.samefile(out, own):
+                raise UserError(f"--out {out} is the history store itself: give a new file")
+    if out.name in _SWEEP_FILES or out.name == HISTORY_FILE:
+        raise UserError(f"--out {out} is a sweep's {out.name}: give a new file")
+    if _earlier_export(out, fmt, columns, con):
+        return
+    raise UserError(
+        f"--out {out} exists and is not an earlier 'history export --format {fmt}': "
+        "give a new file, or remove that one first"
+    )
+
+
+def _earlier_export(
+    out: Path, fmt: str, columns: list[str], con: duckdb.DuckDBPyConnection
+) -> bool:
+    """Whether `out` is a file this export wrote: a CSV whose first line is the export's
+    header, or a Parquet file with the export's columns."""
+    import duckdb
+
+    try:
+        with out.open("rb") as f:
+            head = f.read(64 * 1024)
+    except OSError:
+        return False
+    if fmt == "csv":
+        return head.split(b"\n", 1)[0].rstrip(b"\r") == ",".join(columns).encode()
+    if not head.startswith(b"PAR1"):
+        return False
+    try:
+        found = con.execute("SELECT * FROM read_parquet(?) LIMIT 0", [str(out)]).description
+    except duckdb.Error:
+        return False
+    return [d[0] for d in found] == columns
+
 
 EXPORT_FORMATS = ("parquet", "csv")
 
@@ -1194,6 +1383,8 @@ def export(results: Path, out: Path, fmt: str, since: str | None = None) -> int:
         raise UserError(f"--out {out} is {problem}: give the path of a regular file, or a new one")
     tmp = out.with_name(f".{out.name}.tmp")
     with opened(results, read_only=True) as con:
+        columns = [d[0] for d in con.execute("SELECT * FROM measurements LIMIT 0").description]
+        _check_export_target(results, out, fmt, columns, con)
         (count,) = con.execute(f"SELECT count(*) FROM measurements {where}", params).fetchone() or (
             0,
         )

@@ -349,9 +349,13 @@ def rate_scale(emulated: bool, unit: str) -> dict[str, Any]:
 
 
 def source_caption(mx: dict[str, Any]) -> str:
-    """What every view prints about its source."""
-    kind = "EMULATED" if mx["emulated"] else "real measurements"
+    """What every view prints about its source, the kind said once: "source: EMULATED"
+    for our own emulated sweeps (their source's name says it already), "source: NAME,
+    EMULATED" or "source: NAME, real measurements" for the others."""
     label = f" ({mx['label']})" if mx.get("label") and mx["label"] != mx["source"] else ""
+    if mx["emulated"] and str(mx["source"]).lower() == "emulated":
+        return f"source: EMULATED{label}"
+    kind = "EMULATED" if mx["emulated"] else "real measurements"
     return f"source: {mx['source']}{label}, {kind}"
 
 

@@ -15,6 +15,7 @@ SELECTION_OPTIONS = (
     "max_km",
     "pairs",
     "max_regions",
+    "opt_in",
 )
 TEST_PARAMS_OPTIONS = (
     "pings",

@@ -88,6 +88,7 @@ def selection_spec(
     pairs: str | None = None,
     max_regions: int | None = None,
     spread: str | None = None,
+    opt_in: bool = False,
 ) -> SelectionSpec:
     """A SelectionSpec from the selection options as given (comma-separated lists as text;
     None: not given)."""
@@ -102,6 +103,7 @@ def selection_spec(
         pairs=parse_pairs(pairs),
         max_regions=max_regions,
         spread=spread or "bands",
+        opt_in=bool(opt_in),
     )
 
 

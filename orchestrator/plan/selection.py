@@ -9,9 +9,11 @@ then pairs (--cloud-pair, --min-km/--max-km, --pairs), then --max-regions
 samples among the regions that still take part in a pair. A region left with
 no pair is dropped: a VM that tests nothing costs money and tells nothing.
 
---max-regions spreads the pairs over the distance bands (DISTANCE_BANDS_KM) as well as
-over the globe and both clouds (`--spread bands`, the default: `band_spread_sample`);
-`--spread globe` is farthest-point sampling alone, which leaves short pairs out.
+--max-regions chooses among the regions a new account has (AWS opt-in regions only with
+--opt-in, or when --regions or --pairs names them). It spreads the pairs over the
+distance bands (DISTANCE_BANDS_KM) as well as over the globe and both clouds
+(`--spread bands`, the default: `band_spread_sample`); `--spread globe` is
+farthest-point sampling alone, which leaves short pairs out.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ class SelectionSpec:
     pairs: tuple[tuple[str, str], ...] = ()  # explicit; both directions unless cloud_pairs narrows
     max_regions: int | None = None
     spread: str = "bands"  # how --max-regions chooses: one of SPREADS
+    # --max-regions may choose AWS opt-in regions (a new account must enable each first);
+    # without it, only those --regions or --pairs name take part
+    opt_in: bool = False
 
 
 def band_of(km: float) -> str:
@@ -123,7 +128,10 @@ def select(catalog: Catalog, spec: SelectionSpec) -> Selection:
     regions = _filter_regions(catalog, spec)
     pairs = _filter_pairs(regions, spec)
     if spec.max_regions is not None:
-        taking_part = _in_pairs(regions, pairs)
+        named = set(spec.regions) | {key for pair in spec.pairs for key in pair}
+        taking_part = [
+            r for r in _in_pairs(regions, pairs) if spec.opt_in or not r.opt_in or r.key in named
+        ]
         if spec.spread == "globe":
             sample = farthest_point_sample(taking_part, spec.max_regions)
         else:
@@ -182,6 +190,10 @@ def check_spec(catalog: Catalog, spec: SelectionSpec) -> None:
         raise UserError(f"--max-regions {spec.max_regions}: a test needs at least 2 regions")
     if spec.spread not in SPREADS:
         raise UserError(f"--spread {spec.spread}: one of {', '.join(SPREADS)}")
+    if spec.opt_in and spec.no_opt_in:
+        raise UserError(
+            "--opt-in lets --max-regions choose opt-in regions, --no-opt-in skips them: give one"
+        )
     explicit = {catalog.get(key).key for key in spec.regions}
     for key in spec.regions:
         region = catalog.get(key)

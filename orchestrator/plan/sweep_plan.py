@@ -378,17 +378,53 @@ class Plan:
     sentinel_round: bool = False
     host_types: dict[str, str] | None = None  # region key -> machine type
     shortfalls: tuple[Shortfall, ...] = ()  # hosts sending above their type's baseline
+    # the most rounds the retry of failed tests can take (every test failed), per measure
+    retry_rounds: int = 0
 
     def shape(self) -> str:
-        """What the measure stage runs, in words: the ping phase, the rounds, or both."""
+        """What the measure stage runs, in words: the ping phase, the rounds, or both,
+        with the sentinel round and the retry's bound (`extra_rounds` says why)."""
         rounds = f"{counted(len(self.rounds), 'round')} (lower bound {self.lower_bound_rounds})"
+        if self.sentinel_round:
+            rounds += " + 1 sentinel round"
         if len(self.params.measures) > 1:
             rounds += f", once per measure ({', '.join(self.params.measures)})"
         elif self.params.measures != (SINGLE_STREAM,):
             rounds += f" of {self.params.measures[0]}"
         if not self.params.throughput:
-            return "one ping phase (latency only: no exclusive rounds)"
-        return f"a ping phase, then {rounds}" if self.params.ping else rounds
+            return (
+                "one ping phase (latency only: no exclusive rounds), "
+                "+ one more for the tests that fail"
+            )
+        retries = self.retry_rounds * len(self.params.measures)
+        shape = f"a ping phase, then {rounds}" if self.params.ping else rounds
+        return f"{shape}, + up to {counted(retries, 'retry round')} if tests fail"
+
+    def extra_rounds(self) -> list[str]:
+        """Why a sweep can run more rounds than the schedule: the sentinels and the retry
+        rule, one sentence each (what `plan` prints under its rounds; docs/sweeps.md)."""
+        said = []
+        if self.sentinels:
+            names = ", ".join(" <> ".join(s.regions) for s in self.sentinels)
+            where = "in one more round" if self.sentinel_round else "in the last round"
+            said.append(
+                f"sentinels: {counted(len(self.sentinels), 'slot')} of round 1 ({names}) run "
+                f"again at the end, {where}: their late results, set against the early "
+                "ones, show a host whose bandwidth fell during the sweep"
+            )
+        what = "ping phase" if not self.params.throughput else "rounds"
+        said.append(
+            "retries: a test without an ok result at the end of the sweep runs once more, "
+            f"in {what} of the failed tests alone"
+            + (
+                f" (at most {counted(self.retry_rounds, 'round')} per measure, if every test "
+                "failed)"
+                if self.params.throughput
+                else ""
+            )
+            + "; the sweep's log names each test and why it failed"
+        )
+        return said
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -410,6 +446,7 @@ class Plan:
             "emulated_type": self.emulated_type,
             "sentinels": [list(s.regions) for s in self.sentinels],
             "sentinel_round": self.sentinel_round,
+            "retry_rounds_max": self.retry_rounds * len(self.params.measures),
             "host_types": dict(self.host_types or {}),
             "allowance_shortfalls": [s.to_dict() for s in self.shortfalls],
             # each test's omit (the slow-start ramp) and measured interval, per measure:
@@ -502,9 +539,25 @@ def make_plan(
         emulated_type=machine.name if machine is not None else "",
         sentinels=tuple(sentinel_slots(measured)),
         sentinel_round=len(measured) > len(rounds),
+        retry_rounds=retry_bound(selection.pairs, rounds, max_concurrent, sequential),
         host_types=host_types,
         shortfalls=tuple(shortfalls(egress, host_types, bandwidth)),
     )
+
+
+def retry_bound(
+    pairs: Sequence[Pair],
+    rounds: Sequence[Round],
+    max_concurrent: int | None,
+    sequential: bool,
+) -> int:
+    """The most rounds a retry of failed tests can take: their schedule has at most Δ + 1
+    rounds (ceil(slots / cap) with a cap), never more than its slots, and the failed
+    tests' Δ and slots are at most the sweep's."""
+    if sequential:
+        return len(rounds)
+    slots = sum(len(r) for r in rounds)
+    return max(len(rounds), lower_bound(pairs, max_concurrent), min(lower_bound(pairs) + 1, slots))
 
 
 def emulated_bandwidth() -> dict[str, MachineBandwidth]:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.core import outdir, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
+from orchestrator.core.log import counted, debug, step
 from orchestrator.core.stats import median
 from orchestrator.model.backends import is_emulated
 from orchestrator.model.catalog import Catalog, Region, load_catalog
@@ -981,6 +982,11 @@ def load_inputs(
     loaded.cache = None if include_injected else whole  # the cache holds the default report
     loaded.injected = injected_rows(loaded)
     loaded.include_injected = include_injected
+    skipped = ", ".join(f"{n} {why}" for why, n in loaded.skipped.items()) or "none"
+    debug(
+        f"report: read {counted(len(sources), 'file')} ({', '.join(sources)}): "
+        f"{counted(len(loaded.data), 'row')} kept; left out: {skipped}"
+    )
     for sweep_dir in _once(sweep_dirs_, "--sweep", []):
         add_host_evidence(loaded, sweep_dir)
     return loaded
@@ -1326,6 +1332,11 @@ def _write_report_files(
     )
     (folder / "report.json").write_text(json.dumps(report_json(loaded, summaries), indent=2))
     write_csv(folder / "host-flags.csv", HOST_FLAGS_COLUMNS, loaded.host_flags)
+    debug(
+        f"report: {counted(len(summaries), 'summary row')}, "
+        f"{counted(len(report.outliers), 'outlier')}, "
+        f"{counted(len(loaded.host_flags), 'host flag')} written"
+    )
     figures = report.figures = report_figures(loaded, summaries, orders=orders)
     chart_dir = folder / "charts"
     chart_dir.mkdir()
@@ -1342,8 +1353,10 @@ def _write_report_files(
         # the figure is plotly's JSON already (charts builds it as data): not validated again
         plotly.io.write_html(fig, path, include_plotlyjs=script, full_html=True, validate=False)
         report.charts[name] = path
+        debug(f"report: chart {path.name}")
     if png:
-        report.pngs, report.png_skipped = charts.write_pngs(figures, chart_dir)
+        with step(f"rendering {counted(len(figures), 'PNG chart')} (kaleido, Chromium)", tell=log):
+            report.pngs, report.png_skipped = charts.write_pngs(figures, chart_dir)
         if report.png_skipped:
             log(f"PNG charts skipped: {report.png_skipped}")
     else:

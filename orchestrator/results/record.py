@@ -85,12 +85,44 @@ def read_record(path: Path) -> SweepRecord | None:
 def _from_json(cls: type[Any], doc: Mapping[str, Any], convert: Mapping[str, Any]) -> Any:
     """An instance of `cls` from `doc`: `convert` turns a field's JSON into its type;
     unknown keys go to `extra`, the order of all keys to `_keys`."""
-    names = {f.name for f in dataclasses.fields(cls)} - {"extra", "_keys"}
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    names = set(fields) - {"extra", "_keys"}
     kwargs: dict[str, Any] = {}
     for name in names & set(doc):
+        if name not in convert:
+            problem = _type_problem(name, str(fields[name].type), doc[name])
+            if problem:
+                raise UserError(f"not a sweep record ({problem}): the results folder is damaged")
         kwargs[name] = convert[name](doc[name]) if name in convert else doc[name]
     extra = {k: v for k, v in doc.items() if k not in names}
     return cls(**kwargs, extra=extra, _keys=tuple(doc))
+
+
+_PLAIN_TYPES: dict[str, Any] = {
+    "str": str,
+    "int": int,
+    "float": (int, float),
+    "bool": bool,
+    "dict": dict,
+    "Mapping": Mapping,
+    "list": list,
+}
+
+
+def _type_problem(name: str, annotation: str, value: Any) -> str | None:
+    """Why `value` cannot be field `name` of plain type `annotation` ('dict[str, Any] |
+    None'), or None: kept state of the wrong type (`"params": null`) is found as it is
+    read, not as a crash of every later command that reads the field."""
+    kinds = [part.strip() for part in annotation.split("|")]
+    if value is None:
+        return None if "None" in kinds else f"{name}: null"
+    for kind in (k for k in kinds if k != "None"):
+        plain = _PLAIN_TYPES.get(kind.split("[", 1)[0])
+        if plain is None:
+            return None  # a type of its own (an enum): not checked here
+        if isinstance(value, plain) and (plain is bool or not isinstance(value, bool)):
+            return None
+    return f"{name}: {json.dumps(value)[:40]} is not {annotation}"
 
 
 def _to_json(self: Any, convert: Mapping[str, Callable[[Any], Any]]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ Every later stage and every external user reads these names; units are in the
 names. docs/results.md documents each column.
 """
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -69,6 +70,52 @@ NUMERIC_COLUMNS = frozenset(
     if c.endswith(("_ms", "_bps", "_km", "_pct", "_s", "_bytes"))
     or c in ("bytes", "retransmits", "streams", "round")
 )
+
+# The range a value of each numeric column may take, by its unit: beyond it the value is
+# not a measurement (an RTT of 1e30 ms, a throughput above 10 Tbit/s, a loss over 100 %)
+# and is refused where a user's file is read, or kept out (as missing) where one is stored.
+_RANGES_BY_SUFFIX = {
+    "_ms": (0.0, 3_600_000.0),  # an hour
+    "_bps": (0.0, 1e13),
+    "_km": (0.0, 20_100.0),  # half the Earth's circumference
+    "_pct": (0.0, 100.0),
+    "_s": (0.0, 31_622_400.0),  # a year
+    "_bytes": (0.0, 1e15),
+    "_packets": (0.0, 1e15),
+}
+_RANGES = {"bytes": (0.0, 1e16), "retransmits": (0.0, 1e12), "streams": (0.0, 1e4),
+           "round": (0.0, 1e6), "rtt_samples": (0.0, 1e7)}  # fmt: skip
+YEARS = (1990, 2200)  # a measurement's date: no cloud region before, none this far ahead
+
+
+def value_range(column: str) -> tuple[float, float] | None:
+    """(lowest, highest) a value of `column` may be; None for a column of text."""
+    if column in _RANGES:
+        return _RANGES[column]
+    for suffix, bounds in _RANGES_BY_SUFFIX.items():
+        if column.endswith(suffix):
+            return bounds
+    return None
+
+
+def number_problem(column: str, text: str) -> str | None:
+    """Why the text of a cell of numeric `column` is not a value it may hold (infinite,
+    NaN, outside value_range), or None (also for text that is no number: a reader's
+    own rule says what that means)."""
+    bounds = value_range(column)
+    if bounds is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(value):
+        return f"{text!r} is not a finite number"
+    low, high = bounds
+    if not low <= value <= high:
+        return f"{text!r} is outside {low:g} to {high:g}"
+    return None
+
 
 HOST_EVIDENCE_COLUMNS = MEASUREMENT_COLUMNS[
     MEASUREMENT_COLUMNS.index("src_cpu_steal_pct") : MEASUREMENT_COLUMNS.index("limiter")

@@ -29,7 +29,7 @@ from typing import Any
 
 from orchestrator.core.errors import UserError
 from orchestrator.results.record import SweepRecord
-from orchestrator.core.textfile import read_text
+from orchestrator.core.textfile import csv_errors, read_text
 from orchestrator.results import flags
 from orchestrator.results.schema import (
     MEASUREMENT_COLUMNS,
@@ -136,6 +136,11 @@ def read_rows(path: Path) -> list[dict[str, str]]:
     if not path.exists():
         return []
     reader = csv.reader(io.StringIO(read_text(path, "measurements CSV"), newline=""))
+    with csv_errors(str(path), reader):
+        return _rows_of(path, reader)
+
+
+def _rows_of(path: Path, reader: Any) -> list[dict[str, str]]:
     header = tuple(next(reader, ()))
     # written before some columns were added: they are empty, the rest is the same
     previous = older_contract(header)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.clouds.options import NETWORK_TIERS, CloudFlags
+from orchestrator.core import grammar, paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.textfile import load_yaml
 from orchestrator.model import backends
@@ -235,6 +236,9 @@ def sweep_request(source: str, name: str, settings: dict[str, object]) -> SweepR
         if key in settings:
             try:
                 values[key] = _READ[key](settings[key])
+                most = grammar.ceiling(key)
+                if _READ[key] is _integer and abs(values[key]) > most:
+                    raise UserError(f"{values[key]} is out of range (at most {most:,})")
             except UserError as e:
                 raise _fail(source, name, key, str(e)) from None
 
@@ -342,6 +346,8 @@ def parse_profile(
 
         try:
             parse_target(str(publish))
+            if "://" in str(publish):  # it reaches a workflow's env: a bucket's grammar
+                grammar.bucket_url(str(publish), "publish:")
         except UserError as e:
             raise _fail(source, name, "publish", str(e)) from None
     if catalog is not None:
@@ -370,13 +376,28 @@ def check_profile_sweep(profile: Profile, catalog: Catalog, source: str = DEFAUL
         raise _fail(source, profile.name, "selection", "selects no pair of regions: widen it")
 
 
+def write_sample(path: Path, force: bool = False) -> None:
+    """Write the sample profiles (the package's schedules.yaml) to `path`; a file already
+    there is kept unless `force` (then replaced whole; a symlink or a folder never is)."""
+    from orchestrator.results import store
+
+    path = Path(path)
+    if (path.exists() or path.is_symlink()) and not force:
+        raise UserError(
+            f"{path} exists: keeping it; pass --force to replace it with the sample "
+            "(its profiles are lost)"
+        )
+    store.write_atomic(path, paths.SAMPLE_SCHEDULES.read_text(encoding="utf-8"))
+
+
 def load_profiles(path: Path, catalog: Catalog | None = None) -> dict[str, Profile]:
     path = Path(path)
     try:
         data = load_yaml(path, "profiles file")
     except FileNotFoundError:
         raise ProfileError(
-            f"{path}: no such file: write one (see docs/scheduled-sweeps.md)"
+            f"{path}: no such file: 'interregion schedule init --file {paths.shell_word(path)}' "
+            f"writes a sample (profiles: {paths.DOCS / 'scheduled-sweeps.md'})"
         ) from None
     except UserError as e:
         raise ProfileError(str(e)) from None

@@ -8,11 +8,11 @@ state/ is what tears its hosts down.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from orchestrator.core import outdir
 from orchestrator.core.times import parse_utc
 from orchestrator.results import store
 from orchestrator.results.record import read_record
@@ -30,6 +30,14 @@ def expired_folders(
     cutoff = now - timedelta(days=keep_raw_days)
     found: list[Path] = []
     for path in sorted(Path(results).glob(f"*/{store.SWEEP_FILE}")):
+        if not outdir.within(results, path.parent):
+            # a sweep folder that is a link holds another folder's raw/ and state/
+            if warn is not None:
+                warn(
+                    f"retention kept {path.parent.name}: it is a symlink, and retention "
+                    "deletes only in folders of the results folder itself"
+                )
+            continue
         record = read_record(path)
         if record is None:
             if warn is not None:
@@ -45,7 +53,7 @@ def expired_folders(
             continue
         for name in (store.RAW_DIR, store.STATE_DIR):
             folder = path.parent / name
-            if folder.is_dir() and not folder.is_symlink():
+            if folder.is_dir() and outdir.within(results, folder):
                 found.append(folder)
     return found
 
@@ -58,6 +66,4 @@ def apply_retention(
 ) -> list[Path]:
     """Delete the expired raw/ and state/ folders; returns what was deleted."""
     folders = expired_folders(results, keep_raw_days, now, warn)
-    for folder in folders:
-        shutil.rmtree(folder)
-    return folders
+    return [folder for folder in folders if outdir.remove_within(results, folder)]

@@ -17,6 +17,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.core import grammar
 from orchestrator.core.errors import UserError
 from orchestrator.model import backends
 from orchestrator.plan.sweep_plan import Estimate
@@ -24,7 +25,6 @@ from orchestrator.results import store
 from orchestrator.results.store import check_results_for_sweeps, control_character_problem
 from orchestrator.schedule.cadence import cron_line, on_calendar
 from orchestrator.schedule.profiles import Profile
-from orchestrator.site.publish import parse_target
 
 UNIT_DIR = Path("/etc/systemd/system")
 CRON_DIR = Path("/etc/cron.d")
@@ -230,27 +230,21 @@ def _uses(action: str) -> str:
     return f"{action}@{sha} # {release}"
 
 
-def _sync_commands(bucket: str) -> tuple[str, str, str]:
-    """(setup step, restore command, save command) for the bucket holding the results."""
-    target = parse_target(bucket)
-    if target.kind == "dir":
-        raise UserError(
-            f"--state-bucket {bucket}: runners keep nothing, so the ledger and sweeps must live "
-            "in a bucket: give s3://BUCKET/PREFIX or gs://BUCKET/PREFIX"
-        )
-    url = f"{target.kind}://{target.location}/{target.prefix}".rstrip("/")
-    if target.kind == "s3":
+def _sync_commands(url: str) -> tuple[str, str, str]:
+    """(setup step, restore command, save command) for the bucket holding the results.
+    The URL reaches the commands as $STATE_URL (the job's env), never as their text."""
+    if url.startswith("s3://"):
         excludes = "--exclude '*/state/*' --exclude .sweep.lock"
         return (
             "",
-            f'aws s3 sync "{url}" "$RESULTS" --only-show-errors',
-            f'aws s3 sync "$RESULTS" "{url}" {excludes} --only-show-errors',
+            'aws s3 sync "$STATE_URL" "$RESULTS" --only-show-errors',
+            f'aws s3 sync "$RESULTS" "$STATE_URL" {excludes} --only-show-errors',
         )
     excludes = "--exclude='.*/state/.*|[.]sweep[.]lock$'"
     return (
         f"      - uses: {_uses('google-github-actions/setup-gcloud')}\n",
-        f'gcloud storage rsync -r "{url}" "$RESULTS"',
-        f'gcloud storage rsync -r "$RESULTS" "{url}" {excludes}',
+        'gcloud storage rsync -r "$STATE_URL" "$RESULTS"',
+        f'gcloud storage rsync -r "$RESULTS" "$STATE_URL" {excludes}',
     )
 
 
@@ -265,17 +259,27 @@ def github_workflow(
     results: str = "results",
 ) -> str:
     """A workflow that runs one tick on GitHub's runners with short-lived OIDC credentials."""
-    bucket = state_bucket
-    if bucket is None and profile.publish and "://" in profile.publish:
-        bucket = profile.publish.rstrip("/") + "/results"
-    if bucket is None:
+    # every value from the user reaches the file checked by its grammar and quoted as a
+    # YAML string, and the run: lines read them from the job's env, never as their text
+    if state_bucket is not None:
+        if "://" not in state_bucket:
+            raise UserError(
+                f"--state-bucket {state_bucket}: runners keep nothing, so the ledger and "
+                "sweeps must live in a bucket: give s3://BUCKET/PREFIX or gs://BUCKET/PREFIX"
+            )
+        bucket = grammar.bucket_url(state_bucket, "--state-bucket")
+    elif profile.publish and "://" in profile.publish:
+        bucket = grammar.bucket_url(profile.publish, f"profile '{profile.name}', publish:")
+        bucket += "/results"
+    else:
         raise UserError(
             f"profile '{profile.name}': runners keep nothing between runs: give --state-bucket "
             "s3://BUCKET/PREFIX (or gs://...) to keep the ledger and sweeps in"
         )
     setup_sync, restore, save = _sync_commands(bucket)
-    if "/" not in repo or repo.count("/") != 1:
-        raise UserError(f"--repo '{repo}': write it as OWNER/NAME, e.g. acme/interregion")
+    owner_repo = grammar.github_repo(repo)
+    results = grammar.plain_text(results, "--results")
+    schedules = grammar.plain_text(schedules, "--file")
     minute = off_the_hour_minute(profile.name)
     if profile.slip_s > LONG_SLIP_S:
         # too long to sleep through in one job: wake every hour, run in the drawn hour
@@ -290,7 +294,7 @@ def github_workflow(
             f"{ACTIONS_MAX_MINUTES} min GitHub's hosted runners allow a job: select fewer "
             "regions or shorter tests, or use 'schedule install' on a machine of your own"
         )
-    site = profile.site or "site"
+    site = grammar.plain_text(profile.site or "site", f"profile '{profile.name}', site:")
     clouds = () if backends.is_emulated(profile.backend) else backends.info(profile.backend).clouds
     aws = "aws" in clouds or bucket.startswith("s3://")
     gcp = "gcp" in clouds or bucket.startswith("gs://")
@@ -330,7 +334,7 @@ def github_workflow(
         if: always()
         uses: {_uses("actions/upload-pages-artifact")}
         with:
-          path: {site}
+          path: {grammar.yaml_string(site)}
 """
         pages_job = """
   pages:
@@ -346,7 +350,6 @@ def github_workflow(
       - id: deploy
 """
         pages_job += f"        uses: {_uses('actions/deploy-pages')}\n"
-    owner_repo = repo
     return f"""# Written by 'interregion schedule export {profile.name} --github-actions'.
 #
 # Credentials are short-lived OIDC tokens, never stored keys. Trust only this
@@ -382,7 +385,9 @@ jobs:
     runs-on: ubuntu-latest
     timeout-minutes: {minutes}
     env:
-      RESULTS: {shlex.quote(results)}
+      RESULTS: {grammar.yaml_string(results)}
+      SCHEDULES: {grammar.yaml_string(schedules)}
+      STATE_URL: {grammar.yaml_string(bucket)}
     steps:
       - uses: {_uses("actions/checkout")}
       - uses: {_uses("actions/setup-python")}
@@ -397,7 +402,7 @@ jobs:
         run: mkdir -p "$RESULTS" && {restore}
       - name: Scheduled sweep
         run: >-
-          interregion schedule run {profile.name} --file {schedules}
+          interregion schedule run {profile.name} --file "$SCHEDULES"
           --results "$RESULTS" {start}
       - name: Tear down and reap
         if: always()

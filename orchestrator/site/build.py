@@ -208,6 +208,10 @@ def build_site(
             hist = computing.result()
         except BaseException:
             # the thread writes into the folder being built, which is removed now: after it
+            # (its query stopped: an interrupt reaches only this thread's)
+            from orchestrator.history import store as history_store
+
+            history_store.interrupt_queries()
             with contextlib.suppress(BaseException):
                 computing.result()
             raise
@@ -247,7 +251,8 @@ def build_site(
     finally:
         # what versions before 0 bytes of kept state left (the history figures' cache,
         # the matrix's, pair pages' and series' states): the site no longer reads them
-        shutil.rmtree(results / ".cache" / "site", ignore_errors=True)
+        with contextlib.suppress(OSError):  # never through a linked .cache
+            outdir.remove_within(results, results / ".cache" / "site")
 
 
 def _sweep_pages(
@@ -393,6 +398,8 @@ def _history_pages(
             return site_history.history_data(
                 con, catalog=catalog, include_flagged=include_flagged, pair_pages=pair_pages
             )
+    except (history.StoreBusy, duckdb.InterruptException):
+        raise  # the whole site or none: its history pages are not left out for a lock or ^C
     except UserError as e:
         warn(f"site: history pages left out: {e}")
     except duckdb.Error as e:

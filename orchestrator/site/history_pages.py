@@ -767,7 +767,16 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
             _head("Matrix", prefix, history=True, studies=studies),
             _source_banner(first["emulated"]),
             "<h1>From x To matrix</h1>\n",
-            "<p>Each cell is one directed pair, rows send, columns receive: the statistic "
+            "<p class='lead'>Rows send, columns receive. Point at a cell for its samples and "
+            "tests; a cell links to its pair's page.</p>\n",
+            f"<form id='matrix-controls'>{controls}</form>\n",
+            f"<p id='matrix-caption' class='caption'>{_e(first['caption'])}</p>\n",
+            "<p id='matrix-scale' class='emulated-tag' hidden></p>\n",
+            "<div id='matrix-legend'></div>\n",
+            "<p id='matrix-detail' class='muted'>&nbsp;</p>\n",
+            f"<div class='matrix-wrap'><table id='matrix' class='matrix' "
+            f"data-pairs='{here}pairs/' data-base='{here}'></table></div>\n",
+            "<details id='matrix-about'><summary>How a cell is computed</summary><p>The statistic "
             "chosen (min, p10 to p99, max or mean) of the pooled samples of every test in "
             f"the window. As in <code>interregion matrix</code>, {_e(v.PERCENTILE_RULE)} "
             "(null is shown as —; point at a cell for its samples and tests). "
@@ -787,14 +796,7 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
             "whatever the stat shown, with the change-detection baseline (the median of the "
             "pair's last 28 comparable runs' medians); "
             "cells with an open episode are outlined. Sources are never mixed: the caption "
-            "names the one shown.</p>\n",
-            f"<form id='matrix-controls'>{controls}</form>\n",
-            f"<p id='matrix-caption' class='caption'>{_e(first['caption'])}</p>\n",
-            "<p id='matrix-scale' class='emulated-tag' hidden></p>\n",
-            "<div id='matrix-legend'></div>\n",
-            "<p id='matrix-detail' class='muted'>&nbsp;</p>\n",
-            f"<div class='matrix-wrap'><table id='matrix' class='matrix' "
-            f"data-pairs='{here}pairs/' data-base='{here}'></table></div>\n",
+            "names the one shown.</p></details>\n",
             "<noscript><p>The matrix is drawn by JavaScript from matrix-data.js.</p></noscript>\n",
             f"<script src='{here}matrix-data.js'></script>\n",
             f"<script src='{prefix}assets/history.js'></script>\n",

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from orchestrator.core import outdir
+from orchestrator.core import grammar, outdir
 
 esc = html.escape
 
@@ -93,8 +93,7 @@ def json_text(data: Any) -> str:
 
 def json_script(element_id: str, data: Any, text: str | None = None) -> str:
     """`data` in a script element; `text`: its json_text, already made."""
-    # "</" inside a script element would end it early; JSON allows "<\/".
-    text = (json_text(data) if text is None else text).replace("</", "<\\/")
+    text = grammar.script_safe(json_text(data) if text is None else text)
     return f"<script type='application/json' id='{element_id}'>{text}</script>\n"
 
 

@@ -341,7 +341,11 @@ def _run_rounds(
         if kind == "main" and measure == SINGLE_STREAM:
             # the first round's first slots again at the end: host drain
             cap = 1 if sweep.record.sequential else sweep.record.max_concurrent
+            before = len(planned)
             planned = sentinels.add_sentinel_rounds(planned, max_concurrent=cap)
+            said = sentinels.describe(planned, before)
+            if said:
+                sweep.log(said)
         plan = sweep.record.plan
         timings = (
             plan.timings if measure == SINGLE_STREAM else plan.extra.get(timings_key(measure))
@@ -518,10 +522,37 @@ def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = T
         failed = missing_tests(sweep, among=todo)
         count = sum(len(t) for t in failed.values())
         if count and retry:
-            sweep.log(f"retrying {count} failed tests once")
+            tests = corelog.counted(count, "failed test")
+            sweep.log(f"retrying {tests} once: {why_failed(sweep, failed)}")
             run_measures(sweep, hosts, failed, "retry", progress)
         fill_unmeasured(sweep, hosts)
         sweep.record.status = SweepStatus.MEASURED
+
+
+# how many failed tests the retry line names one by one before it counts the rest
+NAMED_FAILURES = 5
+
+
+def why_failed(sweep: Sweep, failed: Mapping[str, Sequence[Pair]]) -> str:
+    """The tests a retry runs again and why each failed (its row's status and error, or
+    no row at all), the first NAMED_FAILURES by name: the retry rule of docs/sweeps.md
+    said where it is applied."""
+    rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+    last = {(*store.pair_key(r), measure_of(r)): r for r in rows}
+    said = []
+    for m, pairs in failed.items():
+        for p in pairs:
+            row = last.get((*p.key, m))
+            if row is None:
+                reason = "no result"
+            else:
+                error = " ".join(str(row.get("error") or "").split())[:80]
+                reason = str(row.get("status") or "failed") + (f": {error}" if error else "")
+            name = f"{p.key[0]} -> {p.key[1]}" + (f" ({m})" if len(failed) > 1 else "")
+            said.append(f"{name} ({reason})")
+    shown = "; ".join(said[:NAMED_FAILURES])
+    more = len(said) - NAMED_FAILURES
+    return shown + (f"; and {more} more (measurements.csv)" if more > 0 else "")
 
 
 def measures_of(sweep: Sweep) -> tuple[str, ...]:

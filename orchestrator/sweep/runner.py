@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from orchestrator.core.errors import UserError
-from orchestrator.core.log import counted
+from orchestrator.core.log import counted, step
 from orchestrator.core.times import utc_now
 from orchestrator.drivers import interrupts
 from orchestrator.drivers import processes as children
@@ -87,7 +87,8 @@ def ingest(sweep: Sweep) -> None:
     from orchestrator.history import store as history
 
     try:
-        rows = history.ingest_sweep(sweep.results, sweep.id)
+        with step("adding the sweep to the history store", tell=sweep.log):
+            rows = history.ingest_sweep(sweep.results, sweep.id)
     except UserError as e:
         sweep.log(f"warning: not added to the history store: {e}")
         return

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from orchestrator.core.log import counted
 from orchestrator.model.hosts import iperf3_port
 from orchestrator.plan.rounds import SENTINEL_SLOTS, add_sentinels
 from orchestrator.results import store
@@ -62,6 +63,26 @@ def add_sentinel_rounds(
                 replace(planned[-1], number=number, slots=fixed, expected_s=planned[0].expected_s)
             )
     return out
+
+
+def describe(planned: Sequence[Any], before: int) -> str:
+    """The line the measure stage logs for the sentinels `add_sentinel_rounds` added to
+    `before` rounds: which slots run again, where, and why ("" when none were added)."""
+    late = [(p.number, s) for p in planned for s in p.slots if s.sentinel]
+    if not late:
+        return ""
+    first = planned[0].number
+    names = ", ".join(f"{s.client} <> {s.server}" for _n, s in late)
+    where = (
+        f"in one more round (#{late[0][0]}) after the {before} planned"
+        if len(planned) > before
+        else f"in the last round (#{late[0][0]})"
+    )
+    return (
+        f"sentinels: {counted(len(late), 'slot')} of round #{first} ({names}) run again {where}; "
+        "their late results, set against the early ones, show a host whose bandwidth fell "
+        "during the sweep (sentinels.csv)"
+    )
 
 
 def split_rows(

@@ -14,7 +14,7 @@ from typing import Any
 
 from orchestrator.clouds.options import CloudOptions
 from orchestrator.core.errors import RunFailure, UserError
-from orchestrator.core.log import counted
+from orchestrator.core.log import counted, debug, step
 from orchestrator.drivers import interrupts
 from orchestrator.drivers.ansible import (
     Event,
@@ -96,8 +96,9 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             emulation=sweep.record.emulation,
         )
         interrupts.check()
-        sweep.log(f"provisioning {counted(len(regions), 'host')} ({sweep.backend}) with Terraform")
-        hosts = planned.stack().apply(planned.variables)
+        what = f"provisioning {counted(len(regions), 'host')} ({sweep.backend}) with Terraform"
+        with step(what, tell=sweep.log):
+            hosts = planned.stack().apply(planned.variables)
         missing = sorted(set(sweep.regions()) - {h.name for h in hosts})
         if missing:
             raise UserError(f"the stack made no host for {', '.join(missing)}: check infra/")
@@ -214,19 +215,21 @@ def prepare(sweep: Sweep, forks: int = PREPARE_FORKS) -> dict[str, Any]:
                 problems[name] = "facts are not JSON: " + event["stdout"][:200]
         elif event["event"] in ("failed", "unreachable"):
             problems[name] = f"{event['event']} at '{event.get('task')}': {event.get('msg')}"
+        if event["event"] == "task":  # -v: what prepare is doing, task by task
+            debug(f"prepare: {event.get('task')}")
 
     with sweep.stage("prepare"), plain_view(state_folder(sweep)) as view:
         interrupts.check()
         inv = write_sweep_inventory(sweep, hosts, view)
-        sweep.log(f"preparing {counted(len(hosts), 'host')} with Ansible")
-        rc = run_playbook(
-            "prepare.yml",
-            inv,
-            on_event=on_event,
-            log_path=sweep.state / "ansible-prepare.log",
-            forks=min(len(hosts), forks),
-            view=view,
-        )
+        with step(f"preparing {counted(len(hosts), 'host')} with Ansible", tell=sweep.log):
+            rc = run_playbook(
+                "prepare.yml",
+                inv,
+                on_event=on_event,
+                log_path=sweep.state / "ansible-prepare.log",
+                forks=min(len(hosts), forks),
+                view=view,
+            )
         # a host Ansible never reported on (it read no inventory) is not ready either
         for h in hosts:
             if h.name not in facts and h.name not in problems:
@@ -333,7 +336,8 @@ def teardown(sweep: Sweep) -> None:
         closed = close_control_sockets(cp) if cp is not None else []
         if closed:
             sweep.log(f"closed {len(closed)} SSH control connections")
-        destroyed = destroy_all(sweep.state, sweep.id, sweep.log, local=sweep.emulated)
+        with step("tearing down the hosts", tell=sweep.log):
+            destroyed = destroy_all(sweep.state, sweep.id, sweep.log, local=sweep.emulated)
         backends.get(sweep.backend).after_teardown(local_agent_dir(sweep))
         remove_control_dir(sweep.state, also=remembered)
         if destroyed:
@@ -348,7 +352,7 @@ def teardown(sweep: Sweep) -> None:
 def report(sweep: Sweep) -> Path:
     from orchestrator.report.build import build_report
 
-    with sweep.stage("report"):
+    with sweep.stage("report"), step("building the report", tell=sweep.log):
         out = build_report(sweep.dir, log=sweep.log)
     sweep.log(f"report: {out}")
     return out

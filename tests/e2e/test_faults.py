@@ -89,6 +89,14 @@ def test_host_killed_mid_sweep_fails_only_its_tests_which_are_retried(results):
             assert r["status"] == "failed", key
             assert r["error"], key
     assert any(run["kind"] == "retry" for run in meta["measure_runs"])
+    # the sweep said why the retry ran: which tests, each with why it failed
+    (line,) = [x for x in out.splitlines() if " INFO retrying " in x]
+    failed = sorted(k for k, r in got.items() if r["status"] != "ok")
+    assert f"retrying {len(failed)} failed tests once: " in line, line
+    named = [(a, b) for a, b in failed if f"{a} -> {b} (" in line]
+    assert len(named) == min(len(failed), 5), line  # the first 5 by name, then a count
+    if len(failed) > 5:
+        assert line.endswith(f"; and {len(failed) - 5} more (measurements.csv)"), line
     retried = [r for r in meta["rounds"] if r["kind"] == "retry"]
     assert retried and all(
         victim in (s["client"], s["server"]) for r in retried for s in r["slots"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,14 +19,22 @@ from pathlib import Path
 import pytest
 import yaml
 
+from orchestrator.cli import main
 from orchestrator.core import paths
 from orchestrator.schedule import ledger
 
 CHECKOUT = paths.ROOT
 # what the build reads (pyproject.toml, setup.py, MANIFEST.in): copied, so the build's
 # build/ folder never lands in the checkout
-SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "regions.yaml")
-FOLDERS = ("orchestrator", "infra", "playbooks", "data")
+SOURCES = (
+    "pyproject.toml",
+    "setup.py",
+    "MANIFEST.in",
+    "README.md",
+    "regions.yaml",
+    "schedules.yaml",
+)
+FOLDERS = ("orchestrator", "infra", "playbooks", "data", "docs")
 # built files are copied too (the delayd binaries when `make setup` made them): the
 # build must leave them out
 NOT_COPIED = shutil.ignore_patterns("__pycache__")
@@ -92,6 +101,8 @@ def test_the_wheel_holds_the_files_the_package_runs_on_and_nothing_built(install
         "playbooks/ansible.cfg",
         "playbooks/files/ir_agent.py",
         "data/skyplane-latency-2022.csv",
+        "schedules.yaml",  # the sample `schedule init` writes
+        "docs/scheduled-sweeps.md",  # the pages `interregion --help` names
     ):
         assert bundle + needed in names, needed
     assert not [n for n in names if n.endswith(("/delayd", "/delayd-asan")) or "tfstate" in n]
@@ -221,3 +232,170 @@ def test_the_exported_workflow_installs_and_ticks_on_the_emulated_cloud(
     with (results / record["sweep_id"] / "measurements.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 2 and {r["status"] for r in rows} == {"ok"}, rows
+
+
+# ---- every help example, as written, from the wheel in an empty folder ---------------------
+
+
+def _walk(command, path=()):
+    import click
+
+    yield path, command
+    if isinstance(command, click.Group):
+        for name, sub in command.commands.items():
+            yield from _walk(sub, (*path, name))
+
+
+def help_examples() -> list[str]:
+    """Every command line of every command's Example(s) block, as its --help shows it (a
+    line ending in a backslash joined with the next), in the order of the commands."""
+    found: list[str] = []
+    for _path, command in _walk(main):
+        lines = (command.help or "").splitlines()
+        starts = [i for i, line in enumerate(lines) if line.strip() in ("Example:", "Examples:")]
+        if not starts:
+            continue
+        text = "\n".join(line.strip() for line in lines[starts[-1] + 1 :])
+        for line in re.sub(r"\\\n", " ", text).splitlines():
+            if line.strip() and line not in found:
+                found.append(" ".join(line.split()))
+    return found
+
+
+# A new user's first steps, run before the others: they make what the others read.
+FIRST = (
+    "interregion schedule init",
+    "interregion history convert --from skyplane builtin --out s.csv",
+    "interregion history import --source skyplane --date 2022-11 s.csv",
+)
+# Examples the empty folder cannot satisfy, each with why and the start of the one-line
+# error it must end in (exit 2, nothing else printed on stderr). An example changed or
+# added is run and must succeed, or be named here.
+_AWS_EXTRA = ("needs a cloud: this wheel is installed without extras", "boto3 is not installed")
+_NO_SWEEP = ("names a sweep of the user's own: none in an empty folder", "unknown sweep id")
+_CLOUD_PROFILE = (
+    "the sample's profiles sweep the clouds: without extras, the profile check names the extra",
+    "profile 'latency', key 'backend': boto3 is not installed",
+)
+FAILS_HERE: dict[str, tuple[str, str]] = {
+    "interregion preflight --clouds aws,gcp --max-regions 8 --gcp-project my-project": _AWS_EXTRA,
+    "interregion preflight --regions aws:us-east-1,gcp:us-east4 --json": _AWS_EXTRA,
+    "interregion reap --dry-run": _AWS_EXTRA,
+    "interregion reap --dry-run --json": _AWS_EXTRA,
+    "interregion reap --older-than 2h": _AWS_EXTRA,
+    "interregion reap --sweep 20261122T0130Z-3fa2": _AWS_EXTRA,
+    "interregion regions sync --clouds aws": _AWS_EXTRA,
+    "interregion regions sync --json": _AWS_EXTRA,
+    "interregion sweep --backend aws --clouds aws --ttl 2h --yes": _AWS_EXTRA,
+    "interregion sweep --backend cloud --pin-from 20261122T0130Z-3fa2 --yes": _AWS_EXTRA,
+    "interregion schedule install latency --dry-run": _CLOUD_PROFILE,
+    "interregion schedule install throughput --cron": _CLOUD_PROFILE,
+    "interregion schedule run latency --results results/": _CLOUD_PROFILE,
+    "interregion sweep --profile latency": _CLOUD_PROFILE,
+    "interregion schedule export latency --repo acme/interregion --github-actions "
+    ".github/workflows/interregion-latency.yml --state-bucket s3://acme-ir": _CLOUD_PROFILE,
+    "interregion schedule remove latency": (
+        "undoes an install, which needs the clouds' extra here",
+        "profile 'latency' is not installed",
+    ),
+    "interregion matrix --metric rtt --stat p90 --window 1W --source emulated": (
+        "the emulated source is the user's own sweeps: the store holds imports alone",
+        "--source emulated: not in the store",
+    ),
+    "interregion history ingest --sweep 20261122T0130Z-3fa2": _NO_SWEEP,
+    "interregion sweep --resume 20261122T0130Z-3fa2 --yes": _NO_SWEEP,
+    "interregion provision --sweep 20261122T0130Z-3fa2": _NO_SWEEP,
+    "interregion provision --sweep 20261123T0900Z-77aa --pin-from 20261122T0130Z-3fa2": _NO_SWEEP,
+    "interregion prepare --sweep 20261122T0130Z-3fa2": _NO_SWEEP,
+    "interregion prepare --sweep 20261122T0130Z-3fa2 --forks 77": _NO_SWEEP,
+    "interregion measure --sweep 20261122T0130Z-3fa2": _NO_SWEEP,
+    "interregion collect --sweep 20261122T0130Z-3fa2": _NO_SWEEP,
+    "interregion teardown --sweep 20261122T0130Z-3fa2": _NO_SWEEP,
+    "interregion report --sweep 20261122T0130Z-3fa2": (
+        "names a sweep of the user's own: none in an empty folder",
+        "no sweep '20261122T0130Z-3fa2'",
+    ),
+    "interregion report --input theirs.csv --out /tmp/theirs-report --include-flagged": (
+        "reads the user's own CSV",
+        "Invalid value for '--input': File 'theirs.csv' does not exist",
+    ),
+    "interregion report --all --cloud-pair aws:gcp --min-km 1000": (
+        "reports the folder's sweeps: an empty folder has none (imports are no sweeps)",
+        "no sweeps under",
+    ),
+    "interregion site --out site/ && xdg-open site/index.html": (
+        "builds the site of the folder's sweeps: none here",
+        "no sweeps under",
+    ),
+}
+for _to in ("/var/www/interregion", "s3://my-bucket/interregion", "gs://my-bucket/interregion"):
+    FAILS_HERE[f"interregion publish --site site/ --to {_to}"] = (
+        "publishes the site 'site' builds: none here",
+        "Invalid value for '--site'",
+    )
+# Examples that run minutes as root on the emulated cloud (a whole sweep, a study, the
+# demo): not run here; the e2e tests named run the same commands' paths. The emulator's
+# own examples (seconds each) run above.
+TOO_LONG = {
+    "interregion demo --out demo --replace": "tests/e2e/test_demo.py",
+    "interregion demo --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2 --sweeps 5 "
+    "--change-from 3 --min-runs 2": "tests/e2e/test_demo.py",
+    "interregion sweep --backend local --yes --max-regions 8": "tests/e2e/test_sweep.py",
+    "interregion sweep --tests ping --yes --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10": (
+        "tests/e2e/test_sweep.py"
+    ),
+    "interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes": (
+        "tests/e2e/test_study.py"
+    ),
+    "interregion study tcp --backend local --variants default,tuned,p4 --repeats 5 --yes": (
+        "tests/e2e/test_study.py"
+    ),
+}
+
+
+# the emulations the emulator's examples bring up (`--id`, else its default `local`):
+# the examples take them down themselves; the test again whatever happened
+EMULATIONS = ("local", "demo")
+
+
+def test_the_examples_are_collected_from_every_commands_help():
+    examples = help_examples()
+    assert len(examples) > 60 and all(
+        e.startswith(("interregion ", "INTERREGION_")) for e in examples
+    )
+    assert "interregion schedule init" in examples and not [e for e in examples if "sudo" in e]
+    # every example the lists name is still in a help: none is kept for a line gone
+    named = set(FIRST) | set(FAILS_HERE) | set(TOO_LONG)
+    assert named <= set(examples), sorted(named - set(examples))
+
+
+@pytest.mark.root  # the emulator's status and reap read /run/interregion as root
+def test_every_help_example_runs_as_written_from_the_wheel_in_an_empty_folder(
+    installed, tmp_path_factory
+):
+    _, interregion, _, env = installed
+    empty = tmp_path_factory.mktemp("new-user") / "empty folder"
+    empty.mkdir()
+    run_env = {**env, "PATH": f"{interregion.parent}{os.pathsep}{env['PATH']}"}
+    for name in ("INTERREGION_RESULTS", "INTERREGION_SCHEDULES", "INTERREGION_NOTIFY_URL"):
+        run_env.pop(name, None)
+    examples = help_examples()
+    ordered = [*FIRST, *(e for e in examples if e not in FIRST and e not in TOO_LONG)]
+    problems = []
+    try:
+        for example in ordered:
+            done = _run(["bash", "-c", example], empty, run_env, timeout=300)
+            said = done.stderr.strip().splitlines()
+            if example in FAILS_HERE:
+                why, error = FAILS_HERE[example]
+                if done.returncode != 2 or len(said) != 1 or error not in said[0]:
+                    problems.append(f"{example} ({why}): rc {done.returncode}: {said[-3:]}")
+            elif done.returncode != 0:
+                problems.append(f"{example}: rc {done.returncode}: {said[-3:]}")
+    finally:  # the emulations the examples bring up by name (an example may have failed)
+        for name in EMULATIONS:
+            _run([str(interregion), "emulator", "down", "--id", name], empty, run_env)
+    assert not problems, "\n".join(problems)
+    # what the first steps made is there, in the folder the user started in
+    assert (empty / "schedules.yaml").read_text() == (CHECKOUT / "schedules.yaml").read_text()
+    assert (empty / "results" / "history.duckdb").is_file() and (empty / "s.csv").is_file()

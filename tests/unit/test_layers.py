@@ -27,7 +27,8 @@ PUBLIC = {
         "stacks", "sync",
     ],
     "core": [
-        "durations", "errors", "geo", "log", "outdir", "paths", "stats", "textfile", "times",
+        "durations", "errors", "geo", "grammar", "log", "outdir", "paths", "stats", "textfile",
+        "times",
     ],
     "drivers": ["ansible", "interrupts", "keys", "lock", "processes", "progress", "terraform"],
     "emulator": [

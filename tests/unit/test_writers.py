@@ -146,3 +146,104 @@ def test_publish_refuses_a_foreign_index_and_republishes_its_own(tmp_path, resul
     assert outdir.read_manifest(dest) == set(first.order)
     publish.publish_site(built, str(dest))  # its own folder: published again
     assert (dest / "index.html").read_text() == (built / "index.html").read_text()
+
+
+# ---- deletes never follow a link out of the folder the tool owns ------------------------
+
+
+def test_within_and_remove_within_never_pass_a_link(tmp_path):
+    owned, other = tmp_path / "owned", tmp_path / "other"
+    (owned / "a").mkdir(parents=True)
+    (other / "raw").mkdir(parents=True)
+    (other / "raw" / "keep.txt").write_text("theirs")
+    (owned / "linked").symlink_to(other)
+    (owned / "a" / "raw").symlink_to(other / "raw")
+    (owned / "a" / "mine").mkdir()
+    cases = [
+        (owned / "linked" / "raw", False),  # through a linked folder
+        (owned / "a" / "raw", False),  # a link itself
+        (owned / "a" / ".." / "linked", False),
+        (other / "raw", False),  # outside
+        (owned / "a" / "mine", True),
+    ]
+    for path, inside in cases:
+        assert outdir.within(owned, path) is inside, path
+        assert outdir.remove_within(owned, path) is inside, path
+    assert (other / "raw" / "keep.txt").read_text() == "theirs"
+    assert (owned / "a" / "raw").is_symlink() and not (owned / "a" / "mine").exists()
+    assert outdir.remove_within(owned, owned / "a" / "gone") is False  # missing: nothing
+
+
+def test_retention_never_follows_a_sweep_folder_that_is_a_link(tmp_path):
+    from datetime import UTC, datetime
+
+    from orchestrator.schedule.retention import apply_retention
+
+    results, elsewhere = tmp_path / "results", tmp_path / "elsewhere"
+    other = elsewhere / "20261020T0000Z-0001"
+    for name in ("raw", "state"):
+        (other / name).mkdir(parents=True)
+    (other / "state" / "terraform.tfstate").write_text("{}")
+    (other / "sweep.json").write_text(
+        json.dumps({"status": "done", "created_utc": "2026-10-20T00:00:00.000Z"})
+    )
+    results.mkdir()
+    (results / other.name).symlink_to(other)
+    said: list[str] = []
+    assert apply_retention(results, 1, datetime(2026, 11, 23, tzinfo=UTC), said.append) == []
+    assert (other / "state" / "terraform.tfstate").read_text() == "{}"
+    assert (other / "raw").is_dir()
+    assert said and "it is a symlink" in said[0] and "Traceback" not in said[0]
+
+
+def test_site_and_report_caches_never_delete_through_a_linked_cache(tmp_path, results):
+    from orchestrator.report import cache
+
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "site").mkdir(parents=True)
+    (elsewhere / "site" / "precious.txt").write_text("keep")
+    (elsewhere / "report").mkdir()
+    (elsewhere / "report" / "someone.json").write_text("{}")
+    (results / ".cache").symlink_to(elsewhere)
+    site.build_site(tmp_path / "site", results, catalog=CATALOG)
+    cache.prune(results, keep=set())
+    assert (elsewhere / "site" / "precious.txt").read_text() == "keep"
+    assert (elsewhere / "report" / "someone.json").read_text() == "{}"
+    assert sorted(p.name for p in (elsewhere / "report").iterdir()) == ["someone.json"]
+
+
+# ---- history export writes over nothing it did not write -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("results/history.duckdb", "is the history store itself"),
+        ("results/20261120T0000Z-a0/sweep.json", "is a sweep's sweep.json"),
+        ("results/20261120T0000Z-a0/measurements.csv", "is a sweep's measurements.csv"),
+        ("notes.txt", "is not an earlier 'history export --format csv'"),
+        ("earlier.parquet", "is not an earlier 'history export --format csv'"),
+    ],
+)
+def test_history_export_refuses_a_file_it_did_not_write(tmp_path, results, target, said):
+    runner = CliRunner()
+    assert (
+        runner.invoke(main, ["history", "ingest", "--all", "--results", str(results)]).exit_code
+        == 0
+    )
+    base = ["history", "export", "--results", str(results)]
+    made = runner.invoke(
+        main, [*base, "--format", "parquet", "--out", str(tmp_path / "earlier.parquet")]
+    )
+    assert made.exit_code == 0, made.output
+    (tmp_path / "notes.txt").write_text("my notes\n")
+    path = tmp_path / target
+    before = path.read_bytes()
+    out = runner.invoke(main, [*base, "--format", "csv", "--out", str(path)])
+    assert out.exit_code == 2 and said in out.output and out.output.count("\n") == 1, out.output
+    assert path.read_bytes() == before
+    # its own earlier export is replaced
+    again = runner.invoke(
+        main, [*base, "--format", "parquet", "--out", str(tmp_path / "earlier.parquet")]
+    )
+    assert again.exit_code == 0, again.output

@@ -314,7 +314,7 @@
         first : (entry.window_start_utc || first);
       var end = entry.window_end_utc || last;
       var xaxis = { type: "date" };
-      if (start && end && start < end) xaxis.range = [start.replace("Z", ""), end.replace("Z", "")];
+      if (start && end) xaxis.range = paddedRange(start, end);
       var layout = {
         // on a phone the caption goes on a line of its own (plotly clips, never wraps)
         title: { text: TITLES[metric] + " (" + shown + ")" + (div.clientWidth < 600 ? "<br>" : ", ") +
@@ -327,6 +327,15 @@
       div.setAttribute("data-episodes", String(notes.length));
     }
     document.body.setAttribute("data-history-ready", "pair");
+  }
+
+  // A window's ends with a margin: a test at either end (one sweep alone sits at both)
+  // is drawn whole, not cut in half by the plot's edge. 3 % of the span, at least an hour.
+  function paddedRange(start, end) {
+    var a = Date.parse(start), b = Date.parse(end);
+    var pad = Math.max((b - a) * 0.03, 3600e3);
+    return [new Date(a - pad).toISOString().replace("Z", ""),
+            new Date(b + pad).toISOString().replace("Z", "")];
   }
 
   function start() {

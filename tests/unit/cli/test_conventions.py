@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import click
 import pytest
@@ -129,6 +130,47 @@ def test_verbose_shows_debug_lines_and_the_next_run_is_back_to_normal():
         "INFO a fact",
     ]
     assert [line.split(" ", 1)[1] for line in plain.stderr.splitlines()] == ["INFO a fact"]
+
+
+def test_a_long_step_says_when_it_starts_and_how_long_it_took():
+    said = []
+    with log.step("rendering 2 PNG charts", tell=said.append):
+        said.append("inside")
+    assert said[:2] == ["rendering 2 PNG charts", "inside"]
+    assert re.fullmatch(r"rendering 2 PNG charts: done in \d+\.\d s", said[2]), said
+    failed = []
+    with pytest.raises(ValueError), log.step("a step", tell=failed.append):
+        raise ValueError("its own error says it")
+    assert failed == ["a step"]  # no "done" for a step that failed
+    quick = []
+    with log.step("a quick step", tell=quick.append, after_s=5):
+        pass
+    assert quick == []  # over before its start line was due: nothing said
+    slow = []
+    with log.step("a slow step", tell=slow.append, after_s=0.05):
+        time.sleep(0.3)
+    assert slow[0] == "a slow step" and slow[1].startswith("a slow step: done in "), slow
+
+
+def test_verbose_adds_what_plan_and_report_do(tmp_path):
+    plan = CliRunner().invoke(main, ["-v", "plan", *TWO_REGIONS, "--json"])
+    assert plan.exit_code == 0, plan.output
+    debug = [line.split(" DEBUG ", 1)[1] for line in plan.stderr.splitlines() if " DEBUG " in line]
+    assert any(line.startswith("plan: catalog ") for line in debug), debug
+    assert any("directed pairs selected" in line for line in debug), debug
+    assert any(line.startswith("plan: prices from ") for line in debug), debug
+    rows = tmp_path / "theirs.csv"
+    rows.write_text(
+        "src_cloud,src_region,dst_cloud,dst_region,rtt_p50_ms\naws,us-east-1,gcp,europe-west1,80\n"
+    )
+    out = tmp_path / "rep"
+    report = CliRunner().invoke(
+        main, ["report", "-v", "--input", str(rows), "--out", str(out), "--no-png"]
+    )
+    assert report.exit_code == 0, report.output
+    debug = [x.split(" DEBUG ", 1)[1] for x in report.stderr.splitlines() if " DEBUG " in x]
+    assert any(line.startswith("report: read 1 file") for line in debug), debug
+    assert any(line.startswith("report: chart ") for line in debug), debug
 
 
 # --json ------------------------------------------------------------------------

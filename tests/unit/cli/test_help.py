@@ -50,7 +50,9 @@ def test_every_option_click_refuses_is_one_line_naming_the_commands_help():
 def test_a_bad_value_or_a_missing_option_is_one_line():
     runner = CliRunner()
     line = one_line(runner.invoke(main, ["plan", "--duration", "0"]))
-    assert line.startswith("error: Invalid value for '--duration': 0 is not in the range x>=1")
+    assert line.startswith(
+        "error: Invalid value for '--duration': 0 is not in the range 1<=x<=1000000"
+    )
     line = one_line(runner.invoke(main, ["publish", "--to", "x"], prog_name="interregion"))
     assert line == "error: Missing option '--site'. (see 'interregion publish --help')"
     line = one_line(runner.invoke(main, ["plna"]))
@@ -61,3 +63,31 @@ def test_a_group_without_a_command_still_shows_its_help():
     for args in ([], ["emulator"]):
         result = CliRunner().invoke(main, args, prog_name="interregion")
         assert "Usage: interregion" in result.output and "Commands:" in result.output
+
+
+# Options a command takes only to refuse them in one line: never listed in its help.
+REFUSED = {
+    ("report",): {"--max-regions": "3", "--spread": "globe", "--opt-in": None},
+    ("matrix",): {"--max-regions": "3", "--spread": "globe", "--opt-in": None},
+    ("study", "tcp"): {
+        "--streams": "4",
+        "--congestion": "bbr",
+        "--window": "4M",
+        "--tests": "ping",
+        "--measures": "capacity",
+    },
+}
+
+
+def test_no_help_lists_an_option_its_command_refuses(tmp_path):
+    runner = CliRunner()
+    for path, refused in REFUSED.items():
+        shown = runner.invoke(main, [*path, "--help"], terminal_width=200).output
+        listed = {w for line in shown.splitlines() for w in line.split() if w.startswith("--")}
+        for flag, value in refused.items():
+            assert flag not in listed, (path, flag)
+            args = [*path, flag, *([value] if value else []), "--results", str(tmp_path)]
+            if path == ("report",):
+                args.append("--all")
+            line = one_line(runner.invoke(main, args), path, flag)
+            assert flag in line, line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import duckdb
@@ -23,6 +24,24 @@ DOIT = DATA / "doit-intercloud-throughput-2022-02.csv"
 
 def _cli(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_builtin_names_the_shipped_file_of_each_format(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no data/ here: the file is found by name alone
+    for fmt, path in (("skyplane", SKYPLANE), ("doit", DOIT)):
+        result = _cli("history", "convert", "--from", fmt, "builtin", "--out", f"{fmt}.csv")
+        assert result.exit_code == 0, result.output
+        with (tmp_path / f"{fmt}.csv").open() as f:
+            by_name = list(csv.DictReader(f))
+        expected = convert(fmt, path.read_text(), load_catalog())
+        assert len(by_name) == len(expected) > 1000
+        assert [r["src_region"] for r in by_name] == [r["src_region"] for r in expected]
+    # a file of that name is ./builtin; a missing file is still one line
+    (tmp_path / "builtin").write_text(SKYPLANE.read_text())
+    result = _cli("history", "convert", "--from", "skyplane", "./builtin", "--out", "b.csv")
+    assert result.exit_code == 0, result.output
+    result = _cli("history", "convert", "--from", "skyplane", "builtinx", "--out", "x.csv")
+    assert result.exit_code == 2 and "builtinx" in result.output, result.output
 
 
 def _count(results, query):

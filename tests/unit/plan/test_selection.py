@@ -158,7 +158,8 @@ def test_spread_globe_is_farthest_point_sampling_from_us_east_1():
     # Sydney (15,673 km); aws's farthest from {Ashburn, Sydney} is Cape Town
     # (min 11,034 km, Tokyo only 7,792); gcp's farthest from those three is Tokyo
     # (min 7,792 km, Saint-Ghislain 6,233, Osasco 6,371).
-    selection = select(CATALOG, SelectionSpec(max_regions=4, spread="globe"))
+    # (--opt-in: Cape Town is one; the sampling over every region is what is checked)
+    selection = select(CATALOG, SelectionSpec(max_regions=4, spread="globe", opt_in=True))
     assert selection.keys == (
         "aws:us-east-1",
         "aws:af-south-1",
@@ -170,15 +171,15 @@ def test_spread_globe_is_farthest_point_sampling_from_us_east_1():
 
 def test_max_regions_is_deterministic_balanced_and_spread():
     for n, spread in ((n, spread) for n in range(2, 15) for spread in ("bands", "globe")):
-        first = select(CATALOG, SelectionSpec(max_regions=n, spread=spread))
-        again = select(CATALOG, SelectionSpec(max_regions=n, spread=spread))
+        first = select(CATALOG, SelectionSpec(max_regions=n, spread=spread, opt_in=True))
+        again = select(CATALOG, SelectionSpec(max_regions=n, spread=spread, opt_in=True))
         assert first == again
         assert len(first.regions) == n
         clouds = [r.cloud for r in first.regions]
         # even shares, until the fixture's 6 gcp regions run out
         assert min(clouds.count("aws"), clouds.count("gcp")) == min(n // 2, len(GCP))
     # spread: the closest two of the sample are farther apart than in the first 4
-    sample = select(CATALOG, SelectionSpec(max_regions=4, spread="globe")).regions
+    sample = select(CATALOG, SelectionSpec(max_regions=4, spread="globe", opt_in=True)).regions
     first_four = CATALOG.regions[:4]
 
     def closest(regions):
@@ -202,7 +203,9 @@ def test_farthest_point_sample_falls_back_to_the_medoid():
 
 
 def test_more_regions_than_exist_keeps_all():
-    assert len(select(CATALOG, SelectionSpec(max_regions=100)).regions) == 14
+    assert len(select(CATALOG, SelectionSpec(max_regions=100, opt_in=True)).regions) == 14
+    # without --opt-in, all but the fixture's opt-in region (af-south-1)
+    assert len(select(CATALOG, SelectionSpec(max_regions=100)).regions) == 13
 
 
 @pytest.mark.parametrize(
@@ -395,3 +398,34 @@ def test_make_run_regions_have_pairs_in_every_band():
 def test_spread_is_checked():
     with pytest.raises(UserError, match="--spread"):
         select(CATALOG, SelectionSpec(max_regions=4, spread="random"))
+
+
+def test_max_regions_leaves_opt_in_regions_out_unless_asked_or_named():
+    real = load_catalog(paths.CATALOG)
+    opt_in = {r.key for r in real.regions if r.opt_in}
+    assert len(opt_in) == 17
+    for n in (4, 6, 8, 12, 24):
+        chosen = set(select(real, SelectionSpec(max_regions=n)).keys)
+        assert len(chosen) == n and not chosen & opt_in, (n, chosen & opt_in)
+    # asked: at 6 the spread takes two of them (Dubai, Querétaro), as it did by default
+    asked = set(select(real, SelectionSpec(max_regions=6, opt_in=True)).keys)
+    assert asked & opt_in == {"aws:me-central-1", "aws:mx-central-1"}
+    # named: an opt-in region --regions names may be chosen
+    named = ("aws:me-central-1", "aws:us-east-1", "gcp:europe-west1", "gcp:asia-east1")
+    chosen = set(select(real, SelectionSpec(regions=named, max_regions=4)).keys)
+    assert chosen == set(named)
+    with pytest.raises(UserError, match=r"--opt-in .* --no-opt-in"):
+        select(real, SelectionSpec(max_regions=4, opt_in=True, no_opt_in=True))
+
+
+def test_opt_in_is_a_chooser_a_report_and_a_matrix_refuse():
+    from click.testing import CliRunner
+
+    from orchestrator.cli import main
+
+    for command in (["report", "--all"], ["matrix"]):
+        out = CliRunner().invoke(main, [*command, "--opt-in"])
+        assert out.exit_code == 2 and "--opt-in chooses regions for a sweep" in out.output
+        listed = CliRunner().invoke(main, [*command, "--help"]).output
+        for hidden in ("--max-regions", "--spread", "--opt-in"):
+            assert hidden not in listed, (command, hidden)

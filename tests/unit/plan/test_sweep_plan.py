@@ -470,7 +470,7 @@ def test_plan_options_reach_the_plan(catalog_file):
         (["--min-km", "5000", "--max-km", "10"], "--min-km 5000 is above --max-km 10"),
         (["--regions", "aws:mars-1"], "unknown region 'aws:mars-1'"),
         (["--clouds", "aws,azure"], "--clouds 'azure': unknown cloud"),
-        (["--max-concurrent", "0"], "'--max-concurrent': 0 is not in the range x>=1"),
+        (["--max-concurrent", "0"], "'--max-concurrent': 0 is not in the range 1<=x<=1000000"),
         (["--max-concurrent", "2", "--sequential"], "give one"),
         (["--streams", "0"], "--streams 0"),
         (["--duration", "86401"], "--duration 86401: iperf3 runs 1 to 86,400 s"),
@@ -543,3 +543,39 @@ def test_local_estimate_counts_emulated_bytes_but_prices_the_cloud():
     assert local.cost_usd == 0
     assert local.bytes < cloud.bytes / 10  # the emulator runs at about 1/19 of a real VM
     assert local.egress_usd == pytest.approx(cloud.egress_usd)
+
+
+def test_the_plan_says_its_sentinel_round_and_the_retrys_bound_and_why():
+    spec = SelectionSpec(clouds=("aws",))  # 8 regions, full mesh: 7 rounds + 1 sentinel round
+    plan = make_plan(CATALOG, spec, pricing=PRICING)
+    # the failed tests' schedule: at most Δ + 1 = 8 rounds, Δ = 7 (each region's peers)
+    assert plan.retry_rounds == 8 and plan.to_json()["retry_rounds_max"] == 8
+    assert plan.shape() == (
+        "a ping phase, then 7 rounds (lower bound 7) + 1 sentinel round, "
+        "+ up to 8 retry rounds if tests fail"
+    )
+    sentinels, retries = plan.extra_rounds()
+    first = " <> ".join(plan.rounds[0][0].regions)
+    assert sentinels.startswith("sentinels: 2 slots of round 1 (") and first in sentinels
+    assert "in one more round" in sentinels
+    assert retries.startswith("retries: a test without an ok result") and "at most 8" in retries
+    # two measures: the retry can take the bound once per measure
+    both = make_plan(
+        CATALOG, spec, TestParams(measures=("single_stream", "capacity")), pricing=PRICING
+    )
+    assert "+ up to 16 retry rounds" in both.shape()
+    # one slot per round: the failed tests take at most the sweep's own rounds
+    one = make_plan(CATALOG, SelectionSpec(clouds=("aws",)), sequential=True, pricing=PRICING)
+    assert one.retry_rounds == len(one.rounds) == 28
+    latency = make_plan(CATALOG, spec, TestParams(tests=("ping",)), pricing=PRICING)
+    assert "+ one more for the tests that fail" in latency.shape()
+    assert (
+        latency.extra_rounds()[0].startswith("retries:")
+        and "ping phase" in latency.extra_rounds()[0]
+    )
+
+
+def test_plans_table_shows_the_sentinel_round_and_the_rules(catalog_file):
+    out = CliRunner().invoke(main, ["plan", "--clouds", "aws", "--catalog", str(catalog_file)])
+    assert out.exit_code == 0, out.output
+    assert "(sentinels, again)" in out.output and "retries: a test without" in out.output

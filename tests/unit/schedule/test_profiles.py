@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import re
+import shlex
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -304,3 +306,37 @@ def test_a_profiles_selection_and_test_keys_are_the_sweep_commands_own_options()
     from orchestrator.schedule import profiles as profiles_module
 
     assert set(profiles_module.SELECTION_KEYS) == set(SELECTION_OPTIONS)
+
+
+def test_schedule_init_writes_the_sample_and_keeps_a_file_already_there(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("INTERREGION_SCHEDULES", raising=False)
+    target = tmp_path / "mine.yaml"
+    missing = CliRunner().invoke(main, ["schedule", "list", "--file", str(target)])
+    assert missing.exit_code == 2
+    assert f"'interregion schedule init --file {target}' writes a sample" in missing.output
+    # the hint, run as printed (a path with a space comes back quoted)
+    spaced = tmp_path / "my profiles.yaml"
+    said = CliRunner().invoke(main, ["schedule", "list", "--file", str(spaced)]).output
+    (hint,) = re.findall(r"'(interregion schedule init [^']*)'", said)
+    ran = CliRunner().invoke(main, shlex.split(hint)[1:])
+    assert ran.exit_code == 0 and spaced.is_file(), ran.output
+    made = CliRunner().invoke(main, ["schedule", "init", "--file", str(target)])
+    assert made.exit_code == 0, made.output
+    assert target.read_text() == paths.SAMPLE_SCHEDULES.read_text()
+    assert set(load_profiles(target)) == {"latency", "throughput"}
+    target.write_text("profiles: {}\n# mine\n")
+    kept = CliRunner().invoke(main, ["schedule", "init", "--file", str(target)])
+    assert kept.exit_code == 2 and "pass --force" in kept.output, kept.output
+    assert target.read_text().endswith("# mine\n")
+    forced = CliRunner().invoke(main, ["schedule", "init", "--file", str(target), "--force"])
+    assert forced.exit_code == 0 and target.read_text() == paths.SAMPLE_SCHEDULES.read_text()
+    # a symlink there is neither followed nor replaced, --force or not
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_text("x: 1\n")
+    link = tmp_path / "link.yaml"
+    link.symlink_to(elsewhere)
+    for extra in ([], ["--force"]):
+        out = CliRunner().invoke(main, ["schedule", "init", "--file", str(link), *extra])
+        assert out.exit_code == 2, out.output
+    assert elsewhere.read_text() == "x: 1\n" and link.is_symlink()

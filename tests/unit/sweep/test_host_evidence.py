@@ -335,6 +335,14 @@ def test_sentinel_rounds_of_the_measure_stage_use_their_rounds_port():
     assert out[2].expected_s == 20.0
     joined = sentinels.add_sentinel_rounds([planned[0], replace(planned[1], slots=[])], count=1)
     assert joined[1].slots == [SlotPlan(a, b, True, 5208, sentinel=True)]
+    # the measure stage's line: which slots, where, and why
+    said = sentinels.describe(out, len(planned))
+    assert said.startswith(
+        "sentinels: 2 slots of round #7 (aws:a <> aws:b, aws:c <> aws:d) run again in one "
+        "more round (#9) after the 2 planned;"
+    ), said
+    assert "in the last round (#8)" in sentinels.describe(joined, 2)
+    assert sentinels.describe(planned, 2) == ""  # none added
 
 
 def row(src: str, dst: str, bps: float | None, status: str = "ok", round_no: int = 1) -> dict:

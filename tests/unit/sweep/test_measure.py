@@ -25,7 +25,7 @@ FAST = TestParams(pings=5, duration_s=1, omit_s=0)
 def playbook_for(n_regions: int, max_concurrent: int | None = None):
     plan = make_plan(
         load_catalog(),
-        SelectionSpec(max_regions=n_regions),
+        SelectionSpec(max_regions=n_regions, opt_in=True),  # the catalog's every region
         FAST,
         backend="local" if max_concurrent else "cloud",
         max_concurrent=max_concurrent,
@@ -141,3 +141,35 @@ def test_every_ansible_filter_the_tasks_use_is_preloaded():
     ansible_filters = used - set(jinja2.defaults.DEFAULT_FILTERS)
     assert ansible_filters  # to_json and quote at least
     assert {f"ansible.builtin.{f}" for f in ansible_filters} <= set(ir_events.TASK_FILTERS)
+
+
+def test_the_retry_line_names_each_failed_test_and_why(tmp_path):
+    from types import SimpleNamespace
+
+    from orchestrator.plan.selection import select
+    from orchestrator.results import store
+    from orchestrator.results.schema import MEASUREMENT_COLUMNS
+
+    catalog = load_catalog(paths.CATALOG)
+    spec = SelectionSpec(regions=("aws:us-east-1", "gcp:europe-west1", "aws:eu-west-1"))
+    pairs = select(catalog, spec).pairs
+
+    def row(pair, status, error):
+        (sc, sr), (dc, dr) = (k.split(":") for k in pair.key)
+        return {c: "" for c in MEASUREMENT_COLUMNS} | {
+            "src_cloud": sc, "src_region": sr, "dst_cloud": dc, "dst_region": dr,
+            "status": status, "error": error,
+        }  # fmt: skip
+
+    rows = [row(pairs[0], "peer-late", "the server\n never came"), row(pairs[1], "failed", "")]
+    store.write_atomic(tmp_path / store.MEASUREMENTS_FILE, store.csv_text(rows))
+    sweep = SimpleNamespace(dir=tmp_path)
+    said = measure.why_failed(sweep, {"single_stream": list(pairs[:3])})
+    a, b, c = (f"{p.key[0]} -> {p.key[1]}" for p in pairs[:3])
+    assert said == (f"{a} (peer-late: the server never came); {b} (failed); {c} (no result)"), said
+    many = measure.why_failed(sweep, {"single_stream": list(pairs)})  # 6 tests
+    assert many.count(" -> ") == measure.NAMED_FAILURES and many.endswith(
+        "; and 1 more (measurements.csv)"
+    )
+    both = measure.why_failed(sweep, {"single_stream": list(pairs[:1]), "capacity": []})
+    assert both == f"{a} (single_stream) (peer-late: the server never came)"

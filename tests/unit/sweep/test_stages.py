@@ -538,6 +538,17 @@ def test_resume_with_a_bad_sweep_id(tmp_path):
     assert "is not of the form" in one_line_error(result)
 
 
+def test_resume_refuses_the_options_it_would_ignore(tmp_path):
+    for given in (["--max-regions", "3"], ["--regions", f"{A},{B}"], ["--pings", "3"]):
+        args = ["sweep", "--resume", "20261122T0130Z-3fa2", *given, "--results", str(tmp_path)]
+        line = one_line_error(CliRunner().invoke(main, args))
+        assert line == (
+            f"error: {given[0]} with --resume: a resumed sweep measures what it planned; "
+            f"drop {given[0]}, or start a new sweep"
+        ), line
+    assert not list(tmp_path.iterdir())
+
+
 def test_max_concurrent_with_sequential_is_refused(tmp_path):
     args = ["sweep", "--regions", f"{A},{B}", "--max-concurrent", "2", "--sequential"]
     result = CliRunner().invoke(main, [*args, "--plan-only", "--results", str(tmp_path)])
