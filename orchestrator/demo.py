@@ -20,7 +20,6 @@ is what makes them recorded per sweep (sweep.json `emulation`).
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
 from orchestrator.emulator.perturb import Perturbation, ends
 from orchestrator.history.changes import Params
@@ -145,7 +145,9 @@ def prepare_out(out: Path, replace: bool) -> None:
             raise UserError(f"{out} is not empty and holds no demo: pick an empty or new folder")
         if not replace:
             raise UserError(f"{out} holds an earlier demo: pass --replace to start over")
-        shutil.rmtree(out)
+        if out.is_symlink():  # what it leads to is not the demo's to delete
+            raise UserError(f"{out} is a symbolic link: give the demo's folder itself")
+        outdir.remove_within(out.parent, out)
     out.mkdir(parents=True, exist_ok=True)
 
 

@@ -475,6 +475,12 @@ def test_the_demo_folder_is_new_or_an_earlier_demo(tmp_path):
     (old / "demo.json").write_text("{}")
     with pytest.raises(UserError, match="--replace"):
         prepare_out(old, replace=False)
+    # a link to a demo's folder: never deleted through
+    link = tmp_path / "link"
+    link.symlink_to(old, target_is_directory=True)
+    with pytest.raises(UserError, match="symbolic link"):
+        prepare_out(link, replace=True)
+    assert (old / "demo.json").exists()
     prepare_out(old, replace=True)
     assert list(old.iterdir()) == []
 
