@@ -446,7 +446,6 @@ class Plan:
             "emulated_type": self.emulated_type,
             "sentinels": [list(s.regions) for s in self.sentinels],
             "sentinel_round": self.sentinel_round,
-            "retry_rounds_max": self.retry_rounds * len(self.params.measures),
             "host_types": dict(self.host_types or {}),
             "allowance_shortfalls": [s.to_dict() for s in self.shortfalls],
             # each test's omit (the slow-start ramp) and measured interval, per measure:
@@ -459,6 +458,8 @@ class Plan:
                 for m in MEASURES
                 if m == SINGLE_STREAM or m in self.params.measures
             },
+            # added since: after every key an older record has, in the order they came
+            "retry_rounds_max": self.retry_rounds * len(self.params.measures),
         }
 
 
