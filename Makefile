@@ -154,7 +154,9 @@ $(PROMTOOL):
 	@command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || { echo "error: promtool comes from Debian's prometheus package: apt-get and dpkg-deb are needed"; exit 1; }
 	@mkdir -p $(TOOLS)
 	@tmp=$$(mktemp -d) && chmod 755 "$$tmp" && trap 'rm -rf "$$tmp"' EXIT && \
-	(cd "$$tmp" && apt-get download -q prometheus) || { echo "error: apt-get download prometheus failed: run 'apt-get update' as root, then make promtool"; exit 1; }; \
+	(cd "$$tmp" && apt-get download -q prometheus) || \
+	{ [ "$$(id -u)" = 0 ] && apt-get update -q && (cd "$$tmp" && apt-get download -q prometheus); } || \
+	{ echo "error: apt-get download prometheus failed: run 'apt-get update' as root, then make promtool"; exit 1; }; \
 	dpkg-deb -x "$$tmp"/prometheus_*.deb "$$tmp/unpacked" && \
 	install -m 0755 "$$tmp/unpacked/usr/bin/promtool" $@ && \
 	echo "promtool: $@ ($$($@ --version 2>&1 | head -1))"
