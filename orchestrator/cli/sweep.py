@@ -661,11 +661,12 @@ def matrix_command(source: str | None, window: str, as_json: bool, results: Path
 )
 @_RESULTS
 def metrics_command(out: Path | None, fmt: str, window: str, results: Path) -> None:
-    """The mesh's RTT, loss and probe counts per directed pair as OpenMetrics text.
+    """The mesh's RTT, loss and probe counts per directed pair as OpenMetrics text
+    (for node_exporter, --out into its textfile collector's folder).
 
     \b
     Example:
-      interregion metrics --out /var/lib/node_exporter/textfile/interregion.prom --format prometheus
+      interregion metrics --out textfile/interregion.prom --format prometheus
       interregion metrics --window 6H
     """
     from orchestrator.history import store as history

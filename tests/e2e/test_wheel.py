@@ -328,6 +328,8 @@ FAILS_HERE: dict[str, tuple[str, str]] = {
         "no sweeps under",
     ),
 }
+for _mesh in ("interregion mesh status", "interregion mesh status --json", "interregion mesh down"):
+    FAILS_HERE[_mesh] = ("a mesh of the user's own: none in an empty folder", "no mesh under")
 for _to in ("/var/www/interregion", "s3://my-bucket/interregion", "gs://my-bucket/interregion"):
     FAILS_HERE[f"interregion publish --site site/ --to {_to}"] = (
         "publishes the site 'site' builds: none here",
@@ -350,6 +352,12 @@ TOO_LONG = {
     "interregion study tcp --backend local --variants default,tuned,p4 --repeats 5 --yes": (
         "tests/e2e/test_study.py"
     ),
+    # the mesh's controller runs in the foreground until `mesh down`
+    "interregion mesh up --max-regions 8 --yes": "tests/e2e/test_mesh.py",
+    "interregion mesh up --regions aws:us-east-1,gcp:europe-west1,aws:ap-northeast-1": (
+        "tests/e2e/test_mesh.py"
+    ),
+    "interregion mesh up --max-regions 8 --interval 30 --yes": "tests/e2e/test_mesh.py",
 }
 
 
