@@ -24,6 +24,7 @@ from orchestrator.cli.options import (
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
+from orchestrator.mesh.cost import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
 from orchestrator.model import backends
 from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
 from orchestrator.plan.allowance import shortfall_message
@@ -84,14 +85,14 @@ _catalog_option = click.option(
 @click.option(
     "--mesh-interval",
     type=click.IntRange(1, 3600),
-    default=60,
+    default=DEFAULT_INTERVAL_S,
     show_default=True,
     help="With --mesh: seconds between two probes of the same peer.",
 )
 @click.option(
     "--mesh-echoes",
     type=click.IntRange(1, 100),
-    default=5,
+    default=DEFAULT_ECHOES,
     show_default=True,
     help="With --mesh: echoes to each peer per interval.",
 )

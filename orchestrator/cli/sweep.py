@@ -29,6 +29,7 @@ from orchestrator.cli.pathopt import UserPath
 from orchestrator.clouds.options import CloudOptions, cloud_options_from
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
+from orchestrator.mesh.cost import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
 from orchestrator.model import backends
 from orchestrator.plan.allowance import shortfall_message
 from orchestrator.plan.sweep_plan import Plan
@@ -463,14 +464,14 @@ def mesh() -> None:
 @click.option(
     "--interval",
     type=click.IntRange(1, 3600),
-    default=60,
+    default=DEFAULT_INTERVAL_S,
     show_default=True,
     help="Seconds between two probes of the same peer (each a few echoes).",
 )
 @click.option(
     "--echoes",
     type=click.IntRange(1, 100),
-    default=5,
+    default=DEFAULT_ECHOES,
     show_default=True,
     help="ICMP echoes to each peer per interval, spread over it.",
 )

@@ -17,6 +17,10 @@ from orchestrator.model.catalog import Region
 from orchestrator.plan.pricing import Pricing
 from orchestrator.results.schema import PING_PACKET_BYTES
 
+# what `mesh up` probes by default, and what `plan --mesh` prices: one place for both
+DEFAULT_INTERVAL_S = 60
+DEFAULT_ECHOES = 5
+
 HOURS_PER_MONTH = 730
 
 
