@@ -618,11 +618,14 @@ def matrix_command(source: str | None, window: str, as_json: bool, results: Path
 
     with history.opened(results, read_only=True) as con:
         known = views.mesh_sources(con)
+        if not known:
+            raise UserError(
+                f"no mesh data in the store under {results}: "
+                "'interregion mesh up' starts a mesh, which fills it"
+            )
         if source is None:
             if len(known) != 1:
-                raise UserError(
-                    f"give --source, one of: {', '.join(known) or 'none (no mesh data)'}"
-                )
+                raise UserError(f"give --source, one of: {', '.join(known)}")
             source = known[0]
         end, cells = views.matrix(con, source, window)
     if as_json:

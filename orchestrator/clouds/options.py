@@ -7,7 +7,8 @@ from an earlier sweep. The CLI (orchestrator.cli.options) and the profiles file
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -74,6 +75,13 @@ class CloudFlags:
         """The per-cloud machine types given, by cloud."""
         given = {"aws": self.aws_machine_type, "gcp": self.gcp_machine_type}
         return {cloud: kind for cloud in CLOUDS if (kind := given.get(cloud))}
+
+
+def require_sdks(clouds: Iterable[str]) -> None:
+    """Each cloud's SDK importable (`aws`: boto3, `gcp`: google-cloud-compute), else the
+    one-line error naming the extra that brings it: checked before any folder is made."""
+    for cloud in clouds:
+        importlib.import_module(f"orchestrator.clouds.{cloud}")  # raises missing_extra
 
 
 def cloud_options_from(flags: CloudFlags, results: Path) -> CloudOptions:

@@ -361,13 +361,16 @@ def check_profile_sweep(profile: Profile, catalog: Catalog, source: str = DEFAUL
     pins: at run, from the ledger)."""
     from dataclasses import replace
 
-    from orchestrator.clouds.options import cloud_options_from
+    from orchestrator.clouds.options import cloud_options_from, require_sdks
 
     request = profile.request
     step = "selection"
     try:
         selection = check_selection(catalog, request.selection, profile.backend, lambda _m: None)
         step = "backend"
+        backend = backends.info(profile.backend)
+        if not backend.emulated:  # the SDKs its runs need, as a sweep checks them
+            require_sdks(backend.clouds)
         if request.cloud is not None:
             cloud_options_from(replace(request.cloud, pin_from=None), Path("."))
     except UserError as e:

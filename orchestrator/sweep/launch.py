@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.clouds.options import CloudFlags, CloudOptions, cloud_options_from
+from orchestrator.clouds.options import CloudFlags, CloudOptions, cloud_options_from, require_sdks
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import ResultsLock, results_lock
 from orchestrator.drivers.progress import RoundProgress
@@ -132,8 +132,10 @@ def plan_for(
 def cloud_options_for(request: SweepRequest, results: Path) -> CloudOptions | None:
     """The cloud options a new sweep records: on a cloud backend, its flags (defaults
     for those not given); None on the emulated cloud."""
-    if backends.info(request.backend).emulated:
+    backend = backends.info(request.backend)
+    if backend.emulated:
         return None
+    require_sdks(backend.clouds)
     return cloud_options_from(request.cloud or CloudFlags(), results)
 
 
