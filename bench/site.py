@@ -220,6 +220,7 @@ def history_bench(sweeps: int, fresh: bool, figures: Figures, ingest_only: bool 
             )
         finally:
             forget_sweep(results, new)
+            shutil.rmtree(results / new, ignore_errors=True)
 
 
 INGESTS = 3  # --only ingest: the same new sweep ingested (and taken out again) this often
@@ -253,6 +254,7 @@ def ingest_bench(
             forget_sweep(results, new)
     finally:
         forget_sweep(results, new)
+        shutil.rmtree(results / new, ignore_errors=True)
     figures.headline = f"one full-catalog sweep's ingest {min(took):.2f}-{max(took):.2f} s"
 
 
@@ -274,9 +276,9 @@ def keep_states(results: Path) -> None:
 
 
 def forget_sweep(results: Path, sweep_id: str) -> None:
-    """Take the bench's sweep out of the store again: its rows and day summaries, its
-    judgments, and the judges' states as keep_states kept them (the generated sweeps
-    change no path: it opened no episode)."""
+    """Take the bench's sweep out of the store again (its folder stays): its rows and day
+    summaries, its judgments, and the judges' states as keep_states kept them (the
+    generated sweeps change no path: it opened no episode)."""
     from orchestrator.history import store as history
 
     with history.opened(results) as con, history.transaction(con):
@@ -290,7 +292,6 @@ def forget_sweep(results: Path, sweep_id: str) -> None:
             con.execute("DELETE FROM detection_state")
             con.execute(f"INSERT INTO detection_state SELECT * FROM {_KEPT}")
             con.execute(f"DROP TABLE {_KEPT}")
-    shutil.rmtree(results / sweep_id, ignore_errors=True)
 
 
 def main() -> None:
