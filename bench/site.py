@@ -14,11 +14,15 @@ gzipped). Printed with `uptime`: the machine is shared, timings are noisy.
 
 The store is generated once per size into $TMPDIR/interregion-bench-cache/history-<N>
 and reused by later runs (the sweep the incremental step adds is removed again);
---fresh generates it again.
+--fresh generates it again. The new sweep comes 6 h after the store's newest judged run,
+and its judgments go with it: the judges' states are put back as they were, so every run
+judges a new sweep from the same states. --only ingest times that ingest alone (no site),
+three times over.
 
     python bench/site.py                 # the sweep, and a store of 60 sweeps
     python bench/site.py --sweeps 1460   # a year (minutes, ~1 GiB)
     python bench/site.py --only sweep
+    python bench/site.py --sweeps 1460 --only ingest
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -33,6 +38,7 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # testkit/, beside the package
@@ -122,7 +128,7 @@ def sweep_bench(figures: Figures) -> None:
         print_sizes(Path(tmp) / "site")
 
 
-def history_bench(sweeps: int, fresh: bool, figures: Figures) -> None:
+def history_bench(sweeps: int, fresh: bool, figures: Figures, ingest_only: bool = False) -> None:
     spec = importlib.util.spec_from_file_location(
         "bench_history", Path(__file__).with_name("history.py")
     )
@@ -151,8 +157,16 @@ def history_bench(sweeps: int, fresh: bool, figures: Figures) -> None:
     # opened to write: a kept store of an older schema migrates
     with history.opened(results) as con:
         (rows,) = con.execute("SELECT count(*) FROM measurements").fetchone() or (0,)
+        newest = con.execute("SELECT max(t) FROM judgments").fetchone()
     print(f"history store: {sweeps} full-catalog sweeps every 6 h, {rows:,} rows "
           f"(generated in {done.read_text().strip()} s, kept in {results})")  # fmt: skip
+    # 6 h after the newest judged run (a store an older bench left a sweep's judgments in
+    # judges it on from there)
+    if newest and newest[0] is not None:
+        last = max(last, newest[0].replace(tzinfo=UTC))
+    if ingest_only:
+        ingest_bench(results, bench_history.one_sweep_folder, last, figures, rows)
+        return
     with tempfile.TemporaryDirectory(prefix="interregion-bench-site-") as tmp:
         out = Path(tmp) / "site"
         print(f"  site over the store ({load()})")
@@ -181,6 +195,7 @@ def history_bench(sweeps: int, fresh: bool, figures: Figures) -> None:
             t0 = time.perf_counter()
             report.build_report(results / new, png=False)
             report_s = time.perf_counter() - t0
+            keep_states(results)
             t0 = time.perf_counter()
             history.ingest_sweep(results, new)
             ingest_s = time.perf_counter() - t0
@@ -204,15 +219,94 @@ def history_bench(sweeps: int, fresh: bool, figures: Figures) -> None:
                 f"{store_mb:,.0f} MB; the previous site {previous:.0f} MB (deletable)"
             )
         finally:
-            with history.opened(results) as con, history.transaction(con):
-                history.delete_sweep(con, new)  # its rows, and its day's RTT histograms
+            forget_sweep(results, new)
             shutil.rmtree(results / new, ignore_errors=True)
+
+
+INGESTS = 3  # --only ingest: the same new sweep ingested (and taken out again) this often
+
+
+def ingest_bench(
+    results: Path, sweep_folder: Any, last: datetime, figures: Figures, rows: int
+) -> None:
+    """The ingest of one more full-catalog sweep into the store, INGESTS times, each
+    from the same store (the sweep and its judgments taken out again after each)."""
+    from orchestrator.history import store as history
+
+    new = sweep_folder(results, last + timedelta(hours=6))
+    table = figures.table(
+        f"one full-catalog sweep ingested into a store of {rows:,} rows",
+        ["ingest", "s", "CPU s", "load", "goal s"],
+    )
+    took, cpus = [], []
+    try:
+        for i in range(INGESTS):
+            keep_states(results)
+            up = load()
+            t0, c0 = time.perf_counter(), _cpu_s()
+            history.ingest_sweep(results, new)
+            wall, cpu = time.perf_counter() - t0, _cpu_s() - c0
+            took.append(wall)
+            cpus.append(cpu)
+            print(f"  ingest of {new}: {wall:.2f} s (CPU {cpu:.2f} s; goal < 3 s; {up})")
+            table.add(
+                f"run {i + 1}", round(wall, 2), round(cpu, 2), up.split("load average: ")[-1], 3
+            )
+            forget_sweep(results, new)
+    finally:
+        forget_sweep(results, new)
+        shutil.rmtree(results / new, ignore_errors=True)
+    figures.goal = "one full-catalog sweep's ingest, with its judgments and day summaries, < 3 s"
+    figures.headline = (
+        f"one full-catalog sweep's ingest {min(took):.1f}-{max(took):.1f} s, "
+        f"CPU {min(cpus):.1f}-{max(cpus):.1f} s"
+    )
+
+
+def _cpu_s() -> float:
+    """CPU time of this process and its threads (DuckDB's), user and system."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+_KEPT = "bench_kept_states"  # the judges' states before the bench's sweep
+
+
+def keep_states(results: Path) -> None:
+    """Keep a copy of the judges' states in the store, for forget_sweep."""
+    from orchestrator.history import store as history
+
+    with history.opened(results) as con, history.transaction(con):
+        con.execute(f"CREATE OR REPLACE TABLE {_KEPT} AS SELECT * FROM detection_state")
+
+
+def forget_sweep(results: Path, sweep_id: str) -> None:
+    """Take the bench's sweep out of the store again (its folder stays): its rows and day
+    summaries, its judgments, and the judges' states as keep_states kept them (the
+    generated sweeps change no path: it opened no episode)."""
+    from orchestrator.history import store as history
+
+    with history.opened(results) as con, history.transaction(con):
+        history.delete_sweep(con, sweep_id)  # its rows, and its days' summaries
+        for table in ("judgments", "calibrations", "config_changes"):
+            con.execute(f"DELETE FROM {table} WHERE sweep_id = ?", [sweep_id])
+        kept = con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [_KEPT]
+        ).fetchone()
+        if kept and kept[0]:
+            con.execute("DELETE FROM detection_state")
+            con.execute(f"INSERT INTO detection_state SELECT * FROM {_KEPT}")
+            con.execute(f"DROP TABLE {_KEPT}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweeps", type=int, default=60, help="full-catalog sweeps in the store")
-    ap.add_argument("--only", choices=("sweep", "history"), help="run one half only")
+    ap.add_argument(
+        "--only",
+        choices=("sweep", "history", "ingest"),
+        help="run one half only (ingest: a new sweep's ingest into the store, alone)",
+    )
     ap.add_argument("--fresh", action="store_true", help="generate the store again")
     ap.add_argument("--json", action="store_true", help="the figures as JSON (bench/docs.py)")
     args = ap.parse_args()
@@ -225,6 +319,8 @@ def main() -> None:
             sweep_bench(figures)
         if args.only in (None, "history"):
             history_bench(args.sweeps, args.fresh, figures)
+        if args.only == "ingest":
+            history_bench(args.sweeps, args.fresh, figures, ingest_only=True)
 
 
 if __name__ == "__main__":

@@ -194,8 +194,8 @@ def _save_states(
     )
     bulk.insert(con, "new_state", _STATE_COLUMNS, (
         {"source": k.source, "backend": k.backend, "metric": k.metric, "src": k.src,
-         "dst": k.dst, "state": orjson.dumps(j.doc()).decode(),
-         "shown": orjson.dumps(_shown(j)).decode()}
+         "dst": k.dst, "shown": orjson.dumps(_shown(j)).decode(),
+         "state": orjson.dumps(j.doc()).decode()}
         for k, j in judges.items()
     ))  # fmt: skip
     con.execute(

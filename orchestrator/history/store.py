@@ -798,11 +798,15 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
     rows, prints = [], {}
     samples: dict[tuple[int, str], list[float]] = {}
     phase = phase_samples(folder, record)
+    hashed: dict[tuple[str, ...], str] = {}  # a sweep's rows share a few fingerprints
     for raw in csv_rows:
-        row = {c: _typed(c, raw.get(c)) for c in MEASUREMENT_COLUMNS}
+        # most cells of a row are empty: None without a call
+        row = {c: None if (v := raw.get(c)) in (None, "") else _typed(c, v)
+               for c in MEASUREMENT_COLUMNS}  # fmt: skip
         src = f"{raw['src_cloud']}:{raw['src_region']}"
         fields = fingerprint_fields(row=raw, record=record, facts=facts, placement=placement)
-        fp = fingerprint(fields)
+        values = tuple(fields.values())
+        fp = hashed.get(values) or hashed.setdefault(values, fingerprint(fields))
         prints[fp] = fields
         round_no = row["round"] or 0
         dst = f"{raw['dst_cloud']}:{raw['dst_region']}"

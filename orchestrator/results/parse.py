@@ -288,9 +288,15 @@ _SUMMARY = re.compile(r"= ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms")
 _UNREACHABLE = re.compile(r"Destination (Host|Net) Unreachable|Network is unreachable|unknown host")
 
 
+_SAMPLES = re.compile(_SAMPLE.pattern, re.MULTILINE)  # every line's at once
+_BREAKS = re.compile("[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # splitlines' but \n
+
+
 def ping_samples(text: str) -> list[float]:
     """Every reply's RTT (ms) in iputils `ping` output, in order; duplicates left out."""
-    return [float(m.group(1)) for line in text.splitlines() if (m := _SAMPLE.match(line))]
+    if _BREAKS.search(text):  # lines that only splitlines splits: one line at a time
+        return [float(m.group(1)) for line in text.splitlines() if (m := _SAMPLE.match(line))]
+    return [float(x) for x in _SAMPLES.findall(text)]  # a history ingest's 5,852 files
 
 
 def parse_ping(text: str) -> dict[str, Any]:
