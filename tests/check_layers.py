@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("sweep",),
     ("advise", "mesh"),
     ("study",),
-    ("site",),
+    ("site", "publish"),
     ("schedule", "demo"),
     ("cli",),
 ]

@@ -63,7 +63,8 @@ PUBLIC = {
         "tiers",
     ],
     "schedule": ["cadence", "ledger", "profiles", "retention", "tick", "timers"],
-    "site": ["build", "history_pages", "html", "publish"],
+    "publish": ["upload"],
+    "site": ["build", "history_pages", "html"],
     "study": ["check", "estimate", "plan", "report", "run"],
     "sweep": [
         "abandoned", "backends", "events", "hostcheck", "inventory", "launch", "measure",
