@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("drivers",),
     ("emulator", "clouds"),
     ("sweep",),
-    ("advise", "mesh"),
+    ("advise", "mesh", "exchange"),
     ("study",),
     ("site", "publish"),
     ("schedule", "demo"),

@@ -37,6 +37,7 @@ PUBLIC = {
         "reserve_subnet", "running_spec", "set_perturbations", "spec", "stack", "state",
         "status", "up", "variation",
     ],
+    "exchange": ["exporter", "importer", "public_data"],
     "history": [
         "changes",
         "continents",
@@ -45,7 +46,6 @@ PUBLIC = {
         "judgments",
         "metrics",
         "notify",
-        "public_data",
         "store",
         "views",
         "windows",
