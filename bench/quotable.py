@@ -59,7 +59,7 @@ from orchestrator.advise import sources, spread
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import FIBRE_KM_S, FIBRE_RTT_MS_PER_KM
-from orchestrator.history import public_data
+from orchestrator.exchange import public_data
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.model import load_public_samples
 from orchestrator.netmodel.routes import default_routes

@@ -29,9 +29,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("drivers",),
     ("emulator", "clouds"),
     ("sweep",),
-    ("advise", "mesh"),
+    ("advise", "mesh", "exchange"),
     ("study",),
-    ("site",),
+    ("site", "publish"),
     ("schedule", "demo"),
     ("cli",),
 ]

@@ -300,10 +300,10 @@ def export(fmt: str, since: str | None, out: Path | None, results_dir: Path) -> 
       interregion history export --format parquet --out /tmp/history.parquet
       interregion history export --format csv --since 2026-11-01
     """
-    from orchestrator.history import store as h
+    from orchestrator.exchange import exporter
 
     target = out or results_dir / f"history.{fmt}"
-    rows = h.export(_with_store(results_dir), target, fmt, since)
+    rows = exporter.export(_with_store(results_dir), target, fmt, since)
     click.echo(f"{log.counted(rows, 'row')} -> {target}")
 
 
@@ -330,10 +330,11 @@ def import_(
       interregion history convert --from skyplane builtin --out s.csv
       interregion history import --source skyplane --date 2022-11 s.csv
     """
+    from orchestrator.exchange import importer
     from orchestrator.history import store as h
 
-    before = h.previous_import(results_dir, source, month)
-    rows = h.import_file(results_dir, file, source, month, label, replace=replace)
+    before = importer.previous_import(results_dir, source, month)
+    rows = importer.import_file(results_dir, file, source, month, label, replace=replace)
     if before is not None:
         click.echo(f"replaced the import of {source} {month} from {before.get('file', '?')}")
     click.echo(f"{source} {month}: {log.counted(rows, 'row')} in {h.store_path(results_dir)}")
@@ -369,8 +370,8 @@ def convert(fmt: str, file: Path | str, out: Path) -> None:
       interregion history convert --from skyplane builtin --out s.csv
       interregion history convert --from doit builtin --out d.csv
     """
-    from orchestrator.history.public_data import BUILTIN, EXTRA_COLUMNS, builtin_file
-    from orchestrator.history.public_data import convert as convert_rows
+    from orchestrator.exchange.public_data import BUILTIN, EXTRA_COLUMNS, builtin_file
+    from orchestrator.exchange.public_data import convert as convert_rows
     from orchestrator.model.catalog import load_catalog
     from orchestrator.results import flags, store
 

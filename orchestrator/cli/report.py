@@ -340,7 +340,7 @@ def publish(site_dir: Path, target: str) -> None:
       interregion publish --site site/ --to s3://my-bucket/interregion
       interregion publish --site site/ --to gs://my-bucket/interregion
     """
-    from orchestrator.site.publish import publish_site
+    from orchestrator.publish.upload import publish_site
 
     console = _console()
     result = publish_site(site_dir, target, log=console.print)

@@ -1,5 +1,6 @@
 """History across sweeps: the DuckDB store and its views, change detection, configuration
-fingerprints, change notifications, and imports of the public measurements.
+fingerprints and change notifications (importing, converting and exporting measurements is
+orchestrator.exchange's).
 
 Public API: the modules below; other packages import only these names
 (`from orchestrator.history import changes`), never a name starting with `_`.
@@ -15,7 +16,6 @@ Public API: the modules below; other packages import only these names
 - `metrics`: The metrics of the views and the rules every view reads them by (which values,
   which flags, which statistics and windows, which sources).
 - `notify`: Change notifications: one JSON document POSTed to a URL per new or closed episode.
-- `public_data`: Converters: the public AWS/GCP measurements vendored in data/ -> our CSV schema.
 - `store`: History across sweeps: one DuckDB file, `results/history.duckdb`.
 - `views`: Views of the history store: one pair's series, and the From x To matrix.
 - `windows`: Windows of the history store, and every statistic shown of them.
@@ -29,7 +29,6 @@ __all__ = [
     "judgments",
     "metrics",
     "notify",
-    "public_data",
     "store",
     "views",
     "windows",

@@ -1157,6 +1157,38 @@ def _judged_counts(
     return counts
 
 
+def _claim(
+    started: Mapping[Any, list[Episode]],
+    evaluated: Mapping[Any, int],
+    min_pairs: int,
+    share: float,
+    count_first: bool,
+) -> tuple[list[tuple[Any, list[Episode], int]], set[int]]:
+    """The keys of `started` (a host's or a group's run) whose events make one change: at
+    least `min_pairs` of them and at least `share` of the paths `evaluated` in that run;
+    the largest first (by share, then count; or by count first), each event claimed by the
+    first key that takes it. Returns ([(key, its events, paths evaluated)], their ids)."""
+    candidates = []
+    for key, episodes in started.items():
+        n = evaluated.get(key, 0)
+        if len(episodes) >= min_pairs and n and len(episodes) / n >= share:
+            rank = (
+                (len(episodes), len(episodes) / n)
+                if count_first
+                else (len(episodes) / n, len(episodes))
+            )
+            candidates.append((rank, key, n))
+    claimed: set[int] = set()
+    out = []
+    for _rank, key, n in sorted(candidates, reverse=True):
+        mine = [e for e in started[key] if id(e) not in claimed]
+        if len(mine) < min_pairs:
+            continue
+        claimed.update(id(e) for e in mine)
+        out.append((key, mine, n))
+    return out, claimed
+
+
 def host_changes(results: Sequence[SeriesResult], p: Params) -> tuple[list[HostChange], set[int]]:
     """Hosts where at least host_share of their evaluated paths started an event in the
     same run; returns them and the ids of the events they stand for."""
@@ -1171,18 +1203,9 @@ def host_changes(results: Sequence[SeriesResult], p: Params) -> tuple[list[HostC
     evaluated = _judged_counts(
         started, results, lambda k: [(k.source, k.backend, k.metric, h) for h in (k.src, k.dst)]
     )
-    candidates = []
-    for key, episodes in started.items():
-        n = evaluated.get(key, 0)
-        if len(episodes) >= p.host_min_pairs and n and len(episodes) / n >= p.host_share:
-            candidates.append((len(episodes) / n, len(episodes), key, n))
-    folded: set[int] = set()
+    claims, folded = _claim(started, evaluated, p.host_min_pairs, p.host_share, count_first=False)
     hosts = []
-    for _share, _count, key, n in sorted(candidates, reverse=True):
-        mine = [e for e in started[key] if id(e) not in folded]
-        if len(mine) < p.host_min_pairs:
-            continue
-        folded.update(id(e) for e in mine)
+    for key, mine, n in claims:
         source, backend, metric, host, run_id = key
         hosts.append(HostChange(source, backend, metric, host, run_id, times[run_id], mine, n))
     return hosts, folded
@@ -1218,18 +1241,9 @@ def group_changes(
             for toward in groups.get(other, ())
         ],
     )
-    candidates = []
-    for key, episodes in started.items():
-        n = evaluated.get(key, 0)
-        if len(episodes) >= p.host_min_pairs and n and len(episodes) / n >= p.group_share:
-            candidates.append((len(episodes), len(episodes) / n, key, n))
-    taken: set[int] = set()
+    claims, _ = _claim(started, evaluated, p.host_min_pairs, p.group_share, count_first=True)
     out = []
-    for _count, _share, key, n in sorted(candidates, reverse=True):
-        mine = [e for e in started[key] if id(e) not in taken]
-        if len(mine) < p.host_min_pairs:
-            continue
-        taken.update(id(e) for e in mine)
+    for key, mine, n in claims:
         source, backend, metric, host, toward, run_id = key
         out.append(GroupChange(source, backend, metric, host, toward, run_id, times[run_id],
                                mine, n))  # fmt: skip

@@ -47,9 +47,8 @@ import io
 import json
 import os
 import re
-import secrets
 import shlex
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -101,8 +100,6 @@ ARCHIVE_CHUNK_DAYS = 7
 # Sources of our own sweeps; an imported source takes any other name.
 EMULATED, MEASURED = "emulated", "measured"
 OWN_SOURCES = (EMULATED, MEASURED)
-_SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,39}$")
-_MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
 _DOUBLE = {
     "distance_km", "rtt_min_ms", "rtt_avg_ms", "rtt_p10_ms", "rtt_p25_ms", "rtt_p50_ms",
@@ -1030,29 +1027,6 @@ def rebuild(results: Path, warn: Any = None) -> tuple[int, int]:
 # ---- imported measurements ------------------------------------------------------------
 
 
-def check_source_name(name: str) -> str:
-    if name in OWN_SOURCES:
-        raise UserError(
-            f"--source {name}: that name is kept for interregion's own sweeps; "
-            "name the publisher, e.g. skyplane or doit"
-        )
-    if not _SOURCE_NAME.fullmatch(name):
-        raise UserError(
-            f"--source '{name}': use lower-case letters, digits, '.', '_' or '-' "
-            "(up to 40), e.g. skyplane"
-        )
-    return name
-
-
-def check_month(date: str) -> str:
-    found = _MONTH.fullmatch(date)
-    if not found:
-        raise UserError(f"--date '{date}': give the month the data was measured, as YYYY-MM")
-    if not YEARS[0] <= int(found.group(1)) <= YEARS[1]:
-        raise UserError(f"--date '{date}': give a year from {YEARS[0]} to {YEARS[1]}")
-    return date
-
-
 REQUIRED_IMPORT = ("src_cloud", "src_region", "dst_cloud", "dst_region")
 _DELIMITERS = (",", ";", "\t", "|")
 
@@ -1216,199 +1190,23 @@ def _imported_batches(results: Path, warn: Any = None) -> list[Batch]:
     return batches
 
 
-def previous_import(results: Path, source: str, month: str) -> dict[str, Any] | None:
-    """What an import of `source` for `month` kept before (its file name, label); None."""
-    meta_path = Path(results) / IMPORTS_DIR / source / f"{month}.json"
-    try:
-        meta = json.loads(read_text(meta_path, "JSON file"))
-    except (FileNotFoundError, UserError, ValueError):
-        return None
-    return meta if isinstance(meta, dict) else None
-
-
-def import_file(
-    results: Path, path: Path, source: str, month: str, label: str = "", replace: bool = False
-) -> int:
-    """Load an external CSV as source `source`, dated `month`. A copy is kept under
-    results/imports/<source>/<month>.csv so `rebuild` can load it again; importing the
-    same source and month again needs `replace`. Returns the rows loaded."""
-    check_source_name(source)
-    check_month(month)
-    before = previous_import(results, source, month)
-    if before is not None and not replace:
-        raise UserError(
-            f"{source} {month} was imported before (from {before.get('file', '?')}): pass "
-            "--replace to replace it, or give another --date or --source"
-        )
-    try:
-        text = read_text(Path(path), "CSV file")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    rows = read_import_csv(text, str(path))
-    batches = [b for b in import_batches(rows, source, month, label or source) if b.rows]
-    if not batches:
-        raise UserError(f"{path}: no row has a usable rtt_avg_ms or throughput_bps")
-    folder = Path(results) / IMPORTS_DIR / source
-    meta = {"source": source, "date": month, "label": label or source, "file": Path(path).name}
-    # the copies are written beside the kept ones and take their places only once the
-    # store has the new rows: a failed import leaves the store and the copies as they
-    # were (none, for a first import), so a retry and a rebuild find what was there
-    with (
-        _kept_beside(
-            [
-                (folder / f"{month}.csv", text),
-                (folder / f"{month}.json", json.dumps(meta, indent=1) + "\n"),
-            ]
-        ) as swap_in,
-        opened(results, create=True) as con,
-        transaction(con),
-    ):
+def write_batches(
+    results: Path, batches: Sequence[Batch], before_commit: Callable[[], None] | None = None
+) -> None:
+    """Write `batches` (an imported file's: a source per network tier) in one transaction,
+    judge their paths and move old rows to the archive; `before_commit` runs last, inside
+    the transaction, so what it raises undoes the write (orchestrator.exchange.importer
+    puts its kept copies in place there)."""
+    with opened(results, create=True) as con, transaction(con):
         for batch in batches:
             _write_batch(con, batch)
         _judge(con, [b.sweep["sweep_id"] for b in batches])
         archive_old_rows(con)
-        swap_in()  # the last step before the commit
-    return sum(len(b.rows) for b in batches)
+        if before_commit is not None:
+            before_commit()
 
 
-@contextlib.contextmanager
-def _kept_beside(files: list[tuple[Path, str]]) -> Iterator[Any]:
-    """Each (path, text) written whole beside `path`; the block calls the function it is
-    given to move them into place (the old files kept aside). An exception in the block,
-    before or after that call, puts the old files back (removes the new ones where there
-    were none); at a normal end the old ones are removed."""
-    tag = f"{os.getpid()}-{secrets.token_hex(3)}"
-    new = [path.with_name(f".{path.name}.new-{tag}") for path, _ in files]
-    old = [path.with_name(f".{path.name}.old-{tag}") for path, _ in files]
-    placed: list[int] = []
-    for path, _ in files:
-        problem = store.not_a_regular_file(path)
-        if problem:
-            raise UserError(f"{path} is {problem}: move it away, then import again")
-        path.parent.mkdir(parents=True, exist_ok=True)
-
-    def swap_in() -> None:
-        for i, (path, _) in enumerate(files):
-            if os.path.lexists(path):
-                os.replace(path, old[i])
-            placed.append(i)
-            os.replace(new[i], path)
-
-    try:
-        for (_, text), tmp in zip(files, new, strict=True):
-            store.write_atomic(tmp, text)
-        yield swap_in
-    except BaseException:
-        for i in reversed(placed):
-            path = files[i][0]
-            if os.path.lexists(old[i]):
-                os.replace(old[i], path)
-            else:
-                path.unlink(missing_ok=True)
-        for tmp in new:
-            tmp.unlink(missing_ok=True)
-        raise
-    for path in old:
-        path.unlink(missing_ok=True)
-
-
-# ---- export ---------------------------------------------------------------------------
-
-_SWEEP_FILES = (store.SWEEP_FILE, store.MEASUREMENTS_FILE, store.HOSTS_FILE)
-
-
-def _check_export_target(
-    results: Path, out: Path, fmt: str, columns: list[str], con: duckdb.DuckDBPyConnection
-) -> None:
-    """UserError unless `out` is new or an earlier export in `fmt` (the same columns): an
-    export never replaces the store, a sweep's files, or any file it did not write."""
-    if not out.exists():
-        return
-    store_file = store_path(results)
-    for own in (store_file, store_file.with_name(store_file.name + ".wal")):
-        with contextlib.suppress(OSError):
-            if os.path.samefile(out, own):
-                raise UserError(f"--out {out} is the history store itself: give a new file")
-    if out.name in _SWEEP_FILES or out.name == HISTORY_FILE:
-        raise UserError(f"--out {out} is a sweep's {out.name}: give a new file")
-    if _earlier_export(out, fmt, columns, con):
-        return
-    raise UserError(
-        f"--out {out} exists and is not an earlier 'history export --format {fmt}': "
-        "give a new file, or remove that one first"
-    )
-
-
-def _earlier_export(
-    out: Path, fmt: str, columns: list[str], con: duckdb.DuckDBPyConnection
-) -> bool:
-    """Whether `out` is a file this export wrote: a CSV whose first line is the export's
-    header, or a Parquet file with the export's columns."""
-    import duckdb
-
-    try:
-        with out.open("rb") as f:
-            head = f.read(64 * 1024)
-    except OSError:
-        return False
-    if fmt == "csv":
-        return head.split(b"\n", 1)[0].rstrip(b"\r") == ",".join(columns).encode()
-    if not head.startswith(b"PAR1"):
-        return False
-    try:
-        found = con.execute("SELECT * FROM read_parquet(?) LIMIT 0", [str(out)]).description
-    except duckdb.Error:
-        return False
-    return [d[0] for d in found] == columns
-
-
-EXPORT_FORMATS = ("parquet", "csv")
-
-
-def export(results: Path, out: Path, fmt: str, since: str | None = None) -> int:
-    """Write every stored row (from `since`, a UTC date or time) to `out`. Returns rows."""
-    if fmt not in EXPORT_FORMATS:
-        raise UserError(f"--format {fmt}: one of {', '.join(EXPORT_FORMATS)}")
-    since_ts = parse_since(since) if since else None
-    where = "WHERE started_utc >= CAST(? AS TIMESTAMP)" if since_ts else ""
-    params = [since_ts] if since_ts else []
-    # CSV times as measurements.csv writes them (ISO 8601, milliseconds, Z); Parquet
-    # keeps its typed timestamps
-    options = (
-        "FORMAT parquet"
-        if fmt == "parquet"
-        else "FORMAT csv, HEADER true, TIMESTAMPFORMAT '%Y-%m-%dT%H:%M:%S.%gZ'"
-    )
-    import duckdb
-
-    out = Path(out)
-    problem = store.not_a_regular_file(out)
-    if problem:  # renamed over, a FIFO or a device would be replaced by a plain file
-        raise UserError(f"--out {out} is {problem}: give the path of a regular file, or a new one")
-    tmp = out.with_name(f".{out.name}.tmp")
-    with opened(results, read_only=True) as con:
-        columns = [d[0] for d in con.execute("SELECT * FROM measurements LIMIT 0").description]
-        _check_export_target(results, out, fmt, columns, con)
-        (count,) = con.execute(f"SELECT count(*) FROM measurements {where}", params).fetchone() or (
-            0,
-        )
-        query = f"SELECT * FROM measurements {where} ORDER BY started_utc, sweep_id, src, dst"
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            con.execute(f"COPY ({query}) TO '{_quoted(tmp)}' ({options})", params)
-            os.replace(tmp, out)
-        except (OSError, duckdb.IOException) as e:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            why = getattr(e, "strerror", None) or str(e).splitlines()[0]
-            raise UserError(
-                f"--out {out}: cannot write it ({why}): give a file in a folder you can write"
-            ) from None
-    return int(count)
-
-
-def _quoted(path: Path) -> str:
-    return str(path).replace("'", "''")
+# ---- reading the store ----------------------------------------------------------------
 
 
 def parse_since(text: str) -> str:

@@ -342,7 +342,7 @@ def parse_profile(
         request=request,
     )
     if publish is not None:
-        from orchestrator.site.publish import parse_target
+        from orchestrator.publish.upload import parse_target
 
         try:
             parse_target(str(publish))

@@ -285,9 +285,9 @@ def _site_and_publish(
     try:
         build_site(Path(profile.site), results, log=log)
         if profile.publish:
-            from orchestrator.site import publish
+            from orchestrator.publish import upload
 
-            (publish_site or publish.publish_site)(Path(profile.site), profile.publish, log=log)
+            (publish_site or upload.publish_site)(Path(profile.site), profile.publish, log=log)
             record["published_to"] = profile.publish
     except UserError as e:
         # the measurements are kept; the next tick publishes them with its own

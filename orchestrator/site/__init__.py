@@ -1,5 +1,5 @@
-"""The static site: pages from the sweeps and from the history store, their common HTML, the
-assets they load, and publishing to a folder, S3 or GCS.
+"""The static site: pages from the sweeps and from the history store, their common HTML and the
+assets they load (publishing the built site is orchestrator.publish's).
 
 Public API: the modules below; other packages import only these names
 (`from orchestrator.site import build`), never a name starting with `_`.
@@ -10,12 +10,10 @@ Public API: the modules below; other packages import only these names
 - `html`: The pages' common parts: the header and footer, the EMULATED banner, JSON in a page, and
   a file written whole (or in place, into a folder being built). Shared by the site's sweep pages
   (orchestrator.site) and its history pages (orchestrator.site.history_pages).
-- `publish`: Publishing the static site to a folder, S3 or Google Cloud Storage.
 """
 
 __all__ = [
     "build",
     "history_pages",
     "html",
-    "publish",
 ]

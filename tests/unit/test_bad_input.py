@@ -14,6 +14,7 @@ from history_support import make_sweep
 from orchestrator.cli import main
 from orchestrator.core.errors import RunFailure, UserError
 from orchestrator.core.textfile import load_yaml, parse_yaml, read_text
+from orchestrator.exchange import importer
 from orchestrator.history import store as h
 from orchestrator.model.catalog import CatalogError, load_catalog
 from orchestrator.plan.pricing import PricingError, load_pricing
@@ -231,7 +232,7 @@ def test_rebuild_leaves_out_an_import_copy_that_became_unreadable(tmp_path):
     f.write_text("src_cloud,src_region,dst_cloud,dst_region,rtt_avg_ms\naws,a,gcp,b,10\n")
     make_sweep(tmp_path, "20261122T0000Z-aaaa", PAIRS)
     h.ingest_all(tmp_path)
-    h.import_file(tmp_path, f, "theirs", "2024-01")
+    importer.import_file(tmp_path, f, "theirs", "2024-01")
     (tmp_path / h.IMPORTS_DIR / "theirs" / "2024-01.csv").write_bytes(b"\xff\xfe\x00")
     code, output = cli("history", "rebuild", "--results", str(tmp_path))
     assert code == 0 and "2024-01.csv left out" in output and "1 sweep," in output
@@ -267,7 +268,7 @@ def test_hostile_region_names_in_imported_data_are_data_in_every_page(tmp_path):
         w.writerow(["aws", HOSTILE_REGIONS[0], "gcp", HOSTILE_REGIONS[1], "10"])
     make_sweep(tmp_path, "20261122T0000Z-aaaa", PAIRS)
     h.ingest_all(tmp_path)
-    h.import_file(tmp_path, evil, "theirs", "2024-01", label="<b onmouseover=x>label</b>")
+    importer.import_file(tmp_path, evil, "theirs", "2024-01", label="<b onmouseover=x>label</b>")
     out = tmp_path / "site"
     site.build_site(out, tmp_path)
     pages = list(out.rglob("*.html"))
@@ -385,9 +386,9 @@ def test_a_failed_first_import_then_retry(tmp_path, monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(h, "_judge", refused)  # the store refuses the rows at its boundary
         with pytest.raises(RunFailure, match="the system refused a write"):
-            h.import_file(results, data, "theirs", "2024-01")
+            importer.import_file(results, data, "theirs", "2024-01")
     assert not [p for p in (results / h.IMPORTS_DIR).rglob("*") if p.is_file()]
-    assert h.import_file(results, data, "theirs", "2024-01") == 1  # a retry is not refused
+    assert importer.import_file(results, data, "theirs", "2024-01") == 1  # a retry is not refused
     code, output = cli("history", "rebuild", "--results", str(results))
     assert code == 0 and "left out" not in output, output
 

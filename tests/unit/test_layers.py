@@ -37,6 +37,7 @@ PUBLIC = {
         "reserve_subnet", "running_spec", "set_perturbations", "spec", "stack", "state",
         "status", "up", "variation",
     ],
+    "exchange": ["exporter", "importer", "public_data"],
     "history": [
         "changes",
         "continents",
@@ -45,7 +46,6 @@ PUBLIC = {
         "judgments",
         "metrics",
         "notify",
-        "public_data",
         "store",
         "views",
         "windows",
@@ -63,7 +63,8 @@ PUBLIC = {
         "tiers",
     ],
     "schedule": ["cadence", "ledger", "profiles", "retention", "tick", "timers"],
-    "site": ["build", "history_pages", "html", "publish"],
+    "publish": ["upload"],
+    "site": ["build", "history_pages", "html"],
     "study": ["check", "estimate", "plan", "report", "run"],
     "sweep": [
         "abandoned", "backends", "events", "hostcheck", "inventory", "launch", "measure",

@@ -16,9 +16,9 @@ from orchestrator.cli import main
 from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
+from orchestrator.publish import upload
 from orchestrator.results import store
 from orchestrator.site import build as site
-from orchestrator.site import publish
 from testkit import synthetic
 
 CATALOG = load_catalog()
@@ -138,13 +138,13 @@ def test_publish_refuses_a_foreign_index_and_republishes_its_own(tmp_path, resul
     dest.mkdir()
     (dest / "index.html").write_text("someone else's page")
     with pytest.raises(UserError, match=r"--to .* holds files interregion did not write there"):
-        publish.publish_site(built, str(dest))
+        upload.publish_site(built, str(dest))
     assert (dest / "index.html").read_text() == "someone else's page"
     (dest / "index.html").unlink()
-    first = publish.publish_site(built, str(dest))
+    first = upload.publish_site(built, str(dest))
     assert outdir.MANIFEST not in first.order  # the site's own list is not published
     assert outdir.read_manifest(dest) == set(first.order)
-    publish.publish_site(built, str(dest))  # its own folder: published again
+    upload.publish_site(built, str(dest))  # its own folder: published again
     assert (dest / "index.html").read_text() == (built / "index.html").read_text()
 
 

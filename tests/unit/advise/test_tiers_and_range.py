@@ -13,8 +13,7 @@ from click.testing import CliRunner
 from orchestrator.advise import spread
 from orchestrator.cli import main
 from orchestrator.core import paths
-from orchestrator.history import public_data
-from orchestrator.history import store as h
+from orchestrator.exchange import importer, public_data
 from orchestrator.model.catalog import load_catalog
 from orchestrator.results import store
 
@@ -39,7 +38,7 @@ def _import_pair(results):
         ]  # fmt: skip
         path = results / f"{name}.csv"
         path.write_text(store.csv_text(mine, extra=public_data.EXTRA_COLUMNS))
-        h.import_file(results, path, name, month)
+        importer.import_file(results, path, name, month)
 
 
 def _advise(results, *args):

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from history_support import make_sweep, sweep_id_at
 
 from orchestrator.cli import main
+from orchestrator.exchange import importer
 from orchestrator.history import store as h
 from orchestrator.history import views as v
 from orchestrator.history import windows
@@ -114,7 +115,7 @@ def test_real_and_emulated_sources_are_shown_apart_and_named(results, tmp_path_f
     f = tmp_path_factory.mktemp("imp") / "theirs.csv"
     f.write_text(f"src_cloud,src_region,dst_cloud,dst_region,rtt_avg_ms\n"
                  f"{A.replace(':', ',')},{B.replace(':', ',')},77.5\n")  # fmt: skip
-    h.import_file(results, f, "theirs", "2022-02", label="Their 2022 data")
+    importer.import_file(results, f, "theirs", "2022-02", label="Their 2022 data")
     with h.opened(results, read_only=True) as con:
         doc = v.matrix(con, "rtt", "p50", "all")
         pair = v.pair_history(con, (A, B), "rtt", "all")

@@ -13,7 +13,7 @@ import pytest
 
 from orchestrator.core import paths
 from orchestrator.core.geo import FIBRE_RTT_MS_PER_KM
-from orchestrator.history import public_data
+from orchestrator.exchange import public_data
 from orchestrator.model.catalog import load_catalog
 from orchestrator.report import analyze, build, charts, uncertainty
 from orchestrator.results import store, tiers

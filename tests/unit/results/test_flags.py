@@ -3,7 +3,7 @@
 import csv
 
 from orchestrator.core import paths
-from orchestrator.history import public_data
+from orchestrator.exchange import public_data
 from orchestrator.model.catalog import load_catalog
 from orchestrator.results import flags, store, tiers
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from orchestrator.exchange import importer
 from orchestrator.model.catalog import load_catalog
 from orchestrator.site import build as site
 from testkit import synthetic
@@ -406,7 +407,7 @@ def history_site(tmp_path_factory):
         "src_cloud,src_region,dst_cloud,dst_region,rtt_avg_ms\naws,us-east-1,gcp,europe-west1,77.5\n"
     )
     history.ingest_all(results)
-    history.import_file(results, imported, "theirs", "2022-02", label="Their 2022 data")
+    importer.import_file(results, imported, "theirs", "2022-02", label="Their 2022 data")
     site.build_site(root / "site", results, catalog=load_catalog())
     return root / "site"
 

@@ -15,6 +15,7 @@ from report_support import CATALOG, write_catalog
 from site_support import PLANTED, _refs, write_study
 
 from orchestrator.cli import main
+from orchestrator.exchange import importer
 from orchestrator.history import changes, histogram, windows
 from orchestrator.history import store as h
 from orchestrator.history import views as v
@@ -323,7 +324,7 @@ def test_sources_are_never_mixed_and_each_is_named(tmp_path):
         "src_cloud,src_region,dst_cloud,dst_region,rtt_avg_ms\n"
         "aws,us-east-1,gcp,europe-west1,77.5\n"
     )
-    h.import_file(results, f, "theirs", "2022-02", label="Their 2022 data")
+    importer.import_file(results, f, "theirs", "2022-02", label="Their 2022 data")
     out = tmp_path / "site"
     site.build_site(out, results, catalog=CATALOG)
     doc = matrix_data(out)
@@ -538,7 +539,7 @@ def test_a_throughput_cell_names_what_limited_most_of_its_tests(tmp_path):
         "aws,us-east-1,gcp,europe-west1,77.7,1.2e6,allowance\n"
         "gcp,europe-west1,aws,us-east-1,77.5,9e6,\n"
     )
-    h.import_file(results, f, "theirs", "2022-02", label="Their 2022 data")
+    importer.import_file(results, f, "theirs", "2022-02", label="Their 2022 data")
     out = tmp_path / "site"
     site.build_site(out, results, catalog=CATALOG)
     theirs = matrix_data(out)["sources"][1]
@@ -560,7 +561,7 @@ def test_a_tie_of_limiters_names_the_same_one_in_every_build(tmp_path):
         + "aws,us-east-1,gcp,europe-west1,77.7,1.2e6,capacity\n" * 3
         + "aws,us-east-1,gcp,europe-west1,77.7,1.2e6,loss\n" * 2
     )
-    h.import_file(results, f, "theirs", "2022-02", label="Their 2022 data")
+    importer.import_file(results, f, "theirs", "2022-02", label="Their 2022 data")
     out = tmp_path / "site"
     site.build_site(out, results, catalog=CATALOG)
     theirs = matrix_data(out)["sources"][1]

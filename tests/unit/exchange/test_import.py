@@ -11,9 +11,10 @@ from click.testing import CliRunner
 
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
+from orchestrator.exchange import importer
+from orchestrator.exchange.public_data import convert
 from orchestrator.history import store as h
 from orchestrator.history import views as v
-from orchestrator.history.public_data import convert
 from orchestrator.model.catalog import load_catalog
 from orchestrator.results import flags, store
 
@@ -155,13 +156,13 @@ def test_import_without_numbers_is_refused(tmp_path):
     f = tmp_path / "x.csv"
     f.write_text("src_cloud;src_region;dst_cloud;dst_region;rtt_avg_ms\naws;a;gcp;b;n/a\n")
     with pytest.raises(UserError, match="no row has a usable"):
-        h.import_file(tmp_path, f, "theirs", "2024-01")
+        importer.import_file(tmp_path, f, "theirs", "2024-01")
 
 
 def test_semicolon_and_bom_are_read(tmp_path):
     f = tmp_path / "x.csv"
     f.write_text("\ufeffsrc_cloud;src_region;dst_cloud;dst_region;rtt_avg_ms\naws;a;gcp;b;12.5\n")
-    assert h.import_file(tmp_path, f, "theirs", "2024-01", label="Their 2024 data") == 1
+    assert importer.import_file(tmp_path, f, "theirs", "2024-01", label="Their 2024 data") == 1
     assert _count(tmp_path, "SELECT src, dst, rtt_avg_ms FROM measurements") == [
         ("aws:a", "gcp:b", 12.5)
     ]

@@ -21,7 +21,7 @@ from moto import mock_aws
 from orchestrator.cli import main
 from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
-from orchestrator.site import publish
+from orchestrator.publish import upload
 
 
 @pytest.fixture
@@ -44,26 +44,26 @@ def site_dir(tmp_path):
 
 
 def test_parse_target():
-    assert publish.parse_target("s3://b/p/q/") == publish.Target("s3", "b", "p/q")
-    assert publish.parse_target("gs://b") == publish.Target("gs", "b", "")
-    assert publish.parse_target("/var/www") == publish.Target("dir", "/var/www")
+    assert upload.parse_target("s3://b/p/q/") == upload.Target("s3", "b", "p/q")
+    assert upload.parse_target("gs://b") == upload.Target("gs", "b", "")
+    assert upload.parse_target("/var/www") == upload.Target("dir", "/var/www")
     with pytest.raises(UserError, match="no bucket"):
-        publish.parse_target("s3:///x")
+        upload.parse_target("s3:///x")
     with pytest.raises(UserError, match="unknown scheme"):
-        publish.parse_target("ftp://host/x")
+        upload.parse_target("ftp://host/x")
 
 
 def test_content_types():
-    assert publish.content_type("index.html") == "text/html; charset=utf-8"
-    assert publish.content_type("a/plotly.min.js") == "text/javascript; charset=utf-8"
-    assert publish.content_type("x.csv") == "text/csv; charset=utf-8"
-    assert publish.content_type("schema.json") == "application/json"
-    assert publish.content_type("chart.png") == "image/png"
-    assert publish.content_type("blob.bin") == "application/octet-stream"
+    assert upload.content_type("index.html") == "text/html; charset=utf-8"
+    assert upload.content_type("a/plotly.min.js") == "text/javascript; charset=utf-8"
+    assert upload.content_type("x.csv") == "text/csv; charset=utf-8"
+    assert upload.content_type("schema.json") == "application/json"
+    assert upload.content_type("chart.png") == "image/png"
+    assert upload.content_type("blob.bin") == "application/octet-stream"
 
 
 def test_upload_order_puts_the_index_last(site_dir):
-    order = publish.upload_order(site_dir)
+    order = upload.upload_order(site_dir)
     assert order[-1] == "index.html"
     pages = [i for i, name in enumerate(order) if name.endswith(".html")]
     others = [i for i, name in enumerate(order) if not name.endswith(".html")]
@@ -72,21 +72,21 @@ def test_upload_order_puts_the_index_last(site_dir):
 
 def test_publish_to_a_folder(site_dir, tmp_path):
     dest = tmp_path / "www"
-    publish.publish_site(site_dir, str(dest))  # an earlier publish, then the new site
+    upload.publish_site(site_dir, str(dest))  # an earlier publish, then the new site
     (site_dir / "index.html").write_text("<html>latest</html>")
-    result = publish.publish_site(site_dir, str(dest))
+    result = upload.publish_site(site_dir, str(dest))
     assert result.files == 7 and result.order[-1] == "index.html"
     assert (dest / "index.html").read_text() == "<html>latest</html>"
     assert (dest / "data/s1/measurements.csv").read_text() == "sweep_id\ns1\n"
     assert not list(dest.rglob("*.publishing"))
     with pytest.raises(UserError, match="inside the site folder"):
-        publish.publish_site(site_dir, str(site_dir / "sub"))
+        upload.publish_site(site_dir, str(site_dir / "sub"))
 
 
 def test_publish_needs_an_index(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(UserError, match=r"no index\.html"):
-        publish.publish_site(tmp_path / "empty", str(tmp_path / "www"))
+        upload.publish_site(tmp_path / "empty", str(tmp_path / "www"))
 
 
 @mock_aws
@@ -102,7 +102,7 @@ def test_publish_to_s3(site_dir, monkeypatch):
         return real_put(**kwargs)
 
     monkeypatch.setattr(s3, "put_object", spy)
-    result = publish.publish_site(site_dir, "s3://ir-site/interregion/", s3_client=s3)
+    result = upload.publish_site(site_dir, "s3://ir-site/interregion/", s3_client=s3)
     assert result.files == 7
     assert calls[-1] == "interregion/index.html"
     head = s3.head_object(Bucket="ir-site", Key="interregion/index.html")
@@ -120,7 +120,7 @@ def test_publish_to_a_missing_s3_bucket_is_one_line(site_dir, monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     s3 = boto3.client("s3", region_name="us-east-1")
     with pytest.raises(UserError, match="s3 bucket 'nope' does not exist"):
-        publish.publish_site(site_dir, "s3://nope/x", s3_client=s3)
+        upload.publish_site(site_dir, "s3://nope/x", s3_client=s3)
 
 
 @pytest.mark.slow
@@ -242,11 +242,11 @@ def _gcs_client(endpoint: str) -> Any:
 
 def test_publish_to_gcs(site_dir, fake_gcs):
     client = _gcs_client(fake_gcs.endpoint)
-    result = publish.publish_site(site_dir, "gs://ir-site/interregion", gcs_client=client)
+    result = upload.publish_site(site_dir, "gs://ir-site/interregion", gcs_client=client)
     assert result.files == 7
     assert fake_gcs.uploads[-1] == "interregion/index.html"
     objects = fake_gcs.buckets["ir-site"]
-    assert set(objects) == {f"interregion/{name}" for name in publish.upload_order(site_dir)}
+    assert set(objects) == {f"interregion/{name}" for name in upload.upload_order(site_dir)}
     index = objects["interregion/index.html"]
     assert index["contentType"] == "text/html; charset=utf-8"
     assert index["cacheControl"] == "no-cache"
@@ -257,12 +257,12 @@ def test_publish_to_gcs(site_dir, fake_gcs):
 def test_publish_to_a_missing_gcs_bucket_is_one_line(site_dir, fake_gcs):
     client = _gcs_client(fake_gcs.endpoint)
     with pytest.raises(UserError, match="gcs bucket 'nope' does not exist"):
-        publish.publish_site(site_dir, "gs://nope/x", gcs_client=client)
+        upload.publish_site(site_dir, "gs://nope/x", gcs_client=client)
 
 
 def test_site_files_stay_put(site_dir):
     before = sorted(str(p) for p in Path(site_dir).rglob("*"))
-    publish.upload_order(site_dir)
+    upload.upload_order(site_dir)
     assert sorted(str(p) for p in Path(site_dir).rglob("*")) == before
 
 
@@ -300,7 +300,7 @@ def test_a_failed_copy_leaves_the_old_index(site_dir, tmp_path):
     # both written by an earlier publish (its list of them)
     outdir.write_manifest(dest, ["index.html", "sweeps"])
     with pytest.raises(UserError, match=r"cannot write sweeps/s1\.html.*index\.html was not"):
-        publish.publish_site(site_dir, str(dest))
+        upload.publish_site(site_dir, str(dest))
     assert (dest / "index.html").read_text() == "old"
     assert not list(dest.rglob(".*.publishing"))
 
@@ -310,13 +310,13 @@ def test_a_failed_copy_leaves_the_old_index(site_dir, tmp_path):
 
 def test_a_second_publish_to_a_folder_sends_only_what_changed(site_dir, tmp_path):
     dest = tmp_path / "www"
-    first = publish.publish_site(site_dir, str(dest))
+    first = upload.publish_site(site_dir, str(dest))
     assert first.uploaded == first.order and first.unchanged == 0
     inodes = {p: p.stat().st_ino for p in dest.rglob("*") if p.is_file()}
     (site_dir / "index.html").write_text("<html>LATEST</html>")  # same size, new content
     (site_dir / "data" / "s2").mkdir()
     (site_dir / "data" / "s2" / "measurements.csv").write_text("sweep_id\ns2\n")
-    second = publish.publish_site(site_dir, str(dest))
+    second = upload.publish_site(site_dir, str(dest))
     assert second.uploaded == ("data/s2/measurements.csv", "index.html")
     assert second.files == 8 and second.unchanged == 6
     assert second.bytes == len("sweep_id\ns2\n") + len("<html>LATEST</html>")
@@ -325,7 +325,7 @@ def test_a_second_publish_to_a_folder_sends_only_what_changed(site_dir, tmp_path
         if path.relative_to(dest).as_posix() not in ("index.html", outdir.MANIFEST):
             assert path.stat().st_ino == inode, path
     assert set(second.order) <= outdir.read_manifest(dest)
-    third = publish.publish_site(site_dir, str(dest))
+    third = upload.publish_site(site_dir, str(dest))
     assert third.uploaded == () and third.bytes == 0
 
 
@@ -334,7 +334,7 @@ def test_a_second_publish_to_s3_sends_only_what_changed(site_dir, monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     s3 = boto3.client("s3", region_name="us-east-1")
     s3.create_bucket(Bucket="ir-site")
-    publish.publish_site(site_dir, "s3://ir-site/p", s3_client=s3)
+    upload.publish_site(site_dir, "s3://ir-site/p", s3_client=s3)
     calls: list[str] = []
     real_put = s3.put_object
 
@@ -344,24 +344,24 @@ def test_a_second_publish_to_s3_sends_only_what_changed(site_dir, monkeypatch):
 
     monkeypatch.setattr(s3, "put_object", spy)
     (site_dir / "assets" / "site.css").write_text("body{color:red}")
-    result = publish.publish_site(site_dir, "s3://ir-site/p", s3_client=s3)
+    result = upload.publish_site(site_dir, "s3://ir-site/p", s3_client=s3)
     assert calls == ["p/assets/site.css"] and result.uploaded == ("assets/site.css",)
     body = s3.get_object(Bucket="ir-site", Key="p/assets/site.css")["Body"].read()
     assert body == b"body{color:red}"
     # an object changed behind our back (another size or content) is sent again
     s3.put_object(Bucket="ir-site", Key="p/index.html", Body=b"<html>edited</html>")
     calls.clear()
-    publish.publish_site(site_dir, "s3://ir-site/p", s3_client=s3)
+    upload.publish_site(site_dir, "s3://ir-site/p", s3_client=s3)
     assert calls == ["p/index.html"]
 
 
 def test_a_second_publish_to_gcs_sends_only_what_changed(site_dir, fake_gcs):
     client = _gcs_client(fake_gcs.endpoint)
-    publish.publish_site(site_dir, "gs://ir-site/p", gcs_client=client)
+    upload.publish_site(site_dir, "gs://ir-site/p", gcs_client=client)
     assert len(fake_gcs.uploads) == 7
     fake_gcs.uploads.clear()
     (site_dir / "sweeps" / "s1.html").write_text("<html>s1, again</html>")
-    result = publish.publish_site(site_dir, "gs://ir-site/p", gcs_client=client)
+    result = upload.publish_site(site_dir, "gs://ir-site/p", gcs_client=client)
     assert fake_gcs.uploads == ["p/sweeps/s1.html"] and result.unchanged == 6
     assert fake_gcs.buckets["ir-site"]["p/sweeps/s1.html"]["data"] == b"<html>s1, again</html>"
 
@@ -376,20 +376,20 @@ def test_files_go_up_in_parallel_and_tier_by_tier():
     def send(name: str) -> int:
         with lock:
             events.append(("start", name))
-        if publish.tier(name) == 0:
+        if upload.tier(name) == 0:
             together.wait()
         with lock:
             events.append(("end", name))
         return len(name)
 
-    total = publish.send_in_tiers(names, send, workers=4)
+    total = upload.send_in_tiers(names, send, workers=4)
     assert total == sum(len(n) for n in names)
-    tiers = [publish.tier(name) for kind, name in events if kind == "start"]
+    tiers = [upload.tier(name) for kind, name in events if kind == "start"]
     assert tiers == sorted(tiers) and tiers[-1] == 3  # the root index.html alone, last
     for i, (kind, name) in enumerate(events):  # a tier starts once the one before ended
         if kind == "start":
             ends_before = {n for k, n in events[:i] if k == "end"}
-            assert {n for n in names if publish.tier(n) < publish.tier(name)} <= ends_before
+            assert {n for n in names if upload.tier(n) < upload.tier(name)} <= ends_before
 
 
 def test_a_failed_upload_stops_before_the_pages():
@@ -402,5 +402,5 @@ def test_a_failed_upload_stops_before_the_pages():
         return 1
 
     with pytest.raises(UserError, match=r"cannot write b\.css"):
-        publish.send_in_tiers(["a.js", "b.css", "p.html", "index.html"], send, workers=2)
+        upload.send_in_tiers(["a.js", "b.css", "p.html", "index.html"], send, workers=2)
     assert "index.html" not in sent and "p.html" not in sent
