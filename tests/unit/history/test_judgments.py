@@ -188,6 +188,7 @@ def _iso(i: int) -> str:
     return (T0 + timedelta(hours=6 * i)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
+@pytest.mark.slow  # a store of months of runs
 def test_a_new_rule_judges_every_run_again_as_a_rebuild_with_it_would(tmp_path):
     for i, by_pair in enumerate(_levels(14, seed=5, step_at=8)):
         _sweep(tmp_path, i, by_pair)

@@ -101,6 +101,7 @@ def _varied_store(tmp_path):
     h.ingest_all(tmp_path)
 
 
+@pytest.mark.slow  # a store of months of runs
 def test_every_window_of_every_metric_is_the_rule_applied_to_its_tests(tmp_path):
     _varied_store(tmp_path)
     with h.opened(tmp_path, read_only=True) as con:
@@ -120,6 +121,7 @@ def _rtt_sweep(results, i, hours):
     return make_sweep(results, sweep_id_at(t, f"{i:04x}"), samples, started=t)
 
 
+@pytest.mark.slow  # a store of months of runs
 def test_windows_from_days_weeks_and_months_and_the_days_at_their_ends(tmp_path):
     # 45 days of sweeps every 13 h: the windows start inside a day, whole weeks and days
     # between (1M and the month before it: both ends inside a day; 1M: a month row)
@@ -131,6 +133,7 @@ def test_windows_from_days_weeks_and_months_and_the_days_at_their_ends(tmp_path)
     assert compared > 20 and exact < compared  # some RTT bins hold several values
 
 
+@pytest.mark.slow  # a store of months of runs
 def test_a_year_and_the_year_before_from_month_rows(tmp_path):
     # 13 months of a sweep every 97 h: 1Y reads whole months, and the year before it
     # ends inside a month, with whole months, weeks and days before
