@@ -6,6 +6,7 @@ bound, and to the bit where each bin holds one value; the same numbers in `matri
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -215,3 +216,30 @@ def test_loss_is_quoted_with_its_wilson_interval_in_matrix_and_history_show(tmp_
             assert run["loss_low_pct"] <= run["value"] <= run["loss_high_pct"]
             assert run["loss_pct"] == pytest.approx(run["value"], abs=2.5)  # sent rounded
         assert "Wilson" in doc["loss_rule"]
+
+
+def test_the_cli_prints_loss_with_its_interval(tmp_path):
+    from click.testing import CliRunner
+
+    from orchestrator.cli import main
+
+    _varied_store(tmp_path)
+    runner = CliRunner()
+    args = ["--metric", "loss", "--window", "all", "--results", str(tmp_path)]
+    text = runner.invoke(main, ["matrix", *args])
+    assert text.exit_code == 0, text.output
+    assert "pings lost / sent (%) with its Wilson 95 % interval (low-high)" in text.output
+    with h.opened(tmp_path, read_only=True) as con:
+        (mx,) = v.matrix(con, "loss", "p50", "all")["matrices"]
+    cell = next(c for c in mx["cells"] if (c["src"], c["dst"]) == (A, B))
+    shown = f"{cell['loss_pct']:.2f} ({cell['loss_low_pct']:.2f}-{cell['loss_high_pct']:.2f})"
+    assert shown in text.output
+    csv_text = runner.invoke(main, ["matrix", *args, "--csv"]).output
+    assert csv_text.splitlines()[0].endswith(
+        "pings_sent,pings_lost,loss_pct,loss_low_pct,loss_high_pct"
+    )
+    shown = runner.invoke(main, ["history", "show", "--pairs", f"{A}/{B}", *args])
+    assert shown.exit_code == 0, shown.output
+    assert f"window's pings lost / sent: {cell['loss_pct']:.2f} % (95 %: " in shown.output
+    assert f"{cell['pings_lost']:,} of {cell['pings_sent']:,} pings)" in shown.output
+    assert re.search(r"\(95 %: 0\.00-1[0-9]\.[0-9]{2} % of 2[01] pings\)", shown.output)
