@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.core.stats import wilson
 from orchestrator.history import changes as ch
 from orchestrator.history import judgments
 from orchestrator.history import views as v
@@ -261,6 +262,25 @@ def _placed(size: int, at: Any, values: Any) -> list[Any]:
     return out.tolist()
 
 
+def _loss_arrays(size: int, at: Any, table: w.CellTable) -> dict[str, list[Any]]:
+    """A loss view's window loss per cell: pings lost / sent (%) with its Wilson 95 %
+    interval (core.stats.wilson; null where no pings are counted), and the pings sent."""
+    import numpy as np
+
+    sent = np.asarray(table.pings_sent, dtype=np.float64)
+    lost = np.asarray(table.pings_lost, dtype=np.float64)
+    bounds = [wilson(a, b) for a, b in zip(lost.tolist(), sent.tolist(), strict=True)]
+    low, high = np.array(bounds, dtype=np.float64).reshape(-1, 2).T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pct = np.where(sent > 0, 100.0 * lost / sent, np.nan)
+    return {
+        "loss_pct": _placed(size, at, np.round(pct, 3)),
+        "loss_low_pct": _placed(size, at, np.round(100.0 * low, 3)),
+        "loss_high_pct": _placed(size, at, np.round(100.0 * high, 3)),
+        "pings_sent": _placed(size, at, np.asarray(table.pings_sent, dtype=np.int64)),
+    }
+
+
 def matrix_data(
     con: duckdb.DuckDBPyConnection,
     infos: Sequence[v.SourceInfo],
@@ -277,8 +297,10 @@ def matrix_data(
     statistic (`min` .. `max`, `mean`; display unit; a percentile null below the samples
     views.min_samples gives it: p99 below 1,000), `samples`, `tests`,
     `newest_s` (UNIX time of the newest test), `limiter` (what limited most of a
-    throughput cell's tests), `prev_p50` the p50 of the window of the same length just
-    before (null for "latest"). `baseline` (RTT and throughput) is the
+    throughput cell's tests), for loss `loss_pct`, `loss_low_pct`, `loss_high_pct` and
+    `pings_sent` (the window's pings lost / sent with its Wilson 95 % interval),
+    `prev_p50` the p50 of the window of the same length just before (null for
+    "latest"). `baseline` (RTT and throughput) is the
     change-detection baseline of each cell, `open` the cells with an open episode.
     `windows`: the sources' _window_cells, read already (_source_windows)."""
     import numpy as np
@@ -328,6 +350,8 @@ def matrix_data(
             if metric == "throughput" and table.limiter is not None:
                 limiter[k] = np.asarray(table.limiter, dtype=object)
             arrays["limiter"] = limiter.tolist()
+            if metric == "loss":
+                arrays.update(_loss_arrays(size, k, table))
             # the p50 of the window just before, for the "change vs previous window" view
             prev = previous[metric, window]
             p50 = prev.stats[:, v.STATS.index(PREVIOUS_STATS[0])]
@@ -786,7 +810,10 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
             "exact where its bin holds one value; the counts, min, max and mean exact), as "
             "<code>interregion matrix</code> reads them: the same numbers. "
             "Regions are ordered by cloud, then west to east. Loss and jitter are ping's "
-            "(<code>ping_loss_pct</code>, <code>rtt_mdev_ms</code>), one value per test. "
+            "(<code>ping_loss_pct</code>, <code>rtt_mdev_ms</code>), one value per test; "
+            "a loss cell's hover also gives the window's pings lost over its pings sent "
+            "(each test's replies over 1 - its loss) with its Wilson 95 % interval: 0 lost "
+            "of 200 is 0-1.9 %, not a plain 0. "
             "Colours run from good (light) to bad (dark) for every metric. "
             "Point at a cell for its samples (n), tests, the age of its newest test and its "
             "baseline; a cell links to the pair's page. Whatever the stat shown, change vs the "

@@ -174,6 +174,14 @@ def test_matrix_holds_every_combination_with_known_values(episode_site):
                                  "mean": 160.095}, abs=0.006)  # fmt: skip
     assert _cell(src, "throughput|1W", "mean", A, B) == pytest.approx(900.0)
     assert _cell(src, "loss|1M", "max", A, B) == 0.0
+    # the window's pings lost / sent with its Wilson interval: 12 runs of 20, none lost:
+    # 0 % (95 %: 0 to z^2 / (240 + z^2) = 1.575 %), not a plain 0
+    assert _cell(src, "loss|1M", "pings_sent", A, B) == 240
+    assert _cell(src, "loss|1M", "loss_pct", A, B) == 0.0
+    assert _cell(src, "loss|1M", "loss_low_pct", A, B) == 0.0
+    assert _cell(src, "loss|1M", "loss_high_pct", A, B) == pytest.approx(1.575, abs=0.001)
+    assert _cell(src, "loss|latest", "pings_sent", A, B) == 20  # the newest test alone
+    assert "loss_pct" not in src["views"]["rtt|1M"]
     assert _cell(src, "rtt|latest", "p99", A, C) is None  # 20 samples
     assert _cell(src, "throughput|1W", "p50", A, B) == pytest.approx(900.0)  # Mbit/s
     # freshness: the newest test's start (run 11, A -> C is the first row: +0 s)
