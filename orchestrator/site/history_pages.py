@@ -462,7 +462,9 @@ def pair_data(
         caption = v.source_caption(
             {"source": info.name, "label": info.label, "emulated": info.emulated}
         )
-        for src, dst, times, sweeps, rtts, throughputs in _pair_series(con, info.name, start):
+        for src, dst, times, sweeps, rtts, throughputs, pings in _pair_series(
+            con, info.name, start
+        ):
             key = (min(src, dst), max(src, dst))
             page = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": {}})
             entry = page["sources"].get(info.name)
@@ -498,6 +500,8 @@ def pair_data(
                     "sweep": sweeps,
                     "rtt": rtts,
                     "throughput": throughputs,
+                    # the tests' pings lost / sent with its Wilson 95 % interval
+                    "loss": v.loss_fields(*pings),
                 }
             )
     for page in pairs.values():
@@ -524,17 +528,22 @@ def _detectable_rtt(found: ch.Detection) -> dict[tuple[str, str, str], float | N
     return out
 
 
+PairSeries = tuple[str, str, list[Any], list[Any], list[Any], list[Any], tuple[int, int]]
+
+
 def _pair_series(
     con: duckdb.DuckDBPyConnection, source: str, start: datetime | None
-) -> list[tuple[str, str, list[Any], list[Any], list[Any], list[Any]]]:
+) -> list[PairSeries]:
     """A source's tests for its pair pages, per directed pair: (src, dst, [t], [sweep],
-    [rtt], [throughput]), rounded as shown() (None: none): the tests from `start` on,
+    [rtt], [throughput], (pings sent, lost)), rounded as shown() (None: none), the pings
+    those of loss (views.PINGS_SENT_SQL, summed): the tests from `start` on,
     with each pair's newest when it has none there (a year of a full catalog is
     millions of tests: a month of them is read, and the store searched for older ones
     only when a pair has none in the month)."""
     columns = (
         f"src, dst, started_utc, sweep_id, {v.METRICS['rtt'].run_sql} AS rtt, "
-        f"{v.METRICS['throughput'].run_sql} AS throughput_bps"
+        f"{v.METRICS['throughput'].run_sql} AS throughput_bps, "
+        f"coalesce({v.PINGS_SENT_SQL}, 0) AS sent, coalesce({v.PINGS_LOST_SQL}, 0) AS lost"
     )
     ok = "source = ? AND status = 'ok'"
     params: list[Any]
@@ -564,19 +573,17 @@ def _pair_series(
         "SELECT src, dst, epoch_us(started_utc) AS us, "
         "strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ') AS t, sweep_id, "
         f"round(rtt * {rtt_scale!r}, 2) AS rtt, "
-        f"round(throughput_bps * {tput_scale!r}, 2) AS tput "
+        f"round(throughput_bps * {tput_scale!r}, 2) AS tput, sent, lost "
         f"FROM ({chosen}) ORDER BY src, dst, started_utc",
         params,
     ).fetchnumpy()
     return _per_pair(found)
 
 
-def _per_pair(
-    found: dict[str, Any],
-) -> list[tuple[str, str, list[Any], list[Any], list[Any], list[Any]]]:
-    """_pair_series of DuckDB's columns (fetchnumpy: src, dst, t, sweep_id, rtt, tput, in
-    (src, dst, start) order): the lists made whole, then cut (a list per test costs
-    twice)."""
+def _per_pair(found: dict[str, Any]) -> list[PairSeries]:
+    """_pair_series of DuckDB's columns (fetchnumpy: src, dst, t, sweep_id, rtt, tput,
+    sent, lost, in (src, dst, start) order): the lists made whole, then cut (a list per
+    test costs twice)."""
     import numpy as np
 
     src, dst = found["src"], found["dst"]
@@ -592,9 +599,11 @@ def _per_pair(
 
     times, sweeps = found["t"].tolist(), found["sweep_id"].tolist()
     rtts, tputs = listed("rtt"), listed("tput")
+    sent = np.add.reduceat(np.asarray(found["sent"], dtype=np.int64), firsts).tolist()
+    lost = np.add.reduceat(np.asarray(found["lost"], dtype=np.int64), firsts).tolist()
     return [
-        (src[i], dst[i], times[i:j], sweeps[i:j], rtts[i:j], tputs[i:j])
-        for i, j in zip(firsts, ends, strict=True)
+        (src[i], dst[i], times[i:j], sweeps[i:j], rtts[i:j], tputs[i:j], (a, b))
+        for i, j, a, b in zip(firsts, ends, sent, lost, strict=True)
     ]
 
 
@@ -1067,6 +1076,16 @@ def pair_html(page: dict[str, Any], studies: bool = False, text: str | None = No
             parts.append(
                 f"<p class='detectable' id='detectable-{n}'>Smallest RTT change detected within "
                 f"3 runs (95 %): {', '.join(sizes)}.</p>\n"
+            )
+        losses = [
+            f"{_e(d['src'])} → {_e(d['dst'])} {_e(v.loss_text(d['loss']))}"
+            for d in entry["directions"]
+            if d["loss"]["loss_pct"] is not None
+        ]
+        if losses:
+            parts.append(
+                f"<p class='loss' id='loss-{n}'>Pings lost / sent over the tests shown, with "
+                f"the Wilson 95 % interval: {'; '.join(losses)}.</p>\n"
             )
         for metric in METRIC_UNITS:
             if all(x is None for d in entry["directions"] for x in d[metric]):
