@@ -396,6 +396,7 @@ class _Summary:
         return tuple(c for c in self.columns if c not in ("source", "day", "days", *self.merges))
 
 
+_TEST_VALUES = ("tests", "newest", "km", "pings_sent", "pings_lost")  # test_days' values
 _MERGED = {"sum": "{b} + {a}", "min": "least({b}, {a})", "max": "greatest({b}, {a})"}
 _BINS_MERGE = {"n": "sum", "lo": "min", "hi": "max", "total": "sum"}
 _OK_TESTS = "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}"
@@ -427,20 +428,7 @@ SUMMARIES = {
         _BINS_MERGE,
     ),
     "test_days": _Summary(
-        (
-            "source",
-            "metric",
-            "pair",
-            "day",
-            "days",
-            "flags",
-            "limiter",
-            "tests",
-            "newest",
-            "km",
-            "pings_sent",
-            "pings_lost",
-        ),
+        ("source", "metric", "pair", "day", "days", "flags", "limiter", *_TEST_VALUES),
         f"SELECT source, metric, p.pair, {_DAY}, CASE WHEN metric IN "
         "('throughput', 'capacity') THEN coalesce(limiter, '') ELSE '' END AS limiter, "
         "count(*) AS tests, max(started_utc) AS newest, max(distance_km) AS km, "
