@@ -180,6 +180,10 @@ def tier_counts(path: Path) -> None:
     gcp = [r for r in rows if r["src_cloud"] == r["dst_cloud"] == "gcp"]
     print(f"\nSkyplane gcp->gcp per network tier (source/destination): {load()}")
     print(f"  {'tier':18} {'rows':>5} {'pairs':>5} {'unflagged':>9} {'pairs':>5}")
+    table = FIGURES.table(
+        "Skyplane gcp->gcp per network tier (never pooled)",
+        ["tier", "rows", "pairs", "unflagged rows", "unflagged pairs"],
+    )
     for tier in sorted({r["network_tier"] for r in gcp}):
         mine = [r for r in gcp if r["network_tier"] == tier]
         kept = [r for r in mine if not flags.rtt_invalid(r["flags"])]
@@ -188,6 +192,7 @@ def tier_counts(path: Path) -> None:
             return len({(r["src_region"], r["dst_region"]) for r in rs})
 
         print(f"  {tier:18} {len(mine):5d} {pairs(mine):5d} {len(kept):9d} {pairs(kept):5d}")
+        table.add(tier, len(mine), pairs(mine), len(kept), pairs(kept))
     print(f"  {'all tiers pooled':18} {len(gcp):5d}   (what report counted as gcp-gcp before)")
 
 
@@ -210,12 +215,24 @@ def intervals(name: str, path: Path) -> None:
         f"{'RTT median':>10} {'95 % CI':>15} "
         f"{'width':>6} {'ms/1000km':>9} {'95 % CI':>13} {'width':>5}  marks, intercept"
     )
+    table = FIGURES.table(
+        f"{name}: 95 % bootstrap intervals over region pairs, unflagged rows",
+        ["group", "n", "pairs", "RTT median ms", "95 % CI", "width ms", "ms per 1000 km",
+         "95 % CI", "width", "marks"],
+    )  # fmt: skip
     for s in summaries:
         u = s.uncertainty
         if not s.n or u is None:
             continue
         slope = s.rtt_fit.slope * 1000
         infl = (u.inflation_median.low, u.inflation_median.high)
+        table.add(
+            s.cloud_pair, s.n, u.pairs, _fmt(s.rtt_median_over_tests_ms),
+            uncertainty.range_text(u.rtt_median.low, u.rtt_median.high),
+            _fmt(u.rtt_median.width, ".1f"), _fmt(slope),
+            uncertainty.range_text(u.slope.low * 1000, u.slope.high * 1000, "{:.2f}"),
+            _fmt(u.slope.width * 1000), ",".join(u.fit_marks) or "-",
+        )  # fmt: skip
         print(
             f"  {s.cloud_pair:26} {s.n:5d} {u.pairs:5d} {_fmt(s.route_inflation_median):>9} "
             f"{uncertainty.range_text(*infl, '{:.2f}'):>11} "
@@ -250,6 +267,12 @@ def advise_ranges() -> None:
         f"  {'pair':44} {'RTT':>6} {'range':>13} {'public':>7} {'in':>3} "
         f"{'Mbit/s':>7} {'range':>13} {'DoiT':>6} {'in':>3} {'loss below':>10}"
     )
+    table = FIGURES.table(
+        f"advise --size 10GB (network model, Premium): its range against the public "
+        f"medians, {ADVISE_PAIRS} pairs DoiT measured",
+        ["pair", "RTT ms", "range", "public", "inside", "Mbit/s", "range", "DoiT", "inside",
+         "loss below"],
+    )  # fmt: skip
     inside_rtt = inside_bps = 0
     with tempfile.TemporaryDirectory(prefix="quotable-") as empty:
         for src, dst in chosen:
@@ -278,6 +301,19 @@ def advise_ranges() -> None:
                 f"{uncertainty.range_text(slow / 1e6, fast / 1e6):>13} {doit / 1e6:6.1f} "
                 f"{'yes' if in_bps else 'NO':>3} {ranged.loss_bound:10.2g}"
             )
+            table.add(
+                f"{src} -> {dst}", round(facts.rtt_ms, 1),
+                uncertainty.range_text(rtt.low, rtt.high),
+                _fmt(public_rtt if public_rtt is not None else math.nan, ".1f"),
+                "yes" if in_rtt else "no",
+                round(advice.option("default").throughput_bps / 1e6, 1),
+                uncertainty.range_text(slow / 1e6, fast / 1e6), round(doit / 1e6, 1),
+                "yes" if in_bps else "no", f"{ranged.loss_bound:.2g}",
+            )  # fmt: skip
+    FIGURES.note(
+        f"advise's range holds the public RTT median for {inside_rtt} of {ADVISE_PAIRS} "
+        f"pairs and DoiT's throughput median for {inside_bps} of {ADVISE_PAIRS}"
+    )
     print(
         f"  inside the range: RTT {inside_rtt} of {ADVISE_PAIRS}, default TCP throughput "
         f"{inside_bps} of {ADVISE_PAIRS} (public window quartiles: "
@@ -480,6 +516,21 @@ def accounting(sweep_dirs: Sequence[Path]) -> None:
         )
     print(f"  sentinel warnings           {warnings}   goal 0")
     print(f"  {load()}")
+    table = FIGURES.table(
+        f"throughput accounting and sentinels on clean emulated paths ({load()})",
+        ["figure", "value", "goal"],
+    )
+    table.add(
+        "throughput rows flagged receiver_exceeds_sender (aligned counts)",
+        f"{len(flagged)} of {n} = {len(flagged) / n:.1%}",
+        "< 1 %",
+    )
+    table.add(
+        "the rule before alignment (rates, 1 %)",
+        f"{len(old_rule)} of {n} = {len(old_rule) / n:.1%}",
+        "",
+    )
+    table.add("sentinel warnings, like with like", warnings, "0")  # fmt: skip
 
 
 def main() -> int:

@@ -204,16 +204,32 @@ def _show(
                 )
             click.echo(f"  window {s['window_start_utc'] or 'start'} .. {s['window_end_utc']}: "
                        f"{stats}")  # fmt: skip
+            if doc["metric"] == "loss":
+                click.echo(f"  window's pings lost / sent: {v.loss_text(s)}")
             if s.get("smallest_detectable_change") is not None:
                 size = s["smallest_detectable_change"]
                 shown = f"{size:g} ms" if doc["metric"] == "rtt" else f"{100 * size:.0f} %"
                 click.echo(f"  smallest change detected within 3 runs (95 %): {shown}")
             for run in s["runs"]:
+                counted = (
+                    _run_pings(run)
+                    if doc["metric"] == "loss"
+                    else log.counted(run["samples"], "sample")
+                )
                 click.echo(
                     f"    {run['started_utc']}  {run['sweep_id']:<20} "
-                    f"{v.format_value(run['value'], doc['unit']):>10}  "
-                    f"({log.counted(run['samples'], 'sample')})"
+                    f"{v.format_value(run['value'], doc['unit']):>10}  ({counted})"
                 )
+
+
+def _run_pings(run: dict[str, Any]) -> str:
+    """A test's loss interval: "95 %: 0.00-16.11 % of 20 pings"."""
+    if run.get("loss_pct") is None:
+        return "pings not counted"
+    return (
+        f"95 %: {run['loss_low_pct']:.2f}-{run['loss_high_pct']:.2f} % of "
+        f"{run['pings_sent']:,} pings"
+    )
 
 
 @history.command()
@@ -483,7 +499,7 @@ def _print_matrix(doc: dict[str, Any]) -> None:
             f"{doc['metric']} {doc['stat']} ({shown}), window {doc['window']} {span}; "
             f"{v.source_caption(mx)}"
         )
-        cells = {(c["src"], c["dst"]): c["value"] for c in mx["cells"]}
+        cells = {(c["src"], c["dst"]): _matrix_cell(doc, c) for c in mx["cells"]}
         # the matrix's own order (by cloud, then west to east), as on the site
         srcs = [r for r in mx["regions"] if any(c["src"] == r for c in mx["cells"])]
         dsts = [r for r in mx["regions"] if any(c["dst"] == r for c in mx["cells"])]
@@ -494,6 +510,12 @@ def _print_matrix(doc: dict[str, Any]) -> None:
                 f"{doc['metric']} (docs/results.md, 'Flags'); --include-flagged keeps them",
                 highlight=False,
             )
+        if doc["metric"] == "loss" and mx["cells"]:
+            console.print(
+                f"below each {doc['stat']}: the window's pings lost / sent (%) "
+                "with its Wilson 95 % interval (low-high)",
+                highlight=False,
+            )
         table = Table()
         table.add_column("From \\ To")
         for d in dsts:
@@ -501,12 +523,20 @@ def _print_matrix(doc: dict[str, Any]) -> None:
         for s in srcs:
             table.add_row(
                 s,
-                *(
-                    v.format_value(cells[(s, d)], doc["unit"]) if (s, d) in cells else ""
-                    for d in dsts
-                ),
+                *(cells.get((s, d), "") for d in dsts),
             )
         console.print(table if mx["cells"] else "no tests in the window")
+
+
+def _matrix_cell(doc: dict[str, Any], cell: dict[str, Any]) -> str:
+    """A matrix cell as text: its statistic; for loss, the window's pooled loss and its
+    Wilson interval below it."""
+    from orchestrator.history import views as v
+
+    text = v.format_value(cell["value"], doc["unit"])
+    if doc["metric"] == "loss" and cell.get("loss_pct") is not None:
+        text += f"\n{cell['loss_pct']:.2f} ({cell['loss_low_pct']:.2f}-{cell['loss_high_pct']:.2f})"
+    return text
 
 
 UNITS = {"rtt": "ms", "throughput": "bit/s"}

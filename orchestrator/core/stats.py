@@ -1,7 +1,9 @@
-"""Order statistics of plain samples: percentiles and the median.
+"""Statistics of plain samples: percentiles and the median, Pearson's r, and Wilson's
+interval of a proportion (a loss).
 
-Shared by parse (ping's samples) and analyze (the report): parsing a tool's
-output must not depend on the analysis of many outputs, so both import this.
+Shared by parse (ping's samples), analyze (the report), the history store's views and
+the mesh: parsing a tool's output must not depend on the analysis of many outputs, so
+all import this.
 """
 
 from __future__ import annotations
@@ -90,3 +92,20 @@ def pearson_r(xs: Sequence[float], ys: Sequence[float]) -> float:
     if spread == 0:
         return NAN
     return sxy / spread
+
+
+# the normal quantile of 97.5 %: a two-sided 95 % interval
+WILSON_Z = 1.959963984540054
+
+
+def wilson(lost: float, sent: float, z: float = WILSON_Z) -> tuple[float, float]:
+    """Wilson's score interval of the proportion lost / sent, as fractions (low, high):
+    0 lost of 20 is 0-0.161, not a plain 0. The one interval every loss is quoted with
+    (report, history store, site, mesh). (NaN, NaN) for no trials."""
+    if not (math.isfinite(lost) and math.isfinite(sent)) or sent <= 0:
+        return NAN, NAN
+    p = lost / sent
+    denominator = 1.0 + z * z / sent
+    centre = (p + z * z / (2.0 * sent)) / denominator
+    half = z * math.sqrt(p * (1.0 - p) / sent + z * z / (4.0 * sent * sent)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)

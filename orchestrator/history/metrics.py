@@ -59,12 +59,14 @@ def min_samples(stat: str) -> int:
 MATRIX_FORMAT = "interregion.matrix"
 # 2: include_flagged, each matrix's flagged_tests, the percentile rule, each cell's
 # value_n (the samples its value comes from), stats min..max and mean; 3: an emulated
-# source's throughput and capacity matrices carry their rate_scale
-MATRIX_VERSION = 3
+# source's throughput and capacity matrices carry their rate_scale; 4: a loss matrix's
+# cells carry the window's pings sent and lost and its loss with its Wilson interval
+MATRIX_VERSION = 4
 PAIR_FORMAT = "interregion.pair-history"
 # 2: format and version, every statistic with its count (p99, p99_n); 3: an emulated
-# source's throughput and capacity carry their rate_scale
-PAIR_VERSION = 3
+# source's throughput and capacity carry their rate_scale; 4: loss's window and each of
+# its tests carry their pings sent and lost and the loss's Wilson interval
+PAIR_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,52 @@ METRICS = {
         one_value=True,
     ),
 }
+
+
+# A test's pings, what a window's loss and its Wilson interval are counted from: the
+# replies are its rtt_samples (or its samples' count), the pings sent the replies over
+# (1 - loss), as the report's tables take them. NULL where they are not known: a row
+# without a count of replies (an import of summaries), or every ping lost (a failed
+# test, never in a view).
+RECEIVED_SQL = (
+    "coalesce(TRY_CAST(rtt_samples AS DOUBLE), "
+    "CASE WHEN len(rtt_samples_ms) > 0 THEN len(rtt_samples_ms) END)"
+)
+PINGS_SENT_SQL = (
+    f"CASE WHEN ping_loss_pct >= 0 AND ping_loss_pct < 100 AND {RECEIVED_SQL} > 0 "
+    f"THEN CAST(round({RECEIVED_SQL} / (1 - ping_loss_pct / 100)) AS BIGINT) END"
+)
+PINGS_LOST_SQL = f"({PINGS_SENT_SQL}) - CAST(round({RECEIVED_SQL}) AS BIGINT)"
+LOSS_RULE = (
+    "loss_pct is the window's pings lost over its pings sent (pooled over its tests, "
+    "pings_sent = replies / (1 - loss) of each), loss_low_pct..loss_high_pct its Wilson "
+    "95 % interval; null where no test of the window has its pings counted"
+)
+
+
+def loss_fields(sent: int, lost: int) -> dict[str, Any]:
+    """A window's (or a test's) loss from its pings: lost / sent in percent with its
+    Wilson 95 % interval (core.stats.wilson), None for none counted."""
+    sent, lost = int(sent), int(lost)
+    if sent <= 0:
+        return {"pings_sent": 0, "pings_lost": 0, "loss_pct": None, "loss_low_pct": None,
+                "loss_high_pct": None}  # fmt: skip
+    low, high = stats.wilson(lost, sent)
+    return {"pings_sent": sent, "pings_lost": lost,
+            "loss_pct": round(100.0 * lost / sent, 6),
+            "loss_low_pct": round(100.0 * low, 6),
+            "loss_high_pct": round(100.0 * high, 6)}  # fmt: skip
+
+
+def loss_text(fields: dict[str, Any]) -> str:
+    """loss_fields in words: "0.12 % (95 %: 0.07-0.21 %, 12 of 10,000 pings)"."""
+    if fields.get("loss_pct") is None:
+        return "— (no pings counted)"
+    return (
+        f"{fields['loss_pct']:.2f} % (95 %: {fields['loss_low_pct']:.2f}-"
+        f"{fields['loss_high_pct']:.2f} %, {fields['pings_lost']:,} of "
+        f"{fields['pings_sent']:,} pings)"
+    )
 
 
 def metric(name: str) -> Metric:

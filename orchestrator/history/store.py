@@ -18,7 +18,8 @@
     value_bins     the same of the one-value metrics (loss, jitter, throughput,
                    capacity: one value per test), per metric too
     test_days      each metric's tests per source, pair, day (week, month), flags
-                   value and limiter: their count, newest start and distance. Every
+                   value and limiter: their count, newest start and distance (and
+                   loss's pings sent and lost, what its Wilson interval needs). Every
                    window of every view is a merge of these three (SUMMARIES;
                    orchestrator.history.windows); a new sweep's rows are merged in, a
                    replaced or deleted one's days computed again
@@ -65,6 +66,7 @@ from orchestrator.history.fingerprint import (
     imported_fields,
 )
 from orchestrator.history.histogram import bin_sql
+from orchestrator.history.metrics import PINGS_LOST_SQL, PINGS_SENT_SQL
 from orchestrator.model.backends import is_emulated
 from orchestrator.results import flags, parse, store
 from orchestrator.results.collect import host_doc
@@ -91,8 +93,9 @@ IMPORTS_DIR = "imports"
 # value_bins, test_days and change detection's tables (6 migrates: filled from the stored
 # rows, every stored run judged in time order); 8: value_bins in bins of 1 % (7 migrates:
 # value_bins computed again); 9: mesh_samples and mesh_bins (8 migrates: both empty; 7:
-# value_bins computed again and both)
-STORE_SCHEMA_VERSION = 9
+# value_bins computed again and both); 10: test_days' pings_sent and pings_lost (7 to 9
+# migrate: filled from the stored rows)
+STORE_SCHEMA_VERSION = 10
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
 ARCHIVE_AFTER_DAYS = 35
@@ -151,7 +154,8 @@ _VALUE_BINS = (
 )
 _TEST_DAYS = (
     "CREATE TABLE test_days (source VARCHAR, metric VARCHAR, pair INTEGER, day DATE, "
-    "days INTEGER, flags VARCHAR, limiter VARCHAR, tests BIGINT, newest TIMESTAMP, km DOUBLE)"
+    "days INTEGER, flags VARCHAR, limiter VARCHAR, tests BIGINT, newest TIMESTAMP, km DOUBLE, "
+    "pings_sent BIGINT, pings_lost BIGINT)"
 )
 _MESH = (
     "CREATE TABLE mesh_samples (source VARCHAR, mesh_id VARCHAR, src VARCHAR, dst VARCHAR, "
@@ -284,25 +288,27 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     every stored row; 6 -> 7: the one-value metrics' day summaries (value_bins, test_days)
     from every stored row, and change detection's tables, every stored sweep judged in time
     order (orchestrator.history.judgments); 7 -> 8: value_bins computed again, in their
-    coarser bins; 8 -> 9: the mesh's tables, empty. One transaction."""
+    coarser bins; 8 -> 9: the mesh's tables, empty; 9 -> 10: test_days' pings sent and
+    lost, test_days computed again. One transaction."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
         return
-    if not found or found[0] not in ("1", "2", "3", "4", "5", "6", "7", "8"):
+    if not found or found[0] not in ("1", "2", "3", "4", "5", "6", "7", "8", "9"):
         return
-    if found[0] in ("7", "8"):
-        if found[0] == "7":
-            info(
-                f"history: upgrading the store from version 7 to {STORE_SCHEMA_VERSION} "
-                "(value_bins computed again)"
-            )
+    if found[0] in ("7", "8", "9"):
+        info(
+            f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
+            + ("(value_bins and test_days computed again)" if found[0] == "7" else
+               "(test_days computed again: each day's pings sent and lost)")
+        )  # fmt: skip
         with transaction(con):
             if found[0] == "7":
                 refresh_bins(con, tables=("value_bins",))
             _create_mesh_tables(con)
+            _add_ping_counts(con)
             con.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                 [str(STORE_SCHEMA_VERSION)],
@@ -332,6 +338,14 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
 def _create_mesh_tables(con: duckdb.DuckDBPyConnection) -> None:
     for statement in _MESH:
         con.execute(statement.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
+
+
+def _add_ping_counts(con: duckdb.DuckDBPyConnection) -> None:
+    """7 to 9 -> 10: test_days' pings_sent and pings_lost, test_days computed again from
+    every stored row (inside the caller's transaction)."""
+    for column in ("pings_sent", "pings_lost"):
+        con.execute(f"ALTER TABLE test_days ADD COLUMN IF NOT EXISTS {column} BIGINT")
+    refresh_bins(con, tables=("test_days",))
 
 
 def _summary_tables() -> list[str]:
@@ -379,6 +393,7 @@ class _Summary:
         return tuple(c for c in self.columns if c not in ("source", "day", "days", *self.merges))
 
 
+_TEST_VALUES = ("tests", "newest", "km", "pings_sent", "pings_lost")  # test_days' values
 _MERGED = {"sum": "{b} + {a}", "min": "least({b}, {a})", "max": "greatest({b}, {a})"}
 _BINS_MERGE = {"n": "sum", "lo": "min", "hi": "max", "total": "sum"}
 _OK_TESTS = "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}"
@@ -388,7 +403,8 @@ _JOIN_PAIRS = "JOIN pairs p ON m.src = p.src AND m.dst = p.dst"
 # the day summaries (each also per week and month): the histogram of each pair's RTT
 # samples (rtt_bins) and of each one-value metric's values (value_bins), and each
 # metric's tests (test_days: their count, newest start and distance, per limiter for
-# throughput and capacity), per source, directed pair, UTC day and flags value
+# throughput and capacity; loss's pings sent and lost, history.metrics.PINGS_SENT_SQL),
+# per source, directed pair, UTC day and flags value
 SUMMARIES = {
     "rtt_bins": _Summary(
         ("source", "pair", "day", "days", "flags", "bin", *_BINS_MERGE),
@@ -409,14 +425,17 @@ SUMMARIES = {
         _BINS_MERGE,
     ),
     "test_days": _Summary(
-        ("source", "metric", "pair", "day", "days", "flags", "limiter", "tests", "newest", "km"),
+        ("source", "metric", "pair", "day", "days", "flags", "limiter", *_TEST_VALUES),
         f"SELECT source, metric, p.pair, {_DAY}, CASE WHEN metric IN "
         "('throughput', 'capacity') THEN coalesce(limiter, '') ELSE '' END AS limiter, "
-        "count(*) AS tests, max(started_utc) AS newest, max(distance_km) AS km "
+        "count(*) AS tests, max(started_utc) AS newest, max(distance_km) AS km, "
+        "sum(CASE WHEN metric = 'loss' THEN coalesce(sent, 0) ELSE 0 END) AS pings_sent, "
+        "sum(CASE WHEN metric = 'loss' THEN coalesce(lost, 0) ELSE 0 END) AS pings_lost "
         "FROM (SELECT source, src, dst, started_utc, flags, limiter, distance_km, "
+        f"{PINGS_SENT_SQL} AS sent, {PINGS_LOST_SQL} AS lost, "
         f"unnest({list(PRESENT_SQL)}) AS metric, unnest([{', '.join(PRESENT_SQL.values())}]) "
         f"AS present {_OK_TESTS}) m {_JOIN_PAIRS} WHERE present GROUP BY ALL",
-        {"tests": "sum", "newest": "max", "km": "max"},
+        {"tests": "sum", "newest": "max", "km": "max", "pings_sent": "sum", "pings_lost": "sum"},
     ),
 }
 SUMMARY_TABLES = tuple(SUMMARIES)

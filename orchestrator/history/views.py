@@ -32,12 +32,15 @@ from orchestrator.core.errors import UserError
 from orchestrator.history.metrics import (  # noqa: F401
     BEYOND,
     DETECTION_KEEPS,
+    LOSS_RULE,
     MATRIX_FORMAT,
     MATRIX_VERSION,
     METRICS,
     PAIR_FORMAT,
     PAIR_VERSION,
     PERCENTILE_RULE,
+    PINGS_LOST_SQL,
+    PINGS_SENT_SQL,
     QUANTILES,
     SINGLE_STREAM_SQL,
     SITE_STATS,
@@ -49,6 +52,8 @@ from orchestrator.history.metrics import (  # noqa: F401
     chosen_sources,
     every_pair_since,
     iso_utc,
+    loss_fields,
+    loss_text,
     metric,
     min_samples,
     parse_pairs,
@@ -94,10 +99,17 @@ def pair_history(
         flagged = _flagged_tests(con, f"{where} AND {m.present_sql}", params, m, include_flagged)
         if not include_flagged:
             where += f" AND {valid_sql(m.measure)}"
+        is_loss = m.name == "loss"
+        pings = (
+            f"{PINGS_SENT_SQL} AS sent, {PINGS_LOST_SQL} AS lost"
+            if is_loss
+            else "NULL AS sent, NULL AS lost"
+        )
         runs = con.execute(
-            f"SELECT started_utc, sweep_id, fingerprint, v, k FROM (SELECT started_utc, "
-            f"sweep_id, fingerprint, {m.run_sql} AS v, len({m.samples_sql}) AS k "
-            f"FROM measurements WHERE {where}) WHERE v IS NOT NULL ORDER BY started_utc",
+            f"SELECT started_utc, sweep_id, fingerprint, v, k, sent, lost FROM (SELECT "
+            f"started_utc, sweep_id, fingerprint, {m.run_sql} AS v, len({m.samples_sql}) AS "
+            f"k, {pings} FROM measurements WHERE {where}) WHERE v IS NOT NULL "
+            "ORDER BY started_utc",
             params,
         ).fetchall()
         if not runs:
@@ -119,6 +131,7 @@ def pair_history(
                 "flagged_tests": flagged,
                 **rate_scale(info.emulated, m.unit),
                 **stat_fields(int(n), qs),
+                **(_window_loss(cells) if is_loss else {}),
                 **(detectable(detected, info.name, m.name, src, dst) if detected else {}),
                 "runs": [
                     {
@@ -127,14 +140,22 @@ def pair_history(
                         "fingerprint": fp,
                         "value": float(v),
                         "samples": int(k),
+                        **(loss_fields(sent or 0, lost or 0) if is_loss else {}),
                     }
-                    for t, sid, fp, v, k in runs
+                    for t, sid, fp, v, k, sent, lost in runs
                 ],
             }
         )
     return {"format": PAIR_FORMAT, "version": PAIR_VERSION, "src": src, "dst": dst,
             "metric": m.name, "unit": m.unit, "window": window,
-            "percentile_rule": PERCENTILE_RULE, "sources": out}  # fmt: skip
+            "percentile_rule": PERCENTILE_RULE,
+            **({"loss_rule": LOSS_RULE} if m.name == "loss" else {}),
+            "sources": out}  # fmt: skip
+
+
+def _window_loss(cells: Sequence[Any]) -> dict[str, Any]:
+    """A window's loss (one pair's windows.Cell, or none) as loss_fields."""
+    return cells[0].loss() if cells else loss_fields(0, 0)
 
 
 # ---- what change detection can see -----------------------------------------------------
@@ -275,6 +296,7 @@ def matrix(
                 "samples": c.samples,
                 "tests": c.tests,
                 "distance_km": c.distance_km,
+                **(c.loss() if m.name == "loss" else {}),
             }
             for c in windows.window_cells(
                 con, info, m.name, window, include_flagged=include_flagged
@@ -309,6 +331,7 @@ def matrix(
         "stat": stat,
         "window": window,
         "percentile_rule": PERCENTILE_RULE,
+        **({"loss_rule": LOSS_RULE} if m.name == "loss" else {}),
         "include_flagged": include_flagged,
         "matrices": matrices,
     }
@@ -316,8 +339,10 @@ def matrix(
 
 MATRIX_CSV_COLUMNS = (
     "source", "emulated", "window_start_utc", "window_end_utc", "src", "dst", "metric",
-    "stat", "unit", "value", "samples", "tests",
+    "stat", "unit", "value", "samples", "tests", "pings_sent", "pings_lost", "loss_pct",
+    "loss_low_pct", "loss_high_pct",
 )  # fmt: skip
+_LOSS_COLUMNS = MATRIX_CSV_COLUMNS[-5:]  # loss's own (LOSS_RULE), blank for the others
 
 
 def matrix_csv_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -336,10 +361,15 @@ def matrix_csv_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
             "value": "" if c["value"] is None else repr(round(c["value"], 6)),
             "samples": c["samples"],
             "tests": c["tests"],
+            **{k: _csv_number(c.get(k)) for k in _LOSS_COLUMNS},
         }
         for mx in doc["matrices"]
         for c in mx["cells"]
     ]
+
+
+def _csv_number(x: float | None) -> str:
+    return "" if x is None else repr(round(x, 6))
 
 
 def rate_scale(emulated: bool, unit: str) -> dict[str, Any]:

@@ -46,9 +46,16 @@ class Cell:
     newest: datetime | None  # the start of the pair's newest test in the window
     # what limited most of the window's tests (results.limiter; throughput rows only)
     limiter: str | None = None
+    # loss: the window's pings sent and lost (metrics.PINGS_SENT_SQL; 0 for the others)
+    pings_sent: int = 0
+    pings_lost: int = 0
 
     def stat(self, stat: str) -> float | None:
         return v.stat_value(stat, self.samples, self.quantiles)
+
+    def loss(self) -> dict[str, Any]:
+        """The window's loss, lost / sent, with its Wilson interval (metrics.loss_fields)."""
+        return v.loss_fields(self.pings_sent, self.pings_lost)
 
 
 @dataclass
@@ -56,8 +63,8 @@ class CellTable:
     """A window's Cells as columns (the site's matrix reads 36 windows of 5,852 pairs):
     `pair` each row's pair number (the store's `pairs`, pair_names), in order; `stats`
     (rows x views.STATS), `tests`, `samples`, `newest_us` (the newest test's start,
-    UNIX microseconds), `km` (the distance, NaN when unknown) and `limiter` (one per
-    row, None for none)."""
+    UNIX microseconds), `km` (the distance, NaN when unknown), `limiter` (one per
+    row, None for none), `pings_sent` and `pings_lost` (loss's; 0 for the others)."""
 
     pair: Any
     tests: Any
@@ -66,6 +73,8 @@ class CellTable:
     newest_us: Any
     km: Any
     limiter: list[str | None]
+    pings_sent: Any
+    pings_lost: Any
 
     def __len__(self) -> int:
         return len(self.pair)
@@ -78,10 +87,11 @@ class CellTable:
         }
         kms = [None if math.isnan(x) else x for x in self.km.tolist()]
         cells = [
-            Cell(*names[p], km, t, k, tuple(values), times[newest], lim)
-            for p, km, t, k, newest, lim, values in zip(
+            Cell(*names[p], km, t, k, tuple(values), times[newest], lim, sent, lost)
+            for p, km, t, k, newest, lim, values, sent, lost in zip(
                 self.pair.tolist(), kms, self.tests.tolist(), self.samples.tolist(),
-                self.newest_us.tolist(), self.limiter, self.stats.tolist(), strict=True,
+                self.newest_us.tolist(), self.limiter, self.stats.tolist(),
+                self.pings_sent.tolist(), self.pings_lost.tolist(), strict=True,
             )
         ]  # fmt: skip
         return sorted(cells, key=lambda c: (c.src, c.dst))
@@ -91,7 +101,9 @@ def empty_table() -> CellTable:
     import numpy as np
 
     none = np.zeros(0, dtype=np.int64)
-    return CellTable(none, none, none, np.zeros((0, len(v.STATS))), none, np.zeros(0), [])
+    return CellTable(
+        none, none, none, np.zeros((0, len(v.STATS))), none, np.zeros(0), [], none, none
+    )
 
 
 def pair_names(con: duckdb.DuckDBPyConnection) -> dict[int, tuple[str, str]]:
@@ -236,30 +248,41 @@ def _range(
     summed_params: list[Any] = []
     for span, since, until in whole_days(a, b):
         summed.append(
-            f"SELECT pair, limiter, tests, newest, km FROM test_days WHERE source = ? "
+            "SELECT pair, limiter, tests, newest, km, pings_sent, pings_lost FROM test_days "
+            "WHERE source = ? "
             f"AND metric = ?{valid} AND days = {span} AND day >= ?"
             + (" AND day < ?" if until else "")
             + chosen
         )
         summed_params += [source, m.name, since, *([until] if until else [])]
+    sent, lost = _pings_sql(m)
     for since, until in _edges(a, b):
         within = tests + (" AND started_utc < ?" if until is not None else "")
         summed.append(
             "SELECT p.pair, coalesce(limiter, '') AS limiter, count(*) AS tests, "
-            "max(started_utc) AS newest, max(distance_km) AS km FROM (SELECT src, dst, "
-            f"limiter, started_utc, distance_km FROM measurements WHERE {within}) r JOIN pairs p "
+            "max(started_utc) AS newest, max(distance_km) AS km, sum(sent) AS pings_sent, "
+            "sum(lost) AS pings_lost FROM (SELECT src, dst, limiter, started_utc, distance_km, "
+            f"{sent} AS sent, {lost} AS lost FROM measurements WHERE {within}) r JOIN pairs p "
             f"ON r.src = p.src AND r.dst = p.dst WHERE true{chosen} GROUP BY p.pair, limiter"
         )
         summed_params += [source, since, *([until] if until is not None else [])]
     limiter = "map_from_entries(list((limiter, tests)))" if m.measure == "throughput" else "NULL"
     counted = con.execute(
         "SELECT pair, sum(tests) AS tests, max(km) AS km, epoch_us(max(newest)) AS newest, "
-        f"{limiter} AS limiter FROM (SELECT pair, limiter, sum(tests) AS tests, max(newest) "
-        f"AS newest, max(km) AS km FROM ({' UNION ALL '.join(summed)}) GROUP BY pair, limiter) "
-        "GROUP BY pair ORDER BY pair",
+        f"{limiter} AS limiter, sum(pings_sent) AS pings_sent, sum(pings_lost) AS pings_lost "
+        "FROM (SELECT pair, limiter, sum(tests) AS tests, max(newest) AS newest, max(km) AS "
+        "km, sum(pings_sent) AS pings_sent, sum(pings_lost) AS pings_lost FROM "
+        f"({' UNION ALL '.join(summed)}) GROUP BY pair, limiter) GROUP BY pair ORDER BY pair",
         summed_params,
     ).fetchnumpy()
     return _table(found, counted)
+
+
+def _pings_sql(m: v.Metric) -> tuple[str, str]:
+    """A test's pings sent and lost as test_days sums them (0 unless loss, or unknown)."""
+    if m.name != "loss":
+        return "0", "0"
+    return f"coalesce({v.PINGS_SENT_SQL}, 0)", f"coalesce({v.PINGS_LOST_SQL}, 0)"
 
 
 def _latest(
@@ -287,8 +310,10 @@ def _latest(
             where += " AND started_utc >= ?"
             params.append(recent)
     chosen = "" if pairs is None else f" AND pair IN ({', '.join(str(int(p)) for p in pairs)})"
+    sent, lost = _pings_sql(m)
     found = con.execute(
         "WITH t AS (SELECT * FROM (SELECT src, dst, distance_km, started_utc, limiter, "
+        f"{sent} AS pings_sent, {lost} AS pings_lost, "
         f"{m.samples_sql} AS s FROM measurements m SEMI JOIN (SELECT src AS a, dst AS b, "
         f"max(started_utc) AS newest FROM measurements WHERE {where} GROUP BY src, dst) n "
         f"ON m.src = n.a AND m.dst = n.b AND m.started_utc = n.newest WHERE {where}) "
@@ -296,7 +321,8 @@ def _latest(
         f"SELECT p.pair, {histogram.bin_sql('x', m.one_value)} AS bin, count(*) AS n, "
         "min(x) AS lo, "
         "max(x) AS hi, sum(x) AS total, any_value(distance_km) AS km, "
-        "epoch_us(any_value(started_utc)) AS newest, any_value(limiter) AS limiter "
+        "epoch_us(any_value(started_utc)) AS newest, any_value(limiter) AS limiter, "
+        "any_value(pings_sent) AS pings_sent, any_value(pings_lost) AS pings_lost "
         "FROM (SELECT *, unnest(s) AS x FROM t) r JOIN pairs p ON r.src = p.src AND "
         f"r.dst = p.dst WHERE x IS NOT NULL{chosen} GROUP BY p.pair, bin ORDER BY p.pair, bin",
         params * 2,
@@ -311,6 +337,8 @@ def _latest(
         "km": np.asarray(found["km"])[firsts],
         "newest": np.asarray(found["newest"])[firsts],
         "limiter": [None if m.measure != "throughput" else {x: 1} if x else {} for x in limiter],
+        "pings_sent": np.asarray(found["pings_sent"])[firsts],
+        "pings_lost": np.asarray(found["pings_lost"])[firsts],
     }
     return _table(found, counted)
 
@@ -336,8 +364,8 @@ def _run_starts(sorted_keys: Any) -> Any:
 
 def _table(found: Mapping[str, Any], counted: Mapping[str, Any]) -> CellTable:
     """The CellTable of merged bins (`found`: pair, n, lo, hi, total, in pair and value
-    order) and of each pair's tests (`counted`: pair, tests, km, newest, limiter, in pair
-    order): the pairs that have both."""
+    order) and of each pair's tests (`counted`: pair, tests, km, newest, limiter,
+    pings_sent, pings_lost, in pair order): the pairs that have both."""
     import numpy as np
 
     n = np.asarray(found["n"], dtype=np.int64)
@@ -363,4 +391,13 @@ def _table(found: Mapping[str, Any], counted: Mapping[str, Any]) -> CellTable:
         newest_us=np.asarray(counted["newest"], dtype=np.int64)[rows],
         km=np.ma.filled(np.ma.asarray(counted["km"], dtype=np.float64), np.nan)[rows],
         limiter=limiters,
+        pings_sent=_counts(counted["pings_sent"])[rows],
+        pings_lost=_counts(counted["pings_lost"])[rows],
     )
+
+
+def _counts(x: Any) -> Any:
+    """A summed count column as int64 (a NULL sum, of no rows, as 0)."""
+    import numpy as np
+
+    return np.ma.filled(np.ma.asarray(x, dtype=np.float64), 0.0).astype(np.int64)

@@ -12,7 +12,6 @@ score interval (95 %).
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import tempfile
@@ -24,13 +23,13 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from orchestrator.core.stats import WILSON_Z
 from orchestrator.history.metrics import QUANTILES, min_samples
 
 if TYPE_CHECKING:
     import duckdb
 
 BIN_S = 300  # the bins' length: 5 minutes
-WILSON_Z = 1.959964  # 95 %
 PERCENTILES = ("p50", "p90", "p99")
 
 
@@ -72,17 +71,6 @@ def parse_pulled(host: str, text: str, at: Position) -> tuple[list[Sample], Posi
         except (ValueError, KeyError, TypeError):
             bad += 1
     return samples, position, bad
-
-
-def wilson(lost: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
-    """The Wilson score interval of a loss ratio lost/n ((0, 1) when n is 0)."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = lost / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def bin_start(t: int, bin_s: int = BIN_S) -> int:

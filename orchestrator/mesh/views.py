@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from orchestrator.core.errors import UserError
+from orchestrator.core.stats import wilson
 from orchestrator.history.metrics import QUANTILES, min_samples
-from orchestrator.mesh.bins import BIN_S, wilson
+from orchestrator.mesh.bins import BIN_S
 
 WINDOWS = {"1H": 3600, "6H": 6 * 3600, "1D": 86400, "1W": 7 * 86400}
 
@@ -91,7 +92,7 @@ def matrix(con: Any, source: str, window: str = "1H") -> tuple[datetime | None, 
     ).fetchall()
     cells = []
     for src, dst, n, sent, p50, p90, p99, received, nbins in rows:
-        lo, hi = wilson(int(sent - received), int(sent))
+        lo, hi = wilson(int(sent - received), int(sent)) if sent else (0.0, 1.0)
         loss = (sent - received) / sent if sent else None
         cells.append(
             MatrixCell(src, dst, int(n), int(sent), p50, p90, p99, loss, lo, hi, int(nbins))

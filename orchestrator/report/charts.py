@@ -177,7 +177,7 @@ def _test_loss(loss_pct: float, received: float) -> Any:
     if not (math.isfinite(received) and received > 0 and loss_pct < 100.0):
         return f"{loss_pct:g} %"
     sent = round(received / (1.0 - loss_pct / 100.0))
-    ci = uncertainty.wilson(sent - received, sent)
+    ci = uncertainty.loss_interval(sent - received, sent)
     return f"{loss_pct:.2g} % (95 %: {ci.low * 100:.1f}-{ci.high * 100:.1f} % of {sent} pings)"
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from orchestrator.core.geo import FIBRE_RTT_MS_PER_KM
-from orchestrator.core.stats import NAN
+from orchestrator.core.stats import NAN, wilson
 
 # a line fit of (km, rtt_ms) -> an object with .slope and .intercept (analyze.Fit)
 FitFunction = Callable[[np.ndarray, np.ndarray], Any]
@@ -42,7 +42,6 @@ RESAMPLE_SLOPE_PAIRS = 4_000
 CONFIDENCE = 0.95
 MIN_FIT_PAIRS = 5
 INTERCEPT_REACH_KM = 1_000.0
-WILSON_Z = 1.959963984540054  # the normal quantile of 97.5 %: a two-sided 95 % interval
 
 FEW_PAIRS = "few_pairs"
 SLOPE_CLAMPED = "slope_clamped"
@@ -412,16 +411,9 @@ def of_group(
     )
 
 
-def wilson(successes: float, trials: float, z: float = WILSON_Z) -> Interval:
-    """Wilson's score interval of a proportion (as a fraction): 0 lost of 20 is
-    0-16.1 %, not 0 %. None for no trials."""
-    if not trials or trials <= 0 or not math.isfinite(successes):
-        return NONE
-    p = successes / trials
-    denom = 1.0 + z * z / trials
-    centre = (p + z * z / (2.0 * trials)) / denom
-    half = z * math.sqrt(p * (1.0 - p) / trials + z * z / (4.0 * trials * trials)) / denom
-    return Interval(max(0.0, centre - half), min(1.0, centre + half))
+def loss_interval(lost: float, sent: float) -> Interval:
+    """core.stats.wilson as an Interval (NONE for no pings sent)."""
+    return Interval(*wilson(lost, sent))
 
 
 def loss_text(loss_pct: float, samples_sent: float) -> str:
@@ -429,5 +421,5 @@ def loss_text(loss_pct: float, samples_sent: float) -> str:
     if not (math.isfinite(loss_pct) and math.isfinite(samples_sent) and samples_sent > 0):
         return f"{loss_pct:g} %" if math.isfinite(loss_pct) else "-"
     lost = round(loss_pct / 100.0 * samples_sent)
-    ci = wilson(lost, samples_sent)
+    ci = loss_interval(lost, samples_sent)
     return f"{loss_pct:g} % (95 %: {ci.low * 100:.1f}-{ci.high * 100:.1f} % of {samples_sent:g})"

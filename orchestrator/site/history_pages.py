@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.core.stats import wilson
 from orchestrator.history import changes as ch
 from orchestrator.history import judgments
 from orchestrator.history import views as v
@@ -261,6 +262,25 @@ def _placed(size: int, at: Any, values: Any) -> list[Any]:
     return out.tolist()
 
 
+def _loss_arrays(size: int, at: Any, table: w.CellTable) -> dict[str, list[Any]]:
+    """A loss view's window loss per cell: pings lost / sent (%) with its Wilson 95 %
+    interval (core.stats.wilson; null where no pings are counted), and the pings sent."""
+    import numpy as np
+
+    sent = np.asarray(table.pings_sent, dtype=np.float64)
+    lost = np.asarray(table.pings_lost, dtype=np.float64)
+    bounds = [wilson(a, b) for a, b in zip(lost.tolist(), sent.tolist(), strict=True)]
+    low, high = np.array(bounds, dtype=np.float64).reshape(-1, 2).T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pct = np.where(sent > 0, 100.0 * lost / sent, np.nan)
+    return {
+        "loss_pct": _placed(size, at, np.round(pct, 3)),
+        "loss_low_pct": _placed(size, at, np.round(100.0 * low, 3)),
+        "loss_high_pct": _placed(size, at, np.round(100.0 * high, 3)),
+        "pings_sent": _placed(size, at, np.asarray(table.pings_sent, dtype=np.int64)),
+    }
+
+
 def matrix_data(
     con: duckdb.DuckDBPyConnection,
     infos: Sequence[v.SourceInfo],
@@ -277,8 +297,10 @@ def matrix_data(
     statistic (`min` .. `max`, `mean`; display unit; a percentile null below the samples
     views.min_samples gives it: p99 below 1,000), `samples`, `tests`,
     `newest_s` (UNIX time of the newest test), `limiter` (what limited most of a
-    throughput cell's tests), `prev_p50` the p50 of the window of the same length just
-    before (null for "latest"). `baseline` (RTT and throughput) is the
+    throughput cell's tests), for loss `loss_pct`, `loss_low_pct`, `loss_high_pct` and
+    `pings_sent` (the window's pings lost / sent with its Wilson 95 % interval),
+    `prev_p50` the p50 of the window of the same length just before (null for
+    "latest"). `baseline` (RTT and throughput) is the
     change-detection baseline of each cell, `open` the cells with an open episode.
     `windows`: the sources' _window_cells, read already (_source_windows)."""
     import numpy as np
@@ -328,6 +350,8 @@ def matrix_data(
             if metric == "throughput" and table.limiter is not None:
                 limiter[k] = np.asarray(table.limiter, dtype=object)
             arrays["limiter"] = limiter.tolist()
+            if metric == "loss":
+                arrays.update(_loss_arrays(size, k, table))
             # the p50 of the window just before, for the "change vs previous window" view
             prev = previous[metric, window]
             p50 = prev.stats[:, v.STATS.index(PREVIOUS_STATS[0])]
@@ -438,7 +462,9 @@ def pair_data(
         caption = v.source_caption(
             {"source": info.name, "label": info.label, "emulated": info.emulated}
         )
-        for src, dst, times, sweeps, rtts, throughputs in _pair_series(con, info.name, start):
+        for src, dst, times, sweeps, rtts, throughputs, pings in _pair_series(
+            con, info.name, start
+        ):
             key = (min(src, dst), max(src, dst))
             page = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": {}})
             entry = page["sources"].get(info.name)
@@ -474,6 +500,8 @@ def pair_data(
                     "sweep": sweeps,
                     "rtt": rtts,
                     "throughput": throughputs,
+                    # the tests' pings lost / sent with its Wilson 95 % interval
+                    "loss": v.loss_fields(*pings),
                 }
             )
     for page in pairs.values():
@@ -500,17 +528,22 @@ def _detectable_rtt(found: ch.Detection) -> dict[tuple[str, str, str], float | N
     return out
 
 
+PairSeries = tuple[str, str, list[Any], list[Any], list[Any], list[Any], tuple[int, int]]
+
+
 def _pair_series(
     con: duckdb.DuckDBPyConnection, source: str, start: datetime | None
-) -> list[tuple[str, str, list[Any], list[Any], list[Any], list[Any]]]:
+) -> list[PairSeries]:
     """A source's tests for its pair pages, per directed pair: (src, dst, [t], [sweep],
-    [rtt], [throughput]), rounded as shown() (None: none): the tests from `start` on,
+    [rtt], [throughput], (pings sent, lost)), rounded as shown() (None: none), the pings
+    those of loss (views.PINGS_SENT_SQL, summed): the tests from `start` on,
     with each pair's newest when it has none there (a year of a full catalog is
     millions of tests: a month of them is read, and the store searched for older ones
     only when a pair has none in the month)."""
     columns = (
         f"src, dst, started_utc, sweep_id, {v.METRICS['rtt'].run_sql} AS rtt, "
-        f"{v.METRICS['throughput'].run_sql} AS throughput_bps"
+        f"{v.METRICS['throughput'].run_sql} AS throughput_bps, "
+        f"coalesce({v.PINGS_SENT_SQL}, 0) AS sent, coalesce({v.PINGS_LOST_SQL}, 0) AS lost"
     )
     ok = "source = ? AND status = 'ok'"
     params: list[Any]
@@ -540,19 +573,17 @@ def _pair_series(
         "SELECT src, dst, epoch_us(started_utc) AS us, "
         "strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ') AS t, sweep_id, "
         f"round(rtt * {rtt_scale!r}, 2) AS rtt, "
-        f"round(throughput_bps * {tput_scale!r}, 2) AS tput "
+        f"round(throughput_bps * {tput_scale!r}, 2) AS tput, sent, lost "
         f"FROM ({chosen}) ORDER BY src, dst, started_utc",
         params,
     ).fetchnumpy()
     return _per_pair(found)
 
 
-def _per_pair(
-    found: dict[str, Any],
-) -> list[tuple[str, str, list[Any], list[Any], list[Any], list[Any]]]:
-    """_pair_series of DuckDB's columns (fetchnumpy: src, dst, t, sweep_id, rtt, tput, in
-    (src, dst, start) order): the lists made whole, then cut (a list per test costs
-    twice)."""
+def _per_pair(found: dict[str, Any]) -> list[PairSeries]:
+    """_pair_series of DuckDB's columns (fetchnumpy: src, dst, t, sweep_id, rtt, tput,
+    sent, lost, in (src, dst, start) order): the lists made whole, then cut (a list per
+    test costs twice)."""
     import numpy as np
 
     src, dst = found["src"], found["dst"]
@@ -568,9 +599,11 @@ def _per_pair(
 
     times, sweeps = found["t"].tolist(), found["sweep_id"].tolist()
     rtts, tputs = listed("rtt"), listed("tput")
+    sent = np.add.reduceat(np.asarray(found["sent"], dtype=np.int64), firsts).tolist()
+    lost = np.add.reduceat(np.asarray(found["lost"], dtype=np.int64), firsts).tolist()
     return [
-        (src[i], dst[i], times[i:j], sweeps[i:j], rtts[i:j], tputs[i:j])
-        for i, j in zip(firsts, ends, strict=True)
+        (src[i], dst[i], times[i:j], sweeps[i:j], rtts[i:j], tputs[i:j], (a, b))
+        for i, j, a, b in zip(firsts, ends, sent, lost, strict=True)
     ]
 
 
@@ -786,7 +819,10 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
             "exact where its bin holds one value; the counts, min, max and mean exact), as "
             "<code>interregion matrix</code> reads them: the same numbers. "
             "Regions are ordered by cloud, then west to east. Loss and jitter are ping's "
-            "(<code>ping_loss_pct</code>, <code>rtt_mdev_ms</code>), one value per test. "
+            "(<code>ping_loss_pct</code>, <code>rtt_mdev_ms</code>), one value per test; "
+            "a loss cell's hover also gives the window's pings lost over its pings sent "
+            "(each test's replies over 1 - its loss) with its Wilson 95 % interval: 0 lost "
+            "of 200 is 0-1.9 %, not a plain 0. "
             "Colours run from good (light) to bad (dark) for every metric. "
             "Point at a cell for its samples (n), tests, the age of its newest test and its "
             "baseline; a cell links to the pair's page. Whatever the stat shown, change vs the "
@@ -1040,6 +1076,16 @@ def pair_html(page: dict[str, Any], studies: bool = False, text: str | None = No
             parts.append(
                 f"<p class='detectable' id='detectable-{n}'>Smallest RTT change detected within "
                 f"3 runs (95 %): {', '.join(sizes)}.</p>\n"
+            )
+        losses = [
+            f"{_e(d['src'])} → {_e(d['dst'])} {_e(v.loss_text(d['loss']))}"
+            for d in entry["directions"]
+            if d["loss"]["loss_pct"] is not None
+        ]
+        if losses:
+            parts.append(
+                f"<p class='loss' id='loss-{n}'>Pings lost / sent over the tests shown, with "
+                f"the Wilson 95 % interval: {'; '.join(losses)}.</p>\n"
             )
         for metric in METRIC_UNITS:
             if all(x is None for d in entry["directions"] for x in d[metric]):

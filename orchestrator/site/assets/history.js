@@ -224,7 +224,11 @@
             " tests, newest " + age(view.newest_s[k]) + " ago, " +
             (colour === "delta" ? "previous window p50 " + fmt(metric, prev[k]) :
               "baseline " + fmt(metric, base[k])) + change + (open[k] ? ", open episode" : "") +
-            (view.limiter && view.limiter[k] ? ", limited by " + view.limiter[k] : "");
+            (view.limiter && view.limiter[k] ? ", limited by " + view.limiter[k] : "") +
+            // loss: the window's pings lost / sent with its Wilson 95 % interval
+            (view.loss_pct && view.loss_pct[k] !== null ? "; pings lost / sent " +
+              view.loss_pct[k] + " % (95 %: " + view.loss_low_pct[k] + "-" +
+              view.loss_high_pct[k] + " % of " + view.pings_sent[k] + " pings)" : "");
           var text = colour === "delta" && p50 !== null && ref !== null && ref !== undefined ?
             signed(p50 - ref, metric === "loss" ? 2 : metric === "throughput" ? 0 : 1) :
             fmt(metric, value);

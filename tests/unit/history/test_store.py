@@ -316,6 +316,8 @@ def test_a_version_7_store_bins_its_one_value_metrics_again(tmp_path):
     con.execute("DELETE FROM value_bins")
     for table in ("mesh_samples", "mesh_bins"):  # version 9's, not 7's
         con.execute(f"DROP TABLE {table}")
+    for column in ("pings_sent", "pings_lost"):  # version 10's
+        con.execute(f"ALTER TABLE test_days DROP COLUMN {column}")
     con.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
     con.close()
     h.ingest_sweep(tmp_path, _sweep(tmp_path, 1, rtt=81.0).name)  # as it was: no change
@@ -337,13 +339,60 @@ def test_a_version_8_store_gains_the_mesh_tables_and_keeps_its_rows(tmp_path):
     con = duckdb.connect(str(path))
     for table in ("mesh_samples", "mesh_bins"):
         con.execute(f"DROP TABLE {table}")
+    for column in ("pings_sent", "pings_lost"):  # version 10's
+        con.execute(f"ALTER TABLE test_days DROP COLUMN {column}")
     con.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
     con.close()
     with pytest.raises(UserError, match="schema version 8"):
         h.connect(path, read_only=True)  # read-only: refused, nothing changed
     h.connect(path).close()  # a writer upgrades it
-    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("9",)]
+    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(h.STORE_SCHEMA_VERSION),)
+    ]
     assert _table(path, "SELECT count(*) FROM mesh_samples") == [(0,)]
     assert _table(path, "SELECT count(*) FROM mesh_bins") == [(0,)]
     assert _table(path, "SELECT * FROM value_bins ORDER BY ALL") == before
     assert _table(path, "SELECT count(*) FROM measurements") == rows
+
+
+def test_a_version_9_store_counts_its_pings_from_the_stored_rows(tmp_path):
+    """Version 10 keeps each day's pings sent and lost in test_days (what a window's loss
+    and its Wilson interval need): a version-9 store gains them, filled from its rows,
+    the same as a fresh ingest gives; its other summaries as they were."""
+    from orchestrator.core.stats import wilson
+    from orchestrator.history import views as v
+
+    for i in range(2):
+        h.ingest_sweep(tmp_path, _sweep(tmp_path, i, rtt=80.0 + i).name)
+    path = tmp_path / "history.duckdb"
+    con = duckdb.connect(str(path))
+    # A -> B lost 20 % of its pings: 20 replies of 25 sent, 5 lost, in each sweep
+    con.execute("UPDATE recent SET ping_loss_pct = 20.0 WHERE src = ? AND dst = ?", [A, B])
+    con.close()
+    with h.opened(tmp_path) as writer, h.transaction(writer):
+        h.refresh_bins(writer)
+    query = "SELECT * FROM test_days ORDER BY ALL"
+    fresh = _table(path, query)
+    counts = "SELECT days, pings_sent, pings_lost FROM test_days t JOIN pairs p USING (pair) "
+    counts += f"WHERE metric = 'loss' AND p.src = '{A}' AND p.dst = '{B}' ORDER BY days"
+    assert _table(path, counts) == [(1, 50, 10), (7, 50, 10), (31, 50, 10)]
+    values = _table(path, "SELECT * FROM value_bins ORDER BY ALL")
+    con = duckdb.connect(str(path))
+    for column in ("pings_sent", "pings_lost"):
+        con.execute(f"ALTER TABLE test_days DROP COLUMN {column}")
+    con.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(UserError, match="schema version 9"):
+        h.connect(path, read_only=True)  # read-only: refused, nothing changed
+    h.connect(path).close()  # a writer upgrades it
+    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("10",)]
+    assert _table(path, query) == fresh
+    assert _table(path, "SELECT * FROM value_bins ORDER BY ALL") == values
+    # a window's loss is lost / sent of its tests, with its Wilson interval
+    with h.opened(tmp_path, read_only=True) as con:
+        doc = v.matrix(con, "loss", "p50", "all")
+    cell = next(c for c in doc["matrices"][0]["cells"] if (c["src"], c["dst"]) == (A, B))
+    low, high = wilson(10, 50)
+    assert (cell["pings_sent"], cell["pings_lost"], cell["loss_pct"]) == (50, 10, 20.0)
+    assert cell["loss_low_pct"] == pytest.approx(100 * low, abs=1e-6)
+    assert cell["loss_high_pct"] == pytest.approx(100 * high, abs=1e-6)

@@ -93,13 +93,22 @@ def test_matrix_json_shape_is_stable(results):
     assert list(doc) == ["format", "version", "metric", "unit", "stat", "window",
                          "percentile_rule", "include_flagged", "matrices"]  # fmt: skip
     # version 2: include_flagged and each matrix's flagged_tests
-    assert (doc["format"], doc["version"], doc["unit"]) == ("interregion.matrix", 3, "ms")
+    assert (doc["format"], doc["version"], doc["unit"]) == ("interregion.matrix", 4, "ms")
     (mx,) = doc["matrices"]
     assert list(mx) == ["source", "label", "emulated", "window_start_utc", "window_end_utc",
                         "regions", "flagged_tests", "cells"]  # fmt: skip
     assert mx["regions"] == [A, B]
     assert list(mx["cells"][0]) == ["src", "dst", "value", "value_n", "samples", "tests",
                                     "distance_km"]  # fmt: skip
+    # version 4: a loss matrix's rule and each cell's pings and Wilson interval
+    doc = json.loads(_cli(results, "matrix", "--window", "all", "--metric", "loss",
+                          "--json").output)  # fmt: skip
+    assert list(doc) == ["format", "version", "metric", "unit", "stat", "window",
+                         "percentile_rule", "loss_rule", "include_flagged", "matrices"]  # fmt: skip
+    assert list(doc["matrices"][0]["cells"][0]) == [
+        "src", "dst", "value", "value_n", "samples", "tests", "distance_km", "pings_sent",
+        "pings_lost", "loss_pct", "loss_low_pct", "loss_high_pct",
+    ]  # fmt: skip
 
 
 def test_matrix_selection_options_filter_pairs(results):

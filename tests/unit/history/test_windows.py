@@ -6,6 +6,7 @@ bound, and to the bit where each bin holds one value; the same numbers in `matri
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -22,8 +23,9 @@ QS = list(v.QUANTILES.values())
 
 
 def _pooled(con, info, metric, window, previous, include_flagged):
-    """{(src, dst): (tests, newest, samples, [quantiles..., mean])} of the window's
-    tests, from the rows themselves (the rule's exact answer)."""
+    """{(src, dst): (tests, newest, samples, [quantiles..., mean], pings sent, lost)} of
+    the window's tests, from the rows themselves (the rule's exact answer; pings for
+    loss only)."""
     m = v.METRICS[metric]
     days = v.window_days(window)
     start, _end = v.window_bounds(info, window)
@@ -48,7 +50,16 @@ def _pooled(con, info, metric, window, previous, include_flagged):
         "GROUP BY src, dst",
         params,
     ).fetchall()
-    return {(r[0], r[1]): (r[2], r[3], r[4], r[5]) for r in rows}
+    pings = {}
+    if metric == "loss":  # each test's pings: its replies over (1 - loss), by hand
+        for src, dst, loss, samples in con.execute(
+            f"SELECT src, dst, ping_loss_pct, rtt_samples_ms FROM measurements WHERE {where}",
+            params,
+        ).fetchall():
+            sent = round(len(samples) / (1 - loss / 100))
+            was = pings.get((src, dst), (0, 0))
+            pings[src, dst] = (was[0] + sent, was[1] + sent - len(samples))
+    return {(r[0], r[1]): (r[2], r[3], r[4], r[5], *pings.get((r[0], r[1]), (0, 0))) for r in rows}
 
 
 def _same(con, metrics, windows_, flagged=(False, True)):
@@ -63,8 +74,9 @@ def _same(con, metrics, windows_, flagged=(False, True)):
                     cells = windows.window_cells(con, info, metric, window, previous, include)
                     assert {(c.src, c.dst) for c in cells} == set(want), (metric, window)
                     for c in cells:
-                        tests, newest, samples, qs = want[c.src, c.dst]
+                        tests, newest, samples, qs, sent, lost = want[c.src, c.dst]
                         assert (c.tests, c.newest, c.samples) == (tests, newest, samples)
+                        assert (c.pings_sent, c.pings_lost) == (sent, lost), (metric, window)
                         got = c.quantiles
                         assert got is not None
                         assert (got[0], got[-2]) == (qs[0], qs[-2])  # min, max
@@ -106,6 +118,10 @@ def test_every_window_of_every_metric_is_the_rule_applied_to_its_tests(tmp_path)
     _varied_store(tmp_path)
     with h.opened(tmp_path, read_only=True) as con:
         compared, exact = _same(con, ["rtt", *h.VALUE_METRICS], ("all", "1D", "1W", "1M", "1Y"))
+        lost = con.execute(
+            "SELECT sum(pings_lost) FROM test_days WHERE days = 1 AND metric = 'loss'"
+        ).fetchone()
+    assert lost is not None and lost[0] > 0  # some tests lost pings: the sums are tested
     assert compared > 100
     # loss, jitter and throughput take a few values each: one value a bin, exact
     assert exact == compared
@@ -160,3 +176,73 @@ def test_matrix_and_history_show_give_the_windows_numbers(tmp_path):
             (s,) = v.pair_history(con, (A, B), metric, "1W")["sources"]
             assert [s[x] for x in v.STATS] == [cells[A, B].stat(x) for x in v.STATS]
             assert (s["samples"], s["tests"]) == (cells[A, B].samples, cells[A, B].tests)
+
+
+def test_loss_is_quoted_with_its_wilson_interval_in_matrix_and_history_show(tmp_path):
+    from orchestrator.core.stats import wilson
+
+    _varied_store(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        (info,) = v.source_infos(con).values()
+        for window in ("1W", "all", "latest"):
+            cells = {(c.src, c.dst): c for c in windows.window_cells(con, info, "loss", window)}
+            (mx,) = v.matrix(con, "loss", "p50", window)["matrices"]
+            for x in mx["cells"]:
+                c = cells[x["src"], x["dst"]]
+                assert c.pings_sent >= 20 * c.tests and c.pings_lost <= c.pings_sent
+                low, high = wilson(c.pings_lost, c.pings_sent)
+                assert x["loss_pct"] == pytest.approx(100 * c.pings_lost / c.pings_sent)
+                assert x["loss_low_pct"] <= x["loss_pct"] <= x["loss_high_pct"]
+                assert (x["loss_low_pct"], x["loss_high_pct"]) == (
+                    pytest.approx(100 * low, abs=1e-6),
+                    pytest.approx(100 * high, abs=1e-6),
+                )
+            # the newest test alone: one test of 20 replies, its loss ping's
+            if window == "latest":
+                newest = con.execute(
+                    "SELECT ping_loss_pct FROM measurements WHERE src = ? AND dst = ? "
+                    "ORDER BY started_utc DESC LIMIT 1", [A, B]
+                ).fetchone()[0]  # fmt: skip
+                sent = round(20 / (1 - newest / 100))
+                assert (cells[A, B].pings_sent, cells[A, B].pings_lost) == (sent, sent - 20)
+        rows = v.matrix_csv_rows(v.matrix(con, "loss", "p50", "1W"))
+        assert all(float(r["loss_low_pct"]) <= float(r["loss_high_pct"]) for r in rows)
+        assert all(
+            r["loss_pct"] == "" for r in v.matrix_csv_rows(v.matrix(con, "rtt", "p50", "1W"))
+        )
+        doc = v.pair_history(con, (A, B), "loss", "1W")
+        (s,) = doc["sources"]
+        c = cells_1w = {(c.src, c.dst): c for c in windows.window_cells(con, info, "loss", "1W")}
+        assert (s["pings_sent"], s["pings_lost"]) == (c[A, B].pings_sent, c[A, B].pings_lost)
+        assert sum(r["pings_sent"] for r in s["runs"]) == cells_1w[A, B].pings_sent
+        for run in s["runs"]:  # each test's own loss, ping's figure, inside its interval
+            assert run["loss_low_pct"] <= run["value"] <= run["loss_high_pct"]
+            assert run["loss_pct"] == pytest.approx(run["value"], abs=2.5)  # sent rounded
+        assert "Wilson" in doc["loss_rule"]
+
+
+def test_the_cli_prints_loss_with_its_interval(tmp_path):
+    from click.testing import CliRunner
+
+    from orchestrator.cli import main
+
+    _varied_store(tmp_path)
+    runner = CliRunner()
+    args = ["--metric", "loss", "--window", "all", "--results", str(tmp_path)]
+    text = runner.invoke(main, ["matrix", *args])
+    assert text.exit_code == 0, text.output
+    assert "pings lost / sent (%) with its Wilson 95 % interval (low-high)" in text.output
+    with h.opened(tmp_path, read_only=True) as con:
+        (mx,) = v.matrix(con, "loss", "p50", "all")["matrices"]
+    cell = next(c for c in mx["cells"] if (c["src"], c["dst"]) == (A, B))
+    shown = f"{cell['loss_pct']:.2f} ({cell['loss_low_pct']:.2f}-{cell['loss_high_pct']:.2f})"
+    assert shown in text.output
+    csv_text = runner.invoke(main, ["matrix", *args, "--csv"]).output
+    assert csv_text.splitlines()[0].endswith(
+        "pings_sent,pings_lost,loss_pct,loss_low_pct,loss_high_pct"
+    )
+    shown = runner.invoke(main, ["history", "show", "--pairs", f"{A}/{B}", *args])
+    assert shown.exit_code == 0, shown.output
+    assert f"window's pings lost / sent: {cell['loss_pct']:.2f} % (95 %: " in shown.output
+    assert f"{cell['pings_lost']:,} of {cell['pings_sent']:,} pings)" in shown.output
+    assert re.search(r"\(95 %: 0\.00-1[0-9]\.[0-9]{2} % of 2[01] pings\)", shown.output)

@@ -11,20 +11,11 @@ from datetime import datetime
 import pytest
 
 from orchestrator.core import paths
+from orchestrator.core.stats import wilson
 from orchestrator.history import store
 from orchestrator.mesh import bins
 
 T0 = 1_800_000_000  # a bin start (divisible by 300)
-
-
-def test_wilson_interval_known_values():
-    # 2 lost of 25: p = 0.08, z = 1.96 -> (0.0222, 0.2497), by hand from the formula
-    lo, hi = bins.wilson(2, 25)
-    assert lo == pytest.approx(0.02222, abs=1e-4)
-    assert hi == pytest.approx(0.24966, abs=1e-4)
-    assert bins.wilson(0, 25)[0] == 0.0
-    assert bins.wilson(0, 25)[1] == pytest.approx(0.13319, abs=1e-4)
-    assert bins.wilson(0, 0) == (0.0, 1.0)
 
 
 def test_parse_pulled_tracks_the_position_and_skips_a_damaged_line():
@@ -72,7 +63,7 @@ def test_bins_roll_up_minutes_across_pulls_with_the_sample_rule(con):
     assert p50 == pytest.approx(values[11])  # 23 samples: the 12th, exactly (HF7)
     assert p90 is None and p99 is None  # 100 and 1,000 samples needed
     assert loss == pytest.approx(2 / 25)
-    assert (lo, hi) == pytest.approx(bins.wilson(2, 25))
+    assert (lo, hi) == pytest.approx(wilson(2, 25))
 
 
 def test_p90_appears_at_100_samples(con):

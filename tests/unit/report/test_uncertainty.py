@@ -30,16 +30,10 @@ def skyplane_csv(tmp_path_factory):
     return path
 
 
-def test_wilson_interval_by_hand():
-    # 0 of 20: (0, z^2 / (n + z^2)) = 3.8415 / 23.8415; 1 of 20: 0.0089-0.2361
-    none = uncertainty.wilson(0, 20)
-    assert none.low == 0.0 and none.high == pytest.approx(3.841459 / 23.841459, rel=1e-6)
-    one = uncertainty.wilson(1, 20)
-    assert (one.low, one.high) == (
-        pytest.approx(0.00889, abs=1e-5),
-        pytest.approx(0.2361, abs=1e-4),
-    )
-    assert not uncertainty.wilson(0, 0).known
+def test_a_loss_is_quoted_with_its_wilson_interval():
+    # core.stats.wilson's known values are tested in tests/unit/core/test_stats.py
+    assert not uncertainty.loss_interval(0, 0).known
+    assert uncertainty.loss_interval(1, 20).high == pytest.approx(0.2361, abs=1e-4)
     assert uncertainty.loss_text(0.0, 20) == "0 % (95 %: 0.0-16.1 % of 20)"
 
 

@@ -532,7 +532,10 @@ def test_matrix_selectors_change_what_is_shown_from_file_urls(browser, history_s
     # test: a p90 of them needs 100 tests, so their p50)
     _choose(browser, "stat", "p50")
     _choose(browser, "metric", "loss")
-    assert _cell_text(browser, a, b).split("|")[0] == "0.00"
+    text, _cls, title = _cell_text(browser, a, b).split("|")
+    assert text == "0.00"
+    # the window's pings lost / sent with its Wilson interval: none lost is not 0 %
+    assert re.search(r"pings lost / sent 0 % \(95 %: 0-\d+(\.\d+)? % of \d+ pings\)", title), title
     _choose(browser, "metric", "jitter")
     assert _cell_text(browser, a, b).split("|")[0] == "0.1"
     # emulated throughput: coloured over its own range, the rate scale stated beside it

@@ -175,6 +175,14 @@ def test_matrix_holds_every_combination_with_known_values(episode_site):
                                  "mean": 160.095}, abs=0.006)  # fmt: skip
     assert _cell(src, "throughput|1W", "mean", A, B) == pytest.approx(900.0)
     assert _cell(src, "loss|1M", "max", A, B) == 0.0
+    # the window's pings lost / sent with its Wilson interval: 12 runs of 20, none lost:
+    # 0 % (95 %: 0 to z^2 / (240 + z^2) = 1.575 %), not a plain 0
+    assert _cell(src, "loss|1M", "pings_sent", A, B) == 240
+    assert _cell(src, "loss|1M", "loss_pct", A, B) == 0.0
+    assert _cell(src, "loss|1M", "loss_low_pct", A, B) == 0.0
+    assert _cell(src, "loss|1M", "loss_high_pct", A, B) == pytest.approx(1.575, abs=0.001)
+    assert _cell(src, "loss|latest", "pings_sent", A, B) == 20  # the newest test alone
+    assert "loss_pct" not in src["views"]["rtt|1M"]
     assert _cell(src, "rtt|latest", "p99", A, C) is None  # 20 samples
     assert _cell(src, "throughput|1W", "p50", A, B) == pytest.approx(900.0)  # Mbit/s
     # freshness: the newest test's start (run 11, A -> C is the first row: +0 s)
@@ -306,6 +314,10 @@ def test_pair_page_has_both_directions_and_episode_markers(episode_site):
     assert len(forward["t"]) == 12 and forward["rtt"][-3:] == pytest.approx([160.1] * 3)
     assert forward["t"][0] == "2026-11-01T00:00:10.000Z"  # ISO 8601, milliseconds, Z
     assert forward["throughput"][0] == pytest.approx(900.0)
+    # its 12 tests' pings lost / sent: none of 240, 0-1.575 % (Wilson), said on the page
+    assert forward["loss"]["pings_sent"] == 240 and forward["loss"]["loss_pct"] == 0.0
+    assert forward["loss"]["loss_high_pct"] == pytest.approx(1.575, abs=0.001)
+    assert "0.00 % (95 %: 0.00-1.58 %, 0 of 240 pings)" in text
     (episode,) = entry["episodes"]
     assert (episode["metric"], episode["src"], episode["status"]) == ("rtt", A, "open")
     assert episode["started_utc"].startswith("2026-11-03T06:00")  # run 9
@@ -671,6 +683,7 @@ def test_pair_pages_read_the_month_alone_as_the_store_searched_whole(tmp_path, m
     assert fast[1][2][0] == "2026-11-06T12:00:10.000Z"
     assert fast[1][3][0] == sweep_id_at(T0 + timedelta(hours=6 * 22), f"{22:04x}")
     assert fast[1][5] == [900.0] * 8  # Mbit/s
+    assert fast[1][6] == (160, 0)  # 8 tests of 20 pings, none lost
 
 
 @pytest.mark.parametrize("metric", ["rtt", "throughput"])
