@@ -62,7 +62,7 @@ PUBLIC = {
         "collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "stalls", "store",
         "tiers",
     ],
-    "schedule": ["cadence", "ledger", "profiles", "retention", "tick", "timers"],
+    "schedule": ["cadence", "ledger", "profiles", "retention", "status", "tick", "timers"],
     "site": ["build", "history_pages", "html", "publish"],
     "study": ["check", "estimate", "plan", "report", "run"],
     "sweep": [
