@@ -33,7 +33,8 @@ PUBLIC = {
     "drivers": ["ansible", "interrupts", "keys", "lock", "processes", "progress", "terraform"],
     "emulator": [
         "LOCAL_MAX_CONCURRENT", "EmulationSpec", "EmulationStatus", "HostSpec", "PathSpec",
-        "allowance", "delayd_binary", "down", "hosts_of", "net", "perturb", "reap", "require_root",
+        "UpRequest", "UpResult", "allowance", "bring_up", "bring_up_spec", "bringup",
+        "delayd_binary", "down", "hosts_of", "net", "perturb", "reap", "require_root",
         "reserve_subnet", "running_spec", "set_perturbations", "spec", "stack", "state",
         "status", "up", "variation",
     ],
