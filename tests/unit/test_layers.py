@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import check_layers  # noqa: E402
 
 PUBLIC = {
-    "advise": ["model", "sources", "spread"],
+    "advise": ["model", "sources", "spread", "transfer"],
     "cli": ["main"],
     "clouds": [
         "aws", "gcp", "labels", "launch", "leftovers", "options", "preflight", "reap",
