@@ -58,7 +58,7 @@ PUBLIC = {
         "allowance", "option_names", "options", "ping_timing", "pricing", "ramp", "rounds",
         "selection", "spend", "sweep_plan", "tuning",
     ],
-    "report": ["analyze", "build", "cache", "charts", "uncertainty"],
+    "report": ["analyze", "build", "cache", "charts", "make", "uncertainty"],
     "results": [
         "collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "stalls", "store",
         "tiers",
