@@ -65,7 +65,7 @@ PUBLIC = {
     ],
     "schedule": ["cadence", "ledger", "profiles", "retention", "status", "tick", "timers"],
     "site": ["build", "history_pages", "html", "publish"],
-    "study": ["check", "estimate", "plan", "report", "run"],
+    "study": ["check", "estimate", "plan", "report", "run", "tcp"],
     "sweep": [
         "abandoned", "backends", "events", "hostcheck", "inventory", "launch", "measure",
         "pingphase", "provision", "record", "restore", "runner", "sentinels", "stages",
