@@ -148,6 +148,12 @@ def test_the_lint_step_passes_on_the_tree():
         # the library takes typed requests: click stays in the CLI
         ("plan/options.py", "import click", "only orchestrator.cli may"),
         ("schedule/profiles.py", "from click import Choice", "only orchestrator.cli may"),
+        # the CLI parses, calls one use case, renders: no data library, query or child process
+        ("cli/plan.py", "import numpy as np", "imports numpy: the CLI calls a use case"),
+        ("cli/report.py", "import duckdb", "imports duckdb: the CLI calls a use case"),
+        ("cli/schedule.py", "from subprocess import run", "imports subprocess: the CLI"),
+        ("cli/advise.py", "import sqlite3", "imports sqlite3: the CLI calls a use case"),
+        ("cli/study.py", "return 'SELECT rtt_ms FROM tests WHERE src = ?'", "SQL in the CLI"),
     ],
 )
 def test_the_lint_step_fails_on_a_planted_import(tmp_path, module, line, said):
