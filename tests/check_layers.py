@@ -7,7 +7,10 @@ import is still a dependency. Also checked:
   modules, or names its `__init__` re-exports), and no name starting with `_`;
 - nothing imports `orchestrator.cli` but the entry points;
 - click is imported only in `orchestrator.cli`: the library takes typed values
-  (orchestrator.sweep.launch), never a command's parameters.
+  (orchestrator.sweep.launch), never a command's parameters;
+- `orchestrator.cli` parses, calls one use case and renders: it imports none of the
+  libraries a pipeline is made of (CLI_NEVER: data, SQL, child processes) and holds no
+  SQL text; the work is in the package that owns it.
 
 usage: python tests/check_layers.py [ROOT]   (ROOT: the checkout; default: this one)
 """
@@ -15,6 +18,7 @@ usage: python tests/check_layers.py [ROOT]   (ROOT: the checkout; default: this 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +47,11 @@ ENTRY_POINTS = {
 }
 ROOT_NAMES = {"__version__"}  # what any module may take from `orchestrator` itself
 CLI_ONLY = {"click"}  # third-party packages only the CLI imports
+# what the CLI never imports: a query, an array or a child process is a use case's work
+CLI_NEVER = {"duckdb", "numpy", "pandas", "pyarrow", "sqlite3", "subprocess"}
+SQL = re.compile(
+    r"\b(SELECT|INSERT\s+INTO|UPDATE|DELETE\s+FROM|CREATE\s+TABLE)\b[^\n]*\b(FROM|VALUES|SET|WHERE|AS|\()"
+)
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,15 @@ def imports(path: Path) -> list[tuple[int, str, str | None]]:
     return out
 
 
+def sql_texts(path: Path) -> list[int]:
+    """The lines of the file's string constants that read as SQL."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL.search(node.value)
+    ]
+
+
 def check(root: Path) -> list[Problem]:
     mods = modules(root)
     public = {
@@ -104,12 +122,19 @@ def check(root: Path) -> list[Problem]:
     problems: list[Problem] = []
     for name, path in mods.items():
         mine = package_of(name)
+        if mine == "cli":
+            for line in sql_texts(path):
+                problems.append(Problem(name, line, "SQL in the CLI: a query is a use case's work"))
         for line, target, imported in imports(path):
             if target.startswith("."):
                 problems.append(Problem(name, line, f"relative import {target}: use absolute"))
                 continue
             if target.split(".")[0] in CLI_ONLY and mine != "cli" and name not in ENTRY_POINTS:
                 problems.append(Problem(name, line, f"imports {target}: only orchestrator.cli may"))
+            if target.split(".")[0] in CLI_NEVER and mine == "cli":
+                problems.append(
+                    Problem(name, line, f"imports {target}: the CLI calls a use case that does")
+                )
             if target != "orchestrator" and not target.startswith("orchestrator."):
                 continue
             if target == "orchestrator":

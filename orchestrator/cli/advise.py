@@ -11,7 +11,6 @@ import click
 
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import paths
-from orchestrator.core.errors import UserError
 
 OPTION_LABELS = {"default": "default TCP", "tuned": "tuned buffers", "streams": "{n} streams"}
 
@@ -68,47 +67,11 @@ def advise(
       interregion advise --from aws:eu-west-1 --to aws:us-west-2 --size 1.5TiB \\
         --files 20000 --streams 8 --json
     """
-    from orchestrator.advise import model as a
-    from orchestrator.advise import sources, spread
-    from orchestrator.model.catalog import load_catalog
-    from orchestrator.results import tiers
+    from orchestrator.advise.transfer import AdviseRequest, advise_transfer
 
-    try:
-        network_tier = tiers.parse_option(tier)
-    except ValueError as e:
-        raise UserError(f"--tier: {e}") from None
-    size_bytes = a.parse_size_bytes(size)
-    n_streams = a.parse_count("--streams", streams, "stream") if streams else a.DEFAULT_STREAMS
-    n_files = a.parse_count("--files", files, "file") if files is not None else None
-    regions = load_catalog(catalog)
-    try:
-        region_a = regions.get(src.strip())
-    except UserError as e:
-        raise UserError(f"--from: {e}") from None
-    try:
-        region_b = regions.get(dst.strip())
-    except UserError as e:
-        raise UserError(f"--to: {e}") from None
-    if region_a.key == region_b.key:
-        raise UserError(f"--from and --to are both {region_a.key}: give two different regions")
-    evidence = sources.find_evidence(
-        results_dir, region_a.key, region_b.key, measured_only=measured_only, tier=network_tier
-    )
-    facts = sources.path_facts(evidence, region_a, region_b, regions, network_tier)
-    advice = a.advise(facts, size_bytes, n_streams, n_files)
-    ranged = spread.advice_range(
-        facts,
-        sources.spread_of(evidence, facts, region_a, region_b, network_tier),
-        size_bytes,
-        n_streams,
-        n_files,
-        advice,
-    )
-    cost = sources.egress_cost(size_bytes, region_a, region_b)
-    vm = sources.vm_cost(advice, region_a, region_b, regions)
-    doc = sources.advice_doc(
-        advice, evidence, region_a.key, region_b.key, cost, vm, ranged, network_tier
-    )
+    doc = advise_transfer(
+        AdviseRequest(src, dst, size, files, streams, measured_only, tier, results_dir, catalog)
+    ).doc
     if as_json:
         click.echo(json.dumps(doc, indent=1))
     else:

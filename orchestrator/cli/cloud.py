@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -23,14 +22,10 @@ from orchestrator.cli.options import (
     selection_options,
 )
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.clouds.options import cloud_options_from
 from orchestrator.core import log, paths
-from orchestrator.core.errors import RunFailure, UserError
-from orchestrator.model.catalog import CLOUDS, load_catalog
-from orchestrator.plan.options import check_selection, parse_clouds
-
-if TYPE_CHECKING:
-    pass
+from orchestrator.core.errors import RunFailure
+from orchestrator.model.catalog import CLOUDS
+from orchestrator.plan.options import parse_clouds
 
 # The cloud SDKs (boto3, google-cloud-compute) are imported inside the commands that
 # talk to a cloud: importing them took ~1 s, which every command, even --help, paid.
@@ -75,35 +70,23 @@ def preflight_command(catalog: Path, as_json: bool, **kwargs: Any) -> None:
       interregion preflight --clouds aws,gcp --max-regions 8 --gcp-project my-project
       interregion preflight --regions aws:us-east-1,gcp:us-east4 --json
     """
-    if kwargs.get("pin_from"):
-        raise UserError("--pin-from applies to sweep and provision: preflight checks the regions")
-    from orchestrator.clouds import aws, gcp, preflight
+    from orchestrator.clouds.preflight import check_selection_on_clouds
 
-    cat = load_catalog(catalog)
-    regions = list(check_selection(cat, selection_from(kwargs), None, _note).regions)
-    options = cloud_options_from(cloud_flags_from(kwargs), paths.RESULTS)  # no --pin-from
-    with aws.network_errors(), gcp.network_errors():
-        result = preflight.preflight(
-            regions,
-            {**cat.machine_types, **options.machine_types},
-            aws_api=lambda: aws.AwsApi(profile=options.aws_profile),
-            gcp_api=lambda: gcp.GcpApi(options.gcp_project),
-            strict=options.strict,
-            warn=_warn,
-        )
+    result = check_selection_on_clouds(
+        selection_from(kwargs),
+        cloud_flags_from(kwargs),
+        catalog_path=catalog,
+        results=paths.RESULTS,
+        note=_note,
+        warn=_warn,
+    )
     if as_json:
-        emit(
-            {
-                "identities": dict(sorted(result.identities.items())),
-                "ready": [{"region": r.key, "zone": _zone(result, r)} for r in result.regions],
-                "dropped": [{"region": key, "reason": why} for key, why in result.dropped],
-            }
-        )
+        emit(result.to_json())
         return
     for cloud, who in sorted(result.identities.items()):
         click.echo(f"{cloud}: {who}")
     for region in result.regions:
-        zone = _zone(result, region)
+        zone = result.zone(region)
         click.echo(f"ok       {region.key}{'  zone ' + zone if zone else ''}")
     for key, why in result.dropped:
         click.echo(f"dropped  {key}: {why}")
@@ -129,19 +112,11 @@ def regions_sync_command(
       interregion regions sync --clouds aws
       interregion regions sync --json
     """
-    from orchestrator.clouds import aws, gcp, sync
+    from orchestrator.clouds.sync import sync_catalog
 
-    chosen = _clouds(clouds)
-    with aws.network_errors(), gcp.network_errors():
-        report = sync.sync(
-            load_catalog(catalog),
-            chosen,
-            aws_api=lambda: aws.AwsApi(profile=aws_profile),
-            gcp_api=lambda: gcp.GcpApi(gcp_project),
-            required=len(chosen) == 1,  # the one cloud asked for: its own error
-        )
-    if len(report.skipped) == len(chosen):
-        raise UserError("no cloud can be used: " + "; ".join(report.skipped))
+    report = sync_catalog(
+        catalog, _clouds(clouds), gcp_project=gcp_project, aws_profile=aws_profile
+    )
     for line in report.skipped:
         _warn(f"skipped {line}")
     if as_json:
@@ -197,38 +172,22 @@ def reap_command(
       interregion reap --older-than 2h
       interregion reap --sweep 20261122T0130Z-3fa2
     """
-    from orchestrator.clouds import aws, gcp, reap
-    from orchestrator.clouds.leftovers import parse_age
+    from orchestrator.clouds.reap import reap_clouds
 
-    if older_than and sweep_id:
-        raise UserError("--older-than and --sweep select differently: give one of them")
-    chosen = _clouds(clouds)
-    with aws.network_errors(), gcp.network_errors():
-        report = reap.reap(
-            chosen,
-            sweep_id=sweep_id,
-            older_than=parse_age(older_than) if older_than else None,
-            dry_run=dry_run,
-            now=datetime.now(UTC),
-            aws_api=lambda: aws.AwsApi(profile=aws_profile),
-            gcp_api=lambda: gcp.GcpApi(gcp_project),
-            aws_regions=aws_regions or None,
-            required=len(chosen) == 1,
-            warn=_warn,
-        )
-    if len(report.skipped_clouds) == len(chosen):
-        raise UserError("no cloud can be used: " + "; ".join(report.skipped_clouds))
+    report = reap_clouds(
+        _clouds(clouds),
+        sweep_id=sweep_id,
+        older_than=older_than,
+        dry_run=dry_run,
+        aws_regions=aws_regions,
+        gcp_project=gcp_project,
+        aws_profile=aws_profile,
+        warn=_warn,
+    )
     for line in report.skipped_clouds:
         _warn(f"skipped {line}")
     if as_json:
-        emit(
-            {
-                "dry_run": dry_run,
-                "due": [_leftover_doc(item) for item in report.due],
-                "deleted": [_leftover_doc(item) for item in report.deleted],
-                "skipped_clouds": report.skipped_clouds,
-            }
-        )
+        emit(report.to_json(dry_run))
     else:
         verb = "would delete" if dry_run else "found"
         for item in report.due:
@@ -239,23 +198,6 @@ def reap_command(
             click.echo(f"deleted {len(report.deleted)} of {len(report.due)} resources due")
     if not dry_run and len(report.deleted) < len(report.due):
         raise RunFailure("some resources could not be deleted (see warnings): run reap again")
-
-
-def _zone(result: Any, region: Any) -> str:
-    """The zone preflight picked for a GCP region ('' elsewhere)."""
-    return str(result.gcp_zones.get(region.id, "")) if region.cloud == "gcp" else ""
-
-
-def _leftover_doc(item: Any) -> dict[str, Any]:
-    return {
-        "cloud": item.cloud,
-        "region": item.region,
-        "kind": item.kind,
-        "id": item.id,
-        "name": item.name,
-        "sweep_id": item.sweep_id,
-        "expires_utc": item.tags.get("expires_utc", ""),
-    }
 
 
 # `regions sync` is attached to the `regions` group (cli/plan.py) by cli/__init__.py.

@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-import secrets
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -19,11 +17,9 @@ import click
 from orchestrator import emulator as emu
 from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import paths
 from orchestrator.core.log import counted
 from orchestrator.core.times import iso_of_epoch
 from orchestrator.emulator import perturb as perturbing
-from orchestrator.emulator.spec import EmulationSpec
 
 DEFAULT_ID = "local"
 
@@ -137,67 +133,36 @@ def up_command(
             raise click.UsageError(
                 "--controller, --seed and --perturb go into the spec: leave them out with --spec"
             )
-        spec = EmulationSpec.load(spec_file)
-        started = time.monotonic()
-        hosts = emu.up(spec)
+        done = emu.bring_up_spec(spec_file)
         click.echo(
-            f"emulation {spec.id} up: {counted(len(hosts), 'host')} in {spec.subnet} "
-            f"({time.monotonic() - started:.1f} s)"
+            f"emulation {done.spec.id} up: {counted(len(done.hosts), 'host')} in "
+            f"{done.spec.subnet} ({done.elapsed_s:.1f} s)"
         )
         return
-    from orchestrator.drivers.keys import ensure_sweep_keys, write_known_hosts
-    from orchestrator.emulator.stack import build_spec
-    from orchestrator.emulator.variation import DEFAULT_VARIATION
-    from orchestrator.model.catalog import load_catalog
-    from orchestrator.netmodel.model import DEFAULT_MODEL
-    from orchestrator.netmodel.routes import controller_rtt_ms, default_routes
-    from orchestrator.plan.selection import SelectionSpec, select
-    from orchestrator.sweep.provision import controller_region
-
-    perturbations = perturbations_from_options(perturb, perturb_file)
-    emu.require_root()
-    catalog = load_catalog(paths.CATALOG)
-    where = controller_region(controller)
-    wanted = tuple(r.strip() for r in regions.split(",") if r.strip())
-    chosen = select(
-        catalog, SelectionSpec(regions=wanted, max_regions=max_regions or (None if wanted else 8))
-    ).regions
-    perturbing.check_hosts(perturbations, [r.key for r in chosen])
-    seed = secrets.randbelow(2**31) if seed is None else seed
-    keys_dir = keys_dir or paths.state_home() / "emulator" / emulation_id
-    keys = ensure_sweep_keys(keys_dir)
-    expires_at = time.time() + ttl_hours * 3600
-    subnet = emu.reserve_subnet(emulation_id, expires_at=expires_at)
-    spec = build_spec(
-        emulation_id,
-        subnet,
-        chosen,
-        keys,
-        DEFAULT_MODEL,
-        expires_at=expires_at,
-        controller=where,
-        routes=default_routes(),
+    request = emu.UpRequest(
+        emulation_id=emulation_id,
+        regions=tuple(r.strip() for r in regions.split(",") if r.strip()),
+        max_regions=max_regions,
+        keys_dir=keys_dir,
+        ttl_hours=ttl_hours,
+        controller=controller,
         seed=seed,
-        variation=DEFAULT_VARIATION,
-        perturbations=perturbations,
+        perturbations=perturbations_from_options(perturb, perturb_file),
     )
-    started = time.monotonic()
-    hosts = emu.up(spec)
-    known_hosts = keys_dir / "known_hosts"
-    write_known_hosts(known_hosts, hosts)
-    click.echo(f"emulation {emulation_id} up in {time.monotonic() - started:.1f} s (seed {seed}):")
-    for host in hosts:
+    done = emu.bring_up(request)
+    click.echo(f"emulation {emulation_id} up in {done.elapsed_s:.1f} s (seed {done.spec.seed}):")
+    for host in done.hosts:
         click.echo(f"  {host.name:32} {host.address}")
-    if where is not None:
+    if done.controller is not None:
         click.echo(
-            f"controller modelled in {where.key}: RTT to the farthest host "
-            f"{controller_rtt_ms(where, chosen):.1f} ms"
+            f"controller modelled in {done.controller.key}: RTT to the farthest host "
+            f"{done.controller_rtt_ms:.1f} ms"
         )
     click.echo(
-        f"log in: ssh -i {keys.client_key} -o UserKnownHostsFile={known_hosts} "
-        f"-o StrictHostKeyChecking=yes root@{hosts[0].address}"
+        f"log in: ssh -i {done.client_key} -o UserKnownHostsFile={done.known_hosts} "
+        f"-o StrictHostKeyChecking=yes root@{done.hosts[0].address}"
     )
-    for p in perturbations:
+    for p in request.perturbations:
         click.echo(f"perturbation: {p.text}")
     click.echo(f"remove: interregion emulator down --id {emulation_id}")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -23,19 +22,16 @@ from orchestrator.cli.options import (
 )
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import log, paths
-from orchestrator.core.errors import UserError
 from orchestrator.mesh.cost import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
 from orchestrator.model import backends
 from orchestrator.model.catalog import CLOUDS, load_catalog, region_to_dict
-from orchestrator.plan.allowance import shortfall_message
-from orchestrator.plan.options import check_selection, parse_clouds
+from orchestrator.plan.options import RunOptions, parse_clouds
 from orchestrator.plan.pricing import load_pricing
-from orchestrator.plan.selection import SelectionSpec, pairs_per_band
-from orchestrator.plan.sweep_plan import Plan, make_plan, slot_seconds
-from orchestrator.sweep.provision import controller_region
+from orchestrator.plan.selection import pairs_per_band
+from orchestrator.plan.sweep_plan import Plan, slot_seconds
+from orchestrator.sweep import launch
+from orchestrator.sweep.launch import SweepRequest
 
-# A round overhead beyond a day is a typo, and an infinite one breaks the time model.
-MAX_ROUND_OVERHEAD_S = 86_400.0
 # Beyond these, the table shows the first rows and points at --json.
 SHOW_PAIRS = 60
 SHOW_ROUNDS = 30
@@ -129,48 +125,21 @@ def plan(
       interregion plan --pairs aws:us-east-1/gcp:us-east4 --pings 50 --duration 10
       interregion plan --mesh --max-regions 8
     """
-    if round_overhead is not None and not 0 <= round_overhead <= MAX_ROUND_OVERHEAD_S:  # nan too
-        raise UserError(
-            f"--round-overhead {round_overhead:g}: give 0 to {MAX_ROUND_OVERHEAD_S:,.0f} seconds"
-        )
-    loaded = load_catalog(catalog)
-    log.debug(f"plan: catalog {catalog}: {log.counted(len(loaded.regions), 'region')}")
-    spec = selection_from(options)
-    params = params_from(options)
-    log.debug(f"plan: selection {_given(spec)}; tests {', '.join(params.tests)}")
-    notes: list[str] = []  # said once the plan is made: bad input is one line alone
-    check_selection(loaded, spec, backend, notes.append)
-    result = make_plan(
-        loaded,
-        spec,
-        params,
-        backend=backend,
-        max_concurrent=max_concurrent,
-        sequential=sequential,
+    request = SweepRequest(
+        selection=selection_from(options),
+        params=params_from(options),
+        run=RunOptions(backend=backend, max_concurrent=max_concurrent, sequential=sequential,
+                       emulated_type=options["emulated_type"], controller=options["controller"]),
+    )  # fmt: skip
+    result = launch.dry_run(
+        request,
+        catalog_path=catalog,
+        pricing_path=pricing_path,
         round_overhead=round_overhead,
-        pricing=load_pricing(pricing_path),
-        controller=controller_region(options["controller"]),
-        emulated=options["emulated_type"],
+        strict=strict,
+        note=_note,
+        warn=log.warning,
     )
-    log.debug(
-        f"plan: {log.counted(len(result.selection.regions), 'region')} and "
-        f"{log.counted(len(result.selection.pairs), 'directed pair')} selected; "
-        f"{log.counted(len(result.rounds), 'round')} against a lower bound of "
-        f"{result.lower_bound_rounds}; cap {result.max_concurrent or 'none'}"
-        f"{' (sequential)' if result.sequential else ''}; round overhead "
-        + (f"{round_overhead:g} s" if round_overhead is not None else "the controller's model")
-    )
-    log.debug(f"plan: prices from {pricing_path} (as of {result.pricing_as_of})")
-    for note in notes:
-        _note(note)
-    if result.shortfalls:
-        message = shortfall_message(result.shortfalls)
-        if strict:
-            raise UserError(
-                f"{message}: pick a machine type that covers them, or fewer or shorter "
-                "tests (--strict)"
-            )
-        log.warning(message)
     if mesh:
         _print_mesh(result, load_pricing(pricing_path), mesh_interval, mesh_echoes, as_json)
     elif as_json:
@@ -207,17 +176,6 @@ def _print_mesh(result: Plan, pricing: Any, interval_s: int, echoes: int, as_jso
         f"VMs ${cost.vm_usd_per_month:,.2f}, egress ${cost.egress_usd_per_month:,.2f}, "
         f"total ${cost.total_usd_per_month:,.2f}"
     )
-
-
-def _given(spec: SelectionSpec) -> str:
-    """The selection's fields that differ from the defaults, as `name=value`."""
-    default = SelectionSpec()
-    given = [
-        f"{f.name}={getattr(spec, f.name)}"
-        for f in fields(spec)
-        if getattr(spec, f.name) != getattr(default, f.name)
-    ]
-    return ", ".join(given) or "every region of both clouds"
 
 
 def _note(message: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,29 +24,6 @@ _RESULTS_OPTION = click.option(
     show_default=True,
     help="Folder holding one folder per sweep.",
 )
-
-
-def _sweep_dirs(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Path]:
-    from orchestrator.report.build import sweep_dirs
-    from orchestrator.results.store import check_sweep_id
-
-    if all_:
-        found = sweep_dirs(results)
-        if not found:
-            raise UserError(
-                f"no sweeps under {results}: run 'interregion sweep --max-regions 4 "
-                f"--results {paths.shell_word(results)}' first"
-            )
-        return found
-    chosen = []
-    for sweep_id in sweep:
-        folder = results / check_sweep_id(sweep_id)  # as the stage commands: no "../x"
-        if not (folder / "measurements.csv").exists():
-            known = [p.name for p in sweep_dirs(results)]
-            hint = f" (latest: {known[-1]})" if known else " (no sweeps yet)"
-            raise UserError(f"no sweep '{sweep_id}' under {results}{hint}")
-        chosen.append(folder)
-    return chosen
 
 
 @click.command()
@@ -115,47 +93,29 @@ def report(
       interregion report --all --cloud-pair aws:gcp --min-km 1000
       interregion report --input theirs.csv --out /tmp/theirs-report --include-flagged
     """
-    from orchestrator.model.catalog import load_catalog
-    from orchestrator.plan.selection import pair_filter
-    from orchestrator.report.build import default_out_dir, load_inputs, write_report
+    from orchestrator.report.make import ReportRequest, check_sources, make_report
 
-    _check_sources(sweep, all_, input_files)
-    chooser = choosers_given(selection)
-    if chooser:
-        raise UserError(f"{chooser} chooses regions for a sweep: it does not filter a report")
-    dirs = _sweep_dirs(results_dir, sweep, all_) if not input_files else []
-    cat = load_catalog(catalog)
-    spec = selection_from(selection)
-    keep = pair_filter(spec, cat) if spec != type(spec)() else None
-    console = _console()
-    loaded = load_inputs(
-        sweep_dirs_=dirs,
+    request = ReportRequest(
+        sweeps=sweep,
+        all_sweeps=all_,
         input_files=input_files,
-        catalog=cat,
-        keep=keep,
+        results=results_dir,
+        out=out,
+        png=not no_png,
+        catalog=catalog,
         include_flagged=include_flagged,
         include_injected=include_injected,
     )
-    out_dir = out if out is not None else default_out_dir(dirs, input_files)
-    result = write_report(loaded, out_dir, png=not no_png, log=console.print)
+    check_sources(request)
+    chooser = choosers_given(selection)
+    if chooser:
+        raise UserError(f"{chooser} chooses regions for a sweep: it does not filter a report")
+    console = _console()
+    result = make_report(replace(request, selection=selection_from(selection)), console.print)
     # after the report: when it fails, its one error line says enough on its own
-    for line in loaded.warnings:
+    for line in result.loaded.warnings:
         log.warning(line)
     _print_report(console, result)
-
-
-def _check_sources(sweep: tuple[str, ...], all_: bool, input_files: tuple[Path, ...]) -> None:
-    """One kind of source per report: sweeps (--sweep or --all) or files (--input)."""
-    if input_files and (sweep or all_):
-        given = "--all" if all_ else "--sweep"
-        raise UserError(
-            f"--input and {given} both given: a report reads either files (--input) "
-            "or sweeps (--sweep/--all); drop one of them"
-        )
-    if sweep and all_:
-        raise UserError("--all and --sweep both given: --all already takes every sweep")
-    if not (sweep or all_ or input_files):
-        raise UserError("say what to report on: one of --sweep ID, --all or --input FILE")
 
 
 def _console() -> Console:

@@ -18,9 +18,7 @@ from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import results_lock
-from orchestrator.schedule import ledger
-from orchestrator.schedule.cadence import iso
-from orchestrator.schedule.profiles import DEFAULT_FILE, Profile, get_profile, load_profiles
+from orchestrator.schedule.profiles import DEFAULT_FILE, Profile, get_profile
 from orchestrator.sweep import abandoned
 
 
@@ -55,13 +53,6 @@ def profile_named(schedules: Path, name: str) -> Profile:
     return get_profile(schedules, name, load_catalog())
 
 
-def _estimate(profile: Profile) -> Any:
-    from orchestrator.model.catalog import load_catalog
-    from orchestrator.schedule.tick import plan_profile
-
-    return plan_profile(profile, load_catalog()).estimate
-
-
 def run_profile(
     profile: Profile,
     results: Path,
@@ -69,17 +60,15 @@ def run_profile(
     wait_slip: bool = False,
     hourly_draw: bool = False,
 ) -> None:
-    """One tick, its ledger line logged (a dated line: the cron log is made of them); exit 0
-    also when skipped (the timer did its job), 1 when the sweep failed (so systemd and
-    Actions show it)."""
-    from orchestrator.schedule.tick import due_this_hour, run_tick, sleep_slip
+    """One tick (schedule.tick.run_profile), its ledger line logged (a dated line: the cron
+    log is made of them); exit 0 also when skipped (the timer did its job), 1 when the
+    sweep failed (so systemd and Actions show it)."""
+    from orchestrator.schedule.tick import run_profile as run
 
-    if hourly_draw and not due_this_hour(profile, datetime.now(UTC)):
+    record = run(profile, results, trigger, wait_slip=wait_slip, hourly_draw=hourly_draw, log=_log)
+    if record is None:
         log.info(f"{profile.name}: not this tick's drawn hour; nothing to do")
         return
-    if wait_slip:
-        sleep_slip(profile, _log)
-    record = run_tick(profile, results, trigger=trigger, log=_log)
     reason = f": {record['reason']}" if record.get("reason") else ""
     sweep = f" sweep {record['sweep_id']}" if record.get("sweep_id") else ""
     log.info(f"{profile.name}{sweep}: {record['outcome']}{reason}")
@@ -182,22 +171,17 @@ def install_command(
       interregion schedule install throughput --cron
     """
     from orchestrator.schedule import timers
+    from orchestrator.schedule.tick import profile_estimate
 
     profile = profile_named(schedules, name)
-    files = timers.install_files(
-        profile, _estimate(profile), schedules, results, cron=cron, unit_dir=unit_dir
-    )
+    estimate = profile_estimate(profile)
     if dry_run:
-        for f in files:
+        for f in timers.install_files(profile, estimate, schedules, results, cron=cron,
+                                      unit_dir=unit_dir):  # fmt: skip
             click.echo(f"# {f.path}\n{f.text}")
         return
-    timers.write_files(files)
-    for f in files:
-        click.echo(f"wrote {f.path}")
-    if not cron and not no_enable:
-        timers.systemctl("daemon-reload")
-        timers.systemctl("enable", "--now", f"{timers.unit_name(profile)}.timer")
-        click.echo(f"enabled {timers.unit_name(profile)}.timer")
+    timers.install(profile, estimate, schedules, results, cron=cron, unit_dir=unit_dir,
+                   enable=not no_enable, say=click.echo)  # fmt: skip
 
 
 @schedule.command("remove")
@@ -225,16 +209,7 @@ def remove_command(
     from orchestrator.schedule.profiles import check_name
 
     check_name(name, str(schedules))
-    files = timers.installed_files(name, unit_dir, cron)
-    if not any(p.exists() for p in files):
-        raise UserError(f"profile '{name}' is not installed in {files[0].parent}")
-    if not cron and not no_enable:
-        timers.systemctl("disable", "--now", f"{timers.unit_name(name)}.timer")
-    for path in files:
-        path.unlink(missing_ok=True)
-        click.echo(f"removed {path}")
-    if not cron and not no_enable:
-        timers.systemctl("daemon-reload")
+    timers.remove(name, unit_dir, cron=cron, enable=not no_enable, say=click.echo)
 
 
 @schedule.command("list")
@@ -252,50 +227,25 @@ def list_command(schedules: Path, results: Path, as_json: bool) -> None:
       interregion schedule list --results results/
       interregion schedule list --json
     """
-    now = datetime.now(UTC)
-    records, bad = ledger.read_checked(results)
-    if bad:
-        lines = ", ".join(str(n) for n in bad[:5]) + (
-            f" and {len(bad) - 5} more" if len(bad) > 5 else ""
-        )
-        log.warning(
-            f"{ledger.ledger_path(results)}: line {lines} is not a ledger record "
-            "(left out of the figures below)"
-        )
-    docs = []
-    for name, profile in load_profiles(schedules).items():
-        mine = ledger.of_profile(records, name)
-        last = mine[-1] if mine else None
-        nxt = profile.cadence.next_tick(now)
-        spent = ledger.month_spend_usd(records, name, now)
-        missed = ledger.missed_ticks(records, name, profile.cadence, profile.slip_s, now)
-        docs.append(
-            {
-                "profile": name,
-                "next_utc": iso(nxt) if nxt else None,
-                "slip_s": profile.slip_s,
-                "last_outcome": last.get("outcome") if last else None,
-                "last_started_utc": last.get("started_utc") if last else None,
-                "month_spend_usd": round(spent, 4),
-                "budget_usd_month": profile.budget_usd_month,
-                "missed_ticks": missed,
-            }
-        )
-        if as_json:
-            continue
-        last_text = (
-            f"last {last.get('outcome')} at {last.get('started_utc')}" if last else "no run yet"
-        )
-        click.echo(
-            f"{name}: next {iso(nxt) if nxt else '-'} (+ up to {profile.slip_s} s slip); "
-            f"{last_text}; month-to-date ${spent:.2f} of {profile.budget_usd_month:g}"
-        )
-        if missed:
-            shown = ", ".join(missed[-5:])
-            more = f" (last 5 of {len(missed)})" if len(missed) > 5 else ""
-            click.echo(f"  missed {len(missed)} ticks that never ran{more}: {shown}")
+    from orchestrator.schedule.status import status
+
+    found = status(schedules, results, datetime.now(UTC))
+    warning = found.bad_lines_warning()
+    if warning:
+        log.warning(warning)
     if as_json:
-        emit(docs)
+        emit([p.to_json() for p in found.profiles])
+        return
+    for p in found.profiles:
+        last_text = f"last {p.last_outcome} at {p.last_started_utc}" if p.runs else "no run yet"
+        click.echo(
+            f"{p.profile}: next {p.next_utc or '-'} (+ up to {p.slip_s} s slip); "
+            f"{last_text}; month-to-date ${p.month_spend_usd:.2f} of {p.budget_usd_month:g}"
+        )
+        if p.missed_ticks:
+            shown = ", ".join(p.missed_ticks[-5:])
+            more = f" (last 5 of {len(p.missed_ticks)})" if len(p.missed_ticks) > 5 else ""
+            click.echo(f"  missed {len(p.missed_ticks)} ticks that never ran{more}: {shown}")
 
 
 @schedule.command("export")
@@ -343,26 +293,13 @@ def export_command(
       interregion schedule export latency --repo acme/interregion \\
         --github-actions .github/workflows/interregion-latency.yml --state-bucket s3://acme-ir
     """
-    from orchestrator.results import store
     from orchestrator.schedule import timers
+    from orchestrator.schedule.tick import profile_estimate
 
     profile = profile_named(schedules, name)
-    text = timers.github_workflow(
-        profile,
-        _estimate(profile),
-        repo=repo,
-        state_bucket=state_bucket,
-        pages=pages,
-        schedules=DEFAULT_FILE,
-        results=results,
-    )
-    try:
-        store.write_atomic(workflow, text)
-    except OSError as e:
-        raise UserError(
-            f"--github-actions {workflow}: cannot write it ({e.strerror}): give a file in a "
-            "folder you can write, e.g. .github/workflows/interregion-NAME.yml"
-        ) from None
+    timers.export_workflow(profile, profile_estimate(profile), workflow, repo=repo,
+                           state_bucket=state_bucket, pages=pages, schedules=DEFAULT_FILE,
+                           results=results)  # fmt: skip
     click.echo(f"wrote {workflow}")
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import zlib
-from pathlib import Path
 from typing import Any
 
 import click
@@ -22,14 +20,9 @@ from orchestrator.cli.pathopt import UserPath
 from orchestrator.cli.sweep import announce, emulation_from
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
-from orchestrator.model.catalog import load_catalog
-from orchestrator.results import store
-from orchestrator.results.record import StudyRecord
-from orchestrator.study.estimate import study_plan
-from orchestrator.study.plan import DEFAULT_REPEATS, VARIANTS, check_repeats, parse_variants
-from orchestrator.study.report import STUDIES_DIR, build_study_report
-from orchestrator.study.run import STUDY_FILE, check_plan_buffers, measure_study
-from orchestrator.sweep import launch
+from orchestrator.study.plan import DEFAULT_REPEATS, VARIANTS
+from orchestrator.study.report import STUDIES_DIR
+from orchestrator.study.tcp import TcpStudyRequest, plan_tcp_study, run_tcp_study
 
 # set per variant by the study: given by hand they would mean something else
 PER_VARIANT = ("streams", "congestion", "window", "tests", "measures")
@@ -115,50 +108,20 @@ def tcp(**kwargs: Any) -> None:
         if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT):
             flag = "--" + name
             raise UserError(f"{flag} with study tcp: the study sets it per variant (--variants)")
-    variants = parse_variants(kwargs["variants"])
-    repeats = check_repeats(kwargs["repeats"])
-    if not kwargs["budget_usd"] > 0:  # also NaN: a budget nothing is within
-        raise UserError(f"--budget-usd {kwargs['budget_usd']:g}: must be above 0")
-    request = request_from(kwargs, emulation_from(kwargs))
-    plan = launch.plan_for(request, log.info)
-    if any(v.tuned for v in variants):
-        check_plan_buffers(
-            plan.selection.pairs,
-            plan.backend,
-            request.run.emulated_type,
-            kwargs["max_buffer_bytes"],
-        )
-    # the budget question reads what the study runs, not what a sweep of it would
-    plan, found = study_plan(plan, load_catalog(), variants, repeats)
-    announce(plan, kwargs, found.tests, found.shape())
-    options = launch.cloud_options_for(request, kwargs["results"])
-    spec, emulation = request.selection, request.emulation
-    studies: Path = kwargs["results"] / STUDIES_DIR
-    store.check_results_for_sweeps(studies)
-    say = log.say
-    with launch.locked(studies, trigger="study", log=say) as held:
-        run = launch.create(plan, spec, studies, cloud_options=options, emulation=emulation)
-        seed = kwargs["seed"] if kwargs["seed"] is not None else zlib.crc32(run.id.encode())
-        run.record.study = StudyRecord.new(
-            kind="tcp",
-            variants=[v.name for v in variants],
-            repeats=repeats,
-            seed=seed,
-            max_buffer_bytes=kwargs["max_buffer_bytes"],
-            estimate=found.to_dict(),
-        )
-        run.save()
-        log.info(f"study {run.id}: {run.dir}")
-        launch.start(
-            run,
-            held,
-            build_report=not kwargs["no_report"],
-            measure_stage=measure_study,
-            report_stage=build_study_report,
-            history=False,
-        )
-    log.info(f"study {run.id} done: {run.dir / STUDY_FILE}")
-    click.echo(str(run.dir / STUDY_FILE))
+    request = TcpStudyRequest(
+        sweep=request_from(kwargs, emulation_from(kwargs)),
+        variants=kwargs["variants"],
+        repeats=kwargs["repeats"],
+        seed=kwargs["seed"],
+        max_buffer_bytes=kwargs["max_buffer_bytes"],
+        budget_usd=kwargs["budget_usd"],
+    )
+    study = plan_tcp_study(request, log.info)
+    announce(study.plan, kwargs, study.estimate.tests, study.estimate.shape())
+    found = run_tcp_study(study, kwargs["results"], build_report=not kwargs["no_report"],
+                          log=log.say)  # fmt: skip
+    log.info(f"study {found.parent.name} done: {found}")
+    click.echo(str(found))
 
 
 # refused in one line (the study sets them per variant), so not listed in its help either

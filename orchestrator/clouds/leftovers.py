@@ -26,6 +26,17 @@ class Leftover:
     def sweep_id(self) -> str:
         return self.tags.get("sweep_id", "")
 
+    def to_json(self) -> dict[str, str]:
+        return {
+            "cloud": self.cloud,
+            "region": self.region,
+            "kind": self.kind,
+            "id": self.id,
+            "name": self.name,
+            "sweep_id": self.sweep_id,
+            "expires_utc": self.tags.get("expires_utc", ""),
+        }
+
     def describe(self) -> str:
         expires = self.tags.get("expires_utc", "?")
         return (

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from orchestrator.clouds import aws, gcp
+from orchestrator.clouds.options import CloudFlags, cloud_options_from
 from orchestrator.clouds.stacks import DEFAULT_AMI_PARAMETER
 from orchestrator.clouds.sync import bandwidth_differences
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import Region, load_catalog
+from orchestrator.plan.options import check_selection
+from orchestrator.plan.selection import SelectionSpec
 
 Warn = Callable[[str], None]
 
@@ -26,6 +30,18 @@ class PreflightResult:
     dropped: tuple[tuple[str, str], ...] = ()  # (cloud:region, why)
     gcp_zones: dict[str, str] = field(default_factory=dict)  # region id -> zone to use
     identities: dict[str, str] = field(default_factory=dict)  # cloud -> account ARN / project
+
+    def zone(self, region: Region) -> str:
+        """The zone preflight picked for a GCP region ('' elsewhere)."""
+        return str(self.gcp_zones.get(region.id, "")) if region.cloud == "gcp" else ""
+
+    def to_json(self) -> dict[str, object]:
+        """What `preflight --json` prints."""
+        return {
+            "identities": dict(sorted(self.identities.items())),
+            "ready": [{"region": r.key, "zone": self.zone(r)} for r in self.regions],
+            "dropped": [{"region": key, "reason": why} for key, why in self.dropped],
+        }
 
 
 def _free(quota: tuple[float, float] | None) -> float | None:
@@ -186,3 +202,30 @@ def preflight(
         gcp_zones={k: v for k, v in zones.items() if any(r.id == k for r in kept)},
         identities=identities,
     )
+
+
+def check_selection_on_clouds(
+    selection: SelectionSpec,
+    flags: CloudFlags,
+    *,
+    catalog_path: Path,
+    results: Path,
+    note: Warn,
+    warn: Warn,
+) -> PreflightResult:
+    """`interregion preflight`: the selection's regions checked on their clouds with the
+    cloud flags' account, machine types and strictness; nothing created."""
+    if flags.pin_from:
+        raise UserError("--pin-from applies to sweep and provision: preflight checks the regions")
+    catalog = load_catalog(catalog_path)
+    regions = list(check_selection(catalog, selection, None, note).regions)
+    options = cloud_options_from(flags, results)  # no --pin-from
+    with aws.network_errors(), gcp.network_errors():
+        return preflight(
+            regions,
+            {**catalog.machine_types, **options.machine_types},
+            aws_api=lambda: aws.AwsApi(profile=options.aws_profile),
+            gcp_api=lambda: gcp.GcpApi(options.gcp_project),
+            strict=options.strict,
+            warn=warn,
+        )

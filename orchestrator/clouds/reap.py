@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from orchestrator.clouds import aws, gcp
-from orchestrator.clouds.leftovers import Leftover, due
+from orchestrator.clouds.leftovers import Leftover, due, parse_age
 from orchestrator.core.errors import UserError
 
 Warn = Callable[[str], None]
@@ -24,6 +24,15 @@ class ReapReport:
     due: list[Leftover] = field(default_factory=list)
     deleted: list[Leftover] = field(default_factory=list)
     skipped_clouds: list[str] = field(default_factory=list)  # "aws: why"
+
+    def to_json(self, dry_run: bool) -> dict[str, object]:
+        """What `reap --json` prints."""
+        return {
+            "dry_run": dry_run,
+            "due": [item.to_json() for item in self.due],
+            "deleted": [item.to_json() for item in self.deleted],
+            "skipped_clouds": self.skipped_clouds,
+        }
 
 
 def reap(
@@ -111,3 +120,38 @@ def leftover_warnings(
         "(they cost money): run 'interregion reap' to delete them",
         *(f"  {x.describe()}" for x in report.due),
     ]
+
+
+def reap_clouds(
+    clouds: Sequence[str],
+    *,
+    sweep_id: str | None = None,
+    older_than: str | None = None,
+    dry_run: bool = False,
+    aws_regions: Sequence[str] = (),
+    gcp_project: str | None = None,
+    aws_profile: str | None = None,
+    warn: Warn,
+    now: datetime | None = None,
+) -> ReapReport:
+    """`interregion reap`: what crashed sweeps left on `clouds` found (expired, older than
+    `older_than` ("2h"), or of one sweep) and, unless `dry_run`, deleted; one line when
+    no cloud asked for can be used (the others skipped are on the report)."""
+    if older_than and sweep_id:
+        raise UserError("--older-than and --sweep select differently: give one of them")
+    with aws.network_errors(), gcp.network_errors():
+        report = reap(
+            clouds,
+            sweep_id=sweep_id,
+            older_than=parse_age(older_than) if older_than else None,
+            dry_run=dry_run,
+            now=now or datetime.now(UTC),
+            aws_api=lambda: aws.AwsApi(profile=aws_profile),
+            gcp_api=lambda: gcp.GcpApi(gcp_project),
+            aws_regions=aws_regions or None,
+            required=len(clouds) == 1,
+            warn=warn,
+        )
+    if len(report.skipped_clouds) == len(clouds):
+        raise UserError("no cloud can be used: " + "; ".join(report.skipped_clouds))
+    return report

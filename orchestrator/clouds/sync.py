@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from orchestrator.clouds import aws, gcp
 from orchestrator.core.errors import UserError
-from orchestrator.model.catalog import Catalog, MachineBandwidth
+from orchestrator.model.catalog import Catalog, MachineBandwidth, load_catalog
 
 
 @dataclass
@@ -79,4 +80,26 @@ def sync(
         missing, stale = compare(ids, offered, cloud)
         report.missing += missing
         report.stale += stale
+    return report
+
+
+def sync_catalog(
+    catalog_path: Path,
+    clouds: Sequence[str],
+    *,
+    gcp_project: str | None = None,
+    aws_profile: str | None = None,
+) -> SyncReport:
+    """`interregion regions sync`: the regions the clouds offer against the catalog's; one
+    line when no cloud asked for can be used (the others skipped are on the report)."""
+    with aws.network_errors(), gcp.network_errors():
+        report = sync(
+            load_catalog(catalog_path),
+            clouds,
+            aws_api=lambda: aws.AwsApi(profile=aws_profile),
+            gcp_api=lambda: gcp.GcpApi(gcp_project),
+            required=len(clouds) == 1,  # the one cloud asked for: its own error
+        )
+    if len(report.skipped) == len(clouds):
+        raise UserError("no cloud can be used: " + "; ".join(report.skipped))
     return report

@@ -1,7 +1,9 @@
 """The emulated cloud: every region a network namespace on this machine.
 
 Public API (what the rest of interregion and the `infra/local` Terraform stack
-use): `up(spec)`, `down(emulation_id)`, `set_perturbations(emulation_id, perturbations)`,
+use): `bring_up(UpRequest) -> UpResult` (`emulator up`: regions chosen, keys made, a
+subnet reserved, the spec built and brought up) and `bring_up_spec(path)` (module
+`bringup`); `up(spec)`, `down(emulation_id)`, `set_perturbations(emulation_id, perturbations)`,
 `reap()`, `status()`, `delayd_binary()` (the delay program, built from its source on
 first use by an installed package), and
 `LOCAL_MAX_CONCURRENT`, the default number of tests a sweep runs at once on the
@@ -13,6 +15,7 @@ variables), `spec`, `perturb` (injected changes), `variation` (run-to-run variat
 `... down --id ID` are what the stack's provisioners run.
 """
 
+from orchestrator.emulator.bringup import UpRequest, UpResult, bring_up, bring_up_spec
 from orchestrator.emulator.delay import delayd_binary
 from orchestrator.emulator.runtime import (
     EmulationStatus,
@@ -35,7 +38,12 @@ __all__ = [
     "EmulationStatus",
     "HostSpec",
     "PathSpec",
+    "UpRequest",
+    "UpResult",
     "allowance",
+    "bring_up",
+    "bring_up_spec",
+    "bringup",
     "delayd_binary",
     "down",
     "hosts_of",

@@ -9,6 +9,8 @@ Public API: the modules below; other packages import only these names
 - `cache`: A sweep's computed report, kept so that a site over the same inputs does not compute it
   again: `results/.cache/report/<sweep id>.json`.
 - `charts`: Plotly figures of a report: distance charts, heatmaps, the world map, time series.
+- `make`: `make_report(ReportRequest, log) -> build.Report`: `interregion report`'s use case (the
+  sources checked and read, filtered, the report written).
 - `uncertainty`: How far a report's figures can be trusted: bootstrap intervals over pairs, the
   marks of a weak fit, and Wilson's interval of a loss rate.
 """
@@ -18,5 +20,6 @@ __all__ = [
     "build",
     "cache",
     "charts",
+    "make",
     "uncertainty",
 ]

@@ -8,6 +8,8 @@ Public API: the modules below; other packages import only these names
 - `ledger`: The schedule ledger: one JSON line per tick in `results/schedule-ledger.jsonl`.
 - `profiles`: Named sweep profiles: `schedules.yaml`, loaded and checked before anything is spent.
 - `retention`: Retention: old sweeps lose their raw/ and state/ folders, never their results.
+- `status`: Where each profile stands (`schedule list`): next tick, last outcome, month-to-date
+  spend, missed ticks.
 - `tick`: One tick of a scheduled sweep: what `interregion schedule run NAME` does.
 - `timers`: What starts a profile's ticks: a systemd timer, a cron entry or a GitHub Actions
   workflow.
@@ -18,6 +20,7 @@ __all__ = [
     "ledger",
     "profiles",
     "retention",
+    "status",
     "tick",
     "timers",
 ]

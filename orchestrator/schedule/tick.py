@@ -303,3 +303,31 @@ def sleep_slip(profile: Profile, log: Log) -> None:
     if delay:
         log(f"waiting {delay:.0f} s (slip window {profile.slip_s} s) before starting")
         time.sleep(delay)
+
+
+def run_profile(
+    profile: Profile,
+    results: Path,
+    trigger: str,
+    *,
+    wait_slip: bool = False,
+    hourly_draw: bool = False,
+    log: Log = print,
+    now: datetime | None = None,
+) -> dict[str, Any] | None:
+    """`schedule run NAME` (and `sweep --profile`): one tick of `profile`, after waiting
+    within its slip (`wait_slip`), or only in the hour drawn for the latest tick when
+    called every hour (`hourly_draw`: None when this is not that hour). Its ledger
+    record is returned."""
+    if wait_slip and hourly_draw:
+        raise UserError("--wait-slip and --hourly-draw both place the start: give one")
+    if hourly_draw and not due_this_hour(profile, now or datetime.now(UTC)):
+        return None
+    if wait_slip:
+        sleep_slip(profile, log)
+    return run_tick(profile, results, trigger=trigger, log=log)
+
+
+def profile_estimate(profile: Profile) -> Any:
+    """The plan's estimate of one tick of `profile` (what the timers bound the start by)."""
+    return plan_profile(profile, load_catalog()).estimate

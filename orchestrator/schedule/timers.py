@@ -14,6 +14,7 @@ import shlex
 import subprocess
 import sys
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,6 +196,78 @@ def installed_files(profile: Profile | str, unit_dir: Path | None, cron: bool) -
     if cron:
         return [(unit_dir or CRON_DIR) / name]
     return [(unit_dir or UNIT_DIR) / f"{name}.service", (unit_dir or UNIT_DIR) / f"{name}.timer"]
+
+
+def install(
+    profile: Profile,
+    estimate: Estimate,
+    schedules: Path,
+    results: Path,
+    *,
+    cron: bool,
+    unit_dir: Path | None,
+    enable: bool,
+    say: Callable[[str], None],
+) -> list[Written]:
+    """`schedule install NAME`: the profile's files written (`say` names each), then, for
+    systemd units unless not `enable`, the timer enabled and started."""
+    files = install_files(profile, estimate, schedules, results, cron=cron, unit_dir=unit_dir)
+    write_files(files)
+    for f in files:
+        say(f"wrote {f.path}")
+    if not cron and enable:
+        systemctl("daemon-reload")
+        systemctl("enable", "--now", f"{unit_name(profile)}.timer")
+        say(f"enabled {unit_name(profile)}.timer")
+    return files
+
+
+def remove(
+    name: str, unit_dir: Path | None, *, cron: bool, enable: bool, say: Callable[[str], None]
+) -> list[Path]:
+    """`schedule remove NAME`: the timer stopped and disabled (systemd, unless not
+    `enable`), its files deleted (`say` names each); found by the profile's name alone."""
+    files = installed_files(name, unit_dir, cron)
+    if not any(p.exists() for p in files):
+        raise UserError(f"profile '{name}' is not installed in {files[0].parent}")
+    if not cron and enable:
+        systemctl("disable", "--now", f"{unit_name(name)}.timer")
+    for path in files:
+        path.unlink(missing_ok=True)
+        say(f"removed {path}")
+    if not cron and enable:
+        systemctl("daemon-reload")
+    return files
+
+
+def export_workflow(
+    profile: Profile,
+    estimate: Estimate,
+    workflow: Path,
+    *,
+    repo: str,
+    state_bucket: str | None,
+    pages: bool,
+    schedules: str,
+    results: str,
+) -> None:
+    """`schedule export NAME`: the GitHub Actions workflow written to `workflow`."""
+    text = github_workflow(
+        profile,
+        estimate,
+        repo=repo,
+        state_bucket=state_bucket,
+        pages=pages,
+        schedules=schedules,
+        results=results,
+    )
+    try:
+        store.write_atomic(workflow, text)
+    except OSError as e:
+        raise UserError(
+            f"--github-actions {workflow}: cannot write it ({e.strerror}): give a file in a "
+            "folder you can write, e.g. .github/workflows/interregion-NAME.yml"
+        ) from None
 
 
 # ---- GitHub Actions ------------------------------------------------------------------

@@ -15,6 +15,8 @@ Public API: the modules below; other packages import only these names
   throughput = min(cap, W / RTT): pure functions over study.csv's rows, then the files
   (study_summary.csv, study.md, study.html).
 - `run`: Running a TCP study: the sweep's stages around a measure stage of its own.
+- `tcp`: `study tcp`'s use case: `plan_tcp_study(TcpStudyRequest) -> TcpStudyPlan` (checked,
+  planned, estimated; what the budget question reads), then `run_tcp_study` (made and run).
 """
 
 __all__ = [
@@ -23,4 +25,5 @@ __all__ = [
     "plan",
     "report",
     "run",
+    "tcp",
 ]

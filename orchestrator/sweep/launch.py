@@ -8,6 +8,8 @@
                           how it runs (plan.options.RunOptions), the cloud flags
                           (clouds.options.CloudFlags) and the emulation (`Emulation`)
     plan_for              a SweepRequest -> its plan (every check that needs the catalog)
+    dry_run               `interregion plan`: the plan from the catalog and price files
+                          named, its hosts' allowance shortfalls warned of or refused
     cloud_options_for     the cloud flags -> the cloud options the record keeps
     locked                the results folder's lock, then what a dead sweep left torn down
     create                the sweep's folder and record (with the emulation it runs)
@@ -23,19 +25,21 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from orchestrator.clouds.options import CloudFlags, CloudOptions, cloud_options_from, require_sdks
+from orchestrator.core import log
 from orchestrator.core.errors import UserError
 from orchestrator.drivers.lock import ResultsLock, results_lock
 from orchestrator.drivers.progress import RoundProgress
 from orchestrator.emulator.perturb import Perturbation, check_hosts
 from orchestrator.model import backends
 from orchestrator.model.catalog import Catalog, load_catalog
+from orchestrator.plan.allowance import shortfall_message
 from orchestrator.plan.options import RunOptions, check_selection
-from orchestrator.plan.pricing import Pricing
+from orchestrator.plan.pricing import Pricing, load_pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import Plan, TestParams, make_plan
 from orchestrator.results import store
@@ -102,6 +106,7 @@ def plan_for(
     note: Log,
     catalog: Catalog | None = None,
     pricing: Pricing | None = None,
+    round_overhead: float | None = None,
 ) -> Plan:
     """The plan of a new sweep (or study) from its request: every check that needs the
     catalog (the selection, the backend that hosts it, the emulation's hosts), nothing
@@ -121,12 +126,74 @@ def plan_for(
         emulated=run.emulated_type,
         machine_types=request.machine_types,
         pricing=pricing,
+        round_overhead=round_overhead,
     )
     if request.emulation is not None:
         check_hosts(request.emulation.perturbations, [r.key for r in plan.selection.regions])
     for text in notes:
         note(text)
     return plan
+
+
+# A round overhead beyond a day is a typo, and an infinite one breaks the time model.
+MAX_ROUND_OVERHEAD_S = 86_400.0
+
+
+def dry_run(
+    request: SweepRequest,
+    *,
+    catalog_path: Path,
+    pricing_path: Path,
+    round_overhead: float | None = None,
+    strict: bool = False,
+    note: Log,
+    warn: Log,
+) -> Plan:
+    """`interregion plan`: what a sweep of `request` would test, in which rounds, how long
+    and at what cost (nothing created). A host whose mean egress is above its machine
+    type's baseline is warned of, or refused with `strict`."""
+    if round_overhead is not None and not 0 <= round_overhead <= MAX_ROUND_OVERHEAD_S:  # nan too
+        raise UserError(
+            f"--round-overhead {round_overhead:g}: give 0 to {MAX_ROUND_OVERHEAD_S:,.0f} seconds"
+        )
+    catalog = load_catalog(catalog_path)
+    log.debug(f"plan: catalog {catalog_path}: {log.counted(len(catalog.regions), 'region')}")
+    log.debug(
+        f"plan: selection {_given(request.selection)}; tests {', '.join(request.params.tests)}"
+    )
+    notes: list[str] = []  # said once the plan is made, after the debug lines
+    plan = plan_for(request, notes.append, catalog, load_pricing(pricing_path), round_overhead)
+    log.debug(
+        f"plan: {log.counted(len(plan.selection.regions), 'region')} and "
+        f"{log.counted(len(plan.selection.pairs), 'directed pair')} selected; "
+        f"{log.counted(len(plan.rounds), 'round')} against a lower bound of "
+        f"{plan.lower_bound_rounds}; cap {plan.max_concurrent or 'none'}"
+        f"{' (sequential)' if plan.sequential else ''}; round overhead "
+        + (f"{round_overhead:g} s" if round_overhead is not None else "the controller's model")
+    )
+    log.debug(f"plan: prices from {pricing_path} (as of {plan.pricing_as_of})")
+    for text in notes:
+        note(text)
+    if plan.shortfalls:
+        message = shortfall_message(plan.shortfalls)
+        if strict:
+            raise UserError(
+                f"{message}: pick a machine type that covers them, or fewer or shorter "
+                "tests (--strict)"
+            )
+        warn(message)
+    return plan
+
+
+def _given(spec: SelectionSpec) -> str:
+    """The selection's fields that differ from the defaults, as `name=value`."""
+    default = SelectionSpec()
+    given = [
+        f"{f.name}={getattr(spec, f.name)}"
+        for f in fields(spec)
+        if getattr(spec, f.name) != getattr(default, f.name)
+    ]
+    return ", ".join(given) or "every region of both clouds"
 
 
 def cloud_options_for(request: SweepRequest, results: Path) -> CloudOptions | None:

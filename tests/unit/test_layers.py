@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import check_layers  # noqa: E402
 
 PUBLIC = {
-    "advise": ["model", "sources", "spread"],
+    "advise": ["model", "sources", "spread", "transfer"],
     "cli": ["main"],
     "clouds": [
         "aws", "gcp", "labels", "launch", "leftovers", "options", "preflight", "reap",
@@ -33,7 +33,8 @@ PUBLIC = {
     "drivers": ["ansible", "interrupts", "keys", "lock", "processes", "progress", "terraform"],
     "emulator": [
         "LOCAL_MAX_CONCURRENT", "EmulationSpec", "EmulationStatus", "HostSpec", "PathSpec",
-        "allowance", "delayd_binary", "down", "hosts_of", "net", "perturb", "reap", "require_root",
+        "UpRequest", "UpResult", "allowance", "bring_up", "bring_up_spec", "bringup",
+        "delayd_binary", "down", "hosts_of", "net", "perturb", "reap", "require_root",
         "reserve_subnet", "running_spec", "set_perturbations", "spec", "stack", "state",
         "status", "up", "variation",
     ],
@@ -57,15 +58,15 @@ PUBLIC = {
         "allowance", "option_names", "options", "ping_timing", "pricing", "ramp", "rounds",
         "selection", "spend", "sweep_plan", "tuning",
     ],
-    "report": ["analyze", "build", "cache", "charts", "uncertainty"],
+    "report": ["analyze", "build", "cache", "charts", "make", "uncertainty"],
     "results": [
         "collect", "flags", "limiter", "parse", "ping_rows", "record", "schema", "stalls", "store",
         "tiers",
     ],
-    "schedule": ["cadence", "ledger", "profiles", "retention", "tick", "timers"],
+    "schedule": ["cadence", "ledger", "profiles", "retention", "status", "tick", "timers"],
     "publish": ["upload"],
     "site": ["build", "history_pages", "html"],
-    "study": ["check", "estimate", "plan", "report", "run"],
+    "study": ["check", "estimate", "plan", "report", "run", "tcp"],
     "sweep": [
         "abandoned", "backends", "events", "hostcheck", "inventory", "launch", "measure",
         "pingphase", "provision", "record", "restore", "runner", "sentinels", "stages",
@@ -148,6 +149,12 @@ def test_the_lint_step_passes_on_the_tree():
         # the library takes typed requests: click stays in the CLI
         ("plan/options.py", "import click", "only orchestrator.cli may"),
         ("schedule/profiles.py", "from click import Choice", "only orchestrator.cli may"),
+        # the CLI parses, calls one use case, renders: no data library, query or child process
+        ("cli/plan.py", "import numpy as np", "imports numpy: the CLI calls a use case"),
+        ("cli/report.py", "import duckdb", "imports duckdb: the CLI calls a use case"),
+        ("cli/schedule.py", "from subprocess import run", "imports subprocess: the CLI"),
+        ("cli/advise.py", "import sqlite3", "imports sqlite3: the CLI calls a use case"),
+        ("cli/study.py", "return 'SELECT rtt_ms FROM tests WHERE src = ?'", "SQL in the CLI"),
     ],
 )
 def test_the_lint_step_fails_on_a_planted_import(tmp_path, module, line, said):

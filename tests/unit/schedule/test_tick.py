@@ -263,6 +263,19 @@ def test_hourly_wakeups_run_each_tick_exactly_once_at_a_drawn_hour():
     assert not due_this_hour(short, datetime(2026, 11, 1, 7, 41, tzinfo=UTC))
 
 
+def test_run_profile_outside_its_drawn_hour_does_nothing(tmp_path):
+    from orchestrator.core.errors import UserError
+    from orchestrator.schedule.tick import drawn_hour, run_profile
+
+    profile = _profile(every="P1D", slip="P1D")
+    tick = datetime(2026, 11, 1, tzinfo=UTC)
+    other = tick.replace(hour=(drawn_hour(profile, tick) + 1) % 24, minute=41)
+    assert run_profile(profile, tmp_path, "timer", hourly_draw=True, now=other) is None
+    assert not ledger.ledger_path(tmp_path).exists()  # no tick, no record
+    with pytest.raises(UserError, match="give one"):
+        run_profile(profile, tmp_path, "timer", wait_slip=True, hourly_draw=True)
+
+
 def test_sweep_profile_runs_the_profile_by_hand(tmp_path):
     from click.testing import CliRunner
 

@@ -1,0 +1,113 @@
+"""`interregion study tcp`'s use case, in the two steps the budget question sits between.
+
+TcpStudyRequest       the sweep request it selects and plans from (SweepRequest), its
+                      variants, repeats, order seed, largest buffer, budget
+plan_tcp_study(req)   -> TcpStudyPlan: the request checked, the sweep plan, the
+                      study's buffers checked against it and its own estimate
+run_tcp_study(...)    the study's folder and record made under <results>/studies,
+                      then run (provision ... teardown, its report) -> its study.csv
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.core.errors import UserError
+from orchestrator.model.catalog import load_catalog
+from orchestrator.plan.sweep_plan import Plan
+from orchestrator.results import store
+from orchestrator.results.record import StudyRecord
+from orchestrator.study.estimate import StudyEstimate, study_plan
+from orchestrator.study.plan import (
+    DEFAULT_REPEATS,
+    VARIANTS,
+    Variant,
+    check_repeats,
+    parse_variants,
+)
+from orchestrator.study.report import STUDIES_DIR, build_study_report
+from orchestrator.study.run import STUDY_FILE, check_plan_buffers, measure_study
+from orchestrator.sweep import launch
+from orchestrator.sweep.launch import SweepRequest
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class TcpStudyRequest:
+    sweep: SweepRequest
+    variants: str = ",".join(VARIANTS)  # as given: checked by plan.parse_variants
+    repeats: int = DEFAULT_REPEATS
+    seed: int | None = None  # None: from the study id
+    max_buffer_bytes: int | None = None  # None: the kernel's
+    budget_usd: float = 5.0
+
+
+@dataclass(frozen=True)
+class TcpStudyPlan:
+    """What the study runs: the sweep plan with the study's estimate, the estimate
+    itself, the variants and repeats; what the budget question reads."""
+
+    request: TcpStudyRequest
+    plan: Plan
+    estimate: StudyEstimate
+    variants: tuple[Variant, ...]
+    repeats: int
+
+
+def plan_tcp_study(request: TcpStudyRequest, note: Log) -> TcpStudyPlan:
+    """The study's plan and estimate; nothing written. `note` hears the selection's notes."""
+    variants = tuple(parse_variants(request.variants))
+    repeats = check_repeats(request.repeats)
+    if not request.budget_usd > 0:  # also NaN: a budget nothing is within
+        raise UserError(f"--budget-usd {request.budget_usd:g}: must be above 0")
+    plan = launch.plan_for(request.sweep, note)
+    if any(v.tuned for v in variants):
+        check_plan_buffers(
+            plan.selection.pairs,
+            plan.backend,
+            request.sweep.run.emulated_type,
+            request.max_buffer_bytes,
+        )
+    # the budget question reads what the study runs, not what a sweep of it would
+    plan, found = study_plan(plan, load_catalog(), variants, repeats)
+    return TcpStudyPlan(request, plan, found, variants, repeats)
+
+
+def run_tcp_study(study: TcpStudyPlan, results: Path, *, build_report: bool, log: Log) -> Path:
+    """Run the planned study under <results>/studies/<id>/; its study.csv is returned."""
+    request = study.request
+    options = launch.cloud_options_for(request.sweep, results)
+    studies = results / STUDIES_DIR
+    store.check_results_for_sweeps(studies)
+    with launch.locked(studies, trigger="study", log=log) as held:
+        run = launch.create(
+            study.plan,
+            request.sweep.selection,
+            studies,
+            cloud_options=options,
+            emulation=request.sweep.emulation,
+        )
+        seed = request.seed if request.seed is not None else zlib.crc32(run.id.encode())
+        run.record.study = StudyRecord.new(
+            kind="tcp",
+            variants=[v.name for v in study.variants],
+            repeats=study.repeats,
+            seed=seed,
+            max_buffer_bytes=request.max_buffer_bytes,
+            estimate=study.estimate.to_dict(),
+        )
+        run.save()
+        log(f"study {run.id}: {run.dir}")
+        launch.start(
+            run,
+            held,
+            build_report=build_report,
+            measure_stage=measure_study,
+            report_stage=build_study_report,
+            history=False,
+        )
+    return run.dir / STUDY_FILE
