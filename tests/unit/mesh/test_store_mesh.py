@@ -3,6 +3,7 @@ judgment of the mesh as it was (no folder a rebuild reads holds them)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -95,3 +96,31 @@ def test_rebuild_of_an_unreadable_store_warns_that_the_mesh_rows_are_gone(result
     assert store.rebuild(results, warn=warned.append) == (1, 2)
     assert warned == [f"the mesh's rows of {path} are not kept: it cannot be read"]
     assert _tables(path)["mesh_bins"] == []
+
+
+def test_the_sweeps_matrix_names_the_meshs_own_for_a_mesh_source(results):
+    from click.testing import CliRunner
+
+    from orchestrator.cli import main
+
+    def run(*args):
+        return CliRunner().invoke(main, [*args, "--results", str(results)])
+
+    given = run("matrix", "--source", SOURCE, "--window", "1D", "--json")
+    assert given.exit_code == 2 and given.output.count("\n") == 1, given.output
+    command = f"interregion mesh matrix --source {SOURCE} --window 1D --json"
+    assert f"--source {SOURCE} is the continuous mesh's" in given.output
+    assert command in given.output
+    # the command it names runs as printed
+    mesh = run("mesh", "matrix", "--source", SOURCE, "--window", "1D", "--json")
+    assert mesh.exit_code == 0, mesh.output
+    assert len(json.loads(mesh.output)["cells"]) == 6
+    # a window both have is carried over; one the mesh has not becomes its 1H
+    week = run("matrix", "--source", SOURCE, "--window", "1W").output
+    assert f"'interregion mesh matrix --source {SOURCE} --window 1W'" in week
+    latest = run("matrix", "--source", SOURCE, "--window", "latest").output
+    assert f"interregion mesh matrix --source {SOURCE} --window 1H'" in latest
+    # no --source: every sweep source, the mesh's left to its own matrix (no empty table)
+    every = run("matrix", "--window", "all", "--json")
+    assert every.exit_code == 0, every.output
+    assert [t["source"] for t in json.loads(every.output)["matrices"]] == ["emulated"]
