@@ -719,8 +719,9 @@ def _serve_metrics(bind: str, window: str, results: Path) -> None:
             return openmetrics.render(con, window, fmt=fmt)
 
     server = serve.make_server(host, port, render)
-    bound_host, bound_port = server.server_address[:2]
-    shown = f"[{bound_host}]" if ":" in str(bound_host) else str(bound_host)
+    bound = server.server_address
+    bound_host, bound_port = str(bound[0]), int(bound[1])
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     if serve.every_interface(host):
         log.warning(f"metrics: listening on every interface ({host}): anyone who reaches "
                     "this machine can read them")  # fmt: skip

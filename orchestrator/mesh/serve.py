@@ -98,13 +98,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass  # a scrape a minute is no news
 
 
+class _V6Server(http.server.ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
 def make_server(host: str, port: int, render: Render) -> http.server.ThreadingHTTPServer:
     """The server bound to (host, port) (port 0: any free one; server_address says which);
     a refused bind is a one-line error."""
     handler = type("MetricsHandler", (_Handler,), {"render": staticmethod(render)})
-    server_class = http.server.ThreadingHTTPServer
+    server_class: type[http.server.ThreadingHTTPServer] = http.server.ThreadingHTTPServer
     if ":" in host:
-        server_class = type("V6Server", (server_class,), {"address_family": socket.AF_INET6})
+        server_class = _V6Server
     try:
         return server_class((host, port), handler)
     except OSError as e:

@@ -108,7 +108,8 @@ def pair_bins(
     to `end` (both kept; None: no bound), in time order: [{src, dst, t: [ISO 8601 bin
     starts], p50, p90, p99: [ms, None below the sample rule], loss: [%], received: [replies]}],
     in (src, dst) order. What the site's pair pages draw."""
-    where, params = ["source = ?"], [source]
+    where: list[str] = ["source = ?"]
+    params: list[Any] = [source]
     if start is not None:
         where.append("t >= ?")
         params.append(start)
