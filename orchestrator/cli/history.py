@@ -435,6 +435,7 @@ def matrix(
     each captioned with its source. A cell pools every sample of every test of
     the window; a tail percentile q from fewer than 10 / min(q, 1 - q) samples (p90:
     100, p99: 1,000) shows "—" (null in JSON, with value_n, the samples it had).
+    The continuous mesh's sources are not shown: `interregion mesh matrix` is theirs.
 
     \b
     Examples:
@@ -457,6 +458,7 @@ def matrix(
     regions = load_catalog(catalog)
     keep = pair_filter(spec, regions) if spec != type(spec)() else None
     with h.opened(_with_store(results_dir), read_only=True) as con:
+        sources = _sweep_sources(con, sources, window, as_json)
         doc = v.matrix(
             con,
             metric,
@@ -477,6 +479,35 @@ def matrix(
         writer.writerows(v.matrix_csv_rows(doc))
     else:
         _print_matrix(doc)
+
+
+def _sweep_sources(
+    con: Any, sources: tuple[str, ...], window: str, as_json: bool
+) -> tuple[str, ...]:
+    """The sources a sweeps' matrix shows: those given, or every source but the mesh's
+    (its bins have a matrix of their own, `mesh matrix`, windows down to an hour). A mesh
+    source given is a one-line error naming that command."""
+    from orchestrator.history import views as v
+    from orchestrator.mesh import views as mesh_views
+
+    meshes = mesh_views.mesh_sources(con)
+    given = [s for s in sources if s in meshes]
+    if given:
+        mesh_window = window if window in mesh_views.WINDOWS else "1H"
+        command = f"interregion mesh matrix --source {given[0]} --window {mesh_window}"
+        raise UserError(
+            f"--source {given[0]} is the continuous mesh's: its matrix (1H, 6H, 1D, 1W) is "
+            f"'{command}{' --json' if as_json else ''}'"
+        )
+    if sources or not meshes:
+        return sources
+    swept = tuple(name for name in v.source_infos(con) if name not in meshes)
+    if not swept:
+        raise UserError(
+            "the history store holds the continuous mesh's bins alone, no sweep: its matrix "
+            "is 'interregion mesh matrix'"
+        )
+    return swept
 
 
 def _print_matrix(doc: dict[str, Any]) -> None:

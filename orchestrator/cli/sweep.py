@@ -663,21 +663,38 @@ def matrix_command(source: str | None, window: str, as_json: bool, results: Path
     show_default=True,
     help="The quantiles' and loss's window: 1H, 6H, 1D or 1W.",
 )
+@click.option(
+    "--serve",
+    "bind",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve /metrics over HTTP instead (PORT alone: 127.0.0.1; 0.0.0.0 only when "
+    "given); the format follows the scraper's Accept header. Runs until Ctrl-C or SIGTERM.",
+)
 @_RESULTS
-def metrics_command(out: Path | None, fmt: str, window: str, results: Path) -> None:
+def metrics_command(
+    out: Path | None, fmt: str, window: str, bind: str | None, results: Path
+) -> None:
     """The mesh's RTT, loss and probe counts per directed pair as OpenMetrics text
-    (for node_exporter, --out into its textfile collector's folder).
+    (for node_exporter, --out into its textfile collector's folder; or served at
+    /metrics for Prometheus, --serve).
 
     \b
     Example:
       interregion metrics --out textfile/interregion.prom --format prometheus
       interregion metrics --window 6H
+      interregion metrics --serve 127.0.0.1:9109
     """
     from orchestrator.history import store as history
     from orchestrator.mesh import openmetrics, views
 
     if window not in views.WINDOWS:
         raise UserError(f"--window {window}: one of {', '.join(views.WINDOWS)}")
+    if bind is not None:
+        if out is not None:
+            raise UserError("--out and --serve both given: pick one")
+        _serve_metrics(bind, window, results)
+        return
     with history.opened(results, read_only=True) as con:
         text = openmetrics.render(con, window, fmt=fmt)
     if out is None:
@@ -685,6 +702,34 @@ def metrics_command(out: Path | None, fmt: str, window: str, results: Path) -> N
     else:
         store.write_atomic(Path(out), text)
         log.info(f"metrics: {out}")
+
+
+def _serve_metrics(bind: str, window: str, results: Path) -> None:
+    from orchestrator.history import store as history
+    from orchestrator.mesh import openmetrics, serve
+
+    host, port = serve.parse_bind(bind)
+    if not history.store_path(results).exists():
+        raise UserError(
+            f"no history store under {results}: 'interregion mesh up' starts a mesh, which fills it"
+        )
+
+    def render(fmt: str) -> str:
+        with history.opened(results, read_only=True) as con:
+            return openmetrics.render(con, window, fmt=fmt)
+
+    server = serve.make_server(host, port, render)
+    bound = server.server_address
+    bound_host, bound_port = str(bound[0]), int(bound[1])
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    if serve.every_interface(host):
+        log.warning(f"metrics: listening on every interface ({host}): anyone who reaches "
+                    "this machine can read them")  # fmt: skip
+    log.say(f"metrics: serving http://{shown}:{bound_port}/metrics (Ctrl-C stops)")
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
 
 
 COMMANDS: list[click.Command] = [

@@ -1035,12 +1035,72 @@ def rebuild(results: Path, warn: Any = None) -> tuple[int, int]:
         rule = judgments.rule(con)  # kept: the store's change detection goes on as set
     try:
         counts = ingest_all(results, warn, path=tmp, rule=rule)
+        if path.exists():
+            with opened(results, path=tmp) as con:
+                _keep_mesh(con, path, warn)
         os.replace(tmp, path)
         Path(f"{path}.wal").unlink(missing_ok=True)
     finally:
         for leftover in (tmp, Path(f"{tmp}.wal")):
             leftover.unlink(missing_ok=True)
     return counts
+
+
+# the tables of change detection: the mesh's rows in them are its judgments
+_JUDGED = ("judgments", "episodes", "config_changes", "calibrations", "detection_state")
+
+
+def _keep_mesh(con: duckdb.DuckDBPyConnection, old: Path, warn: Any = None) -> None:
+    """The mesh's rows, which no folder a rebuild reads holds, copied as they are from the
+    store at `old` into `con` (a rebuilt store): its samples and bins, its judgments (made
+    once, never again), its rows of `sweeps` and `notified`, and its `meta` (the pulls'
+    positions and the last bin judged: the next pull goes on from them). A store too old
+    to hold them (before version 9) has none; one that cannot be read loses them with a
+    warning (its pulled records are kept in results/mesh/<id>/pulled/); one in use stops
+    the rebuild (the old store is kept)."""
+    import duckdb
+
+    quoted = str(old).replace("'", "''")
+    try:
+        con.execute(f"ATTACH '{quoted}' AS old (READ_ONLY)")
+    except duckdb.Error as e:
+        error = _open_error(old, e)
+        if isinstance(error, StoreBusy):
+            raise error from None
+        if warn:
+            warn(f"the mesh's rows of {old} are not kept: it cannot be read")
+        return
+    try:
+        held = {r[0] for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'old'"
+        ).fetchall()}  # fmt: skip
+        if "mesh_bins" not in held:
+            return
+        mesh = "source IN (SELECT DISTINCT source FROM old.mesh_bins)"
+        ids = (
+            "(SELECT DISTINCT mesh_id FROM old.mesh_bins "
+            "UNION SELECT DISTINCT mesh_id FROM old.mesh_samples)"
+        )
+        with transaction(con):
+            for table in ("mesh_samples", "mesh_bins"):
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM old.{table}")
+            for table in _JUDGED:
+                if table in held:
+                    con.execute(
+                        f"INSERT INTO {table} BY NAME SELECT * FROM old.{table} WHERE {mesh}"
+                    )
+            con.execute(f"DELETE FROM sweeps WHERE sweep_id IN {ids}")
+            con.execute(
+                f"INSERT INTO sweeps BY NAME SELECT * FROM old.sweeps WHERE sweep_id IN {ids}"
+            )
+            con.execute(
+                "INSERT INTO notified BY NAME SELECT * FROM old.notified WHERE episode_id IN "
+                f"(SELECT id FROM old.episodes WHERE {mesh})"
+            )
+            con.execute("DELETE FROM meta WHERE starts_with(key, 'mesh_')")
+            con.execute("INSERT INTO meta SELECT * FROM old.meta WHERE starts_with(key, 'mesh_')")
+    finally:
+        con.execute("DETACH old")
 
 
 # ---- imported measurements ------------------------------------------------------------

@@ -98,3 +98,46 @@ def matrix(con: Any, source: str, window: str = "1H") -> tuple[datetime | None, 
             MatrixCell(src, dst, int(n), int(sent), p50, p90, p99, loss, lo, hi, int(nbins))
         )
     return end, cells
+
+
+def pair_bins(
+    con: Any, source: str, start: datetime | None = None, end: datetime | None = None,
+    pair: tuple[str, str] | None = None,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """A mesh source's bins per directed pair (both directions of `pair`, else every
+    pair), from `start`
+    to `end` (both kept; None: no bound), in time order: [{src, dst, t: [ISO 8601 bin
+    starts], p50, p90, p99: [ms, None below the sample rule], loss: [%], received: [replies]}],
+    in (src, dst) order. What the site's pair pages draw."""
+    where: list[str] = ["source = ?"]
+    params: list[Any] = [source]
+    if start is not None:
+        where.append("t >= ?")
+        params.append(start)
+    if end is not None:
+        where.append("t <= ?")
+        params.append(end)
+    if pair is not None:
+        where.append("((src = ? AND dst = ?) OR (src = ? AND dst = ?))")
+        params += [pair[0], pair[1], pair[1], pair[0]]
+    rows = con.execute(
+        "SELECT src, dst, strftime(t, '%Y-%m-%dT%H:%M:%S.000Z'), round(rtt_p50_ms, 2), "
+        "round(rtt_p90_ms, 2), round(rtt_p99_ms, 2), round(100 * loss_ratio, 2), received "
+        f"FROM mesh_bins WHERE {' AND '.join(where)} ORDER BY src, dst, t",
+        params,
+    ).fetchall()
+    out: list[dict[str, Any]] = []
+    for src, dst, t, p50, p90, p99, loss, received in rows:
+        if not out or (out[-1]["src"], out[-1]["dst"]) != (src, dst):
+            out.append({"src": src, "dst": dst, "t": [], "p50": [], "p90": [], "p99": [],
+                        "loss": [], "received": []})  # fmt: skip
+        d = out[-1]
+        for name, x in (("t", t), ("p50", p50), ("p90", p90), ("p99", p99), ("loss", loss),
+                        ("received", int(received))):  # fmt: skip
+            d[name].append(x)
+    return out
+
+
+def newest_bin(con: Any, source: str) -> datetime | None:
+    row = con.execute("SELECT max(t) FROM mesh_bins WHERE source = ?", [source]).fetchone()
+    return row[0] if row else None

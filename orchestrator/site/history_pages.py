@@ -26,6 +26,7 @@ from orchestrator.history import changes as ch
 from orchestrator.history import judgments
 from orchestrator.history import views as v
 from orchestrator.history import windows as w
+from orchestrator.mesh import views as mesh_views
 from orchestrator.model.catalog import Catalog, load_catalog, region_order
 from orchestrator.netmodel.model import DEFAULT_MODEL, rate_scale_tag
 from orchestrator.site.html import banner as _banner
@@ -36,6 +37,7 @@ from orchestrator.site.html import json_script as _json_script
 from orchestrator.site.html import json_text as _json_text
 from orchestrator.site.html import write as _write
 from orchestrator.site.html import write_new as _write_new
+from orchestrator.site.mesh_pairs import is_mesh, mesh_html, mesh_pair_data
 
 if TYPE_CHECKING:
     import duckdb
@@ -62,6 +64,7 @@ class HistoryData:
     emulated: dict[str, bool]  # source -> emulated?
     # unordered pair -> its page's data as JSON (html.json_text), made once (pair_texts)
     pair_json: dict[tuple[str, str], str] = field(default_factory=dict)
+    meshes: list[str] = field(default_factory=list)  # the mesh's sources: in no matrix
 
 
 def pair_texts(data: HistoryData) -> dict[tuple[str, str], str]:
@@ -122,6 +125,17 @@ def history_data(
 
         raise UserError("the history store holds no sweep yet: a sweep adds itself as it ends")
     infos.sort(key=lambda i: (i.name not in ("measured", "emulated"), i.name != "measured", i.name))
+    # the mesh's sources: on the pair pages and the changes page, in no matrix (their
+    # windows are `interregion mesh matrix`'s)
+    meshes = set(mesh_views.mesh_sources(con))
+    sweep_infos = [i for i in infos if i.name not in meshes]
+    if not sweep_infos:
+        from orchestrator.core.errors import UserError
+
+        raise UserError(
+            "the history store holds no sweep yet, only the mesh's bins: the history pages "
+            "come with the first sweep ('interregion mesh matrix' shows the mesh)"
+        )
     # the matrix's windows are read on a thread of their own (DuckDB and numpy, which let
     # go of the GIL, on a connection of their own) while change detection (Python) runs:
     # the two cores both busy. The series, the matrix's cells and the pair pages' tests
@@ -130,13 +144,16 @@ def history_data(
     cursor = con.cursor()
     try:
         with ch.gc_paused(), ThreadPoolExecutor(max_workers=1) as pool:
-            windows = pool.submit(_source_windows, cursor, infos, include_flagged)
+            windows = pool.submit(_source_windows, cursor, sweep_infos, include_flagged)
             found = judgments.detection(con, last_runs=CHANGE_RUNS)
             changes = {
                 **changes_data(con, found, infos),
                 "calibration": ch.combined_calibration(found),
             }
-            pairs = pair_data(con, infos, found)
+            pairs = pair_data(con, sweep_infos, found)
+            mesh_pair_data(
+                con, [i for i in infos if i.name in meshes], _pair_marks(found)["episodes"], pairs
+            )
             emulated = {i.name: i.emulated for i in infos}
             early = HistoryData(matrix={}, changes={}, pairs=pairs, emulated=emulated)
             if pair_pages is not None:
@@ -147,12 +164,13 @@ def history_data(
     with ch.gc_paused():
         return HistoryData(
             matrix=matrix_data(
-                con, infos, found, catalog or load_catalog(), include_flagged, cells
+                con, sweep_infos, found, catalog or load_catalog(), include_flagged, cells
             ),
             changes=changes,
             pairs=pairs,
             emulated=emulated,
             pair_json=early.pair_json,  # the pages' JSON, made once
+            meshes=sorted(meshes),
         )
 
 
@@ -626,6 +644,7 @@ def _pair_marks(found: ch.Detection) -> dict[str, dict[tuple[str, str, str], lis
                     "dst": d.key.dst,
                     "status": e.status,
                     "started_utc": e.started_t,
+                    "confirmed_utc": e.confirmed_t or None,
                     "closed_utc": e.closed_t or None,
                     "old_level": shown(k.metric, d.old_level),
                     "new_level": shown(k.metric, d.new_level),
@@ -744,6 +763,16 @@ def _select(name: str, label: str, options: Iterable[tuple[str, str]], chosen: s
     return f"<label>{_e(label)} <select name='{name}'>{items}</select></label>"
 
 
+def _mesh_note(meshes: Sequence[str]) -> str:
+    if not meshes:
+        return ""
+    return (
+        f"<p class='mesh-note'>The continuous mesh ({_e(', '.join(meshes))}) is not in this "
+        "matrix: its 5-minute bins and changes are on the pair pages, its matrix over an hour "
+        "to a week is <code>interregion mesh matrix</code>.</p>\n"
+    )
+
+
 def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -> str:
     """The matrix page: history/matrix.html (`prefix` "../"), and the site's front page
     index.html (`prefix` ""), both drawn from history/matrix-data.js."""
@@ -804,6 +833,7 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
             "tests; a cell links to its pair's page.</p>\n",
             f"<form id='matrix-controls'>{controls}</form>\n",
             f"<p id='matrix-caption' class='caption'>{_e(first['caption'])}</p>\n",
+            _mesh_note(data.meshes),
             "<p id='matrix-scale' class='emulated-tag' hidden></p>\n",
             "<div id='matrix-legend'></div>\n",
             "<p id='matrix-detail' class='muted'>&nbsp;</p>\n",
@@ -1062,6 +1092,9 @@ def pair_html(page: dict[str, Any], studies: bool = False, text: str | None = No
         "<a href='../changes.html'>changes</a>.</p>\n",
     ]
     for n, entry in enumerate(page["sources"]):
+        if is_mesh(entry):
+            parts.append(mesh_html(entry, n))
+            continue
         parts.append(
             f"<h2 class='caption'>{_e(entry['caption'])}</h2>\n"
             f"<p class='muted'>{_e(entry['window_start_utc'] or 'all tests')} .. "

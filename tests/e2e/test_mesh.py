@@ -149,3 +149,10 @@ def test_a_short_mesh_bins_metrics_a_detected_change_and_a_clean_teardown(tmp_pa
     record = json.loads((mesh_dir / "sweep.json").read_text())
     assert record["status"] == "done"
     assert (mesh_dir / "pulled").is_dir()  # what was pulled is kept, verbatim
+    # a rebuild of the store (from the sweep folders: none here) keeps the mesh's rows
+    matrix = _json(["mesh", "matrix", "--json", "--results", str(results)])
+    episodes = _episodes(results)
+    out = run_cli(["history", "rebuild", "--results", str(results)], timeout_s=300)
+    assert out.returncode == 0, out.stderr
+    assert _json(["mesh", "matrix", "--json", "--results", str(results)]) == matrix
+    assert _episodes(results) == episodes and len(episodes) == 1

@@ -51,7 +51,7 @@ PUBLIC = {
         "views",
         "windows",
     ],
-    "mesh": ["bins", "collect", "cost", "detect", "openmetrics", "run", "views"],
+    "mesh": ["bins", "collect", "cost", "detect", "openmetrics", "run", "serve", "views"],
     "model": ["backends", "catalog", "hosts"],
     "netmodel": ["model", "routes"],
     "plan": [

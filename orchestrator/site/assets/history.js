@@ -273,6 +273,10 @@
       var div = divs[i];
       var entry = data.sources[Number(div.getAttribute("data-source"))];
       var metric = div.getAttribute("data-metric");
+      if (div.getAttribute("data-kind") === "mesh") {
+        meshChart(div, entry, metric, config);
+        continue;
+      }
       var unit = metric === "rtt" ? "ms" : "Mbit/s";
       // an emulated throughput says its rate scale beside it, in the hover and the title
       var shown = metric !== "rtt" && entry.rate_scale_tag ? unit + ", " + entry.rate_scale_tag : unit;
@@ -331,6 +335,63 @@
       div.setAttribute("data-episodes", String(notes.length));
     }
     document.body.setAttribute("data-history-ready", "pair");
+  }
+
+  // A mesh source's 5-minute bins (history_pages' mesh_pairs): its recent window, or the
+  // bins around one of its changes (data-change); p50 solid, p90 dashed, p99 dotted per
+  // direction (a bin with too few samples for one is a gap), or each bin's loss.
+  function meshChart(div, entry, metric, config) {
+    var n = div.getAttribute("data-change");
+    var change = n === null ? null : entry.changes[Number(n)];
+    var directions = change ? change.directions : entry.directions;
+    var episodes = change ? change.episodes : entry.episodes;
+    var stats = metric === "rtt" ? ["p50", "p90", "p99"] : ["loss"];
+    var dashes = { p50: "solid", p90: "dash", p99: "dot", loss: "solid" };
+    var traces = [], last = null;
+    directions.forEach(function (d, k) {
+      if (d.t.length && (last === null || d.t[d.t.length - 1] > last)) last = d.t[d.t.length - 1];
+      stats.forEach(function (stat) {
+        traces.push({
+          type: "scatter", mode: "lines+markers", connectgaps: false,
+          name: d.src + " → " + d.dst + (metric === "rtt" ? " " + stat : ""),
+          x: d.t, y: d[stat], text: d.received,
+          line: { dash: dashes[stat], width: stat === "p50" ? 2 : 1 },
+          marker: { size: k ? 4 : 5, symbol: k ? "circle-open" : "circle" },
+          hovertemplate: "%{x}<br>%{y:.2f} " + (metric === "rtt" ? "ms" : "%") +
+            "<br>%{text} replies<extra>%{fullData.name}</extra>",
+        });
+      });
+    });
+    var shapes = [], notes = [];
+    episodes.forEach(function (e) {
+      var worse = e.new_level > e.old_level;
+      shapes.push({
+        type: "rect", xref: "x", yref: "paper", x0: e.started_utc, x1: e.closed_utc || last,
+        y0: 0, y1: 1, line: { width: 0 }, opacity: 0.18, fillcolor: worse ? "#d62728" : "#2ca02c",
+      });
+      if (e.confirmed_utc) {
+        shapes.push({
+          type: "line", xref: "x", yref: "paper", x0: e.confirmed_utc, x1: e.confirmed_utc,
+          y0: 0, y1: 1, line: { dash: "dot", width: 1, color: "#d62728" },
+        });
+      }
+      notes.push({
+        x: e.started_utc, y: 1, xref: "x", yref: "paper", showarrow: false, yanchor: "bottom",
+        yshift: 12 * notes.length,
+        text: e.src.split(":")[1] + "→" + e.dst.split(":")[1] + ": " + e.status, font: { size: 10 },
+      });
+    });
+    var unit = metric === "rtt" ? "ms" : "%";
+    var title = (change ? "bins around the change, " : "") + TITLES[metric] + " (" + unit + ")" +
+      (div.clientWidth < 600 ? "<br>" : ", ") + entry.caption + ", mesh";
+    Plotly.newPlot(div, traces, {
+      title: { text: title, font: div.clientWidth < 600 ? { size: 13 } : {} },
+      xaxis: { type: "date" }, yaxis: { title: { text: unit }, rangemode: "tozero" },
+      shapes: shapes, annotations: notes, margin: { t: 70 + 12 * notes.length },
+      legend: { orientation: "h" },
+    }, config);
+    div.setAttribute("data-episodes", String(notes.length));
+    div.setAttribute("data-traces", String(traces.length));
   }
 
   // A window's ends with a margin: a test at either end (one sweep alone sits at both)

@@ -694,3 +694,54 @@ def test_every_kind_of_page_fits_a_phone_and_a_desktop(browser, full_site, tmp_p
     )
     assert inner[0] > inner[1] and inner[1] <= 400, inner
     assert browser.errors() == []
+
+
+# --- the continuous mesh on a pair page ----------------------------------------------
+
+
+def test_a_pair_page_draws_the_meshs_bins_and_its_change_from_file_urls(browser, tmp_path):
+    """Three sweeps of A <-> B and a mesh of three regions for 20 bins, A <-> B up 10 ms
+    from bin 16 (tests/mesh_support.py): the mesh's charts beside the sweeps'."""
+    from datetime import UTC, datetime, timedelta
+
+    from history_support import make_sweep, sweep_id_at
+    from mesh_support import HOSTS, add_mesh
+
+    from orchestrator.history import store as history
+
+    a, b, _ = HOSTS
+    results = tmp_path / "results"
+    for i in range(3):
+        t = datetime(2027, 1, 14, tzinfo=UTC) + timedelta(hours=6 * i)
+        make_sweep(results, sweep_id_at(t, f"{i:04x}"), {(a, b): [90.0] * 20, (b, a): [91.0] * 20},
+                   started=t)  # fmt: skip
+    history.ingest_all(results)
+    with history.opened(results) as con:
+        add_mesh(con)
+    site.build_site(tmp_path / "site", results, catalog=load_catalog())
+    browser.load(
+        (tmp_path / "site" / "history" / "pairs" / "aws_us-east-1--gcp_europe-west1.html").as_uri(),
+        "document.body && document.body.getAttribute('data-history-ready') === 'pair'",
+    )
+    charts = browser.evaluate(
+        "[...document.querySelectorAll('div.pair-chart')].map(d => [d.id, d.data.length,"
+        " d.dataset.episodes, d.data.map(t => t.x.length).join(',')])"
+    )
+    assert charts == [
+        ["pair-0-rtt", 2, "0", "3,3"],  # the sweeps: both directions, never the mesh's
+        ["pair-0-throughput", 2, "0", "3,3"],
+        ["pair-1-rtt", 6, "2", ",".join(["20"] * 6)],  # p50, p90, p99 of each direction
+        ["pair-1-loss", 2, "2", "20,20"],
+        ["pair-1-change-0", 6, "2", ",".join(["16"] * 6)],  # the bins around the change
+    ]
+    # the change's span starts at its first bin and the confirmation is a line
+    shapes = browser.evaluate(
+        "document.getElementById('pair-1-change-0').layout.shapes.map(s => [s.type, s.x0])"
+    )
+    assert ["rect", "2027-01-15T09:20:00.000Z"] in shapes
+    assert ["line", "2027-01-15T09:25:00.000Z"] in shapes
+    assert "mesh" in browser.evaluate("document.querySelector('#pair-1-rtt .gtitle').textContent")
+    _keep(browser.screenshot(tmp_path / "site-pair-mesh.png"))
+    assert browser.errors() == []
+    foreign = [u for u in browser.requested() if not u.startswith(("file://", "data:"))]
+    assert foreign == []

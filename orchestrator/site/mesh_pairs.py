@@ -1,0 +1,141 @@
+"""The continuous mesh on the site's pair pages: its own section of each pair it probes,
+never mixed with the sweeps' sources.
+
+Each mesh source of the store (orchestrator.mesh) gives a pair page its recent 5-minute
+bins (MESH_PAIR_WINDOW up to the source's newest bin) in both directions, drawn as p50,
+p90 and p99 (null below the sample rule: a line with gaps, never a guess) and loss, with
+the mesh's change episodes (judged once, orchestrator.mesh.detect) shaded; and each
+episode of the pair (the newest MESH_EPISODES) with the bins around it (MESH_AROUND
+before its start to MESH_AROUND after its confirmation), so a change is seen in its
+bins even after it left the recent window. Drawn by assets/history.js (meshChart).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from orchestrator.history import views as v
+from orchestrator.mesh import views as mesh_views
+from orchestrator.site.html import esc as _e
+
+MESH_PAIR_WINDOW = timedelta(days=1)  # 288 bins of 5 minutes
+MESH_AROUND = timedelta(hours=1)  # an episode's bins: an hour each side
+MESH_EPISODES = 10  # the newest episodes of a pair drawn with the bins around them
+MESH_METRICS = {"rtt": "RTT (ms): p50, p90, p99 of each 5-minute bin", "loss": "loss (%)"}
+
+
+def _time(iso: str) -> datetime:
+    return datetime.strptime(iso[:19], "%Y-%m-%dT%H:%M:%S")
+
+
+def mesh_pair_data(
+    con: Any,
+    infos: list[v.SourceInfo],
+    marks: dict[tuple[str, str, str], list[Any]],
+    pairs: dict[tuple[str, str], dict[str, Any]],
+) -> None:
+    """Each mesh source's entry on the pages of the pairs it holds bins of (added to
+    `pairs`, unordered pair -> page data, after its sweep sources): `marks` are the
+    pages' episodes per (source, a, b) (history_pages._pair_marks)."""
+    for info in infos:
+        newest = mesh_views.newest_bin(con, info.name)
+        if newest is None:
+            continue
+        start = newest - MESH_PAIR_WINDOW + timedelta(minutes=5)
+        caption = v.source_caption(
+            {"source": info.name, "label": info.label, "emulated": info.emulated}
+        )
+        for d in mesh_views.pair_bins(con, info.name, start, newest):
+            key = (min(d["src"], d["dst"]), max(d["src"], d["dst"]))
+            page = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": []})
+            entries = page["sources"]
+            entry = next((e for e in entries if e["source"] == info.name), None)
+            if entry is None:
+                entry = _entry(con, info, caption, key, marks, start, newest)
+                entries.append(entry)
+            entry["directions"].append(d)
+    for page in pairs.values():
+        for entry in page["sources"]:
+            if entry.get("kind") == "mesh":
+                entry["directions"].sort(key=lambda d: (d["src"] != page["a"], d["src"]))
+
+
+def _entry(
+    con: Any,
+    info: v.SourceInfo,
+    caption: str,
+    key: tuple[str, str],
+    marks: dict[tuple[str, str, str], list[Any]],
+    start: datetime,
+    newest: datetime,
+) -> dict[str, Any]:
+    episodes = [e for e in marks.get((info.name, *key), []) if e["metric"] == "rtt"]
+    episodes.sort(key=lambda e: e["started_utc"])
+    # a path's episode marks each direction that moved: one change, its directions
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for e in episodes:
+        grouped.setdefault((e["started_utc"], e.get("confirmed_utc") or ""), []).append(e)
+    around = []
+    for (started, confirmed), marked in sorted(grouped.items())[-MESH_EPISODES:]:
+        first = _time(started) - MESH_AROUND
+        last = _time(confirmed or started) + MESH_AROUND
+        bins = mesh_views.pair_bins(con, info.name, first, last, pair=key)
+        bins.sort(key=lambda d: d["src"] != key[0])
+        around.append({"episodes": marked, "directions": bins})
+    shown_from = v.iso_utc(start)
+    return {
+        "source": info.name,
+        "kind": "mesh",
+        "emulated": info.emulated,
+        "caption": caption,
+        "bin_s": 300,
+        "window_start_utc": shown_from,
+        "window_end_utc": v.iso_utc(newest),
+        "directions": [],
+        "episodes": [e for e in episodes if (e["closed_utc"] or "~") >= (shown_from or "")],
+        "configuration_changes": [],
+        "changes": around,
+    }
+
+
+def is_mesh(entry: dict[str, Any]) -> bool:
+    return entry.get("kind") == "mesh"
+
+
+def mesh_html(entry: dict[str, Any], n: int) -> str:
+    """A mesh source's part of a pair page: its recent bins' charts, then each change
+    with the bins around it."""
+    parts = [
+        f"<h2 class='caption'>{_e(entry['caption'])}: the continuous mesh</h2>\n"
+        f"<p class='muted'>5-minute bins, {_e(entry['window_start_utc'] or '')} .. "
+        f"{_e(entry['window_end_utc'] or '')}: each bin's percentiles of its echoes' RTTs "
+        "(p90 needs 100 samples, p99 1,000: absent below that) and its loss. Shaded spans "
+        "are the mesh's change episodes.</p>\n"
+    ]
+    for metric in MESH_METRICS:
+        parts.append(
+            f"<div class='chart pair-chart mesh-chart' id='pair-{n}-{metric}' "
+            f"data-pair='pair-data' data-source='{n}' data-metric='{metric}' "
+            "data-kind='mesh'></div>\n"
+        )
+    for i, change in enumerate(entry["changes"]):
+        moved = ", ".join(
+            f"{e['src']} → {e['dst']} {e['old_level']:g} → {e['new_level']:g} ms"
+            if e.get("old_level") is not None and e.get("new_level") is not None
+            else f"{e['src']} → {e['dst']}"
+            for e in change["episodes"]
+        )
+        first = change["episodes"][0]
+        confirmed = f", confirmed {first['confirmed_utc']}" if first.get("confirmed_utc") else ""
+        parts.append(
+            f"<h3 class='mesh-change' id='mesh-change-{n}-{i}'>Change from "
+            f"{_e(first['started_utc'])}{_e(confirmed)} ({_e(first['status'])}): "
+            f"{_e(moved)}</h3>\n"
+            f"<div class='chart pair-chart mesh-chart' id='pair-{n}-change-{i}' "
+            f"data-pair='pair-data' data-source='{n}' data-metric='rtt' data-kind='mesh' "
+            f"data-change='{i}'></div>\n"
+        )
+    if not entry["changes"]:
+        parts.append("<p class='muted'>No change of this pair judged by the mesh.</p>\n")
+    return "".join(parts)
