@@ -408,6 +408,18 @@ def _signal_all(pids: list[int], signum: int) -> None:
             os.kill(pid, signum)
 
 
+def _host_status(cli: list[str], env: dict[str, str], results: Path, host: str) -> str:
+    """`mesh status --json`'s line of `host`, as the user sees it."""
+    out = subprocess.run([*cli, "mesh", "status", "--json", "--results", str(results)],
+                         env=env, capture_output=True, text=True).stdout  # fmt: skip
+    try:
+        entry = next(h for h in json.loads(out)["hosts"] if h["name"] == host)
+    except (ValueError, KeyError, StopIteration):
+        return f"no status ({out[:100]!r})"
+    return (f"last record {entry['last_record_utc']}, lag {entry['lag_s']} s, "
+            f"problem {entry['error'] or 'none'}")  # fmt: skip
+
+
 def soak_part(n_regions: int, minutes: float, interval: int, bin_s: int) -> None:
     """`mesh up` of n_regions for `minutes`; at 30 % one agent is killed (SIGKILL, by its
     pid), at 55 % every process of another host's namespace is stopped (SIGSTOP) for two
@@ -459,7 +471,11 @@ def soak_part(n_regions: int, minutes: float, interval: int, bin_s: int) -> None
                     kib = _rss_kib(pid)
                     if kib is not None:
                         rss.setdefault(key, []).append((now - t0, kib))
-                status = json.loads((mesh_dir / "state" / "collect.json").read_text() or "{}")
+                try:
+                    status = json.loads((mesh_dir / "state" / "collect.json").read_text())
+                except (OSError, ValueError):
+                    status = {}
+                pausing = "paused_t" in ev and now <= ev.get("resumed_t", now) + 2 * interval
                 for h, entry in status.get("hosts", {}).items():
                     lag = entry.get("lag_s") or 0.0
                     if h == paused_host and "paused_t" in ev:
@@ -467,7 +483,7 @@ def soak_part(n_regions: int, minutes: float, interval: int, bin_s: int) -> None
                         if entry.get("error"):
                             ev["paused_errors"].add(entry["error"])
                     elif h != paused_host:
-                        which = "others_lag_paused" if paused else "others_lag"
+                        which = "others_lag_paused" if pausing else "others_lag"
                         ev[which] = max(ev[which], lag)
                     if h == killed_host:
                         ev["restarts"] = entry.get("restarts", 0)
@@ -488,6 +504,8 @@ def soak_part(n_regions: int, minutes: float, interval: int, bin_s: int) -> None
                     paused = _netns_pids(agent)
                     _signal_all(paused, signal.SIGSTOP)
                     ev["paused_t"], ev["paused_n"] = now, len(paused)
+                if paused and "shown" not in ev and now >= ev["paused_t"] + 0.8 * pause_s:
+                    ev["shown"] = _host_status(cli, env, results, paused_host)
                 if paused and "resumed_t" not in ev and now >= ev["paused_t"] + pause_s:
                     _signal_all(paused, signal.SIGCONT)
                     ev["resumed_t"] = time.time()
@@ -549,6 +567,7 @@ def soak_part(n_regions: int, minutes: float, interval: int, bin_s: int) -> None
               f"{ev.get('resumed_t', 0) - ev.get('paused_t', 0):.0f} s: its lag in mesh status "
               f"rose to {ev['paused_lag']:.0f} s; errors shown: "
               f"{'; '.join(sorted(ev['paused_errors'])) or 'none'}")  # fmt: skip
+        print(f"  mesh status of {paused_host} near the end of its pause: {ev.get('shown')}")
         print(
             f"  the other hosts' lag: max {ev['others_lag']:.0f} s, "
             f"{ev['others_lag_paused']:.0f} s while a host was paused (budget < 120 s)"
@@ -559,7 +578,7 @@ def soak_part(n_regions: int, minutes: float, interval: int, bin_s: int) -> None
         controller = next(v for k, v in rss.items() if k[0] == "controller")
         agents = {k: v for k, v in rss.items() if k[0] != "controller" and len(v) >= 6}
         late = [(k, v[len(v) // 4 :]) for k, v in agents.items()]  # after the warm-up
-        slopes = sorted(_slope_kib_h(v) for _, v in late)
+        slopes = sorted(_slope_kib_h(v) for _, v in late) or [0.0]
         first = sum(v[0][1] for v in agents.values()) / max(len(agents), 1)
         last = sum(v[-1][1] for v in agents.values()) / max(len(agents), 1)
         c_slope = _slope_kib_h(controller[len(controller) // 4 :])
