@@ -132,7 +132,9 @@ def collect(sweep: Sweep) -> dict[str, Any]:
             entry["restarts"] = entry.get("restarts", 0) + 1
             entry["restarted_utc"] = utc_now()
             sweep.log(f"warning: {p.host}: {p.revived}")
-        if p.error:
+        if p.error:  # its lag still grows: a host that does not answer shows it
+            if "newest_t" in entry:
+                entry["lag_s"] = round(now - (entry["newest_t"] + request.interval_s), 1)
             continue
         got, position, bad = bins.parse_pulled(p.host, p.text, at.get(p.host, bins.Position()))
         new_at[p.host] = position
