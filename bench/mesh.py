@@ -10,17 +10,26 @@ hour (the sum of the pulls, and in one piece), the 1H matrix's time, when the st
 confirmed and what else was reported.
 The agents here are not real: what they cost is the live part's.
 
-Live (the emulated cloud, real agents, SSH pulls): `mesh up` of --live-regions regions for
---live-minutes at --interval (default 60 s), then `mesh down`. Printed: each agent's CPU
-(from /proc, over its life) as a share of a core, the collection lag, the share of pairs x
-finished bins present, and the teardown.
+Live (the emulated cloud, real agents, SSH pulls): `mesh up --opt-in` of --live-regions
+regions for --live-minutes at --interval (default 60 s), then `mesh down`. Printed: each
+agent's CPU (from /proc, over the run) as a share of a core, the collection lag (watched
+every 30 s), each directed pair's share of the full bins in which it has a bin, and the
+teardown.
 
-    python bench/mesh.py                         # both parts: 77 synthetic, 8 live for 12 min
+Soak (`--only soak`, never in the default run): `mesh up` of --soak-regions (8) regions for
+--soak-minutes (a day); at 30 % one agent is killed (SIGKILL by its pid), at 55 % every
+process of another host's namespace is stopped (SIGSTOP by pid) for two bins and an
+interval (3 minutes at least), then continued. Printed: the bins missing inside and outside
+those events' windows, when the killed agent came back (the controller's next pull starts
+it: no systemd on emulated hosts), what `mesh status` showed of the paused host, the other
+hosts' lag meanwhile, and the RSS of the controller and agents (start, end, slope).
+
+    python bench/mesh.py                         # store and live: 77 synthetic, 8 live for 12 min
     python bench/mesh.py --only store            # the synthetic hour only (~1 min)
-    python bench/mesh.py --only live --live-regions 12 --live-minutes 20
+    python bench/mesh.py --only live --live-regions 77 --live-minutes 60   # mesh-live.json
+    python bench/mesh.py --only soak             # the 24-hour soak (mesh-soak.json)
+    python bench/mesh.py --only soak --soak-minutes 15 --interval 30 --soak-bin-seconds 60
     python bench/mesh.py --json                  # the figures as JSON (bench/figures/mesh.json)
-
-Not measured here: the 24-hour soak (agents killed, hosts paused, memory flat).
 """
 
 from __future__ import annotations
@@ -339,9 +348,9 @@ def live_part(n_regions: int, minutes: float, interval: int) -> None:
                   "")  # fmt: skip
         table.add("namespaces left after down", len(left), 0)
         FIGURES.note(
-            "Not measured here: the 77-region live mesh for an hour (77 namespaces and "
-            "5,852 pairs on this shared machine) and the 24-hour soak (agents killed, hosts "
-            "paused, memory flat)."
+            "The agent's CPU is each agent process's own over the run (/proc), at the "
+            "machine's load; the lag is the largest a pull saw, watched every 30 s. The soak "
+            "is --only soak (mesh-soak.json)."
         )
         _figure(
             LIVE_GOAL,
