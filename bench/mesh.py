@@ -354,7 +354,8 @@ def live_part(n_regions: int, minutes: float, interval: int) -> None:
         )
         _figure(
             LIVE_GOAL,
-            f"live {n_regions} regions: agent {shares[-1]:.2f} % of a core, lag {max(lags):.0f} s",
+            f"live {n_regions} regions: agent {shares[-1]:.2f} % of a core, "
+            f"lag {watch['lag_max']:.0f} s",
         )
 
 
