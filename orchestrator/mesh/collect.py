@@ -25,6 +25,7 @@ from orchestrator.core.times import utc_now
 from orchestrator.history import store as history
 from orchestrator.mesh import bins, detect
 from orchestrator.mesh.run import PULLED_DIR, host_facts, parts, request_of, source_of
+from orchestrator.model.backends import is_emulated
 from orchestrator.model.hosts import Host
 from orchestrator.results import store
 from orchestrator.results.store import safe_name
@@ -43,6 +44,7 @@ class Pulled:
     host: str
     text: str
     error: str = ""
+    revived: str = ""  # the agent was not running and this pull started it again
 
 
 def ssh_command(sweep: Sweep, host: Host, remote: list[str]) -> list[str]:
@@ -58,9 +60,24 @@ def ssh_command(sweep: Sweep, host: Host, remote: list[str]) -> list[str]:
     ]  # fmt: skip
 
 
+def agent_home(sweep: Sweep, host: Host, facts: dict[str, Any]) -> str:
+    """Where the agent is: its facts' folder; an emulated host that prepare did not
+    report on still has the sweep's (its agent may run: mesh.yml starts it)."""
+    home = facts.get(host.name, {}).get("agent_dir")
+    if not home and is_emulated(host.backend):
+        home = stages.local_agent_dir(sweep)
+    return str(home or "")
+
+
 def _pull(sweep: Sweep, host: Host, agent: str, folder: str, at: bins.Position) -> Pulled:
+    """The host's records after `at`. On emulated hosts (no systemd to restart it) the
+    read also starts the agent again if it is not running (ir_agent.py --revive)."""
     remote = ["/usr/bin/python3", f"{agent}/ir_agent.py", "--mesh-read", folder,
               str(at.number), str(at.offset)]  # fmt: skip
+    if not agent:
+        return Pulled(host.name, "", "not prepared: no agent folder in hosts.json")
+    if is_emulated(host.backend):
+        remote.append("--revive")
     try:
         done = subprocess.run(
             ssh_command(sweep, host, remote),
@@ -73,7 +90,9 @@ def _pull(sweep: Sweep, host: Host, agent: str, folder: str, at: bins.Position) 
         return Pulled(host.name, "", f"no answer in {PULL_TIMEOUT_S} s")
     if done.returncode != 0:
         return Pulled(host.name, "", " ".join(done.stderr.split())[:200] or f"rc {done.returncode}")
-    return Pulled(host.name, done.stdout)
+    revived = [line for line in done.stderr.splitlines() if line.startswith("revived:")]
+    return Pulled(host.name, done.stdout, revived=revived[0][len("revived:") :].strip()
+                  if revived else "")  # fmt: skip
 
 
 def positions(con: Any, mesh_id: str) -> dict[str, bins.Position]:
@@ -93,8 +112,8 @@ def collect(sweep: Sweep) -> dict[str, Any]:
         at = positions(con, sweep.id)
     with ThreadPoolExecutor(PULL_FORKS) as pool:
         pulled = list(pool.map(
-            lambda h: _pull(sweep, h, str(facts.get(h.name, {}).get("agent_dir", "")),
-                            folders[h.name], at.get(h.name, bins.Position())),
+            lambda h: _pull(sweep, h, agent_home(sweep, h, facts), folders[h.name],
+                            at.get(h.name, bins.Position())),
             hosts,
         ))  # fmt: skip
     now = time.time()
@@ -109,7 +128,13 @@ def collect(sweep: Sweep) -> dict[str, Any]:
         entry = hosts_status.setdefault(p.host, {"samples": 0, "probes": 0})
         entry["pulled_utc" if not p.error else "failed_utc"] = utc_now()
         entry["error"] = p.error
-        if p.error:
+        if p.revived:
+            entry["restarts"] = entry.get("restarts", 0) + 1
+            entry["restarted_utc"] = utc_now()
+            sweep.log(f"warning: {p.host}: {p.revived}")
+        if p.error:  # its lag still grows: a host that does not answer shows it
+            if "newest_t" in entry:
+                entry["lag_s"] = round(now - (entry["newest_t"] + request.interval_s), 1)
             continue
         got, position, bad = bins.parse_pulled(p.host, p.text, at.get(p.host, bins.Position()))
         new_at[p.host] = position

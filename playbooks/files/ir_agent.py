@@ -64,7 +64,11 @@ part's `dir`: `{"t": cycle start (epoch s), "d": peer, "s": sent, "r": [rtt ms, 
 A file past `rotate_bytes` is closed and the next number begun; only the newest
 `keep_files` are kept. `python3 ir_agent.py --mesh-read DIR NUMBER OFFSET` prints what
 the controller has not pulled yet: for each file from NUMBER on, a line
-`#file NUMBER START` and its whole lines from START (OFFSET for the first, 0 after).
+`#file NUMBER START` and its whole lines from START (OFFSET for the first, 0 after);
+with `--revive` after them (emulated hosts: no systemd there), it then starts the agent
+again from the part it keeps in DIR (`mesh-part.json`) if DIR's agent is not running,
+and says so on stderr. An agent stopped for longer than an interval (SIGSTOP, a
+suspended VM) skips the probes it missed: their cycles are gaps, never a late burst.
 
 Every tool output is kept verbatim; the orchestrator parses them. The agent never
 exits non-zero for a failed test: one bad test must not stop the round.
@@ -622,6 +626,7 @@ def restore(name):
 # ---- the continuous mesh ---------------------------------------------------------------
 
 MESH_FILE = "records-%06d.jsonl"
+MESH_PART = "mesh-part.json"  # the agent's part, kept in its folder to start it again
 
 
 def mesh_files(directory):
@@ -647,6 +652,12 @@ def mesh_schedule(host, peers, pings, interval_s):
     return [(phase + k * gap, (first + k) % len(peers)) for k in range(n)]
 
 
+def mesh_ends_whole(path):
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
+
+
 class MeshLog:
     """The append-only record files, rotated by size."""
 
@@ -657,6 +668,8 @@ class MeshLog:
         self.number = max(files) if files else 1
         # open for the agent's life, closed by close() or when the next file begins
         self.f = open(os.path.join(directory, MESH_FILE % self.number), "a")  # noqa: SIM115
+        if self.f.tell() and not mesh_ends_whole(self.f.name):
+            self.f.write("\n")  # an agent killed mid-line: its part is one bad line alone
 
     def write(self, lines):
         if not lines:
@@ -694,6 +707,11 @@ def mesh(part, stop):
     try:
         while not stop():
             now = time.time()
+            if plan and now - (cycle + plan[k][0]) > interval:
+                # stopped for longer than an interval (SIGSTOP, a suspended VM, the clock
+                # stepped): the probes missed are not sent late in one burst, each cycle
+                # read as all lost; they are skipped, and their cycles are gaps
+                cycle, k = mesh_resume(plan, interval, now)
             while plan and cycle + plan[k][0] <= now:
                 c = cycles.setdefault(cycle, ([0] * len(peers), [[] for _ in peers]))
                 peer = plan[k][1]
@@ -749,6 +767,49 @@ def mesh(part, stop):
         out.close()
 
 
+def mesh_resume(plan, interval, now):
+    """(cycle, slot): the next slot of `plan` due at or after `now`."""
+    cycle = now // interval * interval
+    for k, (offset, _peer) in enumerate(plan):
+        if cycle + offset >= now:
+            return int(cycle), k
+    return int(cycle + interval), 0
+
+
+def mesh_agent_alive(directory):
+    """Whether the agent of `directory` runs (stopped counts: it has not died): its pid
+    file names a live process whose command is this agent's --mesh."""
+    try:
+        with open(os.path.join(directory, "agent.pid")) as f:
+            pid = int(f.read().strip())
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, ValueError, IndexError):
+        return False
+    return b"--mesh" in argv and state != "Z"
+
+
+def mesh_revive(directory):
+    """Start the agent of `directory` again (from the part it kept there) when it is not
+    running: on emulated hosts, where no systemd restarts it, each pull asks for this.
+    Returns the new agent's pid, or None."""
+    part = os.path.join(directory, MESH_PART)
+    if mesh_agent_alive(directory) or not os.path.isfile(part):
+        return None
+    child = subprocess.Popen(
+        [sys.executable, os.path.abspath(__file__), "--mesh", part],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True,
+    )  # fmt: skip
+    for _ in range(50):  # its pid file: written once it has read its part
+        if mesh_agent_alive(directory):
+            break
+        time.sleep(0.1)
+    return child.pid
+
+
 def mesh_read(directory, number, offset):
     """What the controller has not pulled: whole lines from (number, offset) on."""
     chunks = []
@@ -782,12 +843,17 @@ def main(argv):
         for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             signal.signal(signum, lambda s, _f: stopping.append(s))
         os.makedirs(part["dir"], mode=0o700, exist_ok=True)
+        write_atomic(os.path.join(part["dir"], MESH_PART), json.dumps(part))
         with open(os.path.join(part["dir"], "agent.pid"), "w") as f:
             f.write(f"{os.getpid()}\n")
         mesh(part, lambda: bool(stopping))
         return 0
     if argv[1:2] == ["--mesh-read"]:
         mesh_read(argv[2], int(argv[3]), int(argv[4]))
+        if argv[5:6] == ["--revive"]:
+            pid = mesh_revive(argv[2])
+            if pid is not None:
+                sys.stderr.write(f"revived: the agent was not running; started again as {pid}\n")
         return 0
     if argv[1:] == ["--facts"]:
         sys.stdout.write(json.dumps(facts()) + "\n")

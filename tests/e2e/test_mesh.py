@@ -2,15 +2,19 @@
 10-second bins (the detection rule counts bins, so a change is confirmed in seconds
 instead of minutes), a +10 ms RTT change injected on one path and detected with nothing
 else reported, the bins and the metrics checked (promtool, prometheus_client's
-OpenMetrics parser), then `mesh down` and nothing left."""
+OpenMetrics parser), an agent killed and started again by the next pull, then `mesh down`
+and nothing left."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import time
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 from e2e_support import calm_seed, leftovers, run_cli, start_cli, wait_for
@@ -138,6 +142,26 @@ def test_a_short_mesh_bins_metrics_a_detected_change_and_a_clean_teardown(tmp_pa
         }
         assert len(medians) == len(PAIRS)
         assert all(0.001 < v < 1.0 for v in medians.values())  # seconds, not ms
+
+        # an agent killed: no systemd on emulated hosts, the next pull starts it again
+        folder = mesh_dir / "state" / "agent" / "mesh" / REGIONS[2].replace(":", "_")
+        killed = int((folder / "agent.pid").read_text())
+        assert b"--mesh" in Path(f"/proc/{killed}/cmdline").read_bytes()
+        os.kill(killed, signal.SIGKILL)
+
+        def revived() -> bool:
+            host = json.loads((mesh_dir / "state" / "collect.json").read_text())["hosts"]
+            pid = int((folder / "agent.pid").read_text())
+            return (
+                host[REGIONS[2]].get("restarts") == 1
+                and pid != killed
+                and Path(f"/proc/{pid}/cmdline").exists()
+            )
+
+        wait_for(revived, 60, "the killed agent started again", proc, poll_s=1)
+        records = sum(p.stat().st_size for p in folder.glob("records-*.jsonl"))
+        wait_for(lambda: sum(p.stat().st_size for p in folder.glob("records-*.jsonl")) > records,
+                 30, "the revived agent's records", proc, poll_s=1)  # fmt: skip
     finally:
         if proc.poll() is None:
             down = run_cli(["mesh", "down", "--results", str(results)], timeout_s=300)
