@@ -367,6 +367,8 @@ TOO_LONG = {
         "tests/e2e/test_mesh.py"
     ),
     "interregion mesh up --max-regions 8 --interval 30 --yes": "tests/e2e/test_mesh.py",
+    # serves /metrics in the foreground until interrupted
+    "interregion metrics --serve 127.0.0.1:9109": "tests/unit/mesh/test_serve.py",
 }
 
 
