@@ -22,7 +22,10 @@ MESH_ID = "mesh-20270115T080000Z-m1"
 SOURCE = "mesh-emulated"
 
 
-def samples(bins_n: int = BINS, step_bin: int = STEP_BIN) -> list[bins.Sample]:
+def samples(
+    bins_n: int = BINS, step_bin: int = STEP_BIN, lost_echoes: bool = True
+) -> list[bins.Sample]:
+    """Every pair's 5 echoes a minute; with `lost_echoes`, one minute of one host lost two."""
     rng = random.Random(7)
     out = []
     for b in range(bins_n):
@@ -35,7 +38,7 @@ def samples(bins_n: int = BINS, step_bin: int = STEP_BIN) -> list[bins.Sample]:
                     pair = frozenset((src, dst))
                     level = LEVEL[pair] + (10.0 if pair == CHANGED and b >= step_bin else 0.0)
                     rtts = [round(level + abs(rng.gauss(0, 0.3)), 4) for _ in range(5)]
-                    if (b, minute, src) == (3, 2, HOSTS[0]):
+                    if lost_echoes and (b, minute, src) == (3, 2, HOSTS[0]):
                         rtts = rtts[:3]  # two echoes lost
                     out.append(bins.Sample(src, dst, t, 5, tuple(rtts)))
     return out

@@ -5,13 +5,14 @@ OpenMetrics parser) and the Grafana dashboard that reads them."""
 from __future__ import annotations
 
 import json
-import random
 import re
 import shutil
 import subprocess
 from types import SimpleNamespace
 
 import pytest
+from mesh_support import BINS, CHANGED, HOSTS, STEP_BIN, T0
+from mesh_support import samples as mesh_samples
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from orchestrator.core import paths
@@ -22,13 +23,6 @@ from orchestrator.mesh.run import MeshRequest
 # a store judged bin by bin (20 transactions), promtool: seconds; `make unit` skips them
 pytestmark = pytest.mark.slow
 
-T0 = 1_800_000_000  # a bin start
-HOSTS = ("aws:us-east-1", "gcp:europe-west1", "aws:ap-northeast-1")
-LEVEL = {frozenset(HOSTS[:2]): 89.7, frozenset(HOSTS[::2]): 168.5, frozenset(HOSTS[1:]): 230.3}
-STEP_BIN = 16  # 4 bins before the end: still open (6 make it the new normal)
-CHANGED = frozenset(HOSTS[:2])
-BINS = 20
-
 
 def promtool() -> str | None:
     """promtool: `make promtool`'s copy (.tools/bin, out of Debian's prometheus package,
@@ -37,27 +31,10 @@ def promtool() -> str | None:
     return str(local) if local.is_file() else shutil.which("promtool")
 
 
-def _samples() -> list[bins.Sample]:
-    rng = random.Random(7)
-    out = []
-    for b in range(BINS):
-        for minute in range(5):
-            t = T0 + b * 300 + minute * 60
-            for src in HOSTS:
-                for dst in HOSTS:
-                    if src == dst:
-                        continue
-                    level = LEVEL[frozenset((src, dst))]
-                    level += 10.0 if frozenset((src, dst)) == CHANGED and b >= STEP_BIN else 0
-                    rtts = tuple(round(level + abs(rng.gauss(0, 0.3)), 4) for _ in range(5))
-                    out.append(bins.Sample(src, dst, t, 5, rtts))
-    return out
-
-
 @pytest.fixture(scope="module")
 def con(tmp_path_factory):
     c = store.connect(tmp_path_factory.mktemp("mesh") / "h.duckdb", create=True)
-    samples = _samples()
+    samples = mesh_samples(lost_echoes=False)
     mesh = SimpleNamespace(id="m1", backend="local")
     request = MeshRequest(interval_s=60, collect_every_s=120)
     # collected a bin at a time, as the controller does every few minutes
