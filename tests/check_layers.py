@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("study",),
     ("site", "publish"),
     ("schedule", "demo"),
+    ("text",),
     ("cli",),
 ]
 RANK = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

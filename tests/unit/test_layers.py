@@ -66,6 +66,7 @@ PUBLIC = {
     "schedule": ["cadence", "ledger", "profiles", "retention", "status", "tick", "timers"],
     "publish": ["upload"],
     "site": ["build", "history_pages", "html"],
+    "text": [],
     "study": ["check", "estimate", "plan", "report", "run", "tcp"],
     "sweep": [
         "abandoned", "backends", "events", "hostcheck", "inventory", "launch", "measure",
