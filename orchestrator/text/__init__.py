@@ -6,6 +6,12 @@ results themselves. Renderers only format: no query, no loop over tests, no file
 
 Public API: the modules below; other packages import only these names, never a name
 starting with `_`.
+
+- `cloud_lines`: `preflight`, `regions sync` and `reap`.
+- `emulator_lines`: `emulator up`, `perturb` and `status`.
+- `plan_table`: `plan`'s tables (rich), `plan --mesh`'s lines and `regions`' table.
+- `schedule_lines`: `schedule list`, a tick's ledger line, `schedule install --dry-run`.
+- `sweep_lines`: a sweep's plan line and end, `mesh status` and `mesh matrix`.
 """
 
-__all__: list[str] = []
+__all__ = ["cloud_lines", "emulator_lines", "plan_table", "schedule_lines", "sweep_lines"]

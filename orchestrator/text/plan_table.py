@@ -43,7 +43,8 @@ def size(n: float) -> str:
 def plan_tables(plan: Plan) -> list[RenderableType]:
     """What `interregion plan` prints, in order: plain strings are highlighted as rich
     does, `Text` lines are not."""
-    selection, out = plan.selection, []
+    selection = plan.selection
+    out: list[RenderableType] = []
     regions = _table(log.counted(len(selection.regions), "region"),
                      "region", "city", "country", "lat", "lon")  # fmt: skip
     for r in selection.regions:

@@ -66,7 +66,7 @@ PUBLIC = {
     "schedule": ["cadence", "ledger", "profiles", "retention", "status", "tick", "timers"],
     "publish": ["upload"],
     "site": ["build", "history_pages", "html"],
-    "text": [],
+    "text": ["cloud_lines", "emulator_lines", "plan_table", "schedule_lines", "sweep_lines"],
     "study": ["check", "estimate", "plan", "report", "run", "tcp"],
     "sweep": [
         "abandoned", "backends", "events", "hostcheck", "inventory", "launch", "measure",
