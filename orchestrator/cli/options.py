@@ -242,9 +242,12 @@ def cloud_flags_from(values: Mapping[str, Any]) -> CloudFlags:
 
 def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:
     """The cloud flags of the current command, or None when none was given on the
-    command line (or in the environment): defaults alone change nothing."""
+    command line (or in the environment), or it has none (`plan --strict` is its own):
+    defaults alone change nothing."""
     ctx = click.get_current_context()
     flags: list[click.Parameter] = cloud_options(lambda: None).__click_params__  # type: ignore[attr-defined]
+    if not {p.name for p in flags} <= {p.name for p in ctx.command.params}:
+        return None
     sources = {ctx.get_parameter_source(p.name) for p in flags if p.name}
     if sources <= {None, ParameterSource.DEFAULT}:
         return None
