@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from orchestrator.clouds.preflight import PreflightResult
-from orchestrator.clouds.reap import ReapReport
-from orchestrator.clouds.sync import SyncReport
+from typing import TYPE_CHECKING
+
 from orchestrator.core import log
+
+if TYPE_CHECKING:  # their modules import the cloud SDKs (~1 s): only the commands that talk
+    # to a cloud pay for that
+    from orchestrator.clouds.preflight import PreflightResult
+    from orchestrator.clouds.reap import ReapReport
+    from orchestrator.clouds.sync import SyncReport
 
 
 def preflight_lines(result: PreflightResult) -> list[str]:
