@@ -22,11 +22,6 @@ from orchestrator.plan.options import parse_clouds
 from orchestrator.text import cloud_lines
 
 
-def _echo(lines: list[str]) -> None:
-    for line in lines:
-        click.echo(line)
-
-
 @click.command("preflight")
 @opt.selection_options
 @opt.cloud_options
@@ -48,7 +43,10 @@ def preflight_command(catalog: Path, as_json: bool, **kwargs: Any) -> None:
     result = check_selection_on_clouds(opt.selection_from(kwargs), opt.cloud_flags_from(kwargs),
                                        catalog_path=catalog, results=paths.RESULTS,
                                        note=log.info, warn=log.warning)  # fmt: skip
-    emit(result.to_json()) if as_json else _echo(cloud_lines.preflight_lines(result))
+    if as_json:
+        emit(result.to_json())
+    else:
+        click.echo("\n".join(cloud_lines.preflight_lines(result)))
 
 
 @click.command("sync")
@@ -76,7 +74,10 @@ def regions_sync_command(
                           gcp_project=gcp_project, aws_profile=aws_profile)  # fmt: skip
     for line in report.skipped:
         log.warning(f"skipped {line}")
-    emit(report.to_json()) if as_json else _echo(cloud_lines.sync_lines(report))
+    if as_json:
+        emit(report.to_json())
+    else:
+        click.echo("\n".join(cloud_lines.sync_lines(report)))
 
 
 @click.command("reap")
@@ -110,7 +111,10 @@ def reap_command(clouds: str, dry_run: bool, as_json: bool, **kwargs: Any) -> No
                          warn=log.warning, **kwargs)  # fmt: skip
     for line in report.skipped_clouds:
         log.warning(f"skipped {line}")
-    emit(report.to_json(dry_run)) if as_json else _echo(cloud_lines.reap_lines(report, dry_run))
+    if as_json:
+        emit(report.to_json(dry_run))
+    else:
+        click.echo("\n".join(cloud_lines.reap_lines(report, dry_run)))
     if not dry_run and len(report.deleted) < len(report.due):
         raise RunFailure("some resources could not be deleted (see warnings): run reap again")
 

@@ -34,11 +34,6 @@ def perturb_options(f: F) -> F:
                         )(f)  # fmt: skip
 
 
-def _echo(said: list[str]) -> None:
-    for line in said:
-        click.echo(line)
-
-
 _ID = click.option("--id", "emulation_id", default=DEFAULT_ID, show_default=True,
                    help="Emulation id.")  # fmt: skip
 
@@ -94,7 +89,7 @@ def up_command(spec_file: Path | None, regions: str, perturb: tuple[str, ...],
         listed = tuple(r.strip() for r in regions.split(",") if r.strip())
         request = emu.UpRequest(regions=listed, perturbations=gather(perturb, perturb_file),
                                 **kwargs)  # fmt: skip
-        _echo(lines.up_lines(emu.bring_up(request)))
+        click.echo("\n".join(lines.up_lines(emu.bring_up(request))))
     elif kwargs["controller"] or kwargs["seed"] is not None or perturb or perturb_file:
         raise click.UsageError(
             "--controller, --seed and --perturb go into the spec: leave them out with --spec"
@@ -119,7 +114,7 @@ def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: P
       interregion emulator perturb --id demo
     """
     spec = emu.set_perturbations(emulation_id, gather(perturb, perturb_file))
-    _echo(lines.perturbed_lines(spec))
+    click.echo("\n".join(lines.perturbed_lines(spec)))
 
 
 @emulator.command("down")
@@ -147,7 +142,10 @@ def status_command(as_json: bool) -> None:
       interregion emulator status --json
     """
     rows = emu.status()
-    emit([s.to_json() for s in rows]) if as_json else _echo(lines.status_lines(rows))
+    if as_json:
+        emit([s.to_json() for s in rows])
+    else:
+        click.echo("\n".join(lines.status_lines(rows)))
 
 
 @emulator.command("reap")
@@ -161,8 +159,7 @@ def reap_command() -> None:
     Example:
       interregion emulator reap
     """
-    removed = emu.reap()
-    _echo([*(f"removed {item}" for item in removed), f"{len(removed)} objects removed"])
+    click.echo("\n".join(lines.reaped_lines(emu.reap())))
 
 
 COMMANDS: list[click.Command] = [emulator]

@@ -28,12 +28,6 @@ from orchestrator.sweep.launch import BIG_HOSTS, BIG_MINUTES, Emulation, Questio
 from orchestrator.sweep.record import open_sweep
 from orchestrator.text import sweep_lines
 
-
-def _echo(lines: list[str], say: Any = click.echo) -> None:
-    for line in lines:
-        say(line)
-
-
 _results_option = click.option("--results", type=UserPath(file_okay=False),
                                default=paths.RESULTS, show_default=True,
                                help="Folder holding the sweeps' results.")  # fmt: skip
@@ -169,7 +163,8 @@ def sweep(**kwargs: Any) -> None:
     if kwargs["plan_only"] and not resumed:
         click.echo(done.sweep.id)
     else:
-        _echo(sweep_lines.done_lines(done), log.info)
+        for line in sweep_lines.done_lines(done):
+            log.info(line)
 
 
 @click.command()
@@ -342,7 +337,7 @@ def status_command(mesh_id: str | None, as_json: bool, results: Path) -> None:
         return
     if found.emulation_id:
         log.info(f"emulation {found.emulation_id} (interregion emulator perturb --id ...)")
-    _echo(sweep_lines.mesh_status_lines(found))
+    click.echo("\n".join(sweep_lines.mesh_status_lines(found)))
 
 
 @mesh.command("down")
@@ -381,7 +376,7 @@ def matrix_command(source: str | None, window: str, as_json: bool, results: Path
     if as_json:
         click.echo(json.dumps(found.to_json(), indent=2))
     else:
-        _echo(sweep_lines.mesh_matrix_lines(found))
+        click.echo("\n".join(sweep_lines.mesh_matrix_lines(found)))
 
 
 @click.command("metrics")
@@ -419,7 +414,10 @@ def metrics_command(out: Path | None, fmt: str, window: str, bind: str | None,
         serve.serve_metrics(bind, window, results, say=log.say, warn=log.warning)
         return
     text = openmetrics.metrics(results, window, fmt, out)
-    click.echo(text, nl=False) if out is None else log.info(f"metrics: {out}")
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        log.info(f"metrics: {out}")
 
 
 COMMANDS: list[click.Command] = [sweep, provision, prepare, measure, collect, teardown, mesh,

@@ -51,3 +51,8 @@ def status_lines(rows: Sequence[EmulationStatus]) -> list[str]:
                      f"{delayd:7} {s.owner_pid or '-':>7} {_utc(s.expires_at):16} "
                      f"{'yes' if s.stale else 'no'}")  # fmt: skip
     return lines
+
+
+def reaped_lines(removed: Sequence[str]) -> list[str]:
+    """`emulator reap`: each object removed, and how many."""
+    return [*(f"removed {item}" for item in removed), f"{len(removed)} objects removed"]
