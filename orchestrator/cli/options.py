@@ -1,18 +1,8 @@
-"""The flags shared by plan, sweep, study, report, history and preflight, and the typed
-values they make: click lives here, the library takes the types.
+"""The flags shared by plan, sweep, study, report, history and preflight (`*_options`,
+`catalog_option`), and their reading into the library's types (`*_from`; `request_from`:
+the SweepRequest of a new sweep or study): click lives here, the library takes the types.
 
-    selection_options / filter_options   --clouds ... --max-regions, --spread
-    test_params_options                  --pings ... --measures
-    run_options                          --backend ... --controller
-    cloud_options / account_options      the cloud flags of sweep, study, provision, preflight
-    catalog_option                       --catalog
-
-    selection_from, params_from, run_from, cloud_flags_from, cloud_flags_given
-                                         a command's parameters -> SelectionSpec,
-                                         TestParams, RunOptions, CloudFlags
-    request_from                         -> the SweepRequest of a new sweep or study
-
-Each converter names every option it reads: a command without one of them is a KeyError
+Each reader names every option it reads: a command without one of them is a KeyError
 here, never a default taken in silence.
 """
 

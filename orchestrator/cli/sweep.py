@@ -62,12 +62,9 @@ def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None
 
 
 def emulation_from(kwargs: dict[str, Any]) -> Emulation | None:
-    """The emulation --perturb, --perturb-file and --emulation-seed ask for; None when
-    none of them was given."""
-    perturbations = gather(kwargs["perturb"], kwargs["perturb_file"])
-    if kwargs["emulation_seed"] is None and not perturbations:
-        return None
-    return Emulation(kwargs["emulation_seed"], perturbations)
+    """The emulation --perturb, --perturb-file and --emulation-seed ask for."""
+    return Emulation.given(kwargs["emulation_seed"],
+                           gather(kwargs["perturb"], kwargs["perturb_file"]))  # fmt: skip
 
 
 def _given(kwargs: dict[str, Any], names: Any, sources: tuple[Any, ...]) -> str | None:

@@ -66,6 +66,11 @@ class Emulation:
     seed: int | None = None
     perturbations: tuple[Perturbation, ...] = ()
 
+    @classmethod
+    def given(cls, seed: int | None, perturbations: tuple[Perturbation, ...]) -> Emulation | None:
+        """The emulation a seed and perturbations ask for; None when neither was given."""
+        return None if seed is None and not perturbations else cls(seed, perturbations)
+
 
 @dataclass(frozen=True)
 class SweepRequest:
