@@ -94,10 +94,11 @@ lint: setup checkov
 # Two runs: the tests without root over every core (pytest-xdist), then those with root
 # (namespaces, iptables, the emulated cloud) one at a time, as they share the machine's
 # network. pytest exits 5 when it collects nothing: a failure here if neither run collected
-# a test (PYTEST_ARGS may name tests of one kind only), said plainly.
+# a test (PYTEST_ARGS may name tests of one kind only), said plainly. Each prints its 15
+# slowest tests: where the suite's time goes.
 pytest: setup delayd-asan actionlint promtool
-	@$(BIN)/pytest -q -ra -n auto -m "not root" $(PYTEST_ARGS); a=$$?; \
-	$(BIN)/pytest -q -ra -m root $(PYTEST_ARGS); b=$$?; \
+	@$(BIN)/pytest -q -ra -n auto --durations=15 -m "not root" $(PYTEST_ARGS); a=$$?; \
+	$(BIN)/pytest -q -ra --durations=15 -m root $(PYTEST_ARGS); b=$$?; \
 	if [ $$a = 5 ] && [ $$b = 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; \
 	for rc in $$a $$b; do if [ $$rc != 0 ] && [ $$rc != 5 ]; then exit $$rc; fi; done
 
