@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from orchestrator.cli.options import choosers_given, filter_options, selection_from
 from orchestrator.cli.pathopt import UserPath, folder_or_url
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
+from orchestrator.text import terminal
 
 _RESULTS_OPTION = click.option(
     "--results",
@@ -94,6 +92,7 @@ def report(
       interregion report --input theirs.csv --out /tmp/theirs-report --include-flagged
     """
     from orchestrator.report.make import ReportRequest, check_sources, make_report
+    from orchestrator.text import report_tables
 
     request = ReportRequest(
         sweeps=sweep,
@@ -110,118 +109,15 @@ def report(
     chooser = choosers_given(selection)
     if chooser:
         raise UserError(f"{chooser} chooses regions for a sweep: it does not filter a report")
-    console = _console()
-    result = make_report(replace(request, selection=selection_from(selection)), console.print)
+    result = make_report(replace(request, selection=selection_from(selection)), _say)
     # after the report: when it fails, its one error line says enough on its own
     for line in result.loaded.warnings:
         log.warning(line)
-    _print_report(console, result)
+    terminal.print_parts(report_tables.render(result), terminal.WIDTH, markup=True)
 
 
-def _console() -> Console:
-    # Without a terminal rich assumes 80 columns, too narrow for the summary.
-    return Console() if sys.stdout.isatty() else Console(width=160)
-
-
-def _uncertainty_table(summaries: Any, label: str) -> Table:
-    """The summary's figures with their 95 % intervals, pairs beside n, the fit's marks."""
-    from orchestrator.report import uncertainty
-    from orchestrator.report.build import display_cell
-
-    table = Table(title=f"How sure: 95 % intervals over region pairs{label}")
-    columns = (
-        ("pair", "cloud_pair", "{}"),
-        ("n", "n", "{:d}"),
-        ("pairs", "pairs", "{:d}"),
-        ("inflation median", "route_inflation_median", "{:.2f}"),
-        ("its CI", "route_inflation_median_ci", "{}"),
-        ("RTT median over tests", "rtt_median_over_tests_ms", "{:.1f}"),
-        ("its CI", "rtt_median_ci", "{}"),
-        ("Mbit/s median", "throughput_median_over_tests_bps", "{:.1f}"),
-        ("its CI", "throughput_median_ci", "{}"),
-        ("ms/1000km", "rtt_slope_ms_per_1000km", "{:.2f}"),
-        ("its CI", "rtt_slope_ci", "{}"),
-        ("RTT ms @0", "rtt_intercept", "{}"),
-        ("fit marks", "rtt_fit_marks", "{}"),
-    )
-    for title, _key, _fmt in columns:
-        table.add_column(title, justify="left" if title in ("pair", "fit marks") else "right")
-    for s in summaries:
-        if not s.n:
-            continue
-        row = s.row()
-        row.update(uncertainty.table_cells(row))
-        table.add_row(*(display_cell(key, row[key], fmt) for _title, key, fmt in columns))
-    return table
-
-
-def _print_report(console: Console, result: Any) -> None:
-    from orchestrator.report import uncertainty
-    from orchestrator.report.build import RTT_DEFINITION, display_cell, notes
-
-    loaded = result.loaded
-    label = " [bold red](EMULATED)[/]" if loaded.emulated else ""
-    table = Table(title=f"Summary by cloud pair{label}")
-    columns = (
-        ("pair", "cloud_pair", "{}"),
-        ("n", "n", "{:d}"),
-        ("inflation median", "route_inflation_median", "{:.2f}"),
-        ("p25", "route_inflation_p25", "{:.2f}"),
-        ("p75", "route_inflation_p75", "{:.2f}"),
-        ("Pearson r", "rtt_distance_r", "{:.3f}"),
-        ("Spearman", "rtt_distance_spearman", "{:.3f}"),
-        ("RTT ms @0", "rtt_intercept", "{}"),
-        ("ms/1000km", "rtt_slope_ms_per_1000km", "{:.2f}"),
-        ("r log tput", "log_throughput_distance_r", "{:.3f}"),
-        ("RTT median over tests", "rtt_median_over_tests_ms", "{:.1f}"),
-        ("RTT p90 over tests", "rtt_p90_over_tests_ms", "{:.1f}"),
-        ("Mbit/s median over tests", "throughput_median_over_tests_bps", "{:.1f}"),
-    )
-    if loaded.emulated:  # an emulated rate says its scale beside it
-        from orchestrator.netmodel.model import rate_scale_tag
-
-        columns = (*columns[:-1], (f"Mbit/s median over tests ({rate_scale_tag()})",
-                                   *columns[-1][1:]))  # fmt: skip
-    for title, _key, _fmt in columns:
-        table.add_column(title, justify="left" if title == "pair" else "right")
-    for s in result.summaries:
-        row = s.row()
-        row.update(uncertainty.table_cells(row))
-        table.add_row(*(display_cell(key, row[key], fmt) for _title, key, fmt in columns))
-    console.print(table)
-    console.print(_uncertainty_table(result.summaries, label))
-    console.print(
-        f"RTT: {RTT_DEFINITION}. Inflation: RTT over the fibre floor 2 x distance / (c x 2/3). "
-        "Fit: Theil-Sen, intercept >= 0, slope >= 10.007 ms per 1000 km (the fibre's). "
-        "-: not measured/flagged. " + uncertainty.TABLE_NOTE
-    )
-    for line in notes(loaded):
-        console.print(line)
-    skipped = ", ".join(f"{n} {why}" for why, n in loaded.skipped.most_common())
-    console.print(
-        f"{len(loaded.data)} of {loaded.rows_read} measurements used"
-        + (f"; skipped: {skipped}" if skipped else "")
-    )
-    if loaded.unknown_regions:
-        names = ", ".join(f"{k} ({n})" for k, n in loaded.unknown_regions.most_common(10))
-        more = len(loaded.unknown_regions) - 10
-        console.print(
-            f"unknown regions (not in the catalog, rows skipped): {names}"
-            + (f" and {more} more" if more > 0 else "")
-        )
-    if result.outliers:
-        console.print(f"{len(result.outliers)} outliers (RTT far from the pair's fit):")
-        for o in result.outliers[:10]:
-            side = "above" if o.excess_ms > 0 else "below"
-            console.print(
-                f"  {o.src} → {o.dst}: {o.rtt_ms:.1f} ms at {o.distance_km:.0f} km, "
-                f"{abs(o.excess_ms):.1f} ms {side} the fit"
-            )
-    else:
-        console.print("no outliers (no pair's RTT is far from its cloud pair's fit)")
-    console.print(f"report: {result.out_dir}")
-    if result.png_skipped:
-        console.print(f"PNG charts: skipped ({result.png_skipped})")
+def _say(line: str) -> None:
+    terminal.console(terminal.WIDTH).print(line)
 
 
 @click.command()
@@ -261,16 +157,10 @@ def site(out: Path, results_dir: Path, catalog: Path, include_flagged: bool) -> 
     from orchestrator.model.catalog import load_catalog
     from orchestrator.site.build import build_site
 
-    console = _console()
-    index = build_site(
-        out,
-        results_dir,
-        catalog=load_catalog(catalog),
-        log=console.print,
-        warn=lambda line: log.warning(line),
-        include_flagged=include_flagged,
-    )
-    console.print(f"site: {index}")
+    index = build_site(out, results_dir, catalog=load_catalog(catalog), log=_say,
+                       warn=lambda line: log.warning(line),
+                       include_flagged=include_flagged)  # fmt: skip
+    _say(f"site: {index}")
 
 
 @click.command()
@@ -302,9 +192,8 @@ def publish(site_dir: Path, target: str) -> None:
     """
     from orchestrator.publish.upload import publish_site
 
-    console = _console()
-    result = publish_site(site_dir, target, log=console.print)
-    console.print(
+    result = publish_site(site_dir, target, log=_say)
+    _say(
         f"published {result.files} files to {target}: {len(result.uploaded)} sent "
         f"({result.bytes} bytes), {result.unchanged} unchanged"
     )

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from rich.console import Console, RenderableType
 
 Part = RenderableType  # a line (str) or a rich Table
+WIDTH = 160  # without a terminal rich assumes 80 columns, too narrow for a summary
 
 
 def console(width: int) -> Console:
