@@ -13,46 +13,27 @@ from orchestrator.core import log
 
 @click.command("demo")
 @click.option(
-    "--out",
-    type=UserPath(file_okay=False),
-    default=Path("demo"),
-    show_default=True,
+    "--out", type=UserPath(file_okay=False), default=Path("demo"), show_default=True,
     help="Folder for the demo's results/ and site/ (new, empty, or an earlier demo's).",
-)
+)  # fmt: skip
 @click.option("--replace", "replace_out", is_flag=True, help="Replace an earlier demo in --out.")
 @click.option("--regions", default="", help="Comma-separated regions [default: 12 of both clouds].")
 @click.option("--sweeps", type=click.IntRange(min=3), default=11, show_default=True)
+@click.option("--change-from", type=click.IntRange(min=2), default=9, show_default=True,
+              help="The first sweep with the injected change (1-based).")  # fmt: skip
 @click.option(
-    "--change-from",
-    type=click.IntRange(min=2),
-    default=9,
-    show_default=True,
-    help="The first sweep with the injected change (1-based).",
-)
-@click.option(
-    "--perturb",
-    default="",
-    metavar="TARGET,KEY=VALUE",
+    "--perturb", default="", metavar="TARGET,KEY=VALUE",
     help="The injected change, a pair [default: aws:us-east-1/gcp:europe-west1,delay_ms=10].",
-)
+)  # fmt: skip
 @click.option(
-    "--min-runs",
-    type=click.IntRange(min=2),
-    default=8,
-    show_default=True,
+    "--min-runs", type=click.IntRange(min=2), default=8, show_default=True,
     help="Change detection's minimum of comparable runs (interregion changes --min-runs).",
-)
+)  # fmt: skip
 @click.option("--no-site", is_flag=True, help="Do not build the site at the end.")
 def demo(
-    out: Path,
-    replace_out: bool,
-    regions: str,
-    sweeps: int,
-    change_from: int,
-    perturb: str,
-    min_runs: int,
-    no_site: bool,
-) -> None:
+    out: Path, replace_out: bool, regions: str, sweeps: int, change_from: int, perturb: str,
+    min_runs: int, no_site: bool,
+) -> None:  # fmt: skip
     """Build an emulated history with one injected route change, then check and show it.
 
     Latency-only sweeps of the same regions on the emulated cloud, each with its own

@@ -15,70 +15,50 @@ from orchestrator.core.errors import UserError
 from orchestrator.text import terminal
 
 _RESULTS_OPTION = click.option(
-    "--results",
-    "results_dir",
-    type=UserPath(file_okay=False),
-    default=paths.RESULTS,
-    show_default=True,
-    help="Folder holding one folder per sweep.",
-)
+    "--results", "results_dir", type=UserPath(file_okay=False), default=paths.RESULTS,
+    show_default=True, help="Folder holding one folder per sweep.",
+)  # fmt: skip
+_CATALOG_OPTION = click.option(
+    "--catalog", type=UserPath(dir_okay=False, exists=True), default=paths.CATALOG,
+    show_default=True, help="Region catalog (coordinates for distances and maps).",
+)  # fmt: skip
 
 
 @click.command()
 @click.option("--sweep", "sweep", multiple=True, metavar="ID", help="Sweep id, repeatable.")
 @click.option("--all", "all_", is_flag=True, help="Every sweep under --results.")
 @click.option(
-    "--input",
-    "input_files",
-    multiple=True,
-    type=UserPath(dir_okay=False, exists=True),
+    "--input", "input_files", multiple=True, type=UserPath(dir_okay=False, exists=True),
     help="An external measurements CSV (src_cloud, src_region, dst_cloud, dst_region and "
     "rtt_p50_ms, or rtt_avg_ms when only the mean is known, and/or throughput_bps), "
     "repeatable.",
-)
+)  # fmt: skip
 @click.option(
-    "--include-flagged",
-    is_flag=True,
+    "--include-flagged", is_flag=True,
     help="Keep the rows with flags (below the fibre floor, asymmetric, ...; docs/results.md) in "
     "every statistic and fit; by default a flagged row's RTT or throughput is left out (what "
     "its flag invalidates) and counted.",
-)
+)  # fmt: skip
 @click.option(
-    "--include-injected",
-    is_flag=True,
+    "--include-injected", is_flag=True,
     help="Keep the tests the emulator perturbed on purpose (loss episodes, --perturb; "
     "sweep.json emulation.injected) in the summary and its fits; by default they are "
     "marked on the charts and left out of both.",
-)
+)  # fmt: skip
 @_RESULTS_OPTION
 @click.option(
-    "--out",
-    type=UserPath(),  # a file given here is a one-line UserError later
-    default=None,
+    "--out", type=UserPath(), default=None,  # a file given here is a one-line UserError later
     help="Output folder. Default: results/<id>/report, results/all-sweeps/report for "
     "several sweeps, <input>-report beside an --input file.",
-)
+)  # fmt: skip
 @click.option("--no-png", is_flag=True, help="Skip the PNG copies of the charts.")
-@click.option(
-    "--catalog",
-    type=UserPath(dir_okay=False, exists=True),
-    default=paths.CATALOG,
-    show_default=True,
-    help="Region catalog (coordinates for distances and maps).",
-)
+@_CATALOG_OPTION
 @filter_options
 def report(
-    sweep: tuple[str, ...],
-    all_: bool,
-    input_files: tuple[Path, ...],
-    results_dir: Path,
-    out: Path | None,
-    no_png: bool,
-    catalog: Path,
-    include_flagged: bool,
-    include_injected: bool,
-    **selection: Any,
-) -> None:
+    sweep: tuple[str, ...], all_: bool, input_files: tuple[Path, ...], results_dir: Path,
+    out: Path | None, no_png: bool, catalog: Path, include_flagged: bool,
+    include_injected: bool, **selection: Any,
+) -> None:  # fmt: skip
     """Summarise sweeps: statistics per cloud pair, outliers, charts.
 
     Writes summary.csv, outliers.csv, report.json and charts/ (HTML, and PNG
@@ -94,18 +74,10 @@ def report(
     from orchestrator.report.make import ReportRequest, check_sources, make_report
     from orchestrator.text import report_tables
 
-    request = ReportRequest(
-        sweeps=sweep,
-        all_sweeps=all_,
-        input_files=input_files,
-        results=results_dir,
-        out=out,
-        png=not no_png,
-        catalog=catalog,
-        include_flagged=include_flagged,
-        include_injected=include_injected,
-    )
-    check_sources(request)
+    request = ReportRequest(sweep, all_, input_files, results_dir, out, not no_png, catalog,
+                            include_flagged=include_flagged,
+                            include_injected=include_injected)  # fmt: skip
+    check_sources(request)  # before the filters: what to report on is said first
     chooser = choosers_given(selection)
     if chooser:
         raise UserError(f"{chooser} chooses regions for a sweep: it does not filter a report")
@@ -122,26 +94,17 @@ def _say(line: str) -> None:
 
 @click.command()
 @click.option(
-    "--out",
-    type=UserPath(),  # a file given here is a one-line UserError later
-    required=True,
+    "--out", type=UserPath(), required=True,  # a file given here is a one-line UserError later
     help="Folder to write the site into (created if missing).",
-)
+)  # fmt: skip
 @_RESULTS_OPTION
+@_CATALOG_OPTION
 @click.option(
-    "--catalog",
-    type=UserPath(dir_okay=False, exists=True),
-    default=paths.CATALOG,
-    show_default=True,
-    help="Region catalog (coordinates for distances and maps).",
-)
-@click.option(
-    "--include-flagged",
-    is_flag=True,
+    "--include-flagged", is_flag=True,
     help="Keep the tests with flags (below the fibre floor, asymmetric, ...; "
     "docs/results.md); by default every page leaves out and counts a flagged test's RTT or "
     "throughput (what its flag invalidates).",
-)
+)  # fmt: skip
 def site(out: Path, results_dir: Path, catalog: Path, include_flagged: bool) -> None:
     """Build the static site: latest sweep, a page per sweep, methodology, data.
 
@@ -164,21 +127,10 @@ def site(out: Path, results_dir: Path, catalog: Path, include_flagged: bool) -> 
 
 
 @click.command()
-@click.option(
-    "--site",
-    "site_dir",
-    type=UserPath(file_okay=False, exists=True),
-    required=True,
-    help="The folder 'interregion site' wrote.",
-)
-@click.option(
-    "--to",
-    "target",
-    required=True,
-    metavar="TARGET",
-    callback=folder_or_url,
-    help="A folder, s3://bucket/prefix or gs://bucket/prefix.",
-)
+@click.option("--site", "site_dir", type=UserPath(file_okay=False, exists=True), required=True,
+              help="The folder 'interregion site' wrote.")  # fmt: skip
+@click.option("--to", "target", required=True, metavar="TARGET", callback=folder_or_url,
+              help="A folder, s3://bucket/prefix or gs://bucket/prefix.")  # fmt: skip
 def publish(site_dir: Path, target: str) -> None:
     """Publish the site: copy or upload every file, the index pages last.
 
@@ -192,11 +144,9 @@ def publish(site_dir: Path, target: str) -> None:
     """
     from orchestrator.publish.upload import publish_site
 
-    result = publish_site(site_dir, target, log=_say)
-    _say(
-        f"published {result.files} files to {target}: {len(result.uploaded)} sent "
-        f"({result.bytes} bytes), {result.unchanged} unchanged"
-    )
+    done = publish_site(site_dir, target, log=_say)
+    _say(f"published {done.files} files to {target}: {len(done.uploaded)} sent "
+         f"({done.bytes} bytes), {done.unchanged} unchanged")  # fmt: skip
 
 
 COMMANDS: list[click.Command] = [report, site, publish]
