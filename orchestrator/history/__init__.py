@@ -19,7 +19,8 @@ Public API: the modules below; other packages import only these names
   which flags, which statistics and windows, which sources).
 - `notify`: Change notifications: one JSON document POSTed to a URL per new or closed episode.
 - `store`: History across sweeps: one DuckDB file, `results/history.duckdb`.
-- `views`: Views of the history store: one pair's series, and the From x To matrix.
+- `views`: Views of the history store: one pair's series, and the From x To matrix (the use
+  cases of `history show` and `matrix`).
 - `windows`: Windows of the history store, and every statistic shown of them.
 """
 

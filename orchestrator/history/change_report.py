@@ -63,7 +63,7 @@ def change_docs(con: duckdb.DuckDBPyConnection, found: ch.Detection) -> ChangeDo
 
 
 def config_change_docs(
-    con: duckdb.DuckDBPyConnection, found: Sequence[Any], since_iso: str | None = None
+    con: duckdb.DuckDBPyConnection, found: Sequence[Any]
 ) -> list[dict[str, Any]]:
     """changes.ConfigChange items grouped by source, backend, run and the fields that
     differ: [{source, backend, run, utc, fields: ["name: old -> new"], pairs: ["S/D"]}]."""
@@ -76,8 +76,6 @@ def config_change_docs(
     seen: dict[tuple[Any, ...], set[str]] = {}  # each group's pairs (a new image: thousands)
     diffs: dict[tuple[str, str], tuple[str, ...]] = {}  # one per fingerprint change
     for c in found:
-        if since_iso and c.t < since_iso:
-            continue
         change = (c.old_fingerprint, c.new_fingerprint)
         if change not in diffs:
             diffs[change] = tuple(

@@ -137,7 +137,7 @@ def test_pair_series_and_its_lines(store_with_a_change):
     with pytest.raises(UserError, match="elsewhere: no such folder"):
         v.pair_series(store_with_a_change / "elsewhere", f"{A}/{B}")
     (store_with_a_change / "empty").mkdir()
-    with pytest.raises(UserError, match="no history store at .*'interregion history ingest --all"):
+    with pytest.raises(UserError, match=r"no history store at .*'interregion history ingest --all"):
         v.pair_series(store_with_a_change / "empty", f"{A}/{B}")
 
 
