@@ -32,7 +32,6 @@ from orchestrator.core.errors import UserError
 
 # the metrics and rules, also read here as views.X by the CLI, the site and tests
 from orchestrator.history.metrics import (  # noqa: F401
-    BEYOND,
     DETECTION_KEEPS,
     LOSS_RULE,
     MATRIX_FORMAT,
