@@ -6,6 +6,23 @@ results themselves. Renderers only format: no query, no loop over tests, no file
 
 Public API: the modules below; other packages import only these names, never a name
 starting with `_`.
+
+- `advice_table`: `render(doc)`: `advise`'s lines and table.
+- `change_lines`: `render(report, calibration)`: `changes`' lines (a ChangesReport).
+- `demo_outcome`: `render(outcome)`: `demo`'s closing lines.
+- `matrix_table`: `render(doc)`, `csv_text(doc)`: `matrix`'s tables, or its CSV.
+- `pair_series`: `render(series)`: `history show`'s lines (history.views.PairSeries).
+- `report_tables`: `render(report)`: `report`'s tables and lines (report.build.Report).
+- `terminal`: `console`, `print_parts`, `WIDTH`: the parts printed, lines as given and tables
+  drawn, at the terminal's width or a fixed one.
 """
 
-__all__: list[str] = []
+__all__ = [
+    "advice_table",
+    "change_lines",
+    "demo_outcome",
+    "matrix_table",
+    "pair_series",
+    "report_tables",
+    "terminal",
+]

@@ -40,6 +40,7 @@ PUBLIC = {
     ],
     "exchange": ["exporter", "importer", "public_data"],
     "history": [
+        "change_report",
         "changes",
         "continents",
         "fingerprint",
@@ -66,7 +67,10 @@ PUBLIC = {
     "schedule": ["cadence", "ledger", "profiles", "retention", "status", "tick", "timers"],
     "publish": ["upload"],
     "site": ["build", "history_pages", "html"],
-    "text": [],
+    "text": [
+        "advice_table", "change_lines", "demo_outcome", "matrix_table", "pair_series",
+        "report_tables", "terminal",
+    ],
     "study": ["check", "estimate", "plan", "report", "run", "tcp"],
     "sweep": [
         "abandoned", "backends", "events", "hostcheck", "inventory", "launch", "measure",
