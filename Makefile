@@ -91,17 +91,24 @@ lint: setup checkov
 	$(CHECKOV_VENV)/bin/python $(CHECKOV_VENV)/bin/checkov --quiet --compact --skip-download --framework terraform -d infra/aws -d infra/gcp -d infra/cloud
 	@if [ -d playbooks ] && ls playbooks/*.yml >/dev/null 2>&1; then $(BIN)/ansible-lint --offline -q playbooks/; fi
 
-# pytest exits 5 when it collects nothing: that is a failure here, said plainly.
+# Two runs: the tests without root over every core (pytest-xdist), then those with root
+# (namespaces, iptables, the emulated cloud) one at a time, as they share the machine's
+# network. pytest exits 5 when it collects nothing: a failure here if neither run collected
+# a test (PYTEST_ARGS may name tests of one kind only), said plainly. Each prints its 15
+# slowest tests: where the suite's time goes.
 pytest: setup delayd-asan actionlint promtool
-	@$(BIN)/pytest -q -ra $(PYTEST_ARGS); rc=$$?; \
-	if [ $$rc = 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
+	@$(BIN)/pytest -q -ra -n auto --durations=15 -m "not root" $(PYTEST_ARGS); a=$$?; \
+	$(BIN)/pytest -q -ra --durations=15 -m root $(PYTEST_ARGS); b=$$?; \
+	if [ $$a = 5 ] && [ $$b = 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; \
+	for rc in $$a $$b; do if [ $$rc != 0 ] && [ $$rc != 5 ]; then exit $$rc; fi; done
 
 test: lint pytest
 
 # The edit-test loop: tests/unit without what needs root (namespaces, iptables) or takes
-# seconds (marked slow: real tools, whole stores and sites). `make pytest` runs them all.
+# seconds (marked slow: real tools, whole stores and sites), over every core. `make pytest`
+# runs them all.
 unit: venv
-	@$(BIN)/pytest -q -ra -m "not root and not slow" $(PYTEST_ARGS) tests/unit; rc=$$?; \
+	@$(BIN)/pytest -q -ra -n auto -m "not root and not slow" $(PYTEST_ARGS) tests/unit; rc=$$?; \
 	if [ $$rc = 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 
 # The main job: a sweep (which ends with its report), then the static site of every sweep.

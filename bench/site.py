@@ -9,8 +9,10 @@ Budgets: no HTML page over 500 KB, no data file over 2 MB; site over a year < 30
 and < 5 s again when only the newest sweep is new (incremental: a sweep added and
 ingested, the site built over the one before; the new sweep's report and ingest, which
 the sweep itself runs as it ends, timed apart; also printed: the site built again
-over the unchanged store, its history figures cached). Sizes are the files as written (not
-gzipped). Printed with `uptime`: the machine is shared, timings are noisy.
+over the unchanged store; then the history pages' stages one after another, to say
+where the time goes). Each build's CPU seconds beside its wall time (DuckDB's threads
+included): the machine is shared, and a loaded machine stretches wall time, not CPU.
+Sizes are the files as written (not gzipped). Printed with `uptime`.
 
 The store is generated once per size into $TMPDIR/interregion-bench-cache/history-<N>
 and reused by later runs (the sweep the incremental step adds is removed again);
@@ -169,23 +171,14 @@ def history_bench(sweeps: int, fresh: bool, figures: Figures, ingest_only: bool 
         return
     with tempfile.TemporaryDirectory(prefix="interregion-bench-site-") as tmp:
         out = Path(tmp) / "site"
-        print(f"  site over the store ({load()})")
-        t0 = time.perf_counter()
-        site.build_site(out, results)
-        full_s = time.perf_counter() - t0
-        print(f"  site built in {full_s:.1f} s (goal < 30 s at a year, 1,460 sweeps)")
         built = figures.table(
             f"the site over a store of {sweeps:,} full-catalog sweeps ({rows:,} rows)",
-            ["build", "s", "goal s"],
+            ["build", "s", "CPU s", "load", "goal s"],
         )
-        built.add("site over the store", round(full_s, 1), 30)
+        full_s = timed_site(site, out, results, built, "site over the store", 30)
         print_sizes(out)
         # the same store again: computed again, nothing kept
-        t0 = time.perf_counter()
-        site.build_site(out, results)
-        again_s = time.perf_counter() - t0
-        print(f"  site built again over the unchanged store in {again_s:.1f} s")
-        built.add("again, the store unchanged", round(again_s, 1), None)
+        timed_site(site, out, results, built, "again, the store unchanged", None)
         # incremental: one more sweep, 6 h later, reported and ingested as a sweep does as
         # it ends (its report's cache entry is what the site shows of it); the site over
         # the last one
@@ -201,15 +194,12 @@ def history_bench(sweeps: int, fresh: bool, figures: Figures, ingest_only: bool 
             ingest_s = time.perf_counter() - t0
             print(f"  the new sweep's report {report_s:.1f} s and ingest "
                   f"{ingest_s:.1f} s (as the sweep ends)")  # fmt: skip
-            built.add("a new sweep's ingest", round(ingest_s, 1), 3)
-            t0 = time.perf_counter()
-            site.build_site(out, results)
-            incremental_s = time.perf_counter() - t0
-            print(f"  site built again in {incremental_s:.1f} s (goal < 5 s; {load()})")
-            built.add("incremental: one sweep more", round(incremental_s, 1), 5)
+            built.add("a new sweep's ingest", round(ingest_s, 1), None, "", 3)
+            incremental_s = timed_site(site, out, results, built, "incremental: one sweep more", 5)
             figures.headline = (
                 f"{sweeps:,} sweeps: site {full_s:.1f} s, incremental {incremental_s:.1f} s"
             )
+            stages(results, Path(tmp) / "stages", figures)
             kept = results / ".cache" / "site"
             kept_mb = _mb(kept) if kept.exists() else 0.0
             store_mb = sum(_mb(p) for p in results.glob(f"{history.HISTORY_FILE}*"))
@@ -221,6 +211,65 @@ def history_bench(sweeps: int, fresh: bool, figures: Figures, ingest_only: bool 
         finally:
             forget_sweep(results, new)
             shutil.rmtree(results / new, ignore_errors=True)
+
+
+def timed_site(
+    site: Any, out: Path, results: Path, table: Any, what: str, goal: float | None
+) -> float:
+    """The site built over `results` into `out`, timed (wall and CPU: the machine is
+    shared, and CPU seconds are what a loaded machine does not stretch); its row added
+    to `table`; returns the wall seconds."""
+    up = load()
+    t0, c0 = time.perf_counter(), _cpu_s()
+    site.build_site(out, results)
+    wall, cpu = time.perf_counter() - t0, _cpu_s() - c0
+    print(f"  {what}: site built in {wall:.1f} s (CPU {cpu:.1f} s; goal "
+          f"{f'< {goal:g} s' if goal else 'none'}; {up})")  # fmt: skip
+    table.add(what, round(wall, 1), round(cpu, 1), up.split("load average: ")[-1], goal)
+    return wall
+
+
+def stages(results: Path, out: Path, figures: Figures) -> None:
+    """Where a history site's build goes, its history pages' stages timed one after
+    another (the build runs the matrix's windows beside the rest, on a thread of their
+    own): the windows (every metric's views.SITE_WINDOWS and the window before each),
+    change detection, the pair pages' tests, the matrix's arrays, the pages
+    written."""
+    from orchestrator.history import judgments
+    from orchestrator.history import metrics as v
+    from orchestrator.history import store as history
+    from orchestrator.mesh import views as mesh_views
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.site import history_pages as hp
+
+    table = figures.table(
+        "where the site's history pages go (over the store with the new sweep)",
+        ["stage", "s", "CPU s"],
+    )
+
+    def stage(what: str, step: Any) -> Any:
+        t0, c0 = time.perf_counter(), _cpu_s()
+        done = step()
+        wall, cpu = time.perf_counter() - t0, _cpu_s() - c0
+        print(f"    {what}: {wall:.1f} s (CPU {cpu:.1f} s)")
+        table.add(what, round(wall, 1), round(cpu, 1))
+        return done
+
+    print(f"  the history pages' stages, one after another ({load()})")
+    with history.opened(results, read_only=True) as con:
+        meshes = set(mesh_views.mesh_sources(con))
+        infos = [i for i in v.source_infos(con).values() if i.name not in meshes]
+        cells = stage("matrix windows", lambda: hp._source_windows(con, infos))
+        runs = hp.CHANGE_RUNS
+        found = stage("change detection", lambda: judgments.detection(con, last_runs=runs))
+        pairs = stage("pair pages' tests", lambda: hp.pair_data(con, infos, found))
+        matrix = stage(
+            "matrix arrays",
+            lambda: hp.matrix_data(con, infos, found, load_catalog(), False, cells),
+        )
+        changes = hp.changes_data(con, found, infos)
+        data = hp.HistoryData(matrix, changes, pairs, {i.name: i.emulated for i in infos})
+        stage("pages written", lambda: hp.write_pages(out, data))
 
 
 INGESTS = 3  # --only ingest: the same new sweep ingested (and taken out again) this often

@@ -19,6 +19,7 @@ is what makes them recorded per sweep (sweep.json `emulation`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -93,6 +94,34 @@ class DemoPlan:
             raise UserError("the demo's perturbation must name a pair (A/B or A>B)")
         # an RTT is a round trip: a delay one way changes both directions' RTT
         return {(src, dst), (dst, src)}
+
+
+def demo_plan(
+    *, sweeps: int, change_from: int, min_runs: int, regions: str = "", perturb: str = ""
+) -> DemoPlan:
+    """`interregion demo`'s options as a checked plan: regions comma-separated (default
+    DEMO_REGIONS), the perturbation a pair's (default DEMO_PERTURBATION), each in the
+    catalog; the emulated cloud needs root."""
+    from orchestrator.emulator import require_root
+    from orchestrator.emulator.perturb import check_hosts, parse
+    from orchestrator.model.catalog import load_catalog
+
+    plan = DemoPlan(
+        sweeps=sweeps,
+        change_from=change_from,
+        detection=Params(min_runs=min_runs, window_runs=max(min_runs, Params.window_runs)),
+    )
+    if regions:
+        plan = dataclasses.replace(
+            plan, regions=tuple(r.strip() for r in regions.split(",") if r.strip())
+        )
+    if perturb:
+        plan = dataclasses.replace(plan, perturbation=parse(perturb))
+    plan.expected_episodes()  # a pair, not a host
+    catalog = load_catalog()
+    check_hosts([plan.perturbation], [catalog.get(r).key for r in plan.regions])
+    require_root()
+    return plan
 
 
 @dataclass(frozen=True)

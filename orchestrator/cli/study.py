@@ -44,50 +44,36 @@ def study() -> None:
 @run_options
 @cloud_options
 @click.option(
-    "--variants",
-    default=",".join(VARIANTS),
-    show_default=True,
+    "--variants", default=",".join(VARIANTS), show_default=True,
     help="Variants of the forward test, comma-separated (default is required: gains are "
     "measured from it).",
-)
+)  # fmt: skip
 @click.option(
-    "--repeats",
-    type=int,
-    default=DEFAULT_REPEATS,
-    show_default=True,
+    "--repeats", type=int, default=DEFAULT_REPEATS, show_default=True,
     help="Times each variant runs per pair (at least 3: the study reports the spread).",
-)
+)  # fmt: skip
 @click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=None,
+    "--seed", type=click.IntRange(min=0), default=None,
     help="Seed of the per-pair shuffled order (default: from the study id). Recorded.",
-)
+)  # fmt: skip
 @click.option(
-    "--max-buffer-bytes",
-    type=click.IntRange(min=1),
-    default=None,
+    "--max-buffer-bytes", type=click.IntRange(min=1), default=None,
     help="Largest tcp_rmem/tcp_wmem max the hosts may be given (default: the kernel's).",
-)
+)  # fmt: skip
 @click.option("--yes", is_flag=True, help="Do not ask, even above the budget.")
 @click.option("--budget-usd", type=FINITE, default=5.0, show_default=True,
               help="Ask before provisioning when the estimated cost is above this.")  # fmt: skip
 @click.option("--no-report", is_flag=True, help="Do not build the report at the end.")
 @perturb_options
 @click.option(
-    "--emulation-seed",
-    type=click.IntRange(min=0),
-    default=None,
+    "--emulation-seed", type=click.IntRange(min=0), default=None,
     help="Seed of the emulated cloud's run-to-run variation (local). Recorded.",
-)
+)  # fmt: skip
 @click.option(
-    "--results",
-    type=UserPath(file_okay=False),
-    default=paths.RESULTS,
-    show_default=True,
+    "--results", type=UserPath(file_okay=False), default=paths.RESULTS, show_default=True,
     help=f"Folder holding the sweeps' results, as for every command; the study lands "
     f"apart from the sweeps, in <results>/{STUDIES_DIR}/<id>/.",
-)
+)  # fmt: skip
 def tcp(**kwargs: Any) -> None:
     """What distance costs one TCP stream, and what wins it back, per pair.
 
@@ -109,13 +95,9 @@ def tcp(**kwargs: Any) -> None:
             flag = "--" + name
             raise UserError(f"{flag} with study tcp: the study sets it per variant (--variants)")
     request = TcpStudyRequest(
-        sweep=request_from(kwargs, emulation_from(kwargs)),
-        variants=kwargs["variants"],
-        repeats=kwargs["repeats"],
-        seed=kwargs["seed"],
-        max_buffer_bytes=kwargs["max_buffer_bytes"],
-        budget_usd=kwargs["budget_usd"],
-    )
+        request_from(kwargs, emulation_from(kwargs)), kwargs["variants"], kwargs["repeats"],
+        kwargs["seed"], kwargs["max_buffer_bytes"], kwargs["budget_usd"],
+    )  # fmt: skip
     study = plan_tcp_study(request, log.info)
     announce(study.plan, kwargs, study.estimate.tests, study.estimate.shape())
     found = run_tcp_study(study, kwargs["results"], build_report=not kwargs["no_report"],

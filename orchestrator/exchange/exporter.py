@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from orchestrator.core.errors import UserError
 from orchestrator.history import store as history
+from orchestrator.history.views import with_store
 from orchestrator.results import store
 
 if TYPE_CHECKING:
@@ -72,6 +73,7 @@ EXPORT_FORMATS = ("parquet", "csv")
 
 def export(results: Path, out: Path, fmt: str, since: str | None = None) -> int:
     """Write every stored row (from `since`, a UTC date or time) to `out`. Returns rows."""
+    with_store(results)  # a missing folder or store: one line, whose hint runs as printed
     if fmt not in EXPORT_FORMATS:
         raise UserError(f"--format {fmt}: one of {', '.join(EXPORT_FORMATS)}")
     since_ts = history.parse_since(since) if since else None

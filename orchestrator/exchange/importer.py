@@ -17,6 +17,7 @@ import os
 import re
 import secrets
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,26 @@ def previous_import(results: Path, source: str, month: str) -> dict[str, Any] | 
     except (FileNotFoundError, UserError, ValueError):
         return None
     return meta if isinstance(meta, dict) else None
+
+
+@dataclass(frozen=True)
+class Imported:
+    """`history import`'s result: the rows loaded into `store`, and the file of the import
+    it replaced (None: none)."""
+
+    rows: int
+    store: Path
+    replaced: str | None
+
+
+def import_source(
+    results: Path, path: Path, source: str, month: str, label: str = "", replace: bool = False
+) -> Imported:
+    """`history import`'s use case: import_file, saying which import it replaced."""
+    before = previous_import(results, source, month)
+    rows = import_file(results, path, source, month, label, replace=replace)
+    replaced = None if before is None else str(before.get("file", "?"))
+    return Imported(rows, history.store_path(results), replaced)
 
 
 def import_file(

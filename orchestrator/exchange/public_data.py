@@ -26,16 +26,17 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import distance_km
-from orchestrator.core.textfile import csv_errors
-from orchestrator.model.catalog import Catalog
+from orchestrator.core.textfile import csv_errors, read_text
+from orchestrator.model.catalog import Catalog, load_catalog
 from orchestrator.netmodel.model import DOIT_TEST_SECONDS
-from orchestrator.results import flags, tiers
+from orchestrator.results import flags, store, tiers
 from orchestrator.results.schema import number_problem
 
 FORMATS = ("skyplane", "doit")
@@ -170,3 +171,21 @@ def convert(fmt: str, text: str, catalog: Catalog | None = None) -> list[dict[st
     # the asked duration is unknown (iperf2's ~10 s): no duration_short
     flags.set_flags(rows)
     return rows
+
+
+@dataclass(frozen=True)
+class Converted:
+    """`history convert`'s result: the CSV written, its rows and their flags counted."""
+
+    out: Path
+    rows: int
+    flagged: dict[str, int]  # rows per flag (results.flags.FLAGS order)
+
+
+def convert_file(fmt: str, file: Path | str, out: Path) -> Converted:
+    """`history convert`'s use case: `file` (or BUILTIN, the format's shipped file) in format
+    `fmt` rewritten as a CSV in our schema at `out`, for `history import`."""
+    path = builtin_file(fmt) if file == BUILTIN else Path(file)
+    rows = convert(fmt, read_text(path, "CSV file"), load_catalog())
+    store.write_atomic(out, store.csv_text(rows, extra=EXTRA_COLUMNS))
+    return Converted(out, len(rows), flags.count(r.get("flags") for r in rows))

@@ -5,6 +5,8 @@ orchestrator.exchange's).
 Public API: the modules below; other packages import only these names
 (`from orchestrator.history import changes`), never a name starting with `_`.
 
+- `change_report`: `interregion changes`' use case (`changes_report`), the change documents
+  the CLI and the site show (`change_docs`), `history ingest --sweep`'s (`ingest_with_changes`).
 - `changes`: Change detection per path, each run judged once, in time order (pure: no store).
 - `continents`: The continent of each country of the catalog (ISO 3166 alpha-2): change detection
   groups one region's simultaneous path changes toward one continent into one event.
@@ -17,11 +19,13 @@ Public API: the modules below; other packages import only these names
   which flags, which statistics and windows, which sources).
 - `notify`: Change notifications: one JSON document POSTed to a URL per new or closed episode.
 - `store`: History across sweeps: one DuckDB file, `results/history.duckdb`.
-- `views`: Views of the history store: one pair's series, and the From x To matrix.
+- `views`: Views of the history store: one pair's series, and the From x To matrix (the use
+  cases of `history show` and `matrix`).
 - `windows`: Windows of the history store, and every statistic shown of them.
 """
 
 __all__ = [
+    "change_report",
     "changes",
     "continents",
     "fingerprint",

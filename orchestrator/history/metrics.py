@@ -222,6 +222,16 @@ class SourceInfo:
     latest: datetime | None
 
 
+# the continuous mesh's windows (its bins in the store, `mesh matrix`), and its sources
+MESH_WINDOWS = {"1H": 3600, "6H": 6 * 3600, "1D": 86400, "1W": 7 * 86400}
+
+
+def mesh_sources(con: Any) -> list[str]:
+    return [
+        r[0] for r in con.execute("SELECT DISTINCT source FROM mesh_bins ORDER BY 1").fetchall()
+    ]
+
+
 def source_infos(con: duckdb.DuckDBPyConnection) -> dict[str, SourceInfo]:
     rows = con.execute(
         "SELECT s.source, any_value(s.label), bool_or(s.emulated), "

@@ -737,7 +737,7 @@ def ping_samples(sweep_dir: Path, round_no: int, host: str) -> list[float]:
         sweep_dir, store.RAW_DIR, f"round-{round_no:03d}", f"{store.safe_name(host)}.json"
     )
     try:
-        with open(path) as f:
+        with open(path, "rb") as f:  # its bytes: no decoding but the sample text's
             text = f.read()
     except OSError:
         return []

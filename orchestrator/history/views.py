@@ -23,18 +23,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 
 # the metrics and rules, also read here as views.X by the CLI, the site and tests
 from orchestrator.history.metrics import (  # noqa: F401
-    BEYOND,
     DETECTION_KEEPS,
     LOSS_RULE,
     MATRIX_FORMAT,
     MATRIX_VERSION,
+    MESH_WINDOWS,
     METRICS,
     PAIR_FORMAT,
     PAIR_VERSION,
@@ -54,6 +56,7 @@ from orchestrator.history.metrics import (  # noqa: F401
     iso_utc,
     loss_fields,
     loss_text,
+    mesh_sources,
     metric,
     min_samples,
     parse_pairs,
@@ -64,11 +67,58 @@ from orchestrator.history.metrics import (  # noqa: F401
     window_bounds,
     window_days,
 )
-from orchestrator.model.catalog import Catalog, region_order
+from orchestrator.model.catalog import Catalog, load_catalog, region_order
 from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.plan.selection import SelectionSpec, pair_filter
 
 if TYPE_CHECKING:
     import duckdb
+
+
+def existing_results(results: Path) -> Path:
+    """--results for a command that reads every sweep: a mistyped folder is an error,
+    not an empty store made there."""
+    if not Path(results).is_dir():
+        raise UserError(f"--results {results}: no such folder: give the folder holding the sweeps")
+    return results
+
+
+def with_store(results: Path) -> Path:
+    """--results for a command that reads the store: a one-line error when the folder or
+    its store is missing, whose hint runs as printed (it names the folder)."""
+    from orchestrator.history import store as h
+
+    if not h.store_path(existing_results(results)).exists():
+        raise UserError(
+            f"no history store at {h.store_path(results)}: run 'interregion history "
+            f"ingest --all --results {paths.shell_word(results)}' first"
+        )
+    return results
+
+
+@dataclass(frozen=True)
+class PairSeries:
+    """`history show`'s result: each pair's pair_history document."""
+
+    window: str
+    docs: tuple[dict[str, Any], ...]
+
+    def to_json(self) -> Any:
+        return list(self.docs) if len(self.docs) > 1 else self.docs[0]
+
+
+def pair_series(
+    results: Path, pairs: str, metric_name: str = "rtt", window: str = "all",
+    sources: Sequence[str] = (),
+) -> PairSeries:  # fmt: skip
+    """The series of each pair of `pairs` ("SRC/DST,..."), with its smallest detectable change."""
+    from orchestrator.history import store as h
+
+    chosen = parse_pairs(pairs)
+    with h.opened(with_store(results), read_only=True) as con:
+        found = detection(con, sources)
+        docs = [pair_history(con, p, metric_name, window, sources, found) for p in chosen]
+    return PairSeries(window, tuple(docs))
 
 
 def pair_history(
@@ -337,6 +387,69 @@ def matrix(
     }
 
 
+@dataclass(frozen=True)
+class MatrixRequest:
+    results: Path
+    metric: str = "rtt"
+    stat: str = "p50"
+    window: str = "1W"
+    sources: tuple[str, ...] = ()
+    include_flagged: bool = False
+    catalog: Path = paths.CATALOG
+    selection: SelectionSpec = field(default_factory=SelectionSpec)  # its filters only
+    json_hint: bool = False  # a mesh source's hint names `mesh matrix --json`
+
+
+@dataclass(frozen=True)
+class MatrixReport:
+    """`interregion matrix`'s result: matrix()'s document, its JSON (docs/history.md)."""
+
+    doc: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.doc
+
+
+def matrix_report(request: MatrixRequest) -> MatrixReport:
+    """The matrix of the sweeps' sources (or those asked for), the pair filter applied."""
+    from orchestrator.history import store as h
+
+    r = request
+    regions = load_catalog(r.catalog)
+    keep = pair_filter(r.selection, regions) if r.selection != SelectionSpec() else None
+    with h.opened(with_store(r.results), read_only=True) as con:
+        sources = sweep_sources(con, r.sources, r.window, r.json_hint)
+        return MatrixReport(
+            matrix(con, r.metric, r.stat, r.window, sources, keep, regions, r.include_flagged)
+        )
+
+
+def sweep_sources(
+    con: duckdb.DuckDBPyConnection, sources: Sequence[str], window: str, json_hint: bool
+) -> tuple[str, ...]:
+    """The sources a sweeps' matrix shows: those given, or every source but the mesh's
+    (its bins have a matrix of their own, `mesh matrix`, windows down to an hour). A mesh
+    source given is a one-line error naming that command."""
+    meshes = mesh_sources(con)
+    given = [s for s in sources if s in meshes]
+    if given:
+        mesh_window = window if window in MESH_WINDOWS else "1H"
+        command = f"interregion mesh matrix --source {given[0]} --window {mesh_window}"
+        raise UserError(
+            f"--source {given[0]} is the continuous mesh's: its matrix (1H, 6H, 1D, 1W) is "
+            f"'{command}{' --json' if json_hint else ''}'"
+        )
+    if sources or not meshes:
+        return tuple(sources)
+    swept = tuple(name for name in source_infos(con) if name not in meshes)
+    if not swept:
+        raise UserError(
+            "the history store holds the continuous mesh's bins alone, no sweep: its matrix "
+            "is 'interregion mesh matrix'"
+        )
+    return swept
+
+
 MATRIX_CSV_COLUMNS = (
     "source", "emulated", "window_start_utc", "window_end_utc", "src", "dst", "metric",
     "stat", "unit", "value", "samples", "tests", "pings_sent", "pings_lost", "loss_pct",
@@ -404,37 +517,3 @@ def mbit_text(mbit: float) -> str:
     if abs(mbit) >= 100:
         return f"{mbit:.0f}"
     return f"{mbit:.1f}" if abs(mbit) >= 10 else f"{mbit:.2f}"
-
-
-def config_change_docs(
-    con: duckdb.DuckDBPyConnection, found: Sequence[Any], since_iso: str | None = None
-) -> list[dict[str, Any]]:
-    """changes.ConfigChange items grouped by source, backend, run and the fields that
-    differ: [{source, backend, run, utc, fields: ["name: old -> new"], pairs: ["S/D"]}]."""
-    from orchestrator.history import store as h
-    from orchestrator.history.fingerprint import differences
-
-    fields = h.stored_fingerprints(
-        con, sorted({c.old_fingerprint for c in found} | {c.new_fingerprint for c in found})
-    )
-    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
-    seen: dict[tuple[Any, ...], set[str]] = {}  # each group's pairs (a new image: thousands)
-    diffs: dict[tuple[str, str], tuple[str, ...]] = {}  # one per fingerprint change
-    for c in found:
-        if since_iso and c.t < since_iso:
-            continue
-        change = (c.old_fingerprint, c.new_fingerprint)
-        if change not in diffs:
-            diffs[change] = tuple(
-                differences(fields.get(c.old_fingerprint, {}), fields.get(c.new_fingerprint, {}))
-            )
-        diff = diffs[change]
-        key = (c.key.source, c.key.backend, c.run_id, diff)
-        group = groups.setdefault(key, {"source": c.key.source, "backend": c.key.backend,
-                                        "run": c.run_id, "utc": c.t, "fields": list(diff),
-                                        "pairs": []})  # fmt: skip
-        pair = f"{c.key.src}/{c.key.dst}"
-        if pair not in seen.setdefault(key, set()):
-            seen[key].add(pair)
-            group["pairs"].append(pair)
-    return list(groups.values())

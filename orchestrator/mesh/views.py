@@ -16,10 +16,9 @@ from typing import Any
 
 from orchestrator.core.errors import UserError
 from orchestrator.core.stats import wilson
-from orchestrator.history.metrics import QUANTILES, min_samples
+from orchestrator.history.metrics import MESH_WINDOWS as WINDOWS
+from orchestrator.history.metrics import QUANTILES, mesh_sources, min_samples
 from orchestrator.mesh.bins import BIN_S
-
-WINDOWS = {"1H": 3600, "6H": 6 * 3600, "1D": 86400, "1W": 7 * 86400}
 
 
 @dataclass(frozen=True)
@@ -58,12 +57,6 @@ class MatrixCell:
     loss_lo: float
     loss_hi: float
     bins: int
-
-
-def mesh_sources(con: Any) -> list[str]:
-    return [
-        r[0] for r in con.execute("SELECT DISTINCT source FROM mesh_bins ORDER BY 1").fetchall()
-    ]
 
 
 def matrix(con: Any, source: str, window: str = "1H") -> tuple[datetime | None, list[MatrixCell]]:

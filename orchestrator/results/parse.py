@@ -289,12 +289,14 @@ _UNREACHABLE = re.compile(r"Destination (Host|Net) Unreachable|Network is unreac
 
 
 _SAMPLES = re.compile(_SAMPLE.pattern, re.MULTILINE)  # every line's at once
-_BREAKS = re.compile("[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # splitlines' but \n
+# the line breaks splitlines splits at but \n (each looked for with `in`: a fifth of the
+# time of one regex search for them all)
+_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 
 
 def ping_samples(text: str) -> list[float]:
     """Every reply's RTT (ms) in iputils `ping` output, in order; duplicates left out."""
-    if _BREAKS.search(text):  # lines that only splitlines splits: one line at a time
+    if any(c in text for c in _BREAKS):  # lines that only splitlines splits: one at a time
         return [float(m.group(1)) for line in text.splitlines() if (m := _SAMPLE.match(line))]
     return [float(x) for x in _SAMPLES.findall(text)]  # a history ingest's 5,852 files
 

@@ -26,6 +26,7 @@ from orchestrator.history import changes as ch
 from orchestrator.history import judgments
 from orchestrator.history import views as v
 from orchestrator.history import windows as w
+from orchestrator.history.change_report import UNITS, change_docs
 from orchestrator.mesh import views as mesh_views
 from orchestrator.model.catalog import Catalog, load_catalog, region_order
 from orchestrator.netmodel.model import DEFAULT_MODEL, rate_scale_tag
@@ -44,10 +45,9 @@ if TYPE_CHECKING:
 
 MATRIX_DATA_FORMAT = "interregion.site-matrix"
 MATRIX_DATA_VERSION = 1
-CHANGE_RUNS = 56  # as `interregion changes`: each source's latest sweeps
 PAIR_WINDOW = "1M"  # pair pages: the last 30 days (and each pair's newest test)
 # The metrics change detection follows (baselines, episodes, pair pages).
-METRIC_UNITS = {"rtt": "ms", "throughput": "bit/s"}
+METRIC_UNITS = UNITS
 # The matrix's metrics: also ping's loss and jitter (rtt_mdev_ms).
 MATRIX_METRICS = ("rtt", "loss", "jitter", "throughput")
 # Shown units: ms, and Mbit/s (a matrix of 9-digit bit/s is unreadable and heavier).
@@ -145,7 +145,7 @@ def history_data(
     try:
         with ch.gc_paused(), ThreadPoolExecutor(max_workers=1) as pool:
             windows = pool.submit(_source_windows, cursor, sweep_infos, include_flagged)
-            found = judgments.detection(con, last_runs=CHANGE_RUNS)
+            found = judgments.detection(con, last_runs=v.CHANGE_RUNS)
             changes = {
                 **changes_data(con, found, infos),
                 "calibration": ch.combined_calibration(found),
@@ -439,23 +439,18 @@ def changes_data(
     """Pair and host episodes (open and closed) and configuration changes, apart; the
     pairs not judged yet (too few comparable runs), counted."""
     emulated = {i.name: i.emulated for i in infos}
-    episodes = [ch.episode_doc(e, METRIC_UNITS) for e in found.episodes]
-    hosts = [ch.host_doc(h, METRIC_UNITS) for h in found.hosts]
-    regions = [ch.group_doc(g, METRIC_UNITS) for g in found.groups]
-    suspected = [ch.suspect_doc(x, METRIC_UNITS) for x in found.suspects]
-    configs = v.config_change_docs(con, found.config_changes)
-    for doc in [*episodes, *hosts, *regions, *configs, *suspected]:
+    d = change_docs(con, found)  # as `interregion changes`
+    for doc in [*d.episodes, *d.hosts, *d.regions, *d.configs, *d.suspected]:
         doc["emulated"] = emulated.get(doc["source"], False)
-    latest_first = sorted(episodes, key=lambda d: d["started_utc"], reverse=True)
     return {
-        "open": sum(d["status"] == "open" for d in [*episodes, *hosts, *regions]),
-        "episodes": latest_first,
-        "hosts": sorted(hosts, key=lambda d: d["started_utc"], reverse=True),
-        "suspected": sorted(suspected, key=lambda d: d["utc"], reverse=True),
-        "regions": sorted(regions, key=lambda d: d["started_utc"], reverse=True),
-        "configuration_changes": sorted(configs, key=lambda d: d["utc"], reverse=True),
-        "judged_pairs": len(found.baselines),
-        "not_judged": [ch.unjudged_doc(u) for u in found.waiting],
+        "open": d.open,
+        "episodes": sorted(d.episodes, key=lambda d: d["started_utc"], reverse=True),
+        "hosts": sorted(d.hosts, key=lambda d: d["started_utc"], reverse=True),
+        "suspected": sorted(d.suspected, key=lambda d: d["utc"], reverse=True),
+        "regions": sorted(d.regions, key=lambda d: d["started_utc"], reverse=True),
+        "configuration_changes": sorted(d.configs, key=lambda d: d["utc"], reverse=True),
+        "judged_pairs": d.judged_pairs,
+        "not_judged": d.waiting,
         "calibrated": found.params.calibrate,
     }
 
@@ -1004,7 +999,7 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
         _head("Changes", "../", history=True, studies=studies),
         _banner(any(data.emulated.values()), "Some or all results on this page were"),
         "<h1>Changes</h1>\n",
-        f"<p>Change detection over each source's latest {CHANGE_RUNS} sweeps "
+        f"<p>Change detection over each source's latest {v.CHANGE_RUNS} sweeps "
         "(orchestrator/history/changes.py, as <code>interregion changes</code>): each path's two "
         "directions' median RTT or throughput against their baselines, an event confirmed "
         "by 3 runs on the same side (each event shows each direction's change and the "

@@ -40,6 +40,7 @@ PUBLIC = {
     ],
     "exchange": ["exporter", "importer", "public_data"],
     "history": [
+        "change_report",
         "changes",
         "continents",
         "fingerprint",
@@ -66,7 +67,11 @@ PUBLIC = {
     "schedule": ["cadence", "ledger", "profiles", "retention", "status", "tick", "timers"],
     "publish": ["upload"],
     "site": ["build", "history_pages", "html"],
-    "text": ["cloud_lines", "emulator_lines", "plan_table", "schedule_lines", "sweep_lines"],
+    "text": [
+        "advice_table", "change_lines", "cloud_lines", "demo_outcome", "emulator_lines",
+        "matrix_table", "pair_series", "plan_table", "report_tables", "schedule_lines",
+        "sweep_lines", "terminal",
+    ],
     "study": ["check", "estimate", "plan", "report", "run", "tcp"],
     "sweep": [
         "abandoned", "backends", "events", "hostcheck", "inventory", "launch", "measure",

@@ -3,6 +3,7 @@ the round plumbing, progress lines and the CLI's one-line errors."""
 
 import io
 import json
+import math
 import os
 import re
 import shlex
@@ -176,6 +177,16 @@ def test_host_doc_explains_missing_and_wrapped_results():
     assert host_doc(None) == (None, "no result from the host")
     assert host_doc("[1]")[1] == "corrupted output from the agent"
     assert host_doc('{"ansible_event": "failed", "msg": "boom"}') == (None, "failed: boom")
+
+
+def test_host_doc_reads_bytes_and_what_only_json_takes_as_before():
+    doc = json.dumps(client_doc())
+    assert host_doc(doc.encode()) == host_doc(doc) == (client_doc(), "")
+    # NaN is no strict JSON (orjson refuses it): read by json, as it always was
+    assert math.isnan(host_doc(b'{"agent_version": 2, "x": NaN}')[0]["x"])
+    banner = ("Welcome\r\n" + doc + "\r\n").encode()
+    assert host_doc(banner) == (client_doc(), "")
+    assert host_doc(b"\xff{not json")[1] == "corrupted output from the agent"
 
 
 # ---- the agent, for real, on loopback -------------------------------------------------

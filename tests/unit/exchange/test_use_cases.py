@@ -1,0 +1,51 @@
+"""`history convert`'s and `history import`'s use cases without click, and `demo`'s plan."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from orchestrator.core.errors import UserError
+from orchestrator.demo import DEMO_REGIONS, demo_plan
+from orchestrator.exchange import importer
+from orchestrator.exchange.public_data import BUILTIN, convert_file
+from orchestrator.history import store as h
+
+
+def test_convert_file_writes_the_builtin_file_and_counts_its_flags(tmp_path):
+    done = convert_file("doit", BUILTIN, tmp_path / "d.csv")
+    with (tmp_path / "d.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))  # the schema's columns and network_tier
+    assert done.out == tmp_path / "d.csv" and done.rows == len(rows) > 1000
+    flagged = sum(1 for r in rows if "asymmetric" in r["flags"])
+    assert done.flagged["asymmetric"] == flagged and done.flagged["below_fibre_floor"] == 0
+
+
+def test_import_source_says_which_import_it_replaced(tmp_path):
+    results = tmp_path / "results"
+    convert_file("doit", BUILTIN, tmp_path / "d.csv")
+    first = importer.import_source(results, tmp_path / "d.csv", "doit", "2022-02")
+    assert (first.replaced, first.store) == (None, h.store_path(results)) and first.rows > 1000
+    with pytest.raises(UserError, match="pass --replace"):
+        importer.import_source(results, tmp_path / "d.csv", "doit", "2022-02")
+    again = importer.import_source(results, tmp_path / "d.csv", "doit", "2022-02", replace=True)
+    assert again.replaced == "d.csv" and again.rows == first.rows
+
+
+def test_demo_plan_checks_its_options_before_any_root_work():
+    with pytest.raises(UserError, match="needs 8 clean sweeps before the change"):
+        demo_plan(sweeps=11, change_from=5, min_runs=8)
+    with pytest.raises(UserError, match="must name a pair"):
+        demo_plan(sweeps=11, change_from=9, min_runs=8, perturb="aws:us-east-1,delay_ms=10")
+    with pytest.raises(UserError, match="at least 3 regions"):
+        demo_plan(sweeps=5, change_from=3, min_runs=2, regions="aws:us-east-1,gcp:europe-west1")
+
+
+def test_demo_plan_defaults_are_the_documented_demo(monkeypatch):
+    from orchestrator import emulator
+
+    monkeypatch.setattr(emulator, "require_root", lambda: None)  # the rest of it is pure
+    plan = demo_plan(sweeps=11, change_from=9, min_runs=8)
+    assert plan.regions == DEMO_REGIONS and plan.detection.min_runs == 8
+    assert plan.perturbation.text == "aws:us-east-1/gcp:europe-west1,delay_ms=10"
