@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
 from orchestrator.cli import options as opt
 from orchestrator.cli.jsonout import emit, json_option
@@ -17,13 +16,8 @@ from orchestrator.mesh.cost import DEFAULT_ECHOES, DEFAULT_INTERVAL_S, mesh_plan
 from orchestrator.model.catalog import CLOUDS, load_catalog
 from orchestrator.plan.options import parse_clouds
 from orchestrator.sweep import launch
+from orchestrator.text import terminal
 from orchestrator.text.plan_table import mesh_plan_lines, plan_tables, regions_table
-
-
-def _console() -> Console:
-    console = Console()
-    # Piped or captured output has no width: do not squeeze region names into 80 columns.
-    return console if console.is_terminal else Console(width=160)
 
 
 @click.command()
@@ -81,7 +75,7 @@ def plan(**options: Any) -> None:
     elif options["as_json"]:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        console = _console()
+        console = terminal.console(terminal.WIDTH)
         for part in plan_tables(result):
             console.print(part)
 
@@ -107,7 +101,7 @@ def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> No
     if as_json:
         emit(listing.to_json())
     else:
-        _console().print(regions_table(listing))
+        terminal.console(terminal.WIDTH).print(regions_table(listing))
 
 
 COMMANDS: list[click.Command] = [plan, regions]
