@@ -21,7 +21,7 @@ import csv
 import importlib
 import sys
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any, NoReturn
 
 import click
@@ -54,8 +54,12 @@ def _usage_error(e: click.UsageError) -> NoReturn:
         sys.exit(e.exit_code)
     where = e.ctx.command_path if e.ctx else "interregion"
     said = " ".join(e.format_message().split())
-    click.echo(f"error: {said} (see '{where} --help')", err=True)
-    sys.exit(BAD_INPUT)
+    _exit(f"error: {said} (see '{where} --help')", BAD_INPUT)
+
+
+def _exit(line: str, code: int) -> NoReturn:
+    click.echo(line, err=True)
+    sys.exit(code)
 
 
 def _verbosity(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -65,20 +69,10 @@ def _verbosity(ctx: click.Context, param: click.Parameter, value: bool) -> None:
 
 def _verbosity_options() -> list[click.Option]:
     """`--verbose` and `--quiet`, added to the group and to every command under it."""
-    return [
-        click.Option(
-            opts,
-            help=text,
-            is_flag=True,
-            expose_value=False,
-            is_eager=True,
-            callback=_verbosity,
-        )
-        for opts, text in (
-            (["-v", "--verbose"], "Log debugging lines too."),
-            (["-q", "--quiet"], "Log warnings only."),
-        )
-    ]
+    return [click.Option(opts, help=text, is_flag=True, expose_value=False, is_eager=True,
+                         callback=_verbosity)
+            for opts, text in ((["-v", "--verbose"], "Log debugging lines too."),
+                               (["-q", "--quiet"], "Log warnings only."))]  # fmt: skip
 
 
 def bound_integers(params: Iterable[Any]) -> None:
@@ -87,14 +81,11 @@ def bound_integers(params: Iterable[Any]) -> None:
     are bounded where they are read."""
     for param in params:
         kind = param.type
-        if not isinstance(kind, click.types.IntParamType):
-            continue
-        if isinstance(kind, click.IntRange) and kind.max is not None:
-            continue
-        low, open_low = (
-            (kind.min, kind.min_open) if isinstance(kind, click.IntRange) else (None, False)
-        )
-        param.type = click.IntRange(low, grammar.ceiling(param.name or ""), min_open=open_low)
+        if isinstance(kind, click.IntRange) and kind.max is None:
+            param.type = click.IntRange(kind.min, grammar.ceiling(param.name or ""),
+                                        min_open=kind.min_open)  # fmt: skip
+        elif isinstance(kind, click.types.IntParamType) and not isinstance(kind, click.IntRange):
+            param.type = click.IntRange(None, grammar.ceiling(param.name or ""))
 
 
 def _add_conventions(command: click.Command, path: tuple[str, ...] = ()) -> None:
@@ -108,34 +99,28 @@ def _add_conventions(command: click.Command, path: tuple[str, ...] = ()) -> None
                 param.envvar = ENVVARS[opt]
                 if isinstance(param, click.Option):
                     param.show_envvar = True
-    if isinstance(command, click.Group):
-        for name, sub in command.commands.items():
-            _add_conventions(sub, (*path, name))
-            _take_from_group(command, sub)
-
-
-def _take_from_group(group: click.Group, sub: click.Command) -> None:
-    """An option a group and its subcommand both have applies to the subcommand when it
-    is given to the group alone: `history --results X ingest --all` ingests X."""
-    shared = {p.name for p in group.params if p.expose_value} & {
-        p.name for p in sub.params if p.expose_value
-    }
-    for param in sub.params:
-        if param.name in shared:
-            param.callback = _group_value(param.callback)
+    group = command if isinstance(command, click.Group) else click.Group()
+    for name, sub in group.commands.items():
+        _add_conventions(sub, (*path, name))
+        _take_from_group(group, sub)
 
 
 _GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.PROMPT)
 
 
+def _take_from_group(group: click.Group, sub: click.Command) -> None:
+    """An option a group and its subcommand both have applies to the subcommand when it
+    is given to the group alone: `history --results X ingest --all` ingests X."""
+    shared = {p.name for p in group.params if p.expose_value}
+    for param in [p for p in sub.params if p.expose_value and p.name in shared]:
+        param.callback = _group_value(param.callback)
+
+
 def _group_value(own: Any) -> Any:
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         parent, name = ctx.parent, param.name or ""
-        if (
-            ctx.get_parameter_source(name) not in _GIVEN
-            and parent is not None
-            and parent.get_parameter_source(name) in _GIVEN
-        ):
+        to_group = parent is not None and parent.get_parameter_source(name) in _GIVEN
+        if parent is not None and to_group and ctx.get_parameter_source(name) not in _GIVEN:
             return parent.params[name]  # converted and checked as the group's option
         return own(ctx, param, value) if own is not None else value
 
@@ -145,20 +130,16 @@ def _group_value(own: Any) -> Any:
 # Each command's module under orchestrator.cli (its COMMANDS); tests/unit/cli/test_help.py
 # holds this to the modules.
 COMMAND_MODULES = {
-    **dict.fromkeys(("plan", "regions"), "plan"),
-    "emulator": "emulator",
-    **dict.fromkeys(
-        ("sweep", "provision", "prepare", "measure", "collect", "teardown", "mesh", "metrics"),
-        "sweep",
-    ),
-    **dict.fromkeys(("report", "site", "publish"), "report"),
-    **dict.fromkeys(("history", "matrix", "changes"), "history"),
-    **dict.fromkeys(("preflight", "reap"), "cloud"),
-    "schedule": "schedule",
-    "advise": "advise",
-    "demo": "demo",
-    "study": "study",
-}
+    name: module
+    for module, names in (
+        ("plan", "plan regions"), ("emulator", "emulator"),
+        ("sweep", "sweep provision prepare measure collect teardown mesh metrics"),
+        ("report", "report site publish"), ("history", "history matrix changes"),
+        ("cloud", "preflight reap"), ("schedule", "schedule"), ("advise", "advise"),
+        ("demo", "demo"), ("study", "study"),
+    )
+    for name in names.split()
+}  # fmt: skip
 
 
 class _Commands(dict[str, click.Command]):
@@ -170,8 +151,8 @@ class _Commands(dict[str, click.Command]):
         super().__init__()
         self._loaded: set[str] = set()
 
-    def _load(self, module: str) -> None:
-        if module in self._loaded:
+    def _load(self, module: str | None) -> None:
+        if module is None or module in self._loaded:
             return
         self._loaded.add(module)
         found = importlib.import_module(f"orchestrator.cli.{module}")
@@ -184,60 +165,31 @@ class _Commands(dict[str, click.Command]):
             _add_conventions(command, (command.name,))
             super().__setitem__(command.name, command)
 
-    def _load_all(self) -> None:
-        for module in sorted(set(COMMAND_MODULES.values())):
+
+def _loading(method: str, every: bool) -> Any:
+    """`dict.<method>`, after loading the module of the name it is given (all: `every`)."""
+    plain = getattr(dict, method)
+
+    def load_first(self: _Commands, *args: Any) -> Any:
+        for module in sorted(set(COMMAND_MODULES.values())) if every else ():
             self._load(module)
+        if args and not every and isinstance(args[0], str):
+            self._load(COMMAND_MODULES.get(args[0]))
+        return plain(self, *args)
 
-    def _load_for(self, name: object) -> None:
-        module = COMMAND_MODULES.get(name) if isinstance(name, str) else None
-        if module is not None:
-            self._load(module)
+    return load_first
 
-    def __getitem__(self, name: str) -> click.Command:
-        self._load_for(name)
-        return super().__getitem__(name)
 
-    def get(self, name: str, default: Any = None) -> Any:
-        self._load_for(name)
-        return super().get(name, default)
-
-    def __contains__(self, name: object) -> bool:
-        self._load_for(name)
-        return super().__contains__(name)
-
-    def pop(self, name: str, *default: Any) -> Any:
-        self._load_for(name)
-        return super().pop(name, *default)
-
-    def __iter__(self) -> Iterator[str]:
-        self._load_all()
-        return super().__iter__()
-
-    def __len__(self) -> int:
-        self._load_all()
-        return super().__len__()
-
-    def keys(self) -> Any:
-        self._load_all()
-        return super().keys()
-
-    def values(self) -> Any:
-        self._load_all()
-        return super().values()
-
-    def items(self) -> Any:
-        self._load_all()
-        return super().items()
+for _method in ("__getitem__", "get", "__contains__", "pop"):
+    setattr(_Commands, _method, _loading(_method, every=False))
+for _method in ("__iter__", "__len__", "keys", "values", "items"):
+    setattr(_Commands, _method, _loading(_method, every=True))
 
 
 class _Main(click.Group):
-    def make_context(
-        self,
-        info_name: str | None,
-        args: list[str],
-        parent: click.Context | None = None,
-        **extra: Any,
-    ) -> click.Context:
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:  # fmt: skip
         if parent is None:
             log.configure(log.NORMAL)  # each run starts from the default; the options change it
         try:
@@ -253,12 +205,10 @@ class _Main(click.Group):
             # an interrupt is 130 wherever it lands: a library that turns it into its own
             # error (DuckDB: RuntimeError 'Query interrupted') or a failed write included
             if interrupts.requested():
-                click.echo("interrupted", err=True)
-                sys.exit(130)
+                _exit("interrupted", 130)
             self._fail(e)
         except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(130)
+            _exit("interrupted", 130)
 
     @staticmethod
     def _fail(error: Exception) -> NoReturn:
@@ -266,24 +216,19 @@ class _Main(click.Group):
         try:
             raise error
         except UserError as e:
-            click.echo(f"error: {e}", err=True)
-            sys.exit(e.exit_code)
+            _exit(f"error: {e}", e.exit_code)
         except click.UsageError as e:  # a command's options, or no such command
             _usage_error(e)
         except click.ClickException as e:
-            click.echo(f"error: {' '.join(e.format_message().split())}", err=True)
-            sys.exit(BAD_INPUT)
+            _exit(f"error: {' '.join(e.format_message().split())}", BAD_INPUT)
         except click.Abort:  # a question answered no
-            click.echo("error: aborted", err=True)
-            sys.exit(RUN_FAILED)
+            _exit("error: aborted", RUN_FAILED)
         except OSError as e:  # the system refused (a full disk, a permission): the run failed
             if log.is_verbose():
                 traceback.print_exc()
-            click.echo(f"error: {e}", err=True)
-            sys.exit(RUN_FAILED)
+            _exit(f"error: {e}", RUN_FAILED)
         except csv.Error as e:  # a reader that did not name its file: still one line
-            click.echo(f"error: a CSV file cannot be read ({e})", err=True)
-            sys.exit(BAD_INPUT)
+            _exit(f"error: a CSV file cannot be read ({e})", BAD_INPUT)
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,63 +1,31 @@
 """CLI commands for the real clouds: preflight, regions sync, reap.
 
 Their cloud flags are orchestrator.cli.options', the same as `sweep --backend
-aws|gcp|cloud`'s.
+aws|gcp|cloud`'s. The cloud SDKs (boto3, google-cloud-compute) are imported inside the
+commands that talk to a cloud: importing them took ~1 s, which every command, even
+--help, paid.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
+from orchestrator.cli import options as opt
 from orchestrator.cli.jsonout import emit, json_option
-from orchestrator.cli.options import (
-    account_options,
-    cloud_flags_from,
-    cloud_options,
-    selection_from,
-    selection_options,
-)
-from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import log, paths
 from orchestrator.core.errors import RunFailure
 from orchestrator.model.catalog import CLOUDS
 from orchestrator.plan.options import parse_clouds
-
-# The cloud SDKs (boto3, google-cloud-compute) are imported inside the commands that
-# talk to a cloud: importing them took ~1 s, which every command, even --help, paid.
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _warn(message: str) -> None:
-    log.warning(message)
-
-
-def _note(message: str) -> None:
-    log.info(message)
-
-
-def _clouds(text: str) -> list[str]:
-    return list(parse_clouds(text, "--clouds"))
-
-
-_catalog_option = click.option(
-    "--catalog",
-    type=UserPath(dir_okay=False),
-    default=paths.CATALOG,
-    show_default="regions.yaml",
-    help="Region catalog file.",
-)
+from orchestrator.text import cloud_lines
 
 
 @click.command("preflight")
-@selection_options
-@cloud_options
-@_catalog_option
+@opt.selection_options
+@opt.cloud_options
+@opt.catalog_option
 @json_option
 def preflight_command(catalog: Path, as_json: bool, **kwargs: Any) -> None:
     """Check credentials, regions, machine types, quotas and images before a cloud sweep.
@@ -72,31 +40,19 @@ def preflight_command(catalog: Path, as_json: bool, **kwargs: Any) -> None:
     """
     from orchestrator.clouds.preflight import check_selection_on_clouds
 
-    result = check_selection_on_clouds(
-        selection_from(kwargs),
-        cloud_flags_from(kwargs),
-        catalog_path=catalog,
-        results=paths.RESULTS,
-        note=_note,
-        warn=_warn,
-    )
+    result = check_selection_on_clouds(opt.selection_from(kwargs), opt.cloud_flags_from(kwargs),
+                                       catalog_path=catalog, results=paths.RESULTS,
+                                       note=log.info, warn=log.warning)  # fmt: skip
     if as_json:
         emit(result.to_json())
-        return
-    for cloud, who in sorted(result.identities.items()):
-        click.echo(f"{cloud}: {who}")
-    for region in result.regions:
-        zone = result.zone(region)
-        click.echo(f"ok       {region.key}{'  zone ' + zone if zone else ''}")
-    for key, why in result.dropped:
-        click.echo(f"dropped  {key}: {why}")
-    click.echo(f"{log.counted(len(result.regions), 'region')} ready, {len(result.dropped)} dropped")
+    else:
+        click.echo("\n".join(cloud_lines.preflight_lines(result)))
 
 
 @click.command("sync")
 @click.option("--clouds", default=",".join(CLOUDS), show_default=True, help="Clouds to ask.")
-@account_options
-@_catalog_option
+@opt.account_options
+@opt.catalog_option
 @json_option
 def regions_sync_command(
     clouds: str, gcp_project: str | None, aws_profile: str | None, catalog: Path, as_json: bool
@@ -114,51 +70,28 @@ def regions_sync_command(
     """
     from orchestrator.clouds.sync import sync_catalog
 
-    report = sync_catalog(
-        catalog, _clouds(clouds), gcp_project=gcp_project, aws_profile=aws_profile
-    )
+    report = sync_catalog(catalog, list(parse_clouds(clouds, "--clouds")),
+                          gcp_project=gcp_project, aws_profile=aws_profile)  # fmt: skip
     for line in report.skipped:
-        _warn(f"skipped {line}")
+        log.warning(f"skipped {line}")
     if as_json:
-        emit(asdict(report))
-        return
-    for key in report.missing:
-        click.echo(f"missing from regions.yaml: {key}")
-    for key in report.stale:
-        click.echo(f"not offered to this account: {key}")
-    for key in report.not_enabled:
-        click.echo(f"opt-in region not enabled: {key}")
-    for line in report.bandwidth:
-        click.echo(f"machine type bandwidth differs: {line}")
-    if not (report.missing or report.stale):
-        click.echo("regions.yaml lists every region the clouds offer")
+        emit(report.to_json())
+    else:
+        click.echo("\n".join(cloud_lines.sync_lines(report)))
 
 
 @click.command("reap")
-@click.option(
-    "--older-than",
-    default=None,
-    metavar="AGE",
-    help="Reap resources created longer ago than this (e.g. 2h) instead of expired ones.",
-)
+@click.option("--older-than", default=None, metavar="AGE",
+              help="Reap resources created longer ago than this (e.g. 2h) instead of expired "
+              "ones.")  # fmt: skip
 @click.option("--sweep", "sweep_id", default=None, help="Reap every resource of this sweep.")
 @click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
 @json_option
 @click.option("--clouds", default=",".join(CLOUDS), show_default=True, help="Clouds to reap.")
-@click.option(
-    "--aws-region", "aws_regions", multiple=True, help="Only these AWS regions (repeatable)."
-)
-@account_options
-def reap_command(
-    older_than: str | None,
-    sweep_id: str | None,
-    dry_run: bool,
-    as_json: bool,
-    clouds: str,
-    aws_regions: tuple[str, ...],
-    gcp_project: str | None,
-    aws_profile: str | None,
-) -> None:
+@click.option("--aws-region", "aws_regions", multiple=True,
+              help="Only these AWS regions (repeatable).")  # fmt: skip
+@opt.account_options
+def reap_command(clouds: str, dry_run: bool, as_json: bool, **kwargs: Any) -> None:
     """Delete interregion resources a crashed sweep left on the clouds.
 
     Finds instances, addresses, key pairs, security groups, firewall rules
@@ -174,28 +107,14 @@ def reap_command(
     """
     from orchestrator.clouds.reap import reap_clouds
 
-    report = reap_clouds(
-        _clouds(clouds),
-        sweep_id=sweep_id,
-        older_than=older_than,
-        dry_run=dry_run,
-        aws_regions=aws_regions,
-        gcp_project=gcp_project,
-        aws_profile=aws_profile,
-        warn=_warn,
-    )
+    report = reap_clouds(list(parse_clouds(clouds, "--clouds")), dry_run=dry_run,
+                         warn=log.warning, **kwargs)  # fmt: skip
     for line in report.skipped_clouds:
-        _warn(f"skipped {line}")
+        log.warning(f"skipped {line}")
     if as_json:
         emit(report.to_json(dry_run))
     else:
-        verb = "would delete" if dry_run else "found"
-        for item in report.due:
-            click.echo(f"{verb} {item.describe()}")
-        if dry_run:
-            click.echo(f"{len(report.due)} resources due; nothing deleted (--dry-run)")
-        else:
-            click.echo(f"deleted {len(report.deleted)} of {len(report.due)} resources due")
+        click.echo("\n".join(cloud_lines.reap_lines(report, dry_run)))
     if not dry_run and len(report.deleted) < len(report.due):
         raise RunFailure("some resources could not be deleted (see warnings): run reap again")
 

@@ -6,9 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import asdict
-from datetime import UTC, datetime
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,44 +15,27 @@ import click
 from orchestrator import emulator as emu
 from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core.log import counted
-from orchestrator.core.times import iso_of_epoch
-from orchestrator.emulator import perturb as perturbing
-
-DEFAULT_ID = "local"
+from orchestrator.emulator.bringup import DEFAULT_ID
+from orchestrator.emulator.perturb import gather
+from orchestrator.text import emulator_lines as lines
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def perturb_options(f: F) -> F:
     """--perturb (repeatable) and --perturb-file: changes set on purpose (emulator.perturb)."""
-    f = click.option(
-        "--perturb-file",
-        type=UserPath(dir_okay=False),
-        default=None,
-        help="A YAML file of perturbations (a list of target plus delay_ms, loss_pct, rate_mbit).",
-    )(f)
-    return click.option(
-        "--perturb",
-        multiple=True,
-        metavar="TARGET,KEY=VALUE",
-        help="A change on the emulated network: TARGET is A/B (both ways), 'A>B' or a host A; "
-        "KEY is delay_ms (extra one-way), loss_pct or rate_mbit. Repeatable. "
-        "E.g. aws:us-east-1/gcp:europe-west1,delay_ms=10.",
-    )(f)
+    f = click.option("--perturb-file", type=UserPath(dir_okay=False), default=None,
+                     help="A YAML file of perturbations (a list of target plus delay_ms, "
+                     "loss_pct, rate_mbit).")(f)  # fmt: skip
+    return click.option("--perturb", multiple=True, metavar="TARGET,KEY=VALUE",
+                        help="A change on the emulated network: TARGET is A/B (both ways), "
+                        "'A>B' or a host A; KEY is delay_ms (extra one-way), loss_pct or "
+                        "rate_mbit. Repeatable. E.g. aws:us-east-1/gcp:europe-west1,delay_ms=10.",
+                        )(f)  # fmt: skip
 
 
-def perturbations_from_options(
-    texts: Sequence[str], file: Path | None
-) -> tuple[perturbing.Perturbation, ...]:
-    found = perturbing.load_file(file) if file is not None else ()
-    return (*found, *(perturbing.parse(t) for t in texts))
-
-
-def _utc(epoch: float) -> str:
-    if not epoch:
-        return "-"
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M")
+_ID = click.option("--id", "emulation_id", default=DEFAULT_ID, show_default=True,
+                   help="Emulation id.")  # fmt: skip
 
 
 @click.group("emulator")
@@ -75,49 +56,25 @@ def emulator() -> None:
 @emulator.command("up")
 @click.option("--regions", default="", help="Comma-separated regions (cloud:id) to emulate.")
 @click.option("--max-regions", type=click.IntRange(2, 240), help="Spread N regions over the globe.")
-@click.option("--id", "emulation_id", default=DEFAULT_ID, show_default=True, help="Emulation id.")
-@click.option(
-    "--spec",
-    "spec_file",
-    type=UserPath(dir_okay=False),
-    help="Bring up exactly this spec file (what the infra/local stack runs).",
-)
-@click.option(
-    "--keys-dir",
-    type=UserPath(file_okay=False),
-    help="Where the SSH keys and known_hosts go "
-    "[default: $XDG_STATE_HOME/interregion/emulator/<id>, ~/.local/state if unset].",
-)
-@click.option(
-    "--ttl-hours", default=12.0, show_default=True, help="After this, reap may remove it."
-)
-@click.option(
-    "--controller",
-    metavar="REGION",
-    default="",
-    help="Region (cloud:id) the controller is modelled in: its traffic to each host gets "
-    "the model's delay. Default: not delayed.",
-)
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Seed of the run-to-run variation (per-pair delay changes, loss episodes). "
-    "Default: drawn at random and printed.",
-)
+@_ID
+@click.option("--spec", "spec_file", type=UserPath(dir_okay=False),
+              help="Bring up exactly this spec file (what the infra/local stack runs).",
+              )  # fmt: skip
+@click.option("--keys-dir", type=UserPath(file_okay=False),
+              help="Where the SSH keys and known_hosts go "
+              "[default: $XDG_STATE_HOME/interregion/emulator/<id>, ~/.local/state if unset].",
+              )  # fmt: skip
+@click.option("--ttl-hours", default=12.0, show_default=True,
+              help="After this, reap may remove it.")  # fmt: skip
+@click.option("--controller", metavar="REGION", default="",
+              help="Region (cloud:id) the controller is modelled in: its traffic to each host "
+              "gets the model's delay. Default: not delayed.")  # fmt: skip
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Seed of the run-to-run variation (per-pair delay changes, loss episodes). "
+              "Default: drawn at random and printed.")  # fmt: skip
 @perturb_options
-def up_command(
-    regions: str,
-    max_regions: int | None,
-    emulation_id: str,
-    spec_file: Path | None,
-    keys_dir: Path | None,
-    ttl_hours: float,
-    controller: str,
-    seed: int | None,
-    perturb: tuple[str, ...],
-    perturb_file: Path | None,
-) -> None:
+def up_command(spec_file: Path | None, regions: str, perturb: tuple[str, ...],
+               perturb_file: Path | None, **kwargs: Any) -> None:  # fmt: skip
     """Bring an emulated cloud up (first removing leftovers of the same id). Needs root.
 
     \b
@@ -128,47 +85,21 @@ def up_command(
       interregion emulator up --regions aws:us-east-1,gcp:europe-west1 --seed 7 \\
         --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
     """
-    if spec_file is not None:
-        if controller or seed is not None or perturb or perturb_file:
-            raise click.UsageError(
-                "--controller, --seed and --perturb go into the spec: leave them out with --spec"
-            )
-        done = emu.bring_up_spec(spec_file)
-        click.echo(
-            f"emulation {done.spec.id} up: {counted(len(done.hosts), 'host')} in "
-            f"{done.spec.subnet} ({done.elapsed_s:.1f} s)"
+    if spec_file is None:
+        listed = tuple(r.strip() for r in regions.split(",") if r.strip())
+        request = emu.UpRequest(regions=listed, perturbations=gather(perturb, perturb_file),
+                                **kwargs)  # fmt: skip
+        click.echo("\n".join(lines.up_lines(emu.bring_up(request))))
+    elif kwargs["controller"] or kwargs["seed"] is not None or perturb or perturb_file:
+        raise click.UsageError(
+            "--controller, --seed and --perturb go into the spec: leave them out with --spec"
         )
-        return
-    request = emu.UpRequest(
-        emulation_id=emulation_id,
-        regions=tuple(r.strip() for r in regions.split(",") if r.strip()),
-        max_regions=max_regions,
-        keys_dir=keys_dir,
-        ttl_hours=ttl_hours,
-        controller=controller,
-        seed=seed,
-        perturbations=perturbations_from_options(perturb, perturb_file),
-    )
-    done = emu.bring_up(request)
-    click.echo(f"emulation {emulation_id} up in {done.elapsed_s:.1f} s (seed {done.spec.seed}):")
-    for host in done.hosts:
-        click.echo(f"  {host.name:32} {host.address}")
-    if done.controller is not None:
-        click.echo(
-            f"controller modelled in {done.controller.key}: RTT to the farthest host "
-            f"{done.controller_rtt_ms:.1f} ms"
-        )
-    click.echo(
-        f"log in: ssh -i {done.client_key} -o UserKnownHostsFile={done.known_hosts} "
-        f"-o StrictHostKeyChecking=yes root@{done.hosts[0].address}"
-    )
-    for p in request.perturbations:
-        click.echo(f"perturbation: {p.text}")
-    click.echo(f"remove: interregion emulator down --id {emulation_id}")
+    else:
+        click.echo(lines.spec_up_line(emu.bring_up_spec(spec_file)))
 
 
 @emulator.command("perturb")
-@click.option("--id", "emulation_id", default=DEFAULT_ID, show_default=True, help="Emulation id.")
+@_ID
 @perturb_options
 def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: Path | None) -> None:
     """Replace a running emulation's perturbations; with none given, remove them all.
@@ -182,12 +113,8 @@ def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: P
       interregion emulator perturb --id demo --perturb aws:ap-southeast-2,loss_pct=2
       interregion emulator perturb --id demo
     """
-    perturbations = perturbations_from_options(perturb, perturb_file)
-    spec = emu.set_perturbations(emulation_id, perturbations)
-    if not spec.perturbations:
-        click.echo(f"emulation {emulation_id}: no perturbations")
-    for p in spec.perturbations:
-        click.echo(f"emulation {emulation_id}: perturbation {p.text}")
+    spec = emu.set_perturbations(emulation_id, gather(perturb, perturb_file))
+    click.echo("\n".join(lines.perturbed_lines(spec)))
 
 
 @emulator.command("down")
@@ -200,10 +127,8 @@ def down_command(emulation_id: str) -> None:
       interregion emulator down --id local
     """
     removed = emu.down(emulation_id)
-    if removed:
-        click.echo(f"emulation {emulation_id} removed ({len(removed)} objects)")
-    else:
-        click.echo(f"emulation {emulation_id}: nothing to remove")
+    said = f" removed ({len(removed)} objects)" if removed else ": nothing to remove"
+    click.echo(f"emulation {emulation_id}{said}")
 
 
 @emulator.command("status")
@@ -218,22 +143,9 @@ def status_command(as_json: bool) -> None:
     """
     rows = emu.status()
     if as_json:
-        emit([{**asdict(s), "expires_utc": iso_of_epoch(s.expires_at)} for s in rows])
-        return
-    if not rows:
-        click.echo("no emulations")
-        return
-    click.echo(
-        f"{'id':10} {'phase':9} {'subnet':16} {'hosts':>5} {'sshd':>5} "
-        f"{'delayd':7} {'owner':>7} {'expires (UTC)':16} stale"
-    )
-    for s in rows:
-        delayd = "-" if s.delayd_running is None else ("up" if s.delayd_running else "DOWN")
-        click.echo(
-            f"{s.id:10} {s.phase:9} {s.subnet:16} {s.hosts:5} {s.sshd_running:5} "
-            f"{delayd:7} {s.owner_pid or '-':>7} {_utc(s.expires_at):16} "
-            f"{'yes' if s.stale else 'no'}"
-        )
+        emit([s.to_json() for s in rows])
+    else:
+        click.echo("\n".join(lines.status_lines(rows)))
 
 
 @emulator.command("reap")
@@ -247,10 +159,7 @@ def reap_command() -> None:
     Example:
       interregion emulator reap
     """
-    removed = emu.reap()
-    for item in removed:
-        click.echo(f"removed {item}")
-    click.echo(f"{len(removed)} objects removed")
+    click.echo("\n".join(lines.reaped_lines(emu.reap())))
 
 
 COMMANDS: list[click.Command] = [emulator]

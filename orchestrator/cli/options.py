@@ -1,17 +1,8 @@
-"""The flags shared by plan, sweep, study, report, history and preflight, and the typed
-values they make: click lives here, the library takes the types.
+"""The flags shared by plan, sweep, study, report, history and preflight (`*_options`,
+`catalog_option`), and their reading into the library's types (`*_from`; `request_from`:
+the SweepRequest of a new sweep or study): click lives here, the library takes the types.
 
-    selection_options / filter_options   --clouds ... --max-regions, --spread
-    test_params_options                  --pings ... --measures
-    run_options                          --backend ... --controller
-    cloud_options / account_options      the cloud flags of sweep, study, provision, preflight
-
-    selection_from, params_from, run_from, cloud_flags_from, cloud_flags_given
-                                         a command's parameters -> SelectionSpec,
-                                         TestParams, RunOptions, CloudFlags
-    request_from                         -> the SweepRequest of a new sweep or study
-
-Each converter names every option it reads: a command without one of them is a KeyError
+Each reader names every option it reads: a command without one of them is a KeyError
 here, never a default taken in silence.
 """
 
@@ -24,7 +15,9 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
+from orchestrator.cli.pathopt import UserPath
 from orchestrator.clouds.options import NETWORK_TIERS, CloudFlags
+from orchestrator.core import paths
 from orchestrator.model import backends
 from orchestrator.model.backends import LOCAL_MAX_CONCURRENT
 from orchestrator.model.catalog import CLOUDS
@@ -34,6 +27,7 @@ from orchestrator.plan.sweep_plan import TestParams
 from orchestrator.sweep.launch import Emulation, SweepRequest
 
 F = TypeVar("F", bound=Callable[..., Any])
+option = click.option
 
 
 class FiniteFloat(click.ParamType):
@@ -56,9 +50,13 @@ FINITE = FiniteFloat()
 
 
 def _apply(f: F, options: list[Callable[[F], F]]) -> F:
-    for option in reversed(options):
-        f = option(f)
+    for one in reversed(options):
+        f = one(f)
     return f
+
+
+catalog_option = option("--catalog", type=UserPath(dir_okay=False), default=paths.CATALOG,
+                        show_default="regions.yaml", help="Region catalog file.")  # fmt: skip
 
 
 def selection_options(f: F) -> F:
@@ -84,313 +82,162 @@ def choosers_given(selection: dict[str, Any]) -> str | None:
 
 def _filters() -> list[Callable[[F], F]]:
     return [
-        click.option(
-            "--clouds",
-            default=",".join(CLOUDS),
-            show_default=True,
-            metavar="LIST",
-            help="Clouds to include, comma-separated.",
-        ),
-        click.option(
-            "--regions",
-            default=None,
-            metavar="LIST",
-            help="Only these regions, e.g. aws:us-east-1,gcp:europe-west1.",
-        ),
-        click.option("--exclude", default=None, metavar="LIST", help="Leave these regions out."),
-        click.option(
-            "--no-opt-in",
-            is_flag=True,
-            help="Skip AWS opt-in regions (they must be enabled per account).",
-        ),
-        click.option(
-            "--cloud-pair",
-            multiple=True,
-            metavar="SRC:DST",
-            help="Directed cloud pair, repeatable, e.g. aws:gcp. Default: all four.",
-        ),
-        click.option(
-            "--min-km", type=FINITE, default=None, help="Shortest pair distance (inclusive)."
-        ),
-        click.option(
-            "--max-km", type=FINITE, default=None, help="Longest pair distance (inclusive)."
-        ),
-        click.option(
-            "--pairs",
-            default=None,
-            metavar="LIST",
-            help="Explicit pairs a/b, comma-separated, e.g. aws:us-east-1/gcp:us-east4 "
-            "(both directions unless --cloud-pair narrows them).",
-        ),
-    ]
+        option("--clouds", default=",".join(CLOUDS), show_default=True, metavar="LIST",
+               help="Clouds to include, comma-separated."),
+        option("--regions", default=None, metavar="LIST",
+               help="Only these regions, e.g. aws:us-east-1,gcp:europe-west1."),
+        option("--exclude", default=None, metavar="LIST", help="Leave these regions out."),
+        option("--no-opt-in", is_flag=True,
+               help="Skip AWS opt-in regions (they must be enabled per account)."),
+        option("--cloud-pair", multiple=True, metavar="SRC:DST",
+               help="Directed cloud pair, repeatable, e.g. aws:gcp. Default: all four."),
+        option("--min-km", type=FINITE, default=None, help="Shortest pair distance (inclusive)."),
+        option("--max-km", type=FINITE, default=None, help="Longest pair distance (inclusive)."),
+        option("--pairs", default=None, metavar="LIST",
+               help="Explicit pairs a/b, comma-separated, e.g. aws:us-east-1/gcp:us-east4 "
+               "(both directions unless --cloud-pair narrows them)."),
+    ]  # fmt: skip
 
 
 def _choosers(hidden: bool = False) -> list[Callable[[F], F]]:
     return [
-        click.option(
-            "--max-regions",
-            hidden=hidden,
-            type=int,
-            default=None,
-            metavar="N",
-            help="At most N regions whose pairs spread over the distance bands "
-            "(<1000, 1000-3000, 3000-8000, >8000 km), the globe and both clouds.",
-        ),
-        click.option(
-            "--spread",
-            hidden=hidden,
-            type=click.Choice(["bands", "globe"]),
-            default=None,
-            help="How --max-regions chooses: bands (default; every distance band, then "
-            "the globe) or globe (farthest-point sampling alone, the older choice).",
-        ),
-        click.option(
-            "--opt-in",
-            hidden=hidden,
-            is_flag=True,
-            default=None,
-            help="Let --max-regions choose AWS opt-in regions too (each must be enabled "
-            "for the account first; without this flag it leaves them out).",
-        ),
-    ]
+        option("--max-regions", hidden=hidden, type=int, default=None, metavar="N",
+               help="At most N regions whose pairs spread over the distance bands "
+               "(<1000, 1000-3000, 3000-8000, >8000 km), the globe and both clouds."),
+        option("--spread", hidden=hidden, type=click.Choice(["bands", "globe"]), default=None,
+               help="How --max-regions chooses: bands (default; every distance band, then "
+               "the globe) or globe (farthest-point sampling alone, the older choice)."),
+        option("--opt-in", hidden=hidden, is_flag=True, default=None,
+               help="Let --max-regions choose AWS opt-in regions too (each must be enabled "
+               "for the account first; without this flag it leaves them out)."),
+    ]  # fmt: skip
 
 
 def test_params_options(f: F) -> F:
     """Add --pings, --ping-interval, --duration, --omit, --streams, --window,
     --congestion, --tests and --measures (what each test runs) to a click command."""
-    defaults = TestParams()
-    return _apply(
-        f,
-        [
-            click.option(
-                "--pings",
-                type=int,
-                default=defaults.pings,
-                show_default=True,
-                help="Pings per pair.",
-            ),
-            click.option(
-                "--ping-interval",
-                type=FINITE,
-                default=defaults.ping_interval_s,
-                show_default=True,
-                help="Seconds between pings.",
-            ),
-            click.option(
-                "--duration",
-                type=click.IntRange(1),
-                default=defaults.duration_s,
-                show_default=True,
-                help="iperf3 seconds measured per direction (whole seconds, at most 86400).",
-            ),
-            click.option(
-                "--omit",
-                type=click.IntRange(0),
-                default=defaults.omit_s,
-                show_default=True,
-                help="iperf3 seconds skipped at the start (TCP slow start; whole seconds, "
-                "at most 60).",
-            ),
-            click.option(
-                "--streams",
-                type=int,
-                default=None,
-                help="Parallel TCP streams (iperf3 -P) of the capacity measure  "
-                f"[default: {defaults.streams}]; single_stream runs one.",
-            ),
-            click.option(
-                "--window",
-                default=None,
-                help="TCP window (iperf3 -w), e.g. 4M or 256k (binary units, at most 512M).",
-            ),
-            click.option(
-                "--congestion", default=None, help="TCP congestion control (iperf3 -C), e.g. cubic."
-            ),
-            click.option(
-                "--tests",
-                default=",".join(defaults.tests),
-                show_default=True,
-                metavar="LIST",
-                help="What each pair runs: ping, throughput or ping,throughput "
-                "(ping alone: a latency-only sweep, no iperf3 time or egress).",
-            ),
-            click.option(
-                "--measures",
-                default=",".join(defaults.measures),
-                show_default=True,
-                metavar="LIST",
-                help="Throughput measures each pair runs: single_stream (one stream, the "
-                "hosts' default settings), capacity (--streams streams, buffers sized for "
-                "the BDP) or single_stream,capacity.",
-            ),
-        ],
-    )
+    d = TestParams()
+    return _apply(f, [
+        option("--pings", type=int, default=d.pings, show_default=True, help="Pings per pair."),
+        option("--ping-interval", type=FINITE, default=d.ping_interval_s, show_default=True,
+               help="Seconds between pings."),
+        option("--duration", type=click.IntRange(1), default=d.duration_s, show_default=True,
+               help="iperf3 seconds measured per direction (whole seconds, at most 86400)."),
+        option("--omit", type=click.IntRange(0), default=d.omit_s, show_default=True,
+               help="iperf3 seconds skipped at the start (TCP slow start; whole seconds, "
+               "at most 60)."),
+        option("--streams", type=int, default=None,
+               help="Parallel TCP streams (iperf3 -P) of the capacity measure  "
+               f"[default: {d.streams}]; single_stream runs one."),
+        option("--window", default=None,
+               help="TCP window (iperf3 -w), e.g. 4M or 256k (binary units, at most 512M)."),
+        option("--congestion", default=None,
+               help="TCP congestion control (iperf3 -C), e.g. cubic."),
+        option("--tests", default=",".join(d.tests), show_default=True, metavar="LIST",
+               help="What each pair runs: ping, throughput or ping,throughput "
+               "(ping alone: a latency-only sweep, no iperf3 time or egress)."),
+        option("--measures", default=",".join(d.measures), show_default=True, metavar="LIST",
+               help="Throughput measures each pair runs: single_stream (one stream, the "
+               "hosts' default settings), capacity (--streams streams, buffers sized for "
+               "the BDP) or single_stream,capacity."),
+    ])  # fmt: skip
 
 
 def run_options(f: F) -> F:
     """Add --backend, --max-concurrent, --sequential, --emulated-type and --controller
     (where and on what the sweep runs, how many slots per round) to a click command;
     `plan.make_plan` applies them."""
-    return _apply(
-        f,
-        [
-            click.option(
-                "--backend",
-                type=click.Choice(backends.NAMES),
-                default=backends.DEFAULT,
-                show_default=True,
-                help="Where the hosts run: local = the emulated cloud on this machine.",
-            ),
-            click.option(
-                "--max-concurrent",
-                type=click.IntRange(min=1),
-                default=None,
-                metavar="K",
-                help="At most K slots (region pairs) per round, so at most K iperf3 tests "
-                "at once: a slot runs its two directions one after the other "
-                f"(default: {LOCAL_MAX_CONCURRENT} on local, no cap on the clouds).",
-            ),
-            click.option(
-                "--sequential", is_flag=True, help="One slot per round: one test at a time."
-            ),
-            click.option(
-                "--emulated-type",
-                metavar="TYPE",
-                default=None,
-                help="On local: the hosts' emulated machine type, e.g. emulated-t3.small (a "
-                "burstable host: a token-bucket allowance under the cap; default: the "
-                "emulator's cap alone).",
-            ),
-            click.option(
-                "--controller",
-                metavar="REGION",
-                default=None,
-                help="Where this machine (the controller) stands, e.g. aws:us-east-1: the "
-                "plan's round overhead uses its modelled RTT to the farthest host, and on "
-                "local the emulator delays controller-host traffic by it (default: next to "
-                "the hosts).",
-            ),
-        ],
-    )
+    return _apply(f, [
+        option("--backend", type=click.Choice(backends.NAMES), default=backends.DEFAULT,
+               show_default=True,
+               help="Where the hosts run: local = the emulated cloud on this machine."),
+        option("--max-concurrent", type=click.IntRange(min=1), default=None, metavar="K",
+               help="At most K slots (region pairs) per round, so at most K iperf3 tests "
+               "at once: a slot runs its two directions one after the other "
+               f"(default: {LOCAL_MAX_CONCURRENT} on local, no cap on the clouds)."),
+        option("--sequential", is_flag=True, help="One slot per round: one test at a time."),
+        option("--emulated-type", metavar="TYPE", default=None,
+               help="On local: the hosts' emulated machine type, e.g. emulated-t3.small (a "
+               "burstable host: a token-bucket allowance under the cap; default: the "
+               "emulator's cap alone)."),
+        option("--controller", metavar="REGION", default=None,
+               help="Where this machine (the controller) stands, e.g. aws:us-east-1: the "
+               "plan's round overhead uses its modelled RTT to the farthest host, and on "
+               "local the emulator delays controller-host traffic by it (default: next to "
+               "the hosts)."),
+    ])  # fmt: skip
 
 
 def account_options(f: F) -> F:
-    f = click.option(
-        "--gcp-project", default=None, help="GCP project (default: GOOGLE_CLOUD_PROJECT or ADC)."
-    )(f)
-    f = click.option("--aws-profile", default=None, help="AWS profile (default: AWS_PROFILE).")(f)
-    return f
+    return _apply(f, [
+        option("--aws-profile", default=None, help="AWS profile (default: AWS_PROFILE)."),
+        option("--gcp-project", default=None,
+               help="GCP project (default: GOOGLE_CLOUD_PROJECT or ADC)."),
+    ])  # fmt: skip
 
 
 def cloud_options(f: F) -> F:
     """Add the flags of a sweep on real clouds to a click command."""
-    options = [
-        click.option(
-            "--operator-cidr",
-            default=None,
-            metavar="CIDR",
-            help="Address SSH is opened to (default: your detected public address /32).",
-        ),
-        click.option(
-            "--ttl",
-            default=None,
-            metavar="DURATION",
-            help="Dead-man switch: hosts delete themselves after this (e.g. 3h; "
-            "default: (the estimate + 15 min) x 1.5, 30 min to 2 days).",
-        ),
-        click.option(
-            "--network-tier",
-            type=click.Choice(NETWORK_TIERS, case_sensitive=False),
-            default="premium",
-            show_default=True,
-            help="GCP network tier of the hosts' addresses.",
-        ),
-        click.option("--aws-machine-type", default=None, help="Override the catalog's AWS type."),
-        click.option("--gcp-machine-type", default=None, help="Override the catalog's GCP type."),
-        click.option(
-            "--strict",
-            is_flag=True,
-            help="Fail when a region fails preflight instead of dropping it with a warning.",
-        ),
-        click.option(
-            "--pin-from",
-            default=None,
-            metavar="SWEEP_ID",
-            help="Run each host in the zone and on the image its region's host had in that "
-            "earlier sweep (read from its hosts.json).",
-        ),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return account_options(f)
+    return _apply(f, [
+        account_options,  # first in the help
+        option("--operator-cidr", default=None, metavar="CIDR",
+               help="Address SSH is opened to (default: your detected public address /32)."),
+        option("--ttl", default=None, metavar="DURATION",
+               help="Dead-man switch: hosts delete themselves after this (e.g. 3h; "
+               "default: (the estimate + 15 min) x 1.5, 30 min to 2 days)."),
+        option("--network-tier", type=click.Choice(NETWORK_TIERS, case_sensitive=False),
+               default="premium", show_default=True,
+               help="GCP network tier of the hosts' addresses."),
+        option("--aws-machine-type", default=None, help="Override the catalog's AWS type."),
+        option("--gcp-machine-type", default=None, help="Override the catalog's GCP type."),
+        option("--strict", is_flag=True,
+               help="Fail when a region fails preflight instead of dropping it with a warning."),
+        option("--pin-from", default=None, metavar="SWEEP_ID",
+               help="Run each host in the zone and on the image its region's host had in that "
+               "earlier sweep (read from its hosts.json)."),
+    ])  # fmt: skip
 
 
 # ---- a command's parameters -> the library's types ------------------------------------
 
 
+def _named(values: Mapping[str, Any], names: str) -> dict[str, Any]:
+    return {name: values[name] for name in names.split()}
+
+
 def selection_from(values: Mapping[str, Any]) -> SelectionSpec:
     """The SelectionSpec of a command with selection_options or filter_options."""
-    return selection_spec(
-        clouds=values["clouds"],
-        regions=values["regions"],
-        exclude=values["exclude"],
-        no_opt_in=values["no_opt_in"],
-        cloud_pair=values["cloud_pair"],
-        min_km=values["min_km"],
-        max_km=values["max_km"],
-        pairs=values["pairs"],
-        max_regions=values["max_regions"],
-        spread=values["spread"],
-        opt_in=bool(values.get("opt_in")),
-    )
+    names = "clouds regions exclude no_opt_in cloud_pair min_km max_km pairs max_regions spread"
+    return selection_spec(**_named(values, names), opt_in=bool(values.get("opt_in")))
 
 
 def params_from(values: Mapping[str, Any]) -> TestParams:
     """The TestParams of a command with test_params_options."""
-    return params_spec(
-        pings=values["pings"],
-        ping_interval=values["ping_interval"],
-        duration=values["duration"],
-        omit=values["omit"],
-        streams=values["streams"],
-        window=values["window"],
-        congestion=values["congestion"],
-        tests=values["tests"],
-        measures=values["measures"],
-    )
+    names = "pings ping_interval duration omit streams window congestion tests measures"
+    return params_spec(**_named(values, names))
 
 
 def run_from(values: Mapping[str, Any]) -> RunOptions:
     """The RunOptions of a command with run_options."""
-    return RunOptions(
-        backend=values["backend"],
-        max_concurrent=values["max_concurrent"],
-        sequential=values["sequential"],
-        emulated_type=values["emulated_type"],
-        controller=values["controller"],
-    )
+    names = "backend max_concurrent sequential emulated_type controller"
+    return RunOptions(**_named(values, names))
 
 
 def cloud_flags_from(values: Mapping[str, Any]) -> CloudFlags:
     """The CloudFlags of a command with cloud_options (defaults included)."""
-    return CloudFlags(
-        operator_cidr=values["operator_cidr"],
-        ttl=values["ttl"],
-        network_tier=values["network_tier"],
-        aws_machine_type=values["aws_machine_type"],
-        gcp_machine_type=values["gcp_machine_type"],
-        strict=values["strict"],
-        pin_from=values["pin_from"],
-        gcp_project=values["gcp_project"],
-        aws_profile=values["aws_profile"],
-    )
+    names = ("operator_cidr ttl network_tier aws_machine_type gcp_machine_type strict pin_from "
+             "gcp_project aws_profile")  # fmt: skip
+    return CloudFlags(**_named(values, names))
 
 
 def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:
     """The cloud flags of the current command, or None when none was given on the
-    command line (or in the environment): defaults alone change nothing."""
+    command line (or in the environment), or it has none (`plan --strict` is its own):
+    defaults alone change nothing."""
     ctx = click.get_current_context()
     flags: list[click.Parameter] = cloud_options(lambda: None).__click_params__  # type: ignore[attr-defined]
+    if not {p.name for p in flags} <= {p.name for p in ctx.command.params}:
+        return None
     sources = {ctx.get_parameter_source(p.name) for p in flags if p.name}
     if sources <= {None, ParameterSource.DEFAULT}:
         return None
@@ -398,12 +245,8 @@ def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:
 
 
 def request_from(values: Mapping[str, Any], emulation: Emulation | None) -> SweepRequest:
-    """The SweepRequest of `sweep` or `study tcp` (selection, test parameters, run and
-    cloud options), with the emulation its --perturb and --emulation-seed make."""
-    return SweepRequest(
-        selection=selection_from(values),
-        params=params_from(values),
-        run=run_from(values),
-        cloud=cloud_flags_given(values),
-        emulation=emulation,
-    )
+    """The SweepRequest of `sweep`, `study tcp` or `plan` (selection, test parameters, run
+    and cloud options), with the emulation its --perturb and --emulation-seed make."""
+    return SweepRequest(selection=selection_from(values), params=params_from(values),
+                        run=run_from(values), cloud=cloud_flags_given(values),
+                        emulation=emulation)  # fmt: skip

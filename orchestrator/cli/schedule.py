@@ -16,63 +16,27 @@ import click
 from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import log, paths
-from orchestrator.core.errors import UserError
-from orchestrator.drivers.lock import results_lock
-from orchestrator.schedule.profiles import DEFAULT_FILE, Profile, get_profile
-from orchestrator.sweep import abandoned
+from orchestrator.schedule.profiles import DEFAULT_FILE
+from orchestrator.text import schedule_lines
+
+file_option = click.option("--file", "schedules", type=UserPath(dir_okay=False),
+                           default=paths.SCHEDULES, show_default=DEFAULT_FILE,
+                           help="The profiles file.")  # fmt: skip
+results_option = click.option("--results", type=UserPath(file_okay=False), default=paths.RESULTS,
+                              show_default=True, help="Folder holding the sweeps' results and "
+                              "the schedule ledger.")  # fmt: skip
+_NAME = click.argument("name")
 
 
-def _log(message: str) -> None:
-    log.say(message)
+def run_profile(schedules: Path, name: str, results: Path, trigger: str, **how: bool) -> None:
+    """One tick of the profile named, its ledger line logged (a dated line: the cron log is
+    made of them); exit 0 also when skipped (the timer did its job), 1 when the sweep
+    failed (so systemd and Actions show it)."""
+    from orchestrator.schedule.tick import run_named
 
-
-def file_option(f: Any) -> Any:
-    return click.option(
-        "--file",
-        "schedules",
-        type=UserPath(dir_okay=False),
-        default=paths.SCHEDULES,
-        show_default=DEFAULT_FILE,
-        help="The profiles file.",
-    )(f)
-
-
-def results_option(f: Any) -> Any:
-    return click.option(
-        "--results",
-        type=UserPath(file_okay=False),
-        default=paths.RESULTS,
-        show_default=True,
-        help="Folder holding the sweeps' results and the schedule ledger.",
-    )(f)
-
-
-def profile_named(schedules: Path, name: str) -> Profile:
-    from orchestrator.model.catalog import load_catalog
-
-    return get_profile(schedules, name, load_catalog())
-
-
-def run_profile(
-    profile: Profile,
-    results: Path,
-    trigger: str,
-    wait_slip: bool = False,
-    hourly_draw: bool = False,
-) -> None:
-    """One tick (schedule.tick.run_profile), its ledger line logged (a dated line: the cron
-    log is made of them); exit 0 also when skipped (the timer did its job), 1 when the
-    sweep failed (so systemd and Actions show it)."""
-    from orchestrator.schedule.tick import run_profile as run
-
-    record = run(profile, results, trigger, wait_slip=wait_slip, hourly_draw=hourly_draw, log=_log)
-    if record is None:
-        log.info(f"{profile.name}: not this tick's drawn hour; nothing to do")
-        return
-    reason = f": {record['reason']}" if record.get("reason") else ""
-    sweep = f" sweep {record['sweep_id']}" if record.get("sweep_id") else ""
-    log.info(f"{profile.name}{sweep}: {record['outcome']}{reason}")
-    if record["outcome"] == "failed":
+    record = run_named(schedules, name, results, trigger, log=log.say, **how)
+    log.info(schedule_lines.tick_line(name, record))
+    if record is not None and record["outcome"] == "failed":
         raise SystemExit(1)
 
 
@@ -109,18 +73,13 @@ def init_command(force: bool, schedules: Path) -> None:
 
 
 @schedule.command("run")
-@click.argument("name")
+@_NAME
 @click.option("--wait-slip", is_flag=True, help="First wait a random time within the slip.")
-@click.option(
-    "--hourly-draw",
-    is_flag=True,
-    help="Called every hour: run only in the hour drawn for the latest tick (long slips).",
-)
+@click.option("--hourly-draw", is_flag=True, help="Called every hour: run only in the hour drawn "
+              "for the latest tick (long slips).")  # fmt: skip
 @file_option
 @results_option
-def run_command(
-    name: str, wait_slip: bool, hourly_draw: bool, schedules: Path, results: Path
-) -> None:
+def run_command(name: str, schedules: Path, results: Path, **how: bool) -> None:
     """Run one tick of a profile: what a timer calls.
 
     Takes the results folder's lock (a tick that finds it held is recorded as
@@ -132,33 +91,24 @@ def run_command(
     Example:
       interregion schedule run latency --results results/
     """
-    if wait_slip and hourly_draw:
-        raise UserError("--wait-slip and --hourly-draw both place the start: give one")
-    run_profile(profile_named(schedules, name), results, "timer", wait_slip, hourly_draw)
+    run_profile(schedules, name, results, "timer", **how)
+
+
+_UNIT_DIR = click.option("--unit-dir", type=UserPath(file_okay=False), default=None,
+                         help="Where to write (default /etc/systemd/system, or /etc/cron.d with "
+                         "--cron).")  # fmt: skip
 
 
 @schedule.command("install")
-@click.argument("name")
+@_NAME
 @click.option("--cron", is_flag=True, help="Write a cron.d entry instead of systemd units.")
 @click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
-@click.option(
-    "--unit-dir",
-    type=UserPath(file_okay=False),
-    default=None,
-    help="Where to write (default /etc/systemd/system, or /etc/cron.d with --cron).",
-)
+@_UNIT_DIR
 @click.option("--no-enable", is_flag=True, help="Write the units; do not run systemctl.")
 @file_option
 @results_option
-def install_command(
-    name: str,
-    cron: bool,
-    dry_run: bool,
-    unit_dir: Path | None,
-    no_enable: bool,
-    schedules: Path,
-    results: Path,
-) -> None:
+def install_command(name: str, schedules: Path, results: Path, no_enable: bool, dry_run: bool,
+                    **where: Any) -> None:  # fmt: skip
     """Install a profile's systemd timer (or cron entry) that runs 'schedule run NAME'.
 
     OnCalendar follows the cadence (UTC), RandomizedDelaySec the slip,
@@ -171,28 +121,19 @@ def install_command(
       interregion schedule install throughput --cron
     """
     from orchestrator.schedule import timers
-    from orchestrator.schedule.tick import profile_estimate
 
-    profile = profile_named(schedules, name)
-    estimate = profile_estimate(profile)
+    files = timers.install_named(schedules, name, results, dry_run=dry_run, enable=not no_enable,
+                                 say=click.echo, **where)  # fmt: skip
     if dry_run:
-        for f in timers.install_files(profile, estimate, schedules, results, cron=cron,
-                                      unit_dir=unit_dir):  # fmt: skip
-            click.echo(f"# {f.path}\n{f.text}")
-        return
-    timers.install(profile, estimate, schedules, results, cron=cron, unit_dir=unit_dir,
-                   enable=not no_enable, say=click.echo)  # fmt: skip
+        click.echo("\n".join(schedule_lines.written_lines(files)))
 
 
 @schedule.command("remove")
-@click.argument("name")
+@_NAME
 @click.option("--cron", is_flag=True, help="Remove the cron.d entry instead.")
-@click.option(
-    "--unit-dir",
-    type=UserPath(file_okay=False),
-    default=None,
-    help="Where install wrote (default /etc/systemd/system, or /etc/cron.d with --cron).",
-)
+@click.option("--unit-dir", type=UserPath(file_okay=False), default=None,
+              help="Where install wrote (default /etc/systemd/system, or /etc/cron.d with "
+              "--cron).")  # fmt: skip
 @click.option("--no-enable", is_flag=True, help="Delete the files only; do not run systemctl.")
 @file_option
 def remove_command(
@@ -230,59 +171,30 @@ def list_command(schedules: Path, results: Path, as_json: bool) -> None:
     from orchestrator.schedule.status import status
 
     found = status(schedules, results, datetime.now(UTC))
-    warning = found.bad_lines_warning()
-    if warning:
+    if warning := found.bad_lines_warning():
         log.warning(warning)
     if as_json:
         emit([p.to_json() for p in found.profiles])
         return
-    for p in found.profiles:
-        last_text = f"last {p.last_outcome} at {p.last_started_utc}" if p.runs else "no run yet"
-        click.echo(
-            f"{p.profile}: next {p.next_utc or '-'} (+ up to {p.slip_s} s slip); "
-            f"{last_text}; month-to-date ${p.month_spend_usd:.2f} of {p.budget_usd_month:g}"
-        )
-        if p.missed_ticks:
-            shown = ", ".join(p.missed_ticks[-5:])
-            more = f" (last 5 of {len(p.missed_ticks)})" if len(p.missed_ticks) > 5 else ""
-            click.echo(f"  missed {len(p.missed_ticks)} ticks that never ran{more}: {shown}")
+    for line in schedule_lines.status_lines(found):
+        click.echo(line)
 
 
 @schedule.command("export")
-@click.argument("name")
-@click.option(
-    "--github-actions",
-    "workflow",
-    type=UserPath(dir_okay=False),
-    required=True,
-    help="Workflow file to write, e.g. .github/workflows/interregion-latency.yml.",
-)
-@click.option(
-    "--repo", required=True, metavar="OWNER/NAME", help="The repository the trust policies name."
-)
-@click.option(
-    "--state-bucket",
-    default=None,
-    metavar="URL",
-    help="s3:// or gs:// bucket keeping the ledger and sweeps (default: <publish>/results).",
-)
+@_NAME
+@click.option("--github-actions", "workflow", type=UserPath(dir_okay=False), required=True,
+              help="Workflow file to write, e.g. .github/workflows/interregion-latency.yml.",
+              )  # fmt: skip
+@click.option("--repo", required=True, metavar="OWNER/NAME",
+              help="The repository the trust policies name.")  # fmt: skip
+@click.option("--state-bucket", default=None, metavar="URL",
+              help="s3:// or gs:// bucket keeping the ledger and sweeps (default: "
+              "<publish>/results).")  # fmt: skip
 @click.option("--pages", is_flag=True, help="Also deploy the site to GitHub Pages.")
-@click.option(
-    "--results",
-    default="results",
-    show_default=True,
-    help="The results folder on the runner, relative to the checkout.",
-)
+@click.option("--results", default="results", show_default=True,
+              help="The results folder on the runner, relative to the checkout.")  # fmt: skip
 @file_option
-def export_command(
-    name: str,
-    workflow: Path,
-    repo: str,
-    state_bucket: str | None,
-    pages: bool,
-    results: str,
-    schedules: Path,
-) -> None:
+def export_command(name: str, workflow: Path, schedules: Path, **how: Any) -> None:
     """Write a GitHub Actions workflow that runs a profile's ticks with OIDC credentials.
 
     Off-the-hour cron, workflow_dispatch, one sweep at a time (never cancelled),
@@ -293,13 +205,9 @@ def export_command(
       interregion schedule export latency --repo acme/interregion \\
         --github-actions .github/workflows/interregion-latency.yml --state-bucket s3://acme-ir
     """
-    from orchestrator.schedule import timers
-    from orchestrator.schedule.tick import profile_estimate
+    from orchestrator.schedule.timers import export_named
 
-    profile = profile_named(schedules, name)
-    timers.export_workflow(profile, profile_estimate(profile), workflow, repo=repo,
-                           state_bucket=state_bucket, pages=pages, schedules=DEFAULT_FILE,
-                           results=results)  # fmt: skip
+    export_named(schedules, name, workflow, **how)
     click.echo(f"wrote {workflow}")
 
 
@@ -312,11 +220,12 @@ def reap_command(results: Path) -> None:
     Example:
       interregion schedule reap --results results/
     """
-    with results_lock(results, trigger="reap"):
-        reaped = abandoned.reap_abandoned(results, _log)
-    click.echo(
-        f"tore down {len(reaped)} abandoned sweeps" + (f": {', '.join(reaped)}" if reaped else "")
-    )
+    from orchestrator.sweep import launch
+
+    with launch.locked(results, trigger="reap", log=log.say) as held:
+        reaped = held.reaped
+    listed = f": {', '.join(reaped)}" if reaped else ""
+    click.echo(f"tore down {len(reaped)} abandoned sweeps{listed}")
 
 
 COMMANDS: list[click.Command] = [schedule]

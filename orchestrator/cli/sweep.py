@@ -6,58 +6,33 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import click
 from click.core import ParameterSource
 
-from orchestrator.cli.emulator import perturb_options, perturbations_from_options
-from orchestrator.cli.options import (
-    FINITE,
-    cloud_flags_given,
-    cloud_options,
-    request_from,
-    run_from,
-    run_options,
-    selection_from,
-    selection_options,
-    test_params_options,
-)
+from orchestrator.cli import options as opt
+from orchestrator.cli.emulator import perturb_options
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.clouds.options import CloudOptions, cloud_options_from
 from orchestrator.core import log, paths
 from orchestrator.core.errors import UserError
+from orchestrator.emulator.perturb import gather
 from orchestrator.mesh.cost import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
-from orchestrator.model import backends
-from orchestrator.plan.allowance import shortfall_message
+from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
 from orchestrator.plan.sweep_plan import Plan
 from orchestrator.results import store
 from orchestrator.sweep import launch, stages
 from orchestrator.sweep import measure as measuring
-from orchestrator.sweep import record as sweeps
-from orchestrator.sweep.launch import Emulation, SweepRequest
+from orchestrator.sweep.launch import BIG_HOSTS, BIG_MINUTES, Emulation, Question
+from orchestrator.sweep.record import open_sweep
+from orchestrator.text import sweep_lines
 
-DEFAULT_BUDGET_USD = 5.0
-# A sweep past either asks first, whatever it costs: a local sweep is $0 and never
-# reached the budget's question, and a bare `interregion sweep` starts 77 hosts.
-BIG_HOSTS = 16
-BIG_MINUTES = 10
-
-
-def _results_option(f: Any) -> Any:
-    return click.option(
-        "--results",
-        type=UserPath(file_okay=False),
-        default=paths.RESULTS,
-        show_default=True,
-        help="Folder holding the sweeps' results.",
-    )(f)
-
-
-def _sweep_id_option(f: Any) -> Any:
-    return click.option("--sweep", "sweep_id", required=True, metavar="ID", help="Sweep id.")(f)
+_results_option = click.option("--results", type=UserPath(file_okay=False),
+                               default=paths.RESULTS, show_default=True,
+                               help="Folder holding the sweeps' results.")  # fmt: skip
+_sweep_id_option = click.option("--sweep", "sweep_id", required=True, metavar="ID",
+                                help="Sweep id.")  # fmt: skip
 
 
 def _on_terminal() -> bool:
@@ -65,92 +40,76 @@ def _on_terminal() -> bool:
     return sys.stdin.isatty()
 
 
-def _confirm_cost(cost_usd: float, budget_usd: float, yes: bool) -> None:
-    if cost_usd <= budget_usd or yes:
-        return
-    if not _on_terminal():
-        raise UserError(
-            f"estimated cost ${cost_usd:.2f} is above --budget-usd {budget_usd:g}: "
-            "pass --yes to accept it or raise --budget-usd"
-        )
-    if not click.confirm(f"estimated cost ${cost_usd:.2f} is above the budget; go ahead?"):
-        raise UserError("not confirmed: nothing was provisioned")
+def _ask(questions: list[Question], yes: bool) -> None:
+    """Each question on a terminal (no: nothing provisioned); off one, its error (--yes
+    answers them all)."""
+    for q in [] if yes else questions:
+        if not _on_terminal():
+            raise UserError(q.refuse)
+        if not click.confirm(q.ask):
+            raise UserError(launch.NOT_CONFIRMED)
 
 
-def big_run(hosts: int, wall_s: float) -> str:
-    """What makes a sweep big enough to ask first ("" when nothing does)."""
-    reasons = [f"{hosts} hosts"] if hosts > BIG_HOSTS else []
-    if wall_s > BIG_MINUTES * 60:
-        reasons.append(f"about {wall_s / 60:.0f} min of measuring")
-    return " and ".join(reasons)
+def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None:
+    """Print the plan's estimate (`tests` tests, measured as `shape` says); ask above
+    the budget or size."""
+    if warning := sweep_lines.shortfall_warning(plan):
+        log.warning(warning)
+    log.info(sweep_lines.plan_line(plan, tests, shape))
+    e = plan.estimate
+    _ask(launch.questions(e.cost_usd, kwargs["budget_usd"], len(plan.selection.regions),
+                          e.wall_s), kwargs["yes"])  # fmt: skip
 
 
-def _confirm_size(hosts: int, wall_s: float, yes: bool) -> None:
-    """Above BIG_HOSTS hosts or BIG_MINUTES minutes: a question on a terminal, --yes
-    otherwise."""
-    big = big_run(hosts, wall_s)
-    if not big or yes:
-        return
-    if not _on_terminal():
-        raise UserError(
-            f"this sweep starts {big} (more than {BIG_HOSTS} hosts or {BIG_MINUTES} min "
-            "asks first): pass --yes to run it, or narrow it with --max-regions or --regions"
-        )
-    if not click.confirm(f"this sweep starts {big}; go ahead?"):
-        raise UserError("not confirmed: nothing was provisioned")
+def emulation_from(kwargs: dict[str, Any]) -> Emulation | None:
+    """The emulation --perturb, --perturb-file and --emulation-seed ask for."""
+    return Emulation.given(kwargs["emulation_seed"],
+                           gather(kwargs["perturb"], kwargs["perturb_file"]))  # fmt: skip
+
+
+def _given(kwargs: dict[str, Any], names: Any, sources: tuple[Any, ...]) -> str | None:
+    """The first option of `names` the command was given (from `sources`), as a flag."""
+    ctx = click.get_current_context()
+    found = [n for n in names if n in kwargs and ctx.get_parameter_source(n) in sources]
+    return "--" + found[0].replace("_", "-") if found else None
+
+
+_NOT_GIVEN = (None, ParameterSource.DEFAULT)
+# with --profile: an INTERREGION_* variable is a default of this shell, not a clash
+_PROFILE_OWN = {"profile", "schedules", "results", "yes"}
+_PROFILE_CLASH = (ParameterSource.COMMANDLINE, ParameterSource.PROMPT,
+                  ParameterSource.DEFAULT_MAP)  # fmt: skip
+_RESUMED = (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS)
 
 
 @click.command()
-@selection_options
-@test_params_options
-@run_options
-@cloud_options
-@click.option(
-    "--yes",
-    is_flag=True,
-    help=f"Do not ask, even above the budget or past {BIG_HOSTS} hosts or {BIG_MINUTES} min "
-    "(needed then when not on a terminal).",
-)
-@click.option(
-    "--budget-usd",
-    type=FINITE,
-    default=DEFAULT_BUDGET_USD,
-    show_default=True,
-    help="Ask before provisioning when the estimated cost is above this.",
-)
-@click.option(
-    "--price-emulated",
-    is_flag=True,
-    help="Local: count what the emulated sweep moves at the clouds' list prices, so that "
-    "--budget-usd stops it as it would a cloud sweep (a rehearsal of the hard stop).",
-)
+@opt.selection_options
+@opt.test_params_options
+@opt.run_options
+@opt.cloud_options
+@click.option("--yes", is_flag=True,
+              help=f"Do not ask, even above the budget or past {BIG_HOSTS} hosts or {BIG_MINUTES} "
+              "min (needed then when not on a terminal).")  # fmt: skip
+@click.option("--budget-usd", type=opt.FINITE, default=launch.DEFAULT_BUDGET_USD,
+              show_default=True,
+              help="Ask before provisioning when the estimated cost is above this.")  # fmt: skip
+@click.option("--price-emulated", is_flag=True,
+              help="Local: count what the emulated sweep moves at the clouds' list prices, so "
+              "that --budget-usd stops it as it would a cloud sweep (a rehearsal of the hard "
+              "stop).")  # fmt: skip
 @click.option("--resume", "resume_id", metavar="ID", help="Continue a sweep: keep its ok tests.")
-@click.option(
-    "--plan-only", is_flag=True, help="Create the sweep folder and stop (run stages alone)."
-)
+@click.option("--plan-only", is_flag=True,
+              help="Create the sweep folder and stop (run stages alone).")  # fmt: skip
 @click.option("--no-report", is_flag=True, help="Do not build the report at the end.")
-@click.option(
-    "--profile",
-    default=None,
-    metavar="NAME",
-    help="Run a profile of the profiles file once by hand (its options, budgets, ledger).",
-)
-@click.option(
-    "--file",
-    "schedules",
-    type=UserPath(dir_okay=False),
-    default=paths.SCHEDULES,
-    show_default="schedules.yaml",
-    help="The profiles file --profile reads.",
-)
+@click.option("--profile", default=None, metavar="NAME",
+              help="Run a profile of the profiles file once by hand (its options, budgets, "
+              "ledger).")  # fmt: skip
+@click.option("--file", "schedules", type=UserPath(dir_okay=False), default=paths.SCHEDULES,
+              show_default="schedules.yaml", help="The profiles file --profile reads.")  # fmt: skip
 @perturb_options
-@click.option(
-    "--emulation-seed",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Seed of the emulated cloud's run-to-run variation (local; default: from the "
-    "sweep id). Recorded in sweep.json.",
-)
+@click.option("--emulation-seed", type=click.IntRange(min=0), default=None,
+              help="Seed of the emulated cloud's run-to-run variation (local; default: from the "
+              "sweep id). Recorded in sweep.json.")  # fmt: skip
 @_results_option
 def sweep(**kwargs: Any) -> None:
     """Measure latency and throughput between the selected regions, keeping every result.
@@ -172,169 +131,42 @@ def sweep(**kwargs: Any) -> None:
     results: Path = kwargs["results"]
     store.check_results_for_sweeps(results)
     if kwargs["profile"]:
-        _sweep_profile(kwargs)
+        from orchestrator.cli.schedule import run_profile
+
+        if flag := _given(kwargs, [n for n in kwargs if n not in _PROFILE_OWN], _PROFILE_CLASH):
+            raise UserError(f"{flag} with --profile: the profile sets the sweep; edit it or "
+                            f"drop {flag}")  # fmt: skip
+        run_profile(kwargs["schedules"], kwargs["profile"], results, "hand")
         return
-    if not kwargs["budget_usd"] > 0:  # also NaN: a budget nothing is within
-        raise UserError(f"--budget-usd {kwargs['budget_usd']:g}: must be above 0")
-    if kwargs["price_emulated"] and (kwargs["resume_id"] or backends.is_cloud(kwargs["backend"])):
-        raise UserError(
-            "--price-emulated applies to a new sweep on --backend local (a cloud sweep is "
-            "priced anyway)"
-        )
-    if kwargs["resume_id"]:
-        _refuse_with_resume(kwargs)
+    given = click.get_current_context().get_parameter_source("budget_usd") not in _NOT_GIVEN
+    how = launch.SweepRun(results, kwargs["budget_usd"], given, kwargs["price_emulated"],
+                          build_report=not kwargs["no_report"])  # fmt: skip
+    yes, resumed = kwargs["yes"], kwargs["resume_id"]
+    if resumed:
+        if flag := _given(kwargs, _RESUMED, (ParameterSource.COMMANDLINE,)):
+            raise UserError(f"{flag} with --resume: a resumed sweep measures what it planned; "
+                            f"drop {flag}, or start a new sweep")  # fmt: skip
         if kwargs["perturb"] or kwargs["perturb_file"] or kwargs["emulation_seed"] is not None:
-            raise UserError(
-                "--perturb and --emulation-seed with --resume: a resumed sweep keeps the "
-                "emulation it recorded; start a new sweep to change it"
-            )
-        sweeps.load_record(results, kwargs["resume_id"])  # before the lock makes a folder
-        with launch.locked(results, trigger="sweep", log=_say) as held:
-            run = sweeps.open_sweep(kwargs["resume_id"], results)
-            _replace_cloud_options(run, kwargs)
-            # resuming provisions every host again: the same checks as a new sweep
-            _confirm_cost(
-                float(run.record.plan.estimate.cost_usd),
-                kwargs["budget_usd"],
-                kwargs["yes"],
-            )
-            _confirm_size(
-                len(run.record.plan.regions),
-                float(run.record.plan.estimate.wall_s),
-                kwargs["yes"],
-            )
-            log.info(f"resuming sweep {run.id} ({run.backend})")
-            _run(run, kwargs, held)
-        return
-    request = request_from(kwargs, emulation_from(kwargs))
-    plan, options = _plan(request, kwargs)  # every input check; nothing is written before
-    spec, emulation = request.selection, request.emulation
-    if kwargs["plan_only"]:
-        run = launch.create(plan, spec, results, cloud_options=options, emulation=emulation)
-        log.info(f"sweep {run.id}: {run.dir}")
-        click.echo(run.id)
-        return
-    with launch.locked(results, trigger="sweep", log=_say) as held:
-        run = launch.create(plan, spec, results, cloud_options=options, emulation=emulation)
-        log.info(f"sweep {run.id}: {run.dir}")
-        _run(run, kwargs, held)
-
-
-def _refuse_with_resume(kwargs: dict[str, Any]) -> None:
-    """A selection or test option given with --resume is one line: the resumed sweep
-    measures what it planned, and the option would be silently ignored."""
-    from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
-
-    ctx = click.get_current_context()
-    for name in (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS):
-        if name in kwargs and ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE:
-            flag = "--" + name.replace("_", "-")
-            raise UserError(
-                f"{flag} with --resume: a resumed sweep measures what it planned; "
-                f"drop {flag}, or start a new sweep"
-            )
-
-
-def _sweep_profile(kwargs: dict[str, Any]) -> None:
-    """`sweep --profile NAME`: the profile's tick, by hand; other sweep options clash."""
-    from orchestrator.cli.schedule import profile_named, run_profile
-
-    ctx = click.get_current_context()
-    allowed = {"profile", "schedules", "results", "yes"}
-    given = [
-        name
-        for name in kwargs
-        if name not in allowed
-        # an INTERREGION_* variable is a default of this shell, not a clash
-        and ctx.get_parameter_source(name)
-        not in (None, ParameterSource.DEFAULT, ParameterSource.ENVIRONMENT)
-    ]
-    if given:
-        flag = "--" + given[0].replace("_", "-")
-        raise UserError(
-            f"{flag} with --profile: the profile sets the sweep; edit it or drop {flag}"
-        )
-    run_profile(profile_named(kwargs["schedules"], kwargs["profile"]), kwargs["results"], "hand")
-
-
-def emulation_from(kwargs: dict[str, Any]) -> Emulation | None:
-    """The emulation --perturb, --perturb-file and --emulation-seed ask for; None when
-    none of them was given."""
-    perturbations = perturbations_from_options(kwargs["perturb"], kwargs["perturb_file"])
-    if kwargs["emulation_seed"] is None and not perturbations:
-        return None
-    return Emulation(kwargs["emulation_seed"], perturbations)
-
-
-def _plan(request: SweepRequest, kwargs: dict[str, Any]) -> tuple[Plan, CloudOptions | None]:
-    """The plan and the cloud options of a new sweep; asks above the budget."""
-    plan = launch.plan_for(request, _note)
-    # the cloud flags (and the cloud's extra) checked before the plan is shown or asked
-    # about: bad input stays one line
-    options = launch.cloud_options_for(request, kwargs["results"])
-    announce(plan, kwargs, len(plan.selection.pairs), plan.shape())
-    return plan, options
-
-
-def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None:
-    """Print the plan's estimate (`tests` tests, measured as `shape` says); ask above
-    the budget."""
-    if plan.shortfalls:
-        log.warning(f"{shortfall_message(plan.shortfalls)}")
-    e = plan.estimate
-    log.info(
-        f"plan: {log.counted(len(plan.selection.regions), 'region')}, "
-        f"{log.counted(tests, 'test')}, {shape}, "
-        f"about {e.wall_s / 60:.1f} min measuring; estimated cost ${e.cost_usd:.2f}"
-        + (
-            f" (on the clouds: ${e.cloud_cost_usd:.2f})"
-            if backends.is_emulated(plan.backend)
-            else ""
-        )
-    )
-    _confirm_cost(e.cost_usd, kwargs["budget_usd"], kwargs["yes"])
-    _confirm_size(len(plan.selection.regions), e.wall_s, kwargs["yes"])
-
-
-def _say(message: str) -> None:
-    log.say(message)
-
-
-def _note(message: str) -> None:
-    log.info(message)
-
-
-def _run(run: sweeps.Sweep, kwargs: dict[str, Any], held: launch.Held) -> None:
-    source = click.get_current_context().get_parameter_source("budget_usd")
-    # given by hand: also the hard stop of what the sweep may move (measure.check_budget)
-    budget = kwargs["budget_usd"] if source not in (None, ParameterSource.DEFAULT) else None
-    launch.start(
-        run,
-        held,
-        budget_usd=budget,
-        price_emulated=bool(kwargs.get("price_emulated")),
-        build_report=not kwargs["no_report"],
-    )
-    failed = sum(r.tests_failed or 0 for r in run.record.rounds if r.kind != "retry")
-    log.info(f"sweep {run.id} done: {run.dir / 'measurements.csv'}")
-    if failed:
-        log.info(f"{log.counted(failed, 'test')} failed at first; see the status and error columns")
-
-
-def _replace_cloud_options(run: sweeps.Sweep, kwargs: dict[str, Any]) -> None:
-    """Cloud flags given again replace the ones the sweep was planned with."""
-    given = cloud_flags_given(kwargs)
-    if given is None:
-        return
-    if backends.is_emulated(run.backend):
-        raise UserError(f"sweep {run.id} runs on the emulated cloud: cloud flags do not apply")
-    run.record.cloud_options = asdict(cloud_options_from(given, run.results))
-    run.save()
+            raise UserError("--perturb and --emulation-seed with --resume: a resumed sweep "
+                            "keeps the emulation it recorded; start a new sweep to change it",
+                            )  # fmt: skip
+        done = launch.resume(resumed, how, opt.cloud_flags_given(kwargs), note=log.info,
+                             say=log.say, ask=lambda asked: _ask(asked, yes))  # fmt: skip
+    else:
+        done = launch.run_new(
+            opt.request_from(kwargs, emulation_from(kwargs)), how, note=log.info, say=log.say,
+            announce=lambda plan: announce(plan, kwargs, len(plan.selection.pairs), plan.shape()),
+            plan_only=kwargs["plan_only"])  # fmt: skip
+    if kwargs["plan_only"] and not resumed:
+        click.echo(done.sweep.id)
+    else:
+        for line in sweep_lines.done_lines(done):
+            log.info(line)
 
 
 @click.command()
 @_sweep_id_option
-@cloud_options
+@opt.cloud_options
 @_results_option
 def provision(sweep_id: str, results: Path, **kwargs: Any) -> None:
     """Provision the hosts of a planned sweep (Terraform) and record them in hosts.json.
@@ -347,21 +179,14 @@ def provision(sweep_id: str, results: Path, **kwargs: Any) -> None:
       interregion provision --sweep 20261122T0130Z-3fa2
       interregion provision --sweep 20261123T0900Z-77aa --pin-from 20261122T0130Z-3fa2
     """
-    run = sweeps.open_sweep(sweep_id, results)
-    _replace_cloud_options(run, kwargs)
-    hosts = stages.provision(run)
+    hosts = launch.provision(sweep_id, results, opt.cloud_flags_given(kwargs))
     click.echo(f"{log.counted(len(hosts), 'host')} up")
 
 
 @click.command()
 @_sweep_id_option
-@click.option(
-    "--forks",
-    type=click.IntRange(1, 500),
-    default=stages.PREPARE_FORKS,
-    show_default=True,
-    help="Hosts Ansible prepares at once.",
-)
+@click.option("--forks", type=click.IntRange(1, 500), default=stages.PREPARE_FORKS,
+              show_default=True, help="Hosts Ansible prepares at once.")  # fmt: skip
 @_results_option
 def prepare(sweep_id: str, forks: int, results: Path) -> None:
     """Prepare a provisioned sweep's hosts: SSH, tools, agent, facts (Ansible).
@@ -371,7 +196,7 @@ def prepare(sweep_id: str, forks: int, results: Path) -> None:
       interregion prepare --sweep 20261122T0130Z-3fa2
       interregion prepare --sweep 20261122T0130Z-3fa2 --forks 77
     """
-    facts = stages.prepare(sweeps.open_sweep(sweep_id, results), forks=forks)
+    facts = stages.prepare(open_sweep(sweep_id, results), forks=forks)
     click.echo(f"{log.counted(len(facts), 'host')} ready")
 
 
@@ -386,16 +211,15 @@ def measure(sweep_id: str, no_retry: bool, results: Path) -> None:
     Example:
       interregion measure --sweep 20261122T0130Z-3fa2
     """
-    run = sweeps.open_sweep(sweep_id, results)
+    run = open_sweep(sweep_id, results)
     measuring.measure(run, retry=not no_retry)
     click.echo(str(run.dir / "measurements.csv"))
 
 
 @click.command()
 @_sweep_id_option
-@click.option(
-    "--force", is_flag=True, help="Replace measurements.csv even if ok rows would be lost."
-)
+@click.option("--force", is_flag=True,
+              help="Replace measurements.csv even if ok rows would be lost.")  # fmt: skip
 @_results_option
 def collect(sweep_id: str, force: bool, results: Path) -> None:
     """Rebuild a sweep's measurements.csv from its raw tool outputs.
@@ -407,7 +231,7 @@ def collect(sweep_id: str, force: bool, results: Path) -> None:
     Example:
       interregion collect --sweep 20261122T0130Z-3fa2
     """
-    rows = stages.collect(sweeps.open_sweep(sweep_id, results), force=force)
+    rows = stages.collect(open_sweep(sweep_id, results), force=force)
     click.echo(log.counted(len(rows), "row"))
 
 
@@ -421,28 +245,18 @@ def teardown(sweep_id: str, results: Path) -> None:
     Example:
       interregion teardown --sweep 20261122T0130Z-3fa2
     """
-    folder = results
-    studies = results / store.STUDIES_DIR
-    if (
-        not store.sweep_dir(results, sweep_id).exists()
-        and store.sweep_dir(studies, sweep_id).exists()
-    ):
-        folder = studies  # a study's hosts (study tcp): torn down the same way
-    stages.teardown(sweeps.open_sweep(sweep_id, folder))
+    launch.teardown(sweep_id, results)
     click.echo("torn down")
 
 
 # ---- the continuous mesh (issue 32): mesh up|status|down|matrix, metrics ----------------
 
-_RESULTS = click.option(
-    "--results",
-    type=UserPath(file_okay=False),
-    default=paths.RESULTS,
-    show_default=True,
-    help="Folder holding the sweeps, the meshes (mesh/) and history.duckdb.",
-)
+_RESULTS = click.option("--results", type=UserPath(file_okay=False), default=paths.RESULTS,
+                        show_default=True, help="Folder holding the sweeps, the meshes (mesh/) "
+                        "and history.duckdb.")  # fmt: skip
 _MESH_ID = click.option("--mesh", "mesh_id", default=None, metavar="ID",
                         help="Which mesh (default: the running one, else the latest).")  # fmt: skip
+_WINDOW = "1H, 6H, 1D or 1W"
 
 
 @click.group()
@@ -458,45 +272,23 @@ def mesh() -> None:
 
 
 @mesh.command("up")
-@selection_options
-@run_options
-@cloud_options
-@click.option(
-    "--interval",
-    type=click.IntRange(1, 3600),
-    default=DEFAULT_INTERVAL_S,
-    show_default=True,
-    help="Seconds between two probes of the same peer (each a few echoes).",
-)
-@click.option(
-    "--echoes",
-    type=click.IntRange(1, 100),
-    default=DEFAULT_ECHOES,
-    show_default=True,
-    help="ICMP echoes to each peer per interval, spread over it.",
-)
-@click.option(
-    "--collect-every",
-    type=click.IntRange(5, 3600),
-    default=60,
-    show_default=True,
-    help="Seconds between two pulls of the hosts' records into the store.",
-)
-@click.option(
-    "--bin-seconds",
-    type=click.IntRange(1, 3600),
-    default=300,
-    show_default=True,
-    help="The store's bins (a multiple of --interval); shorter only to test detection.",
-)
+@opt.selection_options
+@opt.run_options
+@opt.cloud_options
+@click.option("--interval", type=click.IntRange(1, 3600), default=DEFAULT_INTERVAL_S,
+              show_default=True,
+              help="Seconds between two probes of the same peer (each a few echoes).")  # fmt: skip
+@click.option("--echoes", type=click.IntRange(1, 100), default=DEFAULT_ECHOES, show_default=True,
+              help="ICMP echoes to each peer per interval, spread over it.")  # fmt: skip
+@click.option("--collect-every", type=click.IntRange(5, 3600), default=60, show_default=True,
+              help="Seconds between two pulls of the hosts' records into the store.")  # fmt: skip
+@click.option("--bin-seconds", type=click.IntRange(1, 3600), default=300, show_default=True,
+              help="The store's bins (a multiple of --interval); shorter only to test "
+              "detection.")  # fmt: skip
 @click.option("--yes", is_flag=True, help="Do not ask before starting more than 16 hosts.")
 @perturb_options
-@click.option(
-    "--emulation-seed",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Seed of the emulated cloud's variation (local).",
-)
+@click.option("--emulation-seed", type=click.IntRange(min=0), default=None,
+              help="Seed of the emulated cloud's variation (local).")  # fmt: skip
 @_RESULTS
 def up_command(**kwargs: Any) -> None:
     """Start a mesh and collect from it until stopped (mesh down, Ctrl-C, SIGTERM).
@@ -511,35 +303,15 @@ def up_command(**kwargs: Any) -> None:
       interregion mesh up --regions aws:us-east-1,gcp:europe-west1,aws:ap-northeast-1
       interregion mesh up --max-regions 8 --interval 30 --yes
     """
-    from orchestrator.mesh import collect, run
-    from orchestrator.plan.options import params_spec
+    from orchestrator.mesh import run
 
-    request = run.MeshRequest(
-        kwargs["interval"], kwargs["echoes"], kwargs["collect_every"], bin_s=kwargs["bin_seconds"]
-    ).check()
-    wanted = SweepRequest(
-        selection=selection_from(kwargs),
-        params=params_spec(tests="ping"),
-        run=run_from(kwargs),
-        cloud=cloud_flags_given(kwargs),
-        emulation=emulation_from(kwargs),
-    )
-    plan = launch.plan_for(wanted, log.info)
-    hosts = len(plan.selection.regions)
-    if hosts < 2:
-        raise UserError("a mesh needs at least 2 regions: select more")
-    if hosts > BIG_HOSTS and not kwargs["yes"]:
-        raise UserError(f"this mesh starts {hosts} hosts (more than {BIG_HOSTS}): pass --yes")
-    options = launch.cloud_options_for(wanted, kwargs["results"])
-    sweep = run.create(plan, wanted.selection, kwargs["results"], request, log.say,
-                       cloud_options=options, emulation=wanted.emulation)  # fmt: skip
-    log.info(f"mesh {sweep.id}: {hosts} hosts, {hosts * (hosts - 1)} directed pairs, "
-             f"every {request.interval_s} s ({sweep.dir})")  # fmt: skip
-    click.echo(sweep.id)
-    try:
-        run.up(sweep, collect.collect, ready=log.say)
-    except KeyboardInterrupt as e:  # mesh down, Ctrl-C, SIGTERM: how a mesh ends
-        log.say(f"mesh {sweep.id}: stopped ({getattr(e, 'signal_name', 'SIGINT')}), torn down")
+    request = run.MeshRequest(kwargs["interval"], kwargs["echoes"], kwargs["collect_every"],
+                              bin_s=kwargs["bin_seconds"]).check()  # fmt: skip
+    wanted = launch.SweepRequest(selection=opt.selection_from(kwargs), run=opt.run_from(kwargs),
+                                 cloud=opt.cloud_flags_given(kwargs),
+                                 emulation=emulation_from(kwargs))  # fmt: skip
+    run.run_mesh(wanted, request, kwargs["results"], yes=kwargs["yes"], note=log.info,
+                 say=log.say, started=lambda sweep: click.echo(sweep.id))  # fmt: skip
 
 
 @mesh.command("status")
@@ -554,33 +326,15 @@ def status_command(mesh_id: str | None, as_json: bool, results: Path) -> None:
       interregion mesh status
       interregion mesh status --json
     """
-    from orchestrator.mesh import collect, run, views
+    from orchestrator.mesh.collect import mesh_status
 
-    sweep = run.open_mesh(results, mesh_id, log.say)
-    request = run.request_of(sweep)
-    status = collect.read_status(sweep) if sweep.dir.joinpath("state").is_dir() else {}
-    live = sweep.id in run.running(results)
-    hosts = views.host_status(status, request.interval_s)
+    found = mesh_status(results, mesh_id, log.say)
     if as_json:
-        click.echo(json.dumps({
-            "mesh": sweep.id, "running": live, "status": str(sweep.record.status),
-            "collected_utc": status.get("collected_utc"), "request": asdict(request),
-            "hosts": [asdict(h) for h in hosts],
-        }, indent=2))  # fmt: skip
+        click.echo(json.dumps(found.to_json(), indent=2))
         return
-    if sweep.emulated:
-        from orchestrator.emulator.stack import emulation_id_for
-
-        log.info(f"emulation {emulation_id_for(sweep.id)} (interregion emulator perturb --id ...)")
-    state = "running" if live else f"not running ({sweep.record.status})"
-    click.echo(
-        f"mesh {sweep.id}: {state}; last collection {status.get('collected_utc') or 'none yet'}"
-    )
-    click.echo(f"{'host':28} {'last record (UTC)':22} {'lag s':>7} {'probes/s':>9}  problem")
-    for h in hosts:
-        lag = "" if h.lag_s is None else f"{h.lag_s:.0f}"
-        rate = "" if h.probes_per_s is None else f"{h.probes_per_s:.2f}"
-        click.echo(f"{h.name:28} {h.last_record_utc or '-':22} {lag:>7} {rate:>9}  {h.error}")
+    if found.emulation_id:
+        log.info(f"emulation {found.emulation_id} (interregion emulator perturb --id ...)")
+    click.echo("\n".join(sweep_lines.mesh_status_lines(found)))
 
 
 @mesh.command("down")
@@ -603,7 +357,7 @@ def down_command(mesh_id: str | None, results: Path) -> None:
 
 @mesh.command("matrix")
 @click.option("--source", default=None, help="The mesh source (default: the only one).")
-@click.option("--window", default="1H", show_default=True, help="1H, 6H, 1D or 1W.")
+@click.option("--window", default="1H", show_default=True, help=f"{_WINDOW}.")
 @click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON.")
 @_RESULTS
 def matrix_command(source: str | None, window: str, as_json: bool, results: Path) -> None:
@@ -613,68 +367,32 @@ def matrix_command(source: str | None, window: str, as_json: bool, results: Path
     Example:
       interregion mesh matrix --window 1H
     """
-    from orchestrator.history import store as history
-    from orchestrator.mesh import views
+    from orchestrator.mesh.views import matrix_of
 
-    with history.opened(results, read_only=True) as con:
-        known = views.mesh_sources(con)
-        if not known:
-            raise UserError(
-                f"no mesh data in the store under {results}: "
-                "'interregion mesh up' starts a mesh, which fills it"
-            )
-        if source is None:
-            if len(known) != 1:
-                raise UserError(f"give --source, one of: {', '.join(known)}")
-            source = known[0]
-        end, cells = views.matrix(con, source, window)
+    found = matrix_of(results, source, window)
     if as_json:
-        click.echo(json.dumps({"source": source, "window": window,
-                               "end_utc": end.isoformat() + "Z" if end else None,
-                               "cells": [asdict(c) for c in cells]}, indent=2))  # fmt: skip
-        return
-    click.echo(f"{source}, {window} to {end}: p50/p90/p99 ms, loss (95 % interval)")
-    for c in cells:
-        stats = "/".join("-" if v is None else f"{v:.2f}" for v in (c.p50_ms, c.p90_ms, c.p99_ms))
-        loss = (
-            "-" if c.loss_ratio is None else f"{c.loss_ratio:.3f} ({c.loss_lo:.3f}-{c.loss_hi:.3f})"
-        )
-        click.echo(f"{c.src:26} -> {c.dst:26} {stats:24} n={c.samples:<6} loss {loss}")
+        click.echo(json.dumps(found.to_json(), indent=2))
+    else:
+        click.echo("\n".join(sweep_lines.mesh_matrix_lines(found)))
 
 
 @click.command("metrics")
-@click.option(
-    "--out",
-    type=UserPath(dir_okay=False),
-    default=None,
-    help="Write here (atomically, for node_exporter's textfile collector); default: stdout.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["openmetrics", "prometheus"]),
-    default="openmetrics",
-    show_default=True,
-    help="OpenMetrics 1.0, or the Prometheus text format (textfile collector, promtool).",
-)
-@click.option(
-    "--window",
-    default="1H",
-    show_default=True,
-    help="The quantiles' and loss's window: 1H, 6H, 1D or 1W.",
-)
-@click.option(
-    "--serve",
-    "bind",
-    default=None,
-    metavar="HOST:PORT",
-    help="Serve /metrics over HTTP instead (PORT alone: 127.0.0.1; 0.0.0.0 only when "
-    "given); the format follows the scraper's Accept header. Runs until Ctrl-C or SIGTERM.",
-)
+@click.option("--out", type=UserPath(dir_okay=False), default=None,
+              help="Write here (atomically, for node_exporter's textfile collector); default: "
+              "stdout.")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(["openmetrics", "prometheus"]),
+              default="openmetrics", show_default=True,
+              help="OpenMetrics 1.0, or the Prometheus text format (textfile collector, "
+              "promtool).")  # fmt: skip
+@click.option("--window", default="1H", show_default=True,
+              help=f"The quantiles' and loss's window: {_WINDOW}.")  # fmt: skip
+@click.option("--serve", "bind", default=None, metavar="HOST:PORT",
+              help="Serve /metrics over HTTP instead (PORT alone: 127.0.0.1; 0.0.0.0 only when "
+              "given); the format follows the scraper's Accept header. Runs until Ctrl-C or "
+              "SIGTERM.")  # fmt: skip
 @_RESULTS
-def metrics_command(
-    out: Path | None, fmt: str, window: str, bind: str | None, results: Path
-) -> None:
+def metrics_command(out: Path | None, fmt: str, window: str, bind: str | None,
+                    results: Path) -> None:  # fmt: skip
     """The mesh's RTT, loss and probe counts per directed pair as OpenMetrics text
     (for node_exporter, --out into its textfile collector's folder; or served at
     /metrics for Prometheus, --serve).
@@ -685,60 +403,19 @@ def metrics_command(
       interregion metrics --window 6H
       interregion metrics --serve 127.0.0.1:9109
     """
-    from orchestrator.history import store as history
-    from orchestrator.mesh import openmetrics, views
+    from orchestrator.mesh import openmetrics, serve
 
-    if window not in views.WINDOWS:
-        raise UserError(f"--window {window}: one of {', '.join(views.WINDOWS)}")
+    if bind is not None and out is not None:
+        raise UserError("--out and --serve both given: pick one")
     if bind is not None:
-        if out is not None:
-            raise UserError("--out and --serve both given: pick one")
-        _serve_metrics(bind, window, results)
+        serve.serve_metrics(bind, window, results, say=log.say, warn=log.warning)
         return
-    with history.opened(results, read_only=True) as con:
-        text = openmetrics.render(con, window, fmt=fmt)
+    text = openmetrics.metrics(results, window, fmt, out)
     if out is None:
         click.echo(text, nl=False)
     else:
-        store.write_atomic(Path(out), text)
         log.info(f"metrics: {out}")
 
 
-def _serve_metrics(bind: str, window: str, results: Path) -> None:
-    from orchestrator.history import store as history
-    from orchestrator.mesh import openmetrics, serve
-
-    host, port = serve.parse_bind(bind)
-    if not history.store_path(results).exists():
-        raise UserError(
-            f"no history store under {results}: 'interregion mesh up' starts a mesh, which fills it"
-        )
-
-    def render(fmt: str) -> str:
-        with history.opened(results, read_only=True) as con:
-            return openmetrics.render(con, window, fmt=fmt)
-
-    server = serve.make_server(host, port, render)
-    bound = server.server_address
-    bound_host, bound_port = str(bound[0]), int(bound[1])
-    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-    if serve.every_interface(host):
-        log.warning(f"metrics: listening on every interface ({host}): anyone who reaches "
-                    "this machine can read them")  # fmt: skip
-    log.say(f"metrics: serving http://{shown}:{bound_port}/metrics (Ctrl-C stops)")
-    try:
-        server.serve_forever()
-    finally:
-        server.server_close()
-
-
-COMMANDS: list[click.Command] = [
-    sweep,
-    provision,
-    prepare,
-    measure,
-    collect,
-    teardown,
-    mesh,
-    metrics_command,
-]
+COMMANDS: list[click.Command] = [sweep, provision, prepare, measure, collect, teardown, mesh,
+                                 metrics_command]  # fmt: skip

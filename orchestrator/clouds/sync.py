@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from orchestrator.clouds import aws, gcp
@@ -20,6 +20,10 @@ class SyncReport:
     skipped: list[str] = field(default_factory=list)  # "aws: no credentials ..."
     # machine types whose bandwidth in regions.yaml differs from what the cloud says
     bandwidth: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, list[str]]:
+        """What `regions sync --json` prints."""
+        return asdict(self)
 
 
 def compare(catalog_ids: set[str], offered: set[str], cloud: str) -> tuple[list[str], list[str]]:

@@ -128,6 +128,12 @@ def load_file(path: Path) -> tuple[Perturbation, ...]:
     return tuple(from_dict(item, f"{path}: item {i + 1}") for i, item in enumerate(data))
 
 
+def gather(texts: Sequence[str], file: Path | None) -> tuple[Perturbation, ...]:
+    """The perturbations of a file (`--perturb-file`), then those given one by one."""
+    found = load_file(file) if file is not None else ()
+    return (*found, *(parse(t) for t in texts))
+
+
 def check_hosts(perturbations: Iterable[Perturbation], hosts: Sequence[str]) -> None:
     """Every host a perturbation names is one of `hosts`."""
     known = set(hosts)

@@ -18,11 +18,12 @@ import signal
 import subprocess
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import RunFailure, UserError
+from orchestrator.core.times import iso_of_epoch
 from orchestrator.emulator import delay, net, shaping, sshd, state
 from orchestrator.emulator.perturb import Perturbation
 from orchestrator.emulator.spec import (
@@ -550,6 +551,10 @@ class EmulationStatus:
     owner_pid: int
     stale: bool
     expires_at: float
+
+    def to_json(self) -> dict[str, Any]:
+        """`emulator status --json`: every field, and the expiry as an ISO time."""
+        return {**asdict(self), "expires_utc": iso_of_epoch(self.expires_at)}
 
 
 def status() -> list[EmulationStatus]:

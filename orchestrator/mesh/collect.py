@@ -15,6 +15,7 @@ import json
 import shlex
 import subprocess
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,7 +25,17 @@ from orchestrator.core.errors import UserError
 from orchestrator.core.times import utc_now
 from orchestrator.history import store as history
 from orchestrator.mesh import bins, detect
-from orchestrator.mesh.run import PULLED_DIR, host_facts, parts, request_of, source_of
+from orchestrator.mesh.run import (
+    PULLED_DIR,
+    MeshRequest,
+    host_facts,
+    open_mesh,
+    parts,
+    request_of,
+    running,
+    source_of,
+)
+from orchestrator.mesh.views import HostStatus, host_status
 from orchestrator.model.backends import is_emulated
 from orchestrator.model.hosts import Host
 from orchestrator.results import store
@@ -180,6 +191,40 @@ def register_source(con: Any, sweep: Sweep, source: str) -> None:
         [sweep.id, source, sweep.backend, sweep.emulated, source,
          sweep.record.format_version, json.dumps(sweep.record.to_json())],
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MeshStatus:
+    """`mesh status`: a mesh, whether its controller runs, its last collection and each
+    host's; `emulation_id`: the emulation it runs on (None on the clouds)."""
+
+    mesh: str
+    running: bool
+    status: str
+    collected_utc: str | None
+    request: MeshRequest
+    hosts: tuple[HostStatus, ...]
+    emulation_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mesh": self.mesh, "running": self.running, "status": self.status,
+                "collected_utc": self.collected_utc, "request": asdict(self.request),
+                "hosts": [asdict(h) for h in self.hosts]}  # fmt: skip
+
+
+def mesh_status(results: Path, mesh_id: str | None, log: Callable[[str], None]) -> MeshStatus:
+    """A mesh (by id; default: the running one, else the latest) and its hosts' status."""
+    sweep = open_mesh(results, mesh_id, log)
+    request = request_of(sweep)
+    status = read_status(sweep) if (sweep.dir / "state").is_dir() else {}  # not made here
+    emulation = None
+    if sweep.emulated:
+        from orchestrator.emulator.stack import emulation_id_for
+
+        emulation = emulation_id_for(sweep.id)
+    return MeshStatus(sweep.id, sweep.id in running(results), str(sweep.record.status),
+                      status.get("collected_utc"), request,
+                      tuple(host_status(status, request.interval_s)), emulation)  # fmt: skip
 
 
 def read_status(sweep: Sweep) -> dict[str, Any]:

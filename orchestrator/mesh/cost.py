@@ -11,10 +11,13 @@ pair (orchestrator.plan.pricing), before free tiers and discounts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
+from orchestrator.model import backends
 from orchestrator.model.catalog import Region
-from orchestrator.plan.pricing import Pricing
+from orchestrator.plan.pricing import Pricing, load_pricing
+from orchestrator.plan.sweep_plan import Plan
 from orchestrator.results.schema import PING_PACKET_BYTES
 
 # what `mesh up` probes by default, and what `plan --mesh` prices: one place for both
@@ -60,3 +63,30 @@ def mesh_cost(
         vm_usd_per_month=round(vm_usd, 2),
         egress_usd_per_month=round(egress_usd, 2),
     )
+
+
+@dataclass(frozen=True)
+class MeshPlan:
+    """`plan --mesh`: what `mesh up` with these options would keep running, and its cost."""
+
+    cost: MeshCost
+    regions: tuple[str, ...]
+    interval_s: int
+    echoes: int
+    backend: str
+    emulated: bool
+    pricing_as_of: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self.cost), "total_usd_per_month": round(self.cost.total_usd_per_month, 2),
+                "interval_s": self.interval_s, "echoes": self.echoes, "backend": self.backend,
+                "emulated": self.emulated, "pricing_as_of": self.pricing_as_of}  # fmt: skip
+
+
+def mesh_plan(plan: Plan, pricing_path: Any, interval_s: int, echoes: int) -> MeshPlan:
+    """The mesh of `plan`'s regions (a dry run's plan), priced from `pricing_path`."""
+    pricing = load_pricing(pricing_path)
+    regions = plan.selection.regions
+    return MeshPlan(mesh_cost(regions, pricing, interval_s, echoes), tuple(r.key for r in regions),
+                    interval_s, echoes, plan.backend, backends.is_emulated(plan.backend),
+                    pricing.as_of)  # fmt: skip

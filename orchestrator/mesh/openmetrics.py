@@ -25,11 +25,14 @@ parser reads its file without a warning; the other format's would not.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from orchestrator.core.errors import UserError
 from orchestrator.history.metrics import QUANTILES, min_samples
 from orchestrator.mesh.bins import BIN_S
 from orchestrator.mesh.views import WINDOWS, mesh_sources
+from orchestrator.results import store
 
 QUANTILE_STATS = ("p50", "p90", "p99")
 FAMILIES = (
@@ -145,3 +148,17 @@ def render(
         *(["# EOF"] if om else []),
     ]
     return "\n".join(out) + "\n"
+
+
+def metrics(results: Path, window: str, fmt: str, out: Path | None = None) -> str:
+    """`interregion metrics`: the exposition of every mesh source of the store under
+    `results`, written whole to `out` when given (node_exporter's textfile collector)."""
+    from orchestrator.history import store as history
+
+    if window not in WINDOWS:
+        raise UserError(f"--window {window}: one of {', '.join(WINDOWS)}")
+    with history.opened(results, read_only=True) as con:
+        text = render(con, window, fmt=fmt)
+    if out is not None:
+        store.write_atomic(out, text)
+    return text

@@ -20,7 +20,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from orchestrator.drivers.ansible import Event, plain_view, run_playbook, write_
 from orchestrator.emulator.state import process_start_ticks
 from orchestrator.model.backends import is_emulated
 from orchestrator.model.hosts import Host
+from orchestrator.plan.options import params_spec
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import Plan
 from orchestrator.results import store
@@ -283,6 +284,37 @@ def up(sweep: Sweep, collect: Callable[[Sweep], object], *, ready: Log | None = 
             children.stop_all()
             stages.teardown(sweep)
             sweep.save()
+    return sweep
+
+
+def run_mesh(wanted: launch.SweepRequest, request: MeshRequest, results: Path, *, yes: bool,
+             note: Log, say: Log, started: Callable[[Sweep], None]) -> Sweep:  # fmt: skip
+    """`interregion mesh up`: the mesh planned from a sweep's request (one host per region,
+    at least 2, more than BIG_HOSTS only with `yes`), created (`started` is told its id),
+    then up and collecting until stopped (mesh down, Ctrl-C, SIGTERM: how a mesh ends).
+    Its hosts ping, whatever test parameters `wanted` has."""
+    from orchestrator.mesh import collect
+
+    request.check()
+    wanted = replace(wanted, params=params_spec(tests="ping"))
+    plan = launch.plan_for(wanted, note)
+    hosts = len(plan.selection.regions)
+    if hosts < 2:
+        raise UserError("a mesh needs at least 2 regions: select more")
+    if hosts > launch.BIG_HOSTS and not yes:
+        raise UserError(
+            f"this mesh starts {hosts} hosts (more than {launch.BIG_HOSTS}): pass --yes"
+        )
+    options = launch.cloud_options_for(wanted, results)
+    sweep = create(plan, wanted.selection, results, request, say, cloud_options=options,
+                   emulation=wanted.emulation)  # fmt: skip
+    note(f"mesh {sweep.id}: {hosts} hosts, {hosts * (hosts - 1)} directed pairs, "
+         f"every {request.interval_s} s ({sweep.dir})")  # fmt: skip
+    started(sweep)
+    try:
+        up(sweep, collect.collect, ready=say)
+    except KeyboardInterrupt as e:
+        say(f"mesh {sweep.id}: stopped ({getattr(e, 'signal_name', 'SIGINT')}), torn down")
     return sweep
 
 

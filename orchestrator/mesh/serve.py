@@ -17,6 +17,7 @@ import ipaddress
 import re
 import socket
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
@@ -115,3 +116,34 @@ def make_server(host: str, port: int, render: Render) -> http.server.ThreadingHT
         raise UserError(
             f"--serve {host}:{port}: cannot listen there ({e.strerror or e}): give a free port"
         ) from None
+
+
+def serve_metrics(bind: str, window: str, results: Path, *, say: Callable[[str], None],
+                  warn: Callable[[str], None]) -> None:  # fmt: skip
+    """`metrics --serve HOST:PORT`: /metrics of the store under `results` until
+    interrupted (Ctrl-C, SIGTERM); the address it listens on `say`d."""
+    from orchestrator.history import store as history
+    from orchestrator.mesh import openmetrics
+
+    if window not in openmetrics.WINDOWS:
+        raise UserError(f"--window {window}: one of {', '.join(openmetrics.WINDOWS)}")
+    host, port = parse_bind(bind)
+    if not history.store_path(results).exists():
+        raise UserError(f"no history store under {results}: 'interregion mesh up' starts a "
+                        "mesh, which fills it")  # fmt: skip
+
+    def render(fmt: str) -> str:
+        with history.opened(results, read_only=True) as con:
+            return openmetrics.render(con, window, fmt=fmt)
+
+    server = make_server(host, port, render)
+    bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    if every_interface(host):
+        warn(f"metrics: listening on every interface ({host}): anyone who reaches this "
+             "machine can read them")  # fmt: skip
+    say(f"metrics: serving http://{shown}:{bound_port}/metrics (Ctrl-C stops)")
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()

@@ -9,8 +9,9 @@ own matrix (`interregion matrix`), and the two are never pooled.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from orchestrator.core.errors import UserError
@@ -91,6 +92,38 @@ def matrix(con: Any, source: str, window: str = "1H") -> tuple[datetime | None, 
             MatrixCell(src, dst, int(n), int(sent), p50, p90, p99, loss, lo, hi, int(nbins))
         )
     return end, cells
+
+
+@dataclass(frozen=True)
+class MeshMatrix:
+    """`mesh matrix`: a mesh source's pairs over a window ending at its newest bin."""
+
+    source: str
+    window: str
+    end: datetime | None
+    cells: tuple[MatrixCell, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "window": self.window,
+                "end_utc": self.end.isoformat() + "Z" if self.end else None,
+                "cells": [asdict(c) for c in self.cells]}  # fmt: skip
+
+
+def matrix_of(results: Path, source: str | None, window: str) -> MeshMatrix:
+    """The matrix of `source` (None: the only mesh source of the store) over `window`."""
+    from orchestrator.history import store
+
+    with store.opened(results, read_only=True) as con:
+        known = mesh_sources(con)
+        if not known:
+            raise UserError(f"no mesh data in the store under {results}: "
+                            "'interregion mesh up' starts a mesh, which fills it")  # fmt: skip
+        if source is None:
+            if len(known) != 1:
+                raise UserError(f"give --source, one of: {', '.join(known)}")
+            source = known[0]
+        end, cells = matrix(con, source, window)
+    return MeshMatrix(source, window, end, tuple(cells))
 
 
 def pair_bins(

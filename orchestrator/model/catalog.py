@@ -93,6 +93,23 @@ class Catalog:
         wanted = set(clouds)
         return [r for r in self.regions if r.cloud in wanted]
 
+    def listing(self, clouds: Iterable[str]) -> RegionListing:
+        """`interregion regions`: the regions of `clouds`, with each cloud's machine type."""
+        return RegionListing(tuple(self.in_clouds(clouds)), self.machine_types)
+
+
+@dataclass(frozen=True)
+class RegionListing:
+    regions: tuple[Region, ...]
+    machine_types: dict[str, str]  # cloud -> default small machine type
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """`regions --json`: every field of each region, its key and machine type."""
+        return [
+            {**region_to_dict(r), "machine_type": self.machine_types.get(r.cloud, "")}
+            for r in self.regions
+        ]
+
 
 def region_order(keys: Iterable[str], catalog: Catalog) -> list[str]:
     """The one order of regions in every table and chart: by cloud, then west to east

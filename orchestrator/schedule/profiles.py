@@ -416,6 +416,13 @@ def load_profiles(path: Path, catalog: Catalog | None = None) -> dict[str, Profi
     }
 
 
+def profile_named(path: Path, name: str) -> Profile:
+    """A profile of the file `path`, its selection checked against the region catalog."""
+    from orchestrator.model.catalog import load_catalog
+
+    return get_profile(path, name, load_catalog())
+
+
 def get_profile(path: Path, name: str, catalog: Catalog | None = None) -> Profile:
     profiles = load_profiles(path, catalog)
     if name not in profiles:

@@ -28,7 +28,7 @@ from orchestrator.results import store
 from orchestrator.results.record import SweepRecord, SweepStatus
 from orchestrator.schedule import ledger
 from orchestrator.schedule.cadence import iso
-from orchestrator.schedule.profiles import PIN_PREVIOUS, Profile
+from orchestrator.schedule.profiles import PIN_PREVIOUS, Profile, profile_named
 from orchestrator.sweep import launch
 from orchestrator.sweep.record import Sweep
 
@@ -326,6 +326,15 @@ def run_profile(
     if wait_slip:
         sleep_slip(profile, log)
     return run_tick(profile, results, trigger=trigger, log=log)
+
+
+def run_named(schedules: Path, name: str, results: Path, trigger: str, *, wait_slip: bool = False,
+              hourly_draw: bool = False, log: Log = print) -> dict[str, Any] | None:  # fmt: skip
+    """`schedule run NAME`, `sweep --profile NAME`: `run_profile` of the profile named."""
+    if wait_slip and hourly_draw:
+        raise UserError("--wait-slip and --hourly-draw both place the start: give one")
+    return run_profile(profile_named(schedules, name), results, trigger, wait_slip=wait_slip,
+                       hourly_draw=hourly_draw, log=log)  # fmt: skip
 
 
 def profile_estimate(profile: Profile) -> Any:

@@ -25,7 +25,7 @@ from orchestrator.plan.sweep_plan import Estimate
 from orchestrator.results import store
 from orchestrator.results.store import check_results_for_sweeps, control_character_problem
 from orchestrator.schedule.cadence import cron_line, on_calendar
-from orchestrator.schedule.profiles import Profile
+from orchestrator.schedule.profiles import DEFAULT_FILE, Profile, profile_named
 
 UNIT_DIR = Path("/etc/systemd/system")
 CRON_DIR = Path("/etc/cron.d")
@@ -222,6 +222,21 @@ def install(
     return files
 
 
+def install_named(schedules: Path, name: str, results: Path, *, cron: bool,
+                  unit_dir: Path | None, dry_run: bool, enable: bool,
+                  say: Callable[[str], None]) -> list[Written]:  # fmt: skip
+    """`schedule install NAME`: `install` of the profile named, its start bound from its
+    plan's estimate; with `dry_run`, the files it would write (nothing written)."""
+    from orchestrator.schedule.tick import profile_estimate
+
+    profile = profile_named(schedules, name)
+    estimate = profile_estimate(profile)
+    if dry_run:
+        return install_files(profile, estimate, schedules, results, cron=cron, unit_dir=unit_dir)
+    return install(profile, estimate, schedules, results, cron=cron, unit_dir=unit_dir,
+                   enable=enable, say=say)  # fmt: skip
+
+
 def remove(
     name: str, unit_dir: Path | None, *, cron: bool, enable: bool, say: Callable[[str], None]
 ) -> list[Path]:
@@ -268,6 +283,18 @@ def export_workflow(
             f"--github-actions {workflow}: cannot write it ({e.strerror}): give a file in a "
             "folder you can write, e.g. .github/workflows/interregion-NAME.yml"
         ) from None
+
+
+def export_named(schedules: Path, name: str, workflow: Path, *, repo: str,
+                 state_bucket: str | None, pages: bool, results: str) -> None:  # fmt: skip
+    """`schedule export NAME`: `export_workflow` of the profile named (the workflow reads
+    the profiles file at its default place in the checkout)."""
+    from orchestrator.schedule.tick import profile_estimate
+
+    profile = profile_named(schedules, name)
+    export_workflow(profile, profile_estimate(profile), workflow, repo=repo,
+                    state_bucket=state_bucket, pages=pages, schedules=DEFAULT_FILE,
+                    results=results)  # fmt: skip
 
 
 # ---- GitHub Actions ------------------------------------------------------------------

@@ -15,9 +15,12 @@
     create                the sweep's folder and record (with the emulation it runs)
     start                 its owner recorded, then run: provision ... teardown, report,
                           history ingest (orchestrator.sweep.runner)
+    run_new, resume       `interregion sweep`'s use cases (a SweepRun: how it runs; the
+                          `questions` it asks before provisioning), -> SweepDone
+    provision, teardown   `interregion provision` and `teardown` on a sweep id
 
-Nothing here prints or asks: the CLI does (budget questions, progress lines), and
-passes `log` for the lines a sweep writes as it goes.
+Nothing here prints or asks: the CLI does (it asks the `questions`, renders the lines),
+and passes `log` for the lines a sweep writes as it goes.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +40,7 @@ from orchestrator.drivers.progress import RoundProgress
 from orchestrator.emulator.perturb import Perturbation, check_hosts
 from orchestrator.model import backends
 from orchestrator.model.catalog import Catalog, load_catalog
+from orchestrator.model.hosts import Host
 from orchestrator.plan.allowance import shortfall_message
 from orchestrator.plan.options import RunOptions, check_selection
 from orchestrator.plan.pricing import Pricing, load_pricing
@@ -46,7 +50,7 @@ from orchestrator.results import store
 from orchestrator.results.record import EmulationRecord
 from orchestrator.sweep import abandoned, runner, stages
 from orchestrator.sweep.provision import controller_region, existing_stacks
-from orchestrator.sweep.record import Sweep, create_sweep
+from orchestrator.sweep.record import Sweep, create_sweep, load_record, open_sweep
 
 Log = Callable[[str], None]
 RunSweep = Callable[..., Any]
@@ -61,6 +65,11 @@ class Emulation:
 
     seed: int | None = None
     perturbations: tuple[Perturbation, ...] = ()
+
+    @classmethod
+    def given(cls, seed: int | None, perturbations: tuple[Perturbation, ...]) -> Emulation | None:
+        """The emulation a seed and perturbations ask for; None when neither was given."""
+        return None if seed is None and not perturbations else cls(seed, perturbations)
 
 
 @dataclass(frozen=True)
@@ -300,3 +309,153 @@ def nothing_made(run: Sweep) -> bool:
     if any((folder / name).exists() for name in made):
         return False
     return not existing_stacks(folder / "state")
+
+
+# ---- `interregion sweep` and its stages run alone ---------------------------------------
+
+DEFAULT_BUDGET_USD = 5.0
+# A sweep past either asks first, whatever it costs: a local sweep is $0 and never
+# reached the budget's question, and a bare `interregion sweep` starts 77 hosts.
+BIG_HOSTS = 16
+BIG_MINUTES = 10
+NOT_CONFIRMED = "not confirmed: nothing was provisioned"
+
+
+@dataclass(frozen=True)
+class Question:
+    """What a sweep asks before it provisions: `ask` on a terminal; off one, `refuse` is
+    the one-line error (--yes answers it)."""
+
+    ask: str
+    refuse: str
+
+
+def big_run(hosts: int, wall_s: float) -> str:
+    """What makes a sweep big enough to ask first ("" when nothing does)."""
+    reasons = [f"{hosts} hosts"] if hosts > BIG_HOSTS else []
+    if wall_s > BIG_MINUTES * 60:
+        reasons.append(f"about {wall_s / 60:.0f} min of measuring")
+    return " and ".join(reasons)
+
+
+def questions(cost_usd: float, budget_usd: float, hosts: int, wall_s: float) -> list[Question]:
+    """The questions of a sweep that costs more than its budget, or starts more than
+    BIG_HOSTS hosts or measures for more than BIG_MINUTES."""
+    asked = []
+    if cost_usd > budget_usd:
+        asked.append(Question(
+            f"estimated cost ${cost_usd:.2f} is above the budget; go ahead?",
+            f"estimated cost ${cost_usd:.2f} is above --budget-usd {budget_usd:g}: "
+            "pass --yes to accept it or raise --budget-usd"))  # fmt: skip
+    big = big_run(hosts, wall_s)
+    if big:
+        asked.append(Question(
+            f"this sweep starts {big}; go ahead?",
+            f"this sweep starts {big} (more than {BIG_HOSTS} hosts or {BIG_MINUTES} min asks "
+            "first): pass --yes to run it, or narrow it with --max-regions or --regions",
+        ))  # fmt: skip
+    return asked
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    """How `interregion sweep` runs a sweep, beside what it measures (its SweepRequest):
+    the budget it asks above (also the hard stop of what it may move when `budget_given`
+    by hand: measure.check_budget), whether an emulated sweep is priced as a cloud one,
+    and whether the report is built."""
+
+    results: Path
+    budget_usd: float = DEFAULT_BUDGET_USD
+    budget_given: bool = False
+    price_emulated: bool = False
+    build_report: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.budget_usd > 0:  # also NaN: a budget nothing is within
+            raise UserError(f"--budget-usd {self.budget_usd:g}: must be above 0")
+
+
+@dataclass(frozen=True)
+class SweepDone:
+    """A sweep run to its end (or only made: `sweep --plan-only`), and how many of its tests
+    failed at first (before retries)."""
+
+    sweep: Sweep
+    failed_first: int
+
+
+def _run(run: Sweep, held: Held, how: SweepRun) -> SweepDone:
+    start(run, held, budget_usd=how.budget_usd if how.budget_given else None,
+          price_emulated=how.price_emulated, build_report=how.build_report)  # fmt: skip
+    rounds = run.record.rounds
+    return SweepDone(run, sum(r.tests_failed or 0 for r in rounds if r.kind != "retry"))
+
+
+def run_new(request: SweepRequest, how: SweepRun, *, announce: Callable[[Plan], None],
+            note: Log, say: Log, plan_only: bool = False) -> SweepDone:  # fmt: skip
+    """`interregion sweep`: every input checked and the plan made (nothing written), then
+    `announce`d (which may refuse it), the sweep created and, unless `plan_only`, run
+    under the results lock."""
+    if how.price_emulated and backends.is_cloud(request.backend):
+        raise UserError("--price-emulated applies to a new sweep on --backend local (a cloud "
+                        "sweep is priced anyway)")  # fmt: skip
+    plan = plan_for(request, note)
+    # the cloud flags (and the cloud's extra) checked before the plan is shown or asked
+    # about: bad input stays one line
+    options = cloud_options_for(request, how.results)
+    announce(plan)
+    if plan_only:
+        run = create(plan, request.selection, how.results, cloud_options=options,
+                     emulation=request.emulation)  # fmt: skip
+        note(f"sweep {run.id}: {run.dir}")
+        return SweepDone(run, 0)
+    with locked(how.results, trigger="sweep", log=say) as held:
+        run = create(plan, request.selection, how.results, cloud_options=options,
+                     emulation=request.emulation)  # fmt: skip
+        note(f"sweep {run.id}: {run.dir}")
+        return _run(run, held, how)
+
+
+def resume(sweep_id: str, how: SweepRun, cloud: CloudFlags | None, *,
+           ask: Callable[[list[Question]], None], note: Log, say: Log) -> SweepDone:  # fmt: skip
+    """`sweep --resume ID`: the sweep's ok tests kept, its hosts provisioned again (so the
+    same questions as a new sweep's, `ask`ed), cloud flags given again replacing its own."""
+    if how.price_emulated:
+        raise UserError("--price-emulated applies to a new sweep on --backend local (a cloud "
+                        "sweep is priced anyway)")  # fmt: skip
+    load_record(how.results, sweep_id)  # before the lock makes a folder
+    with locked(how.results, trigger="sweep", log=say) as held:
+        run = open_sweep(sweep_id, how.results)
+        replace_cloud_options(run, cloud)
+        planned = run.record.plan
+        ask(questions(float(planned.estimate.cost_usd), how.budget_usd, len(planned.regions),
+                      float(planned.estimate.wall_s)))  # fmt: skip
+        note(f"resuming sweep {run.id} ({run.backend})")
+        return _run(run, held, how)
+
+
+def replace_cloud_options(run: Sweep, cloud: CloudFlags | None) -> None:
+    """Cloud flags given again (None: none) replace the ones the sweep was planned with."""
+    if cloud is None:
+        return
+    if backends.is_emulated(run.backend):
+        raise UserError(f"sweep {run.id} runs on the emulated cloud: cloud flags do not apply")
+    run.record.cloud_options = asdict(cloud_options_from(cloud, run.results))
+    run.save()
+
+
+def provision(sweep_id: str, results: Path, cloud: CloudFlags | None) -> list[Host]:
+    """`interregion provision`: a planned sweep's hosts made, with its cloud flags or
+    those given again."""
+    run = open_sweep(sweep_id, results)
+    replace_cloud_options(run, cloud)
+    return stages.provision(run)
+
+
+def teardown(sweep_id: str, results: Path) -> None:
+    """`interregion teardown`: a sweep's hosts destroyed, or a study's (`study tcp`, under
+    results/studies) when no sweep has that id."""
+    studies = results / store.STUDIES_DIR
+    mine = store.sweep_dir(results, sweep_id).exists()
+    folder = studies if not mine and store.sweep_dir(studies, sweep_id).exists() else results
+    stages.teardown(open_sweep(sweep_id, folder))

@@ -9,10 +9,15 @@ starting with `_`.
 
 - `advice_table`: `render(doc)`: `advise`'s lines and table.
 - `change_lines`: `render(report, calibration)`: `changes`' lines (a ChangesReport).
+- `cloud_lines`: `preflight`, `regions sync` and `reap`.
 - `demo_outcome`: `render(outcome)`: `demo`'s closing lines.
+- `emulator_lines`: `emulator up`, `perturb`, `status` and `reap`.
 - `matrix_table`: `render(doc)`, `csv_text(doc)`: `matrix`'s tables, or its CSV.
 - `pair_series`: `render(series)`: `history show`'s lines (history.views.PairSeries).
+- `plan_table`: `plan`'s tables (rich), `plan --mesh`'s lines and `regions`' table.
 - `report_tables`: `render(report)`: `report`'s tables and lines (report.build.Report).
+- `schedule_lines`: `schedule list`, a tick's ledger line, `schedule install --dry-run`.
+- `sweep_lines`: a sweep's plan line and end, `mesh status` and `mesh matrix`.
 - `terminal`: `console`, `print_parts`, `WIDTH`: the parts printed, lines as given and tables
   drawn, at the terminal's width or a fixed one.
 """
@@ -20,9 +25,14 @@ starting with `_`.
 __all__ = [
     "advice_table",
     "change_lines",
+    "cloud_lines",
     "demo_outcome",
+    "emulator_lines",
     "matrix_table",
     "pair_series",
+    "plan_table",
     "report_tables",
+    "schedule_lines",
+    "sweep_lines",
     "terminal",
 ]

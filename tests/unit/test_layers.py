@@ -68,8 +68,9 @@ PUBLIC = {
     "publish": ["upload"],
     "site": ["build", "history_pages", "html"],
     "text": [
-        "advice_table", "change_lines", "demo_outcome", "matrix_table", "pair_series",
-        "report_tables", "terminal",
+        "advice_table", "change_lines", "cloud_lines", "demo_outcome", "emulator_lines",
+        "matrix_table", "pair_series", "plan_table", "report_tables", "schedule_lines",
+        "sweep_lines", "terminal",
     ],
     "study": ["check", "estimate", "plan", "report", "run", "tcp"],
     "sweep": [

@@ -1,0 +1,39 @@
+"""`interregion schedule list|run|install`: their results as lines."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from orchestrator.schedule.status import ScheduleStatus
+from orchestrator.schedule.timers import Written
+
+
+def status_lines(found: ScheduleStatus) -> list[str]:
+    """`schedule list`: each profile's next tick, last outcome and spend, its missed ticks."""
+    lines = []
+    for p in found.profiles:
+        last = f"last {p.last_outcome} at {p.last_started_utc}" if p.runs else "no run yet"
+        spend = f"month-to-date ${p.month_spend_usd:.2f} of {p.budget_usd_month:g}"
+        lines.append(f"{p.profile}: next {p.next_utc or '-'} (+ up to {p.slip_s} s slip); "
+                     f"{last}; {spend}")  # fmt: skip
+        if p.missed_ticks:
+            missed = p.missed_ticks
+            more = f" (last 5 of {len(missed)})" if len(missed) > 5 else ""
+            lines.append(f"  missed {len(missed)} ticks that never ran{more}: "
+                         f"{', '.join(missed[-5:])}")  # fmt: skip
+    return lines
+
+
+def tick_line(profile: str, record: Mapping[str, Any] | None) -> str:
+    """One tick's ledger record (None: not this tick's drawn hour) as a log line."""
+    if record is None:
+        return f"{profile}: not this tick's drawn hour; nothing to do"
+    reason = f": {record['reason']}" if record.get("reason") else ""
+    sweep = f" sweep {record['sweep_id']}" if record.get("sweep_id") else ""
+    return f"{profile}{sweep}: {record['outcome']}{reason}"
+
+
+def written_lines(files: Sequence[Written]) -> list[str]:
+    """`schedule install --dry-run`: each file, under its path."""
+    return [f"# {f.path}\n{f.text}" for f in files]

@@ -1,0 +1,91 @@
+"""`interregion sweep`'s use cases called without click: the questions asked before
+provisioning, the run's own checks, a sweep planned and made (and nothing made when its
+announcement refuses it), cloud flags refused on the emulated cloud."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from orchestrator.clouds.options import CloudFlags
+from orchestrator.core.errors import UserError
+from orchestrator.plan.options import RunOptions
+from orchestrator.plan.selection import SelectionSpec
+from orchestrator.plan.sweep_plan import TestParams
+from orchestrator.sweep import launch
+from orchestrator.sweep.launch import Question, SweepRequest, SweepRun
+
+CLOSE = ("aws:us-east-1", "aws:us-east-2", "gcp:us-east4")
+PINGS = SweepRequest(selection=SelectionSpec(regions=CLOSE), params=TestParams(tests=("ping",)))
+
+
+def test_nothing_is_asked_within_the_budget_and_the_size():
+    assert launch.questions(1.0, 5.0, 16, 600.0) == []
+
+
+def test_a_cost_above_the_budget_asks_and_says_what_to_do_off_a_terminal():
+    (q,) = launch.questions(7.5, 5.0, 2, 60.0)
+    assert q == Question(
+        "estimated cost $7.50 is above the budget; go ahead?",
+        "estimated cost $7.50 is above --budget-usd 5: pass --yes to accept it or raise "
+        "--budget-usd",
+    )
+
+
+def test_a_big_sweep_asks_once_naming_both_what_makes_it_big():
+    (q,) = launch.questions(0.0, 5.0, 17, 601.0)
+    assert q.ask == "this sweep starts 17 hosts and about 10 min of measuring; go ahead?"
+    assert q.refuse.startswith("this sweep starts 17 hosts and about 10 min of measuring (more")
+    assert launch.big_run(16, 600.0) == "" and launch.big_run(2, 3600.0) == (
+        "about 60 min of measuring"
+    )
+
+
+def test_both_questions_come_cost_first():
+    asked = launch.questions(9.0, 5.0, 20, 60.0)
+    assert [q.ask.split()[0] for q in asked] == ["estimated", "this"]
+
+
+@pytest.mark.parametrize("budget", [0.0, -1.0, math.nan])
+def test_a_budget_nothing_is_within_is_refused(tmp_path, budget):
+    with pytest.raises(UserError, match=r"--budget-usd .*: must be above 0"):
+        SweepRun(tmp_path, budget)
+
+
+def test_a_plan_only_sweep_is_announced_then_made(tmp_path):
+    announced, notes = [], []
+    done = launch.run_new(PINGS, SweepRun(tmp_path / "r"), announce=announced.append,
+                          note=notes.append, say=notes.append, plan_only=True)  # fmt: skip
+    (plan,) = announced
+    assert {r.key for r in plan.selection.regions} == set(CLOSE)
+    assert done.failed_first == 0 and (done.sweep.dir / "sweep.json").is_file()
+    assert notes == [f"sweep {done.sweep.id}: {done.sweep.dir}"]
+
+
+def test_a_refused_announcement_makes_nothing(tmp_path):
+    def refuse(plan):
+        raise UserError(launch.NOT_CONFIRMED)
+
+    with pytest.raises(UserError, match="nothing was provisioned"):
+        launch.run_new(PINGS, SweepRun(tmp_path / "r"), announce=refuse, note=print, say=print)
+    assert not (tmp_path / "r").exists()
+
+
+def test_price_emulated_is_refused_on_a_cloud_before_any_plan(tmp_path):
+    request = SweepRequest(selection=SelectionSpec(regions=CLOSE), run=RunOptions(backend="aws"))
+    announced: list[object] = []
+    with pytest.raises(UserError, match="--price-emulated applies to a new sweep on --backend"):
+        launch.run_new(request, SweepRun(tmp_path, price_emulated=True),
+                       announce=announced.append, note=print, say=print)  # fmt: skip
+    assert announced == []
+
+
+def test_cloud_flags_given_again_are_refused_on_the_emulated_cloud(tmp_path):
+    done = launch.run_new(PINGS, SweepRun(tmp_path), announce=lambda plan: None, note=print,
+                          say=print, plan_only=True)  # fmt: skip
+    launch.replace_cloud_options(done.sweep, None)  # none given: nothing to replace
+    with pytest.raises(UserError, match="runs on the emulated cloud: cloud flags do not apply"):
+        launch.replace_cloud_options(done.sweep, CloudFlags(ttl="2h"))
+    with pytest.raises(UserError, match="runs on the emulated cloud"):
+        launch.provision(done.sweep.id, tmp_path, CloudFlags(ttl="2h"))
