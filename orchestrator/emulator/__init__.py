@@ -1,5 +1,8 @@
 """The emulated cloud: every region a network namespace on this machine.
 
+`python -m orchestrator.emulator up --spec FILE` and `... down --id ID` are what the
+infra/local stack's provisioners run.
+
 Public API (what the rest of interregion and the `infra/local` Terraform stack
 use): `bring_up(UpRequest) -> UpResult` (`emulator up`: regions chosen, keys made, a
 subnet reserved, the spec built and brought up) and `bring_up_spec(path)` (module
@@ -11,8 +14,7 @@ emulated cloud (orchestrator.model.backends holds it). The sweep stages and the 
 also use its modules `stack` (a sweep's regions -> an EmulationSpec and the stack's
 variables), `spec`, `perturb` (injected changes), `variation` (run-to-run variation),
 `state` (what runs on this machine), `allowance` (a burstable host's counters) and
-`net` (the hosts' kernel settings). `python -m orchestrator.emulator up --spec FILE` and
-`... down --id ID` are what the stack's provisioners run.
+`net` (the hosts' kernel settings).
 """
 
 from orchestrator.emulator.bringup import UpRequest, UpResult, bring_up, bring_up_spec
