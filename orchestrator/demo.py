@@ -29,13 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import outdir
-from orchestrator.core.errors import UserError
-from orchestrator.emulator.perturb import Perturbation, ends
-from orchestrator.history.changes import Params
-from orchestrator.model import backends
-from orchestrator.results.record import SweepStatus
-from orchestrator.results.store import check_results_for_sweeps
+from orchestrator.core import UserError, remove_within
+from orchestrator.emulator import Perturbation
+from orchestrator.emulator import perturbation_ends as ends
+from orchestrator.history import Params
+from orchestrator.model import DEFAULT_BACKEND
+from orchestrator.results import SweepStatus, check_results_for_sweeps
 
 # 12 regions of both clouds on six continents: same-metro pairs (Ashburn), the
 # antipodes, and Cape Town - Sydney, whose measured route (~400 ms) is twice what
@@ -102,9 +101,9 @@ def demo_plan(
     """`interregion demo`'s options as a checked plan: regions comma-separated (default
     DEMO_REGIONS), the perturbation a pair's (default DEMO_PERTURBATION), each in the
     catalog; the emulated cloud needs root."""
-    from orchestrator.emulator import require_root
-    from orchestrator.emulator.perturb import check_hosts, parse
-    from orchestrator.model.catalog import load_catalog
+    from orchestrator.emulator import check_hosts, require_root
+    from orchestrator.emulator import parse_perturbation as parse
+    from orchestrator.model import load_catalog
 
     plan = DemoPlan(
         sweeps=sweeps,
@@ -176,26 +175,25 @@ def prepare_out(out: Path, replace: bool) -> None:
             raise UserError(f"{out} holds an earlier demo: pass --replace to start over")
         if out.is_symlink():  # what it leads to is not the demo's to delete
             raise UserError(f"{out} is a symbolic link: give the demo's folder itself")
-        outdir.remove_within(out.parent, out)
+        remove_within(out.parent, out)
     out.mkdir(parents=True, exist_ok=True)
 
 
 def run_sweep(plan: DemoPlan, i: int, results: Path, held: Any, log: Callable[[str], None]) -> str:
     """Sweep i (1-based) of the demo, on the emulated cloud, under the results folder's
     lock the demo holds (`held`: a sweep.launch.Held); returns its id."""
-    from orchestrator.model.catalog import load_catalog
-    from orchestrator.plan.selection import SelectionSpec
-    from orchestrator.plan.sweep_plan import TestParams, make_plan
-    from orchestrator.sweep import launch
+    from orchestrator.model import load_catalog
+    from orchestrator.plan import SelectionSpec, TestParams, make_plan
+    from orchestrator.sweep import Emulation, create, start
 
     spec = SelectionSpec(regions=plan.regions)
     params = TestParams(pings=plan.pings, tests=("ping",))
-    made = make_plan(load_catalog(), spec, params, backend=backends.DEFAULT)
-    emulation = launch.Emulation(plan.seed(i), plan.perturbations(i))
-    run = launch.create(made, spec, results, emulation=emulation)
+    made = make_plan(load_catalog(), spec, params, backend=DEFAULT_BACKEND)
+    emulation = Emulation(plan.seed(i), plan.perturbations(i))
+    run = create(made, spec, results, emulation=emulation)
     extra = f", perturbed: {plan.perturbation.text}" if emulation.perturbations else ""
     log(f"demo sweep {i}/{plan.sweeps}: {run.id} (seed {emulation.seed}{extra})")
-    launch.start(run, held, build_report=False)
+    start(run, held, build_report=False)
     if run.record.status != SweepStatus.DONE:
         raise UserError(f"demo sweep {run.id} ended {run.record.status}: see {run.dir}")
     return run.id
@@ -254,15 +252,15 @@ def run_demo(
     results = out / "results"
     # one sweep at a time in this results folder, as `interregion sweep` keeps it: the
     # demo holds the lock for all its sweeps (taking it again per sweep would find it busy)
-    from orchestrator.sweep import launch
+    from orchestrator.sweep import locked
 
-    with launch.locked(results, trigger="demo", log=log) as held:
+    with locked(results, trigger="demo", log=log) as held:
         ids = tuple(run_sweep(plan, i, results, held, log) for i in range(1, plan.sweeps + 1))
     doc = changes_json(results, plan.detection)
     problems = tuple(check_changes(doc, plan, ids))
     site = None
     if build_site:
-        from orchestrator.site.build import build_site as build
+        from orchestrator.site import build_site as build
 
         site = build(out / "site", results, log=log)
     return DemoOutcome(ids, doc, problems, time.monotonic() - started, site)

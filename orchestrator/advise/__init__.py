@@ -1,20 +1,66 @@
 """`interregion advise`: how long a transfer between two regions takes and what wins the time
 back, from the best figures available for the pair.
 
-Public API: the modules below; other packages import only these names
-(`from orchestrator.advise import model`), never a name starting with `_`.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.advise import advise_transfer`),
+never a module of this package (tests/check_layers.py).
 
-- `model`: How long a transfer between two regions takes, and what wins the time back.
-- `sources`: Where `interregion advise` gets a pair's figures, newest first:
-- `transfer`: `advise_transfer(AdviseRequest) -> TransferAdvice`: the command's use case, from the
-  options as given to the advice and its JSON document.
-- `spread`: How far `advise`'s figures can be off: a low-high range of each option's time, and
-  the loss rate below which its estimate holds.
+- `model`: `PathFacts`, `WINDOW_EFFICIENCY`, `format_bytes`, `format_duration`, `format_rate`,
+  `loss_limited_bps`, `loss_rate`, `sysctl_lines`, `window_limited_bps`.
+- `transfer`: `AdviseRequest`, `advise_transfer`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.advise.model import (
+        WINDOW_EFFICIENCY,
+        PathFacts,
+        format_bytes,
+        format_duration,
+        format_rate,
+        loss_limited_bps,
+        loss_rate,
+        sysctl_lines,
+        window_limited_bps,
+    )
+    from orchestrator.advise.transfer import AdviseRequest, advise_transfer
+
 __all__ = [
-    "model",
-    "sources",
-    "spread",
-    "transfer",
+    "WINDOW_EFFICIENCY",
+    "AdviseRequest",
+    "PathFacts",
+    "advise_transfer",
+    "format_bytes",
+    "format_duration",
+    "format_rate",
+    "loss_limited_bps",
+    "loss_rate",
+    "sysctl_lines",
+    "window_limited_bps",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "PathFacts": ("orchestrator.advise.model", "PathFacts"),
+    "WINDOW_EFFICIENCY": ("orchestrator.advise.model", "WINDOW_EFFICIENCY"),
+    "format_bytes": ("orchestrator.advise.model", "format_bytes"),
+    "format_duration": ("orchestrator.advise.model", "format_duration"),
+    "format_rate": ("orchestrator.advise.model", "format_rate"),
+    "loss_limited_bps": ("orchestrator.advise.model", "loss_limited_bps"),
+    "loss_rate": ("orchestrator.advise.model", "loss_rate"),
+    "sysctl_lines": ("orchestrator.advise.model", "sysctl_lines"),
+    "window_limited_bps": ("orchestrator.advise.model", "window_limited_bps"),
+    "AdviseRequest": ("orchestrator.advise.transfer", "AdviseRequest"),
+    "advise_transfer": ("orchestrator.advise.transfer", "advise_transfer"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

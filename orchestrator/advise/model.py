@@ -21,11 +21,16 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from orchestrator.core.errors import UserError
-from orchestrator.netmodel.model import DEFAULT_MODEL
-from orchestrator.plan.ramp import INITCWND_SEGMENTS, MSS_BYTES
-from orchestrator.plan.tuning import TCP_BUFFER_MAX_BYTES, TUNED_BUFFER_BDP_FACTOR, bdp_bytes
-from orchestrator.results.limiter import LOSS_TOLERANCE, MATHIS_C, mathis_bps
+from orchestrator.core import UserError
+from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.plan import (
+    INITCWND_SEGMENTS,
+    MSS_BYTES,
+    TCP_BUFFER_MAX_BYTES,
+    TUNED_BUFFER_BDP_FACTOR,
+    bdp_bytes,
+)
+from orchestrator.results import LOSS_TOLERANCE, MATHIS_C, mathis_bps
 
 # The tuned buffer (plan.tuning): 2 x BDP, as TCP turns about half a buffer into window;
 # Linux keeps tcp_rmem/tcp_wmem in an int, so none above TCP_BUFFER_MAX_BYTES.

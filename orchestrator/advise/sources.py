@@ -36,25 +36,35 @@ from orchestrator.advise.model import (
     loss_rate,
     sysctl_lines,
 )
-from orchestrator.core.errors import UserError
-from orchestrator.core.times import parse_utc
-from orchestrator.history import store as history
-from orchestrator.history.views import METRICS, iso_utc, valid_sql
-from orchestrator.model.backends import is_emulated
-from orchestrator.model.catalog import Catalog, Region
-from orchestrator.netmodel.model import (
+from orchestrator.core import UserError, parse_utc
+from orchestrator.history import METRICS, iso_utc, opened, store_path, valid_sql
+from orchestrator.model import Catalog, Region, is_emulated
+from orchestrator.netmodel import (
     BURST_S,
     DEFAULT_MODEL,
     REAL_CAP_BPS,
     REAL_WINDOW_BYTES,
+    default_routes,
     load_public_samples,
+    pair_key,
     region_rtt_ms,
 )
-from orchestrator.netmodel.routes import default_routes, pair_key
-from orchestrator.plan.pricing import load_pricing
-from orchestrator.report.build import sweep_dirs
-from orchestrator.results import flags, store, tiers
-from orchestrator.results.record import read_record
+from orchestrator.plan import load_pricing
+from orchestrator.report import sweep_dirs
+from orchestrator.results import (
+    DEFAULT_TIER,
+    MEASUREMENTS_FILE,
+    SWEEP_FILE,
+    describe_tier,
+    for_sweep,
+    normal_tier,
+    read_record,
+    read_rows,
+    reverse_tier,
+    row_rtt_ms,
+    rtt_invalid,
+    throughput_invalid,
+)
 
 HISTORY, SWEEP, MODEL = "history", "sweep", "model"
 
@@ -79,7 +89,7 @@ class Test:
     fingerprint: str = ""  # the store's fingerprint of its set-up ("" from a sweep folder)
     machine_types: str = ""  # "src type -> dst type"
     # the GCP network tiers of its ends, in its own direction (results.tiers)
-    tier: str = tiers.DEFAULT
+    tier: str = DEFAULT_TIER
 
     @property
     def kind(self) -> tuple[bool, int, str, str, str]:
@@ -286,11 +296,11 @@ def _float(value: Any) -> float | None:
 def history_tests(results: Path, src: str, dst: str) -> list[Test]:
     """Every ok test of src -> dst and dst -> src in the store, less the RTT or throughput
     its flags invalidate (as in every view); [] without a store."""
-    path = history.store_path(results)
+    path = store_path(results)
     if not path.exists():
         return []
     rtt = METRICS["rtt"].run_sql
-    with history.opened(results, read_only=True) as con:
+    with opened(results, read_only=True) as con:
         rows = con.execute(
             f"SELECT m.sweep_id, m.started_utc, m.src = ? AS forward, s.emulated, "
             f"CASE WHEN {valid_sql('rtt')} THEN {rtt} END AS rtt, "
@@ -332,8 +342,8 @@ def stored_tier(src: str, dst: str, tier: str | None) -> str:
     """A stored test's tier in its own direction: an import's fingerprint names the
     row's (PREMIUM/STANDARD), a sweep's the tier of all its GCP hosts."""
     if tier and "/" in tier:
-        return tiers.normal(tier)
-    return tiers.for_sweep(src.split(":")[0], dst.split(":")[0], tier)
+        return normal_tier(tier)
+    return for_sweep(src.split(":")[0], dst.split(":")[0], tier)
 
 
 # ---- sweep folders --------------------------------------------------------------------
@@ -343,16 +353,14 @@ def _row_test(
     row: Mapping[str, str], forward: bool, sweep_id: str, settings: str, gcp_tier: Any = None
 ) -> Test:
     return Test(
-        tier=tiers.for_sweep(row.get("src_cloud") or "", row.get("dst_cloud") or "", gcp_tier),
+        tier=for_sweep(row.get("src_cloud") or "", row.get("dst_cloud") or "", gcp_tier),
         sweep_id=row.get("sweep_id") or sweep_id,
         started_utc=row.get("started_utc") or "",
         forward=forward,
         emulated=is_emulated(row.get("backend")),
-        rtt_ms=None if flags.rtt_invalid(row.get("flags")) else flags.row_rtt_ms(row),
+        rtt_ms=None if rtt_invalid(row.get("flags")) else row_rtt_ms(row),
         throughput_bps=(
-            None
-            if flags.throughput_invalid(row.get("flags"))
-            else _float(row.get("throughput_bps"))
+            None if throughput_invalid(row.get("flags")) else _float(row.get("throughput_bps"))
         ),
         streams=_int(row.get("streams")) or 1,
         retransmits=_int(row.get("retransmits")),
@@ -379,12 +387,12 @@ def sweep_tests(results: Path, src: str, dst: str) -> SweepScan:
     whose measurements.csv cannot be read is left out and named."""
     scan = SweepScan([])
     for folder in reversed(sweep_dirs(Path(results))):
-        record = read_record(folder / store.SWEEP_FILE)  # None: no readable record
+        record = read_record(folder / SWEEP_FILE)  # None: no readable record
         if record is not None and (record.emulated is True or is_emulated(record.backend)):
             scan.emulated_skipped += 1
             continue
         try:
-            rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
+            rows = read_rows(folder / MEASUREMENTS_FILE)
         except (UserError, OSError, UnicodeDecodeError, csv.Error) as e:
             scan.unreadable.append(f"sweep {folder.name} left out: {e}")
             continue
@@ -437,10 +445,10 @@ def _emulated_note(test: Test | None, skipped: int, results: Path) -> list[str]:
 def of_tier(tests: Iterable[Test], src: str, dst: str, tier: str) -> tuple[list[Test], int]:
     """The tests over ends of GCP network tier `tier` (the reverse direction's of the
     reversed tier), and how many of another tier were left out: tiers are never pooled."""
-    want = tiers.for_sweep(src.split(":")[0], dst.split(":")[0], tier)
+    want = for_sweep(src.split(":")[0], dst.split(":")[0], tier)
     kept, other = [], 0
     for t in tests:
-        if t.tier == (want if t.forward else tiers.reverse(want)):
+        if t.tier == (want if t.forward else reverse_tier(want)):
             kept.append(t)
         else:
             other += 1
@@ -452,7 +460,7 @@ def _tier_note(other: int, tier: str) -> list[str]:
         return []
     return [
         f"{other} test(s) of this pair over another GCP network tier left out: the advice "
-        f"is for the {tiers.describe(tier)} (--tier chooses another)"
+        f"is for the {describe_tier(tier)} (--tier chooses another)"
     ]
 
 
@@ -462,7 +470,7 @@ def find_evidence(
     dst: str,
     *,
     measured_only: bool = False,
-    tier: str = tiers.DEFAULT,
+    tier: str = DEFAULT_TIER,
 ) -> Evidence:
     """The figures for src -> dst over GCP network tier `tier`: store, else sweep
     folders, else the network model. With `measured_only`, no real test anywhere is a
@@ -472,7 +480,7 @@ def find_evidence(
     chosen = pick(stored)
     emulated = newest_emulated(stored)
     if chosen is not None:
-        where = f"history store {history.store_path(results)}"
+        where = f"history store {store_path(results)}"
         found = Evidence(HISTORY, _described(chosen, where, src, dst), chosen, (), tuple(stored))
         said = (*_tier_note(other, tier), *_emulated_note(emulated, 0, results))
         return replace(found, notes=(*said, *pool_notes(found)))
@@ -481,7 +489,7 @@ def find_evidence(
     other += more
     chosen = pick(scan.tests)
     if chosen is not None:
-        where = f"sweep {chosen.sweep_id} ({results / chosen.sweep_id / store.MEASUREMENTS_FILE})"
+        where = f"sweep {chosen.sweep_id} ({results / chosen.sweep_id / MEASUREMENTS_FILE})"
         found = Evidence(SWEEP, _described(chosen, where, src, dst), chosen, (), tuple(scan.tests))
         said = (
             *_tier_note(other, tier),
@@ -535,7 +543,7 @@ def path_facts(
     a: Region,
     b: Region,
     catalog: Catalog | None = None,
-    tier: str = tiers.DEFAULT,
+    tier: str = DEFAULT_TIER,
 ) -> PathFacts:
     """The model's inputs: the test's figures where there is a test, the network model's
     (at real scale: the fitted cap and window, not the emulator's) for the rest; with the
@@ -587,7 +595,7 @@ def path_facts(
     )
 
 
-def model_rtt(a: Region, b: Region, tier: str = tiers.DEFAULT) -> tuple[float, str]:
+def model_rtt(a: Region, b: Region, tier: str = DEFAULT_TIER) -> tuple[float, str]:
     """The RTT of a pair without a test of its own: the route table's of its GCP network
     tier (the public data's median for the pair in that tier), else the distance
     model's; with which one it is and its source."""
@@ -597,24 +605,24 @@ def model_rtt(a: Region, b: Region, tier: str = tiers.DEFAULT) -> tuple[float, s
         source = table.source_of.get(pair_key(a.key, b.key), "")
         return routed, (
             f"route table (netmodel.routes: the public measurements' median, source "
-            f"{source}, {tiers.describe(tiers.for_sweep(a.cloud, b.cloud, tier))})"
+            f"{source}, {describe_tier(for_sweep(a.cloud, b.cloud, tier))})"
         )
     return region_rtt_ms(a, b, DEFAULT_MODEL), "distance model (no test, no route-table entry)"
 
 
-def route_rtts(a: Region, b: Region, tier: str = tiers.DEFAULT) -> list[float]:
+def route_rtts(a: Region, b: Region, tier: str = DEFAULT_TIER) -> list[float]:
     """Every public RTT sample of the pair (both directions) in its GCP network tier."""
-    want = tiers.for_sweep(a.cloud, b.cloud, tier)
+    want = for_sweep(a.cloud, b.cloud, tier)
     return [
         s.rtt_ms
         for s in load_public_samples().samples
         if (s.src, s.dst) in ((a.key, b.key), (b.key, a.key))
-        and s.network_tier == (want if s.src == a.key else tiers.reverse(want))
+        and s.network_tier == (want if s.src == a.key else reverse_tier(want))
     ]
 
 
 def spread_of(
-    evidence: Evidence, facts: PathFacts, a: Region, b: Region, tier: str = tiers.DEFAULT
+    evidence: Evidence, facts: PathFacts, a: Region, b: Region, tier: str = DEFAULT_TIER
 ) -> spread.Spread:
     """The ranges of the advice's RTT and default window, each named by its source
     (advise.spread): the pair's own tests where the figure is theirs, else the public
@@ -626,7 +634,7 @@ def spread_of(
         rtt = spread.rtt_range(
             route_rtts(a, b, tier),
             facts.rtt_ms,
-            f"public RTTs of the pair ({tiers.describe(tiers.for_sweep(a.cloud, b.cloud, tier))})",
+            f"public RTTs of the pair ({describe_tier(for_sweep(a.cloud, b.cloud, tier))})",
         )
     pooled = (
         [t.throughput_bps or 0.0 for t in throughput_pool(evidence)] if facts.measured_bps else []
@@ -703,7 +711,7 @@ def advice_doc(
     cost: dict[str, Any] | None = None,
     vm: dict[str, Any] | None = None,
     advice_range: spread.AdviceRange | None = None,
-    tier: str = tiers.DEFAULT,
+    tier: str = DEFAULT_TIER,
 ) -> dict[str, Any]:
     """The JSON of `interregion advise --json` (docs/advise.md); `cost` is the egress
     (egress_cost), `vm` the VMs' time (vm_cost), set under cost.vm."""
@@ -719,7 +727,7 @@ def advice_doc(
         "src": src,
         "dst": dst,
         "size_bytes": advice.size_bytes,
-        "network_tier": tiers.for_sweep(src.split(":")[0], dst.split(":")[0], tier),
+        "network_tier": for_sweep(src.split(":")[0], dst.split(":")[0], tier),
         "source": {
             "kind": evidence.kind,
             "detail": evidence.detail,

@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from orchestrator.advise.model import MSS_BYTES, Advice, PathFacts, advise, default_window_from
-from orchestrator.core.stats import percentiles
-from orchestrator.netmodel.model import load_public_samples
-from orchestrator.results.limiter import MATHIS_C
+from orchestrator.core import percentiles
+from orchestrator.netmodel import load_public_samples
+from orchestrator.results import MATHIS_C
 
 # the distance model's median relative error on pairs it was not fitted on (docs/benchmarks)
 MODEL_RTT_ERROR = 0.165

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.advise import model, sources, spread
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
-from orchestrator.model.catalog import Catalog, Region, load_catalog
-from orchestrator.results import tiers
+from orchestrator.core import CATALOG, RESULTS, UserError
+from orchestrator.model import Catalog, Region, load_catalog
+from orchestrator.results import parse_option
 
 
 @dataclass(frozen=True)
@@ -31,8 +30,8 @@ class AdviseRequest:
     streams: str | None = None
     measured_only: bool = False
     tier: str = "premium"
-    results: Path = paths.RESULTS
-    catalog: Path = paths.CATALOG
+    results: Path = RESULTS
+    catalog: Path = CATALOG
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ def advise_transfer(request: AdviseRequest) -> TransferAdvice:
     """How long moving `request.size` from `src` to `dst` takes with default TCP, tuned
     buffers and parallel streams, and what a new connection per file costs."""
     try:
-        network_tier = tiers.parse_option(request.tier)
+        network_tier = parse_option(request.tier)
     except ValueError as e:
         raise UserError(f"--tier: {e}") from None
     size_bytes = model.parse_size_bytes(request.size)

@@ -29,9 +29,19 @@ from click.core import ParameterSource
 
 from orchestrator import __version__
 from orchestrator.cli.signals import stop_on_signals
-from orchestrator.core import grammar, log, paths
-from orchestrator.core.errors import BAD_INPUT, RUN_FAILED, UserError
-from orchestrator.drivers import interrupts
+from orchestrator.core import (
+    BAD_INPUT,
+    DOCS,
+    NORMAL,
+    QUIET,
+    RUN_FAILED,
+    VERBOSE,
+    UserError,
+    ceiling,
+    configure_log,
+    is_verbose,
+)
+from orchestrator.drivers import interrupt_requested
 
 __all__ = ["main"]
 
@@ -64,7 +74,7 @@ def _exit(line: str, code: int) -> NoReturn:
 
 def _verbosity(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value:
-        log.configure(log.VERBOSE if param.name == "verbose" else log.QUIET)
+        configure_log(VERBOSE if param.name == "verbose" else QUIET)
 
 
 def _verbosity_options() -> list[click.Option]:
@@ -82,10 +92,10 @@ def bound_integers(params: Iterable[Any]) -> None:
     for param in params:
         kind = param.type
         if isinstance(kind, click.IntRange) and kind.max is None:
-            param.type = click.IntRange(kind.min, grammar.ceiling(param.name or ""),
+            param.type = click.IntRange(kind.min, ceiling(param.name or ""),
                                         min_open=kind.min_open)  # fmt: skip
         elif isinstance(kind, click.types.IntParamType) and not isinstance(kind, click.IntRange):
-            param.type = click.IntRange(None, grammar.ceiling(param.name or ""))
+            param.type = click.IntRange(None, ceiling(param.name or ""))
 
 
 def _add_conventions(command: click.Command, path: tuple[str, ...] = ()) -> None:
@@ -191,7 +201,7 @@ class _Main(click.Group):
                      parent: click.Context | None = None,
                      **extra: Any) -> click.Context:  # fmt: skip
         if parent is None:
-            log.configure(log.NORMAL)  # each run starts from the default; the options change it
+            configure_log(NORMAL)  # each run starts from the default; the options change it
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.UsageError as e:  # the top level's own options
@@ -204,7 +214,7 @@ class _Main(click.Group):
         except Exception as e:
             # an interrupt is 130 wherever it lands: a library that turns it into its own
             # error (DuckDB: RuntimeError 'Query interrupted') or a failed write included
-            if interrupts.requested():
+            if interrupt_requested():
                 _exit("interrupted", 130)
             self._fail(e)
         except KeyboardInterrupt:
@@ -224,7 +234,7 @@ class _Main(click.Group):
         except click.Abort:  # a question answered no
             _exit("error: aborted", RUN_FAILED)
         except OSError as e:  # the system refused (a full disk, a permission): the run failed
-            if log.is_verbose():
+            if is_verbose():
                 traceback.print_exc()
             _exit(f"error: {e}", RUN_FAILED)
         except csv.Error as e:  # a reader that did not name its file: still one line
@@ -245,7 +255,7 @@ def main() -> None:
 main.params.extend(_verbosity_options())
 # the pages ship with the package: the folder named is there, installed or in a checkout
 main.epilog = (
-    f"Documentation: the pages in {paths.DOCS} (sweeps.md, planning.md, history.md, "
+    f"Documentation: the pages in {DOCS} (sweeps.md, planning.md, history.md, "
     "scheduled-sweeps.md, ...); each command's --help ends with examples."
 )
 main.commands = _Commands()

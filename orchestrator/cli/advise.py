@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import paths
+from orchestrator.core import CATALOG, RESULTS
 
 
 @click.command()
@@ -39,12 +39,12 @@ from orchestrator.core import paths
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON (docs/advise.md).")
 @click.option(
     "--results", "results_dir", type=UserPath(file_okay=False),
-    default=paths.RESULTS, show_default=True,
+    default=RESULTS, show_default=True,
     help="Folder holding the history store and one folder per sweep.",
 )  # fmt: skip
 @click.option(
     "--catalog", type=UserPath(dir_okay=False, exists=True),
-    default=paths.CATALOG, show_default=True, help="Region catalog.",
+    default=CATALOG, show_default=True, help="Region catalog.",
 )  # fmt: skip
 def advise(
     src: str, dst: str, size: str, files: str | None, streams: str | None,
@@ -63,8 +63,8 @@ def advise(
       interregion advise --from aws:eu-west-1 --to aws:us-west-2 --size 1.5TiB \\
         --files 20000 --streams 8 --json
     """
-    from orchestrator.advise.transfer import AdviseRequest, advise_transfer
-    from orchestrator.text import advice_table, terminal
+    from orchestrator.advise import AdviseRequest, advise_transfer
+    from orchestrator.text import TERMINAL_WIDTH, print_parts, render_advice_table
 
     doc = advise_transfer(
         AdviseRequest(src, dst, size, files, streams, measured_only, tier, results_dir, catalog)
@@ -72,7 +72,7 @@ def advise(
     if as_json:
         click.echo(json.dumps(doc, indent=1))
     else:
-        terminal.print_parts(advice_table.render(doc), terminal.WIDTH)
+        print_parts(render_advice_table(doc), TERMINAL_WIDTH)
 
 
 COMMANDS: list[click.Command] = [advise]

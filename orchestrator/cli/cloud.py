@@ -15,11 +15,10 @@ import click
 
 from orchestrator.cli import options as opt
 from orchestrator.cli.jsonout import emit, json_option
-from orchestrator.core import log, paths
-from orchestrator.core.errors import RunFailure
-from orchestrator.model.catalog import CLOUDS
-from orchestrator.plan.options import parse_clouds
-from orchestrator.text import cloud_lines
+from orchestrator.core import RESULTS, RunFailure, info, warning
+from orchestrator.model import CLOUDS
+from orchestrator.plan import parse_clouds
+from orchestrator.text import preflight_lines, reap_lines, sync_lines
 
 
 @click.command("preflight")
@@ -38,15 +37,15 @@ def preflight_command(catalog: Path, as_json: bool, **kwargs: Any) -> None:
       interregion preflight --clouds aws,gcp --max-regions 8 --gcp-project my-project
       interregion preflight --regions aws:us-east-1,gcp:us-east4 --json
     """
-    from orchestrator.clouds.preflight import check_selection_on_clouds
+    from orchestrator.clouds import check_selection_on_clouds
 
     result = check_selection_on_clouds(opt.selection_from(kwargs), opt.cloud_flags_from(kwargs),
-                                       catalog_path=catalog, results=paths.RESULTS,
-                                       note=log.info, warn=log.warning)  # fmt: skip
+                                       catalog_path=catalog, results=RESULTS,
+                                       note=info, warn=warning)  # fmt: skip
     if as_json:
         emit(result.to_json())
     else:
-        click.echo("\n".join(cloud_lines.preflight_lines(result)))
+        click.echo("\n".join(preflight_lines(result)))
 
 
 @click.command("sync")
@@ -68,16 +67,16 @@ def regions_sync_command(
       interregion regions sync --clouds aws
       interregion regions sync --json
     """
-    from orchestrator.clouds.sync import sync_catalog
+    from orchestrator.clouds import sync_catalog
 
     report = sync_catalog(catalog, list(parse_clouds(clouds, "--clouds")),
                           gcp_project=gcp_project, aws_profile=aws_profile)  # fmt: skip
     for line in report.skipped:
-        log.warning(f"skipped {line}")
+        warning(f"skipped {line}")
     if as_json:
         emit(report.to_json())
     else:
-        click.echo("\n".join(cloud_lines.sync_lines(report)))
+        click.echo("\n".join(sync_lines(report)))
 
 
 @click.command("reap")
@@ -105,16 +104,16 @@ def reap_command(clouds: str, dry_run: bool, as_json: bool, **kwargs: Any) -> No
       interregion reap --older-than 2h
       interregion reap --sweep 20261122T0130Z-3fa2
     """
-    from orchestrator.clouds.reap import reap_clouds
+    from orchestrator.clouds import reap_clouds
 
     report = reap_clouds(list(parse_clouds(clouds, "--clouds")), dry_run=dry_run,
-                         warn=log.warning, **kwargs)  # fmt: skip
+                         warn=warning, **kwargs)  # fmt: skip
     for line in report.skipped_clouds:
-        log.warning(f"skipped {line}")
+        warning(f"skipped {line}")
     if as_json:
         emit(report.to_json(dry_run))
     else:
-        click.echo("\n".join(cloud_lines.reap_lines(report, dry_run)))
+        click.echo("\n".join(reap_lines(report, dry_run)))
     if not dry_run and len(report.deleted) < len(report.due):
         raise RunFailure("some resources could not be deleted (see warnings): run reap again")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import log
+from orchestrator.core import say, warning
 
 
 @click.command("demo")
@@ -50,15 +50,15 @@ def demo(
           --sweeps 5 --change-from 3 --min-runs 2
     """
     from orchestrator.demo import demo_plan, run_demo
-    from orchestrator.text import demo_outcome
+    from orchestrator.text import render_demo_outcome
 
     plan = demo_plan(sweeps=sweeps, change_from=change_from, min_runs=min_runs, regions=regions,
                      perturb=perturb)  # fmt: skip
-    outcome = run_demo(plan, out, replace=replace_out, build_site=not no_site, log=log.say)
-    click.echo("\n".join(demo_outcome.render(outcome)))
+    outcome = run_demo(plan, out, replace=replace_out, build_site=not no_site, log=say)
+    click.echo("\n".join(render_demo_outcome(outcome)))
     if outcome.problems:
         for problem in outcome.problems:
-            log.warning(f"demo check failed: {problem}")
+            warning(f"demo check failed: {problem}")
         sys.exit(1)
     click.echo(f"demo check passed: the injected change {plan.perturbation.text} and nothing else")
 

@@ -15,9 +15,14 @@ import click
 from orchestrator import emulator as emu
 from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.emulator.bringup import DEFAULT_ID
-from orchestrator.emulator.perturb import gather
-from orchestrator.text import emulator_lines as lines
+from orchestrator.emulator import DEFAULT_ID, gather
+from orchestrator.text import (
+    emulator_status_lines,
+    perturbed_lines,
+    reaped_lines,
+    spec_up_line,
+    up_lines,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,13 +94,13 @@ def up_command(spec_file: Path | None, regions: str, perturb: tuple[str, ...],
         listed = tuple(r.strip() for r in regions.split(",") if r.strip())
         request = emu.UpRequest(regions=listed, perturbations=gather(perturb, perturb_file),
                                 **kwargs)  # fmt: skip
-        click.echo("\n".join(lines.up_lines(emu.bring_up(request))))
+        click.echo("\n".join(up_lines(emu.bring_up(request))))
     elif kwargs["controller"] or kwargs["seed"] is not None or perturb or perturb_file:
         raise click.UsageError(
             "--controller, --seed and --perturb go into the spec: leave them out with --spec"
         )
     else:
-        click.echo(lines.spec_up_line(emu.bring_up_spec(spec_file)))
+        click.echo(spec_up_line(emu.bring_up_spec(spec_file)))
 
 
 @emulator.command("perturb")
@@ -114,7 +119,7 @@ def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: P
       interregion emulator perturb --id demo
     """
     spec = emu.set_perturbations(emulation_id, gather(perturb, perturb_file))
-    click.echo("\n".join(lines.perturbed_lines(spec)))
+    click.echo("\n".join(perturbed_lines(spec)))
 
 
 @emulator.command("down")
@@ -145,7 +150,7 @@ def status_command(as_json: bool) -> None:
     if as_json:
         emit([s.to_json() for s in rows])
     else:
-        click.echo("\n".join(lines.status_lines(rows)))
+        click.echo("\n".join(emulator_status_lines(rows)))
 
 
 @emulator.command("reap")
@@ -159,7 +164,7 @@ def reap_command() -> None:
     Example:
       interregion emulator reap
     """
-    click.echo("\n".join(lines.reaped_lines(emu.reap())))
+    click.echo("\n".join(reaped_lines(emu.reap())))
 
 
 COMMANDS: list[click.Command] = [emulator]

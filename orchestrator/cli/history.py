@@ -12,14 +12,13 @@ import click
 
 from orchestrator.cli.options import choosers_given, filter_options, selection_from
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import log, paths
-from orchestrator.core.errors import UserError
-from orchestrator.history.changes import MAX_RUNS, Params
+from orchestrator.core import CATALOG, RESULTS, UserError, counted, step, warning
+from orchestrator.history import MAX_RUNS, Params
 
 F = TypeVar("F", bound=Callable[..., Any])
 STEP_AFTER_S = 2.0  # a step that bad input can end at once says it runs only after this
 _RESULTS_OPTION = click.option(
-    "--results", "results_dir", type=UserPath(file_okay=False), default=paths.RESULTS,
+    "--results", "results_dir", type=UserPath(file_okay=False), default=RESULTS,
     show_default=True, help="Folder holding one folder per sweep, and history.duckdb.",
 )  # fmt: skip
 _METRICS = ["rtt", "loss", "jitter", "throughput", "capacity"]
@@ -108,11 +107,13 @@ def _show(
     pairs: str, metric: str, window: str, sources: tuple[str, ...], as_json: bool,
     results_dir: Path,
 ) -> None:  # fmt: skip
-    from orchestrator.history.views import pair_series
-    from orchestrator.text import pair_series as text
+    from orchestrator.history import pair_series
+    from orchestrator.text import render_pair_series
 
     found = pair_series(results_dir, pairs, metric, window, sources)
-    click.echo(json.dumps(found.to_json(), indent=1) if as_json else "\n".join(text.render(found)))
+    click.echo(
+        json.dumps(found.to_json(), indent=1) if as_json else "\n".join(render_pair_series(found))
+    )
 
 
 @history.command()
@@ -132,27 +133,23 @@ def ingest(sweep_id: str | None, all_: bool, replace: bool, results_dir: Path) -
       interregion history ingest --sweep 20261122T0130Z-3fa2
       interregion history ingest --all
     """
-    from orchestrator.history import store as h
-    from orchestrator.history.change_report import ingest_with_changes
-    from orchestrator.history.views import existing_results
+    from orchestrator.history import existing_results, ingest_all, ingest_with_changes, store_path
 
     if bool(sweep_id) == all_:
         raise UserError("say which sweeps: --sweep ID or --all (not both)")
     if sweep_id:
-        with log.step(f"ingesting sweep {sweep_id}", after_s=STEP_AFTER_S):
+        with step(f"ingesting sweep {sweep_id}", after_s=STEP_AFTER_S):
             done = ingest_with_changes(results_dir, sweep_id, replace=replace)
-        click.echo(f"{sweep_id}: {log.counted(done.rows, 'row')} in {done.store}")
+        click.echo(f"{sweep_id}: {counted(done.rows, 'row')} in {done.store}")
         for fields, pairs in done.config_changes:
             changed = "; ".join(fields) or "fingerprint differs"
-            click.echo(f"configuration changed for {log.counted(pairs, 'pair')} since their "
+            click.echo(f"configuration changed for {counted(pairs, 'pair')} since their "
                        f"previous test: {changed}")  # fmt: skip
         return
     folder = existing_results(results_dir)
-    with log.step(f"ingesting every sweep and import of {folder}", after_s=STEP_AFTER_S):
-        sweeps, rows = h.ingest_all(folder, warn=log.warning, replace=replace)
-    click.echo(
-        f"{log.counted(sweeps, 'sweep')}, {log.counted(rows, 'row')} in {h.store_path(results_dir)}"
-    )
+    with step(f"ingesting every sweep and import of {folder}", after_s=STEP_AFTER_S):
+        sweeps, rows = ingest_all(folder, warn=warning, replace=replace)
+    click.echo(f"{counted(sweeps, 'sweep')}, {counted(rows, 'row')} in {store_path(results_dir)}")
 
 
 @history.command()
@@ -164,12 +161,11 @@ def rebuild(results_dir: Path) -> None:
     Example:
       interregion history rebuild --results results/
     """
-    from orchestrator.history import store as h
-    from orchestrator.history.views import existing_results
+    from orchestrator.history import existing_results, rebuild_store, store_path
 
-    sweeps, rows = h.rebuild(existing_results(results_dir), warn=log.warning)
-    click.echo(f"rebuilt {h.store_path(results_dir)}: {log.counted(sweeps, 'sweep')}, "
-               f"{log.counted(rows, 'row')}")  # fmt: skip
+    sweeps, rows = rebuild_store(existing_results(results_dir), warn=warning)
+    click.echo(f"rebuilt {store_path(results_dir)}: {counted(sweeps, 'sweep')}, "
+               f"{counted(rows, 'row')}")  # fmt: skip
 
 
 @history.command()
@@ -187,11 +183,11 @@ def export(fmt: str, since: str | None, out: Path | None, results_dir: Path) -> 
       interregion history export --format parquet --out /tmp/history.parquet
       interregion history export --format csv --since 2026-11-01
     """
-    from orchestrator.exchange import exporter
+    from orchestrator.exchange import export_measurements
 
     target = out or results_dir / f"history.{fmt}"
-    rows = exporter.export(results_dir, target, fmt, since)
-    click.echo(f"{log.counted(rows, 'row')} -> {target}")
+    rows = export_measurements(results_dir, target, fmt, since)
+    click.echo(f"{counted(rows, 'row')} -> {target}")
 
 
 @history.command(name="import")
@@ -216,12 +212,12 @@ def import_(
       interregion history convert --from skyplane builtin --out s.csv
       interregion history import --source skyplane --date 2022-11 s.csv
     """
-    from orchestrator.exchange import importer
+    from orchestrator.exchange import import_source
 
-    done = importer.import_source(results_dir, file, source, month, label, replace=replace)
+    done = import_source(results_dir, file, source, month, label, replace=replace)
     if done.replaced is not None:
         click.echo(f"replaced the import of {source} {month} from {done.replaced}")
-    click.echo(f"{source} {month}: {log.counted(done.rows, 'row')} in {done.store}")
+    click.echo(f"{source} {month}: {counted(done.rows, 'row')} in {done.store}")
 
 
 class _BuiltinOrPath(UserPath):
@@ -247,11 +243,11 @@ def convert(fmt: str, file: Path | str, out: Path) -> None:
       interregion history convert --from skyplane builtin --out s.csv
       interregion history convert --from doit builtin --out d.csv
     """
-    from orchestrator.exchange.public_data import convert_file
+    from orchestrator.exchange import convert_file
 
     done = convert_file(fmt, file, out)
     found = ", ".join(f"{n} {name}" for name, n in done.flagged.items() if n)
-    click.echo(f"{log.counted(done.rows, 'row')} -> {out} (flagged: {found or 'none'})")
+    click.echo(f"{counted(done.rows, 'row')} -> {out} (flagged: {found or 'none'})")
 
 
 @click.command()
@@ -277,7 +273,7 @@ def convert(fmt: str, file: Path | str, out: Path) -> None:
 @click.option("--csv", "as_csv", is_flag=True, help="Print one CSV row per pair and source.")
 @_RESULTS_OPTION
 @click.option(
-    "--catalog", type=UserPath(dir_okay=False, exists=True), default=paths.CATALOG,
+    "--catalog", type=UserPath(dir_okay=False, exists=True), default=CATALOG,
     show_default=True, help="Region catalog (opt-in regions for --no-opt-in).",
 )  # fmt: skip
 @filter_options
@@ -300,8 +296,8 @@ def matrix(
       interregion matrix --source skyplane --window all --cloud-pair aws:gcp --json
       interregion matrix --metric detectable --json
     """
-    from orchestrator.history.views import MatrixRequest, matrix_report
-    from orchestrator.text import matrix_table, terminal
+    from orchestrator.history import MatrixRequest, matrix_report
+    from orchestrator.text import MATRIX_WIDTH, csv_text, print_parts, render_matrix_table
 
     if as_json and as_csv:
         raise UserError("--json and --csv both given: pick one")
@@ -315,9 +311,9 @@ def matrix(
     if as_json:
         click.echo(json.dumps(found.to_json(), indent=1))
     elif as_csv:
-        click.echo(matrix_table.csv_text(found.doc), nl=False)
+        click.echo(csv_text(found.doc), nl=False)
     else:
-        terminal.print_parts(matrix_table.render(found.doc), matrix_table.WIDTH)
+        print_parts(render_matrix_table(found.doc), MATRIX_WIDTH)
 
 
 @click.command()
@@ -380,16 +376,16 @@ def changes(
       interregion changes --min-runs 4 --baseline-runs 12
       interregion changes --calibrate --json
     """
-    from orchestrator.history.change_report import ChangesRequest, changes_report
-    from orchestrator.text import change_lines
+    from orchestrator.history import ChangesRequest, changes_report
+    from orchestrator.text import render_change_lines
 
     request = ChangesRequest(results_dir, since, sources, last_runs, baseline_runs, min_runs,
                              calibrate, url, notify_file)  # fmt: skip
-    found = changes_report(request, log.warning)
+    found = changes_report(request, warning)
     click.echo(
         json.dumps(found.to_json(), indent=1)
         if as_json
-        else "\n".join(change_lines.render(found, calibration=bool(calibrate)))
+        else "\n".join(render_change_lines(found, calibration=bool(calibrate)))
     )
     if found.docs.open:
         sys.exit(3)

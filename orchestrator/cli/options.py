@@ -16,15 +16,11 @@ import click
 from click.core import ParameterSource
 
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.clouds.options import NETWORK_TIERS, CloudFlags
-from orchestrator.core import paths
-from orchestrator.model import backends
-from orchestrator.model.backends import LOCAL_MAX_CONCURRENT
-from orchestrator.model.catalog import CLOUDS
-from orchestrator.plan.options import RunOptions, params_spec, selection_spec
-from orchestrator.plan.selection import SelectionSpec
-from orchestrator.plan.sweep_plan import TestParams
-from orchestrator.sweep.launch import Emulation, SweepRequest
+from orchestrator.clouds import NETWORK_TIERS, CloudFlags
+from orchestrator.core import CATALOG
+from orchestrator.model import BACKEND_NAMES, CLOUDS, DEFAULT_BACKEND, LOCAL_MAX_CONCURRENT
+from orchestrator.plan import RunOptions, SelectionSpec, TestParams, params_spec, selection_spec
+from orchestrator.sweep import Emulation, SweepRequest
 
 F = TypeVar("F", bound=Callable[..., Any])
 option = click.option
@@ -55,7 +51,7 @@ def _apply(f: F, options: list[Callable[[F], F]]) -> F:
     return f
 
 
-catalog_option = option("--catalog", type=UserPath(dir_okay=False), default=paths.CATALOG,
+catalog_option = option("--catalog", type=UserPath(dir_okay=False), default=CATALOG,
                         show_default="regions.yaml", help="Region catalog file.")  # fmt: skip
 
 
@@ -148,7 +144,7 @@ def run_options(f: F) -> F:
     (where and on what the sweep runs, how many slots per round) to a click command;
     `plan.make_plan` applies them."""
     return _apply(f, [
-        option("--backend", type=click.Choice(backends.NAMES), default=backends.DEFAULT,
+        option("--backend", type=click.Choice(BACKEND_NAMES), default=DEFAULT_BACKEND,
                show_default=True,
                help="Where the hosts run: local = the emulated cloud on this machine."),
         option("--max-concurrent", type=click.IntRange(min=1), default=None, metavar="K",

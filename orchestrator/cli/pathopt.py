@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from orchestrator.results.store import control_character_problem
+from orchestrator.results import control_character_problem
 
 
 class UserPath(click.Path):

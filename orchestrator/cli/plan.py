@@ -11,13 +11,13 @@ import click
 from orchestrator.cli import options as opt
 from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import log, paths
-from orchestrator.mesh.cost import DEFAULT_ECHOES, DEFAULT_INTERVAL_S, mesh_plan
-from orchestrator.model.catalog import CLOUDS, load_catalog
-from orchestrator.plan.options import parse_clouds
-from orchestrator.sweep import launch
-from orchestrator.text import terminal
-from orchestrator.text.plan_table import mesh_plan_lines, plan_tables, regions_table
+from orchestrator.core import PRICING, info, warning
+from orchestrator.mesh import DEFAULT_ECHOES, DEFAULT_INTERVAL_S, mesh_plan
+from orchestrator.model import CLOUDS, load_catalog
+from orchestrator.plan import parse_clouds
+from orchestrator.sweep import dry_run
+from orchestrator.text import TERMINAL_WIDTH, mesh_plan_lines, plan_tables, regions_table
+from orchestrator.text import console as terminal_console
 
 
 @click.command()
@@ -32,7 +32,7 @@ from orchestrator.text.plan_table import mesh_plan_lines, plan_tables, regions_t
               help="Refuse a plan whose hosts send more on average than their machine type's "
               "baseline bandwidth (default: warn).")  # fmt: skip
 @opt.catalog_option
-@click.option("--pricing", "pricing_path", type=UserPath(dir_okay=False), default=paths.PRICING,
+@click.option("--pricing", "pricing_path", type=UserPath(dir_okay=False), default=PRICING,
               show_default="infra/pricing.yaml", help="Price list for the estimate.")  # fmt: skip
 @click.option("--mesh", is_flag=True,
               help="Plan a continuous mesh (interregion mesh up) instead: hosts, probe traffic "
@@ -63,10 +63,10 @@ def plan(**options: Any) -> None:
       interregion plan --mesh --max-regions 8
     """
     # notes and warnings are log lines, on stderr: --json output stays parseable
-    result = launch.dry_run(opt.request_from(options, None), catalog_path=options["catalog"],
+    result = dry_run(opt.request_from(options, None), catalog_path=options["catalog"],
                             pricing_path=options["pricing_path"], strict=options["strict"],
-                            round_overhead=options["round_overhead"], note=log.info,
-                            warn=log.warning)  # fmt: skip
+                            round_overhead=options["round_overhead"], note=info,
+                            warn=warning)  # fmt: skip
     if options["mesh"]:
         mesh = mesh_plan(result, options["pricing_path"], options["mesh_interval"],
                          options["mesh_echoes"])  # fmt: skip
@@ -75,7 +75,7 @@ def plan(**options: Any) -> None:
     elif options["as_json"]:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        console = terminal.console(terminal.WIDTH)
+        console = terminal_console(TERMINAL_WIDTH)
         for part in plan_tables(result):
             console.print(part)
 
@@ -101,7 +101,7 @@ def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> No
     if as_json:
         emit(listing.to_json())
     else:
-        terminal.console(terminal.WIDTH).print(regions_table(listing))
+        terminal_console(TERMINAL_WIDTH).print(regions_table(listing))
 
 
 COMMANDS: list[click.Command] = [plan, regions]

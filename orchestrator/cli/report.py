@@ -10,16 +10,15 @@ import click
 
 from orchestrator.cli.options import choosers_given, filter_options, selection_from
 from orchestrator.cli.pathopt import UserPath, folder_or_url
-from orchestrator.core import log, paths
-from orchestrator.core.errors import UserError
-from orchestrator.text import terminal
+from orchestrator.core import CATALOG, RESULTS, UserError, warning
+from orchestrator.text import TERMINAL_WIDTH, console, print_parts
 
 _RESULTS_OPTION = click.option(
-    "--results", "results_dir", type=UserPath(file_okay=False), default=paths.RESULTS,
+    "--results", "results_dir", type=UserPath(file_okay=False), default=RESULTS,
     show_default=True, help="Folder holding one folder per sweep.",
 )  # fmt: skip
 _CATALOG_OPTION = click.option(
-    "--catalog", type=UserPath(dir_okay=False, exists=True), default=paths.CATALOG,
+    "--catalog", type=UserPath(dir_okay=False, exists=True), default=CATALOG,
     show_default=True, help="Region catalog (coordinates for distances and maps).",
 )  # fmt: skip
 
@@ -71,8 +70,8 @@ def report(
       interregion report --all --cloud-pair aws:gcp --min-km 1000
       interregion report --input theirs.csv --out /tmp/theirs-report --include-flagged
     """
-    from orchestrator.report.make import ReportRequest, check_sources, make_report
-    from orchestrator.text import report_tables
+    from orchestrator.report import ReportRequest, check_sources, make_report
+    from orchestrator.text import render_report_tables
 
     request = ReportRequest(sweep, all_, input_files, results_dir, out, not no_png, catalog,
                             include_flagged=include_flagged,
@@ -84,12 +83,12 @@ def report(
     result = make_report(replace(request, selection=selection_from(selection)), _say)
     # after the report: when it fails, its one error line says enough on its own
     for line in result.loaded.warnings:
-        log.warning(line)
-    terminal.print_parts(report_tables.render(result), terminal.WIDTH, markup=True)
+        warning(line)
+    print_parts(render_report_tables(result), TERMINAL_WIDTH, markup=True)
 
 
 def _say(line: str) -> None:
-    terminal.console(terminal.WIDTH).print(line)
+    console(TERMINAL_WIDTH).print(line)
 
 
 @click.command()
@@ -117,11 +116,11 @@ def site(out: Path, results_dir: Path, catalog: Path, include_flagged: bool) -> 
     Example:
       interregion site --out site/ && xdg-open site/index.html
     """
-    from orchestrator.model.catalog import load_catalog
-    from orchestrator.site.build import build_site
+    from orchestrator.model import load_catalog
+    from orchestrator.site import build_site
 
     index = build_site(out, results_dir, catalog=load_catalog(catalog), log=_say,
-                       warn=lambda line: log.warning(line),
+                       warn=lambda line: warning(line),
                        include_flagged=include_flagged)  # fmt: skip
     _say(f"site: {index}")
 
@@ -142,7 +141,7 @@ def publish(site_dir: Path, target: str) -> None:
       interregion publish --site site/ --to s3://my-bucket/interregion
       interregion publish --site site/ --to gs://my-bucket/interregion
     """
-    from orchestrator.publish.upload import publish_site
+    from orchestrator.publish import publish_site
 
     done = publish_site(site_dir, target, log=_say)
     _say(f"published {done.files} files to {target}: {len(done.uploaded)} sent "

@@ -15,14 +15,15 @@ import click
 
 from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import log, paths
-from orchestrator.schedule.profiles import DEFAULT_FILE
-from orchestrator.text import schedule_lines
+from orchestrator.core import RESULTS, SCHEDULES, info, say
+from orchestrator.core import warning as log_warning
+from orchestrator.schedule import DEFAULT_FILE
+from orchestrator.text import schedule_status_lines, tick_line, written_lines
 
 file_option = click.option("--file", "schedules", type=UserPath(dir_okay=False),
-                           default=paths.SCHEDULES, show_default=DEFAULT_FILE,
+                           default=SCHEDULES, show_default=DEFAULT_FILE,
                            help="The profiles file.")  # fmt: skip
-results_option = click.option("--results", type=UserPath(file_okay=False), default=paths.RESULTS,
+results_option = click.option("--results", type=UserPath(file_okay=False), default=RESULTS,
                               show_default=True, help="Folder holding the sweeps' results and "
                               "the schedule ledger.")  # fmt: skip
 _NAME = click.argument("name")
@@ -32,10 +33,10 @@ def run_profile(schedules: Path, name: str, results: Path, trigger: str, **how: 
     """One tick of the profile named, its ledger line logged (a dated line: the cron log is
     made of them); exit 0 also when skipped (the timer did its job), 1 when the sweep
     failed (so systemd and Actions show it)."""
-    from orchestrator.schedule.tick import run_named
+    from orchestrator.schedule import run_named
 
-    record = run_named(schedules, name, results, trigger, log=log.say, **how)
-    log.info(schedule_lines.tick_line(name, record))
+    record = run_named(schedules, name, results, trigger, log=say, **how)
+    info(tick_line(name, record))
     if record is not None and record["outcome"] == "failed":
         raise SystemExit(1)
 
@@ -66,7 +67,7 @@ def init_command(force: bool, schedules: Path) -> None:
       interregion schedule init
       interregion schedule list
     """
-    from orchestrator.schedule.profiles import write_sample
+    from orchestrator.schedule import write_sample
 
     write_sample(schedules, force=force)
     click.echo(f"wrote {schedules}: edit it, then 'interregion schedule list'")
@@ -120,12 +121,12 @@ def install_command(name: str, schedules: Path, results: Path, no_enable: bool, 
       interregion schedule install latency --dry-run
       interregion schedule install throughput --cron
     """
-    from orchestrator.schedule import timers
+    from orchestrator.schedule import install_named
 
-    files = timers.install_named(schedules, name, results, dry_run=dry_run, enable=not no_enable,
+    files = install_named(schedules, name, results, dry_run=dry_run, enable=not no_enable,
                                  say=click.echo, **where)  # fmt: skip
     if dry_run:
-        click.echo("\n".join(schedule_lines.written_lines(files)))
+        click.echo("\n".join(written_lines(files)))
 
 
 @schedule.command("remove")
@@ -146,11 +147,10 @@ def remove_command(
     Example:
       interregion schedule remove latency
     """
-    from orchestrator.schedule import timers
-    from orchestrator.schedule.profiles import check_name
+    from orchestrator.schedule import check_name, remove
 
     check_name(name, str(schedules))
-    timers.remove(name, unit_dir, cron=cron, enable=not no_enable, say=click.echo)
+    remove(name, unit_dir, cron=cron, enable=not no_enable, say=click.echo)
 
 
 @schedule.command("list")
@@ -168,15 +168,15 @@ def list_command(schedules: Path, results: Path, as_json: bool) -> None:
       interregion schedule list --results results/
       interregion schedule list --json
     """
-    from orchestrator.schedule.status import status
+    from orchestrator.schedule import schedule_status as status
 
     found = status(schedules, results, datetime.now(UTC))
     if warning := found.bad_lines_warning():
-        log.warning(warning)
+        log_warning(warning)
     if as_json:
         emit([p.to_json() for p in found.profiles])
         return
-    for line in schedule_lines.status_lines(found):
+    for line in schedule_status_lines(found):
         click.echo(line)
 
 
@@ -205,7 +205,7 @@ def export_command(name: str, workflow: Path, schedules: Path, **how: Any) -> No
       interregion schedule export latency --repo acme/interregion \\
         --github-actions .github/workflows/interregion-latency.yml --state-bucket s3://acme-ir
     """
-    from orchestrator.schedule.timers import export_named
+    from orchestrator.schedule import export_named
 
     export_named(schedules, name, workflow, **how)
     click.echo(f"wrote {workflow}")
@@ -220,9 +220,9 @@ def reap_command(results: Path) -> None:
     Example:
       interregion schedule reap --results results/
     """
-    from orchestrator.sweep import launch
+    from orchestrator.sweep import locked
 
-    with launch.locked(results, trigger="reap", log=log.say) as held:
+    with locked(results, trigger="reap", log=say) as held:
         reaped = held.reaped
     listed = f": {', '.join(reaped)}" if reaped else ""
     click.echo(f"tore down {len(reaped)} abandoned sweeps{listed}")

@@ -8,26 +8,25 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from orchestrator.drivers import interrupts
-from orchestrator.drivers import processes as children
+from orchestrator.drivers import deferred, on_signal, reset_interrupts, stop_all
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
-    interrupts.on_signal(signum)
+    on_signal(signum)
 
 
 @contextmanager
 def stop_on_signals() -> Iterator[None]:
     """Turn the stop signals into Interrupted for the command inside; on the way out,
     end every child process that still runs, so the command never exits before them."""
-    interrupts.reset()
+    reset_interrupts()
     old = {s: signal.signal(s, _handler) for s in STOP_SIGNALS}
     try:
         yield
     finally:
-        with interrupts.deferred():
-            children.stop_all()
+        with deferred():
+            stop_all()
         for s, handler in old.items():
             signal.signal(s, handler)

@@ -18,11 +18,15 @@ from orchestrator.cli.options import (
 )
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.cli.sweep import announce, emulation_from
-from orchestrator.core import log, paths
-from orchestrator.core.errors import UserError
-from orchestrator.study.plan import DEFAULT_REPEATS, VARIANTS
-from orchestrator.study.report import STUDIES_DIR
-from orchestrator.study.tcp import TcpStudyRequest, plan_tcp_study, run_tcp_study
+from orchestrator.core import RESULTS, UserError, info, say
+from orchestrator.study import (
+    DEFAULT_REPEATS,
+    STUDIES_DIR,
+    VARIANTS,
+    TcpStudyRequest,
+    plan_tcp_study,
+    run_tcp_study,
+)
 
 # set per variant by the study: given by hand they would mean something else
 PER_VARIANT = ("streams", "congestion", "window", "tests", "measures")
@@ -70,7 +74,7 @@ def study() -> None:
     help="Seed of the emulated cloud's run-to-run variation (local). Recorded.",
 )  # fmt: skip
 @click.option(
-    "--results", type=UserPath(file_okay=False), default=paths.RESULTS, show_default=True,
+    "--results", type=UserPath(file_okay=False), default=RESULTS, show_default=True,
     help=f"Folder holding the sweeps' results, as for every command; the study lands "
     f"apart from the sweeps, in <results>/{STUDIES_DIR}/<id>/.",
 )  # fmt: skip
@@ -98,11 +102,11 @@ def tcp(**kwargs: Any) -> None:
         request_from(kwargs, emulation_from(kwargs)), kwargs["variants"], kwargs["repeats"],
         kwargs["seed"], kwargs["max_buffer_bytes"], kwargs["budget_usd"],
     )  # fmt: skip
-    study = plan_tcp_study(request, log.info)
+    study = plan_tcp_study(request, info)
     announce(study.plan, kwargs, study.estimate.tests, study.estimate.shape())
     found = run_tcp_study(study, kwargs["results"], build_report=not kwargs["no_report"],
-                          log=log.say)  # fmt: skip
-    log.info(f"study {found.parent.name} done: {found}")
+                          log=say)  # fmt: skip
+    info(f"study {found.parent.name} done: {found}")
     click.echo(str(found))
 
 

@@ -15,21 +15,42 @@ from click.core import ParameterSource
 from orchestrator.cli import options as opt
 from orchestrator.cli.emulator import perturb_options
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import log, paths
-from orchestrator.core.errors import UserError
-from orchestrator.emulator.perturb import gather
-from orchestrator.mesh.cost import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
-from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
-from orchestrator.plan.sweep_plan import Plan
-from orchestrator.results import store
-from orchestrator.sweep import launch, stages
-from orchestrator.sweep import measure as measuring
-from orchestrator.sweep.launch import BIG_HOSTS, BIG_MINUTES, Emulation, Question
-from orchestrator.sweep.record import open_sweep
-from orchestrator.text import sweep_lines
+from orchestrator.core import RESULTS, SCHEDULES, UserError, counted, info, say
+from orchestrator.core import warning as log_warning
+from orchestrator.emulator import gather
+from orchestrator.mesh import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
+from orchestrator.plan import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS, Plan
+from orchestrator.results import check_results_for_sweeps
+from orchestrator.sweep import (
+    BIG_HOSTS,
+    BIG_MINUTES,
+    DEFAULT_BUDGET_USD,
+    NOT_CONFIRMED,
+    PREPARE_FORKS,
+    Emulation,
+    Question,
+    SweepRequest,
+    SweepRun,
+    measure_stage,
+    open_sweep,
+    provision_sweep,
+    resume,
+    run_new,
+    teardown_sweep,
+)
+from orchestrator.sweep import collect as stages_collect
+from orchestrator.sweep import prepare as stages_prepare
+from orchestrator.sweep import questions as launch_questions
+from orchestrator.text import (
+    done_lines,
+    mesh_matrix_lines,
+    mesh_status_lines,
+    plan_line,
+    shortfall_warning,
+)
 
 _results_option = click.option("--results", type=UserPath(file_okay=False),
-                               default=paths.RESULTS, show_default=True,
+                               default=RESULTS, show_default=True,
                                help="Folder holding the sweeps' results.")  # fmt: skip
 _sweep_id_option = click.option("--sweep", "sweep_id", required=True, metavar="ID",
                                 help="Sweep id.")  # fmt: skip
@@ -47,17 +68,17 @@ def _ask(questions: list[Question], yes: bool) -> None:
         if not _on_terminal():
             raise UserError(q.refuse)
         if not click.confirm(q.ask):
-            raise UserError(launch.NOT_CONFIRMED)
+            raise UserError(NOT_CONFIRMED)
 
 
 def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None:
     """Print the plan's estimate (`tests` tests, measured as `shape` says); ask above
     the budget or size."""
-    if warning := sweep_lines.shortfall_warning(plan):
-        log.warning(warning)
-    log.info(sweep_lines.plan_line(plan, tests, shape))
+    if warning := shortfall_warning(plan):
+        log_warning(warning)
+    info(plan_line(plan, tests, shape))
     e = plan.estimate
-    _ask(launch.questions(e.cost_usd, kwargs["budget_usd"], len(plan.selection.regions),
+    _ask(launch_questions(e.cost_usd, kwargs["budget_usd"], len(plan.selection.regions),
                           e.wall_s), kwargs["yes"])  # fmt: skip
 
 
@@ -90,7 +111,7 @@ _RESUMED = (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS)
 @click.option("--yes", is_flag=True,
               help=f"Do not ask, even above the budget or past {BIG_HOSTS} hosts or {BIG_MINUTES} "
               "min (needed then when not on a terminal).")  # fmt: skip
-@click.option("--budget-usd", type=opt.FINITE, default=launch.DEFAULT_BUDGET_USD,
+@click.option("--budget-usd", type=opt.FINITE, default=DEFAULT_BUDGET_USD,
               show_default=True,
               help="Ask before provisioning when the estimated cost is above this.")  # fmt: skip
 @click.option("--price-emulated", is_flag=True,
@@ -104,7 +125,7 @@ _RESUMED = (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS)
 @click.option("--profile", default=None, metavar="NAME",
               help="Run a profile of the profiles file once by hand (its options, budgets, "
               "ledger).")  # fmt: skip
-@click.option("--file", "schedules", type=UserPath(dir_okay=False), default=paths.SCHEDULES,
+@click.option("--file", "schedules", type=UserPath(dir_okay=False), default=SCHEDULES,
               show_default="schedules.yaml", help="The profiles file --profile reads.")  # fmt: skip
 @perturb_options
 @click.option("--emulation-seed", type=click.IntRange(min=0), default=None,
@@ -129,7 +150,7 @@ def sweep(**kwargs: Any) -> None:
       interregion sweep --tests ping --yes --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
     """
     results: Path = kwargs["results"]
-    store.check_results_for_sweeps(results)
+    check_results_for_sweeps(results)
     if kwargs["profile"]:
         from orchestrator.cli.schedule import run_profile
 
@@ -139,7 +160,7 @@ def sweep(**kwargs: Any) -> None:
         run_profile(kwargs["schedules"], kwargs["profile"], results, "hand")
         return
     given = click.get_current_context().get_parameter_source("budget_usd") not in _NOT_GIVEN
-    how = launch.SweepRun(results, kwargs["budget_usd"], given, kwargs["price_emulated"],
+    how = SweepRun(results, kwargs["budget_usd"], given, kwargs["price_emulated"],
                           build_report=not kwargs["no_report"])  # fmt: skip
     yes, resumed = kwargs["yes"], kwargs["resume_id"]
     if resumed:
@@ -150,18 +171,18 @@ def sweep(**kwargs: Any) -> None:
             raise UserError("--perturb and --emulation-seed with --resume: a resumed sweep "
                             "keeps the emulation it recorded; start a new sweep to change it",
                             )  # fmt: skip
-        done = launch.resume(resumed, how, opt.cloud_flags_given(kwargs), note=log.info,
-                             say=log.say, ask=lambda asked: _ask(asked, yes))  # fmt: skip
+        done = resume(resumed, how, opt.cloud_flags_given(kwargs), note=info,
+                             say=say, ask=lambda asked: _ask(asked, yes))  # fmt: skip
     else:
-        done = launch.run_new(
-            opt.request_from(kwargs, emulation_from(kwargs)), how, note=log.info, say=log.say,
+        done = run_new(
+            opt.request_from(kwargs, emulation_from(kwargs)), how, note=info, say=say,
             announce=lambda plan: announce(plan, kwargs, len(plan.selection.pairs), plan.shape()),
             plan_only=kwargs["plan_only"])  # fmt: skip
     if kwargs["plan_only"] and not resumed:
         click.echo(done.sweep.id)
     else:
-        for line in sweep_lines.done_lines(done):
-            log.info(line)
+        for line in done_lines(done):
+            info(line)
 
 
 @click.command()
@@ -179,13 +200,13 @@ def provision(sweep_id: str, results: Path, **kwargs: Any) -> None:
       interregion provision --sweep 20261122T0130Z-3fa2
       interregion provision --sweep 20261123T0900Z-77aa --pin-from 20261122T0130Z-3fa2
     """
-    hosts = launch.provision(sweep_id, results, opt.cloud_flags_given(kwargs))
-    click.echo(f"{log.counted(len(hosts), 'host')} up")
+    hosts = provision_sweep(sweep_id, results, opt.cloud_flags_given(kwargs))
+    click.echo(f"{counted(len(hosts), 'host')} up")
 
 
 @click.command()
 @_sweep_id_option
-@click.option("--forks", type=click.IntRange(1, 500), default=stages.PREPARE_FORKS,
+@click.option("--forks", type=click.IntRange(1, 500), default=PREPARE_FORKS,
               show_default=True, help="Hosts Ansible prepares at once.")  # fmt: skip
 @_results_option
 def prepare(sweep_id: str, forks: int, results: Path) -> None:
@@ -196,8 +217,8 @@ def prepare(sweep_id: str, forks: int, results: Path) -> None:
       interregion prepare --sweep 20261122T0130Z-3fa2
       interregion prepare --sweep 20261122T0130Z-3fa2 --forks 77
     """
-    facts = stages.prepare(open_sweep(sweep_id, results), forks=forks)
-    click.echo(f"{log.counted(len(facts), 'host')} ready")
+    facts = stages_prepare(open_sweep(sweep_id, results), forks=forks)
+    click.echo(f"{counted(len(facts), 'host')} ready")
 
 
 @click.command()
@@ -212,7 +233,7 @@ def measure(sweep_id: str, no_retry: bool, results: Path) -> None:
       interregion measure --sweep 20261122T0130Z-3fa2
     """
     run = open_sweep(sweep_id, results)
-    measuring.measure(run, retry=not no_retry)
+    measure_stage(run, retry=not no_retry)
     click.echo(str(run.dir / "measurements.csv"))
 
 
@@ -231,8 +252,8 @@ def collect(sweep_id: str, force: bool, results: Path) -> None:
     Example:
       interregion collect --sweep 20261122T0130Z-3fa2
     """
-    rows = stages.collect(open_sweep(sweep_id, results), force=force)
-    click.echo(log.counted(len(rows), "row"))
+    rows = stages_collect(open_sweep(sweep_id, results), force=force)
+    click.echo(counted(len(rows), "row"))
 
 
 @click.command()
@@ -245,13 +266,13 @@ def teardown(sweep_id: str, results: Path) -> None:
     Example:
       interregion teardown --sweep 20261122T0130Z-3fa2
     """
-    launch.teardown(sweep_id, results)
+    teardown_sweep(sweep_id, results)
     click.echo("torn down")
 
 
 # ---- the continuous mesh (issue 32): mesh up|status|down|matrix, metrics ----------------
 
-_RESULTS = click.option("--results", type=UserPath(file_okay=False), default=paths.RESULTS,
+_RESULTS = click.option("--results", type=UserPath(file_okay=False), default=RESULTS,
                         show_default=True, help="Folder holding the sweeps, the meshes (mesh/) "
                         "and history.duckdb.")  # fmt: skip
 _MESH_ID = click.option("--mesh", "mesh_id", default=None, metavar="ID",
@@ -303,15 +324,15 @@ def up_command(**kwargs: Any) -> None:
       interregion mesh up --regions aws:us-east-1,gcp:europe-west1,aws:ap-northeast-1
       interregion mesh up --max-regions 8 --interval 30 --yes
     """
-    from orchestrator.mesh import run
+    from orchestrator.mesh import MeshRequest, run_mesh
 
-    request = run.MeshRequest(kwargs["interval"], kwargs["echoes"], kwargs["collect_every"],
+    request = MeshRequest(kwargs["interval"], kwargs["echoes"], kwargs["collect_every"],
                               bin_s=kwargs["bin_seconds"]).check()  # fmt: skip
-    wanted = launch.SweepRequest(selection=opt.selection_from(kwargs), run=opt.run_from(kwargs),
+    wanted = SweepRequest(selection=opt.selection_from(kwargs), run=opt.run_from(kwargs),
                                  cloud=opt.cloud_flags_given(kwargs),
                                  emulation=emulation_from(kwargs))  # fmt: skip
-    run.run_mesh(wanted, request, kwargs["results"], yes=kwargs["yes"], note=log.info,
-                 say=log.say, started=lambda sweep: click.echo(sweep.id))  # fmt: skip
+    run_mesh(wanted, request, kwargs["results"], yes=kwargs["yes"], note=info,
+                 say=say, started=lambda sweep: click.echo(sweep.id))  # fmt: skip
 
 
 @mesh.command("status")
@@ -326,15 +347,15 @@ def status_command(mesh_id: str | None, as_json: bool, results: Path) -> None:
       interregion mesh status
       interregion mesh status --json
     """
-    from orchestrator.mesh.collect import mesh_status
+    from orchestrator.mesh import mesh_status
 
-    found = mesh_status(results, mesh_id, log.say)
+    found = mesh_status(results, mesh_id, say)
     if as_json:
         click.echo(json.dumps(found.to_json(), indent=2))
         return
     if found.emulation_id:
-        log.info(f"emulation {found.emulation_id} (interregion emulator perturb --id ...)")
-    click.echo("\n".join(sweep_lines.mesh_status_lines(found)))
+        info(f"emulation {found.emulation_id} (interregion emulator perturb --id ...)")
+    click.echo("\n".join(mesh_status_lines(found)))
 
 
 @mesh.command("down")
@@ -349,10 +370,10 @@ def down_command(mesh_id: str | None, results: Path) -> None:
     Example:
       interregion mesh down
     """
-    from orchestrator.mesh import run
+    from orchestrator.mesh import mesh_down
 
-    sweep = run.down(results, mesh_id, log.say)
-    log.say(f"mesh {sweep.id}: down ({sweep.record.status})")
+    sweep = mesh_down(results, mesh_id, say)
+    say(f"mesh {sweep.id}: down ({sweep.record.status})")
 
 
 @mesh.command("matrix")
@@ -367,13 +388,13 @@ def matrix_command(source: str | None, window: str, as_json: bool, results: Path
     Example:
       interregion mesh matrix --window 1H
     """
-    from orchestrator.mesh.views import matrix_of
+    from orchestrator.mesh import matrix_of
 
     found = matrix_of(results, source, window)
     if as_json:
         click.echo(json.dumps(found.to_json(), indent=2))
     else:
-        click.echo("\n".join(sweep_lines.mesh_matrix_lines(found)))
+        click.echo("\n".join(mesh_matrix_lines(found)))
 
 
 @click.command("metrics")
@@ -403,18 +424,18 @@ def metrics_command(out: Path | None, fmt: str, window: str, bind: str | None,
       interregion metrics --window 6H
       interregion metrics --serve 127.0.0.1:9109
     """
-    from orchestrator.mesh import openmetrics, serve
+    from orchestrator.mesh import metrics, serve_metrics
 
     if bind is not None and out is not None:
         raise UserError("--out and --serve both given: pick one")
     if bind is not None:
-        serve.serve_metrics(bind, window, results, say=log.say, warn=log.warning)
+        serve_metrics(bind, window, results, say=say, warn=log_warning)
         return
-    text = openmetrics.metrics(results, window, fmt, out)
+    text = metrics(results, window, fmt, out)
     if out is None:
         click.echo(text, nl=False)
     else:
-        log.info(f"metrics: {out}")
+        info(f"metrics: {out}")
 
 
 COMMANDS: list[click.Command] = [sweep, provision, prepare, measure, collect, teardown, mesh,

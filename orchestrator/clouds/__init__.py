@@ -6,28 +6,80 @@ checking credentials and quotas before anything is spent (preflight), and
 reaping what a crashed sweep left behind (reap). `stacks` turns a sweep into
 the variables of those stacks.
 
-Public API: the modules below; other packages import only these names.
-- `aws`, `gcp`: each cloud's API client (boto3, google-cloud-compute), the SDKs
-  imported only when used.
-- `launch`: preflight, then the stack and its variables (what a sweep's provision calls).
-- `stacks`: a sweep -> the variables of infra/aws, infra/gcp or infra/cloud.
-- `preflight`: credentials, quotas and regions checked before anything is spent.
-- `sync`: the regions an account can use, against regions.yaml.
-- `reap`, `leftovers`: what crashed sweeps left on the clouds, found by label and removed.
-- `labels`: the labels and tags every resource carries.
-- `options`: the cloud flags as given (`CloudFlags`) and the `CloudOptions` they make, which a
-  sweep's record keeps.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.clouds import check_selection_on_clouds`),
+never a module of this package (tests/check_layers.py).
+
+- `aws`: `AwsApi`.
+- `gcp`: `GcpApi`.
+- `launch`: `prepare_clouds`.
+- `options`: `CloudFlags`, `CloudOptions`, `NETWORK_TIERS`, `cloud_options_from`,
+  `require_sdks`.
+- `preflight`: `PreflightResult`, `check_selection_on_clouds`.
+- `reap`: `ReapReport`, `leftover_warnings`, `reap_clouds`.
+- `sync`: `SyncReport`, `sync_catalog`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.clouds.aws import AwsApi
+    from orchestrator.clouds.gcp import GcpApi
+    from orchestrator.clouds.launch import prepare as prepare_clouds
+    from orchestrator.clouds.options import (
+        NETWORK_TIERS,
+        CloudFlags,
+        CloudOptions,
+        cloud_options_from,
+        require_sdks,
+    )
+    from orchestrator.clouds.preflight import PreflightResult, check_selection_on_clouds
+    from orchestrator.clouds.reap import ReapReport, leftover_warnings, reap_clouds
+    from orchestrator.clouds.sync import SyncReport, sync_catalog
+
 __all__ = [
-    "aws",
-    "gcp",
-    "labels",
-    "launch",
-    "leftovers",
-    "options",
-    "preflight",
-    "reap",
-    "stacks",
-    "sync",
+    "NETWORK_TIERS",
+    "AwsApi",
+    "CloudFlags",
+    "CloudOptions",
+    "GcpApi",
+    "PreflightResult",
+    "ReapReport",
+    "SyncReport",
+    "check_selection_on_clouds",
+    "cloud_options_from",
+    "leftover_warnings",
+    "prepare_clouds",
+    "reap_clouds",
+    "require_sdks",
+    "sync_catalog",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "AwsApi": ("orchestrator.clouds.aws", "AwsApi"),
+    "GcpApi": ("orchestrator.clouds.gcp", "GcpApi"),
+    "prepare_clouds": ("orchestrator.clouds.launch", "prepare"),
+    "CloudFlags": ("orchestrator.clouds.options", "CloudFlags"),
+    "CloudOptions": ("orchestrator.clouds.options", "CloudOptions"),
+    "NETWORK_TIERS": ("orchestrator.clouds.options", "NETWORK_TIERS"),
+    "cloud_options_from": ("orchestrator.clouds.options", "cloud_options_from"),
+    "require_sdks": ("orchestrator.clouds.options", "require_sdks"),
+    "PreflightResult": ("orchestrator.clouds.preflight", "PreflightResult"),
+    "check_selection_on_clouds": ("orchestrator.clouds.preflight", "check_selection_on_clouds"),
+    "ReapReport": ("orchestrator.clouds.reap", "ReapReport"),
+    "leftover_warnings": ("orchestrator.clouds.reap", "leftover_warnings"),
+    "reap_clouds": ("orchestrator.clouds.reap", "reap_clouds"),
+    "SyncReport": ("orchestrator.clouds.sync", "SyncReport"),
+    "sync_catalog": ("orchestrator.clouds.sync", "sync_catalog"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

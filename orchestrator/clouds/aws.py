@@ -16,7 +16,7 @@ from typing import Any
 
 from orchestrator.clouds.labels import PROJECT
 from orchestrator.clouds.leftovers import Leftover
-from orchestrator.core.errors import RunFailure, UserError, missing_extra
+from orchestrator.core import RunFailure, UserError, missing_extra
 
 try:
     import boto3

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from orchestrator.clouds.labels import PROJECT
 from orchestrator.clouds.leftovers import Leftover, is_ours
-from orchestrator.core.errors import RunFailure, UserError, missing_extra
+from orchestrator.core import RunFailure, UserError, missing_extra
 
 try:
     import google.auth.exceptions

@@ -17,7 +17,7 @@ from typing import Any
 
 from orchestrator.clouds import aws, gcp, preflight, stacks
 from orchestrator.clouds.options import CloudOptions
-from orchestrator.model.catalog import Region
+from orchestrator.model import Region
 
 
 def prepare(

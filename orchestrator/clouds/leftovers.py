@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from orchestrator.clouds.labels import PROJECT, gcp_label_value, parse_utc
-from orchestrator.core import durations
-from orchestrator.core.errors import UserError
+from orchestrator.core import DurationError, UserError, parse_seconds
 
 
 @dataclass(frozen=True)
@@ -77,8 +76,8 @@ def due(
 def parse_age(text: str) -> timedelta:
     """`--older-than 2h` (also 90m, 1d, 30s, PT2H, P1W: core.durations) as a timedelta."""
     try:
-        return timedelta(seconds=durations.parse_seconds(text))
-    except durations.DurationError as e:
+        return timedelta(seconds=parse_seconds(text))
+    except DurationError as e:
         raise UserError(f"--older-than {e}") from None
     except OverflowError:
         raise UserError(f"--older-than '{text}' is beyond any date: give a shorter age") from None

@@ -12,10 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from orchestrator.core.errors import UserError
-from orchestrator.model.catalog import CLOUDS
-from orchestrator.model.hosts import pins_from_file
-from orchestrator.results import store
+from orchestrator.core import UserError
+from orchestrator.model import CLOUDS, pins_from_file
+from orchestrator.results import HOSTS_FILE, sweep_dir
 
 NETWORK_TIERS = ("premium", "standard")
 
@@ -91,7 +90,7 @@ def cloud_options_from(flags: CloudFlags, results: Path) -> CloudOptions:
     zones: dict[str, str] = {}
     images: dict[str, str] = {}
     if flags.pin_from:
-        hosts_file = store.sweep_dir(results, flags.pin_from) / store.HOSTS_FILE
+        hosts_file = sweep_dir(results, flags.pin_from) / HOSTS_FILE
         if not hosts_file.parent.is_dir():
             raise UserError(f"--pin-from {flags.pin_from}: no such sweep in {results}")
         zones, images = pins_from_file(hosts_file, flags.pin_from)

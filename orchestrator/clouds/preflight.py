@@ -16,10 +16,9 @@ from orchestrator.clouds import aws, gcp
 from orchestrator.clouds.options import CloudFlags, cloud_options_from
 from orchestrator.clouds.stacks import DEFAULT_AMI_PARAMETER
 from orchestrator.clouds.sync import bandwidth_differences
-from orchestrator.core.errors import UserError
-from orchestrator.model.catalog import Region, load_catalog
-from orchestrator.plan.options import check_selection
-from orchestrator.plan.selection import SelectionSpec
+from orchestrator.core import UserError
+from orchestrator.model import Region, load_catalog
+from orchestrator.plan import SelectionSpec, check_selection
 
 Warn = Callable[[str], None]
 

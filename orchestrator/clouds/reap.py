@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 from orchestrator.clouds import aws, gcp
 from orchestrator.clouds.leftovers import Leftover, due, parse_age
-from orchestrator.core.errors import UserError
+from orchestrator.core import UserError
 
 Warn = Callable[[str], None]
 

@@ -18,11 +18,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from orchestrator.clouds import labels
-from orchestrator.core import durations, paths
-from orchestrator.core.errors import UserError
-from orchestrator.model import backends
-from orchestrator.model.catalog import Region
-from orchestrator.model.hosts import IPERF3_PORTS
+from orchestrator.core import INFRA, DurationError, UserError, parse_seconds
+from orchestrator.model import CLOUD_NAMES, IPERF3_PORTS, Region, backend_info
 
 DEFAULT_IPERF3_PORTS = IPERF3_PORTS
 DEFAULT_AMI_PARAMETER = "/aws/service/debian/release/12/latest/amd64"
@@ -64,11 +61,9 @@ class KeyMaterial(Protocol):
 
 def stack_dir(backend: str) -> Path:
     """The Terraform stack of a cloud backend."""
-    if backend not in backends.CLOUD_NAMES:
-        raise UserError(
-            f"unknown cloud backend '{backend}': use one of {', '.join(backends.CLOUD_NAMES)}"
-        )
-    return paths.INFRA / backend
+    if backend not in CLOUD_NAMES:
+        raise UserError(f"unknown cloud backend '{backend}': use one of {', '.join(CLOUD_NAMES)}")
+    return INFRA / backend
 
 
 def ttl_minutes(estimate_wall_s: float, ttl_override_minutes: int | None = None) -> int:
@@ -87,8 +82,8 @@ def ttl_minutes(estimate_wall_s: float, ttl_override_minutes: int | None = None)
 def parse_ttl(text: str) -> int:
     """`--ttl 90` (minutes), `90m`, `2h`, `1d`, `PT3H` (core.durations) as minutes."""
     try:
-        return math.ceil(durations.parse_seconds(text, bare_unit="m") / 60)
-    except durations.DurationError as e:
+        return math.ceil(parse_seconds(text, bare_unit="m") / 60)
+    except DurationError as e:
         raise UserError(f"--ttl {e}") from None
 
 
@@ -341,9 +336,9 @@ def check_backend(backend: str, regions: Sequence[Region]) -> str:
     for region in regions:
         if region.cloud == "aws":
             check_aws_region(region.id)
-    if len(backends.info(backend).clouds) > 1:
+    if len(backend_info(backend).clouds) > 1:
         backend = backend_for(regions)
-    wanted = set(backends.info(backend).clouds)
+    wanted = set(backend_info(backend).clouds)
     outside = sorted(r.key for r in regions if r.cloud not in wanted)
     if outside:
         raise UserError(

@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from orchestrator.clouds import aws, gcp
-from orchestrator.core.errors import UserError
-from orchestrator.model.catalog import Catalog, MachineBandwidth, load_catalog
+from orchestrator.core import UserError
+from orchestrator.model import Catalog, MachineBandwidth, load_catalog
 
 
 @dataclass

@@ -1,25 +1,106 @@
 """The tools a sweep drives and the process machinery around them: Terraform, Ansible, per-sweep
 ssh keys, child processes, interrupts, the results-folder lock and progress output.
 
-Public API: the modules below; other packages import only these names
-(`from orchestrator.drivers import ansible`), never a name starting with `_`.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.drivers import as_data`),
+never a module of this package (tests/check_layers.py).
 
-- `ansible`: Running ansible-playbook and reading its events as they happen.
-- `interrupts`: Interrupts (Ctrl-C, SIGTERM, SIGHUP) as the library sees them.
-- `keys`: Per-sweep SSH material: a client key and a host key, made with ssh-keygen.
-- `lock`: One sweep at a time per results folder: a kernel lock (flock) on `results/.sweep.lock`.
-- `processes`: Every process a sweep starts (ansible-playbook, terraform), so none outlives it.
-- `progress`: Progress of a sweep's rounds: a live rich bar on a terminal, one log line per round
-  otherwise (CI, pipes), so a log always shows how far a sweep got.
-- `terraform`: The one Terraform driver, for the local, AWS and GCP stacks alike.
+- `ansible`: `Event`, `View`, `as_data`, `close_control_sockets`, `plain_view`, `remove_views`,
+  `run_playbook`, `write_document`, `write_playbook`.
+- `interrupts`: `Interrupted`, `check_interrupt`, `deferred`, `interrupt_requested`,
+  `on_signal`, `reset_interrupts`.
+- `keys`: `SweepKeys`, `ensure_sweep_keys`, `write_known_hosts`.
+- `lock`: `LockHeld`, `ResultsLock`, `results_lock`.
+- `processes`: `stop_all`.
+- `progress`: `RoundProgress`.
+- `terraform`: `TerraformStack`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.drivers.ansible import (
+        Event,
+        View,
+        as_data,
+        close_control_sockets,
+        plain_view,
+        remove_views,
+        run_playbook,
+        write_document,
+        write_playbook,
+    )
+    from orchestrator.drivers.interrupts import Interrupted, deferred, on_signal
+    from orchestrator.drivers.interrupts import check as check_interrupt
+    from orchestrator.drivers.interrupts import requested as interrupt_requested
+    from orchestrator.drivers.interrupts import reset as reset_interrupts
+    from orchestrator.drivers.keys import SweepKeys, ensure_sweep_keys, write_known_hosts
+    from orchestrator.drivers.lock import LockHeld, ResultsLock, results_lock
+    from orchestrator.drivers.processes import stop_all
+    from orchestrator.drivers.progress import RoundProgress
+    from orchestrator.drivers.terraform import TerraformStack
+
 __all__ = [
-    "ansible",
-    "interrupts",
-    "keys",
-    "lock",
-    "processes",
-    "progress",
-    "terraform",
+    "Event",
+    "Interrupted",
+    "LockHeld",
+    "ResultsLock",
+    "RoundProgress",
+    "SweepKeys",
+    "TerraformStack",
+    "View",
+    "as_data",
+    "check_interrupt",
+    "close_control_sockets",
+    "deferred",
+    "ensure_sweep_keys",
+    "interrupt_requested",
+    "on_signal",
+    "plain_view",
+    "remove_views",
+    "reset_interrupts",
+    "results_lock",
+    "run_playbook",
+    "stop_all",
+    "write_document",
+    "write_known_hosts",
+    "write_playbook",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "Event": ("orchestrator.drivers.ansible", "Event"),
+    "View": ("orchestrator.drivers.ansible", "View"),
+    "as_data": ("orchestrator.drivers.ansible", "as_data"),
+    "close_control_sockets": ("orchestrator.drivers.ansible", "close_control_sockets"),
+    "plain_view": ("orchestrator.drivers.ansible", "plain_view"),
+    "remove_views": ("orchestrator.drivers.ansible", "remove_views"),
+    "run_playbook": ("orchestrator.drivers.ansible", "run_playbook"),
+    "write_document": ("orchestrator.drivers.ansible", "write_document"),
+    "write_playbook": ("orchestrator.drivers.ansible", "write_playbook"),
+    "Interrupted": ("orchestrator.drivers.interrupts", "Interrupted"),
+    "check_interrupt": ("orchestrator.drivers.interrupts", "check"),
+    "deferred": ("orchestrator.drivers.interrupts", "deferred"),
+    "interrupt_requested": ("orchestrator.drivers.interrupts", "requested"),
+    "on_signal": ("orchestrator.drivers.interrupts", "on_signal"),
+    "reset_interrupts": ("orchestrator.drivers.interrupts", "reset"),
+    "SweepKeys": ("orchestrator.drivers.keys", "SweepKeys"),
+    "ensure_sweep_keys": ("orchestrator.drivers.keys", "ensure_sweep_keys"),
+    "write_known_hosts": ("orchestrator.drivers.keys", "write_known_hosts"),
+    "LockHeld": ("orchestrator.drivers.lock", "LockHeld"),
+    "ResultsLock": ("orchestrator.drivers.lock", "ResultsLock"),
+    "results_lock": ("orchestrator.drivers.lock", "results_lock"),
+    "stop_all": ("orchestrator.drivers.processes", "stop_all"),
+    "RoundProgress": ("orchestrator.drivers.progress", "RoundProgress"),
+    "TerraformStack": ("orchestrator.drivers.terraform", "TerraformStack"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,9 +30,7 @@ from typing import Any
 
 import yaml
 
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
-from orchestrator.core.log import debug
+from orchestrator.core import PLAYBOOKS, UserError, debug
 from orchestrator.drivers import interrupts
 from orchestrator.drivers import processes as children
 
@@ -65,7 +63,7 @@ def plain_view(state: Path) -> Iterator[View]:
     holder = Path(tempfile.mkdtemp(prefix=f"{VIEW_PREFIX}{owner}-", dir="/tmp"))
     view = View(playbooks=holder / "p", state=holder / "s")
     try:
-        view.playbooks.symlink_to(paths.PLAYBOOKS.absolute())
+        view.playbooks.symlink_to(PLAYBOOKS.absolute())
         view.state.symlink_to(Path(state).absolute())
         yield view
     finally:
@@ -131,7 +129,7 @@ def write_playbook(path: Path, plays: list[dict[str, Any]]) -> None:
 def ansible_env(forks: int, playbooks: Path | None = None) -> dict[str, str]:
     return {
         **os.environ,
-        "ANSIBLE_CONFIG": str((playbooks or paths.PLAYBOOKS) / "ansible.cfg"),
+        "ANSIBLE_CONFIG": str((playbooks or PLAYBOOKS) / "ansible.cfg"),
         "ANSIBLE_STDOUT_CALLBACK": "ir_events",
         "ANSIBLE_FORKS": str(max(forks, 5)),
         "ANSIBLE_NOCOLOR": "1",
@@ -164,7 +162,7 @@ def run_playbook(
     playbook's whole process group is stopped before it propagates. With a `view`, the
     paths given are those of the view (`plain_view`)."""
     interrupts.check()
-    playbooks = view.playbooks if view is not None else paths.PLAYBOOKS
+    playbooks = view.playbooks if view is not None else PLAYBOOKS
     cmd = [ansible_playbook(), "-i", str(inventory), str(playbooks / playbook)]
     if extra_vars is not None:
         cmd += ["-e", f"@{extra_vars}"]

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.core.errors import RunFailure, UserError
-from orchestrator.model.hosts import Host
+from orchestrator.core import RunFailure, UserError
+from orchestrator.model import Host
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import RunFailure, UserError
-from orchestrator.core.times import utc_now
+from orchestrator.core import RunFailure, UserError, utc_now
 
 LOCK_FILE = ".sweep.lock"
 

@@ -13,7 +13,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
-from orchestrator.core import log
+from orchestrator.core import LOGGER, counted, log_stamp
 
 
 def fmt_duration(seconds: float) -> str:
@@ -39,7 +39,7 @@ class RoundProgress:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.stream = stream
-        quiet = not log.LOGGER.isEnabledFor(logging.INFO)  # --quiet: no bar either
+        quiet = not LOGGER.isEnabledFor(logging.INFO)  # --quiet: no bar either
         self.live = (interactive(stream) and not quiet) if live is None else live
         self.clock = clock
         self.total_rounds = 0
@@ -69,9 +69,7 @@ class RoundProgress:
             self._bar.start()
             self._task = self._bar.add_task(label, total=total_rounds, tests=self._tests())
         else:
-            self._line(
-                f"{label}: {log.counted(total_rounds, 'round')}, {log.counted(total_tests, 'test')}"
-            )
+            self._line(f"{label}: {counted(total_rounds, 'round')}, {counted(total_tests, 'test')}")
 
     def _tests(self) -> str:
         return f"tests {self.ok + self.failed}/{self.total_tests}, {self.failed} failed"
@@ -99,12 +97,12 @@ class RoundProgress:
             self._bar.stop()
             self._bar = None
         self._line(
-            f"{self.label}: {log.counted(self.rounds, 'round')} in "
+            f"{self.label}: {counted(self.rounds, 'round')} in "
             f"{fmt_duration(self.clock() - self._started)}; "
             f"{self._tests()}"
         )
 
     def _line(self, text: str) -> None:
         """A log line as core.log writes them (a UTC time, INFO), left out under --quiet."""
-        if log.LOGGER.isEnabledFor(logging.INFO):
-            print(f"{log.stamp()} INFO {text}", file=self.stream, flush=True)
+        if LOGGER.isEnabledFor(logging.INFO):
+            print(f"{log_stamp()} INFO {text}", file=self.stream, flush=True)

@@ -25,12 +25,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
-from orchestrator.core.log import debug
+from orchestrator.core import UserError, cache_home, debug
 from orchestrator.drivers import interrupts
 from orchestrator.drivers import processes as children
-from orchestrator.model.hosts import Host, hosts_from_output
+from orchestrator.model import Host, hosts_from_output
 
 # How long each stage may take before it is stopped: generous, since a cloud
 # apply of forty VMs takes minutes, but a hung provider must not hold a sweep
@@ -62,7 +60,7 @@ _CONTEXT = re.compile(r"^(on \S+ line \d+|\d+:|with |in |This was checked by|\(a
 def plugin_cache_dir() -> Path | None:
     """Where providers are kept between sweeps (made if missing); None if it cannot be
     made: Terraform then downloads into each sweep's folder, and a teardown still runs."""
-    folder = paths.cache_home() / "terraform-plugins"
+    folder = cache_home() / "terraform-plugins"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:

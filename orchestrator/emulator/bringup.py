@@ -15,18 +15,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
-from orchestrator.drivers.keys import ensure_sweep_keys, write_known_hosts
+from orchestrator.core import CATALOG, UserError, state_home
+from orchestrator.drivers import ensure_sweep_keys, write_known_hosts
 from orchestrator.emulator import perturb, runtime
 from orchestrator.emulator.spec import EmulationSpec
 from orchestrator.emulator.stack import build_spec
 from orchestrator.emulator.variation import DEFAULT_VARIATION
-from orchestrator.model.catalog import Catalog, Region, load_catalog
-from orchestrator.model.hosts import Host
-from orchestrator.netmodel.model import DEFAULT_MODEL
-from orchestrator.netmodel.routes import controller_rtt_ms, default_routes
-from orchestrator.plan.selection import SelectionSpec, select
+from orchestrator.model import Catalog, Host, Region, load_catalog
+from orchestrator.netmodel import DEFAULT_MODEL, controller_rtt_ms, default_routes
+from orchestrator.plan import SelectionSpec, select
 
 DEFAULT_ID = "local"
 DEFAULT_REGIONS = 8  # spread over the globe when no region is named
@@ -85,11 +82,11 @@ def controller_of(catalog: Catalog, key: str) -> Region | None:
 def bring_up(request: UpRequest, catalog: Catalog | None = None) -> UpResult:
     """Bring the emulation up (first removing leftovers of the same id). Needs root."""
     runtime.require_root()
-    catalog = catalog or load_catalog(paths.CATALOG)
+    catalog = catalog or load_catalog(CATALOG)
     where = controller_of(catalog, request.controller)
     chosen = chosen_regions(request, catalog)
     seed = secrets.randbelow(2**31) if request.seed is None else request.seed
-    keys_dir = request.keys_dir or paths.state_home() / "emulator" / request.emulation_id
+    keys_dir = request.keys_dir or state_home() / "emulator" / request.emulation_id
     keys = ensure_sweep_keys(keys_dir)
     expires_at = time.time() + request.ttl_hours * 3600
     subnet = runtime.reserve_subnet(request.emulation_id, expires_at=expires_at)

@@ -18,12 +18,11 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
+from orchestrator.core import INFRA, UserError, cache_home
 from orchestrator.emulator import perturb
 from orchestrator.emulator.spec import CONTROLLER, EmulationSpec, PathSpec
 
-DELAYD_SOURCE = paths.INFRA / "local" / "delayd"  # delayd.c and its Makefile
+DELAYD_SOURCE = INFRA / "local" / "delayd"  # delayd.c and its Makefile
 BUILD_NEEDS = "gcc, make, pkg-config, libnetfilter-queue-dev and libmnl-dev"
 QUEUE_FIRST = 0
 QUEUE_COUNT = 2  # one per CPU of the 2-core reference machine
@@ -113,7 +112,7 @@ def delayd_binary(source: Path = DELAYD_SOURCE, cache: Path | None = None) -> Pa
             digest.update((source / name).read_bytes())
         except OSError as e:
             raise UserError(f"{source / name}: delayd's source is missing ({e.strerror})") from None
-    folder = (cache or paths.cache_home()) / f"delayd-{digest.hexdigest()[:16]}"
+    folder = (cache or cache_home()) / f"delayd-{digest.hexdigest()[:16]}"
     built = folder / "delayd"
     if os.access(built, os.X_OK):
         return built

@@ -30,8 +30,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from orchestrator.core.errors import RunFailure, UserError
-from orchestrator.core.log import debug
+from orchestrator.core import RunFailure, UserError, debug
 from orchestrator.emulator.spec import EmulationSpec
 
 NETNS_DIR = Path("/run/netns")

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
+from orchestrator.core import UserError
 
 AMOUNTS = ("delay_ms", "loss_pct", "rate_mbit")
 MAX_DELAY_MS = 10_000.0
@@ -115,7 +115,7 @@ def from_dict(data: Any, where: str = "perturbation") -> Perturbation:
 
 def load_file(path: Path) -> tuple[Perturbation, ...]:
     """A YAML (or JSON) file of perturbations."""
-    from orchestrator.core.textfile import load_yaml
+    from orchestrator.core import load_yaml
 
     try:
         data = load_yaml(Path(path), "perturbation file")

@@ -22,8 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import RunFailure, UserError
-from orchestrator.core.times import iso_of_epoch
+from orchestrator.core import RunFailure, UserError, iso_of_epoch
 from orchestrator.emulator import delay, net, shaping, sshd, state
 from orchestrator.emulator.perturb import Perturbation
 from orchestrator.emulator.spec import (
@@ -33,7 +32,7 @@ from orchestrator.emulator.spec import (
     all_subnets,
     check_id,
 )
-from orchestrator.model.hosts import Host
+from orchestrator.model import Host
 
 _PARALLEL = 8  # host set-up processes at once: enough to hide exec latency on 2 cores
 _READY_TIMEOUT_S = 30.0

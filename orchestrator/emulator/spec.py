@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
+from orchestrator.core import UserError
 from orchestrator.emulator.perturb import Perturbation, check_hosts
 from orchestrator.emulator.perturb import from_dict as perturbation_from_dict
 

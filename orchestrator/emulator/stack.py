@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
-from orchestrator.drivers.keys import SweepKeys
+from orchestrator.core import UserError
+from orchestrator.drivers import SweepKeys
 from orchestrator.emulator.delay import effective_paths
 from orchestrator.emulator.perturb import Perturbation, combined_loss_ppm
 from orchestrator.emulator.perturb import from_dict as perturbation_from_dict
@@ -40,16 +40,18 @@ from orchestrator.emulator.variation import (
     draw_pair,
     seed_for,
 )
-from orchestrator.model.catalog import Region
-from orchestrator.netmodel.model import (
+from orchestrator.model import Region
+from orchestrator.netmodel import (
     DEFAULT_MODEL,
     EmulatedType,
     NetModel,
+    RouteTable,
+    default_routes,
     emulated_type,
     one_way_delay_us,
+    pair_rtt_ms,
 )
-from orchestrator.netmodel.routes import EMPTY as EMPTY_ROUTES
-from orchestrator.netmodel.routes import RouteTable, default_routes, pair_rtt_ms
+from orchestrator.netmodel import EMPTY as EMPTY_ROUTES
 
 # RTT between two emulated hosts with a zero delay in delayd's table: veths,
 # bridge, two HTB queues and one NFQUEUE round trip, measured by bench/emulator.py.

@@ -2,16 +2,41 @@
 converted to the results schema, external CSV files imported as dated sources, and the stored
 rows exported (`interregion history convert`, `import`, `export`).
 
-Public API: the modules below; other packages import only these names
-(`from orchestrator.exchange import importer`), never a name starting with `_`.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.exchange import convert_file`),
+never a module of this package (tests/check_layers.py).
 
-- `exporter`: Exporting the history store's rows: `interregion history export`.
-- `importer`: Importing measurements that other tools made: `interregion history import`.
-- `public_data`: Converters: the public AWS/GCP measurements vendored in data/ -> our CSV schema.
+- `exporter`: `export_measurements`.
+- `importer`: `import_source`.
+- `public_data`: `convert_file`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.exchange.exporter import export as export_measurements
+    from orchestrator.exchange.importer import import_source
+    from orchestrator.exchange.public_data import convert_file
+
 __all__ = [
-    "exporter",
-    "importer",
-    "public_data",
+    "convert_file",
+    "export_measurements",
+    "import_source",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "export_measurements": ("orchestrator.exchange.exporter", "export"),
+    "import_source": ("orchestrator.exchange.importer", "import_source"),
+    "convert_file": ("orchestrator.exchange.public_data", "convert_file"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

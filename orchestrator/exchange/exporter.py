@@ -12,15 +12,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orchestrator.core.errors import UserError
-from orchestrator.history import store as history
-from orchestrator.history.views import with_store
-from orchestrator.results import store
+from orchestrator.core import UserError
+from orchestrator.history import HISTORY_FILE, opened, parse_since, store_path, with_store
+from orchestrator.results import HOSTS_FILE, MEASUREMENTS_FILE, SWEEP_FILE, not_a_regular_file
 
 if TYPE_CHECKING:
     import duckdb
 
-_SWEEP_FILES = (store.SWEEP_FILE, store.MEASUREMENTS_FILE, store.HOSTS_FILE)
+_SWEEP_FILES = (SWEEP_FILE, MEASUREMENTS_FILE, HOSTS_FILE)
 
 
 def _check_export_target(
@@ -30,12 +29,12 @@ def _check_export_target(
     export never replaces the store, a sweep's files, or any file it did not write."""
     if not out.exists():
         return
-    store_file = history.store_path(results)
+    store_file = store_path(results)
     for own in (store_file, store_file.with_name(store_file.name + ".wal")):
         with contextlib.suppress(OSError):
             if os.path.samefile(out, own):
                 raise UserError(f"--out {out} is the history store itself: give a new file")
-    if out.name in _SWEEP_FILES or out.name == history.HISTORY_FILE:
+    if out.name in _SWEEP_FILES or out.name == HISTORY_FILE:
         raise UserError(f"--out {out} is a sweep's {out.name}: give a new file")
     if _earlier_export(out, fmt, columns, con):
         return
@@ -76,7 +75,7 @@ def export(results: Path, out: Path, fmt: str, since: str | None = None) -> int:
     with_store(results)  # a missing folder or store: one line, whose hint runs as printed
     if fmt not in EXPORT_FORMATS:
         raise UserError(f"--format {fmt}: one of {', '.join(EXPORT_FORMATS)}")
-    since_ts = history.parse_since(since) if since else None
+    since_ts = parse_since(since) if since else None
     where = "WHERE started_utc >= CAST(? AS TIMESTAMP)" if since_ts else ""
     params = [since_ts] if since_ts else []
     # CSV times as measurements.csv writes them (ISO 8601, milliseconds, Z); Parquet
@@ -89,11 +88,11 @@ def export(results: Path, out: Path, fmt: str, since: str | None = None) -> int:
     import duckdb
 
     out = Path(out)
-    problem = store.not_a_regular_file(out)
+    problem = not_a_regular_file(out)
     if problem:  # renamed over, a FIFO or a device would be replaced by a plain file
         raise UserError(f"--out {out} is {problem}: give the path of a regular file, or a new one")
     tmp = out.with_name(f".{out.name}.tmp")
-    with history.opened(results, read_only=True) as con:
+    with opened(results, read_only=True) as con:
         columns = [d[0] for d in con.execute("SELECT * FROM measurements LIMIT 0").description]
         _check_export_target(results, out, fmt, columns, con)
         (count,) = con.execute(f"SELECT count(*) FROM measurements {where}", params).fetchone() or (

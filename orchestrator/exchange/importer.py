@@ -21,18 +21,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
-from orchestrator.core.textfile import read_text
-from orchestrator.history import store as history
-from orchestrator.results import store
-from orchestrator.results.schema import YEARS
+from orchestrator.core import UserError, read_text
+from orchestrator.history import (
+    IMPORTS_DIR,
+    OWN_SOURCES,
+    import_batches,
+    read_import_csv,
+    store_path,
+    write_batches,
+)
+from orchestrator.results import YEARS, not_a_regular_file, write_atomic
 
 _SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,39}$")
 _MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
 
 def check_source_name(name: str) -> str:
-    if name in history.OWN_SOURCES:
+    if name in OWN_SOURCES:
         raise UserError(
             f"--source {name}: that name is kept for interregion's own sweeps; "
             "name the publisher, e.g. skyplane or doit"
@@ -56,7 +61,7 @@ def check_month(date: str) -> str:
 
 def previous_import(results: Path, source: str, month: str) -> dict[str, Any] | None:
     """What an import of `source` for `month` kept before (its file name, label); None."""
-    meta_path = Path(results) / history.IMPORTS_DIR / source / f"{month}.json"
+    meta_path = Path(results) / IMPORTS_DIR / source / f"{month}.json"
     try:
         meta = json.loads(read_text(meta_path, "JSON file"))
     except (FileNotFoundError, UserError, ValueError):
@@ -81,7 +86,7 @@ def import_source(
     before = previous_import(results, source, month)
     rows = import_file(results, path, source, month, label, replace=replace)
     replaced = None if before is None else str(before.get("file", "?"))
-    return Imported(rows, history.store_path(results), replaced)
+    return Imported(rows, store_path(results), replaced)
 
 
 def import_file(
@@ -102,11 +107,11 @@ def import_file(
         text = read_text(Path(path), "CSV file")
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
-    rows = history.read_import_csv(text, str(path))
-    batches = [b for b in history.import_batches(rows, source, month, label or source) if b.rows]
+    rows = read_import_csv(text, str(path))
+    batches = [b for b in import_batches(rows, source, month, label or source) if b.rows]
     if not batches:
         raise UserError(f"{path}: no row has a usable rtt_avg_ms or throughput_bps")
-    folder = Path(results) / history.IMPORTS_DIR / source
+    folder = Path(results) / IMPORTS_DIR / source
     meta = {"source": source, "date": month, "label": label or source, "file": Path(path).name}
     # the copies are written beside the kept ones and take their places only once the
     # store has the new rows: a failed import leaves the store and the copies as they
@@ -117,7 +122,7 @@ def import_file(
             (folder / f"{month}.json", json.dumps(meta, indent=1) + "\n"),
         ]
     ) as swap_in:
-        history.write_batches(results, batches, before_commit=swap_in)
+        write_batches(results, batches, before_commit=swap_in)
     return sum(len(b.rows) for b in batches)
 
 
@@ -132,7 +137,7 @@ def _kept_beside(files: list[tuple[Path, str]]) -> Iterator[Any]:
     old = [path.with_name(f".{path.name}.old-{tag}") for path, _ in files]
     placed: list[int] = []
     for path, _ in files:
-        problem = store.not_a_regular_file(path)
+        problem = not_a_regular_file(path)
         if problem:
             raise UserError(f"{path} is {problem}: move it away, then import again")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -146,7 +151,7 @@ def _kept_beside(files: list[tuple[Path, str]]) -> Iterator[Any]:
 
     try:
         for (_, text), tmp in zip(files, new, strict=True):
-            store.write_atomic(tmp, text)
+            write_atomic(tmp, text)
         yield swap_in
     except BaseException:
         for i in reversed(placed):

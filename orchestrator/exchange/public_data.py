@@ -30,14 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
-from orchestrator.core.geo import distance_km
-from orchestrator.core.textfile import csv_errors, read_text
-from orchestrator.model.catalog import Catalog, load_catalog
-from orchestrator.netmodel.model import DOIT_TEST_SECONDS
-from orchestrator.results import flags, store, tiers
-from orchestrator.results.schema import number_problem
+from orchestrator.core import DATA, UserError, csv_errors, distance_km, read_text
+from orchestrator.model import Catalog, load_catalog
+from orchestrator.netmodel import DOIT_TEST_SECONDS
+from orchestrator.results import (
+    count_flags,
+    csv_text,
+    number_problem,
+    of_ends,
+    set_flags,
+    write_atomic,
+)
 
 FORMATS = ("skyplane", "doit")
 # the file of each format that ships with the package (data/, in the wheel too): what
@@ -51,7 +54,7 @@ BUILTIN_FILES = {
 
 def builtin_file(fmt: str) -> Path:
     """The shipped public data file of format `fmt` (data/README.md says where from)."""
-    return paths.DATA / BUILTIN_FILES[fmt]
+    return DATA / BUILTIN_FILES[fmt]
 
 
 CLOUDS = ("aws", "gcp")
@@ -63,7 +66,7 @@ EXTRA_COLUMNS = ("network_tier",)
 
 def tier(src_tier: str, dst_tier: str) -> str:
     """One network_tier for a pair: the tier both ends use, else source/destination."""
-    return tiers.of_ends(src_tier, dst_tier)
+    return of_ends(src_tier, dst_tier)
 
 
 def region_key(cloud: str, region: str) -> tuple[str, str]:
@@ -169,7 +172,7 @@ def convert(fmt: str, text: str, catalog: Catalog | None = None) -> list[dict[st
             if problem:
                 raise UserError(f"--from {fmt} file: row {n}, {column}: {problem}: fix the row")
     # the asked duration is unknown (iperf2's ~10 s): no duration_short
-    flags.set_flags(rows)
+    set_flags(rows)
     return rows
 
 
@@ -187,5 +190,5 @@ def convert_file(fmt: str, file: Path | str, out: Path) -> Converted:
     `fmt` rewritten as a CSV in our schema at `out`, for `history import`."""
     path = builtin_file(fmt) if file == BUILTIN else Path(file)
     rows = convert(fmt, read_text(path, "CSV file"), load_catalog())
-    store.write_atomic(out, store.csv_text(rows, extra=EXTRA_COLUMNS))
-    return Converted(out, len(rows), flags.count(r.get("flags") for r in rows))
+    write_atomic(out, csv_text(rows, extra=EXTRA_COLUMNS))
+    return Converted(out, len(rows), count_flags(r.get("flags") for r in rows))

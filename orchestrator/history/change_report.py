@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core.errors import UserError
+from orchestrator.core import UserError
 from orchestrator.history import changes as ch
 from orchestrator.history import judgments, notify
 from orchestrator.history.fingerprint import differences

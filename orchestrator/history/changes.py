@@ -58,7 +58,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from orchestrator.core.stats import median as median  # tests and views use it here
+from orchestrator.core import median as median  # tests and views use it here
 
 MAD_TO_SIGMA = 1.4826
 RTT_BANDS = 10  # the pooled scale is of the series in the same RTT decile

@@ -14,8 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from orchestrator.results.record import SweepRecord
-from orchestrator.results.schema import PING_PAYLOAD_BYTES
+from orchestrator.results import PING_PAYLOAD_BYTES, SweepRecord
 
 FINGERPRINT_FIELDS: tuple[str, ...] = (
     "backend",

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from orchestrator.core import log
+from orchestrator.core import warning
 from orchestrator.history import bulk
 from orchestrator.history import changes as ch
 
@@ -91,7 +91,7 @@ def rule(con: duckdb.DuckDBPyConnection) -> ch.Params:
     try:
         return ch.Params.from_doc(json.loads(row[0]))
     except ValueError as e:  # kept state damaged: every later build would fail on it
-        log.warning(
+        warning(
             f"the store's judging rule cannot be read ({e}): judging with the default; "
             "set one again with 'interregion changes --baseline-runs N'"
         )
@@ -471,7 +471,7 @@ def rejudge(con: duckdb.DuckDBPyConnection) -> int:
 def region_groups() -> dict[str, tuple[str, ...]]:
     """Each catalog region's groups for the region roll-up: its continent and its cloud."""
     from orchestrator.history.continents import continent
-    from orchestrator.model.catalog import load_catalog
+    from orchestrator.model import load_catalog
 
     out = {}
     for r in load_catalog().regions:

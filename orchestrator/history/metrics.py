@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core import stats
-from orchestrator.core.errors import UserError
-from orchestrator.results import flags
+from orchestrator.core import BEYOND as STATS_BEYOND
+from orchestrator.core import UserError, min_samples_for, wilson
+from orchestrator.results import ASYMMETRIC, FEW_SAMPLES, RTT, THROUGHPUT, harmless_flags
 
 if TYPE_CHECKING:
     import duckdb
@@ -29,12 +29,12 @@ def valid_sql(measure: str, also: Sequence[str] = ()) -> str:
     flags.throughput_invalid in SQL): no flags (the checks passed, or the row predates
     the column), or only flags that do not invalidate it, or that are in `also` (a name
     not in flags.FLAGS invalidates every measure)."""
-    allowed = ", ".join(f"'{f}'" for f in ("", *flags.harmless(measure), *also))
+    allowed = ", ".join(f"'{f}'" for f in ("", *harmless_flags(measure), *also))
     return f"(coalesce(flags, '') = '' OR list_has_all([{allowed}], string_split(flags, ';')))"
 
 
 # flags that leave a value in change detection though the views leave it out
-DETECTION_KEEPS = (flags.ASYMMETRIC, flags.FEW_SAMPLES)
+DETECTION_KEEPS = (ASYMMETRIC, FEW_SAMPLES)
 
 # every statistic a view computes, and the quantile each percentile is
 QUANTILES = {"min": 0.0, "p10": 0.10, "p25": 0.25, "p50": 0.50, "p75": 0.75, "p90": 0.90,
@@ -42,7 +42,7 @@ QUANTILES = {"min": 0.0, "p10": 0.10, "p25": 0.25, "p50": 0.50, "p75": 0.75, "p9
 STATS = (*QUANTILES, "mean")
 # the site's matrix carries these, each in its own file (orchestrator.site.history_pages)
 SITE_STATS = STATS
-BEYOND = stats.BEYOND  # samples a tail percentile needs beyond it (core.stats: one rule)
+BEYOND = STATS_BEYOND  # samples a tail percentile needs beyond it (core.stats: one rule)
 PERCENTILE_RULE = (
     f"a percentile q needs {BEYOND} / min(q, 1 - q) samples (p25, p75: 40; p10, p90: 100; "
     "p99: 1,000); below that it is null, with its count"
@@ -53,7 +53,7 @@ PERCENTILE_RULE = (
 def min_samples(stat: str) -> int:
     """Samples `stat` needs to be shown: 10 / min(q, 1 - q) for a tail percentile, else 1."""
     q = QUANTILES.get(stat)
-    return 1 if q is None else stats.min_samples_for(q * 100.0)
+    return 1 if q is None else min_samples_for(q * 100.0)
 
 
 MATRIX_FORMAT = "interregion.matrix"
@@ -92,7 +92,7 @@ METRICS = {
         "CASE WHEN len(rtt_samples_ms) > 0 THEN rtt_samples_ms "
         "ELSE [coalesce(rtt_p50_ms, rtt_avg_ms)] END",
         "(len(rtt_samples_ms) > 0 OR coalesce(rtt_p50_ms, rtt_avg_ms) IS NOT NULL)",
-        flags.RTT,
+        RTT,
     ),
     # throughput is the single_stream measure's; capacity the capacity measure's: never
     # one aggregate (a row from before the measure column is single_stream)
@@ -102,7 +102,7 @@ METRICS = {
         f"CASE WHEN {SINGLE_STREAM_SQL} THEN throughput_bps END",
         "[throughput_bps]",
         f"throughput_bps IS NOT NULL AND {SINGLE_STREAM_SQL}",
-        flags.THROUGHPUT,
+        THROUGHPUT,
         one_value=True,
     ),
     "capacity": Metric(
@@ -111,7 +111,7 @@ METRICS = {
         "CASE WHEN measure = 'capacity' THEN throughput_bps END",
         "[throughput_bps]",
         "throughput_bps IS NOT NULL AND measure = 'capacity'",
-        flags.THROUGHPUT,
+        THROUGHPUT,
         one_value=True,
     ),
     # one value per test (ping's own summary): a window pools the tests' values
@@ -121,7 +121,7 @@ METRICS = {
         "ping_loss_pct",
         "[ping_loss_pct]",
         "ping_loss_pct IS NOT NULL",
-        flags.RTT,
+        RTT,
         one_value=True,
     ),
     "jitter": Metric(
@@ -130,7 +130,7 @@ METRICS = {
         "rtt_mdev_ms",
         "[rtt_mdev_ms]",
         "rtt_mdev_ms IS NOT NULL",
-        flags.RTT,
+        RTT,
         one_value=True,
     ),
 }
@@ -164,7 +164,7 @@ def loss_fields(sent: int, lost: int) -> dict[str, Any]:
     if sent <= 0:
         return {"pings_sent": 0, "pings_lost": 0, "loss_pct": None, "loss_low_pct": None,
                 "loss_high_pct": None}  # fmt: skip
-    low, high = stats.wilson(lost, sent)
+    low, high = wilson(lost, sent)
     return {"pings_sent": sent, "pings_lost": lost,
             "loss_pct": round(100.0 * lost / sent, 6),
             "loss_low_pct": round(100.0 * low, 6),

@@ -10,8 +10,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
-from orchestrator.core.textfile import read_text
+from orchestrator.core import UserError, read_text
 
 TIMEOUT_S = 10.0
 

@@ -55,9 +55,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core.errors import RunFailure, UserError
-from orchestrator.core.log import counted, debug, info
-from orchestrator.core.textfile import csv_errors, read_text
+from orchestrator.core import RunFailure, UserError, counted, csv_errors, debug, info, read_text
 from orchestrator.history import bulk, judgments
 from orchestrator.history.fingerprint import (
     FINGERPRINT_FIELDS,
@@ -67,20 +65,34 @@ from orchestrator.history.fingerprint import (
 )
 from orchestrator.history.histogram import bin_sql
 from orchestrator.history.metrics import PINGS_LOST_SQL, PINGS_SENT_SQL
-from orchestrator.model.backends import is_emulated
-from orchestrator.results import flags, parse, store
-from orchestrator.results.collect import host_doc
-from orchestrator.results.ping_rows import round_stalls, samples_of
-from orchestrator.results.record import SweepRecord
-from orchestrator.results.schema import (
+from orchestrator.model import is_emulated
+from orchestrator.results import (
+    HOST_STALL,
+    HOSTS_FILE,
     MEASUREMENT_COLUMNS,
+    MEASUREMENTS_FILE,
     MEASURES,
+    RAW_DIR,
     SINGLE_STREAM,
+    SWEEP_FILE,
     YEARS,
+    SweepRecord,
+    flagged,
+    host_doc,
+    is_study_dir,
+    load_record,
     measure_of,
     number_problem,
+    parse_flags,
+    read_raw_round,
+    read_rows,
+    round_stalls,
+    safe_name,
+    samples_of,
     value_range,
 )
+from orchestrator.results import ping_samples as parse_ping_samples
+from orchestrator.results import sweep_dir as store_sweep_dir
 
 if TYPE_CHECKING:
     import duckdb
@@ -733,9 +745,7 @@ def _typed(column: str, text: Any) -> Any:
 def ping_samples(sweep_dir: Path, round_no: int, host: str) -> list[float]:
     """The RTT samples (ms) host `host` pinged in round `round_no`, from its raw output
     (the path of store.raw_path, built as text: this runs once per row)."""
-    path = os.path.join(
-        sweep_dir, store.RAW_DIR, f"round-{round_no:03d}", f"{store.safe_name(host)}.json"
-    )
+    path = os.path.join(sweep_dir, RAW_DIR, f"round-{round_no:03d}", f"{safe_name(host)}.json")
     try:
         with open(path, "rb") as f:  # its bytes: no decoding but the sample text's
             text = f.read()
@@ -743,7 +753,7 @@ def ping_samples(sweep_dir: Path, round_no: int, host: str) -> list[float]:
         return []
     doc, _why = host_doc(text)
     ping = (doc or {}).get("ping") or {}
-    return parse.ping_samples(str(ping.get("stdout", "")))
+    return parse_ping_samples(str(ping.get("stdout", "")))
 
 
 def phase_samples(
@@ -757,8 +767,8 @@ def phase_samples(
     for entry in record.rounds:
         if not entry.ping_phase:
             continue
-        raw = store.read_raw_round(sweep_dir, int(entry.round))
-        texts = {src: raw.get(store.safe_name(src)) for src in {t[0] for t in entry.tests or []}}
+        raw = read_raw_round(sweep_dir, int(entry.round))
+        texts = {src: raw.get(safe_name(src)) for src in {t[0] for t in entry.tests or []}}
         stalled = round_stalls(texts)
         for src, text in texts.items():
             for dst, values in samples_of(text).items():
@@ -771,7 +781,7 @@ def phase_samples(
 def _hosts_json(sweep_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(facts, placement) per host key from hosts.json; {} for what is not there."""
     try:
-        doc = json.loads((sweep_dir / store.HOSTS_FILE).read_text())
+        doc = json.loads((sweep_dir / HOSTS_FILE).read_text())
     except (OSError, ValueError):
         return {}, {}
     if not isinstance(doc, dict):
@@ -800,13 +810,13 @@ class Batch:
 
 def sweep_batch(results: Path, sweep_id: str) -> Batch:
     """The store's rows of one sweep folder (its record's format version checked)."""
-    folder = store.sweep_dir(results, sweep_id)
-    if store.is_study_dir(folder):  # before reading it as a sweep's record
+    folder = store_sweep_dir(results, sweep_id)
+    if is_study_dir(folder):  # before reading it as a sweep's record
         raise UserError(f"{folder} is a TCP study, not a sweep: the history holds sweeps only")
-    record = store.load_record(results, sweep_id)
-    csv_rows = store.read_rows(folder / store.MEASUREMENTS_FILE)
+    record = load_record(results, sweep_id)
+    csv_rows = read_rows(folder / MEASUREMENTS_FILE)
     # computed again: a folder written before the column has none
-    csv_rows = store.flagged(csv_rows, record.params.get("duration_s"))
+    csv_rows = flagged(csv_rows, record.params.get("duration_s"))
     facts, placement = _hosts_json(folder)
     recorded = {name: p.to_json() for name, p in (record.placement or {}).items()}
     placement = {**placement, **recorded}
@@ -831,7 +841,7 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
             test_samples = []  # its pair's pings are its single_stream row's
         elif (src, dst) in phase:
             every, kept = phase[(src, dst)]
-            test_samples = kept if flags.HOST_STALL in flags.parse(raw.get("flags")) else every
+            test_samples = kept if HOST_STALL in parse_flags(raw.get("flags")) else every
         elif round_no:
             if (round_no, src) not in samples:
                 samples[(round_no, src)] = ping_samples(folder, round_no, src)
@@ -983,8 +993,8 @@ def sweep_ids(results: Path) -> list[str]:
     """Ids of the sweep folders under `results` (those with a sweep.json), oldest first."""
     if not Path(results).is_dir():
         return []
-    found = (p.parent for p in Path(results).glob(f"*/{store.SWEEP_FILE}"))
-    return sorted(p.name for p in found if not store.is_study_dir(p))  # a study is no sweep
+    found = (p.parent for p in Path(results).glob(f"*/{SWEEP_FILE}"))
+    return sorted(p.name for p in found if not is_study_dir(p))  # a study is no sweep
 
 
 def ingest_all(
@@ -1157,7 +1167,7 @@ def import_batch(rows: Sequence[Mapping[str, str]], source: str, month: str, lab
     first_of_month = f"{month}-01 00:00:00"
     out, prints = [], {}
     if rows and "flags" not in rows[0]:
-        rows = store.flagged(rows)  # a file from before the column, or from elsewhere
+        rows = flagged(rows)  # a file from before the column, or from elsewhere
     for raw in rows:
         row = {c: _typed(c, raw.get(c)) for c in MEASUREMENT_COLUMNS}
         fields = imported_fields(raw, source)
@@ -1227,7 +1237,7 @@ def import_batches(
     """The store's rows of an imported file, one batch (a source of its own) per network
     tier its rows name (tier_source); flags computed over the whole file first."""
     if rows and "flags" not in rows[0]:
-        rows = store.flagged(rows)
+        rows = flagged(rows)
     groups: dict[str, list[Mapping[str, str]]] = {}
     for raw in rows:
         groups.setdefault(tier_source(source, raw.get("network_tier")), []).append(raw)

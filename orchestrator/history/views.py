@@ -27,8 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
+from orchestrator.core import CATALOG, UserError, shell_word
 
 # the metrics and rules, also read here as views.X by the CLI, the site and tests
 from orchestrator.history.metrics import (  # noqa: F401
@@ -67,9 +66,9 @@ from orchestrator.history.metrics import (  # noqa: F401
     window_bounds,
     window_days,
 )
-from orchestrator.model.catalog import Catalog, load_catalog, region_order
-from orchestrator.netmodel.model import DEFAULT_MODEL
-from orchestrator.plan.selection import SelectionSpec, pair_filter
+from orchestrator.model import Catalog, load_catalog, region_order
+from orchestrator.netmodel import DEFAULT_MODEL
+from orchestrator.plan import SelectionSpec, pair_filter
 
 if TYPE_CHECKING:
     import duckdb
@@ -91,7 +90,7 @@ def with_store(results: Path) -> Path:
     if not h.store_path(existing_results(results)).exists():
         raise UserError(
             f"no history store at {h.store_path(results)}: run 'interregion history "
-            f"ingest --all --results {paths.shell_word(results)}' first"
+            f"ingest --all --results {shell_word(results)}' first"
         )
     return results
 
@@ -395,7 +394,7 @@ class MatrixRequest:
     window: str = "1W"
     sources: tuple[str, ...] = ()
     include_flagged: bool = False
-    catalog: Path = paths.CATALOG
+    catalog: Path = CATALOG
     selection: SelectionSpec = field(default_factory=SelectionSpec)  # its filters only
     json_hint: bool = False  # a mesh source's hint names `mesh matrix --json`
 

@@ -1,12 +1,80 @@
 """The continuous mesh: one host per region kept up, every directed pair probed every
 interval, 5-minute bins in the store, changes judged within 15 minutes, OpenMetrics.
 
-Public API, its modules (what the CLI and benches use): `run` (MeshRequest, create, up, down,
-open_mesh, running: a mesh's life, on the sweep's stages), `collect` (collect: one pull
-of every host into the store), `bins` (records -> samples -> 5-minute bins), `detect`
-(the bins judged by the store's change detection, with the mesh's RULE), `views`
-(host_status, matrix, pair_bins), `openmetrics` (render), `cost` (mesh_cost: `plan
---mesh`), `serve` (parse_bind, make_server: `metrics --serve`).
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.mesh import matrix_of`),
+never a module of this package (tests/check_layers.py).
+
+- `collect`: `MeshStatus`, `mesh_status`.
+- `cost`: `DEFAULT_ECHOES`, `DEFAULT_INTERVAL_S`, `HOURS_PER_MONTH`, `MeshPlan`, `mesh_plan`.
+- `openmetrics`: `metrics`.
+- `run`: `MeshRequest`, `mesh_down`, `run_mesh`.
+- `serve`: `serve_metrics`.
+- `views`: `MeshMatrix`, `matrix_of`, `newest_bin`, `pair_bins`.
 """
 
-__all__ = ["bins", "collect", "cost", "detect", "openmetrics", "run", "serve", "views"]
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.mesh.collect import MeshStatus, mesh_status
+    from orchestrator.mesh.cost import (
+        DEFAULT_ECHOES,
+        DEFAULT_INTERVAL_S,
+        HOURS_PER_MONTH,
+        MeshPlan,
+        mesh_plan,
+    )
+    from orchestrator.mesh.openmetrics import metrics
+    from orchestrator.mesh.run import MeshRequest, run_mesh
+    from orchestrator.mesh.run import down as mesh_down
+    from orchestrator.mesh.serve import serve_metrics
+    from orchestrator.mesh.views import MeshMatrix, matrix_of, newest_bin, pair_bins
+
+__all__ = [
+    "DEFAULT_ECHOES",
+    "DEFAULT_INTERVAL_S",
+    "HOURS_PER_MONTH",
+    "MeshMatrix",
+    "MeshPlan",
+    "MeshRequest",
+    "MeshStatus",
+    "matrix_of",
+    "mesh_down",
+    "mesh_plan",
+    "mesh_status",
+    "metrics",
+    "newest_bin",
+    "pair_bins",
+    "run_mesh",
+    "serve_metrics",
+]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "MeshStatus": ("orchestrator.mesh.collect", "MeshStatus"),
+    "mesh_status": ("orchestrator.mesh.collect", "mesh_status"),
+    "DEFAULT_ECHOES": ("orchestrator.mesh.cost", "DEFAULT_ECHOES"),
+    "DEFAULT_INTERVAL_S": ("orchestrator.mesh.cost", "DEFAULT_INTERVAL_S"),
+    "HOURS_PER_MONTH": ("orchestrator.mesh.cost", "HOURS_PER_MONTH"),
+    "MeshPlan": ("orchestrator.mesh.cost", "MeshPlan"),
+    "mesh_plan": ("orchestrator.mesh.cost", "mesh_plan"),
+    "metrics": ("orchestrator.mesh.openmetrics", "metrics"),
+    "MeshRequest": ("orchestrator.mesh.run", "MeshRequest"),
+    "mesh_down": ("orchestrator.mesh.run", "down"),
+    "run_mesh": ("orchestrator.mesh.run", "run_mesh"),
+    "serve_metrics": ("orchestrator.mesh.serve", "serve_metrics"),
+    "MeshMatrix": ("orchestrator.mesh.views", "MeshMatrix"),
+    "matrix_of": ("orchestrator.mesh.views", "matrix_of"),
+    "newest_bin": ("orchestrator.mesh.views", "newest_bin"),
+    "pair_bins": ("orchestrator.mesh.views", "pair_bins"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

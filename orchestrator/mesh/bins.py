@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from orchestrator.core.stats import WILSON_Z
-from orchestrator.history.metrics import QUANTILES, min_samples
+from orchestrator.core import WILSON_Z
+from orchestrator.history import QUANTILES, min_samples
 
 if TYPE_CHECKING:
     import duckdb

@@ -21,9 +21,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
-from orchestrator.core.times import utc_now
-from orchestrator.history import store as history
+from orchestrator.core import UserError, utc_now
+from orchestrator.history import opened, transaction
 from orchestrator.mesh import bins, detect
 from orchestrator.mesh.run import (
     PULLED_DIR,
@@ -36,13 +35,9 @@ from orchestrator.mesh.run import (
     source_of,
 )
 from orchestrator.mesh.views import HostStatus, host_status
-from orchestrator.model.backends import is_emulated
-from orchestrator.model.hosts import Host
-from orchestrator.results import store
-from orchestrator.results.store import safe_name
-from orchestrator.sweep import stages
-from orchestrator.sweep.inventory import control_dir, ssh_common_args
-from orchestrator.sweep.record import Sweep
+from orchestrator.model import Host, is_emulated
+from orchestrator.results import safe_name, write_atomic
+from orchestrator.sweep import Sweep, control_dir, load_hosts, local_agent_dir, ssh_common_args
 
 PULL_FORKS = 16  # SSH sessions at once
 PULL_TIMEOUT_S = 60
@@ -76,7 +71,7 @@ def agent_home(sweep: Sweep, host: Host, facts: dict[str, Any]) -> str:
     report on still has the sweep's (its agent may run: mesh.yml starts it)."""
     home = facts.get(host.name, {}).get("agent_dir")
     if not home and is_emulated(host.backend):
-        home = stages.local_agent_dir(sweep)
+        home = local_agent_dir(sweep)
     return str(home or "")
 
 
@@ -116,10 +111,10 @@ def collect(sweep: Sweep) -> dict[str, Any]:
     """One pull of every host into the store; returns the status it wrote."""
     request = request_of(sweep)
     source = source_of(sweep.emulated)
-    hosts = stages.load_hosts(sweep)
+    hosts = load_hosts(sweep)
     facts = host_facts(sweep)
     folders = {name: part["dir"] for name, part in parts(sweep, request).items()}
-    with history.opened(sweep.results.parent, create=True) as con:
+    with opened(sweep.results.parent, create=True) as con:
         at = positions(con, sweep.id)
     with ThreadPoolExecutor(PULL_FORKS) as pool:
         pulled = list(pool.map(
@@ -162,7 +157,7 @@ def collect(sweep: Sweep) -> dict[str, Any]:
         with (raw / f"{safe_name(p.host)}.jsonl").open("a") as f:
             f.write(p.text)
     started = time.monotonic()
-    with history.opened(sweep.results.parent, create=True) as con, history.transaction(con):
+    with opened(sweep.results.parent, create=True) as con, transaction(con):
         register_source(con, sweep, source)
         bins.add_pulled(con, source, sweep.id, texts, request.bin_s)
         for host, position in new_at.items():
@@ -219,7 +214,7 @@ def mesh_status(results: Path, mesh_id: str | None, log: Callable[[str], None]) 
     status = read_status(sweep) if (sweep.dir / "state").is_dir() else {}  # not made here
     emulation = None
     if sweep.emulated:
-        from orchestrator.emulator.stack import emulation_id_for
+        from orchestrator.emulator import emulation_id_for
 
         emulation = emulation_id_for(sweep.id)
     return MeshStatus(sweep.id, sweep.id in running(results), str(sweep.record.status),
@@ -239,7 +234,7 @@ def read_status(sweep: Sweep) -> dict[str, Any]:
 def write_status(sweep: Sweep, doc: dict[str, Any]) -> None:
     if not sweep.state.is_dir():
         raise UserError(f"the state folder of mesh {sweep.id} is gone")
-    store.write_atomic(sweep.state / STATUS_FILE, json.dumps(doc, indent=1) + "\n")
+    write_atomic(sweep.state / STATUS_FILE, json.dumps(doc, indent=1) + "\n")
 
 
 def pulled_dir(sweep: Sweep) -> Path:

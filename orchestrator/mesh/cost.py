@@ -14,11 +14,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from orchestrator.model import backends
-from orchestrator.model.catalog import Region
-from orchestrator.plan.pricing import Pricing, load_pricing
-from orchestrator.plan.sweep_plan import Plan
-from orchestrator.results.schema import PING_PACKET_BYTES
+from orchestrator.model import Region, is_emulated
+from orchestrator.plan import Plan, Pricing, load_pricing
+from orchestrator.results import PING_PACKET_BYTES
 
 # what `mesh up` probes by default, and what `plan --mesh` prices: one place for both
 DEFAULT_INTERVAL_S = 60
@@ -88,5 +86,5 @@ def mesh_plan(plan: Plan, pricing_path: Any, interval_s: int, echoes: int) -> Me
     pricing = load_pricing(pricing_path)
     regions = plan.selection.regions
     return MeshPlan(mesh_cost(regions, pricing, interval_s, echoes), tuple(r.key for r in regions),
-                    interval_s, echoes, plan.backend, backends.is_emulated(plan.backend),
+                    interval_s, echoes, plan.backend, is_emulated(plan.backend),
                     pricing.as_of)  # fmt: skip

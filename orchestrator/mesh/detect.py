@@ -23,15 +23,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.history import changes as ch
-from orchestrator.history import judgments
+from orchestrator.history import Params, Run, SeriesKey, judge_runs
 from orchestrator.mesh.bins import utc
 
 if TYPE_CHECKING:
     from orchestrator.mesh.run import MeshRequest
-    from orchestrator.sweep.record import Sweep
+    from orchestrator.sweep import Sweep
 
-RULE = ch.Params(window_runs=12, min_runs=6, confirm_runs=2, revert_runs=2, new_normal_runs=6)
+RULE = Params(window_runs=12, min_runs=6, confirm_runs=2, revert_runs=2, new_normal_runs=6)
 MIN_SAMPLES = 3
 _JUDGED_KEY = "mesh_judged:{mesh}"
 
@@ -69,13 +68,13 @@ def judge_final_bins(
         "AND rtt_p50_ms IS NOT NULL AND received >= ? ORDER BY t, src, dst",
         [source, sweep.id, after, request.bin_s, through, MIN_SAMPLES],
     ).fetchall()
-    runs: dict[int, list[tuple[ch.SeriesKey, ch.Run]]] = {}
+    runs: dict[int, list[tuple[SeriesKey, Run]]] = {}
     for t, src, dst, p50, iso in rows:
         runs.setdefault(t, []).append(
-            (ch.SeriesKey(source, sweep.backend, "rtt", src, dst),
-             ch.Run(run_id(sweep.id, t), iso, float(p50), sweep.id))
+            (SeriesKey(source, sweep.backend, "rtt", src, dst),
+             Run(run_id(sweep.id, t), iso, float(p50), sweep.id))
         )  # fmt: skip
-    judgments.judge_runs(con, [(run_id(sweep.id, t), rs) for t, rs in sorted(runs.items())], RULE)
+    judge_runs(con, [(run_id(sweep.id, t), rs) for t, rs in sorted(runs.items())], RULE)
     if through > after:
         con.execute("DELETE FROM meta WHERE key = ?", [key])
         con.execute("INSERT INTO meta VALUES (?, ?)", [key, str(through)])

@@ -28,11 +28,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
-from orchestrator.history.metrics import QUANTILES, min_samples
+from orchestrator.core import UserError
+from orchestrator.history import QUANTILES, min_samples
 from orchestrator.mesh.bins import BIN_S
 from orchestrator.mesh.views import WINDOWS, mesh_sources
-from orchestrator.results import store
+from orchestrator.results import write_atomic
 
 QUANTILE_STATS = ("p50", "p90", "p99")
 FAMILIES = (
@@ -153,12 +153,12 @@ def render(
 def metrics(results: Path, window: str, fmt: str, out: Path | None = None) -> str:
     """`interregion metrics`: the exposition of every mesh source of the store under
     `results`, written whole to `out` when given (node_exporter's textfile collector)."""
-    from orchestrator.history import store as history
+    from orchestrator.history import opened
 
     if window not in WINDOWS:
         raise UserError(f"--window {window}: one of {', '.join(WINDOWS)}")
-    with history.opened(results, read_only=True) as con:
+    with opened(results, read_only=True) as con:
         text = render(con, window, fmt=fmt)
     if out is not None:
-        store.write_atomic(out, text)
+        write_atomic(out, text)
     return text

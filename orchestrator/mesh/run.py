@@ -24,26 +24,47 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.clouds.options import CloudOptions
-from orchestrator.core.errors import UserError
-from orchestrator.drivers import interrupts
-from orchestrator.drivers import processes as children
-from orchestrator.drivers.ansible import Event, plain_view, run_playbook, write_document
-from orchestrator.emulator.state import process_start_ticks
-from orchestrator.model.backends import is_emulated
-from orchestrator.model.hosts import Host
-from orchestrator.plan.options import params_spec
-from orchestrator.plan.selection import SelectionSpec
-from orchestrator.plan.sweep_plan import Plan
-from orchestrator.results import store
-from orchestrator.results.record import SweepStatus, read_record
-from orchestrator.results.store import safe_name
-from orchestrator.sweep import abandoned, launch, stages
-from orchestrator.sweep.record import Sweep, open_sweep
+from orchestrator.clouds import CloudOptions
+from orchestrator.core import UserError
+from orchestrator.drivers import (
+    Event,
+    check_interrupt,
+    deferred,
+    plain_view,
+    run_playbook,
+    stop_all,
+    write_document,
+)
+from orchestrator.emulator import process_start_ticks
+from orchestrator.model import Host, is_emulated
+from orchestrator.plan import Plan, SelectionSpec, params_spec
+from orchestrator.results import HOSTS_FILE, SWEEP_FILE, SweepStatus, read_record, safe_name
+from orchestrator.sweep import (
+    BIG_HOSTS,
+    PREPARE_FORKS,
+    Emulation,
+    Sweep,
+    SweepRequest,
+    cloud_options_for,
+    load_hosts,
+    local_agent_dir,
+    locked,
+    mark_owner,
+    open_sweep,
+    owner_alive,
+    plan_for,
+    prepare,
+    provision_stage,
+    state_folder,
+    teardown_stage,
+    write_sweep_inventory,
+)
+from orchestrator.sweep import MESH_DIR as ABANDONED_MESH_DIR
+from orchestrator.sweep import create as launch_create
 
 Log = Callable[[str], None]
 # under the results folder: meshes are not sweeps to the report or site
-MESH_DIR = abandoned.MESH_DIR
+MESH_DIR = ABANDONED_MESH_DIR
 PULLED_DIR = "pulled"
 UNIT = "interregion-mesh.service"
 
@@ -95,15 +116,15 @@ def request_of(sweep: Sweep) -> MeshRequest:
 
 def mesh_ids(results: Path) -> list[str]:
     folder = mesh_results(results)
-    return sorted(p.parent.name for p in folder.glob(f"*/{store.SWEEP_FILE}"))
+    return sorted(p.parent.name for p in folder.glob(f"*/{SWEEP_FILE}"))
 
 
 def running(results: Path) -> list[str]:
     """The meshes whose owner still runs (normally none or one)."""
     out = []
     for mesh_id in mesh_ids(results):
-        record = read_record(mesh_results(results) / mesh_id / store.SWEEP_FILE)
-        if record is not None and not record.status.finished and abandoned.owner_alive(record):
+        record = read_record(mesh_results(results) / mesh_id / SWEEP_FILE)
+        if record is not None and not record.status.finished and owner_alive(record):
             out.append(mesh_id)
     return out
 
@@ -134,12 +155,12 @@ def create(
     log: Log,
     *,
     cloud_options: CloudOptions | None = None,
-    emulation: launch.Emulation | None = None,
+    emulation: Emulation | None = None,
 ) -> Sweep:
     """The mesh's record, under the mesh folder's lock (which tears down dead meshes
     first), its owner this process."""
-    with launch.locked(mesh_results(results), trigger="mesh", log=log):
-        run = launch.create(
+    with locked(mesh_results(results), trigger="mesh", log=log):
+        run = launch_create(
             plan,
             spec,
             mesh_results(results),
@@ -151,7 +172,7 @@ def create(
             "request": asdict(request),
             "source": source_of(plan_emulated(plan)),
         }
-        abandoned.mark_owner(run.record)
+        mark_owner(run.record)
         run.save()
     return run
 
@@ -163,19 +184,19 @@ def plan_emulated(plan: Plan) -> bool:
 def agent_dir(sweep: Sweep, host: Host, facts: dict[str, Any]) -> str:
     """Where a host's agent keeps its records: emulated hosts share this machine's file
     system, so each has a folder of its own under the sweep's agent folder."""
-    base = str(facts.get(host.name, {}).get("agent_dir") or stages.local_agent_dir(sweep))
+    base = str(facts.get(host.name, {}).get("agent_dir") or local_agent_dir(sweep))
     return f"{base}/mesh/{safe_name(host.name)}" if is_emulated(host.backend) else f"{base}/mesh"
 
 
 def host_facts(sweep: Sweep) -> dict[str, Any]:
-    doc = json.loads((sweep.dir / store.HOSTS_FILE).read_text())
+    doc = json.loads((sweep.dir / HOSTS_FILE).read_text())
     facts = doc.get("facts", {})
     return facts if isinstance(facts, dict) else {}
 
 
 def parts(sweep: Sweep, request: MeshRequest) -> dict[str, dict[str, Any]]:
     """Each host's part: its peers (every other host) and the request."""
-    hosts = stages.load_hosts(sweep)
+    hosts = load_hosts(sweep)
     facts = host_facts(sweep)
     return {
         h.name: {
@@ -197,7 +218,7 @@ def start_agents(sweep: Sweep, request: MeshRequest) -> list[str]:
     on emulated hosts, under systemd on cloud hosts). Returns the hosts that failed."""
     problems: dict[str, str] = {}
     started: set[str] = set()
-    hosts = stages.load_hosts(sweep)
+    hosts = load_hosts(sweep)
     by_alias = {safe_name(h.name): h.name for h in hosts}
 
     def on_event(event: Event) -> None:
@@ -211,8 +232,8 @@ def start_agents(sweep: Sweep, request: MeshRequest) -> list[str]:
     folder.mkdir(exist_ok=True)
     for name, part in parts(sweep, request).items():
         (folder / f"{safe_name(name)}.json").write_text(json.dumps(part))
-    with plain_view(stages.state_folder(sweep)) as view:
-        inv = stages.write_sweep_inventory(sweep, hosts, view)
+    with plain_view(state_folder(sweep)) as view:
+        inv = write_sweep_inventory(sweep, hosts, view)
         variables = sweep.state / "mesh-vars.yml"
         write_document(variables, {"ir_mesh_parts_dir": str(view.state / "mesh-parts")})
         run_playbook(
@@ -220,7 +241,7 @@ def start_agents(sweep: Sweep, request: MeshRequest) -> list[str]:
             inv,
             on_event=on_event,
             log_path=sweep.state / "ansible-mesh.log",
-            forks=min(len(hosts), stages.PREPARE_FORKS),
+            forks=min(len(hosts), PREPARE_FORKS),
             extra_vars=view.state / variables.name,
             view=view,
         )
@@ -242,10 +263,10 @@ def serve(sweep: Sweep, collect: Callable[[Sweep], object], every_s: float,
     not store is pulled again."""
     next_at = time.monotonic() + every_s
     while not until():
-        interrupts.check()
+        check_interrupt()
         if time.monotonic() >= next_at:
             try:
-                with interrupts.deferred():
+                with deferred():
                     collect(sweep)
             except (UserError, OSError) as e:
                 sweep.log(f"warning: collection failed, tried again in {every_s:g} s: {e}")
@@ -259,8 +280,8 @@ def up(sweep: Sweep, collect: Callable[[Sweep], object], *, ready: Log | None = 
     (the last records are pulled first)."""
     request = request_of(sweep)
     try:
-        stages.provision(sweep, owner_pid=os.getpid())
-        stages.prepare(sweep)
+        provision_stage(sweep, owner_pid=os.getpid())
+        prepare(sweep)
         start_agents(sweep, request)
         sweep.record.status = SweepStatus.MEASURING
         sweep.save()
@@ -275,19 +296,19 @@ def up(sweep: Sweep, collect: Callable[[Sweep], object], *, ready: Log | None = 
         sweep.record.status = SweepStatus.FAILED
         raise
     finally:
-        with interrupts.deferred():
-            if (sweep.dir / store.HOSTS_FILE).exists() and sweep.record.status == SweepStatus.DONE:
+        with deferred():
+            if (sweep.dir / HOSTS_FILE).exists() and sweep.record.status == SweepStatus.DONE:
                 try:
                     collect(sweep)
                 except (UserError, OSError) as e:
                     sweep.log(f"warning: the last collection failed ({e})")
-            children.stop_all()
-            stages.teardown(sweep)
+            stop_all()
+            teardown_stage(sweep)
             sweep.save()
     return sweep
 
 
-def run_mesh(wanted: launch.SweepRequest, request: MeshRequest, results: Path, *, yes: bool,
+def run_mesh(wanted: SweepRequest, request: MeshRequest, results: Path, *, yes: bool,
              note: Log, say: Log, started: Callable[[Sweep], None]) -> Sweep:  # fmt: skip
     """`interregion mesh up`: the mesh planned from a sweep's request (one host per region,
     at least 2, more than BIG_HOSTS only with `yes`), created (`started` is told its id),
@@ -297,15 +318,13 @@ def run_mesh(wanted: launch.SweepRequest, request: MeshRequest, results: Path, *
 
     request.check()
     wanted = replace(wanted, params=params_spec(tests="ping"))
-    plan = launch.plan_for(wanted, note)
+    plan = plan_for(wanted, note)
     hosts = len(plan.selection.regions)
     if hosts < 2:
         raise UserError("a mesh needs at least 2 regions: select more")
-    if hosts > launch.BIG_HOSTS and not yes:
-        raise UserError(
-            f"this mesh starts {hosts} hosts (more than {launch.BIG_HOSTS}): pass --yes"
-        )
-    options = launch.cloud_options_for(wanted, results)
+    if hosts > BIG_HOSTS and not yes:
+        raise UserError(f"this mesh starts {hosts} hosts (more than {BIG_HOSTS}): pass --yes")
+    options = cloud_options_for(wanted, results)
     sweep = create(plan, wanted.selection, results, request, say, cloud_options=options,
                    emulation=wanted.emulation)  # fmt: skip
     note(f"mesh {sweep.id}: {hosts} hosts, {hosts * (hosts - 1)} directed pairs, "
@@ -326,7 +345,7 @@ def down(results: Path, mesh_id: str | None, log: Log, wait_s: float = 300.0) ->
     is torn down here."""
     sweep = open_mesh(results, mesh_id, log)
     owner = sweep.record.owner
-    if owner is not None and abandoned.owner_alive(sweep.record) and owner.pid != os.getpid():
+    if owner is not None and owner_alive(sweep.record) and owner.pid != os.getpid():
         log(f"mesh {sweep.id}: stopping its controller (process {owner.pid})")
         os.kill(owner.pid, signal.SIGTERM)
         deadline = time.monotonic() + wait_s
@@ -340,7 +359,7 @@ def down(results: Path, mesh_id: str | None, log: Log, wait_s: float = 300.0) ->
         return open_sweep(sweep.id, mesh_results(results), log)
     if not sweep.record.status.finished or stages_left(sweep):
         log(f"mesh {sweep.id}: its controller is gone: tearing down")
-        stages.teardown(sweep)
+        teardown_stage(sweep)
         if not sweep.record.status.finished:
             sweep.record.status = SweepStatus.FAILED
         sweep.save()
@@ -361,6 +380,6 @@ def _alive(pid: int, start_ticks: int | None) -> bool:
 
 def stages_left(sweep: Sweep) -> bool:
     """Whether a Terraform stack of the mesh is still applied."""
-    from orchestrator.sweep.provision import existing_stacks
+    from orchestrator.sweep import existing_stacks
 
     return bool(existing_stacks(sweep.state)) if sweep.state.is_dir() else False

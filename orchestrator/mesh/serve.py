@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
+from orchestrator.core import UserError
 
 DEFAULT_HOST = "127.0.0.1"
 OPENMETRICS_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -122,18 +122,18 @@ def serve_metrics(bind: str, window: str, results: Path, *, say: Callable[[str],
                   warn: Callable[[str], None]) -> None:  # fmt: skip
     """`metrics --serve HOST:PORT`: /metrics of the store under `results` until
     interrupted (Ctrl-C, SIGTERM); the address it listens on `say`d."""
-    from orchestrator.history import store as history
+    from orchestrator.history import opened, store_path
     from orchestrator.mesh import openmetrics
 
     if window not in openmetrics.WINDOWS:
         raise UserError(f"--window {window}: one of {', '.join(openmetrics.WINDOWS)}")
     host, port = parse_bind(bind)
-    if not history.store_path(results).exists():
+    if not store_path(results).exists():
         raise UserError(f"no history store under {results}: 'interregion mesh up' starts a "
                         "mesh, which fills it")  # fmt: skip
 
     def render(fmt: str) -> str:
-        with history.opened(results, read_only=True) as con:
+        with opened(results, read_only=True) as con:
             return openmetrics.render(con, window, fmt=fmt)
 
     server = make_server(host, port, render)

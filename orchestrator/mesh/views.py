@@ -14,10 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
-from orchestrator.core.stats import wilson
-from orchestrator.history.metrics import MESH_WINDOWS as WINDOWS
-from orchestrator.history.metrics import QUANTILES, mesh_sources, min_samples
+from orchestrator.core import UserError, wilson
+from orchestrator.history import MESH_WINDOWS as WINDOWS
+from orchestrator.history import QUANTILES, mesh_sources, min_samples
 from orchestrator.mesh.bins import BIN_S
 
 
@@ -111,9 +110,9 @@ class MeshMatrix:
 
 def matrix_of(results: Path, source: str | None, window: str) -> MeshMatrix:
     """The matrix of `source` (None: the only mesh source of the store) over `window`."""
-    from orchestrator.history import store
+    from orchestrator.history import opened
 
-    with store.opened(results, read_only=True) as con:
+    with opened(results, read_only=True) as con:
         known = mesh_sources(con)
         if not known:
             raise UserError(f"no mesh data in the store under {results}: "

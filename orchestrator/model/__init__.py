@@ -1,16 +1,116 @@
 """What a sweep is about: the region catalog (`regions.yaml`) and the host contract that every
 Terraform stack outputs.
 
-Public API: the modules below; other packages import only these names
-(`from orchestrator.model import backends`), never a name starting with `_`.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.model import backend_info`),
+never a module of this package (tests/check_layers.py).
 
-- `backends`: The backends a sweep can run on, as data: one frozen BackendInfo per backend.
-- `catalog`: The region catalog: `regions.yaml`, loaded and checked.
-- `hosts`: The host contract every Terraform stack outputs.
+- `backends`: `BACKENDS`, `BACKEND_NAMES`, `BackendInfo`, `CLOUD_NAMES`, `CLOUD_SETUP_S`,
+  `DEFAULT_BACKEND`, `LOCAL_MAX_CONCURRENT`, `backend_info`, `is_cloud`, `is_emulated`.
+- `catalog`: `CLOUDS`, `Catalog`, `MachineBandwidth`, `Region`, `RegionListing`, `load_catalog`,
+  `region_from_dict`, `region_order`, `region_to_dict`.
+- `hosts`: `Host`, `IPERF3_PORTS`, `hosts_from_output`, `iperf3_port`, `pins_from_file`,
+  `placement`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.model.backends import (
+        BACKENDS,
+        CLOUD_NAMES,
+        CLOUD_SETUP_S,
+        LOCAL_MAX_CONCURRENT,
+        BackendInfo,
+        is_cloud,
+        is_emulated,
+    )
+    from orchestrator.model.backends import DEFAULT as DEFAULT_BACKEND
+    from orchestrator.model.backends import NAMES as BACKEND_NAMES
+    from orchestrator.model.backends import info as backend_info
+    from orchestrator.model.catalog import (
+        CLOUDS,
+        Catalog,
+        MachineBandwidth,
+        Region,
+        RegionListing,
+        load_catalog,
+        region_from_dict,
+        region_order,
+        region_to_dict,
+    )
+    from orchestrator.model.hosts import (
+        IPERF3_PORTS,
+        Host,
+        hosts_from_output,
+        iperf3_port,
+        pins_from_file,
+        placement,
+    )
+
 __all__ = [
-    "backends",
-    "catalog",
-    "hosts",
+    "BACKENDS",
+    "BACKEND_NAMES",
+    "CLOUDS",
+    "CLOUD_NAMES",
+    "CLOUD_SETUP_S",
+    "DEFAULT_BACKEND",
+    "IPERF3_PORTS",
+    "LOCAL_MAX_CONCURRENT",
+    "BackendInfo",
+    "Catalog",
+    "Host",
+    "MachineBandwidth",
+    "Region",
+    "RegionListing",
+    "backend_info",
+    "hosts_from_output",
+    "iperf3_port",
+    "is_cloud",
+    "is_emulated",
+    "load_catalog",
+    "pins_from_file",
+    "placement",
+    "region_from_dict",
+    "region_order",
+    "region_to_dict",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "BACKENDS": ("orchestrator.model.backends", "BACKENDS"),
+    "BACKEND_NAMES": ("orchestrator.model.backends", "NAMES"),
+    "BackendInfo": ("orchestrator.model.backends", "BackendInfo"),
+    "CLOUD_NAMES": ("orchestrator.model.backends", "CLOUD_NAMES"),
+    "CLOUD_SETUP_S": ("orchestrator.model.backends", "CLOUD_SETUP_S"),
+    "DEFAULT_BACKEND": ("orchestrator.model.backends", "DEFAULT"),
+    "LOCAL_MAX_CONCURRENT": ("orchestrator.model.backends", "LOCAL_MAX_CONCURRENT"),
+    "backend_info": ("orchestrator.model.backends", "info"),
+    "is_cloud": ("orchestrator.model.backends", "is_cloud"),
+    "is_emulated": ("orchestrator.model.backends", "is_emulated"),
+    "CLOUDS": ("orchestrator.model.catalog", "CLOUDS"),
+    "Catalog": ("orchestrator.model.catalog", "Catalog"),
+    "MachineBandwidth": ("orchestrator.model.catalog", "MachineBandwidth"),
+    "Region": ("orchestrator.model.catalog", "Region"),
+    "RegionListing": ("orchestrator.model.catalog", "RegionListing"),
+    "load_catalog": ("orchestrator.model.catalog", "load_catalog"),
+    "region_from_dict": ("orchestrator.model.catalog", "region_from_dict"),
+    "region_order": ("orchestrator.model.catalog", "region_order"),
+    "region_to_dict": ("orchestrator.model.catalog", "region_to_dict"),
+    "Host": ("orchestrator.model.hosts", "Host"),
+    "IPERF3_PORTS": ("orchestrator.model.hosts", "IPERF3_PORTS"),
+    "hosts_from_output": ("orchestrator.model.hosts", "hosts_from_output"),
+    "iperf3_port": ("orchestrator.model.hosts", "iperf3_port"),
+    "pins_from_file": ("orchestrator.model.hosts", "pins_from_file"),
+    "placement": ("orchestrator.model.hosts", "placement"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from orchestrator.core.errors import UserError
+from orchestrator.core import UserError
 
 # Default --max-concurrent of a sweep on the emulated cloud. bench/emulator.py
 # on the 2-core reference machine (shared, load ~3.5): single-stream 50 Mbit/s

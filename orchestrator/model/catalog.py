@@ -14,9 +14,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
-from orchestrator.core.textfile import load_yaml
+from orchestrator.core import CATALOG, UserError, load_yaml
 
 CLOUDS = ("aws", "gcp")
 
@@ -149,7 +147,7 @@ def _or(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
-def load_catalog(path: Path = paths.CATALOG) -> Catalog:
+def load_catalog(path: Path = CATALOG) -> Catalog:
     """Load and validate a catalog file; raise CatalogError listing every problem."""
     try:
         data = load_yaml(Path(path), "catalog")

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
+from orchestrator.core import UserError
 from orchestrator.model import backends
 
 

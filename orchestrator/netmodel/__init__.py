@@ -2,15 +2,98 @@
 distance, and per-pair route detours. (Synthetic rows and the run-to-run noise model, which
 only tests and benches use, live in `testkit/` beside the package.)
 
-Public API: the modules below; other packages import only these names
-(`from orchestrator.netmodel import model`), never a name starting with `_`.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.netmodel import controller_rtt_ms`),
+never a module of this package (tests/check_layers.py).
 
-- `model`: The network model of the emulated cloud: what delay and bandwidth a pair of emulated
-  regions gets, calibrated on real AWS and GCP measurements.
-- `routes`: Per-pair route detours: the RTT the public measurements give a pair of regions.
+- `model`: `BURST_S`, `DEFAULT_MODEL`, `DOIT_TEST_SECONDS`, `EmulatedType`, `NetModel`,
+  `REAL_CAP_BPS`, `REAL_WINDOW_BYTES`, `emulated_type`, `emulated_types`, `load_public_samples`,
+  `one_way_delay_us`, `path_facts`, `rate_scale_tag`, `region_rtt_ms`.
+- `routes`: `EMPTY`, `RouteTable`, `controller_rtt_ms`, `default_routes`, `pair_key`,
+  `pair_rtt_ms`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.netmodel.model import (
+        BURST_S,
+        DEFAULT_MODEL,
+        DOIT_TEST_SECONDS,
+        REAL_CAP_BPS,
+        REAL_WINDOW_BYTES,
+        EmulatedType,
+        NetModel,
+        emulated_type,
+        emulated_types,
+        load_public_samples,
+        one_way_delay_us,
+        path_facts,
+        rate_scale_tag,
+        region_rtt_ms,
+    )
+    from orchestrator.netmodel.routes import (
+        EMPTY,
+        RouteTable,
+        controller_rtt_ms,
+        default_routes,
+        pair_key,
+        pair_rtt_ms,
+    )
+
 __all__ = [
-    "model",
-    "routes",
+    "BURST_S",
+    "DEFAULT_MODEL",
+    "DOIT_TEST_SECONDS",
+    "EMPTY",
+    "REAL_CAP_BPS",
+    "REAL_WINDOW_BYTES",
+    "EmulatedType",
+    "NetModel",
+    "RouteTable",
+    "controller_rtt_ms",
+    "default_routes",
+    "emulated_type",
+    "emulated_types",
+    "load_public_samples",
+    "one_way_delay_us",
+    "pair_key",
+    "pair_rtt_ms",
+    "path_facts",
+    "rate_scale_tag",
+    "region_rtt_ms",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "BURST_S": ("orchestrator.netmodel.model", "BURST_S"),
+    "DEFAULT_MODEL": ("orchestrator.netmodel.model", "DEFAULT_MODEL"),
+    "DOIT_TEST_SECONDS": ("orchestrator.netmodel.model", "DOIT_TEST_SECONDS"),
+    "EmulatedType": ("orchestrator.netmodel.model", "EmulatedType"),
+    "NetModel": ("orchestrator.netmodel.model", "NetModel"),
+    "REAL_CAP_BPS": ("orchestrator.netmodel.model", "REAL_CAP_BPS"),
+    "REAL_WINDOW_BYTES": ("orchestrator.netmodel.model", "REAL_WINDOW_BYTES"),
+    "emulated_type": ("orchestrator.netmodel.model", "emulated_type"),
+    "emulated_types": ("orchestrator.netmodel.model", "emulated_types"),
+    "load_public_samples": ("orchestrator.netmodel.model", "load_public_samples"),
+    "one_way_delay_us": ("orchestrator.netmodel.model", "one_way_delay_us"),
+    "path_facts": ("orchestrator.netmodel.model", "path_facts"),
+    "rate_scale_tag": ("orchestrator.netmodel.model", "rate_scale_tag"),
+    "region_rtt_ms": ("orchestrator.netmodel.model", "region_rtt_ms"),
+    "EMPTY": ("orchestrator.netmodel.routes", "EMPTY"),
+    "RouteTable": ("orchestrator.netmodel.routes", "RouteTable"),
+    "controller_rtt_ms": ("orchestrator.netmodel.routes", "controller_rtt_ms"),
+    "default_routes": ("orchestrator.netmodel.routes", "default_routes"),
+    "pair_key": ("orchestrator.netmodel.routes", "pair_key"),
+    "pair_rtt_ms": ("orchestrator.netmodel.routes", "pair_rtt_ms"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

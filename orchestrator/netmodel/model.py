@@ -25,14 +25,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
-from orchestrator.core.geo import distance_km as geodesic_km
-from orchestrator.model.catalog import Catalog, Region, load_catalog
-from orchestrator.results import tiers
-from orchestrator.results.limiter import PathFacts
+from orchestrator.core import DATA, UserError
+from orchestrator.core import distance_km as geodesic_km
+from orchestrator.model import Catalog, Region, load_catalog
+from orchestrator.results import PathFacts, of_ends
 
-PUBLIC_DATA = paths.DATA
+PUBLIC_DATA = DATA
 SKYPLANE_CSV = "skyplane-latency-2022.csv"
 DOIT_CSV = "doit-intercloud-throughput-2022-02.csv"
 # doit's `bitrate_Bps` is the bytes iperf2 moved in its ~10 s test, not a rate.
@@ -332,7 +330,7 @@ def load_public_samples(
                     _region_key(dst_cloud, dst),
                     row["avg_rtt"],
                     None,
-                    tiers.of_ends(row.get("src_tier", ""), row.get("dst_tier", "")),
+                    of_ends(row.get("src_tier", ""), row.get("dst_tier", "")),
                 )
     with files[1].open(newline="") as f:
         for row in csv.DictReader(f):

@@ -20,9 +20,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.core.geo import distance_km, fibre_rtt_ms
-from orchestrator.core.stats import pearson_r as pearson_r  # bench/netmodel uses it here
-from orchestrator.model.catalog import Region
+from orchestrator.core import distance_km, fibre_rtt_ms
+from orchestrator.core import pearson_r as pearson_r  # bench/netmodel uses it here
+from orchestrator.model import Region
 from orchestrator.netmodel.model import (
     DEFAULT_MODEL,
     PUBLIC_DATA,
@@ -30,7 +30,7 @@ from orchestrator.netmodel.model import (
     Sample,
     load_public_samples,
 )
-from orchestrator.results import flags, tiers
+from orchestrator.results import FLOOR_TOLERANCE_MS, for_sweep
 
 # skyplane first: 10 pings per pair and 1,128 of the catalog's pairs, against doit's 5 and 779.
 ROUTE_SOURCES = ("skyplane", "doit")
@@ -51,7 +51,7 @@ def median_rtts(
     (the tier of a GCP end: tiers.for_sweep) or, with `tier` None, of all."""
     found: dict[PairKey, list[float]] = defaultdict(list)
     for s in samples:
-        if tier is not None and s.network_tier != tiers.for_sweep(
+        if tier is not None and s.network_tier != for_sweep(
             s.src.split(":")[0], s.dst.split(":")[0], tier
         ):
             continue
@@ -102,7 +102,7 @@ def default_routes(data_dir: Path = PUBLIC_DATA, tier: str | None = None) -> Rou
         return route_table(samples)
     physical = [
         s for s in samples
-        if s.rtt_ms >= fibre_rtt_ms(s.distance_km) - flags.FLOOR_TOLERANCE_MS
+        if s.rtt_ms >= fibre_rtt_ms(s.distance_km) - FLOOR_TOLERANCE_MS
     ]  # fmt: skip
     return route_table(physical, tier=tier)
 

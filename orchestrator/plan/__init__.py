@@ -1,42 +1,214 @@
 """Planning a sweep before anything is spent: which regions and pairs, in which rounds (no VM
 in two tests at once), with what test parameters, how long and at what cost.
 
-Public API: the modules below; other packages import only these names
-(`from orchestrator.plan import allowance`), never a name starting with `_`.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.plan import add_sentinels`),
+never a module of this package (tests/check_layers.py).
 
-- `allowance`: Host allowance against path: is a throughput figure the path's, or the VM's
-  allowance?
-- `option_names`: The names of the selection and test-parameter options, shared by the CLI
-  (`cli/options.py`) and the profiles file (`profiles.py`): a profile's keys are the same options,
-  spelt as the CLI's parameter names. A module of its own, so that neither imports the other
-  (profiles -> cli -> schedule -> profiles would be a cycle).
-- `options`: The options shared by plan, sweep, study and report, read into types: the selection
-  (`selection_spec`), the test parameters (`params_spec`) and where and how concurrently a sweep
-  runs (`RunOptions`).
-- `ping_timing`: How long the ping phase takes: every host probes all its peers at once.
-- `pricing`: List prices for the cost estimate: `infra/pricing.yaml`, loaded and checked.
-- `ramp`: How long a throughput test must skip and measure: the slow-start ramp at a pair's idle
-  RTT to the window it is expected to reach, then a measured interval after it.
-- `rounds`: Rounds of tests in which no VM takes part twice.
-- `selection`: Which regions and which directed pairs a sweep (or a report) covers.
-- `spend`: What a sweep actually cost, from the bytes it moved, at list prices
-  (orchestrator.plan.pricing).
-- `sweep_plan`: A dry run: what a sweep would test, in which rounds, how long and at what cost.
-- `tuning`: Host buffers sized for a path's bandwidth-delay product: what the TCP study's tuned
-  variant and a sweep's capacity measure set on both hosts of a test (the agent's `tune`,
-  playbooks/files/ir_agent.py), put back after the test.
+- `allowance`: `ALLOWANCE_COLUMNS`, `STEAL_COLUMNS`, `SentinelCheck`, `host_flags`,
+  `mean_egress_bps`, `sentinel_check`, `shortfall_message`, `shortfalls`.
+- `option_names`: `SELECTION_OPTIONS`, `TEST_PARAMS_OPTIONS`.
+- `options`: `RunOptions`, `check_selection`, `params_spec`, `parse_clouds`, `selection_spec`.
+- `ping_timing`: `MIN_GAP_S`, `PER_HOST_S`, `PHASE_FORKS`, `REPLY_WAIT_S`, `START_MARGIN_S`,
+  `launch_seconds`, `phase_seconds`.
+- `pricing`: `Pricing`, `load_pricing`.
+- `ramp`: `INITCWND_SEGMENTS`, `MSS_BYTES`.
+- `rounds`: `Round`, `SENTINEL_SLOTS`, `Slot`, `add_sentinels`, `schedule`.
+- `selection`: `Pair`, `SelectionSpec`, `pair_filter`, `pairs_per_band`, `select`.
+- `spend`: `over_budget`, `sweep_spend`.
+- `sweep_plan`: `Estimate`, `Plan`, `TestParams`, `emulated_bandwidth`, `make_plan`,
+  `pair_cap_bps`, `pair_rate_bps`, `pair_rtt_ms`, `round_overhead_s`, `round_seconds`,
+  `slot_seconds`, `timings_key`, `vm_cost`.
+- `tuning`: `TCP_BUFFER_MAX_BYTES`, `TUNED_BUFFER_BDP_FACTOR`, `bdp_bytes`, `line_rate_bps`,
+  `tune_spec`, `tuned_buffer_bytes`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.plan.allowance import (
+        ALLOWANCE_COLUMNS,
+        STEAL_COLUMNS,
+        SentinelCheck,
+        host_flags,
+        mean_egress_bps,
+        sentinel_check,
+        shortfall_message,
+        shortfalls,
+    )
+    from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
+    from orchestrator.plan.options import (
+        RunOptions,
+        check_selection,
+        params_spec,
+        parse_clouds,
+        selection_spec,
+    )
+    from orchestrator.plan.ping_timing import (
+        MIN_GAP_S,
+        PER_HOST_S,
+        PHASE_FORKS,
+        REPLY_WAIT_S,
+        START_MARGIN_S,
+        launch_seconds,
+        phase_seconds,
+    )
+    from orchestrator.plan.pricing import Pricing, load_pricing
+    from orchestrator.plan.ramp import INITCWND_SEGMENTS, MSS_BYTES
+    from orchestrator.plan.rounds import SENTINEL_SLOTS, Round, Slot, add_sentinels, schedule
+    from orchestrator.plan.selection import Pair, SelectionSpec, pair_filter, pairs_per_band, select
+    from orchestrator.plan.spend import over_budget, sweep_spend
+    from orchestrator.plan.sweep_plan import (
+        Estimate,
+        Plan,
+        TestParams,
+        emulated_bandwidth,
+        make_plan,
+        pair_cap_bps,
+        pair_rate_bps,
+        pair_rtt_ms,
+        round_overhead_s,
+        round_seconds,
+        slot_seconds,
+        timings_key,
+        vm_cost,
+    )
+    from orchestrator.plan.tuning import (
+        TCP_BUFFER_MAX_BYTES,
+        TUNED_BUFFER_BDP_FACTOR,
+        bdp_bytes,
+        line_rate_bps,
+        tune_spec,
+        tuned_buffer_bytes,
+    )
+
 __all__ = [
-    "allowance",
-    "option_names",
-    "options",
-    "ping_timing",
-    "pricing",
-    "ramp",
-    "rounds",
-    "selection",
-    "spend",
-    "sweep_plan",
-    "tuning",
+    "ALLOWANCE_COLUMNS",
+    "INITCWND_SEGMENTS",
+    "MIN_GAP_S",
+    "MSS_BYTES",
+    "PER_HOST_S",
+    "PHASE_FORKS",
+    "REPLY_WAIT_S",
+    "SELECTION_OPTIONS",
+    "SENTINEL_SLOTS",
+    "START_MARGIN_S",
+    "STEAL_COLUMNS",
+    "TCP_BUFFER_MAX_BYTES",
+    "TEST_PARAMS_OPTIONS",
+    "TUNED_BUFFER_BDP_FACTOR",
+    "Estimate",
+    "Pair",
+    "Plan",
+    "Pricing",
+    "Round",
+    "RunOptions",
+    "SelectionSpec",
+    "SentinelCheck",
+    "Slot",
+    "TestParams",
+    "add_sentinels",
+    "bdp_bytes",
+    "check_selection",
+    "emulated_bandwidth",
+    "host_flags",
+    "launch_seconds",
+    "line_rate_bps",
+    "load_pricing",
+    "make_plan",
+    "mean_egress_bps",
+    "over_budget",
+    "pair_cap_bps",
+    "pair_filter",
+    "pair_rate_bps",
+    "pair_rtt_ms",
+    "pairs_per_band",
+    "params_spec",
+    "parse_clouds",
+    "phase_seconds",
+    "round_overhead_s",
+    "round_seconds",
+    "schedule",
+    "select",
+    "selection_spec",
+    "sentinel_check",
+    "shortfall_message",
+    "shortfalls",
+    "slot_seconds",
+    "sweep_spend",
+    "timings_key",
+    "tune_spec",
+    "tuned_buffer_bytes",
+    "vm_cost",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "ALLOWANCE_COLUMNS": ("orchestrator.plan.allowance", "ALLOWANCE_COLUMNS"),
+    "STEAL_COLUMNS": ("orchestrator.plan.allowance", "STEAL_COLUMNS"),
+    "SentinelCheck": ("orchestrator.plan.allowance", "SentinelCheck"),
+    "host_flags": ("orchestrator.plan.allowance", "host_flags"),
+    "mean_egress_bps": ("orchestrator.plan.allowance", "mean_egress_bps"),
+    "sentinel_check": ("orchestrator.plan.allowance", "sentinel_check"),
+    "shortfall_message": ("orchestrator.plan.allowance", "shortfall_message"),
+    "shortfalls": ("orchestrator.plan.allowance", "shortfalls"),
+    "SELECTION_OPTIONS": ("orchestrator.plan.option_names", "SELECTION_OPTIONS"),
+    "TEST_PARAMS_OPTIONS": ("orchestrator.plan.option_names", "TEST_PARAMS_OPTIONS"),
+    "RunOptions": ("orchestrator.plan.options", "RunOptions"),
+    "check_selection": ("orchestrator.plan.options", "check_selection"),
+    "params_spec": ("orchestrator.plan.options", "params_spec"),
+    "parse_clouds": ("orchestrator.plan.options", "parse_clouds"),
+    "selection_spec": ("orchestrator.plan.options", "selection_spec"),
+    "MIN_GAP_S": ("orchestrator.plan.ping_timing", "MIN_GAP_S"),
+    "PER_HOST_S": ("orchestrator.plan.ping_timing", "PER_HOST_S"),
+    "PHASE_FORKS": ("orchestrator.plan.ping_timing", "PHASE_FORKS"),
+    "REPLY_WAIT_S": ("orchestrator.plan.ping_timing", "REPLY_WAIT_S"),
+    "START_MARGIN_S": ("orchestrator.plan.ping_timing", "START_MARGIN_S"),
+    "launch_seconds": ("orchestrator.plan.ping_timing", "launch_seconds"),
+    "phase_seconds": ("orchestrator.plan.ping_timing", "phase_seconds"),
+    "Pricing": ("orchestrator.plan.pricing", "Pricing"),
+    "load_pricing": ("orchestrator.plan.pricing", "load_pricing"),
+    "INITCWND_SEGMENTS": ("orchestrator.plan.ramp", "INITCWND_SEGMENTS"),
+    "MSS_BYTES": ("orchestrator.plan.ramp", "MSS_BYTES"),
+    "Round": ("orchestrator.plan.rounds", "Round"),
+    "SENTINEL_SLOTS": ("orchestrator.plan.rounds", "SENTINEL_SLOTS"),
+    "Slot": ("orchestrator.plan.rounds", "Slot"),
+    "add_sentinels": ("orchestrator.plan.rounds", "add_sentinels"),
+    "schedule": ("orchestrator.plan.rounds", "schedule"),
+    "Pair": ("orchestrator.plan.selection", "Pair"),
+    "SelectionSpec": ("orchestrator.plan.selection", "SelectionSpec"),
+    "pair_filter": ("orchestrator.plan.selection", "pair_filter"),
+    "pairs_per_band": ("orchestrator.plan.selection", "pairs_per_band"),
+    "select": ("orchestrator.plan.selection", "select"),
+    "over_budget": ("orchestrator.plan.spend", "over_budget"),
+    "sweep_spend": ("orchestrator.plan.spend", "sweep_spend"),
+    "Estimate": ("orchestrator.plan.sweep_plan", "Estimate"),
+    "Plan": ("orchestrator.plan.sweep_plan", "Plan"),
+    "TestParams": ("orchestrator.plan.sweep_plan", "TestParams"),
+    "emulated_bandwidth": ("orchestrator.plan.sweep_plan", "emulated_bandwidth"),
+    "make_plan": ("orchestrator.plan.sweep_plan", "make_plan"),
+    "pair_cap_bps": ("orchestrator.plan.sweep_plan", "pair_cap_bps"),
+    "pair_rate_bps": ("orchestrator.plan.sweep_plan", "pair_rate_bps"),
+    "pair_rtt_ms": ("orchestrator.plan.sweep_plan", "pair_rtt_ms"),
+    "round_overhead_s": ("orchestrator.plan.sweep_plan", "round_overhead_s"),
+    "round_seconds": ("orchestrator.plan.sweep_plan", "round_seconds"),
+    "slot_seconds": ("orchestrator.plan.sweep_plan", "slot_seconds"),
+    "timings_key": ("orchestrator.plan.sweep_plan", "timings_key"),
+    "vm_cost": ("orchestrator.plan.sweep_plan", "vm_cost"),
+    "TCP_BUFFER_MAX_BYTES": ("orchestrator.plan.tuning", "TCP_BUFFER_MAX_BYTES"),
+    "TUNED_BUFFER_BDP_FACTOR": ("orchestrator.plan.tuning", "TUNED_BUFFER_BDP_FACTOR"),
+    "bdp_bytes": ("orchestrator.plan.tuning", "bdp_bytes"),
+    "line_rate_bps": ("orchestrator.plan.tuning", "line_rate_bps"),
+    "tune_spec": ("orchestrator.plan.tuning", "tune_spec"),
+    "tuned_buffer_bytes": ("orchestrator.plan.tuning", "tuned_buffer_bytes"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,9 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from orchestrator.model.catalog import MachineBandwidth
-from orchestrator.results import store
-from orchestrator.results.schema import measure_of
+from orchestrator.model import MachineBandwidth
+from orchestrator.results import measure_of, pair_key
 
 SENTINEL_DROP = 0.20  # late results this far below the early ones flag the sweep
 # A host's CPU steal above this during a test is evidence of its own (CPU) limit.
@@ -179,7 +178,7 @@ def sentinel_key(row: Mapping[str, Any]) -> tuple[str, str, str, int]:
     the sweep's --window or the hosts' defaults; capacity: sized once per pair for its
     BDP), and the rows of one sweep are compared, so the measure stands for them."""
     streams = int(_number(row.get("streams")) or 1)
-    return (*store.pair_key(row), measure_of(row), streams)
+    return (*pair_key(row), measure_of(row), streams)
 
 
 def sentinel_check(

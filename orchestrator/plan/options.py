@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from orchestrator.core.errors import UserError
-from orchestrator.model import backends
-from orchestrator.model.catalog import CLOUDS, Catalog
+from orchestrator.core import UserError
+from orchestrator.model import BACKEND_NAMES, CLOUDS, DEFAULT_BACKEND, Catalog
 from orchestrator.plan.selection import Selection, SelectionSpec, max_regions_note, select
 from orchestrator.plan.sweep_plan import TestParams, parse_measures, parse_tests
-from orchestrator.results.schema import CAPACITY
+from orchestrator.results import CAPACITY
 
 
 def split_list(value: str | None) -> tuple[str, ...]:
@@ -203,16 +202,16 @@ class RunOptions:
     """Where and on what a sweep runs, and how many slots per round (`plan.make_plan`
     applies them): --backend, --max-concurrent, --sequential, --emulated-type, --controller."""
 
-    backend: str = backends.DEFAULT
+    backend: str = DEFAULT_BACKEND
     max_concurrent: int | None = None  # None: the backend's default
     sequential: bool = False
     emulated_type: str | None = None
     controller: str | None = None  # a region key; None: next to the hosts
 
     def __post_init__(self) -> None:
-        if self.backend not in backends.NAMES:
+        if self.backend not in BACKEND_NAMES:
             raise UserError(
-                f"--backend '{self.backend}': expected one of {', '.join(backends.NAMES)}"
+                f"--backend '{self.backend}': expected one of {', '.join(BACKEND_NAMES)}"
             )
         if self.max_concurrent is not None and not self.max_concurrent >= 1:
             raise UserError(f"--max-concurrent {self.max_concurrent}: give 1 or more slots")

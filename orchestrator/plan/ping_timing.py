@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from orchestrator.results.ping_rows import peers_by_host
+from orchestrator.results import peers_by_host
 
 MIN_GAP_S = 0.01  # one host never sends two probes closer than this
 REPLY_WAIT_S = 2.0  # after its last probe, a host waits this long for late replies

@@ -14,10 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
-from orchestrator.core.textfile import load_yaml
-from orchestrator.model.catalog import CLOUDS, Region
+from orchestrator.core import PRICING, UserError, load_yaml
+from orchestrator.model import CLOUDS, Region
 
 EGRESS_KINDS = ("same_continent", "other_continent", "internet")
 BYTES_PER_UNIT = {"GB": 1e9, "GiB": 2.0**30}
@@ -81,7 +79,7 @@ class Pricing:
         return prices.continent_egress_usd_per_gb.get(pair, prices.egress_usd_per_gb[kind])
 
 
-def load_pricing(path: Path = paths.PRICING) -> Pricing:
+def load_pricing(path: Path = PRICING) -> Pricing:
     try:
         data = load_yaml(Path(path), "pricing file")
     except FileNotFoundError:

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from orchestrator.core.errors import UserError
+from orchestrator.core import UserError
 from orchestrator.plan.selection import Pair
 
 

@@ -24,9 +24,8 @@ from functools import lru_cache
 from itertools import permutations
 from typing import Any
 
-from orchestrator.core.errors import UserError
-from orchestrator.core.geo import distance_km
-from orchestrator.model.catalog import CLOUDS, Catalog, Region
+from orchestrator.core import UserError, distance_km
+from orchestrator.model import CLOUDS, Catalog, Region
 
 # Where --max-regions starts each cloud: the providers' default regions, so a
 # small sample always has its best-known region and the rest spread from it.

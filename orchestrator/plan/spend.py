@@ -14,12 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.model.backends import is_emulated
-from orchestrator.model.catalog import Region, region_from_dict
+from orchestrator.model import Region, is_emulated, region_from_dict
 from orchestrator.plan.pricing import Pricing
-from orchestrator.results import store
-from orchestrator.results.record import SweepRecord
-from orchestrator.results.schema import PING_PACKET_BYTES
+from orchestrator.results import (
+    MEASUREMENTS_FILE,
+    PING_PACKET_BYTES,
+    SWEEP_FILE,
+    SweepRecord,
+    pair_key,
+    read_rows,
+)
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,7 @@ def egress_usd(
     total_bytes, usd = 0, 0.0
     for row in rows:
         sent = row_bytes(row, pings)
-        src, dst = store.pair_key(row)
+        src, dst = pair_key(row)
         total_bytes += sent
         if src in regions and dst in regions:
             usd += sent / 1e9 * pricing.egress_usd_per_gb(regions[src], regions[dst])
@@ -82,10 +86,10 @@ def over_budget(
 
 def sweep_spend(sweep_dir: Path, pricing: Pricing) -> Spend:
     """What a finished (or stopped) sweep moved and cost at list prices; 0 on local."""
-    path = Path(sweep_dir) / store.SWEEP_FILE
+    path = Path(sweep_dir) / SWEEP_FILE
     record = SweepRecord.from_json(json.loads(path.read_text()), str(path))
     regions = {r.key: r for r in (region_from_dict(d) for d in record.plan.regions)}
-    rows = store.read_rows(Path(sweep_dir) / store.MEASUREMENTS_FILE)
+    rows = read_rows(Path(sweep_dir) / MEASUREMENTS_FILE)
     pings = int(record.params.get("pings") or 0)
     moved, usd = egress_usd(rows, pricing, regions, pings)
     if is_emulated(record.backend):

@@ -44,16 +44,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from orchestrator.core.errors import UserError
-from orchestrator.core.log import counted
-from orchestrator.model import backends
-from orchestrator.model.catalog import Catalog, MachineBandwidth, Region, region_to_dict
-from orchestrator.netmodel.model import (
-    DEFAULT_MODEL,
-    REAL_WINDOW_BYTES,
-    emulated_type,
-    emulated_types,
+from orchestrator.core import UserError, counted
+from orchestrator.model import (
+    CLOUD_SETUP_S,
+    DEFAULT_BACKEND,
+    Catalog,
+    MachineBandwidth,
+    Region,
+    backend_info,
+    region_to_dict,
 )
+from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES, emulated_type, emulated_types
 from orchestrator.plan.allowance import Shortfall, mean_egress_bps, shortfalls
 from orchestrator.plan.ping_timing import phase_seconds
 from orchestrator.plan.pricing import Pricing, load_pricing
@@ -68,7 +69,7 @@ from orchestrator.plan.rounds import (
 )
 from orchestrator.plan.selection import Pair, Selection, SelectionSpec, pairs_per_band, select
 from orchestrator.plan.tuning import line_rate_bps, tuned_buffer_bytes
-from orchestrator.results.schema import CAPACITY, MEASURES, PING_PACKET_BYTES, SINGLE_STREAM
+from orchestrator.results import CAPACITY, MEASURES, PING_PACKET_BYTES, SINGLE_STREAM
 
 SLOT_MARGIN_S = 1.0
 IPERF3_PROTOCOL_RTTS = 7
@@ -296,7 +297,7 @@ def timings_key(measure: str) -> str:
 def pair_rtt_ms(pair: Pair) -> float:
     """The expected RTT between a pair's two regions: its measured median in the public
     data where there is one (the route the emulator also builds), else the model's."""
-    from orchestrator.netmodel.routes import default_routes
+    from orchestrator.netmodel import default_routes
 
     measured = default_routes().get(pair.src.key, pair.dst.key)
     if measured is not None:
@@ -334,7 +335,7 @@ def effective_max_concurrent(
     if max_concurrent is not None and sequential:
         raise UserError("--max-concurrent and --sequential both cap a round: give one")
     if max_concurrent is None and not sequential:
-        return backends.info(backend).default_concurrency
+        return backend_info(backend).default_concurrency
     return max_concurrent
 
 
@@ -429,7 +430,7 @@ class Plan:
     def to_json(self) -> dict[str, Any]:
         return {
             "backend": self.backend,
-            "emulated": backends.info(self.backend).emulated,
+            "emulated": backend_info(self.backend).emulated,
             "params": self.params.to_dict(),
             "regions": [region_to_dict(r) for r in self.selection.regions],
             "pairs": [p.to_dict() for p in self.selection.pairs],
@@ -467,7 +468,7 @@ def make_plan(
     catalog: Catalog,
     spec: SelectionSpec,
     params: TestParams | None = None,
-    backend: str = backends.DEFAULT,
+    backend: str = DEFAULT_BACKEND,
     max_concurrent: int | None = None,
     sequential: bool = False,
     round_overhead: float | None = None,
@@ -487,7 +488,7 @@ def make_plan(
     feeds when its region (`controller`) is given.
     """
     params = params or TestParams()
-    info = backends.info(backend)
+    info = backend_info(backend)
     if round_overhead is not None and not (0 <= round_overhead < math.inf):
         raise UserError(f"--round-overhead {round_overhead:g} s: must be 0 or more")
     max_concurrent = effective_max_concurrent(backend, max_concurrent, sequential)
@@ -506,7 +507,7 @@ def make_plan(
     measured = rounds
     if params.throughput:
         measured = add_sentinels(rounds, max_concurrent=1 if sequential else max_concurrent)
-    from orchestrator.netmodel.routes import controller_rtt_ms as controller_rtt
+    from orchestrator.netmodel import controller_rtt_ms as controller_rtt
 
     controller_rtt_ms = controller_rtt(controller, selection.regions) if controller else 0.0
     bound = lower_bound(selection.pairs, 1 if sequential else max_concurrent)
@@ -636,8 +637,8 @@ def vm_cost(
 ) -> tuple[float, float]:
     """(VM-hours, their USD) of measuring for `wall_s` plus setting up: what the clouds
     would bill, also for a local plan."""
-    info = backends.info(backend)
-    hours = (wall_s + (backends.CLOUD_SETUP_S if info.emulated else info.setup_s)) / 3600
+    info = backend_info(backend)
+    hours = (wall_s + (CLOUD_SETUP_S if info.emulated else info.setup_s)) / 3600
     return len(regions) * hours, sum(
         pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in regions
     )
@@ -672,7 +673,7 @@ def estimate_cost(
             wall_s += sum(
                 round_seconds(params, rnd, False, measure) + overhead(2 * len(rnd)) for rnd in plain
             )
-    info = backends.info(backend)
+    info = backend_info(backend)
     setup_s = info.setup_s
     total_bytes = 0.0
     egress_usd = 0.0

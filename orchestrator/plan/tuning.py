@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from orchestrator.model import backends
-from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_CAP_BPS, emulated_type
+from orchestrator.model import is_emulated
+from orchestrator.netmodel import DEFAULT_MODEL, REAL_CAP_BPS, emulated_type
 
 TUNED_BUFFER_BDP_FACTOR = 2.0
 # The largest tcp_rmem/tcp_wmem max Linux takes (an int).
@@ -60,6 +60,6 @@ def tune_spec(alias: str, buffer_bytes: int, backend: str) -> dict[str, Any]:
     """What the agent sets for a tuned test (its part's `tune`, saved under `alias` for
     --restore); on the emulated cloud also the window clamp."""
     spec: dict[str, Any] = {"name": alias, **sysctl_values(buffer_bytes)}
-    if backends.is_emulated(backend):
+    if is_emulated(backend):
         spec["window_bytes"] = emulated_window_bytes(buffer_bytes)
     return spec

@@ -1,12 +1,35 @@
 """Publishing: a built static site copied to a folder, S3 or Google Cloud Storage, only what
 changed, the root index last (`interregion publish`, a schedule's `publish:` key).
 
-Public API: the modules below; other packages import only these names
-(`from orchestrator.publish import upload`), never a name starting with `_`.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.publish import parse_target`),
+never a module of this package (tests/check_layers.py).
 
-- `upload`: Publishing the static site to a folder, S3 or Google Cloud Storage.
+- `upload`: `parse_target`, `publish_site`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.publish.upload import parse_target, publish_site
+
 __all__ = [
-    "upload",
+    "parse_target",
+    "publish_site",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "parse_target": ("orchestrator.publish.upload", "parse_target"),
+    "publish_site": ("orchestrator.publish.upload", "publish_site"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

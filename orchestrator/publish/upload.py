@@ -27,8 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import outdir
-from orchestrator.core.errors import UserError, missing_extra
+from orchestrator.core import (
+    MANIFEST,
+    UserError,
+    check_only_ours,
+    missing_extra,
+    read_manifest,
+    write_manifest,
+)
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -107,7 +113,7 @@ def upload_order(site_dir: Path) -> list[str]:
     files = sorted(
         p.relative_to(site_dir).as_posix()
         for p in site_dir.rglob("*")
-        if p.is_file() and not p.name.endswith(".tmp") and p.name != outdir.MANIFEST
+        if p.is_file() and not p.name.endswith(".tmp") and p.name != MANIFEST
     )
     if "index.html" not in files:
         raise UserError(f"{site_dir} has no index.html: build it with 'interregion site' first")
@@ -210,8 +216,8 @@ def _to_folder(
     if out.exists() and not out.is_dir():
         raise UserError(f"--to {dest} is a file, not a folder: give a folder to publish into")
     # a folder of someone else's (a hand-written index.html) is never overwritten
-    outdir.check_only_ours(out, "published site", "--to")
-    listed = outdir.read_manifest(out)
+    check_only_ours(out, "published site", "--to")
+    listed = read_manifest(out)
     changed = _changed(order, lambda rel: _same_content(src / rel, out / rel))
     # unchanged files are ours too (listed, so a later publish may replace them)
     listed |= set(order) - set(changed)
@@ -234,11 +240,11 @@ def _to_folder(
         with guard:
             listed.add(rel)
             # listed as each lands, so a publish cut short can be run again
-            outdir.write_manifest(out, listed)
+            write_manifest(out, listed)
         return target.stat().st_size
 
     if not changed and out.is_dir():
-        outdir.write_manifest(out, listed)
+        write_manifest(out, listed)
     return set(changed), send_in_tiers(changed, copy, workers)
 
 

@@ -1,25 +1,162 @@
 """The report of one or more sweeps: statistics on plain numbers, plotly charts, and the report
 folder a sweep ends with.
 
-Public API: the modules below; other packages import only these names
-(`from orchestrator.report import analyze`), never a name starting with `_`.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.report import build_report`),
+never a module of this package (tests/check_layers.py).
 
-- `analyze`: Statistics for the report: pure functions on plain sequences of floats.
-- `build`: The report of one or more sweeps: read measurements, summarise, chart.
-- `cache`: A sweep's computed report, kept so that a site over the same inputs does not compute it
-  again: `results/.cache/report/<sweep id>.json`.
-- `charts`: Plotly figures of a report: distance charts, heatmaps, the world map, time series.
-- `make`: `make_report(ReportRequest, log) -> build.Report`: `interregion report`'s use case (the
-  sources checked and read, filtered, the report written).
-- `uncertainty`: How far a report's figures can be trusted: bootstrap intervals over pairs, the
-  marks of a weak fit, and Wilson's interval of a loss rate.
+- `analyze`: `GROUPS`, `GroupSummary`, `INFLATION_MIN_KM`, `OUTLIER_COLUMNS`, `OUTLIER_DOCS`,
+  `OUTLIER_MIN_EXCESS_MS`, `PairOutlier`, `SUMMARY_COLUMNS`, `SUMMARY_DOCS`.
+- `build`: `RTT_DEFINITION`, `Report`, `build_report`, `display_cell`, `figure_data`,
+  `load_inputs`, `read_sweep_meta`, `report_figures`, `report_notes`, `summaries_of`,
+  `sweep_dirs`, `sweep_products`, `write_csv`.
+- `cache`: `FigureSet`, `Medians`, `Products`, `compact`, `input_key`, `load_products`,
+  `prune_products`, `save_products`.
+- `charts`: `MAX_POINTS`, `MAX_SERIES`, `PAIR_LABELS`, `geo_assets_js`, `series_figure`,
+  `timeseries_figure`.
+- `make`: `ReportRequest`, `check_sources`, `make_report`.
+- `uncertainty`: `TABLE_NOTE`, `table_cells`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.report.analyze import (
+        GROUPS,
+        INFLATION_MIN_KM,
+        OUTLIER_COLUMNS,
+        OUTLIER_DOCS,
+        OUTLIER_MIN_EXCESS_MS,
+        SUMMARY_COLUMNS,
+        SUMMARY_DOCS,
+        GroupSummary,
+        PairOutlier,
+    )
+    from orchestrator.report.build import (
+        RTT_DEFINITION,
+        Report,
+        build_report,
+        display_cell,
+        figure_data,
+        load_inputs,
+        read_sweep_meta,
+        report_figures,
+        summaries_of,
+        sweep_dirs,
+        sweep_products,
+        write_csv,
+    )
+    from orchestrator.report.build import notes as report_notes
+    from orchestrator.report.cache import FigureSet, Medians, Products, compact, input_key
+    from orchestrator.report.cache import load as load_products
+    from orchestrator.report.cache import prune as prune_products
+    from orchestrator.report.cache import save as save_products
+    from orchestrator.report.charts import (
+        MAX_POINTS,
+        MAX_SERIES,
+        PAIR_LABELS,
+        geo_assets_js,
+        series_figure,
+        timeseries_figure,
+    )
+    from orchestrator.report.make import ReportRequest, check_sources, make_report
+    from orchestrator.report.uncertainty import TABLE_NOTE, table_cells
+
 __all__ = [
-    "analyze",
-    "build",
-    "cache",
-    "charts",
-    "make",
-    "uncertainty",
+    "GROUPS",
+    "INFLATION_MIN_KM",
+    "MAX_POINTS",
+    "MAX_SERIES",
+    "OUTLIER_COLUMNS",
+    "OUTLIER_DOCS",
+    "OUTLIER_MIN_EXCESS_MS",
+    "PAIR_LABELS",
+    "RTT_DEFINITION",
+    "SUMMARY_COLUMNS",
+    "SUMMARY_DOCS",
+    "TABLE_NOTE",
+    "FigureSet",
+    "GroupSummary",
+    "Medians",
+    "PairOutlier",
+    "Products",
+    "Report",
+    "ReportRequest",
+    "build_report",
+    "check_sources",
+    "compact",
+    "display_cell",
+    "figure_data",
+    "geo_assets_js",
+    "input_key",
+    "load_inputs",
+    "load_products",
+    "make_report",
+    "prune_products",
+    "read_sweep_meta",
+    "report_figures",
+    "report_notes",
+    "save_products",
+    "series_figure",
+    "summaries_of",
+    "sweep_dirs",
+    "sweep_products",
+    "table_cells",
+    "timeseries_figure",
+    "write_csv",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "GROUPS": ("orchestrator.report.analyze", "GROUPS"),
+    "GroupSummary": ("orchestrator.report.analyze", "GroupSummary"),
+    "INFLATION_MIN_KM": ("orchestrator.report.analyze", "INFLATION_MIN_KM"),
+    "OUTLIER_COLUMNS": ("orchestrator.report.analyze", "OUTLIER_COLUMNS"),
+    "OUTLIER_DOCS": ("orchestrator.report.analyze", "OUTLIER_DOCS"),
+    "OUTLIER_MIN_EXCESS_MS": ("orchestrator.report.analyze", "OUTLIER_MIN_EXCESS_MS"),
+    "PairOutlier": ("orchestrator.report.analyze", "PairOutlier"),
+    "SUMMARY_COLUMNS": ("orchestrator.report.analyze", "SUMMARY_COLUMNS"),
+    "SUMMARY_DOCS": ("orchestrator.report.analyze", "SUMMARY_DOCS"),
+    "RTT_DEFINITION": ("orchestrator.report.build", "RTT_DEFINITION"),
+    "Report": ("orchestrator.report.build", "Report"),
+    "build_report": ("orchestrator.report.build", "build_report"),
+    "display_cell": ("orchestrator.report.build", "display_cell"),
+    "figure_data": ("orchestrator.report.build", "figure_data"),
+    "load_inputs": ("orchestrator.report.build", "load_inputs"),
+    "read_sweep_meta": ("orchestrator.report.build", "read_sweep_meta"),
+    "report_figures": ("orchestrator.report.build", "report_figures"),
+    "report_notes": ("orchestrator.report.build", "notes"),
+    "summaries_of": ("orchestrator.report.build", "summaries_of"),
+    "sweep_dirs": ("orchestrator.report.build", "sweep_dirs"),
+    "sweep_products": ("orchestrator.report.build", "sweep_products"),
+    "write_csv": ("orchestrator.report.build", "write_csv"),
+    "FigureSet": ("orchestrator.report.cache", "FigureSet"),
+    "Medians": ("orchestrator.report.cache", "Medians"),
+    "Products": ("orchestrator.report.cache", "Products"),
+    "compact": ("orchestrator.report.cache", "compact"),
+    "input_key": ("orchestrator.report.cache", "input_key"),
+    "load_products": ("orchestrator.report.cache", "load"),
+    "prune_products": ("orchestrator.report.cache", "prune"),
+    "save_products": ("orchestrator.report.cache", "save"),
+    "MAX_POINTS": ("orchestrator.report.charts", "MAX_POINTS"),
+    "MAX_SERIES": ("orchestrator.report.charts", "MAX_SERIES"),
+    "PAIR_LABELS": ("orchestrator.report.charts", "PAIR_LABELS"),
+    "geo_assets_js": ("orchestrator.report.charts", "geo_assets_js"),
+    "series_figure": ("orchestrator.report.charts", "series_figure"),
+    "timeseries_figure": ("orchestrator.report.charts", "timeseries_figure"),
+    "ReportRequest": ("orchestrator.report.make", "ReportRequest"),
+    "check_sources": ("orchestrator.report.make", "check_sources"),
+    "make_report": ("orchestrator.report.make", "make_report"),
+    "TABLE_NOTE": ("orchestrator.report.uncertainty", "TABLE_NOTE"),
+    "table_cells": ("orchestrator.report.uncertainty", "table_cells"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

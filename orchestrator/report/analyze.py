@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from orchestrator.core.geo import FIBRE_RTT_MS_PER_KM, fibre_rtt_ms
-from orchestrator.core.stats import NAN, median, percentiles
-from orchestrator.core.stats import percentile as percentile  # callers of the analysis use it here
+from orchestrator.core import FIBRE_RTT_MS_PER_KM, NAN, fibre_rtt_ms, median, percentiles
+from orchestrator.core import percentile as percentile  # callers of the analysis use it here
 from orchestrator.report import uncertainty
-from orchestrator.results import tiers
+from orchestrator.results import group_name, is_default
 
 # A column of numbers: a list, an array('d') or a numpy array.
 Values = Sequence[float] | np.ndarray
@@ -462,7 +461,7 @@ def tier_codes(m: Measurements) -> np.ndarray:
 def default_tier_rows(m: Measurements) -> np.ndarray:
     """A mask of the rows of the default network tier (Premium)."""
     codes = tier_codes(m)
-    default = np.array([tiers.is_default(t) for t in m.tiers] or [True], dtype=bool)
+    default = np.array([is_default(t) for t in m.tiers] or [True], dtype=bool)
     out: np.ndarray = default[codes]
     return out
 
@@ -484,7 +483,7 @@ def group_rows(m: Measurements) -> dict[str, np.ndarray]:
     for code, rows in groups_by_key(codes, np.arange(len(m))):
         tier, pair = divmod(code, width)
         cloud_pair = f"{clouds[pair // len(clouds)]}-{clouds[pair % len(clouds)]}"
-        name = tiers.group_name(cloud_pair, m.tiers[tier] if m.tiers else "")
+        name = group_name(cloud_pair, m.tiers[tier] if m.tiers else "")
         if name in groups:  # one run per code; the default tier may be spelt two ways
             rows = np.sort(np.concatenate([groups[name], rows]))
         (groups if name in GROUPS else extra)[name] = rows.astype(np.intp, copy=False)
@@ -738,7 +737,7 @@ def find_outliers(
         pair, tier = divmod(key, len(names))
         s, d = divmod(pair, width)
         cloud_pair = f"{_cloud(m.regions[s])}-{_cloud(m.regions[d])}"
-        group_of[key] = tiers.group_name(cloud_pair, names[tier])
+        group_of[key] = group_name(cloud_pair, names[tier])
     for group in [*GROUPS[1:], *sorted(set(group_of.values()) - set(GROUPS))]:
         pairs, medians, distances = [], [], []
         for key in in_order:

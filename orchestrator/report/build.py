@@ -23,21 +23,48 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core import outdir, paths
-from orchestrator.core.errors import UserError
-from orchestrator.core.geo import distance_km
-from orchestrator.core.log import counted, debug, step
-from orchestrator.core.stats import median
-from orchestrator.model.backends import is_emulated
-from orchestrator.model.catalog import Catalog, Region, load_catalog
-from orchestrator.netmodel.model import DEFAULT_MODEL, rate_scale_tag
-from orchestrator.plan import allowance
+from orchestrator.core import (
+    CATALOG,
+    UserError,
+    building,
+    counted,
+    debug,
+    distance_km,
+    median,
+    step,
+)
+from orchestrator.model import Catalog, Region, is_emulated, load_catalog
+from orchestrator.netmodel import DEFAULT_MODEL, rate_scale_tag
+from orchestrator.plan import ALLOWANCE_COLUMNS, STEAL_COLUMNS, SentinelCheck, sentinel_check
+from orchestrator.plan import host_flags as allowance_host_flags
 from orchestrator.report import analyze, cache
-from orchestrator.results import flags, store, tiers
-from orchestrator.results.schema import (
+from orchestrator.results import (
+    ASYMMETRIC,
     CAPACITY,
+    DEFAULT_TIER,
+    FLAG_REASONS,
+    FLAG_SEPARATOR,
+    FLAGGED_MEASURES,
+    FLAGS,
+    INVALIDATES,
     MEASUREMENT_COLUMNS,
+    MEASUREMENTS_FILE,
     NUMERIC_COLUMNS,
+    RTT,
+    RTT_STATS,
+    THROUGHPUT,
+    asymmetric_rows,
+    for_sweep,
+    invalidates_text,
+    is_default,
+    is_study_dir,
+    normal_tier,
+    pair_key,
+    parse_flags,
+    read_rows,
+    row_flags,
+    rtt_invalid,
+    throughput_invalid,
 )
 
 if TYPE_CHECKING:
@@ -59,7 +86,7 @@ LIMITS = {RTT_COLUMN: MAX_RTT_MS, RTT_MEAN_COLUMN: MAX_RTT_MS,
           "throughput_bps": MAX_THROUGHPUT_BPS, "distance_km": MAX_DISTANCE_KM}  # fmt: skip
 # Read only to compute the flags of a file that has no flags column.
 FLAG_INPUT_COLUMNS = (
-    *flags.RTT_STATS,
+    *RTT_STATS,
     # receiver_exceeds_sender: the receiver's aligned count against the sender's
     "bytes",
     "duration_s",
@@ -143,7 +170,7 @@ class Loaded:
     warnings: list[str] = field(default_factory=list)  # one line each, for stderr
     # the hosts' own evidence (orchestrator.plan.allowance), from the sweeps' folders
     host_flags: list[dict[str, Any]] = field(default_factory=list)
-    sentinels: dict[str, allowance.SentinelCheck] = field(default_factory=dict)  # by sweep
+    sentinels: dict[str, SentinelCheck] = field(default_factory=dict)  # by sweep
     rtt_from_mean: int = 0  # rows whose source gave no median: their RTT is the mean
     # what was left out for flags (orchestrator.results.flags), all 0 with include_flagged:
     # flag -> rows (a row may have several); rows with any flag; measure -> rows whose
@@ -211,13 +238,13 @@ class _Reader:
             loss_pct=array("d"),
             rtt_samples=array("d"),
             started_s=array("d"),
-            tiers=[tiers.DEFAULT],
+            tiers=[DEFAULT_TIER],
             tier=array("i"),
         )
-        self.tier_index: dict[str, int] = {tiers.DEFAULT: 0}
+        self.tier_index: dict[str, int] = {DEFAULT_TIER: 0}
         # the GCP network tier of the sweep being read (its sweep.json), for the rows of
         # a file without a network_tier column
-        self.gcp_tier = tiers.DEFAULT
+        self.gcp_tier = DEFAULT_TIER
         self.rows_read = 0
         self.skipped: Counter[str] = Counter()
         self.unknown: Counter[str] = Counter()
@@ -308,7 +335,7 @@ class _Reader:
             or len(set(names)) != len(names)
             or any(c not in col for c in _FAST_COLUMNS)
             or "network_tier" in col  # tiers: row by row (the public data's few thousand)
-            or not tiers.is_default(self.gcp_tier)
+            or not is_default(self.gcp_tier)
         ):
             return False
         # only the columns read here, plus what the site and the host evidence ask of
@@ -542,7 +569,7 @@ class _Reader:
             if c_measure is not None and row[c_measure].strip() == CAPACITY:
                 # never in one aggregate with single_stream: its own table
                 self.skipped["capacity measure (report.json: capacity)"] += 1
-                flagged = c_flags is not None and flags.throughput_invalid(row[c_flags])
+                flagged = c_flags is not None and throughput_invalid(row[c_flags])
                 if not math.isnan(thr) and (self.include_flagged or not flagged):
                     self.capacity.setdefault(f"{src} -> {dst}", []).append(thr)
                 continue
@@ -568,9 +595,9 @@ class _Reader:
             d.dst.append(self._region(dst))
             d.sweep.append(sweep_i)
             if c_tier is not None:
-                tier = tiers.normal(row[c_tier])
+                tier = normal_tier(row[c_tier])
             else:
-                tier = tiers.for_sweep(row[c_sc], row[c_dc], self.gcp_tier)
+                tier = for_sweep(row[c_sc], row[c_dc], self.gcp_tier)
             d.tier.append(self._tier(tier))  # type: ignore[attr-defined]
             d.distance_km.append(km)  # type: ignore[attr-defined]
             d.rtt_ms.append(rtt)  # type: ignore[attr-defined]
@@ -587,7 +614,7 @@ class _Reader:
                 self.computed.append(0)
             else:  # the row's own checks now, the asymmetry over all rows at the end
                 own = {name: row[i] for name, i in c_inputs}
-                cell = flags.SEPARATOR.join(flags.row_flags({**own, "distance_km": km}))
+                cell = FLAG_SEPARATOR.join(row_flags({**own, "distance_km": km}))
                 self.computed.append(1)
             self.flag_codes.append(self._code(cell))
         return bad
@@ -640,13 +667,11 @@ class _Reader:
         ]
         if not rows:
             return
-        for j in flags.asymmetric_rows(rows):
+        for j in asymmetric_rows(rows):
             i = index[j]
             cell = self.flag_names[self.flag_codes[i]]
             self.flag_codes[i] = self._code(
-                flags.SEPARATOR.join(
-                    f for f in flags.FLAGS if f == flags.ASYMMETRIC or f in flags.parse(cell)
-                )
+                FLAG_SEPARATOR.join(f for f in FLAGS if f == ASYMMETRIC or f in parse_flags(cell))
             )
 
 
@@ -668,13 +693,13 @@ def _leave_out_flagged(
     # each flag counted per row that has it, counters in order of the first row with it
     used, first, per = np.unique(code[flagged], return_index=True, return_counts=True)
     for k in np.argsort(first, kind="stable").tolist():
-        for flag in flags.parse(names[int(used[k])]):
+        for flag in parse_flags(names[int(used[k])]):
             loaded.flagged[flag] += int(per[k])
     rtt, thr = analyze.column(m.rtt_ms).copy(), analyze.column(m.throughput_bps).copy()
-    bad_rtt = np.array([flags.rtt_invalid(name) for name in names])[code] & np.isfinite(rtt)
-    bad_thr = np.array([flags.throughput_invalid(name) for name in names])[code] & np.isfinite(thr)
+    bad_rtt = np.array([rtt_invalid(name) for name in names])[code] & np.isfinite(rtt)
+    bad_thr = np.array([throughput_invalid(name) for name in names])[code] & np.isfinite(thr)
     firsts = []
-    for measure, bad in ((flags.RTT, bad_rtt), (flags.THROUGHPUT, bad_thr)):
+    for measure, bad in ((RTT, bad_rtt), (THROUGHPUT, bad_thr)):
         if bad.any():
             firsts.append((int(np.argmax(bad)), measure, int(np.count_nonzero(bad))))
     for _row, measure, n in sorted(firsts):
@@ -727,7 +752,7 @@ _PLAIN = r"[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?"  # what float() and DuckDB read 
 _STAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?Z"
 _EPOCH = "1970-01-01T00:00:00Z"
 _OK = "coalesce(status, '') IN ('ok', '')"
-_EVIDENCE_COLUMNS = (*allowance.ALLOWANCE_COLUMNS, *allowance.STEAL_COLUMNS)  # as _host_rows
+_EVIDENCE_COLUMNS = (*ALLOWANCE_COLUMNS, *STEAL_COLUMNS)  # as _host_rows
 _HEADER_LINE = ",".join(MEASUREMENT_COLUMNS) + "\n"
 # A numeric cell a site publishes as it is: a plain decimal, small enough to be finite
 # (at most 30 digits each side of the point, a two-digit exponent): float() reads it.
@@ -925,7 +950,7 @@ def sweep_dirs(results: Path) -> list[Path]:
     if not results.is_dir():
         return []
     found = (p.parent for p in results.glob("*/measurements.csv"))
-    return sorted(p for p in found if not store.is_study_dir(p))  # a study is no sweep
+    return sorted(p for p in found if not is_study_dir(p))  # a study is no sweep
 
 
 def load_inputs(
@@ -946,7 +971,7 @@ def load_inputs(
     perturbed on purpose are found (`injected`); the summary leaves them out unless
     `include_injected`.
     """
-    cat = catalog if catalog is not None else load_catalog(paths.CATALOG)
+    cat = catalog if catalog is not None else load_catalog(CATALOG)
     reader = _Reader(cat, keep, include_flagged)
     whole = None  # the key of a whole sweep folder's rows, taken before they are read
     if len(sweep_dirs_) == 1 and not input_files and keep is None:
@@ -961,11 +986,11 @@ def load_inputs(
             )
         meta = read_sweep_meta(sweep_dir)
         options = meta.get("cloud_options")
-        reader.gcp_tier = tiers.normal(
+        reader.gcp_tier = normal_tier(
             options.get("network_tier") if isinstance(options, dict) else None
         )
         reader.read(csv_path, sweep_dir.name)
-        reader.gcp_tier = tiers.DEFAULT
+        reader.gcp_tier = DEFAULT_TIER
         if sweep_dir.name in reader.sweeps:
             info = reader.sweeps[sweep_dir.name]
             info.meta = meta
@@ -996,9 +1021,9 @@ def load_inputs(
 # throughput; a loss or a rate cap the throughput (a loss also the ping's loss, which
 # no fit reads).
 INJECTED_MOVES = {
-    "delay_ms": (flags.RTT, flags.THROUGHPUT),
-    "loss_pct": (flags.THROUGHPUT,),
-    "rate_mbit": (flags.THROUGHPUT,),
+    "delay_ms": (RTT, THROUGHPUT),
+    "loss_pct": (THROUGHPUT,),
+    "rate_mbit": (THROUGHPUT,),
 }
 _INJECTED_TEXT = {"delay_ms": "+{:g} ms one way", "loss_pct": "{:g} % loss each way",
                   "rate_mbit": "capped at {:g} Mbit/s"}  # fmt: skip
@@ -1029,14 +1054,16 @@ def injected_rows(loaded: Loaded) -> dict[int, tuple[str, tuple[str, ...]]]:
             target = str(e["target"])
             amounts = [a for a in INJECTED_MOVES if e.get(a)]
             what = ", ".join(_INJECTED_TEXT[a].format(e[a]) for a in amounts)
-            moves = tuple(m for m in flags.MEASURES if any(m in INJECTED_MOVES[a] for a in amounts))
+            moves = tuple(
+                m for m in FLAGGED_MEASURES if any(m in INJECTED_MOVES[a] for a in amounts)
+            )
             ends = target.replace(">", "/").split("/")
             key: frozenset[str] | str = frozenset(ends) if len(ends) == 2 else target
             text = f"injected ({e.get('cause') or 'perturbation'} {target}: {what})"
             old = effects.setdefault(k, {}).get(key)
             if old is not None:
                 text = f"{old[0]}; {text}"
-                moves = tuple(m for m in flags.MEASURES if m in old[1] or m in moves)
+                moves = tuple(m for m in FLAGGED_MEASURES if m in old[1] or m in moves)
             effects[k][key] = (text, moves)
     out: dict[int, tuple[str, tuple[str, ...]]] = {}
     if not effects:
@@ -1050,7 +1077,7 @@ def injected_rows(loaded: Loaded) -> dict[int, tuple[str, tuple[str, ...]]]:
         if found:
             out[i] = (
                 "; ".join(t for t, _m in found),
-                tuple(m for m in flags.MEASURES if any(m in ms for _t, ms in found)),
+                tuple(m for m in FLAGGED_MEASURES if any(m in ms for _t, ms in found)),
             )
     return out
 
@@ -1063,9 +1090,9 @@ def fit_data(loaded: Loaded) -> analyze.Measurements:
     m = loaded.data
     rtt, thr = analyze.column(m.rtt_ms).copy(), analyze.column(m.throughput_bps).copy()
     for i, (_what, moves) in loaded.injected.items():
-        if flags.RTT in moves:
+        if RTT in moves:
             rtt[i] = math.nan
-        if flags.THROUGHPUT in moves:
+        if THROUGHPUT in moves:
             thr[i] = math.nan
     return replace(m, rtt_ms=array("d", rtt.tobytes()), throughput_bps=array("d", thr.tobytes()))
 
@@ -1089,18 +1116,18 @@ def add_host_evidence(loaded: Loaded, sweep_dir: Path) -> None:
     (early against late results), each with a one-line warning when they say the hosts
     may have been measured rather than the path."""
     try:
-        late = store.read_rows(sweep_dir / "sentinels.csv")
-        sentinel_pairs = {store.pair_key(r) for r in late}
-        path = sweep_dir / store.MEASUREMENTS_FILE
+        late = read_rows(sweep_dir / "sentinels.csv")
+        sentinel_pairs = {pair_key(r) for r in late}
+        path = sweep_dir / MEASUREMENTS_FILE
         # no sentinel and no row with host evidence (seen when the rows were read): none
         none = not sentinel_pairs and loaded.evidence.get(path) == 0
         rows = [] if none else _host_rows(path, sentinel_pairs)
         if rows is None:  # not this version's plain file: the strict reader says why
-            rows = store.read_rows(sweep_dir / store.MEASUREMENTS_FILE)
+            rows = read_rows(sweep_dir / MEASUREMENTS_FILE)
     except UserError as e:
         loaded.warnings.append(f"host evidence not read: {e}")
         return
-    flags = allowance.host_flags(rows)
+    flags = allowance_host_flags(rows)
     if flags:
         loaded.host_flags.extend(flags)
         loaded.warnings.append(
@@ -1110,7 +1137,7 @@ def add_host_evidence(loaded: Loaded, sweep_dir: Path) -> None:
         )
     late_ok = [r for r in late if r.get("status") == "ok"]
     early = [r for r in rows if r.get("status") == "ok"]
-    check = allowance.sentinel_check(early, late_ok)
+    check = sentinel_check(early, late_ok)
     if check is not None:
         loaded.sentinels[sweep_dir.name] = check
         if check.flagged:
@@ -1137,7 +1164,7 @@ def _host_rows(path: Path, late: set[tuple[str, str]]) -> list[dict[str, str]] |
             header = tuple(next(csv.reader([f.readline()]), []))
     except (OSError, UnicodeDecodeError):
         return None
-    if header != store.MEASUREMENT_COLUMNS:
+    if header != MEASUREMENT_COLUMNS:
         return None
     evidence = " OR ".join(f"coalesce({c}, '') <> ''" for c in _EVIDENCE_COLUMNS)
     columns = {c: "VARCHAR" for c in header}
@@ -1247,7 +1274,7 @@ def write_report(
     orders: dict[str, Any] = {}  # each column sorted once, for all that follows
     summaries, outliers = summaries_of(loaded, orders)
     report = Report(out_dir=out_dir, loaded=loaded, summaries=summaries, outliers=outliers)
-    with outdir.building(out_dir, REPORT_FILES, "report") as tmp:
+    with building(out_dir, REPORT_FILES, "report") as tmp:
         _write_report_files(report, tmp, png=png, log=log, orders=orders)
     report.charts = {name: out_dir / p.relative_to(tmp) for name, p in report.charts.items()}
     report.pngs = [out_dir / p.relative_to(tmp) for p in report.pngs]
@@ -1306,7 +1333,7 @@ def sweep_products(
         figures=cache.FigureSet.of({name: figure_data(fig) for name, fig in figures.items()}),
         medians=charts.sweep_medians(loaded.data, orders),
         verbatim_rows=(
-            loaded.publishable.get(loaded.cache[0] / store.MEASUREMENTS_FILE, -1)
+            loaded.publishable.get(loaded.cache[0] / MEASUREMENTS_FILE, -1)
             if loaded.cache is not None
             else -1
         ),
@@ -1454,10 +1481,12 @@ def report_json(loaded: Loaded, summaries: Sequence[analyze.GroupSummary]) -> di
         "include_flagged": loaded.include_flagged,
         "rows_flagged": loaded.rows_flagged,
         "rows_flagged_left_out": loaded.rows_flagged_out,
-        "measures_flagged_left_out": {m: loaded.measures_flagged.get(m, 0) for m in flags.MEASURES},
-        "flagged_left_out": {f: loaded.flagged.get(f, 0) for f in flags.FLAGS},
-        "flag_rules": flags.REASONS,
-        "flag_invalidates": {f: list(flags.INVALIDATES[f]) for f in flags.FLAGS},
+        "measures_flagged_left_out": {
+            m: loaded.measures_flagged.get(m, 0) for m in FLAGGED_MEASURES
+        },
+        "flagged_left_out": {f: loaded.flagged.get(f, 0) for f in FLAGS},
+        "flag_rules": FLAG_REASONS,
+        "flag_invalidates": {f: list(INVALIDATES[f]) for f in FLAGS},
         "unknown_regions": dict(loaded.unknown_regions),
         "summary": [{k: clean(v) for k, v in s.row().items()} for s in summaries],
         "host_flags": len(loaded.host_flags),
@@ -1467,7 +1496,8 @@ def report_json(loaded: Loaded, summaries: Sequence[analyze.GroupSummary]) -> di
             "tests": len(loaded.injected),
             "left_out_of_summary": bool(loaded.injected) and not loaded.include_injected,
             "by_measure": {
-                m: sum(m in moves for _w, moves in loaded.injected.values()) for m in flags.MEASURES
+                m: sum(m in moves for _w, moves in loaded.injected.values())
+                for m in FLAGGED_MEASURES
             },
         },
         "sentinels": {k: v.to_dict() for k, v in loaded.sentinels.items()},
@@ -1504,7 +1534,7 @@ RTT_DEFINITION = (
 )
 
 
-MEASURE_NAMES = {flags.RTT: "RTT", flags.THROUGHPUT: "throughput"}
+MEASURE_NAMES = {RTT: "RTT", THROUGHPUT: "throughput"}
 
 
 def notes(loaded: Loaded) -> list[str]:
@@ -1512,14 +1542,14 @@ def notes(loaded: Loaded) -> list[str]:
     lines = []
     if loaded.rows_flagged:
         why = "; ".join(
-            f"{loaded.flagged[f]} {f} ({flags.REASONS[f]}: invalidates "
-            f"{flags.invalidates_text(f, MEASURE_NAMES)})"
-            for f in flags.FLAGS
+            f"{loaded.flagged[f]} {f} ({FLAG_REASONS[f]}: invalidates "
+            f"{invalidates_text(f, MEASURE_NAMES)})"
+            for f in FLAGS
             if loaded.flagged[f]
         )
         left = ", ".join(
             f"{MEASURE_NAMES[m]} of {n} rows"
-            for m in flags.MEASURES
+            for m in FLAGGED_MEASURES
             if (n := loaded.measures_flagged[m])
         )
         lines.append(
@@ -1527,7 +1557,7 @@ def notes(loaded: Loaded) -> list[str]:
             f"{left or 'nothing'} (a flag leaves out only what it invalidates); "
             "--include-flagged keeps them"
         )
-    values = {flags.RTT: loaded.data.rtt_ms, flags.THROUGHPUT: loaded.data.throughput_bps}
+    values = {RTT: loaded.data.rtt_ms, THROUGHPUT: loaded.data.throughput_bps}
     for m, name in MEASURE_NAMES.items():
         n = loaded.measures_flagged[m]
         if n and not any(math.isfinite(x) for x in values[m]):

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import outdir
+from orchestrator.core import remove_within, within
 from orchestrator.report import analyze, uncertainty
 
 CACHE_DIR = Path(".cache") / "report"  # under the results folder
@@ -179,7 +179,7 @@ def save(sweep_dir: Path, products: Products) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not outdir.within(sweep_dir.parent, path):
+        if not within(sweep_dir.parent, path):
             return  # a linked .cache leads out of the results folder: no entry there
         tmp.write_text(compact(doc) + "\n" + figures, encoding="utf-8")
         os.replace(tmp, path)
@@ -196,7 +196,7 @@ def prune(results: Path, keep: set[str]) -> None:
     for entry in folder.glob("*.json"):
         if entry.stem not in keep:
             with contextlib.suppress(OSError):
-                outdir.remove_within(results, entry)  # never through a linked .cache
+                remove_within(results, entry)  # never through a linked .cache
 
 
 def _nan(x: Any) -> float:

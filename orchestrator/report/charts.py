@@ -29,9 +29,8 @@ from plotly.colors import get_colorscale, sample_colorscale
 if TYPE_CHECKING:  # plotly's figure classes: only the time series builds one
     import plotly.graph_objects as go
 
-from orchestrator.core.geo import fibre_rtt_ms
-from orchestrator.core.stats import min_samples_for
-from orchestrator.netmodel.model import rate_scale_tag
+from orchestrator.core import fibre_rtt_ms, min_samples_for
+from orchestrator.netmodel import rate_scale_tag
 from orchestrator.report import analyze, uncertainty
 
 PAIR_COLOURS = {

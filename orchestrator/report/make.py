@@ -13,12 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
-from orchestrator.model.catalog import load_catalog
-from orchestrator.plan.selection import SelectionSpec, pair_filter
+from orchestrator.core import CATALOG, RESULTS, UserError, shell_word
+from orchestrator.model import load_catalog
+from orchestrator.plan import SelectionSpec, pair_filter
 from orchestrator.report.build import Report, default_out_dir, load_inputs, sweep_dirs, write_report
-from orchestrator.results.store import check_sweep_id
+from orchestrator.results import check_sweep_id
 
 
 @dataclass(frozen=True)
@@ -26,10 +25,10 @@ class ReportRequest:
     sweeps: tuple[str, ...] = ()
     all_sweeps: bool = False
     input_files: tuple[Path, ...] = ()
-    results: Path = paths.RESULTS
+    results: Path = RESULTS
     out: Path | None = None  # None: build.default_out_dir
     png: bool = True
-    catalog: Path = paths.CATALOG
+    catalog: Path = CATALOG
     selection: SelectionSpec = field(default_factory=SelectionSpec)
     include_flagged: bool = False
     include_injected: bool = False
@@ -58,7 +57,7 @@ def chosen_sweeps(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Pat
         if not found:
             raise UserError(
                 f"no sweeps under {results}: run 'interregion sweep --max-regions 4 "
-                f"--results {paths.shell_word(results)}' first"
+                f"--results {shell_word(results)}' first"
             )
         return found
     chosen = []

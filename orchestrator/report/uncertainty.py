@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from orchestrator.core.geo import FIBRE_RTT_MS_PER_KM
-from orchestrator.core.stats import NAN, wilson
+from orchestrator.core import FIBRE_RTT_MS_PER_KM, NAN, wilson
 
 # a line fit of (km, rtt_ms) -> an object with .slope and .intercept (analyze.Fit)
 FitFunction = Callable[[np.ndarray, np.ndarray], Any]

@@ -1,34 +1,373 @@
 """A sweep's results: the `measurements.csv` contract, the sweep's results folder, and pure
 functions from tool output (iperf3, ping) to rows.
 
-Public API: the modules below; other packages import only these names
-(`from orchestrator.results import collect`), never a name starting with `_`.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.results import add_round_rows`),
+never a module of this package (tests/check_layers.py).
 
-- `collect`: From one round's raw agent outputs to measurements.csv rows (pure functions).
-- `flags`: Physics and consistency checks on measurement rows: the `flags` column.
-- `limiter`: What limited a throughput test: one pure function from a row, its iperf3 figures and
-  the facts of its two hosts to a named limiter and the figures that decided it.
-- `parse`: Tool output -> numbers: pure functions over the text iperf3 and ping printed.
-- `ping_rows`: Rows of the ping phase: each source host's samples of its peers -> measurements
-  rows.
-- `record`: sweep.json as types: the sweep's record, read once into dataclasses and written back
-  with the same keys, values and key order.
-- `schema`: The results contract: columns of measurements.csv, one row per directed test.
-- `tiers`: GCP network tiers as a key: a row's tier, its reverse, its name in a report.
-- `stalls`: Host-wide stalls in a ping phase: samples that a host's machine delayed, not its
-  paths.
-- `store`: The results folder of a sweep: `results/<sweep-id>/`, written so a crash loses little.
+- `collect`: `FAILED`, `RowContext`, `SlotPlan`, `host_doc`, `round_rows`, `unmeasured_row`,
+  `with_ping_phase`.
+- `flags`: `ASYMMETRIC`, `FEW_SAMPLES`, `FLAGGED_MEASURES`, `FLAGS`, `FLAG_REASONS`,
+  `FLAG_SEPARATOR`, `FLOOR_TOLERANCE_MS`, `HOST_STALL`, `INVALIDATES`, `RTT`, `RTT_STATS`,
+  `THROUGHPUT`, `asymmetric_rows`, `count_flags`, `harmless_flags`, `invalidates_text`,
+  `parse_flags`, `row_flags`, `row_rtt_ms`, `rtt_invalid`, `set_flags`, `throughput_invalid`.
+- `limiter`: `LOSS_TOLERANCE`, `MATHIS_C`, `PathFacts`, `loss_band`, `mathis_bps`.
+- `parse`: `ping_samples`.
+- `ping_rows`: `host_rows`, `peers_by_host`, `phase_rows`, `round_stalls`, `samples_of`.
+- `record`: `EmulationRecord`, `HostPlacement`, `Owner`, `PlanRecord`, `RoundEntry`, `Stage`,
+  `StageStatus`, `StudyRecord`, `SweepRecord`, `SweepStatus`, `read_record`.
+- `schema`: `CAPACITY`, `MEASUREMENT_COLUMNS`, `MEASUREMENT_DOCS`, `MEASURES`,
+  `NUMERIC_COLUMNS`, `PING_PACKET_BYTES`, `PING_PAYLOAD_BYTES`, `RESULTS_FORMAT_VERSION`,
+  `SINGLE_STREAM`, `YEARS`, `measure_of`, `number_problem`, `value_range`.
+- `store`: `HOSTS_FILE`, `MEASUREMENTS_FILE`, `RAW_DIR`, `STATE_DIR`, `STUDIES_DIR`,
+  `SWEEP_FILE`, `add_round_rows`, `check_results_for_sweeps`, `check_sweep_id`,
+  `control_character_problem`, `csv_text`, `flagged`, `format_value`, `is_study_dir`,
+  `load_record`, `make_state_dir`, `merge_rows`, `new_sweep_id`, `not_a_regular_file`,
+  `ok_tests`, `pair_key`, `raw_path`, `read_raw_round`, `read_rows`, `safe_name`, `save_record`,
+  `sweep_dir`, `test_key`, `write_atomic`, `write_json`, `write_rows`.
+- `tiers`: `DEFAULT_TIER`, `describe_tier`, `for_sweep`, `group_name`, `is_default`,
+  `normal_tier`, `of_ends`, `parse_option`, `reverse_tier`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.results.collect import (
+        FAILED,
+        RowContext,
+        SlotPlan,
+        host_doc,
+        round_rows,
+        unmeasured_row,
+        with_ping_phase,
+    )
+    from orchestrator.results.flags import (
+        ASYMMETRIC,
+        FEW_SAMPLES,
+        FLAGS,
+        FLOOR_TOLERANCE_MS,
+        HOST_STALL,
+        INVALIDATES,
+        RTT,
+        RTT_STATS,
+        THROUGHPUT,
+        asymmetric_rows,
+        invalidates_text,
+        row_flags,
+        row_rtt_ms,
+        rtt_invalid,
+        set_flags,
+        throughput_invalid,
+    )
+    from orchestrator.results.flags import MEASURES as FLAGGED_MEASURES
+    from orchestrator.results.flags import REASONS as FLAG_REASONS
+    from orchestrator.results.flags import SEPARATOR as FLAG_SEPARATOR
+    from orchestrator.results.flags import count as count_flags
+    from orchestrator.results.flags import harmless as harmless_flags
+    from orchestrator.results.flags import parse as parse_flags
+    from orchestrator.results.limiter import (
+        LOSS_TOLERANCE,
+        MATHIS_C,
+        PathFacts,
+        loss_band,
+        mathis_bps,
+    )
+    from orchestrator.results.parse import ping_samples
+    from orchestrator.results.ping_rows import (
+        host_rows,
+        peers_by_host,
+        phase_rows,
+        round_stalls,
+        samples_of,
+    )
+    from orchestrator.results.record import (
+        EmulationRecord,
+        HostPlacement,
+        Owner,
+        PlanRecord,
+        RoundEntry,
+        Stage,
+        StageStatus,
+        StudyRecord,
+        SweepRecord,
+        SweepStatus,
+        read_record,
+    )
+    from orchestrator.results.schema import (
+        CAPACITY,
+        MEASUREMENT_COLUMNS,
+        MEASUREMENT_DOCS,
+        MEASURES,
+        NUMERIC_COLUMNS,
+        PING_PACKET_BYTES,
+        PING_PAYLOAD_BYTES,
+        RESULTS_FORMAT_VERSION,
+        SINGLE_STREAM,
+        YEARS,
+        measure_of,
+        number_problem,
+        value_range,
+    )
+    from orchestrator.results.store import (
+        HOSTS_FILE,
+        MEASUREMENTS_FILE,
+        RAW_DIR,
+        STATE_DIR,
+        STUDIES_DIR,
+        SWEEP_FILE,
+        add_round_rows,
+        check_results_for_sweeps,
+        check_sweep_id,
+        control_character_problem,
+        csv_text,
+        flagged,
+        format_value,
+        is_study_dir,
+        load_record,
+        make_state_dir,
+        merge_rows,
+        new_sweep_id,
+        not_a_regular_file,
+        ok_tests,
+        pair_key,
+        raw_path,
+        read_raw_round,
+        read_rows,
+        safe_name,
+        save_record,
+        sweep_dir,
+        test_key,
+        write_atomic,
+        write_json,
+        write_rows,
+    )
+    from orchestrator.results.tiers import DEFAULT as DEFAULT_TIER
+    from orchestrator.results.tiers import describe as describe_tier
+    from orchestrator.results.tiers import for_sweep, group_name, is_default, of_ends, parse_option
+    from orchestrator.results.tiers import normal as normal_tier
+    from orchestrator.results.tiers import reverse as reverse_tier
+
 __all__ = [
-    "collect",
-    "flags",
-    "limiter",
-    "parse",
-    "ping_rows",
-    "record",
-    "schema",
-    "stalls",
-    "store",
-    "tiers",
+    "ASYMMETRIC",
+    "CAPACITY",
+    "DEFAULT_TIER",
+    "FAILED",
+    "FEW_SAMPLES",
+    "FLAGGED_MEASURES",
+    "FLAGS",
+    "FLAG_REASONS",
+    "FLAG_SEPARATOR",
+    "FLOOR_TOLERANCE_MS",
+    "HOSTS_FILE",
+    "HOST_STALL",
+    "INVALIDATES",
+    "LOSS_TOLERANCE",
+    "MATHIS_C",
+    "MEASUREMENTS_FILE",
+    "MEASUREMENT_COLUMNS",
+    "MEASUREMENT_DOCS",
+    "MEASURES",
+    "NUMERIC_COLUMNS",
+    "PING_PACKET_BYTES",
+    "PING_PAYLOAD_BYTES",
+    "RAW_DIR",
+    "RESULTS_FORMAT_VERSION",
+    "RTT",
+    "RTT_STATS",
+    "SINGLE_STREAM",
+    "STATE_DIR",
+    "STUDIES_DIR",
+    "SWEEP_FILE",
+    "THROUGHPUT",
+    "YEARS",
+    "EmulationRecord",
+    "HostPlacement",
+    "Owner",
+    "PathFacts",
+    "PlanRecord",
+    "RoundEntry",
+    "RowContext",
+    "SlotPlan",
+    "Stage",
+    "StageStatus",
+    "StudyRecord",
+    "SweepRecord",
+    "SweepStatus",
+    "add_round_rows",
+    "asymmetric_rows",
+    "check_results_for_sweeps",
+    "check_sweep_id",
+    "control_character_problem",
+    "count_flags",
+    "csv_text",
+    "describe_tier",
+    "flagged",
+    "for_sweep",
+    "format_value",
+    "group_name",
+    "harmless_flags",
+    "host_doc",
+    "host_rows",
+    "invalidates_text",
+    "is_default",
+    "is_study_dir",
+    "load_record",
+    "loss_band",
+    "make_state_dir",
+    "mathis_bps",
+    "measure_of",
+    "merge_rows",
+    "new_sweep_id",
+    "normal_tier",
+    "not_a_regular_file",
+    "number_problem",
+    "of_ends",
+    "ok_tests",
+    "pair_key",
+    "parse_flags",
+    "parse_option",
+    "peers_by_host",
+    "phase_rows",
+    "ping_samples",
+    "raw_path",
+    "read_raw_round",
+    "read_record",
+    "read_rows",
+    "reverse_tier",
+    "round_rows",
+    "round_stalls",
+    "row_flags",
+    "row_rtt_ms",
+    "rtt_invalid",
+    "safe_name",
+    "samples_of",
+    "save_record",
+    "set_flags",
+    "sweep_dir",
+    "test_key",
+    "throughput_invalid",
+    "unmeasured_row",
+    "value_range",
+    "with_ping_phase",
+    "write_atomic",
+    "write_json",
+    "write_rows",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "FAILED": ("orchestrator.results.collect", "FAILED"),
+    "RowContext": ("orchestrator.results.collect", "RowContext"),
+    "SlotPlan": ("orchestrator.results.collect", "SlotPlan"),
+    "host_doc": ("orchestrator.results.collect", "host_doc"),
+    "round_rows": ("orchestrator.results.collect", "round_rows"),
+    "unmeasured_row": ("orchestrator.results.collect", "unmeasured_row"),
+    "with_ping_phase": ("orchestrator.results.collect", "with_ping_phase"),
+    "ASYMMETRIC": ("orchestrator.results.flags", "ASYMMETRIC"),
+    "FEW_SAMPLES": ("orchestrator.results.flags", "FEW_SAMPLES"),
+    "FLAGGED_MEASURES": ("orchestrator.results.flags", "MEASURES"),
+    "FLAGS": ("orchestrator.results.flags", "FLAGS"),
+    "FLAG_REASONS": ("orchestrator.results.flags", "REASONS"),
+    "FLAG_SEPARATOR": ("orchestrator.results.flags", "SEPARATOR"),
+    "FLOOR_TOLERANCE_MS": ("orchestrator.results.flags", "FLOOR_TOLERANCE_MS"),
+    "HOST_STALL": ("orchestrator.results.flags", "HOST_STALL"),
+    "INVALIDATES": ("orchestrator.results.flags", "INVALIDATES"),
+    "RTT": ("orchestrator.results.flags", "RTT"),
+    "RTT_STATS": ("orchestrator.results.flags", "RTT_STATS"),
+    "THROUGHPUT": ("orchestrator.results.flags", "THROUGHPUT"),
+    "asymmetric_rows": ("orchestrator.results.flags", "asymmetric_rows"),
+    "count_flags": ("orchestrator.results.flags", "count"),
+    "harmless_flags": ("orchestrator.results.flags", "harmless"),
+    "invalidates_text": ("orchestrator.results.flags", "invalidates_text"),
+    "parse_flags": ("orchestrator.results.flags", "parse"),
+    "row_flags": ("orchestrator.results.flags", "row_flags"),
+    "row_rtt_ms": ("orchestrator.results.flags", "row_rtt_ms"),
+    "rtt_invalid": ("orchestrator.results.flags", "rtt_invalid"),
+    "set_flags": ("orchestrator.results.flags", "set_flags"),
+    "throughput_invalid": ("orchestrator.results.flags", "throughput_invalid"),
+    "LOSS_TOLERANCE": ("orchestrator.results.limiter", "LOSS_TOLERANCE"),
+    "MATHIS_C": ("orchestrator.results.limiter", "MATHIS_C"),
+    "PathFacts": ("orchestrator.results.limiter", "PathFacts"),
+    "loss_band": ("orchestrator.results.limiter", "loss_band"),
+    "mathis_bps": ("orchestrator.results.limiter", "mathis_bps"),
+    "ping_samples": ("orchestrator.results.parse", "ping_samples"),
+    "host_rows": ("orchestrator.results.ping_rows", "host_rows"),
+    "peers_by_host": ("orchestrator.results.ping_rows", "peers_by_host"),
+    "phase_rows": ("orchestrator.results.ping_rows", "phase_rows"),
+    "round_stalls": ("orchestrator.results.ping_rows", "round_stalls"),
+    "samples_of": ("orchestrator.results.ping_rows", "samples_of"),
+    "EmulationRecord": ("orchestrator.results.record", "EmulationRecord"),
+    "HostPlacement": ("orchestrator.results.record", "HostPlacement"),
+    "Owner": ("orchestrator.results.record", "Owner"),
+    "PlanRecord": ("orchestrator.results.record", "PlanRecord"),
+    "RoundEntry": ("orchestrator.results.record", "RoundEntry"),
+    "Stage": ("orchestrator.results.record", "Stage"),
+    "StageStatus": ("orchestrator.results.record", "StageStatus"),
+    "StudyRecord": ("orchestrator.results.record", "StudyRecord"),
+    "SweepRecord": ("orchestrator.results.record", "SweepRecord"),
+    "SweepStatus": ("orchestrator.results.record", "SweepStatus"),
+    "read_record": ("orchestrator.results.record", "read_record"),
+    "CAPACITY": ("orchestrator.results.schema", "CAPACITY"),
+    "MEASUREMENT_COLUMNS": ("orchestrator.results.schema", "MEASUREMENT_COLUMNS"),
+    "MEASUREMENT_DOCS": ("orchestrator.results.schema", "MEASUREMENT_DOCS"),
+    "MEASURES": ("orchestrator.results.schema", "MEASURES"),
+    "NUMERIC_COLUMNS": ("orchestrator.results.schema", "NUMERIC_COLUMNS"),
+    "PING_PACKET_BYTES": ("orchestrator.results.schema", "PING_PACKET_BYTES"),
+    "PING_PAYLOAD_BYTES": ("orchestrator.results.schema", "PING_PAYLOAD_BYTES"),
+    "RESULTS_FORMAT_VERSION": ("orchestrator.results.schema", "RESULTS_FORMAT_VERSION"),
+    "SINGLE_STREAM": ("orchestrator.results.schema", "SINGLE_STREAM"),
+    "YEARS": ("orchestrator.results.schema", "YEARS"),
+    "measure_of": ("orchestrator.results.schema", "measure_of"),
+    "number_problem": ("orchestrator.results.schema", "number_problem"),
+    "value_range": ("orchestrator.results.schema", "value_range"),
+    "HOSTS_FILE": ("orchestrator.results.store", "HOSTS_FILE"),
+    "MEASUREMENTS_FILE": ("orchestrator.results.store", "MEASUREMENTS_FILE"),
+    "RAW_DIR": ("orchestrator.results.store", "RAW_DIR"),
+    "STATE_DIR": ("orchestrator.results.store", "STATE_DIR"),
+    "STUDIES_DIR": ("orchestrator.results.store", "STUDIES_DIR"),
+    "SWEEP_FILE": ("orchestrator.results.store", "SWEEP_FILE"),
+    "add_round_rows": ("orchestrator.results.store", "add_round_rows"),
+    "check_results_for_sweeps": ("orchestrator.results.store", "check_results_for_sweeps"),
+    "check_sweep_id": ("orchestrator.results.store", "check_sweep_id"),
+    "control_character_problem": ("orchestrator.results.store", "control_character_problem"),
+    "csv_text": ("orchestrator.results.store", "csv_text"),
+    "flagged": ("orchestrator.results.store", "flagged"),
+    "format_value": ("orchestrator.results.store", "format_value"),
+    "is_study_dir": ("orchestrator.results.store", "is_study_dir"),
+    "load_record": ("orchestrator.results.store", "load_record"),
+    "make_state_dir": ("orchestrator.results.store", "make_state_dir"),
+    "merge_rows": ("orchestrator.results.store", "merge_rows"),
+    "new_sweep_id": ("orchestrator.results.store", "new_sweep_id"),
+    "not_a_regular_file": ("orchestrator.results.store", "not_a_regular_file"),
+    "ok_tests": ("orchestrator.results.store", "ok_tests"),
+    "pair_key": ("orchestrator.results.store", "pair_key"),
+    "raw_path": ("orchestrator.results.store", "raw_path"),
+    "read_raw_round": ("orchestrator.results.store", "read_raw_round"),
+    "read_rows": ("orchestrator.results.store", "read_rows"),
+    "safe_name": ("orchestrator.results.store", "safe_name"),
+    "save_record": ("orchestrator.results.store", "save_record"),
+    "sweep_dir": ("orchestrator.results.store", "sweep_dir"),
+    "test_key": ("orchestrator.results.store", "test_key"),
+    "write_atomic": ("orchestrator.results.store", "write_atomic"),
+    "write_json": ("orchestrator.results.store", "write_json"),
+    "write_rows": ("orchestrator.results.store", "write_rows"),
+    "DEFAULT_TIER": ("orchestrator.results.tiers", "DEFAULT"),
+    "describe_tier": ("orchestrator.results.tiers", "describe"),
+    "for_sweep": ("orchestrator.results.tiers", "for_sweep"),
+    "group_name": ("orchestrator.results.tiers", "group_name"),
+    "is_default": ("orchestrator.results.tiers", "is_default"),
+    "normal_tier": ("orchestrator.results.tiers", "normal"),
+    "of_ends": ("orchestrator.results.tiers", "of_ends"),
+    "parse_option": ("orchestrator.results.tiers", "parse_option"),
+    "reverse_tier": ("orchestrator.results.tiers", "reverse"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -40,7 +40,7 @@ import math
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from typing import Any
 
-from orchestrator.core.geo import fibre_rtt_ms
+from orchestrator.core import fibre_rtt_ms
 from orchestrator.results import tiers
 
 BELOW_FIBRE_FLOOR = "below_fibre_floor"

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.core.stats import quotable_percentiles
+from orchestrator.core import quotable_percentiles
 
 CORRUPTED = "corrupted output"
 

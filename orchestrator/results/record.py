@@ -23,7 +23,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Self
 
-from orchestrator.core.errors import UserError
+from orchestrator.core import UserError
 
 
 class SweepStatus(StrEnum):

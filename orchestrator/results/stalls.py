@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from orchestrator.core.stats import median
+from orchestrator.core import median
 
 DEVIATION_MIN_MS = 10.0
 DEVIATION_SCALES = 5.0

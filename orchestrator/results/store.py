@@ -27,10 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
-from orchestrator.results.record import SweepRecord
-from orchestrator.core.textfile import csv_errors, read_text
+from orchestrator.core import UserError, csv_errors, read_text
 from orchestrator.results import flags
+from orchestrator.results.record import SweepRecord
 from orchestrator.results.schema import (
     MEASUREMENT_COLUMNS,
     RESULTS_FORMAT_VERSION,

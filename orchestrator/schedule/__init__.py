@@ -1,26 +1,58 @@
 """Scheduled sweeps: profiles (`schedules.yaml`), cadences, one tick, the timers that start
 ticks (systemd, cron, GitHub Actions), the ledger and retention.
 
-Public API: the modules below; other packages import only these names
-(`from orchestrator.schedule import cadence`), never a name starting with `_`.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.schedule import check_name`),
+never a module of this package (tests/check_layers.py).
 
-- `cadence`: When a scheduled sweep is due: ISO 8601 durations, `every` on a UTC grid, cron lines.
-- `ledger`: The schedule ledger: one JSON line per tick in `results/schedule-ledger.jsonl`.
-- `profiles`: Named sweep profiles: `schedules.yaml`, loaded and checked before anything is spent.
-- `retention`: Retention: old sweeps lose their raw/ and state/ folders, never their results.
-- `status`: Where each profile stands (`schedule list`): next tick, last outcome, month-to-date
-  spend, missed ticks.
-- `tick`: One tick of a scheduled sweep: what `interregion schedule run NAME` does.
-- `timers`: What starts a profile's ticks: a systemd timer, a cron entry or a GitHub Actions
-  workflow.
+- `profiles`: `DEFAULT_FILE`, `check_name`, `write_sample`.
+- `status`: `ScheduleStatus`, `schedule_status`.
+- `tick`: `run_named`.
+- `timers`: `Written`, `export_named`, `install_named`, `remove`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.schedule.profiles import DEFAULT_FILE, check_name, write_sample
+    from orchestrator.schedule.status import ScheduleStatus
+    from orchestrator.schedule.status import status as schedule_status
+    from orchestrator.schedule.tick import run_named
+    from orchestrator.schedule.timers import Written, export_named, install_named, remove
+
 __all__ = [
-    "cadence",
-    "ledger",
-    "profiles",
-    "retention",
-    "status",
-    "tick",
-    "timers",
+    "DEFAULT_FILE",
+    "ScheduleStatus",
+    "Written",
+    "check_name",
+    "export_named",
+    "install_named",
+    "remove",
+    "run_named",
+    "schedule_status",
+    "write_sample",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "DEFAULT_FILE": ("orchestrator.schedule.profiles", "DEFAULT_FILE"),
+    "check_name": ("orchestrator.schedule.profiles", "check_name"),
+    "write_sample": ("orchestrator.schedule.profiles", "write_sample"),
+    "ScheduleStatus": ("orchestrator.schedule.status", "ScheduleStatus"),
+    "schedule_status": ("orchestrator.schedule.status", "status"),
+    "run_named": ("orchestrator.schedule.tick", "run_named"),
+    "Written": ("orchestrator.schedule.timers", "Written"),
+    "export_named": ("orchestrator.schedule.timers", "export_named"),
+    "install_named": ("orchestrator.schedule.timers", "install_named"),
+    "remove": ("orchestrator.schedule.timers", "remove"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

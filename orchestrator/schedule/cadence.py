@@ -23,8 +23,8 @@ from datetime import UTC, datetime, timedelta
 
 from croniter import CroniterBadDateError, croniter
 
-from orchestrator.core import durations, times
-from orchestrator.core.errors import UserError
+from orchestrator.core import DurationError, UserError, parse_seconds
+from orchestrator.core import iso as times_iso
 
 DAY_S = 86_400
 WEEK_S = 7 * DAY_S
@@ -54,8 +54,8 @@ def parse_duration(text: object) -> int:
     """A profile's `every` or `slip` in whole seconds: `PT6H`, `6h`, `P1W`, `90m`
     (the one grammar of core.durations)."""
     try:
-        seconds = durations.parse_seconds(text)
-    except durations.DurationError as e:
+        seconds = parse_seconds(text)
+    except DurationError as e:
         raise UserError(str(e)) from None
     if seconds != int(seconds):
         raise UserError(f"'{text}' is not a whole number of seconds")
@@ -314,4 +314,4 @@ def on_calendar(cadence: Cadence) -> str:
 
 def iso(t: datetime) -> str:
     """A tick's time to the second (core.times.iso)."""
-    return times.iso(t)
+    return times_iso(t)

@@ -16,8 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
-from orchestrator.core.times import parse_utc
+from orchestrator.core import UserError, parse_utc
 from orchestrator.schedule.cadence import Cadence, iso
 
 LEDGER_FILE = "schedule-ledger.jsonl"

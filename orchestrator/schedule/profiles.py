@@ -27,16 +27,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.clouds.options import NETWORK_TIERS, CloudFlags
-from orchestrator.core import grammar, paths
-from orchestrator.core.errors import UserError
-from orchestrator.core.textfile import load_yaml
-from orchestrator.model import backends
-from orchestrator.model.catalog import Catalog
-from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
-from orchestrator.plan.options import RunOptions, check_selection, params_spec, selection_spec
+from orchestrator.clouds import NETWORK_TIERS, CloudFlags
+from orchestrator.core import (
+    DOCS,
+    SAMPLE_SCHEDULES,
+    UserError,
+    bucket_url,
+    ceiling,
+    load_yaml,
+    shell_word,
+)
+from orchestrator.model import Catalog, backend_info, is_cloud, is_emulated
+from orchestrator.plan import (
+    SELECTION_OPTIONS,
+    TEST_PARAMS_OPTIONS,
+    RunOptions,
+    check_selection,
+    params_spec,
+    selection_spec,
+)
 from orchestrator.schedule.cadence import Cadence, check_every, parse_cron, parse_duration
-from orchestrator.sweep.launch import SweepRequest
+from orchestrator.sweep import SweepRequest
 
 DEFAULT_FILE = "schedules.yaml"
 DEFAULT_BUDGET_MARGIN = 1.5
@@ -236,7 +247,7 @@ def sweep_request(source: str, name: str, settings: dict[str, object]) -> SweepR
         if key in settings:
             try:
                 values[key] = _READ[key](settings[key])
-                most = grammar.ceiling(key)
+                most = ceiling(key)
                 if _READ[key] is _integer and abs(values[key]) > most:
                     raise UserError(f"{values[key]} is out of range (at most {most:,})")
             except UserError as e:
@@ -253,10 +264,10 @@ def sweep_request(source: str, name: str, settings: dict[str, object]) -> SweepR
         step = "backend"
         run = RunOptions(**given(RUN_KEYS))
         cloud = given(CLOUD_KEYS)
-        if backends.is_emulated(run.backend) and cloud:
+        if is_emulated(run.backend) and cloud:
             step = next(iter(cloud))
             raise UserError(f"applies to a cloud backend (aws, gcp or cloud), not {run.backend}")
-        if backends.is_cloud(run.backend):
+        if is_cloud(run.backend):
             cloud.setdefault("pin_from", PIN_PREVIOUS)
         request = SweepRequest(
             selection=selection,
@@ -342,12 +353,12 @@ def parse_profile(
         request=request,
     )
     if publish is not None:
-        from orchestrator.publish.upload import parse_target
+        from orchestrator.publish import parse_target
 
         try:
             parse_target(str(publish))
             if "://" in str(publish):  # it reaches a workflow's env: a bucket's grammar
-                grammar.bucket_url(str(publish), "publish:")
+                bucket_url(str(publish), "publish:")
         except UserError as e:
             raise _fail(source, name, "publish", str(e)) from None
     if catalog is not None:
@@ -361,14 +372,14 @@ def check_profile_sweep(profile: Profile, catalog: Catalog, source: str = DEFAUL
     pins: at run, from the ledger)."""
     from dataclasses import replace
 
-    from orchestrator.clouds.options import cloud_options_from, require_sdks
+    from orchestrator.clouds import cloud_options_from, require_sdks
 
     request = profile.request
     step = "selection"
     try:
         selection = check_selection(catalog, request.selection, profile.backend, lambda _m: None)
         step = "backend"
-        backend = backends.info(profile.backend)
+        backend = backend_info(profile.backend)
         if not backend.emulated:  # the SDKs its runs need, as a sweep checks them
             require_sdks(backend.clouds)
         if request.cloud is not None:
@@ -382,7 +393,7 @@ def check_profile_sweep(profile: Profile, catalog: Catalog, source: str = DEFAUL
 def write_sample(path: Path, force: bool = False) -> None:
     """Write the sample profiles (the package's schedules.yaml) to `path`; a file already
     there is kept unless `force` (then replaced whole; a symlink or a folder never is)."""
-    from orchestrator.results import store
+    from orchestrator.results import write_atomic
 
     path = Path(path)
     if (path.exists() or path.is_symlink()) and not force:
@@ -390,7 +401,7 @@ def write_sample(path: Path, force: bool = False) -> None:
             f"{path} exists: keeping it; pass --force to replace it with the sample "
             "(its profiles are lost)"
         )
-    store.write_atomic(path, paths.SAMPLE_SCHEDULES.read_text(encoding="utf-8"))
+    write_atomic(path, SAMPLE_SCHEDULES.read_text(encoding="utf-8"))
 
 
 def load_profiles(path: Path, catalog: Catalog | None = None) -> dict[str, Profile]:
@@ -399,8 +410,8 @@ def load_profiles(path: Path, catalog: Catalog | None = None) -> dict[str, Profi
         data = load_yaml(path, "profiles file")
     except FileNotFoundError:
         raise ProfileError(
-            f"{path}: no such file: 'interregion schedule init --file {paths.shell_word(path)}' "
-            f"writes a sample (profiles: {paths.DOCS / 'scheduled-sweeps.md'})"
+            f"{path}: no such file: 'interregion schedule init --file {shell_word(path)}' "
+            f"writes a sample (profiles: {DOCS / 'scheduled-sweeps.md'})"
         ) from None
     except UserError as e:
         raise ProfileError(str(e)) from None
@@ -418,7 +429,7 @@ def load_profiles(path: Path, catalog: Catalog | None = None) -> dict[str, Profi
 
 def profile_named(path: Path, name: str) -> Profile:
     """A profile of the file `path`, its selection checked against the region catalog."""
-    from orchestrator.model.catalog import load_catalog
+    from orchestrator.model import load_catalog
 
     return get_profile(path, name, load_catalog())
 

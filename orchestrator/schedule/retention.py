@@ -12,10 +12,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from orchestrator.core import outdir
-from orchestrator.core.times import parse_utc
-from orchestrator.results import store
-from orchestrator.results.record import read_record
+from orchestrator.core import parse_utc, remove_within, within
+from orchestrator.results import RAW_DIR, STATE_DIR, SWEEP_FILE, read_record
 
 
 def expired_folders(
@@ -29,8 +27,8 @@ def expired_folders(
     is told so."""
     cutoff = now - timedelta(days=keep_raw_days)
     found: list[Path] = []
-    for path in sorted(Path(results).glob(f"*/{store.SWEEP_FILE}")):
-        if not outdir.within(results, path.parent):
+    for path in sorted(Path(results).glob(f"*/{SWEEP_FILE}")):
+        if not within(results, path.parent):
             # a sweep folder that is a link holds another folder's raw/ and state/
             if warn is not None:
                 warn(
@@ -42,7 +40,7 @@ def expired_folders(
         if record is None:
             if warn is not None:
                 warn(
-                    f"retention kept {path.parent.name}: its {store.SWEEP_FILE} cannot be "
+                    f"retention kept {path.parent.name}: its {SWEEP_FILE} cannot be "
                     "read; repair it, or remove the folder once it is not running"
                 )
             continue
@@ -51,9 +49,9 @@ def expired_folders(
         created = parse_utc(record.created_utc)
         if created is None or created >= cutoff:
             continue
-        for name in (store.RAW_DIR, store.STATE_DIR):
+        for name in (RAW_DIR, STATE_DIR):
             folder = path.parent / name
-            if folder.is_dir() and outdir.within(results, folder):
+            if folder.is_dir() and within(results, folder):
                 found.append(folder)
     return found
 
@@ -66,4 +64,4 @@ def apply_retention(
 ) -> list[Path]:
     """Delete the expired raw/ and state/ folders; returns what was deleted."""
     folders = expired_folders(results, keep_raw_days, now, warn)
-    return [folder for folder in folders if outdir.remove_within(results, folder)]
+    return [folder for folder in folders if remove_within(results, folder)]

@@ -19,18 +19,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
-from orchestrator.drivers.lock import LockHeld
-from orchestrator.model.catalog import Catalog, load_catalog
-from orchestrator.plan.pricing import Pricing, load_pricing
-from orchestrator.plan.sweep_plan import Plan
-from orchestrator.results import store
-from orchestrator.results.record import SweepRecord, SweepStatus
+from orchestrator.core import UserError
+from orchestrator.drivers import LockHeld
+from orchestrator.model import Catalog, load_catalog
+from orchestrator.plan import Plan, Pricing, load_pricing
+from orchestrator.results import HOSTS_FILE, MEASUREMENTS_FILE, SweepRecord, SweepStatus, read_rows
+from orchestrator.results import sweep_dir as store_sweep_dir
 from orchestrator.schedule import ledger
 from orchestrator.schedule.cadence import iso
 from orchestrator.schedule.profiles import PIN_PREVIOUS, Profile, profile_named
-from orchestrator.sweep import launch
-from orchestrator.sweep.record import Sweep
+from orchestrator.sweep import Held, Sweep, cloud_options_for, create, locked, plan_for
+from orchestrator.sweep import start as launch_start
 
 Log = Callable[[str], None]
 RunSweep = Callable[..., Any]
@@ -38,7 +37,7 @@ RunSweep = Callable[..., Any]
 
 def plan_profile(profile: Profile, catalog: Catalog, pricing: Pricing | None = None) -> Plan:
     """The plan `sweep` would make from the profile's request."""
-    return launch.plan_for(profile.request, lambda _m: None, catalog, pricing)
+    return plan_for(profile.request, lambda _m: None, catalog, pricing)
 
 
 def budget_problem(profile: Profile, estimate_usd: float, month_spent_usd: float) -> str | None:
@@ -89,7 +88,7 @@ def _stage_s(record: SweepRecord, name: str) -> float | None:
 
 def sweep_outcome(sweep_dir: Path, status: SweepStatus, error: str | None) -> dict[str, Any]:
     """Outcome, reason and test counts of a sweep from its measurements.csv."""
-    rows = store.read_rows(sweep_dir / store.MEASUREMENTS_FILE) if sweep_dir.is_dir() else []
+    rows = read_rows(sweep_dir / MEASUREMENTS_FILE) if sweep_dir.is_dir() else []
     ok = sum(1 for r in rows if r.get("status") == "ok")
     failed = len(rows) - ok
     if error or status is not SweepStatus.DONE:
@@ -117,9 +116,9 @@ def run_tick(
 
     `trigger` is "timer" (the tick is the latest due time) or "hand" (no tick).
     Interrupts (SIGTERM from systemd, Ctrl-C) are recorded, then raised again."""
-    from orchestrator.sweep import runner
+    from orchestrator.sweep import run_sweep as runner_run_sweep
 
-    run_sweep = run_sweep or runner.run_sweep
+    run_sweep = run_sweep or runner_run_sweep
     now = now or datetime.now(UTC)
     tick = profile.cadence.last_tick(now) if trigger == "timer" else None
     record: dict[str, Any] = {
@@ -132,7 +131,7 @@ def run_tick(
         "sweep_id": None,
     }
     try:
-        with launch.locked(Path(results), trigger=trigger, log=log, profile=profile.name) as held:
+        with locked(Path(results), trigger=trigger, log=log, profile=profile.name) as held:
             _locked_tick(
                 profile,
                 Path(results),
@@ -165,11 +164,11 @@ def run_tick(
 def _finish(record: dict[str, Any], results: Path, pricing: Pricing | None) -> None:
     record["ended_utc"] = iso(datetime.now(UTC))
     if record.get("sweep_id"):
-        from orchestrator.plan.spend import sweep_spend
+        from orchestrator.plan import sweep_spend
 
         try:
             spent = sweep_spend(
-                store.sweep_dir(results, record["sweep_id"]), pricing or load_pricing()
+                store_sweep_dir(results, record["sweep_id"]), pricing or load_pricing()
             )
             record.update(
                 bytes=spent.bytes,
@@ -187,7 +186,7 @@ def _locked_tick(
     profile: Profile,
     results: Path,
     record: dict[str, Any],
-    held: launch.Held,
+    held: Held,
     catalog: Catalog | None,
     pricing: Pricing | None,
     run_sweep: RunSweep,
@@ -219,21 +218,21 @@ def _locked_tick(
         previous = previous_sweep(results, profile.name)
         request = replace(request, cloud=replace(request.cloud, pin_from=previous))
         record["pinned_from"] = previous
-    options = launch.cloud_options_for(request, results)
+    options = cloud_options_for(request, results)
     schedule = {
         "profile": profile.name,
         "trigger": record["trigger"],
         "scheduled_utc": record["scheduled_utc"],
         "hour_utc": record["hour_utc"],
     }
-    sweep = launch.create(
+    sweep = create(
         plan, request.selection, results, cloud_options=options, schedule=schedule, log=log
     )
     record["sweep_id"] = sweep.id
     error = None
     try:
         # the profile's budget: also what the measure loop may spend (plan.spend.over_budget)
-        launch.start(
+        launch_start(
             sweep, held, budget_usd=profile.budget_usd, run_sweep=run_sweep, build_report=True
         )
     except KeyboardInterrupt:
@@ -258,7 +257,7 @@ def previous_sweep(results: Path, profile: str) -> str | None:
         sweep_id = entry.get("sweep_id")
         if entry.get("profile") == profile and isinstance(sweep_id, str):
             try:
-                if (store.sweep_dir(results, sweep_id) / store.HOSTS_FILE).is_file():
+                if (store_sweep_dir(results, sweep_id) / HOSTS_FILE).is_file():
                     return sweep_id
             except UserError:  # not a sweep id: a hand-edited line
                 continue
@@ -280,14 +279,14 @@ def _site_and_publish(
 ) -> None:
     if not profile.site:
         return
-    from orchestrator.site.build import build_site
+    from orchestrator.site import build_site
 
     try:
         build_site(Path(profile.site), results, log=log)
         if profile.publish:
-            from orchestrator.publish import upload
+            from orchestrator.publish import publish_site as upload_publish_site
 
-            (publish_site or upload.publish_site)(Path(profile.site), profile.publish, log=log)
+            (publish_site or upload_publish_site)(Path(profile.site), profile.publish, log=log)
             record["published_to"] = profile.publish
     except UserError as e:
         # the measurements are kept; the next tick publishes them with its own

@@ -18,12 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.core import grammar
-from orchestrator.core.errors import UserError
-from orchestrator.model import backends
-from orchestrator.plan.sweep_plan import Estimate
-from orchestrator.results import store
-from orchestrator.results.store import check_results_for_sweeps, control_character_problem
+from orchestrator.core import UserError, bucket_url, github_repo, plain_text, yaml_string
+from orchestrator.model import backend_info, is_emulated
+from orchestrator.plan import Estimate
+from orchestrator.results import check_results_for_sweeps, control_character_problem, write_atomic
 from orchestrator.schedule.cadence import cron_line, on_calendar
 from orchestrator.schedule.profiles import DEFAULT_FILE, Profile, profile_named
 
@@ -167,7 +165,7 @@ def write_files(files: list[Written]) -> None:
     """Each file whole (a temporary file renamed over it), over a regular file only."""
     for f in files:
         try:
-            store.write_atomic(f.path, f.text)
+            write_atomic(f.path, f.text)
             f.path.chmod(0o644)  # as units and cron.d files are, not mkstemp's 0600
         except OSError as e:
             raise UserError(
@@ -277,7 +275,7 @@ def export_workflow(
         results=results,
     )
     try:
-        store.write_atomic(workflow, text)
+        write_atomic(workflow, text)
     except OSError as e:
         raise UserError(
             f"--github-actions {workflow}: cannot write it ({e.strerror}): give a file in a "
@@ -367,9 +365,9 @@ def github_workflow(
                 f"--state-bucket {state_bucket}: runners keep nothing, so the ledger and "
                 "sweeps must live in a bucket: give s3://BUCKET/PREFIX or gs://BUCKET/PREFIX"
             )
-        bucket = grammar.bucket_url(state_bucket, "--state-bucket")
+        bucket = bucket_url(state_bucket, "--state-bucket")
     elif profile.publish and "://" in profile.publish:
-        bucket = grammar.bucket_url(profile.publish, f"profile '{profile.name}', publish:")
+        bucket = bucket_url(profile.publish, f"profile '{profile.name}', publish:")
         bucket += "/results"
     else:
         raise UserError(
@@ -377,9 +375,9 @@ def github_workflow(
             "s3://BUCKET/PREFIX (or gs://...) to keep the ledger and sweeps in"
         )
     setup_sync, restore, save = _sync_commands(bucket)
-    owner_repo = grammar.github_repo(repo)
-    results = grammar.plain_text(results, "--results")
-    schedules = grammar.plain_text(schedules, "--file")
+    owner_repo = github_repo(repo)
+    results = plain_text(results, "--results")
+    schedules = plain_text(schedules, "--file")
     minute = off_the_hour_minute(profile.name)
     if profile.slip_s > LONG_SLIP_S:
         # too long to sleep through in one job: wake every hour, run in the drawn hour
@@ -394,8 +392,8 @@ def github_workflow(
             f"{ACTIONS_MAX_MINUTES} min GitHub's hosted runners allow a job: select fewer "
             "regions or shorter tests, or use 'schedule install' on a machine of your own"
         )
-    site = grammar.plain_text(profile.site or "site", f"profile '{profile.name}', site:")
-    clouds = () if backends.is_emulated(profile.backend) else backends.info(profile.backend).clouds
+    site = plain_text(profile.site or "site", f"profile '{profile.name}', site:")
+    clouds = () if is_emulated(profile.backend) else backend_info(profile.backend).clouds
     aws = "aws" in clouds or bucket.startswith("s3://")
     gcp = "gcp" in clouds or bucket.startswith("gs://")
     creds = ""
@@ -434,7 +432,7 @@ def github_workflow(
         if: always()
         uses: {_uses("actions/upload-pages-artifact")}
         with:
-          path: {grammar.yaml_string(site)}
+          path: {yaml_string(site)}
 """
         pages_job = """
   pages:
@@ -485,9 +483,9 @@ jobs:
     runs-on: ubuntu-latest
     timeout-minutes: {minutes}
     env:
-      RESULTS: {grammar.yaml_string(results)}
-      SCHEDULES: {grammar.yaml_string(schedules)}
-      STATE_URL: {grammar.yaml_string(bucket)}
+      RESULTS: {yaml_string(results)}
+      SCHEDULES: {yaml_string(schedules)}
+      STATE_URL: {yaml_string(bucket)}
     steps:
       - uses: {_uses("actions/checkout")}
       - uses: {_uses("actions/setup-python")}

@@ -1,19 +1,33 @@
 """The static site: pages from the sweeps and from the history store, their common HTML and the
 assets they load (publishing the built site is orchestrator.publish's).
 
-Public API: the modules below; other packages import only these names
-(`from orchestrator.site import build`), never a name starting with `_`.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.site import build_site`),
+never a module of this package (tests/check_layers.py).
 
-- `build`: The static site: `interregion site --out DIR` from the sweeps under results/.
-- `history_pages`: The site's pages built from the history store: the matrix, the changes and the
-  pairs.
-- `html`: The pages' common parts: the header and footer, the EMULATED banner, JSON in a page, and
-  a file written whole (or in place, into a folder being built). Shared by the site's sweep pages
-  (orchestrator.site) and its history pages (orchestrator.site.history_pages).
+- `build`: `build_site`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.site.build import build_site
+
 __all__ = [
-    "build",
-    "history_pages",
-    "html",
+    "build_site",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "build_site": ("orchestrator.site.build", "build_site"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

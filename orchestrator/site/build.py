@@ -28,15 +28,52 @@ from typing import Any
 
 from plotly.offline import get_plotlyjs
 
-from orchestrator.core import outdir
-from orchestrator.core.errors import UserError
-from orchestrator.model import backends
-from orchestrator.model.catalog import Catalog, load_catalog
-from orchestrator.netmodel.model import DEFAULT_MODEL, rate_scale_tag
-from orchestrator.report import analyze, cache, charts, uncertainty
-from orchestrator.report import build as report
-from orchestrator.results import flags
-from orchestrator.results.schema import MEASUREMENT_COLUMNS, MEASUREMENT_DOCS, NUMERIC_COLUMNS
+from orchestrator.core import UserError, building, read_manifest, remove_within
+from orchestrator.model import Catalog, is_emulated, load_catalog
+from orchestrator.netmodel import DEFAULT_MODEL, rate_scale_tag
+from orchestrator.report import (
+    GROUPS,
+    INFLATION_MIN_KM,
+    MAX_POINTS,
+    MAX_SERIES,
+    OUTLIER_COLUMNS,
+    OUTLIER_DOCS,
+    OUTLIER_MIN_EXCESS_MS,
+    PAIR_LABELS,
+    SUMMARY_COLUMNS,
+    SUMMARY_DOCS,
+    TABLE_NOTE,
+    FigureSet,
+    GroupSummary,
+    Medians,
+    PairOutlier,
+    Products,
+    compact,
+    display_cell,
+    figure_data,
+    geo_assets_js,
+    input_key,
+    load_inputs,
+    load_products,
+    prune_products,
+    read_sweep_meta,
+    report_figures,
+    save_products,
+    series_figure,
+    summaries_of,
+    sweep_dirs,
+    sweep_products,
+    table_cells,
+    timeseries_figure,
+    write_csv,
+)
+from orchestrator.results import (
+    FLAG_REASONS,
+    MEASUREMENT_COLUMNS,
+    MEASUREMENT_DOCS,
+    NUMERIC_COLUMNS,
+    invalidates_text,
+)
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
@@ -106,21 +143,21 @@ PUBLIC_SWEEP_FIELDS: dict[str, Any] = {
 @dataclass
 class SweepPage:
     id: str
-    products: cache.Products  # what its report computed (orchestrator.report.cache)
+    products: Products  # what its report computed (orchestrator.report.cache)
     meta: dict[str, Any]  # the published part of sweep.json
     rows_published: int = 0  # rows of measurements.csv that parsed (set by _write_data)
     rows_dropped: int = 0  # and those that did not
 
     @property
-    def summaries(self) -> list[analyze.GroupSummary]:
+    def summaries(self) -> list[GroupSummary]:
         return self.products.summaries
 
     @property
-    def outliers(self) -> list[analyze.PairOutlier]:
+    def outliers(self) -> list[PairOutlier]:
         return self.products.outliers
 
     @property
-    def figures(self) -> cache.FigureSet:  # name -> figure JSON
+    def figures(self) -> FigureSet:  # name -> figure JSON
         return self.products.figures
 
     @property
@@ -136,8 +173,8 @@ def schema_json() -> dict[str, Any]:
 
     return {
         "measurements.csv": cols(MEASUREMENT_COLUMNS, MEASUREMENT_DOCS),
-        "summary.csv": cols(analyze.SUMMARY_COLUMNS, analyze.SUMMARY_DOCS),
-        "outliers.csv": cols(analyze.OUTLIER_COLUMNS, analyze.OUTLIER_DOCS),
+        "summary.csv": cols(SUMMARY_COLUMNS, SUMMARY_DOCS),
+        "outliers.csv": cols(OUTLIER_COLUMNS, OUTLIER_DOCS),
         "sweep.json": [
             {
                 "name": "*",
@@ -152,7 +189,7 @@ def build_site(
     results: Path,
     *,
     catalog: Catalog | None = None,
-    max_points: int = charts.MAX_POINTS,
+    max_points: int = MAX_POINTS,
     log: Callable[[str], None] = lambda _msg: None,
     warn: Callable[[str], None] | None = None,
     include_flagged: bool = False,
@@ -166,19 +203,19 @@ def build_site(
     built in a folder beside `out` and swapped in whole (outdir.building).
     """
     warn = warn if warn is not None else log
-    dirs = report.sweep_dirs(results)
+    dirs = sweep_dirs(results)
     if not dirs:
         raise UserError(f"no sweeps under {results}: run 'interregion sweep' or pass --results")
     catalog = catalog if catalog is not None else load_catalog()
-    cache.prune(results, {d.name for d in dirs})
-    from orchestrator.study.report import STUDIES_DIR, study_ids
+    prune_products(results, {d.name for d in dirs})
+    from orchestrator.study import STUDIES_DIR, study_ids
 
     # every page's header links the TCP studies' list when there is one
     has_studies = bool(study_ids(results / STUDIES_DIR))
     # the published rows of a sweep whose entry says the current site holds them
-    before = outdir.read_manifest(out) if out.is_dir() else set()
+    before = read_manifest(out) if out.is_dir() else set()
     hist = None
-    with outdir.building(out, SITE_FILES, "site", manifest=True, reuse=True) as tmp:
+    with building(out, SITE_FILES, "site", manifest=True, reuse=True) as tmp:
         # the history pages' figures on a thread of their own (their matrix windows are
         # DuckDB's and numpy's, mostly without the GIL), which writes the pair pages as
         # soon as their data is there, while this one makes the sweeps' pages; in this
@@ -209,9 +246,9 @@ def build_site(
         except BaseException:
             # the thread writes into the folder being built, which is removed now: after it
             # (its query stopped: an interrupt reaches only this thread's)
-            from orchestrator.history import store as history_store
+            from orchestrator.history import interrupt_queries
 
-            history_store.interrupt_queries()
+            interrupt_queries()
             with contextlib.suppress(BaseException):
                 computing.result()
             raise
@@ -246,13 +283,13 @@ def build_site(
             )
             if page.products.published != published:
                 page.products.published = published
-                cache.save(results / page.id, page.products)
+                save_products(results / page.id, page.products)
         return out / "index.html"
     finally:
         # what versions before 0 bytes of kept state left (the history figures' cache,
         # the matrix's, pair pages' and series' states): the site no longer reads them
         with contextlib.suppress(OSError):  # never through a linked .cache
-            outdir.remove_within(results, results / ".cache" / "site")
+            remove_within(results, results / ".cache" / "site")
 
 
 def _sweep_pages(
@@ -299,24 +336,24 @@ def _timeseries(
     regions: dict[str, None] = {}
     sweeps: dict[str, None] = {}  # in the order of the rows read, as a whole load has them
     started: dict[str, str] = {}
-    medians: cache.Medians = {}
+    medians: Medians = {}
     for page in pages:
         p = page.products
         if any(s in sweeps for s in p.sweeps):
-            combined = report.load_inputs(
+            combined = load_inputs(
                 sweep_dirs_=[results / q.id for q in pages],
                 catalog=catalog,
                 include_flagged=include_flagged,
             )
             started = {s.id: s.started_utc or s.id for s in combined.sweeps.values()}
-            return charts.timeseries_figure(combined.data, started, emulated=combined.emulated)
+            return timeseries_figure(combined.data, started, emulated=combined.emulated)
         sweeps.update(dict.fromkeys(p.sweeps))
         regions.update(dict.fromkeys(p.regions))
         started.update(p.started)
         for pair, per_sweep in p.medians.items():
             medians.setdefault(pair, {}).update(per_sweep)
     emulated = any(p.emulated for p in pages)
-    return charts.series_figure(medians, list(regions), list(sweeps), started, emulated=emulated)
+    return series_figure(medians, list(regions), list(sweeps), started, emulated=emulated)
 
 
 def _write_study_pages(
@@ -327,7 +364,7 @@ def _write_study_pages(
     the ids written (none: nothing is written)."""
     from markdown_it import MarkdownIt
 
-    from orchestrator.study.report import REPORT_FILE, study_ids
+    from orchestrator.study import REPORT_FILE, study_ids
 
     # a study's text is data: raw HTML is escaped, and nothing becomes a link (the site
     # links only to its own files; '<gcp:b>' would read as a URL of scheme 'gcp')
@@ -339,11 +376,11 @@ def _write_study_pages(
         source = studies / study_id / REPORT_FILE
         try:
             text = source.read_text(encoding="utf-8")
-            meta = report.read_sweep_meta(studies / study_id)
+            meta = read_sweep_meta(studies / study_id)
         except (OSError, UnicodeDecodeError, UserError) as e:
             warn(f"site: study {study_id} left out: {e}")
             continue
-        emulated = backends.is_emulated(meta.get("backend"))
+        emulated = is_emulated(meta.get("backend"))
         emulated_any |= emulated
         title = f"TCP study {study_id}"
         page = [
@@ -383,10 +420,10 @@ def _history_pages(
     then built as without one."""
     import duckdb
 
-    from orchestrator.history import store as history
+    from orchestrator.history import StoreBusy, opened, store_path
     from orchestrator.site import history_pages as site_history
 
-    if not history.store_path(results).exists():
+    if not store_path(results).exists():
         return None
 
     def pair_pages(data: Any) -> None:
@@ -394,11 +431,11 @@ def _history_pages(
             site_history.write_pair_pages(into, data, studies)
 
     try:
-        with history.opened(results, read_only=True) as con:
+        with opened(results, read_only=True) as con:
             return site_history.history_data(
                 con, catalog=catalog, include_flagged=include_flagged, pair_pages=pair_pages
             )
-    except (history.StoreBusy, duckdb.InterruptException):
+    except (StoreBusy, duckdb.InterruptException):
         raise  # the whole site or none: its history pages are not left out for a lock or ^C
     except UserError as e:
         warn(f"site: history pages left out: {e}")
@@ -421,25 +458,25 @@ def _sweep_page(
 ) -> SweepPage | None:
     """A sweep's page, from its report's cache entry when its inputs have not changed
     since (orchestrator.report.cache), else computed and the entry written."""
-    key = cache.input_key(sweep_dir, catalog, include_flagged)
-    products = cache.load(sweep_dir, key)
+    key = input_key(sweep_dir, catalog, include_flagged)
+    products = load_products(sweep_dir, key)
     if products is None or products.max_points != max_points:
-        loaded = report.load_inputs(
+        loaded = load_inputs(
             sweep_dirs_=[sweep_dir], catalog=catalog, include_flagged=include_flagged
         )
         if len(loaded.data) == 0:
             return None
         orders: dict[str, Any] = {}  # each column sorted once, for all that follows
-        summaries, outliers = report.summaries_of(loaded, orders)
-        figures = report.report_figures(loaded, summaries, max_points=max_points, orders=orders)
+        summaries, outliers = summaries_of(loaded, orders)
+        figures = report_figures(loaded, summaries, max_points=max_points, orders=orders)
         figures.pop("timeseries", None)  # one sweep: nothing to plot over time
-        products = report.sweep_products(
+        products = sweep_products(
             loaded, summaries, outliers, figures, key, max_points, orders=orders
         )
-        cache.save(sweep_dir, products)
+        save_products(sweep_dir, products)
     for line in products.warnings:
         warn(f"site: {line}")
-    meta = public_sweep_record(report.read_sweep_meta(sweep_dir))
+    meta = public_sweep_record(read_sweep_meta(sweep_dir))
     return SweepPage(sweep_dir.name, products, meta)
 
 
@@ -528,7 +565,7 @@ def _numbers_ok(numeric: Sequence[int], cells: Sequence[str]) -> bool:
 def _write_assets(assets: Path) -> None:
     assets.mkdir(parents=True, exist_ok=True)
     _write(assets / "plotly.min.js", get_plotlyjs())
-    _write(assets / "geo_assets.js", charts.geo_assets_js())
+    _write(assets / "geo_assets.js", geo_assets_js())
     for name in ("site.js", "site.css", "history.js"):
         shutil.copyfile(ASSETS / name, assets / name)
 
@@ -567,12 +604,8 @@ def _write_data(
         warn(f"site: {page.id}: {dropped} damaged row(s) of measurements.csv not published")
     if page.meta:
         _write(dest / "sweep.json", json.dumps(page.meta, indent=1) + "\n")
-    report.write_csv(
-        dest / "summary.csv", analyze.SUMMARY_COLUMNS, (s.row() for s in page.summaries)
-    )
-    report.write_csv(
-        dest / "outliers.csv", analyze.OUTLIER_COLUMNS, (o.__dict__ for o in page.outliers)
-    )
+    write_csv(dest / "summary.csv", SUMMARY_COLUMNS, (s.row() for s in page.summaries))
+    write_csv(dest / "outliers.csv", OUTLIER_COLUMNS, (o.__dict__ for o in page.outliers))
 
 
 # --- HTML -------------------------------------------------------------------------
@@ -611,7 +644,7 @@ def _copy_whole(src: Path, dest: Path) -> bool:
 
 def _clean(fig: Any) -> dict[str, Any]:
     """Figure JSON with NaN as null (JSON has no NaN); data already so as it is."""
-    return fig if isinstance(fig, dict) else report.figure_data(fig)
+    return fig if isinstance(fig, dict) else figure_data(fig)
 
 
 # A page's figures live in files of their own, not inlined in its HTML (a 77-region
@@ -628,16 +661,16 @@ def figure_file(name: str) -> str:
 def _figures_js(figures: Mapping[str, Any]) -> str:
     """`window.InterregionFigures[name] = figure JSON` for each figure, compact (a
     cache entry's figures as the text it holds)."""
-    if isinstance(figures, cache.FigureSet):
+    if isinstance(figures, FigureSet):
         text = figures.json()
     else:
-        text = cache.compact({name: _clean(fig) for name, fig in figures.items()})
+        text = compact({name: _clean(fig) for name, fig in figures.items()})
     return (
         f"window.InterregionFigures = Object.assign(window.InterregionFigures || {{}}, {text});\n"
     )
 
 
-def _summary_table(summaries: Sequence[analyze.GroupSummary], emulated: bool = False) -> str:
+def _summary_table(summaries: Sequence[GroupSummary], emulated: bool = False) -> str:
     # an emulated throughput says its rate scale beside it (netmodel.rate_scale_tag)
     mbit = f"Mbit/s, {rate_scale_tag()}" if emulated else "Mbit/s"
     cols = [
@@ -664,23 +697,23 @@ def _summary_table(summaries: Sequence[analyze.GroupSummary], emulated: bool = F
         for _t, key, fmt in cols:
             value = row[key]
             if key == "cloud_pair":
-                text = charts.PAIR_LABELS.get(str(value), str(value))
+                text = PAIR_LABELS.get(str(value), str(value))
             else:
-                text = report.display_cell(key, value, fmt)
+                text = display_cell(key, value, fmt)
             if key == "rtt_intercept_ms" and row.get("rtt_intercept_is_rtt_at_0km") is False:
                 text = f"({text})"  # no pair within 1,000 km: not an RTT at 0 km
             cells.append(f"<td data-col='{key}'>{_e(text)}</td>")
         rows.append(f"<tr data-pair='{_e(s.cloud_pair)}'>{''.join(cells)}</tr>")
     # site.js recomputes the rows from the plotted points when the filter narrows them
     return (
-        f"<table id='summary' data-inflation-km='{analyze.INFLATION_MIN_KM:g}'>"
+        f"<table id='summary' data-inflation-km='{INFLATION_MIN_KM:g}'>"
         f"<tr>{head}</tr>{''.join(rows)}</table>\n"
         "<p class='muted' id='summary-note'>Computed from every measurement; with a "
         "filter, from the plotted points that match it.</p>\n"
     )
 
 
-def _uncertainty_table(summaries: Sequence[analyze.GroupSummary]) -> str:
+def _uncertainty_table(summaries: Sequence[GroupSummary]) -> str:
     """The summary's figures with their 95 % intervals over region pairs, the pairs
     beside n, the fit's marks and whether its intercept is an RTT at 0 km."""
     cols = [
@@ -699,26 +732,26 @@ def _uncertainty_table(summaries: Sequence[analyze.GroupSummary]) -> str:
     for s in summaries:
         if not s.n or s.uncertainty is None:
             continue
-        row = {**s.row(), **uncertainty.table_cells(s.row())}
-        row["cloud_pair"] = charts.PAIR_LABELS.get(s.cloud_pair, s.cloud_pair)
+        row = {**s.row(), **table_cells(s.row())}
+        row["cloud_pair"] = PAIR_LABELS.get(s.cloud_pair, s.cloud_pair)
         cells = "".join(f"<td data-col='{k}'>{_e(str(row[k]))}</td>" for _t, k in cols)
         rows.append(f"<tr data-pair='{_e(s.cloud_pair)}'>{cells}</tr>")
     return (
         "<h3>How sure</h3>\n"
         f"<table id='uncertainty'><tr>{head}</tr>{''.join(rows)}</table>\n"
-        f"<p class='muted'>{_e(uncertainty.TABLE_NOTE)} Over every measurement, not the "
+        f"<p class='muted'>{_e(TABLE_NOTE)} Over every measurement, not the "
         "filter.</p>\n"
     )
 
 
-def _outlier_table(outliers: Sequence[analyze.PairOutlier]) -> str:
+def _outlier_table(outliers: Sequence[PairOutlier]) -> str:
     if not outliers:
         return "<p class='muted'>No pair's RTT is far above its cloud pair's fit.</p>\n"
     head = "<tr><th>pair</th><th>distance (km)</th><th>RTT (ms)</th><th>fit (ms)</th>"
     head += "<th>excess (ms)</th><th>robust z</th></tr>"
     rows = []
     for o in outliers[:50]:
-        z = report.display_cell("robust_z", o.robust_z, "{:.1f}")  # inf when the MAD is 0
+        z = display_cell("robust_z", o.robust_z, "{:.1f}")  # inf when the MAD is 0
         rows.append(
             f"<tr data-pair='{_e(o.cloud_pair)}' data-km='{o.distance_km:.0f}'>"
             f"<td>{_e(o.src)} → {_e(o.dst)}</td>"
@@ -736,8 +769,8 @@ def _outlier_table(outliers: Sequence[analyze.PairOutlier]) -> str:
 def _filter_form() -> str:
     boxes = "".join(
         f"<label><input type='checkbox' name='pair' value='{g}' checked> "
-        f"{_e(charts.PAIR_LABELS[g])}</label>"
-        for g in analyze.GROUPS[1:]
+        f"{_e(PAIR_LABELS[g])}</label>"
+        for g in GROUPS[1:]
     )
     return (
         "<form id='filter'><strong>Filter:</strong> "
@@ -756,7 +789,7 @@ _CHART_TEXT = {
     "(rows) to each destination (columns), regions ordered by cloud, then west to east.",
     "heatmap-throughput": "Median throughput by region pair, ordered as the RTT one.",
     "map": "The measured pairs as great-circle lines, coloured by median RTT.",
-    "timeseries": f"The {charts.MAX_SERIES} pairs whose median RTT moved most from sweep "
+    "timeseries": f"The {MAX_SERIES} pairs whose median RTT moved most from sweep "
     "to sweep (the widest range of their per-sweep medians), with their throughput; the "
     "picker below draws any other pair.",
 }
@@ -851,8 +884,8 @@ def _methodology_html(
         "left out.</li>"
         "<li>Flags: every row is checked "
         + "".join(
-            f"(<code>{_e(n)}</code>: {_e(w)}; invalidates {_e(flags.invalidates_text(n))}) "
-            for n, w in flags.REASONS.items()
+            f"(<code>{_e(n)}</code>: {_e(w)}; invalidates {_e(invalidates_text(n))}) "
+            for n, w in FLAG_REASONS.items()
         )
         + "and a flagged row's RTT (with its loss and jitter) or throughput, whichever its "
         "flags invalidate, is left out of every statistic, fit, chart and matrix unless "
@@ -869,15 +902,15 @@ def _methodology_html(
         "as numpy's default).</li>"
         "<li>Route inflation (the headline figure): RTT over the fibre floor, its median "
         "and quartiles; only pairs at least "
-        f"{analyze.INFLATION_MIN_KM:.0f} km apart, where the fixed cost of the stack no "
+        f"{INFLATION_MIN_KM:.0f} km apart, where the fixed cost of the stack no "
         "longer dominates.</li>"
         "<li>Outliers: a directed pair's median RTT more than 3 robust sigmas "
         "(1.4826 x MAD of the group's residuals) above or below its cloud pair's fit (a "
         "line through one median per directed pair, so pairs measured in many sweeps weigh "
         "no more), and at least "
-        f"{analyze.OUTLIER_MIN_EXCESS_MS:.0f} ms from it: above, likely detours; below, "
+        f"{OUTLIER_MIN_EXCESS_MS:.0f} ms from it: above, likely detours; below, "
         "faster than the group, worth checking.</li>"
-        f"<li>Charts show at most {charts.MAX_POINTS} evenly spaced points each; the CSVs "
+        f"<li>Charts show at most {MAX_POINTS} evenly spaced points each; the CSVs "
         "always hold every row.</li></ul>\n",
         "<h2>The emulated backend</h2>\n"
         "<p>Without a cloud account, sweeps run on an emulated cloud: one network namespace "

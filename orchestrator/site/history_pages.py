@@ -21,15 +21,43 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core.stats import wilson
-from orchestrator.history import changes as ch
-from orchestrator.history import judgments
-from orchestrator.history import views as v
-from orchestrator.history import windows as w
-from orchestrator.history.change_report import UNITS, change_docs
-from orchestrator.mesh import views as mesh_views
-from orchestrator.model.catalog import Catalog, load_catalog, region_order
-from orchestrator.netmodel.model import DEFAULT_MODEL, rate_scale_tag
+from orchestrator.core import wilson
+from orchestrator.history import (
+    CHANGE_RUNS,
+    METRICS,
+    NO_TIME,
+    PERCENTILE_RULE,
+    PINGS_LOST_SQL,
+    PINGS_SENT_SQL,
+    SITE_STATS,
+    SITE_WINDOWS,
+    STATS,
+    UNITS,
+    CellTable,
+    Detection,
+    Params,
+    SourceInfo,
+    change_docs,
+    combined_calibration,
+    detection,
+    empty_table,
+    every_pair_since,
+    format_value,
+    gc_paused,
+    iso_utc,
+    loss_fields,
+    loss_text,
+    mesh_sources,
+    min_samples,
+    pair_names,
+    source_caption,
+    source_infos,
+    window_bounds,
+    window_table,
+)
+from orchestrator.history import detectable as views_detectable
+from orchestrator.model import Catalog, load_catalog, region_order
+from orchestrator.netmodel import DEFAULT_MODEL, rate_scale_tag
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
 from orchestrator.site.html import foot as _foot
@@ -118,19 +146,19 @@ def history_data(
     flags invalidate its metric unless `include_flagged`. `pair_pages` is given the pair
     pages' data (the rest empty) as soon as it is computed, while the matrix's windows
     still are (to write the pages meanwhile)."""
-    stored = list(v.source_infos(con).values())
+    stored = list(source_infos(con).values())
     infos = list(stored)
     if not infos:
-        from orchestrator.core.errors import UserError
+        from orchestrator.core import UserError
 
         raise UserError("the history store holds no sweep yet: a sweep adds itself as it ends")
     infos.sort(key=lambda i: (i.name not in ("measured", "emulated"), i.name != "measured", i.name))
     # the mesh's sources: on the pair pages and the changes page, in no matrix (their
     # windows are `interregion mesh matrix`'s)
-    meshes = set(mesh_views.mesh_sources(con))
+    meshes = set(mesh_sources(con))
     sweep_infos = [i for i in infos if i.name not in meshes]
     if not sweep_infos:
-        from orchestrator.core.errors import UserError
+        from orchestrator.core import UserError
 
         raise UserError(
             "the history store holds no sweep yet, only the mesh's bins: the history pages "
@@ -143,12 +171,12 @@ def history_data(
     # (on both threads), would walk them all again and again
     cursor = con.cursor()
     try:
-        with ch.gc_paused(), ThreadPoolExecutor(max_workers=1) as pool:
+        with gc_paused(), ThreadPoolExecutor(max_workers=1) as pool:
             windows = pool.submit(_source_windows, cursor, sweep_infos, include_flagged)
-            found = judgments.detection(con, last_runs=v.CHANGE_RUNS)
+            found = detection(con, last_runs=CHANGE_RUNS)
             changes = {
                 **changes_data(con, found, infos),
-                "calibration": ch.combined_calibration(found),
+                "calibration": combined_calibration(found),
             }
             pairs = pair_data(con, sweep_infos, found)
             mesh_pair_data(
@@ -161,7 +189,7 @@ def history_data(
             cells = windows.result()
     finally:
         cursor.close()
-    with ch.gc_paused():
+    with gc_paused():
         return HistoryData(
             matrix=matrix_data(
                 con, sweep_infos, found, catalog or load_catalog(), include_flagged, cells
@@ -177,7 +205,7 @@ def history_data(
 # ---- the matrix -----------------------------------------------------------------------
 
 
-def _baselines(found: ch.Detection) -> dict[tuple[str, str, str, str], float]:
+def _baselines(found: Detection) -> dict[tuple[str, str, str, str], float]:
     """(source, metric, src, dst) -> baseline; with several backends, the one last run."""
     return {
         (k.source, k.metric, k.src, k.dst): level
@@ -185,7 +213,7 @@ def _baselines(found: ch.Detection) -> dict[tuple[str, str, str, str], float]:
     }
 
 
-def _open_episodes(found: ch.Detection) -> set[tuple[str, str, str, str]]:
+def _open_episodes(found: Detection) -> set[tuple[str, str, str, str]]:
     out = set()
     episodes = [*found.episodes, *(e for host in found.hosts for e in host.pairs)]
     episodes += [e for g in found.groups for e in g.pairs]
@@ -197,7 +225,7 @@ def _open_episodes(found: ch.Detection) -> set[tuple[str, str, str, str]]:
     return out
 
 
-WindowCells = dict[tuple[str, str], w.CellTable]
+WindowCells = dict[tuple[str, str], CellTable]
 
 
 # what the matrix shows of the window before each (its "change vs previous window" view)
@@ -205,7 +233,7 @@ PREVIOUS_STATS = ("p50",)
 
 
 def _window_cells(
-    con: duckdb.DuckDBPyConnection, info: v.SourceInfo, include_flagged: bool = False
+    con: duckdb.DuckDBPyConnection, info: SourceInfo, include_flagged: bool = False
 ) -> tuple[WindowCells, WindowCells]:
     """Every (metric, window)'s cells, and those of the window just before it
     (windows.window_table, as every view reads them). A window reaching back past the
@@ -219,27 +247,25 @@ def _window_cells(
     before: WindowCells = {}
     for metric in MATRIX_METRICS:
         whole = None  # the first window that holds every test
-        for window in v.SITE_WINDOWS:
-            start = None if window == "latest" else v.window_bounds(info, window)[0]
+        for window in SITE_WINDOWS:
+            start = None if window == "latest" else window_bounds(info, window)[0]
             covers = window != "latest" and (start is None or first is None or start <= first)
             before[metric, window] = (
-                w.empty_table()
+                empty_table()
                 if window == "latest" or covers
-                else w.window_table(con, info, metric, window, True, include_flagged)
+                else window_table(con, info, metric, window, True, include_flagged)
             )
             if covers and whole is not None:
                 cells[metric, window] = cells[metric, whole]
                 continue
-            cells[metric, window] = w.window_table(
-                con, info, metric, window, False, include_flagged
-            )
+            cells[metric, window] = window_table(con, info, metric, window, False, include_flagged)
             if covers:
                 whole = window
     return cells, before
 
 
 def _source_windows(
-    con: duckdb.DuckDBPyConnection, infos: Sequence[v.SourceInfo], include_flagged: bool = False
+    con: duckdb.DuckDBPyConnection, infos: Sequence[SourceInfo], include_flagged: bool = False
 ) -> dict[str, tuple[WindowCells, WindowCells]]:
     """Each source's _window_cells."""
     return {i.name: _window_cells(con, i, include_flagged) for i in infos}
@@ -280,7 +306,7 @@ def _placed(size: int, at: Any, values: Any) -> list[Any]:
     return out.tolist()
 
 
-def _loss_arrays(size: int, at: Any, table: w.CellTable) -> dict[str, list[Any]]:
+def _loss_arrays(size: int, at: Any, table: CellTable) -> dict[str, list[Any]]:
     """A loss view's window loss per cell: pings lost / sent (%) with its Wilson 95 %
     interval (core.stats.wilson; null where no pings are counted), and the pings sent."""
     import numpy as np
@@ -301,8 +327,8 @@ def _loss_arrays(size: int, at: Any, table: w.CellTable) -> dict[str, list[Any]]
 
 def matrix_data(
     con: duckdb.DuckDBPyConnection,
-    infos: Sequence[v.SourceInfo],
-    found: ch.Detection,
+    infos: Sequence[SourceInfo],
+    found: Detection,
     catalog: Catalog,
     include_flagged: bool = False,
     windows: Mapping[str, tuple[WindowCells, WindowCells]] | None = None,
@@ -328,7 +354,7 @@ def matrix_data(
     sources = []
     if windows is None:
         windows = _source_windows(con, infos, include_flagged)
-    names = w.pair_names(con)
+    names = pair_names(con)
     for info in infos:
         cells, previous = windows[info.name]
         numbers = np.unique(np.concatenate([t.pair for t in cells.values()] or [[]]))
@@ -353,15 +379,15 @@ def matrix_data(
         for (metric, window), table in cells.items():
             k = place[table.pair]
             arrays: dict[str, list[Any]] = {}
-            for stat in v.SITE_STATS:
-                column = table.stats[:, v.STATS.index(stat)]
-                column = np.where(table.samples >= v.min_samples(stat), column, np.nan)
+            for stat in SITE_STATS:
+                column = table.stats[:, STATS.index(stat)]
+                column = np.where(table.samples >= min_samples(stat), column, np.nan)
                 arrays[stat] = _placed(size, k, _rounded(metric, column))
             arrays["samples"] = _placed(size, k, table.samples)
             arrays["tests"] = _placed(size, k, table.tests)
             newest = table.newest_us // 1_000_000  # UNIX seconds (floor, as int(timestamp))
             newest_s = _placed(size, k, newest)
-            for i in np.flatnonzero(table.newest_us == w.NO_TIME).tolist():
+            for i in np.flatnonzero(table.newest_us == NO_TIME).tolist():
                 newest_s[k[i]] = None
             arrays["newest_s"] = newest_s
             limiter = np.full(size, None, dtype=object)
@@ -372,16 +398,16 @@ def matrix_data(
                 arrays.update(_loss_arrays(size, k, table))
             # the p50 of the window just before, for the "change vs previous window" view
             prev = previous[metric, window]
-            p50 = prev.stats[:, v.STATS.index(PREVIOUS_STATS[0])]
-            p50 = np.where(prev.samples >= v.min_samples(PREVIOUS_STATS[0]), p50, np.nan)
+            p50 = prev.stats[:, STATS.index(PREVIOUS_STATS[0])]
+            p50 = np.where(prev.samples >= min_samples(PREVIOUS_STATS[0]), p50, np.nan)
             inside = place[prev.pair] >= 0
             arrays["prev_p50"] = _placed(
                 size, place[prev.pair][inside], _rounded(metric, p50)[inside]
             )
-            start = None if window == "latest" else v.window_bounds(info, window)[0]
+            start = None if window == "latest" else window_bounds(info, window)[0]
             views[f"{metric}|{window}"] = {
-                "window_start_utc": v.iso_utc(start),
-                "window_end_utc": v.iso_utc(info.latest),
+                "window_start_utc": iso_utc(start),
+                "window_end_utc": iso_utc(info.latest),
                 "pairs": len(table),
                 **arrays,
             }
@@ -402,10 +428,10 @@ def matrix_data(
                 "source": info.name,
                 "label": info.label,
                 "emulated": info.emulated,
-                "caption": v.source_caption(
+                "caption": source_caption(
                     {"source": info.name, "label": info.label, "emulated": info.emulated}
                 ),
-                "latest_utc": v.iso_utc(info.latest),
+                "latest_utc": iso_utc(info.latest),
                 "regions": regions,
                 "cities": [known.get(r, "") for r in regions],
                 "views": views,
@@ -420,10 +446,10 @@ def matrix_data(
         "metrics": list(MATRIX_METRICS),
         # emulated throughput is the real curve times this (Methodology)
         "emulated_rate_scale": DEFAULT_MODEL.scale,
-        "stats": list(v.SITE_STATS),
+        "stats": list(SITE_STATS),
         # the samples each statistic needs to be shown (views.PERCENTILE_RULE)
-        "min_samples": {s: v.min_samples(s) for s in v.SITE_STATS},
-        "windows": list(v.SITE_WINDOWS),
+        "min_samples": {s: min_samples(s) for s in SITE_STATS},
+        "windows": list(SITE_WINDOWS),
         "sources": sources,
     }
 
@@ -433,8 +459,8 @@ def matrix_data(
 
 def changes_data(
     con: duckdb.DuckDBPyConnection,
-    found: ch.Detection,
-    infos: Sequence[v.SourceInfo],
+    found: Detection,
+    infos: Sequence[SourceInfo],
 ) -> dict[str, Any]:
     """Pair and host episodes (open and closed) and configuration changes, apart; the
     pairs not judged yet (too few comparable runs), counted."""
@@ -460,8 +486,8 @@ def changes_data(
 
 def pair_data(
     con: duckdb.DuckDBPyConnection,
-    infos: Sequence[v.SourceInfo],
-    found: ch.Detection,
+    infos: Sequence[SourceInfo],
+    found: Detection,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """Per unordered pair: each source's runs in both directions over the PAIR_WINDOW
     (a pair without a test there shows its newest one), with its episodes and
@@ -470,9 +496,9 @@ def pair_data(
     marks = _pair_marks(found)
     detectable = _detectable_rtt(found)
     for info in infos:
-        start, _end = v.window_bounds(info, PAIR_WINDOW)
-        shown_from, shown_to = v.iso_utc(start), v.iso_utc(info.latest)
-        caption = v.source_caption(
+        start, _end = window_bounds(info, PAIR_WINDOW)
+        shown_from, shown_to = iso_utc(start), iso_utc(info.latest)
+        caption = source_caption(
             {"source": info.name, "label": info.label, "emulated": info.emulated}
         )
         for src, dst, times, sweeps, rtts, throughputs, pings in _pair_series(
@@ -514,7 +540,7 @@ def pair_data(
                     "rtt": rtts,
                     "throughput": throughputs,
                     # the tests' pings lost / sent with its Wilson 95 % interval
-                    "loss": v.loss_fields(*pings),
+                    "loss": loss_fields(*pings),
                 }
             )
     for page in pairs.values():
@@ -524,7 +550,7 @@ def pair_data(
     return pairs
 
 
-def _detectable_rtt(found: ch.Detection) -> dict[tuple[str, str, str], float | None]:
+def _detectable_rtt(found: Detection) -> dict[tuple[str, str, str], float | None]:
     """(source, src, dst) -> views.detectable's smallest detectable RTT change, for each
     directed pair that has one: the scales passed over once (views.detectable passes
     over them all for one pair: seconds for a full catalog's pages), and each scale's
@@ -535,8 +561,10 @@ def _detectable_rtt(found: ch.Detection) -> dict[tuple[str, str, str], float | N
     for (source, src, dst), k in last.items():  # the last key of a pair, as detectable
         scale = found.scales[k]
         if scale not in sizes:
-            one = ch.Detection([], [], [], scales={k: scale}, params=found.params)
-            sizes[scale] = v.detectable(one, source, "rtt", src, dst)["smallest_detectable_change"]
+            one = Detection([], [], [], scales={k: scale}, params=found.params)
+            sizes[scale] = views_detectable(one, source, "rtt", src, dst)[
+                "smallest_detectable_change"
+            ]
         out[source, src, dst] = sizes[scale]
     return out
 
@@ -554,16 +582,16 @@ def _pair_series(
     millions of tests: a month of them is read, and the store searched for older ones
     only when a pair has none in the month)."""
     columns = (
-        f"src, dst, started_utc, sweep_id, {v.METRICS['rtt'].run_sql} AS rtt, "
-        f"{v.METRICS['throughput'].run_sql} AS throughput_bps, "
-        f"coalesce({v.PINGS_SENT_SQL}, 0) AS sent, coalesce({v.PINGS_LOST_SQL}, 0) AS lost"
+        f"src, dst, started_utc, sweep_id, {METRICS['rtt'].run_sql} AS rtt, "
+        f"{METRICS['throughput'].run_sql} AS throughput_bps, "
+        f"coalesce({PINGS_SENT_SQL}, 0) AS sent, coalesce({PINGS_LOST_SQL}, 0) AS lost"
     )
     ok = "source = ? AND status = 'ok'"
     params: list[Any]
     if start is None:
         chosen = f"SELECT {columns} FROM measurements WHERE {ok}"
         params = [source]
-    elif v.every_pair_since(con, ok, [source], start):
+    elif every_pair_since(con, ok, [source], start):
         # no pair lacks a test in the window (the search for those is a scan of the store)
         chosen = f"SELECT {columns} FROM measurements WHERE {ok} AND started_utc >= ?"
         params = [source, start]
@@ -620,7 +648,7 @@ def _per_pair(found: dict[str, Any]) -> list[PairSeries]:
     ]
 
 
-def _pair_marks(found: ch.Detection) -> dict[str, dict[tuple[str, str, str], list[Any]]]:
+def _pair_marks(found: Detection) -> dict[str, dict[tuple[str, str, str], list[Any]]]:
     """(source, a, b) -> that pair's episodes (both directions, both metrics) and
     configuration changes."""
     episodes: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
@@ -685,7 +713,7 @@ def write_pair_pages(root: Path, data: HistoryData, studies: bool = False) -> No
     html.write_new), from data.pairs alone."""
     folder = root / "history" / "pairs"
     folder.mkdir(parents=True, exist_ok=True)
-    with ch.gc_paused():
+    with gc_paused():
         texts = pair_texts(data)
     for (a, b), page in data.pairs.items():
         _write_new(folder / pair_file(a, b), pair_html(page, studies, texts[a, b]))
@@ -793,8 +821,8 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
                 "source", "source", [(s["source"], s["caption"]) for s in sources], first["source"]
             ),
             _select("metric", "metric", [(m, metrics[m]) for m in MATRIX_METRICS], "rtt"),
-            _select("stat", "statistic", [(s, s) for s in v.SITE_STATS], "p50"),
-            _select("window", "window", [(w, windows[w]) for w in v.SITE_WINDOWS], "1W"),
+            _select("stat", "statistic", [(s, s) for s in SITE_STATS], "p50"),
+            _select("window", "window", [(w, windows[w]) for w in SITE_WINDOWS], "1W"),
             _select(
                 "colour",
                 "colour",
@@ -836,7 +864,7 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
             f"data-pairs='{here}pairs/' data-base='{here}'></table></div>\n",
             "<details id='matrix-about'><summary>How a cell is computed</summary><p>The statistic "
             "chosen (min, p10 to p99, max or mean) of the pooled samples of every test in "
-            f"the window. As in <code>interregion matrix</code>, {_e(v.PERCENTILE_RULE)} "
+            f"the window. As in <code>interregion matrix</code>, {_e(PERCENTILE_RULE)} "
             "(null is shown as —; point at a cell for its samples and tests). "
             "Every window is read from histograms kept as each sweep is stored (RTT's bins "
             "0.05 % wide: a percentile within 0.05 % of the exact value, 0.1 ms at 200 ms; "
@@ -867,7 +895,7 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
 
 
 def _level(doc: dict[str, Any], value: float) -> str:
-    return f"{v.format_value(value, doc['unit'])} {DISPLAY_UNITS[doc['metric']]}"
+    return f"{format_value(value, doc['unit'])} {DISPLAY_UNITS[doc['metric']]}"
 
 
 def _tag(doc: dict[str, Any]) -> str:
@@ -900,7 +928,7 @@ def _delta_lines(doc: dict[str, Any]) -> tuple[str, str]:
     unit = DISPLAY_UNITS[doc["metric"]]
     deltas, percents = [], []
     for d in doc["directions"]:
-        text = v.format_value(d["change"], doc["unit"])
+        text = format_value(d["change"], doc["unit"])
         deltas.append(f"{'+' if not text.startswith('-') else ''}{text} {unit}")
         pct = d.get("change_pct")
         percents.append("—" if pct is None else f"{pct:+.1f} %")
@@ -987,7 +1015,7 @@ def _rule_note(doc: dict[str, Any]) -> str:
     if doc.get("calibrated"):
         return "the store judges with them"
     return (
-        f"the store judges with k1 {ch.Params.k1:g}, k2 {ch.Params.k2:g}; "
+        f"the store judges with k1 {Params.k1:g}, k2 {Params.k2:g}; "
         "<code>interregion changes --calibrate</code> judges every run again with these"
     )
 
@@ -999,7 +1027,7 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
         _head("Changes", "../", history=True, studies=studies),
         _banner(any(data.emulated.values()), "Some or all results on this page were"),
         "<h1>Changes</h1>\n",
-        f"<p>Change detection over each source's latest {v.CHANGE_RUNS} sweeps "
+        f"<p>Change detection over each source's latest {CHANGE_RUNS} sweeps "
         "(orchestrator/history/changes.py, as <code>interregion changes</code>): each path's two "
         "directions' median RTT or throughput against their baselines, an event confirmed "
         "by 3 runs on the same side (each event shows each direction's change and the "
@@ -1106,7 +1134,7 @@ def pair_html(page: dict[str, Any], studies: bool = False, text: str | None = No
                 f"3 runs (95 %): {', '.join(sizes)}.</p>\n"
             )
         losses = [
-            f"{_e(d['src'])} → {_e(d['dst'])} {_e(v.loss_text(d['loss']))}"
+            f"{_e(d['src'])} → {_e(d['dst'])} {_e(loss_text(d['loss']))}"
             for d in entry["directions"]
             if d["loss"]["loss_pct"] is not None
         ]

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from orchestrator.core import grammar, outdir
+from orchestrator.core import open_new, reusing, script_safe
 
 esc = html.escape
 
@@ -20,7 +20,7 @@ def write(path: Path, text: str) -> None:
     """`path` written whole: under a temporary name, renamed; in a folder being built
     with a previous build's files to take, as write_new."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    if outdir.reusing(path):
+    if reusing(path):
         write_new(path, text)
         return
     tmp = path.with_name(path.name + ".tmp")
@@ -33,7 +33,7 @@ def write_new(path: Path, text: str) -> None:
     sees before it is swapped in whole: written in place, no temporary name to rename
     (thousands of pair pages), into a file of the previous build when there is one
     (outdir.open_new); its folder must exist."""
-    with outdir.open_new(path) as f:
+    with open_new(path) as f:
         f.write(text)
 
 
@@ -93,7 +93,7 @@ def json_text(data: Any) -> str:
 
 def json_script(element_id: str, data: Any, text: str | None = None) -> str:
     """`data` in a script element; `text`: its json_text, already made."""
-    text = grammar.script_safe(json_text(data) if text is None else text)
+    text = script_safe(json_text(data) if text is None else text)
     return f"<script type='application/json' id='{element_id}'>{text}</script>\n"
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from orchestrator.history import views as v
-from orchestrator.mesh import views as mesh_views
+from orchestrator.history import SourceInfo, iso_utc, source_caption
+from orchestrator.mesh import newest_bin, pair_bins
 from orchestrator.site.html import esc as _e
 
 MESH_PAIR_WINDOW = timedelta(days=1)  # 288 bins of 5 minutes
@@ -31,7 +31,7 @@ def _time(iso: str) -> datetime:
 
 def mesh_pair_data(
     con: Any,
-    infos: list[v.SourceInfo],
+    infos: list[SourceInfo],
     marks: dict[tuple[str, str, str], list[Any]],
     pairs: dict[tuple[str, str], dict[str, Any]],
 ) -> None:
@@ -39,14 +39,14 @@ def mesh_pair_data(
     `pairs`, unordered pair -> page data, after its sweep sources): `marks` are the
     pages' episodes per (source, a, b) (history_pages._pair_marks)."""
     for info in infos:
-        newest = mesh_views.newest_bin(con, info.name)
+        newest = newest_bin(con, info.name)
         if newest is None:
             continue
         start = newest - MESH_PAIR_WINDOW + timedelta(minutes=5)
-        caption = v.source_caption(
+        caption = source_caption(
             {"source": info.name, "label": info.label, "emulated": info.emulated}
         )
-        for d in mesh_views.pair_bins(con, info.name, start, newest):
+        for d in pair_bins(con, info.name, start, newest):
             key = (min(d["src"], d["dst"]), max(d["src"], d["dst"]))
             page = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": []})
             entries = page["sources"]
@@ -63,7 +63,7 @@ def mesh_pair_data(
 
 def _entry(
     con: Any,
-    info: v.SourceInfo,
+    info: SourceInfo,
     caption: str,
     key: tuple[str, str],
     marks: dict[tuple[str, str, str], list[Any]],
@@ -80,10 +80,10 @@ def _entry(
     for (started, confirmed), marked in sorted(grouped.items())[-MESH_EPISODES:]:
         first = _time(started) - MESH_AROUND
         last = _time(confirmed or started) + MESH_AROUND
-        bins = mesh_views.pair_bins(con, info.name, first, last, pair=key)
+        bins = pair_bins(con, info.name, first, last, pair=key)
         bins.sort(key=lambda d: d["src"] != key[0])
         around.append({"episodes": marked, "directions": bins})
-    shown_from = v.iso_utc(start)
+    shown_from = iso_utc(start)
     return {
         "source": info.name,
         "kind": "mesh",
@@ -91,7 +91,7 @@ def _entry(
         "caption": caption,
         "bin_s": 300,
         "window_start_utc": shown_from,
-        "window_end_utc": v.iso_utc(newest),
+        "window_end_utc": iso_utc(newest),
         "directions": [],
         "episodes": [e for e in episodes if (e["closed_utc"] or "~") >= (shown_from or "")],
         "configuration_changes": [],

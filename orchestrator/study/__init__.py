@@ -1,29 +1,51 @@
 """The TCP study (`interregion study tcp`): its plan of variants, how it runs, its estimate, its
 report and the emulator's check of it.
 
-Public API: the modules below; other packages import only these names
-(`from orchestrator.study import check`), never a name starting with `_`.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.study import plan_tcp_study`),
+never a module of this package (tests/check_layers.py).
 
-- `check`: The emulator check of a TCP study (issue 13 part 4): does an emulated study show the
-  relations its model says it should? Not evidence about clouds: the emulator is built from the
-  same model. What bench/study.py prints and tests/e2e/test_study.py asserts.
-- `estimate`: What a TCP study runs, in time, bytes and money: the sweep plan's estimate, redone
-  for the study's own measure stage (orchestrator.study.run). Pure; nothing is measured.
-- `plan`: The TCP study's plan: which variants of the forward test, how often, in which order, and
-  with what buffers (issue 13). Pure functions; running it is orchestrator.study.run.
-- `report`: A TCP study's results per pair, its recommendation, and the per cloud pair fit of
-  throughput = min(cap, W / RTT): pure functions over study.csv's rows, then the files
-  (study_summary.csv, study.md, study.html).
-- `run`: Running a TCP study: the sweep's stages around a measure stage of its own.
-- `tcp`: `study tcp`'s use case: `plan_tcp_study(TcpStudyRequest) -> TcpStudyPlan` (checked,
-  planned, estimated; what the budget question reads), then `run_tcp_study` (made and run).
+- `plan`: `DEFAULT_REPEATS`, `VARIANTS`.
+- `report`: `REPORT_FILE`, `STUDIES_DIR`, `study_ids`.
+- `tcp`: `TcpStudyRequest`, `plan_tcp_study`, `run_tcp_study`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.study.plan import DEFAULT_REPEATS, VARIANTS
+    from orchestrator.study.report import REPORT_FILE, STUDIES_DIR, study_ids
+    from orchestrator.study.tcp import TcpStudyRequest, plan_tcp_study, run_tcp_study
+
 __all__ = [
-    "check",
-    "estimate",
-    "plan",
-    "report",
-    "run",
-    "tcp",
+    "DEFAULT_REPEATS",
+    "REPORT_FILE",
+    "STUDIES_DIR",
+    "VARIANTS",
+    "TcpStudyRequest",
+    "plan_tcp_study",
+    "run_tcp_study",
+    "study_ids",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "DEFAULT_REPEATS": ("orchestrator.study.plan", "DEFAULT_REPEATS"),
+    "VARIANTS": ("orchestrator.study.plan", "VARIANTS"),
+    "REPORT_FILE": ("orchestrator.study.report", "REPORT_FILE"),
+    "STUDIES_DIR": ("orchestrator.study.report", "STUDIES_DIR"),
+    "study_ids": ("orchestrator.study.report", "study_ids"),
+    "TcpStudyRequest": ("orchestrator.study.tcp", "TcpStudyRequest"),
+    "plan_tcp_study": ("orchestrator.study.tcp", "plan_tcp_study"),
+    "run_tcp_study": ("orchestrator.study.tcp", "run_tcp_study"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,8 +22,8 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from orchestrator.netmodel.model import NetModel
-from orchestrator.results.limiter import loss_band
+from orchestrator.netmodel import NetModel
+from orchestrator.results import loss_band
 from orchestrator.study.plan import BASELINE, VARIANTS
 from orchestrator.study.report import PairResult
 

@@ -24,25 +24,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.model import backends
-from orchestrator.model.catalog import Catalog
-from orchestrator.plan.allowance import mean_egress_bps, shortfalls
-from orchestrator.plan.ping_timing import launch_seconds, phase_seconds
-from orchestrator.plan.pricing import Pricing, load_pricing
-from orchestrator.plan.selection import Pair
-from orchestrator.plan.sweep_plan import (
+from orchestrator.model import Catalog, backend_info, is_emulated
+from orchestrator.plan import (
     Estimate,
+    Pair,
     Plan,
+    Pricing,
     emulated_bandwidth,
+    launch_seconds,
+    line_rate_bps,
+    load_pricing,
+    mean_egress_bps,
     pair_cap_bps,
     pair_rate_bps,
     pair_rtt_ms,
+    phase_seconds,
     round_overhead_s,
+    shortfalls,
     slot_seconds,
     vm_cost,
 )
-from orchestrator.plan.tuning import line_rate_bps
-from orchestrator.results.schema import PING_PACKET_BYTES
+from orchestrator.results import PING_PACKET_BYTES
 from orchestrator.study.plan import Variant, forward_rounds
 
 
@@ -110,7 +112,7 @@ def study_estimate(
     if any(v.tuned for v in variants):
         wall_s += launch_seconds(len(plan.selection.regions), rtt)
 
-    local = backends.is_emulated(plan.backend)
+    local = is_emulated(plan.backend)
     # the line rate the tuned buffers are sized for (study.line_rate_bps): the emulated
     # type's cap here, a small cloud VM's NIC for the cloud figures the egress is priced on
     local_rate = line_rate_bps(True, plan.emulated_type or None)
@@ -141,7 +143,7 @@ def study_estimate(
     cloud_cost = egress_usd + vm_usd
     estimate = Estimate(
         wall_s=wall_s,
-        setup_s=backends.info(plan.backend).setup_s,
+        setup_s=backend_info(plan.backend).setup_s,
         bytes=sum(by_host.values()),
         vm_hours=vm_hours,
         egress_usd=egress_usd,
@@ -172,7 +174,7 @@ def study_plan(
     """`plan` with the study's estimate (what sweep.json's plan records and the budget
     question reads) and the hosts its traffic would keep above their allowance."""
     found = study_estimate(plan, variants, repeats, pricing)
-    bandwidth = emulated_bandwidth() if backends.is_emulated(plan.backend) else catalog.bandwidth
+    bandwidth = emulated_bandwidth() if is_emulated(plan.backend) else catalog.bandwidth
     egress = mean_egress_bps(found.bytes_by_host, found.estimate.wall_s)
     over = shortfalls(egress, plan.host_types or {}, bandwidth)
     return dataclasses.replace(plan, estimate=found.estimate, shortfalls=tuple(over)), found

@@ -14,10 +14,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from orchestrator.core.errors import UserError
-from orchestrator.plan.rounds import Round
-from orchestrator.plan.selection import Pair
-from orchestrator.plan.tuning import TCP_BUFFER_MAX_BYTES
+from orchestrator.core import UserError
+from orchestrator.plan import TCP_BUFFER_MAX_BYTES, Pair, Round
 
 
 @dataclass(frozen=True)

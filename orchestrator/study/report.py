@@ -16,26 +16,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.advise.model import (
+from orchestrator.advise import (
     WINDOW_EFFICIENCY,
     PathFacts,
-    bdp_bytes,
     loss_limited_bps,
     loss_rate,
     sysctl_lines,
     window_limited_bps,
 )
-from orchestrator.core.errors import UserError
-from orchestrator.model import backends
-from orchestrator.netmodel.model import DEFAULT_MODEL, REAL_WINDOW_BYTES
-from orchestrator.results import store
-from orchestrator.results.record import StudyRecord
+from orchestrator.core import UserError
+from orchestrator.model import is_emulated
+from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES
+from orchestrator.plan import bdp_bytes
+from orchestrator.results import HOSTS_FILE, StudyRecord, is_study_dir, write_atomic
+from orchestrator.results import STUDIES_DIR as STORE_STUDIES_DIR
 from orchestrator.study.plan import BASELINE, VARIANTS
 
 if TYPE_CHECKING:  # the site reads study reports without loading the sweep's stages
-    from orchestrator.sweep.record import Sweep
+    from orchestrator.sweep import Sweep
 
-STUDIES_DIR = store.STUDIES_DIR  # under a results folder: the studies, apart from the sweeps
+STUDIES_DIR = STORE_STUDIES_DIR  # under a results folder: the studies, apart from the sweeps
 SUMMARY_FILE = "study_summary.csv"
 REPORT_FILE = "study.md"
 PAGE_FILE = "study.html"
@@ -334,7 +334,7 @@ def report_text(
         "idle RTT's noise (ping mdev). Throughput in Mbit/s.",
         "",
     ]
-    if backends.is_emulated(backend):
+    if is_emulated(backend):
         lines += [
             "Emulated cloud: the emulator is built from the same model, so this checks the "
             "emulator, it is no evidence about clouds.",
@@ -416,7 +416,7 @@ def page_html(text: str, title: str) -> str:
 def default_window(backend: str, facts: Mapping[str, Any]) -> float:
     """One default stream's window: the emulator's clamp, else the hosts' tcp_rmem max
     times the share TCP turns into window (the smallest host's)."""
-    if backends.is_emulated(backend):
+    if is_emulated(backend):
         return DEFAULT_MODEL.window_bytes
     maxima = [
         int(str(f["tcp_rmem"]).split()[-1]) for f in facts.values() if str(f.get("tcp_rmem", ""))
@@ -437,15 +437,15 @@ def build_study_report(sweep: Sweep) -> Path:
     from orchestrator.study.run import read_table, table_text
 
     rows = read_table(path)
-    hosts = sweep.dir / store.HOSTS_FILE
+    hosts = sweep.dir / HOSTS_FILE
     facts = json.loads(hosts.read_text()).get("facts", {}) if hosts.exists() else {}
     results = pair_results(rows, study.pairs, default_window(sweep.backend, facts))
     summary = summary_rows(results, sweep.id)
     columns = list(summary[0]) if summary else ["study_id"]
-    store.write_atomic(sweep.dir / SUMMARY_FILE, table_text(summary, columns))
+    write_atomic(sweep.dir / SUMMARY_FILE, table_text(summary, columns))
     text = report_text(results, sweep.id, sweep.backend, study)
-    store.write_atomic(sweep.dir / REPORT_FILE, text)
-    store.write_atomic(sweep.dir / PAGE_FILE, page_html(text, f"TCP study {sweep.id}"))
+    write_atomic(sweep.dir / REPORT_FILE, text)
+    write_atomic(sweep.dir / PAGE_FILE, page_html(text, f"TCP study {sweep.id}"))
     sweep.log(f"study report: {sweep.dir / REPORT_FILE}")
     return sweep.dir / REPORT_FILE
 
@@ -455,4 +455,4 @@ def study_ids(studies: Path) -> list[str]:
     if not studies.is_dir():
         return []
     found = (p.parent for p in studies.glob(f"*/{PAGE_FILE}"))
-    return sorted(p.name for p in found if store.is_study_dir(p))
+    return sorted(p.name for p in found if is_study_dir(p))

@@ -20,20 +20,35 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.errors import UserError
-from orchestrator.drivers.ansible import plain_view, run_playbook, write_playbook
-from orchestrator.drivers.progress import RoundProgress
-from orchestrator.model import backends
-from orchestrator.model.hosts import Host, iperf3_port
-from orchestrator.plan.rounds import schedule
-from orchestrator.plan.selection import Pair
-from orchestrator.plan.sweep_plan import pair_rtt_ms, slot_seconds
-from orchestrator.plan.tuning import line_rate_bps, tune_spec, tuned_buffer_bytes
-from orchestrator.results import store
-from orchestrator.results.collect import FAILED, RowContext, SlotPlan, host_doc, round_rows
-from orchestrator.results.record import StudyRecord, SweepStatus
-from orchestrator.results.schema import MEASUREMENT_COLUMNS
-from orchestrator.results.store import safe_name
+from orchestrator.core import UserError
+from orchestrator.drivers import RoundProgress, plain_view, run_playbook, write_playbook
+from orchestrator.model import Host, iperf3_port, is_emulated
+from orchestrator.plan import (
+    Pair,
+    line_rate_bps,
+    pair_rtt_ms,
+    schedule,
+    slot_seconds,
+    tune_spec,
+    tuned_buffer_bytes,
+)
+from orchestrator.results import (
+    FAILED,
+    HOSTS_FILE,
+    MEASUREMENT_COLUMNS,
+    RowContext,
+    SlotPlan,
+    StudyRecord,
+    SweepStatus,
+    format_value,
+    host_doc,
+    pair_key,
+    read_raw_round,
+    read_rows,
+    round_rows,
+    safe_name,
+    write_atomic,
+)
 from orchestrator.study.plan import (
     VARIANTS,
     Variant,
@@ -42,11 +57,23 @@ from orchestrator.study.plan import (
     host_buffer_limit,
     run_order,
 )
-from orchestrator.sweep import measure, stages
-from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
-from orchestrator.sweep.hostcheck import congestion_problem
-from orchestrator.sweep.record import Sweep
-from orchestrator.sweep.restore import restore_hosts
+from orchestrator.sweep import (
+    ClosedRound,
+    PlannedRound,
+    RoundTracker,
+    Sweep,
+    agent_parts,
+    check_playbook_end,
+    congestion_problem,
+    load_hosts,
+    next_round_no,
+    restore_hosts,
+    round_play,
+    row_context,
+    run_rounds,
+    state_folder,
+    write_sweep_inventory,
+)
 
 STUDY_FILE = "study.csv"
 STUDY_COLUMNS = (
@@ -66,7 +93,7 @@ def table_text(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str
     writer = csv.DictWriter(out, fieldnames=list(columns), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({c: store.format_value(row.get(c)) for c in columns})
+        writer.writerow({c: format_value(row.get(c)) for c in columns})
     return out.getvalue()
 
 
@@ -103,7 +130,7 @@ def check_plan_buffers(
 ) -> None:
     """Before anything is provisioned: every tuned buffer, sized from the model's RTT,
     fits what the hosts can set."""
-    rate = line_rate_bps(backends.is_emulated(backend), emulated)
+    rate = line_rate_bps(is_emulated(backend), emulated)
     limit = host_buffer_limit(max_buffer_bytes)
     for pair in pairs:
         rtt = pair_rtt_ms(pair)
@@ -116,7 +143,7 @@ def idle_rtts(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], float]
     for row in rows:
         value = row.get("rtt_p50_ms")
         if value not in (None, ""):
-            found[store.pair_key(row)] = float(value)
+            found[pair_key(row)] = float(value)
     return found
 
 
@@ -177,9 +204,7 @@ def study_rounds(
                 vparams = replace(
                     params, streams=variant.streams, congestion=variant.congestion or None
                 )
-                got = measure.agent_parts(
-                    n, [slot], hosts, vparams, pings=False, streams=variant.streams
-                )
+                got = agent_parts(n, [slot], hosts, vparams, pings=False, streams=variant.streams)
                 if variant.tuned:
                     for alias, part in got.items():
                         part["tune"] = tune_spec(alias, info["tuned_buffer_bytes"], sweep.backend)
@@ -190,7 +215,7 @@ def study_rounds(
             )
             round_ = PlannedRound(n, slots, round(expected, 3))
             planned.append(round_)
-            plays.append(measure.round_play(round_, parts))
+            plays.append(round_play(round_, parts))
             meta[n] = what
             n += 1
     return planned, plays, meta
@@ -215,7 +240,7 @@ def study_rows(
     RTT and buffers: what study.csv holds, rebuildable from raw/ and the record."""
     rows = []
     for row in round_rows(round_no, slots, texts, ctx):
-        src, dst = store.pair_key(row)
+        src, dst = pair_key(row)
         name, repeat = what[src]
         variant = VARIANTS[name]
         info = pairs[f"{src}->{dst}"]
@@ -241,7 +266,7 @@ def study_rows(
 
 def check_congestion(sweep: Sweep) -> None:
     """Every congestion control a variant asks for is available on every host."""
-    doc = json.loads((sweep.dir / store.HOSTS_FILE).read_text())
+    doc = json.loads((sweep.dir / HOSTS_FILE).read_text())
     available = {
         n: str(f.get("tcp_available_congestion_control", ""))
         for n, f in doc.get("facts", {}).items()
@@ -256,7 +281,7 @@ def measure_study(sweep: Sweep, progress: RoundProgress | None = None) -> None:
     """The ping phase, then every pair's variants in exclusive rounds; the hosts'
     settings are restored at the end whatever happens."""
     progress = progress or RoundProgress()
-    hosts = stages.load_hosts(sweep)
+    hosts = load_hosts(sweep)
     by_name = {h.name: h for h in hosts}
     study = study_part(sweep)
     check_congestion(sweep)
@@ -264,10 +289,10 @@ def measure_study(sweep: Sweep, progress: RoundProgress | None = None) -> None:
         sweep.record.status = SweepStatus.MEASURING
         by_round = forward_tests(sweep.planned_pairs(), sweep)
         tests = [p for r in by_round for p in r]
-        measure.run_rounds(sweep, hosts, tests, "main", progress, phase=True)
-        pairs = pair_plan(tests, sweep, idle_rtts(store.read_rows(sweep.dir / "measurements.csv")))
+        run_rounds(sweep, hosts, tests, "main", progress, phase=True)
+        pairs = pair_plan(tests, sweep, idle_rtts(read_rows(sweep.dir / "measurements.csv")))
         study.pairs = pairs
-        first = measure.next_round_no(sweep)
+        first = next_round_no(sweep)
         planned, plays, meta = study_rounds(by_round, pairs, sweep, by_name, first)
         study.rounds = {str(k): v for k, v in meta.items()}
         sweep.save()
@@ -289,20 +314,20 @@ def run_study_rounds(
     pairs: Mapping[str, Mapping[str, Any]],
     progress: RoundProgress,
 ) -> None:
-    state = stages.state_folder(sweep)
+    state = state_folder(sweep)
     book = state / f"study-{planned[0].number:03d}.yml"
     write_playbook(book, plays)
-    ctx = stages.row_context(sweep, hosts)
+    ctx = row_context(sweep, hosts)
     path = sweep.dir / STUDY_FILE
     rows: list[dict[str, Any]] = []
 
     def on_round(done: ClosedRound) -> None:
-        stages.state_folder(sweep)
-        raw = store.read_raw_round(sweep.dir, done.number)
+        state_folder(sweep)
+        raw = read_raw_round(sweep.dir, done.number)
         texts = {name: raw.get(safe_name(name)) for name in hosts_of(done.slots)}
         new = study_rows(done.number, done.slots, texts, ctx, meta[done.number], pairs)
         rows.extend(new)
-        store.write_atomic(path, table_text(rows, ROW_COLUMNS))
+        write_atomic(path, table_text(rows, ROW_COLUMNS))
         sweep.record.rounds.append(done.entry("study"))
         sweep.save()
         ok = sum(r["status"] == "ok" for r in new)
@@ -317,7 +342,7 @@ def run_study_rounds(
         with plain_view(state) as view:
             rc = run_playbook(
                 view.state / book.name,
-                stages.write_sweep_inventory(sweep, hosts, view),
+                write_sweep_inventory(sweep, hosts, view),
                 on_event=tracker.on_event,
                 log_path=state / "ansible-study.log",
                 forks=max(len(p.hosts) for p in planned),
@@ -336,9 +361,7 @@ def run_study_rounds(
         }
     )
     sweep.save()
-    measure.check_playbook_end(
-        sweep, rc, len(tracker.closed), len(planned), state / "ansible-study.log"
-    )
+    check_playbook_end(sweep, rc, len(tracker.closed), len(planned), state / "ansible-study.log")
 
 
 def hosts_of(slots: Sequence[SlotPlan]) -> list[str]:

@@ -15,11 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.core.errors import UserError
-from orchestrator.model.catalog import load_catalog
-from orchestrator.plan.sweep_plan import Plan
-from orchestrator.results import store
-from orchestrator.results.record import StudyRecord
+from orchestrator.core import UserError
+from orchestrator.model import load_catalog
+from orchestrator.plan import Plan
+from orchestrator.results import StudyRecord, check_results_for_sweeps
 from orchestrator.study.estimate import StudyEstimate, study_plan
 from orchestrator.study.plan import (
     DEFAULT_REPEATS,
@@ -30,8 +29,7 @@ from orchestrator.study.plan import (
 )
 from orchestrator.study.report import STUDIES_DIR, build_study_report
 from orchestrator.study.run import STUDY_FILE, check_plan_buffers, measure_study
-from orchestrator.sweep import launch
-from orchestrator.sweep.launch import SweepRequest
+from orchestrator.sweep import SweepRequest, cloud_options_for, create, locked, plan_for, start
 
 Log = Callable[[str], None]
 
@@ -64,7 +62,7 @@ def plan_tcp_study(request: TcpStudyRequest, note: Log) -> TcpStudyPlan:
     repeats = check_repeats(request.repeats)
     if not request.budget_usd > 0:  # also NaN: a budget nothing is within
         raise UserError(f"--budget-usd {request.budget_usd:g}: must be above 0")
-    plan = launch.plan_for(request.sweep, note)
+    plan = plan_for(request.sweep, note)
     if any(v.tuned for v in variants):
         check_plan_buffers(
             plan.selection.pairs,
@@ -80,11 +78,11 @@ def plan_tcp_study(request: TcpStudyRequest, note: Log) -> TcpStudyPlan:
 def run_tcp_study(study: TcpStudyPlan, results: Path, *, build_report: bool, log: Log) -> Path:
     """Run the planned study under <results>/studies/<id>/; its study.csv is returned."""
     request = study.request
-    options = launch.cloud_options_for(request.sweep, results)
+    options = cloud_options_for(request.sweep, results)
     studies = results / STUDIES_DIR
-    store.check_results_for_sweeps(studies)
-    with launch.locked(studies, trigger="study", log=log) as held:
-        run = launch.create(
+    check_results_for_sweeps(studies)
+    with locked(studies, trigger="study", log=log) as held:
+        run = create(
             study.plan,
             request.sweep.selection,
             studies,
@@ -102,7 +100,7 @@ def run_tcp_study(study: TcpStudyPlan, results: Path, *, build_report: bool, log
         )
         run.save()
         log(f"study {run.id}: {run.dir}")
-        launch.start(
+        start(
             run,
             held,
             build_report=build_report,

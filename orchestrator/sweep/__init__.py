@@ -2,42 +2,198 @@
 ping phase and the playbook's event stream), collect, teardown and report, the runner that
 chains them, and the sweeps a crash abandoned.
 
-Public API: the modules below; other packages import only these names
-(`from orchestrator.sweep import abandoned`), never a name starting with `_`.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.sweep import agent_parts`),
+never a module of this package (tests/check_layers.py).
 
-- `abandoned`: Sweeps whose process died mid-run (kill -9, a reboot): found and torn down.
-- `backends`: The backend seam: what a sweep does differently on the emulated cloud and on the
-  clouds.
-- `events`: The measure playbook's event stream, turned into raw files and rows round by round.
-- `hostcheck`: Checks of the prepared hosts against the test parameters, before any test runs.
-- `inventory`: The Ansible inventory of a sweep, generated from the host contract.
-- `launch`: One way to start a sweep, for `sweep`, `study tcp` and the scheduled tick alike.
-- `measure`: The measure stage: the planned tests, in exclusive rounds, through one playbook run.
-- `pingphase`: The ping phase: every host probes all its peers at once, as one round of its own.
-- `provision`: Backend -> the Terraform stack that makes its hosts, and that stack's variables.
-- `record`: A sweep's record: its results folder and sweep.json, made at plan time.
-- `restore`: Putting back the TCP settings of tuned tests (the TCP study's tuned variant, a sweep's
-  capacity measure): the agent saves what it found before a tuned test and restores it after
-  (playbooks/files/ir_agent.py `--tune`/`--restore`); a restore play over every host follows the
-  rounds, also after an interrupt or an error, for a round cut short.
-- `runner`: A whole sweep: provision -> prepare -> measure -> collect -> teardown -> report.
-- `sentinels`: Sentinel pairs in the measure stage, and their late results (`sentinels.csv`).
-- `stages`: The stages around measuring: provision, prepare, collect, teardown, report.
+- `abandoned`: `MESH_DIR`, `mark_owner`, `owner_alive`.
+- `events`: `ClosedRound`, `PlannedRound`, `RoundTracker`.
+- `hostcheck`: `congestion_problem`.
+- `inventory`: `control_dir`, `ssh_common_args`.
+- `launch`: `BIG_HOSTS`, `BIG_MINUTES`, `DEFAULT_BUDGET_USD`, `Emulation`, `Held`,
+  `NOT_CONFIRMED`, `Question`, `SweepDone`, `SweepRequest`, `SweepRun`, `cloud_options_for`,
+  `create`, `dry_run`, `locked`, `plan_for`, `provision_sweep`, `questions`, `resume`,
+  `run_new`, `start`, `teardown_sweep`.
+- `measure`: `agent_parts`, `check_playbook_end`, `measure_stage`, `next_round_no`,
+  `round_play`, `run_rounds`.
+- `provision`: `existing_stacks`.
+- `record`: `Sweep`, `open_sweep`.
+- `restore`: `restore_hosts`.
+- `runner`: `run_sweep`.
+- `stages`: `PREPARE_FORKS`, `collect`, `load_hosts`, `local_agent_dir`, `prepare`,
+  `provision_stage`, `row_context`, `state_folder`, `teardown_stage`, `write_sweep_inventory`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.sweep.abandoned import MESH_DIR, mark_owner, owner_alive
+    from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
+    from orchestrator.sweep.hostcheck import congestion_problem
+    from orchestrator.sweep.inventory import control_dir, ssh_common_args
+    from orchestrator.sweep.launch import (
+        BIG_HOSTS,
+        BIG_MINUTES,
+        DEFAULT_BUDGET_USD,
+        NOT_CONFIRMED,
+        Emulation,
+        Held,
+        Question,
+        SweepDone,
+        SweepRequest,
+        SweepRun,
+        cloud_options_for,
+        create,
+        dry_run,
+        locked,
+        plan_for,
+        questions,
+        resume,
+        run_new,
+        start,
+    )
+    from orchestrator.sweep.launch import provision as provision_sweep
+    from orchestrator.sweep.launch import teardown as teardown_sweep
+    from orchestrator.sweep.measure import (
+        agent_parts,
+        check_playbook_end,
+        next_round_no,
+        round_play,
+        run_rounds,
+    )
+    from orchestrator.sweep.measure import measure as measure_stage
+    from orchestrator.sweep.provision import existing_stacks
+    from orchestrator.sweep.record import Sweep, open_sweep
+    from orchestrator.sweep.restore import restore_hosts
+    from orchestrator.sweep.runner import run_sweep
+    from orchestrator.sweep.stages import (
+        PREPARE_FORKS,
+        collect,
+        load_hosts,
+        local_agent_dir,
+        prepare,
+        row_context,
+        state_folder,
+        write_sweep_inventory,
+    )
+    from orchestrator.sweep.stages import provision as provision_stage
+    from orchestrator.sweep.stages import teardown as teardown_stage
+
 __all__ = [
-    "abandoned",
-    "backends",
-    "events",
-    "hostcheck",
-    "inventory",
-    "launch",
-    "measure",
-    "pingphase",
-    "provision",
-    "record",
-    "restore",
-    "runner",
-    "sentinels",
-    "stages",
+    "BIG_HOSTS",
+    "BIG_MINUTES",
+    "DEFAULT_BUDGET_USD",
+    "MESH_DIR",
+    "NOT_CONFIRMED",
+    "PREPARE_FORKS",
+    "ClosedRound",
+    "Emulation",
+    "Held",
+    "PlannedRound",
+    "Question",
+    "RoundTracker",
+    "Sweep",
+    "SweepDone",
+    "SweepRequest",
+    "SweepRun",
+    "agent_parts",
+    "check_playbook_end",
+    "cloud_options_for",
+    "collect",
+    "congestion_problem",
+    "control_dir",
+    "create",
+    "dry_run",
+    "existing_stacks",
+    "load_hosts",
+    "local_agent_dir",
+    "locked",
+    "mark_owner",
+    "measure_stage",
+    "next_round_no",
+    "open_sweep",
+    "owner_alive",
+    "plan_for",
+    "prepare",
+    "provision_stage",
+    "provision_sweep",
+    "questions",
+    "restore_hosts",
+    "resume",
+    "round_play",
+    "row_context",
+    "run_new",
+    "run_rounds",
+    "run_sweep",
+    "ssh_common_args",
+    "start",
+    "state_folder",
+    "teardown_stage",
+    "teardown_sweep",
+    "write_sweep_inventory",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "MESH_DIR": ("orchestrator.sweep.abandoned", "MESH_DIR"),
+    "mark_owner": ("orchestrator.sweep.abandoned", "mark_owner"),
+    "owner_alive": ("orchestrator.sweep.abandoned", "owner_alive"),
+    "ClosedRound": ("orchestrator.sweep.events", "ClosedRound"),
+    "PlannedRound": ("orchestrator.sweep.events", "PlannedRound"),
+    "RoundTracker": ("orchestrator.sweep.events", "RoundTracker"),
+    "congestion_problem": ("orchestrator.sweep.hostcheck", "congestion_problem"),
+    "control_dir": ("orchestrator.sweep.inventory", "control_dir"),
+    "ssh_common_args": ("orchestrator.sweep.inventory", "ssh_common_args"),
+    "BIG_HOSTS": ("orchestrator.sweep.launch", "BIG_HOSTS"),
+    "BIG_MINUTES": ("orchestrator.sweep.launch", "BIG_MINUTES"),
+    "DEFAULT_BUDGET_USD": ("orchestrator.sweep.launch", "DEFAULT_BUDGET_USD"),
+    "Emulation": ("orchestrator.sweep.launch", "Emulation"),
+    "Held": ("orchestrator.sweep.launch", "Held"),
+    "NOT_CONFIRMED": ("orchestrator.sweep.launch", "NOT_CONFIRMED"),
+    "Question": ("orchestrator.sweep.launch", "Question"),
+    "SweepDone": ("orchestrator.sweep.launch", "SweepDone"),
+    "SweepRequest": ("orchestrator.sweep.launch", "SweepRequest"),
+    "SweepRun": ("orchestrator.sweep.launch", "SweepRun"),
+    "cloud_options_for": ("orchestrator.sweep.launch", "cloud_options_for"),
+    "create": ("orchestrator.sweep.launch", "create"),
+    "dry_run": ("orchestrator.sweep.launch", "dry_run"),
+    "locked": ("orchestrator.sweep.launch", "locked"),
+    "plan_for": ("orchestrator.sweep.launch", "plan_for"),
+    "provision_sweep": ("orchestrator.sweep.launch", "provision"),
+    "questions": ("orchestrator.sweep.launch", "questions"),
+    "resume": ("orchestrator.sweep.launch", "resume"),
+    "run_new": ("orchestrator.sweep.launch", "run_new"),
+    "start": ("orchestrator.sweep.launch", "start"),
+    "teardown_sweep": ("orchestrator.sweep.launch", "teardown"),
+    "agent_parts": ("orchestrator.sweep.measure", "agent_parts"),
+    "check_playbook_end": ("orchestrator.sweep.measure", "check_playbook_end"),
+    "measure_stage": ("orchestrator.sweep.measure", "measure"),
+    "next_round_no": ("orchestrator.sweep.measure", "next_round_no"),
+    "round_play": ("orchestrator.sweep.measure", "round_play"),
+    "run_rounds": ("orchestrator.sweep.measure", "run_rounds"),
+    "existing_stacks": ("orchestrator.sweep.provision", "existing_stacks"),
+    "Sweep": ("orchestrator.sweep.record", "Sweep"),
+    "open_sweep": ("orchestrator.sweep.record", "open_sweep"),
+    "restore_hosts": ("orchestrator.sweep.restore", "restore_hosts"),
+    "run_sweep": ("orchestrator.sweep.runner", "run_sweep"),
+    "PREPARE_FORKS": ("orchestrator.sweep.stages", "PREPARE_FORKS"),
+    "collect": ("orchestrator.sweep.stages", "collect"),
+    "load_hosts": ("orchestrator.sweep.stages", "load_hosts"),
+    "local_agent_dir": ("orchestrator.sweep.stages", "local_agent_dir"),
+    "prepare": ("orchestrator.sweep.stages", "prepare"),
+    "provision_stage": ("orchestrator.sweep.stages", "provision"),
+    "row_context": ("orchestrator.sweep.stages", "row_context"),
+    "state_folder": ("orchestrator.sweep.stages", "state_folder"),
+    "teardown_stage": ("orchestrator.sweep.stages", "teardown"),
+    "write_sweep_inventory": ("orchestrator.sweep.stages", "write_sweep_inventory"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,12 +13,10 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from orchestrator.core.errors import UserError
-from orchestrator.core.times import utc_now
-from orchestrator.drivers import ansible
-from orchestrator.emulator.state import process_start_ticks
-from orchestrator.results import store
-from orchestrator.results.record import Owner, SweepRecord, SweepStatus, read_record
+from orchestrator.core import UserError, utc_now
+from orchestrator.drivers import remove_views
+from orchestrator.emulator import process_start_ticks
+from orchestrator.results import SWEEP_FILE, Owner, SweepRecord, SweepStatus, read_record
 
 # where continuous meshes keep their sweep records (orchestrator.mesh): reaped here too
 MESH_DIR = "mesh"
@@ -50,7 +48,7 @@ def abandoned_sweeps(results: Path) -> list[str]:
     """Ids of the abandoned sweeps under `results`, oldest first (records that cannot be
     read are skipped)."""
     found = []
-    for path in sorted(Path(results).glob(f"*/{store.SWEEP_FILE}")):
+    for path in sorted(Path(results).glob(f"*/{SWEEP_FILE}")):
         record = read_record(path)
         if record is not None and is_abandoned(record):
             found.append(record.sweep_id)
@@ -83,7 +81,7 @@ def reap_abandoned(results: Path, log: Callable[[str], None]) -> list[str]:
                 f"'{sweep.command(f'teardown --sweep {sweep_id}')}'"
             )
             continue
-        ansible.remove_views(sweep_id)  # the folders Ansible was shown it in
+        remove_views(sweep_id)  # the folders Ansible was shown it in
         sweep.record.status = SweepStatus.FAILED
         sweep.record.abandoned_utc = utc_now()
         sweep.save()

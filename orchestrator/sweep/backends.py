@@ -20,12 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from orchestrator.clouds.options import CloudOptions
-from orchestrator.drivers.keys import SweepKeys
-from orchestrator.model import backends
-from orchestrator.model.backends import BackendInfo
-from orchestrator.model.catalog import Region
-from orchestrator.results.record import EmulationRecord
+from orchestrator.clouds import CloudOptions
+from orchestrator.drivers import SweepKeys
+from orchestrator.model import BACKENDS, BackendInfo, Region, backend_info
+from orchestrator.results import EmulationRecord
 from orchestrator.sweep.provision import (
     StackPlan,
     cloud_stack,
@@ -99,8 +97,7 @@ class LocalBackend:
     ) -> dict[str, dict[str, Any]]:
         """The congestion control of a cloud image's kernel (a test that names none runs
         it) and the commands that print a burstable host's allowance counters."""
-        from orchestrator.emulator.allowance import spec_probes
-        from orchestrator.emulator.net import HOST_CONGESTION_CONTROL
+        from orchestrator.emulator import HOST_CONGESTION_CONTROL, spec_probes
 
         settings: dict[str, dict[str, Any]] = {
             name: {"default_congestion": HOST_CONGESTION_CONTROL} for name in host_names
@@ -126,7 +123,7 @@ class CloudBackend:
     def stack_plan(self, request: StackRequest) -> StackPlan:
         machine_types = request.machine_types
         if machine_types is None:
-            from orchestrator.model.catalog import load_catalog
+            from orchestrator.model import load_catalog
 
             machine_types = load_catalog().machine_types
         return cloud_stack(
@@ -152,13 +149,13 @@ class CloudBackend:
 
 IMPLEMENTATIONS: dict[str, Backend] = {
     name: LocalBackend(info) if info.emulated else CloudBackend(info)
-    for name, info in backends.BACKENDS.items()
+    for name, info in BACKENDS.items()
 }
 
 
 def get(name: str) -> Backend:
     """The backend called `name`; a one-line error naming the known ones otherwise."""
-    backends.info(name)
+    backend_info(name)
     return IMPLEMENTATIONS[name]
 
 

@@ -22,12 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.times import utc_now
-from orchestrator.results import store
-from orchestrator.results.collect import RowContext, SlotPlan, round_rows
-from orchestrator.results.ping_rows import host_rows, phase_rows
-from orchestrator.results.record import RoundEntry
-from orchestrator.results.store import safe_name
+from orchestrator.core import utc_now
+from orchestrator.results import (
+    RoundEntry,
+    RowContext,
+    SlotPlan,
+    host_rows,
+    phase_rows,
+    raw_path,
+    round_rows,
+    safe_name,
+    write_atomic,
+)
 from orchestrator.sweep.sentinels import merge_sentinel_rows, split_rows
 
 Event = dict[str, Any]
@@ -166,7 +172,7 @@ class RoundTracker:
                     "stderr": event.get("stderr", ""),
                 }
             )
-        store.write_atomic(store.raw_path(self.sweep_dir, self.current.number, name), text)
+        write_atomic(raw_path(self.sweep_dir, self.current.number, name), text)
         if name in self.current.hosts:
             rows = self.current.host_rows(name, text, self.ctx)
             if rows is not None:
@@ -181,14 +187,14 @@ class RoundTracker:
         texts: dict[str, str | None] = {}
         done, self.host_rows = self.host_rows, {}
         for name in planned.hosts:
-            path = store.raw_path(self.sweep_dir, planned.number, name)
+            path = raw_path(self.sweep_dir, planned.number, name)
             if name in done:
                 # the phase's rows need every document: a stall shows across hosts
                 texts[name] = path.read_text()
                 continue
             if not path.exists():
                 why = self.unreachable.get(name) or "no result"
-                store.write_atomic(
+                write_atomic(
                     path,
                     json.dumps(
                         {"ansible_event": "unreachable", "msg": f"left the play earlier: {why}"}

@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.drivers.keys import write_known_hosts
-from orchestrator.model.hosts import Host
-from orchestrator.results.store import safe_name
+from orchestrator.drivers import write_known_hosts
+from orchestrator.model import Host
+from orchestrator.results import safe_name
 
 # ssh appends ".XXXXXXXXXXXXXXXX" to a control path while creating it, and a Unix
 # socket path holds 107 bytes: keep the folder short, "%h-%p" adds up to 21.

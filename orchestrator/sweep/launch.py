@@ -32,22 +32,30 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from orchestrator.clouds.options import CloudFlags, CloudOptions, cloud_options_from, require_sdks
-from orchestrator.core import log
-from orchestrator.core.errors import UserError
-from orchestrator.drivers.lock import ResultsLock, results_lock
-from orchestrator.drivers.progress import RoundProgress
-from orchestrator.emulator.perturb import Perturbation, check_hosts
-from orchestrator.model import backends
-from orchestrator.model.catalog import Catalog, load_catalog
-from orchestrator.model.hosts import Host
-from orchestrator.plan.allowance import shortfall_message
-from orchestrator.plan.options import RunOptions, check_selection
-from orchestrator.plan.pricing import Pricing, load_pricing
-from orchestrator.plan.selection import SelectionSpec
-from orchestrator.plan.sweep_plan import Plan, TestParams, make_plan
-from orchestrator.results import store
-from orchestrator.results.record import EmulationRecord
+from orchestrator.clouds import CloudFlags, CloudOptions, cloud_options_from, require_sdks
+from orchestrator.core import UserError, counted, debug
+from orchestrator.drivers import ResultsLock, RoundProgress, results_lock
+from orchestrator.emulator import Perturbation, check_hosts
+from orchestrator.model import Catalog, Host, backend_info, is_cloud, is_emulated, load_catalog
+from orchestrator.plan import (
+    Plan,
+    Pricing,
+    RunOptions,
+    SelectionSpec,
+    TestParams,
+    check_selection,
+    load_pricing,
+    make_plan,
+    shortfall_message,
+)
+from orchestrator.results import (
+    HOSTS_FILE,
+    MEASUREMENTS_FILE,
+    RAW_DIR,
+    STUDIES_DIR,
+    EmulationRecord,
+    sweep_dir,
+)
 from orchestrator.sweep import abandoned, runner, stages
 from orchestrator.sweep.provision import controller_region, existing_stacks
 from orchestrator.sweep.record import Sweep, create_sweep, load_record, open_sweep
@@ -86,7 +94,7 @@ class SweepRequest:
     emulation: Emulation | None = None
 
     def __post_init__(self) -> None:
-        emulated = backends.info(self.run.backend).emulated
+        emulated = backend_info(self.run.backend).emulated
         if emulated and self.cloud is not None:
             raise UserError("cloud flags apply to --backend aws, gcp or cloud, not local")
         if not emulated and self.emulation is not None:
@@ -166,21 +174,19 @@ def dry_run(
             f"--round-overhead {round_overhead:g}: give 0 to {MAX_ROUND_OVERHEAD_S:,.0f} seconds"
         )
     catalog = load_catalog(catalog_path)
-    log.debug(f"plan: catalog {catalog_path}: {log.counted(len(catalog.regions), 'region')}")
-    log.debug(
-        f"plan: selection {_given(request.selection)}; tests {', '.join(request.params.tests)}"
-    )
+    debug(f"plan: catalog {catalog_path}: {counted(len(catalog.regions), 'region')}")
+    debug(f"plan: selection {_given(request.selection)}; tests {', '.join(request.params.tests)}")
     notes: list[str] = []  # said once the plan is made, after the debug lines
     plan = plan_for(request, notes.append, catalog, load_pricing(pricing_path), round_overhead)
-    log.debug(
-        f"plan: {log.counted(len(plan.selection.regions), 'region')} and "
-        f"{log.counted(len(plan.selection.pairs), 'directed pair')} selected; "
-        f"{log.counted(len(plan.rounds), 'round')} against a lower bound of "
+    debug(
+        f"plan: {counted(len(plan.selection.regions), 'region')} and "
+        f"{counted(len(plan.selection.pairs), 'directed pair')} selected; "
+        f"{counted(len(plan.rounds), 'round')} against a lower bound of "
         f"{plan.lower_bound_rounds}; cap {plan.max_concurrent or 'none'}"
         f"{' (sequential)' if plan.sequential else ''}; round overhead "
         + (f"{round_overhead:g} s" if round_overhead is not None else "the controller's model")
     )
-    log.debug(f"plan: prices from {pricing_path} (as of {plan.pricing_as_of})")
+    debug(f"plan: prices from {pricing_path} (as of {plan.pricing_as_of})")
     for text in notes:
         note(text)
     if plan.shortfalls:
@@ -208,7 +214,7 @@ def _given(spec: SelectionSpec) -> str:
 def cloud_options_for(request: SweepRequest, results: Path) -> CloudOptions | None:
     """The cloud options a new sweep records: on a cloud backend, its flags (defaults
     for those not given); None on the emulated cloud."""
-    backend = backends.info(request.backend)
+    backend = backend_info(request.backend)
     if backend.emulated:
         return None
     require_sdks(backend.clouds)
@@ -246,8 +252,7 @@ def create(
     if schedule is not None:
         run.record.schedule = dict(schedule)
     if run.emulated:
-        from orchestrator.emulator.stack import EmulationSettings
-        from orchestrator.emulator.variation import seed_for
+        from orchestrator.emulator import EmulationSettings, seed_for
 
         chosen = emulation or Emulation()
         seed = seed_for(run.id) if chosen.seed is None else chosen.seed
@@ -305,7 +310,7 @@ def nothing_made(run: Sweep) -> bool:
     """Whether the sweep never got as far as a Terraform apply, hosts or a measurement:
     its folder then holds only its plan and its keys."""
     folder = run.dir
-    made = (store.HOSTS_FILE, store.MEASUREMENTS_FILE, store.RAW_DIR)
+    made = (HOSTS_FILE, MEASUREMENTS_FILE, RAW_DIR)
     if any((folder / name).exists() for name in made):
         return False
     return not existing_stacks(folder / "state")
@@ -396,7 +401,7 @@ def run_new(request: SweepRequest, how: SweepRun, *, announce: Callable[[Plan], 
     """`interregion sweep`: every input checked and the plan made (nothing written), then
     `announce`d (which may refuse it), the sweep created and, unless `plan_only`, run
     under the results lock."""
-    if how.price_emulated and backends.is_cloud(request.backend):
+    if how.price_emulated and is_cloud(request.backend):
         raise UserError("--price-emulated applies to a new sweep on --backend local (a cloud "
                         "sweep is priced anyway)")  # fmt: skip
     plan = plan_for(request, note)
@@ -438,7 +443,7 @@ def replace_cloud_options(run: Sweep, cloud: CloudFlags | None) -> None:
     """Cloud flags given again (None: none) replace the ones the sweep was planned with."""
     if cloud is None:
         return
-    if backends.is_emulated(run.backend):
+    if is_emulated(run.backend):
         raise UserError(f"sweep {run.id} runs on the emulated cloud: cloud flags do not apply")
     run.record.cloud_options = asdict(cloud_options_from(cloud, run.results))
     run.save()
@@ -455,7 +460,7 @@ def provision(sweep_id: str, results: Path, cloud: CloudFlags | None) -> list[Ho
 def teardown(sweep_id: str, results: Path) -> None:
     """`interregion teardown`: a sweep's hosts destroyed, or a study's (`study tcp`, under
     results/studies) when no sweep has that id."""
-    studies = results / store.STUDIES_DIR
-    mine = store.sweep_dir(results, sweep_id).exists()
-    folder = studies if not mine and store.sweep_dir(studies, sweep_id).exists() else results
+    studies = results / STUDIES_DIR
+    mine = sweep_dir(results, sweep_id).exists()
+    folder = studies if not mine and sweep_dir(studies, sweep_id).exists() else results
     stages.teardown(open_sweep(sweep_id, folder))

@@ -17,31 +17,53 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import log as corelog
-from orchestrator.core import paths
-from orchestrator.core.errors import RunFailure, UserError
-from orchestrator.core.times import utc_now
-from orchestrator.drivers import interrupts
-from orchestrator.drivers.ansible import View, plain_view, run_playbook, write_playbook
-from orchestrator.drivers.progress import RoundProgress
-from orchestrator.model.hosts import Host, iperf3_port
-from orchestrator.plan import spend
-from orchestrator.plan.ping_timing import PHASE_FORKS, phase_seconds
-from orchestrator.plan.pricing import Pricing, load_pricing
-from orchestrator.plan.rounds import Slot, schedule
-from orchestrator.plan.selection import Pair
-from orchestrator.plan.sweep_plan import TestParams, pair_rtt_ms, round_seconds, timings_key
-from orchestrator.plan.tuning import (
+from orchestrator.core import PLAYBOOKS, RunFailure, UserError, counted, utc_now
+from orchestrator.drivers import (
+    RoundProgress,
+    View,
+    check_interrupt,
+    plain_view,
+    run_playbook,
+    write_playbook,
+)
+from orchestrator.model import Host, iperf3_port
+from orchestrator.plan import (
+    PHASE_FORKS,
     TCP_BUFFER_MAX_BYTES,
+    Pair,
+    Pricing,
+    Slot,
+    TestParams,
     line_rate_bps,
+    load_pricing,
+    over_budget,
+    pair_rtt_ms,
+    phase_seconds,
+    round_seconds,
+    schedule,
+    timings_key,
     tune_spec,
     tuned_buffer_bytes,
 )
-from orchestrator.results import store
-from orchestrator.results.collect import SlotPlan, unmeasured_row, with_ping_phase
-from orchestrator.results.record import SweepStatus
-from orchestrator.results.schema import CAPACITY, SINGLE_STREAM, measure_of
-from orchestrator.results.store import safe_name
+from orchestrator.results import (
+    CAPACITY,
+    MEASUREMENTS_FILE,
+    RAW_DIR,
+    SINGLE_STREAM,
+    SlotPlan,
+    SweepStatus,
+    add_round_rows,
+    measure_of,
+    merge_rows,
+    ok_tests,
+    pair_key,
+    read_rows,
+    safe_name,
+    test_key,
+    unmeasured_row,
+    with_ping_phase,
+    write_rows,
+)
 from orchestrator.sweep import sentinels
 from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
 from orchestrator.sweep.pingphase import phase_parts, phase_play, write_parts
@@ -146,7 +168,7 @@ def round_play(
 ) -> dict[str, Any]:
     """One round as a play: only its hosts, only their parts. `playbooks`: the folder
     Ansible is shown the playbooks in (a `View`'s)."""
-    tasks = (playbooks or paths.PLAYBOOKS) / ROUND_TASKS
+    tasks = (playbooks or PLAYBOOKS) / ROUND_TASKS
     return {
         "name": f"Round {planned.number}",
         "hosts": ":".join(sorted(parts)),
@@ -228,7 +250,7 @@ def capacity_buffers(
     the hosts' line rate from the pair's idle RTT (its ping-phase median, else the
     model's), as the TCP study's tuned variant (plan.tuning)."""
     measured = {
-        store.pair_key(r): float(r["rtt_p50_ms"])
+        pair_key(r): float(r["rtt_p50_ms"])
         for r in rows
         if measure_of(r) == SINGLE_STREAM and r.get("rtt_p50_ms") not in (None, "")
     }
@@ -244,7 +266,7 @@ def capacity_buffers(
 def next_round_no(sweep: Sweep) -> int:
     """After every recorded round and every raw folder (an interrupted round leaves one)."""
     numbers = [r.round for r in sweep.record.rounds]
-    numbers += [int(p.name.split("-")[1]) for p in (sweep.dir / store.RAW_DIR).glob("round-*")]
+    numbers += [int(p.name.split("-")[1]) for p in (sweep.dir / RAW_DIR).glob("round-*")]
     return max(numbers, default=0) + 1
 
 
@@ -255,11 +277,11 @@ class _Rows:
     def __init__(self, sweep: Sweep, complete: Any = None) -> None:
         self.sweep = sweep
         self.complete = complete
-        self.rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+        self.rows = read_rows(sweep.dir / MEASUREMENTS_FILE)
 
     def merge(self, rows: Sequence[dict[str, Any]]) -> None:
-        self.rows = store.add_round_rows(self.rows, rows, self.complete)
-        store.write_rows(self.sweep.dir, self.rows, self.sweep.params.duration_s)
+        self.rows = add_round_rows(self.rows, rows, self.complete)
+        write_rows(self.sweep.dir, self.rows, self.sweep.params.duration_s)
 
 
 def run_tests(
@@ -300,7 +322,7 @@ def run_rounds(
 ) -> dict[str, Any]:
     """Measure `tests` in ONE ansible-playbook run: the ping phase (`phase`), or the
     throughput rounds of `measure` (iperf3 alone: the idle RTT is the ping phase's)."""
-    interrupts.check()
+    check_interrupt()
     with plain_view(state_folder(sweep)) as view:
         return _run_rounds(view, sweep, hosts, tests, kind, progress, phase, measure)
 
@@ -352,7 +374,7 @@ def _run_rounds(
         ) or {}
         tuned = None
         if measure == CAPACITY:
-            rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+            rows = read_rows(sweep.dir / MEASUREMENTS_FILE)
             tuned = capacity_buffers(sweep, tests, rows)
         plays = rounds_playbook(
             planned,
@@ -444,7 +466,7 @@ def check_playbook_end(sweep: Sweep, rc: int, closed: int, planned: int, log: Pa
     if rc not in (0, 2, 4) or not closed:
         raise RunFailure(
             f"ansible-playbook failed (rc {rc}) after {closed} of "
-            f"{corelog.counted(planned, 'round')}: see {log}"
+            f"{counted(planned, 'round')}: see {log}"
         )
 
 
@@ -469,7 +491,7 @@ def check_budget(
     started = sweep.record.started_utc or sweep.record.created_utc
     hours = max(0.0, (time.time() - _epoch(started)) / 3600)
     vm_usd = sum(pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in regions.values())
-    if not spend.over_budget(
+    if not over_budget(
         [*rows, *sentinels.read_sentinel_rows(sweep.dir)],  # the repeats move bytes too
         pricing,
         float(budget),
@@ -522,7 +544,7 @@ def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = T
         failed = missing_tests(sweep, among=todo)
         count = sum(len(t) for t in failed.values())
         if count and retry:
-            tests = corelog.counted(count, "failed test")
+            tests = counted(count, "failed test")
             sweep.log(f"retrying {tests} once: {why_failed(sweep, failed)}")
             run_measures(sweep, hosts, failed, "retry", progress)
         fill_unmeasured(sweep, hosts)
@@ -537,8 +559,8 @@ def why_failed(sweep: Sweep, failed: Mapping[str, Sequence[Pair]]) -> str:
     """The tests a retry runs again and why each failed (its row's status and error, or
     no row at all), the first NAMED_FAILURES by name: the retry rule of docs/sweeps.md
     said where it is applied."""
-    rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
-    last = {(*store.pair_key(r), measure_of(r)): r for r in rows}
+    rows = read_rows(sweep.dir / MEASUREMENTS_FILE)
+    last = {(*pair_key(r), measure_of(r)): r for r in rows}
     said = []
     for m, pairs in failed.items():
         for p in pairs:
@@ -565,10 +587,10 @@ def missing_tests(
     sweep: Sweep, among: Mapping[str, Sequence[Pair]] | None = None
 ) -> dict[str, list[Pair]]:
     """{measure: the planned pairs (of `among`, else all) without an ok test of it}."""
-    rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+    rows = read_rows(sweep.dir / MEASUREMENTS_FILE)
     out = {}
     for m in measures_of(sweep):
-        done = store.ok_tests(rows, sweep.params.tests, m)
+        done = ok_tests(rows, sweep.params.tests, m)
         pairs = sweep.planned_pairs() if among is None else among.get(m, [])
         out[m] = [p for p in pairs if p.key not in done]
     return out
@@ -592,7 +614,7 @@ def fill_unmeasured(sweep: Sweep, hosts: Sequence[Host]) -> None:
     """Planned tests without any row (the play ended early) get a failed row saying so;
     so does a test whose ping phase ran but whose throughput round did not (keeping
     its RTT figures)."""
-    rows = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+    rows = read_rows(sweep.dir / MEASUREMENTS_FILE)
     if sweep.params.throughput:
         why = "not measured: the play ended before its throughput round"
         rows = [
@@ -602,8 +624,8 @@ def fill_unmeasured(sweep: Sweep, hosts: Sequence[Host]) -> None:
             else r
             for r in rows
         ]  # fmt: skip
-        store.write_rows(sweep.dir, rows, sweep.params.duration_s)
-    have = {store.test_key(r) for r in rows}
+        write_rows(sweep.dir, rows, sweep.params.duration_s)
+    have = {test_key(r) for r in rows}
     ctx = row_context(sweep, hosts)
     why = "not measured: the play ended before its round"
     missing = [
@@ -613,4 +635,4 @@ def fill_unmeasured(sweep: Sweep, hosts: Sequence[Host]) -> None:
         if (*p.key, m) not in have
     ]
     if missing:
-        store.write_rows(sweep.dir, store.merge_rows(rows, missing), sweep.params.duration_s)
+        write_rows(sweep.dir, merge_rows(rows, missing), sweep.params.duration_s)

@@ -14,16 +14,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import paths
-from orchestrator.model.hosts import Host
-from orchestrator.plan.ping_timing import (
-    MIN_GAP_S,
-    PER_HOST_S,
-    REPLY_WAIT_S,
-    START_MARGIN_S,
-)
-from orchestrator.results.ping_rows import peers_by_host
-from orchestrator.results.store import safe_name
+from orchestrator.core import PLAYBOOKS
+from orchestrator.model import Host
+from orchestrator.plan import MIN_GAP_S, PER_HOST_S, REPLY_WAIT_S, START_MARGIN_S
+from orchestrator.results import peers_by_host, safe_name
 
 
 def phase_parts(
@@ -92,7 +86,7 @@ def phase_play(
         "tasks": [
             {
                 "ansible.builtin.import_tasks": str(
-                    (playbooks or paths.PLAYBOOKS) / "tasks" / "ping_phase.yml"
+                    (playbooks or PLAYBOOKS) / "tasks" / "ping_phase.yml"
                 )
             }
         ],

@@ -12,14 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.clouds.options import CloudOptions
-from orchestrator.core import paths
-from orchestrator.core.errors import RunFailure, UserError
-from orchestrator.drivers.keys import SweepKeys
-from orchestrator.drivers.terraform import TerraformStack
-from orchestrator.model import backends
-from orchestrator.model.catalog import Region
-from orchestrator.results.record import EmulationRecord
+from orchestrator.clouds import CloudOptions
+from orchestrator.core import CATALOG, INFRA, RunFailure, UserError
+from orchestrator.drivers import SweepKeys, TerraformStack
+from orchestrator.model import Region, backend_info
+from orchestrator.results import EmulationRecord
 
 
 @dataclass(frozen=True)
@@ -40,10 +37,10 @@ def controller_region(key: str | None) -> Region | None:
     """The catalog region of a `--controller` key ("aws:us-east-1"); None for None or ""."""
     if not key:
         return None
-    from orchestrator.model.catalog import load_catalog
+    from orchestrator.model import load_catalog
 
     try:
-        return load_catalog(paths.CATALOG).get(key)
+        return load_catalog(CATALOG).get(key)
     except UserError as exc:
         raise UserError(f"--controller: {exc}") from None
 
@@ -62,8 +59,7 @@ def local_stack(
     controller in that region, so its traffic to the hosts gets the modelled delay;
     `emulated_type` is the hosts' emulated machine type ("": the default).
     `emulation`: the sweep record's seed and perturbations (emulator.stack.EmulationSettings)."""
-    from orchestrator.emulator import delayd_binary
-    from orchestrator.emulator.stack import EmulationSettings, local_variables
+    from orchestrator.emulator import EmulationSettings, delayd_binary, local_variables
 
     delayd_binary()  # built (first use of an installed package) before anything is applied
     workdir = workdir_for(state_dir, "local")
@@ -77,7 +73,7 @@ def local_stack(
         machine_type=emulated_type,
         settings=EmulationSettings.of_record(emulation.to_json() if emulation else None, sweep_id),
     )
-    return StackPlan(paths.INFRA / "local", workdir, variables)
+    return StackPlan(INFRA / "local", workdir, variables)
 
 
 def cloud_stack(
@@ -96,12 +92,12 @@ def cloud_stack(
     its variables), with the cloud options the sweep records (None: the defaults)."""
     # Imported here, not at the top: the cloud SDKs take seconds to import and a local
     # sweep never needs them.
-    from orchestrator.clouds import launch
+    from orchestrator.clouds import prepare_clouds
 
     options = cloud_options or CloudOptions()
     for line in leftover_warnings(backend, options, log):
         log(line)
-    source, variables, checked = launch.prepare(
+    source, variables, checked = prepare_clouds(
         backend,
         sweep_id,
         regions,
@@ -123,14 +119,15 @@ def leftover_warnings(backend: str, options: CloudOptions, log: Callable[[str], 
     """The reaper's dry run before provisioning: expired interregion resources still on
     the clouds. It only warns: any failure here (no credentials, unknown profile) is a
     warning too, and the preflight that follows fails with its own one-line error."""
-    from orchestrator.clouds import aws, gcp, reap
+    from orchestrator.clouds import AwsApi, GcpApi
+    from orchestrator.clouds import leftover_warnings as reap_leftover_warnings
 
     try:
-        lines = reap.leftover_warnings(
-            backends.info(backend).clouds,
+        lines = reap_leftover_warnings(
+            backend_info(backend).clouds,
             lambda msg: log(f"warning: {msg}"),
-            aws_api=lambda: aws.AwsApi(profile=options.aws_profile),
-            gcp_api=lambda: gcp.GcpApi(options.gcp_project),
+            aws_api=lambda: AwsApi(profile=options.aws_profile),
+            gcp_api=lambda: GcpApi(options.gcp_project),
         )
     except Exception as e:  # a check for leftovers must never stop a sweep
         return [f"warning: could not look for leftover resources ({type(e).__name__}: {e})"]
@@ -153,7 +150,7 @@ def existing_stacks(state_dir: Path) -> list[TerraformStack]:
     """The stacks a sweep applied (for teardown): every tf-* working copy with state."""
     found = []
     for workdir in sorted(Path(state_dir).glob("tf-*")):
-        source = paths.INFRA / workdir.name.removeprefix("tf-")
+        source = INFRA / workdir.name.removeprefix("tf-")
         stack = TerraformStack(source, workdir)
         if stack.applied():
             found.append(stack)
@@ -175,8 +172,7 @@ def destroy_all(
         except UserError as e:
             problems.append(f"{stack.workdir.name}: {e}")
     if local or (Path(state_dir) / "tf-local").exists():
-        from orchestrator.emulator import down
-        from orchestrator.emulator.stack import emulation_id_for
+        from orchestrator.emulator import down, emulation_id_for
 
         removed = down(emulation_id_for(sweep_id))
         if removed:

@@ -17,24 +17,24 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from orchestrator import __version__
-from orchestrator.clouds.options import CloudOptions
-from orchestrator.core import log as corelog
-from orchestrator.core import paths
-from orchestrator.core.errors import UserError
-from orchestrator.core.times import utc_now
-from orchestrator.model import backends
-from orchestrator.model.catalog import Region, region_from_dict
-from orchestrator.plan.selection import Pair, SelectionSpec
-from orchestrator.plan.sweep_plan import Plan, TestParams
-from orchestrator.results import store
-from orchestrator.results.record import (
+from orchestrator.clouds import CloudOptions
+from orchestrator.core import RESULTS, UserError, say, shell_word, utc_now
+from orchestrator.model import Region, backend_info, is_emulated, region_from_dict
+from orchestrator.plan import Pair, Plan, SelectionSpec, TestParams
+from orchestrator.results import (
+    RESULTS_FORMAT_VERSION,
     PlanRecord,
     Stage,
     StageStatus,
     SweepRecord,
     SweepStatus,
+    check_results_for_sweeps,
+    make_state_dir,
+    new_sweep_id,
+    save_record,
+    sweep_dir,
 )
-from orchestrator.results.schema import RESULTS_FORMAT_VERSION
+from orchestrator.results import load_record as store_load_record
 
 Log = Callable[[str], None]
 ROUND_TASK = "Round:"
@@ -44,7 +44,7 @@ JITTER_S = 0.2  # random delay before a client starts, so tests do not start in 
 
 def _stderr(msg: str) -> None:
     """A dated log line on stderr (core.log)."""
-    corelog.say(msg)
+    say(msg)
 
 
 @dataclass
@@ -61,12 +61,12 @@ class Sweep:
 
     @property
     def dir(self) -> Path:
-        return store.sweep_dir(self.results, self.id)
+        return sweep_dir(self.results, self.id)
 
     @property
     def state(self) -> Path:
         """state/, made private (0700) whoever touches it first."""
-        return store.make_state_dir(self.dir)
+        return make_state_dir(self.dir)
 
     @property
     def params(self) -> TestParams:
@@ -78,16 +78,16 @@ class Sweep:
 
     @property
     def emulated(self) -> bool:
-        return backends.is_emulated(self.backend)
+        return is_emulated(self.backend)
 
     def save(self) -> None:
-        store.save_record(self.results, self.record.to_json())
+        save_record(self.results, self.record.to_json())
 
     def command(self, words: str) -> str:
         """`interregion <words> --results <this sweep's results folder>`, as a hint prints
         it: it runs as printed from any folder, whatever --results or INTERREGION_RESULTS
         the sweep was started with."""
-        return f"interregion {words} --results {paths.shell_word(Path(self.results).absolute())}"
+        return f"interregion {words} --results {shell_word(Path(self.results).absolute())}"
 
     def resume_command(self) -> str:
         """The command that continues this sweep (--yes: it was agreed to when it started)."""
@@ -148,7 +148,7 @@ def tool_versions() -> dict[str, str]:
 def create_sweep(
     plan: Plan,
     spec: SelectionSpec,
-    results: Path = paths.RESULTS,
+    results: Path = RESULTS,
     sweep_id: str | None = None,
     cloud_options: CloudOptions | None = None,
 ) -> Sweep:
@@ -156,15 +156,15 @@ def create_sweep(
 
     `cloud_options` are kept in the record, so a later 'provision --sweep ID' provisions
     the same way."""
-    store.check_results_for_sweeps(results)
-    sweep_id = sweep_id or store.new_sweep_id()
-    if store.sweep_dir(results, sweep_id).exists():
+    check_results_for_sweeps(results)
+    sweep_id = sweep_id or new_sweep_id()
+    if sweep_dir(results, sweep_id).exists():
         raise UserError(f"sweep {sweep_id} exists already: pick another id")
     record = SweepRecord.new(
         format_version=RESULTS_FORMAT_VERSION,
         sweep_id=sweep_id,
         backend=plan.backend,
-        emulated=backends.info(plan.backend).emulated,
+        emulated=backend_info(plan.backend).emulated,
         created_utc=utc_now(),
         status=SweepStatus.PLANNED,
         selection=asdict(spec),
@@ -177,11 +177,11 @@ def create_sweep(
     )
     sweep = Sweep(Path(results), record)
     sweep.save()
-    store.make_state_dir(sweep.dir)
+    make_state_dir(sweep.dir)
     return sweep
 
 
-def open_sweep(sweep_id: str, results: Path = paths.RESULTS, log: Log = _stderr) -> Sweep:
+def open_sweep(sweep_id: str, results: Path = RESULTS, log: Log = _stderr) -> Sweep:
     return Sweep(Path(results), load_record(Path(results), sweep_id), log)
 
 
@@ -192,4 +192,4 @@ def load_record(results: Path, sweep_id: str) -> SweepRecord:
         raise UserError(
             f"no results folder {results}: pass --results with the folder sweep {sweep_id} is in"
         )
-    return store.load_record(results, sweep_id)
+    return store_load_record(results, sweep_id)

@@ -10,10 +10,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from orchestrator.drivers import interrupts
-from orchestrator.drivers.ansible import plain_view, run_playbook, write_playbook
-from orchestrator.model.hosts import Host
-from orchestrator.results.store import safe_name
+from orchestrator.drivers import deferred, plain_view, run_playbook, write_playbook
+from orchestrator.model import Host
+from orchestrator.results import safe_name
 from orchestrator.sweep import stages
 from orchestrator.sweep.record import Sweep
 
@@ -57,7 +56,7 @@ def restore_hosts(sweep: Sweep, hosts: Sequence[Host], book_name: str) -> dict[s
         elif event["event"] in ("failed", "unreachable"):
             found[name] = {"error": str(event.get("msg", ""))[:200]}
 
-    with interrupts.deferred():
+    with deferred():
         state = stages.state_folder(sweep)
         book = state / book_name
         write_playbook(book, restore_play())

@@ -11,14 +11,15 @@ import os
 import time
 from collections.abc import Callable
 
-from orchestrator.core.errors import UserError
-from orchestrator.core.log import counted, step
-from orchestrator.core.times import utc_now
-from orchestrator.drivers import interrupts
-from orchestrator.drivers import processes as children
-from orchestrator.drivers.interrupts import Interrupted
-from orchestrator.drivers.progress import RoundProgress
-from orchestrator.results.record import SweepStatus
+from orchestrator.core import UserError, counted, step, utc_now
+from orchestrator.drivers import (
+    Interrupted,
+    RoundProgress,
+    check_interrupt,
+    interrupt_requested,
+    stop_all,
+)
+from orchestrator.results import SweepStatus
 from orchestrator.sweep import measure, stages
 from orchestrator.sweep.record import Sweep
 
@@ -60,7 +61,7 @@ def run_sweep(
         sweep.record.status = SweepStatus.FAILED
         raise
     finally:
-        stopped = children.stop_all()
+        stopped = stop_all()
         if stopped:
             sweep.log(f"stopped what was still running: {'; '.join(stopped)}")
         if not keep_hosts:
@@ -69,11 +70,11 @@ def run_sweep(
         sweep.record.wall_s = round(time.monotonic() - started, 3)
         if (sweep.dir / "sweep.json").parent.is_dir():
             sweep.save()
-    late = interrupts.requested()  # arrived while teardown ran: honoured now
+    late = interrupt_requested()  # arrived while teardown ran: honoured now
     if late:
         sweep.record.interrupted_by = late
         sweep.save()
-        interrupts.check()
+        check_interrupt()
     if build_report:
         report_stage(sweep)
     if history:
@@ -84,12 +85,12 @@ def run_sweep(
 def ingest(sweep: Sweep) -> None:
     """The sweep joins the results folder's history store; a store that cannot take it
     (locked, damaged) is a warning: the sweep's own files are complete without it."""
-    from orchestrator.history import store as history
+    from orchestrator.history import HISTORY_FILE, ingest_sweep
 
     try:
         with step("adding the sweep to the history store", tell=sweep.log):
-            rows = history.ingest_sweep(sweep.results, sweep.id)
+            rows = ingest_sweep(sweep.results, sweep.id)
     except UserError as e:
         sweep.log(f"warning: not added to the history store: {e}")
         return
-    sweep.log(f"history: {counted(rows, 'row')} added to {sweep.results / history.HISTORY_FILE}")
+    sweep.log(f"history: {counted(rows, 'row')} added to {sweep.results / HISTORY_FILE}")

@@ -19,12 +19,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.log import counted
-from orchestrator.model.hosts import iperf3_port
-from orchestrator.plan.rounds import SENTINEL_SLOTS, add_sentinels
-from orchestrator.results import store
-from orchestrator.results.collect import SlotPlan
-from orchestrator.results.schema import measure_of
+from orchestrator.core import counted
+from orchestrator.model import iperf3_port
+from orchestrator.plan import SENTINEL_SLOTS, add_sentinels
+from orchestrator.results import (
+    SlotPlan,
+    csv_text,
+    measure_of,
+    merge_rows,
+    pair_key,
+    read_rows,
+    write_atomic,
+)
 
 SENTINELS_FILE = "sentinels.csv"
 
@@ -96,7 +102,7 @@ def split_rows(
     own: list[dict[str, Any]] = []
     late: list[dict[str, Any]] = []
     for row in rows:
-        src, dst = store.pair_key(row)
+        src, dst = pair_key(row)
         key = (frozenset((src, dst)), measure_of(row))
         (late if key in late_tests else own).append(dict(row))
     return own, late
@@ -108,7 +114,7 @@ def sentinels_path(sweep_dir: Path) -> Path:
 
 def read_sentinel_rows(sweep_dir: Path) -> list[dict[str, str]]:
     """The late sentinel rows of a sweep ([] when it has none)."""
-    return store.read_rows(sentinels_path(sweep_dir))
+    return read_rows(sentinels_path(sweep_dir))
 
 
 def merge_sentinel_rows(sweep_dir: Path, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -116,5 +122,5 @@ def merge_sentinel_rows(sweep_dir: Path, rows: Sequence[Mapping[str, Any]]) -> N
     older, as in measurements.csv); written whole, atomically."""
     if not rows:
         return
-    merged = store.merge_rows(read_sentinel_rows(sweep_dir), rows)
-    store.write_atomic(sentinels_path(sweep_dir), store.csv_text(merged))
+    merged = merge_rows(read_sentinel_rows(sweep_dir), rows)
+    write_atomic(sentinels_path(sweep_dir), csv_text(merged))

@@ -12,28 +12,43 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.clouds.options import CloudOptions
-from orchestrator.core.errors import RunFailure, UserError
-from orchestrator.core.log import counted, debug, step
-from orchestrator.drivers import interrupts
-from orchestrator.drivers.ansible import (
+from orchestrator.clouds import CloudOptions
+from orchestrator.core import RunFailure, UserError, counted, debug, step
+from orchestrator.drivers import (
     Event,
     View,
     as_data,
+    check_interrupt,
     close_control_sockets,
+    deferred,
+    ensure_sweep_keys,
     plain_view,
     run_playbook,
     write_document,
 )
-from orchestrator.drivers.keys import ensure_sweep_keys
-from orchestrator.model.backends import is_emulated
-from orchestrator.model.catalog import load_catalog
-from orchestrator.model.hosts import Host, placement
-from orchestrator.netmodel.model import path_facts
-from orchestrator.results import store
-from orchestrator.results.collect import RowContext, SlotPlan, with_ping_phase
-from orchestrator.results.record import HostPlacement, SweepStatus
-from orchestrator.results.store import safe_name
+from orchestrator.model import Host, is_emulated, load_catalog, placement
+from orchestrator.netmodel import path_facts
+from orchestrator.results import (
+    HOSTS_FILE,
+    MEASUREMENTS_FILE,
+    RAW_DIR,
+    STATE_DIR,
+    HostPlacement,
+    RowContext,
+    SlotPlan,
+    SweepStatus,
+    add_round_rows,
+    csv_text,
+    merge_rows,
+    ok_tests,
+    read_raw_round,
+    read_rows,
+    safe_name,
+    with_ping_phase,
+    write_atomic,
+    write_json,
+    write_rows,
+)
 from orchestrator.sweep import backends
 from orchestrator.sweep.events import PlannedRound
 from orchestrator.sweep.hostcheck import congestion_problem
@@ -61,7 +76,7 @@ class StateVanished(RunFailure):
 
 def state_folder(sweep: Sweep) -> Path:
     """state/ of a sweep that has one; StateVanished when it was deleted under a run."""
-    path = sweep.dir / store.STATE_DIR
+    path = sweep.dir / STATE_DIR
     if not path.is_dir():
         raise StateVanished(
             f"the state folder of sweep {sweep.id} ({path}) vanished while it ran: stopping "
@@ -95,14 +110,14 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             emulated_type=sweep.record.plan.emulated_type or "",
             emulation=sweep.record.emulation,
         )
-        interrupts.check()
+        check_interrupt()
         what = f"provisioning {counted(len(regions), 'host')} ({sweep.backend}) with Terraform"
         with step(what, tell=sweep.log):
             hosts = planned.stack().apply(planned.variables)
         missing = sorted(set(sweep.regions()) - {h.name for h in hosts})
         if missing:
             raise UserError(f"the stack made no host for {', '.join(missing)}: check infra/")
-        store.write_json(sweep.dir / store.HOSTS_FILE, {"hosts": [h.to_dict() for h in hosts]})
+        write_json(sweep.dir / HOSTS_FILE, {"hosts": [h.to_dict() for h in hosts]})
         # zone, image and machine type per host: what a later sweep pins (--pin-from) and
         # what tells a change of our own setup from a change of the network
         sweep.record.placement = {
@@ -114,7 +129,7 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
 
 def _hosts_doc(sweep: Sweep) -> tuple[dict[str, Any], list[Host]]:
     """hosts.json and its hosts; one-line errors when it is missing or damaged."""
-    path = sweep.dir / store.HOSTS_FILE
+    path = sweep.dir / HOSTS_FILE
     again = f"run '{sweep.command(f'provision --sweep {sweep.id}')}'"
     if not path.exists():
         raise UserError(f"sweep {sweep.id} has no hosts: {again}")
@@ -147,7 +162,7 @@ def write_sweep_inventory(sweep: Sweep, hosts: Sequence[Host], view: View) -> Pa
     record_host_keys(known_hosts, hosts, sweep.log)
     cp = control_dir(sweep.state)
     sweep.record.control_dir = str(cp)  # teardown finds it even if state/ is deleted
-    facts = _hosts_doc(sweep)[0].get("facts", {}) if (sweep.dir / store.HOSTS_FILE).exists() else {}
+    facts = _hosts_doc(sweep)[0].get("facts", {}) if (sweep.dir / HOSTS_FILE).exists() else {}
     seen = view.state
     backend_of = {h.name: h.backend for h in hosts}
     doc = inventory(
@@ -219,7 +234,7 @@ def prepare(sweep: Sweep, forks: int = PREPARE_FORKS) -> dict[str, Any]:
             debug(f"prepare: {event.get('task')}")
 
     with sweep.stage("prepare"), plain_view(state_folder(sweep)) as view:
-        interrupts.check()
+        check_interrupt()
         inv = write_sweep_inventory(sweep, hosts, view)
         with step(f"preparing {counted(len(hosts), 'host')} with Ansible", tell=sweep.log):
             rc = run_playbook(
@@ -267,7 +282,7 @@ def prepare(sweep: Sweep, forks: int = PREPARE_FORKS) -> dict[str, Any]:
         doc = _hosts_doc(sweep)[0]
         doc["facts"] = facts
         doc["not_ready"] = problems
-        store.write_json(sweep.dir / store.HOSTS_FILE, doc)
+        write_json(sweep.dir / HOSTS_FILE, doc)
         for key, fact in (("iperf3", "iperf3_version"), ("kernel", "kernel")):
             found = sorted({str(f.get(fact, "")) for f in facts.values()} - {""})
             sweep.record.versions[key] = ", ".join(found)
@@ -285,12 +300,12 @@ def collect(sweep: Sweep, force: bool = False) -> list[dict[str, Any]]:
     copied from a site's downloads) is refused, and so is a rebuild that would turn ok
     rows into failed ones."""
     with sweep.stage("collect"):
-        if not (sweep.dir / store.RAW_DIR).is_dir() and sweep.record.rounds:
+        if not (sweep.dir / RAW_DIR).is_dir() and sweep.record.rounds:
             raise UserError(
                 f"sweep {sweep.id} has no raw/ folder: there is nothing to rebuild "
-                f"{store.MEASUREMENTS_FILE} from, so it is kept as it is"
+                f"{MEASUREMENTS_FILE} from, so it is kept as it is"
             )
-        hosts = load_hosts(sweep) if (sweep.dir / store.HOSTS_FILE).exists() else []
+        hosts = load_hosts(sweep) if (sweep.dir / HOSTS_FILE).exists() else []
         ctx = row_context(sweep, hosts)
         rows: list[dict[str, Any]] = []
         late: list[dict[str, Any]] = []
@@ -301,25 +316,25 @@ def collect(sweep: Sweep, force: bool = False) -> list[dict[str, Any]]:
                 entry.slot_s or 0.0,
                 [(a, b) for a, b in entry.tests or []] if entry.ping_phase else None,
             )
-            raw = store.read_raw_round(sweep.dir, entry.round)
+            raw = read_raw_round(sweep.dir, entry.round)
             texts = {name: raw.get(safe_name(name)) for name in planned.hosts}
             # a slot's rows after the ping phase are completed from it, as measure does
             own, repeats = split_rows(planned.slots, planned.rows(texts, ctx))
-            rows = store.add_round_rows(rows, own, with_ping_phase)
-            late = store.merge_rows(late, repeats)
-        old = store.read_rows(sweep.dir / store.MEASUREMENTS_FILE)
+            rows = add_round_rows(rows, own, with_ping_phase)
+            late = merge_rows(late, repeats)
+        old = read_rows(sweep.dir / MEASUREMENTS_FILE)
         tests = sweep.params.tests
-        lost = sorted(store.ok_tests(old, tests) - store.ok_tests(rows, tests))
+        lost = sorted(ok_tests(old, tests) - ok_tests(rows, tests))
         if lost and not force:
             first = ", ".join(f"{a}->{b}" for a, b in lost[:3])
             raise UserError(
                 f"rebuilding from raw/ would turn {len(lost)} ok tests into failed or missing "
-                f"ones (first: {first}): {store.MEASUREMENTS_FILE} is kept; pass --force to "
+                f"ones (first: {first}): {MEASUREMENTS_FILE} is kept; pass --force to "
                 "replace it anyway"
             )
-        store.write_rows(sweep.dir, rows, sweep.params.duration_s)
+        write_rows(sweep.dir, rows, sweep.params.duration_s)
         if late:
-            store.write_atomic(sentinels_path(sweep.dir), store.csv_text(late))
+            write_atomic(sentinels_path(sweep.dir), csv_text(late))
     return rows
 
 
@@ -330,7 +345,7 @@ def teardown(sweep: Sweep) -> None:
     """Close SSH control sockets, destroy the stacks, remove the agent copies (local).
 
     Runs to its end: interrupts that arrive meanwhile are kept for later."""
-    with interrupts.deferred(), sweep.stage("teardown"):
+    with deferred(), sweep.stage("teardown"):
         remembered = remembered_control_dir(sweep.record.control_dir)
         cp = existing_control_dir(sweep.state) or remembered
         closed = close_control_sockets(cp) if cp is not None else []
@@ -350,7 +365,7 @@ def teardown(sweep: Sweep) -> None:
 
 
 def report(sweep: Sweep) -> Path:
-    from orchestrator.report.build import build_report
+    from orchestrator.report import build_report
 
     with sweep.stage("report"), step("building the report", tell=sweep.log):
         out = build_report(sweep.dir, log=sweep.log)

@@ -4,35 +4,131 @@
 owns the job) and hands its typed result to a renderer here; the JSON forms come from the
 results themselves. Renderers only format: no query, no loop over tests, no file read.
 
-Public API: the modules below; other packages import only these names, never a name
-starting with `_`.
+Public API: the names below, re-exported from the modules that define them;
+other packages import only these (`from orchestrator.text import console`),
+never a module of this package (tests/check_layers.py).
 
-- `advice_table`: `render(doc)`: `advise`'s lines and table.
-- `change_lines`: `render(report, calibration)`: `changes`' lines (a ChangesReport).
-- `cloud_lines`: `preflight`, `regions sync` and `reap`.
-- `demo_outcome`: `render(outcome)`: `demo`'s closing lines.
-- `emulator_lines`: `emulator up`, `perturb`, `status` and `reap`.
-- `matrix_table`: `render(doc)`, `csv_text(doc)`: `matrix`'s tables, or its CSV.
-- `pair_series`: `render(series)`: `history show`'s lines (history.views.PairSeries).
-- `plan_table`: `plan`'s tables (rich), `plan --mesh`'s lines and `regions`' table.
-- `report_tables`: `render(report)`: `report`'s tables and lines (report.build.Report).
-- `schedule_lines`: `schedule list`, a tick's ledger line, `schedule install --dry-run`.
-- `sweep_lines`: a sweep's plan line and end, `mesh status` and `mesh matrix`.
-- `terminal`: `console`, `print_parts`, `WIDTH`: the parts printed, lines as given and tables
-  drawn, at the terminal's width or a fixed one.
+- `advice_table`: `render_advice_table`.
+- `change_lines`: `render_change_lines`.
+- `cloud_lines`: `preflight_lines`, `reap_lines`, `sync_lines`.
+- `demo_outcome`: `render_demo_outcome`.
+- `emulator_lines`: `emulator_status_lines`, `perturbed_lines`, `reaped_lines`, `spec_up_line`,
+  `up_lines`.
+- `matrix_table`: `MATRIX_WIDTH`, `csv_text`, `render_matrix_table`.
+- `pair_series`: `render_pair_series`.
+- `plan_table`: `mesh_plan_lines`, `plan_tables`, `regions_table`.
+- `report_tables`: `render_report_tables`.
+- `schedule_lines`: `schedule_status_lines`, `tick_line`, `written_lines`.
+- `sweep_lines`: `done_lines`, `mesh_matrix_lines`, `mesh_status_lines`, `plan_line`,
+  `shortfall_warning`.
+- `terminal`: `TERMINAL_WIDTH`, `console`, `print_parts`.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orchestrator.text.advice_table import render as render_advice_table
+    from orchestrator.text.change_lines import render as render_change_lines
+    from orchestrator.text.cloud_lines import preflight_lines, reap_lines, sync_lines
+    from orchestrator.text.demo_outcome import render as render_demo_outcome
+    from orchestrator.text.emulator_lines import (
+        perturbed_lines,
+        reaped_lines,
+        spec_up_line,
+        up_lines,
+    )
+    from orchestrator.text.emulator_lines import status_lines as emulator_status_lines
+    from orchestrator.text.matrix_table import WIDTH as MATRIX_WIDTH
+    from orchestrator.text.matrix_table import csv_text
+    from orchestrator.text.matrix_table import render as render_matrix_table
+    from orchestrator.text.pair_series import render as render_pair_series
+    from orchestrator.text.plan_table import mesh_plan_lines, plan_tables, regions_table
+    from orchestrator.text.report_tables import render as render_report_tables
+    from orchestrator.text.schedule_lines import status_lines as schedule_status_lines
+    from orchestrator.text.schedule_lines import tick_line, written_lines
+    from orchestrator.text.sweep_lines import (
+        done_lines,
+        mesh_matrix_lines,
+        mesh_status_lines,
+        plan_line,
+        shortfall_warning,
+    )
+    from orchestrator.text.terminal import WIDTH as TERMINAL_WIDTH
+    from orchestrator.text.terminal import console, print_parts
+
 __all__ = [
-    "advice_table",
-    "change_lines",
-    "cloud_lines",
-    "demo_outcome",
-    "emulator_lines",
-    "matrix_table",
-    "pair_series",
-    "plan_table",
-    "report_tables",
-    "schedule_lines",
-    "sweep_lines",
-    "terminal",
+    "MATRIX_WIDTH",
+    "TERMINAL_WIDTH",
+    "console",
+    "csv_text",
+    "done_lines",
+    "emulator_status_lines",
+    "mesh_matrix_lines",
+    "mesh_plan_lines",
+    "mesh_status_lines",
+    "perturbed_lines",
+    "plan_line",
+    "plan_tables",
+    "preflight_lines",
+    "print_parts",
+    "reap_lines",
+    "reaped_lines",
+    "regions_table",
+    "render_advice_table",
+    "render_change_lines",
+    "render_demo_outcome",
+    "render_matrix_table",
+    "render_pair_series",
+    "render_report_tables",
+    "schedule_status_lines",
+    "shortfall_warning",
+    "spec_up_line",
+    "sync_lines",
+    "tick_line",
+    "up_lines",
+    "written_lines",
 ]
+
+# Names whose modules import more than the standard library (see
+# tests/check_layers.py): imported on first use (PEP 562), so that importing
+# this package costs nothing a command does not use.
+_LAZY = {
+    "render_advice_table": ("orchestrator.text.advice_table", "render"),
+    "render_change_lines": ("orchestrator.text.change_lines", "render"),
+    "preflight_lines": ("orchestrator.text.cloud_lines", "preflight_lines"),
+    "reap_lines": ("orchestrator.text.cloud_lines", "reap_lines"),
+    "sync_lines": ("orchestrator.text.cloud_lines", "sync_lines"),
+    "render_demo_outcome": ("orchestrator.text.demo_outcome", "render"),
+    "emulator_status_lines": ("orchestrator.text.emulator_lines", "status_lines"),
+    "perturbed_lines": ("orchestrator.text.emulator_lines", "perturbed_lines"),
+    "reaped_lines": ("orchestrator.text.emulator_lines", "reaped_lines"),
+    "spec_up_line": ("orchestrator.text.emulator_lines", "spec_up_line"),
+    "up_lines": ("orchestrator.text.emulator_lines", "up_lines"),
+    "MATRIX_WIDTH": ("orchestrator.text.matrix_table", "WIDTH"),
+    "csv_text": ("orchestrator.text.matrix_table", "csv_text"),
+    "render_matrix_table": ("orchestrator.text.matrix_table", "render"),
+    "render_pair_series": ("orchestrator.text.pair_series", "render"),
+    "mesh_plan_lines": ("orchestrator.text.plan_table", "mesh_plan_lines"),
+    "plan_tables": ("orchestrator.text.plan_table", "plan_tables"),
+    "regions_table": ("orchestrator.text.plan_table", "regions_table"),
+    "render_report_tables": ("orchestrator.text.report_tables", "render"),
+    "schedule_status_lines": ("orchestrator.text.schedule_lines", "status_lines"),
+    "tick_line": ("orchestrator.text.schedule_lines", "tick_line"),
+    "written_lines": ("orchestrator.text.schedule_lines", "written_lines"),
+    "done_lines": ("orchestrator.text.sweep_lines", "done_lines"),
+    "mesh_matrix_lines": ("orchestrator.text.sweep_lines", "mesh_matrix_lines"),
+    "mesh_status_lines": ("orchestrator.text.sweep_lines", "mesh_status_lines"),
+    "plan_line": ("orchestrator.text.sweep_lines", "plan_line"),
+    "shortfall_warning": ("orchestrator.text.sweep_lines", "shortfall_warning"),
+    "TERMINAL_WIDTH": ("orchestrator.text.terminal", "WIDTH"),
+    "console": ("orchestrator.text.terminal", "console"),
+    "print_parts": ("orchestrator.text.terminal", "print_parts"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        module, there = _LAZY[name]
+        return getattr(importlib.import_module(module), there)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

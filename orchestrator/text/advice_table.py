@@ -12,8 +12,8 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from orchestrator.advise.model import format_bytes, format_duration, format_rate
-from orchestrator.results.tiers import describe
+from orchestrator.advise import format_bytes, format_duration, format_rate
+from orchestrator.results import describe_tier as describe
 from orchestrator.text.terminal import Part
 
 OPTION_LABELS = {"default": "default TCP", "tuned": "tuned buffers", "streams": "{n} streams"}

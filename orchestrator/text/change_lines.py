@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.history.change_report import ChangesReport
-from orchestrator.history.views import format_value
-from orchestrator.model.backends import is_emulated
-from orchestrator.netmodel.model import rate_scale_tag
+from orchestrator.history import ChangesReport, format_value
+from orchestrator.model import is_emulated
+from orchestrator.netmodel import rate_scale_tag
 
 
 def render(report: ChangesReport, calibration: bool = False) -> list[str]:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from orchestrator.core import log
+from orchestrator.core import counted
 
 if TYPE_CHECKING:  # their modules import the cloud SDKs (~1 s): only the commands that talk
     # to a cloud pay for that
-    from orchestrator.clouds.preflight import PreflightResult
-    from orchestrator.clouds.reap import ReapReport
-    from orchestrator.clouds.sync import SyncReport
+    from orchestrator.clouds import PreflightResult, ReapReport, SyncReport
 
 
 def preflight_lines(result: PreflightResult) -> list[str]:
@@ -20,7 +18,7 @@ def preflight_lines(result: PreflightResult) -> list[str]:
         *(f"{cloud}: {who}" for cloud, who in sorted(result.identities.items())),
         *(f"ok       {key}{'  zone ' + zone if zone else ''}" for key, zone in zones),
         *(f"dropped  {key}: {why}" for key, why in result.dropped),
-        f"{log.counted(len(result.regions), 'region')} ready, {len(result.dropped)} dropped",
+        f"{counted(len(result.regions), 'region')} ready, {len(result.dropped)} dropped",
     ]
 
 

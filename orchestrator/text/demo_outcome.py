@@ -6,7 +6,7 @@ sweeps and the time they took.
 
 from __future__ import annotations
 
-from orchestrator.core.log import counted
+from orchestrator.core import counted
 from orchestrator.demo import DemoOutcome
 
 

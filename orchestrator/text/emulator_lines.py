@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from orchestrator.core.log import counted
+from orchestrator.core import counted
 from orchestrator.emulator import EmulationSpec, EmulationStatus, UpResult
 
 

@@ -12,13 +12,8 @@ from typing import Any
 
 from rich.table import Table
 
-from orchestrator.history.views import (
-    MATRIX_CSV_COLUMNS,
-    format_value,
-    matrix_csv_rows,
-    source_caption,
-)
-from orchestrator.netmodel.model import rate_scale_tag
+from orchestrator.history import MATRIX_CSV_COLUMNS, format_value, matrix_csv_rows, source_caption
+from orchestrator.netmodel import rate_scale_tag
 from orchestrator.text.terminal import Part
 
 WIDTH = 400  # without a terminal: a table of many regions is wide

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.core.log import counted
-from orchestrator.history.views import (
+from orchestrator.core import counted
+from orchestrator.history import (
     PERCENTILE_RULE,
     STATS,
     PairSeries,
@@ -17,7 +17,7 @@ from orchestrator.history.views import (
     loss_text,
     source_caption,
 )
-from orchestrator.netmodel.model import rate_scale_tag
+from orchestrator.netmodel import rate_scale_tag
 
 
 def render(series: PairSeries) -> list[str]:

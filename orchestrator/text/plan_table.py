@@ -8,12 +8,10 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from orchestrator.core import log
-from orchestrator.mesh.cost import HOURS_PER_MONTH, MeshPlan
-from orchestrator.model import backends
-from orchestrator.model.catalog import RegionListing
-from orchestrator.plan.selection import pairs_per_band
-from orchestrator.plan.sweep_plan import Plan, slot_seconds
+from orchestrator.core import counted
+from orchestrator.mesh import HOURS_PER_MONTH, MeshPlan
+from orchestrator.model import RegionListing, is_emulated
+from orchestrator.plan import Plan, pairs_per_band, slot_seconds
 
 # Beyond these, the table shows the first rows and points at --json.
 SHOW_PAIRS = 60
@@ -45,7 +43,7 @@ def plan_tables(plan: Plan) -> list[RenderableType]:
     does, `Text` lines are not."""
     selection = plan.selection
     out: list[RenderableType] = []
-    regions = _table(log.counted(len(selection.regions), "region"),
+    regions = _table(counted(len(selection.regions), "region"),
                      "region", "city", "country", "lat", "lon")  # fmt: skip
     for r in selection.regions:
         name = r.key + (" (opt-in)" if r.opt_in else "")
@@ -65,7 +63,7 @@ def plan_tables(plan: Plan) -> list[RenderableType]:
     out += [Text(line) for line in plan.extra_rounds()]
     out.append(_estimate(plan))
     note = f"list prices as of {plan.pricing_as_of} (infra/pricing.yaml)"
-    if backends.is_emulated(plan.backend):
+    if is_emulated(plan.backend):
         note = "emulated cloud: costs nothing; the cloud figures show what it would cost; " + note
     return [*out, note]
 
@@ -76,7 +74,7 @@ def _rounds(plan: Plan) -> Table:
         cap = f"at most {plan.max_concurrent} slots per round"
     title = plan.shape()
     if not plan.params.throughput:
-        title += f"; the {log.counted(len(plan.rounds), 'round')} it would take with throughput"
+        title += f"; the {counted(len(plan.rounds), 'round')} it would take with throughput"
     rounds = _table(title + (f", {cap}" if cap else ""), "round", "tests",
                     "slots (both directions each)", right=("round", "tests"))  # fmt: skip
     for i, rnd in enumerate(plan.rounds[:SHOW_ROUNDS], 1):
@@ -114,7 +112,7 @@ def mesh_plan_lines(mesh: MeshPlan) -> list[str]:
     cost = mesh.cost
     where = " if run on the clouds (this is the emulated cloud: $0)" if mesh.emulated else ""
     return [
-        f"mesh: {log.counted(cost.hosts, 'host')} ({', '.join(mesh.regions)})",
+        f"mesh: {counted(cost.hosts, 'host')} ({', '.join(mesh.regions)})",
         f"{cost.directed_pairs:,} directed pairs, {mesh.echoes} echoes each every "
         f"{mesh.interval_s} s: {cost.probes_per_host_per_s:g} probes/s per host, "
         f"{cost.egress_bytes_per_host_per_s:,.0f} B/s out per host (requests and replies, "
@@ -127,7 +125,7 @@ def mesh_plan_lines(mesh: MeshPlan) -> list[str]:
 
 def regions_table(listing: RegionListing) -> Table:
     """`interregion regions`: the catalog's regions of the clouds asked for."""
-    table = _table(log.counted(len(listing.regions), "region"),
+    table = _table(counted(len(listing.regions), "region"),
                    "region", "city", "country", "lat", "lon", "zone", "opt-in")  # fmt: skip
     for r in listing.regions:
         table.add_row(r.key, r.city, r.country, f"{r.lat:.2f}", f"{r.lon:.2f}", r.zone,

@@ -12,9 +12,9 @@ from typing import Any
 
 from rich.table import Table
 
-from orchestrator.netmodel.model import rate_scale_tag
-from orchestrator.report.build import RTT_DEFINITION, Report, display_cell, notes
-from orchestrator.report.uncertainty import TABLE_NOTE, table_cells
+from orchestrator.netmodel import rate_scale_tag
+from orchestrator.report import RTT_DEFINITION, TABLE_NOTE, Report, display_cell, table_cells
+from orchestrator.report import report_notes as notes
 from orchestrator.text.terminal import Part
 
 Columns = tuple[tuple[str, str, str], ...]  # (title, summary.csv column, format)

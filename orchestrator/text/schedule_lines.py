@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from orchestrator.schedule.status import ScheduleStatus
-from orchestrator.schedule.timers import Written
+from orchestrator.schedule import ScheduleStatus, Written
 
 
 def status_lines(found: ScheduleStatus) -> list[str]:

@@ -3,13 +3,11 @@ mesh's status and matrix, as lines."""
 
 from __future__ import annotations
 
-from orchestrator.core import log
-from orchestrator.mesh.collect import MeshStatus
-from orchestrator.mesh.views import MeshMatrix
-from orchestrator.model import backends
-from orchestrator.plan.allowance import shortfall_message
-from orchestrator.plan.sweep_plan import Plan
-from orchestrator.sweep.launch import SweepDone
+from orchestrator.core import counted
+from orchestrator.mesh import MeshMatrix, MeshStatus
+from orchestrator.model import is_emulated
+from orchestrator.plan import Plan, shortfall_message
+from orchestrator.sweep import SweepDone
 
 
 def shortfall_warning(plan: Plan) -> str | None:
@@ -20,10 +18,10 @@ def shortfall_warning(plan: Plan) -> str | None:
 def plan_line(plan: Plan, tests: int, shape: str) -> str:
     """The plan's estimate: `tests` tests, measured as `shape` says."""
     e = plan.estimate
-    emulated = backends.is_emulated(plan.backend)
+    emulated = is_emulated(plan.backend)
     clouds = f" (on the clouds: ${e.cloud_cost_usd:.2f})" if emulated else ""
-    return (f"plan: {log.counted(len(plan.selection.regions), 'region')}, "
-            f"{log.counted(tests, 'test')}, {shape}, about {e.wall_s / 60:.1f} min measuring; "
+    return (f"plan: {counted(len(plan.selection.regions), 'region')}, "
+            f"{counted(tests, 'test')}, {shape}, about {e.wall_s / 60:.1f} min measuring; "
             f"estimated cost ${e.cost_usd:.2f}{clouds}")  # fmt: skip
 
 
@@ -32,7 +30,7 @@ def done_lines(done: SweepDone) -> list[str]:
     run, failed = done.sweep, done.failed_first
     lines = [f"sweep {run.id} done: {run.dir / 'measurements.csv'}"]
     if failed:
-        lines.append(f"{log.counted(failed, 'test')} failed at first; see the status and error "
+        lines.append(f"{counted(failed, 'test')} failed at first; see the status and error "
                      "columns")  # fmt: skip
     return lines
 

@@ -214,6 +214,10 @@ def test_gcp_without_network_is_one_line_naming_the_endpoint(no_credentials, mon
         "GcpApi",
         lambda project=None: real(project, AnonymousCredentials(), api_endpoint=CLOSED),
     )
+    monkeypatch.setattr(
+        "orchestrator.clouds.GcpApi",
+        lambda project=None: real(project, AnonymousCredentials(), api_endpoint=CLOSED),
+    )
     for args in (
         ["regions", "sync", "--clouds", "gcp"],
         ["reap", "--clouds", "gcp", "--dry-run"],
@@ -298,6 +302,12 @@ def test_preflight_prints_json_in_the_envelope(no_credentials, monkeypatch):
         monkeypatch.setattr(
             gcp,
             "GcpApi",
+            lambda project=None: real(
+                "test-project", AnonymousCredentials(), api_endpoint=fake.endpoint
+            ),
+        )
+        monkeypatch.setattr(
+            "orchestrator.clouds.GcpApi",
             lambda project=None: real(
                 "test-project", AnonymousCredentials(), api_endpoint=fake.endpoint
             ),

@@ -18,6 +18,7 @@ from orchestrator.exchange import exporter
 from orchestrator.history import judgments
 from orchestrator.history import store as h
 from orchestrator.history.fingerprint import FINGERPRINT_FIELDS, differences, fingerprint
+from orchestrator.results import store
 from orchestrator.results.parse import parse_ping
 
 T0 = datetime(2026, 11, 22, tzinfo=UTC)
@@ -73,7 +74,7 @@ def test_ingest_keeps_each_tests_ping_samples_from_raw(tmp_path):
 def test_captured_ping_output_in_raw_gives_the_parsers_samples(tmp_path):
     folder = _sweep(tmp_path, 0)
     captured = (h.Path(__file__).resolve().parents[2] / "data" / "ping_ok.txt").read_text()
-    raw = h.store.raw_path(folder, 1, A)
+    raw = store.raw_path(folder, 1, A)
     raw.write_text(h.json.dumps({"agent_version": 2, "ping": {"stdout": captured}}))
     assert h.ping_samples(folder, 1, A) == parse_ping(captured)["samples_ms"]
     assert len(h.ping_samples(folder, 1, A)) == 10

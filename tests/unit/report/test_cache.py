@@ -33,6 +33,7 @@ def _no_computing(monkeypatch):
 
     monkeypatch.setattr(analyze, "summarize", refuse)
     monkeypatch.setattr(report, "load_inputs", refuse)
+    monkeypatch.setattr("orchestrator.site.build.load_inputs", refuse)
 
 
 def test_a_site_from_the_cache_is_the_site_computed_again(tmp_path, results, monkeypatch):

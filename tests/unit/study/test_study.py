@@ -411,6 +411,7 @@ def test_sweep_json_records_the_studys_estimate(tmp_path, monkeypatch):
         seen["dir"] = run.dir
 
     monkeypatch.setattr("orchestrator.sweep.runner.run_sweep", record)
+    monkeypatch.setattr("orchestrator.sweep.run_sweep", record)
     regions = "aws:us-east-1,aws:eu-west-1"
     result = _cli("--backend", "local", "--regions", regions, "--variants", "default,p4",
                   "--repeats", "3", "--yes", "--results", str(tmp_path))  # fmt: skip

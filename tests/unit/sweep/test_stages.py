@@ -826,6 +826,7 @@ def test_cloud_backend_without_credentials_fails_in_one_line_and_leaves_nothing(
         real_teardown(run)
 
     monkeypatch.setattr(stages, "teardown", teardown)
+    monkeypatch.setattr("orchestrator.mesh.run.teardown_stage", teardown)
     args = ["sweep", "--backend", "aws", "--clouds", "aws", "--max-regions", "2", "--yes"]
     result = CliRunner().invoke(
         main, [*args, "--no-report", "--results", str(tmp_path / "results")]
@@ -933,6 +934,10 @@ def test_a_hand_given_budget_becomes_the_sweeps_hard_stop(tmp_path, monkeypatch,
     monkeypatch.setattr(
         runner,
         "run_sweep",
+        lambda run, build_report, **_stages: seen.update(run.record.to_json()) or run,
+    )
+    monkeypatch.setattr(
+        "orchestrator.sweep.run_sweep",
         lambda run, build_report, **_stages: seen.update(run.record.to_json()) or run,
     )
     result = CliRunner().invoke(
