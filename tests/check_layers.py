@@ -3,8 +3,12 @@
 Lowest first; a package imports only packages of lower layers, and never a sibling
 of its own layer (`a | b`), not even inside a function or under TYPE_CHECKING: a lazy
 import is still a dependency. Also checked:
-- other packages import only the names a package's `__all__` declares (its public
-  modules, or names its `__init__` re-exports), and no name starting with `_`;
+- other packages import only the names a package's `__all__` declares (the functions,
+  types and constants its `__init__` re-exports), and no name starting with `_`: never
+  one of its modules (`from orchestrator.history import changes_report`, not
+  `from orchestrator.history.store import ...` nor `from orchestrator.history import store`);
+- an `__all__` names no module of its package (NAMESPACES: packages that are a namespace
+  of modules on purpose; none);
 - nothing imports `orchestrator.cli` but the entry points;
 - click is imported only in `orchestrator.cli`: the library takes typed values
   (orchestrator.sweep.launch), never a command's parameters;
@@ -47,6 +51,9 @@ ENTRY_POINTS = {
     "orchestrator.emulator.__main__",  # what infra/local's provisioners run: the emulator's CLI
 }
 ROOT_NAMES = {"__version__"}  # what any module may take from `orchestrator` itself
+# Packages whose face is their modules, on purpose (other packages import those modules):
+# none. A face names what other packages use; its modules are its own business.
+NAMESPACES: set[str] = set()
 CLI_ONLY = {"click"}  # third-party packages only the CLI imports
 # what the CLI never imports: a query, an array or a child process is a use case's work
 CLI_NEVER = {"duckdb", "numpy", "pandas", "pyarrow", "sqlite3", "subprocess"}
@@ -83,11 +90,24 @@ def package_of(module: str) -> str:
 
 def declared_all(path: Path) -> list[str] | None:
     """A package `__init__`'s `__all__`, read from its source (None: none declared)."""
+    found = all_line(path)
+    return found[1] if found else None
+
+
+def all_line(path: Path) -> tuple[int, list[str]] | None:
+    """(line, names) of a package `__init__`'s `__all__` (`__all__ = [...]` or
+    `__all__: list[str] = [...]`), read from its source."""
     for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
-        ):
-            return [ast.literal_eval(e) for e in node.value.elts]  # type: ignore[attr-defined]
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            value = node.value  # type: ignore[attr-defined]
+            return node.lineno, [ast.literal_eval(e) for e in value.elts]
     return None
 
 
@@ -121,6 +141,19 @@ def check(root: Path) -> list[Problem]:
         if path.name == "__init__.py" and name.count(".") == 1
     }
     problems: list[Problem] = []
+    for name, path in mods.items():
+        if path.name != "__init__.py" or name.count(".") != 1 or package_of(name) in NAMESPACES:
+            continue
+        line, names = all_line(path) or (0, [])
+        for face in names:
+            if f"{name}.{face}" in mods:
+                problems.append(
+                    Problem(
+                        name,
+                        line,
+                        f"__all__ names module {face}: a face names functions, types and constants",
+                    )
+                )
     for name, path in mods.items():
         mine = package_of(name)
         if mine == "cli":
@@ -175,6 +208,15 @@ def check(root: Path) -> list[Problem]:
             parts = full.split(".")
             if len(parts) == 2 and target == "orchestrator":
                 continue  # the package itself: `from orchestrator import sweep`
+            if len(parts) > 2 and full in mods and theirs not in NAMESPACES:
+                problems.append(
+                    Problem(
+                        name,
+                        line,
+                        f"imports module {full}: import its names from orchestrator.{theirs}",
+                    )
+                )
+                continue
             face = parts[2] if len(parts) > 2 else imported
             if face is not None and face not in declared:
                 problems.append(

@@ -1,13 +1,16 @@
-"""The package layout: layers in one direction, public faces pinned (issue 18).
+"""The package layout: layers in one direction, public faces pinned (issues 18 and 31).
 
 `make lint` runs tests/check_layers.py on the checkout; these tests show that it
-passes on the tree as it is and fails on a planted upward import, and pin each
-package's `__all__`: a change to a public face is a change to this file too.
+passes on the tree as it is and fails on a planted upward import, a planted import of
+another package's module and a face that names a module, and pin each package's
+`__all__` (the functions, types and constants other packages use): a change to a public
+face is a change to this file too.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import shutil
 import subprocess
 import sys
@@ -189,8 +192,8 @@ def test_public_face_is_pinned(package):
     module = importlib.import_module(f"orchestrator.{package}")
     assert sorted(module.__all__) == sorted(PUBLIC[package])
     assert module.__doc__ and "Public API" in module.__doc__
-    for name in module.__all__:  # every public name is there (submodules import on demand)
-        assert hasattr(module, name) or importlib.import_module(f"orchestrator.{package}.{name}")
+    for name in module.__all__:  # every public name is there (a lazy face loads it), no module
+        assert not inspect.ismodule(getattr(module, name)), name
 
 
 def test_at_most_six_modules_beside_the_packages():
@@ -241,6 +244,11 @@ def test_the_lint_step_passes_on_the_tree():
         ("schedule/tick.py", "from orchestrator.cli import main", "only entry points may"),
         ("site/build.py", "from orchestrator.sweep.stages import _hosts_doc", "private"),
         ("sweep/stages.py", "from orchestrator.report.nowhere import x", "not in"),
+        # a face names what is used: another package's module is never imported
+        ("site/build.py", "from orchestrator.history.store import opened", "imports module"),
+        ("study/run.py", "from orchestrator.sweep import runner", "imports module"),
+        ("mesh/run.py", "import orchestrator.sweep.stages as stages", "imports module"),
+        ("site/build.py", "from orchestrator.history import ingest_every_sweep", "not in"),
         # the library takes typed requests: click stays in the CLI
         ("plan/options.py", "import click", "only orchestrator.cli may"),
         ("schedule/profiles.py", "from click import Choice", "only orchestrator.cli may"),
@@ -256,6 +264,18 @@ def test_the_lint_step_fails_on_a_planted_import(tmp_path, module, line, said):
     done = run_check(plant(tmp_path, module, line))
     assert done.returncode == 1
     assert said in done.stdout and module.replace("/", ".").removesuffix(".py") in done.stdout
+
+
+@pytest.mark.slow
+def test_the_lint_step_fails_on_a_face_that_names_a_module(tmp_path):
+    shutil.copytree(ROOT / "orchestrator", tmp_path / "orchestrator")
+    face = tmp_path / "orchestrator" / "history" / "__init__.py"
+    text = face.read_text()
+    assert "__all__ = [\n" in text
+    face.write_text(text.replace("__all__ = [\n", '__all__ = [\n    "store",\n', 1))
+    done = run_check(tmp_path)
+    assert done.returncode == 1
+    assert "orchestrator.history" in done.stdout and "__all__ names module store" in done.stdout
 
 
 def test_make_lint_runs_the_layer_check():
