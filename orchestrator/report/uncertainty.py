@@ -341,13 +341,11 @@ def _lines(
     r's points are x[ends[r - 1]:ends[r]]. NaN for a resample without two distinct x."""
     draws = len(i)
     valid = i >= 0
-    xi, xj = x[np.where(valid, i, 0)], x[np.where(valid, j, 0)]
-    valid &= xi != xj
+    i, j = np.where(valid, i, 0), np.where(valid, j, 0)
+    valid &= x[i] != x[j]
     with np.errstate(divide="ignore", invalid="ignore"):
-        slopes = np.where(
-            valid, (y[np.where(valid, j, 0)] - y[np.where(valid, i, 0)]) / (xj - xi), np.nan
-        )
-    slope = np.maximum(_row_medians(slopes, valid.sum(axis=1)), FIBRE_RTT_MS_PER_KM)
+        slopes = (y[j] - y[i]) / (x[j] - x[i])
+    slope = np.maximum(_row_medians(slopes, valid), FIBRE_RTT_MS_PER_KM)
     sizes = np.diff(np.r_[0, ends])
     width = int(sizes.max()) if draws else 0
     starts = ends - sizes
@@ -355,21 +353,34 @@ def _lines(
     inside = col[None, :] < sizes[:, None]
     at = np.where(inside, starts[:, None] + col[None, :], 0)
     residuals = np.where(inside, y[at] - slope[:, None] * x[at], np.nan)
-    intercept = np.maximum(_row_medians(residuals, sizes), 0.0)
-    none = ~np.isfinite(slope) | (valid.sum(axis=1) == 0)
-    return np.where(none, np.nan, slope), np.where(none, np.nan, intercept)
+    intercept = np.maximum(_row_medians(residuals, inside), 0.0)
+    none = np.isnan(slope)
+    return slope, np.where(none, np.nan, intercept)
 
 
-def _row_medians(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """np.median of the first counts[r] values of each row r (the rest NaN, which sort
-    last), to the bit: the middle value, or the mean of the two middle ones."""
-    ordered = np.sort(values, axis=1)
-    rows = np.arange(len(values))
-    high = np.minimum(counts // 2, max(values.shape[1] - 1, 0))
-    low = np.maximum((counts - 1) // 2, 0)
-    with np.errstate(invalid="ignore"):
-        mid = (ordered[rows, low] + ordered[rows, high]) / 2
-    return np.where(counts % 2 == 1, ordered[rows, high], mid)
+def _row_medians(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """np.median of the `valid` values of each row, to the bit (the middle value, or the
+    mean of the two middle ones); NaN for a row with none. By one partial sort of the
+    rows of each parity: a row's other entries become as many -inf as +inf (with one
+    more column, invalid, where their number is odd), which leaves its middle where it
+    was."""
+    out = np.full(len(values), np.nan)
+    missing = values.shape[1] - valid.sum(axis=1)
+    for odd in (0, 1):
+        rows = np.flatnonzero((missing % 2 == odd) & (missing < values.shape[1]))
+        if not len(rows):
+            continue
+        v, ok = values[rows], valid[rows]
+        if odd:
+            v = np.c_[v, np.zeros(len(rows))]
+            ok = np.c_[ok, np.zeros(len(rows), dtype=bool)]
+        bad = np.cumsum(~ok, axis=1)  # each invalid entry's place among its row's
+        v = np.where(ok, v, np.where(bad % 2 == 0, np.inf, -np.inf))
+        width = v.shape[1]
+        low, high = (width - 1) // 2, width // 2
+        part = np.partition(v, sorted({low, high}), axis=1)
+        out[rows] = part[:, high] if width % 2 else (part[:, low] + part[:, high]) / 2
+    return out
 
 
 def fit_intervals(
