@@ -322,101 +322,47 @@ def median_interval(values: np.ndarray, keys: np.ndarray, draws: int = DRAWS) ->
     ).reshape(draws, pairs)
     cumulative = np.cumsum(times[:, pair_sorted], axis=1)  # tests up to each value
     total = cumulative[:, -1]
-    # how many of each row's cumulative counts are <= a bound: one search of all rows,
-    # each row lifted above the one before it (a row never decreases)
-    lift = (np.arange(draws, dtype=np.int64) * (int(total.max()) + 1))[:, None]
-    flat = (cumulative + lift).ravel()
-    below = np.arange(draws, dtype=np.int64) * cumulative.shape[1]
-    low = np.searchsorted(flat, (total - 1) // 2 + lift[:, 0], side="right") - below
-    high = np.searchsorted(flat, total // 2 + lift[:, 0], side="right") - below
+    low = (cumulative <= ((total - 1) // 2)[:, None]).sum(axis=1)
+    high = (cumulative <= (total // 2)[:, None]).sum(axis=1)
     return _interval(((ordered[low] + ordered[high]) / 2).tolist())
 
 
-def _lines(
-    x: np.ndarray, y: np.ndarray, i: np.ndarray, j: np.ndarray, ends: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def _line(x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
     """The physical Theil-Sen line (report.analyze.physical_rtt_fit: slope at least the
-    fibre's, intercept at least 0) of every resample at once: row r of `i` and `j` holds
-    the point pairs of resample r (indices into x and y, -1 past its last), and resample
-    r's points are x[ends[r - 1]:ends[r]]. NaN for a resample without two distinct x."""
-    draws = len(i)
-    valid = i >= 0
-    i, j = np.where(valid, i, 0), np.where(valid, j, 0)
-    valid &= x[i] != x[j]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slopes = (y[j] - y[i]) / (x[j] - x[i])
-    slope = np.maximum(_row_medians(slopes, valid), FIBRE_RTT_MS_PER_KM)
-    sizes = np.diff(np.r_[0, ends])
-    width = int(sizes.max()) if draws else 0
-    starts = ends - sizes
-    col = np.arange(width)
-    inside = col[None, :] < sizes[:, None]
-    at = np.where(inside, starts[:, None] + col[None, :], 0)
-    residuals = np.where(inside, y[at] - slope[:, None] * x[at], np.nan)
-    intercept = np.maximum(_row_medians(residuals, inside), 0.0)
-    none = np.isnan(slope)
-    return slope, np.where(none, np.nan, intercept)
-
-
-def _row_medians(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """np.median of the `valid` values of each row, to the bit (the middle value, or the
-    mean of the two middle ones); NaN for a row with none. By one partial sort of the
-    rows of each parity: a row's other entries become as many -inf as +inf (with one
-    more column, invalid, where their number is odd), which leaves its middle where it
-    was."""
-    out = np.full(len(values), np.nan)
-    missing = values.shape[1] - valid.sum(axis=1)
-    for odd in (0, 1):
-        rows = np.flatnonzero((missing % 2 == odd) & (missing < values.shape[1]))
-        if not len(rows):
-            continue
-        v, ok = values[rows], valid[rows]
-        if odd:
-            v = np.c_[v, np.zeros(len(rows))]
-            ok = np.c_[ok, np.zeros(len(rows), dtype=bool)]
-        bad = np.cumsum(~ok, axis=1)  # each invalid entry's place among its row's
-        v = np.where(ok, v, np.where(bad % 2 == 0, np.inf, -np.inf))
-        width = v.shape[1]
-        low, high = (width - 1) // 2, width // 2
-        part = np.partition(v, sorted({low, high}), axis=1)
-        out[rows] = part[:, high] if width % 2 else (part[:, low] + part[:, high]) / 2
-    return out
+    fibre's, intercept at least 0) of one resample, over RESAMPLE_SLOPE_PAIRS point pairs
+    at most."""
+    n = len(x)
+    if n * (n - 1) // 2 <= RESAMPLE_SLOPE_PAIRS:
+        i, j = np.triu_indices(n, 1)
+    else:
+        i = rng.integers(0, n, RESAMPLE_SLOPE_PAIRS)
+        j = rng.integers(0, n, RESAMPLE_SLOPE_PAIRS)
+    distinct = x[i] != x[j]
+    if not distinct.any():
+        return NAN, NAN
+    i, j = i[distinct], j[distinct]
+    slope = max(float(np.median((y[j] - y[i]) / (x[j] - x[i]))), FIBRE_RTT_MS_PER_KM)
+    return slope, max(float(np.median(y - slope * x)), 0.0)
 
 
 def fit_intervals(
     km: np.ndarray, rtt_ms: np.ndarray, keys: np.ndarray, draws: int = DRAWS
 ) -> tuple[Interval, Interval]:
     """The 95 % intervals of the physical fit's slope and intercept, resampling pairs
-    (thinned above MAX_TESTS). Each resample's line is the Theil-Sen of its points over
-    RESAMPLE_SLOPE_PAIRS point pairs at most (all of them below it, else drawn anew per
-    resample). The draws are made one resample after another, as they always were (the
-    pairs, then the point pairs); the lines of all resamples are computed at once."""
+    (thinned above MAX_TESTS)."""
     keep = thinned(keys, rtt_ms)
     km, rtt_ms, keys = km[keep], rtt_ms[keep], keys[keep]
     order, starts, counts = _pairs(keys)
-    pairs = len(starts)
-    if pairs < 2:
+    if len(starts) < 2:
         return NONE, NONE
     rng = np.random.default_rng(SEED)
-    picks = np.empty((draws, pairs), dtype=np.int64)
-    i = np.full((draws, RESAMPLE_SLOPE_PAIRS), -1, dtype=np.int64)
-    j = np.full((draws, RESAMPLE_SLOPE_PAIRS), -1, dtype=np.int64)
-    ends = np.empty(draws, dtype=np.int64)
-    end = 0
-    for r in range(draws):
-        picks[r] = rng.integers(0, pairs, pairs)
-        n = int(counts[picks[r]].sum())
-        if n * (n - 1) // 2 <= RESAMPLE_SLOPE_PAIRS:
-            a, b = np.triu_indices(n, 1)
-            i[r, : len(a)], j[r, : len(b)] = a + end, b + end
-        else:
-            i[r] = rng.integers(0, n, RESAMPLE_SLOPE_PAIRS) + end
-            j[r] = rng.integers(0, n, RESAMPLE_SLOPE_PAIRS) + end
-        end += n
-        ends[r] = end
-    rows = _gather(order, starts, counts, picks.ravel())  # every resample's rows in turn
-    slopes, intercepts = _lines(km[rows], rtt_ms[rows], i, j, ends)
-    return _interval(slopes.tolist()), _interval(intercepts.tolist())
+    slopes, intercepts = [], []
+    for _ in range(draws):
+        rows = _gather(order, starts, counts, rng.integers(0, len(starts), len(starts)))
+        slope, intercept = _line(km[rows], rtt_ms[rows], rng)
+        slopes.append(slope)
+        intercepts.append(intercept)
+    return _interval(slopes), _interval(intercepts)
 
 
 def fit_marks(
