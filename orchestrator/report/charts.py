@@ -241,12 +241,16 @@ def pair_stats(
             return analyze.segments(keys, of, mask, np.zeros(0, np.intp))
         return analyze.segments(keys, of, mask, analyze.by_value(m, field, orders))
 
+    key_order: list[np.ndarray] = []  # every row by key (a stable sort), made once
+
     def by_key(field: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The field's values of the rows in `mask` in order of key (not of value), the
-        first index of each key's run and the keys of the runs."""
+        first index of each key's run and the keys of the runs: the rows of one stable
+        sort of every row's key, in the same order as a sort of theirs alone."""
         of = analyze.column(getattr(m, field))
-        rows = np.flatnonzero(mask & np.isfinite(of))
-        rows = rows[np.argsort(analyze.small_ints(keys[rows]), kind="stable")]
+        if not key_order:
+            key_order.append(np.argsort(analyze.small_ints(keys), kind="stable"))
+        rows = key_order[0][(mask & np.isfinite(of))[key_order[0]]]
         k = keys[rows]
         starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else rows[:0]
         return of[rows], starts, k[starts]

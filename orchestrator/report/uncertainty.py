@@ -319,7 +319,9 @@ def median_interval(values: np.ndarray, keys: np.ndarray, draws: int = DRAWS) ->
     times = np.bincount(
         (picks + pairs * np.arange(draws)[:, None]).ravel(), minlength=draws * pairs
     ).reshape(draws, pairs)
-    cumulative = np.cumsum(times[:, pair_sorted], axis=1)  # tests up to each value
+    # tests up to each value, in 32 bits: half the memory of 64 to go through, and a
+    # resample holds at most MAX_TESTS**2 tests (unthinned), else MAX_TESTS or one per pair
+    cumulative = np.cumsum(times.astype(np.int32)[:, pair_sorted], axis=1, dtype=np.int32)
     total = cumulative[:, -1]
     low = (cumulative <= ((total - 1) // 2)[:, None]).sum(axis=1)
     high = (cumulative <= (total // 2)[:, None]).sum(axis=1)
