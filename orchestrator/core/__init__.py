@@ -7,6 +7,7 @@ never a module of this package (tests/check_layers.py).
 
 - `durations`: `DurationError`, `parse_seconds`.
 - `errors`: `BAD_INPUT`, `RUN_FAILED`, `RunFailure`, `UserError`, `missing_extra`.
+- `gcpause`: `gc_paused`.
 - `geo`: `FIBRE_RTT_MS_PER_KM`, `distance_km`, `fibre_rtt_ms`.
 - `grammar`: `bucket_url`, `ceiling`, `github_repo`, `plain_text`, `script_safe`, `yaml_string`.
 - `log`: `LOGGER`, `NORMAL`, `QUIET`, `VERBOSE`, `configure_log`, `counted`, `debug`, `info`,
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from orchestrator.core.durations import DurationError, parse_seconds
     from orchestrator.core.errors import BAD_INPUT, RUN_FAILED, RunFailure, UserError, missing_extra
+    from orchestrator.core.gcpause import gc_paused
     from orchestrator.core.geo import FIBRE_RTT_MS_PER_KM, distance_km, fibre_rtt_ms
     from orchestrator.core.grammar import (
         bucket_url,
@@ -126,6 +128,7 @@ __all__ = [
     "debug",
     "distance_km",
     "fibre_rtt_ms",
+    "gc_paused",
     "github_repo",
     "info",
     "is_verbose",
@@ -172,6 +175,7 @@ _LAZY = {
     "RunFailure": ("orchestrator.core.errors", "RunFailure"),
     "UserError": ("orchestrator.core.errors", "UserError"),
     "missing_extra": ("orchestrator.core.errors", "missing_extra"),
+    "gc_paused": ("orchestrator.core.gcpause", "gc_paused"),
     "FIBRE_RTT_MS_PER_KM": ("orchestrator.core.geo", "FIBRE_RTT_MS_PER_KM"),
     "distance_km": ("orchestrator.core.geo", "distance_km"),
     "fibre_rtt_ms": ("orchestrator.core.geo", "fibre_rtt_ms"),

@@ -8,8 +8,7 @@ never a module of this package (tests/check_layers.py).
 
 - `change_report`: `ChangesReport`, `ChangesRequest`, `UNITS`, `change_docs`, `changes_report`,
   `ingest_with_changes`.
-- `changes`: `Detection`, `MAX_RUNS`, `Params`, `Run`, `SeriesKey`, `combined_calibration`,
-  `gc_paused`.
+- `changes`: `Detection`, `MAX_RUNS`, `Params`, `Run`, `SeriesKey`, `combined_calibration`.
 - `judgments`: `detection`, `judge_runs`.
 - `metrics`: `MESH_WINDOWS`, `METRICS`, `PERCENTILE_RULE`, `PINGS_LOST_SQL`, `PINGS_SENT_SQL`,
   `QUANTILES`, `SITE_STATS`, `STATS`, `SourceInfo`, `every_pair_since`, `iso_utc`,
@@ -43,7 +42,6 @@ if TYPE_CHECKING:
         Run,
         SeriesKey,
         combined_calibration,
-        gc_paused,
     )
     from orchestrator.history.judgments import detection, judge_runs
     from orchestrator.history.metrics import (
@@ -144,7 +142,6 @@ __all__ = [
     "every_pair_since",
     "existing_results",
     "format_value",
-    "gc_paused",
     "import_batches",
     "ingest_all",
     "ingest_sweep",
@@ -191,7 +188,6 @@ _LAZY = {
     "Run": ("orchestrator.history.changes", "Run"),
     "SeriesKey": ("orchestrator.history.changes", "SeriesKey"),
     "combined_calibration": ("orchestrator.history.changes", "combined_calibration"),
-    "gc_paused": ("orchestrator.history.changes", "gc_paused"),
     "detection": ("orchestrator.history.judgments", "detection"),
     "judge_runs": ("orchestrator.history.judgments", "judge_runs"),
     "MESH_WINDOWS": ("orchestrator.history.metrics", "MESH_WINDOWS"),

@@ -48,16 +48,15 @@ probability (normal run-to-run noise of its scale).
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import math
 from bisect import bisect_left, insort
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
+from orchestrator.core import gc_paused
 from orchestrator.core import median as median  # tests and views use it here
 
 MAD_TO_SIGMA = 1.4826
@@ -317,20 +316,6 @@ class Detection:
 
 def key_tuple(key: SeriesKey) -> tuple[str, ...]:
     return tuple(key)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused (as it was after): judging many paths makes
-    millions of tuples and lists, none in a cycle, and each collection would walk them all
-    again."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 # ---- statistics ------------------------------------------------------------------------

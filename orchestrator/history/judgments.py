@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from orchestrator.core import warning
+from orchestrator.core import gc_paused, warning
 from orchestrator.history import bulk
 from orchestrator.history import changes as ch
 
@@ -159,7 +159,7 @@ def _load(
         [sorted(set(sources))],
     ).fetchall()
     out = {}
-    with ch.gc_paused():
+    with gc_paused():
         for *names, state in rows:
             key = ch.SeriesKey(*names)
             out[key] = ch.PathJudge.of_doc(key, p, orjson.loads(state))
@@ -291,7 +291,7 @@ def judge_sweeps(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> Re
     judge = ch.Judge(p, judges)
     touched: set[ch.SeriesKey] = set()
     stale: set[ch.SeriesKey] = set()
-    with ch.gc_paused():
+    with gc_paused():
         for at in range(0, len(ids), CHUNK_SWEEPS):
             chunk = ids[at : at + CHUNK_SWEEPS]
             new = _inputs(con, "sweep_id IN (SELECT unnest(?))", [chunk])
@@ -443,7 +443,7 @@ def judge_runs(
     judges = _load(con, {k.source for _, rs in runs for k, _ in rs}, p)
     judge = ch.Judge(p, judges)
     touched: set[ch.SeriesKey] = set()
-    with ch.gc_paused():
+    with gc_paused():
         for run_id, rs in runs:
             _write(con, judge.sweep(run_id, rs), run_id)
             touched |= {k.path() for k, _ in rs}

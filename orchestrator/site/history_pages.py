@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core import wilson
+from orchestrator.core import gc_paused, wilson
 from orchestrator.history import (
     CHANGE_RUNS,
     METRICS,
@@ -43,7 +43,6 @@ from orchestrator.history import (
     empty_table,
     every_pair_since,
     format_value,
-    gc_paused,
     iso_utc,
     loss_fields,
     loss_text,
