@@ -12,7 +12,7 @@ Change detection needs `min_runs` (8) comparable runs before it judges a path an
 flagged runs to confirm a change, so the smallest history that can show one is 8 clean
 sweeps and 3 perturbed ones.
 
-Each sweep brings its emulation up and down (Terraform, 2-3 s for 12 hosts): the
+Each sweep brings its emulation up and down (Terraform, a few seconds): the
 perturbation and the seed are part of the emulation's spec, so a new one per sweep
 is what makes them recorded per sweep (sweep.json `emulation`).
 """

@@ -16,9 +16,9 @@ named like ours (a hand-written index.html). The folder keeps its mode either wa
 
 With `reuse=True` (the site: thousands of pages) the old folder is not removed but
 kept beside `out` as `.NAME.previous`, and the next build's new files take its files'
-places (open_new: renamed, then emptied and written) instead of being created: on this
-project's ext4 machines creating a file costs 0.55 ms and renaming one 0.02 ms, so a
-year's 3,000-page site is written in 0.2 s instead of 1.7 s. A file with another link
+places (open_new: renamed, then emptied and written) instead of being created: on ext4
+creating a file costs many times what renaming one does, and a year's site has thousands
+of pages (bench/site.py times their writing). A file with another link
 (a site links the measurements.csv it keeps from the folder before) is never taken.
 
 A folder a build was writing when it was killed (`.NAME.building-PID-*`, and the

@@ -19,8 +19,8 @@ PHASE_MARGIN_S = 1.0  # process start and the document's way back
 # The playbook starts every host's agent in the background, then collects their
 # documents; Ansible holds at most PHASE_FORKS hosts at once (controller memory). All
 # hosts begin probing together once all are started: probing while others are still
-# being started would slow their start some 3x on a small controller (measured at 77
-# hosts on 2 cores: 12 s instead of 4.4 s), and the collection can only begin after.
+# being started would slow their start several-fold on a small controller (77 hosts on 2
+# cores: bench/sweep.py), and the collection can only begin after.
 PHASE_FORKS = 24  # hosts Ansible holds at once (bench/sweep.py: ctl PSS)
 LAUNCH_BASE_S = 2.0  # ansible-playbook's start, up to its first task (measured 1.3-3.0 s)
 PER_HOST_S = 0.06  # starting, or collecting, one host: Ansible fork and SSH (0.057 s)
