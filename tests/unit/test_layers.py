@@ -9,6 +9,7 @@ face is a change to this file too.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import shutil
@@ -194,6 +195,33 @@ def test_public_face_is_pinned(package):
     assert module.__doc__ and "Public API" in module.__doc__
     for name in module.__all__:  # every public name is there (a lazy face loads it), no module
         assert not inspect.ismodule(getattr(module, name)), name
+
+
+def _type_checking_imports(path: Path) -> dict[str, tuple[str, str]]:
+    """A face's `if TYPE_CHECKING:` imports, name -> (module, name there): what mypy sees."""
+    seen: dict[str, tuple[str, str]] = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.module, ast.unparse(imp)
+                for alias in imp.names:
+                    seen[alias.asname or alias.name] = (imp.module, alias.name)
+    return seen
+
+
+@pytest.mark.parametrize("package", sorted(PUBLIC))
+def test_a_lazy_face_gives_at_run_time_what_the_type_checker_sees(package):
+    """Each lazily exported name is imported under TYPE_CHECKING from the same module and
+    name as the face's `__getattr__` loads it, and resolves to that module's object: a name
+    added to one list and not the other fails here, not in a user's command."""
+    module = importlib.import_module(f"orchestrator.{package}")
+    lazy = getattr(module, "_LAZY", None)
+    if lazy is None:
+        return  # an eager face (cli: `main`)
+    assert _type_checking_imports(ROOT / "orchestrator" / package / "__init__.py") == lazy
+    assert set(lazy) <= set(module.__all__)
+    for name, (where, there) in lazy.items():
+        assert getattr(module, name) is getattr(importlib.import_module(where), there), name
 
 
 def test_at_most_six_modules_beside_the_packages():
