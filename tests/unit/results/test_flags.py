@@ -31,6 +31,19 @@ def test_receiver_sender_duration_and_samples():
     sent = {"throughput_sender_bps": 8e6, "duration_s": 5.0}
     assert flags.row_flags(_row(bytes=5_050_000, **sent)) == []
     assert flags.row_flags(_row(bytes=5_050_001, **sent)) == [flags.RECEIVER_EXCEEDS_SENDER]
+    # ... or up to one congestion window above it, when that is more: the bytes in flight
+    # as the omit ended (an emulated sweep's sa-east-1 -> asia-southeast1 at 3 Mbit/s over
+    # 330 ms: the receiver 69,504 bytes ahead, 3.7 %, under its 260,640-byte window)
+    far = {"throughput_sender_bps": 2_993_305.6, "duration_s": 5.0}
+    assert flags.row_flags(_row(bytes=1_940_320, max_cwnd_bytes=260_640, **far)) == []
+    assert flags.row_flags(_row(bytes=1_940_320, max_cwnd_bytes=60_000, **far)) == [
+        flags.RECEIVER_EXCEEDS_SENDER
+    ]
+    assert flags.row_flags(_row(bytes=1_940_320, **far)) == [flags.RECEIVER_EXCEEDS_SENDER]
+    # the 1 % still holds where it is more than a window
+    assert flags.row_flags(_row(bytes=5_050_001, max_cwnd_bytes=20_000, **sent)) == [
+        flags.RECEIVER_EXCEEDS_SENDER
+    ]
     # the rates are not compared when the counts are there: the receiver's goodput over the
     # window may be ahead by what the omit boundary moved
     assert flags.row_flags(_row(bytes=4_900_000, throughput_bps=8.3e6, **sent)) == []
