@@ -5,10 +5,10 @@ Public API: the names below, re-exported from the modules that define them;
 other packages import only these (`from orchestrator.mesh import matrix_of`),
 never a module of this package (tests/check_layers.py).
 
-- `collect`: `MeshStatus`, `mesh_status`.
+- `collect`: `MeshStatus`, `mesh_status`, `run_mesh`.
 - `cost`: `DEFAULT_ECHOES`, `DEFAULT_INTERVAL_S`, `HOURS_PER_MONTH`, `MeshPlan`, `mesh_plan`.
 - `openmetrics`: `metrics`.
-- `run`: `MeshRequest`, `mesh_down`, `run_mesh`.
+- `run`: `MeshRequest`, `mesh_down`.
 - `serve`: `serve_metrics`.
 - `views`: `MeshMatrix`, `matrix_of`, `newest_bin`, `pair_bins`.
 """
@@ -17,7 +17,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from orchestrator.mesh.collect import MeshStatus, mesh_status
+    from orchestrator.mesh.collect import MeshStatus, mesh_status, run_mesh
     from orchestrator.mesh.cost import (
         DEFAULT_ECHOES,
         DEFAULT_INTERVAL_S,
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         mesh_plan,
     )
     from orchestrator.mesh.openmetrics import metrics
-    from orchestrator.mesh.run import MeshRequest, run_mesh
+    from orchestrator.mesh.run import MeshRequest
     from orchestrator.mesh.run import down as mesh_down
     from orchestrator.mesh.serve import serve_metrics
     from orchestrator.mesh.views import MeshMatrix, matrix_of, newest_bin, pair_bins
@@ -64,7 +64,7 @@ _LAZY = {
     "metrics": ("orchestrator.mesh.openmetrics", "metrics"),
     "MeshRequest": ("orchestrator.mesh.run", "MeshRequest"),
     "mesh_down": ("orchestrator.mesh.run", "down"),
-    "run_mesh": ("orchestrator.mesh.run", "run_mesh"),
+    "run_mesh": ("orchestrator.mesh.collect", "run_mesh"),
     "serve_metrics": ("orchestrator.mesh.serve", "serve_metrics"),
     "MeshMatrix": ("orchestrator.mesh.views", "MeshMatrix"),
     "matrix_of": ("orchestrator.mesh.views", "matrix_of"),

@@ -17,7 +17,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,18 +26,32 @@ from orchestrator.history import opened, transaction
 from orchestrator.mesh import bins, detect
 from orchestrator.mesh.run import (
     PULLED_DIR,
+    Log,
     MeshRequest,
+    create,
     host_facts,
     open_mesh,
     parts,
     request_of,
     running,
     source_of,
+    up,
 )
 from orchestrator.mesh.views import HostStatus, host_status
 from orchestrator.model import Host, is_emulated
+from orchestrator.plan import params_spec
 from orchestrator.results import safe_name, write_atomic
-from orchestrator.sweep import Sweep, control_dir, load_hosts, local_agent_dir, ssh_common_args
+from orchestrator.sweep import (
+    BIG_HOSTS,
+    Sweep,
+    SweepRequest,
+    cloud_options_for,
+    control_dir,
+    load_hosts,
+    local_agent_dir,
+    plan_for,
+    ssh_common_args,
+)
 
 PULL_FORKS = 16  # SSH sessions at once
 PULL_TIMEOUT_S = 60
@@ -239,3 +253,30 @@ def write_status(sweep: Sweep, doc: dict[str, Any]) -> None:
 
 def pulled_dir(sweep: Sweep) -> Path:
     return sweep.dir / PULLED_DIR
+
+
+def run_mesh(wanted: SweepRequest, request: MeshRequest, results: Path, *, yes: bool,
+             note: Log, say: Log, started: Callable[[Sweep], None]) -> Sweep:  # fmt: skip
+    """`interregion mesh up`: the mesh planned from a sweep's request (one host per region,
+    at least 2, more than BIG_HOSTS only with `yes`), created (`started` is told its id),
+    then up and collecting until stopped (mesh down, Ctrl-C, SIGTERM: how a mesh ends).
+    Its hosts ping, whatever test parameters `wanted` has."""
+    request.check()
+    wanted = replace(wanted, params=params_spec(tests="ping"))
+    plan = plan_for(wanted, note)
+    hosts = len(plan.selection.regions)
+    if hosts < 2:
+        raise UserError("a mesh needs at least 2 regions: select more")
+    if hosts > BIG_HOSTS and not yes:
+        raise UserError(f"this mesh starts {hosts} hosts (more than {BIG_HOSTS}): pass --yes")
+    options = cloud_options_for(wanted, results)
+    sweep = create(plan, wanted.selection, results, request, say, cloud_options=options,
+                   emulation=wanted.emulation)  # fmt: skip
+    note(f"mesh {sweep.id}: {hosts} hosts, {hosts * (hosts - 1)} directed pairs, "
+         f"every {request.interval_s} s ({sweep.dir})")  # fmt: skip
+    started(sweep)
+    try:
+        up(sweep, collect, ready=say)
+    except KeyboardInterrupt as e:
+        say(f"mesh {sweep.id}: stopped ({getattr(e, 'signal_name', 'SIGINT')}), torn down")
+    return sweep

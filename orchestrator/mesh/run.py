@@ -20,7 +20,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,29 +37,25 @@ from orchestrator.drivers import (
 )
 from orchestrator.emulator import process_start_ticks
 from orchestrator.model import Host, is_emulated
-from orchestrator.plan import Plan, SelectionSpec, params_spec
+from orchestrator.plan import Plan, SelectionSpec
 from orchestrator.results import HOSTS_FILE, SWEEP_FILE, SweepStatus, read_record, safe_name
+from orchestrator.sweep import MESH_DIR as ABANDONED_MESH_DIR
 from orchestrator.sweep import (
-    BIG_HOSTS,
     PREPARE_FORKS,
     Emulation,
     Sweep,
-    SweepRequest,
-    cloud_options_for,
     load_hosts,
     local_agent_dir,
     locked,
     mark_owner,
     open_sweep,
     owner_alive,
-    plan_for,
     prepare,
     provision_stage,
     state_folder,
     teardown_stage,
     write_sweep_inventory,
 )
-from orchestrator.sweep import MESH_DIR as ABANDONED_MESH_DIR
 from orchestrator.sweep import create as launch_create
 
 Log = Callable[[str], None]
@@ -305,35 +301,6 @@ def up(sweep: Sweep, collect: Callable[[Sweep], object], *, ready: Log | None = 
             stop_all()
             teardown_stage(sweep)
             sweep.save()
-    return sweep
-
-
-def run_mesh(wanted: SweepRequest, request: MeshRequest, results: Path, *, yes: bool,
-             note: Log, say: Log, started: Callable[[Sweep], None]) -> Sweep:  # fmt: skip
-    """`interregion mesh up`: the mesh planned from a sweep's request (one host per region,
-    at least 2, more than BIG_HOSTS only with `yes`), created (`started` is told its id),
-    then up and collecting until stopped (mesh down, Ctrl-C, SIGTERM: how a mesh ends).
-    Its hosts ping, whatever test parameters `wanted` has."""
-    from orchestrator.mesh import collect
-
-    request.check()
-    wanted = replace(wanted, params=params_spec(tests="ping"))
-    plan = plan_for(wanted, note)
-    hosts = len(plan.selection.regions)
-    if hosts < 2:
-        raise UserError("a mesh needs at least 2 regions: select more")
-    if hosts > BIG_HOSTS and not yes:
-        raise UserError(f"this mesh starts {hosts} hosts (more than {BIG_HOSTS}): pass --yes")
-    options = cloud_options_for(wanted, results)
-    sweep = create(plan, wanted.selection, results, request, say, cloud_options=options,
-                   emulation=wanted.emulation)  # fmt: skip
-    note(f"mesh {sweep.id}: {hosts} hosts, {hosts * (hosts - 1)} directed pairs, "
-         f"every {request.interval_s} s ({sweep.dir})")  # fmt: skip
-    started(sweep)
-    try:
-        up(sweep, collect.collect, ready=say)
-    except KeyboardInterrupt as e:
-        say(f"mesh {sweep.id}: stopped ({getattr(e, 'signal_name', 'SIGINT')}), torn down")
     return sweep
 
 

@@ -33,17 +33,33 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+def _faces(modules: dict[str, Path]) -> dict[str, dict[str, str]]:
+    """Package -> its face's lazy names -> the module that defines each (`_LAZY`)."""
+    faces: dict[str, dict[str, str]] = {}
+    for name, path in modules.items():
+        if path.name != "__init__.py":
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "_LAZY":
+                lazy = ast.literal_eval(node.value)
+                faces[name] = {export: where for export, (where, _) in lazy.items()}
+    return faces
+
+
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the orchestrator modules its source imports, wherever the import is."""
+    """Module -> the orchestrator modules its source imports, wherever the import is; a
+    name taken from a package's face counts as an import of the module defining it."""
     modules = _modules()
+    faces = _faces(modules)
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         deps: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                face = faces.get(node.module, {})
                 for alias in node.names:
                     full = f"{node.module}.{alias.name}"
-                    deps.add(full if full in modules else node.module)
+                    deps.add(full if full in modules else face.get(alias.name, node.module))
             elif isinstance(node, ast.Import):
                 deps.update(a.name for a in node.names)
         graph[name] = {d for d in deps if d in modules and d != name}

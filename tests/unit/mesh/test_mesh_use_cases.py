@@ -69,7 +69,7 @@ def test_a_mesh_is_refused_before_anything_is_made(tmp_path, regions, yes, messa
     wanted = SweepRequest(selection=SelectionSpec(regions=regions or (), max_regions=None))
     started: list[object] = []
     with pytest.raises(UserError, match=message):
-        run.run_mesh(wanted, run.MeshRequest(), tmp_path / "r", yes=yes, note=print, say=print,
+        collect.run_mesh(wanted, run.MeshRequest(), tmp_path / "r", yes=yes, note=print, say=print,
                      started=started.append)  # fmt: skip
     assert started == [] and not (tmp_path / "r").exists()
 
