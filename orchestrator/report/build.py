@@ -87,8 +87,10 @@ LIMITS = {RTT_COLUMN: MAX_RTT_MS, RTT_MEAN_COLUMN: MAX_RTT_MS,
 # Read only to compute the flags of a file that has no flags column.
 FLAG_INPUT_COLUMNS = (
     *RTT_STATS,
-    # receiver_exceeds_sender: the receiver's aligned count against the sender's
+    # receiver_exceeds_sender: the receiver's aligned count against the sender's, with
+    # one congestion window allowed
     "bytes",
+    "max_cwnd_bytes",
     "duration_s",
     "throughput_bps",
     "throughput_sender_bps",

@@ -15,6 +15,7 @@ from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.plan.selection import SelectionSpec, pair_filter
 from orchestrator.report import analyze
 from orchestrator.report import build as report
+from orchestrator.results import flags
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from testkit import synthetic
 
@@ -356,6 +357,27 @@ def test_a_throughput_flag_leaves_the_rows_rtt_in_and_an_rtt_flag_its_throughput
     (every,) = [s.row() for s in analyze.summarize(back.data) if s.cloud_pair == "all"]
     assert every["rtt_median_over_tests_ms"] == 76.0  # 70, 72, 80, 90
     assert every["throughput_median_over_tests_bps"] == 2e8  # 1e8, 2e8, 9e8
+
+
+def test_a_file_without_flags_is_flagged_as_collect_flags_its_full_rows(tmp_path):
+    # a far, slow pair's receiver 3.7 % ahead, under one congestion window: collect does
+    # not flag it (results.flags), and the report reading a file without a flags column
+    # must not either; 7 % over a small window is flagged by both
+    header = ["src_cloud", "src_region", "dst_cloud", "dst_region", "rtt_p50_ms",
+              "throughput_bps", "throughput_sender_bps", "bytes", "duration_s",
+              "max_cwnd_bytes"]  # fmt: skip
+    rows = [
+        ["aws", "us-east-1", "gcp", "europe-west1", "330", "3.1e6", "2993305.6",
+         "1940320", "5.0", "260640"],
+        ["aws", "us-east-1", "aws", "eu-west-1", "70", "3.1e6", "2993305.6",
+         "2004000", "5.0", "20000"],
+    ]  # fmt: skip
+    path = _write(tmp_path / "noflags.csv", header, rows)
+    loaded = report.load_inputs(input_files=[path], catalog=CATALOG)
+    expected = [flags.row_flags(dict(zip(header, row, strict=True))) for row in rows]
+    assert expected == [[], [flags.RECEIVER_EXCEEDS_SENDER]]
+    assert loaded.rows_flagged == 1
+    assert math.isnan(loaded.data.throughput_bps[1]) and loaded.data.throughput_bps[0] == 3.1e6
 
 
 def test_a_sweep_whose_every_row_has_a_throughput_flag_reports_its_rtt(tmp_path, catalog_file):
