@@ -7,11 +7,14 @@ adds the CALIBRATION line (`--calibrate`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from orchestrator.history import ChangesReport, format_value
+from orchestrator.history import format_value
 from orchestrator.model import is_emulated
 from orchestrator.netmodel import rate_scale_tag
+
+if TYPE_CHECKING:
+    from orchestrator.history import ChangesReport
 
 
 def render(report: ChangesReport, calibration: bool = False) -> list[str]:

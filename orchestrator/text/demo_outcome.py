@@ -6,8 +6,12 @@ sweeps and the time they took.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from orchestrator.core import counted
-from orchestrator.demo import DemoOutcome
+
+if TYPE_CHECKING:
+    from orchestrator.demo import DemoOutcome
 
 
 def render(outcome: DemoOutcome) -> list[str]:

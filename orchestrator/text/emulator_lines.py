@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from orchestrator.core import counted
-from orchestrator.emulator import EmulationSpec, EmulationStatus, UpResult
+
+if TYPE_CHECKING:
+    from orchestrator.emulator import EmulationSpec, EmulationStatus, UpResult
 
 
 def spec_up_line(done: UpResult) -> str:

@@ -6,18 +6,14 @@ lines.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.core import counted
-from orchestrator.history import (
-    PERCENTILE_RULE,
-    STATS,
-    PairSeries,
-    format_value,
-    loss_text,
-    source_caption,
-)
+from orchestrator.history import PERCENTILE_RULE, STATS, format_value, loss_text, source_caption
 from orchestrator.netmodel import rate_scale_tag
+
+if TYPE_CHECKING:
+    from orchestrator.history import PairSeries
 
 
 def render(series: PairSeries) -> list[str]:

@@ -3,15 +3,22 @@ the mesh plan's lines and the catalog's table, as rich renderables the CLI print
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich import box
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from orchestrator.core import counted
-from orchestrator.mesh import HOURS_PER_MONTH, MeshPlan
-from orchestrator.model import RegionListing, is_emulated
-from orchestrator.plan import Plan, pairs_per_band, slot_seconds
+from orchestrator.mesh import HOURS_PER_MONTH
+from orchestrator.model import is_emulated
+from orchestrator.plan import pairs_per_band, slot_seconds
+
+if TYPE_CHECKING:
+    from orchestrator.mesh import MeshPlan
+    from orchestrator.model import RegionListing
+    from orchestrator.plan import Plan
 
 # Beyond these, the table shows the first rows and points at --json.
 SHOW_PAIRS = 60

@@ -8,14 +8,17 @@ the lines: print them with markup).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
 from orchestrator.netmodel import rate_scale_tag
-from orchestrator.report import RTT_DEFINITION, TABLE_NOTE, Report, display_cell, table_cells
+from orchestrator.report import RTT_DEFINITION, TABLE_NOTE, display_cell, table_cells
 from orchestrator.report import report_notes as notes
 from orchestrator.text.terminal import Part
+
+if TYPE_CHECKING:
+    from orchestrator.report import Report
 
 Columns = tuple[tuple[str, str, str], ...]  # (title, summary.csv column, format)
 SUMMARY: Columns = (

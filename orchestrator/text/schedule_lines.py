@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from orchestrator.schedule import ScheduleStatus, Written
+if TYPE_CHECKING:
+    from orchestrator.schedule import ScheduleStatus, Written
 
 
 def status_lines(found: ScheduleStatus) -> list[str]:

@@ -3,11 +3,16 @@ mesh's status and matrix, as lines."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from orchestrator.core import counted
-from orchestrator.mesh import MeshMatrix, MeshStatus
 from orchestrator.model import is_emulated
-from orchestrator.plan import Plan, shortfall_message
-from orchestrator.sweep import SweepDone
+from orchestrator.plan import shortfall_message
+
+if TYPE_CHECKING:
+    from orchestrator.mesh import MeshMatrix, MeshStatus
+    from orchestrator.plan import Plan
+    from orchestrator.sweep import SweepDone
 
 
 def shortfall_warning(plan: Plan) -> str | None:
