@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from orchestrator.history import store as history_store
 from orchestrator.results import store
 from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
 
@@ -119,6 +120,28 @@ def make_sweep(
 
 def sweep_id_at(t: datetime, suffix: str = "a000") -> str:
     return store.new_sweep_id(t, suffix)
+
+
+# A path whose RTT steps: A -> B at each sweep's level, B -> A steady at 150 ms (within
+# 10 % of A -> B, so neither is flagged asymmetric); one sweep every 6 h from STEP_T0.
+STEP_T0 = datetime(2026, 11, 1, tzinfo=UTC)
+STEP_A, STEP_B = "aws:us-east-1", "gcp:europe-west1"
+
+
+def step_sweeps(
+    results: Path, levels: Sequence[float], start: int = 0, kernels: Mapping[int, str] | None = None
+) -> None:
+    """One sweep per 6 h, A -> B pinging at levels[i] ms (20 samples), ingested; `kernels`
+    gives a sweep's kernel by its index (a configuration change)."""
+    for i, level in enumerate(levels, start):
+        t = STEP_T0 + timedelta(hours=6 * i)
+        samples = {
+            (STEP_A, STEP_B): [level + 0.1 * (k % 3) for k in range(20)],
+            (STEP_B, STEP_A): [150.0] * 20,
+        }
+        kernel = (kernels or {}).get(i, "6.1.0-28-amd64")
+        make_sweep(results, sweep_id_at(t, f"{i:04x}"), samples, started=t, kernel=kernel)
+    history_store.ingest_all(results)
 
 
 def record_of(folder: Path) -> dict:

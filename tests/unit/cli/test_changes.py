@@ -5,30 +5,16 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import UTC, datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
-from history_support import make_sweep, sweep_id_at
+from history_support import STEP_A as A
+from history_support import STEP_B as B
+from history_support import step_sweeps as _sweeps
 
 from orchestrator.cli import main
 from orchestrator.history import changes, notify
-from orchestrator.history import store as h
 from orchestrator.history.changes import Params
-
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
-A, B = "aws:us-east-1", "gcp:europe-west1"
-
-
-def _sweeps(results, levels, start=0, kernels=None):
-    """One sweep per 6 h; A -> B pings at levels[i] ms (20 samples), B -> A stays at 150 ms
-    (within 10 % of A -> B, so neither is flagged asymmetric)."""
-    for i, level in enumerate(levels, start):
-        t = T0 + timedelta(hours=6 * i)
-        samples = {(A, B): [level + 0.1 * (k % 3) for k in range(20)], (B, A): [150.0] * 20}
-        kernel = (kernels or {}).get(i, "6.1.0-28-amd64")
-        make_sweep(results, sweep_id_at(t, f"{i:04x}"), samples, started=t, kernel=kernel)
-    h.ingest_all(results)
 
 
 def _changes(results, *args):

@@ -4,10 +4,14 @@ use cases, and `ingest --sweep`'s."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
+from history_support import STEP_A as A
+from history_support import STEP_B as B
+from history_support import STEP_T0 as T0
 from history_support import make_sweep, sweep_id_at
+from history_support import step_sweeps as _sweeps
 
 from orchestrator.core.errors import UserError
 from orchestrator.history import store as h
@@ -21,19 +25,6 @@ from orchestrator.history.change_report import (
 from orchestrator.history.changes import Params
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.text import change_lines, matrix_table, pair_series
-
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
-A, B = "aws:us-east-1", "gcp:europe-west1"
-
-
-def _sweeps(results, levels, start=0, kernels=None):
-    """One sweep per 6 h; A -> B at levels[i] ms, B -> A steady at 150 ms."""
-    for i, level in enumerate(levels, start):
-        t = T0 + timedelta(hours=6 * i)
-        samples = {(A, B): [level + 0.1 * (k % 3) for k in range(20)], (B, A): [150.0] * 20}
-        kernel = (kernels or {}).get(i, "6.1.0-28-amd64")
-        make_sweep(results, sweep_id_at(t, f"{i:04x}"), samples, started=t, kernel=kernel)
-    h.ingest_all(results)
 
 
 @pytest.fixture(scope="module")
