@@ -7,6 +7,7 @@ never a module of this package (tests/check_layers.py).
 
 - `durations`: `DurationError`, `parse_seconds`.
 - `errors`: `BAD_INPUT`, `RUN_FAILED`, `RunFailure`, `UserError`, `missing_extra`.
+- `faces`: `lazy_getattr` (imported with the face: every lazy face's `__getattr__`).
 - `gcpause`: `gc_paused`.
 - `geo`: `FIBRE_RTT_MS_PER_KM`, `distance_km`, `fibre_rtt_ms`.
 - `grammar`: `bucket_url`, `ceiling`, `github_repo`, `plain_text`, `script_safe`, `yaml_string`.
@@ -22,8 +23,9 @@ never a module of this package (tests/check_layers.py).
 - `times`: `iso`, `iso_of_epoch`, `parse_utc`, `utc_now`.
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from orchestrator.core.faces import lazy_getattr
 
 if TYPE_CHECKING:
     from orchestrator.core.durations import DurationError, parse_seconds
@@ -134,6 +136,7 @@ __all__ = [
     "is_verbose",
     "iso",
     "iso_of_epoch",
+    "lazy_getattr",
     "load_yaml",
     "log_stamp",
     "median",
@@ -239,8 +242,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        module, there = _LAZY[name]
-        return getattr(importlib.import_module(module), there)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)

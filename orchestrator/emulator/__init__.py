@@ -21,9 +21,9 @@ never a module of this package (tests/check_layers.py).
 - `orchestrator.model.backends`: `LOCAL_MAX_CONCURRENT`.
 """
 
-import importlib
 from typing import TYPE_CHECKING
 
+from orchestrator.core import lazy_getattr
 from orchestrator.model import LOCAL_MAX_CONCURRENT
 
 if TYPE_CHECKING:
@@ -130,8 +130,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        module, there = _LAZY[name]
-        return getattr(importlib.import_module(module), there)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -29,8 +29,9 @@ never a module of this package (tests/check_layers.py).
   `normal_tier`, `of_ends`, `parse_option`, `reverse_tier`.
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from orchestrator.core import lazy_getattr
 
 if TYPE_CHECKING:
     from orchestrator.results.collect import (
@@ -366,8 +367,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        module, there = _LAZY[name]
-        return getattr(importlib.import_module(module), there)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -11,8 +11,9 @@ never a module of this package (tests/check_layers.py).
 - `timers`: `Written`, `export_named`, `install_named`, `remove`.
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from orchestrator.core import lazy_getattr
 
 if TYPE_CHECKING:
     from orchestrator.schedule.profiles import DEFAULT_FILE, check_name, write_sample
@@ -51,8 +52,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        module, there = _LAZY[name]
-        return getattr(importlib.import_module(module), there)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -10,8 +10,9 @@ never a module of this package (tests/check_layers.py).
 - `tcp`: `TcpStudyRequest`, `plan_tcp_study`, `run_tcp_study`.
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from orchestrator.core import lazy_getattr
 
 if TYPE_CHECKING:
     from orchestrator.study.plan import DEFAULT_REPEATS, VARIANTS
@@ -44,8 +45,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        module, there = _LAZY[name]
-        return getattr(importlib.import_module(module), there)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
