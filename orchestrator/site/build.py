@@ -21,7 +21,7 @@ import math
 import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -244,13 +244,14 @@ def build_site(
             _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
             hist = computing.result()
         except BaseException:
-            # the thread writes into the folder being built, which is removed now: after it
-            # (its query stopped: an interrupt reaches only this thread's)
+            # the thread writes into the folder being built, which is removed now: after it,
+            # its query stopped (an interrupt reaches only this thread's). Again until it
+            # ends: an interrupt that comes before its query starts is lost.
             from orchestrator.history import interrupt_queries
 
-            interrupt_queries()
-            with contextlib.suppress(BaseException):
-                computing.result()
+            while not computing.done():
+                interrupt_queries()
+                wait([computing], timeout=0.2)
             raise
         has_history = hist is not None
         for page in pages:

@@ -413,11 +413,12 @@ def test_site_on_a_store_busy_elsewhere_fails_in_one_line_and_keeps_the_old_site
 # ---- interrupts and full disks ------------------------------------------------------------
 
 _SLOW_QUERY = """
-import sys, {module} as target
+import sys, time, {module} as target
 from orchestrator.cli import main
 
 def slow(con, *args, **kwargs):
     print("querying", file=sys.stderr, flush=True)
+    time.sleep({pause})
     con.execute("SELECT count(*) FROM range(100000000000) t(x) WHERE x % 7 = 3").fetchall()
 
 target.{function} = slow
@@ -427,13 +428,15 @@ main(sys.argv[1:])
 
 @pytest.mark.slow  # a fresh interpreter per case
 @pytest.mark.parametrize(
-    ("args", "module", "function"),
+    ("args", "module", "function", "pause"),
     [
-        (["site", "--out", "{tmp}/site"], "orchestrator.site.history_pages", "history_data"),
-        (["history", "ingest", "--all", "--replace"], "orchestrator.history.store", "_judge"),
+        (["site", "--out", "{tmp}/site"], "orchestrator.site.history_pages", "history_data", 0),
+        # ^C before the query starts (on the site's thread): a first interrupt finds none
+        (["site", "--out", "{tmp}/site"], "orchestrator.site.history_pages", "history_data", 1),
+        (["history", "ingest", "--all", "--replace"], "orchestrator.history.store", "_judge", 0),
     ],
 )
-def test_ctrl_c_during_a_duckdb_query_is_130_and_one_line(tmp_path, args, module, function):
+def test_ctrl_c_during_a_duckdb_query_is_130_and_one_line(tmp_path, args, module, function, pause):
     import os
     import select
     import signal
@@ -444,7 +447,7 @@ def test_ctrl_c_during_a_duckdb_query_is_130_and_one_line(tmp_path, args, module
     make_sweep(results, "20261122T0000Z-aaaa", PAIRS)
     h.ingest_all(results)
     before = h.store_path(results).read_bytes()
-    code = _SLOW_QUERY.format(module=module, function=function)
+    code = _SLOW_QUERY.format(module=module, function=function, pause=pause)
     argv = [a.format(tmp=tmp_path) for a in args] + ["--results", str(results)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.Popen(
