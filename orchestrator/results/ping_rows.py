@@ -17,7 +17,6 @@ from typing import Any
 from orchestrator.results.collect import PING_FIELDS, RowContext, host_doc, one_line, row_base
 from orchestrator.results.flags import HOST_STALL
 from orchestrator.results.parse import summarize_probes
-from orchestrator.results.stalls import find_stalls
 
 
 def peers_by_host(tests: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
@@ -76,6 +75,10 @@ def host_rows(
 def round_stalls(texts: Mapping[str, str | None]) -> dict[tuple[str, str], set[int]]:
     """The host-wide stalls (stalls.find_stalls) of one ping phase, from every host's raw
     document (region key -> its text; None: no file)."""
+    # here, not at the top: stalls needs numpy, which the planner (peers_by_host) and
+    # every command's start-up would otherwise load too
+    from orchestrator.results.stalls import find_stalls
+
     docs = {}
     for name, text in texts.items():
         doc, _why = host_doc(text)

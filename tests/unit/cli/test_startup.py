@@ -1,7 +1,7 @@
-"""The CLI starts without the heavy libraries: the cloud SDKs, plotly and geopy are
-imported only by the commands that use them, geopy by those that compute distances
-(importing them all cost every command, even --help, ~3 s). Checked on sys.modules of a
-fresh interpreter, never on time."""
+"""The CLI starts without the heavy libraries: the cloud SDKs, plotly, geopy, numpy and
+duckdb are imported only by the commands that use them, geopy by those that compute
+distances (importing them all cost every command, even --help, ~3 s). Checked on
+sys.modules of a fresh interpreter, never on time."""
 
 from __future__ import annotations
 
@@ -16,7 +16,18 @@ import pytest
 from orchestrator.cli import COMMAND_MODULES
 from orchestrator.core import paths
 
-HEAVY = ("boto3", "botocore", "google", "grpc", "plotly", "geopy", "kaleido", "moto")
+HEAVY = (
+    "boto3",
+    "botocore",
+    "google",
+    "grpc",
+    "plotly",
+    "geopy",
+    "kaleido",
+    "moto",
+    "numpy",
+    "duckdb",
+)
 
 
 def loaded_after(code: str, whole: bool = False) -> set[str]:
