@@ -82,7 +82,7 @@ PUBLIC = {
     "mesh": [
         "DEFAULT_ECHOES", "DEFAULT_INTERVAL_S", "HOURS_PER_MONTH", "MeshMatrix", "MeshPlan",
         "MeshRequest", "MeshStatus", "matrix_of", "mesh_down", "mesh_plan", "mesh_status",
-        "metrics", "newest_bin", "pair_bins", "run_mesh", "serve_metrics",
+        "metrics", "newest_bin", "pair_bins", "plan_mesh", "run_mesh", "serve_metrics",
     ],
     "model": [
         "BACKENDS", "BACKEND_NAMES", "BackendInfo", "CLOUDS", "CLOUD_NAMES", "CLOUD_SETUP_S",
@@ -155,9 +155,10 @@ PUBLIC = {
         "BIG_HOSTS", "BIG_MINUTES", "ClosedRound", "DEFAULT_BUDGET_USD", "Emulation", "Held",
         "MESH_DIR", "NOT_CONFIRMED", "PREPARE_FORKS", "PlannedRound", "Question", "RoundTracker",
         "Sweep", "SweepDone", "SweepRequest", "SweepRun", "agent_parts", "check_playbook_end",
-        "cloud_options_for", "collect", "congestion_problem", "control_dir", "create", "dry_run",
-        "existing_stacks", "load_hosts", "local_agent_dir", "locked", "mark_owner", "measure_stage",
-        "next_round_no", "open_sweep", "owner_alive", "plan_for", "prepare", "provision_stage",
+        "cloud_options_for", "collect", "collect_sweep", "congestion_problem", "control_dir",
+        "create", "dry_run", "existing_stacks", "load_hosts", "local_agent_dir", "locked",
+        "mark_owner", "measure_stage", "measure_sweep", "next_round_no", "open_sweep",
+        "owner_alive", "plan_for", "prepare", "prepare_sweep", "provision_stage",
         "provision_sweep", "questions", "restore_hosts", "resume", "round_play", "row_context",
         "run_new", "run_rounds", "run_sweep", "ssh_common_args", "start", "state_folder",
         "teardown_stage", "teardown_sweep", "write_sweep_inventory",
