@@ -89,7 +89,7 @@ PUBLIC = {
         "Catalog", "DEFAULT_BACKEND", "Host", "IPERF3_PORTS", "LOCAL_MAX_CONCURRENT",
         "MachineBandwidth", "Region", "RegionListing", "backend_info", "hosts_from_output",
         "iperf3_port", "is_cloud", "is_emulated", "load_catalog", "pins_from_file", "placement",
-        "region_from_dict", "region_order", "region_to_dict",
+        "region_from_dict", "region_listing", "region_order", "region_to_dict",
     ],
     "netmodel": [
         "BURST_S", "DEFAULT_MODEL", "DOIT_TEST_SECONDS", "EMPTY", "EmulatedType", "NetModel",
