@@ -1,6 +1,7 @@
 """The flags shared by plan, sweep, study, report, history and preflight (`*_options`,
-`catalog_option`), and their reading into the library's types (`*_from`; `request_from`:
-the SweepRequest of a new sweep or study): click lives here, the library takes the types.
+`catalog_option`, `catalog_read_option`, `results_option`), and their reading into the
+library's types (`*_from`; `request_from`: the SweepRequest of a new sweep or study): click
+lives here, the library takes the types.
 
 Each reader names every option it reads: a command without one of them is a KeyError
 here, never a default taken in silence.
@@ -17,7 +18,7 @@ from click.core import ParameterSource
 
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.clouds import NETWORK_TIERS, CloudFlags
-from orchestrator.core import CATALOG
+from orchestrator.core import CATALOG, RESULTS, UserError
 from orchestrator.model import BACKEND_NAMES, CLOUDS, DEFAULT_BACKEND, LOCAL_MAX_CONCURRENT
 from orchestrator.plan import RunOptions, SelectionSpec, TestParams, params_spec, selection_spec
 from orchestrator.sweep import Emulation, SweepRequest
@@ -64,16 +65,20 @@ def selection_options(f: F) -> F:
 def filter_options(f: F) -> F:
     """The selection options that filter pairs already measured (a report). --max-regions
     and --spread choose regions for a sweep: left out of the help, and taken only so the
-    command can say that in one line (`choosers_given`)."""
+    command can say that in one line (`filters_from`)."""
     return _apply(f, [*_filters(), *_choosers(hidden=True)])
 
 
-def choosers_given(selection: dict[str, Any]) -> str | None:
-    """The first of --max-regions, --spread, --opt-in given to a command that only filters."""
-    for name in ("max_regions", "spread", "opt_in"):
-        if selection.get(name) is not None:
-            return "--" + name.replace("_", "-")
-    return None
+def catalog_read_option(help: str) -> Callable[[F], F]:
+    """--catalog (INTERREGION_CATALOG) of a command that reads the catalog as it is."""
+    return option("--catalog", type=UserPath(dir_okay=False, exists=True), default=CATALOG,
+                  show_default=True, help=help)  # fmt: skip
+
+
+def results_option(help: str, name: str = "results") -> Callable[[F], F]:
+    """--results (INTERREGION_RESULTS), as `name`: `help` says what the command reads there."""
+    return option("--results", name, type=UserPath(file_okay=False), default=RESULTS,
+                  show_default=True, help=help)  # fmt: skip
 
 
 def _filters() -> list[Callable[[F], F]]:
@@ -205,6 +210,16 @@ def selection_from(values: Mapping[str, Any]) -> SelectionSpec:
     """The SelectionSpec of a command with selection_options or filter_options."""
     names = "clouds regions exclude no_opt_in cloud_pair min_km max_km pairs max_regions spread"
     return selection_spec(**_named(values, names), opt_in=bool(values.get("opt_in")))
+
+
+def filters_from(values: Mapping[str, Any], what: str) -> SelectionSpec:
+    """The SelectionSpec of a command with filter_options (`what`: "a report", "a matrix"),
+    refusing the first of --max-regions, --spread, --opt-in it was given."""
+    for name in ("max_regions", "spread", "opt_in"):
+        if values.get(name) is not None:
+            flag = "--" + name.replace("_", "-")
+            raise UserError(f"{flag} chooses regions for a sweep: it does not filter {what}")
+    return selection_from(values)
 
 
 def params_from(values: Mapping[str, Any]) -> TestParams:
