@@ -146,10 +146,9 @@ def remove_command(
     Example:
       interregion schedule remove latency
     """
-    from orchestrator.schedule import check_name, remove
+    from orchestrator.schedule import remove_named
 
-    check_name(name, str(schedules))
-    remove(name, unit_dir, cron=cron, enable=not no_enable, say=click.echo)
+    remove_named(schedules, name, unit_dir, cron=cron, enable=not no_enable, say=click.echo)
 
 
 @schedule.command("list")

@@ -144,7 +144,7 @@ PUBLIC = {
     ],
     "schedule": [
         "DEFAULT_FILE", "ScheduleStatus", "Written", "check_name", "export_named", "install_named",
-        "remove", "run_named", "schedule_status", "write_sample",
+        "remove", "remove_named", "run_named", "schedule_status", "write_sample",
     ],
     "site": ["build_site"],
     "study": [
