@@ -288,6 +288,11 @@ def test_the_lint_step_passes_on_the_tree():
         ("cli/schedule.py", "from subprocess import run", "imports subprocess: the CLI"),
         ("cli/advise.py", "import sqlite3", "imports sqlite3: the CLI calls a use case"),
         ("cli/study.py", "return 'SELECT rtt_ms FROM tests WHERE src = ?'", "SQL in the CLI"),
+        ("cli/history.py", "from pandas import DataFrame", "imports pandas: the CLI calls"),
+        ("cli/sweep.py", "import pyarrow.parquet as pq", "imports pyarrow.parquet: the CLI"),
+        # a query over lines, and one with a replacement field
+        ("cli/plan.py", 'q = """\n    SELECT src, dst\n    FROM tests\n"""', "SQL in the CLI"),
+        ("cli/demo.py", "return f'SELECT {cols} FROM tests'", "SQL in the CLI"),
     ],
 )
 def test_the_lint_step_fails_on_a_planted_import(tmp_path, module, line, said):
