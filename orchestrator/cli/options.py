@@ -10,7 +10,7 @@ here, never a default taken in silence.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, TypeVar
 
 import click
@@ -241,16 +241,26 @@ def cloud_flags_from(values: Mapping[str, Any]) -> CloudFlags:
     return CloudFlags(**_named(values, names))
 
 
+NOT_DEFAULT = tuple(s for s in ParameterSource if s is not ParameterSource.DEFAULT)
+
+
+def given_flag(values: Mapping[str, Any], names: Iterable[str],
+               sources: Collection[ParameterSource] = NOT_DEFAULT) -> str | None:  # fmt: skip
+    """The first option of `names` the current command has and was given from `sources`
+    (by default: anywhere but its default), as its flag (`--max-regions`); None: none."""
+    ctx = click.get_current_context()
+    found = [n for n in names if n in values and ctx.get_parameter_source(n) in sources]
+    return "--" + found[0].replace("_", "-") if found else None
+
+
 def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:
     """The cloud flags of the current command, or None when none was given on the
     command line (or in the environment), or it has none (`plan --strict` is its own):
     defaults alone change nothing."""
     ctx = click.get_current_context()
     flags: list[click.Parameter] = cloud_options(lambda: None).__click_params__  # type: ignore[attr-defined]
-    if not {p.name for p in flags} <= {p.name for p in ctx.command.params}:
-        return None
-    sources = {ctx.get_parameter_source(p.name) for p in flags if p.name}
-    if sources <= {None, ParameterSource.DEFAULT}:
+    names = [p.name for p in flags if p.name]
+    if not set(names) <= {p.name for p in ctx.command.params} or not given_flag(values, names):
         return None
     return cloud_flags_from(values)
 

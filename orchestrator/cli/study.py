@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from click.core import ParameterSource
 
 from orchestrator.cli import options as opt
 from orchestrator.cli.emulator import perturb_options
@@ -84,11 +83,8 @@ def tcp(**kwargs: Any) -> None:
       interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes
       interregion study tcp --backend local --variants default,tuned,p4 --repeats 5 --yes
     """
-    ctx = click.get_current_context()
-    for name in PER_VARIANT:
-        if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT):
-            flag = "--" + name
-            raise UserError(f"{flag} with study tcp: the study sets it per variant (--variants)")
+    if flag := opt.given_flag(kwargs, PER_VARIANT):
+        raise UserError(f"{flag} with study tcp: the study sets it per variant (--variants)")
     request = TcpStudyRequest(
         opt.request_from(kwargs, emulation_from(kwargs)), kwargs["variants"], kwargs["repeats"],
         kwargs["seed"], kwargs["max_buffer_bytes"], kwargs["budget_usd"],

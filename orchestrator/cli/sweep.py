@@ -85,14 +85,6 @@ def emulation_from(kwargs: dict[str, Any]) -> Emulation | None:
                            gather(kwargs["perturb"], kwargs["perturb_file"]))  # fmt: skip
 
 
-def _given(kwargs: dict[str, Any], names: Any, sources: tuple[Any, ...]) -> str | None:
-    """The first option of `names` the command was given (from `sources`), as a flag."""
-    ctx = click.get_current_context()
-    found = [n for n in names if n in kwargs and ctx.get_parameter_source(n) in sources]
-    return "--" + found[0].replace("_", "-") if found else None
-
-
-_NOT_GIVEN = (None, ParameterSource.DEFAULT)
 # with --profile: an INTERREGION_* variable is a default of this shell, not a clash
 _PROFILE_OWN = {"profile", "schedules", "results", "yes"}
 _PROFILE_CLASH = (ParameterSource.COMMANDLINE, ParameterSource.PROMPT,
@@ -151,17 +143,18 @@ def sweep(**kwargs: Any) -> None:
     if kwargs["profile"]:
         from orchestrator.cli.schedule import run_profile
 
-        if flag := _given(kwargs, [n for n in kwargs if n not in _PROFILE_OWN], _PROFILE_CLASH):
+        names = [n for n in kwargs if n not in _PROFILE_OWN]
+        if flag := opt.given_flag(kwargs, names, _PROFILE_CLASH):
             raise UserError(f"{flag} with --profile: the profile sets the sweep; edit it or "
                             f"drop {flag}")  # fmt: skip
         run_profile(kwargs["schedules"], kwargs["profile"], results, "hand")
         return
-    given = click.get_current_context().get_parameter_source("budget_usd") not in _NOT_GIVEN
+    given = opt.given_flag(kwargs, ["budget_usd"]) is not None
     how = SweepRun(results, kwargs["budget_usd"], given, kwargs["price_emulated"],
                           build_report=not kwargs["no_report"])  # fmt: skip
     yes, resumed = kwargs["yes"], kwargs["resume_id"]
     if resumed:
-        if flag := _given(kwargs, _RESUMED, (ParameterSource.COMMANDLINE,)):
+        if flag := opt.given_flag(kwargs, _RESUMED, (ParameterSource.COMMANDLINE,)):
             raise UserError(f"{flag} with --resume: a resumed sweep measures what it planned; "
                             f"drop {flag}, or start a new sweep")  # fmt: skip
         if kwargs["perturb"] or kwargs["perturb_file"] or kwargs["emulation_seed"] is not None:
