@@ -57,8 +57,10 @@ NAMESPACES: set[str] = set()
 CLI_ONLY = {"click"}  # third-party packages only the CLI imports
 # what the CLI never imports: a query, an array or a child process is a use case's work
 CLI_NEVER = {"duckdb", "numpy", "pandas", "pyarrow", "sqlite3", "subprocess"}
+# a statement's keyword, then one of its clauses within the same string, over lines too
 SQL = re.compile(
-    r"\b(SELECT|INSERT\s+INTO|UPDATE|DELETE\s+FROM|CREATE\s+TABLE)\b[^\n]*\b(FROM|VALUES|SET|WHERE|AS|\()"
+    r"\b(SELECT|INSERT\s+INTO|UPDATE|DELETE\s+FROM|CREATE\s+TABLE)\b[\s\S]{0,300}?"
+    r"(\b(FROM|VALUES|SET|WHERE|AS)\b|\()"
 )
 
 
@@ -125,12 +127,20 @@ def imports(path: Path) -> list[tuple[int, str, str | None]]:
 
 
 def sql_texts(path: Path) -> list[int]:
-    """The lines of the file's string constants that read as SQL."""
-    return [
-        node.lineno
-        for node in ast.walk(ast.parse(path.read_text()))
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL.search(node.value)
-    ]
+    """The lines of the file's strings that read as SQL: constants, and f-strings read with
+    each replacement field as `{}` (`f"SELECT {cols} FROM t"`)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        elif isinstance(node, ast.JoinedStr):
+            parts = node.values
+            text = "".join(str(v.value) if isinstance(v, ast.Constant) else "{}" for v in parts)
+        else:
+            continue
+        if SQL.search(text):
+            found.add(node.lineno)
+    return sorted(found)
 
 
 def check(root: Path) -> list[Problem]:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import CATALOG, RESULTS
+from orchestrator.cli.options import catalog_read_option, results_option
 
 
 @click.command()
@@ -37,15 +36,8 @@ from orchestrator.core import CATALOG, RESULTS
     "premium/standard). Tests of another tier are never pooled.",
 )  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON (docs/advise.md).")
-@click.option(
-    "--results", "results_dir", type=UserPath(file_okay=False),
-    default=RESULTS, show_default=True,
-    help="Folder holding the history store and one folder per sweep.",
-)  # fmt: skip
-@click.option(
-    "--catalog", type=UserPath(dir_okay=False, exists=True),
-    default=CATALOG, show_default=True, help="Region catalog.",
-)  # fmt: skip
+@results_option("Folder holding the history store and one folder per sweep.", "results_dir")
+@catalog_read_option("Region catalog.")
 def advise(
     src: str, dst: str, size: str, files: str | None, streams: str | None,
     measured_only: bool, tier: str, as_json: bool, results_dir: Path, catalog: Path,

@@ -10,17 +10,22 @@ from typing import Any, TypeVar
 
 import click
 
-from orchestrator.cli.options import choosers_given, filter_options, selection_from
+from orchestrator.cli.jsonout import echo_result
+from orchestrator.cli.options import (
+    catalog_read_option,
+    filter_options,
+    filters_from,
+    results_option,
+)
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import CATALOG, RESULTS, UserError, counted, step, warning
+from orchestrator.core import UserError, counted, step, warning
 from orchestrator.history import MAX_RUNS, Params
 
 F = TypeVar("F", bound=Callable[..., Any])
 STEP_AFTER_S = 2.0  # a step that bad input can end at once says it runs only after this
-_RESULTS_OPTION = click.option(
-    "--results", "results_dir", type=UserPath(file_okay=False), default=RESULTS,
-    show_default=True, help="Folder holding one folder per sweep, and history.duckdb.",
-)  # fmt: skip
+_RESULTS_OPTION = results_option(
+    "Folder holding one folder per sweep, and history.duckdb.", "results_dir"
+)
 _METRICS = ["rtt", "loss", "jitter", "throughput", "capacity"]
 _METRIC_HELP = (
     "RTT (ping samples, ms), loss (ping_loss_pct, %), jitter (ping's rtt_mdev_ms), throughput "
@@ -110,10 +115,8 @@ def _show(
     from orchestrator.history import pair_series
     from orchestrator.text import render_pair_series
 
-    found = pair_series(results_dir, pairs, metric, window, sources)
-    click.echo(
-        json.dumps(found.to_json(), indent=1) if as_json else "\n".join(render_pair_series(found))
-    )
+    echo_result(pair_series(results_dir, pairs, metric, window, sources), as_json,
+                render_pair_series)  # fmt: skip
 
 
 @history.command()
@@ -272,10 +275,7 @@ def convert(fmt: str, file: Path | str, out: Path) -> None:
 )  # fmt: skip
 @click.option("--csv", "as_csv", is_flag=True, help="Print one CSV row per pair and source.")
 @_RESULTS_OPTION
-@click.option(
-    "--catalog", type=UserPath(dir_okay=False, exists=True), default=CATALOG,
-    show_default=True, help="Region catalog (opt-in regions for --no-opt-in).",
-)  # fmt: skip
+@catalog_read_option("Region catalog (opt-in regions for --no-opt-in).")
 @filter_options
 def matrix(
     metric: str, stat: str, window: str, sources: tuple[str, ...], as_json: bool,
@@ -301,12 +301,9 @@ def matrix(
 
     if as_json and as_csv:
         raise UserError("--json and --csv both given: pick one")
-    chooser = choosers_given(selection)
-    if chooser:
-        raise UserError(f"{chooser} chooses regions for a sweep: it does not filter a matrix")
     found = matrix_report(MatrixRequest(
         results_dir, metric, stat, window, sources, include_flagged, catalog,
-        selection_from(selection), json_hint=as_json,
+        filters_from(selection, "a matrix"), json_hint=as_json,
     ))  # fmt: skip
     if as_json:
         click.echo(json.dumps(found.to_json(), indent=1))
@@ -382,11 +379,7 @@ def changes(
     request = ChangesRequest(results_dir, since, sources, last_runs, baseline_runs, min_runs,
                              calibrate, url, notify_file)  # fmt: skip
     found = changes_report(request, warning)
-    click.echo(
-        json.dumps(found.to_json(), indent=1)
-        if as_json
-        else "\n".join(render_change_lines(found, calibration=bool(calibrate)))
-    )
+    echo_result(found, as_json, lambda f: render_change_lines(f, calibration=bool(calibrate)))
     if found.docs.open:
         sys.exit(3)
 

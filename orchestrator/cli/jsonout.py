@@ -6,12 +6,15 @@
 `schema` changes (to `interregion/v2`) only when a field of `data` is removed or
 changes meaning; fields may be added within a version. The envelope is defined here
 once; `json_option` is the flag, `emit` prints it (docs/development.md).
+
+`echo_result` is the other commands' one choice between a result's JSON (its `to_json`,
+without the envelope) and its text lines.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -44,3 +47,9 @@ def emit(data: Any) -> None:
     ctx = click.get_current_context()
     command = " ".join(ctx.command_path.split()[1:])  # without the program's own name
     click.echo(json.dumps(envelope(command, data), indent=2, default=str))
+
+
+def echo_result(found: Any, as_json: bool, lines: Callable[[Any], Iterable[str]],
+                indent: int = 1) -> None:  # fmt: skip
+    """Print `found.to_json()` with `as_json`, else the lines `lines(found)` renders."""
+    click.echo(json.dumps(found.to_json(), indent=indent) if as_json else "\n".join(lines(found)))

@@ -1,6 +1,7 @@
 """The flags shared by plan, sweep, study, report, history and preflight (`*_options`,
-`catalog_option`), and their reading into the library's types (`*_from`; `request_from`:
-the SweepRequest of a new sweep or study): click lives here, the library takes the types.
+`catalog_option`, `catalog_read_option`, `results_option`), and their reading into the
+library's types (`*_from`; `request_from`: the SweepRequest of a new sweep or study): click
+lives here, the library takes the types.
 
 Each reader names every option it reads: a command without one of them is a KeyError
 here, never a default taken in silence.
@@ -9,7 +10,7 @@ here, never a default taken in silence.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, TypeVar
 
 import click
@@ -17,7 +18,7 @@ from click.core import ParameterSource
 
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.clouds import NETWORK_TIERS, CloudFlags
-from orchestrator.core import CATALOG
+from orchestrator.core import CATALOG, RESULTS, UserError
 from orchestrator.model import BACKEND_NAMES, CLOUDS, DEFAULT_BACKEND, LOCAL_MAX_CONCURRENT
 from orchestrator.plan import RunOptions, SelectionSpec, TestParams, params_spec, selection_spec
 from orchestrator.sweep import Emulation, SweepRequest
@@ -64,16 +65,20 @@ def selection_options(f: F) -> F:
 def filter_options(f: F) -> F:
     """The selection options that filter pairs already measured (a report). --max-regions
     and --spread choose regions for a sweep: left out of the help, and taken only so the
-    command can say that in one line (`choosers_given`)."""
+    command can say that in one line (`filters_from`)."""
     return _apply(f, [*_filters(), *_choosers(hidden=True)])
 
 
-def choosers_given(selection: dict[str, Any]) -> str | None:
-    """The first of --max-regions, --spread, --opt-in given to a command that only filters."""
-    for name in ("max_regions", "spread", "opt_in"):
-        if selection.get(name) is not None:
-            return "--" + name.replace("_", "-")
-    return None
+def catalog_read_option(help: str) -> Callable[[F], F]:
+    """--catalog (INTERREGION_CATALOG) of a command that reads the catalog as it is."""
+    return option("--catalog", type=UserPath(dir_okay=False, exists=True), default=CATALOG,
+                  show_default=True, help=help)  # fmt: skip
+
+
+def results_option(help: str, name: str = "results") -> Callable[[F], F]:
+    """--results (INTERREGION_RESULTS), as `name`: `help` says what the command reads there."""
+    return option("--results", name, type=UserPath(file_okay=False), default=RESULTS,
+                  show_default=True, help=help)  # fmt: skip
 
 
 def _filters() -> list[Callable[[F], F]]:
@@ -207,6 +212,16 @@ def selection_from(values: Mapping[str, Any]) -> SelectionSpec:
     return selection_spec(**_named(values, names), opt_in=bool(values.get("opt_in")))
 
 
+def filters_from(values: Mapping[str, Any], what: str) -> SelectionSpec:
+    """The SelectionSpec of a command with filter_options (`what`: "a report", "a matrix"),
+    refusing the first of --max-regions, --spread, --opt-in it was given."""
+    for name in ("max_regions", "spread", "opt_in"):
+        if values.get(name) is not None:
+            flag = "--" + name.replace("_", "-")
+            raise UserError(f"{flag} chooses regions for a sweep: it does not filter {what}")
+    return selection_from(values)
+
+
 def params_from(values: Mapping[str, Any]) -> TestParams:
     """The TestParams of a command with test_params_options."""
     names = "pings ping_interval duration omit streams window congestion tests measures"
@@ -226,16 +241,26 @@ def cloud_flags_from(values: Mapping[str, Any]) -> CloudFlags:
     return CloudFlags(**_named(values, names))
 
 
+NOT_DEFAULT = tuple(s for s in ParameterSource if s is not ParameterSource.DEFAULT)
+
+
+def given_flag(values: Mapping[str, Any], names: Iterable[str],
+               sources: Collection[ParameterSource] = NOT_DEFAULT) -> str | None:  # fmt: skip
+    """The first option of `names` the current command has and was given from `sources`
+    (by default: anywhere but its default), as its flag (`--max-regions`); None: none."""
+    ctx = click.get_current_context()
+    found = [n for n in names if n in values and ctx.get_parameter_source(n) in sources]
+    return "--" + found[0].replace("_", "-") if found else None
+
+
 def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:
     """The cloud flags of the current command, or None when none was given on the
     command line (or in the environment), or it has none (`plan --strict` is its own):
     defaults alone change nothing."""
     ctx = click.get_current_context()
     flags: list[click.Parameter] = cloud_options(lambda: None).__click_params__  # type: ignore[attr-defined]
-    if not {p.name for p in flags} <= {p.name for p in ctx.command.params}:
-        return None
-    sources = {ctx.get_parameter_source(p.name) for p in flags if p.name}
-    if sources <= {None, ParameterSource.DEFAULT}:
+    names = [p.name for p in flags if p.name]
+    if not set(names) <= {p.name for p in ctx.command.params} or not given_flag(values, names):
         return None
     return cloud_flags_from(values)
 

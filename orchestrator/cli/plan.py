@@ -9,15 +9,20 @@ from typing import Any
 import click
 
 from orchestrator.cli import options as opt
-from orchestrator.cli.jsonout import emit, json_option
+from orchestrator.cli.jsonout import echo_result, emit, json_option
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import PRICING, info, warning
-from orchestrator.mesh import DEFAULT_ECHOES, DEFAULT_INTERVAL_S, mesh_plan
-from orchestrator.model import CLOUDS, load_catalog
+from orchestrator.mesh import DEFAULT_ECHOES, DEFAULT_INTERVAL_S, plan_mesh
+from orchestrator.model import CLOUDS, region_listing
 from orchestrator.plan import parse_clouds
 from orchestrator.sweep import dry_run
-from orchestrator.text import TERMINAL_WIDTH, mesh_plan_lines, plan_tables, regions_table
-from orchestrator.text import console as terminal_console
+from orchestrator.text import (
+    TERMINAL_WIDTH,
+    mesh_plan_lines,
+    plan_tables,
+    print_parts,
+    regions_table,
+)
 
 
 @click.command()
@@ -42,7 +47,9 @@ from orchestrator.text import console as terminal_console
               help="With --mesh: seconds between two probes of the same peer.")  # fmt: skip
 @click.option("--mesh-echoes", type=click.IntRange(1, 100), default=DEFAULT_ECHOES,
               show_default=True, help="With --mesh: echoes to each peer per interval.")  # fmt: skip
-def plan(**options: Any) -> None:
+def plan(catalog: Path, pricing_path: Path, strict: bool, round_overhead: float | None,
+         mesh: bool, mesh_interval: int, mesh_echoes: int, as_json: bool,
+         **options: Any) -> None:  # fmt: skip
     """Show what a sweep would test, in which rounds, how long and at what cost.
 
     A dry run: nothing is created. Distances are geodesic (WGS-84). Bytes and
@@ -63,21 +70,19 @@ def plan(**options: Any) -> None:
       interregion plan --mesh --max-regions 8
     """
     # notes and warnings are log lines, on stderr: --json output stays parseable
-    result = dry_run(opt.request_from(options, None), catalog_path=options["catalog"],
-                            pricing_path=options["pricing_path"], strict=options["strict"],
-                            round_overhead=options["round_overhead"], note=info,
-                            warn=warning)  # fmt: skip
-    if options["mesh"]:
-        mesh = mesh_plan(result, options["pricing_path"], options["mesh_interval"],
-                         options["mesh_echoes"])  # fmt: skip
-        as_json = json.dumps(mesh.to_json(), indent=2)
-        click.echo(as_json if options["as_json"] else "\n".join(mesh_plan_lines(mesh)))
-    elif options["as_json"]:
+    request = opt.request_from(options, None)
+    if mesh:
+        found = plan_mesh(request, catalog_path=catalog, pricing_path=pricing_path, strict=strict,
+                          round_overhead=round_overhead, interval_s=mesh_interval,
+                          echoes=mesh_echoes, note=info, warn=warning)  # fmt: skip
+        echo_result(found, as_json, mesh_plan_lines, indent=2)
+        return
+    result = dry_run(request, catalog_path=catalog, pricing_path=pricing_path, strict=strict,
+                     round_overhead=round_overhead, note=info, warn=warning)  # fmt: skip
+    if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        console = terminal_console(TERMINAL_WIDTH)
-        for part in plan_tables(result):
-            console.print(part)
+        print_parts(plan_tables(result), TERMINAL_WIDTH, markup=True)
 
 
 @click.group(invoke_without_command=True)
@@ -96,12 +101,11 @@ def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> No
     """
     if ctx.invoked_subcommand is not None:
         return
-    wanted = parse_clouds(clouds, "--cloud")
-    listing = load_catalog(catalog).listing(wanted)
+    listing = region_listing(catalog, parse_clouds(clouds, "--cloud"))
     if as_json:
         emit(listing.to_json())
     else:
-        terminal_console(TERMINAL_WIDTH).print(regions_table(listing))
+        print_parts([regions_table(listing)], TERMINAL_WIDTH)
 
 
 COMMANDS: list[click.Command] = [plan, regions]

@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
-from orchestrator.cli.options import choosers_given, filter_options, selection_from
+from orchestrator.cli.options import (
+    catalog_read_option,
+    filter_options,
+    filters_from,
+    results_option,
+)
 from orchestrator.cli.pathopt import UserPath, folder_or_url
-from orchestrator.core import CATALOG, RESULTS, UserError, warning
+from orchestrator.core import warning
 from orchestrator.text import TERMINAL_WIDTH, console, print_parts
 
-_RESULTS_OPTION = click.option(
-    "--results", "results_dir", type=UserPath(file_okay=False), default=RESULTS,
-    show_default=True, help="Folder holding one folder per sweep.",
-)  # fmt: skip
-_CATALOG_OPTION = click.option(
-    "--catalog", type=UserPath(dir_okay=False, exists=True), default=CATALOG,
-    show_default=True, help="Region catalog (coordinates for distances and maps).",
-)  # fmt: skip
+_RESULTS_OPTION = results_option("Folder holding one folder per sweep.", "results_dir")
+_CATALOG_OPTION = catalog_read_option("Region catalog (coordinates for distances and maps).")
 
 
 @click.command()
@@ -70,17 +68,13 @@ def report(
       interregion report --all --cloud-pair aws:gcp --min-km 1000
       interregion report --input theirs.csv --out /tmp/theirs-report --include-flagged
     """
-    from orchestrator.report import ReportRequest, check_sources, make_report
+    from orchestrator.report import ReportRequest, make_report
     from orchestrator.text import render_report_tables
 
     request = ReportRequest(sweep, all_, input_files, results_dir, out, not no_png, catalog,
-                            include_flagged=include_flagged,
-                            include_injected=include_injected)  # fmt: skip
-    check_sources(request)  # before the filters: what to report on is said first
-    chooser = choosers_given(selection)
-    if chooser:
-        raise UserError(f"{chooser} chooses regions for a sweep: it does not filter a report")
-    result = make_report(replace(request, selection=selection_from(selection)), _say)
+                            filters_from(selection, "a report"), include_flagged,
+                            include_injected)  # fmt: skip
+    result = make_report(request, _say)
     # after the report: when it fails, its one error line says enough on its own
     for line in result.loaded.warnings:
         warning(line)

@@ -13,9 +13,10 @@ from typing import Any
 
 import click
 
+from orchestrator.cli import options as opt
 from orchestrator.cli.jsonout import emit, json_option
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import RESULTS, SCHEDULES, info, say
+from orchestrator.core import SCHEDULES, info, say
 from orchestrator.core import warning as log_warning
 from orchestrator.schedule import DEFAULT_FILE
 from orchestrator.text import schedule_status_lines, tick_line, written_lines
@@ -23,9 +24,7 @@ from orchestrator.text import schedule_status_lines, tick_line, written_lines
 file_option = click.option("--file", "schedules", type=UserPath(dir_okay=False),
                            default=SCHEDULES, show_default=DEFAULT_FILE,
                            help="The profiles file.")  # fmt: skip
-results_option = click.option("--results", type=UserPath(file_okay=False), default=RESULTS,
-                              show_default=True, help="Folder holding the sweeps' results and "
-                              "the schedule ledger.")  # fmt: skip
+results_option = opt.results_option("Folder holding the sweeps' results and the schedule ledger.")
 _NAME = click.argument("name")
 
 
@@ -147,10 +146,9 @@ def remove_command(
     Example:
       interregion schedule remove latency
     """
-    from orchestrator.schedule import check_name, remove
+    from orchestrator.schedule import remove_named
 
-    check_name(name, str(schedules))
-    remove(name, unit_dir, cron=cron, enable=not no_enable, say=click.echo)
+    remove_named(schedules, name, unit_dir, cron=cron, enable=not no_enable, say=click.echo)
 
 
 @schedule.command("list")

@@ -5,20 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from click.core import ParameterSource
 
+from orchestrator.cli import options as opt
 from orchestrator.cli.emulator import perturb_options
-from orchestrator.cli.options import (
-    FINITE,
-    cloud_options,
-    request_from,
-    run_options,
-    selection_options,
-    test_params_options,
-)
-from orchestrator.cli.pathopt import UserPath
 from orchestrator.cli.sweep import announce, emulation_from
-from orchestrator.core import RESULTS, UserError, info, say
+from orchestrator.core import UserError, info, say
 from orchestrator.study import (
     DEFAULT_REPEATS,
     STUDIES_DIR,
@@ -43,10 +34,10 @@ def study() -> None:
 
 
 @study.command("tcp")
-@selection_options
-@test_params_options
-@run_options
-@cloud_options
+@opt.selection_options
+@opt.test_params_options
+@opt.run_options
+@opt.cloud_options
 @click.option(
     "--variants", default=",".join(VARIANTS), show_default=True,
     help="Variants of the forward test, comma-separated (default is required: gains are "
@@ -65,7 +56,7 @@ def study() -> None:
     help="Largest tcp_rmem/tcp_wmem max the hosts may be given (default: the kernel's).",
 )  # fmt: skip
 @click.option("--yes", is_flag=True, help="Do not ask, even above the budget.")
-@click.option("--budget-usd", type=FINITE, default=5.0, show_default=True,
+@click.option("--budget-usd", type=opt.FINITE, default=5.0, show_default=True,
               help="Ask before provisioning when the estimated cost is above this.")  # fmt: skip
 @click.option("--no-report", is_flag=True, help="Do not build the report at the end.")
 @perturb_options
@@ -73,11 +64,10 @@ def study() -> None:
     "--emulation-seed", type=click.IntRange(min=0), default=None,
     help="Seed of the emulated cloud's run-to-run variation (local). Recorded.",
 )  # fmt: skip
-@click.option(
-    "--results", type=UserPath(file_okay=False), default=RESULTS, show_default=True,
-    help=f"Folder holding the sweeps' results, as for every command; the study lands "
-    f"apart from the sweeps, in <results>/{STUDIES_DIR}/<id>/.",
-)  # fmt: skip
+@opt.results_option(
+    f"Folder holding the sweeps' results, as for every command; the study lands apart from "
+    f"the sweeps, in <results>/{STUDIES_DIR}/<id>/."
+)
 def tcp(**kwargs: Any) -> None:
     """What distance costs one TCP stream, and what wins it back, per pair.
 
@@ -93,13 +83,10 @@ def tcp(**kwargs: Any) -> None:
       interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes
       interregion study tcp --backend local --variants default,tuned,p4 --repeats 5 --yes
     """
-    ctx = click.get_current_context()
-    for name in PER_VARIANT:
-        if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT):
-            flag = "--" + name
-            raise UserError(f"{flag} with study tcp: the study sets it per variant (--variants)")
+    if flag := opt.given_flag(kwargs, PER_VARIANT):
+        raise UserError(f"{flag} with study tcp: the study sets it per variant (--variants)")
     request = TcpStudyRequest(
-        request_from(kwargs, emulation_from(kwargs)), kwargs["variants"], kwargs["repeats"],
+        opt.request_from(kwargs, emulation_from(kwargs)), kwargs["variants"], kwargs["repeats"],
         kwargs["seed"], kwargs["max_buffer_bytes"], kwargs["budget_usd"],
     )  # fmt: skip
     study = plan_tcp_study(request, info)

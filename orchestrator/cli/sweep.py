@@ -4,7 +4,6 @@ down, matrix) and metrics."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,8 +13,9 @@ from click.core import ParameterSource
 
 from orchestrator.cli import options as opt
 from orchestrator.cli.emulator import perturb_options
+from orchestrator.cli.jsonout import echo_result
 from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import RESULTS, SCHEDULES, UserError, counted, info, say
+from orchestrator.core import SCHEDULES, UserError, counted, info, say
 from orchestrator.core import warning as log_warning
 from orchestrator.emulator import gather
 from orchestrator.mesh import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
@@ -31,15 +31,14 @@ from orchestrator.sweep import (
     Question,
     SweepRequest,
     SweepRun,
-    measure_stage,
-    open_sweep,
+    collect_sweep,
+    measure_sweep,
+    prepare_sweep,
     provision_sweep,
     resume,
     run_new,
     teardown_sweep,
 )
-from orchestrator.sweep import collect as stages_collect
-from orchestrator.sweep import prepare as stages_prepare
 from orchestrator.sweep import questions as launch_questions
 from orchestrator.text import (
     done_lines,
@@ -49,9 +48,7 @@ from orchestrator.text import (
     shortfall_warning,
 )
 
-_results_option = click.option("--results", type=UserPath(file_okay=False),
-                               default=RESULTS, show_default=True,
-                               help="Folder holding the sweeps' results.")  # fmt: skip
+_results_option = opt.results_option("Folder holding the sweeps' results.")
 _sweep_id_option = click.option("--sweep", "sweep_id", required=True, metavar="ID",
                                 help="Sweep id.")  # fmt: skip
 
@@ -88,14 +85,6 @@ def emulation_from(kwargs: dict[str, Any]) -> Emulation | None:
                            gather(kwargs["perturb"], kwargs["perturb_file"]))  # fmt: skip
 
 
-def _given(kwargs: dict[str, Any], names: Any, sources: tuple[Any, ...]) -> str | None:
-    """The first option of `names` the command was given (from `sources`), as a flag."""
-    ctx = click.get_current_context()
-    found = [n for n in names if n in kwargs and ctx.get_parameter_source(n) in sources]
-    return "--" + found[0].replace("_", "-") if found else None
-
-
-_NOT_GIVEN = (None, ParameterSource.DEFAULT)
 # with --profile: an INTERREGION_* variable is a default of this shell, not a clash
 _PROFILE_OWN = {"profile", "schedules", "results", "yes"}
 _PROFILE_CLASH = (ParameterSource.COMMANDLINE, ParameterSource.PROMPT,
@@ -154,17 +143,18 @@ def sweep(**kwargs: Any) -> None:
     if kwargs["profile"]:
         from orchestrator.cli.schedule import run_profile
 
-        if flag := _given(kwargs, [n for n in kwargs if n not in _PROFILE_OWN], _PROFILE_CLASH):
+        names = [n for n in kwargs if n not in _PROFILE_OWN]
+        if flag := opt.given_flag(kwargs, names, _PROFILE_CLASH):
             raise UserError(f"{flag} with --profile: the profile sets the sweep; edit it or "
                             f"drop {flag}")  # fmt: skip
         run_profile(kwargs["schedules"], kwargs["profile"], results, "hand")
         return
-    given = click.get_current_context().get_parameter_source("budget_usd") not in _NOT_GIVEN
+    given = opt.given_flag(kwargs, ["budget_usd"]) is not None
     how = SweepRun(results, kwargs["budget_usd"], given, kwargs["price_emulated"],
                           build_report=not kwargs["no_report"])  # fmt: skip
     yes, resumed = kwargs["yes"], kwargs["resume_id"]
     if resumed:
-        if flag := _given(kwargs, _RESUMED, (ParameterSource.COMMANDLINE,)):
+        if flag := opt.given_flag(kwargs, _RESUMED, (ParameterSource.COMMANDLINE,)):
             raise UserError(f"{flag} with --resume: a resumed sweep measures what it planned; "
                             f"drop {flag}, or start a new sweep")  # fmt: skip
         if kwargs["perturb"] or kwargs["perturb_file"] or kwargs["emulation_seed"] is not None:
@@ -217,7 +207,7 @@ def prepare(sweep_id: str, forks: int, results: Path) -> None:
       interregion prepare --sweep 20261122T0130Z-3fa2
       interregion prepare --sweep 20261122T0130Z-3fa2 --forks 77
     """
-    facts = stages_prepare(open_sweep(sweep_id, results), forks=forks)
+    facts = prepare_sweep(sweep_id, results, forks)
     click.echo(f"{counted(len(facts), 'host')} ready")
 
 
@@ -232,9 +222,7 @@ def measure(sweep_id: str, no_retry: bool, results: Path) -> None:
     Example:
       interregion measure --sweep 20261122T0130Z-3fa2
     """
-    run = open_sweep(sweep_id, results)
-    measure_stage(run, retry=not no_retry)
-    click.echo(str(run.dir / "measurements.csv"))
+    click.echo(str(measure_sweep(sweep_id, results, retry=not no_retry)))
 
 
 @click.command()
@@ -252,7 +240,7 @@ def collect(sweep_id: str, force: bool, results: Path) -> None:
     Example:
       interregion collect --sweep 20261122T0130Z-3fa2
     """
-    rows = stages_collect(open_sweep(sweep_id, results), force=force)
+    rows = collect_sweep(sweep_id, results, force=force)
     click.echo(counted(len(rows), "row"))
 
 
@@ -272,9 +260,7 @@ def teardown(sweep_id: str, results: Path) -> None:
 
 # ---- the continuous mesh (issue 32): mesh up|status|down|matrix, metrics ----------------
 
-_RESULTS = click.option("--results", type=UserPath(file_okay=False), default=RESULTS,
-                        show_default=True, help="Folder holding the sweeps, the meshes (mesh/) "
-                        "and history.duckdb.")  # fmt: skip
+_RESULTS = opt.results_option("Folder holding the sweeps, the meshes (mesh/) and history.duckdb.")
 _MESH_ID = click.option("--mesh", "mesh_id", default=None, metavar="ID",
                         help="Which mesh (default: the running one, else the latest).")  # fmt: skip
 _WINDOW = "1H, 6H, 1D or 1W"
@@ -350,12 +336,9 @@ def status_command(mesh_id: str | None, as_json: bool, results: Path) -> None:
     from orchestrator.mesh import mesh_status
 
     found = mesh_status(results, mesh_id, say)
-    if as_json:
-        click.echo(json.dumps(found.to_json(), indent=2))
-        return
-    if found.emulation_id:
+    if found.emulation_id and not as_json:
         info(f"emulation {found.emulation_id} (interregion emulator perturb --id ...)")
-    click.echo("\n".join(mesh_status_lines(found)))
+    echo_result(found, as_json, mesh_status_lines, indent=2)
 
 
 @mesh.command("down")
@@ -390,11 +373,7 @@ def matrix_command(source: str | None, window: str, as_json: bool, results: Path
     """
     from orchestrator.mesh import matrix_of
 
-    found = matrix_of(results, source, window)
-    if as_json:
-        click.echo(json.dumps(found.to_json(), indent=2))
-    else:
-        click.echo("\n".join(mesh_matrix_lines(found)))
+    echo_result(matrix_of(results, source, window), as_json, mesh_matrix_lines, indent=2)
 
 
 @click.command("metrics")

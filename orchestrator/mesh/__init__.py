@@ -6,7 +6,8 @@ other packages import only these (`from orchestrator.mesh import matrix_of`),
 never a module of this package (tests/check_layers.py).
 
 - `collect`: `MeshStatus`, `mesh_status`, `run_mesh`.
-- `cost`: `DEFAULT_ECHOES`, `DEFAULT_INTERVAL_S`, `HOURS_PER_MONTH`, `MeshPlan`, `mesh_plan`.
+- `cost`: `DEFAULT_ECHOES`, `DEFAULT_INTERVAL_S`, `HOURS_PER_MONTH`, `MeshPlan`, `mesh_plan`,
+  `plan_mesh`.
 - `openmetrics`: `metrics`.
 - `run`: `MeshRequest`, `mesh_down`.
 - `serve`: `serve_metrics`.
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
         HOURS_PER_MONTH,
         MeshPlan,
         mesh_plan,
+        plan_mesh,
     )
     from orchestrator.mesh.openmetrics import metrics
     from orchestrator.mesh.run import MeshRequest
@@ -47,6 +49,7 @@ __all__ = [
     "metrics",
     "newest_bin",
     "pair_bins",
+    "plan_mesh",
     "run_mesh",
     "serve_metrics",
 ]
@@ -62,6 +65,7 @@ _LAZY = {
     "HOURS_PER_MONTH": ("orchestrator.mesh.cost", "HOURS_PER_MONTH"),
     "MeshPlan": ("orchestrator.mesh.cost", "MeshPlan"),
     "mesh_plan": ("orchestrator.mesh.cost", "mesh_plan"),
+    "plan_mesh": ("orchestrator.mesh.cost", "plan_mesh"),
     "metrics": ("orchestrator.mesh.openmetrics", "metrics"),
     "MeshRequest": ("orchestrator.mesh.run", "MeshRequest"),
     "mesh_down": ("orchestrator.mesh.run", "down"),

@@ -6,17 +6,22 @@ egress is 2 x (N - 1) x echoes x 84 bytes per interval, to each peer in equal pa
 A month is 730 hours. The VMs are the pricing file's machine type per cloud (the
 smallest the catalog uses: instance, public IPv4 and disk), egress at its list price per
 pair (orchestrator.plan.pricing), before free tiers and discounts.
+
+`plan_mesh` is `plan --mesh`'s use case: the dry run of a sweep of the same selection
+(orchestrator.sweep.dry_run), then the mesh of its regions priced.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from orchestrator.model import Region, is_emulated
 from orchestrator.plan import Plan, Pricing, load_pricing
 from orchestrator.results import PING_PACKET_BYTES
+from orchestrator.sweep import SweepRequest, dry_run
 
 # what `mesh up` probes by default, and what `plan --mesh` prices: one place for both
 DEFAULT_INTERVAL_S = 60
@@ -88,3 +93,23 @@ def mesh_plan(plan: Plan, pricing_path: Any, interval_s: int, echoes: int) -> Me
     return MeshPlan(mesh_cost(regions, pricing, interval_s, echoes), tuple(r.key for r in regions),
                     interval_s, echoes, plan.backend, is_emulated(plan.backend),
                     pricing.as_of)  # fmt: skip
+
+
+def plan_mesh(
+    request: SweepRequest,
+    *,
+    catalog_path: Path,
+    pricing_path: Path,
+    interval_s: int = DEFAULT_INTERVAL_S,
+    echoes: int = DEFAULT_ECHOES,
+    round_overhead: float | None = None,
+    strict: bool = False,
+    note: Callable[[str], None],
+    warn: Callable[[str], None],
+) -> MeshPlan:
+    """`interregion plan --mesh`: the regions a sweep of `request` would select (its dry
+    run, with the same checks, notes and warnings), as a mesh probed every `interval_s`
+    with `echoes` echoes, priced per month."""
+    plan = dry_run(request, catalog_path=catalog_path, pricing_path=pricing_path,
+                   round_overhead=round_overhead, strict=strict, note=note, warn=warn)  # fmt: skip
+    return mesh_plan(plan, pricing_path, interval_s, echoes)

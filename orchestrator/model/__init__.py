@@ -8,7 +8,7 @@ never a module of this package (tests/check_layers.py).
 - `backends`: `BACKENDS`, `BACKEND_NAMES`, `BackendInfo`, `CLOUD_NAMES`, `CLOUD_SETUP_S`,
   `DEFAULT_BACKEND`, `LOCAL_MAX_CONCURRENT`, `backend_info`, `is_cloud`, `is_emulated`.
 - `catalog`: `CLOUDS`, `Catalog`, `MachineBandwidth`, `Region`, `RegionListing`, `load_catalog`,
-  `region_from_dict`, `region_order`, `region_to_dict`.
+  `region_from_dict`, `region_listing`, `region_order`, `region_to_dict`.
 - `hosts`: `Host`, `IPERF3_PORTS`, `hosts_from_output`, `iperf3_port`, `pins_from_file`,
   `placement`.
 """
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         RegionListing,
         load_catalog,
         region_from_dict,
+        region_listing,
         region_order,
         region_to_dict,
     )
@@ -74,6 +75,7 @@ __all__ = [
     "pins_from_file",
     "placement",
     "region_from_dict",
+    "region_listing",
     "region_order",
     "region_to_dict",
 ]
@@ -99,6 +101,7 @@ _LAZY = {
     "RegionListing": ("orchestrator.model.catalog", "RegionListing"),
     "load_catalog": ("orchestrator.model.catalog", "load_catalog"),
     "region_from_dict": ("orchestrator.model.catalog", "region_from_dict"),
+    "region_listing": ("orchestrator.model.catalog", "region_listing"),
     "region_order": ("orchestrator.model.catalog", "region_order"),
     "region_to_dict": ("orchestrator.model.catalog", "region_to_dict"),
     "Host": ("orchestrator.model.hosts", "Host"),

@@ -147,6 +147,11 @@ def _or(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
+def region_listing(path: Path, clouds: Iterable[str]) -> RegionListing:
+    """`interregion regions`' use case: the regions of `clouds` in the catalog at `path`."""
+    return load_catalog(path).listing(clouds)
+
+
 def load_catalog(path: Path = CATALOG) -> Catalog:
     """Load and validate a catalog file; raise CatalogError listing every problem."""
     try:

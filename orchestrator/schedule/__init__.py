@@ -8,7 +8,7 @@ never a module of this package (tests/check_layers.py).
 - `profiles`: `DEFAULT_FILE`, `check_name`, `write_sample`.
 - `status`: `ScheduleStatus`, `schedule_status`.
 - `tick`: `run_named`.
-- `timers`: `Written`, `export_named`, `install_named`, `remove`.
+- `timers`: `Written`, `export_named`, `install_named`, `remove`, `remove_named`.
 """
 
 from typing import TYPE_CHECKING
@@ -20,7 +20,13 @@ if TYPE_CHECKING:
     from orchestrator.schedule.status import ScheduleStatus
     from orchestrator.schedule.status import status as schedule_status
     from orchestrator.schedule.tick import run_named
-    from orchestrator.schedule.timers import Written, export_named, install_named, remove
+    from orchestrator.schedule.timers import (
+        Written,
+        export_named,
+        install_named,
+        remove,
+        remove_named,
+    )
 
 __all__ = [
     "DEFAULT_FILE",
@@ -30,6 +36,7 @@ __all__ = [
     "export_named",
     "install_named",
     "remove",
+    "remove_named",
     "run_named",
     "schedule_status",
     "write_sample",
@@ -49,6 +56,7 @@ _LAZY = {
     "export_named": ("orchestrator.schedule.timers", "export_named"),
     "install_named": ("orchestrator.schedule.timers", "install_named"),
     "remove": ("orchestrator.schedule.timers", "remove"),
+    "remove_named": ("orchestrator.schedule.timers", "remove_named"),
 }
 
 

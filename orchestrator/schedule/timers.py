@@ -23,7 +23,7 @@ from orchestrator.model import backend_info, is_emulated
 from orchestrator.plan import Estimate
 from orchestrator.results import check_results_for_sweeps, control_character_problem, write_atomic
 from orchestrator.schedule.cadence import cron_line, on_calendar
-from orchestrator.schedule.profiles import DEFAULT_FILE, Profile, profile_named
+from orchestrator.schedule.profiles import DEFAULT_FILE, Profile, check_name, profile_named
 
 UNIT_DIR = Path("/etc/systemd/system")
 CRON_DIR = Path("/etc/cron.d")
@@ -281,6 +281,14 @@ def export_workflow(
             f"--github-actions {workflow}: cannot write it ({e.strerror}): give a file in a "
             "folder you can write, e.g. .github/workflows/interregion-NAME.yml"
         ) from None
+
+
+def remove_named(schedules: Path, name: str, unit_dir: Path | None, *, cron: bool,
+                 enable: bool, say: Callable[[str], None]) -> list[Path]:  # fmt: skip
+    """`schedule remove NAME`: `remove`, once the name is one a profile can have (it is
+    refused as the profiles file `schedules` would refuse it; the profile itself may have
+    left the file)."""
+    return remove(check_name(name, str(schedules)), unit_dir, cron=cron, enable=enable, say=say)
 
 
 def export_named(schedules: Path, name: str, workflow: Path, *, repo: str,

@@ -12,8 +12,8 @@ never a module of this package (tests/check_layers.py).
 - `inventory`: `control_dir`, `ssh_common_args`.
 - `launch`: `BIG_HOSTS`, `BIG_MINUTES`, `DEFAULT_BUDGET_USD`, `Emulation`, `Held`,
   `NOT_CONFIRMED`, `Question`, `SweepDone`, `SweepRequest`, `SweepRun`, `cloud_options_for`,
-  `create`, `dry_run`, `locked`, `plan_for`, `provision_sweep`, `questions`, `resume`,
-  `run_new`, `start`, `teardown_sweep`.
+  `collect_sweep`, `create`, `dry_run`, `locked`, `measure_sweep`, `plan_for`, `prepare_sweep`,
+  `provision_sweep`, `questions`, `resume`, `run_new`, `start`, `teardown_sweep`.
 - `measure`: `agent_parts`, `check_playbook_end`, `measure_stage`, `next_round_no`,
   `round_play`, `run_rounds`.
 - `provision`: `existing_stacks`.
@@ -48,12 +48,15 @@ if TYPE_CHECKING:
         create,
         dry_run,
         locked,
+        measure_sweep,
         plan_for,
         questions,
         resume,
         run_new,
         start,
     )
+    from orchestrator.sweep.launch import collect as collect_sweep
+    from orchestrator.sweep.launch import prepare as prepare_sweep
     from orchestrator.sweep.launch import provision as provision_sweep
     from orchestrator.sweep.launch import teardown as teardown_sweep
     from orchestrator.sweep.measure import (
@@ -102,6 +105,7 @@ __all__ = [
     "check_playbook_end",
     "cloud_options_for",
     "collect",
+    "collect_sweep",
     "congestion_problem",
     "control_dir",
     "create",
@@ -112,11 +116,13 @@ __all__ = [
     "locked",
     "mark_owner",
     "measure_stage",
+    "measure_sweep",
     "next_round_no",
     "open_sweep",
     "owner_alive",
     "plan_for",
     "prepare",
+    "prepare_sweep",
     "provision_stage",
     "provision_sweep",
     "questions",
@@ -164,6 +170,9 @@ _LAZY = {
     "locked": ("orchestrator.sweep.launch", "locked"),
     "plan_for": ("orchestrator.sweep.launch", "plan_for"),
     "provision_sweep": ("orchestrator.sweep.launch", "provision"),
+    "prepare_sweep": ("orchestrator.sweep.launch", "prepare"),
+    "measure_sweep": ("orchestrator.sweep.launch", "measure_sweep"),
+    "collect_sweep": ("orchestrator.sweep.launch", "collect"),
     "questions": ("orchestrator.sweep.launch", "questions"),
     "resume": ("orchestrator.sweep.launch", "resume"),
     "run_new": ("orchestrator.sweep.launch", "run_new"),

@@ -17,7 +17,9 @@
                           history ingest (orchestrator.sweep.runner)
     run_new, resume       `interregion sweep`'s use cases (a SweepRun: how it runs; the
                           `questions` it asks before provisioning), -> SweepDone
-    provision, teardown   `interregion provision` and `teardown` on a sweep id
+    provision, prepare,   `interregion provision`, `prepare`, `measure`, `collect` and
+    measure_sweep,        `teardown` on a sweep id: the sweep opened, its stage run
+    collect, teardown
 
 Nothing here prints or asks: the CLI does (it asks the `questions`, renders the lines),
 and passes `log` for the lines a sweep writes as it goes.
@@ -56,7 +58,7 @@ from orchestrator.results import (
     EmulationRecord,
     sweep_dir,
 )
-from orchestrator.sweep import abandoned, runner, stages
+from orchestrator.sweep import abandoned, measure, runner, stages
 from orchestrator.sweep.provision import controller_region, existing_stacks
 from orchestrator.sweep.record import Sweep, create_sweep, load_record, open_sweep
 
@@ -455,6 +457,26 @@ def provision(sweep_id: str, results: Path, cloud: CloudFlags | None) -> list[Ho
     run = open_sweep(sweep_id, results)
     replace_cloud_options(run, cloud)
     return stages.provision(run)
+
+
+def prepare(sweep_id: str, results: Path, forks: int = stages.PREPARE_FORKS) -> dict[str, Any]:
+    """`interregion prepare`: a provisioned sweep's hosts made ready (SSH, tools, agent);
+    the facts of each host that answered, by name."""
+    return stages.prepare(open_sweep(sweep_id, results), forks=forks)
+
+
+def measure_sweep(sweep_id: str, results: Path, *, retry: bool = True) -> Path:
+    """`interregion measure`: a prepared sweep's tests without an ok result measured (the
+    failures retried once, unless not `retry`); the measurements file they are in."""
+    run = open_sweep(sweep_id, results)
+    measure.measure(run, retry=retry)
+    return run.dir / MEASUREMENTS_FILE
+
+
+def collect(sweep_id: str, results: Path, *, force: bool = False) -> list[dict[str, Any]]:
+    """`interregion collect`: a sweep's measurements rebuilt from its raw tool outputs
+    (never losing ok rows without `force`); the rows written."""
+    return stages.collect(open_sweep(sweep_id, results), force=force)
 
 
 def teardown(sweep_id: str, results: Path) -> None:

@@ -82,14 +82,14 @@ PUBLIC = {
     "mesh": [
         "DEFAULT_ECHOES", "DEFAULT_INTERVAL_S", "HOURS_PER_MONTH", "MeshMatrix", "MeshPlan",
         "MeshRequest", "MeshStatus", "matrix_of", "mesh_down", "mesh_plan", "mesh_status",
-        "metrics", "newest_bin", "pair_bins", "run_mesh", "serve_metrics",
+        "metrics", "newest_bin", "pair_bins", "plan_mesh", "run_mesh", "serve_metrics",
     ],
     "model": [
         "BACKENDS", "BACKEND_NAMES", "BackendInfo", "CLOUDS", "CLOUD_NAMES", "CLOUD_SETUP_S",
         "Catalog", "DEFAULT_BACKEND", "Host", "IPERF3_PORTS", "LOCAL_MAX_CONCURRENT",
         "MachineBandwidth", "Region", "RegionListing", "backend_info", "hosts_from_output",
         "iperf3_port", "is_cloud", "is_emulated", "load_catalog", "pins_from_file", "placement",
-        "region_from_dict", "region_order", "region_to_dict",
+        "region_from_dict", "region_listing", "region_order", "region_to_dict",
     ],
     "netmodel": [
         "BURST_S", "DEFAULT_MODEL", "DOIT_TEST_SECONDS", "EMPTY", "EmulatedType", "NetModel",
@@ -144,7 +144,7 @@ PUBLIC = {
     ],
     "schedule": [
         "DEFAULT_FILE", "ScheduleStatus", "Written", "check_name", "export_named", "install_named",
-        "remove", "run_named", "schedule_status", "write_sample",
+        "remove", "remove_named", "run_named", "schedule_status", "write_sample",
     ],
     "site": ["build_site"],
     "study": [
@@ -155,9 +155,10 @@ PUBLIC = {
         "BIG_HOSTS", "BIG_MINUTES", "ClosedRound", "DEFAULT_BUDGET_USD", "Emulation", "Held",
         "MESH_DIR", "NOT_CONFIRMED", "PREPARE_FORKS", "PlannedRound", "Question", "RoundTracker",
         "Sweep", "SweepDone", "SweepRequest", "SweepRun", "agent_parts", "check_playbook_end",
-        "cloud_options_for", "collect", "congestion_problem", "control_dir", "create", "dry_run",
-        "existing_stacks", "load_hosts", "local_agent_dir", "locked", "mark_owner", "measure_stage",
-        "next_round_no", "open_sweep", "owner_alive", "plan_for", "prepare", "provision_stage",
+        "cloud_options_for", "collect", "collect_sweep", "congestion_problem", "control_dir",
+        "create", "dry_run", "existing_stacks", "load_hosts", "local_agent_dir", "locked",
+        "mark_owner", "measure_stage", "measure_sweep", "next_round_no", "open_sweep",
+        "owner_alive", "plan_for", "prepare", "prepare_sweep", "provision_stage",
         "provision_sweep", "questions", "restore_hosts", "resume", "round_play", "row_context",
         "run_new", "run_rounds", "run_sweep", "ssh_common_args", "start", "state_folder",
         "teardown_stage", "teardown_sweep", "write_sweep_inventory",
@@ -287,6 +288,11 @@ def test_the_lint_step_passes_on_the_tree():
         ("cli/schedule.py", "from subprocess import run", "imports subprocess: the CLI"),
         ("cli/advise.py", "import sqlite3", "imports sqlite3: the CLI calls a use case"),
         ("cli/study.py", "return 'SELECT rtt_ms FROM tests WHERE src = ?'", "SQL in the CLI"),
+        ("cli/history.py", "from pandas import DataFrame", "imports pandas: the CLI calls"),
+        ("cli/sweep.py", "import pyarrow.parquet as pq", "imports pyarrow.parquet: the CLI"),
+        # a query over lines, and one with a replacement field
+        ("cli/plan.py", 'q = """\n    SELECT src, dst\n    FROM tests\n"""', "SQL in the CLI"),
+        ("cli/demo.py", "return f'SELECT {cols} FROM tests'", "SQL in the CLI"),
     ],
 )
 def test_the_lint_step_fails_on_a_planted_import(tmp_path, module, line, said):

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from fixture_regions import fixture_catalog
 
 from orchestrator.cli import main
-from orchestrator.cli.options import request_from
+from orchestrator.cli.options import given_flag, request_from
 from orchestrator.clouds.options import CloudFlags
 from orchestrator.core.errors import UserError
 from orchestrator.plan.options import RunOptions, params_spec, selection_spec
@@ -140,3 +140,32 @@ def test_a_misspelt_option_name_in_code_fails_where_it_is_written():
     with pytest.raises(TypeError, match="max_region"):
         selection_spec(max_region=8)  # type: ignore[call-arg]
     assert params_spec(duration=7).duration_s == 7
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "flag"),
+    [
+        ([], {}, None),
+        (["--streams", "4", "--window", "4M"], {}, "--streams"),
+        (["--window", "4M"], {}, "--window"),
+        ([], {"INTERREGION_BACKEND": "aws"}, "--backend"),  # the environment gives it too
+    ],
+)
+def test_given_flag_names_the_first_option_given_anywhere_but_its_default(
+    monkeypatch, args, env, flag
+):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    command = main.commands["sweep"]
+    with command.make_context("sweep", list(args)) as ctx:
+        names = ["streams", "window", "backend", "not_an_option"]
+        assert given_flag(ctx.params, names) == flag
+
+
+def test_study_tcp_refuses_what_it_sets_per_variant_before_anything_is_made(tmp_path):
+    args = ["study", "tcp", "--regions", "aws:us-east-1,aws:eu-west-1", "--congestion", "bbr",
+            "--results", str(tmp_path / "r")]  # fmt: skip
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code == 2
+    assert "--congestion with study tcp: the study sets it per variant" in done.output
+    assert not (tmp_path / "r").exists()

@@ -1,6 +1,6 @@
 """The mesh commands' use cases called without click: `mesh up`'s checks before anything
 is made, `mesh status` and `mesh matrix` of a store, `metrics` (its file written whole),
-`plan --mesh`'s priced plan."""
+`plan --mesh`'s priced plan (its dry run and the mesh of its regions, one call)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.history import store
 from orchestrator.mesh import collect, openmetrics, run, views
-from orchestrator.mesh.cost import mesh_plan
+from orchestrator.mesh.cost import mesh_plan, plan_mesh
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.sweep import launch
 from orchestrator.sweep.launch import SweepRequest
@@ -83,3 +83,17 @@ def test_the_mesh_plan_of_a_dry_run():
     doc = found.to_json()
     assert doc["hosts"] == 3 and doc["directed_pairs"] == 6 and doc["interval_s"] == 60
     assert doc["total_usd_per_month"] == round(found.cost.total_usd_per_month, 2)
+
+
+def test_plan_mesh_is_the_mesh_of_the_dry_runs_regions():
+    request = SweepRequest(selection=SelectionSpec(regions=HOSTS))
+    notes: list[str] = []
+    found = plan_mesh(request, catalog_path=paths.CATALOG, pricing_path=paths.PRICING,
+                      interval_s=30, echoes=2, note=notes.append, warn=notes.append)  # fmt: skip
+    plan = launch.dry_run(request, catalog_path=paths.CATALOG, pricing_path=paths.PRICING,
+                          note=print, warn=print)  # fmt: skip
+    assert found == mesh_plan(plan, paths.PRICING, 30, 2)
+    assert found.to_json()["probes_per_host_per_s"] == round(2 * 2 / 30, 3)
+    with pytest.raises(UserError, match="--round-overhead -1: give 0 to 86,400 seconds"):
+        plan_mesh(request, catalog_path=paths.CATALOG, pricing_path=paths.PRICING,
+                  round_overhead=-1.0, note=print, warn=print)  # fmt: skip

@@ -21,6 +21,7 @@ from orchestrator.model.catalog import (
     load_catalog,
     parse_catalog,
     region_from_dict,
+    region_listing,
     region_to_dict,
 )
 
@@ -511,3 +512,11 @@ def test_the_charts_order_regions_as_the_matrix_does():
     catalog = load_catalog()
     coords = {r.key: (r.lat, r.lon) for r in catalog.regions}
     assert geographic_order(list(coords), coords) == region_order(coords, catalog)
+
+
+def test_the_region_listing_of_a_catalog_file_holds_the_clouds_named():
+    found = region_listing(paths.CATALOG, ["gcp"])
+    every = load_catalog(paths.CATALOG)
+    assert [r.key for r in found.regions] == [r.key for r in every.in_clouds(["gcp"])]
+    assert found.regions and {r.cloud for r in found.regions} == {"gcp"}
+    assert found == every.listing(["gcp"])

@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from croniter import croniter
 
 from orchestrator.cli import main
-from orchestrator.schedule.timers import off_the_hour_minute, systemd_quote
+from orchestrator.core.errors import UserError
+from orchestrator.schedule.timers import off_the_hour_minute, remove_named, systemd_quote
 
 PROFILES = """
 profiles:
@@ -141,6 +142,19 @@ def test_remove_undoes_install(tmp_path, schedules):
     assert list(units.iterdir()) == []
     again = CliRunner().invoke(main, ["schedule", "remove", "lat", *common])
     assert again.exit_code == 2 and "not installed" in again.output
+
+
+def test_remove_named_without_click(tmp_path, schedules):
+    units = tmp_path / "units"
+    _cli("schedule", "install", "lat", "--file", str(schedules), "--unit-dir", str(units),
+         "--no-enable")  # fmt: skip
+    said: list[str] = []
+    with pytest.raises(UserError, match=r"a name is letters, digits"):
+        remove_named(schedules, "../lat", units, cron=False, enable=False, say=said.append)
+    assert len(list(units.iterdir())) == 2 and said == []
+    removed = remove_named(schedules, "lat", units, cron=False, enable=False, say=said.append)
+    assert said == [f"removed {p}" for p in removed] and len(removed) == 2
+    assert list(units.iterdir()) == []
 
 
 @pytest.mark.slow

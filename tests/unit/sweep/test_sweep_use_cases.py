@@ -1,18 +1,23 @@
 """`interregion sweep`'s use cases called without click: the questions asked before
 provisioning, the run's own checks, a sweep planned and made (and nothing made when its
-announcement refuses it), cloud flags refused on the emulated cloud."""
+announcement refuses it), cloud flags refused on the emulated cloud; the stage commands'
+(prepare, measure, collect) on a sweep id."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
+from sweep_support import SLOT, A, B, client_doc, server_doc
 
 from orchestrator.clouds.options import CloudFlags
 from orchestrator.core.errors import UserError
 from orchestrator.plan.options import RunOptions
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import TestParams
+from orchestrator.results import store
+from orchestrator.results.record import RoundEntry
 from orchestrator.sweep import launch
 from orchestrator.sweep.launch import Question, SweepRequest, SweepRun
 
@@ -89,3 +94,41 @@ def test_cloud_flags_given_again_are_refused_on_the_emulated_cloud(tmp_path):
         launch.replace_cloud_options(done.sweep, CloudFlags(ttl="2h"))
     with pytest.raises(UserError, match="runs on the emulated cloud"):
         launch.provision(done.sweep.id, tmp_path, CloudFlags(ttl="2h"))
+
+
+def test_collect_on_a_sweep_id_rebuilds_its_rows_from_raw(tmp_path):
+    request = SweepRequest(selection=SelectionSpec(regions=(A, B)))
+    done = launch.run_new(request, SweepRun(tmp_path), announce=lambda plan: None, note=print,
+                          say=print, plan_only=True)  # fmt: skip
+    run = done.sweep
+    run.record.rounds = [RoundEntry(1, "main", [SLOT.to_dict()])]
+    run.save()
+    store.write_atomic(store.raw_path(run.dir, 1, A), json.dumps(client_doc()))
+    store.write_atomic(store.raw_path(run.dir, 1, B), json.dumps(server_doc()))
+    rows = launch.collect(run.id, tmp_path)
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    written = store.read_rows(run.dir / store.MEASUREMENTS_FILE)
+    assert [(r["sweep_id"], r["status"]) for r in written] == [(run.id, "ok")] * 2
+    store.raw_path(run.dir, 1, B).unlink()  # an ok direction lost: refused without force
+    with pytest.raises(UserError, match="pass --force"):
+        launch.collect(run.id, tmp_path)
+    forced = launch.collect(run.id, tmp_path, force=True)
+    assert sorted(r["status"] for r in forced) == ["failed", "ok"]
+
+
+def test_prepare_and_measure_of_a_sweep_without_hosts_say_to_provision(tmp_path):
+    done = launch.run_new(PINGS, SweepRun(tmp_path), announce=lambda plan: None, note=print,
+                          say=print, plan_only=True)  # fmt: skip
+    provision = f"run 'interregion provision --sweep {done.sweep.id}"
+    with pytest.raises(UserError, match=provision):
+        launch.prepare(done.sweep.id, tmp_path)
+    with pytest.raises(UserError, match=provision):
+        launch.measure_sweep(done.sweep.id, tmp_path)
+    assert launch.collect(done.sweep.id, tmp_path) == []  # nothing measured: no rows
+
+
+@pytest.mark.parametrize("stage", [launch.prepare, launch.measure_sweep, launch.collect])
+def test_the_stage_commands_refuse_an_id_that_is_not_one(tmp_path, stage):
+    with pytest.raises(UserError, match=r"'\.\./x' is not of the form 20261122T0130Z-3fa2"):
+        stage("../x", tmp_path)
+    assert list(tmp_path.iterdir()) == []
