@@ -239,12 +239,11 @@ class CloudOptions:
     pinned_from: str | None = None  # the sweep the pins came from, for the record
 
     @classmethod
-    def from_record(cls, doc: Mapping[str, object] | None) -> CloudOptions | None:
-        """The options a sweep record keeps (`asdict` of them); None when it keeps none."""
-        if doc is None:
-            return None
+    def from_dict(cls, data: Mapping[str, Any]) -> CloudOptions:
+        """The options a sweep record keeps (sweep.json `cloud_options`); keys an earlier
+        version wrote and this one does not know are left out."""
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in (doc or {}).items() if k in known})  # type: ignore[arg-type]
+        return cls(**{k: v for k, v in data.items() if k in known})
 
     def to_dict(self) -> dict[str, Any]:
         """As a record keeps it (sweep.json `cloud_options`)."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -54,11 +54,12 @@ from orchestrator.results import (
     RAW_DIR,
     STUDIES_DIR,
     EmulationRecord,
+    load_record,
     sweep_dir,
 )
 from orchestrator.sweep import abandoned, runner, stages
 from orchestrator.sweep.provision import controller_region, existing_stacks
-from orchestrator.sweep.record import Sweep, create_sweep, load_record, open_sweep
+from orchestrator.sweep.record import Sweep, create_sweep, open_sweep
 
 Log = Callable[[str], None]
 RunSweep = Callable[..., Any]
@@ -445,7 +446,7 @@ def replace_cloud_options(run: Sweep, cloud: CloudFlags | None) -> None:
         return
     if is_emulated(run.backend):
         raise UserError(f"sweep {run.id} runs on the emulated cloud: cloud flags do not apply")
-    run.record.cloud_options = asdict(cloud_options_from(cloud, run.results))
+    run.record.cloud_options = cloud_options_from(cloud, run.results)
     run.save()
 
 
