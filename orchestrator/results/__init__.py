@@ -15,7 +15,7 @@ never a module of this package (tests/check_layers.py).
 - `parse`: `ping_samples`.
 - `ping_rows`: `host_rows`, `peers_by_host`, `phase_rows`, `round_stalls`, `samples_of`.
 - `record`: `EmulationRecord`, `HostPlacement`, `Owner`, `PlanRecord`, `RoundEntry`, `Stage`,
-  `StageStatus`, `StudyRecord`, `SweepRecord`, `SweepStatus`, `read_record`.
+  `StageStatus`, `StudyRecord`, `SweepRecord`, `SweepStatus`, `load_record_file`, `read_record`.
 - `schema`: `CAPACITY`, `MEASUREMENT_COLUMNS`, `MEASUREMENT_DOCS`, `MEASURES`,
   `NUMERIC_COLUMNS`, `PING_PACKET_BYTES`, `PING_PAYLOAD_BYTES`, `RESULTS_FORMAT_VERSION`,
   `SINGLE_STREAM`, `YEARS`, `measure_of`, `number_problem`, `value_range`.
@@ -95,6 +95,7 @@ if TYPE_CHECKING:
         StudyRecord,
         SweepRecord,
         SweepStatus,
+        load_record_file,
         read_record,
     )
     from orchestrator.results.schema import (
@@ -227,6 +228,7 @@ __all__ = [
     "is_default",
     "is_study_dir",
     "load_record",
+    "load_record_file",
     "loss_band",
     "make_state_dir",
     "mathis_bps",
@@ -326,6 +328,7 @@ _LAZY = {
     "StudyRecord": ("orchestrator.results.record", "StudyRecord"),
     "SweepRecord": ("orchestrator.results.record", "SweepRecord"),
     "SweepStatus": ("orchestrator.results.record", "SweepStatus"),
+    "load_record_file": ("orchestrator.results.record", "load_record_file"),
     "read_record": ("orchestrator.results.record", "read_record"),
     "CAPACITY": ("orchestrator.results.schema", "CAPACITY"),
     "MEASUREMENT_COLUMNS": ("orchestrator.results.schema", "MEASUREMENT_COLUMNS"),

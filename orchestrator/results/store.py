@@ -29,7 +29,7 @@ from typing import Any
 
 from orchestrator.core import UserError, csv_errors, read_text
 from orchestrator.results import flags
-from orchestrator.results.record import SweepRecord, load_record_file
+from orchestrator.results.record import SweepRecord, load_record_file, read_record
 from orchestrator.results.schema import (
     MEASUREMENT_COLUMNS,
     RESULTS_FORMAT_VERSION,
@@ -317,16 +317,10 @@ def make_state_dir(sweep_dir_: Path) -> Path:
 STUDIES_DIR = "studies"
 
 
-def is_study_record(record: Any) -> bool:
-    return isinstance(record, dict) and isinstance(record.get("study"), dict)
-
-
 def is_study_dir(folder: Path) -> bool:
-    """Whether a run folder holds a study (its sweep.json says so); unreadable: no."""
-    try:
-        return is_study_record(json.loads((Path(folder) / SWEEP_FILE).read_text()))
-    except (OSError, ValueError):
-        return False
+    """Whether a run folder holds a study (its record says so); unreadable: no."""
+    record = read_record(Path(folder) / SWEEP_FILE)
+    return record is not None and record.study is not None
 
 
 def load_record(results: Path, sweep_id: str) -> SweepRecord:
