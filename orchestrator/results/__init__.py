@@ -14,8 +14,9 @@ never a module of this package (tests/check_layers.py).
 - `limiter`: `LOSS_TOLERANCE`, `MATHIS_C`, `PathFacts`, `loss_band`, `mathis_bps`.
 - `parse`: `ping_samples`.
 - `ping_rows`: `host_rows`, `peers_by_host`, `phase_rows`, `round_stalls`, `samples_of`.
-- `record`: `EmulationRecord`, `HostPlacement`, `Owner`, `PlanRecord`, `RoundEntry`, `Stage`,
-  `StageStatus`, `StudyRecord`, `SweepRecord`, `SweepStatus`, `load_record_file`, `read_record`.
+- `record`: `EmulationRecord`, `HostPlacement`, `Owner`, `PlanRecord`, `RoundEntry`,
+  `ScheduleTrigger`, `Stage`, `StageStatus`, `StudyRecord`, `SweepRecord`, `SweepStatus`,
+  `load_record_file`, `read_record`.
 - `schema`: `CAPACITY`, `MEASUREMENT_COLUMNS`, `MEASUREMENT_DOCS`, `MEASURES`,
   `NUMERIC_COLUMNS`, `PING_PACKET_BYTES`, `PING_PAYLOAD_BYTES`, `RESULTS_FORMAT_VERSION`,
   `SINGLE_STREAM`, `YEARS`, `measure_of`, `number_problem`, `value_range`.
@@ -90,6 +91,7 @@ if TYPE_CHECKING:
         Owner,
         PlanRecord,
         RoundEntry,
+        ScheduleTrigger,
         Stage,
         StageStatus,
         StudyRecord,
@@ -202,6 +204,7 @@ __all__ = [
     "RoundEntry",
     "RowContext",
     "SelectionSpec",
+    "ScheduleTrigger",
     "SlotPlan",
     "Stage",
     "StageStatus",
@@ -323,6 +326,7 @@ _LAZY = {
     "Owner": ("orchestrator.results.record", "Owner"),
     "PlanRecord": ("orchestrator.results.record", "PlanRecord"),
     "RoundEntry": ("orchestrator.results.record", "RoundEntry"),
+    "ScheduleTrigger": ("orchestrator.results.record", "ScheduleTrigger"),
     "Stage": ("orchestrator.results.record", "Stage"),
     "StageStatus": ("orchestrator.results.record", "StageStatus"),
     "StudyRecord": ("orchestrator.results.record", "StudyRecord"),

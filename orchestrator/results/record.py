@@ -3,16 +3,16 @@ with the same keys, values and key order.
 
 The file format does not change: `SweepRecord.from_json(doc).to_json() == doc` for every
 record an earlier interregion wrote (tests/unit/results/test_record.py reads real ones
-kept under tests/data/records/). Keys this version does not know are kept in `extra`
-and written back in their place; a key a loaded record held is written back even when
-its value is null. The selection, the test parameters and the cloud options are read
-into their types (results.settings: `SelectionSpec`, `TestParams`, `CloudOptions`) and,
-while unchanged, written back as the JSON they were read from: a record written before a
-field was added to one of them (`opt_in`, `measures`) keeps its bytes. Deep, rarely read
-parts stay plain JSON: the tool versions, the plan's regions (`model.catalog.region_from_dict` reads them), its rounds,
-slots, sentinels, host types, shortfalls and timings, a round's slots, the
-`measure_runs` log, the emulation's perturbations, a study's estimate, pairs and rounds,
-and a scheduled tick's `schedule`.
+kept under tests/data/records/). Keys this version does not know are kept in `extra` and
+written back in their place; a key a loaded record held is written back even when its
+value is null. The selection, the test parameters and the cloud options are read into
+their types (results.settings: `SelectionSpec`, `TestParams`, `CloudOptions`) and, while
+unchanged, written back as the JSON they were read from: a record written before a field
+was added to one of them (`opt_in`, `measures`) keeps its bytes. Deep, rarely read parts
+stay plain JSON: the tool versions, the plan's regions (`model.catalog.region_from_dict`
+reads them), its rounds, slots, sentinels, host types, shortfalls and timings, a round's
+slots, the `measure_runs` log, the emulation's perturbations, a study's estimate, pairs
+and rounds.
 """
 
 from __future__ import annotations
@@ -390,6 +390,28 @@ class EmulationRecord:
 
 
 @dataclass(frozen=True)
+class ScheduleTrigger:
+    """What started a scheduled tick's sweep (`schedule`, schedule.tick): its profile, how
+    it was triggered ("timer" or "hand"), the due time it stands for (None by hand) and
+    the hour it started at."""
+
+    profile: str
+    trigger: str
+    scheduled_utc: str | None = None
+    hour_utc: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    _keys: tuple[str, ...] = _keys_field()
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        trigger: Self = _from_json(cls, doc, {})
+        return trigger
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(self, {})
+
+
+@dataclass(frozen=True)
 class Owner:
     """The process running a sweep whole (`owner_pid`, `owner_start_ticks`): its start time
     tells a reused pid from it. None ticks: the process's start was not readable."""
@@ -438,7 +460,7 @@ class SweepRecord:
     rounds: list[RoundEntry] = field(default_factory=list)
     measure_runs: list[dict[str, Any]] = field(default_factory=list)
     study: StudyRecord | None = None
-    schedule: Mapping[str, Any] | None = None  # a scheduled tick's trigger
+    schedule: ScheduleTrigger | None = None  # a scheduled tick's
     emulation: EmulationRecord | None = None
     owner_pid: int | None = None  # see `owner`
     owner_start_ticks: int | None = None
@@ -465,7 +487,7 @@ class SweepRecord:
         a study's `study`): its known fields by name, anything else in `extra`."""
         for name, value in fields.items():
             if name == "schedule":
-                self.schedule = dict(value) if value is not None else None
+                self.schedule = ScheduleTrigger.from_json(value) if value is not None else None
             elif name == "study":
                 self.study = StudyRecord.from_json(value) if value is not None else None
             elif name in _NAMES:
@@ -506,6 +528,7 @@ class SweepRecord:
                     "rounds": lambda rs: [RoundEntry.from_json(r) for r in rs],
                     "study": StudyRecord.from_json,
                     "emulation": EmulationRecord.from_json,
+                    "schedule": ScheduleTrigger.from_json,
                     "placement": lambda p: {k: HostPlacement.from_json(v) for k, v in p.items()},
                     **{name: _typed(name, of_json) for name, (of_json, _) in _SETTINGS.items()},
                 },
@@ -531,6 +554,7 @@ class SweepRecord:
                 "rounds": lambda rs: [r.to_json() for r in rs],
                 "study": StudyRecord.to_json,
                 "emulation": EmulationRecord.to_json,
+                "schedule": ScheduleTrigger.to_json,
                 "placement": lambda p: {k: v.to_json() for k, v in p.items()},
                 **{name: self._written(name, to_json) for name, (_, to_json) in _SETTINGS.items()},
             },

@@ -26,7 +26,7 @@ and passes `log` for the lines a sweep writes as it goes.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -54,6 +54,7 @@ from orchestrator.results import (
     RAW_DIR,
     STUDIES_DIR,
     EmulationRecord,
+    ScheduleTrigger,
     load_record,
     sweep_dir,
 )
@@ -239,7 +240,7 @@ def create(
     *,
     cloud_options: CloudOptions | None = None,
     emulation: Emulation | None = None,
-    schedule: Mapping[str, str | int] | None = None,
+    schedule: ScheduleTrigger | None = None,
     log: Log | None = None,
 ) -> Sweep:
     """The sweep's folder and record; `schedule`: a scheduled tick's trigger, kept in
@@ -251,7 +252,7 @@ def create(
     if log is not None:
         run.log = log
     if schedule is not None:
-        run.record.schedule = dict(schedule)
+        run.record.schedule = schedule
     if run.emulated:
         from orchestrator.emulator import EmulationSettings, seed_for
 

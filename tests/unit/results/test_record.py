@@ -17,6 +17,7 @@ from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import make_plan
 from orchestrator.results import CloudOptions, store
 from orchestrator.results.record import (
+    ScheduleTrigger,
     NEW_KEYS,
     Owner,
     PlanRecord,
@@ -261,3 +262,17 @@ def test_the_statuses_that_end_and_finish_a_sweep():
     assert (
         PlanRecord.from_json({"backend": "aws", "estimate": {"wall_s": 1.0}}).estimate.cost_usd == 0
     )
+
+
+def test_a_scheduled_ticks_trigger_is_typed_and_written_back_as_read():
+    doc = json.loads((RECORDS / "sweep-done.json").read_text())
+    trigger = {"profile": "hourly", "trigger": "timer", "scheduled_utc": "2026-11-22T01:00:00Z",
+               "hour_utc": 1}  # fmt: skip
+    record = SweepRecord.from_json({**doc, "schedule": trigger})
+    assert record.schedule == ScheduleTrigger("hourly", "timer", "2026-11-22T01:00:00Z", 1)
+    assert record.to_json()["schedule"] == trigger
+    by_hand = SweepRecord.from_json(doc)
+    by_hand.add({"schedule": {"profile": "p", "trigger": "hand", "scheduled_utc": None}})
+    assert by_hand.schedule is not None and by_hand.schedule.scheduled_utc is None
+    with pytest.raises(UserError, match="not a sweep record"):
+        SweepRecord.from_json({**doc, "schedule": {"trigger": "timer"}})  # no profile
