@@ -76,3 +76,22 @@ def write_measurements(path: Path, rows: Iterator[dict[str, str]]) -> int:
             w.writerow(row)
             count += 1
     return count
+
+
+def sweep_record(sweep_id: str, backend: str = "local", **fields: object) -> dict[str, object]:
+    """The smallest sweep.json a reader takes (results.record.SweepRecord): a done sweep
+    of `backend` planned at its id's time (or 2026-11-22 for another id), with `fields`
+    over it."""
+    try:
+        created = datetime.strptime(sweep_id[:14], "%Y%m%dT%H%MZ").replace(tzinfo=UTC)
+    except ValueError:
+        created = datetime(2026, 11, 22, tzinfo=UTC)
+    return {
+        "format_version": 1,
+        "sweep_id": sweep_id,
+        "backend": backend,
+        "created_utc": created.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+        "status": "done",
+        "plan": {"backend": backend, "estimate": {"wall_s": 0.0}},
+        **fields,
+    }

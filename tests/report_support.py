@@ -35,9 +35,7 @@ def _sweep(results: Path, sweep_id: str, n: int = 120, seed: int = 1, backend="l
         CATALOG.regions, n, sweep_id=sweep_id, seed=seed, backend=backend
     )
     synthetic.write_measurements(folder / "measurements.csv", rows)
-    (folder / "sweep.json").write_text(
-        json.dumps({"format_version": 1, "sweep_id": sweep_id, "backend": backend})
-    )
+    (folder / "sweep.json").write_text(json.dumps(synthetic.sweep_record(sweep_id, backend)))
     return folder
 
 

@@ -6,6 +6,7 @@ import json
 from html.parser import HTMLParser
 
 from orchestrator.study.report import PAGE_FILE, REPORT_FILE, STUDIES_DIR, page_html
+from testkit.synthetic import sweep_record
 
 
 class _Links(HTMLParser):
@@ -33,9 +34,8 @@ def write_study(results, study_id):
     text = STUDY_TEXT.format(study_id=study_id)
     (folder / REPORT_FILE).write_text(text)
     (folder / PAGE_FILE).write_text(page_html(text, study_id))
-    (folder / "sweep.json").write_text(
-        json.dumps({"sweep_id": study_id, "backend": "local", "study": {"kind": "tcp"}})
-    )
+    study = {"kind": "tcp", "variants": ["default"], "repeats": 1, "seed": 1}
+    (folder / "sweep.json").write_text(json.dumps(sweep_record(study_id, study=study)))
 
 
 # The shapes orchestrator.study.report.report_text writes: headings, bullets, a table, code.

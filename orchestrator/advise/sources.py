@@ -402,11 +402,10 @@ def sweep_tests(results: Path, src: str, dst: str) -> SweepScan:
             s = f"{row.get('src_cloud')}:{row.get('src_region')}"
             d = f"{row.get('dst_cloud')}:{row.get('dst_region')}"
             if (s, d) in ((src, dst), (dst, src)):
-                settings = iperf3_settings(record.params if record else None)
-                options = (record.cloud_options if record else None) or {}
-                scan.tests.append(
-                    _row_test(row, s == src, folder.name, settings, options.get("network_tier"))
-                )
+                settings = iperf3_settings(record.params.to_dict() if record else None)
+                options = record.cloud_options if record else None
+                tier = options.network_tier if options else None
+                scan.tests.append(_row_test(row, s == src, folder.name, settings, tier))
         chosen = pick(scan.tests)
         if chosen is not None and chosen.forward and chosen.throughput_bps:
             probe = Evidence(SWEEP, "", chosen, (), tuple(scan.tests))

@@ -9,41 +9,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.core import UserError
 from orchestrator.model import CLOUDS, pins_from_file
-from orchestrator.results import HOSTS_FILE, sweep_dir
+from orchestrator.results import HOSTS_FILE, CloudOptions, sweep_dir
 
 NETWORK_TIERS = ("premium", "standard")
-
-
-@dataclass(frozen=True)
-class CloudOptions:
-    """How a cloud sweep's hosts are made, as its record keeps them (`cloud_options`)."""
-
-    operator_cidr: str | None = None  # None: detect the public address
-    ttl_minutes: int | None = None  # None: from the sweep's estimate
-    gcp_project: str | None = None  # None: GOOGLE_CLOUD_PROJECT or the ADC project
-    aws_profile: str | None = None
-    network_tier: str = "PREMIUM"
-    machine_types: dict[str, str] = field(default_factory=dict)  # per-cloud overrides
-    strict: bool = False
-    owner: str | None = None
-    # Pins (region key to zone / image id), e.g. from an earlier sweep's hosts.json
-    # (`--pin-from`): AWS Availability Zone IDs and AMI ids, GCP zones and images.
-    zones: dict[str, str] = field(default_factory=dict)
-    images: dict[str, str] = field(default_factory=dict)
-    pinned_from: str | None = None  # the sweep the pins came from, for the record
-
-    @classmethod
-    def from_record(cls, doc: Mapping[str, object] | None) -> CloudOptions | None:
-        """The options a sweep record keeps (`asdict` of them); None when it keeps none."""
-        if doc is None:
-            return None
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in (doc or {}).items() if k in known})  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

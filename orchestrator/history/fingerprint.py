@@ -62,7 +62,6 @@ def fingerprint_fields(
     src = f"{row['src_cloud']}:{row['src_region']}"
     dst = f"{row['dst_cloud']}:{row['dst_region']}"
     params = record.params
-    cloud_options = record.cloud_options or {}
     src_facts, dst_facts = facts.get(src, {}), facts.get(dst, {})
     # since the ping phase the agent times its own echoes: another probe, another baseline
     phase = any(r.ping_phase for r in record.rounds)
@@ -71,7 +70,7 @@ def fingerprint_fields(
     )
     versions = [_text(src_facts.get("iperf3_version")), _text(pinger)]
     # with no --congestion the kernel's default runs: record which one that was
-    congestion = params.get("congestion") or (
+    congestion = params.congestion or (
         f"default:{src_facts['tcp_congestion_control']}"
         if src_facts.get("tcp_congestion_control")
         else ""
@@ -89,13 +88,13 @@ def fingerprint_fields(
         "probe_tool": PHASE_PROBE_TOOL if phase else PROBE_TOOL,
         "probe_version": " | ".join(versions) if any(versions) else "",
         "packet_size_bytes": PING_PAYLOAD_BYTES,
-        "pings": params.get("pings"),
-        "ping_interval_s": params.get("ping_interval_s"),
-        "streams": row.get("streams") or params.get("streams"),
-        "window": params.get("window"),
+        "pings": params.pings,
+        "ping_interval_s": params.ping_interval_s,
+        "streams": row.get("streams") or params.streams,
+        "window": params.window,
         "congestion": congestion,
-        "duration_s": params.get("duration_s"),
-        "network_tier": cloud_options.get("network_tier"),
+        "duration_s": params.duration_s,
+        "network_tier": record.cloud_options.network_tier if record.cloud_options else None,
     }
     return {k: _text(fields[k]) for k in FINGERPRINT_FIELDS}
 

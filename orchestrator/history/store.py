@@ -816,7 +816,7 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
     record = load_record(results, sweep_id)
     csv_rows = read_rows(folder / MEASUREMENTS_FILE)
     # computed again: a folder written before the column has none
-    csv_rows = flagged(csv_rows, record.params.get("duration_s"))
+    csv_rows = flagged(csv_rows, record.params.duration_s)
     facts, placement = _hosts_json(folder)
     recorded = {name: p.to_json() for name, p in (record.placement or {}).items()}
     placement = {**placement, **recorded}

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from orchestrator.core import UserError
 from orchestrator.model import BACKEND_NAMES, CLOUDS, DEFAULT_BACKEND, Catalog
 from orchestrator.plan.selection import Selection, SelectionSpec, max_regions_note, select
-from orchestrator.plan.sweep_plan import TestParams, parse_measures, parse_tests
-from orchestrator.results import CAPACITY
+from orchestrator.results import CAPACITY, TestParams, parse_measures, parse_tests
 
 
 def split_list(value: str | None) -> tuple[str, ...]:

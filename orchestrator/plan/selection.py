@@ -26,6 +26,7 @@ from typing import Any
 
 from orchestrator.core import UserError, distance_km
 from orchestrator.model import CLOUDS, Catalog, Region
+from orchestrator.results import SelectionSpec
 
 # Where --max-regions starts each cloud: the providers' default regions, so a
 # small sample always has its best-known region and the rest spread from it.
@@ -40,25 +41,6 @@ DISTANCE_BANDS_KM: tuple[tuple[str, float, float], ...] = (
     (">8000 km", 8000.0, float("inf")),
 )
 SPREADS = ("bands", "globe")
-
-
-@dataclass(frozen=True)
-class SelectionSpec:
-    """Everything the command line can say about what to measure."""
-
-    clouds: tuple[str, ...] = CLOUDS
-    regions: tuple[str, ...] = ()  # explicit "cloud:id" keys; () means every region
-    exclude: tuple[str, ...] = ()
-    no_opt_in: bool = False
-    cloud_pairs: tuple[tuple[str, str], ...] = ()  # directed (src, dst); () means all four
-    min_km: float | None = None
-    max_km: float | None = None
-    pairs: tuple[tuple[str, str], ...] = ()  # explicit; both directions unless cloud_pairs narrows
-    max_regions: int | None = None
-    spread: str = "bands"  # how --max-regions chooses: one of SPREADS
-    # --max-regions may choose AWS opt-in regions (a new account must enable each first);
-    # without it, only those --regions or --pairs name take part
-    opt_in: bool = False
 
 
 def band_of(km: float) -> str:

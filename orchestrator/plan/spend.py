@@ -8,7 +8,6 @@ and destination, and the VMs' list price for the hours the sweep actually ran.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +18,7 @@ from orchestrator.plan.pricing import Pricing
 from orchestrator.results import (
     MEASUREMENTS_FILE,
     PING_PACKET_BYTES,
-    SWEEP_FILE,
-    SweepRecord,
+    load_record,
     pair_key,
     read_rows,
 )
@@ -86,11 +84,10 @@ def over_budget(
 
 def sweep_spend(sweep_dir: Path, pricing: Pricing) -> Spend:
     """What a finished (or stopped) sweep moved and cost at list prices; 0 on local."""
-    path = Path(sweep_dir) / SWEEP_FILE
-    record = SweepRecord.from_json(json.loads(path.read_text()), str(path))
+    record = load_record(Path(sweep_dir).parent, Path(sweep_dir).name)
     regions = {r.key: r for r in (region_from_dict(d) for d in record.plan.regions)}
     rows = read_rows(Path(sweep_dir) / MEASUREMENTS_FILE)
-    pings = int(record.params.get("pings") or 0)
+    pings = record.params.pings
     moved, usd = egress_usd(rows, pricing, regions, pings)
     if is_emulated(record.backend):
         return Spend(bytes=moved, egress_usd=0.0, vm_usd=0.0)

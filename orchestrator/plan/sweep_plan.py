@@ -39,8 +39,7 @@ local plan, so a local plan shows what the same sweep would cost for real.
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -69,7 +68,14 @@ from orchestrator.plan.rounds import (
 )
 from orchestrator.plan.selection import Pair, Selection, SelectionSpec, pairs_per_band, select
 from orchestrator.plan.tuning import line_rate_bps, tuned_buffer_bytes
-from orchestrator.results import CAPACITY, MEASURES, PING_PACKET_BYTES, SINGLE_STREAM
+from orchestrator.results import (
+    CAPACITY,
+    MEASURES,
+    PING_PACKET_BYTES,
+    SINGLE_STREAM,
+    TestParams,
+    window_bytes,
+)
 
 SLOT_MARGIN_S = 1.0
 IPERF3_PROTOCOL_RTTS = 7
@@ -80,163 +86,6 @@ IPERF3_PROTOCOL_RTTS = 7
 ROUND_BASE_S = 0.3
 ROUND_PER_HOST_S = 0.02
 ROUND_CONTROL_RTTS = 2
-# iperf3's own limits on its arguments (esnet/iperf src/iperf.h and the checks in
-# iperf_parse_arguments, src/iperf_api.c): beyond them it exits with a parameter error
-# on every host, after the VMs are paid for.
-IPERF3_MAX_STREAMS = 128  # MAX_STREAMS, -P
-IPERF3_MAX_TIME_S = 86_400  # MAX_TIME, -t ("test duration too long")
-IPERF3_MAX_OMIT_S = 60  # -O outside 0..60 is IEOMIT ("bogus value for --omit")
-IPERF3_MAX_WINDOW_BYTES = 512 * 1024 * 1024  # MAX_TCP_BUFFER = 512 * MB, -w
-# ping's (iputils) own limits: -c is a long; -i in ms must fit an int ("bad timing
-# interval" above). They also keep pings x interval finite in the time model.
-PING_MAX_COUNT = 2**63 - 1
-PING_MAX_INTERVAL_S = 2_147_483
-# iperf3 reads -w with unit_atof (src/units.c): binary units, either case.
-_WINDOW_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
-
-TESTS = ("ping", "throughput")  # what a slot can run; a plan runs one or both
-# The capacity measure's parallel streams unless --streams says otherwise: enough that
-# the default window (2.53 MB on a small cloud VM) no longer binds at the RTTs a sweep
-# meets (8 x 2.53 MB / 250 ms = 648 Mbit/s, 8 x 2.53 MB / 85 ms = 1.9 Gbit/s, against a
-# small VM's ~1 Gbit/s) even where a host caps the tuned buffers, while each stream still
-# carries over 100 Mbit/s of a 1 Gbit/s NIC (docs/sweeps.md).
-CAPACITY_STREAMS = 8
-
-_WINDOW = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([KMGTkmgt]?)$")
-_CONGESTION = re.compile(r"^[a-z][a-z0-9_]*$")
-
-
-@dataclass(frozen=True)
-class TestParams:
-    """What one slot runs; the measurement engine reads the same object."""
-
-    __test__ = False  # not a pytest test class despite the name
-
-    pings: int = 20
-    ping_interval_s: float = 0.2
-    # iperf3 reads -t and -O with atoi: whole seconds only.
-    duration_s: int = 5
-    omit_s: int = 1
-    # the capacity measure's parallel streams (iperf3 -P); single_stream runs one
-    streams: int = CAPACITY_STREAMS
-    window: str | None = None  # iperf3 -w, e.g. "4M"
-    congestion: str | None = None  # iperf3 -C, e.g. "cubic"
-    # ("ping",) is a latency-only plan: no iperf3 time, no iperf3 bytes
-    tests: tuple[str, ...] = TESTS
-    # which throughput measures each pair runs (schema.MEASURES), in that order
-    measures: tuple[str, ...] = (SINGLE_STREAM,)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "tests", parse_tests(self.tests))
-        object.__setattr__(self, "measures", parse_measures(self.measures))
-        for name, flag in (
-            ("ping_interval_s", "--ping-interval"),
-            ("duration_s", "--duration"),
-            ("omit_s", "--omit"),
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise UserError(f"{flag} {value!r}: must be a number of seconds")
-            if not math.isfinite(value):
-                raise UserError(f"{flag} {value}: must be a finite number of seconds")
-        for name, flag in (("duration_s", "--duration"), ("omit_s", "--omit")):
-            value = getattr(self, name)
-            if value != int(value):
-                raise UserError(f"{flag} {value:g}: iperf3 takes whole seconds, e.g. {int(value)}")
-            # 5.0 from an older plan file is 5: iperf3 must be given "-t 5", not "-t 5.0".
-            object.__setattr__(self, name, int(value))
-        if not 1 <= self.pings <= PING_MAX_COUNT:
-            raise UserError(f"--pings {self.pings}: ping sends 1 to {PING_MAX_COUNT:,}")
-        if not 0 < self.ping_interval_s <= PING_MAX_INTERVAL_S:
-            raise UserError(
-                f"--ping-interval {self.ping_interval_s:g}: ping waits above 0 and up to "
-                f"{PING_MAX_INTERVAL_S:,} s"
-            )
-        if not 1 <= self.duration_s <= IPERF3_MAX_TIME_S:
-            raise UserError(
-                f"--duration {self.duration_s}: iperf3 runs 1 to {IPERF3_MAX_TIME_S:,} s"
-            )
-        if not 0 <= self.omit_s <= IPERF3_MAX_OMIT_S:
-            raise UserError(f"--omit {self.omit_s}: iperf3 skips 0 to {IPERF3_MAX_OMIT_S} s")
-        if not 1 <= self.streams <= IPERF3_MAX_STREAMS:
-            raise UserError(
-                f"--streams {self.streams}: iperf3 runs 1 to {IPERF3_MAX_STREAMS} streams"
-            )
-        if self.window is not None:
-            size = window_bytes(self.window)
-            if not 0 < size <= IPERF3_MAX_WINDOW_BYTES:
-                raise UserError(
-                    f"--window '{self.window}': iperf3 takes above 0 and up to 512M "
-                    f"({IPERF3_MAX_WINDOW_BYTES:,} bytes)"
-                )
-        if self.congestion is not None and not _CONGESTION.match(self.congestion):
-            raise UserError(
-                f"--congestion '{self.congestion}': write a Linux algorithm name like cubic"
-            )
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["tests"] = list(self.tests)
-        out["measures"] = list(self.measures)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> TestParams:
-        """A record's params; one written before the measures measured single_stream alone."""
-        fields = dict(data)
-        fields.setdefault("measures", [SINGLE_STREAM])
-        return cls(**fields)
-
-    def streams_of(self, measure: str) -> int:
-        """The streams a test of `measure` runs."""
-        return self.streams if measure == CAPACITY else 1
-
-    @property
-    def throughput(self) -> bool:
-        return "throughput" in self.tests
-
-    @property
-    def ping(self) -> bool:
-        return "ping" in self.tests
-
-
-def parse_tests(value: str | Sequence[str]) -> tuple[str, ...]:
-    """'ping', 'throughput', 'ping,throughput' (or a list of them) -> the tests, in TESTS order."""
-    items = value.split(",") if isinstance(value, str) else list(value)
-    names = {str(t).strip().lower() for t in items if str(t).strip()}
-    unknown = sorted(names - set(TESTS))
-    if not names:
-        raise UserError(
-            f"--tests {value if isinstance(value, str) else ','.join(map(str, value))!r} names "
-            "nothing: write ping, throughput or ping,throughput, or leave it out"
-        )
-    if unknown:
-        raise UserError(
-            f"--tests {value if isinstance(value, str) else ','.join(map(str, value))!r}: "
-            "write ping, throughput or ping,throughput"
-        )
-    return tuple(t for t in TESTS if t in names)
-
-
-def parse_measures(value: str | Sequence[str]) -> tuple[str, ...]:
-    """'single_stream', 'capacity', 'single_stream,capacity' (or a list) -> the measures,
-    in MEASURES order."""
-    items = value.split(",") if isinstance(value, str) else list(value)
-    names = {str(t).strip().lower() for t in items if str(t).strip()}
-    shown = value if isinstance(value, str) else ",".join(map(str, value))
-    if not names or names - set(MEASURES):
-        raise UserError(
-            f"--measures {shown!r}: write single_stream, capacity or single_stream,capacity"
-        )
-    return tuple(m for m in MEASURES if m in names)
-
-
-def window_bytes(text: str) -> float:
-    """An iperf3 -w size in bytes, read as iperf3 reads it: 4M = 4 x 1024^2, 256k = 256 x 1024."""
-    match = _WINDOW.match(text)
-    if not match:
-        raise UserError(f"--window '{text}': write a size like 256K or 4M")
-    return float(match.group(1)) * _WINDOW_UNITS[match.group(2).lower()]
 
 
 def slot_seconds(

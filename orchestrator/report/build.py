@@ -52,12 +52,14 @@ from orchestrator.results import (
     NUMERIC_COLUMNS,
     RTT,
     RTT_STATS,
+    SWEEP_FILE,
     THROUGHPUT,
     asymmetric_rows,
     for_sweep,
     invalidates_text,
     is_default,
     is_study_dir,
+    load_record_file,
     normal_tier,
     pair_key,
     parse_flags,
@@ -936,15 +938,12 @@ def _bad_rows_warning(path: Path, bad: Sequence[tuple[int, str]]) -> str:
 
 
 def read_sweep_meta(sweep_dir: Path) -> dict[str, Any]:
-    """sweep.json of a results folder, or {} when there is none."""
-    path = sweep_dir / "sweep.json"
+    """sweep.json of a results folder, read through its record (results.load_record_file:
+    a one-line error when it is damaged), or {} when there is none."""
+    path = sweep_dir / SWEEP_FILE
     if not path.exists():
         return {}
-    try:
-        meta = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise UserError(f"{path}: unreadable sweep.json ({e}): re-run the sweep") from None
-    return meta if isinstance(meta, dict) else {}
+    return load_record_file(path).to_json()
 
 
 def sweep_dirs(results: Path) -> list[Path]:

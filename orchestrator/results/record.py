@@ -3,14 +3,16 @@ with the same keys, values and key order.
 
 The file format does not change: `SweepRecord.from_json(doc).to_json() == doc` for every
 record an earlier interregion wrote (tests/unit/results/test_record.py reads real ones
-kept under tests/data/records/). Keys this version does not know are kept in `extra`
-and written back in their place; a key a loaded record held is written back even when
-its value is null. Deep, rarely read parts stay plain JSON: the selection, the test
-parameters (`plan.sweep_plan.TestParams` reads them), the cloud options, the tool
-versions, the plan's regions (`model.catalog.region_from_dict` reads them), its rounds,
-slots, sentinels, host types, shortfalls and timings, a round's slots, the
-`measure_runs` log, the emulation's perturbations, a study's estimate, pairs and rounds,
-and a scheduled tick's `schedule`.
+kept under tests/data/records/). Keys this version does not know are kept in `extra` and
+written back in their place; a key a loaded record held is written back even when its
+value is null. The selection, the test parameters and the cloud options are read into
+their types (results.settings: `SelectionSpec`, `TestParams`, `CloudOptions`) and, while
+unchanged, written back as the JSON they were read from: a record written before a field
+was added to one of them (`opt_in`, `measures`) keeps its bytes. Deep, rarely read parts
+stay plain JSON: the tool versions, the plan's regions (`model.catalog.region_from_dict`
+reads them), its rounds, slots, sentinels, host types, shortfalls and timings, a round's
+slots, the `measure_runs` log, the emulation's perturbations, a study's estimate, pairs
+and rounds.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from pathlib import Path
 from typing import Any, Self
 
 from orchestrator.core import UserError
+from orchestrator.results.schema import RESULTS_FORMAT_VERSION
+from orchestrator.results.settings import CloudOptions, SelectionSpec, TestParams
 
 
 class SweepStatus(StrEnum):
@@ -59,14 +63,28 @@ class StageStatus(StrEnum):
     FAILED = "failed"
 
 
-def load_record_file(path: Path) -> SweepRecord:
-    """The record at `path`: every reader of a sweep.json goes through here (or
-    `read_record`, or results.store.load_record, which also checks its version and id).
+def load_record_file(path: Path, sweep_id: str | None = None) -> SweepRecord:
+    """The record at `path`: every reader of a sweep.json goes through here (`read_record`
+    for scans, results.store.load_record for a sweep by its id). With `sweep_id`, also
+    its format version and its id checked: a stage writes to the folder the record names.
     A one-line UserError naming the file when it is unreadable or not a sweep's record."""
     try:
         doc = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: unreadable ({e}): the results folder is damaged") from None
+    if sweep_id is not None:
+        # the version first: a record of another version need not be one this version reads
+        version = doc.get("format_version") if isinstance(doc, dict) else None
+        if version != RESULTS_FORMAT_VERSION:
+            raise UserError(
+                f"{path}: results format version {version}, this interregion reads version "
+                f"{RESULTS_FORMAT_VERSION}: use the interregion release that wrote it"
+            )
+        if doc.get("sweep_id") != sweep_id:
+            raise UserError(
+                f"{path}: records sweep id '{doc.get('sweep_id')}', not '{sweep_id}' "
+                "(renamed or copied folder?): give the folder its sweep's id"
+            )
     return SweepRecord.from_json(doc, str(path))
 
 
@@ -86,7 +104,7 @@ def _from_json(cls: type[Any], doc: Mapping[str, Any], convert: Mapping[str, Any
     """An instance of `cls` from `doc`: `convert` turns a field's JSON into its type;
     unknown keys go to `extra`, the order of all keys to `_keys`."""
     fields = {f.name: f for f in dataclasses.fields(cls)}
-    names = set(fields) - {"extra", "_keys"}
+    names = {name for name in fields if name != "extra" and not name.startswith("_")}
     kwargs: dict[str, Any] = {}
     for name in names & set(doc):
         if name not in convert:
@@ -131,7 +149,7 @@ def _to_json(self: Any, convert: Mapping[str, Callable[[Any], Any]]) -> dict[str
     loaded = set(self._keys)
     out: dict[str, Any] = {}
     for f in dataclasses.fields(self):
-        if f.name in ("extra", "_keys"):
+        if f.name == "extra" or f.name.startswith("_"):
             continue
         value = getattr(self, f.name)
         if value is None and f.name not in loaded:
@@ -372,6 +390,28 @@ class EmulationRecord:
 
 
 @dataclass(frozen=True)
+class ScheduleTrigger:
+    """What started a scheduled tick's sweep (`schedule`, schedule.tick): its profile, how
+    it was triggered ("timer" or "hand"), the due time it stands for (None by hand) and
+    the hour it started at."""
+
+    profile: str
+    trigger: str
+    scheduled_utc: str | None = None
+    hour_utc: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    _keys: tuple[str, ...] = _keys_field()
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        trigger: Self = _from_json(cls, doc, {})
+        return trigger
+
+    def to_json(self) -> dict[str, Any]:
+        return _to_json(self, {})
+
+
+@dataclass(frozen=True)
 class Owner:
     """The process running a sweep whole (`owner_pid`, `owner_start_ticks`): its start time
     tells a reused pid from it. None ticks: the process's start was not readable."""
@@ -410,17 +450,17 @@ class SweepRecord:
     plan: PlanRecord
     format_version: int | None = None  # results.store.load_record checks it
     emulated: bool | None = None
-    selection: Mapping[str, Any] | None = None
-    params: dict[str, Any] = field(default_factory=dict)  # TestParams.to_dict
+    selection: SelectionSpec | None = None  # None: a record that kept none
+    params: TestParams = field(default_factory=TestParams)
     max_concurrent: int | None = None
     sequential: bool = False
-    cloud_options: Mapping[str, Any] | None = None
+    cloud_options: CloudOptions | None = None
     versions: dict[str, str] = field(default_factory=dict)
     stages: dict[str, Stage] = field(default_factory=dict)
     rounds: list[RoundEntry] = field(default_factory=list)
     measure_runs: list[dict[str, Any]] = field(default_factory=list)
     study: StudyRecord | None = None
-    schedule: Mapping[str, Any] | None = None  # a scheduled tick's trigger
+    schedule: ScheduleTrigger | None = None  # a scheduled tick's
     emulation: EmulationRecord | None = None
     owner_pid: int | None = None  # see `owner`
     owner_start_ticks: int | None = None
@@ -438,13 +478,16 @@ class SweepRecord:
     restore: dict[str, dict[str, Any]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     _keys: tuple[str, ...] = _keys_field()
+    # the typed fields' JSON as read, and their value then: written back as read while
+    # the value is unchanged (see the module's docstring)
+    _read: dict[str, tuple[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
 
     def add(self, fields: Mapping[str, Any]) -> None:
         """Fields a caller keeps in the record beside the sweep's own (a tick's `schedule`,
         a study's `study`): its known fields by name, anything else in `extra`."""
         for name, value in fields.items():
             if name == "schedule":
-                self.schedule = dict(value) if value is not None else None
+                self.schedule = ScheduleTrigger.from_json(value) if value is not None else None
             elif name == "study":
                 self.study = StudyRecord.from_json(value) if value is not None else None
             elif name in _NAMES:
@@ -485,9 +528,14 @@ class SweepRecord:
                     "rounds": lambda rs: [RoundEntry.from_json(r) for r in rs],
                     "study": StudyRecord.from_json,
                     "emulation": EmulationRecord.from_json,
+                    "schedule": ScheduleTrigger.from_json,
                     "placement": lambda p: {k: HostPlacement.from_json(v) for k, v in p.items()},
+                    **{name: _typed(name, of_json) for name, (of_json, _) in _SETTINGS.items()},
                 },
             )
+            record._read = {
+                name: (doc[name], getattr(record, name)) for name in _SETTINGS if name in doc
+            }
         except UserError as e:
             raise UserError(f"{where}: {e}") from None
         except (TypeError, AttributeError, ValueError, KeyError) as e:
@@ -506,9 +554,48 @@ class SweepRecord:
                 "rounds": lambda rs: [r.to_json() for r in rs],
                 "study": StudyRecord.to_json,
                 "emulation": EmulationRecord.to_json,
+                "schedule": ScheduleTrigger.to_json,
                 "placement": lambda p: {k: v.to_json() for k, v in p.items()},
+                **{name: self._written(name, to_json) for name, (_, to_json) in _SETTINGS.items()},
             },
         )
+
+    def _written(self, name: str, to_json: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """Field `name`'s JSON: as it was read while its value is unchanged, else anew."""
+        read = self._read.get(name)
+        return lambda value: read[0] if read is not None and read[1] == value else to_json(value)
+
+
+def _typed(name: str, of_json: Callable[[Mapping[str, Any]], Any]) -> Callable[[Any], Any]:
+    """Field `name`'s type from its JSON object; the one-line error `_type_problem` gives
+    for anything else, and the type's own (`--pings 0: ...`) for values it refuses."""
+
+    def convert(value: Any) -> Any:
+        problem = _type_problem(name, f"dict[str, Any]{_NULLABLE.get(name, '')}", value)
+        if problem:
+            raise UserError(f"not a sweep record ({problem}): the results folder is damaged")
+        if value is None:
+            return None
+        try:
+            return of_json(value)
+        except UserError as e:
+            raise UserError(f"not a sweep record ({name}: {e})") from None
+        except TypeError as e:
+            raise UserError(
+                f"not a sweep record ({name}: {e}): the results folder is damaged"
+            ) from None
+
+    return convert
+
+
+# the fields held as results.settings types: (from their JSON, to their JSON)
+_SETTINGS: dict[str, tuple[Callable[[Mapping[str, Any]], Any], Callable[[Any], Any]]] = {
+    "selection": (SelectionSpec.from_dict, SelectionSpec.to_dict),
+    "params": (TestParams.from_dict, TestParams.to_dict),
+    "cloud_options": (CloudOptions.from_dict, CloudOptions.to_dict),
+}
+
+_NULLABLE = {"selection": " | None", "cloud_options": " | None"}  # `params` may not be null
 
 
 _NAMES = {f.name for f in dataclasses.fields(SweepRecord)}

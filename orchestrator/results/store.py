@@ -29,7 +29,7 @@ from typing import Any
 
 from orchestrator.core import UserError, csv_errors, read_text
 from orchestrator.results import flags
-from orchestrator.results.record import SweepRecord
+from orchestrator.results.record import SweepRecord, load_record_file, read_record
 from orchestrator.results.schema import (
     MEASUREMENT_COLUMNS,
     RESULTS_FORMAT_VERSION,
@@ -317,45 +317,27 @@ def make_state_dir(sweep_dir_: Path) -> Path:
 STUDIES_DIR = "studies"
 
 
-def is_study_record(record: Any) -> bool:
-    return isinstance(record, dict) and isinstance(record.get("study"), dict)
-
-
 def is_study_dir(folder: Path) -> bool:
-    """Whether a run folder holds a study (its sweep.json says so); unreadable: no."""
-    try:
-        return is_study_record(json.loads((Path(folder) / SWEEP_FILE).read_text()))
-    except (OSError, ValueError):
-        return False
+    """Whether a run folder holds a study (its record says so); unreadable: no."""
+    record = read_record(Path(folder) / SWEEP_FILE)
+    return record is not None and record.study is not None
 
 
 def load_record(results: Path, sweep_id: str) -> SweepRecord:
-    """The typed sweep.json of an existing sweep; one-line errors for bad or unknown ids,
-    damaged records and other versions."""
+    """The typed sweep.json of an existing sweep; one-line errors for a results folder that
+    does not exist (whose `ls` a hint would send the user to), bad or unknown ids, damaged
+    records and other versions."""
+    if not Path(results).is_dir():
+        raise UserError(
+            f"no results folder {results}: pass --results with the folder sweep {sweep_id} is in"
+        )
     directory = sweep_dir(results, sweep_id)
     path = directory / SWEEP_FILE
     if not path.exists():
         known = sorted(p.parent.name for p in Path(results).glob(f"*/{SWEEP_FILE}"))
         hint = f" (latest: {known[-1]})" if known else ""
         raise UserError(f"unknown sweep id '{sweep_id}' in {results}{hint}: see 'ls {results}'")
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise UserError(f"{path}: unreadable ({e}): the results folder is damaged") from None
-    # the version first: a record of another version need not be one this version reads
-    version = doc.get("format_version") if isinstance(doc, dict) else None
-    if version != RESULTS_FORMAT_VERSION:
-        raise UserError(
-            f"{path}: results format version {version}, this interregion reads version "
-            f"{RESULTS_FORMAT_VERSION}: use the interregion release that wrote it"
-        )
-    if doc.get("sweep_id") != sweep_id:
-        # every stage writes to the folder the record names: it must be this one
-        raise UserError(
-            f"{path}: records sweep id '{doc.get('sweep_id')}', not '{sweep_id}' "
-            "(renamed or copied folder?): give the folder its sweep's id"
-        )
-    return SweepRecord.from_json(doc, str(path))
+    return load_record_file(path, sweep_id)
 
 
 def save_record(results: Path, record: Mapping[str, Any]) -> None:

@@ -23,7 +23,14 @@ from orchestrator.core import UserError
 from orchestrator.drivers import LockHeld
 from orchestrator.model import Catalog, load_catalog
 from orchestrator.plan import Plan, Pricing, load_pricing
-from orchestrator.results import HOSTS_FILE, MEASUREMENTS_FILE, SweepRecord, SweepStatus, read_rows
+from orchestrator.results import (
+    HOSTS_FILE,
+    MEASUREMENTS_FILE,
+    ScheduleTrigger,
+    SweepRecord,
+    SweepStatus,
+    read_rows,
+)
 from orchestrator.results import sweep_dir as store_sweep_dir
 from orchestrator.schedule import ledger
 from orchestrator.schedule.cadence import iso
@@ -219,12 +226,9 @@ def _locked_tick(
         request = replace(request, cloud=replace(request.cloud, pin_from=previous))
         record["pinned_from"] = previous
     options = cloud_options_for(request, results)
-    schedule = {
-        "profile": profile.name,
-        "trigger": record["trigger"],
-        "scheduled_utc": record["scheduled_utc"],
-        "hour_utc": record["hour_utc"],
-    }
+    schedule = ScheduleTrigger(
+        profile.name, record["trigger"], record["scheduled_utc"], record["hour_utc"]
+    )
     sweep = create(
         plan, request.selection, results, cloud_options=options, schedule=schedule, log=log
     )

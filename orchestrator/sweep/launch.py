@@ -28,9 +28,9 @@ and passes `log` for the lines a sweep writes as it goes.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +56,13 @@ from orchestrator.results import (
     RAW_DIR,
     STUDIES_DIR,
     EmulationRecord,
+    ScheduleTrigger,
+    load_record,
     sweep_dir,
 )
 from orchestrator.sweep import abandoned, measure, runner, stages
 from orchestrator.sweep.provision import controller_region, existing_stacks
-from orchestrator.sweep.record import Sweep, create_sweep, load_record, open_sweep
+from orchestrator.sweep.record import Sweep, create_sweep, open_sweep
 
 Log = Callable[[str], None]
 RunSweep = Callable[..., Any]
@@ -240,7 +242,7 @@ def create(
     *,
     cloud_options: CloudOptions | None = None,
     emulation: Emulation | None = None,
-    schedule: Mapping[str, str | int] | None = None,
+    schedule: ScheduleTrigger | None = None,
     log: Log | None = None,
 ) -> Sweep:
     """The sweep's folder and record; `schedule`: a scheduled tick's trigger, kept in
@@ -252,7 +254,7 @@ def create(
     if log is not None:
         run.log = log
     if schedule is not None:
-        run.record.schedule = dict(schedule)
+        run.record.schedule = schedule
     if run.emulated:
         from orchestrator.emulator import EmulationSettings, seed_for
 
@@ -447,7 +449,7 @@ def replace_cloud_options(run: Sweep, cloud: CloudFlags | None) -> None:
         return
     if is_emulated(run.backend):
         raise UserError(f"sweep {run.id} runs on the emulated cloud: cloud flags do not apply")
-    run.record.cloud_options = asdict(cloud_options_from(cloud, run.results))
+    run.record.cloud_options = cloud_options_from(cloud, run.results)
     run.save()
 
 

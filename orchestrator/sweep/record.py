@@ -13,7 +13,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator import __version__
@@ -29,12 +29,12 @@ from orchestrator.results import (
     SweepRecord,
     SweepStatus,
     check_results_for_sweeps,
+    load_record,
     make_state_dir,
     new_sweep_id,
     save_record,
     sweep_dir,
 )
-from orchestrator.results import load_record as store_load_record
 
 Log = Callable[[str], None]
 ROUND_TASK = "Round:"
@@ -70,7 +70,7 @@ class Sweep:
 
     @property
     def params(self) -> TestParams:
-        return TestParams.from_dict(self.record.params)
+        return self.record.params
 
     @property
     def backend(self) -> str:
@@ -167,11 +167,11 @@ def create_sweep(
         emulated=backend_info(plan.backend).emulated,
         created_utc=utc_now(),
         status=SweepStatus.PLANNED,
-        selection=asdict(spec),
-        params=plan.params.to_dict(),
+        selection=spec,
+        params=plan.params,
         max_concurrent=plan.max_concurrent,
         sequential=plan.sequential,
-        cloud_options=asdict(cloud_options) if cloud_options is not None else None,
+        cloud_options=cloud_options,
         plan=PlanRecord.from_json(plan.to_json()),
         versions=tool_versions(),
     )
@@ -183,13 +183,3 @@ def create_sweep(
 
 def open_sweep(sweep_id: str, results: Path = RESULTS, log: Log = _stderr) -> Sweep:
     return Sweep(Path(results), load_record(Path(results), sweep_id), log)
-
-
-def load_record(results: Path, sweep_id: str) -> SweepRecord:
-    """The typed record of an existing sweep; one-line errors as store.load_record's, and
-    for a results folder that does not exist (whose `ls` a hint would send the user to)."""
-    if not Path(results).is_dir():
-        raise UserError(
-            f"no results folder {results}: pass --results with the folder sweep {sweep_id} is in"
-        )
-    return store_load_record(results, sweep_id)

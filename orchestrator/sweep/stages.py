@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.clouds import CloudOptions
 from orchestrator.core import RunFailure, UserError, counted, debug, step
 from orchestrator.drivers import (
     Event,
@@ -102,9 +101,7 @@ def provision(sweep: Sweep, owner_pid: int = 0) -> list[Host]:
             sweep.state,
             owner_pid=owner_pid,
             estimate_wall_s=sweep.record.plan.estimate.wall_s,
-            cloud_options=CloudOptions.from_record(kept)
-            if (kept := sweep.record.cloud_options)
-            else None,
+            cloud_options=sweep.record.cloud_options,
             log=sweep.log,
             controller=sweep.record.plan.controller or None,
             emulated_type=sweep.record.plan.emulated_type or "",

@@ -69,7 +69,7 @@ def results(tmp_path):
     sweep_id = "20261120T0000Z-a0"
     rows = synthetic.synthetic_rows(CATALOG.regions[:4], 12, sweep_id=sweep_id, seed=1)
     synthetic.write_measurements(results / sweep_id / "measurements.csv", rows)
-    (results / sweep_id / "sweep.json").write_text(json.dumps({"backend": "local"}))
+    (results / sweep_id / "sweep.json").write_text(json.dumps(synthetic.sweep_record(sweep_id)))
     return results
 
 

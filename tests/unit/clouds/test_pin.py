@@ -100,9 +100,9 @@ def test_sweep_pin_from_records_the_earlier_zones_and_images(tmp_path):
     record = store.load_record(tmp_path, sweep_id)
     options = record.cloud_options
     assert options is not None
-    assert options["pinned_from"] == EARLIER
-    assert options["zones"] == {"aws:us-east-1": "use1-az4", "gcp:europe-west1": "europe-west1-c"}
-    assert options["images"] == {
+    assert options.pinned_from == EARLIER
+    assert options.zones == {"aws:us-east-1": "use1-az4", "gcp:europe-west1": "europe-west1-c"}
+    assert options.images == {
         "aws:us-east-1": "ami-0123456789abcdef0",
         "gcp:europe-west1": IMAGE,
     }

@@ -19,7 +19,7 @@ def results(tmp_path):
         sweep_id = f"2026112{k}T0000Z-c{k}"
         rows = synthetic.synthetic_rows(CATALOG.regions[:8], n, sweep_id=sweep_id, seed=k)
         synthetic.write_measurements(results / sweep_id / "measurements.csv", rows)
-        (results / sweep_id / "sweep.json").write_text(json.dumps({"backend": "local"}))
+        (results / sweep_id / "sweep.json").write_text(json.dumps(synthetic.sweep_record(sweep_id)))
     return results
 
 

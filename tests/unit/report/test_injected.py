@@ -22,6 +22,7 @@ from orchestrator.report.build import (
     report_json,
     summaries_of,
 )
+from testkit.synthetic import sweep_record
 
 A, B = "aws:us-east-1", "aws:ap-southeast-2"  # the aws-aws pair a loss episode slowed
 
@@ -42,8 +43,7 @@ def injected_sweep(tmp_path, injected=None):
     episode = {"target": f"{B}/{A}", "loss_pct": 2.5, "cause": "loss episode"}
     effects = [episode] if injected is None else injected
     emulation = {"seed": 7, "perturbations": [], "injected": effects}
-    record = {"format_version": 1, "sweep_id": folder.name, "backend": "local",
-              "emulated": True, "emulation": emulation}  # fmt: skip
+    record = sweep_record(folder.name, emulated=True, emulation=emulation)
     (folder / "sweep.json").write_text(json.dumps(record))
     return folder
 

@@ -17,6 +17,7 @@ from orchestrator.exchange import public_data
 from orchestrator.model.catalog import load_catalog
 from orchestrator.report import analyze, build, charts, uncertainty
 from orchestrator.results import store, tiers
+from testkit import synthetic
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +161,8 @@ def test_a_standard_tier_sweep_is_reported_apart(tmp_path):
         )
     ]  # fmt: skip
     store.write_rows(folder, rows)
-    (folder / "sweep.json").write_text(json.dumps({"cloud_options": {"network_tier": "STANDARD"}}))
+    record = synthetic.sweep_record(folder.name, "gcp", cloud_options={"network_tier": "STANDARD"})
+    (folder / "sweep.json").write_text(json.dumps(record))
     loaded = build.load_inputs(sweep_dirs_=[folder])
     names = {s.cloud_pair: s.n for s in analyze.summarize(loaded.data) if s.n}
     assert names == {

@@ -4,6 +4,7 @@ untyped record wrote."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -14,8 +15,9 @@ from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import make_plan
-from orchestrator.results import store
+from orchestrator.results import CloudOptions, store
 from orchestrator.results.record import (
+    ScheduleTrigger,
     NEW_KEYS,
     Owner,
     PlanRecord,
@@ -91,7 +93,10 @@ def test_the_typed_fields_hold_what_the_file_says():
     assert failed.stages["teardown"].status is StageStatus.DONE
 
     ping = SweepRecord.from_json(json.loads((RECORDS / "sweep-latency-only.json").read_text()))
-    assert ping.params["tests"] == ["ping"] and ping.plan.timings == {}
+    assert ping.params.tests == ("ping",) and ping.plan.timings == {}
+    assert ping.params.measures == ("single_stream",)  # written before the measures
+    assert done.selection is not None and done.selection.opt_in is False  # and opt_in
+    assert done.cloud_options is None
 
     study = SweepRecord.from_json(json.loads((RECORDS / "study-tcp.json").read_text()))
     assert study.study is not None and study.study.kind == "tcp"
@@ -168,6 +173,41 @@ def test_a_new_record_has_the_keys_and_order_the_untyped_one_wrote(tmp_path):
     assert list(again)[-2:] == ["owner_pid", "owner_start_ticks"]
 
 
+def test_a_new_record_keeps_its_selection_parameters_and_cloud_options_as_they_were_written(
+    tmp_path,
+):
+    """The typed fields are written as the dicts the untyped record wrote (`asdict` of
+    the spec and the cloud options, `TestParams.to_dict`), and read back equal."""
+    spec = SelectionSpec(regions=("aws:us-east-1", "gcp:us-east4"), cloud_pairs=(("aws", "gcp"),))
+    plan = make_plan(load_catalog(), spec, backend="local")
+    options = CloudOptions(operator_cidr="198.51.100.7/32", zones={"aws:us-east-1": "use1-az4"})
+    sweep = create_sweep(plan, spec, tmp_path, cloud_options=options)
+    text = (sweep.dir / store.SWEEP_FILE).read_text()
+    written = json.loads(text)
+    assert written["selection"] == json.loads(json.dumps(dataclasses.asdict(spec)))
+    assert written["params"] == json.loads(json.dumps(plan.params.to_dict()))
+    assert written["cloud_options"] == dataclasses.asdict(options)
+    record = open_sweep(sweep.id, tmp_path).record
+    assert record.selection == spec and record.params == plan.params
+    assert record.cloud_options == options
+    open_sweep(sweep.id, tmp_path).save()
+    assert (sweep.dir / store.SWEEP_FILE).read_text() == text
+
+
+def test_a_typed_field_is_written_as_read_until_it_changes():
+    doc = json.loads((RECORDS / "sweep-done.json").read_text())
+    assert "measures" not in doc["params"] and "opt_in" not in doc["selection"]
+    record = SweepRecord.from_json(doc)
+    assert record.to_json()["params"] == doc["params"]
+    record.params = dataclasses.replace(record.params, pings=3)
+    assert record.to_json()["params"] == {
+        **doc["params"],
+        "pings": 3,
+        "measures": ["single_stream"],
+    }
+    assert record.to_json()["selection"] == doc["selection"]  # unchanged: as it was read
+
+
 def test_a_failed_stage_keeps_its_error(tmp_path):
     spec = SelectionSpec(regions=("aws:us-east-1", "gcp:us-east4"))
     sweep = create_sweep(make_plan(load_catalog(), spec, backend="local"), spec, tmp_path)
@@ -192,6 +232,10 @@ def test_a_failed_stage_keeps_its_error(tmp_path):
             {"stages": {"provision": {"started_utc": "2026-11-22T01:00:00.000Z"}}},
             "not a sweep record",
         ),  # a stage needs its status, not its times
+        ({"params": {"pings": 0}}, "not a sweep record (params: --pings 0: ping sends 1 to"),
+        ({"params": {"pingz": 3}}, "not a sweep record (params: "),
+        ({"selection": "all"}, 'selection: "all" is not dict[str, Any] | None'),
+        ({"cloud_options": [1]}, "cloud_options: [1] is not dict[str, Any] | None"),
     ],
 )
 def test_a_damaged_record_is_a_one_line_error(change, message):
@@ -218,3 +262,17 @@ def test_the_statuses_that_end_and_finish_a_sweep():
     assert (
         PlanRecord.from_json({"backend": "aws", "estimate": {"wall_s": 1.0}}).estimate.cost_usd == 0
     )
+
+
+def test_a_scheduled_ticks_trigger_is_typed_and_written_back_as_read():
+    doc = json.loads((RECORDS / "sweep-done.json").read_text())
+    trigger = {"profile": "hourly", "trigger": "timer", "scheduled_utc": "2026-11-22T01:00:00Z",
+               "hour_utc": 1}  # fmt: skip
+    record = SweepRecord.from_json({**doc, "schedule": trigger})
+    assert record.schedule == ScheduleTrigger("hourly", "timer", "2026-11-22T01:00:00Z", 1)
+    assert record.to_json()["schedule"] == trigger
+    by_hand = SweepRecord.from_json(doc)
+    by_hand.add({"schedule": {"profile": "p", "trigger": "hand", "scheduled_utc": None}})
+    assert by_hand.schedule is not None and by_hand.schedule.scheduled_utc is None
+    with pytest.raises(UserError, match="not a sweep record"):
+        SweepRecord.from_json({**doc, "schedule": {"trigger": "timer"}})  # no profile

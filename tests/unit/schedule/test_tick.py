@@ -125,6 +125,7 @@ def _sweep_folder(results, sweep_id, *, status="done", created=None, backend="aw
         backend=backend,
     )
     record = {
+        "format_version": store.RESULTS_FORMAT_VERSION,
         "sweep_id": sweep_id,
         "status": status,
         "backend": backend,
@@ -389,7 +390,7 @@ def test_a_cloud_profile_pins_the_zones_and_images_of_its_previous_sweep(tmp_pat
     seen = {}
 
     def run(sweep, build_report, **_stages):
-        seen.update(sweep.record.cloud_options)
+        seen.update(sweep.record.cloud_options.to_dict())
         sweep.record.status = SweepStatus.DONE
         return sweep
 

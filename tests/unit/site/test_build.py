@@ -17,7 +17,7 @@ from site_support import (
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.report import analyze
-from orchestrator.results import store
+from orchestrator.results import PlanRecord, store
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from orchestrator.site import build as site
 from orchestrator.study.report import STUDIES_DIR
@@ -33,7 +33,9 @@ def results(tmp_path):
             CATALOG.regions, n, sweep_id=sweep_id, seed=k, backend=backend
         )
         synthetic.write_measurements(results / sweep_id / "measurements.csv", rows)
-        (results / sweep_id / "sweep.json").write_text(json.dumps({"backend": backend}))
+        (results / sweep_id / "sweep.json").write_text(
+            json.dumps(synthetic.sweep_record(sweep_id, backend))
+        )
     return results
 
 
@@ -205,8 +207,8 @@ def _site_cli(tmp_path, out, results):
 def _good_sweep(results, sweep_id, n=40, seed=0, meta=None):
     rows = synthetic.synthetic_rows(CATALOG.regions, n, sweep_id=sweep_id, seed=seed)
     synthetic.write_measurements(results / sweep_id / "measurements.csv", rows)
-    record = {"format_version": 1, "sweep_id": sweep_id, "backend": "local"}
-    (results / sweep_id / "sweep.json").write_text(json.dumps({**record, **(meta or {})}))
+    record = synthetic.sweep_record(sweep_id, **(meta or {}))
+    (results / sweep_id / "sweep.json").write_text(json.dumps(record))
     return results / sweep_id
 
 
@@ -224,7 +226,7 @@ def test_a_corrupt_sweep_is_left_out_with_a_one_line_warning(tmp_path):
     warnings = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(warnings) == 2, result.stderr
     assert "Z WARNING site: sweep 20261121T0000Z-0002 left out: " in warnings[0]
-    assert "unreadable sweep.json" in warnings[0]
+    assert "sweep.json: unreadable" in warnings[0]
     assert "Z WARNING site: sweep 20261122T0000Z-0003 left out: " in warnings[1]
     assert "gzip" in warnings[1]
     assert sorted(p.name for p in (out / "sweeps").iterdir()) == [
@@ -380,9 +382,20 @@ def test_sweep_json_is_published_from_an_allow_list(tmp_path):
             "provision": {"status": "failed", "wall_s": 1.5, "error": PLANTED["error"]},
             "measure": {"status": "done", "operator_cidr": PLANTED["operator_cidr"]},
         },
-        "rounds": [{"round": 1, "tests_ok": 3, "slots": [{"client": PLANTED["gcp_project"]}]}],
+        "rounds": [
+            {
+                "round": 1,
+                "kind": "main",
+                "tests_ok": 3,
+                "slots": [{"client": PLANTED["gcp_project"]}],
+            }
+        ],
         "measure_runs": [{"kind": "measure", "ansible_rc": 0, "msg": PLANTED["error"]}],
-        "plan": {"backend": "aws", "variables": {"aws_profile": PLANTED["aws_profile"]}},
+        "plan": {
+            "backend": "aws",
+            "estimate": {"wall_s": 60.0},
+            "variables": {"aws_profile": PLANTED["aws_profile"]},
+        },
         "hosts": [{"address": "203.0.113.5", "owner": PLANTED["owner"]}],
     }
     _good_sweep(results, "20261120T0000Z-0001", meta=meta)
@@ -393,13 +406,19 @@ def test_sweep_json_is_published_from_an_allow_list(tmp_path):
         "format_version": 1,
         "sweep_id": "20261120T0000Z-0001",
         "backend": "local",
+        "created_utc": "2026-11-20T00:00:00.000Z",
+        "status": "done",
         "emulated": False,
         "params": {"pings": 10},
+        "sequential": False,  # the record's defaults (results.SweepRecord)
+        "versions": {},
         "stages": {"provision": {"status": "failed", "wall_s": 1.5}, "measure": {"status": "done"}},
-        "rounds": [{"round": 1, "tests_ok": 3}],
+        "rounds": [{"round": 1, "kind": "main", "tests_ok": 3}],
         "measure_runs": [{"kind": "measure", "ansible_rc": 0}],
-        "plan": {"backend": "aws"},
-    }
+        # the plan as its record reads it (results.PlanRecord), less its variables
+        "plan": {k: v for k, v in PlanRecord.from_json(meta["plan"]).to_json().items()
+                 if k != "variables"},
+    }  # fmt: skip
     leaks = []
     for path in out.rglob("*"):
         if path.is_file():

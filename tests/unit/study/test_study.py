@@ -435,13 +435,14 @@ def test_readers_of_sweeps_and_of_studies_never_take_the_other(tmp_path):
     from orchestrator.report.build import sweep_dirs
     from orchestrator.results import store
     from orchestrator.study.report import study_ids
+    from testkit.synthetic import sweep_record
 
     def run_folder(parent, run_id, study):
         folder = parent / run_id
         folder.mkdir(parents=True)
-        record = {"format_version": store.RESULTS_FORMAT_VERSION, "sweep_id": run_id}
+        record = sweep_record(run_id)
         if study:
-            record["study"] = {"kind": "tcp"}
+            record["study"] = {"kind": "tcp", "variants": ["default"], "repeats": 1, "seed": 1}
         (folder / store.SWEEP_FILE).write_text(json.dumps(record))
         (folder / store.MEASUREMENTS_FILE).write_text(",".join(store.MEASUREMENT_COLUMNS) + "\n")
         (folder / "study.html").write_text("<html></html>")

@@ -679,9 +679,9 @@ def test_cloud_flags_are_kept_with_a_cloud_sweep_and_replaced_by_provision(tmp_p
     run = plan_only(tmp_path, *args, "--aws-machine-type", "t3.micro", regions=aws_only)
     kept = run.record.cloud_options
     assert kept is not None
-    assert kept["operator_cidr"] == "198.51.100.7/32" and kept["ttl_minutes"] == 120
-    assert kept["machine_types"] == {"aws": "t3.micro"}
-    assert kept["network_tier"] == "PREMIUM"
+    assert kept.operator_cidr == "198.51.100.7/32" and kept.ttl_minutes == 120
+    assert kept.machine_types == {"aws": "t3.micro"}
+    assert kept.network_tier == "PREMIUM"
     # provision without cloud flags keeps them
     results = ["--results", str(tmp_path)]
     result = CliRunner().invoke(main, ["provision", "--sweep", run.id, *results])
@@ -694,7 +694,7 @@ def test_cloud_flags_are_kept_with_a_cloud_sweep_and_replaced_by_provision(tmp_p
     one_line_error(result)
     kept = sweeps.open_sweep(run.id, tmp_path).record.cloud_options
     assert kept is not None
-    assert kept["network_tier"] == "STANDARD" and kept["operator_cidr"] is None
+    assert kept.network_tier == "STANDARD" and kept.operator_cidr is None
 
 
 def test_a_local_sweep_has_no_cloud_flags(tmp_path):
