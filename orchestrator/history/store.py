@@ -568,20 +568,17 @@ def add_bins(
                 [sweep_id, source, day, day],
             )
             # in place: the rows it shares with the day (week, month) updated, its others
-            # added (a third of the time of rewriting the week's rows)
+            # added (a third of the time of rewriting the week's rows), in one statement
+            # (MERGE: half the time of an UPDATE and an INSERT of the rows it lacks)
             for span, first in ((1, when), *((n, period_start(when, n)) for n in PERIODS)):
-                con.execute(
-                    f"UPDATE {table} b SET {merged} FROM added a WHERE b.source = ? "
-                    f"AND b.days = {span} AND b.day = ? AND {match}",
-                    [source, first],
-                )
                 values = {"day": "CAST(? AS DATE)", "days": str(span)}
                 con.execute(
-                    f"INSERT INTO {table} SELECT "
+                    f"MERGE INTO {table} b USING added a ON (b.source = ? AND b.days = {span} "
+                    f"AND b.day = CAST(? AS DATE) AND {match}) WHEN MATCHED THEN UPDATE SET "
+                    f"{merged} WHEN NOT MATCHED THEN INSERT VALUES ("
                     + ", ".join(values.get(c, f"a.{c}") for c in summary.columns)
-                    + f" FROM added a ANTI JOIN (SELECT {', '.join(summary.keys)} FROM {table} "
-                    f"WHERE source = ? AND days = {span} AND day = ?) b ON {match}",
-                    [first, source, first],
+                    + ")",
+                    [source, first, first],
                 )
             con.execute("DROP TABLE added")
 
