@@ -62,6 +62,7 @@ from orchestrator.history.fingerprint import (
     fingerprint,
     fingerprint_fields,
     imported_fields,
+    record_phase,
 )
 from orchestrator.history.histogram import bin_sql
 from orchestrator.history.metrics import PINGS_LOST_SQL, PINGS_SENT_SQL
@@ -567,20 +568,17 @@ def add_bins(
                 [sweep_id, source, day, day],
             )
             # in place: the rows it shares with the day (week, month) updated, its others
-            # added (a third of the time of rewriting the week's rows)
+            # added (a third of the time of rewriting the week's rows), in one statement
+            # (MERGE: half the time of an UPDATE and an INSERT of the rows it lacks)
             for span, first in ((1, when), *((n, period_start(when, n)) for n in PERIODS)):
-                con.execute(
-                    f"UPDATE {table} b SET {merged} FROM added a WHERE b.source = ? "
-                    f"AND b.days = {span} AND b.day = ? AND {match}",
-                    [source, first],
-                )
                 values = {"day": "CAST(? AS DATE)", "days": str(span)}
                 con.execute(
-                    f"INSERT INTO {table} SELECT "
+                    f"MERGE INTO {table} b USING added a ON (b.source = ? AND b.days = {span} "
+                    f"AND b.day = CAST(? AS DATE) AND {match}) WHEN MATCHED THEN UPDATE SET "
+                    f"{merged} WHEN NOT MATCHED THEN INSERT VALUES ("
                     + ", ".join(values.get(c, f"a.{c}") for c in summary.columns)
-                    + f" FROM added a ANTI JOIN (SELECT {', '.join(summary.keys)} FROM {table} "
-                    f"WHERE source = ? AND days = {span} AND day = ?) b ON {match}",
-                    [first, source, first],
+                    + ")",
+                    [source, first, first],
                 )
             con.execute("DROP TABLE added")
 
@@ -726,20 +724,35 @@ _BOUNDS = {c: value_range(c) or _ANY for c in _COLUMN_TYPES}
 def _typed(column: str, text: Any) -> Any:
     if text is None or text == "":
         return None
+    return _CONVERT[column](text)
+
+
+def _converter(column: str) -> Callable[[Any], Any]:
+    """A non-empty cell of `column` -> its value in the store (None: not a value)."""
     kind = _COLUMN_TYPES[column]
-    if kind in ("DOUBLE", "BIGINT"):
+    if kind == "TIMESTAMP":
+        return lambda text: _utc(str(text))
+    if kind not in ("DOUBLE", "BIGINT"):
+        return str
+    low, high = _BOUNDS.get(column, _ANY)
+    whole = kind == "BIGINT"
+
+    def number(text: Any) -> float | int | None:
         try:
             value = float(text)
         except ValueError:
             return None
         # infinite, NaN or out of its range: not a value (and int(inf) would raise)
-        low, high = _BOUNDS.get(column, _ANY)
         if not low <= value <= high:  # False for NaN too
             return None
-        return value if kind == "DOUBLE" else int(value)
-    if kind == "TIMESTAMP":
-        return _utc(str(text))
-    return str(text)
+        return int(value) if whole else value
+
+    return number
+
+
+# each column's conversion, looked up once: a full-catalog sweep converts 350,000 cells
+_CONVERT = {c: _converter(c) for c in _COLUMN_TYPES}
+_MEASUREMENT_CONVERT = tuple((c, _CONVERT[c]) for c in MEASUREMENT_COLUMNS)
 
 
 def ping_samples(sweep_dir: Path, round_no: int, host: str) -> list[float]:
@@ -825,12 +838,15 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
     samples: dict[tuple[int, str], list[float]] = {}
     phase = phase_samples(folder, record)
     hashed: dict[tuple[str, ...], str] = {}  # a sweep's rows share a few fingerprints
+    ping_phase = record_phase(record)
     for raw in csv_rows:
         # most cells of a row are empty: None without a call
-        row = {c: None if (v := raw.get(c)) in (None, "") else _typed(c, v)
-               for c in MEASUREMENT_COLUMNS}  # fmt: skip
+        row = {c: None if (v := raw.get(c)) is None or v == "" else convert(v)
+               for c, convert in _MEASUREMENT_CONVERT}  # fmt: skip
         src = f"{raw['src_cloud']}:{raw['src_region']}"
-        fields = fingerprint_fields(row=raw, record=record, facts=facts, placement=placement)
+        fields = fingerprint_fields(
+            row=raw, record=record, facts=facts, placement=placement, phase=ping_phase
+        )
         values = tuple(fields.values())
         fp = hashed.get(values) or hashed.setdefault(values, fingerprint(fields))
         prints[fp] = fields
