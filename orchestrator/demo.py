@@ -130,6 +130,7 @@ class DemoOutcome:
     problems: tuple[str, ...]
     wall_s: float
     site: Path | None
+    plan: DemoPlan = field(default_factory=DemoPlan)  # what ran (the injected change)
 
 
 def check_changes(doc: dict[str, Any], plan: DemoPlan, sweep_ids: Sequence[str]) -> list[str]:
@@ -263,4 +264,33 @@ def run_demo(
         from orchestrator.site import build_site as build
 
         site = build(out / "site", results, log=log)
-    return DemoOutcome(ids, doc, problems, time.monotonic() - started, site)
+    return DemoOutcome(ids, doc, problems, time.monotonic() - started, site, plan)
+
+
+@dataclass(frozen=True)
+class DemoRequest:
+    """`interregion demo`'s options: the plan's (checked by demo_plan) and where it runs."""
+
+    out: Path
+    sweeps: int = 11
+    change_from: int = 9
+    min_runs: int = 8
+    regions: str = ""  # comma-separated; "": DEMO_REGIONS
+    perturb: str = ""  # a pair's perturbation; "": DEMO_PERTURBATION
+    replace: bool = False
+    build_site: bool = True
+
+
+def make_demo(request: DemoRequest, log: Callable[[str], None] = print) -> DemoOutcome:
+    """`interregion demo`'s use case: the options checked as a plan (nothing written on
+    bad input), then the whole demo run into `request.out`."""
+    plan = demo_plan(
+        sweeps=request.sweeps,
+        change_from=request.change_from,
+        min_runs=request.min_runs,
+        regions=request.regions,
+        perturb=request.perturb,
+    )
+    return run_demo(
+        plan, request.out, replace=request.replace, build_site=request.build_site, log=log
+    )

@@ -49,18 +49,17 @@ def demo(
       interregion demo --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2 \\
           --sweeps 5 --change-from 3 --min-runs 2
     """
-    from orchestrator.demo import demo_plan, run_demo
-    from orchestrator.text import render_demo_outcome
+    from orchestrator.demo import DemoRequest, make_demo
+    from orchestrator.text import demo_passed_line, render_demo_outcome
 
-    plan = demo_plan(sweeps=sweeps, change_from=change_from, min_runs=min_runs, regions=regions,
-                     perturb=perturb)  # fmt: skip
-    outcome = run_demo(plan, out, replace=replace_out, build_site=not no_site, log=say)
+    outcome = make_demo(DemoRequest(out, sweeps, change_from, min_runs, regions, perturb,
+                                    replace_out, not no_site), log=say)  # fmt: skip
     click.echo("\n".join(render_demo_outcome(outcome)))
     if outcome.problems:
         for problem in outcome.problems:
             warning(f"demo check failed: {problem}")
         sys.exit(1)
-    click.echo(f"demo check passed: the injected change {plan.perturbation.text} and nothing else")
+    click.echo(demo_passed_line(outcome))
 
 
 COMMANDS: list[click.Command] = [demo]

@@ -136,23 +136,19 @@ def ingest(sweep_id: str | None, all_: bool, replace: bool, results_dir: Path) -
       interregion history ingest --sweep 20261122T0130Z-3fa2
       interregion history ingest --all
     """
-    from orchestrator.history import existing_results, ingest_all, ingest_with_changes, store_path
+    from orchestrator.history import ingest_every_sweep, ingest_with_changes
+    from orchestrator.text import filled_line, ingest_lines
 
     if bool(sweep_id) == all_:
         raise UserError("say which sweeps: --sweep ID or --all (not both)")
     if sweep_id:
         with step(f"ingesting sweep {sweep_id}", after_s=STEP_AFTER_S):
-            done = ingest_with_changes(results_dir, sweep_id, replace=replace)
-        click.echo(f"{sweep_id}: {counted(done.rows, 'row')} in {done.store}")
-        for fields, pairs in done.config_changes:
-            changed = "; ".join(fields) or "fingerprint differs"
-            click.echo(f"configuration changed for {counted(pairs, 'pair')} since their "
-                       f"previous test: {changed}")  # fmt: skip
+            done = ingest_with_changes(results_dir, sweep_id, replace)
+        click.echo("\n".join(ingest_lines(done)))
         return
-    folder = existing_results(results_dir)
-    with step(f"ingesting every sweep and import of {folder}", after_s=STEP_AFTER_S):
-        sweeps, rows = ingest_all(folder, warn=warning, replace=replace)
-    click.echo(f"{counted(sweeps, 'sweep')}, {counted(rows, 'row')} in {store_path(results_dir)}")
+    with step(f"ingesting every sweep and import of {results_dir}", after_s=STEP_AFTER_S):
+        every = ingest_every_sweep(results_dir, warning, replace)
+    click.echo(filled_line(every))
 
 
 @history.command()
@@ -164,11 +160,10 @@ def rebuild(results_dir: Path) -> None:
     Example:
       interregion history rebuild --results results/
     """
-    from orchestrator.history import existing_results, rebuild_store, store_path
+    from orchestrator.history import rebuild_history
+    from orchestrator.text import rebuilt_line
 
-    sweeps, rows = rebuild_store(existing_results(results_dir), warn=warning)
-    click.echo(f"rebuilt {store_path(results_dir)}: {counted(sweeps, 'sweep')}, "
-               f"{counted(rows, 'row')}")  # fmt: skip
+    click.echo(rebuilt_line(rebuild_history(results_dir, warning)))
 
 
 @history.command()
@@ -247,10 +242,9 @@ def convert(fmt: str, file: Path | str, out: Path) -> None:
       interregion history convert --from doit builtin --out d.csv
     """
     from orchestrator.exchange import convert_file
+    from orchestrator.text import converted_line
 
-    done = convert_file(fmt, file, out)
-    found = ", ".join(f"{n} {name}" for name, n in done.flagged.items() if n)
-    click.echo(f"{counted(done.rows, 'row')} -> {out} (flagged: {found or 'none'})")
+    click.echo(converted_line(convert_file(fmt, file, out)))
 
 
 @click.command()

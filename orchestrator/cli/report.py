@@ -110,10 +110,9 @@ def site(out: Path, results_dir: Path, catalog: Path, include_flagged: bool) -> 
     Example:
       interregion site --out site/ && xdg-open site/index.html
     """
-    from orchestrator.model import load_catalog
     from orchestrator.site import build_site
 
-    index = build_site(out, results_dir, catalog=load_catalog(catalog), log=_say,
+    index = build_site(out, results_dir, catalog=catalog, log=_say,
                        warn=lambda line: warning(line),
                        include_flagged=include_flagged)  # fmt: skip
     _say(f"site: {index}")

@@ -15,8 +15,7 @@ from orchestrator.study import (
     STUDIES_DIR,
     VARIANTS,
     TcpStudyRequest,
-    plan_tcp_study,
-    run_tcp_study,
+    tcp_study,
 )
 
 # set per variant by the study: given by hand they would mean something else
@@ -89,10 +88,11 @@ def tcp(**kwargs: Any) -> None:
         opt.request_from(kwargs, emulation_from(kwargs)), kwargs["variants"], kwargs["repeats"],
         kwargs["seed"], kwargs["max_buffer_bytes"], kwargs["budget_usd"],
     )  # fmt: skip
-    study = plan_tcp_study(request, info)
-    announce(study.plan, kwargs, study.estimate.tests, study.estimate.shape())
-    found = run_tcp_study(study, kwargs["results"], build_report=not kwargs["no_report"],
-                          log=say)  # fmt: skip
+    found = tcp_study(
+        request, kwargs["results"], build_report=not kwargs["no_report"],
+        announce=lambda s: announce(s.plan, kwargs, s.estimate.tests, s.estimate.shape()),
+        note=info, log=say,
+    )  # fmt: skip
     info(f"study {found.parent.name} done: {found}")
     click.echo(str(found))
 

@@ -8,7 +8,7 @@ never a module of this package (tests/check_layers.py).
 
 - `exporter`: `export_measurements`.
 - `importer`: `import_source`.
-- `public_data`: `convert_file`.
+- `public_data`: `Converted`, `convert_file`.
 """
 
 from typing import TYPE_CHECKING
@@ -18,9 +18,10 @@ from orchestrator.core import lazy_getattr
 if TYPE_CHECKING:
     from orchestrator.exchange.exporter import export as export_measurements
     from orchestrator.exchange.importer import import_source
-    from orchestrator.exchange.public_data import convert_file
+    from orchestrator.exchange.public_data import Converted, convert_file
 
 __all__ = [
+    "Converted",
     "convert_file",
     "export_measurements",
     "import_source",
@@ -33,6 +34,7 @@ _LAZY = {
     "export_measurements": ("orchestrator.exchange.exporter", "export"),
     "import_source": ("orchestrator.exchange.importer", "import_source"),
     "convert_file": ("orchestrator.exchange.public_data", "convert_file"),
+    "Converted": ("orchestrator.exchange.public_data", "Converted"),
 }
 
 

@@ -6,9 +6,10 @@ Public API: the names below, re-exported from the modules that define them;
 other packages import only these (`from orchestrator.history import change_docs`),
 never a module of this package (tests/check_layers.py).
 
-- `change_report`: `ChangesReport`, `ChangesRequest`, `UNITS`, `change_docs`, `changes_report`,
-  `ingest_with_changes`.
+- `change_report`: `ChangesReport`, `ChangesRequest`, `Ingested`, `UNITS`, `change_docs`,
+  `changes_report`, `ingest_with_changes`.
 - `changes`: `Detection`, `MAX_RUNS`, `Params`, `Run`, `SeriesKey`, `combined_calibration`.
+- `ingest`: `Filled`, `ingest_every_sweep`, `rebuild_history`.
 - `judgments`: `detection`, `judge_runs`.
 - `metrics`: `MESH_WINDOWS`, `METRICS`, `PERCENTILE_RULE`, `PINGS_LOST_SQL`, `PINGS_SENT_SQL`,
   `QUANTILES`, `SITE_STATS`, `STATS`, `SourceInfo`, `every_pair_since`, `iso_utc`,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         UNITS,
         ChangesReport,
         ChangesRequest,
+        Ingested,
         change_docs,
         changes_report,
         ingest_with_changes,
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
         SeriesKey,
         combined_calibration,
     )
+    from orchestrator.history.ingest import Filled, ingest_every_sweep, rebuild_history
     from orchestrator.history.judgments import detection, judge_runs
     from orchestrator.history.metrics import (
         MESH_WINDOWS,
@@ -127,6 +130,8 @@ __all__ = [
     "ChangesReport",
     "ChangesRequest",
     "Detection",
+    "Filled",
+    "Ingested",
     "MatrixRequest",
     "PairSeries",
     "Params",
@@ -145,6 +150,7 @@ __all__ = [
     "format_value",
     "import_batches",
     "ingest_all",
+    "ingest_every_sweep",
     "ingest_sweep",
     "ingest_with_changes",
     "interrupt_queries",
@@ -161,6 +167,7 @@ __all__ = [
     "pair_series",
     "parse_since",
     "read_import_csv",
+    "rebuild_history",
     "rebuild_store",
     "source_caption",
     "source_infos",
@@ -183,12 +190,16 @@ _LAZY = {
     "change_docs": ("orchestrator.history.change_report", "change_docs"),
     "changes_report": ("orchestrator.history.change_report", "changes_report"),
     "ingest_with_changes": ("orchestrator.history.change_report", "ingest_with_changes"),
+    "Ingested": ("orchestrator.history.change_report", "Ingested"),
     "Detection": ("orchestrator.history.changes", "Detection"),
     "MAX_RUNS": ("orchestrator.history.changes", "MAX_RUNS"),
     "Params": ("orchestrator.history.changes", "Params"),
     "Run": ("orchestrator.history.changes", "Run"),
     "SeriesKey": ("orchestrator.history.changes", "SeriesKey"),
     "combined_calibration": ("orchestrator.history.changes", "combined_calibration"),
+    "Filled": ("orchestrator.history.ingest", "Filled"),
+    "ingest_every_sweep": ("orchestrator.history.ingest", "ingest_every_sweep"),
+    "rebuild_history": ("orchestrator.history.ingest", "rebuild_history"),
     "detection": ("orchestrator.history.judgments", "detection"),
     "judge_runs": ("orchestrator.history.judgments", "judge_runs"),
     "MESH_WINDOWS": ("orchestrator.history.metrics", "MESH_WINDOWS"),

@@ -196,6 +196,7 @@ def _notify(
 
 @dataclass(frozen=True)
 class Ingested:
+    sweep_id: str
     rows: int
     store: Path
     config_changes: list[tuple[list[str], int]]  # (the fields that differ, pairs)
@@ -206,4 +207,4 @@ def ingest_with_changes(results: Path, sweep_id: str, replace: bool = False) -> 
 
     rows = h.ingest_sweep(results, sweep_id, replace=replace)
     with h.opened(results, read_only=True) as con:
-        return Ingested(rows, h.store_path(results), h.fingerprint_changes(con, sweep_id))
+        return Ingested(sweep_id, rows, h.store_path(results), h.fingerprint_changes(con, sweep_id))

@@ -188,7 +188,7 @@ def build_site(
     out: Path,
     results: Path,
     *,
-    catalog: Catalog | None = None,
+    catalog: Catalog | Path | None = None,
     max_points: int = MAX_POINTS,
     log: Callable[[str], None] = lambda _msg: None,
     warn: Callable[[str], None] | None = None,
@@ -197,11 +197,14 @@ def build_site(
     """Write the site for every sweep under `results` into `out`; returns index.html.
     A flagged row's RTT or throughput, whichever its flags invalidate
     (orchestrator.results.flags), is left out of every page and counted, unless
-    `include_flagged`.
+    `include_flagged`. `catalog` is the catalog or its file (loaded first, before the
+    sweeps are looked for); None, the shipped one.
 
     A sweep that cannot be read is left out with one `warn` line; the site is
     built in a folder beside `out` and swapped in whole (outdir.building).
     """
+    if isinstance(catalog, Path):
+        catalog = load_catalog(catalog)
     warn = warn if warn is not None else log
     dirs = sweep_dirs(results)
     if not dirs:

@@ -7,7 +7,7 @@ never a module of this package (tests/check_layers.py).
 
 - `plan`: `DEFAULT_REPEATS`, `VARIANTS`.
 - `report`: `REPORT_FILE`, `STUDIES_DIR`, `study_ids`.
-- `tcp`: `TcpStudyRequest`, `plan_tcp_study`, `run_tcp_study`.
+- `tcp`: `TcpStudyPlan`, `TcpStudyRequest`, `plan_tcp_study`, `run_tcp_study`, `tcp_study`.
 """
 
 from typing import TYPE_CHECKING
@@ -17,17 +17,25 @@ from orchestrator.core import lazy_getattr
 if TYPE_CHECKING:
     from orchestrator.study.plan import DEFAULT_REPEATS, VARIANTS
     from orchestrator.study.report import REPORT_FILE, STUDIES_DIR, study_ids
-    from orchestrator.study.tcp import TcpStudyRequest, plan_tcp_study, run_tcp_study
+    from orchestrator.study.tcp import (
+        TcpStudyPlan,
+        TcpStudyRequest,
+        plan_tcp_study,
+        run_tcp_study,
+        tcp_study,
+    )
 
 __all__ = [
     "DEFAULT_REPEATS",
     "REPORT_FILE",
     "STUDIES_DIR",
     "VARIANTS",
+    "TcpStudyPlan",
     "TcpStudyRequest",
     "plan_tcp_study",
     "run_tcp_study",
     "study_ids",
+    "tcp_study",
 ]
 
 # Names whose modules import more than the standard library (see
@@ -42,6 +50,8 @@ _LAZY = {
     "TcpStudyRequest": ("orchestrator.study.tcp", "TcpStudyRequest"),
     "plan_tcp_study": ("orchestrator.study.tcp", "plan_tcp_study"),
     "run_tcp_study": ("orchestrator.study.tcp", "run_tcp_study"),
+    "TcpStudyPlan": ("orchestrator.study.tcp", "TcpStudyPlan"),
+    "tcp_study": ("orchestrator.study.tcp", "tcp_study"),
 }
 
 

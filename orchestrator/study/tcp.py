@@ -6,6 +6,8 @@ plan_tcp_study(req)   -> TcpStudyPlan: the request checked, the sweep plan, the
                       study's buffers checked against it and its own estimate
 run_tcp_study(...)    the study's folder and record made under <results>/studies,
                       then run (provision ... teardown, its report) -> its study.csv
+tcp_study(...)        `interregion study tcp`: planned, `announce`d (the budget question,
+                      which may refuse it), then run -> its study.csv
 """
 
 from __future__ import annotations
@@ -109,3 +111,20 @@ def run_tcp_study(study: TcpStudyPlan, results: Path, *, build_report: bool, log
             history=False,
         )
     return run.dir / STUDY_FILE
+
+
+def tcp_study(
+    request: TcpStudyRequest,
+    results: Path,
+    *,
+    build_report: bool,
+    announce: Callable[[TcpStudyPlan], None],
+    note: Log,
+    log: Log,
+) -> Path:
+    """`interregion study tcp`'s use case: the plan (`note` hears the selection's notes),
+    handed to `announce`, which shows it and may refuse it (nothing written then), then the
+    study run under <results>/studies; its study.csv is returned."""
+    study = plan_tcp_study(request, note)
+    announce(study)
+    return run_tcp_study(study, results, build_report=build_report, log=log)

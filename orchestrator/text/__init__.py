@@ -11,9 +11,10 @@ never a module of this package (tests/check_layers.py).
 - `advice_table`: `render_advice_table`.
 - `change_lines`: `render_change_lines`.
 - `cloud_lines`: `preflight_lines`, `reap_lines`, `sync_lines`.
-- `demo_outcome`: `render_demo_outcome`.
+- `demo_outcome`: `demo_passed_line`, `render_demo_outcome`.
 - `emulator_lines`: `emulator_status_lines`, `perturbed_lines`, `reaped_lines`, `spec_up_line`,
   `up_lines`.
+- `history_lines`: `converted_line`, `filled_line`, `ingest_lines`, `rebuilt_line`.
 - `matrix_table`: `MATRIX_WIDTH`, `csv_text`, `render_matrix_table`.
 - `pair_series`: `render_pair_series`.
 - `plan_table`: `mesh_plan_lines`, `plan_tables`, `regions_table`.
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from orchestrator.text.advice_table import render as render_advice_table
     from orchestrator.text.change_lines import render as render_change_lines
     from orchestrator.text.cloud_lines import preflight_lines, reap_lines, sync_lines
+    from orchestrator.text.demo_outcome import passed_line as demo_passed_line
     from orchestrator.text.demo_outcome import render as render_demo_outcome
     from orchestrator.text.emulator_lines import (
         perturbed_lines,
@@ -40,6 +42,12 @@ if TYPE_CHECKING:
         up_lines,
     )
     from orchestrator.text.emulator_lines import status_lines as emulator_status_lines
+    from orchestrator.text.history_lines import (
+        converted_line,
+        filled_line,
+        ingest_lines,
+        rebuilt_line,
+    )
     from orchestrator.text.matrix_table import WIDTH as MATRIX_WIDTH
     from orchestrator.text.matrix_table import csv_text
     from orchestrator.text.matrix_table import render as render_matrix_table
@@ -62,9 +70,13 @@ __all__ = [
     "MATRIX_WIDTH",
     "TERMINAL_WIDTH",
     "console",
+    "converted_line",
     "csv_text",
+    "demo_passed_line",
     "done_lines",
     "emulator_status_lines",
+    "filled_line",
+    "ingest_lines",
     "mesh_matrix_lines",
     "mesh_plan_lines",
     "mesh_status_lines",
@@ -75,6 +87,7 @@ __all__ = [
     "print_parts",
     "reap_lines",
     "reaped_lines",
+    "rebuilt_line",
     "regions_table",
     "render_advice_table",
     "render_change_lines",
@@ -101,11 +114,16 @@ _LAZY = {
     "reap_lines": ("orchestrator.text.cloud_lines", "reap_lines"),
     "sync_lines": ("orchestrator.text.cloud_lines", "sync_lines"),
     "render_demo_outcome": ("orchestrator.text.demo_outcome", "render"),
+    "demo_passed_line": ("orchestrator.text.demo_outcome", "passed_line"),
     "emulator_status_lines": ("orchestrator.text.emulator_lines", "status_lines"),
     "perturbed_lines": ("orchestrator.text.emulator_lines", "perturbed_lines"),
     "reaped_lines": ("orchestrator.text.emulator_lines", "reaped_lines"),
     "spec_up_line": ("orchestrator.text.emulator_lines", "spec_up_line"),
     "up_lines": ("orchestrator.text.emulator_lines", "up_lines"),
+    "ingest_lines": ("orchestrator.text.history_lines", "ingest_lines"),
+    "filled_line": ("orchestrator.text.history_lines", "filled_line"),
+    "rebuilt_line": ("orchestrator.text.history_lines", "rebuilt_line"),
+    "converted_line": ("orchestrator.text.history_lines", "converted_line"),
     "MATRIX_WIDTH": ("orchestrator.text.matrix_table", "WIDTH"),
     "csv_text": ("orchestrator.text.matrix_table", "csv_text"),
     "render_matrix_table": ("orchestrator.text.matrix_table", "render"),

@@ -1,7 +1,8 @@
 """`interregion demo`'s text: each direction of the injected change found, the site, the
 sweeps and the time they took.
 
-`render(outcome)` takes demo.DemoOutcome and returns the lines.
+`render(outcome)` takes demo.DemoOutcome and returns the lines; `passed_line(outcome)` is
+the last line of a demo whose check passed.
 """
 
 from __future__ import annotations
@@ -26,3 +27,9 @@ def render(outcome: DemoOutcome) -> list[str]:
         lines.append(f"site: {outcome.site}")
     lines.append(f"demo: {counted(len(outcome.sweep_ids), 'sweep')} in {outcome.wall_s:.0f} s")
     return lines
+
+
+def passed_line(outcome: DemoOutcome) -> str:
+    return (
+        f"demo check passed: the injected change {outcome.plan.perturbation.text} and nothing else"
+    )

@@ -1,4 +1,5 @@
-"""`history convert`'s and `history import`'s use cases without click, and `demo`'s plan."""
+"""`history convert`'s and `history import`'s use cases without click, and `demo`'s plan and
+use case."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import csv
 import pytest
 
 from orchestrator.core.errors import UserError
-from orchestrator.demo import DEMO_REGIONS, demo_plan
+from orchestrator.demo import DEMO_REGIONS, DemoRequest, demo_plan, make_demo
 from orchestrator.exchange import importer
 from orchestrator.exchange.public_data import BUILTIN, convert_file
 from orchestrator.history import store as h
@@ -49,3 +50,25 @@ def test_demo_plan_defaults_are_the_documented_demo(monkeypatch):
     plan = demo_plan(sweeps=11, change_from=9, min_runs=8)
     assert plan.regions == DEMO_REGIONS and plan.detection.min_runs == 8
     assert plan.perturbation.text == "aws:us-east-1/gcp:europe-west1,delay_ms=10"
+
+
+def test_make_demo_checks_its_options_before_it_writes_anything(tmp_path):
+    out = tmp_path / "demo"
+    with pytest.raises(UserError, match="needs 8 clean sweeps before the change"):
+        make_demo(DemoRequest(out, sweeps=11, change_from=5), log=print)
+    with pytest.raises(UserError, match="must name a pair"):
+        make_demo(DemoRequest(out, perturb="aws:us-east-1,delay_ms=10"), log=print)
+    assert not out.exists()
+
+
+def test_make_demo_runs_the_checked_plan_into_out(tmp_path, monkeypatch):
+    from orchestrator import demo, emulator
+
+    monkeypatch.setattr(emulator, "require_root", lambda: None)
+    ran = []
+    monkeypatch.setattr(demo, "run_demo", lambda plan, out, **how: ran.append((plan, out, how)))
+    make_demo(DemoRequest(tmp_path, sweeps=5, change_from=3, min_runs=2, replace=True,
+                          build_site=False), log=print)  # fmt: skip
+    ((plan, out, how),) = ran
+    assert (plan.sweeps, plan.change_from, plan.detection.min_runs) == (5, 3, 2)
+    assert out == tmp_path and how == {"replace": True, "build_site": False, "log": print}

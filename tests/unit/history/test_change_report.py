@@ -111,7 +111,7 @@ def test_ingest_with_changes_names_the_fields_that_changed(tmp_path):
     sweep_id = sweep_id_at(t, "0002")
     make_sweep(tmp_path, sweep_id, {(A, B): [150.0] * 20}, started=t, kernel="6.2")
     done = ingest_with_changes(tmp_path, sweep_id)
-    assert (done.rows, done.store) == (1, h.store_path(tmp_path))
+    assert (done.sweep_id, done.rows, done.store) == (sweep_id, 1, h.store_path(tmp_path))
     assert done.config_changes == [(["src_kernel: 6.1.0-28-amd64 -> 6.2",
                                      "dst_kernel: 6.1.0-28-amd64 -> 6.2"], 1)]  # fmt: skip
 

@@ -3,6 +3,7 @@
 import csv
 import json
 import re
+from datetime import UTC, datetime
 
 import pytest
 from click.testing import CliRunner
@@ -161,6 +162,24 @@ def test_real_results_have_no_emulated_label(tmp_path):
 def test_no_sweeps_is_a_clear_error(tmp_path):
     with pytest.raises(UserError, match="no sweeps under"):
         site.build_site(tmp_path / "site", tmp_path / "empty", catalog=CATALOG)
+
+
+def test_a_catalog_file_is_read_first_then_used(tmp_path):
+    """`interregion site --catalog FILE` hands the file over: a bad one is its error before
+    the sweeps are looked for, a good one builds the site."""
+    from history_support import make_sweep, sweep_id_at
+
+    from orchestrator.core import CATALOG as SHIPPED
+
+    with pytest.raises(UserError, match="catalog file not found"):
+        site.build_site(tmp_path / "site", tmp_path / "empty", catalog=tmp_path / "no.yaml")
+    results = tmp_path / "results"
+    make_sweep(results, sweep_id_at(datetime(2026, 11, 22, tzinfo=UTC)),
+               {("aws:us-east-1", "gcp:europe-west1"): [80.0, 81.0]})  # fmt: skip
+    shipped = tmp_path / "regions.yaml"
+    shipped.write_text(SHIPPED.read_text())
+    index = site.build_site(tmp_path / "site", results, catalog=shipped)
+    assert index == tmp_path / "site" / "index.html" and index.is_file()
 
 
 def test_json_in_pages_cannot_close_the_script_element(tmp_path):

@@ -47,3 +47,30 @@ def test_a_results_path_that_is_a_file_is_refused_before_anything_is_made(tmp_pa
     with pytest.raises(UserError):
         run_tcp_study(study, tmp_path / "results", build_report=False, log=print)
     assert (tmp_path / "results").read_text() == "not a folder"
+
+
+def test_tcp_study_announces_the_plan_and_a_refusal_writes_nothing(tmp_path):
+    from orchestrator.study.tcp import tcp_study
+
+    shown = []
+
+    def refuse(study):
+        shown.append(study)
+        raise UserError("not confirmed")
+
+    request = TcpStudyRequest(SWEEP, variants="default,p4", repeats=3)
+    with pytest.raises(UserError, match="not confirmed"):
+        tcp_study(request, tmp_path, build_report=False, announce=refuse, note=print, log=print)
+    (study,) = shown  # the study's own plan, what the budget question reads
+    assert study.request is request and study.estimate.tests == 6
+    assert list(tmp_path.iterdir()) == []  # no study folder, no lock
+
+
+def test_tcp_study_checks_the_request_before_it_announces(tmp_path):
+    from orchestrator.study.tcp import tcp_study
+
+    shown = []
+    with pytest.raises(UserError, match="warp"):
+        tcp_study(TcpStudyRequest(SWEEP, variants="warp"), tmp_path, build_report=False,
+                  announce=shown.append, note=print, log=print)  # fmt: skip
+    assert shown == [] and list(tmp_path.iterdir()) == []

@@ -11,9 +11,12 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestrator.advise.transfer import AdviseRequest, advise_transfer
-from orchestrator.demo import DemoOutcome
+from orchestrator.demo import DemoOutcome, DemoPlan
+from orchestrator.emulator import Perturbation
+from orchestrator.exchange import Converted
+from orchestrator.history import Ingested
 from orchestrator.report.make import ReportRequest, make_report
-from orchestrator.text import advice_table, demo_outcome, matrix_table, report_tables
+from orchestrator.text import advice_table, demo_outcome, history_lines, matrix_table, report_tables
 
 A, B = "aws:us-east-1", "gcp:europe-west1"
 
@@ -62,6 +65,29 @@ def test_demo_outcome_a_line_per_direction_that_moved():
         "site: d/site",
         "demo: 3 sweeps in 61 s",
     ]
+    plan = DemoPlan(perturbation=Perturbation(f"{B}/{A}", delay_ms=5.0))
+    passed = DemoOutcome(("r1",), {}, (), 1.0, None, plan)
+    assert demo_outcome.passed_line(passed) == (
+        f"demo check passed: the injected change {B}/{A},delay_ms=5 and nothing else"
+    )
+
+
+def test_ingest_lines_a_line_per_set_of_changed_fields():
+    done = Ingested("s1", 2, Path("r/history.duckdb"),
+                    [(["src_kernel: 6.1 -> 6.2"], 1), ([], 3)])  # fmt: skip
+    assert history_lines.ingest_lines(done) == [
+        "s1: 2 rows in r/history.duckdb",
+        "configuration changed for 1 pair since their previous test: src_kernel: 6.1 -> 6.2",
+        "configuration changed for 3 pairs since their previous test: fingerprint differs",
+    ]
+    assert history_lines.ingest_lines(Ingested("s2", 1, Path("h"), [])) == ["s2: 1 row in h"]
+
+
+def test_converted_line_counts_only_the_flags_found():
+    found = Converted(Path("o.csv"), 10, {"below_fibre_floor": 0, "asymmetric": 2, "x": 1})
+    assert history_lines.converted_line(found) == "10 rows -> o.csv (flagged: 2 asymmetric, 1 x)"
+    none = Converted(Path("o.csv"), 1, {"asymmetric": 0})
+    assert history_lines.converted_line(none) == "1 row -> o.csv (flagged: none)"
 
 
 def test_matrix_cell_of_loss_has_its_interval_below():
