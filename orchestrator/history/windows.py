@@ -28,6 +28,11 @@ from orchestrator.history import metrics as v
 if TYPE_CHECKING:
     import duckdb
 
+# a bin's sum, the same whatever order its rows are added in: DuckDB's threads add a
+# double's rows in an order that varies between runs, and a mean on the edge of its
+# shown rounding moved between two builds over the same store (0.01 ms, one cell of a
+# year); each value rounded to 1e-9 first, then added exactly
+_SUM = "sum(CAST({} AS DECIMAL(38, 9)))"
 # a CellTable's newest_us of a cell without a time (the smallest int64)
 NO_TIME = -(2**63)
 _EPOCH = datetime(1970, 1, 1)
@@ -239,7 +244,7 @@ def _range(
         )
         params += [source, since, *([until] if until is not None else [])]
     found = con.execute(
-        "SELECT pair, sum(n) AS n, min(lo) AS lo, max(hi) AS hi, sum(total) AS total "
+        f"SELECT pair, sum(n) AS n, min(lo) AS lo, max(hi) AS hi, {_SUM.format('total')} AS total "
         f"FROM ({' UNION ALL '.join(merged)}) GROUP BY pair, bin ORDER BY pair, bin",
         params,
     ).fetchnumpy()
@@ -320,7 +325,7 @@ def _latest(
         "QUALIFY row_number() OVER (PARTITION BY src, dst ORDER BY started_utc DESC) = 1) "
         f"SELECT p.pair, {histogram.bin_sql('x', m.one_value)} AS bin, count(*) AS n, "
         "min(x) AS lo, "
-        "max(x) AS hi, sum(x) AS total, any_value(distance_km) AS km, "
+        f"max(x) AS hi, {_SUM.format('x')} AS total, any_value(distance_km) AS km, "
         "epoch_us(any_value(started_utc)) AS newest, any_value(limiter) AS limiter, "
         "any_value(pings_sent) AS pings_sent, any_value(pings_lost) AS pings_lost "
         "FROM (SELECT *, unnest(s) AS x FROM t) r JOIN pairs p ON r.src = p.src AND "
