@@ -636,7 +636,7 @@ def store_timings(args: argparse.Namespace) -> None:
 
         def report_and_site() -> int:
             from orchestrator.report.build import load_inputs, write_report
-            from orchestrator.site import build as site
+            from orchestrator.site import static_site as site
 
             folder = store.sweep_dir(results, sweep_id)
             loaded = load_inputs(sweep_dirs_=[folder])

@@ -53,8 +53,9 @@ sys.path.insert(0, str(ROOT))
 from _figures import Figures  # noqa: E402
 
 from orchestrator.history import store  # noqa: E402
-from orchestrator.mesh import bins, detect, views  # noqa: E402
-from orchestrator.mesh.run import MeshRequest  # noqa: E402
+from orchestrator.mesh import bins, detect  # noqa: E402
+from orchestrator.mesh import mesh_views as views  # noqa: E402
+from orchestrator.mesh.lifecycle import MeshRequest  # noqa: E402
 from orchestrator.model.catalog import load_catalog  # noqa: E402
 from orchestrator.netmodel.model import region_rtt_ms  # noqa: E402
 

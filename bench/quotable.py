@@ -54,8 +54,8 @@ from typing import Any
 
 from _figures import Figures
 
-from orchestrator.advise import model as advise_model
 from orchestrator.advise import sources, spread
+from orchestrator.advise import tcp_model as advise_model
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.core.geo import FIBRE_KM_S, FIBRE_RTT_MS_PER_KM
@@ -66,7 +66,9 @@ from orchestrator.netmodel.routes import default_routes
 from orchestrator.plan import allowance
 from orchestrator.plan.selection import SelectionSpec, pairs_per_band, select
 from orchestrator.report import analyze, build, uncertainty
-from orchestrator.results import collect, flags, parse, record, store, tiers
+from orchestrator.results import files as store
+from orchestrator.results import flags, parse, record, tiers
+from orchestrator.results import raw_rows as collect
 
 FIGURES = Figures("quotable", "Numbers a user can quote")
 

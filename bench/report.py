@@ -44,7 +44,7 @@ def _cpu() -> float:
 def one(rows: int, png: bool) -> dict[str, float]:
     from orchestrator.model.catalog import load_catalog
     from orchestrator.report import build as report
-    from orchestrator.site import build as site
+    from orchestrator.site import static_site as site
     from testkit import synthetic
 
     catalog = load_catalog()

@@ -103,7 +103,7 @@ def print_sizes(site: Path) -> None:
 def sweep_bench(figures: Figures) -> None:
     from orchestrator.model.catalog import load_catalog
     from orchestrator.report import build as report
-    from orchestrator.site import build as site
+    from orchestrator.site import static_site as site
     from testkit import synthetic
 
     catalog = load_catalog()
@@ -140,7 +140,7 @@ def history_bench(sweeps: int, fresh: bool, figures: Figures, ingest_only: bool 
     spec.loader.exec_module(bench_history)
     from orchestrator.history import store as history
     from orchestrator.report import build as report
-    from orchestrator.site import build as site
+    from orchestrator.site import static_site as site
 
     results = CACHE / f"history-{sweeps}-v{STORE_FORMAT}"
     done = results / "generated"
@@ -238,7 +238,7 @@ def stages(results: Path, out: Path, figures: Figures) -> None:
     from orchestrator.history import judgments
     from orchestrator.history import metrics as v
     from orchestrator.history import store as history
-    from orchestrator.mesh import views as mesh_views
+    from orchestrator.mesh import mesh_views as mesh_views
     from orchestrator.model.catalog import load_catalog
     from orchestrator.site import history_pages as hp
 

@@ -30,7 +30,7 @@ from _figures import Figures  # noqa: E402
 
 from orchestrator.netmodel.model import DEFAULT_MODEL  # noqa: E402
 from orchestrator.study.check import check, table  # noqa: E402
-from orchestrator.study.report import default_window, pair_results  # noqa: E402
+from orchestrator.study.findings import default_window, pair_results  # noqa: E402
 from orchestrator.study.run import read_table  # noqa: E402
 
 REGIONS = ("aws:us-east-1", "gcp:us-east4", "aws:us-east-2", "aws:eu-west-1", "aws:ap-northeast-1")

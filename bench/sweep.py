@@ -210,7 +210,7 @@ def latency_run(size: int, extra: list[str], results: Path) -> dict:
     pair's median RTT against the RTT its emulation was built with (its spec: the model or
     the pair's measured route, the seeded variation)."""
     from orchestrator.emulator.stack import expected_rtts_ms, sweep_spec
-    from orchestrator.results import store
+    from orchestrator.results import files as store
 
     args = [
         "sweep",
@@ -272,7 +272,7 @@ def newest_sweep(results: Path) -> Path:
 
 
 def statuses(sweep_dir: Path) -> dict[str, int]:
-    from orchestrator.results import store
+    from orchestrator.results import files as store
 
     counts: dict[str, int] = {}
     for row in store.read_rows(sweep_dir / store.MEASUREMENTS_FILE):
@@ -282,8 +282,8 @@ def statuses(sweep_dir: Path) -> dict[str, int]:
 
 def first_errors(sweep_dir: Path, rounds: list[dict], most: int = 8) -> list[str]:
     """Why first attempts failed (the CSV keeps only the final attempt)."""
-    from orchestrator.results import store
-    from orchestrator.results.collect import RowContext, SlotPlan, round_rows
+    from orchestrator.results import files as store
+    from orchestrator.results.raw_rows import RowContext, SlotPlan, round_rows
 
     meta = json.loads((sweep_dir / "sweep.json").read_text())
     distances = {(p["src"], p["dst"]): p["distance_km"] for p in meta["plan"]["pairs"]}

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from orchestrator.core.geo import distance_km
-from orchestrator.model.backends import is_emulated
+from orchestrator.model.backend_facts import is_emulated
 from orchestrator.model.catalog import Region
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.results.schema import MEASUREMENT_COLUMNS

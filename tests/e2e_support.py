@@ -13,7 +13,7 @@ from orchestrator.drivers.ansible import VIEW_PREFIX
 from orchestrator.emulator import net, state
 from orchestrator.emulator.stack import emulation_id_for
 from orchestrator.emulator.variation import draw_pair
-from orchestrator.results import store
+from orchestrator.results import files as store
 from orchestrator.results.schema import SINGLE_STREAM, measure_of
 from orchestrator.sweep.inventory import existing_control_dir, remembered_control_dir
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from orchestrator.history import store as history_store
-from orchestrator.results import store
+from orchestrator.results import files as store
 from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
 
 PAIRS = (("aws:us-east-1", "gcp:europe-west1"), ("gcp:europe-west1", "aws:us-east-1"))

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from orchestrator.history import store
 from orchestrator.mesh import bins, collect, detect
-from orchestrator.mesh.run import MeshRequest
+from orchestrator.mesh.lifecycle import MeshRequest
 
 T0 = 1_800_000_000  # a bin start (2027-01-15T08:00:00Z)
 HOSTS = ("aws:us-east-1", "gcp:europe-west1", "aws:ap-northeast-1")

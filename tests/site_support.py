@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from html.parser import HTMLParser
 
-from orchestrator.study.report import PAGE_FILE, REPORT_FILE, STUDIES_DIR, page_html
+from orchestrator.study.findings import PAGE_FILE, REPORT_FILE, STUDIES_DIR, page_html
 from testkit.synthetic import sweep_record
 
 
@@ -38,7 +38,7 @@ def write_study(results, study_id):
     (folder / "sweep.json").write_text(json.dumps(sweep_record(study_id, study=study)))
 
 
-# The shapes orchestrator.study.report.report_text writes: headings, bullets, a table, code.
+# The shapes orchestrator.study.findings.report_text writes: headings, bullets, a table, code.
 STUDY_TEXT = """# TCP study {study_id}
 
 Emulated cloud: the emulator is built from the same model.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.results.collect import RowContext, SlotPlan
+from orchestrator.results.raw_rows import RowContext, SlotPlan
 
 A, B = "aws:us-east-1", "gcp:europe-west1"
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from orchestrator.core import lazy_getattr
 
 if TYPE_CHECKING:
-    from orchestrator.advise.model import (
+    from orchestrator.advise.tcp_model import (
         WINDOW_EFFICIENCY,
         PathFacts,
         format_bytes,
@@ -46,15 +46,15 @@ __all__ = [
 # tests/check_layers.py): imported on first use (PEP 562), so that importing
 # this package costs nothing a command does not use.
 _LAZY = {
-    "PathFacts": ("orchestrator.advise.model", "PathFacts"),
-    "WINDOW_EFFICIENCY": ("orchestrator.advise.model", "WINDOW_EFFICIENCY"),
-    "format_bytes": ("orchestrator.advise.model", "format_bytes"),
-    "format_duration": ("orchestrator.advise.model", "format_duration"),
-    "format_rate": ("orchestrator.advise.model", "format_rate"),
-    "loss_limited_bps": ("orchestrator.advise.model", "loss_limited_bps"),
-    "loss_rate": ("orchestrator.advise.model", "loss_rate"),
-    "sysctl_lines": ("orchestrator.advise.model", "sysctl_lines"),
-    "window_limited_bps": ("orchestrator.advise.model", "window_limited_bps"),
+    "PathFacts": ("orchestrator.advise.tcp_model", "PathFacts"),
+    "WINDOW_EFFICIENCY": ("orchestrator.advise.tcp_model", "WINDOW_EFFICIENCY"),
+    "format_bytes": ("orchestrator.advise.tcp_model", "format_bytes"),
+    "format_duration": ("orchestrator.advise.tcp_model", "format_duration"),
+    "format_rate": ("orchestrator.advise.tcp_model", "format_rate"),
+    "loss_limited_bps": ("orchestrator.advise.tcp_model", "loss_limited_bps"),
+    "loss_rate": ("orchestrator.advise.tcp_model", "loss_rate"),
+    "sysctl_lines": ("orchestrator.advise.tcp_model", "sysctl_lines"),
+    "window_limited_bps": ("orchestrator.advise.tcp_model", "window_limited_bps"),
     "AdviseRequest": ("orchestrator.advise.transfer", "AdviseRequest"),
     "advise_transfer": ("orchestrator.advise.transfer", "advise_transfer"),
 }

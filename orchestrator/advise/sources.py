@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.advise import spread
-from orchestrator.advise.model import (
+from orchestrator.advise.tcp_model import (
     ADVICE_FORMAT,
     ADVICE_VERSION,
     Advice,

@@ -26,7 +26,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from orchestrator.advise.model import MSS_BYTES, Advice, PathFacts, advise, default_window_from
+from orchestrator.advise.tcp_model import MSS_BYTES, Advice, PathFacts, advise, default_window_from
 from orchestrator.core import percentiles
 from orchestrator.netmodel import load_public_samples
 from orchestrator.results import MATHIS_C

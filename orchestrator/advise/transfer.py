@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.advise import model, sources, spread
+from orchestrator.advise import sources, spread
+from orchestrator.advise import tcp_model as model
 from orchestrator.core import CATALOG, RESULTS, UserError
 from orchestrator.model import Catalog, Region, load_catalog
 from orchestrator.results import parse_option

@@ -26,17 +26,17 @@ from orchestrator.core import lazy_getattr
 
 if TYPE_CHECKING:
     from orchestrator.clouds.aws import AwsApi
-    from orchestrator.clouds.gcp import GcpApi
-    from orchestrator.clouds.launch import prepare as prepare_clouds
-    from orchestrator.clouds.options import (
+    from orchestrator.clouds.cloud_flags import (
         NETWORK_TIERS,
         CloudFlags,
         CloudOptions,
         cloud_options_from,
         require_sdks,
     )
+    from orchestrator.clouds.gcp import GcpApi
     from orchestrator.clouds.preflight import PreflightResult, check_selection_on_clouds
     from orchestrator.clouds.reap import ReapReport, leftover_warnings, reap_clouds
+    from orchestrator.clouds.stack_setup import prepare as prepare_clouds
     from orchestrator.clouds.sync import SyncReport, sync_catalog
 
 __all__ = [
@@ -63,12 +63,12 @@ __all__ = [
 _LAZY = {
     "AwsApi": ("orchestrator.clouds.aws", "AwsApi"),
     "GcpApi": ("orchestrator.clouds.gcp", "GcpApi"),
-    "prepare_clouds": ("orchestrator.clouds.launch", "prepare"),
-    "CloudFlags": ("orchestrator.clouds.options", "CloudFlags"),
-    "CloudOptions": ("orchestrator.clouds.options", "CloudOptions"),
-    "NETWORK_TIERS": ("orchestrator.clouds.options", "NETWORK_TIERS"),
-    "cloud_options_from": ("orchestrator.clouds.options", "cloud_options_from"),
-    "require_sdks": ("orchestrator.clouds.options", "require_sdks"),
+    "prepare_clouds": ("orchestrator.clouds.stack_setup", "prepare"),
+    "CloudFlags": ("orchestrator.clouds.cloud_flags", "CloudFlags"),
+    "CloudOptions": ("orchestrator.clouds.cloud_flags", "CloudOptions"),
+    "NETWORK_TIERS": ("orchestrator.clouds.cloud_flags", "NETWORK_TIERS"),
+    "cloud_options_from": ("orchestrator.clouds.cloud_flags", "cloud_options_from"),
+    "require_sdks": ("orchestrator.clouds.cloud_flags", "require_sdks"),
     "PreflightResult": ("orchestrator.clouds.preflight", "PreflightResult"),
     "check_selection_on_clouds": ("orchestrator.clouds.preflight", "check_selection_on_clouds"),
     "ReapReport": ("orchestrator.clouds.reap", "ReapReport"),

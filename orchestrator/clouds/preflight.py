@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.clouds import aws, gcp
-from orchestrator.clouds.options import CloudFlags, cloud_options_from
+from orchestrator.clouds.cloud_flags import CloudFlags, cloud_options_from
 from orchestrator.clouds.stacks import DEFAULT_AMI_PARAMETER
 from orchestrator.clouds.sync import bandwidth_differences
 from orchestrator.core import UserError

@@ -18,7 +18,7 @@ never a module of this package (tests/check_layers.py).
 - `stack`: `EmulationSettings`, `emulation_id_for`, `local_variables`.
 - `state`: `process_start_ticks`.
 - `variation`: `seed_for`.
-- `orchestrator.model.backends`: `LOCAL_MAX_CONCURRENT`.
+- `orchestrator.model.backend_facts`: `LOCAL_MAX_CONCURRENT`.
 """
 
 from typing import TYPE_CHECKING
@@ -27,7 +27,7 @@ from orchestrator.core import lazy_getattr
 from orchestrator.model import LOCAL_MAX_CONCURRENT
 
 if TYPE_CHECKING:
-    from orchestrator.emulator.allowance import spec_probes
+    from orchestrator.emulator.allowance_counters import spec_probes
     from orchestrator.emulator.bringup import (
         DEFAULT_ID,
         UpRequest,
@@ -96,7 +96,7 @@ __all__ = [
 # tests/check_layers.py): imported on first use (PEP 562), so that importing
 # this package costs nothing a command does not use.
 _LAZY = {
-    "spec_probes": ("orchestrator.emulator.allowance", "spec_probes"),
+    "spec_probes": ("orchestrator.emulator.allowance_counters", "spec_probes"),
     "DEFAULT_ID": ("orchestrator.emulator.bringup", "DEFAULT_ID"),
     "UpRequest": ("orchestrator.emulator.bringup", "UpRequest"),
     "UpResult": ("orchestrator.emulator.bringup", "UpResult"),

@@ -28,11 +28,11 @@ if TYPE_CHECKING:
         mesh_plan,
         plan_mesh,
     )
+    from orchestrator.mesh.lifecycle import MeshRequest
+    from orchestrator.mesh.lifecycle import down as mesh_down
+    from orchestrator.mesh.mesh_views import MeshMatrix, matrix_of, newest_bin, pair_bins
     from orchestrator.mesh.openmetrics import metrics
-    from orchestrator.mesh.run import MeshRequest
-    from orchestrator.mesh.run import down as mesh_down
     from orchestrator.mesh.serve import serve_metrics
-    from orchestrator.mesh.views import MeshMatrix, matrix_of, newest_bin, pair_bins
 
 __all__ = [
     "DEFAULT_ECHOES",
@@ -67,14 +67,14 @@ _LAZY = {
     "mesh_plan": ("orchestrator.mesh.cost", "mesh_plan"),
     "plan_mesh": ("orchestrator.mesh.cost", "plan_mesh"),
     "metrics": ("orchestrator.mesh.openmetrics", "metrics"),
-    "MeshRequest": ("orchestrator.mesh.run", "MeshRequest"),
-    "mesh_down": ("orchestrator.mesh.run", "down"),
+    "MeshRequest": ("orchestrator.mesh.lifecycle", "MeshRequest"),
+    "mesh_down": ("orchestrator.mesh.lifecycle", "down"),
     "run_mesh": ("orchestrator.mesh.collect", "run_mesh"),
     "serve_metrics": ("orchestrator.mesh.serve", "serve_metrics"),
-    "MeshMatrix": ("orchestrator.mesh.views", "MeshMatrix"),
-    "matrix_of": ("orchestrator.mesh.views", "matrix_of"),
-    "newest_bin": ("orchestrator.mesh.views", "newest_bin"),
-    "pair_bins": ("orchestrator.mesh.views", "pair_bins"),
+    "MeshMatrix": ("orchestrator.mesh.mesh_views", "MeshMatrix"),
+    "matrix_of": ("orchestrator.mesh.mesh_views", "matrix_of"),
+    "newest_bin": ("orchestrator.mesh.mesh_views", "newest_bin"),
+    "pair_bins": ("orchestrator.mesh.mesh_views", "pair_bins"),
 }
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from orchestrator.core import UserError, utc_now
 from orchestrator.history import opened, transaction
 from orchestrator.mesh import bins, detect
-from orchestrator.mesh.run import (
+from orchestrator.mesh.lifecycle import (
     PULLED_DIR,
     Log,
     MeshRequest,
@@ -37,7 +37,7 @@ from orchestrator.mesh.run import (
     source_of,
     up,
 )
-from orchestrator.mesh.views import HostStatus, host_status
+from orchestrator.mesh.mesh_views import HostStatus, host_status
 from orchestrator.model import Host, is_emulated
 from orchestrator.plan import params_spec
 from orchestrator.results import safe_name, write_atomic

@@ -27,7 +27,7 @@ from orchestrator.history import Params, Run, SeriesKey, judge_runs
 from orchestrator.mesh.bins import utc
 
 if TYPE_CHECKING:
-    from orchestrator.mesh.run import MeshRequest
+    from orchestrator.mesh.lifecycle import MeshRequest
     from orchestrator.sweep import Sweep
 
 RULE = Params(window_runs=12, min_runs=6, confirm_runs=2, revert_runs=2, new_normal_runs=6)

@@ -31,7 +31,7 @@ from typing import Any
 from orchestrator.core import UserError
 from orchestrator.history import QUANTILES, min_samples
 from orchestrator.mesh.bins import BIN_S
-from orchestrator.mesh.views import WINDOWS, mesh_sources
+from orchestrator.mesh.mesh_views import WINDOWS, mesh_sources
 from orchestrator.results import write_atomic
 
 QUANTILE_STATS = ("p50", "p90", "p99")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from orchestrator.core import lazy_getattr
 
 if TYPE_CHECKING:
-    from orchestrator.model.backends import (
+    from orchestrator.model.backend_facts import (
         BACKENDS,
         CLOUD_NAMES,
         CLOUD_SETUP_S,
@@ -27,9 +27,9 @@ if TYPE_CHECKING:
         is_cloud,
         is_emulated,
     )
-    from orchestrator.model.backends import DEFAULT as DEFAULT_BACKEND
-    from orchestrator.model.backends import NAMES as BACKEND_NAMES
-    from orchestrator.model.backends import info as backend_info
+    from orchestrator.model.backend_facts import DEFAULT as DEFAULT_BACKEND
+    from orchestrator.model.backend_facts import NAMES as BACKEND_NAMES
+    from orchestrator.model.backend_facts import info as backend_info
     from orchestrator.model.catalog import (
         CLOUDS,
         Catalog,
@@ -84,16 +84,16 @@ __all__ = [
 # tests/check_layers.py): imported on first use (PEP 562), so that importing
 # this package costs nothing a command does not use.
 _LAZY = {
-    "BACKENDS": ("orchestrator.model.backends", "BACKENDS"),
-    "BACKEND_NAMES": ("orchestrator.model.backends", "NAMES"),
-    "BackendInfo": ("orchestrator.model.backends", "BackendInfo"),
-    "CLOUD_NAMES": ("orchestrator.model.backends", "CLOUD_NAMES"),
-    "CLOUD_SETUP_S": ("orchestrator.model.backends", "CLOUD_SETUP_S"),
-    "DEFAULT_BACKEND": ("orchestrator.model.backends", "DEFAULT"),
-    "LOCAL_MAX_CONCURRENT": ("orchestrator.model.backends", "LOCAL_MAX_CONCURRENT"),
-    "backend_info": ("orchestrator.model.backends", "info"),
-    "is_cloud": ("orchestrator.model.backends", "is_cloud"),
-    "is_emulated": ("orchestrator.model.backends", "is_emulated"),
+    "BACKENDS": ("orchestrator.model.backend_facts", "BACKENDS"),
+    "BACKEND_NAMES": ("orchestrator.model.backend_facts", "NAMES"),
+    "BackendInfo": ("orchestrator.model.backend_facts", "BackendInfo"),
+    "CLOUD_NAMES": ("orchestrator.model.backend_facts", "CLOUD_NAMES"),
+    "CLOUD_SETUP_S": ("orchestrator.model.backend_facts", "CLOUD_SETUP_S"),
+    "DEFAULT_BACKEND": ("orchestrator.model.backend_facts", "DEFAULT"),
+    "LOCAL_MAX_CONCURRENT": ("orchestrator.model.backend_facts", "LOCAL_MAX_CONCURRENT"),
+    "backend_info": ("orchestrator.model.backend_facts", "info"),
+    "is_cloud": ("orchestrator.model.backend_facts", "is_cloud"),
+    "is_emulated": ("orchestrator.model.backend_facts", "is_emulated"),
     "CLOUDS": ("orchestrator.model.catalog", "CLOUDS"),
     "Catalog": ("orchestrator.model.catalog", "Catalog"),
     "MachineBandwidth": ("orchestrator.model.catalog", "MachineBandwidth"),

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core import UserError
-from orchestrator.model import backends
+from orchestrator.model import backend_facts as backends
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ measure the VM, not the path. Three kinds of evidence, all pure functions here:
 - the plan: each host's mean egress over the sweep against its machine type's baseline
   (`shortfalls`), naming a type whose baseline covers it;
 - the host's own counters around each test (the rows' allowance and steal columns,
-  filled by orchestrator.results.collect): `host_flags` lists the tests where they moved;
+  filled by orchestrator.results.raw_rows): `host_flags` lists the tests where they moved;
 - sentinel pairs, measured in the first and again in the last round
   (orchestrator.plan.rounds.add_sentinels): `sentinel_check` flags a sweep whose late
   results fell more than SENTINEL_DROP below the early ones.

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from orchestrator.results.collect import PING_FIELDS, RowContext, host_doc, one_line, row_base
+from orchestrator.results.raw_rows import PING_FIELDS, RowContext, host_doc, one_line, row_base
 from orchestrator.results.flags import HOST_STALL
 from orchestrator.results.parse import summarize_probes
 

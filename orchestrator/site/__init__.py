@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from orchestrator.core import lazy_getattr
 
 if TYPE_CHECKING:
-    from orchestrator.site.build import build_site
+    from orchestrator.site.static_site import build_site
 
 __all__ = [
     "build_site",
@@ -23,7 +23,7 @@ __all__ = [
 # tests/check_layers.py): imported on first use (PEP 562), so that importing
 # this package costs nothing a command does not use.
 _LAZY = {
-    "build_site": ("orchestrator.site.build", "build_site"),
+    "build_site": ("orchestrator.site.static_site", "build_site"),
 }
 
 

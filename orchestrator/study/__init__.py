@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 from orchestrator.core import lazy_getattr
 
 if TYPE_CHECKING:
-    from orchestrator.study.plan import DEFAULT_REPEATS, VARIANTS
-    from orchestrator.study.report import REPORT_FILE, STUDIES_DIR, study_ids
+    from orchestrator.study.findings import REPORT_FILE, STUDIES_DIR, study_ids
     from orchestrator.study.tcp import (
         TcpStudyPlan,
         TcpStudyRequest,
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
         run_tcp_study,
         tcp_study,
     )
+    from orchestrator.study.variants import DEFAULT_REPEATS, VARIANTS
 
 __all__ = [
     "DEFAULT_REPEATS",
@@ -42,11 +42,11 @@ __all__ = [
 # tests/check_layers.py): imported on first use (PEP 562), so that importing
 # this package costs nothing a command does not use.
 _LAZY = {
-    "DEFAULT_REPEATS": ("orchestrator.study.plan", "DEFAULT_REPEATS"),
-    "VARIANTS": ("orchestrator.study.plan", "VARIANTS"),
-    "REPORT_FILE": ("orchestrator.study.report", "REPORT_FILE"),
-    "STUDIES_DIR": ("orchestrator.study.report", "STUDIES_DIR"),
-    "study_ids": ("orchestrator.study.report", "study_ids"),
+    "DEFAULT_REPEATS": ("orchestrator.study.variants", "DEFAULT_REPEATS"),
+    "VARIANTS": ("orchestrator.study.variants", "VARIANTS"),
+    "REPORT_FILE": ("orchestrator.study.findings", "REPORT_FILE"),
+    "STUDIES_DIR": ("orchestrator.study.findings", "STUDIES_DIR"),
+    "study_ids": ("orchestrator.study.findings", "study_ids"),
     "TcpStudyRequest": ("orchestrator.study.tcp", "TcpStudyRequest"),
     "plan_tcp_study": ("orchestrator.study.tcp", "plan_tcp_study"),
     "run_tcp_study": ("orchestrator.study.tcp", "run_tcp_study"),

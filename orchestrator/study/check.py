@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from orchestrator.netmodel import NetModel
 from orchestrator.results import loss_band
-from orchestrator.study.plan import BASELINE, VARIANTS
-from orchestrator.study.report import PairResult
+from orchestrator.study.findings import PairResult
+from orchestrator.study.variants import BASELINE, VARIANTS
 
 KNEE_MARGIN = 1.25  # "beyond the knee": past 1.25 x the knee RTT, clear of the bend
 WINDOW_TOLERANCE = 0.2

@@ -45,7 +45,7 @@ from orchestrator.plan import (
     vm_cost,
 )
 from orchestrator.results import PING_PACKET_BYTES
-from orchestrator.study.plan import Variant, forward_rounds
+from orchestrator.study.variants import Variant, forward_rounds
 
 
 @dataclass(frozen=True)

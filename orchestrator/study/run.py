@@ -49,7 +49,7 @@ from orchestrator.results import (
     safe_name,
     write_atomic,
 )
-from orchestrator.study.plan import (
+from orchestrator.study.variants import (
     VARIANTS,
     Variant,
     check_buffer,

@@ -22,15 +22,15 @@ from orchestrator.model import load_catalog
 from orchestrator.plan import Plan
 from orchestrator.results import StudyRecord, check_results_for_sweeps
 from orchestrator.study.estimate import StudyEstimate, study_plan
-from orchestrator.study.plan import (
+from orchestrator.study.findings import STUDIES_DIR, build_study_report
+from orchestrator.study.run import STUDY_FILE, check_plan_buffers, measure_study
+from orchestrator.study.variants import (
     DEFAULT_REPEATS,
     VARIANTS,
     Variant,
     check_repeats,
     parse_variants,
 )
-from orchestrator.study.report import STUDIES_DIR, build_study_report
-from orchestrator.study.run import STUDY_FILE, check_plan_buffers, measure_study
 from orchestrator.sweep import SweepRequest, cloud_options_for, create, locked, plan_for, start
 
 Log = Callable[[str], None]

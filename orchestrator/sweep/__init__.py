@@ -68,7 +68,6 @@ if TYPE_CHECKING:
     )
     from orchestrator.sweep.measure import measure as measure_stage
     from orchestrator.sweep.provision import existing_stacks
-    from orchestrator.sweep.record import Sweep, open_sweep
     from orchestrator.sweep.restore import restore_hosts
     from orchestrator.sweep.runner import run_sweep
     from orchestrator.sweep.stages import (
@@ -83,6 +82,7 @@ if TYPE_CHECKING:
     )
     from orchestrator.sweep.stages import provision as provision_stage
     from orchestrator.sweep.stages import teardown as teardown_stage
+    from orchestrator.sweep.sweep_folder import Sweep, open_sweep
 
 __all__ = [
     "BIG_HOSTS",
@@ -185,8 +185,8 @@ _LAZY = {
     "round_play": ("orchestrator.sweep.measure", "round_play"),
     "run_rounds": ("orchestrator.sweep.measure", "run_rounds"),
     "existing_stacks": ("orchestrator.sweep.provision", "existing_stacks"),
-    "Sweep": ("orchestrator.sweep.record", "Sweep"),
-    "open_sweep": ("orchestrator.sweep.record", "open_sweep"),
+    "Sweep": ("orchestrator.sweep.sweep_folder", "Sweep"),
+    "open_sweep": ("orchestrator.sweep.sweep_folder", "open_sweep"),
     "restore_hosts": ("orchestrator.sweep.restore", "restore_hosts"),
     "run_sweep": ("orchestrator.sweep.runner", "run_sweep"),
     "PREPARE_FORKS": ("orchestrator.sweep.stages", "PREPARE_FORKS"),

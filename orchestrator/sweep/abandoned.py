@@ -61,7 +61,7 @@ def reap_abandoned(results: Path, log: Callable[[str], None]) -> list[str]:
     remove emulations no live process owns. Returns the sweep ids."""
     from orchestrator.sweep import stages
     from orchestrator.sweep.provision import reap_local_leftovers
-    from orchestrator.sweep.record import open_sweep
+    from orchestrator.sweep.sweep_folder import open_sweep
 
     reaped = []
     local = False

@@ -1,6 +1,6 @@
 """The backend seam: what a sweep does differently on the emulated cloud and on the clouds.
 
-A backend's facts are data (orchestrator.model.backends.BackendInfo); its behaviour is
+A backend's facts are data (orchestrator.model.backend_facts.BackendInfo); its behaviour is
 one small protocol with two implementations, looked up by name from a plain dict:
 
     before_provision   clean what crashed runs left that would stand in the way

@@ -62,7 +62,7 @@ from orchestrator.results import (
 )
 from orchestrator.sweep import abandoned, measure, runner, stages
 from orchestrator.sweep.provision import controller_region, existing_stacks
-from orchestrator.sweep.record import Sweep, create_sweep, open_sweep
+from orchestrator.sweep.sweep_folder import Sweep, create_sweep, open_sweep
 
 Log = Callable[[str], None]
 RunSweep = Callable[..., Any]

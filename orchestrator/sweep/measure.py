@@ -67,9 +67,9 @@ from orchestrator.results import (
 from orchestrator.sweep import sentinels
 from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
 from orchestrator.sweep.pingphase import phase_parts, phase_play, write_parts
-from orchestrator.sweep.record import Sweep
 from orchestrator.sweep.restore import restore_hosts
 from orchestrator.sweep.stages import load_hosts, row_context, state_folder, write_sweep_inventory
+from orchestrator.sweep.sweep_folder import Sweep
 
 # How long either end of a slot waits for the other beyond its own slot time: hosts
 # of a round start within a second or so of each other (the controller hands the

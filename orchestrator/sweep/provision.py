@@ -88,7 +88,7 @@ def cloud_stack(
     cloud_options: CloudOptions | None = None,
     log: Callable[[str], None] = print,
 ) -> StackPlan:
-    """The seam to the clouds: orchestrator.clouds.launch (preflight, then the stack and
+    """The seam to the clouds: orchestrator.clouds.stack_setup (preflight, then the stack and
     its variables), with the cloud options the sweep records (None: the defaults)."""
     # Imported here, not at the top: the cloud SDKs take seconds to import and a local
     # sweep never needs them.

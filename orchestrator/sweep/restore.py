@@ -14,7 +14,7 @@ from orchestrator.drivers import deferred, plain_view, run_playbook, write_playb
 from orchestrator.model import Host
 from orchestrator.results import safe_name
 from orchestrator.sweep import stages
-from orchestrator.sweep.record import Sweep
+from orchestrator.sweep.sweep_folder import Sweep
 
 RESTORE_TASK = "Tuned TCP settings are restored"
 

@@ -21,7 +21,7 @@ from orchestrator.drivers import (
 )
 from orchestrator.results import SweepStatus
 from orchestrator.sweep import measure, stages
-from orchestrator.sweep.record import Sweep
+from orchestrator.sweep.sweep_folder import Sweep
 
 
 def run_sweep(

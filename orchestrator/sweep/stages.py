@@ -60,8 +60,8 @@ from orchestrator.sweep.inventory import (
     remove_control_dir,
 )
 from orchestrator.sweep.provision import destroy_all
-from orchestrator.sweep.record import Sweep
 from orchestrator.sweep.sentinels import sentinels_path, split_rows
+from orchestrator.sweep.sweep_folder import Sweep
 
 # prepare's SSH sessions at once: each fork costs the controller a process, an ssh
 # client and its share of two cores; beyond this, more forks were slower (bench/sweep.py)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from e2e_support import leftovers, nothing_left, record, run_cli, start_cli, wait_for
 
-from orchestrator.results import store
+from orchestrator.results import files as store
 
 pytestmark = [
     pytest.mark.root,

@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 from e2e_support import calm_seed, nothing_left, only_sweep, record, rows, run_cli
 
-from orchestrator.results import limiter, store
+from orchestrator.results import files as store
+from orchestrator.results import limiter
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

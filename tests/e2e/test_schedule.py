@@ -13,7 +13,7 @@ import pytest
 from e2e_support import leftovers, run_cli, start_cli, wait_for
 
 from orchestrator.drivers.lock import LOCK_FILE, read_holder
-from orchestrator.results import store
+from orchestrator.results import files as store
 from orchestrator.schedule import ledger
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]

@@ -21,7 +21,7 @@ from e2e_support import nothing_left, only_sweep, record, run_cli, start_cli, wa
 
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.study.check import check
-from orchestrator.study.report import default_window, pair_results
+from orchestrator.study.findings import default_window, pair_results
 from orchestrator.study.run import read_table
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]

@@ -12,7 +12,7 @@ import pytest
 from e2e_support import SHORT, hosts, leftovers, nothing_left, only_sweep, record, rows, run_cli
 
 from orchestrator.emulator.stack import expected_rtts_ms, sweep_spec
-from orchestrator.results import store
+from orchestrator.results import files as store
 from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -130,7 +130,7 @@ def test_nothing_left_behind(swept):
 def first_attempt_errors(sweep_dir, rounds):
     """Rows of the first attempts that were not ok, recomputed from raw/ (the CSV keeps
     the last attempt only)."""
-    from orchestrator.results.collect import RowContext, SlotPlan, round_rows
+    from orchestrator.results.raw_rows import RowContext, SlotPlan, round_rows
 
     meta = record(sweep_dir)
     distances = {(p["src"], p["dst"]): p["distance_km"] for p in meta["plan"]["pairs"]}

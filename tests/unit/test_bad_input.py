@@ -18,7 +18,7 @@ from orchestrator.exchange import importer
 from orchestrator.history import store as h
 from orchestrator.model.catalog import CatalogError, load_catalog
 from orchestrator.plan.pricing import PricingError, load_pricing
-from orchestrator.results import store
+from orchestrator.results import files as store
 from orchestrator.schedule import ledger
 from orchestrator.schedule.profiles import ProfileError, load_profiles
 
@@ -257,7 +257,7 @@ def test_hostile_region_names_in_imported_data_are_data_in_every_page(tmp_path):
     import html as htmllib
     import re
 
-    from orchestrator.site import build as site
+    from orchestrator.site import static_site as site
 
     evil = tmp_path / "evil.csv"
     with evil.open("w", newline="") as f:

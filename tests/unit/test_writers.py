@@ -17,8 +17,8 @@ from orchestrator.core import outdir
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
 from orchestrator.publish import upload
-from orchestrator.results import store
-from orchestrator.site import build as site
+from orchestrator.results import files as store
+from orchestrator.site import static_site as site
 from testkit import synthetic
 
 CATALOG = load_catalog()

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.advise import model as a
+from orchestrator.advise import tcp_model as a
 from orchestrator.core.errors import UserError
 
 # ---- sizes and counts -----------------------------------------------------------------

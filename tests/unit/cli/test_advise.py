@@ -11,15 +11,15 @@ import pytest
 from click.testing import CliRunner
 from history_support import make_sweep, record_of, sweep_id_at
 
-from orchestrator.advise import model as a
 from orchestrator.advise import sources
+from orchestrator.advise import tcp_model as a
 from orchestrator.cli import main
 from orchestrator.history import store as h
 from orchestrator.model.catalog import load_catalog
 from orchestrator.netmodel.model import REAL_CAP_BPS, REAL_WINDOW_BYTES, region_rtt_ms
 from orchestrator.netmodel.routes import default_routes
 from orchestrator.plan.pricing import load_pricing
-from orchestrator.results import store
+from orchestrator.results import files as store
 
 A, B = "aws:us-east-1", "gcp:europe-west1"
 T0 = datetime(2026, 11, 20, tzinfo=UTC)

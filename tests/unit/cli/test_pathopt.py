@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from orchestrator.cli import main
 from orchestrator.cli.pathopt import UserPath, folder_or_url
-from orchestrator.results import store
+from orchestrator.results import files as store
 from orchestrator.sweep.inventory import ssh_common_args
 
 # spaces, both quotes, %, $, a backslash and non-ASCII: each breaks some tool unquoted

@@ -12,7 +12,7 @@ from fixture_regions import fixture_catalog
 
 from orchestrator.cli import main
 from orchestrator.cli.options import given_flag, request_from
-from orchestrator.clouds.options import CloudFlags
+from orchestrator.clouds.cloud_flags import CloudFlags
 from orchestrator.core.errors import UserError
 from orchestrator.plan.options import RunOptions, params_spec, selection_spec
 from orchestrator.schedule.profiles import PIN_PREVIOUS, parse_profile

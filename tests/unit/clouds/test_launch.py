@@ -17,7 +17,7 @@ from infra_support import conforms, declared, parse_type
 from moto import mock_aws
 
 from orchestrator.clouds import aws, gcp
-from orchestrator.clouds.launch import CloudOptions, prepare
+from orchestrator.clouds.stack_setup import CloudOptions, prepare
 from orchestrator.clouds.stacks import DEFAULT_AMI_PARAMETER
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError

@@ -13,7 +13,7 @@ from orchestrator.clouds.stacks import check_pins
 from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host, hosts_from_output, pins_from, pins_from_file, placement
-from orchestrator.results import store
+from orchestrator.results import files as store
 
 EARLIER = "20261122T0130Z-3fa2"
 IMAGE = "projects/debian-cloud/global/images/debian-12-bookworm-v20261101"

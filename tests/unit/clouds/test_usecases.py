@@ -9,8 +9,8 @@ import pytest
 from moto import mock_aws
 
 from orchestrator.clouds import aws
+from orchestrator.clouds.cloud_flags import CloudFlags
 from orchestrator.clouds.labels import resource_tags
-from orchestrator.clouds.options import CloudFlags
 from orchestrator.clouds.preflight import check_selection_on_clouds
 from orchestrator.clouds.reap import reap_clouds
 from orchestrator.clouds.sync import sync_catalog

@@ -164,7 +164,7 @@ DIES_MID_SWEEP = textwrap.dedent(
     from orchestrator.plan.sweep_plan import make_plan
     from orchestrator.results.record import SweepStatus
     from orchestrator.sweep import abandoned
-    from orchestrator.sweep.record import create_sweep
+    from orchestrator.sweep.sweep_folder import create_sweep
     results = Path(sys.argv[1])
     spec = SelectionSpec(regions=("aws:us-east-1", "gcp:us-east4"))
     with results_lock(results) as lock:

@@ -16,7 +16,8 @@ from orchestrator.exchange.public_data import convert
 from orchestrator.history import store as h
 from orchestrator.history import views as v
 from orchestrator.model.catalog import load_catalog
-from orchestrator.results import flags, store
+from orchestrator.results import files as store
+from orchestrator.results import flags
 
 DATA = Path(__file__).resolve().parents[3] / "data"
 SKYPLANE = DATA / "skyplane-latency-2022.csv"

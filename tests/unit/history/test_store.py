@@ -18,7 +18,7 @@ from orchestrator.exchange import exporter
 from orchestrator.history import judgments
 from orchestrator.history import store as h
 from orchestrator.history.fingerprint import FINGERPRINT_FIELDS, differences, fingerprint
-from orchestrator.results import store
+from orchestrator.results import files as store
 from orchestrator.results.parse import parse_ping
 
 T0 = datetime(2026, 11, 22, tzinfo=UTC)
@@ -186,7 +186,7 @@ def test_missing_store_is_a_one_line_error(tmp_path):
 def test_a_sweep_that_ends_joins_the_store_and_a_damaged_store_only_warns(tmp_path):
     """runner.ingest, what a sweep calls when it ends (after its report)."""
     from orchestrator.sweep import runner
-    from orchestrator.sweep.record import open_sweep
+    from orchestrator.sweep.sweep_folder import open_sweep
 
     folder = _sweep(tmp_path, 0)
     lines: list[str] = []

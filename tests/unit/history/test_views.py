@@ -16,7 +16,7 @@ from orchestrator.history import store as h
 from orchestrator.history import views as v
 from orchestrator.history import windows
 from orchestrator.netmodel.model import DEFAULT_MODEL
-from orchestrator.results import store
+from orchestrator.results import files as store
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 A, B = "aws:us-east-1", "gcp:europe-west1"
@@ -307,7 +307,7 @@ def test_capacity_rows_are_their_own_metric_never_in_the_throughput(tmp_path):
 
 
 def test_a_throughput_flag_leaves_the_tests_rtt_in_the_views_and_the_matrix(tmp_path):
-    from orchestrator.results import store
+    from orchestrator.results import files as store
 
     first = make_sweep(
         tmp_path, sweep_id_at(T0, "0000"), {(A, B): [10.0] * 20, (B, A): [11.0] * 20}

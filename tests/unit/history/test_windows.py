@@ -15,7 +15,7 @@ from history_support import make_sweep, sweep_id_at
 from orchestrator.history import histogram, windows
 from orchestrator.history import store as h
 from orchestrator.history import views as v
-from orchestrator.results import store
+from orchestrator.results import files as store
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:eu-west-1"

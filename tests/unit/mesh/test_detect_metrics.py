@@ -18,7 +18,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from orchestrator.core import paths
 from orchestrator.history import store
 from orchestrator.mesh import bins, detect, openmetrics
-from orchestrator.mesh.run import MeshRequest
+from orchestrator.mesh.lifecycle import MeshRequest
 
 # a store judged bin by bin (20 transactions), promtool: seconds; `make unit` skips them
 pytestmark = pytest.mark.slow

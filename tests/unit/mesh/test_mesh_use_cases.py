@@ -10,7 +10,9 @@ from mesh_support import HOSTS, SOURCE, add_mesh
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
 from orchestrator.history import store
-from orchestrator.mesh import collect, openmetrics, run, views
+from orchestrator.mesh import collect, openmetrics
+from orchestrator.mesh import lifecycle as run
+from orchestrator.mesh import mesh_views as views
 from orchestrator.mesh.cost import mesh_plan, plan_mesh
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.sweep import launch

@@ -14,7 +14,7 @@ from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import make_plan
 from orchestrator.results.record import Owner, SweepStatus
 from orchestrator.sweep import abandoned
-from orchestrator.sweep.record import create_sweep
+from orchestrator.sweep.sweep_folder import create_sweep
 
 
 @pytest.mark.slow  # a teardown stage: seconds

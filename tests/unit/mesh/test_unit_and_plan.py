@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from orchestrator.cli import main
 from orchestrator.core import paths
 from orchestrator.mesh.cost import mesh_cost
-from orchestrator.mesh.run import MeshRequest
+from orchestrator.mesh.lifecycle import MeshRequest
 from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.pricing import load_pricing
 

@@ -11,7 +11,7 @@ from fixture_regions import CATALOG_DATA, fixture_catalog
 from orchestrator.cli import main
 from orchestrator.core import paths
 from orchestrator.core.errors import UserError
-from orchestrator.model.backends import BACKENDS, CLOUD_SETUP_S, LOCAL_MAX_CONCURRENT
+from orchestrator.model.backend_facts import BACKENDS, CLOUD_SETUP_S, LOCAL_MAX_CONCURRENT
 from orchestrator.model.catalog import load_catalog, region_from_dict
 from orchestrator.netmodel.routes import default_routes
 from orchestrator.plan.ping_timing import LAUNCH_BASE_S, PER_HOST_S

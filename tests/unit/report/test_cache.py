@@ -8,7 +8,7 @@ from report_support import CATALOG
 
 from orchestrator.report import analyze, cache, charts
 from orchestrator.report import build as report
-from orchestrator.site import build as site
+from orchestrator.site import static_site as site
 from testkit import synthetic
 
 
@@ -33,7 +33,7 @@ def _no_computing(monkeypatch):
 
     monkeypatch.setattr(analyze, "summarize", refuse)
     monkeypatch.setattr(report, "load_inputs", refuse)
-    monkeypatch.setattr("orchestrator.site.build.load_inputs", refuse)
+    monkeypatch.setattr("orchestrator.site.static_site.load_inputs", refuse)
 
 
 def test_a_site_from_the_cache_is_the_site_computed_again(tmp_path, results, monkeypatch):

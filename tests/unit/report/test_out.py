@@ -44,7 +44,7 @@ def test_a_failed_report_leaves_the_earlier_one(tmp_path, loaded, monkeypatch):
         raise RuntimeError("chart failed")
 
     monkeypatch.setattr(report, "report_figures", broken)
-    monkeypatch.setattr("orchestrator.site.build.report_figures", broken)
+    monkeypatch.setattr("orchestrator.site.static_site.report_figures", broken)
     with pytest.raises(RuntimeError):
         report.write_report(loaded, out, png=False)
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}

@@ -16,7 +16,8 @@ from orchestrator.core.geo import FIBRE_RTT_MS_PER_KM
 from orchestrator.exchange import public_data
 from orchestrator.model.catalog import load_catalog
 from orchestrator.report import analyze, build, charts, uncertainty
-from orchestrator.results import store, tiers
+from orchestrator.results import files as store
+from orchestrator.results import tiers
 from testkit import synthetic
 
 

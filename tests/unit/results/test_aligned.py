@@ -16,7 +16,7 @@ import pytest
 
 from orchestrator.core import paths
 from orchestrator.results import flags, parse
-from orchestrator.results.collect import RowContext, SlotPlan, slot_rows
+from orchestrator.results.raw_rows import RowContext, SlotPlan, slot_rows
 from orchestrator.results.limiter import CAPACITY, UNKNOWN, PathFacts, classify
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "aligned"

@@ -5,7 +5,7 @@ import csv
 from orchestrator.core import paths
 from orchestrator.exchange import public_data
 from orchestrator.model.catalog import load_catalog
-from orchestrator.results import flags, store, tiers
+from orchestrator.results import flags, files as store, tiers
 
 
 def _row(**values):

@@ -15,7 +15,7 @@ from orchestrator.netmodel.model import (
     path_facts,
 )
 from orchestrator.results import limiter
-from orchestrator.results.collect import RowContext, SlotPlan, slot_rows
+from orchestrator.results.raw_rows import RowContext, SlotPlan, slot_rows
 from orchestrator.results.limiter import PathFacts, classify
 from orchestrator.results.parse import parse_iperf3
 

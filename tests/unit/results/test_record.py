@@ -15,7 +15,7 @@ from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import make_plan
-from orchestrator.results import CloudOptions, store
+from orchestrator.results import CloudOptions, files as store
 from orchestrator.results.record import (
     ScheduleTrigger,
     NEW_KEYS,
@@ -28,7 +28,7 @@ from orchestrator.results.record import (
     read_record,
 )
 from orchestrator.results.schema import RESULTS_FORMAT_VERSION
-from orchestrator.sweep.record import create_sweep, open_sweep
+from orchestrator.sweep.sweep_folder import create_sweep, open_sweep
 
 RECORDS = Path(__file__).resolve().parents[2] / "data" / "records"
 FIXTURES = sorted(RECORDS.glob("*.json"))

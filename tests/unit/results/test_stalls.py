@@ -13,7 +13,7 @@ import pytest
 
 from orchestrator.core import paths
 from orchestrator.results import flags, stalls
-from orchestrator.results.collect import RowContext, with_ping_phase
+from orchestrator.results.raw_rows import RowContext, with_ping_phase
 from orchestrator.results.parse import summarize_probes
 from orchestrator.results.ping_rows import phase_rows
 
@@ -267,8 +267,7 @@ def stalled_sweep(results):
     record's shape, tests/data/records/sweep-latency-only.json)."""
     from orchestrator.core.geo import distance_km
     from orchestrator.model.catalog import load_catalog
-    from orchestrator.results import store
-
+    from orchestrator.results import files as store
     docs, _at = captured("machine")
     record = json.loads((paths.ROOT / "tests/data/records/sweep-latency-only.json").read_text())
     sweep_id = "20261128T1842Z-5a11"
@@ -295,8 +294,8 @@ def test_a_stalled_sweep_collects_ingests_and_reports_without_its_stalled_sample
     leaves nothing out for it."""
     from orchestrator.history import store as history
     from orchestrator.report.build import load_inputs, notes
-    from orchestrator.results import store
-    from orchestrator.sweep.record import open_sweep
+    from orchestrator.results import files as store
+    from orchestrator.sweep.sweep_folder import open_sweep
     from orchestrator.sweep.stages import collect
 
     folder, docs = stalled_sweep(tmp_path)
@@ -326,7 +325,7 @@ def test_the_rounds_end_makes_again_the_rows_a_stall_shows_in(tmp_path):
     """The tracker makes each host's rows as its document arrives, before any stall can
     show (it needs every host's); at the round's end the stalled hosts' rows are made
     again, so what measure writes is what collect rebuilds."""
-    from orchestrator.results.store import safe_name
+    from orchestrator.results.files import safe_name
     from orchestrator.sweep.events import PlannedRound, RoundTracker
 
     docs, _at = captured("machine")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from orchestrator.core.errors import UserError
-from orchestrator.results import store
+from orchestrator.results import files as store
 from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION
 
 

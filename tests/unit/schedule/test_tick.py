@@ -14,7 +14,7 @@ from orchestrator.plan.pricing import load_pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.spend import over_budget, row_bytes, sweep_spend
 from orchestrator.plan.sweep_plan import TestParams, make_plan, slot_seconds
-from orchestrator.results import store
+from orchestrator.results import files as store
 from orchestrator.results.record import SweepStatus
 from orchestrator.results.schema import PING_PACKET_BYTES
 from orchestrator.schedule import ledger

@@ -27,7 +27,7 @@ import pytest
 
 from orchestrator.exchange import importer
 from orchestrator.model.catalog import load_catalog
-from orchestrator.site import build as site
+from orchestrator.site import static_site as site
 from testkit import synthetic
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

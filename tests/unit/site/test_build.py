@@ -18,10 +18,11 @@ from site_support import (
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
 from orchestrator.report import analyze
-from orchestrator.results import PlanRecord, store
+from orchestrator.results import PlanRecord
+from orchestrator.results import files as store
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
-from orchestrator.site import build as site
-from orchestrator.study.report import STUDIES_DIR
+from orchestrator.site import static_site as site
+from orchestrator.study.findings import STUDIES_DIR
 from testkit import synthetic
 
 

@@ -19,8 +19,8 @@ from orchestrator.exchange import importer
 from orchestrator.history import changes, histogram, windows
 from orchestrator.history import store as h
 from orchestrator.history import views as v
-from orchestrator.site import build as site
 from orchestrator.site import history_pages as site_history
+from orchestrator.site import static_site as site
 
 # builds stores and sites: seconds each; `make unit` skips them
 pytestmark = pytest.mark.slow

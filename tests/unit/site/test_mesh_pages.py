@@ -14,8 +14,8 @@ from mesh_support import HOSTS, SOURCE, STEP_BIN, T0, add_mesh
 from report_support import CATALOG
 
 from orchestrator.history import store as h
-from orchestrator.site import build as site
 from orchestrator.site import history_pages as site_history
+from orchestrator.site import static_site as site
 
 # a store judged bin by bin and a site built: seconds; `make unit` skips them
 pytestmark = pytest.mark.slow

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import emulator as emu
-from orchestrator.advise.model import loss_limited_bps, loss_rate
+from orchestrator.advise.tcp_model import loss_limited_bps, loss_rate
 from orchestrator.core import paths
 from orchestrator.drivers.keys import ensure_sweep_keys
 from orchestrator.emulator import net

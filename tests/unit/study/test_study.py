@@ -35,15 +35,7 @@ from orchestrator.plan.tuning import (
 from orchestrator.results.record import StudyRecord
 from orchestrator.results.schema import PING_PACKET_BYTES
 from orchestrator.study.estimate import study_plan
-from orchestrator.study.plan import (
-    VARIANTS,
-    check_buffer,
-    check_repeats,
-    host_buffer_limit,
-    parse_variants,
-    run_order,
-)
-from orchestrator.study.report import (
+from orchestrator.study.findings import (
     PairResult,
     VariantResult,
     cloud_pair_fits,
@@ -51,6 +43,14 @@ from orchestrator.study.report import (
     page_html,
     pair_results,
     report_text,
+)
+from orchestrator.study.variants import (
+    VARIANTS,
+    check_buffer,
+    check_repeats,
+    host_buffer_limit,
+    parse_variants,
+    run_order,
 )
 
 CATALOG = fixture_catalog()
@@ -433,8 +433,8 @@ def test_readers_of_sweeps_and_of_studies_never_take_the_other(tmp_path):
     report, the site or the history; a sweep put where studies are is no study."""
     from orchestrator.history import store as history
     from orchestrator.report.build import sweep_dirs
-    from orchestrator.results import store
-    from orchestrator.study.report import study_ids
+    from orchestrator.results import files as store
+    from orchestrator.study.findings import study_ids
     from testkit.synthetic import sweep_record
 
     def run_folder(parent, run_id, study):

@@ -7,7 +7,7 @@ import json
 
 from sweep_support import CTX, SLOT, client_doc, server_doc
 
-from orchestrator.results import store
+from orchestrator.results import files as store
 from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
 
 A, B = SLOT.client, SLOT.server

@@ -26,8 +26,9 @@ from orchestrator.plan.rounds import add_sentinels, schedule
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import TestParams, make_plan
 from orchestrator.report.build import build_report
-from orchestrator.results import parse, store
-from orchestrator.results.collect import RowContext, SlotPlan, slot_rows
+from orchestrator.results import files as store
+from orchestrator.results import parse
+from orchestrator.results.raw_rows import RowContext, SlotPlan, slot_rows
 from orchestrator.results.schema import MEASUREMENT_COLUMNS, PREVIOUS_COLUMNS
 from orchestrator.sweep import sentinels
 from orchestrator.sweep.events import PlannedRound

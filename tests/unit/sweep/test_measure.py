@@ -147,7 +147,7 @@ def test_the_retry_line_names_each_failed_test_and_why(tmp_path):
     from types import SimpleNamespace
 
     from orchestrator.plan.selection import select
-    from orchestrator.results import store
+    from orchestrator.results import files as store
     from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
     catalog = load_catalog(paths.CATALOG)

@@ -33,9 +33,9 @@ from orchestrator.plan.ping_timing import (
     phase_seconds,
     probing_seconds,
 )
-from orchestrator.results.collect import RowContext
 from orchestrator.results.parse import summarize_probes
 from orchestrator.results.ping_rows import phase_rows
+from orchestrator.results.raw_rows import RowContext
 from orchestrator.sweep.pingphase import phase_parts, phase_play, write_parts
 
 AGENT = paths.PLAYBOOKS / "files" / "ir_agent.py"

@@ -24,8 +24,9 @@ from orchestrator.drivers.progress import RoundProgress, fmt_duration
 from orchestrator.model.catalog import load_catalog
 from orchestrator.model.hosts import Host
 from orchestrator.plan.sweep_plan import TestParams
-from orchestrator.results import store
-from orchestrator.results.collect import (
+from orchestrator.results import files as store
+from orchestrator.results.parse import parse_iperf3
+from orchestrator.results.raw_rows import (
     IPERF3_FIELDS,
     PING_FIELDS,
     SlotPlan,
@@ -33,7 +34,6 @@ from orchestrator.results.collect import (
     round_rows,
     unmeasured_row,
 )
-from orchestrator.results.parse import parse_iperf3
 from orchestrator.results.record import RoundEntry, Stage, StageStatus, SweepStatus
 from orchestrator.results.schema import (
     HOST_EVIDENCE_COLUMNS,
@@ -42,8 +42,8 @@ from orchestrator.results.schema import (
     RESULTS_FORMAT_VERSION,
 )
 from orchestrator.sweep import measure as measuring
-from orchestrator.sweep import record as sweeps
 from orchestrator.sweep import stages
+from orchestrator.sweep import sweep_folder as sweeps
 from orchestrator.sweep.inventory import (
     MAX_CONTROL_DIR_CHARS,
     control_dir,
@@ -716,7 +716,7 @@ def test_a_local_sweep_has_no_cloud_flags(tmp_path):
 
 
 def test_leftover_check_without_an_account_warns_and_never_fails(tmp_path, monkeypatch):
-    from orchestrator.clouds.launch import CloudOptions
+    from orchestrator.clouds.stack_setup import CloudOptions
     from orchestrator.sweep.provision import leftover_warnings
 
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
@@ -826,7 +826,7 @@ def test_cloud_backend_without_credentials_fails_in_one_line_and_leaves_nothing(
         real_teardown(run)
 
     monkeypatch.setattr(stages, "teardown", teardown)
-    monkeypatch.setattr("orchestrator.mesh.run.teardown_stage", teardown)
+    monkeypatch.setattr("orchestrator.mesh.lifecycle.teardown_stage", teardown)
     args = ["sweep", "--backend", "aws", "--clouds", "aws", "--max-regions", "2", "--yes"]
     result = CliRunner().invoke(
         main, [*args, "--no-report", "--results", str(tmp_path / "results")]

@@ -11,12 +11,12 @@ import math
 import pytest
 from sweep_support import SLOT, A, B, client_doc, server_doc
 
-from orchestrator.clouds.options import CloudFlags
+from orchestrator.clouds.cloud_flags import CloudFlags
 from orchestrator.core.errors import UserError
 from orchestrator.plan.options import RunOptions
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import TestParams
-from orchestrator.results import store
+from orchestrator.results import files as store
 from orchestrator.results.record import RoundEntry
 from orchestrator.sweep import launch
 from orchestrator.sweep.launch import Question, SweepRequest, SweepRun

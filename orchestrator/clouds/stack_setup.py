@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.clouds import aws, gcp, preflight, stacks
-from orchestrator.clouds.options import CloudOptions
+from orchestrator.clouds.cloud_flags import CloudOptions
 from orchestrator.model import Region
 
 

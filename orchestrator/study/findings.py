@@ -30,7 +30,7 @@ from orchestrator.netmodel import DEFAULT_MODEL, REAL_WINDOW_BYTES
 from orchestrator.plan import bdp_bytes
 from orchestrator.results import HOSTS_FILE, StudyRecord, is_study_dir, write_atomic
 from orchestrator.results import STUDIES_DIR as STORE_STUDIES_DIR
-from orchestrator.study.plan import BASELINE, VARIANTS
+from orchestrator.study.variants import BASELINE, VARIANTS
 
 if TYPE_CHECKING:  # the site reads study reports without loading the sweep's stages
     from orchestrator.sweep import Sweep
