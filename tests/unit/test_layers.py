@@ -322,3 +322,16 @@ def test_make_lint_runs_the_layer_check():
     makefile = (ROOT / "Makefile").read_text()
     lint = makefile.split("\nlint:", 1)[1].split("\n\n", 1)[0]
     assert "tests/check_layers.py" in lint
+
+
+def test_a_module_name_is_used_by_one_package_only():
+    """A module's name says what it holds, without its package (`results.files`, not a
+    second `store`); the CLI's modules are named after their commands, so they may repeat
+    a library module's name (`cli/demo.py` and `orchestrator/demo.py`)."""
+    owners: dict[str, list[str]] = {}
+    for path in (ROOT / "orchestrator").rglob("*.py"):
+        package = path.parent.relative_to(ROOT / "orchestrator").as_posix()
+        if path.stem in ("__init__", "__main__") or package == "cli":
+            continue
+        owners.setdefault(path.stem, []).append(package)
+    assert {name: where for name, where in owners.items() if len(where) > 1} == {}
