@@ -42,22 +42,6 @@ __all__ = [
     "window_limited_bps",
 ]
 
-# Names whose modules import more than the standard library (see
-# tests/check_layers.py): imported on first use (PEP 562), so that importing
-# this package costs nothing a command does not use.
-_LAZY = {
-    "PathFacts": ("orchestrator.advise.tcp_model", "PathFacts"),
-    "WINDOW_EFFICIENCY": ("orchestrator.advise.tcp_model", "WINDOW_EFFICIENCY"),
-    "format_bytes": ("orchestrator.advise.tcp_model", "format_bytes"),
-    "format_duration": ("orchestrator.advise.tcp_model", "format_duration"),
-    "format_rate": ("orchestrator.advise.tcp_model", "format_rate"),
-    "loss_limited_bps": ("orchestrator.advise.tcp_model", "loss_limited_bps"),
-    "loss_rate": ("orchestrator.advise.tcp_model", "loss_rate"),
-    "sysctl_lines": ("orchestrator.advise.tcp_model", "sysctl_lines"),
-    "window_limited_bps": ("orchestrator.advise.tcp_model", "window_limited_bps"),
-    "AdviseRequest": ("orchestrator.advise.transfer", "AdviseRequest"),
-    "advise_transfer": ("orchestrator.advise.transfer", "advise_transfer"),
-}
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# a name loads its module when first imported (core.faces)
+__getattr__ = lazy_getattr(__name__, __file__)

@@ -57,26 +57,6 @@ __all__ = [
     "sync_catalog",
 ]
 
-# Names whose modules import more than the standard library (see
-# tests/check_layers.py): imported on first use (PEP 562), so that importing
-# this package costs nothing a command does not use.
-_LAZY = {
-    "AwsApi": ("orchestrator.clouds.aws", "AwsApi"),
-    "GcpApi": ("orchestrator.clouds.gcp", "GcpApi"),
-    "prepare_clouds": ("orchestrator.clouds.stack_setup", "prepare"),
-    "CloudFlags": ("orchestrator.clouds.cloud_flags", "CloudFlags"),
-    "CloudOptions": ("orchestrator.clouds.cloud_flags", "CloudOptions"),
-    "NETWORK_TIERS": ("orchestrator.clouds.cloud_flags", "NETWORK_TIERS"),
-    "cloud_options_from": ("orchestrator.clouds.cloud_flags", "cloud_options_from"),
-    "require_sdks": ("orchestrator.clouds.cloud_flags", "require_sdks"),
-    "PreflightResult": ("orchestrator.clouds.preflight", "PreflightResult"),
-    "check_selection_on_clouds": ("orchestrator.clouds.preflight", "check_selection_on_clouds"),
-    "ReapReport": ("orchestrator.clouds.reap", "ReapReport"),
-    "leftover_warnings": ("orchestrator.clouds.reap", "leftover_warnings"),
-    "reap_clouds": ("orchestrator.clouds.reap", "reap_clouds"),
-    "SyncReport": ("orchestrator.clouds.sync", "SyncReport"),
-    "sync_catalog": ("orchestrator.clouds.sync", "sync_catalog"),
-}
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# a name loads its module when first imported (core.faces)
+__getattr__ = lazy_getattr(__name__, __file__)

@@ -69,35 +69,6 @@ __all__ = [
     "write_playbook",
 ]
 
-# Names whose modules import more than the standard library (see
-# tests/check_layers.py): imported on first use (PEP 562), so that importing
-# this package costs nothing a command does not use.
-_LAZY = {
-    "Event": ("orchestrator.drivers.ansible", "Event"),
-    "View": ("orchestrator.drivers.ansible", "View"),
-    "as_data": ("orchestrator.drivers.ansible", "as_data"),
-    "close_control_sockets": ("orchestrator.drivers.ansible", "close_control_sockets"),
-    "plain_view": ("orchestrator.drivers.ansible", "plain_view"),
-    "remove_views": ("orchestrator.drivers.ansible", "remove_views"),
-    "run_playbook": ("orchestrator.drivers.ansible", "run_playbook"),
-    "write_document": ("orchestrator.drivers.ansible", "write_document"),
-    "write_playbook": ("orchestrator.drivers.ansible", "write_playbook"),
-    "Interrupted": ("orchestrator.drivers.interrupts", "Interrupted"),
-    "check_interrupt": ("orchestrator.drivers.interrupts", "check"),
-    "deferred": ("orchestrator.drivers.interrupts", "deferred"),
-    "interrupt_requested": ("orchestrator.drivers.interrupts", "requested"),
-    "on_signal": ("orchestrator.drivers.interrupts", "on_signal"),
-    "reset_interrupts": ("orchestrator.drivers.interrupts", "reset"),
-    "SweepKeys": ("orchestrator.drivers.keys", "SweepKeys"),
-    "ensure_sweep_keys": ("orchestrator.drivers.keys", "ensure_sweep_keys"),
-    "write_known_hosts": ("orchestrator.drivers.keys", "write_known_hosts"),
-    "LockHeld": ("orchestrator.drivers.lock", "LockHeld"),
-    "ResultsLock": ("orchestrator.drivers.lock", "ResultsLock"),
-    "results_lock": ("orchestrator.drivers.lock", "results_lock"),
-    "stop_all": ("orchestrator.drivers.processes", "stop_all"),
-    "RoundProgress": ("orchestrator.drivers.progress", "RoundProgress"),
-    "TerraformStack": ("orchestrator.drivers.terraform", "TerraformStack"),
-}
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# a name loads its module when first imported (core.faces)
+__getattr__ = lazy_getattr(__name__, __file__)

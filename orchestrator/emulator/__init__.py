@@ -92,42 +92,6 @@ __all__ = [
     "up",
 ]
 
-# Names whose modules import more than the standard library (see
-# tests/check_layers.py): imported on first use (PEP 562), so that importing
-# this package costs nothing a command does not use.
-_LAZY = {
-    "spec_probes": ("orchestrator.emulator.allowance_counters", "spec_probes"),
-    "DEFAULT_ID": ("orchestrator.emulator.bringup", "DEFAULT_ID"),
-    "UpRequest": ("orchestrator.emulator.bringup", "UpRequest"),
-    "UpResult": ("orchestrator.emulator.bringup", "UpResult"),
-    "bring_up": ("orchestrator.emulator.bringup", "bring_up"),
-    "bring_up_spec": ("orchestrator.emulator.bringup", "bring_up_spec"),
-    "delayd_binary": ("orchestrator.emulator.delay", "delayd_binary"),
-    "HOST_CONGESTION_CONTROL": ("orchestrator.emulator.net", "HOST_CONGESTION_CONTROL"),
-    "Perturbation": ("orchestrator.emulator.perturb", "Perturbation"),
-    "check_hosts": ("orchestrator.emulator.perturb", "check_hosts"),
-    "gather": ("orchestrator.emulator.perturb", "gather"),
-    "parse_perturbation": ("orchestrator.emulator.perturb", "parse"),
-    "perturbation_ends": ("orchestrator.emulator.perturb", "ends"),
-    "EmulationStatus": ("orchestrator.emulator.runtime", "EmulationStatus"),
-    "down": ("orchestrator.emulator.runtime", "down"),
-    "hosts_of": ("orchestrator.emulator.runtime", "hosts_of"),
-    "reap": ("orchestrator.emulator.runtime", "reap"),
-    "require_root": ("orchestrator.emulator.runtime", "require_root"),
-    "reserve_subnet": ("orchestrator.emulator.runtime", "reserve_subnet"),
-    "running_spec": ("orchestrator.emulator.runtime", "running_spec"),
-    "set_perturbations": ("orchestrator.emulator.runtime", "set_perturbations"),
-    "status": ("orchestrator.emulator.runtime", "status"),
-    "up": ("orchestrator.emulator.runtime", "up"),
-    "EmulationSpec": ("orchestrator.emulator.spec", "EmulationSpec"),
-    "HostSpec": ("orchestrator.emulator.spec", "HostSpec"),
-    "PathSpec": ("orchestrator.emulator.spec", "PathSpec"),
-    "EmulationSettings": ("orchestrator.emulator.stack", "EmulationSettings"),
-    "emulation_id_for": ("orchestrator.emulator.stack", "emulation_id_for"),
-    "local_variables": ("orchestrator.emulator.stack", "local_variables"),
-    "process_start_ticks": ("orchestrator.emulator.state", "process_start_ticks"),
-    "seed_for": ("orchestrator.emulator.variation", "seed_for"),
-}
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# a name loads its module when first imported (core.faces)
+__getattr__ = lazy_getattr(__name__, __file__)

@@ -27,15 +27,6 @@ __all__ = [
     "import_source",
 ]
 
-# Names whose modules import more than the standard library (see
-# tests/check_layers.py): imported on first use (PEP 562), so that importing
-# this package costs nothing a command does not use.
-_LAZY = {
-    "export_measurements": ("orchestrator.exchange.exporter", "export"),
-    "import_source": ("orchestrator.exchange.importer", "import_source"),
-    "convert_file": ("orchestrator.exchange.public_data", "convert_file"),
-    "Converted": ("orchestrator.exchange.public_data", "Converted"),
-}
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# a name loads its module when first imported (core.faces)
+__getattr__ = lazy_getattr(__name__, __file__)

@@ -54,28 +54,6 @@ __all__ = [
     "serve_metrics",
 ]
 
-# Names whose modules import more than the standard library (see
-# tests/check_layers.py): imported on first use (PEP 562), so that importing
-# this package costs nothing a command does not use.
-_LAZY = {
-    "MeshStatus": ("orchestrator.mesh.collect", "MeshStatus"),
-    "mesh_status": ("orchestrator.mesh.collect", "mesh_status"),
-    "DEFAULT_ECHOES": ("orchestrator.mesh.cost", "DEFAULT_ECHOES"),
-    "DEFAULT_INTERVAL_S": ("orchestrator.mesh.cost", "DEFAULT_INTERVAL_S"),
-    "HOURS_PER_MONTH": ("orchestrator.mesh.cost", "HOURS_PER_MONTH"),
-    "MeshPlan": ("orchestrator.mesh.cost", "MeshPlan"),
-    "mesh_plan": ("orchestrator.mesh.cost", "mesh_plan"),
-    "plan_mesh": ("orchestrator.mesh.cost", "plan_mesh"),
-    "metrics": ("orchestrator.mesh.openmetrics", "metrics"),
-    "MeshRequest": ("orchestrator.mesh.lifecycle", "MeshRequest"),
-    "mesh_down": ("orchestrator.mesh.lifecycle", "down"),
-    "run_mesh": ("orchestrator.mesh.collect", "run_mesh"),
-    "serve_metrics": ("orchestrator.mesh.serve", "serve_metrics"),
-    "MeshMatrix": ("orchestrator.mesh.mesh_views", "MeshMatrix"),
-    "matrix_of": ("orchestrator.mesh.mesh_views", "matrix_of"),
-    "newest_bin": ("orchestrator.mesh.mesh_views", "newest_bin"),
-    "pair_bins": ("orchestrator.mesh.mesh_views", "pair_bins"),
-}
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# a name loads its module when first imported (core.faces)
+__getattr__ = lazy_getattr(__name__, __file__)

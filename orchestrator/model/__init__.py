@@ -80,37 +80,6 @@ __all__ = [
     "region_to_dict",
 ]
 
-# Names whose modules import more than the standard library (see
-# tests/check_layers.py): imported on first use (PEP 562), so that importing
-# this package costs nothing a command does not use.
-_LAZY = {
-    "BACKENDS": ("orchestrator.model.backend_facts", "BACKENDS"),
-    "BACKEND_NAMES": ("orchestrator.model.backend_facts", "NAMES"),
-    "BackendInfo": ("orchestrator.model.backend_facts", "BackendInfo"),
-    "CLOUD_NAMES": ("orchestrator.model.backend_facts", "CLOUD_NAMES"),
-    "CLOUD_SETUP_S": ("orchestrator.model.backend_facts", "CLOUD_SETUP_S"),
-    "DEFAULT_BACKEND": ("orchestrator.model.backend_facts", "DEFAULT"),
-    "LOCAL_MAX_CONCURRENT": ("orchestrator.model.backend_facts", "LOCAL_MAX_CONCURRENT"),
-    "backend_info": ("orchestrator.model.backend_facts", "info"),
-    "is_cloud": ("orchestrator.model.backend_facts", "is_cloud"),
-    "is_emulated": ("orchestrator.model.backend_facts", "is_emulated"),
-    "CLOUDS": ("orchestrator.model.catalog", "CLOUDS"),
-    "Catalog": ("orchestrator.model.catalog", "Catalog"),
-    "MachineBandwidth": ("orchestrator.model.catalog", "MachineBandwidth"),
-    "Region": ("orchestrator.model.catalog", "Region"),
-    "RegionListing": ("orchestrator.model.catalog", "RegionListing"),
-    "load_catalog": ("orchestrator.model.catalog", "load_catalog"),
-    "region_from_dict": ("orchestrator.model.catalog", "region_from_dict"),
-    "region_listing": ("orchestrator.model.catalog", "region_listing"),
-    "region_order": ("orchestrator.model.catalog", "region_order"),
-    "region_to_dict": ("orchestrator.model.catalog", "region_to_dict"),
-    "Host": ("orchestrator.model.hosts", "Host"),
-    "IPERF3_PORTS": ("orchestrator.model.hosts", "IPERF3_PORTS"),
-    "hosts_from_output": ("orchestrator.model.hosts", "hosts_from_output"),
-    "iperf3_port": ("orchestrator.model.hosts", "iperf3_port"),
-    "pins_from_file": ("orchestrator.model.hosts", "pins_from_file"),
-    "placement": ("orchestrator.model.hosts", "placement"),
-}
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# a name loads its module when first imported (core.faces)
+__getattr__ = lazy_getattr(__name__, __file__)

@@ -66,31 +66,6 @@ __all__ = [
     "region_rtt_ms",
 ]
 
-# Names whose modules import more than the standard library (see
-# tests/check_layers.py): imported on first use (PEP 562), so that importing
-# this package costs nothing a command does not use.
-_LAZY = {
-    "BURST_S": ("orchestrator.netmodel.model", "BURST_S"),
-    "DEFAULT_MODEL": ("orchestrator.netmodel.model", "DEFAULT_MODEL"),
-    "DOIT_TEST_SECONDS": ("orchestrator.netmodel.model", "DOIT_TEST_SECONDS"),
-    "EmulatedType": ("orchestrator.netmodel.model", "EmulatedType"),
-    "NetModel": ("orchestrator.netmodel.model", "NetModel"),
-    "REAL_CAP_BPS": ("orchestrator.netmodel.model", "REAL_CAP_BPS"),
-    "REAL_WINDOW_BYTES": ("orchestrator.netmodel.model", "REAL_WINDOW_BYTES"),
-    "emulated_type": ("orchestrator.netmodel.model", "emulated_type"),
-    "emulated_types": ("orchestrator.netmodel.model", "emulated_types"),
-    "load_public_samples": ("orchestrator.netmodel.model", "load_public_samples"),
-    "one_way_delay_us": ("orchestrator.netmodel.model", "one_way_delay_us"),
-    "path_facts": ("orchestrator.netmodel.model", "path_facts"),
-    "rate_scale_tag": ("orchestrator.netmodel.model", "rate_scale_tag"),
-    "region_rtt_ms": ("orchestrator.netmodel.model", "region_rtt_ms"),
-    "EMPTY": ("orchestrator.netmodel.routes", "EMPTY"),
-    "RouteTable": ("orchestrator.netmodel.routes", "RouteTable"),
-    "controller_rtt_ms": ("orchestrator.netmodel.routes", "controller_rtt_ms"),
-    "default_routes": ("orchestrator.netmodel.routes", "default_routes"),
-    "pair_key": ("orchestrator.netmodel.routes", "pair_key"),
-    "pair_rtt_ms": ("orchestrator.netmodel.routes", "pair_rtt_ms"),
-}
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# a name loads its module when first imported (core.faces)
+__getattr__ = lazy_getattr(__name__, __file__)

@@ -20,13 +20,6 @@ __all__ = [
     "publish_site",
 ]
 
-# Names whose modules import more than the standard library (see
-# tests/check_layers.py): imported on first use (PEP 562), so that importing
-# this package costs nothing a command does not use.
-_LAZY = {
-    "parse_target": ("orchestrator.publish.upload", "parse_target"),
-    "publish_site": ("orchestrator.publish.upload", "publish_site"),
-}
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# a name loads its module when first imported (core.faces)
+__getattr__ = lazy_getattr(__name__, __file__)

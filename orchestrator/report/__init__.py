@@ -108,52 +108,6 @@ __all__ = [
     "write_csv",
 ]
 
-# Names whose modules import more than the standard library (see
-# tests/check_layers.py): imported on first use (PEP 562), so that importing
-# this package costs nothing a command does not use.
-_LAZY = {
-    "GROUPS": ("orchestrator.report.analyze", "GROUPS"),
-    "GroupSummary": ("orchestrator.report.analyze", "GroupSummary"),
-    "INFLATION_MIN_KM": ("orchestrator.report.analyze", "INFLATION_MIN_KM"),
-    "OUTLIER_COLUMNS": ("orchestrator.report.analyze", "OUTLIER_COLUMNS"),
-    "OUTLIER_DOCS": ("orchestrator.report.analyze", "OUTLIER_DOCS"),
-    "OUTLIER_MIN_EXCESS_MS": ("orchestrator.report.analyze", "OUTLIER_MIN_EXCESS_MS"),
-    "PairOutlier": ("orchestrator.report.analyze", "PairOutlier"),
-    "SUMMARY_COLUMNS": ("orchestrator.report.analyze", "SUMMARY_COLUMNS"),
-    "SUMMARY_DOCS": ("orchestrator.report.analyze", "SUMMARY_DOCS"),
-    "RTT_DEFINITION": ("orchestrator.report.build", "RTT_DEFINITION"),
-    "Report": ("orchestrator.report.build", "Report"),
-    "build_report": ("orchestrator.report.build", "build_report"),
-    "display_cell": ("orchestrator.report.build", "display_cell"),
-    "figure_data": ("orchestrator.report.build", "figure_data"),
-    "load_inputs": ("orchestrator.report.build", "load_inputs"),
-    "read_sweep_meta": ("orchestrator.report.build", "read_sweep_meta"),
-    "report_figures": ("orchestrator.report.build", "report_figures"),
-    "report_notes": ("orchestrator.report.build", "notes"),
-    "summaries_of": ("orchestrator.report.build", "summaries_of"),
-    "sweep_dirs": ("orchestrator.report.build", "sweep_dirs"),
-    "sweep_products": ("orchestrator.report.build", "sweep_products"),
-    "write_csv": ("orchestrator.report.build", "write_csv"),
-    "FigureSet": ("orchestrator.report.cache", "FigureSet"),
-    "Medians": ("orchestrator.report.cache", "Medians"),
-    "Products": ("orchestrator.report.cache", "Products"),
-    "compact": ("orchestrator.report.cache", "compact"),
-    "input_key": ("orchestrator.report.cache", "input_key"),
-    "load_products": ("orchestrator.report.cache", "load"),
-    "prune_products": ("orchestrator.report.cache", "prune"),
-    "save_products": ("orchestrator.report.cache", "save"),
-    "MAX_POINTS": ("orchestrator.report.charts", "MAX_POINTS"),
-    "MAX_SERIES": ("orchestrator.report.charts", "MAX_SERIES"),
-    "PAIR_LABELS": ("orchestrator.report.charts", "PAIR_LABELS"),
-    "geo_assets_js": ("orchestrator.report.charts", "geo_assets_js"),
-    "series_figure": ("orchestrator.report.charts", "series_figure"),
-    "timeseries_figure": ("orchestrator.report.charts", "timeseries_figure"),
-    "ReportRequest": ("orchestrator.report.make", "ReportRequest"),
-    "check_sources": ("orchestrator.report.make", "check_sources"),
-    "make_report": ("orchestrator.report.make", "make_report"),
-    "TABLE_NOTE": ("orchestrator.report.uncertainty", "TABLE_NOTE"),
-    "table_cells": ("orchestrator.report.uncertainty", "table_cells"),
-}
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# a name loads its module when first imported (core.faces)
+__getattr__ = lazy_getattr(__name__, __file__)

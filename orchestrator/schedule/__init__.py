@@ -42,22 +42,6 @@ __all__ = [
     "write_sample",
 ]
 
-# Names whose modules import more than the standard library (see
-# tests/check_layers.py): imported on first use (PEP 562), so that importing
-# this package costs nothing a command does not use.
-_LAZY = {
-    "DEFAULT_FILE": ("orchestrator.schedule.profiles", "DEFAULT_FILE"),
-    "check_name": ("orchestrator.schedule.profiles", "check_name"),
-    "write_sample": ("orchestrator.schedule.profiles", "write_sample"),
-    "ScheduleStatus": ("orchestrator.schedule.status", "ScheduleStatus"),
-    "schedule_status": ("orchestrator.schedule.status", "status"),
-    "run_named": ("orchestrator.schedule.tick", "run_named"),
-    "Written": ("orchestrator.schedule.timers", "Written"),
-    "export_named": ("orchestrator.schedule.timers", "export_named"),
-    "install_named": ("orchestrator.schedule.timers", "install_named"),
-    "remove": ("orchestrator.schedule.timers", "remove"),
-    "remove_named": ("orchestrator.schedule.timers", "remove_named"),
-}
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# a name loads its module when first imported (core.faces)
+__getattr__ = lazy_getattr(__name__, __file__)

@@ -38,21 +38,6 @@ __all__ = [
     "tcp_study",
 ]
 
-# Names whose modules import more than the standard library (see
-# tests/check_layers.py): imported on first use (PEP 562), so that importing
-# this package costs nothing a command does not use.
-_LAZY = {
-    "DEFAULT_REPEATS": ("orchestrator.study.variants", "DEFAULT_REPEATS"),
-    "VARIANTS": ("orchestrator.study.variants", "VARIANTS"),
-    "REPORT_FILE": ("orchestrator.study.findings", "REPORT_FILE"),
-    "STUDIES_DIR": ("orchestrator.study.findings", "STUDIES_DIR"),
-    "study_ids": ("orchestrator.study.findings", "study_ids"),
-    "TcpStudyRequest": ("orchestrator.study.tcp", "TcpStudyRequest"),
-    "plan_tcp_study": ("orchestrator.study.tcp", "plan_tcp_study"),
-    "run_tcp_study": ("orchestrator.study.tcp", "run_tcp_study"),
-    "TcpStudyPlan": ("orchestrator.study.tcp", "TcpStudyPlan"),
-    "tcp_study": ("orchestrator.study.tcp", "tcp_study"),
-}
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# a name loads its module when first imported (core.faces)
+__getattr__ = lazy_getattr(__name__, __file__)

@@ -141,65 +141,6 @@ __all__ = [
     "write_sweep_inventory",
 ]
 
-# Names whose modules import more than the standard library (see
-# tests/check_layers.py): imported on first use (PEP 562), so that importing
-# this package costs nothing a command does not use.
-_LAZY = {
-    "MESH_DIR": ("orchestrator.sweep.abandoned", "MESH_DIR"),
-    "mark_owner": ("orchestrator.sweep.abandoned", "mark_owner"),
-    "owner_alive": ("orchestrator.sweep.abandoned", "owner_alive"),
-    "ClosedRound": ("orchestrator.sweep.events", "ClosedRound"),
-    "PlannedRound": ("orchestrator.sweep.events", "PlannedRound"),
-    "RoundTracker": ("orchestrator.sweep.events", "RoundTracker"),
-    "congestion_problem": ("orchestrator.sweep.hostcheck", "congestion_problem"),
-    "control_dir": ("orchestrator.sweep.inventory", "control_dir"),
-    "ssh_common_args": ("orchestrator.sweep.inventory", "ssh_common_args"),
-    "BIG_HOSTS": ("orchestrator.sweep.launch", "BIG_HOSTS"),
-    "BIG_MINUTES": ("orchestrator.sweep.launch", "BIG_MINUTES"),
-    "DEFAULT_BUDGET_USD": ("orchestrator.sweep.launch", "DEFAULT_BUDGET_USD"),
-    "Emulation": ("orchestrator.sweep.launch", "Emulation"),
-    "Held": ("orchestrator.sweep.launch", "Held"),
-    "NOT_CONFIRMED": ("orchestrator.sweep.launch", "NOT_CONFIRMED"),
-    "Question": ("orchestrator.sweep.launch", "Question"),
-    "SweepDone": ("orchestrator.sweep.launch", "SweepDone"),
-    "SweepRequest": ("orchestrator.sweep.launch", "SweepRequest"),
-    "SweepRun": ("orchestrator.sweep.launch", "SweepRun"),
-    "cloud_options_for": ("orchestrator.sweep.launch", "cloud_options_for"),
-    "create": ("orchestrator.sweep.launch", "create"),
-    "dry_run": ("orchestrator.sweep.launch", "dry_run"),
-    "locked": ("orchestrator.sweep.launch", "locked"),
-    "plan_for": ("orchestrator.sweep.launch", "plan_for"),
-    "provision_sweep": ("orchestrator.sweep.launch", "provision"),
-    "prepare_sweep": ("orchestrator.sweep.launch", "prepare"),
-    "measure_sweep": ("orchestrator.sweep.launch", "measure_sweep"),
-    "collect_sweep": ("orchestrator.sweep.launch", "collect"),
-    "questions": ("orchestrator.sweep.launch", "questions"),
-    "resume": ("orchestrator.sweep.launch", "resume"),
-    "run_new": ("orchestrator.sweep.launch", "run_new"),
-    "start": ("orchestrator.sweep.launch", "start"),
-    "teardown_sweep": ("orchestrator.sweep.launch", "teardown"),
-    "agent_parts": ("orchestrator.sweep.measure", "agent_parts"),
-    "check_playbook_end": ("orchestrator.sweep.measure", "check_playbook_end"),
-    "measure_stage": ("orchestrator.sweep.measure", "measure"),
-    "next_round_no": ("orchestrator.sweep.measure", "next_round_no"),
-    "round_play": ("orchestrator.sweep.measure", "round_play"),
-    "run_rounds": ("orchestrator.sweep.measure", "run_rounds"),
-    "existing_stacks": ("orchestrator.sweep.provision", "existing_stacks"),
-    "Sweep": ("orchestrator.sweep.sweep_folder", "Sweep"),
-    "open_sweep": ("orchestrator.sweep.sweep_folder", "open_sweep"),
-    "restore_hosts": ("orchestrator.sweep.restore", "restore_hosts"),
-    "run_sweep": ("orchestrator.sweep.runner", "run_sweep"),
-    "PREPARE_FORKS": ("orchestrator.sweep.stages", "PREPARE_FORKS"),
-    "collect": ("orchestrator.sweep.stages", "collect"),
-    "load_hosts": ("orchestrator.sweep.stages", "load_hosts"),
-    "local_agent_dir": ("orchestrator.sweep.stages", "local_agent_dir"),
-    "prepare": ("orchestrator.sweep.stages", "prepare"),
-    "provision_stage": ("orchestrator.sweep.stages", "provision"),
-    "row_context": ("orchestrator.sweep.stages", "row_context"),
-    "state_folder": ("orchestrator.sweep.stages", "state_folder"),
-    "teardown_stage": ("orchestrator.sweep.stages", "teardown"),
-    "write_sweep_inventory": ("orchestrator.sweep.stages", "write_sweep_inventory"),
-}
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# a name loads its module when first imported (core.faces)
+__getattr__ = lazy_getattr(__name__, __file__)

@@ -104,46 +104,6 @@ __all__ = [
     "written_lines",
 ]
 
-# Names whose modules import more than the standard library (see
-# tests/check_layers.py): imported on first use (PEP 562), so that importing
-# this package costs nothing a command does not use.
-_LAZY = {
-    "render_advice_table": ("orchestrator.text.advice_table", "render"),
-    "render_change_lines": ("orchestrator.text.change_lines", "render"),
-    "preflight_lines": ("orchestrator.text.cloud_lines", "preflight_lines"),
-    "reap_lines": ("orchestrator.text.cloud_lines", "reap_lines"),
-    "sync_lines": ("orchestrator.text.cloud_lines", "sync_lines"),
-    "render_demo_outcome": ("orchestrator.text.demo_outcome", "render"),
-    "demo_passed_line": ("orchestrator.text.demo_outcome", "passed_line"),
-    "emulator_status_lines": ("orchestrator.text.emulator_lines", "status_lines"),
-    "perturbed_lines": ("orchestrator.text.emulator_lines", "perturbed_lines"),
-    "reaped_lines": ("orchestrator.text.emulator_lines", "reaped_lines"),
-    "spec_up_line": ("orchestrator.text.emulator_lines", "spec_up_line"),
-    "up_lines": ("orchestrator.text.emulator_lines", "up_lines"),
-    "ingest_lines": ("orchestrator.text.history_lines", "ingest_lines"),
-    "filled_line": ("orchestrator.text.history_lines", "filled_line"),
-    "rebuilt_line": ("orchestrator.text.history_lines", "rebuilt_line"),
-    "converted_line": ("orchestrator.text.history_lines", "converted_line"),
-    "MATRIX_WIDTH": ("orchestrator.text.matrix_table", "WIDTH"),
-    "csv_text": ("orchestrator.text.matrix_table", "csv_text"),
-    "render_matrix_table": ("orchestrator.text.matrix_table", "render"),
-    "render_pair_series": ("orchestrator.text.pair_series", "render"),
-    "mesh_plan_lines": ("orchestrator.text.plan_table", "mesh_plan_lines"),
-    "plan_tables": ("orchestrator.text.plan_table", "plan_tables"),
-    "regions_table": ("orchestrator.text.plan_table", "regions_table"),
-    "render_report_tables": ("orchestrator.text.report_tables", "render"),
-    "schedule_status_lines": ("orchestrator.text.schedule_lines", "status_lines"),
-    "tick_line": ("orchestrator.text.schedule_lines", "tick_line"),
-    "written_lines": ("orchestrator.text.schedule_lines", "written_lines"),
-    "done_lines": ("orchestrator.text.sweep_lines", "done_lines"),
-    "mesh_matrix_lines": ("orchestrator.text.sweep_lines", "mesh_matrix_lines"),
-    "mesh_status_lines": ("orchestrator.text.sweep_lines", "mesh_status_lines"),
-    "plan_line": ("orchestrator.text.sweep_lines", "plan_line"),
-    "shortfall_warning": ("orchestrator.text.sweep_lines", "shortfall_warning"),
-    "TERMINAL_WIDTH": ("orchestrator.text.terminal", "WIDTH"),
-    "console": ("orchestrator.text.terminal", "console"),
-    "print_parts": ("orchestrator.text.terminal", "print_parts"),
-}
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# a name loads its module when first imported (core.faces)
+__getattr__ = lazy_getattr(__name__, __file__)

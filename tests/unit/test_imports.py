@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.core import paths
+from orchestrator.core.faces import face_exports
 
 # every module imported in a fresh interpreter: seconds; `make unit` skips it
 pytestmark = pytest.mark.slow
@@ -34,16 +35,13 @@ def _modules() -> dict[str, Path]:
 
 
 def _faces(modules: dict[str, Path]) -> dict[str, dict[str, str]]:
-    """Package -> its face's lazy names -> the module that defines each (`_LAZY`)."""
-    faces: dict[str, dict[str, str]] = {}
-    for name, path in modules.items():
-        if path.name != "__init__.py":
-            continue
-        for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "_LAZY":
-                lazy = ast.literal_eval(node.value)
-                faces[name] = {export: where for export, (where, _) in lazy.items()}
-    return faces
+    """Package -> its face's lazy names -> the module that defines each (its
+    `TYPE_CHECKING` imports, which the face's `__getattr__` reads)."""
+    return {
+        name: {export: where for export, (where, _) in face_exports(path).items()}
+        for name, path in modules.items()
+        if path.name == "__init__.py"
+    }
 
 
 def import_graph() -> dict[str, set[str]]:
