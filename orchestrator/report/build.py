@@ -400,6 +400,8 @@ class _Reader:
                         "strict_mode = true, null_padding = false))",
                         [str(path), {n: _cell_type(n, clean) for n in names}],
                     )
+                except duckdb.InterruptException:
+                    raise  # ^C: never read again another way
                 except duckdb.Error:
                     if clean:
                         continue
@@ -453,6 +455,8 @@ class _Reader:
                 "SELECT coalesce(bool_and(publishable), true), count(*) FILTER (WHERE evidence) "
                 "FROM raw"
             ).fetchone() or (False, 1)
+        except duckdb.InterruptException:
+            raise  # ^C: not read row by row instead
         except duckdb.Error:
             return False
         finally:
@@ -864,6 +868,8 @@ def _clean_lines(con: Any, path: Path, names: Sequence[str], as_is: bool) -> int
             "quote = '', escape = '', strict_mode = true, null_padding = false)",
             [str(path), "\x01"],
         ).fetchone()
+    except duckdb.InterruptException:
+        raise  # ^C: no check of each cell instead
     except duckdb.Error:
         return None
     return int(found[0]) if found and found[1] is not False else None
