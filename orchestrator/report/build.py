@@ -283,6 +283,11 @@ class _Reader:
             self.sweeps.setdefault(sweep_id, SweepInfo(sweep_id))
         return i
 
+    def _names(self, name: str) -> list[str]:
+        """The empty name, then the catalog's clouds or region ids (`name`), sorted."""
+        part = 0 if name == "cloud" else 1
+        return ["", *sorted({key.split(":", 1)[part] for key in self.by_key})]
+
     def _distance(self, src: str, dst: str) -> float:
         km = self._distance_cache.get((src, dst))
         if km is None:
@@ -360,27 +365,56 @@ class _Reader:
             f"ELSE {_not_plain(_NUMBERS)} END) "
             f"OR NOT regexp_full_match(coalesce(started_utc, '{_EPOCH}'), '{_STAMP}')"
         )
+        capacity = "false"
         if "measure" in col:  # capacity rows are kept apart, by _rows
-            odd += f" OR coalesce(measure, '') LIKE '%{CAPACITY}%'"
+            capacity = f"coalesce(measure, '') LIKE '%{CAPACITY}%'"
+        odd += f" OR {capacity}"
         con = duckdb.connect()
         try:
-            con.execute(
-                "CREATE TEMP TABLE raw AS SELECT "
-                + ", ".join(_q(c) for c in names_read)
-                + ", "
-                + ", ".join(f"TRY_CAST({_q(c)} AS DOUBLE) AS {_q(c)}" for c in _NUMBERS)
-                + ", epoch_us(TRY_CAST(replace(started_utc, 'Z', '') AS TIMESTAMP)) / 1e6 AS t"
-                + f", ({odd}) AS odd, publishable, ({evidence}) AS evidence "
-                f"FROM (SELECT *, {publishable} AS publishable FROM read_csv(?, columns = ?, "
-                "header = true, auto_detect = false, delim = ',', quote = '\"', "
-                "escape = '\"', strict_mode = true, null_padding = false))",
-                [str(path), {name: "VARCHAR" for name in names}],
-            )
+            # one regex per line first: when every line is plain (and publishable), no
+            # cell needs a check of its own, the numbers are read as numbers and the ends
+            # as the catalog's names (no text of them kept, no cast); else, or when that
+            # read fails (a name not the catalog's) or reads another number of rows (a
+            # blank line), every cell as text, each checked
+            lines = _clean_lines(con, path, names, as_is) if first == _line(names) else None
+            for clean in (True, False) if lines is not None else (False,):
+                con.execute("DROP TABLE IF EXISTS raw")
+                for name in ("cloud", "region"):
+                    con.execute(f"DROP TYPE IF EXISTS {name}_t")
+                    if clean:  # the catalog's names: any other, a failed read
+                        known = ", ".join(_literal(v) for v in self._names(name))
+                        con.execute(f"CREATE TYPE {name}_t AS ENUM ({known})")
+                try:
+                    con.execute(
+                        "CREATE TEMP TABLE raw AS SELECT "
+                        + ", ".join(_q(c) for c in names_read)
+                        + ", "
+                        + ", ".join(
+                            _q(c) if clean else f"TRY_CAST({_q(c)} AS DOUBLE) AS {_q(c)}"
+                            for c in _NUMBERS
+                        )
+                        + ", epoch_us(TRY_CAST(replace(started_utc, 'Z', '') AS TIMESTAMP)) "
+                        f"/ 1e6 AS t, ({capacity if clean else odd}) AS odd, publishable, "
+                        f"({evidence}) AS evidence FROM (SELECT *, "
+                        f"{('true' if as_is else 'false') if clean else publishable} AS "
+                        "publishable FROM read_csv(?, columns = ?, header = true, "
+                        "auto_detect = false, delim = ',', quote = '\"', escape = '\"', "
+                        "strict_mode = true, null_padding = false))",
+                        [str(path), {n: _cell_type(n, clean) for n in names}],
+                    )
+                except duckdb.InterruptException:
+                    raise  # ^C: never read again another way
+                except duckdb.Error:
+                    if clean:
+                        continue
+                    raise
+                if not clean or con.execute("SELECT count(*) FROM raw").fetchone() == (lines,):
+                    break
             if con.execute("SELECT count(*) FROM raw WHERE odd").fetchone() != (0,):
                 return False
             # every name column coded by an ENUM of its distinct values (a dictionary
             # lookup per row: no join, so no sort to put the rows back in order)
-            for name in ("cloud", "region", "sweep_id", "flags", "backend"):
+            for name in ("sweep_id", "flags", "backend") if clean else _NAMES:
                 of = (f"src_{name}", f"dst_{name}") if name in ("cloud", "region") else (name,)
                 distinct = " UNION ".join(f"SELECT DISTINCT coalesce({c}, '') FROM raw" for c in of)
                 con.execute(f"CREATE TYPE {name}_t AS ENUM ({distinct})")
@@ -397,9 +431,11 @@ class _Reader:
             got = con.execute(
                 f"SELECT {_OK} AS ok, "
                 + "".join(
-                    f"enum_code(CAST(coalesce({end}_{name}, '') AS {name}_t)) AS {end}_{name}, "
-                    for end in ("src", "dst")
-                    for name in ("cloud", "region")
+                    # read as the catalog's names, NULL for an empty cell: "", the first
+                    f"coalesce(enum_code({c}), 0) AS {c}, "
+                    if clean
+                    else f"enum_code(CAST(coalesce({c}, '') AS {name}_t)) AS {c}, "
+                    for c, name in _END_NAMES.items()
                 )
                 + "enum_code(CAST(coalesce(sweep_id, '') AS sweep_id_t)) AS sweep, "
                 "enum_code(CAST(coalesce(flags, '') AS flags_t)) AS flag, "
@@ -421,6 +457,8 @@ class _Reader:
                 "SELECT coalesce(bool_and(publishable), true), count(*) FILTER (WHERE evidence) "
                 "FROM raw"
             ).fetchone() or (False, 1)
+        except duckdb.InterruptException:
+            raise  # ^C: not read row by row instead
         except duckdb.Error:
             return False
         finally:
@@ -756,6 +794,9 @@ _PLAIN = r"[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?"  # what float() and DuckDB read 
 _STAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?Z"
 _EPOCH = "1970-01-01T00:00:00Z"
 _OK = "coalesce(status, '') IN ('ok', '')"
+_NAMES = ("cloud", "region", "sweep_id", "flags", "backend")  # coded by an ENUM each
+# each end's cloud and region, and what names them
+_END_NAMES = {f"{end}_{name}": name for end in ("src", "dst") for name in ("cloud", "region")}
 _EVIDENCE_COLUMNS = (*ALLOWANCE_COLUMNS, *STEAL_COLUMNS)  # as _host_rows
 _HEADER_LINE = ",".join(MEASUREMENT_COLUMNS) + "\n"
 # A numeric cell a site publishes as it is: a plain decimal, small enough to be finite
@@ -771,6 +812,69 @@ def _not_plain(columns: Sequence[str]) -> str:
         return "false"
     cells = ", ".join(_q(c) for c in columns)
     return f"NOT regexp_full_match(concat_ws(',', {cells}), '({_PLAIN}(,{_PLAIN})*)?')"
+
+
+def _cell_type(name: str, clean: bool) -> str:
+    """DuckDB's type of a column as _Reader._columns reads it when every line is plain
+    (_clean_lines): a number of _NUMBERS as a number, an end's cloud and region as one of
+    the catalog's (cloud_t, region_t); else every cell as text."""
+    if clean and name in _NUMBERS:
+        return "DOUBLE"
+    if clean and name in _END_NAMES:
+        return f"{_END_NAMES[name]}_t"
+    return "VARCHAR"
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _line(names: Sequence[str]) -> str:
+    """The line of `names` as csv.writer writes it when none needs quoting."""
+    return ",".join(names) + "\n"
+
+
+# A cell of a plain line: printable ASCII but the quote and the comma
+_TEXT = r"[\x20\x21\x23-\x2b\x2d-\x7e]*"
+_FILLED = r"[\x20\x21\x23-\x2b\x2d-\x7e]*[\x21\x23-\x2b\x2d-\x7e][\x20\x21\x23-\x2b\x2d-\x7e]*"
+
+
+def _line_pattern(names: Sequence[str], as_is: bool) -> str:
+    """A regex a line of a file with the header `names` matches when its cells need no
+    check each: no quote, its cells split at its commas, each number of _NUMBERS plain and
+    its start a _STAMP; and when `as_is`, each numeric cell as a site publishes it and
+    src_cloud not blank (_publishable_sql true)."""
+
+    def cell(name: str) -> str:
+        if as_is and name in NUMERIC_COLUMNS:
+            return f"(?:{_PUBLISHED_NUMBER})?"
+        if name in _NUMBERS:
+            return f"(?:{_PLAIN})?"
+        if name == "started_utc":
+            return f"(?:{_STAMP})?"
+        return _FILLED if as_is and name == "src_cloud" else _TEXT
+
+    return ",".join(cell(name) for name in names)
+
+
+def _clean_lines(con: Any, path: Path, names: Sequence[str], as_is: bool) -> int | None:
+    """The number of lines after the header of `path` when each matches _line_pattern;
+    None when one does not (or DuckDB cannot read the lines): then each cell is checked."""
+    import duckdb
+
+    try:
+        found = con.execute(
+            "SELECT count(*), bool_and(coalesce(regexp_full_match(line, "
+            f"'{_line_pattern(names, as_is)}'), false)) FROM read_csv(?, "
+            "columns = {'line': 'VARCHAR'}, header = true, auto_detect = false, delim = ?, "
+            "quote = '', escape = '', strict_mode = true, null_padding = false)",
+            [str(path), "\x01"],
+        ).fetchone()
+    except duckdb.InterruptException:
+        raise  # ^C: no check of each cell instead
+    except duckdb.Error:
+        return None
+    return int(found[0]) if found and found[1] is not False else None
 
 
 def _publishable_sql() -> str:

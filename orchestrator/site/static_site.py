@@ -29,6 +29,7 @@ from typing import Any
 from plotly.offline import get_plotlyjs
 
 from orchestrator.core import UserError, building, read_manifest, remove_within
+from orchestrator.drivers import check_interrupt
 from orchestrator.model import Catalog, is_emulated, load_catalog
 from orchestrator.netmodel import DEFAULT_MODEL, rate_scale_tag
 from orchestrator.report import (
@@ -245,6 +246,10 @@ def build_site(
             if timeseries is not None:
                 _write(tmp / "data" / TIMESERIES_FILE, _figures_js({"timeseries": timeseries}))
             _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
+            # an interrupt a library took in this thread (one DuckDB saw between queries)
+            # is raised here: the thread's query is stopped below, never waited for
+            while not wait([computing], timeout=0.2).done:
+                check_interrupt()
             hist = computing.result()
         except BaseException:
             # the thread writes into the folder being built, which is removed now: after it,

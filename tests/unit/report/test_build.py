@@ -461,6 +461,59 @@ def test_the_columnar_reader_reads_a_sweep_exactly_as_the_row_reader(
     assert len(by_row.data) > 500 and (by_row.rows_flagged > 0 or include_flagged)
 
 
+@pytest.mark.parametrize(
+    "damage", ["none", "a failed row in another cloud", "a cloud in capitals", "a blank line"]
+)
+def test_a_plain_file_is_checked_line_by_line_and_read_as_the_row_reader_reads_it(
+    tmp_path, monkeypatch, damage
+):
+    # every line plain: one regex a line, the numbers read as numbers and the ends as
+    # the catalog's names; any line that is not (or a read that fails): each cell checked
+    rows = list(synthetic.synthetic_rows(CATALOG.regions, 200, sweep_id="s"))
+    for i, row in enumerate(rows):
+        if i % 9 == 0:
+            row.update(rtt_p50_ms="", distance_km="", rtt_p90_ms="12.5", rtt_samples="20")
+        if i % 13 == 0:
+            row.update(status="failed", throughput_bps="")
+    if damage == "a failed row in another cloud":
+        rows[2].update(status="failed", src_region="mars-1", dst_cloud="azure")
+    if damage == "a cloud in capitals":
+        rows[5]["src_cloud"] = rows[5]["src_cloud"].upper()
+    folder = tmp_path / "s"
+    synthetic.write_measurements(folder / "measurements.csv", iter(rows))
+    if damage == "a blank line":
+        lines = (folder / "measurements.csv").read_text().splitlines(keepends=True)
+        (folder / "measurements.csv").write_text("".join([*lines[:50], "\n", *lines[50:]]))
+    checked = []
+    clean_lines = report._clean_lines
+
+    def spied(*args):
+        checked.append(clean_lines(*args))
+        return checked[-1]
+
+    monkeypatch.setattr(report, "_clean_lines", spied)
+    reads = []  # each read of the cells: as numbers and the catalog's names (True) or text
+    cell_type = report._cell_type
+    monkeypatch.setattr(
+        report, "_cell_type", lambda name, clean: reads.append(clean) or cell_type(name, clean)
+    )
+    row_reader = report._Reader._rows
+    monkeypatch.setattr(report._Reader, "_rows", None)  # the columnar reader, or a TypeError
+    columnar = report.load_inputs(sweep_dirs_=[folder])
+    assert checked == [None if damage == "a blank line" else 200]
+    # a name not the catalog's fails that read: then each cell checked, as before
+    wanted = {"none": [True], "a blank line": [False]}.get(damage, [False, True])
+    assert sorted(set(reads)) == wanted
+    assert columnar.publishable == (
+        {} if damage == "a blank line" else {folder / "measurements.csv": 200}
+    )
+    monkeypatch.setattr(report._Reader, "_rows", row_reader)
+    monkeypatch.setattr(report._Reader, "_columns", lambda *_args: False)
+    by_row = report.load_inputs(sweep_dirs_=[folder])
+    assert _every_field(columnar) == _every_field(by_row)
+    assert len(by_row.data) > 150
+
+
 def test_the_columnar_reader_leaves_an_unplain_file_to_the_row_reader(tmp_path):
     rows = list(synthetic.synthetic_rows(CATALOG.regions, 20, sweep_id="s"))
     rows[3]["rtt_p50_ms"] = "1e999"  # above any limit: named by its line
