@@ -60,7 +60,7 @@ from orchestrator.history import store as history  # noqa: E402
 from orchestrator.history import views as history_views  # noqa: E402
 from orchestrator.model.catalog import load_catalog  # noqa: E402
 from orchestrator.netmodel.model import DEFAULT_MODEL  # noqa: E402
-from orchestrator.results import store  # noqa: E402
+from orchestrator.results import files as store  # noqa: E402
 from orchestrator.results.schema import MEASUREMENT_COLUMNS, RESULTS_FORMAT_VERSION  # noqa: E402
 from testkit import noise as rtt_noise  # noqa: E402
 
