@@ -106,14 +106,19 @@ def test_stop_group_also_ends_a_fork_that_left_the_group():
 
 # a parent that, as the signal lands, forks a worker that leaves the group and then dies
 # (as Ansible's leader can while it starts a task's workers): the worker is nobody's
-# descendant and in no group of ours, and ran on after stop_group said "ended"
+# descendant and in no group of ours, and ran on after stop_group said "ended". The
+# worker is born with SIGTERM blocked, and takes the default action before it unblocks
+# it: else a SIGTERM landing before its SIG_DFL ran the inherited handler, which forked
+# yet another worker (CI, under load: "SIGTERM: still running after 5 s")
 LATE_FORK = (
     "import os, signal, time\n"
     "def on_term(signum, frame):\n"
+    "    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})\n"
     "    if os.fork() == 0:\n"
     "        os.setsid()\n"
     "        signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
     "        print(os.getpid(), flush=True)\n"
+    "        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})\n"
     "        time.sleep(60)\n"
     "        os._exit(0)\n"
     "    os._exit(0)\n"
