@@ -372,12 +372,13 @@ def test_reload_and_clean_exit(emulation: Emulation) -> None:
     emulation.table.write_text(f"{a} {b} 5000 0 0\n{b} {a} 5000 0 0\n{a} {HOSTS['c']} 5000 0 0\n")
     emulation.proc.send_signal(signal.SIGHUP)
     _wait_for(emulation.log, "delayd: reloaded pairs=3\n", emulation.proc, 10)
-    # The new delays hold (accuracy is test_ping_rtt_is_the_configured_delay's job:
-    # here 1 ms of slack keeps a busy machine from failing it).
+    # The new delays hold, not the old ones (a <-> b 40 ms, a -> c none). Accuracy is
+    # test_ping_rtt_is_the_configured_delay's job: here 3 ms of slack keeps a busy machine
+    # from failing it (1 ms did not: CI, a median of 11.55 ms with pings 1.5 ms late).
     rtts = emulation.ping_rtts_ms("a", "b", count=10)
-    assert 10.0 <= statistics.median(rtts) <= 11.0, rtts
+    assert 10.0 <= statistics.median(rtts) <= 13.0, rtts
     rtts = emulation.ping_rtts_ms("a", "c", count=5)
-    assert 5.0 <= statistics.median(rtts) <= 6.0, rtts
+    assert 5.0 <= statistics.median(rtts) <= 8.0, rtts
     # A broken table is refused and the old one kept.
     emulation.table.write_text("not a table\n")
     emulation.proc.send_signal(signal.SIGHUP)
