@@ -13,6 +13,7 @@ never a module of this package (tests/check_layers.py).
   `parse_flags`, `row_flags`, `row_rtt_ms`, `rtt_invalid`, `set_flags`, `throughput_invalid`.
 - `limiter`: `LOSS_TOLERANCE`, `MATHIS_C`, `PathFacts`, `loss_band`, `mathis_bps`.
 - `parse`: `ping_samples`.
+- `parsed_rows`: `write_parsed_rows`.
 - `ping_rows`: `host_rows`, `peers_by_host`, `phase_rows`, `round_stalls`, `samples_of`.
 - `record`: `EmulationRecord`, `HostPlacement`, `Owner`, `PlanRecord`, `RoundEntry`,
   `ScheduleTrigger`, `Stage`, `StageStatus`, `StudyRecord`, `SweepRecord`, `SweepStatus`,
@@ -78,6 +79,7 @@ if TYPE_CHECKING:
         mathis_bps,
     )
     from orchestrator.results.parse import ping_samples
+    from orchestrator.results.parsed_rows import write_parsed_rows
     from orchestrator.results.ping_rows import (
         host_rows,
         peers_by_host,
@@ -274,6 +276,7 @@ __all__ = [
     "with_ping_phase",
     "write_atomic",
     "write_json",
+    "write_parsed_rows",
     "write_rows",
 ]
 

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import csv
 import json
-import math
 import os
 import shutil
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,8 +70,8 @@ from orchestrator.results import (
     FLAG_REASONS,
     MEASUREMENT_COLUMNS,
     MEASUREMENT_DOCS,
-    NUMERIC_COLUMNS,
     invalidates_text,
+    write_parsed_rows,
 )
 from orchestrator.site.html import banner as _banner
 from orchestrator.site.html import esc as _e
@@ -149,22 +147,6 @@ class SweepPage:
     rows_published: int = 0  # rows of measurements.csv that parsed (set by _write_data)
     rows_dropped: int = 0  # and those that did not
 
-    @property
-    def summaries(self) -> list[GroupSummary]:
-        return self.products.summaries
-
-    @property
-    def outliers(self) -> list[PairOutlier]:
-        return self.products.outliers
-
-    @property
-    def figures(self) -> FigureSet:  # name -> figure JSON
-        return self.products.figures
-
-    @property
-    def emulated(self) -> bool:
-        return self.products.emulated
-
 
 def schema_json() -> dict[str, Any]:
     """The columns of every downloadable CSV, with their meaning."""
@@ -232,7 +214,7 @@ def build_site(
         history.shutdown(wait=False)
         try:
             pages = _sweep_pages(results, dirs, catalog, max_points, warn, log, include_flagged)
-            emulated_any = any(p.emulated for p in pages)
+            emulated_any = any(p.products.emulated for p in pages)
             timeseries = None
             if len(pages) >= 2:
                 timeseries = _timeseries(results, pages, catalog, include_flagged)
@@ -240,8 +222,8 @@ def build_site(
             _write_assets(tmp / "assets")
             for page in pages:
                 _write_data(results / page.id, page, tmp / "data" / page.id, warn, out, before)
-                for name in page.figures:
-                    figure = _figures_js(page.figures.only(name))
+                for name in page.products.figures:
+                    figure = _figures_js(page.products.figures.only(name))
                     _write(tmp / "data" / page.id / figure_file(name), figure)
             if timeseries is not None:
                 _write(tmp / "data" / TIMESERIES_FILE, _figures_js({"timeseries": timeseries}))
@@ -361,7 +343,7 @@ def _timeseries(
         started.update(p.started)
         for pair, per_sweep in p.medians.items():
             medians.setdefault(pair, {}).update(per_sweep)
-    emulated = any(p.emulated for p in pages)
+    emulated = any(p.products.emulated for p in pages)
     return series_figure(medians, list(regions), list(sweeps), started, emulated=emulated)
 
 
@@ -506,71 +488,6 @@ def _allowed(value: Any, spec: Any) -> Any:
     return {k: _allowed(value[k], sub) for k, sub in spec.items() if k in value}
 
 
-def write_parsed_rows(src: Path, dest: Path) -> tuple[int, int]:
-    """Copy the rows of a sweep's measurements.csv that parse to `dest` (columns
-    MEASUREMENT_COLUMNS); returns (rows written, rows left out). A row is left out
-    when its width differs from the header's, a numeric cell is not a number >= 0,
-    or it is the last line and has no newline (the file was cut while written).
-    Streams: a million rows never sit in memory."""
-    cut = _last_byte(src) not in (b"\n", b"")
-    written = dropped = 0
-    tmp = dest.with_name(dest.name + ".tmp")
-    with (
-        src.open(newline="", encoding="utf-8-sig") as f,
-        tmp.open("w", newline="", encoding="utf-8") as g,
-    ):
-        reader = csv.reader(f)
-        writer = csv.writer(g, lineterminator="\n")
-        writer.writerow(MEASUREMENT_COLUMNS)
-        header = [name.strip() for name in next(reader, [])]
-        index = [header.index(c) if c in header else -1 for c in MEASUREMENT_COLUMNS]
-        same = index == list(range(len(header)))  # the columns as they are: rows as read
-        numeric = [i for i, name in enumerate(header) if name in NUMERIC_COLUMNS]
-        # a row of blank cells is no row (one join and strip, not a strip per cell)
-        records = (cells for cells in reader if "".join(cells).strip())
-        for cells, is_last in _flag_last(records):
-            if (is_last and cut) or len(cells) != len(header) or not _numbers_ok(numeric, cells):
-                dropped += 1
-                continue
-            writer.writerow(cells if same else [cells[i] if i >= 0 else "" for i in index])
-            written += 1
-    os.replace(tmp, dest)
-    return written, dropped
-
-
-def _flag_last(items: Iterator[list[str]]) -> Iterator[tuple[list[str], bool]]:
-    """(item, is it the last one?) for each item, reading one ahead."""
-    previous = next(items, None)
-    if previous is None:
-        return
-    for item in items:
-        yield previous, False
-        previous = item
-    yield previous, True
-
-
-def _last_byte(path: Path) -> bytes:
-    with path.open("rb") as f:
-        if f.seek(0, os.SEEK_END) == 0:
-            return b""
-        f.seek(-1, os.SEEK_END)
-        return f.read(1)
-
-
-def _numbers_ok(numeric: Sequence[int], cells: Sequence[str]) -> bool:
-    """Every cell at the `numeric` positions empty or a number >= 0."""
-    for i in numeric:
-        cell = cells[i]
-        if cell.strip():
-            try:
-                value = float(cell)
-            except ValueError:
-                return False
-            if not 0.0 <= value < math.inf:
-                return False
-    return True
-
-
 def _write_assets(assets: Path) -> None:
     assets.mkdir(parents=True, exist_ok=True)
     _write(assets / "plotly.min.js", get_plotlyjs())
@@ -613,8 +530,8 @@ def _write_data(
         warn(f"site: {page.id}: {dropped} damaged row(s) of measurements.csv not published")
     if page.meta:
         _write(dest / "sweep.json", json.dumps(page.meta, indent=1) + "\n")
-    write_csv(dest / "summary.csv", SUMMARY_COLUMNS, (s.row() for s in page.summaries))
-    write_csv(dest / "outliers.csv", OUTLIER_COLUMNS, (o.__dict__ for o in page.outliers))
+    write_csv(dest / "summary.csv", SUMMARY_COLUMNS, (s.row() for s in page.products.summaries))
+    write_csv(dest / "outliers.csv", OUTLIER_COLUMNS, (o.__dict__ for o in page.products.outliers))
 
 
 # --- HTML -------------------------------------------------------------------------
@@ -828,10 +745,10 @@ def _sweep_html(
     )
     parts.extend(f"<p class='flags'>{_e(line)}</p>\n" for line in p.notes)
     parts.append(_filter_form())
-    parts.append("<h2>Summary by cloud pair</h2>\n" + _summary_table(page.summaries, p.emulated))
-    parts.append(_uncertainty_table(page.summaries))
-    parts.append("<h2>Outliers</h2>\n" + _outlier_table(page.outliers))
-    names = list(page.figures)
+    parts.append("<h2>Summary by cloud pair</h2>\n" + _summary_table(p.summaries, p.emulated))
+    parts.append(_uncertainty_table(p.summaries))
+    parts.append("<h2>Outliers</h2>\n" + _outlier_table(p.outliers))
+    names = list(p.figures)
     scripts = [
         f"<script src='{prefix}data/{_e(page.id)}/{figure_file(name)}'></script>\n"
         for name in names
@@ -974,7 +891,7 @@ def _data_html(
     ]
     for p in reversed(pages):
         backends = ", ".join(p.products.backends)
-        label = " (EMULATED)" if p.emulated else ""
+        label = " (EMULATED)" if p.products.emulated else ""
         files = " ".join(
             f"<a href='data/{_e(p.id)}/{f}'>{f}</a>"
             for f in ("measurements.csv", "summary.csv", "outliers.csv", "sweep.json")

@@ -146,7 +146,7 @@ PUBLIC = {
         "reverse_tier", "round_rows", "round_stalls", "row_flags", "row_rtt_ms", "rtt_invalid",
         "safe_name", "samples_of", "save_record", "set_flags", "sweep_dir", "test_key",
         "throughput_invalid", "unmeasured_row", "value_range", "with_ping_phase", "write_atomic",
-        "write_json", "write_rows", "load_record_file", "ScheduleTrigger",
+        "write_json", "write_parsed_rows", "write_rows", "load_record_file", "ScheduleTrigger",
     ],
     "schedule": [
         "DEFAULT_FILE", "ScheduleStatus", "Written", "check_name", "export_named", "install_named",
