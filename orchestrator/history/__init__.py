@@ -12,14 +12,14 @@ never a module of this package (tests/check_layers.py).
 - `ingest`: `Filled`, `ingest_every_sweep`, `rebuild_history`.
 - `judgments`: `detection`, `judge_runs`.
 - `metrics`: `MESH_WINDOWS`, `METRICS`, `PERCENTILE_RULE`, `PINGS_LOST_SQL`, `PINGS_SENT_SQL`,
-  `QUANTILES`, `SITE_STATS`, `STATS`, `SourceInfo`, `every_pair_since`, `iso_utc`,
+  `QUANTILES`, `STATS`, `SourceInfo`, `every_pair_since`, `iso_utc`,
   `loss_fields`, `loss_text`, `mesh_sources`, `min_samples`, `source_infos`, `valid_sql`,
   `window_bounds`.
 - `store`: `HISTORY_FILE`, `IMPORTS_DIR`, `OWN_SOURCES`, `StoreBusy`, `import_batches`,
   `ingest_all`, `ingest_sweep`, `interrupt_queries`, `opened`, `parse_since`, `read_import_csv`,
   `rebuild_store`, `store_path`, `transaction`, `write_batches`.
 - `views`: `CHANGE_RUNS`, `MATRIX_CSV_COLUMNS`, `MatrixRequest`, `PairSeries`, `SITE_WINDOWS`,
-  `detectable`, `existing_results`, `format_value`, `matrix_csv_rows`, `matrix_report`,
+  `detectable_change`, `existing_results`, `format_value`, `matrix_csv_rows`, `matrix_report`,
   `pair_series`, `source_caption`, `with_store`.
 - `windows`: `CellTable`, `NO_TIME`, `empty_table`, `pair_names`, `window_table`.
 """
@@ -55,7 +55,6 @@ if TYPE_CHECKING:
         PINGS_LOST_SQL,
         PINGS_SENT_SQL,
         QUANTILES,
-        SITE_STATS,
         STATS,
         SourceInfo,
         every_pair_since,
@@ -91,7 +90,7 @@ if TYPE_CHECKING:
         SITE_WINDOWS,
         MatrixRequest,
         PairSeries,
-        detectable,
+        detectable_change,
         existing_results,
         format_value,
         matrix_csv_rows,
@@ -122,7 +121,6 @@ __all__ = [
     "PINGS_LOST_SQL",
     "PINGS_SENT_SQL",
     "QUANTILES",
-    "SITE_STATS",
     "SITE_WINDOWS",
     "STATS",
     "UNITS",
@@ -142,7 +140,7 @@ __all__ = [
     "change_docs",
     "changes_report",
     "combined_calibration",
-    "detectable",
+    "detectable_change",
     "detection",
     "empty_table",
     "every_pair_since",

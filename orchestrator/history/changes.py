@@ -305,6 +305,11 @@ class Detection:
     calibrations: dict[tuple[str, str, str], Calibration] = field(default_factory=dict)
     waiting: list[Unjudged] = field(default_factory=list)  # directions not judged yet
 
+    def path_episodes(self) -> list[Episode]:
+        """Every path episode: those alone, then those of host and region changes."""
+        members = [e for change in [*self.hosts, *self.groups] for e in change.pairs]
+        return [*self.episodes, *members]
+
     @property
     def open(self) -> int:
         return (

@@ -40,8 +40,6 @@ DETECTION_KEEPS = (ASYMMETRIC, FEW_SAMPLES)
 QUANTILES = {"min": 0.0, "p10": 0.10, "p25": 0.25, "p50": 0.50, "p75": 0.75, "p90": 0.90,
              "p99": 0.99, "max": 1.0}  # fmt: skip
 STATS = (*QUANTILES, "mean")
-# the site's matrix carries these, each in its own file (orchestrator.site.history_pages)
-SITE_STATS = STATS
 BEYOND = STATS_BEYOND  # samples a tail percentile needs beyond it (core.stats: one rule)
 PERCENTILE_RULE = (
     f"a percentile q needs {BEYOND} / min(q, 1 - q) samples (p25, p75: 40; p10, p90: 100; "

@@ -28,43 +28,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.core import CATALOG, UserError, shell_word
-
-# the metrics and rules, also read here as views.X by the CLI, the site and tests
-from orchestrator.history.metrics import (  # noqa: F401
-    DETECTION_KEEPS,
+from orchestrator.history.metrics import (
     LOSS_RULE,
     MATRIX_FORMAT,
     MATRIX_VERSION,
     MESH_WINDOWS,
-    METRICS,
     PAIR_FORMAT,
     PAIR_VERSION,
     PERCENTILE_RULE,
     PINGS_LOST_SQL,
     PINGS_SENT_SQL,
-    QUANTILES,
-    SINGLE_STREAM_SQL,
-    SITE_STATS,
     STATS,
-    WINDOWS,
     Metric,
-    SourceInfo,
     check_window,
     chosen_sources,
-    every_pair_since,
     iso_utc,
     loss_fields,
-    loss_text,
     mesh_sources,
     metric,
-    min_samples,
     parse_pairs,
     source_infos,
     stat_fields,
-    stat_value,
     valid_sql,
     window_bounds,
-    window_days,
 )
 from orchestrator.model import Catalog, load_catalog, region_order
 from orchestrator.netmodel import DEFAULT_MODEL
@@ -216,11 +202,8 @@ DETECTABLE = "detectable"  # the matrix's metric of each pair's smallest detecta
 def detectable(
     found: Any, source: str, metric_name: str, src: str, dst: str
 ) -> dict[str, float | None]:
-    """A directed pair's change-detection scale and the change it confirms within 3 runs
-    with 95 % probability: ms for RTT, a ratio (0.2 = 20 %) for throughput; None before
-    it has enough comparable runs. `found` is a changes.Detection."""
-    from orchestrator.history import changes as ch
-
+    """A directed pair's detectable_change with the k in force (calibrated or not); None
+    before it has enough comparable runs. `found` is a changes.Detection."""
     scales = [
         (k, s)
         for k, s in found.scales.items()
@@ -233,6 +216,15 @@ def detectable(
     calibrated = found.calibrations.get((key.source, key.backend, key.metric))
     if p.calibrate and calibrated is not None:  # the k in force
         p = replace(p, k1=calibrated.k1, k2=calibrated.k2)
+    return detectable_change(scale, metric_name, p)
+
+
+def detectable_change(scale: float, metric_name: str, p: Any) -> dict[str, float | None]:
+    """A change-detection scale and the change it confirms within 3 runs with 95 %
+    probability under the rule `p` (a changes.Params): ms for RTT, a ratio (0.2 = 20 %)
+    for throughput."""
+    from orchestrator.history import changes as ch
+
     change = ch.smallest_change(scale, metric_name, p)
     if metric_name == "throughput":
         return {"scale": round(math.expm1(scale), 4),
@@ -470,7 +462,7 @@ def matrix_csv_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
             "metric": doc["metric"],
             "stat": doc["stat"],
             "unit": doc["unit"],
-            "value": "" if c["value"] is None else repr(round(c["value"], 6)),
+            "value": _csv_number(c["value"]),
             "samples": c["samples"],
             "tests": c["tests"],
             **{k: _csv_number(c.get(k)) for k in _LOSS_COLUMNS},

@@ -2,8 +2,7 @@
 
 Everything the pages show is computed here at build time, in DuckDB and
 orchestrator.history.changes: the matrix of every (source, metric, window) with every
-statistic of views.SITE_STATS, freshness, samples and the change-detection baseline of
-each cell, so
+statistic of STATS, freshness, samples and the change-detection baseline of each cell, so
 the browser only switches between precomputed arrays. The data goes into the pages
 as JSON (a local .js file for the matrix: file:// forbids fetching local JSON), drawn
 by assets/history.js. Sources are never mixed; every view names its source, and an
@@ -21,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core import gc_paused, wilson
+from orchestrator.core import UserError, gc_paused, wilson
 from orchestrator.history import (
     CHANGE_RUNS,
     METRICS,
@@ -29,7 +28,6 @@ from orchestrator.history import (
     PERCENTILE_RULE,
     PINGS_LOST_SQL,
     PINGS_SENT_SQL,
-    SITE_STATS,
     SITE_WINDOWS,
     STATS,
     UNITS,
@@ -39,6 +37,7 @@ from orchestrator.history import (
     SourceInfo,
     change_docs,
     combined_calibration,
+    detectable_change,
     detection,
     empty_table,
     every_pair_since,
@@ -54,7 +53,6 @@ from orchestrator.history import (
     window_bounds,
     window_table,
 )
-from orchestrator.history import detectable as views_detectable
 from orchestrator.model import Catalog, load_catalog, region_order
 from orchestrator.netmodel import DEFAULT_MODEL, rate_scale_tag
 from orchestrator.site.html import banner as _banner
@@ -73,8 +71,6 @@ if TYPE_CHECKING:
 MATRIX_DATA_FORMAT = "interregion.site-matrix"
 MATRIX_DATA_VERSION = 1
 PAIR_WINDOW = "1M"  # pair pages: the last 30 days (and each pair's newest test)
-# The metrics change detection follows (baselines, episodes, pair pages).
-METRIC_UNITS = UNITS
 # The matrix's metrics: also ping's loss and jitter (rtt_mdev_ms).
 MATRIX_METRICS = ("rtt", "loss", "jitter", "throughput")
 # Shown units: ms, and Mbit/s (a matrix of 9-digit bit/s is unreadable and heavier).
@@ -145,11 +141,8 @@ def history_data(
     flags invalidate its metric unless `include_flagged`. `pair_pages` is given the pair
     pages' data (the rest empty) as soon as it is computed, while the matrix's windows
     still are (to write the pages meanwhile)."""
-    stored = list(source_infos(con).values())
-    infos = list(stored)
+    infos = list(source_infos(con).values())
     if not infos:
-        from orchestrator.core import UserError
-
         raise UserError("the history store holds no sweep yet: a sweep adds itself as it ends")
     infos.sort(key=lambda i: (i.name not in ("measured", "emulated"), i.name != "measured", i.name))
     # the mesh's sources: on the pair pages and the changes page, in no matrix (their
@@ -157,8 +150,6 @@ def history_data(
     meshes = set(mesh_sources(con))
     sweep_infos = [i for i in infos if i.name not in meshes]
     if not sweep_infos:
-        from orchestrator.core import UserError
-
         raise UserError(
             "the history store holds no sweep yet, only the mesh's bins: the history pages "
             "come with the first sweep ('interregion mesh matrix' shows the mesh)"
@@ -214,9 +205,7 @@ def _baselines(found: Detection) -> dict[tuple[str, str, str, str], float]:
 
 def _open_episodes(found: Detection) -> set[tuple[str, str, str, str]]:
     out = set()
-    episodes = [*found.episodes, *(e for host in found.hosts for e in host.pairs)]
-    episodes += [e for g in found.groups for e in g.pairs]
-    for e in episodes:
+    for e in found.path_episodes():
         if e.status == "open":  # a path event: the cells of the directions that moved
             for d in e.directions:
                 if d.moved:
@@ -333,7 +322,7 @@ def matrix_data(
     windows: Mapping[str, tuple[WindowCells, WindowCells]] | None = None,
 ) -> dict[str, Any]:
     """Every (source, metric, window) view of the From x To matrix, with every statistic
-    of views.SITE_STATS. Regions in catalog.region_order, `cities` beside them ("" for
+    of STATS. Regions in catalog.region_order, `cities` beside them ("" for
     one the catalog lacks).
 
     A view's arrays are row-major over the source's regions (From x To, R x R): one per
@@ -378,7 +367,7 @@ def matrix_data(
         for (metric, window), table in cells.items():
             k = place[table.pair]
             arrays: dict[str, list[Any]] = {}
-            for stat in SITE_STATS:
+            for stat in STATS:
                 column = table.stats[:, STATS.index(stat)]
                 column = np.where(table.samples >= min_samples(stat), column, np.nan)
                 arrays[stat] = _placed(size, k, _rounded(metric, column))
@@ -412,7 +401,7 @@ def matrix_data(
             }
         baseline: dict[str, list[float | None]] = {}
         open_cells: dict[str, list[int]] = {}
-        for metric in METRIC_UNITS:
+        for metric in UNITS:  # the metrics change detection follows
             baseline[metric] = [None] * size
             for (source, m, src, dst), level in baselines.items():
                 if source == info.name and m == metric and src in index and dst in index:
@@ -445,9 +434,9 @@ def matrix_data(
         "metrics": list(MATRIX_METRICS),
         # emulated throughput is the real curve times this (Methodology)
         "emulated_rate_scale": DEFAULT_MODEL.scale,
-        "stats": list(SITE_STATS),
+        "stats": list(STATS),
         # the samples each statistic needs to be shown (views.PERCENTILE_RULE)
-        "min_samples": {s: min_samples(s) for s in SITE_STATS},
+        "min_samples": {s: min_samples(s) for s in STATS},
         "windows": list(SITE_WINDOWS),
         "sources": sources,
     }
@@ -550,21 +539,18 @@ def pair_data(
 
 
 def _detectable_rtt(found: Detection) -> dict[tuple[str, str, str], float | None]:
-    """(source, src, dst) -> views.detectable's smallest detectable RTT change, for each
-    directed pair that has one: the scales passed over once (views.detectable passes
-    over them all for one pair: seconds for a full catalog's pages), and each scale's
-    change computed once (a bisection: many pairs' scales are the floor)."""
+    """(source, src, dst) -> the smallest detectable RTT change of each directed pair that
+    has one (of its last key's scale, as views.detectable, under the store's rule), each
+    scale's computed once (a bisection: many pairs' scales are the floor)."""
     last = {(k.source, k.src, k.dst): k for k in found.scales if k.metric == "rtt"}
     sizes: dict[float, float | None] = {}
     out = {}
-    for (source, src, dst), k in last.items():  # the last key of a pair, as detectable
+    for pair, k in last.items():
         scale = found.scales[k]
         if scale not in sizes:
-            one = Detection([], [], [], scales={k: scale}, params=found.params)
-            sizes[scale] = views_detectable(one, source, "rtt", src, dst)[
-                "smallest_detectable_change"
-            ]
-        out[source, src, dst] = sizes[scale]
+            change = detectable_change(scale, "rtt", found.params)
+            sizes[scale] = change["smallest_detectable_change"]
+        out[pair] = sizes[scale]
     return out
 
 
@@ -651,9 +637,7 @@ def _pair_marks(found: Detection) -> dict[str, dict[tuple[str, str, str], list[A
     """(source, a, b) -> that pair's episodes (both directions, both metrics) and
     configuration changes."""
     episodes: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
-    members = [x for host in found.hosts for x in host.pairs]
-    members += [x for group in found.groups for x in group.pairs]
-    for e in [*found.episodes, *members]:
+    for e in found.path_episodes():
         k = e.key
         key = (k.source, min(k.src, k.dst), max(k.src, k.dst))
         for d in e.directions:  # a path event marks each direction that moved
@@ -820,7 +804,7 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
                 "source", "source", [(s["source"], s["caption"]) for s in sources], first["source"]
             ),
             _select("metric", "metric", [(m, metrics[m]) for m in MATRIX_METRICS], "rtt"),
-            _select("stat", "statistic", [(s, s) for s in SITE_STATS], "p50"),
+            _select("stat", "statistic", [(s, s) for s in STATS], "p50"),
             _select("window", "window", [(w, windows[w]) for w in SITE_WINDOWS], "1W"),
             _select(
                 "colour",
@@ -1142,7 +1126,7 @@ def pair_html(page: dict[str, Any], studies: bool = False, text: str | None = No
                 f"<p class='loss' id='loss-{n}'>Pings lost / sent over the tests shown, with "
                 f"the Wilson 95 % interval: {'; '.join(losses)}.</p>\n"
             )
-        for metric in METRIC_UNITS:
+        for metric in UNITS:
             if all(x is None for d in entry["directions"] for x in d[metric]):
                 continue  # e.g. an import of RTT only: no empty chart
             parts.append(

@@ -12,9 +12,9 @@ from history_support import make_sweep, sweep_id_at
 
 from orchestrator.cli import main
 from orchestrator.exchange import importer
+from orchestrator.history import metrics, windows
 from orchestrator.history import store as h
 from orchestrator.history import views as v
-from orchestrator.history import windows
 from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.results import files as store
 
@@ -56,7 +56,7 @@ def test_window_percentiles_pool_the_samples_never_per_run_percentiles(results):
     # the tails need 10 samples beyond them: p25 40, p90 100, p99 1,000 -> none of 27
     for stat in ("p10", "p25", "p75", "p90", "p99"):
         assert s[stat] is None and s[f"{stat}_n"] == 27
-    assert [v.min_samples(k) for k in v.STATS] == [1, 100, 40, 1, 40, 100, 1000, 1, 1]
+    assert [metrics.min_samples(k) for k in v.STATS] == [1, 100, 40, 1, 40, 100, 1000, 1, 1]
     # the median of the per-run medians would be 35: not what is shown
     assert [r["value"] for r in s["runs"]] == pytest.approx([10.0, 35.0, 60.0])
 
@@ -374,9 +374,9 @@ def test_every_pair_since_says_whether_each_pair_has_a_row_from_then_on(tmp_path
     h.ingest_all(tmp_path)
     ok, params = "source = ? AND status = 'ok'", ["emulated"]
     with h.opened(tmp_path, read_only=True) as con:
-        assert v.every_pair_since(con, ok, params, T0.replace(tzinfo=None))
+        assert metrics.every_pair_since(con, ok, params, T0.replace(tzinfo=None))
         # A -> C was tested on day 0 only
-        assert not v.every_pair_since(
+        assert not metrics.every_pair_since(
             con, ok, params, (T0 + timedelta(days=1)).replace(tzinfo=None)
         )
         (mx,) = v.matrix(con, "rtt", "p50", "latest")["matrices"]

@@ -12,22 +12,22 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from history_support import make_sweep, sweep_id_at
 
-from orchestrator.history import histogram, windows
+from orchestrator.history import histogram, metrics, windows
 from orchestrator.history import store as h
 from orchestrator.history import views as v
 from orchestrator.results import files as store
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 A, B, C = "aws:us-east-1", "gcp:europe-west1", "aws:eu-west-1"
-QS = list(v.QUANTILES.values())
+QS = list(metrics.QUANTILES.values())
 
 
 def _pooled(con, info, metric, window, previous, include_flagged):
     """{(src, dst): (tests, newest, samples, [quantiles..., mean], pings sent, lost)} of
     the window's tests, from the rows themselves (the rule's exact answer; pings for
     loss only)."""
-    m = v.METRICS[metric]
-    days = v.window_days(window)
+    m = metrics.METRICS[metric]
+    days = metrics.window_days(window)
     start, _end = v.window_bounds(info, window)
     where = f"source = ? AND status = 'ok' AND {m.present_sql}"
     params: list = [info.name]

@@ -16,7 +16,7 @@ from site_support import PLANTED, _refs, write_study
 
 from orchestrator.cli import main
 from orchestrator.exchange import importer
-from orchestrator.history import changes, histogram, windows
+from orchestrator.history import changes, histogram, metrics, windows
 from orchestrator.history import store as h
 from orchestrator.history import views as v
 from orchestrator.site import history_pages as site_history
@@ -208,7 +208,7 @@ def test_matrix_page_is_labelled_and_linked(episode_site):
         assert f"<select name='{name}'>" in page
     # every statistic of the CLI's matrix, the p50 first shown; the rule a null follows
     picker = re.search(r"<select name='stat'>(.*?)</select>", page).group(1)
-    assert re.findall(r"<option value='([^']+)'", picker) == list(v.SITE_STATS)
+    assert re.findall(r"<option value='([^']+)'", picker) == list(metrics.STATS)
     assert "<option value='p50' selected>" in picker
     assert "p10, p90: 100; p99: 1,000" in page
     assert "as <code>interregion matrix</code> reads them: the same numbers" in page
