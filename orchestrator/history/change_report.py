@@ -44,10 +44,7 @@ class ChangeDocs:
     configs: list[dict[str, Any]]  # configuration changes
     waiting: list[dict[str, Any]]  # pairs not judged yet, counted
     judged_pairs: int
-
-    @property
-    def open(self) -> int:
-        return sum(d["status"] == "open" for d in [*self.episodes, *self.hosts, *self.regions])
+    open: int  # events (path, host and region) still open
 
 
 def change_docs(con: duckdb.DuckDBPyConnection, found: ch.Detection) -> ChangeDocs:
@@ -59,6 +56,7 @@ def change_docs(con: duckdb.DuckDBPyConnection, found: ch.Detection) -> ChangeDo
         configs=config_change_docs(con, found.config_changes),
         waiting=[ch.unjudged_doc(u) for u in found.waiting],
         judged_pairs=len(found.baselines),
+        open=found.open,
     )
 
 

@@ -187,7 +187,7 @@ class Episode:
 
     @property
     def id(self) -> str:
-        text = "|".join((*key_tuple(self.key), self.started_run))
+        text = "|".join((*self.key, self.started_run))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     @property
@@ -289,6 +289,14 @@ class SeriesResult:
         """The baseline of a one-direction path (detect_series)."""
         return next(iter(self.baselines.values()), None)
 
+    def note(self, j: Judgment) -> None:
+        """A run of the path judged: evaluated against a baseline (unless learning), and
+        flagged."""
+        if j.status != LEARNING:
+            self.evaluated_runs.add(j.run_id)
+        if j.flagged:
+            self.flagged_runs.add(j.run_id)
+
 
 @dataclass
 class Detection:
@@ -307,8 +315,8 @@ class Detection:
 
     def path_episodes(self) -> list[Episode]:
         """Every path episode: those alone, then those of host and region changes."""
-        members = [e for change in [*self.hosts, *self.groups] for e in change.pairs]
-        return [*self.episodes, *members]
+        hosts = [e for host in self.hosts for e in host.pairs]
+        return [*self.episodes, *hosts, *(e for group in self.groups for e in group.pairs)]
 
     @property
     def open(self) -> int:
@@ -317,10 +325,6 @@ class Detection:
             + sum(h.status == "open" for h in self.hosts)
             + sum(g.status == "open" for g in self.groups)
         )
-
-
-def key_tuple(key: SeriesKey) -> tuple[str, ...]:
-    return tuple(key)
 
 
 # ---- statistics ------------------------------------------------------------------------
@@ -443,8 +447,6 @@ LEARNING = "learning"  # too few comparable runs: joined the baseline, not judge
 NORMAL = "normal"  # judged, inside its flag threshold: joined the baseline
 FLAGGED = "flagged"  # judged, some direction beyond its flag threshold: kept out
 EPISODE = "episode"  # judged against an open episode's old level: kept out
-STATUSES = (LEARNING, NORMAL, FLAGGED, EPISODE)
-
 CALIBRATION_RUNS = 28  # calibration: each direction's last judged runs outside episodes
 
 
@@ -847,13 +849,13 @@ def _update_levels(episode: Episode, dirs: Mapping[int, _Direction], metric: str
 def episode_state(e: Episode) -> dict[str, Any]:
     """An episode as JSON-able data (episode_of_state reads it back)."""
     return {
-        "key": list(key_tuple(e.key)), "started_run": e.started_run, "started_t": e.started_t,
+        "key": list(e.key), "started_run": e.started_run, "started_t": e.started_t,
         "confirmed_run": e.confirmed_run, "confirmed_t": e.confirmed_t,
         "direction": e.direction, "old_level": e.old_level, "z": e.z,
         "new_level": e.new_level, "k1": e.k1, "k2": e.k2, "status": e.status,
         "closed_run": e.closed_run, "closed_t": e.closed_t,
         "directions": [
-            [list(key_tuple(c.key)), c.old_level, c.new_level, c.scale, c.flag_threshold,
+            [list(c.key), c.old_level, c.new_level, c.scale, c.flag_threshold,
              c.confirm_threshold, c.moved]
             for c in e.directions
         ],
@@ -1002,10 +1004,7 @@ def detect_path(
 
 def _collect(out: SeriesResult, step: Step, episodes: dict[str, Episode]) -> None:
     for j in step.judgments:
-        if j.status != LEARNING:
-            out.evaluated_runs.add(j.run_id)
-        if j.flagged:
-            out.flagged_runs.add(j.run_id)
+        out.note(j)
     episodes.update((e.id, e) for e in step.episodes)
     out.config_changes.extend(step.config_changes)
 
@@ -1021,16 +1020,6 @@ def _finish(out: SeriesResult, judge: PathJudge, episodes: dict[str, Episode]) -
 def detect_series(s: Series, p: Params = Params(), pooled: float | None = None) -> SeriesResult:
     """One directed pair alone: a path with one direction."""
     return detect_path(s.key, [s], p, {s.key: pooled} if pooled is not None else None)
-
-
-def paths(series: Sequence[Series]) -> dict[SeriesKey, list[Series]]:
-    """The series grouped by path (both directions of a pair), A -> B first."""
-    out: dict[SeriesKey, list[Series]] = defaultdict(list)
-    for s in series:
-        out[s.key.path()].append(s)
-    for members in out.values():
-        members.sort(key=lambda s: (s.key.src, s.key.dst))
-    return dict(out)
 
 
 def detect(
@@ -1050,11 +1039,7 @@ def detect(
             judged = judge.sweep(run_id, runs)
             calibrations.update(judged.calibrations)
             for path, j in judged.judgments:
-                r = results.setdefault(path, SeriesResult(path))
-                if j.status != LEARNING:
-                    r.evaluated_runs.add(j.run_id)
-                if j.flagged:
-                    r.flagged_runs.add(j.run_id)
+                results.setdefault(path, SeriesResult(path)).note(j)
             for e in judged.episodes.values():
                 episodes[e.key][e.id] = e
             for c in judged.config_changes:
@@ -1286,15 +1271,6 @@ def combined_calibration(found: Detection) -> Calibration | None:
     if not cals:
         return None
     return calibration(sum(c.judged for c in cals), sum(c.beyond for c in cals), found.params)
-
-
-def calibrate(series: Sequence[Series], p: Params = Params()) -> Calibration:
-    """The calibration after the series' last sweep, over every source, backend and
-    metric: each direction's last 28 judged runs outside episodes."""
-    found = detect(series, p)
-    judged = sum(c.judged for c in found.calibrations.values())
-    beyond = sum(c.beyond for c in found.calibrations.values())
-    return calibration(judged, beyond, p)
 
 
 # ---- documents -------------------------------------------------------------------------

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core import BEYOND as STATS_BEYOND
-from orchestrator.core import UserError, min_samples_for, wilson
+from orchestrator.core import BEYOND, UserError, min_samples_for, wilson
 from orchestrator.results import ASYMMETRIC, FEW_SAMPLES, RTT, THROUGHPUT, harmless_flags
 
 if TYPE_CHECKING:
@@ -40,7 +39,7 @@ DETECTION_KEEPS = (ASYMMETRIC, FEW_SAMPLES)
 QUANTILES = {"min": 0.0, "p10": 0.10, "p25": 0.25, "p50": 0.50, "p75": 0.75, "p90": 0.90,
              "p99": 0.99, "max": 1.0}  # fmt: skip
 STATS = (*QUANTILES, "mean")
-BEYOND = STATS_BEYOND  # samples a tail percentile needs beyond it (core.stats: one rule)
+# BEYOND: the samples a tail percentile needs beyond it (core.stats: one rule)
 PERCENTILE_RULE = (
     f"a percentile q needs {BEYOND} / min(q, 1 - q) samples (p25, p75: 40; p10, p90: 100; "
     "p99: 1,000); below that it is null, with its count"
@@ -54,16 +53,10 @@ def min_samples(stat: str) -> int:
     return 1 if q is None else min_samples_for(q * 100.0)
 
 
+# the JSON documents' formats; what each version added: docs/history.md, 'matrix --json'
 MATRIX_FORMAT = "interregion.matrix"
-# 2: include_flagged, each matrix's flagged_tests, the percentile rule, each cell's
-# value_n (the samples its value comes from), stats min..max and mean; 3: an emulated
-# source's throughput and capacity matrices carry their rate_scale; 4: a loss matrix's
-# cells carry the window's pings sent and lost and its loss with its Wilson interval
 MATRIX_VERSION = 4
 PAIR_FORMAT = "interregion.pair-history"
-# 2: format and version, every statistic with its count (p99, p99_n); 3: an emulated
-# source's throughput and capacity carry their rate_scale; 4: loss's window and each of
-# its tests carry their pings sent and lost and the loss's Wilson interval
 PAIR_VERSION = 4
 
 

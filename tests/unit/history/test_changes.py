@@ -344,7 +344,7 @@ def test_calibration_by_hand():
     # +10 ms (6.7 scales): 1 of 28 judged runs beyond 4.5 scales
     values = [149.0, 150.0, 151.0] * 13 + [150.0]
     values[30] = 160.0
-    cal = c.calibrate([series(values)], P4)
+    cal = c.combined_calibration(c.detect([series(values)], P4))
     assert (cal.judged, cal.beyond) == (28, 1)
     assert cal.expected == pytest.approx(6.795e-6, rel=1e-3)
     # 1/28 is a normal's rate beyond z = 2.1 (two-sided): tails 4.5 / 2.1 = 2.14 x wider,
@@ -352,7 +352,7 @@ def test_calibration_by_hand():
     assert cal.inflation == pytest.approx(4.5 / 2.1003, rel=1e-3)
     assert (cal.k1, cal.k2) == (c.K1_BOUNDS[1], c.K2_BOUNDS[1])
     # nothing beyond: the rules as they are (the lower bounds)
-    quiet = c.calibrate([series([149.0, 150.0, 151.0] * 13)], P4)
+    quiet = c.combined_calibration(c.detect([series([149.0, 150.0, 151.0] * 13)], P4))
     assert (quiet.beyond, quiet.inflation, quiet.k1, quiet.k2) == (0, 1.0, 3.0, 4.0)
 
 
