@@ -187,8 +187,7 @@ class Episode:
 
     @property
     def id(self) -> str:
-        text = "|".join((*self.key, self.started_run))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return event_id(*self.key, self.started_run)
 
     @property
     def one_way(self) -> bool:
@@ -203,6 +202,11 @@ class Suspect:
     run_id: str
     t: str
     deviations: tuple[tuple[str, str, float, float], ...]  # (src, dst, change, threshold)
+
+
+def event_id(*parts: str) -> str:
+    """An event's id: the same event gets the same one at every read (notify's key)."""
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
 def _roll_up_status(pairs: Sequence[Episode]) -> str:
@@ -230,8 +234,7 @@ class HostChange:
 
     @property
     def id(self) -> str:
-        text = "|".join(("host", self.source, self.backend, self.metric, self.host, self.run_id))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return event_id("host", self.source, self.backend, self.metric, self.host, self.run_id)
 
 
 @dataclass
@@ -254,9 +257,9 @@ class GroupChange:
 
     @property
     def id(self) -> str:
-        text = "|".join(("group", self.source, self.backend, self.metric, self.host,
-                         self.toward, self.run_id))  # fmt: skip
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return event_id(
+            "group", self.source, self.backend, self.metric, self.host, self.toward, self.run_id
+        )
 
 
 @dataclass(frozen=True)
@@ -518,7 +521,7 @@ class _Direction:
 
     def doc(self) -> dict[str, Any]:
         # the baseline's MAD kept beside its runs: the next ingest's pooled scales and
-        # judgments read it, where computing it again was a fifth of their time
+        # judgments read it rather than compute it again
         mad = self.base.mad_scale() if len(self.base) else None
         return {
             "base": self.base.values(), "mad": mad, "fingerprint": self.fingerprint,

@@ -714,9 +714,8 @@ def matrix_files(
     cities and caption, and the file of each of its metrics and statistics), one file
     per source and metric (its windows' views with the FILE_STAT, counts and freshness,
     baselines and open cells) and one per source, metric and other statistic (that
-    statistic of each window), which history.js loads when first shown. A full
-    catalog's metric with three statistics was 1.45 MB over a year; with nine in one
-    file it would pass issue 22's budget (no data file over 2 MB)."""
+    statistic of each window), which history.js loads when first shown: a year of a
+    full catalog's nine statistics in one file would pass 2 MB."""
     index = {k: v for k, v in matrix.items() if k != "sources"}
     index["sources"] = []
     parts: dict[str, tuple[str, str, dict[str, Any], str | None]] = {}
@@ -976,21 +975,34 @@ def _host_rows(docs: Sequence[dict[str, Any]]) -> str:
     return head + "".join(rows)
 
 
+def _config_rows(docs: Sequence[dict[str, Any]]) -> str:
+    head = "<tr><th>when</th><th>sweep</th><th>what changed</th><th>pairs</th><th>source</th></tr>"
+    rows = [
+        f"<tr><td>{_e(c['utc'])}</td><td>{_e(c['run'])}</td>"
+        f"<td>{_e('; '.join(c['fields']) or 'fingerprint changed')}</td>"
+        f"<td>{len(c['pairs'])}</td><td>{_tag(c)}</td></tr>"
+        for c in docs
+    ]
+    return head + "".join(rows)
+
+
 # the rows each table of the changes page shows, the newest first: a network-wide event
 # (every path's run flagged at once) would be thousands of rows, a page of megabytes
 TABLE_ROWS = 200
 
 
-def _capped(docs: Sequence[dict[str, Any]], element_id: str) -> tuple[list[Any], str]:
-    """The TABLE_ROWS first of docs (newest first), and the line saying how many more
-    there are and where every one is ("" when none is left out)."""
+def _table(
+    docs: Sequence[dict[str, Any]], element_id: str, rows: Callable[[Sequence[Any]], str]
+) -> str:
+    """The table of the TABLE_ROWS first of docs (newest first; `rows`: its head and
+    rows), then the line saying how many more there are and where every one is."""
+    table = f"<table id='{element_id}'>{rows(docs[:TABLE_ROWS])}</table>\n"
     if len(docs) <= TABLE_ROWS:
-        return list(docs), ""
-    note = (
+        return table
+    return table + (
         f"<p class='muted' id='{element_id}-more'>The first {TABLE_ROWS} of {len(docs):,} "
         "shown; every one: <code>interregion changes --json</code>.</p>\n"
     )
-    return list(docs[:TABLE_ROWS]), note
 
 
 def _rule_note(doc: dict[str, Any]) -> str:
@@ -1041,11 +1053,9 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
         key = "open" if status_open else "closed"
         parts.append(f"<h2>{title} episodes</h2>\n")
         if mine_hosts:
-            shown_hosts, more = _capped(mine_hosts, f"hosts-{key}")
-            parts.append(f"<table id='hosts-{key}'>{_host_rows(shown_hosts)}</table>\n{more}")
+            parts.append(_table(mine_hosts, f"hosts-{key}", _host_rows))
         if mine:
-            shown_paths, more = _capped(mine, f"episodes-{key}")
-            parts.append(f"<table id='episodes-{key}'>{_episode_rows(shown_paths)}</table>\n{more}")
+            parts.append(_table(mine, f"episodes-{key}", _episode_rows))
         if not (mine or mine_hosts):
             parts.append(f"<p class='muted' id='episodes-{key}-none'>None.</p>\n")
     cal = doc.get("calibration")
@@ -1059,23 +1069,12 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
         )
     parts.append("<h2>Suspected runs</h2>\n")
     if doc["suspected"]:
-        shown_runs, more = _capped(doc["suspected"], "suspected")
-        parts.append(f"<table id='suspected'>{_suspect_rows(shown_runs)}</table>\n{more}")
+        parts.append(_table(doc["suspected"], "suspected", _suspect_rows))
     else:
         parts.append("<p class='muted' id='suspected-none'>None.</p>\n")
     parts.append("<h2>Configuration changes</h2>\n")
-    configs, more = _capped(doc["configuration_changes"], "configuration-changes")
-    if configs:
-        rows = "".join(
-            f"<tr><td>{_e(c['utc'])}</td><td>{_e(c['run'])}</td>"
-            f"<td>{_e('; '.join(c['fields']) or 'fingerprint changed')}</td>"
-            f"<td>{len(c['pairs'])}</td><td>{_tag(c)}</td></tr>"
-            for c in configs
-        )
-        parts.append(
-            "<table id='configuration-changes'><tr><th>when</th><th>sweep</th>"
-            "<th>what changed</th><th>pairs</th><th>source</th></tr>" + rows + "</table>\n" + more
-        )
+    if doc["configuration_changes"]:
+        parts.append(_table(doc["configuration_changes"], "configuration-changes", _config_rows))
     else:
         parts.append("<p class='muted' id='configuration-changes-none'>None.</p>\n")
     parts.append(_foot())

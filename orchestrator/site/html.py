@@ -86,8 +86,7 @@ _JSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 def json_text(data: Any) -> str:
     """The compact JSON json_script puts in a page and the history pages' data files:
     UTF-8 (every page says so), a float as the shortest text that reads back as it (as
-    json.dumps), NaN as null. orjson: a year's pair pages are tens of MB of it, which
-    json.dumps takes five times as long to write."""
+    json.dumps), NaN as null; orjson, as a year's pair pages are tens of MB of it."""
     return orjson.dumps(data, default=_json_default, option=_JSON_OPTIONS).decode()
 
 

@@ -57,7 +57,7 @@ def mesh_pair_data(
             entry["directions"].append(d)
     for page in pairs.values():
         for entry in page["sources"]:
-            if entry.get("kind") == "mesh":
+            if is_mesh(entry):
                 entry["directions"].sort(key=lambda d: (d["src"] != page["a"], d["src"]))
 
 
