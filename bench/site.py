@@ -265,7 +265,7 @@ def stages(results: Path, out: Path, figures: Figures) -> None:
         pairs = stage("pair pages' tests", lambda: hp.pair_data(con, infos, found))
         matrix = stage(
             "matrix arrays",
-            lambda: hp.matrix_data(con, infos, found, load_catalog(), False, cells),
+            lambda: hp.matrix_data(con, infos, found, load_catalog(), cells),
         )
         changes = hp.changes_data(con, found, infos)
         data = hp.HistoryData(matrix, changes, pairs, {i.name: i.emulated for i in infos})

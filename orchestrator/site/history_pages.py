@@ -181,9 +181,7 @@ def history_data(
         cursor.close()
     with gc_paused():
         return HistoryData(
-            matrix=matrix_data(
-                con, sweep_infos, found, catalog or load_catalog(), include_flagged, cells
-            ),
+            matrix=matrix_data(con, sweep_infos, found, catalog or load_catalog(), cells),
             changes=changes,
             pairs=pairs,
             emulated=emulated,
@@ -318,8 +316,7 @@ def matrix_data(
     infos: Sequence[SourceInfo],
     found: Detection,
     catalog: Catalog,
-    include_flagged: bool = False,
-    windows: Mapping[str, tuple[WindowCells, WindowCells]] | None = None,
+    windows: Mapping[str, tuple[WindowCells, WindowCells]],
 ) -> dict[str, Any]:
     """Every (source, metric, window) view of the From x To matrix, with every statistic
     of STATS. Regions in catalog.region_order, `cities` beside them ("" for
@@ -334,14 +331,12 @@ def matrix_data(
     `prev_p50` the p50 of the window of the same length just before (null for
     "latest"). `baseline` (RTT and throughput) is the
     change-detection baseline of each cell, `open` the cells with an open episode.
-    `windows`: the sources' _window_cells, read already (_source_windows)."""
+    `windows`: the sources' _window_cells (_source_windows)."""
     import numpy as np
 
     baselines = _baselines(found)
     opened = _open_episodes(found)
     sources = []
-    if windows is None:
-        windows = _source_windows(con, infos, include_flagged)
     names = pair_names(con)
     for info in infos:
         cells, previous = windows[info.name]
