@@ -262,7 +262,8 @@ def stages(results: Path, out: Path, figures: Figures) -> None:
         cells = stage("matrix windows", lambda: hp._source_windows(con, infos))
         runs = hp.CHANGE_RUNS
         found = stage("change detection", lambda: judgments.detection(con, last_runs=runs))
-        pairs = stage("pair pages' tests", lambda: hp.pair_data(con, infos, found))
+        marks = hp._pair_marks(found)
+        pairs = stage("pair pages' tests", lambda: hp.pair_data(con, infos, found, marks))
         matrix = stage(
             "matrix arrays",
             lambda: hp.matrix_data(con, infos, found, load_catalog(), cells),

@@ -168,10 +168,9 @@ def history_data(
                 **changes_data(con, found, infos),
                 "calibration": combined_calibration(found),
             }
-            pairs = pair_data(con, sweep_infos, found)
-            mesh_pair_data(
-                con, [i for i in infos if i.name in meshes], _pair_marks(found)["episodes"], pairs
-            )
+            marks = _pair_marks(found)
+            pairs = pair_data(con, sweep_infos, found, marks)
+            mesh_pair_data(con, [i for i in infos if i.name in meshes], marks["episodes"], pairs)
             emulated = {i.name: i.emulated for i in infos}
             early = HistoryData(matrix={}, changes={}, pairs=pairs, emulated=emulated)
             if pair_pages is not None:
@@ -471,12 +470,12 @@ def pair_data(
     con: duckdb.DuckDBPyConnection,
     infos: Sequence[SourceInfo],
     found: Detection,
+    marks: dict[str, dict[tuple[str, str, str], list[Any]]],
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """Per unordered pair: each source's runs in both directions over the PAIR_WINDOW
     (a pair without a test there shows its newest one), with its episodes and
-    configuration changes as markers."""
+    configuration changes as markers (`marks`: _pair_marks)."""
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
-    marks = _pair_marks(found)
     detectable = _detectable_rtt(found)
     for info in infos:
         start, _end = window_bounds(info, PAIR_WINDOW)

@@ -673,7 +673,6 @@ def test_pair_pages_read_the_month_alone_as_the_store_searched_whole(tmp_path, m
         (info,) = v.source_infos(con).values()
         start = info.latest - timedelta(days=2)  # A -> B's and A -> C's last 8 sweeps
         fast = site_history._pair_series(con, info.name, start)
-        monkeypatch.setattr(v, "every_pair_since", lambda *a: False)
         monkeypatch.setattr("orchestrator.site.history_pages.every_pair_since", lambda *a: False)
         whole = site_history._pair_series(con, info.name, start)
     # A -> C, A -> B (10 s later in each sweep), B -> A (20 s later)
