@@ -102,20 +102,12 @@ def pair_texts(data: HistoryData) -> dict[tuple[str, str], str]:
 def shown(metric: str, value: float | None) -> float | None:
     """A value in the metric's display unit, rounded for the page: 0.01 ms, 0.01 %, and
     three significant digits of Mbit/s (0.01 below 10, 0.1 below 100, else 1)."""
-    return None if value is None else _ROUNDED[metric](value)
-
-
-def _mbits(value: float) -> float:
-    x = value * _DISPLAY_SCALE["throughput"]
-    return round(x, 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0)
-
-
-def _hundredths(value: float) -> float:
-    return round(value * 1.0, 2)  # ms and % as stored (their scale is 1), always a float
-
-
-# shown() of a value that is not None, per metric (the matrix rounds 800,000 of them)
-_ROUNDED = {m: _mbits if m == "throughput" else _hundredths for m in _DISPLAY_SCALE}
+    if value is None:
+        return None
+    x = value * _DISPLAY_SCALE[metric]  # a float, also of an int
+    if metric == "throughput":
+        return round(x, 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0)
+    return round(x, 2)
 
 
 def pair_file(a: str, b: str) -> str:
@@ -743,13 +735,12 @@ def matrix_files(
     return index, parts
 
 
-def _source_banner(emulated: bool, hidden: bool = False) -> str:
+def _source_banner(emulated: bool) -> str:
     """The EMULATED banner, which history.js shows or hides as the source changes."""
     text = _banner(True, "The results shown were").strip()
     text = text.replace(
         "<div class='emulated-banner'>",
-        "<div class='emulated-banner' "
-        f"id='source-banner'{' hidden' if hidden or not emulated else ''}>",
+        f"<div class='emulated-banner' id='source-banner'{'' if emulated else ' hidden'}>",
     )
     return text + "\n"
 

@@ -400,9 +400,9 @@ def _history_pages(
     results: Path,
     catalog: Catalog | None,
     warn: Callable[[str], None],
-    include_flagged: bool = False,
-    into: Path | None = None,
-    studies: bool = False,
+    include_flagged: bool,
+    into: Path,
+    studies: bool,
 ) -> Any:
     """The history store's figures for the matrix, changes and pair pages (a
     site_history.HistoryData), or None without a store; `into`: the folder being built,
@@ -418,8 +418,7 @@ def _history_pages(
         return None
 
     def pair_pages(data: Any) -> None:
-        if into is not None:
-            site_history.write_pair_pages(into, data, studies)
+        site_history.write_pair_pages(into, data, studies)
 
     try:
         with opened(results, read_only=True) as con:
@@ -435,8 +434,7 @@ def _history_pages(
             f"site: history pages left out: {' '.join(str(e).split())[:200]}: "
             "run 'interregion history rebuild'"
         )
-    if into is not None:
-        shutil.rmtree(into / "history", ignore_errors=True)  # pages written before it failed
+    shutil.rmtree(into / "history", ignore_errors=True)  # pages written before it failed
     return None
 
 
