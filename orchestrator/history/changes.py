@@ -318,8 +318,9 @@ class Detection:
 
     def path_episodes(self) -> list[Episode]:
         """Every path episode: those alone, then those of host and region changes."""
-        hosts = [e for host in self.hosts for e in host.pairs]
-        return [*self.episodes, *hosts, *(e for group in self.groups for e in group.pairs)]
+        members = [e for host in self.hosts for e in host.pairs]
+        members += [e for group in self.groups for e in group.pairs]
+        return [*self.episodes, *members]
 
     @property
     def open(self) -> int:

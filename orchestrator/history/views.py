@@ -113,10 +113,10 @@ def pair_history(
     window: str = "all",
     sources: Sequence[str] = (),
     detected: Any = None,
-    include_flagged: bool = False,
 ) -> dict[str, Any]:
-    """One directed pair's series and its window percentiles, per source; with `detected`
-    (a changes.Detection), its scale and smallest detectable change."""
+    """One directed pair's series and its window percentiles, per source, its flagged
+    tests left out and counted; with `detected` (a changes.Detection), its scale and
+    smallest detectable change."""
     from orchestrator.history import windows
 
     m = metric(metric_name)
@@ -131,9 +131,8 @@ def pair_history(
         if start is not None:
             where += " AND started_utc >= ?"
             params.append(start)
-        flagged = _flagged_tests(con, f"{where} AND {m.present_sql}", params, m, include_flagged)
-        if not include_flagged:
-            where += f" AND {valid_sql(m.measure)}"
+        flagged = _flagged_tests(con, f"{where} AND {m.present_sql}", params, m, False)
+        where += f" AND {valid_sql(m.measure)}"
         is_loss = m.name == "loss"
         pings = (
             f"{PINGS_SENT_SQL} AS sent, {PINGS_LOST_SQL} AS lost"
@@ -150,9 +149,7 @@ def pair_history(
         if not runs:
             continue
         # the window's statistics as every view computes them (windows.window_table)
-        cells = windows.window_cells(
-            con, info, m.name, window, include_flagged=include_flagged, pairs=numbers
-        )
+        cells = windows.window_cells(con, info, m.name, window, pairs=numbers)
         n, qs = (cells[0].samples, cells[0].quantiles) if cells else (0, None)
         out.append(
             {
