@@ -191,7 +191,7 @@ class Loaded:
     # (sweep folder, key) when these are a whole sweep folder's rows (orchestrator.report.cache)
     cache: tuple[Path, str] | None = None
     # per CSV read into columns: rows with a host counter or CPU steal cell; and, for a
-    # file a site may publish as it is (site.build.write_parsed_rows), its rows
+    # file a site may publish as it is (site.static_site.write_parsed_rows), its rows
     evidence: dict[Path, int] = field(default_factory=dict)
     publishable: dict[Path, int] = field(default_factory=dict)
     # the rows of tests the emulator perturbed on purpose (sweep.json emulation.injected:
@@ -255,7 +255,7 @@ class _Reader:
         self.warnings: list[str] = []
         self.capacity: dict[str, list[float]] = {}
         # per file read by _columns: rows with host evidence, and the rows of a file a
-        # site may publish as it is (what site.build.write_parsed_rows would write)
+        # site may publish as it is (what site.static_site.write_parsed_rows would write)
         self.evidence: dict[Path, int] = {}
         self.publishable: dict[Path, int] = {}
         self._distance_cache: dict[tuple[str, str], float] = {}
@@ -878,7 +878,7 @@ def _clean_lines(con: Any, path: Path, names: Sequence[str], as_is: bool) -> int
 
 
 def _publishable_sql() -> str:
-    """SQL true for a row of this version's file that site.build.write_parsed_rows would
+    """SQL true for a row of this version's file that site.static_site.write_parsed_rows would
     copy as it is: every numeric cell empty or a plain number, and not a blank row (its
     src_cloud holds something). False rows are not dropped: the site then parses the
     file row by row, as it always did."""

@@ -105,7 +105,7 @@ class Products:
     # the site's published copy of measurements.csv: {"rows", "dropped", "bytes"}
     published: dict[str, int] = field(default_factory=dict)
     # the rows of measurements.csv when a site may publish the file as it is (each row
-    # parses, and csv.writer would write the same bytes: site.build.write_parsed_rows);
+    # parses, and csv.writer would write the same bytes: site.static_site.write_parsed_rows);
     # -1 when the site must parse it row by row
     verbatim_rows: int = -1
 

@@ -65,7 +65,7 @@ class StageStatus(StrEnum):
 
 def load_record_file(path: Path, sweep_id: str | None = None) -> SweepRecord:
     """The record at `path`: every reader of a sweep.json goes through here (`read_record`
-    for scans, results.store.load_record for a sweep by its id). With `sweep_id`, also
+    for scans, results.files.load_record for a sweep by its id). With `sweep_id`, also
     its format version and its id checked: a stage writes to the folder the record names.
     A one-line UserError naming the file when it is unreadable or not a sweep's record."""
     try:
@@ -448,7 +448,7 @@ class SweepRecord:
     created_utc: str
     status: SweepStatus
     plan: PlanRecord
-    format_version: int | None = None  # results.store.load_record checks it
+    format_version: int | None = None  # results.files.load_record checks it
     emulated: bool | None = None
     selection: SelectionSpec | None = None  # None: a record that kept none
     params: TestParams = field(default_factory=TestParams)
@@ -497,7 +497,7 @@ class SweepRecord:
 
     @classmethod
     def new(cls, **fields: Any) -> Self:
-        """A record as `sweep.record.create_sweep` first writes it: its keys in that order,
+        """A record as `sweep.sweep_folder.create_sweep` first writes it: its keys in that order,
         null ones too (`cloud_options`, `max_concurrent`)."""
         return cls(**fields, _keys=NEW_KEYS)
 

@@ -1,14 +1,10 @@
 """Scheduled sweeps: profiles (`schedules.yaml`), cadences, one tick, the timers that start
 ticks (systemd, cron, GitHub Actions), the ledger and retention.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.schedule import check_name`),
-never a module of this package (tests/check_layers.py).
-
-- `profiles`: `DEFAULT_FILE`, `check_name`, `write_sample`.
-- `status`: `ScheduleStatus`, `schedule_status`.
-- `tick`: `run_named`.
-- `timers`: `Written`, `export_named`, `install_named`, `remove`, `remove_named`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.schedule import check_name`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

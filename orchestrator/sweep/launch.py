@@ -6,7 +6,7 @@
                           typed parts, each checked as it is made: the selection
                           (SelectionSpec), the test parameters (TestParams), where and
                           how it runs (plan.options.RunOptions), the cloud flags
-                          (clouds.options.CloudFlags) and the emulation (`Emulation`)
+                          (clouds.cloud_flags.CloudFlags) and the emulation (`Emulation`)
     plan_for              a SweepRequest -> its plan (every check that needs the catalog)
     dry_run               `interregion plan`: the plan from the catalog and price files
                           named, its hosts' allowance shortfalls warned of or refused
