@@ -16,7 +16,7 @@ never a module of this package (tests/check_layers.py).
   `loss_fields`, `loss_text`, `mesh_sources`, `min_samples`, `source_infos`, `valid_sql`,
   `window_bounds`.
 - `store`: `HISTORY_FILE`, `IMPORTS_DIR`, `OWN_SOURCES`, `StoreBusy`, `import_batches`,
-  `ingest_all`, `ingest_sweep`, `interrupt_queries`, `opened`, `parse_since`, `read_import_csv`,
+  `ingest_all`, `ingest_sweep`, `interrupt_queries`, `opened`, `read_import_csv`,
   `rebuild_store`, `store_path`, `transaction`, `write_batches`.
 - `views`: `CHANGE_RUNS`, `MATRIX_CSV_COLUMNS`, `MatrixRequest`, `PairSeries`, `SITE_WINDOWS`,
   `detectable`, `existing_results`, `format_value`, `matrix_csv_rows`, `matrix_report`,
@@ -78,7 +78,6 @@ if TYPE_CHECKING:
         ingest_sweep,
         interrupt_queries,
         opened,
-        parse_since,
         read_import_csv,
         store_path,
         transaction,
@@ -165,7 +164,6 @@ __all__ = [
     "opened",
     "pair_names",
     "pair_series",
-    "parse_since",
     "read_import_csv",
     "rebuild_history",
     "rebuild_store",

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import UserError, utc_now
+from orchestrator.core import UserError, stamp, utc_now
 from orchestrator.history import opened, transaction
 from orchestrator.mesh import bins, detect
 from orchestrator.mesh.lifecycle import (
@@ -146,11 +146,11 @@ def collect(sweep: Sweep) -> dict[str, Any]:
     raw.mkdir(exist_ok=True)
     for p in pulled:
         entry = hosts_status.setdefault(p.host, {"samples": 0, "probes": 0})
-        entry["pulled_utc" if not p.error else "failed_utc"] = utc_now()
+        entry["pulled_utc" if not p.error else "failed_utc"] = stamp(utc_now())
         entry["error"] = p.error
         if p.revived:
             entry["restarts"] = entry.get("restarts", 0) + 1
-            entry["restarted_utc"] = utc_now()
+            entry["restarted_utc"] = stamp(utc_now())
             sweep.log(f"warning: {p.host}: {p.revived}")
         if p.error:  # its lag still grows: a host that does not answer shows it
             if "newest_t" in entry:
@@ -182,7 +182,7 @@ def collect(sweep: Sweep) -> dict[str, Any]:
             )
         judged = detect.judge_final_bins(con, sweep, source, hosts_status, request, now)
     status.update(
-        collected_utc=utc_now(),
+        collected_utc=stamp(utc_now()),
         samples=len(samples),
         ingest_s=round(time.monotonic() - started, 3),
         bins_judged=judged,

@@ -150,6 +150,7 @@ def run_tick(
                 publish_site,
                 log,
                 now,
+                ScheduleTrigger(profile.name, trigger, tick, now.hour),
             )
     except LockHeld as e:
         record.update(
@@ -200,6 +201,7 @@ def _locked_tick(
     publish_site: Callable[..., Any] | None,
     log: Log,
     now: datetime,
+    schedule: ScheduleTrigger,
 ) -> None:
     if held.reaped:
         record["reaped"] = held.reaped
@@ -226,9 +228,6 @@ def _locked_tick(
         request = replace(request, cloud=replace(request.cloud, pin_from=previous))
         record["pinned_from"] = previous
     options = cloud_options_for(request, results)
-    schedule = ScheduleTrigger(
-        profile.name, record["trigger"], record["scheduled_utc"], record["hour_utc"]
-    )
     sweep = create(
         plan, request.selection, results, cloud_options=options, schedule=schedule, log=log
     )
