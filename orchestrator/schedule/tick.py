@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import UserError
+from orchestrator.core import UserError, iso
 from orchestrator.drivers import LockHeld
 from orchestrator.model import Catalog, load_catalog
 from orchestrator.plan import Plan, Pricing, load_pricing
@@ -33,7 +33,6 @@ from orchestrator.results import (
 )
 from orchestrator.results import sweep_dir as store_sweep_dir
 from orchestrator.schedule import ledger
-from orchestrator.schedule.cadence import iso
 from orchestrator.schedule.profiles import PIN_PREVIOUS, Profile, profile_named
 from orchestrator.sweep import Held, Sweep, cloud_options_for, create, locked, plan_for
 from orchestrator.sweep import start as launch_start
