@@ -18,10 +18,11 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import UserError, stamp, utc_now
+from orchestrator.core import UserError, parse_utc, stamp, utc_now
 from orchestrator.history import opened, transaction
 from orchestrator.mesh import bins, detect
 from orchestrator.mesh.lifecycle import (
@@ -210,15 +211,16 @@ class MeshStatus:
     mesh: str
     running: bool
     status: str
-    collected_utc: str | None
+    collected_utc: datetime | None
     request: MeshRequest
     hosts: tuple[HostStatus, ...]
     emulation_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"mesh": self.mesh, "running": self.running, "status": self.status,
-                "collected_utc": self.collected_utc, "request": asdict(self.request),
-                "hosts": [asdict(h) for h in self.hosts]}  # fmt: skip
+                "collected_utc": stamp(self.collected_utc) if self.collected_utc else None,
+                "request": asdict(self.request),
+                "hosts": [h.to_json() for h in self.hosts]}  # fmt: skip
 
 
 def mesh_status(results: Path, mesh_id: str | None, log: Callable[[str], None]) -> MeshStatus:
@@ -232,7 +234,7 @@ def mesh_status(results: Path, mesh_id: str | None, log: Callable[[str], None]) 
 
         emulation = emulation_id_for(sweep.id)
     return MeshStatus(sweep.id, sweep.id in running(results), str(sweep.record.status),
-                      status.get("collected_utc"), request,
+                      parse_utc(status.get("collected_utc")), request,
                       tuple(host_status(status, request.interval_s)), emulation)  # fmt: skip
 
 
