@@ -76,6 +76,11 @@ def test_export_cli_and_bad_since(tmp_path):
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert (tmp_path / "history.csv").exists()
+    # 06:00 UTC given with its offset: the sweep of 00:00 is left out, the one of 06:00 kept
+    _sweep(tmp_path, 1)
+    h.ingest_all(tmp_path)
+    result = CliRunner().invoke(main, [*args, "--since", "2026-11-22T08:00+02:00"])
+    assert result.exit_code == 0 and result.output.startswith("2 rows"), result.output
     result = CliRunner().invoke(main, [*args, "--since", "last tuesday"])
     assert result.exit_code == 2 and result.output.count("\n") == 1
     assert "--since 'last tuesday'" in result.output
