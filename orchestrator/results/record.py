@@ -5,10 +5,11 @@ The file format does not change: `SweepRecord.from_json(doc).to_json() == doc` f
 record an earlier interregion wrote (tests/unit/results/test_record.py reads real ones
 kept under tests/data/records/). Keys this version does not know are kept in `extra` and
 written back in their place; a key a loaded record held is written back even when its
-value is null. Times are aware UTC datetimes (core.times): parsed as the record is read (a
-time that is not one is a one-line error naming the field) and, while unchanged, written
-back as the text they were read from; a time set anew is written as `core.times.stamp`
-writes it, to the millisecond (a schedule's `scheduled_utc` as `iso`, to the second). The selection, the test parameters and the cloud options are read into
+value is null. Times are aware UTC datetimes (core.times): parsed as the record is read
+(a time that is not one is a one-line error naming the field) and, while unchanged,
+written back as the text they were read from; a time set anew is written as
+`core.times.stamp` writes it, to the millisecond (a schedule's `scheduled_utc` as `iso`,
+to the second). The selection, the test parameters and the cloud options are read into
 their types (results.settings: `SelectionSpec`, `TestParams`, `CloudOptions`) and, while
 unchanged, written back as the JSON they were read from: a record written before a field
 was added to one of them (`opt_in`, `measures`) keeps its bytes. Deep, rarely read parts
@@ -193,11 +194,6 @@ def _keys_field() -> Any:
     return field(default=(), repr=False, compare=False)
 
 
-def _texts_field() -> Any:
-    """The times' texts as read, with their values then (`_to_json` keeps them)."""
-    return field(default_factory=dict, repr=False, compare=False)
-
-
 def _plain(value: Any) -> Any:
     """A StrEnum as its string (json writes StrEnums as strings too; this keeps == exact)."""
     return str(value) if isinstance(value, StrEnum) else value
@@ -306,7 +302,7 @@ class Stage:
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     _keys: tuple[str, ...] = _keys_field()
-    _texts: dict[str, tuple[str, datetime]] = _texts_field()
+    _texts: dict[str, tuple[str, datetime]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Self:
@@ -336,7 +332,9 @@ class RoundEntry:
     tests_failed: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     _keys: tuple[str, ...] = _keys_field()
-    _texts: Mapping[str, tuple[str, datetime]] = _texts_field()
+    _texts: Mapping[str, tuple[str, datetime]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @property
     def ping_phase(self) -> bool:
@@ -437,7 +435,9 @@ class ScheduleTrigger:
     hour_utc: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     _keys: tuple[str, ...] = _keys_field()
-    _texts: Mapping[str, tuple[str, datetime]] = _texts_field()
+    _texts: Mapping[str, tuple[str, datetime]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Self:
@@ -515,7 +515,8 @@ class SweepRecord:
     restore: dict[str, dict[str, Any]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     _keys: tuple[str, ...] = _keys_field()
-    _texts: dict[str, tuple[str, datetime]] = _texts_field()
+    # the times' texts as read, with their values then (`_to_json` writes them back)
+    _texts: dict[str, tuple[str, datetime]] = field(default_factory=dict, repr=False, compare=False)
     # the typed fields' JSON as read, and their value then: written back as read while
     # the value is unchanged (see the module's docstring)
     _read: dict[str, tuple[Any, Any]] = field(default_factory=dict, repr=False, compare=False)

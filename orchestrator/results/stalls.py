@@ -34,7 +34,6 @@ import bisect
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-
 from typing import Any
 
 import numpy as np

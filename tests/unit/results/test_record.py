@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import UTC, datetime, timedelta
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -16,12 +16,13 @@ from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import make_plan
-from orchestrator.results import CloudOptions, files as store
+from orchestrator.results import CloudOptions
+from orchestrator.results import files as store
 from orchestrator.results.record import (
-    ScheduleTrigger,
     NEW_KEYS,
     Owner,
     PlanRecord,
+    ScheduleTrigger,
     Stage,
     StageStatus,
     SweepRecord,
