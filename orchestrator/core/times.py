@@ -94,5 +94,6 @@ def parse_since(text: str) -> datetime:
 
 
 def _shown(value: object) -> str:
+    """The value in an error's one line: quoted, cut at 40 characters, printable."""
     text = value if isinstance(value, str) else repr(value)
-    return f"'{text[:40]}'"
+    return "'" + "".join(c if c.isprintable() else "?" for c in text[:40]) + "'"

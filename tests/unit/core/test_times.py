@@ -66,6 +66,10 @@ def test_a_time_that_must_be_one_is_a_one_line_error_naming_the_value_and_the_fo
             f"ended_utc {shown} is not a UTC time like 2026-11-22T01:30:00.123Z"
         )
     assert parse_utc("0001-01-01T00:00:00+01:00") is None  # before the calendar in UTC
+    with pytest.raises(UserError) as caught:
+        read_utc("2026-11-22\nT01:30Z" + "x" * 60, "created_utc")
+    assert str(caught.value).startswith("created_utc '2026-11-22?T01:30Zxxx")
+    assert "\n" not in str(caught.value) and "x" * 30 not in str(caught.value)
 
 
 def test_a_sweep_ids_time_is_to_the_minute_and_reads_back():
