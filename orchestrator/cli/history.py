@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -12,6 +13,7 @@ import click
 
 from orchestrator.cli.jsonout import echo_result
 from orchestrator.cli.options import (
+    UTC_TIME,
     catalog_read_option,
     filter_options,
     filters_from,
@@ -169,11 +171,12 @@ def rebuild(results_dir: Path) -> None:
 @history.command()
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
               show_default=True, help="File format.")  # fmt: skip
-@click.option("--since", default=None, metavar="T", help="Only rows from this UTC date/time.")
+@click.option("--since", type=UTC_TIME, default=None, metavar="T",
+              help="Only rows from this UTC date/time.")  # fmt: skip
 @click.option("--out", type=UserPath(dir_okay=False), default=None,
               help="File to write. Default: results/history.parquet (or .csv).")  # fmt: skip
 @_RESULTS_OPTION
-def export(fmt: str, since: str | None, out: Path | None, results_dir: Path) -> None:
+def export(fmt: str, since: datetime | None, out: Path | None, results_dir: Path) -> None:
     """Export the stored rows (with each test's ping samples) as Parquet or CSV.
 
     \b
@@ -309,7 +312,7 @@ def matrix(
 
 @click.command()
 @click.option(
-    "--since", default=None, metavar="T",
+    "--since", type=UTC_TIME, default=None, metavar="T",
     help="Only changes that started or closed from this UTC date/time (open ones always).",
 )  # fmt: skip
 @_SOURCE_OPTION
@@ -346,7 +349,7 @@ def matrix(
 )  # fmt: skip
 @_RESULTS_OPTION
 def changes(
-    since: str | None, sources: tuple[str, ...], last_runs: int, baseline_runs: int | None,
+    since: datetime | None, sources: tuple[str, ...], last_runs: int, baseline_runs: int | None,
     min_runs: int | None, calibrate: bool | None, as_json: bool, url: str | None,
     notify_file: Path | None, results_dir: Path,
 ) -> None:  # fmt: skip

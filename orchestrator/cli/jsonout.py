@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, TypeVar
 
 import click
+
+from orchestrator.core import iso, utc_now
 
 SCHEMA = "interregion/v1"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -33,11 +35,10 @@ def json_option(f: F) -> F:
 
 
 def envelope(command: str, data: Any, now: datetime | None = None) -> dict[str, Any]:
-    when = (now or datetime.now(UTC)).astimezone(UTC)
     return {
         "schema": SCHEMA,
         "command": command,
-        "generated_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "generated_at": iso(now or utc_now()),
         "data": data,
     }
 

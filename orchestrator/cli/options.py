@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping
+from datetime import datetime
 from typing import Any, TypeVar
 
 import click
@@ -18,7 +19,7 @@ from click.core import ParameterSource
 
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.clouds import NETWORK_TIERS, CloudFlags
-from orchestrator.core import CATALOG, RESULTS, UserError
+from orchestrator.core import CATALOG, RESULTS, UserError, parse_since
 from orchestrator.model import BACKEND_NAMES, CLOUDS, DEFAULT_BACKEND, LOCAL_MAX_CONCURRENT
 from orchestrator.plan import RunOptions, SelectionSpec, TestParams, params_spec, selection_spec
 from orchestrator.sweep import Emulation, SweepRequest
@@ -44,6 +45,19 @@ class FiniteFloat(click.ParamType):
 
 
 FINITE = FiniteFloat()
+
+
+class UtcTime(click.ParamType):
+    """A `--since` value (a UTC date or time) as an aware UTC datetime (core.parse_since:
+    a one-line error naming the value and the forms it takes)."""
+
+    name = "time"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return value if isinstance(value, datetime) else parse_since(str(value))
+
+
+UTC_TIME = UtcTime()
 
 
 def _apply(f: F, options: list[Callable[[F], F]]) -> F:

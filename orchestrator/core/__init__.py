@@ -77,7 +77,17 @@ if TYPE_CHECKING:
         wilson,
     )
     from orchestrator.core.textfile import csv_errors, load_yaml, read_text
-    from orchestrator.core.times import iso, iso_of_epoch, parse_utc, utc_now
+    from orchestrator.core.times import (
+        compact,
+        iso,
+        iso_of_epoch,
+        parse_compact,
+        parse_since,
+        parse_utc,
+        read_utc,
+        stamp,
+        utc_now,
+    )
 
 __all__ = [
     "BAD_INPUT",
@@ -108,6 +118,7 @@ __all__ = [
     "cache_home",
     "ceiling",
     "check_only_ours",
+    "compact",
     "configure_log",
     "counted",
     "csv_errors",
@@ -127,7 +138,9 @@ __all__ = [
     "min_samples_for",
     "missing_extra",
     "open_new",
+    "parse_compact",
     "parse_seconds",
+    "parse_since",
     "parse_utc",
     "pearson_r",
     "percentile",
@@ -136,11 +149,13 @@ __all__ = [
     "quotable_percentiles",
     "read_manifest",
     "read_text",
+    "read_utc",
     "remove_within",
     "reusing",
     "say",
     "script_safe",
     "shell_word",
+    "stamp",
     "state_home",
     "step",
     "utc_now",

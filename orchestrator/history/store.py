@@ -881,7 +881,7 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
         "backend": record.backend,
         "emulated": source == EMULATED,
         "label": source,
-        "started_utc": started or _utc(record.created_utc),
+        "started_utc": started or record.created_utc.replace(tzinfo=None).isoformat(sep=" "),
         "rows": len(rows),
         "format_version": record.format_version,
         "record": json.dumps(record.to_json()),
@@ -1312,16 +1312,6 @@ def write_batches(
 
 
 # ---- reading the store ----------------------------------------------------------------
-
-
-def parse_since(text: str) -> str:
-    """A --since value (2026-11-01 or 2026-11-01T06:00[Z]) as a UTC timestamp text."""
-    value = _utc(text.strip())
-    if value is None:
-        raise UserError(
-            f"--since '{text}': give a UTC date or time, e.g. 2026-11-01 or 2026-11-01T06:00Z"
-        )
-    return value
 
 
 def sources(con: duckdb.DuckDBPyConnection) -> list[str]:

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import UserError
+from orchestrator.core import UserError, iso
 from orchestrator.drivers import LockHeld
 from orchestrator.model import Catalog, load_catalog
 from orchestrator.plan import Plan, Pricing, load_pricing
@@ -33,7 +33,6 @@ from orchestrator.results import (
 )
 from orchestrator.results import sweep_dir as store_sweep_dir
 from orchestrator.schedule import ledger
-from orchestrator.schedule.cadence import iso
 from orchestrator.schedule.profiles import PIN_PREVIOUS, Profile, profile_named
 from orchestrator.sweep import Held, Sweep, cloud_options_for, create, locked, plan_for
 from orchestrator.sweep import start as launch_start
@@ -150,6 +149,7 @@ def run_tick(
                 publish_site,
                 log,
                 now,
+                ScheduleTrigger(profile.name, trigger, tick, now.hour),
             )
     except LockHeld as e:
         record.update(
@@ -200,6 +200,7 @@ def _locked_tick(
     publish_site: Callable[..., Any] | None,
     log: Log,
     now: datetime,
+    schedule: ScheduleTrigger,
 ) -> None:
     if held.reaped:
         record["reaped"] = held.reaped
@@ -226,9 +227,6 @@ def _locked_tick(
         request = replace(request, cloud=replace(request.cloud, pin_from=previous))
         record["pinned_from"] = previous
     options = cloud_options_for(request, results)
-    schedule = ScheduleTrigger(
-        profile.name, record["trigger"], record["scheduled_utc"], record["hour_utc"]
-    )
     sweep = create(
         plan, request.selection, results, cloud_options=options, schedule=schedule, log=log
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from orchestrator.core import counted
+from orchestrator.core import counted, iso, stamp
 from orchestrator.model import is_emulated
 from orchestrator.plan import shortfall_message
 
@@ -43,14 +43,16 @@ def done_lines(done: SweepDone) -> list[str]:
 def mesh_status_lines(status: MeshStatus) -> list[str]:
     """`mesh status`: the mesh's state, then one line per host."""
     state = "running" if status.running else f"not running ({status.status})"
+    collected = stamp(status.collected_utc) if status.collected_utc else "none yet"
     lines = [
-        f"mesh {status.mesh}: {state}; last collection {status.collected_utc or 'none yet'}",
+        f"mesh {status.mesh}: {state}; last collection {collected}",
         f"{'host':28} {'last record (UTC)':22} {'lag s':>7} {'probes/s':>9}  problem",
     ]
     for h in status.hosts:
         lag = "" if h.lag_s is None else f"{h.lag_s:.0f}"
         rate = "" if h.probes_per_s is None else f"{h.probes_per_s:.2f}"
-        lines.append(f"{h.name:28} {h.last_record_utc or '-':22} {lag:>7} {rate:>9}  {h.error}")
+        last = iso(h.last_record_utc) if h.last_record_utc else "-"
+        lines.append(f"{h.name:28} {last:22} {lag:>7} {rate:>9}  {h.error}")
     return lines
 
 

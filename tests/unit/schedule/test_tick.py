@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from orchestrator.core.times import utc_now
+from orchestrator.core.times import stamp, utc_now
 from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.plan.selection import SelectionSpec
@@ -129,7 +129,7 @@ def _sweep_folder(results, sweep_id, *, status="done", created=None, backend="aw
         "sweep_id": sweep_id,
         "status": status,
         "backend": backend,
-        "created_utc": created or utc_now(),
+        "created_utc": created or stamp(utc_now()),
         "params": plan.params.to_dict(),
         "plan": plan.to_json(),
         "wall_s": 3600.0,
