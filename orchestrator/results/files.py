@@ -32,7 +32,6 @@ from orchestrator.results import flags
 from orchestrator.results.record import SweepRecord, load_record_file, read_record
 from orchestrator.results.schema import (
     MEASUREMENT_COLUMNS,
-    RESULTS_FORMAT_VERSION,
     SINGLE_STREAM,
     measure_of,
     older_contract,

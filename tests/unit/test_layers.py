@@ -276,6 +276,18 @@ def test_the_lint_step_passes_on_the_tree():
     assert done.returncode == 0, done.stdout
 
 
+def test_ruff_skips_no_folder_of_the_package_or_the_tests():
+    """An exclude without a leading / matches a folder of that name anywhere: "results"
+    (the sweeps' folder) also skipped orchestrator/results and tests/unit/results."""
+    import tomllib
+
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    excluded = settings["tool"]["ruff"].get("extend-exclude", [])
+    ours = {p.name for top in ("orchestrator", "tests", "bench") for p in (ROOT / top).rglob("*")
+            if p.is_dir()}  # fmt: skip
+    assert not [e for e in excluded if not e.startswith("/") and e in ours], excluded
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("module", "line", "said"),

@@ -14,6 +14,7 @@ from orchestrator.plan.pricing import load_pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.spend import over_budget, row_bytes, sweep_spend
 from orchestrator.plan.sweep_plan import TestParams, make_plan, slot_seconds
+from orchestrator.results import RESULTS_FORMAT_VERSION
 from orchestrator.results import files as store
 from orchestrator.results.record import SweepStatus
 from orchestrator.results.schema import PING_PACKET_BYTES
@@ -125,7 +126,7 @@ def _sweep_folder(results, sweep_id, *, status="done", created=None, backend="aw
         backend=backend,
     )
     record = {
-        "format_version": store.RESULTS_FORMAT_VERSION,
+        "format_version": RESULTS_FORMAT_VERSION,
         "sweep_id": sweep_id,
         "status": status,
         "backend": backend,
