@@ -118,5 +118,5 @@ def reap_command(clouds: str, dry_run: bool, as_json: bool, **kwargs: Any) -> No
         raise RunFailure("some resources could not be deleted (see warnings): run reap again")
 
 
-# `regions sync` is attached to the `regions` group (cli/plan.py) by cli/__init__.py.
+# `regions sync` is the `regions` group's (cli/plan.py), which adds it.
 COMMANDS: list[click.Command] = [preflight_command, reap_command]

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from orchestrator.cli import options as opt
+from orchestrator.cli.cloud import regions_sync_command
 from orchestrator.cli.jsonout import echo_result, emit, json_option
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import PRICING, info, warning
@@ -108,4 +109,5 @@ def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> No
         print_parts([regions_table(listing)], TERMINAL_WIDTH)
 
 
+regions.add_command(regions_sync_command)
 COMMANDS: list[click.Command] = [plan, regions]
