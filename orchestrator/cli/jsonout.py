@@ -7,6 +7,7 @@
 changes meaning; fields may be added within a version. The envelope is defined here
 once; `json_option` is the flag, `emit` prints it (docs/development.md).
 
+`echo_listing` is those commands' one choice between the envelope and the text lines;
 `echo_result` is the other commands' one choice between a result's JSON (its `to_json`,
 without the envelope) and its text lines.
 """
@@ -53,3 +54,11 @@ def echo_result(found: Any, as_json: bool, lines: Callable[[Any], Iterable[str]]
                 indent: int = 1) -> None:  # fmt: skip
     """Print `found.to_json()` with `as_json`, else the lines `lines(found)` renders."""
     click.echo(json.dumps(found.to_json(), indent=indent) if as_json else "\n".join(lines(found)))
+
+
+def echo_listing(data: Any, as_json: bool, lines: Iterable[str]) -> None:
+    """Print `data` in the envelope with `as_json` (emit), else the text `lines`."""
+    if as_json:
+        emit(data)
+    else:
+        click.echo("\n".join(lines))

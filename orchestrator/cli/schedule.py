@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from orchestrator.cli import options as opt
-from orchestrator.cli.jsonout import emit, json_option
+from orchestrator.cli.jsonout import echo_listing, json_option
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import SCHEDULES, info, say
 from orchestrator.core import warning as log_warning
@@ -171,11 +171,7 @@ def list_command(schedules: Path, results: Path, as_json: bool) -> None:
     found = status(schedules, results, datetime.now(UTC))
     if warning := found.bad_lines_warning():
         log_warning(warning)
-    if as_json:
-        emit([p.to_json() for p in found.profiles])
-        return
-    for line in schedule_status_lines(found):
-        click.echo(line)
+    echo_listing(found.to_json(), as_json, schedule_status_lines(found))
 
 
 @schedule.command("export")

@@ -7,8 +7,7 @@ from typing import Any
 import click
 
 from orchestrator.cli import options as opt
-from orchestrator.cli.emulator import perturb_options
-from orchestrator.cli.sweep import announce, emulation_from
+from orchestrator.cli.sweep import announce
 from orchestrator.core import UserError, info, say
 from orchestrator.study import (
     DEFAULT_REPEATS,
@@ -58,11 +57,7 @@ def study() -> None:
 @click.option("--budget-usd", type=opt.FINITE, default=5.0, show_default=True,
               help="Ask before provisioning when the estimated cost is above this.")  # fmt: skip
 @click.option("--no-report", is_flag=True, help="Do not build the report at the end.")
-@perturb_options
-@click.option(
-    "--emulation-seed", type=click.IntRange(min=0), default=None,
-    help="Seed of the emulated cloud's run-to-run variation (local). Recorded.",
-)  # fmt: skip
+@opt.emulation_options("Seed of the emulated cloud's run-to-run variation (local). Recorded.")
 @opt.results_option(
     f"Folder holding the sweeps' results, as for every command; the study lands apart from "
     f"the sweeps, in <results>/{STUDIES_DIR}/<id>/."
@@ -85,7 +80,7 @@ def tcp(**kwargs: Any) -> None:
     if flag := opt.given_flag(kwargs, PER_VARIANT):
         raise UserError(f"{flag} with study tcp: the study sets it per variant (--variants)")
     request = TcpStudyRequest(
-        opt.request_from(kwargs, emulation_from(kwargs)), kwargs["variants"], kwargs["repeats"],
+        opt.request_from(kwargs, opt.emulation_from(kwargs)), kwargs["variants"], kwargs["repeats"],
         kwargs["seed"], kwargs["max_buffer_bytes"], kwargs["budget_usd"],
     )  # fmt: skip
     found = tcp_study(

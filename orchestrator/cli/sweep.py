@@ -12,12 +12,10 @@ import click
 from click.core import ParameterSource
 
 from orchestrator.cli import options as opt
-from orchestrator.cli.emulator import perturb_options
 from orchestrator.cli.jsonout import echo_result
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import SCHEDULES, UserError, counted, info, say
 from orchestrator.core import warning as log_warning
-from orchestrator.emulator import gather
 from orchestrator.mesh import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
 from orchestrator.plan import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS, Plan
 from orchestrator.results import check_results_for_sweeps
@@ -27,7 +25,6 @@ from orchestrator.sweep import (
     DEFAULT_BUDGET_USD,
     NOT_CONFIRMED,
     PREPARE_FORKS,
-    Emulation,
     Question,
     SweepRequest,
     SweepRun,
@@ -79,12 +76,6 @@ def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None
                           e.wall_s), kwargs["yes"])  # fmt: skip
 
 
-def emulation_from(kwargs: dict[str, Any]) -> Emulation | None:
-    """The emulation --perturb, --perturb-file and --emulation-seed ask for."""
-    return Emulation.given(kwargs["emulation_seed"],
-                           gather(kwargs["perturb"], kwargs["perturb_file"]))  # fmt: skip
-
-
 # with --profile: an INTERREGION_* variable is a default of this shell, not a clash
 _PROFILE_OWN = {"profile", "schedules", "results", "yes"}
 _PROFILE_CLASH = (ParameterSource.COMMANDLINE, ParameterSource.PROMPT,
@@ -116,10 +107,8 @@ _RESUMED = (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS)
               "ledger).")  # fmt: skip
 @click.option("--file", "schedules", type=UserPath(dir_okay=False), default=SCHEDULES,
               show_default="schedules.yaml", help="The profiles file --profile reads.")  # fmt: skip
-@perturb_options
-@click.option("--emulation-seed", type=click.IntRange(min=0), default=None,
-              help="Seed of the emulated cloud's run-to-run variation (local; default: from the "
-              "sweep id). Recorded in sweep.json.")  # fmt: skip
+@opt.emulation_options("Seed of the emulated cloud's run-to-run variation (local; default: "
+                       "from the sweep id). Recorded in sweep.json.")  # fmt: skip
 @_results_option
 def sweep(**kwargs: Any) -> None:
     """Measure latency and throughput between the selected regions, keeping every result.
@@ -165,7 +154,7 @@ def sweep(**kwargs: Any) -> None:
                              say=say, ask=lambda asked: _ask(asked, yes))  # fmt: skip
     else:
         done = run_new(
-            opt.request_from(kwargs, emulation_from(kwargs)), how, note=info, say=say,
+            opt.request_from(kwargs, opt.emulation_from(kwargs)), how, note=info, say=say,
             announce=lambda plan: announce(plan, kwargs, len(plan.selection.pairs), plan.shape()),
             plan_only=kwargs["plan_only"])  # fmt: skip
     if kwargs["plan_only"] and not resumed:
@@ -293,9 +282,7 @@ def mesh() -> None:
               help="The store's bins (a multiple of --interval); shorter only to test "
               "detection.")  # fmt: skip
 @click.option("--yes", is_flag=True, help="Do not ask before starting more than 16 hosts.")
-@perturb_options
-@click.option("--emulation-seed", type=click.IntRange(min=0), default=None,
-              help="Seed of the emulated cloud's variation (local).")  # fmt: skip
+@opt.emulation_options("Seed of the emulated cloud's variation (local).")
 @_RESULTS
 def up_command(**kwargs: Any) -> None:
     """Start a mesh and collect from it until stopped (mesh down, Ctrl-C, SIGTERM).
@@ -316,7 +303,7 @@ def up_command(**kwargs: Any) -> None:
                               bin_s=kwargs["bin_seconds"]).check()  # fmt: skip
     wanted = SweepRequest(selection=opt.selection_from(kwargs), run=opt.run_from(kwargs),
                                  cloud=opt.cloud_flags_given(kwargs),
-                                 emulation=emulation_from(kwargs))  # fmt: skip
+                                 emulation=opt.emulation_from(kwargs))  # fmt: skip
     run_mesh(wanted, request, kwargs["results"], yes=kwargs["yes"], note=info,
                  say=say, started=lambda sweep: click.echo(sweep.id))  # fmt: skip
 

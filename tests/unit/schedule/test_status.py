@@ -41,6 +41,7 @@ def test_status_counts_spend_missed_ticks_and_the_last_outcome(tmp_path):
     assert found.bad_lines == () and found.bad_lines_warning() is None
     doc = p.to_json()
     assert doc["missed_ticks"] == list(p.missed_ticks) and "runs" not in doc
+    assert found.to_json() == [doc, q.to_json()]  # schedule list --json: in the file's order
 
 
 def test_a_torn_ledger_line_is_left_out_and_named(tmp_path):
