@@ -85,7 +85,8 @@ def tcp(**kwargs: Any) -> None:
     )  # fmt: skip
     found = tcp_study(
         request, kwargs["results"], build_report=not kwargs["no_report"],
-        announce=lambda s: announce(s.plan, kwargs, s.estimate.tests, s.estimate.shape()),
+        announce=lambda s: announce(s.plan, s.estimate.tests, s.estimate.shape(),
+                                    request.budget_usd, kwargs["yes"]),
         note=info, log=say,
     )  # fmt: skip
     info(f"study {found.parent.name} done: {found}")

@@ -36,13 +36,11 @@ from orchestrator.sweep import (
     run_new,
     teardown_sweep,
 )
-from orchestrator.sweep import questions as launch_questions
 from orchestrator.text import (
+    announcement,
     done_lines,
     mesh_matrix_lines,
     mesh_status_lines,
-    plan_line,
-    shortfall_warning,
 )
 
 _results_option = opt.results_option("Folder holding the sweeps' results.")
@@ -65,15 +63,14 @@ def _ask(questions: list[Question], yes: bool) -> None:
             raise UserError(NOT_CONFIRMED)
 
 
-def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None:
-    """Print the plan's estimate (`tests` tests, measured as `shape` says); ask above
-    the budget or size."""
-    if warning := shortfall_warning(plan):
-        log_warning(warning)
-    info(plan_line(plan, tests, shape))
-    e = plan.estimate
-    _ask(launch_questions(e.cost_usd, kwargs["budget_usd"], len(plan.selection.regions),
-                          e.wall_s), kwargs["yes"])  # fmt: skip
+def announce(plan: Plan, tests: int, shape: str, budget_usd: float, yes: bool) -> None:
+    """Say a new sweep's (or study's) announcement (`tests` tests, measured as `shape`
+    says), then ask its questions."""
+    said = announcement(plan, tests, shape, budget_usd)
+    if said.warning:
+        log_warning(said.warning)
+    info(said.line)
+    _ask(said.questions, yes)
 
 
 # with --profile: an INTERREGION_* variable is a default of this shell, not a clash
@@ -146,17 +143,15 @@ def sweep(**kwargs: Any) -> None:
         if flag := opt.given_flag(kwargs, _RESUMED, (ParameterSource.COMMANDLINE,)):
             raise UserError(f"{flag} with --resume: a resumed sweep measures what it planned; "
                             f"drop {flag}, or start a new sweep")  # fmt: skip
-        if kwargs["perturb"] or kwargs["perturb_file"] or kwargs["emulation_seed"] is not None:
-            raise UserError("--perturb and --emulation-seed with --resume: a resumed sweep "
-                            "keeps the emulation it recorded; start a new sweep to change it",
-                            )  # fmt: skip
-        done = resume(resumed, how, opt.cloud_flags_given(kwargs), note=info,
-                             say=say, ask=lambda asked: _ask(asked, yes))  # fmt: skip
+        done = resume(resumed, how, opt.cloud_flags_given(kwargs), opt.emulation_from(kwargs),
+                      note=info, say=say, ask=lambda asked: _ask(asked, yes))  # fmt: skip
     else:
-        done = run_new(
-            opt.request_from(kwargs, opt.emulation_from(kwargs)), how, note=info, say=say,
-            announce=lambda plan: announce(plan, kwargs, len(plan.selection.pairs), plan.shape()),
-            plan_only=kwargs["plan_only"])  # fmt: skip
+
+        def announced(plan: Plan) -> None:  # each pair of the plan, measured as it says
+            announce(plan, len(plan.selection.pairs), plan.shape(), how.budget_usd, yes)
+
+        done = run_new(opt.request_from(kwargs, opt.emulation_from(kwargs)), how, note=info,
+                       say=say, announce=announced, plan_only=kwargs["plan_only"])  # fmt: skip
     if kwargs["plan_only"] and not resumed:
         click.echo(done.sweep.id)
     else:

@@ -20,8 +20,8 @@ never a module of this package (tests/check_layers.py).
 - `plan_table`: `mesh_plan_lines`, `plan_tables`, `regions_table`.
 - `report_tables`: `render_report_tables`.
 - `schedule_lines`: `schedule_status_lines`, `tick_line`, `written_lines`.
-- `sweep_lines`: `done_lines`, `mesh_matrix_lines`, `mesh_status_lines`, `plan_line`,
-  `shortfall_warning`.
+- `sweep_lines`: `Announcement`, `announcement`, `done_lines`, `mesh_matrix_lines`,
+  `mesh_status_lines`.
 - `terminal`: `TERMINAL_WIDTH`, `console`, `print_parts`.
 """
 
@@ -57,11 +57,11 @@ if TYPE_CHECKING:
     from orchestrator.text.schedule_lines import status_lines as schedule_status_lines
     from orchestrator.text.schedule_lines import tick_line, written_lines
     from orchestrator.text.sweep_lines import (
+        Announcement,
+        announcement,
         done_lines,
         mesh_matrix_lines,
         mesh_status_lines,
-        plan_line,
-        shortfall_warning,
     )
     from orchestrator.text.terminal import WIDTH as TERMINAL_WIDTH
     from orchestrator.text.terminal import console, print_parts
@@ -69,6 +69,8 @@ if TYPE_CHECKING:
 __all__ = [
     "MATRIX_WIDTH",
     "TERMINAL_WIDTH",
+    "Announcement",
+    "announcement",
     "console",
     "converted_line",
     "csv_text",
@@ -81,7 +83,6 @@ __all__ = [
     "mesh_plan_lines",
     "mesh_status_lines",
     "perturbed_lines",
-    "plan_line",
     "plan_tables",
     "preflight_lines",
     "print_parts",
@@ -96,7 +97,6 @@ __all__ = [
     "render_pair_series",
     "render_report_tables",
     "schedule_status_lines",
-    "shortfall_warning",
     "spec_up_line",
     "sync_lines",
     "tick_line",
