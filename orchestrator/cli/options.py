@@ -235,10 +235,8 @@ def selection_from(values: Mapping[str, Any]) -> SelectionSpec:
 def filters_from(values: Mapping[str, Any], what: str) -> SelectionSpec:
     """The SelectionSpec of a command with filter_options (`what`: "a report", "a matrix"),
     refusing the first of --max-regions, --spread, --opt-in it was given."""
-    for name in ("max_regions", "spread", "opt_in"):
-        if values.get(name) is not None:
-            flag = "--" + name.replace("_", "-")
-            raise UserError(f"{flag} chooses regions for a sweep: it does not filter {what}")
+    refuse_given(values, ["max_regions", "spread", "opt_in"],
+                 "{flag} chooses regions for a sweep: it does not filter " + what)  # fmt: skip
     return selection_from(values)
 
 
@@ -279,6 +277,14 @@ def given_flag(values: Mapping[str, Any], names: Iterable[str],
     ctx = click.get_current_context()
     found = [n for n in names if n in values and ctx.get_parameter_source(n) in sources]
     return "--" + found[0].replace("_", "-") if found else None
+
+
+def refuse_given(values: Mapping[str, Any], names: Iterable[str], why: str,
+                 sources: Collection[ParameterSource] = NOT_DEFAULT) -> None:  # fmt: skip
+    """The one-line error `why` (its `{flag}`: the flag) when the current command was given
+    one of the options `names` from `sources` (given_flag)."""
+    if flag := given_flag(values, names, sources):
+        raise UserError(why.format(flag=flag))
 
 
 def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:

@@ -8,7 +8,7 @@ import click
 
 from orchestrator.cli import options as opt
 from orchestrator.cli.sweep import announce
-from orchestrator.core import UserError, info, say
+from orchestrator.core import info, say
 from orchestrator.study import (
     DEFAULT_REPEATS,
     STUDIES_DIR,
@@ -77,8 +77,9 @@ def tcp(**kwargs: Any) -> None:
       interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes
       interregion study tcp --backend local --variants default,tuned,p4 --repeats 5 --yes
     """
-    if flag := opt.given_flag(kwargs, PER_VARIANT):
-        raise UserError(f"{flag} with study tcp: the study sets it per variant (--variants)")
+    opt.refuse_given(
+        kwargs, PER_VARIANT, "{flag} with study tcp: the study sets it per variant (--variants)"
+    )
     request = TcpStudyRequest(
         opt.request_from(kwargs, opt.emulation_from(kwargs)), kwargs["variants"], kwargs["repeats"],
         kwargs["seed"], kwargs["max_buffer_bytes"], kwargs["budget_usd"],

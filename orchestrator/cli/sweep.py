@@ -129,10 +129,9 @@ def sweep(**kwargs: Any) -> None:
     if kwargs["profile"]:
         from orchestrator.cli.schedule import run_profile
 
-        names = [n for n in kwargs if n not in _PROFILE_OWN]
-        if flag := opt.given_flag(kwargs, names, _PROFILE_CLASH):
-            raise UserError(f"{flag} with --profile: the profile sets the sweep; edit it or "
-                            f"drop {flag}")  # fmt: skip
+        opt.refuse_given(kwargs, [n for n in kwargs if n not in _PROFILE_OWN],
+                         "{flag} with --profile: the profile sets the sweep; edit it or drop "
+                         "{flag}", _PROFILE_CLASH)  # fmt: skip
         run_profile(kwargs["schedules"], kwargs["profile"], results, "hand")
         return
     given = opt.given_flag(kwargs, ["budget_usd"]) is not None
@@ -140,9 +139,9 @@ def sweep(**kwargs: Any) -> None:
                           build_report=not kwargs["no_report"])  # fmt: skip
     yes, resumed = kwargs["yes"], kwargs["resume_id"]
     if resumed:
-        if flag := opt.given_flag(kwargs, _RESUMED, (ParameterSource.COMMANDLINE,)):
-            raise UserError(f"{flag} with --resume: a resumed sweep measures what it planned; "
-                            f"drop {flag}, or start a new sweep")  # fmt: skip
+        opt.refuse_given(kwargs, _RESUMED, "{flag} with --resume: a resumed sweep measures what "
+                         "it planned; drop {flag}, or start a new sweep",
+                         (ParameterSource.COMMANDLINE,))  # fmt: skip
         done = resume(resumed, how, opt.cloud_flags_given(kwargs), opt.emulation_from(kwargs),
                       note=info, say=say, ask=lambda asked: _ask(asked, yes))  # fmt: skip
     else:
