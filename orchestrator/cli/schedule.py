@@ -19,7 +19,12 @@ from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import SCHEDULES, info, say
 from orchestrator.core import warning as log_warning
 from orchestrator.schedule import DEFAULT_FILE
-from orchestrator.text import schedule_status_lines, tick_line, written_lines
+from orchestrator.text import (
+    reaped_sweeps_line,
+    schedule_status_lines,
+    tick_line,
+    written_lines,
+)
 
 file_option = click.option("--file", "schedules", type=UserPath(dir_okay=False),
                            default=SCHEDULES, show_default=DEFAULT_FILE,
@@ -214,12 +219,9 @@ def reap_command(results: Path) -> None:
     Example:
       interregion schedule reap --results results/
     """
-    from orchestrator.sweep import locked
+    from orchestrator.schedule import reap_abandoned
 
-    with locked(results, trigger="reap", log=say) as held:
-        reaped = held.reaped
-    listed = f": {', '.join(reaped)}" if reaped else ""
-    click.echo(f"tore down {len(reaped)} abandoned sweeps{listed}")
+    click.echo(reaped_sweeps_line(reap_abandoned(results, say)))
 
 
 COMMANDS: list[click.Command] = [schedule]

@@ -340,6 +340,13 @@ def run_named(schedules: Path, name: str, results: Path, trigger: str, *, wait_s
                        hourly_draw=hourly_draw, log=log)  # fmt: skip
 
 
+def reap_abandoned(results: Path, log: Log) -> list[str]:
+    """`schedule reap`: the sweeps whose process died mid-run torn down, under the results
+    folder's lock (what the next tick's taking of it does too); their ids."""
+    with locked(results, trigger="reap", log=log) as held:
+        return held.reaped
+
+
 def profile_estimate(profile: Profile) -> Any:
     """The plan's estimate of one tick of `profile` (what the timers bound the start by)."""
     return plan_profile(profile, load_catalog()).estimate

@@ -19,7 +19,8 @@ never a module of this package (tests/check_layers.py).
 - `pair_series`: `render_pair_series`.
 - `plan_table`: `mesh_plan_lines`, `plan_tables`, `regions_table`.
 - `report_tables`: `render_report_tables`.
-- `schedule_lines`: `schedule_status_lines`, `tick_line`, `written_lines`.
+- `schedule_lines`: `reaped_sweeps_line`, `schedule_status_lines`, `tick_line`,
+  `written_lines`.
 - `sweep_lines`: `Announcement`, `announcement`, `done_lines`, `mesh_matrix_lines`,
   `mesh_status_lines`.
 - `terminal`: `TERMINAL_WIDTH`, `console`, `print_parts`.
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from orchestrator.text.pair_series import render as render_pair_series
     from orchestrator.text.plan_table import mesh_plan_lines, plan_tables, regions_table
     from orchestrator.text.report_tables import render as render_report_tables
+    from orchestrator.text.schedule_lines import reaped_line as reaped_sweeps_line
     from orchestrator.text.schedule_lines import status_lines as schedule_status_lines
     from orchestrator.text.schedule_lines import tick_line, written_lines
     from orchestrator.text.sweep_lines import (
@@ -88,6 +90,7 @@ __all__ = [
     "print_parts",
     "reap_lines",
     "reaped_lines",
+    "reaped_sweeps_line",
     "rebuilt_line",
     "regions_table",
     "render_advice_table",

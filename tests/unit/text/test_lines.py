@@ -106,3 +106,10 @@ def test_a_sweeps_announcement_says_its_estimate_and_asks_above_its_budget():
     over = announcement(plan, 2, "in 1 round", budget_usd=plan.estimate.cost_usd - 0.01)
     assert (over.line, len(over.questions)) == (said.line, 1)
     assert "above --budget-usd" in over.questions[0].refuse
+
+
+def test_schedule_reap_says_how_many_sweeps_it_tore_down_and_which():
+    from orchestrator.text import reaped_sweeps_line
+
+    assert reaped_sweeps_line([]) == "tore down 0 abandoned sweeps"
+    assert reaped_sweeps_line(["a", "b"]) == "tore down 2 abandoned sweeps: a, b"
