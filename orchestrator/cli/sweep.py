@@ -18,7 +18,6 @@ from orchestrator.core import SCHEDULES, UserError, counted, info, say
 from orchestrator.core import warning as log_warning
 from orchestrator.mesh import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
 from orchestrator.plan import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS, Plan
-from orchestrator.results import check_results_for_sweeps
 from orchestrator.sweep import (
     BIG_HOSTS,
     BIG_MINUTES,
@@ -125,7 +124,6 @@ def sweep(**kwargs: Any) -> None:
       interregion sweep --tests ping --yes --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
     """
     results: Path = kwargs["results"]
-    check_results_for_sweeps(results)
     if kwargs["profile"]:
         from orchestrator.cli.schedule import run_profile
 

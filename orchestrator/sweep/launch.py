@@ -57,6 +57,7 @@ from orchestrator.results import (
     STUDIES_DIR,
     EmulationRecord,
     ScheduleTrigger,
+    check_results_for_sweeps,
     load_record,
     sweep_dir,
 )
@@ -380,6 +381,7 @@ class SweepRun:
     build_report: bool = True
 
     def __post_init__(self) -> None:
+        check_results_for_sweeps(self.results)  # before anything is created in it
         if not self.budget_usd > 0:  # also NaN: a budget nothing is within
             raise UserError(f"--budget-usd {self.budget_usd:g}: must be above 0")
 

@@ -59,6 +59,12 @@ def test_a_tick_refuses_two_starts_before_reading_the_profiles(tmp_path):
                        hourly_draw=True)  # fmt: skip
 
 
+def test_a_tick_refuses_a_results_folder_no_sweep_can_run_in_first(tmp_path, schedules):
+    with pytest.raises(UserError, match="would expand"):
+        tick.run_named(schedules, "no-such-profile", tmp_path / "x{{y}}", "hand", log=print)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["schedules.yaml"]
+
+
 @pytest.mark.slow  # a teardown stage: seconds
 def test_reap_tears_down_a_sweep_whose_process_died_once(tmp_path):
     import json
