@@ -16,6 +16,7 @@ from orchestrator.cli.options import (
     filter_options,
     filters_from,
     results_option,
+    stack,
 )
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import UserError, counted, step, warning
@@ -51,7 +52,7 @@ _SOURCE_OPTION = click.option(
 
 
 def _query_options(f: F) -> F:
-    for option in reversed([
+    return stack(f, [
         click.option("--pairs", default=None, metavar="LIST",
                      help="Directed pairs SRC/DST, comma-separated."),
         click.option("--metric", type=click.Choice(_METRICS), default="rtt", show_default=True,
@@ -59,9 +60,7 @@ def _query_options(f: F) -> F:
                      "streams, buffers sized for the BDP)."),
         _window_option("all"), _SOURCE_OPTION,
         click.option("--json", "as_json", is_flag=True, help="Print JSON."),
-    ]):  # fmt: skip
-        f = option(f)
-    return f
+    ])  # fmt: skip
 
 
 @click.group(invoke_without_command=True)

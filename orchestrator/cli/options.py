@@ -46,7 +46,8 @@ class FiniteFloat(click.ParamType):
 FINITE = FiniteFloat()
 
 
-def _apply(f: F, options: list[Callable[[F], F]]) -> F:
+def stack(f: F, options: list[Callable[[F], F]]) -> F:
+    """`f` with `options` added, the first one first in its help."""
     for one in reversed(options):
         f = one(f)
     return f
@@ -59,14 +60,14 @@ catalog_option = option("--catalog", type=UserPath(dir_okay=False), default=CATA
 def selection_options(f: F) -> F:
     """Add --clouds, --regions, --exclude, --no-opt-in, --cloud-pair, --min-km,
     --max-km, --pairs, --max-regions and --spread to a click command."""
-    return _apply(f, [*_filters(), *_choosers()])
+    return stack(f, [*_filters(), *_choosers()])
 
 
 def filter_options(f: F) -> F:
     """The selection options that filter pairs already measured (a report). --max-regions
     and --spread choose regions for a sweep: left out of the help, and taken only so the
     command can say that in one line (`filters_from`)."""
-    return _apply(f, [*_filters(), *_choosers(hidden=True)])
+    return stack(f, [*_filters(), *_choosers(hidden=True)])
 
 
 def catalog_read_option(help: str) -> Callable[[F], F]:
@@ -118,7 +119,7 @@ def test_params_options(f: F) -> F:
     """Add --pings, --ping-interval, --duration, --omit, --streams, --window,
     --congestion, --tests and --measures (what each test runs) to a click command."""
     d = TestParams()
-    return _apply(f, [
+    return stack(f, [
         option("--pings", type=int, default=d.pings, show_default=True, help="Pings per pair."),
         option("--ping-interval", type=FINITE, default=d.ping_interval_s, show_default=True,
                help="Seconds between pings."),
@@ -148,7 +149,7 @@ def run_options(f: F) -> F:
     """Add --backend, --max-concurrent, --sequential, --emulated-type and --controller
     (where and on what the sweep runs, how many slots per round) to a click command;
     `plan.make_plan` applies them."""
-    return _apply(f, [
+    return stack(f, [
         option("--backend", type=click.Choice(BACKEND_NAMES), default=DEFAULT_BACKEND,
                show_default=True,
                help="Where the hosts run: local = the emulated cloud on this machine."),
@@ -171,7 +172,7 @@ def run_options(f: F) -> F:
 
 def perturb_options(f: F) -> F:
     """--perturb (repeatable) and --perturb-file: changes set on purpose (emulator.perturb)."""
-    return _apply(f, [
+    return stack(f, [
         option("--perturb", multiple=True, metavar="TARGET,KEY=VALUE",
                help="A change on the emulated network: TARGET is A/B (both ways), 'A>B' or a "
                "host A; KEY is delay_ms (extra one-way), loss_pct or rate_mbit. Repeatable. "
@@ -186,11 +187,11 @@ def emulation_options(seed_help: str) -> Callable[[F], F]:
     """--perturb, --perturb-file and --emulation-seed (`seed_help`) of a command that starts
     an emulated cloud of its own: `emulation_from` reads them."""
     seed = option("--emulation-seed", type=click.IntRange(min=0), default=None, help=seed_help)
-    return lambda f: _apply(f, [perturb_options, seed])
+    return lambda f: stack(f, [perturb_options, seed])
 
 
 def account_options(f: F) -> F:
-    return _apply(f, [
+    return stack(f, [
         option("--aws-profile", default=None, help="AWS profile (default: AWS_PROFILE)."),
         option("--gcp-project", default=None,
                help="GCP project (default: GOOGLE_CLOUD_PROJECT or ADC)."),
@@ -199,7 +200,7 @@ def account_options(f: F) -> F:
 
 def cloud_options(f: F) -> F:
     """Add the flags of a sweep on real clouds to a click command."""
-    return _apply(f, [
+    return stack(f, [
         account_options,  # first in the help
         option("--operator-cidr", default=None, metavar="CIDR",
                help="Address SSH is opened to (default: your detected public address /32)."),
