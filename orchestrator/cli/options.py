@@ -21,7 +21,7 @@ from orchestrator.clouds import NETWORK_TIERS, CloudFlags
 from orchestrator.core import CATALOG, RESULTS, UserError
 from orchestrator.model import BACKEND_NAMES, CLOUDS, DEFAULT_BACKEND, LOCAL_MAX_CONCURRENT
 from orchestrator.plan import RunOptions, SelectionSpec, TestParams, params_spec, selection_spec
-from orchestrator.sweep import Emulation, SweepRequest
+from orchestrator.sweep import DEFAULT_BUDGET_USD, Emulation, SweepRequest
 
 F = TypeVar("F", bound=Callable[..., Any])
 option = click.option
@@ -53,6 +53,10 @@ def stack(f: F, options: list[Callable[[F], F]]) -> F:
     return f
 
 
+# the budget question of a command that provisions (sweep, study tcp)
+budget_option = option("--budget-usd", type=FINITE, default=DEFAULT_BUDGET_USD, show_default=True,
+                       help="Ask before provisioning when the estimated cost is above "
+                       "this.")  # fmt: skip
 catalog_option = option("--catalog", type=UserPath(dir_okay=False), default=CATALOG,
                         show_default="regions.yaml", help="Region catalog file.")  # fmt: skip
 

@@ -54,8 +54,7 @@ def study() -> None:
     help="Largest tcp_rmem/tcp_wmem max the hosts may be given (default: the kernel's).",
 )  # fmt: skip
 @click.option("--yes", is_flag=True, help="Do not ask, even above the budget.")
-@click.option("--budget-usd", type=opt.FINITE, default=5.0, show_default=True,
-              help="Ask before provisioning when the estimated cost is above this.")  # fmt: skip
+@opt.budget_option
 @click.option("--no-report", is_flag=True, help="Do not build the report at the end.")
 @opt.emulation_options("Seed of the emulated cloud's run-to-run variation (local). Recorded.")
 @opt.results_option(

@@ -21,7 +21,6 @@ from orchestrator.plan import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS, Plan
 from orchestrator.sweep import (
     BIG_HOSTS,
     BIG_MINUTES,
-    DEFAULT_BUDGET_USD,
     NOT_CONFIRMED,
     PREPARE_FORKS,
     Question,
@@ -87,9 +86,7 @@ _RESUMED = (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS)
 @click.option("--yes", is_flag=True,
               help=f"Do not ask, even above the budget or past {BIG_HOSTS} hosts or {BIG_MINUTES} "
               "min (needed then when not on a terminal).")  # fmt: skip
-@click.option("--budget-usd", type=opt.FINITE, default=DEFAULT_BUDGET_USD,
-              show_default=True,
-              help="Ask before provisioning when the estimated cost is above this.")  # fmt: skip
+@opt.budget_option
 @click.option("--price-emulated", is_flag=True,
               help="Local: count what the emulated sweep moves at the clouds' list prices, so "
               "that --budget-usd stops it as it would a cloud sweep (a rehearsal of the hard "
