@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from orchestrator.cli.jsonout import echo_result
+from orchestrator.cli.jsonout import echo_result, json_flag
 from orchestrator.cli.options import (
     catalog_read_option,
     filter_options,
@@ -59,7 +59,7 @@ def _query_options(f: F) -> F:
                      help=_METRIC_HELP + " or capacity (the capacity measure: several "
                      "streams, buffers sized for the BDP)."),
         _window_option("all"), _SOURCE_OPTION,
-        click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+        json_flag("Print JSON."),
     ])  # fmt: skip
 
 
@@ -260,7 +260,7 @@ def convert(fmt: str, file: Path | str, out: Path) -> None:
 )  # fmt: skip
 @_window_option("1W", latest=True)
 @_SOURCE_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON (docs/history.md).")
+@json_flag("Print the matrix as JSON (docs/history.md).")
 @click.option(
     "--include-flagged", is_flag=True,
     help="Keep the tests with flags (below the fibre floor, asymmetric, ...; docs/results.md); "
@@ -333,7 +333,7 @@ def matrix(
     "3.75-5.5), or with the fixed 3 and 3.75. The store's rule until given; another "
     "value judges every run again.",
 )  # fmt: skip
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_flag("Print JSON.")
 @click.option(
     "--notify", "url", default=None, metavar="URL", envvar="INTERREGION_NOTIFY_URL",
     help="POST one JSON document per new or closed episode to this URL (or "

@@ -5,7 +5,8 @@
 
 `schema` changes (to `interregion/v2`) only when a field of `data` is removed or
 changes meaning; fields may be added within a version. The envelope is defined here
-once; `json_option` is the flag, `emit` prints it (docs/development.md).
+once; `json_option` is the flag, `emit` prints it (docs/development.md); `json_flag(help)` is
+the other commands' `--json`.
 
 `echo_listing` is those commands' one choice between the envelope and the text lines;
 `echo_result` is the other commands' one choice between a result's JSON (its `to_json`,
@@ -25,12 +26,15 @@ SCHEMA = "interregion/v1"
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def json_flag(help: str) -> Callable[[F], F]:
+    """`--json` (as `as_json`), `help` saying what it prints (echo_result: the result's own
+    JSON)."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
 def json_option(f: F) -> F:
     """`--json` (as `as_json`): print the answer as the versioned JSON envelope."""
-    option = click.option(
-        "--json", "as_json", is_flag=True, help=f"Print JSON in the {SCHEMA} envelope."
-    )
-    return option(f)
+    return json_flag(f"Print JSON in the {SCHEMA} envelope.")(f)
 
 
 def envelope(command: str, data: Any, now: datetime | None = None) -> dict[str, Any]:

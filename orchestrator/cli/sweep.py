@@ -12,7 +12,7 @@ import click
 from click.core import ParameterSource
 
 from orchestrator.cli import options as opt
-from orchestrator.cli.jsonout import echo_result
+from orchestrator.cli.jsonout import echo_result, json_flag
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import SCHEDULES, UserError, counted, info, say
 from orchestrator.core import warning as log_warning
@@ -299,7 +299,7 @@ def up_command(**kwargs: Any) -> None:
 
 @mesh.command("status")
 @_MESH_ID
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@json_flag("Print the status as JSON.")
 @_RESULTS
 def status_command(mesh_id: str | None, as_json: bool, results: Path) -> None:
     """Each host of a mesh: its newest record, the collection's lag, its probe rate.
@@ -338,7 +338,7 @@ def down_command(mesh_id: str | None, results: Path) -> None:
 @mesh.command("matrix")
 @click.option("--source", default=None, help="The mesh source (default: the only one).")
 @click.option("--window", default="1H", show_default=True, help=f"{_WINDOW}.")
-@click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON.")
+@json_flag("Print the matrix as JSON.")
 @_RESULTS
 def matrix_command(source: str | None, window: str, as_json: bool, results: Path) -> None:
     """The matrix of a mesh source over a window ending at its newest bin.
