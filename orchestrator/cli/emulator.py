@@ -6,14 +6,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from orchestrator import emulator as emu
 from orchestrator.cli.jsonout import echo_listing, json_option
-from orchestrator.cli.options import perturb_options
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.emulator import DEFAULT_ID, gather
 from orchestrator.text import (
@@ -23,6 +23,21 @@ from orchestrator.text import (
     spec_up_line,
     up_lines,
 )
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def perturb_options(f: F) -> F:
+    """--perturb (repeatable) and --perturb-file: changes set on purpose (emulator.perturb)."""
+    f = click.option("--perturb-file", type=UserPath(dir_okay=False), default=None,
+                     help="A YAML file of perturbations (a list of target plus delay_ms, "
+                     "loss_pct, rate_mbit).")(f)  # fmt: skip
+    return click.option("--perturb", multiple=True, metavar="TARGET,KEY=VALUE",
+                        help="A change on the emulated network: TARGET is A/B (both ways), "
+                        "'A>B' or a host A; KEY is delay_ms (extra one-way), loss_pct or "
+                        "rate_mbit. Repeatable. E.g. aws:us-east-1/gcp:europe-west1,delay_ms=10.",
+                        )(f)  # fmt: skip
+
 
 _ID = click.option("--id", "emulation_id", default=DEFAULT_ID, show_default=True,
                    help="Emulation id.")  # fmt: skip

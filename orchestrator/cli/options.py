@@ -174,26 +174,6 @@ def run_options(f: F) -> F:
     ])  # fmt: skip
 
 
-def perturb_options(f: F) -> F:
-    """--perturb (repeatable) and --perturb-file: changes set on purpose (emulator.perturb)."""
-    return stack(f, [
-        option("--perturb", multiple=True, metavar="TARGET,KEY=VALUE",
-               help="A change on the emulated network: TARGET is A/B (both ways), 'A>B' or a "
-               "host A; KEY is delay_ms (extra one-way), loss_pct or rate_mbit. Repeatable. "
-               "E.g. aws:us-east-1/gcp:europe-west1,delay_ms=10."),
-        option("--perturb-file", type=UserPath(dir_okay=False), default=None,
-               help="A YAML file of perturbations (a list of target plus delay_ms, loss_pct, "
-               "rate_mbit)."),
-    ])  # fmt: skip
-
-
-def emulation_options(seed_help: str) -> Callable[[F], F]:
-    """--perturb, --perturb-file and --emulation-seed (`seed_help`) of a command that starts
-    an emulated cloud of its own: `emulation_from` reads them."""
-    seed = option("--emulation-seed", type=click.IntRange(min=0), default=None, help=seed_help)
-    return lambda f: stack(f, [perturb_options, seed])
-
-
 def account_options(f: F) -> F:
     return stack(f, [
         option("--aws-profile", default=None, help="AWS profile (default: AWS_PROFILE)."),
@@ -258,7 +238,8 @@ def run_from(values: Mapping[str, Any]) -> RunOptions:
 
 
 def emulation_from(values: Mapping[str, Any]) -> Emulation | None:
-    """The Emulation of a command with emulation_options (None: none asked for)."""
+    """The Emulation of a command with cli/sweep.py's emulation_options (None: none asked
+    for)."""
     from orchestrator.emulator import gather
 
     return Emulation.given(values["emulation_seed"],

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from orchestrator.cli import options as opt
-from orchestrator.cli.sweep import announce
+from orchestrator.cli.sweep import announce, emulation_options
 from orchestrator.core import info, say
 from orchestrator.study import (
     DEFAULT_REPEATS,
@@ -56,7 +56,7 @@ def study() -> None:
 @click.option("--yes", is_flag=True, help="Do not ask, even above the budget.")
 @opt.budget_option
 @click.option("--no-report", is_flag=True, help="Do not build the report at the end.")
-@opt.emulation_options("Seed of the emulated cloud's run-to-run variation (local). Recorded.")
+@emulation_options("Seed of the emulated cloud's run-to-run variation (local). Recorded.")
 @opt.results_option(
     f"Folder holding the sweeps' results, as for every command; the study lands apart from "
     f"the sweeps, in <results>/{STUDIES_DIR}/<id>/."

@@ -5,13 +5,15 @@ down, matrix) and metrics."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
 from orchestrator.cli import options as opt
+from orchestrator.cli.emulator import perturb_options
 from orchestrator.cli.jsonout import echo_result, json_flag
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import SCHEDULES, UserError, counted, info, say
@@ -44,6 +46,18 @@ from orchestrator.text import (
 _results_option = opt.results_option("Folder holding the sweeps' results.")
 _sweep_id_option = click.option("--sweep", "sweep_id", required=True, metavar="ID",
                                 help="Sweep id.")  # fmt: skip
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def emulation_options(seed_help: str) -> Callable[[F], F]:
+    """--perturb, --perturb-file and --emulation-seed (`seed_help`) of a command that starts
+    an emulated cloud of its own (sweep, mesh up, study tcp): options.emulation_from reads
+    them."""
+    seed = click.option("--emulation-seed", type=click.IntRange(min=0), default=None,
+                        help=seed_help)  # fmt: skip
+    return lambda f: opt.stack(f, [perturb_options, seed])
 
 
 def _on_terminal() -> bool:
@@ -100,7 +114,7 @@ _RESUMED = (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS)
               "ledger).")  # fmt: skip
 @click.option("--file", "schedules", type=UserPath(dir_okay=False), default=SCHEDULES,
               show_default="schedules.yaml", help="The profiles file --profile reads.")  # fmt: skip
-@opt.emulation_options("Seed of the emulated cloud's run-to-run variation (local; default: "
+@emulation_options("Seed of the emulated cloud's run-to-run variation (local; default: "
                        "from the sweep id). Recorded in sweep.json.")  # fmt: skip
 @_results_option
 def sweep(**kwargs: Any) -> None:
@@ -271,7 +285,7 @@ def mesh() -> None:
               help="The store's bins (a multiple of --interval); shorter only to test "
               "detection.")  # fmt: skip
 @click.option("--yes", is_flag=True, help="Do not ask before starting more than 16 hosts.")
-@opt.emulation_options("Seed of the emulated cloud's variation (local).")
+@emulation_options("Seed of the emulated cloud's variation (local).")
 @_RESULTS
 def up_command(**kwargs: Any) -> None:
     """Start a mesh and collect from it until stopped (mesh down, Ctrl-C, SIGTERM).
