@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -21,7 +21,9 @@ from orchestrator.clouds import NETWORK_TIERS, CloudFlags
 from orchestrator.core import CATALOG, RESULTS, UserError
 from orchestrator.model import BACKEND_NAMES, CLOUDS, DEFAULT_BACKEND, LOCAL_MAX_CONCURRENT
 from orchestrator.plan import RunOptions, SelectionSpec, TestParams, params_spec, selection_spec
-from orchestrator.sweep import DEFAULT_BUDGET_USD, Emulation, SweepRequest
+
+if TYPE_CHECKING:  # what a command runs with, imported when it runs: not its --help's cost
+    from orchestrator.sweep import Emulation, SweepRequest
 
 F = TypeVar("F", bound=Callable[..., Any])
 option = click.option
@@ -53,10 +55,6 @@ def stack(f: F, options: list[Callable[[F], F]]) -> F:
     return f
 
 
-# the budget question of a command that provisions (sweep, study tcp)
-budget_option = option("--budget-usd", type=FINITE, default=DEFAULT_BUDGET_USD, show_default=True,
-                       help="Ask before provisioning when the estimated cost is above "
-                       "this.")  # fmt: skip
 catalog_option = option("--catalog", type=UserPath(dir_okay=False), default=CATALOG,
                         show_default="regions.yaml", help="Region catalog file.")  # fmt: skip
 
@@ -241,6 +239,7 @@ def emulation_from(values: Mapping[str, Any]) -> Emulation | None:
     """The Emulation of a command with cli/sweep.py's emulation_options (None: none asked
     for)."""
     from orchestrator.emulator import gather
+    from orchestrator.sweep import Emulation
 
     return Emulation.given(values["emulation_seed"],
                            gather(values["perturb"], values["perturb_file"]))  # fmt: skip
@@ -288,6 +287,8 @@ def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:
 def request_from(values: Mapping[str, Any], emulation: Emulation | None) -> SweepRequest:
     """The SweepRequest of `sweep`, `study tcp` or `plan` (selection, test parameters, run
     and cloud options), with the emulation its --perturb and --emulation-seed make."""
+    from orchestrator.sweep import SweepRequest
+
     return SweepRequest(selection=selection_from(values), params=params_from(values),
                         run=run_from(values), cloud=cloud_flags_given(values),
                         emulation=emulation)  # fmt: skip

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from orchestrator.cli import options as opt
-from orchestrator.cli.sweep import announce, emulation_options
+from orchestrator.cli.sweep import announce, budget_option, emulation_options
 from orchestrator.core import info, say
 from orchestrator.study import (
     DEFAULT_REPEATS,
@@ -54,7 +54,7 @@ def study() -> None:
     help="Largest tcp_rmem/tcp_wmem max the hosts may be given (default: the kernel's).",
 )  # fmt: skip
 @click.option("--yes", is_flag=True, help="Do not ask, even above the budget.")
-@opt.budget_option
+@budget_option
 @click.option("--no-report", is_flag=True, help="Do not build the report at the end.")
 @emulation_options("Seed of the emulated cloud's run-to-run variation (local). Recorded.")
 @opt.results_option(

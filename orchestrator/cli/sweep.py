@@ -23,6 +23,7 @@ from orchestrator.plan import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS, Plan
 from orchestrator.sweep import (
     BIG_HOSTS,
     BIG_MINUTES,
+    DEFAULT_BUDGET_USD,
     NOT_CONFIRMED,
     PREPARE_FORKS,
     Question,
@@ -58,6 +59,13 @@ def emulation_options(seed_help: str) -> Callable[[F], F]:
     seed = click.option("--emulation-seed", type=click.IntRange(min=0), default=None,
                         help=seed_help)  # fmt: skip
     return lambda f: opt.stack(f, [perturb_options, seed])
+
+
+# the budget question of a command that provisions (sweep, study tcp)
+budget_option = click.option("--budget-usd", type=opt.FINITE, default=DEFAULT_BUDGET_USD,
+                             show_default=True,
+                             help="Ask before provisioning when the estimated cost is above "
+                             "this.")  # fmt: skip
 
 
 def _on_terminal() -> bool:
@@ -100,7 +108,7 @@ _RESUMED = (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS)
 @click.option("--yes", is_flag=True,
               help=f"Do not ask, even above the budget or past {BIG_HOSTS} hosts or {BIG_MINUTES} "
               "min (needed then when not on a terminal).")  # fmt: skip
-@opt.budget_option
+@budget_option
 @click.option("--price-emulated", is_flag=True,
               help="Local: count what the emulated sweep moves at the clouds' list prices, so "
               "that --budget-usd stops it as it would a cloud sweep (a rehearsal of the hard "
