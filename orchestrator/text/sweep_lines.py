@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING
 from orchestrator.core import counted
 from orchestrator.model import is_emulated
 from orchestrator.plan import shortfall_message
-from orchestrator.sweep import Question, questions
 
 if TYPE_CHECKING:
     from orchestrator.mesh import MeshMatrix, MeshStatus
     from orchestrator.plan import Plan
-    from orchestrator.sweep import SweepDone
+    from orchestrator.sweep import Question, SweepDone
 
 
 def shortfall_warning(plan: Plan) -> str | None:
@@ -44,6 +43,8 @@ class Announcement:
 
 def announcement(plan: Plan, tests: int, shape: str, budget_usd: float) -> Announcement:
     """The announcement of `plan` (`tests` tests, measured as `shape` says) under a budget."""
+    from orchestrator.sweep import questions  # the sweep's machinery: not a renderer's import
+
     e = plan.estimate
     asked = questions(e.cost_usd, budget_usd, len(plan.selection.regions), e.wall_s)
     return Announcement(shortfall_warning(plan), plan_line(plan, tests, shape), asked)
