@@ -11,13 +11,14 @@ from typing import Any, TypeVar
 
 import click
 
-from orchestrator.cli.jsonout import echo_result
+from orchestrator.cli.jsonout import echo_result, json_flag
 from orchestrator.cli.options import (
     UTC_TIME,
     catalog_read_option,
     filter_options,
     filters_from,
     results_option,
+    stack,
 )
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import UserError, counted, step, warning
@@ -53,17 +54,15 @@ _SOURCE_OPTION = click.option(
 
 
 def _query_options(f: F) -> F:
-    for option in reversed([
+    return stack(f, [
         click.option("--pairs", default=None, metavar="LIST",
                      help="Directed pairs SRC/DST, comma-separated."),
         click.option("--metric", type=click.Choice(_METRICS), default="rtt", show_default=True,
                      help=_METRIC_HELP + " or capacity (the capacity measure: several "
                      "streams, buffers sized for the BDP)."),
         _window_option("all"), _SOURCE_OPTION,
-        click.option("--json", "as_json", is_flag=True, help="Print JSON."),
-    ]):  # fmt: skip
-        f = option(f)
-    return f
+        json_flag("Print JSON."),
+    ])  # fmt: skip
 
 
 @click.group(invoke_without_command=True)
@@ -264,7 +263,7 @@ def convert(fmt: str, file: Path | str, out: Path) -> None:
 )  # fmt: skip
 @_window_option("1W", latest=True)
 @_SOURCE_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON (docs/history.md).")
+@json_flag("Print the matrix as JSON (docs/history.md).")
 @click.option(
     "--include-flagged", is_flag=True,
     help="Keep the tests with flags (below the fibre floor, asymmetric, ...; docs/results.md); "
@@ -337,7 +336,7 @@ def matrix(
     "3.75-5.5), or with the fixed 3 and 3.75. The store's rule until given; another "
     "value judges every run again.",
 )  # fmt: skip
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_flag("Print JSON.")
 @click.option(
     "--notify", "url", default=None, metavar="URL", envvar="INTERREGION_NOTIFY_URL",
     help="POST one JSON document per new or closed episode to this URL (or "

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from orchestrator.schedule.profiles import DEFAULT_FILE, check_name, write_sample
     from orchestrator.schedule.status import ScheduleStatus
     from orchestrator.schedule.status import status as schedule_status
-    from orchestrator.schedule.tick import run_named
+    from orchestrator.schedule.tick import reap_abandoned, run_named
     from orchestrator.schedule.timers import (
         Written,
         export_named,
@@ -31,6 +31,7 @@ __all__ = [
     "check_name",
     "export_named",
     "install_named",
+    "reap_abandoned",
     "remove",
     "remove_named",
     "run_named",

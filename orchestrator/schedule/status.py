@@ -54,6 +54,10 @@ class ScheduleStatus:
     ledger: Path
     bad_lines: tuple[int, ...] = ()
 
+    def to_json(self) -> list[dict[str, Any]]:
+        """What `schedule list --json` prints in its envelope: each profile's status."""
+        return [p.to_json() for p in self.profiles]
+
     def bad_lines_warning(self) -> str | None:
         """The one line that says which ledger lines were left out (None: none)."""
         if not self.bad_lines:

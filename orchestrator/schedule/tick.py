@@ -29,6 +29,7 @@ from orchestrator.results import (
     ScheduleTrigger,
     SweepRecord,
     SweepStatus,
+    check_results_for_sweeps,
     read_rows,
 )
 from orchestrator.results import sweep_dir as store_sweep_dir
@@ -331,11 +332,20 @@ def run_profile(
 
 def run_named(schedules: Path, name: str, results: Path, trigger: str, *, wait_slip: bool = False,
               hourly_draw: bool = False, log: Log = print) -> dict[str, Any] | None:  # fmt: skip
-    """`schedule run NAME`, `sweep --profile NAME`: `run_profile` of the profile named."""
+    """`schedule run NAME`, `sweep --profile NAME`: `run_profile` of the profile named (a
+    results folder no sweep can run in refused first)."""
+    check_results_for_sweeps(results)
     if wait_slip and hourly_draw:
         raise UserError("--wait-slip and --hourly-draw both place the start: give one")
     return run_profile(profile_named(schedules, name), results, trigger, wait_slip=wait_slip,
                        hourly_draw=hourly_draw, log=log)  # fmt: skip
+
+
+def reap_abandoned(results: Path, log: Log) -> list[str]:
+    """`schedule reap`: the sweeps whose process died mid-run torn down, under the results
+    folder's lock (what the next tick's taking of it does too); their ids."""
+    with locked(results, trigger="reap", log=log) as held:
+        return held.reaped
 
 
 def profile_estimate(profile: Profile) -> Any:

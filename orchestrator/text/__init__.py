@@ -39,14 +39,15 @@ if TYPE_CHECKING:
     from orchestrator.text.pair_series import render as render_pair_series
     from orchestrator.text.plan_table import mesh_plan_lines, plan_tables, regions_table
     from orchestrator.text.report_tables import render as render_report_tables
+    from orchestrator.text.schedule_lines import reaped_line as reaped_sweeps_line
     from orchestrator.text.schedule_lines import status_lines as schedule_status_lines
     from orchestrator.text.schedule_lines import tick_line, written_lines
     from orchestrator.text.sweep_lines import (
+        Announcement,
+        announcement,
         done_lines,
         mesh_matrix_lines,
         mesh_status_lines,
-        plan_line,
-        shortfall_warning,
     )
     from orchestrator.text.terminal import WIDTH as TERMINAL_WIDTH
     from orchestrator.text.terminal import console, print_parts
@@ -54,6 +55,8 @@ if TYPE_CHECKING:
 __all__ = [
     "MATRIX_WIDTH",
     "TERMINAL_WIDTH",
+    "Announcement",
+    "announcement",
     "console",
     "converted_line",
     "csv_text",
@@ -66,12 +69,12 @@ __all__ = [
     "mesh_plan_lines",
     "mesh_status_lines",
     "perturbed_lines",
-    "plan_line",
     "plan_tables",
     "preflight_lines",
     "print_parts",
     "reap_lines",
     "reaped_lines",
+    "reaped_sweeps_line",
     "rebuilt_line",
     "regions_table",
     "render_advice_table",
@@ -81,7 +84,6 @@ __all__ = [
     "render_pair_series",
     "render_report_tables",
     "schedule_status_lines",
-    "shortfall_warning",
     "spec_up_line",
     "sync_lines",
     "tick_line",

@@ -41,3 +41,9 @@ def tick_line(profile: str, record: Mapping[str, Any] | None) -> str:
 def written_lines(files: Sequence[Written]) -> list[str]:
     """`schedule install --dry-run`: each file, under its path."""
     return [f"# {f.path}\n{f.text}" for f in files]
+
+
+def reaped_line(reaped: Sequence[str]) -> str:
+    """`schedule reap`: how many abandoned sweeps were torn down, and which."""
+    listed = f": {', '.join(reaped)}" if reaped else ""
+    return f"tore down {len(reaped)} abandoned sweeps{listed}"

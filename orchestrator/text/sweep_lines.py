@@ -3,6 +3,7 @@ mesh's status and matrix, as lines."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from orchestrator.core import counted, iso, stamp
@@ -12,7 +13,7 @@ from orchestrator.plan import shortfall_message
 if TYPE_CHECKING:
     from orchestrator.mesh import MeshMatrix, MeshStatus
     from orchestrator.plan import Plan
-    from orchestrator.sweep import SweepDone
+    from orchestrator.sweep import Question, SweepDone
 
 
 def shortfall_warning(plan: Plan) -> str | None:
@@ -28,6 +29,25 @@ def plan_line(plan: Plan, tests: int, shape: str) -> str:
     return (f"plan: {counted(len(plan.selection.regions), 'region')}, "
             f"{counted(tests, 'test')}, {shape}, about {e.wall_s / 60:.1f} min measuring; "
             f"estimated cost ${e.cost_usd:.2f}{clouds}")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """What a new sweep or study says before it provisions: the hosts above their baseline
+    (None: none), its estimate, and the questions it asks (sweep.questions)."""
+
+    warning: str | None
+    line: str
+    questions: list[Question]
+
+
+def announcement(plan: Plan, tests: int, shape: str, budget_usd: float) -> Announcement:
+    """The announcement of `plan` (`tests` tests, measured as `shape` says) under a budget."""
+    from orchestrator.sweep import questions  # the sweep's machinery: not a renderer's import
+
+    e = plan.estimate
+    asked = questions(e.cost_usd, budget_usd, len(plan.selection.regions), e.wall_s)
+    return Announcement(shortfall_warning(plan), plan_line(plan, tests, shape), asked)
 
 
 def done_lines(done: SweepDone) -> list[str]:

@@ -151,7 +151,7 @@ PUBLIC = {
     ],
     "schedule": [
         "DEFAULT_FILE", "ScheduleStatus", "Written", "check_name", "export_named", "install_named",
-        "remove", "remove_named", "run_named", "schedule_status", "write_sample",
+        "reap_abandoned", "remove", "remove_named", "run_named", "schedule_status", "write_sample",
     ],
     "site": ["build_site"],
     "study": [
@@ -171,14 +171,14 @@ PUBLIC = {
         "teardown_stage", "teardown_sweep", "write_sweep_inventory",
     ],
     "text": [
-        "MATRIX_WIDTH", "TERMINAL_WIDTH", "console", "converted_line", "csv_text",
-        "demo_passed_line", "done_lines", "emulator_status_lines", "filled_line", "ingest_lines",
-        "mesh_matrix_lines", "mesh_plan_lines", "mesh_status_lines", "perturbed_lines", "plan_line",
-        "plan_tables", "preflight_lines", "print_parts", "reap_lines", "reaped_lines",
-        "rebuilt_line", "regions_table", "render_advice_table", "render_change_lines",
-        "render_demo_outcome", "render_matrix_table", "render_pair_series", "render_report_tables",
-        "schedule_status_lines", "shortfall_warning", "spec_up_line", "sync_lines", "tick_line",
-        "up_lines", "written_lines",
+        "Announcement", "MATRIX_WIDTH", "TERMINAL_WIDTH", "announcement", "console",
+        "converted_line", "csv_text", "demo_passed_line", "done_lines", "emulator_status_lines",
+        "filled_line", "ingest_lines", "mesh_matrix_lines", "mesh_plan_lines", "mesh_status_lines",
+        "perturbed_lines", "plan_tables", "preflight_lines", "print_parts", "reap_lines",
+        "reaped_lines", "reaped_sweeps_line", "rebuilt_line", "regions_table",
+        "render_advice_table", "render_change_lines", "render_demo_outcome", "render_matrix_table",
+        "render_pair_series", "render_report_tables", "schedule_status_lines", "spec_up_line",
+        "sync_lines", "tick_line", "up_lines", "written_lines",
     ],
 }  # fmt: skip
 

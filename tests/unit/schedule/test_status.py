@@ -43,6 +43,7 @@ def test_status_counts_spend_missed_ticks_and_the_last_outcome(tmp_path):
     assert doc["missed_ticks"] == [_iso(first + timedelta(hours=h)) for h in (1, 2, 3, 4)]
     assert doc["next_utc"] == "2026-11-20T13:00:00Z" and "runs" not in doc
     assert doc["last_started_utc"] == _iso(first + timedelta(hours=1))
+    assert found.to_json() == [doc, q.to_json()]  # schedule list --json: in the file's order
 
 
 def test_a_torn_ledger_line_is_left_out_and_named(tmp_path):
