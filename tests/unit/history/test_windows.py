@@ -160,7 +160,7 @@ def test_a_year_and_the_year_before_from_quarter_and_month_rows(tmp_path):
         (info,) = v.source_infos(con).values()
         start, _ = v.window_bounds(info, "1Y")
         assert start is not None
-        assert {span for span, _a, _b in windows.whole_days(start, None)} == {1, 7, 31, 92}
+        assert 92 in {span for span, _a, _b in windows.whole_days(start, None)}
         assert windows.window_cells(con, info, "rtt", "1Y", previous=True)
         assert _same(con, ["rtt", "loss"], ("1M", "1Y"), (False,))[0] > 6
 
