@@ -281,9 +281,11 @@ class DemoRequest:
     build_site: bool = True
 
 
-def make_demo(request: DemoRequest, log: Callable[[str], None] = print) -> DemoOutcome:
+def make_demo(request: DemoRequest, log: Callable[[str], None] = print,
+              warn: Callable[[str], None] = print) -> DemoOutcome:  # fmt: skip
     """`interregion demo`'s use case: the options checked as a plan (nothing written on
-    bad input), then the whole demo run into `request.out`."""
+    bad input), then the whole demo run into `request.out`; each check that failed is
+    `warn`ed at the end (the outcome's `problems`)."""
     plan = demo_plan(
         sweeps=request.sweeps,
         change_from=request.change_from,
@@ -291,6 +293,9 @@ def make_demo(request: DemoRequest, log: Callable[[str], None] = print) -> DemoO
         regions=request.regions,
         perturb=request.perturb,
     )
-    return run_demo(
+    outcome = run_demo(
         plan, request.out, replace=request.replace, build_site=request.build_site, log=log
     )
+    for problem in outcome.problems:
+        warn(f"demo check failed: {problem}")
+    return outcome

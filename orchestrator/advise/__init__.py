@@ -1,13 +1,10 @@
 """`interregion advise`: how long a transfer between two regions takes and what wins the time
 back, from the best figures available for the pair.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.advise import advise_transfer`),
-never a module of this package (tests/check_layers.py).
-
-- `model`: `PathFacts`, `WINDOW_EFFICIENCY`, `format_bytes`, `format_duration`, `format_rate`,
-  `loss_limited_bps`, `loss_rate`, `sysctl_lines`, `window_limited_bps`.
-- `transfer`: `AdviseRequest`, `advise_transfer`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.advise import advise_transfer`), never a module of this
+package (tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

@@ -20,7 +20,7 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +36,8 @@ from orchestrator.advise.tcp_model import (
     loss_rate,
     sysctl_lines,
 )
-from orchestrator.core import UserError, parse_utc
-from orchestrator.history import METRICS, iso_utc, opened, store_path, valid_sql
+from orchestrator.core import UserError, parse_utc, stamp
+from orchestrator.history import METRICS, opened, store_path, valid_sql
 from orchestrator.model import Catalog, Region, is_emulated
 from orchestrator.netmodel import (
     BURST_S,
@@ -74,7 +74,7 @@ class Test:
     """One ok test of the pair (or of its reverse), as either store gives it."""
 
     sweep_id: str
-    started_utc: str  # ISO 8601 UTC: sorts as time
+    started_utc: datetime | None  # None: its row's time is not readable
     forward: bool  # A -> B (False: B -> A)
     emulated: bool
     rtt_ms: float | None  # idle RTT: median of the ping samples, else p50, else mean
@@ -121,17 +121,18 @@ class RttFigure:
 
     rtt_ms: float
     tests: int
-    first_utc: str
-    last_utc: str
+    first_utc: datetime | None
+    last_utc: datetime | None
     sources: tuple[str, ...] = ()  # the store's sources of those tests ("" a sweep's own)
     rtts_ms: tuple[float, ...] = ()  # each test's RTT: the figure's spread
 
     @property
     def source(self) -> str:
+        first, last = _shown(self.first_utc), _shown(self.last_utc)
         span = (
-            f"the test of {self.last_utc}"
+            f"the test of {last}"
             if self.tests == 1
-            else f"{self.tests} tests from {self.first_utc} to {self.last_utc}"
+            else f"{self.tests} tests from {first} to {last}"
         )
         named = [s for s in self.sources if s]
         of = f", source {', '.join(named)}" if named else ""
@@ -153,7 +154,7 @@ def window_rtt(evidence: Evidence) -> RttFigure | None:
         if not t.emulated and t.forward == chosen.forward and t.rtt_ms is not None
         and t.rtt_ms > 0
     ]  # fmt: skip
-    dated = [(when, t) for t in same if (when := parse_utc(t.started_utc)) is not None]
+    dated = [(t.started_utc, t) for t in same if t.started_utc is not None]
     if not dated:
         return RttFigure(
             chosen.rtt_ms,
@@ -169,7 +170,7 @@ def window_rtt(evidence: Evidence) -> RttFigure | None:
     window = {
         (t.sweep_id, t.started_utc): t for when, t in dated if start <= when <= newest
     }.values()
-    ordered = sorted(window, key=lambda t: t.started_utc)
+    ordered = sorted(window, key=_when)
     return RttFigure(
         statistics.median(t.rtt_ms or 0.0 for t in ordered),
         len(ordered),
@@ -246,12 +247,24 @@ def pick(tests: Iterable[Test]) -> Test | None:
                 and (not want_throughput or (t.throughput_bps is not None and t.throughput_bps > 0))
             ]
             if found:
-                return max(found, key=lambda t: t.started_utc)
+                return max(found, key=_when)
     return None
 
 
 def newest_emulated(tests: Iterable[Test]) -> Test | None:
-    return max((t for t in tests if t.emulated), key=lambda t: t.started_utc, default=None)
+    return max((t for t in tests if t.emulated), key=_when, default=None)
+
+
+_NEVER = datetime.min.replace(tzinfo=UTC)
+
+
+def _when(test: Test) -> datetime:
+    """A test's time as a sort key: one without a readable time sorts first."""
+    return test.started_utc or _NEVER
+
+
+def _shown(moment: datetime | None) -> str:
+    return stamp(moment) if moment else ""
 
 
 def iperf3_settings(params: Mapping[str, Any] | None) -> str:
@@ -317,7 +330,7 @@ def history_tests(results: Path, src: str, dst: str) -> list[Test]:
     return [
         Test(
             sweep_id=sid,
-            started_utc=iso_utc(t) or "",
+            started_utc=t.replace(tzinfo=UTC) if t else None,  # the store's: naive UTC
             forward=bool(fwd),
             emulated=bool(emu),
             rtt_ms=_float(rtt_ms),
@@ -355,7 +368,7 @@ def _row_test(
     return Test(
         tier=for_sweep(row.get("src_cloud") or "", row.get("dst_cloud") or "", gcp_tier),
         sweep_id=row.get("sweep_id") or sweep_id,
-        started_utc=row.get("started_utc") or "",
+        started_utc=parse_utc(row.get("started_utc")),
         forward=forward,
         emulated=is_emulated(row.get("backend")),
         rtt_ms=None if rtt_invalid(row.get("flags")) else row_rtt_ms(row),
@@ -423,7 +436,8 @@ def _described(test: Test, where: str, src: str, dst: str) -> str:
     if test.throughput_bps and test.settings:
         what += f" (iperf3 {test.settings}: not default TCP, its window stands in for it)"
     source = f", source {test.source}" if test.source else ""
-    return f"{where}{source}: test of {test.started_utc} in {test.sweep_id}, {what}{direction}"
+    when = _shown(test.started_utc)
+    return f"{where}{source}: test of {when} in {test.sweep_id}, {what}{direction}"
 
 
 def _emulated_note(test: Test | None, skipped: int, results: Path) -> list[str]:
@@ -731,7 +745,7 @@ def advice_doc(
             "kind": evidence.kind,
             "detail": evidence.detail,
             "sweep_id": test.sweep_id if test else None,
-            "started_utc": test.started_utc if test else None,
+            "started_utc": stamp(test.started_utc) if test and test.started_utc else None,
             "reverse_direction": bool(test and not test.forward),
             "throughput_measured": bool(facts.measured_bps),
             "throughput_tests": len(throughput_pool(evidence)),

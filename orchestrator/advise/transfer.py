@@ -26,7 +26,7 @@ from orchestrator.results import parse_option
 class AdviseRequest:
     src: str
     dst: str
-    size: str  # "100GB", "1.5TiB" (model.parse_size_bytes)
+    size: str  # "100GB", "1.5TiB" (tcp_model.parse_size_bytes)
     files: str | None = None
     streams: str | None = None
     measured_only: bool = False

@@ -21,7 +21,7 @@ import csv
 import importlib
 import sys
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, MutableMapping
 from typing import Any, NoReturn
 
 import click
@@ -152,48 +152,40 @@ COMMAND_MODULES = {
 }  # fmt: skip
 
 
-class _Commands(dict[str, click.Command]):
-    """The group's commands by name, each module imported (and its commands given the
-    conventions) when one of its commands is first looked up, or all of them when the
+class _Commands(MutableMapping[str, click.Command]):
+    """The group's commands by name: a command's module is imported (and its commands given
+    the conventions) when one of its commands is first looked up, every module when the
     commands are listed (--help). A command added by add_command is kept as it is."""
 
     def __init__(self) -> None:
-        super().__init__()
+        self._found: dict[str, click.Command] = {}
         self._loaded: set[str] = set()
 
-    def _load(self, module: str | None) -> None:
-        if module is None or module in self._loaded:
-            return
-        self._loaded.add(module)
-        found = importlib.import_module(f"orchestrator.cli.{module}")
-        if module == "plan":  # `regions sync` is the cloud module's
-            self._load("cloud")
-            found.regions.add_command(
-                importlib.import_module("orchestrator.cli.cloud").regions_sync_command
-            )
-        for command in found.COMMANDS:
-            _add_conventions(command, (command.name,))
-            super().__setitem__(command.name, command)
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._found and name in COMMAND_MODULES:
+            self._load(COMMAND_MODULES[name])
+        return self._found[name]
 
-
-def _loading(method: str, every: bool) -> Any:
-    """`dict.<method>`, after loading the module of the name it is given (all: `every`)."""
-    plain = getattr(dict, method)
-
-    def load_first(self: _Commands, *args: Any) -> Any:
-        for module in sorted(set(COMMAND_MODULES.values())) if every else ():
+    def __iter__(self) -> Iterator[str]:
+        for module in sorted(set(COMMAND_MODULES.values())):
             self._load(module)
-        if args and not every and isinstance(args[0], str):
-            self._load(COMMAND_MODULES.get(args[0]))
-        return plain(self, *args)
+        return iter(self._found)
 
-    return load_first
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._found[name] = command
 
-for _method in ("__getitem__", "get", "__contains__", "pop"):
-    setattr(_Commands, _method, _loading(_method, every=False))
-for _method in ("__iter__", "__len__", "keys", "values", "items"):
-    setattr(_Commands, _method, _loading(_method, every=True))
+    def __delitem__(self, name: str) -> None:
+        del self._found[name]
+
+    def _load(self, module: str) -> None:
+        if module not in self._loaded:
+            self._loaded.add(module)
+            for command in importlib.import_module(f"orchestrator.cli.{module}").COMMANDS:
+                _add_conventions(command, (command.name,))
+                self._found[command.name] = command
 
 
 class _Main(click.Group):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from orchestrator.cli.jsonout import json_flag
 from orchestrator.cli.options import catalog_read_option, results_option
 
 
@@ -35,7 +36,7 @@ from orchestrator.cli.options import catalog_read_option, results_option
     help="GCP network tier of the GCP end(s): premium or standard (or source/destination, "
     "premium/standard). Tests of another tier are never pooled.",
 )  # fmt: skip
-@click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON (docs/advise.md).")
+@json_flag("Print the advice as JSON (docs/advise.md).")
 @results_option("Folder holding the history store and one folder per sweep.", "results_dir")
 @catalog_read_option("Region catalog.")
 def advise(

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from orchestrator.cli import options as opt
-from orchestrator.cli.jsonout import emit, json_option
+from orchestrator.cli.jsonout import echo_listing, json_option
 from orchestrator.core import RESULTS, RunFailure, info, warning
 from orchestrator.model import CLOUDS
 from orchestrator.plan import parse_clouds
@@ -42,10 +42,7 @@ def preflight_command(catalog: Path, as_json: bool, **kwargs: Any) -> None:
     result = check_selection_on_clouds(opt.selection_from(kwargs), opt.cloud_flags_from(kwargs),
                                        catalog_path=catalog, results=RESULTS,
                                        note=info, warn=warning)  # fmt: skip
-    if as_json:
-        emit(result.to_json())
-    else:
-        click.echo("\n".join(preflight_lines(result)))
+    echo_listing(result.to_json(), as_json, preflight_lines(result))
 
 
 @click.command("sync")
@@ -69,14 +66,9 @@ def regions_sync_command(
     """
     from orchestrator.clouds import sync_catalog
 
-    report = sync_catalog(catalog, list(parse_clouds(clouds, "--clouds")),
+    report = sync_catalog(catalog, list(parse_clouds(clouds, "--clouds")), warn=warning,
                           gcp_project=gcp_project, aws_profile=aws_profile)  # fmt: skip
-    for line in report.skipped:
-        warning(f"skipped {line}")
-    if as_json:
-        emit(report.to_json())
-    else:
-        click.echo("\n".join(sync_lines(report)))
+    echo_listing(report.to_json(), as_json, sync_lines(report))
 
 
 @click.command("reap")
@@ -108,15 +100,10 @@ def reap_command(clouds: str, dry_run: bool, as_json: bool, **kwargs: Any) -> No
 
     report = reap_clouds(list(parse_clouds(clouds, "--clouds")), dry_run=dry_run,
                          warn=warning, **kwargs)  # fmt: skip
-    for line in report.skipped_clouds:
-        warning(f"skipped {line}")
-    if as_json:
-        emit(report.to_json(dry_run))
-    else:
-        click.echo("\n".join(reap_lines(report, dry_run)))
+    echo_listing(report.to_json(dry_run), as_json, reap_lines(report, dry_run))
     if not dry_run and len(report.deleted) < len(report.due):
         raise RunFailure("some resources could not be deleted (see warnings): run reap again")
 
 
-# `regions sync` is attached to the `regions` group (cli/plan.py) by cli/__init__.py.
+# `regions sync` is the `regions` group's (cli/plan.py), which adds it.
 COMMANDS: list[click.Command] = [preflight_command, reap_command]

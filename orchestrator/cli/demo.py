@@ -53,11 +53,9 @@ def demo(
     from orchestrator.text import demo_passed_line, render_demo_outcome
 
     outcome = make_demo(DemoRequest(out, sweeps, change_from, min_runs, regions, perturb,
-                                    replace_out, not no_site), log=say)  # fmt: skip
+                                    replace_out, not no_site), log=say, warn=warning)  # fmt: skip
     click.echo("\n".join(render_demo_outcome(outcome)))
-    if outcome.problems:
-        for problem in outcome.problems:
-            warning(f"demo check failed: {problem}")
+    if outcome.problems:  # each said by the demo as a warning
         sys.exit(1)
     click.echo(demo_passed_line(outcome))
 

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from orchestrator import emulator as emu
-from orchestrator.cli.jsonout import emit, json_option
+from orchestrator.cli.jsonout import echo_listing, json_option
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.emulator import DEFAULT_ID, gather
 from orchestrator.text import (
@@ -147,10 +147,7 @@ def status_command(as_json: bool) -> None:
       interregion emulator status --json
     """
     rows = emu.status()
-    if as_json:
-        emit([s.to_json() for s in rows])
-    else:
-        click.echo("\n".join(emulator_status_lines(rows)))
+    echo_listing([s.to_json() for s in rows], as_json, emulator_status_lines(rows))
 
 
 @emulator.command("reap")

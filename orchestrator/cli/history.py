@@ -5,17 +5,20 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from orchestrator.cli.jsonout import echo_result
+from orchestrator.cli.jsonout import echo_result, json_flag
 from orchestrator.cli.options import (
+    UTC_TIME,
     catalog_read_option,
     filter_options,
     filters_from,
     results_option,
+    stack,
 )
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import UserError, counted, step, warning
@@ -51,17 +54,15 @@ _SOURCE_OPTION = click.option(
 
 
 def _query_options(f: F) -> F:
-    for option in reversed([
+    return stack(f, [
         click.option("--pairs", default=None, metavar="LIST",
                      help="Directed pairs SRC/DST, comma-separated."),
         click.option("--metric", type=click.Choice(_METRICS), default="rtt", show_default=True,
                      help=_METRIC_HELP + " or capacity (the capacity measure: several "
                      "streams, buffers sized for the BDP)."),
         _window_option("all"), _SOURCE_OPTION,
-        click.option("--json", "as_json", is_flag=True, help="Print JSON."),
-    ]):  # fmt: skip
-        f = option(f)
-    return f
+        json_flag("Print JSON."),
+    ])  # fmt: skip
 
 
 @click.group(invoke_without_command=True)
@@ -169,11 +170,12 @@ def rebuild(results_dir: Path) -> None:
 @history.command()
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
               show_default=True, help="File format.")  # fmt: skip
-@click.option("--since", default=None, metavar="T", help="Only rows from this UTC date/time.")
+@click.option("--since", type=UTC_TIME, default=None, metavar="T",
+              help="Only rows from this UTC date/time.")  # fmt: skip
 @click.option("--out", type=UserPath(dir_okay=False), default=None,
               help="File to write. Default: results/history.parquet (or .csv).")  # fmt: skip
 @_RESULTS_OPTION
-def export(fmt: str, since: str | None, out: Path | None, results_dir: Path) -> None:
+def export(fmt: str, since: datetime | None, out: Path | None, results_dir: Path) -> None:
     """Export the stored rows (with each test's ping samples) as Parquet or CSV.
 
     \b
@@ -261,7 +263,7 @@ def convert(fmt: str, file: Path | str, out: Path) -> None:
 )  # fmt: skip
 @_window_option("1W", latest=True)
 @_SOURCE_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON (docs/history.md).")
+@json_flag("Print the matrix as JSON (docs/history.md).")
 @click.option(
     "--include-flagged", is_flag=True,
     help="Keep the tests with flags (below the fibre floor, asymmetric, ...; docs/results.md); "
@@ -309,7 +311,7 @@ def matrix(
 
 @click.command()
 @click.option(
-    "--since", default=None, metavar="T",
+    "--since", type=UTC_TIME, default=None, metavar="T",
     help="Only changes that started or closed from this UTC date/time (open ones always).",
 )  # fmt: skip
 @_SOURCE_OPTION
@@ -334,7 +336,7 @@ def matrix(
     "3.75-5.5), or with the fixed 3 and 3.75. The store's rule until given; another "
     "value judges every run again.",
 )  # fmt: skip
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_flag("Print JSON.")
 @click.option(
     "--notify", "url", default=None, metavar="URL", envvar="INTERREGION_NOTIFY_URL",
     help="POST one JSON document per new or closed episode to this URL (or "
@@ -346,7 +348,7 @@ def matrix(
 )  # fmt: skip
 @_RESULTS_OPTION
 def changes(
-    since: str | None, sources: tuple[str, ...], last_runs: int, baseline_runs: int | None,
+    since: datetime | None, sources: tuple[str, ...], last_runs: int, baseline_runs: int | None,
     min_runs: int | None, calibrate: bool | None, as_json: bool, url: str | None,
     notify_file: Path | None, results_dir: Path,
 ) -> None:  # fmt: skip

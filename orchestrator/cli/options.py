@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any, TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.clouds import NETWORK_TIERS, CloudFlags
-from orchestrator.core import CATALOG, RESULTS, UserError
+from orchestrator.core import CATALOG, RESULTS, UserError, parse_since
 from orchestrator.model import BACKEND_NAMES, CLOUDS, DEFAULT_BACKEND, LOCAL_MAX_CONCURRENT
 from orchestrator.plan import RunOptions, SelectionSpec, TestParams, params_spec, selection_spec
-from orchestrator.sweep import Emulation, SweepRequest
+
+if TYPE_CHECKING:  # what a command runs with, imported when it runs: not its --help's cost
+    from orchestrator.sweep import Emulation, SweepRequest
 
 F = TypeVar("F", bound=Callable[..., Any])
 option = click.option
@@ -46,7 +49,21 @@ class FiniteFloat(click.ParamType):
 FINITE = FiniteFloat()
 
 
-def _apply(f: F, options: list[Callable[[F], F]]) -> F:
+class UtcTime(click.ParamType):
+    """A `--since` value (a UTC date or time) as an aware UTC datetime (core.parse_since:
+    a one-line error naming the value and the forms it takes)."""
+
+    name = "time"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return value if isinstance(value, datetime) else parse_since(str(value))
+
+
+UTC_TIME = UtcTime()
+
+
+def stack(f: F, options: list[Callable[[F], F]]) -> F:
+    """`f` with `options` added, the first one first in its help."""
     for one in reversed(options):
         f = one(f)
     return f
@@ -59,14 +76,14 @@ catalog_option = option("--catalog", type=UserPath(dir_okay=False), default=CATA
 def selection_options(f: F) -> F:
     """Add --clouds, --regions, --exclude, --no-opt-in, --cloud-pair, --min-km,
     --max-km, --pairs, --max-regions and --spread to a click command."""
-    return _apply(f, [*_filters(), *_choosers()])
+    return stack(f, [*_filters(), *_choosers()])
 
 
 def filter_options(f: F) -> F:
     """The selection options that filter pairs already measured (a report). --max-regions
     and --spread choose regions for a sweep: left out of the help, and taken only so the
     command can say that in one line (`filters_from`)."""
-    return _apply(f, [*_filters(), *_choosers(hidden=True)])
+    return stack(f, [*_filters(), *_choosers(hidden=True)])
 
 
 def catalog_read_option(help: str) -> Callable[[F], F]:
@@ -118,7 +135,7 @@ def test_params_options(f: F) -> F:
     """Add --pings, --ping-interval, --duration, --omit, --streams, --window,
     --congestion, --tests and --measures (what each test runs) to a click command."""
     d = TestParams()
-    return _apply(f, [
+    return stack(f, [
         option("--pings", type=int, default=d.pings, show_default=True, help="Pings per pair."),
         option("--ping-interval", type=FINITE, default=d.ping_interval_s, show_default=True,
                help="Seconds between pings."),
@@ -148,7 +165,7 @@ def run_options(f: F) -> F:
     """Add --backend, --max-concurrent, --sequential, --emulated-type and --controller
     (where and on what the sweep runs, how many slots per round) to a click command;
     `plan.make_plan` applies them."""
-    return _apply(f, [
+    return stack(f, [
         option("--backend", type=click.Choice(BACKEND_NAMES), default=DEFAULT_BACKEND,
                show_default=True,
                help="Where the hosts run: local = the emulated cloud on this machine."),
@@ -170,7 +187,7 @@ def run_options(f: F) -> F:
 
 
 def account_options(f: F) -> F:
-    return _apply(f, [
+    return stack(f, [
         option("--aws-profile", default=None, help="AWS profile (default: AWS_PROFILE)."),
         option("--gcp-project", default=None,
                help="GCP project (default: GOOGLE_CLOUD_PROJECT or ADC)."),
@@ -179,7 +196,7 @@ def account_options(f: F) -> F:
 
 def cloud_options(f: F) -> F:
     """Add the flags of a sweep on real clouds to a click command."""
-    return _apply(f, [
+    return stack(f, [
         account_options,  # first in the help
         option("--operator-cidr", default=None, metavar="CIDR",
                help="Address SSH is opened to (default: your detected public address /32)."),
@@ -215,10 +232,8 @@ def selection_from(values: Mapping[str, Any]) -> SelectionSpec:
 def filters_from(values: Mapping[str, Any], what: str) -> SelectionSpec:
     """The SelectionSpec of a command with filter_options (`what`: "a report", "a matrix"),
     refusing the first of --max-regions, --spread, --opt-in it was given."""
-    for name in ("max_regions", "spread", "opt_in"):
-        if values.get(name) is not None:
-            flag = "--" + name.replace("_", "-")
-            raise UserError(f"{flag} chooses regions for a sweep: it does not filter {what}")
+    refuse_given(values, ["max_regions", "spread", "opt_in"],
+                 "{flag} chooses regions for a sweep: it does not filter " + what)  # fmt: skip
     return selection_from(values)
 
 
@@ -232,6 +247,16 @@ def run_from(values: Mapping[str, Any]) -> RunOptions:
     """The RunOptions of a command with run_options."""
     names = "backend max_concurrent sequential emulated_type controller"
     return RunOptions(**_named(values, names))
+
+
+def emulation_from(values: Mapping[str, Any]) -> Emulation | None:
+    """The Emulation of a command with cli/sweep.py's emulation_options (None: none asked
+    for)."""
+    from orchestrator.emulator import gather
+    from orchestrator.sweep import Emulation
+
+    return Emulation.given(values["emulation_seed"],
+                           gather(values["perturb"], values["perturb_file"]))  # fmt: skip
 
 
 def cloud_flags_from(values: Mapping[str, Any]) -> CloudFlags:
@@ -253,6 +278,14 @@ def given_flag(values: Mapping[str, Any], names: Iterable[str],
     return "--" + found[0].replace("_", "-") if found else None
 
 
+def refuse_given(values: Mapping[str, Any], names: Iterable[str], why: str,
+                 sources: Collection[ParameterSource] = NOT_DEFAULT) -> None:  # fmt: skip
+    """The one-line error `why` (its `{flag}`: the flag) when the current command was given
+    one of the options `names` from `sources` (given_flag)."""
+    if flag := given_flag(values, names, sources):
+        raise UserError(why.format(flag=flag))
+
+
 def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:
     """The cloud flags of the current command, or None when none was given on the
     command line (or in the environment), or it has none (`plan --strict` is its own):
@@ -268,6 +301,8 @@ def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:
 def request_from(values: Mapping[str, Any], emulation: Emulation | None) -> SweepRequest:
     """The SweepRequest of `sweep`, `study tcp` or `plan` (selection, test parameters, run
     and cloud options), with the emulation its --perturb and --emulation-seed make."""
+    from orchestrator.sweep import SweepRequest
+
     return SweepRequest(selection=selection_from(values), params=params_from(values),
                         run=run_from(values), cloud=cloud_flags_given(values),
                         emulation=emulation)  # fmt: skip

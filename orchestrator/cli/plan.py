@@ -9,7 +9,8 @@ from typing import Any
 import click
 
 from orchestrator.cli import options as opt
-from orchestrator.cli.jsonout import echo_result, emit, json_option
+from orchestrator.cli.cloud import regions_sync_command
+from orchestrator.cli.jsonout import echo_result, emit, json_flag, json_option
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import PRICING, info, warning
 from orchestrator.mesh import DEFAULT_ECHOES, DEFAULT_INTERVAL_S, plan_mesh
@@ -32,7 +33,7 @@ from orchestrator.text import (
 @click.option("--round-overhead", type=opt.FINITE, default=None,
               help="Seconds each round adds beyond its slowest test "
               "[default: the controller's model, by the round's hosts].")  # fmt: skip
-@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@json_flag("Print the plan as JSON.")
 @click.option("--strict", is_flag=True,
               help="Refuse a plan whose hosts send more on average than their machine type's "
               "baseline bandwidth (default: warn).")  # fmt: skip
@@ -108,4 +109,5 @@ def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> No
         print_parts([regions_table(listing)], TERMINAL_WIDTH)
 
 
+regions.add_command(regions_sync_command)
 COMMANDS: list[click.Command] = [plan, regions]

@@ -74,10 +74,7 @@ def report(
     request = ReportRequest(sweep, all_, input_files, results_dir, out, not no_png, catalog,
                             filters_from(selection, "a report"), include_flagged,
                             include_injected)  # fmt: skip
-    result = make_report(request, _say)
-    # after the report: when it fails, its one error line says enough on its own
-    for line in result.loaded.warnings:
-        warning(line)
+    result = make_report(request, _say, warn=warning)
     print_parts(render_report_tables(result), TERMINAL_WIDTH, markup=True)
 
 

@@ -14,12 +14,17 @@ from typing import Any
 import click
 
 from orchestrator.cli import options as opt
-from orchestrator.cli.jsonout import emit, json_option
+from orchestrator.cli.jsonout import echo_listing, json_option
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import SCHEDULES, info, say
 from orchestrator.core import warning as log_warning
 from orchestrator.schedule import DEFAULT_FILE
-from orchestrator.text import schedule_status_lines, tick_line, written_lines
+from orchestrator.text import (
+    reaped_sweeps_line,
+    schedule_status_lines,
+    tick_line,
+    written_lines,
+)
 
 file_option = click.option("--file", "schedules", type=UserPath(dir_okay=False),
                            default=SCHEDULES, show_default=DEFAULT_FILE,
@@ -171,11 +176,7 @@ def list_command(schedules: Path, results: Path, as_json: bool) -> None:
     found = status(schedules, results, datetime.now(UTC))
     if warning := found.bad_lines_warning():
         log_warning(warning)
-    if as_json:
-        emit([p.to_json() for p in found.profiles])
-        return
-    for line in schedule_status_lines(found):
-        click.echo(line)
+    echo_listing(found.to_json(), as_json, schedule_status_lines(found))
 
 
 @schedule.command("export")
@@ -218,12 +219,9 @@ def reap_command(results: Path) -> None:
     Example:
       interregion schedule reap --results results/
     """
-    from orchestrator.sweep import locked
+    from orchestrator.schedule import reap_abandoned
 
-    with locked(results, trigger="reap", log=say) as held:
-        reaped = held.reaped
-    listed = f": {', '.join(reaped)}" if reaped else ""
-    click.echo(f"tore down {len(reaped)} abandoned sweeps{listed}")
+    click.echo(reaped_sweeps_line(reap_abandoned(results, say)))
 
 
 COMMANDS: list[click.Command] = [schedule]

@@ -7,9 +7,8 @@ from typing import Any
 import click
 
 from orchestrator.cli import options as opt
-from orchestrator.cli.emulator import perturb_options
-from orchestrator.cli.sweep import announce, emulation_from
-from orchestrator.core import UserError, info, say
+from orchestrator.cli.sweep import announce, budget_option, emulation_options
+from orchestrator.core import info, say
 from orchestrator.study import (
     DEFAULT_REPEATS,
     STUDIES_DIR,
@@ -55,14 +54,9 @@ def study() -> None:
     help="Largest tcp_rmem/tcp_wmem max the hosts may be given (default: the kernel's).",
 )  # fmt: skip
 @click.option("--yes", is_flag=True, help="Do not ask, even above the budget.")
-@click.option("--budget-usd", type=opt.FINITE, default=5.0, show_default=True,
-              help="Ask before provisioning when the estimated cost is above this.")  # fmt: skip
+@budget_option
 @click.option("--no-report", is_flag=True, help="Do not build the report at the end.")
-@perturb_options
-@click.option(
-    "--emulation-seed", type=click.IntRange(min=0), default=None,
-    help="Seed of the emulated cloud's run-to-run variation (local). Recorded.",
-)  # fmt: skip
+@emulation_options("Seed of the emulated cloud's run-to-run variation (local). Recorded.")
 @opt.results_option(
     f"Folder holding the sweeps' results, as for every command; the study lands apart from "
     f"the sweeps, in <results>/{STUDIES_DIR}/<id>/."
@@ -82,15 +76,17 @@ def tcp(**kwargs: Any) -> None:
       interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes
       interregion study tcp --backend local --variants default,tuned,p4 --repeats 5 --yes
     """
-    if flag := opt.given_flag(kwargs, PER_VARIANT):
-        raise UserError(f"{flag} with study tcp: the study sets it per variant (--variants)")
+    opt.refuse_given(
+        kwargs, PER_VARIANT, "{flag} with study tcp: the study sets it per variant (--variants)"
+    )
     request = TcpStudyRequest(
-        opt.request_from(kwargs, emulation_from(kwargs)), kwargs["variants"], kwargs["repeats"],
+        opt.request_from(kwargs, opt.emulation_from(kwargs)), kwargs["variants"], kwargs["repeats"],
         kwargs["seed"], kwargs["max_buffer_bytes"], kwargs["budget_usd"],
     )  # fmt: skip
     found = tcp_study(
         request, kwargs["results"], build_report=not kwargs["no_report"],
-        announce=lambda s: announce(s.plan, kwargs, s.estimate.tests, s.estimate.shape()),
+        announce=lambda s: announce(s.plan, s.estimate.tests, s.estimate.shape(),
+                                    request.budget_usd, kwargs["yes"]),
         note=info, log=say,
     )  # fmt: skip
     info(f"study {found.parent.name} done: {found}")

@@ -5,29 +5,27 @@ down, matrix) and metrics."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
 from orchestrator.cli import options as opt
 from orchestrator.cli.emulator import perturb_options
-from orchestrator.cli.jsonout import echo_result
+from orchestrator.cli.jsonout import echo_result, json_flag
 from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import SCHEDULES, UserError, counted, info, say
 from orchestrator.core import warning as log_warning
-from orchestrator.emulator import gather
 from orchestrator.mesh import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
 from orchestrator.plan import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS, Plan
-from orchestrator.results import check_results_for_sweeps
 from orchestrator.sweep import (
     BIG_HOSTS,
     BIG_MINUTES,
     DEFAULT_BUDGET_USD,
     NOT_CONFIRMED,
     PREPARE_FORKS,
-    Emulation,
     Question,
     SweepRequest,
     SweepRun,
@@ -39,18 +37,35 @@ from orchestrator.sweep import (
     run_new,
     teardown_sweep,
 )
-from orchestrator.sweep import questions as launch_questions
 from orchestrator.text import (
+    announcement,
     done_lines,
     mesh_matrix_lines,
     mesh_status_lines,
-    plan_line,
-    shortfall_warning,
 )
 
 _results_option = opt.results_option("Folder holding the sweeps' results.")
 _sweep_id_option = click.option("--sweep", "sweep_id", required=True, metavar="ID",
                                 help="Sweep id.")  # fmt: skip
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def emulation_options(seed_help: str) -> Callable[[F], F]:
+    """--perturb, --perturb-file and --emulation-seed (`seed_help`) of a command that starts
+    an emulated cloud of its own (sweep, mesh up, study tcp): options.emulation_from reads
+    them."""
+    seed = click.option("--emulation-seed", type=click.IntRange(min=0), default=None,
+                        help=seed_help)  # fmt: skip
+    return lambda f: opt.stack(f, [perturb_options, seed])
+
+
+# the budget question of a command that provisions (sweep, study tcp)
+budget_option = click.option("--budget-usd", type=opt.FINITE, default=DEFAULT_BUDGET_USD,
+                             show_default=True,
+                             help="Ask before provisioning when the estimated cost is above "
+                             "this.")  # fmt: skip
 
 
 def _on_terminal() -> bool:
@@ -68,21 +83,14 @@ def _ask(questions: list[Question], yes: bool) -> None:
             raise UserError(NOT_CONFIRMED)
 
 
-def announce(plan: Plan, kwargs: dict[str, Any], tests: int, shape: str) -> None:
-    """Print the plan's estimate (`tests` tests, measured as `shape` says); ask above
-    the budget or size."""
-    if warning := shortfall_warning(plan):
-        log_warning(warning)
-    info(plan_line(plan, tests, shape))
-    e = plan.estimate
-    _ask(launch_questions(e.cost_usd, kwargs["budget_usd"], len(plan.selection.regions),
-                          e.wall_s), kwargs["yes"])  # fmt: skip
-
-
-def emulation_from(kwargs: dict[str, Any]) -> Emulation | None:
-    """The emulation --perturb, --perturb-file and --emulation-seed ask for."""
-    return Emulation.given(kwargs["emulation_seed"],
-                           gather(kwargs["perturb"], kwargs["perturb_file"]))  # fmt: skip
+def announce(plan: Plan, tests: int, shape: str, budget_usd: float, yes: bool) -> None:
+    """Say a new sweep's (or study's) announcement (`tests` tests, measured as `shape`
+    says), then ask its questions."""
+    said = announcement(plan, tests, shape, budget_usd)
+    if said.warning:
+        log_warning(said.warning)
+    info(said.line)
+    _ask(said.questions, yes)
 
 
 # with --profile: an INTERREGION_* variable is a default of this shell, not a clash
@@ -100,9 +108,7 @@ _RESUMED = (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS)
 @click.option("--yes", is_flag=True,
               help=f"Do not ask, even above the budget or past {BIG_HOSTS} hosts or {BIG_MINUTES} "
               "min (needed then when not on a terminal).")  # fmt: skip
-@click.option("--budget-usd", type=opt.FINITE, default=DEFAULT_BUDGET_USD,
-              show_default=True,
-              help="Ask before provisioning when the estimated cost is above this.")  # fmt: skip
+@budget_option
 @click.option("--price-emulated", is_flag=True,
               help="Local: count what the emulated sweep moves at the clouds' list prices, so "
               "that --budget-usd stops it as it would a cloud sweep (a rehearsal of the hard "
@@ -116,10 +122,8 @@ _RESUMED = (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS)
               "ledger).")  # fmt: skip
 @click.option("--file", "schedules", type=UserPath(dir_okay=False), default=SCHEDULES,
               show_default="schedules.yaml", help="The profiles file --profile reads.")  # fmt: skip
-@perturb_options
-@click.option("--emulation-seed", type=click.IntRange(min=0), default=None,
-              help="Seed of the emulated cloud's run-to-run variation (local; default: from the "
-              "sweep id). Recorded in sweep.json.")  # fmt: skip
+@emulation_options("Seed of the emulated cloud's run-to-run variation (local; default: "
+                       "from the sweep id). Recorded in sweep.json.")  # fmt: skip
 @_results_option
 def sweep(**kwargs: Any) -> None:
     """Measure latency and throughput between the selected regions, keeping every result.
@@ -139,14 +143,12 @@ def sweep(**kwargs: Any) -> None:
       interregion sweep --tests ping --yes --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
     """
     results: Path = kwargs["results"]
-    check_results_for_sweeps(results)
     if kwargs["profile"]:
         from orchestrator.cli.schedule import run_profile
 
-        names = [n for n in kwargs if n not in _PROFILE_OWN]
-        if flag := opt.given_flag(kwargs, names, _PROFILE_CLASH):
-            raise UserError(f"{flag} with --profile: the profile sets the sweep; edit it or "
-                            f"drop {flag}")  # fmt: skip
+        opt.refuse_given(kwargs, [n for n in kwargs if n not in _PROFILE_OWN],
+                         "{flag} with --profile: the profile sets the sweep; edit it or drop "
+                         "{flag}", _PROFILE_CLASH)  # fmt: skip
         run_profile(kwargs["schedules"], kwargs["profile"], results, "hand")
         return
     given = opt.given_flag(kwargs, ["budget_usd"]) is not None
@@ -154,20 +156,18 @@ def sweep(**kwargs: Any) -> None:
                           build_report=not kwargs["no_report"])  # fmt: skip
     yes, resumed = kwargs["yes"], kwargs["resume_id"]
     if resumed:
-        if flag := opt.given_flag(kwargs, _RESUMED, (ParameterSource.COMMANDLINE,)):
-            raise UserError(f"{flag} with --resume: a resumed sweep measures what it planned; "
-                            f"drop {flag}, or start a new sweep")  # fmt: skip
-        if kwargs["perturb"] or kwargs["perturb_file"] or kwargs["emulation_seed"] is not None:
-            raise UserError("--perturb and --emulation-seed with --resume: a resumed sweep "
-                            "keeps the emulation it recorded; start a new sweep to change it",
-                            )  # fmt: skip
-        done = resume(resumed, how, opt.cloud_flags_given(kwargs), note=info,
-                             say=say, ask=lambda asked: _ask(asked, yes))  # fmt: skip
+        opt.refuse_given(kwargs, _RESUMED, "{flag} with --resume: a resumed sweep measures what "
+                         "it planned; drop {flag}, or start a new sweep",
+                         (ParameterSource.COMMANDLINE,))  # fmt: skip
+        done = resume(resumed, how, opt.cloud_flags_given(kwargs), opt.emulation_from(kwargs),
+                      note=info, say=say, ask=lambda asked: _ask(asked, yes))  # fmt: skip
     else:
-        done = run_new(
-            opt.request_from(kwargs, emulation_from(kwargs)), how, note=info, say=say,
-            announce=lambda plan: announce(plan, kwargs, len(plan.selection.pairs), plan.shape()),
-            plan_only=kwargs["plan_only"])  # fmt: skip
+
+        def announced(plan: Plan) -> None:  # each pair of the plan, measured as it says
+            announce(plan, len(plan.selection.pairs), plan.shape(), how.budget_usd, yes)
+
+        done = run_new(opt.request_from(kwargs, opt.emulation_from(kwargs)), how, note=info,
+                       say=say, announce=announced, plan_only=kwargs["plan_only"])  # fmt: skip
     if kwargs["plan_only"] and not resumed:
         click.echo(done.sweep.id)
     else:
@@ -293,9 +293,7 @@ def mesh() -> None:
               help="The store's bins (a multiple of --interval); shorter only to test "
               "detection.")  # fmt: skip
 @click.option("--yes", is_flag=True, help="Do not ask before starting more than 16 hosts.")
-@perturb_options
-@click.option("--emulation-seed", type=click.IntRange(min=0), default=None,
-              help="Seed of the emulated cloud's variation (local).")  # fmt: skip
+@emulation_options("Seed of the emulated cloud's variation (local).")
 @_RESULTS
 def up_command(**kwargs: Any) -> None:
     """Start a mesh and collect from it until stopped (mesh down, Ctrl-C, SIGTERM).
@@ -316,14 +314,14 @@ def up_command(**kwargs: Any) -> None:
                               bin_s=kwargs["bin_seconds"]).check()  # fmt: skip
     wanted = SweepRequest(selection=opt.selection_from(kwargs), run=opt.run_from(kwargs),
                                  cloud=opt.cloud_flags_given(kwargs),
-                                 emulation=emulation_from(kwargs))  # fmt: skip
+                                 emulation=opt.emulation_from(kwargs))  # fmt: skip
     run_mesh(wanted, request, kwargs["results"], yes=kwargs["yes"], note=info,
                  say=say, started=lambda sweep: click.echo(sweep.id))  # fmt: skip
 
 
 @mesh.command("status")
 @_MESH_ID
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@json_flag("Print the status as JSON.")
 @_RESULTS
 def status_command(mesh_id: str | None, as_json: bool, results: Path) -> None:
     """Each host of a mesh: its newest record, the collection's lag, its probe rate.
@@ -362,7 +360,7 @@ def down_command(mesh_id: str | None, results: Path) -> None:
 @mesh.command("matrix")
 @click.option("--source", default=None, help="The mesh source (default: the only one).")
 @click.option("--window", default="1H", show_default=True, help=f"{_WINDOW}.")
-@click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON.")
+@json_flag("Print the matrix as JSON.")
 @_RESULTS
 def matrix_command(source: str | None, window: str, as_json: bool, results: Path) -> None:
     """The matrix of a mesh source over a window ending at its newest bin.

@@ -6,18 +6,10 @@ checking credentials and quotas before anything is spent (preflight), and
 reaping what a crashed sweep left behind (reap). `stacks` turns a sweep into
 the variables of those stacks.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.clouds import check_selection_on_clouds`),
-never a module of this package (tests/check_layers.py).
-
-- `aws`: `AwsApi`.
-- `gcp`: `GcpApi`.
-- `launch`: `prepare_clouds`.
-- `options`: `CloudFlags`, `CloudOptions`, `NETWORK_TIERS`, `cloud_options_from`,
-  `require_sdks`.
-- `preflight`: `PreflightResult`, `check_selection_on_clouds`.
-- `reap`: `ReapReport`, `leftover_warnings`, `reap_clouds`.
-- `sync`: `SyncReport`, `sync_catalog`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.clouds import check_selection_on_clouds`), never a module of
+this package (tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

@@ -136,7 +136,7 @@ def reap_clouds(
 ) -> ReapReport:
     """`interregion reap`: what crashed sweeps left on `clouds` found (expired, older than
     `older_than` ("2h"), or of one sweep) and, unless `dry_run`, deleted; one line when
-    no cloud asked for can be used (the others skipped are on the report)."""
+    no cloud asked for can be used (the others skipped are on the report, each `warn`ed)."""
     if older_than and sweep_id:
         raise UserError("--older-than and --sweep select differently: give one of them")
     with aws.network_errors(), gcp.network_errors():
@@ -154,4 +154,6 @@ def reap_clouds(
         )
     if len(report.skipped_clouds) == len(clouds):
         raise UserError("no cloud can be used: " + "; ".join(report.skipped_clouds))
+    for line in report.skipped_clouds:
+        warn(f"skipped {line}")
     return report

@@ -11,6 +11,8 @@ from orchestrator.clouds import aws, gcp
 from orchestrator.core import UserError
 from orchestrator.model import Catalog, MachineBandwidth, load_catalog
 
+Warn = Callable[[str], None]
+
 
 @dataclass
 class SyncReport:
@@ -93,9 +95,11 @@ def sync_catalog(
     *,
     gcp_project: str | None = None,
     aws_profile: str | None = None,
+    warn: Warn,
 ) -> SyncReport:
     """`interregion regions sync`: the regions the clouds offer against the catalog's; one
-    line when no cloud asked for can be used (the others skipped are on the report)."""
+    line when no cloud asked for can be used (the others skipped are on the report, each
+    `warn`ed)."""
     with aws.network_errors(), gcp.network_errors():
         report = sync(
             load_catalog(catalog_path),
@@ -106,4 +110,6 @@ def sync_catalog(
         )
     if len(report.skipped) == len(clouds):
         raise UserError("no cloud can be used: " + "; ".join(report.skipped))
+    for line in report.skipped:
+        warn(f"skipped {line}")
     return report

@@ -1,26 +1,10 @@
 """Foundations every layer uses: errors a user can act on, where the project's files live,
 order statistics, geodesic distances, UTC times, and output folders that appear whole.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.core import bucket_url`),
-never a module of this package (tests/check_layers.py).
-
-- `durations`: `DurationError`, `parse_seconds`.
-- `errors`: `BAD_INPUT`, `RUN_FAILED`, `RunFailure`, `UserError`, `missing_extra`.
-- `faces`: `lazy_getattr` (imported with the face: every lazy face's `__getattr__`).
-- `gcpause`: `gc_paused`.
-- `geo`: `FIBRE_RTT_MS_PER_KM`, `distance_km`, `fibre_rtt_ms`.
-- `grammar`: `bucket_url`, `ceiling`, `github_repo`, `plain_text`, `script_safe`, `yaml_string`.
-- `log`: `LOGGER`, `NORMAL`, `QUIET`, `VERBOSE`, `configure_log`, `counted`, `debug`, `info`,
-  `is_verbose`, `log_stamp`, `say`, `step`, `warning`.
-- `outdir`: `MANIFEST`, `building`, `check_only_ours`, `open_new`, `read_manifest`,
-  `remove_within`, `reusing`, `within`, `write_manifest`.
-- `paths`: `CATALOG`, `DATA`, `DOCS`, `INFRA`, `PLAYBOOKS`, `PRICING`, `RESULTS`,
-  `SAMPLE_SCHEDULES`, `SCHEDULES`, `cache_home`, `shell_word`, `state_home`.
-- `stats`: `BEYOND`, `NAN`, `WILSON_Z`, `median`, `min_samples_for`, `pearson_r`, `percentile`,
-  `percentiles`, `quotable_percentiles`, `wilson`.
-- `textfile`: `csv_errors`, `load_yaml`, `read_text`.
-- `times`: `iso`, `iso_of_epoch`, `parse_utc`, `utc_now`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.core import bucket_url`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING
@@ -93,7 +77,17 @@ if TYPE_CHECKING:
         wilson,
     )
     from orchestrator.core.textfile import csv_errors, load_yaml, read_text
-    from orchestrator.core.times import iso, iso_of_epoch, parse_utc, utc_now
+    from orchestrator.core.times import (
+        compact,
+        iso,
+        iso_of_epoch,
+        parse_compact,
+        parse_since,
+        parse_utc,
+        read_utc,
+        stamp,
+        utc_now,
+    )
 
 __all__ = [
     "BAD_INPUT",
@@ -124,6 +118,7 @@ __all__ = [
     "cache_home",
     "ceiling",
     "check_only_ours",
+    "compact",
     "configure_log",
     "counted",
     "csv_errors",
@@ -143,7 +138,9 @@ __all__ = [
     "min_samples_for",
     "missing_extra",
     "open_new",
+    "parse_compact",
     "parse_seconds",
+    "parse_since",
     "parse_utc",
     "pearson_r",
     "percentile",
@@ -152,11 +149,13 @@ __all__ = [
     "quotable_percentiles",
     "read_manifest",
     "read_text",
+    "read_utc",
     "remove_within",
     "reusing",
     "say",
     "script_safe",
     "shell_word",
+    "stamp",
     "state_home",
     "step",
     "utc_now",

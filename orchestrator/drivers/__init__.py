@@ -1,19 +1,10 @@
 """The tools a sweep drives and the process machinery around them: Terraform, Ansible, per-sweep
 ssh keys, child processes, interrupts, the results-folder lock and progress output.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.drivers import as_data`),
-never a module of this package (tests/check_layers.py).
-
-- `ansible`: `Event`, `View`, `as_data`, `close_control_sockets`, `plain_view`, `remove_views`,
-  `run_playbook`, `write_document`, `write_playbook`.
-- `interrupts`: `Interrupted`, `check_interrupt`, `deferred`, `interrupt_requested`,
-  `on_signal`, `reset_interrupts`.
-- `keys`: `SweepKeys`, `ensure_sweep_keys`, `write_known_hosts`.
-- `lock`: `LockHeld`, `ResultsLock`, `results_lock`.
-- `processes`: `stop_all`.
-- `progress`: `RoundProgress`.
-- `terraform`: `TerraformStack`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.drivers import as_data`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import RunFailure, UserError, utc_now
+from orchestrator.core import RunFailure, UserError, stamp, utc_now
 
 LOCK_FILE = ".sweep.lock"
 
@@ -90,7 +90,7 @@ def results_lock(results: Path, **holder: Any) -> Iterator[ResultsLock]:
         raise UserError(f"{path}: could not take the results folder's lock: try again")
     try:
         lock = ResultsLock(path, fd)
-        lock.note(pid=os.getpid(), started_utc=utc_now(), **holder)
+        lock.note(pid=os.getpid(), started_utc=stamp(utc_now()), **holder)
         try:
             yield lock
         finally:

@@ -3,22 +3,10 @@
 `python -m orchestrator.emulator up --spec FILE` and `... down --id ID` are what the
 infra/local stack's provisioners run.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.emulator import bring_up`),
-never a module of this package (tests/check_layers.py).
-
-- `allowance`: `spec_probes`.
-- `bringup`: `DEFAULT_ID`, `UpRequest`, `UpResult`, `bring_up`, `bring_up_spec`.
-- `delay`: `delayd_binary`.
-- `net`: `HOST_CONGESTION_CONTROL`.
-- `perturb`: `Perturbation`, `check_hosts`, `gather`, `parse_perturbation`, `perturbation_ends`.
-- `runtime`: `EmulationStatus`, `down`, `hosts_of`, `reap`, `require_root`, `reserve_subnet`,
-  `running_spec`, `set_perturbations`, `status`, `up`.
-- `spec`: `EmulationSpec`, `HostSpec`, `PathSpec`.
-- `stack`: `EmulationSettings`, `emulation_id_for`, `local_variables`.
-- `state`: `process_start_ticks`.
-- `variation`: `seed_for`.
-- `orchestrator.model.backend_facts`: `LOCAL_MAX_CONCURRENT`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.emulator import bring_up`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

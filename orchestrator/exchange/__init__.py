@@ -2,13 +2,10 @@
 converted to the results schema, external CSV files imported as dated sources, and the stored
 rows exported (`interregion history convert`, `import`, `export`).
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.exchange import convert_file`),
-never a module of this package (tests/check_layers.py).
-
-- `exporter`: `export_measurements`.
-- `importer`: `import_source`.
-- `public_data`: `Converted`, `convert_file`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.exchange import convert_file`), never a module of this
+package (tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

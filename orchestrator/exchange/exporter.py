@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orchestrator.core import UserError
-from orchestrator.history import HISTORY_FILE, opened, parse_since, store_path, with_store
+from orchestrator.history import HISTORY_FILE, opened, store_path, with_store
 from orchestrator.results import HOSTS_FILE, MEASUREMENTS_FILE, SWEEP_FILE, not_a_regular_file
 
 if TYPE_CHECKING:
@@ -70,12 +71,13 @@ def _earlier_export(
 EXPORT_FORMATS = ("parquet", "csv")
 
 
-def export(results: Path, out: Path, fmt: str, since: str | None = None) -> int:
+def export(results: Path, out: Path, fmt: str, since: datetime | None = None) -> int:
     """Write every stored row (from `since`, a UTC date or time) to `out`. Returns rows."""
     with_store(results)  # a missing folder or store: one line, whose hint runs as printed
     if fmt not in EXPORT_FORMATS:
         raise UserError(f"--format {fmt}: one of {', '.join(EXPORT_FORMATS)}")
-    since_ts = parse_since(since) if since else None
+    # the store's times are naive UTC TIMESTAMPs
+    since_ts = since.astimezone(UTC).replace(tzinfo=None) if since else None
     where = "WHERE started_utc >= CAST(? AS TIMESTAMP)" if since_ts else ""
     params = [since_ts] if since_ts else []
     # CSV times as measurements.csv writes them (ISO 8601, milliseconds, Z); Parquet

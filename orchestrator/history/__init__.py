@@ -2,26 +2,10 @@
 fingerprints and change notifications (importing, converting and exporting measurements is
 orchestrator.exchange's).
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.history import change_docs`),
-never a module of this package (tests/check_layers.py).
-
-- `change_report`: `ChangesReport`, `ChangesRequest`, `Ingested`, `UNITS`, `change_docs`,
-  `changes_report`, `ingest_with_changes`.
-- `changes`: `Detection`, `MAX_RUNS`, `Params`, `Run`, `SeriesKey`, `combined_calibration`.
-- `ingest`: `Filled`, `ingest_every_sweep`, `rebuild_history`.
-- `judgments`: `detection`, `judge_runs`.
-- `metrics`: `MESH_WINDOWS`, `METRICS`, `PERCENTILE_RULE`, `PINGS_LOST_SQL`, `PINGS_SENT_SQL`,
-  `QUANTILES`, `STATS`, `SourceInfo`, `every_pair_since`, `iso_utc`,
-  `loss_fields`, `loss_text`, `mesh_sources`, `min_samples`, `source_infos`, `valid_sql`,
-  `window_bounds`.
-- `store`: `HISTORY_FILE`, `IMPORTS_DIR`, `OWN_SOURCES`, `StoreBusy`, `import_batches`,
-  `ingest_all`, `ingest_sweep`, `interrupt_queries`, `opened`, `parse_since`, `read_import_csv`,
-  `rebuild_store`, `store_path`, `transaction`, `write_batches`.
-- `views`: `CHANGE_RUNS`, `MATRIX_CSV_COLUMNS`, `MatrixRequest`, `PairSeries`, `SITE_WINDOWS`,
-  `detectable_change`, `existing_results`, `format_value`, `matrix_csv_rows`, `matrix_report`,
-  `pair_series`, `source_caption`, `with_store`.
-- `windows`: `CellTable`, `NO_TIME`, `empty_table`, `pair_names`, `window_table`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.history import change_docs`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING
@@ -77,7 +61,6 @@ if TYPE_CHECKING:
         ingest_sweep,
         interrupt_queries,
         opened,
-        parse_since,
         read_import_csv,
         store_path,
         transaction,
@@ -163,7 +146,6 @@ __all__ = [
     "opened",
     "pair_names",
     "pair_series",
-    "parse_since",
     "read_import_csv",
     "rebuild_history",
     "rebuild_store",

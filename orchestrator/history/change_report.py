@@ -94,7 +94,7 @@ def config_change_docs(
 @dataclass(frozen=True)
 class ChangesRequest:
     results: Path
-    since: str | None = None  # a UTC date/time: changes that started or closed from then
+    since: datetime | None = None  # changes that started or closed from then
     sources: Sequence[str] = ()
     last_runs: int = CHANGE_RUNS
     baseline_runs: int | None = None  # None: the store's rule
@@ -140,7 +140,7 @@ def changes_report(request: ChangesRequest, warn: Callable[[str], None]) -> Chan
         url = notify.url_from_file(r.notify_file)
     if url:
         notify.check_url(url)
-    since_iso = iso_utc(datetime.fromisoformat(h.parse_since(r.since))) if r.since else None
+    since_iso = iso_utc(r.since) if r.since else None
     with h.opened(r.results, read_only=True) as con:
         kept = judgments.rule(con)
     rule = replace(

@@ -1,6 +1,6 @@
 """Log-binned histograms (the store's day summaries), and every percentile read from them.
 
-The store keeps, per source, directed pair, UTC day (and week and month) and flags
+The store keeps, per source, directed pair, UTC day (and week, month and quarter) and flags
 value, the histogram of its ok tests' RTT samples (table `rtt_bins`) and of each
 one-value metric's values (`value_bins`: loss, jitter, throughput, capacity), kept by
 every ingest: bin b holds the values x > 0 with RATIO^b <= x < RATIO^(b+1) (x <= 0 in

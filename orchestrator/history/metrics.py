@@ -9,10 +9,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core import BEYOND, UserError, min_samples_for, wilson
+from orchestrator.core import BEYOND, UserError, min_samples_for, stamp, wilson
 from orchestrator.results import ASYMMETRIC, FEW_SAMPLES, RTT, THROUGHPUT, harmless_flags
 
 if TYPE_CHECKING:
@@ -268,7 +268,8 @@ def stat_fields(samples: int, quantiles: Sequence[float | None] | None) -> dict[
 
 
 def iso_utc(t: datetime | None) -> str | None:
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z" if t else None
+    """A stored time (DuckDB's TIMESTAMP: naive, in UTC) as a record writes it (`stamp`)."""
+    return stamp(t if t.tzinfo else t.replace(tzinfo=UTC)) if t else None
 
 
 # ---- one pair -------------------------------------------------------------------------

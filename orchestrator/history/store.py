@@ -12,12 +12,12 @@
                    so one pair's year is a few contiguous stretches, not one row in
                    every block of the sample column
     rtt_bins       the day summaries: the histogram of the ok tests' RTT samples per
-                   source, directed pair (numbered in `pairs`), UTC day, week and month
-                   and flags value (orchestrator.history.histogram), each bin with its
+                   source, directed pair (numbered in `pairs`), UTC day, week, month
+                   and quarter and flags value (orchestrator.history.histogram), each bin with its
                    count, smallest and largest sample and their sum
     value_bins     the same of the one-value metrics (loss, jitter, throughput,
                    capacity: one value per test), per metric too
-    test_days      each metric's tests per source, pair, day (week, month), flags
+    test_days      each metric's tests per source, pair, day (week, month, quarter), flags
                    value and limiter: their count, newest start and distance (and
                    loss's pings sent and lost, what its Wilson interval needs). Every
                    window of every view is a merge of these three (SUMMARIES;
@@ -107,8 +107,9 @@ IMPORTS_DIR = "imports"
 # rows, every stored run judged in time order); 8: value_bins in bins of 1 % (7 migrates:
 # value_bins computed again); 9: mesh_samples and mesh_bins (8 migrates: both empty; 7:
 # value_bins computed again and both); 10: test_days' pings_sent and pings_lost (7 to 9
-# migrate: filled from the stored rows)
-STORE_SCHEMA_VERSION = 10
+# migrate: filled from the stored rows); 11: the day summaries' quarter rows (7 to 10
+# migrate: from their day rows)
+STORE_SCHEMA_VERSION = 11
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
 ARCHIVE_AFTER_DAYS = 35
@@ -302,26 +303,32 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     from every stored row, and change detection's tables, every stored sweep judged in time
     order (orchestrator.history.judgments); 7 -> 8: value_bins computed again, in their
     coarser bins; 8 -> 9: the mesh's tables, empty; 9 -> 10: test_days' pings sent and
-    lost, test_days computed again. One transaction."""
+    lost, test_days computed again; 10 -> 11: the day summaries' quarter rows, from their
+    day rows. One transaction."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
         return
-    if not found or found[0] not in ("1", "2", "3", "4", "5", "6", "7", "8", "9"):
+    if not found or found[0] not in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10"):
         return
-    if found[0] in ("7", "8", "9"):
+    if found[0] in ("7", "8", "9", "10"):
+        redone = {"7": ("value_bins", "test_days"), "10": ()}.get(found[0], ("test_days",))
         info(
             f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
-            + ("(value_bins and test_days computed again)" if found[0] == "7" else
-               "(test_days computed again: each day's pings sent and lost)")
+            + ("(value_bins and test_days computed again, " if found[0] == "7" else
+               "(" if found[0] == "10" else
+               "(test_days computed again: each day's pings sent and lost; ")
+            + "the quarter rows from the day rows)"
         )  # fmt: skip
         with transaction(con):
             if found[0] == "7":
                 refresh_bins(con, tables=("value_bins",))
             _create_mesh_tables(con)
-            _add_ping_counts(con)
+            if found[0] != "10":
+                _add_ping_counts(con)
+            _add_quarters(con, [t for t in SUMMARY_TABLES if t not in redone])
             con.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                 [str(STORE_SCHEMA_VERSION)],
@@ -359,6 +366,15 @@ def _add_ping_counts(con: duckdb.DuckDBPyConnection) -> None:
     for column in ("pings_sent", "pings_lost"):
         con.execute(f"ALTER TABLE test_days ADD COLUMN IF NOT EXISTS {column} BIGINT")
     refresh_bins(con, tables=("test_days",))
+
+
+def _add_quarters(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> None:
+    """7 to 10 -> 11: the quarter rows of the day summaries `tables`, from their day rows
+    (inside the caller's transaction)."""
+    for table in tables:
+        con.execute(f"DELETE FROM {table} WHERE days = 92")
+        select = _period_select(table, PERIODS[92], 92, "")
+        con.execute(f"INSERT INTO {table} {select} ORDER BY first")
 
 
 def _summary_tables() -> list[str]:
@@ -452,13 +468,15 @@ SUMMARIES = {
     ),
 }
 SUMMARY_TABLES = tuple(SUMMARIES)
-# the week rows (days = 7, day = its Monday) and month rows (days = 31, day = its first)
-# from the day rows: a year's window reads months, then weeks and days only at its ends
-PERIODS = {7: "week", 31: "month"}
+# the week rows (days = 7, day = its Monday), month rows (days = 31, day = its first) and
+# quarter rows (days = 92, day = the first of January, April, July or October) from the
+# day rows: a year's window reads quarters, then months, weeks and days only at its ends
+# (a pair's quarter holds few more bins than its month: a third of the rows to merge)
+PERIODS = {7: "week", 31: "month", 92: "quarter"}
 
 
 def _period_select(table: str, unit: str, span: int, where: str) -> str:
-    """The week or month rows of `table` from its day rows matching `where`."""
+    """The week, month or quarter rows of `table` from its day rows matching `where`."""
     summary = SUMMARIES[table]
     out = {"day": f"CAST(date_trunc('{unit}', day) AS DATE) AS first", "days": str(span)}
     out.update({c: f"{how}({c})" for c, how in summary.merges.items()})
@@ -470,14 +488,18 @@ def _period_select(table: str, unit: str, span: int, where: str) -> str:
 
 
 def period_start(day: date, span: int) -> date:
-    """The first day of the week (Monday) or month holding `day`."""
-    return day - timedelta(days=day.weekday()) if span == 7 else day.replace(day=1)
+    """The first day of the week (Monday), month or quarter holding `day`."""
+    if span == 7:
+        return day - timedelta(days=day.weekday())
+    return day.replace(month=day.month - (day.month - 1) % 3 if span == 92 else day.month, day=1)
 
 
-def _period_end(first: date, span: int) -> date:
+def period_end(first: date, span: int) -> date:
+    """The first day after the week, month or quarter starting on `first`."""
     if span == 7:
         return first + timedelta(days=7)
-    return (first.replace(day=28) + timedelta(days=4)).replace(day=1)
+    month = first.month - 1 + (3 if span == 92 else 1)
+    return date(first.year + month // 12, month % 12 + 1, 1)
 
 
 def _number_pairs(
@@ -542,7 +564,7 @@ def refresh_bins(
             where = "AND source = ? AND day >= ? AND day < ?"
             con.execute(
                 f"INSERT INTO {table} " + _period_select(table, PERIODS[span], span, where),
-                [source, first, _period_end(first, span)],
+                [source, first, period_end(first, span)],
             )
 
 
@@ -881,7 +903,7 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
         "backend": record.backend,
         "emulated": source == EMULATED,
         "label": source,
-        "started_utc": started or _utc(record.created_utc),
+        "started_utc": started or record.created_utc.replace(tzinfo=None).isoformat(sep=" "),
         "rows": len(rows),
         "format_version": record.format_version,
         "record": json.dumps(record.to_json()),
@@ -1312,16 +1334,6 @@ def write_batches(
 
 
 # ---- reading the store ----------------------------------------------------------------
-
-
-def parse_since(text: str) -> str:
-    """A --since value (2026-11-01 or 2026-11-01T06:00[Z]) as a UTC timestamp text."""
-    value = _utc(text.strip())
-    if value is None:
-        raise UserError(
-            f"--since '{text}': give a UTC date or time, e.g. 2026-11-01 or 2026-11-01T06:00Z"
-        )
-    return value
 
 
 def sources(con: duckdb.DuckDBPyConnection) -> list[str]:

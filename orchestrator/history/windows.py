@@ -3,12 +3,12 @@
 A window (1D, 1W, 1M, 1Y or all, up to its source's latest test; the window of the
 same length just before each; "latest", each pair's newest test) is a merge of the
 store's day summaries (orchestrator.history.store: `rtt_bins`, `value_bins`): its whole
-months, weeks and days from the month, week and day rows, and the day it starts in (and
-the day it ends in, for a window before another) from the tests themselves, binned as
-the store bins them. Its statistics come from the merged histogram by one rule
-(orchestrator.history.histogram): count, min, max and mean exact, each percentile
-within 0.05 % (RTT) or 1 % (the one-value metrics) of the pooled values' (exact where its
-bin holds one value).
+quarters, months, weeks and days from the quarter, month, week and day rows, and the
+day it starts in (and the day it ends in, for a window before another) from the tests
+themselves, binned as the store bins them. Its statistics come from the merged
+histogram by one rule (orchestrator.history.histogram): count, min, max and mean exact,
+each percentile within 0.05 % (RTT) or 1 % (the one-value metrics) of the pooled
+values' (exact where its bin holds one value).
 
 `interregion matrix`, `history show` and the site all read window_table: the same
 window gives the same numbers in each. Nothing is kept between calls.
@@ -179,21 +179,36 @@ def _weeks_and_days(x: date, y: date) -> list[tuple[int, date, date | None]]:
     return [(1, x, wa), (7, wa, we), (1, we, y)]
 
 
+def _months_and_quarters(x: date, y: date | None) -> list[tuple[int, date, date | None]]:
+    """[x, y) from a month's first day to one's (y None: open) as (days, from, to): month
+    rows up to the first quarter (January, April, July, October), whole quarters,
+    months."""
+    months = x.year * 12 + x.month - 1 + (-(x.month - 1) % 3)  # the first quarter's
+    qa = date(months // 12, months % 12 + 1, 1)
+    if y is None:
+        return [(31, x, qa), (92, qa, None)] if x < qa else [(92, qa, None)]
+    qb = y.replace(month=y.month - (y.month - 1) % 3)
+    if qa >= qb:
+        return [(31, x, y)]
+    return [r for r in ((31, x, qa), (92, qa, qb), (31, qb, y)) if r[1] < r[2]]
+
+
 def whole_days(a: datetime, b: datetime | None) -> list[tuple[int, date, date | None]]:
     """The summary rows of the whole days after a's day and before b's (all after
     without b): (days, from, to) ranges of `day`, to excluded (None: open): the whole
-    months as month rows, the whole weeks before and after them as week rows, the days
-    left as day rows. Each range a filter of its own, which DuckDB prunes by the
-    column's zone maps (an OR of them it would not)."""
+    quarters as quarter rows, the whole months before and after them as month rows, the
+    whole weeks before and after those as week rows, the days left as day rows. Each
+    range a filter of its own, which DuckDB prunes by the column's zone maps (an OR of
+    them it would not)."""
     da = a.date() + timedelta(days=1)
     ma = da if da.day == 1 else (da.replace(day=28) + timedelta(days=4)).replace(day=1)
     if b is None:
-        return [*_weeks_and_days(da, ma), (31, ma, None)]
+        return [*_weeks_and_days(da, ma), *_months_and_quarters(ma, None)]
     db = b.date()
     mb = db.replace(day=1)
     if ma >= mb:
         return _weeks_and_days(da, db) if da < db else []
-    return [*_weeks_and_days(da, ma), (31, ma, mb), *_weeks_and_days(mb, db)]
+    return [*_weeks_and_days(da, ma), *_months_and_quarters(ma, mb), *_weeks_and_days(mb, db)]
 
 
 def _edges(a: datetime, b: datetime | None) -> list[tuple[datetime, datetime | None]]:

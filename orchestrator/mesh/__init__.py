@@ -1,17 +1,10 @@
 """The continuous mesh: one host per region kept up, every directed pair probed every
 interval, 5-minute bins in the store, changes judged within 15 minutes, OpenMetrics.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.mesh import matrix_of`),
-never a module of this package (tests/check_layers.py).
-
-- `collect`: `MeshStatus`, `mesh_status`, `run_mesh`.
-- `cost`: `DEFAULT_ECHOES`, `DEFAULT_INTERVAL_S`, `HOURS_PER_MONTH`, `MeshPlan`, `mesh_plan`,
-  `plan_mesh`.
-- `openmetrics`: `metrics`.
-- `run`: `MeshRequest`, `mesh_down`.
-- `serve`: `serve_metrics`.
-- `views`: `MeshMatrix`, `matrix_of`, `newest_bin`, `pair_bins`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.mesh import matrix_of`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

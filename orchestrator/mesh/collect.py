@@ -18,10 +18,11 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import UserError, utc_now
+from orchestrator.core import UserError, parse_utc, stamp, utc_now
 from orchestrator.history import opened, transaction
 from orchestrator.mesh import bins, detect
 from orchestrator.mesh.lifecycle import (
@@ -146,11 +147,11 @@ def collect(sweep: Sweep) -> dict[str, Any]:
     raw.mkdir(exist_ok=True)
     for p in pulled:
         entry = hosts_status.setdefault(p.host, {"samples": 0, "probes": 0})
-        entry["pulled_utc" if not p.error else "failed_utc"] = utc_now()
+        entry["pulled_utc" if not p.error else "failed_utc"] = stamp(utc_now())
         entry["error"] = p.error
         if p.revived:
             entry["restarts"] = entry.get("restarts", 0) + 1
-            entry["restarted_utc"] = utc_now()
+            entry["restarted_utc"] = stamp(utc_now())
             sweep.log(f"warning: {p.host}: {p.revived}")
         if p.error:  # its lag still grows: a host that does not answer shows it
             if "newest_t" in entry:
@@ -182,7 +183,7 @@ def collect(sweep: Sweep) -> dict[str, Any]:
             )
         judged = detect.judge_final_bins(con, sweep, source, hosts_status, request, now)
     status.update(
-        collected_utc=utc_now(),
+        collected_utc=stamp(utc_now()),
         samples=len(samples),
         ingest_s=round(time.monotonic() - started, 3),
         bins_judged=judged,
@@ -210,15 +211,16 @@ class MeshStatus:
     mesh: str
     running: bool
     status: str
-    collected_utc: str | None
+    collected_utc: datetime | None
     request: MeshRequest
     hosts: tuple[HostStatus, ...]
     emulation_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"mesh": self.mesh, "running": self.running, "status": self.status,
-                "collected_utc": self.collected_utc, "request": asdict(self.request),
-                "hosts": [asdict(h) for h in self.hosts]}  # fmt: skip
+                "collected_utc": stamp(self.collected_utc) if self.collected_utc else None,
+                "request": asdict(self.request),
+                "hosts": [h.to_json() for h in self.hosts]}  # fmt: skip
 
 
 def mesh_status(results: Path, mesh_id: str | None, log: Callable[[str], None]) -> MeshStatus:
@@ -232,7 +234,7 @@ def mesh_status(results: Path, mesh_id: str | None, log: Callable[[str], None]) 
 
         emulation = emulation_id_for(sweep.id)
     return MeshStatus(sweep.id, sweep.id in running(results), str(sweep.record.status),
-                      status.get("collected_utc"), request,
+                      parse_utc(status.get("collected_utc")), request,
                       tuple(host_status(status, request.interval_s)), emulation)  # fmt: skip
 
 

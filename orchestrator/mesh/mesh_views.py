@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import UserError, wilson
+from orchestrator.core import UserError, iso, wilson
 from orchestrator.history import MESH_WINDOWS as WINDOWS
 from orchestrator.history import QUANTILES, mesh_sources, min_samples
 from orchestrator.mesh.bins import BIN_S
@@ -23,10 +23,14 @@ from orchestrator.mesh.bins import BIN_S
 @dataclass(frozen=True)
 class HostStatus:
     name: str
-    last_record_utc: str | None  # the start of its newest recorded cycle
+    last_record_utc: datetime | None  # the start of its newest recorded cycle
     lag_s: float | None  # from the end of that cycle to its collection
     probes_per_s: float | None
     error: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "last_record_utc": iso(self.last_record_utc)
+                if self.last_record_utc else None}  # fmt: skip
 
 
 def host_status(status: dict[str, Any], interval_s: int) -> list[HostStatus]:
@@ -36,9 +40,7 @@ def host_status(status: dict[str, Any], interval_s: int) -> list[HostStatus]:
         rate = None
         if newest is not None and first is not None:
             rate = round(h.get("probes", 0) / (newest - first + interval_s), 2)
-        last = (
-            datetime.fromtimestamp(newest, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if newest else None
-        )
+        last = datetime.fromtimestamp(newest, UTC) if newest else None
         out.append(HostStatus(name, last, h.get("lag_s"), rate, h.get("error", "")))
     return out
 

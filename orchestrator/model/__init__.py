@@ -1,16 +1,10 @@
 """What a sweep is about: the region catalog (`regions.yaml`) and the host contract that every
 Terraform stack outputs.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.model import backend_info`),
-never a module of this package (tests/check_layers.py).
-
-- `backends`: `BACKENDS`, `BACKEND_NAMES`, `BackendInfo`, `CLOUD_NAMES`, `CLOUD_SETUP_S`,
-  `DEFAULT_BACKEND`, `LOCAL_MAX_CONCURRENT`, `backend_info`, `is_cloud`, `is_emulated`.
-- `catalog`: `CLOUDS`, `Catalog`, `MachineBandwidth`, `Region`, `RegionListing`, `load_catalog`,
-  `region_from_dict`, `region_listing`, `region_order`, `region_to_dict`.
-- `hosts`: `Host`, `IPERF3_PORTS`, `hosts_from_output`, `iperf3_port`, `pins_from_file`,
-  `placement`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.model import backend_info`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

@@ -2,15 +2,10 @@
 distance, and per-pair route detours. (Synthetic rows and the run-to-run noise model, which
 only tests and benches use, live in `testkit/` beside the package.)
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.netmodel import controller_rtt_ms`),
-never a module of this package (tests/check_layers.py).
-
-- `model`: `BURST_S`, `DEFAULT_MODEL`, `DOIT_TEST_SECONDS`, `EmulatedType`, `NetModel`,
-  `REAL_CAP_BPS`, `REAL_WINDOW_BYTES`, `emulated_type`, `emulated_types`, `load_public_samples`,
-  `one_way_delay_us`, `path_facts`, `rate_scale_tag`, `region_rtt_ms`.
-- `routes`: `EMPTY`, `RouteTable`, `controller_rtt_ms`, `default_routes`, `pair_key`,
-  `pair_rtt_ms`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.netmodel import controller_rtt_ms`), never a module of this
+package (tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

@@ -1,26 +1,10 @@
 """Planning a sweep before anything is spent: which regions and pairs, in which rounds (no VM
 in two tests at once), with what test parameters, how long and at what cost.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.plan import add_sentinels`),
-never a module of this package (tests/check_layers.py).
-
-- `allowance`: `ALLOWANCE_COLUMNS`, `STEAL_COLUMNS`, `SentinelCheck`, `host_flags`,
-  `mean_egress_bps`, `sentinel_check`, `shortfall_message`, `shortfalls`.
-- `option_names`: `SELECTION_OPTIONS`, `TEST_PARAMS_OPTIONS`.
-- `options`: `RunOptions`, `check_selection`, `params_spec`, `parse_clouds`, `selection_spec`.
-- `ping_timing`: `MIN_GAP_S`, `PER_HOST_S`, `PHASE_FORKS`, `REPLY_WAIT_S`, `START_MARGIN_S`,
-  `launch_seconds`, `phase_seconds`.
-- `pricing`: `Pricing`, `load_pricing`.
-- `ramp`: `INITCWND_SEGMENTS`, `MSS_BYTES`.
-- `rounds`: `Round`, `SENTINEL_SLOTS`, `Slot`, `add_sentinels`, `schedule`.
-- `selection`: `Pair`, `SelectionSpec`, `pair_filter`, `pairs_per_band`, `select`.
-- `spend`: `over_budget`, `sweep_spend`.
-- `sweep_plan`: `Estimate`, `Plan`, `TestParams`, `emulated_bandwidth`, `make_plan`,
-  `pair_cap_bps`, `pair_rate_bps`, `pair_rtt_ms`, `round_overhead_s`, `round_seconds`,
-  `slot_seconds`, `timings_key`, `vm_cost`.
-- `tuning`: `TCP_BUFFER_MAX_BYTES`, `TUNED_BUFFER_BDP_FACTOR`, `bdp_bytes`, `line_rate_bps`,
-  `tune_spec`, `tuned_buffer_bytes`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.plan import add_sentinels`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

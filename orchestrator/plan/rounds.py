@@ -302,7 +302,7 @@ def _misra_gries(n: int, edges: Sequence[Edge], k: int) -> list[dict[int, int]]:
             # yields a schedule with a VM in two tests at once.
             if end + 1 >= len(fan) or _colour_of(at, u, fan[end + 1]) in at[fan[end]]:
                 raise RuntimeError(
-                    f"edge colouring: the fan of {u} broke at {fan[end]} (a bug in schedule.py)"
+                    f"edge colouring: the fan of {u} broke at {fan[end]} (a bug in plan/rounds.py)"
                 )
             end += 1
         for i in range(end):

@@ -23,7 +23,7 @@ trips of one SSH command to the farthest host (ROUND_CONTROL_RTTS x the controll
 RTT, from the network model when the controller's location is given).
 
 A throughput plan measures two slots of its first round again at its end (sentinels,
-schedule.add_sentinels), and checks each host's mean egress over the sweep (its
+rounds.add_sentinels), and checks each host's mean egress over the sweep (its
 expected bytes over the measuring time) against its machine type's baseline
 (allowance.shortfalls): a host above it may be measured at its allowance, not the path.
 
@@ -221,7 +221,7 @@ class Plan:
     controller: str = ""  # region key of the controller's location; "" = next to the hosts
     controller_rtt_ms: float = 0.0  # its modelled RTT to the farthest host
     emulated_type: str = ""  # local: the hosts' emulated machine type
-    # slots of the first round measured again at the end (schedule.add_sentinels), in a
+    # slots of the first round measured again at the end (rounds.add_sentinels), in a
     # round of their own when `sentinel_round`, else in the last round; `rounds` is the
     # schedule without them (every pair once)
     sentinels: tuple[Slot, ...] = ()

@@ -1,11 +1,10 @@
 """Publishing: a built static site copied to a folder, S3 or Google Cloud Storage, only what
 changed, the root index last (`interregion publish`, a schedule's `publish:` key).
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.publish import parse_target`),
-never a module of this package (tests/check_layers.py).
-
-- `upload`: `parse_target`, `publish_site`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.publish import parse_target`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

@@ -1,21 +1,10 @@
 """The report of one or more sweeps: statistics on plain numbers, plotly charts, and the report
 folder a sweep ends with.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.report import build_report`),
-never a module of this package (tests/check_layers.py).
-
-- `analyze`: `GROUPS`, `GroupSummary`, `INFLATION_MIN_KM`, `OUTLIER_COLUMNS`, `OUTLIER_DOCS`,
-  `OUTLIER_MIN_EXCESS_MS`, `PairOutlier`, `SUMMARY_COLUMNS`, `SUMMARY_DOCS`.
-- `build`: `RTT_DEFINITION`, `Report`, `build_report`, `display_cell`, `figure_data`,
-  `load_inputs`, `read_sweep_meta`, `report_figures`, `report_notes`, `summaries_of`,
-  `sweep_dirs`, `sweep_products`, `write_csv`.
-- `cache`: `FigureSet`, `Medians`, `Products`, `compact`, `input_key`, `load_products`,
-  `prune_products`, `save_products`.
-- `charts`: `MAX_POINTS`, `MAX_SERIES`, `PAIR_LABELS`, `geo_assets_js`, `series_figure`,
-  `timeseries_figure`.
-- `make`: `ReportRequest`, `check_sources`, `make_report`.
-- `uncertainty`: `TABLE_NOTE`, `table_cells`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.report import build_report`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

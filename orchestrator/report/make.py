@@ -71,9 +71,11 @@ def chosen_sweeps(results: Path, sweep: tuple[str, ...], all_: bool) -> list[Pat
     return chosen
 
 
-def make_report(request: ReportRequest, log: Callable[[str], None]) -> Report:
-    """The report of the sweeps or files asked for; `log` hears its progress lines. The
-    reading's warnings are on the result (`loaded.warnings`), for the caller to say after."""
+def make_report(request: ReportRequest, log: Callable[[str], None], *,
+                warn: Callable[[str], None]) -> Report:  # fmt: skip
+    """The report of the sweeps or files asked for; `log` hears its progress lines, `warn`
+    the reading's warnings (also on the result, `loaded.warnings`) once the report is
+    written: a report that fails says its one error line alone."""
     check_sources(request)
     dirs = (
         chosen_sweeps(request.results, request.sweeps, request.all_sweeps)
@@ -92,4 +94,7 @@ def make_report(request: ReportRequest, log: Callable[[str], None]) -> Report:
         include_injected=request.include_injected,
     )
     out_dir = request.out if request.out is not None else default_out_dir(dirs, request.input_files)
-    return write_report(loaded, out_dir, png=request.png, log=log)
+    report = write_report(loaded, out_dir, png=request.png, log=log)
+    for line in loaded.warnings:
+        warn(line)
+    return report

@@ -1,36 +1,10 @@
 """A sweep's results: the `measurements.csv` contract, the sweep's results folder, and pure
 functions from tool output (iperf3, ping) to rows.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.results import add_round_rows`),
-never a module of this package (tests/check_layers.py).
-
-- `collect`: `FAILED`, `RowContext`, `SlotPlan`, `host_doc`, `round_rows`, `unmeasured_row`,
-  `with_ping_phase`.
-- `flags`: `ASYMMETRIC`, `FEW_SAMPLES`, `FLAGGED_MEASURES`, `FLAGS`, `FLAG_REASONS`,
-  `FLAG_SEPARATOR`, `FLOOR_TOLERANCE_MS`, `HOST_STALL`, `INVALIDATES`, `RTT`, `RTT_STATS`,
-  `THROUGHPUT`, `asymmetric_rows`, `count_flags`, `harmless_flags`, `invalidates_text`,
-  `parse_flags`, `row_flags`, `row_rtt_ms`, `rtt_invalid`, `set_flags`, `throughput_invalid`.
-- `limiter`: `LOSS_TOLERANCE`, `MATHIS_C`, `PathFacts`, `loss_band`, `mathis_bps`.
-- `parse`: `ping_samples`.
-- `parsed_rows`: `write_parsed_rows`.
-- `ping_rows`: `host_rows`, `peers_by_host`, `phase_rows`, `round_stalls`, `samples_of`.
-- `record`: `EmulationRecord`, `HostPlacement`, `Owner`, `PlanRecord`, `RoundEntry`,
-  `ScheduleTrigger`, `Stage`, `StageStatus`, `StudyRecord`, `SweepRecord`, `SweepStatus`,
-  `load_record_file`, `read_record`.
-- `schema`: `CAPACITY`, `MEASUREMENT_COLUMNS`, `MEASUREMENT_DOCS`, `MEASURES`,
-  `NUMERIC_COLUMNS`, `PING_PACKET_BYTES`, `PING_PAYLOAD_BYTES`, `RESULTS_FORMAT_VERSION`,
-  `SINGLE_STREAM`, `YEARS`, `measure_of`, `number_problem`, `value_range`.
-- `settings`: `CloudOptions`, `SelectionSpec`, `TestParams`, `parse_measures`, `parse_tests`,
-  `window_bytes`.
-- `store`: `HOSTS_FILE`, `MEASUREMENTS_FILE`, `RAW_DIR`, `STATE_DIR`, `STUDIES_DIR`,
-  `SWEEP_FILE`, `add_round_rows`, `check_results_for_sweeps`, `check_sweep_id`,
-  `control_character_problem`, `csv_text`, `flagged`, `format_value`, `is_study_dir`,
-  `load_record`, `make_state_dir`, `merge_rows`, `new_sweep_id`, `not_a_regular_file`,
-  `ok_tests`, `pair_key`, `raw_path`, `read_raw_round`, `read_rows`, `safe_name`, `save_record`,
-  `sweep_dir`, `test_key`, `write_atomic`, `write_json`, `write_rows`.
-- `tiers`: `DEFAULT_TIER`, `describe_tier`, `for_sweep`, `group_name`, `is_default`,
-  `normal_tier`, `of_ends`, `parse_option`, `reverse_tier`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.results import add_round_rows`), never a module of this
+package (tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING
@@ -38,14 +12,38 @@ from typing import TYPE_CHECKING
 from orchestrator.core import lazy_getattr
 
 if TYPE_CHECKING:
-    from orchestrator.results.raw_rows import (
-        FAILED,
-        RowContext,
-        SlotPlan,
-        host_doc,
-        round_rows,
-        unmeasured_row,
-        with_ping_phase,
+    from orchestrator.results.files import (
+        HOSTS_FILE,
+        MEASUREMENTS_FILE,
+        RAW_DIR,
+        STATE_DIR,
+        STUDIES_DIR,
+        SWEEP_FILE,
+        add_round_rows,
+        check_results_for_sweeps,
+        check_sweep_id,
+        control_character_problem,
+        csv_text,
+        flagged,
+        format_value,
+        is_study_dir,
+        load_record,
+        make_state_dir,
+        merge_rows,
+        new_sweep_id,
+        not_a_regular_file,
+        ok_tests,
+        pair_key,
+        raw_path,
+        read_raw_round,
+        read_rows,
+        safe_name,
+        save_record,
+        sweep_dir,
+        test_key,
+        write_atomic,
+        write_json,
+        write_rows,
     )
     from orchestrator.results.flags import (
         ASYMMETRIC,
@@ -87,6 +85,15 @@ if TYPE_CHECKING:
         round_stalls,
         samples_of,
     )
+    from orchestrator.results.raw_rows import (
+        FAILED,
+        RowContext,
+        SlotPlan,
+        host_doc,
+        round_rows,
+        unmeasured_row,
+        with_ping_phase,
+    )
     from orchestrator.results.record import (
         EmulationRecord,
         HostPlacement,
@@ -124,39 +131,6 @@ if TYPE_CHECKING:
         parse_measures,
         parse_tests,
         window_bytes,
-    )
-    from orchestrator.results.files import (
-        HOSTS_FILE,
-        MEASUREMENTS_FILE,
-        RAW_DIR,
-        STATE_DIR,
-        STUDIES_DIR,
-        SWEEP_FILE,
-        add_round_rows,
-        check_results_for_sweeps,
-        check_sweep_id,
-        control_character_problem,
-        csv_text,
-        flagged,
-        format_value,
-        is_study_dir,
-        load_record,
-        make_state_dir,
-        merge_rows,
-        new_sweep_id,
-        not_a_regular_file,
-        ok_tests,
-        pair_key,
-        raw_path,
-        read_raw_round,
-        read_rows,
-        safe_name,
-        save_record,
-        sweep_dir,
-        test_key,
-        write_atomic,
-        write_json,
-        write_rows,
     )
     from orchestrator.results.tiers import DEFAULT as DEFAULT_TIER
     from orchestrator.results.tiers import describe as describe_tier
@@ -205,8 +179,8 @@ __all__ = [
     "PlanRecord",
     "RoundEntry",
     "RowContext",
-    "SelectionSpec",
     "ScheduleTrigger",
+    "SelectionSpec",
     "SlotPlan",
     "Stage",
     "StageStatus",

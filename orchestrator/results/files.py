@@ -23,16 +23,15 @@ import secrets
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import UserError, csv_errors, read_text
+from orchestrator.core import UserError, compact, csv_errors, read_text, utc_now
 from orchestrator.results import flags
 from orchestrator.results.record import SweepRecord, load_record_file, read_record
 from orchestrator.results.schema import (
     MEASUREMENT_COLUMNS,
-    RESULTS_FORMAT_VERSION,
     SINGLE_STREAM,
     measure_of,
     older_contract,
@@ -49,8 +48,7 @@ _SWEEP_ID = re.compile(r"^\d{8}T\d{4}Z-[0-9a-f]{4}$")
 
 def new_sweep_id(now: datetime | None = None, suffix: str | None = None) -> str:
     """`20261122T0130Z-3fa2`: sorts by start time; the random suffix keeps ids unique."""
-    now = now or datetime.now(UTC)
-    return f"{now:%Y%m%dT%H%MZ}-{suffix or secrets.token_hex(2)}"
+    return f"{compact(now or utc_now())}-{suffix or secrets.token_hex(2)}"
 
 
 def not_a_regular_file(path: Path) -> str | None:

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from orchestrator.results.raw_rows import PING_FIELDS, RowContext, host_doc, one_line, row_base
 from orchestrator.results.flags import HOST_STALL
 from orchestrator.results.parse import summarize_probes
+from orchestrator.results.raw_rows import PING_FIELDS, RowContext, host_doc, one_line, row_base
 
 
 def peers_by_host(tests: Sequence[tuple[str, str]]) -> dict[str, list[str]]:

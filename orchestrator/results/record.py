@@ -5,7 +5,11 @@ The file format does not change: `SweepRecord.from_json(doc).to_json() == doc` f
 record an earlier interregion wrote (tests/unit/results/test_record.py reads real ones
 kept under tests/data/records/). Keys this version does not know are kept in `extra` and
 written back in their place; a key a loaded record held is written back even when its
-value is null. The selection, the test parameters and the cloud options are read into
+value is null. Times are aware UTC datetimes (core.times): parsed as the record is read
+(a time that is not one is a one-line error naming the field) and, while unchanged,
+written back as the text they were read from; a time set anew is written as
+`core.times.stamp` writes it, to the millisecond (a schedule's `scheduled_utc` as `iso`,
+to the second). The selection, the test parameters and the cloud options are read into
 their types (results.settings: `SelectionSpec`, `TestParams`, `CloudOptions`) and, while
 unchanged, written back as the JSON they were read from: a record written before a field
 was added to one of them (`opt_in`, `measures`) keeps its bytes. Deep, rarely read parts
@@ -21,11 +25,12 @@ import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Self
 
-from orchestrator.core import UserError
+from orchestrator.core import UserError, iso, read_utc, stamp
 from orchestrator.results.schema import RESULTS_FORMAT_VERSION
 from orchestrator.results.settings import CloudOptions, SelectionSpec, TestParams
 
@@ -65,7 +70,7 @@ class StageStatus(StrEnum):
 
 def load_record_file(path: Path, sweep_id: str | None = None) -> SweepRecord:
     """The record at `path`: every reader of a sweep.json goes through here (`read_record`
-    for scans, results.store.load_record for a sweep by its id). With `sweep_id`, also
+    for scans, results.files.load_record for a sweep by its id). With `sweep_id`, also
     its format version and its id checked: a stage writes to the folder the record names.
     A one-line UserError naming the file when it is unreadable or not a sweep's record."""
     try:
@@ -106,14 +111,32 @@ def _from_json(cls: type[Any], doc: Mapping[str, Any], convert: Mapping[str, Any
     fields = {f.name: f for f in dataclasses.fields(cls)}
     names = {name for name in fields if name != "extra" and not name.startswith("_")}
     kwargs: dict[str, Any] = {}
+    texts: dict[str, tuple[str, datetime]] = {}
     for name in names & set(doc):
+        if "datetime" in str(fields[name].type):
+            kwargs[name] = _time(name, str(fields[name].type), doc[name])
+            if kwargs[name] is not None:
+                texts[name] = (doc[name], kwargs[name])
+            continue
         if name not in convert:
             problem = _type_problem(name, str(fields[name].type), doc[name])
             if problem:
                 raise UserError(f"not a sweep record ({problem}): the results folder is damaged")
         kwargs[name] = convert[name](doc[name]) if name in convert else doc[name]
     extra = {k: v for k, v in doc.items() if k not in names}
+    if texts:
+        kwargs["_texts"] = texts
     return cls(**kwargs, extra=extra, _keys=tuple(doc))
+
+
+def _time(name: str, annotation: str, value: Any) -> datetime | None:
+    """Time field `name` from its JSON: null where the field may be, else a UTC time."""
+    if value is None and "None" in annotation:
+        return None
+    try:
+        return read_utc(value, name)
+    except UserError as e:
+        raise UserError(f"not a sweep record ({e}): the results folder is damaged") from None
 
 
 _PLAIN_TYPES: dict[str, Any] = {
@@ -145,14 +168,21 @@ def _type_problem(name: str, annotation: str, value: Any) -> str | None:
 
 def _to_json(self: Any, convert: Mapping[str, Callable[[Any], Any]]) -> dict[str, Any]:
     """`self` as the JSON object it was read from: loaded keys in their order, then new
-    ones in field order; None fields omitted unless loaded."""
+    ones in field order; None fields omitted unless loaded. A time is written as the text
+    it was read from while unchanged, else by `convert` (`stamp` when it names none)."""
     loaded = set(self._keys)
+    texts: Mapping[str, tuple[str, datetime]] = getattr(self, "_texts", {})
     out: dict[str, Any] = {}
     for f in dataclasses.fields(self):
         if f.name == "extra" or f.name.startswith("_"):
             continue
         value = getattr(self, f.name)
         if value is None and f.name not in loaded:
+            continue
+        if isinstance(value, datetime):
+            read = texts.get(f.name)
+            same = read is not None and read[1] == value
+            out[f.name] = read[0] if same and read else convert.get(f.name, stamp)(value)
             continue
         out[f.name] = convert[f.name](value) if f.name in convert and value is not None else value
     out.update(self.extra)
@@ -265,13 +295,14 @@ class Stage:
     """One stage's run (`stages.<name>`): when, how long, how it ended. Only its status
     is required: a stage noted by hand or by an older version may lack its times."""
 
-    started_utc: str | None = None
+    started_utc: datetime | None = None
     status: StageStatus
-    ended_utc: str | None = None
+    ended_utc: datetime | None = None
     wall_s: float | None = None
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     _keys: tuple[str, ...] = _keys_field()
+    _texts: dict[str, tuple[str, datetime]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Self:
@@ -292,8 +323,8 @@ class RoundEntry:
     slots: list[Mapping[str, Any]] = field(default_factory=list)
     phase: str | None = None
     tests: list[list[str]] | None = None  # the phase's [src, dst] tests
-    started_utc: str | None = None
-    ended_utc: str | None = None
+    started_utc: datetime | None = None
+    ended_utc: datetime | None = None
     wall_s: float | None = None
     slot_s: float | None = None
     overhead_s: float | None = None
@@ -301,6 +332,9 @@ class RoundEntry:
     tests_failed: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     _keys: tuple[str, ...] = _keys_field()
+    _texts: Mapping[str, tuple[str, datetime]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @property
     def ping_phase(self) -> bool:
@@ -397,10 +431,13 @@ class ScheduleTrigger:
 
     profile: str
     trigger: str
-    scheduled_utc: str | None = None
+    scheduled_utc: datetime | None = None  # written to the second (`iso`)
     hour_utc: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     _keys: tuple[str, ...] = _keys_field()
+    _texts: Mapping[str, tuple[str, datetime]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Self:
@@ -408,7 +445,7 @@ class ScheduleTrigger:
         return trigger
 
     def to_json(self) -> dict[str, Any]:
-        return _to_json(self, {})
+        return _to_json(self, {"scheduled_utc": iso})
 
 
 @dataclass(frozen=True)
@@ -445,10 +482,10 @@ class SweepRecord:
 
     sweep_id: str
     backend: str
-    created_utc: str
+    created_utc: datetime
     status: SweepStatus
     plan: PlanRecord
-    format_version: int | None = None  # results.store.load_record checks it
+    format_version: int | None = None  # results.files.load_record checks it
     emulated: bool | None = None
     selection: SelectionSpec | None = None  # None: a record that kept none
     params: TestParams = field(default_factory=TestParams)
@@ -466,18 +503,20 @@ class SweepRecord:
     owner_start_ticks: int | None = None
     budget_usd: float | None = None
     price_emulated: bool | None = None
-    started_utc: str | None = None
+    started_utc: datetime | None = None
     placement: dict[str, HostPlacement] | None = None
     control_dir: str | None = None
     stopped: str | None = None  # why measure stopped early (the budget)
     interrupted_by: str | None = None
-    ended_utc: str | None = None
+    ended_utc: datetime | None = None
     wall_s: float | None = None
-    abandoned_utc: str | None = None
+    abandoned_utc: datetime | None = None
     # the capacity measure's restore play: per host, restored or its error (sweep.restore)
     restore: dict[str, dict[str, Any]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     _keys: tuple[str, ...] = _keys_field()
+    # the times' texts as read, with their values then (`_to_json` writes them back)
+    _texts: dict[str, tuple[str, datetime]] = field(default_factory=dict, repr=False, compare=False)
     # the typed fields' JSON as read, and their value then: written back as read while
     # the value is unchanged (see the module's docstring)
     _read: dict[str, tuple[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
@@ -497,7 +536,7 @@ class SweepRecord:
 
     @classmethod
     def new(cls, **fields: Any) -> Self:
-        """A record as `sweep.record.create_sweep` first writes it: its keys in that order,
+        """A record as `sweep.sweep_folder.create_sweep` first writes it: its keys in that order,
         null ones too (`cloud_options`, `max_concurrent`)."""
         return cls(**fields, _keys=NEW_KEYS)
 

@@ -204,6 +204,7 @@ def measure_of(row: Mapping[str, Any]) -> str:
     """A row's measure; empty or missing reads as single_stream."""
     return str(row.get("measure") or SINGLE_STREAM)
 
+
 # One ping probe: its ICMP payload (ping's default -s, and the agent's), and the packet
 # on the wire with the 8-byte ICMP and 20-byte IPv4 headers, which the cost counts.
 PING_PAYLOAD_BYTES = 56

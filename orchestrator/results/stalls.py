@@ -34,12 +34,11 @@ import bisect
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
 
-from orchestrator.core import median
+from orchestrator.core import median, parse_utc
 
 DEVIATION_MIN_MS = 10.0
 DEVIATION_SCALES = 5.0
@@ -61,14 +60,6 @@ class Sample:
     back: float
 
 
-def _epoch(utc: str) -> float | None:
-    try:
-        when = datetime.strptime(utc, "%Y-%m-%dT%H:%M:%S.%fZ")
-    except (TypeError, ValueError):
-        return None
-    return when.replace(tzinfo=timezone.utc).timestamp()  # noqa: UP017
-
-
 def send_times(doc: Mapping[str, Any]) -> dict[str, list[float]]:
     """{peer: epoch seconds each sample's probe left, in the order of its rtt_ms} of one
     host's ping-phase document. The agent writes them (`sent_s` after `t0_epoch_s`); for
@@ -86,9 +77,10 @@ def send_times(doc: Mapping[str, Any]) -> dict[str, list[float]]:
             if isinstance(sent, list) and isinstance(rtts, list) and len(sent) == len(rtts):
                 out[name] = [float(t0) + float(s) for s in sent]
         return out
-    start, gap, host = _epoch(str(doc.get("started_utc", ""))), doc.get("gap_s"), doc.get("host")
-    if start is None or not isinstance(gap, int | float) or not isinstance(host, str):
+    started, gap, host = parse_utc(doc.get("started_utc")), doc.get("gap_s"), doc.get("host")
+    if started is None or not isinstance(gap, int | float) or not isinstance(host, str):
         return {}
+    start = started.timestamp()
     n = len(peers)
     first = zlib.crc32(host.encode()) % n if n else 0  # ir_agent.probe_plan's offset
     for i, (name, p) in enumerate(peers.items()):

@@ -1,14 +1,10 @@
 """Scheduled sweeps: profiles (`schedules.yaml`), cadences, one tick, the timers that start
 ticks (systemd, cron, GitHub Actions), the ledger and retention.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.schedule import check_name`),
-never a module of this package (tests/check_layers.py).
-
-- `profiles`: `DEFAULT_FILE`, `check_name`, `write_sample`.
-- `status`: `ScheduleStatus`, `schedule_status`.
-- `tick`: `run_named`.
-- `timers`: `Written`, `export_named`, `install_named`, `remove`, `remove_named`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.schedule import check_name`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING
@@ -19,7 +15,7 @@ if TYPE_CHECKING:
     from orchestrator.schedule.profiles import DEFAULT_FILE, check_name, write_sample
     from orchestrator.schedule.status import ScheduleStatus
     from orchestrator.schedule.status import status as schedule_status
-    from orchestrator.schedule.tick import run_named
+    from orchestrator.schedule.tick import reap_abandoned, run_named
     from orchestrator.schedule.timers import (
         Written,
         export_named,
@@ -35,6 +31,7 @@ __all__ = [
     "check_name",
     "export_named",
     "install_named",
+    "reap_abandoned",
     "remove",
     "remove_named",
     "run_named",

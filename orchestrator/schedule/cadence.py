@@ -24,7 +24,6 @@ from datetime import UTC, datetime, timedelta
 from croniter import CroniterBadDateError, croniter
 
 from orchestrator.core import DurationError, UserError, parse_seconds
-from orchestrator.core import iso as times_iso
 
 DAY_S = 86_400
 WEEK_S = 7 * DAY_S
@@ -310,8 +309,3 @@ def on_calendar(cadence: Cadence) -> str:
     hours = _systemd_field(c.hours, 0, 23)
     minutes = _systemd_field(c.minutes, 0, 59)
     return f"{dow}*-{months}-{days} {hours}:{minutes}:00 UTC"
-
-
-def iso(t: datetime) -> str:
-    """A tick's time to the second (core.times.iso)."""
-    return times_iso(t)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core import UserError, parse_utc
-from orchestrator.schedule.cadence import Cadence, iso
+from orchestrator.schedule.cadence import Cadence
 
 LEDGER_FILE = "schedule-ledger.jsonl"
 OUTCOMES = ("ok", "partial", "failed", "skipped-locked", "skipped-budget")
@@ -103,27 +103,27 @@ def of_profile(records: Iterable[Mapping[str, Any]], profile: str) -> list[Mappi
 def month_spend_usd(records: Iterable[Mapping[str, Any]], profile: str, now: datetime) -> float:
     """Actual spend (from bytes moved, see orchestrator.plan.spend) of the profile's runs that
     started in `now`'s UTC month."""
-    month = now.strftime("%Y-%m")
+    month = (now.year, now.month)
     return sum(
         float(r.get("cost_usd") or 0.0)
         for r in of_profile(records, profile)
-        if str(r.get("started_utc", "")).startswith(month)
+        if (started := parse_utc(r.get("started_utc"))) and (started.year, started.month) == month
     )
 
 
 def missed_ticks(
     records: Sequence[Mapping[str, Any]], profile: str, cadence: Cadence, slip_s: int, now: datetime
-) -> list[str]:
+) -> list[datetime]:
     """Due times since the profile's first ledger record that have no record at all:
     the timer never fired (machine off, timer not installed, runner queue dropped it).
     A tick still inside its slip window (or the hour after) is not missed yet."""
     mine = of_profile(records, profile)
     if not mine:
         return []
-    seen = {str(r.get("scheduled_utc")) for r in mine}
-    first = min(str(r.get("scheduled_utc") or r.get("started_utc")) for r in mine)
-    start = parse_utc(first)
+    seen = {parse_utc(r.get("scheduled_utc")) for r in mine}
+    dated = [parse_utc(r.get("scheduled_utc") or r.get("started_utc")) for r in mine]
+    start = min((t for t in dated if t is not None), default=None)
     if start is None:  # kept out by valid_record: never here
         return []
     until = now - timedelta(seconds=slip_s + 3600)
-    return [iso(t) for t in cadence.ticks(start, until) if iso(t) not in seen]
+    return [t for t in cadence.ticks(start, until) if t not in seen]

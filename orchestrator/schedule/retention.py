@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from orchestrator.core import parse_utc, remove_within, within
+from orchestrator.core import remove_within, within
 from orchestrator.results import RAW_DIR, STATE_DIR, SWEEP_FILE, read_record
 
 
@@ -46,8 +46,7 @@ def expired_folders(
             continue
         if not record.status.finished:
             continue
-        created = parse_utc(record.created_utc)
-        if created is None or created >= cutoff:
+        if record.created_utc >= cutoff:
             continue
         for name in (RAW_DIR, STATE_DIR):
             folder = path.parent / name

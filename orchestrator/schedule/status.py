@@ -12,8 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from orchestrator.core import iso, parse_utc
 from orchestrator.schedule import ledger
-from orchestrator.schedule.cadence import iso
 from orchestrator.schedule.profiles import load_profiles
 
 
@@ -23,25 +23,25 @@ class ProfileStatus:
     and the due times with no ledger record at all (the timer never fired)."""
 
     profile: str
-    next_utc: str | None
+    next_utc: datetime | None
     slip_s: int
     last_outcome: str | None
-    last_started_utc: str | None
+    last_started_utc: datetime | None
     month_spend_usd: float
     budget_usd_month: float
-    missed_ticks: tuple[str, ...]
+    missed_ticks: tuple[datetime, ...]
     runs: int = 0  # its ledger records
 
     def to_json(self) -> dict[str, Any]:
         return {
             "profile": self.profile,
-            "next_utc": self.next_utc,
+            "next_utc": iso(self.next_utc) if self.next_utc else None,
             "slip_s": self.slip_s,
             "last_outcome": self.last_outcome,
-            "last_started_utc": self.last_started_utc,
+            "last_started_utc": iso(self.last_started_utc) if self.last_started_utc else None,
             "month_spend_usd": round(self.month_spend_usd, 4),
             "budget_usd_month": self.budget_usd_month,
-            "missed_ticks": list(self.missed_ticks),
+            "missed_ticks": [iso(t) for t in self.missed_ticks],
         }
 
 
@@ -53,6 +53,10 @@ class ScheduleStatus:
     profiles: tuple[ProfileStatus, ...]
     ledger: Path
     bad_lines: tuple[int, ...] = ()
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """What `schedule list --json` prints in its envelope: each profile's status."""
+        return [p.to_json() for p in self.profiles]
 
     def bad_lines_warning(self) -> str | None:
         """The one line that says which ledger lines were left out (None: none)."""
@@ -76,10 +80,10 @@ def status(schedules: Path, results: Path, now: datetime) -> ScheduleStatus:
         found.append(
             ProfileStatus(
                 profile=name,
-                next_utc=iso(nxt) if nxt else None,
+                next_utc=nxt,
                 slip_s=profile.slip_s,
                 last_outcome=last.get("outcome") if last else None,
-                last_started_utc=last.get("started_utc") if last else None,
+                last_started_utc=parse_utc(last.get("started_utc")) if last else None,
                 month_spend_usd=ledger.month_spend_usd(records, name, now),
                 budget_usd_month=profile.budget_usd_month,
                 missed_ticks=tuple(

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import UserError
+from orchestrator.core import UserError, iso
 from orchestrator.drivers import LockHeld
 from orchestrator.model import Catalog, load_catalog
 from orchestrator.plan import Plan, Pricing, load_pricing
@@ -29,11 +29,11 @@ from orchestrator.results import (
     ScheduleTrigger,
     SweepRecord,
     SweepStatus,
+    check_results_for_sweeps,
     read_rows,
 )
 from orchestrator.results import sweep_dir as store_sweep_dir
 from orchestrator.schedule import ledger
-from orchestrator.schedule.cadence import iso
 from orchestrator.schedule.profiles import PIN_PREVIOUS, Profile, profile_named
 from orchestrator.sweep import Held, Sweep, cloud_options_for, create, locked, plan_for
 from orchestrator.sweep import start as launch_start
@@ -150,6 +150,7 @@ def run_tick(
                 publish_site,
                 log,
                 now,
+                ScheduleTrigger(profile.name, trigger, tick, now.hour),
             )
     except LockHeld as e:
         record.update(
@@ -200,6 +201,7 @@ def _locked_tick(
     publish_site: Callable[..., Any] | None,
     log: Log,
     now: datetime,
+    schedule: ScheduleTrigger,
 ) -> None:
     if held.reaped:
         record["reaped"] = held.reaped
@@ -226,9 +228,6 @@ def _locked_tick(
         request = replace(request, cloud=replace(request.cloud, pin_from=previous))
         record["pinned_from"] = previous
     options = cloud_options_for(request, results)
-    schedule = ScheduleTrigger(
-        profile.name, record["trigger"], record["scheduled_utc"], record["hour_utc"]
-    )
     sweep = create(
         plan, request.selection, results, cloud_options=options, schedule=schedule, log=log
     )
@@ -333,11 +332,20 @@ def run_profile(
 
 def run_named(schedules: Path, name: str, results: Path, trigger: str, *, wait_slip: bool = False,
               hourly_draw: bool = False, log: Log = print) -> dict[str, Any] | None:  # fmt: skip
-    """`schedule run NAME`, `sweep --profile NAME`: `run_profile` of the profile named."""
+    """`schedule run NAME`, `sweep --profile NAME`: `run_profile` of the profile named (a
+    results folder no sweep can run in refused first)."""
+    check_results_for_sweeps(results)
     if wait_slip and hourly_draw:
         raise UserError("--wait-slip and --hourly-draw both place the start: give one")
     return run_profile(profile_named(schedules, name), results, trigger, wait_slip=wait_slip,
                        hourly_draw=hourly_draw, log=log)  # fmt: skip
+
+
+def reap_abandoned(results: Path, log: Log) -> list[str]:
+    """`schedule reap`: the sweeps whose process died mid-run torn down, under the results
+    folder's lock (what the next tick's taking of it does too); their ids."""
+    with locked(results, trigger="reap", log=log) as held:
+        return held.reaped
 
 
 def profile_estimate(profile: Profile) -> Any:

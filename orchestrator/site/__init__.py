@@ -1,11 +1,10 @@
 """The static site: pages from the sweeps and from the history store, their common HTML and the
 assets they load (publishing the built site is orchestrator.publish's).
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.site import build_site`),
-never a module of this package (tests/check_layers.py).
-
-- `build`: `build_site`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.site import build_site`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

@@ -1,13 +1,10 @@
 """The TCP study (`interregion study tcp`): its plan of variants, how it runs, its estimate, its
 report and the emulator's check of it.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.study import plan_tcp_study`),
-never a module of this package (tests/check_layers.py).
-
-- `plan`: `DEFAULT_REPEATS`, `VARIANTS`.
-- `report`: `REPORT_FILE`, `STUDIES_DIR`, `study_ids`.
-- `tcp`: `TcpStudyPlan`, `TcpStudyRequest`, `plan_tcp_study`, `run_tcp_study`, `tcp_study`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.study import plan_tcp_study`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

@@ -39,7 +39,7 @@ Log = Callable[[str], None]
 @dataclass(frozen=True)
 class TcpStudyRequest:
     sweep: SweepRequest
-    variants: str = ",".join(VARIANTS)  # as given: checked by plan.parse_variants
+    variants: str = ",".join(VARIANTS)  # as given: checked by variants.parse_variants
     repeats: int = DEFAULT_REPEATS
     seed: int | None = None  # None: from the study id
     max_buffer_bytes: int | None = None  # None: the kernel's

@@ -2,26 +2,10 @@
 ping phase and the playbook's event stream), collect, teardown and report, the runner that
 chains them, and the sweeps a crash abandoned.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.sweep import agent_parts`),
-never a module of this package (tests/check_layers.py).
-
-- `abandoned`: `MESH_DIR`, `mark_owner`, `owner_alive`.
-- `events`: `ClosedRound`, `PlannedRound`, `RoundTracker`.
-- `hostcheck`: `congestion_problem`.
-- `inventory`: `control_dir`, `ssh_common_args`.
-- `launch`: `BIG_HOSTS`, `BIG_MINUTES`, `DEFAULT_BUDGET_USD`, `Emulation`, `Held`,
-  `NOT_CONFIRMED`, `Question`, `SweepDone`, `SweepRequest`, `SweepRun`, `cloud_options_for`,
-  `collect_sweep`, `create`, `dry_run`, `locked`, `measure_sweep`, `plan_for`, `prepare_sweep`,
-  `provision_sweep`, `questions`, `resume`, `run_new`, `start`, `teardown_sweep`.
-- `measure`: `agent_parts`, `check_playbook_end`, `measure_stage`, `next_round_no`,
-  `round_play`, `run_rounds`.
-- `provision`: `existing_stacks`.
-- `record`: `Sweep`, `open_sweep`.
-- `restore`: `restore_hosts`.
-- `runner`: `run_sweep`.
-- `stages`: `PREPARE_FORKS`, `collect`, `load_hosts`, `local_agent_dir`, `prepare`,
-  `provision_stage`, `row_context`, `state_folder`, `teardown_stage`, `write_sweep_inventory`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.sweep import agent_parts`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING

@@ -19,6 +19,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +85,8 @@ class ClosedRound:
 
     number: int
     slots: list[SlotPlan]
-    started_utc: str
-    ended_utc: str
+    started_utc: datetime
+    ended_utc: datetime
     wall_s: float
     expected_s: float
     rows: list[dict[str, Any]]
@@ -98,21 +99,20 @@ class ClosedRound:
     def entry(self, kind: str) -> RoundEntry:
         """The round as sweep.json's `rounds` list keeps it (its keys in this order)."""
         phase = {} if self.phase_tests is None else {"phase": "ping", "tests": self.phase_tests}
-        return RoundEntry.from_json(
-            {
-                "round": self.number,
-                "kind": kind,
-                **phase,
-                "slots": [s.to_dict() for s in self.slots],
-                "started_utc": self.started_utc,
-                "ended_utc": self.ended_utc,
-                "wall_s": round(self.wall_s, 3),
-                "slot_s": self.expected_s,
-                "overhead_s": round(self.wall_s - self.expected_s, 3),
-                "tests_ok": self.ok,
-                "tests_failed": len(self.rows) - self.ok,
-            }
-        )
+        fields: dict[str, Any] = {
+            "round": self.number,
+            "kind": kind,
+            **phase,
+            "slots": [s.to_dict() for s in self.slots],
+            "started_utc": self.started_utc,
+            "ended_utc": self.ended_utc,
+            "wall_s": round(self.wall_s, 3),
+            "slot_s": self.expected_s,
+            "overhead_s": round(self.wall_s - self.expected_s, 3),
+            "tests_ok": self.ok,
+            "tests_failed": len(self.rows) - self.ok,
+        }
+        return RoundEntry(**fields, _keys=tuple(fields))
 
 
 @dataclass
@@ -125,7 +125,7 @@ class RoundTracker:
     clock: Callable[[], float] = time.monotonic
     current: PlannedRound | None = None
     started: float = 0.0
-    started_utc: str = ""
+    started_utc: datetime | None = None
     closed: list[int] = field(default_factory=list)
     unreachable: dict[str, str] = field(default_factory=dict)
     first_round_at: float | None = None  # clock() when the first round began
@@ -209,7 +209,7 @@ class RoundTracker:
             ClosedRound(
                 number=planned.number,
                 slots=planned.slots,
-                started_utc=self.started_utc,
+                started_utc=self.started_utc or utc_now(),
                 ended_utc=utc_now(),
                 wall_s=wall_s,
                 expected_s=planned.expected_s,

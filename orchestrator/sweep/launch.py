@@ -6,7 +6,7 @@
                           typed parts, each checked as it is made: the selection
                           (SelectionSpec), the test parameters (TestParams), where and
                           how it runs (plan.options.RunOptions), the cloud flags
-                          (clouds.options.CloudFlags) and the emulation (`Emulation`)
+                          (clouds.cloud_flags.CloudFlags) and the emulation (`Emulation`)
     plan_for              a SweepRequest -> its plan (every check that needs the catalog)
     dry_run               `interregion plan`: the plan from the catalog and price files
                           named, its hosts' allowance shortfalls warned of or refused
@@ -57,6 +57,7 @@ from orchestrator.results import (
     STUDIES_DIR,
     EmulationRecord,
     ScheduleTrigger,
+    check_results_for_sweeps,
     load_record,
     sweep_dir,
 )
@@ -380,6 +381,7 @@ class SweepRun:
     build_report: bool = True
 
     def __post_init__(self) -> None:
+        check_results_for_sweeps(self.results)  # before anything is created in it
         if not self.budget_usd > 0:  # also NaN: a budget nothing is within
             raise UserError(f"--budget-usd {self.budget_usd:g}: must be above 0")
 
@@ -425,10 +427,14 @@ def run_new(request: SweepRequest, how: SweepRun, *, announce: Callable[[Plan], 
         return _run(run, held, how)
 
 
-def resume(sweep_id: str, how: SweepRun, cloud: CloudFlags | None, *,
-           ask: Callable[[list[Question]], None], note: Log, say: Log) -> SweepDone:  # fmt: skip
+def resume(sweep_id: str, how: SweepRun, cloud: CloudFlags | None, emulation: Emulation | None,
+           *, ask: Callable[[list[Question]], None], note: Log, say: Log) -> SweepDone:  # fmt: skip
     """`sweep --resume ID`: the sweep's ok tests kept, its hosts provisioned again (so the
-    same questions as a new sweep's, `ask`ed), cloud flags given again replacing its own."""
+    same questions as a new sweep's, `ask`ed), cloud flags given again replacing its own; an
+    emulation asked for again is refused (the sweep keeps the one it recorded)."""
+    if emulation is not None:
+        raise UserError("--perturb and --emulation-seed with --resume: a resumed sweep keeps the "
+                        "emulation it recorded; start a new sweep to change it")  # fmt: skip
     if how.price_emulated:
         raise UserError("--price-emulated applies to a new sweep on --backend local (a cloud "
                         "sweep is priced anyway)")  # fmt: skip

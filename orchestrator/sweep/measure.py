@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import PLAYBOOKS, RunFailure, UserError, counted, utc_now
+from orchestrator.core import PLAYBOOKS, RunFailure, UserError, counted, stamp, utc_now
 from orchestrator.drivers import (
     RoundProgress,
     View,
@@ -437,8 +436,8 @@ def _run_rounds(
         "kind": kind,
         **({"phase": "ping"} if phase else {}),
         **({"measure": measure} if not phase else {}),
-        "started_utc": started_utc,
-        "ended_utc": utc_now(),
+        "started_utc": stamp(started_utc),
+        "ended_utc": stamp(utc_now()),
         "rounds": len(planned),
         "rounds_closed": len(tracker.closed),
         "tests": len(tests),
@@ -489,7 +488,7 @@ def check_budget(
     regions = sweep.regions()
     pricing = pricing or load_pricing()
     started = sweep.record.started_utc or sweep.record.created_utc
-    hours = max(0.0, (time.time() - _epoch(started)) / 3600)
+    hours = max(0.0, (time.time() - started.timestamp()) / 3600)
     vm_usd = sum(pricing.clouds[r.cloud].vm_usd_per_hour * hours for r in regions.values())
     if not over_budget(
         [*rows, *sentinels.read_sentinel_rows(sweep.dir)],  # the repeats move bytes too
@@ -513,18 +512,14 @@ def _priced(sweep: Sweep) -> bool:
     return not sweep.emulated or bool(sweep.record.price_emulated)
 
 
-def _epoch(utc: str) -> float:
-    return datetime.strptime(utc, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
-
-
 def measure(sweep: Sweep, progress: RoundProgress | None = None, retry: bool = True) -> None:
     """Measure every planned test that has no ok row yet; retry the failures once."""
     progress = progress or RoundProgress()
     hosts = load_hosts(sweep)
     stages = sweep.record.stages
-    provisioned = (stages["provision"].started_utc if "provision" in stages else None) or ""
-    torn = (stages["teardown"].started_utc if "teardown" in stages else None) or ""
-    if torn > provisioned:
+    provisioned = stages["provision"].started_utc if "provision" in stages else None
+    torn = stages["teardown"].started_utc if "teardown" in stages else None
+    if torn is not None and (provisioned is None or torn > provisioned):
         raise UserError(
             f"the hosts of sweep {sweep.id} were torn down: "
             f"continue with '{sweep.resume_command()}'"

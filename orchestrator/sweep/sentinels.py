@@ -1,7 +1,7 @@
 """Sentinel pairs in the measure stage, and their late results (`sentinels.csv`).
 
 Two slots of a throughput run's first round are measured again at its end
-(schedule.add_sentinels; the plan estimates them the same way). The early results are
+(plan.rounds.add_sentinels; the plan estimates them the same way). The early results are
 the tests' own rows in measurements.csv; the late repeats are rows of the same
 contract in `sentinels.csv`, so every reader of measurements.csv still sees one row
 per directed test. The report compares the two, like with like: the same source,

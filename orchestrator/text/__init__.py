@@ -4,25 +4,10 @@
 owns the job) and hands its typed result to a renderer here; the JSON forms come from the
 results themselves. Renderers only format: no query, no loop over tests, no file read.
 
-Public API: the names below, re-exported from the modules that define them;
-other packages import only these (`from orchestrator.text import console`),
-never a module of this package (tests/check_layers.py).
-
-- `advice_table`: `render_advice_table`.
-- `change_lines`: `render_change_lines`.
-- `cloud_lines`: `preflight_lines`, `reap_lines`, `sync_lines`.
-- `demo_outcome`: `demo_passed_line`, `render_demo_outcome`.
-- `emulator_lines`: `emulator_status_lines`, `perturbed_lines`, `reaped_lines`, `spec_up_line`,
-  `up_lines`.
-- `history_lines`: `converted_line`, `filled_line`, `ingest_lines`, `rebuilt_line`.
-- `matrix_table`: `MATRIX_WIDTH`, `csv_text`, `render_matrix_table`.
-- `pair_series`: `render_pair_series`.
-- `plan_table`: `mesh_plan_lines`, `plan_tables`, `regions_table`.
-- `report_tables`: `render_report_tables`.
-- `schedule_lines`: `schedule_status_lines`, `tick_line`, `written_lines`.
-- `sweep_lines`: `done_lines`, `mesh_matrix_lines`, `mesh_status_lines`, `plan_line`,
-  `shortfall_warning`.
-- `terminal`: `TERMINAL_WIDTH`, `console`, `print_parts`.
+Public API: the names in `__all__`, each imported from the module that defines it in the
+`TYPE_CHECKING` block below and loaded when first used (core.faces). Other packages import
+only these (`from orchestrator.text import console`), never a module of this package
+(tests/check_layers.py).
 """
 
 from typing import TYPE_CHECKING
@@ -54,14 +39,15 @@ if TYPE_CHECKING:
     from orchestrator.text.pair_series import render as render_pair_series
     from orchestrator.text.plan_table import mesh_plan_lines, plan_tables, regions_table
     from orchestrator.text.report_tables import render as render_report_tables
+    from orchestrator.text.schedule_lines import reaped_line as reaped_sweeps_line
     from orchestrator.text.schedule_lines import status_lines as schedule_status_lines
     from orchestrator.text.schedule_lines import tick_line, written_lines
     from orchestrator.text.sweep_lines import (
+        Announcement,
+        announcement,
         done_lines,
         mesh_matrix_lines,
         mesh_status_lines,
-        plan_line,
-        shortfall_warning,
     )
     from orchestrator.text.terminal import WIDTH as TERMINAL_WIDTH
     from orchestrator.text.terminal import console, print_parts
@@ -69,6 +55,8 @@ if TYPE_CHECKING:
 __all__ = [
     "MATRIX_WIDTH",
     "TERMINAL_WIDTH",
+    "Announcement",
+    "announcement",
     "console",
     "converted_line",
     "csv_text",
@@ -81,12 +69,12 @@ __all__ = [
     "mesh_plan_lines",
     "mesh_status_lines",
     "perturbed_lines",
-    "plan_line",
     "plan_tables",
     "preflight_lines",
     "print_parts",
     "reap_lines",
     "reaped_lines",
+    "reaped_sweeps_line",
     "rebuilt_line",
     "regions_table",
     "render_advice_table",
@@ -96,7 +84,6 @@ __all__ = [
     "render_pair_series",
     "render_report_tables",
     "schedule_status_lines",
-    "shortfall_warning",
     "spec_up_line",
     "sync_lines",
     "tick_line",

@@ -21,7 +21,7 @@ PYTHONPATH=$ROOT "$PY" -m orchestrator sweep --backend local --yes --max-regions
 PYTHONPATH=$ROOT "$PY" - "$OUT" <<'PYEOF'
 import json, sys
 from pathlib import Path
-from orchestrator.results.collect import host_doc
+from orchestrator.results.raw_rows import host_doc
 from orchestrator.results.parse import parse_iperf3
 
 sweep = next(d for d in Path(sys.argv[1]).iterdir() if (d / "sweep.json").exists())

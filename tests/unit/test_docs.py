@@ -4,8 +4,11 @@ architecture page and the README name every package and module there is."""
 
 from __future__ import annotations
 
+import ast
+import io
 import re
 import shlex
+import tokenize
 import unicodedata
 from pathlib import Path
 
@@ -241,3 +244,58 @@ def test_the_readme_table_has_a_row_per_package_and_stays_a_front_door():
     assert len(readme.encode()) < 25_000 and len(readme.splitlines()) <= 200
     for target in ("make run", "make test", "make demo"):
         assert target in readme
+
+
+# `package.module.name` in prose: a module renamed or moved leaves these behind
+_PACKAGES = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
+_DOTTED = re.compile(
+    r"(?<![\w./-])(?:orchestrator\.)?(" + "|".join(_PACKAGES) + r")\.([a-z_][a-z0-9_]*)\.[A-Za-z_]"
+)
+
+
+def stale_module_names(text: str) -> list[str]:
+    """The `package.module.name` references in `text` whose module is not in the package."""
+    return [
+        m.group(0)[:-2]
+        for m in _DOTTED.finditer(text)
+        if not (PACKAGE / m.group(1) / f"{m.group(2)}.py").exists()
+        and not (PACKAGE / m.group(1) / m.group(2)).is_dir()
+    ]
+
+
+def _prose_of(module: Path) -> list[tuple[int, str]]:
+    """A module's comments and docstrings, with their line numbers."""
+    source = module.read_text(encoding="utf-8")
+    found = [
+        (t.start[0], t.string)
+        for t in tokenize.generate_tokens(io.StringIO(source).readline)
+        if t.type == tokenize.COMMENT
+    ]
+    documented = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    for node in ast.walk(ast.parse(source)):
+        doc = ast.get_docstring(node, clean=False) if isinstance(node, documented) else None
+        if doc:
+            found.append((getattr(node, "lineno", 1), doc))
+    return found
+
+
+def test_the_docstrings_comments_and_docs_name_modules_that_exist():
+    stale = [
+        f"{module.relative_to(ROOT)}:{no}: {name}"
+        for module in sorted(PACKAGE.rglob("*.py"))
+        for no, text in _prose_of(module)
+        for name in stale_module_names(text)
+    ]
+    stale += [
+        f"{page.relative_to(ROOT)}:{no}: {name}"
+        for page in doc_files()
+        for no, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        for name in stale_module_names(line)
+    ]
+    assert not stale, "\n".join(stale)
+
+
+def test_the_module_name_check_finds_a_renamed_module():
+    said = "merged as results.store.write_rows does it (see `orchestrator.site.build.build_site`)"
+    assert stale_module_names(said) == ["results.store", "orchestrator.site.build"]
+    assert stale_module_names("results.files.write_rows, sweep.id, docs/site.build.md") == []

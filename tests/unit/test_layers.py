@@ -42,13 +42,14 @@ PUBLIC = {
         "INFRA", "LOGGER", "MANIFEST", "NAN", "NORMAL", "PLAYBOOKS", "PRICING", "QUIET", "RESULTS",
         "RUN_FAILED", "RunFailure", "SAMPLE_SCHEDULES", "SCHEDULES", "UserError", "VERBOSE",
         "WILSON_Z", "bucket_url", "building", "cache_home", "ceiling", "check_only_ours",
-        "configure_log", "counted", "csv_errors", "debug", "distance_km", "fibre_rtt_ms",
+        "compact", "configure_log", "counted", "csv_errors", "debug", "distance_km", "fibre_rtt_ms",
         "gc_paused", "github_repo", "info", "is_verbose", "iso", "iso_of_epoch",
         "lazy_getattr", "load_yaml",
-        "log_stamp", "median", "min_samples_for", "missing_extra", "open_new", "parse_seconds",
-        "parse_utc", "pearson_r", "percentile", "percentiles", "plain_text", "quotable_percentiles",
-        "read_manifest", "read_text", "remove_within", "reusing", "say", "script_safe",
-        "shell_word", "state_home", "step", "utc_now", "warning", "wilson", "within",
+        "log_stamp", "median", "min_samples_for", "missing_extra", "open_new", "parse_compact",
+        "parse_seconds", "parse_since", "parse_utc", "pearson_r", "percentile", "percentiles",
+        "plain_text", "quotable_percentiles",
+        "read_manifest", "read_text", "read_utc", "remove_within", "reusing", "say", "script_safe",
+        "shell_word", "stamp", "state_home", "step", "utc_now", "warning", "wilson", "within",
         "write_manifest", "yaml_string",
     ],
     "drivers": [
@@ -79,7 +80,7 @@ PUBLIC = {
         "existing_results", "format_value", "import_batches", "ingest_all", "ingest_every_sweep",
         "ingest_sweep", "ingest_with_changes", "interrupt_queries", "iso_utc", "judge_runs",
         "loss_fields", "loss_text", "matrix_csv_rows", "matrix_report", "mesh_sources",
-        "min_samples", "opened", "pair_names", "pair_series", "parse_since", "read_import_csv",
+        "min_samples", "opened", "pair_names", "pair_series", "read_import_csv",
         "rebuild_history", "rebuild_store", "source_caption", "source_infos", "store_path",
         "transaction", "valid_sql", "window_bounds", "window_table", "with_store", "write_batches",
     ],
@@ -150,7 +151,7 @@ PUBLIC = {
     ],
     "schedule": [
         "DEFAULT_FILE", "ScheduleStatus", "Written", "check_name", "export_named", "install_named",
-        "remove", "remove_named", "run_named", "schedule_status", "write_sample",
+        "reap_abandoned", "remove", "remove_named", "run_named", "schedule_status", "write_sample",
     ],
     "site": ["build_site"],
     "study": [
@@ -170,14 +171,14 @@ PUBLIC = {
         "teardown_stage", "teardown_sweep", "write_sweep_inventory",
     ],
     "text": [
-        "MATRIX_WIDTH", "TERMINAL_WIDTH", "console", "converted_line", "csv_text",
-        "demo_passed_line", "done_lines", "emulator_status_lines", "filled_line", "ingest_lines",
-        "mesh_matrix_lines", "mesh_plan_lines", "mesh_status_lines", "perturbed_lines", "plan_line",
-        "plan_tables", "preflight_lines", "print_parts", "reap_lines", "reaped_lines",
-        "rebuilt_line", "regions_table", "render_advice_table", "render_change_lines",
-        "render_demo_outcome", "render_matrix_table", "render_pair_series", "render_report_tables",
-        "schedule_status_lines", "shortfall_warning", "spec_up_line", "sync_lines", "tick_line",
-        "up_lines", "written_lines",
+        "Announcement", "MATRIX_WIDTH", "TERMINAL_WIDTH", "announcement", "console",
+        "converted_line", "csv_text", "demo_passed_line", "done_lines", "emulator_status_lines",
+        "filled_line", "ingest_lines", "mesh_matrix_lines", "mesh_plan_lines", "mesh_status_lines",
+        "perturbed_lines", "plan_tables", "preflight_lines", "print_parts", "reap_lines",
+        "reaped_lines", "reaped_sweeps_line", "rebuilt_line", "regions_table",
+        "render_advice_table", "render_change_lines", "render_demo_outcome", "render_matrix_table",
+        "render_pair_series", "render_report_tables", "schedule_status_lines", "spec_up_line",
+        "sync_lines", "tick_line", "up_lines", "written_lines",
     ],
 }  # fmt: skip
 
@@ -273,6 +274,18 @@ def run_check(root: Path) -> subprocess.CompletedProcess[str]:
 def test_the_lint_step_passes_on_the_tree():
     done = run_check(ROOT)
     assert done.returncode == 0, done.stdout
+
+
+def test_ruff_skips_no_folder_of_the_package_or_the_tests():
+    """An exclude without a leading / matches a folder of that name anywhere: "results"
+    (the sweeps' folder) also skipped orchestrator/results and tests/unit/results."""
+    import tomllib
+
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    excluded = settings["tool"]["ruff"].get("extend-exclude", [])
+    ours = {p.name for top in ("orchestrator", "tests", "bench") for p in (ROOT / top).rglob("*")
+            if p.is_dir()}  # fmt: skip
+    assert not [e for e in excluded if not e.startswith("/") and e in ours], excluded
 
 
 @pytest.mark.slow

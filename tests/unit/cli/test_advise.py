@@ -4,7 +4,9 @@ direction, the JSON shape and one-line errors for bad input."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -98,6 +100,9 @@ def test_the_newest_real_test_is_named_and_three_give_the_median(tmp_path):
     doc = _json(tmp_path)
     assert doc["source"]["sweep_id"] == newest.name
     assert doc["path"]["measured_bps"] == pytest.approx(2.5e8)  # median of 1, 3, 2.5
+    when = doc["source"]["started_utc"]  # the store's time, as a record writes it
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", when)
+    assert f"test of {when} in {newest.name}" in doc["source"]["detail"]
 
 
 @pytest.mark.slow
@@ -296,7 +301,7 @@ def test_no_measurements_anywhere_says_where_to_get_some(tmp_path):
 
 def test_pick_prefers_a_throughput_test_then_the_pairs_own_direction():
     def t(day, forward=True, bps=1e8, emulated=False):
-        return sources.Test(f"s{day}", f"2026-11-{day:02d}T00:00:00.000Z", forward, emulated,
+        return sources.Test(f"s{day}", datetime(2026, 11, day, tzinfo=UTC), forward, emulated,
                             100.0, bps, 1, None, None, None)  # fmt: skip
 
     latency_only = t(5, bps=None)
@@ -307,6 +312,8 @@ def test_pick_prefers_a_throughput_test_then_the_pairs_own_direction():
     assert sources.pick([latency_only, reverse, emulated]) is reverse
     assert sources.pick([latency_only, emulated]) is latency_only
     assert sources.pick([emulated]) is None
+    undated = dataclasses.replace(forward, started_utc=None)  # its row's time unreadable
+    assert sources.pick([undated, dataclasses.replace(forward, sweep_id="s0")]).sweep_id == "s0"
 
 
 @pytest.mark.parametrize("ingest", [False, True])

@@ -103,3 +103,17 @@ def test_a_command_imports_only_its_own_command_module(args, modules):
     loaded = loaded_after(code, whole=True)
     commands = {n.split(".")[2] for n in loaded if n.startswith("orchestrator.cli.")}
     assert commands - {"signals", "pathopt", "jsonout", "options"} == modules
+
+
+@pytest.mark.parametrize("command", ["report", "history", "advise", "matrix"])
+def test_a_command_that_starts_no_sweep_loads_no_sweep_machinery(command):
+    # cli/options.py imports what a new sweep is made of (sweep.launch and all it imports)
+    # only when a command reads its options into one
+    code = (
+        "from orchestrator.cli import main\n"
+        f"try:\n    main([{command!r}, '--help'])\nexcept SystemExit as e:\n    assert not e.code"
+    )
+    loaded = loaded_after(code, whole=True)
+    assert "orchestrator.cli.options" in loaded  # the probe sees the shared options
+    running = ("orchestrator.sweep.", "orchestrator.emulator.", "orchestrator.mesh.")
+    assert not {n for n in loaded if n.startswith(running)}, command

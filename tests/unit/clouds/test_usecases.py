@@ -75,9 +75,26 @@ def test_reap_refuses_two_selections_and_a_cloud_that_cannot_be_used(aws_fake):
         reap_clouds(["gcp"], dry_run=True, warn=print)  # the one cloud asked for
 
 
+def test_reap_warns_of_a_cloud_it_skips_when_another_can_be_used(aws_fake):
+    warned: list[str] = []
+    report = reap_clouds(["aws", "gcp"], aws_regions=("eu-west-1",), dry_run=True,
+                         warn=warned.append)  # fmt: skip
+    assert [line.split(":")[0] for line in report.skipped_clouds] == ["gcp"]
+    assert warned == [f"skipped {report.skipped_clouds[0]}"]
+
+
 def test_sync_reports_opt_in_regions_not_enabled(aws_fake):
-    report = sync_catalog(paths.CATALOG, ["aws"])
+    warned: list[str] = []
+    report = sync_catalog(paths.CATALOG, ["aws"], warn=warned.append)
     assert "aws:me-south-1" in report.not_enabled
+    assert warned == []  # the one cloud asked for was used: nothing skipped
+
+
+def test_sync_warns_of_a_cloud_it_skips_when_another_can_be_used(aws_fake):
+    warned: list[str] = []
+    report = sync_catalog(paths.CATALOG, ["aws", "gcp"], warn=warned.append)
+    assert [line.split(":")[0] for line in report.skipped] == ["gcp"]
+    assert warned == [f"skipped {report.skipped[0]}"]
 
 
 def test_preflight_refuses_pin_from_before_asking_a_cloud(aws_fake, tmp_path):

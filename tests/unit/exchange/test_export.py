@@ -50,8 +50,7 @@ def test_export_writes_every_row_since(tmp_path, fmt):
     reader = "read_parquet" if fmt == "parquet" else "read_csv"
     con = duckdb.connect()
     assert con.execute(f"SELECT count(*) FROM {reader}('{out}')").fetchone() == (6,)
-    since = (T0 + timedelta(hours=6)).strftime("%Y-%m-%dT%H:%MZ")
-    assert exporter.export(tmp_path, out, fmt, since=since) == 4
+    assert exporter.export(tmp_path, out, fmt, since=T0 + timedelta(hours=6)) == 4
     assert con.execute(f"SELECT count(*) FROM {reader}('{out}')").fetchone() == (4,)
     if fmt == "parquet":
         (samples,) = con.execute(f"SELECT rtt_samples_ms FROM {reader}('{out}') LIMIT 1").fetchone()
@@ -77,6 +76,11 @@ def test_export_cli_and_bad_since(tmp_path):
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert (tmp_path / "history.csv").exists()
+    # 06:00 UTC given with its offset: the sweep of 00:00 is left out, the one of 06:00 kept
+    _sweep(tmp_path, 1)
+    h.ingest_all(tmp_path)
+    result = CliRunner().invoke(main, [*args, "--since", "2026-11-22T08:00+02:00"])
+    assert result.exit_code == 0 and result.output.startswith("2 rows"), result.output
     result = CliRunner().invoke(main, [*args, "--since", "last tuesday"])
     assert result.exit_code == 2 and result.output.count("\n") == 1
     assert "--since 'last tuesday'" in result.output

@@ -65,10 +65,17 @@ def test_make_demo_runs_the_checked_plan_into_out(tmp_path, monkeypatch):
     from orchestrator import demo, emulator
 
     monkeypatch.setattr(emulator, "require_root", lambda: None)
-    ran = []
-    monkeypatch.setattr(demo, "run_demo", lambda plan, out, **how: ran.append((plan, out, how)))
-    make_demo(DemoRequest(tmp_path, sweeps=5, change_from=3, min_runs=2, replace=True,
-                          build_site=False), log=print)  # fmt: skip
+    ran, warned = [], []
+    missed = ("the injected change aws:us-east-1 -> gcp:europe-west1 was not found",)
+
+    def run_demo(plan, out, **how):
+        ran.append((plan, out, how))
+        return demo.DemoOutcome(("s1",), {}, missed, 1.0, None, plan)
+
+    monkeypatch.setattr(demo, "run_demo", run_demo)
+    outcome = make_demo(DemoRequest(tmp_path, sweeps=5, change_from=3, min_runs=2, replace=True,
+                                    build_site=False), log=print, warn=warned.append)  # fmt: skip
     ((plan, out, how),) = ran
     assert (plan.sweeps, plan.change_from, plan.detection.min_runs) == (5, 3, 2)
     assert out == tmp_path and how == {"replace": True, "build_site": False, "log": print}
+    assert outcome.problems == missed and warned == [f"demo check failed: {missed[0]}"]

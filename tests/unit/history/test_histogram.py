@@ -169,6 +169,7 @@ def test_bins_kept_by_each_ingest_are_the_bins_of_every_row(tmp_path):
         counted = {m: sum(r[8] for r in tests if r[3] == m and r[5] == 1) for m in h.PRESENT_SQL}
         assert counted == {"rtt": 30, "loss": 30, "jitter": 30, "throughput": 30, "capacity": 0}
         assert _samples(kept) == _samples(kept, days=7) == _samples(kept, days=31) == 600
+        assert _samples(kept, days=92) == 600  # the quarter's
         assert any(r[9] >= 190.0 for r in kept)
         # each test's loss, jitter and throughput (its single_stream measure)
         by_metric = {

@@ -376,7 +376,7 @@ def test_a_version_9_store_counts_its_pings_from_the_stored_rows(tmp_path):
     fresh = _table(path, query)
     counts = "SELECT days, pings_sent, pings_lost FROM test_days t JOIN pairs p USING (pair) "
     counts += f"WHERE metric = 'loss' AND p.src = '{A}' AND p.dst = '{B}' ORDER BY days"
-    assert _table(path, counts) == [(1, 50, 10), (7, 50, 10), (31, 50, 10)]
+    assert _table(path, counts) == [(1, 50, 10), (7, 50, 10), (31, 50, 10), (92, 50, 10)]
     values = _table(path, "SELECT * FROM value_bins ORDER BY ALL")
     con = duckdb.connect(str(path))
     for column in ("pings_sent", "pings_lost"):
@@ -386,7 +386,9 @@ def test_a_version_9_store_counts_its_pings_from_the_stored_rows(tmp_path):
     with pytest.raises(UserError, match="schema version 9"):
         h.connect(path, read_only=True)  # read-only: refused, nothing changed
     h.connect(path).close()  # a writer upgrades it
-    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("10",)]
+    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(h.STORE_SCHEMA_VERSION),)
+    ]
     assert _table(path, query) == fresh
     assert _table(path, "SELECT * FROM value_bins ORDER BY ALL") == values
     # a window's loss is lost / sent of its tests, with its Wilson interval
@@ -397,3 +399,34 @@ def test_a_version_9_store_counts_its_pings_from_the_stored_rows(tmp_path):
     assert (cell["pings_sent"], cell["pings_lost"], cell["loss_pct"]) == (50, 10, 20.0)
     assert cell["loss_low_pct"] == pytest.approx(100 * low, abs=1e-6)
     assert cell["loss_high_pct"] == pytest.approx(100 * high, abs=1e-6)
+
+
+def test_a_version_10_store_gains_its_quarter_rows_from_its_day_rows(tmp_path):
+    """Version 11 keeps each day summary per quarter too (what a year's window merges
+    instead of its months): a version-10 store gains them, the same rows as the ingest
+    keeps, its other rows as they were."""
+    for i in range(3):  # the last sweep in the next quarter: two quarters
+        h.ingest_sweep(tmp_path, _sweep(tmp_path, i * 200, rtt=80.0 + i).name)
+    path = tmp_path / "history.duckdb"
+    tables = ("rtt_bins", "value_bins", "test_days")
+    fresh = {t: _table(path, f"SELECT * FROM {t} ORDER BY ALL") for t in tables}
+    quarters = _table(path, "SELECT DISTINCT day FROM rtt_bins WHERE days = 92 ORDER BY 1")
+    assert [q[0].month for q in quarters] == [10, 1]  # T0's quarter and the next
+    # each summary's quarters hold what its days hold: 3 sweeps of 2 pairs, 20 samples each
+    tests = "SELECT days, sum(tests) FROM test_days WHERE metric = 'rtt' GROUP BY 1 ORDER BY 1"
+    assert _table(path, tests) == [(1, 6), (7, 6), (31, 6), (92, 6)]
+    samples = "SELECT days, sum(n) FROM rtt_bins GROUP BY 1 ORDER BY 1"
+    assert _table(path, samples) == [(1, 120), (7, 120), (31, 120), (92, 120)]
+    con = duckdb.connect(str(path))
+    for t in tables:
+        con.execute(f"DELETE FROM {t} WHERE days = 92")
+    con.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(UserError, match="schema version 10"):
+        h.connect(path, read_only=True)  # read-only: refused, nothing changed
+    h.connect(path).close()  # a writer upgrades it
+    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(h.STORE_SCHEMA_VERSION),)
+    ]
+    for t in tables:
+        assert _table(path, f"SELECT * FROM {t} ORDER BY ALL") == fresh[t], t

@@ -150,14 +150,17 @@ def test_windows_from_days_weeks_and_months_and_the_days_at_their_ends(tmp_path)
 
 
 @pytest.mark.slow  # a store of months of runs
-def test_a_year_and_the_year_before_from_month_rows(tmp_path):
-    # 13 months of a sweep every 97 h: 1Y reads whole months, and the year before it
-    # ends inside a month, with whole months, weeks and days before
+def test_a_year_and_the_year_before_from_quarter_and_month_rows(tmp_path):
+    # 13 months of a sweep every 97 h: 1Y reads whole quarters and months, and the year
+    # before it ends inside a month, with whole months, weeks and days before
     for i in range(100):
         _rtt_sweep(tmp_path, i, 97)
     h.ingest_all(tmp_path)
     with h.opened(tmp_path, read_only=True) as con:
         (info,) = v.source_infos(con).values()
+        start, _ = v.window_bounds(info, "1Y")
+        assert start is not None
+        assert 92 in {span for span, _a, _b in windows.whole_days(start, None)}
         assert windows.window_cells(con, info, "rtt", "1Y", previous=True)
         assert _same(con, ["rtt", "loss"], ("1M", "1Y"), (False,))[0] > 6
 

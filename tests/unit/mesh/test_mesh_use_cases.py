@@ -99,3 +99,24 @@ def test_plan_mesh_is_the_mesh_of_the_dry_runs_regions():
     with pytest.raises(UserError, match="--round-overhead -1: give 0 to 86,400 seconds"):
         plan_mesh(request, catalog_path=paths.CATALOG, pricing_path=paths.PRICING,
                   round_overhead=-1.0, note=print, warn=print)  # fmt: skip
+
+
+def test_a_mesh_status_holds_times_and_writes_them_once_at_its_edges():
+    from datetime import UTC, datetime
+
+    from orchestrator.mesh.lifecycle import MeshRequest
+    from orchestrator.text.sweep_lines import mesh_status_lines
+
+    newest = datetime(2026, 11, 22, 1, 30, tzinfo=UTC)
+    kept = {"hosts": {"aws:us-east-1": {"newest_t": newest.timestamp(), "first_t": 0,
+                                        "probes": 10, "lag_s": 4.0}}}  # fmt: skip
+    (host,) = views.host_status(kept, 60)
+    assert host.last_record_utc == newest
+    collected = datetime(2026, 11, 22, 1, 31, 5, 250000, tzinfo=UTC)
+    status = collect.MeshStatus("m1", True, "measuring", collected, MeshRequest(), (host,))
+    doc = status.to_json()
+    assert doc["collected_utc"] == "2026-11-22T01:31:05.250Z"
+    assert doc["hosts"][0]["last_record_utc"] == "2026-11-22T01:30:00Z"
+    first, _, row = mesh_status_lines(status)
+    assert first == "mesh m1: running; last collection 2026-11-22T01:31:05.250Z"
+    assert row.split()[:3] == ["aws:us-east-1", "2026-11-22T01:30:00Z", "4"]

@@ -25,7 +25,7 @@ def test_a_sweep_by_id_lands_in_its_report_folder_and_a_filter_drops_pairs(tmp_p
     folder = _sweep(tmp_path)
     said: list[str] = []
     whole = make_report(ReportRequest(sweeps=(folder.name,), results=tmp_path, png=False),
-                        said.append)  # fmt: skip
+                        said.append, warn=said.append)  # fmt: skip
     assert whole.out_dir == folder / "report" and (folder / "report" / "summary.csv").exists()
     assert {s.cloud_pair for s in whole.summaries if s.n} == {
         "all",
@@ -36,11 +36,25 @@ def test_a_sweep_by_id_lands_in_its_report_folder_and_a_filter_drops_pairs(tmp_p
     only = make_report(
         ReportRequest(all_sweeps=True, results=tmp_path, png=False, out=tmp_path / "out",
                       selection=SelectionSpec(cloud_pairs=(("aws", "gcp"),))),
-        said.append,
+        said.append, warn=said.append,
     )  # fmt: skip
     assert only.out_dir == tmp_path / "out"
     assert {s.cloud_pair for s in only.summaries if s.n} == {"all", "aws-gcp"}
     assert only.loaded.skipped["filtered out"] == 2  # the gcp -> aws and aws -> aws tests
+
+
+def test_the_readings_warnings_are_said_once_the_report_is_written(tmp_path):
+    folder = _sweep(tmp_path)
+    warned: list[tuple[str, bool]] = []
+
+    def warn(line: str) -> None:  # with whether the report was written by then
+        warned.append((line, any(tmp_path.glob("**/summary.csv"))))
+
+    request = ReportRequest(sweeps=(folder.name, folder.name), results=tmp_path, png=False)
+    done = make_report(request, print, warn=warn)
+    twice = f"--sweep {folder} given more than once: read once"
+    assert done.loaded.warnings == [twice]
+    assert warned == [(twice, True)]
 
 
 @pytest.mark.parametrize(
@@ -58,5 +72,5 @@ def test_bad_sources_are_one_line(tmp_path, request_, said):
     from dataclasses import replace
 
     with pytest.raises(UserError) as e:
-        make_report(replace(request_, results=tmp_path / "results"), print)
+        make_report(replace(request_, results=tmp_path / "results"), print, warn=print)
     assert said in str(e.value) and "\n" not in str(e.value)

@@ -16,8 +16,8 @@ import pytest
 
 from orchestrator.core import paths
 from orchestrator.results import flags, parse
-from orchestrator.results.raw_rows import RowContext, SlotPlan, slot_rows
 from orchestrator.results.limiter import CAPACITY, UNKNOWN, PathFacts, classify
+from orchestrator.results.raw_rows import RowContext, SlotPlan, slot_rows
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "aligned"
 CLIENT, SERVER = "aws:mx-central-1", "gcp:australia-southeast2"

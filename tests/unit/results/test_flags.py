@@ -5,7 +5,8 @@ import csv
 from orchestrator.core import paths
 from orchestrator.exchange import public_data
 from orchestrator.model.catalog import load_catalog
-from orchestrator.results import flags, files as store, tiers
+from orchestrator.results import files as store
+from orchestrator.results import flags, tiers
 
 
 def _row(**values):

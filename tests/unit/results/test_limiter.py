@@ -15,9 +15,9 @@ from orchestrator.netmodel.model import (
     path_facts,
 )
 from orchestrator.results import limiter
-from orchestrator.results.raw_rows import RowContext, SlotPlan, slot_rows
 from orchestrator.results.limiter import PathFacts, classify
 from orchestrator.results.parse import parse_iperf3
+from orchestrator.results.raw_rows import RowContext, SlotPlan, slot_rows
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from orchestrator.core.stats import min_samples_for, percentile, quotable_percentiles
 from orchestrator.results import flags
-from orchestrator.results.parse import CORRUPTED, parse_iperf3, parse_ping, summarize_probes
 from orchestrator.results.files import format_value
+from orchestrator.results.parse import CORRUPTED, parse_iperf3, parse_ping, summarize_probes
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 

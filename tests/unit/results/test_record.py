@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,12 +16,13 @@ from orchestrator.core.errors import UserError
 from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.sweep_plan import make_plan
-from orchestrator.results import CloudOptions, files as store
+from orchestrator.results import CloudOptions
+from orchestrator.results import files as store
 from orchestrator.results.record import (
-    ScheduleTrigger,
     NEW_KEYS,
     Owner,
     PlanRecord,
+    ScheduleTrigger,
     Stage,
     StageStatus,
     SweepRecord,
@@ -208,6 +210,55 @@ def test_a_typed_field_is_written_as_read_until_it_changes():
     assert record.to_json()["selection"] == doc["selection"]  # unchanged: as it was read
 
 
+def test_the_times_are_aware_utc_datetimes_read_once():
+    doc = json.loads((RECORDS / "sweep-done.json").read_text())
+    record = SweepRecord.from_json(doc)
+    assert record.created_utc == datetime.fromisoformat(doc["created_utc"])
+    assert record.created_utc.utcoffset() == timedelta(0)
+    assert record.started_utc is not None and record.ended_utc is not None
+    assert record.created_utc <= record.started_utc < record.ended_utc
+    measure = record.stages["measure"]
+    assert measure.started_utc is not None and measure.ended_utc is not None
+    wall = (measure.ended_utc - measure.started_utc).total_seconds()
+    assert wall == pytest.approx(doc["stages"]["measure"]["wall_s"], abs=0.1)
+    assert all(isinstance(r.started_utc, datetime) for r in record.rounds)
+
+
+def test_a_time_is_written_as_read_until_it_changes_then_as_a_stamp():
+    doc = json.loads((RECORDS / "sweep-done.json").read_text())
+    # a time an older or a hand-edited record kept in another ISO form keeps its text
+    record = SweepRecord.from_json({**doc, "created_utc": "2026-11-22T03:30:00+02:00"})
+    assert record.created_utc == datetime(2026, 11, 22, 1, 30, tzinfo=UTC)
+    assert record.to_json()["created_utc"] == "2026-11-22T03:30:00+02:00"
+    record.created_utc = datetime(2026, 11, 22, 1, 30, 0, 123999, tzinfo=UTC)
+    assert record.to_json()["created_utc"] == "2026-11-22T01:30:00.123Z"
+    record.stages["measure"].ended_utc = datetime(2026, 11, 23, tzinfo=UTC)
+    assert record.to_json()["stages"]["measure"]["ended_utc"] == "2026-11-23T00:00:00.000Z"
+    assert (
+        record.to_json()["stages"]["measure"]["started_utc"]
+        == (doc["stages"]["measure"]["started_utc"])
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"created_utc": "yesterday"}, "created_utc 'yesterday' is not a UTC time like"),
+        ({"created_utc": None}, "created_utc 'None' is not a UTC time"),
+        ({"ended_utc": 1795397400}, "ended_utc '1795397400' is not a UTC time"),
+    ],
+)
+def test_a_time_that_is_not_one_is_a_one_line_error_naming_it(change, message):
+    doc = json.loads((RECORDS / "sweep-done.json").read_text())
+    with pytest.raises(UserError, match=message) as caught:
+        SweepRecord.from_json({**doc, **change}, "x/sweep.json")
+    assert str(caught.value).startswith("x/sweep.json: not a sweep record (")
+    assert "\n" not in str(caught.value)
+    stages = {**doc["stages"], "measure": {**doc["stages"]["measure"], "started_utc": "soon"}}
+    with pytest.raises(UserError, match="started_utc 'soon' is not a UTC time"):
+        SweepRecord.from_json({**doc, "stages": stages})
+
+
 def test_a_failed_stage_keeps_its_error(tmp_path):
     spec = SelectionSpec(regions=("aws:us-east-1", "gcp:us-east4"))
     sweep = create_sweep(make_plan(load_catalog(), spec, backend="local"), spec, tmp_path)
@@ -269,8 +320,11 @@ def test_a_scheduled_ticks_trigger_is_typed_and_written_back_as_read():
     trigger = {"profile": "hourly", "trigger": "timer", "scheduled_utc": "2026-11-22T01:00:00Z",
                "hour_utc": 1}  # fmt: skip
     record = SweepRecord.from_json({**doc, "schedule": trigger})
-    assert record.schedule == ScheduleTrigger("hourly", "timer", "2026-11-22T01:00:00Z", 1)
+    due = datetime(2026, 11, 22, 1, tzinfo=UTC)
+    assert record.schedule == ScheduleTrigger("hourly", "timer", due, 1)
     assert record.to_json()["schedule"] == trigger
+    record.schedule = ScheduleTrigger("hourly", "timer", due + timedelta(hours=1), 1)
+    assert record.to_json()["schedule"]["scheduled_utc"] == "2026-11-22T02:00:00Z"  # to the s
     by_hand = SweepRecord.from_json(doc)
     by_hand.add({"schedule": {"profile": "p", "trigger": "hand", "scheduled_utc": None}})
     assert by_hand.schedule is not None and by_hand.schedule.scheduled_utc is None

@@ -13,9 +13,9 @@ import pytest
 
 from orchestrator.core import paths
 from orchestrator.results import flags, stalls
-from orchestrator.results.raw_rows import RowContext, with_ping_phase
 from orchestrator.results.parse import summarize_probes
 from orchestrator.results.ping_rows import phase_rows
+from orchestrator.results.raw_rows import RowContext, with_ping_phase
 
 DATA = paths.ROOT / "tests" / "data" / "stall"
 US_EAST, EUROPE = "aws:us-east-1", "gcp:europe-west1"
@@ -65,7 +65,10 @@ def test_the_stalls_samples_are_out_of_the_rows_figures_and_the_rows_flagged():
     rows = phase_rows(1, directed_tests(docs), texts, ctx_for(docs))
     assert all(r["status"] == "ok" and r["flags"] == flags.HOST_STALL for r in rows)
     for row in rows:
-        test = (f"{row['src_cloud']}:{row['src_region']}", f"{row['dst_cloud']}:{row['dst_region']}")
+        test = (
+            f"{row['src_cloud']}:{row['src_region']}",
+            f"{row['dst_cloud']}:{row['dst_region']}",
+        )
         samples = docs[test[0]]["peers"][test[1]]["rtt_ms"]
         kept = [x for i, x in enumerate(samples) if i not in found[test]]
         assert row["rtt_samples"] == len(kept) == 20 - len(found[test])
@@ -122,13 +125,17 @@ def test_documents_without_send_times_find_the_same_stalls_from_the_probe_plan()
             now, then = stalls.send_times(docs[host]), stalls.send_times(old[host])
             assert set(now) == set(then)
             # the plan is when the agent meant to send; it sends then or a little later
-            assert all(-0.1 < b - a < 0.005 for p in now for a, b in zip(now[p], then[p]))
+            assert all(
+                -0.1 < b - a < 0.005 for p in now for a, b in zip(now[p], then[p], strict=True)
+            )
     # a peer with a reply missing: the others' places are unknown, so it has no times
     docs, _at = captured("machine")
     old = without_send_times(docs)
     peer = old[US_EAST]["peers"][EUROPE]
     peer["rtt_ms"] = peer["rtt_ms"][1:]
-    assert EUROPE not in stalls.send_times(old[US_EAST]) and len(stalls.send_times(old[US_EAST])) == 6
+    assert (
+        EUROPE not in stalls.send_times(old[US_EAST]) and len(stalls.send_times(old[US_EAST])) == 6
+    )
 
 
 # ---- constructed rounds ---------------------------------------------------------------
@@ -141,7 +148,9 @@ def constructed(delay, hosts=HOSTS, seed=3):
     """A ping phase as the agent runs it (round-robin from a per-host offset, a gap
     apart, jitter of +-0.4 ms), with `delay(src, dst, sent, rtt_ms)` added to a sample."""
     rng = random.Random(seed)
-    base = {(a, b): 20.0 + 30.0 * abs(i - j) for i, a in enumerate(hosts) for j, b in enumerate(hosts)}
+    base = {
+        (a, b): 20.0 + 30.0 * abs(i - j) for i, a in enumerate(hosts) for j, b in enumerate(hosts)
+    }
     docs = {}
     for host in hosts:
         peers = [h for h in hosts if h != host]
@@ -152,7 +161,7 @@ def constructed(delay, hosts=HOSTS, seed=3):
             j = (i - first) % n
             sent = [(k * n + j) * gap for k in range(PINGS)]
             rtt = [base[host, peer] + rng.uniform(-0.4, 0.4) for _ in sent]
-            rtt = [r + delay(host, peer, T0 + s, r) for s, r in zip(sent, rtt)]
+            rtt = [r + delay(host, peer, T0 + s, r) for s, r in zip(sent, rtt, strict=True)]
             doc["peers"][peer] = {"sent": PINGS, "rtt_ms": rtt, "sent_s": sent}
         docs[host] = doc
     return docs
@@ -268,6 +277,7 @@ def stalled_sweep(results):
     from orchestrator.core.geo import distance_km
     from orchestrator.model.catalog import load_catalog
     from orchestrator.results import files as store
+
     docs, _at = captured("machine")
     record = json.loads((paths.ROOT / "tests/data/records/sweep-latency-only.json").read_text())
     sweep_id = "20261128T1842Z-5a11"
@@ -295,8 +305,8 @@ def test_a_stalled_sweep_collects_ingests_and_reports_without_its_stalled_sample
     from orchestrator.history import store as history
     from orchestrator.report.build import load_inputs, notes
     from orchestrator.results import files as store
-    from orchestrator.sweep.sweep_folder import open_sweep
     from orchestrator.sweep.stages import collect
+    from orchestrator.sweep.sweep_folder import open_sweep
 
     folder, docs = stalled_sweep(tmp_path)
     found = stalls.find_stalls(docs)
@@ -313,7 +323,9 @@ def test_a_stalled_sweep_collects_ingests_and_reports_without_its_stalled_sample
     for src, dst, samples, cell in got:
         every = docs[src]["peers"][dst]["rtt_ms"]
         assert cell == "host_stall"
-        assert samples == pytest.approx([x for i, x in enumerate(every) if i not in found[src, dst]])
+        assert samples == pytest.approx(
+            [x for i, x in enumerate(every) if i not in found[src, dst]]
+        )
     loaded = load_inputs(sweep_dirs_=[folder])
     assert loaded.rows_flagged == 56 and loaded.flagged["host_stall"] == 56
     assert loaded.measures_flagged["rtt"] == 0 and len(loaded.data) == 56

@@ -1,10 +1,10 @@
 """The results folder: atomic writes, the CSV contract, merging attempts, loading errors."""
 
 import json
-from pathlib import Path
 import os
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 

@@ -16,14 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrator.cli import main
-from orchestrator.core import paths
+from orchestrator.core import iso, paths
 from orchestrator.core.errors import UserError
 from orchestrator.schedule import ledger
 from orchestrator.schedule.cadence import (
     Cadence,
     cron_line,
     cron_ticks,
-    iso,
     on_calendar,
     parse_cron,
     parse_duration,
@@ -284,14 +283,15 @@ def test_missed_ticks_are_due_times_without_a_record():
         {"profile": "other", "scheduled_utc": "2026-11-22T06:00:00Z", "outcome": "ok"},
     ]
     now = datetime(2026, 11, 22, 18, 30, tzinfo=UTC)
-    assert ledger.missed_ticks(records, "lat", cadence, 0, now) == ["2026-11-22T06:00:00Z"]
+    six = datetime(2026, 11, 22, 6, tzinfo=UTC)
+    assert ledger.missed_ticks(records, "lat", cadence, 0, now) == [six]
     # 18:00 is still within its slip window (+ an hour): not missed yet
     later = datetime(2026, 11, 22, 19, 30, tzinfo=UTC)
-    assert ledger.missed_ticks(records, "lat", cadence, 3600, later) == ["2026-11-22T06:00:00Z"]
+    assert ledger.missed_ticks(records, "lat", cadence, 3600, later) == [six]
     latest = datetime(2026, 11, 22, 20, 30, tzinfo=UTC)
     assert ledger.missed_ticks(records, "lat", cadence, 3600, latest) == [
-        "2026-11-22T06:00:00Z",
-        "2026-11-22T18:00:00Z",
+        six,
+        six + timedelta(hours=12),
     ]
     assert iso(now) == "2026-11-22T18:30:00Z"
 

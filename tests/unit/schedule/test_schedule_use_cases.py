@@ -57,3 +57,33 @@ def test_a_tick_refuses_two_starts_before_reading_the_profiles(tmp_path):
     with pytest.raises(UserError, match="--wait-slip and --hourly-draw both place the start"):
         tick.run_named(tmp_path / "missing.yaml", "latency", tmp_path, "timer", wait_slip=True,
                        hourly_draw=True)  # fmt: skip
+
+
+def test_a_tick_refuses_a_results_folder_no_sweep_can_run_in_first(tmp_path, schedules):
+    with pytest.raises(UserError, match="would expand"):
+        tick.run_named(schedules, "no-such-profile", tmp_path / "x{{y}}", "hand", log=print)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["schedules.yaml"]
+
+
+@pytest.mark.slow  # a teardown stage: seconds
+def test_reap_tears_down_a_sweep_whose_process_died_once(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from orchestrator.model.catalog import load_catalog
+    from orchestrator.plan.selection import SelectionSpec
+    from orchestrator.plan.sweep_plan import make_plan
+    from orchestrator.results.record import Owner, SweepStatus
+    from orchestrator.sweep.sweep_folder import create_sweep
+
+    spec = SelectionSpec(regions=("aws:us-east-1", "aws:eu-west-1"))
+    dead = create_sweep(make_plan(load_catalog(), spec, backend="aws"), spec, tmp_path)
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    dead.record.owner = Owner(int(ended.stdout), 1)  # a process that has ended
+    dead.record.status = SweepStatus.MEASURING
+    dead.save()
+    assert tick.reap_abandoned(tmp_path, print) == [dead.id]
+    assert json.loads((dead.dir / "sweep.json").read_text())["status"] == "failed"
+    assert tick.reap_abandoned(tmp_path, print) == []  # once; and the lock was let go

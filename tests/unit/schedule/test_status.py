@@ -32,15 +32,18 @@ def test_status_counts_spend_missed_ticks_and_the_last_outcome(tmp_path):
     found = status(schedules, tmp_path, NOW)
     p, q = found.profiles
     assert (p.profile, q.profile) == ("p", "q")
-    assert p.next_utc == "2026-11-20T13:00:00Z"
-    assert p.last_outcome == "failed" and p.last_started_utc == _iso(first + timedelta(hours=1))
+    assert p.next_utc == datetime(2026, 11, 20, 13, tzinfo=UTC)
+    assert p.last_outcome == "failed" and p.last_started_utc == first + timedelta(hours=1)
     assert p.month_spend_usd == 1.75 and p.budget_usd_month == 20 and p.runs == 2
     # due at 07:00 (recorded), 08:00 ... 11:00 with no record; 12:00 is still within its hour
-    assert p.missed_ticks == tuple(_iso(first + timedelta(hours=h)) for h in (1, 2, 3, 4))
+    assert p.missed_ticks == tuple(first + timedelta(hours=h) for h in (1, 2, 3, 4))
     assert q.runs == 0 and q.last_outcome is None and q.missed_ticks == ()
     assert found.bad_lines == () and found.bad_lines_warning() is None
     doc = p.to_json()
-    assert doc["missed_ticks"] == list(p.missed_ticks) and "runs" not in doc
+    assert doc["missed_ticks"] == [_iso(first + timedelta(hours=h)) for h in (1, 2, 3, 4)]
+    assert doc["next_utc"] == "2026-11-20T13:00:00Z" and "runs" not in doc
+    assert doc["last_started_utc"] == _iso(first + timedelta(hours=1))
+    assert found.to_json() == [doc, q.to_json()]  # schedule list --json: in the file's order
 
 
 def test_a_torn_ledger_line_is_left_out_and_named(tmp_path):

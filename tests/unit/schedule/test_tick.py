@@ -8,12 +8,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from orchestrator.core.times import utc_now
+from orchestrator.core.times import stamp, utc_now
 from orchestrator.model.catalog import load_catalog
 from orchestrator.plan.pricing import load_pricing
 from orchestrator.plan.selection import SelectionSpec
 from orchestrator.plan.spend import over_budget, row_bytes, sweep_spend
 from orchestrator.plan.sweep_plan import TestParams, make_plan, slot_seconds
+from orchestrator.results import RESULTS_FORMAT_VERSION
 from orchestrator.results import files as store
 from orchestrator.results.record import SweepStatus
 from orchestrator.results.schema import PING_PACKET_BYTES
@@ -125,11 +126,11 @@ def _sweep_folder(results, sweep_id, *, status="done", created=None, backend="aw
         backend=backend,
     )
     record = {
-        "format_version": store.RESULTS_FORMAT_VERSION,
+        "format_version": RESULTS_FORMAT_VERSION,
         "sweep_id": sweep_id,
         "status": status,
         "backend": backend,
-        "created_utc": created or utc_now(),
+        "created_utc": created or stamp(utc_now()),
         "params": plan.params.to_dict(),
         "plan": plan.to_json(),
         "wall_s": 3600.0,

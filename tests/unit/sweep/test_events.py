@@ -4,9 +4,12 @@ synthetic events (the state machine alone, no Ansible)."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 from sweep_support import CTX, SLOT, client_doc, server_doc
 
+from orchestrator.core import stamp
+from orchestrator.results import RoundEntry
 from orchestrator.results import files as store
 from orchestrator.sweep.events import ClosedRound, PlannedRound, RoundTracker
 
@@ -50,6 +53,13 @@ def test_each_play_closes_the_previous_round_and_stats_the_last(tmp_path):
     assert closed[0].wall_s == 5.5 and closed[0].expected_s == 4.0
     assert [r["status"] for r in closed[0].rows] == ["ok", "ok"]
     assert closed[0].entry("main").overhead_s == 1.5
+    entry = closed[0].entry("main")
+    assert entry.started_utc is not None and entry.ended_utc is not None
+    assert entry.started_utc <= entry.ended_utc and entry.started_utc.utcoffset() == timedelta(0)
+    written = entry.to_json()  # the keys in the order sweep.json has always kept them
+    assert list(written)[:4] == ["round", "kind", "slots", "started_utc"]
+    assert written["started_utc"] == stamp(entry.started_utc)
+    assert RoundEntry.from_json(json.loads(json.dumps(written))) == entry
     t.on_event(result(A, client_doc()))
     t.on_event(result(B, server_doc()))
     t.on_event({"event": "stats", "summary": {}})

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -746,9 +747,10 @@ def test_measuring_a_torn_down_sweep_says_to_resume(tmp_path):
     )
     run = sweeps.open_sweep(result.output.strip().splitlines()[-1], tmp_path)
     store.write_json(run.dir / store.HOSTS_FILE, {"hosts": []})
+    DONE = StageStatus.DONE
     run.record.stages = {
-        "provision": Stage(started_utc="2026-11-22T01:00:00.000Z", status=StageStatus.DONE),
-        "teardown": Stage(started_utc="2026-11-22T01:05:00.000Z", status=StageStatus.DONE),
+        "provision": Stage(started_utc=datetime(2026, 11, 22, 1, tzinfo=UTC), status=DONE),
+        "teardown": Stage(started_utc=datetime(2026, 11, 22, 1, 5, tzinfo=UTC), status=DONE),
     }
     run.save()
     result = CliRunner().invoke(main, ["measure", "--sweep", run.id, "--results", str(tmp_path)])

@@ -77,6 +77,20 @@ def test_a_refused_announcement_makes_nothing(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+def test_a_results_folder_ssh_or_ansible_would_expand_is_refused_by_the_run_itself(tmp_path):
+    with pytest.raises(UserError, match="would expand"):
+        SweepRun(tmp_path / "a${HOME}b")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_resumed_sweep_refuses_a_new_emulation_before_it_reads_anything(tmp_path):
+    asked: list[object] = []
+    with pytest.raises(UserError, match="keeps the emulation it recorded"):
+        launch.resume("20261122T0130Z-3fa2", SweepRun(tmp_path / "r"), None, launch.Emulation(3),
+                      ask=asked.append, note=print, say=print)  # fmt: skip
+    assert asked == [] and not (tmp_path / "r").exists()
+
+
 def test_price_emulated_is_refused_on_a_cloud_before_any_plan(tmp_path):
     request = SweepRequest(selection=SelectionSpec(regions=CLOSE), run=RunOptions(backend="aws"))
     announced: list[object] = []

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from orchestrator.clouds.leftovers import Leftover
 from orchestrator.clouds.reap import ReapReport
 from orchestrator.clouds.sync import SyncReport
@@ -40,13 +42,13 @@ def test_a_ticks_line_names_its_sweep_and_reason():
 
 
 def test_the_schedule_lists_the_last_five_missed_ticks_of_more():
-    missed = tuple(f"2027-01-{d:02d}T08:00:00Z" for d in range(1, 8))
+    missed = tuple(datetime(2027, 1, d, 8, tzinfo=UTC) for d in range(1, 8))
     profile = ProfileStatus("latency", None, 600, None, None, 0.0, 20.0, missed)
     first, second = schedule_lines.status_lines(ScheduleStatus((profile,), ledger=None))  # type: ignore[arg-type]
     assert first == ("latency: next - (+ up to 600 s slip); no run yet; month-to-date $0.00 "
                      "of 20")  # fmt: skip
     assert second == ("  missed 7 ticks that never ran (last 5 of 7): "
-                      + ", ".join(missed[-5:]))  # fmt: skip
+                      + ", ".join(f"2027-01-{d:02d}T08:00:00Z" for d in range(3, 8)))  # fmt: skip
 
 
 def test_the_cloud_lines_say_what_was_found_and_done():
@@ -91,3 +93,25 @@ def test_perturbations_of_a_file_come_before_those_given_one_by_one(tmp_path):
         "aws:us-east-1/gcp:europe-west1,loss_pct=1", "aws:us-east-1,delay_ms=10"
     ]  # fmt: skip
     assert gather([], None) == ()
+
+
+def test_a_sweeps_announcement_says_its_estimate_and_asks_above_its_budget():
+    from orchestrator.plan import SelectionSpec
+    from orchestrator.sweep import SweepRequest, plan_for
+    from orchestrator.text import announcement
+
+    plan = plan_for(SweepRequest(SelectionSpec(regions=("aws:us-east-1", "gcp:europe-west1"))),
+                    note=lambda line: None)  # fmt: skip
+    said = announcement(plan, 2, "in 1 round", budget_usd=5.0)
+    assert said.line.startswith("plan: 2 regions, 2 tests, in 1 round, about ")
+    assert said.warning is None and said.questions == []  # local: $0, 2 hosts
+    over = announcement(plan, 2, "in 1 round", budget_usd=plan.estimate.cost_usd - 0.01)
+    assert (over.line, len(over.questions)) == (said.line, 1)
+    assert "above --budget-usd" in over.questions[0].refuse
+
+
+def test_schedule_reap_says_how_many_sweeps_it_tore_down_and_which():
+    from orchestrator.text import reaped_sweeps_line
+
+    assert reaped_sweeps_line([]) == "tore down 0 abandoned sweeps"
+    assert reaped_sweeps_line(["a", "b"]) == "tore down 2 abandoned sweeps: a, b"

@@ -31,7 +31,7 @@ def test_report_tables_summary_intervals_and_where_it_went(tmp_path):
     folder = make_sweep(tmp_path, sweep_id_at(datetime(2026, 11, 22, tzinfo=UTC)),
                         {(A, B): [80.0, 81.0, 82.0], (B, A): [80.5, 81.5, 82.5]})  # fmt: skip
     result = make_report(ReportRequest(sweeps=(folder.name,), results=tmp_path, png=False),
-                         lambda line: None)  # fmt: skip
+                         lambda line: None, warn=lambda line: None)  # fmt: skip
     parts = report_tables.render(result)
     summary, intervals = parts[0], parts[1]
     assert isinstance(summary, Table) and isinstance(intervals, Table)
