@@ -79,6 +79,7 @@ if TYPE_CHECKING:
         matrix_csv_rows,
         matrix_report,
         pair_series,
+        rule_in_force,
         source_caption,
         with_store,
     )
@@ -149,6 +150,7 @@ __all__ = [
     "read_import_csv",
     "rebuild_history",
     "rebuild_store",
+    "rule_in_force",
     "source_caption",
     "source_infos",
     "store_path",

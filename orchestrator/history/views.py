@@ -209,11 +209,18 @@ def detectable(
     if not scales:
         return {"scale": None, "smallest_detectable_change": None}
     key, scale = scales[-1]
+    return detectable_change(scale, metric_name, rule_in_force(found, key))
+
+
+def rule_in_force(found: Any, key: Any) -> Any:
+    """The rule (a changes.Params) a series' runs were judged by: the store's, with the
+    k1 and k2 of its source's calibration when the rule calibrates. `found` is a
+    changes.Detection, `key` one of its series' keys."""
     p = found.params
     calibrated = found.calibrations.get((key.source, key.backend, key.metric))
-    if p.calibrate and calibrated is not None:  # the k in force
+    if p.calibrate and calibrated is not None:
         p = replace(p, k1=calibrated.k1, k2=calibrated.k2)
-    return detectable_change(scale, metric_name, p)
+    return p
 
 
 def detectable_change(scale: float, metric_name: str, p: Any) -> dict[str, float | None]:

@@ -48,6 +48,7 @@ from orchestrator.history import (
     mesh_sources,
     min_samples,
     pair_names,
+    rule_in_force,
     source_caption,
     source_infos,
     window_bounds,
@@ -526,17 +527,18 @@ def pair_data(
 
 def _detectable_rtt(found: Detection) -> dict[tuple[str, str, str], float | None]:
     """(source, src, dst) -> the smallest detectable RTT change of each directed pair that
-    has one (of its last key's scale, as views.detectable, under the store's rule), each
-    scale's computed once (a bisection: many pairs' scales are the floor)."""
+    has one (of its last key's scale, as views.detectable, under the rule in force: the
+    calibrated k1 and k2 when the store's rule calibrates), each scale's computed once per
+    rule (a bisection: many pairs' scales are the floor)."""
     last = {(k.source, k.src, k.dst): k for k in found.scales if k.metric == "rtt"}
-    sizes: dict[float, float | None] = {}
+    sizes: dict[tuple[float, Any], float | None] = {}
     out = {}
     for pair, k in last.items():
-        scale = found.scales[k]
-        if scale not in sizes:
-            change = detectable_change(scale, "rtt", found.params)
-            sizes[scale] = change["smallest_detectable_change"]
-        out[pair] = sizes[scale]
+        scale, rule = found.scales[k], rule_in_force(found, k)
+        if (scale, rule) not in sizes:
+            change = detectable_change(scale, "rtt", rule)
+            sizes[scale, rule] = change["smallest_detectable_change"]
+        out[pair] = sizes[scale, rule]
     return out
 
 

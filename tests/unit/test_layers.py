@@ -81,8 +81,9 @@ PUBLIC = {
         "ingest_sweep", "ingest_with_changes", "interrupt_queries", "iso_utc", "judge_runs",
         "loss_fields", "loss_text", "matrix_csv_rows", "matrix_report", "mesh_sources",
         "min_samples", "opened", "pair_names", "pair_series", "read_import_csv",
-        "rebuild_history", "rebuild_store", "source_caption", "source_infos", "store_path",
-        "transaction", "valid_sql", "window_bounds", "window_table", "with_store", "write_batches",
+        "rebuild_history", "rebuild_store", "rule_in_force", "source_caption", "source_infos",
+        "store_path", "transaction", "valid_sql", "window_bounds", "window_table", "with_store",
+        "write_batches",
     ],
     "mesh": [
         "DEFAULT_ECHOES", "DEFAULT_INTERVAL_S", "HOURS_PER_MONTH", "MeshMatrix", "MeshPlan",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -260,3 +261,27 @@ def test_calibrate_reports_the_rate_and_records_the_thresholds_it_sets(tmp_path)
     assert "CALIBRATION" in again.stdout and "the rule changed" not in again.stderr
     # kept: the next call judges nothing again and still calibrates
     assert json.loads(_changes(tmp_path, "--json").stdout)["rule"]["calibrate"] is True
+
+
+@pytest.mark.slow
+def test_the_pair_page_shows_the_smallest_change_under_the_calibrated_rule(tmp_path):
+    # noisy enough that k sets the smallest change (not the 2 ms floor), with one +10 ms
+    # run: calibrating raises k1 above the fixed 3
+    noise = [150.0 + (0.8 if i % 2 else -0.8) for i in range(36)]
+    _sweeps(tmp_path, [*noise[:30], 160.0, *noise[30:]])
+    doc = json.loads(_changes(tmp_path, "--calibrate", "--json").stdout)
+    assert doc["calibration"]["k1"] > Params.k1
+    query = ["history", "--pairs", f"{A}/{B}", "--json", "--results", str(tmp_path)]
+    (shown,) = json.loads(CliRunner().invoke(main, query).output)["sources"]
+    site = tmp_path / "site"
+    built = CliRunner().invoke(main, ["site", "--results", str(tmp_path), "--out", str(site)])
+    assert built.exit_code == 0, built.output
+    page = next((site / "history" / "pairs").glob("*.html")).read_text()
+    data = re.search(r"<script type='application/json' id='pair-data'>(.*?)</script>", page)
+    (entry,) = json.loads(data.group(1))["sources"]
+    on_page = {
+        (d["src"], d["dst"]): d["smallest_detectable_change_ms"] for d in entry["directions"]
+    }
+    # the same number as `history --pairs`, the calibrated k's, not the fixed k's
+    fixed = round(changes.smallest_change(shown["scale"]), 2)
+    assert on_page[A, B] == shown["smallest_detectable_change"] != fixed
