@@ -76,7 +76,11 @@ def run_sweep(
         sweep.save()
         check_interrupt()
     if build_report:
-        report_stage(sweep)
+        try:
+            report_stage(sweep)
+        except UserError as e:  # e.g. every row flagged: the measurements stand, stored
+            sweep.log(f"warning: no report: {e} (the rows are kept: `interregion report --sweep "
+                      f"{sweep.id}` builds it)")  # fmt: skip
     if history:
         ingest(sweep)
     return sweep

@@ -169,3 +169,22 @@ def test_a_latency_only_sweep_of_12_regions_is_one_ping_phase_within_the_emulato
         # the emulator's accuracy bound (bench/emulator.py), on the median of 20 probes
         assert abs(float(r["rtt_p50_ms"]) - expected) <= 0.5 + 0.02 * expected, (src, dst, r)
     assert nothing_left(sweep_dir), leftovers(sweep_dir)
+
+
+def test_a_sweep_whose_every_row_is_flagged_ends_well_and_joins_the_store(tmp_path):
+    # 4 pings a test: every row has fewer than 5 RTT samples (few_samples), so the report
+    # has nothing usable; the measurements stand (a loss episode on a 2-region sweep of 5
+    # pings did this by chance, and the sweep exited 2 without joining the store)
+    args = ["sweep", "--max-regions", "2", "--tests", "ping", "--pings", "4", "--yes"]
+    out = run_cli([*args, "--results", str(tmp_path)], timeout_s=300)
+    sweep_dir = only_sweep(tmp_path)
+    try:
+        assert out.returncode == 0, out.stderr[-3000:]
+        got = rows(sweep_dir)
+        assert len(got) == 2 and all(r["flags"] == "few_samples" for r in got.values()), got
+        assert "WARNING no report: none of the 2 measurements is usable" in out.stderr
+        assert f"interregion report --sweep {sweep_dir.name}` builds it" in out.stderr
+        assert record(sweep_dir)["stages"]["report"]["status"] == "failed"
+        assert "history: 2 rows added to" in out.stderr
+    finally:
+        assert nothing_left(sweep_dir), leftovers(sweep_dir)
