@@ -39,6 +39,17 @@ def _table(path, query="SELECT * FROM measurements ORDER BY sweep_id, src, dst")
         con.close()
 
 
+def _refused_then_upgraded(path, version):
+    """A store of an older schema `version`: a read-only open refuses it, nothing
+    changed; a writer upgrades it to this version's."""
+    with pytest.raises(UserError, match=f"schema version {version}"):
+        h.connect(path, read_only=True)
+    h.connect(path).close()
+    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(h.STORE_SCHEMA_VERSION),)
+    ]
+
+
 def test_fingerprint_fields_are_the_documented_constant_list():
     assert FINGERPRINT_FIELDS == (
         "backend",
@@ -344,12 +355,7 @@ def test_a_version_8_store_gains_the_mesh_tables_and_keeps_its_rows(tmp_path):
         con.execute(f"ALTER TABLE test_days DROP COLUMN {column}")
     con.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
     con.close()
-    with pytest.raises(UserError, match="schema version 8"):
-        h.connect(path, read_only=True)  # read-only: refused, nothing changed
-    h.connect(path).close()  # a writer upgrades it
-    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [
-        (str(h.STORE_SCHEMA_VERSION),)
-    ]
+    _refused_then_upgraded(path, 8)
     assert _table(path, "SELECT count(*) FROM mesh_samples") == [(0,)]
     assert _table(path, "SELECT count(*) FROM mesh_bins") == [(0,)]
     assert _table(path, "SELECT * FROM value_bins ORDER BY ALL") == before
@@ -383,12 +389,7 @@ def test_a_version_9_store_counts_its_pings_from_the_stored_rows(tmp_path):
         con.execute(f"ALTER TABLE test_days DROP COLUMN {column}")
     con.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
     con.close()
-    with pytest.raises(UserError, match="schema version 9"):
-        h.connect(path, read_only=True)  # read-only: refused, nothing changed
-    h.connect(path).close()  # a writer upgrades it
-    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [
-        (str(h.STORE_SCHEMA_VERSION),)
-    ]
+    _refused_then_upgraded(path, 9)
     assert _table(path, query) == fresh
     assert _table(path, "SELECT * FROM value_bins ORDER BY ALL") == values
     # a window's loss is lost / sent of its tests, with its Wilson interval
@@ -422,11 +423,6 @@ def test_a_version_10_store_gains_its_quarter_rows_from_its_day_rows(tmp_path):
         con.execute(f"DELETE FROM {t} WHERE days = 92")
     con.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
     con.close()
-    with pytest.raises(UserError, match="schema version 10"):
-        h.connect(path, read_only=True)  # read-only: refused, nothing changed
-    h.connect(path).close()  # a writer upgrades it
-    assert _table(path, "SELECT value FROM meta WHERE key = 'schema_version'") == [
-        (str(h.STORE_SCHEMA_VERSION),)
-    ]
+    _refused_then_upgraded(path, 10)
     for t in tables:
         assert _table(path, f"SELECT * FROM {t} ORDER BY ALL") == fresh[t], t
