@@ -22,7 +22,8 @@
                    loss's pings sent and lost, what its Wilson interval needs). Every
                    window of every view is a merge of these three (SUMMARIES;
                    orchestrator.history.windows); a new sweep's rows are merged in, a
-                   replaced or deleted one's days computed again
+                   replaced or deleted one's days computed again (the week, month and
+                   quarter rows hold the days before their source's latest: PERIODS)
     fingerprints   the fields of each fingerprint (orchestrator.history.fingerprint)
     notified       which change episodes `changes --notify` has sent, and in what state
     mesh_samples   the continuous mesh's records: per mesh source, directed pair and
