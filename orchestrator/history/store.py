@@ -22,8 +22,7 @@
                    loss's pings sent and lost, what its Wilson interval needs). Every
                    window of every view is a merge of these three (SUMMARIES;
                    orchestrator.history.windows); a new sweep's rows are merged in, a
-                   replaced or deleted one's days computed again (the week, month and
-                   quarter rows hold the days before their source's latest: PERIODS)
+                   replaced or deleted one's days computed again
     fingerprints   the fields of each fingerprint (orchestrator.history.fingerprint)
     notified       which change episodes `changes --notify` has sent, and in what state
     mesh_samples   the continuous mesh's records: per mesh source, directed pair and
@@ -109,9 +108,8 @@ IMPORTS_DIR = "imports"
 # value_bins computed again); 9: mesh_samples and mesh_bins (8 migrates: both empty; 7:
 # value_bins computed again and both); 10: test_days' pings_sent and pings_lost (7 to 9
 # migrate: filled from the stored rows); 11: the day summaries' quarter rows (7 to 10
-# migrate: from their day rows); 12: the week, month and quarter rows without their
-# source's latest day (7 to 11 migrate: those of each source's latest day again)
-STORE_SCHEMA_VERSION = 12
+# migrate: from their day rows)
+STORE_SCHEMA_VERSION = 11
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
 ARCHIVE_AFTER_DAYS = 35
@@ -306,27 +304,14 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     order (orchestrator.history.judgments); 7 -> 8: value_bins computed again, in their
     coarser bins; 8 -> 9: the mesh's tables, empty; 9 -> 10: test_days' pings sent and
     lost, test_days computed again; 10 -> 11: the day summaries' quarter rows, from their
-    day rows; 11 -> 12: the periods of each source's latest day without it. One
-    transaction."""
+    day rows. One transaction."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
         return
-    if not found or not found[0].isdigit() or not 0 < int(found[0]) < STORE_SCHEMA_VERSION:
-        return
-    if found[0] == "11":
-        info(
-            f"history: upgrading the store from version 11 to {STORE_SCHEMA_VERSION} (the "
-            "week, month and quarter rows of each source's latest day without it)"
-        )
-        with transaction(con):
-            _open_latest_days(con)
-            con.execute(
-                "UPDATE meta SET value = ? WHERE key = 'schema_version'",
-                [str(STORE_SCHEMA_VERSION)],
-            )
+    if not found or found[0] not in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10"):
         return
     if found[0] in ("7", "8", "9", "10"):
         redone = {"7": ("value_bins", "test_days"), "10": ()}.get(found[0], ("test_days",))
@@ -344,7 +329,6 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
             if found[0] != "10":
                 _add_ping_counts(con)
             _add_quarters(con, [t for t in SUMMARY_TABLES if t not in redone])
-            _open_latest_days(con)
             con.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                 [str(STORE_SCHEMA_VERSION)],
@@ -393,13 +377,6 @@ def _add_quarters(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> None
         con.execute(f"INSERT INTO {table} {select} ORDER BY first")
 
 
-def _open_latest_days(con: duckdb.DuckDBPyConnection) -> None:
-    """7 to 11 -> 12: the week, month and quarter rows of each source's latest day
-    computed again without it (inside the caller's transaction)."""
-    found = con.execute("SELECT DISTINCT source FROM measurements").fetchall()
-    refresh_bins(con, [(s, d.isoformat()) for (s,) in found if (d := latest_day(con, s))])
-
-
 def _summary_tables() -> list[str]:
     """The schema of the one-value metrics' day summaries (version 7)."""
     return [_VALUE_BINS, _TEST_DAYS]
@@ -434,8 +411,7 @@ def _migrate_columns(con: duckdb.DuckDBPyConnection, version: str) -> None:
 class _Summary:
     """A day-summary table: its columns in order (source, what tells its rows apart
     within a day, day, days, the values), the SELECT of its day rows from the ok tests
-    of {rows} (a table or the view) matching {where}, and how each value of two rows of
-    one key merges."""
+    matching {where}, and how each value of two rows of one key merges."""
 
     columns: tuple[str, ...]
     select: str
@@ -449,7 +425,7 @@ class _Summary:
 _TEST_VALUES = ("tests", "newest", "km", "pings_sent", "pings_lost")  # test_days' values
 _MERGED = {"sum": "{b} + {a}", "min": "least({b}, {a})", "max": "greatest({b}, {a})"}
 _BINS_MERGE = {"n": "sum", "lo": "min", "hi": "max", "total": "sum"}
-_OK_TESTS = "FROM {rows} WHERE status = 'ok' AND started_utc IS NOT NULL {where}"
+_OK_TESTS = "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}"
 _DAY = "CAST(started_utc AS DATE) AS day, 1 AS days, coalesce(flags, '') AS flags"
 _BIN_VALUES = "count(*) AS n, min(x) AS lo, max(x) AS hi, sum(x) AS total"
 _JOIN_PAIRS = "JOIN pairs p ON m.src = p.src AND m.dst = p.dst"
@@ -495,28 +471,8 @@ SUMMARY_TABLES = tuple(SUMMARIES)
 # the week rows (days = 7, day = its Monday), month rows (days = 31, day = its first) and
 # quarter rows (days = 92, day = the first of January, April, July or October) from the
 # day rows: a year's window reads quarters, then months, weeks and days only at its ends
-# (a pair's quarter holds few more bins than its month: a third of the rows to merge).
-# They hold the days before their source's latest (the day of its newest test, which
-# windows read from its day rows): a sweep merges its summaries into its day's rows
-# alone, and the day before joins its periods once, when a sweep of a later day comes
-# (per-sweep merges into the three periods were 0.65 of a full catalog's 4 CPU s)
+# (a pair's quarter holds few more bins than its month: a third of the rows to merge)
 PERIODS = {7: "week", 31: "month", 92: "quarter"}
-# each source's latest day, the first its periods leave out (refresh_bins(None))
-_BEFORE_LATEST = (
-    "AND day < (SELECT CAST(max(started_utc) AS DATE) FROM measurements m "
-    "WHERE m.source = {table}.source)"
-)
-
-
-def latest_day(con: duckdb.DuckDBPyConnection, source: str, rows: str = "measurements",
-               other_than: str = "") -> date | None:  # fmt: skip
-    """The day of `source`'s newest test in `rows` (but sweep `other_than`'s): the day its
-    week, month and quarter rows leave out; None without tests."""
-    (t,) = con.execute(
-        f"SELECT max(started_utc) FROM {rows} WHERE source = ? AND sweep_id <> ?",
-        [source, other_than],
-    ).fetchone() or (None,)
-    return t.date() if t is not None else None
 
 
 def _period_select(table: str, unit: str, span: int, where: str) -> str:
@@ -572,26 +528,21 @@ def refresh_bins(
     tables: Sequence[str] = SUMMARY_TABLES,
 ) -> None:
     """Compute the day summaries (`tables`, of SUMMARIES) again for the (source, UTC
-    day 'YYYY-MM-DD') given, and their weeks, months and quarters (and those of each
-    source's latest day, which they leave out: PERIODS), from the stored rows; every day
-    without `days` (inside the caller's transaction)."""
+    day 'YYYY-MM-DD') given, and their weeks and months, from the stored rows; every
+    day without `days` (inside the caller's transaction)."""
     if days is None:
         _number_pairs(con)
         for table in tables:
             con.execute(f"DELETE FROM {table}")
             # in day order: a window's filter on the day skips the blocks before it
-            select = SUMMARIES[table].select.format(rows="measurements", where="")
+            select = SUMMARIES[table].select.format(where="")
             con.execute(f"INSERT INTO {table} {select} ORDER BY day")
             for span, unit in PERIODS.items():
-                before = _BEFORE_LATEST.format(table=table)
-                select = _period_select(table, unit, span, before)
+                select = _period_select(table, unit, span, "")
                 con.execute(f"INSERT INTO {table} {select} ORDER BY first")
         return
     periods = set()
-    days = set(days)
-    latest = {source: latest_day(con, source) for source in {d[0] for d in days}}
-    days |= {(source, last.isoformat()) for source, last in latest.items() if last}
-    for source, day in sorted(days):
+    for source, day in sorted(set(days)):
         _number_pairs(con, _DAY_SCOPE, [source, day, day])
         for table in tables:
             con.execute(
@@ -599,15 +550,12 @@ def refresh_bins(
                 [source, day],
             )
             con.execute(
-                f"INSERT INTO {table} "
-                + SUMMARIES[table].select.format(rows="measurements", where=_DAY_SCOPE),
+                f"INSERT INTO {table} " + SUMMARIES[table].select.format(where=_DAY_SCOPE),
                 [source, day, day],
             )
         for span in PERIODS:
             periods.add((source, span, period_start(date.fromisoformat(day), span)))
     for source, span, first in sorted(periods):
-        last = latest[source]
-        end = min(period_end(first, span), last) if last is not None else first
         for table in tables:
             con.execute(
                 f"DELETE FROM {table} WHERE source = ? AND days = {span} AND day = ?",
@@ -616,65 +564,45 @@ def refresh_bins(
             where = "AND source = ? AND day >= ? AND day < ?"
             con.execute(
                 f"INSERT INTO {table} " + _period_select(table, PERIODS[span], span, where),
-                [source, first, end],
+                [source, first, period_end(first, span)],
             )
 
 
 def add_bins(
     con: duckdb.DuckDBPyConnection, sweep_id: str, days: Iterable[tuple[str, str]]
 ) -> None:
-    """Merge the day summaries of a sweep's rows (new to the store, in `recent`) on the
-    (source, day)s given into those of those days (and of their weeks, months and
-    quarters for a day before the source's latest: a sweep ingested late); the days
-    before the source's new latest one that were open (its previous latest, and the
-    sweep's own) then join their periods (inside the caller's transaction). The same
-    rows as refresh_bins: counts and sums add up, smallest and largest are the smaller
-    and larger of the two (the sums differ in their last bits)."""
-    by_source: dict[str, set[date]] = {}
-    for source, day in days:
-        by_source.setdefault(source, set()).add(date.fromisoformat(day))
-    for source, mine in sorted(by_source.items()):
-        before = latest_day(con, source, "recent", other_than=sweep_id)
-        for day in sorted(mine):
-            scope = f"AND sweep_id = ? {_DAY_SCOPE}"
-            _number_pairs(con, scope, [sweep_id, source, day, day])
-            late = before is not None and day < before
-            for table, summary in SUMMARIES.items():
-                _merge(con, table, summary.select.format(rows="recent", where=scope),
-                       [sweep_id, source, day, day], source, day, late)  # fmt: skip
-        opened = {d for d in mine | {before} if d is not None and not (before and d < before)}
-        for day in sorted(d for d in opened if d < max(opened)):
-            for table in SUMMARIES:  # the whole day, now closed, into its periods
-                added = f"SELECT * FROM {table} WHERE source = ? AND days = 1 AND day = ?"
-                _merge(con, table, added, [source, day], source, day, True, day_too=False)
-
-
-def _merge(con: duckdb.DuckDBPyConnection, table: str, select: str, params: Sequence[Any],
-           source: str, day: date, periods: bool, day_too: bool = True) -> None:  # fmt: skip
-    """Merge the summary rows `select` gives (of `source`, on `day`) into `table`'s rows of
-    that day and, with `periods`, of its week, month and quarter."""
-    summary = SUMMARIES[table]
-    match = " AND ".join(f"a.{k} = b.{k}" for k in summary.keys)
-    merged = ", ".join(
-        f"{c} = " + _MERGED[how].format(b=f"b.{c}", a=f"a.{c}") for c, how in summary.merges.items()
-    )
-    con.execute("CREATE OR REPLACE TEMP TABLE added AS " + select, list(params))
-    # in place: the rows it shares with the day (week, month) updated, its others added
-    # (a third of the time of rewriting the week's rows), in one statement (MERGE: half
-    # the time of an UPDATE and an INSERT of the rows it lacks)
-    spans = [*([(1, day)] if day_too else []),
-             *((n, period_start(day, n)) for n in PERIODS if periods)]  # fmt: skip
-    for span, first in spans:
-        values = {"day": "CAST(? AS DATE)", "days": str(span)}
-        con.execute(
-            f"MERGE INTO {table} b USING added a ON (b.source = ? AND b.days = {span} "
-            f"AND b.day = CAST(? AS DATE) AND {match}) WHEN MATCHED THEN UPDATE SET "
-            f"{merged} WHEN NOT MATCHED THEN INSERT VALUES ("
-            + ", ".join(values.get(c, f"a.{c}") for c in summary.columns)
-            + ")",
-            [source, first, first],
-        )
-    con.execute("DROP TABLE added")
+    """Merge the day summaries of a sweep's rows on the (source, day)s given into those
+    of those days and their weeks and months, the sweep new to them (inside the caller's
+    transaction). The same rows as refresh_bins: counts and sums add up, smallest and
+    largest are the smaller and larger of the two (the sums differ in their last bits)."""
+    for source, day in sorted(set(days)):
+        when = date.fromisoformat(day)
+        scope = f"AND sweep_id = ? {_DAY_SCOPE}"
+        _number_pairs(con, scope, [sweep_id, source, day, day])
+        for table, summary in SUMMARIES.items():
+            match = " AND ".join(f"a.{k} = b.{k}" for k in summary.keys)
+            merged = ", ".join(
+                f"{c} = " + _MERGED[how].format(b=f"b.{c}", a=f"a.{c}")
+                for c, how in summary.merges.items()
+            )
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE added AS " + summary.select.format(where=scope),
+                [sweep_id, source, day, day],
+            )
+            # in place: the rows it shares with the day (week, month) updated, its others
+            # added (a third of the time of rewriting the week's rows), in one statement
+            # (MERGE: half the time of an UPDATE and an INSERT of the rows it lacks)
+            for span, first in ((1, when), *((n, period_start(when, n)) for n in PERIODS)):
+                values = {"day": "CAST(? AS DATE)", "days": str(span)}
+                con.execute(
+                    f"MERGE INTO {table} b USING added a ON (b.source = ? AND b.days = {span} "
+                    f"AND b.day = CAST(? AS DATE) AND {match}) WHEN MATCHED THEN UPDATE SET "
+                    f"{merged} WHEN NOT MATCHED THEN INSERT VALUES ("
+                    + ", ".join(values.get(c, f"a.{c}") for c in summary.columns)
+                    + ")",
+                    [source, first, first],
+                )
+            con.execute("DROP TABLE added")
 
 
 def delete_sweep(con: duckdb.DuckDBPyConnection, sweep_id: str) -> None:
@@ -684,15 +612,13 @@ def delete_sweep(con: duckdb.DuckDBPyConnection, sweep_id: str) -> None:
 
 
 def _delete_rows(con: duckdb.DuckDBPyConnection, sweep_id: str) -> set[tuple[str, str]]:
-    """Remove a sweep's rows and its sweeps row; returns the (source, day)s they were on
-    and the latest day of their sources (a later one's periods hold it after them),
+    """Remove a sweep's rows and its sweeps row; returns the (source, day)s they were on,
     whose bins the caller refreshes."""
     days = con.execute(
         "SELECT DISTINCT source, strftime(CAST(started_utc AS DATE), '%Y-%m-%d') "
         "FROM measurements WHERE sweep_id = ? AND started_utc IS NOT NULL",
         [sweep_id],
     ).fetchall()
-    days += [(s, str(d)) for s in {r[0] for r in days} if (d := latest_day(con, s))]
     for table in ("recent", "archive", "sweeps"):
         con.execute(f"DELETE FROM {table} WHERE sweep_id = ?", [sweep_id])
     return {(r[0], r[1]) for r in days}

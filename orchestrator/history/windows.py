@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.history import histogram
 from orchestrator.history import metrics as v
-from orchestrator.history.store import period_start
 
 if TYPE_CHECKING:
     import duckdb
@@ -149,7 +148,7 @@ def window_table(
         a, b = start - timedelta(days=days), start
     else:
         a, b = start, None
-    return _range(con, info.name, m, a, b, info.latest, include_flagged, pairs)
+    return _range(con, info.name, m, a, b, include_flagged, pairs)
 
 
 def window_cells(
@@ -194,24 +193,17 @@ def _months_and_quarters(x: date, y: date | None) -> list[tuple[int, date, date 
     return [r for r in ((31, x, qa), (92, qa, qb), (31, qb, y)) if r[1] < r[2]]
 
 
-def whole_days(
-    a: datetime, b: datetime | None, last: date | None = None
-) -> list[tuple[int, date, date | None]]:
+def whole_days(a: datetime, b: datetime | None) -> list[tuple[int, date, date | None]]:
     """The summary rows of the whole days after a's day and before b's (all after
     without b): (days, from, to) ranges of `day`, to excluded (None: open): the whole
     quarters as quarter rows, the whole months before and after them as month rows, the
     whole weeks before and after those as week rows, the days left as day rows. Each
     range a filter of its own, which DuckDB prunes by the column's zone maps (an OR of
-    them it would not). `last`: the source's latest day, which its week, month and
-    quarter rows leave out (store.PERIODS): its day rows too when one of those holds it."""
+    them it would not)."""
     da = a.date() + timedelta(days=1)
     ma = da if da.day == 1 else (da.replace(day=28) + timedelta(days=4)).replace(day=1)
     if b is None:
-        out = [*_weeks_and_days(da, ma), *_months_and_quarters(ma, None)]
-        if last and any(n > 1 and x <= period_start(last, n) and (y is None or period_start(
-                last, n) < y) for n, x, y in out):  # fmt: skip
-            out.append((1, last, last + timedelta(days=1)))
-        return out
+        return [*_weeks_and_days(da, ma), *_months_and_quarters(ma, None)]
     db = b.date()
     mb = db.replace(day=1)
     if ma >= mb:
@@ -239,20 +231,17 @@ def _range(
     m: v.Metric,
     a: datetime,
     b: datetime | None,
-    latest: datetime | None,
     include_flagged: bool,
     pairs: Sequence[int] | None,
 ) -> CellTable:
-    """The window of the tests starting in [a, b) (b None: from a on); `latest` the
-    source's newest test's start."""
+    """The window of the tests starting in [a, b) (b None: from a on)."""
     valid = "" if include_flagged else f" AND {v.valid_sql(m.measure)}"
     # the numbers written out: a list parameter costs DuckDB a failed import per item
     chosen = "" if pairs is None else f" AND pair IN ({', '.join(str(int(p)) for p in pairs)})"
     table, which = ("rtt_bins", "") if not m.one_value else ("value_bins", " AND metric = ?")
     merged: list[str] = []
     params: list[Any] = []
-    last = latest.date() if latest is not None else None
-    for span, since, until in whole_days(a, b, last):
+    for span, since, until in whole_days(a, b):
         merged.append(
             f"SELECT pair, bin, n, lo, hi, total FROM {table} WHERE source = ?{which}{valid} "
             f"AND days = {span} AND day >= ?" + (" AND day < ?" if until else "") + chosen
@@ -277,7 +266,7 @@ def _range(
     # the tests: their counts, newest start and distance, and limiters, merged likewise
     summed: list[str] = []
     summed_params: list[Any] = []
-    for span, since, until in whole_days(a, b, last):
+    for span, since, until in whole_days(a, b):
         summed.append(
             "SELECT pair, limiter, tests, newest, km, pings_sent, pings_lost FROM test_days "
             "WHERE source = ? "

@@ -156,12 +156,6 @@ def _samples(rows, days=1):
     return sum(r[7] for r in rows if r[4] == days)
 
 
-def _closed(rows):
-    """The samples in the day rows before the latest day (what the periods hold)."""
-    latest = max(r[3] for r in rows if r[4] == 1)
-    return sum(r[7] for r in rows if r[4] == 1 and r[3] < latest)
-
-
 def test_bins_kept_by_each_ingest_are_the_bins_of_every_row(tmp_path):
     for i in range(10):
         h.ingest_sweep(tmp_path, _sweep(tmp_path, i).name)
@@ -174,10 +168,8 @@ def test_bins_kept_by_each_ingest_are_the_bins_of_every_row(tmp_path):
         # each metric's tests per day: 3 pairs a sweep, 10 sweeps, every metric but capacity
         counted = {m: sum(r[8] for r in tests if r[3] == m and r[5] == 1) for m in h.PRESENT_SQL}
         assert counted == {"rtt": 30, "loss": 30, "jitter": 30, "throughput": 30, "capacity": 0}
-        assert _samples(kept) == 600
-        # the week's, month's and quarter's: every day's but the latest (store.PERIODS)
-        assert _samples(kept, days=7) == _samples(kept, days=31) == _closed(kept) == 480
-        assert _samples(kept, days=92) == 480
+        assert _samples(kept) == _samples(kept, days=7) == _samples(kept, days=31) == 600
+        assert _samples(kept, days=92) == 600  # the quarter's
         assert any(r[9] >= 190.0 for r in kept)
         # each test's loss, jitter and throughput (its single_stream measure)
         by_metric = {
@@ -192,8 +184,7 @@ def test_bins_kept_by_each_ingest_are_the_bins_of_every_row(tmp_path):
         # a sweep deleted takes its samples out of the bins
         with h.transaction(con):
             h.delete_sweep(con, sweep_id_at(T0 + timedelta(hours=24), "0004"))
-        assert _samples(_bins(con)) == 9 * 3 * 20
-        assert _samples(_bins(con), days=31) == _closed(_bins(con)) == 9 * 3 * 20 - 120
+        assert _samples(_bins(con)) == _samples(_bins(con), days=31) == 9 * 3 * 20
         assert not any(r[9] >= 190.0 for r in _bins(con))
 
 

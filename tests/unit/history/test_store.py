@@ -382,8 +382,7 @@ def test_a_version_9_store_counts_its_pings_from_the_stored_rows(tmp_path):
     fresh = _table(path, query)
     counts = "SELECT days, pings_sent, pings_lost FROM test_days t JOIN pairs p USING (pair) "
     counts += f"WHERE metric = 'loss' AND p.src = '{A}' AND p.dst = '{B}' ORDER BY days"
-    # both sweeps on the latest day: in no week, month or quarter row yet (store.PERIODS)
-    assert _table(path, counts) == [(1, 50, 10)]
+    assert _table(path, counts) == [(1, 50, 10), (7, 50, 10), (31, 50, 10), (92, 50, 10)]
     values = _table(path, "SELECT * FROM value_bins ORDER BY ALL")
     con = duckdb.connect(str(path))
     for column in ("pings_sent", "pings_lost"):
@@ -407,21 +406,18 @@ def test_a_version_10_store_gains_its_quarter_rows_from_its_day_rows(tmp_path):
     """Version 11 keeps each day summary per quarter too (what a year's window merges
     instead of its months): a version-10 store gains them, the same rows as the ingest
     keeps, its other rows as they were."""
-    # the third sweep in the next quarter: two quarters; the fourth a day later (the
-    # latest day, in no period row yet: store.PERIODS)
-    for i in (0, 200, 400, 404):
-        h.ingest_sweep(tmp_path, _sweep(tmp_path, i, rtt=80.0 + i / 200).name)
+    for i in range(3):  # the last sweep in the next quarter: two quarters
+        h.ingest_sweep(tmp_path, _sweep(tmp_path, i * 200, rtt=80.0 + i).name)
     path = tmp_path / "history.duckdb"
     tables = ("rtt_bins", "value_bins", "test_days")
     fresh = {t: _table(path, f"SELECT * FROM {t} ORDER BY ALL") for t in tables}
     quarters = _table(path, "SELECT DISTINCT day FROM rtt_bins WHERE days = 92 ORDER BY 1")
     assert [q[0].month for q in quarters] == [10, 1]  # T0's quarter and the next
-    # each summary's quarters hold what its days before the latest hold: 3 sweeps of 2
-    # pairs, 20 samples each
+    # each summary's quarters hold what its days hold: 3 sweeps of 2 pairs, 20 samples each
     tests = "SELECT days, sum(tests) FROM test_days WHERE metric = 'rtt' GROUP BY 1 ORDER BY 1"
-    assert _table(path, tests) == [(1, 8), (7, 6), (31, 6), (92, 6)]
+    assert _table(path, tests) == [(1, 6), (7, 6), (31, 6), (92, 6)]
     samples = "SELECT days, sum(n) FROM rtt_bins GROUP BY 1 ORDER BY 1"
-    assert _table(path, samples) == [(1, 160), (7, 120), (31, 120), (92, 120)]
+    assert _table(path, samples) == [(1, 120), (7, 120), (31, 120), (92, 120)]
     con = duckdb.connect(str(path))
     for t in tables:
         con.execute(f"DELETE FROM {t} WHERE days = 92")
@@ -430,34 +426,3 @@ def test_a_version_10_store_gains_its_quarter_rows_from_its_day_rows(tmp_path):
     _refused_then_upgraded(path, 10)
     for t in tables:
         assert _table(path, f"SELECT * FROM {t} ORDER BY ALL") == fresh[t], t
-
-
-def test_a_version_11_store_takes_the_latest_day_out_of_its_periods(tmp_path):
-    """Version 12's week, month and quarter rows leave each source's latest day out (its
-    day rows hold it, which windows read): a version-11 store, whose periods hold every
-    day, gains the rows the ingest keeps, its other rows as they were; a window reads
-    the same numbers from either."""
-    from orchestrator.history import views as v
-
-    for i in (0, 1, 4, 5):  # two days, the second the latest
-        h.ingest_sweep(tmp_path, _sweep(tmp_path, i, rtt=80.0 + i).name)
-    path = tmp_path / "history.duckdb"
-    tables = ("rtt_bins", "value_bins", "test_days")
-    fresh = {t: _table(path, f"SELECT * FROM {t} ORDER BY ALL") for t in tables}
-    samples = "SELECT days, sum(n) FROM rtt_bins GROUP BY 1 ORDER BY 1"
-    assert _table(path, samples) == [(1, 160), (7, 80), (31, 80), (92, 80)]
-    with h.opened(tmp_path, read_only=True) as con:
-        window = v.matrix(con, "rtt", "p50", "all")
-    con = duckdb.connect(str(path))  # version 11's periods: every day of theirs
-    for t in tables:
-        for span, unit in h.PERIODS.items():
-            con.execute(f"DELETE FROM {t} WHERE days = {span}")
-            con.execute(f"INSERT INTO {t} {h._period_select(t, unit, span, '')}")
-    con.execute("UPDATE meta SET value = '11' WHERE key = 'schema_version'")
-    con.close()
-    assert _table(path, samples) == [(1, 160), (7, 160), (31, 160), (92, 160)]
-    _refused_then_upgraded(path, 11)
-    for t in tables:
-        assert _table(path, f"SELECT * FROM {t} ORDER BY ALL") == fresh[t], t
-    with h.opened(tmp_path, read_only=True) as con:
-        assert v.matrix(con, "rtt", "p50", "all") == window
