@@ -1,9 +1,7 @@
 """The `interregion` console script: option parsing only.
 
-Each command group lives in its own module and exposes `COMMANDS`, a list of
-click commands; the functions they call live in the library and are what the
-tests call directly. A module is imported when one of its commands is first asked
-for (COMMAND_MODULES): a command pays for its own imports only.
+Each command module exposes `COMMANDS`, a list of click commands, and is imported when
+one of them is first asked for (COMMAND_MODULES): a command pays for its own imports only.
 
 Exit codes (docs/development.md): 0 done, 2 bad input (a UserError, or an option
 click refuses), 1 a failed run (a RunFailure, or the system refusing a file), 130
@@ -19,16 +17,17 @@ from __future__ import annotations
 
 import csv
 import importlib
+import signal
 import sys
 import traceback
 from collections.abc import Iterable, Iterator, MutableMapping
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import click
 from click.core import ParameterSource
 
 from orchestrator import __version__
-from orchestrator.cli.signals import stop_on_signals
 from orchestrator.core import (
     BAD_INPUT,
     DOCS,
@@ -41,7 +40,13 @@ from orchestrator.core import (
     configure_log,
     is_verbose,
 )
-from orchestrator.drivers import interrupt_requested
+from orchestrator.drivers import (
+    deferred,
+    interrupt_requested,
+    on_signal,
+    reset_interrupts,
+    stop_all,
+)
 
 __all__ = ["main"]
 
@@ -144,9 +149,8 @@ COMMAND_MODULES = {
     for module, names in (
         ("plan", "plan regions"), ("emulator", "emulator"),
         ("sweep", "sweep provision prepare measure collect teardown mesh metrics"),
-        ("report", "report site publish"), ("history", "history matrix changes"),
-        ("cloud", "preflight reap"), ("schedule", "schedule"), ("advise", "advise"),
-        ("demo", "demo"), ("study", "study"),
+        ("report", "report site publish"), ("history", "history matrix changes advise"),
+        ("cloud", "preflight reap"), ("schedule", "schedule"), ("study", "study demo"),
     )
     for name in names.split()
 }  # fmt: skip
@@ -186,6 +190,23 @@ class _Commands(MutableMapping[str, click.Command]):
             for command in importlib.import_module(f"orchestrator.cli.{module}").COMMANDS:
                 _add_conventions(command, (command.name,))
                 self._found[command.name] = command
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP (a closed SSH session) stop the command inside alike
+    (drivers.on_signal); on the way out every child process that still runs is ended, so
+    the command never exits before them. The only place that installs signal handlers."""
+    reset_interrupts()
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    old = {s: signal.signal(s, lambda signum, _frame: on_signal(signum)) for s in stops}
+    try:
+        yield
+    finally:
+        with deferred():
+            stop_all()
+        for s, handler in old.items():
+            signal.signal(s, handler)
 
 
 class _Main(click.Group):

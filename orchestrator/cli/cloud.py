@@ -1,10 +1,5 @@
-"""CLI commands for the real clouds: preflight, regions sync, reap.
-
-Their cloud flags are orchestrator.cli.options', the same as `sweep --backend
-aws|gcp|cloud`'s. The cloud SDKs (boto3, google-cloud-compute) are imported inside the
-commands that talk to a cloud: importing them took ~1 s, which every command, even
---help, paid.
-"""
+"""CLI commands for the real clouds: preflight, regions sync, reap. The cloud SDKs are
+imported only by the commands that talk to a cloud (~1 s, which --help need not pay)."""
 
 from __future__ import annotations
 
@@ -13,12 +8,11 @@ from typing import Any
 
 import click
 
+from orchestrator import text
 from orchestrator.cli import options as opt
-from orchestrator.cli.jsonout import echo_listing, json_option
+from orchestrator.cli.options import echo_listing, json_option
 from orchestrator.core import RESULTS, RunFailure, info, warning
 from orchestrator.model import CLOUDS
-from orchestrator.plan import parse_clouds
-from orchestrator.text import preflight_lines, reap_lines, sync_lines
 
 
 @click.command("preflight")
@@ -42,7 +36,7 @@ def preflight_command(catalog: Path, as_json: bool, **kwargs: Any) -> None:
     result = check_selection_on_clouds(opt.selection_from(kwargs), opt.cloud_flags_from(kwargs),
                                        catalog_path=catalog, results=RESULTS,
                                        note=info, warn=warning)  # fmt: skip
-    echo_listing(result.to_json(), as_json, preflight_lines(result))
+    echo_listing(result.to_json(), as_json, text.preflight_lines(result))
 
 
 @click.command("sync")
@@ -65,10 +59,11 @@ def regions_sync_command(
       interregion regions sync --json
     """
     from orchestrator.clouds import sync_catalog
+    from orchestrator.plan import parse_clouds
 
     report = sync_catalog(catalog, list(parse_clouds(clouds, "--clouds")), warn=warning,
                           gcp_project=gcp_project, aws_profile=aws_profile)  # fmt: skip
-    echo_listing(report.to_json(), as_json, sync_lines(report))
+    echo_listing(report.to_json(), as_json, text.sync_lines(report))
 
 
 @click.command("reap")
@@ -97,10 +92,11 @@ def reap_command(clouds: str, dry_run: bool, as_json: bool, **kwargs: Any) -> No
       interregion reap --sweep 20261122T0130Z-3fa2
     """
     from orchestrator.clouds import reap_clouds
+    from orchestrator.plan import parse_clouds
 
     report = reap_clouds(list(parse_clouds(clouds, "--clouds")), dry_run=dry_run,
                          warn=warning, **kwargs)  # fmt: skip
-    echo_listing(report.to_json(dry_run), as_json, reap_lines(report, dry_run))
+    echo_listing(report.to_json(dry_run), as_json, text.reap_lines(report, dry_run))
     if not dry_run and len(report.deleted) < len(report.due):
         raise RunFailure("some resources could not be deleted (see warnings): run reap again")
 

@@ -6,38 +6,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from orchestrator import emulator as emu
-from orchestrator.cli.jsonout import echo_listing, json_option
-from orchestrator.cli.pathopt import UserPath
-from orchestrator.emulator import DEFAULT_ID, gather
-from orchestrator.text import (
-    emulator_status_lines,
-    perturbed_lines,
-    reaped_lines,
-    spec_up_line,
-    up_lines,
-)
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def perturb_options(f: F) -> F:
-    """--perturb (repeatable) and --perturb-file: changes set on purpose (emulator.perturb)."""
-    f = click.option("--perturb-file", type=UserPath(dir_okay=False), default=None,
-                     help="A YAML file of perturbations (a list of target plus delay_ms, "
-                     "loss_pct, rate_mbit).")(f)  # fmt: skip
-    return click.option("--perturb", multiple=True, metavar="TARGET,KEY=VALUE",
-                        help="A change on the emulated network: TARGET is A/B (both ways), "
-                        "'A>B' or a host A; KEY is delay_ms (extra one-way), loss_pct or "
-                        "rate_mbit. Repeatable. E.g. aws:us-east-1/gcp:europe-west1,delay_ms=10.",
-                        )(f)  # fmt: skip
-
+from orchestrator import text
+from orchestrator.cli.options import UserPath, echo_listing, json_option, perturb_options
+from orchestrator.emulator import DEFAULT_ID
 
 _ID = click.option("--id", "emulation_id", default=DEFAULT_ID, show_default=True,
                    help="Emulation id.")  # fmt: skip
@@ -92,15 +69,15 @@ def up_command(spec_file: Path | None, regions: str, perturb: tuple[str, ...],
     """
     if spec_file is None:
         listed = tuple(r.strip() for r in regions.split(",") if r.strip())
-        request = emu.UpRequest(regions=listed, perturbations=gather(perturb, perturb_file),
+        request = emu.UpRequest(regions=listed, perturbations=emu.gather(perturb, perturb_file),
                                 **kwargs)  # fmt: skip
-        click.echo("\n".join(up_lines(emu.bring_up(request))))
+        click.echo("\n".join(text.up_lines(emu.bring_up(request))))
     elif kwargs["controller"] or kwargs["seed"] is not None or perturb or perturb_file:
         raise click.UsageError(
             "--controller, --seed and --perturb go into the spec: leave them out with --spec"
         )
     else:
-        click.echo(spec_up_line(emu.bring_up_spec(spec_file)))
+        click.echo(text.spec_up_line(emu.bring_up_spec(spec_file)))
 
 
 @emulator.command("perturb")
@@ -118,8 +95,8 @@ def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: P
       interregion emulator perturb --id demo --perturb aws:ap-southeast-2,loss_pct=2
       interregion emulator perturb --id demo
     """
-    spec = emu.set_perturbations(emulation_id, gather(perturb, perturb_file))
-    click.echo("\n".join(perturbed_lines(spec)))
+    spec = emu.set_perturbations(emulation_id, emu.gather(perturb, perturb_file))
+    click.echo("\n".join(text.perturbed_lines(spec)))
 
 
 @emulator.command("down")
@@ -147,7 +124,7 @@ def status_command(as_json: bool) -> None:
       interregion emulator status --json
     """
     rows = emu.status()
-    echo_listing([s.to_json() for s in rows], as_json, emulator_status_lines(rows))
+    echo_listing([s.to_json() for s in rows], as_json, text.emulator_status_lines(rows))
 
 
 @emulator.command("reap")
@@ -161,7 +138,7 @@ def reap_command() -> None:
     Example:
       interregion emulator reap
     """
-    click.echo("\n".join(reaped_lines(emu.reap())))
+    click.echo("\n".join(text.reaped_lines(emu.reap())))
 
 
 COMMANDS: list[click.Command] = [emulator]

@@ -1,4 +1,5 @@
-"""CLI commands: history (ingest, rebuild, export, import, convert, show), matrix, changes."""
+"""CLI commands that read the history store: history (ingest, rebuild, export, import,
+convert, show), matrix, changes, advise."""
 
 from __future__ import annotations
 
@@ -7,28 +8,27 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from orchestrator.cli.jsonout import echo_result, json_flag
 from orchestrator.cli.options import (
     UTC_TIME,
-    catalog_read_option,
+    F,
+    UserPath,
+    catalog_option,
+    echo_result,
     filter_options,
     filters_from,
+    include_flagged_option,
+    json_flag,
     results_option,
     stack,
 )
-from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import UserError, counted, step, warning
 from orchestrator.history import MAX_RUNS, Params
 
-F = TypeVar("F", bound=Callable[..., Any])
 STEP_AFTER_S = 2.0  # a step that bad input can end at once says it runs only after this
-_RESULTS_OPTION = results_option(
-    "Folder holding one folder per sweep, and history.duckdb.", "results_dir"
-)
 _METRICS = ["rtt", "loss", "jitter", "throughput", "capacity"]
 _METRIC_HELP = (
     "RTT (ping samples, ms), loss (ping_loss_pct, %), jitter (ping's rtt_mdev_ms), throughput "
@@ -67,7 +67,7 @@ def _query_options(f: F) -> F:
 
 @click.group(invoke_without_command=True)
 @_query_options
-@_RESULTS_OPTION
+@results_option
 @click.pass_context
 def history(ctx: click.Context, pairs: str | None, **query: Any) -> None:
     """History across sweeps: one DuckDB store, results/history.duckdb.
@@ -92,7 +92,7 @@ def history(ctx: click.Context, pairs: str | None, **query: Any) -> None:
 
 @history.command()
 @_query_options
-@_RESULTS_OPTION
+@results_option
 def show(pairs: str | None, **query: Any) -> None:
     """One pair's series (a value per test) and its window percentiles.
 
@@ -111,12 +111,12 @@ def show(pairs: str | None, **query: Any) -> None:
 
 def _show(
     pairs: str, metric: str, window: str, sources: tuple[str, ...], as_json: bool,
-    results_dir: Path,
+    results: Path,
 ) -> None:  # fmt: skip
     from orchestrator.history import pair_series
     from orchestrator.text import render_pair_series
 
-    echo_result(pair_series(results_dir, pairs, metric, window, sources), as_json,
+    echo_result(pair_series(results, pairs, metric, window, sources), as_json,
                 render_pair_series)  # fmt: skip
 
 
@@ -127,8 +127,8 @@ def _show(
     "--replace", is_flag=True,
     help="Replace stored rows even with fewer (a sweep's CSV cut short or gone).",
 )  # fmt: skip
-@_RESULTS_OPTION
-def ingest(sweep_id: str | None, all_: bool, replace: bool, results_dir: Path) -> None:
+@results_option
+def ingest(sweep_id: str | None, all_: bool, replace: bool, results: Path) -> None:
     """Put sweeps' rows into the store; a sweep ingested again replaces its rows, never
     with fewer rows than the store holds unless --replace.
 
@@ -144,17 +144,17 @@ def ingest(sweep_id: str | None, all_: bool, replace: bool, results_dir: Path) -
         raise UserError("say which sweeps: --sweep ID or --all (not both)")
     if sweep_id:
         with step(f"ingesting sweep {sweep_id}", after_s=STEP_AFTER_S):
-            done = ingest_with_changes(results_dir, sweep_id, replace)
+            done = ingest_with_changes(results, sweep_id, replace)
         click.echo("\n".join(ingest_lines(done)))
         return
-    with step(f"ingesting every sweep and import of {results_dir}", after_s=STEP_AFTER_S):
-        every = ingest_every_sweep(results_dir, warning, replace)
+    with step(f"ingesting every sweep and import of {results}", after_s=STEP_AFTER_S):
+        every = ingest_every_sweep(results, warning, replace)
     click.echo(filled_line(every))
 
 
 @history.command()
-@_RESULTS_OPTION
-def rebuild(results_dir: Path) -> None:
+@results_option
+def rebuild(results: Path) -> None:
     """Recreate the store from results/*/ and results/imports/ alone.
 
     \b
@@ -164,7 +164,7 @@ def rebuild(results_dir: Path) -> None:
     from orchestrator.history import rebuild_history
     from orchestrator.text import rebuilt_line
 
-    click.echo(rebuilt_line(rebuild_history(results_dir, warning)))
+    click.echo(rebuilt_line(rebuild_history(results, warning)))
 
 
 @history.command()
@@ -174,8 +174,8 @@ def rebuild(results_dir: Path) -> None:
               help="Only rows from this UTC date/time.")  # fmt: skip
 @click.option("--out", type=UserPath(dir_okay=False), default=None,
               help="File to write. Default: results/history.parquet (or .csv).")  # fmt: skip
-@_RESULTS_OPTION
-def export(fmt: str, since: datetime | None, out: Path | None, results_dir: Path) -> None:
+@results_option
+def export(fmt: str, since: datetime | None, out: Path | None, results: Path) -> None:
     """Export the stored rows (with each test's ping samples) as Parquet or CSV.
 
     \b
@@ -185,8 +185,8 @@ def export(fmt: str, since: datetime | None, out: Path | None, results_dir: Path
     """
     from orchestrator.exchange import export_measurements
 
-    target = out or results_dir / f"history.{fmt}"
-    rows = export_measurements(results_dir, target, fmt, since)
+    target = out or results / f"history.{fmt}"
+    rows = export_measurements(results, target, fmt, since)
     click.echo(f"{counted(rows, 'row')} -> {target}")
 
 
@@ -197,10 +197,8 @@ def export(fmt: str, since: datetime | None, out: Path | None, results_dir: Path
 @click.option("--replace", is_flag=True,
               help="Replace an earlier import of the same source and date.")  # fmt: skip
 @click.argument("file", type=UserPath(dir_okay=False, exists=True))
-@_RESULTS_OPTION
-def import_(
-    source: str, month: str, label: str, replace: bool, file: Path, results_dir: Path
-) -> None:
+@results_option
+def import_(source: str, month: str, label: str, replace: bool, file: Path, results: Path) -> None:
     """Load published measurements (a CSV in our schema) as a dated, labelled source.
 
     A copy goes to results/imports/NAME/YYYY-MM.csv, so 'history rebuild' loads it
@@ -214,7 +212,7 @@ def import_(
     """
     from orchestrator.exchange import import_source
 
-    done = import_source(results_dir, file, source, month, label, replace=replace)
+    done = import_source(results, file, source, month, label, replace=replace)
     if done.replaced is not None:
         click.echo(f"replaced the import of {source} {month} from {done.replaced}")
     click.echo(f"{source} {month}: {counted(done.rows, 'row')} in {done.store}")
@@ -264,18 +262,14 @@ def convert(fmt: str, file: Path | str, out: Path) -> None:
 @_window_option("1W", latest=True)
 @_SOURCE_OPTION
 @json_flag("Print the matrix as JSON (docs/history.md).")
-@click.option(
-    "--include-flagged", is_flag=True,
-    help="Keep the tests with flags (below the fibre floor, asymmetric, ...; docs/results.md); "
-    "by default a test whose flags invalidate the metric is left out and counted.",
-)  # fmt: skip
+@include_flagged_option
 @click.option("--csv", "as_csv", is_flag=True, help="Print one CSV row per pair and source.")
-@_RESULTS_OPTION
-@catalog_read_option("Region catalog (opt-in regions for --no-opt-in).")
+@results_option
+@catalog_option
 @filter_options
 def matrix(
     metric: str, stat: str, window: str, sources: tuple[str, ...], as_json: bool,
-    include_flagged: bool, as_csv: bool, results_dir: Path, catalog: Path, **selection: Any,
+    include_flagged: bool, as_csv: bool, results: Path, catalog: Path, **selection: Any,
 ) -> None:  # fmt: skip
     """The From x To table of one statistic from the history store.
 
@@ -298,7 +292,7 @@ def matrix(
     if as_json and as_csv:
         raise UserError("--json and --csv both given: pick one")
     found = matrix_report(MatrixRequest(
-        results_dir, metric, stat, window, sources, include_flagged, catalog,
+        results, metric, stat, window, sources, include_flagged, catalog,
         filters_from(selection, "a matrix"), json_hint=as_json,
     ))  # fmt: skip
     if as_json:
@@ -346,11 +340,11 @@ def matrix(
     "--notify-file", type=UserPath(dir_okay=False), default=None, metavar="FILE",
     help="Read the --notify URL from the first line of FILE (keeps it out of ps and logs).",
 )  # fmt: skip
-@_RESULTS_OPTION
+@results_option
 def changes(
     since: datetime | None, sources: tuple[str, ...], last_runs: int, baseline_runs: int | None,
     min_runs: int | None, calibrate: bool | None, as_json: bool, url: str | None,
-    notify_file: Path | None, results_dir: Path,
+    notify_file: Path | None, results: Path,
 ) -> None:  # fmt: skip
     """Changes of median RTT and throughput per path; exit 3 while any is open.
 
@@ -372,7 +366,7 @@ def changes(
     from orchestrator.history import ChangesRequest, changes_report
     from orchestrator.text import render_change_lines
 
-    request = ChangesRequest(results_dir, since, sources, last_runs, baseline_runs, min_runs,
+    request = ChangesRequest(results, since, sources, last_runs, baseline_runs, min_runs,
                              calibrate, url, notify_file)  # fmt: skip
     found = changes_report(request, warning)
     echo_result(found, as_json, lambda f: render_change_lines(f, calibration=bool(calibrate)))
@@ -380,4 +374,61 @@ def changes(
         sys.exit(3)
 
 
-COMMANDS: list[click.Command] = [history, matrix, changes]
+@click.command()
+@click.option("--from", "src", required=True, metavar="REGION", help="Source, e.g. aws:us-east-1.")
+@click.option("--to", "dst", required=True, metavar="REGION", help="Destination region.")
+@click.option(
+    "--size", required=True, metavar="SIZE",
+    help="How much to move: 100GB, 1.5TiB, 500MB (GB = 10^9 bytes, GiB = 2^30; any case, "
+    "but 100Gb is bits).",
+)  # fmt: skip
+@click.option(
+    "--files", default=None, metavar="N",
+    help="Split into N equal files: compare a new connection per file with one reused.",
+)  # fmt: skip
+@click.option(
+    "--streams", default=None, metavar="P",
+    help="Parallel TCP streams for the streams option  [default: 4].",
+)  # fmt: skip
+@click.option(
+    "--measured-only", is_flag=True,
+    help="Refuse to answer from the network model when the pair has no real measurements.",
+)  # fmt: skip
+@click.option(
+    "--tier", default="premium", show_default=True, metavar="TIER",
+    help="GCP network tier of the GCP end(s): premium or standard (or source/destination, "
+    "premium/standard). Tests of another tier are never pooled.",
+)  # fmt: skip
+@json_flag("Print the advice as JSON (docs/advise.md).")
+@results_option
+@catalog_option
+def advise(
+    src: str, dst: str, size: str, files: str | None, streams: str | None,
+    measured_only: bool, tier: str, as_json: bool, results: Path, catalog: Path,
+) -> None:  # fmt: skip
+    """How long moving SIZE from one region to another takes with default TCP, tuned
+    buffers and parallel streams, and what a new connection per file costs.
+
+    Figures come from the pair's newest real test: the history store, else the
+    newest sweep folder, else the network model (always so for emulated tests,
+    which are never scaled back). The output says which.
+
+    \b
+    Examples:
+      interregion advise --from aws:us-east-1 --to gcp:asia-northeast1 --size 100GB
+      interregion advise --from aws:eu-west-1 --to aws:us-west-2 --size 1.5TiB \\
+        --files 20000 --streams 8 --json
+    """
+    from orchestrator.advise import AdviseRequest, advise_transfer
+    from orchestrator.text import TERMINAL_WIDTH, print_parts, render_advice_table
+
+    doc = advise_transfer(
+        AdviseRequest(src, dst, size, files, streams, measured_only, tier, results, catalog)
+    ).doc
+    if as_json:
+        click.echo(json.dumps(doc, indent=1))
+    else:
+        print_parts(render_advice_table(doc), TERMINAL_WIDTH)
+
+
+COMMANDS: list[click.Command] = [history, matrix, changes, advise]

@@ -1,33 +1,82 @@
-"""The flags shared by plan, sweep, study, report, history and preflight (`*_options`,
-`catalog_option`, `catalog_read_option`, `results_option`), and their reading into the
-library's types (`*_from`; `request_from`: the SweepRequest of a new sweep or study): click
-lives here, the library takes the types.
+"""What the commands share: `UserPath`, the type of every path option; the options several
+commands declare (`*_options`, `results_option`, `catalog_option`, `json_flag`, ...) and
+their reading into the library's types (`*_from`; `request_from`: the SweepRequest of a new
+sweep or study); and the --json output (`echo_result`, `echo_listing`).
 
 Each reader names every option it reads: a command without one of them is a KeyError
-here, never a default taken in silence.
+here, never a default taken in silence. The library's types are imported when a command
+reads its options into one: a command's --help does not load them.
+
+The listing commands' --json prints one versioned envelope around the data,
+`{"schema": "interregion/v1", "command": "schedule list", "generated_at": ..., "data": ...}`;
+`schema` changes only when a field of `data` is removed or changes meaning.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
-from orchestrator.cli.pathopt import UserPath
-from orchestrator.clouds import NETWORK_TIERS, CloudFlags
-from orchestrator.core import CATALOG, RESULTS, UserError, parse_since
+from orchestrator.core import (
+    CATALOG,
+    RESULTS,
+    SCHEDULES,
+    UserError,
+    control_character_problem,
+    iso,
+    parse_since,
+    utc_now,
+)
 from orchestrator.model import BACKEND_NAMES, CLOUDS, DEFAULT_BACKEND, LOCAL_MAX_CONCURRENT
-from orchestrator.plan import RunOptions, SelectionSpec, TestParams, params_spec, selection_spec
+from orchestrator.results import NETWORK_TIERS, TestParams
 
 if TYPE_CHECKING:  # what a command runs with, imported when it runs: not its --help's cost
+    from orchestrator.clouds import CloudFlags
+    from orchestrator.plan import RunOptions, SelectionSpec
     from orchestrator.sweep import Emulation, SweepRequest
 
 F = TypeVar("F", bound=Callable[..., Any])
 option = click.option
+SCHEMA = "interregion/v1"
+
+
+class UserPath(click.Path):
+    """click.Path that returns an absolute pathlib.Path, made so once at the CLI edge (so
+    nothing downstream, e.g. Terraform in another folder, sees a relative one), and
+    refuses a control character (written into a unit file or an inventory, a newline
+    would start a new directive)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("path_type", Path)
+        super().__init__(**kwargs)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = os.fsdecode(value) if isinstance(value, str | bytes | os.PathLike) else value
+        if isinstance(text, str):
+            problem = control_character_problem(text)
+            if problem:
+                self.fail(f"{text!r} {problem}", param, ctx)
+        checked = super().convert(value, param, ctx)
+        return Path(os.path.abspath(os.fsdecode(checked)))
+
+
+def folder_or_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A callback for options that take a folder or a bucket URL (`publish --to`): a
+    folder is made absolute like every other path; a URL is left as it is."""
+    if value is None or "://" in value or not value.strip():
+        return value  # an empty value is the command's own one-line error
+    problem = control_character_problem(value)
+    if problem:
+        raise click.BadParameter(f"{value!r} {problem}", ctx, param)
+    return os.path.abspath(value)
 
 
 class FiniteFloat(click.ParamType):
@@ -69,8 +118,20 @@ def stack(f: F, options: list[Callable[[F], F]]) -> F:
     return f
 
 
-catalog_option = option("--catalog", type=UserPath(dir_okay=False), default=CATALOG,
-                        show_default="regions.yaml", help="Region catalog file.")  # fmt: skip
+# --catalog and --results (INTERREGION_CATALOG, INTERREGION_RESULTS), the same everywhere
+catalog_option = option("--catalog", type=UserPath(dir_okay=False, exists=True), default=CATALOG,
+                        show_default=True, help="Region catalog file.")  # fmt: skip
+results_option = option("--results", type=UserPath(file_okay=False), default=RESULTS,
+                        show_default=True,
+                        help="Folder of the sweeps and history.duckdb.")  # fmt: skip
+file_option = option("--file", "schedules", type=UserPath(dir_okay=False), default=SCHEDULES,
+                     show_default=SCHEDULES.name, help="The profiles file.")  # fmt: skip
+include_flagged_option = option(
+    "--include-flagged", is_flag=True,
+    help="Keep the tests with flags (below the fibre floor, asymmetric, ...; docs/results.md); "
+    "by default a test's RTT or throughput its flags invalidate is left out and counted.",
+)  # fmt: skip
+no_report_option = option("--no-report", is_flag=True, help="Do not build the report at the end.")
 
 
 def selection_options(f: F) -> F:
@@ -84,18 +145,6 @@ def filter_options(f: F) -> F:
     and --spread choose regions for a sweep: left out of the help, and taken only so the
     command can say that in one line (`filters_from`)."""
     return stack(f, [*_filters(), *_choosers(hidden=True)])
-
-
-def catalog_read_option(help: str) -> Callable[[F], F]:
-    """--catalog (INTERREGION_CATALOG) of a command that reads the catalog as it is."""
-    return option("--catalog", type=UserPath(dir_okay=False, exists=True), default=CATALOG,
-                  show_default=True, help=help)  # fmt: skip
-
-
-def results_option(help: str, name: str = "results") -> Callable[[F], F]:
-    """--results (INTERREGION_RESULTS), as `name`: `help` says what the command reads there."""
-    return option("--results", name, type=UserPath(file_okay=False), default=RESULTS,
-                  show_default=True, help=help)  # fmt: skip
 
 
 def _filters() -> list[Callable[[F], F]]:
@@ -216,6 +265,42 @@ def cloud_options(f: F) -> F:
     ])  # fmt: skip
 
 
+def perturb_options(f: F) -> F:
+    """--perturb (repeatable) and --perturb-file: changes set on purpose (emulator.perturb)."""
+    return stack(f, [
+        option("--perturb", multiple=True, metavar="TARGET,KEY=VALUE",
+               help="A change on the emulated network: TARGET is A/B (both ways), 'A>B' or a "
+               "host A; KEY is delay_ms (extra one-way), loss_pct or rate_mbit. Repeatable. "
+               "E.g. aws:us-east-1/gcp:europe-west1,delay_ms=10."),
+        option("--perturb-file", type=UserPath(dir_okay=False), default=None,
+               help="A YAML file of perturbations (a list of target plus delay_ms, loss_pct, "
+               "rate_mbit)."),
+    ])  # fmt: skip
+
+
+def emulation_options(f: F) -> F:
+    """--perturb, --perturb-file and --emulation-seed of a command that starts an emulated
+    cloud of its own (sweep, mesh up, study tcp): emulation_from reads them."""
+    return stack(f, [perturb_options, option(
+        "--emulation-seed", type=click.IntRange(min=0), default=None,
+        help="Local: seed of the emulated cloud's run-to-run variation (default: from the "
+        "id; recorded)."),
+    ])  # fmt: skip
+
+
+def ask_options(f: F) -> F:
+    """--yes and --budget-usd of a command that provisions (sweep, study tcp)."""
+    from orchestrator.plan import BIG_HOSTS, BIG_MINUTES, DEFAULT_BUDGET_USD  # option_names
+
+    return stack(f, [
+        option("--yes", is_flag=True,
+               help=f"Do not ask, even above the budget or past {BIG_HOSTS} hosts or "
+               f"{BIG_MINUTES} min (needed then when not on a terminal)."),
+        option("--budget-usd", type=FINITE, default=DEFAULT_BUDGET_USD, show_default=True,
+               help="Ask before provisioning when the estimated cost is above this."),
+    ])  # fmt: skip
+
+
 # ---- a command's parameters -> the library's types ------------------------------------
 
 
@@ -225,6 +310,8 @@ def _named(values: Mapping[str, Any], names: str) -> dict[str, Any]:
 
 def selection_from(values: Mapping[str, Any]) -> SelectionSpec:
     """The SelectionSpec of a command with selection_options or filter_options."""
+    from orchestrator.plan import selection_spec
+
     names = "clouds regions exclude no_opt_in cloud_pair min_km max_km pairs max_regions spread"
     return selection_spec(**_named(values, names), opt_in=bool(values.get("opt_in")))
 
@@ -239,19 +326,22 @@ def filters_from(values: Mapping[str, Any], what: str) -> SelectionSpec:
 
 def params_from(values: Mapping[str, Any]) -> TestParams:
     """The TestParams of a command with test_params_options."""
+    from orchestrator.plan import params_spec
+
     names = "pings ping_interval duration omit streams window congestion tests measures"
     return params_spec(**_named(values, names))
 
 
 def run_from(values: Mapping[str, Any]) -> RunOptions:
     """The RunOptions of a command with run_options."""
+    from orchestrator.plan import RunOptions
+
     names = "backend max_concurrent sequential emulated_type controller"
     return RunOptions(**_named(values, names))
 
 
 def emulation_from(values: Mapping[str, Any]) -> Emulation | None:
-    """The Emulation of a command with cli/sweep.py's emulation_options (None: none asked
-    for)."""
+    """The Emulation of a command with emulation_options (None: none asked for)."""
     from orchestrator.emulator import gather
     from orchestrator.sweep import Emulation
 
@@ -261,6 +351,8 @@ def emulation_from(values: Mapping[str, Any]) -> Emulation | None:
 
 def cloud_flags_from(values: Mapping[str, Any]) -> CloudFlags:
     """The CloudFlags of a command with cloud_options (defaults included)."""
+    from orchestrator.clouds import CloudFlags
+
     names = ("operator_cidr ttl network_tier aws_machine_type gcp_machine_type strict pin_from "
              "gcp_project aws_profile")  # fmt: skip
     return CloudFlags(**_named(values, names))
@@ -306,3 +398,43 @@ def request_from(values: Mapping[str, Any], emulation: Emulation | None) -> Swee
     return SweepRequest(selection=selection_from(values), params=params_from(values),
                         run=run_from(values), cloud=cloud_flags_given(values),
                         emulation=emulation)  # fmt: skip
+
+
+# ---- --json ----------------------------------------------------------------------------
+
+
+def json_flag(help: str) -> Callable[[F], F]:
+    """`--json` (as `as_json`), `help` saying what it prints (echo_result: the result's own
+    JSON)."""
+    return option("--json", "as_json", is_flag=True, help=help)
+
+
+def json_option(f: F) -> F:
+    """`--json` of a listing command: print the answer in the versioned envelope (emit)."""
+    return json_flag(f"Print JSON in the {SCHEMA} envelope.")(f)
+
+
+def envelope(command: str, data: Any, now: datetime | None = None) -> dict[str, Any]:
+    return {"schema": SCHEMA, "command": command, "generated_at": iso(now or utc_now()),
+            "data": data}  # fmt: skip
+
+
+def emit(data: Any) -> None:
+    """Print `data` in the envelope, named after the running command (`regions sync`)."""
+    ctx = click.get_current_context()
+    command = " ".join(ctx.command_path.split()[1:])  # without the program's own name
+    click.echo(json.dumps(envelope(command, data), indent=2, default=str))
+
+
+def echo_result(found: Any, as_json: bool, lines: Callable[[Any], Iterable[str]],
+                indent: int = 1) -> None:  # fmt: skip
+    """Print `found.to_json()` with `as_json`, else the lines `lines(found)` renders."""
+    click.echo(json.dumps(found.to_json(), indent=indent) if as_json else "\n".join(lines(found)))
+
+
+def echo_listing(data: Any, as_json: bool, lines: Iterable[str]) -> None:
+    """Print `data` in the envelope with `as_json` (emit), else the text `lines`."""
+    if as_json:
+        emit(data)
+    else:
+        click.echo("\n".join(lines))

@@ -8,17 +8,15 @@ from typing import Any
 import click
 
 from orchestrator.cli.options import (
-    catalog_read_option,
+    UserPath,
+    catalog_option,
     filter_options,
     filters_from,
+    folder_or_url,
+    include_flagged_option,
     results_option,
 )
-from orchestrator.cli.pathopt import UserPath, folder_or_url
 from orchestrator.core import warning
-from orchestrator.text import TERMINAL_WIDTH, console, print_parts
-
-_RESULTS_OPTION = results_option("Folder holding one folder per sweep.", "results_dir")
-_CATALOG_OPTION = catalog_read_option("Region catalog (coordinates for distances and maps).")
 
 
 @click.command()
@@ -30,29 +28,24 @@ _CATALOG_OPTION = catalog_read_option("Region catalog (coordinates for distances
     "rtt_p50_ms, or rtt_avg_ms when only the mean is known, and/or throughput_bps), "
     "repeatable.",
 )  # fmt: skip
-@click.option(
-    "--include-flagged", is_flag=True,
-    help="Keep the rows with flags (below the fibre floor, asymmetric, ...; docs/results.md) in "
-    "every statistic and fit; by default a flagged row's RTT or throughput is left out (what "
-    "its flag invalidates) and counted.",
-)  # fmt: skip
+@include_flagged_option
 @click.option(
     "--include-injected", is_flag=True,
     help="Keep the tests the emulator perturbed on purpose (loss episodes, --perturb; "
     "sweep.json emulation.injected) in the summary and its fits; by default they are "
     "marked on the charts and left out of both.",
 )  # fmt: skip
-@_RESULTS_OPTION
+@results_option
 @click.option(
     "--out", type=UserPath(), default=None,  # a file given here is a one-line UserError later
     help="Output folder. Default: results/<id>/report, results/all-sweeps/report for "
     "several sweeps, <input>-report beside an --input file.",
 )  # fmt: skip
 @click.option("--no-png", is_flag=True, help="Skip the PNG copies of the charts.")
-@_CATALOG_OPTION
+@catalog_option
 @filter_options
 def report(
-    sweep: tuple[str, ...], all_: bool, input_files: tuple[Path, ...], results_dir: Path,
+    sweep: tuple[str, ...], all_: bool, input_files: tuple[Path, ...], results: Path,
     out: Path | None, no_png: bool, catalog: Path, include_flagged: bool,
     include_injected: bool, **selection: Any,
 ) -> None:  # fmt: skip
@@ -69,9 +62,9 @@ def report(
       interregion report --input theirs.csv --out /tmp/theirs-report --include-flagged
     """
     from orchestrator.report import ReportRequest, make_report
-    from orchestrator.text import render_report_tables
+    from orchestrator.text import TERMINAL_WIDTH, print_parts, render_report_tables
 
-    request = ReportRequest(sweep, all_, input_files, results_dir, out, not no_png, catalog,
+    request = ReportRequest(sweep, all_, input_files, results, out, not no_png, catalog,
                             filters_from(selection, "a report"), include_flagged,
                             include_injected)  # fmt: skip
     result = make_report(request, _say, warn=warning)
@@ -79,6 +72,8 @@ def report(
 
 
 def _say(line: str) -> None:
+    from orchestrator.text import TERMINAL_WIDTH, console
+
     console(TERMINAL_WIDTH).print(line)
 
 
@@ -87,15 +82,10 @@ def _say(line: str) -> None:
     "--out", type=UserPath(), required=True,  # a file given here is a one-line UserError later
     help="Folder to write the site into (created if missing).",
 )  # fmt: skip
-@_RESULTS_OPTION
-@_CATALOG_OPTION
-@click.option(
-    "--include-flagged", is_flag=True,
-    help="Keep the tests with flags (below the fibre floor, asymmetric, ...; "
-    "docs/results.md); by default every page leaves out and counts a flagged test's RTT or "
-    "throughput (what its flag invalidates).",
-)  # fmt: skip
-def site(out: Path, results_dir: Path, catalog: Path, include_flagged: bool) -> None:
+@results_option
+@catalog_option
+@include_flagged_option
+def site(out: Path, results: Path, catalog: Path, include_flagged: bool) -> None:
     """Build the static site: latest sweep, a page per sweep, methodology, data.
 
     With a history store (results/history.duckdb) also the From x To matrix,
@@ -109,8 +99,8 @@ def site(out: Path, results_dir: Path, catalog: Path, include_flagged: bool) -> 
     """
     from orchestrator.site import build_site
 
-    index = build_site(out, results_dir, catalog=catalog, log=_say,
-                       warn=lambda line: warning(line),
+    index = build_site(out, results, catalog=catalog, log=_say,
+                       warn=warning,
                        include_flagged=include_flagged)  # fmt: skip
     _say(f"site: {index}")
 

@@ -1,9 +1,4 @@
-"""CLI commands: `schedule init|run|install|remove|list|export|reap` (scheduled sweeps).
-
-Profiles live in schedules.yaml (orchestrator.schedule.profiles); one tick is
-orchestrator.schedule.tick.run_tick; unit, cron and workflow files come from
-orchestrator.schedule.timers.
-"""
+"""CLI commands: `schedule init|run|install|remove|list|export|reap` (scheduled sweeps)."""
 
 from __future__ import annotations
 
@@ -13,23 +8,17 @@ from typing import Any
 
 import click
 
-from orchestrator.cli import options as opt
-from orchestrator.cli.jsonout import echo_listing, json_option
-from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import SCHEDULES, info, say
-from orchestrator.core import warning as log_warning
-from orchestrator.schedule import DEFAULT_FILE
-from orchestrator.text import (
-    reaped_sweeps_line,
-    schedule_status_lines,
-    tick_line,
-    written_lines,
+from orchestrator import text
+from orchestrator.cli.options import (
+    UserPath,
+    echo_listing,
+    file_option,
+    json_option,
+    results_option,
 )
+from orchestrator.core import info, say
+from orchestrator.core import warning as log_warning
 
-file_option = click.option("--file", "schedules", type=UserPath(dir_okay=False),
-                           default=SCHEDULES, show_default=DEFAULT_FILE,
-                           help="The profiles file.")  # fmt: skip
-results_option = opt.results_option("Folder holding the sweeps' results and the schedule ledger.")
 _NAME = click.argument("name")
 
 
@@ -40,7 +29,7 @@ def run_profile(schedules: Path, name: str, results: Path, trigger: str, **how: 
     from orchestrator.schedule import run_named
 
     record = run_named(schedules, name, results, trigger, log=say, **how)
-    info(tick_line(name, record))
+    info(text.tick_line(name, record))
     if record is not None and record["outcome"] == "failed":
         raise SystemExit(1)
 
@@ -100,8 +89,8 @@ def run_command(name: str, schedules: Path, results: Path, **how: bool) -> None:
 
 
 _UNIT_DIR = click.option("--unit-dir", type=UserPath(file_okay=False), default=None,
-                         help="Where to write (default /etc/systemd/system, or /etc/cron.d with "
-                         "--cron).")  # fmt: skip
+                         help="The units' folder (default /etc/systemd/system, or /etc/cron.d "
+                         "with --cron).")  # fmt: skip
 
 
 @schedule.command("install")
@@ -130,15 +119,13 @@ def install_command(name: str, schedules: Path, results: Path, no_enable: bool, 
     files = install_named(schedules, name, results, dry_run=dry_run, enable=not no_enable,
                                  say=click.echo, **where)  # fmt: skip
     if dry_run:
-        click.echo("\n".join(written_lines(files)))
+        click.echo("\n".join(text.written_lines(files)))
 
 
 @schedule.command("remove")
 @_NAME
 @click.option("--cron", is_flag=True, help="Remove the cron.d entry instead.")
-@click.option("--unit-dir", type=UserPath(file_okay=False), default=None,
-              help="Where install wrote (default /etc/systemd/system, or /etc/cron.d with "
-              "--cron).")  # fmt: skip
+@_UNIT_DIR
 @click.option("--no-enable", is_flag=True, help="Delete the files only; do not run systemctl.")
 @file_option
 def remove_command(
@@ -176,7 +163,7 @@ def list_command(schedules: Path, results: Path, as_json: bool) -> None:
     found = status(schedules, results, datetime.now(UTC))
     if warning := found.bad_lines_warning():
         log_warning(warning)
-    echo_listing(found.to_json(), as_json, schedule_status_lines(found))
+    echo_listing(found.to_json(), as_json, text.schedule_status_lines(found))
 
 
 @schedule.command("export")
@@ -221,7 +208,7 @@ def reap_command(results: Path) -> None:
     """
     from orchestrator.schedule import reap_abandoned
 
-    click.echo(reaped_sweeps_line(reap_abandoned(results, say)))
+    click.echo(text.reaped_sweeps_line(reap_abandoned(results, say)))
 
 
 COMMANDS: list[click.Command] = [schedule]

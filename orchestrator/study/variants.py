@@ -13,9 +13,13 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from orchestrator.core import UserError
-from orchestrator.plan import TCP_BUFFER_MAX_BYTES, Pair, Round
+from orchestrator.plan import TCP_BUFFER_MAX_BYTES
+
+if TYPE_CHECKING:  # types only: `study --help` reads VARIANTS, not the planner
+    from orchestrator.plan import Pair, Round
 
 
 @dataclass(frozen=True)
