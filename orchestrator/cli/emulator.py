@@ -1,8 +1,5 @@
-"""CLI commands: `interregion emulator up/down/status/reap` (the emulated cloud).
-
-`python -m orchestrator.emulator` runs the same group: it is what the
-`infra/local` Terraform stack's provisioners call.
-"""
+"""CLI commands: `interregion emulator up/perturb/down/status/reap` (the emulated cloud), also
+`python -m orchestrator.emulator`, which the infra/local stack's provisioners call."""
 
 from __future__ import annotations
 
@@ -13,7 +10,7 @@ import click
 
 from orchestrator import emulator as emu
 from orchestrator import text
-from orchestrator.cli.options import UserPath, echo_listing, json_option, perturb_options
+from orchestrator.cli import options as opt
 from orchestrator.emulator import DEFAULT_ID
 
 _ID = click.option("--id", "emulation_id", default=DEFAULT_ID, show_default=True,
@@ -39,10 +36,10 @@ def emulator() -> None:
 @click.option("--regions", default="", help="Comma-separated regions (cloud:id) to emulate.")
 @click.option("--max-regions", type=click.IntRange(2, 240), help="Spread N regions over the globe.")
 @_ID
-@click.option("--spec", "spec_file", type=UserPath(dir_okay=False),
+@click.option("--spec", "spec_file", type=opt.UserPath(dir_okay=False),
               help="Bring up exactly this spec file (what the infra/local stack runs).",
               )  # fmt: skip
-@click.option("--keys-dir", type=UserPath(file_okay=False),
+@click.option("--keys-dir", type=opt.UserPath(file_okay=False),
               help="Where the SSH keys and known_hosts go "
               "[default: $XDG_STATE_HOME/interregion/emulator/<id>, ~/.local/state if unset].",
               )  # fmt: skip
@@ -54,7 +51,7 @@ def emulator() -> None:
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Seed of the run-to-run variation (per-pair delay changes, loss episodes). "
               "Default: drawn at random and printed.")  # fmt: skip
-@perturb_options
+@opt.perturb_options
 def up_command(spec_file: Path | None, regions: str, perturb: tuple[str, ...],
                perturb_file: Path | None, **kwargs: Any) -> None:  # fmt: skip
     """Bring an emulated cloud up (first removing leftovers of the same id). Needs root.
@@ -82,7 +79,7 @@ def up_command(spec_file: Path | None, regions: str, perturb: tuple[str, ...],
 
 @emulator.command("perturb")
 @_ID
-@perturb_options
+@opt.perturb_options
 def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: Path | None) -> None:
     """Replace a running emulation's perturbations; with none given, remove them all.
 
@@ -114,7 +111,7 @@ def down_command(emulation_id: str) -> None:
 
 
 @emulator.command("status")
-@json_option
+@opt.json_option
 def status_command(as_json: bool) -> None:
     """List the emulations on this machine and whether their programs run.
 
@@ -124,7 +121,7 @@ def status_command(as_json: bool) -> None:
       interregion emulator status --json
     """
     rows = emu.status()
-    echo_listing([s.to_json() for s in rows], as_json, text.emulator_status_lines(rows))
+    opt.echo_listing([s.to_json() for s in rows], as_json, text.emulator_status_lines(rows))
 
 
 @emulator.command("reap")

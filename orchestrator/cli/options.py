@@ -1,15 +1,7 @@
 """What the commands share: `UserPath`, the type of every path option; the options several
-commands declare (`*_options`, `results_option`, `catalog_option`, `json_flag`, ...) and
-their reading into the library's types (`*_from`; `request_from`: the SweepRequest of a new
-sweep or study); and the --json output (`echo_result`, `echo_listing`).
-
-Each reader names every option it reads: a command without one of them is a KeyError
-here, never a default taken in silence. The library's types are imported when a command
-reads its options into one: a command's --help does not load them.
-
-The listing commands' --json prints one versioned envelope around the data,
-`{"schema": "interregion/v1", "command": "schedule list", "generated_at": ..., "data": ...}`;
-`schema` changes only when a field of `data` is removed or changes meaning.
+commands declare, and their reading into the library's types (`*_from`, each naming every
+option it reads: a KeyError here, never a default taken in silence; the types imported only
+then, not by --help); and the --json output (docs/development.md: its envelope).
 """
 
 from __future__ import annotations
@@ -49,10 +41,9 @@ SCHEMA = "interregion/v1"
 
 
 class UserPath(click.Path):
-    """click.Path that returns an absolute pathlib.Path, made so once at the CLI edge (so
-    nothing downstream, e.g. Terraform in another folder, sees a relative one), and
-    refuses a control character (written into a unit file or an inventory, a newline
-    would start a new directive)."""
+    """click.Path that returns an absolute pathlib.Path (nothing downstream, e.g. Terraform
+    in another folder, sees a relative one) and refuses a control character (a newline
+    would start a new line in a unit file or an inventory)."""
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("path_type", Path)
@@ -69,8 +60,7 @@ class UserPath(click.Path):
 
 
 def folder_or_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """A callback for options that take a folder or a bucket URL (`publish --to`): a
-    folder is made absolute like every other path; a URL is left as it is."""
+    """The callback of `publish --to`: a folder made absolute as by UserPath, a URL as is."""
     if value is None or "://" in value or not value.strip():
         return value  # an empty value is the command's own one-line error
     problem = control_character_problem(value)
@@ -99,8 +89,7 @@ FINITE = FiniteFloat()
 
 
 class UtcTime(click.ParamType):
-    """A `--since` value (a UTC date or time) as an aware UTC datetime (core.parse_since:
-    a one-line error naming the value and the forms it takes)."""
+    """A `--since` value (a UTC date or time) as an aware UTC datetime (core.parse_since)."""
 
     name = "time"
 
@@ -135,15 +124,13 @@ no_report_option = option("--no-report", is_flag=True, help="Do not build the re
 
 
 def selection_options(f: F) -> F:
-    """Add --clouds, --regions, --exclude, --no-opt-in, --cloud-pair, --min-km,
-    --max-km, --pairs, --max-regions and --spread to a click command."""
+    """The options that choose a sweep's regions and pairs."""
     return stack(f, [*_filters(), *_choosers()])
 
 
 def filter_options(f: F) -> F:
-    """The selection options that filter pairs already measured (a report). --max-regions
-    and --spread choose regions for a sweep: left out of the help, and taken only so the
-    command can say that in one line (`filters_from`)."""
+    """The selection options that filter pairs already measured; those that choose regions
+    for a sweep are hidden, taken only to be refused in one line (`filters_from`)."""
     return stack(f, [*_filters(), *_choosers(hidden=True)])
 
 
@@ -181,8 +168,7 @@ def _choosers(hidden: bool = False) -> list[Callable[[F], F]]:
 
 
 def test_params_options(f: F) -> F:
-    """Add --pings, --ping-interval, --duration, --omit, --streams, --window,
-    --congestion, --tests and --measures (what each test runs) to a click command."""
+    """The options of what each test runs."""
     d = TestParams()
     return stack(f, [
         option("--pings", type=int, default=d.pings, show_default=True, help="Pings per pair."),
@@ -211,9 +197,7 @@ def test_params_options(f: F) -> F:
 
 
 def run_options(f: F) -> F:
-    """Add --backend, --max-concurrent, --sequential, --emulated-type and --controller
-    (where and on what the sweep runs, how many slots per round) to a click command;
-    `plan.make_plan` applies them."""
+    """Where and on what the sweep runs, how many slots per round (`plan.make_plan`)."""
     return stack(f, [
         option("--backend", type=click.Choice(BACKEND_NAMES), default=DEFAULT_BACKEND,
                show_default=True,
@@ -244,7 +228,7 @@ def account_options(f: F) -> F:
 
 
 def cloud_options(f: F) -> F:
-    """Add the flags of a sweep on real clouds to a click command."""
+    """The flags of a sweep on the real clouds."""
     return stack(f, [
         account_options,  # first in the help
         option("--operator-cidr", default=None, metavar="CIDR",
@@ -279,8 +263,7 @@ def perturb_options(f: F) -> F:
 
 
 def emulation_options(f: F) -> F:
-    """--perturb, --perturb-file and --emulation-seed of a command that starts an emulated
-    cloud of its own (sweep, mesh up, study tcp): emulation_from reads them."""
+    """Those of a command that starts an emulated cloud of its own (emulation_from)."""
     return stack(f, [perturb_options, option(
         "--emulation-seed", type=click.IntRange(min=0), default=None,
         help="Local: seed of the emulated cloud's run-to-run variation (default: from the "
@@ -379,9 +362,8 @@ def refuse_given(values: Mapping[str, Any], names: Iterable[str], why: str,
 
 
 def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:
-    """The cloud flags of the current command, or None when none was given on the
-    command line (or in the environment), or it has none (`plan --strict` is its own):
-    defaults alone change nothing."""
+    """The cloud flags of the current command; None when it has none (`plan --strict` is its
+    own) or none was given (defaults alone change nothing)."""
     ctx = click.get_current_context()
     flags: list[click.Parameter] = cloud_options(lambda: None).__click_params__  # type: ignore[attr-defined]
     names = [p.name for p in flags if p.name]
@@ -391,8 +373,7 @@ def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:
 
 
 def request_from(values: Mapping[str, Any], emulation: Emulation | None) -> SweepRequest:
-    """The SweepRequest of `sweep`, `study tcp` or `plan` (selection, test parameters, run
-    and cloud options), with the emulation its --perturb and --emulation-seed make."""
+    """The SweepRequest of `sweep`, `study tcp` or `plan`, with `emulation`."""
     from orchestrator.sweep import SweepRequest
 
     return SweepRequest(selection=selection_from(values), params=params_from(values),
@@ -400,30 +381,21 @@ def request_from(values: Mapping[str, Any], emulation: Emulation | None) -> Swee
                         emulation=emulation)  # fmt: skip
 
 
-# ---- --json ----------------------------------------------------------------------------
-
-
 def json_flag(help: str) -> Callable[[F], F]:
-    """`--json` (as `as_json`), `help` saying what it prints (echo_result: the result's own
-    JSON)."""
+    """`--json` (as `as_json`) of a command that prints a result's own JSON (echo_result)."""
     return option("--json", "as_json", is_flag=True, help=help)
 
 
 def json_option(f: F) -> F:
-    """`--json` of a listing command: print the answer in the versioned envelope (emit)."""
+    """`--json` of a listing command: the answer in the versioned envelope (emit)."""
     return json_flag(f"Print JSON in the {SCHEMA} envelope.")(f)
-
-
-def envelope(command: str, data: Any, now: datetime | None = None) -> dict[str, Any]:
-    return {"schema": SCHEMA, "command": command, "generated_at": iso(now or utc_now()),
-            "data": data}  # fmt: skip
 
 
 def emit(data: Any) -> None:
     """Print `data` in the envelope, named after the running command (`regions sync`)."""
-    ctx = click.get_current_context()
-    command = " ".join(ctx.command_path.split()[1:])  # without the program's own name
-    click.echo(json.dumps(envelope(command, data), indent=2, default=str))
+    command = " ".join(click.get_current_context().command_path.split()[1:])  # no program name
+    doc = {"schema": SCHEMA, "command": command, "generated_at": iso(utc_now()), "data": data}
+    click.echo(json.dumps(doc, indent=2, default=str))
 
 
 def echo_result(found: Any, as_json: bool, lines: Callable[[Any], Iterable[str]],

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from orchestrator import study, text
 from orchestrator.cli import options as opt
 from orchestrator.core import info, say, warning
 from orchestrator.study import DEFAULT_REPEATS, VARIANTS
@@ -17,8 +18,8 @@ from orchestrator.study import DEFAULT_REPEATS, VARIANTS
 PER_VARIANT = ("streams", "congestion", "window", "tests", "measures")
 
 
-@click.group()
-def study() -> None:
+@click.group("study")
+def study_group() -> None:
     """Studies that measure variants of the tests, not only what a sweep measures.
 
     \b
@@ -27,7 +28,7 @@ def study() -> None:
     """
 
 
-@study.command("tcp")
+@study_group.command("tcp")
 @opt.selection_options
 @opt.test_params_options
 @opt.run_options
@@ -58,10 +59,8 @@ def tcp(**kwargs: Any) -> None:
 
     For each selected pair (forward test only), every variant runs --repeats times in an
     order shuffled per pair, in the same exclusive rounds as a sweep: default host
-    settings; tuned buffers (tcp_rmem/tcp_wmem max at 2 x the bandwidth-delay product at
-    line rate from the idle RTT of the ping phase, set on both hosts for that test and
-    restored after, also on interrupts); -P 4 and -P 8; CUBIC and BBR. Results land in
-    <results>/studies/<id>/ (study.csv, study.md), apart from the sweeps.
+    settings; tuned buffers (2 x the bandwidth-delay product, restored after); -P 4 and
+    -P 8; CUBIC and BBR. Results land in <results>/studies/<id>/ (study.csv, study.md).
 
     \b
     Example:
@@ -69,16 +68,15 @@ def tcp(**kwargs: Any) -> None:
       interregion study tcp --backend local --variants default,tuned,p4 --repeats 5 --yes
     """
     from orchestrator.cli.sweep import announce
-    from orchestrator.study import TcpStudyRequest, tcp_study
 
     opt.refuse_given(
         kwargs, PER_VARIANT, "{flag} with study tcp: the study sets it per variant (--variants)"
     )
-    request = TcpStudyRequest(
+    request = study.TcpStudyRequest(
         opt.request_from(kwargs, opt.emulation_from(kwargs)), kwargs["variants"], kwargs["repeats"],
         kwargs["seed"], kwargs["max_buffer_bytes"], kwargs["budget_usd"],
     )  # fmt: skip
-    found = tcp_study(
+    found = study.tcp_study(
         request, kwargs["results"], build_report=not kwargs["no_report"],
         announce=lambda s: announce(s.plan, s.estimate.tests, s.estimate.shape(),
                                     request.budget_usd, kwargs["yes"]),
@@ -120,11 +118,9 @@ def demo(
     """Build an emulated history with one injected route change, then check and show it.
 
     Latency-only sweeps of the same regions on the emulated cloud, each with its own
-    recorded seed (per-pair variation, loss episodes); from --change-from on, one pair
-    gets extra delay. Every sweep joins the history store; 'interregion changes' must
-    then find that change and confirm nothing else (exit 1 otherwise); then the site.
-    Needs root (network namespaces, iptables). Every emulation is removed at the end, also
-    on Ctrl-C.
+    recorded seed; from --change-from on, one pair gets extra delay. Every sweep joins the
+    history store; 'interregion changes' must then find that change and nothing else
+    (exit 1 otherwise); then the site. Needs root; every emulation is removed at the end.
 
     \b
     Example:
@@ -133,14 +129,13 @@ def demo(
           --sweeps 5 --change-from 3 --min-runs 2
     """
     from orchestrator.demo import DemoRequest, make_demo
-    from orchestrator.text import demo_passed_line, render_demo_outcome
 
     outcome = make_demo(DemoRequest(out, sweeps, change_from, min_runs, regions, perturb,
                                     replace_out, not no_site), log=say, warn=warning)  # fmt: skip
-    click.echo("\n".join(render_demo_outcome(outcome)))
+    click.echo("\n".join(text.render_demo_outcome(outcome)))
     if outcome.problems:  # each said by the demo as a warning
         sys.exit(1)
-    click.echo(demo_passed_line(outcome))
+    click.echo(text.demo_passed_line(outcome))
 
 
-COMMANDS: list[click.Command] = [study, demo]
+COMMANDS: list[click.Command] = [study_group, demo]

@@ -1,6 +1,5 @@
-"""CLI commands: sweep, and its stages run alone on a sweep id
-(provision, prepare, measure, collect, teardown); the continuous mesh (mesh up, status,
-down, matrix) and metrics."""
+"""CLI commands: sweep and its stages run alone on a sweep id (provision, prepare, measure,
+collect, teardown); the continuous mesh (mesh up, status, down, matrix) and metrics."""
 
 from __future__ import annotations
 
@@ -11,10 +10,9 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
+from orchestrator import mesh, text
 from orchestrator import sweep as sw
-from orchestrator import text
 from orchestrator.cli import options as opt
-from orchestrator.cli.options import UserPath, echo_result, json_flag
 from orchestrator.core import UserError, counted, info, say
 from orchestrator.core import warning as log_warning
 from orchestrator.mesh import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
@@ -85,8 +83,7 @@ def sweep(**kwargs: Any) -> None:
 
     Stages: plan, provision, prepare, measure (rounds), collect, teardown, report.
     Teardown always runs, also on errors, Ctrl-C and SIGTERM. Results land in
-    results/<sweep-id>/ (sweep.json, raw/, measurements.csv). The cloud flags apply to
-    --backend aws, gcp and cloud and are kept with the sweep.
+    results/<sweep-id>/ (sweep.json, raw/, measurements.csv).
 
     \b
     Example:
@@ -217,11 +214,12 @@ def teardown(sweep_id: str, results: Path) -> None:
 
 _MESH_ID = click.option("--mesh", "mesh_id", default=None, metavar="ID",
                         help="Which mesh (default: the running one, else the latest).")  # fmt: skip
-_WINDOW = "1H, 6H, 1D or 1W"
+_WINDOW = click.option("--window", default="1H", show_default=True,
+                       help="1H, 6H, 1D or 1W, ending at the newest bin.")  # fmt: skip
 
 
-@click.group()
-def mesh() -> None:
+@click.group("mesh")
+def mesh_group() -> None:
     """A continuous mesh: every directed pair probed every interval, kept in the store.
 
     \b
@@ -232,7 +230,7 @@ def mesh() -> None:
     """
 
 
-@mesh.command("up")
+@mesh_group.command("up")
 @opt.selection_options
 @opt.run_options
 @opt.cloud_options
@@ -253,30 +251,27 @@ def mesh() -> None:
 def up_command(**kwargs: Any) -> None:
     """Start a mesh and collect from it until stopped (mesh down, Ctrl-C, SIGTERM).
 
-    Takes a sweep's selection options, backends and stacks: one host per region. The
-    command stays in the foreground and is the mesh's controller: it pulls the hosts'
-    records into the store every --collect-every seconds and judges the finished
-    5-minute bins; stopped, it pulls once more and tears everything down.
+    One host per region, chosen and started as a sweep's. The command stays in the
+    foreground as the mesh's controller: it pulls the hosts' records into the store and
+    judges the finished bins; stopped, it pulls once more and tears everything down.
 
     \b
     Example:
       interregion mesh up --regions aws:us-east-1,gcp:europe-west1,aws:ap-northeast-1
       interregion mesh up --max-regions 8 --interval 30 --yes
     """
-    from orchestrator.mesh import MeshRequest, run_mesh
-
-    request = MeshRequest(kwargs["interval"], kwargs["echoes"], kwargs["collect_every"],
-                              bin_s=kwargs["bin_seconds"]).check()  # fmt: skip
+    request = mesh.MeshRequest(kwargs["interval"], kwargs["echoes"], kwargs["collect_every"],
+                               bin_s=kwargs["bin_seconds"]).check()  # fmt: skip
     wanted = sw.SweepRequest(selection=opt.selection_from(kwargs), run=opt.run_from(kwargs),
-                                 cloud=opt.cloud_flags_given(kwargs),
-                                 emulation=opt.emulation_from(kwargs))  # fmt: skip
-    run_mesh(wanted, request, kwargs["results"], yes=kwargs["yes"], note=info,
-                 say=say, started=lambda sweep: click.echo(sweep.id))  # fmt: skip
+                             cloud=opt.cloud_flags_given(kwargs),
+                             emulation=opt.emulation_from(kwargs))  # fmt: skip
+    mesh.run_mesh(wanted, request, kwargs["results"], yes=kwargs["yes"], note=info, say=say,
+                  started=lambda sweep: click.echo(sweep.id))  # fmt: skip
 
 
-@mesh.command("status")
+@mesh_group.command("status")
 @_MESH_ID
-@json_flag("Print the status as JSON.")
+@opt.json_flag("Print the status as JSON.")
 @opt.results_option
 def status_command(mesh_id: str | None, as_json: bool, results: Path) -> None:
     """Each host of a mesh: its newest record, the collection's lag, its probe rate.
@@ -286,59 +281,52 @@ def status_command(mesh_id: str | None, as_json: bool, results: Path) -> None:
       interregion mesh status
       interregion mesh status --json
     """
-    from orchestrator.mesh import mesh_status
-
-    found = mesh_status(results, mesh_id, say)
+    found = mesh.mesh_status(results, mesh_id, say)
     if found.emulation_id and not as_json:
         info(f"emulation {found.emulation_id} (interregion emulator perturb --id ...)")
-    echo_result(found, as_json, text.mesh_status_lines, indent=2)
+    opt.echo_result(found, as_json, text.mesh_status_lines, indent=2)
 
 
-@mesh.command("down")
+@mesh_group.command("down")
 @_MESH_ID
 @opt.results_option
 def down_command(mesh_id: str | None, results: Path) -> None:
-    """Stop a mesh: its controller pulls the last records and tears everything down.
-
-    A mesh whose controller died is torn down here.
+    """Stop a mesh: its controller (or this command, when it died) pulls the last records
+    and tears everything down.
 
     \b
     Example:
       interregion mesh down
     """
-    from orchestrator.mesh import mesh_down
-
-    sweep = mesh_down(results, mesh_id, say)
+    sweep = mesh.mesh_down(results, mesh_id, say)
     say(f"mesh {sweep.id}: down ({sweep.record.status})")
 
 
-@mesh.command("matrix")
+@mesh_group.command("matrix")
 @click.option("--source", default=None, help="The mesh source (default: the only one).")
-@click.option("--window", default="1H", show_default=True, help=f"{_WINDOW}.")
-@json_flag("Print the matrix as JSON.")
+@_WINDOW
+@opt.json_flag("Print the matrix as JSON.")
 @opt.results_option
 def matrix_command(source: str | None, window: str, as_json: bool, results: Path) -> None:
-    """The matrix of a mesh source over a window ending at its newest bin.
+    """The From x To matrix of a mesh source over a window.
 
     \b
     Example:
       interregion mesh matrix --window 1H
     """
-    from orchestrator.mesh import matrix_of
-
-    echo_result(matrix_of(results, source, window), as_json, text.mesh_matrix_lines, indent=2)
+    found = mesh.matrix_of(results, source, window)
+    opt.echo_result(found, as_json, text.mesh_matrix_lines, indent=2)
 
 
 @click.command("metrics")
-@click.option("--out", type=UserPath(dir_okay=False), default=None,
+@click.option("--out", type=opt.UserPath(dir_okay=False), default=None,
               help="Write here (atomically, for node_exporter's textfile collector); default: "
               "stdout.")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(["openmetrics", "prometheus"]),
               default="openmetrics", show_default=True,
               help="OpenMetrics 1.0, or the Prometheus text format (textfile collector, "
               "promtool).")  # fmt: skip
-@click.option("--window", default="1H", show_default=True,
-              help=f"The quantiles' and loss's window: {_WINDOW}.")  # fmt: skip
+@_WINDOW
 @click.option("--serve", "bind", default=None, metavar="HOST:PORT",
               help="Serve /metrics over HTTP instead (PORT alone: 127.0.0.1; 0.0.0.0 only when "
               "given); the format follows the scraper's Accept header. Runs until Ctrl-C or "
@@ -356,19 +344,17 @@ def metrics_command(out: Path | None, fmt: str, window: str, bind: str | None,
       interregion metrics --window 6H
       interregion metrics --serve 127.0.0.1:9109
     """
-    from orchestrator.mesh import metrics, serve_metrics
-
     if bind is not None and out is not None:
         raise UserError("--out and --serve both given: pick one")
     if bind is not None:
-        serve_metrics(bind, window, results, say=say, warn=log_warning)
+        mesh.serve_metrics(bind, window, results, say=say, warn=log_warning)
         return
-    text = metrics(results, window, fmt, out)
+    written = mesh.metrics(results, window, fmt, out)
     if out is None:
-        click.echo(text, nl=False)
+        click.echo(written, nl=False)
     else:
         info(f"metrics: {out}")
 
 
-COMMANDS: list[click.Command] = [sweep, provision, prepare, measure, collect, teardown, mesh,
-                                 metrics_command]  # fmt: skip
+COMMANDS: list[click.Command] = [sweep, provision, prepare, measure, collect, teardown,
+                                 mesh_group, metrics_command]  # fmt: skip
