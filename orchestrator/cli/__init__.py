@@ -6,8 +6,7 @@ one of them is first asked for (COMMAND_MODULES): a command pays for its own imp
 Exit codes (docs/development.md): 0 done, 2 bad input (a UserError, or an option
 click refuses), 1 a failed run (a RunFailure, or the system refusing a file), 130
 interrupted; `changes` alone adds 3 (open changes). Every command takes `--verbose`
-and `--quiet` (the log lines of core.log), also before the command's name. The
-common options read INTERREGION_* variables when not given (`ENVVARS`).
+and `--quiet` (the log lines of core.log), also before the command's name.
 
 Public API: `main()`, the console script (and `python -m orchestrator`). Only the
 entry points import this package (tests/check_layers.py).
@@ -49,17 +48,6 @@ from orchestrator.drivers import (
 )
 
 __all__ = ["main"]
-
-# The options every command that has them reads from the environment when not given:
-# one variable each, whatever the command (docs/development.md).
-ENVVARS = {
-    "--results": "INTERREGION_RESULTS",
-    "--backend": "INTERREGION_BACKEND",
-    "--catalog": "INTERREGION_CATALOG",
-    "--file": "INTERREGION_SCHEDULES",
-}
-# ... except where the option means something else: the runner's folder in a workflow.
-_NOT_FROM_ENV = {("schedule", "export", "--results")}
 
 
 def _usage_error(e: click.UsageError) -> NoReturn:
@@ -103,20 +91,14 @@ def bound_integers(params: Iterable[Any]) -> None:
             param.type = click.IntRange(None, ceiling(param.name or ""))
 
 
-def _add_conventions(command: click.Command, path: tuple[str, ...] = ()) -> None:
-    """--verbose and --quiet on `command` and every command under it; the INTERREGION_*
-    variable of each common option they have; an upper bound on every integer."""
+def _add_conventions(command: click.Command) -> None:
+    """--verbose and --quiet on `command` and every command under it; an upper bound on
+    every integer."""
     command.params.extend(_verbosity_options())
     bound_integers(command.params)
-    for param in command.params:
-        for opt in getattr(param, "opts", []):
-            if opt in ENVVARS and (*path, opt) not in _NOT_FROM_ENV and not param.envvar:
-                param.envvar = ENVVARS[opt]
-                if isinstance(param, click.Option):
-                    param.show_envvar = True
     group = command if isinstance(command, click.Group) else click.Group()
-    for name, sub in group.commands.items():
-        _add_conventions(sub, (*path, name))
+    for sub in group.commands.values():
+        _add_conventions(sub)
         _take_from_group(group, sub)
 
 
@@ -188,7 +170,7 @@ class _Commands(MutableMapping[str, click.Command]):
         if module not in self._loaded:
             self._loaded.add(module)
             for command in importlib.import_module(f"orchestrator.cli.{module}").COMMANDS:
-                _add_conventions(command, (command.name,))
+                _add_conventions(command)
                 self._found[command.name] = command
 
 

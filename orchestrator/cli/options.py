@@ -107,14 +107,25 @@ def stack(f: F, options: list[Callable[[F], F]]) -> F:
     return f
 
 
-# --catalog and --results (INTERREGION_CATALOG, INTERREGION_RESULTS), the same everywhere
-catalog_option = option("--catalog", type=UserPath(dir_okay=False, exists=True), default=CATALOG,
-                        show_default=True, help="Region catalog file.")  # fmt: skip
-results_option = option("--results", type=UserPath(file_okay=False), default=RESULTS,
-                        show_default=True,
-                        help="Folder of the sweeps and history.duckdb.")  # fmt: skip
-file_option = option("--file", "schedules", type=UserPath(dir_okay=False), default=SCHEDULES,
-                     show_default=SCHEDULES.name, help="The profiles file.")  # fmt: skip
+# The common options, one variable each whatever the command (docs/development.md)
+ENVVARS = {"--results": "INTERREGION_RESULTS", "--backend": "INTERREGION_BACKEND",
+           "--catalog": "INTERREGION_CATALOG", "--file": "INTERREGION_SCHEDULES"}  # fmt: skip
+
+
+def common_option(flag: str, *names: str, **kwargs: Any) -> Callable[[F], F]:
+    """One of the common options, read from its variable (ENVVARS) when not given."""
+    return option(flag, *names, envvar=ENVVARS[flag], show_envvar=True, **kwargs)
+
+
+catalog_option = common_option("--catalog", type=UserPath(dir_okay=False, exists=True),
+                               default=CATALOG, show_default=True,
+                               help="Region catalog file.")  # fmt: skip
+results_option = common_option("--results", type=UserPath(file_okay=False), default=RESULTS,
+                               show_default=True,
+                               help="Folder of the sweeps and history.duckdb.")  # fmt: skip
+file_option = common_option("--file", "schedules", type=UserPath(dir_okay=False),
+                            default=SCHEDULES, show_default=SCHEDULES.name,
+                            help="The profiles file.")  # fmt: skip
 include_flagged_option = option(
     "--include-flagged", is_flag=True,
     help="Keep the tests with flags (below the fibre floor, asymmetric, ...; docs/results.md); "
@@ -199,9 +210,9 @@ def test_params_options(f: F) -> F:
 def run_options(f: F) -> F:
     """Where and on what the sweep runs, how many slots per round (`plan.make_plan`)."""
     return stack(f, [
-        option("--backend", type=click.Choice(BACKEND_NAMES), default=DEFAULT_BACKEND,
-               show_default=True,
-               help="Where the hosts run: local = the emulated cloud on this machine."),
+        common_option("--backend", type=click.Choice(BACKEND_NAMES), default=DEFAULT_BACKEND,
+                      show_default=True,
+                      help="Where the hosts run: local = the emulated cloud on this machine."),
         option("--max-concurrent", type=click.IntRange(min=1), default=None, metavar="K",
                help="At most K slots (region pairs) per round, so at most K iperf3 tests "
                "at once: a slot runs its two directions one after the other "

@@ -105,15 +105,23 @@ def test_a_command_imports_only_its_own_command_module(args, modules):
     assert commands - {"options"} == modules
 
 
-@pytest.mark.parametrize("command", ["report", "history", "advise", "matrix"])
-def test_a_command_that_starts_no_sweep_loads_no_sweep_machinery(command):
+# the defaults the commands' help shows: modules of constants (and the standard library)
+CONSTANTS = {"orchestrator.mesh.defaults", "orchestrator.emulator.state"}
+
+
+@pytest.mark.parametrize("command", [["report"], ["history"], ["advise"], ["matrix"], []])
+def test_a_help_loads_no_sweep_machinery(command):
     # cli/options.py imports what a new sweep is made of (sweep.launch and all it imports)
-    # only when a command reads its options into one
+    # only when a command reads its options into one; `interregion --help` loads every
+    # command's module, and those take their defaults from modules of constants
     code = (
         "from orchestrator.cli import main\n"
-        f"try:\n    main([{command!r}, '--help'])\nexcept SystemExit as e:\n    assert not e.code"
+        f"try:\n    main([*{command!r}, '--help'])\nexcept SystemExit as e:\n    assert not e.code"
     )
     loaded = loaded_after(code, whole=True)
     assert "orchestrator.cli.options" in loaded  # the probe sees the shared options
     running = ("orchestrator.sweep.", "orchestrator.emulator.", "orchestrator.mesh.")
-    assert not {n for n in loaded if n.startswith(running)}, command
+    assert not {n for n in loaded if n.startswith(running)} - CONSTANTS, command
+    if not command:  # every command module loaded, and no more of the planner than constants
+        assert {"orchestrator.cli.sweep", "orchestrator.cli.emulator"} <= loaded
+        assert not {"orchestrator.plan.sweep_plan", "orchestrator.plan.selection"} & loaded
