@@ -82,8 +82,9 @@ def history_group(ctx: click.Context, pairs: str | None, **query: Any) -> None:
 @history_group.command()
 @_query_options
 def show(pairs: str | None, **query: Any) -> None:
-    """One pair's series (a value per test) and its window percentiles, which pool every
-    sample of every test in the window (p99: from 100 samples, "—" below).
+    """One pair's series (a value per test) and its window percentiles.
+
+    The percentiles pool every sample of every test in the window (p99: from 100 samples).
 
     \b
     Examples:
@@ -171,8 +172,10 @@ def export(fmt: str, since: datetime | None, out: Path | None, results: Path) ->
 @click.argument("file", type=opt.UserPath(dir_okay=False, exists=True))
 @opt.results_option
 def import_(source: str, month: str, label: str, replace: bool, file: Path, results: Path) -> None:
-    """Load published measurements (a CSV in our schema, e.g. from 'history convert') as a
-    dated, labelled source; a copy in results/imports/ keeps it for 'history rebuild'.
+    """Load published measurements (a CSV in our schema) as a dated, labelled source.
+
+    'history convert' makes that CSV of the vendored public data; a copy in
+    results/imports/ keeps it for 'history rebuild'.
 
     \b
     Examples:

@@ -117,7 +117,7 @@ def common_option(flag: str, *names: str, **kwargs: Any) -> Callable[[F], F]:
     return option(flag, *names, envvar=ENVVARS[flag], show_envvar=True, **kwargs)
 
 
-catalog_option = common_option("--catalog", type=UserPath(dir_okay=False, exists=True),
+catalog_option = common_option("--catalog", type=UserPath(dir_okay=False),
                                default=CATALOG, show_default=True,
                                help="Region catalog file.")  # fmt: skip
 results_option = common_option("--results", type=UserPath(file_okay=False), default=RESULTS,

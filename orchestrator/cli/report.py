@@ -94,8 +94,9 @@ def site_command(out: Path, results: Path, catalog: Path, include_flagged: bool)
 @click.option("--to", "target", required=True, metavar="TARGET", callback=opt.folder_or_url,
               help="A folder, s3://bucket/prefix or gs://bucket/prefix.")  # fmt: skip
 def publish_command(site_dir: Path, target: str) -> None:
-    """Publish the site: copy or upload every file, the index pages last (readers see the
-    old site until the new index is in place).
+    """Publish the site: copy or upload every file, the index pages last.
+
+    Readers see the old site until the new index is in place.
 
     \b
     Examples:

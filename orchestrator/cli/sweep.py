@@ -291,8 +291,9 @@ def status_command(mesh_id: str | None, as_json: bool, results: Path) -> None:
 @_MESH_ID
 @opt.results_option
 def down_command(mesh_id: str | None, results: Path) -> None:
-    """Stop a mesh: its controller (or this command, when it died) pulls the last records
-    and tears everything down.
+    """Stop a mesh: its controller pulls the last records and tears everything down.
+
+    A mesh whose controller died is torn down here.
 
     \b
     Example:
