@@ -124,7 +124,7 @@ def _group_value(own: Any) -> Any:
     return callback
 
 
-# Each command's module under orchestrator.cli (its COMMANDS); tests/unit/cli/test_help.py
+# Each command's module under orchestrator.cli (its COMMANDS); tests/unit/cli/test_startup.py
 # holds this to the modules.
 COMMAND_MODULES = {
     name: module
