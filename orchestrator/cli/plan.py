@@ -40,8 +40,8 @@ from orchestrator.model import CLOUDS
 @click.option("--mesh-echoes", type=click.IntRange(1, 100), default=DEFAULT_ECHOES,
               show_default=True, help="With --mesh: echoes to each peer per interval.")  # fmt: skip
 def plan_command(catalog: Path, pricing_path: Path, strict: bool, round_overhead: float | None,
-         as_mesh: bool, mesh_interval: int, mesh_echoes: int, as_json: bool,
-         **options: Any) -> None:  # fmt: skip
+                 as_mesh: bool, mesh_interval: int, mesh_echoes: int, as_json: bool,
+                 **options: Any) -> None:  # fmt: skip
     """Show what a sweep would test, in which rounds, how long and at what cost.
 
     A dry run: nothing is created. Distances are geodesic (WGS-84). Bytes and egress

@@ -105,21 +105,21 @@ def sweep(**kwargs: Any) -> None:
         return
     given = opt.given_flag(kwargs, ["budget_usd"]) is not None
     how = sw.SweepRun(results, kwargs["budget_usd"], given, kwargs["price_emulated"],
-                          build_report=not kwargs["no_report"])  # fmt: skip
+                      build_report=not kwargs["no_report"])  # fmt: skip
     yes, resumed = kwargs["yes"], kwargs["resume_id"]
     if resumed:
         opt.refuse_given(kwargs, _RESUMED, "{flag} with --resume: a resumed sweep measures what "
                          "it planned; drop {flag}, or start a new sweep",
                          (ParameterSource.COMMANDLINE,))  # fmt: skip
         done = sw.resume(resumed, how, opt.cloud_flags_given(kwargs), opt.emulation_from(kwargs),
-                      note=info, say=say, ask=lambda asked: _ask(asked, yes))  # fmt: skip
+                         note=info, say=say, ask=lambda asked: _ask(asked, yes))  # fmt: skip
     else:
 
         def announced(plan: Plan) -> None:  # each pair of the plan, measured as it says
             announce(plan, len(plan.selection.pairs), plan.shape(), how.budget_usd, yes)
 
         done = sw.run_new(opt.request_from(kwargs, opt.emulation_from(kwargs)), how, note=info,
-                       say=say, announce=announced, plan_only=kwargs["plan_only"])  # fmt: skip
+                          say=say, announce=announced, plan_only=kwargs["plan_only"])  # fmt: skip
     if kwargs["plan_only"] and not resumed:
         click.echo(done.sweep.id)
     else:
