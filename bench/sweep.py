@@ -4,7 +4,7 @@ Runs `interregion sweep --backend local --max-regions N` for real (Terraform, th
 emulated cloud, Ansible over SSH, iperf3, ping) and prints a row per case:
 
   tests, failed  tests of the main run, and how many did not end ok at first
-  prepare        the prepare stage's wall time (forks: orchestrator.sweep.stages.PREPARE_FORKS)
+  prepare        the prepare stage's wall time (forks: orchestrator.plan.PREPARE_FORKS)
   1st round      from the end of prepare to the start of round 1 (the ping phase)
                                                                        goal < 30 s at 77
   phase          the ping phase's wall time (every host probes all its peers at once)

@@ -1,15 +1,12 @@
 """The `interregion` console script: option parsing only.
 
-Each command group lives in its own module and exposes `COMMANDS`, a list of
-click commands; the functions they call live in the library and are what the
-tests call directly. A module is imported when one of its commands is first asked
-for (COMMAND_MODULES): a command pays for its own imports only.
+Each command module exposes `COMMANDS`, a list of click commands, and is imported when
+one of them is first asked for (COMMAND_MODULES): a command pays for its own imports only.
 
 Exit codes (docs/development.md): 0 done, 2 bad input (a UserError, or an option
 click refuses), 1 a failed run (a RunFailure, or the system refusing a file), 130
 interrupted; `changes` alone adds 3 (open changes). Every command takes `--verbose`
-and `--quiet` (the log lines of core.log), also before the command's name. The
-common options read INTERREGION_* variables when not given (`ENVVARS`).
+and `--quiet` (the log lines of core.log), also before the command's name.
 
 Public API: `main()`, the console script (and `python -m orchestrator`). Only the
 entry points import this package (tests/check_layers.py).
@@ -19,16 +16,17 @@ from __future__ import annotations
 
 import csv
 import importlib
+import signal
 import sys
 import traceback
 from collections.abc import Iterable, Iterator, MutableMapping
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import click
 from click.core import ParameterSource
 
 from orchestrator import __version__
-from orchestrator.cli.signals import stop_on_signals
 from orchestrator.core import (
     BAD_INPUT,
     DOCS,
@@ -41,20 +39,15 @@ from orchestrator.core import (
     configure_log,
     is_verbose,
 )
-from orchestrator.drivers import interrupt_requested
+from orchestrator.drivers import (
+    deferred,
+    interrupt_requested,
+    on_signal,
+    reset_interrupts,
+    stop_all,
+)
 
 __all__ = ["main"]
-
-# The options every command that has them reads from the environment when not given:
-# one variable each, whatever the command (docs/development.md).
-ENVVARS = {
-    "--results": "INTERREGION_RESULTS",
-    "--backend": "INTERREGION_BACKEND",
-    "--catalog": "INTERREGION_CATALOG",
-    "--file": "INTERREGION_SCHEDULES",
-}
-# ... except where the option means something else: the runner's folder in a workflow.
-_NOT_FROM_ENV = {("schedule", "export", "--results")}
 
 
 def _usage_error(e: click.UsageError) -> NoReturn:
@@ -98,20 +91,14 @@ def bound_integers(params: Iterable[Any]) -> None:
             param.type = click.IntRange(None, ceiling(param.name or ""))
 
 
-def _add_conventions(command: click.Command, path: tuple[str, ...] = ()) -> None:
-    """--verbose and --quiet on `command` and every command under it; the INTERREGION_*
-    variable of each common option they have; an upper bound on every integer."""
+def _add_conventions(command: click.Command) -> None:
+    """--verbose and --quiet on `command` and every command under it; an upper bound on
+    every integer."""
     command.params.extend(_verbosity_options())
     bound_integers(command.params)
-    for param in command.params:
-        for opt in getattr(param, "opts", []):
-            if opt in ENVVARS and (*path, opt) not in _NOT_FROM_ENV and not param.envvar:
-                param.envvar = ENVVARS[opt]
-                if isinstance(param, click.Option):
-                    param.show_envvar = True
     group = command if isinstance(command, click.Group) else click.Group()
-    for name, sub in group.commands.items():
-        _add_conventions(sub, (*path, name))
+    for sub in group.commands.values():
+        _add_conventions(sub)
         _take_from_group(group, sub)
 
 
@@ -137,16 +124,15 @@ def _group_value(own: Any) -> Any:
     return callback
 
 
-# Each command's module under orchestrator.cli (its COMMANDS); tests/unit/cli/test_help.py
+# Each command's module under orchestrator.cli (its COMMANDS); tests/unit/cli/test_startup.py
 # holds this to the modules.
 COMMAND_MODULES = {
     name: module
     for module, names in (
         ("plan", "plan regions"), ("emulator", "emulator"),
         ("sweep", "sweep provision prepare measure collect teardown mesh metrics"),
-        ("report", "report site publish"), ("history", "history matrix changes"),
-        ("cloud", "preflight reap"), ("schedule", "schedule"), ("advise", "advise"),
-        ("demo", "demo"), ("study", "study"),
+        ("report", "report site publish"), ("history", "history matrix changes advise"),
+        ("cloud", "preflight reap"), ("schedule", "schedule"), ("study", "study demo"),
     )
     for name in names.split()
 }  # fmt: skip
@@ -184,8 +170,25 @@ class _Commands(MutableMapping[str, click.Command]):
         if module not in self._loaded:
             self._loaded.add(module)
             for command in importlib.import_module(f"orchestrator.cli.{module}").COMMANDS:
-                _add_conventions(command, (command.name,))
+                _add_conventions(command)
                 self._found[command.name] = command
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP (a closed SSH session) stop the command inside alike
+    (drivers.on_signal); on the way out every child process that still runs is ended, so
+    the command never exits before them. The only place that installs signal handlers."""
+    reset_interrupts()
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    old = {s: signal.signal(s, lambda signum, _frame: on_signal(signum)) for s in stops}
+    try:
+        yield
+    finally:
+        with deferred():
+            stop_all()
+        for s, handler in old.items():
+            signal.signal(s, handler)
 
 
 class _Main(click.Group):

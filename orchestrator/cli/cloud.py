@@ -1,10 +1,5 @@
-"""CLI commands for the real clouds: preflight, regions sync, reap.
-
-Their cloud flags are orchestrator.cli.options', the same as `sweep --backend
-aws|gcp|cloud`'s. The cloud SDKs (boto3, google-cloud-compute) are imported inside the
-commands that talk to a cloud: importing them took ~1 s, which every command, even
---help, paid.
-"""
+"""CLI commands for the real clouds: preflight, regions sync, reap. The cloud SDKs are
+imported only by the commands that talk to a cloud (~1 s, which --help need not pay)."""
 
 from __future__ import annotations
 
@@ -13,43 +8,43 @@ from typing import Any
 
 import click
 
+from orchestrator import clouds as cloud_api
+from orchestrator import plan, text
 from orchestrator.cli import options as opt
-from orchestrator.cli.jsonout import echo_listing, json_option
 from orchestrator.core import RESULTS, RunFailure, info, warning
 from orchestrator.model import CLOUDS
-from orchestrator.plan import parse_clouds
-from orchestrator.text import preflight_lines, reap_lines, sync_lines
+
+_CLOUDS = click.option("--clouds", default=",".join(CLOUDS), show_default=True, metavar="LIST",
+                       help="Clouds to ask, comma-separated.")  # fmt: skip
 
 
 @click.command("preflight")
 @opt.selection_options
 @opt.cloud_options
 @opt.catalog_option
-@json_option
+@opt.json_option
 def preflight_command(catalog: Path, as_json: bool, **kwargs: Any) -> None:
     """Check credentials, regions, machine types, quotas and images before a cloud sweep.
 
-    Nothing is created and nothing costs money. Regions that would fail are
-    listed (and dropped from a sweep, unless --strict).
+    Nothing is created and nothing costs money. Regions that would fail are listed.
 
     \b
     Example:
       interregion preflight --clouds aws,gcp --max-regions 8 --gcp-project my-project
       interregion preflight --regions aws:us-east-1,gcp:us-east4 --json
     """
-    from orchestrator.clouds import check_selection_on_clouds
-
-    result = check_selection_on_clouds(opt.selection_from(kwargs), opt.cloud_flags_from(kwargs),
-                                       catalog_path=catalog, results=RESULTS,
-                                       note=info, warn=warning)  # fmt: skip
-    echo_listing(result.to_json(), as_json, preflight_lines(result))
+    result = cloud_api.check_selection_on_clouds(
+        opt.selection_from(kwargs), opt.cloud_flags_from(kwargs), catalog_path=catalog,
+        results=RESULTS, note=info, warn=warning,
+    )  # fmt: skip
+    opt.echo_listing(result.to_json(), as_json, text.preflight_lines(result))
 
 
 @click.command("sync")
-@click.option("--clouds", default=",".join(CLOUDS), show_default=True, help="Clouds to ask.")
+@_CLOUDS
 @opt.account_options
 @opt.catalog_option
-@json_option
+@opt.json_option
 def regions_sync_command(
     clouds: str, gcp_project: str | None, aws_profile: str | None, catalog: Path, as_json: bool
 ) -> None:
@@ -64,11 +59,10 @@ def regions_sync_command(
       interregion regions sync --clouds aws
       interregion regions sync --json
     """
-    from orchestrator.clouds import sync_catalog
-
-    report = sync_catalog(catalog, list(parse_clouds(clouds, "--clouds")), warn=warning,
-                          gcp_project=gcp_project, aws_profile=aws_profile)  # fmt: skip
-    echo_listing(report.to_json(), as_json, sync_lines(report))
+    report = cloud_api.sync_catalog(catalog, list(plan.parse_clouds(clouds, "--clouds")),
+                                    warn=warning, gcp_project=gcp_project,
+                                    aws_profile=aws_profile)  # fmt: skip
+    opt.echo_listing(report.to_json(), as_json, text.sync_lines(report))
 
 
 @click.command("reap")
@@ -77,8 +71,8 @@ def regions_sync_command(
               "ones.")  # fmt: skip
 @click.option("--sweep", "sweep_id", default=None, help="Reap every resource of this sweep.")
 @click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
-@json_option
-@click.option("--clouds", default=",".join(CLOUDS), show_default=True, help="Clouds to reap.")
+@opt.json_option
+@_CLOUDS
 @click.option("--aws-region", "aws_regions", multiple=True,
               help="Only these AWS regions (repeatable).")  # fmt: skip
 @opt.account_options
@@ -96,11 +90,9 @@ def reap_command(clouds: str, dry_run: bool, as_json: bool, **kwargs: Any) -> No
       interregion reap --older-than 2h
       interregion reap --sweep 20261122T0130Z-3fa2
     """
-    from orchestrator.clouds import reap_clouds
-
-    report = reap_clouds(list(parse_clouds(clouds, "--clouds")), dry_run=dry_run,
-                         warn=warning, **kwargs)  # fmt: skip
-    echo_listing(report.to_json(dry_run), as_json, reap_lines(report, dry_run))
+    report = cloud_api.reap_clouds(list(plan.parse_clouds(clouds, "--clouds")), dry_run=dry_run,
+                                   warn=warning, **kwargs)  # fmt: skip
+    opt.echo_listing(report.to_json(dry_run), as_json, text.reap_lines(report, dry_run))
     if not dry_run and len(report.deleted) < len(report.due):
         raise RunFailure("some resources could not be deleted (see warnings): run reap again")
 

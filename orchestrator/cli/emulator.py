@@ -1,43 +1,17 @@
-"""CLI commands: `interregion emulator up/down/status/reap` (the emulated cloud).
-
-`python -m orchestrator.emulator` runs the same group: it is what the
-`infra/local` Terraform stack's provisioners call.
-"""
+"""CLI commands: `interregion emulator up/perturb/down/status/reap` (the emulated cloud), also
+`python -m orchestrator.emulator`, which the infra/local stack's provisioners call."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from orchestrator import emulator as emu
-from orchestrator.cli.jsonout import echo_listing, json_option
-from orchestrator.cli.pathopt import UserPath
-from orchestrator.emulator import DEFAULT_ID, gather
-from orchestrator.text import (
-    emulator_status_lines,
-    perturbed_lines,
-    reaped_lines,
-    spec_up_line,
-    up_lines,
-)
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def perturb_options(f: F) -> F:
-    """--perturb (repeatable) and --perturb-file: changes set on purpose (emulator.perturb)."""
-    f = click.option("--perturb-file", type=UserPath(dir_okay=False), default=None,
-                     help="A YAML file of perturbations (a list of target plus delay_ms, "
-                     "loss_pct, rate_mbit).")(f)  # fmt: skip
-    return click.option("--perturb", multiple=True, metavar="TARGET,KEY=VALUE",
-                        help="A change on the emulated network: TARGET is A/B (both ways), "
-                        "'A>B' or a host A; KEY is delay_ms (extra one-way), loss_pct or "
-                        "rate_mbit. Repeatable. E.g. aws:us-east-1/gcp:europe-west1,delay_ms=10.",
-                        )(f)  # fmt: skip
-
+from orchestrator import text
+from orchestrator.cli import options as opt
+from orchestrator.emulator import DEFAULT_ID
 
 _ID = click.option("--id", "emulation_id", default=DEFAULT_ID, show_default=True,
                    help="Emulation id.")  # fmt: skip
@@ -62,10 +36,10 @@ def emulator() -> None:
 @click.option("--regions", default="", help="Comma-separated regions (cloud:id) to emulate.")
 @click.option("--max-regions", type=click.IntRange(2, 240), help="Spread N regions over the globe.")
 @_ID
-@click.option("--spec", "spec_file", type=UserPath(dir_okay=False),
+@click.option("--spec", "spec_file", type=opt.UserPath(dir_okay=False),
               help="Bring up exactly this spec file (what the infra/local stack runs).",
               )  # fmt: skip
-@click.option("--keys-dir", type=UserPath(file_okay=False),
+@click.option("--keys-dir", type=opt.UserPath(file_okay=False),
               help="Where the SSH keys and known_hosts go "
               "[default: $XDG_STATE_HOME/interregion/emulator/<id>, ~/.local/state if unset].",
               )  # fmt: skip
@@ -77,7 +51,7 @@ def emulator() -> None:
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Seed of the run-to-run variation (per-pair delay changes, loss episodes). "
               "Default: drawn at random and printed.")  # fmt: skip
-@perturb_options
+@opt.perturb_options
 def up_command(spec_file: Path | None, regions: str, perturb: tuple[str, ...],
                perturb_file: Path | None, **kwargs: Any) -> None:  # fmt: skip
     """Bring an emulated cloud up (first removing leftovers of the same id). Needs root.
@@ -92,20 +66,20 @@ def up_command(spec_file: Path | None, regions: str, perturb: tuple[str, ...],
     """
     if spec_file is None:
         listed = tuple(r.strip() for r in regions.split(",") if r.strip())
-        request = emu.UpRequest(regions=listed, perturbations=gather(perturb, perturb_file),
+        request = emu.UpRequest(regions=listed, perturbations=emu.gather(perturb, perturb_file),
                                 **kwargs)  # fmt: skip
-        click.echo("\n".join(up_lines(emu.bring_up(request))))
+        click.echo("\n".join(text.up_lines(emu.bring_up(request))))
     elif kwargs["controller"] or kwargs["seed"] is not None or perturb or perturb_file:
         raise click.UsageError(
             "--controller, --seed and --perturb go into the spec: leave them out with --spec"
         )
     else:
-        click.echo(spec_up_line(emu.bring_up_spec(spec_file)))
+        click.echo(text.spec_up_line(emu.bring_up_spec(spec_file)))
 
 
 @emulator.command("perturb")
 @_ID
-@perturb_options
+@opt.perturb_options
 def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: Path | None) -> None:
     """Replace a running emulation's perturbations; with none given, remove them all.
 
@@ -118,8 +92,8 @@ def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: P
       interregion emulator perturb --id demo --perturb aws:ap-southeast-2,loss_pct=2
       interregion emulator perturb --id demo
     """
-    spec = emu.set_perturbations(emulation_id, gather(perturb, perturb_file))
-    click.echo("\n".join(perturbed_lines(spec)))
+    spec = emu.set_perturbations(emulation_id, emu.gather(perturb, perturb_file))
+    click.echo("\n".join(text.perturbed_lines(spec)))
 
 
 @emulator.command("down")
@@ -137,7 +111,7 @@ def down_command(emulation_id: str) -> None:
 
 
 @emulator.command("status")
-@json_option
+@opt.json_option
 def status_command(as_json: bool) -> None:
     """List the emulations on this machine and whether their programs run.
 
@@ -147,7 +121,7 @@ def status_command(as_json: bool) -> None:
       interregion emulator status --json
     """
     rows = emu.status()
-    echo_listing([s.to_json() for s in rows], as_json, emulator_status_lines(rows))
+    opt.echo_listing([s.to_json() for s in rows], as_json, text.emulator_status_lines(rows))
 
 
 @emulator.command("reap")
@@ -161,7 +135,7 @@ def reap_command() -> None:
     Example:
       interregion emulator reap
     """
-    click.echo("\n".join(reaped_lines(emu.reap())))
+    click.echo("\n".join(text.reaped_lines(emu.reap())))
 
 
 COMMANDS: list[click.Command] = [emulator]

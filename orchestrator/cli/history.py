@@ -1,4 +1,5 @@
-"""CLI commands: history (ingest, rebuild, export, import, convert, show), matrix, changes."""
+"""CLI commands that read the history store: history (ingest, rebuild, export, import,
+convert, show), matrix, changes, advise."""
 
 from __future__ import annotations
 
@@ -7,28 +8,17 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from orchestrator.cli.jsonout import echo_result, json_flag
-from orchestrator.cli.options import (
-    UTC_TIME,
-    catalog_read_option,
-    filter_options,
-    filters_from,
-    results_option,
-    stack,
-)
-from orchestrator.cli.pathopt import UserPath
+from orchestrator import advise as advising
+from orchestrator import exchange, history, text
+from orchestrator.cli import options as opt
 from orchestrator.core import UserError, counted, step, warning
 from orchestrator.history import MAX_RUNS, Params
 
-F = TypeVar("F", bound=Callable[..., Any])
 STEP_AFTER_S = 2.0  # a step that bad input can end at once says it runs only after this
-_RESULTS_OPTION = results_option(
-    "Folder holding one folder per sweep, and history.duckdb.", "results_dir"
-)
 _METRICS = ["rtt", "loss", "jitter", "throughput", "capacity"]
 _METRIC_HELP = (
     "RTT (ping samples, ms), loss (ping_loss_pct, %), jitter (ping's rtt_mdev_ms), throughput "
@@ -36,7 +26,7 @@ _METRIC_HELP = (
 )
 
 
-def _window_option(default: str, latest: bool = False) -> Callable[[F], F]:
+def _window_option(default: str, latest: bool = False) -> Callable[[opt.F], opt.F]:
     return click.option(
         "--window",
         type=click.Choice([*(["latest"] if latest else []), "1D", "1W", "1M", "1Y", "all"]),
@@ -53,27 +43,26 @@ _SOURCE_OPTION = click.option(
 )  # fmt: skip
 
 
-def _query_options(f: F) -> F:
-    return stack(f, [
+def _query_options(f: opt.F) -> opt.F:
+    return opt.stack(f, [
         click.option("--pairs", default=None, metavar="LIST",
                      help="Directed pairs SRC/DST, comma-separated."),
         click.option("--metric", type=click.Choice(_METRICS), default="rtt", show_default=True,
                      help=_METRIC_HELP + " or capacity (the capacity measure: several "
                      "streams, buffers sized for the BDP)."),
         _window_option("all"), _SOURCE_OPTION,
-        json_flag("Print JSON."),
+        opt.json_flag("Print JSON."),
+        opt.results_option,
     ])  # fmt: skip
 
 
-@click.group(invoke_without_command=True)
+@click.group("history", invoke_without_command=True)
 @_query_options
-@_RESULTS_OPTION
 @click.pass_context
-def history(ctx: click.Context, pairs: str | None, **query: Any) -> None:
+def history_group(ctx: click.Context, pairs: str | None, **query: Any) -> None:
     """History across sweeps: one DuckDB store, results/history.duckdb.
 
-    With --pairs (and no subcommand), prints those pairs' series and window
-    percentiles, as 'history show'.
+    With --pairs and no subcommand: 'history show'.
 
     \b
     Examples:
@@ -90,14 +79,12 @@ def history(ctx: click.Context, pairs: str | None, **query: Any) -> None:
     _show(pairs, **query)
 
 
-@history.command()
+@history_group.command()
 @_query_options
-@_RESULTS_OPTION
 def show(pairs: str | None, **query: Any) -> None:
     """One pair's series (a value per test) and its window percentiles.
 
-    The window's percentiles pool every sample of every test in it; p99 needs
-    100 samples ("—" below that).
+    The percentiles pool every sample of every test in the window (p99: from 100 samples).
 
     \b
     Examples:
@@ -109,73 +96,61 @@ def show(pairs: str | None, **query: Any) -> None:
     _show(pairs, **query)
 
 
-def _show(
-    pairs: str, metric: str, window: str, sources: tuple[str, ...], as_json: bool,
-    results_dir: Path,
-) -> None:  # fmt: skip
-    from orchestrator.history import pair_series
-    from orchestrator.text import render_pair_series
-
-    echo_result(pair_series(results_dir, pairs, metric, window, sources), as_json,
-                render_pair_series)  # fmt: skip
+def _show(pairs: str, metric: str, window: str, sources: tuple[str, ...], as_json: bool,
+          results: Path) -> None:  # fmt: skip
+    found = history.pair_series(results, pairs, metric, window, sources)
+    opt.echo_result(found, as_json, text.render_pair_series)
 
 
-@history.command()
+@history_group.command()
 @click.option("--sweep", "sweep_id", default=None, metavar="ID", help="One sweep's id.")
 @click.option("--all", "all_", is_flag=True, help="Every sweep under --results.")
 @click.option(
     "--replace", is_flag=True,
     help="Replace stored rows even with fewer (a sweep's CSV cut short or gone).",
 )  # fmt: skip
-@_RESULTS_OPTION
-def ingest(sweep_id: str | None, all_: bool, replace: bool, results_dir: Path) -> None:
-    """Put sweeps' rows into the store; a sweep ingested again replaces its rows, never
-    with fewer rows than the store holds unless --replace.
+@opt.results_option
+def ingest(sweep_id: str | None, all_: bool, replace: bool, results: Path) -> None:
+    """Put sweeps' rows into the store, replacing a sweep's rows ingested before.
 
     \b
     Examples:
       interregion history ingest --sweep 20261122T0130Z-3fa2
       interregion history ingest --all
     """
-    from orchestrator.history import ingest_every_sweep, ingest_with_changes
-    from orchestrator.text import filled_line, ingest_lines
-
     if bool(sweep_id) == all_:
         raise UserError("say which sweeps: --sweep ID or --all (not both)")
     if sweep_id:
         with step(f"ingesting sweep {sweep_id}", after_s=STEP_AFTER_S):
-            done = ingest_with_changes(results_dir, sweep_id, replace)
-        click.echo("\n".join(ingest_lines(done)))
+            done = history.ingest_with_changes(results, sweep_id, replace)
+        click.echo("\n".join(text.ingest_lines(done)))
         return
-    with step(f"ingesting every sweep and import of {results_dir}", after_s=STEP_AFTER_S):
-        every = ingest_every_sweep(results_dir, warning, replace)
-    click.echo(filled_line(every))
+    with step(f"ingesting every sweep and import of {results}", after_s=STEP_AFTER_S):
+        every = history.ingest_every_sweep(results, warning, replace)
+    click.echo(text.filled_line(every))
 
 
-@history.command()
-@_RESULTS_OPTION
-def rebuild(results_dir: Path) -> None:
+@history_group.command()
+@opt.results_option
+def rebuild(results: Path) -> None:
     """Recreate the store from results/*/ and results/imports/ alone.
 
     \b
     Example:
       interregion history rebuild --results results/
     """
-    from orchestrator.history import rebuild_history
-    from orchestrator.text import rebuilt_line
-
-    click.echo(rebuilt_line(rebuild_history(results_dir, warning)))
+    click.echo(text.rebuilt_line(history.rebuild_history(results, warning)))
 
 
-@history.command()
+@history_group.command()
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
               show_default=True, help="File format.")  # fmt: skip
-@click.option("--since", type=UTC_TIME, default=None, metavar="T",
+@click.option("--since", type=opt.UTC_TIME, default=None, metavar="T",
               help="Only rows from this UTC date/time.")  # fmt: skip
-@click.option("--out", type=UserPath(dir_okay=False), default=None,
+@click.option("--out", type=opt.UserPath(dir_okay=False), default=None,
               help="File to write. Default: results/history.parquet (or .csv).")  # fmt: skip
-@_RESULTS_OPTION
-def export(fmt: str, since: datetime | None, out: Path | None, results_dir: Path) -> None:
+@opt.results_option
+def export(fmt: str, since: datetime | None, out: Path | None, results: Path) -> None:
     """Export the stored rows (with each test's ping samples) as Parquet or CSV.
 
     \b
@@ -183,70 +158,59 @@ def export(fmt: str, since: datetime | None, out: Path | None, results_dir: Path
       interregion history export --format parquet --out /tmp/history.parquet
       interregion history export --format csv --since 2026-11-01
     """
-    from orchestrator.exchange import export_measurements
-
-    target = out or results_dir / f"history.{fmt}"
-    rows = export_measurements(results_dir, target, fmt, since)
+    target = out or results / f"history.{fmt}"
+    rows = exchange.export_measurements(results, target, fmt, since)
     click.echo(f"{counted(rows, 'row')} -> {target}")
 
 
-@history.command(name="import")
+@history_group.command(name="import")
 @click.option("--source", required=True, metavar="NAME", help="The publisher, e.g. skyplane.")
 @click.option("--date", "month", required=True, metavar="YYYY-MM", help="When it was measured.")
 @click.option("--label", default="", help="A longer label shown with the source.")
 @click.option("--replace", is_flag=True,
               help="Replace an earlier import of the same source and date.")  # fmt: skip
-@click.argument("file", type=UserPath(dir_okay=False, exists=True))
-@_RESULTS_OPTION
-def import_(
-    source: str, month: str, label: str, replace: bool, file: Path, results_dir: Path
-) -> None:
+@click.argument("file", type=opt.UserPath(dir_okay=False, exists=True))
+@opt.results_option
+def import_(source: str, month: str, label: str, replace: bool, file: Path, results: Path) -> None:
     """Load published measurements (a CSV in our schema) as a dated, labelled source.
 
-    A copy goes to results/imports/NAME/YYYY-MM.csv, so 'history rebuild' loads it
-    again; importing the same source and month again needs --replace. Convert the
-    vendored public data first with 'history convert'.
+    'history convert' makes that CSV of the vendored public data; a copy in
+    results/imports/ keeps it for 'history rebuild'.
 
     \b
     Examples:
       interregion history convert --from skyplane builtin --out s.csv
       interregion history import --source skyplane --date 2022-11 s.csv
     """
-    from orchestrator.exchange import import_source
-
-    done = import_source(results_dir, file, source, month, label, replace=replace)
+    done = exchange.import_source(results, file, source, month, label, replace=replace)
     if done.replaced is not None:
         click.echo(f"replaced the import of {source} {month} from {done.replaced}")
     click.echo(f"{source} {month}: {counted(done.rows, 'row')} in {done.store}")
 
 
-class _BuiltinOrPath(UserPath):
+class _BuiltinOrPath(opt.UserPath):
     """A file, or the word 'builtin' (a file that ships with the package), kept as is."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         return value if value == "builtin" else super().convert(value, param, ctx)
 
 
-@history.command()
+@history_group.command()
 @click.option("--from", "fmt", type=click.Choice(["skyplane", "doit"]), required=True,
               help="Its format.")  # fmt: skip
 @click.argument("file", type=_BuiltinOrPath(dir_okay=False, exists=True))
-@click.option("--out", type=UserPath(dir_okay=False), required=True, help="CSV to write.")
+@click.option("--out", type=opt.UserPath(dir_okay=False), required=True, help="CSV to write.")
 def convert(fmt: str, file: Path | str, out: Path) -> None:
     """Rewrite a public data file in our CSV schema, for 'history import'. FILE 'builtin'
-    is the format's file that ships with interregion (skyplane-latency-2022.csv,
-    doit-intercloud-throughput-2022-02.csv; their sources in data/README.md); write
-    ./builtin for a file of that name.
+    is the format's file that ships with interregion (data/README.md); ./builtin is a
+    file of that name.
 
     \b
     Examples:
       interregion history convert --from skyplane builtin --out s.csv
       interregion history convert --from doit builtin --out d.csv
     """
-    from orchestrator.exchange import convert_file
-    from orchestrator.text import converted_line
-
-    click.echo(converted_line(convert_file(fmt, file, out)))
+    click.echo(text.converted_line(exchange.convert_file(fmt, file, out)))
 
 
 @click.command()
@@ -263,27 +227,21 @@ def convert(fmt: str, file: Path | str, out: Path) -> None:
 )  # fmt: skip
 @_window_option("1W", latest=True)
 @_SOURCE_OPTION
-@json_flag("Print the matrix as JSON (docs/history.md).")
-@click.option(
-    "--include-flagged", is_flag=True,
-    help="Keep the tests with flags (below the fibre floor, asymmetric, ...; docs/results.md); "
-    "by default a test whose flags invalidate the metric is left out and counted.",
-)  # fmt: skip
+@opt.json_flag("Print the matrix as JSON (docs/history.md).")
+@opt.include_flagged_option
 @click.option("--csv", "as_csv", is_flag=True, help="Print one CSV row per pair and source.")
-@_RESULTS_OPTION
-@catalog_read_option("Region catalog (opt-in regions for --no-opt-in).")
-@filter_options
+@opt.results_option
+@opt.catalog_option
+@opt.filter_options
 def matrix(
     metric: str, stat: str, window: str, sources: tuple[str, ...], as_json: bool,
-    include_flagged: bool, as_csv: bool, results_dir: Path, catalog: Path, **selection: Any,
+    include_flagged: bool, as_csv: bool, results: Path, catalog: Path, **selection: Any,
 ) -> None:  # fmt: skip
-    """The From x To table of one statistic from the history store.
+    """The From x To table of one statistic from the history store, one per source.
 
-    One table per source (emulated, measured, or an imported name), never mixed,
-    each captioned with its source. A cell pools every sample of every test of
-    the window; a tail percentile q from fewer than 10 / min(q, 1 - q) samples (p90:
-    100, p99: 1,000) shows "—" (null in JSON, with value_n, the samples it had).
-    The continuous mesh's sources are not shown: `interregion mesh matrix` is theirs.
+    A cell pools every sample of every test of the window; a tail percentile from too
+    few samples (p90: 100, p99: 1,000) is "—" (null in JSON). The mesh's sources are
+    `interregion mesh matrix`'s.
 
     \b
     Examples:
@@ -292,26 +250,23 @@ def matrix(
       interregion matrix --source skyplane --window all --cloud-pair aws:gcp --json
       interregion matrix --metric detectable --json
     """
-    from orchestrator.history import MatrixRequest, matrix_report
-    from orchestrator.text import MATRIX_WIDTH, csv_text, print_parts, render_matrix_table
-
     if as_json and as_csv:
         raise UserError("--json and --csv both given: pick one")
-    found = matrix_report(MatrixRequest(
-        results_dir, metric, stat, window, sources, include_flagged, catalog,
-        filters_from(selection, "a matrix"), json_hint=as_json,
+    found = history.matrix_report(history.MatrixRequest(
+        results, metric, stat, window, sources, include_flagged, catalog,
+        opt.filters_from(selection, "a matrix"), json_hint=as_json,
     ))  # fmt: skip
     if as_json:
         click.echo(json.dumps(found.to_json(), indent=1))
     elif as_csv:
-        click.echo(csv_text(found.doc), nl=False)
+        click.echo(text.csv_text(found.doc), nl=False)
     else:
-        print_parts(render_matrix_table(found.doc), MATRIX_WIDTH)
+        text.print_parts(text.render_matrix_table(found.doc), text.MATRIX_WIDTH)
 
 
 @click.command()
 @click.option(
-    "--since", type=UTC_TIME, default=None, metavar="T",
+    "--since", type=opt.UTC_TIME, default=None, metavar="T",
     help="Only changes that started or closed from this UTC date/time (open ones always).",
 )  # fmt: skip
 @_SOURCE_OPTION
@@ -322,44 +277,40 @@ def matrix(
 @click.option(
     "--baseline-runs", type=click.IntRange(2, MAX_RUNS), default=None,
     help=f"N: a pair's baseline is the median of its last N comparable runs (the store's "
-    f"rule; {Params.window_runs} until set). Another value judges every run again with it.",
+    f"rule; {Params.window_runs} until set).",
 )  # fmt: skip
 @click.option(
     "--min-runs", type=click.IntRange(2, MAX_RUNS), default=None,
     help=f"Comparable runs a pair needs before any of its runs is judged (the store's rule; "
-    f"{Params.min_runs} until set). Another value judges every run again with it.",
+    f"{Params.min_runs} until set).",
 )  # fmt: skip
 @click.option(
     "--calibrate/--no-calibrate", default=None,
-    help="Judge with k1, k2 set by each sweep's calibration (the rate of runs beyond 4.5 "
-    "scales over each direction's last 28 runs outside episodes; within 3-4.5 and "
-    "3.75-5.5), or with the fixed 3 and 3.75. The store's rule until given; another "
-    "value judges every run again.",
+    help="Judge with k1, k2 set by each sweep's calibration (docs/history.md), or with the "
+    "fixed 3 and 3.75 (the store's rule until given).",
 )  # fmt: skip
-@json_flag("Print JSON.")
+@opt.json_flag("Print JSON.")
 @click.option(
     "--notify", "url", default=None, metavar="URL", envvar="INTERREGION_NOTIFY_URL",
     help="POST one JSON document per new or closed episode to this URL (or "
     "INTERREGION_NOTIFY_URL; user:password@ in it is sent as basic auth, never printed).",
 )  # fmt: skip
 @click.option(
-    "--notify-file", type=UserPath(dir_okay=False), default=None, metavar="FILE",
+    "--notify-file", type=opt.UserPath(dir_okay=False), default=None, metavar="FILE",
     help="Read the --notify URL from the first line of FILE (keeps it out of ps and logs).",
 )  # fmt: skip
-@_RESULTS_OPTION
+@opt.results_option
 def changes(
     since: datetime | None, sources: tuple[str, ...], last_runs: int, baseline_runs: int | None,
     min_runs: int | None, calibrate: bool | None, as_json: bool, url: str | None,
-    notify_file: Path | None, results_dir: Path,
+    notify_file: Path | None, results: Path,
 ) -> None:  # fmt: skip
     """Changes of median RTT and throughput per path; exit 3 while any is open.
 
-    Each run was judged once, when its sweep joined the store, against the runs before
-    it; this shows what was judged. Path events (both directions judged together, each
-    direction's change shown), host/region changes (most of one host's paths in the same
-    run), suspected runs (flagged, not confirmed: never notified) and configuration
-    changes (a fingerprint changed: never counted as a network change). With --notify,
-    each new or closed event is POSTed once as JSON.
+    Each run was judged once, when its sweep joined the store; this shows what was judged
+    (a --baseline-runs, --min-runs or --calibrate other than the store's rule judges every
+    run again): path events, host/region changes, suspected runs (never notified) and
+    configuration changes (never counted as a network change).
 
     \b
     Examples:
@@ -369,15 +320,65 @@ def changes(
       interregion changes --min-runs 4 --baseline-runs 12
       interregion changes --calibrate --json
     """
-    from orchestrator.history import ChangesRequest, changes_report
-    from orchestrator.text import render_change_lines
-
-    request = ChangesRequest(results_dir, since, sources, last_runs, baseline_runs, min_runs,
-                             calibrate, url, notify_file)  # fmt: skip
-    found = changes_report(request, warning)
-    echo_result(found, as_json, lambda f: render_change_lines(f, calibration=bool(calibrate)))
+    request = history.ChangesRequest(results, since, sources, last_runs, baseline_runs,
+                                     min_runs, calibrate, url, notify_file)  # fmt: skip
+    found = history.changes_report(request, warning)
+    calibration = bool(calibrate)
+    opt.echo_result(found, as_json, lambda f: text.render_change_lines(f, calibration=calibration))
     if found.docs.open:
         sys.exit(3)
 
 
-COMMANDS: list[click.Command] = [history, matrix, changes]
+@click.command()
+@click.option("--from", "src", required=True, metavar="REGION", help="Source, e.g. aws:us-east-1.")
+@click.option("--to", "dst", required=True, metavar="REGION", help="Destination region.")
+@click.option(
+    "--size", required=True, metavar="SIZE",
+    help="How much to move: 100GB, 1.5TiB, 500MB (GB = 10^9 bytes, GiB = 2^30; any case, "
+    "but 100Gb is bits).",
+)  # fmt: skip
+@click.option(
+    "--files", default=None, metavar="N",
+    help="Split into N equal files: compare a new connection per file with one reused.",
+)  # fmt: skip
+@click.option("--streams", default=None, metavar="P",
+              help="Parallel TCP streams for the streams option  [default: 4].")  # fmt: skip
+@click.option(
+    "--measured-only", is_flag=True,
+    help="Refuse to answer from the network model when the pair has no real measurements.",
+)  # fmt: skip
+@click.option(
+    "--tier", default="premium", show_default=True, metavar="TIER",
+    help="GCP network tier of the GCP end(s): premium or standard (or source/destination, "
+    "premium/standard). Tests of another tier are never pooled.",
+)  # fmt: skip
+@opt.json_flag("Print the advice as JSON (docs/advise.md).")
+@opt.results_option
+@opt.catalog_option
+def advise(
+    src: str, dst: str, size: str, files: str | None, streams: str | None,
+    measured_only: bool, tier: str, as_json: bool, results: Path, catalog: Path,
+) -> None:  # fmt: skip
+    """How long moving SIZE from one region to another takes with default TCP, tuned
+    buffers and parallel streams, and what a new connection per file costs.
+
+    Figures come from the pair's newest real test (the history store, else the newest
+    sweep folder), else the network model (always for emulated tests); the output says
+    which.
+
+    \b
+    Examples:
+      interregion advise --from aws:us-east-1 --to gcp:asia-northeast1 --size 100GB
+      interregion advise --from aws:eu-west-1 --to aws:us-west-2 --size 1.5TiB \\
+        --files 20000 --streams 8 --json
+    """
+    request = advising.AdviseRequest(src, dst, size, files, streams, measured_only, tier,
+                                     results, catalog)  # fmt: skip
+    doc = advising.advise_transfer(request).doc
+    if as_json:
+        click.echo(json.dumps(doc, indent=1))
+    else:
+        text.print_parts(text.render_advice_table(doc), text.TERMINAL_WIDTH)
+
+
+COMMANDS: list[click.Command] = [history_group, matrix, changes, advise]

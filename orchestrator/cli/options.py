@@ -1,33 +1,72 @@
-"""The flags shared by plan, sweep, study, report, history and preflight (`*_options`,
-`catalog_option`, `catalog_read_option`, `results_option`), and their reading into the
-library's types (`*_from`; `request_from`: the SweepRequest of a new sweep or study): click
-lives here, the library takes the types.
-
-Each reader names every option it reads: a command without one of them is a KeyError
-here, never a default taken in silence.
+"""What the commands share: `UserPath`, the type of every path option; the options several
+commands declare, and their reading into the library's types (`*_from`, each naming every
+option it reads: a KeyError here, never a default taken in silence; the types imported only
+then, not by --help); and the --json output (docs/development.md: its envelope).
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
-from orchestrator.cli.pathopt import UserPath
-from orchestrator.clouds import NETWORK_TIERS, CloudFlags
-from orchestrator.core import CATALOG, RESULTS, UserError, parse_since
+from orchestrator.core import (
+    CATALOG,
+    RESULTS,
+    SCHEDULES,
+    UserError,
+    control_character_problem,
+    iso,
+    parse_since,
+    utc_now,
+)
 from orchestrator.model import BACKEND_NAMES, CLOUDS, DEFAULT_BACKEND, LOCAL_MAX_CONCURRENT
-from orchestrator.plan import RunOptions, SelectionSpec, TestParams, params_spec, selection_spec
+from orchestrator.results import NETWORK_TIERS, TestParams
 
 if TYPE_CHECKING:  # what a command runs with, imported when it runs: not its --help's cost
+    from orchestrator.clouds import CloudFlags
+    from orchestrator.plan import RunOptions, SelectionSpec
     from orchestrator.sweep import Emulation, SweepRequest
 
 F = TypeVar("F", bound=Callable[..., Any])
 option = click.option
+SCHEMA = "interregion/v1"
+
+
+class UserPath(click.Path):
+    """click.Path that returns an absolute pathlib.Path (nothing downstream, e.g. Terraform
+    in another folder, sees a relative one) and refuses a control character (a newline
+    would start a new line in a unit file or an inventory)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("path_type", Path)
+        super().__init__(**kwargs)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = os.fsdecode(value) if isinstance(value, str | bytes | os.PathLike) else value
+        if isinstance(text, str):
+            problem = control_character_problem(text)
+            if problem:
+                self.fail(f"{text!r} {problem}", param, ctx)
+        checked = super().convert(value, param, ctx)
+        return Path(os.path.abspath(os.fsdecode(checked)))
+
+
+def folder_or_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """The callback of `publish --to`: a folder made absolute as by UserPath, a URL as is."""
+    if value is None or "://" in value or not value.strip():
+        return value  # an empty value is the command's own one-line error
+    problem = control_character_problem(value)
+    if problem:
+        raise click.BadParameter(f"{value!r} {problem}", ctx, param)
+    return os.path.abspath(value)
 
 
 class FiniteFloat(click.ParamType):
@@ -50,8 +89,7 @@ FINITE = FiniteFloat()
 
 
 class UtcTime(click.ParamType):
-    """A `--since` value (a UTC date or time) as an aware UTC datetime (core.parse_since:
-    a one-line error naming the value and the forms it takes)."""
+    """A `--since` value (a UTC date or time) as an aware UTC datetime (core.parse_since)."""
 
     name = "time"
 
@@ -69,33 +107,42 @@ def stack(f: F, options: list[Callable[[F], F]]) -> F:
     return f
 
 
-catalog_option = option("--catalog", type=UserPath(dir_okay=False), default=CATALOG,
-                        show_default="regions.yaml", help="Region catalog file.")  # fmt: skip
+# The common options, one variable each whatever the command (docs/development.md)
+ENVVARS = {"--results": "INTERREGION_RESULTS", "--backend": "INTERREGION_BACKEND",
+           "--catalog": "INTERREGION_CATALOG", "--file": "INTERREGION_SCHEDULES"}  # fmt: skip
+
+
+def common_option(flag: str, *names: str, **kwargs: Any) -> Callable[[F], F]:
+    """One of the common options, read from its variable (ENVVARS) when not given."""
+    return option(flag, *names, envvar=ENVVARS[flag], show_envvar=True, **kwargs)
+
+
+catalog_option = common_option("--catalog", type=UserPath(dir_okay=False),
+                               default=CATALOG, show_default=True,
+                               help="Region catalog file.")  # fmt: skip
+results_option = common_option("--results", type=UserPath(file_okay=False), default=RESULTS,
+                               show_default=True,
+                               help="Folder of the sweeps and history.duckdb.")  # fmt: skip
+file_option = common_option("--file", "schedules", type=UserPath(dir_okay=False),
+                            default=SCHEDULES, show_default=SCHEDULES.name,
+                            help="The profiles file.")  # fmt: skip
+include_flagged_option = option(
+    "--include-flagged", is_flag=True,
+    help="Keep the tests with flags (below the fibre floor, asymmetric, ...; docs/results.md); "
+    "by default a test's RTT or throughput its flags invalidate is left out and counted.",
+)  # fmt: skip
+no_report_option = option("--no-report", is_flag=True, help="Do not build the report at the end.")
 
 
 def selection_options(f: F) -> F:
-    """Add --clouds, --regions, --exclude, --no-opt-in, --cloud-pair, --min-km,
-    --max-km, --pairs, --max-regions and --spread to a click command."""
+    """The options that choose a sweep's regions and pairs."""
     return stack(f, [*_filters(), *_choosers()])
 
 
 def filter_options(f: F) -> F:
-    """The selection options that filter pairs already measured (a report). --max-regions
-    and --spread choose regions for a sweep: left out of the help, and taken only so the
-    command can say that in one line (`filters_from`)."""
+    """The selection options that filter pairs already measured; those that choose regions
+    for a sweep are hidden, taken only to be refused in one line (`filters_from`)."""
     return stack(f, [*_filters(), *_choosers(hidden=True)])
-
-
-def catalog_read_option(help: str) -> Callable[[F], F]:
-    """--catalog (INTERREGION_CATALOG) of a command that reads the catalog as it is."""
-    return option("--catalog", type=UserPath(dir_okay=False, exists=True), default=CATALOG,
-                  show_default=True, help=help)  # fmt: skip
-
-
-def results_option(help: str, name: str = "results") -> Callable[[F], F]:
-    """--results (INTERREGION_RESULTS), as `name`: `help` says what the command reads there."""
-    return option("--results", name, type=UserPath(file_okay=False), default=RESULTS,
-                  show_default=True, help=help)  # fmt: skip
 
 
 def _filters() -> list[Callable[[F], F]]:
@@ -132,8 +179,7 @@ def _choosers(hidden: bool = False) -> list[Callable[[F], F]]:
 
 
 def test_params_options(f: F) -> F:
-    """Add --pings, --ping-interval, --duration, --omit, --streams, --window,
-    --congestion, --tests and --measures (what each test runs) to a click command."""
+    """The options of what each test runs."""
     d = TestParams()
     return stack(f, [
         option("--pings", type=int, default=d.pings, show_default=True, help="Pings per pair."),
@@ -162,13 +208,11 @@ def test_params_options(f: F) -> F:
 
 
 def run_options(f: F) -> F:
-    """Add --backend, --max-concurrent, --sequential, --emulated-type and --controller
-    (where and on what the sweep runs, how many slots per round) to a click command;
-    `plan.make_plan` applies them."""
+    """Where and on what the sweep runs, how many slots per round (`plan.make_plan`)."""
     return stack(f, [
-        option("--backend", type=click.Choice(BACKEND_NAMES), default=DEFAULT_BACKEND,
-               show_default=True,
-               help="Where the hosts run: local = the emulated cloud on this machine."),
+        common_option("--backend", type=click.Choice(BACKEND_NAMES), default=DEFAULT_BACKEND,
+                      show_default=True,
+                      help="Where the hosts run: local = the emulated cloud on this machine."),
         option("--max-concurrent", type=click.IntRange(min=1), default=None, metavar="K",
                help="At most K slots (region pairs) per round, so at most K iperf3 tests "
                "at once: a slot runs its two directions one after the other "
@@ -195,7 +239,7 @@ def account_options(f: F) -> F:
 
 
 def cloud_options(f: F) -> F:
-    """Add the flags of a sweep on real clouds to a click command."""
+    """The flags of a sweep on the real clouds."""
     return stack(f, [
         account_options,  # first in the help
         option("--operator-cidr", default=None, metavar="CIDR",
@@ -216,6 +260,41 @@ def cloud_options(f: F) -> F:
     ])  # fmt: skip
 
 
+def perturb_options(f: F) -> F:
+    """--perturb (repeatable) and --perturb-file: changes set on purpose (emulator.perturb)."""
+    return stack(f, [
+        option("--perturb", multiple=True, metavar="TARGET,KEY=VALUE",
+               help="A change on the emulated network: TARGET is A/B (both ways), 'A>B' or a "
+               "host A; KEY is delay_ms (extra one-way), loss_pct or rate_mbit. Repeatable. "
+               "E.g. aws:us-east-1/gcp:europe-west1,delay_ms=10."),
+        option("--perturb-file", type=UserPath(dir_okay=False), default=None,
+               help="A YAML file of perturbations (a list of target plus delay_ms, loss_pct, "
+               "rate_mbit)."),
+    ])  # fmt: skip
+
+
+def emulation_options(f: F) -> F:
+    """Those of a command that starts an emulated cloud of its own (emulation_from)."""
+    return stack(f, [perturb_options, option(
+        "--emulation-seed", type=click.IntRange(min=0), default=None,
+        help="Local: seed of the emulated cloud's run-to-run variation (default: from the "
+        "id; recorded)."),
+    ])  # fmt: skip
+
+
+def ask_options(f: F) -> F:
+    """--yes and --budget-usd of a command that provisions (sweep, study tcp)."""
+    from orchestrator.plan import BIG_HOSTS, BIG_MINUTES, DEFAULT_BUDGET_USD  # option_names
+
+    return stack(f, [
+        option("--yes", is_flag=True,
+               help=f"Do not ask, even above the budget or past {BIG_HOSTS} hosts or "
+               f"{BIG_MINUTES} min (needed then when not on a terminal)."),
+        option("--budget-usd", type=FINITE, default=DEFAULT_BUDGET_USD, show_default=True,
+               help="Ask before provisioning when the estimated cost is above this."),
+    ])  # fmt: skip
+
+
 # ---- a command's parameters -> the library's types ------------------------------------
 
 
@@ -225,6 +304,8 @@ def _named(values: Mapping[str, Any], names: str) -> dict[str, Any]:
 
 def selection_from(values: Mapping[str, Any]) -> SelectionSpec:
     """The SelectionSpec of a command with selection_options or filter_options."""
+    from orchestrator.plan import selection_spec
+
     names = "clouds regions exclude no_opt_in cloud_pair min_km max_km pairs max_regions spread"
     return selection_spec(**_named(values, names), opt_in=bool(values.get("opt_in")))
 
@@ -239,19 +320,22 @@ def filters_from(values: Mapping[str, Any], what: str) -> SelectionSpec:
 
 def params_from(values: Mapping[str, Any]) -> TestParams:
     """The TestParams of a command with test_params_options."""
+    from orchestrator.plan import params_spec
+
     names = "pings ping_interval duration omit streams window congestion tests measures"
     return params_spec(**_named(values, names))
 
 
 def run_from(values: Mapping[str, Any]) -> RunOptions:
     """The RunOptions of a command with run_options."""
+    from orchestrator.plan import RunOptions
+
     names = "backend max_concurrent sequential emulated_type controller"
     return RunOptions(**_named(values, names))
 
 
 def emulation_from(values: Mapping[str, Any]) -> Emulation | None:
-    """The Emulation of a command with cli/sweep.py's emulation_options (None: none asked
-    for)."""
+    """The Emulation of a command with emulation_options (None: none asked for)."""
     from orchestrator.emulator import gather
     from orchestrator.sweep import Emulation
 
@@ -261,6 +345,8 @@ def emulation_from(values: Mapping[str, Any]) -> Emulation | None:
 
 def cloud_flags_from(values: Mapping[str, Any]) -> CloudFlags:
     """The CloudFlags of a command with cloud_options (defaults included)."""
+    from orchestrator.clouds import CloudFlags
+
     names = ("operator_cidr ttl network_tier aws_machine_type gcp_machine_type strict pin_from "
              "gcp_project aws_profile")  # fmt: skip
     return CloudFlags(**_named(values, names))
@@ -287,9 +373,8 @@ def refuse_given(values: Mapping[str, Any], names: Iterable[str], why: str,
 
 
 def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:
-    """The cloud flags of the current command, or None when none was given on the
-    command line (or in the environment), or it has none (`plan --strict` is its own):
-    defaults alone change nothing."""
+    """The cloud flags of the current command; None when it has none (`plan --strict` is its
+    own) or none was given (defaults alone change nothing)."""
     ctx = click.get_current_context()
     flags: list[click.Parameter] = cloud_options(lambda: None).__click_params__  # type: ignore[attr-defined]
     names = [p.name for p in flags if p.name]
@@ -299,10 +384,40 @@ def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:
 
 
 def request_from(values: Mapping[str, Any], emulation: Emulation | None) -> SweepRequest:
-    """The SweepRequest of `sweep`, `study tcp` or `plan` (selection, test parameters, run
-    and cloud options), with the emulation its --perturb and --emulation-seed make."""
+    """The SweepRequest of `sweep`, `study tcp` or `plan`, with `emulation`."""
     from orchestrator.sweep import SweepRequest
 
     return SweepRequest(selection=selection_from(values), params=params_from(values),
                         run=run_from(values), cloud=cloud_flags_given(values),
                         emulation=emulation)  # fmt: skip
+
+
+def json_flag(help: str) -> Callable[[F], F]:
+    """`--json` (as `as_json`) of a command that prints a result's own JSON (echo_result)."""
+    return option("--json", "as_json", is_flag=True, help=help)
+
+
+def json_option(f: F) -> F:
+    """`--json` of a listing command: the answer in the versioned envelope (emit)."""
+    return json_flag(f"Print JSON in the {SCHEMA} envelope.")(f)
+
+
+def emit(data: Any) -> None:
+    """Print `data` in the envelope, named after the running command (`regions sync`)."""
+    command = " ".join(click.get_current_context().command_path.split()[1:])  # no program name
+    doc = {"schema": SCHEMA, "command": command, "generated_at": iso(utc_now()), "data": data}
+    click.echo(json.dumps(doc, indent=2, default=str))
+
+
+def echo_result(found: Any, as_json: bool, lines: Callable[[Any], Iterable[str]],
+                indent: int = 1) -> None:  # fmt: skip
+    """Print `found.to_json()` with `as_json`, else the lines `lines(found)` renders."""
+    click.echo(json.dumps(found.to_json(), indent=indent) if as_json else "\n".join(lines(found)))
+
+
+def echo_listing(data: Any, as_json: bool, lines: Iterable[str]) -> None:
+    """Print `data` in the envelope with `as_json` (emit), else the text `lines`."""
+    if as_json:
+        emit(data)
+    else:
+        click.echo("\n".join(lines))

@@ -8,39 +8,30 @@ from typing import Any
 
 import click
 
+from orchestrator import mesh, model, plan, text
+from orchestrator import sweep as sw
 from orchestrator.cli import options as opt
 from orchestrator.cli.cloud import regions_sync_command
-from orchestrator.cli.jsonout import echo_result, emit, json_flag, json_option
-from orchestrator.cli.pathopt import UserPath
 from orchestrator.core import PRICING, info, warning
-from orchestrator.mesh import DEFAULT_ECHOES, DEFAULT_INTERVAL_S, plan_mesh
-from orchestrator.model import CLOUDS, region_listing
-from orchestrator.plan import parse_clouds
-from orchestrator.sweep import dry_run
-from orchestrator.text import (
-    TERMINAL_WIDTH,
-    mesh_plan_lines,
-    plan_tables,
-    print_parts,
-    regions_table,
-)
+from orchestrator.mesh import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
+from orchestrator.model import CLOUDS
 
 
-@click.command()
+@click.command("plan")
 @opt.selection_options
 @opt.test_params_options
 @opt.run_options
 @click.option("--round-overhead", type=opt.FINITE, default=None,
               help="Seconds each round adds beyond its slowest test "
               "[default: the controller's model, by the round's hosts].")  # fmt: skip
-@json_flag("Print the plan as JSON.")
+@opt.json_flag("Print the plan as JSON.")
 @click.option("--strict", is_flag=True,
               help="Refuse a plan whose hosts send more on average than their machine type's "
               "baseline bandwidth (default: warn).")  # fmt: skip
 @opt.catalog_option
-@click.option("--pricing", "pricing_path", type=UserPath(dir_okay=False), default=PRICING,
+@click.option("--pricing", "pricing_path", type=opt.UserPath(dir_okay=False), default=PRICING,
               show_default="infra/pricing.yaml", help="Price list for the estimate.")  # fmt: skip
-@click.option("--mesh", is_flag=True,
+@click.option("--mesh", "as_mesh", is_flag=True,
               help="Plan a continuous mesh (interregion mesh up) instead: hosts, probe traffic "
               "and cost per month.")  # fmt: skip
 @click.option("--mesh-interval", type=click.IntRange(1, 3600), default=DEFAULT_INTERVAL_S,
@@ -48,19 +39,17 @@ from orchestrator.text import (
               help="With --mesh: seconds between two probes of the same peer.")  # fmt: skip
 @click.option("--mesh-echoes", type=click.IntRange(1, 100), default=DEFAULT_ECHOES,
               show_default=True, help="With --mesh: echoes to each peer per interval.")  # fmt: skip
-def plan(catalog: Path, pricing_path: Path, strict: bool, round_overhead: float | None,
-         mesh: bool, mesh_interval: int, mesh_echoes: int, as_json: bool,
-         **options: Any) -> None:  # fmt: skip
+def plan_command(catalog: Path, pricing_path: Path, strict: bool, round_overhead: float | None,
+                 as_mesh: bool, mesh_interval: int, mesh_echoes: int, as_json: bool,
+                 **options: Any) -> None:  # fmt: skip
     """Show what a sweep would test, in which rounds, how long and at what cost.
 
-    A dry run: nothing is created. Distances are geodesic (WGS-84). Bytes and
-    egress cost are expected figures from the network model: each test at the
-    smaller of the VM's published egress cap and what a real TCP window carries
-    over the pair's modelled RTT (on local: the emulator's own cap and window).
-    On local, --max-concurrent defaults to what the emulator runs faithfully.
-    Each host's mean egress over the sweep is checked against its machine type's
-    baseline bandwidth (regions.yaml machine_types): a warning names the hosts above
-    it and a type that covers them; --strict refuses such a plan.
+    A dry run: nothing is created. Distances are geodesic (WGS-84). Bytes and egress
+    cost are expected figures from the network model: each test at the smaller of the
+    VM's published egress cap and what a real TCP window carries over the pair's
+    modelled RTT (on local: the emulator's cap and window). A warning names the hosts
+    whose mean egress is above their machine type's baseline bandwidth, and a type that
+    covers them.
 
     \b
     Example:
@@ -72,24 +61,25 @@ def plan(catalog: Path, pricing_path: Path, strict: bool, round_overhead: float 
     """
     # notes and warnings are log lines, on stderr: --json output stays parseable
     request = opt.request_from(options, None)
-    if mesh:
-        found = plan_mesh(request, catalog_path=catalog, pricing_path=pricing_path, strict=strict,
-                          round_overhead=round_overhead, interval_s=mesh_interval,
-                          echoes=mesh_echoes, note=info, warn=warning)  # fmt: skip
-        echo_result(found, as_json, mesh_plan_lines, indent=2)
+    if as_mesh:
+        found = mesh.plan_mesh(request, catalog_path=catalog, pricing_path=pricing_path,
+                               strict=strict, round_overhead=round_overhead,
+                               interval_s=mesh_interval, echoes=mesh_echoes, note=info,
+                               warn=warning)  # fmt: skip
+        opt.echo_result(found, as_json, text.mesh_plan_lines, indent=2)
         return
-    result = dry_run(request, catalog_path=catalog, pricing_path=pricing_path, strict=strict,
-                     round_overhead=round_overhead, note=info, warn=warning)  # fmt: skip
+    result = sw.dry_run(request, catalog_path=catalog, pricing_path=pricing_path, strict=strict,
+                        round_overhead=round_overhead, note=info, warn=warning)  # fmt: skip
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        print_parts(plan_tables(result), TERMINAL_WIDTH, markup=True)
+        text.print_parts(text.plan_tables(result), text.TERMINAL_WIDTH, markup=True)
 
 
 @click.group(invoke_without_command=True)
 @click.option("--cloud", "clouds", default=",".join(CLOUDS), show_default=True, metavar="LIST",
               help="Clouds to list, comma-separated.")  # fmt: skip
-@json_option
+@opt.json_option
 @opt.catalog_option
 @click.pass_context
 def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> None:
@@ -102,12 +92,12 @@ def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> No
     """
     if ctx.invoked_subcommand is not None:
         return
-    listing = region_listing(catalog, parse_clouds(clouds, "--cloud"))
+    listing = model.region_listing(catalog, plan.parse_clouds(clouds, "--cloud"))
     if as_json:
-        emit(listing.to_json())
+        opt.emit(listing.to_json())
     else:
-        print_parts([regions_table(listing)], TERMINAL_WIDTH)
+        text.print_parts([text.regions_table(listing)], text.TERMINAL_WIDTH)
 
 
 regions.add_command(regions_sync_command)
-COMMANDS: list[click.Command] = [plan, regions]
+COMMANDS: list[click.Command] = [plan_command, regions]

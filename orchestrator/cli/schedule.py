@@ -1,9 +1,4 @@
-"""CLI commands: `schedule init|run|install|remove|list|export|reap` (scheduled sweeps).
-
-Profiles live in schedules.yaml (orchestrator.schedule.profiles); one tick is
-orchestrator.schedule.tick.run_tick; unit, cron and workflow files come from
-orchestrator.schedule.timers.
-"""
+"""CLI commands: `schedule init|run|install|remove|list|export|reap` (scheduled sweeps)."""
 
 from __future__ import annotations
 
@@ -13,23 +8,11 @@ from typing import Any
 
 import click
 
+from orchestrator import schedule, text
 from orchestrator.cli import options as opt
-from orchestrator.cli.jsonout import echo_listing, json_option
-from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import SCHEDULES, info, say
+from orchestrator.core import info, say
 from orchestrator.core import warning as log_warning
-from orchestrator.schedule import DEFAULT_FILE
-from orchestrator.text import (
-    reaped_sweeps_line,
-    schedule_status_lines,
-    tick_line,
-    written_lines,
-)
 
-file_option = click.option("--file", "schedules", type=UserPath(dir_okay=False),
-                           default=SCHEDULES, show_default=DEFAULT_FILE,
-                           help="The profiles file.")  # fmt: skip
-results_option = opt.results_option("Folder holding the sweeps' results and the schedule ledger.")
 _NAME = click.argument("name")
 
 
@@ -37,19 +20,15 @@ def run_profile(schedules: Path, name: str, results: Path, trigger: str, **how: 
     """One tick of the profile named, its ledger line logged (a dated line: the cron log is
     made of them); exit 0 also when skipped (the timer did its job), 1 when the sweep
     failed (so systemd and Actions show it)."""
-    from orchestrator.schedule import run_named
-
-    record = run_named(schedules, name, results, trigger, log=say, **how)
-    info(tick_line(name, record))
+    record = schedule.run_named(schedules, name, results, trigger, log=say, **how)
+    info(text.tick_line(name, record))
     if record is not None and record["outcome"] == "failed":
         raise SystemExit(1)
 
 
-@click.group()
-def schedule() -> None:
+@click.group("schedule")
+def schedule_group() -> None:
     """Scheduled sweeps: profiles in schedules.yaml run by a timer, cron or GitHub Actions.
-
-    'schedule init' writes a sample to start from.
 
     \b
     Example:
@@ -59,31 +38,28 @@ def schedule() -> None:
     """
 
 
-@schedule.command("init")
+@schedule_group.command("init")
 @click.option("--force", is_flag=True, help="Replace the profiles file if there is one.")
-@file_option
+@opt.file_option
 def init_command(force: bool, schedules: Path) -> None:
-    """Write a sample profiles file (two profiles, latency and throughput, every key
-    explained) to edit; an existing one is kept unless --force.
+    """Write a sample profiles file to edit: two profiles, every key explained.
 
     \b
     Example:
       interregion schedule init
       interregion schedule list
     """
-    from orchestrator.schedule import write_sample
-
-    write_sample(schedules, force=force)
+    schedule.write_sample(schedules, force=force)
     click.echo(f"wrote {schedules}: edit it, then 'interregion schedule list'")
 
 
-@schedule.command("run")
+@schedule_group.command("run")
 @_NAME
 @click.option("--wait-slip", is_flag=True, help="First wait a random time within the slip.")
 @click.option("--hourly-draw", is_flag=True, help="Called every hour: run only in the hour drawn "
               "for the latest tick (long slips).")  # fmt: skip
-@file_option
-@results_option
+@opt.file_option
+@opt.results_option
 def run_command(name: str, schedules: Path, results: Path, **how: bool) -> None:
     """Run one tick of a profile: what a timer calls.
 
@@ -99,19 +75,22 @@ def run_command(name: str, schedules: Path, results: Path, **how: bool) -> None:
     run_profile(schedules, name, results, "timer", **how)
 
 
-_UNIT_DIR = click.option("--unit-dir", type=UserPath(file_okay=False), default=None,
-                         help="Where to write (default /etc/systemd/system, or /etc/cron.d with "
-                         "--cron).")  # fmt: skip
+def _timer_options(f: opt.F) -> opt.F:
+    return opt.stack(f, [
+        click.option("--cron", is_flag=True, help="A cron.d entry instead of systemd units."),
+        click.option("--unit-dir", type=opt.UserPath(file_okay=False), default=None,
+                     help="The units' folder (default /etc/systemd/system, or /etc/cron.d with "
+                     "--cron)."),
+        click.option("--no-enable", is_flag=True, help="Only the files: do not run systemctl."),
+    ])  # fmt: skip
 
 
-@schedule.command("install")
+@schedule_group.command("install")
 @_NAME
-@click.option("--cron", is_flag=True, help="Write a cron.d entry instead of systemd units.")
+@_timer_options
 @click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
-@_UNIT_DIR
-@click.option("--no-enable", is_flag=True, help="Write the units; do not run systemctl.")
-@file_option
-@results_option
+@opt.file_option
+@opt.results_option
 def install_command(name: str, schedules: Path, results: Path, no_enable: bool, dry_run: bool,
                     **where: Any) -> None:  # fmt: skip
     """Install a profile's systemd timer (or cron entry) that runs 'schedule run NAME'.
@@ -125,22 +104,16 @@ def install_command(name: str, schedules: Path, results: Path, no_enable: bool, 
       interregion schedule install latency --dry-run
       interregion schedule install throughput --cron
     """
-    from orchestrator.schedule import install_named
-
-    files = install_named(schedules, name, results, dry_run=dry_run, enable=not no_enable,
-                                 say=click.echo, **where)  # fmt: skip
+    files = schedule.install_named(schedules, name, results, dry_run=dry_run,
+                                   enable=not no_enable, say=click.echo, **where)  # fmt: skip
     if dry_run:
-        click.echo("\n".join(written_lines(files)))
+        click.echo("\n".join(text.written_lines(files)))
 
 
-@schedule.command("remove")
+@schedule_group.command("remove")
 @_NAME
-@click.option("--cron", is_flag=True, help="Remove the cron.d entry instead.")
-@click.option("--unit-dir", type=UserPath(file_okay=False), default=None,
-              help="Where install wrote (default /etc/systemd/system, or /etc/cron.d with "
-              "--cron).")  # fmt: skip
-@click.option("--no-enable", is_flag=True, help="Delete the files only; do not run systemctl.")
-@file_option
+@_timer_options
+@opt.file_option
 def remove_command(
     name: str, cron: bool, unit_dir: Path | None, no_enable: bool, schedules: Path
 ) -> None:
@@ -151,15 +124,15 @@ def remove_command(
     Example:
       interregion schedule remove latency
     """
-    from orchestrator.schedule import remove_named
+    schedule.remove_named(
+        schedules, name, unit_dir, cron=cron, enable=not no_enable, say=click.echo
+    )
 
-    remove_named(schedules, name, unit_dir, cron=cron, enable=not no_enable, say=click.echo)
 
-
-@schedule.command("list")
-@file_option
-@results_option
-@json_option
+@schedule_group.command("list")
+@opt.file_option
+@opt.results_option
+@opt.json_option
 def list_command(schedules: Path, results: Path, as_json: bool) -> None:
     """Each profile's next run, last outcome, month-to-date spend and missed ticks.
 
@@ -171,17 +144,15 @@ def list_command(schedules: Path, results: Path, as_json: bool) -> None:
       interregion schedule list --results results/
       interregion schedule list --json
     """
-    from orchestrator.schedule import schedule_status as status
-
-    found = status(schedules, results, datetime.now(UTC))
+    found = schedule.schedule_status(schedules, results, datetime.now(UTC))
     if warning := found.bad_lines_warning():
         log_warning(warning)
-    echo_listing(found.to_json(), as_json, schedule_status_lines(found))
+    opt.echo_listing(found.to_json(), as_json, text.schedule_status_lines(found))
 
 
-@schedule.command("export")
+@schedule_group.command("export")
 @_NAME
-@click.option("--github-actions", "workflow", type=UserPath(dir_okay=False), required=True,
+@click.option("--github-actions", "workflow", type=opt.UserPath(dir_okay=False), required=True,
               help="Workflow file to write, e.g. .github/workflows/interregion-latency.yml.",
               )  # fmt: skip
 @click.option("--repo", required=True, metavar="OWNER/NAME",
@@ -192,7 +163,7 @@ def list_command(schedules: Path, results: Path, as_json: bool) -> None:
 @click.option("--pages", is_flag=True, help="Also deploy the site to GitHub Pages.")
 @click.option("--results", default="results", show_default=True,
               help="The results folder on the runner, relative to the checkout.")  # fmt: skip
-@file_option
+@opt.file_option
 def export_command(name: str, workflow: Path, schedules: Path, **how: Any) -> None:
     """Write a GitHub Actions workflow that runs a profile's ticks with OIDC credentials.
 
@@ -204,14 +175,12 @@ def export_command(name: str, workflow: Path, schedules: Path, **how: Any) -> No
       interregion schedule export latency --repo acme/interregion \\
         --github-actions .github/workflows/interregion-latency.yml --state-bucket s3://acme-ir
     """
-    from orchestrator.schedule import export_named
-
-    export_named(schedules, name, workflow, **how)
+    schedule.export_named(schedules, name, workflow, **how)
     click.echo(f"wrote {workflow}")
 
 
-@schedule.command("reap")
-@results_option
+@schedule_group.command("reap")
+@opt.results_option
 def reap_command(results: Path) -> None:
     """Tear down sweeps whose process died mid-run (the next tick does this too).
 
@@ -219,9 +188,7 @@ def reap_command(results: Path) -> None:
     Example:
       interregion schedule reap --results results/
     """
-    from orchestrator.schedule import reap_abandoned
-
-    click.echo(reaped_sweeps_line(reap_abandoned(results, say)))
+    click.echo(text.reaped_sweeps_line(schedule.reap_abandoned(results, say)))
 
 
-COMMANDS: list[click.Command] = [schedule]
+COMMANDS: list[click.Command] = [schedule_group]

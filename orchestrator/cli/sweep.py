@@ -1,71 +1,29 @@
-"""CLI commands: sweep, and its stages run alone on a sweep id
-(provision, prepare, measure, collect, teardown); the continuous mesh (mesh up, status,
-down, matrix) and metrics."""
+"""CLI commands: sweep and its stages run alone on a sweep id (provision, prepare, measure,
+collect, teardown); the continuous mesh (mesh up, status, down, matrix) and metrics."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
 
+from orchestrator import mesh, text
+from orchestrator import sweep as sw
 from orchestrator.cli import options as opt
-from orchestrator.cli.emulator import perturb_options
-from orchestrator.cli.jsonout import echo_result, json_flag
-from orchestrator.cli.pathopt import UserPath
-from orchestrator.core import SCHEDULES, UserError, counted, info, say
+from orchestrator.core import UserError, counted, info, say
 from orchestrator.core import warning as log_warning
 from orchestrator.mesh import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
-from orchestrator.plan import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS, Plan
-from orchestrator.sweep import (
-    BIG_HOSTS,
-    BIG_MINUTES,
-    DEFAULT_BUDGET_USD,
-    NOT_CONFIRMED,
-    PREPARE_FORKS,
-    Question,
-    SweepRequest,
-    SweepRun,
-    collect_sweep,
-    measure_sweep,
-    prepare_sweep,
-    provision_sweep,
-    resume,
-    run_new,
-    teardown_sweep,
-)
-from orchestrator.text import (
-    announcement,
-    done_lines,
-    mesh_matrix_lines,
-    mesh_status_lines,
-)
+from orchestrator.plan import BIG_HOSTS, PREPARE_FORKS, SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
 
-_results_option = opt.results_option("Folder holding the sweeps' results.")
+if TYPE_CHECKING:
+    from orchestrator.plan import Plan
+    from orchestrator.sweep import Question
+
 _sweep_id_option = click.option("--sweep", "sweep_id", required=True, metavar="ID",
                                 help="Sweep id.")  # fmt: skip
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def emulation_options(seed_help: str) -> Callable[[F], F]:
-    """--perturb, --perturb-file and --emulation-seed (`seed_help`) of a command that starts
-    an emulated cloud of its own (sweep, mesh up, study tcp): options.emulation_from reads
-    them."""
-    seed = click.option("--emulation-seed", type=click.IntRange(min=0), default=None,
-                        help=seed_help)  # fmt: skip
-    return lambda f: opt.stack(f, [perturb_options, seed])
-
-
-# the budget question of a command that provisions (sweep, study tcp)
-budget_option = click.option("--budget-usd", type=opt.FINITE, default=DEFAULT_BUDGET_USD,
-                             show_default=True,
-                             help="Ask before provisioning when the estimated cost is above "
-                             "this.")  # fmt: skip
 
 
 def _on_terminal() -> bool:
@@ -80,13 +38,13 @@ def _ask(questions: list[Question], yes: bool) -> None:
         if not _on_terminal():
             raise UserError(q.refuse)
         if not click.confirm(q.ask):
-            raise UserError(NOT_CONFIRMED)
+            raise UserError(sw.NOT_CONFIRMED)
 
 
 def announce(plan: Plan, tests: int, shape: str, budget_usd: float, yes: bool) -> None:
     """Say a new sweep's (or study's) announcement (`tests` tests, measured as `shape`
     says), then ask its questions."""
-    said = announcement(plan, tests, shape, budget_usd)
+    said = text.announcement(plan, tests, shape, budget_usd)
     if said.warning:
         log_warning(said.warning)
     info(said.line)
@@ -105,10 +63,7 @@ _RESUMED = (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS)
 @opt.test_params_options
 @opt.run_options
 @opt.cloud_options
-@click.option("--yes", is_flag=True,
-              help=f"Do not ask, even above the budget or past {BIG_HOSTS} hosts or {BIG_MINUTES} "
-              "min (needed then when not on a terminal).")  # fmt: skip
-@budget_option
+@opt.ask_options
 @click.option("--price-emulated", is_flag=True,
               help="Local: count what the emulated sweep moves at the clouds' list prices, so "
               "that --budget-usd stops it as it would a cloud sweep (a rehearsal of the hard "
@@ -116,22 +71,19 @@ _RESUMED = (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS)
 @click.option("--resume", "resume_id", metavar="ID", help="Continue a sweep: keep its ok tests.")
 @click.option("--plan-only", is_flag=True,
               help="Create the sweep folder and stop (run stages alone).")  # fmt: skip
-@click.option("--no-report", is_flag=True, help="Do not build the report at the end.")
+@opt.no_report_option
 @click.option("--profile", default=None, metavar="NAME",
               help="Run a profile of the profiles file once by hand (its options, budgets, "
               "ledger).")  # fmt: skip
-@click.option("--file", "schedules", type=UserPath(dir_okay=False), default=SCHEDULES,
-              show_default="schedules.yaml", help="The profiles file --profile reads.")  # fmt: skip
-@emulation_options("Seed of the emulated cloud's run-to-run variation (local; default: "
-                       "from the sweep id). Recorded in sweep.json.")  # fmt: skip
-@_results_option
+@opt.file_option
+@opt.emulation_options
+@opt.results_option
 def sweep(**kwargs: Any) -> None:
     """Measure latency and throughput between the selected regions, keeping every result.
 
     Stages: plan, provision, prepare, measure (rounds), collect, teardown, report.
     Teardown always runs, also on errors, Ctrl-C and SIGTERM. Results land in
-    results/<sweep-id>/ (sweep.json, raw/, measurements.csv). The cloud flags apply to
-    --backend aws, gcp and cloud and are kept with the sweep.
+    results/<sweep-id>/ (sweep.json, raw/, measurements.csv).
 
     \b
     Example:
@@ -152,33 +104,33 @@ def sweep(**kwargs: Any) -> None:
         run_profile(kwargs["schedules"], kwargs["profile"], results, "hand")
         return
     given = opt.given_flag(kwargs, ["budget_usd"]) is not None
-    how = SweepRun(results, kwargs["budget_usd"], given, kwargs["price_emulated"],
-                          build_report=not kwargs["no_report"])  # fmt: skip
+    how = sw.SweepRun(results, kwargs["budget_usd"], given, kwargs["price_emulated"],
+                      build_report=not kwargs["no_report"])  # fmt: skip
     yes, resumed = kwargs["yes"], kwargs["resume_id"]
     if resumed:
         opt.refuse_given(kwargs, _RESUMED, "{flag} with --resume: a resumed sweep measures what "
                          "it planned; drop {flag}, or start a new sweep",
                          (ParameterSource.COMMANDLINE,))  # fmt: skip
-        done = resume(resumed, how, opt.cloud_flags_given(kwargs), opt.emulation_from(kwargs),
-                      note=info, say=say, ask=lambda asked: _ask(asked, yes))  # fmt: skip
+        done = sw.resume(resumed, how, opt.cloud_flags_given(kwargs), opt.emulation_from(kwargs),
+                         note=info, say=say, ask=lambda asked: _ask(asked, yes))  # fmt: skip
     else:
 
         def announced(plan: Plan) -> None:  # each pair of the plan, measured as it says
             announce(plan, len(plan.selection.pairs), plan.shape(), how.budget_usd, yes)
 
-        done = run_new(opt.request_from(kwargs, opt.emulation_from(kwargs)), how, note=info,
-                       say=say, announce=announced, plan_only=kwargs["plan_only"])  # fmt: skip
+        done = sw.run_new(opt.request_from(kwargs, opt.emulation_from(kwargs)), how, note=info,
+                          say=say, announce=announced, plan_only=kwargs["plan_only"])  # fmt: skip
     if kwargs["plan_only"] and not resumed:
         click.echo(done.sweep.id)
     else:
-        for line in done_lines(done):
+        for line in text.done_lines(done):
             info(line)
 
 
 @click.command()
 @_sweep_id_option
 @opt.cloud_options
-@_results_option
+@opt.results_option
 def provision(sweep_id: str, results: Path, **kwargs: Any) -> None:
     """Provision the hosts of a planned sweep (Terraform) and record them in hosts.json.
 
@@ -190,7 +142,7 @@ def provision(sweep_id: str, results: Path, **kwargs: Any) -> None:
       interregion provision --sweep 20261122T0130Z-3fa2
       interregion provision --sweep 20261123T0900Z-77aa --pin-from 20261122T0130Z-3fa2
     """
-    hosts = provision_sweep(sweep_id, results, opt.cloud_flags_given(kwargs))
+    hosts = sw.provision_sweep(sweep_id, results, opt.cloud_flags_given(kwargs))
     click.echo(f"{counted(len(hosts), 'host')} up")
 
 
@@ -198,7 +150,7 @@ def provision(sweep_id: str, results: Path, **kwargs: Any) -> None:
 @_sweep_id_option
 @click.option("--forks", type=click.IntRange(1, 500), default=PREPARE_FORKS,
               show_default=True, help="Hosts Ansible prepares at once.")  # fmt: skip
-@_results_option
+@opt.results_option
 def prepare(sweep_id: str, forks: int, results: Path) -> None:
     """Prepare a provisioned sweep's hosts: SSH, tools, agent, facts (Ansible).
 
@@ -207,14 +159,14 @@ def prepare(sweep_id: str, forks: int, results: Path) -> None:
       interregion prepare --sweep 20261122T0130Z-3fa2
       interregion prepare --sweep 20261122T0130Z-3fa2 --forks 77
     """
-    facts = prepare_sweep(sweep_id, results, forks)
+    facts = sw.prepare_sweep(sweep_id, results, forks)
     click.echo(f"{counted(len(facts), 'host')} ready")
 
 
 @click.command()
 @_sweep_id_option
 @click.option("--no-retry", is_flag=True, help="Do not retry failed tests at the end.")
-@_results_option
+@opt.results_option
 def measure(sweep_id: str, no_retry: bool, results: Path) -> None:
     """Measure the tests of a prepared sweep that have no ok result yet.
 
@@ -222,14 +174,14 @@ def measure(sweep_id: str, no_retry: bool, results: Path) -> None:
     Example:
       interregion measure --sweep 20261122T0130Z-3fa2
     """
-    click.echo(str(measure_sweep(sweep_id, results, retry=not no_retry)))
+    click.echo(str(sw.measure_sweep(sweep_id, results, retry=not no_retry)))
 
 
 @click.command()
 @_sweep_id_option
 @click.option("--force", is_flag=True,
               help="Replace measurements.csv even if ok rows would be lost.")  # fmt: skip
-@_results_option
+@opt.results_option
 def collect(sweep_id: str, force: bool, results: Path) -> None:
     """Rebuild a sweep's measurements.csv from its raw tool outputs.
 
@@ -240,13 +192,13 @@ def collect(sweep_id: str, force: bool, results: Path) -> None:
     Example:
       interregion collect --sweep 20261122T0130Z-3fa2
     """
-    rows = collect_sweep(sweep_id, results, force=force)
+    rows = sw.collect_sweep(sweep_id, results, force=force)
     click.echo(counted(len(rows), "row"))
 
 
 @click.command()
 @_sweep_id_option
-@_results_option
+@opt.results_option
 def teardown(sweep_id: str, results: Path) -> None:
     """Destroy a sweep's hosts and close its connections; safe to run any number of times.
 
@@ -254,20 +206,20 @@ def teardown(sweep_id: str, results: Path) -> None:
     Example:
       interregion teardown --sweep 20261122T0130Z-3fa2
     """
-    teardown_sweep(sweep_id, results)
+    sw.teardown_sweep(sweep_id, results)
     click.echo("torn down")
 
 
 # ---- the continuous mesh (issue 32): mesh up|status|down|matrix, metrics ----------------
 
-_RESULTS = opt.results_option("Folder holding the sweeps, the meshes (mesh/) and history.duckdb.")
 _MESH_ID = click.option("--mesh", "mesh_id", default=None, metavar="ID",
                         help="Which mesh (default: the running one, else the latest).")  # fmt: skip
-_WINDOW = "1H, 6H, 1D or 1W"
+_WINDOW = click.option("--window", default="1H", show_default=True,
+                       help="1H, 6H, 1D or 1W, ending at the newest bin.")  # fmt: skip
 
 
-@click.group()
-def mesh() -> None:
+@click.group("mesh")
+def mesh_group() -> None:
     """A continuous mesh: every directed pair probed every interval, kept in the store.
 
     \b
@@ -278,7 +230,7 @@ def mesh() -> None:
     """
 
 
-@mesh.command("up")
+@mesh_group.command("up")
 @opt.selection_options
 @opt.run_options
 @opt.cloud_options
@@ -292,37 +244,35 @@ def mesh() -> None:
 @click.option("--bin-seconds", type=click.IntRange(1, 3600), default=300, show_default=True,
               help="The store's bins (a multiple of --interval); shorter only to test "
               "detection.")  # fmt: skip
-@click.option("--yes", is_flag=True, help="Do not ask before starting more than 16 hosts.")
-@emulation_options("Seed of the emulated cloud's variation (local).")
-@_RESULTS
+@click.option("--yes", is_flag=True,
+              help=f"Do not ask before starting more than {BIG_HOSTS} hosts.")  # fmt: skip
+@opt.emulation_options
+@opt.results_option
 def up_command(**kwargs: Any) -> None:
     """Start a mesh and collect from it until stopped (mesh down, Ctrl-C, SIGTERM).
 
-    Takes a sweep's selection options, backends and stacks: one host per region. The
-    command stays in the foreground and is the mesh's controller: it pulls the hosts'
-    records into the store every --collect-every seconds and judges the finished
-    5-minute bins; stopped, it pulls once more and tears everything down.
+    One host per region, chosen and started as a sweep's. The command stays in the
+    foreground as the mesh's controller: it pulls the hosts' records into the store and
+    judges the finished bins; stopped, it pulls once more and tears everything down.
 
     \b
     Example:
       interregion mesh up --regions aws:us-east-1,gcp:europe-west1,aws:ap-northeast-1
       interregion mesh up --max-regions 8 --interval 30 --yes
     """
-    from orchestrator.mesh import MeshRequest, run_mesh
-
-    request = MeshRequest(kwargs["interval"], kwargs["echoes"], kwargs["collect_every"],
-                              bin_s=kwargs["bin_seconds"]).check()  # fmt: skip
-    wanted = SweepRequest(selection=opt.selection_from(kwargs), run=opt.run_from(kwargs),
-                                 cloud=opt.cloud_flags_given(kwargs),
-                                 emulation=opt.emulation_from(kwargs))  # fmt: skip
-    run_mesh(wanted, request, kwargs["results"], yes=kwargs["yes"], note=info,
-                 say=say, started=lambda sweep: click.echo(sweep.id))  # fmt: skip
+    request = mesh.MeshRequest(kwargs["interval"], kwargs["echoes"], kwargs["collect_every"],
+                               bin_s=kwargs["bin_seconds"]).check()  # fmt: skip
+    wanted = sw.SweepRequest(selection=opt.selection_from(kwargs), run=opt.run_from(kwargs),
+                             cloud=opt.cloud_flags_given(kwargs),
+                             emulation=opt.emulation_from(kwargs))  # fmt: skip
+    mesh.run_mesh(wanted, request, kwargs["results"], yes=kwargs["yes"], note=info, say=say,
+                  started=lambda sweep: click.echo(sweep.id))  # fmt: skip
 
 
-@mesh.command("status")
+@mesh_group.command("status")
 @_MESH_ID
-@json_flag("Print the status as JSON.")
-@_RESULTS
+@opt.json_flag("Print the status as JSON.")
+@opt.results_option
 def status_command(mesh_id: str | None, as_json: bool, results: Path) -> None:
     """Each host of a mesh: its newest record, the collection's lag, its probe rate.
 
@@ -331,17 +281,15 @@ def status_command(mesh_id: str | None, as_json: bool, results: Path) -> None:
       interregion mesh status
       interregion mesh status --json
     """
-    from orchestrator.mesh import mesh_status
-
-    found = mesh_status(results, mesh_id, say)
+    found = mesh.mesh_status(results, mesh_id, say)
     if found.emulation_id and not as_json:
         info(f"emulation {found.emulation_id} (interregion emulator perturb --id ...)")
-    echo_result(found, as_json, mesh_status_lines, indent=2)
+    opt.echo_result(found, as_json, text.mesh_status_lines, indent=2)
 
 
-@mesh.command("down")
+@mesh_group.command("down")
 @_MESH_ID
-@_RESULTS
+@opt.results_option
 def down_command(mesh_id: str | None, results: Path) -> None:
     """Stop a mesh: its controller pulls the last records and tears everything down.
 
@@ -351,44 +299,40 @@ def down_command(mesh_id: str | None, results: Path) -> None:
     Example:
       interregion mesh down
     """
-    from orchestrator.mesh import mesh_down
-
-    sweep = mesh_down(results, mesh_id, say)
+    sweep = mesh.mesh_down(results, mesh_id, say)
     say(f"mesh {sweep.id}: down ({sweep.record.status})")
 
 
-@mesh.command("matrix")
+@mesh_group.command("matrix")
 @click.option("--source", default=None, help="The mesh source (default: the only one).")
-@click.option("--window", default="1H", show_default=True, help=f"{_WINDOW}.")
-@json_flag("Print the matrix as JSON.")
-@_RESULTS
+@_WINDOW
+@opt.json_flag("Print the matrix as JSON.")
+@opt.results_option
 def matrix_command(source: str | None, window: str, as_json: bool, results: Path) -> None:
-    """The matrix of a mesh source over a window ending at its newest bin.
+    """The From x To matrix of a mesh source over a window.
 
     \b
     Example:
       interregion mesh matrix --window 1H
     """
-    from orchestrator.mesh import matrix_of
-
-    echo_result(matrix_of(results, source, window), as_json, mesh_matrix_lines, indent=2)
+    found = mesh.matrix_of(results, source, window)
+    opt.echo_result(found, as_json, text.mesh_matrix_lines, indent=2)
 
 
 @click.command("metrics")
-@click.option("--out", type=UserPath(dir_okay=False), default=None,
+@click.option("--out", type=opt.UserPath(dir_okay=False), default=None,
               help="Write here (atomically, for node_exporter's textfile collector); default: "
               "stdout.")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(["openmetrics", "prometheus"]),
               default="openmetrics", show_default=True,
               help="OpenMetrics 1.0, or the Prometheus text format (textfile collector, "
               "promtool).")  # fmt: skip
-@click.option("--window", default="1H", show_default=True,
-              help=f"The quantiles' and loss's window: {_WINDOW}.")  # fmt: skip
+@_WINDOW
 @click.option("--serve", "bind", default=None, metavar="HOST:PORT",
               help="Serve /metrics over HTTP instead (PORT alone: 127.0.0.1; 0.0.0.0 only when "
               "given); the format follows the scraper's Accept header. Runs until Ctrl-C or "
               "SIGTERM.")  # fmt: skip
-@_RESULTS
+@opt.results_option
 def metrics_command(out: Path | None, fmt: str, window: str, bind: str | None,
                     results: Path) -> None:  # fmt: skip
     """The mesh's RTT, loss and probe counts per directed pair as OpenMetrics text
@@ -401,19 +345,17 @@ def metrics_command(out: Path | None, fmt: str, window: str, bind: str | None,
       interregion metrics --window 6H
       interregion metrics --serve 127.0.0.1:9109
     """
-    from orchestrator.mesh import metrics, serve_metrics
-
     if bind is not None and out is not None:
         raise UserError("--out and --serve both given: pick one")
     if bind is not None:
-        serve_metrics(bind, window, results, say=say, warn=log_warning)
+        mesh.serve_metrics(bind, window, results, say=say, warn=log_warning)
         return
-    text = metrics(results, window, fmt, out)
+    written = mesh.metrics(results, window, fmt, out)
     if out is None:
-        click.echo(text, nl=False)
+        click.echo(written, nl=False)
     else:
         info(f"metrics: {out}")
 
 
-COMMANDS: list[click.Command] = [sweep, provision, prepare, measure, collect, teardown, mesh,
-                                 metrics_command]  # fmt: skip
+COMMANDS: list[click.Command] = [sweep, provision, prepare, measure, collect, teardown,
+                                 mesh_group, metrics_command]  # fmt: skip

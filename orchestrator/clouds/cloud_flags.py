@@ -14,9 +14,7 @@ from pathlib import Path
 
 from orchestrator.core import UserError
 from orchestrator.model import CLOUDS, pins_from_file
-from orchestrator.results import HOSTS_FILE, CloudOptions, sweep_dir
-
-NETWORK_TIERS = ("premium", "standard")
+from orchestrator.results import HOSTS_FILE, NETWORK_TIERS, CloudOptions, sweep_dir
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from orchestrator.core.grammar import (
         bucket_url,
         ceiling,
+        control_character_problem,
         github_repo,
         plain_text,
         script_safe,
@@ -120,6 +121,7 @@ __all__ = [
     "check_only_ours",
     "compact",
     "configure_log",
+    "control_character_problem",
     "counted",
     "csv_errors",
     "debug",

@@ -123,3 +123,14 @@ def ceiling(name: str) -> int:
     bound of its own: by the last word of its name (a seed, a size in bytes), else
     INT_CEILING."""
     return _CEILING_BY_NAME.get(name.rsplit("_", 1)[-1], INT_CEILING)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def control_character_problem(text: str) -> str | None:
+    """Why a path cannot be used (it holds a control character, e.g. a newline), or None."""
+    found = _CONTROL.search(text)
+    if found is None:
+        return None
+    return f"holds the control character {found.group()!r}: rename it without one"

@@ -16,13 +16,7 @@ from orchestrator.model import LOCAL_MAX_CONCURRENT
 
 if TYPE_CHECKING:
     from orchestrator.emulator.allowance_counters import spec_probes
-    from orchestrator.emulator.bringup import (
-        DEFAULT_ID,
-        UpRequest,
-        UpResult,
-        bring_up,
-        bring_up_spec,
-    )
+    from orchestrator.emulator.bringup import UpRequest, UpResult, bring_up, bring_up_spec
     from orchestrator.emulator.delay import delayd_binary
     from orchestrator.emulator.net import HOST_CONGESTION_CONTROL
     from orchestrator.emulator.perturb import Perturbation, check_hosts, gather
@@ -42,7 +36,7 @@ if TYPE_CHECKING:
     )
     from orchestrator.emulator.spec import EmulationSpec, HostSpec, PathSpec
     from orchestrator.emulator.stack import EmulationSettings, emulation_id_for, local_variables
-    from orchestrator.emulator.state import process_start_ticks
+    from orchestrator.emulator.state import DEFAULT_ID, process_start_ticks
     from orchestrator.emulator.variation import seed_for
 
 __all__ = [

@@ -20,12 +20,12 @@ from orchestrator.drivers import ensure_sweep_keys, write_known_hosts
 from orchestrator.emulator import perturb, runtime
 from orchestrator.emulator.spec import EmulationSpec
 from orchestrator.emulator.stack import build_spec
+from orchestrator.emulator.state import DEFAULT_ID
 from orchestrator.emulator.variation import DEFAULT_VARIATION
 from orchestrator.model import Catalog, Host, Region, load_catalog
 from orchestrator.netmodel import DEFAULT_MODEL, controller_rtt_ms, default_routes
 from orchestrator.plan import SelectionSpec, select
 
-DEFAULT_ID = "local"
 DEFAULT_REGIONS = 8  # spread over the globe when no region is named
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+DEFAULT_ID = "local"  # the emulation a command means when it names none
 RUN_ROOT = Path("/run/interregion")
 STATE_FILE = "state.json"
 

@@ -13,14 +13,8 @@ from orchestrator.core import lazy_getattr
 
 if TYPE_CHECKING:
     from orchestrator.mesh.collect import MeshStatus, mesh_status, run_mesh
-    from orchestrator.mesh.cost import (
-        DEFAULT_ECHOES,
-        DEFAULT_INTERVAL_S,
-        HOURS_PER_MONTH,
-        MeshPlan,
-        mesh_plan,
-        plan_mesh,
-    )
+    from orchestrator.mesh.cost import HOURS_PER_MONTH, MeshPlan, mesh_plan, plan_mesh
+    from orchestrator.mesh.defaults import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
     from orchestrator.mesh.lifecycle import MeshRequest
     from orchestrator.mesh.lifecycle import down as mesh_down
     from orchestrator.mesh.mesh_views import MeshMatrix, matrix_of, newest_bin, pair_bins

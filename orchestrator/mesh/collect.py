@@ -40,10 +40,9 @@ from orchestrator.mesh.lifecycle import (
 )
 from orchestrator.mesh.mesh_views import HostStatus, host_status
 from orchestrator.model import Host, is_emulated
-from orchestrator.plan import params_spec
+from orchestrator.plan import BIG_HOSTS, params_spec
 from orchestrator.results import safe_name, write_atomic
 from orchestrator.sweep import (
-    BIG_HOSTS,
     Sweep,
     SweepRequest,
     cloud_options_for,

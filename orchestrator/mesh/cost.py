@@ -18,14 +18,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.mesh.defaults import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
 from orchestrator.model import Region, is_emulated
 from orchestrator.plan import Plan, Pricing, load_pricing
 from orchestrator.results import PING_PACKET_BYTES
 from orchestrator.sweep import SweepRequest, dry_run
-
-# what `mesh up` probes by default, and what `plan --mesh` prices: one place for both
-DEFAULT_INTERVAL_S = 60
-DEFAULT_ECHOES = 5
 
 HOURS_PER_MONTH = 730
 

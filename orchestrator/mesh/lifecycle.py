@@ -37,11 +37,10 @@ from orchestrator.drivers import (
 )
 from orchestrator.emulator import process_start_ticks
 from orchestrator.model import Host, is_emulated
-from orchestrator.plan import Plan, SelectionSpec
+from orchestrator.plan import PREPARE_FORKS, Plan, SelectionSpec
 from orchestrator.results import HOSTS_FILE, SWEEP_FILE, SweepStatus, read_record, safe_name
 from orchestrator.sweep import MESH_DIR as ABANDONED_MESH_DIR
 from orchestrator.sweep import (
-    PREPARE_FORKS,
     Emulation,
     Sweep,
     load_hosts,

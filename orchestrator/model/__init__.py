@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         BACKENDS,
         CLOUD_NAMES,
         CLOUD_SETUP_S,
+        CLOUDS,
         LOCAL_MAX_CONCURRENT,
         BackendInfo,
         is_cloud,
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from orchestrator.model.backend_facts import NAMES as BACKEND_NAMES
     from orchestrator.model.backend_facts import info as backend_info
     from orchestrator.model.catalog import (
-        CLOUDS,
         Catalog,
         MachineBandwidth,
         Region,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from orchestrator.core import UserError
 
+CLOUDS = ("aws", "gcp")  # the clouds a region can be in
 # Default --max-concurrent of a sweep on the emulated cloud. bench/emulator.py
 # on the 2-core reference machine (shared, load ~3.5): single-stream 50 Mbit/s
 # tests got their exact modelled throughput up to 16 at once, -4.6% at 24,

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core import CATALOG, UserError, load_yaml
-
-CLOUDS = ("aws", "gcp")
+from orchestrator.model.backend_facts import CLOUDS
 
 _REGION_REQUIRED = ("cloud", "id", "city", "country", "lat", "lon", "source")
 _REGION_OPTIONAL = ("zone", "opt_in")

@@ -22,7 +22,14 @@ if TYPE_CHECKING:
         shortfall_message,
         shortfalls,
     )
-    from orchestrator.plan.option_names import SELECTION_OPTIONS, TEST_PARAMS_OPTIONS
+    from orchestrator.plan.option_names import (
+        BIG_HOSTS,
+        BIG_MINUTES,
+        DEFAULT_BUDGET_USD,
+        PREPARE_FORKS,
+        SELECTION_OPTIONS,
+        TEST_PARAMS_OPTIONS,
+    )
     from orchestrator.plan.options import (
         RunOptions,
         check_selection,
@@ -70,11 +77,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALLOWANCE_COLUMNS",
+    "BIG_HOSTS",
+    "BIG_MINUTES",
+    "DEFAULT_BUDGET_USD",
     "INITCWND_SEGMENTS",
     "MIN_GAP_S",
     "MSS_BYTES",
     "PER_HOST_S",
     "PHASE_FORKS",
+    "PREPARE_FORKS",
     "REPLY_WAIT_S",
     "SELECTION_OPTIONS",
     "SENTINEL_SLOTS",

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
         add_round_rows,
         check_results_for_sweeps,
         check_sweep_id,
-        control_character_problem,
         csv_text,
         flagged,
         format_value,
@@ -133,8 +132,15 @@ if TYPE_CHECKING:
         window_bytes,
     )
     from orchestrator.results.tiers import DEFAULT as DEFAULT_TIER
+    from orchestrator.results.tiers import (
+        NETWORK_TIERS,
+        for_sweep,
+        group_name,
+        is_default,
+        of_ends,
+        parse_option,
+    )
     from orchestrator.results.tiers import describe as describe_tier
-    from orchestrator.results.tiers import for_sweep, group_name, is_default, of_ends, parse_option
     from orchestrator.results.tiers import normal as normal_tier
     from orchestrator.results.tiers import reverse as reverse_tier
 
@@ -158,6 +164,7 @@ __all__ = [
     "MEASUREMENT_COLUMNS",
     "MEASUREMENT_DOCS",
     "MEASURES",
+    "NETWORK_TIERS",
     "NUMERIC_COLUMNS",
     "PING_PACKET_BYTES",
     "PING_PAYLOAD_BYTES",
@@ -192,7 +199,6 @@ __all__ = [
     "asymmetric_rows",
     "check_results_for_sweeps",
     "check_sweep_id",
-    "control_character_problem",
     "count_flags",
     "csv_text",
     "describe_tier",

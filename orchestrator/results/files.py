@@ -260,17 +260,6 @@ def flagged(
 _TOOL_UNSAFE = re.compile(r"[\x00-\x1f\x7f]|\$\{|\{\{|\{%|\{#")
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def control_character_problem(text: str) -> str | None:
-    """Why a path cannot be used (it holds a control character, e.g. a newline), or None."""
-    found = _CONTROL.search(text)
-    if found is None:
-        return None
-    return f"holds the control character {found.group()!r}: rename it without one"
-
-
 def tool_path_problem(path: Path | str) -> str | None:
     """Why ssh or Ansible cannot take a path inside a sweep's folder, or None.
 

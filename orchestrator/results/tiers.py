@@ -15,6 +15,7 @@ from typing import Any
 
 DEFAULT = "PREMIUM"
 TIERS = ("PREMIUM", "STANDARD")
+NETWORK_TIERS = tuple(t.lower() for t in TIERS)  # as a sweep's flag and a profile spell them
 
 
 def of_ends(src_tier: str, dst_tier: str) -> str:

@@ -18,10 +18,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.core import UserError, bucket_url, github_repo, plain_text, yaml_string
+from orchestrator.core import (
+    UserError,
+    bucket_url,
+    control_character_problem,
+    github_repo,
+    plain_text,
+    yaml_string,
+)
 from orchestrator.model import backend_info, is_emulated
 from orchestrator.plan import Estimate
-from orchestrator.results import check_results_for_sweeps, control_character_problem, write_atomic
+from orchestrator.results import check_results_for_sweeps, write_atomic
 from orchestrator.schedule.cadence import cron_line, on_calendar
 from orchestrator.schedule.profiles import DEFAULT_FILE, Profile, check_name, profile_named
 

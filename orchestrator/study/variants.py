@@ -13,9 +13,12 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from orchestrator.core import UserError
-from orchestrator.plan import TCP_BUFFER_MAX_BYTES, Pair, Round
+
+if TYPE_CHECKING:  # `study --help` reads VARIANTS: the planner is imported when used
+    from orchestrator.plan import Pair, Round
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,8 @@ def forward_rounds(rounds: Sequence[Round]) -> list[list[Pair]]:
 def host_buffer_limit(max_buffer_bytes: int | None = None) -> int:
     """What a host can set as tcp_rmem/tcp_wmem max: the kernel's (an int), or less
     where the study was told so (--max-buffer-bytes, e.g. the hosts' memory)."""
+    from orchestrator.plan import TCP_BUFFER_MAX_BYTES
+
     return min(max_buffer_bytes or TCP_BUFFER_MAX_BYTES, TCP_BUFFER_MAX_BYTES)
 
 

@@ -18,9 +18,6 @@ if TYPE_CHECKING:
     from orchestrator.sweep.hostcheck import congestion_problem
     from orchestrator.sweep.inventory import control_dir, ssh_common_args
     from orchestrator.sweep.launch import (
-        BIG_HOSTS,
-        BIG_MINUTES,
-        DEFAULT_BUDGET_USD,
         NOT_CONFIRMED,
         Emulation,
         Held,
@@ -55,7 +52,6 @@ if TYPE_CHECKING:
     from orchestrator.sweep.restore import restore_hosts
     from orchestrator.sweep.runner import run_sweep
     from orchestrator.sweep.stages import (
-        PREPARE_FORKS,
         collect,
         load_hosts,
         local_agent_dir,
@@ -69,12 +65,8 @@ if TYPE_CHECKING:
     from orchestrator.sweep.sweep_folder import Sweep, open_sweep
 
 __all__ = [
-    "BIG_HOSTS",
-    "BIG_MINUTES",
-    "DEFAULT_BUDGET_USD",
     "MESH_DIR",
     "NOT_CONFIRMED",
-    "PREPARE_FORKS",
     "ClosedRound",
     "Emulation",
     "Held",

@@ -40,6 +40,10 @@ from orchestrator.drivers import ResultsLock, RoundProgress, results_lock
 from orchestrator.emulator import Perturbation, check_hosts
 from orchestrator.model import Catalog, Host, backend_info, is_cloud, is_emulated, load_catalog
 from orchestrator.plan import (
+    BIG_HOSTS,
+    BIG_MINUTES,
+    DEFAULT_BUDGET_USD,
+    PREPARE_FORKS,
     Plan,
     Pricing,
     RunOptions,
@@ -323,11 +327,6 @@ def nothing_made(run: Sweep) -> bool:
 
 # ---- `interregion sweep` and its stages run alone ---------------------------------------
 
-DEFAULT_BUDGET_USD = 5.0
-# A sweep past either asks first, whatever it costs: a local sweep is $0 and never
-# reached the budget's question, and a bare `interregion sweep` starts 77 hosts.
-BIG_HOSTS = 16
-BIG_MINUTES = 10
 NOT_CONFIRMED = "not confirmed: nothing was provisioned"
 
 
@@ -467,7 +466,7 @@ def provision(sweep_id: str, results: Path, cloud: CloudFlags | None) -> list[Ho
     return stages.provision(run)
 
 
-def prepare(sweep_id: str, results: Path, forks: int = stages.PREPARE_FORKS) -> dict[str, Any]:
+def prepare(sweep_id: str, results: Path, forks: int = PREPARE_FORKS) -> dict[str, Any]:
     """`interregion prepare`: a provisioned sweep's hosts made ready (SSH, tools, agent);
     the facts of each host that answered, by name."""
     return stages.prepare(open_sweep(sweep_id, results), forks=forks)

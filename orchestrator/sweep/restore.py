@@ -12,6 +12,7 @@ from typing import Any
 
 from orchestrator.drivers import deferred, plain_view, run_playbook, write_playbook
 from orchestrator.model import Host
+from orchestrator.plan import PREPARE_FORKS
 from orchestrator.results import safe_name
 from orchestrator.sweep import stages
 from orchestrator.sweep.sweep_folder import Sweep
@@ -66,7 +67,7 @@ def restore_hosts(sweep: Sweep, hosts: Sequence[Host], book_name: str) -> dict[s
                 stages.write_sweep_inventory(sweep, hosts, view),
                 on_event=on_event,
                 log_path=state / "ansible-restore.log",
-                forks=min(len(hosts), stages.PREPARE_FORKS),
+                forks=min(len(hosts), PREPARE_FORKS),
                 view=view,
             )
     failed = sorted(n for n, r in found.items() if "error" in r)

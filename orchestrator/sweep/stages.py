@@ -27,6 +27,7 @@ from orchestrator.drivers import (
 )
 from orchestrator.model import Host, is_emulated, load_catalog, placement
 from orchestrator.netmodel import path_facts
+from orchestrator.plan import PREPARE_FORKS
 from orchestrator.results import (
     HOSTS_FILE,
     MEASUREMENTS_FILE,
@@ -63,9 +64,6 @@ from orchestrator.sweep.provision import destroy_all
 from orchestrator.sweep.sentinels import sentinels_path, split_rows
 from orchestrator.sweep.sweep_folder import Sweep
 
-# prepare's SSH sessions at once: each fork costs the controller a process, an ssh
-# client and its share of two cores; beyond this, more forks were slower (bench/sweep.py)
-PREPARE_FORKS = 24
 AGENT_DIR = "agent"  # under state/ on this machine: emulated hosts share its file system
 
 

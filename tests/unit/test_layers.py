@@ -42,8 +42,9 @@ PUBLIC = {
         "INFRA", "LOGGER", "MANIFEST", "NAN", "NORMAL", "PLAYBOOKS", "PRICING", "QUIET", "RESULTS",
         "RUN_FAILED", "RunFailure", "SAMPLE_SCHEDULES", "SCHEDULES", "UserError", "VERBOSE",
         "WILSON_Z", "bucket_url", "building", "cache_home", "ceiling", "check_only_ours",
-        "compact", "configure_log", "counted", "csv_errors", "debug", "distance_km", "fibre_rtt_ms",
-        "gc_paused", "github_repo", "info", "is_verbose", "iso", "iso_of_epoch",
+        "compact", "configure_log", "control_character_problem", "counted", "csv_errors", "debug",
+        "distance_km", "fibre_rtt_ms", "gc_paused", "github_repo", "info", "is_verbose", "iso",
+        "iso_of_epoch",
         "lazy_getattr", "load_yaml",
         "log_stamp", "median", "min_samples_for", "missing_extra", "open_new", "parse_compact",
         "parse_seconds", "parse_since", "parse_utc", "pearson_r", "percentile", "percentiles",
@@ -104,7 +105,8 @@ PUBLIC = {
         "pair_rtt_ms", "path_facts", "rate_scale_tag", "region_rtt_ms",
     ],
     "plan": [
-        "ALLOWANCE_COLUMNS", "Estimate", "INITCWND_SEGMENTS", "MIN_GAP_S", "MSS_BYTES",
+        "ALLOWANCE_COLUMNS", "BIG_HOSTS", "BIG_MINUTES", "DEFAULT_BUDGET_USD", "PREPARE_FORKS",
+        "Estimate", "INITCWND_SEGMENTS", "MIN_GAP_S", "MSS_BYTES",
         "PER_HOST_S", "PHASE_FORKS", "Pair", "Plan", "Pricing", "REPLY_WAIT_S", "Round",
         "RunOptions", "SELECTION_OPTIONS", "SENTINEL_SLOTS", "START_MARGIN_S", "STEAL_COLUMNS",
         "SelectionSpec", "SentinelCheck", "Slot", "TCP_BUFFER_MAX_BYTES", "TEST_PARAMS_OPTIONS",
@@ -132,13 +134,14 @@ PUBLIC = {
         "FEW_SAMPLES", "FLAGGED_MEASURES", "FLAGS", "FLAG_REASONS", "FLAG_SEPARATOR",
         "FLOOR_TOLERANCE_MS", "HOSTS_FILE", "HOST_STALL", "HostPlacement", "INVALIDATES",
         "LOSS_TOLERANCE", "MATHIS_C", "MEASUREMENTS_FILE", "MEASUREMENT_COLUMNS",
-        "MEASUREMENT_DOCS", "MEASURES", "NUMERIC_COLUMNS", "Owner", "PING_PACKET_BYTES",
+        "MEASUREMENT_DOCS", "MEASURES", "NETWORK_TIERS", "NUMERIC_COLUMNS", "Owner",
+        "PING_PACKET_BYTES",
         "PING_PAYLOAD_BYTES", "PathFacts", "PlanRecord", "RAW_DIR", "RESULTS_FORMAT_VERSION", "RTT",
         "RTT_STATS", "RoundEntry", "RowContext", "SINGLE_STREAM", "SelectionSpec", "STATE_DIR",
         "STUDIES_DIR", "SWEEP_FILE", "SlotPlan", "Stage", "StageStatus", "StudyRecord",
         "SweepRecord", "SweepStatus", "THROUGHPUT", "TestParams", "YEARS", "add_round_rows",
         "asymmetric_rows", "check_results_for_sweeps", "check_sweep_id",
-        "control_character_problem", "count_flags", "csv_text", "describe_tier", "flagged",
+        "count_flags", "csv_text", "describe_tier", "flagged",
         "for_sweep", "format_value", "group_name", "harmless_flags", "host_doc", "host_rows",
         "invalidates_text", "is_default", "is_study_dir", "load_record", "loss_band",
         "make_state_dir", "mathis_bps", "measure_of", "merge_rows", "new_sweep_id", "normal_tier",
@@ -160,8 +163,8 @@ PUBLIC = {
         "VARIANTS", "plan_tcp_study", "run_tcp_study", "study_ids", "tcp_study",
     ],
     "sweep": [
-        "BIG_HOSTS", "BIG_MINUTES", "ClosedRound", "DEFAULT_BUDGET_USD", "Emulation", "Held",
-        "MESH_DIR", "NOT_CONFIRMED", "PREPARE_FORKS", "PlannedRound", "Question", "RoundTracker",
+        "ClosedRound", "Emulation", "Held", "MESH_DIR", "NOT_CONFIRMED", "PlannedRound",
+        "Question", "RoundTracker",
         "Sweep", "SweepDone", "SweepRequest", "SweepRun", "agent_parts", "check_playbook_end",
         "cloud_options_for", "collect", "collect_sweep", "congestion_problem", "control_dir",
         "create", "dry_run", "existing_stacks", "load_hosts", "local_agent_dir", "locked",
@@ -312,13 +315,13 @@ def test_ruff_skips_no_folder_of_the_package_or_the_tests():
         ("cli/plan.py", "import numpy as np", "imports numpy: the CLI calls a use case"),
         ("cli/report.py", "import duckdb", "imports duckdb: the CLI calls a use case"),
         ("cli/schedule.py", "from subprocess import run", "imports subprocess: the CLI"),
-        ("cli/advise.py", "import sqlite3", "imports sqlite3: the CLI calls a use case"),
+        ("cli/cloud.py", "import sqlite3", "imports sqlite3: the CLI calls a use case"),
         ("cli/study.py", "return 'SELECT rtt_ms FROM tests WHERE src = ?'", "SQL in the CLI"),
         ("cli/history.py", "from pandas import DataFrame", "imports pandas: the CLI calls"),
         ("cli/sweep.py", "import pyarrow.parquet as pq", "imports pyarrow.parquet: the CLI"),
         # a query over lines, and one with a replacement field
         ("cli/plan.py", 'q = """\n    SELECT src, dst\n    FROM tests\n"""', "SQL in the CLI"),
-        ("cli/demo.py", "return f'SELECT {cols} FROM tests'", "SQL in the CLI"),
+        ("cli/emulator.py", "return f'SELECT {cols} FROM tests'", "SQL in the CLI"),
     ],
 )
 def test_the_lint_step_fails_on_a_planted_import(tmp_path, module, line, said):
@@ -348,7 +351,7 @@ def test_make_lint_runs_the_layer_check():
 def test_a_module_name_is_used_by_one_package_only():
     """A module's name says what it holds, without its package (`results.files`, not a
     second `store`); the CLI's modules are named after their commands, so they may repeat
-    a library module's name (`cli/demo.py` and `orchestrator/demo.py`)."""
+    a library module's name (`cli/history.py` and `orchestrator/history/`)."""
     owners: dict[str, list[str]] = {}
     for path in (ROOT / "orchestrator").rglob("*.py"):
         package = path.parent.relative_to(ROOT / "orchestrator").as_posix()

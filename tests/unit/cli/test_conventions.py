@@ -12,7 +12,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from orchestrator.cli import ENVVARS, main
+from orchestrator.cli import main
+from orchestrator.cli.options import ENVVARS
 from orchestrator.core import log, paths
 from orchestrator.drivers.lock import results_lock
 from orchestrator.schedule.profiles import load_profiles

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from orchestrator.cli import main
-from orchestrator.cli.pathopt import UserPath, folder_or_url
+from orchestrator.cli.options import UserPath, folder_or_url
 from orchestrator.results import files as store
 from orchestrator.sweep.inventory import ssh_common_args
 

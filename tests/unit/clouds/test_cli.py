@@ -243,7 +243,7 @@ def test_a_token_refresh_without_network_names_the_token_endpoint():
     assert str(error).startswith(f"cannot reach GCP at {CLOSED} (no connection)")
 
 
-# --- --json: the interregion/v1 envelope (cli/jsonout.py) -----------------------------
+# --- --json: the interregion/v1 envelope (cli/options.py) -----------------------------
 
 
 def _envelope(result, command: str):
