@@ -1,4 +1,4 @@
-"""Distances between regions: geodesic on the WGS-84 ellipsoid (GeographicLib)."""
+"""Distances between regions: geodesic on the WGS-84 ellipsoid (geopy)."""
 
 from __future__ import annotations
 
@@ -18,14 +18,14 @@ FIBRE_KM_PER_RTT_MS = 1.0 / FIBRE_RTT_MS_PER_KM  # 99.93
 def distance_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
     """Geodesic distance in km between two points given in degrees.
 
-    GeographicLib's inverse problem, what geopy's `geodesic` computes, without the
-    geocoders importing geopy loads (~0.15 s of `plan`'s start-up). Imported on the first
-    call. Cached: there are only so many region pairs, and the readers of published data
-    ask for the same pairs row after row.
+    geopy is imported on the first call, not with this module: importing it loads its
+    geocoders (~0.1 s), which commands that never compute a distance (--help, shell
+    completion) should not pay. Cached: there are only so many region pairs, and the
+    readers of published data ask for the same pairs row after row.
     """
-    from geographiclib.geodesic import Geodesic
+    from geopy.distance import geodesic
 
-    return float(Geodesic.WGS84.Inverse(lat1, lon1, lat2, lon2)["s12"]) / 1000.0
+    return float(geodesic((lat1, lon1), (lat2, lon2), ellipsoid="WGS-84").km)
 
 
 def fibre_rtt_ms(distance_km: float) -> float:
