@@ -1,6 +1,6 @@
 """Interrupts (Ctrl-C, SIGTERM, SIGHUP) as the library sees them.
 
-The CLI installs the signal handlers (orchestrator.cli.signals) and reports each
+The CLI installs the signal handlers (orchestrator.cli.stop_on_signals) and reports each
 signal here; the library only declares what it needs: `check()` before starting
 anything new, and `deferred()` around work that must finish (teardown). So an
 interrupt stops a sweep at any point, and a second one cannot cut teardown short.

@@ -253,14 +253,33 @@ _DOTTED = re.compile(
 )
 
 
+# `orchestrator.package.x` with nothing after it: a module, a subpackage, or a name of the
+# package's face (its __init__)
+_QUALIFIED = re.compile(
+    r"(?<![\w./-])orchestrator\.(" + "|".join(_PACKAGES) + r")\.([a-z_][a-z0-9_]*)(?![\w.(])"
+)
+
+
 def stale_module_names(text: str) -> list[str]:
-    """The `package.module.name` references in `text` whose module is not in the package."""
-    return [
+    """The `package.module.name` references in `text` whose module is not in the package,
+    and the `orchestrator.package.x` ones whose x is neither a module of it nor a name its
+    face holds."""
+    stale = [
         m.group(0)[:-2]
         for m in _DOTTED.finditer(text)
         if not (PACKAGE / m.group(1) / f"{m.group(2)}.py").exists()
         and not (PACKAGE / m.group(1) / m.group(2)).is_dir()
     ]
+    for m in _QUALIFIED.finditer(text):
+        package, name = PACKAGE / m.group(1), m.group(2)
+        face = (package / "__init__.py").read_text(encoding="utf-8")
+        if not (
+            (package / f"{name}.py").exists()
+            or (package / name).is_dir()
+            or re.search(rf"\b{name}\b", face)
+        ):
+            stale.append(m.group(0))
+    return stale
 
 
 def _prose_of(module: Path) -> list[tuple[int, str]]:
@@ -299,3 +318,7 @@ def test_the_module_name_check_finds_a_renamed_module():
     said = "merged as results.store.write_rows does it (see `orchestrator.site.build.build_site`)"
     assert stale_module_names(said) == ["results.store", "orchestrator.site.build"]
     assert stale_module_names("results.files.write_rows, sweep.id, docs/site.build.md") == []
+    assert stale_module_names("(orchestrator.cli.signals) and orchestrator.cli.options") == [
+        "orchestrator.cli.signals"
+    ]
+    assert stale_module_names("orchestrator.cli.stop_on_signals, orchestrator.history.") == []

@@ -366,7 +366,7 @@ def test_only_the_cli_edge_installs_signal_handlers():
 
     from orchestrator.core import paths
 
-    edge = paths.ROOT / "orchestrator" / "cli" / "signals.py"
+    edge = paths.ROOT / "orchestrator" / "cli" / "__init__.py"
     found = []
     for path in sorted((paths.ROOT / "orchestrator").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
