@@ -20,13 +20,13 @@ from typing import Any, Protocol
 from orchestrator.clouds import labels
 from orchestrator.core import INFRA, DurationError, UserError, parse_seconds
 from orchestrator.model import CLOUD_NAMES, IPERF3_PORTS, Region, backend_info
+from orchestrator.results import NETWORK_TIERS
 
 DEFAULT_IPERF3_PORTS = IPERF3_PORTS
 DEFAULT_AMI_PARAMETER = "/aws/service/debian/release/12/latest/amd64"
 DEFAULT_GCP_IMAGE = "debian-cloud/debian-12"
 AWS_SSH_USER = "admin"  # Debian's AMIs
 GCP_SSH_USER = "interregion"  # created by the guest agent from the ssh-keys metadata
-NETWORK_TIERS = ("PREMIUM", "STANDARD")
 
 # The dead-man switch must outlive the sweep: its estimate, time to provision and
 # prepare, and a margin for retries. Bounds match the stacks' validation.
@@ -259,7 +259,7 @@ def gcp_variables(
     id to zone), else its catalog zone; on its pinned image (`images`: region key to
     projects/P/global/images/NAME), else the image family's latest."""
     tier = network_tier.upper()
-    if tier not in NETWORK_TIERS:
+    if network_tier.lower() not in NETWORK_TIERS:
         raise UserError(f"network tier '{network_tier}' is unknown: use premium or standard")
     if not project:
         raise UserError("no GCP project: pass --gcp-project or set GOOGLE_CLOUD_PROJECT")

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.core import DATA, UserError, csv_errors, distance_km, read_text
-from orchestrator.model import Catalog, load_catalog
+from orchestrator.model import CLOUDS, Catalog, load_catalog
 from orchestrator.netmodel import DOIT_TEST_SECONDS
 from orchestrator.results import (
     count_flags,
@@ -57,7 +57,6 @@ def builtin_file(fmt: str) -> Path:
     return DATA / BUILTIN_FILES[fmt]
 
 
-CLOUDS = ("aws", "gcp")
 SKYPLANE_PINGS = 10  # ping -c 10 (data/README.md)
 DOIT_PINGS = 5  # ping -c 5
 # A converted file's columns: the schema's, then what the schema has no column for.
