@@ -79,9 +79,8 @@ def regions_sync_command(
 def reap_command(clouds: str, dry_run: bool, as_json: bool, **kwargs: Any) -> None:
     """Delete interregion resources a crashed sweep left on the clouds.
 
-    Finds instances, addresses, key pairs, security groups, firewall rules
-    and networks tagged project=interregion whose expires_utc has passed (or
-    older than --older-than, or of one --sweep) and deletes them.
+    Those tagged project=interregion whose expires_utc has passed, by default
+    (docs/clouds.md).
 
     \b
     Example:

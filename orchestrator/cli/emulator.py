@@ -21,9 +21,7 @@ _ID = click.option("--id", "emulation_id", default=DEFAULT_ID, show_default=True
 def emulator() -> None:
     """The emulated cloud: each region a network namespace on this machine.
 
-    Hosts get addresses in 198.18.0.0/15, their own sshd (key-only, root), a
-    rate cap, TCP buffers and per-pair WAN delays from the network model.
-    Needs root (network namespaces, iptables).
+    Needs root (network namespaces, iptables). How it is built: docs/emulator.md.
 
     \b
     Example:
@@ -83,8 +81,7 @@ def up_command(spec_file: Path | None, regions: str, perturb: tuple[str, ...],
 def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: Path | None) -> None:
     """Replace a running emulation's perturbations; with none given, remove them all.
 
-    Between two sweeps on a kept-up emulation this is how a route changes: delays and
-    losses are reloaded into delayd without losing a packet, rate caps rebuilt. Needs root.
+    Between two sweeps on a kept-up emulation this is how a route changes. Needs root.
 
     \b
     Example:
@@ -128,8 +125,8 @@ def status_command(as_json: bool) -> None:
 def reap_command() -> None:
     """Remove what crashed or expired runs left: ir-* namespaces, links, processes, state.
 
-    An emulation is reaped when the process that owns it has ended or, if it
-    has no owner (made through Terraform or 'emulator up'), once it expired. Needs root.
+    An emulation is reaped when the process that owns it has ended or, without an owner,
+    once it expired. Needs root.
 
     \b
     Example:

@@ -3,7 +3,6 @@ convert, show), matrix, changes, advise."""
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -76,12 +75,13 @@ def history_group(ctx: click.Context, pairs: str | None, **query: Any) -> None:
     if not pairs:
         click.echo(ctx.get_help())
         ctx.exit(0)
-    _show(pairs, **query)
+    ctx.invoke(show, pairs=pairs, **query)
 
 
 @history_group.command()
 @_query_options
-def show(pairs: str | None, **query: Any) -> None:
+def show(pairs: str | None, metric: str, window: str, sources: tuple[str, ...], as_json: bool,
+         results: Path) -> None:  # fmt: skip
     """One pair's series (a value per test) and its window percentiles.
 
     The percentiles pool every sample of every test in the window (p99: from 100 samples).
@@ -93,11 +93,6 @@ def show(pairs: str | None, **query: Any) -> None:
     """
     if not pairs:
         raise UserError("--pairs is required, e.g. --pairs aws:us-east-1/gcp:europe-west1")
-    _show(pairs, **query)
-
-
-def _show(pairs: str, metric: str, window: str, sources: tuple[str, ...], as_json: bool,
-          results: Path) -> None:  # fmt: skip
     found = history.pair_series(results, pairs, metric, window, sources)
     opt.echo_result(found, as_json, text.render_pair_series)
 
@@ -174,8 +169,7 @@ def export(fmt: str, since: datetime | None, out: Path | None, results: Path) ->
 def import_(source: str, month: str, label: str, replace: bool, file: Path, results: Path) -> None:
     """Load published measurements (a CSV in our schema) as a dated, labelled source.
 
-    'history convert' makes that CSV of the vendored public data; a copy in
-    results/imports/ keeps it for 'history rebuild'.
+    A copy in results/imports/ keeps it for 'history rebuild'.
 
     \b
     Examples:
@@ -239,9 +233,8 @@ def matrix(
 ) -> None:  # fmt: skip
     """The From x To table of one statistic from the history store, one per source.
 
-    A cell pools every sample of every test of the window; a tail percentile from too
-    few samples (p90: 100, p99: 1,000) is "—" (null in JSON). The mesh's sources are
-    `interregion mesh matrix`'s.
+    A cell pools every sample of every test of the window (docs/history.md). The mesh's
+    sources are `interregion mesh matrix`'s.
 
     \b
     Examples:
@@ -256,12 +249,11 @@ def matrix(
         results, metric, stat, window, sources, include_flagged, catalog,
         opt.filters_from(selection, "a matrix"), json_hint=as_json,
     ))  # fmt: skip
-    if as_json:
-        click.echo(json.dumps(found.to_json(), indent=1))
-    elif as_csv:
+    if as_csv:
         click.echo(text.csv_text(found.doc), nl=False)
     else:
-        text.print_parts(text.render_matrix_table(found.doc), text.MATRIX_WIDTH)
+        opt.echo_result(found, as_json, lambda f: text.render_matrix_table(f.doc),
+                        width=text.MATRIX_WIDTH)  # fmt: skip
 
 
 @click.command()
@@ -308,9 +300,8 @@ def changes(
     """Changes of median RTT and throughput per path; exit 3 while any is open.
 
     Each run was judged once, when its sweep joined the store; this shows what was judged
-    (a --baseline-runs, --min-runs or --calibrate other than the store's rule judges every
-    run again): path events, host/region changes, suspected runs (never notified) and
-    configuration changes (never counted as a network change).
+    (docs/history.md: path events, host/region changes, suspected runs, configuration
+    changes).
 
     \b
     Examples:
@@ -362,9 +353,8 @@ def advise(
     """How long moving SIZE from one region to another takes with default TCP, tuned
     buffers and parallel streams, and what a new connection per file costs.
 
-    Figures come from the pair's newest real test (the history store, else the newest
-    sweep folder), else the network model (always for emulated tests); the output says
-    which.
+    Figures come from the pair's newest real test, else the network model; the output says
+    which (docs/advise.md).
 
     \b
     Examples:
@@ -374,11 +364,9 @@ def advise(
     """
     request = advising.AdviseRequest(src, dst, size, files, streams, measured_only, tier,
                                      results, catalog)  # fmt: skip
-    doc = advising.advise_transfer(request).doc
-    if as_json:
-        click.echo(json.dumps(doc, indent=1))
-    else:
-        text.print_parts(text.render_advice_table(doc), text.TERMINAL_WIDTH)
+    found = advising.advise_transfer(request)
+    opt.echo_result(found, as_json, lambda f: text.render_advice_table(f.doc),
+                    width=text.TERMINAL_WIDTH)  # fmt: skip
 
 
 COMMANDS: list[click.Command] = [history_group, matrix, changes, advise]

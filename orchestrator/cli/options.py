@@ -384,12 +384,13 @@ def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:
 
 
 def request_from(values: Mapping[str, Any], emulation: Emulation | None) -> SweepRequest:
-    """The SweepRequest of `sweep`, `study tcp` or `plan`, with `emulation`."""
+    """The SweepRequest of `sweep`, `study tcp`, `plan` or `mesh up`, with `emulation` (the
+    default TestParams for a command without test_params_options)."""
     from orchestrator.sweep import SweepRequest
 
-    return SweepRequest(selection=selection_from(values), params=params_from(values),
-                        run=run_from(values), cloud=cloud_flags_given(values),
-                        emulation=emulation)  # fmt: skip
+    params = params_from(values) if "pings" in values else TestParams()
+    return SweepRequest(selection=selection_from(values), params=params, run=run_from(values),
+                        cloud=cloud_flags_given(values), emulation=emulation)  # fmt: skip
 
 
 def json_flag(help: str) -> Callable[[F], F]:
@@ -409,10 +410,18 @@ def emit(data: Any) -> None:
     click.echo(json.dumps(doc, indent=2, default=str))
 
 
-def echo_result(found: Any, as_json: bool, lines: Callable[[Any], Iterable[str]],
-                indent: int = 1) -> None:  # fmt: skip
-    """Print `found.to_json()` with `as_json`, else the lines `lines(found)` renders."""
-    click.echo(json.dumps(found.to_json(), indent=indent) if as_json else "\n".join(lines(found)))
+def echo_result(found: Any, as_json: bool, render: Callable[[Any], Iterable[Any]],
+                indent: int = 1, width: int = 0, markup: bool = False) -> None:  # fmt: skip
+    """Print `found.to_json()` with `as_json`; else `render(found)`: text lines, or with a
+    `width` the parts (lines and tables) text.print_parts draws."""
+    if as_json:
+        click.echo(json.dumps(found.to_json(), indent=indent))
+    elif width:
+        from orchestrator.text import print_parts
+
+        print_parts(render(found), width, markup=markup)
+    else:
+        click.echo("\n".join(render(found)))
 
 
 def echo_listing(data: Any, as_json: bool, lines: Iterable[str]) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +43,7 @@ def plan_command(catalog: Path, pricing_path: Path, strict: bool, round_overhead
                  **options: Any) -> None:  # fmt: skip
     """Show what a sweep would test, in which rounds, how long and at what cost.
 
-    A dry run: nothing is created. Distances are geodesic (WGS-84). Bytes and egress
-    cost are expected figures from the network model: each test at the smaller of the
-    VM's published egress cap and what a real TCP window carries over the pair's
-    modelled RTT (on local: the emulator's cap and window). A warning names the hosts
-    whose mean egress is above their machine type's baseline bandwidth, and a type that
-    covers them.
+    A dry run: nothing is created. How the estimate is made: docs/planning.md.
 
     \b
     Example:
@@ -70,10 +64,8 @@ def plan_command(catalog: Path, pricing_path: Path, strict: bool, round_overhead
         return
     result = sw.dry_run(request, catalog_path=catalog, pricing_path=pricing_path, strict=strict,
                         round_overhead=round_overhead, note=info, warn=warning)  # fmt: skip
-    if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2))
-    else:
-        text.print_parts(text.plan_tables(result), text.TERMINAL_WIDTH, markup=True)
+    opt.echo_result(result, as_json, text.plan_tables, indent=2, width=text.TERMINAL_WIDTH,
+                    markup=True)  # fmt: skip
 
 
 @click.group(invoke_without_command=True)

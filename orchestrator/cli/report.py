@@ -76,8 +76,7 @@ def site_command(out: Path, results: Path, catalog: Path, include_flagged: bool)
     """Build the static site: latest sweep, a page per sweep, methodology, data.
 
     With a history store also the From x To matrix, the changes and a page per pair.
-    The site works offline and from file:// (plotly.js is bundled); emulated results
-    are labelled on every page and chart.
+    It works offline and from file:// (docs/reports-and-site.md).
 
     \b
     Example:

@@ -61,12 +61,8 @@ def init_command(force: bool, schedules: Path) -> None:
 @opt.file_option
 @opt.results_option
 def run_command(name: str, schedules: Path, results: Path, **how: bool) -> None:
-    """Run one tick of a profile: what a timer calls.
-
-    Takes the results folder's lock (a tick that finds it held is recorded as
-    skipped-locked), tears down sweeps a dead process left, checks the budgets,
-    runs the sweep, report, site and publish target, applies retention, and
-    appends one record to the ledger (results/schedule-ledger.jsonl).
+    """Run one tick of a profile: what a timer calls. Its steps and the ledger line it
+    appends: docs/scheduled-sweeps.md.
 
     \b
     Example:
@@ -94,10 +90,6 @@ def _timer_options(f: opt.F) -> opt.F:
 def install_command(name: str, schedules: Path, results: Path, no_enable: bool, dry_run: bool,
                     **where: Any) -> None:  # fmt: skip
     """Install a profile's systemd timer (or cron entry) that runs 'schedule run NAME'.
-
-    OnCalendar follows the cadence (UTC), RandomizedDelaySec the slip,
-    Persistent=true runs a tick missed while the machine was off, and the
-    start timeout is bound from the plan's estimate.
 
     \b
     Example:
@@ -166,9 +158,6 @@ def list_command(schedules: Path, results: Path, as_json: bool) -> None:
 @opt.file_option
 def export_command(name: str, workflow: Path, schedules: Path, **how: Any) -> None:
     """Write a GitHub Actions workflow that runs a profile's ticks with OIDC credentials.
-
-    Off-the-hour cron, workflow_dispatch, one sweep at a time (never cancelled),
-    results restored from and saved to a bucket, teardown and reap always.
 
     \b
     Example:

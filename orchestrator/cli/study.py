@@ -57,10 +57,8 @@ def study_group() -> None:
 def tcp(**kwargs: Any) -> None:
     """What distance costs one TCP stream, and what wins it back, per pair.
 
-    For each selected pair (forward test only), every variant runs --repeats times in an
-    order shuffled per pair, in the same exclusive rounds as a sweep: default host
-    settings; tuned buffers (2 x the bandwidth-delay product, restored after); -P 4 and
-    -P 8; CUBIC and BBR. Results land in <results>/studies/<id>/ (study.csv, study.md).
+    The variants and how they are run: docs/study-tcp.md. Results land in
+    <results>/studies/<id>/ (study.csv, study.md).
 
     \b
     Example:
@@ -117,10 +115,8 @@ def demo(
 ) -> None:  # fmt: skip
     """Build an emulated history with one injected route change, then check and show it.
 
-    Latency-only sweeps of the same regions on the emulated cloud, each with its own
-    recorded seed; from --change-from on, one pair gets extra delay. Every sweep joins the
-    history store; 'interregion changes' must then find that change and nothing else
-    (exit 1 otherwise); then the site. Needs root; every emulation is removed at the end.
+    'interregion changes' must find that change and nothing else (exit 1 otherwise;
+    docs/history.md). Needs root; every emulation is removed at the end.
 
     \b
     Example:

@@ -81,9 +81,8 @@ _RESUMED = (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS)
 def sweep(**kwargs: Any) -> None:
     """Measure latency and throughput between the selected regions, keeping every result.
 
-    Stages: plan, provision, prepare, measure (rounds), collect, teardown, report.
-    Teardown always runs, also on errors, Ctrl-C and SIGTERM. Results land in
-    results/<sweep-id>/ (sweep.json, raw/, measurements.csv).
+    Teardown always runs, also on errors, Ctrl-C and SIGTERM. The stages, each also a
+    command of its own: docs/sweeps.md.
 
     \b
     Example:
@@ -185,9 +184,6 @@ def measure(sweep_id: str, no_retry: bool, results: Path) -> None:
 def collect(sweep_id: str, force: bool, results: Path) -> None:
     """Rebuild a sweep's measurements.csv from its raw tool outputs.
 
-    Refuses (without --force) to turn ok rows into failed ones, e.g. on a sweep
-    copied without its raw/ folder.
-
     \b
     Example:
       interregion collect --sweep 20261122T0130Z-3fa2
@@ -251,9 +247,7 @@ def mesh_group() -> None:
 def up_command(**kwargs: Any) -> None:
     """Start a mesh and collect from it until stopped (mesh down, Ctrl-C, SIGTERM).
 
-    One host per region, chosen and started as a sweep's. The command stays in the
-    foreground as the mesh's controller: it pulls the hosts' records into the store and
-    judges the finished bins; stopped, it pulls once more and tears everything down.
+    The command stays in the foreground as the mesh's controller (docs/mesh.md).
 
     \b
     Example:
@@ -262,9 +256,7 @@ def up_command(**kwargs: Any) -> None:
     """
     request = mesh.MeshRequest(kwargs["interval"], kwargs["echoes"], kwargs["collect_every"],
                                bin_s=kwargs["bin_seconds"]).check()  # fmt: skip
-    wanted = sw.SweepRequest(selection=opt.selection_from(kwargs), run=opt.run_from(kwargs),
-                             cloud=opt.cloud_flags_given(kwargs),
-                             emulation=opt.emulation_from(kwargs))  # fmt: skip
+    wanted = opt.request_from(kwargs, opt.emulation_from(kwargs))
     mesh.run_mesh(wanted, request, kwargs["results"], yes=kwargs["yes"], note=info, say=say,
                   started=lambda sweep: click.echo(sweep.id))  # fmt: skip
 
