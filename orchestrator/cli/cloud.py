@@ -18,6 +18,10 @@ _CLOUDS = click.option("--clouds", default=",".join(CLOUDS), show_default=True, 
                        help="Clouds to ask, comma-separated.")  # fmt: skip
 
 
+@opt.examples(
+    "interregion preflight --clouds aws,gcp --max-regions 8 --gcp-project my-project",
+    "interregion preflight --regions aws:us-east-1,gcp:us-east4 --json",
+)
 @click.command("preflight")
 @opt.selection_options
 @opt.cloud_options
@@ -27,11 +31,6 @@ def preflight_command(catalog: Path, as_json: bool, **kwargs: Any) -> None:
     """Check credentials, regions, machine types, quotas and images before a cloud sweep.
 
     Nothing is created and nothing costs money. Regions that would fail are listed.
-
-    \b
-    Example:
-      interregion preflight --clouds aws,gcp --max-regions 8 --gcp-project my-project
-      interregion preflight --regions aws:us-east-1,gcp:us-east4 --json
     """
     result = cloud_api.check_selection_on_clouds(
         opt.selection_from(kwargs), opt.cloud_flags_from(kwargs), catalog_path=catalog,
@@ -40,6 +39,7 @@ def preflight_command(catalog: Path, as_json: bool, **kwargs: Any) -> None:
     opt.echo_listing(result.to_json(), as_json, text.preflight_lines(result))
 
 
+@opt.examples("interregion regions sync --clouds aws", "interregion regions sync --json")
 @click.command("sync")
 @_CLOUDS
 @opt.account_options
@@ -53,11 +53,6 @@ def regions_sync_command(
     Lists regions missing from the catalog, catalog regions the account does
     not see, AWS opt-in regions not enabled for the account, and AWS machine types
     whose baseline or burst bandwidth in regions.yaml differs from the EC2 API's.
-
-    \b
-    Example:
-      interregion regions sync --clouds aws
-      interregion regions sync --json
     """
     report = cloud_api.sync_catalog(catalog, list(plan.parse_clouds(clouds, "--clouds")),
                                     warn=warning, gcp_project=gcp_project,
@@ -65,6 +60,12 @@ def regions_sync_command(
     opt.echo_listing(report.to_json(), as_json, text.sync_lines(report))
 
 
+@opt.examples(
+    "interregion reap --dry-run",
+    "interregion reap --dry-run --json",
+    "interregion reap --older-than 2h",
+    "interregion reap --sweep 20261122T0130Z-3fa2",
+)
 @click.command("reap")
 @click.option("--older-than", default=None, metavar="AGE",
               help="Reap resources created longer ago than this (e.g. 2h) instead of expired "
@@ -81,13 +82,6 @@ def reap_command(clouds: str, dry_run: bool, as_json: bool, **kwargs: Any) -> No
 
     Those tagged project=interregion whose expires_utc has passed, by default
     (docs/clouds.md).
-
-    \b
-    Example:
-      interregion reap --dry-run
-      interregion reap --dry-run --json
-      interregion reap --older-than 2h
-      interregion reap --sweep 20261122T0130Z-3fa2
     """
     report = cloud_api.reap_clouds(list(plan.parse_clouds(clouds, "--clouds")), dry_run=dry_run,
                                    warn=warning, **kwargs)  # fmt: skip

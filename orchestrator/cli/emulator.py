@@ -17,19 +17,22 @@ _ID = click.option("--id", "emulation_id", default=DEFAULT_ID, show_default=True
                    help="Emulation id.")  # fmt: skip
 
 
+@opt.examples("interregion emulator up --max-regions 8", "interregion emulator down --id local")
 @click.group("emulator")
 def emulator() -> None:
     """The emulated cloud: each region a network namespace on this machine.
 
     Needs root (network namespaces, iptables). How it is built: docs/emulator.md.
-
-    \b
-    Example:
-      interregion emulator up --max-regions 8
-      interregion emulator down --id local
     """
 
 
+@opt.examples(
+    "interregion emulator up --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2",
+    "interregion emulator up --regions aws:us-east-1,gcp:us-east4,aws:ap-southeast-2 \\\n"
+    "  --id demo --controller aws:us-east-1",
+    "interregion emulator up --regions aws:us-east-1,gcp:europe-west1 --seed 7 \\\n"
+    "  --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10",
+)
 @emulator.command("up")
 @click.option("--regions", default="", help="Comma-separated regions (cloud:id) to emulate.")
 @click.option("--max-regions", type=click.IntRange(2, 240), help="Spread N regions over the globe.")
@@ -52,16 +55,7 @@ def emulator() -> None:
 @opt.perturb_options
 def up_command(spec_file: Path | None, regions: str, perturb: tuple[str, ...],
                perturb_file: Path | None, **kwargs: Any) -> None:  # fmt: skip
-    """Bring an emulated cloud up (first removing leftovers of the same id). Needs root.
-
-    \b
-    Example:
-      interregion emulator up --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2
-      interregion emulator up --regions aws:us-east-1,gcp:us-east4,aws:ap-southeast-2 \\
-        --id demo --controller aws:us-east-1
-      interregion emulator up --regions aws:us-east-1,gcp:europe-west1 --seed 7 \\
-        --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
-    """
+    """Bring an emulated cloud up (first removing leftovers of the same id). Needs root."""
     if spec_file is None:
         listed = tuple(r.strip() for r in regions.split(",") if r.strip())
         request = emu.UpRequest(regions=listed, perturbations=emu.gather(perturb, perturb_file),
@@ -75,6 +69,11 @@ def up_command(spec_file: Path | None, regions: str, perturb: tuple[str, ...],
         click.echo(text.spec_up_line(emu.bring_up_spec(spec_file)))
 
 
+@opt.examples(
+    "interregion emulator perturb --id demo --perturb aws:us-east-1/gcp:us-east4,delay_ms=10",
+    "interregion emulator perturb --id demo --perturb aws:ap-southeast-2,loss_pct=2",
+    "interregion emulator perturb --id demo",
+)
 @emulator.command("perturb")
 @_ID
 @opt.perturb_options
@@ -82,55 +81,37 @@ def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: P
     """Replace a running emulation's perturbations; with none given, remove them all.
 
     Between two sweeps on a kept-up emulation this is how a route changes. Needs root.
-
-    \b
-    Example:
-      interregion emulator perturb --id demo --perturb aws:us-east-1/gcp:us-east4,delay_ms=10
-      interregion emulator perturb --id demo --perturb aws:ap-southeast-2,loss_pct=2
-      interregion emulator perturb --id demo
     """
     spec = emu.set_perturbations(emulation_id, emu.gather(perturb, perturb_file))
     click.echo("\n".join(text.perturbed_lines(spec)))
 
 
+@opt.examples("interregion emulator down --id local")
 @emulator.command("down")
 @click.option("--id", "emulation_id", required=True, help="Emulation id (see 'status').")
 def down_command(emulation_id: str) -> None:
-    """Tear an emulation down; does nothing if it is not there. Needs root.
-
-    \b
-    Example:
-      interregion emulator down --id local
-    """
+    """Tear an emulation down; does nothing if it is not there. Needs root."""
     removed = emu.down(emulation_id)
     said = f" removed ({len(removed)} objects)" if removed else ": nothing to remove"
     click.echo(f"emulation {emulation_id}{said}")
 
 
+@opt.examples("interregion emulator status", "interregion emulator status --json")
 @emulator.command("status")
 @opt.json_option
 def status_command(as_json: bool) -> None:
-    """List the emulations on this machine and whether their programs run.
-
-    \b
-    Example:
-      interregion emulator status
-      interregion emulator status --json
-    """
+    """List the emulations on this machine and whether their programs run."""
     rows = emu.status()
     opt.echo_listing([s.to_json() for s in rows], as_json, text.emulator_status_lines(rows))
 
 
+@opt.examples("interregion emulator reap")
 @emulator.command("reap")
 def reap_command() -> None:
     """Remove what crashed or expired runs left: ir-* namespaces, links, processes, state.
 
     An emulation is reaped when the process that owns it has ended or, without an owner,
     once it expired. Needs root.
-
-    \b
-    Example:
-      interregion emulator reap
     """
     click.echo("\n".join(text.reaped_lines(emu.reap())))
 

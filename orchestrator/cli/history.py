@@ -55,6 +55,10 @@ def _query_options(f: opt.F) -> opt.F:
     ])  # fmt: skip
 
 
+@opt.examples(
+    "interregion history ingest --all",
+    "interregion history --pairs aws:us-east-1/gcp:europe-west1 --window 1W",
+)
 @click.group("history", invoke_without_command=True)
 @_query_options
 @click.pass_context
@@ -62,11 +66,6 @@ def history_group(ctx: click.Context, pairs: str | None, **query: Any) -> None:
     """History across sweeps: one DuckDB store, results/history.duckdb.
 
     With --pairs and no subcommand: 'history show'.
-
-    \b
-    Examples:
-      interregion history ingest --all
-      interregion history --pairs aws:us-east-1/gcp:europe-west1 --window 1W
     """
     if ctx.invoked_subcommand is not None:
         if pairs:
@@ -78,6 +77,10 @@ def history_group(ctx: click.Context, pairs: str | None, **query: Any) -> None:
     ctx.invoke(show, pairs=pairs, **query)
 
 
+@opt.examples(
+    "interregion history show --pairs aws:us-east-1/gcp:europe-west1 --window 1W",
+    "interregion history show --pairs gcp:asia-east1/aws:eu-west-1 --metric throughput --json",
+)
 @history_group.command()
 @_query_options
 def show(pairs: str | None, metric: str, window: str, sources: tuple[str, ...], as_json: bool,
@@ -85,11 +88,6 @@ def show(pairs: str | None, metric: str, window: str, sources: tuple[str, ...], 
     """One pair's series (a value per test) and its window percentiles.
 
     The percentiles pool every sample of every test in the window (p99: from 100 samples).
-
-    \b
-    Examples:
-      interregion history show --pairs aws:us-east-1/gcp:europe-west1 --window 1W
-      interregion history show --pairs gcp:asia-east1/aws:eu-west-1 --metric throughput --json
     """
     if not pairs:
         raise UserError("--pairs is required, e.g. --pairs aws:us-east-1/gcp:europe-west1")
@@ -97,6 +95,9 @@ def show(pairs: str | None, metric: str, window: str, sources: tuple[str, ...], 
     opt.echo_result(found, as_json, text.render_pair_series)
 
 
+@opt.examples(
+    "interregion history ingest --sweep 20261122T0130Z-3fa2", "interregion history ingest --all"
+)
 @history_group.command()
 @click.option("--sweep", "sweep_id", default=None, metavar="ID", help="One sweep's id.")
 @click.option("--all", "all_", is_flag=True, help="Every sweep under --results.")
@@ -106,13 +107,7 @@ def show(pairs: str | None, metric: str, window: str, sources: tuple[str, ...], 
 )  # fmt: skip
 @opt.results_option
 def ingest(sweep_id: str | None, all_: bool, replace: bool, results: Path) -> None:
-    """Put sweeps' rows into the store, replacing a sweep's rows ingested before.
-
-    \b
-    Examples:
-      interregion history ingest --sweep 20261122T0130Z-3fa2
-      interregion history ingest --all
-    """
+    """Put sweeps' rows into the store, replacing a sweep's rows ingested before."""
     if bool(sweep_id) == all_:
         raise UserError("say which sweeps: --sweep ID or --all (not both)")
     if sweep_id:
@@ -125,18 +120,18 @@ def ingest(sweep_id: str | None, all_: bool, replace: bool, results: Path) -> No
     click.echo(text.filled_line(every))
 
 
+@opt.examples("interregion history rebuild --results results/")
 @history_group.command()
 @opt.results_option
 def rebuild(results: Path) -> None:
-    """Recreate the store from results/*/ and results/imports/ alone.
-
-    \b
-    Example:
-      interregion history rebuild --results results/
-    """
+    """Recreate the store from results/*/ and results/imports/ alone."""
     click.echo(text.rebuilt_line(history.rebuild_history(results, warning)))
 
 
+@opt.examples(
+    "interregion history export --format parquet --out /tmp/history.parquet",
+    "interregion history export --format csv --since 2026-11-01",
+)
 @history_group.command()
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
               show_default=True, help="File format.")  # fmt: skip
@@ -146,18 +141,16 @@ def rebuild(results: Path) -> None:
               help="File to write. Default: results/history.parquet (or .csv).")  # fmt: skip
 @opt.results_option
 def export(fmt: str, since: datetime | None, out: Path | None, results: Path) -> None:
-    """Export the stored rows (with each test's ping samples) as Parquet or CSV.
-
-    \b
-    Examples:
-      interregion history export --format parquet --out /tmp/history.parquet
-      interregion history export --format csv --since 2026-11-01
-    """
+    """Export the stored rows (with each test's ping samples) as Parquet or CSV."""
     target = out or results / f"history.{fmt}"
     rows = exchange.export_measurements(results, target, fmt, since)
     click.echo(f"{counted(rows, 'row')} -> {target}")
 
 
+@opt.examples(
+    "interregion history convert --from skyplane builtin --out s.csv",
+    "interregion history import --source skyplane --date 2022-11 s.csv",
+)
 @history_group.command(name="import")
 @click.option("--source", required=True, metavar="NAME", help="The publisher, e.g. skyplane.")
 @click.option("--date", "month", required=True, metavar="YYYY-MM", help="When it was measured.")
@@ -170,11 +163,6 @@ def import_(source: str, month: str, label: str, replace: bool, file: Path, resu
     """Load published measurements (a CSV in our schema) as a dated, labelled source.
 
     A copy in results/imports/ keeps it for 'history rebuild'.
-
-    \b
-    Examples:
-      interregion history convert --from skyplane builtin --out s.csv
-      interregion history import --source skyplane --date 2022-11 s.csv
     """
     done = exchange.import_source(results, file, source, month, label, replace=replace)
     if done.replaced is not None:
@@ -189,6 +177,10 @@ class _BuiltinOrPath(opt.UserPath):
         return value if value == "builtin" else super().convert(value, param, ctx)
 
 
+@opt.examples(
+    "interregion history convert --from skyplane builtin --out s.csv",
+    "interregion history convert --from doit builtin --out d.csv",
+)
 @history_group.command()
 @click.option("--from", "fmt", type=click.Choice(["skyplane", "doit"]), required=True,
               help="Its format.")  # fmt: skip
@@ -198,15 +190,16 @@ def convert(fmt: str, file: Path | str, out: Path) -> None:
     """Rewrite a public data file in our CSV schema, for 'history import'. FILE 'builtin'
     is the format's file that ships with interregion (data/README.md); ./builtin is a
     file of that name.
-
-    \b
-    Examples:
-      interregion history convert --from skyplane builtin --out s.csv
-      interregion history convert --from doit builtin --out d.csv
     """
     click.echo(text.converted_line(exchange.convert_file(fmt, file, out)))
 
 
+@opt.examples(
+    "interregion matrix --metric rtt --stat p90 --window 1W --source emulated",
+    "interregion matrix --window latest",
+    "interregion matrix --source skyplane --window all --cloud-pair aws:gcp --json",
+    "interregion matrix --metric detectable --json",
+)
 @click.command()
 @click.option(
     "--metric", type=click.Choice([*_METRICS, "detectable"]), default="rtt", show_default=True,
@@ -235,13 +228,6 @@ def matrix(
 
     A cell pools every sample of every test of the window (docs/history.md). The mesh's
     sources are `interregion mesh matrix`'s.
-
-    \b
-    Examples:
-      interregion matrix --metric rtt --stat p90 --window 1W --source emulated
-      interregion matrix --window latest
-      interregion matrix --source skyplane --window all --cloud-pair aws:gcp --json
-      interregion matrix --metric detectable --json
     """
     if as_json and as_csv:
         raise UserError("--json and --csv both given: pick one")
@@ -256,6 +242,13 @@ def matrix(
                         width=text.MATRIX_WIDTH)  # fmt: skip
 
 
+@opt.examples(
+    "interregion changes --since 2026-11-01",
+    "interregion changes --json --notify http://127.0.0.1:8080/hook",
+    "INTERREGION_NOTIFY_URL=https://user:secret@hooks.example/x interregion changes",
+    "interregion changes --min-runs 4 --baseline-runs 12",
+    "interregion changes --calibrate --json",
+)
 @click.command()
 @click.option(
     "--since", type=opt.UTC_TIME, default=None, metavar="T",
@@ -302,14 +295,6 @@ def changes(
     Each run was judged once, when its sweep joined the store; this shows what was judged
     (docs/history.md: path events, host/region changes, suspected runs, configuration
     changes).
-
-    \b
-    Examples:
-      interregion changes --since 2026-11-01
-      interregion changes --json --notify http://127.0.0.1:8080/hook
-      INTERREGION_NOTIFY_URL=https://user:secret@hooks.example/x interregion changes
-      interregion changes --min-runs 4 --baseline-runs 12
-      interregion changes --calibrate --json
     """
     request = history.ChangesRequest(results, since, sources, last_runs, baseline_runs,
                                      min_runs, calibrate, url, notify_file)  # fmt: skip
@@ -320,6 +305,11 @@ def changes(
         sys.exit(3)
 
 
+@opt.examples(
+    "interregion advise --from aws:us-east-1 --to gcp:asia-northeast1 --size 100GB",
+    "interregion advise --from aws:eu-west-1 --to aws:us-west-2 --size 1.5TiB \\\n"
+    "  --files 20000 --streams 8 --json",
+)
 @click.command()
 @click.option("--from", "src", required=True, metavar="REGION", help="Source, e.g. aws:us-east-1.")
 @click.option("--to", "dst", required=True, metavar="REGION", help="Destination region.")
@@ -355,12 +345,6 @@ def advise(
 
     Figures come from the pair's newest real test, else the network model; the output says
     which (docs/advise.md).
-
-    \b
-    Examples:
-      interregion advise --from aws:us-east-1 --to gcp:asia-northeast1 --size 100GB
-      interregion advise --from aws:eu-west-1 --to aws:us-west-2 --size 1.5TiB \\
-        --files 20000 --streams 8 --json
     """
     request = advising.AdviseRequest(src, dst, size, files, streams, measured_only, tier,
                                      results, catalog)  # fmt: skip

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # what a command runs with, imported when it runs: not its --
     from orchestrator.sweep import Emulation, SweepRequest
 
 F = TypeVar("F", bound=Callable[..., Any])
+C = TypeVar("C", bound=click.Command)
 option = click.option
 SCHEMA = "interregion/v1"
 
@@ -98,6 +99,18 @@ class UtcTime(click.ParamType):
 
 
 UTC_TIME = UtcTime()
+
+
+def examples(*lines: str) -> Callable[[C], C]:
+    """A command's examples, the end of its --help (its epilog; a line with a newline goes
+    on, indented, on the next)."""
+
+    def add(command: C) -> C:
+        shown = "\n".join("  " + line.replace("\n", "\n  ") for line in lines)
+        command.epilog = f"\b\nExample{'s' if len(lines) > 1 else ''}:\n{shown}"
+        return command
+
+    return add
 
 
 def stack(f: F, options: list[Callable[[F], F]]) -> F:

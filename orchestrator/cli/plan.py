@@ -16,6 +16,13 @@ from orchestrator.mesh import DEFAULT_ECHOES, DEFAULT_INTERVAL_S
 from orchestrator.model import CLOUDS
 
 
+@opt.examples(
+    "interregion plan --max-regions 8",
+    "interregion plan --regions aws:us-east-1,aws:us-east-2,gcp:us-east4 --strict",
+    "interregion plan --cloud-pair aws:gcp --min-km 1000 --max-km 5000 --json",
+    "interregion plan --pairs aws:us-east-1/gcp:us-east4 --pings 50 --duration 10",
+    "interregion plan --mesh --max-regions 8",
+)
 @click.command("plan")
 @opt.selection_options
 @opt.test_params_options
@@ -44,14 +51,6 @@ def plan_command(catalog: Path, pricing_path: Path, strict: bool, round_overhead
     """Show what a sweep would test, in which rounds, how long and at what cost.
 
     A dry run: nothing is created. How the estimate is made: docs/planning.md.
-
-    \b
-    Example:
-      interregion plan --max-regions 8
-      interregion plan --regions aws:us-east-1,aws:us-east-2,gcp:us-east4 --strict
-      interregion plan --cloud-pair aws:gcp --min-km 1000 --max-km 5000 --json
-      interregion plan --pairs aws:us-east-1/gcp:us-east4 --pings 50 --duration 10
-      interregion plan --mesh --max-regions 8
     """
     # notes and warnings are log lines, on stderr: --json output stays parseable
     request = opt.request_from(options, None)
@@ -68,6 +67,7 @@ def plan_command(catalog: Path, pricing_path: Path, strict: bool, round_overhead
                     markup=True)  # fmt: skip
 
 
+@opt.examples("interregion regions --cloud aws", "interregion regions --json")
 @click.group(invoke_without_command=True)
 @click.option("--cloud", "clouds", default=",".join(CLOUDS), show_default=True, metavar="LIST",
               help="Clouds to list, comma-separated.")  # fmt: skip
@@ -75,13 +75,7 @@ def plan_command(catalog: Path, pricing_path: Path, strict: bool, round_overhead
 @opt.catalog_option
 @click.pass_context
 def regions(ctx: click.Context, clouds: str, as_json: bool, catalog: Path) -> None:
-    """List the region catalog (regions.yaml).
-
-    \b
-    Example:
-      interregion regions --cloud aws
-      interregion regions --json
-    """
+    """List the region catalog (regions.yaml)."""
     if ctx.invoked_subcommand is not None:
         return
     listing = model.region_listing(catalog, plan.parse_clouds(clouds, "--cloud"))

@@ -18,16 +18,16 @@ from orchestrator.study import DEFAULT_REPEATS, VARIANTS
 PER_VARIANT = ("streams", "congestion", "window", "tests", "measures")
 
 
+@opt.examples("interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes")
 @click.group("study")
 def study_group() -> None:
-    """Studies that measure variants of the tests, not only what a sweep measures.
-
-    \b
-    Example:
-      interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes
-    """
+    """Studies that measure variants of the tests, not only what a sweep measures."""
 
 
+@opt.examples(
+    "interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes",
+    "interregion study tcp --backend local --variants default,tuned,p4 --repeats 5 --yes",
+)
 @study_group.command("tcp")
 @opt.selection_options
 @opt.test_params_options
@@ -59,11 +59,6 @@ def tcp(**kwargs: Any) -> None:
 
     The variants and how they are run: docs/study-tcp.md. Results land in
     <results>/studies/<id>/ (study.csv, study.md).
-
-    \b
-    Example:
-      interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes
-      interregion study tcp --backend local --variants default,tuned,p4 --repeats 5 --yes
     """
     from orchestrator.cli.sweep import announce
 
@@ -90,6 +85,11 @@ for _param in tcp.params:
         _param.hidden = True
 
 
+@opt.examples(
+    "interregion demo --out demo --replace",
+    "interregion demo --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2 \\\n"
+    "  --sweeps 5 --change-from 3 --min-runs 2",
+)
 @click.command("demo")
 @click.option(
     "--out", type=opt.UserPath(file_okay=False), default=Path("demo"), show_default=True,
@@ -117,12 +117,6 @@ def demo(
 
     'interregion changes' must find that change and nothing else (exit 1 otherwise;
     docs/history.md). Needs root; every emulation is removed at the end.
-
-    \b
-    Example:
-      interregion demo --out demo --replace
-      interregion demo --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2 \\
-          --sweeps 5 --change-from 3 --min-runs 2
     """
     from orchestrator.demo import DemoRequest, make_demo
 
