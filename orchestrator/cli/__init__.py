@@ -126,10 +126,10 @@ def _group_value(own: Any) -> Any:
 COMMAND_MODULES = {
     name: module
     for module, names in (
-        ("plan", "plan regions"), ("emulator", "emulator"),
+        ("plan", "plan regions preflight reap"), ("emulator", "emulator"),
         ("sweep", "sweep provision prepare measure collect teardown mesh metrics"),
         ("report", "report site publish"), ("history", "history matrix changes advise"),
-        ("cloud", "preflight reap"), ("schedule", "schedule"), ("study", "study demo"),
+        ("schedule", "schedule"), ("study", "study demo"),
     )
     for name in names.split()
 }  # fmt: skip

@@ -110,8 +110,7 @@ def status_command(as_json: bool) -> None:
 def reap_command() -> None:
     """Remove what crashed or expired runs left: ir-* namespaces, links, processes, state.
 
-    An emulation is reaped when the process that owns it has ended or, without an owner,
-    once it expired. Needs root.
+    Needs root; when an emulation is reaped: docs/emulator.md.
     """
     click.echo("\n".join(text.reaped_lines(emu.reap())))
 

@@ -55,10 +55,7 @@ def _query_options(f: opt.F) -> opt.F:
     ])  # fmt: skip
 
 
-@opt.examples(
-    "interregion history ingest --all",
-    "interregion history --pairs aws:us-east-1/gcp:europe-west1 --window 1W",
-)
+@opt.examples("interregion history --pairs aws:us-east-1/gcp:europe-west1 --window 1W")
 @click.group("history", invoke_without_command=True)
 @_query_options
 @click.pass_context

@@ -112,11 +112,7 @@ def remove_command(
 @opt.results_option
 @opt.json_option
 def list_command(schedules: Path, results: Path, as_json: bool) -> None:
-    """Each profile's next run, last outcome, month-to-date spend and missed ticks.
-
-    A missed tick is a due time, since the profile's first ledger record, with
-    no record at all: the timer never fired.
-    """
+    """Each profile's next run, last outcome, month-to-date spend and missed ticks."""
     found = schedule.schedule_status(schedules, results, datetime.now(UTC))
     if warning := found.bad_lines_warning():
         log_warning(warning)

@@ -198,9 +198,7 @@ _WINDOW = click.option("--window", default="1H", show_default=True,
                        help="1H, 6H, 1D or 1W, ending at the newest bin.")  # fmt: skip
 
 
-@opt.examples(
-    "interregion mesh up --max-regions 8 --yes", "interregion mesh status", "interregion mesh down"
-)
+@opt.examples("interregion mesh up --max-regions 8 --yes")
 @click.group("mesh")
 def mesh_group() -> None:
     """A continuous mesh: every directed pair probed every interval, kept in the store."""
@@ -299,10 +297,7 @@ def matrix_command(source: str | None, window: str, as_json: bool, results: Path
 @opt.results_option
 def metrics_command(out: Path | None, fmt: str, window: str, bind: str | None,
                     results: Path) -> None:  # fmt: skip
-    """The mesh's RTT, loss and probe counts per directed pair as OpenMetrics text
-    (for node_exporter, --out into its textfile collector's folder; or served at
-    /metrics for Prometheus, --serve).
-    """
+    """The mesh's RTT, loss and probe counts per directed pair as OpenMetrics text."""
     if bind is not None and out is not None:
         raise UserError("--out and --serve both given: pick one")
     if bind is not None:

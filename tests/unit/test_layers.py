@@ -315,7 +315,7 @@ def test_ruff_skips_no_folder_of_the_package_or_the_tests():
         ("cli/plan.py", "import numpy as np", "imports numpy: the CLI calls a use case"),
         ("cli/report.py", "import duckdb", "imports duckdb: the CLI calls a use case"),
         ("cli/schedule.py", "from subprocess import run", "imports subprocess: the CLI"),
-        ("cli/cloud.py", "import sqlite3", "imports sqlite3: the CLI calls a use case"),
+        ("cli/plan.py", "import sqlite3", "imports sqlite3: the CLI calls a use case"),
         ("cli/study.py", "return 'SELECT rtt_ms FROM tests WHERE src = ?'", "SQL in the CLI"),
         ("cli/history.py", "from pandas import DataFrame", "imports pandas: the CLI calls"),
         ("cli/sweep.py", "import pyarrow.parquet as pq", "imports pyarrow.parquet: the CLI"),
