@@ -132,7 +132,7 @@ def rebuild(results: Path) -> None:
 @history_group.command()
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
               show_default=True, help="File format.")  # fmt: skip
-@click.option("--since", type=opt.UTC_TIME, default=None, metavar="T",
+@click.option("--since", callback=opt.utc_time, metavar="T",
               help="Only rows from this UTC date/time.")  # fmt: skip
 @click.option("--out", type=opt.UserPath(dir_okay=False), default=None,
               help="File to write. Default: results/history.parquet (or .csv).")  # fmt: skip
@@ -248,7 +248,7 @@ def matrix(
 )
 @click.command()
 @click.option(
-    "--since", type=opt.UTC_TIME, default=None, metavar="T",
+    "--since", callback=opt.utc_time, metavar="T",
     help="Only changes that started or closed from this UTC date/time (open ones always).",
 )  # fmt: skip
 @_SOURCE_OPTION

@@ -89,16 +89,9 @@ class FiniteFloat(click.ParamType):
 FINITE = FiniteFloat()
 
 
-class UtcTime(click.ParamType):
-    """A `--since` value (a UTC date or time) as an aware UTC datetime (core.parse_since)."""
-
-    name = "time"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        return value if isinstance(value, datetime) else parse_since(str(value))
-
-
-UTC_TIME = UtcTime()
+def utc_time(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
+    """The callback of `--since`: a UTC date or time as an aware UTC datetime (parse_since)."""
+    return None if value is None else parse_since(value)
 
 
 def examples(*lines: str) -> Callable[[C], C]:

@@ -113,9 +113,7 @@ def remove_command(
 @opt.json_option
 def list_command(schedules: Path, results: Path, as_json: bool) -> None:
     """Each profile's next run, last outcome, month-to-date spend and missed ticks."""
-    found = schedule.schedule_status(schedules, results, datetime.now(UTC))
-    if warning := found.bad_lines_warning():
-        log_warning(warning)
+    found = schedule.schedule_status(schedules, results, datetime.now(UTC), log_warning)
     opt.echo_listing(found.to_json(), as_json, text.schedule_status_lines(found))
 
 
