@@ -32,13 +32,8 @@ def _on_terminal() -> bool:
 
 
 def _ask(questions: list[Question], yes: bool) -> None:
-    """Each question on a terminal (no: nothing provisioned); off one, its error (--yes
-    answers them all)."""
-    for q in [] if yes else questions:
-        if not _on_terminal():
-            raise UserError(q.refuse)
-        if not click.confirm(q.ask):
-            raise UserError(sw.NOT_CONFIRMED)
+    """The questions asked on a terminal, refused off one; --yes answers them all."""
+    sw.answer([] if yes else questions, click.confirm if _on_terminal() else None)
 
 
 def announce(plan: Plan, tests: int, shape: str, budget_usd: float, yes: bool) -> None:

@@ -165,7 +165,8 @@ PUBLIC = {
     "sweep": [
         "ClosedRound", "Emulation", "Held", "MESH_DIR", "NOT_CONFIRMED", "PlannedRound",
         "Question", "RoundTracker",
-        "Sweep", "SweepDone", "SweepRequest", "SweepRun", "agent_parts", "check_playbook_end",
+        "Sweep", "SweepDone", "SweepRequest", "SweepRun", "agent_parts", "answer",
+        "check_playbook_end",
         "cloud_options_for", "collect", "collect_sweep", "congestion_problem", "control_dir",
         "create", "dry_run", "existing_stacks", "load_hosts", "local_agent_dir", "locked",
         "mark_owner", "measure_stage", "measure_sweep", "next_round_no", "open_sweep",
