@@ -53,20 +53,13 @@ def emulator() -> None:
               help="Seed of the run-to-run variation (per-pair delay changes, loss episodes). "
               "Default: drawn at random and printed.")  # fmt: skip
 @opt.perturb_options
-def up_command(spec_file: Path | None, regions: str, perturb: tuple[str, ...],
-               perturb_file: Path | None, **kwargs: Any) -> None:  # fmt: skip
+def up_command(regions: str, perturb: tuple[str, ...], perturb_file: Path | None,
+               **kwargs: Any) -> None:  # fmt: skip
     """Bring an emulated cloud up (first removing leftovers of the same id). Needs root."""
-    if spec_file is None:
-        listed = tuple(r.strip() for r in regions.split(",") if r.strip())
-        request = emu.UpRequest(regions=listed, perturbations=emu.gather(perturb, perturb_file),
-                                **kwargs)  # fmt: skip
-        click.echo("\n".join(text.up_lines(emu.bring_up(request))))
-    elif kwargs["controller"] or kwargs["seed"] is not None or perturb or perturb_file:
-        raise click.UsageError(
-            "--controller, --seed and --perturb go into the spec: leave them out with --spec"
-        )
-    else:
-        click.echo(text.spec_up_line(emu.bring_up_spec(spec_file)))
+    listed = tuple(r.strip() for r in regions.split(",") if r.strip())
+    request = emu.UpRequest(regions=listed, perturbations=emu.gather(perturb, perturb_file),
+                            **kwargs)  # fmt: skip
+    click.echo("\n".join(text.up_lines(emu.bring_up(request))))
 
 
 @opt.examples(

@@ -82,10 +82,7 @@ def history_group(ctx: click.Context, pairs: str | None, **query: Any) -> None:
 @_query_options
 def show(pairs: str | None, metric: str, window: str, sources: tuple[str, ...], as_json: bool,
          results: Path) -> None:  # fmt: skip
-    """One pair's series (a value per test) and its window percentiles.
-
-    The percentiles pool every sample of every test in the window (p99: from 100 samples).
-    """
+    """One pair's series (a value per test) and its window percentiles."""
     if not pairs:
         raise UserError("--pairs is required, e.g. --pairs aws:us-east-1/gcp:europe-west1")
     found = history.pair_series(results, pairs, metric, window, sources)

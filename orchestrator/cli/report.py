@@ -94,10 +94,7 @@ def site_command(out: Path, results: Path, catalog: Path, include_flagged: bool)
 @click.option("--to", "target", required=True, metavar="TARGET", callback=opt.folder_or_url,
               help="A folder, s3://bucket/prefix or gs://bucket/prefix.")  # fmt: skip
 def publish_command(site_dir: Path, target: str) -> None:
-    """Publish the site: copy or upload every file, the index pages last.
-
-    Readers see the old site until the new index is in place.
-    """
+    """Publish the site: copy or upload every file, the index pages last."""
     done = publish.publish_site(site_dir, target, log=_say)
     _say(f"published {done.files} files to {target}: {len(done.uploaded)} sent "
          f"({done.bytes} bytes), {done.unchanged} unchanged")  # fmt: skip

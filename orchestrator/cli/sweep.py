@@ -222,10 +222,7 @@ def mesh_group() -> None:
 @opt.emulation_options
 @opt.results_option
 def up_command(**kwargs: Any) -> None:
-    """Start a mesh and collect from it until stopped (mesh down, Ctrl-C, SIGTERM).
-
-    The command stays in the foreground as the mesh's controller (docs/mesh.md).
-    """
+    """Start a mesh and collect from it until stopped (mesh down, Ctrl-C, SIGTERM)."""
     request = mesh.MeshRequest(kwargs["interval"], kwargs["echoes"], kwargs["collect_every"],
                                bin_s=kwargs["bin_seconds"]).check()  # fmt: skip
     wanted = opt.request_from(kwargs, opt.emulation_from(kwargs))

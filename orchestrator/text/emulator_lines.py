@@ -19,7 +19,10 @@ def spec_up_line(done: UpResult) -> str:
 
 
 def up_lines(done: UpResult) -> list[str]:
-    """`emulator up`: each host's address, how to log in, how to remove it."""
+    """`emulator up`: each host's address, how to log in, how to remove it; of a spec
+    file (no keys of its own), spec_up_line."""
+    if done.client_key is None:
+        return [spec_up_line(done)]
     first, name = done.hosts[0].address, done.spec.id
     lines = [f"emulation {name} up in {done.elapsed_s:.1f} s (seed {done.spec.seed}):"]
     lines += [f"  {host.name:32} {host.address}" for host in done.hosts]
