@@ -84,9 +84,7 @@ def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: P
 @click.option("--id", "emulation_id", required=True, help="Emulation id (see 'status').")
 def down_command(emulation_id: str) -> None:
     """Tear an emulation down; does nothing if it is not there. Needs root."""
-    removed = emu.down(emulation_id)
-    said = f" removed ({len(removed)} objects)" if removed else ": nothing to remove"
-    click.echo(f"emulation {emulation_id}{said}")
+    click.echo(text.down_line(emulation_id, emu.down(emulation_id)))
 
 
 @opt.examples("interregion emulator status", "interregion emulator status --json")

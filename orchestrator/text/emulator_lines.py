@@ -18,6 +18,12 @@ def spec_up_line(done: UpResult) -> str:
             f"{done.spec.subnet} ({done.elapsed_s:.1f} s)")  # fmt: skip
 
 
+def down_line(emulation_id: str, removed: Sequence[str]) -> str:
+    """`emulator down`: what was removed (emulator.down's list), or that nothing was."""
+    said = f" removed ({len(removed)} objects)" if removed else ": nothing to remove"
+    return f"emulation {emulation_id}{said}"
+
+
 def up_lines(done: UpResult) -> list[str]:
     """`emulator up`: each host's address, how to log in, how to remove it; of a spec
     file (no keys of its own), spec_up_line."""

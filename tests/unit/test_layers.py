@@ -177,12 +177,13 @@ PUBLIC = {
     ],
     "text": [
         "Announcement", "MATRIX_WIDTH", "TERMINAL_WIDTH", "announcement", "console",
-        "converted_line", "csv_text", "demo_passed_line", "done_lines", "emulator_status_lines",
+        "converted_line", "csv_text", "demo_passed_line", "done_lines", "down_line",
+        "emulator_status_lines",
         "filled_line", "ingest_lines", "mesh_matrix_lines", "mesh_plan_lines", "mesh_status_lines",
         "perturbed_lines", "plan_tables", "preflight_lines", "print_parts", "reap_lines",
         "reaped_lines", "reaped_sweeps_line", "rebuilt_line", "regions_table",
         "render_advice_table", "render_change_lines", "render_demo_outcome", "render_matrix_table",
-        "render_pair_series", "render_report_tables", "schedule_status_lines", "spec_up_line",
+        "render_pair_series", "render_report_tables", "schedule_status_lines",
         "sync_lines", "tick_line", "up_lines", "written_lines",
     ],
 }  # fmt: skip
