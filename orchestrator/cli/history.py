@@ -286,9 +286,9 @@ def changes(
 ) -> None:  # fmt: skip
     """Changes of median RTT and throughput per path; exit 3 while any is open.
 
-    Each run was judged once, when its sweep joined the store; this shows what was judged
-    (docs/history.md: path events, host/region changes, suspected runs, configuration
-    changes).
+    Each run was judged once, when its sweep joined the store; this shows what was judged,
+    unless --baseline-runs, --min-runs or --calibrate asks for another rule, which judges
+    every run again (docs/history.md).
     """
     request = history.ChangesRequest(results, since, sources, last_runs, baseline_runs,
                                      min_runs, calibrate, url, notify_file)  # fmt: skip
