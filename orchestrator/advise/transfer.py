@@ -45,6 +45,10 @@ class TransferAdvice:
     range: spread.AdviceRange
     doc: dict[str, Any]
 
+    def to_json(self) -> dict[str, Any]:
+        """The document `advise --json` prints (docs/advise.md)."""
+        return self.doc
+
 
 def _region(catalog: Catalog, key: str, flag: str) -> Region:
     try:

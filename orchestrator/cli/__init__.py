@@ -2,11 +2,8 @@
 
 Each command module exposes `COMMANDS`, a list of click commands, and is imported when
 one of them is first asked for (COMMAND_MODULES): a command pays for its own imports only.
-
-Exit codes (docs/development.md): 0 done, 2 bad input (a UserError, or an option
-click refuses), 1 a failed run (a RunFailure, or the system refusing a file), 130
-interrupted; `changes` alone adds 3 (open changes). Every command takes `--verbose`
-and `--quiet` (the log lines of core.log), also before the command's name.
+Every command takes `--verbose` and `--quiet`; its errors are one line and an exit code
+(docs/development.md, command-line conventions).
 
 Public API: `main()`, the console script (and `python -m orchestrator`). Only the
 entry points import this package (tests/check_layers.py).
@@ -129,10 +126,10 @@ def _group_value(own: Any) -> Any:
 COMMAND_MODULES = {
     name: module
     for module, names in (
-        ("plan", "plan regions"), ("emulator", "emulator"),
+        ("plan", "plan regions preflight reap"), ("emulator", "emulator"),
         ("sweep", "sweep provision prepare measure collect teardown mesh metrics"),
         ("report", "report site publish"), ("history", "history matrix changes advise"),
-        ("cloud", "preflight reap"), ("schedule", "schedule"), ("study", "study demo"),
+        ("schedule", "schedule"), ("study", "study demo"),
     )
     for name in names.split()
 }  # fmt: skip

@@ -17,21 +17,22 @@ _ID = click.option("--id", "emulation_id", default=DEFAULT_ID, show_default=True
                    help="Emulation id.")  # fmt: skip
 
 
+@opt.examples("interregion emulator up --max-regions 8", "interregion emulator down --id local")
 @click.group("emulator")
 def emulator() -> None:
     """The emulated cloud: each region a network namespace on this machine.
 
-    Hosts get addresses in 198.18.0.0/15, their own sshd (key-only, root), a
-    rate cap, TCP buffers and per-pair WAN delays from the network model.
-    Needs root (network namespaces, iptables).
-
-    \b
-    Example:
-      interregion emulator up --max-regions 8
-      interregion emulator down --id local
+    Needs root (network namespaces, iptables). How it is built: docs/emulator.md.
     """
 
 
+@opt.examples(
+    "interregion emulator up --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2",
+    "interregion emulator up --regions aws:us-east-1,gcp:us-east4,aws:ap-southeast-2 \\\n"
+    "  --id demo --controller aws:us-east-1",
+    "interregion emulator up --regions aws:us-east-1,gcp:europe-west1 --seed 7 \\\n"
+    "  --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10",
+)
 @emulator.command("up")
 @click.option("--regions", default="", help="Comma-separated regions (cloud:id) to emulate.")
 @click.option("--max-regions", type=click.IntRange(2, 240), help="Spread N regions over the globe.")
@@ -52,88 +53,55 @@ def emulator() -> None:
               help="Seed of the run-to-run variation (per-pair delay changes, loss episodes). "
               "Default: drawn at random and printed.")  # fmt: skip
 @opt.perturb_options
-def up_command(spec_file: Path | None, regions: str, perturb: tuple[str, ...],
-               perturb_file: Path | None, **kwargs: Any) -> None:  # fmt: skip
-    """Bring an emulated cloud up (first removing leftovers of the same id). Needs root.
-
-    \b
-    Example:
-      interregion emulator up --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2
-      interregion emulator up --regions aws:us-east-1,gcp:us-east4,aws:ap-southeast-2 \\
-        --id demo --controller aws:us-east-1
-      interregion emulator up --regions aws:us-east-1,gcp:europe-west1 --seed 7 \\
-        --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
-    """
-    if spec_file is None:
-        listed = tuple(r.strip() for r in regions.split(",") if r.strip())
-        request = emu.UpRequest(regions=listed, perturbations=emu.gather(perturb, perturb_file),
-                                **kwargs)  # fmt: skip
-        click.echo("\n".join(text.up_lines(emu.bring_up(request))))
-    elif kwargs["controller"] or kwargs["seed"] is not None or perturb or perturb_file:
-        raise click.UsageError(
-            "--controller, --seed and --perturb go into the spec: leave them out with --spec"
-        )
-    else:
-        click.echo(text.spec_up_line(emu.bring_up_spec(spec_file)))
+def up_command(regions: str, perturb: tuple[str, ...], perturb_file: Path | None,
+               **kwargs: Any) -> None:  # fmt: skip
+    """Bring an emulated cloud up (first removing leftovers of the same id). Needs root."""
+    listed = tuple(r.strip() for r in regions.split(",") if r.strip())
+    request = emu.UpRequest(regions=listed, perturbations=emu.gather(perturb, perturb_file),
+                            **kwargs)  # fmt: skip
+    click.echo("\n".join(text.up_lines(emu.bring_up(request))))
 
 
+@opt.examples(
+    "interregion emulator perturb --id demo --perturb aws:us-east-1/gcp:us-east4,delay_ms=10",
+    "interregion emulator perturb --id demo --perturb aws:ap-southeast-2,loss_pct=2",
+    "interregion emulator perturb --id demo",
+)
 @emulator.command("perturb")
 @_ID
 @opt.perturb_options
 def perturb_command(emulation_id: str, perturb: tuple[str, ...], perturb_file: Path | None) -> None:
     """Replace a running emulation's perturbations; with none given, remove them all.
 
-    Between two sweeps on a kept-up emulation this is how a route changes: delays and
-    losses are reloaded into delayd without losing a packet, rate caps rebuilt. Needs root.
-
-    \b
-    Example:
-      interregion emulator perturb --id demo --perturb aws:us-east-1/gcp:us-east4,delay_ms=10
-      interregion emulator perturb --id demo --perturb aws:ap-southeast-2,loss_pct=2
-      interregion emulator perturb --id demo
+    Between two sweeps on a kept-up emulation this is how a route changes. Needs root.
     """
     spec = emu.set_perturbations(emulation_id, emu.gather(perturb, perturb_file))
     click.echo("\n".join(text.perturbed_lines(spec)))
 
 
+@opt.examples("interregion emulator down --id local")
 @emulator.command("down")
 @click.option("--id", "emulation_id", required=True, help="Emulation id (see 'status').")
 def down_command(emulation_id: str) -> None:
-    """Tear an emulation down; does nothing if it is not there. Needs root.
-
-    \b
-    Example:
-      interregion emulator down --id local
-    """
-    removed = emu.down(emulation_id)
-    said = f" removed ({len(removed)} objects)" if removed else ": nothing to remove"
-    click.echo(f"emulation {emulation_id}{said}")
+    """Tear an emulation down; does nothing if it is not there. Needs root."""
+    click.echo(text.down_line(emulation_id, emu.down(emulation_id)))
 
 
+@opt.examples("interregion emulator status", "interregion emulator status --json")
 @emulator.command("status")
 @opt.json_option
 def status_command(as_json: bool) -> None:
-    """List the emulations on this machine and whether their programs run.
-
-    \b
-    Example:
-      interregion emulator status
-      interregion emulator status --json
-    """
+    """List the emulations on this machine and whether their programs run."""
     rows = emu.status()
     opt.echo_listing([s.to_json() for s in rows], as_json, text.emulator_status_lines(rows))
 
 
+@opt.examples("interregion emulator reap")
 @emulator.command("reap")
 def reap_command() -> None:
     """Remove what crashed or expired runs left: ir-* namespaces, links, processes, state.
 
-    An emulation is reaped when the process that owns it has ended or, if it
-    has no owner (made through Terraform or 'emulator up'), once it expired. Needs root.
-
-    \b
-    Example:
-      interregion emulator reap
+    Needs root; when an emulation is reaped: docs/emulator.md.
     """
     click.echo("\n".join(text.reaped_lines(emu.reap())))
 

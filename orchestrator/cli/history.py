@@ -3,7 +3,6 @@ convert, show), matrix, changes, advise."""
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -56,6 +55,7 @@ def _query_options(f: opt.F) -> opt.F:
     ])  # fmt: skip
 
 
+@opt.examples("interregion history --pairs aws:us-east-1/gcp:europe-west1 --window 1W")
 @click.group("history", invoke_without_command=True)
 @_query_options
 @click.pass_context
@@ -63,11 +63,6 @@ def history_group(ctx: click.Context, pairs: str | None, **query: Any) -> None:
     """History across sweeps: one DuckDB store, results/history.duckdb.
 
     With --pairs and no subcommand: 'history show'.
-
-    \b
-    Examples:
-      interregion history ingest --all
-      interregion history --pairs aws:us-east-1/gcp:europe-west1 --window 1W
     """
     if ctx.invoked_subcommand is not None:
         if pairs:
@@ -76,32 +71,27 @@ def history_group(ctx: click.Context, pairs: str | None, **query: Any) -> None:
     if not pairs:
         click.echo(ctx.get_help())
         ctx.exit(0)
-    _show(pairs, **query)
+    ctx.invoke(show, pairs=pairs, **query)
 
 
+@opt.examples(
+    "interregion history show --pairs aws:us-east-1/gcp:europe-west1 --window 1W",
+    "interregion history show --pairs gcp:asia-east1/aws:eu-west-1 --metric throughput --json",
+)
 @history_group.command()
 @_query_options
-def show(pairs: str | None, **query: Any) -> None:
-    """One pair's series (a value per test) and its window percentiles.
-
-    The percentiles pool every sample of every test in the window (p99: from 100 samples).
-
-    \b
-    Examples:
-      interregion history show --pairs aws:us-east-1/gcp:europe-west1 --window 1W
-      interregion history show --pairs gcp:asia-east1/aws:eu-west-1 --metric throughput --json
-    """
+def show(pairs: str | None, metric: str, window: str, sources: tuple[str, ...], as_json: bool,
+         results: Path) -> None:  # fmt: skip
+    """One pair's series (a value per test) and its window percentiles."""
     if not pairs:
         raise UserError("--pairs is required, e.g. --pairs aws:us-east-1/gcp:europe-west1")
-    _show(pairs, **query)
-
-
-def _show(pairs: str, metric: str, window: str, sources: tuple[str, ...], as_json: bool,
-          results: Path) -> None:  # fmt: skip
     found = history.pair_series(results, pairs, metric, window, sources)
     opt.echo_result(found, as_json, text.render_pair_series)
 
 
+@opt.examples(
+    "interregion history ingest --sweep 20261122T0130Z-3fa2", "interregion history ingest --all"
+)
 @history_group.command()
 @click.option("--sweep", "sweep_id", default=None, metavar="ID", help="One sweep's id.")
 @click.option("--all", "all_", is_flag=True, help="Every sweep under --results.")
@@ -111,13 +101,7 @@ def _show(pairs: str, metric: str, window: str, sources: tuple[str, ...], as_jso
 )  # fmt: skip
 @opt.results_option
 def ingest(sweep_id: str | None, all_: bool, replace: bool, results: Path) -> None:
-    """Put sweeps' rows into the store, replacing a sweep's rows ingested before.
-
-    \b
-    Examples:
-      interregion history ingest --sweep 20261122T0130Z-3fa2
-      interregion history ingest --all
-    """
+    """Put sweeps' rows into the store, replacing a sweep's rows ingested before."""
     if bool(sweep_id) == all_:
         raise UserError("say which sweeps: --sweep ID or --all (not both)")
     if sweep_id:
@@ -130,39 +114,37 @@ def ingest(sweep_id: str | None, all_: bool, replace: bool, results: Path) -> No
     click.echo(text.filled_line(every))
 
 
+@opt.examples("interregion history rebuild --results results/")
 @history_group.command()
 @opt.results_option
 def rebuild(results: Path) -> None:
-    """Recreate the store from results/*/ and results/imports/ alone.
-
-    \b
-    Example:
-      interregion history rebuild --results results/
-    """
+    """Recreate the store from results/*/ and results/imports/ alone."""
     click.echo(text.rebuilt_line(history.rebuild_history(results, warning)))
 
 
+@opt.examples(
+    "interregion history export --format parquet --out /tmp/history.parquet",
+    "interregion history export --format csv --since 2026-11-01",
+)
 @history_group.command()
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
               show_default=True, help="File format.")  # fmt: skip
-@click.option("--since", type=opt.UTC_TIME, default=None, metavar="T",
+@click.option("--since", callback=opt.utc_time, metavar="T",
               help="Only rows from this UTC date/time.")  # fmt: skip
 @click.option("--out", type=opt.UserPath(dir_okay=False), default=None,
               help="File to write. Default: results/history.parquet (or .csv).")  # fmt: skip
 @opt.results_option
 def export(fmt: str, since: datetime | None, out: Path | None, results: Path) -> None:
-    """Export the stored rows (with each test's ping samples) as Parquet or CSV.
-
-    \b
-    Examples:
-      interregion history export --format parquet --out /tmp/history.parquet
-      interregion history export --format csv --since 2026-11-01
-    """
+    """Export the stored rows (with each test's ping samples) as Parquet or CSV."""
     target = out or results / f"history.{fmt}"
     rows = exchange.export_measurements(results, target, fmt, since)
     click.echo(f"{counted(rows, 'row')} -> {target}")
 
 
+@opt.examples(
+    "interregion history convert --from skyplane builtin --out s.csv",
+    "interregion history import --source skyplane --date 2022-11 s.csv",
+)
 @history_group.command(name="import")
 @click.option("--source", required=True, metavar="NAME", help="The publisher, e.g. skyplane.")
 @click.option("--date", "month", required=True, metavar="YYYY-MM", help="When it was measured.")
@@ -174,13 +156,7 @@ def export(fmt: str, since: datetime | None, out: Path | None, results: Path) ->
 def import_(source: str, month: str, label: str, replace: bool, file: Path, results: Path) -> None:
     """Load published measurements (a CSV in our schema) as a dated, labelled source.
 
-    'history convert' makes that CSV of the vendored public data; a copy in
-    results/imports/ keeps it for 'history rebuild'.
-
-    \b
-    Examples:
-      interregion history convert --from skyplane builtin --out s.csv
-      interregion history import --source skyplane --date 2022-11 s.csv
+    A copy in results/imports/ keeps it for 'history rebuild'.
     """
     done = exchange.import_source(results, file, source, month, label, replace=replace)
     if done.replaced is not None:
@@ -195,6 +171,10 @@ class _BuiltinOrPath(opt.UserPath):
         return value if value == "builtin" else super().convert(value, param, ctx)
 
 
+@opt.examples(
+    "interregion history convert --from skyplane builtin --out s.csv",
+    "interregion history convert --from doit builtin --out d.csv",
+)
 @history_group.command()
 @click.option("--from", "fmt", type=click.Choice(["skyplane", "doit"]), required=True,
               help="Its format.")  # fmt: skip
@@ -204,15 +184,16 @@ def convert(fmt: str, file: Path | str, out: Path) -> None:
     """Rewrite a public data file in our CSV schema, for 'history import'. FILE 'builtin'
     is the format's file that ships with interregion (data/README.md); ./builtin is a
     file of that name.
-
-    \b
-    Examples:
-      interregion history convert --from skyplane builtin --out s.csv
-      interregion history convert --from doit builtin --out d.csv
     """
     click.echo(text.converted_line(exchange.convert_file(fmt, file, out)))
 
 
+@opt.examples(
+    "interregion matrix --metric rtt --stat p90 --window 1W --source emulated",
+    "interregion matrix --window latest",
+    "interregion matrix --source skyplane --window all --cloud-pair aws:gcp --json",
+    "interregion matrix --metric detectable --json",
+)
 @click.command()
 @click.option(
     "--metric", type=click.Choice([*_METRICS, "detectable"]), default="rtt", show_default=True,
@@ -239,16 +220,8 @@ def matrix(
 ) -> None:  # fmt: skip
     """The From x To table of one statistic from the history store, one per source.
 
-    A cell pools every sample of every test of the window; a tail percentile from too
-    few samples (p90: 100, p99: 1,000) is "—" (null in JSON). The mesh's sources are
-    `interregion mesh matrix`'s.
-
-    \b
-    Examples:
-      interregion matrix --metric rtt --stat p90 --window 1W --source emulated
-      interregion matrix --window latest
-      interregion matrix --source skyplane --window all --cloud-pair aws:gcp --json
-      interregion matrix --metric detectable --json
+    A cell pools every sample of every test of the window (docs/history.md). The mesh's
+    sources are `interregion mesh matrix`'s.
     """
     if as_json and as_csv:
         raise UserError("--json and --csv both given: pick one")
@@ -256,17 +229,23 @@ def matrix(
         results, metric, stat, window, sources, include_flagged, catalog,
         opt.filters_from(selection, "a matrix"), json_hint=as_json,
     ))  # fmt: skip
-    if as_json:
-        click.echo(json.dumps(found.to_json(), indent=1))
-    elif as_csv:
+    if as_csv:
         click.echo(text.csv_text(found.doc), nl=False)
     else:
-        text.print_parts(text.render_matrix_table(found.doc), text.MATRIX_WIDTH)
+        opt.echo_result(found, as_json, lambda f: text.render_matrix_table(f.doc),
+                        width=text.MATRIX_WIDTH)  # fmt: skip
 
 
+@opt.examples(
+    "interregion changes --since 2026-11-01",
+    "interregion changes --json --notify http://127.0.0.1:8080/hook",
+    "INTERREGION_NOTIFY_URL=https://user:secret@hooks.example/x interregion changes",
+    "interregion changes --min-runs 4 --baseline-runs 12",
+    "interregion changes --calibrate --json",
+)
 @click.command()
 @click.option(
-    "--since", type=opt.UTC_TIME, default=None, metavar="T",
+    "--since", callback=opt.utc_time, metavar="T",
     help="Only changes that started or closed from this UTC date/time (open ones always).",
 )  # fmt: skip
 @_SOURCE_OPTION
@@ -307,18 +286,9 @@ def changes(
 ) -> None:  # fmt: skip
     """Changes of median RTT and throughput per path; exit 3 while any is open.
 
-    Each run was judged once, when its sweep joined the store; this shows what was judged
-    (a --baseline-runs, --min-runs or --calibrate other than the store's rule judges every
-    run again): path events, host/region changes, suspected runs (never notified) and
-    configuration changes (never counted as a network change).
-
-    \b
-    Examples:
-      interregion changes --since 2026-11-01
-      interregion changes --json --notify http://127.0.0.1:8080/hook
-      INTERREGION_NOTIFY_URL=https://user:secret@hooks.example/x interregion changes
-      interregion changes --min-runs 4 --baseline-runs 12
-      interregion changes --calibrate --json
+    Each run was judged once, when its sweep joined the store; this shows what was judged,
+    unless --baseline-runs, --min-runs or --calibrate asks for another rule, which judges
+    every run again (docs/history.md).
     """
     request = history.ChangesRequest(results, since, sources, last_runs, baseline_runs,
                                      min_runs, calibrate, url, notify_file)  # fmt: skip
@@ -329,6 +299,11 @@ def changes(
         sys.exit(3)
 
 
+@opt.examples(
+    "interregion advise --from aws:us-east-1 --to gcp:asia-northeast1 --size 100GB",
+    "interregion advise --from aws:eu-west-1 --to aws:us-west-2 --size 1.5TiB \\\n"
+    "  --files 20000 --streams 8 --json",
+)
 @click.command()
 @click.option("--from", "src", required=True, metavar="REGION", help="Source, e.g. aws:us-east-1.")
 @click.option("--to", "dst", required=True, metavar="REGION", help="Destination region.")
@@ -362,23 +337,14 @@ def advise(
     """How long moving SIZE from one region to another takes with default TCP, tuned
     buffers and parallel streams, and what a new connection per file costs.
 
-    Figures come from the pair's newest real test (the history store, else the newest
-    sweep folder), else the network model (always for emulated tests); the output says
-    which.
-
-    \b
-    Examples:
-      interregion advise --from aws:us-east-1 --to gcp:asia-northeast1 --size 100GB
-      interregion advise --from aws:eu-west-1 --to aws:us-west-2 --size 1.5TiB \\
-        --files 20000 --streams 8 --json
+    Figures come from the pair's newest real test, else the network model; the output says
+    which (docs/advise.md).
     """
     request = advising.AdviseRequest(src, dst, size, files, streams, measured_only, tier,
                                      results, catalog)  # fmt: skip
-    doc = advising.advise_transfer(request).doc
-    if as_json:
-        click.echo(json.dumps(doc, indent=1))
-    else:
-        text.print_parts(text.render_advice_table(doc), text.TERMINAL_WIDTH)
+    found = advising.advise_transfer(request)
+    opt.echo_result(found, as_json, lambda f: text.render_advice_table(f.doc),
+                    width=text.TERMINAL_WIDTH)  # fmt: skip
 
 
 COMMANDS: list[click.Command] = [history_group, matrix, changes, advise]

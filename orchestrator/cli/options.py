@@ -6,6 +6,7 @@ then, not by --help); and the --json output (docs/development.md: its envelope).
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -32,10 +33,12 @@ from orchestrator.results import NETWORK_TIERS, TestParams
 
 if TYPE_CHECKING:  # what a command runs with, imported when it runs: not its --help's cost
     from orchestrator.clouds import CloudFlags
-    from orchestrator.plan import RunOptions, SelectionSpec
+    from orchestrator.plan import SelectionSpec
     from orchestrator.sweep import Emulation, SweepRequest
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+C = TypeVar("C", bound=click.Command)
 option = click.option
 SCHEMA = "interregion/v1"
 
@@ -88,16 +91,21 @@ class FiniteFloat(click.ParamType):
 FINITE = FiniteFloat()
 
 
-class UtcTime(click.ParamType):
-    """A `--since` value (a UTC date or time) as an aware UTC datetime (core.parse_since)."""
-
-    name = "time"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        return value if isinstance(value, datetime) else parse_since(str(value))
+def utc_time(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
+    """The callback of `--since`: a UTC date or time as an aware UTC datetime (parse_since)."""
+    return None if value is None else parse_since(value)
 
 
-UTC_TIME = UtcTime()
+def examples(*lines: str) -> Callable[[C], C]:
+    """A command's examples, the end of its --help (its epilog; a line with a newline goes
+    on, indented, on the next)."""
+
+    def add(command: C) -> C:
+        shown = "\n".join("  " + line.replace("\n", "\n  ") for line in lines)
+        command.epilog = f"\b\nExample{'s' if len(lines) > 1 else ''}:\n{shown}"
+        return command
+
+    return add
 
 
 def stack(f: F, options: list[Callable[[F], F]]) -> F:
@@ -298,16 +306,18 @@ def ask_options(f: F) -> F:
 # ---- a command's parameters -> the library's types ------------------------------------
 
 
-def _named(values: Mapping[str, Any], names: str) -> dict[str, Any]:
-    return {name: values[name] for name in names.split()}
+def built(build: Callable[..., T], values: Mapping[str, Any], leave: str = "") -> T:
+    """`build` given the command's value of each of its arguments but those in `leave` (no
+    option sets them): a KeyError for one the command lacks, never a default taken in silence."""
+    names = [name for name in inspect.signature(build).parameters if name not in leave.split()]
+    return build(**{name: values[name] for name in names})
 
 
 def selection_from(values: Mapping[str, Any]) -> SelectionSpec:
     """The SelectionSpec of a command with selection_options or filter_options."""
     from orchestrator.plan import selection_spec
 
-    names = "clouds regions exclude no_opt_in cloud_pair min_km max_km pairs max_regions spread"
-    return selection_spec(**_named(values, names), opt_in=bool(values.get("opt_in")))
+    return built(selection_spec, values)
 
 
 def filters_from(values: Mapping[str, Any], what: str) -> SelectionSpec:
@@ -316,22 +326,6 @@ def filters_from(values: Mapping[str, Any], what: str) -> SelectionSpec:
     refuse_given(values, ["max_regions", "spread", "opt_in"],
                  "{flag} chooses regions for a sweep: it does not filter " + what)  # fmt: skip
     return selection_from(values)
-
-
-def params_from(values: Mapping[str, Any]) -> TestParams:
-    """The TestParams of a command with test_params_options."""
-    from orchestrator.plan import params_spec
-
-    names = "pings ping_interval duration omit streams window congestion tests measures"
-    return params_spec(**_named(values, names))
-
-
-def run_from(values: Mapping[str, Any]) -> RunOptions:
-    """The RunOptions of a command with run_options."""
-    from orchestrator.plan import RunOptions
-
-    names = "backend max_concurrent sequential emulated_type controller"
-    return RunOptions(**_named(values, names))
 
 
 def emulation_from(values: Mapping[str, Any]) -> Emulation | None:
@@ -347,9 +341,7 @@ def cloud_flags_from(values: Mapping[str, Any]) -> CloudFlags:
     """The CloudFlags of a command with cloud_options (defaults included)."""
     from orchestrator.clouds import CloudFlags
 
-    names = ("operator_cidr ttl network_tier aws_machine_type gcp_machine_type strict pin_from "
-             "gcp_project aws_profile")  # fmt: skip
-    return CloudFlags(**_named(values, names))
+    return built(CloudFlags, values, leave="zones images")  # a profile's, by region
 
 
 NOT_DEFAULT = tuple(s for s in ParameterSource if s is not ParameterSource.DEFAULT)
@@ -384,11 +376,14 @@ def cloud_flags_given(values: Mapping[str, Any]) -> CloudFlags | None:
 
 
 def request_from(values: Mapping[str, Any], emulation: Emulation | None) -> SweepRequest:
-    """The SweepRequest of `sweep`, `study tcp` or `plan`, with `emulation`."""
+    """The SweepRequest of `sweep`, `study tcp`, `plan` or `mesh up`, with `emulation` (the
+    default TestParams for a command without test_params_options)."""
+    from orchestrator.plan import RunOptions, params_spec
     from orchestrator.sweep import SweepRequest
 
-    return SweepRequest(selection=selection_from(values), params=params_from(values),
-                        run=run_from(values), cloud=cloud_flags_given(values),
+    params = built(params_spec, values) if "pings" in values else TestParams()
+    return SweepRequest(selection=selection_from(values), params=params,
+                        run=built(RunOptions, values), cloud=cloud_flags_given(values),
                         emulation=emulation)  # fmt: skip
 
 
@@ -409,10 +404,18 @@ def emit(data: Any) -> None:
     click.echo(json.dumps(doc, indent=2, default=str))
 
 
-def echo_result(found: Any, as_json: bool, lines: Callable[[Any], Iterable[str]],
-                indent: int = 1) -> None:  # fmt: skip
-    """Print `found.to_json()` with `as_json`, else the lines `lines(found)` renders."""
-    click.echo(json.dumps(found.to_json(), indent=indent) if as_json else "\n".join(lines(found)))
+def echo_result(found: Any, as_json: bool, render: Callable[[Any], Iterable[Any]],
+                indent: int = 1, width: int = 0, markup: bool = False) -> None:  # fmt: skip
+    """Print `found.to_json()` with `as_json`; else `render(found)`: text lines, or with a
+    `width` the parts (lines and tables) text.print_parts draws."""
+    if as_json:
+        click.echo(json.dumps(found.to_json(), indent=indent))
+    elif width:
+        from orchestrator.text import print_parts
+
+        print_parts(render(found), width, markup=markup)
+    else:
+        click.echo("\n".join(render(found)))
 
 
 def echo_listing(data: Any, as_json: bool, lines: Iterable[str]) -> None:

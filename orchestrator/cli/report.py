@@ -12,6 +12,11 @@ from orchestrator.cli import options as opt
 from orchestrator.core import warning
 
 
+@opt.examples(
+    "interregion report --sweep 20261122T0130Z-3fa2",
+    "interregion report --all --cloud-pair aws:gcp --min-km 1000",
+    "interregion report --input theirs.csv --out /tmp/theirs-report --include-flagged",
+)
 @click.command("report")
 @click.option("--sweep", "sweep", multiple=True, metavar="ID", help="Sweep id, repeatable.")
 @click.option("--all", "all_", is_flag=True, help="Every sweep under --results.")
@@ -46,12 +51,6 @@ def report_command(
 
     Writes summary.csv, outliers.csv, report.json and charts/ (HTML, and PNG when
     Chromium is available), of the measurements the selection options keep.
-
-    \b
-    Examples:
-      interregion report --sweep 20261122T0130Z-3fa2
-      interregion report --all --cloud-pair aws:gcp --min-km 1000
-      interregion report --input theirs.csv --out /tmp/theirs-report --include-flagged
     """
     request = report.ReportRequest(sweep, all_, input_files, results, out, not no_png, catalog,
                                    opt.filters_from(selection, "a report"), include_flagged,
@@ -64,6 +63,7 @@ def _say(line: str) -> None:
     text.console(text.TERMINAL_WIDTH).print(line)
 
 
+@opt.examples("interregion site --out site/ && xdg-open site/index.html")
 @click.command("site")
 @click.option(
     "--out", type=opt.UserPath(), required=True,  # a file given here is a one-line UserError later
@@ -76,34 +76,25 @@ def site_command(out: Path, results: Path, catalog: Path, include_flagged: bool)
     """Build the static site: latest sweep, a page per sweep, methodology, data.
 
     With a history store also the From x To matrix, the changes and a page per pair.
-    The site works offline and from file:// (plotly.js is bundled); emulated results
-    are labelled on every page and chart.
-
-    \b
-    Example:
-      interregion site --out site/ && xdg-open site/index.html
+    It works offline and from file:// (docs/reports-and-site.md).
     """
     index = site.build_site(out, results, catalog=catalog, log=_say, warn=warning,
                             include_flagged=include_flagged)  # fmt: skip
     _say(f"site: {index}")
 
 
+@opt.examples(
+    "interregion publish --site site/ --to /var/www/interregion",
+    "interregion publish --site site/ --to s3://my-bucket/interregion",
+    "interregion publish --site site/ --to gs://my-bucket/interregion",
+)
 @click.command("publish")
 @click.option("--site", "site_dir", type=opt.UserPath(file_okay=False, exists=True), required=True,
               help="The folder 'interregion site' wrote.")  # fmt: skip
 @click.option("--to", "target", required=True, metavar="TARGET", callback=opt.folder_or_url,
               help="A folder, s3://bucket/prefix or gs://bucket/prefix.")  # fmt: skip
 def publish_command(site_dir: Path, target: str) -> None:
-    """Publish the site: copy or upload every file, the index pages last.
-
-    Readers see the old site until the new index is in place.
-
-    \b
-    Examples:
-      interregion publish --site site/ --to /var/www/interregion
-      interregion publish --site site/ --to s3://my-bucket/interregion
-      interregion publish --site site/ --to gs://my-bucket/interregion
-    """
+    """Publish the site: copy or upload every file, the index pages last."""
     done = publish.publish_site(site_dir, target, log=_say)
     _say(f"published {done.files} files to {target}: {len(done.uploaded)} sent "
          f"({done.bytes} bytes), {done.unchanged} unchanged")  # fmt: skip

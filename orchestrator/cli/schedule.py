@@ -26,33 +26,27 @@ def run_profile(schedules: Path, name: str, results: Path, trigger: str, **how: 
         raise SystemExit(1)
 
 
+@opt.examples(
+    "interregion schedule init",
+    "interregion schedule list",
+    "interregion schedule install latency --dry-run",
+)
 @click.group("schedule")
 def schedule_group() -> None:
-    """Scheduled sweeps: profiles in schedules.yaml run by a timer, cron or GitHub Actions.
-
-    \b
-    Example:
-      interregion schedule init
-      interregion schedule list
-      interregion schedule install latency --dry-run
-    """
+    """Scheduled sweeps: profiles in schedules.yaml run by a timer, cron or GitHub Actions."""
 
 
+@opt.examples("interregion schedule init", "interregion schedule list")
 @schedule_group.command("init")
 @click.option("--force", is_flag=True, help="Replace the profiles file if there is one.")
 @opt.file_option
 def init_command(force: bool, schedules: Path) -> None:
-    """Write a sample profiles file to edit: two profiles, every key explained.
-
-    \b
-    Example:
-      interregion schedule init
-      interregion schedule list
-    """
+    """Write a sample profiles file to edit: two profiles, every key explained."""
     schedule.write_sample(schedules, force=force)
     click.echo(f"wrote {schedules}: edit it, then 'interregion schedule list'")
 
 
+@opt.examples("interregion schedule run latency --results results/")
 @schedule_group.command("run")
 @_NAME
 @click.option("--wait-slip", is_flag=True, help="First wait a random time within the slip.")
@@ -61,16 +55,8 @@ def init_command(force: bool, schedules: Path) -> None:
 @opt.file_option
 @opt.results_option
 def run_command(name: str, schedules: Path, results: Path, **how: bool) -> None:
-    """Run one tick of a profile: what a timer calls.
-
-    Takes the results folder's lock (a tick that finds it held is recorded as
-    skipped-locked), tears down sweeps a dead process left, checks the budgets,
-    runs the sweep, report, site and publish target, applies retention, and
-    appends one record to the ledger (results/schedule-ledger.jsonl).
-
-    \b
-    Example:
-      interregion schedule run latency --results results/
+    """Run one tick of a profile: what a timer calls. Its steps and the ledger line it
+    appends: docs/scheduled-sweeps.md.
     """
     run_profile(schedules, name, results, "timer", **how)
 
@@ -85,6 +71,10 @@ def _timer_options(f: opt.F) -> opt.F:
     ])  # fmt: skip
 
 
+@opt.examples(
+    "interregion schedule install latency --dry-run",
+    "interregion schedule install throughput --cron",
+)
 @schedule_group.command("install")
 @_NAME
 @_timer_options
@@ -93,23 +83,14 @@ def _timer_options(f: opt.F) -> opt.F:
 @opt.results_option
 def install_command(name: str, schedules: Path, results: Path, no_enable: bool, dry_run: bool,
                     **where: Any) -> None:  # fmt: skip
-    """Install a profile's systemd timer (or cron entry) that runs 'schedule run NAME'.
-
-    OnCalendar follows the cadence (UTC), RandomizedDelaySec the slip,
-    Persistent=true runs a tick missed while the machine was off, and the
-    start timeout is bound from the plan's estimate.
-
-    \b
-    Example:
-      interregion schedule install latency --dry-run
-      interregion schedule install throughput --cron
-    """
+    """Install a profile's systemd timer (or cron entry) that runs 'schedule run NAME'."""
     files = schedule.install_named(schedules, name, results, dry_run=dry_run,
                                    enable=not no_enable, say=click.echo, **where)  # fmt: skip
     if dry_run:
         click.echo("\n".join(text.written_lines(files)))
 
 
+@opt.examples("interregion schedule remove latency")
 @schedule_group.command("remove")
 @_NAME
 @_timer_options
@@ -119,37 +100,27 @@ def remove_command(
 ) -> None:
     """Undo 'schedule install': stop and disable the timer, delete its files. The units
     are found by the profile's name, also when the profile has left the profiles file.
-
-    \b
-    Example:
-      interregion schedule remove latency
     """
     schedule.remove_named(
         schedules, name, unit_dir, cron=cron, enable=not no_enable, say=click.echo
     )
 
 
+@opt.examples("interregion schedule list --results results/", "interregion schedule list --json")
 @schedule_group.command("list")
 @opt.file_option
 @opt.results_option
 @opt.json_option
 def list_command(schedules: Path, results: Path, as_json: bool) -> None:
-    """Each profile's next run, last outcome, month-to-date spend and missed ticks.
-
-    A missed tick is a due time, since the profile's first ledger record, with
-    no record at all: the timer never fired.
-
-    \b
-    Example:
-      interregion schedule list --results results/
-      interregion schedule list --json
-    """
-    found = schedule.schedule_status(schedules, results, datetime.now(UTC))
-    if warning := found.bad_lines_warning():
-        log_warning(warning)
+    """Each profile's next run, last outcome, month-to-date spend and missed ticks."""
+    found = schedule.schedule_status(schedules, results, datetime.now(UTC), log_warning)
     opt.echo_listing(found.to_json(), as_json, text.schedule_status_lines(found))
 
 
+@opt.examples(
+    "interregion schedule export latency --repo acme/interregion \\\n"
+    "  --github-actions .github/workflows/interregion-latency.yml --state-bucket s3://acme-ir"
+)
 @schedule_group.command("export")
 @_NAME
 @click.option("--github-actions", "workflow", type=opt.UserPath(dir_okay=False), required=True,
@@ -165,29 +136,16 @@ def list_command(schedules: Path, results: Path, as_json: bool) -> None:
               help="The results folder on the runner, relative to the checkout.")  # fmt: skip
 @opt.file_option
 def export_command(name: str, workflow: Path, schedules: Path, **how: Any) -> None:
-    """Write a GitHub Actions workflow that runs a profile's ticks with OIDC credentials.
-
-    Off-the-hour cron, workflow_dispatch, one sweep at a time (never cancelled),
-    results restored from and saved to a bucket, teardown and reap always.
-
-    \b
-    Example:
-      interregion schedule export latency --repo acme/interregion \\
-        --github-actions .github/workflows/interregion-latency.yml --state-bucket s3://acme-ir
-    """
+    """Write a GitHub Actions workflow that runs a profile's ticks with OIDC credentials."""
     schedule.export_named(schedules, name, workflow, **how)
     click.echo(f"wrote {workflow}")
 
 
+@opt.examples("interregion schedule reap --results results/")
 @schedule_group.command("reap")
 @opt.results_option
 def reap_command(results: Path) -> None:
-    """Tear down sweeps whose process died mid-run (the next tick does this too).
-
-    \b
-    Example:
-      interregion schedule reap --results results/
-    """
+    """Tear down sweeps whose process died mid-run (the next tick does this too)."""
     click.echo(text.reaped_sweeps_line(schedule.reap_abandoned(results, say)))
 
 

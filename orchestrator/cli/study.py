@@ -18,16 +18,16 @@ from orchestrator.study import DEFAULT_REPEATS, VARIANTS
 PER_VARIANT = ("streams", "congestion", "window", "tests", "measures")
 
 
+@opt.examples("interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes")
 @click.group("study")
 def study_group() -> None:
-    """Studies that measure variants of the tests, not only what a sweep measures.
-
-    \b
-    Example:
-      interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes
-    """
+    """Studies that measure variants of the tests, not only what a sweep measures."""
 
 
+@opt.examples(
+    "interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes",
+    "interregion study tcp --backend local --variants default,tuned,p4 --repeats 5 --yes",
+)
 @study_group.command("tcp")
 @opt.selection_options
 @opt.test_params_options
@@ -57,15 +57,8 @@ def study_group() -> None:
 def tcp(**kwargs: Any) -> None:
     """What distance costs one TCP stream, and what wins it back, per pair.
 
-    For each selected pair (forward test only), every variant runs --repeats times in an
-    order shuffled per pair, in the same exclusive rounds as a sweep: default host
-    settings; tuned buffers (2 x the bandwidth-delay product, restored after); -P 4 and
-    -P 8; CUBIC and BBR. Results land in <results>/studies/<id>/ (study.csv, study.md).
-
-    \b
-    Example:
-      interregion study tcp --backend local --regions aws:us-east-1,aws:eu-west-1 --yes
-      interregion study tcp --backend local --variants default,tuned,p4 --repeats 5 --yes
+    The variants and how they are run: docs/study-tcp.md. Results land in
+    <results>/studies/<id>/ (study.csv, study.md).
     """
     from orchestrator.cli.sweep import announce
 
@@ -92,6 +85,11 @@ for _param in tcp.params:
         _param.hidden = True
 
 
+@opt.examples(
+    "interregion demo --out demo --replace",
+    "interregion demo --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2 \\\n"
+    "  --sweeps 5 --change-from 3 --min-runs 2",
+)
 @click.command("demo")
 @click.option(
     "--out", type=opt.UserPath(file_okay=False), default=Path("demo"), show_default=True,
@@ -117,16 +115,8 @@ def demo(
 ) -> None:  # fmt: skip
     """Build an emulated history with one injected route change, then check and show it.
 
-    Latency-only sweeps of the same regions on the emulated cloud, each with its own
-    recorded seed; from --change-from on, one pair gets extra delay. Every sweep joins the
-    history store; 'interregion changes' must then find that change and nothing else
-    (exit 1 otherwise); then the site. Needs root; every emulation is removed at the end.
-
-    \b
-    Example:
-      interregion demo --out demo --replace
-      interregion demo --regions aws:us-east-1,gcp:europe-west1,aws:ap-southeast-2 \\
-          --sweeps 5 --change-from 3 --min-runs 2
+    'interregion changes' must find that change and nothing else (exit 1 otherwise;
+    docs/history.md). Needs root; every emulation is removed at the end.
     """
     from orchestrator.demo import DemoRequest, make_demo
 

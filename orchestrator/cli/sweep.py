@@ -32,13 +32,8 @@ def _on_terminal() -> bool:
 
 
 def _ask(questions: list[Question], yes: bool) -> None:
-    """Each question on a terminal (no: nothing provisioned); off one, its error (--yes
-    answers them all)."""
-    for q in [] if yes else questions:
-        if not _on_terminal():
-            raise UserError(q.refuse)
-        if not click.confirm(q.ask):
-            raise UserError(sw.NOT_CONFIRMED)
+    """The questions asked on a terminal, refused off one; --yes answers them all."""
+    sw.answer([] if yes else questions, click.confirm if _on_terminal() else None)
 
 
 def announce(plan: Plan, tests: int, shape: str, budget_usd: float, yes: bool) -> None:
@@ -58,6 +53,14 @@ _PROFILE_CLASH = (ParameterSource.COMMANDLINE, ParameterSource.PROMPT,
 _RESUMED = (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS)
 
 
+@opt.examples(
+    "interregion sweep --backend local --yes --max-regions 8",
+    "interregion sweep --backend aws --clouds aws --ttl 2h --yes",
+    "interregion sweep --backend cloud --pin-from 20261122T0130Z-3fa2 --yes",
+    "interregion sweep --resume 20261122T0130Z-3fa2 --yes",
+    "interregion sweep --profile latency",
+    "interregion sweep --tests ping --yes --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10",
+)
 @click.command()
 @opt.selection_options
 @opt.test_params_options
@@ -81,18 +84,8 @@ _RESUMED = (*SELECTION_OPTIONS, "spread", *TEST_PARAMS_OPTIONS)
 def sweep(**kwargs: Any) -> None:
     """Measure latency and throughput between the selected regions, keeping every result.
 
-    Stages: plan, provision, prepare, measure (rounds), collect, teardown, report.
-    Teardown always runs, also on errors, Ctrl-C and SIGTERM. Results land in
-    results/<sweep-id>/ (sweep.json, raw/, measurements.csv).
-
-    \b
-    Example:
-      interregion sweep --backend local --yes --max-regions 8
-      interregion sweep --backend aws --clouds aws --ttl 2h --yes
-      interregion sweep --backend cloud --pin-from 20261122T0130Z-3fa2 --yes
-      interregion sweep --resume 20261122T0130Z-3fa2 --yes
-      interregion sweep --profile latency
-      interregion sweep --tests ping --yes --perturb aws:us-east-1/gcp:europe-west1,delay_ms=10
+    Teardown always runs, also on errors, Ctrl-C and SIGTERM. The stages, each also a
+    command of its own: docs/sweeps.md.
     """
     results: Path = kwargs["results"]
     if kwargs["profile"]:
@@ -127,6 +120,10 @@ def sweep(**kwargs: Any) -> None:
             info(line)
 
 
+@opt.examples(
+    "interregion provision --sweep 20261122T0130Z-3fa2",
+    "interregion provision --sweep 20261123T0900Z-77aa --pin-from 20261122T0130Z-3fa2",
+)
 @click.command()
 @_sweep_id_option
 @opt.cloud_options
@@ -136,76 +133,54 @@ def provision(sweep_id: str, results: Path, **kwargs: Any) -> None:
 
     The hosts stay up until 'interregion teardown --sweep ID'. Cloud flags default
     to the ones the sweep was planned with; any given here replace them all.
-
-    \b
-    Example:
-      interregion provision --sweep 20261122T0130Z-3fa2
-      interregion provision --sweep 20261123T0900Z-77aa --pin-from 20261122T0130Z-3fa2
     """
     hosts = sw.provision_sweep(sweep_id, results, opt.cloud_flags_given(kwargs))
     click.echo(f"{counted(len(hosts), 'host')} up")
 
 
+@opt.examples(
+    "interregion prepare --sweep 20261122T0130Z-3fa2",
+    "interregion prepare --sweep 20261122T0130Z-3fa2 --forks 77",
+)
 @click.command()
 @_sweep_id_option
 @click.option("--forks", type=click.IntRange(1, 500), default=PREPARE_FORKS,
               show_default=True, help="Hosts Ansible prepares at once.")  # fmt: skip
 @opt.results_option
 def prepare(sweep_id: str, forks: int, results: Path) -> None:
-    """Prepare a provisioned sweep's hosts: SSH, tools, agent, facts (Ansible).
-
-    \b
-    Example:
-      interregion prepare --sweep 20261122T0130Z-3fa2
-      interregion prepare --sweep 20261122T0130Z-3fa2 --forks 77
-    """
+    """Prepare a provisioned sweep's hosts: SSH, tools, agent, facts (Ansible)."""
     facts = sw.prepare_sweep(sweep_id, results, forks)
     click.echo(f"{counted(len(facts), 'host')} ready")
 
 
+@opt.examples("interregion measure --sweep 20261122T0130Z-3fa2")
 @click.command()
 @_sweep_id_option
 @click.option("--no-retry", is_flag=True, help="Do not retry failed tests at the end.")
 @opt.results_option
 def measure(sweep_id: str, no_retry: bool, results: Path) -> None:
-    """Measure the tests of a prepared sweep that have no ok result yet.
-
-    \b
-    Example:
-      interregion measure --sweep 20261122T0130Z-3fa2
-    """
+    """Measure the tests of a prepared sweep that have no ok result yet."""
     click.echo(str(sw.measure_sweep(sweep_id, results, retry=not no_retry)))
 
 
+@opt.examples("interregion collect --sweep 20261122T0130Z-3fa2")
 @click.command()
 @_sweep_id_option
 @click.option("--force", is_flag=True,
               help="Replace measurements.csv even if ok rows would be lost.")  # fmt: skip
 @opt.results_option
 def collect(sweep_id: str, force: bool, results: Path) -> None:
-    """Rebuild a sweep's measurements.csv from its raw tool outputs.
-
-    Refuses (without --force) to turn ok rows into failed ones, e.g. on a sweep
-    copied without its raw/ folder.
-
-    \b
-    Example:
-      interregion collect --sweep 20261122T0130Z-3fa2
-    """
+    """Rebuild a sweep's measurements.csv from its raw tool outputs."""
     rows = sw.collect_sweep(sweep_id, results, force=force)
     click.echo(counted(len(rows), "row"))
 
 
+@opt.examples("interregion teardown --sweep 20261122T0130Z-3fa2")
 @click.command()
 @_sweep_id_option
 @opt.results_option
 def teardown(sweep_id: str, results: Path) -> None:
-    """Destroy a sweep's hosts and close its connections; safe to run any number of times.
-
-    \b
-    Example:
-      interregion teardown --sweep 20261122T0130Z-3fa2
-    """
+    """Destroy a sweep's hosts and close its connections; safe to run any number of times."""
     sw.teardown_sweep(sweep_id, results)
     click.echo("torn down")
 
@@ -218,18 +193,16 @@ _WINDOW = click.option("--window", default="1H", show_default=True,
                        help="1H, 6H, 1D or 1W, ending at the newest bin.")  # fmt: skip
 
 
+@opt.examples("interregion mesh up --max-regions 8 --yes")
 @click.group("mesh")
 def mesh_group() -> None:
-    """A continuous mesh: every directed pair probed every interval, kept in the store.
-
-    \b
-    Example:
-      interregion mesh up --max-regions 8 --yes
-      interregion mesh status
-      interregion mesh down
-    """
+    """A continuous mesh: every directed pair probed every interval, kept in the store."""
 
 
+@opt.examples(
+    "interregion mesh up --regions aws:us-east-1,gcp:europe-west1,aws:ap-northeast-1",
+    "interregion mesh up --max-regions 8 --interval 30 --yes",
+)
 @mesh_group.command("up")
 @opt.selection_options
 @opt.run_options
@@ -249,44 +222,28 @@ def mesh_group() -> None:
 @opt.emulation_options
 @opt.results_option
 def up_command(**kwargs: Any) -> None:
-    """Start a mesh and collect from it until stopped (mesh down, Ctrl-C, SIGTERM).
-
-    One host per region, chosen and started as a sweep's. The command stays in the
-    foreground as the mesh's controller: it pulls the hosts' records into the store and
-    judges the finished bins; stopped, it pulls once more and tears everything down.
-
-    \b
-    Example:
-      interregion mesh up --regions aws:us-east-1,gcp:europe-west1,aws:ap-northeast-1
-      interregion mesh up --max-regions 8 --interval 30 --yes
-    """
+    """Start a mesh and collect from it until stopped (mesh down, Ctrl-C, SIGTERM)."""
     request = mesh.MeshRequest(kwargs["interval"], kwargs["echoes"], kwargs["collect_every"],
                                bin_s=kwargs["bin_seconds"]).check()  # fmt: skip
-    wanted = sw.SweepRequest(selection=opt.selection_from(kwargs), run=opt.run_from(kwargs),
-                             cloud=opt.cloud_flags_given(kwargs),
-                             emulation=opt.emulation_from(kwargs))  # fmt: skip
+    wanted = opt.request_from(kwargs, opt.emulation_from(kwargs))
     mesh.run_mesh(wanted, request, kwargs["results"], yes=kwargs["yes"], note=info, say=say,
                   started=lambda sweep: click.echo(sweep.id))  # fmt: skip
 
 
+@opt.examples("interregion mesh status", "interregion mesh status --json")
 @mesh_group.command("status")
 @_MESH_ID
 @opt.json_flag("Print the status as JSON.")
 @opt.results_option
 def status_command(mesh_id: str | None, as_json: bool, results: Path) -> None:
-    """Each host of a mesh: its newest record, the collection's lag, its probe rate.
-
-    \b
-    Example:
-      interregion mesh status
-      interregion mesh status --json
-    """
+    """Each host of a mesh: its newest record, the collection's lag, its probe rate."""
     found = mesh.mesh_status(results, mesh_id, say)
     if found.emulation_id and not as_json:
         info(f"emulation {found.emulation_id} (interregion emulator perturb --id ...)")
     opt.echo_result(found, as_json, text.mesh_status_lines, indent=2)
 
 
+@opt.examples("interregion mesh down")
 @mesh_group.command("down")
 @_MESH_ID
 @opt.results_option
@@ -294,31 +251,28 @@ def down_command(mesh_id: str | None, results: Path) -> None:
     """Stop a mesh: its controller pulls the last records and tears everything down.
 
     A mesh whose controller died is torn down here.
-
-    \b
-    Example:
-      interregion mesh down
     """
     sweep = mesh.mesh_down(results, mesh_id, say)
     say(f"mesh {sweep.id}: down ({sweep.record.status})")
 
 
+@opt.examples("interregion mesh matrix --window 1H")
 @mesh_group.command("matrix")
 @click.option("--source", default=None, help="The mesh source (default: the only one).")
 @_WINDOW
 @opt.json_flag("Print the matrix as JSON.")
 @opt.results_option
 def matrix_command(source: str | None, window: str, as_json: bool, results: Path) -> None:
-    """The From x To matrix of a mesh source over a window.
-
-    \b
-    Example:
-      interregion mesh matrix --window 1H
-    """
+    """The From x To matrix of a mesh source over a window."""
     found = mesh.matrix_of(results, source, window)
     opt.echo_result(found, as_json, text.mesh_matrix_lines, indent=2)
 
 
+@opt.examples(
+    "interregion metrics --out textfile/interregion.prom --format prometheus",
+    "interregion metrics --window 6H",
+    "interregion metrics --serve 127.0.0.1:9109",
+)
 @click.command("metrics")
 @click.option("--out", type=opt.UserPath(dir_okay=False), default=None,
               help="Write here (atomically, for node_exporter's textfile collector); default: "
@@ -335,16 +289,7 @@ def matrix_command(source: str | None, window: str, as_json: bool, results: Path
 @opt.results_option
 def metrics_command(out: Path | None, fmt: str, window: str, bind: str | None,
                     results: Path) -> None:  # fmt: skip
-    """The mesh's RTT, loss and probe counts per directed pair as OpenMetrics text
-    (for node_exporter, --out into its textfile collector's folder; or served at
-    /metrics for Prometheus, --serve).
-
-    \b
-    Example:
-      interregion metrics --out textfile/interregion.prom --format prometheus
-      interregion metrics --window 6H
-      interregion metrics --serve 127.0.0.1:9109
-    """
+    """The mesh's RTT, loss and probe counts per directed pair as OpenMetrics text."""
     if bind is not None and out is not None:
         raise UserError("--out and --serve both given: pick one")
     if bind is not None:

@@ -4,7 +4,8 @@ UpRequest             the regions (or a count spread over the globe), its id, wh
                       its keys go, how long it lives, where the controller is
                       modelled, the seed and the perturbations
 bring_up(request)     regions selected, keys made, a subnet reserved, the spec built
-                      and brought up, known_hosts written -> UpResult
+                      and brought up, known_hosts written -> UpResult (or, given a
+                      spec file, bring_up_spec's)
 bring_up_spec(path)   exactly the spec in a file (what infra/local's stack runs)
 """
 
@@ -32,7 +33,9 @@ DEFAULT_REGIONS = 8  # spread over the globe when no region is named
 @dataclass(frozen=True)
 class UpRequest:
     """What `emulator up` is asked for; `keys_dir` None: under the state home, by id;
-    `seed` None: drawn at random; `controller` "": not modelled (not delayed)."""
+    `seed` None: drawn at random; `controller` "": not modelled (not delayed); `spec_file`:
+    exactly that spec instead (bring_up_spec), which holds the controller, seed and
+    perturbations itself."""
 
     emulation_id: str = DEFAULT_ID
     regions: tuple[str, ...] = ()
@@ -42,6 +45,7 @@ class UpRequest:
     controller: str = ""
     seed: int | None = None
     perturbations: tuple[perturb.Perturbation, ...] = ()
+    spec_file: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,14 @@ def controller_of(catalog: Catalog, key: str) -> Region | None:
 
 
 def bring_up(request: UpRequest, catalog: Catalog | None = None) -> UpResult:
-    """Bring the emulation up (first removing leftovers of the same id). Needs root."""
+    """Bring the emulation up (first removing leftovers of the same id), or the spec in
+    `request.spec_file`. Needs root."""
+    if request.spec_file is not None:
+        if request.controller or request.seed is not None or request.perturbations:
+            raise UserError(
+                "--controller, --seed and --perturb go into the spec: leave them out with --spec"
+            )
+        return bring_up_spec(request.spec_file)
     runtime.require_root()
     catalog = catalog or load_catalog(CATALOG)
     where = controller_of(catalog, request.controller)

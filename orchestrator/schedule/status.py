@@ -7,6 +7,7 @@ and the ledger.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -69,8 +70,11 @@ class ScheduleStatus:
         return f"{self.ledger}: line {lines} is not a ledger record (left out of the figures below)"
 
 
-def status(schedules: Path, results: Path, now: datetime) -> ScheduleStatus:
-    """Each profile of `schedules` as of `now` (UTC), from the ledger under `results`."""
+def status(
+    schedules: Path, results: Path, now: datetime, warn: Callable[[str], None]
+) -> ScheduleStatus:
+    """Each profile of `schedules` as of `now` (UTC), from the ledger under `results`; the
+    ledger's lines that are not a record are left out, and `warn`ed of in one line."""
     records, bad = ledger.read_checked(results)
     found = []
     for name, profile in load_profiles(schedules).items():
@@ -92,4 +96,7 @@ def status(schedules: Path, results: Path, now: datetime) -> ScheduleStatus:
                 runs=len(mine),
             )
         )
-    return ScheduleStatus(tuple(found), ledger.ledger_path(results), tuple(bad))
+    done = ScheduleStatus(tuple(found), ledger.ledger_path(results), tuple(bad))
+    if said := done.bad_lines_warning():
+        warn(said)
+    return done

@@ -339,6 +339,16 @@ class Question:
     refuse: str
 
 
+def answer(asked: list[Question], confirm: Callable[[str], bool] | None) -> None:
+    """Each question put to `confirm` (no: the error that nothing was provisioned); without
+    one (no terminal to ask on), the first question's own error."""
+    for q in asked:
+        if confirm is None:
+            raise UserError(q.refuse)
+        if not confirm(q.ask):
+            raise UserError(NOT_CONFIRMED)
+
+
 def big_run(hosts: int, wall_s: float) -> str:
     """What makes a sweep big enough to ask first ("" when nothing does)."""
     reasons = [f"{hosts} hosts"] if hosts > BIG_HOSTS else []

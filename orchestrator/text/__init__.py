@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     from orchestrator.text.demo_outcome import passed_line as demo_passed_line
     from orchestrator.text.demo_outcome import render as render_demo_outcome
     from orchestrator.text.emulator_lines import (
+        down_line,
         perturbed_lines,
         reaped_lines,
-        spec_up_line,
         up_lines,
     )
     from orchestrator.text.emulator_lines import status_lines as emulator_status_lines
@@ -62,6 +62,7 @@ __all__ = [
     "csv_text",
     "demo_passed_line",
     "done_lines",
+    "down_line",
     "emulator_status_lines",
     "filled_line",
     "ingest_lines",
@@ -84,7 +85,6 @@ __all__ = [
     "render_pair_series",
     "render_report_tables",
     "schedule_status_lines",
-    "spec_up_line",
     "sync_lines",
     "tick_line",
     "up_lines",

@@ -18,8 +18,17 @@ def spec_up_line(done: UpResult) -> str:
             f"{done.spec.subnet} ({done.elapsed_s:.1f} s)")  # fmt: skip
 
 
+def down_line(emulation_id: str, removed: Sequence[str]) -> str:
+    """`emulator down`: what was removed (emulator.down's list), or that nothing was."""
+    said = f" removed ({len(removed)} objects)" if removed else ": nothing to remove"
+    return f"emulation {emulation_id}{said}"
+
+
 def up_lines(done: UpResult) -> list[str]:
-    """`emulator up`: each host's address, how to log in, how to remove it."""
+    """`emulator up`: each host's address, how to log in, how to remove it; of a spec
+    file (no keys of its own), spec_up_line."""
+    if done.client_key is None:
+        return [spec_up_line(done)]
     first, name = done.hosts[0].address, done.spec.id
     lines = [f"emulation {name} up in {done.elapsed_s:.1f} s (seed {done.spec.seed}):"]
     lines += [f"  {host.name:32} {host.address}" for host in done.hosts]

@@ -253,10 +253,12 @@ def _walk(command, path=()):
 
 def help_examples() -> list[str]:
     """Every command line of every command's Example(s) block, as its --help shows it (a
-    line ending in a backslash joined with the next), in the order of the commands."""
+    line ending in a backslash joined with the next), in the order of the commands: the
+    group's own in its help, the others' in their epilog (cli.options.examples)."""
     found: list[str] = []
     for _path, command in _walk(main):
-        lines = (command.help or "").splitlines()
+        shown = command.epilog if "Example" in (command.epilog or "") else command.help
+        lines = (shown or "").splitlines()
         starts = [i for i, line in enumerate(lines) if line.strip() in ("Example:", "Examples:")]
         if not starts:
             continue

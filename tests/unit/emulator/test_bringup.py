@@ -40,6 +40,20 @@ def test_a_perturbation_of_a_host_not_chosen_or_an_unknown_controller_is_one_lin
     assert emu.bringup.controller_of(catalog, "") is None
 
 
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"controller": "aws:us-east-1"},
+        {"seed": 7},
+        {"perturbations": (perturb.parse("aws:us-east-1,loss_pct=2"),)},
+    ],
+)
+def test_a_spec_file_refuses_what_goes_into_the_spec_before_anything_runs(tmp_path, given):
+    request = emu.UpRequest(spec_file=tmp_path / "no-such-spec.json", **given)
+    with pytest.raises(UserError, match=r"^--controller, --seed and --perturb go into the spec"):
+        emu.bring_up(request)
+
+
 @pytest.mark.root
 @needs_root
 def test_bring_up_makes_keys_known_hosts_and_models_the_controller(tmp_path):

@@ -29,7 +29,8 @@ def test_status_counts_spend_missed_ticks_and_the_last_outcome(tmp_path):
     ledger.append(tmp_path, record)
     ledger.append(tmp_path, {**record, "cost_usd": 0.5, "outcome": "failed",
                              "started_utc": _iso(first + timedelta(hours=1))})  # fmt: skip
-    found = status(schedules, tmp_path, NOW)
+    warned: list[str] = []
+    found = status(schedules, tmp_path, NOW, warned.append)
     p, q = found.profiles
     assert (p.profile, q.profile) == ("p", "q")
     assert p.next_utc == datetime(2026, 11, 20, 13, tzinfo=UTC)
@@ -38,7 +39,7 @@ def test_status_counts_spend_missed_ticks_and_the_last_outcome(tmp_path):
     # due at 07:00 (recorded), 08:00 ... 11:00 with no record; 12:00 is still within its hour
     assert p.missed_ticks == tuple(first + timedelta(hours=h) for h in (1, 2, 3, 4))
     assert q.runs == 0 and q.last_outcome is None and q.missed_ticks == ()
-    assert found.bad_lines == () and found.bad_lines_warning() is None
+    assert found.bad_lines == () and found.bad_lines_warning() is None and warned == []
     doc = p.to_json()
     assert doc["missed_ticks"] == [_iso(first + timedelta(hours=h)) for h in (1, 2, 3, 4)]
     assert doc["next_utc"] == "2026-11-20T13:00:00Z" and "runs" not in doc
@@ -53,10 +54,15 @@ def test_a_torn_ledger_line_is_left_out_and_named(tmp_path):
                              "cost_usd": 2.0})  # fmt: skip
     with ledger.ledger_path(tmp_path).open("a") as f:
         f.write('{"profile": "p", "outc\n')
-    found = status(schedules, tmp_path, NOW)
+    warned: list[str] = []
+    found = status(schedules, tmp_path, NOW, warned.append)
     assert found.bad_lines == (2,)
-    assert found.bad_lines_warning() == (
-        f"{ledger.ledger_path(tmp_path)}: line 2 is not a ledger record "
-        "(left out of the figures below)"
+    assert (
+        warned
+        == [found.bad_lines_warning()]
+        == [
+            f"{ledger.ledger_path(tmp_path)}: line 2 is not a ledger record "
+            "(left out of the figures below)"
+        ]
     )
     assert found.profiles[0].month_spend_usd == 2.0

@@ -52,6 +52,21 @@ def test_both_questions_come_cost_first():
     assert [q.ask.split()[0] for q in asked] == ["estimated", "this"]
 
 
+def test_the_questions_are_put_in_order_and_a_no_or_no_terminal_stops_at_once():
+    asked = launch.questions(9.0, 5.0, 20, 60.0)
+    put: list[str] = []
+    launch.answer(asked, lambda q: put.append(q) or True)
+    assert put == [q.ask for q in asked]
+    put.clear()
+    with pytest.raises(UserError, match=r"^not confirmed: nothing was provisioned$"):
+        launch.answer(asked, lambda q: put.append(q) or False)
+    assert put == [asked[0].ask]
+    with pytest.raises(UserError) as refused:
+        launch.answer(asked, None)
+    assert str(refused.value) == asked[0].refuse
+    launch.answer([], None)  # nothing to ask: nothing refused
+
+
 @pytest.mark.parametrize("budget", [0.0, -1.0, math.nan])
 def test_a_budget_nothing_is_within_is_refused(tmp_path, budget):
     with pytest.raises(UserError, match=r"--budget-usd .*: must be above 0"):

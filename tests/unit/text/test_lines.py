@@ -29,6 +29,13 @@ def test_no_emulation_is_one_line_and_one_is_a_row_under_the_header():
     assert emulator_lines.reaped_lines([]) == ["0 objects removed"]
 
 
+def test_emulator_down_counts_what_it_removed_or_says_nothing_was_there():
+    assert emulator_lines.down_line("demo", ["ns ir-demo-a", "link ir-demo"]) == (
+        "emulation demo removed (2 objects)"
+    )
+    assert emulator_lines.down_line("demo", []) == "emulation demo: nothing to remove"
+
+
 def test_a_ticks_line_names_its_sweep_and_reason():
     assert schedule_lines.tick_line("latency", None) == (
         "latency: not this tick's drawn hour; nothing to do"
