@@ -2,7 +2,7 @@
 
 Each size runs in its own process so its peak RSS (ru_maxrss) is its own.
 Rows are synthetic (testkit.synthetic) over the whole catalog, one
-sweep. The report of the whole sweep keeps its cache entry (orchestrator.report.cache),
+sweep, written as a sweep writes them (results' writer, which marks a plain file). The report of the whole sweep keeps its cache entry (orchestrator.report.cache),
 which the site then reads; "site again" is a second site over the same results (every
 sweep unchanged: the incremental case). "CLI" is the same as a user runs it:
 `interregion report --no-png --sweep ID` then `interregion site --out DIR`, each a fresh
@@ -55,6 +55,7 @@ def one(rows: int, png: bool) -> dict[str, float]:
         synthetic.write_measurements(
             results / sweep_id / "measurements.csv",
             synthetic.synthetic_rows(catalog.regions, rows, sweep_id=sweep_id),
+            marked=True,  # as a sweep writes it: its plain mark beside it
         )
         generate_s = time.perf_counter() - t0
         cli_report_s, cli_site_s = cli(results, sweep_id, Path(tmp) / "cli-site")

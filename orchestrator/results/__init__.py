@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         test_key,
         write_atomic,
         write_json,
+        write_measurements,
         write_rows,
     )
     from orchestrator.results.flags import (
@@ -84,6 +85,17 @@ if TYPE_CHECKING:
         round_stalls,
         samples_of,
     )
+    from orchestrator.results.plain_file import HEADER_LINE as MEASUREMENTS_HEADER
+    from orchestrator.results.plain_file import (
+        PLAIN_LINE,
+        PLAIN_MARK,
+        PLAIN_NUMBER,
+        PUBLISHED_NUMBER,
+        marked_rows,
+        plain_rows,
+    )
+    from orchestrator.results.plain_file import STAMP as STAMP_PATTERN
+    from orchestrator.results.plain_file import TEXT as TEXT_CELL
     from orchestrator.results.raw_rows import (
         FAILED,
         RowContext,
@@ -161,6 +173,7 @@ __all__ = [
     "LOSS_TOLERANCE",
     "MATHIS_C",
     "MEASUREMENTS_FILE",
+    "MEASUREMENTS_HEADER",
     "MEASUREMENT_COLUMNS",
     "MEASUREMENT_DOCS",
     "MEASURES",
@@ -168,14 +181,20 @@ __all__ = [
     "NUMERIC_COLUMNS",
     "PING_PACKET_BYTES",
     "PING_PAYLOAD_BYTES",
+    "PLAIN_LINE",
+    "PLAIN_MARK",
+    "PLAIN_NUMBER",
+    "PUBLISHED_NUMBER",
     "RAW_DIR",
     "RESULTS_FORMAT_VERSION",
     "RTT",
     "RTT_STATS",
     "SINGLE_STREAM",
+    "STAMP_PATTERN",
     "STATE_DIR",
     "STUDIES_DIR",
     "SWEEP_FILE",
+    "TEXT_CELL",
     "THROUGHPUT",
     "YEARS",
     "CloudOptions",
@@ -216,6 +235,7 @@ __all__ = [
     "load_record_file",
     "loss_band",
     "make_state_dir",
+    "marked_rows",
     "mathis_bps",
     "measure_of",
     "merge_rows",
@@ -233,6 +253,7 @@ __all__ = [
     "peers_by_host",
     "phase_rows",
     "ping_samples",
+    "plain_rows",
     "raw_path",
     "read_raw_round",
     "read_record",
@@ -256,6 +277,7 @@ __all__ = [
     "with_ping_phase",
     "write_atomic",
     "write_json",
+    "write_measurements",
     "write_parsed_rows",
     "write_rows",
 ]
