@@ -42,7 +42,6 @@ if TYPE_CHECKING:
         test_key,
         write_atomic,
         write_json,
-        write_measurements,
         write_rows,
     )
     from orchestrator.results.flags import (
@@ -88,11 +87,9 @@ if TYPE_CHECKING:
     from orchestrator.results.plain_file import HEADER_LINE as MEASUREMENTS_HEADER
     from orchestrator.results.plain_file import (
         PLAIN_LINE,
-        PLAIN_MARK,
         PLAIN_NUMBER,
         PUBLISHED_NUMBER,
         marked_rows,
-        plain_rows,
     )
     from orchestrator.results.plain_file import STAMP as STAMP_PATTERN
     from orchestrator.results.plain_file import TEXT as TEXT_CELL
@@ -182,7 +179,6 @@ __all__ = [
     "PING_PACKET_BYTES",
     "PING_PAYLOAD_BYTES",
     "PLAIN_LINE",
-    "PLAIN_MARK",
     "PLAIN_NUMBER",
     "PUBLISHED_NUMBER",
     "RAW_DIR",
@@ -253,7 +249,6 @@ __all__ = [
     "peers_by_host",
     "phase_rows",
     "ping_samples",
-    "plain_rows",
     "raw_path",
     "read_raw_round",
     "read_record",
@@ -277,7 +272,6 @@ __all__ = [
     "with_ping_phase",
     "write_atomic",
     "write_json",
-    "write_measurements",
     "write_parsed_rows",
     "write_rows",
 ]
