@@ -3,17 +3,19 @@
 A plain file is what csv.writer writes of this version's columns when no cell needs
 quoting: the header `MEASUREMENT_COLUMNS`, then lines of printable ASCII without a
 quote, each ending in a newline, whose numeric cells are empty or plain decimals
-(`PUBLISHED_NUMBER`), whose start is empty or a UTC time (`STAMP`) and whose source
-cloud is not blank: `PLAIN_LINE` matches each of its lines. The report reads such a file
-by its numbers and names at once, and a site may publish it as it is; any other file
-has each cell checked (report.build).
+(`PUBLISHED_NUMBER`; `rtt_samples`, which the report reads too, a `PLAIN_NUMBER`), whose
+start is empty or a UTC time (`STAMP`) and whose source cloud is not blank: `PLAIN_LINE`
+matches each of its lines. The report reads such a file by its numbers and names at
+once, and a site may publish it as it is; any other file has each cell checked
+(report.build).
 
 Our writer checks the text it writes (`plain_rows`) and, when it is plain, writes
 `measurements.plain.json` beside it (files.write_measurements, `mark_text`): the number
-of rows and the file's size, modification and change times and inode as it left it. `marked_rows`
-gives that number only while the file is the one it marked; a file written, touched,
-replaced or copied since is checked in full, as an unmarked one is. The mark states a
-fact of the file, never a result: deleting it changes no output, only the time taken.
+of rows and the file's size, modification and change times and inode as it left it.
+`marked_rows` gives that number only while the file is the one it marked; a file
+written, touched, replaced or copied since is checked in full, as an unmarked one is.
+The mark states a fact of the file, never a result: deleting it changes no output, only
+the time taken.
 """
 
 from __future__ import annotations
@@ -39,9 +41,15 @@ TEXT = r"[\x20\x21\x23-\x2b\x2d-\x7e]*"
 FILLED = r"[\x20\x21\x23-\x2b\x2d-\x7e]*[\x21\x23-\x2b\x2d-\x7e][\x20\x21\x23-\x2b\x2d-\x7e]*"
 
 
+# Read by the report as numbers too, beside NUMERIC_COLUMNS: a test's count of pings.
+_COUNTS = ("rtt_samples",)
+
+
 def _cell(name: str) -> str:
     if name in NUMERIC_COLUMNS:
         return f"(?:{PUBLISHED_NUMBER})?"
+    if name in _COUNTS:
+        return f"(?:{PLAIN_NUMBER})?"
     if name == "started_utc":
         return f"(?:{STAMP})?"
     return FILLED if name == "src_cloud" else TEXT

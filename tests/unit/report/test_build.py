@@ -16,7 +16,7 @@ from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.plan.selection import SelectionSpec, pair_filter
 from orchestrator.report import analyze
 from orchestrator.report import build as report
-from orchestrator.results import flags
+from orchestrator.results import PLAIN_LINE, flags
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from testkit import synthetic
 
@@ -608,6 +608,12 @@ def test_a_file_is_plain_bytes_whatever_the_chunks_it_is_read_in(tmp_path, chunk
     ):
         path.write_bytes(damaged)
         assert not report._plain_bytes(path, 30, chunk), damaged[:40]
+
+
+def test_the_writer_marks_plain_the_lines_the_reader_would_find_plain():
+    # results' PLAIN_LINE (what the writer checks) is the reader's pattern of this
+    # version's file, so a marked file is read as it would be checked
+    assert report._line_pattern(MEASUREMENT_COLUMNS, True) == PLAIN_LINE
 
 
 def _read_spied(folder, monkeypatch):

@@ -39,6 +39,8 @@ def test_the_text_csv_writer_writes_of_plain_rows_is_plain():
         ("throughput_bps", "nan"),
         ("started_utc", "2026-11-22 00:00:00"),
         ("src_cloud", "  "),
+        ("rtt_samples", "-1"),
+        ("rtt_samples", " 5"),
     ],
 )
 def test_a_text_with_one_cell_that_is_not_plain_is_not(column, cell):
