@@ -10,15 +10,18 @@ one (the emulated figure over the model's scale). Deterministic for a given seed
 from __future__ import annotations
 
 import csv
+import io
 import random
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TextIO
 
 from orchestrator.core.geo import distance_km
 from orchestrator.model.backend_facts import is_emulated
 from orchestrator.model.catalog import Region
 from orchestrator.netmodel.model import DEFAULT_MODEL
+from orchestrator.results.files import write_measurements as write_measurements_file
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 
 
@@ -65,16 +68,27 @@ def synthetic_rows(
         yield row
 
 
-def write_measurements(path: Path, rows: Iterator[dict[str, str]]) -> int:
-    """Write rows as a measurements.csv; returns how many."""
+def write_measurements(path: Path, rows: Iterator[dict[str, str]], *, marked: bool = False) -> int:
+    """Write rows as a measurements.csv; returns how many. `marked`: as a sweep writes
+    it, through results' writer (files.write_measurements: its plain mark beside it when
+    the text is plain); else as a file made by hand, without one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
+    if marked:
+        out = io.StringIO()
+        count = _write(out, rows)
+        write_measurements_file(path, out.getvalue())
+        return count
     with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, MEASUREMENT_COLUMNS, lineterminator="\n")
-        w.writeheader()
-        for row in rows:
-            w.writerow(row)
-            count += 1
+        return _write(f, rows)
+
+
+def _write(f: TextIO, rows: Iterator[dict[str, str]]) -> int:
+    count = 0
+    w = csv.DictWriter(f, MEASUREMENT_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for row in rows:
+        w.writerow(row)
+        count += 1
     return count
 
 

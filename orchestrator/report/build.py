@@ -42,6 +42,7 @@ from orchestrator.results import (
     ASYMMETRIC,
     CAPACITY,
     DEFAULT_TIER,
+    FILLED_CELL,
     FLAG_REASONS,
     FLAG_SEPARATOR,
     FLAGGED_MEASURES,
@@ -49,10 +50,15 @@ from orchestrator.results import (
     INVALIDATES,
     MEASUREMENT_COLUMNS,
     MEASUREMENTS_FILE,
+    MEASUREMENTS_HEADER,
     NUMERIC_COLUMNS,
+    PLAIN_NUMBER,
+    PUBLISHED_NUMBER,
     RTT,
     RTT_STATS,
+    STAMP_PATTERN,
     SWEEP_FILE,
+    TEXT_CELL,
     THROUGHPUT,
     asymmetric_rows,
     for_sweep,
@@ -60,6 +66,7 @@ from orchestrator.results import (
     is_default,
     is_study_dir,
     load_record_file,
+    marked_rows,
     normal_tier,
     pair_key,
     parse_flags,
@@ -376,7 +383,11 @@ class _Reader:
             # as the catalog's names (no text of them kept, no cast); else, or when that
             # read fails (a name not the catalog's) or reads another number of rows (a
             # blank line), every cell as text, each checked
-            lines = _clean_lines(con, path, names, as_is) if first == _line(names) else None
+            # a file our writer marked as plain, as it left it: no line to check again
+            marked = marked_rows(path) if as_is else None
+            lines = marked
+            if lines is None and first == _line(names):
+                lines = _clean_lines(con, path, names, as_is)
             for clean in (True, False) if lines is not None else (False,):
                 con.execute("DROP TABLE IF EXISTS raw")
                 for name in ("cloud", "region"):
@@ -549,7 +560,7 @@ class _Reader:
         self.computed.frombytes(bytes(len(rows)))
         if as_is:  # _host_rows reads only such a file
             self.evidence[path] = int(with_evidence)
-        if as_is and all_publishable and _plain_bytes(path, n):
+        if as_is and all_publishable and (marked == n or _plain_bytes(path, n)):
             self.publishable[path] = n
         return True
 
@@ -790,18 +801,15 @@ _NUMBERS = (RTT_COLUMN, RTT_MEAN_COLUMN, "throughput_bps", "distance_km",
             "rtt_p90_ms", "ping_loss_pct", "rtt_samples")  # fmt: skip
 _FAST_COLUMNS = (*REQUIRED_COLUMNS, *_NUMBERS, "sweep_id", "started_utc", "backend", "status",
                  "flags")  # fmt: skip
-_PLAIN = r"[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?"  # what float() and DuckDB read alike
-_STAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?Z"
+_PLAIN = PLAIN_NUMBER  # what float() and DuckDB read alike
+_STAMP = STAMP_PATTERN
 _EPOCH = "1970-01-01T00:00:00Z"
 _OK = "coalesce(status, '') IN ('ok', '')"
 _NAMES = ("cloud", "region", "sweep_id", "flags", "backend")  # coded by an ENUM each
 # each end's cloud and region, and what names them
 _END_NAMES = {f"{end}_{name}": name for end in ("src", "dst") for name in ("cloud", "region")}
 _EVIDENCE_COLUMNS = (*ALLOWANCE_COLUMNS, *STEAL_COLUMNS)  # as _host_rows
-_HEADER_LINE = ",".join(MEASUREMENT_COLUMNS) + "\n"
-# A numeric cell a site publishes as it is: a plain decimal, small enough to be finite
-# (at most 30 digits each side of the point, a two-digit exponent): float() reads it.
-_PUBLISHED_NUMBER = r"[0-9]{1,30}(\.[0-9]{0,30})?([eE][-+]?[0-9]{1,2})?"
+_HEADER_LINE = MEASUREMENTS_HEADER
 # Characters str.strip() may remove, ASCII ones (a file with others is not published as it is)
 _BLANK = r"[ \t\x0b\x0c\x1c-\x1f]*"
 
@@ -834,25 +842,22 @@ def _line(names: Sequence[str]) -> str:
     return ",".join(names) + "\n"
 
 
-# A cell of a plain line: printable ASCII but the quote and the comma
-_TEXT = r"[\x20\x21\x23-\x2b\x2d-\x7e]*"
-_FILLED = r"[\x20\x21\x23-\x2b\x2d-\x7e]*[\x21\x23-\x2b\x2d-\x7e][\x20\x21\x23-\x2b\x2d-\x7e]*"
-
-
 def _line_pattern(names: Sequence[str], as_is: bool) -> str:
     """A regex a line of a file with the header `names` matches when its cells need no
     check each: no quote, its cells split at its commas, each number of _NUMBERS plain and
-    its start a _STAMP; and when `as_is`, each numeric cell as a site publishes it and
-    src_cloud not blank (_publishable_sql true)."""
+    its start a _STAMP; and when `as_is` (this version's header), the lines of a plain
+    file (results.PLAIN_LINE: each numeric cell as a site publishes it and src_cloud not
+    blank, _publishable_sql true): what results' writer checks before it marks a file
+    plain (tests/unit/report pins the two the same)."""
 
     def cell(name: str) -> str:
         if as_is and name in NUMERIC_COLUMNS:
-            return f"(?:{_PUBLISHED_NUMBER})?"
+            return f"(?:{PUBLISHED_NUMBER})?"
         if name in _NUMBERS:
             return f"(?:{_PLAIN})?"
         if name == "started_utc":
             return f"(?:{_STAMP})?"
-        return _FILLED if as_is and name == "src_cloud" else _TEXT
+        return FILLED_CELL if as_is and name == "src_cloud" else TEXT_CELL
 
     return ",".join(cell(name) for name in names)
 
@@ -883,7 +888,7 @@ def _publishable_sql() -> str:
     src_cloud holds something). False rows are not dropped: the site then parses the
     file row by row, as it always did."""
     numbers = ", ".join(_q(c) for c in MEASUREMENT_COLUMNS if c in NUMERIC_COLUMNS)
-    n = _PUBLISHED_NUMBER
+    n = PUBLISHED_NUMBER
     return (
         f"(regexp_full_match(concat_ws(',', {numbers}), '({n}(,{n})*)?') "
         f"AND NOT regexp_full_match(coalesce(src_cloud, ''), '{_BLANK}'))"

@@ -84,6 +84,16 @@ if TYPE_CHECKING:
         round_stalls,
         samples_of,
     )
+    from orchestrator.results.plain_file import FILLED as FILLED_CELL
+    from orchestrator.results.plain_file import HEADER_LINE as MEASUREMENTS_HEADER
+    from orchestrator.results.plain_file import (
+        PLAIN_LINE,
+        PLAIN_NUMBER,
+        PUBLISHED_NUMBER,
+        marked_rows,
+    )
+    from orchestrator.results.plain_file import STAMP as STAMP_PATTERN
+    from orchestrator.results.plain_file import TEXT as TEXT_CELL
     from orchestrator.results.raw_rows import (
         FAILED,
         RowContext,
@@ -150,6 +160,7 @@ __all__ = [
     "DEFAULT_TIER",
     "FAILED",
     "FEW_SAMPLES",
+    "FILLED_CELL",
     "FLAGGED_MEASURES",
     "FLAGS",
     "FLAG_REASONS",
@@ -161,6 +172,7 @@ __all__ = [
     "LOSS_TOLERANCE",
     "MATHIS_C",
     "MEASUREMENTS_FILE",
+    "MEASUREMENTS_HEADER",
     "MEASUREMENT_COLUMNS",
     "MEASUREMENT_DOCS",
     "MEASURES",
@@ -168,14 +180,19 @@ __all__ = [
     "NUMERIC_COLUMNS",
     "PING_PACKET_BYTES",
     "PING_PAYLOAD_BYTES",
+    "PLAIN_LINE",
+    "PLAIN_NUMBER",
+    "PUBLISHED_NUMBER",
     "RAW_DIR",
     "RESULTS_FORMAT_VERSION",
     "RTT",
     "RTT_STATS",
     "SINGLE_STREAM",
+    "STAMP_PATTERN",
     "STATE_DIR",
     "STUDIES_DIR",
     "SWEEP_FILE",
+    "TEXT_CELL",
     "THROUGHPUT",
     "YEARS",
     "CloudOptions",
@@ -216,6 +233,7 @@ __all__ = [
     "load_record_file",
     "loss_band",
     "make_state_dir",
+    "marked_rows",
     "mathis_bps",
     "measure_of",
     "merge_rows",

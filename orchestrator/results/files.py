@@ -4,6 +4,7 @@
                        versions, backend, stage and round timings (the results contract)
     hosts.json         the hosts (host contract) and the facts prepare recorded
     measurements.csv   one row per directed test, columns schema.MEASUREMENT_COLUMNS
+    measurements.plain.json  the writer's mark that measurements.csv is plain (plain_file)
     raw/round-NNN/     every host's agent output for that round, as received
     state/             private: SSH keys, known_hosts, Terraform state, inventory, logs
 
@@ -13,6 +14,7 @@ reader (or a crash) sees the previous complete version or the new one, never hal
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -29,6 +31,7 @@ from typing import Any
 
 from orchestrator.core import UserError, compact, csv_errors, read_text, utc_now
 from orchestrator.results import flags
+from orchestrator.results.plain_file import PLAIN_MARK, mark_text, plain_rows
 from orchestrator.results.record import SweepRecord, load_record_file, read_record
 from orchestrator.results.schema import (
     MEASUREMENT_COLUMNS,
@@ -238,7 +241,22 @@ def write_rows(
 ) -> None:
     """measurements.csv of a sweep, each row's `flags` computed from all of them (the
     asymmetry check needs both directions)."""
-    write_atomic(Path(sweep_dir) / MEASUREMENTS_FILE, csv_text(flagged(rows, asked_duration_s)))
+    text = csv_text(flagged(rows, asked_duration_s))
+    write_measurements(Path(sweep_dir) / MEASUREMENTS_FILE, text)
+
+
+def write_measurements(path: Path, text: str) -> None:
+    """Write a measurements.csv's `text` (write_atomic), and beside it the mark that says
+    it is plain when it is (results.plain_file: then the report reads it without checking
+    each line again); a mark left there by an earlier write is removed first."""
+    path = Path(path)
+    mark = path.with_name(PLAIN_MARK)
+    rows = plain_rows(text)
+    with contextlib.suppress(OSError):
+        mark.unlink()  # never beside a file it does not describe
+    write_atomic(path, text)
+    if rows is not None and not_a_regular_file(mark) is None:
+        write_atomic(mark, mark_text(path, rows))
 
 
 def flagged(

@@ -152,6 +152,8 @@ PUBLIC = {
         "safe_name", "samples_of", "save_record", "set_flags", "sweep_dir", "test_key",
         "throughput_invalid", "unmeasured_row", "value_range", "with_ping_phase", "write_atomic",
         "write_json", "write_parsed_rows", "write_rows", "load_record_file", "ScheduleTrigger",
+        "MEASUREMENTS_HEADER", "PLAIN_LINE", "PLAIN_NUMBER", "PUBLISHED_NUMBER", "STAMP_PATTERN",
+        "TEXT_CELL", "FILLED_CELL", "marked_rows",
     ],
     "schedule": [
         "DEFAULT_FILE", "ScheduleStatus", "Written", "check_name", "export_named", "install_named",

@@ -3,6 +3,7 @@
 import csv
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from orchestrator.netmodel.model import DEFAULT_MODEL
 from orchestrator.plan.selection import SelectionSpec, pair_filter
 from orchestrator.report import analyze
 from orchestrator.report import build as report
-from orchestrator.results import flags
+from orchestrator.results import PLAIN_LINE, flags
 from orchestrator.results.schema import MEASUREMENT_COLUMNS
 from testkit import synthetic
 
@@ -607,3 +608,84 @@ def test_a_file_is_plain_bytes_whatever_the_chunks_it_is_read_in(tmp_path, chunk
     ):
         path.write_bytes(damaged)
         assert not report._plain_bytes(path, 30, chunk), damaged[:40]
+
+
+def test_the_writer_marks_plain_the_lines_the_reader_would_find_plain():
+    # results' PLAIN_LINE (what the writer checks) is the reader's pattern of this
+    # version's file, so a marked file is read as it would be checked
+    assert report._line_pattern(MEASUREMENT_COLUMNS, True) == PLAIN_LINE
+
+
+def _read_spied(folder, monkeypatch):
+    """load_inputs of `folder` and the checks it ran: [("lines", result), ("bytes", ...)]."""
+    monkeypatch.undo()  # the checks themselves, not an earlier call's spies
+    ran = []
+    clean_lines, plain_bytes = report._clean_lines, report._plain_bytes
+    monkeypatch.setattr(
+        report, "_clean_lines", lambda *a: ran.append(("lines", clean_lines(*a))) or ran[-1][1]
+    )
+    monkeypatch.setattr(
+        report, "_plain_bytes", lambda *a: ran.append(("bytes", plain_bytes(*a))) or ran[-1][1]
+    )
+    return report.load_inputs(sweep_dirs_=[folder]), ran
+
+
+def _outputs(folder):
+    """Every file of a report but the charts' HTML (plotly names each chart's div anew)."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.suffix != ".html"
+    }
+
+
+def test_a_file_our_writer_marked_plain_gives_the_report_of_the_same_file_checked(
+    tmp_path, monkeypatch
+):
+    rows = list(synthetic.synthetic_rows(CATALOG.regions, 300, sweep_id="s"))
+    for i, row in enumerate(rows):
+        if i % 9 == 0:
+            row.update(rtt_p50_ms="", distance_km="", rtt_p90_ms="12.5", rtt_samples="20")
+        if i % 13 == 0:
+            row.update(status="failed", throughput_bps="", flags="asymmetric")
+    folder = tmp_path / "s"
+    csv_path = folder / "measurements.csv"
+    synthetic.write_measurements(csv_path, iter(rows), marked=True)
+    assert (folder / "measurements.plain.json").exists()
+    marked, ran = _read_spied(folder, monkeypatch)
+    assert ran == []  # neither its lines nor its bytes checked again
+    assert marked.publishable == {csv_path: 300}
+    out_marked = report.write_report(marked, tmp_path / "marked", png=False)
+    (folder / "measurements.plain.json").unlink()
+    checked, ran = _read_spied(folder, monkeypatch)
+    assert ran == [("lines", 300), ("bytes", True)]
+    assert checked.publishable == marked.publishable
+    assert _every_field(marked) == _every_field(checked)
+    out_checked = report.write_report(checked, tmp_path / "checked", png=False)
+    assert out_marked.summaries == out_checked.summaries
+    assert _outputs(tmp_path / "marked") == _outputs(tmp_path / "checked")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [(b",local,", b",lo\x07al,"), (b",local,aws,", b",local,AWS,"), (b",ok,", b",no,")],
+)
+def test_a_marked_file_edited_since_is_checked_in_full(tmp_path, monkeypatch, old, new):
+    # the same size, the same inode, its modification time put back: still checked
+    rows = list(synthetic.synthetic_rows(CATALOG.regions, 60, sweep_id="s"))
+    folder = tmp_path / "s"
+    csv_path = folder / "measurements.csv"
+    synthetic.write_measurements(csv_path, iter(rows), marked=True)
+    data, st = csv_path.read_bytes(), csv_path.stat()
+    assert old in data
+    with csv_path.open("r+b") as f:
+        f.write(data.replace(old, new, 1))
+    os.utime(csv_path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert csv_path.stat().st_size == st.st_size
+    edited, ran = _read_spied(folder, monkeypatch)
+    assert ran and ran[0][0] == "lines"  # every line checked again
+    (folder / "measurements.plain.json").unlink()
+    unmarked, again = _read_spied(folder, monkeypatch)
+    assert again == ran
+    assert _every_field(edited) == _every_field(unmarked)
+    assert edited.publishable == unmarked.publishable

@@ -160,7 +160,11 @@ def test_retention_deletes_raw_and_state_of_old_finished_sweeps_only(tmp_path):
     staged = _sweep_folder(tmp_path, "20261020T0000Z-0004", created=old, status="provisioned")
     deleted = apply_retention(tmp_path, 30, now)
     assert sorted(deleted) == [expired / "raw", expired / "state"]
-    assert sorted(p.name for p in expired.iterdir()) == ["measurements.csv", "sweep.json"]
+    assert sorted(p.name for p in expired.iterdir()) == [
+        "measurements.csv",
+        "measurements.plain.json",  # its writer's mark that it is plain: kept with it
+        "sweep.json",
+    ]
     for folder in (kept_new, running, staged):
         assert (folder / "raw" / "round-001").is_dir()
         assert (folder / "state" / "terraform.tfstate").is_file()
