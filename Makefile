@@ -106,8 +106,8 @@ test: lint pytest
 
 # The edit-test loop: tests/unit without what needs root (namespaces, iptables) or takes
 # seconds (marked slow: real tools, whole stores and sites), over every core. `make pytest`
-# runs them all.
-unit: venv
+# runs them all. actionlint is built first: the schedule's workflow tests run it (a second).
+unit: venv actionlint
 	@$(BIN)/pytest -q -ra -n auto -m "not root and not slow" $(PYTEST_ARGS) tests/unit; rc=$$?; \
 	if [ $$rc = 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 
