@@ -4,6 +4,7 @@ crafted series."""
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given
@@ -14,12 +15,13 @@ from orchestrator.history import changes as c
 KEY = c.SeriesKey("emulated", "local", "rtt", "aws:us-east-1", "gcp:europe-west1")
 P = c.Params()
 P4 = c.Params(k1=3.0, k2=4.0)  # round thresholds for the by-hand answers
+T0 = datetime(2026, 9, 1, tzinfo=UTC)
 
 
 def series(values, fps=None, key=KEY, km=5887.0):
     fps = fps or ["fp"] * len(values)
     runs = [
-        c.Run(f"r{i:03d}", f"t{i:03d}", v, fp)
+        c.Run(f"r{i:03d}", T0 + timedelta(hours=6 * i), v, fp)
         for i, (v, fp) in enumerate(zip(values, fps, strict=True))
     ]
     return c.Series(key, runs, km)
