@@ -557,7 +557,7 @@ def detection(
     for *path, run_id in con.execute(
         "SELECT DISTINCT source, backend, metric, least(src, dst), greatest(src, dst), "
         "sweep_id FROM judgments WHERE status <> ? AND sweep_id IN (SELECT unnest(?)) "
-        "AND source IN (SELECT unnest(?))",
+        "AND source IN (SELECT unnest(?)) ORDER BY ALL",  # the results' order: fixed
         [ch.LEARNING, sorted(started), names],
     ).fetchall():
         result(ch.SeriesKey(*path)).evaluated_runs.add(run_id)
