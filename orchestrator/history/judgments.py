@@ -31,12 +31,12 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from orchestrator.core import gc_paused, read_utc, stamp, warning
+from orchestrator.core import gc_paused, of_epoch_ms, read_utc, stamp, warning
 from orchestrator.history import bulk
 from orchestrator.history import changes as ch
 
@@ -81,8 +81,9 @@ TABLES = (
     "k1 DOUBLE, k2 DOUBLE)",
     f"CREATE TABLE detection_state ({_PATH}, state VARCHAR, shown VARCHAR)",
 )
-# a run's time as detection judges it: its test's start, to the millisecond
-T_SQL = "date_trunc('millisecond', started_utc)"
+# a run's time as detection judges it: its test's start, to the millisecond, read as
+# whole milliseconds since the epoch (core.of_epoch_ms)
+T_SQL = "epoch_ms(started_utc)"
 
 
 def typed_time(column: str) -> str:
@@ -108,11 +109,6 @@ def type_times(con: duckdb.DuckDBPyConnection) -> None:
                 f"ALTER TABLE {table} ALTER {column} SET DATA TYPE TIMESTAMP "
                 f"USING {typed_time(column)}"
             )
-
-
-def _utc(t: datetime) -> datetime:
-    """A stored time (naive, in UTC) as an aware one."""
-    return t.replace(tzinfo=UTC)
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> None:
@@ -168,7 +164,7 @@ def _inputs(
     ).fetchall()
     out = []
     for source, backend, src, dst, sweep_id, t, fp, rtt, tput in rows:
-        when = _utc(t)
+        when = of_epoch_ms(t)
         for metric, value in (("rtt", rtt), ("throughput", tput)):
             if value is not None:
                 key = ch.SeriesKey(source, backend, metric, src, dst)
@@ -381,11 +377,11 @@ def _judged_inputs(
     con: duckdb.DuckDBPyConnection, ids: Sequence[str]
 ) -> list[tuple[ch.SeriesKey, ch.Run]]:
     rows = con.execute(
-        "SELECT source, backend, metric, src, dst, sweep_id, t, fingerprint, value "
+        "SELECT source, backend, metric, src, dst, sweep_id, epoch_ms(t), fingerprint, value "
         "FROM judgments WHERE sweep_id IN (SELECT unnest(?))",
         [list(ids)],
     ).fetchall()
-    return [(ch.SeriesKey(*r[:5]), ch.Run(r[5], _utc(r[6]), r[8], r[7])) for r in rows]
+    return [(ch.SeriesKey(*r[:5]), ch.Run(r[5], of_epoch_ms(r[6]), r[8], r[7])) for r in rows]
 
 
 _STALE_COLUMNS = {c: "VARCHAR" for c in ("source", "backend", "metric", "a", "b")}
@@ -424,11 +420,11 @@ def _repair(
             runs[key.path()].append(ch.Series(key, [run]))
     priors: dict[ch.SeriesKey, list[_Prior]] = defaultdict(list)
     for *names, run_id, t, pooled, k1, k2 in con.execute(
-        "SELECT x.source, x.backend, x.metric, x.src, x.dst, x.sweep_id, x.t, "
+        "SELECT x.source, x.backend, x.metric, x.src, x.dst, x.sweep_id, epoch_ms(x.t), "
         f"x.pooled_scale, x.k1, x.k2 FROM judgments x JOIN stale s ON {_ON_STALE} "
         "ORDER BY x.t, x.sweep_id"
     ).fetchall():
-        priors[ch.SeriesKey(*names)].append((_utc(t), run_id, pooled, k1, k2))
+        priors[ch.SeriesKey(*names)].append((of_epoch_ms(t), run_id, pooled, k1, k2))
     for table in ("judgments", "episodes", "config_changes"):
         con.execute(f"DELETE FROM {table} x USING stale s WHERE {_ON_STALE}")
     con.execute("DROP TABLE stale")
@@ -580,12 +576,12 @@ def detection(
         waiting += [(ch.SeriesKey(key.source, key.backend, key.metric, src, dst), runs, needed)
                     for src, dst, runs, needed in doc["waiting"]]  # fmt: skip
     for *names_, run_id, t, old, new in con.execute(
-        "SELECT source, backend, metric, src, dst, sweep_id, t, old_fingerprint, "
+        "SELECT source, backend, metric, src, dst, sweep_id, epoch_ms(t), old_fingerprint, "
         "new_fingerprint FROM config_changes WHERE source IN (SELECT unnest(?)) "
         "ORDER BY t, sweep_id, src, dst",
         [names],
     ).fetchall():
-        key, t = ch.SeriesKey(*names_), _utc(t)
+        key, t = ch.SeriesKey(*names_), of_epoch_ms(t)
         if recent(key.source, t):
             result(key.path()).config_changes.append(ch.ConfigChange(key, run_id, t, old, new))
     return ch.detection_of(
@@ -605,7 +601,7 @@ def _cutoff(
         f"SELECT {T_SQL} FROM sweeps WHERE source = ? ORDER BY started_utc DESC LIMIT 1 OFFSET ?",
         [source, max(last_runs - 1, 0)],
     ).fetchone()
-    return _utc(row[0]) if row and row[0] is not None else None
+    return of_epoch_ms(row[0]) if row and row[0] is not None else None
 
 
 def calibrations(
