@@ -151,6 +151,9 @@ def _inputs(
     """(directed key, run) of the ok tests matching `where`, both metrics, in time order."""
     from orchestrator.history import metrics as v
 
+    # a test's value as detection reads it (the views' run values), less the values whose
+    # flags say they are wrong: asymmetric and few_samples stay (a direction that moved
+    # alone is what detection judges per direction; a few echoes still give a level)
     keeps = v.DETECTION_KEEPS
     rows = con.execute(
         f"SELECT source, coalesce(backend, ''), src, dst, sweep_id, {T_SQL}, "
