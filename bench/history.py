@@ -118,7 +118,10 @@ def _series(
     ends: Sequence[tuple[str, str]], values: np.ndarray, first: int = 0
 ) -> list[changes.Series]:
     out = []
-    ids = [(f"r{i:05d}", f"t{i:05d}") for i in range(first, first + values.shape[2])]
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    ids = [
+        (f"r{i:05d}", t0 + timedelta(hours=6 * i)) for i in range(first, first + values.shape[2])
+    ]
     for (a, b), both in zip(ends, values, strict=True):
         for (src, dst), row in (((a, b), both[0]), ((b, a), both[1])):
             key = changes.SeriesKey("bench", "local", "rtt", src, dst)
@@ -293,7 +296,7 @@ def stable_history(seed: int) -> tuple[list[changes.Series], set[tuple[str, str]
     runs: dict[tuple[str, str], list[changes.Run]] = {}
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
     for i in range(STABLE_RUNS):
-        t = (t0 + timedelta(hours=6 * i)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        t = t0 + timedelta(hours=6 * i)
         for (a, b), level in rtt.items():
             shared = 1.42 * (level / 100) ** 0.34 * rtt_noise.student_t(rng, 6.0)
             step = STEP_MS if (a, b) in stepped and i >= STEP_RUN else 0.0

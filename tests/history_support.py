@@ -146,3 +146,25 @@ def step_sweeps(
 
 def record_of(folder: Path) -> dict:
     return json.loads((folder / store.SWEEP_FILE).read_text())
+
+
+# the times of change detection's tables that version 11 kept as text, as it wrote them
+V11_TIMES = {"episodes": ("started_t", "confirmed_t", "closed_t"), "config_changes": ("t",)}
+
+
+def as_version_11(path: Path) -> None:
+    """The store at `path` as version 11 left it: the times of episodes and config_changes
+    as text (`2026-11-22T01:30:00.123Z`, "" for an episode not closed)."""
+    import duckdb
+
+    con = duckdb.connect(str(path))
+    try:
+        for table, columns in V11_TIMES.items():
+            for c in columns:
+                con.execute(
+                    f"ALTER TABLE {table} ALTER {c} SET DATA TYPE VARCHAR "
+                    f"USING coalesce(strftime({c}, '%Y-%m-%dT%H:%M:%S.%gZ'), '')"
+                )
+        con.execute("UPDATE meta SET value = '11' WHERE key = 'schema_version'")
+    finally:
+        con.close()

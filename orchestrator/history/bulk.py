@@ -14,6 +14,11 @@ if TYPE_CHECKING:
     import duckdb
 
 
+# an aware UTC datetime written with a Z, which DuckDB reads into a TIMESTAMP faster than
+# an offset (change detection's judgments: 12,000 a sweep)
+_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_UTC_Z
+
+
 def insert(
     con: duckdb.DuckDBPyConnection,
     table: str,
@@ -21,14 +26,14 @@ def insert(
     rows: Iterable[Mapping[str, Any]],
 ) -> int:
     """Insert `rows` (dicts with the `columns`' names: name -> SQL type; missing keys
-    and NaN are NULL) into `table` through a temporary JSON-lines file. Returns the
-    rows inserted."""
+    and NaN are NULL; an aware UTC datetime fills a TIMESTAMP) into `table` through a
+    temporary JSON-lines file. Returns the rows inserted."""
     fd, tmp = tempfile.mkstemp(prefix="interregion-rows-", suffix=".jsonl")
     try:
         n = 0
         with os.fdopen(fd, "wb") as f:
             for row in rows:
-                f.write(orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE))
+                f.write(orjson.dumps(row, option=_OPTIONS))
                 n += 1
         if n:
             names = ", ".join(f'"{c}"' for c in columns)

@@ -82,7 +82,7 @@ def config_change_docs(
         diff = diffs[change]
         key = (c.key.source, c.key.backend, c.run_id, diff)
         group = groups.setdefault(key, {"source": c.key.source, "backend": c.key.backend,
-                                        "run": c.run_id, "utc": c.t, "fields": list(diff),
+                                        "run": c.run_id, "utc": iso_utc(c.t), "fields": list(diff),
                                         "pairs": []})  # fmt: skip
         pair = f"{c.key.src}/{c.key.dst}"
         if pair not in seen.setdefault(key, set()):
@@ -140,7 +140,6 @@ def changes_report(request: ChangesRequest, warn: Callable[[str], None]) -> Chan
         url = notify.url_from_file(r.notify_file)
     if url:
         notify.check_url(url)
-    since_iso = iso_utc(r.since) if r.since else None
     with h.opened(r.results, read_only=True) as con:
         kept = judgments.rule(con)
     rule = replace(
@@ -160,7 +159,7 @@ def changes_report(request: ChangesRequest, warn: Callable[[str], None]) -> Chan
             with h.transaction(con):
                 judgments.set_rule(con, rule)
                 judgments.rejudge(con)
-        found = judgments.detection(con, r.sources, r.last_runs, since_iso)
+        found = judgments.detection(con, r.sources, r.last_runs, r.since)
         docs = change_docs(con, found)
         if url:
             _notify(con, url, [*docs.hosts, *docs.regions, *docs.episodes], warn)

@@ -54,9 +54,10 @@ from bisect import bisect_left, insort
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any, NamedTuple
 
-from orchestrator.core import gc_paused
+from orchestrator.core import gc_paused, parse_utc, read_utc, stamp
 from orchestrator.core import median as median  # tests and views use it here
 
 MAD_TO_SIGMA = 1.4826
@@ -139,7 +140,7 @@ class SeriesKey(NamedTuple):
 class Run(NamedTuple):
     # a tuple: a year of a full catalog is millions of these
     run_id: str  # the sweep id
-    t: str  # when (ISO 8601), for reports
+    t: datetime  # when: aware UTC, to the millisecond (as the store keeps it)
     value: float  # median RTT, ms; or throughput, bit/s
     fingerprint: str
 
@@ -171,9 +172,9 @@ class Episode:
 
     key: SeriesKey
     started_run: str
-    started_t: str
+    started_t: datetime
     confirmed_run: str
-    confirmed_t: str
+    confirmed_t: datetime
     direction: int  # +1 up, -1 down
     old_level: float  # in the metric's unit: the moved directions' mean
     z: float  # of the first flagged run, in scales
@@ -183,7 +184,7 @@ class Episode:
     k2: float = 0.0
     status: str = "open"  # "open", "reverted", "new normal", "configuration change"
     closed_run: str = ""
-    closed_t: str = ""
+    closed_t: datetime | None = None
 
     @property
     def id(self) -> str:
@@ -200,7 +201,7 @@ class Suspect:
 
     key: SeriesKey  # the path
     run_id: str
-    t: str
+    t: datetime
     deviations: tuple[tuple[str, str, float, float], ...]  # (src, dst, change, threshold)
 
 
@@ -224,7 +225,7 @@ class HostChange:
     metric: str
     host: str
     run_id: str
-    t: str
+    t: datetime
     pairs: list[Episode]
     evaluated: int  # the host's paths judged in that run
 
@@ -247,7 +248,7 @@ class GroupChange:
     host: str
     toward: str  # "continent:Europe" or "cloud:gcp"
     run_id: str
-    t: str
+    t: datetime
     pairs: list[Episode]
     evaluated: int  # the host's paths toward that group judged in that run
 
@@ -266,7 +267,7 @@ class GroupChange:
 class ConfigChange:
     key: SeriesKey
     run_id: str
-    t: str
+    t: datetime
     old_fingerprint: str
     new_fingerprint: str
 
@@ -462,7 +463,7 @@ class Judgment(NamedTuple):
     src: str
     dst: str
     run_id: str
-    t: str
+    t: datetime
     fingerprint: str
     value: float
     status: str
@@ -547,7 +548,7 @@ class _Pending(NamedTuple):
     1: back) its transformed value, deviation and flag threshold."""
 
     run_id: str
-    t: str
+    t: datetime
     xs: dict[int, float]
     devs: dict[int, float]
     flags: dict[int, float]
@@ -580,7 +581,7 @@ class PathJudge:
         self.episode: Episode | None = None
         self.post_runs = 0  # runs at the new level, the confirming ones included
         self.inside_runs: list[dict[int, float]] = []  # runs back inside the old levels
-        self.last: tuple[str, str] = ("", "")  # (t, run id) of the latest run judged
+        self.last: tuple[datetime, str] | None = None  # (t, run id) of the latest run judged
 
     def directed(self, i: int) -> SeriesKey:
         return self.key if i == 0 else self.key.reverse()
@@ -591,7 +592,7 @@ class PathJudge:
             d = self.dirs[i] = _Direction(self.directed(i), self.p)
         return d
 
-    def step(self, run_id: str, t: str, runs: Mapping[int, Run], p: Params) -> Step:
+    def step(self, run_id: str, t: datetime, runs: Mapping[int, Run], p: Params) -> Step:
         """Judge one run (each direction's test of one sweep) with the rule `p` in force
         (k1 and k2 may differ from run to run: calibration)."""
         self.p = p
@@ -686,8 +687,9 @@ class PathJudge:
         ]
         return out
 
-    def _judge_open(self, run_id: str, t: str, xs: dict[int, float], dirs: dict[int, _Direction],
-                    row: Callable[..., Judgment], out: Step) -> None:  # fmt: skip
+    def _judge_open(self, run_id: str, t: datetime, xs: dict[int, float],
+                    dirs: dict[int, _Direction], row: Callable[..., Judgment],
+                    out: Step) -> None:  # fmt: skip
         """A run while an episode is open: judged against the old baselines."""
         episode, metric, p = self.episode, self.key.metric, self.p
         assert episode is not None
@@ -732,7 +734,7 @@ class PathJudge:
         else:
             out.episodes.append(episode)
 
-    def _close(self, status: str, run_id: str, t: str, out: Step) -> None:
+    def _close(self, status: str, run_id: str, t: datetime, out: Step) -> None:
         episode = self.episode
         assert episode is not None
         episode.status, episode.closed_run, episode.closed_t = status, run_id, t
@@ -741,7 +743,7 @@ class PathJudge:
         for d in self.dirs.values():
             d.old_window, d.post = [], []
 
-    def _confirmed(self, side: int, run_id: str, t: str, p: Params) -> Episode | None:
+    def _confirmed(self, side: int, run_id: str, t: datetime, p: Params) -> Episode | None:
         """The episode the pending runs confirm, or None when no direction's median
         deviation over them reaches its confirmation threshold."""
         metric = self.key.metric
@@ -809,11 +811,11 @@ class PathJudge:
                 if d.key not in judged]  # fmt: skip
 
     def doc(self) -> dict[str, Any]:
-        """The state, as JSON-able data."""
+        """The state, as JSON-able data (times as `stamp` text)."""
         return {
             "dirs": {str(i): d.doc() for i, d in self.dirs.items()},
             "pending": [
-                [x.run_id, x.t, {str(i): v for i, v in x.xs.items()},
+                [x.run_id, stamp(x.t), {str(i): v for i, v in x.xs.items()},
                  {str(i): v for i, v in x.devs.items()},
                  {str(i): v for i, v in x.flags.items()}, x.side]
                 for x in self.pending
@@ -821,7 +823,7 @@ class PathJudge:
             "episode": None if self.episode is None else episode_state(self.episode),
             "post_runs": self.post_runs,
             "inside_runs": [{str(i): v for i, v in xs.items()} for xs in self.inside_runs],
-            "last": list(self.last),
+            "last": ["", ""] if self.last is None else [stamp(self.last[0]), self.last[1]],
         }  # fmt: skip
 
     @classmethod
@@ -830,13 +832,15 @@ class PathJudge:
         for i, d in doc["dirs"].items():
             judge.dirs[int(i)] = _Direction.of_doc(judge.directed(int(i)), p, d)
         judge.pending = [
-            _Pending(r, t, _ints(xs), _ints(devs), _ints(flags), side)
+            _Pending(r, read_utc(t, "a kept flagged run's time"), _ints(xs), _ints(devs),
+                     _ints(flags), side)
             for r, t, xs, devs, flags, side in doc["pending"]
-        ]
+        ]  # fmt: skip
         judge.episode = None if doc["episode"] is None else episode_of_state(doc["episode"])
         judge.post_runs = doc["post_runs"]
         judge.inside_runs = [_ints(xs) for xs in doc["inside_runs"]]
-        judge.last = (doc["last"][0], doc["last"][1])
+        last = parse_utc(doc["last"][0])  # "": no run judged yet
+        judge.last = None if last is None else (last, doc["last"][1])
         return judge
 
 
@@ -851,13 +855,14 @@ def _update_levels(episode: Episode, dirs: Mapping[int, _Direction], metric: str
 
 
 def episode_state(e: Episode) -> dict[str, Any]:
-    """An episode as JSON-able data (episode_of_state reads it back)."""
+    """An episode as JSON-able data, times as `stamp` text, "" for none (episode_of_state
+    reads it back)."""
     return {
-        "key": list(e.key), "started_run": e.started_run, "started_t": e.started_t,
-        "confirmed_run": e.confirmed_run, "confirmed_t": e.confirmed_t,
+        "key": list(e.key), "started_run": e.started_run, "started_t": stamp(e.started_t),
+        "confirmed_run": e.confirmed_run, "confirmed_t": stamp(e.confirmed_t),
         "direction": e.direction, "old_level": e.old_level, "z": e.z,
         "new_level": e.new_level, "k1": e.k1, "k2": e.k2, "status": e.status,
-        "closed_run": e.closed_run, "closed_t": e.closed_t,
+        "closed_run": e.closed_run, "closed_t": _stamped(e.closed_t) or "",
         "directions": [
             [list(c.key), c.old_level, c.new_level, c.scale, c.flag_threshold,
              c.confirm_threshold, c.moved]
@@ -867,12 +872,21 @@ def episode_state(e: Episode) -> dict[str, Any]:
 
 
 def episode_of_state(doc: Mapping[str, Any]) -> Episode:
-    fields = {k: v for k, v in doc.items() if k not in ("key", "directions")}
+    times = ("started_t", "confirmed_t", "closed_t")
+    fields = {k: v for k, v in doc.items() if k not in ("key", "directions", *times)}
     return Episode(
         key=SeriesKey(*doc["key"]),
         directions=[DirectionChange(SeriesKey(*k), *rest) for k, *rest in doc["directions"]],
+        started_t=read_utc(doc["started_t"], "a kept episode's start"),
+        confirmed_t=read_utc(doc["confirmed_t"], "a kept episode's confirmation"),
+        closed_t=parse_utc(doc["closed_t"]),  # "": open
         **fields,
     )
+
+
+def _stamped(t: datetime | None) -> str | None:
+    """A time as the documents show it (`stamp`); None for none."""
+    return None if t is None else stamp(t)
 
 
 # ---- many paths, sweep by sweep --------------------------------------------------------
@@ -1172,7 +1186,7 @@ def host_changes(results: Sequence[SeriesResult], p: Params) -> tuple[list[HostC
     """Hosts where at least host_share of their evaluated paths started an event in the
     same run; returns them and the ids of the events they stand for."""
     started: dict[tuple[str, str, str, str, str], list[Episode]] = defaultdict(list)
-    times: dict[str, str] = {}
+    times: dict[str, datetime] = {}
     for r in results:
         k = r.key
         for e in r.episodes:
@@ -1201,7 +1215,7 @@ def group_changes(
     already in a host change left out)."""
     GKey = tuple[str, str, str, str, str, str]  # source, backend, metric, host, toward, run
     started: dict[GKey, list[Episode]] = defaultdict(list)
-    times: dict[str, str] = {}
+    times: dict[str, datetime] = {}
     for r in results:
         k = r.key
         for host, other in ((k.src, k.dst), (k.dst, k.src)):
@@ -1312,9 +1326,9 @@ def episode_doc(e: Episode, unit: Mapping[str, str]) -> dict[str, Any]:
     return {
         "id": e.id, "kind": "path", "source": k.source, "backend": k.backend,
         "metric": k.metric, "unit": unit[k.metric], "src": k.src, "dst": k.dst,
-        "status": e.status, "started_run": e.started_run, "started_utc": e.started_t,
-        "confirmed_run": e.confirmed_run, "confirmed_utc": e.confirmed_t,
-        "closed_run": e.closed_run or None, "closed_utc": e.closed_t or None,
+        "status": e.status, "started_run": e.started_run, "started_utc": stamp(e.started_t),
+        "confirmed_run": e.confirmed_run, "confirmed_utc": stamp(e.confirmed_t),
+        "closed_run": e.closed_run or None, "closed_utc": _stamped(e.closed_t),
         "old_level": e.old_level, "new_level": e.new_level, "z": round(e.z, 2),
         "one_direction": e.one_way,
         "directions": [direction_doc(c, k.metric) for c in e.directions],
@@ -1326,7 +1340,7 @@ def suspect_doc(s: Suspect, unit: Mapping[str, str]) -> dict[str, Any]:
     k = s.key
     return {
         "kind": "suspected", "source": k.source, "backend": k.backend, "metric": k.metric,
-        "unit": unit[k.metric], "src": k.src, "dst": k.dst, "run": s.run_id, "utc": s.t,
+        "unit": unit[k.metric], "src": k.src, "dst": k.dst, "run": s.run_id, "utc": stamp(s.t),
         "directions": [
             {"src": a, "dst": b, "change": _shown(k.metric, dev),
              "flag_threshold": _shown(k.metric, flag)}
@@ -1339,7 +1353,7 @@ def group_doc(g: GroupChange, unit: Mapping[str, str]) -> dict[str, Any]:
     return {
         "id": g.id, "kind": "region", "source": g.source, "backend": g.backend,
         "metric": g.metric, "unit": unit[g.metric], "host": g.host, "toward": g.toward,
-        "status": g.status, "started_run": g.run_id, "started_utc": g.t,
+        "status": g.status, "started_run": g.run_id, "started_utc": stamp(g.t),
         "pairs_changed": len(g.pairs), "pairs_evaluated": g.evaluated,
         "pairs": [episode_doc(e, unit) for e in g.pairs],
     }  # fmt: skip
@@ -1349,7 +1363,7 @@ def host_doc(h: HostChange, unit: Mapping[str, str]) -> dict[str, Any]:
     return {
         "id": h.id, "kind": "host", "source": h.source, "backend": h.backend,
         "metric": h.metric, "unit": unit[h.metric], "host": h.host, "status": h.status,
-        "started_run": h.run_id, "started_utc": h.t, "pairs_changed": len(h.pairs),
+        "started_run": h.run_id, "started_utc": stamp(h.t), "pairs_changed": len(h.pairs),
         "pairs_evaluated": h.evaluated,
         "pairs": [episode_doc(e, unit) for e in h.pairs],
     }  # fmt: skip

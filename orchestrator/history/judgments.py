@@ -31,11 +31,12 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from orchestrator.core import gc_paused, warning
+from orchestrator.core import gc_paused, of_epoch_ms, read_utc, stamp, warning
 from orchestrator.history import bulk
 from orchestrator.history import changes as ch
 
@@ -55,26 +56,59 @@ _JUDGMENT_COLUMNS = {
 _EPISODE_COLUMNS = {
     "id": "VARCHAR", "source": "VARCHAR", "backend": "VARCHAR", "metric": "VARCHAR",
     "src": "VARCHAR", "dst": "VARCHAR", "status": "VARCHAR", "started_run": "VARCHAR",
-    "started_t": "VARCHAR", "confirmed_run": "VARCHAR", "confirmed_t": "VARCHAR",
-    "closed_run": "VARCHAR", "closed_t": "VARCHAR", "direction": "INTEGER",
+    "started_t": "TIMESTAMP", "confirmed_run": "VARCHAR", "confirmed_t": "TIMESTAMP",
+    "closed_run": "VARCHAR", "closed_t": "TIMESTAMP", "direction": "INTEGER",
     "old_level": "DOUBLE", "new_level": "DOUBLE", "z": "DOUBLE", "k1": "DOUBLE",
     "k2": "DOUBLE", "state": "VARCHAR",
 }  # fmt: skip
+_CONFIG_COLUMNS = {
+    "source": "VARCHAR", "backend": "VARCHAR", "metric": "VARCHAR", "src": "VARCHAR",
+    "dst": "VARCHAR", "sweep_id": "VARCHAR", "t": "TIMESTAMP", "old_fingerprint": "VARCHAR",
+    "new_fingerprint": "VARCHAR",
+}  # fmt: skip
+# the times of the tables above: DuckDB's TIMESTAMP, naive, in UTC (as the store's
+# started_utc), to the millisecond; before store version 12 those of `episodes` and
+# `config_changes` were text ("" for none), which typed_time converts
+TIMES = {"episodes": ("started_t", "confirmed_t", "closed_t"), "config_changes": ("t",)}
 TABLES = (
     "CREATE TABLE judgments (" + ", ".join(f"{c} {t}" for c, t in _JUDGMENT_COLUMNS.items()) + ")",
     "CREATE TABLE episodes (" + ", ".join(f"{c} {t}" for c, t in _EPISODE_COLUMNS.items()) + ")",
-    f"CREATE TABLE config_changes ({_PATH}, sweep_id VARCHAR, t VARCHAR, "
-    "old_fingerprint VARCHAR, new_fingerprint VARCHAR)",
+    "CREATE TABLE config_changes ("
+    + ", ".join(f"{c} {t}" for c, t in _CONFIG_COLUMNS.items())
+    + ")",
     "CREATE TABLE calibrations (source VARCHAR, backend VARCHAR, metric VARCHAR, "
     "sweep_id VARCHAR, judged INTEGER, beyond INTEGER, expected DOUBLE, inflation DOUBLE, "
     "k1 DOUBLE, k2 DOUBLE)",
     f"CREATE TABLE detection_state ({_PATH}, state VARCHAR, shown VARCHAR)",
 )
-# a test's value as detection reads it (the views' run values), less the values whose
-# flags say they are wrong: asymmetric and few_samples stay (a direction that moved alone
-# is what detection judges per direction; a few echoes still give a level)
-ISO = "'%Y-%m-%dT%H:%M:%S.%gZ'"  # the judgments' times as text (the views' iso_utc)
-T_SQL = f"strftime(started_utc, {ISO})"
+# a run's time as detection judges it: its test's start, to the millisecond, read as
+# whole milliseconds since the epoch (core.of_epoch_ms)
+T_SQL = "epoch_ms(started_utc)"
+
+
+def typed_time(column: str) -> str:
+    """SQL: a time column of a version-11 store (text, "" for none) or of this one
+    (TIMESTAMP) as a TIMESTAMP."""
+    return f"CAST(nullif(CAST({column} AS VARCHAR), '') AS TIMESTAMP)"
+
+
+def typed_select(table: str) -> str:
+    """The select list of `table`'s rows with their times typed (typed_time)."""
+    times = TIMES.get(table)
+    if not times:
+        return "*"
+    return f"* REPLACE ({', '.join(f'{typed_time(c)} AS {c}' for c in times)})"
+
+
+def type_times(con: duckdb.DuckDBPyConnection) -> None:
+    """Version 11 -> 12: the times of `episodes` and `config_changes`, text until then,
+    as TIMESTAMP (inside the caller's transaction). The states' JSON keeps its text."""
+    for table, columns in TIMES.items():
+        for column in columns:
+            con.execute(
+                f"ALTER TABLE {table} ALTER {column} SET DATA TYPE TIMESTAMP "
+                f"USING {typed_time(column)}"
+            )
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> None:
@@ -117,6 +151,9 @@ def _inputs(
     """(directed key, run) of the ok tests matching `where`, both metrics, in time order."""
     from orchestrator.history import metrics as v
 
+    # a test's value as detection reads it (the views' run values), less the values whose
+    # flags say they are wrong: asymmetric and few_samples stay (a direction that moved
+    # alone is what detection judges per direction; a few echoes still give a level)
     keeps = v.DETECTION_KEEPS
     rows = con.execute(
         f"SELECT source, coalesce(backend, ''), src, dst, sweep_id, {T_SQL}, "
@@ -124,15 +161,17 @@ def _inputs(
         f"CASE WHEN {v.valid_sql('rtt', keeps)} THEN {v.METRICS['rtt'].run_sql} END, "
         f"CASE WHEN {v.valid_sql('throughput', keeps)} AND {v.SINGLE_STREAM_SQL} "
         "THEN throughput_bps END "
-        f"FROM measurements WHERE status = 'ok' AND ({where}) ORDER BY started_utc, src, dst",
+        f"FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL AND ({where}) "
+        "ORDER BY started_utc, src, dst",
         list(params),
     ).fetchall()
     out = []
     for source, backend, src, dst, sweep_id, t, fp, rtt, tput in rows:
+        when = of_epoch_ms(t)
         for metric, value in (("rtt", rtt), ("throughput", tput)):
             if value is not None:
                 key = ch.SeriesKey(source, backend, metric, src, dst)
-                out.append((key, ch.Run(sweep_id, t, float(value), fp)))
+                out.append((key, ch.Run(sweep_id, when, float(value), fp)))
     return out
 
 
@@ -171,7 +210,8 @@ def _shown(judge: ch.PathJudge) -> dict[str, Any]:
     baselines = judge.baselines()
     return {
         "baselines": [[k.src, k.dst, level, scale] for k, (level, scale) in baselines.items()],
-        "suspects": [[s.run_id, s.t, [list(d) for d in s.deviations]] for s in judge.suspects()],
+        "suspects": [[s.run_id, stamp(s.t), [list(d) for d in s.deviations]]
+                     for s in judge.suspects()],
         "waiting": [[k.src, k.dst, runs, needed] for k, runs, needed in judge.waiting(baselines)],
     }  # fmt: skip
 
@@ -210,10 +250,9 @@ def _save_states(
 
 
 def _judgment_rows(judged: Iterable[tuple[ch.SeriesKey, ch.Judgment]]) -> Iterable[dict[str, Any]]:
-    for path, j in judged:
-        t = j.t.rstrip("Z").replace("T", " ")
+    for path, j in judged:  # orjson writes the aware times, DuckDB reads them into UTC
         yield {"source": path.source, "backend": path.backend, "metric": path.metric,
-               **j._asdict(), "sweep_id": j.run_id, "t": t}  # fmt: skip
+               **j._asdict(), "sweep_id": j.run_id}  # fmt: skip
 
 
 def _episode_row(e: ch.Episode) -> dict[str, Any]:
@@ -235,13 +274,12 @@ def _write(con: duckdb.DuckDBPyConnection, judged: ch.Judged, sweep_id: str) -> 
         con.execute("DELETE FROM episodes WHERE id IN (SELECT unnest(?))", [list(judged.episodes)])
         bulk.insert(con, "episodes", _EPISODE_COLUMNS,
                 (_episode_row(e) for e in judged.episodes.values()))  # fmt: skip
-    for c in judged.config_changes:
-        k = c.key
-        con.execute(
-            "INSERT INTO config_changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [k.source, k.backend, k.metric, k.src, k.dst, c.run_id, c.t, c.old_fingerprint,
-             c.new_fingerprint],
-        )  # fmt: skip
+    bulk.insert(con, "config_changes", _CONFIG_COLUMNS, (
+        {"source": c.key.source, "backend": c.key.backend, "metric": c.key.metric,
+         "src": c.key.src, "dst": c.key.dst, "sweep_id": c.run_id, "t": c.t,
+         "old_fingerprint": c.old_fingerprint, "new_fingerprint": c.new_fingerprint}
+        for c in judged.config_changes
+    ))  # fmt: skip
     for (source, backend, metric), cal in judged.calibrations.items():
         con.execute(
             "INSERT INTO calibrations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -258,7 +296,7 @@ class Repairs:
     """What an ingest judged again: per source, the paths and the earliest run."""
 
     paths: dict[str, set[ch.SeriesKey]] = field(default_factory=lambda: defaultdict(set))
-    since: dict[str, str] = field(default_factory=dict)
+    since: dict[str, datetime] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
         out = []
@@ -266,7 +304,7 @@ class Repairs:
             n = len({(k.backend, k.src, k.dst) for k in keys})
             out.append(
                 f"history: {n} pair{'s' if n != 1 else ''} of {source} judged again from "
-                f"{self.since[source]} on (a sweep added out of order, replaced or removed)"
+                f"{stamp(self.since[source])} on (a sweep added out of order, replaced or removed)"
             )
         return out
 
@@ -298,7 +336,7 @@ def judge_sweeps(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> Re
             new = [(k, r) for k, r in new if ch.judgeable(k.metric, r.value)]
             had = _by_path(_judged_inputs(con, chunk))  # none unless ingested before
             mine = _by_path(new) if had else {}
-            earliest: dict[ch.SeriesKey, tuple[str, str]] = {}
+            earliest: dict[ch.SeriesKey, tuple[datetime, str]] = {}
             for key, run in new:  # in time order: a path's first is its earliest
                 earliest.setdefault(key.path(), (run.t, run.run_id))
             for path in earliest.keys() | had.keys():
@@ -310,7 +348,7 @@ def judge_sweeps(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> Re
                 known = judges.get(path)
                 first = min(x for x in (earliest.get(path), *(
                     (r[3], r[2]) for r in before or ())) if x is not None)  # fmt: skip
-                if before or (known is not None and first <= known.last):
+                if before or (known is not None and known.last and first <= known.last):
                     stale.add(path)
                     repairs.paths[path.source].add(path)
                     since = repairs.since.get(path.source)
@@ -342,12 +380,11 @@ def _judged_inputs(
     con: duckdb.DuckDBPyConnection, ids: Sequence[str]
 ) -> list[tuple[ch.SeriesKey, ch.Run]]:
     rows = con.execute(
-        "SELECT source, backend, metric, src, dst, sweep_id, "
-        f"strftime(t, {ISO}), fingerprint, value FROM judgments "
-        "WHERE sweep_id IN (SELECT unnest(?))",
+        "SELECT source, backend, metric, src, dst, sweep_id, epoch_ms(t), fingerprint, value "
+        "FROM judgments WHERE sweep_id IN (SELECT unnest(?))",
         [list(ids)],
     ).fetchall()
-    return [(ch.SeriesKey(*r[:5]), ch.Run(r[5], r[6], r[8], r[7])) for r in rows]
+    return [(ch.SeriesKey(*r[:5]), ch.Run(r[5], of_epoch_ms(r[6]), r[8], r[7])) for r in rows]
 
 
 _STALE_COLUMNS = {c: "VARCHAR" for c in ("source", "backend", "metric", "a", "b")}
@@ -384,15 +421,13 @@ def _repair(
     for key, run in inputs:
         if key.path() in paths and ch.judgeable(key.metric, run.value):
             runs[key.path()].append(ch.Series(key, [run]))
-    priors: dict[ch.SeriesKey, list[tuple[str, str, float | None, float, float]]] = defaultdict(
-        list
-    )
+    priors: dict[ch.SeriesKey, list[_Prior]] = defaultdict(list)
     for *names, run_id, t, pooled, k1, k2 in con.execute(
-        "SELECT x.source, x.backend, x.metric, x.src, x.dst, x.sweep_id, "
-        f"strftime(x.t, {ISO}), x.pooled_scale, x.k1, x.k2 "
-        f"FROM judgments x JOIN stale s ON {_ON_STALE} ORDER BY x.t, x.sweep_id"
+        "SELECT x.source, x.backend, x.metric, x.src, x.dst, x.sweep_id, epoch_ms(x.t), "
+        f"x.pooled_scale, x.k1, x.k2 FROM judgments x JOIN stale s ON {_ON_STALE} "
+        "ORDER BY x.t, x.sweep_id"
     ).fetchall():
-        priors[ch.SeriesKey(*names)].append((t, run_id, pooled, k1, k2))
+        priors[ch.SeriesKey(*names)].append((of_epoch_ms(t), run_id, pooled, k1, k2))
     for table in ("judgments", "episodes", "config_changes"):
         con.execute(f"DELETE FROM {table} x USING stale s WHERE {_ON_STALE}")
     con.execute("DROP TABLE stale")
@@ -417,8 +452,11 @@ def _repair(
     return out
 
 
+_Prior = tuple[datetime, str, float | None, float, float]  # t, run id, pooled scale, k1, k2
+
+
 def _prior(
-    rows: Sequence[tuple[str, str, float | None, float, float]], at: tuple[str, str]
+    rows: Sequence[_Prior], at: tuple[datetime, str]
 ) -> tuple[float | None, float, float] | None:
     """The (pooled scale, k1, k2) of the row of run `at` (t, run id), or of the nearest
     earlier one (the earliest when none is earlier)."""
@@ -484,11 +522,11 @@ def detection(
     con: duckdb.DuckDBPyConnection,
     sources: Sequence[str] = (),
     last_runs: int | None = None,
-    since: str | None = None,
+    since: datetime | None = None,
 ) -> ch.Detection:
     """What the store judged, as a changes.Detection (nothing judged again): every open
     episode, and those that started or closed within each source's latest `last_runs`
-    sweeps or from `since` (ISO 8601 text; both None: all), folded into host and region
+    sweeps or from `since` (aware; both None: all), folded into host and region
     changes; the configuration changes of that span; each path's suspected runs,
     baselines and scales as its latest run left them; the calibration in force."""
     from orchestrator.history import metrics as v
@@ -501,7 +539,7 @@ def detection(
     def result(key: ch.SeriesKey) -> ch.SeriesResult:
         return results.setdefault(key, ch.SeriesResult(key))
 
-    def recent(source: str, *times: str | None) -> bool:
+    def recent(source: str, *times: datetime | None) -> bool:
         cut = cuts[source]
         return cut is None or any(t is not None and t >= cut for t in times)
 
@@ -512,13 +550,13 @@ def detection(
         [names],
     ).fetchall():
         e = ch.episode_of_state(orjson.loads(state))
-        if e.status == "open" or recent(e.key.source, e.started_t, e.closed_t or None):
+        if e.status == "open" or recent(e.key.source, e.started_t, e.closed_t):
             result(e.key).episodes.append(e)
             started.add(e.started_run)
     for *path, run_id in con.execute(
         "SELECT DISTINCT source, backend, metric, least(src, dst), greatest(src, dst), "
         "sweep_id FROM judgments WHERE status <> ? AND sweep_id IN (SELECT unnest(?)) "
-        "AND source IN (SELECT unnest(?))",
+        "AND source IN (SELECT unnest(?)) ORDER BY ALL",  # the results' order: fixed
         [ch.LEARNING, sorted(started), names],
     ).fetchall():
         result(ch.SeriesKey(*path)).evaluated_runs.add(run_id)
@@ -534,18 +572,19 @@ def detection(
         for src, dst, level, scale in doc["baselines"]:
             directed = ch.SeriesKey(key.source, key.backend, key.metric, src, dst)
             r.baselines[directed], r.scales[directed] = level, scale
-        for run_id, t, deviations in doc["suspects"]:
+        for run_id, text, deviations in doc["suspects"]:
+            t = read_utc(text, "a kept suspected run's time")
             if recent(key.source, t):
                 r.suspects.append(ch.Suspect(key, run_id, t, tuple(map(tuple, deviations))))
         waiting += [(ch.SeriesKey(key.source, key.backend, key.metric, src, dst), runs, needed)
                     for src, dst, runs, needed in doc["waiting"]]  # fmt: skip
     for *names_, run_id, t, old, new in con.execute(
-        "SELECT source, backend, metric, src, dst, sweep_id, t, old_fingerprint, "
+        "SELECT source, backend, metric, src, dst, sweep_id, epoch_ms(t), old_fingerprint, "
         "new_fingerprint FROM config_changes WHERE source IN (SELECT unnest(?)) "
         "ORDER BY t, sweep_id, src, dst",
         [names],
     ).fetchall():
-        key = ch.SeriesKey(*names_)
+        key, t = ch.SeriesKey(*names_), of_epoch_ms(t)
         if recent(key.source, t):
             result(key.path()).config_changes.append(ch.ConfigChange(key, run_id, t, old, new))
     return ch.detection_of(
@@ -555,17 +594,17 @@ def detection(
 
 
 def _cutoff(
-    con: duckdb.DuckDBPyConnection, source: str, last_runs: int | None, since: str | None
-) -> str | None:
-    """`since`, else the start (ISO 8601 text, as the judgments' times) of `source`'s
-    `last_runs`-th latest sweep; None: no limit."""
+    con: duckdb.DuckDBPyConnection, source: str, last_runs: int | None, since: datetime | None
+) -> datetime | None:
+    """`since`, else the start (to the millisecond, as the judgments' times) of
+    `source`'s `last_runs`-th latest sweep; None: no limit."""
     if since is not None or last_runs is None:
         return since
     row = con.execute(
         f"SELECT {T_SQL} FROM sweeps WHERE source = ? ORDER BY started_utc DESC LIMIT 1 OFFSET ?",
         [source, max(last_runs - 1, 0)],
     ).fetchone()
-    return row[0] if row else None
+    return of_epoch_ms(row[0]) if row and row[0] is not None else None
 
 
 def calibrations(

@@ -108,8 +108,9 @@ IMPORTS_DIR = "imports"
 # value_bins computed again); 9: mesh_samples and mesh_bins (8 migrates: both empty; 7:
 # value_bins computed again and both); 10: test_days' pings_sent and pings_lost (7 to 9
 # migrate: filled from the stored rows); 11: the day summaries' quarter rows (7 to 10
-# migrate: from their day rows)
-STORE_SCHEMA_VERSION = 11
+# migrate: from their day rows); 12: change detection's times (episodes', configuration
+# changes') as TIMESTAMP, no longer text (7 to 11 migrate: converted in place)
+STORE_SCHEMA_VERSION = 12
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
 ARCHIVE_AFTER_DAYS = 35
@@ -304,14 +305,24 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     order (orchestrator.history.judgments); 7 -> 8: value_bins computed again, in their
     coarser bins; 8 -> 9: the mesh's tables, empty; 9 -> 10: test_days' pings sent and
     lost, test_days computed again; 10 -> 11: the day summaries' quarter rows, from their
-    day rows. One transaction."""
+    day rows; 11 -> 12: the times of episodes and config_changes typed
+    (judgments.type_times). One transaction."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
         return
-    if not found or found[0] not in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10"):
+    if not found or found[0] not in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"):
+        return
+    if found[0] == "11":
+        info(
+            f"history: upgrading the store from version 11 to {STORE_SCHEMA_VERSION} "
+            "(change detection's times typed)"
+        )
+        with transaction(con):
+            judgments.type_times(con)
+            _set_version(con)
         return
     if found[0] in ("7", "8", "9", "10"):
         redone = {"7": ("value_bins", "test_days"), "10": ()}.get(found[0], ("test_days",))
@@ -329,10 +340,8 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
             if found[0] != "10":
                 _add_ping_counts(con)
             _add_quarters(con, [t for t in SUMMARY_TABLES if t not in redone])
-            con.execute(
-                "UPDATE meta SET value = ? WHERE key = 'schema_version'",
-                [str(STORE_SCHEMA_VERSION)],
-            )
+            judgments.type_times(con)
+            _set_version(con)
         return
     info(
         f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
@@ -350,9 +359,13 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
         judgments.create_tables(con)
         _create_mesh_tables(con)
         judgments.rejudge(con)
-        con.execute(
-            "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(STORE_SCHEMA_VERSION)]
-        )
+        _set_version(con)
+
+
+def _set_version(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(STORE_SCHEMA_VERSION)]
+    )
 
 
 def _create_mesh_tables(con: duckdb.DuckDBPyConnection) -> None:
@@ -1102,8 +1115,9 @@ def _keep_mesh(con: duckdb.DuckDBPyConnection, old: Path, warn: Any = None) -> N
     """The mesh's rows, which no folder a rebuild reads holds, copied as they are from the
     store at `old` into `con` (a rebuilt store): its samples and bins, its judgments (made
     once, never again), its rows of `sweeps` and `notified`, and its `meta` (the pulls'
-    positions and the last bin judged: the next pull goes on from them). A store too old
-    to hold them (before version 9) has none; one that cannot be read loses them with a
+    positions and the last bin judged: the next pull goes on from them; the times of a
+    version-11 store's judgments typed). A store too old to hold them (before version 9)
+    has none; one that cannot be read loses them with a
     warning (its pulled records are kept in results/mesh/<id>/pulled/); one in use stops
     the rebuild (the old store is kept)."""
     import duckdb
@@ -1135,7 +1149,8 @@ def _keep_mesh(con: duckdb.DuckDBPyConnection, old: Path, warn: Any = None) -> N
             for table in _JUDGED:
                 if table in held:
                     con.execute(
-                        f"INSERT INTO {table} BY NAME SELECT * FROM old.{table} WHERE {mesh}"
+                        f"INSERT INTO {table} BY NAME SELECT {judgments.typed_select(table)} "
+                        f"FROM old.{table} WHERE {mesh}"
                     )
             con.execute(f"DELETE FROM sweeps WHERE sweep_id IN {ids}")
             con.execute(

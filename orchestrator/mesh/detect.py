@@ -21,6 +21,7 @@ tests) keeps the same counts, so its times shrink with its bins.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.history import Params, Run, SeriesKey, judge_runs
@@ -62,17 +63,16 @@ def judge_final_bins(
     after = int(row[0]) if row else 0
     through = final_through(hosts, request, now)
     rows = con.execute(
-        "SELECT epoch(t)::BIGINT, src, dst, rtt_p50_ms, "
-        "strftime(t, '%Y-%m-%dT%H:%M:%S.000Z') FROM mesh_bins "
+        "SELECT epoch(t)::BIGINT, src, dst, rtt_p50_ms FROM mesh_bins "
         "WHERE source = ? AND mesh_id = ? AND epoch(t) >= ? AND epoch(t) + ? <= ? "
         "AND rtt_p50_ms IS NOT NULL AND received >= ? ORDER BY t, src, dst",
         [source, sweep.id, after, request.bin_s, through, MIN_SAMPLES],
     ).fetchall()
     runs: dict[int, list[tuple[SeriesKey, Run]]] = {}
-    for t, src, dst, p50, iso in rows:
+    for t, src, dst, p50 in rows:
         runs.setdefault(t, []).append(
             (SeriesKey(source, sweep.backend, "rtt", src, dst),
-             Run(run_id(sweep.id, t), iso, float(p50), sweep.id))
+             Run(run_id(sweep.id, t), datetime.fromtimestamp(t, UTC), float(p50), sweep.id))
         )  # fmt: skip
     judge_runs(con, [(run_id(sweep.id, t), rs) for t, rs in sorted(runs.items())], RULE)
     if through > after:

@@ -637,9 +637,9 @@ def _pair_marks(found: Detection) -> dict[str, dict[tuple[str, str, str], list[A
                     "src": d.key.src,
                     "dst": d.key.dst,
                     "status": e.status,
-                    "started_utc": e.started_t,
-                    "confirmed_utc": e.confirmed_t or None,
-                    "closed_utc": e.closed_t or None,
+                    "started_utc": iso_utc(e.started_t),
+                    "confirmed_utc": iso_utc(e.confirmed_t),
+                    "closed_utc": iso_utc(e.closed_t),
                     "old_level": shown(k.metric, d.old_level),
                     "new_level": shown(k.metric, d.new_level),
                 }
@@ -652,7 +652,7 @@ def _pair_marks(found: Detection) -> dict[str, dict[tuple[str, str, str], list[A
         if (key, c.run_id) in seen:  # one marker per run, whatever the metric/direction
             continue
         seen.add((key, c.run_id))
-        configs[key].append({"utc": c.t, "run": c.run_id})
+        configs[key].append({"utc": iso_utc(c.t), "run": c.run_id})
     return {"episodes": dict(episodes), "configs": dict(configs)}
 
 

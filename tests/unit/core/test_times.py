@@ -11,6 +11,7 @@ from orchestrator.core.times import (
     compact,
     iso,
     iso_of_epoch,
+    of_epoch_ms,
     parse_compact,
     parse_since,
     parse_utc,
@@ -28,6 +29,20 @@ def test_a_record_stamp_is_utc_to_the_millisecond():
     now = utc_now()
     assert now.utcoffset() == timedelta(0) and now.microsecond % 1000 == 0
     assert parse_utc(stamp(now)) == now  # a time set now equals itself read back
+    assert stamp(datetime(2026, 11, 22, tzinfo=UTC)) == "2026-11-22T00:00:00.000Z"
+
+
+def test_a_stored_time_in_milliseconds_reads_back_exactly():
+    import random
+
+    rng = random.Random(1)
+    first, last = datetime(1990, 1, 1, tzinfo=UTC), datetime(2242, 1, 1, tzinfo=UTC)
+    span_ms = int((last - first).total_seconds() * 1000)
+    for _ in range(20_000):  # every millisecond of the results' years, as its datetime
+        moment = first + timedelta(milliseconds=rng.randrange(span_ms))
+        ms = (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+        assert of_epoch_ms(ms) == moment and of_epoch_ms(ms).tzinfo is UTC
+    assert stamp(of_epoch_ms(1_795_311_005_123)) == "2026-11-22T01:30:05.123Z"
 
 
 def test_iso_is_to_the_second_and_an_unset_epoch_is_none():

@@ -3,23 +3,27 @@ crafted series."""
 
 from __future__ import annotations
 
+import json
 import math
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from orchestrator.core import read_utc
 from orchestrator.history import changes as c
 
 KEY = c.SeriesKey("emulated", "local", "rtt", "aws:us-east-1", "gcp:europe-west1")
 P = c.Params()
 P4 = c.Params(k1=3.0, k2=4.0)  # round thresholds for the by-hand answers
+T0 = datetime(2026, 9, 1, tzinfo=UTC)
 
 
 def series(values, fps=None, key=KEY, km=5887.0):
     fps = fps or ["fp"] * len(values)
     runs = [
-        c.Run(f"r{i:03d}", f"t{i:03d}", v, fp)
+        c.Run(f"r{i:03d}", T0 + timedelta(hours=6 * i), v, fp)
         for i, (v, fp) in enumerate(zip(values, fps, strict=True))
     ]
     return c.Series(key, runs, km)
@@ -120,7 +124,7 @@ def test_new_normal_after_six_runs_at_the_new_level_and_a_new_baseline():
 
 def test_open_episode_stays_open():
     (e,) = c.detect_series(series([*STEADY, 170.0, 171.0, 170.5])).episodes
-    assert e.status == "open" and e.closed_run == ""
+    assert e.status == "open" and e.closed_run == "" and e.closed_t is None
 
 
 def test_a_lone_spike_is_no_episode_and_opposite_flags_do_not_confirm():
@@ -387,3 +391,54 @@ def test_an_episode_document_has_each_directions_change_in_percent():
     (d,) = c.episode_doc(e, {"rtt": "ms"})["directions"]
     # baseline 150 (median of STEADY), new level 165: +15 ms, +10 %
     assert d["change"] == pytest.approx(15.0) and d["change_pct"] == 10.0
+
+
+def test_runs_read_from_times_of_mixed_precision_are_judged_in_time_order():
+    # as text "...:00Z" sorts after "...:00.5Z" ('Z' > '.'): as times it is half a second
+    # earlier, and its run is judged first whatever the run ids say
+    texts = {"a": "2026-09-01T00:00:00.5Z", "b": "2026-09-01T00:00:00Z",
+             "c": "2026-09-01T00:00:00.250Z", "d": "2026-09-01T00:00:01+00:00"}  # fmt: skip
+    runs = [c.Run(r, read_utc(t), 150.0, "fp") for r, t in texts.items()]
+    assert [r for r, _ in c.sweeps_of([c.Series(KEY, runs)])] == ["b", "c", "a", "d"]
+    # a path's episodes in the order they started; the documents' times, one format
+    when = [T0 + timedelta(hours=6 * i) for i in range(17)]
+    when[10] = read_utc(when[10].strftime("%Y-%m-%dT%H:%M:%SZ"))  # whole seconds
+    values = [*STEADY, 170.0, 170.5, 170.0, 150.0, 150.1, 150.0, 150.1]
+    runs = [
+        c.Run(f"r{i:03d}", t, v, "fp") for i, (t, v) in enumerate(zip(when, values, strict=True))
+    ]
+    r = c.detect_series(c.Series(KEY, runs))
+    (e,) = r.episodes
+    doc = c.episode_doc(e, {"rtt": "ms"})
+    assert (doc["started_utc"], doc["confirmed_utc"], doc["closed_utc"]) == (
+        "2026-09-03T12:00:00.000Z", "2026-09-04T00:00:00.000Z", "2026-09-04T12:00:00.000Z",
+    )  # fmt: skip
+
+
+def _judged(values):
+    judge = c.PathJudge(KEY, P)
+    for i, v in enumerate(values):
+        t = T0 + timedelta(hours=6 * i, milliseconds=500)
+        judge.step(f"r{i:03d}", t, {0: c.Run(f"r{i:03d}", t, v, "fp")}, P)
+    return judge
+
+
+def test_a_kept_state_holds_its_times_as_text_and_reads_them_back():
+    judge = _judged([*STEADY, 170.0, 170.5, 170.0, 175.0])  # an open episode
+    doc = json.loads(json.dumps(judge.doc()))  # as the store keeps it
+    assert doc["last"] == ["2026-09-04T06:00:00.500Z", "r013"]
+    assert doc["episode"]["started_t"] == "2026-09-03T12:00:00.500Z"
+    assert doc["episode"]["closed_t"] == ""  # open
+    again = c.PathJudge.of_doc(KEY, P, doc)
+    assert again.doc() == doc and again.last == (T0 + timedelta(hours=78, milliseconds=500), "r013")
+    assert again.episode is not None and again.episode.started_t.tzinfo is UTC
+    waiting = _judged([*STEADY, 170.0, 170.5])  # two flagged runs pending
+    doc = json.loads(json.dumps(waiting.doc()))
+    assert [p[1] for p in doc["pending"]] == [
+        "2026-09-03T12:00:00.500Z",
+        "2026-09-03T18:00:00.500Z",
+    ]
+    assert c.PathJudge.of_doc(KEY, P, doc).suspects() == waiting.suspects()
+    # a state no run reached yet (version 11 kept ["", ""])
+    fresh = c.PathJudge.of_doc(KEY, P, c.PathJudge(KEY, P).doc())
+    assert fresh.last is None and fresh.doc()["last"] == ["", ""]

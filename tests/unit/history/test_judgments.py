@@ -56,7 +56,7 @@ def _levels(runs: int, seed: int, step_at: int = 30, step_ms: float = 10.0):
 def _series(levels):
     runs: dict[tuple[str, str], list[c.Run]] = {}
     for i, by_pair in enumerate(levels):
-        t = (T0 + timedelta(hours=6 * i)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        t = T0 + timedelta(hours=6 * i)
         for pair, value in by_pair.items():
             runs.setdefault(pair, []).append(c.Run(f"s{i:03d}", t, value, "fp"))
     return [c.Series(c.SeriesKey("emulated", "local", "rtt", *pair), r) for pair, r in runs.items()]

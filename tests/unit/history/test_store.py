@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import duckdb
 import pytest
 from click.testing import CliRunner
-from history_support import PAIRS, make_sweep, ping_text, sweep_id_at
+from history_support import PAIRS, V11_TIMES, as_version_11, make_sweep, ping_text, sweep_id_at
 
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
@@ -426,3 +426,37 @@ def test_a_version_10_store_gains_its_quarter_rows_from_its_day_rows(tmp_path):
     _refused_then_upgraded(path, 10)
     for t in tables:
         assert _table(path, f"SELECT * FROM {t} ORDER BY ALL") == fresh[t], t
+
+
+def _changes(results, *args):
+    got = CliRunner().invoke(main, ["changes", "--results", str(results), *args])
+    assert got.exit_code in (0, 3), got.output
+    return got.stdout
+
+
+def test_a_version_11_store_types_its_change_times_and_shows_the_same_changes(tmp_path):
+    """Version 12 keeps the times of episodes and configuration changes as TIMESTAMP, not
+    text: a version-11 store's are converted in place (an episode not closed: NULL, not
+    ""), and `changes` shows what it showed, to the byte."""
+    levels = [80.0] * 9 + [95.0] * 3 + [80.0] * 2 + [80.0] * 2  # open at 11, reverted at 13
+    for i, rtt in enumerate(levels):  # a new image at 14: a configuration change
+        h.ingest_sweep(tmp_path, _sweep(tmp_path, i, rtt, kernel=f"6.1.{i >= 14}").name)
+    path = tmp_path / "history.duckdb"
+    shown = {args: _changes(tmp_path, *args) for args in [(), ("--json", "--runs", "100")]}
+    assert '"status": "reverted"' in shown[("--json", "--runs", "100")]
+    assert "CONFIGURATION" in shown[()]
+    tables = {t: _table(path, f"SELECT * FROM {t} ORDER BY ALL") for t in V11_TIMES}
+    as_version_11(path)
+    # the text version 11 wrote: what the episode's state (JSON) holds too
+    (started, closed, state) = _table(path, "SELECT started_t, closed_t, state FROM episodes")[0]
+    assert started == h.json.loads(state)["started_t"] == "2026-11-24T06:00:00.000Z"
+    assert closed == h.json.loads(state)["closed_t"] == "2026-11-25T06:00:00.000Z"
+    _refused_then_upgraded(path, 11)
+    types = "SELECT table_name, column_name, data_type FROM information_schema.columns"
+    kinds = {(t, c): k for t, c, k in _table(path, types)}
+    assert {kinds[(t, c)] for t, cs in V11_TIMES.items() for c in cs} == {"TIMESTAMP"}
+    assert {t: _table(path, f"SELECT * FROM {t} ORDER BY ALL") for t in V11_TIMES} == tables
+    assert {args: _changes(tmp_path, *args) for args in shown} == shown
+    # judged on from the converted store as from the fresh one
+    h.ingest_sweep(tmp_path, _sweep(tmp_path, 16, 80.0, kernel="6.1.True").name)
+    assert _table(path, "SELECT count(*) FROM judgments WHERE status = 'normal'")[0][0] > 0

@@ -9,7 +9,7 @@ import sys
 
 import duckdb
 import pytest
-from history_support import PAIRS, make_sweep, sweep_id_at
+from history_support import PAIRS, as_version_11, make_sweep, sweep_id_at
 from mesh_support import MESH_ID, SOURCE, add_mesh
 
 from orchestrator.history import store
@@ -124,3 +124,14 @@ def test_the_sweeps_matrix_names_the_meshs_own_for_a_mesh_source(results):
     every = run("matrix", "--window", "all", "--json")
     assert every.exit_code == 0, every.output
     assert [t["source"] for t in json.loads(every.output)["matrices"]] == ["emulated"]
+
+
+def test_rebuild_of_a_version_11_store_keeps_its_mesh_judgments_with_typed_times(results):
+    """A version-11 store (change times as text) rebuilt: its mesh episodes are kept,
+    their times as TIMESTAMP, as they were before it was made version 11."""
+    path = results / store.HISTORY_FILE
+    before = _tables(path)
+    assert before["episodes"]
+    as_version_11(path)
+    assert store.rebuild(results) == (1, 2)
+    assert _tables(path) == before
