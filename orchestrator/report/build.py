@@ -158,7 +158,8 @@ PairPredicate = Callable[[str, str, float], bool]
 @dataclass
 class SweepInfo:
     id: str
-    started_utc: str = ""  # earliest started_utc of its rows
+    started_utc: str = ""  # earliest started_utc of its rows, as written
+    started_s: float = math.inf  # its UNIX time: the earliest compared as a time
     backends: set[str] = field(default_factory=set)
     meta: dict[str, Any] = field(default_factory=dict)  # sweep.json when there is one
 
@@ -456,14 +457,16 @@ class _Reader:
                 + ", ".join(f"coalesce({_q(c)}, 'NaN'::DOUBLE) AS {_q(c)}" for c in _NUMBERS)
                 + ", coalesce(t, 'NaN'::DOUBLE) AS t FROM raw"
             ).fetchnumpy()
-            # the earliest start of each sweep's measured rows (the rows kept below)
+            # the earliest start of each sweep's measured rows (the rows kept below), as
+            # a time: `...:00.5Z` is later than `...:00Z`, though before it as text
             measured = f"{_OK} AND ({' OR '.join(f'{_q(c)} IS NOT NULL' for c in _MEASURES)})"
-            first_start = dict(
-                con.execute(
+            first_start = {
+                code: (stamp, t)
+                for code, stamp, t in con.execute(
                     "SELECT enum_code(CAST(coalesce(sweep_id, '') AS sweep_id_t)), "
-                    f"min(started_utc) FROM raw WHERE {measured} GROUP BY 1"
+                    f"arg_min(started_utc, t), min(t) FROM raw WHERE {measured} GROUP BY 1"
                 ).fetchall()
-            )
+            }
             all_publishable, with_evidence = con.execute(
                 "SELECT coalesce(bool_and(publishable), true), count(*) FILTER (WHERE evidence) "
                 "FROM raw"
@@ -534,9 +537,9 @@ class _Reader:
             sweep_id[code] = self._sweep(name)
         for code in in_order:
             info = self.sweeps[self.data.sweeps[sweep_id[code]]]
-            first = str(first_start.get(code) or "")
-            if first and (not info.started_utc or first < info.started_utc):
-                info.started_utc = first
+            first, t = first_start.get(code) or ("", None)
+            if first and t is not None and t < info.started_s:
+                info.started_utc, info.started_s = str(first), t
             used = np.bincount(backend[sweep == code], minlength=len(backend_names))
             info.backends.update(backend_names[b] for b in np.flatnonzero(used).tolist())
         data = self.data
@@ -638,10 +641,6 @@ class _Reader:
             if sweep_id != last_sweep:
                 last_sweep, sweep_i = sweep_id, self._sweep(sweep_id)
                 info = self.sweeps[sweep_id]
-            if c_started is not None:
-                started = row[c_started]
-                if started and (not info.started_utc or started < info.started_utc):
-                    info.started_utc = started
             if c_backend is not None and row[c_backend] not in info.backends:
                 info.backends.add(row[c_backend])
             d.src.append(self._region(src))
@@ -662,6 +661,8 @@ class _Reader:
             if t is None:
                 t = times[stamp] = _epoch(stamp)
             d.started_s.append(t)  # type: ignore[attr-defined]
+            if t < info.started_s:  # the earliest as a time (NaN: no time, never)
+                info.started_utc, info.started_s = stamp, t
             if c_flags is not None:
                 cell = row[c_flags].strip()
                 self.computed.append(0)

@@ -462,6 +462,24 @@ def test_the_columnar_reader_reads_a_sweep_exactly_as_the_row_reader(
     assert len(by_row.data) > 500 and (by_row.rows_flagged > 0 or include_flagged)
 
 
+def test_a_sweeps_start_is_its_earliest_row_as_a_time_in_either_reader(tmp_path, monkeypatch):
+    # `...:00.5Z` sorts before `...:00Z` as text, and is half a second later
+    rows = list(synthetic.synthetic_rows(CATALOG.regions, 6, sweep_id="s"))
+    stamps = ["2026-11-21T06:00:01Z", "2026-11-21T06:00:00.5Z", "2026-11-21T06:00:00Z"]
+    for i, row in enumerate(rows):
+        row.update(status="ok", rtt_p50_ms="70.5", started_utc=stamps[i % 3])
+    folder = tmp_path / "s"
+    synthetic.write_measurements(folder / "measurements.csv", iter(rows))
+    row_reader = report._Reader._rows
+    monkeypatch.setattr(report._Reader, "_rows", None)  # the columnar reader, or a TypeError
+    columnar = report.load_inputs(sweep_dirs_=[folder])
+    monkeypatch.setattr(report._Reader, "_rows", row_reader)
+    monkeypatch.setattr(report._Reader, "_columns", lambda *_args: False)
+    by_row = report.load_inputs(sweep_dirs_=[folder])
+    for loaded in (columnar, by_row):
+        assert loaded.sweeps["s"].started_utc == "2026-11-21T06:00:00Z"
+
+
 @pytest.mark.parametrize(
     "damage", ["none", "a failed row in another cloud", "a cloud in capitals", "a blank line"]
 )
