@@ -402,7 +402,12 @@ def _table(found: Mapping[str, Any], counted: Mapping[str, Any]) -> CellTable:
     at = np.minimum(np.searchsorted(counted_pair, pairs), max(len(counted_pair) - 1, 0))
     has = counted_pair[at] == pairs if len(counted_pair) else np.zeros(len(pairs), bool)
     groups, rows = np.flatnonzero(has), at[has]
-    limiters = [_mode(counted["limiter"][r]) for r in rows.tolist()]
+    # a metric other than throughput has no limiter: a NULL column, not looked at per row
+    named = counted["limiter"]
+    if isinstance(named, np.ma.MaskedArray) and np.ma.getmaskarray(named).all():
+        limiters: list[str | None] = [None] * len(rows)
+    else:
+        limiters = [_mode(named[r]) for r in rows.tolist()]
     return CellTable(
         pair=pairs[groups],
         tests=np.asarray(counted["tests"], dtype=np.int64)[rows],
