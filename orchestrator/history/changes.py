@@ -59,6 +59,7 @@ from typing import Any, NamedTuple
 
 from orchestrator.core import gc_paused, parse_utc, read_utc, stamp
 from orchestrator.core import median as median  # tests and views use it here
+from orchestrator.history.metrics import iso_utc
 
 MAD_TO_SIGMA = 1.4826
 RTT_BANDS = 10  # the pooled scale is of the series in the same RTT decile
@@ -862,7 +863,7 @@ def episode_state(e: Episode) -> dict[str, Any]:
         "confirmed_run": e.confirmed_run, "confirmed_t": stamp(e.confirmed_t),
         "direction": e.direction, "old_level": e.old_level, "z": e.z,
         "new_level": e.new_level, "k1": e.k1, "k2": e.k2, "status": e.status,
-        "closed_run": e.closed_run, "closed_t": _stamped(e.closed_t) or "",
+        "closed_run": e.closed_run, "closed_t": iso_utc(e.closed_t) or "",
         "directions": [
             [list(c.key), c.old_level, c.new_level, c.scale, c.flag_threshold,
              c.confirm_threshold, c.moved]
@@ -882,11 +883,6 @@ def episode_of_state(doc: Mapping[str, Any]) -> Episode:
         closed_t=parse_utc(doc["closed_t"]),  # "": open
         **fields,
     )
-
-
-def _stamped(t: datetime | None) -> str | None:
-    """A time as the documents show it (`stamp`); None for none."""
-    return None if t is None else stamp(t)
 
 
 # ---- many paths, sweep by sweep --------------------------------------------------------
@@ -1328,7 +1324,7 @@ def episode_doc(e: Episode, unit: Mapping[str, str]) -> dict[str, Any]:
         "metric": k.metric, "unit": unit[k.metric], "src": k.src, "dst": k.dst,
         "status": e.status, "started_run": e.started_run, "started_utc": stamp(e.started_t),
         "confirmed_run": e.confirmed_run, "confirmed_utc": stamp(e.confirmed_t),
-        "closed_run": e.closed_run or None, "closed_utc": _stamped(e.closed_t),
+        "closed_run": e.closed_run or None, "closed_utc": iso_utc(e.closed_t),
         "old_level": e.old_level, "new_level": e.new_level, "z": round(e.z, 2),
         "one_direction": e.one_way,
         "directions": [direction_doc(c, k.metric) for c in e.directions],

@@ -42,7 +42,6 @@ from orchestrator.results import (
     ASYMMETRIC,
     CAPACITY,
     DEFAULT_TIER,
-    FILLED_CELL,
     FLAG_REASONS,
     FLAG_SEPARATOR,
     FLAGGED_MEASURES,
@@ -52,6 +51,7 @@ from orchestrator.results import (
     MEASUREMENTS_FILE,
     MEASUREMENTS_HEADER,
     NUMERIC_COLUMNS,
+    PLAIN_LINE,
     PLAIN_NUMBER,
     PUBLISHED_NUMBER,
     RTT,
@@ -846,19 +846,18 @@ def _line(names: Sequence[str]) -> str:
 def _line_pattern(names: Sequence[str], as_is: bool) -> str:
     """A regex a line of a file with the header `names` matches when its cells need no
     check each: no quote, its cells split at its commas, each number of _NUMBERS plain and
-    its start a _STAMP; and when `as_is` (this version's header), the lines of a plain
-    file (results.PLAIN_LINE: each numeric cell as a site publishes it and src_cloud not
-    blank, _publishable_sql true): what results' writer checks before it marks a file
-    plain (tests/unit/report pins the two the same)."""
+    its start a _STAMP. When `as_is` (this version's header), the lines of a plain file:
+    results.PLAIN_LINE, what results' writer checks before it marks a file plain (each
+    numeric cell as a site publishes it and src_cloud not blank, _publishable_sql true)."""
+    if as_is:
+        return PLAIN_LINE
 
     def cell(name: str) -> str:
-        if as_is and name in NUMERIC_COLUMNS:
-            return f"(?:{PUBLISHED_NUMBER})?"
         if name in _NUMBERS:
             return f"(?:{_PLAIN})?"
         if name == "started_utc":
             return f"(?:{_STAMP})?"
-        return FILLED_CELL if as_is and name == "src_cloud" else TEXT_CELL
+        return TEXT_CELL
 
     return ",".join(cell(name) for name in names)
 

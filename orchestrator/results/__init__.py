@@ -84,7 +84,6 @@ if TYPE_CHECKING:
         round_stalls,
         samples_of,
     )
-    from orchestrator.results.plain_file import FILLED as FILLED_CELL
     from orchestrator.results.plain_file import HEADER_LINE as MEASUREMENTS_HEADER
     from orchestrator.results.plain_file import (
         PLAIN_LINE,
@@ -160,7 +159,6 @@ __all__ = [
     "DEFAULT_TIER",
     "FAILED",
     "FEW_SAMPLES",
-    "FILLED_CELL",
     "FLAGGED_MEASURES",
     "FLAGS",
     "FLAG_REASONS",

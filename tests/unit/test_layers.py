@@ -154,7 +154,7 @@ PUBLIC = {
         "throughput_invalid", "unmeasured_row", "value_range", "with_ping_phase", "write_atomic",
         "write_json", "write_parsed_rows", "write_rows", "load_record_file", "ScheduleTrigger",
         "MEASUREMENTS_HEADER", "PLAIN_LINE", "PLAIN_NUMBER", "PUBLISHED_NUMBER", "STAMP_PATTERN",
-        "TEXT_CELL", "FILLED_CELL", "marked_rows",
+        "TEXT_CELL", "marked_rows",
     ],
     "schedule": [
         "DEFAULT_FILE", "ScheduleStatus", "Written", "check_name", "export_named", "install_named",
