@@ -1,16 +1,7 @@
-"""`interregion changes`'s use case, and the change documents the site shows too.
-
-ChangesRequest  the store, --since, the sources, the runs to read, the rule's overrides
-                (baseline runs, min runs, calibrate) and the --notify URL or its file
-changes_report(request, warn) -> ChangesReport: the rule set (every run judged again
-                when it changes, said through `warn`), what the store judged, each new or
-                closed event POSTed once
-change_docs(con, found) -> ChangeDocs: a judgments.Detection as the documents both
-                `interregion changes` and the site's changes page show
-ingest_with_changes(results, sweep_id, replace) -> Ingested: `history ingest --sweep`'s
-                use case: the sweep's rows stored, and how its configuration differs
-                from each pair's previous test
-"""
+"""`interregion changes`'s use case (changes_report), the change documents it and the
+site's changes page show (change_docs), and `history ingest --sweep`'s
+(ingest_with_changes: the sweep stored, and how its configuration differs from each
+pair's previous test)."""
 
 from __future__ import annotations
 

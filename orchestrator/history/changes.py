@@ -1,49 +1,18 @@
 """Change detection per path, each run judged once, in time order, from the runs before it.
 
-A series is one directed pair's runs of one metric, within one source and backend; a path
-is the two directions of one pair (A -> B and B -> A), judged together: a route change
-moves both, and the two directions' run-to-run offsets are nearly the same (doit's data:
-their day-to-day changes correlate at 0.95), so one change is one event, with each
-direction's change shown. Median RTT is compared as is; throughput in log space (a halving
-and a doubling are the same size of change).
-
-- Baseline, per direction: the median of the last N (28) comparable runs: same source,
-  backend and configuration fingerprint, neither flagged nor in an episode. Nothing is
-  judged before MIN_RUNS (8) such runs.
-- Scale, per direction: 1.4826 x MAD of those runs, shrunk toward the scale pooled over the
-  directions of similar level (their RTT decile within the source, backend and metric, from
-  the runs judged before: pooled_scales): scale^2 = (n s^2 + n0 s_pool^2) / (n + n0), n0 =
-  28 runs. Floored at 0.3 ms (throughput: log 1.01); no floor proportional to the RTT,
-  which made every 10 ms change on a 200 ms path undetectable.
-- Flagged run: a direction deviates by at least max(k1 x scale, 2 ms) (throughput: 20 %).
-  A flagged run never joins a baseline; one that is not (yet) confirmed is "suspected":
-  shown, never notified.
-- Episode: confirmed by 3 consecutive flagged runs on the same side whose median
-  deviation, in some direction, is at least max(k2 x scale, 2 ms); it starts at the first.
-  It is then judged against the old baselines: 2 runs in a row inside them close it as
-  "reverted" (the old baselines resume, with those runs); 6 runs on its side as "new
-  normal", and each direction's baseline is rebuilt from the post-change runs only. A
-  direction whose median change over the confirming runs stays below its confirmation
-  threshold did not move: a one-directional change is reported as such.
-- Configuration: a fingerprint change starts a new baseline and is reported as a
-  configuration change (an open episode closes as "configuration change"), never as a
-  network change. The new baseline borrows the old one's scale (not its level) until it
-  has 8 runs of its own, so the path is judged again from its 4th run (3 for a level).
-- Calibration (Params.calibrate): k1 and k2 grow with the rate of judged runs at least 4.5
-  scales from their baseline over each direction's last 28 judged runs outside episodes
-  (calibration); the k1 and k2 in force are recorded with every judgment and episode.
-- Host level: when at least 60 % (and at least 3) of one host's judged paths start an
-  episode in the same run, one host/region change is reported instead of those paths.
-- Region toward a group: of the episodes left, at least 3 of one region's paths toward one
-  continent (or one cloud), and at least half of those judged, starting in the same run
-  are one region change toward that group, with its member paths.
+The rules, with their numbers, are docs/history.md's ('Change detection'). A series is one
+directed pair's runs of one metric, within one source and backend; a path is the two
+directions of one pair, judged together: a route change moves both, and the two
+directions' run-to-run offsets are nearly the same (doit's data: their day-to-day changes
+correlate at 0.95), so one change is one event, with each direction's change shown.
+Throughput is compared in log space (a halving and a doubling are the same size of
+change). The scale has no floor proportional to the RTT, which made every 10 ms change on
+a 200 ms path undetectable.
 
 A PathJudge judges one path run by run and keeps only what the next run needs (its state,
 which the store keeps between ingests: orchestrator.history.judgments); a Judge feeds many
 paths sweep by sweep, with the pooled scales and calibration of the runs before each
-sweep. `detect` runs a Judge over in-memory series, exactly as ingest does over the store;
-`smallest_change` gives the change a direction confirms within 3 runs with 95 %
-probability (normal run-to-run noise of its scale).
+sweep. `detect` runs a Judge over in-memory series, exactly as ingest does over the store.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
 """`history ingest --all`'s and `history rebuild`'s use cases: every sweep and import of a
-results folder into its store.
-
-ingest_every_sweep(results, warn, replace) -> Filled: each sweep and import ingested
-                (a sweep ingested again replaces its rows, never with fewer unless
-                `replace`); one that cannot be read is left out with a `warn` line
-rebuild_history(results, warn) -> Filled: the store made again from the folder alone
-"""
+results folder into its store."""
 
 from __future__ import annotations
 

@@ -1,27 +1,12 @@
 """Change detection in the store: each run judged once, at ingest, and kept.
 
 When a sweep's rows are written (ingest, import, rebuild), `judge_sweeps` judges each new
-run of each path (changes.PathJudge: the rules are in orchestrator.history.changes) with
-the baselines, pooled scales and calibration of the runs before it, and writes:
-
-- `judgments`: one row per directed pair, metric and run: changes.Judgment (value,
-  baseline, scale, own and pooled scale, k1 and k2 in force, deviation, flag threshold,
-  flagged, status, the episode it was judged in). Never changed afterwards;
-- `episodes`: one row per episode, with its opening, confirming and closing runs and its
-  levels (its new level moves while it is open; it closes once);
-- `config_changes`: one row per directed pair whose configuration fingerprint changed;
-- `calibrations`: per source, backend, metric and sweep, the calibration in force;
-- `detection_state`: per path, the judge's state after its latest run (JSON) and what
-  it shows (its baselines, suspected runs and what it still needs), which `detection`
-  reads: `changes`, the site and notifications never judge anything again.
-
-Order and repair: a path whose new runs all come after its latest judged run is judged on
-from its state. A run older than the path's latest (a sweep ingested out of order), a
-sweep ingested again with other values, or a sweep gone judges that path again from its
-first run, each run with the pooled scale and k its row had (a run that had none: those
-of the path's nearest earlier run), and says so. Changing the rule (`set_rule`) judges
-everything again. `rejudge` (and `history rebuild`) judges every sweep again in time
-order, which gives the tables that ingesting the sweeps one at a time gives.
+run of each path (changes.PathJudge) from the path's kept state, and writes the tables
+docs/history.md describes ('What the store keeps'): `judgments` (never changed
+afterwards), `episodes`, `config_changes`, `calibrations` and `detection_state`, which
+`detection` reads: `changes`, the site and notifications never judge anything again. A
+run out of order, or a sweep replaced or gone, judges its paths again (`_repair`; 'Order
+and repair'); a changed rule, everything (`rejudge`).
 """
 
 from __future__ import annotations

@@ -1,22 +1,10 @@
 """Views of the history store: one pair's series, and the From x To matrix.
 
-DuckDB computes the figures (medians, percentiles) in SQL. A window's percentiles are
-those of the POOLED samples of every test in the window (each test's ping samples,
-`rtt_samples_ms`), never percentiles of per-test percentiles; a test without samples
-(an imported row) counts as one sample, its p50 or mean. Throughput has one value per
-test. Every statistic (STATS: min, p10, p25, p50, p75, p90, p99, max, mean) carries its
-sample count; a tail percentile q from fewer than 10 / min(q, 1 - q) samples (ten
-samples beyond it: p25 and p75 need 40, p10 and p90 100, p99 1,000) is not estimated:
-None, printed as "—", with the count and the rule beside it (PERCENTILE_RULE). The
-median, min, max and mean are shown from one sample on. Sources are never mixed: each
-view is of one source and says which.
-A test is left out of a metric's view when one of its flags invalidates that metric
-(orchestrator.results.flags: RTT, loss and jitter are the ping's figures, `rtt`;
-throughput is iperf3's), unless `include_flagged`; each view counts the tests it left
-out (`flagged_tests`). A throughput flag leaves the test's RTT in.
-
-A window (1D, 1W, 1M) ends at the latest test of its source, so a dated import has
-windows too; `all` takes everything.
+A window's statistics are those of the pooled samples of its tests, by the rule of
+docs/history.md ('Windows and percentiles'; orchestrator.history.windows computes them).
+Sources are never mixed: each view is of one source and says which. A test is left out of
+a metric's view when one of its flags invalidates that metric, unless `include_flagged`;
+each view counts the tests it left out (`flagged_tests`).
 """
 
 from __future__ import annotations
