@@ -41,7 +41,7 @@ class ChangeDocs:
 def change_docs(con: duckdb.DuckDBPyConnection, found: ch.Detection) -> ChangeDocs:
     return ChangeDocs(
         episodes=[ch.episode_doc(e, UNITS) for e in found.episodes],
-        hosts=[ch.host_doc(x, UNITS) for x in found.hosts],
+        hosts=[ch.group_doc(x, UNITS) for x in found.hosts],
         regions=[ch.group_doc(x, UNITS) for x in found.groups],
         suspected=[ch.suspect_doc(x, UNITS) for x in found.suspects],
         configs=config_change_docs(con, found.config_changes),

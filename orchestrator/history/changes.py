@@ -180,57 +180,35 @@ def event_id(*parts: str) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
-def _roll_up_status(pairs: Sequence[Episode]) -> str:
-    """Open while any member is; else the most common of their statuses."""
-    statuses = {e.status for e in pairs}
-    if "open" in statuses:
-        return "open"
-    return max(statuses, key=lambda s: sum(e.status == s for e in pairs))
-
-
 @dataclass
 class HostChange:
-    source: str
-    backend: str
-    metric: str
-    host: str
-    run_id: str
-    t: datetime
-    pairs: list[Episode]
-    evaluated: int  # the host's paths judged in that run
-
-    @property
-    def status(self) -> str:
-        return _roll_up_status(self.pairs)
-
-    @property
-    def id(self) -> str:
-        return event_id("host", self.source, self.backend, self.metric, self.host, self.run_id)
-
-
-@dataclass
-class GroupChange:
-    """Simultaneous changes of one region's paths toward one continent or cloud."""
+    """Simultaneous changes of one host's paths (`toward` "": all of them), or of one
+    region's paths toward one continent or cloud (`toward` "continent:Europe",
+    "cloud:gcp")."""
 
     source: str
     backend: str
     metric: str
     host: str
-    toward: str  # "continent:Europe" or "cloud:gcp"
+    toward: str
     run_id: str
     t: datetime
     pairs: list[Episode]
-    evaluated: int  # the host's paths toward that group judged in that run
+    evaluated: int  # the host's paths (toward that group) judged in that run
 
     @property
     def status(self) -> str:
-        return _roll_up_status(self.pairs)
+        """Open while any member is; else the most common of their statuses."""
+        statuses = {e.status for e in self.pairs}
+        if "open" in statuses:
+            return "open"
+        return max(statuses, key=lambda s: sum(e.status == s for e in self.pairs))
 
     @property
     def id(self) -> str:
-        return event_id(
-            "group", self.source, self.backend, self.metric, self.host, self.toward, self.run_id
-        )
+        where = (self.host, self.toward) if self.toward else (self.host,)
+        kind = "group" if self.toward else "host"
+        return event_id(kind, self.source, self.backend, self.metric, *where, self.run_id)
 
 
 @dataclass(frozen=True)
@@ -281,7 +259,7 @@ class Detection:
     scales: dict[SeriesKey, float] = field(default_factory=dict)  # per directed pair
     suspects: list[Suspect] = field(default_factory=list)
     params: Params = field(default_factory=lambda: Params())
-    groups: list[GroupChange] = field(default_factory=list)  # region toward continent/cloud
+    groups: list[HostChange] = field(default_factory=list)  # region toward continent/cloud
 
     # per source, backend and metric: the calibration after the latest sweep
     calibrations: dict[tuple[str, str, str], Calibration] = field(default_factory=dict)
@@ -1040,10 +1018,22 @@ def detection_of(
     waiting: Sequence[Unjudged] = (),
 ) -> Detection:
     """The paths' results with their episodes folded into host and region changes."""
-    hosts, folded = host_changes(results, p)
-    grouped = group_changes(results, p, groups, folded)
-    for g in grouped:
-        folded.update(id(e) for e in g.pairs)
+    hosts, folded = _roll_ups(
+        results, lambda k: [(k.src, ""), (k.dst, "")], p.host_min_pairs, p.host_share, False, set()
+    )
+    grouped, more = _roll_ups(
+        results,
+        lambda k: [
+            (host, toward)
+            for host, other in ((k.src, k.dst), (k.dst, k.src))
+            for toward in groups.get(other, ())
+        ],
+        p.host_min_pairs,
+        p.group_share,
+        True,
+        folded,
+    )
+    folded |= more
     return Detection(
         episodes=[e for r in results for e in r.episodes if id(e) not in folded],
         hosts=hosts,
@@ -1092,120 +1082,58 @@ def unjudged(waiting: Iterable[tuple[SeriesKey, int, int]]) -> list[Unjudged]:
     ]
 
 
-def _judged_counts(
-    started: Iterable[tuple[str, ...]],
+def _roll_ups(
     results: Sequence[SeriesResult],
-    prefixes: Callable[[SeriesKey], list[tuple[str, ...]]],
-) -> dict[tuple[str, ...], int]:
-    """Per key of `started` (a prefix and a run id): how many results with that prefix
-    (`prefixes` of a path: one per host, or host and group, it counts toward) judged that
-    run. Only the runs where an event started are counted: the only counts the roll-ups
-    look at."""
-    wanted: dict[tuple[str, ...], list[str]] = defaultdict(list)
-    for key in started:
-        wanted[key[:-1]].append(key[-1])
-    counts: dict[tuple[str, ...], int] = defaultdict(int)
-    if not wanted:
-        return counts
-    for r in results:
-        for prefix in prefixes(r.key):
-            for run_id in wanted.get(prefix, ()):
-                if run_id in r.evaluated_runs:
-                    counts[(*prefix, run_id)] += 1
-    return counts
-
-
-def _claim(
-    started: Mapping[Any, list[Episode]],
-    evaluated: Mapping[Any, int],
+    ends: Callable[[SeriesKey], list[tuple[str, str]]],
     min_pairs: int,
     share: float,
     count_first: bool,
-) -> tuple[list[tuple[Any, list[Episode], int]], set[int]]:
-    """The keys of `started` (a host's or a group's run) whose events make one change: at
-    least `min_pairs` of them and at least `share` of the paths `evaluated` in that run;
-    the largest first (by share, then count; or by count first), each event claimed by the
-    first key that takes it. Returns ([(key, its events, paths evaluated)], their ids)."""
+    folded: set[int],
+) -> tuple[list[HostChange], set[int]]:
+    """The changes of one host's paths (`ends` of a path: (each end, "")) or of one
+    region's paths toward one group (`ends`: (each end, a group of the other end)) that
+    at least `min_pairs` events, and at least `share` of those paths judged in that run,
+    started in the same run, the events in `folded` left out. The largest first (by
+    share, then count; or by count first), each event claimed by the first change that
+    takes it. Returns the changes and the ids of their events."""
+    started: dict[tuple[str, ...], list[Episode]] = defaultdict(list)
+    times: dict[str, datetime] = {}
+    for r in results:
+        k = r.key
+        for host, toward in ends(k):
+            for e in r.episodes:
+                if id(e) not in folded:
+                    times[e.started_run] = e.started_t
+                    started[(k.source, k.backend, k.metric, host, toward, e.started_run)].append(e)
+    # the paths judged in each run where a change started: the only counts looked at
+    wanted: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for key in started:
+        wanted[key[:-1]].append(key[-1])
+    evaluated: dict[tuple[str, ...], int] = defaultdict(int)
+    for r in results if wanted else ():
+        k = r.key
+        for host, toward in ends(k):
+            prefix = (k.source, k.backend, k.metric, host, toward)
+            for run_id in wanted.get(prefix, ()):
+                if run_id in r.evaluated_runs:
+                    evaluated[(*prefix, run_id)] += 1
     candidates = []
     for key, episodes in started.items():
         n = evaluated.get(key, 0)
         if len(episodes) >= min_pairs and n and len(episodes) / n >= share:
-            rank = (
-                (len(episodes), len(episodes) / n)
-                if count_first
-                else (len(episodes) / n, len(episodes))
-            )
+            ratio = len(episodes) / n
+            rank = (len(episodes), ratio) if count_first else (ratio, len(episodes))
             candidates.append((rank, key, n))
     claimed: set[int] = set()
     out = []
     for _rank, key, n in sorted(candidates, reverse=True):
         mine = [e for e in started[key] if id(e) not in claimed]
-        if len(mine) < min_pairs:
-            continue
-        claimed.update(id(e) for e in mine)
-        out.append((key, mine, n))
+        if len(mine) >= min_pairs:
+            claimed.update(id(e) for e in mine)
+            source, backend, metric, host, toward, run_id = key
+            out.append(HostChange(source, backend, metric, host, toward, run_id, times[run_id],
+                                  mine, n))  # fmt: skip
     return out, claimed
-
-
-def host_changes(results: Sequence[SeriesResult], p: Params) -> tuple[list[HostChange], set[int]]:
-    """Hosts where at least host_share of their evaluated paths started an event in the
-    same run; returns them and the ids of the events they stand for."""
-    started: dict[tuple[str, str, str, str, str], list[Episode]] = defaultdict(list)
-    times: dict[str, datetime] = {}
-    for r in results:
-        k = r.key
-        for e in r.episodes:
-            times[e.started_run] = e.started_t
-            for host in (k.src, k.dst):
-                started[(k.source, k.backend, k.metric, host, e.started_run)].append(e)
-    evaluated = _judged_counts(
-        started, results, lambda k: [(k.source, k.backend, k.metric, h) for h in (k.src, k.dst)]
-    )
-    claims, folded = _claim(started, evaluated, p.host_min_pairs, p.host_share, count_first=False)
-    hosts = []
-    for key, mine, n in claims:
-        source, backend, metric, host, run_id = key
-        hosts.append(HostChange(source, backend, metric, host, run_id, times[run_id], mine, n))
-    return hosts, folded
-
-
-def group_changes(
-    results: Sequence[SeriesResult],
-    p: Params,
-    groups: Mapping[str, Sequence[str]],
-    folded: set[int],
-) -> list[GroupChange]:
-    """Regions where at least 3 paths toward one group (continent or cloud), and at least
-    group_share of those judged in that run, started an event in the same run (events
-    already in a host change left out)."""
-    GKey = tuple[str, str, str, str, str, str]  # source, backend, metric, host, toward, run
-    started: dict[GKey, list[Episode]] = defaultdict(list)
-    times: dict[str, datetime] = {}
-    for r in results:
-        k = r.key
-        for host, other in ((k.src, k.dst), (k.dst, k.src)):
-            for toward in groups.get(other, ()):
-                for e in r.episodes:
-                    if id(e) not in folded:
-                        times[e.started_run] = e.started_t
-                        key = (k.source, k.backend, k.metric, host, toward, e.started_run)
-                        started[key].append(e)
-    evaluated = _judged_counts(
-        started,
-        results,
-        lambda k: [
-            (k.source, k.backend, k.metric, host, toward)
-            for host, other in ((k.src, k.dst), (k.dst, k.src))
-            for toward in groups.get(other, ())
-        ],
-    )
-    claims, _ = _claim(started, evaluated, p.host_min_pairs, p.group_share, count_first=True)
-    out = []
-    for key, mine, n in claims:
-        source, backend, metric, host, toward, run_id = key
-        out.append(GroupChange(source, backend, metric, host, toward, run_id, times[run_id],
-                               mine, n))  # fmt: skip
-    return out
 
 
 # ---- self-calibration ------------------------------------------------------------------
@@ -1314,21 +1242,12 @@ def suspect_doc(s: Suspect, unit: Mapping[str, str]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def group_doc(g: GroupChange, unit: Mapping[str, str]) -> dict[str, Any]:
+def group_doc(g: HostChange, unit: Mapping[str, str]) -> dict[str, Any]:
+    """A host change's document, or a region change's (`kind` "region", with `toward`)."""
     return {
-        "id": g.id, "kind": "region", "source": g.source, "backend": g.backend,
-        "metric": g.metric, "unit": unit[g.metric], "host": g.host, "toward": g.toward,
-        "status": g.status, "started_run": g.run_id, "started_utc": stamp(g.t),
-        "pairs_changed": len(g.pairs), "pairs_evaluated": g.evaluated,
-        "pairs": [episode_doc(e, unit) for e in g.pairs],
-    }  # fmt: skip
-
-
-def host_doc(h: HostChange, unit: Mapping[str, str]) -> dict[str, Any]:
-    return {
-        "id": h.id, "kind": "host", "source": h.source, "backend": h.backend,
-        "metric": h.metric, "unit": unit[h.metric], "host": h.host, "status": h.status,
-        "started_run": h.run_id, "started_utc": stamp(h.t), "pairs_changed": len(h.pairs),
-        "pairs_evaluated": h.evaluated,
-        "pairs": [episode_doc(e, unit) for e in h.pairs],
+        "id": g.id, "kind": "region" if g.toward else "host", "source": g.source,
+        "backend": g.backend, "metric": g.metric, "unit": unit[g.metric], "host": g.host,
+        **({"toward": g.toward} if g.toward else {}), "status": g.status,
+        "started_run": g.run_id, "started_utc": stamp(g.t), "pairs_changed": len(g.pairs),
+        "pairs_evaluated": g.evaluated, "pairs": [episode_doc(e, unit) for e in g.pairs],
     }  # fmt: skip
