@@ -876,14 +876,26 @@ class Judged:
     config_changes: list[ConfigChange] = field(default_factory=list)
     calibrations: dict[Group, Calibration] = field(default_factory=dict)  # in force
 
+    def add(self, path: SeriesKey, step: Step) -> None:
+        self.judgments.extend((path, j) for j in step.judgments)
+        self.episodes.update((e.id, e) for e in step.episodes)
+        self.config_changes.extend(step.config_changes)
+
 
 class Judge:
     """Many paths' judges, fed sweep by sweep in time order: each sweep's runs judged with
     the pooled scales and calibration of the runs before it."""
 
-    def __init__(self, p: Params, paths: dict[SeriesKey, PathJudge] | None = None) -> None:
+    def __init__(
+        self,
+        p: Params,
+        paths: dict[SeriesKey, PathJudge] | None = None,
+        fixed: Mapping[SeriesKey, float] | None = None,
+    ) -> None:
         self.p = p
         self.paths: dict[SeriesKey, PathJudge] = paths if paths is not None else {}
+        # per directed pair: the pooled scale, fixed in place of the runs' (detect_series)
+        self.fixed = fixed
 
     def in_force(self, group: Group) -> tuple[dict[tuple[SeriesKey, int], float], Calibration]:
         """The pooled scales and the calibration of `group` from the runs judged so far."""
@@ -918,12 +930,12 @@ class Judge:
                 if judge is None:
                     judge = self.paths[path] = PathJudge(path, self.p)
                 for i in by_direction:
-                    judge.direction(i).pooled = pooled.get((path, i))
+                    d = judge.direction(i)
+                    d.pooled = (
+                        pooled.get((path, i)) if self.fixed is None else self.fixed.get(d.key)
+                    )
                 first = by_direction[min(by_direction)]
-                step = judge.step(run_id, first.t, by_direction, p)
-                out.judgments.extend((path, j) for j in step.judgments)
-                out.episodes.update((e.id, e) for e in step.episodes)
-                out.config_changes.extend(step.config_changes)
+                out.add(path, judge.step(run_id, first.t, by_direction, p))
         return out
 
 
@@ -938,49 +950,36 @@ def sweeps_of(series: Iterable[Series]) -> list[tuple[str, list[tuple[SeriesKey,
     return [(r, by_run[r]) for r in order]
 
 
-def detect_path(
-    key: SeriesKey,
-    series: Sequence[Series],
-    p: Params = Params(),
-    pooled: Mapping[SeriesKey, float] | None = None,
-) -> SeriesResult:
-    """The episodes, suspected runs and configuration changes of one path from its one or
-    two directions' series, with fixed pooled scales (see the module's rules)."""
-    judge = PathJudge(key.path(), p)
-    out = SeriesResult(key.path())
-    episodes: dict[str, Episode] = {}
+def _judged_paths(
+    series: Sequence[Series], judge: Judge
+) -> tuple[list[SeriesResult], dict[Group, Calibration]]:
+    """Every path of `series` judged sweep by sweep by `judge`, as the store's ingest
+    judges them; the calibrations after the last sweep."""
+    results: dict[SeriesKey, SeriesResult] = {}
+    episodes: dict[SeriesKey, dict[str, Episode]] = defaultdict(dict)
+    calibrations: dict[Group, Calibration] = {}
     for run_id, runs in sweeps_of(series):
-        by_direction = {
-            0 if k.src == judge.key.src else 1: run
-            for k, run in runs if judgeable(k.metric, run.value)
-        }  # fmt: skip
-        if not by_direction:
-            continue
-        for i in by_direction:
-            judge.direction(i).pooled = (pooled or {}).get(judge.directed(i))
-        step = judge.step(run_id, by_direction[min(by_direction)].t, by_direction, p)
-        _collect(out, step, episodes)
-    return _finish(out, judge, episodes)
-
-
-def _collect(out: SeriesResult, step: Step, episodes: dict[str, Episode]) -> None:
-    for j in step.judgments:
-        out.note(j)
-    episodes.update((e.id, e) for e in step.episodes)
-    out.config_changes.extend(step.config_changes)
-
-
-def _finish(out: SeriesResult, judge: PathJudge, episodes: dict[str, Episode]) -> SeriesResult:
-    out.episodes = sorted(episodes.values(), key=lambda e: (e.started_t, e.started_run))
-    out.suspects = judge.suspects()
-    for key, (level, scale) in judge.baselines().items():
-        out.baselines[key], out.scales[key] = level, scale
-    return out
+        judged = judge.sweep(run_id, runs)
+        calibrations.update(judged.calibrations)
+        for path, j in judged.judgments:
+            results.setdefault(path, SeriesResult(path)).note(j)
+        for e in judged.episodes.values():
+            episodes[e.key][e.id] = e
+        for c in judged.config_changes:
+            results[c.key.path()].config_changes.append(c)
+    for key, r in results.items():
+        r.episodes = sorted(episodes[key].values(), key=lambda e: (e.started_t, e.started_run))
+        r.suspects = judge.paths[key].suspects()
+        for directed, (level, scale) in judge.paths[key].baselines().items():
+            r.baselines[directed], r.scales[directed] = level, scale
+    return list(results.values()), calibrations
 
 
 def detect_series(s: Series, p: Params = Params(), pooled: float | None = None) -> SeriesResult:
-    """One directed pair alone: a path with one direction."""
-    return detect_path(s.key, [s], p, {s.key: pooled} if pooled is not None else None)
+    """One directed pair alone (a path with one direction), with a fixed pooled scale."""
+    judge = Judge(p, fixed={s.key: pooled} if pooled is not None else {})
+    results, _ = _judged_paths([s], judge)
+    return results[0] if results else SeriesResult(s.key.path())
 
 
 def detect(
@@ -993,21 +992,9 @@ def detect(
     (`groups`: region -> its labels, e.g. "continent:Europe", "cloud:gcp")."""
     with gc_paused():
         judge = Judge(p)
-        results: dict[SeriesKey, SeriesResult] = {}
-        episodes: dict[SeriesKey, dict[str, Episode]] = defaultdict(dict)
-        calibrations: dict[Group, Calibration] = {}
-        for run_id, runs in sweeps_of(series):
-            judged = judge.sweep(run_id, runs)
-            calibrations.update(judged.calibrations)
-            for path, j in judged.judgments:
-                results.setdefault(path, SeriesResult(path)).note(j)
-            for e in judged.episodes.values():
-                episodes[e.key][e.id] = e
-            for c in judged.config_changes:
-                results[c.key.path()].config_changes.append(c)
-        finished = [_finish(r, judge.paths[k], episodes[k]) for k, r in results.items()]
+        results, calibrations = _judged_paths(series, judge)
         waiting = unjudged(w for j in judge.paths.values() for w in j.waiting())
-    return detection_of(finished, p, groups or {}, calibrations, waiting)
+    return detection_of(results, p, groups or {}, calibrations, waiting)
 
 
 def detection_of(

@@ -430,9 +430,7 @@ def _repair(
                 ks = ks or (prior[1:] if prior else None)
             rule_now = replace(p, k1=ks[0], k2=ks[1]) if (p.calibrate and ks) else p
             step = judge.step(run_id, by_direction[min(by_direction)].t, by_direction, rule_now)
-            judged.judgments.extend((path, j) for j in step.judgments)
-            judged.episodes.update((e.id, e) for e in step.episodes)
-            judged.config_changes.extend(step.config_changes)
+            judged.add(path, step)
     _write(con, judged, "")
     return out
 
