@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     import duckdb
 
 RULE_KEY = "detection_rule"
-_PATH = "source VARCHAR, backend VARCHAR, metric VARCHAR, src VARCHAR, dst VARCHAR"
 _JUDGMENT_COLUMNS = {
     "source": "VARCHAR", "backend": "VARCHAR", "metric": "VARCHAR", "src": "VARCHAR",
     "dst": "VARCHAR", "sweep_id": "VARCHAR", "t": "TIMESTAMP", "fingerprint": "VARCHAR",
@@ -55,16 +54,22 @@ _CONFIG_COLUMNS = {
 # started_utc), to the millisecond; before store version 12 those of `episodes` and
 # `config_changes` were text ("" for none), which typed_time converts
 TIMES = {"episodes": ("started_t", "confirmed_t", "closed_t"), "config_changes": ("t",)}
+
+
+def _table(name: str, columns: Mapping[str, str], create: str = "CREATE TABLE") -> str:
+    return f"{create} {name} (" + ", ".join(f"{c} {t}" for c, t in columns.items()) + ")"
+
+
+_STATE_COLUMNS = {c: "VARCHAR" for c in
+                  ("source", "backend", "metric", "src", "dst", "state", "shown")}  # fmt: skip
 TABLES = (
-    "CREATE TABLE judgments (" + ", ".join(f"{c} {t}" for c, t in _JUDGMENT_COLUMNS.items()) + ")",
-    "CREATE TABLE episodes (" + ", ".join(f"{c} {t}" for c, t in _EPISODE_COLUMNS.items()) + ")",
-    "CREATE TABLE config_changes ("
-    + ", ".join(f"{c} {t}" for c, t in _CONFIG_COLUMNS.items())
-    + ")",
+    _table("judgments", _JUDGMENT_COLUMNS),
+    _table("episodes", _EPISODE_COLUMNS),
+    _table("config_changes", _CONFIG_COLUMNS),
     "CREATE TABLE calibrations (source VARCHAR, backend VARCHAR, metric VARCHAR, "
     "sweep_id VARCHAR, judged INTEGER, beyond INTEGER, expected DOUBLE, inflation DOUBLE, "
     "k1 DOUBLE, k2 DOUBLE)",
-    f"CREATE TABLE detection_state ({_PATH}, state VARCHAR, shown VARCHAR)",
+    _table("detection_state", _STATE_COLUMNS),
 )
 # a run's time as detection judges it: its test's start, to the millisecond, read as
 # whole milliseconds since the epoch (core.of_epoch_ms)
@@ -201,10 +206,6 @@ def _shown(judge: ch.PathJudge) -> dict[str, Any]:
     }  # fmt: skip
 
 
-_STATE_COLUMNS = {c: "VARCHAR" for c in
-                  ("source", "backend", "metric", "src", "dst", "state", "shown")}  # fmt: skip
-
-
 def _save_states(
     con: duckdb.DuckDBPyConnection, judges: Mapping[ch.SeriesKey, ch.PathJudge]
 ) -> None:
@@ -212,11 +213,7 @@ def _save_states(
     thousands of keys as a query parameter costs DuckDB seconds)."""
     if not judges:
         return
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE new_state ("
-        + ", ".join(f"{c} {t}" for c, t in _STATE_COLUMNS.items())
-        + ")"
-    )
+    con.execute(_table("new_state", _STATE_COLUMNS, "CREATE OR REPLACE TEMP TABLE"))
     bulk.insert(con, "new_state", _STATE_COLUMNS, (
         {"source": k.source, "backend": k.backend, "metric": k.metric, "src": k.src,
          "dst": k.dst, "shown": orjson.dumps(_shown(j)).decode(),
@@ -387,11 +384,7 @@ def _repair(
     changes replaced. In bulk: a full sweep replaced is thousands of paths."""
     if not paths:
         return {}
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE stale ("
-        + ", ".join(f"{c} {t}" for c, t in _STALE_COLUMNS.items())
-        + ")"
-    )
+    con.execute(_table("stale", _STALE_COLUMNS, "CREATE OR REPLACE TEMP TABLE"))
     bulk.insert(con, "stale", _STALE_COLUMNS, (dict(zip(_STALE_COLUMNS, k, strict=True))
                                            for k in paths))  # fmt: skip
     inputs = _inputs(
