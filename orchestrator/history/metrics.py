@@ -74,6 +74,13 @@ class Metric:
     one_value: bool = False
 
 
+def _one_value(name: str, unit: str, column: str, measure: str, when: str = "") -> Metric:
+    """A metric of one value per test, `column` (of the rows where `when` holds)."""
+    run_sql = f"CASE WHEN {when} THEN {column} END" if when else column
+    present_sql = f"{column} IS NOT NULL" + (f" AND {when}" if when else "")
+    return Metric(name, unit, run_sql, f"[{column}]", present_sql, measure, one_value=True)
+
+
 METRICS = {
     "rtt": Metric(
         "rtt",
@@ -87,43 +94,15 @@ METRICS = {
     ),
     # throughput is the single_stream measure's; capacity the capacity measure's: never
     # one aggregate (a row from before the measure column is single_stream)
-    "throughput": Metric(
-        "throughput",
-        "bit/s",
-        f"CASE WHEN {SINGLE_STREAM_SQL} THEN throughput_bps END",
-        "[throughput_bps]",
-        f"throughput_bps IS NOT NULL AND {SINGLE_STREAM_SQL}",
-        THROUGHPUT,
-        one_value=True,
+    "throughput": _one_value(
+        "throughput", "bit/s", "throughput_bps", THROUGHPUT, SINGLE_STREAM_SQL
     ),
-    "capacity": Metric(
-        "capacity",
-        "bit/s",
-        "CASE WHEN measure = 'capacity' THEN throughput_bps END",
-        "[throughput_bps]",
-        "throughput_bps IS NOT NULL AND measure = 'capacity'",
-        THROUGHPUT,
-        one_value=True,
+    "capacity": _one_value(
+        "capacity", "bit/s", "throughput_bps", THROUGHPUT, "measure = 'capacity'"
     ),
     # one value per test (ping's own summary): a window pools the tests' values
-    "loss": Metric(
-        "loss",
-        "%",
-        "ping_loss_pct",
-        "[ping_loss_pct]",
-        "ping_loss_pct IS NOT NULL",
-        RTT,
-        one_value=True,
-    ),
-    "jitter": Metric(
-        "jitter",
-        "ms",
-        "rtt_mdev_ms",
-        "[rtt_mdev_ms]",
-        "rtt_mdev_ms IS NOT NULL",
-        RTT,
-        one_value=True,
-    ),
+    "loss": _one_value("loss", "%", "ping_loss_pct", RTT),
+    "jitter": _one_value("jitter", "ms", "rtt_mdev_ms", RTT),
 }
 
 
