@@ -65,7 +65,7 @@ from orchestrator.history.fingerprint import (
     record_phase,
 )
 from orchestrator.history.histogram import bin_sql
-from orchestrator.history.metrics import PINGS_LOST_SQL, PINGS_SENT_SQL
+from orchestrator.history.metrics import METRICS, PINGS_LOST_SQL, PINGS_SENT_SQL
 from orchestrator.model import is_emulated
 from orchestrator.results import (
     HOST_STALL,
@@ -180,30 +180,20 @@ _MESH = (
     "rtt_p99_ms DOUBLE, rtt_sum_ms DOUBLE, loss_ratio DOUBLE, loss_lo DOUBLE, "
     "loss_hi DOUBLE, rtt_samples_ms DOUBLE[])",
 )
-# a single_stream row: its measure, or a row from before the measure column
-SINGLE_STREAM_SQL = "coalesce(measure, 'single_stream') = 'single_stream'"
-# the one-value metrics (one value per test) and each test's value (views.METRICS'
-# run_sql): what value_bins summarises
-VALUE_METRICS = {
-    "loss": "ping_loss_pct",
-    "jitter": "rtt_mdev_ms",
-    "throughput": f"CASE WHEN {SINGLE_STREAM_SQL} THEN throughput_bps END",
-    "capacity": "CASE WHEN measure = 'capacity' THEN throughput_bps END",
-}
-# a test has a value of each metric (views.METRICS' present_sql)
+# the one-value metrics (one value per test) and each test's value: what value_bins
+# summarises
+VALUE_METRICS = {m: METRICS[m].run_sql for m in ("loss", "jitter", "throughput", "capacity")}
+# a test has a value of each metric
 PRESENT_SQL = {
-    "rtt": "(len(rtt_samples_ms) > 0 OR coalesce(rtt_p50_ms, rtt_avg_ms) IS NOT NULL)",
+    "rtt": METRICS["rtt"].present_sql,
     **{m: f"({sql}) IS NOT NULL" for m, sql in VALUE_METRICS.items()},
 }
 # a number per directed pair, for rtt_bins: a year's window groups millions of bins by
 # pair, in half the time by a number than by two names
 _PAIRS = "CREATE TABLE pairs (pair INTEGER PRIMARY KEY, src VARCHAR, dst VARCHAR)"
-# a test's RTT samples as the views pool them (views.METRICS["rtt"].samples_sql): its
-# ping samples, or its one p50 (or mean) when it has none (an imported row)
-RTT_SAMPLES_SQL = (
-    "CASE WHEN len(rtt_samples_ms) > 0 THEN rtt_samples_ms "
-    "ELSE [coalesce(rtt_p50_ms, rtt_avg_ms)] END"
-)
+# a test's RTT samples as the views pool them: its ping samples, or its one p50 (or mean)
+# when it has none (an imported row)
+RTT_SAMPLES_SQL = METRICS["rtt"].samples_sql
 _SCHEMA = [
     "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
     "CREATE TABLE sweeps (sweep_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, "
