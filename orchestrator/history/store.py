@@ -674,7 +674,8 @@ def opened(
     results: Path, *, read_only: bool = False, create: bool = False, path: Path | None = None
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection to the store of `results` (or the file `path`), closed on exit."""
-    con = connect(path or store_path(results), read_only=read_only, create=create)
+    path = Path(path) if path is not None else store_path(results)
+    con = connect(path, read_only=read_only, create=create)
     _OPEN.add(con)
     try:
         yield con
@@ -683,7 +684,7 @@ def opened(
         refused = _system_refused(e)
         if refused:  # a full disk: one line; the transaction was rolled back
             raise RunFailure(
-                f"{con_path(results, path)}: the system refused a write ({refused}): the store "
+                f"{path}: the system refused a write ({refused}): the store "
                 "keeps every row it held (the write was rolled back); free space and run the "
                 "command again"
             ) from None
@@ -697,10 +698,6 @@ _OPEN: set[Any] = set()  # the connections opened() holds, on any thread
 # what DuckDB says when the system refuses one of its writes (its IOException, or a
 # TransactionException at commit carrying the OS error)
 _REFUSED = ("No space left on device", "Disk quota exceeded", "Read-only file system")
-
-
-def con_path(results: Path, path: Path | None) -> Path:
-    return Path(path) if path is not None else store_path(results)
 
 
 def _system_refused(error: BaseException) -> str | None:
@@ -889,16 +886,8 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
             test_samples = samples[(round_no, src)]
         else:
             test_samples = []
-        rows.append(
-            {
-                **row,
-                "source": source,
-                "src": src,
-                "dst": dst,
-                "fingerprint": fp,
-                "rtt_samples_ms": test_samples,
-            }
-        )
+        row.update(source=source, src=src, dst=dst, fingerprint=fp, rtt_samples_ms=test_samples)
+        rows.append(row)
     started = min((r["started_utc"] for r in rows if r["started_utc"]), default=None)
     sweep = {
         "sweep_id": sweep_id,
@@ -921,22 +910,10 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
     replaced = bool(con.execute("SELECT 1 FROM sweeps WHERE sweep_id = ?", [sweep_id]).fetchone())
     old_days = _delete_rows(con, sweep_id) if replaced else set()
     con.execute(
-        "INSERT INTO sweeps VALUES (?, ?, ?, ?, ?, CAST(? AS TIMESTAMP), ?, ?, ?, "
+        "INSERT INTO sweeps VALUES ($sweep_id, $source, $backend, $emulated, $label, "
+        "CAST($started_utc AS TIMESTAMP), $rows, $format_version, $record, "
         "CAST(current_timestamp AS TIMESTAMP))",
-        [
-            batch.sweep[k]
-            for k in (
-                "sweep_id",
-                "source",
-                "backend",
-                "emulated",
-                "label",
-                "started_utc",
-                "rows",
-                "format_version",
-                "record",
-            )
-        ],
+        batch.sweep,
     )
     for fp, fields in batch.fingerprints.items():
         con.execute(
@@ -954,9 +931,19 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
         add_bins(con, sweep_id, days)
 
 
+def _write_judged(con: duckdb.DuckDBPyConnection, batches: Sequence[Batch]) -> None:
+    """Write `batches`, judge their paths and move old rows to the archive (inside the
+    caller's transaction)."""
+    for batch in batches:
+        _write_batch(con, batch)
+    debug(f"history: {counted(len(batches), 'batch', 'batches')} written; judging their paths")
+    _judge(con, [b.sweep["sweep_id"] for b in batches])
+    archive_old_rows(con)
+
+
 def _judge(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> None:
-    """Change detection's judgments of the sweeps just written (inside the caller's
-    transaction), saying which paths were judged again."""
+    """Change detection's judgments of the sweeps just written, saying which paths were
+    judged again."""
     for line in judgments.judge_sweeps(con, sweep_ids).lines():
         info(line)
 
@@ -995,21 +982,16 @@ def archive_old_rows(
     return moved
 
 
-def stored_rows(con: duckdb.DuckDBPyConnection, sweep_id: str) -> int | None:
-    """How many rows the store holds for `sweep_id` (None: it holds no such sweep)."""
-    found = con.execute("SELECT rows FROM sweeps WHERE sweep_id = ?", [sweep_id]).fetchone()
-    return None if found is None else int(found[0])
-
-
 def _shrinks(con: duckdb.DuckDBPyConnection, batch: Batch) -> str | None:
     """Why writing `batch` would lose stored rows (fewer rows than the store holds for
     its sweep: a file damaged, cut short or gone); None when it would not."""
-    held = stored_rows(con, batch.sweep["sweep_id"])
-    if held is None or len(batch.rows) >= held:
+    sweep_id = batch.sweep["sweep_id"]
+    held = con.execute("SELECT rows FROM sweeps WHERE sweep_id = ?", [sweep_id]).fetchone()
+    if held is None or len(batch.rows) >= held[0]:
         return None
     return (
-        f"{batch.sweep['sweep_id']}: its files give {len(batch.rows)} rows, the store holds "
-        f"{held}: not replacing them (pass --replace to replace them anyway)"
+        f"{sweep_id}: its files give {len(batch.rows)} rows, the store holds {held[0]}: not "
+        "replacing them (pass --replace to replace them anyway)"
     )
 
 
@@ -1023,10 +1005,7 @@ def ingest_sweep(results: Path, sweep_id: str, replace: bool = False) -> int:
         problem = None if replace else _shrinks(con, batch)
         if problem:
             raise UserError(problem)
-        _write_batch(con, batch)
-        debug(f"history: {sweep_id}: written; judging its paths (change detection)")
-        _judge(con, [sweep_id])
-        archive_old_rows(con)
+        _write_judged(con, [batch])
     return len(batch.rows)
 
 
@@ -1064,15 +1043,11 @@ def ingest_all(
             judgments.set_rule(con, rule)
         for batch in batches:
             problem = None if replace else _shrinks(con, batch)
-            if problem:
-                if warn:
-                    warn(f"{batch.sweep['sweep_id']} left out: {problem}")
-                continue
-            _write_batch(con, batch)
-            written.append(batch)
-        debug(f"history: {counted(len(written), 'batch', 'batches')} written; judging their paths")
-        _judge(con, [b.sweep["sweep_id"] for b in written])
-        archive_old_rows(con)
+            if not problem:
+                written.append(batch)
+            elif warn:
+                warn(f"{batch.sweep['sweep_id']} left out: {problem}")
+        _write_judged(con, written)
     return len(written), sum(len(b.rows) for b in written)
 
 
@@ -1209,8 +1184,6 @@ def import_batch(rows: Sequence[Mapping[str, str]], source: str, month: str, lab
     sweep_id = f"{source}@{month}"
     first_of_month = f"{month}-01 00:00:00"
     out, prints = [], {}
-    if rows and "flags" not in rows[0]:
-        rows = flagged(rows)  # a file from before the column, or from elsewhere
     for raw in rows:
         row = {c: _typed(c, raw.get(c)) for c in MEASUREMENT_COLUMNS}
         fields = imported_fields(raw, source)
@@ -1223,29 +1196,20 @@ def import_batch(rows: Sequence[Mapping[str, str]], source: str, month: str, lab
                 f"{raw.get('dst_cloud')}:{raw.get('dst_region')}: measure {measure!r} is not "
                 f"one of {', '.join(MEASURES)} (empty: single_stream)"
             )
+        if not any(row[k] is not None and row[k] >= 0 for k in ("rtt_avg_ms", "throughput_bps")):
+            continue
         row.update(
             measure=measure,
             sweep_id=sweep_id,
             started_utc=row["started_utc"] or first_of_month,
             status=row["status"] or "ok",
+            source=source,
+            src=f"{raw['src_cloud']}:{raw['src_region']}",
+            dst=f"{raw['dst_cloud']}:{raw['dst_region']}",
+            fingerprint=fp,
+            rtt_samples_ms=[],
         )
-        src = f"{raw['src_cloud']}:{raw['src_region']}"
-        dst = f"{raw['dst_cloud']}:{raw['dst_region']}"
-        ok_number = any(
-            row[k] is not None and row[k] >= 0 for k in ("rtt_avg_ms", "throughput_bps")
-        )
-        if not ok_number:
-            continue
-        out.append(
-            {
-                **row,
-                "source": source,
-                "src": src,
-                "dst": dst,
-                "fingerprint": fp,
-                "rtt_samples_ms": [],
-            }
-        )
+        out.append(row)
     sweep = {
         "sweep_id": sweep_id,
         "source": source,
@@ -1330,10 +1294,7 @@ def write_batches(
     the transaction, so what it raises undoes the write (orchestrator.exchange.importer
     puts its kept copies in place there)."""
     with opened(results, create=True) as con, transaction(con):
-        for batch in batches:
-            _write_batch(con, batch)
-        _judge(con, [b.sweep["sweep_id"] for b in batches])
-        archive_old_rows(con)
+        _write_judged(con, batches)
         if before_commit is not None:
             before_commit()
 
