@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from orchestrator.history.metrics import (
     PINGS_SENT_SQL,
     STATS,
     Metric,
+    SourceInfo,
     check_window,
     chosen_sources,
     iso_utc,
@@ -114,12 +116,10 @@ def pair_history(
     numbers = [found[0]] if found else []
     for info in chosen_sources(source_infos(con), sources):
         start, _end = window_bounds(info, window)
-        where = "source = ? AND src = ? AND dst = ? AND status = 'ok'"
-        params: list[Any] = [info.name, src, dst]
-        if start is not None:
-            where += " AND started_utc >= ?"
-            params.append(start)
-        flagged = _flagged_tests(con, f"{where} AND {m.present_sql}", params, m, False)
+        where, params = _since(
+            "source = ? AND src = ? AND dst = ? AND status = 'ok'", [info.name, src, dst], start
+        )
+        flagged = _flagged_tests(con, f"{where} AND {m.present_sql}", params, m)
         where += f" AND {valid_sql(m.measure)}"
         is_loss = m.name == "loss"
         pings = (
@@ -141,17 +141,13 @@ def pair_history(
         n, qs = (cells[0].samples, cells[0].quantiles) if cells else (0, None)
         out.append(
             {
-                "source": info.name,
-                "label": info.label,
-                "emulated": info.emulated,
-                "window_start_utc": iso_utc(start),
-                "window_end_utc": iso_utc(info.latest),
+                **_source_doc(info, start),
                 "samples": int(n),
                 "tests": len(runs),
                 "flagged_tests": flagged,
                 **rate_scale(info.emulated, m.unit),
                 **stat_fields(int(n), qs),
-                **(_window_loss(cells) if is_loss else {}),
+                **((cells[0].loss() if cells else loss_fields(0, 0)) if is_loss else {}),
                 **(detectable(detected, info.name, m.name, src, dst) if detected else {}),
                 "runs": [
                     {
@@ -173,9 +169,22 @@ def pair_history(
             "sources": out}  # fmt: skip
 
 
-def _window_loss(cells: Sequence[Any]) -> dict[str, Any]:
-    """A window's loss (one pair's windows.Cell, or none) as loss_fields."""
-    return cells[0].loss() if cells else loss_fields(0, 0)
+def _source_doc(info: SourceInfo, start: datetime | None) -> dict[str, Any]:
+    """What every view's document says of its source and window."""
+    return {
+        "source": info.name,
+        "label": info.label,
+        "emulated": info.emulated,
+        "window_start_utc": iso_utc(start),
+        "window_end_utc": iso_utc(info.latest),
+    }
+
+
+def _since(where: str, params: list[Any], start: datetime | None) -> tuple[str, list[Any]]:
+    """`where` and its `params` limited to the tests from `start` on (None: all)."""
+    if start is None:
+        return where, params
+    return f"{where} AND started_utc >= ?", [*params, start]
 
 
 # ---- what change detection can see -----------------------------------------------------
@@ -253,11 +262,7 @@ def detectable_matrix(
                           "distance_km": None})  # fmt: skip
         matrices.append(
             {
-                "source": info.name,
-                "label": info.label,
-                "emulated": info.emulated,
-                "window_start_utc": None,
-                "window_end_utc": iso_utc(info.latest),
+                **_source_doc(info, None),
                 "regions": sorted({c["src"] for c in cells} | {c["dst"] for c in cells}),
                 "cells": cells,
             }
@@ -274,16 +279,9 @@ SITE_WINDOWS = ("latest", "1D", "1W", "1M", "1Y")
 
 
 def _flagged_tests(
-    con: duckdb.DuckDBPyConnection,
-    where: str,
-    params: Sequence[Any],
-    m: Metric,
-    include_flagged: bool,
+    con: duckdb.DuckDBPyConnection, where: str, params: Sequence[Any], m: Metric
 ) -> int:
-    """Tests matching `where` whose flags invalidate metric `m` (0 when flagged tests
-    are included)."""
-    if include_flagged:
-        return 0
+    """Tests matching `where` whose flags invalidate metric `m`."""
     row = con.execute(
         f"SELECT count(*) FROM measurements WHERE {where} AND NOT {valid_sql(m.measure)}",
         params,
@@ -336,22 +334,16 @@ def matrix(
             )
             if keep is None or keep(c.src, c.dst, c.distance_km)
         ]
-        where = f"source = ? AND status = 'ok' AND {m.present_sql}"
-        params: list[Any] = [info.name]
-        if start is not None:
-            where += " AND started_utc >= ?"
-            params.append(start)
+        where, params = _since(
+            f"source = ? AND status = 'ok' AND {m.present_sql}", [info.name], start
+        )
         used = {c["src"] for c in cells} | {c["dst"] for c in cells}
         regions = region_order(used, catalog) if catalog is not None else sorted(used)
         matrices.append(
             {
-                "source": info.name,
-                "label": info.label,
-                "emulated": info.emulated,
-                "window_start_utc": iso_utc(start),
-                "window_end_utc": iso_utc(info.latest),
+                **_source_doc(info, start),
                 "regions": regions,
-                "flagged_tests": _flagged_tests(con, where, params, m, include_flagged),
+                "flagged_tests": 0 if include_flagged else _flagged_tests(con, where, params, m),
                 **rate_scale(info.emulated, m.unit),
                 "cells": cells,
             }
@@ -488,15 +480,10 @@ def source_caption(mx: dict[str, Any]) -> str:
 def format_value(value: float | None, unit: str) -> str:
     if value is None:
         return "—"
-    if unit == "bit/s":
-        return mbit_text(value / 1e6)
+    if unit == "bit/s":  # Mbit/s, three significant digits up to 100 (4.37 is not "4")
+        mbit = value / 1e6
+        digits = 0 if abs(mbit) >= 100 else 1 if abs(mbit) >= 10 else 2
+        return f"{mbit:.{digits}f}"
     if unit == "%":
         return f"{value:.2f}"
     return f"{value:.1f}"
-
-
-def mbit_text(mbit: float) -> str:
-    """Mbit/s with three significant digits up to 100 (an emulated 4.37 is not "4")."""
-    if abs(mbit) >= 100:
-        return f"{mbit:.0f}"
-    return f"{mbit:.1f}" if abs(mbit) >= 10 else f"{mbit:.2f}"
