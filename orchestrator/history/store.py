@@ -51,11 +51,20 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core import RunFailure, UserError, counted, csv_errors, debug, info, read_text
+from orchestrator.core import (
+    RunFailure,
+    UserError,
+    counted,
+    csv_errors,
+    debug,
+    info,
+    parse_utc,
+    read_text,
+)
 from orchestrator.history import bulk, judgments
 from orchestrator.history.fingerprint import (
     FINGERPRINT_FIELDS,
@@ -722,21 +731,10 @@ def interrupt_queries() -> None:
 
 def _utc(text: str) -> str | None:
     """ISO 8601 (with Z) -> 'YYYY-MM-DD HH:MM:SS.ffffff' in UTC, naive; None if empty/bad."""
-    if not text:
+    t = parse_utc(text)
+    if t is None or not YEARS[0] <= t.year <= YEARS[1]:
         return None
-    try:
-        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    offset = t.utcoffset()
-    if offset is not None:
-        try:
-            t = (t - offset).replace(tzinfo=None)
-        except OverflowError:  # year 1 minus an offset
-            return None
-    if not YEARS[0] <= t.year <= YEARS[1]:
-        return None
-    return t.isoformat(sep=" ")
+    return t.replace(tzinfo=None).isoformat(sep=" ")
 
 
 _ANY = (-1e300, 1e300)  # a number without a range of its own: finite, at least
@@ -830,10 +828,6 @@ def _hosts_json(sweep_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return facts, placement
 
 
-def sweep_source(record: SweepRecord) -> str:
-    return EMULATED if record.emulated or is_emulated(record.backend) else MEASURED
-
-
 @dataclass
 class Batch:
     """What one ingest or import writes: a sweeps row, its measurements and fingerprints."""
@@ -855,7 +849,7 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
     facts, placement = _hosts_json(folder)
     recorded = {name: p.to_json() for name, p in (record.placement or {}).items()}
     placement = {**placement, **recorded}
-    source = sweep_source(record)
+    source = EMULATED if record.emulated or is_emulated(record.backend) else MEASURED
     rows, prints = [], {}
     samples: dict[tuple[int, str], list[float]] = {}
     phase = phase_samples(folder, record)
