@@ -62,24 +62,17 @@ def config_change_docs(
         con, sorted({c.old_fingerprint for c in found} | {c.new_fingerprint for c in found})
     )
     groups: dict[tuple[Any, ...], dict[str, Any]] = {}
-    seen: dict[tuple[Any, ...], set[str]] = {}  # each group's pairs (a new image: thousands)
     diffs: dict[tuple[str, str], tuple[str, ...]] = {}  # one per fingerprint change
     for c in found:
-        change = (c.old_fingerprint, c.new_fingerprint)
+        old, new = change = (c.old_fingerprint, c.new_fingerprint)
         if change not in diffs:
-            diffs[change] = tuple(
-                differences(fields.get(c.old_fingerprint, {}), fields.get(c.new_fingerprint, {}))
-            )
-        diff = diffs[change]
-        key = (c.key.source, c.key.backend, c.run_id, diff)
+            diffs[change] = tuple(differences(fields.get(old, {}), fields.get(new, {})))
+        key = (c.key.source, c.key.backend, c.run_id, diffs[change])
         group = groups.setdefault(key, {"source": c.key.source, "backend": c.key.backend,
-                                        "run": c.run_id, "utc": iso_utc(c.t), "fields": list(diff),
-                                        "pairs": []})  # fmt: skip
-        pair = f"{c.key.src}/{c.key.dst}"
-        if pair not in seen.setdefault(key, set()):
-            seen[key].add(pair)
-            group["pairs"].append(pair)
-    return list(groups.values())
+                                        "run": c.run_id, "utc": iso_utc(c.t),
+                                        "fields": list(diffs[change]), "pairs": {}})  # fmt: skip
+        group["pairs"][f"{c.key.src}/{c.key.dst}"] = None  # each once (a new image: thousands)
+    return [{**group, "pairs": list(group["pairs"])} for group in groups.values()]
 
 
 @dataclass(frozen=True)

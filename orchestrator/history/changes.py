@@ -94,14 +94,8 @@ class SeriesKey(NamedTuple):
     src: str
     dst: str
 
-    @property
-    def cloud_pair(self) -> str:
-        return f"{self.src.split(':')[0]}-{self.dst.split(':')[0]}"
-
     def path(self) -> SeriesKey:
-        if self.src <= self.dst:
-            return self
-        return SeriesKey(self.source, self.backend, self.metric, self.dst, self.src)
+        return self if self.src <= self.dst else self.reverse()
 
     def reverse(self) -> SeriesKey:
         return SeriesKey(self.source, self.backend, self.metric, self.dst, self.src)
@@ -267,17 +261,12 @@ class Detection:
 
     def path_episodes(self) -> list[Episode]:
         """Every path episode: those alone, then those of host and region changes."""
-        members = [e for host in self.hosts for e in host.pairs]
-        members += [e for group in self.groups for e in group.pairs]
-        return [*self.episodes, *members]
+        return [*self.episodes, *(e for x in [*self.hosts, *self.groups] for e in x.pairs)]
 
     @property
     def open(self) -> int:
-        return (
-            sum(e.status == "open" for e in self.episodes)
-            + sum(h.status == "open" for h in self.hosts)
-            + sum(g.status == "open" for g in self.groups)
-        )
+        events: list[Episode | HostChange] = [*self.episodes, *self.hosts, *self.groups]
+        return sum(x.status == "open" for x in events)
 
 
 # ---- statistics ------------------------------------------------------------------------
@@ -358,14 +347,12 @@ class Window:
     def __init__(self, n: int, values: Sequence[float] = (), mad: float | None = None) -> None:
         """`mad`: mad_scale() of the (last n) values when known (a kept state has it)."""
         self.n = n
-        self.recent: deque[float] = deque()
-        self.ordered: list[float] = []
         self._mad = mad  # mad_scale(), until the next push
         # as pushing them one by one: the last n, and sorted stably (equal values in
         # arrival order, as insort leaves them)
         last = list(values)[max(0, len(values) - n) :] if n > 0 else []
-        self.recent.extend(last)
-        self.ordered = sorted(last)
+        self.recent: deque[float] = deque(last)
+        self.ordered: list[float] = sorted(last)
 
     def push(self, x: float) -> None:
         self._mad = None
@@ -389,8 +376,7 @@ class Window:
         """mad_scale of the values, from the sorted ones, kept until the next push (a
         direction asks for its scale several times per run)."""
         if self._mad is None:
-            m = self.median()
-            self._mad = MAD_TO_SIGMA * median([abs(v - m) for v in self.ordered])
+            self._mad = mad_scale(self.ordered)
         return self._mad
 
 
