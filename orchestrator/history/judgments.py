@@ -238,16 +238,10 @@ def _judgment_rows(judged: Iterable[tuple[ch.SeriesKey, ch.Judgment]]) -> Iterab
 
 
 def _episode_row(e: ch.Episode) -> dict[str, Any]:
-    k = e.key
-    return {
-        "id": e.id, "source": k.source, "backend": k.backend, "metric": k.metric,
-        "src": k.src, "dst": k.dst, "status": e.status, "started_run": e.started_run,
-        "started_t": e.started_t, "confirmed_run": e.confirmed_run,
-        "confirmed_t": e.confirmed_t, "closed_run": e.closed_run, "closed_t": e.closed_t,
-        "direction": e.direction, "old_level": e.old_level, "new_level": e.new_level,
-        "z": e.z, "k1": e.k1, "k2": e.k2,
-        "state": orjson.dumps(ch.episode_state(e)).decode(),
-    }  # fmt: skip
+    """Its path's columns, then each other column the episode's attribute of that name."""
+    own = [c for c in _EPISODE_COLUMNS if c not in (*ch.SeriesKey._fields, "state")]
+    state = orjson.dumps(ch.episode_state(e)).decode()
+    return {**e.key._asdict(), **{c: getattr(e, c) for c in own}, "state": state}
 
 
 def _write(con: duckdb.DuckDBPyConnection, judged: ch.Judged, sweep_id: str) -> None:
@@ -257,8 +251,7 @@ def _write(con: duckdb.DuckDBPyConnection, judged: ch.Judged, sweep_id: str) -> 
         bulk.insert(con, "episodes", _EPISODE_COLUMNS,
                 (_episode_row(e) for e in judged.episodes.values()))  # fmt: skip
     bulk.insert(con, "config_changes", _CONFIG_COLUMNS, (
-        {"source": c.key.source, "backend": c.key.backend, "metric": c.key.metric,
-         "src": c.key.src, "dst": c.key.dst, "sweep_id": c.run_id, "t": c.t,
+        {**c.key._asdict(), "sweep_id": c.run_id, "t": c.t,
          "old_fingerprint": c.old_fingerprint, "new_fingerprint": c.new_fingerprint}
         for c in judged.config_changes
     ))  # fmt: skip

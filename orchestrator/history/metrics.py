@@ -164,12 +164,6 @@ def window_days(window: str) -> int | None:
     return WINDOWS[window]
 
 
-def check_window(window: str) -> None:
-    """A matrix's window: one of WINDOWS, or "latest" (each pair's newest test)."""
-    if window != "latest":
-        window_days(window)
-
-
 def parse_pairs(text: str) -> list[tuple[str, str]]:
     """`aws:us-east-1/gcp:europe-west1,...` -> directed (src, dst) pairs."""
     pairs = []

@@ -1249,25 +1249,18 @@ def import_batches(
     return batches
 
 
-def _import_files(results: Path) -> list[tuple[Path, dict[str, Any]]]:
-    folder = Path(results) / IMPORTS_DIR
-    found = []
-    for meta_path in sorted(folder.glob("*/*.json")):
+def _imported_batches(results: Path, warn: Any = None) -> list[Batch]:
+    """The kept copies of imported files; one that cannot be read (damaged, not UTF-8)
+    is left out with a warning, or is an error without `warn`."""
+    batches = []
+    for meta_path in sorted((Path(results) / IMPORTS_DIR).glob("*/*.json")):
         try:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):
             continue
         if not isinstance(meta, dict):
             meta = {}  # kept state of another shape: left out with a warning (KeyError)
-        found.append((meta_path.with_suffix(".csv"), meta))
-    return found
-
-
-def _imported_batches(results: Path, warn: Any = None) -> list[Batch]:
-    """The kept copies of imported files; one that cannot be read (damaged, not UTF-8)
-    is left out with a warning, or is an error without `warn`."""
-    batches = []
-    for csv_path, meta in _import_files(results):
+        csv_path = meta_path.with_suffix(".csv")
         try:
             rows = read_import_csv(read_text(csv_path, "CSV file"), str(csv_path))
             batches.extend(

@@ -30,7 +30,6 @@ from orchestrator.history.metrics import (
     STATS,
     Metric,
     SourceInfo,
-    check_window,
     chosen_sources,
     iso_utc,
     loss_fields,
@@ -41,6 +40,7 @@ from orchestrator.history.metrics import (
     stat_fields,
     valid_sql,
     window_bounds,
+    window_days,
 )
 from orchestrator.model import Catalog, load_catalog, region_order
 from orchestrator.netmodel import DEFAULT_MODEL
@@ -314,7 +314,8 @@ def matrix(
     m = metric(metric_name)
     if stat not in STATS:
         raise UserError(f"--stat {stat}: one of {', '.join(STATS)}")
-    check_window(window)
+    if window != "latest":  # else one of WINDOWS
+        window_days(window)
     matrices = []
     for info in chosen_sources(source_infos(con), sources):
         start, _end = window_bounds(info, window)
