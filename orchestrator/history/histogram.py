@@ -1,26 +1,16 @@
-"""Log-binned histograms (the store's day summaries), and every percentile read from them.
+"""Log-binned histograms (the store's day summaries `rtt_bins` and `value_bins`), and every
+percentile read from them (docs/history.md, 'Windows and percentiles').
 
-The store keeps, per source, directed pair, UTC day (and week, month and quarter) and flags
-value, the histogram of its ok tests' RTT samples (table `rtt_bins`) and of each
-one-value metric's values (`value_bins`: loss, jitter, throughput, capacity), kept by
-every ingest: bin b holds the values x > 0 with RATIO^b <= x < RATIO^(b+1) (x <= 0 in
-one bin below every other), each bin with its count, smallest and largest value and
-their sum; RATIO is 1.0005 for RTT samples, VALUE_RATIO (1.0005^20, 1.0100) for the
-one-value metrics. A window is a merge of such rows (orchestrator.history.windows): counts and
-sums add, smallest and largest are the smaller and larger.
-
-The rule every view follows (`interregion matrix`, `history show`, the site):
-percentiles as DuckDB's quantile_cont takes them from the values (Hyndman-Fan 7: the
-order statistics at floor and ceil of (N - 1) q, interpolated), each order statistic
-read inside the bin that holds it, the bin's n values spread evenly from its smallest
-to its largest (the j-th at lo + (hi - lo) j / (n - 1)). The true order statistic lies
-between the same two, so the error is below the bin's width, (RATIO - 1) RATIO^b <=
-(RATIO - 1) x: under ERROR_BOUND (0.05 %) of the value, 0.1 ms at 200 ms, for RTT, and
-under VALUE_ERROR_BOUND (1.0 %) for loss, jitter, throughput and capacity. An order
-statistic is exact where its bin holds one distinct value (ping's three decimals below
-2 ms, a loss of 0 or 5 %, a jitter's three decimals below 2 ms), or is the bin's
-smallest or largest: min and max are exact, and so is every percentile of one or two
-values; count and mean (sum / count) are exact too.
+Bin b holds the values x > 0 with RATIO^b <= x < RATIO^(b+1) (x <= 0 in one bin below
+every other), with their count, smallest and largest value and sum; RATIO is 1.0005 for
+RTT samples, VALUE_RATIO (1.0005^20, 1.0100) for the one-value metrics. A percentile is
+DuckDB's quantile_cont of the values (Hyndman-Fan 7), each order statistic read inside the
+bin that holds it, the bin's n values spread evenly from its smallest to its largest. The
+true order statistic lies between the same two, so the error is below the bin's width,
+(RATIO - 1) RATIO^b <= (RATIO - 1) x: under ERROR_BOUND (0.05 %) of the value for RTT,
+VALUE_ERROR_BOUND (1.0 %) for the others. It is exact where the bin holds one distinct
+value, or is the bin's smallest or largest: min and max are exact, and so is every
+percentile of one or two values; count and mean (sum / count) are exact too.
 """
 
 from __future__ import annotations

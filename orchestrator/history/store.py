@@ -1,42 +1,16 @@
-"""History across sweeps: one DuckDB file, `results/history.duckdb`.
+"""History across sweeps: one DuckDB file, `results/history.duckdb`; its tables are
+docs/history.md's ('The store').
 
-    meta           schema_version (STORE_SCHEMA_VERSION; other versions are refused)
-    sweeps         one row per sweep or imported file: source, backend, label, sweep.json
-    measurements   a view of every row of every sweep (the results contract's columns),
-                   plus the source, `src`/`dst` region keys, the configuration
-                   fingerprint and the test's ping samples (`rtt_samples_ms`, a list):
-                   the union of two tables of the same columns,
-      recent       the rows of each source's last ARCHIVE_AFTER_DAYS days, in arrival
-                   order (what windows, the matrix and detection read), and
-      archive      older rows, moved a week or more at a time and written in pair order,
-                   so one pair's year is a few contiguous stretches, not one row in
-                   every block of the sample column
-    rtt_bins       the day summaries: the histogram of the ok tests' RTT samples per
-                   source, directed pair (numbered in `pairs`), UTC day, week, month
-                   and quarter and flags value (orchestrator.history.histogram), each bin with its
-                   count, smallest and largest sample and their sum
-    value_bins     the same of the one-value metrics (loss, jitter, throughput,
-                   capacity: one value per test), per metric too
-    test_days      each metric's tests per source, pair, day (week, month, quarter), flags
-                   value and limiter: their count, newest start and distance (and
-                   loss's pings sent and lost, what its Wilson interval needs). Every
-                   window of every view is a merge of these three (SUMMARIES;
-                   orchestrator.history.windows); a new sweep's rows are merged in, a
-                   replaced or deleted one's days computed again
-    fingerprints   the fields of each fingerprint (orchestrator.history.fingerprint)
-    notified       which change episodes `changes --notify` has sent, and in what state
-    mesh_samples   the continuous mesh's records: per mesh source, directed pair and
-                   agent cycle (a minute by default), the echoes sent and the RTTs of
-                   the replies (orchestrator.mesh writes them and everything below)
-    mesh_bins      those rolled into 5-minute bins per directed pair: sent, received,
-                   p50/p90/p99 by the sample rule, loss with its Wilson interval, and
-                   the bin's samples (what a window down to one hour pools)
+`measurements` is a view over two tables of the same columns: `recent`, each source's
+last ARCHIVE_AFTER_DAYS days in arrival order (what windows, the matrix and detection
+read), and `archive`, older rows moved a week or more at a time and written in pair order,
+so that one pair's year is a few contiguous stretches, not one row in every block of the
+sample column. The day summaries (SUMMARIES) are merged at every ingest, and every window
+of every view is a merge of them (orchestrator.history.windows).
 
 The store is derived data: `rebuild` recreates it from `results/*/` and
-`results/imports/` alone. Every write runs in one transaction, so a reader sees a
-sweep's rows all or none. A sweep's own rows come from its measurements.csv; the ping
-samples from its raw agent outputs (`raw/round-NNN/<src host>.json`), parsed by
-orchestrator.results.parse.
+`results/imports/` alone (the continuous mesh's rows copied from the old store). Every
+write runs in one transaction, so a reader sees a sweep's rows all or none.
 """
 
 from __future__ import annotations
