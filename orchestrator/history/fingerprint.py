@@ -50,29 +50,22 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def record_phase(record: SweepRecord) -> bool:
-    """Whether a sweep ran a ping phase (its pings are the agent's own echoes)."""
-    return any(r.ping_phase for r in record.rounds)
-
-
 def fingerprint_fields(
     *,
     row: Mapping[str, Any],
     record: SweepRecord,
     facts: Mapping[str, Mapping[str, Any]],
     placement: Mapping[str, Mapping[str, Any]],
-    phase: bool | None = None,
+    phase: bool,
 ) -> dict[str, str]:
     """The fields of one row of a sweep (`record` is sweep.json, `facts` and `placement`
-    per host key). Every value is text, "" when unknown, so the hash is stable. `phase`:
-    whether the sweep ran a ping phase (record_phase(record), which a caller of every row
-    of a sweep computes once)."""
+    per host key, `phase` whether it ran a ping phase). Every value is text, "" when
+    unknown, so the hash is stable."""
     src = f"{row['src_cloud']}:{row['src_region']}"
     dst = f"{row['dst_cloud']}:{row['dst_region']}"
     params = record.params
     src_facts, dst_facts = facts.get(src, {}), facts.get(dst, {})
     # since the ping phase the agent times its own echoes: another probe, another baseline
-    phase = record_phase(record) if phase is None else phase
     pinger = (
         f"agent {src_facts.get('agent_version', '')}" if phase else src_facts.get("ping_version")
     )

@@ -45,7 +45,6 @@ from orchestrator.history.fingerprint import (
     fingerprint,
     fingerprint_fields,
     imported_fields,
-    record_phase,
 )
 from orchestrator.history.histogram import bin_sql
 from orchestrator.history.metrics import METRICS, PINGS_LOST_SQL, PINGS_SENT_SQL
@@ -828,7 +827,7 @@ def sweep_batch(results: Path, sweep_id: str) -> Batch:
     samples: dict[tuple[int, str], list[float]] = {}
     phase = phase_samples(folder, record)
     hashed: dict[tuple[str, ...], str] = {}  # a sweep's rows share a few fingerprints
-    ping_phase = record_phase(record)
+    ping_phase = any(r.ping_phase for r in record.rounds)  # its pings: the agent's echoes
     for raw in csv_rows:
         # most cells of a row are empty: None without a call
         row = {c: None if (v := raw.get(c)) is None or v == "" else convert(v)
@@ -916,14 +915,10 @@ def _judge(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> None:
         info(line)
 
 
-def archive_old_rows(
-    con: duckdb.DuckDBPyConnection,
-    after_days: int = ARCHIVE_AFTER_DAYS,
-    chunk_days: int = ARCHIVE_CHUNK_DAYS,
-) -> int:
-    """Move each source's rows from before the day `after_days` before its latest sweep
-    from `recent` to `archive`, ordered by pair, once more than `chunk_days` of them are
-    due (inside the caller's transaction). Returns the rows moved."""
+def archive_old_rows(con: duckdb.DuckDBPyConnection) -> int:
+    """Move each source's rows from before the day ARCHIVE_AFTER_DAYS before its latest
+    sweep from `recent` to `archive`, ordered by pair, once more than ARCHIVE_CHUNK_DAYS
+    of them are due (inside the caller's transaction). Returns the rows moved."""
     # cut at the start of a day: a sweep is not split unless it runs over midnight
     due = con.execute(
         "SELECT source, cutoff FROM (SELECT r.source, min(r.started_utc) AS oldest, "
@@ -931,7 +926,7 @@ def archive_old_rows(
         "FROM recent r JOIN (SELECT source, max(started_utc) AS latest FROM sweeps "
         "GROUP BY source) l ON r.source = l.source GROUP BY r.source) "
         "WHERE oldest < cutoff - to_days(CAST(? AS INTEGER))",
-        [after_days, chunk_days],
+        [ARCHIVE_AFTER_DAYS, ARCHIVE_CHUNK_DAYS],
     ).fetchall()
     moved = 0
     for source, cutoff in due:
