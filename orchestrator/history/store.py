@@ -1258,10 +1258,6 @@ def write_batches(
 # ---- reading the store ----------------------------------------------------------------
 
 
-def sources(con: duckdb.DuckDBPyConnection) -> list[str]:
-    return [r[0] for r in con.execute("SELECT DISTINCT source FROM sweeps ORDER BY 1").fetchall()]
-
-
 def stored_fingerprints(
     con: duckdb.DuckDBPyConnection, fps: Sequence[str]
 ) -> dict[str, dict[str, str]]:
