@@ -1063,12 +1063,11 @@ def _roll_ups(
     count_first: bool,
     folded: set[int],
 ) -> tuple[list[HostChange], set[int]]:
-    """The changes of one host's paths (`ends` of a path: (each end, "")) or of one
-    region's paths toward one group (`ends`: (each end, a group of the other end)) that
-    at least `min_pairs` events, and at least `share` of those paths judged in that run,
-    started in the same run, the events in `folded` left out. The largest first (by
-    share, then count; or by count first), each event claimed by the first change that
-    takes it. Returns the changes and the ids of their events."""
+    """The host changes (`ends` of a path: (each end, "")) or region changes (`ends`: (each
+    end, a group of the other end)): at least `min_pairs` events, and at least `share` of
+    the paths judged in that run, starting in the same run, those in `folded` left out;
+    the largest first, each event claimed by the first change that takes it. Returns the
+    changes and their events' ids."""
     started: dict[tuple[str, ...], list[Episode]] = defaultdict(list)
     times: dict[str, datetime] = {}
     for r in results:

@@ -71,6 +71,7 @@ TABLES = (
     "k1 DOUBLE, k2 DOUBLE)",
     _table("detection_state", _STATE_COLUMNS),
 )
+JUDGED = ("judgments", "episodes", "config_changes", "calibrations", "detection_state")
 # a run's time as detection judges it: its test's start, to the millisecond, read as
 # whole milliseconds since the epoch (core.of_epoch_ms)
 T_SQL = "epoch_ms(started_utc)"
@@ -465,7 +466,7 @@ _NOT_MESH = "source NOT IN (SELECT DISTINCT source FROM mesh_bins)"
 def rejudge(con: duckdb.DuckDBPyConnection) -> int:
     """Every sweep judged again from scratch, in time order (inside the caller's
     transaction); the mesh's judgments are kept. Returns the sweeps judged."""
-    for table in ("judgments", "episodes", "config_changes", "calibrations", "detection_state"):
+    for table in JUDGED:
         con.execute(f"DELETE FROM {table} WHERE {_NOT_MESH}")
     ids = [r[0] for r in con.execute("SELECT sweep_id FROM sweeps").fetchall()]
     judge_sweeps(con, ids)

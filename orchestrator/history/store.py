@@ -1035,19 +1035,12 @@ def rebuild(results: Path, warn: Any = None) -> tuple[int, int]:
     return counts
 
 
-# the tables of change detection: the mesh's rows in them are its judgments
-_JUDGED = ("judgments", "episodes", "config_changes", "calibrations", "detection_state")
-
-
 def _keep_mesh(con: duckdb.DuckDBPyConnection, old: Path, warn: Any = None) -> None:
     """The mesh's rows, which no folder a rebuild reads holds, copied as they are from the
-    store at `old` into `con` (a rebuilt store): its samples and bins, its judgments (made
-    once, never again), its rows of `sweeps` and `notified`, and its `meta` (the pulls'
-    positions and the last bin judged: the next pull goes on from them; the times of a
-    version-11 store's judgments typed). A store too old to hold them (before version 9)
-    has none; one that cannot be read loses them with a
-    warning (its pulled records are kept in results/mesh/<id>/pulled/); one in use stops
-    the rebuild (the old store is kept)."""
+    store at `old` into `con` (a rebuilt store): its samples, bins and judgments (made
+    once), its rows of `sweeps` and `notified`, and its `meta` (where the next pull goes
+    on). A store that cannot be read loses them with a warning (its pulled records are
+    kept in results/mesh/<id>/pulled/); one in use stops the rebuild."""
     import duckdb
 
     quoted = str(old).replace("'", "''")
@@ -1074,7 +1067,7 @@ def _keep_mesh(con: duckdb.DuckDBPyConnection, old: Path, warn: Any = None) -> N
         with transaction(con):
             for table in ("mesh_samples", "mesh_bins"):
                 con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM old.{table}")
-            for table in _JUDGED:
+            for table in judgments.JUDGED:  # the mesh's rows in them: its judgments
                 if table in held:
                     con.execute(
                         f"INSERT INTO {table} BY NAME SELECT {judgments.typed_select(table)} "

@@ -198,15 +198,13 @@ def detectable(
 ) -> dict[str, float | None]:
     """A directed pair's detectable_change with the k in force (calibrated or not); None
     before it has enough comparable runs. `found` is a changes.Detection."""
-    scales = [
-        (k, s)
-        for k, s in found.scales.items()
-        if (k.source, k.metric, k.src, k.dst) == (source, metric_name, src, dst)
-    ]
-    if not scales:
+    wanted = (source, metric_name, src, dst)
+    key = next(
+        (k for k in reversed(found.scales) if (k.source, k.metric, k.src, k.dst) == wanted), None
+    )
+    if key is None:
         return {"scale": None, "smallest_detectable_change": None}
-    key, scale = scales[-1]
-    return detectable_change(scale, metric_name, rule_in_force(found, key))
+    return detectable_change(found.scales[key], metric_name, rule_in_force(found, key))
 
 
 def rule_in_force(found: Any, key: Any) -> Any:
