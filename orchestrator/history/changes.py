@@ -1047,12 +1047,8 @@ def unjudged(waiting: Iterable[tuple[SeriesKey, int, int]]) -> list[Unjudged]:
     counts: Counter[tuple[str, str, int, int]] = Counter(
         (key.source, key.metric, runs, needed) for key, runs, needed in waiting
     )
-    return [
-        Unjudged(source, metric, runs, needed, n)
-        for (source, metric, runs, needed), n in sorted(
-            counts.items(), key=lambda kv: (kv[0][0], kv[0][1] != "rtt", kv[0][1], kv[0][2])
-        )
-    ]
+    order = sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1] != "rtt", *kv[0][1:3]))
+    return [Unjudged(*key, n) for key, n in order]
 
 
 def _roll_ups(

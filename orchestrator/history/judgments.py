@@ -216,8 +216,7 @@ def _save_states(
         return
     con.execute(_table("new_state", _STATE_COLUMNS, "CREATE OR REPLACE TEMP TABLE"))
     bulk.insert(con, "new_state", _STATE_COLUMNS, (
-        {"source": k.source, "backend": k.backend, "metric": k.metric, "src": k.src,
-         "dst": k.dst, "shown": orjson.dumps(_shown(j)).decode(),
+        {**k._asdict(), "shown": orjson.dumps(_shown(j)).decode(),
          "state": orjson.dumps(j.doc()).decode()}
         for k, j in judges.items()
     ))  # fmt: skip

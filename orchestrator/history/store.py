@@ -50,6 +50,7 @@ from orchestrator.history.histogram import bin_sql
 from orchestrator.history.metrics import METRICS, PINGS_LOST_SQL, PINGS_SENT_SQL
 from orchestrator.model import is_emulated
 from orchestrator.results import (
+    DEFAULT_TIER,
     HOST_STALL,
     HOSTS_FILE,
     MEASUREMENT_COLUMNS,
@@ -887,9 +888,6 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
             f"INSERT OR IGNORE INTO fingerprints VALUES ({', '.join('?' * (1 + len(fields)))})",
             [fp, *(fields[k] for k in FINGERPRINT_FIELDS)],
         )
-    if not batch.rows:
-        refresh_bins(con, old_days)
-        return
     bulk.insert(con, "recent", {c: _COLUMN_TYPES[c] for c in STORE_COLUMNS}, batch.rows)
     days = {(r["source"], r["started_utc"][:10]) for r in batch.rows if r["started_utc"]}
     if replaced:  # the days of its old rows and of its new ones, once
@@ -1091,7 +1089,6 @@ def _keep_mesh(con: duckdb.DuckDBPyConnection, old: Path, warn: Any = None) -> N
 
 
 REQUIRED_IMPORT = ("src_cloud", "src_region", "dst_cloud", "dst_region")
-_DELIMITERS = (",", ";", "\t", "|")
 
 
 def read_import_csv(text: str, name: str) -> list[dict[str, str]]:
@@ -1100,7 +1097,7 @@ def read_import_csv(text: str, name: str) -> list[dict[str, str]]:
     ignored. One-line errors for what cannot be read."""
     text = text.lstrip("\ufeff")
     header = text.split("\n", 1)[0]
-    for delimiter in _DELIMITERS:
+    for delimiter in (",", ";", "\t", "|"):
         columns = [c.strip() for c in header.split(delimiter)]
         if set(REQUIRED_IMPORT) <= set(columns):
             break
@@ -1178,10 +1175,6 @@ def import_batch(rows: Sequence[Mapping[str, str]], source: str, month: str, lab
         "record": json.dumps({"source": source, "date": month, "label": label}),
     }
     return Batch(sweep, out, prints)
-
-
-# The tier an import's rows measure unless they say otherwise (our own sweeps' default).
-DEFAULT_TIER = "PREMIUM"
 
 
 def tier_source(source: str, tier: str | None) -> str:
