@@ -991,21 +991,8 @@ def detection_of(
     waiting: Sequence[Unjudged] = (),
 ) -> Detection:
     """The paths' results with their episodes folded into host and region changes."""
-    hosts, folded = _roll_ups(
-        results, lambda k: [(k.src, ""), (k.dst, "")], p.host_min_pairs, p.host_share, False, set()
-    )
-    grouped, more = _roll_ups(
-        results,
-        lambda k: [
-            (host, toward)
-            for host, other in ((k.src, k.dst), (k.dst, k.src))
-            for toward in groups.get(other, ())
-        ],
-        p.host_min_pairs,
-        p.group_share,
-        True,
-        folded,
-    )
+    hosts, folded = _roll_ups(results, p, None, set())
+    grouped, more = _roll_ups(results, p, groups, folded)
     folded |= more
     return Detection(
         episodes=[e for r in results for e in r.episodes if id(e) not in folded],
@@ -1053,17 +1040,24 @@ def unjudged(waiting: Iterable[tuple[SeriesKey, int, int]]) -> list[Unjudged]:
 
 def _roll_ups(
     results: Sequence[SeriesResult],
-    ends: Callable[[SeriesKey], list[tuple[str, str]]],
-    min_pairs: int,
-    share: float,
-    count_first: bool,
+    p: Params,
+    groups: Mapping[str, Sequence[str]] | None,
     folded: set[int],
 ) -> tuple[list[HostChange], set[int]]:
-    """The host changes (`ends` of a path: (each end, "")) or region changes (`ends`: (each
-    end, a group of the other end)): at least `min_pairs` events, and at least `share` of
-    the paths judged in that run, starting in the same run, those in `folded` left out;
-    the largest first, each event claimed by the first change that takes it. Returns the
-    changes and their events' ids."""
+    """The host changes (`groups` None) or the region changes toward each group of
+    `groups` (region -> its groups): at least host_min_pairs events, and at least
+    host_share (group_share) of the paths judged in that run, starting in the same run,
+    those in `folded` left out; the largest first by share (regions: by count), each event
+    claimed by the first change that takes it. Returns the changes and their events' ids."""
+
+    def ends(k: SeriesKey) -> list[tuple[str, str]]:  # (host, toward) of a path
+        if groups is None:
+            return [(k.src, ""), (k.dst, "")]
+        pairs = ((k.src, k.dst), (k.dst, k.src))
+        return [(host, toward) for host, other in pairs for toward in groups.get(other, ())]
+
+    min_pairs = p.host_min_pairs
+    share, count_first = (p.host_share, False) if groups is None else (p.group_share, True)
     started: dict[tuple[str, ...], list[Episode]] = defaultdict(list)
     times: dict[str, datetime] = {}
     for r in results:
