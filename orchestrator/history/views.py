@@ -110,6 +110,8 @@ def pair_history(
     from orchestrator.history import windows
 
     m = metric(metric_name)
+    is_loss = m.name == "loss"
+    sent, lost = (PINGS_SENT_SQL, PINGS_LOST_SQL) if is_loss else ("NULL", "NULL")
     src, dst = pair
     out = []
     found = con.execute("SELECT pair FROM pairs WHERE src = ? AND dst = ?", [src, dst]).fetchone()
@@ -121,17 +123,11 @@ def pair_history(
         )
         flagged = _flagged_tests(con, f"{where} AND {m.present_sql}", params, m)
         where += f" AND {valid_sql(m.measure)}"
-        is_loss = m.name == "loss"
-        pings = (
-            f"{PINGS_SENT_SQL} AS sent, {PINGS_LOST_SQL} AS lost"
-            if is_loss
-            else "NULL AS sent, NULL AS lost"
-        )
         runs = con.execute(
             f"SELECT started_utc, sweep_id, fingerprint, v, k, sent, lost FROM (SELECT "
             f"started_utc, sweep_id, fingerprint, {m.run_sql} AS v, len({m.samples_sql}) AS "
-            f"k, {pings} FROM measurements WHERE {where}) WHERE v IS NOT NULL "
-            "ORDER BY started_utc",
+            f"k, {sent} AS sent, {lost} AS lost FROM measurements WHERE {where}) "
+            "WHERE v IS NOT NULL ORDER BY started_utc",
             params,
         ).fetchall()
         if not runs:
@@ -165,7 +161,7 @@ def pair_history(
     return {"format": PAIR_FORMAT, "version": PAIR_VERSION, "src": src, "dst": dst,
             "metric": m.name, "unit": m.unit, "window": window,
             "percentile_rule": PERCENTILE_RULE,
-            **({"loss_rule": LOSS_RULE} if m.name == "loss" else {}),
+            **({"loss_rule": LOSS_RULE} if is_loss else {}),
             "sources": out}  # fmt: skip
 
 
