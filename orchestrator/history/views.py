@@ -45,6 +45,7 @@ from orchestrator.history.metrics import (
 from orchestrator.model import Catalog, load_catalog, region_order
 from orchestrator.netmodel import DEFAULT_MODEL
 from orchestrator.plan import SelectionSpec, pair_filter
+from orchestrator.results import format_value as csv_value
 
 if TYPE_CHECKING:
     import duckdb
@@ -433,7 +434,7 @@ def matrix_csv_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {
             "source": mx["source"],
-            "emulated": "true" if mx["emulated"] else "false",
+            "emulated": csv_value(mx["emulated"]),
             "window_start_utc": mx["window_start_utc"] or "",
             "window_end_utc": mx["window_end_utc"] or "",
             "src": c["src"],
@@ -441,18 +442,14 @@ def matrix_csv_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
             "metric": doc["metric"],
             "stat": doc["stat"],
             "unit": doc["unit"],
-            "value": _csv_number(c["value"]),
+            "value": csv_value(c["value"]),
             "samples": c["samples"],
             "tests": c["tests"],
-            **{k: _csv_number(c.get(k)) for k in _LOSS_COLUMNS},
+            **{k: csv_value(c.get(k)) for k in _LOSS_COLUMNS},
         }
         for mx in doc["matrices"]
         for c in mx["cells"]
     ]
-
-
-def _csv_number(x: float | None) -> str:
-    return "" if x is None else repr(round(x, 6))
 
 
 def rate_scale(emulated: bool, unit: str) -> dict[str, Any]:
