@@ -15,13 +15,13 @@ import bisect
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from orchestrator.core import gc_paused, of_epoch_ms, read_utc, stamp, warning
+from orchestrator.core import counted, gc_paused, of_epoch_ms, read_utc, stamp, warning
 from orchestrator.history import bulk
 from orchestrator.history import changes as ch
 
@@ -266,36 +266,18 @@ def _write(con: duckdb.DuckDBPyConnection, judged: ch.Judged, sweep_id: str) -> 
 # ---- judging ---------------------------------------------------------------------------
 
 
-@dataclass
-class Repairs:
-    """What an ingest judged again: per source, the paths and the earliest run."""
-
-    paths: dict[str, set[ch.SeriesKey]] = field(default_factory=lambda: defaultdict(set))
-    since: dict[str, datetime] = field(default_factory=dict)
-
-    def lines(self) -> list[str]:
-        out = []
-        for source, keys in sorted(self.paths.items()):
-            n = len({(k.backend, k.src, k.dst) for k in keys})
-            out.append(
-                f"history: {n} pair{'s' if n != 1 else ''} of {source} judged again from "
-                f"{stamp(self.since[source])} on (a sweep added out of order, replaced or removed)"
-            )
-        return out
-
-
 CHUNK_SWEEPS = 32  # sweeps read at a time (a year's rebuild: 1,460 of 12,000 runs each)
 
 
-def judge_sweeps(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> Repairs:
+def judge_sweeps(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> list[str]:
     """Judge the runs of the sweeps just written, replaced or removed (inside the
     caller's transaction, after their rows were written): in order where they come after
-    each path's latest judged run, else by judging those paths again (Repairs)."""
+    each path's latest judged run, else by judging those paths again. Returns a line per
+    source whose paths were judged again."""
     p = rule(con)
     ids = _sweep_order(con, sweep_ids)
-    repairs = Repairs()
     if not ids:
-        return repairs
+        return []
     sources = {r[0] for r in con.execute(
         "SELECT DISTINCT source FROM sweeps WHERE sweep_id IN (SELECT unnest(?)) UNION "
         "SELECT DISTINCT source FROM judgments WHERE sweep_id IN (SELECT unnest(?))",
@@ -304,6 +286,7 @@ def judge_sweeps(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> Re
     judge = ch.Judge(p, judges)
     touched: set[ch.SeriesKey] = set()
     stale: set[ch.SeriesKey] = set()
+    since: dict[str, datetime] = {}  # per source: the earliest run judged again
     with gc_paused():
         for at in range(0, len(ids), CHUNK_SWEEPS):
             chunk = ids[at : at + CHUNK_SWEEPS]
@@ -325,9 +308,7 @@ def judge_sweeps(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> Re
                     (r[3], r[2]) for r in before or ())) if x is not None)  # fmt: skip
                 if before or (known is not None and known.last and first <= known.last):
                     stale.add(path)
-                    repairs.paths[path.source].add(path)
-                    since = repairs.since.get(path.source)
-                    repairs.since[path.source] = min(since or first[0], first[0])
+                    since[path.source] = min(since.get(path.source, first[0]), first[0])
             by_sweep: dict[str, list[tuple[ch.SeriesKey, ch.Run]]] = defaultdict(list)
             for key, run in new:
                 path = key.path()
@@ -339,7 +320,12 @@ def judge_sweeps(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> Re
                     _write(con, judge.sweep(sweep_id, by_sweep[sweep_id]), sweep_id)
     judges.update(_repair(con, stale, p))
     _save_states(con, {k: judges[k] for k in touched | stale})
-    return repairs
+    pairs = {s: len({(k.backend, k.src, k.dst) for k in stale if k.source == s}) for s in since}
+    return [
+        f"history: {counted(pairs[s], 'pair')} of {s} judged again from {stamp(since[s])} on "
+        "(a sweep added out of order, replaced or removed)"
+        for s in sorted(since)
+    ]
 
 
 def _by_path(

@@ -909,7 +909,7 @@ def _write_judged(con: duckdb.DuckDBPyConnection, batches: Sequence[Batch]) -> N
 def _judge(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> None:
     """Change detection's judgments of the sweeps just written, saying which paths were
     judged again."""
-    for line in judgments.judge_sweeps(con, sweep_ids).lines():
+    for line in judgments.judge_sweeps(con, sweep_ids):
         info(line)
 
 
