@@ -414,6 +414,10 @@ class Judgment(NamedTuple):
     episode: str | None  # the open episode it was judged in (or that it confirmed)
 
 
+# what a direction's state keeps beside its baseline (_Direction.doc / of_doc)
+_KEPT = ("fingerprint", "post", "old_window", "old_level", "old_scale", "borrowed", "tail")
+
+
 class _Direction:
     """One direction's state within a path (JSON: doc / of_doc)."""
 
@@ -459,21 +463,14 @@ class _Direction:
         # the baseline's MAD kept beside its runs: the next ingest's pooled scales and
         # judgments read it rather than compute it again
         mad = self.base.mad_scale() if len(self.base) else None
-        return {
-            "base": self.base.values(), "mad": mad, "fingerprint": self.fingerprint,
-            "post": self.post, "old_window": self.old_window, "old_level": self.old_level,
-            "old_scale": self.old_scale, "borrowed": self.borrowed,
-            "tail": self.tail,
-        }  # fmt: skip
+        return {"base": self.base.values(), "mad": mad, **{k: getattr(self, k) for k in _KEPT}}
 
     @classmethod
     def of_doc(cls, key: SeriesKey, p: Params, doc: Mapping[str, Any]) -> _Direction:
         d = cls(key, p)
         d.base = Window(p.window_runs, doc["base"], doc.get("mad"))
-        d.fingerprint, d.post = doc["fingerprint"], list(doc["post"])
-        d.old_window, d.old_level = list(doc["old_window"]), doc["old_level"]
-        d.old_scale, d.borrowed = doc["old_scale"], doc["borrowed"]
-        d.tail = doc["tail"]
+        for name in _KEPT:  # a list copied: the judge changes it in place
+            setattr(d, name, list(doc[name]) if isinstance(doc[name], list) else doc[name])
         return d
 
 
