@@ -24,10 +24,10 @@ def insert(
     table: str,
     columns: Mapping[str, str],
     rows: Iterable[Mapping[str, Any]],
-) -> int:
+) -> None:
     """Insert `rows` (dicts with the `columns`' names: name -> SQL type; missing keys
     and NaN are NULL; an aware UTC datetime fills a TIMESTAMP) into `table` through a
-    temporary JSON-lines file. Returns the rows inserted."""
+    temporary JSON-lines file."""
     fd, tmp = tempfile.mkstemp(prefix="interregion-rows-", suffix=".jsonl")
     try:
         n = 0
@@ -43,6 +43,5 @@ def insert(
                 f"format = 'newline_delimited', columns = {{{typed}}})",
                 [tmp],
             )
-        return n
     finally:
         Path(tmp).unlink(missing_ok=True)

@@ -913,10 +913,10 @@ def _judge(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> None:
         info(line)
 
 
-def archive_old_rows(con: duckdb.DuckDBPyConnection) -> int:
+def archive_old_rows(con: duckdb.DuckDBPyConnection) -> None:
     """Move each source's rows from before the day ARCHIVE_AFTER_DAYS before its latest
     sweep from `recent` to `archive`, ordered by pair, once more than ARCHIVE_CHUNK_DAYS
-    of them are due (inside the caller's transaction). Returns the rows moved."""
+    of them are due (inside the caller's transaction)."""
     # cut at the start of a day: a sweep is not split unless it runs over midnight
     due = con.execute(
         "SELECT source, cutoff FROM (SELECT r.source, min(r.started_utc) AS oldest, "
@@ -926,12 +926,8 @@ def archive_old_rows(con: duckdb.DuckDBPyConnection) -> int:
         "WHERE oldest < cutoff - to_days(CAST(? AS INTEGER))",
         [ARCHIVE_AFTER_DAYS, ARCHIVE_CHUNK_DAYS],
     ).fetchall()
-    moved = 0
     for source, cutoff in due:
         where = "source = ? AND started_utc < ?"
-        (n,) = con.execute(
-            f"SELECT count(*) FROM recent WHERE {where}", [source, cutoff]
-        ).fetchone() or (0,)
         con.execute(
             f"INSERT INTO archive ({_QUOTED_COLUMNS}) SELECT {_QUOTED_COLUMNS} FROM recent "
             f"WHERE {where} "
@@ -939,8 +935,6 @@ def archive_old_rows(con: duckdb.DuckDBPyConnection) -> int:
             [source, cutoff],
         )
         con.execute(f"DELETE FROM recent WHERE {where}", [source, cutoff])
-        moved += int(n)
-    return moved
 
 
 def _shrinks(con: duckdb.DuckDBPyConnection, batch: Batch) -> str | None:
