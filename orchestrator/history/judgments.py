@@ -123,14 +123,12 @@ def rule(con: duckdb.DuckDBPyConnection) -> ch.Params:
         return ch.Params()
 
 
-def set_rule(con: duckdb.DuckDBPyConnection, p: ch.Params) -> bool:
-    """Store `p` as the rule; True when it changed (every path is then judged again:
-    the caller calls rejudge). Inside the caller's transaction."""
-    if p == rule(con):
-        return False
-    con.execute("DELETE FROM meta WHERE key = ?", [RULE_KEY])
-    con.execute("INSERT INTO meta VALUES (?, ?)", [RULE_KEY, json.dumps(asdict(p))])
-    return True
+def set_rule(con: duckdb.DuckDBPyConnection, p: ch.Params) -> None:
+    """Store `p` as the rule (inside the caller's transaction; the caller judges every
+    path again when it changed: rejudge)."""
+    if p != rule(con):
+        con.execute("DELETE FROM meta WHERE key = ?", [RULE_KEY])
+        con.execute("INSERT INTO meta VALUES (?, ?)", [RULE_KEY, json.dumps(asdict(p))])
 
 
 # ---- what detection reads of a sweep ---------------------------------------------------
@@ -429,10 +427,10 @@ def judge_runs(
     con: duckdb.DuckDBPyConnection,
     runs: Sequence[tuple[str, Sequence[tuple[ch.SeriesKey, ch.Run]]]],
     p: ch.Params,
-) -> int:
+) -> None:
     """Runs that are not sweeps (the mesh's 5-minute bins: (run id, its directed runs),
     oldest first, each after every path's latest), judged once with their own rule `p`
-    from the paths' kept states (inside the caller's transaction). Returns the runs."""
+    from the paths' kept states (inside the caller's transaction)."""
     judges = _load(con, {k.source for _, rs in runs for k, _ in rs}, p)
     judge = ch.Judge(p, judges)
     touched: set[ch.SeriesKey] = set()
@@ -441,21 +439,18 @@ def judge_runs(
             _write(con, judge.sweep(run_id, rs), run_id)
             touched |= {k.path() for k, _ in rs}
     _save_states(con, {k: judges[k] for k in touched if k in judges})
-    return len(runs)
 
 
 # the mesh's sources: judged by judge_runs with the mesh's rule, never by rejudge
 _NOT_MESH = "source NOT IN (SELECT DISTINCT source FROM mesh_bins)"
 
 
-def rejudge(con: duckdb.DuckDBPyConnection) -> int:
+def rejudge(con: duckdb.DuckDBPyConnection) -> None:
     """Every sweep judged again from scratch, in time order (inside the caller's
-    transaction); the mesh's judgments are kept. Returns the sweeps judged."""
+    transaction); the mesh's judgments are kept."""
     for table in JUDGED:
         con.execute(f"DELETE FROM {table} WHERE {_NOT_MESH}")
-    ids = [r[0] for r in con.execute("SELECT sweep_id FROM sweeps").fetchall()]
-    judge_sweeps(con, ids)
-    return len(ids)
+    judge_sweeps(con, [r[0] for r in con.execute("SELECT sweep_id FROM sweeps").fetchall()])
 
 
 # ---- reading what was judged -----------------------------------------------------------
