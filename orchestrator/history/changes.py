@@ -643,10 +643,8 @@ class PathJudge:
             if len(self.inside_runs) >= p.revert_runs:
                 for i, d in self.dirs.items():
                     if d.old_window:  # the old baseline resumes, with the runs back in it
-                        d.base = Window(p.window_runs, d.old_window)
-                        for inside in self.inside_runs:
-                            if i in inside:
-                                d.base.push(inside[i])
+                        back = [inside[i] for inside in self.inside_runs if i in inside]
+                        d.base = Window(p.window_runs, [*d.old_window, *back])
                 self._close("reverted", run_id, t, out)
             return
         self.inside_runs = []
