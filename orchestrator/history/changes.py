@@ -22,7 +22,7 @@ import math
 from bisect import bisect_left, insort
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -784,32 +784,27 @@ def _update_levels(episode: Episode, dirs: Mapping[int, _Direction], metric: str
 
 
 def episode_state(e: Episode) -> dict[str, Any]:
-    """An episode as JSON-able data, times as `stamp` text, "" for none (episode_of_state
-    reads it back)."""
-    return {
-        "key": list(e.key), "started_run": e.started_run, "started_t": stamp(e.started_t),
-        "confirmed_run": e.confirmed_run, "confirmed_t": stamp(e.confirmed_t),
-        "direction": e.direction, "old_level": e.old_level, "z": e.z,
-        "new_level": e.new_level, "k1": e.k1, "k2": e.k2, "status": e.status,
-        "closed_run": e.closed_run, "closed_t": iso_utc(e.closed_t) or "",
-        "directions": [
-            [list(c.key), c.old_level, c.new_level, c.scale, c.flag_threshold,
-             c.confirm_threshold, c.moved]
-            for c in e.directions
-        ],
-    }  # fmt: skip
+    """An episode as JSON-able data: its fields, times as `stamp` text ("" for none), each
+    direction the list of its fields (episode_of_state reads it back)."""
+    doc = {f.name: getattr(e, f.name) for f in fields(e) if f.name != "directions"}
+    doc.update(key=list(e.key), started_t=stamp(e.started_t), confirmed_t=stamp(e.confirmed_t))
+    doc["closed_t"] = iso_utc(e.closed_t) or ""
+    doc["directions"] = [
+        [list(c.key), *(getattr(c, f.name) for f in fields(c)[1:])] for c in e.directions
+    ]
+    return doc
 
 
 def episode_of_state(doc: Mapping[str, Any]) -> Episode:
     times = ("started_t", "confirmed_t", "closed_t")
-    fields = {k: v for k, v in doc.items() if k not in ("key", "directions", *times)}
+    rest = {k: v for k, v in doc.items() if k not in ("key", "directions", *times)}
     return Episode(
         key=SeriesKey(*doc["key"]),
         directions=[DirectionChange(SeriesKey(*k), *rest) for k, *rest in doc["directions"]],
         started_t=read_utc(doc["started_t"], "a kept episode's start"),
         confirmed_t=read_utc(doc["confirmed_t"], "a kept episode's confirmation"),
         closed_t=parse_utc(doc["closed_t"]),  # "": open
-        **fields,
+        **rest,
     )
 
 
