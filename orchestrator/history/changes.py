@@ -438,9 +438,7 @@ class _Direction:
         self.tail = ""
 
     def ready(self) -> bool:
-        if self.borrowed is not None:
-            return len(self.base) >= self.p.borrowed_min_runs
-        return len(self.base) >= self.p.min_runs
+        return len(self.base) >= self.needed()
 
     def needed(self) -> int:
         return self.p.borrowed_min_runs if self.borrowed is not None else self.p.min_runs

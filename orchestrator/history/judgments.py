@@ -15,7 +15,7 @@ import bisect
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict, astuple, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -166,12 +166,8 @@ def _inputs(
 
 def _sweep_order(con: duckdb.DuckDBPyConnection, ids: Iterable[str]) -> list[str]:
     """`ids` in the order they are judged: by their start, then id (gone ones first)."""
-    starts = dict(
-        con.execute(
-            "SELECT sweep_id, started_utc FROM sweeps WHERE sweep_id IN (SELECT unnest(?))",
-            [sorted(set(ids))],
-        ).fetchall()
-    )
+    found = "SELECT sweep_id, started_utc FROM sweeps WHERE sweep_id IN (SELECT unnest(?))"
+    starts = dict(con.execute(found, [sorted(set(ids))]).fetchall())
     return sorted(set(ids), key=lambda s: (starts.get(s) is not None, starts.get(s) or 0, s))
 
 
@@ -253,12 +249,11 @@ def _write(con: duckdb.DuckDBPyConnection, judged: ch.Judged, sweep_id: str) -> 
          "old_fingerprint": c.old_fingerprint, "new_fingerprint": c.new_fingerprint}
         for c in judged.config_changes
     ))  # fmt: skip
-    for (source, backend, metric), cal in judged.calibrations.items():
+    for group, cal in judged.calibrations.items():
         con.execute(
             "INSERT INTO calibrations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [source, backend, metric, sweep_id, cal.judged, cal.beyond, cal.expected,
-             cal.inflation, cal.k1, cal.k2],
-        )  # fmt: skip
+            [*group, sweep_id, *astuple(cal)],
+        )
 
 
 # ---- judging ---------------------------------------------------------------------------

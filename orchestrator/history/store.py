@@ -1060,11 +1060,10 @@ def _keep_mesh(con: duckdb.DuckDBPyConnection, old: Path, warn: Any = None) -> N
             for table in ("mesh_samples", "mesh_bins"):
                 con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM old.{table}")
             for table in judgments.JUDGED:  # the mesh's rows in them: its judgments
-                if table in held:
-                    con.execute(
-                        f"INSERT INTO {table} BY NAME SELECT {judgments.typed_select(table)} "
-                        f"FROM old.{table} WHERE {mesh}"
-                    )
+                con.execute(
+                    f"INSERT INTO {table} BY NAME SELECT {judgments.typed_select(table)} "
+                    f"FROM old.{table} WHERE {mesh}"
+                )
             con.execute(f"DELETE FROM sweeps WHERE sweep_id IN {ids}")
             con.execute(
                 f"INSERT INTO sweeps BY NAME SELECT * FROM old.sweeps WHERE sweep_id IN {ids}"
