@@ -675,7 +675,6 @@ class PathJudge:
         deviation over them reaches its confirmation threshold."""
         metric = self.key.metric
         changes: list[DirectionChange] = []
-        any_moved = False
         for i, d in sorted(self.dirs.items()):
             if not d.ready():
                 continue
@@ -684,7 +683,6 @@ class PathJudge:
             devs = [item.devs[i] for item in self.pending if i in item.devs]
             level = d.base.median()
             moved = bool(devs) and side * median(devs) >= confirm
-            any_moved = any_moved or moved
             d.old_level, d.old_scale = level, scale
             xs = [item.xs[i] for item in self.pending if i in item.xs]
             changes.append(
@@ -693,11 +691,11 @@ class PathJudge:
                     untransform(metric, median(xs) if xs else level), scale, flag, confirm, moved,
                 )
             )  # fmt: skip
-        if not any_moved:
+        went = [c for c in changes if c.moved]
+        if not went:
             return None
         first = self.pending[0]
         z = max(((dev / self.dirs[i].old_scale) for i, dev in first.devs.items()), key=abs)
-        went = [c for c in changes if c.moved]
         return Episode(
             key=self.key, started_run=first.run_id, started_t=first.t, confirmed_run=run_id,
             confirmed_t=t, direction=side, old_level=sum(c.old_level for c in went) / len(went),

@@ -712,7 +712,6 @@ def _utc(text: str) -> str | None:
 
 
 _ANY = (-1e300, 1e300)  # a number without a range of its own: finite, at least
-_BOUNDS = {c: value_range(c) or _ANY for c in _COLUMN_TYPES}
 
 
 def _typed(column: str, text: Any) -> Any:
@@ -728,7 +727,7 @@ def _converter(column: str) -> Callable[[Any], Any]:
         return lambda text: _utc(str(text))
     if kind not in ("DOUBLE", "BIGINT"):
         return str
-    low, high = _BOUNDS.get(column, _ANY)
+    low, high = value_range(column) or _ANY
     whole = kind == "BIGINT"
 
     def number(text: Any) -> float | int | None:
