@@ -71,14 +71,13 @@ class Params:
             default = getattr(defaults, str(key), None)
             if default is None:
                 raise ValueError(f"unknown field {key!r}")
+            number = isinstance(value, int | float) and not isinstance(value, bool)
             if isinstance(default, bool):
                 ok = isinstance(value, bool)
             elif isinstance(default, int):
-                ok = isinstance(value, int) and not isinstance(value, bool)
-                ok = ok and 0 <= value <= MAX_RUNS
+                ok = number and isinstance(value, int) and 0 <= value <= MAX_RUNS
             else:
-                ok = isinstance(value, int | float) and not isinstance(value, bool)
-                ok = ok and math.isfinite(value) and 0 <= value <= 1e6
+                ok = number and math.isfinite(value) and 0 <= value <= 1e6
             if not ok:
                 raise ValueError(f"{key}: {value!r} is not a {type(default).__name__} in range")
         return cls(**doc)

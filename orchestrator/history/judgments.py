@@ -137,7 +137,8 @@ def set_rule(con: duckdb.DuckDBPyConnection, p: ch.Params) -> None:
 def _inputs(
     con: duckdb.DuckDBPyConnection, where: str, params: Sequence[Any]
 ) -> list[tuple[ch.SeriesKey, ch.Run]]:
-    """(directed key, run) of the ok tests matching `where`, both metrics, in time order."""
+    """(directed key, run) of the ok tests matching `where`, both metrics, in time order;
+    only the values detection judges (changes.judgeable)."""
     from orchestrator.history import metrics as v
 
     # a test's value as detection reads it (the views' run values), less the values whose
@@ -158,7 +159,7 @@ def _inputs(
     for source, backend, src, dst, sweep_id, t, fp, rtt, tput in rows:
         when = of_epoch_ms(t)
         for metric, value in (("rtt", rtt), ("throughput", tput)):
-            if value is not None:
+            if value is not None and ch.judgeable(metric, value):
                 key = ch.SeriesKey(source, backend, metric, src, dst)
                 out.append((key, ch.Run(sweep_id, when, float(value), fp)))
     return out
@@ -284,7 +285,6 @@ def judge_sweeps(con: duckdb.DuckDBPyConnection, sweep_ids: Sequence[str]) -> li
         for at in range(0, len(ids), CHUNK_SWEEPS):
             chunk = ids[at : at + CHUNK_SWEEPS]
             new = _inputs(con, "sweep_id IN (SELECT unnest(?))", [chunk])
-            new = [(k, r) for k, r in new if ch.judgeable(k.metric, r.value)]
             had = _by_path(_judged_inputs(con, chunk))  # none unless ingested before
             mine = _by_path(new) if had else {}
             earliest: dict[ch.SeriesKey, tuple[datetime, str]] = {}
@@ -369,7 +369,7 @@ def _repair(
     )
     runs: dict[ch.SeriesKey, list[ch.Series]] = defaultdict(list)
     for key, run in inputs:
-        if key.path() in paths and ch.judgeable(key.metric, run.value):
+        if key.path() in paths:
             runs[key.path()].append(ch.Series(key, [run]))
     priors: dict[ch.SeriesKey, list[_Prior]] = defaultdict(list)
     for *names, run_id, t, pooled, k1, k2 in con.execute(

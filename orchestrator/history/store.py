@@ -965,8 +965,6 @@ def ingest_sweep(results: Path, sweep_id: str, replace: bool = False) -> int:
 
 def sweep_ids(results: Path) -> list[str]:
     """Ids of the sweep folders under `results` (those with a sweep.json), oldest first."""
-    if not Path(results).is_dir():
-        return []
     found = (p.parent for p in Path(results).glob(f"*/{SWEEP_FILE}"))
     return sorted(p.name for p in found if not is_study_dir(p))  # a study is no sweep
 
