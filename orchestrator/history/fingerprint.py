@@ -105,15 +105,9 @@ def imported_fields(row: Mapping[str, Any], source: str) -> dict[str, str]:
     are empty. The backend is the source's name: imported rows never share a baseline
     with our own sweeps."""
     fields = dict.fromkeys(FINGERPRINT_FIELDS, "")
-    fields.update(
-        backend=f"import:{source}",
-        src_machine_type=_text(row.get("src_machine_type")),
-        dst_machine_type=_text(row.get("dst_machine_type")),
-        streams=_text(row.get("streams")),
-        duration_s=_text(row.get("duration_s")),
-        # a source that names its tiers (skyplane) keeps each tier a fingerprint of its own
-        network_tier=_text(row.get("network_tier")),
-    )
+    # a source that names its tiers (skyplane) keeps each tier a fingerprint of its own
+    told = ("src_machine_type", "dst_machine_type", "streams", "duration_s", "network_tier")
+    fields.update({k: _text(row.get(k)) for k in told}, backend=f"import:{source}")
     return fields
 
 
