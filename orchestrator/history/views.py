@@ -426,6 +426,7 @@ MATRIX_CSV_COLUMNS = (
     "stat", "unit", "value", "samples", "tests", "pings_sent", "pings_lost", "loss_pct",
     "loss_low_pct", "loss_high_pct",
 )  # fmt: skip
+_SOURCE_COLUMNS = MATRIX_CSV_COLUMNS[:4]  # the matrix's source and window
 _LOSS_COLUMNS = MATRIX_CSV_COLUMNS[-5:]  # loss's own (LOSS_RULE), blank for the others
 
 
@@ -433,19 +434,10 @@ def matrix_csv_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """The matrix as long rows (one per directed pair and source)."""
     return [
         {
-            "source": mx["source"],
-            "emulated": csv_value(mx["emulated"]),
-            "window_start_utc": mx["window_start_utc"] or "",
-            "window_end_utc": mx["window_end_utc"] or "",
-            "src": c["src"],
-            "dst": c["dst"],
-            "metric": doc["metric"],
-            "stat": doc["stat"],
-            "unit": doc["unit"],
-            "value": csv_value(c["value"]),
-            "samples": c["samples"],
-            "tests": c["tests"],
-            **{k: csv_value(c.get(k)) for k in _LOSS_COLUMNS},
+            **{k: csv_value(mx[k]) for k in _SOURCE_COLUMNS},
+            **{k: doc[k] for k in ("metric", "stat", "unit")},
+            **{k: c[k] for k in ("src", "dst", "samples", "tests")},
+            **{k: csv_value(c.get(k)) for k in ("value", *_LOSS_COLUMNS)},
         }
         for mx in doc["matrices"]
         for c in mx["cells"]
