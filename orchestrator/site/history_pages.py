@@ -231,7 +231,7 @@ def _window_cells(
             before[metric, window] = (
                 empty_table()
                 if window == "latest" or covers
-                else window_table(con, info, metric, window, True, include_flagged)
+                else window_table(con, info, metric, window, True, include_flagged, stats_only=True)
             )
             if covers and whole is not None:
                 cells[metric, window] = cells[metric, whole]
