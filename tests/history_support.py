@@ -154,7 +154,7 @@ V11_TIMES = {"episodes": ("started_t", "confirmed_t", "closed_t"), "config_chang
 
 def as_version_12(path: Path) -> None:
     """The store at `path` as version 12 left it: the bins' sums (`total`) as DOUBLE, of
-    the values themselves."""
+    the values themselves; no stored RTT per test (rtt_run_ms)."""
     import duckdb
 
     from orchestrator.history import metrics
@@ -167,6 +167,8 @@ def as_version_12(path: Path) -> None:
     try:
         for table, scale in (("rtt_bins", str(rtt)), ("value_bins", f"CASE metric {scales} END")):
             con.execute(f"ALTER TABLE {table} ALTER total TYPE DOUBLE USING total / {scale}")
+        for table in ("recent", "archive"):
+            con.execute(f"ALTER TABLE {table} DROP COLUMN rtt_run_ms")
         con.execute("UPDATE meta SET value = '12' WHERE key = 'schema_version'")
     finally:
         con.close()

@@ -65,7 +65,13 @@ from orchestrator.history.fingerprint import (
     record_phase,
 )
 from orchestrator.history.histogram import bin_sql
-from orchestrator.history.metrics import METRICS, PINGS_LOST_SQL, PINGS_SENT_SQL, total_sql
+from orchestrator.history.metrics import (
+    METRICS,
+    PINGS_LOST_SQL,
+    PINGS_SENT_SQL,
+    RTT_RUN_SQL,
+    total_sql,
+)
 from orchestrator.model import is_emulated
 from orchestrator.results import (
     HOST_STALL,
@@ -110,7 +116,8 @@ IMPORTS_DIR = "imports"
 # migrate: filled from the stored rows); 11: the day summaries' quarter rows (7 to 10
 # migrate: from their day rows); 12: change detection's times (episodes', configuration
 # changes') as TIMESTAMP, no longer text (7 to 11 migrate: converted in place); 13: the
-# bins' totals as integers (metrics.Metric.total_scale; 7 to 12 migrate: converted in place)
+# bins' totals as integers (metrics.Metric.total_scale), and each test's RTT stored
+# (rtt_run_ms; 1 to 12 migrate: converted in place, filled from the stored rows)
 STORE_SCHEMA_VERSION = 13
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
@@ -148,6 +155,7 @@ STORE_COLUMNS: tuple[str, ...] = (
     "dst",
     "fingerprint",
     "rtt_samples_ms",
+    "rtt_run_ms",  # metrics.RTT_RUN_SQL of the row, computed as it is written (fill_run_values)
 )
 _COLUMN_TYPES = {
     **{c: _sql_type(c) for c in MEASUREMENT_COLUMNS},
@@ -156,6 +164,7 @@ _COLUMN_TYPES = {
     "dst": "VARCHAR",
     "fingerprint": "VARCHAR",
     "rtt_samples_ms": "DOUBLE[]",
+    "rtt_run_ms": "DOUBLE",
 }
 
 _QUOTED_COLUMNS = ", ".join(f'"{c}"' for c in STORE_COLUMNS)
@@ -309,8 +318,8 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     coarser bins; 8 -> 9: the mesh's tables, empty; 9 -> 10: test_days' pings sent and
     lost, test_days computed again; 10 -> 11: the day summaries' quarter rows, from their
     day rows; 11 -> 12: the times of episodes and config_changes typed
-    (judgments.type_times); 6 to 12 -> 13: the bins' sums as integers (_exact_totals).
-    One transaction."""
+    (judgments.type_times); 12 -> 13: the bins' sums as integers (_exact_totals) and each
+    test's RTT stored (_add_run_values). One transaction."""
     import duckdb
 
     try:
@@ -323,10 +332,11 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
         info(
             f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
             + ("(change detection's times typed, " if found[0] == "11" else "(")
-            + "the bins' sums as integers)"
+            + "the bins' sums as integers, each test's RTT stored)"
         )
         with transaction(con):
             _exact_totals(con)
+            _add_run_values(con)
             if found[0] == "11":
                 judgments.type_times(con)
             _set_version(con)
@@ -342,6 +352,7 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
         )  # fmt: skip
         with transaction(con):
             _exact_totals(con)
+            _add_run_values(con)
             if found[0] == "7":
                 refresh_bins(con, tables=("value_bins",))
             _create_mesh_tables(con)
@@ -360,6 +371,7 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
         _exact_totals(con)
         if found[0] not in ("5", "6"):
             _migrate_columns(con, found[0])
+        _add_run_values(con)
         if found[0] != "6":
             con.execute(_PAIRS)
             con.execute(_RTT_BINS)
@@ -403,6 +415,27 @@ def _exact_totals(con: duckdb.DuckDBPyConnection) -> None:
         ).fetchone()
         if typed and typed[0] == "DOUBLE":
             con.execute(f"ALTER TABLE {table} ALTER total TYPE BIGINT USING {value}")
+
+
+def _add_run_values(con: duckdb.DuckDBPyConnection) -> None:
+    """1 to 12 -> 13: each stored test's RTT (rtt_run_ms), from its samples (inside the
+    caller's transaction)."""
+    for table in ("recent", "archive"):
+        con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS rtt_run_ms DOUBLE")
+    fill_run_values(con, "archive")
+    fill_run_values(con)
+
+
+def fill_run_values(
+    con: duckdb.DuckDBPyConnection, table: str = "recent", sweep_id: str | None = None
+) -> None:
+    """Store the RTT (metrics.RTT_RUN_SQL) of each row of `table` (of `sweep_id`'s, all
+    without) that has none: what every view and change detection read as a test's RTT."""
+    where = "" if sweep_id is None else " AND sweep_id = ?"
+    con.execute(
+        f"UPDATE {table} SET rtt_run_ms = {RTT_RUN_SQL} WHERE rtt_run_ms IS NULL{where}",
+        [] if sweep_id is None else [sweep_id],
+    )
 
 
 def _add_quarters(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> None:
@@ -991,6 +1024,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
         refresh_bins(con, old_days)
         return
     bulk.insert(con, "recent", {c: _COLUMN_TYPES[c] for c in STORE_COLUMNS}, batch.rows)
+    fill_run_values(con, sweep_id=sweep_id)
     days = {(r["source"], r["started_utc"][:10]) for r in batch.rows if r["started_utc"]}
     if replaced:  # the days of its old rows and of its new ones, once
         refresh_bins(con, old_days | days)

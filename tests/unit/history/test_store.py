@@ -474,9 +474,10 @@ def test_a_version_12_store_keeps_its_bins_sums_as_integers_and_shows_the_same_n
     tmp_path,
 ):
     """Version 13 keeps a bin's sum as an integer (metrics.Metric.total_scale: added
-    exactly, in any order, and faster than a decimal): a version-12 store's DOUBLE sums
-    are converted in place, to the rows a fresh ingest writes, and `matrix` shows what it
-    showed."""
+    exactly, in any order, and faster than a decimal) and each test's RTT (rtt_run_ms,
+    computed once): a version-12 store's DOUBLE sums are converted in place, to the rows a
+    fresh ingest writes, its tests' RTTs stored as an ingest stores them, and `matrix` and
+    `history show` show what they showed."""
     from orchestrator.history import views as v
 
     for i in range(3):
@@ -490,9 +491,14 @@ def test_a_version_12_store_keeps_its_bins_sums_as_integers_and_shows_the_same_n
         (3 * 1619_000_000 + 3 * 20_000_000,)
     ]
 
+    runs = "SELECT sweep_id, src, dst, rtt_run_ms FROM measurements ORDER BY ALL"
+    stored = _table(path, runs)
+    assert [r[3] for r in stored if (r[1], r[2]) == (A, B)] == [80.95, 81.95, 82.95]  # medians
+
     def shown():
         with h.opened(tmp_path, read_only=True) as con:
-            return [v.matrix(con, m, "mean", "all") for m in ("rtt", "jitter", "throughput")]
+            windows = [v.matrix(con, m, "mean", "all") for m in ("rtt", "jitter", "throughput")]
+            return windows, v.pair_history(con, (A, B))
 
     before = shown()
     as_version_12(path)
@@ -500,4 +506,5 @@ def test_a_version_12_store_keeps_its_bins_sums_as_integers_and_shows_the_same_n
     types = "SELECT DISTINCT data_type FROM information_schema.columns WHERE column_name = 'total'"
     assert _table(path, types) == [("BIGINT",)]
     assert {t: _table(path, f"SELECT * FROM {t} ORDER BY ALL") for t in tables} == fresh
+    assert _table(path, runs) == stored
     assert shown() == before
