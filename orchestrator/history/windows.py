@@ -237,64 +237,58 @@ def _range(
     valid = "" if include_flagged else f" AND {v.valid_sql(m.measure)}"
     # the numbers written out: a list parameter costs DuckDB a failed import per item
     chosen = "" if pairs is None else f" AND pair IN ({', '.join(str(int(p)) for p in pairs)})"
-    table, which = ("rtt_bins", "") if not m.one_value else ("value_bins", " AND metric = ?")
-    merged: list[str] = []
-    params: list[Any] = []
-    for span, since, until in whole_days(a, b):
-        merged.append(
-            f"SELECT pair, bin, n, lo, hi, total FROM {table} WHERE source = ?{which}{valid} "
-            f"AND days = {span} AND day >= ?" + (" AND day < ?" if until else "") + chosen
-        )
-        params += [source, *([m.name] if which else []), since, *([until] if until else [])]
     tests = f"source = ? AND status = 'ok' AND {m.present_sql}{valid} AND started_utc >= ?"
-    for since, until in _edges(a, b):
-        within = tests + (" AND started_utc < ?" if until is not None else "")
-        merged.append(
-            f"SELECT p.pair, {histogram.bin_sql('x', m.one_value)} AS bin, 1 AS n, x AS lo, "
-            f"x AS hi, {v.total_sql('x', m.total_scale)} AS total FROM (SELECT src, dst, "
-            f"{_value_sql(m)} AS x FROM measurements "
-            f"WHERE {within}) r JOIN pairs p ON r.src = p.src AND r.dst = p.dst "
-            f"WHERE x IS NOT NULL{chosen}"
-        )
-        params += [source, since, *([until] if until is not None else [])]
+
+    def pieces(summary: str, keys: list[Any], edge: str) -> tuple[str, list[Any]]:
+        """The UNION of `summary`'s rows (matching source and `keys`) of each range of
+        whole days and of `edge` ({within}: the filter) over the tests of each edge."""
+        parts, params = [], []
+        for span, since, until in whole_days(a, b):
+            until_sql = " AND day < ?" if until else ""
+            parts.append(f"{summary} AND days = {span} AND day >= ?{until_sql}{chosen}")
+            params += [source, *keys, since, *([until] if until else [])]
+        for since, until in _edges(a, b):
+            parts.append(edge.format(within=tests + (" AND started_utc < ?" if until else "")))
+            params += [source, since, *([until] if until is not None else [])]
+        return " UNION ALL ".join(parts), params
+
+    table, keys = ("rtt_bins", []) if not m.one_value else ("value_bins", [m.name])
+    which = " AND metric = ?" if keys else ""
+    merged, params = pieces(
+        f"SELECT pair, bin, n, lo, hi, total FROM {table} WHERE source = ?{which}{valid}",
+        keys,
+        f"SELECT p.pair, {histogram.bin_sql('x', m.one_value)} AS bin, 1 AS n, x AS lo, "
+        f"x AS hi, {v.total_sql('x', m.total_scale)} AS total FROM (SELECT src, dst, "
+        f"{_value_sql(m)} AS x FROM measurements WHERE {{within}}) r JOIN pairs p "
+        f"ON r.src = p.src AND r.dst = p.dst WHERE x IS NOT NULL{chosen}",
+    )
     found = con.execute(
         "SELECT pair, sum(n) AS n, min(lo) AS lo, max(hi) AS hi, "
-        f"CAST(sum(total) AS BIGINT) AS total FROM ({' UNION ALL '.join(merged)}) "
-        "GROUP BY pair, bin ORDER BY pair, bin",
+        f"CAST(sum(total) AS BIGINT) AS total FROM ({merged}) GROUP BY pair, bin "
+        "ORDER BY pair, bin",
         params,
     ).fetchnumpy()
     if stats_only:
         return _table(found, None, m.total_scale)
     # the tests: their counts, newest start and distance, and limiters, merged likewise
-    summed: list[str] = []
-    summed_params: list[Any] = []
-    for span, since, until in whole_days(a, b):
-        summed.append(
-            "SELECT pair, limiter, tests, newest, km, pings_sent, pings_lost FROM test_days "
-            "WHERE source = ? "
-            f"AND metric = ?{valid} AND days = {span} AND day >= ?"
-            + (" AND day < ?" if until else "")
-            + chosen
-        )
-        summed_params += [source, m.name, since, *([until] if until else [])]
     sent, lost = _pings_sql(m)
-    for since, until in _edges(a, b):
-        within = tests + (" AND started_utc < ?" if until is not None else "")
-        summed.append(
-            "SELECT p.pair, coalesce(limiter, '') AS limiter, count(*) AS tests, "
-            "max(started_utc) AS newest, max(distance_km) AS km, sum(sent) AS pings_sent, "
-            "sum(lost) AS pings_lost FROM (SELECT src, dst, limiter, started_utc, distance_km, "
-            f"{sent} AS sent, {lost} AS lost FROM measurements WHERE {within}) r JOIN pairs p "
-            f"ON r.src = p.src AND r.dst = p.dst WHERE true{chosen} GROUP BY p.pair, limiter"
-        )
-        summed_params += [source, since, *([until] if until is not None else [])]
+    summed, summed_params = pieces(
+        "SELECT pair, limiter, tests, newest, km, pings_sent, pings_lost FROM test_days "
+        f"WHERE source = ? AND metric = ?{valid}",
+        [m.name],
+        "SELECT p.pair, coalesce(limiter, '') AS limiter, count(*) AS tests, "
+        "max(started_utc) AS newest, max(distance_km) AS km, sum(sent) AS pings_sent, "
+        "sum(lost) AS pings_lost FROM (SELECT src, dst, limiter, started_utc, distance_km, "
+        f"{sent} AS sent, {lost} AS lost FROM measurements WHERE {{within}}) r JOIN pairs p "
+        f"ON r.src = p.src AND r.dst = p.dst WHERE true{chosen} GROUP BY p.pair, limiter",
+    )
     limiter = "map_from_entries(list((limiter, tests)))" if m.measure == "throughput" else "NULL"
     counted = con.execute(
         "SELECT pair, sum(tests) AS tests, max(km) AS km, epoch_us(max(newest)) AS newest, "
         f"{limiter} AS limiter, sum(pings_sent) AS pings_sent, sum(pings_lost) AS pings_lost "
         "FROM (SELECT pair, limiter, sum(tests) AS tests, max(newest) AS newest, max(km) AS "
         "km, sum(pings_sent) AS pings_sent, sum(pings_lost) AS pings_lost FROM "
-        f"({' UNION ALL '.join(summed)}) GROUP BY pair, limiter) GROUP BY pair ORDER BY pair",
+        f"({summed}) GROUP BY pair, limiter) GROUP BY pair ORDER BY pair",
         summed_params,
     ).fetchnumpy()
     return _table(found, counted, m.total_scale)
