@@ -447,15 +447,10 @@ def _add_quarters(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> None
         con.execute(f"INSERT INTO {table} {select} ORDER BY first")
 
 
-def _summary_tables() -> list[str]:
-    """The schema of the one-value metrics' day summaries (version 7)."""
-    return [_VALUE_BINS, _TEST_DAYS]
-
-
 def _migrate_summaries(con: duckdb.DuckDBPyConnection) -> None:
     """6 -> 7: value_bins and test_days, filled from every stored row (inside the
     caller's transaction)."""
-    for statement in _summary_tables():
+    for statement in (_VALUE_BINS, _TEST_DAYS):
         con.execute(statement)
     refresh_bins(con, tables=("value_bins", "test_days"))
 
