@@ -648,8 +648,8 @@ def add_bins(
 ) -> None:
     """Merge the day summaries of a sweep's rows on the (source, day)s given into those
     of those days and their weeks and months, the sweep new to them (inside the caller's
-    transaction). The same rows as refresh_bins: counts and sums add up, smallest and
-    largest are the smaller and larger of the two (the sums differ in their last bits)."""
+    transaction). The same rows as refresh_bins: counts and sums (integers) add up,
+    smallest and largest are the smaller and larger of the two."""
     for source, day in sorted(set(days)):
         when = date.fromisoformat(day)
         scope = f"AND sweep_id = ? {_DAY_SCOPE}"
