@@ -1,14 +1,8 @@
 """The static site: `interregion site --out DIR` from the sweeps under results/.
 
-Plain HTML pages with the charts embedded as JSON and drawn by a local copy
-of plotly.js, so the site works offline and from file:// and asks no other
-host for anything. Every page showing emulated results says so at the top.
-Downloads hold every row that parses: charts may show a subset of points,
-downloads never do. The site is built beside `--out` and swapped in whole; a
-sweep that cannot be read is left out with a warning. sweep.json is published
-through an allow-list (PUBLIC_SWEEP_FIELDS): operator addresses, cloud
-projects and profiles, owners and error texts stay in results/. With a history
-store, the matrix, changes and pair pages come from it (orchestrator.site.history_pages).
+Plain HTML pages with the charts as JSON drawn by a local copy of plotly.js, so the site
+works offline and from file:// (docs/reports-and-site.md). sweep.json is published through
+an allow-list (PUBLIC_SWEEP_FIELDS). The history store's pages are history_pages'.
 """
 
 from __future__ import annotations
@@ -42,14 +36,12 @@ from orchestrator.report import (
     SUMMARY_COLUMNS,
     SUMMARY_DOCS,
     TABLE_NOTE,
-    FigureSet,
     GroupSummary,
     Medians,
     PairOutlier,
     Products,
     compact,
     display_cell,
-    figure_data,
     geo_assets_js,
     input_key,
     load_inputs,
@@ -73,70 +65,46 @@ from orchestrator.results import (
     invalidates_text,
     write_parsed_rows,
 )
-from orchestrator.site.html import banner as _banner
+from orchestrator.site import html
 from orchestrator.site.html import esc as _e
-from orchestrator.site.html import foot as _foot
-from orchestrator.site.html import head as _head
-from orchestrator.site.html import write as _write
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 
-# What a site folder holds; build_site replaces only a folder of these.
+# What a site folder holds (its pages, its folders); build_site replaces only a folder of these.
 SITE_FILES = frozenset(
-    {
-        "index.html",
-        "latest.html",
-        "methodology.html",
-        "data.html",
-        "assets",
-        "data",
-        "sweeps",
-        "history",
-        "studies",
-    }
+    {"index.html", "latest.html", "methodology.html", "data.html"}
+    | {"assets", "data", "sweeps", "history", "studies"}
 )
 
-# The fields of sweep.json the site publishes: True copies the value, a dict
-# filters a dict, a one-element list filters each item of a list. Left out on
-# purpose: cloud_options (operator CIDR, GCP project, AWS profile, owner), the
-# stages' error texts, the rounds' slots (ports, hosts) and anything unknown.
-_PLAN_FIELDS: dict[str, Any] = {
-    k: True
-    for k in (
-        "backend", "emulated", "params", "regions", "pairs", "rounds", "round_slots",
-        "lower_bound_rounds", "max_concurrent", "sequential", "estimate", "pricing_as_of",
-    )
-}  # fmt: skip
+
+def _copied(names: str) -> dict[str, Any]:
+    return dict.fromkeys(names.split(), True)
+
+
+# The fields of sweep.json the site publishes: True copies the value, a dict filters a
+# dict, a one-element list filters each item of a list. Left out on purpose:
+# cloud_options (operator CIDR, GCP project, AWS profile, owner), the stages' error texts,
+# the rounds' slots (ports, hosts) and anything unknown.
 PUBLIC_SWEEP_FIELDS: dict[str, Any] = {
-    **{
-        k: True
-        for k in (
-            "format_version", "sweep_id", "backend", "emulated", "created_utc", "started_utc",
-            "ended_utc", "status", "selection", "params", "max_concurrent", "sequential",
-            "versions",
-        )
-    },
-    "plan": _PLAN_FIELDS,
-    "stages": {"*": {k: True for k in ("started_utc", "ended_utc", "wall_s", "status")}},
+    **_copied(
+        "format_version sweep_id backend emulated created_utc started_utc ended_utc status "
+        "selection params max_concurrent sequential versions"
+    ),
+    "plan": _copied(
+        "backend emulated params regions pairs rounds round_slots lower_bound_rounds "
+        "max_concurrent sequential estimate pricing_as_of"
+    ),
+    "stages": {"*": _copied("started_utc ended_utc wall_s status")},
     "rounds": [
-        {
-            k: True
-            for k in (
-                "round", "kind", "started_utc", "ended_utc", "wall_s", "slot_s", "overhead_s",
-                "tests_ok", "tests_failed",
-            )
-        }
+        _copied("round kind started_utc ended_utc wall_s slot_s overhead_s tests_ok tests_failed")
     ],
     "measure_runs": [
-        {
-            k: True
-            for k in (
-                "kind", "started_utc", "ended_utc", "rounds", "tests", "wall_s",
-                "rounds_x_slot_s", "overhead_ratio", "ansible_rc",
-            )
-        }
+        _copied(
+            "kind started_utc ended_utc rounds tests wall_s rounds_x_slot_s overhead_ratio "
+            "ansible_rc"
+        )
     ],
-}  # fmt: skip
+}
 
 
 @dataclass
@@ -154,16 +122,12 @@ def schema_json() -> dict[str, Any]:
     def cols(names: Sequence[str], docs: dict[str, str]) -> list[dict[str, str]]:
         return [{"name": n, "description": docs.get(n, "")} for n in names]
 
+    sweep_json = "the sweep's parameters, plan and timings (public fields only)"
     return {
         "measurements.csv": cols(MEASUREMENT_COLUMNS, MEASUREMENT_DOCS),
         "summary.csv": cols(SUMMARY_COLUMNS, SUMMARY_DOCS),
         "outliers.csv": cols(OUTLIER_COLUMNS, OUTLIER_DOCS),
-        "sweep.json": [
-            {
-                "name": "*",
-                "description": "the sweep's parameters, plan and timings (public fields only)",
-            }
-        ],
+        "sweep.json": [{"name": "*", "description": sweep_json}],
     }
 
 
@@ -178,14 +142,9 @@ def build_site(
     include_flagged: bool = False,
 ) -> Path:
     """Write the site for every sweep under `results` into `out`; returns index.html.
-    A flagged row's RTT or throughput, whichever its flags invalidate
-    (orchestrator.results.flags), is left out of every page and counted, unless
-    `include_flagged`. `catalog` is the catalog or its file (loaded first, before the
-    sweeps are looked for); None, the shipped one.
-
-    A sweep that cannot be read is left out with one `warn` line; the site is
-    built in a folder beside `out` and swapped in whole (outdir.building).
-    """
+    A row's RTT or throughput its flags invalidate is left out unless `include_flagged`.
+    `catalog`: the catalog or its file (loaded before the sweeps are looked for); None,
+    the shipped one. A sweep that cannot be read is left out with one `warn` line."""
     if isinstance(catalog, Path):
         catalog = load_catalog(catalog)
     warn = warn if warn is not None else log
@@ -223,11 +182,12 @@ def build_site(
             for page in pages:
                 _write_data(results / page.id, page, tmp / "data" / page.id, warn, out, before)
                 for name in page.products.figures:
-                    figure = _figures_js(page.products.figures.only(name))
-                    _write(tmp / "data" / page.id / figure_file(name), figure)
+                    figure = _figures_js(page.products.figures.only(name).json())
+                    html.write(tmp / "data" / page.id / figure_file(name), figure)
             if timeseries is not None:
-                _write(tmp / "data" / TIMESERIES_FILE, _figures_js({"timeseries": timeseries}))
-            _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
+                figure = _figures_js(compact({"timeseries": timeseries}))
+                html.write(tmp / "data" / TIMESERIES_FILE, figure)
+            html.write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
             # an interrupt a library took in this thread (one DuckDB saw between queries)
             # is raised here: the thread's query is stopped below, never waited for
             while not wait([computing], timeout=0.2).done:
@@ -245,25 +205,20 @@ def build_site(
             raise
         has_history = hist is not None
         for page in pages:
-            text = _sweep_html(
-                page, nav, "../", timeseries=None, history=has_history, studies=has_studies
-            )
-            _write(tmp / "sweeps" / f"{page.id}.html", text)
-        latest = pages[-1]
-        index = _sweep_html(
-            latest, nav, "", timeseries=timeseries, history=has_history, studies=has_studies
-        )
+            text = _sweep_html(page, nav, "../", None, has_history, has_studies)
+            html.write(tmp / "sweeps" / f"{page.id}.html", text)
+        index = _sweep_html(pages[-1], nav, "", timeseries, has_history, has_studies)
         # the front page is the matrix when there is a history store, else the latest sweep
-        _write(tmp / ("latest.html" if has_history else "index.html"), index)
+        html.write(tmp / ("latest.html" if has_history else "index.html"), index)
         methodology = _methodology_html(nav, emulated_any, has_history, has_studies)
-        _write(tmp / "methodology.html", methodology)
-        _write(tmp / "data.html", _data_html(pages, emulated_any, has_history, has_studies))
+        html.write(tmp / "methodology.html", methodology)
+        html.write(tmp / "data.html", _data_html(pages, emulated_any, has_history, has_studies))
         if hist is not None:
             from orchestrator.site import history_pages as site_history
 
             # the pair pages are written already (_history_pages)
             site_history.write_pages(tmp, hist, studies=has_studies, pair_pages=False)
-            _write(tmp / "index.html", site_history.matrix_html(hist, has_studies, prefix=""))
+            html.write(tmp / "index.html", site_history.matrix_html(hist, has_studies, prefix=""))
         studies = _write_study_pages(results / STUDIES_DIR, tmp / "studies", has_history, warn)
         if studies:
             log(f"site: {len(studies)} TCP study pages (studies/index.html)")
@@ -375,23 +330,23 @@ def _write_study_pages(
         emulated_any |= emulated
         title = f"TCP study {study_id}"
         page = [
-            _head(title, "../", history, studies=True),
-            _banner(emulated, "This study's results were"),
+            html.head(title, "../", history, studies=True),
+            html.banner(emulated, "This study's results were"),
             f"<div class='study'>{md.render(text)}</div>\n",
             "<p><a href='index.html'>All TCP studies</a></p>\n",
-            _foot(),
+            html.foot(),
         ]
-        _write(dest / f"{study_id}.html", "".join(page))
+        html.write(dest / f"{study_id}.html", "".join(page))
         written.append(study_id)
     if not written:
         return []
     items = "".join(f"<li><a href='{_e(i)}.html'>{_e(i)}</a></li>" for i in written)
-    _write(
+    html.write(
         dest / "index.html",
-        _head("TCP studies", "../", history, studies=True)
-        + _banner(emulated_any, "Some or all of these studies were")
+        html.head("TCP studies", "../", history, studies=True)
+        + html.banner(emulated_any, "Some or all of these studies were")
         + f"<h1>TCP studies</h1>\n<ul id='studies'>{items}</ul>\n"
-        + _foot(),
+        + html.foot(),
     )
     return written
 
@@ -404,11 +359,9 @@ def _history_pages(
     into: Path,
     studies: bool,
 ) -> Any:
-    """The history store's figures for the matrix, changes and pair pages (a
-    site_history.HistoryData), or None without a store; `into`: the folder being built,
-    into which the pair pages are written as soon as their data is there (`studies`: the
-    site has TCP study pages). A store that cannot be read is one warning: the site is
-    then built as without one."""
+    """The history pages' figures (a HistoryData), or None without a store or with one
+    that cannot be read (one warning); the pair pages are written into `into`, the folder
+    being built, as soon as their data is there."""
     import duckdb
 
     from orchestrator.history import StoreBusy, opened, store_path
@@ -417,13 +370,13 @@ def _history_pages(
     if not store_path(results).exists():
         return None
 
-    def pair_pages(data: Any) -> None:
-        site_history.write_pair_pages(into, data, studies)
-
     try:
         with opened(results, read_only=True) as con:
             return site_history.history_data(
-                con, catalog=catalog, include_flagged=include_flagged, pair_pages=pair_pages
+                con,
+                catalog=catalog,
+                include_flagged=include_flagged,
+                pair_pages=lambda data: site_history.write_pair_pages(into, data, studies),
             )
     except (StoreBusy, duckdb.InterruptException):
         raise  # the whole site or none: its history pages are not left out for a lock or ^C
@@ -488,8 +441,8 @@ def _allowed(value: Any, spec: Any) -> Any:
 
 def _write_assets(assets: Path) -> None:
     assets.mkdir(parents=True, exist_ok=True)
-    _write(assets / "plotly.min.js", get_plotlyjs())
-    _write(assets / "geo_assets.js", geo_assets_js())
+    html.write(assets / "plotly.min.js", get_plotlyjs())
+    html.write(assets / "geo_assets.js", geo_assets_js())
     for name in ("site.js", "site.css", "history.js"):
         shutil.copyfile(ASSETS / name, assets / name)
 
@@ -523,24 +476,17 @@ def _write_data(
         page.rows_published, page.rows_dropped = write_parsed_rows(
             sweep_dir / "measurements.csv", rows
         )
-    dropped = page.rows_dropped
-    if dropped:
-        warn(f"site: {page.id}: {dropped} damaged row(s) of measurements.csv not published")
+    if page.rows_dropped:
+        warn(
+            f"site: {page.id}: {page.rows_dropped} damaged row(s) of measurements.csv not published"
+        )
     if page.meta:
-        _write(dest / "sweep.json", json.dumps(page.meta, indent=1) + "\n")
+        html.write(dest / "sweep.json", json.dumps(page.meta, indent=1) + "\n")
     write_csv(dest / "summary.csv", SUMMARY_COLUMNS, (s.row() for s in page.products.summaries))
     write_csv(dest / "outliers.csv", OUTLIER_COLUMNS, (o.__dict__ for o in page.products.outliers))
 
 
 # --- HTML -------------------------------------------------------------------------
-
-
-def _scripts(prefix: str) -> str:
-    return (
-        f"<script src='{prefix}assets/plotly.min.js'></script>\n"
-        f"<script src='{prefix}assets/geo_assets.js'></script>\n"
-        f"<script src='{prefix}assets/site.js'></script>\n"
-    )
 
 
 def _copy(src: Path, dest: Path) -> bool:
@@ -566,11 +512,6 @@ def _copy_whole(src: Path, dest: Path) -> bool:
     return True
 
 
-def _clean(fig: Any) -> dict[str, Any]:
-    """Figure JSON with NaN as null (JSON has no NaN); data already so as it is."""
-    return fig if isinstance(fig, dict) else figure_data(fig)
-
-
 # A page's figures live in files of their own, not inlined in its HTML (a 77-region
 # sweep's figures are MBs): a script, because file:// forbids fetching local JSON.
 TIMESERIES_FILE = "timeseries.js"  # data/timeseries.js: every sweep over time
@@ -582,13 +523,8 @@ def figure_file(name: str) -> str:
     return f"fig-{name}.js"
 
 
-def _figures_js(figures: Mapping[str, Any]) -> str:
-    """`window.InterregionFigures[name] = figure JSON` for each figure, compact (a
-    cache entry's figures as the text it holds)."""
-    if isinstance(figures, FigureSet):
-        text = figures.json()
-    else:
-        text = compact({name: _clean(fig) for name, fig in figures.items()})
+def _figures_js(text: str) -> str:
+    """The figures of `text`, a JSON object of them by name, added to InterregionFigures."""
     return (
         f"window.InterregionFigures = Object.assign(window.InterregionFigures || {{}}, {text});\n"
     )
@@ -613,26 +549,17 @@ def _summary_table(summaries: Sequence[GroupSummary], emulated: bool = False) ->
         (f"median over tests, throughput ({mbit})", "throughput_median_over_tests_bps", "{:.2f}"),
         (f"p90 over tests, throughput ({mbit})", "throughput_p90_over_tests_bps", "{:.2f}"),
     ]
-    head = "".join(f"<th>{_e(t)}</th>" for t, _k, _f in cols)
     rows = []
     for s in summaries:
         row = s.row()
-        cells = []
-        for _t, key, fmt in cols:
-            value = row[key]
-            if key == "cloud_pair":
-                text = PAIR_LABELS.get(str(value), str(value))
-            else:
-                text = display_cell(key, value, fmt)
-            if key == "rtt_intercept_ms" and row.get("rtt_intercept_is_rtt_at_0km") is False:
-                text = f"({text})"  # no pair within 1,000 km: not an RTT at 0 km
-            cells.append(f"<td data-col='{key}'>{_e(text)}</td>")
-        rows.append(f"<tr data-pair='{_e(s.cloud_pair)}'>{''.join(cells)}</tr>")
+        cells = {key: display_cell(key, row[key], fmt) for _t, key, fmt in cols[1:]}
+        if row.get("rtt_intercept_is_rtt_at_0km") is False:  # no pair within 1,000 km
+            cells["rtt_intercept_ms"] = f"({cells['rtt_intercept_ms']})"
+        rows.append((s.cloud_pair, cells))
     # site.js recomputes the rows from the plotted points when the filter narrows them
     return (
-        f"<table id='summary' data-inflation-km='{INFLATION_MIN_KM:g}'>"
-        f"<tr>{head}</tr>{''.join(rows)}</table>\n"
-        "<p class='muted' id='summary-note'>Computed from every measurement; with a "
+        _pair_table(f"id='summary' data-inflation-km='{INFLATION_MIN_KM:g}'", cols, rows)
+        + "<p class='muted' id='summary-note'>Computed from every measurement; with a "
         "filter, from the plotted points that match it.</p>\n"
     )
 
@@ -651,21 +578,30 @@ def _uncertainty_table(summaries: Sequence[GroupSummary]) -> str:
         ("fit intercept (ms)", "rtt_intercept"),
         ("fit marks", "rtt_fit_marks"),
     ]
-    head = "".join(f"<th>{_e(t)}</th>" for t, _k in cols)
-    rows = []
-    for s in summaries:
-        if not s.n or s.uncertainty is None:
-            continue
-        row = {**s.row(), **table_cells(s.row())}
-        row["cloud_pair"] = PAIR_LABELS.get(s.cloud_pair, s.cloud_pair)
-        cells = "".join(f"<td data-col='{k}'>{_e(str(row[k]))}</td>" for _t, k in cols)
-        rows.append(f"<tr data-pair='{_e(s.cloud_pair)}'>{cells}</tr>")
+    rows = [
+        (s.cloud_pair, {**s.row(), **table_cells(s.row())})
+        for s in summaries
+        if s.n and s.uncertainty is not None
+    ]
     return (
         "<h3>How sure</h3>\n"
-        f"<table id='uncertainty'><tr>{head}</tr>{''.join(rows)}</table>\n"
-        f"<p class='muted'>{_e(TABLE_NOTE)} Over every measurement, not the "
+        + _pair_table("id='uncertainty'", cols, rows)
+        + f"<p class='muted'>{_e(TABLE_NOTE)} Over every measurement, not the "
         "filter.</p>\n"
     )
+
+
+def _pair_table(attrs: str, cols: Sequence[Any], rows: list[tuple[str, dict[str, Any]]]) -> str:
+    """A row per cloud pair (site.js filters them by data-pair), its label first; `cols`:
+    (title, key, ...), a row's other cells by key."""
+    head = "".join(f"<th>{_e(col[0])}</th>" for col in cols)
+    body = "".join(
+        f"<tr data-pair='{_e(pair)}'><td data-col='cloud_pair'>{_e(PAIR_LABELS.get(pair, pair))}"
+        + "".join(f"</td><td data-col='{k}'>{_e(str(cells[k]))}" for _t, k, *_f in cols[1:])
+        + "</td></tr>"
+        for pair, cells in rows
+    )
+    return f"<table {attrs}><tr>{head}</tr>{body}</table>\n"
 
 
 def _outlier_table(outliers: Sequence[PairOutlier]) -> str:
@@ -720,16 +656,11 @@ _CHART_TEXT = {
 
 
 def _sweep_html(
-    page: SweepPage,
-    nav: Sequence[str],
-    prefix: str,
-    timeseries: Any,
-    history: bool = False,
-    studies: bool = False,
+    page: SweepPage, nav: Sequence[str], prefix: str, timeseries: Any, history: bool, studies: bool
 ) -> str:
     p = page.products
     title = f"Sweep {page.id}"
-    parts = [_head(title, prefix, history, studies), _banner(p.emulated)]
+    parts = [html.head(title, prefix, history, studies), html.banner(p.emulated)]
     parts.append(f"<h1>{_e(title)}{' (emulated)' if p.emulated else ''}</h1>\n")
     started = p.started_utc
     backends = ", ".join(p.backends)
@@ -770,8 +701,12 @@ def _sweep_html(
             )
     parts.append(_sweep_list(nav, prefix))
     parts += scripts
-    parts.append(_scripts(prefix))
-    parts.append(_foot())
+    parts += [
+        f"<script src='{prefix}assets/plotly.min.js'></script>\n"
+        f"<script src='{prefix}assets/geo_assets.js'></script>\n"
+        f"<script src='{prefix}assets/site.js'></script>\n",
+        html.foot(),
+    ]
     return "".join(parts)
 
 
@@ -782,13 +717,11 @@ def _sweep_list(nav: Sequence[str], prefix: str) -> str:
     return f"<h2>All sweeps</h2><ul id='sweeps'>{items}</ul>\n"
 
 
-def _methodology_html(
-    nav: Sequence[str], emulated: bool, history: bool = False, studies: bool = False
-) -> str:
+def _methodology_html(nav: Sequence[str], emulated: bool, history: bool, studies: bool) -> str:
     model = _model_text()
     parts = [
-        _head("Methodology", "", history, studies),
-        _banner(emulated, "Some or all results on this site were"),
+        html.head("Methodology", "", history, studies),
+        html.banner(emulated, "Some or all results on this site were"),
         "<h1>Methodology</h1>\n",
         "<h2>What is measured</h2>\n<p>One small VM per region. In each round of the "
         "schedule every VM takes part in at most one test, so tests never share a NIC. "
@@ -849,7 +782,7 @@ def _methodology_html(
         "<li>Distances are straight lines: real routes follow cables and peering points.</li>"
         "<li>A sweep is a snapshot: routes and load change over hours and days.</li></ul>\n",
         _sweep_list(nav, ""),
-        _foot(),
+        html.foot(),
     ]
     return "".join(parts)
 
@@ -876,12 +809,10 @@ def _model_text() -> str:
     )
 
 
-def _data_html(
-    pages: Sequence[SweepPage], emulated: bool, history: bool = False, studies: bool = False
-) -> str:
+def _data_html(pages: Sequence[SweepPage], emulated: bool, history: bool, studies: bool) -> str:
     parts = [
-        _head("Data", "", history, studies),
-        _banner(emulated, "Some or all results on this site were"),
+        html.head("Data", "", history, studies),
+        html.banner(emulated, "Some or all results on this site were"),
         "<h1>Data</h1>\n<p>Every file is also described in "
         "<a href='data/schema.json'>data/schema.json</a>. Rows with backend "
         "<code>local</code> come from the EMULATED cloud.</p>\n<table id='downloads'>"
@@ -910,5 +841,5 @@ def _data_html(
         parts.append(
             f"<h2>{_e(name)}</h2>\n<table><tr><th>column</th><th>meaning</th></tr>{rows}</table>\n"
         )
-    parts.append(_foot())
+    parts.append(html.foot())
     return "".join(parts)
