@@ -133,9 +133,8 @@ def history_data(
             mesh_infos = [i for i in infos if i.name in meshes]
             pairs = pair_data(con, sweep_infos, found, marks, mesh_infos)
             emulated = {i.name: i.emulated for i in infos}
-            early = HistoryData(matrix={}, changes={}, pairs=pairs, emulated=emulated)
             if pair_pages is not None:
-                pair_pages(early)
+                pair_pages(HistoryData(matrix={}, changes={}, pairs=pairs, emulated=emulated))
             cells = windows.result()
     finally:
         cursor.close()
@@ -970,8 +969,7 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
 
 
 def pair_html(page: dict[str, Any], studies: bool = False) -> str:
-    a, b = page["a"], page["b"]
-    title = f"{a} ↔ {b}"
+    title = f"{page['a']} ↔ {page['b']}"
     emulated = any(s["emulated"] for s in page["sources"])
     parts = [
         html.head(title, "../../", history=True, studies=studies),

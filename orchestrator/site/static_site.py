@@ -116,6 +116,21 @@ class SweepPage:
     rows_dropped: int = 0  # and those that did not
 
 
+@dataclass(frozen=True)
+class _Build:
+    """What each step of one build_site reads."""
+
+    results: Path
+    out: Path
+    catalog: Catalog
+    max_points: int
+    include_flagged: bool
+    studies: bool  # the site has TCP study pages (a link in every header)
+    before: set[str]  # the files the site at `out` holds (its manifest)
+    log: Callable[[str], None]
+    warn: Callable[[str], None]
+
+
 def schema_json() -> dict[str, Any]:
     """The columns of every downloadable CSV, with their meaning."""
 
@@ -147,7 +162,6 @@ def build_site(
     the shipped one. A sweep that cannot be read is left out with one `warn` line."""
     if isinstance(catalog, Path):
         catalog = load_catalog(catalog)
-    warn = warn if warn is not None else log
     dirs = sweep_dirs(results)
     if not dirs:
         raise UserError(f"no sweeps under {results}: run 'interregion sweep' or pass --results")
@@ -155,32 +169,28 @@ def build_site(
     prune_products(results, {d.name for d in dirs})
     from orchestrator.study import STUDIES_DIR, study_ids
 
-    # every page's header links the TCP studies' list when there is one
     has_studies = bool(study_ids(results / STUDIES_DIR))
-    # the published rows of a sweep whose entry says the current site holds them
     before = read_manifest(out) if out.is_dir() else set()
-    hist = None
+    b = _Build(
+        results, out, catalog, max_points, include_flagged, has_studies, before, log, warn or log
+    )
     with building(out, SITE_FILES, "site", manifest=True, reuse=True) as tmp:
-        # the history pages' figures on a thread of their own (their matrix windows are
-        # DuckDB's and numpy's, mostly without the GIL), which writes the pair pages as
-        # soon as their data is there, while this one makes the sweeps' pages; in this
-        # context (the previous build's files to take: outdir.open_new)
+        # the history pages on a thread of their own (DuckDB and numpy, mostly without the
+        # GIL) while this one makes the sweeps' pages; in this context (the previous
+        # build's files to take: outdir.open_new)
         history = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history")
-        computing = history.submit(
-            contextvars.copy_context().run,
-            _history_pages, results, catalog, warn, include_flagged, tmp, has_studies,
-        )  # fmt: skip
+        computing = history.submit(contextvars.copy_context().run, _history_pages, b, tmp)
         history.shutdown(wait=False)
         try:
-            pages = _sweep_pages(results, dirs, catalog, max_points, warn, log, include_flagged)
+            pages = _sweep_pages(b, dirs)
             emulated_any = any(p.products.emulated for p in pages)
             timeseries = None
             if len(pages) >= 2:
-                timeseries = _timeseries(results, pages, catalog, include_flagged)
+                timeseries = _timeseries(b, pages)
             nav = [p.id for p in pages]
             _write_assets(tmp / "assets")
             for page in pages:
-                _write_data(results / page.id, page, tmp / "data" / page.id, warn, out, before)
+                _write_data(b, page, tmp / "data" / page.id)
                 for name in page.products.figures:
                     figure = _figures_js(page.products.figures.only(name).json())
                     html.write(tmp / "data" / page.id / figure_file(name), figure)
@@ -192,7 +202,7 @@ def build_site(
             # is raised here: the thread's query is stopped below, never waited for
             while not wait([computing], timeout=0.2).done:
                 check_interrupt()
-            hist = computing.result()
+            has_history = computing.result()
         except BaseException:
             # the thread writes into the folder being built, which is removed now: after it,
             # its query stopped (an interrupt reaches only this thread's). Again until it
@@ -203,7 +213,6 @@ def build_site(
                 interrupt_queries()
                 wait([computing], timeout=0.2)
             raise
-        has_history = hist is not None
         for page in pages:
             text = _sweep_html(page, nav, "../", None, has_history, has_studies)
             html.write(tmp / "sweeps" / f"{page.id}.html", text)
@@ -213,13 +222,7 @@ def build_site(
         methodology = _methodology_html(nav, emulated_any, has_history, has_studies)
         html.write(tmp / "methodology.html", methodology)
         html.write(tmp / "data.html", _data_html(pages, emulated_any, has_history, has_studies))
-        if hist is not None:
-            from orchestrator.site import history_pages as site_history
-
-            # the pair pages are written already (_history_pages)
-            site_history.write_pages(tmp, hist, studies=has_studies, pair_pages=False)
-            html.write(tmp / "index.html", site_history.matrix_html(hist, has_studies, prefix=""))
-        studies = _write_study_pages(results / STUDIES_DIR, tmp / "studies", has_history, warn)
+        studies = _write_study_pages(b, tmp / "studies", has_history)
         if studies:
             log(f"site: {len(studies)} TCP study pages (studies/index.html)")
     try:
@@ -232,36 +235,27 @@ def build_site(
                 save_products(results / page.id, page.products)
         return out / "index.html"
     finally:
-        # what versions before 0 bytes of kept state left (the history figures' cache,
-        # the matrix's, pair pages' and series' states): the site no longer reads them
+        # the kept states of versions before (the matrix's, pair pages', series'): unread
         with contextlib.suppress(OSError):  # never through a linked .cache
             remove_within(results, results / ".cache" / "site")
 
 
-def _sweep_pages(
-    results: Path,
-    dirs: Sequence[Path],
-    catalog: Catalog,
-    max_points: int,
-    warn: Callable[[str], None],
-    log: Callable[[str], None],
-    include_flagged: bool,
-) -> list[SweepPage]:
+def _sweep_pages(b: _Build, dirs: Sequence[Path]) -> list[SweepPage]:
     """The page of each sweep that can be read and has usable measurements (one line for
     each left out); UserError when none has."""
     pages: list[SweepPage] = []
     for sweep_dir in dirs:
         try:
-            page = _sweep_page(sweep_dir, catalog, max_points, warn, include_flagged)
+            page = _sweep_page(b, sweep_dir)
         except UserError as e:
-            warn(f"site: sweep {sweep_dir.name} left out: {e}")
+            b.warn(f"site: sweep {sweep_dir.name} left out: {e}")
             continue
         if page is None:
-            log(f"site: {sweep_dir.name} has no usable measurements, left out")
+            b.log(f"site: {sweep_dir.name} has no usable measurements, left out")
             continue
         pages.append(page)
     if not pages:
-        raise UserError(f"no usable measurements in any sweep under {results}")
+        raise UserError(f"no usable measurements in any sweep under {b.results}")
     return pages
 
 
@@ -273,9 +267,7 @@ def _published(path: Path, rows: int, dropped: int) -> dict[str, int]:
     return {"rows": rows, "dropped": dropped, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
-def _timeseries(
-    results: Path, pages: Sequence[SweepPage], catalog: Catalog, include_flagged: bool
-) -> Any:
+def _timeseries(b: _Build, pages: Sequence[SweepPage]) -> Any:
     """Every pair's median per sweep over time, from each page's medians (read once,
     when its report was computed); from the rows again only when a sweep id's rows are
     in several folders (their medians are of all its rows together)."""
@@ -287,9 +279,9 @@ def _timeseries(
         p = page.products
         if any(s in sweeps for s in p.sweeps):
             combined = load_inputs(
-                sweep_dirs_=[results / q.id for q in pages],
-                catalog=catalog,
-                include_flagged=include_flagged,
+                sweep_dirs_=[b.results / q.id for q in pages],
+                catalog=b.catalog,
+                include_flagged=b.include_flagged,
             )
             started = {s.id: s.started_utc or s.id for s in combined.sweeps.values()}
             return timeseries_figure(combined.data, started, emulated=combined.emulated)
@@ -302,15 +294,13 @@ def _timeseries(
     return series_figure(medians, list(regions), list(sweeps), started, emulated=emulated)
 
 
-def _write_study_pages(
-    studies: Path, dest: Path, history: bool, warn: Callable[[str], None]
-) -> list[str]:
+def _write_study_pages(b: _Build, dest: Path, history: bool) -> list[str]:
     """studies/<id>.html from each study's study.md (Markdown, rendered by markdown-it-py
     with the site's header, CSS and banner), and studies/index.html listing them; returns
     the ids written (none: nothing is written)."""
     from markdown_it import MarkdownIt
 
-    from orchestrator.study import REPORT_FILE, study_ids
+    from orchestrator.study import REPORT_FILE, STUDIES_DIR, study_ids
 
     # a study's text is data: raw HTML is escaped, and nothing becomes a link (the site
     # links only to its own files; '<gcp:b>' would read as a URL of scheme 'gcp')
@@ -318,13 +308,14 @@ def _write_study_pages(
     md.disable(["autolink", "link", "image"])
     written = []
     emulated_any = False
+    studies = b.results / STUDIES_DIR
     for study_id in study_ids(studies):
         source = studies / study_id / REPORT_FILE
         try:
             text = source.read_text(encoding="utf-8")
             meta = read_sweep_meta(studies / study_id)
         except (OSError, UnicodeDecodeError, UserError) as e:
-            warn(f"site: study {study_id} left out: {e}")
+            b.warn(f"site: study {study_id} left out: {e}")
             continue
         emulated = is_emulated(meta.get("backend"))
         emulated_any |= emulated
@@ -351,60 +342,52 @@ def _write_study_pages(
     return written
 
 
-def _history_pages(
-    results: Path,
-    catalog: Catalog | None,
-    warn: Callable[[str], None],
-    include_flagged: bool,
-    into: Path,
-    studies: bool,
-) -> Any:
-    """The history pages' figures (a HistoryData), or None without a store or with one
-    that cannot be read (one warning); the pair pages are written into `into`, the folder
-    being built, as soon as their data is there."""
+def _history_pages(b: _Build, into: Path) -> bool:
+    """The history pages and the front page, the matrix, written into `into`, the folder
+    being built (the pair pages as soon as their data is there); False without a store or
+    with one that cannot be read (one warning)."""
     import duckdb
 
     from orchestrator.history import StoreBusy, opened, store_path
     from orchestrator.site import history_pages as site_history
 
-    if not store_path(results).exists():
-        return None
+    if not store_path(b.results).exists():
+        return False
 
     try:
-        with opened(results, read_only=True) as con:
-            return site_history.history_data(
+        with opened(b.results, read_only=True) as con:
+            data = site_history.history_data(
                 con,
-                catalog=catalog,
-                include_flagged=include_flagged,
-                pair_pages=lambda data: site_history.write_pair_pages(into, data, studies),
+                catalog=b.catalog,
+                include_flagged=b.include_flagged,
+                pair_pages=lambda data: site_history.write_pair_pages(into, data, b.studies),
             )
     except (StoreBusy, duckdb.InterruptException):
         raise  # the whole site or none: its history pages are not left out for a lock or ^C
     except UserError as e:
-        warn(f"site: history pages left out: {e}")
+        b.warn(f"site: history pages left out: {e}")
     except duckdb.Error as e:
-        warn(
+        b.warn(
             f"site: history pages left out: {' '.join(str(e).split())[:200]}: "
             "run 'interregion history rebuild'"
         )
+    else:
+        site_history.write_pages(into, data, b.studies, pair_pages=False)
+        html.write(into / "index.html", site_history.matrix_html(data, b.studies, prefix=""))
+        return True
     shutil.rmtree(into / "history", ignore_errors=True)  # pages written before it failed
-    return None
+    return False
 
 
-def _sweep_page(
-    sweep_dir: Path,
-    catalog: Catalog | None,
-    max_points: int,
-    warn: Callable[[str], None],
-    include_flagged: bool = False,
-) -> SweepPage | None:
+def _sweep_page(b: _Build, sweep_dir: Path) -> SweepPage | None:
     """A sweep's page, from its report's cache entry when its inputs have not changed
     since (orchestrator.report.cache), else computed and the entry written."""
-    key = input_key(sweep_dir, catalog, include_flagged)
+    key = input_key(sweep_dir, b.catalog, b.include_flagged)
     products = load_products(sweep_dir, key)
+    max_points = b.max_points
     if products is None or products.max_points != max_points:
         loaded = load_inputs(
-            sweep_dirs_=[sweep_dir], catalog=catalog, include_flagged=include_flagged
+            sweep_dirs_=[sweep_dir], catalog=b.catalog, include_flagged=b.include_flagged
         )
         if len(loaded.data) == 0:
             return None
@@ -417,7 +400,7 @@ def _sweep_page(
         )
         save_products(sweep_dir, products)
     for line in products.warnings:
-        warn(f"site: {line}")
+        b.warn(f"site: {line}")
     meta = public_sweep_record(read_sweep_meta(sweep_dir))
     return SweepPage(sweep_dir.name, products, meta)
 
@@ -447,23 +430,17 @@ def _write_assets(assets: Path) -> None:
         shutil.copyfile(ASSETS / name, assets / name)
 
 
-def _write_data(
-    sweep_dir: Path,
-    page: SweepPage,
-    dest: Path,
-    warn: Callable[[str], None],
-    out: Path,
-    before: set[str],
-) -> None:
-    """A sweep's downloads. Its rows are taken from the site at `out` (listed in
-    `before`, its manifest) when its cache entry says that copy is of the same inputs
-    and the file is as written; else parsed again (write_parsed_rows)."""
+def _write_data(b: _Build, page: SweepPage, dest: Path) -> None:
+    """A sweep's downloads. Its rows are taken from the site at `out` (listed in its
+    manifest) when its cache entry says that copy is of the same inputs and the file is
+    as written; else parsed again (write_parsed_rows)."""
     dest.mkdir(parents=True, exist_ok=True)
+    sweep_dir = b.results / page.id
     rows = dest / "measurements.csv"
     done = page.products.published
-    old = out / "data" / page.id / "measurements.csv"
+    old = b.out / "data" / page.id / "measurements.csv"
     taken = False
-    if done and f"data/{page.id}/measurements.csv" in before:
+    if done and f"data/{page.id}/measurements.csv" in b.before:
         published = _published(old, done.get("rows", -1), done.get("dropped", -1))
         taken = published == done and _copy(old, rows)
     if taken:
@@ -476,10 +453,9 @@ def _write_data(
         page.rows_published, page.rows_dropped = write_parsed_rows(
             sweep_dir / "measurements.csv", rows
         )
-    if page.rows_dropped:
-        warn(
-            f"site: {page.id}: {page.rows_dropped} damaged row(s) of measurements.csv not published"
-        )
+    dropped = page.rows_dropped
+    if dropped:
+        b.warn(f"site: {page.id}: {dropped} damaged row(s) of measurements.csv not published")
     if page.meta:
         html.write(dest / "sweep.json", json.dumps(page.meta, indent=1) + "\n")
     write_csv(dest / "summary.csv", SUMMARY_COLUMNS, (s.row() for s in page.products.summaries))
@@ -609,6 +585,7 @@ def _outlier_table(outliers: Sequence[PairOutlier]) -> str:
         return "<p class='muted'>No pair's RTT is far above its cloud pair's fit.</p>\n"
     head = "<tr><th>pair</th><th>distance (km)</th><th>RTT (ms)</th><th>fit (ms)</th>"
     head += "<th>excess (ms)</th><th>robust z</th></tr>"
+    more = len(outliers) - 50
     rows = []
     for o in outliers[:50]:
         z = display_cell("robust_z", o.robust_z, "{:.1f}")  # inf when the MAD is 0
@@ -618,12 +595,8 @@ def _outlier_table(outliers: Sequence[PairOutlier]) -> str:
             f"<td>{o.distance_km:.0f}</td><td>{o.rtt_ms:.1f}</td><td>{o.fit_rtt_ms:.1f}</td>"
             f"<td>{o.excess_ms:.1f}</td><td>{z}</td></tr>"
         )
-    more = (
-        f"<p class='muted'>{len(outliers) - 50} more in outliers.csv</p>"
-        if len(outliers) > 50
-        else ""
-    )
-    return f"<table id='outliers'>{head}{''.join(rows)}</table>\n{more}"
+    note = f"<p class='muted'>{more} more in outliers.csv</p>" if more > 0 else ""
+    return f"<table id='outliers'>{head}{''.join(rows)}</table>\n{note}"
 
 
 def _filter_form() -> str:
@@ -662,11 +635,9 @@ def _sweep_html(
     title = f"Sweep {page.id}"
     parts = [html.head(title, prefix, history, studies), html.banner(p.emulated)]
     parts.append(f"<h1>{_e(title)}{' (emulated)' if p.emulated else ''}</h1>\n")
-    started = p.started_utc
-    backends = ", ".join(p.backends)
     parts.append(
         f"<p>{p.rows} measurements between {len(p.regions)} regions; "
-        f"started {_e(started)}; backend {_e(backends)}. "
+        f"started {_e(p.started_utc)}; backend {_e(', '.join(p.backends))}. "
         f"Downloads: <a href='{prefix}data/{_e(page.id)}/measurements.csv'>measurements.csv</a>, "
         f"<a href='{prefix}data/{_e(page.id)}/summary.csv'>summary.csv</a>, "
         f"<a href='{prefix}data/{_e(page.id)}/outliers.csv'>outliers.csv</a> "
