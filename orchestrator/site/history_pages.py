@@ -428,6 +428,8 @@ def pair_data(
     for info in infos:
         start, _end = window_bounds(info, PAIR_WINDOW)
         shown_from, shown_to = iso_utc(start), iso_utc(info.latest)
+        since = shown_from or ""  # the marks that show (an old span would stretch the axis)
+        episodes, configs = marks["episodes"], marks["configs"]
         caption = source_caption(
             {"source": info.name, "label": info.label, "emulated": info.emulated}
         )
@@ -435,6 +437,7 @@ def pair_data(
             con, info.name, start
         ):
             key = (min(src, dst), max(src, dst))
+            here = (info.name, *key)
             page = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": {}})
             entry = page["sources"].get(info.name)
             if entry is None:
@@ -447,16 +450,11 @@ def pair_data(
                     "window_start_utc": shown_from,
                     "window_end_utc": shown_to,
                     "directions": [],
-                    # only what shows in the window (an old span would stretch the axis)
                     "episodes": [
-                        e
-                        for e in marks["episodes"].get((info.name, *key), [])
-                        if shown_from is None or (e["closed_utc"] or "~") >= shown_from
+                        e for e in episodes.get(here, []) if (e["closed_utc"] or "~") >= since
                     ],
                     "configuration_changes": [
-                        c
-                        for c in marks["configs"].get((info.name, *key), [])
-                        if shown_from is None or c["utc"] >= shown_from
+                        c for c in configs.get(here, []) if c["utc"] >= since
                     ],
                 }
             entry["directions"].append(
@@ -768,8 +766,7 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
             "cells with an open episode are outlined. Sources are never mixed: the caption "
             "names the one shown.</p></details>\n",
             "<noscript><p>The matrix is drawn by JavaScript from matrix-data.js.</p></noscript>\n",
-            f"<script src='{here}matrix-data.js'></script>\n",
-            f"<script src='{prefix}assets/history.js'></script>\n",
+            html.scripts(f"{here}matrix-data.js", f"{prefix}assets/history.js"),
             html.foot(),
         ]
     )
@@ -1018,9 +1015,6 @@ def pair_html(page: dict[str, Any], studies: bool = False) -> str:
                 f"data-source='{n}' data-metric='{metric}'></div>\n"
             )
     parts.append(html.json_script("pair-data", page))
-    parts.append(
-        "<script src='../../assets/plotly.min.js'></script>\n"
-        "<script src='../../assets/history.js'></script>\n"
-    )
+    parts.append(html.scripts("../../assets/plotly.min.js", "../../assets/history.js"))
     parts.append(html.foot())
     return "".join(parts)

@@ -67,6 +67,10 @@ def foot() -> str:
     return "</main>\n</body>\n</html>\n"
 
 
+def scripts(*srcs: str) -> str:
+    return "".join(f"<script src='{src}'></script>\n" for src in srcs)
+
+
 def banner(emulated: bool, what: str = "These results were", attrs: str = "") -> str:
     if not emulated:
         return ""

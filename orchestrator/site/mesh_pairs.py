@@ -38,21 +38,17 @@ def mesh_pair_data(
         if newest is None:
             continue
         start = newest - MESH_PAIR_WINDOW + timedelta(minutes=5)
-        caption = source_caption(
-            {"source": info.name, "label": info.label, "emulated": info.emulated}
-        )
         for d in pair_bins(con, info.name, start, newest):
             key = (min(d["src"], d["dst"]), max(d["src"], d["dst"]))
             entries = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": {}})["sources"]
             if info.name not in entries:
-                entries[info.name] = _entry(con, info, caption, key, marks, start, newest)
+                entries[info.name] = _entry(con, info, key, marks, start, newest)
             entries[info.name]["directions"].append(d)
 
 
 def _entry(
     con: Any,
     info: SourceInfo,
-    caption: str,
     key: tuple[str, str],
     marks: dict[tuple[str, str, str], list[Any]],
     start: datetime,
@@ -76,7 +72,9 @@ def _entry(
         "source": info.name,
         "kind": "mesh",
         "emulated": info.emulated,
-        "caption": caption,
+        "caption": source_caption(
+            {"source": info.name, "label": info.label, "emulated": info.emulated}
+        ),
         "bin_s": 300,
         "window_start_utc": shown_from,
         "window_end_utc": iso_utc(newest),

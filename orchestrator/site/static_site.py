@@ -310,9 +310,8 @@ def _write_study_pages(b: _Build, dest: Path, history: bool) -> list[str]:
     emulated_any = False
     studies = b.results / STUDIES_DIR
     for study_id in study_ids(studies):
-        source = studies / study_id / REPORT_FILE
         try:
-            text = source.read_text(encoding="utf-8")
+            text = (studies / study_id / REPORT_FILE).read_text(encoding="utf-8")
             meta = read_sweep_meta(studies / study_id)
         except (OSError, UnicodeDecodeError, UserError) as e:
             b.warn(f"site: study {study_id} left out: {e}")
@@ -405,21 +404,17 @@ def _sweep_page(b: _Build, sweep_dir: Path) -> SweepPage | None:
     return SweepPage(sweep_dir.name, products, meta)
 
 
-def public_sweep_record(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The part of a sweep.json the site may publish (PUBLIC_SWEEP_FIELDS)."""
-    return _allowed(record, PUBLIC_SWEEP_FIELDS)
-
-
-def _allowed(value: Any, spec: Any) -> Any:
+def public_sweep_record(value: Any, spec: Any = PUBLIC_SWEEP_FIELDS) -> Any:
+    """The part of a sweep.json (or of one of its values, by `spec`) the site may publish."""
     if spec is True:
         return value
     if isinstance(spec, list):
-        return [_allowed(v, spec[0]) for v in value] if isinstance(value, list) else None
+        return [public_sweep_record(v, spec[0]) for v in value] if isinstance(value, list) else None
     if not isinstance(value, Mapping):
         return None
     if "*" in spec:  # a map of names (the stages) whose values share one spec
-        return {str(k): _allowed(v, spec["*"]) for k, v in value.items()}
-    return {k: _allowed(value[k], sub) for k, sub in spec.items() if k in value}
+        return {str(k): public_sweep_record(v, spec["*"]) for k, v in value.items()}
+    return {k: public_sweep_record(value[k], sub) for k, sub in spec.items() if k in value}
 
 
 def _write_assets(assets: Path) -> None:
@@ -649,13 +644,10 @@ def _sweep_html(
     parts.append(_uncertainty_table(p.summaries))
     parts.append("<h2>Outliers</h2>\n" + _outlier_table(p.outliers))
     names = list(p.figures)
-    scripts = [
-        f"<script src='{prefix}data/{_e(page.id)}/{figure_file(name)}'></script>\n"
-        for name in names
-    ]
+    scripts = [f"{prefix}data/{_e(page.id)}/{figure_file(name)}" for name in names]
     if timeseries is not None:
         names.append("timeseries")
-        scripts.append(f"<script src='{prefix}data/{TIMESERIES_FILE}'></script>\n")
+        scripts.append(f"{prefix}data/{TIMESERIES_FILE}")
     parts.append("<h2>Charts</h2>\n")
     for name in names:
         text = _CHART_TEXT.get(name, f"RTT and throughput against distance, {name[9:]}.")
@@ -671,13 +663,8 @@ def _sweep_html(
                 "<span id='series-picker-note' class='muted'></span></form>\n"
             )
     parts.append(_sweep_list(nav, prefix))
-    parts += scripts
-    parts += [
-        f"<script src='{prefix}assets/plotly.min.js'></script>\n"
-        f"<script src='{prefix}assets/geo_assets.js'></script>\n"
-        f"<script src='{prefix}assets/site.js'></script>\n",
-        html.foot(),
-    ]
+    assets = [f"{prefix}assets/{name}" for name in ("plotly.min.js", "geo_assets.js", "site.js")]
+    parts += [html.scripts(*scripts, *assets), html.foot()]
     return "".join(parts)
 
 
