@@ -7,6 +7,7 @@ file:// forbids fetching local JSON). Sources are never mixed (docs/reports-and-
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -386,9 +387,7 @@ def matrix_data(
 
 
 def changes_data(
-    con: duckdb.DuckDBPyConnection,
-    found: Detection,
-    infos: Sequence[SourceInfo],
+    con: duckdb.DuckDBPyConnection, found: Detection, infos: Sequence[SourceInfo]
 ) -> dict[str, Any]:
     """Pair and host episodes (open and closed) and configuration changes, apart; the
     pairs not judged yet (too few comparable runs), counted."""
@@ -483,15 +482,12 @@ def _detectable_rtt(found: Detection) -> dict[tuple[str, str, str], float | None
     """(source, src, dst) -> the smallest detectable RTT change, under the rule in force;
     once per scale and rule (a bisection: many pairs' scales are the floor)."""
     last = {(k.source, k.src, k.dst): k for k in found.scales if k.metric == "rtt"}
-    sizes: dict[tuple[float, Any], float | None] = {}
-    out = {}
-    for pair, k in last.items():
-        scale, rule = found.scales[k], rule_in_force(found, k)
-        if (scale, rule) not in sizes:
-            change = detectable_change(scale, "rtt", rule)
-            sizes[scale, rule] = change["smallest_detectable_change"]
-        out[pair] = sizes[scale, rule]
-    return out
+
+    @functools.cache
+    def size(scale: float, rule: Any) -> float | None:
+        return detectable_change(scale, "rtt", rule)["smallest_detectable_change"]
+
+    return {pair: size(found.scales[k], rule_in_force(found, k)) for pair, k in last.items()}
 
 
 PairSeries = tuple[str, str, list[Any], list[Any], list[Any], list[Any], tuple[int, int]]
