@@ -208,9 +208,20 @@ def history_bench(sweeps: int, fresh: bool, figures: Figures, ingest_only: bool 
                 f"  kept state outside the store: {kept_mb:.0f} MB (budget 0); the store "
                 f"{store_mb:,.0f} MB; the previous site {previous:.0f} MB (deletable)"
             )
+            lines = code_lines()
+            print(f"  orchestrator/site/ + orchestrator/history/: {lines:,} lines (budget 7,000)")
+            figures.table("the code", ["packages", "lines", "budget"]).add(
+                "orchestrator/site/ + orchestrator/history/", lines, 7000
+            )
         finally:
             forget_sweep(results, new)
             shutil.rmtree(results / new, ignore_errors=True)
+
+
+def code_lines() -> int:
+    """The lines of orchestrator/site/ and orchestrator/history/ (issue 28's budget)."""
+    packages = (ROOT / "orchestrator" / name for name in ("site", "history"))
+    return sum(len(f.read_text().splitlines()) for p in packages for f in p.glob("*.py"))
 
 
 def timed_site(

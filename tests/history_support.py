@@ -152,11 +152,35 @@ def record_of(folder: Path) -> dict:
 V11_TIMES = {"episodes": ("started_t", "confirmed_t", "closed_t"), "config_changes": ("t",)}
 
 
-def as_version_11(path: Path) -> None:
-    """The store at `path` as version 11 left it: the times of episodes and config_changes
-    as text (`2026-11-22T01:30:00.123Z`, "" for an episode not closed)."""
+def as_version_12(path: Path) -> None:
+    """The store at `path` as version 12 left it: the bins' sums (`total`) as DOUBLE, of
+    the values themselves; no stored RTT per test (rtt_run_ms)."""
     import duckdb
 
+    from orchestrator.history import metrics
+
+    rtt = metrics.METRICS["rtt"].total_scale
+    scales = " ".join(
+        f"WHEN '{m.name}' THEN {m.total_scale}" for m in metrics.METRICS.values() if m.one_value
+    )
+    con = duckdb.connect(str(path))
+    try:
+        for table, scale in (("rtt_bins", str(rtt)), ("value_bins", f"CASE metric {scales} END")):
+            con.execute(f"ALTER TABLE {table} ALTER total TYPE DOUBLE USING total / {scale}")
+        for table in ("recent", "archive"):
+            con.execute(f"ALTER TABLE {table} DROP COLUMN rtt_run_ms")
+        con.execute("UPDATE meta SET value = '12' WHERE key = 'schema_version'")
+    finally:
+        con.close()
+
+
+def as_version_11(path: Path) -> None:
+    """The store at `path` as version 11 left it: as version 12 did (as_version_12), and
+    the times of episodes and config_changes as text (`2026-11-22T01:30:00.123Z`, "" for
+    an episode not closed)."""
+    import duckdb
+
+    as_version_12(path)
     con = duckdb.connect(str(path))
     try:
         for table, columns in V11_TIMES.items():

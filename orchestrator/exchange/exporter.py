@@ -95,12 +95,14 @@ def export(results: Path, out: Path, fmt: str, since: datetime | None = None) ->
         raise UserError(f"--out {out} is {problem}: give the path of a regular file, or a new one")
     tmp = out.with_name(f".{out.name}.tmp")
     with opened(results, read_only=True) as con:
-        columns = [d[0] for d in con.execute("SELECT * FROM measurements LIMIT 0").description]
+        # the rows as measured: not the RTT the store computes of each (rtt_run_ms)
+        rows = "SELECT * EXCLUDE (rtt_run_ms) FROM measurements"
+        columns = [d[0] for d in con.execute(f"{rows} LIMIT 0").description]
         _check_export_target(results, out, fmt, columns, con)
         (count,) = con.execute(f"SELECT count(*) FROM measurements {where}", params).fetchone() or (
             0,
         )
-        query = f"SELECT * FROM measurements {where} ORDER BY started_utc, sweep_id, src, dst"
+        query = f"{rows} {where} ORDER BY started_utc, sweep_id, src, dst"
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
             con.execute(f"COPY ({query}) TO '{_quoted(tmp)}' ({options})", params)

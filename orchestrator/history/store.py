@@ -47,7 +47,13 @@ from orchestrator.history.fingerprint import (
     imported_fields,
 )
 from orchestrator.history.histogram import bin_sql
-from orchestrator.history.metrics import METRICS, PINGS_LOST_SQL, PINGS_SENT_SQL
+from orchestrator.history.metrics import (
+    METRICS,
+    PINGS_LOST_SQL,
+    PINGS_SENT_SQL,
+    RTT_RUN_SQL,
+    total_sql,
+)
 from orchestrator.model import is_emulated
 from orchestrator.results import (
     DEFAULT_TIER,
@@ -92,8 +98,10 @@ IMPORTS_DIR = "imports"
 # value_bins computed again and both); 10: test_days' pings_sent and pings_lost (7 to 9
 # migrate: filled from the stored rows); 11: the day summaries' quarter rows (7 to 10
 # migrate: from their day rows); 12: change detection's times (episodes', configuration
-# changes') as TIMESTAMP, no longer text (7 to 11 migrate: converted in place)
-STORE_SCHEMA_VERSION = 12
+# changes') as TIMESTAMP, no longer text (7 to 11 migrate: converted in place); 13: the
+# bins' totals as integers (metrics.Metric.total_scale), and each test's RTT stored
+# (rtt_run_ms; 1 to 12 migrate: converted in place, filled from the stored rows)
+STORE_SCHEMA_VERSION = 13
 # Rows older than this (from their source's latest sweep) move to `archive`, once at
 # least ARCHIVE_CHUNK_DAYS of them are due: the 1M window stays in `recent`.
 ARCHIVE_AFTER_DAYS = 35
@@ -130,6 +138,7 @@ STORE_COLUMNS: tuple[str, ...] = (
     "dst",
     "fingerprint",
     "rtt_samples_ms",
+    "rtt_run_ms",  # metrics.RTT_RUN_SQL of the row, computed as it is written (fill_run_values)
 )
 _COLUMN_TYPES = {
     **{c: _sql_type(c) for c in MEASUREMENT_COLUMNS},
@@ -138,17 +147,18 @@ _COLUMN_TYPES = {
     "dst": "VARCHAR",
     "fingerprint": "VARCHAR",
     "rtt_samples_ms": "DOUBLE[]",
+    "rtt_run_ms": "DOUBLE",
 }
 
 _QUOTED_COLUMNS = ", ".join(f'"{c}"' for c in STORE_COLUMNS)
 _VIEW = "CREATE VIEW measurements AS SELECT * FROM recent UNION ALL SELECT * FROM archive"
 _RTT_BINS = (
     "CREATE TABLE rtt_bins (source VARCHAR, pair INTEGER, day DATE, days INTEGER, "
-    "flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total DOUBLE)"
+    "flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total BIGINT)"
 )
 _VALUE_BINS = (
     "CREATE TABLE value_bins (source VARCHAR, metric VARCHAR, pair INTEGER, day DATE, "
-    "days INTEGER, flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total DOUBLE)"
+    "days INTEGER, flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total BIGINT)"
 )
 _TEST_DAYS = (
     "CREATE TABLE test_days (source VARCHAR, metric VARCHAR, pair INTEGER, day DATE, "
@@ -252,6 +262,8 @@ def connect(
     except duckdb.Error as e:
         raise _open_error(path, e) from None
     try:
+        # no progress bar of DuckDB's on a long statement (an upgrade): our lines say it
+        con.execute("SET enable_progress_bar = false")
         if fresh:
             with transaction(con):
                 for statement in _SCHEMA:
@@ -279,22 +291,27 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     coarser bins; 8 -> 9: the mesh's tables, empty; 9 -> 10: test_days' pings sent and
     lost, test_days computed again; 10 -> 11: the day summaries' quarter rows, from their
     day rows; 11 -> 12: the times of episodes and config_changes typed
-    (judgments.type_times). One transaction."""
+    (judgments.type_times); 12 -> 13: the bins' sums as integers (_exact_totals) and each
+    test's RTT stored (_add_run_values). One transaction."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
         return
-    if not found or found[0] not in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"):
+    if not found or found[0] not in [str(n) for n in range(1, STORE_SCHEMA_VERSION)]:
         return
-    if found[0] == "11":
+    if found[0] in ("11", "12"):
         info(
-            f"history: upgrading the store from version 11 to {STORE_SCHEMA_VERSION} "
-            "(change detection's times typed)"
+            f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
+            + ("(change detection's times typed, " if found[0] == "11" else "(")
+            + "the bins' sums as integers, each test's RTT stored)"
         )
         with transaction(con):
-            judgments.type_times(con)
+            _exact_totals(con)
+            _add_run_values(con)
+            if found[0] == "11":
+                judgments.type_times(con)
             _set_version(con)
         return
     if found[0] in ("7", "8", "9", "10"):
@@ -307,6 +324,8 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
             + "the quarter rows from the day rows)"
         )  # fmt: skip
         with transaction(con):
+            _exact_totals(con)
+            _add_run_values(con)
             if found[0] == "7":
                 refresh_bins(con, tables=("value_bins",))
             _create_mesh_tables(con)
@@ -322,8 +341,10 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
         "for a year of full-catalog sweeps, once)"
     )
     with transaction(con):
+        _exact_totals(con)
         if found[0] not in ("5", "6"):
             _migrate_columns(con, found[0])
+        _add_run_values(con)
         if found[0] != "6":
             con.execute(_PAIRS)
             con.execute(_RTT_BINS)
@@ -354,6 +375,42 @@ def _add_ping_counts(con: duckdb.DuckDBPyConnection) -> None:
     refresh_bins(con, tables=("test_days",))
 
 
+def _exact_totals(con: duckdb.DuckDBPyConnection) -> None:
+    """6 to 12 -> 13: the bins' sums (`total`) as integers of metrics.Metric.total_scale,
+    converted in place, each stored sum rounded once (inside the caller's transaction)."""
+    for table, value in (
+        ("rtt_bins", total_sql("total", METRICS["rtt"].total_scale)),
+        ("value_bins", _value_total("total")),
+    ):
+        typed = con.execute(
+            "SELECT data_type FROM duckdb_columns() WHERE table_name = ? AND column_name = 'total'",
+            [table],
+        ).fetchone()
+        if typed and typed[0] == "DOUBLE":
+            con.execute(f"ALTER TABLE {table} ALTER total TYPE BIGINT USING {value}")
+
+
+def _add_run_values(con: duckdb.DuckDBPyConnection) -> None:
+    """1 to 12 -> 13: each stored test's RTT (rtt_run_ms), from its samples (inside the
+    caller's transaction)."""
+    for table in ("recent", "archive"):
+        con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS rtt_run_ms DOUBLE")
+    fill_run_values(con, "archive")
+    fill_run_values(con)
+
+
+def fill_run_values(
+    con: duckdb.DuckDBPyConnection, table: str = "recent", sweep_id: str | None = None
+) -> None:
+    """Store the RTT (metrics.RTT_RUN_SQL) of each row of `table` (of `sweep_id`'s, all
+    without) that has none: what every view and change detection read as a test's RTT."""
+    where = "" if sweep_id is None else " AND sweep_id = ?"
+    con.execute(
+        f"UPDATE {table} SET rtt_run_ms = {RTT_RUN_SQL} WHERE rtt_run_ms IS NULL{where}",
+        [] if sweep_id is None else [sweep_id],
+    )
+
+
 def _add_quarters(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> None:
     """7 to 10 -> 11: the quarter rows of the day summaries `tables`, from their day rows
     (inside the caller's transaction)."""
@@ -363,15 +420,10 @@ def _add_quarters(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> None
         con.execute(f"INSERT INTO {table} {select} ORDER BY first")
 
 
-def _summary_tables() -> list[str]:
-    """The schema of the one-value metrics' day summaries (version 7)."""
-    return [_VALUE_BINS, _TEST_DAYS]
-
-
 def _migrate_summaries(con: duckdb.DuckDBPyConnection) -> None:
     """6 -> 7: value_bins and test_days, filled from every stored row (inside the
     caller's transaction)."""
-    for statement in _summary_tables():
+    for statement in (_VALUE_BINS, _TEST_DAYS):
         con.execute(statement)
     refresh_bins(con, tables=("value_bins", "test_days"))
 
@@ -413,7 +465,15 @@ _MERGED = {"sum": "{b} + {a}", "min": "least({b}, {a})", "max": "greatest({b}, {
 _BINS_MERGE = {"n": "sum", "lo": "min", "hi": "max", "total": "sum"}
 _OK_TESTS = "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}"
 _DAY = "CAST(started_utc AS DATE) AS day, 1 AS days, coalesce(flags, '') AS flags"
-_BIN_VALUES = "count(*) AS n, min(x) AS lo, max(x) AS hi, sum(x) AS total"
+_BIN_VALUES = "count(*) AS n, min(x) AS lo, max(x) AS hi, sum({total}) AS total"
+
+
+def _value_total(x: str) -> str:
+    """A one-value metric's share of its bin's sum, by its metric (metrics.total_sql)."""
+    scales = " ".join(f"WHEN {m!r} THEN {METRICS[m].total_scale}" for m in VALUE_METRICS)
+    return total_sql(x, f"CASE metric {scales} END")
+
+
 _JOIN_PAIRS = "JOIN pairs p ON m.src = p.src AND m.dst = p.dst"
 # the day summaries (each also per week and month): the histogram of each pair's RTT
 # samples (rtt_bins) and of each one-value metric's values (value_bins), and each
@@ -423,7 +483,8 @@ _JOIN_PAIRS = "JOIN pairs p ON m.src = p.src AND m.dst = p.dst"
 SUMMARIES = {
     "rtt_bins": _Summary(
         ("source", "pair", "day", "days", "flags", "bin", *_BINS_MERGE),
-        f"SELECT source, p.pair, {_DAY}, {bin_sql('x')} AS bin, {_BIN_VALUES} FROM (SELECT "
+        f"SELECT source, p.pair, {_DAY}, {bin_sql('x')} AS bin, "
+        f"{_BIN_VALUES.format(total=total_sql('x', METRICS['rtt'].total_scale))} FROM (SELECT "
         "source, src, dst, "
         f"started_utc, flags, unnest({RTT_SAMPLES_SQL}) AS x {_OK_TESTS}) m {_JOIN_PAIRS} "
         "WHERE x IS NOT NULL GROUP BY ALL",
@@ -432,7 +493,8 @@ SUMMARIES = {
     # the metrics' values side by side, unnested together: one scan of the rows
     "value_bins": _Summary(
         ("source", "metric", "pair", "day", "days", "flags", "bin", *_BINS_MERGE),
-        f"SELECT source, metric, p.pair, {_DAY}, {bin_sql('x', True)} AS bin, {_BIN_VALUES} "
+        f"SELECT source, metric, p.pair, {_DAY}, {bin_sql('x', True)} AS bin, "
+        f"{_BIN_VALUES.format(total=_value_total('x'))} "
         "FROM (SELECT source, src, "
         f"dst, started_utc, flags, unnest({list(VALUE_METRICS)}) AS metric, "
         f"unnest([{', '.join(VALUE_METRICS.values())}]) AS x {_OK_TESTS}) m {_JOIN_PAIRS} "
@@ -559,8 +621,8 @@ def add_bins(
 ) -> None:
     """Merge the day summaries of a sweep's rows on the (source, day)s given into those
     of those days and their weeks and months, the sweep new to them (inside the caller's
-    transaction). The same rows as refresh_bins: counts and sums add up, smallest and
-    largest are the smaller and larger of the two (the sums differ in their last bits)."""
+    transaction). The same rows as refresh_bins: counts and sums (integers) add up,
+    smallest and largest are the smaller and larger of the two."""
     for source, day in sorted(set(days)):
         when = date.fromisoformat(day)
         scope = f"AND sweep_id = ? {_DAY_SCOPE}"
@@ -888,6 +950,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
             [fp, *(fields[k] for k in FINGERPRINT_FIELDS)],
         )
     bulk.insert(con, "recent", {c: _COLUMN_TYPES[c] for c in STORE_COLUMNS}, batch.rows)
+    fill_run_values(con, sweep_id=sweep_id)
     days = {(r["source"], r["started_utc"][:10]) for r in batch.rows if r["started_utc"]}
     if replaced:  # the days of its old rows and of its new ones, once
         refresh_bins(con, old_days | days)

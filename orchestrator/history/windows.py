@@ -28,11 +28,6 @@ from orchestrator.history import metrics as v
 if TYPE_CHECKING:
     import duckdb
 
-# a bin's sum, the same whatever order its rows are added in: DuckDB's threads add a
-# double's rows in an order that varies between runs, and a mean on the edge of its
-# shown rounding moved between two builds over the same store (0.01 ms, one cell of a
-# year); each value rounded to 1e-9 first, then added exactly
-_SUM = "sum(CAST({} AS DECIMAL(38, 9)))"
 # a CellTable's newest_us of a cell without a time (the smallest int64)
 NO_TIME = -(2**63)
 _EPOCH = datetime(1970, 1, 1)
@@ -124,12 +119,15 @@ def window_table(
     previous: bool = False,
     include_flagged: bool = False,
     pairs: Sequence[int] | None = None,
+    stats_only: bool = False,
 ) -> CellTable:
     """Every directed pair of one source and window (of the `pairs` numbers given, all
     without) with its statistics. `window` is one of views.WINDOWS or "latest";
     `previous`: the window of the same length just before it (empty for "latest" and
     "all"). Tests whose flags invalidate the metric are left out unless
-    `include_flagged`."""
+    `include_flagged`. `stats_only`: the pairs, samples and statistics alone, the tests
+    not counted (tests, pings 0, newest NO_TIME, km NaN, limiter None): what the site's
+    "change vs the previous window" reads, a fifth of its time."""
     m = v.metric(metric_name)
     if window == "latest":
         return empty_table() if previous else _latest(con, info.name, m, include_flagged, pairs)
@@ -148,7 +146,7 @@ def window_table(
         a, b = start - timedelta(days=days), start
     else:
         a, b = start, None
-    return _range(con, info.name, m, a, b, include_flagged, pairs)
+    return _range(con, info.name, m, a, b, include_flagged, pairs, stats_only)
 
 
 def window_cells(
@@ -233,69 +231,67 @@ def _range(
     b: datetime | None,
     include_flagged: bool,
     pairs: Sequence[int] | None,
+    stats_only: bool = False,
 ) -> CellTable:
     """The window of the tests starting in [a, b) (b None: from a on)."""
     valid = "" if include_flagged else f" AND {v.valid_sql(m.measure)}"
     # the numbers written out: a list parameter costs DuckDB a failed import per item
     chosen = "" if pairs is None else f" AND pair IN ({', '.join(str(int(p)) for p in pairs)})"
-    table, which = ("rtt_bins", "") if not m.one_value else ("value_bins", " AND metric = ?")
-    merged: list[str] = []
-    params: list[Any] = []
-    for span, since, until in whole_days(a, b):
-        merged.append(
-            f"SELECT pair, bin, n, lo, hi, total FROM {table} WHERE source = ?{which}{valid} "
-            f"AND days = {span} AND day >= ?" + (" AND day < ?" if until else "") + chosen
-        )
-        params += [source, *([m.name] if which else []), since, *([until] if until else [])]
     tests = f"source = ? AND status = 'ok' AND {m.present_sql}{valid} AND started_utc >= ?"
-    for since, until in _edges(a, b):
-        within = tests + (" AND started_utc < ?" if until is not None else "")
-        merged.append(
-            f"SELECT p.pair, {histogram.bin_sql('x', m.one_value)} AS bin, 1 AS n, x AS lo, "
-            "x AS hi, "
-            f"x AS total FROM (SELECT src, dst, {_value_sql(m)} AS x FROM measurements "
-            f"WHERE {within}) r JOIN pairs p ON r.src = p.src AND r.dst = p.dst "
-            f"WHERE x IS NOT NULL{chosen}"
-        )
-        params += [source, since, *([until] if until is not None else [])]
+
+    def pieces(summary: str, keys: list[Any], edge: str) -> tuple[str, list[Any]]:
+        """The UNION of `summary`'s rows (matching source and `keys`) of each range of
+        whole days and of `edge` ({within}: the filter) over the tests of each edge."""
+        parts, params = [], []
+        for span, since, until in whole_days(a, b):
+            until_sql = " AND day < ?" if until else ""
+            parts.append(f"{summary} AND days = {span} AND day >= ?{until_sql}{chosen}")
+            params += [source, *keys, since, *([until] if until else [])]
+        for since, until in _edges(a, b):
+            parts.append(edge.format(within=tests + (" AND started_utc < ?" if until else "")))
+            params += [source, since, *([until] if until is not None else [])]
+        return " UNION ALL ".join(parts), params
+
+    table, keys = ("rtt_bins", []) if not m.one_value else ("value_bins", [m.name])
+    which = " AND metric = ?" if keys else ""
+    merged, params = pieces(
+        f"SELECT pair, bin, n, lo, hi, total FROM {table} WHERE source = ?{which}{valid}",
+        keys,
+        f"SELECT p.pair, {histogram.bin_sql('x', m.one_value)} AS bin, 1 AS n, x AS lo, "
+        f"x AS hi, {v.total_sql('x', m.total_scale)} AS total FROM (SELECT src, dst, "
+        f"{_value_sql(m)} AS x FROM measurements WHERE {{within}}) r JOIN pairs p "
+        f"ON r.src = p.src AND r.dst = p.dst WHERE x IS NOT NULL{chosen}",
+    )
     found = con.execute(
-        f"SELECT pair, sum(n) AS n, min(lo) AS lo, max(hi) AS hi, {_SUM.format('total')} AS total "
-        f"FROM ({' UNION ALL '.join(merged)}) GROUP BY pair, bin ORDER BY pair, bin",
+        "SELECT pair, sum(n) AS n, min(lo) AS lo, max(hi) AS hi, "
+        f"CAST(sum(total) AS BIGINT) AS total FROM ({merged}) GROUP BY pair, bin "
+        "ORDER BY pair, bin",
         params,
     ).fetchnumpy()
+    if stats_only:
+        return _table(found, None, m.total_scale)
     # the tests: their counts, newest start and distance, and limiters, merged likewise
-    summed: list[str] = []
-    summed_params: list[Any] = []
-    for span, since, until in whole_days(a, b):
-        summed.append(
-            "SELECT pair, limiter, tests, newest, km, pings_sent, pings_lost FROM test_days "
-            "WHERE source = ? "
-            f"AND metric = ?{valid} AND days = {span} AND day >= ?"
-            + (" AND day < ?" if until else "")
-            + chosen
-        )
-        summed_params += [source, m.name, since, *([until] if until else [])]
     sent, lost = _pings_sql(m)
-    for since, until in _edges(a, b):
-        within = tests + (" AND started_utc < ?" if until is not None else "")
-        summed.append(
-            "SELECT p.pair, coalesce(limiter, '') AS limiter, count(*) AS tests, "
-            "max(started_utc) AS newest, max(distance_km) AS km, sum(sent) AS pings_sent, "
-            "sum(lost) AS pings_lost FROM (SELECT src, dst, limiter, started_utc, distance_km, "
-            f"{sent} AS sent, {lost} AS lost FROM measurements WHERE {within}) r JOIN pairs p "
-            f"ON r.src = p.src AND r.dst = p.dst WHERE true{chosen} GROUP BY p.pair, limiter"
-        )
-        summed_params += [source, since, *([until] if until is not None else [])]
+    summed, summed_params = pieces(
+        "SELECT pair, limiter, tests, newest, km, pings_sent, pings_lost FROM test_days "
+        f"WHERE source = ? AND metric = ?{valid}",
+        [m.name],
+        "SELECT p.pair, coalesce(limiter, '') AS limiter, count(*) AS tests, "
+        "max(started_utc) AS newest, max(distance_km) AS km, sum(sent) AS pings_sent, "
+        "sum(lost) AS pings_lost FROM (SELECT src, dst, limiter, started_utc, distance_km, "
+        f"{sent} AS sent, {lost} AS lost FROM measurements WHERE {{within}}) r JOIN pairs p "
+        f"ON r.src = p.src AND r.dst = p.dst WHERE true{chosen} GROUP BY p.pair, limiter",
+    )
     limiter = "map_from_entries(list((limiter, tests)))" if m.measure == "throughput" else "NULL"
     counted = con.execute(
         "SELECT pair, sum(tests) AS tests, max(km) AS km, epoch_us(max(newest)) AS newest, "
         f"{limiter} AS limiter, sum(pings_sent) AS pings_sent, sum(pings_lost) AS pings_lost "
         "FROM (SELECT pair, limiter, sum(tests) AS tests, max(newest) AS newest, max(km) AS "
         "km, sum(pings_sent) AS pings_sent, sum(pings_lost) AS pings_lost FROM "
-        f"({' UNION ALL '.join(summed)}) GROUP BY pair, limiter) GROUP BY pair ORDER BY pair",
+        f"({summed}) GROUP BY pair, limiter) GROUP BY pair ORDER BY pair",
         summed_params,
     ).fetchnumpy()
-    return _table(found, counted)
+    return _table(found, counted, m.total_scale)
 
 
 def _pings_sql(m: v.Metric) -> tuple[str, str]:
@@ -340,7 +336,8 @@ def _latest(
         "QUALIFY row_number() OVER (PARTITION BY src, dst ORDER BY started_utc DESC) = 1) "
         f"SELECT p.pair, {histogram.bin_sql('x', m.one_value)} AS bin, count(*) AS n, "
         "min(x) AS lo, "
-        f"max(x) AS hi, {_SUM.format('x')} AS total, any_value(distance_km) AS km, "
+        f"max(x) AS hi, CAST(sum({v.total_sql('x', m.total_scale)}) AS BIGINT) AS total, "
+        "any_value(distance_km) AS km, "
         "epoch_us(any_value(started_utc)) AS newest, any_value(limiter) AS limiter, "
         "any_value(pings_sent) AS pings_sent, any_value(pings_lost) AS pings_lost "
         "FROM (SELECT *, unnest(s) AS x FROM t) r JOIN pairs p ON r.src = p.src AND "
@@ -360,7 +357,7 @@ def _latest(
         "pings_sent": np.asarray(found["pings_sent"])[firsts],
         "pings_lost": np.asarray(found["pings_lost"])[firsts],
     }
-    return _table(found, counted)
+    return _table(found, counted, m.total_scale)
 
 
 def _mode(counts: Any) -> str | None:
@@ -382,10 +379,11 @@ def _run_starts(sorted_keys: Any) -> Any:
     return np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))
 
 
-def _table(found: Mapping[str, Any], counted: Mapping[str, Any]) -> CellTable:
-    """The CellTable of merged bins (`found`: pair, n, lo, hi, total, in pair and value
-    order) and of each pair's tests (`counted`: pair, tests, km, newest, limiter,
-    pings_sent, pings_lost, in pair order): the pairs that have both."""
+def _table(found: Mapping[str, Any], counted: Mapping[str, Any] | None, scale: int) -> CellTable:
+    """The CellTable of merged bins (`found`: pair, n, lo, hi, total (in 1 / `scale` of
+    the unit: metrics.Metric.total_scale), in pair and value order) and of each pair's
+    tests (`counted`: pair, tests, km, newest, limiter, pings_sent, pings_lost, in pair
+    order): the pairs that have both (None: the bins' pairs, their tests not counted)."""
     import numpy as np
 
     n = np.asarray(found["n"], dtype=np.int64)
@@ -396,8 +394,23 @@ def _table(found: Mapping[str, Any], counted: Mapping[str, Any]) -> CellTable:
     pairs = bin_pair[firsts]
     samples = np.add.reduceat(n, firsts)
     qs = histogram.quantiles(firsts, n, found["lo"], found["hi"], list(v.QUANTILES.values()))
-    mean = np.add.reduceat(np.asarray(found["total"], dtype=np.float64), firsts) / samples
+    # the bins' sums added exactly (int64: a year of a pair's RTT is 1e13 ns), then scaled
+    total = np.add.reduceat(np.asarray(found["total"], dtype=np.int64), firsts)
+    mean = total / scale / samples
     stats = np.concatenate([qs, mean[:, None]], axis=1)  # views.STATS: the quantiles, mean
+    if counted is None:
+        none = np.zeros(len(pairs), dtype=np.int64)
+        return CellTable(
+            pairs,
+            none,
+            samples,
+            stats,
+            none + NO_TIME,
+            none + np.nan,
+            [None] * len(pairs),
+            none,
+            none,
+        )
     counted_pair = np.asarray(counted["pair"], dtype=np.int64)
     at = np.minimum(np.searchsorted(counted_pair, pairs), max(len(counted_pair) - 1, 0))
     has = counted_pair[at] == pairs if len(counted_pair) else np.zeros(len(pairs), bool)

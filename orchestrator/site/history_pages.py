@@ -1,19 +1,16 @@
 """The site's pages built from the history store: the matrix, the changes and the pairs.
 
-Everything the pages show is computed here at build time, in DuckDB and
-orchestrator.history.changes: the matrix of every (source, metric, window) with every
-statistic of STATS, freshness, samples and the change-detection baseline of each cell, so
-the browser only switches between precomputed arrays. The data goes into the pages
-as JSON (a local .js file for the matrix: file:// forbids fetching local JSON), drawn
-by assets/history.js. Sources are never mixed; every view names its source, and an
-emulated source is labelled EMULATED.
+Every figure is computed here at build time, so the browser (assets/history.js) only
+switches between precomputed arrays, put in the pages as JSON (the matrix's in .js files:
+file:// forbids fetching local JSON). Sources are never mixed (docs/reports-and-site.md).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -56,14 +53,8 @@ from orchestrator.history import (
 )
 from orchestrator.model import Catalog, load_catalog, region_order
 from orchestrator.netmodel import DEFAULT_MODEL, rate_scale_tag
-from orchestrator.site.html import banner as _banner
+from orchestrator.site import html
 from orchestrator.site.html import esc as _e
-from orchestrator.site.html import foot as _foot
-from orchestrator.site.html import head as _head
-from orchestrator.site.html import json_script as _json_script
-from orchestrator.site.html import json_text as _json_text
-from orchestrator.site.html import write as _write
-from orchestrator.site.html import write_new as _write_new
 from orchestrator.site.mesh_pairs import is_mesh, mesh_html, mesh_pair_data
 
 if TYPE_CHECKING:
@@ -86,18 +77,7 @@ class HistoryData:
     changes: dict[str, Any]  # open and closed episodes, configuration changes
     pairs: dict[tuple[str, str], dict[str, Any]]  # unordered pair -> its page's data
     emulated: dict[str, bool]  # source -> emulated?
-    # unordered pair -> its page's data as JSON (html.json_text), made once (pair_texts)
-    pair_json: dict[tuple[str, str], str] = field(default_factory=dict)
     meshes: list[str] = field(default_factory=list)  # the mesh's sources: in no matrix
-
-
-def pair_texts(data: HistoryData) -> dict[tuple[str, str], str]:
-    """Each pair page's data as JSON, made once (a year's pair pages are tens of MB of
-    JSON)."""
-    for key, page in data.pairs.items():
-        if key not in data.pair_json:
-            data.pair_json[key] = _json_text(page)
-    return data.pair_json
 
 
 def shown(metric: str, value: float | None) -> float | None:
@@ -114,12 +94,11 @@ def shown(metric: str, value: float | None) -> float | None:
 def pair_file(a: str, b: str) -> str:
     """The page of an unordered pair: `aws_us-east-1--gcp_europe-west1.html` (no ':' in a
     relative link, where it would read as a URL scheme). history.js builds the same name."""
-    first, second = sorted((a, b))
+    return "--".join(_slug(region) for region in sorted((a, b))) + ".html"
 
-    def part(region: str) -> str:
-        return re.sub(r"[^a-z0-9-]", "_", region.lower())
 
-    return f"{part(first)}--{part(second)}.html"
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9-]", "_", name.lower())
 
 
 def history_data(
@@ -128,18 +107,14 @@ def history_data(
     include_flagged: bool = False,
     pair_pages: Callable[[HistoryData], None] | None = None,
 ) -> HistoryData:
-    """Every figure of the history pages, from the store (read only) and nothing else:
-    the same store gives the same figures. The regions in catalog.region_order, with
-    their cities (the default catalog without one). The matrix leaves out a test whose
-    flags invalidate its metric unless `include_flagged`. `pair_pages` is given the pair
-    pages' data (the rest empty) as soon as it is computed, while the matrix's windows
-    still are (to write the pages meanwhile)."""
+    """Every figure of the history pages, from the store alone (catalog: the regions'
+    order and cities). `pair_pages` is given the pair pages' data (the rest empty) as
+    soon as it is computed, to write them while the matrix's windows still are."""
     infos = list(source_infos(con).values())
     if not infos:
         raise UserError("the history store holds no sweep yet: a sweep adds itself as it ends")
     infos.sort(key=lambda i: (i.name not in ("measured", "emulated"), i.name != "measured", i.name))
-    # the mesh's sources: on the pair pages and the changes page, in no matrix (their
-    # windows are `interregion mesh matrix`'s)
+    # the mesh's sources: on the pair pages and the changes page, in no matrix
     meshes = set(mesh_sources(con))
     sweep_infos = [i for i in infos if i.name not in meshes]
     if not sweep_infos:
@@ -147,39 +122,26 @@ def history_data(
             "the history store holds no sweep yet, only the mesh's bins: the history pages "
             "come with the first sweep ('interregion mesh matrix' shows the mesh)"
         )
-    # the matrix's windows are read on a thread of their own (DuckDB and numpy, which let
-    # go of the GIL, on a connection of their own) while change detection (Python) runs:
-    # the two cores both busy. The series, the matrix's cells and the pair pages' tests
-    # are millions of objects, none in a cycle: the collector, paused for the whole
-    # (on both threads), would walk them all again and again
+    # the matrix's windows (DuckDB and numpy, without the GIL) on a thread and a cursor of
+    # their own while the rest runs; the collector paused: millions of objects, no cycle
     cursor = con.cursor()
     try:
         with gc_paused(), ThreadPoolExecutor(max_workers=1) as pool:
             windows = pool.submit(_source_windows, cursor, sweep_infos, include_flagged)
             found = detection(con, last_runs=CHANGE_RUNS)
-            changes = {
-                **changes_data(con, found, infos),
-                "calibration": combined_calibration(found),
-            }
+            changes = changes_data(con, found, infos)
             marks = _pair_marks(found)
-            pairs = pair_data(con, sweep_infos, found, marks)
-            mesh_pair_data(con, [i for i in infos if i.name in meshes], marks["episodes"], pairs)
+            mesh_infos = [i for i in infos if i.name in meshes]
+            pairs = pair_data(con, sweep_infos, found, marks, mesh_infos)
             emulated = {i.name: i.emulated for i in infos}
-            early = HistoryData(matrix={}, changes={}, pairs=pairs, emulated=emulated)
             if pair_pages is not None:
-                pair_pages(early)
+                pair_pages(HistoryData(matrix={}, changes={}, pairs=pairs, emulated=emulated))
             cells = windows.result()
     finally:
         cursor.close()
     with gc_paused():
-        return HistoryData(
-            matrix=matrix_data(con, sweep_infos, found, catalog or load_catalog(), cells),
-            changes=changes,
-            pairs=pairs,
-            emulated=emulated,
-            pair_json=early.pair_json,  # the pages' JSON, made once
-            meshes=sorted(meshes),
-        )
+        matrix = matrix_data(con, sweep_infos, found, catalog or load_catalog(), cells)
+    return HistoryData(matrix, changes, pairs, emulated, sorted(meshes))
 
 
 # ---- the matrix -----------------------------------------------------------------------
@@ -231,7 +193,7 @@ def _window_cells(
             before[metric, window] = (
                 empty_table()
                 if window == "latest" or covers
-                else window_table(con, info, metric, window, True, include_flagged)
+                else window_table(con, info, metric, window, True, include_flagged, stats_only=True)
             )
             if covers and whole is not None:
                 cells[metric, window] = cells[metric, whole]
@@ -310,20 +272,12 @@ def matrix_data(
     catalog: Catalog,
     windows: Mapping[str, tuple[WindowCells, WindowCells]],
 ) -> dict[str, Any]:
-    """Every (source, metric, window) view of the From x To matrix, with every statistic
-    of STATS. Regions in catalog.region_order, `cities` beside them ("" for
-    one the catalog lacks).
-
-    A view's arrays are row-major over the source's regions (From x To, R x R): one per
-    statistic (`min` .. `max`, `mean`; display unit; a percentile null below the samples
-    views.min_samples gives it: p99 below 1,000), `samples`, `tests`,
-    `newest_s` (UNIX time of the newest test), `limiter` (what limited most of a
-    throughput cell's tests), for loss `loss_pct`, `loss_low_pct`, `loss_high_pct` and
-    `pings_sent` (the window's pings lost / sent with its Wilson 95 % interval),
-    `prev_p50` the p50 of the window of the same length just before (null for
-    "latest"). `baseline` (RTT and throughput) is the
-    change-detection baseline of each cell, `open` the cells with an open episode.
-    `windows`: the sources' _window_cells (_source_windows)."""
+    """Every (source, metric, window) view of the From x To matrix (`windows`:
+    _source_windows), each an array per figure, row-major over the source's regions
+    (R x R): every statistic of STATS (null below its min_samples), `samples`, `tests`,
+    `newest_s` (UNIX time), `limiter`, loss's pings lost / sent with its Wilson interval
+    and `prev_p50` (the window just before); and per source each cell's change-detection
+    `baseline` and the cells of an `open` episode."""
     import numpy as np
 
     baselines = _baselines(found)
@@ -433,9 +387,7 @@ def matrix_data(
 
 
 def changes_data(
-    con: duckdb.DuckDBPyConnection,
-    found: Detection,
-    infos: Sequence[SourceInfo],
+    con: duckdb.DuckDBPyConnection, found: Detection, infos: Sequence[SourceInfo]
 ) -> dict[str, Any]:
     """Pair and host episodes (open and closed) and configuration changes, apart; the
     pairs not judged yet (too few comparable runs), counted."""
@@ -453,6 +405,7 @@ def changes_data(
         "judged_pairs": d.judged_pairs,
         "not_judged": d.waiting,
         "calibrated": found.params.calibrate,
+        "calibration": combined_calibration(found),
     }
 
 
@@ -464,15 +417,18 @@ def pair_data(
     infos: Sequence[SourceInfo],
     found: Detection,
     marks: dict[str, dict[tuple[str, str, str], list[Any]]],
+    meshes: Sequence[SourceInfo] = (),
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """Per unordered pair: each source's runs in both directions over the PAIR_WINDOW
     (a pair without a test there shows its newest one), with its episodes and
-    configuration changes as markers (`marks`: _pair_marks)."""
+    configuration changes as markers (`marks`: _pair_marks); then the `meshes`' bins."""
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
     detectable = _detectable_rtt(found)
     for info in infos:
         start, _end = window_bounds(info, PAIR_WINDOW)
         shown_from, shown_to = iso_utc(start), iso_utc(info.latest)
+        since = shown_from or ""  # the marks that show (an old span would stretch the axis)
+        episodes, configs = marks["episodes"], marks["configs"]
         caption = source_caption(
             {"source": info.name, "label": info.label, "emulated": info.emulated}
         )
@@ -480,6 +436,7 @@ def pair_data(
             con, info.name, start
         ):
             key = (min(src, dst), max(src, dst))
+            here = (info.name, *key)
             page = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": {}})
             entry = page["sources"].get(info.name)
             if entry is None:
@@ -492,16 +449,11 @@ def pair_data(
                     "window_start_utc": shown_from,
                     "window_end_utc": shown_to,
                     "directions": [],
-                    # only what shows in the window (an old span would stretch the axis)
                     "episodes": [
-                        e
-                        for e in marks["episodes"].get((info.name, *key), [])
-                        if shown_from is None or (e["closed_utc"] or "~") >= shown_from
+                        e for e in episodes.get(here, []) if (e["closed_utc"] or "~") >= since
                     ],
                     "configuration_changes": [
-                        c
-                        for c in marks["configs"].get((info.name, *key), [])
-                        if shown_from is None or c["utc"] >= shown_from
+                        c for c in configs.get(here, []) if c["utc"] >= since
                     ],
                 }
             entry["directions"].append(
@@ -518,6 +470,7 @@ def pair_data(
                     "loss": loss_fields(*pings),
                 }
             )
+    mesh_pair_data(con, meshes, marks["episodes"], pairs)
     for page in pairs.values():
         page["sources"] = list(page["sources"].values())
         for entry in page["sources"]:
@@ -526,20 +479,15 @@ def pair_data(
 
 
 def _detectable_rtt(found: Detection) -> dict[tuple[str, str, str], float | None]:
-    """(source, src, dst) -> the smallest detectable RTT change of each directed pair that
-    has one (of its last key's scale, as views.detectable, under the rule in force: the
-    calibrated k1 and k2 when the store's rule calibrates), each scale's computed once per
-    rule (a bisection: many pairs' scales are the floor)."""
+    """(source, src, dst) -> the smallest detectable RTT change, under the rule in force;
+    once per scale and rule (a bisection: many pairs' scales are the floor)."""
     last = {(k.source, k.src, k.dst): k for k in found.scales if k.metric == "rtt"}
-    sizes: dict[tuple[float, Any], float | None] = {}
-    out = {}
-    for pair, k in last.items():
-        scale, rule = found.scales[k], rule_in_force(found, k)
-        if (scale, rule) not in sizes:
-            change = detectable_change(scale, "rtt", rule)
-            sizes[scale, rule] = change["smallest_detectable_change"]
-        out[pair] = sizes[scale, rule]
-    return out
+
+    @functools.cache
+    def size(scale: float, rule: Any) -> float | None:
+        return detectable_change(scale, "rtt", rule)["smallest_detectable_change"]
+
+    return {pair: size(found.scales[k], rule_in_force(found, k)) for pair, k in last.items()}
 
 
 PairSeries = tuple[str, str, list[Any], list[Any], list[Any], list[Any], tuple[int, int]]
@@ -548,12 +496,10 @@ PairSeries = tuple[str, str, list[Any], list[Any], list[Any], list[Any], tuple[i
 def _pair_series(
     con: duckdb.DuckDBPyConnection, source: str, start: datetime | None
 ) -> list[PairSeries]:
-    """A source's tests for its pair pages, per directed pair: (src, dst, [t], [sweep],
-    [rtt], [throughput], (pings sent, lost)), rounded as shown() (None: none), the pings
-    those of loss (views.PINGS_SENT_SQL, summed): the tests from `start` on,
-    with each pair's newest when it has none there (a year of a full catalog is
-    millions of tests: a month of them is read, and the store searched for older ones
-    only when a pair has none in the month)."""
+    """A source's tests from `start` on, per directed pair: (src, dst, [t], [sweep], [rtt],
+    [throughput], (pings sent, lost)), rounded as shown(); a pair with none there, its
+    newest (the store searched for those only when a pair lacks one: a year is millions
+    of tests)."""
     columns = (
         f"src, dst, started_utc, sweep_id, {METRICS['rtt'].run_sql} AS rtt, "
         f"{METRICS['throughput'].run_sql} AS throughput_bps, "
@@ -580,12 +526,9 @@ def _pair_series(
             "QUALIFY row_number() OVER (PARTITION BY src, dst ORDER BY started_utc DESC) = 1)"
         )
         params = [source, start, source, start, source]
-    # the rows in pair and time order, as arrays; values in their display units (as
-    # shown())
     rtt_scale, tput_scale = _DISPLAY_SCALE["rtt"], _DISPLAY_SCALE["throughput"]
     found = con.execute(
-        "SELECT src, dst, epoch_us(started_utc) AS us, "
-        "strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ') AS t, sweep_id, "
+        "SELECT src, dst, strftime(started_utc, '%Y-%m-%dT%H:%M:%S.%gZ') AS t, sweep_id, "
         f"round(rtt * {rtt_scale!r}, 2) AS rtt, "
         f"round(throughput_bps * {tput_scale!r}, 2) AS tput, sent, lost "
         f"FROM ({chosen}) ORDER BY src, dst, started_utc",
@@ -595,9 +538,8 @@ def _pair_series(
 
 
 def _per_pair(found: dict[str, Any]) -> list[PairSeries]:
-    """_pair_series of DuckDB's columns (fetchnumpy: src, dst, t, sweep_id, rtt, tput,
-    sent, lost, in (src, dst, start) order): the lists made whole, then cut (a list per
-    test costs twice)."""
+    """_pair_series of DuckDB's columns, in (src, dst, start) order: the lists made whole,
+    then cut (a list per test costs twice)."""
     import numpy as np
 
     src, dst = found["src"], found["dst"]
@@ -622,7 +564,7 @@ def _per_pair(found: dict[str, Any]) -> list[PairSeries]:
 
 
 def _pair_marks(found: Detection) -> dict[str, dict[tuple[str, str, str], list[Any]]]:
-    """(source, a, b) -> that pair's episodes (both directions, both metrics) and
+    """(source, a, b) -> that pair's episodes (both directions and metrics), and apart its
     configuration changes."""
     episodes: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
     for e in found.path_episodes():
@@ -662,56 +604,48 @@ def _pair_marks(found: Detection) -> dict[str, dict[tuple[str, str, str], list[A
 def write_pages(
     root: Path, data: HistoryData, studies: bool = False, pair_pages: bool = True
 ) -> None:
-    """history/matrix.html (+ matrix-data.js), history/changes.html, history/pairs/*.html
-    (unless not `pair_pages`: written already, write_pair_pages) under `root`, a folder
-    being built; `studies`: the site has TCP study pages (a link in every header)."""
+    """history/ under `root`, a folder being built: the matrix and its data, the changes
+    and the pair pages (unless not `pair_pages`: written already); `studies`: the site has
+    TCP study pages (a link in every header)."""
     folder = root / "history"
     index, parts = matrix_files(data.matrix)
-    text = _json_text(index)
-    _write(folder / "matrix-data.js", f"window.InterregionMatrix = {text};\n")
-    for name, (source, metric, part, stat) in parts.items():
-        call = [source, metric, part] + ([stat] if stat else [])
-        args = _json_text(call)[1:-1]
-        _write(folder / name, f"window.InterregionMatrixPart({args});\n")
-    _write(folder / "matrix.html", matrix_html(data, studies))
-    _write(folder / "changes.html", changes_html(data, studies))
+    html.write(folder / "matrix-data.js", f"window.InterregionMatrix = {html.json_text(index)};\n")
+    for name, args in parts.items():
+        html.write(folder / name, f"window.InterregionMatrixPart({html.json_text(args)[1:-1]});\n")
+    html.write(folder / "matrix.html", matrix_html(data, studies))
+    html.write(folder / "changes.html", changes_html(data, studies))
     if pair_pages:
         write_pair_pages(root, data, studies)
 
 
 def write_pair_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
-    """history/pairs/*.html under `root`, a folder being built (written in place,
-    html.write_new), from data.pairs alone."""
+    """history/pairs/*.html under `root`, a folder being built, from data.pairs alone."""
     folder = root / "history" / "pairs"
     folder.mkdir(parents=True, exist_ok=True)
     with gc_paused():
-        texts = pair_texts(data)
-    for (a, b), page in data.pairs.items():
-        _write_new(folder / pair_file(a, b), pair_html(page, studies, texts[a, b]))
+        for (a, b), page in data.pairs.items():
+            html.write_new(folder / pair_file(a, b), pair_html(page, studies))
 
 
-# the statistic every metric's file holds (the default one, and what the change and
+# the statistic every metric's file holds (the one shown first, and what the change and
 # deviation colours compare); each other statistic is a file of its own
 FILE_STAT = "p50"
 
 
-def matrix_files(
-    matrix: dict[str, Any],
-) -> tuple[dict[str, Any], dict[str, tuple[str, str, dict[str, Any], str | None]]]:
-    """The matrix split for the page: an index (matrix-data.js: every source's regions,
-    cities and caption, and the file of each of its metrics and statistics), one file
-    per source and metric (its windows' views with the FILE_STAT, counts and freshness,
-    baselines and open cells) and one per source, metric and other statistic (that
-    statistic of each window), which history.js loads when first shown: a year of a
-    full catalog's nine statistics in one file would pass 2 MB."""
+def matrix_files(matrix: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """The matrix split for the page: an index (matrix-data.js: each source's regions and
+    the name of each file), and each file's arguments to InterregionMatrixPart: one per
+    source and metric (its views with the FILE_STAT, baselines and open cells), one per
+    source, metric and other statistic, which history.js loads when first shown (a year
+    of a full catalog's nine statistics in one file would pass 2 MB)."""
     index = {k: v for k, v in matrix.items() if k != "sources"}
     index["sources"] = []
-    parts: dict[str, tuple[str, str, dict[str, Any], str | None]] = {}
+    parts: dict[str, list[Any]] = {}
     others = [s for s in matrix["stats"] if s != FILE_STAT]
     for n, src in enumerate(matrix["sources"]):
         meta = {k: v for k, v in src.items() if k not in ("views", "baseline", "open")}
         meta["files"], meta["stat_files"] = {}, {}
-        slug = re.sub(r"[^a-z0-9-]", "_", src["source"].lower())
+        slug = _slug(src["source"])
         for metric in matrix["metrics"]:
             name = f"matrix-{n}-{slug}-{metric}.js"
             meta["files"][metric] = name
@@ -726,43 +660,25 @@ def matrix_files(
                 "baseline": src["baseline"].get(metric),
                 "open": src["open"].get(metric, []),
             }  # fmt: skip
-            parts[name] = (src["source"], metric, part, None)
+            parts[name] = [src["source"], metric, part]
             meta["stat_files"][metric] = {}
             for stat in others:
                 name = f"matrix-{n}-{slug}-{metric}-{stat}.js"
                 meta["stat_files"][metric][stat] = name
                 values = {w: view[stat] for w, view in views.items()}
-                parts[name] = (src["source"], metric, values, stat)
+                parts[name] = [src["source"], metric, values, stat]
         index["sources"].append(meta)
     return index, parts
 
 
-def _source_banner(emulated: bool) -> str:
-    """The EMULATED banner, which history.js shows or hides as the source changes."""
-    text = _banner(True, "The results shown were").strip()
-    text = text.replace(
-        "<div class='emulated-banner'>",
-        f"<div class='emulated-banner' id='source-banner'{'' if emulated else ' hidden'}>",
-    )
-    return text + "\n"
-
-
-def _select(name: str, label: str, options: Iterable[tuple[str, str]], chosen: str) -> str:
+def _select(name: str, label: str, options: Mapping[str, str], chosen: str = "") -> str:
+    """A selector of `options` (value: text), `chosen` selected (else the first)."""
+    chosen = chosen or next(iter(options))
     items = "".join(
         f"<option value='{_e(value)}'{' selected' if value == chosen else ''}>{_e(text)}</option>"
-        for value, text in options
+        for value, text in options.items()
     )
     return f"<label>{_e(label)} <select name='{name}'>{items}</select></label>"
-
-
-def _mesh_note(meshes: Sequence[str]) -> str:
-    if not meshes:
-        return ""
-    return (
-        f"<p class='mesh-note'>The continuous mesh ({_e(', '.join(meshes))}) is not in this "
-        "matrix: its 5-minute bins and changes are on the pair pages, its matrix over an hour "
-        "to a week is <code>interregion mesh matrix</code>.</p>\n"
-    )
 
 
 def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -> str:
@@ -771,6 +687,7 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
     sources = data.matrix["sources"]
     first = sources[0]
     here = "" if prefix else "history/"  # where matrix-data.js and pairs/ are
+    hidden = "" if first["emulated"] else " hidden"
     windows = {
         "latest": "latest (each pair's newest test)",
         "1D": "1 day",
@@ -784,48 +701,37 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
         "jitter": "jitter (ping's rtt_mdev_ms)",
         "throughput": "throughput (Mbit/s)",
     }
-    controls = "".join(
-        [
-            _select(
-                "source", "source", [(s["source"], s["caption"]) for s in sources], first["source"]
-            ),
-            _select("metric", "metric", [(m, metrics[m]) for m in MATRIX_METRICS], "rtt"),
-            _select("stat", "statistic", [(s, s) for s in STATS], "p50"),
-            _select("window", "window", [(w, windows[w]) for w in SITE_WINDOWS], "1W"),
-            _select(
-                "colour",
-                "colour",
-                [
-                    ("absolute", "absolute buckets"),
-                    ("delta", "change vs the previous window"),
-                    ("deviation", "deviation from baseline"),
-                ],
-                "absolute",
-            ),
-            _select(
-                "show",
-                "cells show",
-                [("value", "the value"), ("detail", "value, n and age")],
-                "value",
-            ),
-            _select(
-                "heads",
-                "regions as",
-                [("both", "code and city"), ("code", "code"), ("city", "city")],
-                "both",
-            ),
-        ]
-    )
+    colours = {
+        "absolute": "absolute buckets",
+        "delta": "change vs the previous window",
+        "deviation": "deviation from baseline",
+    }
+    controls = [
+        _select("source", "source", {s["source"]: s["caption"] for s in sources}),
+        _select("metric", "metric", {m: metrics[m] for m in MATRIX_METRICS}),
+        _select("stat", "statistic", {s: s for s in STATS}, "p50"),
+        _select("window", "window", {w: windows[w] for w in SITE_WINDOWS}, "1W"),
+        _select("colour", "colour", colours),
+        _select("show", "cells show", {"value": "the value", "detail": "value, n and age"}),
+        _select("heads", "regions as", {"both": "code and city", "code": "code", "city": "city"}),
+    ]
     return "".join(
         [
-            _head("Matrix", prefix, history=True, studies=studies),
-            _source_banner(first["emulated"]),
+            html.head("Matrix", prefix, history=True, studies=studies),
+            # history.js shows or hides it as the source changes
+            html.banner(True, "The results shown were", f" id='source-banner'{hidden}"),
             "<h1>From x To matrix</h1>\n",
             "<p class='lead'>Rows send, columns receive. Point at a cell for its samples and "
             "tests; a cell links to its pair's page.</p>\n",
-            f"<form id='matrix-controls'>{controls}</form>\n",
+            f"<form id='matrix-controls'>{''.join(controls)}</form>\n",
             f"<p id='matrix-caption' class='caption'>{_e(first['caption'])}</p>\n",
-            _mesh_note(data.meshes),
+            (
+                f"<p class='mesh-note'>The continuous mesh ({_e(', '.join(data.meshes))}) is not "
+                "in this matrix: its 5-minute bins and changes are on the pair pages, its matrix "
+                "over an hour to a week is <code>interregion mesh matrix</code>.</p>\n"
+                if data.meshes
+                else ""
+            ),
             "<p id='matrix-scale' class='emulated-tag' hidden></p>\n",
             "<div id='matrix-legend'></div>\n",
             "<p id='matrix-detail' class='muted'>&nbsp;</p>\n",
@@ -856,9 +762,8 @@ def matrix_html(data: HistoryData, studies: bool = False, prefix: str = "../") -
             "cells with an open episode are outlined. Sources are never mixed: the caption "
             "names the one shown.</p></details>\n",
             "<noscript><p>The matrix is drawn by JavaScript from matrix-data.js.</p></noscript>\n",
-            f"<script src='{here}matrix-data.js'></script>\n",
-            f"<script src='{prefix}assets/history.js'></script>\n",
-            _foot(),
+            html.scripts(f"{here}matrix-data.js", f"{prefix}assets/history.js"),
+            html.foot(),
         ]
     )
 
@@ -872,8 +777,8 @@ def _tag(doc: dict[str, Any]) -> str:
     return f"{_e(doc['source'])}/{_e(doc['backend'])}{label}"
 
 
-def _pair_link(src: str, dst: str, prefix: str = "pairs/", sep: str = "→") -> str:
-    return f"<a href='{prefix}{_e(pair_file(src, dst))}'>{_e(src)} {sep} {_e(dst)}</a>"
+def _pair_link(src: str, dst: str, sep: str = "→") -> str:
+    return f"<a href='pairs/{_e(pair_file(src, dst))}'>{_e(src)} {sep} {_e(dst)}</a>"
 
 
 def _threshold(doc: dict[str, Any], x: float) -> str:
@@ -983,6 +888,8 @@ def _table(
 ) -> str:
     """The table of the TABLE_ROWS first of docs (newest first; `rows`: its head and
     rows), then the line saying how many more there are and where every one is."""
+    if not docs:
+        return f"<p class='muted' id='{element_id}-none'>None.</p>\n"
     table = f"<table id='{element_id}'>{rows(docs[:TABLE_ROWS])}</table>\n"
     if len(docs) <= TABLE_ROWS:
         return table
@@ -992,22 +899,11 @@ def _table(
     )
 
 
-def _rule_note(doc: dict[str, Any]) -> str:
-    """Whether the store judged with the calibrated thresholds."""
-    if doc.get("calibrated"):
-        return "the store judges with them"
-    return (
-        f"the store judges with k1 {Params.k1:g}, k2 {Params.k2:g}; "
-        "<code>interregion changes --calibrate</code> judges every run again with these"
-    )
-
-
 def changes_html(data: HistoryData, studies: bool = False) -> str:
     doc = data.changes
-    episodes, hosts = doc["episodes"], doc["hosts"]
     parts = [
-        _head("Changes", "../", history=True, studies=studies),
-        _banner(any(data.emulated.values()), "Some or all results on this page were"),
+        html.head("Changes", "../", history=True, studies=studies),
+        html.banner(any(data.emulated.values()), "Some or all results on this page were"),
         "<h1>Changes</h1>\n",
         f"<p>Change detection over each source's latest {CHANGE_RUNS} sweeps "
         "(orchestrator/history/changes.py, as <code>interregion changes</code>): each path's two "
@@ -1032,50 +928,45 @@ def changes_html(data: HistoryData, studies: bool = False) -> str:
             + (": nothing can have changed yet" if not judged else "")
             + ".</p>\n"
         )
-    for title, status_open in (("Open", True), ("Closed", False)):
-        mine = [d for d in episodes if (d["status"] == "open") == status_open]
+    for key, is_open in (("open", True), ("closed", False)):
+        mine = [d for d in doc["episodes"] if (d["status"] == "open") == is_open]
         mine_hosts = [
-            d for d in [*hosts, *doc["regions"]] if (d["status"] == "open") == status_open
+            d for d in doc["hosts"] + doc["regions"] if (d["status"] == "open") == is_open
         ]
-        key = "open" if status_open else "closed"
-        parts.append(f"<h2>{title} episodes</h2>\n")
+        parts.append(f"<h2>{key.title()} episodes</h2>\n")
         if mine_hosts:
             parts.append(_table(mine_hosts, f"hosts-{key}", _host_rows))
-        if mine:
+        if mine or not mine_hosts:
             parts.append(_table(mine, f"episodes-{key}", _episode_rows))
-        if not (mine or mine_hosts):
-            parts.append(f"<p class='muted' id='episodes-{key}-none'>None.</p>\n")
     cal = doc.get("calibration")
     if cal is not None:
+        rule = (
+            "the store judges with them"
+            if doc.get("calibrated")
+            else f"the store judges with k1 {Params.k1:g}, k2 {Params.k2:g}; "
+            "<code>interregion changes --calibrate</code> judges every run again with these"
+        )
         parts.append(
             f"<p id='calibration'>Calibration over each direction's last 28 runs outside "
             f"episodes: {cal.beyond} of {cal.judged} judged runs were 4.5 scales or more "
             f"from their baseline ({100 * cal.rate:.3f} %; normal noise: "
             f"{100 * cal.expected:.4f} %), tails {cal.inflation:.2f} x a normal's: "
-            f"thresholds k1 {cal.k1:g}, k2 {cal.k2:g} ({_rule_note(doc)}).</p>\n"
+            f"thresholds k1 {cal.k1:g}, k2 {cal.k2:g} ({rule}).</p>\n"
         )
     parts.append("<h2>Suspected runs</h2>\n")
-    if doc["suspected"]:
-        parts.append(_table(doc["suspected"], "suspected", _suspect_rows))
-    else:
-        parts.append("<p class='muted' id='suspected-none'>None.</p>\n")
+    parts.append(_table(doc["suspected"], "suspected", _suspect_rows))
     parts.append("<h2>Configuration changes</h2>\n")
-    if doc["configuration_changes"]:
-        parts.append(_table(doc["configuration_changes"], "configuration-changes", _config_rows))
-    else:
-        parts.append("<p class='muted' id='configuration-changes-none'>None.</p>\n")
-    parts.append(_foot())
+    parts.append(_table(doc["configuration_changes"], "configuration-changes", _config_rows))
+    parts.append(html.foot())
     return "".join(parts)
 
 
-def pair_html(page: dict[str, Any], studies: bool = False, text: str | None = None) -> str:
-    """A pair's page; `text`: its data as JSON (pair_texts), already made."""
-    a, b = page["a"], page["b"]
-    title = f"{a} ↔ {b}"
+def pair_html(page: dict[str, Any], studies: bool = False) -> str:
+    title = f"{page['a']} ↔ {page['b']}"
     emulated = any(s["emulated"] for s in page["sources"])
     parts = [
-        _head(title, "../../", history=True, studies=studies),
-        _banner(emulated, "Some or all results on this page were"),
+        html.head(title, "../../", history=True, studies=studies),
+        html.banner(emulated, "Some or all results on this page were"),
         f"<h1>{_e(title)}</h1>\n",
         "<p>Both directions over time: each point is one test (median of its ping samples; "
         "throughput of its iperf3 run). Shaded spans are change episodes (red: worse, "
@@ -1119,10 +1010,7 @@ def pair_html(page: dict[str, Any], studies: bool = False, text: str | None = No
                 f"<div class='chart pair-chart' id='pair-{n}-{metric}' data-pair='pair-data' "
                 f"data-source='{n}' data-metric='{metric}'></div>\n"
             )
-    parts.append(_json_script("pair-data", page, text))
-    parts.append(
-        "<script src='../../assets/plotly.min.js'></script>\n"
-        "<script src='../../assets/history.js'></script>\n"
-    )
-    parts.append(_foot())
+    parts.append(html.json_script("pair-data", page))
+    parts.append(html.scripts("../../assets/plotly.min.js", "../../assets/history.js"))
+    parts.append(html.foot())
     return "".join(parts)

@@ -1,6 +1,5 @@
 """The pages' common parts: the header and footer, the EMULATED banner, JSON in a page,
-and a file written whole (or in place, into a folder being built). Shared by the site's
-sweep pages (orchestrator.site) and its history pages (orchestrator.site.history_pages)."""
+and a file written whole (or in place, into a folder being built)."""
 
 from __future__ import annotations
 
@@ -29,10 +28,8 @@ def write(path: Path, text: str) -> None:
 
 
 def write_new(path: Path, text: str) -> None:
-    """A file written into a folder being built (core.outdir.building), which no reader
-    sees before it is swapped in whole: written in place, no temporary name to rename
-    (thousands of pair pages), into a file of the previous build when there is one
-    (outdir.open_new); its folder must exist."""
+    """A file written in place into a folder being built, which no reader sees before it
+    is swapped in whole (thousands of pair pages: no rename each); its folder must exist."""
     with open_new(path) as f:
         f.write(text)
 
@@ -70,11 +67,15 @@ def foot() -> str:
     return "</main>\n</body>\n</html>\n"
 
 
-def banner(emulated: bool, what: str = "These results were") -> str:
+def scripts(*srcs: str) -> str:
+    return "".join(f"<script src='{src}'></script>\n" for src in srcs)
+
+
+def banner(emulated: bool, what: str = "These results were", attrs: str = "") -> str:
     if not emulated:
         return ""
     return (
-        "<div class='emulated-banner'>EMULATED: "
+        f"<div class='emulated-banner'{attrs}>EMULATED: "
         f"{esc(what)} measured on the emulated cloud (network namespaces on one machine "
         "with a latency model), not on AWS or GCP.</div>\n"
     )
@@ -84,15 +85,13 @@ _JSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
 def json_text(data: Any) -> str:
-    """The compact JSON json_script puts in a page and the history pages' data files:
-    UTF-8 (every page says so), a float as the shortest text that reads back as it (as
-    json.dumps), NaN as null; orjson, as a year's pair pages are tens of MB of it."""
+    """Compact UTF-8 JSON, a float as json.dumps writes it, NaN as null; orjson, as a
+    year's pair pages are tens of MB of it."""
     return orjson.dumps(data, default=_json_default, option=_JSON_OPTIONS).decode()
 
 
-def json_script(element_id: str, data: Any, text: str | None = None) -> str:
-    """`data` in a script element; `text`: its json_text, already made."""
-    text = script_safe(json_text(data) if text is None else text)
+def json_script(element_id: str, data: Any) -> str:
+    text = script_safe(json_text(data))
     return f"<script type='application/json' id='{element_id}'>{text}</script>\n"
 
 

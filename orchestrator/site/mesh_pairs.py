@@ -1,17 +1,12 @@
 """The continuous mesh on the site's pair pages: its own section of each pair it probes,
-never mixed with the sweeps' sources.
-
-Each mesh source of the store (orchestrator.mesh) gives a pair page its recent 5-minute
-bins (MESH_PAIR_WINDOW up to the source's newest bin) in both directions, drawn as p50,
-p90 and p99 (null below the sample rule: a line with gaps, never a guess) and loss, with
-the mesh's change episodes (judged once, orchestrator.mesh.detect) shaded; and each
-episode of the pair (the newest MESH_EPISODES) with the bins around it (MESH_AROUND
-before its start to MESH_AROUND after its confirmation), so a change is seen in its
-bins even after it left the recent window. Drawn by assets/history.js (meshChart).
+never mixed with the sweeps' sources: its recent 5-minute bins with its change episodes,
+and each episode with the bins around it, even once it left the recent window
+(docs/reports-and-site.md). Drawn by assets/history.js (meshChart).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,40 +26,29 @@ def _time(iso: str) -> datetime:
 
 def mesh_pair_data(
     con: Any,
-    infos: list[SourceInfo],
+    infos: Sequence[SourceInfo],
     marks: dict[tuple[str, str, str], list[Any]],
     pairs: dict[tuple[str, str], dict[str, Any]],
 ) -> None:
-    """Each mesh source's entry on the pages of the pairs it holds bins of (added to
-    `pairs`, unordered pair -> page data, after its sweep sources): `marks` are the
-    pages' episodes per (source, a, b) (history_pages._pair_marks)."""
+    """Each mesh source's entry on the pages of the pairs it holds bins of, added to
+    `pairs` (history_pages.pair_data's) after the sweeps' sources; `marks`: the episodes
+    per (source, a, b)."""
     for info in infos:
         newest = newest_bin(con, info.name)
         if newest is None:
             continue
         start = newest - MESH_PAIR_WINDOW + timedelta(minutes=5)
-        caption = source_caption(
-            {"source": info.name, "label": info.label, "emulated": info.emulated}
-        )
         for d in pair_bins(con, info.name, start, newest):
             key = (min(d["src"], d["dst"]), max(d["src"], d["dst"]))
-            page = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": []})
-            entries = page["sources"]
-            entry = next((e for e in entries if e["source"] == info.name), None)
-            if entry is None:
-                entry = _entry(con, info, caption, key, marks, start, newest)
-                entries.append(entry)
-            entry["directions"].append(d)
-    for page in pairs.values():
-        for entry in page["sources"]:
-            if is_mesh(entry):
-                entry["directions"].sort(key=lambda d: (d["src"] != page["a"], d["src"]))
+            entries = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": {}})["sources"]
+            if info.name not in entries:
+                entries[info.name] = _entry(con, info, key, marks, start, newest)
+            entries[info.name]["directions"].append(d)
 
 
 def _entry(
     con: Any,
     info: SourceInfo,
-    caption: str,
     key: tuple[str, str],
     marks: dict[tuple[str, str, str], list[Any]],
     start: datetime,
@@ -88,7 +72,9 @@ def _entry(
         "source": info.name,
         "kind": "mesh",
         "emulated": info.emulated,
-        "caption": caption,
+        "caption": source_caption(
+            {"source": info.name, "label": info.label, "emulated": info.emulated}
+        ),
         "bin_s": 300,
         "window_start_utc": shown_from,
         "window_end_utc": iso_utc(newest),

@@ -1,14 +1,8 @@
 """The static site: `interregion site --out DIR` from the sweeps under results/.
 
-Plain HTML pages with the charts embedded as JSON and drawn by a local copy
-of plotly.js, so the site works offline and from file:// and asks no other
-host for anything. Every page showing emulated results says so at the top.
-Downloads hold every row that parses: charts may show a subset of points,
-downloads never do. The site is built beside `--out` and swapped in whole; a
-sweep that cannot be read is left out with a warning. sweep.json is published
-through an allow-list (PUBLIC_SWEEP_FIELDS): operator addresses, cloud
-projects and profiles, owners and error texts stay in results/. With a history
-store, the matrix, changes and pair pages come from it (orchestrator.site.history_pages).
+Plain HTML pages with the charts as JSON drawn by a local copy of plotly.js, so the site
+works offline and from file:// (docs/reports-and-site.md). sweep.json is published through
+an allow-list (PUBLIC_SWEEP_FIELDS). The history store's pages are history_pages'.
 """
 
 from __future__ import annotations
@@ -42,14 +36,12 @@ from orchestrator.report import (
     SUMMARY_COLUMNS,
     SUMMARY_DOCS,
     TABLE_NOTE,
-    FigureSet,
     GroupSummary,
     Medians,
     PairOutlier,
     Products,
     compact,
     display_cell,
-    figure_data,
     geo_assets_js,
     input_key,
     load_inputs,
@@ -73,70 +65,46 @@ from orchestrator.results import (
     invalidates_text,
     write_parsed_rows,
 )
-from orchestrator.site.html import banner as _banner
+from orchestrator.site import html
 from orchestrator.site.html import esc as _e
-from orchestrator.site.html import foot as _foot
-from orchestrator.site.html import head as _head
-from orchestrator.site.html import write as _write
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 
-# What a site folder holds; build_site replaces only a folder of these.
+# What a site folder holds (its pages, its folders); build_site replaces only a folder of these.
 SITE_FILES = frozenset(
-    {
-        "index.html",
-        "latest.html",
-        "methodology.html",
-        "data.html",
-        "assets",
-        "data",
-        "sweeps",
-        "history",
-        "studies",
-    }
+    {"index.html", "latest.html", "methodology.html", "data.html"}
+    | {"assets", "data", "sweeps", "history", "studies"}
 )
 
-# The fields of sweep.json the site publishes: True copies the value, a dict
-# filters a dict, a one-element list filters each item of a list. Left out on
-# purpose: cloud_options (operator CIDR, GCP project, AWS profile, owner), the
-# stages' error texts, the rounds' slots (ports, hosts) and anything unknown.
-_PLAN_FIELDS: dict[str, Any] = {
-    k: True
-    for k in (
-        "backend", "emulated", "params", "regions", "pairs", "rounds", "round_slots",
-        "lower_bound_rounds", "max_concurrent", "sequential", "estimate", "pricing_as_of",
-    )
-}  # fmt: skip
+
+def _copied(names: str) -> dict[str, Any]:
+    return dict.fromkeys(names.split(), True)
+
+
+# The fields of sweep.json the site publishes: True copies the value, a dict filters a
+# dict, a one-element list filters each item of a list. Left out on purpose:
+# cloud_options (operator CIDR, GCP project, AWS profile, owner), the stages' error texts,
+# the rounds' slots (ports, hosts) and anything unknown.
 PUBLIC_SWEEP_FIELDS: dict[str, Any] = {
-    **{
-        k: True
-        for k in (
-            "format_version", "sweep_id", "backend", "emulated", "created_utc", "started_utc",
-            "ended_utc", "status", "selection", "params", "max_concurrent", "sequential",
-            "versions",
-        )
-    },
-    "plan": _PLAN_FIELDS,
-    "stages": {"*": {k: True for k in ("started_utc", "ended_utc", "wall_s", "status")}},
+    **_copied(
+        "format_version sweep_id backend emulated created_utc started_utc ended_utc status "
+        "selection params max_concurrent sequential versions"
+    ),
+    "plan": _copied(
+        "backend emulated params regions pairs rounds round_slots lower_bound_rounds "
+        "max_concurrent sequential estimate pricing_as_of"
+    ),
+    "stages": {"*": _copied("started_utc ended_utc wall_s status")},
     "rounds": [
-        {
-            k: True
-            for k in (
-                "round", "kind", "started_utc", "ended_utc", "wall_s", "slot_s", "overhead_s",
-                "tests_ok", "tests_failed",
-            )
-        }
+        _copied("round kind started_utc ended_utc wall_s slot_s overhead_s tests_ok tests_failed")
     ],
     "measure_runs": [
-        {
-            k: True
-            for k in (
-                "kind", "started_utc", "ended_utc", "rounds", "tests", "wall_s",
-                "rounds_x_slot_s", "overhead_ratio", "ansible_rc",
-            )
-        }
+        _copied(
+            "kind started_utc ended_utc rounds tests wall_s rounds_x_slot_s overhead_ratio "
+            "ansible_rc"
+        )
     ],
-}  # fmt: skip
+}
 
 
 @dataclass
@@ -148,22 +116,33 @@ class SweepPage:
     rows_dropped: int = 0  # and those that did not
 
 
+@dataclass(frozen=True)
+class _Build:
+    """What each step of one build_site reads."""
+
+    results: Path
+    out: Path
+    catalog: Catalog
+    max_points: int
+    include_flagged: bool
+    studies: bool  # the site has TCP study pages (a link in every header)
+    before: set[str]  # the files the site at `out` holds (its manifest)
+    log: Callable[[str], None]
+    warn: Callable[[str], None]
+
+
 def schema_json() -> dict[str, Any]:
     """The columns of every downloadable CSV, with their meaning."""
 
     def cols(names: Sequence[str], docs: dict[str, str]) -> list[dict[str, str]]:
         return [{"name": n, "description": docs.get(n, "")} for n in names]
 
+    sweep_json = "the sweep's parameters, plan and timings (public fields only)"
     return {
         "measurements.csv": cols(MEASUREMENT_COLUMNS, MEASUREMENT_DOCS),
         "summary.csv": cols(SUMMARY_COLUMNS, SUMMARY_DOCS),
         "outliers.csv": cols(OUTLIER_COLUMNS, OUTLIER_DOCS),
-        "sweep.json": [
-            {
-                "name": "*",
-                "description": "the sweep's parameters, plan and timings (public fields only)",
-            }
-        ],
+        "sweep.json": [{"name": "*", "description": sweep_json}],
     }
 
 
@@ -178,17 +157,11 @@ def build_site(
     include_flagged: bool = False,
 ) -> Path:
     """Write the site for every sweep under `results` into `out`; returns index.html.
-    A flagged row's RTT or throughput, whichever its flags invalidate
-    (orchestrator.results.flags), is left out of every page and counted, unless
-    `include_flagged`. `catalog` is the catalog or its file (loaded first, before the
-    sweeps are looked for); None, the shipped one.
-
-    A sweep that cannot be read is left out with one `warn` line; the site is
-    built in a folder beside `out` and swapped in whole (outdir.building).
-    """
+    A row's RTT or throughput its flags invalidate is left out unless `include_flagged`.
+    `catalog`: the catalog or its file (loaded before the sweeps are looked for); None,
+    the shipped one. A sweep that cannot be read is left out with one `warn` line."""
     if isinstance(catalog, Path):
         catalog = load_catalog(catalog)
-    warn = warn if warn is not None else log
     dirs = sweep_dirs(results)
     if not dirs:
         raise UserError(f"no sweeps under {results}: run 'interregion sweep' or pass --results")
@@ -196,43 +169,40 @@ def build_site(
     prune_products(results, {d.name for d in dirs})
     from orchestrator.study import STUDIES_DIR, study_ids
 
-    # every page's header links the TCP studies' list when there is one
     has_studies = bool(study_ids(results / STUDIES_DIR))
-    # the published rows of a sweep whose entry says the current site holds them
     before = read_manifest(out) if out.is_dir() else set()
-    hist = None
+    b = _Build(
+        results, out, catalog, max_points, include_flagged, has_studies, before, log, warn or log
+    )
     with building(out, SITE_FILES, "site", manifest=True, reuse=True) as tmp:
-        # the history pages' figures on a thread of their own (their matrix windows are
-        # DuckDB's and numpy's, mostly without the GIL), which writes the pair pages as
-        # soon as their data is there, while this one makes the sweeps' pages; in this
-        # context (the previous build's files to take: outdir.open_new)
+        # the history pages on a thread of their own (DuckDB and numpy, mostly without the
+        # GIL) while this one makes the sweeps' pages; in this context (the previous
+        # build's files to take: outdir.open_new)
         history = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history")
-        computing = history.submit(
-            contextvars.copy_context().run,
-            _history_pages, results, catalog, warn, include_flagged, tmp, has_studies,
-        )  # fmt: skip
+        computing = history.submit(contextvars.copy_context().run, _history_pages, b, tmp)
         history.shutdown(wait=False)
         try:
-            pages = _sweep_pages(results, dirs, catalog, max_points, warn, log, include_flagged)
+            pages = _sweep_pages(b, dirs)
             emulated_any = any(p.products.emulated for p in pages)
             timeseries = None
             if len(pages) >= 2:
-                timeseries = _timeseries(results, pages, catalog, include_flagged)
+                timeseries = _timeseries(b, pages)
             nav = [p.id for p in pages]
             _write_assets(tmp / "assets")
             for page in pages:
-                _write_data(results / page.id, page, tmp / "data" / page.id, warn, out, before)
+                _write_data(b, page, tmp / "data" / page.id)
                 for name in page.products.figures:
-                    figure = _figures_js(page.products.figures.only(name))
-                    _write(tmp / "data" / page.id / figure_file(name), figure)
+                    figure = _figures_js(page.products.figures.only(name).json())
+                    html.write(tmp / "data" / page.id / figure_file(name), figure)
             if timeseries is not None:
-                _write(tmp / "data" / TIMESERIES_FILE, _figures_js({"timeseries": timeseries}))
-            _write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
+                figure = _figures_js(compact({"timeseries": timeseries}))
+                html.write(tmp / "data" / TIMESERIES_FILE, figure)
+            html.write(tmp / "data" / "schema.json", json.dumps(schema_json(), indent=2))
             # an interrupt a library took in this thread (one DuckDB saw between queries)
             # is raised here: the thread's query is stopped below, never waited for
             while not wait([computing], timeout=0.2).done:
                 check_interrupt()
-            hist = computing.result()
+            has_history = computing.result()
         except BaseException:
             # the thread writes into the folder being built, which is removed now: after it,
             # its query stopped (an interrupt reaches only this thread's). Again until it
@@ -243,28 +213,16 @@ def build_site(
                 interrupt_queries()
                 wait([computing], timeout=0.2)
             raise
-        has_history = hist is not None
         for page in pages:
-            text = _sweep_html(
-                page, nav, "../", timeseries=None, history=has_history, studies=has_studies
-            )
-            _write(tmp / "sweeps" / f"{page.id}.html", text)
-        latest = pages[-1]
-        index = _sweep_html(
-            latest, nav, "", timeseries=timeseries, history=has_history, studies=has_studies
-        )
+            text = _sweep_html(page, nav, "../", None, has_history, has_studies)
+            html.write(tmp / "sweeps" / f"{page.id}.html", text)
+        index = _sweep_html(pages[-1], nav, "", timeseries, has_history, has_studies)
         # the front page is the matrix when there is a history store, else the latest sweep
-        _write(tmp / ("latest.html" if has_history else "index.html"), index)
+        html.write(tmp / ("latest.html" if has_history else "index.html"), index)
         methodology = _methodology_html(nav, emulated_any, has_history, has_studies)
-        _write(tmp / "methodology.html", methodology)
-        _write(tmp / "data.html", _data_html(pages, emulated_any, has_history, has_studies))
-        if hist is not None:
-            from orchestrator.site import history_pages as site_history
-
-            # the pair pages are written already (_history_pages)
-            site_history.write_pages(tmp, hist, studies=has_studies, pair_pages=False)
-            _write(tmp / "index.html", site_history.matrix_html(hist, has_studies, prefix=""))
-        studies = _write_study_pages(results / STUDIES_DIR, tmp / "studies", has_history, warn)
+        html.write(tmp / "methodology.html", methodology)
+        html.write(tmp / "data.html", _data_html(pages, emulated_any, has_history, has_studies))
+        studies = _write_study_pages(b, tmp / "studies", has_history)
         if studies:
             log(f"site: {len(studies)} TCP study pages (studies/index.html)")
     try:
@@ -277,36 +235,27 @@ def build_site(
                 save_products(results / page.id, page.products)
         return out / "index.html"
     finally:
-        # what versions before 0 bytes of kept state left (the history figures' cache,
-        # the matrix's, pair pages' and series' states): the site no longer reads them
+        # the kept states of versions before (the matrix's, pair pages', series'): unread
         with contextlib.suppress(OSError):  # never through a linked .cache
             remove_within(results, results / ".cache" / "site")
 
 
-def _sweep_pages(
-    results: Path,
-    dirs: Sequence[Path],
-    catalog: Catalog,
-    max_points: int,
-    warn: Callable[[str], None],
-    log: Callable[[str], None],
-    include_flagged: bool,
-) -> list[SweepPage]:
+def _sweep_pages(b: _Build, dirs: Sequence[Path]) -> list[SweepPage]:
     """The page of each sweep that can be read and has usable measurements (one line for
     each left out); UserError when none has."""
     pages: list[SweepPage] = []
     for sweep_dir in dirs:
         try:
-            page = _sweep_page(sweep_dir, catalog, max_points, warn, include_flagged)
+            page = _sweep_page(b, sweep_dir)
         except UserError as e:
-            warn(f"site: sweep {sweep_dir.name} left out: {e}")
+            b.warn(f"site: sweep {sweep_dir.name} left out: {e}")
             continue
         if page is None:
-            log(f"site: {sweep_dir.name} has no usable measurements, left out")
+            b.log(f"site: {sweep_dir.name} has no usable measurements, left out")
             continue
         pages.append(page)
     if not pages:
-        raise UserError(f"no usable measurements in any sweep under {results}")
+        raise UserError(f"no usable measurements in any sweep under {b.results}")
     return pages
 
 
@@ -318,9 +267,7 @@ def _published(path: Path, rows: int, dropped: int) -> dict[str, int]:
     return {"rows": rows, "dropped": dropped, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
-def _timeseries(
-    results: Path, pages: Sequence[SweepPage], catalog: Catalog, include_flagged: bool
-) -> Any:
+def _timeseries(b: _Build, pages: Sequence[SweepPage]) -> Any:
     """Every pair's median per sweep over time, from each page's medians (read once,
     when its report was computed); from the rows again only when a sweep id's rows are
     in several folders (their medians are of all its rows together)."""
@@ -332,9 +279,9 @@ def _timeseries(
         p = page.products
         if any(s in sweeps for s in p.sweeps):
             combined = load_inputs(
-                sweep_dirs_=[results / q.id for q in pages],
-                catalog=catalog,
-                include_flagged=include_flagged,
+                sweep_dirs_=[b.results / q.id for q in pages],
+                catalog=b.catalog,
+                include_flagged=b.include_flagged,
             )
             started = {s.id: s.started_utc or s.id for s in combined.sweeps.values()}
             return timeseries_figure(combined.data, started, emulated=combined.emulated)
@@ -347,15 +294,13 @@ def _timeseries(
     return series_figure(medians, list(regions), list(sweeps), started, emulated=emulated)
 
 
-def _write_study_pages(
-    studies: Path, dest: Path, history: bool, warn: Callable[[str], None]
-) -> list[str]:
+def _write_study_pages(b: _Build, dest: Path, history: bool) -> list[str]:
     """studies/<id>.html from each study's study.md (Markdown, rendered by markdown-it-py
     with the site's header, CSS and banner), and studies/index.html listing them; returns
     the ids written (none: nothing is written)."""
     from markdown_it import MarkdownIt
 
-    from orchestrator.study import REPORT_FILE, study_ids
+    from orchestrator.study import REPORT_FILE, STUDIES_DIR, study_ids
 
     # a study's text is data: raw HTML is escaped, and nothing becomes a link (the site
     # links only to its own files; '<gcp:b>' would read as a URL of scheme 'gcp')
@@ -363,95 +308,85 @@ def _write_study_pages(
     md.disable(["autolink", "link", "image"])
     written = []
     emulated_any = False
+    studies = b.results / STUDIES_DIR
     for study_id in study_ids(studies):
-        source = studies / study_id / REPORT_FILE
         try:
-            text = source.read_text(encoding="utf-8")
+            text = (studies / study_id / REPORT_FILE).read_text(encoding="utf-8")
             meta = read_sweep_meta(studies / study_id)
         except (OSError, UnicodeDecodeError, UserError) as e:
-            warn(f"site: study {study_id} left out: {e}")
+            b.warn(f"site: study {study_id} left out: {e}")
             continue
         emulated = is_emulated(meta.get("backend"))
         emulated_any |= emulated
         title = f"TCP study {study_id}"
         page = [
-            _head(title, "../", history, studies=True),
-            _banner(emulated, "This study's results were"),
+            html.head(title, "../", history, studies=True),
+            html.banner(emulated, "This study's results were"),
             f"<div class='study'>{md.render(text)}</div>\n",
             "<p><a href='index.html'>All TCP studies</a></p>\n",
-            _foot(),
+            html.foot(),
         ]
-        _write(dest / f"{study_id}.html", "".join(page))
+        html.write(dest / f"{study_id}.html", "".join(page))
         written.append(study_id)
     if not written:
         return []
     items = "".join(f"<li><a href='{_e(i)}.html'>{_e(i)}</a></li>" for i in written)
-    _write(
+    html.write(
         dest / "index.html",
-        _head("TCP studies", "../", history, studies=True)
-        + _banner(emulated_any, "Some or all of these studies were")
+        html.head("TCP studies", "../", history, studies=True)
+        + html.banner(emulated_any, "Some or all of these studies were")
         + f"<h1>TCP studies</h1>\n<ul id='studies'>{items}</ul>\n"
-        + _foot(),
+        + html.foot(),
     )
     return written
 
 
-def _history_pages(
-    results: Path,
-    catalog: Catalog | None,
-    warn: Callable[[str], None],
-    include_flagged: bool,
-    into: Path,
-    studies: bool,
-) -> Any:
-    """The history store's figures for the matrix, changes and pair pages (a
-    site_history.HistoryData), or None without a store; `into`: the folder being built,
-    into which the pair pages are written as soon as their data is there (`studies`: the
-    site has TCP study pages). A store that cannot be read is one warning: the site is
-    then built as without one."""
+def _history_pages(b: _Build, into: Path) -> bool:
+    """The history pages and the front page, the matrix, written into `into`, the folder
+    being built (the pair pages as soon as their data is there); False without a store or
+    with one that cannot be read (one warning)."""
     import duckdb
 
     from orchestrator.history import StoreBusy, opened, store_path
     from orchestrator.site import history_pages as site_history
 
-    if not store_path(results).exists():
-        return None
-
-    def pair_pages(data: Any) -> None:
-        site_history.write_pair_pages(into, data, studies)
+    if not store_path(b.results).exists():
+        return False
 
     try:
-        with opened(results, read_only=True) as con:
-            return site_history.history_data(
-                con, catalog=catalog, include_flagged=include_flagged, pair_pages=pair_pages
+        with opened(b.results, read_only=True) as con:
+            data = site_history.history_data(
+                con,
+                catalog=b.catalog,
+                include_flagged=b.include_flagged,
+                pair_pages=lambda data: site_history.write_pair_pages(into, data, b.studies),
             )
     except (StoreBusy, duckdb.InterruptException):
         raise  # the whole site or none: its history pages are not left out for a lock or ^C
     except UserError as e:
-        warn(f"site: history pages left out: {e}")
+        b.warn(f"site: history pages left out: {e}")
     except duckdb.Error as e:
-        warn(
+        b.warn(
             f"site: history pages left out: {' '.join(str(e).split())[:200]}: "
             "run 'interregion history rebuild'"
         )
+    else:
+        site_history.write_pages(into, data, b.studies, pair_pages=False)
+        html.write(into / "index.html", site_history.matrix_html(data, b.studies, prefix=""))
+        return True
     shutil.rmtree(into / "history", ignore_errors=True)  # pages written before it failed
-    return None
+    return False
 
 
-def _sweep_page(
-    sweep_dir: Path,
-    catalog: Catalog | None,
-    max_points: int,
-    warn: Callable[[str], None],
-    include_flagged: bool = False,
-) -> SweepPage | None:
+def _sweep_page(b: _Build, sweep_dir: Path) -> SweepPage | None:
     """A sweep's page, from its report's cache entry when its inputs have not changed
     since (orchestrator.report.cache), else computed and the entry written."""
-    key = input_key(sweep_dir, catalog, include_flagged)
+    key = input_key(sweep_dir, b.catalog, b.include_flagged)
     products = load_products(sweep_dir, key)
+    max_points = b.max_points
     if products is None or products.max_points != max_points:
         loaded = load_inputs(
-            sweep_dirs_=[sweep_dir], catalog=catalog, include_flagged=include_flagged
+            sweep_dirs_=[sweep_dir], catalog=b.catalog, include_flagged=b.include_flagged
         )
         if len(loaded.data) == 0:
             return None
@@ -464,53 +399,43 @@ def _sweep_page(
         )
         save_products(sweep_dir, products)
     for line in products.warnings:
-        warn(f"site: {line}")
+        b.warn(f"site: {line}")
     meta = public_sweep_record(read_sweep_meta(sweep_dir))
     return SweepPage(sweep_dir.name, products, meta)
 
 
-def public_sweep_record(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The part of a sweep.json the site may publish (PUBLIC_SWEEP_FIELDS)."""
-    return _allowed(record, PUBLIC_SWEEP_FIELDS)
-
-
-def _allowed(value: Any, spec: Any) -> Any:
+def public_sweep_record(value: Any, spec: Any = PUBLIC_SWEEP_FIELDS) -> Any:
+    """The part of a sweep.json (or of one of its values, by `spec`) the site may publish."""
     if spec is True:
         return value
     if isinstance(spec, list):
-        return [_allowed(v, spec[0]) for v in value] if isinstance(value, list) else None
+        return [public_sweep_record(v, spec[0]) for v in value] if isinstance(value, list) else None
     if not isinstance(value, Mapping):
         return None
     if "*" in spec:  # a map of names (the stages) whose values share one spec
-        return {str(k): _allowed(v, spec["*"]) for k, v in value.items()}
-    return {k: _allowed(value[k], sub) for k, sub in spec.items() if k in value}
+        return {str(k): public_sweep_record(v, spec["*"]) for k, v in value.items()}
+    return {k: public_sweep_record(value[k], sub) for k, sub in spec.items() if k in value}
 
 
 def _write_assets(assets: Path) -> None:
     assets.mkdir(parents=True, exist_ok=True)
-    _write(assets / "plotly.min.js", get_plotlyjs())
-    _write(assets / "geo_assets.js", geo_assets_js())
+    html.write(assets / "plotly.min.js", get_plotlyjs())
+    html.write(assets / "geo_assets.js", geo_assets_js())
     for name in ("site.js", "site.css", "history.js"):
         shutil.copyfile(ASSETS / name, assets / name)
 
 
-def _write_data(
-    sweep_dir: Path,
-    page: SweepPage,
-    dest: Path,
-    warn: Callable[[str], None],
-    out: Path,
-    before: set[str],
-) -> None:
-    """A sweep's downloads. Its rows are taken from the site at `out` (listed in
-    `before`, its manifest) when its cache entry says that copy is of the same inputs
-    and the file is as written; else parsed again (write_parsed_rows)."""
+def _write_data(b: _Build, page: SweepPage, dest: Path) -> None:
+    """A sweep's downloads. Its rows are taken from the site at `out` (listed in its
+    manifest) when its cache entry says that copy is of the same inputs and the file is
+    as written; else parsed again (write_parsed_rows)."""
     dest.mkdir(parents=True, exist_ok=True)
+    sweep_dir = b.results / page.id
     rows = dest / "measurements.csv"
     done = page.products.published
-    old = out / "data" / page.id / "measurements.csv"
+    old = b.out / "data" / page.id / "measurements.csv"
     taken = False
-    if done and f"data/{page.id}/measurements.csv" in before:
+    if done and f"data/{page.id}/measurements.csv" in b.before:
         published = _published(old, done.get("rows", -1), done.get("dropped", -1))
         taken = published == done and _copy(old, rows)
     if taken:
@@ -525,22 +450,14 @@ def _write_data(
         )
     dropped = page.rows_dropped
     if dropped:
-        warn(f"site: {page.id}: {dropped} damaged row(s) of measurements.csv not published")
+        b.warn(f"site: {page.id}: {dropped} damaged row(s) of measurements.csv not published")
     if page.meta:
-        _write(dest / "sweep.json", json.dumps(page.meta, indent=1) + "\n")
+        html.write(dest / "sweep.json", json.dumps(page.meta, indent=1) + "\n")
     write_csv(dest / "summary.csv", SUMMARY_COLUMNS, (s.row() for s in page.products.summaries))
     write_csv(dest / "outliers.csv", OUTLIER_COLUMNS, (o.__dict__ for o in page.products.outliers))
 
 
 # --- HTML -------------------------------------------------------------------------
-
-
-def _scripts(prefix: str) -> str:
-    return (
-        f"<script src='{prefix}assets/plotly.min.js'></script>\n"
-        f"<script src='{prefix}assets/geo_assets.js'></script>\n"
-        f"<script src='{prefix}assets/site.js'></script>\n"
-    )
 
 
 def _copy(src: Path, dest: Path) -> bool:
@@ -566,11 +483,6 @@ def _copy_whole(src: Path, dest: Path) -> bool:
     return True
 
 
-def _clean(fig: Any) -> dict[str, Any]:
-    """Figure JSON with NaN as null (JSON has no NaN); data already so as it is."""
-    return fig if isinstance(fig, dict) else figure_data(fig)
-
-
 # A page's figures live in files of their own, not inlined in its HTML (a 77-region
 # sweep's figures are MBs): a script, because file:// forbids fetching local JSON.
 TIMESERIES_FILE = "timeseries.js"  # data/timeseries.js: every sweep over time
@@ -582,13 +494,8 @@ def figure_file(name: str) -> str:
     return f"fig-{name}.js"
 
 
-def _figures_js(figures: Mapping[str, Any]) -> str:
-    """`window.InterregionFigures[name] = figure JSON` for each figure, compact (a
-    cache entry's figures as the text it holds)."""
-    if isinstance(figures, FigureSet):
-        text = figures.json()
-    else:
-        text = compact({name: _clean(fig) for name, fig in figures.items()})
+def _figures_js(text: str) -> str:
+    """The figures of `text`, a JSON object of them by name, added to InterregionFigures."""
     return (
         f"window.InterregionFigures = Object.assign(window.InterregionFigures || {{}}, {text});\n"
     )
@@ -613,26 +520,17 @@ def _summary_table(summaries: Sequence[GroupSummary], emulated: bool = False) ->
         (f"median over tests, throughput ({mbit})", "throughput_median_over_tests_bps", "{:.2f}"),
         (f"p90 over tests, throughput ({mbit})", "throughput_p90_over_tests_bps", "{:.2f}"),
     ]
-    head = "".join(f"<th>{_e(t)}</th>" for t, _k, _f in cols)
     rows = []
     for s in summaries:
         row = s.row()
-        cells = []
-        for _t, key, fmt in cols:
-            value = row[key]
-            if key == "cloud_pair":
-                text = PAIR_LABELS.get(str(value), str(value))
-            else:
-                text = display_cell(key, value, fmt)
-            if key == "rtt_intercept_ms" and row.get("rtt_intercept_is_rtt_at_0km") is False:
-                text = f"({text})"  # no pair within 1,000 km: not an RTT at 0 km
-            cells.append(f"<td data-col='{key}'>{_e(text)}</td>")
-        rows.append(f"<tr data-pair='{_e(s.cloud_pair)}'>{''.join(cells)}</tr>")
+        cells = {key: display_cell(key, row[key], fmt) for _t, key, fmt in cols[1:]}
+        if row.get("rtt_intercept_is_rtt_at_0km") is False:  # no pair within 1,000 km
+            cells["rtt_intercept_ms"] = f"({cells['rtt_intercept_ms']})"
+        rows.append((s.cloud_pair, cells))
     # site.js recomputes the rows from the plotted points when the filter narrows them
     return (
-        f"<table id='summary' data-inflation-km='{INFLATION_MIN_KM:g}'>"
-        f"<tr>{head}</tr>{''.join(rows)}</table>\n"
-        "<p class='muted' id='summary-note'>Computed from every measurement; with a "
+        _pair_table(f"id='summary' data-inflation-km='{INFLATION_MIN_KM:g}'", cols, rows)
+        + "<p class='muted' id='summary-note'>Computed from every measurement; with a "
         "filter, from the plotted points that match it.</p>\n"
     )
 
@@ -651,21 +549,30 @@ def _uncertainty_table(summaries: Sequence[GroupSummary]) -> str:
         ("fit intercept (ms)", "rtt_intercept"),
         ("fit marks", "rtt_fit_marks"),
     ]
-    head = "".join(f"<th>{_e(t)}</th>" for t, _k in cols)
-    rows = []
-    for s in summaries:
-        if not s.n or s.uncertainty is None:
-            continue
-        row = {**s.row(), **table_cells(s.row())}
-        row["cloud_pair"] = PAIR_LABELS.get(s.cloud_pair, s.cloud_pair)
-        cells = "".join(f"<td data-col='{k}'>{_e(str(row[k]))}</td>" for _t, k in cols)
-        rows.append(f"<tr data-pair='{_e(s.cloud_pair)}'>{cells}</tr>")
+    rows = [
+        (s.cloud_pair, {**s.row(), **table_cells(s.row())})
+        for s in summaries
+        if s.n and s.uncertainty is not None
+    ]
     return (
         "<h3>How sure</h3>\n"
-        f"<table id='uncertainty'><tr>{head}</tr>{''.join(rows)}</table>\n"
-        f"<p class='muted'>{_e(TABLE_NOTE)} Over every measurement, not the "
+        + _pair_table("id='uncertainty'", cols, rows)
+        + f"<p class='muted'>{_e(TABLE_NOTE)} Over every measurement, not the "
         "filter.</p>\n"
     )
+
+
+def _pair_table(attrs: str, cols: Sequence[Any], rows: list[tuple[str, dict[str, Any]]]) -> str:
+    """A row per cloud pair (site.js filters them by data-pair), its label first; `cols`:
+    (title, key, ...), a row's other cells by key."""
+    head = "".join(f"<th>{_e(col[0])}</th>" for col in cols)
+    body = "".join(
+        f"<tr data-pair='{_e(pair)}'><td data-col='cloud_pair'>{_e(PAIR_LABELS.get(pair, pair))}"
+        + "".join(f"</td><td data-col='{k}'>{_e(str(cells[k]))}" for _t, k, *_f in cols[1:])
+        + "</td></tr>"
+        for pair, cells in rows
+    )
+    return f"<table {attrs}><tr>{head}</tr>{body}</table>\n"
 
 
 def _outlier_table(outliers: Sequence[PairOutlier]) -> str:
@@ -673,6 +580,7 @@ def _outlier_table(outliers: Sequence[PairOutlier]) -> str:
         return "<p class='muted'>No pair's RTT is far above its cloud pair's fit.</p>\n"
     head = "<tr><th>pair</th><th>distance (km)</th><th>RTT (ms)</th><th>fit (ms)</th>"
     head += "<th>excess (ms)</th><th>robust z</th></tr>"
+    more = len(outliers) - 50
     rows = []
     for o in outliers[:50]:
         z = display_cell("robust_z", o.robust_z, "{:.1f}")  # inf when the MAD is 0
@@ -682,12 +590,8 @@ def _outlier_table(outliers: Sequence[PairOutlier]) -> str:
             f"<td>{o.distance_km:.0f}</td><td>{o.rtt_ms:.1f}</td><td>{o.fit_rtt_ms:.1f}</td>"
             f"<td>{o.excess_ms:.1f}</td><td>{z}</td></tr>"
         )
-    more = (
-        f"<p class='muted'>{len(outliers) - 50} more in outliers.csv</p>"
-        if len(outliers) > 50
-        else ""
-    )
-    return f"<table id='outliers'>{head}{''.join(rows)}</table>\n{more}"
+    note = f"<p class='muted'>{more} more in outliers.csv</p>" if more > 0 else ""
+    return f"<table id='outliers'>{head}{''.join(rows)}</table>\n{note}"
 
 
 def _filter_form() -> str:
@@ -720,22 +624,15 @@ _CHART_TEXT = {
 
 
 def _sweep_html(
-    page: SweepPage,
-    nav: Sequence[str],
-    prefix: str,
-    timeseries: Any,
-    history: bool = False,
-    studies: bool = False,
+    page: SweepPage, nav: Sequence[str], prefix: str, timeseries: Any, history: bool, studies: bool
 ) -> str:
     p = page.products
     title = f"Sweep {page.id}"
-    parts = [_head(title, prefix, history, studies), _banner(p.emulated)]
+    parts = [html.head(title, prefix, history, studies), html.banner(p.emulated)]
     parts.append(f"<h1>{_e(title)}{' (emulated)' if p.emulated else ''}</h1>\n")
-    started = p.started_utc
-    backends = ", ".join(p.backends)
     parts.append(
         f"<p>{p.rows} measurements between {len(p.regions)} regions; "
-        f"started {_e(started)}; backend {_e(backends)}. "
+        f"started {_e(p.started_utc)}; backend {_e(', '.join(p.backends))}. "
         f"Downloads: <a href='{prefix}data/{_e(page.id)}/measurements.csv'>measurements.csv</a>, "
         f"<a href='{prefix}data/{_e(page.id)}/summary.csv'>summary.csv</a>, "
         f"<a href='{prefix}data/{_e(page.id)}/outliers.csv'>outliers.csv</a> "
@@ -747,13 +644,10 @@ def _sweep_html(
     parts.append(_uncertainty_table(p.summaries))
     parts.append("<h2>Outliers</h2>\n" + _outlier_table(p.outliers))
     names = list(p.figures)
-    scripts = [
-        f"<script src='{prefix}data/{_e(page.id)}/{figure_file(name)}'></script>\n"
-        for name in names
-    ]
+    scripts = [f"{prefix}data/{_e(page.id)}/{figure_file(name)}" for name in names]
     if timeseries is not None:
         names.append("timeseries")
-        scripts.append(f"<script src='{prefix}data/{TIMESERIES_FILE}'></script>\n")
+        scripts.append(f"{prefix}data/{TIMESERIES_FILE}")
     parts.append("<h2>Charts</h2>\n")
     for name in names:
         text = _CHART_TEXT.get(name, f"RTT and throughput against distance, {name[9:]}.")
@@ -769,9 +663,8 @@ def _sweep_html(
                 "<span id='series-picker-note' class='muted'></span></form>\n"
             )
     parts.append(_sweep_list(nav, prefix))
-    parts += scripts
-    parts.append(_scripts(prefix))
-    parts.append(_foot())
+    assets = [f"{prefix}assets/{name}" for name in ("plotly.min.js", "geo_assets.js", "site.js")]
+    parts += [html.scripts(*scripts, *assets), html.foot()]
     return "".join(parts)
 
 
@@ -782,13 +675,11 @@ def _sweep_list(nav: Sequence[str], prefix: str) -> str:
     return f"<h2>All sweeps</h2><ul id='sweeps'>{items}</ul>\n"
 
 
-def _methodology_html(
-    nav: Sequence[str], emulated: bool, history: bool = False, studies: bool = False
-) -> str:
+def _methodology_html(nav: Sequence[str], emulated: bool, history: bool, studies: bool) -> str:
     model = _model_text()
     parts = [
-        _head("Methodology", "", history, studies),
-        _banner(emulated, "Some or all results on this site were"),
+        html.head("Methodology", "", history, studies),
+        html.banner(emulated, "Some or all results on this site were"),
         "<h1>Methodology</h1>\n",
         "<h2>What is measured</h2>\n<p>One small VM per region. In each round of the "
         "schedule every VM takes part in at most one test, so tests never share a NIC. "
@@ -849,7 +740,7 @@ def _methodology_html(
         "<li>Distances are straight lines: real routes follow cables and peering points.</li>"
         "<li>A sweep is a snapshot: routes and load change over hours and days.</li></ul>\n",
         _sweep_list(nav, ""),
-        _foot(),
+        html.foot(),
     ]
     return "".join(parts)
 
@@ -876,12 +767,10 @@ def _model_text() -> str:
     )
 
 
-def _data_html(
-    pages: Sequence[SweepPage], emulated: bool, history: bool = False, studies: bool = False
-) -> str:
+def _data_html(pages: Sequence[SweepPage], emulated: bool, history: bool, studies: bool) -> str:
     parts = [
-        _head("Data", "", history, studies),
-        _banner(emulated, "Some or all results on this site were"),
+        html.head("Data", "", history, studies),
+        html.banner(emulated, "Some or all results on this site were"),
         "<h1>Data</h1>\n<p>Every file is also described in "
         "<a href='data/schema.json'>data/schema.json</a>. Rows with backend "
         "<code>local</code> come from the EMULATED cloud.</p>\n<table id='downloads'>"
@@ -910,5 +799,5 @@ def _data_html(
         parts.append(
             f"<h2>{_e(name)}</h2>\n<table><tr><th>column</th><th>meaning</th></tr>{rows}</table>\n"
         )
-    parts.append(_foot())
+    parts.append(html.foot())
     return "".join(parts)

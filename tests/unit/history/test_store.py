@@ -10,7 +10,15 @@ from datetime import UTC, datetime, timedelta
 import duckdb
 import pytest
 from click.testing import CliRunner
-from history_support import PAIRS, V11_TIMES, as_version_11, make_sweep, ping_text, sweep_id_at
+from history_support import (
+    PAIRS,
+    V11_TIMES,
+    as_version_11,
+    as_version_12,
+    make_sweep,
+    ping_text,
+    sweep_id_at,
+)
 
 from orchestrator.cli import main
 from orchestrator.core.errors import UserError
@@ -460,3 +468,43 @@ def test_a_version_11_store_types_its_change_times_and_shows_the_same_changes(tm
     # judged on from the converted store as from the fresh one
     h.ingest_sweep(tmp_path, _sweep(tmp_path, 16, 80.0, kernel="6.1.True").name)
     assert _table(path, "SELECT count(*) FROM judgments WHERE status = 'normal'")[0][0] > 0
+
+
+def test_a_version_12_store_keeps_its_bins_sums_as_integers_and_shows_the_same_numbers(
+    tmp_path,
+):
+    """Version 13 keeps a bin's sum as an integer (metrics.Metric.total_scale: added
+    exactly, in any order, and faster than a decimal) and each test's RTT (rtt_run_ms,
+    computed once): a version-12 store's DOUBLE sums are converted in place, to the rows a
+    fresh ingest writes, its tests' RTTs stored as an ingest stores them, and `matrix` and
+    `history show` show what they showed."""
+    from orchestrator.history import views as v
+
+    for i in range(3):
+        h.ingest_sweep(tmp_path, _sweep(tmp_path, i, rtt=80.0 + i).name)
+    path = tmp_path / "history.duckdb"
+    tables = ("rtt_bins", "value_bins")
+    fresh = {t: _table(path, f"SELECT * FROM {t} ORDER BY ALL") for t in tables}
+    # 20 samples of A -> B each 80.0 .. 81.9 in the first sweep: their sum in nanoseconds
+    day = "SELECT sum(total) FROM rtt_bins r JOIN pairs p USING (pair) WHERE days = 92 "
+    assert _table(path, day + f"AND p.src = '{A}' AND p.dst = '{B}'") == [
+        (3 * 1619_000_000 + 3 * 20_000_000,)
+    ]
+
+    runs = "SELECT sweep_id, src, dst, rtt_run_ms FROM measurements ORDER BY ALL"
+    stored = _table(path, runs)
+    assert [r[3] for r in stored if (r[1], r[2]) == (A, B)] == [80.95, 81.95, 82.95]  # medians
+
+    def shown():
+        with h.opened(tmp_path, read_only=True) as con:
+            windows = [v.matrix(con, m, "mean", "all") for m in ("rtt", "jitter", "throughput")]
+            return windows, v.pair_history(con, (A, B))
+
+    before = shown()
+    as_version_12(path)
+    _refused_then_upgraded(path, 12)
+    types = "SELECT DISTINCT data_type FROM information_schema.columns WHERE column_name = 'total'"
+    assert _table(path, types) == [("BIGINT",)]
+    assert {t: _table(path, f"SELECT * FROM {t} ORDER BY ALL") for t in tables} == fresh
+    assert _table(path, runs) == stored
+    assert shown() == before

@@ -165,6 +165,24 @@ def test_a_year_and_the_year_before_from_quarter_and_month_rows(tmp_path):
         assert _same(con, ["rtt", "loss"], ("1M", "1Y"), (False,))[0] > 6
 
 
+def test_a_windows_statistics_alone_are_those_of_its_whole_table(tmp_path):
+    # what the site's "change vs the previous window" reads: the same pairs, samples and
+    # statistics, the tests not counted
+    _varied_store(tmp_path)
+    with h.opened(tmp_path, read_only=True) as con:
+        (info,) = v.source_infos(con).values()
+        for metric in ("rtt", "loss", "jitter", "throughput"):
+            for window, previous in (("1D", True), ("1W", False), ("1W", True), ("all", False)):
+                whole = windows.window_table(con, info, metric, window, previous)
+                alone = windows.window_table(con, info, metric, window, previous, stats_only=True)
+                assert len(whole) == len(alone) > 0
+                assert alone.pair.tolist() == whole.pair.tolist()
+                assert alone.samples.tolist() == whole.samples.tolist()
+                assert alone.stats.tolist() == whole.stats.tolist()
+                assert alone.tests.tolist() == [0] * len(alone)
+                assert set(alone.newest_us.tolist()) == {windows.NO_TIME}
+
+
 def test_matrix_and_history_show_give_the_windows_numbers(tmp_path):
     _varied_store(tmp_path)
     with h.opened(tmp_path, read_only=True) as con:
@@ -252,16 +270,18 @@ def test_the_cli_prints_loss_with_its_interval(tmp_path):
 
 
 def test_a_bins_sum_is_the_same_in_any_order_its_rows_are_added():
-    """DuckDB's threads add a bin's rows in an order that varies between runs: a window's
-    sum (its mean) is added exactly, so two builds over one store show the same mean."""
+    """DuckDB's threads add a bin's rows in an order that varies between runs: a bin's
+    sum (a window's mean) is of integers (metrics.total_sql), added exactly, so two builds
+    over one store show the same mean."""
     import itertools
 
     import duckdb
 
     con = duckdb.connect()
-    query = f"SELECT sum(x), {windows._SUM.format('x')} FROM (SELECT unnest(?) AS x)"
+    exact = metrics.total_sql("x", metrics.METRICS["rtt"].total_scale)
+    query = f"SELECT sum(x), sum({exact}) FROM (SELECT unnest(?) AS x)"
     sums = [
         con.execute(query, [list(o)]).fetchone() for o in itertools.permutations([0.1, 0.2, 0.3])
     ]
     assert len({plain for plain, _ in sums}) == 2  # in double, the order shows
-    assert {float(exact) for _, exact in sums} == {0.6}
+    assert {int(total) for _, total in sums} == {600_000}
