@@ -100,9 +100,19 @@ class CellTable:
 def empty_table() -> CellTable:
     import numpy as np
 
-    none = np.zeros(0, dtype=np.int64)
+    return _uncounted(
+        np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, len(v.STATS)))
+    )
+
+
+def _uncounted(pairs: Any, samples: Any, stats: Any) -> CellTable:
+    """A CellTable of statistics alone, the tests not counted (tests, pings 0, newest
+    NO_TIME, km NaN, limiter None)."""
+    import numpy as np
+
+    none = np.zeros(len(pairs), dtype=np.int64)
     return CellTable(
-        none, none, none, np.zeros((0, len(v.STATS))), none, np.zeros(0), [], none, none
+        pairs, none, samples, stats, none + NO_TIME, none + np.nan, [None] * len(none), none, none
     )
 
 
@@ -125,9 +135,8 @@ def window_table(
     without) with its statistics. `window` is one of views.WINDOWS or "latest";
     `previous`: the window of the same length just before it (empty for "latest" and
     "all"). Tests whose flags invalidate the metric are left out unless
-    `include_flagged`. `stats_only`: the pairs, samples and statistics alone, the tests
-    not counted (tests, pings 0, newest NO_TIME, km NaN, limiter None): what the site's
-    "change vs the previous window" reads, a fifth of its time."""
+    `include_flagged`. `stats_only`: the pairs, samples and statistics alone (_uncounted):
+    what the site's "change vs the previous window" reads, a fifth of its time."""
     m = v.metric(metric_name)
     if window == "latest":
         return empty_table() if previous else _latest(con, info.name, m, include_flagged, pairs)
@@ -399,18 +408,7 @@ def _table(found: Mapping[str, Any], counted: Mapping[str, Any] | None, scale: i
     mean = total / scale / samples
     stats = np.concatenate([qs, mean[:, None]], axis=1)  # views.STATS: the quantiles, mean
     if counted is None:
-        none = np.zeros(len(pairs), dtype=np.int64)
-        return CellTable(
-            pairs,
-            none,
-            samples,
-            stats,
-            none + NO_TIME,
-            none + np.nan,
-            [None] * len(pairs),
-            none,
-            none,
-        )
+        return _uncounted(pairs, samples, stats)
     counted_pair = np.asarray(counted["pair"], dtype=np.int64)
     at = np.minimum(np.searchsorted(counted_pair, pairs), max(len(counted_pair) - 1, 0))
     has = counted_pair[at] == pairs if len(counted_pair) else np.zeros(len(pairs), bool)
