@@ -281,18 +281,8 @@ def connect(
 
 
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:
-    """Version 1 -> 2: the measurements table becomes `recent`, beside an empty `archive`,
-    both under the `measurements` view; 2 -> 3 -> 4: the columns added since (host
-    evidence; limiter, rtt_samples and flags), empty in the rows that predate them; 4 -> 5:
-    the measure column, single_stream in every older row; 5 -> 6: rtt_bins, filled from
-    every stored row; 6 -> 7: the one-value metrics' day summaries (value_bins, test_days)
-    from every stored row, and change detection's tables, every stored sweep judged in time
-    order (orchestrator.history.judgments); 7 -> 8: value_bins computed again, in their
-    coarser bins; 8 -> 9: the mesh's tables, empty; 9 -> 10: test_days' pings sent and
-    lost, test_days computed again; 10 -> 11: the day summaries' quarter rows, from their
-    day rows; 11 -> 12: the times of episodes and config_changes typed
-    (judgments.type_times); 12 -> 13: the bins' sums as integers (_exact_totals) and each
-    test's RTT stored (_add_run_values). One transaction."""
+    """An older store (version 1 to 12) upgraded to this version's in place, in one
+    transaction: what each version added, as STORE_SCHEMA_VERSION's comment lists it."""
     import duckdb
 
     try:
