@@ -6,8 +6,7 @@ directions of one pair, judged together: a route change moves both, and the two
 directions' run-to-run offsets are nearly the same (doit's data: their day-to-day changes
 correlate at 0.95), so one change is one event, with each direction's change shown.
 Throughput is compared in log space (a halving and a doubling are the same size of
-change). The scale has no floor proportional to the RTT, which made every 10 ms change on
-a 200 ms path undetectable.
+change).
 
 A PathJudge judges one path run by run and keeps only what the next run needs (its state,
 which the store keeps between ingests: orchestrator.history.judgments); a Judge feeds many
@@ -233,14 +232,6 @@ class SeriesResult:
     def baseline(self) -> float | None:
         """The baseline of a one-direction path (detect_series)."""
         return next(iter(self.baselines.values()), None)
-
-    def note(self, j: Judgment) -> None:
-        """A run of the path judged: evaluated against a baseline (unless learning), and
-        flagged."""
-        if j.status != LEARNING:
-            self.evaluated_runs.add(j.run_id)
-        if j.flagged:
-            self.flagged_runs.add(j.run_id)
 
 
 @dataclass
@@ -559,7 +550,7 @@ class PathJudge:
             )  # fmt: skip
 
         if self.episode is not None:
-            self._judge_open(run_id, t, xs, dirs, row, out)
+            self._judge_open(run_id, t, xs, row, out)
             return out
         judged = {i: x for i, x in xs.items() if dirs[i].ready()}
         for i, x in xs.items():
@@ -616,14 +607,13 @@ class PathJudge:
         return out
 
     def _judge_open(self, run_id: str, t: datetime, xs: dict[int, float],
-                    dirs: dict[int, _Direction], row: Callable[..., Judgment],
-                    out: Step) -> None:  # fmt: skip
+                    row: Callable[..., Judgment], out: Step) -> None:  # fmt: skip
         """A run while an episode is open: judged against the old baselines."""
         episode, metric, p = self.episode, self.key.metric, self.p
         assert episode is not None
         states = []  # per judged direction: 0 inside, +1/-1 flagged on that side
         for i, x in xs.items():
-            d = dirs[i]
+            d = self.dirs[i]
             if not d.old_window:
                 out.judgments.append(row(i, LEARNING))
                 d.base.push(x)  # not judged: it had too few runs when the episode began
@@ -651,7 +641,12 @@ class PathJudge:
             if self.dirs[i].old_window:
                 self.dirs[i].post.append(x)
         self.post_runs += 1
-        _update_levels(episode, self.dirs, metric)
+        by_key = {d.key: d for d in self.dirs.values()}
+        for change in episode.directions:  # the new levels, of the runs since the change
+            if by_key[change.key].post:
+                change.new_level = untransform(metric, median(by_key[change.key].post))
+        moved = [c for c in episode.directions if c.moved] or episode.directions
+        episode.new_level = sum(c.new_level for c in moved) / len(moved)
         if self.post_runs >= p.new_normal_runs:
             for d in self.dirs.values():
                 if d.old_window:  # rebuilt from the post-change runs only
@@ -739,9 +734,8 @@ class PathJudge:
         return {
             "dirs": {str(i): d.doc() for i, d in self.dirs.items()},
             "pending": [
-                [x.run_id, stamp(x.t), {str(i): v for i, v in x.xs.items()},
-                 {str(i): v for i, v in x.devs.items()},
-                 {str(i): v for i, v in x.flags.items()}, x.side]
+                [x.run_id, stamp(x.t), *({str(i): v for i, v in by_dir.items()}
+                                         for by_dir in (x.xs, x.devs, x.flags)), x.side]
                 for x in self.pending
             ],
             "episode": None if self.episode is None else episode_state(self.episode),
@@ -766,16 +760,6 @@ class PathJudge:
         last = parse_utc(doc["last"][0])  # "": no run judged yet
         judge.last = None if last is None else (last, doc["last"][1])
         return judge
-
-
-def _update_levels(episode: Episode, dirs: Mapping[int, _Direction], metric: str) -> None:
-    by_key = {d.key: d for d in dirs.values()}
-    for change in episode.directions:
-        d = by_key[change.key]
-        if d.post:
-            change.new_level = untransform(metric, median(d.post))
-    moved = [c for c in episode.directions if c.moved] or episode.directions
-    episode.new_level = sum(c.new_level for c in moved) / len(moved)
 
 
 def episode_state(e: Episode) -> dict[str, Any]:
@@ -933,7 +917,11 @@ def _judged_paths(
         judged = judge.sweep(run_id, runs)
         calibrations.update(judged.calibrations)
         for path, j in judged.judgments:
-            results.setdefault(path, SeriesResult(path)).note(j)
+            r = results.setdefault(path, SeriesResult(path))
+            if j.status != LEARNING:  # judged against a baseline
+                r.evaluated_runs.add(j.run_id)
+            if j.flagged:
+                r.flagged_runs.add(j.run_id)
         for e in judged.episodes.values():
             episodes[e.key][e.id] = e
         for c in judged.config_changes:

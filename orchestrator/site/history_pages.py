@@ -168,10 +168,6 @@ def _open_episodes(found: Detection) -> set[tuple[str, str, str, str]]:
 WindowCells = dict[tuple[str, str], CellTable]
 
 
-# what the matrix shows of the window before each (its "change vs previous window" view)
-PREVIOUS_STATS = ("p50",)
-
-
 def _window_cells(
     con: duckdb.DuckDBPyConnection, info: SourceInfo, include_flagged: bool = False
 ) -> tuple[WindowCells, WindowCells]:
@@ -327,8 +323,8 @@ def matrix_data(
                 arrays.update(_loss_arrays(size, k, table))
             # the p50 of the window just before, for the "change vs previous window" view
             prev = previous[metric, window]
-            p50 = prev.stats[:, STATS.index(PREVIOUS_STATS[0])]
-            p50 = np.where(prev.samples >= min_samples(PREVIOUS_STATS[0]), p50, np.nan)
+            p50 = prev.stats[:, STATS.index("p50")]
+            p50 = np.where(prev.samples >= min_samples("p50"), p50, np.nan)
             inside = place[prev.pair] >= 0
             arrays["prev_p50"] = _placed(
                 size, place[prev.pair][inside], _rounded(metric, p50)[inside]
@@ -340,32 +336,26 @@ def matrix_data(
                 "pairs": len(table),
                 **arrays,
             }
-        baseline: dict[str, list[float | None]] = {}
-        open_cells: dict[str, list[int]] = {}
-        for metric in UNITS:  # the metrics change detection follows
-            baseline[metric] = [None] * size
-            for (source, m, src, dst), level in baselines.items():
-                if source == info.name and m == metric and src in index and dst in index:
-                    baseline[metric][at(src, dst)] = shown(metric, level)
-            open_cells[metric] = sorted(
-                at(src, dst)
-                for source, m, src, dst in opened
-                if source == info.name and m == metric and src in index and dst in index
-            )
+        # the metrics change detection follows: each cell's baseline, the cells of open episodes
+        baseline: dict[str, list[float | None]] = {m: [None] * size for m in UNITS}
+        open_cells: dict[str, list[int]] = {m: [] for m in UNITS}
+        for (source, m, src, dst), level in baselines.items():
+            if source == info.name and src in index and dst in index:
+                baseline[m][at(src, dst)] = shown(m, level)
+        for source, m, src, dst in opened:
+            if source == info.name and src in index and dst in index:
+                open_cells[m].append(at(src, dst))
+        about = {"source": info.name, "label": info.label, "emulated": info.emulated}
         sources.append(
             {
-                "source": info.name,
-                "label": info.label,
-                "emulated": info.emulated,
-                "caption": source_caption(
-                    {"source": info.name, "label": info.label, "emulated": info.emulated}
-                ),
+                **about,
+                "caption": source_caption(about),
                 "latest_utc": iso_utc(info.latest),
                 "regions": regions,
                 "cities": [known.get(r, "") for r in regions],
                 "views": views,
                 "baseline": baseline,
-                "open": open_cells,
+                "open": {m: sorted(cells) for m, cells in open_cells.items()},
             }
         )
     return {
@@ -586,15 +576,13 @@ def _pair_marks(found: Detection) -> dict[str, dict[tuple[str, str, str], list[A
                     "new_level": shown(k.metric, d.new_level),
                 }
             )
-    configs: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
-    seen = set()
+    runs: dict[tuple[str, str, str, str], datetime] = {}  # one marker per run and pair
     for c in found.config_changes:
         k = c.key
-        key = (k.source, min(k.src, k.dst), max(k.src, k.dst))
-        if (key, c.run_id) in seen:  # one marker per run, whatever the metric/direction
-            continue
-        seen.add((key, c.run_id))
-        configs[key].append({"utc": iso_utc(c.t), "run": c.run_id})
+        runs.setdefault((k.source, min(k.src, k.dst), max(k.src, k.dst), c.run_id), c.t)
+    configs: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
+    for (source, a, b, run_id), t in runs.items():
+        configs[source, a, b].append({"utc": iso_utc(t), "run": run_id})
     return {"episodes": dict(episodes), "configs": dict(configs)}
 
 
