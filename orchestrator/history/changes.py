@@ -1018,10 +1018,9 @@ def _roll_ups(
     folded: set[int],
 ) -> tuple[list[HostChange], set[int]]:
     """The host changes (`groups` None) or the region changes toward each group of
-    `groups` (region -> its groups): at least host_min_pairs events, and at least
-    host_share (group_share) of the paths judged in that run, starting in the same run,
-    those in `folded` left out; the largest first by share (regions: by count), each event
-    claimed by the first change that takes it. Returns the changes and their events' ids."""
+    `groups` (region -> its groups), by docs/history.md's rule, events in `folded` left
+    out; the largest first by share (regions: by count), each event claimed by the first
+    change that takes it. Returns the changes and their events' ids."""
 
     def ends(k: SeriesKey) -> list[tuple[str, str]]:  # (host, toward) of a path
         if groups is None:
@@ -1094,9 +1093,7 @@ class Calibration:
 
 def calibration(judged: int, beyond: int, p: Params = Params()) -> Calibration:
     """The thresholds a rate of `beyond` of `judged` runs at least 4.5 scales from their
-    baseline implies: if that rate is what a normal noise gives beyond z, the tails are
-    4.5 / z times wider than normal, and k1, k2 grow by that much, within K1_BOUNDS and
-    K2_BOUNDS."""
+    baseline implies (docs/history.md's rule: tails 4.5 / z times a normal's)."""
     from statistics import NormalDist
 
     normal = NormalDist()

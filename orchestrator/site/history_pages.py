@@ -270,10 +270,8 @@ def matrix_data(
 ) -> dict[str, Any]:
     """Every (source, metric, window) view of the From x To matrix (`windows`:
     _source_windows), each an array per figure, row-major over the source's regions
-    (R x R): every statistic of STATS (null below its min_samples), `samples`, `tests`,
-    `newest_s` (UNIX time), `limiter`, loss's pings lost / sent with its Wilson interval
-    and `prev_p50` (the window just before); and per source each cell's change-detection
-    `baseline` and the cells of an `open` episode."""
+    (R x R), a statistic null below its min_samples; per source each cell's
+    change-detection `baseline` and the cells of an `open` episode."""
     import numpy as np
 
     baselines = _baselines(found)
@@ -803,7 +801,7 @@ def _episode_rows(docs: Sequence[dict[str, Any]]) -> str:
         "thresholds</th><th>Δ</th><th>%</th><th>k1, k2</th><th>started</th><th>confirmed</th>"
         "<th>closed</th><th>source</th></tr>"
     )
-    rows = [
+    return head + "".join(
         f"<tr data-status='{_e(d['status'])}' class='path-event'>"
         f"<td>{_pair_link(d['src'], d['dst'], sep='↔')}"
         f"{' (one direction)' if d['one_direction'] else ''}</td>"
@@ -814,8 +812,7 @@ def _episode_rows(docs: Sequence[dict[str, Any]]) -> str:
         f"<td>{_e(d['started_utc'])}</td><td>{_e(d['confirmed_utc'])}</td>"
         f"<td>{_e(d['closed_utc'] or '')}</td><td>{_tag(d)}</td></tr>"
         for d in docs
-    ]
-    return head + "".join(rows)
+    )
 
 
 def _suspect_rows(docs: Sequence[dict[str, Any]]) -> str:
@@ -823,7 +820,7 @@ def _suspect_rows(docs: Sequence[dict[str, Any]]) -> str:
         "<tr><th>path</th><th>metric</th><th>run</th><th>when</th>"
         "<th>each direction: change (flag threshold)</th><th>source</th></tr>"
     )
-    rows = [
+    return head + "".join(
         f"<tr class='suspected'><td>{_pair_link(d['src'], d['dst'], sep='↔')}</td>"
         f"<td>{_e(METRIC_TITLES[d['metric']])}</td><td>{_e(d['run'])}</td>"
         f"<td>{_e(d['utc'])}</td><td>"
@@ -834,8 +831,7 @@ def _suspect_rows(docs: Sequence[dict[str, Any]]) -> str:
         )
         + f"</td><td>{_tag(d)}</td></tr>"
         for d in docs
-    ]
-    return head + "".join(rows)
+    )
 
 
 def _host_rows(docs: Sequence[dict[str, Any]]) -> str:
@@ -843,7 +839,7 @@ def _host_rows(docs: Sequence[dict[str, Any]]) -> str:
         "<tr><th>host / region (toward)</th><th>metric</th><th>status</th><th>pairs changed</th>"
         "<th>started</th><th>source</th></tr>"
     )
-    rows = [
+    return head + "".join(
         f"<tr data-status='{_e(d['status'])}'><td>{_e(d['host'])}"
         f"{' → ' + _e(d['toward'].split(':', 1)[1]) if d.get('toward') else ''}</td>"
         f"<td>{_e(METRIC_TITLES[d['metric']])}</td><td>{_e(d['status'])}</td>"
@@ -851,19 +847,17 @@ def _host_rows(docs: Sequence[dict[str, Any]]) -> str:
         + ", ".join(_pair_link(p["src"], p["dst"]) for p in d["pairs"])
         + f"</td><td>{_e(d['started_utc'])}</td><td>{_tag(d)}</td></tr>"
         for d in docs
-    ]
-    return head + "".join(rows)
+    )
 
 
 def _config_rows(docs: Sequence[dict[str, Any]]) -> str:
     head = "<tr><th>when</th><th>sweep</th><th>what changed</th><th>pairs</th><th>source</th></tr>"
-    rows = [
+    return head + "".join(
         f"<tr><td>{_e(c['utc'])}</td><td>{_e(c['run'])}</td>"
         f"<td>{_e('; '.join(c['fields']) or 'fingerprint changed')}</td>"
         f"<td>{len(c['pairs'])}</td><td>{_tag(c)}</td></tr>"
         for c in docs
-    ]
-    return head + "".join(rows)
+    )
 
 
 # the rows each table of the changes page shows, the newest first: a network-wide event

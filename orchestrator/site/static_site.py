@@ -184,9 +184,7 @@ def build_site(
         try:
             pages = _sweep_pages(b, dirs)
             emulated_any = any(p.products.emulated for p in pages)
-            timeseries = None
-            if len(pages) >= 2:
-                timeseries = _timeseries(b, pages)
+            timeseries = _timeseries(b, pages) if len(pages) >= 2 else None
             nav = [p.id for p in pages]
             _write_assets(tmp / "assets")
             for page in pages:
