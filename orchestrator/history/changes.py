@@ -852,16 +852,17 @@ class Judge:
         # per directed pair: the pooled scale, fixed in place of the runs' (detect_series)
         self.fixed = fixed
 
-    def in_force(self, group: Group) -> tuple[dict[tuple[SeriesKey, int], float], Calibration]:
-        """The pooled scales and the calibration of `group` from the runs judged so far."""
+    def in_force(self, group: Group) -> tuple[dict[SeriesKey, float], Calibration]:
+        """The pooled scales (per directed pair) and the calibration of `group` from the
+        runs judged so far."""
         members = [
-            (key, i, d) for key, judge in self.paths.items()
+            d for key, judge in self.paths.items()
             if (key.source, key.backend, key.metric) == group
-            for i, d in judge.dirs.items()
+            for d in judge.dirs.values()
         ]  # fmt: skip
-        pooled = pooled_scales((((k, i), d.key, d.base) for k, i, d in members), self.p)
-        judged = sum(len(d.tail) for _k, _i, d in members)
-        beyond = sum(d.tail.count("1") for _k, _i, d in members)
+        pooled = pooled_scales(((d.key, d.key, d.base) for d in members), self.p)
+        judged = sum(len(d.tail) for d in members)
+        beyond = sum(d.tail.count("1") for d in members)
         return pooled, calibration(judged, beyond, self.p)
 
     def sweep(self, run_id: str, runs: Iterable[tuple[SeriesKey, Run]]) -> Judged:
@@ -872,12 +873,12 @@ class Judge:
             if not judgeable(key.metric, run.value):
                 continue
             path = key.path()
-            grouped[(key.source, key.backend, key.metric)].setdefault(path, {})[
-                0 if key.src == path.src else 1
-            ] = run
+            i = 0 if key.src == path.src else 1
+            grouped[(key.source, key.backend, key.metric)].setdefault(path, {})[i] = run
         out = Judged()
         for group, paths in grouped.items():
             pooled, cal = self.in_force(group)
+            scales = pooled if self.fixed is None else self.fixed
             out.calibrations[group] = cal
             p = replace(self.p, k1=cal.k1, k2=cal.k2) if self.p.calibrate else self.p
             for path, by_direction in paths.items():
@@ -885,10 +886,7 @@ class Judge:
                 if judge is None:
                     judge = self.paths[path] = PathJudge(path, self.p)
                 for i in by_direction:
-                    d = judge.direction(i)
-                    d.pooled = (
-                        pooled.get((path, i)) if self.fixed is None else self.fixed.get(d.key)
-                    )
+                    judge.direction(i).pooled = scales.get(judge.directed(i))
                 first = by_direction[min(by_direction)]
                 out.add(path, judge.step(run_id, first.t, by_direction, p))
         return out
