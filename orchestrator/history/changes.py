@@ -720,14 +720,12 @@ class PathJudge:
                 out[d.key] = (untransform(metric, d.base.median()), d.scale())
         return out
 
-    def waiting(
-        self, baselines: Mapping[SeriesKey, Any] | None = None
-    ) -> list[tuple[SeriesKey, int, int]]:
-        """The directions not judged yet: (key, comparable runs, runs needed).
-        `baselines`: baselines(), computed already."""
-        judged = self.baselines() if baselines is None else baselines
+    def waiting(self) -> list[tuple[SeriesKey, int, int]]:
+        """The directions not judged yet (none in baselines()): (key, comparable runs, runs
+        needed)."""
+        open_ = self.episode is not None
         return [(d.key, len(d.base), d.needed()) for d in self.dirs.values()
-                if d.key not in judged]  # fmt: skip
+                if not d.ready() and not (open_ and d.old_window)]  # fmt: skip
 
     def doc(self) -> dict[str, Any]:
         """The state, as JSON-able data (times as `stamp` text)."""

@@ -198,7 +198,7 @@ def _shown(judge: ch.PathJudge) -> dict[str, Any]:
         "baselines": [[k.src, k.dst, level, scale] for k, (level, scale) in baselines.items()],
         "suspects": [[s.run_id, stamp(s.t), [list(d) for d in s.deviations]]
                      for s in judge.suspects()],
-        "waiting": [[k.src, k.dst, runs, needed] for k, runs, needed in judge.waiting(baselines)],
+        "waiting": [[k.src, k.dst, runs, needed] for k, runs, needed in judge.waiting()],
     }  # fmt: skip
 
 
