@@ -312,10 +312,8 @@ def confirm_probability(change: float, scale: float, metric: str, p: Params) -> 
     qb = min(_normal_above((confirm - change) / scale), qa)
     n = p.confirm_runs
     need = n // 2 + 1  # runs beyond the confirmation threshold for the median to be
-    total = 0.0
-    for j in range(need, n + 1):  # j runs beyond confirm, the rest flagged only
-        total += math.comb(n, j) * qb**j * (qa - qb) ** (n - j)
-    return total
+    # j runs beyond confirm, the rest flagged only
+    return sum(math.comb(n, j) * qb**j * (qa - qb) ** (n - j) for j in range(need, n + 1))
 
 
 def smallest_change(scale: float, metric: str = "rtt", p: Params | None = None) -> float:
