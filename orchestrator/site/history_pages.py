@@ -635,11 +635,7 @@ def matrix_files(matrix: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
         for metric in matrix["metrics"]:
             name = f"matrix-{n}-{slug}-{metric}.js"
             meta["files"][metric] = name
-            views = {
-                w: src["views"][f"{metric}|{w}"]
-                for w in matrix["windows"]
-                if f"{metric}|{w}" in src["views"]
-            }
+            views = {w: src["views"][f"{metric}|{w}"] for w in matrix["windows"]}
             part = {
                 "views": {w: {k: x for k, x in view.items() if k not in others}
                           for w, view in views.items()},
