@@ -147,14 +147,6 @@ def history_data(
 # ---- the matrix -----------------------------------------------------------------------
 
 
-def _baselines(found: Detection) -> dict[tuple[str, str, str, str], float]:
-    """(source, metric, src, dst) -> baseline; with several backends, the one last run."""
-    return {
-        (k.source, k.metric, k.src, k.dst): level
-        for k, level in sorted(found.baselines.items(), key=lambda kv: kv[0].backend)
-    }
-
-
 def _open_episodes(found: Detection) -> set[tuple[str, str, str, str]]:
     out = set()
     for e in found.path_episodes():
@@ -274,7 +266,8 @@ def matrix_data(
     change-detection `baseline` and the cells of an `open` episode."""
     import numpy as np
 
-    baselines = _baselines(found)
+    # each directed pair's baseline; with several backends, the one last run (written last)
+    baselines = sorted(found.baselines.items(), key=lambda kv: kv[0].backend)
     opened = _open_episodes(found)
     sources = []
     names = pair_names(con)
@@ -337,9 +330,9 @@ def matrix_data(
         # the metrics change detection follows: each cell's baseline, the cells of open episodes
         baseline: dict[str, list[float | None]] = {m: [None] * size for m in UNITS}
         open_cells: dict[str, list[int]] = {m: [] for m in UNITS}
-        for (source, m, src, dst), level in baselines.items():
-            if source == info.name and src in index and dst in index:
-                baseline[m][at(src, dst)] = shown(m, level)
+        for k, level in baselines:
+            if k.source == info.name and k.src in index and k.dst in index:
+                baseline[k.metric][at(k.src, k.dst)] = shown(k.metric, level)
         for source, m, src, dst in opened:
             if source == info.name and src in index and dst in index:
                 open_cells[m].append(at(src, dst))
