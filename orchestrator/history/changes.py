@@ -6,8 +6,7 @@ directions of one pair, judged together: a route change moves both, and the two
 directions' run-to-run offsets are nearly the same (doit's data: their day-to-day changes
 correlate at 0.95), so one change is one event, with each direction's change shown.
 Throughput is compared in log space (a halving and a doubling are the same size of
-change). The scale has no floor proportional to the RTT, which made every 10 ms change on
-a 200 ms path undetectable.
+change).
 
 A PathJudge judges one path run by run and keeps only what the next run needs (its state,
 which the store keeps between ingests: orchestrator.history.judgments); a Judge feeds many
@@ -234,14 +233,6 @@ class SeriesResult:
         """The baseline of a one-direction path (detect_series)."""
         return next(iter(self.baselines.values()), None)
 
-    def note(self, j: Judgment) -> None:
-        """A run of the path judged: evaluated against a baseline (unless learning), and
-        flagged."""
-        if j.status != LEARNING:
-            self.evaluated_runs.add(j.run_id)
-        if j.flagged:
-            self.flagged_runs.add(j.run_id)
-
 
 @dataclass
 class Detection:
@@ -321,10 +312,8 @@ def confirm_probability(change: float, scale: float, metric: str, p: Params) -> 
     qb = min(_normal_above((confirm - change) / scale), qa)
     n = p.confirm_runs
     need = n // 2 + 1  # runs beyond the confirmation threshold for the median to be
-    total = 0.0
-    for j in range(need, n + 1):  # j runs beyond confirm, the rest flagged only
-        total += math.comb(n, j) * qb**j * (qa - qb) ** (n - j)
-    return total
+    # j runs beyond confirm, the rest flagged only
+    return sum(math.comb(n, j) * qb**j * (qa - qb) ** (n - j) for j in range(need, n + 1))
 
 
 def smallest_change(scale: float, metric: str = "rtt", p: Params | None = None) -> float:
@@ -559,7 +548,7 @@ class PathJudge:
             )  # fmt: skip
 
         if self.episode is not None:
-            self._judge_open(run_id, t, xs, dirs, row, out)
+            self._judge_open(run_id, t, xs, row, out)
             return out
         judged = {i: x for i, x in xs.items() if dirs[i].ready()}
         for i, x in xs.items():
@@ -616,14 +605,13 @@ class PathJudge:
         return out
 
     def _judge_open(self, run_id: str, t: datetime, xs: dict[int, float],
-                    dirs: dict[int, _Direction], row: Callable[..., Judgment],
-                    out: Step) -> None:  # fmt: skip
+                    row: Callable[..., Judgment], out: Step) -> None:  # fmt: skip
         """A run while an episode is open: judged against the old baselines."""
         episode, metric, p = self.episode, self.key.metric, self.p
         assert episode is not None
         states = []  # per judged direction: 0 inside, +1/-1 flagged on that side
         for i, x in xs.items():
-            d = dirs[i]
+            d = self.dirs[i]
             if not d.old_window:
                 out.judgments.append(row(i, LEARNING))
                 d.base.push(x)  # not judged: it had too few runs when the episode began
@@ -651,7 +639,12 @@ class PathJudge:
             if self.dirs[i].old_window:
                 self.dirs[i].post.append(x)
         self.post_runs += 1
-        _update_levels(episode, self.dirs, metric)
+        by_key = {d.key: d for d in self.dirs.values()}
+        for change in episode.directions:  # the new levels, of the runs since the change
+            if by_key[change.key].post:
+                change.new_level = untransform(metric, median(by_key[change.key].post))
+        moved = [c for c in episode.directions if c.moved] or episode.directions
+        episode.new_level = sum(c.new_level for c in moved) / len(moved)
         if self.post_runs >= p.new_normal_runs:
             for d in self.dirs.values():
                 if d.old_window:  # rebuilt from the post-change runs only
@@ -725,23 +718,20 @@ class PathJudge:
                 out[d.key] = (untransform(metric, d.base.median()), d.scale())
         return out
 
-    def waiting(
-        self, baselines: Mapping[SeriesKey, Any] | None = None
-    ) -> list[tuple[SeriesKey, int, int]]:
-        """The directions not judged yet: (key, comparable runs, runs needed).
-        `baselines`: baselines(), computed already."""
-        judged = self.baselines() if baselines is None else baselines
+    def waiting(self) -> list[tuple[SeriesKey, int, int]]:
+        """The directions not judged yet (none in baselines()): (key, comparable runs, runs
+        needed)."""
+        open_ = self.episode is not None
         return [(d.key, len(d.base), d.needed()) for d in self.dirs.values()
-                if d.key not in judged]  # fmt: skip
+                if not d.ready() and not (open_ and d.old_window)]  # fmt: skip
 
     def doc(self) -> dict[str, Any]:
         """The state, as JSON-able data (times as `stamp` text)."""
         return {
             "dirs": {str(i): d.doc() for i, d in self.dirs.items()},
             "pending": [
-                [x.run_id, stamp(x.t), {str(i): v for i, v in x.xs.items()},
-                 {str(i): v for i, v in x.devs.items()},
-                 {str(i): v for i, v in x.flags.items()}, x.side]
+                [x.run_id, stamp(x.t), *({str(i): v for i, v in by_dir.items()}
+                                         for by_dir in (x.xs, x.devs, x.flags)), x.side]
                 for x in self.pending
             ],
             "episode": None if self.episode is None else episode_state(self.episode),
@@ -766,16 +756,6 @@ class PathJudge:
         last = parse_utc(doc["last"][0])  # "": no run judged yet
         judge.last = None if last is None else (last, doc["last"][1])
         return judge
-
-
-def _update_levels(episode: Episode, dirs: Mapping[int, _Direction], metric: str) -> None:
-    by_key = {d.key: d for d in dirs.values()}
-    for change in episode.directions:
-        d = by_key[change.key]
-        if d.post:
-            change.new_level = untransform(metric, median(d.post))
-    moved = [c for c in episode.directions if c.moved] or episode.directions
-    episode.new_level = sum(c.new_level for c in moved) / len(moved)
 
 
 def episode_state(e: Episode) -> dict[str, Any]:
@@ -868,16 +848,17 @@ class Judge:
         # per directed pair: the pooled scale, fixed in place of the runs' (detect_series)
         self.fixed = fixed
 
-    def in_force(self, group: Group) -> tuple[dict[tuple[SeriesKey, int], float], Calibration]:
-        """The pooled scales and the calibration of `group` from the runs judged so far."""
+    def in_force(self, group: Group) -> tuple[dict[SeriesKey, float], Calibration]:
+        """The pooled scales (per directed pair) and the calibration of `group` from the
+        runs judged so far."""
         members = [
-            (key, i, d) for key, judge in self.paths.items()
+            d for key, judge in self.paths.items()
             if (key.source, key.backend, key.metric) == group
-            for i, d in judge.dirs.items()
+            for d in judge.dirs.values()
         ]  # fmt: skip
-        pooled = pooled_scales((((k, i), d.key, d.base) for k, i, d in members), self.p)
-        judged = sum(len(d.tail) for _k, _i, d in members)
-        beyond = sum(d.tail.count("1") for _k, _i, d in members)
+        pooled = pooled_scales(((d.key, d.key, d.base) for d in members), self.p)
+        judged = sum(len(d.tail) for d in members)
+        beyond = sum(d.tail.count("1") for d in members)
         return pooled, calibration(judged, beyond, self.p)
 
     def sweep(self, run_id: str, runs: Iterable[tuple[SeriesKey, Run]]) -> Judged:
@@ -888,12 +869,12 @@ class Judge:
             if not judgeable(key.metric, run.value):
                 continue
             path = key.path()
-            grouped[(key.source, key.backend, key.metric)].setdefault(path, {})[
-                0 if key.src == path.src else 1
-            ] = run
+            i = 0 if key.src == path.src else 1
+            grouped[(key.source, key.backend, key.metric)].setdefault(path, {})[i] = run
         out = Judged()
         for group, paths in grouped.items():
             pooled, cal = self.in_force(group)
+            scales = pooled if self.fixed is None else self.fixed
             out.calibrations[group] = cal
             p = replace(self.p, k1=cal.k1, k2=cal.k2) if self.p.calibrate else self.p
             for path, by_direction in paths.items():
@@ -901,10 +882,7 @@ class Judge:
                 if judge is None:
                     judge = self.paths[path] = PathJudge(path, self.p)
                 for i in by_direction:
-                    d = judge.direction(i)
-                    d.pooled = (
-                        pooled.get((path, i)) if self.fixed is None else self.fixed.get(d.key)
-                    )
+                    judge.direction(i).pooled = scales.get(judge.directed(i))
                 first = by_direction[min(by_direction)]
                 out.add(path, judge.step(run_id, first.t, by_direction, p))
         return out
@@ -933,7 +911,11 @@ def _judged_paths(
         judged = judge.sweep(run_id, runs)
         calibrations.update(judged.calibrations)
         for path, j in judged.judgments:
-            results.setdefault(path, SeriesResult(path)).note(j)
+            r = results.setdefault(path, SeriesResult(path))
+            if j.status != LEARNING:  # judged against a baseline
+                r.evaluated_runs.add(j.run_id)
+            if j.flagged:
+                r.flagged_runs.add(j.run_id)
         for e in judged.episodes.values():
             episodes[e.key][e.id] = e
         for c in judged.config_changes:
@@ -1030,10 +1012,9 @@ def _roll_ups(
     folded: set[int],
 ) -> tuple[list[HostChange], set[int]]:
     """The host changes (`groups` None) or the region changes toward each group of
-    `groups` (region -> its groups): at least host_min_pairs events, and at least
-    host_share (group_share) of the paths judged in that run, starting in the same run,
-    those in `folded` left out; the largest first by share (regions: by count), each event
-    claimed by the first change that takes it. Returns the changes and their events' ids."""
+    `groups` (region -> its groups), by docs/history.md's rule, events in `folded` left
+    out; the largest first by share (regions: by count), each event claimed by the first
+    change that takes it. Returns the changes and their events' ids."""
 
     def ends(k: SeriesKey) -> list[tuple[str, str]]:  # (host, toward) of a path
         if groups is None:
@@ -1106,9 +1087,7 @@ class Calibration:
 
 def calibration(judged: int, beyond: int, p: Params = Params()) -> Calibration:
     """The thresholds a rate of `beyond` of `judged` runs at least 4.5 scales from their
-    baseline implies: if that rate is what a normal noise gives beyond z, the tails are
-    4.5 / z times wider than normal, and k1, k2 grow by that much, within K1_BOUNDS and
-    K2_BOUNDS."""
+    baseline implies (docs/history.md's rule: tails 4.5 / z times a normal's)."""
     from statistics import NormalDist
 
     normal = NormalDist()

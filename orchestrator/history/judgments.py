@@ -198,7 +198,7 @@ def _shown(judge: ch.PathJudge) -> dict[str, Any]:
         "baselines": [[k.src, k.dst, level, scale] for k, (level, scale) in baselines.items()],
         "suspects": [[s.run_id, stamp(s.t), [list(d) for d in s.deviations]]
                      for s in judge.suspects()],
-        "waiting": [[k.src, k.dst, runs, needed] for k, runs, needed in judge.waiting(baselines)],
+        "waiting": [[k.src, k.dst, runs, needed] for k, runs, needed in judge.waiting()],
     }  # fmt: skip
 
 
@@ -226,12 +226,6 @@ def _save_states(
 # ---- writing what was judged -----------------------------------------------------------
 
 
-def _judgment_rows(judged: Iterable[tuple[ch.SeriesKey, ch.Judgment]]) -> Iterable[dict[str, Any]]:
-    for path, j in judged:  # orjson writes the aware times, DuckDB reads them into UTC
-        yield {"source": path.source, "backend": path.backend, "metric": path.metric,
-               **j._asdict(), "sweep_id": j.run_id}  # fmt: skip
-
-
 def _episode_row(e: ch.Episode) -> dict[str, Any]:
     """Its path's columns, then each other column the episode's attribute of that name."""
     own = [c for c in _EPISODE_COLUMNS if c not in (*ch.SeriesKey._fields, "state")]
@@ -240,7 +234,11 @@ def _episode_row(e: ch.Episode) -> dict[str, Any]:
 
 
 def _write(con: duckdb.DuckDBPyConnection, judged: ch.Judged, sweep_id: str) -> None:
-    bulk.insert(con, "judgments", _JUDGMENT_COLUMNS, _judgment_rows(judged.judgments))
+    # orjson writes the aware times, DuckDB reads them into UTC
+    bulk.insert(con, "judgments", _JUDGMENT_COLUMNS, (
+        {"source": path.source, "backend": path.backend, "metric": path.metric,
+         **j._asdict(), "sweep_id": j.run_id} for path, j in judged.judgments
+    ))  # fmt: skip
     if judged.episodes:
         con.execute("DELETE FROM episodes WHERE id IN (SELECT unnest(?))", [list(judged.episodes)])
         bulk.insert(con, "episodes", _EPISODE_COLUMNS,

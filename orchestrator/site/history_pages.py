@@ -147,14 +147,6 @@ def history_data(
 # ---- the matrix -----------------------------------------------------------------------
 
 
-def _baselines(found: Detection) -> dict[tuple[str, str, str, str], float]:
-    """(source, metric, src, dst) -> baseline; with several backends, the one last run."""
-    return {
-        (k.source, k.metric, k.src, k.dst): level
-        for k, level in sorted(found.baselines.items(), key=lambda kv: kv[0].backend)
-    }
-
-
 def _open_episodes(found: Detection) -> set[tuple[str, str, str, str]]:
     out = set()
     for e in found.path_episodes():
@@ -166,10 +158,6 @@ def _open_episodes(found: Detection) -> set[tuple[str, str, str, str]]:
 
 
 WindowCells = dict[tuple[str, str], CellTable]
-
-
-# what the matrix shows of the window before each (its "change vs previous window" view)
-PREVIOUS_STATS = ("p50",)
 
 
 def _window_cells(
@@ -274,13 +262,12 @@ def matrix_data(
 ) -> dict[str, Any]:
     """Every (source, metric, window) view of the From x To matrix (`windows`:
     _source_windows), each an array per figure, row-major over the source's regions
-    (R x R): every statistic of STATS (null below its min_samples), `samples`, `tests`,
-    `newest_s` (UNIX time), `limiter`, loss's pings lost / sent with its Wilson interval
-    and `prev_p50` (the window just before); and per source each cell's change-detection
-    `baseline` and the cells of an `open` episode."""
+    (R x R), a statistic null below its min_samples; per source each cell's
+    change-detection `baseline` and the cells of an `open` episode."""
     import numpy as np
 
-    baselines = _baselines(found)
+    # each directed pair's baseline; with several backends, the one last run (written last)
+    baselines = sorted(found.baselines.items(), key=lambda kv: kv[0].backend)
     opened = _open_episodes(found)
     sources = []
     names = pair_names(con)
@@ -327,8 +314,8 @@ def matrix_data(
                 arrays.update(_loss_arrays(size, k, table))
             # the p50 of the window just before, for the "change vs previous window" view
             prev = previous[metric, window]
-            p50 = prev.stats[:, STATS.index(PREVIOUS_STATS[0])]
-            p50 = np.where(prev.samples >= min_samples(PREVIOUS_STATS[0]), p50, np.nan)
+            p50 = prev.stats[:, STATS.index("p50")]
+            p50 = np.where(prev.samples >= min_samples("p50"), p50, np.nan)
             inside = place[prev.pair] >= 0
             arrays["prev_p50"] = _placed(
                 size, place[prev.pair][inside], _rounded(metric, p50)[inside]
@@ -340,32 +327,26 @@ def matrix_data(
                 "pairs": len(table),
                 **arrays,
             }
-        baseline: dict[str, list[float | None]] = {}
-        open_cells: dict[str, list[int]] = {}
-        for metric in UNITS:  # the metrics change detection follows
-            baseline[metric] = [None] * size
-            for (source, m, src, dst), level in baselines.items():
-                if source == info.name and m == metric and src in index and dst in index:
-                    baseline[metric][at(src, dst)] = shown(metric, level)
-            open_cells[metric] = sorted(
-                at(src, dst)
-                for source, m, src, dst in opened
-                if source == info.name and m == metric and src in index and dst in index
-            )
+        # the metrics change detection follows: each cell's baseline, the cells of open episodes
+        baseline: dict[str, list[float | None]] = {m: [None] * size for m in UNITS}
+        open_cells: dict[str, list[int]] = {m: [] for m in UNITS}
+        for k, level in baselines:
+            if k.source == info.name and k.src in index and k.dst in index:
+                baseline[k.metric][at(k.src, k.dst)] = shown(k.metric, level)
+        for source, m, src, dst in opened:
+            if source == info.name and src in index and dst in index:
+                open_cells[m].append(at(src, dst))
+        about = {"source": info.name, "label": info.label, "emulated": info.emulated}
         sources.append(
             {
-                "source": info.name,
-                "label": info.label,
-                "emulated": info.emulated,
-                "caption": source_caption(
-                    {"source": info.name, "label": info.label, "emulated": info.emulated}
-                ),
+                **about,
+                "caption": source_caption(about),
                 "latest_utc": iso_utc(info.latest),
                 "regions": regions,
                 "cities": [known.get(r, "") for r in regions],
                 "views": views,
                 "baseline": baseline,
-                "open": open_cells,
+                "open": {m: sorted(cells) for m, cells in open_cells.items()},
             }
         )
     return {
@@ -586,15 +567,13 @@ def _pair_marks(found: Detection) -> dict[str, dict[tuple[str, str, str], list[A
                     "new_level": shown(k.metric, d.new_level),
                 }
             )
-    configs: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
-    seen = set()
+    runs: dict[tuple[str, str, str, str], datetime] = {}  # one marker per run and pair
     for c in found.config_changes:
         k = c.key
-        key = (k.source, min(k.src, k.dst), max(k.src, k.dst))
-        if (key, c.run_id) in seen:  # one marker per run, whatever the metric/direction
-            continue
-        seen.add((key, c.run_id))
-        configs[key].append({"utc": iso_utc(c.t), "run": c.run_id})
+        runs.setdefault((k.source, min(k.src, k.dst), max(k.src, k.dst), c.run_id), c.t)
+    configs: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
+    for (source, a, b, run_id), t in runs.items():
+        configs[source, a, b].append({"utc": iso_utc(t), "run": run_id})
     return {"episodes": dict(episodes), "configs": dict(configs)}
 
 
@@ -649,11 +628,7 @@ def matrix_files(matrix: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list
         for metric in matrix["metrics"]:
             name = f"matrix-{n}-{slug}-{metric}.js"
             meta["files"][metric] = name
-            views = {
-                w: src["views"][f"{metric}|{w}"]
-                for w in matrix["windows"]
-                if f"{metric}|{w}" in src["views"]
-            }
+            views = {w: src["views"][f"{metric}|{w}"] for w in matrix["windows"]}
             part = {
                 "views": {w: {k: x for k, x in view.items() if k not in others}
                           for w, view in views.items()},
@@ -815,7 +790,7 @@ def _episode_rows(docs: Sequence[dict[str, Any]]) -> str:
         "thresholds</th><th>Δ</th><th>%</th><th>k1, k2</th><th>started</th><th>confirmed</th>"
         "<th>closed</th><th>source</th></tr>"
     )
-    rows = [
+    return head + "".join(
         f"<tr data-status='{_e(d['status'])}' class='path-event'>"
         f"<td>{_pair_link(d['src'], d['dst'], sep='↔')}"
         f"{' (one direction)' if d['one_direction'] else ''}</td>"
@@ -826,8 +801,7 @@ def _episode_rows(docs: Sequence[dict[str, Any]]) -> str:
         f"<td>{_e(d['started_utc'])}</td><td>{_e(d['confirmed_utc'])}</td>"
         f"<td>{_e(d['closed_utc'] or '')}</td><td>{_tag(d)}</td></tr>"
         for d in docs
-    ]
-    return head + "".join(rows)
+    )
 
 
 def _suspect_rows(docs: Sequence[dict[str, Any]]) -> str:
@@ -835,7 +809,7 @@ def _suspect_rows(docs: Sequence[dict[str, Any]]) -> str:
         "<tr><th>path</th><th>metric</th><th>run</th><th>when</th>"
         "<th>each direction: change (flag threshold)</th><th>source</th></tr>"
     )
-    rows = [
+    return head + "".join(
         f"<tr class='suspected'><td>{_pair_link(d['src'], d['dst'], sep='↔')}</td>"
         f"<td>{_e(METRIC_TITLES[d['metric']])}</td><td>{_e(d['run'])}</td>"
         f"<td>{_e(d['utc'])}</td><td>"
@@ -846,8 +820,7 @@ def _suspect_rows(docs: Sequence[dict[str, Any]]) -> str:
         )
         + f"</td><td>{_tag(d)}</td></tr>"
         for d in docs
-    ]
-    return head + "".join(rows)
+    )
 
 
 def _host_rows(docs: Sequence[dict[str, Any]]) -> str:
@@ -855,7 +828,7 @@ def _host_rows(docs: Sequence[dict[str, Any]]) -> str:
         "<tr><th>host / region (toward)</th><th>metric</th><th>status</th><th>pairs changed</th>"
         "<th>started</th><th>source</th></tr>"
     )
-    rows = [
+    return head + "".join(
         f"<tr data-status='{_e(d['status'])}'><td>{_e(d['host'])}"
         f"{' → ' + _e(d['toward'].split(':', 1)[1]) if d.get('toward') else ''}</td>"
         f"<td>{_e(METRIC_TITLES[d['metric']])}</td><td>{_e(d['status'])}</td>"
@@ -863,19 +836,17 @@ def _host_rows(docs: Sequence[dict[str, Any]]) -> str:
         + ", ".join(_pair_link(p["src"], p["dst"]) for p in d["pairs"])
         + f"</td><td>{_e(d['started_utc'])}</td><td>{_tag(d)}</td></tr>"
         for d in docs
-    ]
-    return head + "".join(rows)
+    )
 
 
 def _config_rows(docs: Sequence[dict[str, Any]]) -> str:
     head = "<tr><th>when</th><th>sweep</th><th>what changed</th><th>pairs</th><th>source</th></tr>"
-    rows = [
+    return head + "".join(
         f"<tr><td>{_e(c['utc'])}</td><td>{_e(c['run'])}</td>"
         f"<td>{_e('; '.join(c['fields']) or 'fingerprint changed')}</td>"
         f"<td>{len(c['pairs'])}</td><td>{_tag(c)}</td></tr>"
         for c in docs
-    ]
-    return head + "".join(rows)
+    )
 
 
 # the rows each table of the changes page shows, the newest first: a network-wide event

@@ -184,9 +184,7 @@ def build_site(
         try:
             pages = _sweep_pages(b, dirs)
             emulated_any = any(p.products.emulated for p in pages)
-            timeseries = None
-            if len(pages) >= 2:
-                timeseries = _timeseries(b, pages)
+            timeseries = _timeseries(b, pages) if len(pages) >= 2 else None
             nav = [p.id for p in pages]
             _write_assets(tmp / "assets")
             for page in pages:
@@ -630,13 +628,12 @@ def _sweep_html(
     title = f"Sweep {page.id}"
     parts = [html.head(title, prefix, history, studies), html.banner(p.emulated)]
     parts.append(f"<h1>{_e(title)}{' (emulated)' if p.emulated else ''}</h1>\n")
+    files = ("measurements.csv", "summary.csv", "outliers.csv")
+    links = ", ".join(f"<a href='{prefix}data/{_e(page.id)}/{f}'>{f}</a>" for f in files)
     parts.append(
         f"<p>{p.rows} measurements between {len(p.regions)} regions; "
         f"started {_e(p.started_utc)}; backend {_e(', '.join(p.backends))}. "
-        f"Downloads: <a href='{prefix}data/{_e(page.id)}/measurements.csv'>measurements.csv</a>, "
-        f"<a href='{prefix}data/{_e(page.id)}/summary.csv'>summary.csv</a>, "
-        f"<a href='{prefix}data/{_e(page.id)}/outliers.csv'>outliers.csv</a> "
-        f"(<a href='{prefix}data.html'>schema</a>).</p>\n"
+        f"Downloads: {links} (<a href='{prefix}data.html'>schema</a>).</p>\n"
     )
     parts.extend(f"<p class='flags'>{_e(line)}</p>\n" for line in p.notes)
     parts.append(_filter_form())
