@@ -258,7 +258,7 @@ def _range(
             params += [source, *keys, since, *([until] if until else [])]
         for since, until in _edges(a, b):
             parts.append(edge.format(within=tests + (" AND started_utc < ?" if until else "")))
-            params += [source, since, *([until] if until is not None else [])]
+            params += [source, since, *([until] if until else [])]
         return " UNION ALL ".join(parts), params
 
     table, keys = ("rtt_bins", []) if not m.one_value else ("value_bins", [m.name])
