@@ -472,14 +472,6 @@ class _Pending(NamedTuple):
     side: int
 
 
-class Step(NamedTuple):
-    """What judging one run of a path gave."""
-
-    judgments: list[Judgment]
-    episodes: list[Episode]  # opened, moved or closed by it
-    config_changes: list[ConfigChange]
-
-
 def _ints(doc: Mapping[str, float]) -> dict[int, float]:
     return {int(i): x for i, x in doc.items()}
 
@@ -509,88 +501,77 @@ class PathJudge:
             d = self.dirs[i] = _Direction(self.directed(i), self.p)
         return d
 
-    def step(self, run_id: str, t: datetime, runs: Mapping[int, Run], p: Params) -> Step:
+    def step(
+        self, run_id: str, t: datetime, runs: Mapping[int, Run], p: Params, out: Judged
+    ) -> None:
         """Judge one run (each direction's test of one sweep) with the rule `p` in force
-        (k1 and k2 may differ from run to run: calibration)."""
+        (k1 and k2 may differ from run to run: calibration), into `out`."""
         self.p = p
         metric = self.key.metric
-        out = Step([], [], [])
         dirs = {i: self.direction(i) for i in runs}
-        for d in dirs.values():
-            d.p = p
         xs = {i: transform(metric, run.value) for i, run in runs.items()}
-        changed = [
-            i for i, run in runs.items() if dirs[i].fingerprint not in (None, run.fingerprint)
-        ]
-        for i in changed:
-            d = dirs[i]
-            out.config_changes.append(
-                ConfigChange(d.key, run_id, t, d.fingerprint or "", runs[i].fingerprint)
-            )
-            d.restart()
-        if changed:
-            if self.episode is not None:
-                self._close("configuration change", run_id, t, out)
-            self.pending.clear()
         for i, run in runs.items():
-            dirs[i].fingerprint = run.fingerprint
+            d, old = dirs[i], dirs[i].fingerprint
+            if old is not None and old != run.fingerprint:
+                out.config_changes.append(ConfigChange(d.key, run_id, t, old, run.fingerprint))
+                d.restart()
+                if self.episode is not None:
+                    self._close("configuration change", run_id, t, out)
+                self.pending.clear()
+            d.fingerprint = run.fingerprint
         self.last = (t, run_id)
 
         def row(i: int, status: str, level: float | None = None, scale: float | None = None,
                 own: float | None = None, n: int | None = None, dev: float | None = None,
-                flag: float | None = None, episode: str | None = None) -> Judgment:  # fmt: skip
+                flag: float | None = None, episode: str | None = None) -> None:  # fmt: skip
             d = dirs[i]
             base = untransform(metric, level) if level is not None else None
-            return Judgment(
+            out.judgments.append((self.key, Judgment(
                 d.key.src, d.key.dst, run_id, runs[i].t, runs[i].fingerprint, runs[i].value, status,
                 base, scale, own, d.pooled, len(d.base) if n is None else n, p.k1, p.k2, dev,
                 flag, dev is not None and flag is not None and abs(dev) >= flag, episode,
-            )  # fmt: skip
+            )))  # fmt: skip
 
         if self.episode is not None:
             self._judge_open(run_id, t, xs, row, out)
-            return out
+            return
         judged = {i: x for i, x in xs.items() if dirs[i].ready()}
         for i, x in xs.items():
             if i not in judged:
-                out.judgments.append(row(i, LEARNING))
+                row(i, LEARNING)
                 dirs[i].base.push(x)
         if not judged:
-            return out
+            return
         devs: dict[int, float] = {}
         flags: dict[int, float] = {}  # flag thresholds
-        beyond: dict[int, float] = {}  # deviation / flag threshold, of flagged directions
-        rows: dict[int, tuple[float, float, float]] = {}
+        rows: list[tuple[int, float, float, float]] = []  # direction, level, scale, own scale
         for i, x in judged.items():
             d = dirs[i]
             level, scale = d.base.median(), d.scale()
-            flag, _ = thresholds(metric, scale, p)
-            devs[i], flags[i], rows[i] = x - level, flag, (level, scale, d.base.mad_scale())
-            if abs(devs[i]) >= flag:
-                beyond[i] = devs[i] / flag
+            devs[i], flags[i] = x - level, thresholds(metric, scale, p)[0]
+            rows.append((i, level, scale, d.base.mad_scale()))
             beyond_calibration = abs(devs[i]) >= CALIBRATION_SCALES * scale
             d.tail = (d.tail + ("1" if beyond_calibration else "0"))[-CALIBRATION_RUNS:]
-        status = FLAGGED if beyond else NORMAL
-        for i in judged:
-            level, scale, own = rows[i]
-            out.judgments.append(row(i, status, level, scale, own, dev=devs[i], flag=flags[i]))
+        # deviation / flag threshold, of flagged directions
+        beyond = [devs[i] / flags[i] for i in judged if abs(devs[i]) >= flags[i]]
+        for i, level, scale, own in rows:
+            row(i, FLAGGED if beyond else NORMAL, level, scale, own, dev=devs[i], flag=flags[i])
         if not beyond:  # flagged runs before it were spikes: they never join a baseline
             self.pending.clear()
             for i, x in judged.items():
                 dirs[i].base.push(x)
-            return out
-        side = 1 if max(beyond.values(), key=abs) > 0 else -1
+            return
+        side = 1 if max(beyond, key=abs) > 0 else -1
         if self.pending and self.pending[-1].side != side:
             self.pending.clear()
         self.pending.append(_Pending(run_id, t, judged, devs, flags, side))
         if len(self.pending) < p.confirm_runs:
-            return out
+            return
         episode = self._confirmed(side, run_id, t, p)
         if episode is None:  # not far enough: the oldest is dropped, slide on
             self.pending.pop(0)
-            return out
-        self.episode = episode
-        out.episodes.append(episode)
+            return
+        self.episode = out.episodes[episode.id] = episode
         for i, d in self.dirs.items():
             d.old_window = d.base.values() if d.ready() else []
             d.post = [item.xs[i] for item in self.pending if i in item.xs]
@@ -600,12 +581,11 @@ class PathJudge:
         self.post_runs, self.inside_runs = len(self.pending), []
         self.pending.clear()
         out.judgments[-len(judged) :] = [
-            j._replace(episode=episode.id) for j in out.judgments[-len(judged) :]
+            (k, j._replace(episode=episode.id)) for k, j in out.judgments[-len(judged) :]
         ]
-        return out
 
     def _judge_open(self, run_id: str, t: datetime, xs: dict[int, float],
-                    row: Callable[..., Judgment], out: Step) -> None:  # fmt: skip
+                    row: Callable[..., None], out: Judged) -> None:  # fmt: skip
         """A run while an episode is open: judged against the old baselines."""
         episode, metric, p = self.episode, self.key.metric, self.p
         assert episode is not None
@@ -613,16 +593,15 @@ class PathJudge:
         for i, x in xs.items():
             d = self.dirs[i]
             if not d.old_window:
-                out.judgments.append(row(i, LEARNING))
+                row(i, LEARNING)
                 d.base.push(x)  # not judged: it had too few runs when the episode began
                 continue
             flag, _ = thresholds(metric, d.old_scale, p)
             dev = x - d.old_level
             states.append(0 if abs(dev) < flag else (1 if dev > 0 else -1))
-            out.judgments.append(
-                row(i, EPISODE, d.old_level, d.old_scale, None, len(d.old_window), dev, flag,
-                    episode.id)
-            )  # fmt: skip
+            row(
+                i, EPISODE, d.old_level, d.old_scale, None, len(d.old_window), dev, flag, episode.id
+            )
         if states and all(state == 0 for state in states):
             self.inside_runs.append(xs)
             if len(self.inside_runs) >= p.revert_runs:
@@ -651,13 +630,13 @@ class PathJudge:
                     d.base = Window(p.window_runs, d.post)
             self._close("new normal", run_id, t, out)
         else:
-            out.episodes.append(episode)
+            out.episodes[episode.id] = episode
 
-    def _close(self, status: str, run_id: str, t: datetime, out: Step) -> None:
+    def _close(self, status: str, run_id: str, t: datetime, out: Judged) -> None:
         episode = self.episode
         assert episode is not None
         episode.status, episode.closed_run, episode.closed_t = status, run_id, t
-        out.episodes.append(episode)
+        out.episodes[episode.id] = episode
         self.episode = None
         for d in self.dirs.values():
             d.old_window, d.post = [], []
@@ -827,11 +806,6 @@ class Judged:
     config_changes: list[ConfigChange] = field(default_factory=list)
     calibrations: dict[Group, Calibration] = field(default_factory=dict)  # in force
 
-    def add(self, path: SeriesKey, step: Step) -> None:
-        self.judgments.extend((path, j) for j in step.judgments)
-        self.episodes.update((e.id, e) for e in step.episodes)
-        self.config_changes.extend(step.config_changes)
-
 
 class Judge:
     """Many paths' judges, fed sweep by sweep in time order: each sweep's runs judged with
@@ -883,8 +857,7 @@ class Judge:
                     judge = self.paths[path] = PathJudge(path, self.p)
                 for i in by_direction:
                     judge.direction(i).pooled = scales.get(judge.directed(i))
-                first = by_direction[min(by_direction)]
-                out.add(path, judge.step(run_id, first.t, by_direction, p))
+                judge.step(run_id, by_direction[min(by_direction)].t, by_direction, p, out)
         return out
 
 

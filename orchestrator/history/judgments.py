@@ -392,8 +392,7 @@ def _repair(
                 d.pooled = prior[0] if prior else None
                 ks = ks or (prior[1:] if prior else None)
             rule_now = replace(p, k1=ks[0], k2=ks[1]) if (p.calibrate and ks) else p
-            step = judge.step(run_id, by_direction[min(by_direction)].t, by_direction, rule_now)
-            judged.add(path, step)
+            judge.step(run_id, by_direction[min(by_direction)].t, by_direction, rule_now, judged)
     _write(con, judged, "")
     return out
 

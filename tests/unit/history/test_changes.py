@@ -419,7 +419,7 @@ def _judged(values):
     judge = c.PathJudge(KEY, P)
     for i, v in enumerate(values):
         t = T0 + timedelta(hours=6 * i, milliseconds=500)
-        judge.step(f"r{i:03d}", t, {0: c.Run(f"r{i:03d}", t, v, "fp")}, P)
+        judge.step(f"r{i:03d}", t, {0: c.Run(f"r{i:03d}", t, v, "fp")}, P, c.Judged())
     return judge
 
 
