@@ -989,40 +989,33 @@ def _roll_ups(
     out; the largest first by share (regions: by count), each event claimed by the first
     change that takes it. Returns the changes and their events' ids."""
 
-    def ends(k: SeriesKey) -> list[tuple[str, str]]:  # (host, toward) of a path
+    def ends(k: SeriesKey) -> list[tuple[str, ...]]:  # (source, backend, metric, host, toward)
         if groups is None:
-            return [(k.src, ""), (k.dst, "")]
+            return [(*k[:3], k.src, ""), (*k[:3], k.dst, "")]
         pairs = ((k.src, k.dst), (k.dst, k.src))
-        return [(host, toward) for host, other in pairs for toward in groups.get(other, ())]
+        return [(*k[:3], host, to) for host, other in pairs for to in groups.get(other, ())]
 
     min_pairs = p.host_min_pairs
     share, count_first = (p.host_share, False) if groups is None else (p.group_share, True)
-    started: dict[tuple[str, ...], list[Episode]] = defaultdict(list)
+    started: dict[tuple[str, ...], list[Episode]] = defaultdict(list)  # by end and run
+    wanted: dict[tuple[str, ...], set[str]] = defaultdict(set)  # by end: runs where one started
     times: dict[str, datetime] = {}
     for r in results:
-        k = r.key
-        for host, toward in ends(k):
+        for end in ends(r.key):
             for e in r.episodes:
                 if id(e) not in folded:
                     times[e.started_run] = e.started_t
-                    started[(k.source, k.backend, k.metric, host, toward, e.started_run)].append(e)
+                    started[(*end, e.started_run)].append(e)
+                    wanted[end].add(e.started_run)
     # the paths judged in each run where a change started: the only counts looked at
-    wanted: dict[tuple[str, ...], list[str]] = defaultdict(list)
-    for key in started:
-        wanted[key[:-1]].append(key[-1])
-    evaluated: dict[tuple[str, ...], int] = defaultdict(int)
+    evaluated: Counter[tuple[str, ...]] = Counter()
     for r in results if wanted else ():
-        k = r.key
-        for host, toward in ends(k):
-            prefix = (k.source, k.backend, k.metric, host, toward)
-            for run_id in wanted.get(prefix, ()):
-                if run_id in r.evaluated_runs:
-                    evaluated[(*prefix, run_id)] += 1
+        for end in ends(r.key):
+            evaluated.update((*end, run) for run in wanted.get(end, set()) & r.evaluated_runs)
     candidates = []
     for key, episodes in started.items():
-        n = evaluated.get(key, 0)
-        if len(episodes) >= min_pairs and n and len(episodes) / n >= share:
-            ratio = len(episodes) / n
+        n, ratio = evaluated[key], len(episodes) / max(evaluated[key], 1)
+        if len(episodes) >= min_pairs and n and ratio >= share:
             rank = (len(episodes), ratio) if count_first else (ratio, len(episodes))
             candidates.append((rank, key, n))
     claimed: set[int] = set()
