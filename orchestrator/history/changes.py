@@ -773,27 +773,20 @@ def judgeable(metric: str, value: float) -> bool:
 
 
 def pooled_scales(
-    directions: Iterable[tuple[Any, SeriesKey, Window]], p: Params
-) -> dict[Any, float]:
-    """Per direction (an id, its key and its baseline's runs): the median own scale of
-    the directions of its RTT decile (within its source, backend and metric), over those
-    with at least min_runs runs in their baselines."""
-    groups: dict[Group, list[tuple[float, float, Any]]] = defaultdict(list)
-    for ident, key, base in directions:
-        if len(base) >= p.min_runs:
-            groups[(key.source, key.backend, key.metric)].append(
-                (base.median(), base.mad_scale(), ident)
-            )
-    out: dict[Any, float] = {}
-    for members in groups.values():
-        members.sort(key=lambda m: m[0])
-        n = len(members)
-        bands = min(RTT_BANDS, n)
-        for band in range(bands):
-            chunk = members[band * n // bands : (band + 1) * n // bands]
-            pooled = median([m[1] for m in chunk])
-            for m in chunk:
-                out[m[2]] = pooled
+    directions: Iterable[tuple[SeriesKey, Window]], p: Params
+) -> dict[SeriesKey, float]:
+    """Per direction (its key and its baseline's runs, all of one source, backend and
+    metric): the median own scale of the directions of its RTT decile, over those with
+    at least min_runs runs in their baselines."""
+    members = [(b.median(), b.mad_scale(), k) for k, b in directions if len(b) >= p.min_runs]
+    members.sort(key=lambda m: m[0])
+    n = len(members)
+    bands = min(RTT_BANDS, n)
+    out: dict[SeriesKey, float] = {}
+    for band in range(bands):
+        chunk = members[band * n // bands : (band + 1) * n // bands]
+        pooled = median([m[1] for m in chunk])
+        out.update((m[2], pooled) for m in chunk)
     return out
 
 
@@ -830,7 +823,7 @@ class Judge:
             if (key.source, key.backend, key.metric) == group
             for d in judge.dirs.values()
         ]  # fmt: skip
-        pooled = pooled_scales(((d.key, d.key, d.base) for d in members), self.p)
+        pooled = pooled_scales(((d.key, d.base) for d in members), self.p)
         judged = sum(len(d.tail) for d in members)
         beyond = sum(d.tail.count("1") for d in members)
         return pooled, calibration(judged, beyond, self.p)

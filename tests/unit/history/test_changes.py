@@ -219,7 +219,7 @@ def test_the_pooled_scale_is_of_pairs_of_similar_rtt():
 
     short = [one(i, 30.0 + i, 0.2) for i in range(10)]  # own scale 0.2965
     long = [one(10 + i, 300.0 + i, 2.0) for i in range(10)]  # own scale 2.965
-    windows = [(s.key, s.key, c.Window(28, [r.value for r in s.runs])) for s in [*short, *long]]
+    windows = [(s.key, c.Window(28, [r.value for r in s.runs])) for s in [*short, *long]]
     pooled = c.pooled_scales(windows, P)
     assert [pooled[s.key] for s in short] == [pytest.approx(1.4826 * 0.2)] * 10
     assert [pooled[s.key] for s in long] == [pytest.approx(1.4826 * 2.0)] * 10
