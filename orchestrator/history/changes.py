@@ -576,8 +576,7 @@ class PathJudge:
             d.old_window = d.base.values() if d.ready() else []
             d.post = [item.xs[i] for item in self.pending if i in item.xs]
             # an episode is no noise: its runs (the last ones judged) leave the tail
-            mine = sum(i in item.devs for item in self.pending)
-            d.tail = d.tail[: len(d.tail) - mine]
+            d.tail = d.tail[: len(d.tail) - len(d.post)]
         self.post_runs, self.inside_runs = len(self.pending), []
         self.pending.clear()
         out.judgments[-len(judged) :] = [
@@ -800,29 +799,20 @@ class Judged:
     calibrations: dict[Group, Calibration] = field(default_factory=dict)  # in force
 
 
+@dataclass
 class Judge:
     """Many paths' judges, fed sweep by sweep in time order: each sweep's runs judged with
     the pooled scales and calibration of the runs before it."""
 
-    def __init__(
-        self,
-        p: Params,
-        paths: dict[SeriesKey, PathJudge] | None = None,
-        fixed: Mapping[SeriesKey, float] | None = None,
-    ) -> None:
-        self.p = p
-        self.paths: dict[SeriesKey, PathJudge] = paths if paths is not None else {}
-        # per directed pair: the pooled scale, fixed in place of the runs' (detect_series)
-        self.fixed = fixed
+    p: Params
+    paths: dict[SeriesKey, PathJudge] = field(default_factory=dict)
+    # per directed pair: the pooled scale, fixed in place of the runs' (detect_series)
+    fixed: Mapping[SeriesKey, float] | None = None
 
     def in_force(self, group: Group) -> tuple[dict[SeriesKey, float], Calibration]:
         """The pooled scales (per directed pair) and the calibration of `group` from the
         runs judged so far."""
-        members = [
-            d for key, judge in self.paths.items()
-            if (key.source, key.backend, key.metric) == group
-            for d in judge.dirs.values()
-        ]  # fmt: skip
+        members = [d for k, j in self.paths.items() if k[:3] == group for d in j.dirs.values()]
         pooled = pooled_scales(((d.key, d.base) for d in members), self.p)
         judged = sum(len(d.tail) for d in members)
         beyond = sum(d.tail.count("1") for d in members)
