@@ -997,7 +997,8 @@ def _roll_ups(
             evaluated.update((*end, run) for run in wanted.get(end, set()) & r.evaluated_runs)
     candidates = []
     for key, episodes in started.items():
-        n, ratio = evaluated[key], len(episodes) / max(evaluated[key], 1)
+        n = evaluated[key]
+        ratio = len(episodes) / n if n else 0.0
         if len(episodes) >= min_pairs and n and ratio >= share:
             rank = (len(episodes), ratio) if count_first else (ratio, len(episodes))
             candidates.append((rank, key, n))
