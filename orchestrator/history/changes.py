@@ -522,14 +522,15 @@ class PathJudge:
         self.last = (t, run_id)
 
         def row(i: int, status: str, level: float | None = None, scale: float | None = None,
-                own: float | None = None, n: int | None = None, dev: float | None = None,
-                flag: float | None = None, episode: str | None = None) -> None:  # fmt: skip
+                own: float | None = None, dev: float | None = None, flag: float | None = None,
+                episode: str | None = None) -> None:  # fmt: skip
             d = dirs[i]
             base = untransform(metric, level) if level is not None else None
+            n = len(d.old_window if status == EPISODE else d.base)  # the runs of its baseline
             out.judgments.append((self.key, Judgment(
                 d.key.src, d.key.dst, run_id, runs[i].t, runs[i].fingerprint, runs[i].value, status,
-                base, scale, own, d.pooled, len(d.base) if n is None else n, p.k1, p.k2, dev,
-                flag, dev is not None and flag is not None and abs(dev) >= flag, episode,
+                base, scale, own, d.pooled, n, p.k1, p.k2, dev, flag,
+                dev is not None and flag is not None and abs(dev) >= flag, episode,
             )))  # fmt: skip
 
         if self.episode is not None:
@@ -555,7 +556,7 @@ class PathJudge:
         # deviation / flag threshold, of flagged directions
         beyond = [devs[i] / flags[i] for i in judged if abs(devs[i]) >= flags[i]]
         for i, level, scale, own in rows:
-            row(i, FLAGGED if beyond else NORMAL, level, scale, own, dev=devs[i], flag=flags[i])
+            row(i, FLAGGED if beyond else NORMAL, level, scale, own, devs[i], flags[i])
         if not beyond:  # flagged runs before it were spikes: they never join a baseline
             self.pending.clear()
             for i, x in judged.items():
@@ -598,9 +599,7 @@ class PathJudge:
             flag, _ = thresholds(metric, d.old_scale, p)
             dev = x - d.old_level
             states.append(0 if abs(dev) < flag else (1 if dev > 0 else -1))
-            row(
-                i, EPISODE, d.old_level, d.old_scale, None, len(d.old_window), dev, flag, episode.id
-            )
+            row(i, EPISODE, d.old_level, d.old_scale, None, dev, flag, episode.id)
         if states and all(state == 0 for state in states):
             self.inside_runs.append(xs)
             if len(self.inside_runs) >= p.revert_runs:
@@ -648,12 +647,11 @@ class PathJudge:
         for i, d in sorted(self.dirs.items()):
             if not d.ready():
                 continue
-            scale = d.scale()
+            d.old_scale = scale = d.scale()
+            d.old_level = level = d.base.median()
             flag, confirm = thresholds(metric, scale, p)
             devs = [item.devs[i] for item in self.pending if i in item.devs]
-            level = d.base.median()
             moved = bool(devs) and side * median(devs) >= confirm
-            d.old_level, d.old_scale = level, scale
             xs = [item.xs[i] for item in self.pending if i in item.xs]
             changes.append(
                 DirectionChange(
