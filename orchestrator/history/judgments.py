@@ -102,12 +102,6 @@ def type_times(con: duckdb.DuckDBPyConnection) -> None:
             )
 
 
-def create_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """The detection tables (inside the caller's transaction; rejudge fills them)."""
-    for statement in TABLES:
-        con.execute(statement.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
-
-
 def rule(con: duckdb.DuckDBPyConnection) -> ch.Params:
     """The rule the store judges with (changes.Params; the default until set_rule)."""
     row = con.execute("SELECT value FROM meta WHERE key = ?", [RULE_KEY]).fetchone()

@@ -283,86 +283,65 @@ def connect(
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     """An older store (version 1 to 12) upgraded to this version's in place, in one
     transaction: what each version added, as STORE_SCHEMA_VERSION's comment lists it."""
+    found = _version(con)
+    if found not in [str(n) for n in range(1, STORE_SCHEMA_VERSION)]:
+        return
+    v = int(found)
+    info(f"history: upgrading the store from version {v} to {STORE_SCHEMA_VERSION} ({_says(v)})")
+    # the summaries computed again from every stored row: each from a version before the
+    # one that last changed its rows (6: rtt_bins, 8: value_bins' bins of 1 %, 10:
+    # test_days' pings sent and lost)
+    redone = [t for t, since in zip(SUMMARY_TABLES, (6, 8, 10), strict=True) if v < since]
+    with transaction(con):
+        _exact_totals(con)
+        if v < 5:
+            _migrate_columns(con, v)
+        _add_run_values(con)
+        for statement in _SCHEMA[_SCHEMA.index(_PAIRS) :]:  # the tables added since 5
+            con.execute(statement.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
+        for column in ("pings_sent", "pings_lost"):
+            con.execute(f"ALTER TABLE test_days ADD COLUMN IF NOT EXISTS {column} BIGINT")
+        if redone:
+            refresh_bins(con, tables=redone)
+        if 7 <= v < 11:  # 7 to 10 -> 11: the others' quarter rows, from their day rows
+            for table in (t for t in SUMMARY_TABLES if t not in redone):
+                con.execute(f"DELETE FROM {table} WHERE days = 92")
+                select = _period_select(table, PERIODS[92], 92, "")
+                con.execute(f"INSERT INTO {table} {select} ORDER BY first")
+        if v < 12:  # the times of change detection's tables typed (empty ones before 7)
+            judgments.type_times(con)
+        if v < 7:  # change detection's tables filled: every stored run judged in time order
+            judgments.rejudge(con)
+        con.execute(
+            "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(STORE_SCHEMA_VERSION)]
+        )
+
+
+def _says(version: int) -> str:
+    """What upgrading a store of `version` does, in words."""
+    if version < 7:
+        return (
+            "day summaries and change detection's judgments from every stored test: minutes "
+            "for a year of full-catalog sweeps, once"
+        )
+    if version < 11:
+        redone = {7: "value_bins and test_days computed again, ", 10: ""}.get(
+            version, "test_days computed again: each day's pings sent and lost; "
+        )
+        return f"{redone}the quarter rows from the day rows"
+    typed = "change detection's times typed, " if version == 11 else ""
+    return f"{typed}the bins' sums as integers, each test's RTT stored"
+
+
+def _version(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The store's schema version (None: none, or no meta table)."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
-        return
-    if not found or found[0] not in [str(n) for n in range(1, STORE_SCHEMA_VERSION)]:
-        return
-    if found[0] in ("11", "12"):
-        info(
-            f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
-            + ("(change detection's times typed, " if found[0] == "11" else "(")
-            + "the bins' sums as integers, each test's RTT stored)"
-        )
-        with transaction(con):
-            _exact_totals(con)
-            _add_run_values(con)
-            if found[0] == "11":
-                judgments.type_times(con)
-            _set_version(con)
-        return
-    if found[0] in ("7", "8", "9", "10"):
-        redone = {"7": ("value_bins", "test_days"), "10": ()}.get(found[0], ("test_days",))
-        info(
-            f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
-            + ("(value_bins and test_days computed again, " if found[0] == "7" else
-               "(" if found[0] == "10" else
-               "(test_days computed again: each day's pings sent and lost; ")
-            + "the quarter rows from the day rows)"
-        )  # fmt: skip
-        with transaction(con):
-            _exact_totals(con)
-            _add_run_values(con)
-            if found[0] == "7":
-                refresh_bins(con, tables=("value_bins",))
-            _create_mesh_tables(con)
-            if found[0] != "10":
-                _add_ping_counts(con)
-            _add_quarters(con, [t for t in SUMMARY_TABLES if t not in redone])
-            judgments.type_times(con)
-            _set_version(con)
-        return
-    info(
-        f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
-        "(day summaries and change detection's judgments from every stored test: minutes "
-        "for a year of full-catalog sweeps, once)"
-    )
-    with transaction(con):
-        _exact_totals(con)
-        if found[0] not in ("5", "6"):
-            _migrate_columns(con, found[0])
-        _add_run_values(con)
-        if found[0] != "6":
-            con.execute(_PAIRS)
-            con.execute(_RTT_BINS)
-            refresh_bins(con, tables=("rtt_bins",))
-        _migrate_summaries(con)
-        judgments.create_tables(con)
-        _create_mesh_tables(con)
-        judgments.rejudge(con)
-        _set_version(con)
-
-
-def _set_version(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(
-        "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(STORE_SCHEMA_VERSION)]
-    )
-
-
-def _create_mesh_tables(con: duckdb.DuckDBPyConnection) -> None:
-    for statement in _MESH:
-        con.execute(statement.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
-
-
-def _add_ping_counts(con: duckdb.DuckDBPyConnection) -> None:
-    """7 to 9 -> 10: test_days' pings_sent and pings_lost, test_days computed again from
-    every stored row (inside the caller's transaction)."""
-    for column in ("pings_sent", "pings_lost"):
-        con.execute(f"ALTER TABLE test_days ADD COLUMN IF NOT EXISTS {column} BIGINT")
-    refresh_bins(con, tables=("test_days",))
+        return None
+    return found[0] if found else None
 
 
 def _exact_totals(con: duckdb.DuckDBPyConnection) -> None:
@@ -401,26 +380,9 @@ def fill_run_values(
     )
 
 
-def _add_quarters(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> None:
-    """7 to 10 -> 11: the quarter rows of the day summaries `tables`, from their day rows
-    (inside the caller's transaction)."""
-    for table in tables:
-        con.execute(f"DELETE FROM {table} WHERE days = 92")
-        select = _period_select(table, PERIODS[92], 92, "")
-        con.execute(f"INSERT INTO {table} {select} ORDER BY first")
-
-
-def _migrate_summaries(con: duckdb.DuckDBPyConnection) -> None:
-    """6 -> 7: value_bins and test_days, filled from every stored row (inside the
-    caller's transaction)."""
-    for statement in (_VALUE_BINS, _TEST_DAYS):
-        con.execute(statement)
-    refresh_bins(con, tables=("value_bins", "test_days"))
-
-
-def _migrate_columns(con: duckdb.DuckDBPyConnection, version: str) -> None:
+def _migrate_columns(con: duckdb.DuckDBPyConnection, version: int) -> None:
     """Versions 1 to 4 -> 5 (inside the caller's transaction)."""
-    if version == "1":
+    if version == 1:
         con.execute("ALTER TABLE measurements RENAME TO recent")
         con.execute("CREATE TABLE archive AS SELECT * FROM recent LIMIT 0")
     else:
@@ -663,13 +625,7 @@ def _delete_rows(con: duckdb.DuckDBPyConnection, sweep_id: str) -> set[tuple[str
 
 
 def _check_version(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    import duckdb
-
-    try:
-        found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    except duckdb.Error:
-        found = None
-    version = found[0] if found else None
+    version = _version(con)
     if version != str(STORE_SCHEMA_VERSION):
         older = version is not None and version.isdigit() and int(version) < STORE_SCHEMA_VERSION
         fix = (
