@@ -112,7 +112,7 @@ OWN_SOURCES = (EMULATED, MEASURED)
 
 _DOUBLE = {
     "distance_km", "rtt_min_ms", "rtt_avg_ms", "rtt_p10_ms", "rtt_p25_ms", "rtt_p50_ms",
-    "rtt_p75_ms", "rtt_p90_ms", "rtt_p99_ms",
+    "rtt_p75_ms", "rtt_p90_ms", "rtt_p99_ms", "rtt_run_ms",
     "rtt_max_ms", "rtt_mdev_ms", "ping_loss_pct", "throughput_bps", "throughput_sender_bps",
     "tcp_rtt_ms", "duration_s", "src_cpu_steal_pct", "dst_cpu_steal_pct",
 }  # fmt: skip
@@ -124,6 +124,8 @@ _BIGINT = {"bytes", "retransmits", "max_cwnd_bytes", "streams", "round",
 def _sql_type(column: str) -> str:
     if column == "started_utc":
         return "TIMESTAMP"
+    if column == "rtt_samples_ms":
+        return "DOUBLE[]"
     if column in _DOUBLE:
         return "DOUBLE"
     if column in _BIGINT:
@@ -140,31 +142,10 @@ STORE_COLUMNS: tuple[str, ...] = (
     "rtt_samples_ms",
     "rtt_run_ms",  # metrics.RTT_RUN_SQL of the row, computed as it is written (fill_run_values)
 )
-_COLUMN_TYPES = {
-    **{c: _sql_type(c) for c in MEASUREMENT_COLUMNS},
-    "source": "VARCHAR",
-    "src": "VARCHAR",
-    "dst": "VARCHAR",
-    "fingerprint": "VARCHAR",
-    "rtt_samples_ms": "DOUBLE[]",
-    "rtt_run_ms": "DOUBLE",
-}
+_COLUMN_TYPES = {c: _sql_type(c) for c in STORE_COLUMNS}
 
 _QUOTED_COLUMNS = ", ".join(f'"{c}"' for c in STORE_COLUMNS)
 _VIEW = "CREATE VIEW measurements AS SELECT * FROM recent UNION ALL SELECT * FROM archive"
-_RTT_BINS = (
-    "CREATE TABLE rtt_bins (source VARCHAR, pair INTEGER, day DATE, days INTEGER, "
-    "flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total BIGINT)"
-)
-_VALUE_BINS = (
-    "CREATE TABLE value_bins (source VARCHAR, metric VARCHAR, pair INTEGER, day DATE, "
-    "days INTEGER, flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total BIGINT)"
-)
-_TEST_DAYS = (
-    "CREATE TABLE test_days (source VARCHAR, metric VARCHAR, pair INTEGER, day DATE, "
-    "days INTEGER, flags VARCHAR, limiter VARCHAR, tests BIGINT, newest TIMESTAMP, km DOUBLE, "
-    "pings_sent BIGINT, pings_lost BIGINT)"
-)
 _MESH = (
     "CREATE TABLE mesh_samples (source VARCHAR, mesh_id VARCHAR, src VARCHAR, dst VARCHAR, "
     "t TIMESTAMP, sent INTEGER, rtt_ms DOUBLE[])",
@@ -187,29 +168,6 @@ _PAIRS = "CREATE TABLE pairs (pair INTEGER PRIMARY KEY, src VARCHAR, dst VARCHAR
 # a test's RTT samples as the views pool them: its ping samples, or its one p50 (or mean)
 # when it has none (an imported row)
 RTT_SAMPLES_SQL = METRICS["rtt"].samples_sql
-_SCHEMA = [
-    "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
-    "CREATE TABLE sweeps (sweep_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, "
-    "backend VARCHAR, emulated BOOLEAN, label VARCHAR, started_utc TIMESTAMP, "
-    "rows BIGINT, format_version BIGINT, record VARCHAR, ingested_utc TIMESTAMP)",
-    *(
-        f"CREATE TABLE {table} ("
-        + ", ".join(f'"{c}" {_COLUMN_TYPES[c]}' for c in STORE_COLUMNS)
-        + ")"
-        for table in ("recent", "archive")
-    ),
-    _VIEW,
-    _PAIRS,
-    _RTT_BINS,
-    _VALUE_BINS,
-    _TEST_DAYS,
-    "CREATE TABLE fingerprints (fingerprint VARCHAR PRIMARY KEY, "
-    + ", ".join(f'"{f}" VARCHAR' for f in FINGERPRINT_FIELDS)
-    + ")",
-    "CREATE TABLE notified (episode_id VARCHAR PRIMARY KEY, status VARCHAR, sent_utc TIMESTAMP)",
-    *judgments.TABLES,
-    *_MESH,
-]
 
 
 def store_path(results: Path) -> Path:
@@ -413,6 +371,12 @@ class _Summary:
 
 
 _TEST_VALUES = ("tests", "newest", "km", "pings_sent", "pings_lost")  # test_days' values
+_SUMMARY_TYPES = {
+    "source": "VARCHAR", "metric": "VARCHAR", "pair": "INTEGER", "day": "DATE", "days": "INTEGER",
+    "flags": "VARCHAR", "bin": "INTEGER", "n": "BIGINT", "lo": "DOUBLE", "hi": "DOUBLE",
+    "total": "BIGINT", "limiter": "VARCHAR", "tests": "BIGINT", "newest": "TIMESTAMP",
+    "km": "DOUBLE", "pings_sent": "BIGINT", "pings_lost": "BIGINT",
+}  # fmt: skip
 _MERGED = {"sum": "{b} + {a}", "min": "least({b}, {a})", "max": "greatest({b}, {a})"}
 _BINS_MERGE = {"n": "sum", "lo": "min", "hi": "max", "total": "sum"}
 _OK_TESTS = "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}"
@@ -473,6 +437,23 @@ SUMMARY_TABLES = tuple(SUMMARIES)
 # day rows: a year's window reads quarters, then months, weeks and days only at its ends
 # (a pair's quarter holds few more bins than its month: a third of the rows to merge)
 PERIODS = {7: "week", 31: "month", 92: "quarter"}
+
+_SCHEMA = [
+    "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+    "CREATE TABLE sweeps (sweep_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, "
+    "backend VARCHAR, emulated BOOLEAN, label VARCHAR, started_utc TIMESTAMP, "
+    "rows BIGINT, format_version BIGINT, record VARCHAR, ingested_utc TIMESTAMP)",
+    *(bulk.table_sql(table, _COLUMN_TYPES) for table in ("recent", "archive")),
+    _VIEW,
+    _PAIRS,
+    *(bulk.table_sql(t, {c: _SUMMARY_TYPES[c] for c in s.columns}) for t, s in SUMMARIES.items()),
+    "CREATE TABLE fingerprints (fingerprint VARCHAR PRIMARY KEY, "
+    + ", ".join(f'"{f}" VARCHAR' for f in FINGERPRINT_FIELDS)
+    + ")",
+    "CREATE TABLE notified (episode_id VARCHAR PRIMARY KEY, status VARCHAR, sent_utc TIMESTAMP)",
+    *judgments.TABLES,
+    *_MESH,
+]
 
 
 def _period_select(table: str, unit: str, span: int, where: str) -> str:
@@ -895,7 +876,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
             f"INSERT OR IGNORE INTO fingerprints VALUES ({', '.join('?' * (1 + len(fields)))})",
             [fp, *(fields[k] for k in FINGERPRINT_FIELDS)],
         )
-    bulk.insert(con, "recent", {c: _COLUMN_TYPES[c] for c in STORE_COLUMNS}, batch.rows)
+    bulk.insert(con, "recent", _COLUMN_TYPES, batch.rows)
     fill_run_values(con, sweep_id=sweep_id)
     days = {(r["source"], r["started_utc"][:10]) for r in batch.rows if r["started_utc"]}
     if replaced:  # the days of its old rows and of its new ones, once
