@@ -25,7 +25,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +52,8 @@ from orchestrator.history.metrics import (
     PINGS_LOST_SQL,
     PINGS_SENT_SQL,
     RTT_RUN_SQL,
+    period_end,
+    period_start,
     total_sql,
 )
 from orchestrator.model import is_emulated
@@ -466,21 +468,6 @@ def _period_select(table: str, unit: str, span: int, where: str) -> str:
         f"SELECT {', '.join(out.get(c, c) for c in summary.columns)} FROM {table} "
         f"WHERE days = 1 {where} GROUP BY {keys}, first"
     )
-
-
-def period_start(day: date, span: int) -> date:
-    """The first day of the week (Monday), month or quarter holding `day`."""
-    if span == 7:
-        return day - timedelta(days=day.weekday())
-    return day.replace(month=day.month - (day.month - 1) % 3 if span == 92 else day.month, day=1)
-
-
-def period_end(first: date, span: int) -> date:
-    """The first day after the week, month or quarter starting on `first`."""
-    if span == 7:
-        return first + timedelta(days=7)
-    month = first.month - 1 + (3 if span == 92 else 1)
-    return date(first.year + month // 12, month % 12 + 1, 1)
 
 
 def _number_pairs(
