@@ -341,15 +341,12 @@ def _latest(
 
     firsts = _run_starts(np.asarray(found["pair"], dtype=np.int64))
     limiter = np.ma.filled(np.ma.asarray(found["limiter"], dtype=object), None)[firsts]
-    counted = {
-        "pair": np.asarray(found["pair"])[firsts],
-        "tests": np.ones(len(firsts), dtype=np.int64),
-        "km": np.asarray(found["km"])[firsts],
-        "newest": np.asarray(found["newest"])[firsts],
-        "limiter": [None if m.measure != "throughput" else {x: 1} if x else {} for x in limiter],
-        "pings_sent": np.asarray(found["pings_sent"])[firsts],
-        "pings_lost": np.asarray(found["pings_lost"])[firsts],
-    }
+    columns = ("pair", "km", "newest", "pings_sent", "pings_lost")
+    counted: dict[str, Any] = {k: np.asarray(found[k])[firsts] for k in columns}
+    counted["tests"] = np.ones(len(firsts), dtype=np.int64)
+    counted["limiter"] = [
+        None if m.measure != "throughput" else {x: 1} if x else {} for x in limiter
+    ]
     return _table(found, counted, m.total_scale)
 
 
