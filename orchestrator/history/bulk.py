@@ -19,6 +19,11 @@ if TYPE_CHECKING:
 _OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_UTC_Z
 
 
+def table_sql(name: str, columns: Mapping[str, str], create: str = "CREATE TABLE") -> str:
+    """`create` (or CREATE OR REPLACE TEMP TABLE, ...) of table `name` with `columns`."""
+    return f"{create} {name} (" + ", ".join(f'"{c}" {t}' for c, t in columns.items()) + ")"
+
+
 def insert(
     con: duckdb.DuckDBPyConnection,
     table: str,

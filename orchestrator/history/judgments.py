@@ -56,20 +56,16 @@ _CONFIG_COLUMNS = {
 TIMES = {"episodes": ("started_t", "confirmed_t", "closed_t"), "config_changes": ("t",)}
 
 
-def _table(name: str, columns: Mapping[str, str], create: str = "CREATE TABLE") -> str:
-    return f"{create} {name} (" + ", ".join(f"{c} {t}" for c, t in columns.items()) + ")"
-
-
 _STATE_COLUMNS = {c: "VARCHAR" for c in
                   ("source", "backend", "metric", "src", "dst", "state", "shown")}  # fmt: skip
 TABLES = (
-    _table("judgments", _JUDGMENT_COLUMNS),
-    _table("episodes", _EPISODE_COLUMNS),
-    _table("config_changes", _CONFIG_COLUMNS),
+    bulk.table_sql("judgments", _JUDGMENT_COLUMNS),
+    bulk.table_sql("episodes", _EPISODE_COLUMNS),
+    bulk.table_sql("config_changes", _CONFIG_COLUMNS),
     "CREATE TABLE calibrations (source VARCHAR, backend VARCHAR, metric VARCHAR, "
     "sweep_id VARCHAR, judged INTEGER, beyond INTEGER, expected DOUBLE, inflation DOUBLE, "
     "k1 DOUBLE, k2 DOUBLE)",
-    _table("detection_state", _STATE_COLUMNS),
+    bulk.table_sql("detection_state", _STATE_COLUMNS),
 )
 JUDGED = ("judgments", "episodes", "config_changes", "calibrations", "detection_state")
 # a run's time as detection judges it: its test's start, to the millisecond, read as
@@ -100,12 +96,6 @@ def type_times(con: duckdb.DuckDBPyConnection) -> None:
                 f"ALTER TABLE {table} ALTER {column} SET DATA TYPE TIMESTAMP "
                 f"USING {typed_time(column)}"
             )
-
-
-def create_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """The detection tables (inside the caller's transaction; rejudge fills them)."""
-    for statement in TABLES:
-        con.execute(statement.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
 
 
 def rule(con: duckdb.DuckDBPyConnection) -> ch.Params:
@@ -209,7 +199,7 @@ def _save_states(
     thousands of keys as a query parameter costs DuckDB seconds)."""
     if not judges:
         return
-    con.execute(_table("new_state", _STATE_COLUMNS, "CREATE OR REPLACE TEMP TABLE"))
+    con.execute(bulk.table_sql("new_state", _STATE_COLUMNS, "CREATE OR REPLACE TEMP TABLE"))
     bulk.insert(con, "new_state", _STATE_COLUMNS, (
         {**k._asdict(), "shown": orjson.dumps(_shown(j)).decode(),
          "state": orjson.dumps(j.doc()).decode()}
@@ -354,7 +344,7 @@ def _repair(
     changes replaced. In bulk: a full sweep replaced is thousands of paths."""
     if not paths:
         return {}
-    con.execute(_table("stale", _STALE_COLUMNS, "CREATE OR REPLACE TEMP TABLE"))
+    con.execute(bulk.table_sql("stale", _STALE_COLUMNS, "CREATE OR REPLACE TEMP TABLE"))
     bulk.insert(con, "stale", _STALE_COLUMNS, (dict(zip(_STALE_COLUMNS, k, strict=True))
                                            for k in paths))  # fmt: skip
     inputs = _inputs(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.core import BEYOND, UserError, min_samples_for, stamp, wilson
@@ -238,6 +238,21 @@ def window_bounds(info: SourceInfo, window: str) -> tuple[datetime | None, datet
     if info.latest is None or days is None:
         return None, info.latest
     return info.latest - timedelta(days=days), info.latest
+
+
+def period_start(day: date, span: int) -> date:
+    """The first day of the week (Monday), month or quarter holding `day`."""
+    if span == 7:
+        return day - timedelta(days=day.weekday())
+    return day.replace(month=day.month - (day.month - 1) % 3 if span == 92 else day.month, day=1)
+
+
+def period_end(first: date, span: int) -> date:
+    """The first day after the week, month or quarter starting on `first`."""
+    if span == 7:
+        return first + timedelta(days=7)
+    month = first.month - 1 + (3 if span == 92 else 1)
+    return date(first.year + month // 12, month % 12 + 1, 1)
 
 
 def stat_value(stat: str, samples: int, quantiles: Sequence[float | None] | None) -> float | None:

@@ -25,7 +25,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +52,8 @@ from orchestrator.history.metrics import (
     PINGS_LOST_SQL,
     PINGS_SENT_SQL,
     RTT_RUN_SQL,
+    period_end,
+    period_start,
     total_sql,
 )
 from orchestrator.model import is_emulated
@@ -112,7 +114,7 @@ OWN_SOURCES = (EMULATED, MEASURED)
 
 _DOUBLE = {
     "distance_km", "rtt_min_ms", "rtt_avg_ms", "rtt_p10_ms", "rtt_p25_ms", "rtt_p50_ms",
-    "rtt_p75_ms", "rtt_p90_ms", "rtt_p99_ms",
+    "rtt_p75_ms", "rtt_p90_ms", "rtt_p99_ms", "rtt_run_ms",
     "rtt_max_ms", "rtt_mdev_ms", "ping_loss_pct", "throughput_bps", "throughput_sender_bps",
     "tcp_rtt_ms", "duration_s", "src_cpu_steal_pct", "dst_cpu_steal_pct",
 }  # fmt: skip
@@ -124,6 +126,8 @@ _BIGINT = {"bytes", "retransmits", "max_cwnd_bytes", "streams", "round",
 def _sql_type(column: str) -> str:
     if column == "started_utc":
         return "TIMESTAMP"
+    if column == "rtt_samples_ms":
+        return "DOUBLE[]"
     if column in _DOUBLE:
         return "DOUBLE"
     if column in _BIGINT:
@@ -140,31 +144,10 @@ STORE_COLUMNS: tuple[str, ...] = (
     "rtt_samples_ms",
     "rtt_run_ms",  # metrics.RTT_RUN_SQL of the row, computed as it is written (fill_run_values)
 )
-_COLUMN_TYPES = {
-    **{c: _sql_type(c) for c in MEASUREMENT_COLUMNS},
-    "source": "VARCHAR",
-    "src": "VARCHAR",
-    "dst": "VARCHAR",
-    "fingerprint": "VARCHAR",
-    "rtt_samples_ms": "DOUBLE[]",
-    "rtt_run_ms": "DOUBLE",
-}
+_COLUMN_TYPES = {c: _sql_type(c) for c in STORE_COLUMNS}
 
 _QUOTED_COLUMNS = ", ".join(f'"{c}"' for c in STORE_COLUMNS)
 _VIEW = "CREATE VIEW measurements AS SELECT * FROM recent UNION ALL SELECT * FROM archive"
-_RTT_BINS = (
-    "CREATE TABLE rtt_bins (source VARCHAR, pair INTEGER, day DATE, days INTEGER, "
-    "flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total BIGINT)"
-)
-_VALUE_BINS = (
-    "CREATE TABLE value_bins (source VARCHAR, metric VARCHAR, pair INTEGER, day DATE, "
-    "days INTEGER, flags VARCHAR, bin INTEGER, n BIGINT, lo DOUBLE, hi DOUBLE, total BIGINT)"
-)
-_TEST_DAYS = (
-    "CREATE TABLE test_days (source VARCHAR, metric VARCHAR, pair INTEGER, day DATE, "
-    "days INTEGER, flags VARCHAR, limiter VARCHAR, tests BIGINT, newest TIMESTAMP, km DOUBLE, "
-    "pings_sent BIGINT, pings_lost BIGINT)"
-)
 _MESH = (
     "CREATE TABLE mesh_samples (source VARCHAR, mesh_id VARCHAR, src VARCHAR, dst VARCHAR, "
     "t TIMESTAMP, sent INTEGER, rtt_ms DOUBLE[])",
@@ -187,29 +170,6 @@ _PAIRS = "CREATE TABLE pairs (pair INTEGER PRIMARY KEY, src VARCHAR, dst VARCHAR
 # a test's RTT samples as the views pool them: its ping samples, or its one p50 (or mean)
 # when it has none (an imported row)
 RTT_SAMPLES_SQL = METRICS["rtt"].samples_sql
-_SCHEMA = [
-    "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
-    "CREATE TABLE sweeps (sweep_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, "
-    "backend VARCHAR, emulated BOOLEAN, label VARCHAR, started_utc TIMESTAMP, "
-    "rows BIGINT, format_version BIGINT, record VARCHAR, ingested_utc TIMESTAMP)",
-    *(
-        f"CREATE TABLE {table} ("
-        + ", ".join(f'"{c}" {_COLUMN_TYPES[c]}' for c in STORE_COLUMNS)
-        + ")"
-        for table in ("recent", "archive")
-    ),
-    _VIEW,
-    _PAIRS,
-    _RTT_BINS,
-    _VALUE_BINS,
-    _TEST_DAYS,
-    "CREATE TABLE fingerprints (fingerprint VARCHAR PRIMARY KEY, "
-    + ", ".join(f'"{f}" VARCHAR' for f in FINGERPRINT_FIELDS)
-    + ")",
-    "CREATE TABLE notified (episode_id VARCHAR PRIMARY KEY, status VARCHAR, sent_utc TIMESTAMP)",
-    *judgments.TABLES,
-    *_MESH,
-]
 
 
 def store_path(results: Path) -> Path:
@@ -283,86 +243,65 @@ def connect(
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     """An older store (version 1 to 12) upgraded to this version's in place, in one
     transaction: what each version added, as STORE_SCHEMA_VERSION's comment lists it."""
+    found = _version(con)
+    if found not in [str(n) for n in range(1, STORE_SCHEMA_VERSION)]:
+        return
+    v = int(found)
+    info(f"history: upgrading the store from version {v} to {STORE_SCHEMA_VERSION} ({_says(v)})")
+    # the summaries computed again from every stored row: each from a version before the
+    # one that last changed its rows (6: rtt_bins, 8: value_bins' bins of 1 %, 10:
+    # test_days' pings sent and lost)
+    redone = [t for t, since in zip(SUMMARY_TABLES, (6, 8, 10), strict=True) if v < since]
+    with transaction(con):
+        _exact_totals(con)
+        if v < 5:
+            _migrate_columns(con, v)
+        _add_run_values(con)
+        for statement in _SCHEMA[_SCHEMA.index(_PAIRS) :]:  # the tables added since 5
+            con.execute(statement.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
+        for column in ("pings_sent", "pings_lost"):
+            con.execute(f"ALTER TABLE test_days ADD COLUMN IF NOT EXISTS {column} BIGINT")
+        if redone:
+            refresh_bins(con, tables=redone)
+        if 7 <= v < 11:  # 7 to 10 -> 11: the others' quarter rows, from their day rows
+            for table in (t for t in SUMMARY_TABLES if t not in redone):
+                con.execute(f"DELETE FROM {table} WHERE days = 92")
+                select = _period_select(table, PERIODS[92], 92, "")
+                con.execute(f"INSERT INTO {table} {select} ORDER BY first")
+        if v < 12:  # the times of change detection's tables typed (empty ones before 7)
+            judgments.type_times(con)
+        if v < 7:  # change detection's tables filled: every stored run judged in time order
+            judgments.rejudge(con)
+        con.execute(
+            "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(STORE_SCHEMA_VERSION)]
+        )
+
+
+def _says(version: int) -> str:
+    """What upgrading a store of `version` does, in words."""
+    if version < 7:
+        return (
+            "day summaries and change detection's judgments from every stored test: minutes "
+            "for a year of full-catalog sweeps, once"
+        )
+    if version < 11:
+        redone = {7: "value_bins and test_days computed again, ", 10: ""}.get(
+            version, "test_days computed again: each day's pings sent and lost; "
+        )
+        return f"{redone}the quarter rows from the day rows"
+    typed = "change detection's times typed, " if version == 11 else ""
+    return f"{typed}the bins' sums as integers, each test's RTT stored"
+
+
+def _version(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The store's schema version (None: none, or no meta table)."""
     import duckdb
 
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.Error:
-        return
-    if not found or found[0] not in [str(n) for n in range(1, STORE_SCHEMA_VERSION)]:
-        return
-    if found[0] in ("11", "12"):
-        info(
-            f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
-            + ("(change detection's times typed, " if found[0] == "11" else "(")
-            + "the bins' sums as integers, each test's RTT stored)"
-        )
-        with transaction(con):
-            _exact_totals(con)
-            _add_run_values(con)
-            if found[0] == "11":
-                judgments.type_times(con)
-            _set_version(con)
-        return
-    if found[0] in ("7", "8", "9", "10"):
-        redone = {"7": ("value_bins", "test_days"), "10": ()}.get(found[0], ("test_days",))
-        info(
-            f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
-            + ("(value_bins and test_days computed again, " if found[0] == "7" else
-               "(" if found[0] == "10" else
-               "(test_days computed again: each day's pings sent and lost; ")
-            + "the quarter rows from the day rows)"
-        )  # fmt: skip
-        with transaction(con):
-            _exact_totals(con)
-            _add_run_values(con)
-            if found[0] == "7":
-                refresh_bins(con, tables=("value_bins",))
-            _create_mesh_tables(con)
-            if found[0] != "10":
-                _add_ping_counts(con)
-            _add_quarters(con, [t for t in SUMMARY_TABLES if t not in redone])
-            judgments.type_times(con)
-            _set_version(con)
-        return
-    info(
-        f"history: upgrading the store from version {found[0]} to {STORE_SCHEMA_VERSION} "
-        "(day summaries and change detection's judgments from every stored test: minutes "
-        "for a year of full-catalog sweeps, once)"
-    )
-    with transaction(con):
-        _exact_totals(con)
-        if found[0] not in ("5", "6"):
-            _migrate_columns(con, found[0])
-        _add_run_values(con)
-        if found[0] != "6":
-            con.execute(_PAIRS)
-            con.execute(_RTT_BINS)
-            refresh_bins(con, tables=("rtt_bins",))
-        _migrate_summaries(con)
-        judgments.create_tables(con)
-        _create_mesh_tables(con)
-        judgments.rejudge(con)
-        _set_version(con)
-
-
-def _set_version(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(
-        "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(STORE_SCHEMA_VERSION)]
-    )
-
-
-def _create_mesh_tables(con: duckdb.DuckDBPyConnection) -> None:
-    for statement in _MESH:
-        con.execute(statement.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
-
-
-def _add_ping_counts(con: duckdb.DuckDBPyConnection) -> None:
-    """7 to 9 -> 10: test_days' pings_sent and pings_lost, test_days computed again from
-    every stored row (inside the caller's transaction)."""
-    for column in ("pings_sent", "pings_lost"):
-        con.execute(f"ALTER TABLE test_days ADD COLUMN IF NOT EXISTS {column} BIGINT")
-    refresh_bins(con, tables=("test_days",))
+        return None
+    return found[0] if found else None
 
 
 def _exact_totals(con: duckdb.DuckDBPyConnection) -> None:
@@ -401,26 +340,9 @@ def fill_run_values(
     )
 
 
-def _add_quarters(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> None:
-    """7 to 10 -> 11: the quarter rows of the day summaries `tables`, from their day rows
-    (inside the caller's transaction)."""
-    for table in tables:
-        con.execute(f"DELETE FROM {table} WHERE days = 92")
-        select = _period_select(table, PERIODS[92], 92, "")
-        con.execute(f"INSERT INTO {table} {select} ORDER BY first")
-
-
-def _migrate_summaries(con: duckdb.DuckDBPyConnection) -> None:
-    """6 -> 7: value_bins and test_days, filled from every stored row (inside the
-    caller's transaction)."""
-    for statement in (_VALUE_BINS, _TEST_DAYS):
-        con.execute(statement)
-    refresh_bins(con, tables=("value_bins", "test_days"))
-
-
-def _migrate_columns(con: duckdb.DuckDBPyConnection, version: str) -> None:
+def _migrate_columns(con: duckdb.DuckDBPyConnection, version: int) -> None:
     """Versions 1 to 4 -> 5 (inside the caller's transaction)."""
-    if version == "1":
+    if version == 1:
         con.execute("ALTER TABLE measurements RENAME TO recent")
         con.execute("CREATE TABLE archive AS SELECT * FROM recent LIMIT 0")
     else:
@@ -451,6 +373,12 @@ class _Summary:
 
 
 _TEST_VALUES = ("tests", "newest", "km", "pings_sent", "pings_lost")  # test_days' values
+_SUMMARY_TYPES = {
+    "source": "VARCHAR", "metric": "VARCHAR", "pair": "INTEGER", "day": "DATE", "days": "INTEGER",
+    "flags": "VARCHAR", "bin": "INTEGER", "n": "BIGINT", "lo": "DOUBLE", "hi": "DOUBLE",
+    "total": "BIGINT", "limiter": "VARCHAR", "tests": "BIGINT", "newest": "TIMESTAMP",
+    "km": "DOUBLE", "pings_sent": "BIGINT", "pings_lost": "BIGINT",
+}  # fmt: skip
 _MERGED = {"sum": "{b} + {a}", "min": "least({b}, {a})", "max": "greatest({b}, {a})"}
 _BINS_MERGE = {"n": "sum", "lo": "min", "hi": "max", "total": "sum"}
 _OK_TESTS = "FROM measurements WHERE status = 'ok' AND started_utc IS NOT NULL {where}"
@@ -512,6 +440,23 @@ SUMMARY_TABLES = tuple(SUMMARIES)
 # (a pair's quarter holds few more bins than its month: a third of the rows to merge)
 PERIODS = {7: "week", 31: "month", 92: "quarter"}
 
+_SCHEMA = [
+    "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+    "CREATE TABLE sweeps (sweep_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, "
+    "backend VARCHAR, emulated BOOLEAN, label VARCHAR, started_utc TIMESTAMP, "
+    "rows BIGINT, format_version BIGINT, record VARCHAR, ingested_utc TIMESTAMP)",
+    *(bulk.table_sql(table, _COLUMN_TYPES) for table in ("recent", "archive")),
+    _VIEW,
+    _PAIRS,
+    *(bulk.table_sql(t, {c: _SUMMARY_TYPES[c] for c in s.columns}) for t, s in SUMMARIES.items()),
+    "CREATE TABLE fingerprints (fingerprint VARCHAR PRIMARY KEY, "
+    + ", ".join(f'"{f}" VARCHAR' for f in FINGERPRINT_FIELDS)
+    + ")",
+    "CREATE TABLE notified (episode_id VARCHAR PRIMARY KEY, status VARCHAR, sent_utc TIMESTAMP)",
+    *judgments.TABLES,
+    *_MESH,
+]
+
 
 def _period_select(table: str, unit: str, span: int, where: str) -> str:
     """The week, month or quarter rows of `table` from its day rows matching `where`."""
@@ -523,21 +468,6 @@ def _period_select(table: str, unit: str, span: int, where: str) -> str:
         f"SELECT {', '.join(out.get(c, c) for c in summary.columns)} FROM {table} "
         f"WHERE days = 1 {where} GROUP BY {keys}, first"
     )
-
-
-def period_start(day: date, span: int) -> date:
-    """The first day of the week (Monday), month or quarter holding `day`."""
-    if span == 7:
-        return day - timedelta(days=day.weekday())
-    return day.replace(month=day.month - (day.month - 1) % 3 if span == 92 else day.month, day=1)
-
-
-def period_end(first: date, span: int) -> date:
-    """The first day after the week, month or quarter starting on `first`."""
-    if span == 7:
-        return first + timedelta(days=7)
-    month = first.month - 1 + (3 if span == 92 else 1)
-    return date(first.year + month // 12, month % 12 + 1, 1)
 
 
 def _number_pairs(
@@ -663,13 +593,7 @@ def _delete_rows(con: duckdb.DuckDBPyConnection, sweep_id: str) -> set[tuple[str
 
 
 def _check_version(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    import duckdb
-
-    try:
-        found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    except duckdb.Error:
-        found = None
-    version = found[0] if found else None
+    version = _version(con)
     if version != str(STORE_SCHEMA_VERSION):
         older = version is not None and version.isdigit() and int(version) < STORE_SCHEMA_VERSION
         fix = (
@@ -939,7 +863,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
             f"INSERT OR IGNORE INTO fingerprints VALUES ({', '.join('?' * (1 + len(fields)))})",
             [fp, *(fields[k] for k in FINGERPRINT_FIELDS)],
         )
-    bulk.insert(con, "recent", {c: _COLUMN_TYPES[c] for c in STORE_COLUMNS}, batch.rows)
+    bulk.insert(con, "recent", _COLUMN_TYPES, batch.rows)
     fill_run_values(con, sweep_id=sweep_id)
     days = {(r["source"], r["started_utc"][:10]) for r in batch.rows if r["started_utc"]}
     if replaced:  # the days of its old rows and of its new ones, once

@@ -177,29 +177,6 @@ def _value_sql(m: v.Metric) -> str:
     return f"unnest({m.samples_sql})" if not m.one_value else m.run_sql
 
 
-def _weeks_and_days(x: date, y: date) -> list[tuple[int, date, date | None]]:
-    """[x, y) as (days, from, to): day rows up to the first Monday, whole weeks, days."""
-    wa = x + timedelta(days=(7 - x.weekday()) % 7)  # the first Monday from x on
-    if wa >= y:
-        return [(1, x, y)]
-    we = wa + timedelta(days=7 * ((y - wa).days // 7))  # after the last whole week
-    return [(1, x, wa), (7, wa, we), (1, we, y)]
-
-
-def _months_and_quarters(x: date, y: date | None) -> list[tuple[int, date, date | None]]:
-    """[x, y) from a month's first day to one's (y None: open) as (days, from, to): month
-    rows up to the first quarter (January, April, July, October), whole quarters,
-    months."""
-    months = x.year * 12 + x.month - 1 + (-(x.month - 1) % 3)  # the first quarter's
-    qa = date(months // 12, months % 12 + 1, 1)
-    if y is None:
-        return [(31, x, qa), (92, qa, None)] if x < qa else [(92, qa, None)]
-    qb = y.replace(month=y.month - (y.month - 1) % 3)
-    if qa >= qb:
-        return [(31, x, y)]
-    return [r for r in ((31, x, qa), (92, qa, qb), (31, qb, y)) if r[1] < r[2]]
-
-
 def whole_days(a: datetime, b: datetime | None) -> list[tuple[int, date, date | None]]:
     """The summary rows of the whole days after a's day and before b's (all after
     without b): (days, from, to) ranges of `day`, to excluded (None: open): the whole
@@ -207,15 +184,22 @@ def whole_days(a: datetime, b: datetime | None) -> list[tuple[int, date, date | 
     whole weeks before and after those as week rows, the days left as day rows. Each
     range a filter of its own, which DuckDB prunes by the column's zone maps (an OR of
     them it would not)."""
-    da = a.date() + timedelta(days=1)
-    ma = da if da.day == 1 else (da.replace(day=28) + timedelta(days=4)).replace(day=1)
-    if b is None:
-        return [*_weeks_and_days(da, ma), *_months_and_quarters(ma, None)]
-    db = b.date()
-    mb = db.replace(day=1)
-    if ma >= mb:
-        return _weeks_and_days(da, db) if da < db else []
-    return [*_weeks_and_days(da, ma), *_months_and_quarters(ma, mb), *_weeks_and_days(mb, db)]
+    return _cover(a.date() + timedelta(days=1), b and b.date(), (92, 31, 7))
+
+
+def _cover(x: date, y: date | None, spans: Sequence[int]) -> list[tuple[int, date, date | None]]:
+    """The days [x, y) (y None: open) as whole_days' ranges, none empty: the whole
+    periods of spans[0] (quarters, months, weeks; the rest days), and the days before
+    and after them by the shorter spans."""
+    if not spans:
+        return [(1, x, y)] if y is None or x < y else []
+    start = v.period_start(x, spans[0])
+    first = start if start == x else v.period_end(start, spans[0])
+    last = None if y is None else v.period_start(y, spans[0])
+    if last is not None and first >= last:  # no whole period
+        return _cover(x, y, spans[1:])
+    after = [] if last is None else _cover(last, y, spans[1:])
+    return [*_cover(x, first, spans[1:]), (spans[0], first, last), *after]
 
 
 def _edges(a: datetime, b: datetime | None) -> list[tuple[datetime, datetime | None]]:
@@ -357,15 +341,12 @@ def _latest(
 
     firsts = _run_starts(np.asarray(found["pair"], dtype=np.int64))
     limiter = np.ma.filled(np.ma.asarray(found["limiter"], dtype=object), None)[firsts]
-    counted = {
-        "pair": np.asarray(found["pair"])[firsts],
-        "tests": np.ones(len(firsts), dtype=np.int64),
-        "km": np.asarray(found["km"])[firsts],
-        "newest": np.asarray(found["newest"])[firsts],
-        "limiter": [None if m.measure != "throughput" else {x: 1} if x else {} for x in limiter],
-        "pings_sent": np.asarray(found["pings_sent"])[firsts],
-        "pings_lost": np.asarray(found["pings_lost"])[firsts],
-    }
+    columns = ("pair", "km", "newest", "pings_sent", "pings_lost")
+    counted: dict[str, Any] = {k: np.asarray(found[k])[firsts] for k in columns}
+    counted["tests"] = np.ones(len(firsts), dtype=np.int64)
+    counted["limiter"] = [
+        None if m.measure != "throughput" else {x: 1} if x else {} for x in limiter
+    ]
     return _table(found, counted, m.total_scale)
 
 
