@@ -98,7 +98,7 @@ IMPORTS_DIR = "imports"
 # rows, every stored run judged in time order); 8: value_bins in bins of 1 % (7 migrates:
 # value_bins computed again); 9: mesh_samples and mesh_bins (8 migrates: both empty; 7:
 # value_bins computed again and both); 10: test_days' pings_sent and pings_lost (7 to 9
-# migrate: filled from the stored rows); 11: the day summaries' quarter rows (7 to 10
+# migrate: filled from the stored rows); 11: the day summaries' quarter rows (6 to 10
 # migrate: from their day rows); 12: change detection's times (episodes', configuration
 # changes') as TIMESTAMP, no longer text (7 to 11 migrate: converted in place); 13: the
 # bins' totals as integers (metrics.Metric.total_scale), and each test's RTT stored
@@ -263,7 +263,7 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(f"ALTER TABLE test_days ADD COLUMN IF NOT EXISTS {column} BIGINT")
         if redone:
             refresh_bins(con, tables=redone)
-        if 7 <= v < 11:  # 7 to 10 -> 11: the others' quarter rows, from their day rows
+        if v < 11:  # 6 to 10 -> 11: the others' quarter rows, from their day rows
             for table in (t for t in SUMMARY_TABLES if t not in redone):
                 con.execute(f"DELETE FROM {table} WHERE days = 92")
                 select = _period_select(table, PERIODS[92], 92, "")
