@@ -357,7 +357,7 @@ def _history_pages(b: _Build, into: Path) -> bool:
                 con,
                 catalog=b.catalog,
                 include_flagged=b.include_flagged,
-                pair_pages=lambda data: site_history.write_pair_pages(into, data, b.studies),
+                pair_pages=lambda pairs: site_history.write_pair_pages(into, pairs, b.studies),
             )
     except (StoreBusy, duckdb.InterruptException):
         raise  # the whole site or none: its history pages are not left out for a lock or ^C
