@@ -276,7 +276,7 @@ def stages(results: Path, out: Path, figures: Figures) -> None:
         pairs = stage("pair pages' tests", lambda: hp.pair_data(con, infos, found))
         matrix, files = stage(
             "matrix arrays",
-            lambda: hp.matrix_data(con, infos, found, load_catalog(), cells),
+            lambda: hp.matrix_files(con, infos, found, load_catalog(), cells),
         )
         emulated = {i.name: i.emulated for i in infos}
         changes = hp.changes_data(con, found, emulated)

@@ -142,7 +142,7 @@ def history_data(
     finally:
         cursor.close()
     with gc_paused():
-        matrix, files = matrix_data(con, sweep_infos, found, catalog or load_catalog(), cells)
+        matrix, files = matrix_files(con, sweep_infos, found, catalog or load_catalog(), cells)
     return HistoryData(matrix, files, changes, pairs, emulated, sorted(meshes))
 
 
@@ -250,7 +250,7 @@ def _loss_arrays(size: int, at: Any, table: CellTable) -> dict[str, list[Any]]:
     }
 
 
-def matrix_data(
+def matrix_files(
     con: duckdb.DuckDBPyConnection,
     infos: Sequence[SourceInfo],
     found: Detection,
@@ -399,25 +399,23 @@ def pair_data(
     (a pair without a test there shows its newest one), with its episodes and
     configuration changes as markers (_pair_marks); then the `meshes`' bins."""
     marks = _pair_marks(found)
+    episodes, configs = marks["episodes"], marks["configs"]
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
     detectable = _detectable_rtt(found)
     for info in infos:
-        start, _end = window_bounds(info, PAIR_WINDOW)
+        start = window_bounds(info, PAIR_WINDOW)[0]
         shown_from, shown_to = iso_utc(start), iso_utc(info.latest)
         since = shown_from or ""  # the marks that show (an old span would stretch the axis)
-        episodes, configs = marks["episodes"], marks["configs"]
-        caption = source_caption(
-            {"source": info.name, "label": info.label, "emulated": info.emulated}
-        )
+        about = {"source": info.name, "label": info.label, "emulated": info.emulated}
+        caption = source_caption(about)
         for src, dst, times, sweeps, rtts, throughputs, pings in _pair_series(
             con, info.name, start
         ):
             key = (min(src, dst), max(src, dst))
-            here = (info.name, *key)
-            page = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": {}})
-            entry = page["sources"].get(info.name)
-            if entry is None:
-                entry = page["sources"][info.name] = {
+            entries = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": {}})["sources"]
+            if info.name not in entries:
+                here = (info.name, *key)
+                entries[info.name] = {
                     "source": info.name,
                     "emulated": info.emulated,
                     "caption": caption,
@@ -433,7 +431,7 @@ def pair_data(
                         c for c in configs.get(here, []) if c["utc"] >= since
                     ],
                 }
-            entry["directions"].append(
+            entries[info.name]["directions"].append(
                 {
                     "src": src,
                     "dst": dst,
@@ -447,7 +445,7 @@ def pair_data(
                     "loss": loss_fields(*pings),
                 }
             )
-    mesh_pair_data(con, meshes, marks["episodes"], pairs)
+    mesh_pair_data(con, meshes, episodes, pairs)
     for page in pairs.values():
         page["sources"] = list(page["sources"].values())
         for entry in page["sources"]:
@@ -563,14 +561,14 @@ def _pair_marks(found: Detection) -> dict[str, dict[tuple[str, str, str], list[A
                     "new_level": shown(k.metric, d.new_level),
                 }
             )
-    runs: dict[tuple[str, str, str, str], datetime] = {}  # one marker per run and pair
-    for c in found.config_changes:
+    runs: dict[tuple[str, str, str], dict[str, datetime]] = defaultdict(dict)
+    for c in found.config_changes:  # one marker per run and pair
         k = c.key
-        runs.setdefault((k.source, min(k.src, k.dst), max(k.src, k.dst), c.run_id), c.t)
-    configs: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
-    for (source, a, b, run_id), t in runs.items():
-        configs[source, a, b].append({"utc": iso_utc(t), "run": run_id})
-    return {"episodes": dict(episodes), "configs": dict(configs)}
+        runs[k.source, min(k.src, k.dst), max(k.src, k.dst)].setdefault(c.run_id, c.t)
+    configs = {
+        key: [{"utc": iso_utc(t), "run": r} for r, t in rs.items()] for key, rs in runs.items()
+    }
+    return {"episodes": dict(episodes), "configs": configs}
 
 
 # ---- pages ----------------------------------------------------------------------------

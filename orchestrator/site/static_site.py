@@ -428,7 +428,7 @@ def _write_data(b: _Build, page: SweepPage, dest: Path) -> None:
     manifest) when its cache entry says that copy is of the same inputs and the file is
     as written; else parsed again (write_parsed_rows)."""
     dest.mkdir(parents=True, exist_ok=True)
-    sweep_dir = b.results / page.id
+    source = b.results / page.id / "measurements.csv"
     rows = dest / "measurements.csv"
     done = page.products.published
     old = b.out / "data" / page.id / "measurements.csv"
@@ -438,14 +438,12 @@ def _write_data(b: _Build, page: SweepPage, dest: Path) -> None:
         taken = published == done and _copy(old, rows)
     if taken:
         page.rows_published, page.rows_dropped = done["rows"], done["dropped"]
-    elif page.products.verbatim_rows >= 0 and _copy_whole(sweep_dir / "measurements.csv", rows):
+    elif page.products.verbatim_rows >= 0 and _copy(source, rows, link=False):
         # the report found every row publishable as it is: the file is what parsing it
         # row by row would write
         page.rows_published, page.rows_dropped = page.products.verbatim_rows, 0
     else:
-        page.rows_published, page.rows_dropped = write_parsed_rows(
-            sweep_dir / "measurements.csv", rows
-        )
+        page.rows_published, page.rows_dropped = write_parsed_rows(source, rows)
     dropped = page.rows_dropped
     if dropped:
         b.warn(f"site: {page.id}: {dropped} damaged row(s) of measurements.csv not published")
@@ -458,20 +456,13 @@ def _write_data(b: _Build, page: SweepPage, dest: Path) -> None:
 # --- HTML -------------------------------------------------------------------------
 
 
-def _copy(src: Path, dest: Path) -> bool:
-    """`dest` as a link to `src` (the old site goes, the file stays), else a copy."""
-    try:
-        os.link(src, dest)
-    except OSError:
-        try:
-            shutil.copyfile(src, dest)
-        except OSError:
-            return False
-    return True
-
-
-def _copy_whole(src: Path, dest: Path) -> bool:
-    """`dest` a copy of `src` (never a link: results/ may change after), written whole."""
+def _copy(src: Path, dest: Path, link: bool = True) -> bool:
+    """`dest` as a link to `src` when `link` (the old site goes, the file stays), else
+    (never a link to results/, which may change after) a copy written whole."""
+    if link:
+        with contextlib.suppress(OSError):
+            os.link(src, dest)
+            return True
     tmp = dest.with_name(dest.name + ".tmp")
     try:
         shutil.copyfile(src, tmp)

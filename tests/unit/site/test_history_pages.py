@@ -396,11 +396,11 @@ def test_a_store_failing_after_the_pair_pages_leaves_none_of_them(tmp_path, monk
         real(root, data, studies)
         written.append(sorted(p.name for p in (root / "history" / "pairs").iterdir()))
 
-    def matrix_data(*a, **k):
+    def matrix_files(*a, **k):
         raise duckdb.IOException("the disk went away")
 
     monkeypatch.setattr(site_history, "write_pair_pages", pair_pages)
-    monkeypatch.setattr(site_history, "matrix_data", matrix_data)
+    monkeypatch.setattr(site_history, "matrix_files", matrix_files)
     warnings: list[str] = []
     out = tmp_path / "site"
     site.build_site(out, results, catalog=CATALOG, warn=warnings.append)
