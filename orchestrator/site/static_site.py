@@ -381,8 +381,7 @@ def _sweep_page(b: _Build, sweep_dir: Path) -> SweepPage | None:
     since (orchestrator.report.cache), else computed and the entry written."""
     key = input_key(sweep_dir, b.catalog, b.include_flagged)
     products = load_products(sweep_dir, key)
-    max_points = b.max_points
-    if products is None or products.max_points != max_points:
+    if products is None or products.max_points != b.max_points:
         loaded = load_inputs(
             sweep_dirs_=[sweep_dir], catalog=b.catalog, include_flagged=b.include_flagged
         )
@@ -390,16 +389,15 @@ def _sweep_page(b: _Build, sweep_dir: Path) -> SweepPage | None:
             return None
         orders: dict[str, Any] = {}  # each column sorted once, for all that follows
         summaries, outliers = summaries_of(loaded, orders)
-        figures = report_figures(loaded, summaries, max_points=max_points, orders=orders)
+        figures = report_figures(loaded, summaries, max_points=b.max_points, orders=orders)
         figures.pop("timeseries", None)  # one sweep: nothing to plot over time
         products = sweep_products(
-            loaded, summaries, outliers, figures, key, max_points, orders=orders
+            loaded, summaries, outliers, figures, key, b.max_points, orders=orders
         )
         save_products(sweep_dir, products)
     for line in products.warnings:
         b.warn(f"site: {line}")
-    meta = public_sweep_record(read_sweep_meta(sweep_dir))
-    return SweepPage(sweep_dir.name, products, meta)
+    return SweepPage(sweep_dir.name, products, public_sweep_record(read_sweep_meta(sweep_dir)))
 
 
 def public_sweep_record(value: Any, spec: Any = PUBLIC_SWEEP_FIELDS) -> Any:
