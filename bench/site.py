@@ -273,14 +273,14 @@ def stages(results: Path, out: Path, figures: Figures) -> None:
         cells = stage("matrix windows", lambda: hp._source_windows(con, infos))
         runs = hp.CHANGE_RUNS
         found = stage("change detection", lambda: judgments.detection(con, last_runs=runs))
-        marks = hp._pair_marks(found)
-        pairs = stage("pair pages' tests", lambda: hp.pair_data(con, infos, found, marks))
-        matrix = stage(
+        pairs = stage("pair pages' tests", lambda: hp.pair_data(con, infos, found))
+        matrix, files = stage(
             "matrix arrays",
-            lambda: hp.matrix_data(con, infos, found, load_catalog(), cells),
+            lambda: hp.matrix_files(con, infos, found, load_catalog(), cells),
         )
-        changes = hp.changes_data(con, found, infos)
-        data = hp.HistoryData(matrix, changes, pairs, {i.name: i.emulated for i in infos})
+        emulated = {i.name: i.emulated for i in infos}
+        changes = hp.changes_data(con, found, emulated)
+        data = hp.HistoryData(matrix, files, changes, pairs, emulated)
         stage("pages written", lambda: hp.write_pages(out, data))
 
 

@@ -69,11 +69,15 @@ MATRIX_METRICS = ("rtt", "loss", "jitter", "throughput")
 DISPLAY_UNITS = {"rtt": "ms", "loss": "%", "jitter": "ms", "throughput": "Mbit/s"}
 _DISPLAY_SCALE = {"rtt": 1.0, "loss": 1.0, "jitter": 1.0, "throughput": 1e-6}
 METRIC_TITLES = {"rtt": "RTT", "loss": "loss", "jitter": "jitter", "throughput": "throughput"}
+# the statistic every metric's matrix file holds (the one shown first, and what the change
+# and deviation colours compare); each other statistic is a file of its own
+FILE_STAT = "p50"
 
 
 @dataclass
 class HistoryData:
     matrix: dict[str, Any]  # what matrix-data.js holds
+    matrix_files: dict[str, list[Any]]  # each matrix-*.js's arguments to InterregionMatrixPart
     changes: dict[str, Any]  # open and closed episodes, configuration changes
     pairs: dict[tuple[str, str], dict[str, Any]]  # unordered pair -> its page's data
     emulated: dict[str, bool]  # source -> emulated?
@@ -105,10 +109,10 @@ def history_data(
     con: duckdb.DuckDBPyConnection,
     catalog: Catalog | None = None,
     include_flagged: bool = False,
-    pair_pages: Callable[[HistoryData], None] | None = None,
+    pair_pages: Callable[[dict[tuple[str, str], dict[str, Any]]], None] | None = None,
 ) -> HistoryData:
     """Every figure of the history pages, from the store alone (catalog: the regions'
-    order and cities). `pair_pages` is given the pair pages' data (the rest empty) as
+    order and cities). `pair_pages` is given the pair pages' data (HistoryData.pairs) as
     soon as it is computed, to write them while the matrix's windows still are."""
     infos = list(source_infos(con).values())
     if not infos:
@@ -129,32 +133,20 @@ def history_data(
         with gc_paused(), ThreadPoolExecutor(max_workers=1) as pool:
             windows = pool.submit(_source_windows, cursor, sweep_infos, include_flagged)
             found = detection(con, last_runs=CHANGE_RUNS)
-            changes = changes_data(con, found, infos)
-            marks = _pair_marks(found)
-            mesh_infos = [i for i in infos if i.name in meshes]
-            pairs = pair_data(con, sweep_infos, found, marks, mesh_infos)
             emulated = {i.name: i.emulated for i in infos}
+            changes = changes_data(con, found, emulated)
+            pairs = pair_data(con, sweep_infos, found, [i for i in infos if i.name in meshes])
             if pair_pages is not None:
-                pair_pages(HistoryData(matrix={}, changes={}, pairs=pairs, emulated=emulated))
+                pair_pages(pairs)
             cells = windows.result()
     finally:
         cursor.close()
     with gc_paused():
-        matrix = matrix_data(con, sweep_infos, found, catalog or load_catalog(), cells)
-    return HistoryData(matrix, changes, pairs, emulated, sorted(meshes))
+        matrix, files = matrix_files(con, sweep_infos, found, catalog or load_catalog(), cells)
+    return HistoryData(matrix, files, changes, pairs, emulated, sorted(meshes))
 
 
 # ---- the matrix -----------------------------------------------------------------------
-
-
-def _open_episodes(found: Detection) -> set[tuple[str, str, str, str]]:
-    out = set()
-    for e in found.path_episodes():
-        if e.status == "open":  # a path event: the cells of the directions that moved
-            for d in e.directions:
-                if d.moved:
-                    out.add((e.key.source, e.key.metric, d.key.src, d.key.dst))
-    return out
 
 
 WindowCells = dict[tuple[str, str], CellTable]
@@ -220,18 +212,23 @@ def _rounded(metric: str, x: Any) -> Any:
 
 
 def _placed(size: int, at: Any, values: Any) -> list[Any]:
-    """A list of `size` Nones with `values` (an array; NaN is None) at `at`."""
+    """A list of `size` Nones with `values` (an array; NaN is None) at `at` (-1: not placed)."""
     import numpy as np
 
     out = np.full(size, None, dtype=object)
+    objects = values.astype(object)  # Python's numbers
     if values.dtype.kind == "f":
-        objects = values.astype(object)
         objects[np.isnan(values)] = None
-    else:
-        objects = np.empty(len(values), dtype=object)
-        objects[:] = values.tolist()
-    out[at] = objects
+    out[at[at >= 0]] = objects[at >= 0]
     return out.tolist()
+
+
+def _stat(metric: str, table: CellTable, stat: str) -> Any:
+    """A table's `stat` as shown (_rounded), NaN below its min_samples."""
+    import numpy as np
+
+    column = table.stats[:, STATS.index(stat)]
+    return _rounded(metric, np.where(table.samples >= min_samples(stat), column, np.nan))
 
 
 def _loss_arrays(size: int, at: Any, table: CellTable) -> dict[str, list[Any]]:
@@ -253,103 +250,35 @@ def _loss_arrays(size: int, at: Any, table: CellTable) -> dict[str, list[Any]]:
     }
 
 
-def matrix_data(
+def matrix_files(
     con: duckdb.DuckDBPyConnection,
     infos: Sequence[SourceInfo],
     found: Detection,
     catalog: Catalog,
     windows: Mapping[str, tuple[WindowCells, WindowCells]],
-) -> dict[str, Any]:
-    """Every (source, metric, window) view of the From x To matrix (`windows`:
-    _source_windows), each an array per figure, row-major over the source's regions
-    (R x R), a statistic null below its min_samples; per source each cell's
-    change-detection `baseline` and the cells of an `open` episode."""
+) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """The From x To matrix for the page: an index (matrix-data.js: each source's regions
+    and the name of each file), and each file's arguments to InterregionMatrixPart. One
+    file per source and metric: its (metric, window) views (`windows`: _source_windows),
+    each an array per figure, row-major over the source's regions (R x R), a statistic
+    null below its min_samples, of the statistics the FILE_STAT alone; and each cell's
+    change-detection `baseline` and the cells of an `open` episode. One file per source,
+    metric and other statistic, which history.js loads when first shown (a year of a full
+    catalog's nine statistics in one file would pass 2 MB)."""
     import numpy as np
 
     # each directed pair's baseline; with several backends, the one last run (written last)
     baselines = sorted(found.baselines.items(), key=lambda kv: kv[0].backend)
-    opened = _open_episodes(found)
-    sources = []
+    opened = {  # a path event's open cells: those of the directions that moved
+        (e.key.source, e.key.metric, d.key.src, d.key.dst)
+        for e in found.path_episodes()
+        if e.status == "open"
+        for d in e.directions
+        if d.moved
+    }
     names = pair_names(con)
-    for info in infos:
-        cells, previous = windows[info.name]
-        numbers = np.unique(np.concatenate([t.pair for t in cells.values()] or [[]]))
-        regions = region_order(
-            {names[p][0] for p in numbers.tolist()} | {names[p][1] for p in numbers.tolist()},
-            catalog,
-        )
-        known = {r.key: r.city for r in catalog.regions}
-        index = {r: i for i, r in enumerate(regions)}
-        width = len(regions)
-        size = width**2
-        # each pair number's cell (-1: a pair of no cell)
-        place = np.full(max(names, default=-1) + 1, -1, dtype=np.int64)
-        for p, (src, dst) in names.items():
-            if src in index and dst in index:
-                place[p] = index[src] * width + index[dst]
-
-        def at(src: str, dst: str, index: dict[str, int] = index, width: int = width) -> int:
-            return index[src] * width + index[dst]
-
-        views = {}
-        for (metric, window), table in cells.items():
-            k = place[table.pair]
-            arrays: dict[str, list[Any]] = {}
-            for stat in STATS:
-                column = table.stats[:, STATS.index(stat)]
-                column = np.where(table.samples >= min_samples(stat), column, np.nan)
-                arrays[stat] = _placed(size, k, _rounded(metric, column))
-            arrays["samples"] = _placed(size, k, table.samples)
-            arrays["tests"] = _placed(size, k, table.tests)
-            newest = table.newest_us // 1_000_000  # UNIX seconds (floor, as int(timestamp))
-            newest_s = _placed(size, k, newest)
-            for i in np.flatnonzero(table.newest_us == NO_TIME).tolist():
-                newest_s[k[i]] = None
-            arrays["newest_s"] = newest_s
-            limiter = np.full(size, None, dtype=object)
-            if metric == "throughput" and table.limiter is not None:
-                limiter[k] = np.asarray(table.limiter, dtype=object)
-            arrays["limiter"] = limiter.tolist()
-            if metric == "loss":
-                arrays.update(_loss_arrays(size, k, table))
-            # the p50 of the window just before, for the "change vs previous window" view
-            prev = previous[metric, window]
-            p50 = prev.stats[:, STATS.index("p50")]
-            p50 = np.where(prev.samples >= min_samples("p50"), p50, np.nan)
-            inside = place[prev.pair] >= 0
-            arrays["prev_p50"] = _placed(
-                size, place[prev.pair][inside], _rounded(metric, p50)[inside]
-            )
-            start = None if window == "latest" else window_bounds(info, window)[0]
-            views[f"{metric}|{window}"] = {
-                "window_start_utc": iso_utc(start),
-                "window_end_utc": iso_utc(info.latest),
-                "pairs": len(table),
-                **arrays,
-            }
-        # the metrics change detection follows: each cell's baseline, the cells of open episodes
-        baseline: dict[str, list[float | None]] = {m: [None] * size for m in UNITS}
-        open_cells: dict[str, list[int]] = {m: [] for m in UNITS}
-        for k, level in baselines:
-            if k.source == info.name and k.src in index and k.dst in index:
-                baseline[k.metric][at(k.src, k.dst)] = shown(k.metric, level)
-        for source, m, src, dst in opened:
-            if source == info.name and src in index and dst in index:
-                open_cells[m].append(at(src, dst))
-        about = {"source": info.name, "label": info.label, "emulated": info.emulated}
-        sources.append(
-            {
-                **about,
-                "caption": source_caption(about),
-                "latest_utc": iso_utc(info.latest),
-                "regions": regions,
-                "cities": [known.get(r, "") for r in regions],
-                "views": views,
-                "baseline": baseline,
-                "open": {m: sorted(cells) for m, cells in open_cells.items()},
-            }
-        )
-    return {
+    known = {r.key: r.city for r in catalog.regions}
+    index: dict[str, Any] = {
         "format": MATRIX_DATA_FORMAT,
         "version": MATRIX_DATA_VERSION,
         "units": DISPLAY_UNITS,
@@ -360,19 +289,86 @@ def matrix_data(
         # the samples each statistic needs to be shown (views.PERCENTILE_RULE)
         "min_samples": {s: min_samples(s) for s in STATS},
         "windows": list(SITE_WINDOWS),
-        "sources": sources,
+        "sources": [],
     }
+    files: dict[str, list[Any]] = {}
+    for n, info in enumerate(infos):
+        cells, previous = windows[info.name]
+        numbers = np.unique(np.concatenate([t.pair for t in cells.values()] or [[]]))
+        regions = region_order({r for p in numbers.tolist() for r in names[p]}, catalog)
+        row = {r: i for i, r in enumerate(regions)}
+        cell = {(a, b): row[a] * len(regions) + row[b] for a in regions for b in regions}
+        size = len(cell)
+        # each pair number's cell (-1: a pair of no cell)
+        place = np.full(max(names, default=-1) + 1, -1, dtype=np.int64)
+        for p, pair in names.items():
+            place[p] = cell.get(pair, -1)
+        # the metrics change detection follows: each cell's baseline, the cells of open episodes
+        baseline: dict[str, list[float | None]] = {m: [None] * size for m in UNITS}
+        open_cells: dict[str, list[int]] = {m: [] for m in UNITS}
+        for k, level in baselines:
+            if k.source == info.name and (k.src, k.dst) in cell:
+                baseline[k.metric][cell[k.src, k.dst]] = shown(k.metric, level)
+        for source, m, src, dst in opened:
+            if source == info.name and (src, dst) in cell:
+                open_cells[m].append(cell[src, dst])
+        about = {"source": info.name, "label": info.label, "emulated": info.emulated}
+        meta: dict[str, Any] = {
+            **about,
+            "caption": source_caption(about),
+            "latest_utc": iso_utc(info.latest),
+            "regions": regions,
+            "cities": [known.get(r, "") for r in regions],
+            "files": {},
+            "stat_files": {},
+        }
+        for metric in MATRIX_METRICS:
+            views: dict[str, Any] = {}
+            others: dict[str, dict[str, Any]] = {s: {} for s in STATS if s != FILE_STAT}
+            for window in SITE_WINDOWS:
+                table = cells[metric, window]
+                k = place[table.pair]
+                for stat, values in others.items():
+                    values[window] = _placed(size, k, _stat(metric, table, stat))
+                # UNIX seconds (floor, as int(timestamp)); null: no test
+                newest = (table.newest_us // 1_000_000).astype(object)
+                newest[table.newest_us == NO_TIME] = None
+                start = None if window == "latest" else window_bounds(info, window)[0]
+                prev = previous[metric, window]
+                views[window] = {
+                    "window_start_utc": iso_utc(start),
+                    "window_end_utc": iso_utc(info.latest),
+                    "pairs": len(table),
+                    FILE_STAT: _placed(size, k, _stat(metric, table, FILE_STAT)),
+                    "samples": _placed(size, k, table.samples),
+                    "tests": _placed(size, k, table.tests),
+                    "newest_s": _placed(size, k, newest),
+                    # what limited the cell's tests (throughput's; None for the other metrics)
+                    "limiter": _placed(size, k, np.asarray(table.limiter, dtype=object)),
+                    **(_loss_arrays(size, k, table) if metric == "loss" else {}),
+                    # the p50 of the window just before, for the "change vs previous window"
+                    "prev_p50": _placed(size, place[prev.pair], _stat(metric, prev, "p50")),
+                }
+            stem = f"matrix-{n}-{_slug(info.name)}-{metric}"
+            meta["files"][metric] = f"{stem}.js"
+            opens = sorted(open_cells.get(metric, []))
+            part = {"views": views, "baseline": baseline.get(metric), "open": opens}
+            files[f"{stem}.js"] = [info.name, metric, part]
+            meta["stat_files"][metric] = {s: f"{stem}-{s}.js" for s in others}
+            for stat, values in others.items():
+                files[f"{stem}-{stat}.js"] = [info.name, metric, values, stat]
+        index["sources"].append(meta)
+    return index, files
 
 
 # ---- changes --------------------------------------------------------------------------
 
 
 def changes_data(
-    con: duckdb.DuckDBPyConnection, found: Detection, infos: Sequence[SourceInfo]
+    con: duckdb.DuckDBPyConnection, found: Detection, emulated: Mapping[str, bool]
 ) -> dict[str, Any]:
     """Pair and host episodes (open and closed) and configuration changes, apart; the
-    pairs not judged yet (too few comparable runs), counted."""
-    emulated = {i.name: i.emulated for i in infos}
+    pairs not judged yet (too few comparable runs), counted (`emulated`: each source's)."""
     d = change_docs(con, found)  # as `interregion changes`
     for doc in [*d.episodes, *d.hosts, *d.regions, *d.configs, *d.suspected]:
         doc["emulated"] = emulated.get(doc["source"], False)
@@ -397,31 +393,29 @@ def pair_data(
     con: duckdb.DuckDBPyConnection,
     infos: Sequence[SourceInfo],
     found: Detection,
-    marks: dict[str, dict[tuple[str, str, str], list[Any]]],
     meshes: Sequence[SourceInfo] = (),
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """Per unordered pair: each source's runs in both directions over the PAIR_WINDOW
     (a pair without a test there shows its newest one), with its episodes and
-    configuration changes as markers (`marks`: _pair_marks); then the `meshes`' bins."""
+    configuration changes as markers (_pair_marks); then the `meshes`' bins."""
+    marks = _pair_marks(found)
+    episodes, configs = marks["episodes"], marks["configs"]
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
     detectable = _detectable_rtt(found)
     for info in infos:
-        start, _end = window_bounds(info, PAIR_WINDOW)
+        start = window_bounds(info, PAIR_WINDOW)[0]
         shown_from, shown_to = iso_utc(start), iso_utc(info.latest)
         since = shown_from or ""  # the marks that show (an old span would stretch the axis)
-        episodes, configs = marks["episodes"], marks["configs"]
-        caption = source_caption(
-            {"source": info.name, "label": info.label, "emulated": info.emulated}
-        )
+        about = {"source": info.name, "label": info.label, "emulated": info.emulated}
+        caption = source_caption(about)
         for src, dst, times, sweeps, rtts, throughputs, pings in _pair_series(
             con, info.name, start
         ):
             key = (min(src, dst), max(src, dst))
-            here = (info.name, *key)
-            page = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": {}})
-            entry = page["sources"].get(info.name)
-            if entry is None:
-                entry = page["sources"][info.name] = {
+            entries = pairs.setdefault(key, {"a": key[0], "b": key[1], "sources": {}})["sources"]
+            if info.name not in entries:
+                here = (info.name, *key)
+                entries[info.name] = {
                     "source": info.name,
                     "emulated": info.emulated,
                     "caption": caption,
@@ -437,7 +431,7 @@ def pair_data(
                         c for c in configs.get(here, []) if c["utc"] >= since
                     ],
                 }
-            entry["directions"].append(
+            entries[info.name]["directions"].append(
                 {
                     "src": src,
                     "dst": dst,
@@ -451,7 +445,7 @@ def pair_data(
                     "loss": loss_fields(*pings),
                 }
             )
-    mesh_pair_data(con, meshes, marks["episodes"], pairs)
+    mesh_pair_data(con, meshes, episodes, pairs)
     for page in pairs.values():
         page["sources"] = list(page["sources"].values())
         for entry in page["sources"]:
@@ -567,14 +561,14 @@ def _pair_marks(found: Detection) -> dict[str, dict[tuple[str, str, str], list[A
                     "new_level": shown(k.metric, d.new_level),
                 }
             )
-    runs: dict[tuple[str, str, str, str], datetime] = {}  # one marker per run and pair
-    for c in found.config_changes:
+    runs: dict[tuple[str, str, str], dict[str, datetime]] = defaultdict(dict)
+    for c in found.config_changes:  # one marker per run and pair
         k = c.key
-        runs.setdefault((k.source, min(k.src, k.dst), max(k.src, k.dst), c.run_id), c.t)
-    configs: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
-    for (source, a, b, run_id), t in runs.items():
-        configs[source, a, b].append({"utc": iso_utc(t), "run": run_id})
-    return {"episodes": dict(episodes), "configs": dict(configs)}
+        runs[k.source, min(k.src, k.dst), max(k.src, k.dst)].setdefault(c.run_id, c.t)
+    configs = {
+        key: [{"utc": iso_utc(t), "run": r} for r, t in rs.items()] for key, rs in runs.items()
+    }
+    return {"episodes": dict(episodes), "configs": configs}
 
 
 # ---- pages ----------------------------------------------------------------------------
@@ -587,63 +581,25 @@ def write_pages(
     and the pair pages (unless not `pair_pages`: written already); `studies`: the site has
     TCP study pages (a link in every header)."""
     folder = root / "history"
-    index, parts = matrix_files(data.matrix)
-    html.write(folder / "matrix-data.js", f"window.InterregionMatrix = {html.json_text(index)};\n")
-    for name, args in parts.items():
+    matrix = html.json_text(data.matrix)
+    html.write(folder / "matrix-data.js", f"window.InterregionMatrix = {matrix};\n")
+    for name, args in data.matrix_files.items():
         html.write(folder / name, f"window.InterregionMatrixPart({html.json_text(args)[1:-1]});\n")
     html.write(folder / "matrix.html", matrix_html(data, studies))
     html.write(folder / "changes.html", changes_html(data, studies))
     if pair_pages:
-        write_pair_pages(root, data, studies)
+        write_pair_pages(root, data.pairs, studies)
 
 
-def write_pair_pages(root: Path, data: HistoryData, studies: bool = False) -> None:
-    """history/pairs/*.html under `root`, a folder being built, from data.pairs alone."""
+def write_pair_pages(
+    root: Path, pairs: dict[tuple[str, str], dict[str, Any]], studies: bool = False
+) -> None:
+    """history/pairs/*.html under `root`, a folder being built, from `pairs` (HistoryData's)."""
     folder = root / "history" / "pairs"
     folder.mkdir(parents=True, exist_ok=True)
     with gc_paused():
-        for (a, b), page in data.pairs.items():
+        for (a, b), page in pairs.items():
             html.write_new(folder / pair_file(a, b), pair_html(page, studies))
-
-
-# the statistic every metric's file holds (the one shown first, and what the change and
-# deviation colours compare); each other statistic is a file of its own
-FILE_STAT = "p50"
-
-
-def matrix_files(matrix: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
-    """The matrix split for the page: an index (matrix-data.js: each source's regions and
-    the name of each file), and each file's arguments to InterregionMatrixPart: one per
-    source and metric (its views with the FILE_STAT, baselines and open cells), one per
-    source, metric and other statistic, which history.js loads when first shown (a year
-    of a full catalog's nine statistics in one file would pass 2 MB)."""
-    index = {k: v for k, v in matrix.items() if k != "sources"}
-    index["sources"] = []
-    parts: dict[str, list[Any]] = {}
-    others = [s for s in matrix["stats"] if s != FILE_STAT]
-    for n, src in enumerate(matrix["sources"]):
-        meta = {k: v for k, v in src.items() if k not in ("views", "baseline", "open")}
-        meta["files"], meta["stat_files"] = {}, {}
-        slug = _slug(src["source"])
-        for metric in matrix["metrics"]:
-            name = f"matrix-{n}-{slug}-{metric}.js"
-            meta["files"][metric] = name
-            views = {w: src["views"][f"{metric}|{w}"] for w in matrix["windows"]}
-            part = {
-                "views": {w: {k: x for k, x in view.items() if k not in others}
-                          for w, view in views.items()},
-                "baseline": src["baseline"].get(metric),
-                "open": src["open"].get(metric, []),
-            }  # fmt: skip
-            parts[name] = [src["source"], metric, part]
-            meta["stat_files"][metric] = {}
-            for stat in others:
-                name = f"matrix-{n}-{slug}-{metric}-{stat}.js"
-                meta["stat_files"][metric][stat] = name
-                values = {w: view[stat] for w, view in views.items()}
-                parts[name] = [src["source"], metric, values, stat]
-        index["sources"].append(meta)
-    return index, parts
 
 
 def _select(name: str, label: str, options: Mapping[str, str], chosen: str = "") -> str:

@@ -357,7 +357,7 @@ def _history_pages(b: _Build, into: Path) -> bool:
                 con,
                 catalog=b.catalog,
                 include_flagged=b.include_flagged,
-                pair_pages=lambda data: site_history.write_pair_pages(into, data, b.studies),
+                pair_pages=lambda pairs: site_history.write_pair_pages(into, pairs, b.studies),
             )
     except (StoreBusy, duckdb.InterruptException):
         raise  # the whole site or none: its history pages are not left out for a lock or ^C
@@ -381,8 +381,7 @@ def _sweep_page(b: _Build, sweep_dir: Path) -> SweepPage | None:
     since (orchestrator.report.cache), else computed and the entry written."""
     key = input_key(sweep_dir, b.catalog, b.include_flagged)
     products = load_products(sweep_dir, key)
-    max_points = b.max_points
-    if products is None or products.max_points != max_points:
+    if products is None or products.max_points != b.max_points:
         loaded = load_inputs(
             sweep_dirs_=[sweep_dir], catalog=b.catalog, include_flagged=b.include_flagged
         )
@@ -390,16 +389,15 @@ def _sweep_page(b: _Build, sweep_dir: Path) -> SweepPage | None:
             return None
         orders: dict[str, Any] = {}  # each column sorted once, for all that follows
         summaries, outliers = summaries_of(loaded, orders)
-        figures = report_figures(loaded, summaries, max_points=max_points, orders=orders)
+        figures = report_figures(loaded, summaries, max_points=b.max_points, orders=orders)
         figures.pop("timeseries", None)  # one sweep: nothing to plot over time
         products = sweep_products(
-            loaded, summaries, outliers, figures, key, max_points, orders=orders
+            loaded, summaries, outliers, figures, key, b.max_points, orders=orders
         )
         save_products(sweep_dir, products)
     for line in products.warnings:
         b.warn(f"site: {line}")
-    meta = public_sweep_record(read_sweep_meta(sweep_dir))
-    return SweepPage(sweep_dir.name, products, meta)
+    return SweepPage(sweep_dir.name, products, public_sweep_record(read_sweep_meta(sweep_dir)))
 
 
 def public_sweep_record(value: Any, spec: Any = PUBLIC_SWEEP_FIELDS) -> Any:
@@ -428,7 +426,7 @@ def _write_data(b: _Build, page: SweepPage, dest: Path) -> None:
     manifest) when its cache entry says that copy is of the same inputs and the file is
     as written; else parsed again (write_parsed_rows)."""
     dest.mkdir(parents=True, exist_ok=True)
-    sweep_dir = b.results / page.id
+    source = b.results / page.id / "measurements.csv"
     rows = dest / "measurements.csv"
     done = page.products.published
     old = b.out / "data" / page.id / "measurements.csv"
@@ -438,14 +436,12 @@ def _write_data(b: _Build, page: SweepPage, dest: Path) -> None:
         taken = published == done and _copy(old, rows)
     if taken:
         page.rows_published, page.rows_dropped = done["rows"], done["dropped"]
-    elif page.products.verbatim_rows >= 0 and _copy_whole(sweep_dir / "measurements.csv", rows):
+    elif page.products.verbatim_rows >= 0 and _copy(source, rows, link=False):
         # the report found every row publishable as it is: the file is what parsing it
         # row by row would write
         page.rows_published, page.rows_dropped = page.products.verbatim_rows, 0
     else:
-        page.rows_published, page.rows_dropped = write_parsed_rows(
-            sweep_dir / "measurements.csv", rows
-        )
+        page.rows_published, page.rows_dropped = write_parsed_rows(source, rows)
     dropped = page.rows_dropped
     if dropped:
         b.warn(f"site: {page.id}: {dropped} damaged row(s) of measurements.csv not published")
@@ -458,20 +454,13 @@ def _write_data(b: _Build, page: SweepPage, dest: Path) -> None:
 # --- HTML -------------------------------------------------------------------------
 
 
-def _copy(src: Path, dest: Path) -> bool:
-    """`dest` as a link to `src` (the old site goes, the file stays), else a copy."""
-    try:
-        os.link(src, dest)
-    except OSError:
-        try:
-            shutil.copyfile(src, dest)
-        except OSError:
-            return False
-    return True
-
-
-def _copy_whole(src: Path, dest: Path) -> bool:
-    """`dest` a copy of `src` (never a link: results/ may change after), written whole."""
+def _copy(src: Path, dest: Path, link: bool = True) -> bool:
+    """`dest` as a link to `src` when `link` (the old site goes, the file stays), else
+    (never a link to results/, which may change after) a copy written whole."""
+    if link:
+        with contextlib.suppress(OSError):
+            os.link(src, dest)
+            return True
     tmp = dest.with_name(dest.name + ".tmp")
     try:
         shutil.copyfile(src, tmp)

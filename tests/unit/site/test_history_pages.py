@@ -396,11 +396,11 @@ def test_a_store_failing_after_the_pair_pages_leaves_none_of_them(tmp_path, monk
         real(root, data, studies)
         written.append(sorted(p.name for p in (root / "history" / "pairs").iterdir()))
 
-    def matrix_data(*a, **k):
+    def matrix_files(*a, **k):
         raise duckdb.IOException("the disk went away")
 
     monkeypatch.setattr(site_history, "write_pair_pages", pair_pages)
-    monkeypatch.setattr(site_history, "matrix_data", matrix_data)
+    monkeypatch.setattr(site_history, "matrix_files", matrix_files)
     warnings: list[str] = []
     out = tmp_path / "site"
     site.build_site(out, results, catalog=CATALOG, warn=warnings.append)
@@ -499,7 +499,7 @@ def test_pair_pages_and_latest_cells_of_a_pair_not_tested_lately(tmp_path):
     (ab,) = data.pairs[(A, B)]["sources"]
     assert [d["rtt"] for d in ab["directions"]] == [[140.0, 141.0]]
     (src,) = data.matrix["sources"]
-    latest = src["views"]["rtt|latest"]
+    latest = data.matrix_files[src["files"]["rtt"]][2]["views"]["latest"]
     at = {r: i for i, r in enumerate(src["regions"])}
     width = len(src["regions"])
     assert latest["p50"][at[A] * width + at[C]] == 52.0
@@ -659,9 +659,10 @@ def test_a_site_over_a_store_kept_by_ingests_equals_one_over_a_rebuilt_store(tmp
     h.rebuild(whole)
     with h.opened(whole, read_only=True) as con:
         rebuilt = site_history.history_data(con)
-    assert kept.matrix == rebuilt.matrix
+    assert (kept.matrix, kept.matrix_files) == (rebuilt.matrix, rebuilt.matrix_files)
     # the binned windows are there to compare: a p90 from 560 samples
-    assert any(x is not None for x in kept.matrix["sources"][0]["views"]["rtt|1W"]["p90"])
+    p90 = kept.matrix["sources"][0]["stat_files"]["rtt"]["p90"]
+    assert any(x is not None for x in kept.matrix_files[p90][2]["1W"])
 
 
 def test_pair_pages_read_the_month_alone_as_the_store_searched_whole(tmp_path, monkeypatch):
