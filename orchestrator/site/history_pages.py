@@ -219,7 +219,8 @@ def _placed(size: int, at: Any, values: Any) -> list[Any]:
     objects = values.astype(object)  # Python's numbers
     if values.dtype.kind == "f":
         objects[np.isnan(values)] = None
-    out[at[at >= 0]] = objects[at >= 0]
+    placed = at >= 0
+    out[at[placed]] = objects[placed]
     return out.tolist()
 
 
