@@ -57,6 +57,10 @@ def run_sweep(
             f"(continue later with '{sweep.resume_command()}')"
         )
         raise
+    except FileNotFoundError:
+        sweep.record.status = SweepStatus.FAILED
+        stages.state_folder(sweep)  # StateVanished when what was missing went with state/
+        raise
     except BaseException:
         sweep.record.status = SweepStatus.FAILED
         raise

@@ -974,3 +974,26 @@ def test_prepare_with_hosts_ansible_never_reported_on_fails_instead_of_saying_do
         assert run.record.stages["prepare"].status == StageStatus.FAILED
     finally:
         remove_control_dir(run.state)  # what the teardown after a failed prepare removes
+
+
+def test_a_file_missing_because_the_state_folder_vanished_says_the_folder_vanished(
+    tmp_path, monkeypatch
+):
+    """The race the e2e fault test can hit: state/ deleted between a stage's check of it
+    and its write into it. The run fails saying the folder vanished, not naming the file."""
+    from orchestrator.sweep import runner
+
+    run = plan_only(tmp_path)
+    torn_down = []
+    monkeypatch.setattr(stages, "provision", lambda sweep, owner_pid=0: [])
+    monkeypatch.setattr(stages, "prepare", lambda sweep: None)
+    monkeypatch.setattr(stages, "teardown", lambda sweep: torn_down.append(sweep.id))
+
+    def measure_stage(sweep, progress):
+        state = stages.state_folder(sweep)
+        shutil.rmtree(state)  # deleted right after the check
+        (state / "measure-001.yml").write_text("")
+
+    with pytest.raises(stages.StateVanished, match="vanished while it ran"):
+        runner.run_sweep(run, measure_stage=measure_stage, build_report=False, history=False)
+    assert torn_down == [run.id] and run.record.status is SweepStatus.FAILED
